@@ -1,0 +1,73 @@
+//! Top-level command line: one subcommand per job, each defined in `cmd/`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Exit code for a usage, configuration or set-up error.
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "skarn", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Log filter for diagnostics on stderr (e.g. "info", "skarn=debug").
+    #[arg(long, global = true, env = "SKARN_LOG", default_value = "warn")]
+    pub log: String,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a command inside the kernel-enforced sandbox.
+    Run(cmd::run::Args),
+    /// Report what this host enforces (and optionally try real escapes).
+    Doctor(cmd::doctor::Args),
+    /// Run a Code Mode script (JS/TS) in the hermetic isolate.
+    Exec(cmd::exec::Args),
+    /// Serve the MCP gateway (stdio, or Streamable HTTP with --http).
+    Serve(cmd::serve::Args),
+    /// Write a commented starter skarn.toml and print client snippets.
+    Init(cmd::init::Args),
+    /// Compress captured command output for an agent, losing no diagnostic.
+    Compress(cmd::compress::Args),
+    /// Print the full raw output saved under a compression handle.
+    Recall(cmd::recall::Args),
+    /// Print a shell completion script.
+    Completions(cmd::completions::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.log);
+    let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Exec(a) => cmd::exec::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
+        Command::Init(a) => cmd::init::run(a),
+        Command::Compress(a) => cmd::compress::run(a),
+        Command::Recall(a) => cmd::recall::run(a),
+        Command::Completions(a) => cmd::completions::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("skarn: error: {err:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

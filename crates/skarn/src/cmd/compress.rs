@@ -1,0 +1,10 @@
+//! `skarn compress` (skeleton; built by its issue).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`skarn compress` is not built yet")
+}

@@ -1,0 +1,10 @@
+//! `skarn exec` (skeleton; built by its issue).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`skarn exec` is not built yet")
+}

@@ -1,0 +1,13 @@
+//! One module per subcommand. Each exposes `Args` (clap) and
+//! `run(Args) -> anyhow::Result<ExitCode>`; an `Err` prints one line and
+//! exits 2.
+
+pub mod completions;
+pub mod compress;
+pub mod doctor;
+pub mod exec;
+pub mod hidden;
+pub mod init;
+pub mod recall;
+pub mod run;
+pub mod serve;

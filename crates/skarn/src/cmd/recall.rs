@@ -1,0 +1,10 @@
+//! `skarn recall` (skeleton; built by its issue).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`skarn recall` is not built yet")
+}

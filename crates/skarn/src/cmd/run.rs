@@ -1,0 +1,10 @@
+//! `skarn run` (skeleton; built by its issue).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`skarn run` is not built yet")
+}

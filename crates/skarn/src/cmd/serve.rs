@@ -1,0 +1,10 @@
+//! `skarn serve` (skeleton; built by its issue).
+
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
+    anyhow::bail!("`skarn serve` is not built yet")
+}

@@ -1,0 +1,17 @@
+//! The `skarn` binary: argument parsing and wiring only. Behaviour lives in
+//! the library crates (`skarn-sandbox`, `skarn-codemode`, `skarn-gateway`,
+//! `skarn-compress`).
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // Hidden re-entry points (the sandbox helper and the Code Mode worker)
+    // are dispatched first, before any thread, runtime or logger exists.
+    if let Some(code) = cmd::hidden::dispatch() {
+        return code;
+    }
+    cli::main()
+}
