@@ -1,17 +1,19 @@
 //! Hidden re-entry points of the same binary, recognised from argv[1]
 //! before anything else happens in `main`:
 //! - `__sandbox-helper`: the single-threaded helper that builds the
-//!   confinement and execs the target (issue 2);
-//! - `__codemode-worker`: the self-confining Code Mode worker (issue 5).
+//!   confinement and execs the target (see `sandbox_helper`);
+//! - `__codemode-worker`: the self-confining Code Mode worker (see `worker`).
 
 use std::process::ExitCode;
+
+use super::{sandbox_helper, worker};
 
 /// Returns `Some(exit code)` when this process is a hidden re-entry.
 pub fn dispatch() -> Option<ExitCode> {
     let first = std::env::args_os().nth(1)?;
     match first.to_str()? {
-        "__sandbox-helper" => Some(ExitCode::from(125)),
-        "__codemode-worker" => Some(ExitCode::from(125)),
+        "__sandbox-helper" => Some(sandbox_helper::main()),
+        "__codemode-worker" => Some(worker::main()),
         _ => None,
     }
 }

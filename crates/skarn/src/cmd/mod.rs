@@ -10,4 +10,6 @@ pub mod hidden;
 pub mod init;
 pub mod recall;
 pub mod run;
+pub mod sandbox_helper;
 pub mod serve;
+pub mod worker;
