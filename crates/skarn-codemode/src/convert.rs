@@ -185,9 +185,16 @@ impl<'s, 'js> ToJson<'s, 'js> {
 
     fn array(&mut self, arr: &Array<'js>, path: &str) -> Result<Json, ConvError> {
         self.spend(2)?;
-        let len = arr.len();
+        // Read `length` as a number: it may exceed what `Array::len` accepts.
+        let len: f64 = arr.as_object().get("length")?;
+        let len = if len.is_finite() && len > 0.0 {
+            len as u64
+        } else {
+            0
+        };
         let mut out = Vec::new();
         for i in 0..len {
+            let i = i as usize;
             let item: Value<'js> = arr.get(i)?;
             let sub = format!("{path}[{i}]");
             let j = self.value(&item, &i.to_string(), &sub)?;

@@ -29,6 +29,7 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Module, Object, Promise, Runtime, Value, qjs};
 use serde_json::Value as Json;
 
+use crate::alloc::LimitedAllocator;
 use crate::bridge::{BridgeError, BridgeFuture, ToolBridge};
 use crate::convert::{self, ConvError, ToJson};
 use crate::limits::Limits;
@@ -74,6 +75,8 @@ pub(crate) struct Shared {
     aborted: AtomicBool,
     pub deadline: Instant,
     pub limits: Limits,
+    /// Set by the allocator when the memory limit refused an allocation.
+    pub oom: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -86,6 +89,7 @@ impl Shared {
             aborted: AtomicBool::new(false),
             deadline: start + limits.deadline,
             limits: limits.clone(),
+            oom: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -147,8 +151,8 @@ pub(crate) fn run(
     shared: &Arc<Shared>,
 ) -> Result<Json, ExecError> {
     let limits = &shared.limits;
-    let rt = Runtime::new().map_err(|e| internal("cannot create the JS runtime", e))?;
-    rt.set_memory_limit(limits.memory_bytes);
+    let alloc = LimitedAllocator::new(limits.memory_bytes, shared.oom.clone());
+    let rt = Runtime::new_with_alloc(alloc).map_err(|_| memory_error(limits))?;
     rt.set_max_stack_size(limits.stack_bytes);
     {
         let s = shared.clone();
@@ -796,6 +800,10 @@ fn failure(ctx: &Ctx<'_>, e: rquickjs::Error, shared: &Shared, map: &SourceMap) 
             classify(ctx, &exc, shared, map)
         }
         rquickjs::Error::Allocation => memory_error(&shared.limits),
+        _ if shared.oom.load(Ordering::Relaxed) => {
+            let _ = ctx.catch();
+            memory_error(&shared.limits)
+        }
         other => internal("engine error", other),
     }
 }
@@ -811,9 +819,7 @@ fn classify(ctx: &Ctx<'_>, exc: &Value<'_>, shared: &Shared, map: &SourceMap) ->
     }
     let mut err = js_error(ctx, exc, map);
     let raw = err.message.as_str();
-    if raw.starts_with("InternalError: out of memory")
-        || exc.is_null() && is_near_memory_limit(ctx, &shared.limits)
-    {
+    if raw.starts_with("InternalError: out of memory") || shared.oom.load(Ordering::Relaxed) {
         let mut m = memory_error(&shared.limits);
         m.line = err.line;
         m.column = err.column;
@@ -833,16 +839,6 @@ fn classify(ctx: &Ctx<'_>, exc: &Value<'_>, shared: &Shared, map: &SourceMap) ->
         return shared.deadline_error("");
     }
     err
-}
-
-fn is_near_memory_limit(ctx: &Ctx<'_>, limits: &Limits) -> bool {
-    // SAFETY: reads the runtime's memory counters of a live context.
-    let usage = unsafe {
-        let mut u = std::mem::MaybeUninit::<qjs::JSMemoryUsage>::zeroed();
-        qjs::JS_ComputeMemoryUsage(qjs::JS_GetRuntime(ctx.as_raw().as_ptr()), u.as_mut_ptr());
-        u.assume_init()
-    };
-    usage.malloc_size as usize + (64 << 10) >= limits.memory_bytes
 }
 
 /// Describe a thrown JS value, with its position mapped to the user's text.

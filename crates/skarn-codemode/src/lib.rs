@@ -19,6 +19,7 @@
 //! The contract every other crate codes against lives in [`bridge`],
 //! [`limits`] and [`outcome`].
 
+mod alloc;
 pub mod bridge;
 mod convert;
 mod engine;

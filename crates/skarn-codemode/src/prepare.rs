@@ -63,19 +63,17 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
     let mut syntax: Vec<(u32, String)> = parsed
         .diagnostics
         .errors()
-        .map(|d| {
-            let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
-            (offset, d.message.to_string())
-        })
+        .map(|d| (diag_offset(d), d.message.to_string()))
         .collect();
     if syntax.is_empty() && !parsed.panicked {
         let sem = SemanticBuilder::new()
             .with_check_syntax_error(true)
             .build(&program);
-        syntax.extend(sem.diagnostics.errors().map(|d| {
-            let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
-            (offset, d.message.to_string())
-        }));
+        syntax.extend(
+            sem.diagnostics
+                .errors()
+                .map(|d| (diag_offset(d), d.message.to_string())),
+        );
     }
     if !syntax.is_empty() || parsed.panicked {
         syntax.sort_by_key(|s| s.0);
@@ -112,10 +110,7 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
     let errs: Vec<(u32, String)> = transformed
         .diagnostics
         .errors()
-        .map(|d| {
-            let offset = d.labels.first().map(|l| l.offset()).unwrap_or(0);
-            (offset, d.message.to_string())
-        })
+        .map(|d| (diag_offset(d), d.message.to_string()))
         .collect();
     if !errs.is_empty() {
         return Err(located(
@@ -139,6 +134,17 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
         .map(SourceMap::from_oxc)
         .unwrap_or_default();
     Ok(Prepared { js: out.code, map })
+}
+
+/// Where a diagnostic points: its primary label, else its last one (for
+/// "already declared" that is the redeclaration), else the start.
+fn diag_offset(d: &oxc_diagnostics::OxcDiagnostic) -> u32 {
+    d.labels
+        .iter()
+        .find(|l| l.primary())
+        .or_else(|| d.labels.last())
+        .map(|l| l.offset())
+        .unwrap_or(0)
 }
 
 /// An error whose headline position is the first item, listing every item

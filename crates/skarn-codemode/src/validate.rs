@@ -232,6 +232,21 @@ impl<'a> Visit<'a> for Validator {
         walk::walk_export_named_declaration(self, it);
     }
 
+    fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
+        self.push(
+            it.span.start,
+            "`export` is not allowed (use `return`)".into(),
+        );
+        walk::walk_export_declaration(self, it);
+    }
+
+    fn visit_export_from_declaration(&mut self, it: &ExportFromDeclaration<'a>) {
+        self.push(
+            it.span.start,
+            "`export` is not allowed (use `return`)".into(),
+        );
+    }
+
     fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
         self.push(
             it.span.start,
