@@ -271,10 +271,30 @@ pub(crate) fn string_of(v: &Value<'_>) -> Result<String, ConvError> {
             return Err(ConvError::Js(rquickjs::Error::Exception));
         }
         let bytes = std::slice::from_raw_parts(ptr as *const u8, len);
-        let s = String::from_utf8_lossy(bytes).into_owned();
+        let s = utf8_from_wtf8(bytes);
         rquickjs::qjs::JS_FreeCString(raw, ptr);
         Ok(s)
     }
+}
+
+/// The engine hands out lone surrogates as 3-byte WTF-8 sequences: each
+/// becomes one U+FFFD (not three, as plain lossy decoding would give).
+fn utf8_from_wtf8(bytes: &[u8]) -> String {
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        return s.to_owned();
+    }
+    let mut fixed = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == 0xED && i + 2 < bytes.len() && (0xA0..=0xBF).contains(&bytes[i + 1]) {
+            fixed.extend_from_slice("\u{FFFD}".as_bytes());
+            i += 3;
+        } else {
+            fixed.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&fixed).into_owned()
 }
 
 /// JSON -> JS through the engine's own `JSON.parse`, so that keys such as

@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use oxc_allocator::Allocator;
+use oxc_ast::ast::Statement;
 use oxc_codegen::{Codegen, CodegenOptions};
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::SemanticBuilder;
@@ -121,6 +122,13 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
             errs,
         ));
     }
+
+    // Erasing `import type` leaves an empty `export {}` that keeps the file a
+    // module; the script is a function body, so drop it.
+    program.body.retain(|stmt| {
+        !matches!(stmt, Statement::ExportNamedDeclaration(e)
+            if e.specifiers.is_empty())
+    });
 
     let out = Codegen::new()
         .with_options(CodegenOptions {

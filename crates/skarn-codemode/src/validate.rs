@@ -46,7 +46,10 @@ pub(crate) struct Violation {
 }
 
 pub(crate) fn validate(program: &Program<'_>) -> Vec<Violation> {
-    let mut v = Validator { out: Vec::new() };
+    let mut v = Validator {
+        out: Vec::new(),
+        namespace_depth: 0,
+    };
     v.visit_program(program);
     v.out.sort_by_key(|x| x.offset);
     v.out
@@ -54,6 +57,8 @@ pub(crate) fn validate(program: &Program<'_>) -> Vec<Violation> {
 
 struct Validator {
     out: Vec<Violation>,
+    /// Inside a TypeScript `namespace` body, `export` is its own syntax.
+    namespace_depth: u32,
 }
 
 fn banned_property(name: &str) -> bool {
@@ -213,7 +218,16 @@ impl<'a> Visit<'a> for Validator {
     }
 
     fn visit_import_declaration(&mut self, it: &ImportDeclaration<'a>) {
-        self.push(it.span.start, "`import` is not allowed".into());
+        // `import type` is erased before running; any other import is refused.
+        if !it.import_kind.is_type() {
+            self.push(it.span.start, "`import` is not allowed".into());
+        }
+    }
+
+    fn visit_ts_module_block(&mut self, it: &TSModuleBlock<'a>) {
+        self.namespace_depth += 1;
+        walk::walk_ts_module_block(self, it);
+        self.namespace_depth -= 1;
     }
 
     fn visit_import_meta(&mut self, it: &ImportMeta) {
@@ -225,18 +239,22 @@ impl<'a> Visit<'a> for Validator {
     }
 
     fn visit_export_named_declaration(&mut self, it: &ExportNamedDeclaration<'a>) {
-        self.push(
-            it.span.start,
-            "`export` is not allowed (use `return`)".into(),
-        );
+        if self.namespace_depth == 0 {
+            self.push(
+                it.span.start,
+                "`export` is not allowed (use `return`)".into(),
+            );
+        }
         walk::walk_export_named_declaration(self, it);
     }
 
     fn visit_export_declaration(&mut self, it: &ExportDeclaration<'a>) {
-        self.push(
-            it.span.start,
-            "`export` is not allowed (use `return`)".into(),
-        );
+        if self.namespace_depth == 0 {
+            self.push(
+                it.span.start,
+                "`export` is not allowed (use `return`)".into(),
+            );
+        }
         walk::walk_export_declaration(self, it);
     }
 
@@ -248,10 +266,12 @@ impl<'a> Visit<'a> for Validator {
     }
 
     fn visit_export_default_declaration(&mut self, it: &ExportDefaultDeclaration<'a>) {
-        self.push(
-            it.span.start,
-            "`export` is not allowed (use `return`)".into(),
-        );
+        if self.namespace_depth == 0 {
+            self.push(
+                it.span.start,
+                "`export` is not allowed (use `return`)".into(),
+            );
+        }
         walk::walk_export_default_declaration(self, it);
     }
 
