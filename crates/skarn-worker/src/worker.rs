@@ -41,6 +41,7 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, St
     let mut opts = ConfineOptions {
         memory_bytes: skarn_codemode::Limits::default().memory_bytes as u64,
         parent_pid: None,
+        skip_seccomp: false,
     };
     let mut args = args.map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = args.next() {
@@ -52,6 +53,8 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, St
         match a.as_str() {
             "--memory-bytes" => opts.memory_bytes = value("--memory-bytes")?,
             "--parent-pid" => opts.parent_pid = Some(value("--parent-pid")? as u32),
+            // Test-only (debug builds): see `ConfineOptions::skip_seccomp`.
+            "--selftest-skip-seccomp" if cfg!(debug_assertions) => opts.skip_seccomp = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -110,6 +113,12 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
         }
     };
 
+    if opts.skip_seccomp && selftest_spec.is_none() {
+        send(&FromWorker::Fatal {
+            message: "a worker without seccomp runs only the self-test".into(),
+        });
+        return ExitCode::from(exit::PROTOCOL);
+    }
     if let Some(spec) = selftest_spec {
         let attempts = selftest::run(&spec);
         send(&FromWorker::Selftest { attempts });

@@ -33,7 +33,8 @@ case "$job" in
 esac
 "#;
 
-const FATAL: &str = r#"printf '%s\n' '{"type":"fatal","message":"confinement failed at landlock: nope"}'; exit 3"#;
+const FATAL: &str =
+    r#"printf '%s\n' '{"type":"fatal","message":"confinement failed at landlock: nope"}'; exit 3"#;
 
 fn fake(script: &str) -> WorkerCommand {
     WorkerCommand {
@@ -108,8 +109,14 @@ fn garbage_kills_the_worker_quickly_and_the_pool_keeps_serving() {
     for code in ["GARBAGE", "WRONGTYPE", "UNKNOWNFIELD"] {
         let (kind, msg, took) = fail_kind(&p, code, 20_000);
         assert_eq!(kind, ErrorKind::Internal, "{code}: {msg}");
-        assert!(msg.contains("malformed") || msg.contains("not allowed"), "{code}: {msg}");
-        assert!(took < Duration::from_secs(15), "{code}: must not wait for the deadline");
+        assert!(
+            msg.contains("malformed") || msg.contains("not allowed"),
+            "{code}: {msg}"
+        );
+        assert!(
+            took < Duration::from_secs(15),
+            "{code}: must not wait for the deadline"
+        );
         assert_ok(&p);
     }
 }
@@ -184,7 +191,10 @@ fn isolation_parses_and_prints() {
     for s in Isolation::VARIANTS {
         assert_eq!(s.parse::<Isolation>().unwrap().to_string(), s);
     }
-    assert_eq!("in-process".parse::<Isolation>().unwrap(), Isolation::InProcess);
+    assert_eq!(
+        "in-process".parse::<Isolation>().unwrap(),
+        Isolation::InProcess
+    );
     assert!("sandbox".parse::<Isolation>().is_err());
     assert_eq!(Isolation::default(), Isolation::Auto);
 }
