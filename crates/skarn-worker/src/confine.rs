@@ -29,10 +29,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::seccomp_policy;
 
-/// Room above the QuickJS heap limit for the binary's own mappings, thread
-/// stacks, allocator slack and the JSON buffers of the result. Measured in
-/// docs/worker.md ("Address-space margin").
-pub const AS_MARGIN_BYTES: u64 = 96 << 20;
+/// Fixed room above the QuickJS heap limit for the binary's own mappings
+/// beyond its start-up size, the reply thread's stack, the engine thread's
+/// stack slack (4 MiB), allocator slack and the JSON buffers of the result.
+/// Measured in docs/worker.md ("Address-space margin"): a 64 MiB heap
+/// filled to its limit peaks about 17 MiB above start-up size + heap.
+pub const AS_FIXED_MARGIN_BYTES: u64 = 48 << 20;
+
+/// RLIMIT_AS for a worker whose address space was `baseline` bytes at
+/// start-up and that must honour these QuickJS limits: the heap plus a
+/// quarter (fragmentation grows with the heap), twice the stack, and the
+/// fixed margin.
+pub fn address_space_limit(baseline: u64, memory_bytes: u64, stack_bytes: u64) -> u64 {
+    baseline
+        .saturating_add(memory_bytes)
+        .saturating_add(memory_bytes / 4)
+        .saturating_add(stack_bytes.saturating_mul(2))
+        .saturating_add(AS_FIXED_MARGIN_BYTES)
+}
 /// Descriptor limit: stdin, stdout, stderr and one spare.
 pub const NOFILE_LIMIT: u64 = 4;
 /// The unprivileged identity a root-started worker switches to.
@@ -86,6 +100,8 @@ fn other(step: &'static str, msg: impl std::fmt::Display) -> ConfineError {
 pub struct ConfineOptions {
     /// QuickJS heap limit the worker must be able to honour.
     pub memory_bytes: u64,
+    /// Native stack limit the worker must be able to honour.
+    pub stack_bytes: u64,
     /// The pid of the process that started us; we exit if it is gone.
     pub parent_pid: Option<u32>,
     /// Debug builds only: leave seccomp out so the tests can check that the
@@ -106,9 +122,7 @@ pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError>
     }
     drop_capabilities()?;
 
-    let as_limit = baseline_vm
-        .saturating_add(opts.memory_bytes)
-        .saturating_add(AS_MARGIN_BYTES);
+    let as_limit = address_space_limit(baseline_vm, opts.memory_bytes, opts.stack_bytes);
     set_limit(Resource::As, as_limit)?;
     set_limit(Resource::Nofile, NOFILE_LIMIT)?;
     set_limit(Resource::Fsize, 0)?;

@@ -10,7 +10,7 @@ use skarn_codemode::{ExecOutcome, Limits, ToolBridge};
 
 use crate::confine::{ConfinementReport, kernel_landlock_abi};
 use crate::pool::{PoolConfig, WorkerPool};
-use crate::process::{WorkerCommand, WorkerProcess};
+use crate::process::{WorkerCommand, WorkerProcess, WorkerSize};
 use crate::protocol::{Attempt, SelftestSpec};
 
 /// The requested strategy (config key `gateway.isolation`, flag `--isolation`).
@@ -108,7 +108,7 @@ pub fn probe(cmd: &WorkerCommand) -> Availability {
             confinement: None,
         };
     }
-    match WorkerProcess::start(cmd, Limits::default().memory_bytes as u64) {
+    match WorkerProcess::start(cmd, WorkerSize::default()) {
         Ok(mut w) => {
             let c = w.confinement().cloned();
             w.kill_and_reap();
@@ -228,7 +228,7 @@ impl Executor {
 
 /// Run the confinement self-test in a fresh worker.
 pub fn selftest(cmd: &WorkerCommand, spec: SelftestSpec) -> Result<Vec<Attempt>, String> {
-    WorkerProcess::start(cmd, Limits::default().memory_bytes as u64)
+    WorkerProcess::start(cmd, WorkerSize::default())
         .map_err(|e| e.to_string())?
         .selftest(spec)
 }

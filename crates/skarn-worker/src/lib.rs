@@ -36,5 +36,5 @@ pub use isolation::{
     availability, doctor_summary, doctor_summary_for, probe, resolve,
 };
 pub use pool::{DEFAULT_WARM, PoolConfig, WorkerPool};
-pub use process::{WorkerCommand, WorkerProcess};
+pub use process::{WorkerCommand, WorkerProcess, WorkerSize};
 pub use protocol::{Attempt, SelftestSpec};

@@ -1,9 +1,9 @@
 //! A warm pool of pre-started, already-confined workers.
 //!
 //! Each worker runs exactly one script and is then killed; a background
-//! thread keeps `warm` fresh workers ready. A job whose memory limit is
-//! above what the warm workers were started for (their RLIMIT_AS) gets a
-//! cold worker of its own, as does a job arriving while the pool is empty.
+//! thread keeps `warm` fresh workers ready. A job whose memory or stack
+//! limit is above what the warm workers were started for (their RLIMIT_AS)
+//! gets a cold worker of its own, as does a job arriving while the pool is empty.
 //!
 //! `PR_SET_PDEATHSIG` fires when the *thread* that spawned a worker exits;
 //! warm workers are spawned by the pool's own long-lived thread, and cold
@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use skarn_codemode::{ErrorKind, ExecError, ExecOutcome, Limits, ToolBridge};
 
-use crate::process::{SpawnError, WorkerCommand, WorkerProcess};
+use crate::process::{SpawnError, WorkerCommand, WorkerProcess, WorkerSize};
 
 /// Default number of warm workers.
 pub const DEFAULT_WARM: usize = 2;
@@ -28,9 +28,9 @@ pub struct PoolConfig {
     pub command: WorkerCommand,
     /// Workers kept ready (0 disables the warm pool: one cold start per run).
     pub warm: usize,
-    /// QuickJS memory limit warm workers are sized for (their RLIMIT_AS
-    /// follows from it). Jobs asking for more get a cold worker.
-    pub memory_bytes: u64,
+    /// QuickJS limits warm workers are sized for (their RLIMIT_AS follows
+    /// from them). Jobs asking for more memory or stack get a cold worker.
+    pub size: WorkerSize,
 }
 
 impl PoolConfig {
@@ -40,7 +40,7 @@ impl PoolConfig {
         PoolConfig {
             command,
             warm: DEFAULT_WARM,
-            memory_bytes: Limits::default().memory_bytes as u64,
+            size: WorkerSize::default(),
         }
     }
 }
@@ -124,17 +124,17 @@ impl WorkerPool {
         self.shared.lock().last_error.clone()
     }
 
-    /// A worker able to run a job with `memory_bytes`: a warm one if
-    /// possible, else a fresh one started on this thread.
-    fn take(&self, memory_bytes: u64) -> Result<WorkerProcess, SpawnError> {
-        if memory_bytes <= self.shared.cfg.memory_bytes {
+    /// A worker able to run a job with `limits`: a warm one if possible,
+    /// else a fresh one started on this thread.
+    fn take(&self, limits: &Limits) -> Result<WorkerProcess, SpawnError> {
+        if self.shared.cfg.size.fits(limits) {
             let w = self.shared.lock().warm.pop_front();
             self.shared.cond.notify_all();
             if let Some(w) = w {
                 return Ok(w);
             }
         }
-        let size = memory_bytes.max(self.shared.cfg.memory_bytes);
+        let size = WorkerSize::for_limits(limits).max(self.shared.cfg.size);
         WorkerProcess::start(&self.shared.cfg.command, size)
     }
 
@@ -146,7 +146,7 @@ impl WorkerPool {
         // A warm worker may have died while idle (killed from outside);
         // the job then never reached it and another one is tried.
         for _ in 0..3 {
-            let w = match self.take(limits.memory_bytes as u64) {
+            let w = match self.take(limits) {
                 Ok(w) => w,
                 Err(e) => {
                     return ExecOutcome::failed(ExecError::new(ErrorKind::Internal, e.to_string()));
@@ -187,7 +187,7 @@ fn refill_loop(s: &Shared) {
                 return;
             }
         }
-        match WorkerProcess::start(&s.cfg.command, s.cfg.memory_bytes) {
+        match WorkerProcess::start(&s.cfg.command, s.cfg.size) {
             Ok(w) => {
                 failures = 0;
                 let mut st = s.lock();

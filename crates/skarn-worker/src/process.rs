@@ -30,7 +30,7 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MIN_LINE_CAP: usize = 1 << 20;
 
 /// How to start a worker: a program and its leading arguments. The pool
-/// appends `--memory-bytes N --parent-pid P`.
+/// appends `--memory-bytes N --stack-bytes N --parent-pid P`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerCommand {
     pub program: PathBuf,
@@ -72,6 +72,44 @@ pub enum SpawnError {
     NotReady(String),
 }
 
+/// What a worker is sized for: its RLIMIT_AS follows from these, so a job
+/// may run on it only when its own limits are not larger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerSize {
+    pub memory_bytes: u64,
+    pub stack_bytes: u64,
+}
+
+impl WorkerSize {
+    /// Sized exactly for `limits`.
+    pub fn for_limits(limits: &Limits) -> Self {
+        WorkerSize {
+            memory_bytes: limits.memory_bytes as u64,
+            stack_bytes: limits.stack_bytes as u64,
+        }
+    }
+
+    /// Whether a job with `limits` may run on a worker of this size.
+    pub fn fits(&self, limits: &Limits) -> bool {
+        limits.memory_bytes as u64 <= self.memory_bytes
+            && limits.stack_bytes as u64 <= self.stack_bytes
+    }
+
+    /// The larger of each dimension.
+    pub fn max(self, other: WorkerSize) -> Self {
+        WorkerSize {
+            memory_bytes: self.memory_bytes.max(other.memory_bytes),
+            stack_bytes: self.stack_bytes.max(other.stack_bytes),
+        }
+    }
+}
+
+impl Default for WorkerSize {
+    fn default() -> Self {
+        WorkerSize::for_limits(&Limits::default())
+    }
+}
+
 /// The job could not be written to the worker (it had already exited).
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("the job could not be delivered to the worker")]
@@ -83,19 +121,21 @@ pub struct WorkerProcess {
     stdin: Option<ChildStdin>,
     reader: LineReader<ChildStdout>,
     pid: u32,
-    memory_bytes: u64,
+    size: WorkerSize,
     confinement: Option<ConfinementReport>,
     reaped: bool,
 }
 
 impl WorkerProcess {
-    /// Start a worker able to honour a `memory_bytes` QuickJS limit and
-    /// wait until it reports itself confined.
-    pub fn start(cmd: &WorkerCommand, memory_bytes: u64) -> Result<Self, SpawnError> {
+    /// Start a worker able to honour QuickJS limits up to `size` and wait
+    /// until it reports itself confined.
+    pub fn start(cmd: &WorkerCommand, size: WorkerSize) -> Result<Self, SpawnError> {
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .arg("--memory-bytes")
-            .arg(memory_bytes.to_string())
+            .arg(size.memory_bytes.to_string())
+            .arg("--stack-bytes")
+            .arg(size.stack_bytes.to_string())
             .arg("--parent-pid")
             .arg(std::process::id().to_string())
             // No secrets from our environment reach the script's process.
@@ -122,7 +162,7 @@ impl WorkerProcess {
             stdin: Some(stdin),
             reader: LineReader::new(stdout, MIN_LINE_CAP),
             pid,
-            memory_bytes,
+            size,
             confinement: None,
             reaped: false,
         };
@@ -156,8 +196,8 @@ impl WorkerProcess {
         self.pid
     }
 
-    pub fn memory_bytes(&self) -> u64 {
-        self.memory_bytes
+    pub fn size(&self) -> WorkerSize {
+        self.size
     }
 
     pub fn confinement(&self) -> Option<&ConfinementReport> {

@@ -30,6 +30,8 @@ pub enum ArgRule {
     Any,
     /// Allowed only when argument `0` (a file descriptor) is one of these.
     FdIn(&'static [u64]),
+    /// Allowed only when argument `index` equals `value`.
+    ArgEq { index: u8, value: u64 },
     /// Allowed only when `arg & mask == 0` for argument `index`.
     MaskClear { index: u8, mask: u64 },
     /// Allowed only when argument `index` equals the worker's own pid
@@ -104,6 +106,7 @@ pub const COMMON: &[Allowed] = &[
     allow("clone", libc::SYS_clone, ArgRule::ThreadOnly, "threads only (engine isolate thread, pipe reader)"),
     allow("set_robust_list", libc::SYS_set_robust_list, ArgRule::Any, "glibc registers it in every new thread"),
     allow("rseq", libc::SYS_rseq, ArgRule::Any, "glibc registers restartable sequences in every new thread"),
+    allow("prctl", libc::SYS_prctl, ArgRule::ArgEq { index: 0, value: libc::PR_SET_NAME as u64 }, "PR_SET_NAME only: std names its threads"),
     allow("sched_yield", libc::SYS_sched_yield, ArgRule::Any, "spin-wait back-off"),
     allow("sched_getaffinity", libc::SYS_sched_getaffinity, ArgRule::Any, "glibc/std query the CPU set when sizing threads"),
     allow("gettid", libc::SYS_gettid, ArgRule::Any, "own thread id (abort, thread naming)"),
@@ -172,6 +175,13 @@ fn rules_for(a: &Allowed, own_pid: u64) -> Result<Vec<SeccompRule>, seccompiler:
                 )?])
             })
             .collect::<Result<_, _>>()?,
+        ArgRule::ArgEq { index, value } => {
+            vec![SeccompRule::new(vec![cond(
+                index,
+                SeccompCmpOp::Eq,
+                value,
+            )?])?]
+        }
         ArgRule::MaskClear { index, mask } => {
             vec![SeccompRule::new(vec![cond(
                 index,
@@ -262,7 +272,6 @@ mod tests {
             "mount",
             "bpf",
             "io_uring_setup",
-            "prctl",
             "seccomp",
             "ioctl",
             "process_vm_writev",
@@ -271,6 +280,30 @@ mod tests {
         ] {
             assert!(!names.contains(&bad), "{bad} must not be allowed");
         }
+    }
+
+    #[test]
+    fn only_restricted_forms_of_risky_syscalls() {
+        let rule = |name: &str| allowed().find(|a| a.name == name).map(|a| a.rule);
+        assert_eq!(
+            rule("prctl"),
+            Some(ArgRule::ArgEq {
+                index: 0,
+                value: libc::PR_SET_NAME as u64
+            })
+        );
+        assert_eq!(rule("clone"), Some(ArgRule::ThreadOnly));
+        assert_eq!(rule("read"), Some(ArgRule::FdIn(&[0])));
+        assert_eq!(rule("write"), Some(ArgRule::FdIn(&[1, 2])));
+        assert!(matches!(
+            rule("mmap"),
+            Some(ArgRule::MaskClear { index: 2, .. })
+        ));
+        assert!(matches!(
+            rule("mprotect"),
+            Some(ArgRule::MaskClear { index: 2, .. })
+        ));
+        assert!(matches!(rule("tgkill"), Some(ArgRule::OwnPid { index: 0 })));
     }
 
     #[test]

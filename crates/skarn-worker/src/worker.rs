@@ -1,4 +1,5 @@
-//! The worker side: `skarn __codemode-worker [--memory-bytes N] [--parent-pid P]`.
+//! The worker side:
+//! `skarn __codemode-worker [--memory-bytes N] [--stack-bytes N] [--parent-pid P]`.
 //!
 //! Confines itself ([`crate::confine`]), says `ready`, reads exactly one
 //! job, runs it with [`skarn_codemode::execute`] through a [`PipeBridge`]
@@ -40,6 +41,7 @@ pub mod exit {
 fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, String> {
     let mut opts = ConfineOptions {
         memory_bytes: skarn_codemode::Limits::default().memory_bytes as u64,
+        stack_bytes: skarn_codemode::Limits::default().stack_bytes as u64,
         parent_pid: None,
         skip_seccomp: false,
     };
@@ -52,6 +54,7 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, St
         };
         match a.as_str() {
             "--memory-bytes" => opts.memory_bytes = value("--memory-bytes")?,
+            "--stack-bytes" => opts.stack_bytes = value("--stack-bytes")?,
             "--parent-pid" => opts.parent_pid = Some(value("--parent-pid")? as u32),
             // Test-only (debug builds): see `ConfineOptions::skip_seccomp`.
             "--selftest-skip-seccomp" if cfg!(debug_assertions) => opts.skip_seccomp = true,
