@@ -34,6 +34,7 @@ pub mod plan;
 pub mod policy;
 pub mod presets;
 pub mod privs;
+pub mod probe;
 pub mod report;
 pub mod seccomp;
 pub mod sys;

@@ -63,3 +63,38 @@ pub fn unshare_network() -> io::Result<()> {
     sys::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET)?;
     write_self_maps(uid, gid)
 }
+
+/// Whether a namespace set can be created here: tried in a forked child,
+/// the caller is untouched. Call from a single-threaded process.
+pub fn namespace_works(flags: libc::c_int) -> bool {
+    // SAFETY: the child only calls unshare and _exit; the parent reaps it.
+    unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            let r = libc::unshare(flags);
+            libc::_exit(if r == 0 { 0 } else { 1 });
+        }
+        if pid < 0 {
+            return false;
+        }
+        let mut st = 0;
+        libc::waitpid(pid, &mut st, 0);
+        libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0
+    }
+}
+
+/// Try each namespace kind (through a user namespace when `via_userns`).
+pub fn probe_kinds(via_userns: bool) -> Vec<(&'static str, bool)> {
+    let base = if via_userns { libc::CLONE_NEWUSER } else { 0 };
+    [
+        ("user", libc::CLONE_NEWUSER),
+        ("mount", libc::CLONE_NEWNS),
+        ("pid", libc::CLONE_NEWPID),
+        ("net", libc::CLONE_NEWNET),
+        ("ipc", libc::CLONE_NEWIPC),
+        ("uts", libc::CLONE_NEWUTS),
+    ]
+    .iter()
+    .map(|(n, f)| (*n, namespace_works(base | f)))
+    .collect()
+}
