@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Whole-process cost of `skarn exec --code 'return 1'`, measured with
+# hyperfine next to a reference in the same run: `node -e` printing 1 (a
+# JavaScript process start), when node is installed.
+# Usage: bench/codemode/exec.sh   (builds the release binary first)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v hyperfine >/dev/null || { apt-get install -y hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }; }
+cargo build --release -p skarn >&2
+bin=target/release/skarn
+cmds=("$bin exec --code 'return 1'" "$bin exec --code 'const r = await Promise.all([1,2,3].map(async (x: number) => x * 2)); return r'")
+if command -v node >/dev/null; then cmds+=("node -e 'console.log(1)'"); fi
+hyperfine -N --warmup 20 --runs 300 --export-markdown /tmp/skarn-exec-bench.md "${cmds[@]}"
+cat /tmp/skarn-exec-bench.md
