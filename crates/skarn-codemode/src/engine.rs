@@ -44,6 +44,9 @@ const SCRIPT_NAME: &str = "script";
 const PRELUDE_NAME: &str = "skarn:prelude";
 const PRELUDE_SRC: &str = include_str!("prelude.js");
 
+/// Smallest native stack limit applied, whatever `Limits::stack_bytes` says.
+pub const MIN_STACK_BYTES: usize = 64 << 10;
+
 /// Largest tool-call argument object accepted from a script (JSON bytes).
 pub const MAX_ARGS_BYTES: usize = 8 << 20;
 
@@ -153,7 +156,8 @@ pub(crate) fn run(
     let limits = &shared.limits;
     let alloc = LimitedAllocator::new(limits.memory_bytes, shared.oom.clone());
     let rt = Runtime::new_with_alloc(alloc).map_err(|_| memory_error(limits))?;
-    rt.set_max_stack_size(limits.stack_bytes);
+    // 0 would mean "no check" to QuickJS: never allow less than MIN_STACK_BYTES.
+    rt.set_max_stack_size(limits.stack_bytes.max(MIN_STACK_BYTES));
     {
         let s = shared.clone();
         rt.set_interrupt_handler(Some(Box::new(move || s.should_interrupt())));
@@ -269,6 +273,9 @@ struct Request<'js> {
     call: HostCall,
     resolve: Function<'js>,
     reject: Function<'js>,
+    /// An `Error` created at the call site: its stack points at the user's
+    /// line, and it becomes the rejection if the call fails.
+    site: rquickjs::Exception<'js>,
 }
 
 /// Host-side state reachable from the native functions given to the prelude.
@@ -442,10 +449,12 @@ fn enqueue<'js>(
     }
     shared.tool_calls.store(used + 1, Ordering::Relaxed);
     let (promise, resolve, reject) = ctx.promise()?;
+    let site = rquickjs::Exception::from_message(ctx.clone(), "")?;
     q.borrow_mut().push_back(Request {
         call,
         resolve,
         reject,
+        site,
     });
     Ok(promise)
 }
@@ -486,6 +495,15 @@ fn type_error<'js>(ctx: &Ctx<'js>, message: &str) -> rquickjs::Result<Value<'js>
 /// message is the bridge error's text and whose `code` is its kind.
 fn bridge_error<'js>(ctx: &Ctx<'js>, err: &BridgeError) -> rquickjs::Result<Value<'js>> {
     let e = rquickjs::Exception::from_message(ctx.clone(), &err.to_string())?;
+    bridge_error_on(e, err)
+}
+
+/// Fill `e` (usually the call-site error) with the bridge error's message and code.
+fn bridge_error_on<'js>(
+    e: rquickjs::Exception<'js>,
+    err: &BridgeError,
+) -> rquickjs::Result<Value<'js>> {
+    e.as_object().set("message", err.to_string())?;
     let code = match err {
         BridgeError::NoSuchServer { .. } => "no_such_server",
         BridgeError::NoSuchTool { .. } => "no_such_tool",
@@ -585,6 +603,7 @@ struct Inflight<'b, 'js> {
     fut: BridgeFuture<'b, Json>,
     resolve: Function<'js>,
     reject: Function<'js>,
+    site: rquickjs::Exception<'js>,
 }
 
 /// Run the prelude and the script, then drive microtasks and host calls
@@ -683,6 +702,7 @@ fn drive<'js>(
                 fut,
                 resolve: req.resolve,
                 reject: req.reject,
+                site: req.site,
             });
         }
 
@@ -754,7 +774,7 @@ fn settle<'js>(
             Err(e) => Err(e),
         },
         Err(e) => {
-            let v = bridge_error(ctx, &e)?;
+            let v = bridge_error_on(call.site, &e)?;
             call.reject.call::<_, ()>((v,))
         }
     }

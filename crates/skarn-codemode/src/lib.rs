@@ -36,6 +36,7 @@ pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
 
+pub use engine::{MAX_ARGS_BYTES, MIN_STACK_BYTES};
 pub use prepare::MAX_SCRIPT_BYTES;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -85,7 +86,12 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
     let thread_shared = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("skarn-codemode".into())
-        .stack_size(limits.stack_bytes.saturating_add(THREAD_STACK_SLACK))
+        .stack_size(
+            limits
+                .stack_bytes
+                .max(engine::MIN_STACK_BYTES)
+                .saturating_add(THREAD_STACK_SLACK),
+        )
         .spawn(move || {
             let r = run_guarded(&prep, &*bridge, &thread_shared);
             let _ = tx.send(r);

@@ -12,11 +12,15 @@ pub(crate) struct LineIndex {
 }
 
 impl LineIndex {
+    /// Lines end at LF, CRLF, a lone CR, U+2028 and U+2029, as in JavaScript.
     pub(crate) fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                starts.push(i + 1);
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\r' if matches!(chars.peek(), Some((_, '\n'))) => {}
+                '\n' | '\r' | '\u{2028}' | '\u{2029}' => starts.push(i + c.len_utf8()),
+                _ => {}
             }
         }
         LineIndex { starts }
@@ -89,5 +93,22 @@ impl SourceMap {
             (None, None) => return None,
         };
         Some((pick.src_line + 1, pick.src_col + 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineIndex;
+
+    #[test]
+    fn line_terminators_match_javascript() {
+        let text = "a\r\nb\rc\u{2028}d\ne";
+        let idx = LineIndex::new(text);
+        let at = |needle: char| idx.line_col(text, text.find(needle).unwrap() as u32);
+        assert_eq!(at('a'), (1, 1));
+        assert_eq!(at('b'), (2, 1));
+        assert_eq!(at('c'), (3, 1));
+        assert_eq!(at('d'), (4, 1));
+        assert_eq!(at('e'), (5, 1));
     }
 }

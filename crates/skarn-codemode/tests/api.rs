@@ -387,3 +387,24 @@ fn runtime_errors_point_at_the_users_lines() {
     let e = runtime_error("await Promise.reject(new TypeError('async'))");
     assert_eq!(e.message, "TypeError: async");
 }
+
+#[test]
+fn many_runs_in_parallel_threads_stay_independent() {
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let (_, br) = bridge(0);
+                    let code = format!(
+                        "const r = await skarn.callTool('s', 'echo', {{ t: {t}, i: {i} }}); return r.args"
+                    );
+                    let out = execute(&code, br, &limits_ms(10_000));
+                    assert_eq!(out.result.unwrap(), json!({ "t": t, "i": i }));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}

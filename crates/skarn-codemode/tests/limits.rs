@@ -71,6 +71,26 @@ fn stack_limit() {
         let e = out.result.unwrap_err();
         assert!(e.message.contains("native stack limit of 1 MiB"), "{e}");
     }
+    // A zero stack limit is not "unlimited": the minimum applies.
+    let zero = Limits {
+        stack_bytes: 0,
+        ..limits_ms(20_000)
+    };
+    hit(
+        "function f() { return f() + 1 } return f()",
+        &zero,
+        ErrorKind::Stack,
+    );
+    assert_eq!(
+        execute(
+            "return [1].map(x => x + 1)",
+            std::sync::Arc::new(NoServers),
+            &zero
+        )
+        .result
+        .unwrap(),
+        json!([2])
+    );
 }
 
 #[test]
