@@ -64,6 +64,17 @@ fn alive(pid: i32) -> bool {
     }
 }
 
+/// True once `pid` is gone (bounded wait: a SIGKILL is delivered asynchronously).
+fn gone(pid: i32) -> bool {
+    for _ in 0..500 {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
 #[test]
 fn crash_mid_call_is_reported_by_name_and_restarted_on_next_call() {
     rt().block_on(async {
@@ -90,7 +101,7 @@ fn crash_mid_call_is_reported_by_name_and_restarted_on_next_call() {
             h.cause.as_deref().unwrap_or("").contains("connection lost"),
             "{h:?}"
         );
-        assert!(!alive(first_pid), "crashed child still there");
+        assert!(gone(first_pid), "crashed child still there");
 
         // The next call restarts it (first crash: no backoff) and succeeds.
         let r = gw
@@ -103,7 +114,7 @@ fn crash_mid_call_is_reported_by_name_and_restarted_on_next_call() {
         assert_eq!(groups.len(), 1);
         assert_ne!(groups[0], first_pid);
         gw.shutdown();
-        assert!(!alive(groups[0]));
+        assert!(gone(groups[0]));
     });
 }
 
@@ -323,7 +334,7 @@ fn handle_drop_kills_every_child_and_health_report_works() {
     assert_eq!(pids.len(), 1);
     assert!(alive(pids[0]));
     drop(handle);
-    assert!(!alive(pids[0]), "child {} survived the gateway", pids[0]);
+    assert!(gone(pids[0]), "child {} survived the gateway", pids[0]);
 
     let e = skarn_gateway::health_report(&dir.path().join("missing.toml")).unwrap_err();
     assert!(e.to_string().contains("missing.toml"), "{e}");
