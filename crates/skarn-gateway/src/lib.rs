@@ -29,6 +29,7 @@ pub mod http;
 pub mod init;
 pub mod search;
 pub mod server;
+pub mod stdio;
 mod tls;
 pub mod tsig;
 

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use rmcp::ServiceExt;
-use skarn_gateway::{Config, Gateway, GatewayServer, Isolation};
+use skarn_gateway::{Config, Gateway, Isolation};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -106,20 +105,8 @@ async fn signalled() {
 }
 
 async fn serve_stdio(gw: std::sync::Arc<Gateway>) -> anyhow::Result<()> {
-    let server = GatewayServer::new(gw);
     tokio::select! {
-        running = server.serve(rmcp::transport::stdio()) => {
-            match running {
-                Ok(running) => {
-                    tokio::select! {
-                        _ = running.waiting() => {}
-                        _ = signalled() => {}
-                    }
-                }
-                // The client left before or during initialize: nothing to serve.
-                Err(e) => tracing::info!("client went away during initialize: {e}"),
-            }
-        }
+        r = skarn_gateway::stdio::serve_stdio(gw) => r.context("stdio transport failed")?,
         _ = signalled() => {}
     }
     Ok(())
