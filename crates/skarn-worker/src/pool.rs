@@ -10,6 +10,7 @@
 //! ones by the caller's thread, which waits for them to finish.
 
 use std::collections::VecDeque;
+use std::process::Child;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -47,6 +48,8 @@ impl PoolConfig {
 
 struct State {
     warm: VecDeque<WorkerProcess>,
+    /// Finished workers, already SIGKILLed, for the refill thread to reap.
+    reap: Vec<Child>,
     stopping: bool,
     last_error: Option<String>,
 }
@@ -80,6 +83,7 @@ impl WorkerPool {
             cfg,
             state: Mutex::new(State {
                 warm: VecDeque::new(),
+                reap: Vec::new(),
                 stopping: false,
                 last_error: None,
             }),
@@ -128,9 +132,9 @@ impl WorkerPool {
     /// else a fresh one started on this thread.
     fn take(&self, limits: &Limits) -> Result<WorkerProcess, SpawnError> {
         if self.shared.cfg.size.fits(limits) {
-            let w = self.shared.lock().warm.pop_front();
-            self.shared.cond.notify_all();
-            if let Some(w) = w {
+            // The refill is triggered when this job ends, so a new worker's
+            // start-up does not compete with the job for the CPU.
+            if let Some(w) = self.shared.lock().warm.pop_front() {
                 return Ok(w);
             }
         }
@@ -152,7 +156,15 @@ impl WorkerPool {
                     return ExecOutcome::failed(ExecError::new(ErrorKind::Internal, e.to_string()));
                 }
             };
-            if let Ok(outcome) = w.run(code, bridge.clone(), limits) {
+            let result = if self.refill.is_some() {
+                w.run_then(code, bridge.clone(), limits, |child| {
+                    self.shared.lock().reap.push(child);
+                })
+            } else {
+                w.run(code, bridge.clone(), limits)
+            };
+            self.shared.cond.notify_all();
+            if let Ok(outcome) = result {
                 return outcome;
             }
         }
@@ -171,21 +183,32 @@ impl Drop for WorkerPool {
             let _ = h.join();
         }
         // Dropping each WorkerProcess kills and reaps it.
-        self.shared.lock().warm.clear();
+        let mut st = self.shared.lock();
+        st.warm.clear();
+        for mut c in st.reap.drain(..) {
+            let _ = c.wait();
+        }
     }
 }
 
 fn refill_loop(s: &Shared) {
     let mut failures: u32 = 0;
     loop {
-        {
+        let done: Vec<Child> = {
             let mut st = s.lock();
-            while !st.stopping && st.warm.len() >= s.cfg.warm {
+            while !st.stopping && st.warm.len() >= s.cfg.warm && st.reap.is_empty() {
                 st = s.cond.wait(st).unwrap_or_else(|p| p.into_inner());
             }
             if st.stopping {
                 return;
             }
+            st.reap.drain(..).collect()
+        };
+        for mut c in done {
+            let _ = c.wait();
+        }
+        if s.lock().warm.len() >= s.cfg.warm {
+            continue;
         }
         match WorkerProcess::start(&s.cfg.command, s.cfg.size) {
             Ok(w) => {

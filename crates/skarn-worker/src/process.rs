@@ -18,8 +18,9 @@ use skarn_codemode::{BridgeError, ErrorKind, ExecError, ExecOutcome, Limits, Too
 
 use crate::confine::ConfinementReport;
 use crate::protocol::{
-    Attempt, FromWorker, HostCall, LineReader, ReadError, SelftestSpec, ToWorker, encode,
+    Attempt, FromWorker, HostCall, LineReader, ReadError, SelftestSpec, ToWorker, encode, reply_cap,
 };
+use crate::worker::JOB_LINE_CAP;
 
 /// How long past `limits.deadline` the parent waits before killing a
 /// worker: the engine itself gives up about a second after the deadline.
@@ -117,13 +118,13 @@ pub struct NotDelivered;
 
 /// A started, confined worker waiting for its one job.
 pub struct WorkerProcess {
-    child: Child,
+    /// `None` once handed over for deferred reaping.
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
     reader: LineReader<ChildStdout>,
     pid: u32,
     size: WorkerSize,
     confinement: Option<ConfinementReport>,
-    reaped: bool,
 }
 
 impl WorkerProcess {
@@ -158,13 +159,12 @@ impl WorkerProcess {
             return Err(SpawnError::Spawn("no pipes".into()));
         };
         let mut w = WorkerProcess {
-            child,
+            child: Some(child),
             stdin: Some(stdin),
             reader: LineReader::new(stdout, MIN_LINE_CAP),
             pid,
             size,
             confinement: None,
-            reaped: false,
         };
         let deadline = Instant::now() + READY_TIMEOUT;
         match w.reader.read_line(Some(deadline)) {
@@ -206,23 +206,24 @@ impl WorkerProcess {
 
     /// SIGKILL the worker's process group and reap it. Idempotent.
     pub fn kill_and_reap(&mut self) -> Option<ExitStatus> {
-        if self.reaped {
-            return None;
-        }
+        let mut child = self.kill()?;
+        child.wait().ok()
+    }
+
+    /// SIGKILL the worker's process group; the caller must reap the child.
+    fn kill(&mut self) -> Option<Child> {
+        let mut child = self.child.take()?;
         self.stdin = None;
         if let Some(pgid) = rustix::process::Pid::from_raw(self.pid as i32) {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
-        let _ = self.child.kill();
-        let status = self.child.wait().ok();
-        self.reaped = true;
-        status
+        let _ = child.kill();
+        Some(child)
     }
 
-    fn send_job(&mut self, msg: &ToWorker) -> bool {
-        let line = encode(msg);
+    fn send_line(&mut self, line: &[u8]) -> bool {
         match self.stdin.as_mut() {
-            Some(s) => s.write_all(&line).and_then(|_| s.flush()).is_ok(),
+            Some(s) => s.write_all(line).and_then(|_| s.flush()).is_ok(),
             None => false,
         }
     }
@@ -234,7 +235,7 @@ impl WorkerProcess {
             limits: Limits::default(),
             selftest: Some(spec),
         };
-        if !self.send_job(&job) {
+        if !self.send_line(&encode(&job)) {
             let st = self.kill_and_reap();
             return Err(format!("worker gone ({})", describe_status(st)));
         }
@@ -254,18 +255,44 @@ impl WorkerProcess {
     /// happens. `Err(NotDelivered)` means the job never reached the worker
     /// (it died while idle), so the caller may retry on another.
     pub fn run(
-        mut self,
+        self,
         code: &str,
         bridge: Arc<dyn ToolBridge>,
         limits: &Limits,
     ) -> Result<ExecOutcome, NotDelivered> {
+        self.run_then(code, bridge, limits, |mut c| {
+            let _ = c.wait();
+        })
+    }
+
+    /// [`run`](Self::run), but after a normal finish the worker is only
+    /// SIGKILLed and handed to `reap`, which must `wait` for it (the pool
+    /// does that on its own thread, off the caller's path). After a failure
+    /// it is reaped here, since its exit status goes into the error.
+    pub fn run_then(
+        mut self,
+        code: &str,
+        bridge: Arc<dyn ToolBridge>,
+        limits: &Limits,
+        reap: impl FnOnce(Child),
+    ) -> Result<ExecOutcome, NotDelivered> {
         let started = Instant::now();
-        let job = ToWorker::Job {
+        let job = encode(&ToWorker::Job {
             code: code.to_owned(),
             limits: limits.clone(),
             selftest: None,
-        };
-        if !self.send_job(&job) {
+        });
+        if job.len() > JOB_LINE_CAP {
+            self.kill_and_reap();
+            return Ok(ExecOutcome::failed(ExecError::new(
+                ErrorKind::Rejected,
+                format!(
+                    "the script is too large: {} bytes as JSON, at most {JOB_LINE_CAP} allowed",
+                    job.len()
+                ),
+            )));
+        }
+        if !self.send_line(&job) {
             self.kill_and_reap();
             return Err(NotDelivered);
         }
@@ -291,7 +318,7 @@ impl WorkerProcess {
                             ),
                         ));
                     }
-                    answer(call, id, bridge.clone(), stdin.clone());
+                    answer(call, id, reply_cap(limits), bridge.clone(), stdin.clone());
                 }
                 Ok(_) => {
                     break Err(protocol_error("a message that is not allowed during a job"));
@@ -301,7 +328,13 @@ impl WorkerProcess {
         };
         // Kill first: a host-call thread blocked writing to a full pipe then
         // gets EPIPE and releases the lock. Late answers find no pipe.
-        self.kill_and_reap();
+        if outcome.is_ok() {
+            if let Some(child) = self.kill() {
+                reap(child);
+            }
+        } else {
+            self.kill_and_reap();
+        }
         if let Ok(mut s) = stdin.lock() {
             *s = None;
         }
@@ -392,10 +425,16 @@ pub fn describe_status(status: Option<ExitStatus>) -> String {
 fn answer(
     call: HostCall,
     id: u64,
+    cap: usize,
     bridge: Arc<dyn ToolBridge>,
     stdin: Arc<Mutex<Option<ChildStdin>>>,
 ) {
     let work = move || {
+        let what = match &call {
+            HostCall::CallTool { server, tool, .. } => format!("{server}.{tool}"),
+            HostCall::ListTools => "listTools".to_string(),
+            HostCall::ReadResource { server, uri } => format!("{server} resource {uri}"),
+        };
         let result: Result<Value, BridgeError> = pollster::block_on(async {
             match call {
                 HostCall::CallTool { server, tool, args } => {
@@ -405,7 +444,16 @@ fn answer(
                 HostCall::ReadResource { server, uri } => bridge.read_resource(&server, &uri).await,
             }
         });
-        let line = encode(&ToWorker::Reply { id, result });
+        let mut line = encode(&ToWorker::Reply { id, result });
+        if line.len() > cap {
+            let result = Err(BridgeError::Other {
+                message: format!(
+                    "the result of {what} is {} bytes, more than the {cap} bytes a script with this memory limit may receive",
+                    line.len()
+                ),
+            });
+            line = encode(&ToWorker::Reply { id, result });
+        }
         if let Ok(mut guard) = stdin.lock()
             && let Some(s) = guard.as_mut()
         {

@@ -119,6 +119,15 @@ pub struct Attempt {
     pub detail: String,
 }
 
+/// Largest reply (one tool result as a JSON line) a worker accepts for a job
+/// with these limits: an eighth of its heap, at least 1 MiB. The result is
+/// parsed outside QuickJS's accounting before the script sees it, and the
+/// worker's address-space limit leaves room for about that much. The parent
+/// replaces a larger result with an error the script can catch.
+pub fn reply_cap(limits: &Limits) -> usize {
+    (limits.memory_bytes / 8).max(1 << 20)
+}
+
 /// Serialize one message as a line (with its trailing `\n`).
 pub fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
     // Serializing these types cannot fail: every map key is a string.

@@ -18,13 +18,11 @@ use serde_json::Value;
 use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
 
 use crate::confine::{ConfineOptions, confine};
-use crate::protocol::{FromWorker, HostCall, LineReader, ToWorker, encode};
+use crate::protocol::{FromWorker, HostCall, LineReader, ToWorker, encode, reply_cap};
 use crate::selftest;
 
 /// Cap on the job line (the script plus its limits).
 pub const JOB_LINE_CAP: usize = 16 << 20;
-/// Cap on one reply line from the parent (a tool result).
-pub const REPLY_LINE_CAP: usize = 64 << 20;
 
 /// Exit codes of the worker process (the parent reports them).
 pub mod exit {
@@ -128,7 +126,9 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
         return ExitCode::from(exit::OK);
     }
 
-    input.set_cap(REPLY_LINE_CAP);
+    // The parent never sends more than `reply_cap`; the slack covers the
+    // envelope around the result.
+    input.set_cap(reply_cap(&limits).saturating_add(64 << 10));
     let bridge = Arc::new(PipeBridge::default());
     let pending = bridge.pending.clone();
     // The reply reader: routes each reply to the waiting host call. When the

@@ -24,6 +24,10 @@ case "$job" in
   *EXIT7*) exit 7 ;;
   *SILENT*) sleep 30 ;;
   *SPAM*) i=1; while [ $i -le 10 ]; do printf '{"type":"call","id":%d,"call":{"op":"list_tools"}}\n' $i; i=$((i+1)); done; sleep 30 ;;
+  *ECHOREPLY*)
+    printf '%s\n' '{"type":"call","id":7,"call":{"op":"call_tool","server":"big","tool":"t","args":{}}}'
+    IFS= read -r reply
+    printf '{"type":"done","outcome":{"result":{"Ok":%s},"logs":[],"tool_calls":1,"elapsed_ms":0}}\n' "$reply" ;;
   *CALL*)
     printf '%s\n' '{"type":"call","id":1,"call":{"op":"call_tool","server":"s","tool":"t","args":{"x":1}}}'
     IFS= read -r reply
@@ -58,6 +62,9 @@ struct Echo {
 impl ToolBridge for Echo {
     fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if server == "big" {
+            return Box::pin(async { Ok(Value::String("z".repeat(2 << 20))) });
+        }
         let v = json!({"server": server, "tool": tool, "args": args});
         Box::pin(async move { Ok(v) })
     }
@@ -197,4 +204,37 @@ fn isolation_parses_and_prints() {
     );
     assert!("sandbox".parse::<Isolation>().is_err());
     assert_eq!(Isolation::default(), Isolation::Auto);
+}
+
+#[test]
+fn a_tool_result_too_large_for_the_script_becomes_a_catchable_error() {
+    let p = pool(FAKE, 0);
+    let small = Limits {
+        memory_bytes: 8 << 20,
+        ..Limits::default()
+    };
+    let o = p.execute("ECHOREPLY", Arc::new(Echo::default()), &small);
+    let reply = o.result.expect("the fake echoes the reply it got");
+    assert_eq!(reply["id"], 7);
+    let err = &reply["result"]["Err"];
+    assert_eq!(err["kind"], "other", "{reply}");
+    assert!(
+        err["message"].as_str().unwrap().contains("big.t"),
+        "{reply}"
+    );
+    // With room for it, the same result goes through.
+    let o = p.execute("ECHOREPLY", Arc::new(Echo::default()), &Limits::default());
+    let reply = o.result.unwrap();
+    assert_eq!(reply["result"]["Ok"].as_str().map(str::len), Some(2 << 20));
+}
+
+#[test]
+fn a_script_too_large_for_the_job_line_is_rejected_without_running() {
+    let p = pool(FAKE, 0);
+    let code = "x".repeat(skarn_worker::worker::JOB_LINE_CAP + 1);
+    let o = p.execute(&code, Arc::new(Echo::default()), &limits(5000));
+    let e = o.result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Rejected);
+    assert!(e.message.contains("too large"), "{}", e.message);
+    assert_ok(&p);
 }
