@@ -264,10 +264,34 @@ impl<'a> Run<'a> {
                 kept += 1;
             }
         };
+        // Identical consecutive lines (the same message printed again and
+        // again) are shown once with a count.
+        let mut last: Option<usize> = None;
+        let mut repeats = 0usize;
+        let flush_repeats = |repeats: &mut usize, text: &mut String| {
+            if *repeats > 0 {
+                text.push_str(&format!("… repeated {} more times\n", *repeats));
+                *repeats = 0;
+            }
+        };
         for piece in out {
+            if let Out::Line(x) = piece
+                && let Some(l) = last
+                && self.lines[l] == self.lines[x]
+            {
+                repeats += 1;
+                continue;
+            }
+            if !matches!(piece, Out::Blank) {
+                flush_repeats(&mut repeats, &mut text);
+                last = None;
+            }
             match piece {
                 Out::Blank => pending_blank = true,
-                Out::Line(x) => emit(&self.lines[x], true, &mut text, &mut pending_blank),
+                Out::Line(x) => {
+                    last = Some(x);
+                    emit(&self.lines[x], true, &mut text, &mut pending_blank)
+                }
                 Out::Text(s) => emit(&s, false, &mut text, &mut pending_blank),
                 Out::Group(g) => {
                     for p in &self.groups[g].lines {
@@ -294,6 +318,7 @@ impl<'a> Run<'a> {
                 }
             }
         }
+        flush_repeats(&mut repeats, &mut text);
         EngineResult {
             text,
             kept_lines: kept,

@@ -13,8 +13,10 @@ pub enum Item {
     Text(String),
 }
 
-/// How many groups a summary names before "and N more".
-const TOP_GROUPS: usize = 8;
+/// How many directories a summary names before "and N more".
+const TOP_DIRS: usize = 8;
+/// How many files a grep summary names before "and N more".
+const TOP_FILES: usize = 30;
 
 pub fn render(p: &Profile, lines: &[String], entries: &[usize]) -> Vec<Item> {
     let (h, t) = (p.listing_head, p.listing_tail);
@@ -86,12 +88,17 @@ fn summary(group: ListingGroup, lines: &[String], middle: &[usize]) -> String {
             } else {
                 "under"
             };
+            let top = if group == ListingGroup::File {
+                TOP_FILES
+            } else {
+                TOP_DIRS
+            };
             let shown: Vec<String> = v
                 .iter()
-                .take(TOP_GROUPS)
+                .take(top)
                 .map(|(k, c, _)| format!("{k} ({c})"))
                 .collect();
-            let rest = v.len().saturating_sub(TOP_GROUPS);
+            let rest = v.len().saturating_sub(top);
             let more = if rest > 0 {
                 format!(", and {rest} more")
             } else {

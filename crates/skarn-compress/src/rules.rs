@@ -187,7 +187,7 @@ impl RulesFile {
     pub fn parse(text: &str, origin: &str) -> Result<Self, RulesError> {
         toml::from_str(text).map_err(|e| RulesError::Parse {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: one_line(&e.to_string()),
         })
     }
 
@@ -288,14 +288,23 @@ pub struct Rules {
 fn set(origin: &str, pats: &[String]) -> Result<RegexSet, RulesError> {
     RegexSet::new(pats).map_err(|e| RulesError::Pattern {
         profile: origin.to_string(),
-        message: e.to_string(),
+        message: one_line(&e.to_string()),
     })
+}
+
+/// Library errors from `regex` and `toml` span several lines; users get one.
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn one(origin: &str, pat: &str) -> Result<Regex, RulesError> {
     Regex::new(pat).map_err(|e| RulesError::Pattern {
         profile: origin.to_string(),
-        message: e.to_string(),
+        message: one_line(&e.to_string()),
     })
 }
 
