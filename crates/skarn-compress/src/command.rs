@@ -35,8 +35,15 @@ const WRAPPERS2: &[(&str, &str)] = &[
     ("npm", "exec"),
 ];
 
+/// Shells whose `-c SCRIPT` is looked into.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh"];
+
 /// Split a command line into normalised segments, in order.
 pub fn segments(line: &str) -> Vec<String> {
+    segments_at(line, 0)
+}
+
+fn segments_at(line: &str, depth: usize) -> Vec<String> {
     let mut segs: Vec<Vec<String>> = vec![Vec::new()];
     let mut cur = String::new();
     let mut in_word = false;
@@ -99,8 +106,19 @@ pub fn segments(line: &str) -> Vec<String> {
     }
     flush(&mut cur, &mut in_word, &mut segs);
 
-    let normalised: Vec<(String, String)> =
-        segs.into_iter().filter_map(normalise).collect::<Vec<_>>();
+    let mut normalised: Vec<(String, String)> = Vec::new();
+    for seg in segs {
+        match normalise(seg) {
+            Some(Norm::Command(prog, s)) => normalised.push((prog, s)),
+            Some(Norm::Script(script)) if depth < 4 => {
+                for s in segments_at(&script, depth + 1) {
+                    let prog = s.split(' ').next().unwrap_or_default().to_string();
+                    normalised.push((prog, s));
+                }
+            }
+            _ => {}
+        }
+    }
     let meaningful: Vec<String> = normalised
         .iter()
         .filter(|(prog, _)| !TRANSPARENT.contains(&prog.as_str()))
@@ -133,7 +151,13 @@ fn basename(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
-fn normalise(words: Vec<String>) -> Option<(String, String)> {
+enum Norm {
+    Command(String, String),
+    /// `sh -c SCRIPT`: the script is split in turn.
+    Script(String),
+}
+
+fn normalise(words: Vec<String>) -> Option<Norm> {
     let mut w: Vec<String> = Vec::new();
     let mut skip_next = false;
     for word in words {
@@ -182,12 +206,21 @@ fn normalise(words: Vec<String>) -> Option<(String, String)> {
             i += 2;
             continue;
         }
+        if SHELLS.contains(&prog.as_str())
+            && let Some(flag) = w.get(i + 1)
+            && flag.starts_with('-')
+            && !flag.starts_with("--")
+            && flag.contains('c')
+            && let Some(script) = w.get(i + 2)
+        {
+            return Some(Norm::Script(script.clone()));
+        }
         let mut out = prog.clone();
         for a in &w[i + 1..] {
             out.push(' ');
             out.push_str(a);
         }
-        return Some((prog, out));
+        return Some(Norm::Command(prog, out));
     }
 }
 
@@ -212,6 +245,10 @@ mod tests {
         assert_eq!(
             segments("make 2> err.txt; git diff 'a b'"),
             vec!["make", "git diff a b"]
+        );
+        assert_eq!(
+            segments("bash -lc 'cd x && cargo test 2>&1'"),
+            vec!["cargo test"]
         );
         assert!(segments("").is_empty());
         assert!(segments("A=1").is_empty());
