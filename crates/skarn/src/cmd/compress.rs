@@ -5,7 +5,7 @@
 //! --compress` uses to capture a command's interleaved output and print the
 //! compressed text.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -199,14 +199,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut raw = Vec::new();
+    let raw;
     let limit = args.opts.max_capture;
     match &args.input {
         Some(path) => {
-            std::fs::File::open(path)
-                .with_context(|| format!("opening {}", path.display()))?
-                .take(limit)
-                .read_to_end(&mut raw)
+            let f =
+                std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+            raw = capture::read_capped(f, limit as usize)
                 .with_context(|| format!("reading {}", path.display()))?;
         }
         None => {
