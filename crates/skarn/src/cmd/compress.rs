@@ -199,20 +199,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let raw;
-    let limit = args.opts.max_capture;
-    match &args.input {
+    let limit = usize::try_from(args.opts.max_capture).unwrap_or(usize::MAX);
+    let raw = match &args.input {
         Some(path) => {
             let f =
                 std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-            raw = capture::read_capped(f, limit as usize)
-                .with_context(|| format!("reading {}", path.display()))?;
+            capture::read_capped(f, limit).with_context(|| format!("reading {}", path.display()))?
         }
-        None => {
-            raw = capture::read_capped(std::io::stdin().lock(), limit as usize)
-                .context("reading stdin")?;
-        }
-    }
+        None => capture::read_capped(std::io::stdin().lock(), limit).context("reading stdin")?,
+    };
     emit(&c, &raw, &args.command, args.exit_code, &args.opts)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -228,7 +223,7 @@ pub fn run_compressed(
     opts: &CompressOpts,
 ) -> anyhow::Result<ExitCode> {
     let c = compressor(opts)?;
-    let cap = capture::capture(cmd, opts.max_capture as usize)?;
+    let cap = capture::capture(cmd, usize::try_from(opts.max_capture).unwrap_or(usize::MAX))?;
     let code = capture::exit_code(&cap.status);
     emit(&c, &cap.output, command_line, Some(code), opts)?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
