@@ -7,7 +7,7 @@
 //! inside a section is kept there). Every line a `keep`
 //! pattern matches is printed verbatim; nothing but markers is ever added.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::listing;
 use crate::rules::{BodyMode, OtherMode, Profile, Section};
@@ -21,8 +21,10 @@ enum Out {
     Listing,
 }
 
-struct Group {
+struct Group<'a> {
     lines: Vec<Piece>,
+    /// Texts of the lines already in the group (dedupe in O(1)).
+    seen: HashSet<&'a str>,
 }
 
 #[derive(Clone)]
@@ -56,7 +58,7 @@ struct Run<'a> {
     p: &'a Profile,
     lines: &'a [String],
     out: Vec<Out>,
-    groups: Vec<Group>,
+    groups: Vec<Group<'a>>,
     group_index: HashMap<&'a str, usize>,
     run: Vec<usize>,
     listing: Vec<usize>,
@@ -218,21 +220,29 @@ impl<'a> Run<'a> {
             if let Some(&g) = self.group_index.get(key) {
                 let group = &mut self.groups[g];
                 for piece in pieces {
-                    let dup = match &piece {
-                        Piece::Line(x) => group.lines.iter().any(
-                            |q| matches!(q, Piece::Line(y) if self.lines[*y] == self.lines[*x]),
-                        ),
-                        Piece::Text(_) => false,
+                    let fresh = match &piece {
+                        Piece::Line(x) => group.seen.insert(self.lines[*x].as_str()),
+                        Piece::Text(_) => true,
                     };
-                    if !dup {
+                    if fresh {
                         group.lines.push(piece);
                     }
                 }
                 return;
             }
             let mut lines = vec![Piece::Line(o.start)];
-            lines.extend(pieces);
-            self.groups.push(Group { lines });
+            let mut seen = HashSet::new();
+            seen.insert(key);
+            for piece in pieces {
+                let fresh = match &piece {
+                    Piece::Line(x) => seen.insert(self.lines[*x].as_str()),
+                    Piece::Text(_) => true,
+                };
+                if fresh {
+                    lines.push(piece);
+                }
+            }
+            self.groups.push(Group { lines, seen });
             self.group_index.insert(key, self.groups.len() - 1);
             self.out.push(Out::Group(self.groups.len() - 1));
             return;

@@ -207,3 +207,18 @@ fn repeated_warnings_list_every_location_under_one_message() {
             .contains("warning: `demo` (lib) generated 40 warnings\n")
     );
 }
+
+#[test]
+fn one_message_with_many_locations_stays_linear() {
+    // 50 000 locations of one warning: grouping must not be quadratic.
+    let mut s = String::new();
+    for i in 0..50_000 {
+        s.push_str(&format!(
+            "warning: unused import\n  --> src/m{i}.rs:1:5\n   |\n1 | use x;\n   |     ^\n\n"
+        ));
+    }
+    let out = Compressor::builtin().compress(s.as_bytes(), "cargo check", Some(0));
+    assert_eq!(out.text.matches("warning: unused import\n").count(), 1);
+    assert!(out.text.contains("  --> src/m49999.rs:1:5\n"));
+    assert!(out.text.contains("  --> src/m0.rs:1:5\n"));
+}
