@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -80,6 +80,9 @@ pub(crate) struct Shared {
     pub limits: Limits,
     /// Set by the allocator when the memory limit refused an allocation.
     pub oom: Arc<AtomicBool>,
+    /// JSON bytes of tool arguments handed to the bridge and not answered
+    /// yet: capped at the memory limit, so host-side copies stay bounded.
+    args_in_flight: AtomicUsize,
 }
 
 impl Shared {
@@ -93,6 +96,7 @@ impl Shared {
             deadline: start + limits.deadline,
             limits: limits.clone(),
             oom: Arc::new(AtomicBool::new(false)),
+            args_in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -261,6 +265,7 @@ enum HostCall {
         server: String,
         tool: String,
         args: Json,
+        arg_bytes: usize,
     },
     List,
     Read {
@@ -328,6 +333,7 @@ impl<'js> Host<'js> {
                             );
                         }
                     };
+                    let mut arg_bytes = 2;
                     let args = match args.0 {
                         None => Json::Object(Default::default()),
                         Some(v) if v.is_undefined() || v.is_null() => {
@@ -336,7 +342,9 @@ impl<'js> Host<'js> {
                         Some(v) => {
                             let stop = || shared.should_interrupt();
                             let mut w = ToJson::new(MAX_ARGS_BYTES, &stop);
-                            match w.top(&v) {
+                            let converted = w.top(&v);
+                            arg_bytes = w.used();
+                            match converted {
                                 Ok(j @ Json::Object(_)) => j,
                                 Ok(_) => {
                                     return rejected_bridge(
@@ -369,7 +377,33 @@ impl<'js> Host<'js> {
                             }
                         }
                     };
-                    enqueue(&ctx, &q, &shared, HostCall::Tool { server, tool, args })
+                    let in_flight = shared.args_in_flight.load(Ordering::Relaxed);
+                    if in_flight.saturating_add(arg_bytes) > shared.limits.memory_bytes {
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments {
+                                message: format!(
+                                    "more than {} of tool arguments in flight at once",
+                                    fmt_bytes(shared.limits.memory_bytes)
+                                ),
+                            },
+                        );
+                    }
+                    let p = enqueue(
+                        &ctx,
+                        &q,
+                        &shared,
+                        HostCall::Tool {
+                            server,
+                            tool,
+                            args,
+                            arg_bytes,
+                        },
+                    )?;
+                    shared
+                        .args_in_flight
+                        .fetch_add(arg_bytes, Ordering::Relaxed);
+                    Ok(p)
                 },
             )?,
         )?;
@@ -601,6 +635,7 @@ impl Wake for Notify {
 
 struct Inflight<'b, 'js> {
     fut: BridgeFuture<'b, Json>,
+    arg_bytes: usize,
     resolve: Function<'js>,
     reject: Function<'js>,
     site: rquickjs::Exception<'js>,
@@ -686,8 +721,14 @@ fn drive<'js>(
         // Hand new host calls to the bridge.
         let new: Vec<Request<'js>> = host.queue.borrow_mut().drain(..).collect();
         for req in new {
+            let arg_bytes = match &req.call {
+                HostCall::Tool { arg_bytes, .. } => *arg_bytes,
+                _ => 0,
+            };
             let fut = catch_unwind(AssertUnwindSafe(|| match req.call {
-                HostCall::Tool { server, tool, args } => bridge.call_tool(&server, &tool, args),
+                HostCall::Tool {
+                    server, tool, args, ..
+                } => bridge.call_tool(&server, &tool, args),
                 HostCall::List => bridge.list_tools(),
                 HostCall::Read { server, uri } => bridge.read_resource(&server, &uri),
             }))
@@ -700,6 +741,7 @@ fn drive<'js>(
             });
             inflight.push(Inflight {
                 fut,
+                arg_bytes,
                 resolve: req.resolve,
                 reject: req.reject,
                 site: req.site,
@@ -724,6 +766,11 @@ fn drive<'js>(
                 None => i += 1,
                 Some(r) => {
                     let call = inflight.swap_remove(i);
+                    shared.args_in_flight.fetch_sub(
+                        call.arg_bytes
+                            .min(shared.args_in_flight.load(Ordering::Relaxed)),
+                        Ordering::Relaxed,
+                    );
                     settle(ctx, call, r).map_err(|e| fail(ctx, e))?;
                     progressed = true;
                 }

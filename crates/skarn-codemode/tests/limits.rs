@@ -345,3 +345,32 @@ fn interrupting_mid_promise_chain_never_corrupts() {
     }
     assert_eq!(value("return await Promise.resolve(7)"), json!(7));
 }
+
+#[test]
+fn tool_arguments_in_flight_are_bounded_by_the_memory_limit() {
+    // 256 concurrent calls each carrying the same 4 MiB string would be
+    // 1 GiB of host-side copies; the total in flight is capped instead.
+    let out = execute(
+        "const big = 'x'.repeat(4 << 20); const ps = []; let refused = 0;
+         for (let i = 0; i < 100; i++) ps.push(skarn.callTool('s', 't', { big }).catch(e => { if (e.code === 'invalid_arguments') refused++ }));
+         await Promise.all(ps); return refused",
+        Arc::new(Silent2),
+        &limits_ms(10_000),
+    );
+    let refused = out.result.unwrap();
+    assert!(refused.as_u64().unwrap() >= 80, "{refused}");
+}
+
+/// Answers every call with null once polled.
+struct Silent2;
+impl ToolBridge for Silent2 {
+    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+    fn list_tools(&self) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
