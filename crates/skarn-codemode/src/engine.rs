@@ -44,8 +44,14 @@ const SCRIPT_NAME: &str = "script";
 const PRELUDE_NAME: &str = "skarn:prelude";
 const PRELUDE_SRC: &str = include_str!("prelude.js");
 
+/// Smallest memory limit applied, whatever `Limits::memory_bytes` says.
+pub const MIN_MEMORY_BYTES: usize = 1 << 20;
+
 /// Smallest native stack limit applied, whatever `Limits::stack_bytes` says.
 pub const MIN_STACK_BYTES: usize = 64 << 10;
+
+/// Largest native stack limit applied (the isolate thread must really have it).
+pub const MAX_STACK_BYTES: usize = 256 << 20;
 
 /// Largest tool-call argument object accepted from a script (JSON bytes).
 pub const MAX_ARGS_BYTES: usize = 8 << 20;
@@ -93,7 +99,10 @@ impl Shared {
             cancel: AtomicBool::new(false),
             abort: Mutex::new(None),
             aborted: AtomicBool::new(false),
-            deadline: start + limits.deadline,
+            // A deadline too far to represent is as good as ten years.
+            deadline: start
+                .checked_add(limits.deadline)
+                .unwrap_or_else(|| start + Duration::from_secs(10 * 365 * 86_400)),
             limits: limits.clone(),
             oom: Arc::new(AtomicBool::new(false)),
             args_in_flight: AtomicUsize::new(0),
@@ -158,10 +167,14 @@ pub(crate) fn run(
     shared: &Arc<Shared>,
 ) -> Result<Json, ExecError> {
     let limits = &shared.limits;
-    let alloc = LimitedAllocator::new(limits.memory_bytes, shared.oom.clone());
+    // No limit while the runtime and contexts are set up (QuickJS does not
+    // survive running out of memory in there); the limit applies from the
+    // moment the script's context exists.
+    let limit = Arc::new(AtomicUsize::new(usize::MAX));
+    let alloc = LimitedAllocator::new(limit.clone(), shared.oom.clone());
     let rt = Runtime::new_with_alloc(alloc).map_err(|_| memory_error(limits))?;
     // 0 would mean "no check" to QuickJS: never allow less than MIN_STACK_BYTES.
-    rt.set_max_stack_size(limits.stack_bytes.max(MIN_STACK_BYTES));
+    rt.set_max_stack_size(limits.stack_bytes.clamp(MIN_STACK_BYTES, MAX_STACK_BYTES));
     {
         let s = shared.clone();
         rt.set_interrupt_handler(Some(Box::new(move || s.should_interrupt())));
@@ -170,6 +183,7 @@ pub(crate) fn run(
     let (prelude_bc, script_bc) = compile(&rt, prep)?;
 
     let ctx = Context::custom::<RunIntrinsics>(&rt).map_err(|_| memory_error(limits))?;
+    limit.store(limits.memory_bytes.max(MIN_MEMORY_BYTES), Ordering::Relaxed);
     let out = ctx.with(|ctx| {
         let host = Host::new(shared.clone());
         let res = drive(

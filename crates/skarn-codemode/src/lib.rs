@@ -36,7 +36,7 @@ pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
 
-pub use engine::{MAX_ARGS_BYTES, MIN_STACK_BYTES};
+pub use engine::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
 pub use prepare::{MAX_NESTING_TOKENS, MAX_SCRIPT_BYTES};
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -120,7 +120,7 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
         .stack_size(
             limits
                 .stack_bytes
-                .max(engine::MIN_STACK_BYTES)
+                .clamp(engine::MIN_STACK_BYTES, engine::MAX_STACK_BYTES)
                 .saturating_add(THREAD_STACK_SLACK)
                 .max(front_end),
         )

@@ -374,3 +374,73 @@ impl ToolBridge for Silent2 {
         Box::pin(async { Ok(Value::Null) })
     }
 }
+
+#[test]
+fn extreme_limit_values_do_not_panic() {
+    for l in [
+        Limits {
+            deadline: Duration::from_millis(u64::MAX),
+            ..Limits::default()
+        },
+        Limits {
+            deadline: Duration::ZERO,
+            ..Limits::default()
+        },
+        Limits {
+            memory_bytes: 0,
+            ..Limits::default()
+        },
+        Limits {
+            memory_bytes: usize::MAX,
+            ..Limits::default()
+        },
+        Limits {
+            stack_bytes: usize::MAX,
+            ..Limits::default()
+        },
+        Limits {
+            max_output_bytes: 0,
+            max_log_lines: 0,
+            max_log_bytes: 0,
+            max_tool_calls: 0,
+            ..Limits::default()
+        },
+    ] {
+        let out = execute("skarn.log('x'); return 1", Arc::new(NoServers), &l);
+        if let Err(e) = &out.result {
+            assert_ne!(e.kind, ErrorKind::Internal, "{l:?}: {e}");
+        }
+    }
+}
+
+#[test]
+fn running_out_of_memory_anywhere_never_crashes() {
+    // The same allocation-heavy script under limits stepping through the
+    // point where it runs out: every kind of allocation fails somewhere.
+    let code = "
+        const keep = [];
+        for (let round = 0; round < 50; round++) {
+          const o = { a: [round, 'x'.repeat(round * 100)], m: new Map([[round, { round }]]) };
+          keep.push(o, JSON.parse(JSON.stringify(o)), new Set([round]), /a+b/g.exec('aaab'.repeat(round)));
+          keep.push(await Promise.all([1, 2, 3].map(async (x) => ({ x, s: String(x).padStart(round * 10) }))));
+          keep.push(class { m() { return round } }, (() => round), new Uint8Array(round * 1000));
+          try { await skarn.callTool('s', 't', { round, big: 'y'.repeat(round * 50) }) } catch (e) { keep.push(e) }
+          skarn.log('round', round, o);
+        }
+        return keep.length";
+    for step in 0..48 {
+        let l = Limits {
+            memory_bytes: (1 << 20) + step * (48 << 10),
+            ..limits_ms(20_000)
+        };
+        let out = execute(code, Arc::new(NoServers), &l);
+        match &out.result {
+            Ok(_) => {}
+            Err(e) => assert!(
+                matches!(e.kind, ErrorKind::Memory | ErrorKind::Runtime),
+                "step {step}: {e}"
+            ),
+        }
+    }
+    assert_eq!(value("return 1"), json!(1));
+}
