@@ -107,7 +107,7 @@ fn plan_invariants() {
     assert!(
         ll.rules
             .iter()
-            .any(|r| r.path == PathBuf::from("/home/u/proj")
+            .any(|r| r.path == std::path::Path::new("/home/u/proj")
                 && r.access == LandlockAccess::ReadWrite)
     );
 }
