@@ -96,7 +96,19 @@ fn plan_invariants() {
     assert!(p.fs[..first_bind].contains(&FsOp::Tmp));
     // Persistence paths are protected.
     assert!(p.fs.contains(&FsOp::Protect {
-        path: "/home/u/proj/.git/hooks".into()
+        path: "/home/u/proj/.git/hooks".into(),
+        reserve: true
+    }));
+    assert!(p.fs.contains(&FsOp::Protect {
+        path: "/home/u/proj/.bashrc".into(),
+        reserve: false
+    }));
+    let mut home_ws = policy();
+    home_ws.workspace = "/home/u".into();
+    let p2 = plan(&home_ws, &host(), &argv()).unwrap();
+    assert!(p2.fs.contains(&FsOp::Protect {
+        path: "/home/u/.bashrc".into(),
+        reserve: true
     }));
     let ll = p.landlock.as_ref().unwrap();
     assert!(ll.scope_signal && ll.scope_abstract_unix);
