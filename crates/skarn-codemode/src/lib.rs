@@ -1,18 +1,73 @@
 //! skarn-codemode: run a short LLM-written JS/TS script so that only its
 //! returned value and its `skarn.log` lines ever leave it.
 //!
+//! Guarantees of [`execute`]:
+//! - **Validated**: before anything runs, oxc parses the script (TypeScript
+//!   accepted and stripped) and the validator ([`validate`]) rejects banned
+//!   names and properties, listing every violation at the user's line:col.
+//! - **Hermetic**: a fresh QuickJS-NG runtime per script, with no
+//!   filesystem, network, timers or module loader, and no string-to-code
+//!   path at all (the execution context lacks the eval intrinsic; the script
+//!   arrives as bytecode). Its only way out is the [`ToolBridge`].
+//! - **Bounded**: memory, native stack, wall-clock deadline (uncatchable
+//!   interrupt), tool-call budget, output cap and log caps ([`Limits`]),
+//!   each ending the run with its own [`ErrorKind`]. The call returns within
+//!   the deadline plus about a second even when the isolate is stuck in
+//!   native code: the isolate thread is then abandoned.
+//! - **Total**: it never panics; every failure is an [`ExecOutcome`].
+//!
 //! The contract every other crate codes against lives in [`bridge`],
-//! [`limits`] and [`outcome`]. The engine entry point is [`execute`].
+//! [`limits`] and [`outcome`].
 
+mod alloc;
 pub mod bridge;
+mod convert;
+mod engine;
 pub mod limits;
+mod logs;
 pub mod outcome;
+mod position;
+mod prepare;
+pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
 pub use limits::Limits;
 pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
+
+pub use engine::{MAX_ARGS_BYTES, MIN_STACK_BYTES};
+pub use prepare::MAX_SCRIPT_BYTES;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use engine::Shared;
+
+/// How long past the deadline `execute` waits for a stuck isolate before
+/// abandoning its thread.
+pub const ABANDON_GRACE: Duration = Duration::from_millis(750);
+
+/// Extra native stack given to the isolate thread beyond `limits.stack_bytes`
+/// (host-side code, conversions and QuickJS's own frames).
+const THREAD_STACK_SLACK: usize = 4 << 20;
+
+/// Parse, validate and strip `code` without running it: `Ok` when it would
+/// be accepted, else the `Syntax` or `Rejected` error `execute` would give.
+pub fn check(code: &str) -> Result<(), ExecError> {
+    prepare_guarded(code).map(|_| ())
+}
+
+/// `prepare` behind a panic guard: a parser or transformer bug on hostile
+/// input becomes an `Internal` error, never a panic.
+fn prepare_guarded(code: &str) -> Result<prepare::Prepared, ExecError> {
+    catch_unwind(|| prepare::prepare(code)).unwrap_or_else(|_| {
+        Err(ExecError::new(
+            ErrorKind::Internal,
+            "the TypeScript front end failed on this script",
+        ))
+    })
+}
 
 /// Validate, strip and run `code` (the body of an async function) in a fresh
 /// hermetic isolate, with every host call going through `bridge`.
@@ -21,9 +76,103 @@ use std::sync::Arc;
 /// It never panics and always returns within `limits.deadline` plus about a
 /// second, even when the isolate is stuck in native code.
 pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> ExecOutcome {
-    let _ = (code, bridge, limits);
-    ExecOutcome::failed(ExecError::new(
-        ErrorKind::Internal,
-        "the Code Mode engine is not built yet (issue 3)",
-    ))
+    let start = Instant::now();
+    let prep = match prepare_guarded(code) {
+        Ok(p) => p,
+        Err(e) => return finished(Err(e), Vec::new(), 0, start),
+    };
+    let shared = Arc::new(Shared::new(limits, start));
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let thread_shared = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("skarn-codemode".into())
+        .stack_size(
+            limits
+                .stack_bytes
+                .max(engine::MIN_STACK_BYTES)
+                .saturating_add(THREAD_STACK_SLACK),
+        )
+        .spawn(move || {
+            let r = run_guarded(&prep, &*bridge, &thread_shared);
+            let _ = tx.send(r);
+        });
+    if let Err(e) = spawned {
+        let err = ExecError::new(
+            ErrorKind::Internal,
+            format!("cannot start the isolate thread: {e}"),
+        );
+        return finished(Err(err), Vec::new(), 0, start);
+    }
+    let wait = limits.deadline.saturating_add(ABANDON_GRACE);
+    let result = match rx.recv_timeout(wait.saturating_sub(start.elapsed())) {
+        Ok(r) => r,
+        Err(_) => {
+            // Stuck in native code that never polls for interrupts: abandon
+            // the thread (it stops at its next interrupt check, or dies with
+            // the process).
+            shared
+                .cancel
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            Err(shared.deadline_error(" (the isolate was stuck in native code and was abandoned)"))
+        }
+    };
+    let logs = shared
+        .logs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .snapshot();
+    let calls = shared.tool_calls.load(std::sync::atomic::Ordering::Relaxed);
+    finished(result, logs, calls, start)
+}
+
+/// Like [`execute`] but runs the isolate on the calling thread, with no
+/// abandonment: for a worker process whose parent enforces the deadline by
+/// killing it. The calling thread needs `limits.stack_bytes` plus a few MiB
+/// of native stack (a process main thread has 8 MiB).
+pub fn execute_on_current_thread(
+    code: &str,
+    bridge: &dyn ToolBridge,
+    limits: &Limits,
+) -> ExecOutcome {
+    let start = Instant::now();
+    let prep = match prepare_guarded(code) {
+        Ok(p) => p,
+        Err(e) => return finished(Err(e), Vec::new(), 0, start),
+    };
+    let shared = Arc::new(Shared::new(limits, start));
+    let result = run_guarded(&prep, bridge, &shared);
+    let logs = shared
+        .logs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .snapshot();
+    let calls = shared.tool_calls.load(std::sync::atomic::Ordering::Relaxed);
+    finished(result, logs, calls, start)
+}
+
+fn run_guarded(
+    prep: &prepare::Prepared,
+    bridge: &dyn ToolBridge,
+    shared: &Arc<Shared>,
+) -> Result<serde_json::Value, ExecError> {
+    catch_unwind(AssertUnwindSafe(|| engine::run(prep, bridge, shared))).unwrap_or_else(|_| {
+        Err(ExecError::new(
+            ErrorKind::Internal,
+            "the Code Mode engine panicked",
+        ))
+    })
+}
+
+fn finished(
+    result: Result<serde_json::Value, ExecError>,
+    logs: Vec<String>,
+    tool_calls: u32,
+    start: Instant,
+) -> ExecOutcome {
+    ExecOutcome {
+        result,
+        logs,
+        tool_calls,
+        elapsed_ms: start.elapsed().as_millis().min(u128::from(u64::MAX)) as u64,
+    }
 }

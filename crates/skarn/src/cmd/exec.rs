@@ -1,10 +1,270 @@
-//! `skarn exec` (skeleton; built by its issue).
+//! `skarn exec`: run one Code Mode script from the command line.
+//!
+//! Prints the returned value as JSON on stdout and the `skarn.log` lines on
+//! stderr (or, with `--json`, one JSON object on stdout). Exit codes:
+//! 0 success, 1 the script threw, 2 usage error, 3 script rejected (syntax
+//! or validator: it never ran), 4 a limit was hit, 5 internal engine error.
 
+use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use skarn_codemode::{ErrorKind, ExecOutcome, Limits, ToolBridge, bridge::NoServers};
+
+/// Exit code: the script threw (runtime error, unconvertible return value).
+pub const EXIT_SCRIPT_ERROR: u8 = 1;
+/// Exit code: the script was rejected before running (syntax or validator).
+pub const EXIT_REJECTED: u8 = 3;
+/// Exit code: a limit was hit (memory, stack, deadline, tool calls, output).
+pub const EXIT_LIMIT: u8 = 4;
+/// Exit code: the engine itself failed.
+pub const EXIT_INTERNAL: u8 = 5;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Exit codes: 0 success, 1 the script threw, 2 usage error, 3 script rejected \
+(syntax or validator; it never ran), 4 a limit was hit (memory, stack, \
+deadline, tool calls, output), 5 internal engine error.")]
+pub struct Args {
+    /// The script (JavaScript or TypeScript; the body of an async function).
+    #[arg(long, conflicts_with = "file", required_unless_present = "file")]
+    pub code: Option<String>,
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`skarn exec` is not built yet")
+    /// Read the script from a file ("-" for standard input).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Wall-clock deadline, e.g. "30s", "500ms", "2m" (a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Heap limit of the isolate, e.g. "64M", "512K", "1G" (bytes without suffix).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub memory: usize,
+
+    /// Native stack limit of the isolate.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
+    pub stack: usize,
+
+    /// Maximum number of host calls (tool calls, listTools, readResource).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_tool_calls: u32,
+
+    /// Maximum size of the returned value as JSON.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
+    pub max_output: usize,
+
+    /// Maximum number of log lines kept (the rest are counted in a marker line).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub max_log_lines: usize,
+
+    /// Maximum total bytes of log lines kept.
+    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_size)]
+    pub max_log_bytes: usize,
+
+    /// Print one JSON object {ok, value, error, logs, tool_calls, elapsed_ms} on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.memory,
+            stack_bytes: self.stack,
+            deadline: self.timeout,
+            max_tool_calls: self.max_tool_calls,
+            max_output_bytes: self.max_output,
+            max_log_lines: self.max_log_lines,
+            max_log_bytes: self.max_log_bytes,
+        }
+    }
+
+    fn script(&self) -> anyhow::Result<String> {
+        if let Some(code) = &self.code {
+            return Ok(code.clone());
+        }
+        let Some(path) = &self.file else {
+            bail!("give the script with --code or --file");
+        };
+        let mut bytes = Vec::new();
+        if path.as_os_str() == "-" {
+            std::io::stdin()
+                .take(skarn_codemode::MAX_SCRIPT_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+                .context("cannot read the script from standard input")?;
+        } else {
+            std::fs::File::open(path)
+                .and_then(|f| {
+                    f.take(skarn_codemode::MAX_SCRIPT_BYTES as u64 + 1)
+                        .read_to_end(&mut bytes)
+                })
+                .with_context(|| format!("cannot read {}", path.display()))?;
+        }
+        String::from_utf8(bytes).context("the script is not valid UTF-8")
+    }
+}
+
+/// The bridge scripts talk to. Without a gateway configuration there are no
+/// servers: every tool call fails with a catchable "no server named X".
+/// This is the seam where a `--config skarn.toml` gateway bridge plugs in.
+pub fn build_bridge(_args: &Args) -> anyhow::Result<Arc<dyn ToolBridge>> {
+    Ok(Arc::new(NoServers))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.memory < 1 << 20 {
+        bail!("--memory must be at least 1M");
+    }
+    if args.stack < 64 << 10 {
+        bail!("--stack must be at least 64K");
+    }
+    if args.timeout.is_zero() {
+        bail!("--timeout must be positive");
+    }
+    let code = args.script()?;
+    let bridge = build_bridge(&args)?;
+    let outcome = skarn_codemode::execute(&code, bridge, &args.limits());
+    print_outcome(&outcome, args.json)?;
+    Ok(ExitCode::from(exit_code(&outcome)))
+}
+
+/// The exit code for an outcome.
+pub fn exit_code(outcome: &ExecOutcome) -> u8 {
+    match &outcome.result {
+        Ok(_) => 0,
+        Err(e) => match e.kind {
+            ErrorKind::Rejected | ErrorKind::Syntax => EXIT_REJECTED,
+            ErrorKind::Runtime => EXIT_SCRIPT_ERROR,
+            ErrorKind::Internal => EXIT_INTERNAL,
+            k if k.is_limit() => EXIT_LIMIT,
+            _ => EXIT_INTERNAL,
+        },
+    }
+}
+
+fn print_outcome(outcome: &ExecOutcome, json: bool) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let (value, error) = match &outcome.result {
+            Ok(v) => (v.clone(), serde_json::Value::Null),
+            Err(e) => (serde_json::Value::Null, serde_json::to_value(e)?),
+        };
+        let doc = serde_json::json!({
+            "ok": outcome.result.is_ok(),
+            "value": value,
+            "error": error,
+            "logs": outcome.logs,
+            "tool_calls": outcome.tool_calls,
+            "elapsed_ms": outcome.elapsed_ms,
+        });
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    {
+        let mut err = std::io::stderr().lock();
+        for line in &outcome.logs {
+            writeln!(err, "{line}")?;
+        }
+        if let Err(e) = &outcome.result {
+            match e.kind {
+                ErrorKind::Rejected | ErrorKind::Syntax => writeln!(err, "skarn: {e}")?,
+                k => writeln!(err, "skarn: {}: {e}", kind_name(k))?,
+            }
+        }
+    }
+    if let Ok(v) = &outcome.result {
+        serde_json::to_writer(&mut out, v)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn kind_name(k: ErrorKind) -> &'static str {
+    match k {
+        ErrorKind::Rejected => "rejected",
+        ErrorKind::Syntax => "syntax error",
+        ErrorKind::Runtime => "script error",
+        ErrorKind::Memory => "memory limit",
+        ErrorKind::Stack => "stack limit",
+        ErrorKind::Deadline => "deadline",
+        ErrorKind::ToolCalls => "tool-call budget",
+        ErrorKind::Output => "output cap",
+        ErrorKind::Internal => "internal error",
+    }
+}
+
+/// "30s", "500ms", "2m", "1.5s", or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?} (try 30s, 500ms, 2m)"))?;
+    let secs = v * mult;
+    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
+        return Err(format!("duration {s:?} out of range (0 to 24h)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// "64M", "512K", "1G", "64MiB", or a bare number of bytes.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let lower = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower)
+        .to_owned();
+    let (num, mult): (&str, u64) = match lower.chars().last() {
+        Some('k') => (&lower[..lower.len() - 1], 1 << 10),
+        Some('m') => (&lower[..lower.len() - 1], 1 << 20),
+        Some('g') => (&lower[..lower.len() - 1], 1 << 30),
+        _ => (&lower[..], 1),
+    };
+    let v: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid size {t:?} (try 64M, 512K, 1G)"))?;
+    let bytes = v
+        .checked_mul(mult)
+        .filter(|b| *b <= 1 << 40)
+        .ok_or_else(|| format!("size {t:?} out of range"))?;
+    usize::try_from(bytes).map_err(|_| format!("size {t:?} out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("512k"), Ok(512 << 10));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("99999999G").is_err());
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
+    }
 }

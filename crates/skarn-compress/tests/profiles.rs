@@ -1,0 +1,106 @@
+//! Profile choice from whole command lines, and colour-coded output.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use skarn_compress::{Compressor, lines};
+
+#[test]
+fn profiles_are_chosen_from_the_whole_command_line() {
+    let c = Compressor::builtin();
+    let cases = [
+        ("cargo test", "cargo-test"),
+        (
+            "cargo +nightly test --workspace -- --nocapture",
+            "cargo-test",
+        ),
+        ("cargo nextest run", "cargo-test"),
+        (
+            "RUST_BACKTRACE=1 cargo test -p foo 2>&1 | tee out.log",
+            "cargo-test",
+        ),
+        ("cargo --color always test", "cargo-test"),
+        ("cargo build --release", "cargo"),
+        ("cargo check --all-targets", "cargo"),
+        ("cargo clippy --workspace -- -D warnings", "cargo"),
+        ("cd crates/x && cargo clippy", "cargo"),
+        ("npm install", "npm"),
+        ("npm i --legacy-peer-deps", "npm"),
+        ("pnpm install --frozen-lockfile", "npm"),
+        ("yarn add react", "npm"),
+        ("yarn", "npm"),
+        ("npx tsc --noEmit", "tsc"),
+        ("tsc -p tsconfig.json", "tsc"),
+        ("./node_modules/.bin/tsc", "tsc"),
+        ("npx jest --verbose", "jest"),
+        ("npm test", "jest"),
+        ("pytest -x tests/", "pytest"),
+        ("python -m pytest -q", "pytest"),
+        ("python3.11 -m pytest", "pytest"),
+        ("./venv/bin/python -m pytest -v", "pytest"),
+        ("uv run pytest", "pytest"),
+        ("python manage.py migrate", "python"),
+        ("python3 script.py --flag", "python"),
+        ("pip install -r requirements.txt", "pip"),
+        ("python -m pip install requests", "pip"),
+        ("pip3 install .", "pip"),
+        ("go test ./...", "go"),
+        ("go build -o bin/app ./cmd/app", "go"),
+        ("go vet ./...", "go"),
+        ("make -j8", "make"),
+        ("make -C build test", "make"),
+        ("gcc -Wall -o x x.c", "make"),
+        ("cc main.c", "make"),
+        ("clang++ -std=c++20 a.cpp", "make"),
+        ("git diff", "git-diff"),
+        ("git --no-pager diff --cached", "git-diff"),
+        ("git -C repo diff HEAD~3", "git-diff"),
+        ("diff -u a.txt b.txt", "git-diff"),
+        ("git log --stat", "git-log"),
+        ("git log -p -5", "git-log"),
+        ("git log --oneline -20", "git-log-oneline"),
+        ("git status", "git-status"),
+        ("git show HEAD~1", "git-show"),
+        ("git grep -n foo", "grep"),
+        ("ls -la /usr/bin", "ls"),
+        ("ls", "ls"),
+        ("find . -name '*.rs'", "find"),
+        ("fd -e rs", "find"),
+        ("tree -L 2", "tree"),
+        ("grep -rn TODO src", "grep"),
+        ("rg -n 'fn main'", "grep"),
+        ("bash -lc 'cd app && cargo test'", "cargo-test"),
+        ("sudo -E env FOO=1 make install", "make"),
+        ("timeout 60 go test ./pkg/...", "go"),
+        ("docker build .", "generic"),
+        ("", "generic"),
+        ("./run-everything.sh", "generic"),
+    ];
+    let mut wrong = Vec::new();
+    for (cmd, want) in cases {
+        let got = c.profile_for(cmd);
+        if got != want {
+            wrong.push(format!("{cmd:?}: {got} (want {want})"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn colour_codes_do_not_hide_diagnostics() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let raw = std::fs::read(dir.join("extra_cargo_clippy_color.out")).unwrap();
+    assert!(raw.windows(2).any(|w| w == b"\x1b["), "really coloured");
+    let keep = std::fs::read_to_string(dir.join("cargo_clippy.keep")).unwrap();
+    let out = Compressor::builtin().compress(&raw, "cargo clippy --color always", Some(0));
+    assert!(out.changed);
+    assert!(!out.text.contains('\x1b'), "colour codes removed");
+    let got: HashSet<String> = lines::clean(&out.text).into_iter().collect();
+    for want in keep.lines().filter(|l| !l.trim().is_empty()) {
+        if want.starts_with("    Finished") {
+            continue; // timing differs between the two runs
+        }
+        assert!(got.contains(want), "lost {want:?}");
+    }
+    assert!(out.text.len() * 5 < raw.len());
+}
