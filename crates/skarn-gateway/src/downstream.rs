@@ -10,6 +10,7 @@
 //! when the gateway exits.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,9 @@ pub enum ListKind {
 pub struct ListChanged {
     pub server: usize,
     pub kind: ListKind,
+    /// True for a server's notification (the list must be re-read); false
+    /// when the listing is already fresh (after a start).
+    pub refresh: bool,
 }
 
 /// Health of one downstream server.
@@ -169,6 +173,7 @@ impl ClientHandler for DownHandler {
         let _ = self.events.send(ListChanged {
             server: self.server,
             kind: ListKind::Tools,
+            refresh: true,
         });
     }
 
@@ -176,6 +181,7 @@ impl ClientHandler for DownHandler {
         let _ = self.events.send(ListChanged {
             server: self.server,
             kind: ListKind::Resources,
+            refresh: true,
         });
     }
 
@@ -183,6 +189,7 @@ impl ClientHandler for DownHandler {
         let _ = self.events.send(ListChanged {
             server: self.server,
             kind: ListKind::Prompts,
+            refresh: true,
         });
     }
 }
@@ -259,6 +266,9 @@ pub struct Downstream {
     start_lock: tokio::sync::Mutex<()>,
     registry: Arc<ChildRegistry>,
     events: mpsc::UnboundedSender<ListChanged>,
+    /// Set whenever this server's listing changes (the gateway rebuilds its
+    /// catalogue lazily).
+    dirty: Arc<AtomicBool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -285,6 +295,7 @@ impl Downstream {
         cfg: ServerConfig,
         registry: Arc<ChildRegistry>,
         events: mpsc::UnboundedSender<ListChanged>,
+        dirty: Arc<AtomicBool>,
     ) -> Downstream {
         let initial = if cfg.enabled {
             Health::Starting {
@@ -306,6 +317,7 @@ impl Downstream {
             start_lock: tokio::sync::Mutex::new(()),
             registry,
             events,
+            dirty,
         }
     }
 
@@ -410,9 +422,11 @@ impl Downstream {
             )),
         }
         // Either way the catalogue may have changed.
+        self.dirty.store(true, Ordering::Release);
         let _ = self.events.send(ListChanged {
             server: self.index,
             kind: ListKind::Tools,
+            refresh: false,
         });
     }
 
@@ -424,6 +438,7 @@ impl Downstream {
             r.ready_since = None;
         }
         *lock(&self.listing) = Arc::new(Listing::default());
+        self.dirty.store(true, Ordering::Release);
         self.health.send_replace(Health::Failed {
             cause,
             at: Instant::now(),
@@ -567,6 +582,7 @@ impl Downstream {
             }
         }
         *lock(&self.listing) = Arc::new(listing);
+        self.dirty.store(true, Ordering::Release);
     }
 
     /// A ready connection, waiting for a start in progress and restarting a

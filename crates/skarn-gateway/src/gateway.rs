@@ -3,6 +3,7 @@
 //! announcements.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -73,6 +74,8 @@ pub struct Gateway {
     pub changes: broadcast::Sender<ListKind>,
     pub registry: Arc<ChildRegistry>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
+    /// Some server's listing changed since the last rebuild.
+    dirty: Arc<AtomicBool>,
     pub started_at: Instant,
 }
 
@@ -100,11 +103,20 @@ impl Gateway {
     pub fn new(config: Config) -> Arc<Gateway> {
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
+        let dirty = Arc::new(AtomicBool::new(false));
         let servers: Vec<Arc<Downstream>> = config
             .servers
             .iter()
             .enumerate()
-            .map(|(i, s)| Arc::new(Downstream::new(i, s.clone(), registry.clone(), tx.clone())))
+            .map(|(i, s)| {
+                Arc::new(Downstream::new(
+                    i,
+                    s.clone(),
+                    registry.clone(),
+                    tx.clone(),
+                    dirty.clone(),
+                ))
+            })
             .collect();
         let by_alias = servers
             .iter()
@@ -118,6 +130,7 @@ impl Gateway {
             changes: broadcast::channel(64).0,
             registry,
             events_rx: Mutex::new(Some(rx)),
+            dirty,
             started_at: Instant::now(),
         })
     }
@@ -143,7 +156,7 @@ impl Gateway {
                     }
                     for e in &evs {
                         let s = &gw.servers[e.server];
-                        if matches!(s.health(), Health::Ready) {
+                        if e.refresh && matches!(s.health(), Health::Ready) {
                             s.refresh(e.kind).await;
                         }
                     }
@@ -164,6 +177,7 @@ impl Gateway {
 
     /// Rebuild the catalogue and index from every server's listing.
     pub fn rebuild(&self) {
+        self.dirty.store(false, Ordering::Release);
         let sep = &self.config.gateway.namespace_separator;
         let mut tools = Vec::new();
         let mut resources = Vec::new();
@@ -213,8 +227,11 @@ impl Gateway {
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(catalog);
     }
 
-    /// The current catalogue.
+    /// The current catalogue (rebuilt first if a listing changed).
     pub fn catalog(&self) -> Arc<Catalog> {
+        if self.dirty.load(Ordering::Acquire) {
+            self.rebuild();
+        }
         self.catalog
             .read()
             .unwrap_or_else(|e| e.into_inner())

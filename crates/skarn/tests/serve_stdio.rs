@@ -198,6 +198,60 @@ fn initialize_is_answered_while_a_server_hangs_and_search_says_so() {
     assert!(m.get("error").is_some(), "{m}");
 }
 
+#[test]
+fn passthrough_forwards_calls_and_announces_list_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "[gateway]\npassthrough = true\n{}",
+        example_server("ex", "")
+    );
+    let cfg = write_config(dir.path(), &body);
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    // Wait until ex's tools are listed.
+    let mut id = 10;
+    loop {
+        id += 1;
+        s.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/list"}).to_string());
+        let m = s.response(json!(id));
+        let n = m["result"]["tools"].as_array().unwrap().len();
+        if n > 3 {
+            break;
+        }
+        assert!(id < 3000, "ex never listed: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let m = s.call(5000, "ex__add", json!({"a": 2, "b": 40}));
+    assert_eq!(m["result"]["structuredContent"]["sum"], 42.0, "{m}");
+    let m = s.call(5001, "ex__fail", json!({"message": "boom"}));
+    assert_eq!(m["result"]["isError"], true, "{m}");
+    // A downstream list change is announced upstream...
+    s.send(&json!({"jsonrpc":"2.0","id":5002,"method":"tools/call","params":{"name":"ex__add_tool","arguments":{"name":"fresh"}}}).to_string());
+    let mut announced = false;
+    let mut answered = false;
+    while !(announced && answered) {
+        let m = s.recv();
+        if m["method"] == "notifications/tools/list_changed" {
+            announced = true;
+        }
+        if m["id"] == 5002 {
+            answered = true;
+        }
+    }
+    // ...and the new tool is listed and callable.
+    s.send(r#"{"jsonrpc":"2.0","id":5003,"method":"tools/list"}"#);
+    let m = s.response(json!(5003));
+    let names: Vec<&str> = m["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"ex__fresh"), "{names:?}");
+    let m = s.call(5004, "ex__fresh", json!({"k": 1}));
+    assert_eq!(m["result"]["structuredContent"]["args"]["k"], 1, "{m}");
+}
+
 /// Every descendant of `pid` (children, grandchildren...).
 fn descendants(pid: u32) -> Vec<u32> {
     let mut parent_of = Vec::new();

@@ -12,6 +12,7 @@
 //!   --tools FILE         also serve the tools in FILE (a JSON array of
 //!                        {name, description, inputSchema}); each echoes
 //!                        its arguments back
+//!   --no-builtin         list only the --tools tools (benchmarks)
 //!   --hang-on-start      never answer initialize
 //!   --fail-on-start      print a reason on stderr and exit 3 at once
 //!   --garbage-on-start   write a line of non-JSON on stdout first
@@ -31,6 +32,7 @@ use serde_json::{Map, Value, json};
 #[derive(Clone)]
 struct Example {
     name: String,
+    builtin: bool,
     extra: Arc<Mutex<Vec<Tool>>>,
     notes: Arc<Mutex<Vec<String>>>,
 }
@@ -177,7 +179,11 @@ impl ServerHandler for Example {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = builtin_tools();
+        let mut tools = if self.builtin {
+            builtin_tools()
+        } else {
+            Vec::new()
+        };
         tools.extend(self.extra.lock().unwrap().iter().cloned());
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -265,7 +271,7 @@ impl ServerHandler for Example {
 fn usage(msg: &str) -> ! {
     eprintln!("skarn-example-server: {msg}");
     eprintln!(
-        "usage: skarn-example-server [--name NAME] [--tools FILE] [--hang-on-start] [--fail-on-start] [--garbage-on-start]"
+        "usage: skarn-example-server [--name NAME] [--tools FILE] [--no-builtin] [--hang-on-start] [--fail-on-start] [--garbage-on-start]"
     );
     std::process::exit(2);
 }
@@ -274,7 +280,7 @@ fn usage(msg: &str) -> ! {
 async fn main() {
     let mut name = "skarn-example-server".to_owned();
     let mut extra = Vec::new();
-    let (mut hang, mut fail, mut garbage) = (false, false, false);
+    let (mut hang, mut fail, mut garbage, mut builtin) = (false, false, false, true);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -286,6 +292,7 @@ async fn main() {
                 extra = serde_json::from_str::<Vec<Tool>>(&text)
                     .unwrap_or_else(|e| usage(&format!("{f}: not a JSON array of tools: {e}")));
             }
+            "--no-builtin" => builtin = false,
             "--hang-on-start" => hang = true,
             "--fail-on-start" => fail = true,
             "--garbage-on-start" => garbage = true,
@@ -308,6 +315,7 @@ async fn main() {
     }
     let server = Example {
         name,
+        builtin,
         extra: Arc::new(Mutex::new(extra)),
         notes: Arc::default(),
     };
