@@ -105,7 +105,7 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
                 i += 1;
                 continue;
             }
-            if sec.until.is_match(line) || p.starts.is_match(line) {
+            if sec.until.is_match(line) || (!sec.absorb && p.starts.is_match(line)) {
                 let o = open.take().expect("open section");
                 r.close(o, None);
                 continue;
