@@ -212,6 +212,65 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The flags `skarn run` flattens in: `--compress` and two companions,
+/// prefixed so they cannot clash with the sandbox's own flags. Everything
+/// else (rules file, recall dir) comes from the environment or defaults.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunCompressArgs {
+    /// Capture stdout+stderr (interleaved), print them compressed for an
+    /// agent, and keep the raw output for `skarn recall`.
+    #[arg(long)]
+    pub compress: bool,
+    /// With --compress: print token counts, profile and recall id on stderr.
+    #[arg(long, requires = "compress")]
+    pub compress_stats: bool,
+    /// With --compress: use this compression profile.
+    #[arg(long, requires = "compress", value_name = "NAME")]
+    pub compress_profile: Option<String>,
+}
+
+// Used by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
+#[allow(dead_code)]
+impl RunCompressArgs {
+    /// Full options: these flags plus defaults, `SKARN_COMPRESS_RULES` and
+    /// `SKARN_RECALL_DIR` from the environment.
+    pub fn opts(&self) -> CompressOpts {
+        let env_path = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        CompressOpts {
+            stats: self.compress_stats,
+            profile: self.compress_profile.clone(),
+            rules: env_path("SKARN_COMPRESS_RULES"),
+            short_tokens: skarn_compress::DEFAULT_SHORT_TOKENS,
+            max_capture: skarn_compress::capture::DEFAULT_MAX_CAPTURE as u64,
+            store: StoreArgs {
+                state_dir: env_path("SKARN_RECALL_DIR"),
+                max_age: skarn_compress::store::DEFAULT_MAX_AGE,
+                max_entry_size: skarn_compress::store::DEFAULT_MAX_ENTRY_BYTES,
+                max_store_size: skarn_compress::store::DEFAULT_MAX_TOTAL_BYTES,
+            },
+        }
+    }
+}
+
+/// For callers that capture output themselves (e.g. through the sandbox's
+/// own spawner, with [`skarn_compress::capture::one_pipe`]): compress `raw`
+/// and print it, stats on stderr if asked.
+#[allow(dead_code)]
+pub fn print_compressed(
+    raw: &[u8],
+    command_line: &str,
+    exit_code: i32,
+    opts: &CompressOpts,
+) -> anyhow::Result<()> {
+    let c = compressor(opts)?;
+    emit(&c, raw, command_line, Some(exit_code), opts)?;
+    Ok(())
+}
+
 /// For `skarn run --compress`: run `cmd` with stdout and stderr interleaved
 /// on one pipe, print the compressed output, and return the command's exit
 /// status (128 + signal when killed).
