@@ -273,7 +273,8 @@ pub fn print_compressed(
 
 /// For `skarn run --compress`: run `cmd` with stdout and stderr interleaved
 /// on one pipe, print the compressed output, and return the command's exit
-/// status (128 + signal when killed).
+/// status (128 + signal when killed; 127 not found, 126 not executable, as
+/// a shell would).
 // Called by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
 #[allow(dead_code)]
 pub fn run_compressed(
@@ -282,8 +283,41 @@ pub fn run_compressed(
     opts: &CompressOpts,
 ) -> anyhow::Result<ExitCode> {
     let c = compressor(opts)?;
-    let cap = capture::capture(cmd, usize::try_from(opts.max_capture).unwrap_or(usize::MAX))?;
+    let max = usize::try_from(opts.max_capture).unwrap_or(usize::MAX);
+    let cap = match capture::capture(cmd, max) {
+        Ok(cap) => cap,
+        Err(skarn_compress::CaptureError::Spawn { program, source }) => {
+            eprintln!("skarn: {program}: {source}");
+            let code = if source.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Ok(ExitCode::from(code));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let code = capture::exit_code(&cap.status);
     emit(&c, &cap.output, command_line, Some(code), opts)?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The argv as one command line for profile choice, quoting words that a
+/// shell would split (`cargo test 'a b'`).
+#[allow(dead_code)]
+pub fn command_line(argv: &[std::ffi::OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let s = a.to_string_lossy();
+            let plain = !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:+,@%^".contains(c));
+            if plain {
+                s.into_owned()
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
