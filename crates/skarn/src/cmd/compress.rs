@@ -181,11 +181,14 @@ fn emit(
             0.0
         };
         eprintln!(
-            "skarn: tokens {before} -> {after} ({saved:.1}% saved), lines {} -> {}, profile {}, recall {}",
+            "skarn: tokens {before} -> {after} ({saved:.1}% saved, o200k_base), lines {} -> {}, profile {}, handle {}",
             outcome.raw_lines,
             outcome.kept_lines,
             outcome.profile,
-            outcome.id.as_deref().unwrap_or("-"),
+            match &outcome.id {
+                Some(id) => format!("`skarn recall {id}`"),
+                None => "none (nothing cut)".to_string(),
+            },
         );
     }
     Ok(outcome)
