@@ -382,12 +382,14 @@ fn render_body(
     let mut show = vec![false; n];
     for (k, &x) in body.iter().enumerate() {
         let l = lines[x].as_str();
+        // `show` also marks kept lines, so `context` can work around them.
+        show[k] = sec.show.is_match(l);
         class[k] = if sec.keep.is_match(l) || p.keep.is_match(l) || forced[x] {
             C::Keep
         } else if sec.drop.is_match(l) {
+            show[k] = false;
             C::Out
-        } else if sec.show.is_match(l) {
-            show[k] = true;
+        } else if show[k] {
             C::Cand
         } else if sec.body == BodyMode::Keep && !l.trim().is_empty() {
             C::Cand
