@@ -389,9 +389,7 @@ fn render_body(
         } else if sec.drop.is_match(l) {
             show[k] = false;
             C::Out
-        } else if show[k] {
-            C::Cand
-        } else if sec.body == BodyMode::Keep && !l.trim().is_empty() {
+        } else if show[k] || (sec.body == BodyMode::Keep && !l.trim().is_empty()) {
             C::Cand
         } else {
             C::Out
