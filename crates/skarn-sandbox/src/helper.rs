@@ -633,10 +633,10 @@ fn init_main(plan: &Plan, wr: libc::c_int) -> ! {
             status(wr, "note", &n);
         }
     }
-    if plan.loopback_up {
-        if let Err(e) = ns::loopback_up() {
-            fatal(wr, &format!("bringing lo up: {e}"));
-        }
+    if plan.loopback_up
+        && let Err(e) = ns::loopback_up()
+    {
+        fatal(wr, &format!("bringing lo up: {e}"));
     }
     if plan.ns.uts {
         let name = b"skarn-sandbox";
@@ -789,10 +789,10 @@ fn target_main(plan: &Plan, wr: libc::c_int) -> ! {
             Err(e) => fatal(wr, &e.to_string()),
         }
     }
-    if let Some(p) = &seccomp_progs {
-        if let Err(e) = seccomp::install(p) {
-            fatal(wr, &e.to_string());
-        }
+    if let Some(p) = &seccomp_progs
+        && let Err(e) = seccomp::install(p)
+    {
+        fatal(wr, &e.to_string());
     }
     if let Err(e) = privs::close_fds_above_stderr_on_exec() {
         fatal(wr, &format!("closing descriptors: {e}"));
