@@ -72,6 +72,8 @@ fn profiles_are_chosen_from_the_whole_command_line() {
         ("bash -lc 'cd app && cargo test'", "cargo-test"),
         ("sudo -E env FOO=1 make install", "make"),
         ("timeout 60 go test ./pkg/...", "go"),
+        ("sudo apt-get install -y ruby", "apt"),
+        ("apt install --no-install-recommends tree", "apt"),
         ("docker build .", "generic"),
         ("", "generic"),
         ("./run-everything.sh", "generic"),
