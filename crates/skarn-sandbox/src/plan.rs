@@ -350,6 +350,16 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         });
     }
 
+    if binds.iter().any(|(p, a, _)| {
+        *a != Access::ReadWrite && !SYSTEM_EXEC_DIRS.iter().any(|d| Path::new(d) == p)
+    }) {
+        report.notes.push(
+            "unix sockets that already exist inside read-only grants stay connectable \
+             (Landlock ABI <= 7 cannot restrict connect(2) on pathname sockets)"
+                .into(),
+        );
+    }
+
     // ---- namespaces ----
     let ns = if nsok {
         Namespaces {
