@@ -491,7 +491,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 && (net == NetPolicy::AllowOutbound || (net == NetPolicy::DenyAll && !ns.net)),
             deny_tcp_connect: abi >= 4 && net == NetPolicy::DenyAll && !ns.net,
             scope_signal: abi >= 6,
-            scope_abstract_unix: abi >= 6 && net != NetPolicy::AllowAll,
+            scope_abstract_unix: abi >= 6,
         })
     } else {
         report.degrade("Landlock unavailable: no filesystem allow-list beyond the mount namespace");
@@ -571,7 +571,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         }
         NetPolicy::AllowAll => report
             .notes
-            .push("net all: host network, unrestricted (abstract unix sockets reachable)".into()),
+            .push("net all: host network, unrestricted (abstract unix sockets outside the sandbox stay unreachable)".into()),
     }
 
     // ---- limits ----

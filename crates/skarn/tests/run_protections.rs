@@ -154,7 +154,7 @@ fn network_listeners_on_the_host_receive_nothing() {
             "{net}: UDP socket got a datagram"
         );
     }
-    for net in ["deny", "loopback", "outbound"] {
+    for net in ["deny", "loopback", "outbound", "all"] {
         let o = probe(&ws, &home, &["--net", net], &["abstract", &name]);
         assert_eq!(code(&o), 1, "{net}: {}", out(&o));
         assert!(

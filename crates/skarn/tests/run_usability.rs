@@ -182,6 +182,33 @@ fn output_streams_before_exit() {
     assert!(c.wait().unwrap().success());
 }
 
+#[test]
+fn termination_signals_reach_the_command() {
+    let t = Tmp::new("sig");
+    let mut c = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&t.0)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 42' TERM; echo ready; while :; do sleep 0.1; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut r = BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+    line.clear();
+    r.read_line(&mut line).unwrap();
+    assert_eq!(line, "got-term\n");
+    assert_eq!(c.wait().unwrap().code(), Some(42));
+}
+
 /// Run an ecosystem's test command with the real HOME (toolchains live there).
 fn eco(ws: &std::path::Path, cmd: &[&str]) -> std::process::Output {
     Command::new(exe())
