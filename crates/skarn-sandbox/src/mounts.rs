@@ -260,6 +260,36 @@ fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
         ));
         bind(Path::new("/oldroot/proc"), &p, false)?;
     }
+    // Kernel knobs stay read-only even for a uid-0 sandbox without a user
+    // namespace (Landlock also grants /proc read-only).
+    for sub in [
+        "sys",
+        "sysrq-trigger",
+        "irq",
+        "bus",
+        "fs",
+        "kcore",
+        "latency_stats",
+        "timer_list",
+    ] {
+        let q = p.join(sub);
+        if std::fs::symlink_metadata(&q).is_ok() {
+            ctx(
+                sys::mount(Some(&q), &q, None, libc::MS_BIND | libc::MS_REC, None),
+                "bind",
+                &q,
+            )?;
+            ctx(
+                sys::mount_setattr(
+                    &q,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                    true,
+                ),
+                "mount_setattr",
+                &q,
+            )?;
+        }
+    }
     Ok(())
 }
 

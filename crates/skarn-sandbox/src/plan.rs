@@ -106,7 +106,7 @@ pub enum LandlockAccess {
     ReadWrite,
     /// Device node: read, write, ioctl.
     Device,
-    /// procfs: read, write files.
+    /// procfs: read only.
     Proc,
     /// List the directory only (not its files' contents).
     ListOnly,

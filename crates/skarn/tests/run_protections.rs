@@ -208,6 +208,28 @@ fn host_processes_cannot_be_signalled_or_traced() {
 }
 
 #[test]
+fn kernel_knobs_in_proc_are_read_only() {
+    let t = Tmp::new("proc");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let before = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
+    for target in [
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/vm/drop_caches",
+        "/proc/sysrq-trigger",
+    ] {
+        let o = probe(&ws, &home, &[], &["write", target]);
+        assert_eq!(code(&o), 1, "{target}: {}", out(&o));
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap(),
+        before
+    );
+    // Reading stays possible.
+    let o = run_in(&ws, &home, &[], &["cat", "/proc/sys/kernel/ostype"]);
+    assert_eq!(out(&o), "Linux\n", "{}", err(&o));
+}
+
+#[test]
 fn dangerous_syscalls_are_filtered() {
     let t = Tmp::new("seccomp");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
