@@ -208,6 +208,34 @@ fn host_processes_cannot_be_signalled_or_traced() {
 }
 
 #[test]
+fn read_grants_are_not_executable_and_symlinked_grants_resolve() {
+    let t = Tmp::new("grants");
+    let (ws, home, real) = (t.dir("ws"), t.dir("home"), t.dir("real"));
+    std::fs::write(real.join("data"), "payload\n").unwrap();
+    std::fs::copy("/bin/true", real.join("tool")).unwrap();
+    let link = t.path("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let l = link.to_str().unwrap();
+    let o = run_in(&ws, &home, &["--read", l], &["cat", &format!("{l}/data")]);
+    assert_eq!(out(&o), "payload\n", "{}", err(&o));
+    let o = run_in(&ws, &home, &["--read", l], &[&format!("{l}/tool")]);
+    assert_eq!(code(&o), 126, "read grant executed: {}", err(&o));
+    let o = run_in(&ws, &home, &["--exec", l], &[&format!("{l}/tool")]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = run_in(
+        &ws,
+        &home,
+        &["--exec", l],
+        &["sh", "-c", &format!("echo x > {l}/data")],
+    );
+    assert_ne!(code(&o), 0);
+    assert_eq!(
+        std::fs::read_to_string(real.join("data")).unwrap(),
+        "payload\n"
+    );
+}
+
+#[test]
 fn kernel_knobs_in_proc_are_read_only() {
     let t = Tmp::new("proc");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
