@@ -590,3 +590,19 @@ fn stdin_passes_through() {
     assert_eq!(s, "HELLO SANDBOX\n");
     assert!(c.wait().unwrap().success());
 }
+
+#[test]
+fn reusable_self_confinement_pieces_hold() {
+    // What a self-confining worker does, applied to a fresh process.
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let addr = tcp.local_addr().unwrap().to_string();
+    let o = Command::new(exe())
+        .args(["__sandbox-helper", "probe", "self-confine", &addr])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+    assert_eq!(out(&o), "confined\n");
+    assert!(tcp.accept().is_err());
+    assert!(!std::path::Path::new("/tmp/skarn-self-confine-probe").exists());
+}
