@@ -125,6 +125,11 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl RunConfig {
     /// Load `path`; `Ok(None)` when it does not exist.
     pub fn load(path: &Path, base: &Path) -> Result<Option<RunConfig>, ConfigError> {
+        // A directory here is a persistence placeholder left by a killed
+        // run (see the sandbox helper): treat it as absent.
+        if path.is_dir() {
+            return Ok(None);
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -286,22 +286,31 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
     held
 }
 
-/// Start a detached process that removes the run's cgroup once this
-/// helper (and everything holding the pipe) is gone, so that neither the
-/// exit status nor the caller waits for the kernel to release the cgroup,
-/// and so that the cgroup is removed even if the helper is killed. Forked
-/// before the PID namespace exists (a dead namespace refuses new children).
-fn spawn_cgroup_reaper(parent: &Path) -> Option<()> {
-    let dir = parent.join(format!("skarn-{}", std::process::id()));
+/// Start a detached process that, once this helper and everything holding
+/// the pipe are gone, removes the run's cgroup and any placeholder the
+/// helper could not remove (because it was killed). The exit status never
+/// waits for the kernel to release the cgroup. Forked before the PID
+/// namespace exists (a dead namespace refuses new children).
+fn spawn_reaper(cgroup_parent: Option<&Path>, placeholders: &[Placeholder]) -> Option<()> {
+    let cg = cgroup_parent.map(|parent| Cgroup {
+        dir: parent.join(format!("skarn-{}", std::process::id())),
+        parent: parent.to_path_buf(),
+    });
+    let paths: Vec<PathBuf> = placeholders.iter().map(|p| p.path.clone()).collect();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
         return None;
     }
     if let Ok(0) = sys::fork() {
-        // SAFETY: setsid/open/dup2/read/close on our own descriptors.
+        // SAFETY: setsid/open/dup2/read/close on our own descriptors. The
+        // placeholder descriptors are closed so that our copy of their
+        // shared locks does not keep other runs from removing them.
         unsafe {
             libc::close(fds[1]);
+            for p in placeholders {
+                libc::close(p.fd);
+            }
             libc::setsid();
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             for fd in 0..3 {
@@ -314,11 +323,28 @@ fn spawn_cgroup_reaper(parent: &Path) -> Option<()> {
                 }
             }
         }
-        Cgroup {
-            dir,
-            parent: parent.to_path_buf(),
+        let left: Vec<Placeholder> = paths
+            .iter()
+            .filter(|p| is_placeholder(p).is_some())
+            .filter_map(|p| {
+                let c = sys::cstr(p.as_os_str()).ok()?;
+                // SAFETY: valid path; the fd is handed to release_placeholders.
+                let fd = unsafe {
+                    libc::open(
+                        c.as_ptr(),
+                        libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                    )
+                };
+                (fd >= 0).then(|| Placeholder {
+                    path: p.clone(),
+                    fd,
+                })
+            })
+            .collect();
+        release_placeholders(left);
+        if let Some(cg) = cg {
+            cg.remove();
         }
-        .remove();
         sys::exit_now(0)
     }
     // SAFETY: the helper keeps only the write end (close-on-exec).
@@ -342,20 +368,6 @@ fn run(mut plan: Plan) -> i32 {
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
-    let cgroup = match &plan.cgroup {
-        Some((dir, max)) => {
-            match spawn_cgroup_reaper(dir).and_then(|_| Cgroup::create(dir, *max).ok()) {
-                Some(c) => Some(c),
-                None => {
-                    plan.report
-                        .degrade("pids cgroup could not be created: max_procs NOT enforced");
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-
     // Namespaces (everything but the mount namespace, which init creates so
     // that this process keeps the host view for clean-up).
     let ns = plan.ns;
@@ -375,6 +387,23 @@ fn run(mut plan: Plan) -> i32 {
         prepare_protect(&mut plan, &mut notes)
     } else {
         Vec::new()
+    };
+    let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
+    let reaper = if cg_parent.is_some() || !created.is_empty() {
+        spawn_reaper(cg_parent.as_deref(), &created)
+    } else {
+        Some(())
+    };
+    let cgroup = match &plan.cgroup {
+        Some((dir, max)) => match reaper.and_then(|_| Cgroup::create(dir, *max).ok()) {
+            Some(c) => Some(c),
+            None => {
+                plan.report
+                    .degrade("pids cgroup could not be created: max_procs NOT enforced");
+                None
+            }
+        },
+        None => None,
     };
     if flags != 0 {
         let r = sys::unshare(flags).and_then(|_| {
@@ -400,7 +429,6 @@ fn run(mut plan: Plan) -> i32 {
                     p.report.removed_env = removed;
                     p.report
                         .degrade(format!("creating namespaces failed at run time: {e}"));
-                    p.cgroup = None;
                     if let Some(c) = cgroup {
                         c.remove();
                     }

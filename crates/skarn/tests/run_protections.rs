@@ -606,3 +606,51 @@ fn reusable_self_confinement_pieces_hold() {
     assert!(tcp.accept().is_err());
     assert!(!std::path::Path::new("/tmp/skarn-self-confine-probe").exists());
 }
+
+#[test]
+fn killing_skarn_leaves_no_placeholders_behind() {
+    let t = Tmp::new("kill");
+    let ws = t.dir("ws");
+    let mut c = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", "echo ready; sleep 30"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(c.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    assert!(
+        ws.join(".envrc").is_dir(),
+        "placeholder reserved during the run"
+    );
+    c.kill().unwrap();
+    c.wait().unwrap();
+    // The reaper cleans up once the helper is gone.
+    let mut left = true;
+    for _ in 0..100 {
+        left =
+            ws.join(".envrc").exists() || ws.join(".vscode").exists() || ws.join(".git").exists();
+        if !left {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !left,
+        "placeholders left: {:?}",
+        std::fs::read_dir(&ws)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect::<Vec<_>>()
+    );
+    // And the next run is unaffected.
+    let o = run_in(&ws, &ws, &[], &["true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+}
