@@ -125,9 +125,9 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl RunConfig {
     /// Load `path`; `Ok(None)` when it does not exist.
     pub fn load(path: &Path, base: &Path) -> Result<Option<RunConfig>, ConfigError> {
-        // A directory here is a persistence placeholder left by a killed
-        // run (see the sandbox helper): treat it as absent.
-        if path.is_dir() {
+        // Only a regular file is a config: anything else (e.g. a run's
+        // persistence placeholder, a FIFO) is treated as absent.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
             return Ok(None);
         }
         let text = match std::fs::read_to_string(path) {

@@ -5,7 +5,7 @@
 //! inside, so neither their files nor their unix sockets can be reached.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, symlink};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, symlink};
 use std::path::{Path, PathBuf};
 
 use crate::plan::{Access, FsOp};
@@ -138,12 +138,21 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
         "mount tmpfs",
         newroot,
     )?;
-    // Empty, unreadable stand-ins used to hide secrets.
+    // Empty, unreadable stand-ins used to hide secrets and to cover
+    // placeholders (a FIFO, so that opening it never blocks on a writer:
+    // mode 000 refuses the open first).
     ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
     ctx(touch(Path::new("/empty.f")), "touch", root)?;
-    for p in ["/empty.d", "/empty.f"] {
-        // SAFETY: valid NUL-terminated path literal.
+    let fifo = sys::cstr("/empty.p").expect("static path");
+    // SAFETY: valid NUL-terminated path.
+    ctx(
+        sys::check(unsafe { libc::mkfifo(fifo.as_ptr(), 0) }),
+        "mkfifo",
+        root,
+    )?;
+    for p in ["/empty.d", "/empty.f", "/empty.p"] {
         let c = sys::cstr(p).expect("static path");
+        // SAFETY: valid NUL-terminated path.
         unsafe { libc::chmod(c.as_ptr(), 0) };
     }
 
@@ -190,6 +199,10 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
                         "persistence path {} is a symlink and could not be write-protected",
                         path.display()
                     )),
+                    Ok(md) if md.file_type().is_fifo() => {
+                        // A run's placeholder: cover it with the empty FIFO.
+                        bind(Path::new("/empty.p"), &dst, false)?
+                    }
                     Ok(_) => bind(&dst.clone(), &dst, false)?,
                     Err(_) => {}
                 }
