@@ -158,50 +158,57 @@ impl Cgroup {
     }
 }
 
-/// Mode marking an empty placeholder directory made by a run (`r-x-----x`).
-pub const PLACEHOLDER_MODE: u32 = 0o501;
+/// A placeholder is a FIFO with exactly this mode (`r--------`): creating
+/// and removing one touches no data block (an empty directory costs a block
+/// allocation and, on filesystems mounted with online discard, a slow
+/// `rmdir`), and git ignores FIFOs, so `git status`/`git add -A` stay clean.
+pub const PLACEHOLDER_MODE: u32 = 0o400;
 
-/// A placeholder directory in use by this run, locked shared so that a
-/// concurrent run does not remove it while it is mounted here.
+/// A placeholder in use by this run, locked shared so that a concurrent
+/// run does not remove it while it is mounted here.
 struct Placeholder {
     path: PathBuf,
     fd: libc::c_int,
 }
 
-fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
-    use std::os::unix::fs::PermissionsExt;
+/// The metadata of `path` if it is a placeholder made by a run.
+pub fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     let md = std::fs::symlink_metadata(path).ok()?;
-    (md.is_dir() && md.permissions().mode() & 0o7777 == PLACEHOLDER_MODE).then_some(md)
+    (md.file_type().is_fifo() && md.permissions().mode() & 0o7777 == PLACEHOLDER_MODE).then_some(md)
+}
+
+fn open_placeholder(path: &Path) -> Option<libc::c_int> {
+    let c = sys::cstr(path.as_os_str()).ok()?;
+    // SAFETY: valid path. O_NONBLOCK: opening a FIFO must not wait for a writer.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        )
+    };
+    (fd >= 0).then_some(fd)
 }
 
 /// Create (or join) the placeholder at `path`; None when impossible.
 fn hold_placeholder(path: &Path) -> Option<Placeholder> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    use std::os::unix::fs::MetadataExt;
     for _ in 0..5 {
         if std::fs::symlink_metadata(path).is_err() {
-            let _ = std::fs::DirBuilder::new()
-                .mode(PLACEHOLDER_MODE)
-                .create(path);
-            // The umask may have cleared bits: set the marker mode exactly.
             let c = sys::cstr(path.as_os_str()).ok()?;
-            // SAFETY: valid path.
-            unsafe { libc::chmod(c.as_ptr(), PLACEHOLDER_MODE) };
+            // SAFETY: valid path. The umask may clear bits: chmod sets the
+            // marker mode exactly.
+            unsafe {
+                libc::mkfifo(c.as_ptr(), PLACEHOLDER_MODE);
+                libc::chmod(c.as_ptr(), PLACEHOLDER_MODE);
+            }
         }
         is_placeholder(path)?;
-        let c = sys::cstr(path.as_os_str()).ok()?;
-        // SAFETY: valid path; the fd is owned by the Placeholder.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
+        let fd = open_placeholder(path)?;
         // SAFETY: fd is open.
         unsafe { libc::flock(fd, libc::LOCK_SH) };
-        // Still the same directory (a concurrent run may have removed it)?
+        // Still the same placeholder (a concurrent run may have removed it)?
+        // SAFETY: zeroed stat is a valid buffer for fstat.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: st is a valid stat buffer.
         let ok = unsafe { libc::fstat(fd, &mut st) } == 0
@@ -224,7 +231,7 @@ fn release_placeholders(list: Vec<Placeholder>) {
         // SAFETY: fd is ours; upgrading to an exclusive lock without blocking.
         let excl = unsafe { libc::flock(p.fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if excl && is_placeholder(&p.path).is_some() {
-            let _ = std::fs::remove_dir(&p.path);
+            let _ = std::fs::remove_file(&p.path);
         }
         // SAFETY: closing our own fd (drops the lock).
         unsafe { libc::close(p.fd) };
@@ -233,8 +240,8 @@ fn release_placeholders(list: Vec<Placeholder>) {
 
 /// Decide, before any namespace exists, how each persistence path is
 /// protected: existing paths are bound read-only by init; missing ones get
-/// an empty placeholder directory (mode [`PLACEHOLDER_MODE`], bound
-/// read-only, removed after the run) so they cannot be created during it.
+/// a placeholder (a FIFO of mode [`PLACEHOLDER_MODE`], covered read-only,
+/// removed after the run) so they cannot be created during it.
 fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder> {
     use crate::plan::FsOp;
     let ws = plan.workspace.clone();
@@ -286,22 +293,31 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
     held
 }
 
-/// Start a detached process that removes the run's cgroup once this
-/// helper (and everything holding the pipe) is gone, so that neither the
-/// exit status nor the caller waits for the kernel to release the cgroup,
-/// and so that the cgroup is removed even if the helper is killed. Forked
-/// before the PID namespace exists (a dead namespace refuses new children).
-fn spawn_cgroup_reaper(parent: &Path) -> Option<()> {
-    let dir = parent.join(format!("skarn-{}", std::process::id()));
+/// Start a detached process that, once this helper and everything holding
+/// the pipe are gone, removes the run's cgroup and any placeholder the
+/// helper could not remove (because it was killed). The exit status never
+/// waits for the kernel to release the cgroup. Forked before the PID
+/// namespace exists (a dead namespace refuses new children).
+fn spawn_reaper(cgroup_parent: Option<&Path>, placeholders: &[Placeholder]) -> Option<()> {
+    let cg = cgroup_parent.map(|parent| Cgroup {
+        dir: parent.join(format!("skarn-{}", std::process::id())),
+        parent: parent.to_path_buf(),
+    });
+    let paths: Vec<PathBuf> = placeholders.iter().map(|p| p.path.clone()).collect();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
         return None;
     }
     if let Ok(0) = sys::fork() {
-        // SAFETY: setsid/open/dup2/read/close on our own descriptors.
+        // SAFETY: setsid/open/dup2/read/close on our own descriptors. The
+        // placeholder descriptors are closed so that our copy of their
+        // shared locks does not keep other runs from removing them.
         unsafe {
             libc::close(fds[1]);
+            for p in placeholders {
+                libc::close(p.fd);
+            }
             libc::setsid();
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             for fd in 0..3 {
@@ -314,11 +330,29 @@ fn spawn_cgroup_reaper(parent: &Path) -> Option<()> {
                 }
             }
         }
-        Cgroup {
-            dir,
-            parent: parent.to_path_buf(),
+        // The dead helper's descriptors (and their shared locks) may close
+        // a moment after the pipe reports EOF: retry briefly. A run still
+        // using a placeholder keeps its lock and removes it itself.
+        for p in paths.iter().filter(|p| is_placeholder(p).is_some()) {
+            let Some(fd) = open_placeholder(p) else {
+                continue;
+            };
+            for _ in 0..50 {
+                // SAFETY: fd is open; non-blocking exclusive lock attempt.
+                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    if is_placeholder(p).is_some() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            // SAFETY: closing our own fd.
+            unsafe { libc::close(fd) };
         }
-        .remove();
+        if let Some(cg) = cg {
+            cg.remove();
+        }
         sys::exit_now(0)
     }
     // SAFETY: the helper keeps only the write end (close-on-exec).
@@ -342,20 +376,6 @@ fn run(mut plan: Plan) -> i32 {
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
-    let cgroup = match &plan.cgroup {
-        Some((dir, max)) => {
-            match spawn_cgroup_reaper(dir).and_then(|_| Cgroup::create(dir, *max).ok()) {
-                Some(c) => Some(c),
-                None => {
-                    plan.report
-                        .degrade("pids cgroup could not be created: max_procs NOT enforced");
-                    None
-                }
-            }
-        }
-        None => None,
-    };
-
     // Namespaces (everything but the mount namespace, which init creates so
     // that this process keeps the host view for clean-up).
     let ns = plan.ns;
@@ -375,6 +395,23 @@ fn run(mut plan: Plan) -> i32 {
         prepare_protect(&mut plan, &mut notes)
     } else {
         Vec::new()
+    };
+    let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
+    let reaper = if cg_parent.is_some() || !created.is_empty() {
+        spawn_reaper(cg_parent.as_deref(), &created)
+    } else {
+        Some(())
+    };
+    let cgroup = match &plan.cgroup {
+        Some((dir, max)) => match reaper.and_then(|_| Cgroup::create(dir, *max).ok()) {
+            Some(c) => Some(c),
+            None => {
+                plan.report
+                    .degrade("pids cgroup could not be created: max_procs NOT enforced");
+                None
+            }
+        },
+        None => None,
     };
     if flags != 0 {
         let r = sys::unshare(flags).and_then(|_| {
@@ -400,7 +437,6 @@ fn run(mut plan: Plan) -> i32 {
                     p.report.removed_env = removed;
                     p.report
                         .degrade(format!("creating namespaces failed at run time: {e}"));
-                    p.cgroup = None;
                     if let Some(c) = cgroup {
                         c.remove();
                     }

@@ -232,6 +232,20 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         policy.net = NetPolicy::parse(n).expect("clap validated");
         policy.sources.insert("net".into(), "--net".into());
     }
+    // Name resolution with host networking: /etc/resolv.conf is often a
+    // symlink into /run (systemd-resolved), which is not granted otherwise.
+    if matches!(policy.net, NetPolicy::AllowOutbound | NetPolicy::AllowAll) {
+        let rc = Path::new("/etc/resolv.conf");
+        if rc.is_symlink() {
+            if let Ok(target) = std::fs::canonicalize(rc) {
+                if !target.starts_with("/etc") {
+                    policy
+                        .read
+                        .push(Grant::new(target, "default (DNS for --net)"));
+                }
+            }
+        }
+    }
     for (key, v, slot) in [
         ("timeout", args.timeout, &mut policy.limits.timeout_secs),
         ("memory", args.memory, &mut policy.limits.memory_mb),
