@@ -23,11 +23,13 @@ mod alloc;
 pub mod bridge;
 mod convert;
 mod engine;
+mod host;
 pub mod limits;
 mod logs;
 pub mod outcome;
 mod position;
 mod prepare;
+mod report;
 pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
