@@ -64,7 +64,13 @@ fn deep_nesting_just_under_the_bound_never_crashes() {
             levels = levels * 9 / 10;
         }
         let code = deep(kind, levels);
-        let out = run(&code);
+        // Generous deadline: some pathological shapes take the (debug)
+        // front end seconds; this test is about never crashing.
+        let out = run_with(
+            &code,
+            std::sync::Arc::new(skarn_codemode::bridge::NoServers),
+            &limits_ms(600_000),
+        );
         if let Err(e) = &out.result {
             assert!(
                 matches!(
