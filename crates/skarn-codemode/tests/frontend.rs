@@ -43,13 +43,59 @@ fn deep(kind: &str, levels: usize) -> String {
             ">".repeat(levels)
         ),
         "assign" => format!("let a; return {}1", "a=".repeat(levels)),
+        "function" => format!(
+            "return {}1{}",
+            "function(){return ".repeat(levels),
+            "}".repeat(levels)
+        ),
+        "class" => format!(
+            "return {}1{}",
+            "class{m(){return ".repeat(levels),
+            "}}".repeat(levels)
+        ),
+        "spread" => format!("return {}[]{}", "[...".repeat(levels), "]".repeat(levels)),
+        "optional" => format!("const a = {{}}; return a{}", "?.b".repeat(levels)),
+        "arrow_block" => format!(
+            "return {}1{}",
+            "()=>{return ".repeat(levels),
+            "}".repeat(levels)
+        ),
+        "ts_as" => format!("return 1{}", " as any".repeat(levels)),
+        "union" => format!(
+            "let x: {}string{} = 1; return x",
+            "(number|".repeat(levels),
+            ")".repeat(levels)
+        ),
         _ => unreachable!(),
     }
 }
 
 const KINDS: &[&str] = &[
-    "paren", "array", "object", "block", "not", "typeof", "plus", "member", "call", "arrow",
-    "ternary", "if", "template", "await", "new", "label", "type", "assign",
+    "paren",
+    "array",
+    "object",
+    "block",
+    "not",
+    "typeof",
+    "plus",
+    "member",
+    "call",
+    "arrow",
+    "ternary",
+    "if",
+    "template",
+    "await",
+    "new",
+    "label",
+    "type",
+    "assign",
+    "function",
+    "class",
+    "spread",
+    "optional",
+    "arrow_block",
+    "ts_as",
+    "union",
 ];
 
 #[test]
