@@ -17,7 +17,7 @@ use crate::outcome::{ErrorKind, ExecError};
 use crate::position::SourceMap;
 
 pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
@@ -39,9 +39,9 @@ pub(crate) fn memory_error(limits: &Limits) -> ExecError {
 }
 
 pub(crate) fn fmt_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")

@@ -1,3 +1,143 @@
 //! skarn-gateway: the MCP gateway with the Code Mode surface.
 //!
-//! (Skeleton: lands with issue 4.)
+//! `skarn serve` is one MCP server (stdio or Streamable HTTP) in front of
+//! the downstream MCP servers listed in `skarn.toml`. Instead of forwarding
+//! every downstream schema, it offers a constant surface: `search`,
+//! `read_tool_docs` and `execute` (a Code Mode script whose
+//! `skarn.callTool` reaches the downstream servers), plus, with
+//! `passthrough = true`, the namespaced downstream tools themselves.
+//!
+//! What it guarantees:
+//! - `initialize` is answered at once; downstream servers start in
+//!   parallel in the background, each bounded by its start timeout, and a
+//!   slow server only delays its own tools.
+//! - Every downstream call has a timeout; a failed, crashed or hung server
+//!   is reported by name with its cause and never takes the gateway down; a
+//!   crashed stdio server is restarted (with backoff) on the next call.
+//! - Every stdio child runs in its own process group with a parent-death
+//!   signal; every group is killed when the gateway shuts down.
+//! - Configuration errors name file:line:column.
+//!
+//! Built on the official `rmcp` SDK for both the server and client sides.
+
+pub mod bridge;
+pub mod config;
+pub mod downstream;
+pub mod exec;
+pub mod gateway;
+pub mod http;
+pub mod init;
+pub mod search;
+pub mod server;
+pub mod stdio;
+mod tls;
+pub mod tsig;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use config::{Config, ConfigError, Isolation};
+pub use gateway::{Gateway, ServerHealth};
+pub use server::{GatewayServer, INSTRUCTIONS};
+use skarn_codemode::ToolBridge;
+
+/// Errors of the library's entry points.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot start the gateway runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// A running gateway with its own runtime. Dropping it stops every
+/// downstream server and kills their process groups.
+pub struct GatewayHandle {
+    gw: Arc<Gateway>,
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for GatewayHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayHandle")
+            .field("gateway", &self.gw)
+            .finish()
+    }
+}
+
+impl GatewayHandle {
+    /// Load `path`, start every downstream server in the background on a
+    /// dedicated runtime, and return at once.
+    pub fn start(config: Config) -> Result<GatewayHandle, GatewayError> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("skarn-gateway")
+            .enable_all()
+            .build()
+            .map_err(GatewayError::Runtime)?;
+        let gw = Gateway::new(config);
+        {
+            let _enter = rt.enter();
+            gw.start();
+        }
+        Ok(GatewayHandle { gw, rt: Some(rt) })
+    }
+
+    /// The gateway.
+    pub fn gateway(&self) -> &Arc<Gateway> {
+        &self.gw
+    }
+
+    /// A bridge for `skarn_codemode::execute`.
+    pub fn bridge(&self) -> Arc<dyn ToolBridge> {
+        let handle = self.rt.as_ref().expect("runtime alive").handle().clone();
+        Arc::new(bridge::GatewayBridge::new(self.gw.clone(), handle))
+    }
+
+    /// Block until no server is still starting (bounded by `max`).
+    pub fn settle(&self, max: Duration) {
+        if let Some(rt) = &self.rt {
+            rt.block_on(self.gw.settle(max));
+        }
+    }
+}
+
+impl Drop for GatewayHandle {
+    fn drop(&mut self) {
+        self.gw.shutdown();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(Duration::from_millis(500));
+        }
+    }
+}
+
+/// A connected [`ToolBridge`] over the servers configured in `path`, for
+/// `skarn exec --config`. Keep the handle alive while scripts run; calls to
+/// a server that is still starting wait for it (bounded by its start
+/// timeout).
+pub fn bridge_from_config(
+    path: &Path,
+) -> Result<(Arc<dyn ToolBridge>, GatewayHandle), GatewayError> {
+    let config = Config::load(path)?;
+    let handle = GatewayHandle::start(config)?;
+    Ok((handle.bridge(), handle))
+}
+
+/// Start every server configured in `path`, wait until each is ready or has
+/// failed (bounded by the start timeouts), and report each by name with
+/// its health, cause and tool count. Every child is stopped before it
+/// returns.
+pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
+    let config = Config::load(path)?;
+    let max = config
+        .servers
+        .iter()
+        .map(|s| s.start_timeout)
+        .max()
+        .unwrap_or_default()
+        + Duration::from_millis(500);
+    let handle = GatewayHandle::start(config)?;
+    handle.settle(max);
+    Ok(handle.gateway().health())
+}

@@ -1,10 +1,395 @@
-//! `skarn doctor` (skeleton; built by its issue).
+//! `skarn doctor`: what this host enforces, and (`--self-test`) real escape
+//! attempts through the sandbox against listeners started on the host.
 
-use std::process::ExitCode;
+use std::io::Read;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use serde::Serialize;
+use skarn_sandbox::{HostFacts, NetPolicy, Policy};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Print the findings as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Really attempt escapes through the sandbox and report blocked/ESCAPED
+    /// for each; exits 1 if anything escaped.
+    #[arg(long)]
+    pub self_test: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`skarn doctor` is not built yet")
+#[derive(Debug, Serialize)]
+struct Findings {
+    backend: &'static str,
+    arch: String,
+    uid: u32,
+    landlock_abi: u32,
+    seccomp: bool,
+    user_namespaces: bool,
+    namespaces: Vec<(String, bool)>,
+    pids_cgroup: Option<String>,
+    status: skarn_sandbox::Status,
+    net_policies: Vec<(String, Vec<String>)>,
+    degraded: Vec<String>,
+    seccomp_denied: Vec<String>,
+}
+
+fn findings() -> Findings {
+    let host = HostFacts::probe();
+    let kinds = skarn_sandbox::ns::probe_kinds(host.needs_userns);
+    let userns = kinds.iter().any(|(n, ok)| *n == "user" && *ok);
+    let namespaces = kinds
+        .into_iter()
+        .map(|(n, ok)| (n.to_string(), ok))
+        .collect();
+    let ws = std::env::temp_dir();
+    let argv = vec!["true".into()];
+    let mut net_policies = Vec::new();
+    let mut degraded = Vec::new();
+    let mut status = skarn_sandbox::Status::NotEnforced;
+    for net in [
+        NetPolicy::DenyAll,
+        NetPolicy::AllowLoopback,
+        NetPolicy::AllowOutbound,
+        NetPolicy::AllowAll,
+    ] {
+        let mut p = Policy::new(&ws);
+        p.net = net;
+        match skarn_sandbox::plan(&p, &host, &argv) {
+            Ok(plan) => {
+                let notes: Vec<String> = plan
+                    .report
+                    .notes
+                    .iter()
+                    .filter(|n| n.starts_with("net ") || n.contains("net "))
+                    .cloned()
+                    .collect();
+                if net == NetPolicy::DenyAll {
+                    status = plan.report.status;
+                    degraded = plan
+                        .report
+                        .notes
+                        .iter()
+                        .filter(|n| !n.starts_with("net deny: empty"))
+                        .cloned()
+                        .collect();
+                }
+                net_policies.push((net.as_str().to_string(), notes));
+            }
+            Err(e) => net_policies.push((net.as_str().to_string(), vec![e.to_string()])),
+        }
+    }
+    Findings {
+        backend: "linux",
+        arch: host.arch.clone(),
+        uid: host.uid,
+        landlock_abi: host.landlock_abi,
+        seccomp: host.seccomp,
+        user_namespaces: userns,
+        namespaces,
+        pids_cgroup: host.cgroup_pids.as_ref().map(|p| p.display().to_string()),
+        status,
+        net_policies,
+        degraded,
+        seccomp_denied: skarn_sandbox::seccomp::DENY_LIST
+            .iter()
+            .map(|r| r.name.to_string())
+            .collect(),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let f = findings();
+    if args.json && !args.self_test {
+        println!("{}", serde_json::to_string_pretty(&f)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.json {
+        println!("backend: {} ({})", f.backend, f.arch);
+        println!("status of the default policy: {:?}", f.status);
+        println!(
+            "landlock: {}",
+            if f.landlock_abi > 0 {
+                format!("ABI {}", f.landlock_abi)
+            } else {
+                "unavailable".into()
+            }
+        );
+        println!(
+            "seccomp-bpf: {}",
+            if f.seccomp {
+                "available"
+            } else {
+                "unavailable"
+            }
+        );
+        println!(
+            "user namespaces: {}",
+            if f.user_namespaces {
+                "work"
+            } else {
+                "unavailable"
+            }
+        );
+        for (n, ok) in &f.namespaces {
+            println!("  {n} namespace: {}", if *ok { "works" } else { "FAILS" });
+        }
+        println!(
+            "pids cgroup: {}",
+            f.pids_cgroup
+                .as_deref()
+                .unwrap_or("none (max_procs via RLIMIT_NPROC)")
+        );
+        println!("net policies on this host:");
+        for (n, notes) in &f.net_policies {
+            println!("  {n}: {}", notes.join("; "));
+        }
+        if f.degraded.is_empty() {
+            println!("degraded: nothing");
+        } else {
+            for d in &f.degraded {
+                println!("degraded: {d}");
+            }
+        }
+        println!("seccomp denies: {}", f.seccomp_denied.join(" "));
+    }
+    if !args.self_test {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let results = self_test()?;
+    let escaped = results.iter().filter(|r| r.escaped).count();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "findings": f, "self_test": results })
+            )?
+        );
+    } else {
+        println!("self-test:");
+        for r in &results {
+            println!(
+                "  {:<8} {:<58} {}",
+                if r.escaped { "ESCAPED" } else { "blocked" },
+                r.attempt,
+                r.detail
+            );
+        }
+        println!("self-test: {} attempts, {} escaped", results.len(), escaped);
+    }
+    Ok(if escaped == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct Attempt {
+    attempt: String,
+    escaped: bool,
+    detail: String,
+}
+
+struct Scratch(PathBuf);
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sandboxed(exe: &Path, root: &Path, net: &str, extra: &[&str], probe: &[&str]) -> (i32, String) {
+    let out = Command::new(exe)
+        .arg("run")
+        .arg("--no-config")
+        .arg("--preset")
+        .arg("none")
+        .arg("--workspace")
+        .arg(root.join("ws"))
+        .arg("--net")
+        .arg(net)
+        .arg("--exec")
+        .arg(exe)
+        .args(extra)
+        .arg("--")
+        .arg(exe)
+        .arg("__sandbox-helper")
+        .arg("probe")
+        .args(probe)
+        .env("HOME", root.join("home"))
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) => (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+        ),
+        Err(e) => (-1, e.to_string()),
+    }
+}
+
+/// The probe's own view, worded so it is not mistaken for the verdict
+/// (which is always decided from outside).
+fn first_line(s: &str) -> String {
+    let l = s.lines().next().unwrap_or("");
+    let l = if let Some(r) = l.strip_prefix("ESCAPED ") {
+        format!("inside: succeeded: {r}")
+    } else if let Some(r) = l.strip_prefix("blocked ") {
+        format!("inside: failed: {r}")
+    } else {
+        format!("inside: {l}")
+    };
+    l.chars().take(90).collect()
+}
+
+fn self_test() -> anyhow::Result<Vec<Attempt>> {
+    use std::net::{TcpListener, UdpSocket};
+    let exe = std::fs::canonicalize("/proc/self/exe")?;
+    let root = std::env::temp_dir().join(format!("skarn-selftest-{}", std::process::id()));
+    std::fs::create_dir_all(&root)?;
+    let scratch = Scratch(root.clone());
+    for d in ["ws", "outside", "home/.ssh", "sock"] {
+        std::fs::create_dir_all(root.join(d))?;
+    }
+    let secret = "skarn-selftest-SECRET-7f3a";
+    std::fs::write(root.join("home/.ssh/id_ed25519"), secret)?;
+    let tcp = TcpListener::bind("127.0.0.1:0")?;
+    tcp.set_nonblocking(true)?;
+    let tcp_addr = tcp.local_addr()?.to_string();
+    let udp = UdpSocket::bind("127.0.0.1:0")?;
+    udp.set_nonblocking(true)?;
+    let udp_addr = udp.local_addr()?.to_string();
+    let sock_path = root.join("sock/host.sock");
+    let unix = UnixListener::bind(&sock_path)?;
+    unix.set_nonblocking(true)?;
+    let abs_name = format!("skarn-selftest-{}", std::process::id());
+    let abs = {
+        use std::os::linux::net::SocketAddrExt;
+        let a = std::os::unix::net::SocketAddr::from_abstract_name(abs_name.as_bytes())?;
+        UnixListener::bind_addr(&a)?
+    };
+    abs.set_nonblocking(true)?;
+    let mut victim = Command::new("sleep")
+        .arg("120")
+        .stdin(Stdio::null())
+        .spawn()?;
+    let victim_pid = victim.id().to_string();
+
+    let tcp_got = |l: &TcpListener| l.accept().is_ok();
+    let unix_got = |l: &UnixListener| -> bool {
+        match l.accept() {
+            Ok((mut s, _)) => {
+                let mut b = Vec::new();
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+                let _ = s.read_to_end(&mut b);
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let mut out = Vec::new();
+    let mut push = |attempt: &str, escaped: bool, detail: String| {
+        out.push(Attempt {
+            attempt: attempt.into(),
+            escaped,
+            detail,
+        })
+    };
+    let r = |s: &str| root.join(s).display().to_string();
+
+    let target = r("outside/escape.txt");
+    let (_, o) = sandboxed(&exe, &root, "deny", &[], &["write", &target]);
+    push(
+        "write a file outside the workspace",
+        Path::new(&target).exists(),
+        first_line(&o),
+    );
+
+    let target = r("home/planted");
+    let home = r("home");
+    let (_, o) = sandboxed(&exe, &root, "deny", &["--read", &home], &["write", &target]);
+    push(
+        "write into a read-only grant",
+        Path::new(&target).exists(),
+        first_line(&o),
+    );
+
+    let key = r("home/.ssh/id_ed25519");
+    let (_, o) = sandboxed(&exe, &root, "deny", &["--read", &home], &["read", &key]);
+    push(
+        "read ~/.ssh key inside a granted home",
+        o.contains(secret),
+        first_line(&o),
+    );
+
+    for net in ["deny", "loopback"] {
+        let (_, o) = sandboxed(&exe, &root, net, &[], &["tcp", &tcp_addr]);
+        push(
+            &format!("TCP to a host listener (--net {net})"),
+            tcp_got(&tcp),
+            first_line(&o),
+        );
+    }
+    for net in ["deny", "loopback"] {
+        let (_, o) = sandboxed(&exe, &root, net, &[], &["udp", &udp_addr]);
+        let mut b = [0u8; 64];
+        push(
+            &format!("UDP to a host socket (--net {net})"),
+            udp.recv(&mut b).is_ok(),
+            first_line(&o),
+        );
+    }
+    for net in ["deny", "loopback", "outbound"] {
+        let (_, o) = sandboxed(&exe, &root, net, &[], &["abstract", &abs_name]);
+        push(
+            &format!("abstract unix socket on the host (--net {net})"),
+            unix_got(&abs),
+            first_line(&o),
+        );
+    }
+    for net in ["deny", "outbound"] {
+        let sp = sock_path.display().to_string();
+        let (_, o) = sandboxed(&exe, &root, net, &[], &["unix", &sp]);
+        push(
+            &format!("pathname unix socket outside grants (--net {net})"),
+            unix_got(&unix),
+            first_line(&o),
+        );
+    }
+    let (_, o) = sandboxed(&exe, &root, "outbound", &[], &["tcp-bind", "0.0.0.0:0"]);
+    push(
+        "inbound TCP bind (--net outbound)",
+        o.starts_with("ESCAPED"),
+        first_line(&o),
+    );
+    for net in ["deny", "outbound"] {
+        let (_, o) = sandboxed(&exe, &root, net, &[], &["kill", &victim_pid]);
+        let alive = victim.try_wait().map(|s| s.is_none()).unwrap_or(false);
+        push(
+            &format!("signal a host process (--net {net})"),
+            !alive,
+            first_line(&o),
+        );
+    }
+    let (_, o) = sandboxed(&exe, &root, "outbound", &[], &["ptrace", &victim_pid]);
+    push(
+        "ptrace a host process",
+        o.starts_with("ESCAPED"),
+        first_line(&o),
+    );
+    for (name, probe) in [
+        ("io_uring_setup", "io_uring"),
+        ("unshare a new user namespace", "unshare"),
+        ("ioctl TIOCLINUX (seccomp)", "tioclinux"),
+    ] {
+        let (_, o) = sandboxed(&exe, &root, "deny", &[], &[probe, ""]);
+        push(name, o.starts_with("ESCAPED"), first_line(&o));
+    }
+    let _ = victim.kill();
+    let _ = victim.wait();
+    drop(scratch);
+    Ok(out)
 }

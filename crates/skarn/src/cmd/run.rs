@@ -1,10 +1,344 @@
-//! `skarn run` (skeleton; built by its issue).
+//! `skarn run [OPTIONS] -- CMD [ARGS...]`: run one command inside the
+//! kernel-enforced sandbox (see `skarn-sandbox`).
 
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use anyhow::{Context, bail};
+use skarn_sandbox::config::{RunConfig, expand_path};
+use skarn_sandbox::plan::ReportFormat;
+use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, presets};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`skarn run` is not built yet")
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Run a command inside the kernel-enforced sandbox",
+    after_help = "Config: [run] in <workspace>/skarn.toml and ~/.config/skarn/config.toml \
+                  (flags override files). Exit status: the command's own (128+N for signal N); \
+                  124 timeout; 126 not executable; 127 not found; 2 usage or set-up error."
+)]
+pub struct Args {
+    /// Read-write workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    #[command(flatten)]
+    pub grants: Boxed<Grants>,
+    /// Network policy [default: deny].
+    #[arg(long, value_name = "POLICY", value_parser = ["deny", "loopback", "outbound", "all"])]
+    pub net: Option<String>,
+    /// Kill the whole process tree after SECS seconds, exit 124 (0 = no limit) [default: 3600].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Per-process memory (data) limit in MiB (0 = no limit) [default: 8192].
+    #[arg(long, value_name = "MB")]
+    pub memory: Option<u64>,
+    /// Maximum number of processes (0 = no limit) [default: 1024].
+    #[arg(long, value_name = "N")]
+    pub max_procs: Option<u64>,
+    /// Largest file the command may write, in MiB (0 = no limit) [default: 4096].
+    #[arg(long, value_name = "MB")]
+    pub max_file_size: Option<u64>,
+    /// Let the command write persistence paths of the workspace (.git/hooks, .envrc, ...).
+    #[arg(long)]
+    pub no_protect_persistence: bool,
+    /// Run with whatever confinement remains even if none can be enforced.
+    #[arg(long)]
+    pub fail_open: bool,
+    /// Ignore skarn.toml and ~/.config/skarn/config.toml.
+    #[arg(long)]
+    pub no_config: bool,
+    /// Run the command UNCONFINED (no sandbox at all).
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// Print the restriction report on stderr after the run.
+    #[arg(long)]
+    pub report: bool,
+    /// Print the restriction report as one JSON line on stderr after the run.
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Grant-related flags (boxed to keep the subcommand enum small).
+#[derive(Debug, clap::Args)]
+pub struct Grants {
+    /// Grant read-only access to PATH (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub read: Vec<PathBuf>,
+    /// Grant read-write access to PATH (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub write: Vec<PathBuf>,
+    /// Grant read+execute access to PATH (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub exec: Vec<PathBuf>,
+    /// Never allow reading PATH, even under a granted directory (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub deny_read: Vec<PathBuf>,
+    /// Toolchain preset: auto (detect from workspace files), none, rust, node, python (repeatable) [default: auto].
+    #[arg(long, value_name = "NAME")]
+    pub preset: Vec<String>,
+    /// Keep the secret-looking environment variable NAME (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub allow_env: Vec<String>,
+}
+
+/// A boxed flattened argument group.
+#[derive(Debug)]
+pub struct Boxed<T>(pub Box<T>);
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Boxed<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(|t| Boxed(Box::new(t)))
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
+    }
+}
+
+impl<T: clap::Args> clap::Args for Boxed<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        T::augment_args(cmd)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        T::augment_args_for_update(cmd)
+    }
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
+fn abs(p: &Path, cwd: &Path) -> PathBuf {
+    skarn_sandbox::config::normalize(&cwd.join(p))
+}
+
+/// Build the policy from defaults, config files and flags.
+pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let ws_arg = args.workspace.clone().unwrap_or_else(|| cwd.clone());
+    let ws = std::fs::canonicalize(&ws_arg)
+        .with_context(|| format!("workspace {} does not exist", ws_arg.display()))?;
+    if !ws.is_dir() {
+        bail!("workspace {} is not a directory", ws.display());
+    }
+    let mut policy = Policy::new(&ws);
+    let home = home();
+    let real_cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd.clone());
+    if real_cwd.starts_with(&ws) {
+        policy.cwd = Some(real_cwd);
+    }
+
+    // Config files: user first, then workspace (later scalars win, lists add up).
+    let mut configs = Vec::new();
+    if !args.no_config {
+        if let Some(h) = &home {
+            let f = h.join(".config/skarn/config.toml");
+            if let Some(c) = RunConfig::load(&f, h)? {
+                configs.push(c);
+            }
+        }
+        if let Some(c) = RunConfig::load(&ws.join("skarn.toml"), &ws)? {
+            configs.push(c);
+        }
+    }
+    let mut preset_names: Vec<(String, String)> = Vec::new();
+    for c in &configs {
+        let r = &c.run;
+        for (list, dst) in [
+            (&r.read, &mut policy.read),
+            (&r.write, &mut policy.write),
+            (&r.exec, &mut policy.exec),
+            (&r.deny_read, &mut policy.deny_read),
+        ] {
+            for v in list {
+                dst.push(Grant::new(
+                    c.resolve(v.get_ref(), home.as_deref()),
+                    c.at(v.span()),
+                ));
+            }
+        }
+        if let Some(n) = &r.net {
+            policy.net = NetPolicy::parse(n.get_ref()).ok_or_else(|| {
+                c.error(
+                    n.span(),
+                    format!(
+                        "net must be deny, loopback, outbound or all, not {:?}",
+                        n.get_ref()
+                    ),
+                )
+            })?;
+            policy.sources.insert("net".into(), c.at(n.span()));
+        }
+        if let Some(p) = &r.preset {
+            preset_names.clear();
+            let list = match p {
+                skarn_sandbox::config::OneOrMany::One(s) => vec![s.clone()],
+                skarn_sandbox::config::OneOrMany::Many(v) => v.clone(),
+            };
+            for s in list {
+                check_preset(s.get_ref()).map_err(|m| c.error(s.span(), m))?;
+                preset_names.push((s.get_ref().clone(), c.at(s.span())));
+            }
+        }
+        for (key, v, slot) in [
+            ("timeout", &r.timeout, &mut policy.limits.timeout_secs),
+            ("memory", &r.memory, &mut policy.limits.memory_mb),
+            ("max_procs", &r.max_procs, &mut policy.limits.max_procs),
+            (
+                "max_file_size",
+                &r.max_file_size,
+                &mut policy.limits.max_file_size_mb,
+            ),
+        ] {
+            if let Some(v) = v {
+                *slot = (*v.get_ref() != 0).then_some(*v.get_ref());
+                policy.sources.insert(key.into(), c.at(v.span()));
+            }
+        }
+        policy.allow_env.extend(r.allow_env.iter().cloned());
+        if let Some(b) = r.protect_persistence {
+            policy.protect_persistence = b;
+        }
+        if let Some(b) = r.fail_closed {
+            policy.fail_closed = b;
+        }
+    }
+
+    // Flags.
+    for (list, dst, name) in [
+        (&args.grants.0.read, &mut policy.read, "--read"),
+        (&args.grants.0.write, &mut policy.write, "--write"),
+        (&args.grants.0.exec, &mut policy.exec, "--exec"),
+    ] {
+        for p in list {
+            let a = abs(p, &cwd);
+            if std::fs::symlink_metadata(&a).is_err() {
+                bail!("{name} {}: no such file or directory", p.display());
+            }
+            dst.push(Grant::new(a, name));
+        }
+    }
+    for p in &args.grants.0.deny_read {
+        policy
+            .deny_read
+            .push(Grant::new(abs(p, &cwd), "--deny-read"));
+    }
+    if let Some(n) = &args.net {
+        policy.net = NetPolicy::parse(n).expect("clap validated");
+        policy.sources.insert("net".into(), "--net".into());
+    }
+    for (key, v, slot) in [
+        ("timeout", args.timeout, &mut policy.limits.timeout_secs),
+        ("memory", args.memory, &mut policy.limits.memory_mb),
+        ("max_procs", args.max_procs, &mut policy.limits.max_procs),
+        (
+            "max_file_size",
+            args.max_file_size,
+            &mut policy.limits.max_file_size_mb,
+        ),
+    ] {
+        if let Some(v) = v {
+            *slot = (v != 0).then_some(v);
+            policy
+                .sources
+                .insert(key.into(), format!("--{}", key.replace('_', "-")));
+        }
+    }
+    policy
+        .allow_env
+        .extend(args.grants.0.allow_env.iter().cloned());
+    if args.no_protect_persistence {
+        policy.protect_persistence = false;
+    }
+    if args.fail_open {
+        policy.fail_closed = false;
+    }
+    if !args.grants.0.preset.is_empty() {
+        preset_names.clear();
+        for p in &args.grants.0.preset {
+            check_preset(p).map_err(anyhow::Error::msg)?;
+            preset_names.push((p.clone(), "--preset".into()));
+        }
+    }
+    if preset_names.is_empty() {
+        preset_names.push(("auto".into(), "default".into()));
+    }
+    if let Some(h) = &home {
+        for (name, src) in &preset_names {
+            match name.as_str() {
+                "none" => {}
+                "auto" => {
+                    for d in presets::detect(&ws) {
+                        presets::apply(&mut policy, d, h, &format!("detected, {src}"));
+                    }
+                }
+                n => {
+                    presets::apply(&mut policy, n, h, src);
+                }
+            }
+        }
+    }
+    // Config paths are taken as written; make sure they are absolute.
+    for g in policy
+        .read
+        .iter_mut()
+        .chain(policy.write.iter_mut())
+        .chain(policy.exec.iter_mut())
+        .chain(policy.deny_read.iter_mut())
+    {
+        if !g.path.is_absolute() {
+            g.path = expand_path(&g.path.to_string_lossy(), &cwd, home.as_deref());
+        }
+    }
+    Ok(policy)
+}
+
+fn check_preset(p: &str) -> Result<(), String> {
+    if p == "auto" || p == "none" || presets::PRESETS.contains(&p) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown preset {p:?} (expected auto, none, rust, node or python)"
+        ))
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let policy = build_policy(&args)?;
+    let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    if args.no_sandbox {
+        eprintln!(
+            "skarn: WARNING: --no-sandbox: `{}` runs UNCONFINED: full access to your files, \
+             network and processes",
+            args.command[0].to_string_lossy()
+        );
+        let err = std::process::Command::new(&args.command[0])
+            .args(&args.command[1..])
+            .exec();
+        let code = if err.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        };
+        eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
+        return Ok(ExitCode::from(code));
+    }
+    let host = HostFacts::probe();
+    let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
+    plan.report.removed_env = removed;
+    plan.report_format = if args.json {
+        ReportFormat::Json
+    } else if args.report {
+        ReportFormat::Text
+    } else {
+        ReportFormat::None
+    };
+    let mut cmd = skarn_sandbox::launch::helper_command(Path::new("/proc/self/exe"), &plan, &env)?;
+    let err = cmd.exec();
+    bail!("cannot start the sandbox helper: {err}")
 }

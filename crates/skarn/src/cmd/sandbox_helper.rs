@@ -1,9 +1,18 @@
-//! Hidden entry `sandbox_helper` (skeleton; built by its issue).
+//! Hidden entry `__sandbox-helper`: the fresh single-threaded helper that
+//! builds the confinement and execs the target (logic in
+//! `skarn_sandbox::helper`). `__sandbox-helper probe KIND ARG` runs one
+//! escape probe instead (used inside the sandbox by `skarn doctor
+//! --self-test` and by the tests).
 
 use std::process::ExitCode;
 
 /// Entered from `main` before any thread exists.
 pub fn main() -> ExitCode {
-    eprintln!("skarn: internal entry point not built yet");
-    ExitCode::from(125)
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    let code = if args.first().map(String::as_str) == Some("probe") {
+        skarn_sandbox::probe::run_probe(&args[1..])
+    } else {
+        skarn_sandbox::helper::helper_main()
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
 }

@@ -1,10 +1,148 @@
-//! `skarn serve` (skeleton; built by its issue).
+//! `skarn serve`: the MCP gateway over stdio (default) or Streamable HTTP.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+use anyhow::{Context, bail};
+use skarn_gateway::{Config, Gateway, Isolation};
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`skarn serve` is not built yet")
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The gateway configuration (see `skarn init`).
+    #[arg(long, short = 'c', env = "SKARN_CONFIG", default_value = "skarn.toml")]
+    pub config: PathBuf,
+
+    /// Serve Streamable HTTP on ADDR (HOST:PORT, or PORT for 127.0.0.1:PORT)
+    /// at path /mcp instead of stdio. Requests need the bearer token.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+
+    /// Environment variable holding the HTTP bearer token; when it is unset
+    /// a random token is generated and printed once on stderr.
+    #[arg(long, value_name = "VAR", default_value = "SKARN_HTTP_TOKEN")]
+    pub token_env: String,
+
+    /// Where `execute` runs scripts (overrides [gateway] isolation).
+    #[arg(long, value_name = "MODE", value_parser = parse_isolation)]
+    pub isolation: Option<Isolation>,
+
+    /// Also expose every downstream tool as <server>__<tool>
+    /// (overrides [gateway] passthrough).
+    #[arg(long)]
+    pub passthrough: bool,
+}
+
+fn parse_isolation(s: &str) -> Result<Isolation, String> {
+    let i: Isolation = s.parse()?;
+    if i == Isolation::Worker {
+        return Err("\"worker\" is not available in this build (use auto or in_process)".into());
+    }
+    Ok(i)
+}
+
+fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    s.parse::<SocketAddr>()
+        .with_context(|| format!("--http {s:?}: expected HOST:PORT (e.g. 127.0.0.1:8931) or PORT"))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut config = Config::load(&args.config).map_err(|e| {
+        if !args.config.exists() {
+            anyhow::anyhow!("{e} (create one with `skarn init`)")
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })?;
+    if let Some(i) = args.isolation {
+        config.gateway.isolation = i;
+    }
+    if args.passthrough {
+        config.gateway.passthrough = true;
+    }
+    let addr = args.http.as_deref().map(parse_addr).transpose()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = rt.block_on(async move {
+        let gw = Gateway::new(config);
+        gw.start();
+        let r = match addr {
+            None => serve_stdio(gw.clone()).await,
+            Some(addr) => serve_http(gw.clone(), addr, &args.token_env).await,
+        };
+        gw.shutdown();
+        r
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Resolves when SIGINT, SIGTERM or SIGHUP arrives.
+async fn signalled() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut hup = signal(SignalKind::hangup()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    tokio::select! {
+        _ = recv(&mut term) => {}
+        _ = recv(&mut hup) => {}
+        _ = recv(&mut int) => {}
+    }
+}
+
+async fn serve_stdio(gw: std::sync::Arc<Gateway>) -> anyhow::Result<()> {
+    tokio::select! {
+        r = skarn_gateway::stdio::serve_stdio(gw) => r.context("stdio transport failed")?,
+        _ = signalled() => {}
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    gw: std::sync::Arc<Gateway>,
+    addr: SocketAddr,
+    token_env: &str,
+) -> anyhow::Result<()> {
+    let token = match std::env::var(token_env) {
+        Ok(t) if !t.trim().is_empty() => t.trim().to_owned(),
+        Ok(_) => bail!("{token_env} is set but empty"),
+        Err(_) => {
+            let t = skarn_gateway::http::generate_token();
+            eprintln!("skarn: bearer token (set {token_env} to choose your own): {t}");
+            t
+        }
+    };
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "skarn: warning: listening on non-loopback address {addr}; anyone who can reach it and holds the token can run tools"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr()?;
+    eprintln!("skarn: serving MCP (Streamable HTTP) at http://{local}/mcp");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopper = stop.clone();
+    tokio::spawn(async move {
+        signalled().await;
+        stopper.cancel();
+    });
+    skarn_gateway::http::serve_http(gw, listener, token, stop)
+        .await
+        .context("HTTP server failed")
 }

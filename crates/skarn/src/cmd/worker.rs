@@ -1,9 +1,9 @@
-//! Hidden entry `worker` (skeleton; built by its issue).
+//! Hidden entry `__codemode-worker`: the self-confining Code Mode worker.
+//! All of it lives in `skarn_worker::worker`; see that crate's docs.
 
 use std::process::ExitCode;
 
 /// Entered from `main` before any thread exists.
 pub fn main() -> ExitCode {
-    eprintln!("skarn: internal entry point not built yet");
-    ExitCode::from(125)
+    skarn_worker::worker::main(std::env::args_os().skip(2))
 }

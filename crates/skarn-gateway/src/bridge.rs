@@ -1,0 +1,193 @@
+//! [`ToolBridge`] over the gateway: how a script's `skarn.callTool`,
+//! `skarn.listTools` and `skarn.readResource` reach downstream servers.
+//!
+//! The engine polls the returned futures on its own thread, so every call
+//! is spawned onto the gateway's tokio runtime and answered through a
+//! oneshot channel.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use serde_json::{Value, json};
+use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
+use tokio::runtime::Handle;
+
+use crate::downstream::DownError;
+use crate::gateway::{CallError, Gateway};
+
+/// The gateway as a script sees it.
+#[derive(Clone)]
+pub struct GatewayBridge {
+    gw: Arc<Gateway>,
+    rt: Handle,
+}
+
+impl GatewayBridge {
+    pub fn new(gw: Arc<Gateway>, rt: Handle) -> GatewayBridge {
+        GatewayBridge { gw, rt }
+    }
+
+    fn spawn<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, BridgeError>> + Send + 'static,
+    ) -> BridgeFuture<'static, T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.rt.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        Box::pin(async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(BridgeError::Other {
+                    message: "the gateway is shutting down".into(),
+                })
+            })
+        })
+    }
+}
+
+fn down_to_bridge(server: &str, tool: &str, e: DownError) -> BridgeError {
+    match e {
+        DownError::Unavailable { server, reason } => {
+            BridgeError::ServerUnavailable { server, reason }
+        }
+        DownError::Timeout { timeout_ms, .. } => BridgeError::Timeout {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            timeout_ms,
+        },
+        DownError::Rejected(message) => BridgeError::ToolFailed {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            message,
+        },
+    }
+}
+
+/// Text of every text block, joined.
+pub fn result_text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn block_value(c: &ContentBlock) -> Value {
+    match c {
+        ContentBlock::Text(t) => {
+            serde_json::from_str(&t.text).unwrap_or_else(|_| Value::String(t.text.clone()))
+        }
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+/// The value a script receives for a tool result (see [`ToolBridge::call_tool`]).
+pub fn result_value(r: &CallToolResult) -> Value {
+    if let Some(v) = &r.structured_content {
+        return v.clone();
+    }
+    match r.content.as_slice() {
+        [] => Value::Null,
+        [one] => block_value(one),
+        many => Value::Array(many.iter().map(block_value).collect()),
+    }
+}
+
+impl ToolBridge for GatewayBridge {
+    fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
+        let (server, tool) = (server.to_owned(), tool.to_owned());
+        let gw = self.gw.clone();
+        self.spawn(async move {
+            let args = match args {
+                Value::Object(m) => Some(m),
+                Value::Null => None,
+                other => {
+                    return Err(BridgeError::InvalidArguments {
+                        message: format!(
+                            "arguments of {server}.{tool} must be an object, not {}",
+                            kind(&other)
+                        ),
+                    });
+                }
+            };
+            match gw.call_tool(&server, &tool, args).await {
+                Ok(r) if r.is_error == Some(true) => Err(BridgeError::ToolFailed {
+                    message: {
+                        let t = result_text(&r);
+                        if t.is_empty() {
+                            "the tool reported an error".into()
+                        } else {
+                            t
+                        }
+                    },
+                    server,
+                    tool,
+                }),
+                Ok(r) => Ok(result_value(&r)),
+                Err(CallError::NoSuchServer(s)) => Err(BridgeError::NoSuchServer { server: s }),
+                Err(CallError::NoSuchTool { server, tool }) => {
+                    Err(BridgeError::NoSuchTool { server, tool })
+                }
+                Err(CallError::Down(e)) => Err(down_to_bridge(&server, &tool, e)),
+            }
+        })
+    }
+
+    fn list_tools(&self) -> BridgeFuture<'_, Value> {
+        let gw = self.gw.clone();
+        self.spawn(async move {
+            let cat = gw.catalog();
+            Ok(Value::Array(
+                cat.tools
+                    .iter()
+                    .map(|t| {
+                        json!({
+                            "server": gw.servers[t.server].alias(),
+                            "name": t.tool.name,
+                            "description": t.tool.description.as_deref().unwrap_or(""),
+                        })
+                    })
+                    .collect(),
+            ))
+        })
+    }
+
+    fn read_resource(&self, server: &str, uri: &str) -> BridgeFuture<'_, Value> {
+        let (server, uri) = (server.to_owned(), uri.to_owned());
+        let gw = self.gw.clone();
+        self.spawn(async move {
+            let Some(s) = gw.server(&server).cloned() else {
+                return Err(BridgeError::NoSuchServer { server });
+            };
+            match s.read_resource(&uri).await {
+                Ok(r) => Ok(resource_value(&r.contents)),
+                Err(e) => Err(down_to_bridge(&server, "readResource", e)),
+            }
+        })
+    }
+}
+
+/// Resource contents as a script value: the text (parsed as JSON when it
+/// parses) for one text item, else an array of `{uri, mimeType, text|blob}`.
+fn resource_value(contents: &[ResourceContents]) -> Value {
+    match contents {
+        [ResourceContents::TextResourceContents { text, .. }] => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+        }
+        many => serde_json::to_value(many).unwrap_or(Value::Null),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,495 @@
+//! `skarn.toml`: the `[gateway]` section and one `[servers.<alias>]` table
+//! per downstream MCP server.
+//!
+//! Other top-level sections (e.g. `[run]`, owned by the sandbox) are ignored
+//! here; unknown keys *inside* `[gateway]` or a server table are errors.
+//! Every error names the file, line and column.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use skarn_codemode::Limits;
+use toml::Spanned;
+
+/// Where `execute` runs scripts. Only `in_process` exists today; `auto`
+/// resolves to it. The worker process (issue 5) plugs in here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// The best mode this host supports (today: in-process).
+    #[default]
+    Auto,
+    /// A self-confined worker process per script.
+    Worker,
+    /// The QuickJS isolate inside the gateway process.
+    InProcess,
+}
+
+impl Isolation {
+    /// The name used in results and configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Auto => "auto",
+            Isolation::Worker => "worker",
+            Isolation::InProcess => "in_process",
+        }
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Isolation::Auto),
+            "worker" => Ok(Isolation::Worker),
+            "in_process" => Ok(Isolation::InProcess),
+            _ => Err(format!(
+                "unknown isolation {s:?} (expected auto, worker or in_process)"
+            )),
+        }
+    }
+}
+
+/// The `[gateway]` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Also expose every downstream tool under its namespaced name.
+    pub passthrough: bool,
+    /// Between the server alias and the tool name (default `__`).
+    pub namespace_separator: String,
+    /// Where scripts run.
+    pub isolation: Isolation,
+    /// Limits for each `execute`.
+    pub limits: Limits,
+    /// Seconds a downstream server may take to start (default 30).
+    pub start_timeout: f64,
+    /// Seconds any one downstream call may take (default 60).
+    pub call_timeout: f64,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            passthrough: false,
+            namespace_separator: "__".into(),
+            isolation: Isolation::Auto,
+            limits: Limits::default(),
+            start_timeout: 30.0,
+            call_timeout: 60.0,
+        }
+    }
+}
+
+/// How the gateway reaches a downstream server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    /// A child process speaking MCP on its stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+/// `auth = { bearer_env = "VAR" }`: the bearer token comes from `$VAR`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Auth {
+    pub bearer_env: String,
+}
+
+/// One `[servers.<alias>]` table as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    transport: Option<TransportKind>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    auth: Option<Auth>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default = "yes")]
+    enabled: bool,
+    timeout: Option<f64>,
+    start_timeout: Option<f64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// How to reach one server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        auth: Option<Auth>,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One validated downstream server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub alias: String,
+    pub transport: ServerTransport,
+    pub enabled: bool,
+    /// Per-call timeout.
+    pub call_timeout: Duration,
+    /// Start (connect + initialize + first listing) timeout.
+    pub start_timeout: Duration,
+}
+
+/// The whole file, validated.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Config {
+    /// The file it came from (`None` when built in memory).
+    pub path: Option<PathBuf>,
+    pub gateway: GatewayConfig,
+    /// Sorted by alias.
+    pub servers: Vec<ServerConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    gateway: Option<Spanned<GatewayConfig>>,
+    #[serde(default)]
+    servers: Option<BTreeMap<String, Spanned<RawServer>>>,
+}
+
+/// A configuration error, located in its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before.chars().count(), |nl| {
+        before[nl + 1..].chars().count()
+    }) + 1;
+    (line, col)
+}
+
+impl Config {
+    /// Read and validate `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.display().to_string(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the configuration: {e}"),
+        })?;
+        let mut cfg = Config::parse(&text, &path.display().to_string())?;
+        cfg.path = Some(path.to_path_buf());
+        // Relative working directories are relative to the file.
+        let base = path.parent().unwrap_or(Path::new("."));
+        for s in &mut cfg.servers {
+            if let ServerTransport::Stdio { cwd: Some(cwd), .. } = &mut s.transport
+                && cwd.is_relative()
+            {
+                *cwd = base.join(&*cwd);
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Parse and validate `text`; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+        let err_at = |offset: usize, message: String| {
+            let (line, column) = line_col(text, offset);
+            ConfigError {
+                file: file.to_owned(),
+                line,
+                column,
+                message,
+            }
+        };
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            let msg = e.message().trim().to_owned();
+            if e.span().is_some() {
+                err_at(offset, msg)
+            } else {
+                ConfigError {
+                    file: file.to_owned(),
+                    line: 0,
+                    column: 0,
+                    message: msg,
+                }
+            }
+        })?;
+        let gateway_span = raw.gateway.as_ref().map_or(0, |g| g.span().start);
+        let gateway = raw.gateway.map(Spanned::into_inner).unwrap_or_default();
+        let sep = &gateway.namespace_separator;
+        if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(err_at(
+                gateway_span,
+                "namespace_separator must be a non-empty string without whitespace".into(),
+            ));
+        }
+        for (what, v) in [
+            ("start_timeout", gateway.start_timeout),
+            ("call_timeout", gateway.call_timeout),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
+                return Err(err_at(
+                    gateway_span,
+                    format!("{what} must be a number of seconds between 0 and 86400"),
+                ));
+            }
+        }
+        if gateway.isolation == Isolation::Worker {
+            return Err(err_at(
+                gateway_span,
+                "isolation = \"worker\" is not available in this build (use \"auto\" or \"in_process\")"
+                    .into(),
+            ));
+        }
+        let mut servers = Vec::new();
+        for (alias, spanned) in raw.servers.unwrap_or_default() {
+            let at = spanned.span().start;
+            let raw = spanned.into_inner();
+            servers.push(validate_server(&alias, raw, &gateway, |m| err_at(at, m))?);
+        }
+        Ok(Config {
+            path: None,
+            gateway,
+            servers,
+        })
+    }
+
+    /// The config's file name for messages.
+    pub fn display_path(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "<memory>".into(), |p| p.display().to_string())
+    }
+}
+
+fn secs(v: f64, what: &str) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!(
+            "{what} must be a number of seconds between 0 and 86400"
+        ))
+    }
+}
+
+fn validate_server(
+    alias: &str,
+    raw: RawServer,
+    gateway: &GatewayConfig,
+    err: impl Fn(String) -> ConfigError,
+) -> Result<ServerConfig, ConfigError> {
+    let here = format!("[servers.{alias}]");
+    if alias.is_empty()
+        || !alias
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(err(format!(
+            "{here}: a server alias may only contain ASCII letters, digits, '_' and '-'"
+        )));
+    }
+    if alias.contains(gateway.namespace_separator.as_str()) {
+        return Err(err(format!(
+            "{here}: the alias contains the namespace separator {:?}",
+            gateway.namespace_separator
+        )));
+    }
+    let kind = match (raw.transport, &raw.command, &raw.url) {
+        (Some(k), _, _) => k,
+        (None, Some(_), None) => TransportKind::Stdio,
+        (None, None, Some(_)) => TransportKind::Http,
+        (None, Some(_), Some(_)) => {
+            return Err(err(format!(
+                "{here}: both `command` and `url` are set; keep one (or set `transport`)"
+            )));
+        }
+        (None, None, None) => {
+            return Err(err(format!(
+                "{here}: set `command` (a stdio server) or `url` (a Streamable HTTP server)"
+            )));
+        }
+    };
+    let transport = match kind {
+        TransportKind::Stdio => {
+            let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
+                return Err(err(format!("{here}: a stdio server needs `command`")));
+            };
+            if raw.url.is_some() || raw.auth.is_some() || !raw.headers.is_empty() {
+                return Err(err(format!(
+                    "{here}: `url`, `auth` and `headers` apply only to transport = \"http\""
+                )));
+            }
+            ServerTransport::Stdio {
+                command,
+                args: raw.args,
+                env: raw.env,
+                cwd: raw.cwd,
+            }
+        }
+        TransportKind::Http => {
+            let Some(url) = raw.url else {
+                return Err(err(format!("{here}: an http server needs `url`")));
+            };
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(err(format!(
+                    "{here}: url must start with http:// or https://"
+                )));
+            }
+            if raw.command.is_some()
+                || !raw.args.is_empty()
+                || !raw.env.is_empty()
+                || raw.cwd.is_some()
+            {
+                return Err(err(format!(
+                    "{here}: `command`, `args`, `env` and `cwd` apply only to transport = \"stdio\""
+                )));
+            }
+            for (k, v) in &raw.headers {
+                if axum::http::HeaderName::from_bytes(k.as_bytes()).is_err()
+                    || axum::http::HeaderValue::from_str(v).is_err()
+                {
+                    return Err(err(format!(
+                        "{here}: header {k:?} is not a valid HTTP header"
+                    )));
+                }
+            }
+            ServerTransport::Http {
+                url,
+                auth: raw.auth,
+                headers: raw.headers,
+            }
+        }
+    };
+    let call_timeout = secs(raw.timeout.unwrap_or(gateway.call_timeout), "timeout")
+        .map_err(|m| err(format!("{here}: {m}")))?;
+    let start_timeout = secs(
+        raw.start_timeout.unwrap_or(gateway.start_timeout),
+        "start_timeout",
+    )
+    .map_err(|m| err(format!("{here}: {m}")))?;
+    Ok(ServerConfig {
+        alias: alias.to_owned(),
+        transport,
+        enabled: raw.enabled,
+        call_timeout,
+        start_timeout,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_full_file_and_ignores_foreign_sections() {
+        let text = r#"
+[run]
+whatever = 1
+
+[gateway]
+passthrough = true
+limits = { deadline = 5000 }
+
+[servers.files]
+command = "mcp-files"
+args = ["--root", "."]
+
+[servers.remote]
+url = "https://example.invalid/mcp"
+auth = { bearer_env = "TOKEN" }
+headers = { "X-Team" = "a" }
+timeout = 5
+"#;
+        let c = Config::parse(text, "skarn.toml").unwrap();
+        assert!(c.gateway.passthrough);
+        assert_eq!(c.gateway.limits.deadline, Duration::from_secs(5));
+        assert_eq!(c.servers.len(), 2);
+        assert_eq!(c.servers[1].call_timeout, Duration::from_secs(5));
+        assert!(matches!(
+            c.servers[0].transport,
+            ServerTransport::Stdio { .. }
+        ));
+    }
+
+    #[test]
+    fn unknown_key_in_server_has_location() {
+        let text = "[servers.a]\ncommand = \"x\"\ncomand = \"y\"\n";
+        let e = Config::parse(text, "skarn.toml").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 1), "{e}");
+        assert!(e.to_string().starts_with("skarn.toml:3:1: "), "{e}");
+        assert!(e.message.contains("comand"), "{e}");
+    }
+
+    #[test]
+    fn unknown_key_in_gateway_and_bad_types() {
+        let e = Config::parse("[gateway]\npassthru = true\n", "f").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        let e = Config::parse("[gateway]\npassthrough = \"yes\"\n", "f").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 15), "{e}");
+        let e = Config::parse("[gateway]\nlimits = { heap = 1 }\n", "f").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_table() {
+        let e = Config::parse("\n\n[servers.a]\nargs = []\n", "f").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("command"), "{e}");
+        let e = Config::parse("[servers.\"a b\"]\ncommand = \"x\"\n", "f").unwrap_err();
+        assert!(e.message.contains("alias"), "{e}");
+        let e = Config::parse("[servers.a__b]\ncommand = \"x\"\n", "f").unwrap_err();
+        assert!(e.message.contains("separator"), "{e}");
+        let e = Config::parse("[servers.a]\nurl = \"ftp://x\"\n", "f").unwrap_err();
+        assert!(e.message.contains("http://"), "{e}");
+        let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = -1\n", "f").unwrap_err();
+        assert!(e.message.contains("timeout"), "{e}");
+        let e = Config::parse("[gateway]\nisolation = \"worker\"\n", "f").unwrap_err();
+        assert!(e.message.contains("worker"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_has_location() {
+        let e = Config::parse("[gateway\n", "f").unwrap_err();
+        assert_eq!(e.line, 1, "{e}");
+    }
+}

@@ -1,0 +1,765 @@
+//! One downstream MCP server: its connection, health, restart policy and
+//! listings.
+//!
+//! A server starts in the background with a start timeout. Its health is
+//! always one of [`Health`]; every failure keeps its cause. A stdio server
+//! that crashed is restarted on the next call that needs it, with
+//! exponential backoff between consecutive failures. Child processes run in
+//! their own process group; the group is killed when the connection is
+//! dropped, and [`ChildRegistry::kill_all`] kills every group still alive
+//! when the gateway exits.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Prompt, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{ServerConfig, ServerTransport};
+
+/// A change a downstream server announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+/// What the gateway hears from downstream servers.
+#[derive(Debug, Clone)]
+pub struct ListChanged {
+    pub server: usize,
+    pub kind: ListKind,
+    /// True for a server's notification (the list must be re-read); false
+    /// when the listing is already fresh (after a start).
+    pub refresh: bool,
+}
+
+/// Health of one downstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// `enabled = false` in the configuration.
+    Disabled,
+    /// Connecting; since when.
+    Starting { since: Instant },
+    /// Connected and listed.
+    Ready,
+    /// The last start failed.
+    Failed { cause: String, at: Instant },
+    /// It was ready and then died.
+    Crashed { cause: String, at: Instant },
+}
+
+impl Health {
+    /// Short status word: disabled, starting, ready, failed, crashed.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Health::Disabled => "disabled",
+            Health::Starting { .. } => "starting",
+            Health::Ready => "ready",
+            Health::Failed { .. } => "failed",
+            Health::Crashed { .. } => "crashed",
+        }
+    }
+
+    /// The cause, for failed and crashed servers.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            Health::Failed { cause, .. } | Health::Crashed { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+}
+
+/// Process groups of every stdio child still running.
+#[derive(Debug, Default)]
+pub struct ChildRegistry {
+    groups: Mutex<HashSet<i32>>,
+}
+
+impl ChildRegistry {
+    fn add(&self, pgid: i32) {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pgid);
+    }
+
+    /// Kill one group (SIGKILL) and forget it.
+    pub fn kill(&self, pgid: i32) {
+        let known = self
+            .groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pgid);
+        if known {
+            kill_group(pgid, libc::SIGKILL);
+        }
+    }
+
+    /// Terminate every group: SIGTERM, a short grace period, then SIGKILL.
+    pub fn kill_all(&self, grace: Duration) {
+        let groups: Vec<i32> = self
+            .groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .collect();
+        if groups.is_empty() {
+            return;
+        }
+        for &g in &groups {
+            kill_group(g, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline && groups.iter().any(|&g| group_alive(g)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for &g in &groups {
+            kill_group(g, libc::SIGKILL);
+        }
+    }
+
+    /// Process groups still registered (for tests and diagnostics).
+    pub fn groups(&self) -> Vec<i32> {
+        self.groups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .copied()
+            .collect()
+    }
+}
+
+fn kill_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence/permission.
+    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+}
+
+/// The client side of one downstream connection.
+#[derive(Clone)]
+pub struct DownHandler {
+    server: usize,
+    events: mpsc::UnboundedSender<ListChanged>,
+}
+
+impl ClientHandler for DownHandler {
+    fn get_info(&self) -> ClientConfig {
+        let mut info =
+            ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        info.client_info = Implementation::new("skarn", env!("CARGO_PKG_VERSION"));
+        info
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.events.send(ListChanged {
+            server: self.server,
+            kind: ListKind::Tools,
+            refresh: true,
+        });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.events.send(ListChanged {
+            server: self.server,
+            kind: ListKind::Resources,
+            refresh: true,
+        });
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.events.send(ListChanged {
+            server: self.server,
+            kind: ListKind::Prompts,
+            refresh: true,
+        });
+    }
+}
+
+/// A live connection.
+pub struct Conn {
+    service: RunningService<RoleClient, DownHandler>,
+    pgid: Option<i32>,
+    registry: Arc<ChildRegistry>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(g) = self.pgid {
+            self.registry.kill(g);
+        }
+    }
+}
+
+impl Conn {
+    fn closed(&self) -> bool {
+        self.service.is_closed() || self.service.peer().is_transport_closed()
+    }
+
+    fn last_stderr(&self) -> Option<String> {
+        self.stderr_tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .back()
+            .cloned()
+    }
+}
+
+/// What a server offers.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub tools: Vec<Tool>,
+    pub resources: Vec<Resource>,
+    pub templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+}
+
+/// Why a downstream operation failed (mapped to the script's and client's
+/// errors by the caller).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DownError {
+    #[error("server {server} {reason}")]
+    Unavailable { server: String, reason: String },
+    #[error("{what} timed out after {timeout_ms} ms")]
+    Timeout { what: String, timeout_ms: u64 },
+    #[error("{0}")]
+    Rejected(String),
+}
+
+struct Restart {
+    /// Consecutive failures (failed starts and crashes) since a server was
+    /// last ready for at least [`STABLE_AFTER`].
+    failures: u32,
+    ready_since: Option<Instant>,
+}
+
+const STABLE_AFTER: Duration = Duration::from_secs(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// One configured downstream server.
+pub struct Downstream {
+    pub index: usize,
+    pub cfg: ServerConfig,
+    health: watch::Sender<Health>,
+    conn: Mutex<Option<Arc<Conn>>>,
+    listing: Mutex<Arc<Listing>>,
+    restart: Mutex<Restart>,
+    start_lock: tokio::sync::Mutex<()>,
+    registry: Arc<ChildRegistry>,
+    events: mpsc::UnboundedSender<ListChanged>,
+    /// Set whenever this server's listing changes (the gateway rebuilds its
+    /// catalogue lazily).
+    dirty: Arc<AtomicBool>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn short(e: impl std::fmt::Display) -> String {
+    let s = e.to_string();
+    let s = s.trim();
+    if s.len() > 400 {
+        let mut end = 400;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &s[..end])
+    } else {
+        s.to_owned()
+    }
+}
+
+impl Downstream {
+    pub fn new(
+        index: usize,
+        cfg: ServerConfig,
+        registry: Arc<ChildRegistry>,
+        events: mpsc::UnboundedSender<ListChanged>,
+        dirty: Arc<AtomicBool>,
+    ) -> Downstream {
+        let initial = if cfg.enabled {
+            Health::Starting {
+                since: Instant::now(),
+            }
+        } else {
+            Health::Disabled
+        };
+        Downstream {
+            index,
+            cfg,
+            health: watch::channel(initial).0,
+            conn: Mutex::new(None),
+            listing: Mutex::new(Arc::new(Listing::default())),
+            restart: Mutex::new(Restart {
+                failures: 0,
+                ready_since: None,
+            }),
+            start_lock: tokio::sync::Mutex::new(()),
+            registry,
+            events,
+            dirty,
+        }
+    }
+
+    pub fn alias(&self) -> &str {
+        &self.cfg.alias
+    }
+
+    /// Current health (a crashed connection is noticed here).
+    pub fn health(&self) -> Health {
+        self.notice_crash();
+        self.health.borrow().clone()
+    }
+
+    /// The current listing (empty until ready).
+    pub fn listing(&self) -> Arc<Listing> {
+        lock(&self.listing).clone()
+    }
+
+    fn notice_crash(&self) {
+        let dead = {
+            let conn = lock(&self.conn);
+            match conn.as_ref() {
+                Some(c) if c.closed() => Some(c.clone()),
+                _ => None,
+            }
+        };
+        if let Some(c) = dead {
+            let cause = match c.last_stderr() {
+                Some(line) => format!("the server exited (last stderr line: {line})"),
+                None => "the server closed its connection".to_owned(),
+            };
+            self.mark_crashed(&c, cause);
+        }
+    }
+
+    fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
+        let mut slot = lock(&self.conn);
+        if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+            *slot = None;
+            drop(slot);
+            {
+                let mut r = lock(&self.restart);
+                if r.ready_since.is_some_and(|t| t.elapsed() >= STABLE_AFTER) {
+                    r.failures = 0;
+                }
+                r.failures += 1;
+                r.ready_since = None;
+            }
+            tracing::warn!(server = %self.cfg.alias, %cause, "downstream server crashed");
+            self.health.send_replace(Health::Crashed {
+                cause,
+                at: Instant::now(),
+            });
+        }
+    }
+
+    /// When the next restart may happen after a failure at `at`.
+    fn retry_at(&self, at: Instant, crashed: bool) -> Instant {
+        let failures = lock(&self.restart).failures.max(1);
+        let backoff = if crashed && failures == 1 {
+            Duration::ZERO
+        } else {
+            let exp = failures.saturating_sub(1).min(6);
+            Duration::from_secs(1 << exp).min(MAX_BACKOFF)
+        };
+        at + backoff
+    }
+
+    /// Connect (or reconnect), list, and become ready. Concurrent callers
+    /// share one attempt.
+    pub async fn start(self: &Arc<Self>) {
+        if !self.cfg.enabled {
+            return;
+        }
+        let observed = self.health.borrow().clone();
+        let _guard = self.start_lock.lock().await;
+        // Someone else finished an attempt while we waited.
+        let now = self.health.borrow().clone();
+        if now != observed && !matches!(now, Health::Starting { .. }) {
+            return;
+        }
+        if matches!(now, Health::Ready) {
+            return;
+        }
+        self.health.send_replace(Health::Starting {
+            since: Instant::now(),
+        });
+        let timeout = self.cfg.start_timeout;
+        let result = tokio::time::timeout(timeout, self.connect()).await;
+        match result {
+            Ok(Ok((conn, listing))) => {
+                *lock(&self.listing) = Arc::new(listing);
+                *lock(&self.conn) = Some(Arc::new(conn));
+                lock(&self.restart).ready_since = Some(Instant::now());
+                self.health.send_replace(Health::Ready);
+                tracing::info!(server = %self.cfg.alias, "downstream server ready");
+            }
+            Ok(Err(cause)) => self.fail(cause),
+            Err(_) => self.fail(format!(
+                "no answer within the start timeout ({} ms)",
+                timeout.as_millis()
+            )),
+        }
+        // Either way the catalogue may have changed.
+        self.dirty.store(true, Ordering::Release);
+        let _ = self.events.send(ListChanged {
+            server: self.index,
+            kind: ListKind::Tools,
+            refresh: false,
+        });
+    }
+
+    fn fail(&self, cause: String) {
+        tracing::warn!(server = %self.cfg.alias, %cause, "downstream server failed to start");
+        {
+            let mut r = lock(&self.restart);
+            r.failures += 1;
+            r.ready_since = None;
+        }
+        *lock(&self.listing) = Arc::new(Listing::default());
+        self.dirty.store(true, Ordering::Release);
+        self.health.send_replace(Health::Failed {
+            cause,
+            at: Instant::now(),
+        });
+    }
+
+    async fn connect(&self) -> Result<(Conn, Listing), String> {
+        let handler = DownHandler {
+            server: self.index,
+            events: self.events.clone(),
+        };
+        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let (service, pgid) = match &self.cfg.transport {
+            ServerTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                // SAFETY: the closure runs in the forked child before exec and
+                // only calls async-signal-safe prctl.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        // Die with the gateway even if it is killed outright.
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                        Ok(())
+                    });
+                }
+                let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
+                wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let (proc, stderr) = rmcp::transport::TokioChildProcess::builder(wrap)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+                let pgid = proc.id().map(|p| p as i32);
+                if let Some(g) = pgid {
+                    self.registry.add(g);
+                }
+                if let Some(stderr) = stderr {
+                    let tail = tail.clone();
+                    let alias = self.cfg.alias.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::debug!(server = %alias, "stderr: {line}");
+                            let line = line.trim().to_owned();
+                            if line.is_empty() {
+                                continue;
+                            }
+                            let mut t = lock(&tail);
+                            if t.len() >= 20 {
+                                t.pop_front();
+                            }
+                            t.push_back(short(line));
+                        }
+                    });
+                }
+                let served = handler.serve(proc).await;
+                match served {
+                    Ok(s) => (s, pgid),
+                    Err(e) => {
+                        if let Some(g) = pgid {
+                            self.registry.kill(g);
+                        }
+                        // Give the stderr reader a moment to catch the reason.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let last = lock(&tail).back().cloned();
+                        return Err(match last {
+                            Some(l) => format!("{} (stderr: {l})", short(e)),
+                            None => short(e),
+                        });
+                    }
+                }
+            }
+            ServerTransport::Http { url, auth, headers } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                crate::tls::install_provider();
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(auth) = auth {
+                    let token = std::env::var(&auth.bearer_env).map_err(|_| {
+                        format!(
+                            "environment variable {} (auth.bearer_env) is not set",
+                            auth.bearer_env
+                        )
+                    })?;
+                    config = config.auth_header(token);
+                }
+                let mut map = std::collections::HashMap::new();
+                for (k, v) in headers {
+                    let name = axum::http::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|e| format!("header {k:?}: {e}"))?;
+                    let value = axum::http::HeaderValue::from_str(v)
+                        .map_err(|e| format!("header {k:?}: {e}"))?;
+                    map.insert(name, value);
+                }
+                config = config.custom_headers(map);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let s = handler.serve(transport).await.map_err(short)?;
+                (s, None)
+            }
+        };
+        let conn = Conn {
+            service,
+            pgid,
+            registry: self.registry.clone(),
+            stderr_tail: tail,
+        };
+        let listing = list_everything(&conn).await?;
+        Ok((conn, listing))
+    }
+
+    /// Re-read one list after a `list_changed` notification.
+    pub async fn refresh(&self, kind: ListKind) {
+        let Some(conn) = lock(&self.conn).clone() else {
+            return;
+        };
+        let peer = conn.service.peer();
+        let t = self.cfg.call_timeout;
+        let mut listing = (*self.listing()).clone();
+        match kind {
+            ListKind::Tools => {
+                if let Ok(Ok(tools)) = tokio::time::timeout(t, peer.list_all_tools()).await {
+                    listing.tools = tools;
+                }
+            }
+            ListKind::Resources => {
+                if let Ok(Ok(r)) = tokio::time::timeout(t, peer.list_all_resources()).await {
+                    listing.resources = r;
+                }
+            }
+            ListKind::Prompts => {
+                if let Ok(Ok(p)) = tokio::time::timeout(t, peer.list_all_prompts()).await {
+                    listing.prompts = p;
+                }
+            }
+        }
+        *lock(&self.listing) = Arc::new(listing);
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    /// A ready connection, waiting for a start in progress and restarting a
+    /// crashed or failed server when its backoff has passed.
+    pub async fn ready(self: &Arc<Self>) -> Result<Arc<Conn>, DownError> {
+        let unavailable = |reason: String| DownError::Unavailable {
+            server: self.cfg.alias.clone(),
+            reason,
+        };
+        for _ in 0..3 {
+            self.notice_crash();
+            let h = self.health.borrow().clone();
+            let crashed = matches!(h, Health::Crashed { .. });
+            match h {
+                Health::Disabled => return Err(unavailable("is disabled in skarn.toml".into())),
+                Health::Ready => {
+                    if let Some(c) = lock(&self.conn).clone() {
+                        return Ok(c);
+                    }
+                }
+                Health::Starting { .. } => {
+                    let mut rx = self.health.subscribe();
+                    let wait = self.cfg.start_timeout + Duration::from_secs(1);
+                    let _ = tokio::time::timeout(
+                        wait,
+                        rx.wait_for(|h| !matches!(h, Health::Starting { .. })),
+                    )
+                    .await;
+                    if matches!(*self.health.borrow(), Health::Starting { .. }) {
+                        return Err(unavailable("is still starting".into()));
+                    }
+                }
+                Health::Failed { cause, at } | Health::Crashed { cause, at } => {
+                    let when = self.retry_at(at, crashed);
+                    let now = Instant::now();
+                    if now < when {
+                        let secs = (when - now).as_secs_f64();
+                        let what = if crashed {
+                            "crashed"
+                        } else {
+                            "failed to start"
+                        };
+                        return Err(unavailable(format!(
+                            "{what}: {cause} (next restart attempt in {secs:.1} s)"
+                        )));
+                    }
+                    self.start().await;
+                    if let Health::Failed { cause, .. } = &*self.health.borrow() {
+                        let what = if crashed {
+                            "crashed and could not be restarted"
+                        } else {
+                            "failed to start"
+                        };
+                        return Err(unavailable(format!("{what}: {cause}")));
+                    }
+                }
+            }
+        }
+        Err(unavailable("is not available".into()))
+    }
+
+    /// Call one tool with the per-call timeout.
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<CallToolResult, DownError> {
+        let conn = self.ready().await?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = args;
+        let t = self.cfg.call_timeout;
+        match tokio::time::timeout(t, conn.service.peer().call_tool(params)).await {
+            Err(_) => Err(DownError::Timeout {
+                what: format!("{}.{tool}", self.cfg.alias),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+        }
+    }
+
+    /// Read one resource with the per-call timeout.
+    pub async fn read_resource(
+        self: &Arc<Self>,
+        uri: &str,
+    ) -> Result<ReadResourceResult, DownError> {
+        let conn = self.ready().await?;
+        let t = self.cfg.call_timeout;
+        let params = ReadResourceRequestParams::new(uri);
+        match tokio::time::timeout(t, conn.service.peer().read_resource(params)).await {
+            Err(_) => Err(DownError::Timeout {
+                what: format!("{} resources/read", self.cfg.alias),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+        }
+    }
+
+    /// Get one prompt with the per-call timeout.
+    pub async fn get_prompt(
+        self: &Arc<Self>,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<rmcp::model::GetPromptResult, DownError> {
+        let conn = self.ready().await?;
+        let t = self.cfg.call_timeout;
+        let mut params = rmcp::model::GetPromptRequestParams::default();
+        params.name = name.to_owned();
+        params.arguments = args;
+        match tokio::time::timeout(t, conn.service.peer().get_prompt(params)).await {
+            Err(_) => Err(DownError::Timeout {
+                what: format!("{} prompts/get", self.cfg.alias),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+        }
+    }
+
+    fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
+        match e {
+            ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
+            ServiceError::Timeout { timeout } => DownError::Timeout {
+                what: self.cfg.alias.clone(),
+                timeout_ms: timeout.as_millis() as u64,
+            },
+            other => {
+                // Transport gone: the server crashed mid-call.
+                let mut cause = format!("connection lost during a call ({})", short(&other));
+                // Let the service notice the closed pipe and stderr drain.
+                std::thread::yield_now();
+                if let Some(line) = conn.last_stderr() {
+                    cause.push_str(&format!("; last stderr line: {line}"));
+                }
+                self.mark_crashed(conn, cause.clone());
+                DownError::Unavailable {
+                    server: self.cfg.alias.clone(),
+                    reason: format!("crashed: {cause}"),
+                }
+            }
+        }
+    }
+
+    /// Drop the connection (its child group is killed).
+    pub fn disconnect(&self) {
+        let conn = lock(&self.conn).take();
+        drop(conn);
+    }
+}
+
+async fn list_everything(conn: &Conn) -> Result<Listing, String> {
+    let peer = conn.service.peer();
+    let caps = peer.peer_info().map(|i| i.capabilities.clone());
+    let mut listing = Listing::default();
+    let (has_tools, has_resources, has_prompts) = match &caps {
+        Some(c) => (
+            c.tools.is_some(),
+            c.resources.is_some(),
+            c.prompts.is_some(),
+        ),
+        None => (true, false, false),
+    };
+    if has_tools {
+        listing.tools = peer
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {}", short(e)))?;
+    }
+    // Resources and prompts are optional extras: a server that lists them
+    // badly still serves its tools.
+    if has_resources {
+        listing.resources = peer.list_all_resources().await.unwrap_or_default();
+        listing.templates = peer.list_all_resource_templates().await.unwrap_or_default();
+    }
+    if has_prompts {
+        listing.prompts = peer.list_all_prompts().await.unwrap_or_default();
+    }
+    Ok(listing)
+}

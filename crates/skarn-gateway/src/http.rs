@@ -1,0 +1,89 @@
+//! `skarn serve --http`: Streamable HTTP behind a bearer token.
+//!
+//! Every request must carry `Authorization: Bearer <token>`; anything else
+//! gets 401 before it reaches the MCP layer. The token is compared in
+//! constant time.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::gateway::Gateway;
+use crate::server::GatewayServer;
+
+/// Generate a random token (32 bytes, hex).
+pub fn generate_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 32];
+    rand::rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {
+    let ok = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| ct_eq(t.trim().as_bytes(), token.as_bytes()));
+    if ok {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong bearer token\n",
+        )
+            .into_response()
+    }
+}
+
+/// Serve the gateway on `listener` at path `/mcp` until `stop` is cancelled.
+pub async fn serve_http(
+    gw: Arc<Gateway>,
+    listener: tokio::net::TcpListener,
+    token: String,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let addr: SocketAddr = listener.local_addr()?;
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        hosts.push(addr.ip().to_string());
+    }
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(stop.child_token());
+    let service: StreamableHttpService<GatewayServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            {
+                let gw = gw.clone();
+                move || Ok(GatewayServer::new(gw.clone()))
+            },
+            Default::default(),
+            config,
+        );
+    let token = Arc::new(token);
+    let router =
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(move |req, next| {
+                check_token(token.clone(), req, next)
+            }));
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { stop.cancelled_owned().await })
+        .await
+}

@@ -1,0 +1,72 @@
+//! `skarn init`: a commented starter `skarn.toml` and the client snippets.
+
+use std::path::Path;
+
+/// The starter configuration. It parses as-is (every server is commented
+/// out but the example, which is disabled).
+pub const STARTER: &str = r#"# skarn.toml: the downstream MCP servers behind `skarn serve`.
+# Docs: docs/gateway.md. Other tools' sections (e.g. [run]) may live here too.
+
+[gateway]
+# Also expose every downstream tool as <server>__<tool> (costs context tokens).
+passthrough = false
+# Between the server name and the tool name in namespaced names.
+namespace_separator = "__"
+# Where `execute` runs scripts: "auto" or "in_process".
+isolation = "auto"
+# Seconds a server may take to start, and any one call to take.
+start_timeout = 30
+call_timeout = 60
+
+[gateway.limits]
+# Per-script limits of `execute`.
+memory_bytes = 67108864   # 64 MiB of JS heap
+deadline = 30000          # milliseconds of wall time
+max_tool_calls = 256
+
+# One table per downstream server. The alias ("files" below) prefixes its
+# tools: files__read_file.
+
+# A local server started as a child process (stdio):
+[servers.example]
+command = "skarn-example-server"
+args = []
+# env = { API_TOKEN = "..." }
+# cwd = "."
+enabled = false           # set to true once the command exists
+# timeout = 60            # per-call seconds (default: gateway.call_timeout)
+# start_timeout = 30
+
+# A remote server over Streamable HTTP:
+# [servers.remote]
+# url = "https://mcp.example.com/mcp"
+# auth = { bearer_env = "REMOTE_MCP_TOKEN" }   # token read from this variable
+# headers = { "X-Team" = "platform" }
+"#;
+
+/// The JSON snippets for Claude Code and Cursor, pointing at `config`.
+pub fn client_snippets(skarn: &str, config: &Path) -> String {
+    let entry = serde_json::json!({
+        "mcpServers": {
+            "skarn": {
+                "command": skarn,
+                "args": ["serve", "--config", config.display().to_string()],
+            }
+        }
+    });
+    let json = serde_json::to_string_pretty(&entry).unwrap_or_default();
+    format!(
+        "Claude Code (.mcp.json in your project, or `claude mcp add-json skarn '<the inner object>'`):\n{json}\n\n\
+Cursor (~/.cursor/mcp.json or .cursor/mcp.json):\n{json}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn starter_parses() {
+        let c = crate::Config::parse(super::STARTER, "skarn.toml").unwrap();
+        assert_eq!(c.servers.len(), 1);
+        assert!(!c.servers[0].enabled);
+    }
+}

@@ -1,0 +1,508 @@
+//! The upstream MCP server: the constant Code Mode surface (`search`,
+//! `read_tool_docs`, `execute`), optional passthrough of namespaced
+//! downstream tools, and aggregated resources and prompts.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use crate::bridge::{GatewayBridge, result_text};
+use crate::downstream::{DownError, ListKind};
+use crate::exec::run_script;
+use crate::gateway::{CallError, Gateway};
+use crate::tsig;
+
+/// The instructions sent at `initialize`: constant, whatever the catalogue.
+pub const INSTRUCTIONS: &str = "\
+Skarn gateway: the tools of many MCP servers behind three tools.
+1. search {query, limit?}: find tools for a task. Returns namespaced names \
+<server>__<tool> with one-line descriptions, best first, and says which servers are still starting or unavailable.
+2. read_tool_docs {name}: one tool's input/output schema and its TypeScript call signature. Read it before calling a tool.
+3. execute {code}: run a JavaScript/TypeScript async function body. Call tools with \
+`await skarn.callTool(\"<server>\", \"<tool>\", {args})` (or `await skarn.server(\"<server>\").<tool>({args})`), \
+read resources with `await skarn.readResource(\"<server>\", uri)`, log with `skarn.log(...)`, and `return` a \
+JSON value. Only the returned value and the log lines come back, so filter, join and summarise data inside \
+the script instead of returning it raw. Chain several calls in one script. No network, filesystem or \
+timers besides the tools. A failed script returns an error naming the line.";
+
+/// One upstream session (cheap: shares the gateway).
+#[derive(Clone)]
+pub struct GatewayServer {
+    gw: Arc<Gateway>,
+}
+
+impl GatewayServer {
+    pub fn new(gw: Arc<Gateway>) -> GatewayServer {
+        GatewayServer { gw }
+    }
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> Tool {
+    serde_json::from_value(json!({
+        "name": name,
+        "description": description,
+        "inputSchema": schema,
+    }))
+    .expect("static tool definition")
+}
+
+/// The three meta-tools.
+pub fn meta_tools() -> Vec<Tool> {
+    vec![
+        tool(
+            "search",
+            "Find downstream tools for a task. Returns ranked namespaced tool names with one-line descriptions.",
+            json!({"type":"object","properties":{
+                "query":{"type":"string","description":"What you want to do, in words"},
+                "limit":{"type":"integer","minimum":1,"maximum":50,"description":"Maximum results (default 8)"}
+            },"required":["query"]}),
+        ),
+        tool(
+            "read_tool_docs",
+            "Full input/output schema and TypeScript signature of one tool found by search.",
+            json!({"type":"object","properties":{
+                "name":{"type":"string","description":"Namespaced tool name, e.g. github__create_issue"}
+            },"required":["name"]}),
+        ),
+        tool(
+            "execute",
+            "Run a JS/TS async function body that calls tools via skarn.callTool(server, tool, args); returns only its return value and skarn.log lines.",
+            json!({"type":"object","properties":{
+                "code":{"type":"string","description":"Script body; use await and return"}
+            },"required":["code"]}),
+        ),
+    ]
+}
+
+fn text_result(
+    text: impl Into<String>,
+    structured: Option<Value>,
+    is_error: bool,
+) -> CallToolResult {
+    let mut r = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    r.structured_content = structured;
+    r
+}
+
+fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a str> {
+    args.as_ref()?.get(key)?.as_str()
+}
+
+impl GatewayServer {
+    fn search(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+        let Some(query) = arg_str(args, "query") else {
+            return text_result("search needs a string argument `query`", None, true);
+        };
+        let limit = args
+            .as_ref()
+            .and_then(|a| a.get("limit"))
+            .and_then(Value::as_u64)
+            .unwrap_or(8)
+            .clamp(1, 50) as usize;
+        let cat = self.gw.catalog();
+        let hits = cat.index.search(query, limit);
+        let mut lines = Vec::new();
+        let mut results = Vec::new();
+        for h in &hits {
+            let t = &cat.tools[h.doc];
+            let desc = one_line(t.tool.description.as_deref().unwrap_or(""));
+            lines.push(format!("{} - {desc}", t.qualified));
+            results.push(json!({
+                "name": t.qualified,
+                "server": self.gw.servers[t.server].alias(),
+                "description": desc,
+                "score": (h.score * 1000.0).round() / 1000.0,
+            }));
+        }
+        if lines.is_empty() {
+            lines.push(format!("no tool matches {query:?}"));
+        }
+        let (starting, unavailable, health) = self.gw.not_ready();
+        if !health.is_empty() {
+            lines.push(String::new());
+            lines.push(health);
+        }
+        text_result(
+            lines.join("\n"),
+            Some(json!({
+                "results": results,
+                "servers_starting": starting,
+                "servers_unavailable": unavailable,
+            })),
+            false,
+        )
+    }
+
+    fn read_tool_docs(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+        let Some(name) = arg_str(args, "name") else {
+            return text_result("read_tool_docs needs a string argument `name`", None, true);
+        };
+        let cat = self.gw.catalog();
+        let Some(&i) = cat.by_name.get(name) else {
+            let mut msg = format!("no tool named {name:?}.");
+            if let Some((server, _)) = self.gw.split_name(name)
+                && let Some(s) = self.gw.server(server)
+            {
+                let h = s.health();
+                if let Some(cause) = h.cause() {
+                    msg.push_str(&format!(" Server {server} is {}: {cause}.", h.status()));
+                } else if h.status() != "ready" {
+                    msg.push_str(&format!(" Server {server} is {}.", h.status()));
+                }
+            }
+            let near: Vec<String> = cat
+                .index
+                .search(
+                    &name.replace(&self.gw.config.gateway.namespace_separator, " "),
+                    3,
+                )
+                .iter()
+                .map(|h| cat.tools[h.doc].qualified.clone())
+                .collect();
+            if !near.is_empty() {
+                msg.push_str(&format!(" Did you mean: {}?", near.join(", ")));
+            }
+            return text_result(msg, None, true);
+        };
+        let t = &cat.tools[i];
+        let server = self.gw.servers[t.server].alias();
+        let input = Value::Object((*t.tool.input_schema).clone());
+        let output = t
+            .tool
+            .output_schema
+            .as_ref()
+            .map(|o| Value::Object((**o).clone()));
+        let sig = tsig::signature(server, &t.tool.name, &input, output.as_ref());
+        let mut text = format!(
+            "{}\n{}\n\n{sig}\n\ninput schema: {}",
+            t.qualified,
+            t.tool.description.as_deref().unwrap_or("(no description)"),
+            serde_json::to_string(&input).unwrap_or_default()
+        );
+        if let Some(o) = &output {
+            text.push_str(&format!(
+                "\noutput schema: {}",
+                serde_json::to_string(o).unwrap_or_default()
+            ));
+        }
+        text_result(
+            text,
+            Some(json!({
+                "name": t.qualified,
+                "server": server,
+                "tool": t.tool.name,
+                "description": t.tool.description,
+                "inputSchema": input,
+                "outputSchema": output,
+                "signature": sig,
+            })),
+            false,
+        )
+    }
+
+    async fn execute(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+        let Some(code) = arg_str(args, "code") else {
+            return text_result("execute needs a string argument `code`", None, true);
+        };
+        let bridge = Arc::new(GatewayBridge::new(
+            self.gw.clone(),
+            tokio::runtime::Handle::current(),
+        ));
+        let (outcome, isolation) = run_script(
+            self.gw.config.gateway.isolation,
+            code.to_owned(),
+            bridge,
+            self.gw.config.gateway.limits.clone(),
+        )
+        .await;
+        let logs_text = if outcome.logs.is_empty() {
+            String::new()
+        } else {
+            format!("\n\nlogs:\n{}", outcome.logs.join("\n"))
+        };
+        match outcome.result {
+            Ok(value) => {
+                let shown = match &value {
+                    Value::String(s) => s.clone(),
+                    v => serde_json::to_string_pretty(v).unwrap_or_default(),
+                };
+                text_result(
+                    format!("{shown}{logs_text}"),
+                    Some(json!({
+                        "value": value,
+                        "logs": outcome.logs,
+                        "tool_calls": outcome.tool_calls,
+                        "elapsed_ms": outcome.elapsed_ms,
+                        "isolation": isolation,
+                    })),
+                    false,
+                )
+            }
+            Err(e) => text_result(
+                format!("script failed ({}): {e}{logs_text}", kind_name(e.kind)),
+                Some(json!({
+                    "error": e,
+                    "logs": outcome.logs,
+                    "tool_calls": outcome.tool_calls,
+                    "elapsed_ms": outcome.elapsed_ms,
+                    "isolation": isolation,
+                })),
+                true,
+            ),
+        }
+    }
+
+    async fn passthrough(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Option<CallToolResult> {
+        let (server, tool) = self.gw.split_name(name)?;
+        self.gw.server(server)?;
+        Some(match self.gw.call_tool(server, tool, args).await {
+            Ok(r) => r,
+            Err(CallError::Down(DownError::Unavailable { server, reason })) => {
+                text_result(format!("server {server} {reason}"), None, true)
+            }
+            Err(e) => text_result(e.to_string(), None, true),
+        })
+    }
+}
+
+fn kind_name(k: skarn_codemode::ErrorKind) -> &'static str {
+    use skarn_codemode::ErrorKind::*;
+    match k {
+        Rejected => "rejected",
+        Syntax => "syntax error",
+        Runtime => "runtime error",
+        Memory => "memory limit",
+        Stack => "stack limit",
+        Deadline => "deadline",
+        ToolCalls => "tool-call limit",
+        Output => "output limit",
+        Internal => "internal error",
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let first = match line.find(". ") {
+        Some(i) => &line[..=i],
+        None => line,
+    };
+    if first.chars().count() > 160 {
+        let cut: String = first.chars().take(157).collect();
+        format!("{cut}...")
+    } else {
+        first.to_owned()
+    }
+}
+
+impl ServerHandler for GatewayServer {
+    fn get_info(&self) -> ServerConfig {
+        let caps: ServerCapabilities = serde_json::from_value(json!({
+            "tools": {"listChanged": true},
+            "resources": {"listChanged": true},
+            "prompts": {"listChanged": true},
+        }))
+        .expect("static capabilities");
+        let mut info = ServerConfig::new(caps);
+        info.server_info = Implementation::new("skarn", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(INSTRUCTIONS.to_owned());
+        info
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Forward catalogue changes to this client until it goes away.
+        let mut rx = self.gw.changes.subscribe();
+        let peer = context.peer.clone();
+        let passthrough = self.gw.config.gateway.passthrough;
+        tokio::spawn(async move {
+            loop {
+                let kind = match rx.recv().await {
+                    Ok(k) => k,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListKind::Tools,
+                    Err(_) => break,
+                };
+                let sent = match kind {
+                    ListKind::Tools if passthrough => peer.notify_tool_list_changed().await,
+                    ListKind::Tools => Ok(()),
+                    ListKind::Resources => peer.notify_resource_list_changed().await,
+                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
+                };
+                if sent.is_err() || peer.is_transport_closed() {
+                    break;
+                }
+            }
+        });
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = meta_tools();
+        if self.gw.config.gateway.passthrough {
+            let cat = self.gw.catalog();
+            for t in &cat.tools {
+                let mut tool = t.tool.clone();
+                tool.name = t.qualified.clone().into();
+                tools.push(tool);
+            }
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments;
+        let r = match request.name.as_ref() {
+            "search" => self.search(&args),
+            "read_tool_docs" => self.read_tool_docs(&args),
+            "execute" => self.execute(&args).await,
+            other if self.gw.config.gateway.passthrough => {
+                match self.passthrough(other, args).await {
+                    Some(r) => r,
+                    None => {
+                        return Err(ErrorData::invalid_params(
+                            format!("unknown tool {other:?}"),
+                            None,
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: this gateway offers search, read_tool_docs and execute"
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(CallToolResponse::Complete(r))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cat = self.gw.catalog();
+        let sep = &self.gw.config.gateway.namespace_separator;
+        let items = cat
+            .resources
+            .iter()
+            .map(|(s, r)| {
+                let mut r = r.clone();
+                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                r
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(items))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let cat = self.gw.catalog();
+        let sep = &self.gw.config.gateway.namespace_separator;
+        let items = cat
+            .templates
+            .iter()
+            .map(|(s, r)| {
+                let mut r = r.clone();
+                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                r
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(items))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(i) = self.gw.resource_server(&request.uri) else {
+            return Err(ErrorData::resource_not_found(
+                format!("no server offers resource {:?}", request.uri),
+                None,
+            ));
+        };
+        let s = self.gw.servers[i].clone();
+        match s.read_resource(&request.uri).await {
+            Ok(r) => Ok(ReadResourceResponse::Complete(r)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cat = self.gw.catalog();
+        let sep = &self.gw.config.gateway.namespace_separator;
+        let items = cat
+            .prompts
+            .iter()
+            .map(|(s, p)| {
+                let mut p = p.clone();
+                p.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), p.name);
+                p
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(items))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let Some((server, name)) = self.gw.split_name(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt {:?}", request.name),
+                None,
+            ));
+        };
+        let Some(s) = self.gw.server(server).cloned() else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt {:?}: no server {server:?}", request.name),
+                None,
+            ));
+        };
+        match s.get_prompt(name, request.arguments).await {
+            Ok(r) => Ok(GetPromptResponse::Complete(r)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+/// Used by tests and diagnostics: the text of a result.
+pub fn text_of(r: &CallToolResult) -> String {
+    result_text(r)
+}

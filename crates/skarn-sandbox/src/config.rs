@@ -1,0 +1,233 @@
+//! The `[run]` section of `skarn.toml` (workspace) and
+//! `~/.config/skarn/config.toml` (user). Errors carry `file:line:column`.
+//!
+//! ```toml
+//! [run]
+//! read = ["~/datasets"]          # read-only
+//! write = ["~/.cache/my-tool"]   # read-write
+//! exec = ["~/tools"]             # read + execute
+//! deny_read = [".env"]           # never readable (added to the secret list)
+//! net = "deny"                   # deny | loopback | outbound | all
+//! preset = "auto"                # auto | none | rust | node | python, or a list
+//! timeout = 600                  # seconds, 0 = none
+//! memory = 4096                  # MiB per process, 0 = none
+//! max_procs = 512                # 0 = none
+//! max_file_size = 1024           # MiB, 0 = none
+//! allow_env = ["MY_TOKEN"]
+//! protect_persistence = true
+//! fail_closed = true
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A config error with its location.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Unreadable file.
+    #[error("{path}: {err}")]
+    Io {
+        /// File.
+        path: String,
+        /// Cause.
+        err: std::io::Error,
+    },
+    /// Syntax or type error.
+    #[error("{path}:{line}:{column}: {msg}")]
+    At {
+        /// File.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// Message.
+        msg: String,
+    },
+}
+
+/// One-or-many strings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single string.
+    One(Spanned<String>),
+    /// A list.
+    Many(Vec<Spanned<String>>),
+}
+
+/// The `[run]` table.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Read-only grants.
+    #[serde(default)]
+    pub read: Vec<Spanned<String>>,
+    /// Read-write grants.
+    #[serde(default)]
+    pub write: Vec<Spanned<String>>,
+    /// Read+exec grants.
+    #[serde(default)]
+    pub exec: Vec<Spanned<String>>,
+    /// Secret paths.
+    #[serde(default)]
+    pub deny_read: Vec<Spanned<String>>,
+    /// Network policy.
+    pub net: Option<Spanned<String>>,
+    /// Presets.
+    pub preset: Option<OneOrMany>,
+    /// Timeout (s).
+    pub timeout: Option<Spanned<u64>>,
+    /// Memory (MiB).
+    pub memory: Option<Spanned<u64>>,
+    /// Max processes.
+    pub max_procs: Option<Spanned<u64>>,
+    /// Max file size (MiB).
+    pub max_file_size: Option<Spanned<u64>>,
+    /// Secret-looking env vars to keep.
+    #[serde(default)]
+    pub allow_env: Vec<String>,
+    /// Persistence protection.
+    pub protect_persistence: Option<bool>,
+    /// Fail closed.
+    pub fail_closed: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FileShape {
+    run: Option<RunSection>,
+}
+
+/// A loaded `[run]` section plus what is needed to locate its values.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Path of the file.
+    pub path: PathBuf,
+    /// Directory relative paths resolve against.
+    pub base: PathBuf,
+    /// File text (for line/column lookups).
+    pub text: String,
+    /// The section (default when absent).
+    pub run: RunSection,
+}
+
+/// 1-based (line, column) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl RunConfig {
+    /// Load `path`; `Ok(None)` when it does not exist.
+    pub fn load(path: &Path, base: &Path) -> Result<Option<RunConfig>, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => {
+                return Err(ConfigError::Io {
+                    path: path.display().to_string(),
+                    err,
+                });
+            }
+        };
+        let shape: FileShape = toml::from_str(&text).map_err(|e| {
+            let (line, column) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
+            ConfigError::At {
+                path: path.display().to_string(),
+                line,
+                column,
+                msg: e.message().to_string(),
+            }
+        })?;
+        Ok(Some(RunConfig {
+            path: path.to_path_buf(),
+            base: base.to_path_buf(),
+            run: shape.run.unwrap_or_default(),
+            text,
+        }))
+    }
+
+    /// `file:line:column` of a spanned value.
+    pub fn at(&self, span: std::ops::Range<usize>) -> String {
+        let (l, c) = line_col(&self.text, span.start);
+        format!("{}:{l}:{c}", self.path.display())
+    }
+
+    /// An error located at `span`.
+    pub fn error(&self, span: std::ops::Range<usize>, msg: impl Into<String>) -> ConfigError {
+        let (line, column) = line_col(&self.text, span.start);
+        ConfigError::At {
+            path: self.path.display().to_string(),
+            line,
+            column,
+            msg: msg.into(),
+        }
+    }
+
+    /// Resolve a configured path: `~/` is the home directory, relative
+    /// paths are relative to the file's base directory.
+    pub fn resolve(&self, raw: &str, home: Option<&Path>) -> PathBuf {
+        expand_path(raw, &self.base, home)
+    }
+}
+
+/// `~` expansion and base-relative resolution, lexically normalised.
+pub fn expand_path(raw: &str, base: &Path, home: Option<&Path>) -> PathBuf {
+    let p = if raw == "~" {
+        home.map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(raw))
+    } else if let (Some(rest), Some(h)) = (raw.strip_prefix("~/"), home) {
+        h.join(rest)
+    } else {
+        base.join(raw)
+    };
+    normalize(&p)
+}
+
+/// Remove `.` and resolve `..` lexically.
+pub fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_carry_line_and_column() {
+        let d = std::env::temp_dir().join(format!("skarn-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("skarn.toml");
+        std::fs::write(&f, "[run]\nread = [\"a\"]\ntimeout = \"soon\"\n").unwrap();
+        let e = RunConfig::load(&f, &d).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:3:11:", f.display())), "{e}");
+        std::fs::write(&f, "[run]\nbogus = 1\n").unwrap();
+        let e = RunConfig::load(&f, &d).unwrap_err().to_string();
+        assert!(e.contains(":2:1:") && e.contains("bogus"), "{e}");
+        std::fs::write(&f, "[serve]\nx = 1\n[run]\nread = [\"sub\", \"~/x\"]\n").unwrap();
+        let c = RunConfig::load(&f, &d).unwrap().unwrap();
+        assert_eq!(c.resolve("sub", Some(Path::new("/h"))), d.join("sub"));
+        assert_eq!(
+            c.resolve("~/x", Some(Path::new("/h"))),
+            PathBuf::from("/h/x")
+        );
+        assert_eq!(c.at(c.run.read[1].span()), format!("{}:4:16", f.display()));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,841 @@
+//! The helper: a fresh, single-threaded process (the `skarn` binary
+//! re-executed with `__sandbox-helper`) that builds the confinement and
+//! execs the target.
+//!
+//! Process tree:
+//! - **helper** (this process): creates the pids cgroup and the user/PID/
+//!   network/IPC/UTS namespaces, enforces the timeout, forwards signals,
+//!   cleans up, prints the report and exits with the command's status;
+//! - **init** (PID 1 of the new PID namespace): builds the new root in a
+//!   fresh mount namespace, starts the target and reaps; when it exits the
+//!   kernel kills everything left in the namespace;
+//! - **target**: new session, parent-death signal, rlimits, caps dropped,
+//!   no_new_privs, Landlock, seccomp, descriptors > 2 closed, `execve`.
+//!
+//! All three are single-threaded, so allocating between fork and exec is safe.
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::plan::{Plan, ReportFormat, Rlimit, plan as make_plan};
+use crate::report::Status;
+use crate::{landlock_rules, mounts, ns, privs, seccomp, sys};
+
+/// Environment variable carrying the JSON plan to the helper.
+pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
+
+/// Exit status for a set-up failure.
+pub const EXIT_SETUP: i32 = 2;
+/// Exit status when the timeout fired.
+pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit status when the command could not be executed.
+pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+/// Exit status when the command was not found.
+pub const EXIT_NOT_FOUND: i32 = 127;
+
+static PENDING: AtomicU64 = AtomicU64::new(0);
+const FORWARDED: &[libc::c_int] = &[
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+];
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    PENDING.fetch_or(1 << sig, Ordering::SeqCst);
+}
+
+fn install_forwarders() {
+    for &s in FORWARDED {
+        // SAFETY: zeroed sigaction is valid; the handler is async-signal-safe
+        // (one atomic op). No SA_RESTART, so blocking calls return EINTR.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(s, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+fn forward_pending(to: libc::pid_t) {
+    let bits = PENDING.swap(0, Ordering::SeqCst);
+    for &s in FORWARDED {
+        if bits & (1 << s) != 0 {
+            sys::kill(to, s);
+        }
+    }
+}
+
+fn err_line(msg: &str) {
+    sys::write_fd(2, format!("skarn: error: {msg}\n").as_bytes());
+}
+
+/// Entry point of `skarn __sandbox-helper`: reads the plan from
+/// [`PLAN_ENV`], runs the command, returns the exit status.
+pub fn helper_main() -> i32 {
+    let Some(raw) = std::env::var_os(PLAN_ENV) else {
+        err_line("internal: sandbox helper started without a plan");
+        return EXIT_SETUP;
+    };
+    // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
+    unsafe { std::env::remove_var(PLAN_ENV) };
+    let plan: Plan = match serde_json::from_slice(raw.as_bytes()) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&format!("internal: bad sandbox plan: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    run(plan)
+}
+
+/// A pids cgroup for the run (root only).
+struct Cgroup {
+    dir: PathBuf,
+    parent: PathBuf,
+}
+
+impl Cgroup {
+    fn create(parent: &Path, max: u64) -> std::io::Result<Cgroup> {
+        let dir = parent.join(format!("skarn-{}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let cg = Cgroup {
+            dir,
+            parent: parent.to_path_buf(),
+        };
+        let r =
+            sys::write_file(&cg.dir.join("pids.max"), max.to_string().as_bytes()).and_then(|_| {
+                sys::write_file(
+                    &cg.dir.join("cgroup.procs"),
+                    std::process::id().to_string().as_bytes(),
+                )
+            });
+        if let Err(e) = r {
+            let _ = std::fs::remove_dir(&cg.dir);
+            return Err(e);
+        }
+        Ok(cg)
+    }
+
+    fn kill_all(&self) {
+        if let Ok(s) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
+            let me = std::process::id() as i32;
+            for pid in s.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                if pid != me {
+                    sys::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+
+    /// Move the calling process back to the parent cgroup.
+    fn leave(&self) {
+        let _ = sys::write_file(
+            &self.parent.join("cgroup.procs"),
+            std::process::id().to_string().as_bytes(),
+        );
+    }
+
+    fn remove(self) {
+        self.leave();
+        for _ in 0..200 {
+            self.kill_all();
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Mode marking an empty placeholder directory made by a run (`r-x-----x`).
+pub const PLACEHOLDER_MODE: u32 = 0o501;
+
+/// A placeholder directory in use by this run, locked shared so that a
+/// concurrent run does not remove it while it is mounted here.
+struct Placeholder {
+    path: PathBuf,
+    fd: libc::c_int,
+}
+
+fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
+    use std::os::unix::fs::PermissionsExt;
+    let md = std::fs::symlink_metadata(path).ok()?;
+    (md.is_dir() && md.permissions().mode() & 0o7777 == PLACEHOLDER_MODE).then_some(md)
+}
+
+/// Create (or join) the placeholder at `path`; None when impossible.
+fn hold_placeholder(path: &Path) -> Option<Placeholder> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    for _ in 0..5 {
+        if std::fs::symlink_metadata(path).is_err() {
+            let _ = std::fs::DirBuilder::new()
+                .mode(PLACEHOLDER_MODE)
+                .create(path);
+            // The umask may have cleared bits: set the marker mode exactly.
+            let c = sys::cstr(path.as_os_str()).ok()?;
+            // SAFETY: valid path.
+            unsafe { libc::chmod(c.as_ptr(), PLACEHOLDER_MODE) };
+        }
+        is_placeholder(path)?;
+        let c = sys::cstr(path.as_os_str()).ok()?;
+        // SAFETY: valid path; the fd is owned by the Placeholder.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: fd is open.
+        unsafe { libc::flock(fd, libc::LOCK_SH) };
+        // Still the same directory (a concurrent run may have removed it)?
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: st is a valid stat buffer.
+        let ok = unsafe { libc::fstat(fd, &mut st) } == 0
+            && is_placeholder(path).is_some_and(|m| m.ino() == st.st_ino && m.dev() == st.st_dev);
+        if ok {
+            return Some(Placeholder {
+                path: path.to_path_buf(),
+                fd,
+            });
+        }
+        // SAFETY: closing our own fd.
+        unsafe { libc::close(fd) };
+    }
+    None
+}
+
+/// Remove placeholders no other run holds.
+fn release_placeholders(list: Vec<Placeholder>) {
+    for p in list.into_iter().rev() {
+        // SAFETY: fd is ours; upgrading to an exclusive lock without blocking.
+        let excl = unsafe { libc::flock(p.fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if excl && is_placeholder(&p.path).is_some() {
+            let _ = std::fs::remove_dir(&p.path);
+        }
+        // SAFETY: closing our own fd (drops the lock).
+        unsafe { libc::close(p.fd) };
+    }
+}
+
+/// Decide, before any namespace exists, how each persistence path is
+/// protected: existing paths are bound read-only by init; missing ones get
+/// an empty placeholder directory (mode [`PLACEHOLDER_MODE`], bound
+/// read-only, removed after the run) so they cannot be created during it.
+fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder> {
+    use crate::plan::FsOp;
+    let ws = plan.workspace.clone();
+    let git = ws.join(".git");
+    let git_is_dir = std::fs::symlink_metadata(&git)
+        .map(|m| m.is_dir())
+        .unwrap_or(false);
+    let mut held = Vec::new();
+    let mut out = Vec::new();
+    let mut git_done = false;
+    for op in std::mem::take(&mut plan.fs) {
+        let FsOp::Protect { path, reserve } = &op else {
+            out.push(op);
+            continue;
+        };
+        let reserve = *reserve;
+        let mut target = path.clone();
+        if path.starts_with(&git) && path != &git && (!git_is_dir || is_placeholder(&git).is_some())
+        {
+            // .git missing (or a gitdir file): protect .git itself, once.
+            if git_done {
+                continue;
+            }
+            git_done = true;
+            target = git.clone();
+        }
+        let missing = std::fs::symlink_metadata(&target).is_err();
+        if missing && !reserve {
+            continue;
+        }
+        if missing || is_placeholder(&target).is_some() {
+            match hold_placeholder(&target) {
+                Some(p) => held.push(p),
+                None => {
+                    notes.push(format!(
+                        "could not reserve missing persistence path {}; it is not protected",
+                        target.display()
+                    ));
+                    continue;
+                }
+            }
+        }
+        out.push(FsOp::Protect {
+            path: target,
+            reserve,
+        });
+    }
+    plan.fs = out;
+    held
+}
+
+/// Start a detached process that removes the run's cgroup once this
+/// helper (and everything holding the pipe) is gone, so that neither the
+/// exit status nor the caller waits for the kernel to release the cgroup,
+/// and so that the cgroup is removed even if the helper is killed. Forked
+/// before the PID namespace exists (a dead namespace refuses new children).
+fn spawn_cgroup_reaper(parent: &Path) -> Option<()> {
+    let dir = parent.join(format!("skarn-{}", std::process::id()));
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid 2-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return None;
+    }
+    if let Ok(0) = sys::fork() {
+        // SAFETY: setsid/open/dup2/read/close on our own descriptors.
+        unsafe {
+            libc::close(fds[1]);
+            libc::setsid();
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            let mut b = [0u8; 1];
+            while libc::read(fds[0], b.as_mut_ptr().cast(), 1) != 0 {
+                if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
+                }
+            }
+        }
+        Cgroup {
+            dir,
+            parent: parent.to_path_buf(),
+        }
+        .remove();
+        sys::exit_now(0)
+    }
+    // SAFETY: the helper keeps only the write end (close-on-exec).
+    unsafe { libc::close(fds[0]) };
+    Some(())
+}
+
+fn make_host_tmp() -> Option<PathBuf> {
+    let mut t = b"/tmp/skarn-tmp-XXXXXX\0".to_vec();
+    // SAFETY: t is a writable NUL-terminated template.
+    let r = unsafe { libc::mkdtemp(t.as_mut_ptr().cast()) };
+    if r.is_null() {
+        return None;
+    }
+    t.pop();
+    Some(PathBuf::from(OsString::from_vec(t)))
+}
+
+fn run(mut plan: Plan) -> i32 {
+    let mut notes: Vec<String> = Vec::new();
+    if plan.die_with_parent {
+        let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    }
+    let cgroup = match &plan.cgroup {
+        Some((dir, max)) => {
+            match spawn_cgroup_reaper(dir).and_then(|_| Cgroup::create(dir, *max).ok()) {
+                Some(c) => Some(c),
+                None => {
+                    plan.report
+                        .degrade("pids cgroup could not be created: max_procs NOT enforced");
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+
+    // Namespaces (everything but the mount namespace, which init creates so
+    // that this process keeps the host view for clean-up).
+    let ns = plan.ns;
+    let mut flags = 0;
+    for (on, f) in [
+        (ns.user, libc::CLONE_NEWUSER),
+        (ns.pid, libc::CLONE_NEWPID),
+        (ns.net, libc::CLONE_NEWNET),
+        (ns.ipc, libc::CLONE_NEWIPC),
+        (ns.uts, libc::CLONE_NEWUTS),
+    ] {
+        if on {
+            flags |= f;
+        }
+    }
+    let created = if plan.ns.mount {
+        prepare_protect(&mut plan, &mut notes)
+    } else {
+        Vec::new()
+    };
+    if flags != 0 {
+        let r = sys::unshare(flags).and_then(|_| {
+            if ns.user {
+                ns::write_self_maps(plan.uid, plan.gid)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = r {
+            release_placeholders(created);
+            // Re-plan without namespaces; this may refuse (fail_closed).
+            let mut host = plan.host.clone();
+            host.namespaces = false;
+            let (argv, fmt, removed) = (
+                plan.argv.clone(),
+                plan.report_format,
+                plan.report.removed_env.clone(),
+            );
+            match make_plan(&plan.policy, &host, &argv) {
+                Ok(mut p) => {
+                    p.report_format = fmt;
+                    p.report.removed_env = removed;
+                    p.report
+                        .degrade(format!("creating namespaces failed at run time: {e}"));
+                    p.cgroup = None;
+                    if let Some(c) = cgroup {
+                        c.remove();
+                    }
+                    return run(p);
+                }
+                Err(pe) => {
+                    err_line(&format!("{pe} (namespaces failed: {e})"));
+                    if let Some(c) = cgroup {
+                        c.remove();
+                    }
+                    return EXIT_SETUP;
+                }
+            }
+        }
+    }
+    let host_tmp = if plan.host_private_tmp {
+        make_host_tmp()
+    } else {
+        None
+    };
+    if let Some(t) = &host_tmp {
+        plan.set_env
+            .push(("TMPDIR".into(), t.display().to_string()));
+        if let Some(l) = &mut plan.landlock {
+            l.rules.push(crate::plan::LandlockRule {
+                path: t.clone(),
+                access: crate::plan::LandlockAccess::ReadWrite,
+            });
+        }
+    }
+
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid 2-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        err_line("pipe2 failed");
+        return EXIT_SETUP;
+    }
+    let (rd, wr) = (fds[0], fds[1]);
+    let child = match sys::fork() {
+        Ok(0) => {
+            // SAFETY: closing our copy of the read end.
+            unsafe { libc::close(rd) };
+            init_main(&plan, wr)
+        }
+        Ok(pid) => pid,
+        Err(e) => {
+            err_line(&format!("fork failed: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    // SAFETY: closing our copy of the write end.
+    unsafe { libc::close(wr) };
+    install_forwarders();
+    let (code, timed_out, status_text) = supervise(child, rd, plan.timeout_ms, ns.pid, &cgroup);
+    drop(cgroup); // removed by the reaper once this process exits
+    release_placeholders(created);
+    if let Some(t) = host_tmp {
+        let _ = std::fs::remove_dir_all(t);
+    }
+
+    // Merge run-time notes.
+    let mut fatal = false;
+    for line in status_text.lines() {
+        if let Some(n) = line.strip_prefix("note:") {
+            plan.report.degrade(n.to_string());
+        } else if let Some(n) = line.strip_prefix("info:") {
+            plan.report.notes.push(n.to_string());
+        } else if let Some(n) = line.strip_prefix("fatal:") {
+            fatal = true;
+            plan.report.notes.push(format!("set-up failed: {n}"));
+            plan.report.status = Status::NotEnforced;
+        }
+    }
+    for n in notes {
+        plan.report.degrade(n);
+    }
+    if timed_out {
+        let secs = plan.timeout_ms.unwrap_or(0) / 1000;
+        sys::write_fd(
+            2,
+            format!("skarn: timeout: the command ran longer than {secs} s; its whole process tree was killed\n")
+                .as_bytes(),
+        );
+    }
+    match plan.report_format {
+        ReportFormat::None => {}
+        ReportFormat::Text => sys::write_fd(2, plan.report.render_text().as_bytes()),
+        ReportFormat::Json => {
+            let mut s = serde_json::to_string(&plan.report).unwrap_or_default();
+            s.push('\n');
+            sys::write_fd(2, s.as_bytes());
+        }
+    }
+    if fatal {
+        return EXIT_SETUP;
+    }
+    if timed_out { EXIT_TIMEOUT } else { code }
+}
+
+/// Wait for init with an optional timeout, collecting its status lines.
+/// Returns (exit code, timed out, status text).
+fn supervise(
+    child: libc::pid_t,
+    rd: libc::c_int,
+    timeout_ms: Option<u64>,
+    pidns: bool,
+    cgroup: &Option<Cgroup>,
+) -> (i32, bool, String) {
+    let deadline =
+        timeout_ms.map(|t| std::time::Instant::now() + std::time::Duration::from_millis(t));
+    // SAFETY: pidfd_open takes integers.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as libc::c_int;
+    let mut buf = Vec::new();
+    let mut rd_open = true;
+    let mut timed_out = false;
+    loop {
+        forward_pending(child);
+        let wait_ms: i32 = match deadline {
+            Some(d) => {
+                let now = std::time::Instant::now();
+                if now >= d {
+                    timed_out = true;
+                    break;
+                }
+                (d - now).as_millis().min(i32::MAX as u128) as i32
+            }
+            None => -1,
+        };
+        if pidfd < 0 {
+            break; // no pidfd: plain blocking wait below (no timeout)
+        }
+        let mut pfds = [
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: if rd_open { rd } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: pfds is a valid array of 2 pollfd.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), 2, wait_ms) };
+        if n < 0 {
+            continue; // EINTR: forward signals and loop
+        }
+        if pfds[1].revents != 0 {
+            rd_open = drain(rd, &mut buf);
+        }
+        if pfds[0].revents != 0 {
+            break;
+        }
+    }
+    if timed_out {
+        sys::kill(child, libc::SIGKILL);
+        if !pidns {
+            drain(rd, &mut buf);
+            if let Some(t) = tpid(&buf) {
+                sys::kill(-t, libc::SIGKILL);
+            }
+        }
+        if let Some(c) = cgroup {
+            c.kill_all();
+        }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: status is a valid int.
+        let r = unsafe { libc::waitpid(child, &mut status, 0) };
+        if r == child {
+            break;
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+        forward_pending(child);
+    }
+    while drain(rd, &mut buf) {}
+    (
+        sys::exit_code(status),
+        timed_out,
+        String::from_utf8_lossy(&buf).into_owned(),
+    )
+}
+
+fn tpid(buf: &[u8]) -> Option<libc::pid_t> {
+    String::from_utf8_lossy(buf)
+        .lines()
+        .find_map(|l| l.strip_prefix("tpid:")?.trim().parse().ok())
+}
+
+/// Read what is available; false at EOF or error.
+fn drain(fd: libc::c_int, buf: &mut Vec<u8>) -> bool {
+    let mut tmp = [0u8; 4096];
+    // SAFETY: tmp is a valid buffer.
+    let n = unsafe { libc::read(fd, tmp.as_mut_ptr().cast(), tmp.len()) };
+    if n > 0 {
+        buf.extend_from_slice(&tmp[..n as usize]);
+        true
+    } else {
+        n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+    }
+}
+
+fn status(wr: libc::c_int, kind: &str, msg: &str) {
+    let line = format!("{kind}:{}\n", msg.replace('\n', " "));
+    sys::write_fd(wr, line.as_bytes());
+}
+
+fn fatal(wr: libc::c_int, msg: &str) -> ! {
+    status(wr, "fatal", msg);
+    err_line(&format!("sandbox set-up failed: {msg}"));
+    sys::exit_now(EXIT_SETUP)
+}
+
+/// PID 1 of the sandbox: build the root, start the target, reap.
+fn init_main(plan: &Plan, wr: libc::c_int) -> ! {
+    let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    if plan.ns.mount {
+        if let Err(e) = sys::unshare(libc::CLONE_NEWNS) {
+            fatal(wr, &format!("mount namespace: {e}"));
+        }
+        let mut notes = Vec::new();
+        if let Err(e) = mounts::build_root(&plan.fs, &mut notes) {
+            fatal(wr, &e.to_string());
+        }
+        for n in notes {
+            status(wr, "note", &n);
+        }
+    }
+    if plan.loopback_up
+        && let Err(e) = ns::loopback_up()
+    {
+        fatal(wr, &format!("bringing lo up: {e}"));
+    }
+    if plan.ns.uts {
+        let name = b"skarn-sandbox";
+        // SAFETY: valid buffer and length.
+        unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) };
+    }
+    // Out of the terminal's foreground group: the helper forwards signals.
+    // SAFETY: setpgid takes integers.
+    unsafe { libc::setpgid(0, 0) };
+    install_forwarders();
+    let t = match sys::fork() {
+        Ok(0) => target_main(plan, wr),
+        Ok(pid) => pid,
+        Err(e) => fatal(wr, &format!("fork: {e}")),
+    };
+    status(wr, "tpid", &t.to_string());
+    // SAFETY: our copy of the status pipe is no longer needed.
+    unsafe { libc::close(wr) };
+    let mut code = 1;
+    loop {
+        forward_pending(-t);
+        let mut st = 0;
+        // SAFETY: st is a valid int.
+        let r = unsafe { libc::waitpid(-1, &mut st, 0) };
+        if r == t {
+            code = sys::exit_code(st);
+            break;
+        }
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ECHILD) {
+                break;
+            }
+        }
+    }
+    if !plan.ns.pid {
+        sys::kill(-t, libc::SIGKILL);
+    }
+    sys::exit_now(code)
+}
+
+fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
+    match r {
+        Rlimit::Data => libc::RLIMIT_DATA,
+        Rlimit::Nproc => libc::RLIMIT_NPROC,
+        Rlimit::Fsize => libc::RLIMIT_FSIZE,
+        Rlimit::Core => libc::RLIMIT_CORE,
+    }
+}
+
+/// The target: confine and exec.
+fn target_main(plan: &Plan, wr: libc::c_int) -> ! {
+    // Default dispositions for forwarded signals (inherited handlers would
+    // otherwise survive until exec).
+    for &s in FORWARDED {
+        // SAFETY: resetting a disposition to default.
+        unsafe { libc::signal(s, libc::SIG_DFL) };
+    }
+    // SAFETY: setsid takes no arguments; we are not a group leader.
+    unsafe { libc::setsid() };
+    let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    for (r, v) in &plan.rlimits {
+        if let Err(e) = privs::set_rlimit(rlimit_resource(*r), *v) {
+            status(wr, "note", &format!("rlimit {r:?} not applied: {e}"));
+        }
+    }
+    if let Err(e) = sys::chdir(&plan.cwd) {
+        fatal(
+            wr,
+            &format!("cannot enter working directory {}: {e}", plan.cwd.display()),
+        );
+    }
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            !plan
+                .set_env
+                .iter()
+                .any(|(s, _)| k.as_bytes() == s.as_bytes())
+        })
+        .collect();
+    for (k, v) in &plan.set_env {
+        env.push((k.into(), v.into()));
+    }
+    let envp: Vec<CString> = env
+        .iter()
+        .filter_map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).ok()
+        })
+        .collect();
+    let argv: Vec<CString> = plan
+        .argv
+        .iter()
+        .map(|a| CString::new(a.as_bytes()).unwrap_or_default())
+        .collect();
+    let path_var = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let seccomp_progs = match &plan.seccomp {
+        Some(s) => {
+            let mut extra = Vec::new();
+            if s.deny_inet_sockets {
+                extra.push(seccomp::DENY_INET_SOCKETS);
+            }
+            if s.deny_listen {
+                extra.push(seccomp::DENY_LISTEN);
+            }
+            match seccomp::deny_programs(&extra) {
+                Ok(p) => Some(p),
+                Err(e) => fatal(wr, &e.to_string()),
+            }
+        }
+        None => None,
+    };
+
+    if let Err(e) = privs::set_no_new_privs() {
+        fatal(wr, &format!("no_new_privs: {e}"));
+    }
+    match privs::drop_all_capabilities() {
+        Ok(true) => {}
+        Ok(false) => status(
+            wr,
+            "info",
+            "capability bounding set left as is (no CAP_SETPCAP outside a user namespace); \
+             the process holds no capabilities and no_new_privs prevents gaining any",
+        ),
+        Err(e) => fatal(wr, &format!("dropping capabilities: {e}")),
+    }
+    if let Some(l) = &plan.landlock {
+        match landlock_rules::apply(l) {
+            Ok(landlock_rules::Enforced::Fully) => {}
+            Ok(landlock_rules::Enforced::Partially) => status(
+                wr,
+                "note",
+                "Landlock only partially enforced by this kernel",
+            ),
+            Ok(landlock_rules::Enforced::Not) => {
+                if !plan.ns.mount && plan.fail_closed {
+                    fatal(
+                        wr,
+                        "Landlock is not enforced and there is no mount namespace",
+                    );
+                }
+                status(wr, "note", "Landlock not enforced by this kernel");
+            }
+            Err(e) => fatal(wr, &e.to_string()),
+        }
+    }
+    if let Some(p) = &seccomp_progs
+        && let Err(e) = seccomp::install(p)
+    {
+        fatal(wr, &e.to_string());
+    }
+    if let Err(e) = privs::close_fds_above_stderr_on_exec() {
+        fatal(wr, &format!("closing descriptors: {e}"));
+    }
+    exec_search(&argv, &envp, &path_var)
+}
+
+fn exec_search(argv: &[CString], envp: &[CString], path_var: &OsString) -> ! {
+    let name = &argv[0];
+    let show = String::from_utf8_lossy(name.as_bytes()).into_owned();
+    let fail = |code: i32, why: &str| -> ! {
+        sys::write_fd(2, format!("skarn: {show}: {why}\n").as_bytes());
+        sys::exit_now(code)
+    };
+    if name.as_bytes().contains(&b'/') {
+        let e = sys::execve(name, argv, envp);
+        match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::ENOTDIR) => fail(EXIT_NOT_FOUND, "command not found"),
+            _ => fail(EXIT_NOT_EXECUTABLE, &format!("cannot execute: {e}")),
+        }
+    }
+    let mut denied: Option<std::io::Error> = None;
+    for dir in path_var.as_bytes().split(|b| *b == b':') {
+        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+        let mut full = dir.to_vec();
+        full.push(b'/');
+        full.extend_from_slice(name.as_bytes());
+        let Ok(c) = CString::new(full) else { continue };
+        let e = sys::execve(&c, argv, envp);
+        match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::ENOTDIR) => {}
+            _ => {
+                if denied.is_none() {
+                    denied = Some(e);
+                }
+            }
+        }
+    }
+    match denied {
+        Some(e) => fail(
+            EXIT_NOT_EXECUTABLE,
+            &format!("cannot execute: {e} (is it granted for execution?)"),
+        ),
+        None => fail(EXIT_NOT_FOUND, "command not found"),
+    }
+}

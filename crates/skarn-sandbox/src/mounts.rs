@@ -1,0 +1,334 @@
+//! Builds the sandbox's root filesystem in a fresh mount namespace: an
+//! empty read-only tmpfs holding only the granted paths (bind mounts), a
+//! fresh /proc, a minimal /dev, a private /tmp, secrets hidden and
+//! persistence paths read-only. Paths outside the grants do not exist
+//! inside, so neither their files nor their unix sockets can be reached.
+
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, symlink};
+use std::path::{Path, PathBuf};
+
+use crate::plan::{Access, FsOp};
+use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+
+const OLD: &str = "/oldroot";
+const NEW: &str = "/newroot";
+
+/// A failed step, with the path involved.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} {path}: {err}")]
+pub struct MountError {
+    what: &'static str,
+    path: String,
+    #[source]
+    err: io::Error,
+}
+
+fn ctx<T>(r: io::Result<T>, what: &'static str, path: &Path) -> Result<T, MountError> {
+    r.map_err(|err| MountError {
+        what,
+        path: path.display().to_string(),
+        err,
+    })
+}
+
+fn under(base: &str, p: &Path) -> PathBuf {
+    let rel = p.strip_prefix("/").unwrap_or(p);
+    Path::new(base).join(rel)
+}
+
+fn mkdir_p(p: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(p)
+}
+
+fn touch(p: &Path) -> io::Result<()> {
+    if let Some(parent) = p.parent() {
+        mkdir_p(parent)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Create the mountpoint `dst` matching the kind of `src` (dir or file).
+fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
+    if std::fs::metadata(src)?.is_dir() {
+        mkdir_p(dst)
+    } else {
+        touch(dst)
+    }
+}
+
+fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
+    ctx(mountpoint_like(src, dst), "mkdir", dst)?;
+    ctx(
+        sys::mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None),
+        "bind",
+        dst,
+    )?;
+    let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if !writable {
+        set |= MOUNT_ATTR_RDONLY;
+    }
+    ctx(sys::mount_setattr(dst, set, true), "mount_setattr", dst)
+}
+
+/// Notes produced while building (non-fatal gaps).
+pub type Notes = Vec<String>;
+
+/// Build the new root and pivot into it. Must run inside a new mount
+/// namespace (and, for /proc, inside the new PID namespace).
+pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
+    let root = Path::new("/");
+    ctx(
+        sys::mount(None, root, None, libc::MS_REC | libc::MS_PRIVATE, None),
+        "make-rprivate",
+        root,
+    )?;
+    // Base tmpfs on /tmp (only in this namespace), then pivot into it so
+    // the host tree is reachable under /oldroot while building.
+    let base = Path::new("/tmp");
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            base,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("mode=0755,size=1m"),
+        ),
+        "mount tmpfs",
+        base,
+    )?;
+    ctx(mkdir_p(Path::new("/tmp/oldroot")), "mkdir", base)?;
+    ctx(
+        sys::pivot_root(base, Path::new("/tmp/oldroot")),
+        "pivot_root",
+        base,
+    )?;
+    ctx(sys::chdir(root), "chdir", root)?;
+    let newroot = Path::new(NEW);
+    ctx(mkdir_p(newroot), "mkdir", newroot)?;
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            newroot,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("mode=0755"),
+        ),
+        "mount tmpfs",
+        newroot,
+    )?;
+    // Empty, unreadable stand-ins used to hide secrets.
+    ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
+    ctx(touch(Path::new("/empty.f")), "touch", root)?;
+    for p in ["/empty.d", "/empty.f"] {
+        // SAFETY: valid NUL-terminated path literal.
+        let c = sys::cstr(p).expect("static path");
+        unsafe { libc::chmod(c.as_ptr(), 0) };
+    }
+
+    for op in ops {
+        match op {
+            FsOp::Bind { path, access } => bind_grant(path, *access, notes)?,
+            FsOp::Proc => mount_proc(notes)?,
+            FsOp::Dev => mount_dev()?,
+            FsOp::Tmp => {
+                let t = under(NEW, Path::new("/tmp"));
+                ctx(mkdir_p(&t), "mkdir", &t)?;
+                ctx(
+                    sys::mount(
+                        Some(Path::new("tmpfs")),
+                        &t,
+                        Some("tmpfs"),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        Some("mode=1777"),
+                    ),
+                    "mount tmpfs",
+                    &t,
+                )?;
+            }
+            FsOp::Mask { path } => {
+                let dst = under(NEW, path);
+                let Ok(md) = std::fs::symlink_metadata(&dst) else {
+                    continue;
+                };
+                let src = if md.is_dir() { "/empty.d" } else { "/empty.f" };
+                if md.file_type().is_symlink() {
+                    // A symlink resolves inside the sandbox; hide its target if granted.
+                    notes.push(format!(
+                        "secret {} is a symlink; its target is hidden only if it is a secret too",
+                        path.display()
+                    ));
+                    continue;
+                }
+                bind(Path::new(src), &dst, false)?;
+            }
+            FsOp::Protect { path, .. } => {
+                let dst = under(NEW, path);
+                match std::fs::symlink_metadata(&dst) {
+                    Ok(md) if md.file_type().is_symlink() => notes.push(format!(
+                        "persistence path {} is a symlink and could not be write-protected",
+                        path.display()
+                    )),
+                    Ok(_) => bind(&dst.clone(), &dst, false)?,
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+    ctx(
+        sys::mount_setattr(
+            newroot,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            false,
+        ),
+        "remount read-only",
+        newroot,
+    )?;
+    ctx(sys::chdir(newroot), "chdir", newroot)?;
+    let dot = Path::new(".");
+    ctx(sys::pivot_root(dot, dot), "pivot_root", newroot)?;
+    ctx(sys::umount2(dot, libc::MNT_DETACH), "detach old root", dot)?;
+    ctx(sys::chdir(root), "chdir", root)
+}
+
+fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {
+    let src = under(OLD, path);
+    let dst = under(NEW, path);
+    let Ok(md) = std::fs::symlink_metadata(&src) else {
+        return Ok(()); // granted but absent on this host
+    };
+    if md.file_type().is_symlink() {
+        // Recreate the link (e.g. /bin -> usr/bin) and grant its target.
+        let target = ctx(std::fs::read_link(&src), "readlink", path)?;
+        if std::fs::symlink_metadata(&dst).is_err() {
+            if let Some(parent) = dst.parent() {
+                ctx(mkdir_p(parent), "mkdir", parent)?;
+            }
+            ctx(symlink(&target, &dst), "symlink", &dst)?;
+        }
+        let Ok(real) = std::fs::canonicalize(&src) else {
+            return Ok(());
+        };
+        let Ok(real) = real.strip_prefix(OLD) else {
+            return Ok(());
+        };
+        let real = Path::new("/").join(real);
+        if std::fs::symlink_metadata(under(NEW, &real)).is_ok() {
+            return Ok(()); // already granted
+        }
+        return bind_grant(&real, access, notes);
+    }
+    if std::fs::symlink_metadata(&dst)
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+    {
+        notes.push(format!(
+            "grant {} sits under a symlinked directory; skipped",
+            path.display()
+        ));
+        return Ok(());
+    }
+    bind(&src, &dst, access == Access::ReadWrite)
+}
+
+fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
+    let p = under(NEW, Path::new("/proc"));
+    ctx(mkdir_p(&p), "mkdir", &p)?;
+    let r = sys::mount(
+        Some(Path::new("proc")),
+        &p,
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    );
+    if let Err(e) = r {
+        // Happens when the host's /proc is partly masked (some containers).
+        notes.push(format!(
+            "fresh /proc could not be mounted ({e}); the host /proc is bound instead \
+             (other processes are listed, Landlock still blocks ptrace-style access)"
+        ));
+        bind(Path::new("/oldroot/proc"), &p, false)?;
+    }
+    Ok(())
+}
+
+fn mount_dev() -> Result<(), MountError> {
+    let dev = under(NEW, Path::new("/dev"));
+    ctx(mkdir_p(&dev), "mkdir", &dev)?;
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            &dev,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            Some("mode=0755"),
+        ),
+        "mount tmpfs",
+        &dev,
+    )?;
+    for node in ["null", "zero", "full", "random", "urandom", "tty"] {
+        let src = Path::new("/oldroot/dev").join(node);
+        let dst = dev.join(node);
+        if std::fs::symlink_metadata(&src).is_err() {
+            continue;
+        }
+        ctx(touch(&dst), "touch", &dst)?;
+        ctx(
+            sys::mount(Some(&src), &dst, None, libc::MS_BIND, None),
+            "bind",
+            &dst,
+        )?;
+    }
+    let pts = dev.join("pts");
+    ctx(mkdir_p(&pts), "mkdir", &pts)?;
+    ctx(
+        sys::mount(
+            Some(Path::new("devpts")),
+            &pts,
+            Some("devpts"),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            Some("newinstance,ptmxmode=0666,mode=0620"),
+        ),
+        "mount devpts",
+        &pts,
+    )?;
+    let shm = dev.join("shm");
+    ctx(mkdir_p(&shm), "mkdir", &shm)?;
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            &shm,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("mode=1777"),
+        ),
+        "mount tmpfs",
+        &shm,
+    )?;
+    for (link, target) in [
+        ("ptmx", "pts/ptmx"),
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        let l = dev.join(link);
+        ctx(symlink(target, &l), "symlink", &l)?;
+    }
+    ctx(
+        sys::mount_setattr(&dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, false),
+        "remount read-only",
+        &dev,
+    )
+}

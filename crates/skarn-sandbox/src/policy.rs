@@ -1,0 +1,261 @@
+//! The declarative [`Policy`]: what a sandboxed command may touch.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Network policy of a sandboxed command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetPolicy {
+    /// An empty network namespace: no TCP, UDP, ICMP, raw or abstract-unix
+    /// traffic leaves the sandbox. The default.
+    #[default]
+    DenyAll,
+    /// A network namespace holding only `lo`, brought up: the command may
+    /// talk to itself on 127.0.0.1, never to the host or beyond.
+    AllowLoopback,
+    /// The host network for outgoing traffic; inbound TCP binds and
+    /// `listen(2)` are denied.
+    AllowOutbound,
+    /// The host network, unrestricted.
+    AllowAll,
+}
+
+impl NetPolicy {
+    /// Parse the command-line / config spelling (`deny`, `loopback`,
+    /// `outbound`, `all`).
+    pub fn parse(s: &str) -> Option<NetPolicy> {
+        match s {
+            "deny" | "deny_all" | "none" => Some(NetPolicy::DenyAll),
+            "loopback" | "allow_loopback" => Some(NetPolicy::AllowLoopback),
+            "outbound" | "allow_outbound" => Some(NetPolicy::AllowOutbound),
+            "all" | "allow_all" => Some(NetPolicy::AllowAll),
+            _ => None,
+        }
+    }
+
+    /// The short spelling used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NetPolicy::DenyAll => "deny",
+            NetPolicy::AllowLoopback => "loopback",
+            NetPolicy::AllowOutbound => "outbound",
+            NetPolicy::AllowAll => "all",
+        }
+    }
+
+    /// Whether the command gets its own network namespace.
+    pub fn wants_netns(self) -> bool {
+        matches!(self, NetPolicy::DenyAll | NetPolicy::AllowLoopback)
+    }
+}
+
+/// Where a grant (or a limit) came from, for `--report`.
+pub type Source = String;
+
+/// One path granted (or denied) by the policy, with its provenance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// Absolute path on the host.
+    pub path: PathBuf,
+    /// Human-readable provenance, e.g. `default`, `--read`, `preset rust`,
+    /// `/ws/skarn.toml:3:8`.
+    pub source: Source,
+}
+
+impl Grant {
+    /// Shorthand constructor.
+    pub fn new(path: impl Into<PathBuf>, source: impl Into<String>) -> Grant {
+        Grant {
+            path: path.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Resource limits. `None` means "no limit" (shown as such in the report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Wall-clock limit; the whole process tree is killed and the run exits 124.
+    pub timeout_secs: Option<u64>,
+    /// Per-process data (heap) limit in MiB (`RLIMIT_DATA`): allocations over it fail.
+    pub memory_mb: Option<u64>,
+    /// Maximum number of processes/threads of the sandbox (pids cgroup when
+    /// available, else `RLIMIT_NPROC` inside the user namespace).
+    pub max_procs: Option<u64>,
+    /// Largest file the command may write, in MiB (`RLIMIT_FSIZE`).
+    pub max_file_size_mb: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout_secs: Some(DEFAULT_TIMEOUT_SECS),
+            memory_mb: Some(DEFAULT_MEMORY_MB),
+            max_procs: Some(DEFAULT_MAX_PROCS),
+            max_file_size_mb: Some(DEFAULT_MAX_FILE_SIZE_MB),
+        }
+    }
+}
+
+/// Default wall-clock limit: one hour.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 3600;
+/// Default per-process data limit: 8 GiB.
+pub const DEFAULT_MEMORY_MB: u64 = 8192;
+/// Default process cap.
+pub const DEFAULT_MAX_PROCS: u64 = 1024;
+/// Default largest writable file: 4 GiB.
+pub const DEFAULT_MAX_FILE_SIZE_MB: u64 = 4096;
+
+/// A declarative sandbox policy. Build one with [`Policy::new`] and adjust
+/// the public fields; turn it into an executable [`crate::Plan`] with
+/// [`crate::plan::plan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Read-write workspace (absolute).
+    pub workspace: PathBuf,
+    /// Working directory of the command (default: the workspace).
+    pub cwd: Option<PathBuf>,
+    /// Extra read-only grants.
+    pub read: Vec<Grant>,
+    /// Extra read-write grants.
+    pub write: Vec<Grant>,
+    /// Extra read+execute grants.
+    pub exec: Vec<Grant>,
+    /// Paths never readable, in addition to [`default_secret_paths`].
+    pub deny_read: Vec<Grant>,
+    /// Network policy.
+    pub net: NetPolicy,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Refuse to run when the policy cannot be enforced at all (default true).
+    pub fail_closed: bool,
+    /// Keep persistence paths of the workspace (.git/hooks, .envrc, ...) read-only.
+    pub protect_persistence: bool,
+    /// Secret-looking environment variables to keep anyway.
+    pub allow_env: Vec<String>,
+    /// Provenance of scalar settings (`net`, `timeout`, `memory`,
+    /// `max_procs`, `max_file_size`) for the report; missing = `default`.
+    pub sources: std::collections::BTreeMap<String, String>,
+}
+
+impl Policy {
+    /// The default policy for `workspace`: network denied, default limits,
+    /// fail closed, persistence paths protected.
+    pub fn new(workspace: impl Into<PathBuf>) -> Policy {
+        Policy {
+            workspace: workspace.into(),
+            cwd: None,
+            read: Vec::new(),
+            write: Vec::new(),
+            exec: Vec::new(),
+            deny_read: Vec::new(),
+            net: NetPolicy::DenyAll,
+            limits: Limits::default(),
+            fail_closed: true,
+            protect_persistence: true,
+            allow_env: Vec::new(),
+            sources: Default::default(),
+        }
+    }
+}
+
+/// System directories granted read+execute by default (those that exist).
+pub const SYSTEM_EXEC_DIRS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
+];
+
+/// Host files that are secret even though they live in granted system
+/// directories (readable by root).
+pub const SYSTEM_SECRET_PATHS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/security/opasswd",
+];
+
+/// Secret paths relative to the home directory, never granted.
+pub const HOME_SECRET_PATHS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/op",
+    ".config/skarn",
+    ".azure",
+    ".terraform.d/credentials.tfrc.json",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".pgpass",
+    ".my.cnf",
+    ".password-store",
+    ".local/share/keyrings",
+    ".vault-token",
+    ".gem/credentials",
+];
+
+/// All default secret paths for a home directory.
+pub fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = SYSTEM_SECRET_PATHS.iter().map(PathBuf::from).collect();
+    if let Some(home) = home {
+        v.extend(HOME_SECRET_PATHS.iter().map(|p| home.join(p)));
+    }
+    v
+}
+
+/// Paths (relative to the workspace) kept read-only against persistence
+/// attacks, whether or not they exist when the run starts.
+pub const PERSISTENCE_PATHS: &[&str] = &[
+    ".git/hooks",
+    ".git/config",
+    ".gitmodules",
+    ".vscode",
+    ".idea",
+    ".envrc",
+    ".mcp.json",
+    "skarn.toml",
+];
+
+/// Shell start-up files: read-only when they exist in the workspace; when
+/// missing they are also reserved (kept from being created) if the
+/// workspace is the home directory, the only place a shell reads them from.
+pub const SHELL_RC_PATHS: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+];

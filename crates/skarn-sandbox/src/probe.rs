@@ -1,0 +1,189 @@
+//! Escape probes: tiny attacks run *inside* a sandbox by `skarn doctor
+//! --self-test` and by the tests (`skarn __sandbox-helper probe KIND ARG`).
+//! Each prints one line and exits 0 when the attempt SUCCEEDED (an escape,
+//! or for `forks`/`alloc` a measurement) and 1 when it was blocked. The
+//! verdict that matters is always re-checked from outside the sandbox.
+
+use std::io::{Read, Write};
+
+/// Marker payload sent by network probes.
+pub const MARKER: &[u8] = b"skarn-escape-marker";
+
+fn done(ok: bool, what: &str) -> i32 {
+    println!("{} {what}", if ok { "ESCAPED" } else { "blocked" });
+    if ok { 0 } else { 1 }
+}
+
+fn res<T>(r: std::io::Result<T>, what: &str) -> i32 {
+    match r {
+        Ok(_) => done(true, what),
+        Err(e) => done(false, &format!("{what}: {e}")),
+    }
+}
+
+/// Run probe `args[0]` with parameter `args[1]`; returns the exit status.
+pub fn run_probe(args: &[String]) -> i32 {
+    let kind = args.first().map(String::as_str).unwrap_or("");
+    let arg = args.get(1).map(String::as_str).unwrap_or("");
+    match kind {
+        "write" => res(std::fs::write(arg, MARKER), "write"),
+        "read" => match std::fs::read(arg) {
+            Ok(b) => {
+                println!("ESCAPED read {} bytes", b.len());
+                let _ = std::io::stdout().write_all(&b);
+                0
+            }
+            Err(e) => done(false, &format!("read: {e}")),
+        },
+        "fd" => {
+            let fd: i32 = arg.parse().unwrap_or(-1);
+            let mut b = [0u8; 256];
+            // SAFETY: reading into a valid buffer from an integer fd.
+            let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), b.len()) };
+            if n >= 0 {
+                println!("ESCAPED fd {n} bytes");
+                let _ = std::io::stdout().write_all(&b[..n as usize]);
+                0
+            } else {
+                done(false, &format!("fd: {}", std::io::Error::last_os_error()))
+            }
+        }
+        "tcp" => res(
+            std::net::TcpStream::connect(arg).and_then(|mut s| s.write_all(MARKER)),
+            "tcp connect",
+        ),
+        "tcp-bind" => res(std::net::TcpListener::bind(arg), "tcp bind"),
+        "udp" => res(
+            std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(MARKER, arg)),
+            "udp send",
+        ),
+        "unix" => res(
+            std::os::unix::net::UnixStream::connect(arg).and_then(|mut s| s.write_all(MARKER)),
+            "unix connect",
+        ),
+        "abstract" => {
+            use std::os::linux::net::SocketAddrExt;
+            let r = std::os::unix::net::SocketAddr::from_abstract_name(arg.as_bytes())
+                .and_then(|a| std::os::unix::net::UnixStream::connect_addr(&a))
+                .and_then(|mut s| s.write_all(MARKER));
+            res(r, "abstract unix connect")
+        }
+        "kill" => {
+            let pid: i32 = arg.parse().unwrap_or(0);
+            // SAFETY: kill takes integers.
+            let r = unsafe { libc::kill(pid, libc::SIGTERM) };
+            res(
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                },
+                "kill",
+            )
+        }
+        "ptrace" => {
+            let pid: i32 = arg.parse().unwrap_or(1);
+            // SAFETY: PTRACE_ATTACH takes integers.
+            let r = unsafe { libc::ptrace(libc::PTRACE_ATTACH, pid, 0, 0) };
+            res(
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                },
+                "ptrace",
+            )
+        }
+        "io_uring" => {
+            let mut params = [0u8; 120];
+            // SAFETY: io_uring_setup(entries, params) with a zeroed params buffer.
+            let r = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) };
+            res(
+                if r >= 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                },
+                "io_uring_setup",
+            )
+        }
+        "unshare" => {
+            // SAFETY: unshare takes flags.
+            let r = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
+            res(
+                if r == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                },
+                "unshare",
+            )
+        }
+        "tioclinux" => {
+            // TIOCLINUX on a pty: the kernel says ENOTTY/EINVAL; seccomp says EPERM.
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/ptmx");
+            let Ok(f) = f else {
+                return done(false, "tioclinux: no /dev/ptmx");
+            };
+            let mut sub = [0u8; 2];
+            use std::os::fd::AsRawFd;
+            // SAFETY: ioctl with a valid buffer.
+            let r = unsafe { libc::ioctl(f.as_raw_fd(), 0x541C, sub.as_mut_ptr()) };
+            let e = std::io::Error::last_os_error();
+            let filtered = r < 0 && e.raw_os_error() == Some(libc::EPERM);
+            done(!filtered, &format!("ioctl(TIOCLINUX): {e}"))
+        }
+        "forks" => {
+            let n: usize = arg.parse().unwrap_or(10);
+            let mut pids = Vec::new();
+            for _ in 0..n {
+                // SAFETY: the probe is single-threaded; the child only pauses.
+                match unsafe { libc::fork() } {
+                    0 => loop {
+                        // SAFETY: pause takes nothing.
+                        unsafe { libc::pause() };
+                    },
+                    p if p > 0 => pids.push(p),
+                    _ => break,
+                }
+            }
+            println!("forked {}", pids.len());
+            for p in pids {
+                // SAFETY: killing and reaping our own children.
+                unsafe {
+                    libc::kill(p, libc::SIGKILL);
+                    libc::waitpid(p, std::ptr::null_mut(), 0);
+                }
+            }
+            0
+        }
+        "alloc" => {
+            let mb: usize = arg.parse().unwrap_or(64);
+            let mut v: Vec<u8> = Vec::new();
+            match v.try_reserve_exact(mb * 1024 * 1024) {
+                Ok(()) => {
+                    v.resize(mb * 1024 * 1024, 1);
+                    println!("allocated {mb} MiB");
+                    0
+                }
+                Err(e) => {
+                    println!("allocation of {mb} MiB failed: {e}");
+                    1
+                }
+            }
+        }
+        "stdin" => {
+            let mut s = String::new();
+            let _ = std::io::stdin().read_to_string(&mut s);
+            print!("{s}");
+            0
+        }
+        _ => {
+            eprintln!("unknown probe {kind:?}");
+            2
+        }
+    }
+}

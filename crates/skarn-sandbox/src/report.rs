@@ -1,0 +1,113 @@
+//! [`RestrictionReport`]: what was and was not enforced for one run.
+
+use serde::{Deserialize, Serialize};
+
+/// How much of the requested policy the host enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    /// Every mechanism of the policy is in force.
+    FullyEnforced,
+    /// Some mechanisms are missing; `notes` names each gap.
+    PartiallyEnforced,
+    /// Nothing confines the command.
+    NotEnforced,
+}
+
+/// The confinement backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// Linux: namespaces + Landlock + seccomp-bpf + rlimits/cgroups.
+    Linux,
+    /// No confinement (`--no-sandbox`, or an unsupported platform).
+    None,
+}
+
+/// One limit as applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitReport {
+    /// `timeout`, `memory`, `max_procs` or `max_file_size`.
+    pub name: String,
+    /// Human-readable value (`30 s`, `8192 MiB`, `none`).
+    pub value: String,
+    /// Mechanism enforcing it.
+    pub mechanism: String,
+    /// Provenance.
+    pub source: String,
+}
+
+/// One filesystem grant as applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantReport {
+    /// Host path.
+    pub path: String,
+    /// `read`, `read+exec`, `read-write`, `deny`, `read-only (persistence)`.
+    pub access: String,
+    /// Provenance.
+    pub source: String,
+}
+
+/// Says exactly what was and was not enforced for one run on this host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestrictionReport {
+    /// Backend used.
+    pub backend: Backend,
+    /// Overall status.
+    pub status: Status,
+    /// One note per gap or noteworthy fact (never a secret value).
+    pub notes: Vec<String>,
+    /// Network policy in force.
+    pub net: String,
+    /// Filesystem grants with provenance.
+    pub grants: Vec<GrantReport>,
+    /// Limits with provenance.
+    pub limits: Vec<LimitReport>,
+    /// Environment variables removed (names only).
+    pub removed_env: Vec<String>,
+    /// Landlock ABI used (0 = none).
+    pub landlock_abi: u32,
+}
+
+impl RestrictionReport {
+    /// Record a gap: adds a note and lowers `FullyEnforced` to `PartiallyEnforced`.
+    pub fn degrade(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+        if self.status == Status::FullyEnforced {
+            self.status = Status::PartiallyEnforced;
+        }
+    }
+
+    /// Human-readable multi-line rendering (for `--report`).
+    pub fn render_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "skarn: sandbox report: backend={} status={:?} landlock_abi={} net={}",
+            match self.backend {
+                Backend::Linux => "linux",
+                Backend::None => "none",
+            },
+            self.status,
+            self.landlock_abi,
+            self.net
+        );
+        for g in &self.grants {
+            let _ = writeln!(s, "  grant {:<26} {}  ({})", g.access, g.path, g.source);
+        }
+        for l in &self.limits {
+            let _ = writeln!(
+                s,
+                "  limit {:<14} {:<12} via {}  ({})",
+                l.name, l.value, l.mechanism, l.source
+            );
+        }
+        if !self.removed_env.is_empty() {
+            let _ = writeln!(s, "  env removed: {}", self.removed_env.join(", "));
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "  note: {n}");
+        }
+        s
+    }
+}

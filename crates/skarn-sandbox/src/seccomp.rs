@@ -1,0 +1,516 @@
+//! seccomp-bpf filters kept as readable data.
+//!
+//! [`DENY_LIST`] is the sandbox's deny-list: one entry per syscall (or
+//! syscall + argument pattern) with the reason it is denied. Programs are
+//! compiled with `seccompiler` for the running architecture (x86_64 and
+//! aarch64 are supported); a foreign-architecture syscall (e.g. the i386
+//! `int 0x80` ABI on x86_64) kills the process, and on x86_64 every x32 ABI
+//! syscall (number with bit 30 set) fails with ENOSYS, so neither ABI can be
+//! used to slip past the table.
+//!
+//! The building blocks ([`SyscallRule`], [`build_program`], [`install`])
+//! are generic so that other filters, such as an allow-list for a worker
+//! process, can be written as data beside this one.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// How a rule matches a syscall's arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgMatch {
+    /// Any arguments.
+    Any,
+    /// The low 32 bits of argument `arg` equal one of `values`.
+    Dword {
+        /// Argument index.
+        arg: u8,
+        /// Accepted values.
+        values: &'static [u64],
+    },
+    /// Argument `arg` has at least one of the bits in `flags` set.
+    AnyFlag {
+        /// Argument index.
+        arg: u8,
+        /// Individual flag bits.
+        flags: &'static [u64],
+    },
+}
+
+/// One entry of a filter table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyscallRule {
+    /// Syscall name (for humans and `skarn doctor`).
+    pub name: &'static str,
+    /// Syscall number on the running architecture.
+    pub nr: i64,
+    /// Argument pattern.
+    pub args: ArgMatch,
+    /// errno returned when a deny rule matches.
+    pub errno: i32,
+    /// Why the rule exists.
+    pub why: &'static str,
+}
+
+const EPERM: i32 = libc::EPERM;
+const ENOSYS: i32 = libc::ENOSYS;
+
+const fn deny(name: &'static str, nr: i64, why: &'static str) -> SyscallRule {
+    SyscallRule {
+        name,
+        nr,
+        args: ArgMatch::Any,
+        errno: EPERM,
+        why,
+    }
+}
+
+const fn nosys(name: &'static str, nr: i64, why: &'static str) -> SyscallRule {
+    SyscallRule {
+        name,
+        nr,
+        args: ArgMatch::Any,
+        errno: ENOSYS,
+        why,
+    }
+}
+
+/// `TIOCSTI` ioctl request (same value on x86_64 and aarch64).
+pub const TIOCSTI: u64 = 0x5412;
+/// `TIOCLINUX` ioctl request (same value on x86_64 and aarch64).
+pub const TIOCLINUX: u64 = 0x541C;
+
+/// Namespace-creating clone(2) flags.
+const CLONE_NS_FLAGS: &[u64] = &[
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+];
+
+/// The sandbox deny-list, applied after set-up, right before exec.
+pub const DENY_LIST: &[SyscallRule] = &[
+    // --- other processes ---
+    deny(
+        "ptrace",
+        libc::SYS_ptrace,
+        "inspect or control another process",
+    ),
+    deny(
+        "process_vm_readv",
+        libc::SYS_process_vm_readv,
+        "read another process's memory",
+    ),
+    deny(
+        "process_vm_writev",
+        libc::SYS_process_vm_writev,
+        "write another process's memory",
+    ),
+    deny(
+        "process_madvise",
+        libc::SYS_process_madvise,
+        "act on another process's memory",
+    ),
+    deny(
+        "pidfd_getfd",
+        libc::SYS_pidfd_getfd,
+        "steal a descriptor from another process",
+    ),
+    deny(
+        "kcmp",
+        libc::SYS_kcmp,
+        "probe other processes' kernel objects",
+    ),
+    // --- filesystem topology and namespaces ---
+    deny("mount", libc::SYS_mount, "change the filesystem view"),
+    deny(
+        "umount2",
+        libc::SYS_umount2,
+        "uncover hidden paths by unmounting",
+    ),
+    deny(
+        "pivot_root",
+        libc::SYS_pivot_root,
+        "change the root filesystem",
+    ),
+    deny("chroot", libc::SYS_chroot, "change the root directory"),
+    deny(
+        "fsopen",
+        libc::SYS_fsopen,
+        "new mount API: create a filesystem context",
+    ),
+    deny(
+        "fsconfig",
+        libc::SYS_fsconfig,
+        "new mount API: configure a filesystem",
+    ),
+    deny(
+        "fsmount",
+        libc::SYS_fsmount,
+        "new mount API: create a mount",
+    ),
+    deny(
+        "fspick",
+        libc::SYS_fspick,
+        "new mount API: reconfigure a mount",
+    ),
+    deny(
+        "move_mount",
+        libc::SYS_move_mount,
+        "new mount API: attach a mount",
+    ),
+    deny(
+        "open_tree",
+        libc::SYS_open_tree,
+        "new mount API: clone a mount tree",
+    ),
+    deny(
+        "mount_setattr",
+        libc::SYS_mount_setattr,
+        "change mount flags (e.g. drop read-only)",
+    ),
+    deny(
+        "unshare",
+        libc::SYS_unshare,
+        "create new namespaces after set-up",
+    ),
+    deny("setns", libc::SYS_setns, "join another namespace"),
+    SyscallRule {
+        name: "clone",
+        nr: libc::SYS_clone,
+        args: ArgMatch::AnyFlag {
+            arg: 0,
+            flags: CLONE_NS_FLAGS,
+        },
+        errno: EPERM,
+        why: "clone with CLONE_NEW* flags creates namespaces (plain fork/thread creation allowed)",
+    },
+    nosys(
+        "clone3",
+        libc::SYS_clone3,
+        "flags are behind a pointer; libc falls back to clone",
+    ),
+    deny(
+        "open_by_handle_at",
+        libc::SYS_open_by_handle_at,
+        "open files by handle, bypassing paths",
+    ),
+    deny(
+        "name_to_handle_at",
+        libc::SYS_name_to_handle_at,
+        "obtain file handles",
+    ),
+    // --- kernel attack surface ---
+    deny("bpf", libc::SYS_bpf, "load eBPF programs"),
+    deny(
+        "perf_event_open",
+        libc::SYS_perf_event_open,
+        "performance counters (side channels, kernel surface)",
+    ),
+    deny(
+        "userfaultfd",
+        libc::SYS_userfaultfd,
+        "stall kernel page faults (exploit primitive)",
+    ),
+    nosys(
+        "io_uring_setup",
+        libc::SYS_io_uring_setup,
+        "io_uring bypasses syscall filtering",
+    ),
+    nosys(
+        "io_uring_enter",
+        libc::SYS_io_uring_enter,
+        "io_uring bypasses syscall filtering",
+    ),
+    nosys(
+        "io_uring_register",
+        libc::SYS_io_uring_register,
+        "io_uring bypasses syscall filtering",
+    ),
+    deny(
+        "keyctl",
+        libc::SYS_keyctl,
+        "kernel keyrings are not namespaced",
+    ),
+    deny(
+        "add_key",
+        libc::SYS_add_key,
+        "kernel keyrings are not namespaced",
+    ),
+    deny(
+        "request_key",
+        libc::SYS_request_key,
+        "kernel keyrings are not namespaced",
+    ),
+    deny(
+        "fanotify_init",
+        libc::SYS_fanotify_init,
+        "watch filesystem events host-wide",
+    ),
+    deny(
+        "move_pages",
+        libc::SYS_move_pages,
+        "move another process's pages",
+    ),
+    deny(
+        "migrate_pages",
+        libc::SYS_migrate_pages,
+        "move another process's pages",
+    ),
+    // --- system administration ---
+    deny("kexec_load", libc::SYS_kexec_load, "load a new kernel"),
+    deny(
+        "kexec_file_load",
+        libc::SYS_kexec_file_load,
+        "load a new kernel",
+    ),
+    deny("init_module", libc::SYS_init_module, "load a kernel module"),
+    deny(
+        "finit_module",
+        libc::SYS_finit_module,
+        "load a kernel module",
+    ),
+    deny(
+        "delete_module",
+        libc::SYS_delete_module,
+        "unload a kernel module",
+    ),
+    deny("reboot", libc::SYS_reboot, "reboot the machine"),
+    deny("swapon", libc::SYS_swapon, "enable swap"),
+    deny("swapoff", libc::SYS_swapoff, "disable swap"),
+    deny("acct", libc::SYS_acct, "process accounting"),
+    deny("quotactl", libc::SYS_quotactl, "disk quotas"),
+    deny("syslog", libc::SYS_syslog, "read the kernel log"),
+    deny("vhangup", libc::SYS_vhangup, "hang up the terminal"),
+    deny("settimeofday", libc::SYS_settimeofday, "set the clock"),
+    deny("clock_settime", libc::SYS_clock_settime, "set the clock"),
+    deny("clock_adjtime", libc::SYS_clock_adjtime, "adjust the clock"),
+    deny("adjtimex", libc::SYS_adjtimex, "adjust the clock"),
+    deny(
+        "lookup_dcookie",
+        libc::SYS_lookup_dcookie,
+        "kernel profiling",
+    ),
+    deny(
+        "nfsservctl",
+        libc::SYS_nfsservctl,
+        "obsolete NFS daemon control",
+    ),
+    #[cfg(target_arch = "x86_64")]
+    deny("uselib", libc::SYS_uselib, "obsolete shared-library loader"),
+    #[cfg(target_arch = "x86_64")]
+    deny("_sysctl", libc::SYS__sysctl, "obsolete sysctl interface"),
+    #[cfg(target_arch = "x86_64")]
+    deny("iopl", libc::SYS_iopl, "raw I/O port access"),
+    #[cfg(target_arch = "x86_64")]
+    deny("ioperm", libc::SYS_ioperm, "raw I/O port access"),
+    #[cfg(target_arch = "x86_64")]
+    deny(
+        "modify_ldt",
+        libc::SYS_modify_ldt,
+        "segment descriptors (exploit primitive)",
+    ),
+    // --- terminal injection ---
+    SyscallRule {
+        name: "ioctl(TIOCSTI)",
+        nr: libc::SYS_ioctl,
+        args: ArgMatch::Dword {
+            arg: 1,
+            values: &[TIOCSTI, TIOCLINUX],
+        },
+        errno: EPERM,
+        why: "TIOCSTI pushes keystrokes into a terminal; TIOCLINUX can too (and reads the console)",
+    },
+];
+
+/// Extra rule for `NetPolicy::DenyAll` without a network namespace.
+pub const DENY_INET_SOCKETS: SyscallRule = SyscallRule {
+    name: "socket(AF_INET|AF_INET6|AF_PACKET)",
+    nr: libc::SYS_socket,
+    args: ArgMatch::Dword {
+        arg: 0,
+        values: &[
+            libc::AF_INET as u64,
+            libc::AF_INET6 as u64,
+            libc::AF_PACKET as u64,
+        ],
+    },
+    errno: libc::EACCES,
+    why: "network denied and no network namespace: refuse IP and packet sockets",
+};
+
+/// Extra rule for `NetPolicy::AllowOutbound`.
+pub const DENY_LISTEN: SyscallRule = SyscallRule {
+    name: "listen",
+    nr: libc::SYS_listen,
+    args: ArgMatch::Any,
+    errno: libc::EACCES,
+    why: "outbound-only network: accept no inbound connections",
+};
+
+/// Errors building or installing a filter.
+#[derive(Debug, thiserror::Error)]
+pub enum SeccompError {
+    /// Unsupported CPU architecture.
+    #[error("seccomp: unsupported architecture {0}")]
+    Arch(String),
+    /// seccompiler rejected the table.
+    #[error("seccomp: {0}")]
+    Compile(#[from] seccompiler::BackendError),
+    /// The kernel refused the program.
+    #[error("seccomp: install failed: {0}")]
+    Install(#[from] seccompiler::Error),
+}
+
+fn target_arch() -> Result<TargetArch, SeccompError> {
+    match std::env::consts::ARCH {
+        "x86_64" => Ok(TargetArch::x86_64),
+        "aarch64" => Ok(TargetArch::aarch64),
+        a => Err(SeccompError::Arch(a.to_string())),
+    }
+}
+
+fn conditions(args: ArgMatch) -> Result<Vec<SeccompRule>, SeccompError> {
+    Ok(match args {
+        ArgMatch::Any => Vec::new(),
+        ArgMatch::Dword { arg, values } => values
+            .iter()
+            .map(|v| {
+                let c = SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, *v)?;
+                SeccompRule::new(vec![c])
+            })
+            .collect::<Result<_, _>>()?,
+        ArgMatch::AnyFlag { arg, flags } => flags
+            .iter()
+            .map(|f| {
+                let c = SeccompCondition::new(
+                    arg,
+                    SeccompCmpArgLen::Qword,
+                    SeccompCmpOp::MaskedEq(*f),
+                    *f,
+                )?;
+                SeccompRule::new(vec![c])
+            })
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// Compile `rules` into one BPF program: a matching rule yields
+/// `on_match`, everything else `otherwise`. For a deny-list use
+/// `on_match = Errno(..)`, `otherwise = Allow`; for an allow-list the
+/// reverse. On x86_64 an x32-ABI guard (ENOSYS) is inserted after the
+/// architecture check.
+pub fn build_program(
+    rules: &[SyscallRule],
+    on_match: SeccompAction,
+    otherwise: SeccompAction,
+) -> Result<BpfProgram, SeccompError> {
+    let mut map: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for r in rules {
+        let conds = conditions(r.args)?;
+        let entry = map.entry(r.nr).or_default();
+        entry.extend(conds);
+    }
+    let filter = SeccompFilter::new(map, otherwise, on_match, target_arch()?)?;
+    let mut prog: BpfProgram = filter.try_into()?;
+    if std::env::consts::ARCH == "x86_64" {
+        // seccompiler starts with a 3-instruction architecture check; the
+        // guard goes right after it (no jump crosses that point).
+        const X32_BIT: u32 = 0x4000_0000;
+        let guard = [
+            sf(0x20, 0, 0, 0),                                       // ld [nr]
+            sf(0x45, 0, 1, X32_BIT),                                 // jset X32_BIT
+            sf(0x06, 0, 0, libc::SECCOMP_RET_ERRNO | ENOSYS as u32), // ret ERRNO(ENOSYS)
+        ];
+        prog.splice(3..3, guard);
+    }
+    Ok(prog)
+}
+
+fn sf(code: u16, jt: u8, jf: u8, k: u32) -> seccompiler::sock_filter {
+    seccompiler::sock_filter { code, jt, jf, k }
+}
+
+/// The full deny-list for a plan: [`DENY_LIST`] plus optional extras, one
+/// program per errno value.
+pub fn deny_programs(extra: &[SyscallRule]) -> Result<Vec<BpfProgram>, SeccompError> {
+    let all: Vec<SyscallRule> = DENY_LIST.iter().chain(extra.iter()).copied().collect();
+    let mut errnos: Vec<i32> = all.iter().map(|r| r.errno).collect();
+    errnos.sort_unstable();
+    errnos.dedup();
+    errnos
+        .into_iter()
+        .map(|e| {
+            let group: Vec<SyscallRule> = all.iter().filter(|r| r.errno == e).copied().collect();
+            build_program(&group, SeccompAction::Errno(e as u32), SeccompAction::Allow)
+        })
+        .collect()
+}
+
+/// Install programs on the calling thread. Requires no_new_privs (or
+/// CAP_SYS_ADMIN). Irreversible.
+pub fn install(programs: &[BpfProgram]) -> Result<(), SeccompError> {
+    for p in programs {
+        seccompiler::apply_filter(p)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_list_covers_the_required_syscalls() {
+        let names: Vec<&str> = DENY_LIST.iter().map(|r| r.name).collect();
+        for required in [
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+            "mount",
+            "umount2",
+            "pivot_root",
+            "unshare",
+            "setns",
+            "bpf",
+            "perf_event_open",
+            "keyctl",
+            "add_key",
+            "request_key",
+            "kexec_load",
+            "kexec_file_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "reboot",
+            "swapon",
+            "swapoff",
+            "io_uring_setup",
+            "io_uring_enter",
+            "io_uring_register",
+            "userfaultfd",
+            "ioctl(TIOCSTI)",
+        ] {
+            assert!(names.contains(&required), "{required} missing");
+        }
+        assert!(DENY_LIST.iter().all(|r| !r.why.is_empty()));
+    }
+
+    #[test]
+    fn programs_compile_with_x32_guard() {
+        let progs = deny_programs(&[DENY_LISTEN, DENY_INET_SOCKETS]).unwrap();
+        assert_eq!(progs.len(), 3, "EPERM, EACCES and ENOSYS groups");
+        if std::env::consts::ARCH == "x86_64" {
+            for p in &progs {
+                assert_eq!(p[4].code, 0x45);
+                assert_eq!(p[4].k, 0x4000_0000);
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The worker side:
+//! `skarn __codemode-worker [--memory-bytes N] [--stack-bytes N] [--parent-pid P]`.
+//!
+//! Confines itself ([`crate::confine`]), says `ready`, reads exactly one
+//! job, runs it with [`skarn_codemode::execute`] through a [`PipeBridge`]
+//! whose host calls travel to the parent, sends `done` and exits. It never
+//! runs a second job.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures_channel::oneshot;
+use serde_json::Value;
+use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
+
+use crate::confine::{ConfineOptions, confine};
+use crate::protocol::{FromWorker, HostCall, LineReader, ToWorker, encode, reply_cap};
+use crate::selftest;
+
+/// Cap on the job line (the script plus its limits).
+pub const JOB_LINE_CAP: usize = 16 << 20;
+
+/// Exit codes of the worker process (the parent reports them).
+pub mod exit {
+    /// The job ran and `done` was sent.
+    pub const OK: u8 = 0;
+    /// Bad command line.
+    pub const USAGE: u8 = 2;
+    /// Confinement failed; nothing ran.
+    pub const CONFINE: u8 = 3;
+    /// The parent sent something that is not a job, or closed the pipe.
+    pub const PROTOCOL: u8 = 4;
+}
+
+fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, String> {
+    let mut opts = ConfineOptions {
+        memory_bytes: skarn_codemode::Limits::default().memory_bytes as u64,
+        stack_bytes: skarn_codemode::Limits::default().stack_bytes as u64,
+        parent_pid: None,
+        skip_seccomp: false,
+    };
+    let mut args = args.map(|a| a.to_string_lossy().into_owned());
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| -> Result<u64, String> {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("{name} needs a number"))
+        };
+        match a.as_str() {
+            "--memory-bytes" => opts.memory_bytes = value("--memory-bytes")?,
+            "--stack-bytes" => opts.stack_bytes = value("--stack-bytes")?,
+            "--parent-pid" => opts.parent_pid = Some(value("--parent-pid")? as u32),
+            // Test-only (debug builds): see `ConfineOptions::skip_seccomp`.
+            "--selftest-skip-seccomp" if cfg!(debug_assertions) => opts.skip_seccomp = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(opts)
+}
+
+fn send(msg: &FromWorker) {
+    let line = encode(msg);
+    let mut out = std::io::stdout().lock();
+    if out.write_all(&line).and_then(|_| out.flush()).is_err() {
+        // The parent is gone: nobody wants our result.
+        std::process::exit(i32::from(exit::PROTOCOL));
+    }
+}
+
+/// Entry point of the hidden subcommand. `args` are the arguments after
+/// `__codemode-worker`. Must be called before any other thread exists.
+pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
+    let opts = match parse_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skarn: error: __codemode-worker: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    let report = match confine(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            send(&FromWorker::Fatal {
+                message: format!("confinement failed at {e}"),
+            });
+            return ExitCode::from(exit::CONFINE);
+        }
+    };
+    send(&FromWorker::Ready {
+        pid: std::process::id(),
+        confinement: report,
+    });
+
+    let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
+    let job = match input.read_line(None) {
+        Ok(line) => serde_json::from_slice::<ToWorker>(&line),
+        Err(_) => return ExitCode::from(exit::PROTOCOL),
+    };
+    let (code, limits, selftest_spec) = match job {
+        Ok(ToWorker::Job {
+            code,
+            limits,
+            selftest,
+        }) => (code, limits, selftest),
+        _ => {
+            send(&FromWorker::Fatal {
+                message: "expected a job message".into(),
+            });
+            return ExitCode::from(exit::PROTOCOL);
+        }
+    };
+
+    if opts.skip_seccomp && selftest_spec.is_none() {
+        send(&FromWorker::Fatal {
+            message: "a worker without seccomp runs only the self-test".into(),
+        });
+        return ExitCode::from(exit::PROTOCOL);
+    }
+    if let Some(spec) = selftest_spec {
+        let attempts = selftest::run(&spec);
+        send(&FromWorker::Selftest { attempts });
+        return ExitCode::from(exit::OK);
+    }
+
+    // The parent never sends more than `reply_cap`; the slack covers the
+    // envelope around the result.
+    input.set_cap(reply_cap(&limits).saturating_add(64 << 10));
+    let bridge = Arc::new(PipeBridge::default());
+    let pending = bridge.pending.clone();
+    // The reply reader: routes each reply to the waiting host call. When the
+    // parent closes the pipe there is nothing left to do but die.
+    let spawned = std::thread::Builder::new()
+        .name("skarn-worker-replies".into())
+        .spawn(move || {
+            loop {
+                let line = match input.read_line(None) {
+                    Ok(l) => l,
+                    Err(_) => std::process::exit(i32::from(exit::PROTOCOL)),
+                };
+                match serde_json::from_slice::<ToWorker>(&line) {
+                    Ok(ToWorker::Reply { id, result }) => {
+                        let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                        if let Some(tx) = tx {
+                            let _ = tx.send(result);
+                        }
+                    }
+                    _ => std::process::exit(i32::from(exit::PROTOCOL)),
+                }
+            }
+        });
+    if spawned.is_err() {
+        send(&FromWorker::Fatal {
+            message: "could not start the reply thread".into(),
+        });
+        return ExitCode::from(exit::PROTOCOL);
+    }
+
+    let outcome = skarn_codemode::execute(&code, bridge, &limits);
+    send(&FromWorker::Done { outcome });
+    // Exit at once: an abandoned isolate thread (stuck in native code) or
+    // the reply thread must not keep the process alive.
+    std::process::exit(i32::from(exit::OK));
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, BridgeError>>>>>;
+
+/// A [`ToolBridge`] whose every call is one `call` line to the parent and
+/// whose future resolves when the matching `reply` line arrives.
+#[derive(Default)]
+pub struct PipeBridge {
+    next_id: AtomicU64,
+    pending: Pending,
+}
+
+impl PipeBridge {
+    fn request(&self, call: HostCall) -> BridgeFuture<'_, Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id, tx);
+        }
+        send(&FromWorker::Call { id, call });
+        Box::pin(async move {
+            rx.await.unwrap_or_else(|_| {
+                Err(BridgeError::Other {
+                    message: "the worker lost its connection to the gateway".into(),
+                })
+            })
+        })
+    }
+}
+
+impl ToolBridge for PipeBridge {
+    fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
+        self.request(HostCall::CallTool {
+            server: server.into(),
+            tool: tool.into(),
+            args,
+        })
+    }
+    fn list_tools(&self) -> BridgeFuture<'_, Value> {
+        self.request(HostCall::ListTools)
+    }
+    fn read_resource(&self, server: &str, uri: &str) -> BridgeFuture<'_, Value> {
+        self.request(HostCall::ReadResource {
+            server: server.into(),
+            uri: uri.into(),
+        })
+    }
+}

@@ -1,0 +1,542 @@
+//! `skarn run`: every protection attacked for real, checked from outside.
+
+mod common;
+
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+#[test]
+fn writes_outside_the_workspace_and_into_read_grants_fail() {
+    let t = Tmp::new("write");
+    let (ws, home, outside, ro) = (t.dir("ws"), t.dir("home"), t.dir("outside"), t.dir("ro"));
+    for target in [
+        t.s("outside/x"),
+        t.s("home/x"),
+        t.s("ro/x"),
+        "/etc/skarn-x".into(),
+        "/usr/skarn-x".into(),
+    ] {
+        let o = probe(
+            &ws,
+            &home,
+            &["--read", ro.to_str().unwrap()],
+            &["write", &target],
+        );
+        assert_eq!(code(&o), 1, "{target}: {}", out(&o));
+        assert!(
+            !std::path::Path::new(&target).exists(),
+            "{target} was created"
+        );
+    }
+    let o = run_in(&ws, &home, &[], &["sh", "-c", "echo hi > inside.txt"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("inside.txt")).unwrap(),
+        "hi\n"
+    );
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    // rm -rf of the home directory changes nothing.
+    std::fs::write(home.join("keep"), "k").unwrap();
+    let h = home.to_str().unwrap();
+    let o = run_in(
+        &ws,
+        &home,
+        &["--read", h],
+        &["sh", "-c", &format!("rm -rf {h}/keep {h}")],
+    );
+    assert_ne!(code(&o), 0);
+    assert!(home.join("keep").exists());
+}
+
+#[test]
+fn secrets_stay_unreadable_even_inside_granted_directories() {
+    let t = Tmp::new("secret");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let marker = "SKARN-TEST-SECRET-91c2";
+    for f in [
+        ".ssh/id_rsa",
+        ".aws/credentials",
+        ".config/gh/hosts.yml",
+        ".netrc",
+        ".cargo/credentials.toml",
+    ] {
+        let p = home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, marker).unwrap();
+    }
+    std::fs::write(ws.join(".env"), marker).unwrap();
+    let h = home.to_str().unwrap();
+    for flags in [vec!["--read", h], vec!["--write", h], vec!["--exec", h]] {
+        let mut f = flags.clone();
+        let envf = ws.join(".env");
+        f.extend(["--deny-read", envf.to_str().unwrap()]);
+        let o = run_in(
+            &ws,
+            &home,
+            &f,
+            &[
+                "sh",
+                "-c",
+                &format!(
+                    "cat {h}/.ssh/id_rsa {h}/.aws/credentials {h}/.config/gh/hosts.yml {h}/.netrc {h}/.cargo/credentials.toml .env; ls -la {h}/.ssh; grep -r SKARN {h} ."
+                ),
+            ],
+        );
+        assert!(
+            !out(&o).contains(marker),
+            "{flags:?}: secret leaked: {}",
+            out(&o)
+        );
+    }
+    // Granting a secret directly is refused too.
+    let o = run_in(
+        &ws,
+        &home,
+        &["--read", &format!("{h}/.ssh")],
+        &["cat", &format!("{h}/.ssh/id_rsa")],
+    );
+    assert!(!out(&o).contains(marker));
+}
+
+#[test]
+fn inherited_descriptor_to_a_secret_is_closed() {
+    let t = Tmp::new("fd");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(t.path("secret"), "FD-SECRET-5521").unwrap();
+    let f = std::fs::File::open(t.path("secret")).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: dup returns a new descriptor without close-on-exec.
+    let fd = unsafe { libc::dup(f.as_raw_fd()) };
+    assert!(fd > 2);
+    let o = probe(&ws, &home, &[], &["fd", &fd.to_string()]);
+    // SAFETY: closing our own descriptor.
+    unsafe { libc::close(fd) };
+    assert_eq!(code(&o), 1, "{}", out(&o));
+    assert!(!out(&o).contains("FD-SECRET"));
+}
+
+#[test]
+fn network_listeners_on_the_host_receive_nothing() {
+    let t = Tmp::new("net");
+    let (ws, home, sockdir) = (t.dir("ws"), t.dir("home"), t.dir("sock"));
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let tcp_addr = tcp.local_addr().unwrap().to_string();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let udp_addr = udp.local_addr().unwrap().to_string();
+    let sp = sockdir.join("host.sock");
+    let unix = UnixListener::bind(&sp).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    let name = format!("skarn-test-abs-{}", std::process::id());
+    let abs = {
+        use std::os::linux::net::SocketAddrExt;
+        let a = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        UnixListener::bind_addr(&a).unwrap()
+    };
+    abs.set_nonblocking(true).unwrap();
+    let sps = sp.to_str().unwrap();
+    for net in ["deny", "loopback"] {
+        let o = probe(&ws, &home, &["--net", net], &["tcp", &tcp_addr]);
+        assert_eq!(code(&o), 1, "{net}: {}", out(&o));
+        assert!(
+            tcp.accept().is_err(),
+            "{net}: TCP listener got a connection"
+        );
+        probe(&ws, &home, &["--net", net], &["udp", &udp_addr]);
+        let mut b = [0u8; 64];
+        assert!(
+            udp.recv(&mut b).is_err(),
+            "{net}: UDP socket got a datagram"
+        );
+    }
+    for net in ["deny", "loopback", "outbound"] {
+        let o = probe(&ws, &home, &["--net", net], &["abstract", &name]);
+        assert_eq!(code(&o), 1, "{net}: {}", out(&o));
+        assert!(
+            abs.accept().is_err(),
+            "{net}: abstract listener got a connection"
+        );
+        let o = probe(&ws, &home, &["--net", net], &["unix", sps]);
+        assert_eq!(code(&o), 1, "{net}: {}", out(&o));
+        assert!(
+            unix.accept().is_err(),
+            "{net}: pathname socket got a connection"
+        );
+    }
+    // outbound: no inbound TCP bind.
+    let o = probe(
+        &ws,
+        &home,
+        &["--net", "outbound"],
+        &["tcp-bind", "127.0.0.1:0"],
+    );
+    assert_eq!(code(&o), 1, "{}", out(&o));
+    // all: the host network is reachable (sanity check that the probe works).
+    let o = probe(&ws, &home, &["--net", "all"], &["tcp", &tcp_addr]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    assert!(tcp.accept().is_ok());
+}
+
+#[test]
+fn host_processes_cannot_be_signalled_or_traced() {
+    let t = Tmp::new("sig");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let mut victim = Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = victim.id().to_string();
+    for net in ["deny", "outbound", "all"] {
+        probe(&ws, &home, &["--net", net], &["kill", &pid]);
+        let o = run_in(&ws, &home, &["--net", net], &["kill", "-9", &pid]);
+        assert_ne!(code(&o), 0);
+        let o = probe(&ws, &home, &["--net", net], &["ptrace", &pid]);
+        assert_eq!(code(&o), 1, "{}", out(&o));
+        assert!(
+            victim.try_wait().unwrap().is_none(),
+            "{net}: host process was killed"
+        );
+    }
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+}
+
+#[test]
+fn dangerous_syscalls_are_filtered() {
+    let t = Tmp::new("seccomp");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    for p in ["io_uring", "unshare", "tioclinux"] {
+        let o = probe(&ws, &home, &[], &[p, ""]);
+        assert_eq!(code(&o), 1, "{p}: {}", out(&o));
+    }
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "grep -E '^(Seccomp|NoNewPrivs|CapBnd|CapEff):' /proc/self/status",
+        ],
+    );
+    let s = out(&o);
+    assert!(s.contains("Seccomp:\t2"), "{s}");
+    assert!(s.contains("NoNewPrivs:\t1"), "{s}");
+    assert!(s.contains("CapBnd:\t0000000000000000") || !is_root(), "{s}");
+    assert!(s.contains("CapEff:\t0000000000000000"), "{s}");
+}
+
+#[test]
+fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
+    let t = Tmp::new("persist");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&ws)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(ws.join(".bashrc"), "original\n").unwrap();
+    let script = "echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
+                  echo '[core]' >> .git/config; echo evil > .envrc; mkdir -p .vscode; \
+                  echo '{}' > .vscode/tasks.json; echo '{}' > .mcp.json; echo evil >> .bashrc; \
+                  echo evil > .zshrc; printf '[run]\\nwrite=[\"/\"]\\n' > skarn.toml; \
+                  echo x > .gitmodules; mv .bashrc gone; rm -rf .git/hooks; echo ok > normal.txt";
+    let cfg_before = std::fs::read(ws.join(".git/config")).unwrap();
+    let o = run_in(&ws, &home, &[], &["sh", "-c", script]);
+    assert!(ws.join("normal.txt").exists(), "{}", err(&o));
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(ws.join(".git/hooks").is_dir());
+    assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), cfg_before);
+    for p in [
+        ".envrc",
+        ".vscode",
+        ".mcp.json",
+        "skarn.toml",
+        ".gitmodules",
+        "gone",
+    ] {
+        assert!(!ws.join(p).exists(), "{p} exists after the run");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".bashrc")).unwrap(),
+        "original\n"
+    );
+    // A missing shell rc file cannot be created when the workspace is HOME
+    // (elsewhere no shell reads it; it is kept read-only only if it exists).
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".zshrc")).unwrap(),
+        "evil\n"
+    );
+    std::fs::remove_file(ws.join(".zshrc")).unwrap();
+    let o = run_in(
+        &ws,
+        &ws,
+        &[],
+        &["sh", "-c", "echo evil > .zshrc; echo evil > .profile"],
+    );
+    assert_ne!(code(&o), 0);
+    assert!(!ws.join(".zshrc").exists() && !ws.join(".profile").exists());
+    // Turned off: the same writes succeed.
+    let o = run_in(
+        &ws,
+        &home,
+        &["--no-protect-persistence"],
+        &["sh", "-c", "echo fine > .envrc"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".envrc")).unwrap(),
+        "fine\n"
+    );
+}
+
+#[test]
+fn missing_git_dir_cannot_be_created_with_hooks() {
+    let t = Tmp::new("nogit");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "mkdir -p .git/hooks && echo evil > .git/hooks/post-checkout",
+        ],
+    );
+    assert_ne!(code(&o), 0);
+    assert!(!ws.join(".git").exists());
+}
+
+#[test]
+fn secret_environment_variables_are_removed() {
+    let t = Tmp::new("env");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = Command::new(exe())
+        .args([
+            "run",
+            "--no-config",
+            "--report",
+            "--allow-env",
+            "KEEP_TOKEN",
+            "--workspace",
+        ])
+        .arg(&ws)
+        .args(["--", "env"])
+        .env("HOME", &home)
+        .env("GITHUB_TOKEN", "ghp_value1")
+        .env("AWS_SECRET_ACCESS_KEY", "aws_value2")
+        .env("MY_API_KEY", "value3")
+        .env("DB_PASSWORD", "value4")
+        .env("KEEP_TOKEN", "value5")
+        .env("HARMLESS", "value6")
+        .output()
+        .unwrap();
+    let s = out(&o);
+    for v in ["ghp_value1", "aws_value2", "value3", "value4"] {
+        assert!(!s.contains(v), "{v} leaked");
+        assert!(!err(&o).contains(v), "{v} in the report");
+    }
+    assert!(s.contains("KEEP_TOKEN=value5") && s.contains("HARMLESS=value6"));
+    assert!(err(&o).contains("GITHUB_TOKEN") && err(&o).contains("MY_API_KEY"));
+}
+
+#[test]
+fn timeout_kills_the_whole_tree_with_124() {
+    let t = Tmp::new("timeout");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let marker = format!("{}", 900000 + std::process::id() % 99999);
+    let script = format!("sleep {marker} & sh -c 'sleep {marker}' & setsid sleep {marker} & wait");
+    let o = run_in(&ws, &home, &["--timeout", "1"], &["sh", "-c", &script]);
+    assert_eq!(code(&o), 124, "{}", err(&o));
+    assert!(err(&o).contains("timeout"));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(c) = std::fs::read(e.path().join("cmdline")) {
+            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+            assert!(!c.contains(&format!("sleep {marker}")), "survivor: {c}");
+        }
+    }
+}
+
+#[test]
+fn process_memory_and_file_size_limits_hold() {
+    let t = Tmp::new("limits");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = probe(&ws, &home, &["--max-procs", "20"], &["forks", "200"]);
+    let n: usize = out(&o)
+        .trim()
+        .strip_prefix("forked ")
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(n < 20, "forked {n} with a cap of 20");
+    let o = probe(&ws, &home, &[], &["forks", "50"]);
+    assert_eq!(out(&o).trim(), "forked 50", "default cap too low");
+    let o = probe(&ws, &home, &["--memory", "64"], &["alloc", "256"]);
+    assert_eq!(code(&o), 1, "{}", out(&o));
+    let o = probe(&ws, &home, &["--memory", "512"], &["alloc", "64"]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    let o = run_in(
+        &ws,
+        &home,
+        &["--max-file-size", "1"],
+        &["sh", "-c", "head -c 3000000 /dev/zero > big"],
+    );
+    assert_ne!(code(&o), 0);
+    assert!(std::fs::metadata(ws.join("big")).unwrap().len() <= 1024 * 1024);
+}
+
+#[test]
+fn report_and_json_describe_the_run() {
+    let t = Tmp::new("report");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(
+        ws.join("skarn.toml"),
+        "[run]\nread = [\"/srv\"]\ntimeout = 77\n",
+    )
+    .unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--json", "--workspace"])
+        .arg(&ws)
+        .args(["--", "true"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let line = err(&o).lines().last().unwrap().to_string();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["backend"], "linux");
+    assert_eq!(v["status"], "FullyEnforced");
+    let limits = v["limits"].as_array().unwrap();
+    let timeout = limits.iter().find(|l| l["name"] == "timeout").unwrap();
+    assert_eq!(timeout["value"], "77 s");
+    assert!(
+        timeout["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("skarn.toml:3:11"),
+        "{timeout}"
+    );
+    let o = Command::new(exe())
+        .args(["run", "--report", "--timeout", "5", "--workspace"])
+        .arg(&ws)
+        .args(["--", "true"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(
+        e.contains("status=FullyEnforced") && e.contains("(--timeout)"),
+        "{e}"
+    );
+    // A config error names file:line:column and exits 2.
+    std::fs::write(ws.join("skarn.toml"), "[run]\nnet = \"sometimes\"\n").unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&ws)
+        .args(["--", "true"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("skarn.toml:2:7"), "{}", err(&o));
+}
+
+#[test]
+fn degradation_is_reported_and_fail_closed_refuses() {
+    let t = Tmp::new("degrade");
+    let (ws, home, outside) = (t.dir("ws"), t.dir("home"), t.dir("outside"));
+    let run = |missing: &str, flags: &[&str], cmd: &[&str]| {
+        Command::new(exe())
+            .args(["run", "--no-config", "--json", "--workspace"])
+            .arg(&ws)
+            .args(flags)
+            .arg("--")
+            .args(cmd)
+            .env("HOME", &home)
+            .env("SKARN_SANDBOX_SIMULATE_MISSING", missing)
+            .output()
+            .unwrap()
+    };
+    // Nothing left: refuse.
+    let o = run("namespaces,landlock", &[], &["true"]);
+    assert_eq!(code(&o), 2);
+    assert!(err(&o).contains("refusing"), "{}", err(&o));
+    // ... unless fail-open, which says NotEnforced.
+    let o = run("namespaces,landlock", &["--fail-open"], &["true"]);
+    assert!(err(&o).contains("NotEnforced"), "{}", err(&o));
+    // Landlock only (no namespaces): still no write outside, no secret read.
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "DEGRADED-SECRET").unwrap();
+    std::fs::write(home.join("notes"), "fine").unwrap();
+    let target = outside.join("x");
+    let h = home.to_str().unwrap();
+    let o = run(
+        "namespaces",
+        &["--read", h],
+        &[
+            "sh",
+            "-c",
+            &format!(
+                "echo x > {}; cat {h}/.ssh/id_rsa; cat {h}/notes",
+                target.display()
+            ),
+        ],
+    );
+    assert!(!target.exists());
+    assert!(!out(&o).contains("DEGRADED-SECRET"));
+    assert!(out(&o).contains("fine"), "{}", err(&o));
+    assert!(err(&o).contains("PartiallyEnforced"), "{}", err(&o));
+    // Missing seccomp and Landlock scopes are notes.
+    let o = run("seccomp,landlock-scope", &[], &["true"]);
+    let e = err(&o);
+    assert!(
+        e.contains("PartiallyEnforced") && e.contains("seccomp unavailable") && e.contains("ABI 5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn no_sandbox_is_loud() {
+    let t = Tmp::new("nosb");
+    let o = Command::new(exe())
+        .args(["run", "--no-config", "--no-sandbox", "--workspace"])
+        .arg(&t.0)
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3);
+    assert!(err(&o).contains("UNCONFINED"));
+}
+
+#[test]
+fn stdin_passes_through() {
+    let t = Tmp::new("stdin");
+    let mut c = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&t.0)
+        .args(["--", "tr", "a-z", "A-Z"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello sandbox\n")
+        .unwrap();
+    let mut s = String::new();
+    c.stdout.take().unwrap().read_to_string(&mut s).unwrap();
+    assert_eq!(s, "HELLO SANDBOX\n");
+    assert!(c.wait().unwrap().success());
+}

@@ -1,0 +1,441 @@
+//! `skarn serve` over stdio, driven with raw JSON-RPC lines: malformed
+//! input, start-up with a hung downstream, child clean-up on every way the
+//! gateway can end, `skarn init`, and configuration errors.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
+
+fn example_bin() -> PathBuf {
+    let p = Path::new(SKARN).with_file_name("skarn-example-server");
+    assert!(
+        p.exists(),
+        "{} is missing: `cargo build -p skarn-example-server` (cargo test --workspace builds it)",
+        p.display()
+    );
+    p
+}
+
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Session {
+    fn start(config: &Path) -> Session {
+        let mut child = Command::new(SKARN)
+            .args(["serve", "--config"])
+            .arg(config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Session {
+            child,
+            stdin,
+            lines: rx,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Next message (generous bound: only a hang would hit it).
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("no answer from skarn serve");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// The response with this id (skipping notifications).
+    fn response(&self, id: Value) -> Value {
+        loop {
+            let m = self.recv();
+            if m.get("id") == Some(&id) {
+                return m;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        self.send(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        );
+        let r = self.response(json!(1));
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        r
+    }
+
+    fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
+        self.send(&req.to_string());
+        self.response(json!(id))
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_config(dir: &Path, body: &str) -> PathBuf {
+    let p = dir.join("skarn.toml");
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn example_server(alias: &str, extra: &str) -> String {
+    format!(
+        "[servers.{alias}]\ncommand = {:?}\n{extra}\n",
+        example_bin().display().to_string()
+    )
+}
+
+#[test]
+fn malformed_json_rpc_gets_errors_and_serving_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), &example_server("ex", ""));
+    let mut s = Session::start(&cfg);
+    let init = s.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "skarn");
+
+    s.send("{this is not json");
+    let m = s.recv();
+    assert_eq!(m["error"]["code"], -32700, "{m}");
+    assert_eq!(m["id"], Value::Null);
+
+    s.send(r#"{"jsonrpc":"2.0","id":3}"#);
+    let m = s.recv();
+    assert_eq!(m["error"]["code"], -32600, "{m}");
+
+    s.send(r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method"}"#);
+    let m = s.response(json!(4));
+    assert_eq!(m["error"]["code"], -32601, "{m}");
+
+    s.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#);
+    let m = s.response(json!(5));
+    assert!(m.get("error").is_some(), "{m}");
+
+    let m = s.call(6, "no_such_tool", json!({}));
+    assert!(m.get("error").is_some(), "{m}");
+
+    let m = s.call(7, "search", json!({"limit": 3}));
+    assert_eq!(m["result"]["isError"], true, "{m}");
+
+    s.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list"}"#);
+    let m = s.response(json!(8));
+    let names: Vec<&str> = m["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["search", "read_tool_docs", "execute"]);
+}
+
+#[test]
+fn initialize_is_answered_while_a_server_hangs_and_search_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "{}{}",
+        example_server("ex", ""),
+        example_server("slow", "args = [\"--hang-on-start\"]\nstart_timeout = 600")
+    );
+    let cfg = write_config(dir.path(), &body);
+    let mut s = Session::start(&cfg);
+    // Would block for 600 s if initialize waited for downstream servers.
+    let init = s.initialize();
+    assert!(
+        init["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("search")
+    );
+    // Wait until the example server is searchable; "slow" stays starting.
+    let mut id = 10;
+    loop {
+        id += 1;
+        let m = s.call(id, "search", json!({"query": "echo text"}));
+        let sc = &m["result"]["structuredContent"];
+        let starting = sc["servers_starting"].as_array().unwrap();
+        assert!(starting.contains(&json!("slow")), "{m}");
+        let text = m["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("still starting"), "{text}");
+        if sc["results"][0]["name"] == "ex__echo" {
+            break;
+        }
+        assert!(id < 3000, "example server never became searchable: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Passthrough is off: the downstream tool is not callable directly.
+    let m = s.call(9999, "ex__echo", json!({"text": "x"}));
+    assert!(m.get("error").is_some(), "{m}");
+}
+
+#[test]
+fn passthrough_forwards_calls_and_announces_list_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "[gateway]\npassthrough = true\n{}",
+        example_server("ex", "")
+    );
+    let cfg = write_config(dir.path(), &body);
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    // Wait until ex's tools are listed.
+    let mut id = 10;
+    loop {
+        id += 1;
+        s.send(&json!({"jsonrpc":"2.0","id":id,"method":"tools/list"}).to_string());
+        let m = s.response(json!(id));
+        let n = m["result"]["tools"].as_array().unwrap().len();
+        if n > 3 {
+            break;
+        }
+        assert!(id < 3000, "ex never listed: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let m = s.call(5000, "ex__add", json!({"a": 2, "b": 40}));
+    assert_eq!(m["result"]["structuredContent"]["sum"], 42.0, "{m}");
+    let m = s.call(5001, "ex__fail", json!({"message": "boom"}));
+    assert_eq!(m["result"]["isError"], true, "{m}");
+    // A downstream list change is announced upstream...
+    s.send(&json!({"jsonrpc":"2.0","id":5002,"method":"tools/call","params":{"name":"ex__add_tool","arguments":{"name":"fresh"}}}).to_string());
+    let mut announced = false;
+    let mut answered = false;
+    while !(announced && answered) {
+        let m = s.recv();
+        if m["method"] == "notifications/tools/list_changed" {
+            announced = true;
+        }
+        if m["id"] == 5002 {
+            answered = true;
+        }
+    }
+    // ...and the new tool is listed and callable.
+    s.send(r#"{"jsonrpc":"2.0","id":5003,"method":"tools/list"}"#);
+    let m = s.response(json!(5003));
+    let names: Vec<&str> = m["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"ex__fresh"), "{names:?}");
+    let m = s.call(5004, "ex__fresh", json!({"k": 1}));
+    assert_eq!(m["result"]["structuredContent"]["args"]["k"], 1, "{m}");
+}
+
+/// Every descendant of `pid` (children, grandchildren...).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
+            let after = stat.rsplit(')').next().unwrap_or("");
+            let ppid = after
+                .split_whitespace()
+                .nth(1)
+                .and_then(|x| x.parse::<u32>().ok());
+            if let Some(pp) = ppid {
+                parent_of.push((p, pp));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for &(c, pp) in &parent_of {
+            if pp == p && !out.contains(&c) {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            let state = s.rsplit(')').next().unwrap_or("").trim().chars().next();
+            state != Some('Z') && state != Some('X')
+        }
+        Err(_) => false,
+    }
+}
+
+fn wait_gone(pids: &[u32]) -> Vec<u32> {
+    for _ in 0..500 {
+        let left: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if left.is_empty() {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pids.iter().copied().filter(|&p| alive(p)).collect()
+}
+
+/// Start a gateway with three downstreams (one wrapped in a shell so that
+/// the server is a grandchild), wait until all are ready, and return the
+/// session and every descendant process.
+fn gateway_with_children(dir: &Path) -> (Session, Vec<u32>) {
+    let ex = example_bin().display().to_string();
+    let body = format!(
+        "{}{}[servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\n",
+        example_server("a", ""),
+        example_server("b", ""),
+        format!("{ex}; exit 0"),
+    );
+    let cfg = write_config(dir, &body);
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    let mut id = 100;
+    loop {
+        id += 1;
+        let m = s.call(id, "search", json!({"query": "echo", "limit": 50}));
+        let sc = &m["result"]["structuredContent"];
+        let n = sc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["name"].as_str().unwrap().ends_with("__echo"))
+            .count();
+        if n == 3 {
+            break;
+        }
+        assert!(id < 3000, "servers never became ready: {m}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kids = descendants(s.child.id());
+    assert!(
+        kids.len() >= 4,
+        "expected 3 servers + a shell, got {kids:?}"
+    );
+    (s, kids)
+}
+
+#[test]
+fn no_orphans_when_the_client_disconnects() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, kids) = gateway_with_children(dir.path());
+    drop(s.stdin.take()); // the client goes away
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert_eq!(wait_gone(&kids), Vec::<u32>::new(), "orphaned children");
+}
+
+#[test]
+fn no_orphans_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, kids) = gateway_with_children(dir.path());
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc_kill(s.child.id() as i32, 15);
+    }
+    let _ = s.child.wait().unwrap();
+    assert_eq!(wait_gone(&kids), Vec::<u32>::new(), "orphaned children");
+}
+
+#[test]
+fn no_orphans_even_on_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut s, kids) = gateway_with_children(dir.path());
+    s.child.kill().unwrap();
+    let _ = s.child.wait().unwrap();
+    assert_eq!(wait_gone(&kids), Vec::<u32>::new(), "orphaned children");
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn init_writes_a_starter_that_serve_accepts_and_prints_snippets() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("skarn.toml");
+    let out = Command::new(SKARN)
+        .args(["init", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Claude Code"), "{stdout}");
+    assert!(stdout.contains("Cursor"), "{stdout}");
+    assert!(stdout.contains("\"mcpServers\""), "{stdout}");
+    assert!(stdout.contains("\"serve\""), "{stdout}");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("[gateway]") && text.contains("# "), "{text}");
+    // Refuses to overwrite.
+    let again = Command::new(SKARN)
+        .args(["init", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    // The starter serves.
+    let mut s = Session::start(&cfg);
+    let init = s.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "skarn");
+}
+
+#[test]
+fn config_errors_name_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        "[gateway]\npassthrough = false\n\n[servers.a]\ncommand = \"x\"\nbogus_key = 1\n",
+    );
+    let out = Command::new(SKARN)
+        .args(["serve", "--config"])
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!("skarn: error: {}:6:1: ", cfg.display());
+    assert!(err.starts_with(&want), "{err}");
+    assert!(err.contains("bogus_key"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let out = Command::new(SKARN)
+        .args(["serve", "--config"])
+        .arg(dir.path().join("none.toml"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skarn init"));
+}

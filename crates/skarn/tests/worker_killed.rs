@@ -1,0 +1,86 @@
+//! A worker killed from outside in the middle of a run: the caller gets a
+//! clear error, the child is reaped, and the pool keeps serving.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skarn_codemode::{BridgeFuture, ErrorKind, Limits, ToolBridge, bridge::NoServers};
+use skarn_worker::{PoolConfig, WorkerCommand, WorkerPool};
+
+/// Kills every child of this process (the one running worker: the pool
+/// has no warm workers) when the script makes its first host call.
+struct KillOnCall;
+
+fn my_children() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(pid) = name.parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        if rest.split_whitespace().nth(1) == Some(me.as_str()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+impl ToolBridge for KillOnCall {
+    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
+        for pid in my_children() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+        Box::pin(async {
+            std::thread::sleep(Duration::from_millis(200));
+            Ok(json!(1))
+        })
+    }
+    fn list_tools(&self) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(json!([])) })
+    }
+    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+fn engine_ready() -> bool {
+    skarn_codemode::execute("return 1", Arc::new(NoServers), &Limits::default()).result
+        == Ok(json!(1))
+}
+
+#[test]
+fn worker_killed_mid_run() {
+    if !engine_ready() {
+        eprintln!(
+            "skipped: the Code Mode engine (issue 3) is not in this tree yet, so no script can reach a host call"
+        );
+        return;
+    }
+    let mut cfg = PoolConfig::new(WorkerCommand::skarn_at(env!("CARGO_BIN_EXE_skarn")));
+    cfg.warm = 0;
+    let pool = WorkerPool::new(cfg);
+    let o = pool.execute(
+        "await skarn.callTool('s', 't', {}); for (;;) {}",
+        Arc::new(KillOnCall),
+        &Limits {
+            deadline: Duration::from_secs(20),
+            ..Limits::default()
+        },
+    );
+    let e = o.result.expect_err("a killed worker cannot succeed");
+    assert_eq!(e.kind, ErrorKind::Internal, "{}", e.message);
+    assert!(e.message.contains("signal 9"), "{}", e.message);
+    assert!(my_children().is_empty(), "the killed worker was not reaped");
+    let o = pool.execute("return 1", Arc::new(NoServers), &Limits::default());
+    assert_eq!(o.result, Ok(json!(1)), "the pool keeps serving");
+}
