@@ -4,7 +4,7 @@
 //! `null` exception when it cannot even allocate the error object).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 
@@ -13,18 +13,24 @@ use rquickjs::allocator::{Allocator, RustAllocator};
 pub(crate) struct LimitedAllocator {
     inner: RustAllocator,
     used: usize,
-    limit: usize,
+    /// Shared so the engine can lift it while it sets the runtime up (QuickJS
+    /// does not survive running out of memory inside `JS_NewRuntime`).
+    limit: Arc<AtomicUsize>,
     hit: Arc<AtomicBool>,
 }
 
 impl LimitedAllocator {
-    pub(crate) fn new(limit: usize, hit: Arc<AtomicBool>) -> Self {
+    pub(crate) fn new(limit: Arc<AtomicUsize>, hit: Arc<AtomicBool>) -> Self {
         LimitedAllocator {
             inner: RustAllocator,
             used: 0,
             limit,
             hit,
         }
+    }
+
+    fn over(&self, want: usize) -> bool {
+        want > self.limit.load(Ordering::Relaxed)
     }
 
     fn refuse(&self) -> *mut u8 {
@@ -39,7 +45,7 @@ impl LimitedAllocator {
 // allocator's own `usable_size`.
 unsafe impl Allocator for LimitedAllocator {
     fn alloc(&mut self, size: usize) -> *mut u8 {
-        if self.used.saturating_add(size) > self.limit {
+        if self.over(self.used.saturating_add(size)) {
             return self.refuse();
         }
         let p = self.inner.alloc(size);
@@ -54,7 +60,7 @@ unsafe impl Allocator for LimitedAllocator {
         let Some(total) = count.checked_mul(size) else {
             return self.refuse();
         };
-        if self.used.saturating_add(total) > self.limit {
+        if self.over(self.used.saturating_add(total)) {
             return self.refuse();
         }
         let p = self.inner.calloc(count, size);
@@ -76,7 +82,7 @@ unsafe impl Allocator for LimitedAllocator {
     unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
         // SAFETY: QuickJS only reallocates pointers this allocator returned.
         let old = unsafe { RustAllocator::usable_size(ptr) };
-        if new_size > old && self.used.saturating_sub(old).saturating_add(new_size) > self.limit {
+        if new_size > old && self.over(self.used.saturating_sub(old).saturating_add(new_size)) {
             return self.refuse();
         }
         // SAFETY: as above; on failure the old block stays valid and counted.

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -44,8 +44,14 @@ const SCRIPT_NAME: &str = "script";
 const PRELUDE_NAME: &str = "skarn:prelude";
 const PRELUDE_SRC: &str = include_str!("prelude.js");
 
+/// Smallest memory limit applied, whatever `Limits::memory_bytes` says.
+pub const MIN_MEMORY_BYTES: usize = 1 << 20;
+
 /// Smallest native stack limit applied, whatever `Limits::stack_bytes` says.
 pub const MIN_STACK_BYTES: usize = 64 << 10;
+
+/// Largest native stack limit applied (the isolate thread must really have it).
+pub const MAX_STACK_BYTES: usize = 256 << 20;
 
 /// Largest tool-call argument object accepted from a script (JSON bytes).
 pub const MAX_ARGS_BYTES: usize = 8 << 20;
@@ -80,6 +86,9 @@ pub(crate) struct Shared {
     pub limits: Limits,
     /// Set by the allocator when the memory limit refused an allocation.
     pub oom: Arc<AtomicBool>,
+    /// JSON bytes of tool arguments handed to the bridge and not answered
+    /// yet: capped at the memory limit, so host-side copies stay bounded.
+    args_in_flight: AtomicUsize,
 }
 
 impl Shared {
@@ -90,9 +99,13 @@ impl Shared {
             cancel: AtomicBool::new(false),
             abort: Mutex::new(None),
             aborted: AtomicBool::new(false),
-            deadline: start + limits.deadline,
+            // A deadline too far to represent is as good as ten years.
+            deadline: start
+                .checked_add(limits.deadline)
+                .unwrap_or_else(|| start + Duration::from_secs(10 * 365 * 86_400)),
             limits: limits.clone(),
             oom: Arc::new(AtomicBool::new(false)),
+            args_in_flight: AtomicUsize::new(0),
         }
     }
 
@@ -154,10 +167,14 @@ pub(crate) fn run(
     shared: &Arc<Shared>,
 ) -> Result<Json, ExecError> {
     let limits = &shared.limits;
-    let alloc = LimitedAllocator::new(limits.memory_bytes, shared.oom.clone());
+    // No limit while the runtime and contexts are set up (QuickJS does not
+    // survive running out of memory in there); the limit applies from the
+    // moment the script's context exists.
+    let limit = Arc::new(AtomicUsize::new(usize::MAX));
+    let alloc = LimitedAllocator::new(limit.clone(), shared.oom.clone());
     let rt = Runtime::new_with_alloc(alloc).map_err(|_| memory_error(limits))?;
     // 0 would mean "no check" to QuickJS: never allow less than MIN_STACK_BYTES.
-    rt.set_max_stack_size(limits.stack_bytes.max(MIN_STACK_BYTES));
+    rt.set_max_stack_size(limits.stack_bytes.clamp(MIN_STACK_BYTES, MAX_STACK_BYTES));
     {
         let s = shared.clone();
         rt.set_interrupt_handler(Some(Box::new(move || s.should_interrupt())));
@@ -166,6 +183,7 @@ pub(crate) fn run(
     let (prelude_bc, script_bc) = compile(&rt, prep)?;
 
     let ctx = Context::custom::<RunIntrinsics>(&rt).map_err(|_| memory_error(limits))?;
+    limit.store(limits.memory_bytes.max(MIN_MEMORY_BYTES), Ordering::Relaxed);
     let out = ctx.with(|ctx| {
         let host = Host::new(shared.clone());
         let res = drive(
@@ -261,6 +279,7 @@ enum HostCall {
         server: String,
         tool: String,
         args: Json,
+        arg_bytes: usize,
     },
     List,
     Read {
@@ -328,6 +347,7 @@ impl<'js> Host<'js> {
                             );
                         }
                     };
+                    let mut arg_bytes = 2;
                     let args = match args.0 {
                         None => Json::Object(Default::default()),
                         Some(v) if v.is_undefined() || v.is_null() => {
@@ -336,7 +356,9 @@ impl<'js> Host<'js> {
                         Some(v) => {
                             let stop = || shared.should_interrupt();
                             let mut w = ToJson::new(MAX_ARGS_BYTES, &stop);
-                            match w.top(&v) {
+                            let converted = w.top(&v);
+                            arg_bytes = w.used();
+                            match converted {
                                 Ok(j @ Json::Object(_)) => j,
                                 Ok(_) => {
                                     return rejected_bridge(
@@ -369,7 +391,33 @@ impl<'js> Host<'js> {
                             }
                         }
                     };
-                    enqueue(&ctx, &q, &shared, HostCall::Tool { server, tool, args })
+                    let in_flight = shared.args_in_flight.load(Ordering::Relaxed);
+                    if in_flight.saturating_add(arg_bytes) > shared.limits.memory_bytes {
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments {
+                                message: format!(
+                                    "more than {} of tool arguments in flight at once",
+                                    fmt_bytes(shared.limits.memory_bytes)
+                                ),
+                            },
+                        );
+                    }
+                    let p = enqueue(
+                        &ctx,
+                        &q,
+                        &shared,
+                        HostCall::Tool {
+                            server,
+                            tool,
+                            args,
+                            arg_bytes,
+                        },
+                    )?;
+                    shared
+                        .args_in_flight
+                        .fetch_add(arg_bytes, Ordering::Relaxed);
+                    Ok(p)
                 },
             )?,
         )?;
@@ -601,6 +649,7 @@ impl Wake for Notify {
 
 struct Inflight<'b, 'js> {
     fut: BridgeFuture<'b, Json>,
+    arg_bytes: usize,
     resolve: Function<'js>,
     reject: Function<'js>,
     site: rquickjs::Exception<'js>,
@@ -686,8 +735,14 @@ fn drive<'js>(
         // Hand new host calls to the bridge.
         let new: Vec<Request<'js>> = host.queue.borrow_mut().drain(..).collect();
         for req in new {
+            let arg_bytes = match &req.call {
+                HostCall::Tool { arg_bytes, .. } => *arg_bytes,
+                _ => 0,
+            };
             let fut = catch_unwind(AssertUnwindSafe(|| match req.call {
-                HostCall::Tool { server, tool, args } => bridge.call_tool(&server, &tool, args),
+                HostCall::Tool {
+                    server, tool, args, ..
+                } => bridge.call_tool(&server, &tool, args),
                 HostCall::List => bridge.list_tools(),
                 HostCall::Read { server, uri } => bridge.read_resource(&server, &uri),
             }))
@@ -700,6 +755,7 @@ fn drive<'js>(
             });
             inflight.push(Inflight {
                 fut,
+                arg_bytes,
                 resolve: req.resolve,
                 reject: req.reject,
                 site: req.site,
@@ -724,6 +780,11 @@ fn drive<'js>(
                 None => i += 1,
                 Some(r) => {
                     let call = inflight.swap_remove(i);
+                    shared.args_in_flight.fetch_sub(
+                        call.arg_bytes
+                            .min(shared.args_in_flight.load(Ordering::Relaxed)),
+                        Ordering::Relaxed,
+                    );
                     settle(ctx, call, r).map_err(|e| fail(ctx, e))?;
                     progressed = true;
                 }

@@ -36,8 +36,8 @@ pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
 
-pub use engine::{MAX_ARGS_BYTES, MIN_STACK_BYTES};
-pub use prepare::MAX_SCRIPT_BYTES;
+pub use engine::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
+pub use prepare::{MAX_NESTING_TOKENS, MAX_SCRIPT_BYTES};
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ const THREAD_STACK_SLACK: usize = 4 << 20;
 /// Parse, validate and strip `code` without running it: `Ok` when it would
 /// be accepted, else the `Syntax` or `Rejected` error `execute` would give.
 pub fn check(code: &str) -> Result<(), ExecError> {
-    prepare_guarded(code).map(|_| ())
+    prepare_on_own_thread(code).map(|_| ())
 }
 
 /// `prepare` behind a panic guard: a parser or transformer bug on hostile
@@ -69,6 +69,30 @@ fn prepare_guarded(code: &str) -> Result<prepare::Prepared, ExecError> {
     })
 }
 
+/// [`prepare_guarded`] on a thread whose stack fits the script's nesting
+/// bound: deeply nested input can never overflow the caller's stack.
+fn prepare_on_own_thread(code: &str) -> Result<prepare::Prepared, ExecError> {
+    let stack = prepare::front_end_stack(prepare::nesting_bound(code));
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("skarn-codemode-frontend".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || prepare_guarded(code));
+        match handle {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(ExecError::new(
+                    ErrorKind::Internal,
+                    "the TypeScript front end failed on this script",
+                ))
+            }),
+            Err(e) => Err(ExecError::new(
+                ErrorKind::Internal,
+                format!("cannot start the front-end thread: {e}"),
+            )),
+        }
+    })
+}
+
 /// Validate, strip and run `code` (the body of an async function) in a fresh
 /// hermetic isolate, with every host call going through `bridge`.
 ///
@@ -77,10 +101,17 @@ fn prepare_guarded(code: &str) -> Result<prepare::Prepared, ExecError> {
 /// second, even when the isolate is stuck in native code.
 pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> ExecOutcome {
     let start = Instant::now();
-    let prep = match prepare_guarded(code) {
-        Ok(p) => p,
-        Err(e) => return finished(Err(e), Vec::new(), 0, start),
-    };
+    if code.len() > MAX_SCRIPT_BYTES {
+        // Refused by the front end without spawning anything big.
+        return finished(
+            prepare_guarded(code).map(|_| serde_json::Value::Null),
+            Vec::new(),
+            0,
+            start,
+        );
+    }
+    let front_end = prepare::front_end_stack(prepare::nesting_bound(code));
+    let code = code.to_owned();
     let shared = Arc::new(Shared::new(limits, start));
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let thread_shared = shared.clone();
@@ -89,11 +120,14 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
         .stack_size(
             limits
                 .stack_bytes
-                .max(engine::MIN_STACK_BYTES)
-                .saturating_add(THREAD_STACK_SLACK),
+                .clamp(engine::MIN_STACK_BYTES, engine::MAX_STACK_BYTES)
+                .saturating_add(THREAD_STACK_SLACK)
+                .max(front_end),
         )
         .spawn(move || {
-            let r = run_guarded(&prep, &*bridge, &thread_shared);
+            // The front end runs here too: its recursion fits this stack.
+            let r = prepare_guarded(&code)
+                .and_then(|prep| run_guarded(&prep, &*bridge, &thread_shared));
             let _ = tx.send(r);
         });
     if let Err(e) = spawned {
@@ -135,7 +169,7 @@ pub fn execute_on_current_thread(
     limits: &Limits,
 ) -> ExecOutcome {
     let start = Instant::now();
-    let prep = match prepare_guarded(code) {
+    let prep = match prepare_on_own_thread(code) {
         Ok(p) => p,
         Err(e) => return finished(Err(e), Vec::new(), 0, start),
     };

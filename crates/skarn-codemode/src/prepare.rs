@@ -30,6 +30,111 @@ use crate::validate;
 /// Scripts larger than this are refused before parsing.
 pub const MAX_SCRIPT_BYTES: usize = 1 << 20;
 
+/// Scripts with more nesting-capable tokens than this are refused before
+/// parsing (see [`nesting_bound`]).
+pub const MAX_NESTING_TOKENS: usize = 10_000;
+
+/// Native stack the front end may need per nesting level (parser,
+/// semantic analysis, validator, transformer and printer all recurse).
+const STACK_PER_LEVEL: usize = if cfg!(debug_assertions) {
+    24 << 10
+} else {
+    8 << 10
+};
+const STACK_BASE: usize = 16 << 20;
+
+/// An upper bound on how deeply `code` can nest, from its raw text: every
+/// character that can open a nesting level in JavaScript or TypeScript
+/// (brackets, operators, `.`, `?`, `:`, `@`, backquote) and every keyword
+/// that can (`if`, `else`, `typeof`, `new`, `await`...), counted everywhere,
+/// strings and comments included. Over-counting is safe; the parser and
+/// the passes after it recurse at most once per such token, so a thread
+/// with `front_end_stack(bound)` bytes of stack cannot overflow.
+pub(crate) fn nesting_bound(code: &str) -> usize {
+    const KEYWORDS: &[&str] = &[
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "with",
+        "typeof",
+        "void",
+        "delete",
+        "await",
+        "new",
+        "yield",
+        "in",
+        "of",
+        "instanceof",
+        "extends",
+        "keyof",
+        "infer",
+        "is",
+        "asserts",
+        "satisfies",
+        "as",
+        "readonly",
+        "unique",
+        "abstract",
+        "declare",
+    ];
+    let mut n = 0usize;
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_alphabetic() || b == b'_' || b == b'$' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'$')
+            {
+                i += 1;
+            }
+            if KEYWORDS.contains(&&code[start..i]) {
+                n += 1;
+            }
+            continue;
+        }
+        if matches!(
+            b,
+            b'(' | b'['
+                | b'{'
+                | b'!'
+                | b'~'
+                | b'+'
+                | b'-'
+                | b'*'
+                | b'/'
+                | b'%'
+                | b'<'
+                | b'>'
+                | b'='
+                | b'&'
+                | b'|'
+                | b'^'
+                | b'?'
+                | b':'
+                | b'.'
+                | b'@'
+                | b'`'
+        ) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The native stack to give the thread that runs [`prepare`] on `code`.
+pub(crate) fn front_end_stack(bound: usize) -> usize {
+    STACK_BASE.saturating_add(
+        bound
+            .min(MAX_NESTING_TOKENS)
+            .saturating_mul(STACK_PER_LEVEL),
+    )
+}
+
 /// A script ready to run: plain JavaScript (a module body that may `return`)
 /// and the map from its positions back to the user's text.
 #[derive(Debug, Clone)]
@@ -47,6 +152,16 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
                 "script is {} bytes; the limit is {} bytes",
                 code.len(),
                 MAX_SCRIPT_BYTES
+            ),
+        ));
+    }
+    let bound = nesting_bound(code);
+    if bound > MAX_NESTING_TOKENS {
+        return Err(ExecError::new(
+            ErrorKind::Rejected,
+            format!(
+                "script is too complex: {bound} operators, brackets and nesting keywords; \
+                 the limit is {MAX_NESTING_TOKENS} (pass large data through tool calls)"
             ),
         ));
     }

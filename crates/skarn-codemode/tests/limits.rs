@@ -345,3 +345,102 @@ fn interrupting_mid_promise_chain_never_corrupts() {
     }
     assert_eq!(value("return await Promise.resolve(7)"), json!(7));
 }
+
+#[test]
+fn tool_arguments_in_flight_are_bounded_by_the_memory_limit() {
+    // 256 concurrent calls each carrying the same 4 MiB string would be
+    // 1 GiB of host-side copies; the total in flight is capped instead.
+    let out = execute(
+        "const big = 'x'.repeat(4 << 20); const ps = []; let refused = 0;
+         for (let i = 0; i < 100; i++) ps.push(skarn.callTool('s', 't', { big }).catch(e => { if (e.code === 'invalid_arguments') refused++ }));
+         await Promise.all(ps); return refused",
+        Arc::new(Silent2),
+        &limits_ms(10_000),
+    );
+    let refused = out.result.unwrap();
+    assert!(refused.as_u64().unwrap() >= 80, "{refused}");
+}
+
+/// Answers every call with null once polled.
+struct Silent2;
+impl ToolBridge for Silent2 {
+    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+    fn list_tools(&self) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+#[test]
+fn extreme_limit_values_do_not_panic() {
+    for l in [
+        Limits {
+            deadline: Duration::from_millis(u64::MAX),
+            ..Limits::default()
+        },
+        Limits {
+            deadline: Duration::ZERO,
+            ..Limits::default()
+        },
+        Limits {
+            memory_bytes: 0,
+            ..Limits::default()
+        },
+        Limits {
+            memory_bytes: usize::MAX,
+            ..Limits::default()
+        },
+        Limits {
+            stack_bytes: usize::MAX,
+            ..Limits::default()
+        },
+        Limits {
+            max_output_bytes: 0,
+            max_log_lines: 0,
+            max_log_bytes: 0,
+            max_tool_calls: 0,
+            ..Limits::default()
+        },
+    ] {
+        let out = execute("skarn.log('x'); return 1", Arc::new(NoServers), &l);
+        if let Err(e) = &out.result {
+            assert_ne!(e.kind, ErrorKind::Internal, "{l:?}: {e}");
+        }
+    }
+}
+
+#[test]
+fn running_out_of_memory_anywhere_never_crashes() {
+    // The same allocation-heavy script under limits stepping through the
+    // point where it runs out: every kind of allocation fails somewhere.
+    let code = "
+        const keep = [];
+        for (let round = 0; round < 50; round++) {
+          const o = { a: [round, 'x'.repeat(round * 100)], m: new Map([[round, { round }]]) };
+          keep.push(o, JSON.parse(JSON.stringify(o)), new Set([round]), /a+b/g.exec('aaab'.repeat(round)));
+          keep.push(await Promise.all([1, 2, 3].map(async (x) => ({ x, s: String(x).padStart(round * 10) }))));
+          keep.push(class { m() { return round } }, (() => round), new Uint8Array(round * 1000));
+          try { await skarn.callTool('s', 't', { round, big: 'y'.repeat(round * 50) }) } catch (e) { keep.push(e) }
+          skarn.log('round', round, o);
+        }
+        return keep.length";
+    for step in 0..48 {
+        let l = Limits {
+            memory_bytes: (1 << 20) + step * (48 << 10),
+            ..limits_ms(20_000)
+        };
+        let out = execute(code, Arc::new(NoServers), &l);
+        match &out.result {
+            Ok(_) => {}
+            Err(e) => assert!(
+                matches!(e.kind, ErrorKind::Memory | ErrorKind::Runtime),
+                "step {step}: {e}"
+            ),
+        }
+    }
+    assert_eq!(value("return 1"), json!(1));
+}

@@ -88,6 +88,33 @@ fn every_banned_property_is_rejected_by_every_access_form() {
 }
 
 #[test]
+fn escaped_and_wrapped_spellings_are_rejected() {
+    for code in [
+        r"return x.\u0063onstructor",
+        r#"return x["\u0063onstructor"]"#,
+        r"return x[`\x63onstructor`]",
+        r"return \u0065val",
+        r"return \u{67}lobalThis",
+        "return x!.constructor",
+        "return (x as any).__proto__",
+        "return (<any>x).prototype",
+        "return x['__pro' + `to${'__'}`]",
+        "class A extends Object { m() { return super.constructor } }",
+        "const { a: { constructor: c } } = x",
+        "const [{ prototype }] = x",
+        "function f({ __proto__: p }: any) {} ",
+        "for (const { constructor } of xs) {}",
+        "return [...x].constructor",
+        "return x?.constructor?.('return 1')",
+        "delete x.__proto__",
+        "namespace N { export const e = eval }",
+        "enum E { A = eval('1') }",
+    ] {
+        rejected(code);
+    }
+}
+
+#[test]
 fn import_export_and_with_are_rejected() {
     for code in [
         "import fs from 'fs'",

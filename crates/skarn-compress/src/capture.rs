@@ -36,10 +36,11 @@ pub fn one_pipe() -> std::io::Result<(File, Stdio, Stdio)> {
     Ok((File::from(r), Stdio::from(w), Stdio::from(w2)))
 }
 
-/// Read until EOF, keeping at most `max` bytes: the first and last halves,
-/// with one marker line standing for the bytes dropped in between.
+/// Read until EOF, keeping at most `max` bytes (at least 1 KiB): the first
+/// and last halves, with one marker line standing for the bytes dropped in
+/// between.
 pub fn read_capped(mut r: impl Read, max: usize) -> std::io::Result<Vec<u8>> {
-    let max = max.max(2);
+    let max = max.max(1024);
     let half = max / 2;
     let mut head: Vec<u8> = Vec::new();
     let mut tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();

@@ -105,7 +105,7 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
                 i += 1;
                 continue;
             }
-            if sec.until.is_match(line) || p.starts.is_match(line) {
+            if sec.until.is_match(line) || (!sec.absorb && p.starts.is_match(line)) {
                 let o = open.take().expect("open section");
                 r.close(o, None);
                 continue;
@@ -382,14 +382,14 @@ fn render_body(
     let mut show = vec![false; n];
     for (k, &x) in body.iter().enumerate() {
         let l = lines[x].as_str();
+        // `show` also marks kept lines, so `context` can work around them.
+        show[k] = sec.show.is_match(l);
         class[k] = if sec.keep.is_match(l) || p.keep.is_match(l) || forced[x] {
             C::Keep
         } else if sec.drop.is_match(l) {
+            show[k] = false;
             C::Out
-        } else if sec.show.is_match(l) {
-            show[k] = true;
-            C::Cand
-        } else if sec.body == BodyMode::Keep && !l.trim().is_empty() {
+        } else if show[k] || (sec.body == BodyMode::Keep && !l.trim().is_empty()) {
             C::Cand
         } else {
             C::Out

@@ -168,9 +168,16 @@ impl Compressor {
         if tokens::estimate(&text) < self.short_tokens {
             return unchanged(text.into_owned());
         }
+        // Profiles that drop unknown lines keep the tail of a failed
+        // command whatever the rules say (an unforeseen error message is
+        // usually last). Other modes keep the tail of every run anyway.
         let failed = exit.is_some_and(|c| c != 0);
         let mut forced = vec![false; lines.len()];
-        let mut tail_n = if failed { 5 } else { 1 };
+        let mut tail_n = match (profile.other, failed) {
+            (rules::OtherMode::Drop, true) => 5,
+            (rules::OtherMode::Drop, false) => 1,
+            _ => 0,
+        };
         for (i, l) in lines.iter().enumerate().rev() {
             if tail_n == 0 {
                 break;

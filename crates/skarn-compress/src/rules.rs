@@ -167,6 +167,10 @@ pub struct SectionSpec {
     /// Print "… N lines omitted" where candidate lines were cut.
     #[serde(default = "yes")]
     pub marker: bool,
+    /// Other sections' start lines do not close this one (they become
+    /// body lines): for regions such as pytest's PASSES block.
+    #[serde(default)]
+    pub absorb: bool,
 }
 
 fn yes() -> bool {
@@ -275,6 +279,7 @@ pub struct Section {
     pub passed: Option<Regex>,
     pub failed: Option<Regex>,
     pub marker: bool,
+    pub absorb: bool,
 }
 
 /// Every profile compiled, in the order they are tried.
@@ -431,6 +436,7 @@ fn compile_profile(spec: &ProfileSpec, file: &RulesFile) -> Result<Profile, Rule
             passed: s.passed.as_deref().map(|u| one(origin, u)).transpose()?,
             failed: s.failed.as_deref().map(|u| one(origin, u)).transpose()?,
             marker: s.marker,
+            absorb: s.absorb,
         });
     }
     let first = |f: fn(&ProfileSpec) -> Option<usize>| chain.iter().find_map(|p| f(p));

@@ -222,3 +222,77 @@ fn one_message_with_many_locations_stays_linear() {
     assert!(out.text.contains("  --> src/m49999.rs:1:5\n"));
     assert!(out.text.contains("  --> src/m0.rs:1:5\n"));
 }
+
+#[test]
+fn logs_of_passing_tests_go_failures_stay() {
+    let c = Compressor::builtin();
+    // pytest -rP: captured output of passing tests.
+    let mut s = String::from(
+        "============================= test session starts ==============================\n",
+    );
+    for i in 0..60 {
+        s.push_str(&format!("tests/test_a.py::test_{i} PASSED [ 50%]\n"));
+    }
+    s.push_str("tests/test_a.py::test_bad FAILED [100%]\n\n");
+    s.push_str(
+        "=================================== FAILURES ===================================\n",
+    );
+    s.push_str("___________________________________ test_bad ___________________________________\n\n    def test_bad():\n>       assert 1 == 2\nE       assert 1 == 2\n\ntests/test_a.py:9: AssertionError\n");
+    s.push_str(
+        "==================================== PASSES ====================================\n",
+    );
+    for i in 0..30 {
+        s.push_str(&format!("___________________________________ test_{i} ___________________________________\n----------------------------- Captured stdout call -----------------------------\nnoisy log of passing test {i}\n"));
+    }
+    s.push_str("=========================== short test summary info ============================\nFAILED tests/test_a.py::test_bad - assert 1 == 2\n========================= 1 failed, 60 passed in 0.12s =========================\n");
+    let out = c.compress(s.as_bytes(), "pytest -v -rP", Some(1));
+    assert!(
+        !out.text.contains("noisy log of passing test"),
+        "{}",
+        out.text
+    );
+    for want in [
+        "tests/test_a.py::test_bad FAILED [100%]",
+        ">       assert 1 == 2",
+        "E       assert 1 == 2",
+        "tests/test_a.py:9: AssertionError",
+        "FAILED tests/test_a.py::test_bad - assert 1 == 2",
+        "========================= 1 failed, 60 passed in 0.12s =========================",
+    ] {
+        assert!(out.text.contains(&format!("{want}\n")), "lost {want:?}");
+    }
+
+    // go test -v: a passing test's t.Log lines go, a failing test's stay.
+    let mut g = String::new();
+    for i in 0..80 {
+        g.push_str(&format!(
+            "=== RUN   TestOk{i}\n    ok_test.go:{i}: chatty log {i}\n--- PASS: TestOk{i} (0.00s)\n"
+        ));
+    }
+    g.push_str("=== RUN   TestBad\n    bad_test.go:7: got 1, want 2\n--- FAIL: TestBad (0.00s)\nFAIL\nFAIL\texample.com/x\t0.01s\n");
+    let out = c.compress(g.as_bytes(), "go test -v ./...", Some(1));
+    assert!(!out.text.contains("chatty log"), "{}", out.text);
+    assert!(out.text.contains("    bad_test.go:7: got 1, want 2\n"));
+    assert!(out.text.contains("--- FAIL: TestBad (0.00s)\n"));
+    assert!(out.text.contains("FAIL\texample.com/x\t0.01s\n"));
+}
+
+#[test]
+fn python_errors_survive_in_any_python_run() {
+    let mut s = String::new();
+    for i in 0..300 {
+        s.push_str(&format!("processing item {i} of 300\n"));
+    }
+    s.push_str(
+        "  File \"/app/job.py\", line 12\n    def f(:\n          ^\nSyntaxError: invalid syntax\n",
+    );
+    for cmd in ["python3 job.py", "./job.sh"] {
+        let out = Compressor::builtin().compress(s.as_bytes(), cmd, Some(1));
+        assert!(out.text.contains("SyntaxError: invalid syntax\n"), "{cmd}");
+        assert!(
+            out.text.contains("  File \"/app/job.py\", line 12\n"),
+            "{cmd}"
+        );
+        assert!(!out.text.contains("processing item 150 of 300"), "{cmd}");
+    }
+}

@@ -104,3 +104,46 @@ fn colour_codes_do_not_hide_diagnostics() {
     }
     assert!(out.text.len() * 5 < raw.len());
 }
+
+#[test]
+fn any_profile_on_any_fixture_never_grows_or_goes_empty() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let base = Compressor::builtin();
+    let names: Vec<String> = base
+        .rules()
+        .profiles
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let mut fixtures = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        // The small and medium ones: the cross product is large.
+        if p.extension().is_some_and(|x| x == "out")
+            && std::fs::metadata(&p).unwrap().len() < 60_000
+        {
+            let raw = std::fs::read(&p).unwrap();
+            let cleaned: usize = lines::clean(&String::from_utf8_lossy(&raw))
+                .iter()
+                .map(|l| l.len() + 1)
+                .sum();
+            fixtures.push((raw, cleaned));
+        }
+    }
+    assert!(fixtures.len() >= 25);
+    for (k, name) in names.iter().enumerate() {
+        let c = Compressor::builtin().force_profile(name).unwrap();
+        // Alternate success and failure across profiles (debug builds are slow).
+        let exit = (k % 2) as i32;
+        for (raw, cleaned) in &fixtures {
+            let out = c.compress(raw, "", Some(exit));
+            assert!(
+                out.text.len() <= *cleaned.max(&raw.len()),
+                "{name}: output grew"
+            );
+            if raw.iter().any(|b| !b.is_ascii_whitespace()) {
+                assert!(!out.text.trim().is_empty(), "{name}: came back empty");
+            }
+        }
+    }
+}

@@ -246,10 +246,11 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
     let mut out = Vec::new();
     let mut git_done = false;
     for op in std::mem::take(&mut plan.fs) {
-        let FsOp::Protect { path } = &op else {
+        let FsOp::Protect { path, reserve } = &op else {
             out.push(op);
             continue;
         };
+        let reserve = *reserve;
         let mut target = path.clone();
         if path.starts_with(&git) && path != &git && (!git_is_dir || is_placeholder(&git).is_some())
         {
@@ -260,7 +261,11 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
             git_done = true;
             target = git.clone();
         }
-        if std::fs::symlink_metadata(&target).is_err() || is_placeholder(&target).is_some() {
+        let missing = std::fs::symlink_metadata(&target).is_err();
+        if missing && !reserve {
+            continue;
+        }
+        if missing || is_placeholder(&target).is_some() {
             match hold_placeholder(&target) {
                 Some(p) => held.push(p),
                 None => {
@@ -272,7 +277,10 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
                 }
             }
         }
-        out.push(FsOp::Protect { path: target });
+        out.push(FsOp::Protect {
+            path: target,
+            reserve,
+        });
     }
     plan.fs = out;
     held

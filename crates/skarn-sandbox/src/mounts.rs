@@ -173,7 +173,7 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
                 }
                 bind(Path::new(src), &dst, false)?;
             }
-            FsOp::Protect { path } => {
+            FsOp::Protect { path, .. } => {
                 let dst = under(NEW, path);
                 match std::fs::symlink_metadata(&dst) {
                     Ok(md) if md.file_type().is_symlink() => notes.push(format!(

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
 use crate::policy::{
-    Grant, NetPolicy, PERSISTENCE_PATHS, Policy, SYSTEM_EXEC_DIRS, default_secret_paths,
+    Grant, NetPolicy, PERSISTENCE_PATHS, Policy, SHELL_RC_PATHS, SYSTEM_EXEC_DIRS,
+    default_secret_paths,
 };
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
@@ -56,11 +57,14 @@ pub enum FsOp {
         /// Host path.
         path: PathBuf,
     },
-    /// Keep a workspace persistence path read-only, creating an empty
-    /// read-only placeholder when missing.
+    /// Keep a workspace persistence path read-only; when missing and
+    /// `reserve` is set, an empty read-only placeholder keeps it from being
+    /// created during the run.
     Protect {
         /// Host path.
         path: PathBuf,
+        /// Reserve the name when it does not exist.
+        reserve: bool,
     },
 }
 
@@ -385,10 +389,25 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     if policy.protect_persistence {
         if ns.mount {
             for rel in PERSISTENCE_PATHS {
-                fs.push(FsOp::Protect { path: ws.join(rel) });
+                fs.push(FsOp::Protect {
+                    path: ws.join(rel),
+                    reserve: true,
+                });
             }
+            let ws_is_home = host.home.as_deref() == Some(ws.as_path());
+            for rel in SHELL_RC_PATHS {
+                fs.push(FsOp::Protect {
+                    path: ws.join(rel),
+                    reserve: ws_is_home,
+                });
+            }
+            let all: Vec<&str> = PERSISTENCE_PATHS
+                .iter()
+                .chain(SHELL_RC_PATHS)
+                .copied()
+                .collect();
             report.grants.push(GrantReport {
-                path: format!("{}/{{{}}}", ws.display(), PERSISTENCE_PATHS.join(",")),
+                path: format!("{}/{{{}}}", ws.display(), all.join(",")),
                 access: "read-only (persistence)".into(),
                 source: "default (protect_persistence)".into(),
             });

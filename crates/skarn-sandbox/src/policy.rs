@@ -239,6 +239,12 @@ pub const PERSISTENCE_PATHS: &[&str] = &[
     ".envrc",
     ".mcp.json",
     "skarn.toml",
+];
+
+/// Shell start-up files: read-only when they exist in the workspace; when
+/// missing they are also reserved (kept from being created) if the
+/// workspace is the home directory, the only place a shell reads them from.
+pub const SHELL_RC_PATHS: &[&str] = &[
     ".bashrc",
     ".bash_profile",
     ".bash_login",

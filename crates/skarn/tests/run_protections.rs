@@ -260,7 +260,6 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
         ".envrc",
         ".vscode",
         ".mcp.json",
-        ".zshrc",
         "skarn.toml",
         ".gitmodules",
         "gone",
@@ -271,6 +270,21 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
         std::fs::read_to_string(ws.join(".bashrc")).unwrap(),
         "original\n"
     );
+    // A missing shell rc file cannot be created when the workspace is HOME
+    // (elsewhere no shell reads it; it is kept read-only only if it exists).
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".zshrc")).unwrap(),
+        "evil\n"
+    );
+    std::fs::remove_file(ws.join(".zshrc")).unwrap();
+    let o = run_in(
+        &ws,
+        &ws,
+        &[],
+        &["sh", "-c", "echo evil > .zshrc; echo evil > .profile"],
+    );
+    assert_ne!(code(&o), 0);
+    assert!(!ws.join(".zshrc").exists() && !ws.join(".profile").exists());
     // Turned off: the same writes succeed.
     let o = run_in(
         &ws,

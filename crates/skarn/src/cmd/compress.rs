@@ -181,11 +181,14 @@ fn emit(
             0.0
         };
         eprintln!(
-            "skarn: tokens {before} -> {after} ({saved:.1}% saved), lines {} -> {}, profile {}, recall {}",
+            "skarn: tokens {before} -> {after} ({saved:.1}% saved, o200k_base), lines {} -> {}, profile {}, handle {}",
             outcome.raw_lines,
             outcome.kept_lines,
             outcome.profile,
-            outcome.id.as_deref().unwrap_or("-"),
+            match &outcome.id {
+                Some(id) => format!("`skarn recall {id}`"),
+                None => "none (nothing cut)".to_string(),
+            },
         );
     }
     Ok(outcome)
@@ -212,9 +215,69 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The flags `skarn run` flattens in: `--compress` and two companions,
+/// prefixed so they cannot clash with the sandbox's own flags. Everything
+/// else (rules file, recall dir) comes from the environment or defaults.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunCompressArgs {
+    /// Capture stdout+stderr (interleaved), print them compressed for an
+    /// agent, and keep the raw output for `skarn recall`.
+    #[arg(long)]
+    pub compress: bool,
+    /// With --compress: print token counts, profile and recall id on stderr.
+    #[arg(long, requires = "compress")]
+    pub compress_stats: bool,
+    /// With --compress: use this compression profile.
+    #[arg(long, requires = "compress", value_name = "NAME")]
+    pub compress_profile: Option<String>,
+}
+
+// Used by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
+#[allow(dead_code)]
+impl RunCompressArgs {
+    /// Full options: these flags plus defaults, `SKARN_COMPRESS_RULES` and
+    /// `SKARN_RECALL_DIR` from the environment.
+    pub fn opts(&self) -> CompressOpts {
+        let env_path = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        CompressOpts {
+            stats: self.compress_stats,
+            profile: self.compress_profile.clone(),
+            rules: env_path("SKARN_COMPRESS_RULES"),
+            short_tokens: skarn_compress::DEFAULT_SHORT_TOKENS,
+            max_capture: skarn_compress::capture::DEFAULT_MAX_CAPTURE as u64,
+            store: StoreArgs {
+                state_dir: env_path("SKARN_RECALL_DIR"),
+                max_age: skarn_compress::store::DEFAULT_MAX_AGE,
+                max_entry_size: skarn_compress::store::DEFAULT_MAX_ENTRY_BYTES,
+                max_store_size: skarn_compress::store::DEFAULT_MAX_TOTAL_BYTES,
+            },
+        }
+    }
+}
+
+/// For callers that capture output themselves (e.g. through the sandbox's
+/// own spawner, with [`skarn_compress::capture::one_pipe`]): compress `raw`
+/// and print it, stats on stderr if asked.
+#[allow(dead_code)]
+pub fn print_compressed(
+    raw: &[u8],
+    command_line: &str,
+    exit_code: i32,
+    opts: &CompressOpts,
+) -> anyhow::Result<()> {
+    let c = compressor(opts)?;
+    emit(&c, raw, command_line, Some(exit_code), opts)?;
+    Ok(())
+}
+
 /// For `skarn run --compress`: run `cmd` with stdout and stderr interleaved
 /// on one pipe, print the compressed output, and return the command's exit
-/// status (128 + signal when killed).
+/// status (128 + signal when killed; 127 not found, 126 not executable, as
+/// a shell would).
 // Called by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
 #[allow(dead_code)]
 pub fn run_compressed(
@@ -223,8 +286,41 @@ pub fn run_compressed(
     opts: &CompressOpts,
 ) -> anyhow::Result<ExitCode> {
     let c = compressor(opts)?;
-    let cap = capture::capture(cmd, usize::try_from(opts.max_capture).unwrap_or(usize::MAX))?;
+    let max = usize::try_from(opts.max_capture).unwrap_or(usize::MAX);
+    let cap = match capture::capture(cmd, max) {
+        Ok(cap) => cap,
+        Err(skarn_compress::CaptureError::Spawn { program, source }) => {
+            eprintln!("skarn: {program}: {source}");
+            let code = if source.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Ok(ExitCode::from(code));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let code = capture::exit_code(&cap.status);
     emit(&c, &cap.output, command_line, Some(code), opts)?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The argv as one command line for profile choice, quoting words that a
+/// shell would split (`cargo test 'a b'`).
+#[allow(dead_code)]
+pub fn command_line(argv: &[std::ffi::OsString]) -> String {
+    argv.iter()
+        .map(|a| {
+            let s = a.to_string_lossy();
+            let plain = !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:+,@%^".contains(c));
+            if plain {
+                s.into_owned()
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -230,8 +230,18 @@ fn sandboxed(exe: &Path, root: &Path, net: &str, extra: &[&str], probe: &[&str])
     }
 }
 
+/// The probe's own view, worded so it is not mistaken for the verdict
+/// (which is always decided from outside).
 fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").chars().take(80).collect()
+    let l = s.lines().next().unwrap_or("");
+    let l = if let Some(r) = l.strip_prefix("ESCAPED ") {
+        format!("inside: succeeded: {r}")
+    } else if let Some(r) = l.strip_prefix("blocked ") {
+        format!("inside: failed: {r}")
+    } else {
+        format!("inside: {l}")
+    };
+    l.chars().take(90).collect()
 }
 
 fn self_test() -> anyhow::Result<Vec<Attempt>> {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# skarn-sandbox (issue 2): tools the sandbox tests and the benchmark use.
+# Idempotent: installs only what is missing.
+set -euo pipefail
+need=()
+command -v git >/dev/null || need+=(git)
+command -v python3 >/dev/null || need+=(python3)
+[ -x /usr/bin/python3 ] || need+=(python3)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
+command -v bwrap >/dev/null || need+=(bubblewrap)   # benchmark peer (bench/run)
+if [ ${#need[@]} -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# pytest for the Python-ecosystem test (skarn run -- pytest).
+if ! command -v pytest >/dev/null 2>&1; then
+    python3 -m pip install --quiet pytest 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages pytest
+fi

@@ -1,0 +1,232 @@
+//! `plan()` is a pure function of (Policy, HostFacts, argv): checked on its
+//! whole output for a fixed host, and on how it degrades on weaker hosts.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use skarn_sandbox::plan::{FsOp, LandlockAccess, PlanError};
+use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, Status, plan};
+
+fn host() -> HostFacts {
+    HostFacts {
+        uid: 1000,
+        gid: 1000,
+        home: Some(PathBuf::from("/home/u")),
+        landlock_abi: 7,
+        namespaces: true,
+        needs_userns: true,
+        seccomp: true,
+        cgroup_pids: None,
+        arch: "x86_64".into(),
+    }
+}
+
+fn policy() -> Policy {
+    let mut p = Policy::new("/home/u/proj");
+    p.read.push(Grant::new("/home/u", "--read"));
+    p.write.push(Grant::new("/home/u/proj/sub", "--write"));
+    p.exec
+        .push(Grant::new("/home/u/.cargo/bin", "preset rust (detected)"));
+    p.deny_read
+        .push(Grant::new("/home/u/proj/.env", "--deny-read"));
+    p
+}
+
+fn argv() -> Vec<OsString> {
+    vec!["cargo".into(), "test".into()]
+}
+
+#[test]
+fn whole_plan_matches_the_reviewed_golden_file() {
+    let p = plan(&policy(), &host(), &argv()).unwrap();
+    let got = serde_json::to_string_pretty(&p).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/plan_default.json"
+    );
+    if std::env::var_os("SKARN_BLESS").is_some() {
+        std::fs::write(path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap();
+    assert_eq!(
+        got, want,
+        "plan changed; review and re-bless with SKARN_BLESS=1"
+    );
+    // Same inputs, same output.
+    assert_eq!(p, plan(&policy(), &host(), &argv()).unwrap());
+}
+
+#[test]
+fn plan_invariants() {
+    let p = plan(&policy(), &host(), &argv()).unwrap();
+    assert!(p.ns.user && p.ns.mount && p.ns.pid && p.ns.net && p.ns.ipc && p.ns.uts);
+    assert_eq!(p.report.status, Status::FullyEnforced);
+    // Secrets under the granted home are masked; the deny-read file too.
+    for s in [
+        "/home/u/.ssh",
+        "/home/u/.aws",
+        "/home/u/.cargo/credentials.toml",
+        "/home/u/proj/.env",
+    ] {
+        assert!(
+            p.fs.contains(&FsOp::Mask { path: s.into() }),
+            "{s} not masked"
+        );
+    }
+    // Binds are ordered shallow-first so nested grants land on top.
+    let binds: Vec<&PathBuf> =
+        p.fs.iter()
+            .filter_map(|o| match o {
+                FsOp::Bind { path, .. } => Some(path),
+                _ => None,
+            })
+            .collect();
+    let pos = |x: &str| {
+        binds
+            .iter()
+            .position(|b| b.as_path() == std::path::Path::new(x))
+            .unwrap()
+    };
+    assert!(pos("/home/u") < pos("/home/u/proj") && pos("/home/u/proj") < pos("/home/u/proj/sub"));
+    // /proc, /dev and /tmp come before the binds (a workspace under /tmp stays visible).
+    let first_bind =
+        p.fs.iter()
+            .position(|o| matches!(o, FsOp::Bind { .. }))
+            .unwrap();
+    assert!(p.fs[..first_bind].contains(&FsOp::Tmp));
+    // Persistence paths are protected.
+    assert!(p.fs.contains(&FsOp::Protect {
+        path: "/home/u/proj/.git/hooks".into(),
+        reserve: true
+    }));
+    assert!(p.fs.contains(&FsOp::Protect {
+        path: "/home/u/proj/.bashrc".into(),
+        reserve: false
+    }));
+    let mut home_ws = policy();
+    home_ws.workspace = "/home/u".into();
+    let p2 = plan(&home_ws, &host(), &argv()).unwrap();
+    assert!(p2.fs.contains(&FsOp::Protect {
+        path: "/home/u/.bashrc".into(),
+        reserve: true
+    }));
+    let ll = p.landlock.as_ref().unwrap();
+    assert!(ll.scope_signal && ll.scope_abstract_unix);
+    assert!(
+        !ll.deny_tcp_bind && !ll.deny_tcp_connect,
+        "netns does the job"
+    );
+    assert!(
+        ll.rules
+            .iter()
+            .any(|r| r.path == std::path::Path::new("/home/u/proj")
+                && r.access == LandlockAccess::ReadWrite)
+    );
+}
+
+#[test]
+fn granting_a_secret_directly_is_dropped() {
+    let mut pol = policy();
+    pol.read.push(Grant::new("/home/u/.ssh", "--read"));
+    let p = plan(&pol, &host(), &argv()).unwrap();
+    assert!(!p.fs.contains(&FsOp::Bind {
+        path: "/home/u/.ssh".into(),
+        access: skarn_sandbox::plan::Access::Read
+    }));
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| n.contains("/home/u/.ssh") && n.contains("secret"))
+    );
+}
+
+#[test]
+fn net_policies_map_to_mechanisms() {
+    for (net, netns, bind, connect, lo, listen) in [
+        (NetPolicy::DenyAll, true, false, false, false, false),
+        (NetPolicy::AllowLoopback, true, false, false, true, false),
+        (NetPolicy::AllowOutbound, false, true, false, false, true),
+        (NetPolicy::AllowAll, false, false, false, false, false),
+    ] {
+        let mut pol = policy();
+        pol.net = net;
+        let p = plan(&pol, &host(), &argv()).unwrap();
+        assert_eq!(p.ns.net, netns, "{net:?}");
+        assert_eq!(p.loopback_up, lo, "{net:?}");
+        let ll = p.landlock.unwrap();
+        assert_eq!(
+            (ll.deny_tcp_bind, ll.deny_tcp_connect),
+            (bind, connect),
+            "{net:?}"
+        );
+        assert_eq!(p.seccomp.unwrap().deny_listen, listen, "{net:?}");
+        assert_eq!(ll.scope_abstract_unix, net != NetPolicy::AllowAll);
+    }
+}
+
+#[test]
+fn weaker_hosts_degrade_with_one_note_per_gap() {
+    let mut h = host();
+    h.namespaces = false;
+    let p = plan(&policy(), &h, &argv()).unwrap();
+    assert_eq!(p.report.status, Status::PartiallyEnforced);
+    assert!(p.fs.is_empty() && !p.ns.net && p.host_private_tmp);
+    let ll = p.landlock.as_ref().unwrap();
+    assert!(ll.deny_tcp_bind && ll.deny_tcp_connect);
+    assert!(ll.secrets.contains(&PathBuf::from("/home/u/.ssh")));
+    assert!(p.seccomp.unwrap().deny_inet_sockets);
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| n.contains("namespaces unavailable"))
+    );
+    assert!(p.report.notes.iter().any(|n| n.contains("persistence")));
+
+    let mut h = host();
+    h.landlock_abi = 5;
+    let p = plan(&policy(), &h, &argv()).unwrap();
+    assert_eq!(p.report.status, Status::PartiallyEnforced);
+    assert!(p.report.notes.iter().any(|n| n.contains("ABI 5 < 6")));
+
+    let mut h = host();
+    h.namespaces = false;
+    h.landlock_abi = 0;
+    assert!(matches!(
+        plan(&policy(), &h, &argv()),
+        Err(PlanError::CannotEnforce(_))
+    ));
+    let mut pol = policy();
+    pol.fail_closed = false;
+    assert_eq!(
+        plan(&pol, &h, &argv()).unwrap().report.status,
+        Status::NotEnforced
+    );
+
+    // Root without a pids cgroup cannot bound processes: said so.
+    let mut h = host();
+    h.uid = 0;
+    h.needs_userns = false;
+    let p = plan(&policy(), &h, &argv()).unwrap();
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| n.contains("max_procs not enforced"))
+    );
+}
+
+#[test]
+fn bad_policies_are_rejected() {
+    let mut pol = policy();
+    pol.read.push(Grant::new("relative/path", "--read"));
+    assert!(matches!(
+        plan(&pol, &host(), &argv()),
+        Err(PlanError::RelativePath(_))
+    ));
+    assert!(matches!(
+        plan(&policy(), &host(), &[]),
+        Err(PlanError::NoCommand)
+    ));
+}
