@@ -65,10 +65,10 @@ fn http_gateway(dir: &Path, token: Option<&str>) -> (Proc, String, Option<String
         if let Some(i) = line.find("http://") {
             url = Some(line[i..].trim().to_owned());
         }
-        if let Some(i) = line.find("): ") {
-            if line.contains("bearer token") {
-                printed_token = Some(line[i + 3..].trim().to_owned());
-            }
+        if let Some(i) = line.find("): ")
+            && line.contains("bearer token")
+        {
+            printed_token = Some(line[i + 3..].trim().to_owned());
         }
     }
     (Proc(child), url.unwrap(), printed_token)
