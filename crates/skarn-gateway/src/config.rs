@@ -14,44 +14,9 @@ use serde::Deserialize;
 use skarn_codemode::Limits;
 use toml::Spanned;
 
-/// Where `execute` runs scripts. Only `in_process` exists today; `auto`
-/// resolves to it. The worker process (issue 5) plugs in here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Isolation {
-    /// The best mode this host supports (today: in-process).
-    #[default]
-    Auto,
-    /// A self-confined worker process per script.
-    Worker,
-    /// The QuickJS isolate inside the gateway process.
-    InProcess,
-}
-
-impl Isolation {
-    /// The name used in results and configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Auto => "auto",
-            Isolation::Worker => "worker",
-            Isolation::InProcess => "in_process",
-        }
-    }
-}
-
-impl std::str::FromStr for Isolation {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(Isolation::Auto),
-            "worker" => Ok(Isolation::Worker),
-            "in_process" => Ok(Isolation::InProcess),
-            _ => Err(format!(
-                "unknown isolation {s:?} (expected auto, worker or in_process)"
-            )),
-        }
-    }
-}
+/// Where `execute` runs scripts (`auto`, `worker`, `in_process`): the
+/// Code Mode worker's setting, re-exported.
+pub use skarn_worker::Isolation;
 
 /// The `[gateway]` section.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -63,6 +28,8 @@ pub struct GatewayConfig {
     pub namespace_separator: String,
     /// Where scripts run.
     pub isolation: Isolation,
+    /// Pre-started confined workers kept ready (0: start one per script).
+    pub worker_pool: usize,
     /// Limits for each `execute`.
     pub limits: Limits,
     /// Seconds a downstream server may take to start (default 30).
@@ -77,6 +44,7 @@ impl Default for GatewayConfig {
             passthrough: false,
             namespace_separator: "__".into(),
             isolation: Isolation::Auto,
+            worker_pool: skarn_worker::DEFAULT_WARM,
             limits: Limits::default(),
             start_timeout: 30.0,
             call_timeout: 60.0,
@@ -274,11 +242,10 @@ impl Config {
                 ));
             }
         }
-        if gateway.isolation == Isolation::Worker {
+        if gateway.worker_pool > 64 {
             return Err(err_at(
                 gateway_span,
-                "isolation = \"worker\" is not available in this build (use \"auto\" or \"in_process\")"
-                    .into(),
+                "worker_pool must be at most 64".into(),
             ));
         }
         let mut servers = Vec::new();
@@ -483,8 +450,12 @@ timeout = 5
         assert!(e.message.contains("http://"), "{e}");
         let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = -1\n", "f").unwrap_err();
         assert!(e.message.contains("timeout"), "{e}");
-        let e = Config::parse("[gateway]\nisolation = \"worker\"\n", "f").unwrap_err();
-        assert!(e.message.contains("worker"), "{e}");
+        let e = Config::parse("[gateway]\nisolation = \"sandboxed\"\n", "f").unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        let e = Config::parse("[gateway]\nworker_pool = 1000\n", "f").unwrap_err();
+        assert!(e.message.contains("worker_pool"), "{e}");
+        let c = Config::parse("[gateway]\nisolation = \"worker\"\nworker_pool = 0\n", "f").unwrap();
+        assert_eq!(c.gateway.isolation, Isolation::Worker);
     }
 
     #[test]

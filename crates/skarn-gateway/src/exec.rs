@@ -1,35 +1,53 @@
-//! Where `execute` runs a script. The isolation seam: today every mode runs
-//! the engine in-process on a blocking thread (`auto` resolves to
-//! `in_process`, and the configuration refuses `worker` until the worker
-//! process exists); the result always names the mode actually used.
+//! Where `execute` runs a script: the isolation seam. The gateway holds one
+//! [`skarn_worker::Executor`] for its lifetime, built in the background at
+//! start (`auto` probes once whether confined workers can run here); each
+//! script then runs in a fresh confined worker from the warm pool, or
+//! in-process, and the result names which.
 
 use std::sync::Arc;
 
 use skarn_codemode::{ErrorKind, ExecError, ExecOutcome, Limits, ToolBridge};
+use skarn_worker::{Executor, Isolation, PoolConfig, WorkerCommand, WorkerSize};
 
-use crate::config::Isolation;
-
-/// Run `code` under `isolation`; returns the outcome and the mode used.
-pub async fn run_script(
+/// Build the executor for `isolation` (blocking: may start a probe worker).
+pub fn build_executor(
     isolation: Isolation,
+    warm: usize,
+    limits: &Limits,
+    command: WorkerCommand,
+) -> Result<Executor, String> {
+    let mut cfg = PoolConfig::new(command);
+    cfg.warm = warm;
+    cfg.size = WorkerSize::for_limits(limits);
+    Executor::new(isolation, cfg).map_err(|e| e.to_string())
+}
+
+/// Run `code` with `executor`; returns the outcome and the mode used.
+pub async fn run_script(
+    executor: Result<Arc<Executor>, String>,
     code: String,
     bridge: Arc<dyn ToolBridge>,
     limits: Limits,
 ) -> (ExecOutcome, &'static str) {
-    match isolation {
-        Isolation::Auto | Isolation::InProcess | Isolation::Worker => {
-            let used = Isolation::InProcess.as_str();
-            let joined = tokio::task::spawn_blocking(move || {
-                skarn_codemode::execute(&code, bridge, &limits)
-            })
-            .await;
-            let outcome = joined.unwrap_or_else(|e| {
-                ExecOutcome::failed(ExecError::new(
-                    ErrorKind::Internal,
-                    format!("the script runner stopped unexpectedly: {e}"),
-                ))
-            });
-            (outcome, used)
+    let executor = match executor {
+        Ok(e) => e,
+        Err(reason) => {
+            return (
+                ExecOutcome::failed(ExecError::new(ErrorKind::Internal, reason)),
+                "none",
+            );
         }
+    };
+    let joined =
+        tokio::task::spawn_blocking(move || executor.execute(&code, bridge, &limits)).await;
+    match joined {
+        Ok(out) => (out.outcome, out.isolation.as_str()),
+        Err(e) => (
+            ExecOutcome::failed(ExecError::new(
+                ErrorKind::Internal,
+                format!("the script runner stopped unexpectedly: {e}"),
+            )),
+            "none",
+        ),
     }
 }

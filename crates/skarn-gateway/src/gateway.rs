@@ -76,6 +76,9 @@ pub struct Gateway {
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
     /// Some server's listing changed since the last rebuild.
     dirty: Arc<AtomicBool>,
+    /// How `execute` runs scripts (built in the background at start).
+    executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
+    worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
 }
 
@@ -131,6 +134,8 @@ impl Gateway {
             registry,
             events_rx: Mutex::new(Some(rx)),
             dirty,
+            executor: tokio::sync::OnceCell::new(),
+            worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
         })
     }
@@ -173,6 +178,47 @@ impl Gateway {
             let s = s.clone();
             tokio::spawn(async move { s.start().await });
         }
+        let gw = self.clone();
+        tokio::spawn(async move {
+            let _ = gw.executor().await;
+        });
+    }
+
+    /// Use another program as the Code Mode worker (tests, embedders whose
+    /// binary has no `__codemode-worker` entry). Call before [`Gateway::start`].
+    pub fn set_worker_command(&self, cmd: skarn_worker::WorkerCommand) {
+        *self
+            .worker_command
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = cmd;
+    }
+
+    /// The script executor (built once, off the async threads).
+    pub async fn executor(&self) -> Result<Arc<skarn_worker::Executor>, String> {
+        self.executor
+            .get_or_init(|| async {
+                let g = &self.config.gateway;
+                let (iso, warm, limits) = (g.isolation, g.worker_pool, g.limits.clone());
+                let cmd = self
+                    .worker_command
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                let built = tokio::task::spawn_blocking(move || {
+                    crate::exec::build_executor(iso, warm, &limits, cmd)
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("cannot start the script executor: {e}")));
+                match &built {
+                    Ok(e) => {
+                        tracing::info!("code mode isolation: {} ({})", e.isolation(), e.reason())
+                    }
+                    Err(e) => tracing::warn!("code mode unavailable: {e}"),
+                }
+                built.map(Arc::new)
+            })
+            .await
+            .clone()
     }
 
     /// Rebuild the catalogue and index from every server's listing.

@@ -221,7 +221,7 @@ impl GatewayServer {
             tokio::runtime::Handle::current(),
         ));
         let (outcome, isolation) = run_script(
-            self.gw.config.gateway.isolation,
+            self.gw.executor().await,
             code.to_owned(),
             bridge,
             self.gw.config.gateway.limits.clone(),

@@ -23,9 +23,15 @@ pub struct Args {
     #[arg(long, value_name = "VAR", default_value = "SKARN_HTTP_TOKEN")]
     pub token_env: String,
 
-    /// Where `execute` runs scripts (overrides [gateway] isolation).
+    /// Where `execute` runs scripts: auto, worker or in_process
+    /// (overrides [gateway] isolation).
     #[arg(long, value_name = "MODE", value_parser = parse_isolation)]
     pub isolation: Option<Isolation>,
+
+    /// Confined workers kept ready for `execute` (overrides
+    /// [gateway] worker_pool; 0 starts one per script).
+    #[arg(long, value_name = "N")]
+    pub worker_pool: Option<usize>,
 
     /// Also expose every downstream tool as <server>__<tool>
     /// (overrides [gateway] passthrough).
@@ -34,11 +40,7 @@ pub struct Args {
 }
 
 fn parse_isolation(s: &str) -> Result<Isolation, String> {
-    let i: Isolation = s.parse()?;
-    if i == Isolation::Worker {
-        return Err("\"worker\" is not available in this build (use auto or in_process)".into());
-    }
-    Ok(i)
+    s.parse::<Isolation>().map_err(|e| e.to_string())
 }
 
 fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
@@ -62,6 +64,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.passthrough {
         config.gateway.passthrough = true;
+    }
+    if let Some(n) = args.worker_pool {
+        config.gateway.worker_pool = n;
+    }
+    if config.gateway.isolation == Isolation::Worker {
+        // Fail before serving rather than on the first execute.
+        let avail = skarn_worker::availability();
+        if !avail.available {
+            bail!(
+                "isolation = \"worker\" is unavailable on this host: {}",
+                avail.reason
+            );
+        }
     }
     let addr = args.http.as_deref().map(parse_addr).transpose()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
