@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
@@ -130,12 +130,8 @@ fn never_settling_promise_waits_on_nothing() {
         "return new Promise(() => {})",
         "const p = new Promise(() => {}); await Promise.all([p, 1])",
     ] {
-        let start = Instant::now();
+        // Only the early path says "waits on nothing" (the deadline is 30 s).
         let out = hit(code, &l, ErrorKind::Deadline);
-        assert!(
-            start.elapsed() < Duration::from_secs(25),
-            "{code} waited for the deadline"
-        );
         assert!(out.result.unwrap_err().message.contains("waits on nothing"));
     }
 }
@@ -201,7 +197,8 @@ impl ToolBridge for Blocking {
 
 #[test]
 fn stuck_isolate_is_abandoned_within_the_grace() {
-    let start = Instant::now();
+    // The bridge's poll sleeps for an hour: only abandonment can return
+    // (and only it says "abandoned").
     let out = execute(
         "skarn.log('x'); await skarn.callTool('s', 't'); return 1",
         Arc::new(Blocking),
@@ -210,8 +207,6 @@ fn stuck_isolate_is_abandoned_within_the_grace() {
     let e = error(&out, ErrorKind::Deadline, "blocking bridge");
     assert!(e.message.contains("abandoned"), "{e}");
     assert_eq!(out.logs, vec!["x".to_owned()]);
-    // Generous bound (noisy machine): the thread really sleeps for an hour.
-    assert!(start.elapsed() < Duration::from_secs(60));
 }
 
 #[test]
