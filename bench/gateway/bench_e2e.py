@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--skarn", default=str(ROOT / "target/release/skarn"))
     ap.add_argument("--example", default=str(ROOT / "target/release/skarn-example-server"))
     ap.add_argument("--runs", type=int, default=300)
+    ap.add_argument("--isolation", default=None, help="pass --isolation to skarn serve")
     a = ap.parse_args()
 
     catalog = json.loads((HERE / "catalog.json").read_text())
@@ -123,7 +124,7 @@ def main():
 
     # Constant surface.
     t0 = time.perf_counter()
-    g = Gateway(a.skarn, cfg)
+    g = Gateway(a.skarn, cfg, ["--isolation", a.isolation] if a.isolation else [])
     init = g.initialize()
     t_init = (time.perf_counter() - t0) * 1e3
     while True:
@@ -153,6 +154,7 @@ def main():
         g.call("execute", {"code": "return 1"})
         times.append((time.perf_counter() - t) * 1e3)
     note = "" if engine else " (engine placeholder: no script ran)"
+    note += f" [isolation: {probe.get('structuredContent', {}).get('isolation')}]"
     print(f"execute `return 1` round trip over stdio: median {statistics.median(times):.3f} ms, p90 {pct(times, 0.9):.3f} ms{note}")
     if engine:
         times = []
