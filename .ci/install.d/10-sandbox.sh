@@ -9,6 +9,7 @@ command -v python3 >/dev/null || need+=(python3)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v bwrap >/dev/null || need+=(bubblewrap)   # benchmark peer (bench/run)
+[ -x /usr/bin/time ] || need+=(time)                  # benchmark peak RSS
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Benchmark: `skarn run -- /bin/true` under the full default policy, against
-# bare /bin/true and (when installed) bwrap, in the same run.
-#   bench/run/bench.sh [RUNS]      (default 300 runs each, interleaved)
-# Prints median / p90 wall time and the peak RSS of any process of the tree.
+# bare /bin/true and (when installed) bwrap, interleaved in the same run.
+#   bench/run/bench.sh [RUNS]        (default 300 runs of each)
+# Prints median / p90 wall time; peak RSS via /usr/bin/time when present.
+# Run it once as root and once as an unprivileged user (e.g.
+#   setpriv --reuid=65534 --regid=65534 --clear-groups bench/run/bench.sh)
+# after building: root uses a pids cgroup, other users a user namespace.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS="${1:-300}"
-cargo build --release -q -p skarn
+if [ "$(id -u)" = 0 ]; then cargo build --release -q -p skarn; fi
 SKARN="$PWD/target/release/skarn"
-WS="$(mktemp -d /tmp/skarn-bench-XXXXXX)"
-trap 'rm -rf "$WS"' EXIT
-git -C "$WS" init -q   # a typical workspace: a git repository
-exec python3 - "$RUNS" "$SKARN" "$WS" <<'PY'
-import os, shutil, statistics, sys, time
-runs, skarn, ws = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+WS="$(mktemp -d /tmp/skarn-bench-XXXXXX)"          # on the root filesystem
+SHM="$(mktemp -d /dev/shm/skarn-bench-XXXXXX)"      # on tmpfs
+trap 'rm -rf "$WS" "$SHM"' EXIT
+git -C "$WS" init -q && git -C "$SHM" init -q        # typical workspaces: git repositories
+python3 - "$RUNS" "$SKARN" "$WS" "$SHM" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+runs, skarn, ws, shm = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+run = [skarn, "run", "--no-config"]
 tools = {
     "bare /bin/true": ["/bin/true"],
-    "skarn run (default policy)": [skarn, "run", "--no-config", "--workspace", ws, "--", "/bin/true"],
-    "skarn run --no-protect-persistence": [skarn, "run", "--no-config", "--no-protect-persistence",
-                                           "--workspace", ws, "--", "/bin/true"],
+    "skarn run (default policy)": run + ["--workspace", ws, "--", "/bin/true"],
+    "skarn run --no-protect-persistence": run + ["--no-protect-persistence", "--workspace", ws, "--", "/bin/true"],
+    "skarn run (default, tmpfs workspace)": run + ["--workspace", shm, "--", "/bin/true"],
 }
 bwrap = shutil.which("bwrap")
 if bwrap:
@@ -27,23 +32,25 @@ if bwrap:
 else:
     print("bwrap not installed: peer not measured")
 times = {k: [] for k in tools}
-rss = {k: 0 for k in tools}
-devnull = os.open(os.devnull, os.O_RDWR)
+null = os.open(os.devnull, os.O_RDWR)
 for i in range(runs + 10):
-    for name, argv in tools.items():           # interleaved: same machine load for all
+    for name, argv in tools.items():            # interleaved: same load for everyone
         t0 = time.perf_counter()
-        pid = os.posix_spawn(argv[0], argv, os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)])
-        _, status, ru = os.wait4(pid, 0)
-        dt = time.perf_counter() - t0
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1)])
+        _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{name} failed with {status}")
-        if i >= 10:                              # warm-up discarded
-            times[name].append(dt * 1000)
-            rss[name] = max(rss[name], ru.ru_maxrss)
-print(f"{runs} runs each, {os.cpu_count()} CPUs, kernel {os.uname().release}")
-print(f"{'':38} {'median':>8} {'p90':>8} {'peak RSS':>10}")
-for name in tools:
+            sys.exit(f"{name} failed: {status}")
+        if i >= 10:
+            times[name].append((time.perf_counter() - t0) * 1000)
+def peak(argv):
+    if not os.path.exists("/usr/bin/time"):
+        return "n/a"
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, capture_output=True, text=True)
+    return f"{int(r.stderr.strip().splitlines()[-1]) / 1024:.1f}MiB"
+print(f"{runs} runs each, uid {os.getuid()}, {os.cpu_count()} CPUs, kernel {os.uname().release}, "
+      f"load {os.getloadavg()[0]:.1f}")
+print(f"{'':40} {'median':>9} {'p90':>9} {'peak RSS':>9}")
+for name, argv in tools.items():
     t = sorted(times[name])
-    print(f"{name:38} {statistics.median(t):7.2f}ms {t[int(len(t)*0.9)]:7.2f}ms {rss[name]/1024:8.1f}MiB")
+    print(f"{name:40} {statistics.median(t):7.2f}ms {t[int(len(t) * 0.9)]:7.2f}ms {peak(argv):>9}")
 PY

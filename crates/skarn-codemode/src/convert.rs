@@ -72,7 +72,7 @@ impl<'s, 'js> ToJson<'s, 'js> {
             return Err(ConvError::TooLarge);
         }
         self.steps += 1;
-        if self.steps % 1024 == 0 && (self.stop)() {
+        if self.steps.is_multiple_of(1024) && (self.stop)() {
             return Err(ConvError::Js(rquickjs::Error::Exception));
         }
         Ok(())

@@ -23,11 +23,13 @@ mod alloc;
 pub mod bridge;
 mod convert;
 mod engine;
+mod host;
 pub mod limits;
 mod logs;
 pub mod outcome;
 mod position;
 mod prepare;
+mod report;
 pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
@@ -51,6 +53,19 @@ pub const ABANDON_GRACE: Duration = Duration::from_millis(750);
 /// Extra native stack given to the isolate thread beyond `limits.stack_bytes`
 /// (host-side code, conversions and QuickJS's own frames).
 const THREAD_STACK_SLACK: usize = 4 << 20;
+
+/// Native stack reserved for the thread [`execute`] runs `code` on: the
+/// larger of the isolate's needs (`limits.stack_bytes` plus 4 MiB) and the
+/// front end's, which grows with the script's nesting bound (at most about
+/// 42 MiB in release builds). Useful to a worker process that caps its
+/// address space.
+pub fn isolate_thread_stack(code: &str, limits: &Limits) -> usize {
+    limits
+        .stack_bytes
+        .clamp(engine::MIN_STACK_BYTES, engine::MAX_STACK_BYTES)
+        .saturating_add(THREAD_STACK_SLACK)
+        .max(prepare::front_end_stack(prepare::nesting_bound(code)))
+}
 
 /// Parse, validate and strip `code` without running it: `Ok` when it would
 /// be accepted, else the `Syntax` or `Rejected` error `execute` would give.
@@ -110,20 +125,14 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             start,
         );
     }
-    let front_end = prepare::front_end_stack(prepare::nesting_bound(code));
+    let stack = isolate_thread_stack(code, limits);
     let code = code.to_owned();
     let shared = Arc::new(Shared::new(limits, start));
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let thread_shared = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("skarn-codemode".into())
-        .stack_size(
-            limits
-                .stack_bytes
-                .clamp(engine::MIN_STACK_BYTES, engine::MAX_STACK_BYTES)
-                .saturating_add(THREAD_STACK_SLACK)
-                .max(front_end),
-        )
+        .stack_size(stack)
         .spawn(move || {
             // The front end runs here too: its recursion fits this stack.
             let r = prepare_guarded(&code)

@@ -43,13 +43,59 @@ fn deep(kind: &str, levels: usize) -> String {
             ">".repeat(levels)
         ),
         "assign" => format!("let a; return {}1", "a=".repeat(levels)),
+        "function" => format!(
+            "return {}1{}",
+            "function(){return ".repeat(levels),
+            "}".repeat(levels)
+        ),
+        "class" => format!(
+            "return {}1{}",
+            "class{m(){return ".repeat(levels),
+            "}}".repeat(levels)
+        ),
+        "spread" => format!("return {}[]{}", "[...".repeat(levels), "]".repeat(levels)),
+        "optional" => format!("const a = {{}}; return a{}", "?.b".repeat(levels)),
+        "arrow_block" => format!(
+            "return {}1{}",
+            "()=>{return ".repeat(levels),
+            "}".repeat(levels)
+        ),
+        "ts_as" => format!("return 1{}", " as any".repeat(levels)),
+        "union" => format!(
+            "let x: {}string{} = 1; return x",
+            "(number|".repeat(levels),
+            ")".repeat(levels)
+        ),
         _ => unreachable!(),
     }
 }
 
 const KINDS: &[&str] = &[
-    "paren", "array", "object", "block", "not", "typeof", "plus", "member", "call", "arrow",
-    "ternary", "if", "template", "await", "new", "label", "type", "assign",
+    "paren",
+    "array",
+    "object",
+    "block",
+    "not",
+    "typeof",
+    "plus",
+    "member",
+    "call",
+    "arrow",
+    "ternary",
+    "if",
+    "template",
+    "await",
+    "new",
+    "label",
+    "type",
+    "assign",
+    "function",
+    "class",
+    "spread",
+    "optional",
+    "arrow_block",
+    "ts_as",
+    "union",
 ];
 
 #[test]
@@ -64,7 +110,13 @@ fn deep_nesting_just_under_the_bound_never_crashes() {
             levels = levels * 9 / 10;
         }
         let code = deep(kind, levels);
-        let out = run(&code);
+        // Generous deadline: some pathological shapes take the (debug)
+        // front end seconds; this test is about never crashing.
+        let out = run_with(
+            &code,
+            std::sync::Arc::new(skarn_codemode::bridge::NoServers),
+            &limits_ms(600_000),
+        );
         if let Err(e) = &out.result {
             assert!(
                 matches!(

@@ -296,3 +296,31 @@ fn python_errors_survive_in_any_python_run() {
         assert!(!out.text.contains("processing item 150 of 300"), "{cmd}");
     }
 }
+
+#[test]
+fn a_panic_after_a_long_log_is_kept() {
+    let mut s = String::from(
+        "running 2 tests\ntest a ... ok\ntest noisy ... FAILED\n\nfailures:\n\n---- noisy stdout ----\n",
+    );
+    for i in 0..500 {
+        s.push_str(&format!("step {i}: state = {}\n", i * 7));
+    }
+    s.push_str("\nthread 'noisy' (77) panicked at src/lib.rs:9:5:\nassertion `left == right` failed: totals differ\n  left: 3\n right: 4\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    noisy\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n\nerror: test failed, to rerun pass `--lib`\n");
+    let out = Compressor::builtin().compress(s.as_bytes(), "cargo test", Some(101));
+    for want in [
+        "thread 'noisy' (77) panicked at src/lib.rs:9:5:",
+        "assertion `left == right` failed: totals differ",
+        "  left: 3",
+        " right: 4",
+        "    noisy",
+        "test noisy ... FAILED",
+        "error: test failed, to rerun pass `--lib`",
+    ] {
+        assert!(
+            out.text.contains(&format!("{want}\n")),
+            "lost {want:?}\n{}",
+            out.text
+        );
+    }
+    assert!(!out.text.contains("step 250:"));
+}

@@ -72,6 +72,8 @@ fn profiles_are_chosen_from_the_whole_command_line() {
         ("bash -lc 'cd app && cargo test'", "cargo-test"),
         ("sudo -E env FOO=1 make install", "make"),
         ("timeout 60 go test ./pkg/...", "go"),
+        ("sudo apt-get install -y ruby", "apt"),
+        ("apt install --no-install-recommends tree", "apt"),
         ("docker build .", "generic"),
         ("", "generic"),
         ("./run-everything.sh", "generic"),
@@ -143,6 +145,73 @@ fn any_profile_on_any_fixture_never_grows_or_goes_empty() {
             );
             if raw.iter().any(|b| !b.is_ascii_whitespace()) {
                 assert!(!out.text.trim().is_empty(), "{name}: came back empty");
+            }
+        }
+    }
+}
+
+fn with_user(user: &str) -> Result<Compressor, skarn_compress::RulesError> {
+    let base = skarn_compress::RulesFile::parse(skarn_compress::rules::DEFAULT_RULES, "built-in")?;
+    let user = skarn_compress::RulesFile::parse(user, "user")?;
+    Ok(Compressor::new(skarn_compress::Rules::compile(
+        base.merge(user),
+    )?))
+}
+
+#[test]
+fn user_rules_extend_replace_and_fail_cleanly() {
+    let mut s = String::new();
+    for i in 0..300 {
+        s.push_str(&format!("test t{i} ... ok\n"));
+    }
+    s.push_str("CUSTOM-MARKER: flaky retry used\n");
+    s.push_str("test result: ok. 300 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s\n");
+
+    // extend: the built-in rules stay, the user's keep comes first.
+    let c = with_user(
+        "[[profile]]\nname = \"cargo-test\"\nmode = \"extend\"\nkeep = ['^CUSTOM-MARKER']\n",
+    )
+    .unwrap();
+    let out = c.compress(s.as_bytes(), "cargo test", Some(0));
+    assert!(out.text.contains("CUSTOM-MARKER: flaky retry used\n"));
+    assert!(!out.text.contains("test t5 ... ok"));
+    assert!(out.text.contains("test result: ok. 300 passed"));
+
+    // replace: a same-named profile replaces the built-in one entirely.
+    let c = with_user(
+        "[[profile]]\nname = \"cargo-test\"\ncommands = ['^cargo test']\nother = \"keep\"\nrun_head = 1000\n",
+    )
+    .unwrap();
+    let out = c.compress(s.as_bytes(), "cargo test", Some(0));
+    assert!(
+        out.text.contains("test t0 ... ok\n"),
+        "the built-in drop rule no longer applies"
+    );
+
+    // an inherit cycle is cut, not followed forever
+    let c = with_user(
+        "[[profile]]\nname = \"a\"\ncommands = ['^zz']\ninherit = ['b']\n[[profile]]\nname = \"b\"\ninherit = ['a']\n",
+    )
+    .unwrap();
+    assert_eq!(c.profile_for("zz"), "a");
+
+    // a new profile is tried before the built-ins
+    let c = with_user("[[profile]]\nname = \"mine\"\ncommands = ['^cargo']\n").unwrap();
+    assert_eq!(c.profile_for("cargo test"), "mine");
+
+    for bad in [
+        "[[profile]]\nname = \"a\"\ncommands = ['^a']\n[[profile]]\nname = \"a\"\ncommands = ['^b']\n",
+        "[[profile]]\nname = \"a\"\ncommands = ['^a']\ninherit = ['nope']\n",
+        "[[profile]]\nname = \"a\"\ncommands = ['(']\n",
+        "[[profile]]\nname = \"a\"\nunknown_key = 1\n",
+        "[[profile]]\nname = \"a\"\nother = \"sideways\"\n",
+        "not toml at all [[[",
+    ] {
+        match with_user(bad) {
+            Ok(_) => panic!("accepted bad rules: {bad:?}"),
+            Err(e) => {
+                let err = e.to_string();
+                assert!(!err.contains('\n'), "one line: {err}");
             }
         }
     }

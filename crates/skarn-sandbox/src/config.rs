@@ -125,6 +125,11 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl RunConfig {
     /// Load `path`; `Ok(None)` when it does not exist.
     pub fn load(path: &Path, base: &Path) -> Result<Option<RunConfig>, ConfigError> {
+        // Only a regular file is a config: anything else (e.g. a run's
+        // persistence placeholder, a FIFO) is treated as absent.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Ok(None);
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -106,26 +106,30 @@ fn find_pids_cgroup() -> Option<PathBuf> {
     for line in cg.lines() {
         let mut parts = line.splitn(3, ':');
         let (_id, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let base = if ctrl.split(',').any(|c| c == "pids") {
-            PathBuf::from("/sys/fs/cgroup/pids")
-        } else if ctrl.is_empty() {
-            // cgroup v2: usable only if the pids controller is enabled for children.
-            let root = PathBuf::from("/sys/fs/cgroup");
-            let dir = root.join(path.trim_start_matches('/'));
-            let sub = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
-            if !sub.split_whitespace().any(|c| c == "pids") {
-                continue;
+        if ctrl.split(',').any(|c| c == "pids") {
+            let dir = PathBuf::from("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'));
+            if usable_cgroup_dir(&dir) {
+                return Some(dir);
             }
-            root
-        } else {
-            continue;
-        };
-        let dir = base.join(path.trim_start_matches('/'));
-        if dir.join("cgroup.procs").exists() && access_w(&dir) {
-            return Some(dir);
+        } else if ctrl.is_empty() {
+            // cgroup v2: a child of our cgroup if pids is delegated to its
+            // children, else of the root cgroup (exempt from the
+            // no-internal-processes rule).
+            let root = PathBuf::from("/sys/fs/cgroup");
+            for dir in [root.join(path.trim_start_matches('/')), root.clone()] {
+                let sub =
+                    std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+                if sub.split_whitespace().any(|c| c == "pids") && usable_cgroup_dir(&dir) {
+                    return Some(dir);
+                }
+            }
         }
     }
     None
+}
+
+fn usable_cgroup_dir(dir: &std::path::Path) -> bool {
+    dir.join("cgroup.procs").exists() && access_w(dir)
 }
 
 fn access_w(p: &std::path::Path) -> bool {

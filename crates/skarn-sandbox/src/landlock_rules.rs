@@ -54,7 +54,9 @@ fn fs_access(kind: LandlockAccess) -> BitFlags<AccessFs> {
         LandlockAccess::Device => {
             AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev | AccessFs::ReadDir
         }
-        LandlockAccess::Proc => AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::WriteFile,
+        // Read-only: a uid-0 sandbox (root caller) must not write /proc/sys
+        // or /proc/sysrq-trigger, which DAC alone would allow it.
+        LandlockAccess::Proc => AccessFs::ReadFile | AccessFs::ReadDir,
         LandlockAccess::ListOnly => AccessFs::ReadDir.into(),
     }
 }

@@ -5,11 +5,11 @@
 //! inside, so neither their files nor their unix sockets can be reached.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, symlink};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, symlink};
 use std::path::{Path, PathBuf};
 
 use crate::plan::{Access, FsOp};
-use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
+use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 
 const OLD: &str = "/oldroot";
 const NEW: &str = "/newroot";
@@ -69,6 +69,13 @@ fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
 }
 
 fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
+    bind_with(src, dst, writable, false)
+}
+
+/// Bind `src` at `dst`; read-only unless `writable`, `noexec` when asked
+/// (mount flags enforce read-only/no-exec even where a broader Landlock
+/// rule, such as the one on /tmp, covers the path).
+fn bind_with(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
     ctx(mountpoint_like(src, dst), "mkdir", dst)?;
     ctx(
         sys::mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None),
@@ -78,6 +85,9 @@ fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
     let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if !writable {
         set |= MOUNT_ATTR_RDONLY;
+    }
+    if noexec {
+        set |= MOUNT_ATTR_NOEXEC;
     }
     ctx(sys::mount_setattr(dst, set, true), "mount_setattr", dst)
 }
@@ -128,12 +138,18 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
         "mount tmpfs",
         newroot,
     )?;
-    // Empty, unreadable stand-ins used to hide secrets.
+    // Empty, unreadable stand-ins used to hide secrets and to cover
+    // placeholders (a socket inode: opening it fails at once).
     ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
     ctx(touch(Path::new("/empty.f")), "touch", root)?;
-    for p in ["/empty.d", "/empty.f"] {
-        // SAFETY: valid NUL-terminated path literal.
+    ctx(
+        crate::helper::make_socket_inode(Path::new("/empty.s")),
+        "socket inode",
+        root,
+    )?;
+    for p in ["/empty.d", "/empty.f", "/empty.s"] {
         let c = sys::cstr(p).expect("static path");
+        // SAFETY: valid NUL-terminated path.
         unsafe { libc::chmod(c.as_ptr(), 0) };
     }
 
@@ -180,6 +196,10 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
                         "persistence path {} is a symlink and could not be write-protected",
                         path.display()
                     )),
+                    Ok(md) if md.file_type().is_socket() => {
+                        // A run's placeholder (or a live socket): cover it.
+                        bind(Path::new("/empty.s"), &dst, false)?
+                    }
                     Ok(_) => bind(&dst.clone(), &dst, false)?,
                     Err(_) => {}
                 }
@@ -203,13 +223,23 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
 }
 
 fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {
+    bind_grant_depth(path, access, notes, 0)
+}
+
+fn bind_grant_depth(
+    path: &Path,
+    access: Access,
+    notes: &mut Notes,
+    depth: u32,
+) -> Result<(), MountError> {
     let src = under(OLD, path);
     let dst = under(NEW, path);
     let Ok(md) = std::fs::symlink_metadata(&src) else {
         return Ok(()); // granted but absent on this host
     };
     if md.file_type().is_symlink() {
-        // Recreate the link (e.g. /bin -> usr/bin) and grant its target.
+        // Recreate the link (e.g. /bin -> usr/bin) and grant its target,
+        // resolved in the host tree (not in the half-built root).
         let target = ctx(std::fs::read_link(&src), "readlink", path)?;
         if std::fs::symlink_metadata(&dst).is_err() {
             if let Some(parent) = dst.parent() {
@@ -217,17 +247,20 @@ fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), Moun
             }
             ctx(symlink(&target, &dst), "symlink", &dst)?;
         }
-        let Ok(real) = std::fs::canonicalize(&src) else {
+        if depth >= 16 {
+            notes.push(format!("grant {}: too many symlinks", path.display()));
             return Ok(());
+        }
+        let real = if target.is_absolute() {
+            target
+        } else {
+            path.parent().unwrap_or(Path::new("/")).join(target)
         };
-        let Ok(real) = real.strip_prefix(OLD) else {
-            return Ok(());
-        };
-        let real = Path::new("/").join(real);
+        let real = crate::config::normalize(&real);
         if std::fs::symlink_metadata(under(NEW, &real)).is_ok() {
             return Ok(()); // already granted
         }
-        return bind_grant(&real, access, notes);
+        return bind_grant_depth(&real, access, notes, depth + 1);
     }
     if std::fs::symlink_metadata(&dst)
         .map(|m| m.file_type().is_symlink())
@@ -239,7 +272,12 @@ fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), Moun
         ));
         return Ok(());
     }
-    bind(&src, &dst, access == Access::ReadWrite)
+    bind_with(
+        &src,
+        &dst,
+        access == Access::ReadWrite,
+        access == Access::Read,
+    )
 }
 
 fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
@@ -259,6 +297,36 @@ fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
              (other processes are listed, Landlock still blocks ptrace-style access)"
         ));
         bind(Path::new("/oldroot/proc"), &p, false)?;
+    }
+    // Kernel knobs stay read-only even for a uid-0 sandbox without a user
+    // namespace (Landlock also grants /proc read-only).
+    for sub in [
+        "sys",
+        "sysrq-trigger",
+        "irq",
+        "bus",
+        "fs",
+        "kcore",
+        "latency_stats",
+        "timer_list",
+    ] {
+        let q = p.join(sub);
+        if std::fs::symlink_metadata(&q).is_ok() {
+            ctx(
+                sys::mount(Some(&q), &q, None, libc::MS_BIND | libc::MS_REC, None),
+                "bind",
+                &q,
+            )?;
+            ctx(
+                sys::mount_setattr(
+                    &q,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+                    true,
+                ),
+                "mount_setattr",
+                &q,
+            )?;
+        }
     }
     Ok(())
 }

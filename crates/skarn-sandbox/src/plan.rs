@@ -106,7 +106,7 @@ pub enum LandlockAccess {
     ReadWrite,
     /// Device node: read, write, ioctl.
     Device,
-    /// procfs: read, write files.
+    /// procfs: read only.
     Proc,
     /// List the directory only (not its files' contents).
     ListOnly,
@@ -350,6 +350,28 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         });
     }
 
+    if binds.iter().any(|(p, a, _)| {
+        *a != Access::ReadWrite && !SYSTEM_EXEC_DIRS.iter().any(|d| Path::new(d) == p)
+    }) {
+        report.notes.push(
+            "unix sockets that already exist inside read-only grants stay connectable \
+             (Landlock ABI <= 7 cannot restrict connect(2) on pathname sockets)"
+                .into(),
+        );
+    }
+
+    let broad = ["/", "/tmp", "/home", "/root", "/var", "/run"]
+        .iter()
+        .any(|b| ws == Path::new(b))
+        || host.home.as_deref() == Some(ws.as_path());
+    if broad {
+        report.notes.push(format!(
+            "broad workspace {}: everything under it except secret paths is read-write \
+             (and unix sockets under it are reachable)",
+            ws.display()
+        ));
+    }
+
     // ---- namespaces ----
     let ns = if nsok {
         Namespaces {
@@ -481,7 +503,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 && (net == NetPolicy::AllowOutbound || (net == NetPolicy::DenyAll && !ns.net)),
             deny_tcp_connect: abi >= 4 && net == NetPolicy::DenyAll && !ns.net,
             scope_signal: abi >= 6,
-            scope_abstract_unix: abi >= 6 && net != NetPolicy::AllowAll,
+            scope_abstract_unix: abi >= 6,
         })
     } else {
         report.degrade("Landlock unavailable: no filesystem allow-list beyond the mount namespace");
@@ -561,7 +583,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         }
         NetPolicy::AllowAll => report
             .notes
-            .push("net all: host network, unrestricted (abstract unix sockets reachable)".into()),
+            .push("net all: host network, unrestricted (abstract unix sockets outside the sandbox stay unreachable)".into()),
     }
 
     // ---- limits ----

@@ -49,16 +49,21 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
         "rust" => {
             let cargo = env_dir("CARGO_HOME").unwrap_or_else(|| h(".cargo"));
             let rustup = env_dir("RUSTUP_HOME").unwrap_or_else(|| h(".rustup"));
+            // A shared build directory the user points cargo at must stay
+            // writable, or every build fails to create it.
+            let target_dir = env_dir("CARGO_TARGET_DIR").into_iter();
             [
                 vec![rustup, cargo.join("bin")],
-                vec![
-                    cargo.join("registry"),
-                    cargo.join("git"),
-                    // cargo's package-cache locks and last-use database.
-                    cargo.join(".package-cache"),
-                    cargo.join(".package-cache-mutate"),
-                    cargo.join(".global-cache"),
-                ],
+                target_dir
+                    .chain([
+                        cargo.join("registry"),
+                        cargo.join("git"),
+                        // cargo's package-cache locks and last-use database.
+                        cargo.join(".package-cache"),
+                        cargo.join(".package-cache-mutate"),
+                        cargo.join(".global-cache"),
+                    ])
+                    .collect(),
                 vec![cargo.join("config.toml"), cargo.join("config")],
             ]
         }

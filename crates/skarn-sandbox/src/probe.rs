@@ -175,6 +175,7 @@ pub fn run_probe(args: &[String]) -> i32 {
                 }
             }
         }
+        "self-confine" => self_confine(arg),
         "stdin" => {
             let mut s = String::new();
             let _ = std::io::stdin().read_to_string(&mut s);
@@ -185,5 +186,67 @@ pub fn run_probe(args: &[String]) -> i32 {
             eprintln!("unknown probe {kind:?}");
             2
         }
+    }
+}
+
+/// Exercise the reusable self-confinement pieces on this very process (as a
+/// Code Mode worker would), then try to get out. Exit 0 when everything was
+/// blocked, 1 otherwise, 2 when a piece failed to apply.
+fn self_confine(addr: &str) -> i32 {
+    let steps: [(&str, Result<(), String>); 5] = [
+        (
+            "unshare_network",
+            crate::ns::unshare_network().map_err(|e| e.to_string()),
+        ),
+        (
+            "no_new_privs",
+            crate::privs::set_no_new_privs().map_err(|e| e.to_string()),
+        ),
+        (
+            "drop_all_capabilities",
+            crate::privs::drop_all_capabilities()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        ),
+        (
+            "restrict_nothing",
+            crate::landlock_rules::restrict_nothing()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        ),
+        (
+            "seccomp",
+            crate::seccomp::deny_programs(&[])
+                .and_then(|p| crate::seccomp::install(&p))
+                .map_err(|e| e.to_string()),
+        ),
+    ];
+    for (name, r) in &steps {
+        if let Err(e) = r {
+            println!("failed to apply {name}: {e}");
+            return 2;
+        }
+    }
+    let mut escaped = Vec::new();
+    if std::fs::read("/etc/hostname").is_ok() {
+        escaped.push("read /etc/hostname");
+    }
+    if std::fs::write("/tmp/skarn-self-confine-probe", b"x").is_ok() {
+        escaped.push("write /tmp");
+    }
+    if std::net::TcpStream::connect(addr).is_ok() {
+        escaped.push("tcp connect");
+    }
+    // SAFETY: io_uring_setup with a zeroed params buffer.
+    let mut params = [0u8; 120];
+    if unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) } >= 0 {
+        escaped.push("io_uring");
+    }
+    if escaped.is_empty() {
+        println!("confined");
+        0
+    } else {
+        println!("ESCAPED {}", escaped.join(", "));
+        1
     }
 }

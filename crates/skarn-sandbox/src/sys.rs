@@ -64,6 +64,8 @@ pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
 pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
 /// MOUNT_ATTR_NODEV.
 pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+/// MOUNT_ATTR_NOEXEC.
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 /// mount_setattr(2) on `target` (recursively when `recursive`).
 pub fn mount_setattr(target: &Path, set: u64, recursive: bool) -> io::Result<()> {

@@ -38,6 +38,10 @@ pub struct WorkerCommand {
     pub args: Vec<OsString>,
     /// Let the worker's stderr through (debugging); default: discarded.
     pub inherit_stderr: bool,
+    /// Have each worker run a constant `return 1` once, after confining
+    /// itself and before saying `ready`, so the job finds the engine's code
+    /// already paged in (default: on; measured in docs/worker.md).
+    pub engine_warmup: bool,
 }
 
 impl WorkerCommand {
@@ -49,6 +53,7 @@ impl WorkerCommand {
             program: PathBuf::from("/proc/self/exe"),
             args: vec!["__codemode-worker".into()],
             inherit_stderr: false,
+            engine_warmup: true,
         }
     }
 
@@ -58,6 +63,7 @@ impl WorkerCommand {
             program: program.into(),
             args: vec!["__codemode-worker".into()],
             inherit_stderr: false,
+            engine_warmup: true,
         }
     }
 }
@@ -139,6 +145,11 @@ impl WorkerProcess {
             .arg(size.stack_bytes.to_string())
             .arg("--parent-pid")
             .arg(std::process::id().to_string())
+            .args(if cmd.engine_warmup {
+                &[][..]
+            } else {
+                &["--no-engine-warmup"][..]
+            })
             // No secrets from our environment reach the script's process.
             .env_clear()
             .stdin(Stdio::piped())

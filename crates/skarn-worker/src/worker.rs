@@ -1,5 +1,6 @@
 //! The worker side:
-//! `skarn __codemode-worker [--memory-bytes N] [--stack-bytes N] [--parent-pid P]`.
+//! `skarn __codemode-worker [--memory-bytes N] [--stack-bytes N] [--parent-pid P]
+//! [--no-engine-warmup]`.
 //!
 //! Confines itself ([`crate::confine`]), says `ready`, reads exactly one
 //! job, runs it with [`skarn_codemode::execute`] through a [`PipeBridge`]
@@ -36,7 +37,9 @@ pub mod exit {
     pub const PROTOCOL: u8 = 4;
 }
 
-fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, String> {
+/// The confinement options, and whether to warm the engine up before `ready`.
+fn parse_args(args: impl Iterator<Item = OsString>) -> Result<(ConfineOptions, bool), String> {
+    let mut warmup = true;
     let mut opts = ConfineOptions {
         memory_bytes: skarn_codemode::Limits::default().memory_bytes as u64,
         stack_bytes: skarn_codemode::Limits::default().stack_bytes as u64,
@@ -53,13 +56,14 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<ConfineOptions, St
         match a.as_str() {
             "--memory-bytes" => opts.memory_bytes = value("--memory-bytes")?,
             "--stack-bytes" => opts.stack_bytes = value("--stack-bytes")?,
+            "--no-engine-warmup" => warmup = false,
             "--parent-pid" => opts.parent_pid = Some(value("--parent-pid")? as u32),
             // Test-only (debug builds): see `ConfineOptions::skip_seccomp`.
             "--selftest-skip-seccomp" if cfg!(debug_assertions) => opts.skip_seccomp = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    Ok(opts)
+    Ok((opts, warmup))
 }
 
 fn send(msg: &FromWorker) {
@@ -74,7 +78,7 @@ fn send(msg: &FromWorker) {
 /// Entry point of the hidden subcommand. `args` are the arguments after
 /// `__codemode-worker`. Must be called before any other thread exists.
 pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
-    let opts = match parse_args(args) {
+    let (opts, engine_warmup) = match parse_args(args) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("skarn: error: __codemode-worker: {e}");
@@ -90,6 +94,16 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(exit::CONFINE);
         }
     };
+    if engine_warmup {
+        // Fault in the engine's code pages and one-time state with a
+        // constant script, so the job does not pay for a cold process.
+        // Nothing of it survives: the job gets a fresh isolate.
+        let _ = skarn_codemode::execute(
+            "return 1",
+            Arc::new(skarn_codemode::bridge::NoServers),
+            &skarn_codemode::Limits::default(),
+        );
+    }
     send(&FromWorker::Ready {
         pid: std::process::id(),
         confinement: report,

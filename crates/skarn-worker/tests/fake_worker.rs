@@ -45,6 +45,7 @@ fn fake(script: &str) -> WorkerCommand {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), script.into(), "fake-worker".into()],
         inherit_stderr: false,
+        engine_warmup: false,
     }
 }
 

@@ -154,7 +154,7 @@ fn network_listeners_on_the_host_receive_nothing() {
             "{net}: UDP socket got a datagram"
         );
     }
-    for net in ["deny", "loopback", "outbound"] {
+    for net in ["deny", "loopback", "outbound", "all"] {
         let o = probe(&ws, &home, &["--net", net], &["abstract", &name]);
         assert_eq!(code(&o), 1, "{net}: {}", out(&o));
         assert!(
@@ -205,6 +205,56 @@ fn host_processes_cannot_be_signalled_or_traced() {
     }
     victim.kill().unwrap();
     victim.wait().unwrap();
+}
+
+#[test]
+fn read_grants_are_not_executable_and_symlinked_grants_resolve() {
+    let t = Tmp::new("grants");
+    let (ws, home, real) = (t.dir("ws"), t.dir("home"), t.dir("real"));
+    std::fs::write(real.join("data"), "payload\n").unwrap();
+    std::fs::copy("/bin/true", real.join("tool")).unwrap();
+    let link = t.path("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let l = link.to_str().unwrap();
+    let o = run_in(&ws, &home, &["--read", l], &["cat", &format!("{l}/data")]);
+    assert_eq!(out(&o), "payload\n", "{}", err(&o));
+    let o = run_in(&ws, &home, &["--read", l], &[&format!("{l}/tool")]);
+    assert_eq!(code(&o), 126, "read grant executed: {}", err(&o));
+    let o = run_in(&ws, &home, &["--exec", l], &[&format!("{l}/tool")]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = run_in(
+        &ws,
+        &home,
+        &["--exec", l],
+        &["sh", "-c", &format!("echo x > {l}/data")],
+    );
+    assert_ne!(code(&o), 0);
+    assert_eq!(
+        std::fs::read_to_string(real.join("data")).unwrap(),
+        "payload\n"
+    );
+}
+
+#[test]
+fn kernel_knobs_in_proc_are_read_only() {
+    let t = Tmp::new("proc");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let before = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
+    for target in [
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/vm/drop_caches",
+        "/proc/sysrq-trigger",
+    ] {
+        let o = probe(&ws, &home, &[], &["write", target]);
+        assert_eq!(code(&o), 1, "{target}: {}", out(&o));
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap(),
+        before
+    );
+    // Reading stays possible.
+    let o = run_in(&ws, &home, &[], &["cat", "/proc/sys/kernel/ostype"]);
+    assert_eq!(out(&o), "Linux\n", "{}", err(&o));
 }
 
 #[test]
@@ -539,4 +589,69 @@ fn stdin_passes_through() {
     c.stdout.take().unwrap().read_to_string(&mut s).unwrap();
     assert_eq!(s, "HELLO SANDBOX\n");
     assert!(c.wait().unwrap().success());
+}
+
+#[test]
+fn reusable_self_confinement_pieces_hold() {
+    // What a self-confining worker does, applied to a fresh process.
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let addr = tcp.local_addr().unwrap().to_string();
+    let o = Command::new(exe())
+        .args(["__sandbox-helper", "probe", "self-confine", &addr])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+    assert_eq!(out(&o), "confined\n");
+    assert!(tcp.accept().is_err());
+    assert!(!std::path::Path::new("/tmp/skarn-self-confine-probe").exists());
+}
+
+#[test]
+fn killing_skarn_leaves_no_placeholders_behind() {
+    let t = Tmp::new("kill");
+    let ws = t.dir("ws");
+    let mut c = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", "echo ready; sleep 30"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(c.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    assert!(
+        std::fs::symlink_metadata(ws.join(".envrc")).is_ok(),
+        "placeholder reserved during the run"
+    );
+    c.kill().unwrap();
+    c.wait().unwrap();
+    // The reaper cleans up once the helper is gone.
+    let mut left = true;
+    for _ in 0..100 {
+        left = [".envrc", ".vscode", ".git"]
+            .iter()
+            .any(|p| std::fs::symlink_metadata(ws.join(p)).is_ok());
+        if !left {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !left,
+        "placeholders left: {:?}",
+        std::fs::read_dir(&ws)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect::<Vec<_>>()
+    );
+    // And the next run is unaffected.
+    let o = run_in(&ws, &ws, &[], &["true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
 }

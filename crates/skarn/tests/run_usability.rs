@@ -182,6 +182,112 @@ fn output_streams_before_exit() {
     assert!(c.wait().unwrap().success());
 }
 
+#[test]
+fn termination_signals_reach_the_command() {
+    let t = Tmp::new("sig");
+    let mut c = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&t.0)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 42' TERM; echo ready; while :; do sleep 0.1; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut r = BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+    line.clear();
+    r.read_line(&mut line).unwrap();
+    assert_eq!(line, "got-term\n");
+    assert_eq!(c.wait().unwrap().code(), Some(42));
+}
+
+#[test]
+fn config_files_layer_and_flags_override() {
+    let t = Tmp::new("cfg");
+    let (ws, home, a, b) = (t.dir("ws"), t.dir("home"), t.dir("a"), t.dir("b"));
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[run]\nread = [\"{}\"]\ntimeout = 50\nnet = \"loopback\"\n",
+            a.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("skarn.toml"),
+        format!(
+            "[serve]\nother = 1\n\n[run]\nread = [\"{}\"]\ntimeout = 60\n",
+            b.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(a.join("fa"), "A").unwrap();
+    std::fs::write(b.join("fb"), "B").unwrap();
+    let run = |flags: &[&str]| {
+        Command::new(exe())
+            .args(["run", "--json", "--workspace"])
+            .arg(&ws)
+            .args(flags)
+            .args(["--", "sh", "-c"])
+            .arg(format!("cat {}/fa {}/fb", a.display(), b.display()))
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert_eq!(out(&o), "AB", "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(err(&o).lines().last().unwrap()).unwrap();
+    let timeout = v["limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "timeout")
+        .unwrap()
+        .clone();
+    assert_eq!(timeout["value"], "60 s");
+    assert!(
+        timeout["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("ws/skarn.toml:6:11"),
+        "{timeout}"
+    );
+    assert!(
+        v["net"].as_str().unwrap().starts_with("loopback (")
+            && v["net"].as_str().unwrap().contains("config.toml:4:7"),
+        "{}",
+        v["net"]
+    );
+    let grants = v["grants"].as_array().unwrap();
+    let src = |p: &std::path::Path| {
+        grants
+            .iter()
+            .find(|g| g["path"] == p.display().to_string())
+            .map(|g| g["source"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert!(
+        src(&a).contains(".config/skarn/config.toml:2:"),
+        "{}",
+        src(&a)
+    );
+    assert!(src(&b).contains("ws/skarn.toml:5:"), "{}", src(&b));
+    let o = run(&["--timeout", "70", "--net", "deny", "--no-config"]);
+    assert_ne!(out(&o), "AB");
+    let v: serde_json::Value = serde_json::from_str(err(&o).lines().last().unwrap()).unwrap();
+    assert!(v["limits"].to_string().contains("70 s"));
+    assert_eq!(v["net"], "deny (--net)");
+}
+
 /// Run an ecosystem's test command with the real HOME (toolchains live there).
 fn eco(ws: &std::path::Path, cmd: &[&str]) -> std::process::Output {
     Command::new(exe())

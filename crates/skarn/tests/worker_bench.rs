@@ -51,42 +51,52 @@ fn bench_return_1_round_trip() {
     }
     stats("in_process", t);
 
-    let mut cfg = PoolConfig::new(cmd.clone());
-    cfg.warm = 2;
-    let warm = Executor::new(Isolation::Worker, cfg).unwrap();
-    let pool = warm.pool().unwrap();
-    let mut t = Vec::new();
-    for _ in 0..n {
-        // A gateway sees executes spaced out by model turns: measure an
-        // execute that finds the pool warm.
-        pool.wait_warm(2, Duration::from_secs(10));
-        let s = Instant::now();
-        let o = warm.execute(code, Arc::new(NoServers), &limits);
-        t.push(s.elapsed());
-        assert_eq!(o.outcome.result, expected);
-    }
-    stats("worker, warm pool (2), pool refilled", t);
+    for warmup in [true, false] {
+        let label = if warmup { "" } else { ", no engine warm-up" };
+        let mut c = cmd.clone();
+        c.engine_warmup = warmup;
+        let mut cfg = PoolConfig::new(c.clone());
+        cfg.warm = 2;
+        let warm = Executor::new(Isolation::Worker, cfg).unwrap();
+        let pool = warm.pool().unwrap();
+        let mut t = Vec::new();
+        for _ in 0..n {
+            // A gateway sees executes spaced out by model turns: measure an
+            // execute that finds the pool warm.
+            pool.wait_warm(2, Duration::from_secs(10));
+            let s = Instant::now();
+            let o = warm.execute(code, Arc::new(NoServers), &limits);
+            t.push(s.elapsed());
+            assert_eq!(o.outcome.result, expected);
+        }
+        stats(&format!("worker, warm pool (2), pool refilled{label}"), t);
 
-    let mut t = Vec::new();
-    pool.wait_warm(2, Duration::from_secs(10));
-    for _ in 0..n.min(100) {
-        let s = Instant::now();
-        let o = warm.execute(code, Arc::new(NoServers), &limits);
-        t.push(s.elapsed());
-        assert_eq!(o.outcome.result, expected);
-    }
-    stats("worker, warm pool (2), back-to-back burst", t);
-    drop(warm);
+        if warmup {
+            let mut t = Vec::new();
+            pool.wait_warm(2, Duration::from_secs(10));
+            for _ in 0..n.min(100) {
+                let s = Instant::now();
+                let o = warm.execute(code, Arc::new(NoServers), &limits);
+                t.push(s.elapsed());
+                assert_eq!(o.outcome.result, expected);
+            }
+            stats("worker, warm pool (2), back-to-back burst", t);
+        }
+        drop(warm);
 
-    let mut cfg = PoolConfig::new(cmd);
-    cfg.warm = 0;
-    let cold = Executor::new(Isolation::Worker, cfg).unwrap();
-    let mut t = Vec::new();
-    for _ in 0..n {
-        let s = Instant::now();
-        let o = cold.execute(code, Arc::new(NoServers), &limits);
-        t.push(s.elapsed());
-        assert_eq!(o.outcome.result, expected);
+        let mut cfg = PoolConfig::new(c);
+        cfg.warm = 0;
+        let cold = Executor::new(Isolation::Worker, cfg).unwrap();
+        let mut t = Vec::new();
+        for _ in 0..n {
+            let s = Instant::now();
+            let o = cold.execute(code, Arc::new(NoServers), &limits);
+            t.push(s.elapsed());
+            assert_eq!(o.outcome.result, expected);
+        }
+        stats(
+            &format!("worker, pool disabled (cold spawn per run){label}"),
+            t,
+        );
     }
-    stats("worker, pool disabled (cold spawn per run)", t);
 }

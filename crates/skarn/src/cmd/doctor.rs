@@ -342,7 +342,7 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
             first_line(&o),
         );
     }
-    for net in ["deny", "loopback", "outbound"] {
+    for net in ["deny", "loopback", "outbound", "all"] {
         let (_, o) = sandboxed(&exe, &root, net, &[], &["abstract", &abs_name]);
         push(
             &format!("abstract unix socket on the host (--net {net})"),
