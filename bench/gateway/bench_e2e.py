@@ -6,7 +6,8 @@ almost nothing to the timings.
 
 Reports: time to the initialize answer and until every server is ready;
 the size of tools/list + instructions against the passthrough listing of
-the same 500 tools (bytes, and tokens estimated as bytes/4); search and
+the same 500 tools (bytes, and o200k_base tokens counted by
+`skarn compress --stats`); search and
 `execute {return 1}` round trips (median, p90); idle resident memory.
 
 Usage: bench/gateway/bench_e2e.py [--skarn target/release/skarn]
@@ -77,6 +78,22 @@ class Gateway:
         self.p.wait(timeout=20)
 
 
+def o200k_tokens(skarn, text, tmp):
+    """Exact o200k_base count through `skarn compress --stats` (which counts
+    the raw input with tiktoken's embedded vocabulary); None if unavailable."""
+    import re
+
+    f = tmp / "count.txt"
+    f.write_text(text)
+    env = dict(os.environ, SKARN_RECALL_DIR=str(tmp / "recall"))
+    r = subprocess.run(
+        [skarn, "compress", "--stats", "--input", str(f)],
+        capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
+    )
+    m = re.search(r"tokens (\d+) ->", r.stderr)
+    return int(m.group(1)) if m else None
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * (len(xs) - 1)))]
@@ -87,6 +104,7 @@ def main():
     ap.add_argument("--skarn", default=str(ROOT / "target/release/skarn"))
     ap.add_argument("--example", default=str(ROOT / "target/release/skarn-example-server"))
     ap.add_argument("--runs", type=int, default=300)
+    ap.add_argument("--isolation", default=None, help="pass --isolation to skarn serve")
     a = ap.parse_args()
 
     catalog = json.loads((HERE / "catalog.json").read_text())
@@ -106,7 +124,7 @@ def main():
 
     # Constant surface.
     t0 = time.perf_counter()
-    g = Gateway(a.skarn, cfg)
+    g = Gateway(a.skarn, cfg, ["--isolation", a.isolation] if a.isolation else [])
     init = g.initialize()
     t_init = (time.perf_counter() - t0) * 1e3
     while True:
@@ -117,7 +135,8 @@ def main():
     t_ready = (time.perf_counter() - t0) * 1e3
     instructions = init["result"].get("instructions", "")
     listing = g.request("tools/list")["result"]
-    surface = len(json.dumps(listing["tools"])) + len(instructions)
+    surface_text = json.dumps(listing["tools"]) + instructions
+    surface = len(surface_text)
     print(f"initialize answered after {t_init:.1f} ms; all 16 servers ready after {t_ready:.0f} ms")
 
     # Round trips.
@@ -135,6 +154,7 @@ def main():
         g.call("execute", {"code": "return 1"})
         times.append((time.perf_counter() - t) * 1e3)
     note = "" if engine else " (engine placeholder: no script ran)"
+    note += f" [isolation: {probe.get('structuredContent', {}).get('isolation')}]"
     print(f"execute `return 1` round trip over stdio: median {statistics.median(times):.3f} ms, p90 {pct(times, 0.9):.3f} ms{note}")
     if engine:
         times = []
@@ -156,18 +176,21 @@ def main():
     g = Gateway(a.skarn, cfg, ["--passthrough"])
     g.initialize()
     while True:
-        r = g.call("search", {"query": "x"})
-        if not r["result"]["structuredContent"]["servers_starting"]:
+        full = g.request("tools/list")["result"]
+        if len(full["tools"]) >= n_tools + 3:
             break
-        time.sleep(0.005)
-    full = g.request("tools/list")["result"]
-    passthrough = len(json.dumps(full["tools"])) + len(instructions)
+        time.sleep(0.01)
+    passthrough_text = json.dumps(full["tools"]) + instructions
+    passthrough = len(passthrough_text)
     g.close()
+    t_surface = o200k_tokens(a.skarn, surface_text, tmp)
+    t_pass = o200k_tokens(a.skarn, passthrough_text, tmp)
     print(
-        f"tools/list + instructions: {surface} bytes (~{surface // 4} tokens) vs passthrough "
-        f"{passthrough} bytes (~{passthrough // 4} tokens, {len(full['tools'])} tools): "
+        f"tools/list + instructions: {surface} bytes, {t_surface} o200k tokens vs passthrough listing "
+        f"{passthrough} bytes, {t_pass} o200k tokens ({len(full['tools'])} tools): "
         f"{passthrough / surface:.0f}x smaller"
     )
+    print(f"instructions alone: {len(instructions)} bytes, {o200k_tokens(a.skarn, instructions, tmp)} o200k tokens")
 
 
 if __name__ == "__main__":
