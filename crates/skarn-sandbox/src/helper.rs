@@ -158,98 +158,89 @@ impl Cgroup {
     }
 }
 
-/// A placeholder is a FIFO with exactly this mode (`r--------`): creating
-/// and removing one touches no data block (an empty directory costs a block
-/// allocation and, on filesystems mounted with online discard, a slow
-/// `rmdir`), and git ignores FIFOs, so `git status`/`git add -A` stay clean.
-pub const PLACEHOLDER_MODE: u32 = 0o400;
-
-/// A placeholder in use by this run, locked shared so that a concurrent
-/// run does not remove it while it is mounted here.
-struct Placeholder {
-    path: PathBuf,
-    fd: libc::c_int,
-}
+/// A placeholder is a unix-socket inode with exactly this mode (none):
+/// creating and removing one touches no data block, git ignores it (so
+/// `git status`/`git add -A` stay clean), and `open(2)` on it fails at once
+/// with ENXIO for everyone, root included, so host tools never hang on it.
+pub const PLACEHOLDER_MODE: u32 = 0o000;
 
 /// The metadata of `path` if it is a placeholder made by a run.
 pub fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     let md = std::fs::symlink_metadata(path).ok()?;
-    (md.file_type().is_fifo() && md.permissions().mode() & 0o7777 == PLACEHOLDER_MODE).then_some(md)
+    (md.file_type().is_socket() && md.permissions().mode() & 0o7777 == PLACEHOLDER_MODE)
+        .then_some(md)
 }
 
-fn open_placeholder(path: &Path) -> Option<libc::c_int> {
+/// Create a socket inode at `path` with mode 000 (`mknod(S_IFSOCK)`: no
+/// listener, no `sun_path` length limit, no privilege needed).
+pub fn make_socket_inode(path: &Path) -> std::io::Result<()> {
+    let c = sys::cstr(path.as_os_str())?;
+    // SAFETY: valid path; S_IFSOCK needs no capability.
+    sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFSOCK | PLACEHOLDER_MODE, 0) }).map(|_| ())
+}
+
+/// Placeholders of one run, and the run's shared lock on the workspace
+/// directory: a run removes placeholders only when it can take that lock
+/// exclusively, i.e. when no other run in the same workspace still uses them.
+struct Reserved {
+    lock_fd: libc::c_int,
+    paths: Vec<PathBuf>,
+}
+
+fn open_dir(path: &Path) -> Option<libc::c_int> {
     let c = sys::cstr(path.as_os_str()).ok()?;
-    // SAFETY: valid path. O_NONBLOCK: opening a FIFO must not wait for a writer.
+    // SAFETY: valid path.
     let fd = unsafe {
         libc::open(
             c.as_ptr(),
-            libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )
     };
     (fd >= 0).then_some(fd)
 }
 
-/// Create (or join) the placeholder at `path`; None when impossible.
-fn hold_placeholder(path: &Path) -> Option<Placeholder> {
-    use std::os::unix::fs::MetadataExt;
-    for _ in 0..5 {
-        if std::fs::symlink_metadata(path).is_err() {
-            let c = sys::cstr(path.as_os_str()).ok()?;
-            // SAFETY: valid path. The umask may clear bits: chmod sets the
-            // marker mode exactly.
-            unsafe {
-                libc::mkfifo(c.as_ptr(), PLACEHOLDER_MODE);
-                libc::chmod(c.as_ptr(), PLACEHOLDER_MODE);
-            }
-        }
-        is_placeholder(path)?;
-        let fd = open_placeholder(path)?;
-        // SAFETY: fd is open.
-        unsafe { libc::flock(fd, libc::LOCK_SH) };
-        // Still the same placeholder (a concurrent run may have removed it)?
-        // SAFETY: zeroed stat is a valid buffer for fstat.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: st is a valid stat buffer.
-        let ok = unsafe { libc::fstat(fd, &mut st) } == 0
-            && is_placeholder(path).is_some_and(|m| m.ino() == st.st_ino && m.dev() == st.st_dev);
-        if ok {
-            return Some(Placeholder {
-                path: path.to_path_buf(),
-                fd,
-            });
-        }
-        // SAFETY: closing our own fd.
-        unsafe { libc::close(fd) };
+/// Remove the placeholders if no other run holds the workspace lock.
+fn release_placeholders(r: Reserved) {
+    if r.lock_fd < 0 {
+        return;
     }
-    None
+    if !r.paths.is_empty() {
+        // SAFETY: lock_fd is open; a non-blocking exclusive attempt.
+        if unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            remove_placeholders(&r.paths);
+        }
+    }
+    // SAFETY: closing our own fd (drops the lock).
+    unsafe { libc::close(r.lock_fd) };
 }
 
-/// Remove placeholders no other run holds.
-fn release_placeholders(list: Vec<Placeholder>) {
-    for p in list.into_iter().rev() {
-        // SAFETY: fd is ours; upgrading to an exclusive lock without blocking.
-        let excl = unsafe { libc::flock(p.fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if excl && is_placeholder(&p.path).is_some() {
-            let _ = std::fs::remove_file(&p.path);
+fn remove_placeholders(paths: &[PathBuf]) {
+    for p in paths.iter().rev() {
+        if is_placeholder(p).is_some() {
+            let _ = std::fs::remove_file(p);
         }
-        // SAFETY: closing our own fd (drops the lock).
-        unsafe { libc::close(p.fd) };
     }
 }
 
 /// Decide, before any namespace exists, how each persistence path is
 /// protected: existing paths are bound read-only by init; missing ones get
-/// a placeholder (a FIFO of mode [`PLACEHOLDER_MODE`], covered read-only,
-/// removed after the run) so they cannot be created during it.
-fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder> {
+/// a placeholder (a socket inode of mode [`PLACEHOLDER_MODE`], covered
+/// read-only, removed after the run) so they cannot be created during it.
+fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
     use crate::plan::FsOp;
     let ws = plan.workspace.clone();
+    let lock_fd = open_dir(&ws).unwrap_or(-1);
+    if lock_fd >= 0 {
+        // SAFETY: lock_fd is open. Blocks only while another run removes
+        // its placeholders.
+        unsafe { libc::flock(lock_fd, libc::LOCK_SH) };
+    }
     let git = ws.join(".git");
     let git_is_dir = std::fs::symlink_metadata(&git)
         .map(|m| m.is_dir())
         .unwrap_or(false);
-    let mut held = Vec::new();
+    let mut paths = Vec::new();
     let mut out = Vec::new();
     let mut git_done = false;
     for op in std::mem::take(&mut plan.fs) {
@@ -259,8 +250,7 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
         };
         let reserve = *reserve;
         let mut target = path.clone();
-        if path.starts_with(&git) && path != &git && (!git_is_dir || is_placeholder(&git).is_some())
-        {
+        if path.starts_with(&git) && path != &git && !git_is_dir {
             // .git missing (or a gitdir file): protect .git itself, once.
             if git_done {
                 continue;
@@ -272,17 +262,19 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
         if missing && !reserve {
             continue;
         }
-        if missing || is_placeholder(&target).is_some() {
-            match hold_placeholder(&target) {
-                Some(p) => held.push(p),
-                None => {
+        if missing {
+            if let Err(e) = make_socket_inode(&target) {
+                if std::fs::symlink_metadata(&target).is_err() {
                     notes.push(format!(
-                        "could not reserve missing persistence path {}; it is not protected",
+                        "could not reserve missing persistence path {} ({e}); it is not protected",
                         target.display()
                     ));
                     continue;
                 }
             }
+        }
+        if is_placeholder(&target).is_some() {
+            paths.push(target.clone());
         }
         out.push(FsOp::Protect {
             path: target,
@@ -290,7 +282,7 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
         });
     }
     plan.fs = out;
-    held
+    Reserved { lock_fd, paths }
 }
 
 /// Start a detached process that, once this helper and everything holding
@@ -298,25 +290,25 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Vec<Placeholder>
 /// helper could not remove (because it was killed). The exit status never
 /// waits for the kernel to release the cgroup. Forked before the PID
 /// namespace exists (a dead namespace refuses new children).
-fn spawn_reaper(cgroup_parent: Option<&Path>, placeholders: &[Placeholder]) -> Option<()> {
+fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) -> Option<()> {
     let cg = cgroup_parent.map(|parent| Cgroup {
         dir: parent.join(format!("skarn-{}", std::process::id())),
         parent: parent.to_path_buf(),
     });
-    let paths: Vec<PathBuf> = placeholders.iter().map(|p| p.path.clone()).collect();
+    let paths = reserved.paths.clone();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
         return None;
     }
     if let Ok(0) = sys::fork() {
-        // SAFETY: setsid/open/dup2/read/close on our own descriptors. The
-        // placeholder descriptors are closed so that our copy of their
-        // shared locks does not keep other runs from removing them.
+        // SAFETY: setsid/open/dup2/read/close on our own descriptors. Our
+        // copy of the workspace lock is closed at once so that it does not
+        // keep other runs from cleaning up.
         unsafe {
             libc::close(fds[1]);
-            for p in placeholders {
-                libc::close(p.fd);
+            if reserved.lock_fd >= 0 {
+                libc::close(reserved.lock_fd);
             }
             libc::setsid();
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -330,25 +322,22 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, placeholders: &[Placeholder]) -> O
                 }
             }
         }
-        // The dead helper's descriptors (and their shared locks) may close
-        // a moment after the pipe reports EOF: retry briefly. A run still
-        // using a placeholder keeps its lock and removes it itself.
-        for p in paths.iter().filter(|p| is_placeholder(p).is_some()) {
-            let Some(fd) = open_placeholder(p) else {
-                continue;
-            };
-            for _ in 0..50 {
-                // SAFETY: fd is open; non-blocking exclusive lock attempt.
-                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                    if is_placeholder(p).is_some() {
-                        let _ = std::fs::remove_file(p);
+        // The dead helper's descriptors (and its shared lock) may close a
+        // moment after the pipe reports EOF: retry briefly. A run still
+        // using the workspace keeps its lock and cleans up itself.
+        if paths.iter().any(|p| is_placeholder(p).is_some()) {
+            if let Some(fd) = open_dir(ws) {
+                for _ in 0..50 {
+                    // SAFETY: fd is open; non-blocking exclusive attempt.
+                    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                        remove_placeholders(&paths);
+                        break;
                     }
-                    break;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
                 }
-                std::thread::sleep(std::time::Duration::from_millis(10));
+                // SAFETY: closing our own fd.
+                unsafe { libc::close(fd) };
             }
-            // SAFETY: closing our own fd.
-            unsafe { libc::close(fd) };
         }
         if let Some(cg) = cg {
             cg.remove();
@@ -391,14 +380,18 @@ fn run(mut plan: Plan) -> i32 {
             flags |= f;
         }
     }
-    let created = if plan.ns.mount {
+    let created = if plan.ns.mount && plan.policy.protect_persistence {
         prepare_protect(&mut plan, &mut notes)
     } else {
-        Vec::new()
+        Reserved {
+            lock_fd: -1,
+            paths: Vec::new(),
+        }
     };
     let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
-    let reaper = if cg_parent.is_some() || !created.is_empty() {
-        spawn_reaper(cg_parent.as_deref(), &created)
+    let reaper = if cg_parent.is_some() || !created.paths.is_empty() {
+        let ws = plan.workspace.clone();
+        spawn_reaper(cg_parent.as_deref(), &created, &ws)
     } else {
         Some(())
     };

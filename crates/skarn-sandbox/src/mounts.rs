@@ -139,18 +139,15 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
         newroot,
     )?;
     // Empty, unreadable stand-ins used to hide secrets and to cover
-    // placeholders (a FIFO, so that opening it never blocks on a writer:
-    // mode 000 refuses the open first).
+    // placeholders (a socket inode: opening it fails at once).
     ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
     ctx(touch(Path::new("/empty.f")), "touch", root)?;
-    let fifo = sys::cstr("/empty.p").expect("static path");
-    // SAFETY: valid NUL-terminated path.
     ctx(
-        sys::check(unsafe { libc::mkfifo(fifo.as_ptr(), 0) }),
-        "mkfifo",
+        crate::helper::make_socket_inode(Path::new("/empty.s")),
+        "socket inode",
         root,
     )?;
-    for p in ["/empty.d", "/empty.f", "/empty.p"] {
+    for p in ["/empty.d", "/empty.f", "/empty.s"] {
         let c = sys::cstr(p).expect("static path");
         // SAFETY: valid NUL-terminated path.
         unsafe { libc::chmod(c.as_ptr(), 0) };
@@ -199,9 +196,9 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
                         "persistence path {} is a symlink and could not be write-protected",
                         path.display()
                     )),
-                    Ok(md) if md.file_type().is_fifo() => {
-                        // A run's placeholder: cover it with the empty FIFO.
-                        bind(Path::new("/empty.p"), &dst, false)?
+                    Ok(md) if md.file_type().is_socket() => {
+                        // A run's placeholder (or a live socket): cover it.
+                        bind(Path::new("/empty.s"), &dst, false)?
                     }
                     Ok(_) => bind(&dst.clone(), &dst, false)?,
                     Err(_) => {}

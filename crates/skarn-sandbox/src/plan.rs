@@ -360,6 +360,18 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         );
     }
 
+    let broad = ["/", "/tmp", "/home", "/root", "/var", "/run"]
+        .iter()
+        .any(|b| ws == Path::new(b))
+        || host.home.as_deref() == Some(ws.as_path());
+    if broad {
+        report.notes.push(format!(
+            "broad workspace {}: everything under it except secret paths is read-write \
+             (and unix sockets under it are reachable)",
+            ws.display()
+        ));
+    }
+
     // ---- namespaces ----
     let ns = if nsok {
         Namespaces {

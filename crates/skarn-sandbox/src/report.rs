@@ -92,8 +92,24 @@ impl RestrictionReport {
             self.landlock_abi,
             self.net
         );
-        for g in &self.grants {
+        let default_secret =
+            |g: &&GrantReport| g.access == "deny" && g.source == "default (secret)";
+        for g in self.grants.iter().filter(|g| !default_secret(g)) {
             let _ = writeln!(s, "  grant {:<26} {}  ({})", g.access, g.path, g.source);
+        }
+        let secrets: Vec<&str> = self
+            .grants
+            .iter()
+            .filter(default_secret)
+            .map(|g| g.path.as_str())
+            .collect();
+        if !secrets.is_empty() {
+            let _ = writeln!(
+                s,
+                "  deny  {} default secret paths (never readable): {}",
+                secrets.len(),
+                secrets.join(" ")
+            );
         }
         for l in &self.limits {
             let _ = writeln!(

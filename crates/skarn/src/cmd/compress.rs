@@ -232,8 +232,6 @@ pub struct RunCompressArgs {
     pub compress_profile: Option<String>,
 }
 
-// Used by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
-#[allow(dead_code)]
 impl RunCompressArgs {
     /// Full options: these flags plus defaults, `SKARN_COMPRESS_RULES` and
     /// `SKARN_RECALL_DIR` from the environment.
@@ -278,8 +276,6 @@ pub fn print_compressed(
 /// on one pipe, print the compressed output, and return the command's exit
 /// status (128 + signal when killed; 127 not found, 126 not executable, as
 /// a shell would).
-// Called by `skarn run --compress` (cmd/run.rs) once that flag is wired in.
-#[allow(dead_code)]
 pub fn run_compressed(
     cmd: Command,
     command_line: &str,
@@ -307,7 +303,6 @@ pub fn run_compressed(
 
 /// The argv as one command line for profile choice, quoting words that a
 /// shell would split (`cargo test 'a b'`).
-#[allow(dead_code)]
 pub fn command_line(argv: &[std::ffi::OsString]) -> String {
     argv.iter()
         .map(|a| {

@@ -57,6 +57,8 @@ pub struct Args {
     /// Print the restriction report as one JSON line on stderr after the run.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub compress: crate::cmd::compress::RunCompressArgs,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -331,6 +333,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
              network and processes",
             args.command[0].to_string_lossy()
         );
+        if args.compress.compress {
+            let mut c = std::process::Command::new(&args.command[0]);
+            c.args(&args.command[1..]);
+            let line = crate::cmd::compress::command_line(&args.command);
+            return crate::cmd::compress::run_compressed(c, &line, &args.compress.opts());
+        }
         let err = std::process::Command::new(&args.command[0])
             .args(&args.command[1..])
             .exec();
@@ -353,6 +361,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ReportFormat::None
     };
     let mut cmd = skarn_sandbox::launch::helper_command(Path::new("/proc/self/exe"), &plan, &env)?;
+    if args.compress.compress {
+        // Capture the sandboxed command's stdout and stderr on one pipe and
+        // hand the agent the compressed text; the exit status passes through.
+        let line = crate::cmd::compress::command_line(&args.command);
+        return crate::cmd::compress::run_compressed(cmd, &line, &args.compress.opts());
+    }
     let err = cmd.exec();
     bail!("cannot start the sandbox helper: {err}")
 }
