@@ -309,7 +309,10 @@ impl WorkerProcess {
         }
         self.reader.set_cap(line_cap(limits));
         let stdin = Arc::new(Mutex::new(self.stdin.take()));
-        let deadline = started + limits.deadline + DEADLINE_GRACE;
+        // A huge configured deadline must not overflow `Instant`.
+        let deadline = started
+            .checked_add(limits.deadline.saturating_add(DEADLINE_GRACE))
+            .unwrap_or_else(|| started + Duration::from_secs(365 * 24 * 3600));
         let mut calls: u64 = 0;
         let outcome = loop {
             let line = match self.reader.read_line(Some(deadline)) {

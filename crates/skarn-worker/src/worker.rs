@@ -112,7 +112,12 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
     let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
     let job = match input.read_line(None) {
         Ok(line) => serde_json::from_slice::<ToWorker>(&line),
-        Err(_) => return ExitCode::from(exit::PROTOCOL),
+        Err(e) => {
+            send(&FromWorker::Fatal {
+                message: format!("no job: {e}"),
+            });
+            return ExitCode::from(exit::PROTOCOL);
+        }
     };
     let (code, limits, selftest_spec) = match job {
         Ok(ToWorker::Job {
@@ -120,9 +125,15 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
             limits,
             selftest,
         }) => (code, limits, selftest),
-        _ => {
+        Ok(_) => {
             send(&FromWorker::Fatal {
-                message: "expected a job message".into(),
+                message: "expected a job message, got a reply".into(),
+            });
+            return ExitCode::from(exit::PROTOCOL);
+        }
+        Err(e) => {
+            send(&FromWorker::Fatal {
+                message: format!("malformed job: {e}"),
             });
             return ExitCode::from(exit::PROTOCOL);
         }

@@ -239,3 +239,14 @@ fn a_script_too_large_for_the_job_line_is_rejected_without_running() {
     assert!(e.message.contains("too large"), "{}", e.message);
     assert_ok(&p);
 }
+
+#[test]
+fn an_enormous_deadline_does_not_overflow() {
+    let p = pool(FAKE, 0);
+    let l = Limits {
+        deadline: Duration::from_millis(u64::MAX),
+        ..Limits::default()
+    };
+    let o = p.execute("fine", Arc::new(Echo::default()), &l);
+    assert_eq!(o.result, Ok(json!(1)));
+}

@@ -203,3 +203,54 @@ fn each_layer_below_seccomp_holds_on_its_own() {
     assert!(o.result.is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Bad input to the hidden entry: one clear message and a documented exit
+/// code (2 usage, 4 protocol), never a panic.
+#[test]
+fn worker_entry_refuses_bad_input() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let bin = env!("CARGO_BIN_EXE_skarn");
+    let out = Command::new(bin)
+        .args(["__codemode-worker", "--memory-bytes", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("skarn: error: ") && err.contains("--memory-bytes"),
+        "{err}"
+    );
+    for (input, needle) in [
+        (&b"not json\n"[..], "malformed job"),
+        (
+            &b"{\"type\":\"job\",\"code\":\"1\",\"limits\":{\"bogus\":1}}\n"[..],
+            "bogus",
+        ),
+        (
+            &b"{\"type\":\"reply\",\"id\":1,\"result\":{\"Ok\":1}}\n"[..],
+            "expected a job",
+        ),
+        (&b""[..], "no job"),
+    ] {
+        let mut child = Command::new(bin)
+            .arg("__codemode-worker")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(4), "{needle}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(
+            last.contains("\"type\":\"fatal\"") && last.contains(needle),
+            "{needle}: {stdout}"
+        );
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    }
+}

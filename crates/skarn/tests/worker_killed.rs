@@ -2,6 +2,7 @@
 //! clear error, the child is reaped, and the pool keeps serving.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -11,6 +12,8 @@ use skarn_worker::{PoolConfig, WorkerCommand, WorkerPool};
 /// Kills every child of this process (the one running worker: the pool
 /// has no warm workers) when the script makes its first host call.
 struct KillOnCall;
+
+static KILLED: AtomicBool = AtomicBool::new(false);
 
 fn my_children() -> Vec<i32> {
     let me = std::process::id().to_string();
@@ -40,6 +43,8 @@ impl ToolBridge for KillOnCall {
                 .args(["-KILL", &pid.to_string()])
                 .status();
         }
+        // The `kill` helper itself is a child until `status` has reaped it.
+        KILLED.store(true, Ordering::SeqCst);
         Box::pin(async {
             std::thread::sleep(Duration::from_millis(200));
             Ok(json!(1))
@@ -80,6 +85,10 @@ fn worker_killed_mid_run() {
     let e = o.result.expect_err("a killed worker cannot succeed");
     assert_eq!(e.kind, ErrorKind::Internal, "{}", e.message);
     assert!(e.message.contains("signal 9"), "{}", e.message);
+    let t = std::time::Instant::now();
+    while !KILLED.load(Ordering::SeqCst) && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert!(my_children().is_empty(), "the killed worker was not reaped");
     let o = pool.execute("return 1", Arc::new(NoServers), &Limits::default());
     assert_eq!(o.result, Ok(json!(1)), "the pool keeps serving");

@@ -65,16 +65,27 @@ fn two_hundred_executes_leave_no_zombies_and_no_leaked_fds() {
     }
 
     assert_eq!(pool.wait_warm(2, Duration::from_secs(30)), 2);
-    // The refill thread may be between "pushed" and "waiting": give it a moment.
-    std::thread::sleep(Duration::from_millis(100));
+    // The pool's thread reaps finished workers just before it refills: wait
+    // (bounded) until it has caught up, then require the exact state.
+    let settled = |kids: &[(u32, char)]| {
+        let mut warm = pool.warm_pids();
+        warm.sort();
+        let mut alive: Vec<u32> = kids.iter().map(|(p, _)| *p).collect();
+        alive.sort();
+        alive == warm && warm.len() == 2
+    };
+    let t = std::time::Instant::now();
+    while !settled(&children()) && t.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let kids = children();
     let zombies: Vec<_> = kids.iter().filter(|(_, s)| *s == 'Z').collect();
     assert!(zombies.is_empty(), "zombies: {zombies:?}");
-    let mut warm = pool.warm_pids();
-    warm.sort();
-    let mut alive: Vec<u32> = kids.iter().map(|(p, _)| *p).collect();
-    alive.sort();
-    assert_eq!(alive, warm, "only the warm workers may still exist");
+    assert!(
+        settled(&kids),
+        "only the warm workers may still exist: {kids:?} vs {:?}",
+        pool.warm_pids()
+    );
     assert_eq!(open_fds(), fds_before, "descriptors leaked");
 
     drop(pool);
