@@ -262,16 +262,15 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         if missing && !reserve {
             continue;
         }
-        if missing {
-            if let Err(e) = make_socket_inode(&target) {
-                if std::fs::symlink_metadata(&target).is_err() {
-                    notes.push(format!(
-                        "could not reserve missing persistence path {} ({e}); it is not protected",
-                        target.display()
-                    ));
-                    continue;
-                }
-            }
+        if missing
+            && let Err(e) = make_socket_inode(&target)
+            && std::fs::symlink_metadata(&target).is_err()
+        {
+            notes.push(format!(
+                "could not reserve missing persistence path {} ({e}); it is not protected",
+                target.display()
+            ));
+            continue;
         }
         if is_placeholder(&target).is_some() {
             paths.push(target.clone());
@@ -325,19 +324,19 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         // The dead helper's descriptors (and its shared lock) may close a
         // moment after the pipe reports EOF: retry briefly. A run still
         // using the workspace keeps its lock and cleans up itself.
-        if paths.iter().any(|p| is_placeholder(p).is_some()) {
-            if let Some(fd) = open_dir(ws) {
-                for _ in 0..50 {
-                    // SAFETY: fd is open; non-blocking exclusive attempt.
-                    if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                        remove_placeholders(&paths);
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+        if paths.iter().any(|p| is_placeholder(p).is_some())
+            && let Some(fd) = open_dir(ws)
+        {
+            for _ in 0..50 {
+                // SAFETY: fd is open; non-blocking exclusive attempt.
+                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    remove_placeholders(&paths);
+                    break;
                 }
-                // SAFETY: closing our own fd.
-                unsafe { libc::close(fd) };
+                std::thread::sleep(std::time::Duration::from_millis(10));
             }
+            // SAFETY: closing our own fd.
+            unsafe { libc::close(fd) };
         }
         if let Some(cg) = cg {
             cg.remove();

@@ -238,14 +238,13 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
     // symlink into /run (systemd-resolved), which is not granted otherwise.
     if matches!(policy.net, NetPolicy::AllowOutbound | NetPolicy::AllowAll) {
         let rc = Path::new("/etc/resolv.conf");
-        if rc.is_symlink() {
-            if let Ok(target) = std::fs::canonicalize(rc) {
-                if !target.starts_with("/etc") {
-                    policy
-                        .read
-                        .push(Grant::new(target, "default (DNS for --net)"));
-                }
-            }
+        if rc.is_symlink()
+            && let Ok(target) = std::fs::canonicalize(rc)
+            && !target.starts_with("/etc")
+        {
+            policy
+                .read
+                .push(Grant::new(target, "default (DNS for --net)"));
         }
     }
     for (key, v, slot) in [
