@@ -6,3 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo test --release -p skarn --test worker_bench -- --ignored --nocapture --test-threads=1 2>&1 \
     | grep -E "result of|median"
+# Through the gateway (needs the release binary built above):
+cargo build --release -p skarn
+python3 bench/worker/gateway.py --skarn target/release/skarn
