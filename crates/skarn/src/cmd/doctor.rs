@@ -18,6 +18,10 @@ pub struct Args {
     /// for each; exits 1 if anything escaped.
     #[arg(long)]
     pub self_test: bool,
+    /// Gateway configuration whose MCP servers to start and report on
+    /// (skipped when the default file does not exist).
+    #[arg(long, short = 'c', env = "SKARN_CONFIG", default_value = "skarn.toml")]
+    pub config: PathBuf,
 }
 
 #[derive(Debug, Serialize)]
@@ -34,9 +38,14 @@ struct Findings {
     net_policies: Vec<(String, Vec<String>)>,
     degraded: Vec<String>,
     seccomp_denied: Vec<String>,
+    /// What `isolation = auto` picks for Code Mode, and the worker self-test.
+    code_mode: skarn_worker::DoctorSummary,
+    /// Each configured MCP server with its health and tool count (`None`:
+    /// no configuration file).
+    servers: Option<Vec<skarn_gateway::ServerHealth>>,
 }
 
-fn findings() -> Findings {
+fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
     let host = HostFacts::probe();
     let kinds = skarn_sandbox::ns::probe_kinds(host.needs_userns);
     let userns = kinds.iter().any(|(n, ok)| *n == "user" && *ok);
@@ -97,11 +106,27 @@ fn findings() -> Findings {
             .iter()
             .map(|r| r.name.to_string())
             .collect(),
+        code_mode: skarn_worker::doctor_summary(),
+        servers,
     }
 }
 
+/// Start the configured servers and report each one's health. A missing
+/// default file means "no servers configured"; a missing file the user
+/// named, or a bad one, is an error.
+fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::ServerHealth>>> {
+    let explicit = args.config != Path::new("skarn.toml");
+    if !explicit && !args.config.exists() {
+        return Ok(None);
+    }
+    if !args.config.exists() {
+        anyhow::bail!("{}: no such configuration file", args.config.display());
+    }
+    Ok(Some(skarn_gateway::health_report(&args.config)?))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let f = findings();
+    let f = findings(server_health(&args)?);
     if args.json && !args.self_test {
         println!("{}", serde_json::to_string_pretty(&f)?);
         return Ok(ExitCode::SUCCESS);
@@ -154,11 +179,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         println!("seccomp denies: {}", f.seccomp_denied.join(" "));
+        print!("{}", f.code_mode.to_text());
+        match &f.servers {
+            None => println!(
+                "mcp servers: none configured ({} not found)",
+                args.config.display()
+            ),
+            Some(list) => {
+                println!("mcp servers ({}):", args.config.display());
+                for h in list {
+                    let cause = h
+                        .cause
+                        .as_deref()
+                        .map(|c| format!(": {c}"))
+                        .unwrap_or_default();
+                    println!(
+                        "  {:<20} {:<6} {:<9} {} tools{cause}",
+                        h.name, h.transport, h.status, h.tools
+                    );
+                }
+            }
+        }
     }
     if !args.self_test {
         return Ok(ExitCode::SUCCESS);
     }
-    let results = self_test()?;
+    let mut results = self_test()?;
+    // The Code Mode worker's own escape attempts count too.
+    results.extend(f.code_mode.selftest.iter().map(|a| Attempt {
+        attempt: format!("code mode worker: {}", a.what),
+        escaped: !a.blocked,
+        detail: a.detail.clone(),
+    }));
     let escaped = results.iter().filter(|r| r.escaped).count();
     if args.json {
         println!(
