@@ -18,7 +18,12 @@ pub const SECRET_NAME_PARTS: &[&str] = &[
     "AUTH_KEY",
     "SESSION_KEY",
     "CLIENT_KEY",
+    "WEBHOOK",
 ];
+
+/// Name suffixes (upper-cased) that mark a variable as secret
+/// (`OPENAI_KEY`, `DB_PASS`, `STRIPE_SK`, `SENTRY_DSN`, ...).
+pub const SECRET_NAME_SUFFIXES: &[&str] = &["_KEY", "_PASS", "_PWD", "_SK", "_DSN", "_AUTH"];
 
 /// Name prefixes (upper-cased) that mark a variable as secret.
 pub const SECRET_NAME_PREFIXES: &[&str] = &["AWS_", "AZURE_", "GITHUB_TOKEN", "GH_", "VAULT_"];
@@ -38,6 +43,7 @@ pub fn looks_secret(name: &OsStr) -> bool {
     let up = name.to_string_lossy().to_ascii_uppercase();
     SECRET_NAME_PARTS.iter().any(|p| up.contains(p))
         || SECRET_NAME_PREFIXES.iter().any(|p| up.starts_with(p))
+        || SECRET_NAME_SUFFIXES.iter().any(|p| up.ends_with(p))
         || SECRET_NAMES.contains(&up.as_str())
 }
 

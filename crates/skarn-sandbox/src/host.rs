@@ -32,6 +32,55 @@ pub struct HostFacts {
     pub cgroup_pids: Option<PathBuf>,
     /// CPU architecture (`x86_64`, `aarch64`, ...).
     pub arch: String,
+    /// Other names of the default secret paths: the same paths under the
+    /// password database's home when it differs from `$HOME`, and the
+    /// resolved target of every secret path (or home) reached through a
+    /// symlink. Each is denied like the secret itself.
+    #[serde(default)]
+    pub secret_aliases: Vec<PathBuf>,
+}
+
+/// The home directory the password database gives `uid`.
+fn passwd_home(uid: u32) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: zeroed passwd is a valid out-parameter.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives its use.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points into buf, NUL-terminated by getpwuid_r.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) };
+    let p = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    p.is_absolute().then_some(p)
+}
+
+/// See [`HostFacts::secret_aliases`].
+fn secret_aliases(home: Option<&std::path::Path>, uid: u32) -> Vec<PathBuf> {
+    let primary = crate::policy::default_secret_paths(home);
+    let mut homes: Vec<PathBuf> = Vec::new();
+    if let Some(h) = passwd_home(uid).filter(|h| Some(h.as_path()) != home) {
+        homes.push(h);
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for h in &homes {
+        out.extend(crate::policy::default_secret_paths(Some(h)));
+    }
+    let named: Vec<PathBuf> = primary.iter().chain(out.iter()).cloned().collect();
+    for p in named {
+        if let Ok(real) = std::fs::canonicalize(&p)
+            && real != p
+        {
+            out.push(real);
+        }
+    }
+    out.retain(|p| !primary.contains(p));
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl HostFacts {
@@ -61,18 +110,22 @@ impl HostFacts {
         } else {
             None
         };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| passwd_home(uid));
+        let secret_aliases = secret_aliases(home.as_deref(), uid);
         HostFacts {
             uid,
             gid,
-            home: std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute()),
+            home,
             landlock_abi: abi,
             namespaces,
             needs_userns: !is_root,
             seccomp: has("seccomp") && seccomp_available(),
             cgroup_pids,
             arch: std::env::consts::ARCH.to_string(),
+            secret_aliases,
         }
     }
 }

@@ -153,6 +153,7 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
         unsafe { libc::chmod(c.as_ptr(), 0) };
     }
 
+    let mut pinned = Vec::new();
     for op in ops {
         match op {
             FsOp::Bind { path, access } => bind_grant(path, *access, notes)?,
@@ -191,6 +192,7 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
             }
             FsOp::Protect { path, .. } => {
                 let dst = under(NEW, path);
+                pin_git_dir(path, &mut pinned)?;
                 match std::fs::symlink_metadata(&dst) {
                     Ok(md) if md.file_type().is_symlink() => notes.push(format!(
                         "persistence path {} is a symlink and could not be write-protected",
@@ -220,6 +222,25 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
     ctx(sys::pivot_root(dot, dot), "pivot_root", newroot)?;
     ctx(sys::umount2(dot, libc::MNT_DETACH), "detach old root", dot)?;
     ctx(sys::chdir(root), "chdir", root)
+}
+
+/// Before a path inside a `.git` directory is write-protected, bind that
+/// `.git` directory onto itself (still writable). A mount point cannot be
+/// renamed or removed, so the command cannot move `.git` aside and build a
+/// fresh one (with its own hooks and config) in its place.
+fn pin_git_dir(path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), MountError> {
+    let Some(git) = path.parent() else {
+        return Ok(());
+    };
+    if git.file_name() != Some(std::ffi::OsStr::new(".git")) || pinned.iter().any(|p| p == git) {
+        return Ok(());
+    }
+    pinned.push(git.to_path_buf());
+    let dst = under(NEW, git);
+    match std::fs::symlink_metadata(&dst) {
+        Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true),
+        _ => Ok(()),
+    }
 }
 
 fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
 use crate::policy::{
-    Grant, NetPolicy, PERSISTENCE_PATHS, Policy, SHELL_RC_PATHS, SYSTEM_EXEC_DIRS,
-    default_secret_paths,
+    Grant, NetPolicy, PERSISTENCE_PATHS, PROTECT_IF_PRESENT_PATHS, Policy, SHELL_RC_PATHS,
+    SYSTEM_EXEC_DIRS, default_secret_paths,
 };
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
@@ -314,6 +314,9 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         .into_iter()
         .map(|p| (p, "default (secret)".to_string()))
         .collect();
+    for p in &host.secret_aliases {
+        secrets.push((p.clone(), "default (secret, other name)".to_string()));
+    }
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
     }
@@ -416,6 +419,12 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                     reserve: true,
                 });
             }
+            for rel in PROTECT_IF_PRESENT_PATHS {
+                fs.push(FsOp::Protect {
+                    path: ws.join(rel),
+                    reserve: false,
+                });
+            }
             let ws_is_home = host.home.as_deref() == Some(ws.as_path());
             for rel in SHELL_RC_PATHS {
                 fs.push(FsOp::Protect {
@@ -425,6 +434,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             }
             let all: Vec<&str> = PERSISTENCE_PATHS
                 .iter()
+                .chain(PROTECT_IF_PRESENT_PATHS)
                 .chain(SHELL_RC_PATHS)
                 .copied()
                 .collect();

@@ -217,6 +217,13 @@ pub const HOME_SECRET_PATHS: &[&str] = &[
     ".local/share/keyrings",
     ".vault-token",
     ".gem/credentials",
+    ".claude/.credentials.json",
+    ".config/github-copilot",
+    ".m2/settings.xml",
+    ".config/rclone",
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
 ];
 
 /// All default secret paths for a home directory.
@@ -233,12 +240,28 @@ pub fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
 pub const PERSISTENCE_PATHS: &[&str] = &[
     ".git/hooks",
     ".git/config",
+    // Submodules' own git directories, each with hooks and config.
+    ".git/modules",
     ".gitmodules",
+    // Agent and tool configurations that run commands on the host.
+    ".claude",
+    ".cursor",
+    ".pre-commit-config.yaml",
+    ".husky",
+    ".devcontainer",
     ".vscode",
     ".idea",
     ".envrc",
     ".mcp.json",
     "skarn.toml",
+];
+
+/// Persistence paths that are write-protected when they exist but never
+/// reserved when missing, because any inode there changes how tools behave
+/// (git refuses to run when `.git/commondir` exists and cannot be read).
+pub const PROTECT_IF_PRESENT_PATHS: &[&str] = &[
+    // Redirects git's common directory (and so its hooks and config).
+    ".git/commondir",
 ];
 
 /// Shell start-up files: read-only when they exist in the workspace; when

@@ -64,7 +64,15 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                         cargo.join(".global-cache"),
                     ])
                     .collect(),
-                vec![cargo.join("config.toml"), cargo.join("config")],
+                vec![
+                    cargo.join("config.toml"),
+                    cargo.join("config"),
+                    // Extracted crate sources: cargo builds from them without
+                    // re-checking, so a write here would run in the host's
+                    // next build. Crates not yet extracted need `--write`.
+                    cargo.join("registry/src"),
+                    cargo.join("git/checkouts"),
+                ],
             ]
         }
         "node" => {
@@ -79,7 +87,6 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                 ],
                 vec![
                     h(".npm/_cacache"),
-                    h(".npm/_npx"),
                     h(".npm/_logs"),
                     h(".cache/yarn"),
                     h(".yarn/berry"),
@@ -87,7 +94,8 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                     h(".cache/pnpm"),
                     h(".cache/ms-playwright"),
                 ],
-                vec![h(".node-gyp"), h(".cache/node-gyp")],
+                // npx runs cached packages without re-checking them.
+                vec![h(".node-gyp"), h(".cache/node-gyp"), h(".npm/_npx")],
             ]
         }
         "python" => {
@@ -109,8 +117,9 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
             }
             [
                 exec,
-                vec![h(".cache/pip"), h(".cache/uv"), h(".cache/pypoetry/cache")],
-                vec![],
+                vec![h(".cache/uv"), h(".cache/pypoetry/cache")],
+                // pip installs cached wheels without a hash check.
+                vec![h(".cache/pip")],
             ]
         }
         _ => return None,

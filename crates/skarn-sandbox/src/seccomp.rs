@@ -68,6 +68,20 @@ const fn deny(name: &'static str, nr: i64, why: &'static str) -> SyscallRule {
     }
 }
 
+/// Deny `name` when its mode argument `arg` carries S_ISUID or S_ISGID.
+const fn setid_mode(name: &'static str, nr: i64, arg: u8) -> SyscallRule {
+    SyscallRule {
+        name,
+        nr,
+        args: ArgMatch::AnyFlag {
+            arg,
+            flags: &[libc::S_ISUID as u64, libc::S_ISGID as u64],
+        },
+        errno: EPERM,
+        why: "a set-user-ID or set-group-ID file would outlive the run",
+    }
+}
+
 const fn nosys(name: &'static str, nr: i64, why: &'static str) -> SyscallRule {
     SyscallRule {
         name,
@@ -316,6 +330,24 @@ pub const DENY_LIST: &[SyscallRule] = &[
         libc::SYS_modify_ldt,
         "segment descriptors (exploit primitive)",
     ),
+    // --- set-user-ID / set-group-ID files ---
+    // A file the command makes setuid or setgid outlives the run: run as
+    // root, a setuid-root copy of a shell left in the workspace is a root
+    // shell for any local user later. The mode argument is checked for
+    // either bit; everything else about these calls is allowed.
+    #[cfg(target_arch = "x86_64")]
+    setid_mode("chmod", libc::SYS_chmod, 1),
+    setid_mode("fchmod", libc::SYS_fchmod, 1),
+    setid_mode("fchmodat", libc::SYS_fchmodat, 2),
+    setid_mode("fchmodat2", libc::SYS_fchmodat2, 2),
+    #[cfg(target_arch = "x86_64")]
+    setid_mode("open", libc::SYS_open, 2),
+    setid_mode("openat", libc::SYS_openat, 3),
+    #[cfg(target_arch = "x86_64")]
+    setid_mode("creat", libc::SYS_creat, 1),
+    #[cfg(target_arch = "x86_64")]
+    setid_mode("mknod", libc::SYS_mknod, 1),
+    setid_mode("mknodat", libc::SYS_mknodat, 2),
     // --- terminal injection ---
     SyscallRule {
         name: "ioctl(TIOCSTI)",

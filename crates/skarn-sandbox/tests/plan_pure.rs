@@ -18,6 +18,7 @@ fn host() -> HostFacts {
         seccomp: true,
         cgroup_pids: None,
         arch: "x86_64".into(),
+        secret_aliases: vec![],
     }
 }
 
