@@ -654,7 +654,14 @@ fn init_main(plan: &Plan, wr: libc::c_int) -> ! {
             fatal(wr, &format!("mount namespace: {e}"));
         }
         let mut notes = Vec::new();
-        if let Err(e) = mounts::build_root(&plan.fs, &mut notes) {
+        // The private tmpfs mounts hold at most the memory limit each, so
+        // files there cannot pin more memory than the command may allocate.
+        let tmpfs_bytes = plan
+            .rlimits
+            .iter()
+            .find(|(r, _)| *r == crate::plan::Rlimit::Data)
+            .map(|(_, v)| *v);
+        if let Err(e) = mounts::build_root(&plan.fs, tmpfs_bytes, &mut notes) {
             fatal(wr, &e.to_string());
         }
         for n in notes {

@@ -97,7 +97,15 @@ pub type Notes = Vec<String>;
 
 /// Build the new root and pivot into it. Must run inside a new mount
 /// namespace (and, for /proc, inside the new PID namespace).
-pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
+pub fn build_root(
+    ops: &[FsOp],
+    tmpfs_bytes: Option<u64>,
+    notes: &mut Notes,
+) -> Result<(), MountError> {
+    let tmpfs_opts = match tmpfs_bytes {
+        Some(b) => format!("mode=1777,size={b}"),
+        None => "mode=1777".to_string(),
+    };
     let root = Path::new("/");
     ctx(
         sys::mount(None, root, None, libc::MS_REC | libc::MS_PRIVATE, None),
@@ -158,7 +166,7 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
         match op {
             FsOp::Bind { path, access } => bind_grant(path, *access, notes)?,
             FsOp::Proc => mount_proc(notes)?,
-            FsOp::Dev => mount_dev()?,
+            FsOp::Dev => mount_dev(&tmpfs_opts)?,
             FsOp::Tmp => {
                 let t = under(NEW, Path::new("/tmp"));
                 ctx(mkdir_p(&t), "mkdir", &t)?;
@@ -168,7 +176,7 @@ pub fn build_root(ops: &[FsOp], notes: &mut Notes) -> Result<(), MountError> {
                         &t,
                         Some("tmpfs"),
                         libc::MS_NOSUID | libc::MS_NODEV,
-                        Some("mode=1777"),
+                        Some(&tmpfs_opts),
                     ),
                     "mount tmpfs",
                     &t,
@@ -352,7 +360,7 @@ fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
     Ok(())
 }
 
-fn mount_dev() -> Result<(), MountError> {
+fn mount_dev(shm_opts: &str) -> Result<(), MountError> {
     let dev = under(NEW, Path::new("/dev"));
     ctx(mkdir_p(&dev), "mkdir", &dev)?;
     ctx(
@@ -400,7 +408,7 @@ fn mount_dev() -> Result<(), MountError> {
             &shm,
             Some("tmpfs"),
             libc::MS_NOSUID | libc::MS_NODEV,
-            Some("mode=1777"),
+            Some(shm_opts),
         ),
         "mount tmpfs",
         &shm,
