@@ -10,7 +10,7 @@
 //! when the gateway exits.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -266,9 +266,9 @@ pub struct Downstream {
     start_lock: tokio::sync::Mutex<()>,
     registry: Arc<ChildRegistry>,
     events: mpsc::UnboundedSender<ListChanged>,
-    /// Set whenever this server's listing changes (the gateway rebuilds its
-    /// catalogue lazily).
-    dirty: Arc<AtomicBool>,
+    /// Bumped whenever this server's listing changes (the gateway rebuilds
+    /// its catalogue lazily when it is behind).
+    dirty: Arc<AtomicU64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -295,7 +295,7 @@ impl Downstream {
         cfg: ServerConfig,
         registry: Arc<ChildRegistry>,
         events: mpsc::UnboundedSender<ListChanged>,
-        dirty: Arc<AtomicBool>,
+        dirty: Arc<AtomicU64>,
     ) -> Downstream {
         let initial = if cfg.enabled {
             Health::Starting {
@@ -410,6 +410,9 @@ impl Downstream {
         match result {
             Ok(Ok((conn, listing))) => {
                 *lock(&self.listing) = Arc::new(listing);
+                // Before the health change: whoever sees "ready" must also
+                // see the new listing in the catalogue.
+                self.dirty.fetch_add(1, Ordering::AcqRel);
                 *lock(&self.conn) = Some(Arc::new(conn));
                 lock(&self.restart).ready_since = Some(Instant::now());
                 self.health.send_replace(Health::Ready);
@@ -422,7 +425,7 @@ impl Downstream {
             )),
         }
         // Either way the catalogue may have changed.
-        self.dirty.store(true, Ordering::Release);
+        self.dirty.fetch_add(1, Ordering::AcqRel);
         let _ = self.events.send(ListChanged {
             server: self.index,
             kind: ListKind::Tools,
@@ -438,7 +441,7 @@ impl Downstream {
             r.ready_since = None;
         }
         *lock(&self.listing) = Arc::new(Listing::default());
-        self.dirty.store(true, Ordering::Release);
+        self.dirty.fetch_add(1, Ordering::AcqRel);
         self.health.send_replace(Health::Failed {
             cause,
             at: Instant::now(),
@@ -582,7 +585,7 @@ impl Downstream {
             }
         }
         *lock(&self.listing) = Arc::new(listing);
-        self.dirty.store(true, Ordering::Release);
+        self.dirty.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A ready connection, waiting for a start in progress and restarting a

@@ -3,7 +3,7 @@
 //! announcements.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,8 @@ pub struct CatalogTool {
 /// Everything the ready servers offer, indexed for search.
 #[derive(Debug)]
 pub struct Catalog {
+    /// The listing generation it was built from.
+    pub generation: u64,
     pub tools: Vec<CatalogTool>,
     pub by_name: HashMap<String, usize>,
     pub index: SearchIndex,
@@ -41,6 +43,7 @@ pub struct Catalog {
 impl Catalog {
     fn empty() -> Catalog {
         Catalog {
+            generation: 0,
             tools: Vec::new(),
             by_name: HashMap::new(),
             index: SearchIndex::build(&[]),
@@ -74,8 +77,10 @@ pub struct Gateway {
     pub changes: broadcast::Sender<ListKind>,
     pub registry: Arc<ChildRegistry>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
-    /// Some server's listing changed since the last rebuild.
-    dirty: Arc<AtomicBool>,
+    /// Listing generation: bumped by servers on every listing change.
+    dirty: Arc<AtomicU64>,
+    /// Serialises rebuilds.
+    rebuilding: Mutex<()>,
     /// How `execute` runs scripts (built in the background at start).
     executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
     worker_command: Mutex<skarn_worker::WorkerCommand>,
@@ -106,7 +111,7 @@ impl Gateway {
     pub fn new(config: Config) -> Arc<Gateway> {
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
-        let dirty = Arc::new(AtomicBool::new(false));
+        let dirty = Arc::new(AtomicU64::new(0));
         let servers: Vec<Arc<Downstream>> = config
             .servers
             .iter()
@@ -134,6 +139,7 @@ impl Gateway {
             registry,
             events_rx: Mutex::new(Some(rx)),
             dirty,
+            rebuilding: Mutex::new(()),
             executor: tokio::sync::OnceCell::new(),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
@@ -223,7 +229,8 @@ impl Gateway {
 
     /// Rebuild the catalogue and index from every server's listing.
     pub fn rebuild(&self) {
-        self.dirty.store(false, Ordering::Release);
+        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = self.dirty.load(Ordering::Acquire);
         let sep = &self.config.gateway.namespace_separator;
         let mut tools = Vec::new();
         let mut resources = Vec::new();
@@ -263,6 +270,7 @@ impl Gateway {
             .map(|(i, t)| (t.qualified.clone(), i))
             .collect();
         let catalog = Catalog {
+            generation,
             index: SearchIndex::build(&docs),
             tools,
             by_name,
@@ -275,9 +283,15 @@ impl Gateway {
 
     /// The current catalogue (rebuilt first if a listing changed).
     pub fn catalog(&self) -> Arc<Catalog> {
-        if self.dirty.load(Ordering::Acquire) {
-            self.rebuild();
+        let current = self
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if current.generation >= self.dirty.load(Ordering::Acquire) {
+            return current;
         }
+        self.rebuild();
         self.catalog
             .read()
             .unwrap_or_else(|e| e.into_inner())
