@@ -2,6 +2,8 @@
 # Benchmark: `skarn run -- /bin/true` under the full default policy, against
 # bare /bin/true and (when installed) bwrap, interleaved in the same run.
 #   bench/run/bench.sh [RUNS]        (default 300 runs of each)
+# SKARN_BASELINE=/path/to/older/skarn adds that binary's default-policy run
+# to the same interleaved loop (before/after comparisons under equal load).
 # Prints median / p90 wall time; peak RSS via /usr/bin/time when present.
 # Run it once as root and once as an unprivileged user (e.g.
 #   setpriv --reuid=65534 --regid=65534 --clear-groups bench/run/bench.sh)
@@ -9,15 +11,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS="${1:-300}"
-if [ "$(id -u)" = 0 ]; then cargo build --release -q -p skarn; fi
+if [ "$(id -u)" = 0 ] && [ -z "${SKARN_NO_BUILD:-}" ]; then cargo build --release -q -p skarn; fi
 SKARN="$PWD/target/release/skarn"
 WS="$(mktemp -d /tmp/skarn-bench-XXXXXX)"          # on the root filesystem
 SHM="$(mktemp -d /dev/shm/skarn-bench-XXXXXX)"      # on tmpfs
 trap 'rm -rf "$WS" "$SHM"' EXIT
 git -C "$WS" init -q && git -C "$SHM" init -q        # typical workspaces: git repositories
-python3 - "$RUNS" "$SKARN" "$WS" "$SHM" <<'PY'
+python3 - "$RUNS" "$SKARN" "$WS" "$SHM" "${SKARN_BASELINE:-}" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
-runs, skarn, ws, shm = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+runs, skarn, ws, shm, baseline = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 run = [skarn, "run", "--no-config"]
 tools = {
     "bare /bin/true": ["/bin/true"],
@@ -25,6 +27,8 @@ tools = {
     "skarn run --no-protect-persistence": run + ["--no-protect-persistence", "--workspace", ws, "--", "/bin/true"],
     "skarn run (default, tmpfs workspace)": run + ["--workspace", shm, "--", "/bin/true"],
 }
+if baseline:
+    tools["baseline skarn run (default policy)"] = [baseline, "run", "--no-config", "--workspace", ws, "--", "/bin/true"]
 bwrap = shutil.which("bwrap")
 if bwrap:
     tools["bwrap --unshare-all ..."] = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",

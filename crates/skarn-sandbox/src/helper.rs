@@ -1,6 +1,7 @@
-//! The helper: a fresh, single-threaded process (the `skarn` binary
-//! re-executed with `__sandbox-helper`) that builds the confinement and
-//! execs the target.
+//! The helper: a single-threaded process that builds the confinement and
+//! execs the target. It is either the `skarn run` process itself (checked
+//! single-threaded, see [`crate::launch::run_in_this_process`]) or, from a
+//! multi-threaded caller, a fresh exec of the binary with `__sandbox-helper`.
 //!
 //! Process tree:
 //! - **helper** (this process): creates the pids cgroup and the user/PID/
@@ -96,9 +97,15 @@ pub fn helper_main() -> i32 {
 }
 
 /// A pids cgroup for the run (root only).
+///
+/// The helper itself never joins it: it moves init in right after forking
+/// it, while init builds the new root, and init waits for that move to be
+/// confirmed before it starts the target. Moving a process between
+/// cgroups is slow (the kernel waits for an RCU grace period: 0.5 to 20 ms
+/// on a loaded host), so overlapping it with the mount work takes it off
+/// the critical path without letting any process of the sandbox escape it.
 struct Cgroup {
     dir: PathBuf,
-    parent: PathBuf,
 }
 
 impl Cgroup {
@@ -109,22 +116,17 @@ impl Cgroup {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
-        let cg = Cgroup {
-            dir,
-            parent: parent.to_path_buf(),
-        };
-        let r =
-            sys::write_file(&cg.dir.join("pids.max"), max.to_string().as_bytes()).and_then(|_| {
-                sys::write_file(
-                    &cg.dir.join("cgroup.procs"),
-                    std::process::id().to_string().as_bytes(),
-                )
-            });
-        if let Err(e) = r {
+        let cg = Cgroup { dir };
+        if let Err(e) = sys::write_file(&cg.dir.join("pids.max"), max.to_string().as_bytes()) {
             let _ = std::fs::remove_dir(&cg.dir);
             return Err(e);
         }
         Ok(cg)
+    }
+
+    /// Move process `pid` (init, not yet running anything else) in.
+    fn attach(&self, pid: libc::pid_t) -> std::io::Result<()> {
+        sys::write_file(&self.dir.join("cgroup.procs"), pid.to_string().as_bytes())
     }
 
     fn kill_all(&self) {
@@ -138,16 +140,7 @@ impl Cgroup {
         }
     }
 
-    /// Move the calling process back to the parent cgroup.
-    fn leave(&self) {
-        let _ = sys::write_file(
-            &self.parent.join("cgroup.procs"),
-            std::process::id().to_string().as_bytes(),
-        );
-    }
-
     fn remove(self) {
-        self.leave();
         for _ in 0..200 {
             self.kill_all();
             if std::fs::remove_dir(&self.dir).is_ok() {
@@ -292,7 +285,6 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
 fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) -> Option<()> {
     let cg = cgroup_parent.map(|parent| Cgroup {
         dir: parent.join(format!("skarn-{}", std::process::id())),
-        parent: parent.to_path_buf(),
     });
     let paths = reserved.paths.clone();
     let mut fds = [0; 2];
@@ -359,7 +351,7 @@ fn make_host_tmp() -> Option<PathBuf> {
     Some(PathBuf::from(OsString::from_vec(t)))
 }
 
-fn run(mut plan: Plan) -> i32 {
+pub(crate) fn run(mut plan: Plan) -> i32 {
     let mut notes: Vec<String> = Vec::new();
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
@@ -467,11 +459,29 @@ fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let (rd, wr) = (fds[0], fds[1]);
+    // Cgroup hand-shake: init waits on `cg_rd` until the helper has moved
+    // it into the pids cgroup (b'1') or failed to (b'0').
+    let (cg_rd, cg_wr) = if cgroup.is_some() {
+        let mut p = [0; 2];
+        // SAFETY: p is a valid 2-int array.
+        if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+            err_line("pipe2 failed");
+            return EXIT_SETUP;
+        }
+        (p[0], p[1])
+    } else {
+        (-1, -1)
+    };
     let child = match sys::fork() {
         Ok(0) => {
-            // SAFETY: closing our copy of the read end.
-            unsafe { libc::close(rd) };
-            init_main(&plan, wr)
+            // SAFETY: closing our copies of the helper's pipe ends.
+            unsafe {
+                libc::close(rd);
+                if cg_wr >= 0 {
+                    libc::close(cg_wr);
+                }
+            }
+            init_main(&plan, wr, cg_rd)
         }
         Ok(pid) => pid,
         Err(e) => {
@@ -479,6 +489,15 @@ fn run(mut plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
+    if let Some(c) = &cgroup {
+        let ok = c.attach(child).is_ok();
+        sys::write_fd(cg_wr, if ok { b"1" } else { b"0" });
+        // SAFETY: closing our own pipe ends.
+        unsafe {
+            libc::close(cg_wr);
+            libc::close(cg_rd);
+        }
+    }
     // SAFETY: closing our copy of the write end.
     unsafe { libc::close(wr) };
     install_forwarders();
@@ -647,7 +666,7 @@ fn fatal(wr: libc::c_int, msg: &str) -> ! {
 }
 
 /// PID 1 of the sandbox: build the root, start the target, reap.
-fn init_main(plan: &Plan, wr: libc::c_int) -> ! {
+fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
     if plan.ns.mount {
         if let Err(e) = sys::unshare(libc::CLONE_NEWNS) {
@@ -682,6 +701,28 @@ fn init_main(plan: &Plan, wr: libc::c_int) -> ! {
     // SAFETY: setpgid takes integers.
     unsafe { libc::setpgid(0, 0) };
     install_forwarders();
+    if cg_rd >= 0 {
+        // Nothing may start before init is inside the pids cgroup.
+        let mut b = [0u8; 1];
+        let n = loop {
+            // SAFETY: reading one byte into a valid buffer.
+            let n = unsafe { libc::read(cg_rd, b.as_mut_ptr().cast(), 1) };
+            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n;
+            }
+        };
+        match (n, b[0]) {
+            (1, b'1') => {}
+            (1, _) => status(
+                wr,
+                "note",
+                "pids cgroup could not be joined: max_procs NOT enforced",
+            ),
+            _ => fatal(wr, "the helper went away before the pids cgroup was joined"),
+        }
+        // SAFETY: closing our own descriptor.
+        unsafe { libc::close(cg_rd) };
+    }
     let t = match sys::fork() {
         Ok(0) => target_main(plan, wr),
         Ok(pid) => pid,

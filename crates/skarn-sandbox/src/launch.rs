@@ -43,3 +43,50 @@ pub fn helper_command(
     cmd.env(PLAN_ENV, json);
     Ok(cmd)
 }
+
+/// Whether the calling process has exactly one thread (read from
+/// `/proc/self/stat`; false when that cannot be read).
+pub fn is_single_threaded() -> bool {
+    let Ok(stat) = std::fs::read("/proc/self/stat") else {
+        return false;
+    };
+    // Fields after the command name (which may contain spaces or ')'):
+    // state is field 3, num_threads field 20.
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+        return false;
+    };
+    std::str::from_utf8(&stat[close + 1..])
+        .ok()
+        .and_then(|rest| rest.split_whitespace().nth(17))
+        == Some("1")
+}
+
+/// Become the helper in this very process, without re-executing the
+/// binary: the environment is replaced by exactly `env` (already scrubbed)
+/// and the plan runs here, returning the command's exit status. When the
+/// process is not single-threaded nothing is changed and the plan is handed
+/// back (`Err`): the caller then falls back to [`helper_command`].
+///
+/// This saves an `execve` of the whole binary (dynamic loading, runtime
+/// start-up, plan serialisation) on every run. It is sound only because the
+/// process is single-threaded: the helper forks and allocates in the child,
+/// which a multi-threaded parent must never do.
+pub fn run_in_this_process(plan: Plan, env: &[(OsString, OsString)]) -> Result<i32, Box<Plan>> {
+    if !is_single_threaded() {
+        return Err(Box::new(plan));
+    }
+    let old: Vec<OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    for k in old {
+        // SAFETY: the process is single-threaded (checked above), so no
+        // other thread reads the environment concurrently.
+        unsafe { std::env::remove_var(k) };
+    }
+    for (k, v) in env {
+        if k.is_empty() || k.as_encoded_bytes().contains(&b'=') {
+            continue;
+        }
+        // SAFETY: as above, single-threaded.
+        unsafe { std::env::set_var(k, v) };
+    }
+    Ok(crate::helper::run(plan))
+}

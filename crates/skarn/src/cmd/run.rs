@@ -359,6 +359,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ReportFormat::None
     };
+    if !args.compress.compress {
+        // Usually the helper runs right here (this process is
+        // single-threaded: no runtime or thread exists in `skarn run`);
+        // otherwise it is a fresh exec of this binary.
+        match skarn_sandbox::launch::run_in_this_process(plan, &env) {
+            Ok(code) => return Ok(ExitCode::from(code.clamp(0, 255) as u8)),
+            Err(p) => plan = *p,
+        }
+    }
     let mut cmd = skarn_sandbox::launch::helper_command(Path::new("/proc/self/exe"), &plan, &env)?;
     if args.compress.compress {
         // Capture the sandboxed command's stdout and stderr on one pipe and
