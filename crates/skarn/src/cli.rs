@@ -56,7 +56,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("skarn: error: {err:#}");
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "skarn: error: {err:#}");
             ExitCode::from(EXIT_USAGE)
         }
     }

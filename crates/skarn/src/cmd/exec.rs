@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use skarn_codemode::{ErrorKind, ExecOutcome, Limits, ToolBridge, bridge::NoServers};
+use skarn_worker::Isolation;
 
 /// Exit code: the script threw (runtime error, unconvertible return value).
 pub const EXIT_SCRIPT_ERROR: u8 = 1;
@@ -65,9 +66,26 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_size)]
     pub max_log_bytes: usize,
 
-    /// Print one JSON object {ok, value, error, logs, tool_calls, elapsed_ms} on stdout.
+    /// Gateway configuration (skarn.toml) whose MCP servers the script's
+    /// tool calls reach. Without it there are no servers.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Where the script runs: auto (a confined worker process where the OS
+    /// sandbox is available, else in this process), worker (an error where
+    /// unavailable) or in_process [default: auto, or the configuration's
+    /// gateway.isolation].
+    #[arg(long, value_name = "MODE", value_parser = parse_isolation)]
+    pub isolation: Option<Isolation>,
+
+    /// Print one JSON object {ok, value, error, logs, tool_calls, elapsed_ms,
+    /// isolation} on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_isolation(s: &str) -> Result<Isolation, String> {
+    s.parse::<Isolation>().map_err(|e| e.to_string())
 }
 
 impl Args {
@@ -108,11 +126,33 @@ impl Args {
     }
 }
 
-/// The bridge scripts talk to. Without a gateway configuration there are no
-/// servers: every tool call fails with a catchable "no server named X".
-/// This is the seam where a `--config skarn.toml` gateway bridge plugs in.
-pub fn build_bridge(_args: &Args) -> anyhow::Result<Arc<dyn ToolBridge>> {
-    Ok(Arc::new(NoServers))
+/// The bridge scripts talk to, and the gateway handle that keeps its
+/// servers alive. Without a gateway configuration there are no servers:
+/// every tool call fails with a catchable "no server named X".
+pub fn build_bridge(
+    args: &Args,
+) -> anyhow::Result<(Arc<dyn ToolBridge>, Option<skarn_gateway::GatewayHandle>)> {
+    match &args.config {
+        None => Ok((Arc::new(NoServers), None)),
+        Some(path) => {
+            if !path.exists() {
+                bail!("{}: no such configuration file", path.display());
+            }
+            let (bridge, handle) = skarn_gateway::bridge_from_config(path)?;
+            Ok((bridge, Some(handle)))
+        }
+    }
+}
+
+/// The isolation to use: the flag, else the configuration's, else auto.
+fn isolation(args: &Args) -> anyhow::Result<Isolation> {
+    if let Some(i) = args.isolation {
+        return Ok(i);
+    }
+    match &args.config {
+        Some(path) if path.exists() => Ok(skarn_gateway::Config::load(path)?.gateway.isolation),
+        _ => Ok(Isolation::Auto),
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -126,10 +166,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--timeout must be positive");
     }
     let code = args.script()?;
-    let bridge = build_bridge(&args)?;
-    let outcome = skarn_codemode::execute(&code, bridge, &args.limits());
-    print_outcome(&outcome, args.json)?;
-    Ok(ExitCode::from(exit_code(&outcome)))
+    let requested = isolation(&args)?;
+    // One script per process: no warm pool, a single cold worker.
+    let mut pool = skarn_worker::PoolConfig::new(skarn_worker::WorkerCommand::current_exe());
+    pool.warm = 0;
+    let executor = skarn_worker::Executor::new(requested, pool)
+        .map_err(|e| anyhow::anyhow!("--isolation {}: {e}", requested.as_str()))?;
+    let (bridge, _gateway) = build_bridge(&args)?;
+    let run = executor.execute(&code, bridge, &args.limits());
+    print_outcome(&run.outcome, run.isolation, args.json)?;
+    Ok(ExitCode::from(exit_code(&run.outcome)))
 }
 
 /// The exit code for an outcome.
@@ -146,7 +192,11 @@ pub fn exit_code(outcome: &ExecOutcome) -> u8 {
     }
 }
 
-fn print_outcome(outcome: &ExecOutcome, json: bool) -> anyhow::Result<()> {
+fn print_outcome(
+    outcome: &ExecOutcome,
+    isolation: skarn_worker::IsolationUsed,
+    json: bool,
+) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
         let (value, error) = match &outcome.result {
@@ -160,21 +210,23 @@ fn print_outcome(outcome: &ExecOutcome, json: bool) -> anyhow::Result<()> {
             "logs": outcome.logs,
             "tool_calls": outcome.tool_calls,
             "elapsed_ms": outcome.elapsed_ms,
+            "isolation": isolation.as_str(),
         });
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
         return Ok(());
     }
     {
+        // Best effort: a closed stderr must not cost the returned value.
         let mut err = std::io::stderr().lock();
         for line in &outcome.logs {
-            writeln!(err, "{line}")?;
+            let _ = writeln!(err, "{line}");
         }
         if let Err(e) = &outcome.result {
-            match e.kind {
-                ErrorKind::Rejected | ErrorKind::Syntax => writeln!(err, "skarn: {e}")?,
-                k => writeln!(err, "skarn: {}: {e}", kind_name(k))?,
-            }
+            let _ = match e.kind {
+                ErrorKind::Rejected | ErrorKind::Syntax => writeln!(err, "skarn: {e}"),
+                k => writeln!(err, "skarn: {}: {e}", kind_name(k)),
+            };
         }
     }
     if let Ok(v) = &outcome.result {

@@ -1,0 +1,119 @@
+//! `skarn exec` wired to the gateway (`--config`) and to the worker
+//! (`--isolation`): real processes, real downstream server.
+
+use std::path::Path;
+use std::process::Command;
+
+const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {} {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn isolation_flag_is_honoured_and_reported() {
+    for (mode, expect) in [("worker", "worker"), ("in_process", "in_process")] {
+        let out = Command::new(SKARN)
+            .args([
+                "exec",
+                "--json",
+                "--isolation",
+                mode,
+                "--code",
+                "return 6 * 7",
+            ])
+            .output()
+            .unwrap();
+        let v = json(&out);
+        assert_eq!(v["value"], 42, "{v}");
+        assert_eq!(v["isolation"], expect, "{v}");
+    }
+    let out = Command::new(SKARN)
+        .args(["exec", "--isolation", "sideways", "--code", "return 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn limits_hold_inside_the_worker() {
+    let out = Command::new(SKARN)
+        .args([
+            "exec",
+            "--json",
+            "--isolation",
+            "worker",
+            "--timeout",
+            "1s",
+            "--code",
+            "for(;;){ try { for(;;){} } catch {} }",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let v = json(&out);
+    assert_eq!(v["error"]["kind"], "deadline", "{v}");
+    assert_eq!(v["isolation"], "worker");
+}
+
+#[test]
+fn config_connects_scripts_to_downstream_servers() {
+    let example = Path::new(SKARN).with_file_name("skarn-example-server");
+    assert!(example.exists(), "{} is missing", example.display());
+    let dir = std::env::temp_dir().join(format!("skarn-exec-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[servers.example]\ncommand = {:?}\n\n[servers.broken]\ncommand = \"/nonexistent/skarn-exec-test\"\n",
+            example.display().to_string()
+        ),
+    )
+    .unwrap();
+    let script = r#"
+        const r = await skarn.callTool("example", "add", { a: 2, b: 40 });
+        let err = "";
+        try { await skarn.callTool("broken", "anything", {}); } catch (e) { err = String(e); }
+        return { sum: r.sum, err };
+    "#;
+    let out = Command::new(SKARN)
+        .args(["exec", "--json", "--config"])
+        .arg(&cfg)
+        .args(["--code", script])
+        .output()
+        .unwrap();
+    let v = json(&out);
+    assert_eq!(v["value"]["sum"], 42, "{v}");
+    let err = v["value"]["err"].as_str().unwrap();
+    assert!(
+        err.contains("broken") && err.contains("failed to start"),
+        "{err}"
+    );
+    // A named configuration that does not exist: one clear error, exit 2.
+    let out = Command::new(SKARN)
+        .args(["exec", "--config"])
+        .arg(dir.join("missing.toml"))
+        .args(["--code", "return 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_closed_stderr_does_not_lose_the_value() {
+    let out = Command::new(SKARN)
+        .args(["exec", "--code", "skarn.log('noise'); return 5"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5");
+    assert_eq!(out.status.code(), Some(0));
+}
