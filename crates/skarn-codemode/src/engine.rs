@@ -54,7 +54,7 @@ pub const MIN_MEMORY_BYTES: usize = 1 << 20;
 pub const MIN_STACK_BYTES: usize = 64 << 10;
 
 /// Largest native stack limit applied (the isolate thread must really have it).
-pub const MAX_STACK_BYTES: usize = 256 << 20;
+pub const MAX_STACK_BYTES: usize = 16 << 20;
 
 /// Largest tool-call argument object accepted from a script (JSON bytes).
 pub const MAX_ARGS_BYTES: usize = 8 << 20;

@@ -117,3 +117,24 @@ fn a_closed_stderr_does_not_lose_the_value() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5");
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn deep_recursion_at_the_largest_stack_ends_as_a_limit_not_a_crash() {
+    for mode in ["in_process", "worker"] {
+        let out = Command::new(SKARN)
+            .args(["exec", "--json", "--stack", "16M", "--isolation", mode])
+            .args([
+                "--code",
+                "function f(n) { return f(n + 1) + 1 } return f(0)",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(4), "{mode}");
+        assert_eq!(json(&out)["error"]["kind"], "stack", "{mode}");
+    }
+    let out = Command::new(SKARN)
+        .args(["exec", "--stack", "64M", "--code", "return 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -162,6 +162,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.stack < 64 << 10 {
         bail!("--stack must be at least 64K");
     }
+    if args.stack > skarn_codemode::MAX_STACK_BYTES {
+        bail!(
+            "--stack must be at most {}M",
+            skarn_codemode::MAX_STACK_BYTES >> 20
+        );
+    }
     if args.timeout.is_zero() {
         bail!("--timeout must be positive");
     }
