@@ -373,7 +373,13 @@ pub(crate) fn log_values<'js>(shared: &Shared, values: &[Value<'js>]) -> rquickj
         if room > 0 && !line.is_empty() {
             logs.push(line);
         }
-        logs.drop_line(0);
+        // Count what is known without building it: the strings' lengths.
+        let known: usize = values
+            .iter()
+            .filter(|v| v.is_string())
+            .map(convert::js_string_len)
+            .sum();
+        logs.drop_line(known.saturating_sub(room));
         return Ok(());
     }
     shared.log_line(line);

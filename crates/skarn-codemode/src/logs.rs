@@ -64,9 +64,14 @@ impl LogSink {
     pub(crate) fn snapshot(&self) -> Vec<String> {
         let mut out = self.lines.clone();
         if self.dropped_lines > 0 || self.dropped_bytes > 0 {
+            let bytes = if self.dropped_bytes > 0 {
+                format!(", at least {} byte(s)", self.dropped_bytes)
+            } else {
+                String::new()
+            };
             out.push(format!(
-                "[skarn: log capped at {} lines / {} bytes: {} more line(s) and {} byte(s) dropped]",
-                self.max_lines, self.max_bytes, self.dropped_lines, self.dropped_bytes
+                "[skarn: log capped at {} lines / {} bytes: {} more line(s) dropped{bytes}]",
+                self.max_lines, self.max_bytes, self.dropped_lines
             ));
         }
         out
@@ -94,6 +99,9 @@ mod tests {
         let out = s.snapshot();
         assert_eq!(out[0], "12345678");
         assert_eq!(out[1], "ab");
-        assert!(out[2].contains("1 more line(s) and 7 byte(s)"), "{out:?}");
+        assert!(
+            out[2].contains("1 more line(s) dropped, at least 7 byte(s)"),
+            "{out:?}"
+        );
     }
 }
