@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS="${1:-300}"
 if [ "$(id -u)" = 0 ] && [ -z "${SKARN_NO_BUILD:-}" ]; then cargo build --release -q -p skarn; fi
-SKARN="$PWD/target/release/skarn"
+SKARN="${SKARN:-$PWD/target/release/skarn}"
 WS="$(mktemp -d /tmp/skarn-bench-XXXXXX)"          # on the root filesystem
 SHM="$(mktemp -d /dev/shm/skarn-bench-XXXXXX)"      # on tmpfs
 trap 'rm -rf "$WS" "$SHM"' EXIT
