@@ -184,6 +184,14 @@ impl Gateway {
             let s = s.clone();
             tokio::spawn(async move { s.start().await });
         }
+    }
+
+    /// Build the script executor now, in the background (probe and warm
+    /// pool), so that the first `execute` does not wait for it. `skarn
+    /// serve` calls this; embedders that run scripts with their own
+    /// executor (e.g. `skarn exec` through [`crate::bridge_from_config`])
+    /// do not, and no worker is started for them.
+    pub fn prepare_executor(self: &Arc<Self>) {
         let gw = self.clone();
         tokio::spawn(async move {
             let _ = gw.executor().await;

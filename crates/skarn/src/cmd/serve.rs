@@ -87,6 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = rt.block_on(async move {
         let gw = Gateway::new(config);
         gw.start();
+        gw.prepare_executor();
         let r = match addr {
             None => serve_stdio(gw.clone()).await,
             Some(addr) => serve_http(gw.clone(), addr, &args.token_env).await,
