@@ -30,6 +30,9 @@ pub struct GatewayConfig {
     pub isolation: Isolation,
     /// Pre-started confined workers kept ready (0: start one per script).
     pub worker_pool: usize,
+    /// Scripts run at the same time (default 8); further `execute` calls
+    /// wait their turn, so a burst cannot start unbounded workers.
+    pub max_concurrent_executes: usize,
     /// Limits for each `execute`.
     pub limits: Limits,
     /// Seconds a downstream server may take to start (default 30).
@@ -45,6 +48,7 @@ impl Default for GatewayConfig {
             namespace_separator: "__".into(),
             isolation: Isolation::Auto,
             worker_pool: skarn_worker::DEFAULT_WARM,
+            max_concurrent_executes: 8,
             limits: Limits::default(),
             start_timeout: 30.0,
             call_timeout: 60.0,
@@ -241,6 +245,12 @@ impl Config {
                     format!("{what} must be a number of seconds between 0 and 86400"),
                 ));
             }
+        }
+        if !(1..=256).contains(&gateway.max_concurrent_executes) {
+            return Err(err_at(
+                gateway_span,
+                "max_concurrent_executes must be between 1 and 256".into(),
+            ));
         }
         if gateway.worker_pool > 64 {
             return Err(err_at(
@@ -452,6 +462,10 @@ timeout = 5
         assert!(e.message.contains("timeout"), "{e}");
         let e = Config::parse("[gateway]\nisolation = \"sandboxed\"\n", "f").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
+        let e = Config::parse("[gateway]\nmax_concurrent_executes = 0\n", "f").unwrap_err();
+        assert!(e.message.contains("max_concurrent_executes"), "{e}");
+        let c = Config::parse("[gateway]\nmax_concurrent_executes = 3\n", "f").unwrap();
+        assert_eq!(c.gateway.max_concurrent_executes, 3);
         let e = Config::parse("[gateway]\nworker_pool = 1000\n", "f").unwrap_err();
         assert!(e.message.contains("worker_pool"), "{e}");
         let c = Config::parse("[gateway]\nisolation = \"worker\"\nworker_pool = 0\n", "f").unwrap();

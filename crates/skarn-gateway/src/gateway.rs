@@ -83,6 +83,8 @@ pub struct Gateway {
     rebuilding: Mutex<()>,
     /// How `execute` runs scripts (built in the background at start).
     executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
+    /// One permit per script allowed to run at once.
+    pub exec_slots: Arc<tokio::sync::Semaphore>,
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
 }
@@ -109,6 +111,7 @@ pub enum CallError {
 impl Gateway {
     /// Build the gateway (nothing starts until [`Gateway::start`]).
     pub fn new(config: Config) -> Arc<Gateway> {
+        let slots = config.gateway.max_concurrent_executes;
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
         let dirty = Arc::new(AtomicU64::new(0));
@@ -141,6 +144,7 @@ impl Gateway {
             dirty,
             rebuilding: Mutex::new(()),
             executor: tokio::sync::OnceCell::new(),
+            exec_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
         })

@@ -12,8 +12,12 @@ pub const STARTER: &str = r#"# skarn.toml: the downstream MCP servers behind `sk
 passthrough = false
 # Between the server name and the tool name in namespaced names.
 namespace_separator = "__"
-# Where `execute` runs scripts: "auto" or "in_process".
+# Where `execute` runs scripts: "auto" (a confined worker process where the
+# kernel allows it, else in-process), "worker" or "in_process".
 isolation = "auto"
+# Warm confined workers kept ready, and scripts allowed to run at once.
+worker_pool = 2
+max_concurrent_executes = 8
 # Seconds a server may take to start, and any one call to take.
 start_timeout = 30
 call_timeout = 60

@@ -220,6 +220,8 @@ impl GatewayServer {
             self.gw.clone(),
             tokio::runtime::Handle::current(),
         ));
+        // Bounded concurrency: each running script may hold a worker process.
+        let _slot = self.gw.exec_slots.clone().acquire_owned().await;
         let (outcome, isolation) = run_script(
             self.gw.executor().await,
             code.to_owned(),
