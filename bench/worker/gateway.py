@@ -14,6 +14,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,47 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Gateway:
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "gateway"))
+from bench_e2e import Gateway as _RawGateway  # noqa: E402  (one raw JSON-RPC client for both benches)
+
+
+class Gateway(_RawGateway):
     def __init__(self, skarn, cfg, isolation):
-        self.p = subprocess.Popen(
-            [skarn, "serve", "--config", str(cfg), "--isolation", isolation],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            bufsize=0,
-        )
-        self.id = 0
-        self.buf = b""
-
-    def send(self, obj):
-        self.p.stdin.write((json.dumps(obj) + "\n").encode())
-
-    def recv(self):
-        while b"\n" not in self.buf:
-            chunk = os.read(self.p.stdout.fileno(), 1 << 20)
-            if not chunk:
-                raise EOFError("gateway closed stdout")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line)
-
-    def request(self, method, params=None):
-        self.id += 1
-        msg = {"jsonrpc": "2.0", "id": self.id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-        while True:
-            m = self.recv()
-            if m.get("id") == self.id:
-                return m
+        super().__init__(skarn, cfg, ["--isolation", isolation])
 
     def execute(self, code):
-        return self.request("tools/call", {"name": "execute", "arguments": {"code": code}})
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=20)
+        return self.call("execute", {"code": code})
 
 
 def row(name, times):

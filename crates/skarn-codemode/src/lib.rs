@@ -159,13 +159,7 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             Err(shared.deadline_error(" (the isolate was stuck in native code and was abandoned)"))
         }
     };
-    let logs = shared
-        .logs
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .snapshot();
-    let calls = shared.tool_calls.load(std::sync::atomic::Ordering::Relaxed);
-    finished(result, logs, calls, start)
+    finish_run(result, &shared, start)
 }
 
 /// Like [`execute`] but runs the isolate on the calling thread, with no
@@ -184,6 +178,16 @@ pub fn execute_on_current_thread(
     };
     let shared = Arc::new(Shared::new(limits, start));
     let result = run_guarded(&prep, bridge, &shared);
+    finish_run(result, &shared, start)
+}
+
+/// The outcome of a run: its result plus the logs and call count `shared`
+/// recorded.
+fn finish_run(
+    result: Result<serde_json::Value, ExecError>,
+    shared: &Shared,
+    start: Instant,
+) -> ExecOutcome {
     let logs = shared
         .logs
         .lock()
