@@ -23,6 +23,8 @@ fn run_compress_keeps_diagnostics_and_exit_status() {
         .args(["run", "--no-config", "--compress", "--workspace"])
         .arg(&ws)
         .args(["--", "sh", "-c", script])
+        // The recall store must lie outside the directory skarn runs in.
+        .current_dir(&ws)
         .env("SKARN_RECALL_DIR", &state)
         .output()
         .unwrap();
