@@ -16,6 +16,8 @@
 //! allow_env = ["MY_TOKEN"]
 //! protect_persistence = true
 //! fail_closed = true
+//! private_home = true            # a private, writable, discarded $HOME
+//! allow_home_workspace = false   # accept a workspace that holds $HOME
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -93,6 +95,10 @@ pub struct RunSection {
     pub protect_persistence: Option<bool>,
     /// Fail closed.
     pub fail_closed: Option<bool>,
+    /// Accept a workspace that holds the home directory.
+    pub allow_home_workspace: Option<bool>,
+    /// Private writable home (default true).
+    pub private_home: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

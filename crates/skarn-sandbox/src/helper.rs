@@ -233,17 +233,23 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
     let git_is_dir = std::fs::symlink_metadata(&git)
         .map(|m| m.is_dir())
         .unwrap_or(false);
-    let mut paths = Vec::new();
+    let mut paths: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
     let mut git_done = false;
     for op in std::mem::take(&mut plan.fs) {
-        let FsOp::Protect { path, reserve } = &op else {
-            out.push(op);
-            continue;
+        let (path, reserve, is_mask) = match &op {
+            FsOp::Protect { path, reserve } => (path.clone(), *reserve, false),
+            FsOp::Mask {
+                path,
+                reserve: true,
+            } => (path.clone(), true, true),
+            _ => {
+                out.push(op);
+                continue;
+            }
         };
-        let reserve = *reserve;
         let mut target = path.clone();
-        if path.starts_with(&git) && path != &git && !git_is_dir {
+        if !is_mask && path.starts_with(&git) && path != git && !git_is_dir {
             // .git missing (or a gitdir file): protect .git itself, once.
             if git_done {
                 continue;
@@ -255,26 +261,69 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         if missing && !reserve {
             continue;
         }
-        if missing
-            && let Err(e) = make_socket_inode(&target)
-            && std::fs::symlink_metadata(&target).is_err()
-        {
-            notes.push(format!(
-                "could not reserve missing persistence path {} ({e}); it is not protected",
-                target.display()
-            ));
-            continue;
+        if missing {
+            // Reserve the first missing component: with it taken, nothing
+            // below it can be created either.
+            match first_missing(&target) {
+                Ok(Some(c)) => target = c,
+                Ok(None) => continue, // an ancestor is not a directory
+                Err(why) => {
+                    notes.push(format!(
+                        "could not reserve missing protected path {} ({why}); it is not protected",
+                        target.display()
+                    ));
+                    continue;
+                }
+            }
+            if paths.contains(&target) {
+                continue;
+            }
+            if let Err(e) = make_socket_inode(&target)
+                && std::fs::symlink_metadata(&target).is_err()
+            {
+                notes.push(format!(
+                    "could not reserve missing protected path {} ({e}); it is not protected",
+                    target.display()
+                ));
+                continue;
+            }
         }
-        if is_placeholder(&target).is_some() {
+        if is_placeholder(&target).is_some() && !paths.contains(&target) {
             paths.push(target.clone());
         }
-        out.push(FsOp::Protect {
-            path: target,
-            reserve,
+        out.push(if is_mask {
+            FsOp::Mask {
+                path: target,
+                reserve,
+            }
+        } else {
+            FsOp::Protect {
+                path: target,
+                reserve,
+            }
         });
     }
     plan.fs = out;
     Reserved { lock_fd, paths }
+}
+
+/// The first component of `path` that does not exist (`path` itself when
+/// only its last component is missing). `Ok(None)` when an existing
+/// ancestor is not a directory (nothing can be created below it); an error
+/// when an ancestor is a symlink (the name would be created wherever it
+/// points).
+fn first_missing(path: &Path) -> Result<Option<PathBuf>, &'static str> {
+    let mut acc = PathBuf::new();
+    for c in path.components() {
+        acc.push(c);
+        match std::fs::symlink_metadata(&acc) {
+            Ok(m) if m.file_type().is_symlink() => return Err("an ancestor is a symlink"),
+            Ok(m) if acc.as_path() != path && !m.is_dir() => return Ok(None),
+            Ok(_) => {}
+            Err(_) => return Ok(Some(acc)),
+        }
+    }
+    Ok(None)
 }
 
 /// Start a detached process that, once this helper and everything holding
@@ -371,7 +420,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             flags |= f;
         }
     }
-    let created = if plan.ns.mount && plan.policy.protect_persistence {
+    let created = if plan.ns.mount {
         prepare_protect(&mut plan, &mut notes)
     } else {
         Reserved {

@@ -38,6 +38,22 @@ pub struct HostFacts {
     /// symlink. Each is denied like the secret itself.
     #[serde(default)]
     pub secret_aliases: Vec<PathBuf>,
+    /// Entries of granted system directories closed to others (see
+    /// [`crate::owner_only`]); probed only for root, the one caller able to
+    /// read them. Each is hidden like a secret.
+    #[serde(default)]
+    pub owner_only: Vec<PathBuf>,
+    /// The owner-only walk stopped at its entry cap.
+    #[serde(default)]
+    pub owner_only_truncated: bool,
+    /// The canonical home directory when `home` is or passes through a
+    /// symlink.
+    #[serde(default)]
+    pub home_real: Option<PathBuf>,
+    /// Owner of the workspace directory, when known (set by
+    /// [`HostFacts::observe_workspace`]).
+    #[serde(default)]
+    pub workspace_owner: Option<u32>,
 }
 
 /// The home directory the password database gives `uid`.
@@ -70,8 +86,10 @@ fn secret_aliases(home: Option<&std::path::Path>, uid: u32) -> Vec<PathBuf> {
         out.extend(crate::policy::default_secret_paths(Some(h)));
     }
     let named: Vec<PathBuf> = primary.iter().chain(out.iter()).cloned().collect();
+    // Missing secrets too: a symlinked home (or ~/.config) moves where a
+    // secret would be created, and that place must be reserved as well.
     for p in named {
-        if let Ok(real) = std::fs::canonicalize(&p)
+        if let Some(real) = crate::grants::canonical_lossy(&p)
             && real != p
         {
             out.push(real);
@@ -115,6 +133,15 @@ impl HostFacts {
             .filter(|p| p.is_absolute())
             .or_else(|| passwd_home(uid));
         let secret_aliases = secret_aliases(home.as_deref(), uid);
+        let home_real = home
+            .as_deref()
+            .and_then(crate::grants::canonical_lossy)
+            .filter(|r| Some(r) != home.as_ref());
+        let owner_only = if uid == 0 {
+            crate::owner_only::find(crate::owner_only::WALKED_DIRS)
+        } else {
+            Default::default()
+        };
         HostFacts {
             uid,
             gid,
@@ -126,7 +153,17 @@ impl HostFacts {
             cgroup_pids,
             arch: std::env::consts::ARCH.to_string(),
             secret_aliases,
+            owner_only: owner_only.paths,
+            owner_only_truncated: owner_only.truncated,
+            workspace_owner: None,
+            home_real,
         }
+    }
+
+    /// Record facts about the workspace the planner reports on (its owner).
+    pub fn observe_workspace(&mut self, ws: &std::path::Path) {
+        use std::os::unix::fs::MetadataExt;
+        self.workspace_owner = std::fs::metadata(ws).ok().map(|m| m.uid());
     }
 }
 

@@ -24,12 +24,14 @@
 
 pub mod config;
 pub mod env;
+pub mod grants;
 pub mod helper;
 pub mod host;
 pub mod landlock_rules;
 pub mod launch;
 pub mod mounts;
 pub mod ns;
+pub mod owner_only;
 pub mod plan;
 pub mod policy;
 pub mod presets;

@@ -161,6 +161,29 @@ pub fn build_root(
         unsafe { libc::chmod(c.as_ptr(), 0) };
     }
 
+    if ops.iter().any(|o| {
+        matches!(
+            o,
+            FsOp::Bind {
+                access: Access::Private,
+                ..
+            }
+        )
+    }) {
+        let layers = Path::new(LAYERS);
+        ctx(mkdir_p(layers), "mkdir", layers)?;
+        ctx(
+            sys::mount(
+                Some(Path::new("tmpfs")),
+                layers,
+                Some("tmpfs"),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                Some(&tmpfs_opts.replace("mode=1777", "mode=0700")),
+            ),
+            "mount tmpfs",
+            layers,
+        )?;
+    }
     let mut pinned = Vec::new();
     for op in ops {
         match op {
@@ -182,21 +205,55 @@ pub fn build_root(
                     &t,
                 )?;
             }
-            FsOp::Mask { path } => {
+            FsOp::Mask { path, .. } => {
                 let dst = under(NEW, path);
                 let Ok(md) = std::fs::symlink_metadata(&dst) else {
                     continue;
                 };
-                let src = if md.is_dir() { "/empty.d" } else { "/empty.f" };
                 if md.file_type().is_symlink() {
-                    // A symlink resolves inside the sandbox; hide its target if granted.
+                    // Its target is denied under its own (canonical) name.
                     notes.push(format!(
                         "secret {} is a symlink; its target is hidden only if it is a secret too",
                         path.display()
                     ));
                     continue;
                 }
+                let src = if md.is_dir() {
+                    "/empty.d"
+                } else if md.file_type().is_socket() {
+                    "/empty.s"
+                } else {
+                    "/empty.f"
+                };
                 bind(Path::new(src), &dst, false)?;
+            }
+            FsOp::Home { path } => mount_home(path, tmpfs_bytes)?,
+            FsOp::File { path, contents } => {
+                let dst = under(NEW, path);
+                if std::fs::symlink_metadata(&dst).is_err() {
+                    if let Some(parent) = dst.parent() {
+                        ctx(mkdir_p(parent), "mkdir", parent)?;
+                    }
+                    ctx(std::fs::write(&dst, contents), "write", &dst)?;
+                }
+            }
+            FsOp::Symlink { path, target } => {
+                let dst = under(NEW, path);
+                if std::fs::symlink_metadata(&dst).is_err()
+                    && let Some(parent) = dst.parent()
+                    && mkdir_p(parent).is_ok()
+                {
+                    // Best effort: the name inside a read-only grant cannot
+                    // be made, and the grant stays reachable by its target.
+                    let _ = symlink(target, &dst);
+                }
+            }
+            FsOp::Pin { path } => {
+                let dst = under(NEW, path);
+                match std::fs::symlink_metadata(&dst) {
+                    Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true)?,
+                    _ => {}
+                }
             }
             FsOp::Protect { path, .. } => {
                 let dst = under(NEW, path);
@@ -266,6 +323,19 @@ fn bind_grant_depth(
     let Ok(md) = std::fs::symlink_metadata(&src) else {
         return Ok(()); // granted but absent on this host
     };
+    let system = crate::policy::SYSTEM_EXEC_DIRS
+        .iter()
+        .any(|d| Path::new(d) == path)
+        || depth > 0;
+    if !system && crate::grants::passes_through_symlink(&src) {
+        // Grants are canonical when planned: a symlink here appeared since
+        // (a concurrent run in the same tree). Never follow it.
+        notes.push(format!(
+            "grant {} turned into a symlink after planning; not granted",
+            path.display()
+        ));
+        return Ok(());
+    }
     if md.file_type().is_symlink() {
         // Recreate the link (e.g. /bin -> usr/bin) and grant its target,
         // resolved in the host tree (not in the half-built root).
@@ -301,11 +371,93 @@ fn bind_grant_depth(
         ));
         return Ok(());
     }
+    if access == Access::Private {
+        return overlay(&src, &dst, notes);
+    }
     bind_with(
         &src,
         &dst,
         access == Access::ReadWrite,
         access == Access::Read,
+    )
+}
+
+/// Directory holding the private layers' upper and work directories: a
+/// tmpfs in the set-up root, never reachable from the new root.
+const LAYERS: &str = "/layers";
+
+/// Escape a path for the comma-separated overlayfs option string.
+fn ovl_escape(p: &Path) -> Option<String> {
+    let s = p.to_str()?;
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, ',' | ':' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    Some(out)
+}
+
+/// A private copy-on-write layer over `src` at `dst`: reads see the host's
+/// files, writes land in a tmpfs discarded with the sandbox. When overlayfs
+/// refuses (an unsupported lower filesystem), `src` is bound read-only
+/// instead: never writable.
+fn overlay(src: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> {
+    let n = NEXT_LAYER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let base = PathBuf::from(format!("{LAYERS}/{n}"));
+    let (upper, work) = (base.join("u"), base.join("w"));
+    ctx(mkdir_p(&upper), "mkdir", &upper)?;
+    ctx(mkdir_p(&work), "mkdir", &work)?;
+    ctx(mkdir_p(dst), "mkdir", dst)?;
+    let mounted = match ovl_escape(src) {
+        Some(lower) => ["userxattr,", ""].iter().any(|extra| {
+            let opts = format!(
+                "{extra}lowerdir={lower},upperdir={},workdir={}",
+                upper.display(),
+                work.display()
+            );
+            sys::mount(
+                Some(Path::new("overlay")),
+                dst,
+                Some("overlay"),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                Some(&opts),
+            )
+            .is_ok()
+        }),
+        None => false,
+    };
+    if !mounted {
+        notes.push(format!(
+            "{}: no private layer could be made; granted read-only",
+            src.strip_prefix(OLD).unwrap_or(src).display()
+        ));
+        return bind_with(src, dst, false, false);
+    }
+    Ok(())
+}
+
+static NEXT_LAYER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The private home: a tmpfs (owner only) at `path`, sized like /tmp.
+fn mount_home(path: &Path, tmpfs_bytes: Option<u64>) -> Result<(), MountError> {
+    let dst = under(NEW, path);
+    ctx(mkdir_p(&dst), "mkdir", &dst)?;
+    let opts = match tmpfs_bytes {
+        Some(b) => format!("mode=0700,size={b}"),
+        None => "mode=0700".to_string(),
+    };
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            &dst,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(&opts),
+        ),
+        "mount tmpfs",
+        &dst,
     )
 }
 

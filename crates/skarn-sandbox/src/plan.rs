@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
 use crate::policy::{
-    Grant, NetPolicy, PERSISTENCE_PATHS, PROTECT_IF_PRESENT_PATHS, Policy, SHELL_RC_PATHS,
-    SYSTEM_EXEC_DIRS, default_secret_paths,
+    Grant, HOME_PERSISTENCE_PATHS, NetPolicy, PERSISTENCE_PATHS, PROTECT_IF_PRESENT_PATHS, Policy,
+    SHELL_RC_PATHS, SYSTEM_EXEC_DIRS, default_secret_paths,
 };
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
@@ -23,6 +23,9 @@ pub enum Access {
     ReadExec,
     /// Everything (read, write, create, remove, execute).
     ReadWrite,
+    /// Read the host's copy; writes land in a private copy-on-write layer
+    /// that is discarded after the run (toolchain caches).
+    Private,
 }
 
 impl Access {
@@ -31,6 +34,7 @@ impl Access {
             Access::Read => "read",
             Access::ReadExec => "read+exec",
             Access::ReadWrite => "read-write",
+            Access::Private => "read-write (private layer, discarded)",
         }
     }
 }
@@ -52,10 +56,46 @@ pub enum FsOp {
     Dev,
     /// Private tmpfs at /tmp (TMPDIR points at it).
     Tmp,
-    /// Hide a secret under a granted path (empty read-only file or directory).
+    /// Private writable home: a tmpfs at this path (the canonical home
+    /// directory), under which granted paths are bound; discarded after
+    /// the run.
+    Home {
+        /// Canonical home directory.
+        path: PathBuf,
+    },
+    /// A file written into the private home before the command starts.
+    File {
+        /// Path (under the private home).
+        path: PathBuf,
+        /// Contents.
+        contents: String,
+    },
+    /// A symlink created in the new root where nothing else is (the name a
+    /// grant was written with, or `$HOME` when it is a symlink).
+    Symlink {
+        /// Where the link goes.
+        path: PathBuf,
+        /// What it points at.
+        target: PathBuf,
+    },
+    /// Bind a directory inside a writable grant onto itself (still
+    /// writable): a mount point cannot be renamed or removed, so the
+    /// command cannot move an ancestor of a protected path aside and make
+    /// the protection miss it in a later run.
+    Pin {
+        /// Host path.
+        path: PathBuf,
+    },
+    /// Hide a secret under a granted path (empty read-only file or
+    /// directory). When it does not exist and lies in a writable grant,
+    /// `reserve` keeps it from being created: the first missing component
+    /// of the path gets a placeholder for the run.
     Mask {
         /// Host path.
         path: PathBuf,
+        /// Reserve the name when it does not exist.
+        #[serde(default)]
+        reserve: bool,
     },
     /// Keep a workspace persistence path read-only; when missing and
     /// `reserve` is set, an empty read-only placeholder keeps it from being
@@ -229,14 +269,35 @@ pub enum PlanError {
     /// No command.
     #[error("no command given")]
     NoCommand,
+    /// The workspace is the home directory or an ancestor of it.
+    #[error(
+        "workspace {0} holds the home directory: a command could then change what the host \
+         runs or trusts (~/.gitconfig, ~/.config/skarn, shell start-up files); run from a \
+         project directory, or pass --allow-home-workspace (every secret and persistence path \
+         under it is then protected)"
+    )]
+    HomeWorkspace(PathBuf),
 }
 
 fn is_under(p: &Path, dir: &Path) -> bool {
     p.starts_with(dir)
 }
 
+/// Order of access widths, to merge two grants of one path.
+fn rank(a: Access) -> u8 {
+    match a {
+        Access::Read => 0,
+        Access::ReadExec => 1,
+        Access::Private => 2,
+        Access::ReadWrite => 3,
+    }
+}
+
 /// Turn a policy into a plan for this host. Pure: looks at nothing but its
 /// arguments (existence of paths is handled by the helper at run time).
+/// Grants are expected canonical ([`crate::grants::canonicalize`]): the
+/// secret checks compare paths, and a grant reached through a symlink is
+/// bound at what the symlink named when the plan was made.
 pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan, PlanError> {
     if argv.is_empty() {
         return Err(PlanError::NoCommand);
@@ -286,6 +347,19 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             .push(format!("{why}: only seccomp and limits apply"));
     }
 
+    // ---- home ----
+    // The canonical home and, when $HOME is a symlink, the name it has.
+    let home_real = host.home_real.clone().or_else(|| host.home.clone());
+    let homes: Vec<PathBuf> = host
+        .home
+        .iter()
+        .chain(host.home_real.iter())
+        .cloned()
+        .collect();
+    if homes.iter().any(|h| h.starts_with(&ws)) && !policy.allow_home_workspace {
+        return Err(PlanError::HomeWorkspace(ws.clone()));
+    }
+
     // ---- grants (ordered: system, policy, workspace) ----
     let mut binds: Vec<(PathBuf, Access, String)> = Vec::new();
     for d in SYSTEM_EXEC_DIRS {
@@ -304,21 +378,59 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     for g in &policy.exec {
         push(&mut binds, g, Access::ReadExec);
     }
+    for g in &policy.overlay {
+        // Without a mount namespace there is no private layer: the cache
+        // is readable only, never writable.
+        let a = if nsok { Access::Private } else { Access::Read };
+        push(&mut binds, g, a);
+    }
     for g in &policy.write {
         push(&mut binds, g, Access::ReadWrite);
     }
     binds.push((ws.clone(), Access::ReadWrite, "workspace".into()));
+    // One entry per path: the widest access wins, the first source stays.
+    let mut merged: Vec<(PathBuf, Access, String)> = Vec::new();
+    for (p, a, src) in binds {
+        match merged.iter_mut().find(|(q, _, _)| *q == p) {
+            Some(m) => {
+                if rank(a) > rank(m.1) {
+                    m.1 = a;
+                    m.2 = src;
+                }
+            }
+            None => merged.push((p, a, src)),
+        }
+    }
+    let mut binds = merged;
 
     // ---- secrets ----
-    let mut secrets: Vec<(PathBuf, String)> = default_secret_paths(host.home.as_deref())
-        .into_iter()
-        .map(|p| (p, "default (secret)".to_string()))
-        .collect();
+    let mut secrets: Vec<(PathBuf, String)> = Vec::new();
+    for h in homes.iter().map(Some).chain([None]) {
+        if h.is_none() && !secrets.is_empty() {
+            continue;
+        }
+        for p in default_secret_paths(h.map(PathBuf::as_path)) {
+            if !secrets.iter().any(|(q, _)| *q == p) {
+                secrets.push((p, "default (secret)".to_string()));
+            }
+        }
+    }
     for p in &host.secret_aliases {
         secrets.push((p.clone(), "default (secret, other name)".to_string()));
     }
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
+    }
+    for p in &host.owner_only {
+        if !secrets.iter().any(|(s, _)| p.starts_with(s)) {
+            secrets.push((p.clone(), "default (closed to others)".to_string()));
+        }
+    }
+    if host.owner_only_truncated {
+        report.degrade(
+            "too many entries under /etc, /opt and /srv: files there that are closed to others \
+             may be readable by this root command",
+        );
     }
     // A grant that is itself a secret (or inside one) is dropped.
     binds.retain(|(p, _, src)| {
@@ -340,10 +452,22 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             source: src.clone(),
         });
     }
-    // Secrets that lie under a grant must be hidden.
-    let masked: Vec<&(PathBuf, String)> = secrets
+    // The grant that decides access to `p`: the deepest one containing it.
+    let deciding = |p: &Path| -> Option<(PathBuf, Access)> {
+        binds
+            .iter()
+            .filter(|(g, _, _)| is_under(p, g))
+            .max_by_key(|(g, _, _)| g.components().count())
+            .map(|(g, a, _)| (g.clone(), *a))
+    };
+    let writable = |p: &Path| -> Option<PathBuf> {
+        deciding(p).and_then(|(g, a)| (a == Access::ReadWrite).then_some(g))
+    };
+    // Secrets under a grant are hidden; under a writable grant, reserved too.
+    let masked: Vec<(PathBuf, bool)> = secrets
         .iter()
-        .filter(|(s, _)| binds.iter().any(|(p, _, _)| is_under(s, p)))
+        .filter(|(s, _)| deciding(s).is_some())
+        .map(|(s, _)| (s.clone(), writable(s).is_some()))
         .collect();
     for (s, src) in &secrets {
         report.grants.push(GrantReport {
@@ -351,6 +475,21 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             access: "deny".into(),
             source: src.clone(),
         });
+    }
+    if policy.allow_home_workspace && homes.iter().any(|h| h.starts_with(&ws)) {
+        report.notes.push(format!(
+            "workspace {} holds the home directory (--allow-home-workspace): every secret and \
+             persistence path under it is protected, existing or not",
+            ws.display()
+        ));
+    }
+    if let (Some(owner), 0) = (host.workspace_owner, host.uid)
+        && owner != 0
+    {
+        report.degrade(format!(
+            "running as root without capabilities in a workspace owned by uid {owner}: files \
+             and directories there that only their owner may write are read-only to the command"
+        ));
     }
 
     if binds.iter().any(|(p, a, _)| {
@@ -363,14 +502,13 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         );
     }
 
-    let broad = ["/", "/tmp", "/home", "/root", "/var", "/run"]
+    let broad = ["/", "/tmp", "/home", "/var", "/run"]
         .iter()
-        .any(|b| ws == Path::new(b))
-        || host.home.as_deref() == Some(ws.as_path());
+        .any(|b| ws == Path::new(b));
     if broad {
         report.notes.push(format!(
-            "broad workspace {}: everything under it except secret paths is read-write \
-             (and unix sockets under it are reachable)",
+            "broad workspace {}: everything under it except secret and persistence paths is \
+             read-write (and unix sockets under it are reachable)",
             ws.display()
         ));
     }
@@ -393,44 +531,131 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             "namespaces unavailable (no user namespaces for this user): no private /tmp, /proc, \
              /dev or PID namespace; the filesystem allow-list relies on Landlock alone",
         );
+        if !policy.overlay.is_empty() {
+            report.degrade(
+                "toolchain caches are read-only: a private copy-on-write layer needs a mount \
+                 namespace",
+            );
+        }
+    }
+
+    // ---- private home ----
+    // A tmpfs at the home directory unless a grant already covers the home
+    // itself (a grant of the home or of an ancestor: the user asked for it).
+    let private_home = match &home_real {
+        Some(h) if policy.private_home && ns.mount => !binds.iter().any(|(g, _, _)| {
+            h.starts_with(g) && !SYSTEM_EXEC_DIRS.iter().any(|d| Path::new(d) == g)
+        }),
+        _ => false,
+    };
+    if let (Some(h), true) = (&home_real, private_home) {
+        report.grants.push(GrantReport {
+            path: h.display().to_string(),
+            access: "read-write (private home, discarded)".into(),
+            source: "default (private_home)".into(),
+        });
     }
 
     // ---- filesystem steps ----
     let mut fs = Vec::new();
+    // Protected paths (persistence) and masked secrets under writable
+    // grants, for pinning their ancestors.
+    let mut guarded: Vec<PathBuf> = Vec::new();
     if ns.mount {
         fs.push(FsOp::Proc);
         fs.push(FsOp::Dev);
         fs.push(FsOp::Tmp);
+        if let (Some(h), true) = (&home_real, private_home) {
+            fs.push(FsOp::Home { path: h.clone() });
+            if let Some(named) = &host.home
+                && named != h
+            {
+                fs.push(FsOp::Symlink {
+                    path: named.clone(),
+                    target: h.clone(),
+                });
+            }
+            for (p, c) in &policy.home_files {
+                if p.starts_with(h) && deciding(p).is_none() {
+                    fs.push(FsOp::File {
+                        path: p.clone(),
+                        contents: c.clone(),
+                    });
+                }
+            }
+        }
         for (p, a, _) in &binds {
             fs.push(FsOp::Bind {
                 path: p.clone(),
                 access: *a,
             });
         }
-        for (s, _) in &masked {
-            fs.push(FsOp::Mask { path: s.clone() });
+        for g in policy
+            .read
+            .iter()
+            .chain(&policy.exec)
+            .chain(&policy.write)
+            .chain(&policy.overlay)
+        {
+            if let Some(alias) = &g.alias
+                && binds.iter().any(|(p, _, _)| *p == g.path)
+            {
+                fs.push(FsOp::Symlink {
+                    path: alias.clone(),
+                    target: g.path.clone(),
+                });
+            }
+        }
+        for (s, reserve) in &masked {
+            if *reserve {
+                guarded.push(s.clone());
+            }
         }
     }
+    let mut protects: Vec<FsOp> = Vec::new();
     if policy.protect_persistence {
         if ns.mount {
             for rel in PERSISTENCE_PATHS {
-                fs.push(FsOp::Protect {
+                protects.push(FsOp::Protect {
                     path: ws.join(rel),
                     reserve: true,
                 });
             }
             for rel in PROTECT_IF_PRESENT_PATHS {
-                fs.push(FsOp::Protect {
+                protects.push(FsOp::Protect {
                     path: ws.join(rel),
                     reserve: false,
                 });
             }
-            let ws_is_home = host.home.as_deref() == Some(ws.as_path());
             for rel in SHELL_RC_PATHS {
-                fs.push(FsOp::Protect {
+                protects.push(FsOp::Protect {
                     path: ws.join(rel),
-                    reserve: ws_is_home,
+                    reserve: false,
                 });
+            }
+            // Other writable directories: their existing persistence paths.
+            for (g, a, _) in &binds {
+                if *a == Access::ReadWrite && *g != ws {
+                    for rel in PERSISTENCE_PATHS.iter().chain(PROTECT_IF_PRESENT_PATHS) {
+                        protects.push(FsOp::Protect {
+                            path: g.join(rel),
+                            reserve: false,
+                        });
+                    }
+                }
+            }
+            // The home's own persistence paths, wherever a grant makes
+            // them writable (the workspace holds the home).
+            for h in &homes {
+                for rel in HOME_PERSISTENCE_PATHS.iter().chain(SHELL_RC_PATHS) {
+                    let p = h.join(rel);
+                    if writable(&p).is_some() {
+                        protects.push(FsOp::Protect {
+                            path: p,
+                            reserve: true,
+                        });
+                    }
+                }
             }
             let all: Vec<&str> = PERSISTENCE_PATHS
                 .iter()
@@ -456,6 +681,41 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 .into(),
         );
     }
+    for op in &protects {
+        if let FsOp::Protect { path, .. } = op
+            && writable(path).is_some()
+        {
+            guarded.push(path.clone());
+        }
+    }
+    // Ancestors of guarded paths inside their writable grant are pinned, so
+    // no rename can carry a protected path away from where the next run
+    // looks for it.
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for p in &guarded {
+        let Some(g) = writable(p) else { continue };
+        let mut a = p.parent();
+        while let Some(d) = a {
+            if d == g || !d.starts_with(&g) {
+                break;
+            }
+            if !pins.iter().any(|q| q == d) {
+                pins.push(d.to_path_buf());
+            }
+            a = d.parent();
+        }
+    }
+    pins.sort_by_key(|p| p.components().count());
+    fs.extend(pins.into_iter().map(|path| FsOp::Pin { path }));
+    for (s, reserve) in &masked {
+        if ns.mount {
+            fs.push(FsOp::Mask {
+                path: s.clone(),
+                reserve: *reserve,
+            });
+        }
+    }
+    fs.extend(protects);
 
     // ---- landlock ----
     let landlock = if abi > 0 {
@@ -473,7 +733,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 access: match a {
                     Access::Read => LandlockAccess::Read,
                     Access::ReadExec => LandlockAccess::ReadExec,
-                    Access::ReadWrite => LandlockAccess::ReadWrite,
+                    Access::ReadWrite | Access::Private => LandlockAccess::ReadWrite,
                 },
             });
         }
@@ -500,6 +760,14 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                     access: LandlockAccess::ReadWrite,
                 });
             }
+        }
+        if let (Some(h), true) = (&home_real, private_home) {
+            // The private home is a tmpfs of its own; read-only grants
+            // inside it stay read-only mounts.
+            rules.push(LandlockRule {
+                path: h.clone(),
+                access: LandlockAccess::ReadWrite,
+            });
         }
         let net = policy.net;
         Some(LandlockPlan {

@@ -54,14 +54,24 @@ impl NetPolicy {
 /// Where a grant (or a limit) came from, for `--report`.
 pub type Source = String;
 
+fn yes() -> bool {
+    true
+}
+
 /// One path granted (or denied) by the policy, with its provenance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grant {
-    /// Absolute path on the host.
+    /// Absolute path on the host (canonical once
+    /// [`crate::grants::canonicalize`] has run).
     pub path: PathBuf,
     /// Human-readable provenance, e.g. `default`, `--read`, `preset rust`,
     /// `/ws/skarn.toml:3:8`.
     pub source: Source,
+    /// The path as written, when it is or passes through a symlink (the
+    /// grant is bound at `path`, its canonical target; this name is
+    /// recreated inside as a symlink to it when nothing else is there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<PathBuf>,
 }
 
 impl Grant {
@@ -70,6 +80,7 @@ impl Grant {
         Grant {
             path: path.into(),
             source: source.into(),
+            alias: None,
         }
     }
 }
@@ -135,6 +146,26 @@ pub struct Policy {
     pub protect_persistence: bool,
     /// Secret-looking environment variables to keep anyway.
     pub allow_env: Vec<String>,
+    /// Toolchain caches given as sandbox-private copy-on-write layers: the
+    /// command reads the host's cache and may write, but its writes land in
+    /// a private layer discarded after the run, so nothing the host later
+    /// executes or trusts can be changed from inside.
+    #[serde(default)]
+    pub overlay: Vec<Grant>,
+    /// Give the command a private, writable home directory (a tmpfs at
+    /// `$HOME` holding only the granted paths), discarded after the run.
+    #[serde(default = "yes")]
+    pub private_home: bool,
+    /// Accept a workspace that is the home directory or one of its
+    /// ancestors (refused by default); every secret and persistence path
+    /// under it is then protected, whether or not it exists.
+    #[serde(default)]
+    pub allow_home_workspace: bool,
+    /// Files written into the private home before the command starts
+    /// (sanitised copies of the host's dotfiles: settings without
+    /// credentials), as (path, contents).
+    #[serde(default)]
+    pub home_files: Vec<(PathBuf, String)>,
     /// Provenance of scalar settings (`net`, `timeout`, `memory`,
     /// `max_procs`, `max_file_size`) for the report; missing = `default`.
     pub sources: std::collections::BTreeMap<String, String>,
@@ -156,6 +187,10 @@ impl Policy {
             fail_closed: true,
             protect_persistence: true,
             allow_env: Vec::new(),
+            overlay: Vec::new(),
+            private_home: true,
+            allow_home_workspace: false,
+            home_files: Vec::new(),
             sources: Default::default(),
         }
     }
@@ -207,6 +242,8 @@ pub const HOME_SECRET_PATHS: &[&str] = &[
     ".config/hub",
     ".config/op",
     ".config/skarn",
+    // Skarn's own state (recall store of raw command output).
+    ".local/state/skarn",
     ".azure",
     ".terraform.d/credentials.tfrc.json",
     ".cargo/credentials",
@@ -224,6 +261,57 @@ pub const HOME_SECRET_PATHS: &[&str] = &[
     ".bash_history",
     ".zsh_history",
     ".local/share/fish/fish_history",
+];
+
+/// Paths under the home directory that a host program runs or trusts
+/// without the user asking (shell and login start-up, git's global
+/// configuration, autostart entries, user services, programs on PATH).
+/// Protected like secrets' writes whenever they lie under a writable grant,
+/// which happens only when the workspace is the home directory or an
+/// ancestor of it (refused unless the policy allows it).
+pub const HOME_PERSISTENCE_PATHS: &[&str] = &[
+    // git runs core.fsmonitor, hooksPath hooks, filters and pagers from here.
+    ".gitconfig",
+    ".config/git",
+    // Login and desktop autostart, user services and session environment.
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    // Shells beyond the rc files of SHELL_RC_PATHS.
+    ".config/fish",
+    ".inputrc",
+    // sshd runs ~/.ssh/rc; authorized_keys lies in the secret ~/.ssh too.
+    ".ssh",
+    // Programs found on PATH before the system's.
+    ".local/bin",
+    "bin",
+    ".cargo/bin",
+    ".cargo/config.toml",
+    ".cargo/config",
+    // Editors that run code from their configuration.
+    ".vimrc",
+    ".vim",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    // Package managers' configuration (registries, scripts, credentials).
+    ".npmrc",
+    ".config/pip",
+    ".pip",
+    ".pydistutils.cfg",
+    // Python runs *.pth files and sitecustomize from the user site.
+    ".local/lib",
+    // Agents' and tools' own settings and hooks.
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".config/skarn",
 ];
 
 /// All default secret paths for a home directory.

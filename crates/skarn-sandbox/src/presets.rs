@@ -1,5 +1,10 @@
-//! Built-in toolchain presets: install directories read+exec, caches
-//! read-write, never credential files (those stay in the secret list).
+//! Built-in toolchain presets: install directories read+exec, caches as
+//! private copy-on-write layers (the command may write, the host's copy
+//! never changes), never credential files (those stay in the secret list).
+//!
+//! A cache the host later executes or trusts without re-checking (cargo's
+//! crate archives and extracted sources, npx's packages, pip's and uv's
+//! wheels, playwright's browsers) is therefore never writable from inside.
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +46,7 @@ fn env_dir(var: &str) -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
-/// (read+exec, read-write, read-only) path lists of a preset, before
+/// (read+exec, private layer, read-only) path lists of a preset, before
 /// filtering out what does not exist. `None` for an unknown name.
 pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
     let h = |p: &str| home.join(p);
@@ -49,30 +54,17 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
         "rust" => {
             let cargo = env_dir("CARGO_HOME").unwrap_or_else(|| h(".cargo"));
             let rustup = env_dir("RUSTUP_HOME").unwrap_or_else(|| h(".rustup"));
-            // A shared build directory the user points cargo at must stay
-            // writable, or every build fails to create it.
-            let target_dir = env_dir("CARGO_TARGET_DIR").into_iter();
             [
                 vec![rustup, cargo.join("bin")],
-                target_dir
-                    .chain([
-                        cargo.join("registry"),
-                        cargo.join("git"),
-                        // cargo's package-cache locks and last-use database.
-                        cargo.join(".package-cache"),
-                        cargo.join(".package-cache-mutate"),
-                        cargo.join(".global-cache"),
-                    ])
-                    .collect(),
                 vec![
-                    cargo.join("config.toml"),
-                    cargo.join("config"),
-                    // Extracted crate sources: cargo builds from them without
-                    // re-checking, so a write here would run in the host's
-                    // next build. Crates not yet extracted need `--write`.
-                    cargo.join("registry/src"),
-                    cargo.join("git/checkouts"),
+                    cargo.join("registry"),
+                    cargo.join("git"),
+                    // cargo's package-cache locks and last-use database.
+                    cargo.join(".package-cache"),
+                    cargo.join(".package-cache-mutate"),
+                    cargo.join(".global-cache"),
                 ],
+                vec![cargo.join("config.toml"), cargo.join("config")],
             ]
         }
         "node" => {
@@ -93,9 +85,11 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                     h(".cache/node"),
                     h(".cache/pnpm"),
                     h(".cache/ms-playwright"),
+                    h(".npm/_npx"),
+                    h(".node-gyp"),
+                    h(".cache/node-gyp"),
                 ],
-                // npx runs cached packages without re-checking them.
-                vec![h(".node-gyp"), h(".cache/node-gyp"), h(".npm/_npx")],
+                vec![],
             ]
         }
         "python" => {
@@ -117,19 +111,34 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
             }
             [
                 exec,
-                vec![h(".cache/uv"), h(".cache/pypoetry/cache")],
-                // pip installs cached wheels without a hash check.
-                vec![h(".cache/pip")],
+                vec![h(".cache/uv"), h(".cache/pypoetry/cache"), h(".cache/pip")],
+                vec![],
             ]
         }
         _ => return None,
     })
 }
 
+/// Grant every preset's toolchain installations read+exec (not their
+/// caches), so that the interpreter a command finds on PATH is the one it
+/// finds outside (a pyenv python in a node project), with provenance
+/// `toolchains (PATH)`.
+pub fn apply_toolchains(policy: &mut Policy, home: &Path) {
+    for name in PRESETS {
+        if let Some([exec, _, _]) = preset_paths(name, home) {
+            for p in exec.into_iter().filter(|p| p.exists()) {
+                if !policy.exec.iter().any(|g| g.path == p) {
+                    policy.exec.push(Grant::new(p, "default (toolchains)"));
+                }
+            }
+        }
+    }
+}
+
 /// Add a preset's existing paths to `policy`, with provenance `source`.
 /// Returns false for an unknown preset.
 pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool {
-    let Some([exec, write, read]) = preset_paths(name, home) else {
+    let Some([exec, private, read]) = preset_paths(name, home) else {
         return false;
     };
     let src = format!("preset {name} ({source})");
@@ -137,9 +146,22 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
     policy
         .exec
         .extend(exec.into_iter().filter(keep).map(|p| Grant::new(p, &src)));
-    policy
-        .write
-        .extend(write.into_iter().filter(keep).map(|p| Grant::new(p, &src)));
+    if name == "rust"
+        && let Some(t) = env_dir("CARGO_TARGET_DIR").filter(|p| p.exists())
+    {
+        // A shared build directory the user points cargo at must stay
+        // writable (and kept), or every build fails to create it.
+        policy.write.push(Grant::new(t, &src));
+    }
+    for p in private {
+        if p.is_dir() {
+            policy.overlay.push(Grant::new(p, &src));
+        } else if p.is_file() {
+            // Lock files and cargo's last-use database: nothing the host
+            // executes, and the tool must be able to take its lock.
+            policy.write.push(Grant::new(p, &src));
+        }
+    }
     policy
         .read
         .extend(read.into_iter().filter(keep).map(|p| Grant::new(p, &src)));

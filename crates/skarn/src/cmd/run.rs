@@ -42,6 +42,15 @@ pub struct Args {
     /// Let the command write persistence paths of the workspace (.git/hooks, .envrc, ...).
     #[arg(long)]
     pub no_protect_persistence: bool,
+    /// Accept a workspace that is the home directory or holds it (refused
+    /// otherwise); every secret and persistence path under it is then
+    /// protected, existing or not.
+    #[arg(long)]
+    pub allow_home_workspace: bool,
+    /// Give the command the real home layout instead of a private, writable,
+    /// discarded home (granted paths only, read-only).
+    #[arg(long)]
+    pub no_private_home: bool,
     /// Run with whatever confinement remains even if none can be enforced.
     #[arg(long)]
     pub fail_open: bool,
@@ -209,6 +218,12 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         if let Some(b) = r.fail_closed {
             policy.fail_closed = b;
         }
+        if let Some(b) = r.allow_home_workspace {
+            policy.allow_home_workspace = b;
+        }
+        if let Some(b) = r.private_home {
+            policy.private_home = b;
+        }
     }
 
     // Flags.
@@ -220,7 +235,14 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         for p in list {
             let a = abs(p, &cwd);
             if std::fs::symlink_metadata(&a).is_err() {
-                bail!("{name} {}: no such file or directory", p.display());
+                if name == "--write" && !is_secret(&a, home.as_deref()) {
+                    // A directory the command is to write into may not
+                    // exist yet: make it, as the command would.
+                    std::fs::create_dir_all(&a)
+                        .with_context(|| format!("--write {}: cannot create it", p.display()))?;
+                } else {
+                    bail!("{name} {}: no such file or directory", p.display());
+                }
             }
             dst.push(Grant::new(a, name));
         }
@@ -273,6 +295,12 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
     if args.fail_open {
         policy.fail_closed = false;
     }
+    if args.allow_home_workspace {
+        policy.allow_home_workspace = true;
+    }
+    if args.no_private_home {
+        policy.private_home = false;
+    }
     if !args.grants.0.preset.is_empty() {
         preset_names.clear();
         for p in &args.grants.0.preset {
@@ -284,6 +312,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         preset_names.push(("auto".into(), "default".into()));
     }
     if let Some(h) = &home {
+        presets::apply_toolchains(&mut policy, h);
         for (name, src) in &preset_names {
             match name.as_str() {
                 "none" => {}
@@ -311,6 +340,13 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         }
     }
     Ok(policy)
+}
+
+/// Whether `p` is (or lies under) one of the default secret paths.
+fn is_secret(p: &Path, home: Option<&Path>) -> bool {
+    skarn_sandbox::policy::default_secret_paths(home)
+        .iter()
+        .any(|s| p.starts_with(s))
 }
 
 fn check_preset(p: &str) -> Result<(), String> {
@@ -349,8 +385,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
-    let host = HostFacts::probe();
+    let mut policy = policy;
+    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy);
+    let mut host = HostFacts::probe();
+    host.observe_workspace(&policy.workspace);
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
+    plan.report.notes.extend(grant_notes);
     plan.report.removed_env = removed;
     plan.report_format = if args.json {
         ReportFormat::Json

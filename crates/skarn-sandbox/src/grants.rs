@@ -1,0 +1,144 @@
+//! Grant resolution, run on the host before planning: every grant is bound
+//! at its canonical path, so a symlink planted by an earlier run (inside a
+//! writable grant, where a preset expects a directory that does not exist
+//! yet) cannot redirect a later run's grant somewhere the secret checks do
+//! not look. The planner then compares canonical grants with canonical
+//! secrets (see [`crate::host::HostFacts::secret_aliases`]).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::policy::{Grant, Policy};
+
+/// The canonical form of `p` even when its last components do not exist:
+/// the longest existing prefix is resolved (symlinks followed) and the
+/// missing rest appended. `None` when `p` is relative or a component
+/// cannot be examined for another reason than absence.
+pub fn canonical_lossy(p: &Path) -> Option<PathBuf> {
+    if !p.is_absolute() {
+        return None;
+    }
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let mut cur = p;
+    loop {
+        match std::fs::canonicalize(cur) {
+            Ok(mut real) => {
+                for c in rest.iter().rev() {
+                    real.push(c);
+                }
+                return Some(real);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let name = cur.file_name()?;
+                if name == ".." {
+                    return None;
+                }
+                rest.push(name);
+                cur = cur.parent()?;
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Whether `p` is or passes through a symbolic link (on this host, now).
+pub fn passes_through_symlink(p: &Path) -> bool {
+    let mut acc = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::RootDir => acc.push("/"),
+            Component::Normal(n) => {
+                acc.push(n);
+                match std::fs::symlink_metadata(&acc) {
+                    Ok(m) if m.file_type().is_symlink() => return true,
+                    Ok(_) => {}
+                    Err(_) => return false,
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+fn resolve(g: &mut Grant) {
+    if let Some(real) = canonical_lossy(&g.path)
+        && real != g.path
+    {
+        g.alias = Some(std::mem::replace(&mut g.path, real));
+    }
+}
+
+/// Resolve every grant of `policy` (and its working directory) to its
+/// canonical path, keeping the written name as the grant's alias. Each
+/// `deny_read` entry is kept under both names. Returns one report note per
+/// grant that went through a symlink.
+pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(real) = canonical_lossy(&policy.workspace) {
+        policy.workspace = real;
+    }
+    if let Some(cwd) = &policy.cwd
+        && let Some(real) = canonical_lossy(cwd)
+    {
+        policy.cwd = Some(real);
+    }
+    for g in policy
+        .read
+        .iter_mut()
+        .chain(policy.write.iter_mut())
+        .chain(policy.exec.iter_mut())
+        .chain(policy.overlay.iter_mut())
+    {
+        resolve(g);
+        if let Some(a) = &g.alias {
+            notes.push(format!(
+                "grant {} ({}) is a symlink: bound at its target {}",
+                a.display(),
+                g.source,
+                g.path.display()
+            ));
+        }
+    }
+    let mut extra = Vec::new();
+    for g in &policy.deny_read {
+        if let Some(real) = canonical_lossy(&g.path)
+            && real != g.path
+        {
+            extra.push(Grant::new(real, format!("{} (other name)", g.source)));
+        }
+    }
+    policy.deny_read.extend(extra);
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_lossy_resolves_the_existing_prefix() {
+        let d = std::env::temp_dir().join(format!("skarn-grants-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("real")).unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        let real = std::fs::canonicalize(d.join("real")).unwrap();
+        assert_eq!(
+            canonical_lossy(&d.join("link/missing/x")).unwrap(),
+            real.join("missing/x")
+        );
+        assert!(passes_through_symlink(&d.join("link/missing")));
+        assert!(!passes_through_symlink(&real.join("missing")));
+        let mut p = Policy::new(&real);
+        p.write.push(Grant::new(d.join("link"), "--write"));
+        p.deny_read
+            .push(Grant::new(d.join("link/.env"), "--deny-read"));
+        let notes = canonicalize(&mut p);
+        assert_eq!(p.write[0].path, real);
+        assert_eq!(p.write[0].alias.as_deref(), Some(d.join("link").as_path()));
+        assert_eq!(notes.len(), 1);
+        assert!(p.deny_read.iter().any(|g| g.path == real.join(".env")));
+        assert!(p.deny_read.iter().any(|g| g.path == d.join("link/.env")));
+        std::fs::remove_dir_all(&d).unwrap();
+        assert_eq!(canonical_lossy(Path::new("rel")), None);
+    }
+}
