@@ -251,7 +251,10 @@ pub fn build_root(
             FsOp::Pin { path } => {
                 let dst = under(NEW, path);
                 match std::fs::symlink_metadata(&dst) {
-                    Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true)?,
+                    Ok(md) if md.is_dir() && !pinned.contains(path) => {
+                        bind(&dst.clone(), &dst, true)?;
+                        pinned.push(path.clone());
+                    }
                     _ => {}
                 }
             }

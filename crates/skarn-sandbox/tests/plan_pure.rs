@@ -19,6 +19,10 @@ fn host() -> HostFacts {
         cgroup_pids: None,
         arch: "x86_64".into(),
         secret_aliases: vec![],
+        owner_only: vec![],
+        owner_only_truncated: false,
+        workspace_owner: None,
+        home_real: None,
     }
 }
 
@@ -63,14 +67,18 @@ fn plan_invariants() {
     assert!(p.ns.user && p.ns.mount && p.ns.pid && p.ns.net && p.ns.ipc && p.ns.uts);
     assert_eq!(p.report.status, Status::FullyEnforced);
     // Secrets under the granted home are masked; the deny-read file too.
-    for s in [
-        "/home/u/.ssh",
-        "/home/u/.aws",
-        "/home/u/.cargo/credentials.toml",
-        "/home/u/proj/.env",
+    for (s, reserve) in [
+        ("/home/u/.ssh", false),
+        ("/home/u/.aws", false),
+        ("/home/u/.cargo/credentials.toml", false),
+        // Under the writable workspace: reserved when missing.
+        ("/home/u/proj/.env", true),
     ] {
         assert!(
-            p.fs.contains(&FsOp::Mask { path: s.into() }),
+            p.fs.contains(&FsOp::Mask {
+                path: s.into(),
+                reserve
+            }),
             "{s} not masked"
         );
     }
@@ -106,6 +114,11 @@ fn plan_invariants() {
     }));
     let mut home_ws = policy();
     home_ws.workspace = "/home/u".into();
+    assert_eq!(
+        plan(&home_ws, &host(), &argv()).unwrap_err(),
+        PlanError::HomeWorkspace("/home/u".into())
+    );
+    home_ws.allow_home_workspace = true;
     let p2 = plan(&home_ws, &host(), &argv()).unwrap();
     assert!(p2.fs.contains(&FsOp::Protect {
         path: "/home/u/.bashrc".into(),
@@ -230,4 +243,107 @@ fn bad_policies_are_rejected() {
         plan(&policy(), &host(), &[]),
         Err(PlanError::NoCommand)
     ));
+}
+
+#[test]
+fn workspace_holding_home_is_fully_protected() {
+    let mut pol = Policy::new("/home");
+    assert!(matches!(
+        plan(&pol, &host(), &argv()),
+        Err(PlanError::HomeWorkspace(_))
+    ));
+    pol.allow_home_workspace = true;
+    let p = plan(&pol, &host(), &argv()).unwrap();
+    // Secrets that may not exist are reserved; persistence paths too.
+    for s in ["/home/u/.ssh", "/home/u/.config/skarn", "/home/u/.npmrc"] {
+        assert!(
+            p.fs.contains(&FsOp::Mask {
+                path: s.into(),
+                reserve: true
+            }),
+            "{s}"
+        );
+    }
+    for s in ["/home/u/.gitconfig", "/home/u/.bashrc", "/home/u/.local/bin"] {
+        assert!(
+            p.fs.contains(&FsOp::Protect {
+                path: s.into(),
+                reserve: true
+            }),
+            "{s}"
+        );
+    }
+    // Their ancestors inside the workspace cannot be renamed.
+    for d in ["/home/u", "/home/u/.config", "/home/u/.local"] {
+        assert!(p.fs.contains(&FsOp::Pin { path: d.into() }), "{d}");
+    }
+    assert!(!p.fs.iter().any(|o| matches!(o, FsOp::Home { .. })));
+}
+
+#[test]
+fn private_home_and_cache_layers() {
+    let mut pol = Policy::new("/home/u/proj");
+    pol.overlay
+        .push(Grant::new("/home/u/.cargo/registry", "preset rust"));
+    pol.exec.push(Grant::new("/home/u/.rustup", "preset rust"));
+    let mut g = Grant::new("/data/tools", "--read");
+    g.alias = Some("/home/u/tools".into());
+    pol.read.push(g);
+    pol.home_files
+        .push(("/home/u/.gitconfig".into(), "[user]\n".into()));
+    let p = plan(&pol, &host(), &argv()).unwrap();
+    let home = p
+        .fs
+        .iter()
+        .position(|o| *o == FsOp::Home { path: "/home/u".into() })
+        .expect("private home");
+    let first_bind = p
+        .fs
+        .iter()
+        .position(|o| matches!(o, FsOp::Bind { .. }))
+        .unwrap();
+    assert!(home < first_bind, "home tmpfs before the grants under it");
+    assert!(p.fs.contains(&FsOp::Bind {
+        path: "/home/u/.cargo/registry".into(),
+        access: skarn_sandbox::plan::Access::Private
+    }));
+    assert!(p.fs.contains(&FsOp::Symlink {
+        path: "/home/u/tools".into(),
+        target: "/data/tools".into()
+    }));
+    assert!(p.fs.contains(&FsOp::File {
+        path: "/home/u/.gitconfig".into(),
+        contents: "[user]\n".into()
+    }));
+    // No cache is writable on the host: only the workspace is read-write.
+    let rw: Vec<_> = p
+        .report
+        .grants
+        .iter()
+        .filter(|g| g.access == "read-write")
+        .map(|g| g.path.as_str())
+        .collect();
+    assert_eq!(rw, ["/home/u/proj"]);
+    // Without namespaces the cache layer degrades to read-only, never write.
+    let mut weak = host();
+    weak.namespaces = false;
+    let p = plan(&pol, &weak, &argv()).unwrap();
+    assert!(p.report.grants.iter().any(|g| g.path == "/home/u/.cargo/registry" && g.access == "read"));
+}
+
+#[test]
+fn owner_only_files_are_hidden_and_duplicates_merged() {
+    let mut h = host();
+    h.uid = 0;
+    h.owner_only = vec!["/etc/wireguard".into(), "/etc/ssl/private".into()];
+    let mut pol = Policy::new("/srv/ws");
+    pol.read.push(Grant::new("/srv/ws", "--read"));
+    let p = plan(&pol, &h, &argv()).unwrap();
+    assert!(p.fs.contains(&FsOp::Mask {
+        path: "/etc/wireguard".into(),
+        reserve: false
+    }));
+    let ws: Vec<_> = p.report.grants.iter().filter(|g| g.path == "/srv/ws").collect();
+    assert_eq!(ws.len(), 1, "one line per path");
+    assert_eq!(ws[0].access, "read-write");
 }
