@@ -42,6 +42,11 @@ pub fn canonical_lossy(p: &Path) -> Option<PathBuf> {
 
 /// Whether `p` is or passes through a symbolic link (on this host, now).
 pub fn passes_through_symlink(p: &Path) -> bool {
+    first_symlink(p).is_some()
+}
+
+/// The first component of `p` that is a symbolic link, if any.
+pub fn first_symlink(p: &Path) -> Option<PathBuf> {
     let mut acc = PathBuf::new();
     for c in p.components() {
         match c {
@@ -49,15 +54,15 @@ pub fn passes_through_symlink(p: &Path) -> bool {
             Component::Normal(n) => {
                 acc.push(n);
                 match std::fs::symlink_metadata(&acc) {
-                    Ok(m) if m.file_type().is_symlink() => return true,
+                    Ok(m) if m.file_type().is_symlink() => return Some(acc),
                     Ok(_) => {}
-                    Err(_) => return false,
+                    Err(_) => return None,
                 }
             }
             _ => {}
         }
     }
-    false
+    None
 }
 
 fn resolve(g: &mut Grant) {
@@ -82,22 +87,41 @@ pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
     {
         policy.cwd = Some(real);
     }
-    for g in policy
-        .read
-        .iter_mut()
-        .chain(policy.write.iter_mut())
-        .chain(policy.exec.iter_mut())
-        .chain(policy.overlay.iter_mut())
-    {
-        resolve(g);
-        if let Some(a) = &g.alias {
+    // Directories the command could have written in an earlier run.
+    let mut writable: Vec<PathBuf> = vec![policy.workspace.clone()];
+    writable.extend(policy.write.iter().map(|g| g.path.clone()));
+    for list in [
+        &mut policy.read,
+        &mut policy.write,
+        &mut policy.exec,
+        &mut policy.overlay,
+    ] {
+        list.retain_mut(|g| {
+            let Some(link) = first_symlink(&g.path) else {
+                return true;
+            };
+            resolve(g);
+            let implicit = !g.source.starts_with("--") && !g.source.contains(".toml:");
+            if implicit && writable.iter().any(|w| link.starts_with(w)) {
+                // A preset's or default grant reached through a symlink
+                // that a command could have planted: never follow it.
+                notes.push(format!(
+                    "grant {} ({}) dropped: it goes through the symlink {}, inside a writable \
+                     grant",
+                    g.alias.as_deref().unwrap_or(&g.path).display(),
+                    g.source,
+                    link.display()
+                ));
+                return false;
+            }
             notes.push(format!(
                 "grant {} ({}) is a symlink: bound at its target {}",
-                a.display(),
+                g.alias.as_deref().unwrap_or(&g.path).display(),
                 g.source,
                 g.path.display()
             ));
-        }
+            true
+        });
     }
     let mut extra = Vec::new();
     for g in &policy.deny_read {

@@ -13,9 +13,12 @@ use common::*;
 fn writes_outside_the_workspace_and_into_read_grants_fail() {
     let t = Tmp::new("write");
     let (ws, home, outside, ro) = (t.dir("ws"), t.dir("home"), t.dir("outside"), t.dir("ro"));
+    // The home is a private tmpfs: the write succeeds inside, never outside.
+    let o = probe(&ws, &home, &[], &["write", &t.s("home/x")]);
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    assert!(!home.join("x").exists(), "home/x reached the host");
     for target in [
         t.s("outside/x"),
-        t.s("home/x"),
         t.s("ro/x"),
         "/etc/skarn-x".into(),
         "/usr/skarn-x".into(),
@@ -652,6 +655,6 @@ fn killing_skarn_leaves_no_placeholders_behind() {
             .collect::<Vec<_>>()
     );
     // And the next run is unaffected.
-    let o = run_in(&ws, &ws, &[], &["true"]);
+    let o = run_in(&ws, &t.dir("home"), &[], &["true"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
 }

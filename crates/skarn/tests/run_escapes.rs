@@ -1,0 +1,217 @@
+//! `skarn run`: the escape classes of the second attack round (grants
+//! through symlinks, protected paths that do not exist yet, renamed
+//! ancestors, caches the host executes later, owner-only files), each
+//! attempted for real and checked from outside, across two runs where the
+//! attack needs two.
+
+mod common;
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+
+use common::*;
+
+fn sh(ws: &Path, home: &Path, flags: &[&str], script: &str) -> std::process::Output {
+    run_in(ws, home, flags, &["sh", "-c", script])
+}
+
+#[test]
+fn a_workspace_holding_home_is_refused_unless_allowed() {
+    let t = Tmp::new("homews");
+    let home = t.dir("home");
+    let o = sh(&home, &home, &[], "true");
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("--allow-home-workspace"), "{}", err(&o));
+    // An ancestor of home too.
+    let o = sh(&t.0, &home, &[], "true");
+    assert_eq!(code(&o), 2, "{}", err(&o));
+}
+
+#[test]
+fn protected_paths_that_do_not_exist_cannot_be_created_even_in_home() {
+    let t = Tmp::new("missing");
+    let home = t.dir("home");
+    std::fs::create_dir_all(home.join(".config")).unwrap();
+    let attack = "mkdir -p ~/.config/skarn; echo '[run]' > ~/.config/skarn/config.toml; \
+                  printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > ~/.gitconfig; \
+                  mkdir -p ~/.ssh; echo key >> ~/.ssh/authorized_keys; \
+                  mkdir -p ~/.aws; echo '[default]' > ~/.aws/config; \
+                  echo //x/:_authToken=t > ~/.npmrc; mkdir -p ~/.local/bin; \
+                  echo evil > ~/.local/bin/git; echo 'evil' > ~/.bashrc; true";
+    for _ in 0..2 {
+        let o = sh(&home, &home, &["--allow-home-workspace"], attack);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+    }
+    for p in [
+        ".config/skarn",
+        ".gitconfig",
+        ".ssh",
+        ".aws",
+        ".npmrc",
+        ".local",
+        ".bashrc",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(home.join(p)).is_err(),
+            "{p} was created in the home directory"
+        );
+    }
+    // Normal work in the home still succeeds.
+    let o = sh(&home, &home, &["--allow-home-workspace"], "echo ok > notes.txt");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(home.join("notes.txt")).unwrap(), "ok\n");
+}
+
+#[test]
+fn ancestors_of_protected_paths_cannot_be_renamed() {
+    let t = Tmp::new("rename");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::create_dir_all(ws.join("conf/deep")).unwrap();
+    std::fs::write(ws.join("conf/deep/secret.env"), "TOPSECRET").unwrap();
+    let deny = ws.join("conf/deep/secret.env");
+    let flags = ["--deny-read", deny.to_str().unwrap()];
+    // Run 1 tries to move the masked file's ancestors aside.
+    let o = sh(
+        &ws,
+        &home,
+        &flags,
+        "mv conf moved; mv conf/deep conf/moved; mv conf/deep/secret.env x; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(ws.join("conf/deep/secret.env").exists(), "the secret moved");
+    assert!(!ws.join("moved").exists() && !ws.join("x").exists());
+    // Run 2 reads wherever it could have moved.
+    let o = sh(&ws, &home, &flags, "cat conf/deep/secret.env moved/deep/secret.env x 2>&1");
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+
+    // Home as workspace: ~/.config cannot be moved from over its secrets.
+    let home2 = t.dir("home2");
+    std::fs::create_dir_all(home2.join(".config/gcloud")).unwrap();
+    std::fs::write(home2.join(".config/gcloud/creds"), "TOPSECRET").unwrap();
+    let o = sh(
+        &home2,
+        &home2,
+        &["--allow-home-workspace"],
+        "mv ~/.config ~/.cfg; cat ~/.config/gcloud/creds ~/.cfg/gcloud/creds 2>&1; true",
+    );
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert!(home2.join(".config/gcloud/creds").exists());
+    assert!(!home2.join(".cfg").exists());
+}
+
+#[test]
+fn grants_through_planted_symlinks_never_reach_secrets() {
+    let t = Tmp::new("symgrant");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "TOPSECRET").unwrap();
+    let outside = t.dir("outside");
+    std::fs::write(outside.join("data"), "OUTSIDE").unwrap();
+    // An earlier run plants links in the workspace (writable).
+    symlink(home.join(".ssh"), ws.join("keys")).unwrap();
+    symlink(&outside, ws.join("pip-cache")).unwrap();
+    // A later run grants them by their planted names.
+    let keys = ws.join("keys");
+    let o = sh(
+        &ws,
+        &home,
+        &["--read", keys.to_str().unwrap(), "--report"],
+        "cat keys/id_ed25519 2>&1; true",
+    );
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert!(err(&o).contains("dropped: it is a secret path"), "{}", err(&o));
+
+    // A preset cache planted as a link in a writable home is not followed.
+    let home3 = t.dir("home3");
+    std::fs::create_dir_all(home3.join(".cache")).unwrap();
+    std::fs::write(home3.join("pyproject.toml"), "").unwrap();
+    let o = sh(
+        &home3,
+        &home3,
+        &["--allow-home-workspace"],
+        &format!("ln -s {} ~/.cache/pip", outside.display()),
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = sh(
+        &home3,
+        &home3,
+        &["--allow-home-workspace", "--report"],
+        "cat ~/.cache/pip/data 2>&1; true",
+    );
+    assert!(!out(&o).contains("OUTSIDE"), "{}", out(&o));
+    assert!(err(&o).contains("inside a writable grant"), "{}", err(&o));
+}
+
+#[test]
+fn caches_are_private_layers_the_host_never_sees_changed() {
+    let t = Tmp::new("cache");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(ws.join("Cargo.toml"), "[package]\nname='x'\n").unwrap();
+    let cache = home.join(".cargo/registry/cache/idx");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("serde-1.0.0.crate"), "GOOD").unwrap();
+    let o = std::process::Command::new(exe())
+        .args(["run", "--no-config", "--preset", "rust", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c"])
+        .arg(
+        "echo EVIL > ~/.cargo/registry/cache/idx/serde-1.0.0.crate && \
+         echo NEW > ~/.cargo/registry/cache/idx/new-0.1.0.crate && \
+         cat ~/.cargo/registry/cache/idx/serde-1.0.0.crate && mkdir -p ~/.cache/pip && \
+         echo wheel > ~/.cache/pip/w",
+        )
+        .env("HOME", &home)
+        .env("CARGO_HOME", home.join(".cargo"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    // Writes work inside (a fetch of a new crate succeeds) ...
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o), "EVIL\n");
+    // ... and never reach the host's cache.
+    assert_eq!(
+        std::fs::read_to_string(cache.join("serde-1.0.0.crate")).unwrap(),
+        "GOOD"
+    );
+    assert!(!cache.join("new-0.1.0.crate").exists());
+    assert!(!home.join(".cache").exists());
+}
+
+#[test]
+fn files_closed_to_others_stay_closed_for_root() {
+    if !is_root() {
+        return; // only root could read them in the first place
+    }
+    let t = Tmp::new("ownonly");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let dir = std::path::PathBuf::from(format!("/etc/skarn-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("wg0.conf");
+    std::fs::write(&key, "PrivateKey=TOPSECRET").unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(dir.join("public.conf"), "PUBLIC").unwrap();
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        &format!("cat {0}/wg0.conf {0}/public.conf 2>&1; true", dir.display()),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert!(out(&o).contains("PUBLIC"), "{}", out(&o));
+}
+
+#[test]
+fn write_grants_that_do_not_exist_yet_are_created() {
+    let t = Tmp::new("mkwrite");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let out_dir = t.path("out/nested");
+    let o = sh(
+        &ws,
+        &home,
+        &["--write", out_dir.to_str().unwrap()],
+        &format!("echo x > {}/f", out_dir.display()),
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(out_dir.join("f")).unwrap(), "x\n");
+}
