@@ -593,6 +593,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if fatal {
         return EXIT_SETUP;
     }
+    if !timed_out && code != 0 && !plan.failure_hint.is_empty() {
+        sys::write_fd(2, format!("{}\n", plan.failure_hint).as_bytes());
+    }
     if timed_out { EXIT_TIMEOUT } else { code }
 }
 

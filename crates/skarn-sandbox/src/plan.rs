@@ -249,6 +249,11 @@ pub struct Plan {
     pub report: RestrictionReport,
     /// How to print the report.
     pub report_format: ReportFormat,
+    /// One line printed on stderr when the command exits non-zero: what
+    /// the sandbox denies, so an agent can tell a denial from a bug and ask
+    /// for exactly the grant it needs.
+    #[serde(default)]
+    pub failure_hint: String,
     /// The policy this plan came from (the helper re-plans with it when a
     /// mechanism turns out to be unavailable at run time).
     pub policy: Policy,
@@ -387,7 +392,14 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     for g in &policy.write {
         push(&mut binds, g, Access::ReadWrite);
     }
-    binds.push((ws.clone(), Access::ReadWrite, "workspace".into()));
+    binds.push((
+        ws.clone(),
+        Access::ReadWrite,
+        match policy.sources.get("workspace") {
+            Some(why) => format!("workspace: {why}"),
+            None => "workspace".into(),
+        },
+    ));
     // One entry per path: the widest access wins, the first source stays.
     let mut merged: Vec<(PathBuf, Access, String)> = Vec::new();
     for (p, a, src) in binds {
@@ -951,6 +963,37 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
              command's process group",
         );
     }
+    let writable: Vec<String> = binds
+        .iter()
+        .filter(|(_, a, _)| *a == Access::ReadWrite)
+        .map(|(p, _, _)| p.display().to_string())
+        .collect();
+    let mut private: Vec<&str> = Vec::new();
+    if ns.mount {
+        private.push("/tmp");
+    }
+    if private_home {
+        private.push("~");
+    }
+    let failure_hint = format!(
+        "skarn: sandbox: the command failed; denied here: network {}; writes outside {}{}; \
+         secret paths (~/.ssh, ~/.aws, ...); run with --report for the full policy",
+        match policy.net {
+            NetPolicy::DenyAll => "(all of it: names do not resolve; --net loopback|outbound|all)",
+            NetPolicy::AllowLoopback => "beyond the sandbox's own loopback (--net outbound|all)",
+            NetPolicy::AllowOutbound => "inbound (listen/bind)",
+            NetPolicy::AllowAll => "nothing",
+        },
+        writable.join(", "),
+        if private.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} are private to the run and discarded)",
+                private.join(" and ")
+            )
+        },
+    );
     Ok(Plan {
         argv: argv.to_vec(),
         cwd,
@@ -971,6 +1014,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         fail_closed: policy.fail_closed,
         report,
         report_format: ReportFormat::None,
+        failure_hint,
         policy: policy.clone(),
         host: host.clone(),
     })

@@ -264,7 +264,11 @@ fn workspace_holding_home_is_fully_protected() {
             "{s}"
         );
     }
-    for s in ["/home/u/.gitconfig", "/home/u/.bashrc", "/home/u/.local/bin"] {
+    for s in [
+        "/home/u/.gitconfig",
+        "/home/u/.bashrc",
+        "/home/u/.local/bin",
+    ] {
         assert!(
             p.fs.contains(&FsOp::Protect {
                 path: s.into(),
@@ -292,16 +296,18 @@ fn private_home_and_cache_layers() {
     pol.home_files
         .push(("/home/u/.gitconfig".into(), "[user]\n".into()));
     let p = plan(&pol, &host(), &argv()).unwrap();
-    let home = p
-        .fs
-        .iter()
-        .position(|o| *o == FsOp::Home { path: "/home/u".into() })
-        .expect("private home");
-    let first_bind = p
-        .fs
-        .iter()
-        .position(|o| matches!(o, FsOp::Bind { .. }))
-        .unwrap();
+    let home =
+        p.fs.iter()
+            .position(|o| {
+                *o == FsOp::Home {
+                    path: "/home/u".into(),
+                }
+            })
+            .expect("private home");
+    let first_bind =
+        p.fs.iter()
+            .position(|o| matches!(o, FsOp::Bind { .. }))
+            .unwrap();
     assert!(home < first_bind, "home tmpfs before the grants under it");
     assert!(p.fs.contains(&FsOp::Bind {
         path: "/home/u/.cargo/registry".into(),
@@ -328,7 +334,12 @@ fn private_home_and_cache_layers() {
     let mut weak = host();
     weak.namespaces = false;
     let p = plan(&pol, &weak, &argv()).unwrap();
-    assert!(p.report.grants.iter().any(|g| g.path == "/home/u/.cargo/registry" && g.access == "read"));
+    assert!(
+        p.report
+            .grants
+            .iter()
+            .any(|g| g.path == "/home/u/.cargo/registry" && g.access == "read")
+    );
 }
 
 #[test]
@@ -343,7 +354,12 @@ fn owner_only_files_are_hidden_and_duplicates_merged() {
         path: "/etc/wireguard".into(),
         reserve: false
     }));
-    let ws: Vec<_> = p.report.grants.iter().filter(|g| g.path == "/srv/ws").collect();
+    let ws: Vec<_> = p
+        .report
+        .grants
+        .iter()
+        .filter(|g| g.path == "/srv/ws")
+        .collect();
     assert_eq!(ws.len(), 1, "one line per path");
     assert_eq!(ws[0].access, "read-write");
 }

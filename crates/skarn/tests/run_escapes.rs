@@ -57,9 +57,17 @@ fn protected_paths_that_do_not_exist_cannot_be_created_even_in_home() {
         );
     }
     // Normal work in the home still succeeds.
-    let o = sh(&home, &home, &["--allow-home-workspace"], "echo ok > notes.txt");
+    let o = sh(
+        &home,
+        &home,
+        &["--allow-home-workspace"],
+        "echo ok > notes.txt",
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert_eq!(std::fs::read_to_string(home.join("notes.txt")).unwrap(), "ok\n");
+    assert_eq!(
+        std::fs::read_to_string(home.join("notes.txt")).unwrap(),
+        "ok\n"
+    );
 }
 
 #[test]
@@ -81,7 +89,12 @@ fn ancestors_of_protected_paths_cannot_be_renamed() {
     assert!(ws.join("conf/deep/secret.env").exists(), "the secret moved");
     assert!(!ws.join("moved").exists() && !ws.join("x").exists());
     // Run 2 reads wherever it could have moved.
-    let o = sh(&ws, &home, &flags, "cat conf/deep/secret.env moved/deep/secret.env x 2>&1");
+    let o = sh(
+        &ws,
+        &home,
+        &flags,
+        "cat conf/deep/secret.env moved/deep/secret.env x 2>&1",
+    );
     assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
 
     // Home as workspace: ~/.config cannot be moved from over its secrets.
@@ -119,7 +132,11 @@ fn grants_through_planted_symlinks_never_reach_secrets() {
         "cat keys/id_ed25519 2>&1; true",
     );
     assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
-    assert!(err(&o).contains("dropped: it is a secret path"), "{}", err(&o));
+    assert!(
+        err(&o).contains("dropped: it is a secret path"),
+        "{}",
+        err(&o)
+    );
 
     // A preset cache planted as a link in a writable home is not followed.
     let home3 = t.dir("home3");
@@ -155,7 +172,7 @@ fn caches_are_private_layers_the_host_never_sees_changed() {
         .arg(&ws)
         .args(["--", "sh", "-c"])
         .arg(
-        "echo EVIL > ~/.cargo/registry/cache/idx/serde-1.0.0.crate && \
+            "echo EVIL > ~/.cargo/registry/cache/idx/serde-1.0.0.crate && \
          echo NEW > ~/.cargo/registry/cache/idx/new-0.1.0.crate && \
          cat ~/.cargo/registry/cache/idx/serde-1.0.0.crate && mkdir -p ~/.cache/pip && \
          echo wheel > ~/.cache/pip/w",

@@ -53,7 +53,9 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         .into_iter()
         .map(|(n, ok)| (n.to_string(), ok))
         .collect();
-    let ws = std::env::temp_dir();
+    // A typical project directory (planning is pure: it need not exist);
+    // the host's temporary directory itself would be reported as broad.
+    let ws = std::env::temp_dir().join("skarn-doctor-project");
     let argv = vec!["true".into()];
     let mut net_policies = Vec::new();
     let mut degraded = Vec::new();

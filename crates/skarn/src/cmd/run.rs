@@ -19,9 +19,15 @@ use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, presets};
                   124 timeout; 126 not executable; 127 not found; 2 usage or set-up error."
 )]
 pub struct Args {
-    /// Read-write workspace (default: the current directory).
+    /// Read-write workspace [default: see --workspace-root].
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Default workspace when --workspace is not given: `repo` = the top of
+    /// the git work tree holding the current directory (below the home
+    /// directory), else the current directory; `cwd` = the current directory
+    /// [default: repo].
+    #[arg(long, value_name = "WHICH", value_parser = ["repo", "cwd"])]
+    pub workspace_root: Option<String>,
     #[command(flatten)]
     pub grants: Boxed<Grants>,
     /// Network policy [default: deny].
@@ -131,14 +137,34 @@ fn abs(p: &Path, cwd: &Path) -> PathBuf {
 /// Build the policy from defaults, config files and flags.
 pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let ws_arg = args.workspace.clone().unwrap_or_else(|| cwd.clone());
+    let home = home();
+    let (ws_arg, why) = match &args.workspace {
+        Some(w) => (w.clone(), "--workspace".to_string()),
+        None if args.workspace_root.as_deref() != Some("cwd") => {
+            match enclosing_work_tree(&cwd, home.as_deref()) {
+                Some(top) if top != cwd => {
+                    let why = format!(
+                        "the git work tree holding the current directory {} \
+                         (--workspace-root repo, the default)",
+                        cwd.display()
+                    );
+                    (top, why)
+                }
+                _ => (cwd.clone(), "the current directory".to_string()),
+            }
+        }
+        None => (
+            cwd.clone(),
+            "the current directory (--workspace-root cwd)".into(),
+        ),
+    };
     let ws = std::fs::canonicalize(&ws_arg)
         .with_context(|| format!("workspace {} does not exist", ws_arg.display()))?;
     if !ws.is_dir() {
         bail!("workspace {} is not a directory", ws.display());
     }
     let mut policy = Policy::new(&ws);
-    let home = home();
+    policy.sources.insert("workspace".into(), why);
     let real_cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd.clone());
     if real_cwd.starts_with(&ws) {
         policy.cwd = Some(real_cwd);
@@ -340,6 +366,28 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         }
     }
     Ok(policy)
+}
+
+/// The top of the git work tree holding `cwd` (the nearest directory with
+/// a `.git` entry), if it lies strictly below the home directory (a
+/// dotfiles repository in the home is not a project) and is not `/`.
+fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let mut d = Some(cwd);
+    while let Some(dir) = d {
+        if let Some(h) = home
+            && h.starts_with(dir)
+        {
+            return None;
+        }
+        if dir.parent().is_none() {
+            return None;
+        }
+        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+            return Some(dir.to_path_buf());
+        }
+        d = dir.parent();
+    }
+    None
 }
 
 /// Whether `p` is (or lies under) one of the default secret paths.
