@@ -581,6 +581,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
                 .as_bytes(),
         );
     }
+    if !timed_out && !fatal && code != 0 && !plan.failure_hint.is_empty() {
+        sys::write_fd(2, format!("{}\n", plan.failure_hint).as_bytes());
+    }
     match plan.report_format {
         ReportFormat::None => {}
         ReportFormat::Text => sys::write_fd(2, plan.report.render_text().as_bytes()),
@@ -592,9 +595,6 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     }
     if fatal {
         return EXIT_SETUP;
-    }
-    if !timed_out && code != 0 && !plan.failure_hint.is_empty() {
-        sys::write_fd(2, format!("{}\n", plan.failure_hint).as_bytes());
     }
     if timed_out { EXIT_TIMEOUT } else { code }
 }
