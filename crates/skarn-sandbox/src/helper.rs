@@ -564,6 +564,14 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             plan.report.degrade(n.to_string());
         } else if let Some(n) = line.strip_prefix("info:") {
             plan.report.notes.push(n.to_string());
+        } else if let Some(n) = line.strip_prefix("lost:") {
+            let msg = format!(
+                "written to the run's private /tmp beside the workspace, and discarded: {n} \
+                 (only the workspace {} is kept)",
+                plan.workspace.display()
+            );
+            sys::write_fd(2, format!("skarn: warning: {msg}\n").as_bytes());
+            plan.report.degrade(msg);
         } else if let Some(n) = line.strip_prefix("fatal:") {
             fatal = true;
             plan.report.notes.push(format!("set-up failed: {n}"));
@@ -781,8 +789,6 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         Err(e) => fatal(wr, &format!("fork: {e}")),
     };
     status(wr, "tpid", &t.to_string());
-    // SAFETY: our copy of the status pipe is no longer needed.
-    unsafe { libc::close(wr) };
     let mut code = 1;
     loop {
         forward_pending(-t);
@@ -803,7 +809,34 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     if !plan.ns.pid {
         sys::kill(-t, libc::SIGKILL);
     }
+    if let Some(ws) = &plan.tmp_watch {
+        let lost = written_beside(ws);
+        if !lost.is_empty() {
+            status(wr, "lost", &lost.join(" "));
+        }
+    }
     sys::exit_now(code)
+}
+
+/// Entries of the private /tmp along the way to the workspace other than
+/// that way itself: what the command wrote there is discarded with the run.
+fn written_beside(ws: &Path) -> Vec<String> {
+    let Ok(rel) = ws.strip_prefix("/tmp") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut dir = PathBuf::from("/tmp");
+    for next in rel.components() {
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                if e.file_name() != next.as_os_str() && out.len() < 8 {
+                    out.push(e.path().display().to_string());
+                }
+            }
+        }
+        dir.push(next);
+    }
+    out
 }
 
 fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {

@@ -254,6 +254,11 @@ pub struct Plan {
     /// for exactly the grant it needs.
     #[serde(default)]
     pub failure_hint: String,
+    /// The workspace when it lies in `/tmp`, which is private to the run:
+    /// after the command, init lists what it wrote beside the workspace
+    /// (e.g. `git worktree add ../wt`), since that is discarded.
+    #[serde(default)]
+    pub tmp_watch: Option<PathBuf>,
     /// The policy this plan came from (the helper re-plans with it when a
     /// mechanism turns out to be unavailable at run time).
     pub policy: Policy,
@@ -994,6 +999,8 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             )
         },
     );
+    let tmp_watch =
+        (ns.mount && ws.starts_with("/tmp") && ws != Path::new("/tmp")).then(|| ws.clone());
     Ok(Plan {
         argv: argv.to_vec(),
         cwd,
@@ -1015,6 +1022,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report,
         report_format: ReportFormat::None,
         failure_hint,
+        tmp_watch,
         policy: policy.clone(),
         host: host.clone(),
     })

@@ -232,3 +232,17 @@ fn write_grants_that_do_not_exist_yet_are_created() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(std::fs::read_to_string(out_dir.join("f")).unwrap(), "x\n");
 }
+
+#[test]
+fn writes_beside_a_workspace_in_tmp_are_not_lost_silently() {
+    let t = Tmp::new("lost");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = sh(&ws, &home, &[], "mkdir ../wt && echo x > ../wt/f");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!t.path("wt").exists());
+    assert!(
+        err(&o).contains("discarded") && err(&o).contains("/wt"),
+        "{}",
+        err(&o)
+    );
+}
