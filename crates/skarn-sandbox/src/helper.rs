@@ -173,12 +173,15 @@ pub fn make_socket_inode(path: &Path) -> std::io::Result<()> {
     sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFSOCK | PLACEHOLDER_MODE, 0) }).map(|_| ())
 }
 
-/// Placeholders of one run, and the run's shared lock on the workspace
-/// directory: a run removes placeholders only when it can take that lock
-/// exclusively, i.e. when no other run in the same workspace still uses them.
+/// Placeholders of one run, its stage for a new `.git` and the run's
+/// shared lock on the workspace directory: a run removes placeholders (and
+/// an empty `.git`) only when it can take that lock exclusively, i.e. when
+/// no other run in the same workspace still uses them.
 struct Reserved {
     lock_fd: libc::c_int,
     paths: Vec<PathBuf>,
+    stage: Option<PathBuf>,
+    ws: PathBuf,
 }
 
 fn open_dir(path: &Path) -> Option<libc::c_int> {
@@ -193,16 +196,24 @@ fn open_dir(path: &Path) -> Option<libc::c_int> {
     (fd >= 0).then_some(fd)
 }
 
-/// Remove the placeholders if no other run holds the workspace lock.
+/// Remove the placeholders if no other run holds the workspace lock, and
+/// move a repository created in the sandbox into place (vetted).
 fn release_placeholders(r: Reserved) {
     if r.lock_fd < 0 {
         return;
     }
-    if !r.paths.is_empty() {
+    let mut exclusive = false;
+    if !r.paths.is_empty() || r.stage.is_some() {
         // SAFETY: lock_fd is open; a non-blocking exclusive attempt.
-        if unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        exclusive = unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if exclusive {
             remove_placeholders(&r.paths);
         }
+    }
+    if let Some(stage) = &r.stage
+        && let Some(msg) = crate::staging::finalize(&r.ws, stage, exclusive)
+    {
+        sys::write_fd(2, format!("{msg}\n").as_bytes());
     }
     // SAFETY: closing our own fd (drops the lock).
     unsafe { libc::close(r.lock_fd) };
@@ -220,8 +231,10 @@ fn remove_placeholders(paths: &[PathBuf]) {
 /// protected: existing paths are bound read-only by init; missing ones get
 /// a placeholder (a socket inode of mode [`PLACEHOLDER_MODE`], covered
 /// read-only, removed after the run) so they cannot be created during it.
+/// The git directory follows git's effective layout and configuration
+/// ([`crate::git_vet`]); a missing `.git` is staged ([`crate::staging`]).
 fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
-    use crate::plan::FsOp;
+    use crate::plan::{Access, FsOp};
     let ws = plan.workspace.clone();
     let lock_fd = open_dir(&ws).unwrap_or(-1);
     if lock_fd >= 0 {
@@ -230,27 +243,84 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         unsafe { libc::flock(lock_fd, libc::LOCK_SH) };
     }
     let git = ws.join(".git");
-    let git_is_dir = std::fs::symlink_metadata(&git)
-        .map(|m| m.is_dir())
-        .unwrap_or(false);
-    let mut paths = Vec::new();
+    let git_md = std::fs::symlink_metadata(&git).ok();
+    let unborn = git_md.is_none() || crate::staging::is_unborn(&git);
+    let stage = if unborn {
+        match crate::staging::prepare(&ws) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.push(format!(
+                    "could not stage a new .git ({e}); .git is reserved instead"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
+    let writable: Vec<PathBuf> = plan
+        .fs
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Bind {
+                path,
+                access: Access::ReadWrite,
+            } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut ops: Vec<(PathBuf, bool)> = Vec::new();
     let mut out = Vec::new();
-    let mut git_done = false;
+    let mut at = None;
     for op in std::mem::take(&mut plan.fs) {
-        let FsOp::Protect { path, reserve } = &op else {
+        let FsOp::Protect {
+            path,
+            reserve,
+            reserve_if,
+        } = &op
+        else {
             out.push(op);
             continue;
         };
-        let reserve = *reserve;
-        let mut target = path.clone();
-        if path.starts_with(&git) && path != &git && !git_is_dir {
-            // .git missing (or a gitdir file): protect .git itself, once.
-            if git_done {
+        at.get_or_insert(out.len());
+        let reserve = *reserve || reserve_if.iter().any(|p| std::fs::symlink_metadata(p).is_ok());
+        if path.starts_with(&git) && path != &git {
+            if stage.is_some() {
+                continue; // staged: vetted after the run
+            }
+            if !git_is_dir {
+                // .git missing (no stage) or a gitdir file: protect .git itself.
+                if !ops.iter().any(|(p, _)| p == &git) {
+                    ops.push((git.clone(), true));
+                }
                 continue;
             }
-            git_done = true;
-            target = git.clone();
         }
+        ops.push((path.clone(), reserve));
+    }
+    if stage.is_none() {
+        let guards = crate::git_vet::guards(&ws, &writable, plan.host.home.as_deref());
+        let mut extra = Vec::new();
+        for g in guards {
+            match ops.iter_mut().find(|(p, _)| *p == g.path) {
+                Some(o) => o.1 |= g.reserve,
+                None => {
+                    extra.push(g.path.display().to_string());
+                    ops.push((g.path, g.reserve));
+                }
+            }
+        }
+        if !extra.is_empty() {
+            plan.report.notes.push(format!(
+                "read-only as named by the effective git configuration: {}",
+                extra.join(", ")
+            ));
+        }
+    }
+    let mut paths = Vec::new();
+    let mut prot = Vec::new();
+    for (target, reserve) in ops {
         let missing = std::fs::symlink_metadata(&target).is_err();
         if missing && !reserve {
             continue;
@@ -268,13 +338,39 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         if is_placeholder(&target).is_some() {
             paths.push(target.clone());
         }
-        out.push(FsOp::Protect {
+        prot.push(FsOp::Protect {
             path: target,
             reserve,
+            reserve_if: Vec::new(),
         });
     }
+    if let Some(s) = &stage {
+        prot.push(FsOp::Stage {
+            path: git.clone(),
+            from: s.clone(),
+        });
+        plan.report.notes.push(
+            "the workspace has no .git: a repository created by the command is staged and \
+             moved into place after the run without hooks or code-running configuration"
+                .into(),
+        );
+    }
+    if !paths.is_empty() {
+        plan.report.notes.push(format!(
+            "{} missing persistence paths are reserved during the run by placeholders \
+             (unreadable socket inodes, removed afterwards)",
+            paths.len()
+        ));
+    }
+    let at = at.unwrap_or(out.len());
+    out.splice(at..at, prot);
     plan.fs = out;
-    Reserved { lock_fd, paths }
+    Reserved {
+        lock_fd,
+        paths,
+        stage,
+        ws,
+    }
 }
 
 /// Start a detached process that, once this helper and everything holding
@@ -287,6 +383,7 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         dir: parent.join(format!("skarn-{}", std::process::id())),
     });
     let paths = reserved.paths.clone();
+    let stage = reserved.stage.clone();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -316,16 +413,22 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         // The dead helper's descriptors (and its shared lock) may close a
         // moment after the pipe reports EOF: retry briefly. A run still
         // using the workspace keeps its lock and cleans up itself.
-        if paths.iter().any(|p| is_placeholder(p).is_some())
+        let staged = stage.as_ref().is_some_and(|s| s.exists());
+        if (staged || paths.iter().any(|p| is_placeholder(p).is_some()))
             && let Some(fd) = open_dir(ws)
         {
+            let mut exclusive = false;
             for _ in 0..50 {
                 // SAFETY: fd is open; non-blocking exclusive attempt.
                 if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                     remove_placeholders(&paths);
+                    exclusive = true;
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if let Some(s) = &stage {
+                let _ = crate::staging::finalize(ws, s, exclusive);
             }
             // SAFETY: closing our own fd.
             unsafe { libc::close(fd) };
@@ -377,10 +480,12 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         Reserved {
             lock_fd: -1,
             paths: Vec::new(),
+            stage: None,
+            ws: plan.workspace.clone(),
         }
     };
     let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
-    let reaper = if cg_parent.is_some() || !created.paths.is_empty() {
+    let reaper = if cg_parent.is_some() || !created.paths.is_empty() || created.stage.is_some() {
         let ws = plan.workspace.clone();
         spawn_reaper(cg_parent.as_deref(), &created, &ws)
     } else {

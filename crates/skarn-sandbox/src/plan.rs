@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
 use crate::policy::{
-    Grant, NetPolicy, PERSISTENCE_PATHS, PROTECT_IF_PRESENT_PATHS, Policy, SHELL_RC_PATHS,
-    SYSTEM_EXEC_DIRS, default_secret_paths,
+    Grant, NetPolicy, Policy, SYSTEM_EXEC_DIRS, default_secret_paths,
 };
+use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
 /// Access given to one path.
@@ -65,6 +65,18 @@ pub enum FsOp {
         path: PathBuf,
         /// Reserve the name when it does not exist.
         reserve: bool,
+        /// Also reserve it when one of these paths exists (decided by the
+        /// helper on the host; see [`crate::persistence::Reserve::IfAny`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reserve_if: Vec<PathBuf>,
+    },
+    /// Bind a run's private stage directory onto the workspace's `.git`
+    /// (added by the helper when `.git` is missing; see [`crate::staging`]).
+    Stage {
+        /// The `.git` mount point (host path).
+        path: PathBuf,
+        /// The stage directory (host path).
+        from: PathBuf,
     },
 }
 
@@ -413,30 +425,24 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     }
     if policy.protect_persistence {
         if ns.mount {
-            for rel in PERSISTENCE_PATHS {
-                fs.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: true,
-                });
-            }
-            for rel in PROTECT_IF_PRESENT_PATHS {
-                fs.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: false,
-                });
-            }
             let ws_is_home = host.home.as_deref() == Some(ws.as_path());
-            for rel in SHELL_RC_PATHS {
+            for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
+                let (reserve, reserve_if) = match en.reserve {
+                    Reserve::Always => (true, Vec::new()),
+                    Reserve::IfHome => (ws_is_home, Vec::new()),
+                    Reserve::Never => (false, Vec::new()),
+                    Reserve::IfAny(fam) => (false, fam.iter().map(|r| ws.join(r)).collect()),
+                };
                 fs.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: ws_is_home,
+                    path: ws.join(en.path),
+                    reserve,
+                    reserve_if,
                 });
             }
-            let all: Vec<&str> = PERSISTENCE_PATHS
+            let all: Vec<&str> = GIT_DIR_ENTRIES
                 .iter()
-                .chain(PROTECT_IF_PRESENT_PATHS)
-                .chain(SHELL_RC_PATHS)
-                .copied()
+                .chain(ENTRIES)
+                .map(|en| en.path)
                 .collect();
             report.grants.push(GrantReport {
                 path: format!("{}/{{{}}}", ws.display(), all.join(",")),
