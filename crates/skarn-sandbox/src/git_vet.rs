@@ -32,6 +32,10 @@ pub struct Guard {
     pub path: PathBuf,
     /// Reserve it (placeholder) when missing.
     pub reserve: bool,
+    /// Reserve it with an empty regular file rather than a placeholder
+    /// socket: git reads this file and stops on an unreadable one, while
+    /// an empty configuration file changes nothing.
+    pub empty_file: bool,
 }
 
 /// Normalize `.` and `..` lexically (no symlink resolution).
@@ -210,41 +214,45 @@ pub fn guards(ws: &Path, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard
 pub fn guards_for(layout: &Layout, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard> {
     let n = named(layout, home);
     let mut out: Vec<Guard> = Vec::new();
-    let mut add = |path: PathBuf, reserve: bool| {
+    let mut add = |path: PathBuf, reserve: bool, empty_file: bool| {
         if inside(&path, writable) && !out.iter().any(|g| g.path == path) {
-            out.push(Guard { path, reserve });
+            out.push(Guard {
+                path,
+                reserve,
+                empty_file,
+            });
         }
     };
     if let Some(f) = &layout.git_file {
-        add(f.clone(), false);
+        add(f.clone(), false, false);
     }
     let mut dirs = vec![layout.git_dir.clone()];
     if layout.common_dir != layout.git_dir {
         dirs.push(layout.common_dir.clone());
     }
     for d in &dirs {
-        add(d.join("hooks"), true);
-        add(d.join("config"), true);
-        add(d.join("config.worktree"), n.worktree_config);
-        add(d.join("commondir"), false);
-        add(d.join("modules"), true);
-        add(d.join("gitdir"), false);
+        add(d.join("hooks"), true, false);
+        add(d.join("config"), true, false);
+        add(d.join("config.worktree"), n.worktree_config, true);
+        add(d.join("commondir"), false, false);
+        add(d.join("modules"), true, false);
+        add(d.join("gitdir"), false, false);
     }
     if let Ok(rd) = std::fs::read_dir(layout.common_dir.join("worktrees")) {
         for e in rd.flatten() {
             for f in ["commondir", "config.worktree", "gitdir"] {
                 let p = e.path().join(f);
                 if std::fs::symlink_metadata(&p).is_ok() {
-                    add(p, false);
+                    add(p, false, false);
                 }
             }
         }
     }
     for h in n.hooks_paths {
-        add(h, true);
+        add(h, true, false);
     }
     for i in n.includes {
-        add(i, true);
+        add(i, true, true);
     }
     out
 }

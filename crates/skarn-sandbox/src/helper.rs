@@ -182,6 +182,46 @@ struct Reserved {
     paths: Vec<PathBuf>,
     stage: Option<PathBuf>,
     ws: PathBuf,
+    /// Files git would follow that were absent at the start and cannot be
+    /// reserved (`commondir`): removed if the run created them.
+    absent: Vec<PathBuf>,
+    /// Empty files made to reserve git configuration files, with their
+    /// inode: removed like placeholders if still empty and the same file.
+    empties: Vec<(PathBuf, u64)>,
+}
+
+fn make_empty_file(p: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(p)?;
+    Ok(f.metadata()?.ino())
+}
+
+fn remove_empties(empties: &[(PathBuf, u64)]) {
+    use std::os::unix::fs::MetadataExt;
+    for (p, ino) in empties {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.ino() == *ino && m.len() == 0)
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Remove what the run created at paths that had to stay absent.
+fn remove_created(paths: &[PathBuf]) -> Vec<String> {
+    let mut removed = Vec::new();
+    for p in paths {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir())
+            && is_placeholder(p).is_none()
+            && std::fs::remove_file(p).is_ok()
+        {
+            removed.push(p.display().to_string());
+        }
+    }
+    removed
 }
 
 fn open_dir(path: &Path) -> Option<libc::c_int> {
@@ -199,15 +239,27 @@ fn open_dir(path: &Path) -> Option<libc::c_int> {
 /// Remove the placeholders if no other run holds the workspace lock, and
 /// move a repository created in the sandbox into place (vetted).
 fn release_placeholders(r: Reserved) {
+    let removed = remove_created(&r.absent);
+    if !removed.is_empty() {
+        sys::write_fd(
+            2,
+            format!(
+                "skarn: removed what the command created at {} (it redirects git)\n",
+                removed.join(", ")
+            )
+            .as_bytes(),
+        );
+    }
     if r.lock_fd < 0 {
         return;
     }
     let mut exclusive = false;
-    if !r.paths.is_empty() || r.stage.is_some() {
+    if !r.paths.is_empty() || r.stage.is_some() || !r.empties.is_empty() {
         // SAFETY: lock_fd is open; a non-blocking exclusive attempt.
         exclusive = unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if exclusive {
             remove_placeholders(&r.paths);
+            remove_empties(&r.empties);
         }
     }
     if let Some(stage) = &r.stage
@@ -299,10 +351,14 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         }
         ops.push((path.clone(), reserve));
     }
+    let mut empty_kind = Vec::new();
     if stage.is_none() {
         let guards = crate::git_vet::guards(&ws, &writable, plan.host.home.as_deref());
         let mut extra = Vec::new();
         for g in guards {
+            if g.empty_file {
+                empty_kind.push(g.path.clone());
+            }
             match ops.iter_mut().find(|(p, _)| *p == g.path) {
                 Some(o) => o.1 |= g.reserve,
                 None => {
@@ -320,12 +376,28 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
     }
     let mut paths = Vec::new();
     let mut prot = Vec::new();
+    let mut absent = Vec::new();
+    let mut empties = Vec::new();
     for (target, reserve) in ops {
         let missing = std::fs::symlink_metadata(&target).is_err();
+        if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
+            absent.push(target.clone());
+        }
         if missing && !reserve {
             continue;
         }
-        if missing
+        if missing && empty_kind.contains(&target) {
+            match make_empty_file(&target) {
+                Ok(ino) => empties.push((target.clone(), ino)),
+                Err(e) => {
+                    notes.push(format!(
+                        "could not reserve missing git file {} ({e}); it is not protected",
+                        target.display()
+                    ));
+                    continue;
+                }
+            }
+        } else if missing
             && let Err(e) = make_socket_inode(&target)
             && std::fs::symlink_metadata(&target).is_err()
         {
@@ -370,6 +442,8 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         paths,
         stage,
         ws,
+        absent,
+        empties,
     }
 }
 
@@ -384,6 +458,8 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
     });
     let paths = reserved.paths.clone();
     let stage = reserved.stage.clone();
+    let absent = reserved.absent.clone();
+    let empties = reserved.empties.clone();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -413,8 +489,9 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         // The dead helper's descriptors (and its shared lock) may close a
         // moment after the pipe reports EOF: retry briefly. A run still
         // using the workspace keeps its lock and cleans up itself.
+        remove_created(&absent);
         let staged = stage.as_ref().is_some_and(|s| s.exists());
-        if (staged || paths.iter().any(|p| is_placeholder(p).is_some()))
+        if (staged || !empties.is_empty() || paths.iter().any(|p| is_placeholder(p).is_some()))
             && let Some(fd) = open_dir(ws)
         {
             let mut exclusive = false;
@@ -422,6 +499,7 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
                 // SAFETY: fd is open; non-blocking exclusive attempt.
                 if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                     remove_placeholders(&paths);
+                    remove_empties(&empties);
                     exclusive = true;
                     break;
                 }
@@ -482,10 +560,17 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             paths: Vec::new(),
             stage: None,
             ws: plan.workspace.clone(),
+            absent: Vec::new(),
+            empties: Vec::new(),
         }
     };
     let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
-    let reaper = if cg_parent.is_some() || !created.paths.is_empty() || created.stage.is_some() {
+    let reaper = if cg_parent.is_some()
+        || !created.paths.is_empty()
+        || created.stage.is_some()
+        || !created.absent.is_empty()
+        || !created.empties.is_empty()
+    {
         let ws = plan.workspace.clone();
         spawn_reaper(cg_parent.as_deref(), &created, &ws)
     } else {

@@ -147,6 +147,12 @@ pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String>
 }
 
 fn move_in(stage: &Path, git: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(stage.join("HEAD")).is_ok_and(|m| m.is_file()) {
+        return Some(format!(
+            "skarn: {} created in the sandbox was discarded: not a repository (no HEAD)",
+            git.display()
+        ));
+    }
     let mut dropped: Vec<String> = Vec::new();
     let mut head = false;
     let entries: Vec<_> = std::fs::read_dir(stage).ok()?.flatten().collect();
