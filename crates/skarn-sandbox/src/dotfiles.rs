@@ -323,14 +323,23 @@ mod tests {
                 "diff.algorithm=histogram",
             ]
         );
-        for bad in ["evil", "t0ken", "tok@", "u:p@", "store", "lfs", "hexdump", "include"] {
+        for bad in [
+            "evil", "t0ken", "tok@", "u:p@", "store", "lfs", "hexdump", "include",
+        ] {
             assert!(!s.contains(bad), "{bad} survived:\n{s}");
         }
     }
 
     #[test]
     fn gitconfig_hostile_input_never_panics_and_is_requoted() {
-        for t in ["[", "[a \"", "\\", "=", "[x]\nk=\"\\", "[user]\nname = \"a\n[core]\nfsmonitor=x"] {
+        for t in [
+            "[",
+            "[a \"",
+            "\\",
+            "=",
+            "[x]\nk=\"\\",
+            "[user]\nname = \"a\n[core]\nfsmonitor=x",
+        ] {
             let _ = sanitized_gitconfig(t);
         }
         // A value cannot smuggle a new section through quoting.

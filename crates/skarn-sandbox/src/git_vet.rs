@@ -135,7 +135,14 @@ fn collect(file: &Path, text: &str, top: &Path, home: Option<&Path>, n: &mut Nam
     }
 }
 
-fn collect_item(it: &Item, base: &Path, top: &Path, home: Option<&Path>, n: &mut Named, depth: u32) {
+fn collect_item(
+    it: &Item,
+    base: &Path,
+    top: &Path,
+    home: Option<&Path>,
+    n: &mut Named,
+    depth: u32,
+) {
     let v = it.value.as_deref();
     match (it.section.as_str(), it.name.as_str()) {
         ("core", "hookspath") if it.sub.is_none() => {
@@ -310,7 +317,10 @@ mod tests {
         ] {
             assert!(p.contains(&want), "{want} not in {p:?}");
         }
-        assert!(!p.iter().any(|s| s.contains("/elsewhere") || s.contains("/abs")));
+        assert!(
+            !p.iter()
+                .any(|s| s.contains("/elsewhere") || s.contains("/abs"))
+        );
     }
 
     #[test]

@@ -203,7 +203,8 @@ fn make_empty_file(p: &Path) -> std::io::Result<u64> {
 fn remove_empties(empties: &[(PathBuf, u64)]) {
     use std::os::unix::fs::MetadataExt;
     for (p, ino) in empties {
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.ino() == *ino && m.len() == 0)
+        if std::fs::symlink_metadata(p)
+            .is_ok_and(|m| m.is_file() && m.ino() == *ino && m.len() == 0)
         {
             let _ = std::fs::remove_file(p);
         }
@@ -336,7 +337,10 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
             continue;
         };
         at.get_or_insert(out.len());
-        let reserve = *reserve || reserve_if.iter().any(|p| std::fs::symlink_metadata(p).is_ok());
+        let reserve = *reserve
+            || reserve_if
+                .iter()
+                .any(|p| std::fs::symlink_metadata(p).is_ok());
         if path.starts_with(&git) && path != &git {
             if stage.is_some() {
                 continue; // staged: vetted after the run

@@ -7,10 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
-use crate::policy::{
-    Grant, NetPolicy, Policy, SYSTEM_EXEC_DIRS, default_secret_paths,
-};
 use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
+use crate::policy::{Grant, NetPolicy, Policy, SYSTEM_EXEC_DIRS, default_secret_paths};
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
 /// Access given to one path.

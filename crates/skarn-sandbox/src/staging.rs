@@ -68,8 +68,15 @@ fn allowed_key(it: &Item) -> bool {
         (
             "core",
             false,
-            "repositoryformatversion" | "filemode" | "bare" | "logallrefupdates" | "ignorecase"
-            | "precomposeunicode" | "symlinks" | "autocrlf" | "eol",
+            "repositoryformatversion"
+            | "filemode"
+            | "bare"
+            | "logallrefupdates"
+            | "ignorecase"
+            | "precomposeunicode"
+            | "symlinks"
+            | "autocrlf"
+            | "eol",
         ) => true,
         ("extensions", false, "objectformat" | "refstorage") => true,
         ("remote", true, "url" | "pushurl") => {
@@ -259,13 +266,23 @@ mod tests {
             std::fs::create_dir_all(stage.join(d)).unwrap();
         }
         std::fs::write(stage.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(stage.join("config"), "[core]\nbare = false\nfsmonitor = x\n").unwrap();
+        std::fs::write(
+            stage.join("config"),
+            "[core]\nbare = false\nfsmonitor = x\n",
+        )
+        .unwrap();
         std::fs::write(stage.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
         std::fs::write(stage.join("hooks/pre-commit"), "evil").unwrap();
         std::fs::write(stage.join("commondir"), "/elsewhere\n").unwrap();
         std::os::unix::fs::symlink("/etc", stage.join("info")).unwrap();
         let m = finalize(&ws, &stage, true).unwrap();
-        for d in ["core.fsmonitor", "hooks/pre-commit,", "commondir", "worktrees", "info"] {
+        for d in [
+            "core.fsmonitor",
+            "hooks/pre-commit,",
+            "commondir",
+            "worktrees",
+            "info",
+        ] {
             assert!(m.contains(d), "{d} not in {m}");
         }
         let git = ws.join(".git");

@@ -107,9 +107,11 @@ fn plan_invariants() {
         reserve_if: vec![]
     }));
     // A tool's configuration is reserved only when the project uses it.
-    assert!(p.fs.iter().any(|o| matches!(o, FsOp::Protect { path, reserve: false, reserve_if }
+    assert!(p.fs.iter().any(
+        |o| matches!(o, FsOp::Protect { path, reserve: false, reserve_if }
         if path.ends_with("lefthook-local.yml")
-            && reserve_if.iter().any(|r| r.ends_with("lefthook.yml")))));
+            && reserve_if.iter().any(|r| r.ends_with("lefthook.yml")))
+    ));
     let mut home_ws = policy();
     home_ws.workspace = "/home/u".into();
     let p2 = plan(&home_ws, &host(), &argv()).unwrap();

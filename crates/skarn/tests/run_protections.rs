@@ -496,7 +496,11 @@ fn linked_worktree_and_its_common_dir_stay_protected() {
     );
     let ws = t.path("feat");
     let ws_s = ws.display().to_string();
-    assert!(git(&main, &["worktree", "add", "-q", &ws_s]).status.success());
+    assert!(
+        git(&main, &["worktree", "add", "-q", &ws_s])
+            .status
+            .success()
+    );
     let wt = main.join(".git/worktrees/feat");
     let gitfile = std::fs::read(ws.join(".git")).unwrap();
     let main_s = main.display().to_string();
@@ -533,7 +537,11 @@ fn workspace_below_a_repository_cannot_reach_its_git_dir() {
         &ws,
         &home,
         &[],
-        &["sh", "-c", "echo evil > ../.git/hooks/pre-commit; git init -q; echo ok"],
+        &[
+            "sh",
+            "-c",
+            "echo evil > ../.git/hooks/pre-commit; git init -q; echo ok",
+        ],
     );
     assert_eq!(out(&o), "ok\n", "{}", err(&o));
     assert!(!repo.join(".git/hooks/pre-commit").exists());
@@ -571,7 +579,10 @@ fn folder_opening_tools_are_protected_and_reserved_when_used() {
         std::fs::read_to_string(ws.join("lefthook.yml")).unwrap(),
         "pre-commit: {}\n"
     );
-    assert_eq!(std::fs::read_to_string(ws.join("flake.nix")).unwrap(), "{}\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("flake.nix")).unwrap(),
+        "{}\n"
+    );
     // lint-staged is not set up here: its config is an ordinary file.
     assert!(ws.join(".lintstagedrc").exists());
 }
