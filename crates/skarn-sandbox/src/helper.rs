@@ -173,12 +173,56 @@ pub fn make_socket_inode(path: &Path) -> std::io::Result<()> {
     sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFSOCK | PLACEHOLDER_MODE, 0) }).map(|_| ())
 }
 
-/// Placeholders of one run, and the run's shared lock on the workspace
-/// directory: a run removes placeholders only when it can take that lock
-/// exclusively, i.e. when no other run in the same workspace still uses them.
+/// Placeholders of one run, its stage for a new `.git` and the run's
+/// shared lock on the workspace directory: a run removes placeholders (and
+/// an empty `.git`) only when it can take that lock exclusively, i.e. when
+/// no other run in the same workspace still uses them.
 struct Reserved {
     lock_fd: libc::c_int,
     paths: Vec<PathBuf>,
+    stage: Option<PathBuf>,
+    ws: PathBuf,
+    /// Files git would follow that were absent at the start and cannot be
+    /// reserved (`commondir`): removed if the run created them.
+    absent: Vec<PathBuf>,
+    /// Empty files made to reserve git configuration files, with their
+    /// inode: removed like placeholders if still empty and the same file.
+    empties: Vec<(PathBuf, u64)>,
+}
+
+fn make_empty_file(p: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(p)?;
+    Ok(f.metadata()?.ino())
+}
+
+fn remove_empties(empties: &[(PathBuf, u64)]) {
+    use std::os::unix::fs::MetadataExt;
+    for (p, ino) in empties {
+        if std::fs::symlink_metadata(p)
+            .is_ok_and(|m| m.is_file() && m.ino() == *ino && m.len() == 0)
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Remove what the run created at paths that had to stay absent.
+fn remove_created(paths: &[PathBuf]) -> Vec<String> {
+    let mut removed = Vec::new();
+    for p in paths {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir())
+            && is_placeholder(p).is_none()
+            && std::fs::remove_file(p).is_ok()
+        {
+            removed.push(p.display().to_string());
+        }
+    }
+    removed
 }
 
 fn open_dir(path: &Path) -> Option<libc::c_int> {
@@ -193,16 +237,36 @@ fn open_dir(path: &Path) -> Option<libc::c_int> {
     (fd >= 0).then_some(fd)
 }
 
-/// Remove the placeholders if no other run holds the workspace lock.
+/// Remove the placeholders if no other run holds the workspace lock, and
+/// move a repository created in the sandbox into place (vetted).
 fn release_placeholders(r: Reserved) {
+    let removed = remove_created(&r.absent);
+    if !removed.is_empty() {
+        sys::write_fd(
+            2,
+            format!(
+                "skarn: removed what the command created at {} (it redirects git)\n",
+                removed.join(", ")
+            )
+            .as_bytes(),
+        );
+    }
     if r.lock_fd < 0 {
         return;
     }
-    if !r.paths.is_empty() {
+    let mut exclusive = false;
+    if !r.paths.is_empty() || r.stage.is_some() || !r.empties.is_empty() {
         // SAFETY: lock_fd is open; a non-blocking exclusive attempt.
-        if unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        exclusive = unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if exclusive {
             remove_placeholders(&r.paths);
+            remove_empties(&r.empties);
         }
+    }
+    if let Some(stage) = &r.stage
+        && let Some(msg) = crate::staging::finalize(&r.ws, stage, exclusive)
+    {
+        sys::write_fd(2, format!("{msg}\n").as_bytes());
     }
     // SAFETY: closing our own fd (drops the lock).
     unsafe { libc::close(r.lock_fd) };
@@ -220,8 +284,10 @@ fn remove_placeholders(paths: &[PathBuf]) {
 /// protected: existing paths are bound read-only by init; missing ones get
 /// a placeholder (a socket inode of mode [`PLACEHOLDER_MODE`], covered
 /// read-only, removed after the run) so they cannot be created during it.
+/// The git directory follows git's effective layout and configuration
+/// ([`crate::git_vet`]); a missing `.git` is staged ([`crate::staging`]).
 fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
-    use crate::plan::FsOp;
+    use crate::plan::{Access, FsOp};
     let ws = plan.workspace.clone();
     let lock_fd = open_dir(&ws).unwrap_or(-1);
     if lock_fd >= 0 {
@@ -230,38 +296,123 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         unsafe { libc::flock(lock_fd, libc::LOCK_SH) };
     }
     let git = ws.join(".git");
-    let git_is_dir = std::fs::symlink_metadata(&git)
-        .map(|m| m.is_dir())
-        .unwrap_or(false);
-    let mut paths: Vec<PathBuf> = Vec::new();
+    let git_md = std::fs::symlink_metadata(&git).ok();
+    let unborn = git_md.is_none() || crate::staging::is_unborn(&git);
+    let stage = if unborn {
+        match crate::staging::prepare(&ws) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.push(format!(
+                    "could not stage a new .git ({e}); .git is reserved instead"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
+    let writable: Vec<PathBuf> = plan
+        .fs
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Bind {
+                path,
+                access: Access::ReadWrite,
+            } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut ops: Vec<(PathBuf, bool, bool)> = Vec::new();
     let mut out = Vec::new();
-    let mut git_done = false;
+    let mut at = None;
     for op in std::mem::take(&mut plan.fs) {
-        let (path, reserve, is_mask) = match &op {
-            FsOp::Protect { path, reserve } => (path.clone(), *reserve, false),
+        let (path, reserve, reserve_if) = match &op {
+            FsOp::Protect {
+                path,
+                reserve,
+                reserve_if,
+            } => (path, reserve, reserve_if.as_slice()),
             FsOp::Mask {
                 path,
                 reserve: true,
-            } => (path.clone(), true, true),
+            } => {
+                // A secret under a writable grant: reserved when missing.
+                at.get_or_insert(out.len());
+                ops.push((path.clone(), true, true));
+                continue;
+            }
             _ => {
                 out.push(op);
                 continue;
             }
         };
-        let mut target = path.clone();
-        if !is_mask && path.starts_with(&git) && path != git && !git_is_dir {
-            // .git missing (or a gitdir file): protect .git itself, once.
-            if git_done {
+        at.get_or_insert(out.len());
+        let reserve = *reserve
+            || reserve_if
+                .iter()
+                .any(|p| std::fs::symlink_metadata(p).is_ok());
+        if path.starts_with(&git) && path != &git {
+            if stage.is_some() {
+                continue; // staged: vetted after the run
+            }
+            if !git_is_dir {
+                // .git missing (no stage) or a gitdir file: protect .git itself.
+                if !ops.iter().any(|(p, _, _)| p == &git) {
+                    ops.push((git.clone(), true, false));
+                }
                 continue;
             }
-            git_done = true;
-            target = git.clone();
         }
+        ops.push((path.clone(), reserve, false));
+    }
+    let mut empty_kind = Vec::new();
+    if stage.is_none() {
+        let guards = crate::git_vet::guards(&ws, &writable, plan.host.home.as_deref());
+        let mut extra = Vec::new();
+        for g in guards {
+            if g.empty_file {
+                empty_kind.push(g.path.clone());
+            }
+            match ops.iter_mut().find(|(p, _, _)| *p == g.path) {
+                Some(o) => o.1 |= g.reserve,
+                None => {
+                    extra.push(g.path.display().to_string());
+                    ops.push((g.path, g.reserve, false));
+                }
+            }
+        }
+        if !extra.is_empty() {
+            plan.report.notes.push(format!(
+                "read-only as named by the effective git configuration: {}",
+                extra.join(", ")
+            ));
+        }
+    }
+    let mut paths = Vec::new();
+    let mut prot = Vec::new();
+    let mut absent = Vec::new();
+    let mut empties = Vec::new();
+    for (mut target, reserve, is_mask) in ops {
         let missing = std::fs::symlink_metadata(&target).is_err();
+        if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
+            absent.push(target.clone());
+        }
         if missing && !reserve {
             continue;
         }
-        if missing {
+        if missing && empty_kind.contains(&target) {
+            match make_empty_file(&target) {
+                Ok(ino) => empties.push((target.clone(), ino)),
+                Err(e) => {
+                    notes.push(format!(
+                        "could not reserve missing git file {} ({e}); it is not protected",
+                        target.display()
+                    ));
+                    continue;
+                }
+            }
+        } else if missing {
             // Reserve the first missing component: with it taken, nothing
             // below it can be created either.
             match first_missing(&target) {
@@ -291,7 +442,7 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         if is_placeholder(&target).is_some() && !paths.contains(&target) {
             paths.push(target.clone());
         }
-        out.push(if is_mask {
+        prot.push(if is_mask {
             FsOp::Mask {
                 path: target,
                 reserve,
@@ -300,11 +451,39 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
             FsOp::Protect {
                 path: target,
                 reserve,
+                reserve_if: Vec::new(),
             }
         });
     }
+    if let Some(s) = &stage {
+        prot.push(FsOp::Stage {
+            path: git.clone(),
+            from: s.clone(),
+        });
+        plan.report.notes.push(
+            "the workspace has no .git: a repository created by the command is staged and \
+             moved into place after the run without hooks or code-running configuration"
+                .into(),
+        );
+    }
+    if !paths.is_empty() {
+        plan.report.notes.push(format!(
+            "{} missing persistence paths are reserved during the run by placeholders \
+             (unreadable socket inodes, removed afterwards)",
+            paths.len()
+        ));
+    }
+    let at = at.unwrap_or(out.len());
+    out.splice(at..at, prot);
     plan.fs = out;
-    Reserved { lock_fd, paths }
+    Reserved {
+        lock_fd,
+        paths,
+        stage,
+        ws,
+        absent,
+        empties,
+    }
 }
 
 /// The first component of `path` that does not exist (`path` itself when
@@ -336,6 +515,9 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         dir: parent.join(format!("skarn-{}", std::process::id())),
     });
     let paths = reserved.paths.clone();
+    let stage = reserved.stage.clone();
+    let absent = reserved.absent.clone();
+    let empties = reserved.empties.clone();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -365,16 +547,24 @@ fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) ->
         // The dead helper's descriptors (and its shared lock) may close a
         // moment after the pipe reports EOF: retry briefly. A run still
         // using the workspace keeps its lock and cleans up itself.
-        if paths.iter().any(|p| is_placeholder(p).is_some())
+        remove_created(&absent);
+        let staged = stage.as_ref().is_some_and(|s| s.exists());
+        if (staged || !empties.is_empty() || paths.iter().any(|p| is_placeholder(p).is_some()))
             && let Some(fd) = open_dir(ws)
         {
+            let mut exclusive = false;
             for _ in 0..50 {
                 // SAFETY: fd is open; non-blocking exclusive attempt.
                 if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                     remove_placeholders(&paths);
+                    remove_empties(&empties);
+                    exclusive = true;
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if let Some(s) = &stage {
+                let _ = crate::staging::finalize(ws, s, exclusive);
             }
             // SAFETY: closing our own fd.
             unsafe { libc::close(fd) };
@@ -426,10 +616,19 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         Reserved {
             lock_fd: -1,
             paths: Vec::new(),
+            stage: None,
+            ws: plan.workspace.clone(),
+            absent: Vec::new(),
+            empties: Vec::new(),
         }
     };
     let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
-    let reaper = if cg_parent.is_some() || !created.paths.is_empty() {
+    let reaper = if cg_parent.is_some()
+        || !created.paths.is_empty()
+        || created.stage.is_some()
+        || !created.absent.is_empty()
+        || !created.empties.is_empty()
+    {
         let ws = plan.workspace.clone();
         spawn_reaper(cg_parent.as_deref(), &created, &ws)
     } else {

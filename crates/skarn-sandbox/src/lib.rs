@@ -10,7 +10,8 @@
 //!   top, a Landlock allow-list with the same grants. Secret paths
 //!   ([`policy::default_secret_paths`] plus the policy's) are never
 //!   readable, even under a granted directory; persistence paths of the
-//!   workspace ([`policy::PERSISTENCE_PATHS`]) stay read-only.
+//!   workspace ([`persistence::ENTRIES`], and the git directory's effective
+//!   hooks and configuration, [`git_vet`]) stay read-only.
 //! - **Network**: per [`NetPolicy`] (empty network namespace by default).
 //! - **Processes**: PID, IPC and UTS namespaces; Landlock scopes (ABI 6) so
 //!   no signal or abstract-unix connection reaches outside; a seccomp
@@ -23,7 +24,10 @@
 //! are reusable by other confined processes.
 
 pub mod config;
+pub mod dotfiles;
 pub mod env;
+pub mod git_vet;
+pub mod gitconfig;
 pub mod grants;
 pub mod helper;
 pub mod host;
@@ -32,6 +36,7 @@ pub mod launch;
 pub mod mounts;
 pub mod ns;
 pub mod owner_only;
+pub mod persistence;
 pub mod plan;
 pub mod policy;
 pub mod presets;
@@ -39,6 +44,7 @@ pub mod privs;
 pub mod probe;
 pub mod report;
 pub mod seccomp;
+pub mod staging;
 pub mod sys;
 
 pub use host::HostFacts;

@@ -184,6 +184,13 @@ pub fn build_root(
             layers,
         )?;
     }
+    let roots: Vec<&Path> = ops
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Bind { path, .. } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect();
     let mut pinned = Vec::new();
     for op in ops {
         match op {
@@ -260,7 +267,7 @@ pub fn build_root(
             }
             FsOp::Protect { path, .. } => {
                 let dst = under(NEW, path);
-                pin_git_dir(path, &mut pinned)?;
+                pin_parents(path, &roots, &mut pinned)?;
                 match std::fs::symlink_metadata(&dst) {
                     Ok(md) if md.file_type().is_symlink() => notes.push(format!(
                         "persistence path {} is a symlink and could not be write-protected",
@@ -273,6 +280,10 @@ pub fn build_root(
                     Ok(_) => bind(&dst.clone(), &dst, false)?,
                     Err(_) => {}
                 }
+            }
+            FsOp::Stage { path, from } => {
+                let dst = under(NEW, path);
+                bind(&under(NEW, from), &dst, true)?;
             }
         }
     }
@@ -292,23 +303,36 @@ pub fn build_root(
     ctx(sys::chdir(root), "chdir", root)
 }
 
-/// Before a path inside a `.git` directory is write-protected, bind that
-/// `.git` directory onto itself (still writable). A mount point cannot be
-/// renamed or removed, so the command cannot move `.git` aside and build a
-/// fresh one (with its own hooks and config) in its place.
-fn pin_git_dir(path: &Path, pinned: &mut Vec<PathBuf>) -> Result<(), MountError> {
-    let Some(git) = path.parent() else {
-        return Ok(());
-    };
-    if git.file_name() != Some(std::ffi::OsStr::new(".git")) || pinned.iter().any(|p| p == git) {
+/// Before a path is write-protected, bind each of its parent directories
+/// below the enclosing grant onto itself (still writable). A mount point
+/// cannot be renamed or removed, so the command cannot move `.git` (or a
+/// worktree's git directory, or a directory holding an include file) aside
+/// and build a fresh one, with its own hooks and config, in its place.
+fn pin_parents(path: &Path, roots: &[&Path], pinned: &mut Vec<PathBuf>) -> Result<(), MountError> {
+    let mut chain = Vec::new();
+    let mut granted = false;
+    for a in path.ancestors().skip(1) {
+        if roots.contains(&a) {
+            granted = true;
+            break;
+        }
+        chain.push(a);
+    }
+    if !granted {
         return Ok(());
     }
-    pinned.push(git.to_path_buf());
-    let dst = under(NEW, git);
-    match std::fs::symlink_metadata(&dst) {
-        Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true),
-        _ => Ok(()),
+    for a in chain.into_iter().rev() {
+        if pinned.iter().any(|p| p == a) {
+            continue;
+        }
+        pinned.push(a.to_path_buf());
+        let dst = under(NEW, a);
+        match std::fs::symlink_metadata(&dst) {
+            Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true)?,
+            _ => return Ok(()),
+        }
     }
+    Ok(())
 }
 
 fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {

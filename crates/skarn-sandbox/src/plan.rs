@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
+use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::policy::{
-    Grant, HOME_PERSISTENCE_PATHS, NetPolicy, PERSISTENCE_PATHS, PROTECT_IF_PRESENT_PATHS, Policy,
-    SHELL_RC_PATHS, SYSTEM_EXEC_DIRS, default_secret_paths,
+    Grant, HOME_PERSISTENCE_PATHS, NetPolicy, Policy, SYSTEM_EXEC_DIRS, default_secret_paths,
 };
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
@@ -105,6 +105,18 @@ pub enum FsOp {
         path: PathBuf,
         /// Reserve the name when it does not exist.
         reserve: bool,
+        /// Also reserve it when one of these paths exists (decided by the
+        /// helper on the host; see [`crate::persistence::Reserve::IfAny`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reserve_if: Vec<PathBuf>,
+    },
+    /// Bind a run's private stage directory onto the workspace's `.git`
+    /// (added by the helper when `.git` is missing; see [`crate::staging`]).
+    Stage {
+        /// The `.git` mount point (host path).
+        path: PathBuf,
+        /// The stage directory (host path).
+        from: PathBuf,
     },
 }
 
@@ -632,53 +644,63 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     let mut protects: Vec<FsOp> = Vec::new();
     if policy.protect_persistence {
         if ns.mount {
-            for rel in PERSISTENCE_PATHS {
+            let ws_is_home = homes.iter().any(|h| *h == ws);
+            for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
+                let (reserve, reserve_if) = match en.reserve {
+                    Reserve::Always => (true, Vec::new()),
+                    Reserve::IfHome => (ws_is_home, Vec::new()),
+                    Reserve::Never => (false, Vec::new()),
+                    Reserve::IfAny(fam) => (false, fam.iter().map(|r| ws.join(r)).collect()),
+                };
                 protects.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: true,
-                });
-            }
-            for rel in PROTECT_IF_PRESENT_PATHS {
-                protects.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: false,
-                });
-            }
-            for rel in SHELL_RC_PATHS {
-                protects.push(FsOp::Protect {
-                    path: ws.join(rel),
-                    reserve: false,
+                    path: ws.join(en.path),
+                    reserve,
+                    reserve_if,
                 });
             }
             // Other writable directories: their existing persistence paths.
             for (g, a, _) in &binds {
                 if *a == Access::ReadWrite && *g != ws {
-                    for rel in PERSISTENCE_PATHS.iter().chain(PROTECT_IF_PRESENT_PATHS) {
+                    for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
                         protects.push(FsOp::Protect {
-                            path: g.join(rel),
+                            path: g.join(en.path),
                             reserve: false,
+                            reserve_if: Vec::new(),
                         });
                     }
                 }
             }
             // The home's own persistence paths, wherever a grant makes
             // them writable (the workspace holds the home).
+            let shell_rc = ENTRIES
+                .iter()
+                .filter(|en| en.reserve == Reserve::IfHome)
+                .map(|en| en.path);
+            let home_paths: Vec<&str> = HOME_PERSISTENCE_PATHS
+                .iter()
+                .copied()
+                .chain(shell_rc)
+                .collect();
             for h in &homes {
-                for rel in HOME_PERSISTENCE_PATHS.iter().chain(SHELL_RC_PATHS) {
+                for rel in &home_paths {
                     let p = h.join(rel);
-                    if writable(&p).is_some() {
+                    if writable(&p).is_some()
+                        && !protects
+                            .iter()
+                            .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+                    {
                         protects.push(FsOp::Protect {
                             path: p,
                             reserve: true,
+                            reserve_if: Vec::new(),
                         });
                     }
                 }
             }
-            let all: Vec<&str> = PERSISTENCE_PATHS
+            let all: Vec<&str> = GIT_DIR_ENTRIES
                 .iter()
-                .chain(PROTECT_IF_PRESENT_PATHS)
-                .chain(SHELL_RC_PATHS)
-                .copied()
+                .chain(ENTRIES)
+                .map(|en| en.path)
                 .collect();
             report.grants.push(GrantReport {
                 path: format!("{}/{{{}}}", ws.display(), all.join(",")),
@@ -994,8 +1016,9 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             String::new()
         } else {
             format!(
-                " ({} are private to the run and discarded)",
-                private.join(" and ")
+                " ({} {} private to the run and discarded)",
+                private.join(" and "),
+                if private.len() > 1 { "are" } else { "is" }
             )
         },
     );

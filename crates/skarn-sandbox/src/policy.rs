@@ -323,50 +323,5 @@ pub fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
     v
 }
 
-/// Paths (relative to the workspace) kept read-only against persistence
-/// attacks, whether or not they exist when the run starts.
-pub const PERSISTENCE_PATHS: &[&str] = &[
-    ".git/hooks",
-    ".git/config",
-    // Submodules' own git directories, each with hooks and config.
-    ".git/modules",
-    ".gitmodules",
-    // Agent and tool configurations that run commands on the host.
-    ".claude",
-    ".cursor",
-    ".pre-commit-config.yaml",
-    ".husky",
-    ".devcontainer",
-    ".vscode",
-    ".idea",
-    ".envrc",
-    ".mcp.json",
-    "skarn.toml",
-];
-
-/// Persistence paths that are write-protected when they exist but never
-/// reserved when missing, because any inode there changes how tools behave
-/// (git refuses to run when `.git/commondir` exists and cannot be read).
-pub const PROTECT_IF_PRESENT_PATHS: &[&str] = &[
-    // Redirects git's common directory (and so its hooks and config).
-    ".git/commondir",
-];
-
-/// Shell start-up files: read-only when they exist in the workspace; when
-/// missing they are also reserved (kept from being created) if the
-/// workspace is the home directory, the only place a shell reads them from.
-pub const SHELL_RC_PATHS: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".zlogout",
-    ".kshrc",
-    ".cshrc",
-    ".tcshrc",
-];
+// The workspace persistence paths (what later runs code on the host) are
+// data in `crate::persistence`, each with its reservation rule and reason.

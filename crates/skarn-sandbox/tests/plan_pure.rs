@@ -106,12 +106,20 @@ fn plan_invariants() {
     // Persistence paths are protected.
     assert!(p.fs.contains(&FsOp::Protect {
         path: "/home/u/proj/.git/hooks".into(),
-        reserve: true
+        reserve: true,
+        reserve_if: vec![]
     }));
     assert!(p.fs.contains(&FsOp::Protect {
         path: "/home/u/proj/.bashrc".into(),
-        reserve: false
+        reserve: false,
+        reserve_if: vec![]
     }));
+    // A tool's configuration is reserved only when the project uses it.
+    assert!(p.fs.iter().any(
+        |o| matches!(o, FsOp::Protect { path, reserve: false, reserve_if }
+        if path.ends_with("lefthook-local.yml")
+            && reserve_if.iter().any(|r| r.ends_with("lefthook.yml")))
+    ));
     let mut home_ws = policy();
     home_ws.workspace = "/home/u".into();
     assert_eq!(
@@ -122,7 +130,8 @@ fn plan_invariants() {
     let p2 = plan(&home_ws, &host(), &argv()).unwrap();
     assert!(p2.fs.contains(&FsOp::Protect {
         path: "/home/u/.bashrc".into(),
-        reserve: true
+        reserve: true,
+        reserve_if: vec![]
     }));
     let ll = p.landlock.as_ref().unwrap();
     assert!(ll.scope_signal && ll.scope_abstract_unix);
@@ -272,7 +281,8 @@ fn workspace_holding_home_is_fully_protected() {
         assert!(
             p.fs.contains(&FsOp::Protect {
                 path: s.into(),
-                reserve: true
+                reserve: true,
+                reserve_if: vec![],
             }),
             "{s}"
         );

@@ -1,0 +1,398 @@
+//! Sanitised copies of the user's dotfiles for a sandbox's private home:
+//! git, npm and pip settings that do not run code and hold no credential.
+//! Pure functions of the text; each works from an allow-list, so a key it
+//! does not know is dropped. Includes are dropped, not inlined (they name
+//! host files that the private home does not have).
+
+use crate::gitconfig::{self, Item};
+
+/// Whether `url` carries credentials: a password (`user:pass@`) in any
+/// scheme, or any user name over http(s) (tokens are passed that way). An
+/// ssh user name (`git@host:`) is not a credential.
+pub fn url_has_credentials(url: &str) -> bool {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s.to_ascii_lowercase(), r),
+        None => (String::new(), url),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return false;
+    };
+    if userinfo.contains(':') {
+        // scp-like `user@host:path` has its ':' after the '@'.
+        return true;
+    }
+    !(scheme.is_empty() || scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git")
+}
+
+/// `url` without its userinfo (`https://tok@h/x` -> `https://h/x`).
+pub fn strip_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+fn keep_git(it: &Item) -> bool {
+    let v = it.value.as_deref().unwrap_or("");
+    let sub = it.sub.as_deref();
+    match (it.section.as_str(), sub, it.name.as_str()) {
+        ("user", None, "name" | "email") => true,
+        (
+            "core",
+            None,
+            "autocrlf" | "eol" | "safecrlf" | "filemode" | "ignorecase" | "precomposeunicode"
+            | "symlinks" | "whitespace" | "quotepath" | "excludesfile" | "attributesfile"
+            | "compression" | "bigfilethreshold" | "checkstat" | "trustctime" | "longpaths",
+        ) => true,
+        ("init", None, "defaultbranch") => true,
+        ("safe", None, "directory") => true,
+        ("url", Some(base), "insteadof" | "pushinsteadof") => {
+            !url_has_credentials(base) && !url_has_credentials(v)
+        }
+        ("http", _, "sslcainfo" | "sslcapath" | "sslverify" | "sslversion" | "postbuffer") => {
+            sub.is_none_or(|u| !url_has_credentials(u))
+        }
+        ("http" | "https", _, "proxy") => {
+            sub.is_none_or(|u| !url_has_credentials(u)) && !url_has_credentials(v)
+        }
+        ("pull", None, "rebase" | "ff") => true,
+        ("push", None, "default" | "autosetupremote" | "followtags") => true,
+        ("merge", None, "ff" | "conflictstyle") => true,
+        (
+            "diff",
+            None,
+            "algorithm" | "renames" | "colormoved" | "mnemonicprefix" | "noprefix" | "context",
+        ) => true,
+        ("fetch", None, "prune" | "prunetags" | "parallel") => true,
+        ("rebase", None, "autosquash" | "autostash" | "updaterefs") => true,
+        ("branch", None, "sort" | "autosetupmerge" | "autosetuprebase") => true,
+        ("tag", None, "sort") => true,
+        ("rerere", None, "enabled") => true,
+        ("column", None, "ui") => true,
+        ("color", _, _) => true,
+        ("status", None, "short" | "branch" | "showuntrackedfiles") => true,
+        ("log", None, "date" | "decorate" | "follow") => true,
+        // Git-only aliases; `!` runs a shell command, a leading option can
+        // set `-c core.pager=...`.
+        ("alias", None, _) => {
+            let t = v.trim_start();
+            !t.starts_with('!') && !t.starts_with('-') && !t.contains(" -c")
+        }
+        _ => false,
+    }
+}
+
+/// A git configuration keeping identity, safe core settings,
+/// `init.defaultBranch`, `safe.directory`, credential-free `url.*.insteadOf`,
+/// TLS trust settings and non-command pull/push/merge/diff settings.
+/// Dropped (by not being allowed): `credential.*`, `core.fsmonitor`,
+/// `core.hooksPath`, `core.sshCommand`, `core.pager`, `core.editor`,
+/// shell aliases, `filter.*`, diff and merge drivers, `include`/`includeIf`,
+/// `http.extraHeader`, and any URL with credentials.
+pub fn sanitized_gitconfig(text: &str) -> String {
+    let kept: Vec<Item> = gitconfig::parse(text)
+        .items
+        .into_iter()
+        .filter(keep_git)
+        .collect();
+    gitconfig::write(&kept)
+}
+
+/// Split an ini-style `key = value` line.
+fn kv(line: &str) -> Option<(&str, &str)> {
+    let (k, v) = line.split_once('=')?;
+    Some((k.trim(), v.trim()))
+}
+
+fn is_comment(t: &str) -> bool {
+    t.is_empty() || t.starts_with('#') || t.starts_with(';')
+}
+
+const NPM_KEEP: &[&str] = &[
+    "registry",
+    "cafile",
+    "ca",
+    "ca[]",
+    "strict-ssl",
+    "proxy",
+    "https-proxy",
+    "http-proxy",
+    "noproxy",
+    "no-proxy",
+    "email",
+    "save-exact",
+    "save-prefix",
+    "engine-strict",
+    "fund",
+    "audit",
+    "progress",
+    "loglevel",
+    "fetch-retries",
+    "fetch-timeout",
+    "maxsockets",
+    "legacy-peer-deps",
+    "package-lock",
+    "lockfile-version",
+    "init-author-name",
+    "init-author-email",
+    "init-license",
+    "init-version",
+    "color",
+    "unicode",
+    "update-notifier",
+    "ignore-scripts",
+    "offline",
+    "prefer-offline",
+    "prefer-online",
+];
+
+/// An `.npmrc` keeping the registry (also per `@scope`), TLS trust
+/// (`cafile`, `ca`, `strict-ssl`), proxies (credentials stripped) and
+/// harmless behaviour settings. Dropped: `_auth`, `_authToken`,
+/// `_password`, `username`, `password`, `certfile`, `keyfile`, every
+/// `//host/:...` scoped setting, anything naming a program or script
+/// (`script-shell`, `node-options`, `init-module`, ...) and unknown keys.
+pub fn sanitized_npmrc(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if is_comment(t) {
+            continue;
+        }
+        let Some((k, v)) = kv(t) else { continue };
+        let scoped_registry = k.starts_with('@') && k.ends_with(":registry");
+        if !(NPM_KEEP.contains(&k) || scoped_registry) || k.starts_with("//") {
+            continue;
+        }
+        let v = if k.contains("registry") || k.contains("proxy") {
+            strip_userinfo(v)
+        } else {
+            v.to_string()
+        };
+        out.push_str(&format!("{k}={v}\n"));
+    }
+    out
+}
+
+const PIP_KEEP: &[&str] = &[
+    "index-url",
+    "extra-index-url",
+    "find-links",
+    "trusted-host",
+    "cert",
+    "timeout",
+    "default-timeout",
+    "retries",
+    "proxy",
+    "no-index",
+    "disable-pip-version-check",
+    "require-virtualenv",
+    "prefer-binary",
+    "only-binary",
+    "no-binary",
+    "pre",
+    "progress-bar",
+    "no-cache-dir",
+];
+
+/// A `pip.conf` keeping index URLs (credentials stripped), trusted hosts,
+/// the CA bundle, timeouts and similar settings. Dropped: `client-cert`,
+/// keyring settings and unknown keys. Multi-line values are kept, each
+/// URL stripped of its credentials.
+pub fn sanitized_pipconf(text: &str) -> String {
+    let mut out = String::new();
+    let mut keep_cont = false;
+    for line in text.lines() {
+        let t = line.trim();
+        let continuation = line.starts_with([' ', '\t']) && !t.is_empty();
+        if continuation {
+            if keep_cont && !is_comment(t) {
+                out.push_str(&format!("    {}\n", strip_userinfo(t)));
+            }
+            continue;
+        }
+        keep_cont = false;
+        if is_comment(t) {
+            continue;
+        }
+        if t.starts_with('[') && t.ends_with(']') {
+            out.push_str(t);
+            out.push('\n');
+            continue;
+        }
+        let Some((k, v)) = kv(t).or_else(|| t.split_once(':').map(|(a, b)| (a.trim(), b.trim())))
+        else {
+            continue;
+        };
+        let k = k.to_ascii_lowercase();
+        if !PIP_KEEP.contains(&k.as_str()) {
+            continue;
+        }
+        keep_cont = true;
+        let v: Vec<String> = v.split_whitespace().map(strip_userinfo).collect();
+        out.push_str(&format!("{k} = {}\n", v.join(" ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIT: &str = r#"
+[user]
+    name = Ada
+    email = ada@example.org
+[core]
+    autocrlf = input
+    fsmonitor = /usr/bin/evil
+    hooksPath = ~/hooks
+    sshCommand = ssh -i key
+    pager = less
+    editor = vim
+    excludesFile = ~/.gitignore
+[init]
+    defaultBranch = main
+[safe]
+    directory = /src/x
+[credential]
+    helper = store
+[credential "https://h.example"]
+    username = ada
+[alias]
+    co = checkout
+    sh = !sh -c evil
+    p = -c core.pager=evil log
+[filter "lfs"]
+    process = git-lfs filter-process
+[diff "bin"]
+    textconv = hexdump
+[merge "ours"]
+    driver = true
+[include]
+    path = ~/.gitconfig.local
+[includeIf "gitdir:~/w/"]
+    path = ~/.work
+[http]
+    extraHeader = Authorization: Bearer t0ken
+    sslCAInfo = /etc/ca.pem
+[url "https://tok@h.example/"]
+    insteadOf = https://h.example/
+[url "https://mirror.example/"]
+    insteadOf = https://x.example/
+[url "git@h.example:"]
+    insteadOf = https://h.example/
+[url "https://m2.example/"]
+    insteadOf = https://u:p@x.example/
+[pull]
+    rebase = true
+[diff]
+    external = evil
+    algorithm = histogram
+[gpg]
+    program = evil
+"#;
+
+    #[test]
+    fn gitconfig_keeps_identity_and_drops_commands_and_credentials() {
+        let s = sanitized_gitconfig(GIT);
+        let keys: Vec<String> = gitconfig::parse(&s)
+            .items
+            .iter()
+            .map(|i| format!("{}={}", i.key(), i.value.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "user.name=Ada",
+                "user.email=ada@example.org",
+                "core.autocrlf=input",
+                "core.excludesfile=~/.gitignore",
+                "init.defaultbranch=main",
+                "safe.directory=/src/x",
+                "alias.co=checkout",
+                "http.sslcainfo=/etc/ca.pem",
+                "url.https://mirror.example/.insteadof=https://x.example/",
+                "url.git@h.example:.insteadof=https://h.example/",
+                "pull.rebase=true",
+                "diff.algorithm=histogram",
+            ]
+        );
+        for bad in [
+            "evil", "t0ken", "tok@", "u:p@", "store", "lfs", "hexdump", "include",
+        ] {
+            assert!(!s.contains(bad), "{bad} survived:\n{s}");
+        }
+    }
+
+    #[test]
+    fn gitconfig_hostile_input_never_panics_and_is_requoted() {
+        for t in [
+            "[",
+            "[a \"",
+            "\\",
+            "=",
+            "[x]\nk=\"\\",
+            "[user]\nname = \"a\n[core]\nfsmonitor=x",
+        ] {
+            let _ = sanitized_gitconfig(t);
+        }
+        // A value cannot smuggle a new section through quoting.
+        let s = sanitized_gitconfig("[user]\nname = \"x\\n[core]\\nfsmonitor = evil\"\n");
+        let p = gitconfig::parse(&s);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(p.items[0].key(), "user.name");
+    }
+
+    #[test]
+    fn urls_with_credentials() {
+        assert!(url_has_credentials("https://tok@h/x"));
+        assert!(url_has_credentials("https://u:p@h/x"));
+        assert!(url_has_credentials("ssh://u:p@h/x"));
+        assert!(!url_has_credentials("ssh://git@h/x"));
+        assert!(!url_has_credentials("git@h:x/y"));
+        assert!(!url_has_credentials("https://h/x@y"));
+        assert_eq!(strip_userinfo("https://u:p@h:8/x"), "https://h:8/x");
+        assert_eq!(strip_userinfo("https://h/a@b"), "https://h/a@b");
+    }
+
+    #[test]
+    fn npmrc_keeps_registries_and_drops_credentials_and_scripts() {
+        let s = sanitized_npmrc(
+            "registry=https://u:p@reg.example/\n@corp:registry=https://reg.corp.example/\n\
+             //reg.corp.example/:_authToken=SECRET1\n_authToken=SECRET2\n_auth=SECRET3\n\
+             _password=SECRET4\nusername=ada\nemail=ada@example.org\ncafile=/etc/ca.pem\n\
+             strict-ssl=true\nproxy=http://u:SECRET5@proxy:3128/\ncertfile=/k.pem\n\
+             keyfile=/k.key\nscript-shell=/bin/evil\nnode-options=--require /evil.js\n\
+             init-module=/evil.js\n# comment\nnonsense line\n",
+        );
+        assert_eq!(
+            s,
+            "registry=https://reg.example/\n@corp:registry=https://reg.corp.example/\n\
+             email=ada@example.org\ncafile=/etc/ca.pem\nstrict-ssl=true\n\
+             proxy=http://proxy:3128/\n"
+        );
+    }
+
+    #[test]
+    fn pipconf_strips_index_credentials() {
+        let s = sanitized_pipconf(
+            "[global]\nindex-url = https://u:SECRET@idx.example/simple\n\
+             extra-index-url =\n    https://tok@a.example/simple\n    https://b.example/simple\n\
+             trusted-host = idx.example\nclient-cert = /k.pem\ntimeout: 30\n[install]\n\
+             keyring-provider = subprocess\n",
+        );
+        assert_eq!(
+            s,
+            "[global]\nindex-url = https://idx.example/simple\nextra-index-url = \n    \
+             https://a.example/simple\n    https://b.example/simple\ntrusted-host = idx.example\n\
+             timeout = 30\n[install]\n"
+        );
+        assert!(!s.contains("SECRET") && !s.contains("tok"));
+    }
+}

@@ -1,0 +1,376 @@
+//! Git's effective layout and configuration, read on the host before a run
+//! (no git process, nothing of the workspace is executed), and the paths
+//! that must stay read-only so the run cannot make host git run code:
+//! the git and common directories' `hooks`, `config`, `config.worktree`,
+//! `commondir`, `modules`, linked worktrees' `commondir`, `config.worktree`
+//! and `gitdir`, a `.git` file, every `core.hooksPath` directory and every
+//! `include.path` / `includeIf.*.path` file. Includes are followed
+//! whatever their condition (a branch switch during the run could make one
+//! active), so the result over-approximates what git reads.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::gitconfig::{self, Item};
+
+/// Where git keeps a working tree's repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Top of the working tree (the directory holding `.git`).
+    pub top: PathBuf,
+    /// The `.git` file, when `.git` is a gitdir pointer.
+    pub git_file: Option<PathBuf>,
+    /// The git directory.
+    pub git_dir: PathBuf,
+    /// The common directory (= `git_dir` unless `commondir` redirects it).
+    pub common_dir: PathBuf,
+}
+
+/// One path to keep read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// Absolute host path.
+    pub path: PathBuf,
+    /// Reserve it (placeholder) when missing.
+    pub reserve: bool,
+    /// Reserve it with an empty regular file rather than a placeholder
+    /// socket: git reads this file and stops on an unreadable one, while
+    /// an empty configuration file changes nothing.
+    pub empty_file: bool,
+}
+
+/// Normalize `.` and `..` lexically (no symlink resolution).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn resolve(base: &Path, p: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let path = if let Some(rest) = p.strip_prefix("~/") {
+        home?.join(rest)
+    } else {
+        let pb = PathBuf::from(p);
+        if pb.is_absolute() { pb } else { base.join(pb) }
+    };
+    Some(lexical(&path))
+}
+
+/// Read at most 1 MiB of a regular file without following a final symlink.
+fn read_small(p: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut s = String::new();
+    f.take(1 << 20).read_to_string(&mut s).ok()?;
+    Some(s)
+}
+
+fn looks_like_git_dir(d: &Path) -> bool {
+    d.join("HEAD").exists() && (d.join("objects").is_dir() || d.join("commondir").exists())
+}
+
+/// Find the repository of `start` the way git discovers it (upwards).
+pub fn discover(start: &Path) -> Option<Layout> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let dotgit = d.join(".git");
+        if let Ok(md) = std::fs::symlink_metadata(&dotgit) {
+            let (git_file, git_dir) = if md.is_file() {
+                let text = read_small(&dotgit)?;
+                let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+                (Some(dotgit.clone()), resolve(d, target, None)?)
+            } else {
+                (None, dotgit.clone())
+            };
+            if looks_like_git_dir(&git_dir) {
+                let common_dir = match read_small(&git_dir.join("commondir")) {
+                    Some(t) => resolve(&git_dir, t.trim_end_matches(['\n', '\r']), None)?,
+                    None => git_dir.clone(),
+                };
+                return Some(Layout {
+                    top: d.to_path_buf(),
+                    git_file,
+                    git_dir,
+                    common_dir,
+                });
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// What the configuration files git reads name: hooks directories,
+/// include files, and whether per-worktree config is on.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// `core.hooksPath` values, resolved.
+    pub hooks_paths: Vec<PathBuf>,
+    /// Include files (any condition), resolved.
+    pub includes: Vec<PathBuf>,
+    /// `extensions.worktreeConfig` is true somewhere.
+    pub worktree_config: bool,
+}
+
+/// Collect from one config text (at `file`), recursing into includes.
+fn collect(file: &Path, text: &str, top: &Path, home: Option<&Path>, n: &mut Named, depth: u32) {
+    let base = file.parent().unwrap_or(Path::new("/"));
+    for it in gitconfig::parse(text).items {
+        collect_item(&it, base, top, home, n, depth);
+    }
+}
+
+fn collect_item(
+    it: &Item,
+    base: &Path,
+    top: &Path,
+    home: Option<&Path>,
+    n: &mut Named,
+    depth: u32,
+) {
+    let v = it.value.as_deref();
+    match (it.section.as_str(), it.name.as_str()) {
+        ("core", "hookspath") if it.sub.is_none() => {
+            if let Some(p) = v.and_then(|v| resolve(top, v, home)) {
+                n.hooks_paths.push(p);
+            }
+        }
+        ("extensions", "worktreeconfig") if it.sub.is_none() => {
+            n.worktree_config |= gitconfig::is_true(v);
+        }
+        ("include" | "includeif", "path") => {
+            let Some(p) = v.and_then(|v| resolve(base, v, home)) else {
+                return;
+            };
+            if n.includes.contains(&p) {
+                return;
+            }
+            n.includes.push(p.clone());
+            if depth < 10
+                && let Some(t) = read_small(&p)
+            {
+                collect(&p, &t, top, home, n, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The configuration files git reads for `layout` (system, global,
+/// repository, worktree), those that exist.
+fn config_files(layout: &Layout, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from("/etc/gitconfig")];
+    if let Some(h) = home {
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .unwrap_or_else(|| h.join(".config"));
+        v.push(xdg.join("git/config"));
+        v.push(h.join(".gitconfig"));
+    }
+    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
+        v.push(PathBuf::from(g));
+    }
+    v.push(layout.common_dir.join("config"));
+    v.push(layout.git_dir.join("config.worktree"));
+    v
+}
+
+/// Read what git's configuration names for `layout`.
+pub fn named(layout: &Layout, home: Option<&Path>) -> Named {
+    let mut n = Named::default();
+    for f in config_files(layout, home) {
+        if let Some(t) = read_small(&f) {
+            collect(&f, &t, &layout.top, home, &mut n, 0);
+        }
+    }
+    n
+}
+
+fn inside(p: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| p.starts_with(r))
+}
+
+/// Paths to keep read-only for the repository of `ws`, limited to those
+/// inside `writable` (everything else is read-only or absent in the
+/// sandbox already). Missing paths that git would read if created are
+/// reserved; `commondir` never is (git stops on an unreadable one).
+pub fn guards(ws: &Path, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard> {
+    let Some(layout) = discover(ws) else {
+        return Vec::new();
+    };
+    guards_for(&layout, writable, home)
+}
+
+/// [`guards`] for a known layout.
+pub fn guards_for(layout: &Layout, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard> {
+    let n = named(layout, home);
+    let mut out: Vec<Guard> = Vec::new();
+    let mut add = |path: PathBuf, reserve: bool, empty_file: bool| {
+        if inside(&path, writable) && !out.iter().any(|g| g.path == path) {
+            out.push(Guard {
+                path,
+                reserve,
+                empty_file,
+            });
+        }
+    };
+    if let Some(f) = &layout.git_file {
+        add(f.clone(), false, false);
+    }
+    let mut dirs = vec![layout.git_dir.clone()];
+    if layout.common_dir != layout.git_dir {
+        dirs.push(layout.common_dir.clone());
+    }
+    for d in &dirs {
+        add(d.join("hooks"), true, false);
+        add(d.join("config"), true, false);
+        add(d.join("config.worktree"), n.worktree_config, true);
+        add(d.join("commondir"), false, false);
+        add(d.join("modules"), true, false);
+        add(d.join("gitdir"), false, false);
+    }
+    if let Ok(rd) = std::fs::read_dir(layout.common_dir.join("worktrees")) {
+        for e in rd.flatten() {
+            for f in ["commondir", "config.worktree", "gitdir"] {
+                let p = e.path().join(f);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    add(p, false, false);
+                }
+            }
+        }
+    }
+    for h in n.hooks_paths {
+        add(h, true, false);
+    }
+    for i in n.includes {
+        add(i, true, true);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct T(PathBuf);
+    impl Drop for T {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    fn tmp(tag: &str) -> T {
+        let p = std::env::temp_dir().join(format!("skarn-gitvet-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        T(p)
+    }
+    fn repo(at: &Path, config: &str) {
+        std::fs::create_dir_all(at.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(at.join(".git/refs")).unwrap();
+        std::fs::write(at.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(at.join(".git/config"), config).unwrap();
+    }
+    fn paths(g: &[Guard]) -> Vec<String> {
+        g.iter()
+            .map(|g| format!("{}{}", g.path.display(), if g.reserve { "+" } else { "" }))
+            .collect()
+    }
+
+    #[test]
+    fn hooks_path_includes_and_worktree_config_are_followed() {
+        let t = tmp("cfg");
+        let ws = t.0.join("ws");
+        repo(
+            &ws,
+            "[core]\n hooksPath = tools/hooks\n[include]\n path = ../shared.cfg\n\
+             [includeIf \"onbranch:x\"]\n path = /elsewhere/x.cfg\n[extensions]\n worktreeConfig\n",
+        );
+        std::fs::write(ws.join("shared.cfg"), "[include]\npath = more.cfg\n").unwrap();
+        std::fs::write(ws.join("more.cfg"), "[core]\nhooksPath = /abs/hooks\n").unwrap();
+        let g = guards(&ws, std::slice::from_ref(&ws), None);
+        let p = paths(&g);
+        let w = ws.display();
+        for want in [
+            format!("{w}/.git/hooks+"),
+            format!("{w}/.git/config+"),
+            format!("{w}/.git/config.worktree+"),
+            format!("{w}/.git/commondir"),
+            format!("{w}/tools/hooks+"),
+            format!("{w}/shared.cfg+"),
+            format!("{w}/more.cfg+"),
+        ] {
+            assert!(p.contains(&want), "{want} not in {p:?}");
+        }
+        assert!(
+            !p.iter()
+                .any(|s| s.contains("/elsewhere") || s.contains("/abs"))
+        );
+    }
+
+    #[test]
+    fn linked_worktree_and_git_file() {
+        let t = tmp("wt");
+        let main = t.0.join("main");
+        repo(&main, "[core]\n");
+        let wtd = main.join(".git/worktrees/feat");
+        std::fs::create_dir_all(&wtd).unwrap();
+        std::fs::write(wtd.join("HEAD"), "x\n").unwrap();
+        std::fs::write(wtd.join("commondir"), "../..\n").unwrap();
+        std::fs::write(wtd.join("gitdir"), "/x/.git\n").unwrap();
+        let ws = t.0.join("feat");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join(".git"), format!("gitdir: {}\n", wtd.display())).unwrap();
+        let l = discover(&ws).unwrap();
+        assert_eq!(l.git_dir, wtd);
+        assert_eq!(l.common_dir, main.join(".git"));
+        let all = vec![t.0.clone()];
+        let p = paths(&guards_for(&l, &all, None));
+        for want in [
+            format!("{}/.git", ws.display()),
+            format!("{}/commondir", wtd.display()),
+            format!("{}/gitdir", wtd.display()),
+            format!("{}/.git/hooks+", main.display()),
+            format!("{}/.git/config+", main.display()),
+        ] {
+            assert!(p.contains(&want), "{want} not in {p:?}");
+        }
+        // Only the workspace writable: the common dir is left alone.
+        let p = paths(&guards_for(&l, std::slice::from_ref(&ws), None));
+        assert_eq!(p, [format!("{}/.git", ws.display())]);
+    }
+
+    #[test]
+    fn subdirectory_workspace_finds_the_repository_above() {
+        let t = tmp("sub");
+        repo(&t.0, "");
+        let ws = t.0.join("a/b");
+        std::fs::create_dir_all(&ws).unwrap();
+        assert_eq!(discover(&ws).unwrap().top, t.0);
+        assert!(guards(&ws, std::slice::from_ref(&ws), None).is_empty());
+        // An empty .git directory is not a repository: discovery goes on up.
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        assert_eq!(discover(&ws).unwrap().top, t.0);
+    }
+
+    #[test]
+    fn no_repository_no_guards() {
+        let t = tmp("none");
+        assert!(discover(&t.0).is_none_or(|l| !l.top.starts_with(&t.0)));
+    }
+}

@@ -1,0 +1,314 @@
+//! Workspace files that make host tools run code later (persistence), as
+//! data: each entry says when a missing path is reserved and why it is
+//! listed. The planner turns every entry into an
+//! [`crate::plan::FsOp::Protect`] step: a path that exists is bound
+//! read-only; a missing one is reserved (a placeholder, ADR 0004) per
+//! [`Reserve`]. The git directory is handled apart (ADR 0044): its
+//! effective layout is read on the host before the run ([`crate::git_vet`]).
+//!
+//! Deliberately not listed: `AGENTS.md` and similar instruction files
+//! (text, not code), `.github/workflows` (runs remotely, not on this host),
+//! `Makefile`, `package.json` scripts and other sources (run only when the
+//! user invokes them, like any source), `.gitattributes` and
+//! `.git/info/attributes` (they only select filter and diff drivers, whose
+//! commands must be configured in a git config file, which is protected).
+
+/// When a missing persistence path is reserved (kept from being created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// Always: the tool reads the path whenever the folder is opened.
+    Always,
+    /// Only when the workspace is the home directory (shell start-up files).
+    IfHome,
+    /// Only when one of these workspace paths exists (the tool is set up
+    /// in this project; without it, a new file is never read on its own).
+    IfAny(&'static [&'static str]),
+    /// Never: any inode there changes how tools behave; write-protected
+    /// only when present.
+    Never,
+}
+
+/// One persistence path, relative to the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Path relative to the workspace root.
+    pub path: &'static str,
+    /// Reservation rule when it is missing.
+    pub reserve: Reserve,
+    /// Why a host tool runs code from it.
+    pub reason: &'static str,
+}
+
+const fn e(path: &'static str, reserve: Reserve, reason: &'static str) -> Entry {
+    Entry {
+        path,
+        reserve,
+        reason,
+    }
+}
+
+use Reserve::{Always, IfAny, IfHome, Never};
+
+const LEFTHOOK: &[&str] = &[
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook",
+    ".lefthook-local",
+];
+const LINT_STAGED: &[&str] = &[
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.js",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.mjs",
+    "lint-staged.config.js",
+    "lint-staged.config.cjs",
+    "lint-staged.config.mjs",
+];
+const MISE: &[&str] = &[
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".mise",
+    ".tool-versions",
+];
+const DIRENV: &[&str] = &[".envrc"];
+
+/// Every workspace persistence path, with its rule and reason.
+pub const ENTRIES: &[Entry] = &[
+    e(
+        ".gitmodules",
+        Always,
+        "submodule URLs and update commands used by later git commands",
+    ),
+    // Agents and editors that run commands configured in the folder.
+    e(".claude", Always, "agent hooks and MCP servers run on open"),
+    e(".cursor", Always, "editor rules, hooks and MCP servers"),
+    e(
+        ".gemini",
+        Always,
+        "agent settings start MCP servers and hooks",
+    ),
+    e(".codex", Always, "agent configuration with commands"),
+    e(".opencode", Always, "agent plugins and commands"),
+    e("opencode.json", Always, "agent MCP servers and commands"),
+    e(".zed", Always, "editor tasks and language-server commands"),
+    e(
+        ".vscode",
+        Always,
+        "editor tasks, launch configs and settings",
+    ),
+    e(".idea", Always, "IDE run configurations and tool paths"),
+    e(
+        ".devcontainer",
+        Always,
+        "container definitions with host-side commands",
+    ),
+    e(".mcp.json", Always, "MCP servers started by agents on open"),
+    e(
+        "skarn.toml",
+        Always,
+        "our own configuration, trusted by later runs",
+    ),
+    // Hook managers: hooks they install run their configuration.
+    e(
+        ".pre-commit-config.yaml",
+        Always,
+        "commands run by installed pre-commit hooks",
+    ),
+    e(
+        ".husky",
+        Always,
+        "hook scripts when core.hooksPath names it",
+    ),
+    e("lefthook.yml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e("lefthook.yaml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(".lefthook.yml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(".lefthook.yaml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(
+        "lefthook-local.yml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        "lefthook-local.yaml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        ".lefthook-local.yml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        ".lefthook-local.yaml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(".lefthook", IfAny(LEFTHOOK), "lefthook hook scripts"),
+    e(
+        ".lefthook-local",
+        IfAny(LEFTHOOK),
+        "local lefthook hook scripts",
+    ),
+    e(".lintstagedrc", IfAny(LINT_STAGED), "lint-staged commands"),
+    e(
+        ".lintstagedrc.json",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(
+        ".lintstagedrc.yaml",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(
+        ".lintstagedrc.yml",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(".lintstagedrc.js", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.cjs", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.mjs", IfAny(LINT_STAGED), "lint-staged code"),
+    e(
+        "lint-staged.config.js",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.cjs",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.mjs",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    // Environment managers that run code when a shell enters the folder.
+    e(
+        ".envrc",
+        Always,
+        "direnv runs it when a shell enters the folder",
+    ),
+    e(
+        "mise.toml",
+        IfAny(MISE),
+        "mise hooks, tasks and env scripts (trust is kept per path)",
+    ),
+    e(
+        ".mise.toml",
+        IfAny(MISE),
+        "mise hooks, tasks and env scripts",
+    ),
+    e("mise.local.toml", IfAny(MISE), "mise local overrides"),
+    e(".mise.local.toml", IfAny(MISE), "mise local overrides"),
+    e(".mise", IfAny(MISE), "mise configuration and task scripts"),
+    e(
+        ".tool-versions",
+        IfAny(MISE),
+        "mise/asdf tool selection (mise path: versions put workspace binaries on PATH)",
+    ),
+    e(
+        "flake.nix",
+        IfAny(DIRENV),
+        "evaluated (shellHook) by `use flake` in .envrc",
+    ),
+    e(
+        "flake.lock",
+        IfAny(DIRENV),
+        "pins the inputs `use flake` evaluates",
+    ),
+    e(
+        "shell.nix",
+        IfAny(DIRENV),
+        "evaluated (shellHook) by `use nix`",
+    ),
+    e(
+        "default.nix",
+        IfAny(DIRENV),
+        "evaluated by `use nix` without shell.nix",
+    ),
+    e(
+        ".direnv",
+        IfAny(DIRENV),
+        "direnv layouts and nix-direnv caches sourced on entry",
+    ),
+    // Shell start-up files (read only from the home directory).
+    e(".bashrc", IfHome, "shell start-up file"),
+    e(".bash_profile", IfHome, "shell start-up file"),
+    e(".bash_login", IfHome, "shell start-up file"),
+    e(".bash_logout", IfHome, "shell start-up file"),
+    e(".profile", IfHome, "shell start-up file"),
+    e(".zshrc", IfHome, "shell start-up file"),
+    e(".zshenv", IfHome, "shell start-up file"),
+    e(".zprofile", IfHome, "shell start-up file"),
+    e(".zlogin", IfHome, "shell start-up file"),
+    e(".zlogout", IfHome, "shell start-up file"),
+    e(".kshrc", IfHome, "shell start-up file"),
+    e(".cshrc", IfHome, "shell start-up file"),
+    e(".tcshrc", IfHome, "shell start-up file"),
+];
+
+/// Paths inside the workspace's `.git` directory planned statically (when
+/// `.git` is a directory at the workspace root). The helper adds what the
+/// effective configuration names ([`crate::git_vet`]) before the run.
+pub const GIT_DIR_ENTRIES: &[Entry] = &[
+    e(".git/hooks", Always, "hooks run by git on the host"),
+    e(
+        ".git/config",
+        Always,
+        "core.hooksPath, fsmonitor, filters, aliases",
+    ),
+    e(
+        ".git/modules",
+        Always,
+        "submodules' git directories (hooks, config)",
+    ),
+    e(
+        ".git/commondir",
+        Never,
+        "redirects the common directory (hooks, config); an unreadable one stops git",
+    ),
+    e(
+        ".git/config.worktree",
+        Never,
+        "per-worktree config when extensions.worktreeConfig is set",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_unique_relative_and_explained() {
+        let mut seen = std::collections::BTreeSet::new();
+        for en in ENTRIES.iter().chain(GIT_DIR_ENTRIES) {
+            assert!(seen.insert(en.path), "duplicate {}", en.path);
+            assert!(!en.path.starts_with('/') && !en.path.contains(".."));
+            assert!(!en.reason.is_empty());
+            if let Reserve::IfAny(family) = en.reserve {
+                assert!(!family.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn families_name_listed_paths() {
+        for fam in [LEFTHOOK, LINT_STAGED, MISE] {
+            for p in fam {
+                assert!(ENTRIES.iter().any(|en| en.path == *p), "{p} not listed");
+            }
+        }
+    }
+}

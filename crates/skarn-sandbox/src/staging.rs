@@ -1,0 +1,302 @@
+//! A repository created inside the sandbox (`git init`, `cargo init`) is
+//! staged, vetted and only then moved into place (ADR 0044).
+//!
+//! When the workspace has no `.git`, the helper creates an empty `.git`
+//! directory on the host (not a repository to host git, which keeps
+//! searching upwards) holding one private stage directory
+//! `.skarn-stage-<pid>` (mode 0700), and binds the stage onto `.git`
+//! inside the sandbox. After the run (or from the reaper when the helper
+//! was killed) [`finalize`] keeps only what cannot run code: the objects,
+//! refs, logs, `HEAD`, the index, sample hooks and an allow-listed
+//! configuration; it moves them into `.git` and says what it dropped.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::gitconfig::{self, Item};
+
+/// Name prefix of a run's stage directory inside `.git`.
+pub const STAGE_PREFIX: &str = ".skarn-stage-";
+
+const KEEP_DIRS: &[&str] = &["objects", "refs", "logs", "info", "branches"];
+const KEEP_FILES: &[&str] = &[
+    "description",
+    "index",
+    "packed-refs",
+    "COMMIT_EDITMSG",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "shallow",
+];
+
+fn is_stage(name: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(|n| n.starts_with(STAGE_PREFIX))
+}
+
+/// Whether `git` is a directory holding nothing but stage directories
+/// (a `.git` made by runs, with no repository yet).
+pub fn is_unborn(git: &Path) -> bool {
+    let Ok(md) = std::fs::symlink_metadata(git) else {
+        return false;
+    };
+    if !md.is_dir() {
+        return false;
+    }
+    std::fs::read_dir(git)
+        .map(|rd| rd.flatten().all(|e| is_stage(&e.file_name())))
+        .unwrap_or(false)
+}
+
+/// Create `ws/.git` if missing and this run's stage inside it.
+pub fn prepare(ws: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let git = ws.join(".git");
+    match std::fs::DirBuilder::new().mode(0o755).create(&git) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && is_unborn(&git) => {}
+        Err(e) => return Err(e),
+    }
+    let stage = git.join(format!("{STAGE_PREFIX}{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&stage); // a dead run with our pid
+    std::fs::DirBuilder::new().mode(0o700).create(&stage)?;
+    Ok(stage)
+}
+
+fn allowed_key(it: &Item) -> bool {
+    let v = it.value.as_deref().unwrap_or("");
+    match (it.section.as_str(), it.sub.is_some(), it.name.as_str()) {
+        (
+            "core",
+            false,
+            "repositoryformatversion"
+            | "filemode"
+            | "bare"
+            | "logallrefupdates"
+            | "ignorecase"
+            | "precomposeunicode"
+            | "symlinks"
+            | "autocrlf"
+            | "eol",
+        ) => true,
+        ("extensions", false, "objectformat" | "refstorage") => true,
+        ("remote", true, "url" | "pushurl") => {
+            let l = v.trim_start().to_ascii_lowercase();
+            !(l.starts_with("ext::") || l.starts_with("fd::") || l.starts_with('-'))
+        }
+        ("remote", true, "fetch" | "tagopt" | "prune") => true,
+        ("branch", true, "remote" | "merge" | "rebase") => true,
+        ("user", false, "name" | "email") => true,
+        ("init", false, "defaultbranch") => true,
+        _ => false,
+    }
+}
+
+/// Keep the allow-listed keys of a staged repository's config; returns the
+/// new text and the dropped keys.
+pub fn sanitize_config(text: &str) -> (String, Vec<String>) {
+    let p = gitconfig::parse(text);
+    let mut dropped = Vec::new();
+    if !p.bad_lines.is_empty() {
+        dropped.push("config lines that do not parse".to_string());
+    }
+    let mut kept = Vec::new();
+    for it in p.items {
+        if allowed_key(&it) {
+            kept.push(it);
+        } else {
+            dropped.push(format!("config {}", it.key()));
+        }
+    }
+    (gitconfig::write(&kept), dropped)
+}
+
+fn read_regular(p: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut s = String::new();
+    f.take(1 << 20).read_to_string(&mut s).ok()?;
+    Some(s)
+}
+
+/// Vet the stage of one run and move what is kept into `ws/.git`. With
+/// `may_remove_git` (no other run uses the workspace), an empty `.git`
+/// left behind is removed. Returns one line for the user when something
+/// was dropped or the repository could not be moved.
+pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String> {
+    let git = ws.join(".git");
+    let mut msg = None;
+    if std::fs::symlink_metadata(stage).is_ok_and(|m| m.is_dir()) {
+        let empty = std::fs::read_dir(stage).is_ok_and(|mut r| r.next().is_none());
+        if !empty {
+            msg = if is_unborn(&git) {
+                move_in(stage, &git)
+            } else {
+                Some(format!(
+                    "skarn: the repository created in the sandbox was discarded: {} already holds one",
+                    git.display()
+                ))
+            };
+        }
+        let _ = std::fs::remove_dir_all(stage);
+    }
+    if may_remove_git && std::fs::read_dir(&git).is_ok_and(|mut r| r.next().is_none()) {
+        let _ = std::fs::remove_dir(&git);
+    }
+    msg
+}
+
+fn move_in(stage: &Path, git: &Path) -> Option<String> {
+    if !std::fs::symlink_metadata(stage.join("HEAD")).is_ok_and(|m| m.is_file()) {
+        return Some(format!(
+            "skarn: {} created in the sandbox was discarded: not a repository (no HEAD)",
+            git.display()
+        ));
+    }
+    let mut dropped: Vec<String> = Vec::new();
+    let mut head = false;
+    let entries: Vec<_> = std::fs::read_dir(stage).ok()?.flatten().collect();
+    for e in &entries {
+        let name = e.file_name();
+        let n = name.to_string_lossy().into_owned();
+        let Ok(md) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let ok = match n.as_str() {
+            "HEAD" if md.is_file() => {
+                head = true;
+                continue; // moved last
+            }
+            "config" if md.is_file() => {
+                let text = read_regular(&e.path()).unwrap_or_default();
+                let (clean, d) = sanitize_config(&text);
+                dropped.extend(d);
+                std::fs::write(git.join("config"), clean).is_ok()
+            }
+            "hooks" if md.is_dir() => {
+                let _ = std::fs::create_dir(git.join("hooks"));
+                for h in std::fs::read_dir(e.path()).into_iter().flatten().flatten() {
+                    let hn = h.file_name().to_string_lossy().into_owned();
+                    let reg = std::fs::symlink_metadata(h.path()).is_ok_and(|m| m.is_file());
+                    if !(reg
+                        && hn.ends_with(".sample")
+                        && std::fs::rename(h.path(), git.join("hooks").join(&hn)).is_ok())
+                    {
+                        dropped.push(format!("hooks/{hn}"));
+                    }
+                }
+                true
+            }
+            d if KEEP_DIRS.contains(&d) && md.is_dir() => {
+                std::fs::rename(e.path(), git.join(&name)).is_ok()
+            }
+            f if KEEP_FILES.contains(&f) && md.is_file() => {
+                std::fs::rename(e.path(), git.join(&name)).is_ok()
+            }
+            _ => false,
+        };
+        if !ok {
+            dropped.push(n);
+        }
+    }
+    if head && std::fs::rename(stage.join("HEAD"), git.join("HEAD")).is_err() {
+        dropped.push("HEAD".into());
+    }
+    (!dropped.is_empty()).then(|| {
+        format!(
+            "skarn: the repository created in the sandbox was moved to {}; dropped: {}",
+            git.display(),
+            dropped.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_allow_list() {
+        let (s, d) = sanitize_config(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = evil\n\
+             \thooksPath = h\n[remote \"origin\"]\n\turl = https://h/x\n\tfetch = +refs/*:refs/*\n\
+             \tuploadpack = evil\n[remote \"x\"]\n\turl = ext::sh -c evil\n[filter \"f\"]\n\tclean = evil\n\
+             [include]\n\tpath = ../x\n[extensions]\n\tobjectformat = sha256\n\tworktreeConfig = true\n",
+        );
+        let keys: Vec<String> = gitconfig::parse(&s).items.iter().map(|i| i.key()).collect();
+        assert_eq!(
+            keys,
+            [
+                "core.repositoryformatversion",
+                "core.bare",
+                "remote.origin.url",
+                "remote.origin.fetch",
+                "extensions.objectformat"
+            ]
+        );
+        assert_eq!(
+            d,
+            [
+                "config core.fsmonitor",
+                "config core.hookspath",
+                "config remote.origin.uploadpack",
+                "config remote.x.url",
+                "config filter.f.clean",
+                "config include.path",
+                "config extensions.worktreeconfig"
+            ]
+        );
+    }
+
+    #[test]
+    fn finalize_moves_a_clean_repo_and_drops_the_rest() {
+        let ws = std::env::temp_dir().join(format!("skarn-stage-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(&ws).unwrap();
+        let stage = prepare(&ws).unwrap();
+        assert!(is_unborn(&ws.join(".git")));
+        for d in ["objects/pack", "refs/heads", "hooks", "worktrees/x"] {
+            std::fs::create_dir_all(stage.join(d)).unwrap();
+        }
+        std::fs::write(stage.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            stage.join("config"),
+            "[core]\nbare = false\nfsmonitor = x\n",
+        )
+        .unwrap();
+        std::fs::write(stage.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
+        std::fs::write(stage.join("hooks/pre-commit"), "evil").unwrap();
+        std::fs::write(stage.join("commondir"), "/elsewhere\n").unwrap();
+        std::os::unix::fs::symlink("/etc", stage.join("info")).unwrap();
+        let m = finalize(&ws, &stage, true).unwrap();
+        for d in [
+            "core.fsmonitor",
+            "hooks/pre-commit,",
+            "commondir",
+            "worktrees",
+            "info",
+        ] {
+            assert!(m.contains(d), "{d} not in {m}");
+        }
+        let git = ws.join(".git");
+        assert!(git.join("HEAD").is_file() && git.join("objects/pack").is_dir());
+        assert!(git.join("hooks/pre-commit.sample").is_file());
+        for gone in ["hooks/pre-commit", "commondir", "worktrees", "info"] {
+            assert!(std::fs::symlink_metadata(git.join(gone)).is_err(), "{gone}");
+        }
+        assert!(!stage.exists());
+        // An empty stage leaves nothing behind.
+        std::fs::remove_dir_all(&git).unwrap();
+        let stage = prepare(&ws).unwrap();
+        assert_eq!(finalize(&ws, &stage, true), None);
+        assert!(!git.exists());
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+}
