@@ -28,6 +28,7 @@ pub mod helper;
 pub mod host;
 pub mod landlock_rules;
 pub mod launch;
+pub mod memory;
 pub mod mounts;
 pub mod ns;
 pub mod plan;
@@ -38,6 +39,7 @@ pub mod probe;
 pub mod report;
 pub mod seccomp;
 pub mod sys;
+pub mod terminal;
 
 pub use host::HostFacts;
 pub use plan::{Plan, PlanError, plan};

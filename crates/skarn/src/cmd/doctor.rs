@@ -296,6 +296,46 @@ fn first_line(s: &str) -> String {
     l.chars().take(90).collect()
 }
 
+/// Run the vsock probe; while it runs (it holds the port until its stdin
+/// closes, if it got it), check from outside whether the port is taken.
+fn vsock_attempt(exe: &Path, root: &Path, net: &str) -> (bool, String) {
+    use std::io::BufRead;
+    let port = 50_000 + std::process::id() % 10_000;
+    let child = Command::new(exe)
+        .args(["run", "--no-config", "--preset", "none", "--workspace"])
+        .arg(root.join("ws"))
+        .args(["--net", net, "--exec"])
+        .arg(exe)
+        .arg("--")
+        .arg(exe)
+        .args(["__sandbox-helper", "probe", "vsock", &port.to_string()])
+        .env("HOME", root.join("home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return (false, "could not start the probe".into());
+    };
+    let mut line = String::new();
+    if let Some(o) = child.stdout.take() {
+        let _ = std::io::BufReader::new(o).read_line(&mut line);
+    }
+    let free = skarn_sandbox::probe::host_can_bind_vsock(port);
+    drop(child.stdin.take());
+    let _ = child.wait();
+    match free {
+        Some(free) => (!free, first_line(&line)),
+        None => (
+            line.starts_with("ESCAPED"),
+            format!(
+                "{} (no vsock on the host: inside view only)",
+                first_line(&line)
+            ),
+        ),
+    }
+}
+
 fn self_test() -> anyhow::Result<Vec<Attempt>> {
     use std::net::{TcpListener, UdpSocket};
     let exe = std::fs::canonicalize("/proc/self/exe")?;
@@ -440,6 +480,41 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
         let (_, o) = sandboxed(&exe, &root, "deny", &[], &[probe, ""]);
         push(name, o.starts_with("ESCAPED"), first_line(&o));
     }
+
+    // A set-uid file created through openat2 (mode behind a pointer):
+    // decided by the file's mode, from outside.
+    let target = r("ws/suid-openat2");
+    let (_, o) = sandboxed(&exe, &root, "deny", &[], &["setuid-openat2", &target]);
+    let setid = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(&target)
+            .map(|m| m.permissions().mode() & 0o6000 != 0)
+            .unwrap_or(false)
+    };
+    push("set-uid file via openat2", setid, first_line(&o));
+
+    // A vsock listener (the vsock port space is shared with the host):
+    // while the probe would hold it, the host binds the same port.
+    for net in ["deny", "loopback"] {
+        let (escaped, detail) = vsock_attempt(&exe, &root, net);
+        push(&format!("vsock listener (--net {net})"), escaped, detail);
+    }
+
+    // 1 GiB MAP_GROWSDOWN (counted as stack, not data) under --memory 64:
+    // decided by the exit status and the probe's last word.
+    let (code, o) = sandboxed(
+        &exe,
+        &root,
+        "deny",
+        &["--memory", "64"],
+        &["growsdown", "1024"],
+    );
+    push(
+        "touch 1 GiB MAP_GROWSDOWN under --memory 64",
+        code == 0 && o.contains("touched 1024 MiB"),
+        format!("exit {code}; {}", first_line(&o)),
+    );
+
     let _ = victim.kill();
     let _ = victim.wait();
     drop(scratch);
