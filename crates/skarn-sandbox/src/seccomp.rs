@@ -690,9 +690,22 @@ mod tests {
             "io_uring_register",
             "userfaultfd",
             "ioctl(TIOCSTI)",
+            "openat2",
+            "open_tree_attr",
+            "socket(family not unix/inet/inet6/netlink)",
+            "socketpair(family not unix/inet/inet6/netlink)",
         ] {
             assert!(names.contains(&required), "{required} missing");
         }
+        // Every mode-carrying creation call is either mode-checked or refused.
+        for r in DENY_LIST.iter().filter(|r| r.why.contains("set-user-ID")) {
+            assert!(matches!(r.args, ArgMatch::AnyFlag { .. }), "{}", r.name);
+        }
+        assert!(
+            DENY_LIST
+                .iter()
+                .any(|r| r.name == "openat2" && r.errno == libc::ENOSYS && r.args == ArgMatch::Any)
+        );
         assert!(DENY_LIST.iter().all(|r| !r.why.is_empty()));
     }
 
