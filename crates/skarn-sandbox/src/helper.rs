@@ -775,6 +775,7 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     // SAFETY: setpgid takes integers.
     unsafe { libc::setpgid(0, 0) };
     install_forwarders();
+    let mut cgroup_joined = true;
     if cg_rd >= 0 {
         // Nothing may start before init is inside the pids cgroup.
         let mut b = [0u8; 1];
@@ -787,16 +788,32 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         };
         match (n, b[0]) {
             (1, b'1') => {}
-            (1, _) => status(
-                wr,
-                "note",
-                "the run's cgroup could not be joined: max_procs (and a cgroup memory limit) NOT enforced",
-            ),
+            (1, _) => {
+                cgroup_joined = false;
+                status(
+                    wr,
+                    "note",
+                    "the run's cgroup could not be joined: max_procs NOT enforced by it \
+                     (a cgroup memory limit falls back to RLIMIT_AS per process)",
+                )
+            }
             _ => fatal(wr, "the helper went away before the pids cgroup was joined"),
         }
         // SAFETY: closing our own descriptor.
         unsafe { libc::close(cg_rd) };
     }
+    // Not in the memory cgroup: the per-process address-space limit instead.
+    let fallback;
+    let plan = match &plan.memory_cgroup {
+        Some((_, bytes)) if !cgroup_joined => {
+            let mut p = plan.clone();
+            p.rlimits
+                .push((Rlimit::As, crate::memory::address_space_limit(*bytes)));
+            fallback = p;
+            &fallback
+        }
+        _ => plan,
+    };
     let t = match sys::fork() {
         Ok(0) => target_main(plan, wr),
         Ok(pid) => pid,

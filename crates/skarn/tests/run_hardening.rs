@@ -354,27 +354,34 @@ print("TOUCHED ALL", flush=True)
 fn memory_limit_counts_growsdown_mappings() {
     let t = Tmp::new("growsdown");
     script(&t.0, "g.py", GROWSDOWN);
-    let out = Command::new(SKARN)
-        .args([
-            "run",
-            "--no-config",
-            "--memory",
-            "64",
-            "--json",
-            "--workspace",
-        ])
-        .arg(&t.0)
-        .args(["--", "python3", "g.py"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stdout.contains("TOUCHED ALL"), "{stdout}\n{stderr}");
-    assert!(!out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("memory cgroup") || stderr.contains("RLIMIT_AS"),
-        "{stderr}"
-    );
+    // As found (memory cgroup as root where writable, else RLIMIT_AS), and
+    // with the memory cgroup pretended missing (RLIMIT_AS as root too).
+    for simulate in ["", "memory-cgroup"] {
+        let out = Command::new(SKARN)
+            .args([
+                "run",
+                "--no-config",
+                "--memory",
+                "64",
+                "--json",
+                "--workspace",
+            ])
+            .arg(&t.0)
+            .args(["--", "python3", "g.py"])
+            .env("SKARN_SANDBOX_SIMULATE_MISSING", simulate)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stdout.contains("TOUCHED ALL"), "{stdout}\n{stderr}");
+        assert!(!out.status.success(), "{stdout}\n{stderr}");
+        let mech_ok = if simulate.is_empty() {
+            stderr.contains("memory cgroup") || stderr.contains("RLIMIT_AS")
+        } else {
+            stderr.contains("via RLIMIT_AS") || stderr.contains("\"mechanism\":\"RLIMIT_AS")
+        };
+        assert!(mech_ok, "{stderr}");
+    }
 
     let out = Command::new(SKARN)
         .args(["run", "--no-config", "--memory", "256", "--workspace"])
