@@ -34,6 +34,8 @@ struct Findings {
     user_namespaces: bool,
     namespaces: Vec<(String, bool)>,
     pids_cgroup: Option<String>,
+    /// Where `--memory` gets a per-run memory cgroup (`None`: RLIMIT_AS).
+    memory_cgroup: Option<String>,
     status: skarn_sandbox::Status,
     net_policies: Vec<(String, Vec<String>)>,
     degraded: Vec<String>,
@@ -99,6 +101,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         user_namespaces: userns,
         namespaces,
         pids_cgroup: host.cgroup_pids.as_ref().map(|p| p.display().to_string()),
+        memory_cgroup: host.cgroup_memory.as_ref().map(|p| p.display().to_string()),
         status,
         net_policies,
         degraded,
@@ -166,6 +169,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             f.pids_cgroup
                 .as_deref()
                 .unwrap_or("none (max_procs via RLIMIT_NPROC)")
+        );
+        println!(
+            "memory cgroup: {}",
+            f.memory_cgroup
+                .as_deref()
+                .unwrap_or("none (--memory via RLIMIT_AS + RLIMIT_DATA per process)")
         );
         println!("net policies on this host:");
         for (n, notes) in &f.net_policies {
