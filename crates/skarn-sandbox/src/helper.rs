@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::plan::{Plan, ReportFormat, Rlimit, plan as make_plan};
 use crate::report::Status;
-use crate::{landlock_rules, mounts, ns, privs, seccomp, sys};
+use crate::{landlock_rules, mounts, ns, privs, seccomp, sys, terminal};
 
 /// Environment variable carrying the JSON plan to the helper.
 pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
@@ -105,36 +105,60 @@ pub fn helper_main() -> i32 {
 /// on a loaded host), so overlapping it with the mount work takes it off
 /// the critical path without letting any process of the sandbox escape it.
 struct Cgroup {
-    dir: PathBuf,
+    /// One directory per hierarchy (v1: pids and memory are separate; v2:
+    /// one directory holds both).
+    dirs: Vec<PathBuf>,
+}
+
+/// The run's cgroup directory under `parent`.
+fn cgroup_dir(parent: &Path) -> PathBuf {
+    parent.join(format!("skarn-{}", std::process::id()))
+}
+
+/// Create (or reuse) the run's directory under `parent` and write `files`
+/// (name, value, optional) in order. A directory this call created is
+/// removed again on failure.
+fn cgroup_create(parent: &Path, files: &[(&str, String, bool)]) -> std::io::Result<PathBuf> {
+    let dir = cgroup_dir(parent);
+    let created = match std::fs::create_dir(&dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(e),
+    };
+    for (name, value, optional) in files {
+        let f = dir.join(name);
+        if *optional && !f.exists() {
+            continue;
+        }
+        if let Err(e) = sys::write_file(&f, value.as_bytes())
+            && !optional
+        {
+            if created {
+                let _ = std::fs::remove_dir(&dir);
+            }
+            return Err(e);
+        }
+    }
+    Ok(dir)
 }
 
 impl Cgroup {
-    fn create(parent: &Path, max: u64) -> std::io::Result<Cgroup> {
-        let dir = parent.join(format!("skarn-{}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        let cg = Cgroup { dir };
-        if let Err(e) = sys::write_file(&cg.dir.join("pids.max"), max.to_string().as_bytes()) {
-            let _ = std::fs::remove_dir(&cg.dir);
-            return Err(e);
-        }
-        Ok(cg)
-    }
-
     /// Move process `pid` (init, not yet running anything else) in.
     fn attach(&self, pid: libc::pid_t) -> std::io::Result<()> {
-        sys::write_file(&self.dir.join("cgroup.procs"), pid.to_string().as_bytes())
+        for d in &self.dirs {
+            sys::write_file(&d.join("cgroup.procs"), pid.to_string().as_bytes())?;
+        }
+        Ok(())
     }
 
     fn kill_all(&self) {
-        if let Ok(s) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
-            let me = std::process::id() as i32;
-            for pid in s.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                if pid != me {
-                    sys::kill(pid, libc::SIGKILL);
+        let me = std::process::id() as i32;
+        for d in &self.dirs {
+            if let Ok(s) = std::fs::read_to_string(d.join("cgroup.procs")) {
+                for pid in s.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                    if pid != me {
+                        sys::kill(pid, libc::SIGKILL);
+                    }
                 }
             }
         }
@@ -143,7 +167,12 @@ impl Cgroup {
     fn remove(self) {
         for _ in 0..200 {
             self.kill_all();
-            if std::fs::remove_dir(&self.dir).is_ok() {
+            let left = self
+                .dirs
+                .iter()
+                .filter(|d| std::fs::remove_dir(d).is_err() && d.exists())
+                .count();
+            if left == 0 {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -510,9 +539,9 @@ fn first_missing(path: &Path) -> Result<Option<PathBuf>, &'static str> {
 /// helper could not remove (because it was killed). The exit status never
 /// waits for the kernel to release the cgroup. Forked before the PID
 /// namespace exists (a dead namespace refuses new children).
-fn spawn_reaper(cgroup_parent: Option<&Path>, reserved: &Reserved, ws: &Path) -> Option<()> {
-    let cg = cgroup_parent.map(|parent| Cgroup {
-        dir: parent.join(format!("skarn-{}", std::process::id())),
+fn spawn_reaper(cgroup_parents: &[PathBuf], reserved: &Reserved, ws: &Path) -> Option<()> {
+    let cg = (!cgroup_parents.is_empty()).then(|| Cgroup {
+        dirs: cgroup_parents.iter().map(|p| cgroup_dir(p)).collect(),
     });
     let paths = reserved.paths.clone();
     let stage = reserved.stage.clone();
@@ -622,29 +651,61 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             empties: Vec::new(),
         }
     };
-    let cg_parent = plan.cgroup.as_ref().map(|(d, _)| d.clone());
-    let reaper = if cg_parent.is_some()
+    let mut cg_parents: Vec<PathBuf> = plan
+        .cgroup
+        .iter()
+        .chain(plan.memory_cgroup.iter())
+        .map(|(d, _)| d.clone())
+        .collect();
+    cg_parents.dedup();
+    let reaper = if !cg_parents.is_empty()
         || !created.paths.is_empty()
         || created.stage.is_some()
         || !created.absent.is_empty()
         || !created.empties.is_empty()
     {
         let ws = plan.workspace.clone();
-        spawn_reaper(cg_parent.as_deref(), &created, &ws)
+        spawn_reaper(&cg_parents, &created, &ws)
     } else {
         Some(())
     };
-    let cgroup = match &plan.cgroup {
-        Some((dir, max)) => match reaper.and_then(|_| Cgroup::create(dir, *max).ok()) {
-            Some(c) => Some(c),
-            None => {
-                plan.report
-                    .degrade("pids cgroup could not be created: max_procs NOT enforced");
-                None
+    let mut cg_dirs: Vec<PathBuf> = Vec::new();
+    if let Some((dir, max)) = &plan.cgroup {
+        match reaper.and_then(|_| cgroup_create(dir, &[("pids.max", max.to_string(), false)]).ok())
+        {
+            Some(d) => cg_dirs.push(d),
+            None => plan
+                .report
+                .degrade("pids cgroup could not be created: max_procs NOT enforced"),
+        }
+    }
+    if let Some((dir, bytes)) = plan.memory_cgroup.clone() {
+        let files = crate::memory::limit_files(&dir, bytes);
+        match reaper
+            .ok_or_else(|| std::io::Error::other("no clean-up process"))
+            .and_then(|_| cgroup_create(&dir, &files))
+        {
+            Ok(d) => {
+                if !cg_dirs.contains(&d) {
+                    cg_dirs.push(d);
+                }
             }
-        },
-        None => None,
-    };
+            Err(e) => {
+                // Fall back to the per-process address-space limit.
+                plan.memory_cgroup = None;
+                plan.rlimits
+                    .push((Rlimit::As, crate::memory::address_space_limit(bytes)));
+                for l in plan.report.limits.iter_mut().filter(|l| l.name == "memory") {
+                    l.mechanism = crate::memory::mech_rlimit_as(bytes);
+                }
+                plan.report.degrade(format!(
+                    "memory cgroup could not be created ({e}): memory limited per process by \
+                     RLIMIT_AS instead"
+                ));
+            }
+        }
+    }
+    let cgroup = (!cg_dirs.is_empty()).then_some(Cgroup { dirs: cg_dirs });
     if flags != 0 {
         let r = sys::unshare(flags).and_then(|_| {
             if ns.user {
@@ -700,6 +761,8 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         }
     }
 
+    // Host terminal settings, put back after the run whatever happens to it.
+    let tty = terminal::Saved::take();
     let mut fds = [0; 2];
     // SAFETY: fds is a valid 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
@@ -750,6 +813,17 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     unsafe { libc::close(wr) };
     install_forwarders();
     let (code, timed_out, status_text) = supervise(child, rd, plan.timeout_ms, ns.pid, &cgroup);
+    if tty.any() {
+        let n = tty.restore();
+        plan.report.notes.push(if n > 0 {
+            format!(
+                "host terminal settings changed by the command were restored on {n} descriptor(s)"
+            )
+        } else {
+            "host terminal inherited: its settings are restored after the run; TIOCSWINSZ refused"
+                .into()
+        });
+    }
     drop(cgroup); // removed by the reaper once this process exits
     release_placeholders(created);
     if let Some(t) = host_tmp {
@@ -960,6 +1034,7 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     // SAFETY: setpgid takes integers.
     unsafe { libc::setpgid(0, 0) };
     install_forwarders();
+    let mut cgroup_joined = true;
     if cg_rd >= 0 {
         // Nothing may start before init is inside the pids cgroup.
         let mut b = [0u8; 1];
@@ -972,16 +1047,32 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         };
         match (n, b[0]) {
             (1, b'1') => {}
-            (1, _) => status(
-                wr,
-                "note",
-                "pids cgroup could not be joined: max_procs NOT enforced",
-            ),
+            (1, _) => {
+                cgroup_joined = false;
+                status(
+                    wr,
+                    "note",
+                    "the run's cgroup could not be joined: max_procs NOT enforced by it \
+                     (a cgroup memory limit falls back to RLIMIT_AS per process)",
+                )
+            }
             _ => fatal(wr, "the helper went away before the pids cgroup was joined"),
         }
         // SAFETY: closing our own descriptor.
         unsafe { libc::close(cg_rd) };
     }
+    // Not in the memory cgroup: the per-process address-space limit instead.
+    let fallback;
+    let plan = match &plan.memory_cgroup {
+        Some((_, bytes)) if !cgroup_joined => {
+            let mut p = plan.clone();
+            p.rlimits
+                .push((Rlimit::As, crate::memory::address_space_limit(*bytes)));
+            fallback = p;
+            &fallback
+        }
+        _ => plan,
+    };
     let t = match sys::fork() {
         Ok(0) => target_main(plan, wr),
         Ok(pid) => pid,
@@ -1041,6 +1132,7 @@ fn written_beside(ws: &Path) -> Vec<String> {
 fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
     match r {
         Rlimit::Data => libc::RLIMIT_DATA,
+        Rlimit::As => libc::RLIMIT_AS,
         Rlimit::Nproc => libc::RLIMIT_NPROC,
         Rlimit::Fsize => libc::RLIMIT_FSIZE,
         Rlimit::Core => libc::RLIMIT_CORE,
@@ -1107,6 +1199,9 @@ fn target_main(plan: &Plan, wr: libc::c_int) -> ! {
             }
             if s.deny_listen {
                 extra.push(seccomp::DENY_LISTEN);
+            }
+            if terminal::host_tty_inherited() {
+                extra.push(seccomp::DENY_TIOCSWINSZ);
             }
             match seccomp::deny_programs(&extra) {
                 Ok(p) => Some(p),

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Environment variable naming mechanisms to treat as missing, comma
 /// separated (`namespaces`, `userns`, `landlock`, `landlock-net`,
-/// `landlock-scope`, `seccomp`, `cgroup`). A testing aid to exercise the
+/// `landlock-scope`, `seccomp`, `cgroup`, `memory-cgroup`). A testing aid to exercise the
 /// degraded paths on a fully capable host; it can only weaken confinement,
 /// and every weakening shows up in the report.
 pub const SIMULATE_MISSING_ENV: &str = "SKARN_SANDBOX_SIMULATE_MISSING";
@@ -30,6 +30,10 @@ pub struct HostFacts {
     pub seccomp: bool,
     /// Writable pids cgroup directory to create the run's cgroup in.
     pub cgroup_pids: Option<PathBuf>,
+    /// Writable memory cgroup directory (v1 `memory` hierarchy, or v2 with
+    /// `memory` delegated) to create the run's memory cgroup in.
+    #[serde(default)]
+    pub cgroup_memory: Option<PathBuf>,
     /// CPU architecture (`x86_64`, `aarch64`, ...).
     pub arch: String,
     /// Other names of the default secret paths: the same paths under the
@@ -128,6 +132,11 @@ impl HostFacts {
         } else {
             None
         };
+        let cgroup_memory = if is_root && has("cgroup") && has("memory-cgroup") {
+            crate::memory::find_memory_cgroup()
+        } else {
+            None
+        };
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
@@ -151,6 +160,7 @@ impl HostFacts {
             needs_userns: !is_root,
             seccomp: has("seccomp") && seccomp_available(),
             cgroup_pids,
+            cgroup_memory,
             arch: std::env::consts::ARCH.to_string(),
             secret_aliases,
             owner_only: owner_only.paths,
@@ -218,7 +228,7 @@ fn find_pids_cgroup() -> Option<PathBuf> {
     None
 }
 
-fn usable_cgroup_dir(dir: &std::path::Path) -> bool {
+pub(crate) fn usable_cgroup_dir(dir: &std::path::Path) -> bool {
     dir.join("cgroup.procs").exists() && access_w(dir)
 }
 

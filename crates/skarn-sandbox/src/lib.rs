@@ -33,6 +33,7 @@ pub mod helper;
 pub mod host;
 pub mod landlock_rules;
 pub mod launch;
+pub mod memory;
 pub mod mounts;
 pub mod ns;
 pub mod owner_only;
@@ -46,6 +47,7 @@ pub mod report;
 pub mod seccomp;
 pub mod staging;
 pub mod sys;
+pub mod terminal;
 
 pub use host::HostFacts;
 pub use plan::{Plan, PlanError, plan};

@@ -199,6 +199,8 @@ pub struct SeccompPlan {
 pub enum Rlimit {
     /// RLIMIT_DATA.
     Data,
+    /// RLIMIT_AS (memory limit without a memory cgroup).
+    As,
     /// RLIMIT_NPROC.
     Nproc,
     /// RLIMIT_FSIZE.
@@ -247,6 +249,10 @@ pub struct Plan {
     pub rlimits: Vec<(Rlimit, u64)>,
     /// pids cgroup parent dir and pids.max (root only).
     pub cgroup: Option<(PathBuf, u64)>,
+    /// Memory cgroup parent dir and the limit in bytes (root only; else
+    /// the limit is an `Rlimit::As`).
+    #[serde(default)]
+    pub memory_cgroup: Option<(PathBuf, u64)>,
     /// Wall-clock limit in milliseconds.
     pub timeout_ms: Option<u64>,
     /// Variables set for the command (TMPDIR, ...).
@@ -929,10 +935,22 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         ),
         None => lim("timeout", "none".into(), "-"),
     }
+    let mut memory_cgroup = None;
     match l.memory_mb {
         Some(m) => {
             rlimits.push((Rlimit::Data, mb(m)));
-            lim("memory", format!("{m} MiB"), "RLIMIT_DATA per process");
+            if let Some(dir) = &host.cgroup_memory {
+                memory_cgroup = Some((dir.clone(), mb(m)));
+                lim("memory", format!("{m} MiB"), crate::memory::MECH_CGROUP);
+            } else {
+                rlimits.push((Rlimit::As, crate::memory::address_space_limit(mb(m))));
+                lim(
+                    "memory",
+                    format!("{m} MiB"),
+                    &crate::memory::mech_rlimit_as(mb(m)),
+                );
+                report.notes.push(crate::memory::NOTE_NO_CGROUP.into());
+            }
         }
         None => lim("memory", "none".into(), "-"),
     }
@@ -1037,6 +1055,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         seccomp,
         rlimits,
         cgroup,
+        memory_cgroup,
         timeout_ms: l.timeout_secs.map(|t| t.saturating_mul(1000)),
         set_env,
         host_private_tmp: !ns.mount,

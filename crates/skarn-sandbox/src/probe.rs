@@ -21,6 +21,31 @@ fn res<T>(r: std::io::Result<T>, what: &str) -> i32 {
     }
 }
 
+/// Whether the host could bind vsock `port` itself (`None`: no vsock here).
+pub fn host_can_bind_vsock(port: u32) -> Option<bool> {
+    // SAFETY: socket takes integers.
+    let fd = unsafe { libc::socket(libc::AF_VSOCK, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: zeroed sockaddr_vm is valid; fields set below.
+    let mut sa: libc::sockaddr_vm = unsafe { std::mem::zeroed() };
+    sa.svm_family = libc::AF_VSOCK as libc::sa_family_t;
+    sa.svm_port = port;
+    sa.svm_cid = libc::VMADDR_CID_ANY;
+    // SAFETY: sa is a valid sockaddr_vm of the size given; fd is ours.
+    let r = unsafe {
+        let r = libc::bind(
+            fd,
+            (&sa as *const libc::sockaddr_vm).cast(),
+            std::mem::size_of::<libc::sockaddr_vm>() as libc::socklen_t,
+        );
+        libc::close(fd);
+        r
+    };
+    Some(r == 0)
+}
+
 /// Run probe `args[0]` with parameter `args[1]`; returns the exit status.
 pub fn run_probe(args: &[String]) -> i32 {
     let kind = args.first().map(String::as_str).unwrap_or("");
@@ -135,6 +160,112 @@ pub fn run_probe(args: &[String]) -> i32 {
             let e = std::io::Error::last_os_error();
             let filtered = r < 0 && e.raw_os_error() == Some(libc::EPERM);
             done(!filtered, &format!("ioctl(TIOCLINUX): {e}"))
+        }
+        "setuid-openat2" => {
+            // struct open_how { flags, mode, resolve }: the mode is behind
+            // a pointer, out of seccomp's sight.
+            let how: [u64; 3] = [
+                (libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC) as u64,
+                0o4755,
+                0,
+            ];
+            let Ok(c) = std::ffi::CString::new(arg) else {
+                return done(false, "openat2: bad path");
+            };
+            // SAFETY: valid path and open_how of the size given.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                    how.as_ptr(),
+                    std::mem::size_of_val(&how),
+                )
+            };
+            if r >= 0 {
+                // SAFETY: closing the descriptor just opened.
+                unsafe { libc::close(r as i32) };
+            }
+            res(
+                if r >= 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                },
+                "openat2(O_CREAT, 04755)",
+            )
+        }
+        "vsock" => {
+            let port: u32 = arg.parse().unwrap_or(0);
+            // SAFETY: socket takes integers.
+            let fd =
+                unsafe { libc::socket(libc::AF_VSOCK, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+            if fd < 0 {
+                return done(
+                    false,
+                    &format!("vsock socket: {}", std::io::Error::last_os_error()),
+                );
+            }
+            // SAFETY: zeroed sockaddr_vm is valid; fields set below.
+            let mut sa: libc::sockaddr_vm = unsafe { std::mem::zeroed() };
+            sa.svm_family = libc::AF_VSOCK as libc::sa_family_t;
+            sa.svm_port = port;
+            sa.svm_cid = libc::VMADDR_CID_ANY;
+            // SAFETY: sa is a valid sockaddr_vm of the size given.
+            let r = unsafe {
+                libc::bind(
+                    fd,
+                    (&sa as *const libc::sockaddr_vm).cast(),
+                    std::mem::size_of::<libc::sockaddr_vm>() as libc::socklen_t,
+                )
+            };
+            // SAFETY: listen takes integers.
+            let r = if r == 0 {
+                unsafe { libc::listen(fd, 1) }
+            } else {
+                r
+            };
+            let e = std::io::Error::last_os_error();
+            if r == 0 {
+                println!("ESCAPED vsock listening on port {port}");
+                // Hold the port until stdin closes, so the verdict can be
+                // checked from outside.
+                let mut b = Vec::new();
+                let _ = std::io::stdin().read_to_end(&mut b);
+                0
+            } else {
+                done(false, &format!("vsock bind/listen: {e}"))
+            }
+        }
+        "growsdown" => {
+            let mb: usize = arg.parse().unwrap_or(1024);
+            let len = mb * 1024 * 1024;
+            // SAFETY: anonymous private mapping; no existing memory touched.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_GROWSDOWN,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return done(
+                    false,
+                    &format!("mmap {mb} MiB: {}", std::io::Error::last_os_error()),
+                );
+            }
+            let base = p.cast::<u8>();
+            for off in (0..len).step_by(4096) {
+                // SAFETY: off < len, inside the mapping just made.
+                unsafe { base.add(off).write_volatile(1) };
+            }
+            done(
+                true,
+                &format!("touched {mb} MiB of a MAP_GROWSDOWN mapping"),
+            )
         }
         "forks" => {
             let n: usize = arg.parse().unwrap_or(10);

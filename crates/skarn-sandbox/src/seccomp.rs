@@ -38,6 +38,18 @@ pub enum ArgMatch {
         /// Individual flag bits.
         flags: &'static [u64],
     },
+    /// Every condition holds (low 32 bits of each argument compared). Used
+    /// for allow-lists inside one syscall: "family is none of ...".
+    All(&'static [ArgCmp]),
+}
+
+/// One comparison of the low 32 bits of a syscall argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgCmp {
+    /// Argument `.0` equals `.1`.
+    Eq(u8, u64),
+    /// Argument `.0` differs from `.1`.
+    Ne(u8, u64),
 }
 
 /// One entry of a filter table.
@@ -96,6 +108,76 @@ const fn nosys(name: &'static str, nr: i64, why: &'static str) -> SyscallRule {
 pub const TIOCSTI: u64 = 0x5412;
 /// `TIOCLINUX` ioctl request (same value on x86_64 and aarch64).
 pub const TIOCLINUX: u64 = 0x541C;
+/// `TIOCSETD` (set the line discipline).
+pub const TIOCSETD: u64 = 0x5423;
+/// `TIOCCONS` (redirect console output to this terminal).
+pub const TIOCCONS: u64 = 0x541D;
+/// `TIOCVHANGUP` (hang up the terminal).
+pub const TIOCVHANGUP: u64 = 0x5437;
+/// `TIOCEXCL` (exclusive mode: nobody else may open the terminal).
+pub const TIOCEXCL: u64 = 0x540C;
+/// `TIOCSWINSZ` (set the window size; signals the terminal's foreground
+/// process group).
+pub const TIOCSWINSZ: u64 = 0x5414;
+
+/// Highest syscall number audited for this filter (`file_setattr`, Linux
+/// 6.17; x86_64 and aarch64 share numbers from 424 on). Every higher
+/// number, i.e. a syscall added by a later kernel that nobody has looked
+/// at, fails with ENOSYS, the answer of a kernel that lacks it, so libc and
+/// runtimes fall back to older calls.
+pub const HIGHEST_AUDITED_SYSCALL: u32 = 469;
+
+/// Syscalls newer than the `libc` crate's tables (same number on x86_64
+/// and aarch64).
+pub mod newer {
+    /// `setxattrat` (Linux 6.13).
+    pub const SETXATTRAT: i64 = 463;
+    /// `open_tree_attr` (Linux 6.15).
+    pub const OPEN_TREE_ATTR: i64 = 467;
+    /// `file_setattr` (Linux 6.17).
+    pub const FILE_SETATTR: i64 = 469;
+}
+
+/// Socket families a sandboxed command may create, under every network
+/// policy: unix, IPv4, IPv6 (inside an empty or loopback-only network
+/// namespace unless `--net outbound|all`) and netlink (restricted to
+/// [`NETLINK_ALLOWED`]). Everything else (vsock, packet, bluetooth, alg,
+/// key, xdp, rds, tipc, can, nfc, pppox, llc, ...) reaches kernel code or
+/// peers outside the namespaces and fails with EAFNOSUPPORT, what a
+/// kernel without that family says.
+pub const SOCKET_FAMILIES_ALLOWED: &[u64] = &[
+    libc::AF_UNIX as u64,
+    libc::AF_INET as u64,
+    libc::AF_INET6 as u64,
+    libc::AF_NETLINK as u64,
+];
+
+/// Netlink protocols allowed: ROUTE (glibc `getaddrinfo(AI_ADDRCONFIG)`,
+/// `if_nameindex`, `ip`), SOCK_DIAG (`ss`), KOBJECT_UEVENT (libudev
+/// monitors; read-only). Others (audit, netfilter, xfrm, generic, ...)
+/// fail with EAFNOSUPPORT, which libaudit and friends read as "not in this
+/// kernel".
+pub const NETLINK_ALLOWED: &[u64] = &[
+    libc::NETLINK_ROUTE as u64,
+    libc::NETLINK_SOCK_DIAG as u64,
+    libc::NETLINK_KOBJECT_UEVENT as u64,
+];
+
+const fn family_not_allowed(arg: u8) -> [ArgCmp; 4] {
+    [
+        ArgCmp::Ne(arg, libc::AF_UNIX as u64),
+        ArgCmp::Ne(arg, libc::AF_INET as u64),
+        ArgCmp::Ne(arg, libc::AF_INET6 as u64),
+        ArgCmp::Ne(arg, libc::AF_NETLINK as u64),
+    ]
+}
+const SOCKET_FAMILY_NOT_ALLOWED: [ArgCmp; 4] = family_not_allowed(0);
+const NETLINK_PROTO_NOT_ALLOWED: [ArgCmp; 4] = [
+    ArgCmp::Eq(0, libc::AF_NETLINK as u64),
+    ArgCmp::Ne(2, libc::NETLINK_ROUTE as u64),
+    ArgCmp::Ne(2, libc::NETLINK_SOCK_DIAG as u64),
+    ArgCmp::Ne(2, libc::NETLINK_KOBJECT_UEVENT as u64),
+];
 
 /// Namespace-creating clone(2) flags.
 const CLONE_NS_FLAGS: &[u64] = &[
@@ -348,6 +430,43 @@ pub const DENY_LIST: &[SyscallRule] = &[
     #[cfg(target_arch = "x86_64")]
     setid_mode("mknod", libc::SYS_mknod, 1),
     setid_mode("mknodat", libc::SYS_mknodat, 2),
+    // openat2 carries its mode inside `struct open_how`, behind a pointer
+    // seccomp cannot read. ENOSYS, like a pre-5.6 kernel: glibc and musl
+    // never call it for open(3); direct callers (systemd, ...) fall back
+    // to openat, whose mode is checked above.
+    nosys(
+        "openat2",
+        libc::SYS_openat2,
+        "mode is behind a pointer (struct open_how); callers fall back to openat",
+    ),
+    deny(
+        "open_tree_attr",
+        newer::OPEN_TREE_ATTR,
+        "new mount API: clone a mount tree with new attributes",
+    ),
+    // --- socket families ---
+    SyscallRule {
+        name: "socket(family not unix/inet/inet6/netlink)",
+        nr: libc::SYS_socket,
+        args: ArgMatch::All(&SOCKET_FAMILY_NOT_ALLOWED),
+        errno: libc::EAFNOSUPPORT,
+        why: "vsock, packet, bluetooth, alg, key, xdp, rds, tipc, can, ... reach the host \
+              or kernel code outside the namespaces",
+    },
+    SyscallRule {
+        name: "socket(AF_NETLINK, protocol not route/sock_diag/uevent)",
+        nr: libc::SYS_socket,
+        args: ArgMatch::All(&NETLINK_PROTO_NOT_ALLOWED),
+        errno: libc::EAFNOSUPPORT,
+        why: "audit, netfilter, xfrm, generic netlink: kernel surface no command needs",
+    },
+    SyscallRule {
+        name: "socketpair(family not unix/inet/inet6/netlink)",
+        nr: libc::SYS_socketpair,
+        args: ArgMatch::All(&SOCKET_FAMILY_NOT_ALLOWED),
+        errno: libc::EAFNOSUPPORT,
+        why: "same family allow-list as socket(2)",
+    },
     // --- terminal injection ---
     SyscallRule {
         name: "ioctl(TIOCSTI)",
@@ -359,7 +478,34 @@ pub const DENY_LIST: &[SyscallRule] = &[
         errno: EPERM,
         why: "TIOCSTI pushes keystrokes into a terminal; TIOCLINUX can too (and reads the console)",
     },
+    SyscallRule {
+        name: "ioctl(TIOCSETD|TIOCCONS|TIOCVHANGUP|TIOCEXCL)",
+        nr: libc::SYS_ioctl,
+        args: ArgMatch::Dword {
+            arg: 1,
+            values: &[TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCEXCL],
+        },
+        errno: EPERM,
+        why: "change the line discipline, steal console output, hang up or lock an \
+              inherited host terminal",
+    },
 ];
+
+/// Extra rule when the command inherits a host terminal on fd 0, 1 or 2:
+/// resizing it would signal (SIGWINCH) and mislead the host's foreground
+/// process group after the run. ENOTTY, which pty users such as pexpect
+/// already tolerate. Without a host terminal, ptys the command makes itself
+/// (tmux, script, pexpect) resize freely.
+pub const DENY_TIOCSWINSZ: SyscallRule = SyscallRule {
+    name: "ioctl(TIOCSWINSZ)",
+    nr: libc::SYS_ioctl,
+    args: ArgMatch::Dword {
+        arg: 1,
+        values: &[TIOCSWINSZ],
+    },
+    errno: libc::ENOTTY,
+    why: "a host terminal is inherited: resizing it signals the host's foreground group",
+};
 
 /// Extra rule for `NetPolicy::DenyAll` without a network namespace.
 pub const DENY_INET_SOCKETS: SyscallRule = SyscallRule {
@@ -430,14 +576,28 @@ fn conditions(args: ArgMatch) -> Result<Vec<SeccompRule>, SeccompError> {
                 SeccompRule::new(vec![c])
             })
             .collect::<Result<_, _>>()?,
+        ArgMatch::All(cmps) => {
+            let conds = cmps
+                .iter()
+                .map(|c| {
+                    let (arg, op, v) = match *c {
+                        ArgCmp::Eq(a, v) => (a, SeccompCmpOp::Eq, v),
+                        ArgCmp::Ne(a, v) => (a, SeccompCmpOp::Ne, v),
+                    };
+                    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            vec![SeccompRule::new(conds)?]
+        }
     })
 }
 
 /// Compile `rules` into one BPF program: a matching rule yields
 /// `on_match`, everything else `otherwise`. For a deny-list use
 /// `on_match = Errno(..)`, `otherwise = Allow`; for an allow-list the
-/// reverse. On x86_64 an x32-ABI guard (ENOSYS) is inserted after the
-/// architecture check.
+/// reverse. After the architecture check, syscall numbers above
+/// [`HIGHEST_AUDITED_SYSCALL`] (and on x86_64 every x32-ABI number) get
+/// ENOSYS whatever the table says.
 pub fn build_program(
     rules: &[SyscallRule],
     on_match: SeccompAction,
@@ -451,17 +611,19 @@ pub fn build_program(
     }
     let filter = SeccompFilter::new(map, otherwise, on_match, target_arch()?)?;
     let mut prog: BpfProgram = filter.try_into()?;
+    // seccompiler starts with a 3-instruction architecture check; the
+    // guards go right after it (no jump crosses that point), and
+    // seccompiler's own code reloads the syscall number after them.
+    const RET_ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | ENOSYS as u32;
+    let mut guard = vec![sf(0x20, 0, 0, 0)]; // ld [nr]
     if std::env::consts::ARCH == "x86_64" {
-        // seccompiler starts with a 3-instruction architecture check; the
-        // guard goes right after it (no jump crosses that point).
         const X32_BIT: u32 = 0x4000_0000;
-        let guard = [
-            sf(0x20, 0, 0, 0),                                       // ld [nr]
-            sf(0x45, 0, 1, X32_BIT),                                 // jset X32_BIT
-            sf(0x06, 0, 0, libc::SECCOMP_RET_ERRNO | ENOSYS as u32), // ret ERRNO(ENOSYS)
-        ];
-        prog.splice(3..3, guard);
+        guard.push(sf(0x45, 0, 1, X32_BIT)); // jset X32_BIT
+        guard.push(sf(0x06, 0, 0, RET_ENOSYS)); // ret ERRNO(ENOSYS)
     }
+    guard.push(sf(0x25, 0, 1, HIGHEST_AUDITED_SYSCALL)); // jgt HIGHEST
+    guard.push(sf(0x06, 0, 0, RET_ENOSYS)); // ret ERRNO(ENOSYS)
+    prog.splice(3..3, guard);
     Ok(prog)
 }
 
@@ -528,21 +690,42 @@ mod tests {
             "io_uring_register",
             "userfaultfd",
             "ioctl(TIOCSTI)",
+            "openat2",
+            "open_tree_attr",
+            "socket(family not unix/inet/inet6/netlink)",
+            "socketpair(family not unix/inet/inet6/netlink)",
         ] {
             assert!(names.contains(&required), "{required} missing");
         }
+        // Every mode-carrying creation call is either mode-checked or refused.
+        for r in DENY_LIST.iter().filter(|r| r.why.contains("set-user-ID")) {
+            assert!(matches!(r.args, ArgMatch::AnyFlag { .. }), "{}", r.name);
+        }
+        assert!(
+            DENY_LIST
+                .iter()
+                .any(|r| r.name == "openat2" && r.errno == libc::ENOSYS && r.args == ArgMatch::Any)
+        );
         assert!(DENY_LIST.iter().all(|r| !r.why.is_empty()));
     }
 
     #[test]
     fn programs_compile_with_x32_guard() {
-        let progs = deny_programs(&[DENY_LISTEN, DENY_INET_SOCKETS]).unwrap();
-        assert_eq!(progs.len(), 3, "EPERM, EACCES and ENOSYS groups");
-        if std::env::consts::ARCH == "x86_64" {
-            for p in &progs {
+        let progs = deny_programs(&[DENY_LISTEN, DENY_INET_SOCKETS, DENY_TIOCSWINSZ]).unwrap();
+        assert_eq!(
+            progs.len(),
+            5,
+            "EPERM, ENOTTY, EACCES, EAFNOSUPPORT and ENOSYS groups"
+        );
+        let x86 = std::env::consts::ARCH == "x86_64";
+        for p in &progs {
+            if x86 {
                 assert_eq!(p[4].code, 0x45);
                 assert_eq!(p[4].k, 0x4000_0000);
             }
+            let g = if x86 { 6 } else { 4 };
+            assert_eq!(p[g].code, 0x25);
+            assert_eq!(p[g].k, HIGHEST_AUDITED_SYSCALL);
         }
     }
 }

@@ -17,6 +17,7 @@ fn host() -> HostFacts {
         needs_userns: true,
         seccomp: true,
         cgroup_pids: None,
+        cgroup_memory: None,
         arch: "x86_64".into(),
         secret_aliases: vec![],
         owner_only: vec![],
@@ -372,4 +373,55 @@ fn owner_only_files_are_hidden_and_duplicates_merged() {
         .collect();
     assert_eq!(ws.len(), 1, "one line per path");
     assert_eq!(ws[0].access, "read-write");
+}
+
+#[test]
+fn memory_limit_counts_every_mapping() {
+    use skarn_sandbox::plan::Rlimit;
+    let mut pol = policy();
+    pol.limits.memory_mb = Some(64);
+    let mib = 1024 * 1024;
+    // No memory cgroup (unprivileged): RLIMIT_AS with a margin, plus
+    // RLIMIT_DATA, and the report says it is per process.
+    let p = plan(&pol, &host(), &argv()).unwrap();
+    assert!(p.memory_cgroup.is_none());
+    assert!(p.rlimits.contains(&(Rlimit::Data, 64 * mib)));
+    assert!(p.rlimits.contains(&(Rlimit::As, (64 + 256) * mib)));
+    let m = p.report.limits.iter().find(|l| l.name == "memory").unwrap();
+    assert!(
+        m.mechanism.starts_with("RLIMIT_AS 320 MiB"),
+        "{}",
+        m.mechanism
+    );
+    assert!(
+        p.report
+            .notes
+            .iter()
+            .any(|n| n.contains("not across the process tree"))
+    );
+
+    // A writable memory cgroup (root): the cgroup, no RLIMIT_AS.
+    let mut h = host();
+    h.uid = 0;
+    h.needs_userns = false;
+    h.cgroup_memory = Some(PathBuf::from("/sys/fs/cgroup/memory/x"));
+    let p = plan(&pol, &h, &argv()).unwrap();
+    assert_eq!(
+        p.memory_cgroup,
+        Some((PathBuf::from("/sys/fs/cgroup/memory/x"), 64 * mib))
+    );
+    assert!(!p.rlimits.iter().any(|(r, _)| *r == Rlimit::As));
+    assert!(p.rlimits.contains(&(Rlimit::Data, 64 * mib)));
+    let m = p.report.limits.iter().find(|l| l.name == "memory").unwrap();
+    assert!(m.mechanism.starts_with("memory cgroup"), "{}", m.mechanism);
+
+    // No limit: neither.
+    pol.limits.memory_mb = None;
+    let p = plan(&pol, &h, &argv()).unwrap();
+    assert!(p.memory_cgroup.is_none());
+    assert!(
+        !p.rlimits
+            .iter()
+            .any(|(r, _)| matches!(r, Rlimit::As | Rlimit::Data))
+    );
 }

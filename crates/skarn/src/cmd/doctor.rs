@@ -34,6 +34,8 @@ struct Findings {
     user_namespaces: bool,
     namespaces: Vec<(String, bool)>,
     pids_cgroup: Option<String>,
+    /// Where `--memory` gets a per-run memory cgroup (`None`: RLIMIT_AS).
+    memory_cgroup: Option<String>,
     status: skarn_sandbox::Status,
     net_policies: Vec<(String, Vec<String>)>,
     degraded: Vec<String>,
@@ -101,6 +103,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         user_namespaces: userns,
         namespaces,
         pids_cgroup: host.cgroup_pids.as_ref().map(|p| p.display().to_string()),
+        memory_cgroup: host.cgroup_memory.as_ref().map(|p| p.display().to_string()),
         status,
         net_policies,
         degraded,
@@ -168,6 +171,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             f.pids_cgroup
                 .as_deref()
                 .unwrap_or("none (max_procs via RLIMIT_NPROC)")
+        );
+        println!(
+            "memory cgroup: {}",
+            f.memory_cgroup
+                .as_deref()
+                .unwrap_or("none (--memory via RLIMIT_AS + RLIMIT_DATA per process)")
         );
         println!("net policies on this host:");
         for (n, notes) in &f.net_policies {
@@ -296,6 +305,46 @@ fn first_line(s: &str) -> String {
         format!("inside: {l}")
     };
     l.chars().take(90).collect()
+}
+
+/// Run the vsock probe; while it runs (it holds the port until its stdin
+/// closes, if it got it), check from outside whether the port is taken.
+fn vsock_attempt(exe: &Path, root: &Path, net: &str) -> (bool, String) {
+    use std::io::BufRead;
+    let port = 50_000 + std::process::id() % 10_000;
+    let child = Command::new(exe)
+        .args(["run", "--no-config", "--preset", "none", "--workspace"])
+        .arg(root.join("ws"))
+        .args(["--net", net, "--exec"])
+        .arg(exe)
+        .arg("--")
+        .arg(exe)
+        .args(["__sandbox-helper", "probe", "vsock", &port.to_string()])
+        .env("HOME", root.join("home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return (false, "could not start the probe".into());
+    };
+    let mut line = String::new();
+    if let Some(o) = child.stdout.take() {
+        let _ = std::io::BufReader::new(o).read_line(&mut line);
+    }
+    let free = skarn_sandbox::probe::host_can_bind_vsock(port);
+    drop(child.stdin.take());
+    let _ = child.wait();
+    match free {
+        Some(free) => (!free, first_line(&line)),
+        None => (
+            line.starts_with("ESCAPED"),
+            format!(
+                "{} (no vsock on the host: inside view only)",
+                first_line(&line)
+            ),
+        ),
+    }
 }
 
 fn self_test() -> anyhow::Result<Vec<Attempt>> {
@@ -442,6 +491,41 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
         let (_, o) = sandboxed(&exe, &root, "deny", &[], &[probe, ""]);
         push(name, o.starts_with("ESCAPED"), first_line(&o));
     }
+
+    // A set-uid file created through openat2 (mode behind a pointer):
+    // decided by the file's mode, from outside.
+    let target = r("ws/suid-openat2");
+    let (_, o) = sandboxed(&exe, &root, "deny", &[], &["setuid-openat2", &target]);
+    let setid = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(&target)
+            .map(|m| m.permissions().mode() & 0o6000 != 0)
+            .unwrap_or(false)
+    };
+    push("set-uid file via openat2", setid, first_line(&o));
+
+    // A vsock listener (the vsock port space is shared with the host):
+    // while the probe would hold it, the host binds the same port.
+    for net in ["deny", "loopback"] {
+        let (escaped, detail) = vsock_attempt(&exe, &root, net);
+        push(&format!("vsock listener (--net {net})"), escaped, detail);
+    }
+
+    // 1 GiB MAP_GROWSDOWN (counted as stack, not data) under --memory 64:
+    // decided by the exit status and the probe's last word.
+    let (code, o) = sandboxed(
+        &exe,
+        &root,
+        "deny",
+        &["--memory", "64"],
+        &["growsdown", "1024"],
+    );
+    push(
+        "touch 1 GiB MAP_GROWSDOWN under --memory 64",
+        code == 0 && o.contains("touched 1024 MiB"),
+        format!("exit {code}; {}", first_line(&o)),
+    );
+
     let _ = victim.kill();
     let _ = victim.wait();
     drop(scratch);
