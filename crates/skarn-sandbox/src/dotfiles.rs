@@ -396,3 +396,62 @@ mod tests {
         assert!(!s.contains("SECRET") && !s.contains("tok"));
     }
 }
+
+/// Largest dotfile read for sanitising; bigger ones are left out.
+const MAX_DOTFILE: u64 = 1 << 20;
+
+/// The sanitised copies of the caller's dotfiles for the private home, as
+/// (path, contents): git's global configuration (identity, settings that
+/// run nothing), npm's and pip's (registry, mirror, cafile: no tokens or
+/// passwords). Files that are missing, unreadable or over 1 MiB are left
+/// out.
+pub fn home_files(home: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    type Sanitizer = fn(&str) -> String;
+    let list: [(&str, Sanitizer); 5] = [
+        (".gitconfig", sanitized_gitconfig),
+        (".config/git/config", sanitized_gitconfig),
+        (".npmrc", sanitized_npmrc),
+        (".config/pip/pip.conf", sanitized_pipconf),
+        (".pip/pip.conf", sanitized_pipconf),
+    ];
+    let mut out = Vec::new();
+    for (rel, clean) in list {
+        let p = home.join(rel);
+        let Ok(md) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if !md.is_file() || md.len() > MAX_DOTFILE {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            out.push((p, clean(&text)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod home_files_tests {
+    #[test]
+    fn home_files_are_sanitised_copies() {
+        let d = std::env::temp_dir().join(format!("skarn-dotfiles-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join(".gitconfig"),
+            "[user]\n\tname = A\n[credential]\n\thelper = store\n",
+        )
+        .unwrap();
+        std::fs::write(d.join(".npmrc"), "//x/:_authToken=SECRET\n").unwrap();
+        let files = super::home_files(&d);
+        let git = &files
+            .iter()
+            .find(|(p, _)| p.ends_with(".gitconfig"))
+            .unwrap()
+            .1;
+        assert!(git.contains("name = A") && !git.contains("helper"));
+        let npm = &files.iter().find(|(p, _)| p.ends_with(".npmrc")).unwrap().1;
+        assert!(!npm.contains("SECRET"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1100,7 +1100,22 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         sys::kill(-t, libc::SIGKILL);
     }
     if let Some(ws) = &plan.tmp_watch {
-        let lost = written_beside(ws);
+        // What the plan itself put in /tmp (grants, the private home).
+        let planned: Vec<&Path> = plan
+            .fs
+            .iter()
+            .filter_map(|o| match o {
+                crate::plan::FsOp::Bind { path, .. }
+                | crate::plan::FsOp::Home { path }
+                | crate::plan::FsOp::Symlink { path, .. } => Some(path.as_path()),
+                _ => None,
+            })
+            .collect();
+        let lost: Vec<String> = written_beside_paths(ws)
+            .into_iter()
+            .filter(|e| !planned.iter().any(|p| p.starts_with(e)))
+            .map(|p| p.display().to_string())
+            .collect();
         if !lost.is_empty() {
             status(wr, "lost", &lost.join(" "));
         }
@@ -1110,7 +1125,7 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
 
 /// Entries of the private /tmp along the way to the workspace other than
 /// that way itself: what the command wrote there is discarded with the run.
-fn written_beside(ws: &Path) -> Vec<String> {
+fn written_beside_paths(ws: &Path) -> Vec<PathBuf> {
     let Ok(rel) = ws.strip_prefix("/tmp") else {
         return Vec::new();
     };
@@ -1120,7 +1135,7 @@ fn written_beside(ws: &Path) -> Vec<String> {
         if let Ok(rd) = std::fs::read_dir(&dir) {
             for e in rd.flatten() {
                 if e.file_name() != next.as_os_str() && out.len() < 8 {
-                    out.push(e.path().display().to_string());
+                    out.push(e.path());
                 }
             }
         }

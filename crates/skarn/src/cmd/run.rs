@@ -434,6 +434,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(code));
     }
     let mut policy = policy;
+    if policy.private_home
+        && let Some(h) = home()
+    {
+        // Settings without credentials (git identity, registry mirrors).
+        policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
+    }
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy);
     let mut host = HostFacts::probe();
     host.observe_workspace(&policy.workspace);
