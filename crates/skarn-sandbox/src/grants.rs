@@ -73,11 +73,42 @@ fn resolve(g: &mut Grant) {
     }
 }
 
+/// A grant that cannot be resolved safely.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GrantError {
+    /// An explicit grant goes through a symlink that lies inside a writable
+    /// grant: a command could have planted it in an earlier run.
+    #[error(
+        "grant {path} ({origin}) goes through the symlink {link}, which lies inside the \
+         writable {writable}: refused, since a sandboxed command could have planted it; \
+         grant the target itself if that is what you mean"
+    )]
+    PlantedSymlink {
+        /// The grant as written.
+        path: PathBuf,
+        /// Where the grant came from.
+        origin: String,
+        /// The symlink.
+        link: PathBuf,
+        /// The writable grant holding the symlink.
+        writable: PathBuf,
+    },
+}
+
+/// Whether a grant's source is an explicit user choice (a flag or a
+/// configuration file) rather than a preset or a default.
+fn is_explicit(source: &str) -> bool {
+    source.starts_with("--") || source.contains(".toml:")
+}
+
 /// Resolve every grant of `policy` (and its working directory) to its
 /// canonical path, keeping the written name as the grant's alias. Each
-/// `deny_read` entry is kept under both names. Returns one report note per
-/// grant that went through a symlink.
-pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
+/// `deny_read` entry is kept under both names. A grant that goes through a
+/// symlink lying inside a writable grant (the workspace or a `--write`
+/// grant, under its written or canonical name) is refused when explicit
+/// and dropped with a note when it comes from a preset or a default.
+/// Returns one report note per grant that went through a symlink.
+pub fn canonicalize(policy: &mut Policy) -> Result<Vec<String>, GrantError> {
     let mut notes = Vec::new();
     if let Some(real) = canonical_lossy(&policy.workspace) {
         policy.workspace = real;
@@ -89,31 +120,53 @@ pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
     }
     // Directories the command could have written in an earlier run.
     let mut writable: Vec<PathBuf> = vec![policy.workspace.clone()];
-    writable.extend(policy.write.iter().map(|g| g.path.clone()));
-    for list in [
-        &mut policy.read,
-        &mut policy.write,
-        &mut policy.exec,
-        &mut policy.overlay,
+    for g in &policy.write {
+        writable.push(g.path.clone());
+        writable.extend(canonical_lossy(&g.path));
+    }
+    let mut refused = None;
+    for (is_write, list) in [
+        (false, &mut policy.read),
+        (true, &mut policy.write),
+        (false, &mut policy.exec),
+        (false, &mut policy.overlay),
     ] {
         list.retain_mut(|g| {
             let Some(link) = first_symlink(&g.path) else {
                 return true;
             };
-            resolve(g);
-            let implicit = !g.source.starts_with("--") && !g.source.contains(".toml:");
-            if implicit && writable.iter().any(|w| link.starts_with(w)) {
+            // A write grant is not "planted in" itself.
+            let own = if is_write {
+                canonical_lossy(&g.path)
+            } else {
+                None
+            };
+            let planted_in = writable
+                .iter()
+                .filter(|w| !(is_write && (**w == g.path || Some(*w) == own.as_ref())))
+                .find(|w| link.starts_with(w));
+            if let Some(w) = planted_in {
+                if is_explicit(&g.source) {
+                    refused.get_or_insert(GrantError::PlantedSymlink {
+                        path: g.path.clone(),
+                        origin: g.source.clone(),
+                        link: link.clone(),
+                        writable: w.clone(),
+                    });
+                    return false;
+                }
                 // A preset's or default grant reached through a symlink
                 // that a command could have planted: never follow it.
                 notes.push(format!(
                     "grant {} ({}) dropped: it goes through the symlink {}, inside a writable \
                      grant",
-                    g.alias.as_deref().unwrap_or(&g.path).display(),
+                    g.path.display(),
                     g.source,
                     link.display()
                 ));
                 return false;
             }
+            resolve(g);
             notes.push(format!(
                 "grant {} ({}) is a symlink: bound at its target {}",
                 g.alias.as_deref().unwrap_or(&g.path).display(),
@@ -122,6 +175,9 @@ pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
             ));
             true
         });
+    }
+    if let Some(e) = refused {
+        return Err(e);
     }
     let mut extra = Vec::new();
     for g in &policy.deny_read {
@@ -132,7 +188,7 @@ pub fn canonicalize(policy: &mut Policy) -> Vec<String> {
         }
     }
     policy.deny_read.extend(extra);
-    notes
+    Ok(notes)
 }
 
 #[cfg(test)]
@@ -156,12 +212,26 @@ mod tests {
         p.write.push(Grant::new(d.join("link"), "--write"));
         p.deny_read
             .push(Grant::new(d.join("link/.env"), "--deny-read"));
-        let notes = canonicalize(&mut p);
+        let notes = canonicalize(&mut p).unwrap();
         assert_eq!(p.write[0].path, real);
         assert_eq!(p.write[0].alias.as_deref(), Some(d.join("link").as_path()));
         assert_eq!(notes.len(), 1);
         assert!(p.deny_read.iter().any(|g| g.path == real.join(".env")));
         assert!(p.deny_read.iter().any(|g| g.path == d.join("link/.env")));
+        // A link inside the (writable) workspace is refused when explicit,
+        // dropped when implied by a preset.
+        std::os::unix::fs::symlink(d.join("real"), real.join("planted")).unwrap();
+        let mut p = Policy::new(&real);
+        p.read.push(Grant::new(real.join("planted"), "--read"));
+        assert!(matches!(
+            canonicalize(&mut p),
+            Err(GrantError::PlantedSymlink { .. })
+        ));
+        let mut p = Policy::new(&real);
+        p.overlay
+            .push(Grant::new(real.join("planted"), "preset python (detected)"));
+        let notes = canonicalize(&mut p).unwrap();
+        assert!(p.overlay.is_empty() && notes[0].contains("dropped"));
         std::fs::remove_dir_all(&d).unwrap();
         assert_eq!(canonical_lossy(Path::new("rel")), None);
     }

@@ -50,6 +50,11 @@ pub struct HostFacts {
     /// The owner-only walk stopped at its entry cap.
     #[serde(default)]
     pub owner_only_truncated: bool,
+    /// The home directory the password database gives, when it differs
+    /// from `home` (treated as the home too: never a workspace, secrets
+    /// denied under it).
+    #[serde(default)]
+    pub passwd_home: Option<PathBuf>,
     /// The canonical home directory when `home` is or passes through a
     /// symlink.
     #[serde(default)]
@@ -142,6 +147,7 @@ impl HostFacts {
             .filter(|p| p.is_absolute())
             .or_else(|| passwd_home(uid));
         let secret_aliases = secret_aliases(home.as_deref(), uid);
+        let passwd_home = passwd_home(uid).filter(|p| Some(p) != home.as_ref());
         let home_real = home
             .as_deref()
             .and_then(crate::grants::canonical_lossy)
@@ -167,6 +173,7 @@ impl HostFacts {
             owner_only_truncated: owner_only.truncated,
             workspace_owner: None,
             home_real,
+            passwd_home,
         }
     }
 

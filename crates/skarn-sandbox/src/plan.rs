@@ -305,6 +305,12 @@ pub enum PlanError {
          under it is then protected)"
     )]
     HomeWorkspace(PathBuf),
+    /// A writable grant is, holds or lies in a system directory.
+    #[error(
+        "refusing to make {0} writable: it is, holds or lies in a system directory (/usr, /etc, \
+         /bin, /lib, ...), which every later command on this host trusts"
+    )]
+    SystemWrite(PathBuf),
 }
 
 fn is_under(p: &Path, dir: &Path) -> bool {
@@ -382,10 +388,21 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         .home
         .iter()
         .chain(host.home_real.iter())
+        .chain(host.passwd_home.iter())
         .cloned()
         .collect();
-    if homes.iter().any(|h| h.starts_with(&ws)) && !policy.allow_home_workspace {
-        return Err(PlanError::HomeWorkspace(ws.clone()));
+    // The workspace and every write grant: never the home or above it
+    // (unless allowed), never a system directory or above one.
+    for w in std::iter::once(&ws).chain(policy.write.iter().map(|g| &g.path)) {
+        if homes.iter().any(|h| h.starts_with(w)) && !policy.allow_home_workspace {
+            return Err(PlanError::HomeWorkspace(w.clone()));
+        }
+        if SYSTEM_EXEC_DIRS
+            .iter()
+            .any(|d| Path::new(d).starts_with(w) || (w.starts_with(d) && *d != "/opt"))
+        {
+            return Err(PlanError::SystemWrite(w.clone()));
+        }
     }
 
     // ---- grants (ordered: system, policy, workspace) ----

@@ -24,6 +24,7 @@ fn host() -> HostFacts {
         owner_only_truncated: false,
         workspace_owner: None,
         home_real: None,
+        passwd_home: None,
     }
 }
 
@@ -424,4 +425,27 @@ fn memory_limit_counts_every_mapping() {
             .iter()
             .any(|(r, _)| matches!(r, Rlimit::As | Rlimit::Data))
     );
+}
+
+#[test]
+fn write_grants_never_hold_home_or_system_directories() {
+    for w in ["/home", "/home/u", "/", "/etc", "/usr/local/bin"] {
+        let mut pol = Policy::new("/home/u/proj");
+        pol.write.push(Grant::new(w, "--write"));
+        let e = plan(&pol, &host(), &argv()).unwrap_err();
+        assert!(
+            matches!(e, PlanError::HomeWorkspace(_) | PlanError::SystemWrite(_)),
+            "{w}: {e}"
+        );
+    }
+    let mut pol = Policy::new("/home/u/proj");
+    pol.write.push(Grant::new("/opt/app", "--write"));
+    assert!(plan(&pol, &host(), &argv()).is_ok());
+    // The password database's home counts as the home too.
+    let mut h = host();
+    h.passwd_home = Some("/var/lib/u".into());
+    assert!(matches!(
+        plan(&Policy::new("/var/lib"), &h, &argv()),
+        Err(PlanError::HomeWorkspace(_))
+    ));
 }

@@ -261,10 +261,19 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         for p in list {
             let a = abs(p, &cwd);
             if std::fs::symlink_metadata(&a).is_err() {
-                if name == "--write" && !is_secret(&a, home.as_deref()) {
+                let real = skarn_sandbox::grants::canonical_lossy(&a).unwrap_or(a.clone());
+                let planted =
+                    skarn_sandbox::grants::first_symlink(&a).is_some_and(|l| l.starts_with(&ws));
+                if name == "--write"
+                    && !planted
+                    && !is_secret(&a, home.as_deref())
+                    && !is_secret(&real, home.as_deref())
+                {
                     // A directory the command is to write into may not
-                    // exist yet: make it, as the command would.
-                    std::fs::create_dir_all(&a)
+                    // exist yet: make it, as the command would (at its
+                    // canonical place, never through a link a command
+                    // could have planted in the workspace).
+                    std::fs::create_dir_all(&real)
                         .with_context(|| format!("--write {}: cannot create it", p.display()))?;
                 } else {
                     bail!("{name} {}: no such file or directory", p.display());
@@ -440,7 +449,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
     }
-    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy);
+    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
     let mut host = HostFacts::probe();
     host.observe_workspace(&policy.workspace);
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
