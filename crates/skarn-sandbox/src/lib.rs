@@ -26,6 +26,7 @@
 pub mod config;
 pub mod dotfiles;
 pub mod env;
+pub mod fdmount;
 pub mod git_vet;
 pub mod gitconfig;
 pub mod grants;

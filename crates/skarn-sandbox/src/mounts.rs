@@ -77,11 +77,6 @@ fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
 /// rule, such as the one on /tmp, covers the path).
 fn bind_with(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
     ctx(mountpoint_like(src, dst), "mkdir", dst)?;
-    ctx(
-        sys::mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None),
-        "bind",
-        dst,
-    )?;
     let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if !writable {
         set |= MOUNT_ATTR_RDONLY;
@@ -89,6 +84,24 @@ fn bind_with(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(),
     if noexec {
         set |= MOUNT_ATTR_NOEXEC;
     }
+    // Mount exactly what is opened, through no symlink (see fdmount).
+    match crate::fdmount::bind(src, dst, set) {
+        Ok(()) => return Ok(()),
+        // Kernels without openat2 / the new mount API: bind by path.
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
+        Err(e) => {
+            return Err(MountError {
+                what: "bind (no symlinks)",
+                path: dst.display().to_string(),
+                err: e,
+            });
+        }
+    }
+    ctx(
+        sys::mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None),
+        "bind",
+        dst,
+    )?;
     ctx(sys::mount_setattr(dst, set, true), "mount_setattr", dst)
 }
 
