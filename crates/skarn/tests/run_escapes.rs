@@ -132,6 +132,30 @@ fn grants_through_planted_symlinks_never_reach_secrets() {
         "cat keys/id_ed25519 2>&1; true",
     );
     assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("could have planted it"), "{}", err(&o));
+    // The same planted link as an explicit write grant (here: to the real
+    // home) is refused too, and nothing is written through it.
+    symlink(&home, ws.join("build")).unwrap();
+    let build = ws.join("build");
+    let o = sh(
+        &ws,
+        &home,
+        &["--write", build.to_str().unwrap()],
+        "echo evil > build/.tmux.conf",
+    );
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(!home.join(".tmux.conf").exists());
+    // A link outside any writable grant that names a secret is dropped.
+    let link = t.path("keys-link");
+    symlink(home.join(".ssh"), &link).unwrap();
+    let o = sh(
+        &ws,
+        &home,
+        &["--read", link.to_str().unwrap(), "--report"],
+        &format!("cat {}/id_ed25519 2>&1; true", link.display()),
+    );
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
     assert!(
         err(&o).contains("dropped: it is a secret path"),
         "{}",
