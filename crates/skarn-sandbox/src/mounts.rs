@@ -204,10 +204,33 @@ pub fn build_root(
             _ => None,
         })
         .collect();
+    let secrets: Vec<&Path> = ops
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Mask { path, .. } => Some(path.as_path()),
+            _ => None,
+        })
+        .collect();
     let mut pinned = Vec::new();
     for op in ops {
         match op {
-            FsOp::Bind { path, access } => bind_grant(path, *access, notes)?,
+            FsOp::Bind { path, access } => {
+                // A read-only grant holding secrets is rebuilt without them
+                // (see bind_excluding); everything else is bound whole.
+                let inside: Vec<&Path> = secrets
+                    .iter()
+                    .copied()
+                    .filter(|s| s.starts_with(path) && *s != path)
+                    .collect();
+                if matches!(access, Access::Read | Access::ReadExec)
+                    && !inside.is_empty()
+                    && std::fs::symlink_metadata(under(OLD, path)).is_ok_and(|m| m.is_dir())
+                {
+                    bind_excluding(path, *access, &inside, notes, 0)?
+                } else {
+                    bind_grant(path, *access, notes)?
+                }
+            }
             FsOp::Proc => mount_proc(notes)?,
             FsOp::Dev => mount_dev(&tmpfs_opts)?,
             FsOp::Tmp => {
@@ -346,6 +369,68 @@ fn pin_parents(path: &Path, roots: &[&Path], pinned: &mut Vec<PathBuf>) -> Resul
         }
     }
     Ok(())
+}
+
+/// A read-only grant that holds secrets, rebuilt without them: a tmpfs at
+/// the grant's place holding a bind of each child except the secrets (and
+/// the same, recursively, for each child that holds a secret deeper down),
+/// then made read-only. A secret is then absent rather than covered, so it
+/// stays hidden even if the host replaces it by a rename during the run
+/// (which would silently detach a mask mounted on it).
+fn bind_excluding(
+    path: &Path,
+    access: Access,
+    secrets: &[&Path],
+    notes: &mut Notes,
+    depth: u32,
+) -> Result<(), MountError> {
+    let src = under(OLD, path);
+    let dst = under(NEW, path);
+    if depth > 32 {
+        notes.push(format!("{}: too deep; not granted", path.display()));
+        return Ok(());
+    }
+    ctx(mkdir_p(&dst), "mkdir", &dst)?;
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            &dst,
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("mode=0755,size=1m"),
+        ),
+        "mount tmpfs",
+        &dst,
+    )?;
+    let entries = ctx(std::fs::read_dir(&src), "read_dir", path)?;
+    for e in entries.flatten() {
+        let child = path.join(e.file_name());
+        if secrets.iter().any(|s| child.starts_with(s)) {
+            continue; // a secret, or inside one: absent
+        }
+        let Ok(md) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let cdst = under(NEW, &child);
+        if md.file_type().is_symlink() {
+            if let Ok(t) = std::fs::read_link(e.path()) {
+                ctx(symlink(&t, &cdst), "symlink", &cdst)?;
+            }
+        } else if md.is_dir() && secrets.iter().any(|s| s.starts_with(&child)) {
+            bind_excluding(&child, access, secrets, notes, depth + 1)?;
+        } else {
+            bind_with(&e.path(), &cdst, false, access == Access::Read)?;
+        }
+    }
+    ctx(
+        sys::mount_setattr(
+            &dst,
+            MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+            false,
+        ),
+        "remount read-only",
+        &dst,
+    )
 }
 
 fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {
