@@ -783,6 +783,16 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     } else {
         (-1, -1)
     };
+    // Protected files whose read-only bind a host rename could detach.
+    let protected: Vec<PathBuf> = plan
+        .fs
+        .iter()
+        .filter_map(|o| match o {
+            crate::plan::FsOp::Protect { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let snapshots = crate::lapse::snapshot(&protected);
     let child = match sys::fork() {
         Ok(0) => {
             // SAFETY: closing our copies of the helper's pipe ends.
@@ -813,6 +823,10 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     unsafe { libc::close(wr) };
     install_forwarders();
     let (code, timed_out, status_text) = supervise(child, rd, plan.timeout_ms, ns.pid, &cgroup);
+    for w in crate::lapse::check(&snapshots, std::process::id()) {
+        sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
+        plan.report.degrade(w);
+    }
     if tty.any() {
         let n = tty.restore();
         plan.report.notes.push(if n > 0 {

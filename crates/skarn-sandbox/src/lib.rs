@@ -33,6 +33,7 @@ pub mod grants;
 pub mod helper;
 pub mod host;
 pub mod landlock_rules;
+pub mod lapse;
 pub mod launch;
 pub mod memory;
 pub mod mounts;

@@ -270,3 +270,68 @@ fn writes_beside_a_workspace_in_tmp_are_not_lost_silently() {
         err(&o)
     );
 }
+
+#[test]
+fn a_git_config_replaced_by_the_host_during_the_run_gains_no_hooks() {
+    if !host_has("git", "--version") {
+        return;
+    }
+    let t = Tmp::new("lapse");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let g = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&ws)
+        .status()
+        .unwrap();
+    assert!(g.success());
+    let mut c = std::process::Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo ready; while [ ! -e stop ]; do \
+             printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> .git/config 2>/dev/null; \
+             sleep 0.02; done",
+        ])
+        .env("HOME", &home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(c.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    // The host rewrites the config by rename, as git does.
+    let g = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&ws)
+        .args(["config", "user.name", "host"])
+        .status()
+        .unwrap();
+    assert!(g.success());
+    for _ in 0..200 {
+        let cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap_or_default();
+        if cfg.contains("fsmonitor") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    std::fs::write(ws.join("stop"), "").unwrap();
+    let o = c.wait_with_output().unwrap();
+    let cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(!cfg.contains("fsmonitor"), "{cfg}");
+    let e = String::from_utf8_lossy(&o.stderr);
+    if std::fs::read_dir(ws.join(".git"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains("skarn-rejected"))
+    {
+        assert!(e.contains("core.fsmonitor"), "{e}");
+    }
+}
