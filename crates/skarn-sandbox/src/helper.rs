@@ -217,6 +217,8 @@ struct Reserved {
     /// Empty files made to reserve git configuration files, with their
     /// inode: removed like placeholders if still empty and the same file.
     empties: Vec<(PathBuf, u64)>,
+    /// Nested repositories found before the run.
+    nested: Vec<PathBuf>,
 }
 
 fn make_empty_file(p: &Path) -> std::io::Result<u64> {
@@ -395,6 +397,30 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         }
         ops.push((path.clone(), reserve, false));
     }
+    // Repositories nested below the writable grants: their hooks and
+    // configuration are protected too (a missing hooks directory reserved).
+    let (nested, nested_truncated) = crate::nested_git::find(&writable);
+    for g in &nested {
+        if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
+            for (f, reserve) in [
+                ("hooks", true),
+                ("config", false),
+                ("config.worktree", false),
+                ("commondir", false),
+            ] {
+                ops.push((g.join(f), reserve, false));
+            }
+        } else {
+            ops.push((g.clone(), false, false));
+        }
+    }
+    if nested_truncated {
+        notes.push(format!(
+            "more than {} directories under the writable grants: repositories nested deeper \
+             are not protected",
+            crate::nested_git::MAX_DIRS
+        ));
+    }
     let mut empty_kind = Vec::new();
     if stage.is_none() {
         let guards = crate::git_vet::guards(&ws, &writable, plan.host.home.as_deref());
@@ -512,6 +538,7 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
         ws,
         absent,
         empties,
+        nested,
     }
 }
 
@@ -649,6 +676,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             ws: plan.workspace.clone(),
             absent: Vec::new(),
             empties: Vec::new(),
+            nested: Vec::new(),
         }
     };
     let mut cg_parents: Vec<PathBuf> = plan
@@ -823,6 +851,23 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     unsafe { libc::close(wr) };
     install_forwarders();
     let (code, timed_out, status_text) = supervise(child, rd, plan.timeout_ms, ns.pid, &cgroup);
+    if plan.ns.mount && plan.policy.protect_persistence {
+        let roots: Vec<PathBuf> = plan
+            .fs
+            .iter()
+            .filter_map(|o| match o {
+                crate::plan::FsOp::Bind {
+                    path,
+                    access: crate::plan::Access::ReadWrite,
+                } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        for w in crate::nested_git::vet_new(&roots, &created.nested, std::process::id()) {
+            sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
+            plan.report.degrade(w);
+        }
+    }
     for w in crate::lapse::check(&snapshots, std::process::id()) {
         sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
         plan.report.degrade(w);

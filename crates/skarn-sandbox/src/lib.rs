@@ -37,6 +37,7 @@ pub mod lapse;
 pub mod launch;
 pub mod memory;
 pub mod mounts;
+pub mod nested_git;
 pub mod ns;
 pub mod owner_only;
 pub mod persistence;

@@ -335,3 +335,39 @@ fn a_git_config_replaced_by_the_host_during_the_run_gains_no_hooks() {
         assert!(e.contains("core.fsmonitor"), "{e}");
     }
 }
+
+#[test]
+fn nested_repositories_are_protected_and_new_ones_vetted() {
+    if !host_has("git", "--version") {
+        return;
+    }
+    let t = Tmp::new("nested");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let lib = t.dir("ws/vendor/lib");
+    let g = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&lib)
+        .status()
+        .unwrap();
+    assert!(g.success());
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        "printf '#!/bin/sh\\ntouch PWNED\\n' > vendor/lib/.git/hooks/pre-commit; \
+         printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config; \
+         git init -q --bare .cache-x; git -C .cache-x config core.fsmonitor 'touch PWNED'; \
+         mkdir -p src; echo 'gitdir: ../.cache-x' > src/.git; \
+         git init -q clean; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!lib.join(".git/hooks/pre-commit").exists());
+    let cfg = std::fs::read_to_string(lib.join(".git/config")).unwrap();
+    assert!(!cfg.contains("fsmonitor"), "{cfg}");
+    // The planted gitdir link is set aside; a clean new repository is kept.
+    assert!(!ws.join("src/.git").exists(), "{}", err(&o));
+    assert!(err(&o).contains("set aside"), "{}", err(&o));
+    assert!(ws.join("clean/.git/HEAD").exists());
+    // The bare repository with a code-running setting is set aside too.
+    assert!(!ws.join(".cache-x").exists(), "{}", err(&o));
+}
