@@ -59,8 +59,13 @@ pub struct HostFacts {
     /// symlink.
     #[serde(default)]
     pub home_real: Option<PathBuf>,
+    /// Names of the home directory's top-level dot entries, when the
+    /// workspace holds the home (set by [`HostFacts::observe_policy`]): each
+    /// is then read-only, since host programs read them.
+    #[serde(default)]
+    pub home_entries: Vec<String>,
     /// Owner of the workspace directory, when known (set by
-    /// [`HostFacts::observe_workspace`]).
+    /// [`HostFacts::observe_policy`]).
     #[serde(default)]
     pub workspace_owner: Option<u32>,
 }
@@ -152,11 +157,6 @@ impl HostFacts {
             .as_deref()
             .and_then(crate::grants::canonical_lossy)
             .filter(|r| Some(r) != home.as_ref());
-        let owner_only = if uid == 0 {
-            crate::owner_only::find(crate::owner_only::WALKED_DIRS)
-        } else {
-            Default::default()
-        };
         HostFacts {
             uid,
             gid,
@@ -169,18 +169,42 @@ impl HostFacts {
             cgroup_memory,
             arch: std::env::consts::ARCH.to_string(),
             secret_aliases,
-            owner_only: owner_only.paths,
-            owner_only_truncated: owner_only.truncated,
+            owner_only: Vec::new(),
+            owner_only_truncated: false,
             workspace_owner: None,
+            home_entries: Vec::new(),
             home_real,
             passwd_home,
         }
     }
 
-    /// Record facts about the workspace the planner reports on (its owner).
-    pub fn observe_workspace(&mut self, ws: &std::path::Path) {
+    /// Record facts that depend on the policy: the workspace's owner and,
+    /// for root, the entries of system directories closed to others (the
+    /// workspace and write grants are not walked: a command could fill them
+    /// to exhaust the walk).
+    pub fn observe_policy(&mut self, policy: &crate::Policy) {
         use std::os::unix::fs::MetadataExt;
-        self.workspace_owner = std::fs::metadata(ws).ok().map(|m| m.uid());
+        self.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
+        if let Some(h) = &self.home
+            && policy.allow_home_workspace
+            && h.starts_with(&policy.workspace)
+            && let Ok(rd) = std::fs::read_dir(h)
+        {
+            self.home_entries = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.') && n != ".git")
+                .collect();
+            self.home_entries.sort();
+        }
+        if self.uid == 0 {
+            let skip: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
+                .chain(policy.write.iter().map(|g| g.path.clone()))
+                .collect();
+            let found = crate::owner_only::find(crate::owner_only::WALKED_DIRS, &skip);
+            self.owner_only = found.paths;
+            self.owner_only_truncated = found.truncated;
+        }
     }
 }
 

@@ -34,13 +34,19 @@ fn closed_to_others(mode: u32, is_dir: bool) -> bool {
     }
 }
 
-/// Walk `dirs` (without following symlinks or crossing into other
-/// filesystems' special files) and list every entry closed to others.
-pub fn find(dirs: &[&str]) -> OwnerOnly {
+/// Walk `dirs` (without following symlinks), skipping the directories in
+/// `skip` (writable grants: the command could fill them to exhaust the
+/// walk), and list every entry closed to others. When the walk stops at
+/// [`MAX_ENTRIES`], every directory not yet walked is listed too, so it is
+/// hidden whole (fail closed) rather than left readable.
+pub fn find(dirs: &[&str], skip: &[PathBuf]) -> OwnerOnly {
     let mut out = OwnerOnly::default();
     let mut seen = 0usize;
     let mut stack: Vec<PathBuf> = dirs.iter().map(PathBuf::from).collect();
     while let Some(dir) = stack.pop() {
+        if skip.iter().any(|s| dir.starts_with(s)) {
+            continue;
+        }
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -48,6 +54,9 @@ pub fn find(dirs: &[&str]) -> OwnerOnly {
             seen += 1;
             if seen > MAX_ENTRIES {
                 out.truncated = true;
+                out.paths.push(dir.clone());
+                out.paths.extend(stack.drain(..));
+                out.paths.sort();
                 return out;
             }
             let Ok(md) = e.metadata() else { continue };
@@ -100,9 +109,11 @@ mod tests {
         set("open/pub", 0o644);
         set("open/closed", 0o700);
         let s = d.to_str().unwrap();
-        let got = find(&[s]);
+        let got = find(&[s], &[]);
         assert_eq!(got.paths, vec![d.join("open/closed"), d.join("open/key")]);
         assert!(!got.truncated);
+        // A skipped (writable) directory is not walked.
+        assert!(find(&[s], &[d.join("open")]).paths.is_empty());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -479,9 +479,10 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         }
     }
     if host.owner_only_truncated {
-        report.degrade(
-            "too many entries under /etc, /opt and /srv: files there that are closed to others \
-             may be readable by this root command",
+        report.notes.push(
+            "too many entries under /etc, /opt and /srv: the directories not examined are \
+             hidden whole"
+                .into(),
         );
     }
     // A grant that is itself a secret (or inside one) is dropped.
@@ -704,7 +705,24 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 .copied()
                 .chain(shell_rc)
                 .collect();
+            // Every existing top-level dot entry of the home, too: host
+            // programs read them (toolchains, caches, configurations).
+            let entries: Vec<&str> = host.home_entries.iter().map(String::as_str).collect();
             for h in &homes {
+                for rel in &entries {
+                    let p = h.join(rel);
+                    if writable(&p).is_some()
+                        && !protects
+                            .iter()
+                            .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+                    {
+                        protects.push(FsOp::Protect {
+                            path: p,
+                            reserve: false,
+                            reserve_if: Vec::new(),
+                        });
+                    }
+                }
                 for rel in &home_paths {
                     let p = h.join(rel);
                     if writable(&p).is_some()

@@ -305,6 +305,19 @@ pub const HOME_PERSISTENCE_PATHS: &[&str] = &[
     ".pydistutils.cfg",
     // Python runs *.pth files and sitecustomize from the user site.
     ".local/lib",
+    // Start-up and tool files found by an attack round.
+    ".bash_aliases",
+    ".tmux.conf",
+    ".gdbinit",
+    ".gradle",
+    ".ipython",
+    ".config",
+    ".local",
+    ".cache",
+    ".npm",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
     // Agents' and tools' own settings and hooks.
     ".claude",
     ".claude.json",

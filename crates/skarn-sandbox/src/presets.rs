@@ -147,11 +147,13 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         .exec
         .extend(exec.into_iter().filter(keep).map(|p| Grant::new(p, &src)));
     if name == "rust"
-        && let Some(t) = env_dir("CARGO_TARGET_DIR").filter(|p| p.exists())
+        && let Some(t) = env_dir("CARGO_TARGET_DIR").filter(|p| p.is_dir())
+        && !t.starts_with(&policy.workspace)
     {
-        // A shared build directory the user points cargo at must stay
-        // writable (and kept), or every build fails to create it.
-        policy.write.push(Grant::new(t, &src));
+        // A shared build directory outside the workspace: builds work in a
+        // private layer over it; the host's binaries there never change
+        // (a preset must not widen writes beyond the workspace).
+        policy.overlay.push(Grant::new(t, &src));
     }
     for p in private {
         if p.is_dir() {

@@ -23,6 +23,7 @@ fn host() -> HostFacts {
         owner_only: vec![],
         owner_only_truncated: false,
         workspace_owner: None,
+        home_entries: vec![],
         home_real: None,
         passwd_home: None,
     }

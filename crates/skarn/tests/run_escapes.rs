@@ -56,6 +56,30 @@ fn protected_paths_that_do_not_exist_cannot_be_created_even_in_home() {
             "{p} was created in the home directory"
         );
     }
+    // Existing dot entries of the home are read-only in this mode (the
+    // host's toolchains, caches and configurations live there).
+    std::fs::create_dir_all(home.join(".cargo")).unwrap();
+    std::fs::create_dir_all(home.join(".ipython/profile_default")).unwrap();
+    let o = sh(
+        &home,
+        &home,
+        &["--allow-home-workspace"],
+        "echo evil > ~/.cargo/env; echo x > ~/.bash_aliases; echo y > ~/.tmux.conf; \
+         mkdir -p ~/.ipython/profile_default/startup; echo z > ~/.config/new.conf; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    for p in [
+        ".cargo/env",
+        ".bash_aliases",
+        ".tmux.conf",
+        ".ipython/profile_default/startup",
+        ".config/new.conf",
+    ] {
+        assert!(
+            std::fs::symlink_metadata(home.join(p)).is_err(),
+            "{p} was created in the home directory"
+        );
+    }
     // Normal work in the home still succeeds.
     let o = sh(
         &home,
@@ -166,13 +190,17 @@ fn grants_through_planted_symlinks_never_reach_secrets() {
     let home3 = t.dir("home3");
     std::fs::create_dir_all(home3.join(".cache")).unwrap();
     std::fs::write(home3.join("pyproject.toml"), "").unwrap();
+    // (Planted by an earlier run in a writable home: today ~/.cache is
+    // read-only when the workspace holds the home, so the link is made
+    // here as that earlier run would have.)
     let o = sh(
         &home3,
         &home3,
         &["--allow-home-workspace"],
         &format!("ln -s {} ~/.cache/pip", outside.display()),
     );
-    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_ne!(code(&o), 0, "~/.cache was writable: {}", err(&o));
+    symlink(&outside, home3.join(".cache/pip")).unwrap();
     let o = sh(
         &home3,
         &home3,

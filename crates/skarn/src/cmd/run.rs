@@ -451,7 +451,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
     let mut host = HostFacts::probe();
-    host.observe_workspace(&policy.workspace);
+    host.observe_policy(&policy);
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
     plan.report.removed_env = removed;
