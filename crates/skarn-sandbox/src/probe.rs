@@ -52,6 +52,10 @@ pub fn run_probe(args: &[String]) -> i32 {
     let arg = args.get(1).map(String::as_str).unwrap_or("");
     match kind {
         "write" => res(std::fs::write(arg, MARKER), "write"),
+        "rename" => {
+            let to = args.get(2).map(String::as_str).unwrap_or("");
+            res(std::fs::rename(arg, to), "rename")
+        }
         "read" => match std::fs::read(arg) {
             Ok(b) => {
                 println!("ESCAPED read {} bytes", b.len());

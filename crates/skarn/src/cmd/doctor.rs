@@ -526,6 +526,51 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
         format!("exit {code}; {}", first_line(&o)),
     );
 
+    // A persistence path that does not exist yet (read by direnv on the
+    // host): decided by whether a regular file is there afterwards.
+    let target = r("ws/.envrc");
+    let (_, o) = sandboxed(&exe, &root, "deny", &[], &["write", &target]);
+    push(
+        "create a missing persistence file (.envrc) in the workspace",
+        std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file()),
+        first_line(&o),
+    );
+
+    // Move the parent of a --deny-read file aside, so that a later run
+    // would not find it where it masks it: decided by where it is after.
+    std::fs::create_dir_all(root.join("ws/conf"))?;
+    std::fs::write(root.join("ws/conf/secret.env"), secret)?;
+    let deny = r("ws/conf/secret.env");
+    let (_, o) = sandboxed(
+        &exe,
+        &root,
+        "deny",
+        &["--deny-read", &deny],
+        &["rename", &r("ws/conf"), &r("ws/moved")],
+    );
+    push(
+        "rename the parent of a masked file",
+        !Path::new(&deny).exists() || root.join("ws/moved").exists(),
+        first_line(&o),
+    );
+
+    // A grant through a link a command planted in the workspace, pointing
+    // at the secret: refused before anything runs.
+    let link = root.join("ws/keys");
+    std::os::unix::fs::symlink(root.join("home/.ssh"), &link)?;
+    let (_, o) = sandboxed(
+        &exe,
+        &root,
+        "deny",
+        &["--read", &link.display().to_string()],
+        &["read", &r("ws/keys/id_ed25519")],
+    );
+    push(
+        "grant through a symlink planted in the workspace",
+        o.contains(secret),
+        first_line(&o),
+    );
+
     let _ = victim.kill();
     let _ = victim.wait();
     drop(scratch);
