@@ -23,6 +23,8 @@
 //! are reusable by other confined processes.
 
 pub mod config;
+pub mod egress;
+mod egress_fd;
 pub mod env;
 pub mod grants;
 pub mod helper;
@@ -43,5 +45,5 @@ pub mod sys;
 
 pub use host::HostFacts;
 pub use plan::{Plan, PlanError, plan};
-pub use policy::{Grant, Limits, NetPolicy, Policy};
+pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};
 pub use report::{Backend, RestrictionReport, Status};

@@ -67,7 +67,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         NetPolicy::AllowAll,
     ] {
         let mut p = Policy::new(&ws);
-        p.net = net;
+        p.net = net.clone();
         match skarn_sandbox::plan(&p, &host, &argv) {
             Ok(plan) => {
                 let notes: Vec<String> = plan
