@@ -119,7 +119,12 @@ fn output(cmd: &mut Command) -> Option<String> {
 fn npm(ws: &Path, f: &mut Found) {
     // npm reads the workspace .npmrc, the user's and the global one, and
     // the npm_config_* environment; the full list includes its default.
-    let Some(out) = output(Command::new("npm").args(["config", "list", "--json"]).current_dir(ws))
+    // No update check: asking for the configuration must not contact it.
+    let mut cmd = Command::new("npm");
+    cmd.args(["config", "list", "--json"])
+        .env("npm_config_update_notifier", "false")
+        .current_dir(ws);
+    let Some(out) = output(&mut cmd)
     else {
         f.notes.push("npm: `npm config list` failed; npm registries not added".into());
         return;

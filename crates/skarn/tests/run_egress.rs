@@ -170,3 +170,43 @@ fn pip_installs_from_a_local_index_through_the_proxy() {
     assert!(out(&o).contains("egress-pip-ok"), "{}", out(&o));
     assert!(srv.hits() >= 2);
 }
+
+#[test]
+fn registries_come_from_each_tools_own_configuration() {
+    let npm_srv = Server::start(None);
+    let pip_srv = Server::start(None);
+    let t = Tmp::new("eg-reg");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(ws.join("package.json"), "{}").unwrap();
+    std::fs::write(ws.join("requirements.txt"), "").unwrap();
+    std::fs::write(
+        ws.join(".npmrc"),
+        format!("registry=http://127.0.0.1:{}/\n", npm_srv.port),
+    )
+    .unwrap();
+    let pip_url = format!("http://127.0.0.1:{}/simple", pip_srv.port);
+    let script = format!(
+        "curl -sS --noproxy '' http://127.0.0.1:{}/ && curl -sS --noproxy '' {pip_url}",
+        npm_srv.port
+    );
+    let o = std::process::Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args(["--net", "allow:registries", "--", "sh", "-c", &script])
+        .env("HOME", &home)
+        .env("PIP_INDEX_URL", &pip_url)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let has_npm = host_has("npm", "--version");
+    if has_npm {
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        assert_eq!(out(&o).matches("hello-egress").count(), 2, "{}", out(&o));
+        assert_eq!((npm_srv.hits(), pip_srv.hits()), (1, 1));
+    }
+    assert!(
+        err(&o).contains(&format!("127.0.0.1:{} (from PIP_INDEX_URL)", pip_srv.port)),
+        "{}",
+        err(&o)
+    );
+}
