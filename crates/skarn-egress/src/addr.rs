@@ -64,12 +64,7 @@ fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
     // Forms that embed an IPv4 address: IPv4-compatible (::a.b.c.d),
     // NAT64 (64:ff9b::/96, 64:ff9b:1::/48) and 6to4 (2002::/16) reach the
     // embedded address, so they are judged by it.
-    let low = Ipv4Addr::new(
-        (s[6] >> 8) as u8,
-        s[6] as u8,
-        (s[7] >> 8) as u8,
-        s[7] as u8,
-    );
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if s[..6] == [0; 6] {
         return Some(special_v4(low).unwrap_or("IPv4-compatible"));
     }

@@ -71,7 +71,12 @@ async fn reply(s: &mut TcpStream, status: &str, body: &str) {
 
 async fn refuse(s: &mut TcpStream, sh: &Shared, host: &str, port: u16, d: Denial) {
     sh.deny(host, port, &d);
-    reply(s, "403 Forbidden", &format!("skarn: net: denied {host}:{port} ({d})\n")).await;
+    reply(
+        s,
+        "403 Forbidden",
+        &format!("skarn: net: denied {host}:{port} ({d})\n"),
+    )
+    .await;
 }
 
 async fn open_or_reply(
@@ -88,11 +93,21 @@ async fn open_or_reply(
     match sh.open(&t, port).await {
         Ok(x) => Some(x),
         Err(OpenError::Denied(d)) => {
-            reply(s, "403 Forbidden", &format!("skarn: net: denied {t}:{port} ({d})\n")).await;
+            reply(
+                s,
+                "403 Forbidden",
+                &format!("skarn: net: denied {t}:{port} ({d})\n"),
+            )
+            .await;
             None
         }
         Err(OpenError::Failed(why)) => {
-            reply(s, "502 Bad Gateway", &format!("skarn: net: {t}:{port}: {why}\n")).await;
+            reply(
+                s,
+                "502 Bad Gateway",
+                &format!("skarn: net: {t}:{port}: {why}\n"),
+            )
+            .await;
             None
         }
     }
@@ -101,12 +116,20 @@ async fn open_or_reply(
 /// Serve one client connection.
 pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     let Some((head_len, buf)) = read_head(&mut s, sh).await else {
-        reply(&mut s, "400 Bad Request", "skarn: net: bad or oversized request head\n").await;
+        reply(
+            &mut s,
+            "400 Bad Request",
+            "skarn: net: bad or oversized request head\n",
+        )
+        .await;
         return;
     };
     let mut headers = [httparse::EMPTY_HEADER; 100];
     let mut req = httparse::Request::new(&mut headers);
-    if !matches!(req.parse(&buf[..head_len]), Ok(httparse::Status::Complete(_))) {
+    if !matches!(
+        req.parse(&buf[..head_len]),
+        Ok(httparse::Status::Complete(_))
+    ) {
         reply(&mut s, "400 Bad Request", "skarn: net: malformed request\n").await;
         return;
     }
@@ -117,13 +140,20 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     let rest = buf[head_len..].to_vec();
     if method.eq_ignore_ascii_case("CONNECT") {
         let Some((host, port)) = split_authority(target, None) else {
-            reply(&mut s, "400 Bad Request", "skarn: net: CONNECT needs host:port\n").await;
+            reply(
+                &mut s,
+                "400 Bad Request",
+                "skarn: net: CONNECT needs host:port\n",
+            )
+            .await;
             return;
         };
         let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
             return;
         };
-        if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_err()
+        if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await
+            .is_err()
             || (!rest.is_empty() && up.write_all(&rest).await.is_err())
         {
             return;
@@ -146,7 +176,12 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     };
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
     let Some((host, port)) = split_authority(authority, Some(80)) else {
-        reply(&mut s, "400 Bad Request", "skarn: net: bad request target\n").await;
+        reply(
+            &mut s,
+            "400 Bad Request",
+            "skarn: net: bad request target\n",
+        )
+        .await;
         return;
     };
     let host_hdr = req
@@ -156,7 +191,10 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         .map(|h| String::from_utf8_lossy(h.value).trim().to_string());
     if let Some(h) = &host_hdr {
         let same = split_authority(h, Some(80)).is_some_and(|(hh, hp)| {
-            hp == port && hh.trim_end_matches('.').eq_ignore_ascii_case(host.trim_end_matches('.'))
+            hp == port
+                && hh
+                    .trim_end_matches('.')
+                    .eq_ignore_ascii_case(host.trim_end_matches('.'))
         });
         if !same {
             refuse(&mut s, sh, &host, port, Denial::HostMismatch(h.clone())).await;
@@ -166,7 +204,11 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
         return;
     };
-    let path = if path.starts_with('?') { format!("/{path}") } else { path.to_string() };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
     let mut out = format!("{method} {path} HTTP/1.{}\r\n", req.version.unwrap_or(1));
     if host_hdr.is_none() {
         out.push_str(&format!("Host: {authority}\r\n"));
@@ -202,10 +244,19 @@ mod tests {
 
     #[test]
     fn authorities() {
-        assert_eq!(split_authority("a.com:443", None), Some(("a.com".into(), 443)));
-        assert_eq!(split_authority("a.com", Some(80)), Some(("a.com".into(), 80)));
+        assert_eq!(
+            split_authority("a.com:443", None),
+            Some(("a.com".into(), 443))
+        );
+        assert_eq!(
+            split_authority("a.com", Some(80)),
+            Some(("a.com".into(), 80))
+        );
         assert_eq!(split_authority("a.com", None), None);
-        assert_eq!(split_authority("[::1]:8080", None), Some(("::1".into(), 8080)));
+        assert_eq!(
+            split_authority("[::1]:8080", None),
+            Some(("::1".into(), 8080))
+        );
         assert_eq!(split_authority("[::1]", Some(80)), Some(("::1".into(), 80)));
         assert_eq!(split_authority("a.com:0", None), None);
         assert_eq!(split_authority("a.com:x", None), None);

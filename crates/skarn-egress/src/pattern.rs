@@ -231,8 +231,16 @@ mod tests {
         assert_eq!(Pattern::parse("h.example:*").unwrap().ports, Ports::Any);
         let p = Pattern::parse("10.1.2.3/8:22").unwrap();
         assert_eq!(p.host, HostMatch::Net("10.0.0.0/8".parse().unwrap()));
-        assert!(Pattern::parse("[::1]:80").unwrap().contains("::1".parse().unwrap()));
-        assert!(Pattern::parse("fd00::/8").unwrap().contains("fd12::1".parse().unwrap()));
+        assert!(
+            Pattern::parse("[::1]:80")
+                .unwrap()
+                .contains("::1".parse().unwrap())
+        );
+        assert!(
+            Pattern::parse("fd00::/8")
+                .unwrap()
+                .contains("fd12::1".parse().unwrap())
+        );
         assert!(
             Pattern::parse("[::ffff:127.0.0.1]")
                 .unwrap()
@@ -243,8 +251,22 @@ mod tests {
     #[test]
     fn rejects_bad_patterns() {
         for bad in [
-            "", "*", "*.com", "a.*.com", "foo*.com", "http://x.com", "x.com:0", "x.com:99999",
-            "x.com:", ":80", "[::1", "[::1]x", "127.1", "1.2.3.4/40", "a b.com", "-a.com",
+            "",
+            "*",
+            "*.com",
+            "a.*.com",
+            "foo*.com",
+            "http://x.com",
+            "x.com:0",
+            "x.com:99999",
+            "x.com:",
+            ":80",
+            "[::1",
+            "[::1]x",
+            "127.1",
+            "1.2.3.4/40",
+            "a b.com",
+            "-a.com",
             "x.com/path",
         ] {
             assert!(Pattern::parse(bad).is_err(), "{bad:?} should be refused");

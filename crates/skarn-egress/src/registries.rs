@@ -29,7 +29,9 @@ impl Found {
                     self.patterns.push(p);
                 }
             }
-            None => self.notes.push(format!("ignored {url:?} from {from}: not a URL")),
+            None => self
+                .notes
+                .push(format!("ignored {url:?} from {from}: not a URL")),
         }
     }
 }
@@ -56,7 +58,10 @@ pub fn discover(ws: &Path, tools: &[&str]) -> Found {
 /// prefixes allowed; user information dropped). No port: 80 and 443.
 pub fn url_pattern(url: &str) -> Option<String> {
     let u = url.trim().trim_matches(['\'', '"']);
-    let u = u.split_once('+').filter(|(p, _)| !p.contains('/')).map_or(u, |(_, r)| r);
+    let u = u
+        .split_once('+')
+        .filter(|(p, _)| !p.contains('/'))
+        .map_or(u, |(_, r)| r);
     let (scheme, rest) = u.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
@@ -124,13 +129,14 @@ fn npm(ws: &Path, f: &mut Found) {
     cmd.args(["config", "list", "--json"])
         .env("npm_config_update_notifier", "false")
         .current_dir(ws);
-    let Some(out) = output(&mut cmd)
-    else {
-        f.notes.push("npm: `npm config list` failed; npm registries not added".into());
+    let Some(out) = output(&mut cmd) else {
+        f.notes
+            .push("npm: `npm config list` failed; npm registries not added".into());
         return;
     };
     let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(&out) else {
-        f.notes.push("npm: unreadable `npm config list --json` output".into());
+        f.notes
+            .push("npm: unreadable `npm config list --json` output".into());
         return;
     };
     for (k, v) in m {
@@ -154,7 +160,8 @@ fn pip(ws: &Path, f: &mut Found) {
         .into_iter()
         .find(|p| output(Command::new(p).arg("--version")).is_some());
     let Some(py) = py else {
-        f.notes.push("pip: no python found; pip registries not added".into());
+        f.notes
+            .push("pip: no python found; pip registries not added".into());
         return;
     };
     let cfg = output(
@@ -164,7 +171,9 @@ fn pip(ws: &Path, f: &mut Found) {
     );
     let mut configured = false;
     for line in cfg.as_deref().unwrap_or("").lines() {
-        let Some((key, val)) = line.split_once('=') else { continue };
+        let Some((key, val)) = line.split_once('=') else {
+            continue;
+        };
         if key.ends_with(".index-url") || key.ends_with(".extra-index-url") {
             configured |= key.ends_with(".index-url");
             for u in val.trim_matches(['\'', '"']).split_whitespace() {
@@ -179,7 +188,9 @@ fn pip(ws: &Path, f: &mut Found) {
     let code = "from pip._internal.models.index import PyPI as P; print(P.url); \
                 print('https://' + P.file_storage_domain + '/')";
     match output(Command::new(py).args(["-c", code])) {
-        Some(out) => out.lines().for_each(|u| f.add_url(u, "pip's default index")),
+        Some(out) => out
+            .lines()
+            .for_each(|u| f.add_url(u, "pip's default index")),
         None => f
             .notes
             .push("pip: could not ask pip for its default index".into()),
@@ -205,9 +216,12 @@ fn cargo(ws: &Path, f: &mut Found) {
     }
     let mut replaced = false;
     for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
         let Ok(v) = text.parse::<toml::Table>() else {
-            f.notes.push(format!("cargo: cannot parse {}", file.display()));
+            f.notes
+                .push(format!("cargo: cannot parse {}", file.display()));
             continue;
         };
         let from = file.display().to_string();
@@ -241,7 +255,9 @@ fn cargo(ws: &Path, f: &mut Found) {
     let mut any = false;
     for e in std::fs::read_dir(&idx).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some((host, _hash)) = name.rsplit_once('-') else { continue };
+        let Some((host, _hash)) = name.rsplit_once('-') else {
+            continue;
+        };
         f.add_url(&format!("https://{host}/"), "cargo's registry cache");
         any = true;
         if let Ok(c) = std::fs::read_to_string(e.path().join("config.json"))
@@ -269,10 +285,22 @@ mod tests {
 
     #[test]
     fn url_patterns() {
-        assert_eq!(url_pattern("https://mirror.test/simple/").as_deref(), Some("mirror.test"));
-        assert_eq!(url_pattern("http://127.0.0.1:8080/x").as_deref(), Some("127.0.0.1:8080"));
-        assert_eq!(url_pattern("sparse+https://idx.test:8443/").as_deref(), Some("idx.test:8443"));
-        assert_eq!(url_pattern("https://u:p@m.test/").as_deref(), Some("m.test"));
+        assert_eq!(
+            url_pattern("https://mirror.test/simple/").as_deref(),
+            Some("mirror.test")
+        );
+        assert_eq!(
+            url_pattern("http://127.0.0.1:8080/x").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            url_pattern("sparse+https://idx.test:8443/").as_deref(),
+            Some("idx.test:8443")
+        );
+        assert_eq!(
+            url_pattern("https://u:p@m.test/").as_deref(),
+            Some("m.test")
+        );
         assert_eq!(url_pattern("http://[::1]:9/").as_deref(), Some("[::1]:9"));
         assert_eq!(url_pattern("file:///x"), None);
         assert_eq!(url_pattern("nonsense"), None);

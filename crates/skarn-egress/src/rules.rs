@@ -166,13 +166,25 @@ mod tests {
 
     #[test]
     fn names_ports_and_deny() {
-        let r = rules(&["example.com", "*.svc.test:8080", "any.test:*"], &["bad.svc.test"]);
+        let r = rules(
+            &["example.com", "*.svc.test:8080", "any.test:*"],
+            &["bad.svc.test"],
+        );
         assert_eq!(r.check_target(&name("EXAMPLE.com"), 443), Ok(()));
         assert_eq!(r.check_target(&name("example.com"), 80), Ok(()));
-        assert_eq!(r.check_target(&name("example.com"), 22), Err(Denial::Port(22)));
-        assert_eq!(r.check_target(&name("other.com"), 443), Err(Denial::NotListed));
+        assert_eq!(
+            r.check_target(&name("example.com"), 22),
+            Err(Denial::Port(22))
+        );
+        assert_eq!(
+            r.check_target(&name("other.com"), 443),
+            Err(Denial::NotListed)
+        );
         assert_eq!(r.check_target(&name("a.svc.test"), 8080), Ok(()));
-        assert_eq!(r.check_target(&name("svc.test"), 8080), Err(Denial::NotListed));
+        assert_eq!(
+            r.check_target(&name("svc.test"), 8080),
+            Err(Denial::NotListed)
+        );
         assert!(matches!(
             r.check_target(&name("bad.svc.test"), 8080),
             Err(Denial::DenyListed(_))
@@ -186,7 +198,10 @@ mod tests {
         // An allowed name resolving to loopback on another port is refused.
         assert!(matches!(
             r.check_addr("127.0.0.1".parse().unwrap(), 443),
-            Err(Denial::SpecialAddress { why: "loopback", .. })
+            Err(Denial::SpecialAddress {
+                why: "loopback",
+                ..
+            })
         ));
         assert_eq!(r.check_addr("127.0.0.1".parse().unwrap(), 8000), Ok(()));
         assert_eq!(r.check_addr("::ffff:10.1.1.1".parse().unwrap(), 22), Ok(()));

@@ -49,7 +49,10 @@ fn start(allow: &[&str], resolver: Resolver, limits: Limits) -> Running {
     let rules = Rules::parse(allow, &[]).unwrap();
     let h = TcpListener::bind("127.0.0.1:0").unwrap();
     let s = TcpListener::bind("127.0.0.1:0").unwrap();
-    let (http, socks) = (h.local_addr().unwrap().port(), s.local_addr().unwrap().port());
+    let (http, socks) = (
+        h.local_addr().unwrap().port(),
+        s.local_addr().unwrap().port(),
+    );
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let done = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -96,7 +99,11 @@ fn an_allowed_name_pointing_at_private_addresses_is_refused() {
         Limits::default(),
     );
     let a = get(p.http, &format!("http://svc.test:{port}/"));
-    assert!(a.starts_with(b"HTTP/1.1 403"), "{}", String::from_utf8_lossy(&a));
+    assert!(
+        a.starts_with(b"HTTP/1.1 403"),
+        "{}",
+        String::from_utf8_lossy(&a)
+    );
     let b = get(p.http, "http://lan.test:9/");
     assert!(b.starts_with(b"HTTP/1.1 403"));
     let rep = p.report();
@@ -115,7 +122,11 @@ fn an_explicit_address_pattern_lets_the_name_through() {
         Limits::default(),
     );
     let a = get(p.http, &format!("http://svc.test:{port}/"));
-    assert!(a.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&a));
+    assert!(
+        a.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&a)
+    );
     let rep = p.report();
     assert_eq!(rep.allowed[0].host, format!("svc.test:{port}"));
     assert_eq!(rep.allowed[0].connections, 1);
@@ -150,9 +161,17 @@ fn malformed_input_gets_an_answer_or_a_close_never_a_hang() {
         s.write_all(junk).unwrap();
         let mut out = Vec::new();
         s.read_to_end(&mut out).unwrap();
-        assert!(out.starts_with(b"HTTP/1.1 4"), "{}", String::from_utf8_lossy(&out));
+        assert!(
+            out.starts_with(b"HTTP/1.1 4"),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
     }
-    for junk in [&b"\x04\x01\x00\x50"[..], b"\x05\x00", b"\x05\x01\x00\x05\x02\x00\x09"] {
+    for junk in [
+        &b"\x04\x01\x00\x50"[..],
+        b"\x05\x00",
+        b"\x05\x01\x00\x05\x02\x00\x09",
+    ] {
         let mut s = TcpStream::connect(("127.0.0.1", p.socks)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         s.write_all(junk).unwrap();

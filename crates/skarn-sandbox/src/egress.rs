@@ -353,7 +353,9 @@ fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> ! {
         })
         .await;
     };
-    let report = rt.block_on(proxy.serve(listeners, stop)).unwrap_or_default();
+    let report = rt
+        .block_on(proxy.serve(listeners, stop))
+        .unwrap_or_default();
     let json = serde_json::to_vec(&report).unwrap_or_default();
     // SAFETY: sending our own buffer on our own socket.
     unsafe { libc::send(fd, json.as_ptr().cast(), json.len(), libc::MSG_NOSIGNAL) };
@@ -371,7 +373,9 @@ pub fn probe_connect(addr: &str) -> io::Result<()> {
     let n = s.read(&mut b)?;
     let head = String::from_utf8_lossy(&b[..n]);
     if !head.starts_with("HTTP/1.1 200") {
-        return Err(io::Error::other(head.lines().next().unwrap_or("").to_string()));
+        return Err(io::Error::other(
+            head.lines().next().unwrap_or("").to_string(),
+        ));
     }
     s.write_all(crate::probe::MARKER)
 }

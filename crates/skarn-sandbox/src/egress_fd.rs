@@ -69,7 +69,10 @@ pub fn recv_fds(sock: RawFd, n: usize) -> io::Result<Vec<RawFd>> {
             }
         };
         if r <= 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "no descriptors"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "no descriptors",
+            ));
         }
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {

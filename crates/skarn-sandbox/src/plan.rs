@@ -1018,7 +1018,10 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         gid: host.gid,
         ns,
         loopback_up: ns.net
-            && matches!(policy.net, NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_)),
+            && matches!(
+                policy.net,
+                NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_)
+            ),
         egress,
         fs,
         landlock,

@@ -133,7 +133,11 @@ impl RestrictionReport {
                 );
             }
             for d in &e.denied {
-                let _ = writeln!(s, "  net denied  {}: {} time(s) ({})", d.host, d.count, d.reason);
+                let _ = writeln!(
+                    s,
+                    "  net denied  {}: {} time(s) ({})",
+                    d.host, d.count, d.reason
+                );
             }
         }
         for n in &self.notes {

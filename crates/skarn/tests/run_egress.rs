@@ -89,12 +89,26 @@ fn git_clones_over_http_through_the_proxy() {
     git(&src, &["add", "README"]);
     git(
         &src,
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ],
     );
     let bare = served.join("repo.git");
     git(
         &t.0,
-        &["clone", "-q", "--bare", src.to_str().unwrap(), bare.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
     );
     git(&bare, &["update-server-info"]);
     let srv = Server::start(Some(served.clone()));

@@ -95,7 +95,11 @@ fn wrong_port_host_mismatch_and_deny_list_are_refused() {
     let o = sh(&ws, &home, &["--net", &net], &script);
     assert_eq!(out(&o).matches("403").count(), 2, "{}", out(&o));
     assert!(err(&o).contains("not allowed for this host"), "{}", err(&o));
-    assert!(err(&o).contains("does not match the request target"), "{}", err(&o));
+    assert!(
+        err(&o).contains("does not match the request target"),
+        "{}",
+        err(&o)
+    );
     assert_eq!((srv.hits(), other.hits()), (0, 0));
     // Deny wins over allow.
     let o = sh(
@@ -117,7 +121,9 @@ fn socks_to_unlisted_private_and_ipv6_literals_are_refused() {
     let net = "allow:example.invalid";
     let p = srv.port;
     let script = [
-        curl(&format!("-x socks5h://127.0.0.1:1080 http://127.0.0.1:{p}/")),
+        curl(&format!(
+            "-x socks5h://127.0.0.1:1080 http://127.0.0.1:{p}/"
+        )),
         curl(&format!("-x socks5://127.0.0.1:1080 http://127.0.0.1:{p}/")),
         curl(&format!("-p 'http://[::ffff:127.0.0.1]:{p}/'")),
         curl(&format!("'http://[::1]:{p}/'")),
@@ -175,7 +181,13 @@ E"#,
 fn bad_patterns_are_one_clear_error() {
     let t = Tmp::new("eg-d6");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
-    for bad in ["allow:", "allow:*.com", "allow:http://x.test/", "allow:x.test:99999", "sideways"] {
+    for bad in [
+        "allow:",
+        "allow:*.com",
+        "allow:http://x.test/",
+        "allow:x.test:99999",
+        "sideways",
+    ] {
         let o = sh(&ws, &home, &["--net", bad], "true");
         assert_eq!(code(&o), 2, "{bad}: {}", err(&o));
         assert_eq!(err(&o).trim().lines().count(), 1, "{bad}: {}", err(&o));

@@ -212,7 +212,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
                 ));
             }
         }
-        net_acc.from_config(&mut policy, c)?;
+        net_acc.add_config(&mut policy, c)?;
         if let Some(p) = &r.preset {
             preset_names.clear();
             let list = match p {
@@ -280,7 +280,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
             .deny_read
             .push(Grant::new(abs(p, &cwd), "--deny-read"));
     }
-    net_acc.from_flags(&mut policy, args)?;
+    net_acc.add_flags(&mut policy, args)?;
     // Name resolution with host networking: /etc/resolv.conf is often a
     // symlink into /run (systemd-resolved), which is not granted otherwise.
     if matches!(policy.net, NetPolicy::AllowOutbound | NetPolicy::AllowAll) {
@@ -379,9 +379,7 @@ fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         {
             return None;
         }
-        if dir.parent().is_none() {
-            return None;
-        }
+        dir.parent()?;
         if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
             return Some(dir.to_path_buf());
         }

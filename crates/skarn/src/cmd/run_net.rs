@@ -21,7 +21,7 @@ const NET_HELP: &str = "deny, loopback, outbound, all or allow:PATTERN[,PATTERN.
 
 impl NetAcc {
     /// One config file's `[run]` network keys.
-    pub fn from_config(&mut self, policy: &mut Policy, c: &RunConfig) -> anyhow::Result<()> {
+    pub fn add_config(&mut self, policy: &mut Policy, c: &RunConfig) -> anyhow::Result<()> {
         let r = &c.run;
         let mut set_here = false;
         if let Some(n) = &r.net {
@@ -56,7 +56,7 @@ impl NetAcc {
     }
 
     /// `--net`, `--deny-host`, `--net-max-*`.
-    pub fn from_flags(&mut self, policy: &mut Policy, args: &Args) -> anyhow::Result<()> {
+    pub fn add_flags(&mut self, policy: &mut Policy, args: &Args) -> anyhow::Result<()> {
         let mut chosen: Option<NetPolicy> = None;
         for n in &args.net {
             let Some(net) = NetPolicy::parse(n) else {
@@ -91,9 +91,7 @@ impl NetAcc {
                 || args.net_max_bytes.is_some()
                 || args.net_max_connections.is_some())
         {
-            bail!(
-                "--deny-host, --net-max-bytes and --net-max-connections need --net allow:..."
-            );
+            bail!("--deny-host, --net-max-bytes and --net-max-connections need --net allow:...");
         }
         if let NetPolicy::AllowHosts(l) = &mut policy.net {
             l.max_total_bytes = args.net_max_bytes.map(|m| m.saturating_mul(1 << 20));

@@ -54,7 +54,11 @@ fn serve(mut s: TcpStream, hits: &AtomicUsize, root: Option<PathBuf>) {
     let body: Option<Vec<u8>> = match &root {
         None => Some(b"hello-egress".to_vec()),
         Some(r) => {
-            let rel = path.split('?').next().unwrap_or("/").trim_start_matches('/');
+            let rel = path
+                .split('?')
+                .next()
+                .unwrap_or("/")
+                .trim_start_matches('/');
             if rel.split('/').any(|c| c == "..") {
                 None
             } else {
@@ -77,7 +81,9 @@ fn serve(mut s: TcpStream, hits: &AtomicUsize, root: Option<PathBuf>) {
             r.extend_from_slice(&b);
             r
         }
-        None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+        None => {
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+        }
     };
     let _ = s.write_all(&resp);
 }
