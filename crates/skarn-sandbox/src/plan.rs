@@ -226,7 +226,7 @@ pub struct Plan {
     /// Bring `lo` up in the new network namespace.
     pub loopback_up: bool,
     /// The allow-list proxy (`--net allow:...`), when it runs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<crate::egress::EgressPlan>,
     /// New-root steps (only with a mount namespace).
     pub fs: Vec<FsOp>,
