@@ -224,3 +224,50 @@ fn registries_come_from_each_tools_own_configuration() {
         err(&o)
     );
 }
+
+#[test]
+fn workspace_config_allow_hosts_and_deny_hosts() {
+    let srv = Server::start(None);
+    let t = Tmp::new("eg-cfg");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(
+        ws.join("skarn.toml"),
+        format!(
+            "[run]\nallow_hosts = [\"127.0.0.1:{p}\", \"localhost:{p}\"]\ndeny_hosts = [\"localhost\"]\n",
+            p = srv.port
+        ),
+    )
+    .unwrap();
+    let script = format!(
+        "curl -sS --noproxy '' http://127.0.0.1:{p}/; echo; \
+         curl -sS --noproxy '' -o /dev/null -w '%{{http_code}}' http://localhost:{p}/",
+        p = srv.port
+    );
+    let o = std::process::Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", &script])
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("hello-egress"), "{}\n{}", out(&o), err(&o));
+    assert!(out(&o).contains("403"), "{}", out(&o));
+    assert!(
+        err(&o).contains("in the deny list (localhost)"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(srv.hits(), 1);
+    // A bad pattern in the file is one error naming file:line:column.
+    std::fs::write(ws.join("skarn.toml"), "[run]\nallow_hosts = [\"*.com\"]\n").unwrap();
+    let o = std::process::Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&ws)
+        .args(["--", "true"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("skarn.toml:2:"), "{}", err(&o));
+}

@@ -450,7 +450,7 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
     let (_, o) = sandboxed(&exe, &root, &allow, &[], &["proxy-connect", &tcp_addr]);
     let reached = wait_accept(&tcp);
     push(
-        "allowed host NOT reachable through the proxy (--net allow)",
+        "allowed host unreachable through the proxy (--net allow)",
         !reached,
         first_line(&o),
     );
