@@ -28,7 +28,8 @@ impl Link {
     }
     fn end(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        self.wake.notify_waiters();
+        // One permit for the other direction, kept if it is not waiting yet.
+        self.wake.notify_one();
     }
 }
 

@@ -77,7 +77,10 @@ impl Proxy {
             resolver,
             limits,
             stats: Arc::new(Stats::default()),
-            log: Some(Arc::new(|l: &str| eprintln!("{l}"))),
+            log: Some(Arc::new(|l: &str| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{l}");
+            })),
         }
     }
 
@@ -142,10 +145,11 @@ impl Proxy {
 
     /// Record and log a refusal.
     pub(crate) fn deny(&self, target: &str, port: u16, d: &Denial) {
-        let key = format!("{target}:{port}");
-        self.stats.denied(&key, &d.to_string());
+        let key = format!("{}:{port}", printable(target));
+        let why: String = d.to_string().chars().take(300).collect();
+        self.stats.denied(&key, &why);
         if let Some(log) = &self.log {
-            log(&format!("skarn: net: denied {key} ({d})"));
+            log(&format!("skarn: net: denied {key} ({why})"));
         }
     }
 
@@ -202,4 +206,13 @@ impl Proxy {
         }
         Err(OpenError::Failed(last))
     }
+}
+
+/// A requested host as the sandboxed command sent it, made safe for a
+/// terminal line: control and non-ASCII bytes become `?`, at most 255.
+fn printable(s: &str) -> String {
+    s.chars()
+        .take(255)
+        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+        .collect()
 }

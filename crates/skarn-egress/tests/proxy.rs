@@ -195,3 +195,52 @@ fn malformed_input_gets_an_answer_or_a_close_never_a_hang() {
     let rep = p.report();
     assert_eq!(rep.denied.len(), 1, "{rep:?}");
 }
+
+#[test]
+fn hostile_host_names_are_logged_as_one_printable_line() {
+    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let l2 = lines.clone();
+    let rules = Rules::parse(&["example.invalid"], &[]).unwrap();
+    let h = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = h.local_addr().unwrap().port();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let t = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let log: skarn_egress::server::DenialLog =
+            Arc::new(move |l: &str| l2.lock().unwrap().push(l.to_string()));
+        let p =
+            Arc::new(Proxy::new(rules, Resolver::system(), Limits::default()).with_log(Some(log)));
+        let l = Listeners {
+            http: None,
+            socks: Some(h),
+        };
+        rt.block_on(p.serve(l, async {
+            let _ = rx.await;
+        }))
+        .unwrap()
+    });
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // SOCKS5 carries any bytes as a name: escape sequences, RTL override.
+    let name = b"evil\x1b[2J\n\xe2\x80\xaename.test";
+    let mut req = vec![5, 1, 0, 5, 1, 0, 3, name.len() as u8];
+    req.extend_from_slice(name);
+    req.extend_from_slice(&443u16.to_be_bytes());
+    s.write_all(&req).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let _ = tx.send(());
+    t.join().unwrap();
+    let lines = lines.lock().unwrap();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0]
+            .chars()
+            .all(|c| c.is_ascii() && !c.is_ascii_control()),
+        "{:?}",
+        lines[0]
+    );
+}
