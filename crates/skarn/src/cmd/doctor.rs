@@ -65,6 +65,10 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         NetPolicy::AllowLoopback,
         NetPolicy::AllowOutbound,
         NetPolicy::AllowAll,
+        NetPolicy::AllowHosts(skarn_sandbox::HostList {
+            allow: vec!["example.com".into()],
+            ..Default::default()
+        }),
     ] {
         let mut p = Policy::new(&ws);
         p.net = net.clone();
