@@ -25,6 +25,7 @@
 pub mod config;
 pub mod egress;
 mod egress_fd;
+mod egress_proxy;
 pub mod env;
 pub mod grants;
 pub mod helper;
