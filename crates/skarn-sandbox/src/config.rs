@@ -7,7 +7,9 @@
 //! write = ["~/.cache/my-tool"]   # read-write
 //! exec = ["~/tools"]             # read + execute
 //! deny_read = [".env"]           # never readable (added to the secret list)
-//! net = "deny"                   # deny | loopback | outbound | all
+//! net = "deny"                   # deny | loopback | outbound | all | allow:HOST,...
+//! allow_hosts = ["example.com"]  # with net allow (implied when net is not set)
+//! deny_hosts = ["bad.example.com"]
 //! preset = "auto"                # auto | none | rust | node | python, or a list
 //! timeout = 600                  # seconds, 0 = none
 //! memory = 4096                  # MiB per process, 0 = none
@@ -78,6 +80,12 @@ pub struct RunSection {
     pub deny_read: Vec<Spanned<String>>,
     /// Network policy.
     pub net: Option<Spanned<String>>,
+    /// Hosts reachable through the proxy (implies `net = "allow:..."`).
+    #[serde(default)]
+    pub allow_hosts: Vec<Spanned<String>>,
+    /// Hosts never reachable (win over allowed ones).
+    #[serde(default)]
+    pub deny_hosts: Vec<Spanned<String>>,
     /// Presets.
     pub preset: Option<OneOrMany>,
     /// Timeout (s).

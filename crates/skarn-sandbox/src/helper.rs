@@ -734,6 +734,21 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         }
     }
     let cgroup = (!cg_dirs.is_empty()).then_some(Cgroup { dirs: cg_dirs });
+    // ---- egress (issue 11): the proxy stays in the host network ----
+    let proxy = match &plan.egress {
+        Some(e) => match crate::egress::spawn(e) {
+            Ok(p) => {
+                crate::egress::set_handover_fd(p.fd());
+                Some(p)
+            }
+            Err(e) => {
+                err_line(&format!("cannot start the network proxy: {e}"));
+                release_placeholders(created);
+                return EXIT_SETUP;
+            }
+        },
+        None => None,
+    };
     if flags != 0 {
         let r = sys::unshare(flags).and_then(|_| {
             if ns.user {
@@ -743,6 +758,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             }
         });
         if let Err(e) = r {
+            if let Some(p) = proxy {
+                p.kill();
+            }
             release_placeholders(created);
             // Re-plan without namespaces; this may refuse (fail_closed).
             let mut host = plan.host.clone();
@@ -884,6 +902,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         });
     }
     drop(cgroup); // removed by the reaper once this process exits
+    if let Some(p) = proxy {
+        plan.report.egress = p.finish();
+    }
     release_placeholders(created);
     if let Some(t) = host_tmp {
         let _ = std::fs::remove_dir_all(t);
@@ -1083,6 +1104,11 @@ fn init_main(plan: &Plan, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         && let Err(e) = ns::loopback_up()
     {
         fatal(wr, &format!("bringing lo up: {e}"));
+    }
+    if let Some(e) = &plan.egress
+        && let Err(err) = crate::egress::hand_over(crate::egress::handover_fd(), e)
+    {
+        fatal(wr, &format!("network proxy sockets: {err}"));
     }
     if plan.ns.uts {
         let name = b"skarn-sandbox";

@@ -25,6 +25,9 @@
 
 pub mod config;
 pub mod dotfiles;
+pub mod egress;
+mod egress_fd;
+mod egress_proxy;
 pub mod env;
 pub mod fdmount;
 pub mod git_vet;
@@ -54,5 +57,5 @@ pub mod terminal;
 
 pub use host::HostFacts;
 pub use plan::{Plan, PlanError, plan};
-pub use policy::{Grant, Limits, NetPolicy, Policy};
+pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};
 pub use report::{Backend, RestrictionReport, Status};

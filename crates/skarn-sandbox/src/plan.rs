@@ -239,6 +239,9 @@ pub struct Plan {
     pub ns: Namespaces,
     /// Bring `lo` up in the new network namespace.
     pub loopback_up: bool,
+    /// The allow-list proxy (`--net allow:...`), when it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<crate::egress::EgressPlan>,
     /// New-root steps (only with a mount namespace).
     pub fs: Vec<FsOp>,
     /// Landlock (None when the kernel has none).
@@ -366,6 +369,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         limits: Vec::new(),
         removed_env: Vec::new(),
         landlock_abi: host.landlock_abi,
+        egress: None,
     };
 
     let abi = host.landlock_abi;
@@ -849,7 +853,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 access: LandlockAccess::ReadWrite,
             });
         }
-        let net = policy.net;
+        let net = &policy.net;
         Some(LandlockPlan {
             rules,
             secrets: if ns.mount {
@@ -858,8 +862,8 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                 secrets.iter().map(|(s, _)| s.clone()).collect()
             },
             deny_tcp_bind: abi >= 4
-                && (net == NetPolicy::AllowOutbound || (net == NetPolicy::DenyAll && !ns.net)),
-            deny_tcp_connect: abi >= 4 && net == NetPolicy::DenyAll && !ns.net,
+                && (*net == NetPolicy::AllowOutbound || (closed_net(net) && !ns.net)),
+            deny_tcp_connect: abi >= 4 && closed_net(net) && !ns.net,
             scope_signal: abi >= 6,
             scope_abstract_unix: abi >= 6,
         })
@@ -887,7 +891,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     // ---- seccomp ----
     let seccomp = if host.seccomp {
         Some(SeccompPlan {
-            deny_inet_sockets: policy.net == NetPolicy::DenyAll && !ns.net,
+            deny_inet_sockets: closed_net(&policy.net) && !ns.net,
             deny_listen: policy.net == NetPolicy::AllowOutbound,
         })
     } else {
@@ -942,6 +946,8 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         NetPolicy::AllowAll => report
             .notes
             .push("net all: host network, unrestricted (abstract unix sockets outside the sandbox stay unreachable)".into()),
+        // ---- egress (issue 11) ----
+        NetPolicy::AllowHosts(_) => crate::egress::plan_notes(&policy.net, ns.net, &mut report),
     }
 
     // ---- limits ----
@@ -1037,6 +1043,8 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     if ns.mount {
         set_env.push(("TMPDIR".to_string(), "/tmp".to_string()));
     }
+    // ---- egress (issue 11) ----
+    let egress = crate::egress::plan_egress(&policy.net, ns.net, &mut set_env);
     if !ns.pid {
         report.degrade(
             "no PID namespace: host processes are visible in /proc; the timeout kills the \
@@ -1063,6 +1071,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             NetPolicy::AllowLoopback => "beyond the sandbox's own loopback (--net outbound|all)",
             NetPolicy::AllowOutbound => "inbound (listen/bind)",
             NetPolicy::AllowAll => "nothing",
+            NetPolicy::AllowHosts(_) => "to hosts outside the allow list (see skarn: net: lines)",
         },
         writable.join(", "),
         if private.is_empty() {
@@ -1084,7 +1093,12 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         uid: host.uid,
         gid: host.gid,
         ns,
-        loopback_up: ns.net && policy.net == NetPolicy::AllowLoopback,
+        loopback_up: ns.net
+            && matches!(
+                policy.net,
+                NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_)
+            ),
+        egress,
         fs,
         landlock,
         seccomp,
@@ -1103,4 +1117,10 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         policy: policy.clone(),
         host: host.clone(),
     })
+}
+
+/// Policies that fall back to "no network" without a network namespace
+/// (`AllowHosts` needs one for its proxy: without it nothing is reachable).
+fn closed_net(n: &NetPolicy) -> bool {
+    matches!(n, NetPolicy::DenyAll | NetPolicy::AllowHosts(_))
 }

@@ -4,8 +4,24 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// Host patterns of [`NetPolicy::AllowHosts`] (syntax: `skarn_egress::Pattern`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostList {
+    /// Allowed hosts (`example.com`, `*.example.com:8443`, `10.0.0.0/8:*`, ...).
+    pub allow: Vec<String>,
+    /// Refused hosts; they win over `allow`.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Connections at once through the proxy (default 256).
+    #[serde(default)]
+    pub max_connections: Option<usize>,
+    /// Total bytes carried (both directions) before connections are closed.
+    #[serde(default)]
+    pub max_total_bytes: Option<u64>,
+}
+
 /// Network policy of a sandboxed command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NetPolicy {
     /// An empty network namespace: no TCP, UDP, ICMP, raw or abstract-unix
@@ -20,35 +36,58 @@ pub enum NetPolicy {
     AllowOutbound,
     /// The host network, unrestricted.
     AllowAll,
+    /// A network namespace holding only `lo`, where an HTTP and a SOCKS5
+    /// proxy listen; the proxy runs outside and connects only to the
+    /// allowed hosts.
+    AllowHosts(HostList),
 }
 
 impl NetPolicy {
     /// Parse the command-line / config spelling (`deny`, `loopback`,
-    /// `outbound`, `all`).
+    /// `outbound`, `all`; `allow:PATTERN,...` for [`NetPolicy::AllowHosts`],
+    /// patterns checked later).
     pub fn parse(s: &str) -> Option<NetPolicy> {
         match s {
             "deny" | "deny_all" | "none" => Some(NetPolicy::DenyAll),
             "loopback" | "allow_loopback" => Some(NetPolicy::AllowLoopback),
             "outbound" | "allow_outbound" => Some(NetPolicy::AllowOutbound),
             "all" | "allow_all" => Some(NetPolicy::AllowAll),
-            _ => None,
+            _ => s.strip_prefix("allow:").map(|l| {
+                NetPolicy::AllowHosts(HostList {
+                    allow: split_list(l),
+                    ..HostList::default()
+                })
+            }),
         }
     }
 
     /// The short spelling used on the command line.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &'static str {
         match self {
             NetPolicy::DenyAll => "deny",
             NetPolicy::AllowLoopback => "loopback",
             NetPolicy::AllowOutbound => "outbound",
             NetPolicy::AllowAll => "all",
+            NetPolicy::AllowHosts(_) => "allow",
         }
     }
 
     /// Whether the command gets its own network namespace.
-    pub fn wants_netns(self) -> bool {
-        matches!(self, NetPolicy::DenyAll | NetPolicy::AllowLoopback)
+    pub fn wants_netns(&self) -> bool {
+        matches!(
+            self,
+            NetPolicy::DenyAll | NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_)
+        )
     }
+}
+
+/// Split a comma-separated pattern list, dropping empty entries.
+pub fn split_list(l: &str) -> Vec<String> {
+    l.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// Where a grant (or a limit) came from, for `--report`.

@@ -82,6 +82,8 @@ pub fn run_probe(args: &[String]) -> i32 {
             "tcp connect",
         ),
         "tcp-bind" => res(std::net::TcpListener::bind(arg), "tcp bind"),
+        // ---- egress (issue 11): CONNECT through the in-sandbox proxy ----
+        "proxy-connect" => res(crate::egress::probe_connect(arg), "proxy CONNECT"),
         "udp" => res(
             std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(MARKER, arg)),
             "udp send",

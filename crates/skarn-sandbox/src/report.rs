@@ -66,6 +66,9 @@ pub struct RestrictionReport {
     pub removed_env: Vec<String>,
     /// Landlock ABI used (0 = none).
     pub landlock_abi: u32,
+    /// `--net allow:...`: traffic per allowed host and refusals per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<skarn_egress::EgressReport>,
 }
 
 impl RestrictionReport {
@@ -120,6 +123,22 @@ impl RestrictionReport {
         }
         if !self.removed_env.is_empty() {
             let _ = writeln!(s, "  env removed: {}", self.removed_env.join(", "));
+        }
+        if let Some(e) = &self.egress {
+            for a in &e.allowed {
+                let _ = writeln!(
+                    s,
+                    "  net allowed {}: {} connection(s), {} bytes out, {} bytes in",
+                    a.host, a.connections, a.bytes_out, a.bytes_in
+                );
+            }
+            for d in &e.denied {
+                let _ = writeln!(
+                    s,
+                    "  net denied  {}: {} time(s) ({})",
+                    d.host, d.count, d.reason
+                );
+            }
         }
         for n in &self.notes {
             let _ = writeln!(s, "  note: {n}");

@@ -174,9 +174,17 @@ fn net_policies_map_to_mechanisms() {
         (NetPolicy::AllowLoopback, true, false, false, true, false),
         (NetPolicy::AllowOutbound, false, true, false, false, true),
         (NetPolicy::AllowAll, false, false, false, false, false),
+        (
+            NetPolicy::parse("allow:example.com").unwrap(),
+            true,
+            false,
+            false,
+            true,
+            false,
+        ),
     ] {
         let mut pol = policy();
-        pol.net = net;
+        pol.net = net.clone();
         let p = plan(&pol, &host(), &argv()).unwrap();
         assert_eq!(p.ns.net, netns, "{net:?}");
         assert_eq!(p.loopback_up, lo, "{net:?}");
@@ -449,4 +457,32 @@ fn write_grants_never_hold_home_or_system_directories() {
         plan(&Policy::new("/var/lib"), &h, &argv()),
         Err(PlanError::HomeWorkspace(_))
     ));
+}
+
+#[test]
+fn allow_hosts_plans_the_proxy_and_its_variables() {
+    let mut pol = policy();
+    pol.net = NetPolicy::parse("allow:example.com,*.example.org:8443").unwrap();
+    let p = plan(&pol, &host(), &argv()).unwrap();
+    let e = p.egress.expect("proxy planned");
+    assert_eq!(e.allow, ["example.com", "*.example.org:8443"]);
+    let env = |k: &str| {
+        p.set_env
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(env("HTTPS_PROXY").as_deref(), Some("http://127.0.0.1:3128"));
+    assert_eq!(
+        env("all_proxy").as_deref(),
+        Some("socks5h://127.0.0.1:1080")
+    );
+    assert!(env("NO_PROXY").unwrap().contains("127.0.0.1"));
+    // Without namespaces: no proxy, no network (never the host's).
+    let mut h = host();
+    h.namespaces = false;
+    if let Ok(p) = plan(&pol, &h, &argv()) {
+        assert!(p.egress.is_none());
+        assert!(p.seccomp.is_some_and(|s| s.deny_inet_sockets));
+    }
 }

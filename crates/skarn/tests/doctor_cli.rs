@@ -28,7 +28,7 @@ fn doctor_reports_mechanisms_as_text_and_json() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["backend"], "linux");
     assert!(v["landlock_abi"].as_u64().is_some());
-    assert_eq!(v["net_policies"].as_array().unwrap().len(), 4);
+    assert_eq!(v["net_policies"].as_array().unwrap().len(), 5);
 }
 
 #[test]

@@ -67,9 +67,13 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         NetPolicy::AllowLoopback,
         NetPolicy::AllowOutbound,
         NetPolicy::AllowAll,
+        NetPolicy::AllowHosts(skarn_sandbox::HostList {
+            allow: vec!["example.com".into()],
+            ..Default::default()
+        }),
     ] {
         let mut p = Policy::new(&ws);
-        p.net = net;
+        p.net = net.clone();
         match skarn_sandbox::plan(&p, &host, &argv) {
             Ok(plan) => {
                 let notes: Vec<String> = plan
@@ -571,8 +575,44 @@ fn self_test() -> anyhow::Result<Vec<Attempt>> {
         first_line(&o),
     );
 
+    // ---- egress (issue 11): one allowed and one denied host ----
+    let other = TcpListener::bind("127.0.0.1:0")?;
+    other.set_nonblocking(true)?;
+    let other_addr = other.local_addr()?.to_string();
+    let allow = format!("allow:{tcp_addr}");
+    let (_, o) = sandboxed(&exe, &root, &allow, &[], &["proxy-connect", &tcp_addr]);
+    let reached = wait_accept(&tcp);
+    push(
+        "allowed host unreachable through the proxy (--net allow)",
+        !reached,
+        first_line(&o),
+    );
+    let (_, o) = sandboxed(&exe, &root, &allow, &[], &["proxy-connect", &other_addr]);
+    push(
+        "unlisted host through the proxy (--net allow)",
+        wait_accept(&other),
+        first_line(&o),
+    );
+    let (_, o) = sandboxed(&exe, &root, &allow, &[], &["tcp", &tcp_addr]);
+    push(
+        "direct TCP bypassing the proxy (--net allow)",
+        tcp_got(&tcp),
+        first_line(&o),
+    );
     let _ = victim.kill();
     let _ = victim.wait();
     drop(scratch);
     Ok(out)
+}
+
+/// Whether a connection is waiting on `l` (a short grace for the proxy's
+/// connect to land).
+fn wait_accept(l: &std::net::TcpListener) -> bool {
+    for _ in 0..20 {
+        if l.accept().is_ok() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    false
 }

@@ -10,6 +10,7 @@ pub mod hidden;
 pub mod init;
 pub mod recall;
 pub mod run;
+pub mod run_net;
 pub mod sandbox_helper;
 pub mod serve;
 pub mod worker;

@@ -30,9 +30,21 @@ pub struct Args {
     pub workspace_root: Option<String>,
     #[command(flatten)]
     pub grants: Boxed<Grants>,
-    /// Network policy [default: deny].
-    #[arg(long, value_name = "POLICY", value_parser = ["deny", "loopback", "outbound", "all"])]
-    pub net: Option<String>,
+    /// Network policy: deny, loopback, outbound, all, or allow:PATTERN[,PATTERN...]
+    /// (only these hosts, through a proxy; repeatable, lists add up; PATTERN
+    /// is host, *.domain, IP or CIDR with optional :port or :*, or
+    /// `registries`) [default: deny].
+    #[arg(long, value_name = "POLICY")]
+    pub net: Vec<String>,
+    /// With --net allow:...: never connect to PATTERN (wins over allows; repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny_host: Vec<String>,
+    /// With --net allow:...: close proxy connections after this many MiB in total.
+    #[arg(long, value_name = "MB")]
+    pub net_max_bytes: Option<u64>,
+    /// With --net allow:...: connections at once through the proxy [default: 256].
+    #[arg(long, value_name = "N")]
+    pub net_max_connections: Option<usize>,
     /// Kill the whole process tree after SECS seconds, exit 124 (0 = no limit) [default: 3600].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -184,6 +196,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         }
     }
     let mut preset_names: Vec<(String, String)> = Vec::new();
+    let mut net_acc = super::run_net::NetAcc::default();
     for c in &configs {
         let r = &c.run;
         for (list, dst) in [
@@ -199,18 +212,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
                 ));
             }
         }
-        if let Some(n) = &r.net {
-            policy.net = NetPolicy::parse(n.get_ref()).ok_or_else(|| {
-                c.error(
-                    n.span(),
-                    format!(
-                        "net must be deny, loopback, outbound or all, not {:?}",
-                        n.get_ref()
-                    ),
-                )
-            })?;
-            policy.sources.insert("net".into(), c.at(n.span()));
-        }
+        net_acc.add_config(&mut policy, c)?;
         if let Some(p) = &r.preset {
             preset_names.clear();
             let list = match p {
@@ -287,10 +289,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
             .deny_read
             .push(Grant::new(abs(p, &cwd), "--deny-read"));
     }
-    if let Some(n) = &args.net {
-        policy.net = NetPolicy::parse(n).expect("clap validated");
-        policy.sources.insert("net".into(), "--net".into());
-    }
+    net_acc.add_flags(&mut policy, args)?;
     // Name resolution with host networking: /etc/resolv.conf is often a
     // symlink into /run (systemd-resolved), which is not granted otherwise.
     if matches!(policy.net, NetPolicy::AllowOutbound | NetPolicy::AllowAll) {
@@ -362,6 +361,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
             }
         }
     }
+    net_acc.finish(&mut policy, &ws, &preset_names)?;
     // Config paths are taken as written; make sure they are absolute.
     for g in policy
         .read
@@ -388,9 +388,7 @@ fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         {
             return None;
         }
-        if dir.parent().is_none() {
-            return None;
-        }
+        dir.parent()?;
         if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
             return Some(dir.to_path_buf());
         }

@@ -1,0 +1,265 @@
+//! The HTTP proxy: `CONNECT host:port` tunnels and absolute-form plain
+//! HTTP requests (`GET http://host/path`), one request per connection.
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::rules::{Denial, Target};
+use crate::server::{OpenError, Shared};
+
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Read until the end of the request head; returns (head length, buffer).
+async fn read_head(s: &mut TcpStream, sh: &Shared) -> Option<(usize, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut tmp = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + sh.limits.idle_timeout;
+    loop {
+        if let Some(i) = find(&buf, b"\r\n\r\n") {
+            return Some((i + 4, buf));
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+        let n = tokio::time::timeout_at(deadline, s.read(&mut tmp))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+/// Split an authority `host[:port]` / `[v6][:port]`.
+pub(crate) fn split_authority(a: &str, default_port: Option<u16>) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = a.strip_prefix('[') {
+        let end = rest.find(']')?;
+        let after = &rest[end + 1..];
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return None,
+        };
+        (&rest[..end], port)
+    } else {
+        match a.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (a, None),
+        }
+    };
+    let port = match port {
+        Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0)?,
+        None => default_port?,
+    };
+    (!host.is_empty()).then(|| (host.to_string(), port))
+}
+
+async fn reply(s: &mut TcpStream, status: &str, body: &str) {
+    let msg = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = s.write_all(msg.as_bytes()).await;
+    let _ = s.shutdown().await;
+}
+
+async fn refuse(s: &mut TcpStream, sh: &Shared, host: &str, port: u16, d: Denial) {
+    sh.deny(host, port, &d);
+    reply(
+        s,
+        "403 Forbidden",
+        &format!("skarn: net: denied {host}:{port} ({d})\n"),
+    )
+    .await;
+}
+
+async fn open_or_reply(
+    s: &mut TcpStream,
+    sh: &Shared,
+    host: &str,
+    port: u16,
+) -> Option<(TcpStream, String)> {
+    let Some(t) = Target::parse(host) else {
+        let d = Denial::Unsupported(format!("{host:?} is not a host name or address"));
+        refuse(s, sh, host, port, d).await;
+        return None;
+    };
+    match sh.open(&t, port).await {
+        Ok(x) => Some(x),
+        Err(OpenError::Denied(d)) => {
+            reply(
+                s,
+                "403 Forbidden",
+                &format!("skarn: net: denied {t}:{port} ({d})\n"),
+            )
+            .await;
+            None
+        }
+        Err(OpenError::Failed(why)) => {
+            reply(
+                s,
+                "502 Bad Gateway",
+                &format!("skarn: net: {t}:{port}: {why}\n"),
+            )
+            .await;
+            None
+        }
+    }
+}
+
+/// Serve one client connection.
+pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
+    let Some((head_len, buf)) = read_head(&mut s, sh).await else {
+        reply(
+            &mut s,
+            "400 Bad Request",
+            "skarn: net: bad or oversized request head\n",
+        )
+        .await;
+        return;
+    };
+    let mut headers = [httparse::EMPTY_HEADER; 100];
+    let mut req = httparse::Request::new(&mut headers);
+    if !matches!(
+        req.parse(&buf[..head_len]),
+        Ok(httparse::Status::Complete(_))
+    ) {
+        reply(&mut s, "400 Bad Request", "skarn: net: malformed request\n").await;
+        return;
+    }
+    let (Some(method), Some(target)) = (req.method, req.path) else {
+        reply(&mut s, "400 Bad Request", "skarn: net: malformed request\n").await;
+        return;
+    };
+    let rest = buf[head_len..].to_vec();
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let Some((host, port)) = split_authority(target, None) else {
+            reply(
+                &mut s,
+                "400 Bad Request",
+                "skarn: net: CONNECT needs host:port\n",
+            )
+            .await;
+            return;
+        };
+        let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
+            return;
+        };
+        if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .await
+            .is_err()
+            || (!rest.is_empty() && up.write_all(&rest).await.is_err())
+        {
+            return;
+        }
+        crate::relay::relay(s, up, &key, sh).await;
+        return;
+    }
+    let Some(after) = target.strip_prefix("http://") else {
+        let why = if target.starts_with("https://") {
+            "use CONNECT for https"
+        } else {
+            "not a proxy request (absolute-form http:// target expected)"
+        };
+        reply(&mut s, "400 Bad Request", &format!("skarn: net: {why}\n")).await;
+        return;
+    };
+    let (authority, path) = match after.find(['/', '?']) {
+        Some(i) => (&after[..i], &after[i..]),
+        None => (after, "/"),
+    };
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let Some((host, port)) = split_authority(authority, Some(80)) else {
+        reply(
+            &mut s,
+            "400 Bad Request",
+            "skarn: net: bad request target\n",
+        )
+        .await;
+        return;
+    };
+    let host_hdr = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"))
+        .map(|h| String::from_utf8_lossy(h.value).trim().to_string());
+    if let Some(h) = &host_hdr {
+        let same = split_authority(h, Some(80)).is_some_and(|(hh, hp)| {
+            hp == port
+                && hh
+                    .trim_end_matches('.')
+                    .eq_ignore_ascii_case(host.trim_end_matches('.'))
+        });
+        if !same {
+            refuse(&mut s, sh, &host, port, Denial::HostMismatch(h.clone())).await;
+            return;
+        }
+    }
+    let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
+        return;
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    let mut out = format!("{method} {path} HTTP/1.{}\r\n", req.version.unwrap_or(1));
+    if host_hdr.is_none() {
+        out.push_str(&format!("Host: {authority}\r\n"));
+    }
+    for h in req.headers.iter() {
+        let n = h.name.to_ascii_lowercase();
+        if matches!(
+            n.as_str(),
+            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+        ) {
+            continue;
+        }
+        out.push_str(h.name);
+        out.push_str(": ");
+        out.push_str(&String::from_utf8_lossy(h.value));
+        out.push_str("\r\n");
+    }
+    // One request per connection: the next request on this client
+    // connection would otherwise skip the Host check.
+    out.push_str("Connection: close\r\n\r\n");
+    let mut first = out.into_bytes();
+    first.extend_from_slice(&rest);
+    if up.write_all(&first).await.is_err() {
+        return;
+    }
+    sh.stats.bytes(&key, first.len() as u64, 0);
+    crate::relay::relay(s, up, &key, sh).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_authority;
+
+    #[test]
+    fn authorities() {
+        assert_eq!(
+            split_authority("a.com:443", None),
+            Some(("a.com".into(), 443))
+        );
+        assert_eq!(
+            split_authority("a.com", Some(80)),
+            Some(("a.com".into(), 80))
+        );
+        assert_eq!(split_authority("a.com", None), None);
+        assert_eq!(
+            split_authority("[::1]:8080", None),
+            Some(("::1".into(), 8080))
+        );
+        assert_eq!(split_authority("[::1]", Some(80)), Some(("::1".into(), 80)));
+        assert_eq!(split_authority("a.com:0", None), None);
+        assert_eq!(split_authority("a.com:x", None), None);
+        assert_eq!(split_authority("[::1", None), None);
+    }
+}

@@ -1,0 +1,36 @@
+//! skarn-egress: network access limited to allow-listed hosts.
+//!
+//! - [`Pattern`]: `example.com`, `*.example.com`, `10.0.0.0/8`, `[::1]`,
+//!   each with an optional `:port` (none = 80 and 443, `:*` = any);
+//! - [`Rules`]: allow and deny patterns (deny wins); a first decision on
+//!   the requested host and port, then one on each resolved address:
+//!   loopback, private, link-local, unique-local, CGNAT, multicast,
+//!   unspecified and cloud-metadata addresses (in every IPv6 form that
+//!   embeds them) are reached only through a pattern naming that address
+//!   or range explicitly, so an allowed name cannot point at the host or
+//!   its network;
+//! - [`Proxy`]: an HTTP (CONNECT and absolute-form plain HTTP) and SOCKS5
+//!   proxy served on listening sockets handed to it, which may belong to
+//!   another network namespace: it accepts there and connects from its own
+//!   namespace, to the exact address it checked;
+//! - [`registries`]: package-registry hosts of the active toolchains, read
+//!   from each tool's own configuration and defaults.
+
+pub mod addr;
+pub mod error;
+mod http;
+pub mod pattern;
+pub mod registries;
+mod relay;
+pub mod resolve;
+pub mod rules;
+pub mod server;
+mod socks;
+pub mod stats;
+
+pub use error::PatternError;
+pub use pattern::{HostMatch, Pattern, Ports};
+pub use resolve::Resolver;
+pub use rules::{Denial, Rules, Target};
+pub use server::{Limits, Listeners, Proxy};
+pub use stats::{EgressReport, HostDenial, HostUsage};

@@ -1,0 +1,233 @@
+//! Decisions: may a connection to (host, port) be made, and may it go to
+//! this resolved address?
+
+use std::fmt;
+use std::net::IpAddr;
+
+use crate::addr::{canonical, is_metadata, special};
+use crate::error::PatternError;
+use crate::pattern::{HostMatch, Pattern, Ports};
+
+/// A requested destination host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A host name (normalised: lower-case, no trailing dot).
+    Name(String),
+    /// A literal address.
+    Ip(IpAddr),
+}
+
+impl Target {
+    /// Parse a host as sent by a client (`[v6]` brackets already removed).
+    /// `None` when it is neither an address nor a valid host name.
+    pub fn parse(host: &str) -> Option<Target> {
+        if let Some(ip) = crate::pattern::parse_ip(host) {
+            return Some(Target::Ip(canonical(ip)));
+        }
+        crate::pattern::normalise_name(host).map(Target::Name)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Name(n) => f.write_str(n),
+            Target::Ip(IpAddr::V6(v6)) => write!(f, "[{v6}]"),
+            Target::Ip(ip) => write!(f, "{ip}"),
+        }
+    }
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Denial {
+    /// No allow pattern names the host.
+    #[error("not in the allow list")]
+    NotListed,
+    /// A deny pattern names the host or address.
+    #[error("in the deny list ({0})")]
+    DenyListed(String),
+    /// The host is allowed, but not on this port.
+    #[error("port {0} not allowed for this host")]
+    Port(u16),
+    /// An allowed name resolved to a special address no pattern names.
+    #[error("resolves to {addr} ({why}), which only an explicit address pattern allows")]
+    SpecialAddress {
+        /// The address.
+        addr: IpAddr,
+        /// Its class (loopback, private, ...).
+        why: &'static str,
+    },
+    /// The plain-HTTP request's Host header names another host.
+    #[error("Host header {0:?} does not match the request target")]
+    HostMismatch(String),
+    /// The request is not something the proxy carries.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Allow and deny patterns. Deny patterns win.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    allow: Vec<Pattern>,
+    deny: Vec<Pattern>,
+}
+
+impl Rules {
+    /// Parse allow and deny lists. Every entry must parse.
+    pub fn parse<S: AsRef<str>>(allow: &[S], deny: &[S]) -> Result<Rules, PatternError> {
+        let p = |v: &[S]| -> Result<Vec<Pattern>, PatternError> {
+            v.iter().map(|s| Pattern::parse(s.as_ref())).collect()
+        };
+        Ok(Rules {
+            allow: p(allow)?,
+            deny: p(deny)?,
+        })
+    }
+
+    /// The allow patterns.
+    pub fn allow(&self) -> &[Pattern] {
+        &self.allow
+    }
+
+    /// First check, on the requested host and port (before resolution).
+    pub fn check_target(&self, t: &Target, port: u16) -> Result<(), Denial> {
+        let matches = |p: &Pattern| match t {
+            Target::Name(n) => p.names(n),
+            Target::Ip(ip) => p.contains(*ip),
+        };
+        if let Some(d) = self.deny.iter().find(|p| matches(p) && deny_port(p, port)) {
+            return Err(Denial::DenyListed(d.text.clone()));
+        }
+        let named: Vec<&Pattern> = self.allow.iter().filter(|p| matches(p)).collect();
+        if named.is_empty() {
+            return Err(Denial::NotListed);
+        }
+        let ok: Vec<&&Pattern> = named.iter().filter(|p| p.ports.allows(port)).collect();
+        if ok.is_empty() {
+            return Err(Denial::Port(port));
+        }
+        if let Target::Ip(ip) = t
+            && is_metadata(*ip)
+            && !ok.iter().any(|p| names_exactly(p, *ip))
+        {
+            return Err(Denial::SpecialAddress {
+                addr: *ip,
+                why: "cloud metadata",
+            });
+        }
+        Ok(())
+    }
+
+    /// Second check, on each address a name resolved to: special addresses
+    /// need an explicit address pattern, and deny ranges apply.
+    pub fn check_addr(&self, ip: IpAddr, port: u16) -> Result<(), Denial> {
+        let ip = canonical(ip);
+        if let Some(d) = self
+            .deny
+            .iter()
+            .find(|p| p.contains(ip) && deny_port(p, port))
+        {
+            return Err(Denial::DenyListed(d.text.clone()));
+        }
+        let Some(why) = special(ip) else {
+            return Ok(());
+        };
+        let explicit = self.allow.iter().any(|p| {
+            p.contains(ip) && p.ports.allows(port) && (!is_metadata(ip) || names_exactly(p, ip))
+        });
+        if explicit {
+            Ok(())
+        } else {
+            Err(Denial::SpecialAddress { addr: ip, why })
+        }
+    }
+}
+
+/// A deny pattern without a port denies every port.
+fn deny_port(p: &Pattern, port: u16) -> bool {
+    p.ports == Ports::Web || p.ports.allows(port)
+}
+
+fn names_exactly(p: &Pattern, ip: IpAddr) -> bool {
+    matches!(&p.host, HostMatch::Net(n) if n.prefix_len() == n.max_prefix_len() && n.addr() == ip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(a: &[&str], d: &[&str]) -> Rules {
+        Rules::parse(a, d).unwrap()
+    }
+    fn name(s: &str) -> Target {
+        Target::parse(s).unwrap()
+    }
+
+    #[test]
+    fn names_ports_and_deny() {
+        let r = rules(
+            &["example.com", "*.svc.test:8080", "any.test:*"],
+            &["bad.svc.test"],
+        );
+        assert_eq!(r.check_target(&name("EXAMPLE.com"), 443), Ok(()));
+        assert_eq!(r.check_target(&name("example.com"), 80), Ok(()));
+        assert_eq!(
+            r.check_target(&name("example.com"), 22),
+            Err(Denial::Port(22))
+        );
+        assert_eq!(
+            r.check_target(&name("other.com"), 443),
+            Err(Denial::NotListed)
+        );
+        assert_eq!(r.check_target(&name("a.svc.test"), 8080), Ok(()));
+        assert_eq!(
+            r.check_target(&name("svc.test"), 8080),
+            Err(Denial::NotListed)
+        );
+        assert!(matches!(
+            r.check_target(&name("bad.svc.test"), 8080),
+            Err(Denial::DenyListed(_))
+        ));
+        assert_eq!(r.check_target(&name("any.test"), 5), Ok(()));
+    }
+
+    #[test]
+    fn addresses_need_explicit_patterns() {
+        let r = rules(&["example.com", "127.0.0.1:8000", "10.0.0.0/8:*"], &[]);
+        // An allowed name resolving to loopback on another port is refused.
+        assert!(matches!(
+            r.check_addr("127.0.0.1".parse().unwrap(), 443),
+            Err(Denial::SpecialAddress {
+                why: "loopback",
+                ..
+            })
+        ));
+        assert_eq!(r.check_addr("127.0.0.1".parse().unwrap(), 8000), Ok(()));
+        assert_eq!(r.check_addr("::ffff:10.1.1.1".parse().unwrap(), 22), Ok(()));
+        // Metadata needs its exact address, even under 0.0.0.0/0.
+        let md: IpAddr = "169.254.169.254".parse().unwrap();
+        let r = rules(&["0.0.0.0/0:*"], &[]);
+        assert!(r.check_addr(md, 80).is_err());
+        assert!(r.check_target(&Target::Ip(md), 80).is_err());
+        let r2 = rules(&["169.254.169.254"], &[]);
+        assert_eq!(r2.check_target(&Target::Ip(md), 80), Ok(()));
+        assert_eq!(r2.check_addr(md, 80), Ok(()));
+        // A literal public address is allowed only when listed.
+        let r3 = rules(&["example.com"], &[]);
+        assert_eq!(
+            r3.check_target(&name("93.184.216.34"), 443),
+            Err(Denial::NotListed)
+        );
+        assert_eq!(r3.check_addr("93.184.216.34".parse().unwrap(), 443), Ok(()));
+    }
+
+    #[test]
+    fn deny_ranges_apply_to_resolved_addresses() {
+        let r = rules(&["example.com"], &["93.184.0.0/16:*"]);
+        assert!(matches!(
+            r.check_addr("93.184.216.34".parse().unwrap(), 443),
+            Err(Denial::DenyListed(_))
+        ));
+    }
+}

@@ -1,0 +1,218 @@
+//! The proxy server: given listening sockets (which may live in another
+//! network namespace), accept there and connect from here.
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use crate::resolve::Resolver;
+use crate::rules::{Denial, Rules, Target};
+use crate::stats::{EgressReport, Stats};
+
+/// Bounds of one proxy.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Connections carried at once (more wait to be accepted).
+    pub max_connections: usize,
+    /// Time to connect upstream (and to resolve).
+    pub connect_timeout: Duration,
+    /// A connection with no traffic either way this long is closed; also
+    /// the time a client has to send its request head.
+    pub idle_timeout: Duration,
+    /// Total bytes (both directions, all connections) after which
+    /// connections are closed.
+    pub max_total_bytes: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 256,
+            connect_timeout: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(300),
+            max_total_bytes: None,
+        }
+    }
+}
+
+/// Listening sockets to serve (already bound and listening).
+#[derive(Debug, Default)]
+pub struct Listeners {
+    /// HTTP proxy (CONNECT and absolute-form plain HTTP).
+    pub http: Option<std::net::TcpListener>,
+    /// SOCKS5 proxy (no authentication, CONNECT only).
+    pub socks: Option<std::net::TcpListener>,
+}
+
+/// Where refusals are written (one line each).
+pub type DenialLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A proxy: rules, resolver, bounds and counters.
+pub struct Proxy {
+    pub(crate) rules: Rules,
+    pub(crate) resolver: Resolver,
+    pub(crate) limits: Limits,
+    pub(crate) stats: Arc<Stats>,
+    log: Option<DenialLog>,
+}
+
+pub(crate) type Shared = Proxy;
+
+/// Why a destination could not be opened.
+pub(crate) enum OpenError {
+    Denied(Denial),
+    Failed(String),
+}
+
+impl Proxy {
+    /// A proxy deciding with `rules`; refusals are written to stderr as
+    /// `skarn: net: denied HOST:PORT (REASON)`.
+    pub fn new(rules: Rules, resolver: Resolver, limits: Limits) -> Proxy {
+        Proxy {
+            rules,
+            resolver,
+            limits,
+            stats: Arc::new(Stats::default()),
+            log: Some(Arc::new(|l: &str| {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "{l}");
+            })),
+        }
+    }
+
+    /// Replace (or, with `None`, silence) the refusal log.
+    pub fn with_log(mut self, log: Option<DenialLog>) -> Proxy {
+        self.log = log;
+        self
+    }
+
+    /// The live counters.
+    pub fn stats(&self) -> Arc<Stats> {
+        self.stats.clone()
+    }
+
+    /// Serve until `shutdown` completes, then return what was carried and
+    /// refused. Open connections are dropped at shutdown.
+    pub async fn serve(
+        self: Arc<Self>,
+        l: Listeners,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<EgressReport> {
+        let sem = Arc::new(Semaphore::new(self.limits.max_connections.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (std_l, socks) in [(l.http, false), (l.socks, true)] {
+            let Some(std_l) = std_l else { continue };
+            std_l.set_nonblocking(true)?;
+            let lis = TcpListener::from_std(std_l)?;
+            let (me, sem) = (self.clone(), sem.clone());
+            tasks.spawn(async move { me.accept_loop(lis, sem, socks).await });
+        }
+        shutdown.await;
+        tasks.abort_all();
+        Ok(self.stats.report())
+    }
+
+    async fn accept_loop(self: Arc<Self>, lis: TcpListener, sem: Arc<Semaphore>, socks: bool) {
+        let mut conns = tokio::task::JoinSet::new();
+        loop {
+            let Ok(permit) = sem.clone().acquire_owned().await else {
+                return;
+            };
+            let (s, _) = match lis.accept().await {
+                Ok(x) => x,
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            let me = self.clone();
+            conns.spawn(async move {
+                let _permit = permit;
+                let _ = s.set_nodelay(true);
+                if socks {
+                    crate::socks::handle(s, &me).await;
+                } else {
+                    crate::http::handle(s, &me).await;
+                }
+            });
+            while conns.try_join_next().is_some() {}
+        }
+    }
+
+    /// Record and log a refusal.
+    pub(crate) fn deny(&self, target: &str, port: u16, d: &Denial) {
+        let key = format!("{}:{port}", printable(target));
+        let why: String = d.to_string().chars().take(300).collect();
+        self.stats.denied(&key, &why);
+        if let Some(log) = &self.log {
+            log(&format!("skarn: net: denied {key} ({why})"));
+        }
+    }
+
+    /// Decide, resolve, check every address, connect to a checked one.
+    pub(crate) async fn open(
+        &self,
+        t: &Target,
+        port: u16,
+    ) -> Result<(TcpStream, String), OpenError> {
+        let shown = t.to_string();
+        let refuse = |d: Denial| {
+            self.deny(&shown, port, &d);
+            OpenError::Denied(d)
+        };
+        self.rules.check_target(t, port).map_err(refuse)?;
+        let addrs: Vec<IpAddr> = match t {
+            Target::Ip(ip) => vec![*ip],
+            Target::Name(n) => {
+                let r = tokio::time::timeout(self.limits.connect_timeout, self.resolver.lookup(n));
+                match r.await {
+                    Ok(Ok(a)) if !a.is_empty() => a,
+                    Ok(Ok(_)) => return Err(OpenError::Failed("no address".into())),
+                    Ok(Err(e)) => return Err(OpenError::Failed(format!("cannot resolve: {e}"))),
+                    Err(_) => return Err(OpenError::Failed("resolving timed out".into())),
+                }
+            }
+        };
+        let mut first_denial = None;
+        let mut ok = Vec::new();
+        for ip in addrs {
+            match self.rules.check_addr(ip, port) {
+                Ok(()) => ok.push(ip),
+                Err(d) => {
+                    first_denial.get_or_insert(d);
+                }
+            }
+        }
+        if ok.is_empty() {
+            return Err(refuse(first_denial.unwrap_or(Denial::NotListed)));
+        }
+        let mut last = String::new();
+        for ip in ok {
+            let sa = SocketAddr::new(ip, port);
+            match tokio::time::timeout(self.limits.connect_timeout, TcpStream::connect(sa)).await {
+                Ok(Ok(s)) => {
+                    let _ = s.set_nodelay(true);
+                    let key = format!("{shown}:{port}");
+                    self.stats.connected(&key);
+                    return Ok((s, key));
+                }
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => last = "connect timed out".into(),
+            }
+        }
+        Err(OpenError::Failed(last))
+    }
+}
+
+/// A requested host as the sandboxed command sent it, made safe for a
+/// terminal line: control and non-ASCII bytes become `?`, at most 255.
+fn printable(s: &str) -> String {
+    s.chars()
+        .take(255)
+        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+        .collect()
+}

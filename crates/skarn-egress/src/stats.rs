@@ -1,0 +1,108 @@
+//! Per-host counters, turned into an [`EgressReport`] at the end.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+/// Traffic to one allowed destination (`host:port`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostUsage {
+    /// `host:port` as requested.
+    pub host: String,
+    /// Connections made.
+    pub connections: u64,
+    /// Bytes sent by the command.
+    pub bytes_out: u64,
+    /// Bytes received by the command.
+    pub bytes_in: u64,
+}
+
+/// Refusals for one requested destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostDenial {
+    /// `host:port` as requested.
+    pub host: String,
+    /// How many requests were refused.
+    pub count: u64,
+    /// The reason of the last refusal.
+    pub reason: String,
+}
+
+/// What the proxy carried and refused during one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressReport {
+    /// Allowed destinations with their traffic.
+    pub allowed: Vec<HostUsage>,
+    /// Refused destinations.
+    pub denied: Vec<HostDenial>,
+    /// Whether the total-bytes bound ended connections.
+    #[serde(default)]
+    pub byte_limit_hit: bool,
+}
+
+/// Live counters shared by the proxy's connections.
+#[derive(Debug, Default)]
+pub struct Stats {
+    allowed: Mutex<BTreeMap<String, HostUsage>>,
+    denied: Mutex<BTreeMap<String, HostDenial>>,
+    total: AtomicU64,
+    limit_hit: AtomicU64,
+}
+
+impl Stats {
+    pub(crate) fn connected(&self, key: &str) {
+        let mut m = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
+        let e = m.entry(key.to_string()).or_default();
+        e.host = key.to_string();
+        e.connections += 1;
+    }
+
+    pub(crate) fn bytes(&self, key: &str, out: u64, inn: u64) {
+        self.total.fetch_add(out + inn, Ordering::Relaxed);
+        let mut m = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = m.get_mut(key) {
+            e.bytes_out += out;
+            e.bytes_in += inn;
+        }
+    }
+
+    pub(crate) fn denied(&self, key: &str, reason: &str) {
+        let mut m = self.denied.lock().unwrap_or_else(|e| e.into_inner());
+        let e = m.entry(key.to_string()).or_default();
+        e.host = key.to_string();
+        e.count += 1;
+        e.reason = reason.to_string();
+    }
+
+    /// Bytes carried so far, both directions.
+    pub fn total_bytes(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn hit_limit(&self) {
+        self.limit_hit.store(1, Ordering::Relaxed);
+    }
+
+    /// A snapshot.
+    pub fn report(&self) -> EgressReport {
+        EgressReport {
+            allowed: self
+                .allowed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .cloned()
+                .collect(),
+            denied: self
+                .denied
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .cloned()
+                .collect(),
+            byte_limit_hit: self.limit_hit.load(Ordering::Relaxed) != 0,
+        }
+    }
+}
