@@ -839,6 +839,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         })
         .collect();
     let snapshots = crate::lapse::snapshot(&protected);
+    let head_guard = crate::nested_git::HeadGuard::save(&plan.workspace);
     let child = match sys::fork() {
         Ok(0) => {
             // SAFETY: closing our copies of the helper's pipe ends.
@@ -881,7 +882,26 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
                 _ => None,
             })
             .collect();
-        for w in crate::nested_git::vet_new(&roots, &created.nested, std::process::id()) {
+        let home_jail = match &plan.host.home {
+            Some(h) if plan.policy.allow_home_workspace && h.starts_with(&plan.workspace) => {
+                crate::nested_git::quarantine_new_dot_entries(
+                    h,
+                    &plan.host.home_entries,
+                    std::process::id(),
+                )
+            }
+            _ => Vec::new(),
+        };
+        for w in head_guard
+            .check()
+            .into_iter()
+            .chain(home_jail)
+            .chain(crate::nested_git::vet_new(
+                &roots,
+                &created.nested,
+                std::process::id(),
+            ))
+        {
             sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
             plan.report.degrade(w);
         }

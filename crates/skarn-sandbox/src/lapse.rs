@@ -78,13 +78,21 @@ pub fn runs_code(key: &str, value: Option<&str>) -> bool {
         || (first == "pager")
 }
 
+/// Entries not on the allow-list of settings that run nothing (see
+/// [`crate::staging::allowed_key`]): an addition of any of them while the
+/// protection had lapsed is undone.
 fn code_entries(text: &str) -> Vec<String> {
-    crate::gitconfig::parse(text)
+    let p = crate::gitconfig::parse(text);
+    let mut out: Vec<String> = p
         .items
         .into_iter()
-        .filter(|i| runs_code(&i.key(), i.value.as_deref()))
+        .filter(|i| !crate::staging::allowed_key(i) || runs_code(&i.key(), i.value.as_deref()))
         .map(|i| format!("{}={}", i.key(), i.value.unwrap_or_default()))
-        .collect()
+        .collect();
+    if !p.bad_lines.is_empty() {
+        out.push(format!("unparsable lines {:?}", p.bad_lines));
+    }
+    out
 }
 
 fn is_git_config(p: &Path) -> bool {
@@ -128,7 +136,7 @@ pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
                     .and_then(|_| std::fs::write(&s.path, before))
                     .is_ok();
                 out.push(format!(
-                    "{} was replaced during the run and gained settings that run programs ({}); \
+                    "{} was replaced during the run and gained settings outside the allow-list ({}); \
                      {}",
                     s.path.display(),
                     added.join(", "),

@@ -22,13 +22,17 @@ pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pyc
 /// Nested `.git` entries under `roots` (their own root level excluded),
 /// and whether the walk stopped at [`MAX_DIRS`].
 pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
+    find_capped(roots, MAX_DIRS)
+}
+
+fn find_capped(roots: &[PathBuf], cap: usize) -> (Vec<PathBuf>, bool) {
     let mut out = Vec::new();
     let mut seen = 0usize;
     for root in roots {
         let mut stack = vec![root.clone()];
         while let Some(dir) = stack.pop() {
             seen += 1;
-            if seen > MAX_DIRS {
+            if seen > cap {
                 return (out, true);
             }
             let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -38,9 +42,13 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
             // A bare repository (HEAD, objects, refs): host git uses it
             // when run inside it.
             let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
-            if dir != *root && has("HEAD") && has("objects") && has("refs") {
+            if has("HEAD") && has("objects") && has("refs") {
+                // (The root too: with its `.git` missing or spoiled, git
+                // takes the directory itself for a bare repository.)
                 out.push(dir.clone());
-                continue;
+                if dir != *root {
+                    continue;
+                }
             }
             for e in entries {
                 let name = e.file_name();
@@ -84,28 +92,132 @@ fn unsafe_repo(git: &Path) -> Option<String> {
     if !parsed.bad_lines.is_empty() {
         return Some("an unparsable config".into());
     }
+    // An allow-list, not a list of known dangers: git has many keys that
+    // run programs (diff.external, submodule.*.update, ext:: remotes, ...).
     parsed
         .items
         .iter()
-        .find(|i| crate::lapse::runs_code(&i.key(), i.value.as_deref()))
+        .find(|i| !crate::staging::allowed_key(i))
         .map(|i| format!("config {}", i.key()))
+}
+
+/// The workspace's `.git/HEAD` before the run, to put back if the run
+/// spoils it (a `.git` that is no longer a repository makes git take the
+/// workspace itself for one, with a configuration the command wrote).
+#[derive(Debug, Clone, Default)]
+pub struct HeadGuard {
+    head: Option<(PathBuf, String)>,
+}
+
+fn valid_head(text: &str) -> bool {
+    let t = text.trim_end_matches('\n');
+    if let Some(r) = t.strip_prefix("ref: ") {
+        return r.starts_with("refs/") && !r.contains("..") && !r.contains(char::is_whitespace);
+    }
+    (t.len() == 40 || t.len() == 64) && t.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+impl HeadGuard {
+    /// Remember `ws/.git/HEAD` when it is a valid HEAD.
+    pub fn save(ws: &Path) -> HeadGuard {
+        let p = ws.join(".git/HEAD");
+        let head = std::fs::read_to_string(&p)
+            .ok()
+            .filter(|t| t.len() < 512 && valid_head(t))
+            .map(|t| (p, t));
+        HeadGuard { head }
+    }
+
+    /// Put HEAD back if the run left it invalid; one line when it did.
+    pub fn check(&self) -> Option<String> {
+        let (p, before) = self.head.as_ref()?;
+        let now = std::fs::read_to_string(p).unwrap_or_default();
+        if valid_head(&now) {
+            return None;
+        }
+        let restored = std::fs::write(p, before).is_ok();
+        Some(format!(
+            "{} was left invalid by the command (git would then take the workspace itself for a \
+             repository); {}",
+            p.display(),
+            if restored {
+                "restored"
+            } else {
+                "it could not be restored: review it before running git"
+            }
+        ))
+    }
+}
+
+/// After a run whose workspace holds the home: every top-level dot entry
+/// of `home` that was not there before (`before`, names) is moved into
+/// `home/.skarn-quarantine-<run id>/`, since host programs read dot files
+/// there by name (`.lesskey`, `.psqlrc`, `.hgrc`, ...). Placeholders of the
+/// run itself are left to their own clean-up.
+pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(home) else {
+        return Vec::new();
+    };
+    let jail = home.join(format!(".skarn-quarantine-{run_id}"));
+    let mut moved = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.')
+            || name == ".git"
+            || before.contains(&name)
+            || name.starts_with(".skarn-quarantine-")
+            || crate::helper::is_placeholder(&e.path()).is_some()
+        {
+            continue;
+        }
+        if std::fs::create_dir_all(&jail).is_ok()
+            && std::fs::rename(e.path(), jail.join(&name)).is_ok()
+        {
+            moved.push(name);
+        }
+    }
+    if moved.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "new dot files in the home ({}) were moved into {}: host programs read such files by \
+         name; review them before moving them back",
+        moved.join(", "),
+        jail.display()
+    )]
 }
 
 /// After the run: vet each `.git` under `roots` that was not in `before`;
 /// returns one line per repository set aside.
 pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String> {
-    let (now, truncated) = find(roots);
+    // No cap here: the run paid for every directory it made, and a capped
+    // walk would let it hide a repository behind enough of them.
+    let (now, truncated) = find_capped(roots, usize::MAX);
     let mut out = Vec::new();
     for git in now.iter().filter(|g| !before.contains(g)) {
+        if roots.contains(git) && !std::fs::symlink_metadata(git.join("HEAD")).is_ok() {
+            continue;
+        }
         let Some(why) = unsafe_repo(git) else {
             continue;
         };
-        let name = git.file_name().map(|n| n.to_string_lossy().into_owned());
-        let aside = git.with_file_name(format!(
-            "{}.skarn-quarantine-{run_id}",
-            name.unwrap_or_default()
-        ));
-        let moved = std::fs::rename(git, &aside).is_ok();
+        // A writable grant's root cannot be moved: its HEAD is, which is
+        // enough for git not to take it for a repository.
+        let (what, aside) = if roots.contains(git) {
+            let h = git.join("HEAD");
+            (
+                h.clone(),
+                git.join(format!("HEAD.skarn-quarantine-{run_id}")),
+            )
+        } else {
+            let name = git.file_name().map(|n| n.to_string_lossy().into_owned());
+            let aside = git.with_file_name(format!(
+                "{}.skarn-quarantine-{run_id}",
+                name.unwrap_or_default()
+            ));
+            (git.clone(), aside)
+        };
+        let moved = std::fs::rename(&what, &aside).is_ok();
         out.push(format!(
             "a repository created during the run at {} could run programs on the host ({why}); {}",
             git.display(),
@@ -164,6 +276,27 @@ mod tests {
         assert!(d.join("clone/.git").exists());
         assert!(!d.join("src/.git").exists() && d.join("src/.git.skarn-quarantine-9").exists());
         assert!(!d.join("evil/.git").exists());
+        // The root turned into a bare repository: its HEAD is set aside.
+        std::fs::create_dir_all(d.join("objects")).unwrap();
+        std::fs::create_dir_all(d.join("refs")).unwrap();
+        std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
+        let w = vet_new(&roots, &before, 10);
+        assert!(
+            w.iter().any(|l| l.contains("HEAD.skarn-quarantine-10")),
+            "{w:?}"
+        );
+        assert!(!d.join("HEAD").exists());
+        // A spoiled .git/HEAD is put back.
+        std::fs::write(d.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let g = HeadGuard::save(&d);
+        std::fs::write(d.join(".git/HEAD"), "junk").unwrap();
+        assert!(g.check().is_some());
+        assert_eq!(
+            std::fs::read_to_string(d.join(".git/HEAD")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+        assert!(g.check().is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -86,6 +86,12 @@ const DIRENV: &[&str] = &[".envrc"];
 /// Every workspace persistence path, with its rule and reason.
 pub const ENTRIES: &[Entry] = &[
     e(
+        "HEAD",
+        Always,
+        "with objects/ and refs/ beside it, git takes the workspace itself for a bare \
+         repository (and runs its config) when .git is missing or spoiled",
+    ),
+    e(
         ".gitmodules",
         Always,
         "submodule URLs and update commands used by later git commands",

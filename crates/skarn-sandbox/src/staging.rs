@@ -62,7 +62,11 @@ pub fn prepare(ws: &Path) -> io::Result<PathBuf> {
     Ok(stage)
 }
 
-fn allowed_key(it: &Item) -> bool {
+/// Whether a git configuration item is on the allow-list of settings that
+/// run nothing (identity, remotes without `ext::`/`fd::` transports,
+/// branches, repository format). Used to vet any repository a run created
+/// or changed.
+pub fn allowed_key(it: &Item) -> bool {
     let v = it.value.as_deref().unwrap_or("");
     match (it.section.as_str(), it.sub.is_some(), it.name.as_str()) {
         (
@@ -139,10 +143,7 @@ pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String>
             msg = if is_unborn(&git) {
                 move_in(stage, &git)
             } else {
-                Some(format!(
-                    "skarn: the repository created in the sandbox was discarded: {} already holds one",
-                    git.display()
-                ))
+                Some(set_aside(ws, stage, &git))
             };
         }
         let _ = std::fs::remove_dir_all(stage);
@@ -151,6 +152,34 @@ pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String>
         let _ = std::fs::remove_dir(&git);
     }
     msg
+}
+
+/// Another run moved its repository in first: keep this one beside the
+/// workspace, inert (its HEAD renamed, so no git takes it for a
+/// repository and nothing in it runs), instead of deleting its commits.
+fn set_aside(ws: &Path, stage: &Path, git: &Path) -> String {
+    let name = stage
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let aside = ws.join(format!(
+        ".skarn-unmerged-repo{}",
+        name.trim_start_matches(".skarn-stage")
+    ));
+    let _ = std::fs::rename(stage.join("HEAD"), stage.join("HEAD.inert"));
+    match std::fs::rename(stage, &aside) {
+        Ok(()) => format!(
+            "skarn: {} already holds a repository (another run made it first): the one created \
+             in this run is kept inert at {} (rename HEAD.inert to HEAD to use it)",
+            git.display(),
+            aside.display()
+        ),
+        Err(e) => format!(
+            "skarn: the repository created in the sandbox could not be kept ({e}): {} already \
+             holds one",
+            git.display()
+        ),
+    }
 }
 
 fn move_in(stage: &Path, git: &Path) -> Option<String> {

@@ -63,6 +63,12 @@ impl Saved {
     /// meanwhile, so a run in a background job is not stopped by it.
     /// Returns how many descriptors were restored.
     pub fn restore(&self) -> usize {
+        for (fd, _) in &self.ttys {
+            // Output suspended by the command (tcflow TCOOFF) would block
+            // the host shell's next write: resume it. Harmless otherwise.
+            // SAFETY: tcflow on a descriptor we saved as a terminal.
+            unsafe { libc::tcflow(*fd, libc::TCOON) };
+        }
         let changed: Vec<&(libc::c_int, libc::termios)> = self
             .ttys
             .iter()

@@ -399,3 +399,22 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
     // The bare repository with a code-running setting is set aside too.
     assert!(!ws.join(".cache-x").exists(), "{}", err(&o));
 }
+
+#[test]
+fn new_dot_files_in_a_home_workspace_are_moved_aside() {
+    let t = Tmp::new("dotnew");
+    let home = t.dir("home");
+    let o = sh(
+        &home,
+        &home,
+        &["--allow-home-workspace"],
+        "printf '#env\\nLESSOPEN=|touch PWNED\\n' > ~/.lesskey; echo x > ~/.psqlrc; echo ok > plain.txt",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!home.join(".lesskey").exists() && !home.join(".psqlrc").exists());
+    assert!(err(&o).contains(".lesskey"), "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(home.join("plain.txt")).unwrap(),
+        "ok\n"
+    );
+}
