@@ -145,6 +145,17 @@ fn url_with_password(v: &str) -> bool {
         .is_some_and(|(_, pw)| !pw.is_empty())
 }
 
+/// A key-value connection string with a password (`Server=x;Password=y;`,
+/// `host=x password=y`, `PWD=y`): ADO.NET, ODBC and libpq styles.
+fn connection_string_password(v: &str) -> bool {
+    v.split([';', ' ', '\t']).any(|kv| {
+        kv.split_once('=').is_some_and(|(k, val)| {
+            let k = k.trim().to_ascii_lowercase();
+            matches!(k.as_str(), "password" | "pwd" | "passwd" | "pass") && !val.trim().is_empty()
+        })
+    })
+}
+
 /// A JSON Web Token: `eyJ` + three base64url parts separated by dots.
 fn jwt(v: &str) -> bool {
     let mut parts = v.split('.');
@@ -180,10 +191,10 @@ fn aws_key_id(w: &str) -> bool {
 /// e.g. `--token=ghp_...` in an options variable).
 pub fn value_looks_secret(value: &OsStr) -> bool {
     let v = value.to_string_lossy();
-    if url_with_password(&v) {
+    if url_with_password(&v) || connection_string_password(&v) {
         return true;
     }
-    v.split(|c: char| c.is_whitespace() || matches!(c, '=' | ',' | ';' | '"' | '\''))
+    v.split(|c: char| c.is_whitespace() || matches!(c, '=' | ',' | ';' | '"' | '\'' | ':' | '@'))
         .any(|w| {
             url_with_password(w)
                 || jwt(w)
@@ -278,6 +289,24 @@ mod tests {
             "TERM",
         ] {
             assert!(!secret(k, "/etc/ssl/certs/ca.pem"), "{k}");
+        }
+    }
+
+    #[test]
+    fn connection_strings_and_tokens_behind_colons() {
+        for v in [
+            "Server=db;User Id=sa;Password=hunter2;",
+            "host=db user=app password=s3cret",
+            "user:ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            assert!(value_looks_secret(OsStr::new(v)), "{v}");
+        }
+        for v in [
+            "Server=db;Integrated Security=true",
+            "a:b:c",
+            "/usr/bin:/bin",
+        ] {
+            assert!(!value_looks_secret(OsStr::new(v)), "{v}");
         }
     }
 
