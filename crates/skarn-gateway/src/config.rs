@@ -73,6 +73,23 @@ pub struct Auth {
     pub bearer_env: String,
 }
 
+/// One value of a stdio server's `env` table: a literal string, or
+/// `{ from_env = "VAR" }` to pass the gateway's own `$VAR` to this server
+/// only.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Literal(String),
+    FromEnv(FromEnv),
+}
+
+/// `{ from_env = "VAR" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FromEnv {
+    pub from_env: String,
+}
+
 /// One `[servers.<alias>]` table as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,7 +99,7 @@ struct RawServer {
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: BTreeMap<String, EnvValue>,
     cwd: Option<PathBuf>,
     url: Option<String>,
     auth: Option<Auth>,
@@ -104,7 +121,9 @@ pub enum ServerTransport {
     Stdio {
         command: String,
         args: Vec<String>,
-        env: BTreeMap<String, String>,
+        /// Exactly what the server gets on top of the minimal base
+        /// environment (see `crate::child_env`).
+        env: BTreeMap<String, EnvValue>,
         cwd: Option<PathBuf>,
     },
     Http {
@@ -336,6 +355,20 @@ fn validate_server(
                     "{here}: `url`, `auth` and `headers` apply only to transport = \"http\""
                 )));
             }
+            for (k, v) in &raw.env {
+                let bad = |n: &str| n.is_empty() || n.contains('=') || n.contains('\0');
+                if bad(k) {
+                    return Err(err(format!("{here}: env name {k:?} is not valid")));
+                }
+                if let EnvValue::FromEnv(f) = v
+                    && bad(&f.from_env)
+                {
+                    return Err(err(format!(
+                        "{here}: env.{k}: from_env {:?} is not a valid variable name",
+                        f.from_env
+                    )));
+                }
+            }
             ServerTransport::Stdio {
                 command,
                 args: raw.args,
@@ -470,6 +503,28 @@ timeout = 5
         assert!(e.message.contains("worker_pool"), "{e}");
         let c = Config::parse("[gateway]\nisolation = \"worker\"\nworker_pool = 0\n", "f").unwrap();
         assert_eq!(c.gateway.isolation, Isolation::Worker);
+    }
+
+    #[test]
+    fn env_literal_and_from_env() {
+        let text = "[servers.a]\ncommand = \"x\"\nenv = { A = \"lit\", B = { from_env = \"GH\" } }\n";
+        let c = Config::parse(text, "f").unwrap();
+        let ServerTransport::Stdio { env, .. } = &c.servers[0].transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(env["A"], EnvValue::Literal("lit".into()));
+        assert_eq!(
+            env["B"],
+            EnvValue::FromEnv(FromEnv {
+                from_env: "GH".into()
+            })
+        );
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\nenv = { B = { from = \"GH\" } }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! dropped, and [`ChildRegistry::kill_all`] kills every group still alive
 //! when the gateway exits.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,10 +21,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{ServerConfig, ServerTransport};
+pub use crate::children::ChildRegistry;
 
 /// A change a downstream server announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,80 +80,6 @@ impl Health {
     }
 }
 
-/// Process groups of every stdio child still running.
-#[derive(Debug, Default)]
-pub struct ChildRegistry {
-    groups: Mutex<HashSet<i32>>,
-}
-
-impl ChildRegistry {
-    fn add(&self, pgid: i32) {
-        self.groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pgid);
-    }
-
-    /// Kill one group (SIGKILL) and forget it.
-    pub fn kill(&self, pgid: i32) {
-        let known = self
-            .groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&pgid);
-        if known {
-            kill_group(pgid, libc::SIGKILL);
-        }
-    }
-
-    /// Terminate every group: SIGTERM, a short grace period, then SIGKILL.
-    pub fn kill_all(&self, grace: Duration) {
-        let groups: Vec<i32> = self
-            .groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
-        if groups.is_empty() {
-            return;
-        }
-        for &g in &groups {
-            kill_group(g, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline && groups.iter().any(|&g| group_alive(g)) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        for &g in &groups {
-            kill_group(g, libc::SIGKILL);
-        }
-    }
-
-    /// Process groups still registered (for tests and diagnostics).
-    pub fn groups(&self) -> Vec<i32> {
-        self.groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .copied()
-            .collect()
-    }
-}
-
-fn kill_group(pgid: i32, sig: i32) {
-    if pgid > 1 {
-        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
-        unsafe {
-            libc::killpg(pgid, sig);
-        }
-    }
-}
-
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence/permission.
-    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
-}
-
 /// The client side of one downstream connection.
 #[derive(Clone)]
 pub struct DownHandler {
@@ -197,6 +123,7 @@ impl ClientHandler for DownHandler {
 /// A live connection.
 pub struct Conn {
     service: RunningService<RoleClient, DownHandler>,
+    _child: Option<crate::stdio_child::StdioChild>,
     pgid: Option<i32>,
     registry: Arc<ChildRegistry>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
@@ -275,7 +202,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn short(e: impl std::fmt::Display) -> String {
+pub(crate) fn short(e: impl std::fmt::Display) -> String {
     let s = e.to_string();
     let s = s.trim();
     if s.len() > 400 {
@@ -454,59 +381,27 @@ impl Downstream {
             events: self.events.clone(),
         };
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let (service, pgid) = match &self.cfg.transport {
+        let (service, pgid, child) = match &self.cfg.transport {
             ServerTransport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
             } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).kill_on_drop(true);
-                if let Some(cwd) = cwd {
-                    cmd.current_dir(cwd);
-                }
-                // SAFETY: the closure runs in the forked child before exec and
-                // only calls async-signal-safe prctl.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        // Die with the gateway even if it is killed outright.
-                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                        Ok(())
-                    });
-                }
-                let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
-                wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (proc, stderr) = rmcp::transport::TokioChildProcess::builder(wrap)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run {command:?}: {e}"))?;
-                let pgid = proc.id().map(|p| p as i32);
+                let spec = crate::stdio_child::Spec {
+                    alias: &self.cfg.alias,
+                    command,
+                    args,
+                    env,
+                    cwd: cwd.as_ref(),
+                };
+                let (transport, child) = crate::stdio_child::spawn(&spec, tail.clone())?;
+                let pgid = child.pid;
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
-                if let Some(stderr) = stderr {
-                    let tail = tail.clone();
-                    let alias = self.cfg.alias.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::debug!(server = %alias, "stderr: {line}");
-                            let line = line.trim().to_owned();
-                            if line.is_empty() {
-                                continue;
-                            }
-                            let mut t = lock(&tail);
-                            if t.len() >= 20 {
-                                t.pop_front();
-                            }
-                            t.push_back(short(line));
-                        }
-                    });
-                }
-                let served = handler.serve(proc).await;
-                match served {
-                    Ok(s) => (s, pgid),
+                match handler.serve(transport).await {
+                    Ok(s) => (s, pgid, Some(child)),
                     Err(e) => {
                         if let Some(g) = pgid {
                             self.registry.kill(g);
@@ -546,11 +441,12 @@ impl Downstream {
                 config = config.custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let s = handler.serve(transport).await.map_err(short)?;
-                (s, None)
+                (s, None, None)
             }
         };
         let conn = Conn {
             service,
+            _child: child,
             pgid,
             registry: self.registry.clone(),
             stderr_tail: tail,

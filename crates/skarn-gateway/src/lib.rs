@@ -21,15 +21,19 @@
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
 pub mod bridge;
+pub mod child_env;
+pub mod children;
 pub mod config;
 pub mod downstream;
 pub mod exec;
 pub mod gateway;
 pub mod http;
 pub mod init;
+pub mod oversize;
 pub mod search;
 pub mod server;
 pub mod stdio;
+pub mod stdio_child;
 mod tls;
 pub mod tsig;
 
