@@ -15,15 +15,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Prompt, ProtocolVersion,
+    CallToolRequestParams, CallToolResult, Prompt,
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{ServerConfig, ServerTransport};
+use crate::relist::{DownHandler, RelistSignal, list_everything};
 pub use crate::children::ChildRegistry;
 
 /// A change a downstream server announced.
@@ -39,9 +40,6 @@ pub enum ListKind {
 pub struct ListChanged {
     pub server: usize,
     pub kind: ListKind,
-    /// True for a server's notification (the list must be re-read); false
-    /// when the listing is already fresh (after a start).
-    pub refresh: bool,
 }
 
 /// Health of one downstream server.
@@ -80,49 +78,9 @@ impl Health {
     }
 }
 
-/// The client side of one downstream connection.
-#[derive(Clone)]
-pub struct DownHandler {
-    server: usize,
-    events: mpsc::UnboundedSender<ListChanged>,
-}
-
-impl ClientHandler for DownHandler {
-    fn get_info(&self) -> ClientConfig {
-        let mut info =
-            ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        info.client_info = Implementation::new("skarn", env!("CARGO_PKG_VERSION"));
-        info
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Tools,
-            refresh: true,
-        });
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Resources,
-            refresh: true,
-        });
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Prompts,
-            refresh: true,
-        });
-    }
-}
-
 /// A live connection.
 pub struct Conn {
-    service: RunningService<RoleClient, DownHandler>,
+    pub(crate) service: RunningService<RoleClient, DownHandler>,
     _child: Option<crate::stdio_child::StdioChild>,
     pgid: Option<i32>,
     registry: Arc<ChildRegistry>,
@@ -187,18 +145,20 @@ pub struct Downstream {
     pub index: usize,
     pub cfg: ServerConfig,
     health: watch::Sender<Health>,
-    conn: Mutex<Option<Arc<Conn>>>,
-    listing: Mutex<Arc<Listing>>,
+    pub(crate) conn: Mutex<Option<Arc<Conn>>>,
+    pub(crate) listing: Mutex<Arc<Listing>>,
     restart: Mutex<Restart>,
     start_lock: tokio::sync::Mutex<()>,
     registry: Arc<ChildRegistry>,
-    events: mpsc::UnboundedSender<ListChanged>,
+    pub(crate) events: mpsc::UnboundedSender<ListChanged>,
+    /// `list_changed` notifications waiting for a re-list.
+    pub(crate) relist: Arc<RelistSignal>,
     /// Bumped whenever this server's listing changes (the gateway rebuilds
     /// its catalogue lazily when it is behind).
-    dirty: Arc<AtomicU64>,
+    pub(crate) dirty: Arc<AtomicU64>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -244,6 +204,7 @@ impl Downstream {
             start_lock: tokio::sync::Mutex::new(()),
             registry,
             events,
+            relist: Arc::default(),
             dirty,
         }
     }
@@ -356,11 +317,10 @@ impl Downstream {
         let _ = self.events.send(ListChanged {
             server: self.index,
             kind: ListKind::Tools,
-            refresh: false,
         });
     }
 
-    fn fail(&self, cause: String) {
+    pub(crate) fn fail(&self, cause: String) {
         tracing::warn!(server = %self.cfg.alias, %cause, "downstream server failed to start");
         {
             let mut r = lock(&self.restart);
@@ -377,8 +337,7 @@ impl Downstream {
 
     async fn connect(&self) -> Result<(Conn, Listing), String> {
         let handler = DownHandler {
-            server: self.index,
-            events: self.events.clone(),
+            signal: self.relist.clone(),
         };
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let (service, pgid, child) = match &self.cfg.transport {
@@ -451,37 +410,10 @@ impl Downstream {
             registry: self.registry.clone(),
             stderr_tail: tail,
         };
-        let listing = list_everything(&conn).await?;
+        let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok((conn, listing))
-    }
-
-    /// Re-read one list after a `list_changed` notification.
-    pub async fn refresh(&self, kind: ListKind) {
-        let Some(conn) = lock(&self.conn).clone() else {
-            return;
-        };
-        let peer = conn.service.peer();
-        let t = self.cfg.call_timeout;
-        let mut listing = (*self.listing()).clone();
-        match kind {
-            ListKind::Tools => {
-                if let Ok(Ok(tools)) = tokio::time::timeout(t, peer.list_all_tools()).await {
-                    listing.tools = tools;
-                }
-            }
-            ListKind::Resources => {
-                if let Ok(Ok(r)) = tokio::time::timeout(t, peer.list_all_resources()).await {
-                    listing.resources = r;
-                }
-            }
-            ListKind::Prompts => {
-                if let Ok(Ok(p)) = tokio::time::timeout(t, peer.list_all_prompts()).await {
-                    listing.prompts = p;
-                }
-            }
-        }
-        *lock(&self.listing) = Arc::new(listing);
-        self.dirty.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A ready connection, waiting for a start in progress and restarting a
@@ -631,34 +563,4 @@ impl Downstream {
         let conn = lock(&self.conn).take();
         drop(conn);
     }
-}
-
-async fn list_everything(conn: &Conn) -> Result<Listing, String> {
-    let peer = conn.service.peer();
-    let caps = peer.peer_info().map(|i| i.capabilities.clone());
-    let mut listing = Listing::default();
-    let (has_tools, has_resources, has_prompts) = match &caps {
-        Some(c) => (
-            c.tools.is_some(),
-            c.resources.is_some(),
-            c.prompts.is_some(),
-        ),
-        None => (true, false, false),
-    };
-    if has_tools {
-        listing.tools = peer
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {}", short(e)))?;
-    }
-    // Resources and prompts are optional extras: a server that lists them
-    // badly still serves its tools.
-    if has_resources {
-        listing.resources = peer.list_all_resources().await.unwrap_or_default();
-        listing.templates = peer.list_all_resource_templates().await.unwrap_or_default();
-    }
-    if has_prompts {
-        listing.prompts = peer.list_all_prompts().await.unwrap_or_default();
-    }
-    Ok(listing)
 }

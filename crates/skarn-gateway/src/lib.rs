@@ -29,13 +29,16 @@ pub mod exec;
 pub mod gateway;
 pub mod http;
 pub mod init;
+pub mod listing;
 pub mod oversize;
+pub mod relist;
 pub mod search;
 pub mod server;
 pub mod stdio;
 pub mod stdio_child;
 mod tls;
 pub mod tsig;
+pub mod uri_template;
 
 use std::path::Path;
 use std::sync::Arc;
