@@ -79,6 +79,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let addr = args.http.as_deref().map(parse_addr).transpose()?;
+    // Detached descendants of downstream servers (setsid) are re-parented
+    // to the gateway instead of init, so that shutdown can end them.
+    if !skarn_gateway::children::become_subreaper() {
+        tracing::warn!("cannot become a child subreaper; detached downstream descendants may outlive the gateway");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
