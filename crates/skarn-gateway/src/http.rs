@@ -1,8 +1,9 @@
 //! `skarn serve --http`: Streamable HTTP behind a bearer token.
 //!
 //! Every request must carry `Authorization: Bearer <token>`; anything else
-//! gets 401 before it reaches the MCP layer. The token is compared in
-//! constant time.
+//! gets 401 before it reaches the MCP layer and before any of its body is
+//! read. The token is compared in constant time. Connections are bounded by
+//! [`crate::http_conn`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -83,7 +84,6 @@ pub async fn serve_http(
             .layer(axum::middleware::from_fn(move |req, next| {
                 check_token(token.clone(), req, next)
             }));
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled_owned().await })
-        .await
+    let limits = crate::http_conn::HttpLimits::from_config(&gw.config.gateway);
+    crate::http_conn::serve(listener, router, limits, stop).await
 }

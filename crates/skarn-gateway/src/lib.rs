@@ -28,6 +28,7 @@ pub mod downstream;
 pub mod exec;
 pub mod gateway;
 pub mod http;
+pub mod http_conn;
 pub mod init;
 pub mod listing;
 pub mod oversize;
