@@ -546,7 +546,8 @@ timeout = 5
 
     #[test]
     fn env_literal_and_from_env() {
-        let text = "[servers.a]\ncommand = \"x\"\nenv = { A = \"lit\", B = { from_env = \"GH\" } }\n";
+        let text =
+            "[servers.a]\ncommand = \"x\"\nenv = { A = \"lit\", B = { from_env = \"GH\" } }\n";
         let c = Config::parse(text, "f").unwrap();
         let ServerTransport::Stdio { env, .. } = &c.servers[0].transport else {
             panic!("stdio expected")

@@ -15,17 +15,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolRequestParams, CallToolResult, Prompt, ReadResourceRequestParams, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
 };
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 
+pub use crate::children::ChildRegistry;
 use crate::config::{ServerConfig, ServerTransport};
 use crate::relist::{DownHandler, RelistSignal, list_everything};
-pub use crate::children::ChildRegistry;
 
 /// A change a downstream server announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 
 use std::future::Future;
 
+use rmcp::RoleClient;
 use rmcp::model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool};
 use rmcp::service::{Peer, ServiceError};
-use rmcp::RoleClient;
 use serde::Serialize;
 
 /// Caps on one listing (one list method, all of its pages).
@@ -157,7 +157,13 @@ mod tests {
         })
         .await
         .unwrap_err();
-        assert_eq!(e, ListError::Pages { method: "tools/list", max: 5 });
+        assert_eq!(
+            e,
+            ListError::Pages {
+                method: "tools/list",
+                max: 5
+            }
+        );
         let e = collect("tools/list", caps, |_| async {
             Ok(((0..600u32).collect(), Some("more".to_owned())))
         })
@@ -171,7 +177,10 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, ListError::Bytes { .. }), "{e}");
         let ok = collect("tools/list", caps, |c| async move {
-            Ok((vec![1u32], if c.is_none() { Some("2".into()) } else { None }))
+            Ok((
+                vec![1u32],
+                if c.is_none() { Some("2".into()) } else { None },
+            ))
         })
         .await
         .unwrap();

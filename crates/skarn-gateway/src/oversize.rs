@@ -197,7 +197,10 @@ mod tests {
 
     #[test]
     fn finds_the_top_level_id_anywhere() {
-        assert_eq!(id_of(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#), Some(json!(7)));
+        assert_eq!(
+            id_of(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            Some(json!(7))
+        );
         assert_eq!(
             id_of(r#"{"result":{"id":1,"x":"\"id\":2"},"jsonrpc":"2.0","id":"a,}b"}"#),
             Some(json!("a,}b"))

@@ -98,11 +98,5 @@ pub fn spawn(
         spec.alias.to_owned(),
     ));
     let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
-    Ok((
-        transport,
-        StdioChild {
-            _child: child,
-            pid,
-        },
-    ))
+    Ok((transport, StdioChild { _child: child, pid }))
 }

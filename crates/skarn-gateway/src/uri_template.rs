@@ -105,7 +105,13 @@ fn ends(uri: &[u8], at: usize, op: Option<u8>, explode: bool) -> Vec<usize> {
 
 /// Backtracking over (part, position) states, each tried once, so the cost
 /// stays polynomial whatever the template.
-fn match_from(parts: &[Part], i: usize, uri: &[u8], at: usize, failed: &mut HashSet<(usize, usize)>) -> bool {
+fn match_from(
+    parts: &[Part],
+    i: usize,
+    uri: &[u8],
+    at: usize,
+    failed: &mut HashSet<(usize, usize)>,
+) -> bool {
     let Some(part) = parts.get(i) else {
         return at == uri.len();
     };
@@ -113,7 +119,9 @@ fn match_from(parts: &[Part], i: usize, uri: &[u8], at: usize, failed: &mut Hash
         return false;
     }
     let ok = match part {
-        Part::Lit(l) => uri[at..].starts_with(l) && match_from(parts, i + 1, uri, at + l.len(), failed),
+        Part::Lit(l) => {
+            uri[at..].starts_with(l) && match_from(parts, i + 1, uri, at + l.len(), failed)
+        }
         Part::Expr { op, explode } => ends(uri, at, *op, *explode)
             .into_iter()
             .rev()
@@ -143,7 +151,10 @@ mod tests {
         assert!(!matches("notes://alice/{path}", "notes://alice/"));
         assert!(!matches("notes://alice/{path}", "notes://alice/a/b"));
         assert!(!matches("notes://alice/{path}", "notes://bob/todo"));
-        assert!(matches("notes://{user}/inbox/{id}", "notes://alice/inbox/7"));
+        assert!(matches(
+            "notes://{user}/inbox/{id}",
+            "notes://alice/inbox/7"
+        ));
         assert!(!matches("notes://alice/{path}", "notes://alice/inbox/7"));
         assert!(matches("file:///{+path}", "file:///a/b/c.txt"));
         assert!(matches("x://h{/seg*}", "x://h/a/b"));

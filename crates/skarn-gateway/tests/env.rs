@@ -37,7 +37,11 @@ fn secrets_reach_only_the_server_that_names_them() {
             r#"env = { GH = { from_env = "GITHUB_TOKEN" }, MODE = "literal" }"#
         ),
         hostile("b", &["--env-dump", b.to_str().unwrap()], ""),
-        hostile("c", &[], r#"env = { X = { from_env = "SKARN_TEST_UNSET_VAR" } }"#),
+        hostile(
+            "c",
+            &[],
+            r#"env = { X = { from_env = "SKARN_TEST_UNSET_VAR" } }"#
+        ),
     );
     rt().block_on(async {
         let gw = gateway(&servers, "").await;

@@ -37,7 +37,12 @@ fn resource_reads_go_to_the_server_that_owns_the_uri() {
             hostile("alice", &["--template", "notes://alice/{path}"], ""),
             hostile(
                 "bob",
-                &["--template", "notes://{user}/inbox/{id}", "--resource", "notes://alice/readme"],
+                &[
+                    "--template",
+                    "notes://{user}/inbox/{id}",
+                    "--resource",
+                    "notes://alice/readme"
+                ],
                 ""
             ),
             hostile("carol", &["--template", "notes://{user}/{path}"], ""),
@@ -54,7 +59,10 @@ fn resource_reads_go_to_the_server_that_owns_the_uri() {
         assert_eq!(served_by(&r), "served by carol: notes://bob/todo");
         // Two servers' templates match: refused, naming both.
         let r = read(&mut up, "notes://alice/todo").await;
-        let msg = r.pointer("/error/message").and_then(Value::as_str).unwrap_or("");
+        let msg = r
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         assert!(
             msg.contains("alice") && msg.contains("carol") && msg.contains("more than one"),
             "{r}"
@@ -86,7 +94,10 @@ fn endless_listing_fails_the_server_with_a_clear_cause() {
         // The cause is visible in search results.
         let mut up = Upstream::connect(gw.clone()).await;
         let r = up
-            .request("tools/call", json!({"name": "search", "arguments": {"query": "tool"}}))
+            .request(
+                "tools/call",
+                json!({"name": "search", "arguments": {"query": "tool"}}),
+            )
             .await;
         assert!(r.to_string().contains("max_list_pages"), "{r}");
         gw.shutdown();
@@ -99,7 +110,10 @@ async fn settled_list_count(gw: &Arc<Gateway>, alias: &str) -> u64 {
     let mut last = None;
     let mut same = 0;
     for _ in 0..1200 {
-        let r = gw.call_tool(alias, "list_count", args(json!({}))).await.unwrap();
+        let r = gw
+            .call_tool(alias, "list_count", args(json!({})))
+            .await
+            .unwrap();
         let n: u64 = text(&r).parse().unwrap();
         let fresh = gw
             .catalog()
@@ -147,7 +161,10 @@ fn a_slow_server_does_not_block_other_refreshes() {
             .unwrap();
         // Wait until the slow server's re-list is in flight (never answered).
         for i in 0.. {
-            let r = gw.call_tool("slow", "list_count", args(json!({}))).await.unwrap();
+            let r = gw
+                .call_tool("slow", "list_count", args(json!({})))
+                .await
+                .unwrap();
             if text(&r) == "2" {
                 break;
             }
@@ -190,7 +207,10 @@ fn an_oversized_answer_is_a_clear_error_at_once() {
         .unwrap_err();
         assert!(e.to_string().contains("larger than"), "{e}");
         // The connection is still good.
-        let r = gw.call_tool("big", "list_count", args(json!({}))).await.unwrap();
+        let r = gw
+            .call_tool("big", "list_count", args(json!({})))
+            .await
+            .unwrap();
         assert_eq!(text(&r), "1");
         gw.shutdown();
     });

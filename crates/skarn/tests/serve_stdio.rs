@@ -442,7 +442,11 @@ fn config_errors_name_file_line_and_column() {
 
 fn hostile_bin() -> PathBuf {
     let p = Path::new(SKARN).with_file_name("skarn-hostile-server");
-    assert!(p.exists(), "{} is missing: `cargo build -p skarn-example-server`", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: `cargo build -p skarn-example-server`",
+        p.display()
+    );
     p
 }
 
@@ -466,7 +470,9 @@ fn an_oversized_client_line_is_skipped_without_buffering_it() {
     let chunk = vec![b'x'; 1 << 20];
     {
         let stdin = s.stdin.as_mut().unwrap();
-        stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"").unwrap();
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"")
+            .unwrap();
         for _ in 0..200 {
             stdin.write_all(&chunk).unwrap();
         }

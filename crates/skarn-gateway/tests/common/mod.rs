@@ -15,11 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 /// builds the example crate's binaries).
 pub fn sibling_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join(name);
+    let p = exe.parent().and_then(|d| d.parent()).unwrap().join(name);
     assert!(
         p.exists(),
         "{} is missing: `cargo build -p skarn-example-server`",

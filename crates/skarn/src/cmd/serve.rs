@@ -118,7 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Detached descendants of downstream servers (setsid) are re-parented
     // to the gateway instead of init, so that shutdown can end them.
     if !skarn_gateway::children::become_subreaper() {
-        tracing::warn!("cannot become a child subreaper; detached downstream descendants may outlive the gateway");
+        tracing::warn!(
+            "cannot become a child subreaper; detached downstream descendants may outlive the gateway"
+        );
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -64,7 +64,9 @@ fn main() {
             "--huge-answer" => o.huge = val().parse().unwrap_or(0),
             "--setsid-child" => {
                 let file = val();
-                let script = format!("echo $$ > '{file}.tmp' && mv '{file}.tmp' '{file}' && exec sleep 1000");
+                let script = format!(
+                    "echo $$ > '{file}.tmp' && mv '{file}.tmp' '{file}' && exec sleep 1000"
+                );
                 std::process::Command::new("setsid")
                     .args(["-f", "sh", "-c", &script])
                     .stdin(std::process::Stdio::null())
@@ -117,7 +119,9 @@ fn serve(o: &Opts) {
                 ];
                 if o.endless {
                     page += 1;
-                    tools = (0..50).map(|i| tool(format!("p{page}_{i}_{}", "x".repeat(200)))).collect();
+                    tools = (0..50)
+                        .map(|i| tool(format!("p{page}_{i}_{}", "x".repeat(200))))
+                        .collect();
                     json!({"tools": tools, "nextCursor": format!("c{page}")})
                 } else {
                     json!({"tools": tools})
@@ -132,7 +136,10 @@ fn serve(o: &Opts) {
                             .and_then(Value::as_u64)
                             .unwrap_or(1);
                         for _ in 0..n {
-                            send(&mut out, &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+                            send(
+                                &mut out,
+                                &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+                            );
                         }
                         text("sent")
                     }
@@ -141,18 +148,28 @@ fn serve(o: &Opts) {
                     _ => text(name),
                 }
             }
-            "resources/list" => json!({"resources": o.resources.iter().map(|u| json!({"uri": u, "name": u})).collect::<Vec<_>>()}),
-            "resources/templates/list" => json!({"resourceTemplates": o.templates.iter().map(|u| json!({"uriTemplate": u, "name": u})).collect::<Vec<_>>()}),
+            "resources/list" => {
+                json!({"resources": o.resources.iter().map(|u| json!({"uri": u, "name": u})).collect::<Vec<_>>()})
+            }
+            "resources/templates/list" => {
+                json!({"resourceTemplates": o.templates.iter().map(|u| json!({"uriTemplate": u, "name": u})).collect::<Vec<_>>()})
+            }
             "resources/read" => {
                 let uri = params.get("uri").and_then(Value::as_str).unwrap_or("");
                 json!({"contents": [{"uri": uri, "text": format!("served by {}: {uri}", o.name)}]})
             }
             "prompts/list" => json!({"prompts": []}),
             _ => {
-                send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}));
+                send(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}),
+                );
                 continue;
             }
         };
-        send(&mut out, &json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        send(
+            &mut out,
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
     }
 }
