@@ -206,6 +206,23 @@ fn an_oversized_answer_is_a_clear_error_at_once() {
         .expect("the oversized answer was dropped: the call hung")
         .unwrap_err();
         assert!(e.to_string().contains("larger than"), "{e}");
+        // A Code Mode script can catch it (its deadline is 600 s: only the
+        // substituted error ends the call).
+        let limits = skarn_codemode::Limits {
+            deadline: Duration::from_secs(600),
+            ..Default::default()
+        };
+        let code = "try { await skarn.callTool('big', 'huge', {}); return 'no error'; } \
+                    catch (e) { return 'caught: ' + e.message; }";
+        let b = bridge.clone();
+        let run = tokio::task::spawn_blocking(move || skarn_codemode::execute(code, b, &limits));
+        let out = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .expect("the script hung on the oversized answer")
+            .unwrap();
+        let v = out.result.unwrap();
+        let v = v.as_str().unwrap_or_default();
+        assert!(v.starts_with("caught: ") && v.contains("larger than"), "{v}");
         // The connection is still good.
         let r = gw
             .call_tool("big", "list_count", args(json!({})))
