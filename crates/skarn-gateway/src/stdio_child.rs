@@ -73,22 +73,7 @@ pub fn spawn(
         return Err("the child's pipes are missing".into());
     };
     if let Some(stderr) = child.stderr().take() {
-        let alias = spec.alias.to_owned();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(server = %alias, "stderr: {line}");
-                let line = line.trim().to_owned();
-                if line.is_empty() {
-                    continue;
-                }
-                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-                if t.len() >= 20 {
-                    t.pop_front();
-                }
-                t.push_back(crate::downstream::short(line));
-            }
-        });
+        tokio::spawn(stderr_tail(stderr, spec.alias.to_owned(), tail));
     }
     let (guarded, to_rmcp) = tokio::io::duplex(1 << 16);
     tokio::spawn(crate::oversize::pump(
@@ -99,4 +84,47 @@ pub fn spawn(
     ));
     let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
     Ok((transport, StdioChild { _child: child, pid }))
+}
+
+/// Longest stderr line kept (the rest of a longer line is skipped unread
+/// into memory).
+const MAX_STDERR_LINE: usize = 4096;
+
+/// Keep the child's last 20 stderr lines (each cut at
+/// [`MAX_STDERR_LINE`]) for failure causes; log them at debug level.
+async fn stderr_tail(
+    stderr: tokio::process::ChildStderr,
+    alias: String,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut r = tokio::io::BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let (n, done, eof) = match r.fill_buf().await {
+            Ok([]) | Err(_) => (0, true, true),
+            Ok(b) => {
+                let nl = b.iter().position(|&c| c == b'\n');
+                let take = nl.map_or(b.len(), |i| i + 1);
+                let room = MAX_STDERR_LINE.saturating_sub(line.len());
+                line.extend_from_slice(&b[..take.min(room)]);
+                (take, nl.is_some(), false)
+            }
+        };
+        r.consume(n);
+        if done {
+            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            line.clear();
+            if !text.is_empty() {
+                tracing::debug!(server = %alias, "stderr: {text}");
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() >= 20 {
+                    t.pop_front();
+                }
+                t.push_back(crate::downstream::short(text));
+            }
+        }
+        if eof {
+            return;
+        }
+    }
 }
