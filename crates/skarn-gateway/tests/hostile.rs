@@ -222,7 +222,10 @@ fn an_oversized_answer_is_a_clear_error_at_once() {
             .unwrap();
         let v = out.result.unwrap();
         let v = v.as_str().unwrap_or_default();
-        assert!(v.starts_with("caught: ") && v.contains("larger than"), "{v}");
+        assert!(
+            v.starts_with("caught: ") && v.contains("larger than"),
+            "{v}"
+        );
         // The connection is still good.
         let r = gw
             .call_tool("big", "list_count", args(json!({})))
