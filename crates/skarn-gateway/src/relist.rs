@@ -120,7 +120,6 @@ impl Downstream {
             return;
         };
         let peer = conn.service.peer().clone();
-        drop(conn);
         let caps = self.cfg.list_caps;
         let mut l = (*self.listing()).clone();
         let read = async {
@@ -134,7 +133,16 @@ impl Downstream {
             }
             Ok::<(), ListError>(())
         };
-        match tokio::time::timeout(self.cfg.call_timeout, read).await {
+        let result = tokio::time::timeout(self.cfg.call_timeout, read).await;
+        // A restart while re-listing: this answer belongs to the old connection.
+        let current = lock(&self.conn)
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, &conn));
+        drop(conn);
+        if !current {
+            return;
+        }
+        match result {
             Ok(Ok(())) => {
                 *lock(&self.listing) = Arc::new(l);
                 self.dirty.fetch_add(1, Ordering::AcqRel);
