@@ -5,27 +5,24 @@
 //! always one of [`Health`]; every failure keeps its cause. A stdio server
 //! that crashed is restarted on the next call that needs it, with
 //! exponential backoff between consecutive failures. Child processes run in
-//! their own process group; the group is killed when the connection is
-//! dropped, and [`ChildRegistry::kill_all`] kills every group still alive
-//! when the gateway exits.
+//! their own process group; the group and its descendants are killed when
+//! the connection is dropped, and [`ChildRegistry::kill_all`] ends what is
+//! left when the gateway exits. Connecting is in `connect.rs`, requests in
+//! `calls.rs`, re-listing in `relist.rs`.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, Prompt, ReadResourceRequestParams, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
-};
+use rmcp::RoleClient;
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceError, ServiceExt};
-use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 
 pub use crate::children::ChildRegistry;
-use crate::config::{ServerConfig, ServerTransport};
-use crate::relist::{DownHandler, RelistSignal, list_everything};
+use crate::config::ServerConfig;
+use crate::relist::{DownHandler, RelistSignal};
 
 /// A change a downstream server announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +78,10 @@ impl Health {
 /// A live connection.
 pub struct Conn {
     pub(crate) service: RunningService<RoleClient, DownHandler>,
-    _child: Option<crate::stdio_child::StdioChild>,
-    pgid: Option<i32>,
-    registry: Arc<ChildRegistry>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    pub(crate) _child: Option<crate::stdio_child::StdioChild>,
+    pub(crate) pgid: Option<i32>,
+    pub(crate) registry: Arc<ChildRegistry>,
+    pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl Drop for Conn {
@@ -100,7 +97,7 @@ impl Conn {
         self.service.is_closed() || self.service.peer().is_transport_closed()
     }
 
-    fn last_stderr(&self) -> Option<String> {
+    pub(crate) fn last_stderr(&self) -> Option<String> {
         self.stderr_tail
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -149,7 +146,7 @@ pub struct Downstream {
     pub(crate) listing: Mutex<Arc<Listing>>,
     restart: Mutex<Restart>,
     start_lock: tokio::sync::Mutex<()>,
-    registry: Arc<ChildRegistry>,
+    pub(crate) registry: Arc<ChildRegistry>,
     pub(crate) events: mpsc::UnboundedSender<ListChanged>,
     /// `list_changed` notifications waiting for a re-list.
     pub(crate) relist: Arc<RelistSignal>,
@@ -241,7 +238,7 @@ impl Downstream {
         }
     }
 
-    fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
+    pub(crate) fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
         let mut slot = lock(&self.conn);
         if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
             *slot = None;
@@ -335,87 +332,6 @@ impl Downstream {
         });
     }
 
-    async fn connect(&self) -> Result<(Conn, Listing), String> {
-        let handler = DownHandler {
-            signal: self.relist.clone(),
-        };
-        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let (service, pgid, child) = match &self.cfg.transport {
-            ServerTransport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let spec = crate::stdio_child::Spec {
-                    alias: &self.cfg.alias,
-                    command,
-                    args,
-                    env,
-                    cwd: cwd.as_ref(),
-                };
-                let (transport, child) = crate::stdio_child::spawn(&spec, tail.clone())?;
-                let pgid = child.pid;
-                if let Some(g) = pgid {
-                    self.registry.add(g);
-                }
-                match handler.serve(transport).await {
-                    Ok(s) => (s, pgid, Some(child)),
-                    Err(e) => {
-                        if let Some(g) = pgid {
-                            self.registry.kill(g);
-                        }
-                        // Give the stderr reader a moment to catch the reason.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let last = lock(&tail).back().cloned();
-                        return Err(match last {
-                            Some(l) => format!("{} (stderr: {l})", short(e)),
-                            None => short(e),
-                        });
-                    }
-                }
-            }
-            ServerTransport::Http { url, auth, headers } => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                crate::tls::install_provider();
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(auth) = auth {
-                    let token = std::env::var(&auth.bearer_env).map_err(|_| {
-                        format!(
-                            "environment variable {} (auth.bearer_env) is not set",
-                            auth.bearer_env
-                        )
-                    })?;
-                    config = config.auth_header(token);
-                }
-                let mut map = std::collections::HashMap::new();
-                for (k, v) in headers {
-                    let name = axum::http::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    let value = axum::http::HeaderValue::from_str(v)
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    map.insert(name, value);
-                }
-                config = config.custom_headers(map);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let s = handler.serve(transport).await.map_err(short)?;
-                (s, None, None)
-            }
-        };
-        let conn = Conn {
-            service,
-            _child: child,
-            pgid,
-            registry: self.registry.clone(),
-            stderr_tail: tail,
-        };
-        let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok((conn, listing))
-    }
-
     /// A ready connection, waiting for a start in progress and restarting a
     /// crashed or failed server when its backoff has passed.
     pub async fn ready(self: &Arc<Self>) -> Result<Arc<Conn>, DownError> {
@@ -473,89 +389,6 @@ impl Downstream {
             }
         }
         Err(unavailable("is not available".into()))
-    }
-
-    /// Call one tool with the per-call timeout.
-    pub async fn call_tool(
-        self: &Arc<Self>,
-        tool: &str,
-        args: Option<Map<String, Value>>,
-    ) -> Result<CallToolResult, DownError> {
-        let conn = self.ready().await?;
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = args;
-        let t = self.cfg.call_timeout;
-        match tokio::time::timeout(t, conn.service.peer().call_tool(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{}.{tool}", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    /// Read one resource with the per-call timeout.
-    pub async fn read_resource(
-        self: &Arc<Self>,
-        uri: &str,
-    ) -> Result<ReadResourceResult, DownError> {
-        let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
-        let params = ReadResourceRequestParams::new(uri);
-        match tokio::time::timeout(t, conn.service.peer().read_resource(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} resources/read", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    /// Get one prompt with the per-call timeout.
-    pub async fn get_prompt(
-        self: &Arc<Self>,
-        name: &str,
-        args: Option<Map<String, Value>>,
-    ) -> Result<rmcp::model::GetPromptResult, DownError> {
-        let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
-        let mut params = rmcp::model::GetPromptRequestParams::default();
-        params.name = name.to_owned();
-        params.arguments = args;
-        match tokio::time::timeout(t, conn.service.peer().get_prompt(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} prompts/get", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
-        match e {
-            ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
-            ServiceError::Timeout { timeout } => DownError::Timeout {
-                what: self.cfg.alias.clone(),
-                timeout_ms: timeout.as_millis() as u64,
-            },
-            other => {
-                // Transport gone: the server crashed mid-call.
-                let mut cause = format!("connection lost during a call ({})", short(&other));
-                // Let the service notice the closed pipe and stderr drain.
-                std::thread::yield_now();
-                if let Some(line) = conn.last_stderr() {
-                    cause.push_str(&format!("; last stderr line: {line}"));
-                }
-                self.mark_crashed(conn, cause.clone());
-                DownError::Unavailable {
-                    server: self.cfg.alias.clone(),
-                    reason: format!("crashed: {cause}"),
-                }
-            }
-        }
     }
 
     /// Drop the connection (its child group is killed).

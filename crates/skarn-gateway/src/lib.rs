@@ -26,9 +26,11 @@
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
 pub mod bridge;
+mod calls;
 pub mod child_env;
 pub mod children;
 pub mod config;
+mod connect;
 pub mod downstream;
 pub mod exec;
 pub mod gateway;
