@@ -39,6 +39,20 @@ pub struct GatewayConfig {
     pub start_timeout: f64,
     /// Seconds any one downstream call may take (default 60).
     pub call_timeout: f64,
+    /// Pages, items and bytes one downstream listing may have (defaults
+    /// 100 / 10 000 / 16 MiB); past a cap the server is failed.
+    pub max_list_pages: usize,
+    pub max_list_items: usize,
+    pub max_list_bytes: usize,
+    /// `--http`: seconds a client may take to send a request's headers
+    /// (default 10).
+    pub http_header_timeout: f64,
+    /// `--http`: seconds a connection may stay without any traffic either
+    /// way before it is closed (default 120).
+    pub http_idle_timeout: f64,
+    /// `--http`: connections served at once (default 256, and never more
+    /// than half the descriptor limit); more wait to be accepted.
+    pub http_max_connections: usize,
 }
 
 impl Default for GatewayConfig {
@@ -52,6 +66,12 @@ impl Default for GatewayConfig {
             limits: Limits::default(),
             start_timeout: 30.0,
             call_timeout: 60.0,
+            max_list_pages: 100,
+            max_list_items: 10_000,
+            max_list_bytes: 16 << 20,
+            http_header_timeout: 10.0,
+            http_idle_timeout: 120.0,
+            http_max_connections: 256,
         }
     }
 }
@@ -73,6 +93,23 @@ pub struct Auth {
     pub bearer_env: String,
 }
 
+/// One value of a stdio server's `env` table: a literal string, or
+/// `{ from_env = "VAR" }` to pass the gateway's own `$VAR` to this server
+/// only.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum EnvValue {
+    Literal(String),
+    FromEnv(FromEnv),
+}
+
+/// `{ from_env = "VAR" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FromEnv {
+    pub from_env: String,
+}
+
 /// One `[servers.<alias>]` table as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,7 +119,7 @@ struct RawServer {
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: BTreeMap<String, EnvValue>,
     cwd: Option<PathBuf>,
     url: Option<String>,
     auth: Option<Auth>,
@@ -104,7 +141,9 @@ pub enum ServerTransport {
     Stdio {
         command: String,
         args: Vec<String>,
-        env: BTreeMap<String, String>,
+        /// Exactly what the server gets on top of the minimal base
+        /// environment (see `crate::child_env`).
+        env: BTreeMap<String, EnvValue>,
         cwd: Option<PathBuf>,
     },
     Http {
@@ -124,6 +163,8 @@ pub struct ServerConfig {
     pub call_timeout: Duration,
     /// Start (connect + initialize + first listing) timeout.
     pub start_timeout: Duration,
+    /// Caps on each of its listings.
+    pub list_caps: crate::listing::ListCaps,
 }
 
 /// The whole file, validated.
@@ -238,6 +279,8 @@ impl Config {
         for (what, v) in [
             ("start_timeout", gateway.start_timeout),
             ("call_timeout", gateway.call_timeout),
+            ("http_header_timeout", gateway.http_header_timeout),
+            ("http_idle_timeout", gateway.http_idle_timeout),
         ] {
             if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
                 return Err(err_at(
@@ -251,6 +294,16 @@ impl Config {
                 gateway_span,
                 "max_concurrent_executes must be between 1 and 256".into(),
             ));
+        }
+        for (what, v) in [
+            ("max_list_pages", gateway.max_list_pages),
+            ("max_list_items", gateway.max_list_items),
+            ("max_list_bytes", gateway.max_list_bytes),
+            ("http_max_connections", gateway.http_max_connections),
+        ] {
+            if v == 0 {
+                return Err(err_at(gateway_span, format!("{what} must be at least 1")));
+            }
         }
         if gateway.worker_pool > 64 {
             return Err(err_at(
@@ -336,6 +389,20 @@ fn validate_server(
                     "{here}: `url`, `auth` and `headers` apply only to transport = \"http\""
                 )));
             }
+            for (k, v) in &raw.env {
+                let bad = |n: &str| n.is_empty() || n.contains('=') || n.contains('\0');
+                if bad(k) {
+                    return Err(err(format!("{here}: env name {k:?} is not valid")));
+                }
+                if let EnvValue::FromEnv(f) = v
+                    && bad(&f.from_env)
+                {
+                    return Err(err(format!(
+                        "{here}: env.{k}: from_env {:?} is not a valid variable name",
+                        f.from_env
+                    )));
+                }
+            }
             ServerTransport::Stdio {
                 command,
                 args: raw.args,
@@ -390,6 +457,11 @@ fn validate_server(
         enabled: raw.enabled,
         call_timeout,
         start_timeout,
+        list_caps: crate::listing::ListCaps {
+            pages: gateway.max_list_pages,
+            items: gateway.max_list_items,
+            bytes: gateway.max_list_bytes,
+        },
     })
 }
 
@@ -470,6 +542,29 @@ timeout = 5
         assert!(e.message.contains("worker_pool"), "{e}");
         let c = Config::parse("[gateway]\nisolation = \"worker\"\nworker_pool = 0\n", "f").unwrap();
         assert_eq!(c.gateway.isolation, Isolation::Worker);
+    }
+
+    #[test]
+    fn env_literal_and_from_env() {
+        let text =
+            "[servers.a]\ncommand = \"x\"\nenv = { A = \"lit\", B = { from_env = \"GH\" } }\n";
+        let c = Config::parse(text, "f").unwrap();
+        let ServerTransport::Stdio { env, .. } = &c.servers[0].transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(env["A"], EnvValue::Literal("lit".into()));
+        assert_eq!(
+            env["B"],
+            EnvValue::FromEnv(FromEnv {
+                from_env: "GH".into()
+            })
+        );
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\nenv = { B = { from = \"GH\" } }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
     }
 
     #[test]

@@ -5,26 +5,24 @@
 //! always one of [`Health`]; every failure keeps its cause. A stdio server
 //! that crashed is restarted on the next call that needs it, with
 //! exponential backoff between consecutive failures. Child processes run in
-//! their own process group; the group is killed when the connection is
-//! dropped, and [`ChildRegistry::kill_all`] kills every group still alive
-//! when the gateway exits.
+//! their own process group; the group and its descendants are killed when
+//! the connection is dropped, and [`ChildRegistry::kill_all`] ends what is
+//! left when the gateway exits. Connecting is in `connect.rs`, requests in
+//! `calls.rs`, re-listing in `relist.rs`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, Tool,
-};
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
-use serde_json::{Map, Value};
-use tokio::io::AsyncBufReadExt;
+use rmcp::RoleClient;
+use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::service::RunningService;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{ServerConfig, ServerTransport};
+pub use crate::children::ChildRegistry;
+use crate::config::ServerConfig;
+use crate::relist::{DownHandler, RelistSignal};
 
 /// A change a downstream server announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,9 +37,6 @@ pub enum ListKind {
 pub struct ListChanged {
     pub server: usize,
     pub kind: ListKind,
-    /// True for a server's notification (the list must be re-read); false
-    /// when the listing is already fresh (after a start).
-    pub refresh: bool,
 }
 
 /// Health of one downstream server.
@@ -80,126 +75,13 @@ impl Health {
     }
 }
 
-/// Process groups of every stdio child still running.
-#[derive(Debug, Default)]
-pub struct ChildRegistry {
-    groups: Mutex<HashSet<i32>>,
-}
-
-impl ChildRegistry {
-    fn add(&self, pgid: i32) {
-        self.groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pgid);
-    }
-
-    /// Kill one group (SIGKILL) and forget it.
-    pub fn kill(&self, pgid: i32) {
-        let known = self
-            .groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&pgid);
-        if known {
-            kill_group(pgid, libc::SIGKILL);
-        }
-    }
-
-    /// Terminate every group: SIGTERM, a short grace period, then SIGKILL.
-    pub fn kill_all(&self, grace: Duration) {
-        let groups: Vec<i32> = self
-            .groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
-        if groups.is_empty() {
-            return;
-        }
-        for &g in &groups {
-            kill_group(g, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline && groups.iter().any(|&g| group_alive(g)) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        for &g in &groups {
-            kill_group(g, libc::SIGKILL);
-        }
-    }
-
-    /// Process groups still registered (for tests and diagnostics).
-    pub fn groups(&self) -> Vec<i32> {
-        self.groups
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .copied()
-            .collect()
-    }
-}
-
-fn kill_group(pgid: i32, sig: i32) {
-    if pgid > 1 {
-        // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
-        unsafe {
-            libc::killpg(pgid, sig);
-        }
-    }
-}
-
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence/permission.
-    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
-}
-
-/// The client side of one downstream connection.
-#[derive(Clone)]
-pub struct DownHandler {
-    server: usize,
-    events: mpsc::UnboundedSender<ListChanged>,
-}
-
-impl ClientHandler for DownHandler {
-    fn get_info(&self) -> ClientConfig {
-        let mut info =
-            ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        info.client_info = Implementation::new("skarn", env!("CARGO_PKG_VERSION"));
-        info
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Tools,
-            refresh: true,
-        });
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Resources,
-            refresh: true,
-        });
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListChanged {
-            server: self.server,
-            kind: ListKind::Prompts,
-            refresh: true,
-        });
-    }
-}
-
 /// A live connection.
 pub struct Conn {
-    service: RunningService<RoleClient, DownHandler>,
-    pgid: Option<i32>,
-    registry: Arc<ChildRegistry>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    pub(crate) service: RunningService<RoleClient, DownHandler>,
+    pub(crate) _child: Option<crate::stdio_child::StdioChild>,
+    pub(crate) pgid: Option<i32>,
+    pub(crate) registry: Arc<ChildRegistry>,
+    pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl Drop for Conn {
@@ -215,7 +97,7 @@ impl Conn {
         self.service.is_closed() || self.service.peer().is_transport_closed()
     }
 
-    fn last_stderr(&self) -> Option<String> {
+    pub(crate) fn last_stderr(&self) -> Option<String> {
         self.stderr_tail
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -260,22 +142,24 @@ pub struct Downstream {
     pub index: usize,
     pub cfg: ServerConfig,
     health: watch::Sender<Health>,
-    conn: Mutex<Option<Arc<Conn>>>,
-    listing: Mutex<Arc<Listing>>,
+    pub(crate) conn: Mutex<Option<Arc<Conn>>>,
+    pub(crate) listing: Mutex<Arc<Listing>>,
     restart: Mutex<Restart>,
     start_lock: tokio::sync::Mutex<()>,
-    registry: Arc<ChildRegistry>,
-    events: mpsc::UnboundedSender<ListChanged>,
+    pub(crate) registry: Arc<ChildRegistry>,
+    pub(crate) events: mpsc::UnboundedSender<ListChanged>,
+    /// `list_changed` notifications waiting for a re-list.
+    pub(crate) relist: Arc<RelistSignal>,
     /// Bumped whenever this server's listing changes (the gateway rebuilds
     /// its catalogue lazily when it is behind).
-    dirty: Arc<AtomicU64>,
+    pub(crate) dirty: Arc<AtomicU64>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn short(e: impl std::fmt::Display) -> String {
+pub(crate) fn short(e: impl std::fmt::Display) -> String {
     let s = e.to_string();
     let s = s.trim();
     if s.len() > 400 {
@@ -317,6 +201,7 @@ impl Downstream {
             start_lock: tokio::sync::Mutex::new(()),
             registry,
             events,
+            relist: Arc::default(),
             dirty,
         }
     }
@@ -353,7 +238,7 @@ impl Downstream {
         }
     }
 
-    fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
+    pub(crate) fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
         let mut slot = lock(&self.conn);
         if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
             *slot = None;
@@ -429,11 +314,10 @@ impl Downstream {
         let _ = self.events.send(ListChanged {
             server: self.index,
             kind: ListKind::Tools,
-            refresh: false,
         });
     }
 
-    fn fail(&self, cause: String) {
+    pub(crate) fn fail(&self, cause: String) {
         tracing::warn!(server = %self.cfg.alias, %cause, "downstream server failed to start");
         {
             let mut r = lock(&self.restart);
@@ -446,146 +330,6 @@ impl Downstream {
             cause,
             at: Instant::now(),
         });
-    }
-
-    async fn connect(&self) -> Result<(Conn, Listing), String> {
-        let handler = DownHandler {
-            server: self.index,
-            events: self.events.clone(),
-        };
-        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let (service, pgid) = match &self.cfg.transport {
-            ServerTransport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args).envs(env).kill_on_drop(true);
-                if let Some(cwd) = cwd {
-                    cmd.current_dir(cwd);
-                }
-                // SAFETY: the closure runs in the forked child before exec and
-                // only calls async-signal-safe prctl.
-                unsafe {
-                    cmd.pre_exec(|| {
-                        // Die with the gateway even if it is killed outright.
-                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                        Ok(())
-                    });
-                }
-                let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
-                wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (proc, stderr) = rmcp::transport::TokioChildProcess::builder(wrap)
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|e| format!("cannot run {command:?}: {e}"))?;
-                let pgid = proc.id().map(|p| p as i32);
-                if let Some(g) = pgid {
-                    self.registry.add(g);
-                }
-                if let Some(stderr) = stderr {
-                    let tail = tail.clone();
-                    let alias = self.cfg.alias.clone();
-                    tokio::spawn(async move {
-                        let mut lines = tokio::io::BufReader::new(stderr).lines();
-                        while let Ok(Some(line)) = lines.next_line().await {
-                            tracing::debug!(server = %alias, "stderr: {line}");
-                            let line = line.trim().to_owned();
-                            if line.is_empty() {
-                                continue;
-                            }
-                            let mut t = lock(&tail);
-                            if t.len() >= 20 {
-                                t.pop_front();
-                            }
-                            t.push_back(short(line));
-                        }
-                    });
-                }
-                let served = handler.serve(proc).await;
-                match served {
-                    Ok(s) => (s, pgid),
-                    Err(e) => {
-                        if let Some(g) = pgid {
-                            self.registry.kill(g);
-                        }
-                        // Give the stderr reader a moment to catch the reason.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let last = lock(&tail).back().cloned();
-                        return Err(match last {
-                            Some(l) => format!("{} (stderr: {l})", short(e)),
-                            None => short(e),
-                        });
-                    }
-                }
-            }
-            ServerTransport::Http { url, auth, headers } => {
-                use rmcp::transport::StreamableHttpClientTransport;
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                crate::tls::install_provider();
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(auth) = auth {
-                    let token = std::env::var(&auth.bearer_env).map_err(|_| {
-                        format!(
-                            "environment variable {} (auth.bearer_env) is not set",
-                            auth.bearer_env
-                        )
-                    })?;
-                    config = config.auth_header(token);
-                }
-                let mut map = std::collections::HashMap::new();
-                for (k, v) in headers {
-                    let name = axum::http::HeaderName::from_bytes(k.as_bytes())
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    let value = axum::http::HeaderValue::from_str(v)
-                        .map_err(|e| format!("header {k:?}: {e}"))?;
-                    map.insert(name, value);
-                }
-                config = config.custom_headers(map);
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let s = handler.serve(transport).await.map_err(short)?;
-                (s, None)
-            }
-        };
-        let conn = Conn {
-            service,
-            pgid,
-            registry: self.registry.clone(),
-            stderr_tail: tail,
-        };
-        let listing = list_everything(&conn).await?;
-        Ok((conn, listing))
-    }
-
-    /// Re-read one list after a `list_changed` notification.
-    pub async fn refresh(&self, kind: ListKind) {
-        let Some(conn) = lock(&self.conn).clone() else {
-            return;
-        };
-        let peer = conn.service.peer();
-        let t = self.cfg.call_timeout;
-        let mut listing = (*self.listing()).clone();
-        match kind {
-            ListKind::Tools => {
-                if let Ok(Ok(tools)) = tokio::time::timeout(t, peer.list_all_tools()).await {
-                    listing.tools = tools;
-                }
-            }
-            ListKind::Resources => {
-                if let Ok(Ok(r)) = tokio::time::timeout(t, peer.list_all_resources()).await {
-                    listing.resources = r;
-                }
-            }
-            ListKind::Prompts => {
-                if let Ok(Ok(p)) = tokio::time::timeout(t, peer.list_all_prompts()).await {
-                    listing.prompts = p;
-                }
-            }
-        }
-        *lock(&self.listing) = Arc::new(listing);
-        self.dirty.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A ready connection, waiting for a start in progress and restarting a
@@ -647,122 +391,9 @@ impl Downstream {
         Err(unavailable("is not available".into()))
     }
 
-    /// Call one tool with the per-call timeout.
-    pub async fn call_tool(
-        self: &Arc<Self>,
-        tool: &str,
-        args: Option<Map<String, Value>>,
-    ) -> Result<CallToolResult, DownError> {
-        let conn = self.ready().await?;
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = args;
-        let t = self.cfg.call_timeout;
-        match tokio::time::timeout(t, conn.service.peer().call_tool(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{}.{tool}", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    /// Read one resource with the per-call timeout.
-    pub async fn read_resource(
-        self: &Arc<Self>,
-        uri: &str,
-    ) -> Result<ReadResourceResult, DownError> {
-        let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
-        let params = ReadResourceRequestParams::new(uri);
-        match tokio::time::timeout(t, conn.service.peer().read_resource(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} resources/read", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    /// Get one prompt with the per-call timeout.
-    pub async fn get_prompt(
-        self: &Arc<Self>,
-        name: &str,
-        args: Option<Map<String, Value>>,
-    ) -> Result<rmcp::model::GetPromptResult, DownError> {
-        let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
-        let mut params = rmcp::model::GetPromptRequestParams::default();
-        params.name = name.to_owned();
-        params.arguments = args;
-        match tokio::time::timeout(t, conn.service.peer().get_prompt(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} prompts/get", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
-    }
-
-    fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
-        match e {
-            ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
-            ServiceError::Timeout { timeout } => DownError::Timeout {
-                what: self.cfg.alias.clone(),
-                timeout_ms: timeout.as_millis() as u64,
-            },
-            other => {
-                // Transport gone: the server crashed mid-call.
-                let mut cause = format!("connection lost during a call ({})", short(&other));
-                // Let the service notice the closed pipe and stderr drain.
-                std::thread::yield_now();
-                if let Some(line) = conn.last_stderr() {
-                    cause.push_str(&format!("; last stderr line: {line}"));
-                }
-                self.mark_crashed(conn, cause.clone());
-                DownError::Unavailable {
-                    server: self.cfg.alias.clone(),
-                    reason: format!("crashed: {cause}"),
-                }
-            }
-        }
-    }
-
     /// Drop the connection (its child group is killed).
     pub fn disconnect(&self) {
         let conn = lock(&self.conn).take();
         drop(conn);
     }
-}
-
-async fn list_everything(conn: &Conn) -> Result<Listing, String> {
-    let peer = conn.service.peer();
-    let caps = peer.peer_info().map(|i| i.capabilities.clone());
-    let mut listing = Listing::default();
-    let (has_tools, has_resources, has_prompts) = match &caps {
-        Some(c) => (
-            c.tools.is_some(),
-            c.resources.is_some(),
-            c.prompts.is_some(),
-        ),
-        None => (true, false, false),
-    };
-    if has_tools {
-        listing.tools = peer
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {}", short(e)))?;
-    }
-    // Resources and prompts are optional extras: a server that lists them
-    // badly still serves its tools.
-    if has_resources {
-        listing.resources = peer.list_all_resources().await.unwrap_or_default();
-        listing.templates = peer.list_all_resource_templates().await.unwrap_or_default();
-    }
-    if has_prompts {
-        listing.prompts = peer.list_all_prompts().await.unwrap_or_default();
-    }
-    Ok(listing)
 }

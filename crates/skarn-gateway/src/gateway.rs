@@ -108,6 +108,15 @@ pub enum CallError {
     Down(#[from] DownError),
 }
 
+/// Why a resource URI could not be routed to one server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    #[error("no server offers resource {0:?}")]
+    NotFound(String),
+    #[error("resource {uri:?} is offered by more than one server ({}); refusing to guess", servers.join(", "))]
+    Ambiguous { uri: String, servers: Vec<String> },
+}
+
 impl Gateway {
     /// Build the gateway (nothing starts until [`Gateway::start`]).
     pub fn new(config: Config) -> Arc<Gateway> {
@@ -150,8 +159,9 @@ impl Gateway {
         })
     }
 
-    /// Start every enabled server in the background, in parallel, and the
-    /// task that refreshes the catalogue on change. Must run inside a tokio
+    /// Start every enabled server in the background, in parallel, one
+    /// re-list task per server (`list_changed`, coalesced), and the task
+    /// that rebuilds the catalogue and announces changes. Must run inside a tokio
     /// runtime; returns at once.
     pub fn start(self: &Arc<Self>) {
         let rx = self
@@ -169,15 +179,13 @@ impl Gateway {
                     while let Ok(e) = rx.try_recv() {
                         evs.push(e);
                     }
+                    gw.rebuild();
+                    let mut kinds: Vec<ListKind> = Vec::new();
                     for e in &evs {
-                        let s = &gw.servers[e.server];
-                        if e.refresh && matches!(s.health(), Health::Ready) {
-                            s.refresh(e.kind).await;
+                        if !kinds.contains(&e.kind) {
+                            kinds.push(e.kind);
                         }
                     }
-                    gw.rebuild();
-                    let mut kinds: Vec<ListKind> = evs.iter().map(|e| e.kind).collect();
-                    kinds.dedup();
                     for k in kinds {
                         let _ = gw.changes.send(k);
                     }
@@ -185,6 +193,7 @@ impl Gateway {
             });
         }
         for s in &self.servers {
+            tokio::spawn(s.clone().refresh_loop());
             let s = s.clone();
             tokio::spawn(async move { s.start().await });
         }
@@ -390,21 +399,44 @@ impl Gateway {
         Ok(s.call_tool(tool, args).await?)
     }
 
-    /// Which server serves resource `uri`: an exact listed URI first, then
-    /// the longest literal prefix of a resource template.
-    pub fn resource_server(&self, uri: &str) -> Option<usize> {
+    /// Which server serves resource `uri`: the server that lists exactly
+    /// this URI, else the server with a resource template that matches it
+    /// (RFC 6570 matching, [`crate::uri_template`]). When more than one
+    /// server qualifies at the same step the read is refused rather than
+    /// guessed.
+    pub fn resource_server(&self, uri: &str) -> Result<usize, RouteError> {
         let cat = self.catalog();
-        if let Some((s, _)) = cat.resources.iter().find(|(_, r)| r.uri == uri) {
-            return Some(*s);
-        }
-        cat.templates
+        let pick = |mut found: Vec<usize>| -> Option<Result<usize, RouteError>> {
+            found.sort_unstable();
+            found.dedup();
+            match found.as_slice() {
+                [] => None,
+                [one] => Some(Ok(*one)),
+                many => Some(Err(RouteError::Ambiguous {
+                    uri: uri.to_owned(),
+                    servers: many
+                        .iter()
+                        .map(|&i| self.servers[i].alias().to_owned())
+                        .collect(),
+                })),
+            }
+        };
+        let exact = cat
+            .resources
             .iter()
-            .filter_map(|(s, t)| {
-                let lit = t.uri_template.split('{').next().unwrap_or("");
-                (!lit.is_empty() && uri.starts_with(lit)).then_some((lit.len(), *s))
-            })
-            .max_by_key(|(len, _)| *len)
-            .map(|(_, s)| s)
+            .filter(|(_, r)| r.uri == uri)
+            .map(|(s, _)| *s)
+            .collect();
+        if let Some(r) = pick(exact) {
+            return r;
+        }
+        let by_template = cat
+            .templates
+            .iter()
+            .filter(|(_, t)| crate::uri_template::matches(&t.uri_template, uri))
+            .map(|(s, _)| *s)
+            .collect();
+        pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))
     }
 
     /// Health of servers that are not ready, as a JSON array and one line of

@@ -1,8 +1,9 @@
 //! `skarn serve --http`: Streamable HTTP behind a bearer token.
 //!
 //! Every request must carry `Authorization: Bearer <token>`; anything else
-//! gets 401 before it reaches the MCP layer. The token is compared in
-//! constant time.
+//! gets 401 before it reaches the MCP layer and before any of its body is
+//! read. The token is compared in constant time. Connections are bounded by
+//! [`crate::http_conn`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,7 +65,11 @@ pub async fn serve_http(
     if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
         hosts.push(addr.ip().to_string());
     }
+    let limits = crate::http_conn::HttpLimits::from_config(&gw.config.gateway);
+    // Event streams send keep-alives well inside the idle timeout.
+    let keep_alive = std::time::Duration::from_secs(15).min(limits.idle_timeout / 2);
     let config = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(Some(keep_alive))
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
     let service: StreamableHttpService<GatewayServer, LocalSessionManager> =
@@ -83,7 +88,5 @@ pub async fn serve_http(
             .layer(axum::middleware::from_fn(move |req, next| {
                 check_token(token.clone(), req, next)
             }));
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled_owned().await })
-        .await
+    crate::http_conn::serve(listener, router, limits, stop).await
 }

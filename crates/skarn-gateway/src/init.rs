@@ -21,6 +21,16 @@ max_concurrent_executes = 8
 # Seconds a server may take to start, and any one call to take.
 start_timeout = 30
 call_timeout = 60
+# Caps on each downstream listing (tools/list etc., all pages); a server
+# that goes past one is failed with the cause.
+max_list_pages = 100
+max_list_items = 10000
+max_list_bytes = 16777216
+# `skarn serve --http` only: seconds to send a request's headers, seconds a
+# silent connection stays open, and connections served at once.
+http_header_timeout = 10
+http_idle_timeout = 120
+http_max_connections = 256
 
 [gateway.limits]
 # Per-script limits of `execute`.
@@ -35,7 +45,11 @@ max_tool_calls = 256
 [servers.example]
 command = "skarn-example-server"
 args = []
-# env = { API_TOKEN = "..." }
+# A stdio server's environment is minimal (PATH, HOME, USER, LOGNAME, SHELL,
+# LANG, LANGUAGE, LC_*, TZ, TERM, TMPDIR, XDG_*) plus exactly what `env`
+# names: a literal value, or { from_env = "VAR" } to pass the gateway's own
+# $VAR to this server only. Nothing else of your shell reaches it.
+# env = { LOG_LEVEL = "warn", API_TOKEN = { from_env = "EXAMPLE_API_TOKEN" } }
 # cwd = "."
 enabled = false           # set to true once the command exists
 # timeout = 60            # per-call seconds (default: gateway.call_timeout)

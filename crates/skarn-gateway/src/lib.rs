@@ -16,22 +16,37 @@
 //!   crashed stdio server is restarted (with backoff) on the next call.
 //! - Every stdio child runs in its own process group with a parent-death
 //!   signal; every group is killed when the gateway shuts down.
+//! - Downstream servers are bounded as if hostile (ADR 0025): a minimal
+//!   environment for stdio children plus what their `env` names, capped
+//!   listings, oversized answers turned into errors, `list_changed`
+//!   coalesced per server, resource reads routed only to the owning server,
+//!   bounded HTTP connections, and detached descendants ended on shutdown.
 //! - Configuration errors name file:line:column.
 //!
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
 pub mod bridge;
+mod calls;
+pub mod child_env;
+pub mod children;
 pub mod config;
+mod connect;
 pub mod downstream;
 pub mod exec;
 pub mod gateway;
 pub mod http;
+pub mod http_conn;
 pub mod init;
+pub mod listing;
+pub mod oversize;
+pub mod relist;
 pub mod search;
 pub mod server;
 pub mod stdio;
+pub mod stdio_child;
 mod tls;
 pub mod tsig;
+pub mod uri_template;
 
 use std::path::Path;
 use std::sync::Arc;

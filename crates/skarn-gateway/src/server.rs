@@ -448,11 +448,12 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let Some(i) = self.gw.resource_server(&request.uri) else {
-            return Err(ErrorData::resource_not_found(
-                format!("no server offers resource {:?}", request.uri),
-                None,
-            ));
+        let i = match self.gw.resource_server(&request.uri) {
+            Ok(i) => i,
+            Err(e @ crate::gateway::RouteError::NotFound(_)) => {
+                return Err(ErrorData::resource_not_found(e.to_string(), None));
+            }
+            Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
         };
         let s = self.gw.servers[i].clone();
         match s.read_resource(&request.uri).await {

@@ -11,7 +11,9 @@
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
 use tokio::sync::mpsc;
 
 use crate::gateway::Gateway;
@@ -27,6 +29,24 @@ fn parse_error(detail: &str) -> String {
         "error": {"code": -32700, "message": format!("Parse error: {detail}")},
     })
     .to_string()
+}
+
+/// Discard input up to and including the next newline, one buffer at a
+/// time. False at end of input or on a read error.
+async fn skip_line<R: AsyncBufRead + Unpin>(r: &mut R) -> bool {
+    loop {
+        let (n, done) = match r.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(b) => match b.iter().position(|&c| c == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (b.len(), false),
+            },
+        };
+        r.consume(n);
+        if done {
+            return true;
+        }
+    }
 }
 
 /// Serve one MCP session on `input`/`output` until the client goes away.
@@ -58,9 +78,9 @@ where
             }
             if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
                 let _ = err_tx.send(parse_error("message too large"));
-                // Skip the rest of the oversized line.
-                let mut rest = Vec::new();
-                if lines.read_until(b'\n', &mut rest).await.is_err() {
+                // Skip the rest of the oversized line without keeping it.
+                buf = Vec::new();
+                if !skip_line(&mut lines).await {
                     break;
                 }
                 continue;

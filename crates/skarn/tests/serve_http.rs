@@ -230,3 +230,71 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
     let text = m["result"]["content"][0]["text"].as_str().unwrap_or("");
     assert!(text.contains("ex__add"), "{m}");
 }
+
+#[test]
+fn half_requests_without_a_token_cannot_starve_an_authorized_client() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("empty.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let mut cmd = Command::new(SKARN);
+    cmd.args([
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--header-timeout",
+        "1",
+        "--idle-timeout",
+        "2",
+        "--config",
+    ])
+    .arg(&cfg)
+    .env("SKARN_HTTP_TOKEN", "tok")
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    // A small descriptor limit, so that holding descriptors is enough to
+    // starve the server.
+    // SAFETY: setrlimit is async-signal-safe; it only lowers our child's limit.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 128,
+                rlim_max: 128,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let p = Proc(child);
+    let mut url = None;
+    for line in err.lines().map_while(Result::ok) {
+        if let Some(i) = line.find("http://") {
+            url = Some(line[i..].trim().to_owned());
+            break;
+        }
+    }
+    let url = url.expect("no address printed");
+    let host = url
+        .strip_prefix("http://")
+        .unwrap()
+        .split_once('/')
+        .unwrap()
+        .0
+        .to_owned();
+    // 200 clients without a token send half a request and wait.
+    let mut held = Vec::new();
+    for _ in 0..200 {
+        let mut s = std::net::TcpStream::connect(&host).unwrap();
+        write!(s, "POST /mcp HTTP/1.1\r\nHost: {host}\r\n").unwrap();
+        held.push(s);
+    }
+    // An authorized client is still served (post() gives up after 30 s).
+    assert_eq!(post(&url, Some("tok")), 200);
+    drop(held);
+    drop(p);
+}

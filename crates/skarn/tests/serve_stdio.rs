@@ -439,3 +439,93 @@ fn config_errors_name_file_line_and_column() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("skarn init"));
 }
+
+fn hostile_bin() -> PathBuf {
+    let p = Path::new(SKARN).with_file_name("skarn-hostile-server");
+    assert!(
+        p.exists(),
+        "{} is missing: `cargo build -p skarn-example-server`",
+        p.display()
+    );
+    p
+}
+
+/// Peak resident memory of `pid` in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmHWM")
+}
+
+#[test]
+fn an_oversized_client_line_is_skipped_without_buffering_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "");
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    let chunk = vec![b'x'; 1 << 20];
+    {
+        let stdin = s.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"")
+            .unwrap();
+        for _ in 0..200 {
+            stdin.write_all(&chunk).unwrap();
+        }
+        stdin.write_all(b"\"}\n").unwrap();
+        stdin.flush().unwrap();
+    }
+    let m = s.recv();
+    assert_eq!(m["error"]["code"], -32700, "{m}");
+    assert!(m.to_string().contains("too large"), "{m}");
+    s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    let m = s.response(json!(3));
+    assert!(m["result"]["tools"].is_array(), "{m}");
+    let peak = peak_rss_kib(s.child.id());
+    eprintln!("gateway peak RSS after a 200 MiB line: {} MiB", peak / 1024);
+    // The 16 MiB line limit is buffered once; the other 184 MiB must not be.
+    assert!(peak < 120 * 1024, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn a_setsid_grandchild_does_not_survive_the_gateway() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("sleeper.pid");
+    let body = format!(
+        "[servers.h]\ncommand = {:?}\nargs = [\"--setsid-child\", {:?}]\n",
+        hostile_bin().display().to_string(),
+        pid_file.display().to_string()
+    );
+    let cfg = write_config(dir.path(), &body);
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    let mut pid = None;
+    for _ in 0..1500 {
+        if let Some(p) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            pid = Some(p);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = pid.expect("the downstream never started its sleeper");
+    assert!(alive(pid));
+    drop(s.stdin.take()); // the client goes away; the gateway exits
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let left = wait_gone(&[pid]);
+    if !left.is_empty() {
+        // Clean up before failing.
+        // SAFETY: signalling the sleeper this test started.
+        unsafe {
+            libc_kill(pid as i32, 9);
+        }
+    }
+    assert_eq!(left, Vec::<u32>::new(), "the setsid sleeper survived");
+}

@@ -37,6 +37,30 @@ pub struct Args {
     /// (overrides [gateway] passthrough).
     #[arg(long)]
     pub passthrough: bool,
+
+    /// With --http: connections served at once; more wait to be accepted
+    /// (overrides [gateway] http_max_connections, default 256; never more
+    /// than half the descriptor limit).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// With --http: seconds a client may take to send a request's headers
+    /// (overrides [gateway] http_header_timeout, default 10).
+    #[arg(long, value_name = "SECS")]
+    pub header_timeout: Option<f64>,
+
+    /// With --http: seconds a connection may stay silent both ways before
+    /// it is closed (overrides [gateway] http_idle_timeout, default 120).
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<f64>,
+}
+
+fn check_secs(flag: &str, v: f64) -> anyhow::Result<f64> {
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(v)
+    } else {
+        bail!("{flag} must be a number of seconds between 0 and 86400")
+    }
 }
 
 fn parse_isolation(s: &str) -> Result<Isolation, String> {
@@ -68,6 +92,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.worker_pool {
         config.gateway.worker_pool = n;
     }
+    if let Some(n) = args.max_connections {
+        if n == 0 {
+            bail!("--max-connections must be at least 1");
+        }
+        config.gateway.http_max_connections = n;
+    }
+    if let Some(v) = args.header_timeout {
+        config.gateway.http_header_timeout = check_secs("--header-timeout", v)?;
+    }
+    if let Some(v) = args.idle_timeout {
+        config.gateway.http_idle_timeout = check_secs("--idle-timeout", v)?;
+    }
     if config.gateway.isolation == Isolation::Worker {
         // Fail before serving rather than on the first execute.
         let avail = skarn_worker::availability();
@@ -79,6 +115,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let addr = args.http.as_deref().map(parse_addr).transpose()?;
+    // Detached descendants of downstream servers (setsid) are re-parented
+    // to the gateway instead of init, so that shutdown can end them.
+    if !skarn_gateway::children::become_subreaper() {
+        tracing::warn!(
+            "cannot become a child subreaper; detached downstream descendants may outlive the gateway"
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,0 +1,95 @@
+//! Connecting to one downstream server (stdio child or Streamable HTTP),
+//! up to its first listing.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+use crate::config::ServerTransport;
+use crate::downstream::{Conn, Downstream, Listing, lock, short};
+use crate::relist::{DownHandler, list_everything};
+
+impl Downstream {
+    pub(crate) async fn connect(&self) -> Result<(Conn, Listing), String> {
+        let handler = DownHandler {
+            signal: self.relist.clone(),
+        };
+        let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
+        let (service, pgid, child) = match &self.cfg.transport {
+            ServerTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let spec = crate::stdio_child::Spec {
+                    alias: &self.cfg.alias,
+                    command,
+                    args,
+                    env,
+                    cwd: cwd.as_ref(),
+                };
+                let (transport, child) = crate::stdio_child::spawn(&spec, tail.clone())?;
+                let pgid = child.pid;
+                if let Some(g) = pgid {
+                    self.registry.add(g);
+                }
+                match handler.serve(transport).await {
+                    Ok(s) => (s, pgid, Some(child)),
+                    Err(e) => {
+                        if let Some(g) = pgid {
+                            self.registry.kill(g);
+                        }
+                        // Give the stderr reader a moment to catch the reason.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let last = lock(&tail).back().cloned();
+                        return Err(match last {
+                            Some(l) => format!("{} (stderr: {l})", short(e)),
+                            None => short(e),
+                        });
+                    }
+                }
+            }
+            ServerTransport::Http { url, auth, headers } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                crate::tls::install_provider();
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(auth) = auth {
+                    let token = std::env::var(&auth.bearer_env).map_err(|_| {
+                        format!(
+                            "environment variable {} (auth.bearer_env) is not set",
+                            auth.bearer_env
+                        )
+                    })?;
+                    config = config.auth_header(token);
+                }
+                let mut map = std::collections::HashMap::new();
+                for (k, v) in headers {
+                    let name = axum::http::HeaderName::from_bytes(k.as_bytes())
+                        .map_err(|e| format!("header {k:?}: {e}"))?;
+                    let value = axum::http::HeaderValue::from_str(v)
+                        .map_err(|e| format!("header {k:?}: {e}"))?;
+                    map.insert(name, value);
+                }
+                config = config.custom_headers(map);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let s = handler.serve(transport).await.map_err(short)?;
+                (s, None, None)
+            }
+        };
+        let conn = Conn {
+            service,
+            _child: child,
+            pgid,
+            registry: self.registry.clone(),
+            stderr_tail: tail,
+        };
+        let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok((conn, listing))
+    }
+}

@@ -1,0 +1,231 @@
+//! A guard between a stdio downstream's stdout and the SDK's line
+//! transport. rmcp drops a line longer than its limit without a word, so a
+//! request whose answer is too large would wait for its timeout (and a Code
+//! Mode script until its deadline). This pump passes lines up to `max_line`
+//! bytes through unchanged; for a longer line it keeps no more than
+//! `max_line` bytes, skips the rest as it arrives, picks the top-level `"id"`
+//! out of the skipped bytes with a small streaming scanner, and hands the
+//! transport a JSON-RPC error for that id instead, so the caller gets a
+//! clear error at once.
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// JSON-RPC "internal error" code used for the substituted answer.
+pub const TOO_LARGE_CODE: i64 = -32603;
+
+/// Finds the value of the top-level `"id"` member in a JSON object fed in
+/// pieces, keeping only a few bytes of state.
+#[derive(Debug, Default)]
+pub struct IdScanner {
+    depth: i32,
+    in_str: bool,
+    esc: bool,
+    expect_key: bool,
+    key: Option<Vec<u8>>,
+    last_key_is_id: bool,
+    value: Option<Vec<u8>>,
+    found: Option<Vec<u8>>,
+}
+
+const MAX_ID: usize = 256;
+
+impl IdScanner {
+    /// Feed the next bytes of the line.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.found.is_some() {
+                return;
+            }
+            self.step(b);
+        }
+    }
+
+    fn step(&mut self, b: u8) {
+        if let Some(v) = &mut self.value {
+            let ends = !self.in_str && self.depth == 1 && (b == b',' || b == b'}');
+            if ends {
+                self.found = self.value.take();
+                return;
+            }
+            if v.len() < MAX_ID {
+                v.push(b);
+            } else {
+                self.value = None;
+            }
+        }
+        if self.in_str {
+            if self.esc {
+                self.esc = false;
+            } else if b == b'\\' {
+                self.esc = true;
+            } else if b == b'"' {
+                self.in_str = false;
+                if let Some(k) = self.key.take() {
+                    self.last_key_is_id = k == b"id";
+                }
+                return;
+            }
+            if let Some(k) = &mut self.key {
+                if k.len() < 8 {
+                    k.push(b);
+                } else {
+                    k.clear();
+                    k.extend_from_slice(b"-long-");
+                }
+            }
+            return;
+        }
+        match b {
+            b'"' => {
+                self.in_str = true;
+                if self.depth == 1 && self.expect_key {
+                    self.key = Some(Vec::new());
+                    self.expect_key = false;
+                }
+            }
+            b'{' | b'[' => {
+                self.depth += 1;
+                if self.depth == 1 && b == b'{' {
+                    self.expect_key = true;
+                }
+            }
+            b'}' | b']' => self.depth -= 1,
+            b',' if self.depth == 1 => self.expect_key = true,
+            b':' if self.depth == 1 => {
+                if self.last_key_is_id && self.value.is_none() {
+                    self.value = Some(Vec::new());
+                }
+                self.last_key_is_id = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// The id, once seen.
+    pub fn id(&self) -> Option<Value> {
+        let raw = self.found.as_ref()?;
+        serde_json::from_slice(raw.trim_ascii()).ok()
+    }
+}
+
+fn too_large(id: Value, server: &str, max_line: usize) -> Vec<u8> {
+    let msg = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": TOO_LARGE_CODE,
+            "message": format!(
+                "the answer of server {server} is larger than {max_line} bytes and was discarded"
+            ),
+        },
+    });
+    let mut line = serde_json::to_vec(&msg).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Copy `input` to `output` line by line until either side closes,
+/// replacing each line longer than `max_line` by an error answer for its id
+/// (or dropping it when it has none).
+pub async fn pump<R, W>(input: R, mut output: W, max_line: usize, server: String)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut input = BufReader::new(input);
+    let mut line: Vec<u8> = Vec::new();
+    let mut skipping: Option<IdScanner> = None;
+    loop {
+        let (used, done) = {
+            let Ok(avail) = input.fill_buf().await else {
+                return;
+            };
+            if avail.is_empty() {
+                return;
+            }
+            let nl = avail.iter().position(|&b| b == b'\n');
+            let take = nl.map_or(avail.len(), |i| i + 1);
+            let chunk = &avail[..take];
+            if let Some(scan) = &mut skipping {
+                scan.feed(chunk);
+            } else if line.len() + take > max_line {
+                let mut scan = IdScanner::default();
+                scan.feed(&line);
+                scan.feed(chunk);
+                line = Vec::new();
+                skipping = Some(scan);
+            } else {
+                line.extend_from_slice(chunk);
+            }
+            (take, nl.is_some())
+        };
+        input.consume(used);
+        if !done {
+            continue;
+        }
+        let out = match skipping.take() {
+            Some(scan) => match scan.id() {
+                Some(id) => {
+                    tracing::warn!(server = %server, "answer over {max_line} bytes discarded");
+                    too_large(id, &server, max_line)
+                }
+                None => {
+                    tracing::warn!(server = %server, "message over {max_line} bytes discarded");
+                    continue;
+                }
+            },
+            None => std::mem::take(&mut line),
+        };
+        if output.write_all(&out).await.is_err() || output.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id_of(s: &str) -> Option<Value> {
+        let mut sc = IdScanner::default();
+        for c in s.as_bytes().chunks(3) {
+            sc.feed(c);
+        }
+        sc.id()
+    }
+
+    #[test]
+    fn finds_the_top_level_id_anywhere() {
+        assert_eq!(
+            id_of(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#),
+            Some(json!(7))
+        );
+        assert_eq!(
+            id_of(r#"{"result":{"id":1,"x":"\"id\":2"},"jsonrpc":"2.0","id":"a,}b"}"#),
+            Some(json!("a,}b"))
+        );
+        assert_eq!(id_of(r#"{"result":{"id":1}}"#), None);
+        assert_eq!(id_of(r#"{"method":"x","params":[{"id":3}]}"#), None);
+    }
+
+    #[tokio::test]
+    async fn long_lines_become_errors() {
+        let big = format!(
+            "{{\"result\":\"{}\",\"jsonrpc\":\"2.0\",\"id\":9}}\n",
+            "x".repeat(5000)
+        );
+        let input = format!("{{\"id\":1}}\n{big}{{\"id\":2}}\n");
+        let mut out = Vec::new();
+        pump(input.as_bytes(), &mut out, 1000, "s".into()).await;
+        let lines: Vec<Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1]["id"], json!(9));
+        assert_eq!(lines[1]["error"]["code"], json!(TOO_LARGE_CODE));
+        assert_eq!(lines[2]["id"], json!(2));
+    }
+}

@@ -1,0 +1,130 @@
+//! Starting one stdio downstream server: a minimal environment
+//! ([`crate::child_env`]), its own process group, a parent-death signal,
+//! and its stdout read through the oversize guard ([`crate::oversize`]).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use process_wrap::tokio::ChildWrapper;
+use rmcp::RoleClient;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::io::{AsyncBufReadExt, DuplexStream};
+use tokio::process::ChildStdin;
+
+use crate::config::EnvValue;
+
+/// Longest line accepted from a downstream (rmcp's own default).
+pub const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+
+/// The transport rmcp speaks over.
+pub type ChildTransport = AsyncRwTransport<RoleClient, DuplexStream, ChildStdin>;
+
+/// A running child. Dropping it kills the child (kill-on-drop); the caller
+/// kills its group and descendants through the registry.
+pub struct StdioChild {
+    _child: Box<dyn ChildWrapper>,
+    /// Its pid, which is also its process group id.
+    pub pid: Option<i32>,
+}
+
+/// What to start.
+pub struct Spec<'a> {
+    pub alias: &'a str,
+    pub command: &'a str,
+    pub args: &'a [String],
+    pub env: &'a BTreeMap<String, EnvValue>,
+    pub cwd: Option<&'a PathBuf>,
+}
+
+/// Start the child; its last stderr lines go to `tail`.
+pub fn spawn(
+    spec: &Spec<'_>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) -> Result<(ChildTransport, StdioChild), String> {
+    let env = crate::child_env::build(std::env::vars_os(), spec.env).map_err(|e| e.to_string())?;
+    let mut cmd = tokio::process::Command::new(spec.command);
+    cmd.args(spec.args)
+        .env_clear()
+        .envs(env)
+        .kill_on_drop(true)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some(cwd) = spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls async-signal-safe prctl.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Die with the gateway even if it is killed outright.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            Ok(())
+        });
+    }
+    let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
+    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    let mut child = wrap
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", spec.command))?;
+    let pid = child.id().map(|p| p as i32);
+    let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+        return Err("the child's pipes are missing".into());
+    };
+    if let Some(stderr) = child.stderr().take() {
+        tokio::spawn(stderr_tail(stderr, spec.alias.to_owned(), tail));
+    }
+    let (guarded, to_rmcp) = tokio::io::duplex(1 << 16);
+    tokio::spawn(crate::oversize::pump(
+        stdout,
+        to_rmcp,
+        MAX_LINE,
+        spec.alias.to_owned(),
+    ));
+    let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
+    Ok((transport, StdioChild { _child: child, pid }))
+}
+
+/// Longest stderr line kept (the rest of a longer line is skipped unread
+/// into memory).
+const MAX_STDERR_LINE: usize = 4096;
+
+/// Keep the child's last 20 stderr lines (each cut at
+/// [`MAX_STDERR_LINE`]) for failure causes; log them at debug level.
+async fn stderr_tail(
+    stderr: tokio::process::ChildStderr,
+    alias: String,
+    tail: Arc<Mutex<VecDeque<String>>>,
+) {
+    let mut r = tokio::io::BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let (n, done, eof) = match r.fill_buf().await {
+            Ok([]) | Err(_) => (0, true, true),
+            Ok(b) => {
+                let nl = b.iter().position(|&c| c == b'\n');
+                let take = nl.map_or(b.len(), |i| i + 1);
+                let room = MAX_STDERR_LINE.saturating_sub(line.len());
+                line.extend_from_slice(&b[..take.min(room)]);
+                (take, nl.is_some(), false)
+            }
+        };
+        r.consume(n);
+        if done {
+            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            line.clear();
+            if !text.is_empty() {
+                tracing::debug!(server = %alias, "stderr: {text}");
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() >= 20 {
+                    t.pop_front();
+                }
+                t.push_back(crate::downstream::short(text));
+            }
+        }
+        if eof {
+            return;
+        }
+    }
+}

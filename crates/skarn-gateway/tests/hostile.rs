@@ -1,0 +1,237 @@
+//! The gateway against hostile downstream servers (issue 10): resource
+//! capture across servers, endless listings, `list_changed` floods, a slow
+//! server during refreshes, and answers over the line limit. Every check is
+//! made from outside: through the upstream MCP surface, the script bridge,
+//! or the fake server's own counters.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Upstream, gateway, hostile, rt, text};
+use serde_json::{Value, json};
+use skarn_codemode::ToolBridge;
+use skarn_gateway::Gateway;
+
+fn args(v: Value) -> Option<serde_json::Map<String, Value>> {
+    v.as_object().cloned()
+}
+
+async fn read(up: &mut Upstream, uri: &str) -> Value {
+    up.request("resources/read", json!({"uri": uri})).await
+}
+
+fn served_by(v: &Value) -> String {
+    v.pointer("/result/contents/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("not a result: {v}"))
+        .to_owned()
+}
+
+#[test]
+fn resource_reads_go_to_the_server_that_owns_the_uri() {
+    rt().block_on(async {
+        let servers = format!(
+            "{}{}{}",
+            hostile("alice", &["--template", "notes://alice/{path}"], ""),
+            hostile(
+                "bob",
+                &[
+                    "--template",
+                    "notes://{user}/inbox/{id}",
+                    "--resource",
+                    "notes://alice/readme"
+                ],
+                ""
+            ),
+            hostile("carol", &["--template", "notes://{user}/{path}"], ""),
+        );
+        let gw = gateway(&servers, "").await;
+        let mut up = Upstream::connect(gw.clone()).await;
+        // Alice's template has the longest literal prefix but does not match.
+        let r = read(&mut up, "notes://alice/inbox/7").await;
+        assert_eq!(served_by(&r), "served by bob: notes://alice/inbox/7");
+        // An exact URI from a resource list wins over templates.
+        let r = read(&mut up, "notes://alice/readme").await;
+        assert_eq!(served_by(&r), "served by bob: notes://alice/readme");
+        let r = read(&mut up, "notes://bob/todo").await;
+        assert_eq!(served_by(&r), "served by carol: notes://bob/todo");
+        // Two servers' templates match: refused, naming both.
+        let r = read(&mut up, "notes://alice/todo").await;
+        let msg = r
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        assert!(
+            msg.contains("alice") && msg.contains("carol") && msg.contains("more than one"),
+            "{r}"
+        );
+        let r = read(&mut up, "other://x").await;
+        assert!(r.get("error").is_some(), "{r}");
+        gw.shutdown();
+    });
+}
+
+#[test]
+fn endless_listing_fails_the_server_with_a_clear_cause() {
+    rt().block_on(async {
+        let servers = format!(
+            "{}{}",
+            hostile("endless", &["--endless-pages"], ""),
+            hostile("fine", &[], "")
+        );
+        let gw = gateway(&servers, "").await;
+        let h = gw.health();
+        let endless = h.iter().find(|s| s.name == "endless").unwrap();
+        assert_eq!(endless.status, "failed", "{h:?}");
+        let cause = endless.cause.clone().unwrap_or_default();
+        assert!(
+            cause.contains("tools/list went past 100 pages (gateway.max_list_pages)"),
+            "{cause}"
+        );
+        assert_eq!(h.iter().find(|s| s.name == "fine").unwrap().status, "ready");
+        // The cause is visible in search results.
+        let mut up = Upstream::connect(gw.clone()).await;
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "search", "arguments": {"query": "tool"}}),
+            )
+            .await;
+        assert!(r.to_string().contains("max_list_pages"), "{r}");
+        gw.shutdown();
+    });
+}
+
+/// Poll `list_count` until it stops moving and the catalogue holds the
+/// listing it counts; bounded.
+async fn settled_list_count(gw: &Arc<Gateway>, alias: &str) -> u64 {
+    let mut last = None;
+    let mut same = 0;
+    for _ in 0..1200 {
+        let r = gw
+            .call_tool(alias, "list_count", args(json!({})))
+            .await
+            .unwrap();
+        let n: u64 = text(&r).parse().unwrap();
+        let fresh = gw
+            .catalog()
+            .by_name
+            .contains_key(&format!("{alias}__{alias}_t{n}"));
+        if last == Some(n) && fresh {
+            same += 1;
+            if same >= 10 {
+                return n;
+            }
+        } else {
+            same = 0;
+        }
+        last = Some(n);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the re-list count of {alias} never settled (last {last:?})");
+}
+
+#[test]
+fn list_changed_flood_is_coalesced() {
+    rt().block_on(async {
+        let gw = gateway(&hostile("flood", &[], ""), "").await;
+        gw.call_tool("flood", "notify", args(json!({"count": 2000})))
+            .await
+            .unwrap();
+        let lists = settled_list_count(&gw, "flood").await;
+        eprintln!("tools/list requests after 2000 list_changed: {lists}");
+        assert!((2..=20).contains(&lists), "{lists} tools/list requests");
+        gw.shutdown();
+    });
+}
+
+#[test]
+fn a_slow_server_does_not_block_other_refreshes() {
+    rt().block_on(async {
+        let servers = format!(
+            "{}{}",
+            hostile("slow", &["--slow-relist"], "timeout = 600"),
+            hostile("fast", &[], "")
+        );
+        let gw = gateway(&servers, "").await;
+        gw.call_tool("slow", "notify", args(json!({"count": 1})))
+            .await
+            .unwrap();
+        // Wait until the slow server's re-list is in flight (never answered).
+        for i in 0.. {
+            let r = gw
+                .call_tool("slow", "list_count", args(json!({})))
+                .await
+                .unwrap();
+            if text(&r) == "2" {
+                break;
+            }
+            assert!(i < 600, "the slow server was never re-listed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        gw.call_tool("fast", "notify", args(json!({"count": 1})))
+            .await
+            .unwrap();
+        for i in 0.. {
+            if gw.catalog().by_name.contains_key("fast__fast_t2") {
+                break;
+            }
+            assert!(i < 600, "fast's refresh waited for the slow server");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        gw.shutdown();
+    });
+}
+
+#[test]
+fn an_oversized_answer_is_a_clear_error_at_once() {
+    rt().block_on(async {
+        let gw = gateway(
+            &hostile("big", &["--huge-answer", "17000000"], "timeout = 600"),
+            "",
+        )
+        .await;
+        let bridge: Arc<dyn ToolBridge> = Arc::new(skarn_gateway::bridge::GatewayBridge::new(
+            gw.clone(),
+            tokio::runtime::Handle::current(),
+        ));
+        // The call timeout is 600 s: only the substituted error ends this.
+        let e = tokio::time::timeout(
+            Duration::from_secs(120),
+            bridge.call_tool("big", "huge", json!({})),
+        )
+        .await
+        .expect("the oversized answer was dropped: the call hung")
+        .unwrap_err();
+        assert!(e.to_string().contains("larger than"), "{e}");
+        // A Code Mode script can catch it (its deadline is 600 s: only the
+        // substituted error ends the call).
+        let limits = skarn_codemode::Limits {
+            deadline: Duration::from_secs(600),
+            ..Default::default()
+        };
+        let code = "try { await skarn.callTool('big', 'huge', {}); return 'no error'; } \
+                    catch (e) { return 'caught: ' + e.message; }";
+        let b = bridge.clone();
+        let run = tokio::task::spawn_blocking(move || skarn_codemode::execute(code, b, &limits));
+        let out = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .expect("the script hung on the oversized answer")
+            .unwrap();
+        let v = out.result.unwrap();
+        let v = v.as_str().unwrap_or_default();
+        assert!(
+            v.starts_with("caught: ") && v.contains("larger than"),
+            "{v}"
+        );
+        // The connection is still good.
+        let r = gw
+            .call_tool("big", "list_count", args(json!({})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "1");
+        gw.shutdown();
+    });
+}
