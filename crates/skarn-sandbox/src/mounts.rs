@@ -222,7 +222,13 @@ pub fn build_root(
                     .copied()
                     .filter(|s| s.starts_with(path) && *s != path)
                     .collect();
+                // (Not for the system directories: /etc alone has over a
+                // hundred entries to bind; its secrets keep their masks.)
+                let system = crate::policy::SYSTEM_EXEC_DIRS
+                    .iter()
+                    .any(|d| Path::new(d) == path);
                 if matches!(access, Access::Read | Access::ReadExec)
+                    && !system
                     && !inside.is_empty()
                     && std::fs::symlink_metadata(under(OLD, path)).is_ok_and(|m| m.is_dir())
                 {

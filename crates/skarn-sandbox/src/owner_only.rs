@@ -8,9 +8,16 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// System directories walked for owner-only entries. The package-managed
-/// trees (`/usr`, `/lib*`, `/nix/store`) are world-readable by design and
-/// too large to walk at every run.
+/// System directories walked for owner-only entries, with the depth walked
+/// in each: all of `/etc` (system configuration, where keys and
+/// credentials live), the first two levels of `/opt` and `/srv` (an
+/// application's own directory and its top-level files; whole installed
+/// trees there can hold hundreds of thousands of files, too many to
+/// examine at every run). The package-managed trees (`/usr`, `/lib*`,
+/// `/nix/store`) are world-readable by design.
+pub const WALKED: &[(&str, usize)] = &[("/etc", usize::MAX), ("/opt", 2), ("/srv", 2)];
+
+/// The walked directories (for documentation and the report).
 pub const WALKED_DIRS: &[&str] = &["/etc", "/opt", "/srv"];
 
 /// At most this many entries are examined per run; past it the walk stops
@@ -40,10 +47,25 @@ fn closed_to_others(mode: u32, is_dir: bool) -> bool {
 /// [`MAX_ENTRIES`], every directory not yet walked is listed too, so it is
 /// hidden whole (fail closed) rather than left readable.
 pub fn find(dirs: &[&str], skip: &[PathBuf]) -> OwnerOnly {
+    let walked: Vec<(&str, usize)> = dirs
+        .iter()
+        .map(|d| {
+            let depth = WALKED
+                .iter()
+                .find(|(w, _)| w == d)
+                .map_or(usize::MAX, |(_, n)| *n);
+            (*d, depth)
+        })
+        .collect();
+    find_to_depth(&walked, skip)
+}
+
+fn find_to_depth(dirs: &[(&str, usize)], skip: &[PathBuf]) -> OwnerOnly {
     let mut out = OwnerOnly::default();
     let mut seen = 0usize;
-    let mut stack: Vec<PathBuf> = dirs.iter().map(PathBuf::from).collect();
-    while let Some(dir) = stack.pop() {
+    let mut stack: Vec<(PathBuf, usize)> =
+        dirs.iter().map(|(d, n)| (PathBuf::from(d), *n)).collect();
+    while let Some((dir, depth)) = stack.pop() {
         if skip.iter().any(|s| dir.starts_with(s)) {
             continue;
         }
@@ -55,7 +77,7 @@ pub fn find(dirs: &[&str], skip: &[PathBuf]) -> OwnerOnly {
             if seen > MAX_ENTRIES {
                 out.truncated = true;
                 out.paths.push(dir.clone());
-                out.paths.extend(stack.drain(..));
+                out.paths.extend(stack.drain(..).map(|(d, _)| d));
                 out.paths.sort();
                 return out;
             }
@@ -67,8 +89,8 @@ pub fn find(dirs: &[&str], skip: &[PathBuf]) -> OwnerOnly {
             let p = e.path();
             if closed_to_others(md.permissions().mode(), ft.is_dir()) {
                 out.paths.push(p);
-            } else if ft.is_dir() {
-                stack.push(p);
+            } else if ft.is_dir() && depth > 1 {
+                stack.push((p, depth - 1));
             }
         }
     }
