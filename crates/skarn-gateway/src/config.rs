@@ -33,11 +33,15 @@ pub struct GatewayConfig {
     /// Scripts run at the same time (default 8); further `execute` calls
     /// wait their turn, so a burst cannot start unbounded workers.
     pub max_concurrent_executes: usize,
-    /// Limits for each `execute`.
+    /// Limits for each `execute` (`[gateway.limits]`, see `limits.rs`).
+    #[serde(deserialize_with = "crate::limits::deserialize")]
     pub limits: Limits,
-    /// Seconds a downstream server may take to start (default 30).
+    /// Seconds a downstream server may take to start (default 30); written
+    /// as a duration (`30`, `"30s"`, `"1m"`).
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub start_timeout: f64,
-    /// Seconds any one downstream call may take (default 60).
+    /// Seconds any one downstream call may take (default 60); a duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub call_timeout: f64,
 }
 
@@ -90,7 +94,9 @@ struct RawServer {
     headers: BTreeMap<String, String>,
     #[serde(default = "yes")]
     enabled: bool,
+    #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     timeout: Option<f64>,
+    #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     start_timeout: Option<f64>,
 }
 
@@ -242,7 +248,7 @@ impl Config {
             if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
                 return Err(err_at(
                     gateway_span,
-                    format!("{what} must be a number of seconds between 0 and 86400"),
+                    format!("{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"),
                 ));
             }
         }
@@ -284,7 +290,7 @@ fn secs(v: f64, what: &str) -> Result<Duration, String> {
         Ok(Duration::from_secs_f64(v))
     } else {
         Err(format!(
-            "{what} must be a number of seconds between 0 and 86400"
+            "{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"
         ))
     }
 }
@@ -405,7 +411,7 @@ whatever = 1
 
 [gateway]
 passthrough = true
-limits = { deadline = 5000 }
+limits = { deadline = "5000ms" }
 
 [servers.files]
 command = "mcp-files"
@@ -459,7 +465,17 @@ timeout = 5
         let e = Config::parse("[servers.a]\nurl = \"ftp://x\"\n", "f").unwrap_err();
         assert!(e.message.contains("http://"), "{e}");
         let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = -1\n", "f").unwrap_err();
-        assert!(e.message.contains("timeout"), "{e}");
+        assert!(e.message.contains("-1"), "{e}");
+        let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", "f").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 11), "{e}");
+        let c = Config::parse(
+            "[gateway]\ncall_timeout = \"2m\"\nstart_timeout = 5\n[servers.a]\ncommand = \"x\"\nstart_timeout = \"500ms\"\n",
+            "f",
+        )
+        .unwrap();
+        assert_eq!(c.gateway.call_timeout, 120.0);
+        assert_eq!(c.servers[0].call_timeout, Duration::from_secs(120));
+        assert_eq!(c.servers[0].start_timeout, Duration::from_millis(500));
         let e = Config::parse("[gateway]\nisolation = \"sandboxed\"\n", "f").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         let e = Config::parse("[gateway]\nmax_concurrent_executes = 0\n", "f").unwrap_err();

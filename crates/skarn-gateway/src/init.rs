@@ -18,14 +18,15 @@ isolation = "auto"
 # Warm confined workers kept ready, and scripts allowed to run at once.
 worker_pool = 2
 max_concurrent_executes = 8
-# Seconds a server may take to start, and any one call to take.
-start_timeout = 30
-call_timeout = 60
+# How long a server may take to start, and any one call to take
+# (durations: "30s", "2m", "500ms"; a bare number is seconds).
+start_timeout = "30s"
+call_timeout = "60s"
 
 [gateway.limits]
-# Per-script limits of `execute`.
-memory_bytes = 67108864   # 64 MiB of JS heap
-deadline = 30000          # milliseconds of wall time
+# Per-script limits of `execute` (sizes: "64M", "512K"; a bare number is MiB).
+memory = "64M"            # JS heap
+timeout = "30s"           # wall time
 max_tool_calls = 256
 
 # One table per downstream server. The alias ("files" below) prefixes its
@@ -38,8 +39,8 @@ args = []
 # env = { API_TOKEN = "..." }
 # cwd = "."
 enabled = false           # set to true once the command exists
-# timeout = 60            # per-call seconds (default: gateway.call_timeout)
-# start_timeout = 30
+# timeout = "60s"         # per call (default: gateway.call_timeout)
+# start_timeout = "30s"
 
 # A remote server over Streamable HTTP:
 # [servers.remote]

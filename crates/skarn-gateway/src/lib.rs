@@ -27,6 +27,7 @@ pub mod exec;
 pub mod gateway;
 pub mod http;
 pub mod init;
+pub mod limits;
 pub mod search;
 pub mod server;
 pub mod stdio;

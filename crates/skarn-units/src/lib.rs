@@ -9,7 +9,7 @@
 //! carries its unit (`memory_bytes`, `--max-log-bytes`: bytes).
 //!
 //! **Durations**: a number (decimals allowed) and an optional suffix:
-//! `ms`, `s`, `m`, `h`. A bare number means **seconds**.
+//! `ms`, `s`, `m`, `h`, `d`. A bare number means **seconds**.
 //!
 //! Config values may be TOML integers, floats or strings (`memory = 512`,
 //! `memory = "512M"`); [`Value`] deserializes all three.
@@ -36,7 +36,7 @@ pub enum UnitError {
     #[error("invalid size {0:?} (write e.g. 512M, 64KiB, 2G, 100B; a bare number means {1})")]
     BadSize(String, &'static str),
     /// Not a number with a known suffix.
-    #[error("invalid duration {0:?} (write e.g. 30s, 500ms, 2m, 1h; a bare number means {1})")]
+    #[error("invalid duration {0:?} (write e.g. 30s, 500ms, 2m, 1h, 7d; a bare number means {1})")]
     BadDuration(String, &'static str),
     /// Negative, not finite, or too large.
     #[error("{0:?} is out of range (0 to {1})")]
@@ -141,6 +141,7 @@ pub fn parse_duration(s: &str, bare: DurationUnit) -> Result<Duration, UnitError
         "s" => 1.0,
         "m" => 60.0,
         "h" => 3600.0,
+        "d" => 86_400.0,
         _ => return Err(bad()),
     };
     let v = number(num).ok_or_else(bad)? * secs;

@@ -35,7 +35,8 @@ fn durations() {
     assert_eq!(parse_duration("1h", Secs), Ok(Duration::from_secs(3600)));
     assert_eq!(parse_duration("1.5s", Secs), Ok(Duration::from_millis(1500)));
     assert_eq!(parse_duration("250", Millis), Ok(Duration::from_millis(250)));
-    for bad in ["", "soon", "-1s", "1d", "s"] {
+    assert_eq!(parse_duration("7d", Secs), Ok(Duration::from_secs(7 * 86_400)));
+    for bad in ["", "soon", "-1s", "1w", "s"] {
         assert!(parse_duration(bad, Secs).is_err(), "{bad}");
     }
     assert!(parse_duration("31d", Secs).is_err());
