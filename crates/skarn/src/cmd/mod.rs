@@ -7,6 +7,7 @@ pub mod compress;
 pub mod doctor;
 pub mod exec;
 pub mod hidden;
+pub mod hook;
 pub mod init;
 pub mod recall;
 pub mod run;
