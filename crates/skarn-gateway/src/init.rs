@@ -49,7 +49,9 @@ enabled = false           # set to true once the command exists
 # headers = { "X-Team" = "platform" }
 "#;
 
-/// The JSON snippets for Claude Code and Cursor, pointing at `config`.
+/// The MCP server entry pointing at `config`, as one JSON document
+/// (`{"mcpServers": {"skarn": ...}}`, the shape of Claude Code's `.mcp.json`
+/// and Cursor's `.cursor/mcp.json`).
 pub fn client_snippets(skarn: &str, config: &Path) -> String {
     let entry = serde_json::json!({
         "mcpServers": {
@@ -59,11 +61,7 @@ pub fn client_snippets(skarn: &str, config: &Path) -> String {
             }
         }
     });
-    let json = serde_json::to_string_pretty(&entry).unwrap_or_default();
-    format!(
-        "Claude Code (.mcp.json in your project, or `claude mcp add-json skarn '<the inner object>'`):\n{json}\n\n\
-Cursor (~/.cursor/mcp.json or .cursor/mcp.json):\n{json}\n"
-    )
+    serde_json::to_string_pretty(&entry).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod hidden;
 pub mod hook;
 pub mod init;
+pub mod init_clients;
 pub mod recall;
 pub mod run;
 pub mod sandbox_helper;

@@ -17,6 +17,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use shell::quote;
 use settings::{Decision, Settings};
 
 /// Exit code that blocks the tool call in every supported agent.
