@@ -248,7 +248,9 @@ impl Config {
             if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
                 return Err(err_at(
                     gateway_span,
-                    format!("{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"),
+                    format!(
+                        "{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"
+                    ),
                 ));
             }
         }
@@ -466,7 +468,8 @@ timeout = 5
         assert!(e.message.contains("http://"), "{e}");
         let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = -1\n", "f").unwrap_err();
         assert!(e.message.contains("-1"), "{e}");
-        let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", "f").unwrap_err();
+        let e =
+            Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", "f").unwrap_err();
         assert_eq!((e.line, e.column), (3, 11), "{e}");
         let c = Config::parse(
             "[gateway]\ncall_timeout = \"2m\"\nstart_timeout = 5\n[servers.a]\ncommand = \"x\"\nstart_timeout = \"500ms\"\n",

@@ -75,8 +75,10 @@ fn deadline<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Erro
             "deadline = {n}: a bare number here used to mean milliseconds, and a bare \
              number now means seconds everywhere; write deadline = \"{n}ms\" (or \
              \"{}s\"), or timeout = {}",
-            n.parse::<f64>().map_or(n.clone(), |ms| (ms / 1000.0).to_string()),
-            n.parse::<f64>().map_or(n.clone(), |ms| (ms / 1000.0).to_string()),
+            n.parse::<f64>()
+                .map_or(n.clone(), |ms| (ms / 1000.0).to_string()),
+            n.parse::<f64>()
+                .map_or(n.clone(), |ms| (ms / 1000.0).to_string()),
         )));
     }
     v.duration(DurationUnit::Secs)
@@ -158,7 +160,8 @@ mod tests {
         assert_eq!(l.max_output_bytes, 2 << 20);
         assert_eq!(l.max_log_bytes, 1000);
         assert_eq!((l.max_log_lines, l.max_tool_calls), (5, 7));
-        let l = limits("memory_bytes = 67108864\nstack_bytes = \"2M\"\ntimeout = \"1.5s\"").unwrap();
+        let l =
+            limits("memory_bytes = 67108864\nstack_bytes = \"2M\"\ntimeout = \"1.5s\"").unwrap();
         assert_eq!(l.memory_bytes, 64 << 20);
         assert_eq!(l.stack_bytes, 2 << 20);
         assert_eq!(l.deadline, Duration::from_millis(1500));
@@ -169,16 +172,25 @@ mod tests {
     fn deadline_needs_a_unit() {
         let e = limits("deadline = 30000").unwrap_err();
         assert!(e.starts_with("f:3:12: "), "{e}");
-        assert!(e.contains("\"30000ms\"") && e.contains("timeout = 30"), "{e}");
+        assert!(
+            e.contains("\"30000ms\"") && e.contains("timeout = 30"),
+            "{e}"
+        );
         let l = limits("deadline = \"30000ms\"").unwrap();
         assert_eq!(l.deadline, Duration::from_secs(30));
-        assert_eq!(limits("deadline = \"5s\"").unwrap().deadline, Duration::from_secs(5));
+        assert_eq!(
+            limits("deadline = \"5s\"").unwrap().deadline,
+            Duration::from_secs(5)
+        );
     }
 
     #[test]
     fn errors() {
         let e = limits("memory = \"lots\"").unwrap_err();
-        assert!(e.starts_with("f:3:10: ") && e.contains("invalid size"), "{e}");
+        assert!(
+            e.starts_with("f:3:10: ") && e.contains("invalid size"),
+            "{e}"
+        );
         let e = limits("memory = 1\nmemory_bytes = 1").unwrap_err();
         assert!(e.contains("only one of memory and memory_bytes"), "{e}");
         let e = limits("timeout = 0").unwrap_err();

@@ -274,15 +274,28 @@ mod tests {
         )
         .unwrap();
         let c = RunConfig::load(&f, &d).unwrap().unwrap();
-        let l: Vec<_> = c.limits().unwrap().into_iter().map(|(k, n, _)| (k, n)).collect();
+        let l: Vec<_> = c
+            .limits()
+            .unwrap()
+            .into_iter()
+            .map(|(k, n, _)| (k, n))
+            .collect();
         assert_eq!(
             l,
-            [("timeout", 120), ("memory", 1024), ("max_file_size", 64), ("max_procs", 9)]
+            [
+                ("timeout", 120),
+                ("memory", 1024),
+                ("max_file_size", 64),
+                ("max_procs", 9)
+            ]
         );
         std::fs::write(&f, "[run]\nmemory = \"100K\"\n").unwrap();
         let c = RunConfig::load(&f, &d).unwrap().unwrap();
         let e = c.limits().unwrap_err().to_string();
-        assert!(e.contains(":2:10: memory:") && e.contains("whole number of MiB"), "{e}");
+        assert!(
+            e.contains(":2:10: memory:") && e.contains("whole number of MiB"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

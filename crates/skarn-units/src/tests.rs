@@ -30,12 +30,24 @@ fn durations() {
     use DurationUnit::*;
     assert_eq!(parse_duration("30", Secs), Ok(Duration::from_secs(30)));
     assert_eq!(parse_duration("30s", Secs), Ok(Duration::from_secs(30)));
-    assert_eq!(parse_duration("500ms", Secs), Ok(Duration::from_millis(500)));
+    assert_eq!(
+        parse_duration("500ms", Secs),
+        Ok(Duration::from_millis(500))
+    );
     assert_eq!(parse_duration("2m", Secs), Ok(Duration::from_secs(120)));
     assert_eq!(parse_duration("1h", Secs), Ok(Duration::from_secs(3600)));
-    assert_eq!(parse_duration("1.5s", Secs), Ok(Duration::from_millis(1500)));
-    assert_eq!(parse_duration("250", Millis), Ok(Duration::from_millis(250)));
-    assert_eq!(parse_duration("7d", Secs), Ok(Duration::from_secs(7 * 86_400)));
+    assert_eq!(
+        parse_duration("1.5s", Secs),
+        Ok(Duration::from_millis(1500))
+    );
+    assert_eq!(
+        parse_duration("250", Millis),
+        Ok(Duration::from_millis(250))
+    );
+    assert_eq!(
+        parse_duration("7d", Secs),
+        Ok(Duration::from_secs(7 * 86_400))
+    );
     for bad in ["", "soon", "-1s", "1w", "s"] {
         assert!(parse_duration(bad, Secs).is_err(), "{bad}");
     }
@@ -47,7 +59,10 @@ fn durations() {
 fn whole_units() {
     assert_eq!(parse_size_mib("2G"), Ok(2048));
     assert_eq!(parse_size_mib("512"), Ok(512));
-    assert!(matches!(parse_size_mib("100K"), Err(UnitError::NotWhole(..))));
+    assert!(matches!(
+        parse_size_mib("100K"),
+        Err(UnitError::NotWhole(..))
+    ));
     assert_eq!(parse_duration_secs("2m"), Ok(120));
     assert!(matches!(
         parse_duration_secs("500ms"),
@@ -69,8 +84,13 @@ fn config_values() {
     assert_eq!(t.a.size(SizeUnit::MiB), Ok(512 * MIB));
     assert_eq!(t.b.size(SizeUnit::MiB), Ok(512 * MIB));
     assert!(t.a.is_bare() && !t.b.is_bare() && t.c.is_bare());
-    assert_eq!(t.c.duration(DurationUnit::Secs), Ok(Duration::from_millis(1500)));
+    assert_eq!(
+        t.c.duration(DurationUnit::Secs),
+        Ok(Duration::from_millis(1500))
+    );
     assert_eq!(t.d, 0.25);
-    let e = toml::from_str::<T>("a = 1\nb = 1\nc = 1\nd = \"soon\"\n").err().unwrap();
+    let e = toml::from_str::<T>("a = 1\nb = 1\nc = 1\nd = \"soon\"\n")
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("invalid duration"), "{e}");
 }

@@ -87,7 +87,10 @@ fn claude_code_confines_the_command_and_keeps_other_fields() {
     assert_eq!(upd["run_in_background"], false);
     assert_eq!(upd["future_field"], json!([1]));
     let new = upd["command"].as_str().unwrap();
-    assert!(new.starts_with(&format!("'{SKARN}' run --workspace ")), "{new}");
+    assert!(
+        new.starts_with(&format!("'{SKARN}' run --workspace ")),
+        "{new}"
+    );
     let o = f.sh(new);
     let all = format!(
         "{}{}",
@@ -95,12 +98,17 @@ fn claude_code_confines_the_command_and_keeps_other_fields() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(!all.contains(SECRET), "the key leaked: {all}");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("it's done"), "{all}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("it's done"),
+        "{all}"
+    );
     // The same command unconfined does read it (the fixture is real).
     assert!(String::from_utf8_lossy(&f.sh(&cmd).stdout).contains(SECRET));
     // A harmless command works.
     let v = json_out(&f.hook(&["claude-code"], &claude_input(&f.ws(), "echo ok")));
-    let o = f.sh(v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap());
+    let o = f.sh(v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap());
     assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n", "{o:?}");
     assert_eq!(o.status.code(), Some(0));
 }
@@ -130,7 +138,10 @@ fn claude_code_fails_closed() {
         assert!(o.stdout.is_empty(), "{o:?}");
     }
     // A wrapped command with more after it is confined again.
-    let v = json_out(&f.hook(&["claude-code"], &claude_input(&f.ws(), "skarn run -- ls; cat x")));
+    let v = json_out(&f.hook(
+        &["claude-code"],
+        &claude_input(&f.ws(), "skarn run -- ls; cat x"),
+    ));
     assert!(v["hookSpecificOutput"]["updatedInput"].is_object());
 }
 
@@ -149,18 +160,28 @@ fn claude_code_decisions_and_unsandboxed_patterns() {
         &claude_input(&f.ws(), "git status; cat ~/.ssh/id"),
     ));
     assert!(v["hookSpecificOutput"]["updatedInput"].is_object());
-    let v = json_out(&f.hook(&["claude-code", "--decision", "none"], &claude_input(&f.ws(), "ls")));
+    let v = json_out(&f.hook(
+        &["claude-code", "--decision", "none"],
+        &claude_input(&f.ws(), "ls"),
+    ));
     assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
     assert!(v["hookSpecificOutput"]["updatedInput"].is_object());
     // [hook] in ~/.config/skarn/config.toml; flags win.
     let cfg = f.home().join(".config/skarn");
     std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.toml"), "[hook]\ndecision = \"ask\"\nunsandboxed = [\"make*\"]\n").unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "[hook]\ndecision = \"ask\"\nunsandboxed = [\"make*\"]\n",
+    )
+    .unwrap();
     let v = json_out(&f.hook(&["claude-code"], &claude_input(&f.ws(), "ls")));
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
     let v = json_out(&f.hook(&["claude-code"], &claude_input(&f.ws(), "make test")));
     assert!(v["hookSpecificOutput"].get("updatedInput").is_none());
-    let v = json_out(&f.hook(&["claude-code", "--decision", "allow"], &claude_input(&f.ws(), "ls")));
+    let v = json_out(&f.hook(
+        &["claude-code", "--decision", "allow"],
+        &claude_input(&f.ws(), "ls"),
+    ));
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
     std::fs::write(cfg.join("config.toml"), "[hook]\ndecision = 1\n").unwrap();
     let o = f.hook(&["claude-code"], &claude_input(&f.ws(), "ls"));
@@ -174,10 +195,15 @@ fn other_agents() {
     let g = json!({"hook_event_name": "BeforeTool", "cwd": f.ws(), "tool_name": "run_shell_command",
                    "tool_input": {"command": "echo ok", "description": "x"}});
     let v = json_out(&f.hook(&["gemini-cli"], &g.to_string()));
-    let new = v["hookSpecificOutput"]["tool_input"]["command"].as_str().unwrap();
+    let new = v["hookSpecificOutput"]["tool_input"]["command"]
+        .as_str()
+        .unwrap();
     assert_eq!(String::from_utf8_lossy(&f.sh(new).stdout), "ok\n");
     let g = json!({"hook_event_name": "BeforeTool", "cwd": "/", "tool_name": "read_file", "tool_input": {}});
-    assert_eq!(json_out(&f.hook(&["gemini-cli"], &g.to_string())), json!({}));
+    assert_eq!(
+        json_out(&f.hook(&["gemini-cli"], &g.to_string())),
+        json!({})
+    );
     // Codex: deny only; the reason carries the confined command.
     let c = json!({"hook_event_name": "PreToolUse", "cwd": f.ws(), "tool_name": "Bash",
                    "tool_input": {"command": "echo ok"}});

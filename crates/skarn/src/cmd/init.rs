@@ -91,7 +91,11 @@ fn starter(args: &Args) -> anyhow::Result<ExitCode> {
          .cursor/mcp.json, ...); `skarn init --client NAME` merges it for you"
     );
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", skarn_gateway::init::client_snippets(&exe(), &abs))?;
+    writeln!(
+        out,
+        "{}",
+        skarn_gateway::init::client_snippets(&exe(), &abs)
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -104,7 +108,10 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     let config = absolute(&args.config)?;
     if !config.exists() {
         if args.print {
-            eprintln!("skarn: {} does not exist yet (`skarn init` writes it)", config.display());
+            eprintln!(
+                "skarn: {} does not exist yet (`skarn init` writes it)",
+                config.display()
+            );
         } else {
             std::fs::write(&config, skarn_gateway::init::STARTER)
                 .with_context(|| format!("cannot write {}", config.display()))?;

@@ -52,11 +52,22 @@ pub fn plan(
     exe: &str,
     config: &Path,
 ) -> Vec<(PathBuf, Edit)> {
-    let args = vec!["serve".to_string(), "--config".into(), config.display().to_string()];
+    let args = vec![
+        "serve".to_string(),
+        "--config".into(),
+        config.display().to_string(),
+    ];
     let entry = json!({ "command": exe, "args": args });
-    let mcp = |key| Edit::McpJson { key, entry: entry.clone() };
+    let mcp = |key| Edit::McpJson {
+        key,
+        entry: entry.clone(),
+    };
     let at = |project: &str, user_path: &str| {
-        if user { home.join(user_path) } else { cwd.join(project) }
+        if user {
+            home.join(user_path)
+        } else {
+            cwd.join(project)
+        }
     };
     match client {
         Client::ClaudeCode => vec![
@@ -68,10 +79,16 @@ pub fn plan(
                 },
             ),
         ],
-        Client::Cursor => vec![(at(".cursor/mcp.json", ".cursor/mcp.json"), mcp("mcpServers"))],
+        Client::Cursor => vec![(
+            at(".cursor/mcp.json", ".cursor/mcp.json"),
+            mcp("mcpServers"),
+        )],
         Client::Codex => vec![(
             home.join(".codex/config.toml"),
-            Edit::McpToml { command: exe.into(), args },
+            Edit::McpToml {
+                command: exe.into(),
+                args,
+            },
         )],
         Client::Windsurf => vec![(
             home.join(".codeium/windsurf/mcp_config.json"),

@@ -32,7 +32,12 @@ fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
     if shell::is_wrapped(cmd) {
         return Plan::Wrapped;
     }
-    if let Some(p) = ctx.settings.unsandboxed.iter().find(|p| shell::matches(cmd, p)) {
+    if let Some(p) = ctx
+        .settings
+        .unsandboxed
+        .iter()
+        .find(|p| shell::matches(cmd, p))
+    {
         return Plan::Unsandboxed(p.clone());
     }
     Plan::Confine(format!(

@@ -17,8 +17,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub use shell::quote;
 use settings::{Decision, Settings};
+pub use shell::quote;
 
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;

@@ -87,7 +87,11 @@ mod tests {
     fn file_then_flags() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("config.toml");
-        std::fs::write(&f, "[run]\nnet = \"deny\"\n[hook]\ndecision = \"ask\"\nunsandboxed = [\"git\"]\n").unwrap();
+        std::fs::write(
+            &f,
+            "[run]\nnet = \"deny\"\n[hook]\ndecision = \"ask\"\nunsandboxed = [\"git\"]\n",
+        )
+        .unwrap();
         let s = Settings::load(Some(&f), None, &["make".into()]).unwrap();
         assert_eq!(s.decision, Decision::Ask);
         assert_eq!(s.unsandboxed, ["git", "make"]);

@@ -96,12 +96,28 @@ mod tests {
     #[test]
     fn compound_commands() {
         for c in [
-            "a; b", "a && b", "a | b", "a > f", "$(x)", "`x`", "echo \"$(id)\"", "a\nb",
-            "(a)", "a & ", "echo 'open", "a # c",
+            "a; b",
+            "a && b",
+            "a | b",
+            "a > f",
+            "$(x)",
+            "`x`",
+            "echo \"$(id)\"",
+            "a\nb",
+            "(a)",
+            "a & ",
+            "echo 'open",
+            "a # c",
         ] {
             assert!(is_compound(c), "{c}");
         }
-        for c in ["ls -la", "echo 'a; b'", "echo \"a | b\"", "echo a\\;b", "echo $HOME"] {
+        for c in [
+            "ls -la",
+            "echo 'a; b'",
+            "echo \"a | b\"",
+            "echo a\\;b",
+            "echo $HOME",
+        ] {
             assert!(!is_compound(c), "{c}");
         }
     }
@@ -109,7 +125,9 @@ mod tests {
     #[test]
     fn wrapped_and_patterns() {
         assert!(is_wrapped("skarn run -- ls"));
-        assert!(is_wrapped("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"));
+        assert!(is_wrapped(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"
+        ));
         assert!(!is_wrapped("skarn run -- ls; cat ~/.ssh/id"));
         assert!(!is_wrapped("skarn exec --code 1"));
         assert!(!is_wrapped("myskarn run x"));

@@ -4,7 +4,14 @@ fn run(client: Client, user: bool, existing: &[(&str, &str)]) -> Vec<(PathBuf, S
     let home = Path::new("/h");
     let cwd = Path::new("/p");
     let mut out: Vec<(PathBuf, String)> = Vec::new();
-    for (path, edit) in plan(client, user, home, cwd, "/bin/skarn", Path::new("/p/skarn.toml")) {
+    for (path, edit) in plan(
+        client,
+        user,
+        home,
+        cwd,
+        "/bin/skarn",
+        Path::new("/p/skarn.toml"),
+    ) {
         let old = out
             .iter()
             .find(|(p, _)| *p == path)
@@ -33,7 +40,11 @@ fn json_clients_keep_what_is_there() {
     for (client, file, key) in [
         (Client::Cursor, "/p/.cursor/mcp.json", "mcpServers"),
         (Client::GeminiCli, "/p/.gemini/settings.json", "mcpServers"),
-        (Client::Windsurf, "/h/.codeium/windsurf/mcp_config.json", "mcpServers"),
+        (
+            Client::Windsurf,
+            "/h/.codeium/windsurf/mcp_config.json",
+            "mcpServers",
+        ),
         (Client::ClaudeCode, "/p/.mcp.json", "mcpServers"),
     ] {
         let out = run(client, false, &[(file, USER_JSON)]);
@@ -43,9 +54,15 @@ fn json_clients_keep_what_is_there() {
         assert_eq!(v["alpha"], json!([1, 2]));
         assert_eq!(v[key]["other"]["command"], "x");
         assert_eq!(v[key]["skarn"]["command"], "/bin/skarn");
-        assert_eq!(v[key]["skarn"]["args"], json!(["serve", "--config", "/p/skarn.toml"]));
+        assert_eq!(
+            v[key]["skarn"]["args"],
+            json!(["serve", "--config", "/p/skarn.toml"])
+        );
         // Key order is the user's.
-        assert!(text.find("zeta").unwrap() < text.find("alpha").unwrap(), "{text}");
+        assert!(
+            text.find("zeta").unwrap() < text.find("alpha").unwrap(),
+            "{text}"
+        );
     }
 }
 
@@ -63,32 +80,75 @@ fn vscode_uses_servers_with_type() {
 
 #[test]
 fn codex_toml_keeps_comments() {
-    let old = "# my settings\nmodel = \"o3\" # pinned\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+    let old =
+        "# my settings\nmodel = \"o3\" # pinned\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
     let out = run(Client::Codex, false, &[("/h/.codex/config.toml", old)]);
     let t = &out[0].1;
-    assert!(t.starts_with("# my settings\nmodel = \"o3\" # pinned\n"), "{t}");
-    assert!(t.contains("[mcp_servers.docs]\ncommand = \"docs-mcp\""), "{t}");
+    assert!(
+        t.starts_with("# my settings\nmodel = \"o3\" # pinned\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("[mcp_servers.docs]\ncommand = \"docs-mcp\""),
+        "{t}"
+    );
     let v: toml::Value = toml::from_str(t).unwrap();
-    assert_eq!(v["mcp_servers"]["skarn"]["command"].as_str(), Some("/bin/skarn"));
-    assert_eq!(v["mcp_servers"]["skarn"]["args"][2].as_str(), Some("/p/skarn.toml"));
-    let again = apply(Path::new("c"), Some(t), &plan(Client::Codex, false, Path::new("/h"), Path::new("/p"), "/bin/skarn", Path::new("/p/skarn.toml"))[0].1).unwrap();
+    assert_eq!(
+        v["mcp_servers"]["skarn"]["command"].as_str(),
+        Some("/bin/skarn")
+    );
+    assert_eq!(
+        v["mcp_servers"]["skarn"]["args"][2].as_str(),
+        Some("/p/skarn.toml")
+    );
+    let again = apply(
+        Path::new("c"),
+        Some(t),
+        &plan(
+            Client::Codex,
+            false,
+            Path::new("/h"),
+            Path::new("/p"),
+            "/bin/skarn",
+            Path::new("/p/skarn.toml"),
+        )[0]
+        .1,
+    )
+    .unwrap();
     assert_eq!(&again, t, "idempotent");
 }
 
 #[test]
 fn claude_hook_merges_once() {
     let old = r#"{"permissions": {"allow": ["Bash(ls)"]}, "hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}]}}"#;
-    let out = run(Client::ClaudeCode, false, &[("/p/.claude/settings.json", old)]);
-    let (_, text) = out.iter().find(|(p, _)| p.ends_with(".claude/settings.json")).unwrap();
+    let out = run(
+        Client::ClaudeCode,
+        false,
+        &[("/p/.claude/settings.json", old)],
+    );
+    let (_, text) = out
+        .iter()
+        .find(|(p, _)| p.ends_with(".claude/settings.json"))
+        .unwrap();
     let v: Value = serde_json::from_str(text).unwrap();
     assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
     let list = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["matcher"], "Edit");
     assert_eq!(list[1]["matcher"], "Bash");
-    assert_eq!(list[1]["hooks"][0]["command"], "'/bin/skarn' hook claude-code");
-    let out2 = run(Client::ClaudeCode, false, &[("/p/.claude/settings.json", text)]);
-    let (_, text2) = out2.iter().find(|(p, _)| p.ends_with(".claude/settings.json")).unwrap();
+    assert_eq!(
+        list[1]["hooks"][0]["command"],
+        "'/bin/skarn' hook claude-code"
+    );
+    let out2 = run(
+        Client::ClaudeCode,
+        false,
+        &[("/p/.claude/settings.json", text)],
+    );
+    let (_, text2) = out2
+        .iter()
+        .find(|(p, _)| p.ends_with(".claude/settings.json"))
+        .unwrap();
     assert_eq!(text2, text, "idempotent");
     let user = run(Client::ClaudeCode, true, &[]);
     assert_eq!(user[0].0, Path::new("/h/.claude.json"));
@@ -97,10 +157,31 @@ fn claude_hook_merges_once() {
 
 #[test]
 fn refuses_what_it_cannot_keep() {
-    let e = apply(Path::new("f.json"), Some("// c\n{}"), &Edit::McpJson { key: "servers", entry: json!({}) });
+    let e = apply(
+        Path::new("f.json"),
+        Some("// c\n{}"),
+        &Edit::McpJson {
+            key: "servers",
+            entry: json!({}),
+        },
+    );
     assert!(format!("{:#}", e.unwrap_err()).contains("not plain JSON"));
-    let e = apply(Path::new("f.json"), Some("[]"), &Edit::McpJson { key: "servers", entry: json!({}) });
+    let e = apply(
+        Path::new("f.json"),
+        Some("[]"),
+        &Edit::McpJson {
+            key: "servers",
+            entry: json!({}),
+        },
+    );
     assert!(e.is_err());
-    let e = apply(Path::new("f.json"), Some("{\"servers\": 1}"), &Edit::McpJson { key: "servers", entry: json!({}) });
+    let e = apply(
+        Path::new("f.json"),
+        Some("{\"servers\": 1}"),
+        &Edit::McpJson {
+            key: "servers",
+            entry: json!({}),
+        },
+    );
     assert!(e.is_err());
 }

@@ -1,0 +1,33 @@
+#!/bin/sh
+# skarn hook claude-code: time per call against `cat` (the floor: a process
+# that reads stdin and writes it out), interleaved in the same run.
+# Usage: bench/hook/bench.sh [SKARN_BINARY] [RUNS]
+set -eu
+SKARN=${1:-target/release/skarn}
+RUNS=${2:-300}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+HOME=$TMP; export HOME
+printf '%s' '{"session_id":"s","transcript_path":"/x","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t","tool_input":{"command":"cargo test --workspace 2>&1 | tail -n 20","description":"run the tests","timeout":120000}}' >"$TMP/in.json"
+if command -v hyperfine >/dev/null 2>&1; then
+    hyperfine -N --warmup 20 --runs "$RUNS" --input "$TMP/in.json" \
+        "cat" "$SKARN hook claude-code"
+    exit
+fi
+# No hyperfine: a loop of RUNS calls each, interleaved; per-call mean.
+python3 - "$SKARN" "$RUNS" "$TMP/in.json" <<'PY'
+import statistics, subprocess, sys, time
+skarn, runs, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = open(path, "rb").read()
+cmds = {"cat": ["cat"], "skarn hook claude-code": [skarn, "hook", "claude-code"]}
+t = {k: [] for k in cmds}
+for _ in range(runs):
+    for k, argv in cmds.items():
+        s = time.perf_counter()
+        r = subprocess.run(argv, input=data, stdout=subprocess.DEVNULL)
+        t[k].append((time.perf_counter() - s) * 1000)
+        assert r.returncode == 0, k
+for k, v in t.items():
+    v.sort()
+    print(f"{k:28} median {statistics.median(v):6.2f} ms  p90 {v[int(len(v) * .9)]:6.2f} ms  min {v[0]:6.2f} ms")
+PY
