@@ -1,7 +1,7 @@
 #!/bin/sh
 # skarn hook claude-code: time per call against `cat` (the floor: a process
 # that reads stdin and writes it out), interleaved in the same run.
-# Usage: bench/hook/bench.sh [SKARN_BINARY] [RUNS]
+# Usage: bench/hook/bench.sh [SKARN_BINARY] [RUNS]  (SKARN_BENCH_LOOP=1: medians from a Python loop even with hyperfine)
 set -eu
 SKARN=${1:-target/release/skarn}
 RUNS=${2:-300}
@@ -9,9 +9,15 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 HOME=$TMP; export HOME
 printf '%s' '{"session_id":"s","transcript_path":"/x","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t","tool_input":{"command":"cargo test --workspace 2>&1 | tail -n 20","description":"run the tests","timeout":120000}}' >"$TMP/in.json"
-if command -v hyperfine >/dev/null 2>&1; then
-    hyperfine -N --warmup 20 --runs "$RUNS" --input "$TMP/in.json" \
-        "cat" "$SKARN hook claude-code"
+if [ -z "${SKARN_BENCH_LOOP:-}" ] && command -v hyperfine >/dev/null 2>&1; then
+    if hyperfine --help | grep -q -- '--input'; then
+        hyperfine -N --warmup 20 --runs "$RUNS" --input "$TMP/in.json" \
+            "cat" "$SKARN hook claude-code"
+    else
+        # Older hyperfine: through a shell (its start-up cost is subtracted).
+        hyperfine --warmup 20 --runs "$RUNS" \
+            "cat <$TMP/in.json" "$SKARN hook claude-code <$TMP/in.json"
+    fi
     exit
 fi
 # No hyperfine: a loop of RUNS calls each, interleaved; per-call mean.
