@@ -386,9 +386,7 @@ fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         {
             return None;
         }
-        if dir.parent().is_none() {
-            return None;
-        }
+        dir.parent()?;
         if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
             return Some(dir.to_path_buf());
         }
