@@ -222,3 +222,35 @@ fn other_agents() {
     assert_eq!(v["permission"], "deny");
     assert!(v["agent_message"].as_str().unwrap().contains("--workspace"));
 }
+
+#[test]
+fn vscode_and_windsurf() {
+    let f = Fixture::new();
+    // VS Code: Claude Code's output, on run_in_terminal; other tools pass.
+    let v = json!({"hookEventName": "PreToolUse", "cwd": f.ws(), "tool_name": "run_in_terminal",
+                   "tool_input": {"command": "echo ok", "explanation": "e", "isBackground": false}});
+    let out = json_out(&f.hook(&["vscode"], &v.to_string()));
+    let upd = &out["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(
+        (upd["explanation"].as_str(), upd["isBackground"].as_bool()),
+        (Some("e"), Some(false))
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&f.sh(upd["command"].as_str().unwrap()).stdout),
+        "ok\n"
+    );
+    let v = json!({"cwd": "/", "tool_name": "editFiles", "tool_input": {"files": []}});
+    let o = f.hook(&["vscode"], &v.to_string());
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));
+    // Windsurf: block with the confined command.
+    let w = json!({"agent_action_name": "pre_run_command", "trajectory_id": "t", "execution_id": "e",
+                   "timestamp": "2026-12-01T00:00:00Z",
+                   "tool_info": {"command_line": "echo ok", "cwd": f.ws()}});
+    let o = f.hook(&["windsurf"], &w.to_string());
+    assert_eq!(o.status.code(), Some(2));
+    let why = String::from_utf8_lossy(&o.stderr);
+    let new = why.split("instead: ").nth(1).unwrap().trim();
+    assert_eq!(String::from_utf8_lossy(&f.sh(new).stdout), "ok\n");
+    let o = f.hook(&["windsurf"], r#"{"agent_action_name": "pre_run_command"}"#);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -86,7 +86,9 @@ fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<String, Value>>
 
 pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     match agent {
-        Agent::ClaudeCode => claude(input, ctx),
+        Agent::ClaudeCode => claude(input, ctx, "Bash", &["CLAUDE_PROJECT_DIR"]),
+        Agent::Vscode => claude(input, ctx, "run_in_terminal", &[]),
+        Agent::Windsurf => windsurf(input, ctx),
         Agent::GeminiCli => gemini(input, ctx),
         Agent::Codex => codex(input, ctx),
         Agent::Cursor => cursor(input, ctx),
@@ -99,19 +101,25 @@ fn unsandboxed_reason(p: &str) -> String {
     format!("skarn: matches the unsandboxed pattern {p:?}: runs WITHOUT the sandbox")
 }
 
-fn claude(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
-    if let Some(e) = input.get("hook_event_name").and_then(Value::as_str)
+/// Claude Code's contract, also VS Code's agent hooks (same output, the
+/// terminal tool is `run_in_terminal` there and matchers are ignored).
+fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if let Some(e) = event
         && e != "PreToolUse"
     {
-        bail!("skarn hook claude-code handles PreToolUse, not {e}");
+        bail!("skarn hook handles PreToolUse, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
-    if tool != "Bash" {
+    if tool != shell_tool {
         return Ok(Answer::Nothing);
     }
     let tool_input = object(input, "tool_input")?;
     let cmd = str_field(&input["tool_input"], "command", "tool_input")?;
-    let ws = workspace(ctx, &["CLAUDE_PROJECT_DIR"], input.get("cwd"))?;
+    let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
     let out = |decision: Option<&str>, reason: String, updated: Option<Value>| {
         let mut o = Map::new();
         o.insert("hookEventName".into(), "PreToolUse".into());
@@ -193,6 +201,26 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
         // Codex honours only a refusal: the reason goes to the model, which
         // re-issues the command confined (and that one passes).
+        Plan::Confine(new) => Answer::Block(format!(
+            "skarn: shell commands here must run confined. Run exactly this instead: {new}"
+        )),
+    })
+}
+
+fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    if let Some(e) = input.get("agent_action_name").and_then(Value::as_str)
+        && e != "pre_run_command"
+    {
+        bail!("skarn hook windsurf handles pre_run_command, not {e}");
+    }
+    let info = input
+        .get("tool_info")
+        .context("the input has no \"tool_info\"")?;
+    let cmd = str_field(info, "command_line", "tool_info")?;
+    let ws = workspace(ctx, &[], info.get("cwd"))?;
+    Ok(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
+        // Cascade's pre-hooks can only block (exit 2); the reason is shown.
         Plan::Confine(new) => Answer::Block(format!(
             "skarn: shell commands here must run confined. Run exactly this instead: {new}"
         )),

@@ -40,6 +40,12 @@ pub enum Agent {
     /// Cursor beforeShellExecution: can only allow, ask or deny; denies with
     /// the confined command to run instead.
     Cursor,
+    /// VS Code agent hooks, PreToolUse on run_in_terminal: rewrites the
+    /// command (updatedInput), like Claude Code.
+    Vscode,
+    /// Windsurf Cascade pre_run_command: can only block (exit 2); the reason
+    /// names the confined command to run instead.
+    Windsurf,
 }
 
 #[derive(Debug, clap::Args)]
