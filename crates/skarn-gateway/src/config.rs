@@ -144,8 +144,10 @@ pub struct Config {
 
 #[derive(Debug, Deserialize)]
 struct RawFile {
+    // Not `Spanned`: toml cannot span a table only implied by a dotted
+    // header (`[gateway.limits]` without `[gateway]`).
     #[serde(default)]
-    gateway: Option<Spanned<GatewayConfig>>,
+    gateway: Option<GatewayConfig>,
     #[serde(default)]
     servers: Option<BTreeMap<String, Spanned<RawServer>>>,
 }
@@ -232,8 +234,16 @@ impl Config {
                 }
             }
         })?;
-        let gateway_span = raw.gateway.as_ref().map_or(0, |g| g.span().start);
-        let gateway = raw.gateway.map(Spanned::into_inner).unwrap_or_default();
+        let gateway_span = text
+            .lines()
+            .scan(0, |at, l| {
+                let start = *at;
+                *at += l.len() + 1;
+                Some((start, l.trim_start()))
+            })
+            .find(|(_, l)| l.starts_with("[gateway]") || l.starts_with("[gateway."))
+            .map_or(0, |(start, _)| start);
+        let gateway = raw.gateway.unwrap_or_default();
         let sep = &gateway.namespace_separator;
         if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(err_at(
@@ -489,6 +499,14 @@ timeout = 5
         assert!(e.message.contains("worker_pool"), "{e}");
         let c = Config::parse("[gateway]\nisolation = \"worker\"\nworker_pool = 0\n", "f").unwrap();
         assert_eq!(c.gateway.isolation, Isolation::Worker);
+    }
+
+    #[test]
+    fn limits_table_without_gateway_header() {
+        let c = Config::parse("[gateway.limits]\nmax_tool_calls = 5\n", "f").unwrap();
+        assert_eq!(c.gateway.limits.max_tool_calls, 5);
+        let e = Config::parse("x = 1\n\n[gateway]\nnamespace_separator = \"\"\n", "f").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
     }
 
     #[test]
