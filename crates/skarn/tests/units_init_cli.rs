@@ -220,6 +220,46 @@ fn init_client_merges_keeps_and_backs_up() {
         String::from_utf8_lossy(&o.stderr).contains("already set up"),
         "{o:?}"
     );
+    // Over HTTP: the client reads the token from the environment.
+    let o = skarn(
+        &["init", "--client", "codex", "--http", "8931", "--print"],
+        &proj,
+        &home,
+    );
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("url = \"http://127.0.0.1:8931/mcp\"")
+            && t.contains("bearer_token_env_var = \"SKARN_HTTP_TOKEN\""),
+        "{t}"
+    );
+    assert!(!t.contains("command ="), "{t}");
+    let o = skarn(
+        &[
+            "init",
+            "--client",
+            "cursor",
+            "--http",
+            "http://127.0.0.1:9/mcp",
+            "--token-env",
+            "T",
+        ],
+        &proj,
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["skarn"]["headers"]["Authorization"],
+        "Bearer ${env:T}"
+    );
+    assert_eq!(v["mcpServers"]["mine"]["command"], "m");
+    let o = skarn(
+        &["init", "--client", "cursor", "--http", "nope"],
+        &proj,
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(2));
     // A file it cannot merge is left alone: exit 2.
     std::fs::write(proj.join(".gemini/settings.json"), "{ // comment\n}").unwrap();
     let o = skarn(&["init", "--client", "gemini-cli"], &proj, &home);

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
-use super::init_clients::{self, Client, Edit};
+use super::init_clients::{self, Client, Edit, Transport};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -50,6 +50,22 @@ pub struct Args {
     /// Claude Code: only add the Bash hook.
     #[arg(long, requires = "client")]
     pub hook_only: bool,
+
+    /// Point the client at a running `skarn serve --http` instead of
+    /// starting skarn itself: a URL (http://127.0.0.1:8931/mcp), HOST:PORT or
+    /// PORT. The bearer token is read from --token-env by the client, never
+    /// written to its file.
+    #[arg(long, value_name = "URL", value_parser = init_clients::http_url)]
+    pub http: Option<String>,
+
+    /// Environment variable the client reads the HTTP bearer token from.
+    #[arg(
+        long,
+        value_name = "VAR",
+        default_value = "SKARN_HTTP_TOKEN",
+        requires = "http"
+    )]
+    pub token_env: String,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -106,7 +122,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         .context("HOME is not set to an absolute path")?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config = absolute(&args.config)?;
-    if !config.exists() {
+    if !config.exists() && args.http.is_none() {
         if args.print {
             eprintln!(
                 "skarn: {} does not exist yet (`skarn init` writes it)",
@@ -121,8 +137,17 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     if args.user && matches!(client, Client::Codex | Client::Windsurf) {
         eprintln!("skarn: this client has user-level configuration only");
     }
+    let transport = match &args.http {
+        Some(url) => Transport::Http {
+            url: url.clone(),
+            token_env: args.token_env.clone(),
+        },
+        None => Transport::Stdio {
+            config: config.clone(),
+        },
+    };
     let edits: Vec<(PathBuf, Edit)> =
-        init_clients::plan(client, args.user, &home, &cwd, &exe(), &config)
+        init_clients::plan(client, args.user, &home, &cwd, &exe(), &transport)
             .into_iter()
             .filter(|(_, e)| !(args.no_hook && e.is_hook() || args.hook_only && !e.is_hook()))
             .collect();
@@ -176,9 +201,17 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     let doc = serde_json::json!({
         "client": format!("{client:?}"),
-        "config": config,
+        "config": if args.http.is_none() { Some(&config) } else { None },
+        "url": args.http,
         "files": summary,
     });
+    if let Some(url) = &args.http {
+        eprintln!(
+            "skarn: the client connects to {url}; start `skarn serve --http ...` with the same \
+             token in ${} (the client reads it from its environment)",
+            args.token_env
+        );
+    }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
 }

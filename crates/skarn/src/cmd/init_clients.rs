@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The clients `skarn init --client` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,12 +27,55 @@ pub enum Client {
 /// One change to one file.
 #[derive(Debug, Clone)]
 pub enum Edit {
-    /// `root[key].skarn = entry` in a JSON file.
-    McpJson { key: &'static str, entry: Value },
-    /// `[mcp_servers.skarn]` in a TOML file.
-    McpToml { command: String, args: Vec<String> },
+    /// `root[key].skarn = entry` in a JSON file; `input` is added to the
+    /// top-level `inputs` array unless one with its `id` is there (VS Code).
+    McpJson {
+        key: &'static str,
+        entry: Value,
+        input: Option<Value>,
+    },
+    /// `[mcp_servers.skarn]` in a TOML file, replaced by these keys.
+    McpToml {
+        keys: Vec<(&'static str, TomlValue)>,
+    },
     /// A PreToolUse Bash hook running `command` in a Claude Code settings file.
     ClaudeHook { command: String },
+}
+
+/// A TOML value skarn writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TomlValue {
+    Str(String),
+    List(Vec<String>),
+}
+
+/// How the client reaches `skarn serve`.
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// The client starts `<exe> serve --config <config>`.
+    Stdio { config: PathBuf },
+    /// The client connects to `url`, with the bearer token from `$token_env`.
+    Http { url: String, token_env: String },
+}
+
+/// The MCP URL for `--http`: a URL as given, or `PORT` / `HOST:PORT`
+/// (then `http://HOST:PORT/mcp`, host 127.0.0.1 by default).
+pub fn http_url(s: &str) -> Result<String, String> {
+    let s = s.trim();
+    if s.starts_with("http://") || s.starts_with("https://") {
+        return Ok(s.to_owned());
+    }
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(format!("http://127.0.0.1:{port}/mcp"));
+    }
+    match s.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+            Ok(format!("http://{s}/mcp"))
+        }
+        _ => Err(format!(
+            "{s:?}: expected a URL (http://127.0.0.1:8931/mcp), HOST:PORT or PORT"
+        )),
+    }
 }
 
 /// Whether the edit is the hook (for --no-hook / --hook-only).
@@ -50,17 +92,12 @@ pub fn plan(
     home: &Path,
     cwd: &Path,
     exe: &str,
-    config: &Path,
+    transport: &Transport,
 ) -> Vec<(PathBuf, Edit)> {
-    let args = vec![
-        "serve".to_string(),
-        "--config".into(),
-        config.display().to_string(),
-    ];
-    let entry = json!({ "command": exe, "args": args });
     let mcp = |key| Edit::McpJson {
         key,
-        entry: entry.clone(),
+        entry: json_entry(client, exe, transport),
+        input: vscode_input(client, transport),
     };
     let at = |project: &str, user_path: &str| {
         if user {
@@ -86,8 +123,7 @@ pub fn plan(
         Client::Codex => vec![(
             home.join(".codex/config.toml"),
             Edit::McpToml {
-                command: exe.into(),
-                args,
+                keys: toml_keys(exe, transport),
             },
         )],
         Client::Windsurf => vec![(
@@ -96,10 +132,7 @@ pub fn plan(
         )],
         Client::Vscode => vec![(
             at(".vscode/mcp.json", ".config/Code/User/mcp.json"),
-            Edit::McpJson {
-                key: "servers",
-                entry: json!({ "type": "stdio", "command": exe, "args": args }),
-            },
+            mcp("servers"),
         )],
         Client::GeminiCli => vec![(
             at(".gemini/settings.json", ".gemini/settings.json"),
@@ -108,108 +141,80 @@ pub fn plan(
     }
 }
 
-/// Apply `edit` to a file's current text (`None`: no file yet) and return
-/// the new text.
-pub fn apply(path: &Path, old: Option<&str>, edit: &Edit) -> anyhow::Result<String> {
-    match edit {
-        Edit::McpToml { command, args } => merge_toml(path, old.unwrap_or(""), command, args),
-        Edit::McpJson { key, entry } => {
-            let mut root = parse_json(path, old)?;
-            let servers = child_object(&mut root, key, path)?;
-            servers.insert("skarn".into(), entry.clone());
-            to_text(&root)
-        }
-        Edit::ClaudeHook { command } => {
-            let mut root = parse_json(path, old)?;
-            let hooks = child_object(&mut root, "hooks", path)?;
-            let list = hooks
-                .entry("PreToolUse")
-                .or_insert_with(|| Value::Array(Vec::new()));
-            let Value::Array(list) = list else {
-                bail!("{}: hooks.PreToolUse is not an array", path.display());
-            };
-            let present = list.iter().any(|group| {
-                group["hooks"].as_array().is_some_and(|hs| {
-                    hs.iter().any(|h| {
-                        h["command"]
-                            .as_str()
-                            .is_some_and(|c| c.contains("hook claude-code"))
-                    })
-                })
-            });
-            if !present {
-                list.push(json!({
-                    "matcher": "Bash",
-                    "hooks": [{ "type": "command", "command": command }],
-                }));
+/// The id of VS Code's password prompt for the bearer token.
+const VSCODE_INPUT: &str = "skarn-http-token";
+
+/// The server entry in each client's own JSON shape. Over HTTP the token is
+/// never written: each client reads it from the environment with its own
+/// documented syntax (VS Code prompts for it once and keeps it secret).
+fn json_entry(client: Client, exe: &str, transport: &Transport) -> Value {
+    match transport {
+        Transport::Stdio { config } => {
+            let args = json!(["serve", "--config", config.display().to_string()]);
+            match client {
+                Client::Vscode => json!({ "type": "stdio", "command": exe, "args": args }),
+                _ => json!({ "command": exe, "args": args }),
             }
-            to_text(&root)
         }
-    }
-}
-
-fn parse_json(path: &Path, old: Option<&str>) -> anyhow::Result<Value> {
-    match old {
-        None => Ok(Value::Object(Map::new())),
-        Some(t) if t.trim().is_empty() => Ok(Value::Object(Map::new())),
-        Some(t) => {
-            let v: Value = serde_json::from_str(t).with_context(|| {
-                format!(
-                    "{} is not plain JSON (comments are not kept: fix it or add skarn by hand)",
-                    path.display()
-                )
-            })?;
-            if !v.is_object() {
-                bail!("{}: the top level is not a JSON object", path.display());
+        Transport::Http { url, token_env } => {
+            let bearer = |v: String| json!({ "Authorization": format!("Bearer {v}") });
+            match client {
+                Client::ClaudeCode => json!({
+                    "type": "http", "url": url, "headers": bearer(format!("${{{token_env}}}")),
+                }),
+                Client::Cursor => json!({
+                    "url": url, "headers": bearer(format!("${{env:{token_env}}}")),
+                }),
+                Client::Windsurf => json!({
+                    "serverUrl": url, "headers": bearer(format!("${{env:{token_env}}}")),
+                }),
+                Client::Vscode => json!({
+                    "type": "http", "url": url, "headers": bearer(format!("${{input:{VSCODE_INPUT}}}")),
+                }),
+                Client::GeminiCli => json!({
+                    "httpUrl": url, "headers": bearer(format!("${{{token_env}}}")),
+                }),
+                Client::Codex => Value::Null,
             }
-            Ok(v)
         }
     }
 }
 
-fn child_object<'a>(
-    root: &'a mut Value,
-    key: &str,
-    path: &Path,
-) -> anyhow::Result<&'a mut Map<String, Value>> {
-    let obj = root.as_object_mut().context("not an object")?;
-    obj.entry(key)
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .with_context(|| format!("{}: {key} is not an object", path.display()))
-}
-
-fn to_text(v: &Value) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(v)? + "\n")
-}
-
-fn merge_toml(path: &Path, old: &str, command: &str, args: &[String]) -> anyhow::Result<String> {
-    use toml_edit::{Array, DocumentMut, Item, Table, value};
-    let mut doc: DocumentMut = old
-        .parse()
-        .with_context(|| format!("{} is not valid TOML", path.display()))?;
-    let servers = doc
-        .entry("mcp_servers")
-        .or_insert_with(|| {
-            let mut t = Table::new();
-            t.set_implicit(true);
-            Item::Table(t)
-        })
-        .as_table_mut()
-        .with_context(|| format!("{}: mcp_servers is not a table", path.display()))?;
-    let mut arr = Array::new();
-    for a in args {
-        arr.push(a.as_str());
+fn vscode_input(client: Client, transport: &Transport) -> Option<Value> {
+    match (client, transport) {
+        (Client::Vscode, Transport::Http { token_env, .. }) => Some(json!({
+            "type": "promptString",
+            "id": VSCODE_INPUT,
+            "description": format!("skarn serve --http bearer token (${token_env})"),
+            "password": true,
+        })),
+        _ => None,
     }
-    let skarn = servers
-        .entry("skarn")
-        .or_insert_with(|| Item::Table(Table::new()))
-        .as_table_mut()
-        .with_context(|| format!("{}: mcp_servers.skarn is not a table", path.display()))?;
-    skarn["command"] = value(command);
-    skarn["args"] = value(arr);
-    Ok(doc.to_string())
 }
+
+fn toml_keys(exe: &str, transport: &Transport) -> Vec<(&'static str, TomlValue)> {
+    match transport {
+        Transport::Stdio { config } => vec![
+            ("command", TomlValue::Str(exe.into())),
+            (
+                "args",
+                TomlValue::List(vec![
+                    "serve".into(),
+                    "--config".into(),
+                    config.display().to_string(),
+                ]),
+            ),
+        ],
+        Transport::Http { url, token_env } => vec![
+            ("url", TomlValue::Str(url.clone())),
+            ("bearer_token_env_var", TomlValue::Str(token_env.clone())),
+        ],
+    }
+}
+
+pub use merge::apply;
+
+mod merge;
 
 #[cfg(test)]
 mod tests;

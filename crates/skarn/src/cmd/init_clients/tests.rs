@@ -1,17 +1,32 @@
 use super::*;
 
+fn stdio() -> Transport {
+    Transport::Stdio {
+        config: "/p/skarn.toml".into(),
+    }
+}
+
+fn http() -> Transport {
+    Transport::Http {
+        url: "http://127.0.0.1:8931/mcp".into(),
+        token_env: "TOK".into(),
+    }
+}
+
 fn run(client: Client, user: bool, existing: &[(&str, &str)]) -> Vec<(PathBuf, String)> {
+    run_with(client, user, existing, &stdio())
+}
+
+fn run_with(
+    client: Client,
+    user: bool,
+    existing: &[(&str, &str)],
+    t: &Transport,
+) -> Vec<(PathBuf, String)> {
     let home = Path::new("/h");
     let cwd = Path::new("/p");
     let mut out: Vec<(PathBuf, String)> = Vec::new();
-    for (path, edit) in plan(
-        client,
-        user,
-        home,
-        cwd,
-        "/bin/skarn",
-        Path::new("/p/skarn.toml"),
-    ) {
+    for (path, edit) in plan(client, user, home, cwd, "/bin/skarn", t) {
         let old = out
             .iter()
             .find(|(p, _)| *p == path)
@@ -110,7 +125,7 @@ fn codex_toml_keeps_comments() {
             Path::new("/h"),
             Path::new("/p"),
             "/bin/skarn",
-            Path::new("/p/skarn.toml"),
+            &stdio(),
         )[0]
         .1,
     )
@@ -163,6 +178,7 @@ fn refuses_what_it_cannot_keep() {
         &Edit::McpJson {
             key: "servers",
             entry: json!({}),
+            input: None,
         },
     );
     assert!(format!("{:#}", e.unwrap_err()).contains("not plain JSON"));
@@ -172,6 +188,7 @@ fn refuses_what_it_cannot_keep() {
         &Edit::McpJson {
             key: "servers",
             entry: json!({}),
+            input: None,
         },
     );
     assert!(e.is_err());
@@ -181,7 +198,89 @@ fn refuses_what_it_cannot_keep() {
         &Edit::McpJson {
             key: "servers",
             entry: json!({}),
+            input: None,
         },
     );
     assert!(e.is_err());
+}
+
+#[test]
+fn http_entries_name_the_token_variable_never_the_token() {
+    let url = "http://127.0.0.1:8931/mcp";
+    for (client, file, key, entry) in [
+        (
+            Client::ClaudeCode,
+            "/p/.mcp.json",
+            "mcpServers",
+            json!({"type": "http", "url": url, "headers": {"Authorization": "Bearer ${TOK}"}}),
+        ),
+        (
+            Client::Cursor,
+            "/p/.cursor/mcp.json",
+            "mcpServers",
+            json!({"url": url, "headers": {"Authorization": "Bearer ${env:TOK}"}}),
+        ),
+        (
+            Client::Windsurf,
+            "/h/.codeium/windsurf/mcp_config.json",
+            "mcpServers",
+            json!({"serverUrl": url, "headers": {"Authorization": "Bearer ${env:TOK}"}}),
+        ),
+        (
+            Client::GeminiCli,
+            "/p/.gemini/settings.json",
+            "mcpServers",
+            json!({"httpUrl": url, "headers": {"Authorization": "Bearer ${TOK}"}}),
+        ),
+        (
+            Client::Vscode,
+            "/p/.vscode/mcp.json",
+            "servers",
+            json!({"type": "http", "url": url, "headers": {"Authorization": "Bearer ${input:skarn-http-token}"}}),
+        ),
+    ] {
+        let out = run_with(client, false, &[], &http());
+        let (_, text) = out.iter().find(|(p, _)| p == Path::new(file)).unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(v[key]["skarn"], entry, "{client:?}");
+    }
+    // VS Code: one password prompt, added once, next to the user's inputs.
+    let old = r#"{"inputs": [{"id": "mine", "type": "promptString"}], "servers": {}}"#;
+    let out = run_with(
+        Client::Vscode,
+        false,
+        &[("/p/.vscode/mcp.json", old)],
+        &http(),
+    );
+    let v: Value = serde_json::from_str(&out[0].1).unwrap();
+    assert_eq!(v["inputs"][0]["id"], "mine");
+    assert_eq!(v["inputs"][1]["password"], true);
+    let again = run_with(
+        Client::Vscode,
+        false,
+        &[("/p/.vscode/mcp.json", &out[0].1)],
+        &http(),
+    );
+    assert_eq!(again[0].1, out[0].1, "idempotent");
+    // Codex: url + bearer_token_env_var; switching transports drops stale keys.
+    let out = run(Client::Codex, false, &[]);
+    let out = run_with(
+        Client::Codex,
+        false,
+        &[("/h/.codex/config.toml", &out[0].1)],
+        &http(),
+    );
+    let v: toml::Value = toml::from_str(&out[0].1).unwrap();
+    let s = &v["mcp_servers"]["skarn"];
+    assert_eq!(s["url"].as_str(), Some(url));
+    assert_eq!(s["bearer_token_env_var"].as_str(), Some("TOK"));
+    assert!(s.get("command").is_none() && s.get("args").is_none(), "{s}");
+}
+
+#[test]
+fn http_urls() {
+    assert_eq!(http_url("8931").unwrap(), "http://127.0.0.1:8931/mcp");
+    assert_eq!(http_url("0.0.0.0:80").unwrap(), "http://0.0.0.0:80/mcp");
+    assert_eq!(http_url("https://h/mcp").unwrap(), "https://h/mcp");
+    assert!(http_url("nope").is_err());
 }
