@@ -183,6 +183,20 @@ fn claude_code_decisions_and_unsandboxed_patterns() {
         &claude_input(&f.ws(), "ls"),
     ));
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    // A policy that may run commands unconfined never gets `allow`.
+    std::fs::write(f.ws().join("skarn.toml"), "[run]\nfail_closed = false\n").unwrap();
+    let v = json_out(&f.hook(
+        &["claude-code", "--decision", "allow"],
+        &claude_input(&f.ws(), "ls"),
+    ));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("fail_closed")
+    );
+    std::fs::remove_file(f.ws().join("skarn.toml")).unwrap();
     std::fs::write(cfg.join("config.toml"), "[hook]\ndecision = 1\n").unwrap();
     let o = f.hook(&["claude-code"], &claude_input(&f.ws(), "ls"));
     assert_eq!(o.status.code(), Some(2), "{o:?}");

@@ -95,6 +95,28 @@ pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> 
     }
 }
 
+/// Whether the user's or the workspace's `[run]` says `fail_closed = false`
+/// (an unreadable or invalid file counts as yes: `skarn run` would refuse
+/// it anyway, and the user should see the command).
+fn may_fail_open(ws: &str) -> bool {
+    use skarn_sandbox::config::RunConfig;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    if let Some(h) = home {
+        files.push((h.join(".config/skarn/config.toml"), h));
+    }
+    files.push((PathBuf::from(ws).join("skarn.toml"), PathBuf::from(ws)));
+    files
+        .iter()
+        .any(|(f, base)| match RunConfig::load(f, base) {
+            Ok(Some(c)) => c.run.fail_closed == Some(false),
+            Ok(None) => false,
+            Err(_) => true,
+        })
+}
+
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
 fn unsandboxed_reason(p: &str) -> String {
@@ -139,12 +161,20 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             // updatedInput replaces the whole input: keep every other field.
             let mut updated = tool_input.clone();
             updated.insert("command".into(), new.into());
-            let decision = match ctx.settings.decision {
-                Decision::Allow => Some("allow"),
-                Decision::Ask => Some("ask"),
-                Decision::None => None,
+            let (decision, reason) = match ctx.settings.decision {
+                // `allow` promises confinement: not if the policy may run
+                // the command unconfined on a host that cannot confine it.
+                Decision::Allow if may_fail_open(&ws) => (
+                    Some("ask"),
+                    "skarn: runs under skarn run, but [run] fail_closed = false may run it \
+                     unconfined on this host"
+                        .to_string(),
+                ),
+                Decision::Allow => (Some("allow"), CONFINED.to_string()),
+                Decision::Ask => (Some("ask"), CONFINED.to_string()),
+                Decision::None => (None, String::new()),
             };
-            out(decision, CONFINED.into(), Some(Value::Object(updated)))
+            out(decision, reason, Some(Value::Object(updated)))
         }
     })
 }
