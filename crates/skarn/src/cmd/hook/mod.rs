@@ -62,7 +62,8 @@ pub struct Args {
     pub agent: Agent,
     /// Permission given to a command the hook confined: allow (it runs
     /// confined, no prompt), ask (prompt), none (the agent's own rules)
-    /// [default: allow, or [hook] decision]. Claude Code and Cursor only.
+    /// [default: allow, or [hook] decision]. Claude Code, VS Code and Cursor
+    /// (wrapped commands) only.
     #[arg(long, value_enum)]
     pub decision: Option<Decision>,
     /// Leave commands matching PATTERN unsandboxed, and ask the user about
