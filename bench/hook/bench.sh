@@ -22,18 +22,26 @@ if [ -z "${SKARN_BENCH_LOOP:-}" ] && command -v hyperfine >/dev/null 2>&1; then
 fi
 # No hyperfine: a loop of RUNS calls each, interleaved; per-call mean.
 python3 - "$SKARN" "$RUNS" "$TMP/in.json" <<'PY'
-import statistics, subprocess, sys, time
+import resource, statistics, subprocess, sys, time
 skarn, runs, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = open(path, "rb").read()
 cmds = {"cat": ["cat"], "skarn hook claude-code": [skarn, "hook", "claude-code"]}
 t = {k: [] for k in cmds}
+cpu = {k: [] for k in cmds}
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 for _ in range(runs):
     for k, argv in cmds.items():
-        s = time.perf_counter()
+        c, s = child_cpu(), time.perf_counter()
         r = subprocess.run(argv, input=data, stdout=subprocess.DEVNULL)
         t[k].append((time.perf_counter() - s) * 1000)
+        cpu[k].append((child_cpu() - c) * 1000)
         assert r.returncode == 0, k
+# Wall time depends on the machine's load; CPU time (user + system of the
+# child) much less so.
 for k, v in t.items():
     v.sort()
-    print(f"{k:28} median {statistics.median(v):6.2f} ms  p90 {v[int(len(v) * .9)]:6.2f} ms  min {v[0]:6.2f} ms")
+    print(f"{k:24} wall median {statistics.median(v):6.2f} ms  p90 {v[int(len(v) * .9)]:6.2f} ms  "
+          f"min {v[0]:6.2f} ms | cpu median {statistics.median(cpu[k]):5.2f} ms")
 PY
