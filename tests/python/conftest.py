@@ -38,7 +38,7 @@ call_timeout = 20
 start_timeout = 60
 
 [gateway.limits]
-deadline = 3000
+timeout = "3s"
 
 [servers.example]
 command = "{EXAMPLE}"

@@ -33,11 +33,15 @@ pub struct GatewayConfig {
     /// Scripts run at the same time (default 8); further `execute` calls
     /// wait their turn, so a burst cannot start unbounded workers.
     pub max_concurrent_executes: usize,
-    /// Limits for each `execute`.
+    /// Limits for each `execute` (`[gateway.limits]`, see `limits.rs`).
+    #[serde(deserialize_with = "crate::limits::deserialize")]
     pub limits: Limits,
-    /// Seconds a downstream server may take to start (default 30).
+    /// Seconds a downstream server may take to start (default 30); written
+    /// as a duration (`30`, `"30s"`, `"1m"`).
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub start_timeout: f64,
-    /// Seconds any one downstream call may take (default 60).
+    /// Seconds any one downstream call may take (default 60); a duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub call_timeout: f64,
     /// Pages, items and bytes one downstream listing may have (defaults
     /// 100 / 10 000 / 16 MiB); past a cap the server is failed.
@@ -127,7 +131,9 @@ struct RawServer {
     headers: BTreeMap<String, String>,
     #[serde(default = "yes")]
     enabled: bool,
+    #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     timeout: Option<f64>,
+    #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     start_timeout: Option<f64>,
 }
 
@@ -179,8 +185,10 @@ pub struct Config {
 
 #[derive(Debug, Deserialize)]
 struct RawFile {
+    // Not `Spanned`: toml cannot span a table only implied by a dotted
+    // header (`[gateway.limits]` without `[gateway]`).
     #[serde(default)]
-    gateway: Option<Spanned<GatewayConfig>>,
+    gateway: Option<GatewayConfig>,
     #[serde(default)]
     servers: Option<BTreeMap<String, Spanned<RawServer>>>,
 }
@@ -267,8 +275,16 @@ impl Config {
                 }
             }
         })?;
-        let gateway_span = raw.gateway.as_ref().map_or(0, |g| g.span().start);
-        let gateway = raw.gateway.map(Spanned::into_inner).unwrap_or_default();
+        let gateway_span = text
+            .lines()
+            .scan(0, |at, l| {
+                let start = *at;
+                *at += l.len() + 1;
+                Some((start, l.trim_start()))
+            })
+            .find(|(_, l)| l.starts_with("[gateway]") || l.starts_with("[gateway."))
+            .map_or(0, |(start, _)| start);
+        let gateway = raw.gateway.unwrap_or_default();
         let sep = &gateway.namespace_separator;
         if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(err_at(
@@ -285,7 +301,9 @@ impl Config {
             if !(v.is_finite() && v > 0.0 && v <= 86_400.0) {
                 return Err(err_at(
                     gateway_span,
-                    format!("{what} must be a number of seconds between 0 and 86400"),
+                    format!(
+                        "{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"
+                    ),
                 ));
             }
         }
@@ -337,7 +355,7 @@ fn secs(v: f64, what: &str) -> Result<Duration, String> {
         Ok(Duration::from_secs_f64(v))
     } else {
         Err(format!(
-            "{what} must be a number of seconds between 0 and 86400"
+            "{what} must be a duration between 0 and 24h (e.g. 30, \"30s\", \"2m\")"
         ))
     }
 }
@@ -477,7 +495,7 @@ whatever = 1
 
 [gateway]
 passthrough = true
-limits = { deadline = 5000 }
+limits = { deadline = "5000ms" }
 
 [servers.files]
 command = "mcp-files"
@@ -531,7 +549,18 @@ timeout = 5
         let e = Config::parse("[servers.a]\nurl = \"ftp://x\"\n", "f").unwrap_err();
         assert!(e.message.contains("http://"), "{e}");
         let e = Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = -1\n", "f").unwrap_err();
-        assert!(e.message.contains("timeout"), "{e}");
+        assert!(e.message.contains("-1"), "{e}");
+        let e =
+            Config::parse("[servers.a]\ncommand = \"x\"\ntimeout = \"soon\"\n", "f").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 11), "{e}");
+        let c = Config::parse(
+            "[gateway]\ncall_timeout = \"2m\"\nstart_timeout = 5\n[servers.a]\ncommand = \"x\"\nstart_timeout = \"500ms\"\n",
+            "f",
+        )
+        .unwrap();
+        assert_eq!(c.gateway.call_timeout, 120.0);
+        assert_eq!(c.servers[0].call_timeout, Duration::from_secs(120));
+        assert_eq!(c.servers[0].start_timeout, Duration::from_millis(500));
         let e = Config::parse("[gateway]\nisolation = \"sandboxed\"\n", "f").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         let e = Config::parse("[gateway]\nmax_concurrent_executes = 0\n", "f").unwrap_err();
@@ -564,6 +593,14 @@ timeout = 5
             "f",
         )
         .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+    }
+
+    #[test]
+    fn limits_table_without_gateway_header() {
+        let c = Config::parse("[gateway.limits]\nmax_tool_calls = 5\n", "f").unwrap();
+        assert_eq!(c.gateway.limits.max_tool_calls, 5);
+        let e = Config::parse("x = 1\n\n[gateway]\nnamespace_separator = \"\"\n", "f").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
     }
 

@@ -18,9 +18,10 @@ isolation = "auto"
 # Warm confined workers kept ready, and scripts allowed to run at once.
 worker_pool = 2
 max_concurrent_executes = 8
-# Seconds a server may take to start, and any one call to take.
-start_timeout = 30
-call_timeout = 60
+# How long a server may take to start, and any one call to take
+# (durations: "30s", "2m", "500ms"; a bare number is seconds).
+start_timeout = "30s"
+call_timeout = "60s"
 # Caps on each downstream listing (tools/list etc., all pages); a server
 # that goes past one is failed with the cause.
 max_list_pages = 100
@@ -33,9 +34,9 @@ http_idle_timeout = 120
 http_max_connections = 256
 
 [gateway.limits]
-# Per-script limits of `execute`.
-memory_bytes = 67108864   # 64 MiB of JS heap
-deadline = 30000          # milliseconds of wall time
+# Per-script limits of `execute` (sizes: "64M", "512K"; a bare number is MiB).
+memory = "64M"            # JS heap
+timeout = "30s"           # wall time
 max_tool_calls = 256
 
 # One table per downstream server. The alias ("files" below) prefixes its
@@ -52,8 +53,8 @@ args = []
 # env = { LOG_LEVEL = "warn", API_TOKEN = { from_env = "EXAMPLE_API_TOKEN" } }
 # cwd = "."
 enabled = false           # set to true once the command exists
-# timeout = 60            # per-call seconds (default: gateway.call_timeout)
-# start_timeout = 30
+# timeout = "60s"         # per call (default: gateway.call_timeout)
+# start_timeout = "30s"
 
 # A remote server over Streamable HTTP:
 # [servers.remote]
@@ -62,7 +63,9 @@ enabled = false           # set to true once the command exists
 # headers = { "X-Team" = "platform" }
 "#;
 
-/// The JSON snippets for Claude Code and Cursor, pointing at `config`.
+/// The MCP server entry pointing at `config`, as one JSON document
+/// (`{"mcpServers": {"skarn": ...}}`, the shape of Claude Code's `.mcp.json`
+/// and Cursor's `.cursor/mcp.json`).
 pub fn client_snippets(skarn: &str, config: &Path) -> String {
     let entry = serde_json::json!({
         "mcpServers": {
@@ -72,11 +75,7 @@ pub fn client_snippets(skarn: &str, config: &Path) -> String {
             }
         }
     });
-    let json = serde_json::to_string_pretty(&entry).unwrap_or_default();
-    format!(
-        "Claude Code (.mcp.json in your project, or `claude mcp add-json skarn '<the inner object>'`):\n{json}\n\n\
-Cursor (~/.cursor/mcp.json or .cursor/mcp.json):\n{json}\n"
-    )
+    serde_json::to_string_pretty(&entry).unwrap_or_default()
 }
 
 #[cfg(test)]

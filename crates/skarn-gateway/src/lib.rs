@@ -37,6 +37,7 @@ pub mod gateway;
 pub mod http;
 pub mod http_conn;
 pub mod init;
+pub mod limits;
 pub mod listing;
 pub mod oversize;
 pub mod relist;

@@ -11,10 +11,10 @@
 //! allow_hosts = ["example.com"]  # with net allow (implied when net is not set)
 //! deny_hosts = ["bad.example.com"]
 //! preset = "auto"                # auto | none | rust | node | python, or a list
-//! timeout = 600                  # seconds, 0 = none
-//! memory = 4096                  # MiB per process, 0 = none
+//! timeout = "10m"               # a bare number is seconds; 0 = none
+//! memory = "4G"                  # per process; a bare number is MiB; 0 = none
 //! max_procs = 512                # 0 = none
-//! max_file_size = 1024           # MiB, 0 = none
+//! max_file_size = 1024           # a bare number is MiB; 0 = none
 //! allow_env = ["MY_TOKEN"]
 //! protect_persistence = true
 //! fail_closed = true
@@ -88,14 +88,14 @@ pub struct RunSection {
     pub deny_hosts: Vec<Spanned<String>>,
     /// Presets.
     pub preset: Option<OneOrMany>,
-    /// Timeout (s).
-    pub timeout: Option<Spanned<u64>>,
-    /// Memory (MiB).
-    pub memory: Option<Spanned<u64>>,
+    /// Timeout: a duration (bare number = seconds, whole seconds only).
+    pub timeout: Option<Spanned<skarn_units::Value>>,
+    /// Memory: a size (bare number = MiB, whole MiB only).
+    pub memory: Option<Spanned<skarn_units::Value>>,
     /// Max processes.
     pub max_procs: Option<Spanned<u64>>,
-    /// Max file size (MiB).
-    pub max_file_size: Option<Spanned<u64>>,
+    /// Max file size: a size (bare number = MiB, whole MiB only).
+    pub max_file_size: Option<Spanned<skarn_units::Value>>,
     /// Secret-looking env vars to keep.
     #[serde(default)]
     pub allow_env: Vec<String>,
@@ -188,6 +188,33 @@ impl RunConfig {
         }
     }
 
+    /// The `timeout`, `memory`, `max_procs` and `max_file_size` keys that
+    /// are set, as (key, value in seconds or MiB or count, location).
+    pub fn limits(&self) -> Result<Vec<(&'static str, u64, String)>, ConfigError> {
+        let r = &self.run;
+        let mut out = Vec::new();
+        if let Some(v) = &r.timeout {
+            let n = v
+                .get_ref()
+                .duration_secs()
+                .map_err(|e| self.error(v.span(), format!("timeout: {e}")))?;
+            out.push(("timeout", n, self.at(v.span())));
+        }
+        for (key, val) in [("memory", &r.memory), ("max_file_size", &r.max_file_size)] {
+            if let Some(v) = val {
+                let n = v
+                    .get_ref()
+                    .size_mib()
+                    .map_err(|e| self.error(v.span(), format!("{key}: {e}")))?;
+                out.push((key, n, self.at(v.span())));
+            }
+        }
+        if let Some(v) = &r.max_procs {
+            out.push(("max_procs", *v.get_ref(), self.at(v.span())));
+        }
+        Ok(out)
+    }
+
     /// Resolve a configured path: `~/` is the home directory, relative
     /// paths are relative to the file's base directory.
     pub fn resolve(&self, raw: &str, home: Option<&Path>) -> PathBuf {
@@ -234,8 +261,10 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let f = d.join("skarn.toml");
         std::fs::write(&f, "[run]\nread = [\"a\"]\ntimeout = \"soon\"\n").unwrap();
-        let e = RunConfig::load(&f, &d).unwrap_err().to_string();
+        let c = RunConfig::load(&f, &d).unwrap().unwrap();
+        let e = c.limits().unwrap_err().to_string();
         assert!(e.starts_with(&format!("{}:3:11:", f.display())), "{e}");
+        assert!(e.contains("invalid duration"), "{e}");
         std::fs::write(&f, "[run]\nbogus = 1\n").unwrap();
         let e = RunConfig::load(&f, &d).unwrap_err().to_string();
         assert!(e.contains(":2:1:") && e.contains("bogus"), "{e}");
@@ -247,6 +276,34 @@ mod tests {
             PathBuf::from("/h/x")
         );
         assert_eq!(c.at(c.run.read[1].span()), format!("{}:4:16", f.display()));
+        std::fs::write(
+            &f,
+            "[run]\ntimeout = \"2m\"\nmemory = \"1G\"\nmax_file_size = 64\nmax_procs = 9\n",
+        )
+        .unwrap();
+        let c = RunConfig::load(&f, &d).unwrap().unwrap();
+        let l: Vec<_> = c
+            .limits()
+            .unwrap()
+            .into_iter()
+            .map(|(k, n, _)| (k, n))
+            .collect();
+        assert_eq!(
+            l,
+            [
+                ("timeout", 120),
+                ("memory", 1024),
+                ("max_file_size", 64),
+                ("max_procs", 9)
+            ]
+        );
+        std::fs::write(&f, "[run]\nmemory = \"100K\"\n").unwrap();
+        let c = RunConfig::load(&f, &d).unwrap().unwrap();
+        let e = c.limits().unwrap_err().to_string();
+        assert!(
+            e.contains(":2:10: memory:") && e.contains("whole number of MiB"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

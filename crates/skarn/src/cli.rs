@@ -30,8 +30,10 @@ pub enum Command {
     Exec(cmd::exec::Args),
     /// Serve the MCP gateway (stdio, or Streamable HTTP with --http).
     Serve(cmd::serve::Args),
-    /// Write a commented starter skarn.toml and print client snippets.
+    /// Write a starter skarn.toml, or set up an AI client (--client).
     Init(cmd::init::Args),
+    /// Pre-tool-use hook for AI agents: run their shell commands under skarn run.
+    Hook(cmd::hook::Args),
     /// Compress captured command output for an agent, losing no diagnostic.
     Compress(cmd::compress::Args),
     /// Print the full raw output saved under a compression handle.
@@ -49,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Exec(a) => cmd::exec::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Init(a) => cmd::init::run(a),
+        Command::Hook(a) => cmd::hook::run(a),
         Command::Compress(a) => cmd::compress::run(a),
         Command::Recall(a) => cmd::recall::run(a),
         Command::Completions(a) => cmd::completions::run(a),

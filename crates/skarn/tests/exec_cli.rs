@@ -84,7 +84,7 @@ fn exit_codes_are_distinct() {
             4,
         ),
         (
-            &["--max-output", "10", "--code", "return 'x'.repeat(100)"],
+            &["--max-output", "10B", "--code", "return 'x'.repeat(100)"],
             4,
         ),
         (&["--code", "function f() { f() } f()"], 4),

@@ -20,13 +20,13 @@ pub struct StoreArgs {
     /// else ~/.local/state/skarn/recall]. Never inside the workspace.
     #[arg(long, env = "SKARN_RECALL_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// Saved output older than this is pruned (e.g. 30m, 12h, 7d).
+    /// Saved output older than this is pruned (e.g. 30m, 12h, 7d; a bare number is seconds).
     #[arg(long, default_value = "7d", value_name = "AGE", value_parser = parse_age)]
     pub max_age: Duration,
-    /// Cap on one saved output (head and tail kept), e.g. 16M.
+    /// Cap on one saved output (head and tail kept), e.g. 16M (a bare number is MiB).
     #[arg(long, default_value = "16M", value_name = "SIZE", value_parser = parse_size)]
     pub max_entry_size: u64,
-    /// Cap on all saved output together (oldest pruned first), e.g. 256M.
+    /// Cap on all saved output together (oldest pruned first), e.g. 256M (a bare number is MiB).
     #[arg(long, default_value = "256M", value_name = "SIZE", value_parser = parse_size)]
     pub max_store_size: u64,
 }
@@ -72,7 +72,8 @@ pub struct CompressOpts {
     /// Output under this many tokens (estimated) passes unchanged.
     #[arg(long, default_value_t = skarn_compress::DEFAULT_SHORT_TOKENS, value_name = "N")]
     pub short_tokens: usize,
-    /// Cap on output held in memory while capturing (head and tail kept).
+    /// Cap on output held in memory while capturing (head and tail kept);
+    /// a bare number is MiB.
     #[arg(long, default_value = "64M", value_name = "SIZE", value_parser = parse_size)]
     pub max_capture: u64,
     #[command(flatten)]
@@ -101,40 +102,14 @@ pub struct Args {
     pub opts: CompressOpts,
 }
 
-/// Parse "30s", "15m", "12h", "7d" or plain seconds.
+/// A duration: "30m", "12h", "7d"; a bare number is seconds.
 pub fn parse_age(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, 's')) => (&s[..i], 1),
-        Some((i, 'm')) => (&s[..i], 60),
-        Some((i, 'h')) => (&s[..i], 3600),
-        Some((i, 'd')) => (&s[..i], 86_400),
-        Some(_) => (s, 1),
-        None => return Err("empty duration".into()),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration {s:?} (examples: 30m, 12h, 7d)"))?;
-    n.checked_mul(mult)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("duration {s:?} is too large"))
+    skarn_units::parse_duration(s, skarn_units::DurationUnit::Secs).map_err(|e| e.to_string())
 }
 
-/// Parse "4096", "64K", "16M", "1G".
+/// A size: "64K", "16M", "1G"; a bare number is MiB.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&s[..i], 1u64 << 10),
-        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
-        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
-        Some(_) => (s, 1),
-        None => return Err("empty size".into()),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {s:?} (examples: 64K, 16M, 1G)"))?;
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} is too large"))
+    skarn_units::parse_size(s, skarn_units::SizeUnit::MiB).map_err(|e| e.to_string())
 }
 
 fn compressor(opts: &CompressOpts) -> anyhow::Result<Compressor> {

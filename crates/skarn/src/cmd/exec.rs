@@ -31,7 +31,8 @@ Exit codes: 0 success, 1 the script threw, 2 usage error, 3 script rejected \
 deadline, tool calls, output), 5 internal engine error.")]
 pub struct Args {
     /// The script (JavaScript or TypeScript; the body of an async function).
-    #[arg(long, conflicts_with = "file", required_unless_present = "file")]
+    /// One of --code or --file is required.
+    #[arg(long, conflicts_with = "file")]
     pub code: Option<String>,
 
     /// Read the script from a file ("-" for standard input).
@@ -42,11 +43,11 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub timeout: Duration,
 
-    /// Heap limit of the isolate, e.g. "64M", "512K", "1G" (bytes without suffix).
+    /// Heap limit of the isolate, e.g. "64M", "512K", "1G" (a bare number is MiB).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     pub memory: usize,
 
-    /// Native stack limit of the isolate.
+    /// Native stack limit of the isolate, e.g. "1M", "256K" (a bare number is MiB).
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
     pub stack: usize,
 
@@ -54,7 +55,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_tool_calls: u32,
 
-    /// Maximum size of the returned value as JSON.
+    /// Maximum size of the returned value as JSON, e.g. "1M", "200K" (a bare number is MiB).
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
     pub max_output: usize,
 
@@ -62,8 +63,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub max_log_lines: usize,
 
-    /// Maximum total bytes of log lines kept.
-    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_size)]
+    /// Maximum total size of log lines kept, e.g. "256K" (a bare number is
+    /// bytes here: the flag's name says so).
+    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_bytes)]
     pub max_log_bytes: usize,
 
     /// Gateway configuration (skarn.toml) whose MCP servers the script's
@@ -106,7 +108,10 @@ impl Args {
             return Ok(code.clone());
         }
         let Some(path) = &self.file else {
-            bail!("give the script with --code or --file");
+            bail!(
+                "no script: give it with --code CODE, --file FILE or --file - (standard input); \
+                 see skarn exec --help"
+            );
         };
         let mut bytes = Vec::new();
         if path.as_os_str() == "-" {
@@ -258,53 +263,19 @@ fn kind_name(k: ErrorKind) -> &'static str {
 
 /// "30s", "500ms", "2m", "1.5s", or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = s.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (s, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid duration {s:?} (try 30s, 500ms, 2m)"))?;
-    let secs = v * mult;
-    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
-        return Err(format!("duration {s:?} out of range (0 to 24h)"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    skarn_units::parse_duration(s, skarn_units::DurationUnit::Secs).map_err(|e| e.to_string())
 }
 
-/// "64M", "512K", "1G", "64MiB", or a bare number of bytes.
+/// "64M", "512K", "1G", "64MiB", or a bare number of MiB.
 pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let lower = lower
-        .strip_suffix("ib")
-        .or_else(|| lower.strip_suffix('b'))
-        .unwrap_or(&lower)
-        .to_owned();
-    let (num, mult): (&str, u64) = match lower.chars().last() {
-        Some('k') => (&lower[..lower.len() - 1], 1 << 10),
-        Some('m') => (&lower[..lower.len() - 1], 1 << 20),
-        Some('g') => (&lower[..lower.len() - 1], 1 << 30),
-        _ => (&lower[..], 1),
-    };
-    let v: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid size {t:?} (try 64M, 512K, 1G)"))?;
-    let bytes = v
-        .checked_mul(mult)
-        .filter(|b| *b <= 1 << 40)
-        .ok_or_else(|| format!("size {t:?} out of range"))?;
-    usize::try_from(bytes).map_err(|_| format!("size {t:?} out of range"))
+    let b = skarn_units::parse_size(s, skarn_units::SizeUnit::MiB).map_err(|e| e.to_string())?;
+    usize::try_from(b).map_err(|_| format!("size {s:?} out of range"))
+}
+
+/// Like [`parse_size`], but a bare number is bytes.
+pub fn parse_bytes(s: &str) -> Result<usize, String> {
+    let b = skarn_units::parse_size(s, skarn_units::SizeUnit::Bytes).map_err(|e| e.to_string())?;
+    usize::try_from(b).map_err(|_| format!("size {s:?} out of range"))
 }
 
 #[cfg(test)]
@@ -316,7 +287,8 @@ mod tests {
         assert_eq!(parse_size("64M"), Ok(64 << 20));
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_size("512k"), Ok(512 << 10));
-        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("100"), Ok(100 << 20));
+        assert_eq!(parse_bytes("100"), Ok(100));
         assert!(parse_size("lots").is_err());
         assert!(parse_size("99999999G").is_err());
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));

@@ -39,23 +39,27 @@ pub struct Args {
     /// With --net allow:...: never connect to PATTERN (wins over allows; repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub deny_host: Vec<String>,
-    /// With --net allow:...: close proxy connections after this many MiB in total.
-    #[arg(long, value_name = "MB")]
+    /// With --net allow:...: close proxy connections after this much traffic in
+    /// total: "100M", "2G"; a bare number is MiB.
+    #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub net_max_bytes: Option<u64>,
     /// With --net allow:...: connections at once through the proxy [default: 256].
     #[arg(long, value_name = "N")]
     pub net_max_connections: Option<usize>,
-    /// Kill the whole process tree after SECS seconds, exit 124 (0 = no limit) [default: 3600].
-    #[arg(long, value_name = "SECS")]
+    /// Kill the whole process tree after DURATION, exit 124: "90s", "10m",
+    /// "1h"; a bare number is seconds; whole seconds only (0 = no limit) [default: 1h].
+    #[arg(long, value_name = "DURATION", value_parser = whole_secs)]
     pub timeout: Option<u64>,
-    /// Per-process memory (data) limit in MiB (0 = no limit) [default: 8192].
-    #[arg(long, value_name = "MB")]
+    /// Per-process memory (data) limit: "512M", "4G"; a bare number is MiB;
+    /// whole MiB only (0 = no limit) [default: 8G].
+    #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub memory: Option<u64>,
     /// Maximum number of processes (0 = no limit) [default: 1024].
     #[arg(long, value_name = "N")]
     pub max_procs: Option<u64>,
-    /// Largest file the command may write, in MiB (0 = no limit) [default: 4096].
-    #[arg(long, value_name = "MB")]
+    /// Largest file the command may write: "100M", "4G"; a bare number is
+    /// MiB; whole MiB only (0 = no limit) [default: 4G].
+    #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub max_file_size: Option<u64>,
     /// Let the command write persistence paths of the workspace (.git/hooks, .envrc, ...).
     #[arg(long)]
@@ -224,20 +228,10 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
                 preset_names.push((s.get_ref().clone(), c.at(s.span())));
             }
         }
-        for (key, v, slot) in [
-            ("timeout", &r.timeout, &mut policy.limits.timeout_secs),
-            ("memory", &r.memory, &mut policy.limits.memory_mb),
-            ("max_procs", &r.max_procs, &mut policy.limits.max_procs),
-            (
-                "max_file_size",
-                &r.max_file_size,
-                &mut policy.limits.max_file_size_mb,
-            ),
-        ] {
-            if let Some(v) = v {
-                *slot = (*v.get_ref() != 0).then_some(*v.get_ref());
-                policy.sources.insert(key.into(), c.at(v.span()));
-            }
+        for (key, n, at) in c.limits()? {
+            let slot = limit_slot(&mut policy, key);
+            *slot = (n != 0).then_some(n);
+            policy.sources.insert(key.into(), at);
         }
         policy.allow_env.extend(r.allow_env.iter().cloned());
         if let Some(b) = r.protect_persistence {
@@ -303,18 +297,14 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
                 .push(Grant::new(target, "default (DNS for --net)"));
         }
     }
-    for (key, v, slot) in [
-        ("timeout", args.timeout, &mut policy.limits.timeout_secs),
-        ("memory", args.memory, &mut policy.limits.memory_mb),
-        ("max_procs", args.max_procs, &mut policy.limits.max_procs),
-        (
-            "max_file_size",
-            args.max_file_size,
-            &mut policy.limits.max_file_size_mb,
-        ),
+    for (key, v) in [
+        ("timeout", args.timeout),
+        ("memory", args.memory),
+        ("max_procs", args.max_procs),
+        ("max_file_size", args.max_file_size),
     ] {
         if let Some(v) = v {
-            *slot = (v != 0).then_some(v);
+            *limit_slot(&mut policy, key) = (v != 0).then_some(v);
             policy
                 .sources
                 .insert(key.into(), format!("--{}", key.replace('_', "-")));
@@ -375,6 +365,24 @@ pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
         }
     }
     Ok(policy)
+}
+
+/// The policy field a limit key sets.
+fn limit_slot<'a>(policy: &'a mut Policy, key: &str) -> &'a mut Option<u64> {
+    match key {
+        "timeout" => &mut policy.limits.timeout_secs,
+        "memory" => &mut policy.limits.memory_mb,
+        "max_procs" => &mut policy.limits.max_procs,
+        _ => &mut policy.limits.max_file_size_mb,
+    }
+}
+
+fn whole_secs(s: &str) -> Result<u64, String> {
+    skarn_units::parse_duration_secs(s).map_err(|e| e.to_string())
+}
+
+fn whole_mib(s: &str) -> Result<u64, String> {
+    skarn_units::parse_size_mib(s).map_err(|e| e.to_string())
 }
 
 /// The top of the git work tree holding `cwd` (the nearest directory with

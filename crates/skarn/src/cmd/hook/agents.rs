@@ -1,0 +1,287 @@
+//! Each agent's hook contract: where the command and the working directory
+//! are in its input, and how a rewrite, a question or a refusal is said.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value, json};
+
+use super::settings::{Decision, Settings};
+use super::{Agent, Answer, shell};
+
+/// What one call knows besides its input.
+pub struct Ctx {
+    pub settings: Settings,
+    /// Absolute path of this skarn binary.
+    pub exe: String,
+    /// `--workspace`, if given.
+    pub workspace: Option<PathBuf>,
+}
+
+/// What to do with one shell command.
+enum Plan {
+    /// Already `skarn run ...`: leave it to the agent's own rules.
+    Wrapped,
+    /// Matches an `unsandboxed` pattern: runs as written, after asking.
+    Unsandboxed(String),
+    /// Run this instead.
+    Confine(String),
+}
+
+fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
+    if shell::is_wrapped(cmd) {
+        return Plan::Wrapped;
+    }
+    if let Some(p) = ctx
+        .settings
+        .unsandboxed
+        .iter()
+        .find(|p| shell::matches(cmd, p))
+    {
+        return Plan::Unsandboxed(p.clone());
+    }
+    Plan::Confine(format!(
+        "{} run --workspace {} -- bash -c {}",
+        shell::quote(&ctx.exe),
+        shell::quote(ws),
+        shell::quote(cmd)
+    ))
+}
+
+/// The workspace: `--workspace`, else the first set variable of `vars`,
+/// else `fallback` (the input's cwd); it must be an absolute path.
+fn workspace(ctx: &Ctx, vars: &[&str], fallback: Option<&Value>) -> anyhow::Result<String> {
+    let ws = ctx
+        .workspace
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .or_else(|| {
+            vars.iter()
+                .filter_map(std::env::var_os)
+                .map(|v| v.to_string_lossy().into_owned())
+                .find(|v| !v.is_empty())
+        })
+        .or_else(|| fallback.and_then(Value::as_str).map(str::to_owned))
+        .context("no workspace: the input has no cwd and no project directory is set")?;
+    if !ws.starts_with('/') {
+        bail!("workspace {ws:?} is not an absolute path");
+    }
+    Ok(ws)
+}
+
+fn str_field<'a>(v: &'a Value, key: &str, what: &str) -> anyhow::Result<&'a str> {
+    match v.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => bail!("{what}.{key} is not a string"),
+        None => bail!("{what} has no {key:?}"),
+    }
+}
+
+fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<String, Value>> {
+    v.get(key)
+        .with_context(|| format!("the input has no {key:?}"))?
+        .as_object()
+        .with_context(|| format!("{key} is not an object"))
+}
+
+pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    match agent {
+        Agent::ClaudeCode => claude(input, ctx, "Bash", &["CLAUDE_PROJECT_DIR"]),
+        Agent::Vscode => claude(input, ctx, "run_in_terminal", &[]),
+        Agent::Windsurf => windsurf(input, ctx),
+        Agent::GeminiCli => gemini(input, ctx),
+        Agent::Codex => codex(input, ctx),
+        Agent::Cursor => cursor(input, ctx),
+    }
+}
+
+/// Whether the user's or the workspace's `[run]` says `fail_closed = false`
+/// (an unreadable or invalid file counts as yes: `skarn run` would refuse
+/// it anyway, and the user should see the command).
+fn may_fail_open(ws: &str) -> bool {
+    use skarn_sandbox::config::RunConfig;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    if let Some(h) = home {
+        files.push((h.join(".config/skarn/config.toml"), h));
+    }
+    files.push((PathBuf::from(ws).join("skarn.toml"), PathBuf::from(ws)));
+    files
+        .iter()
+        .any(|(f, base)| match RunConfig::load(f, base) {
+            Ok(Some(c)) => c.run.fail_closed == Some(false),
+            Ok(None) => false,
+            Err(_) => true,
+        })
+}
+
+const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
+
+fn unsandboxed_reason(p: &str) -> String {
+    format!("skarn: matches the unsandboxed pattern {p:?}: runs WITHOUT the sandbox")
+}
+
+/// Claude Code's contract, also VS Code's agent hooks (same output, the
+/// terminal tool is `run_in_terminal` there and matchers are ignored).
+fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if let Some(e) = event
+        && e != "PreToolUse"
+    {
+        bail!("skarn hook handles PreToolUse, not {e}");
+    }
+    let tool = str_field(input, "tool_name", "the input")?;
+    if tool != shell_tool {
+        return Ok(Answer::Nothing);
+    }
+    let tool_input = object(input, "tool_input")?;
+    let cmd = str_field(&input["tool_input"], "command", "tool_input")?;
+    let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+    let out = |decision: Option<&str>, reason: String, updated: Option<Value>| {
+        let mut o = Map::new();
+        o.insert("hookEventName".into(), "PreToolUse".into());
+        if let Some(d) = decision {
+            o.insert("permissionDecision".into(), d.into());
+            o.insert("permissionDecisionReason".into(), reason.into());
+        }
+        if let Some(u) = updated {
+            o.insert("updatedInput".into(), u);
+        }
+        Answer::Json(json!({ "hookSpecificOutput": o }))
+    };
+    Ok(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped => Answer::Nothing,
+        Plan::Unsandboxed(p) => out(Some("ask"), unsandboxed_reason(&p), None),
+        Plan::Confine(new) => {
+            // updatedInput replaces the whole input: keep every other field.
+            let mut updated = tool_input.clone();
+            updated.insert("command".into(), new.into());
+            let (decision, reason) = match ctx.settings.decision {
+                // `allow` promises confinement: not if the policy may run
+                // the command unconfined on a host that cannot confine it.
+                Decision::Allow if may_fail_open(&ws) => (
+                    Some("ask"),
+                    "skarn: runs under skarn run, but [run] fail_closed = false may run it \
+                     unconfined on this host"
+                        .to_string(),
+                ),
+                Decision::Allow => (Some("allow"), CONFINED.to_string()),
+                Decision::Ask => (Some("ask"), CONFINED.to_string()),
+                Decision::None => (None, String::new()),
+            };
+            out(decision, reason, Some(Value::Object(updated)))
+        }
+    })
+}
+
+fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    if let Some(e) = input.get("hook_event_name").and_then(Value::as_str)
+        && e != "BeforeTool"
+    {
+        bail!("skarn hook gemini-cli handles BeforeTool, not {e}");
+    }
+    let tool = str_field(input, "tool_name", "the input")?;
+    if tool != "run_shell_command" {
+        return Ok(Answer::Json(json!({})));
+    }
+    object(input, "tool_input")?;
+    let cmd = str_field(&input["tool_input"], "command", "tool_input")?;
+    let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
+    Ok(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Json(json!({})),
+        // tool_input merges with (and overrides) the model's arguments.
+        Plan::Confine(new) => Answer::Json(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "BeforeTool",
+                "tool_input": { "command": new },
+            }
+        })),
+    })
+}
+
+/// Codex's command: a string, or an argv array.
+fn codex_command(input: &Value) -> anyhow::Result<String> {
+    object(input, "tool_input")?;
+    match input["tool_input"].get("command") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|w| w.as_str().map(shell::quote))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.join(" "))
+            .context("tool_input.command holds a non-string"),
+        Some(_) => bail!("tool_input.command is not a string"),
+        None => bail!("tool_input has no \"command\""),
+    }
+}
+
+fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    let tool = str_field(input, "tool_name", "the input")?;
+    if tool != "Bash" {
+        return Ok(Answer::Nothing);
+    }
+    let cmd = codex_command(input)?;
+    let ws = workspace(ctx, &[], input.get("cwd"))?;
+    Ok(match plan(&cmd, &ws, ctx) {
+        Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
+        // Codex honours only a refusal: the reason goes to the model, which
+        // re-issues the command confined (and that one passes).
+        Plan::Confine(new) => Answer::Block(format!(
+            "skarn: shell commands here must run confined. Run exactly this instead: {new}"
+        )),
+    })
+}
+
+fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    if let Some(e) = input.get("agent_action_name").and_then(Value::as_str)
+        && e != "pre_run_command"
+    {
+        bail!("skarn hook windsurf handles pre_run_command, not {e}");
+    }
+    let info = input
+        .get("tool_info")
+        .context("the input has no \"tool_info\"")?;
+    let cmd = str_field(info, "command_line", "tool_info")?;
+    let ws = workspace(ctx, &[], info.get("cwd"))?;
+    Ok(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
+        // Cascade's pre-hooks can only block (exit 2); the reason is shown.
+        Plan::Confine(new) => Answer::Block(format!(
+            "skarn: shell commands here must run confined. Run exactly this instead: {new}"
+        )),
+    })
+}
+
+fn cursor(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    if let Some(e) = input.get("hook_event_name").and_then(Value::as_str)
+        && e != "beforeShellExecution"
+    {
+        bail!("skarn hook cursor handles beforeShellExecution, not {e}");
+    }
+    let cmd = str_field(input, "command", "the input")?;
+    let root = input.get("workspace_roots").and_then(|r| r.get(0));
+    let ws = workspace(ctx, &[], root.or(input.get("cwd")))?;
+    Ok(Answer::Json(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped => match ctx.settings.decision {
+            Decision::Allow => json!({ "permission": "allow" }),
+            Decision::Ask => json!({ "permission": "ask" }),
+            Decision::None => json!({}),
+        },
+        Plan::Unsandboxed(p) => json!({
+            "permission": "ask",
+            "user_message": unsandboxed_reason(&p),
+        }),
+        Plan::Confine(new) => json!({
+            "permission": "deny",
+            "user_message": "skarn: asked the agent to run this command confined",
+            "agent_message": format!(
+                "skarn: shell commands here must run confined. Run exactly this instead: {new}"
+            ),
+        }),
+    }))
+}

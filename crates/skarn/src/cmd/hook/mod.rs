@@ -1,0 +1,150 @@
+//! `skarn hook AGENT`: a pre-tool-use command hook that makes an AI agent's
+//! shell commands run under `skarn run`.
+//!
+//! The agent writes one JSON object on stdin; the hook answers on stdout in
+//! that agent's format. Exit status: 0 with the answer (or no answer: the
+//! call is not ours); **2** on malformed input or any internal error, with
+//! the reason on stderr. Every agent here treats exit 2 as "block the
+//! call", while other failures (exit 1, a crash) would let the original
+//! command run unconfined, so the hook never exits otherwise: a panic is
+//! caught and becomes exit 2 too. See docs/hook.md.
+
+mod agents;
+mod settings;
+mod shell;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use settings::{Decision, Settings};
+pub use shell::quote;
+
+/// Exit code that blocks the tool call in every supported agent.
+pub const EXIT_BLOCK: u8 = 2;
+
+/// Largest hook input read (a tool call is far smaller).
+const MAX_INPUT: u64 = 16 << 20;
+
+/// The agents and how their contract is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code PreToolUse on Bash: rewrites the command (updatedInput).
+    ClaudeCode,
+    /// Gemini CLI BeforeTool on run_shell_command: rewrites the command
+    /// (hookSpecificOutput.tool_input).
+    GeminiCli,
+    /// Codex PreToolUse on Bash: can only deny; the reason tells the model
+    /// the confined command to run instead.
+    Codex,
+    /// Cursor beforeShellExecution: can only allow, ask or deny; denies with
+    /// the confined command to run instead.
+    Cursor,
+    /// VS Code agent hooks, PreToolUse on run_in_terminal: rewrites the
+    /// command (updatedInput), like Claude Code.
+    Vscode,
+    /// Windsurf Cascade pre_run_command: can only block (exit 2); the reason
+    /// names the confined command to run instead.
+    Windsurf,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Reads the agent's hook JSON on stdin and answers on stdout. Exit status: 0 \
+answered (or not our call); 2 malformed input or internal error, reason on \
+stderr (the agent then blocks the command; it never runs unconfined because \
+of the hook). Config: [hook] in ~/.config/skarn/config.toml (decision, \
+unsandboxed); the command itself runs with the [run] policy of \
+~/.config/skarn/config.toml and <workspace>/skarn.toml. Docs: docs/hook.md.")]
+pub struct Args {
+    /// Which agent's hook contract to speak.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Permission given to a command the hook confined: allow (it runs
+    /// confined, no prompt), ask (prompt), none (the agent's own rules)
+    /// [default: allow, or [hook] decision]. Claude Code, VS Code and Cursor
+    /// (wrapped commands) only.
+    #[arg(long, value_enum)]
+    pub decision: Option<Decision>,
+    /// Leave commands matching PATTERN unsandboxed, and ask the user about
+    /// them: whole leading words ("git push") or a prefix ending in "*"
+    /// ("docker*"); simple commands only (repeatable; adds to [hook]
+    /// unsandboxed).
+    #[arg(long, value_name = "PATTERN")]
+    pub unsandboxed: Vec<String>,
+    /// Workspace of the confined command [default: $CLAUDE_PROJECT_DIR,
+    /// $GEMINI_PROJECT_DIR or Cursor's first workspace root, else the
+    /// input's cwd].
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Ignore ~/.config/skarn/config.toml's [hook] section.
+    #[arg(long)]
+    pub no_config: bool,
+}
+
+/// What the hook tells the agent.
+pub enum Answer {
+    /// Print this JSON, exit 0.
+    Json(serde_json::Value),
+    /// Print nothing, exit 0.
+    Nothing,
+    /// Print the reason on stderr, exit 2 (the agent blocks the call).
+    Block(String),
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skarn hook: internal error (the command is blocked): {info}"
+        );
+    }));
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(&args)))
+        .unwrap_or_else(|_| Ok(Answer::Block(String::new())))
+        .unwrap_or_else(|e| Answer::Block(format!("skarn hook: {e:#}")));
+    let code = match answer {
+        Answer::Json(v) => {
+            let mut out = std::io::stdout().lock();
+            let line = serde_json::to_string(&v).unwrap_or_default();
+            match writeln!(out, "{line}").and_then(|()| out.flush()) {
+                Ok(()) if !line.is_empty() => 0,
+                _ => EXIT_BLOCK,
+            }
+        }
+        Answer::Nothing => 0,
+        Answer::Block(msg) => {
+            if !msg.is_empty() {
+                let _ = writeln!(std::io::stderr(), "{msg}");
+            }
+            EXIT_BLOCK
+        }
+    };
+    Ok(ExitCode::from(code))
+}
+
+fn answer(args: &Args) -> anyhow::Result<Answer> {
+    let config = (!args.no_config)
+        .then(|| std::env::var_os("HOME").map(PathBuf::from))
+        .flatten()
+        .filter(|h| h.is_absolute())
+        .map(|h| h.join(".config/skarn/config.toml"));
+    let settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_INPUT)
+        .read_to_string(&mut text)
+        .map_err(|e| anyhow::anyhow!("cannot read the hook input: {e}"))?;
+    let input: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("the hook input is not JSON: {e}"))?;
+    if !input.is_object() {
+        anyhow::bail!("the hook input is not a JSON object");
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find the skarn binary: {e}"))?;
+    let ctx = agents::Ctx {
+        settings,
+        exe: exe.to_string_lossy().into_owned(),
+        workspace: args.workspace.clone(),
+    };
+    agents::answer(args.agent, &input, &ctx)
+}

@@ -1,0 +1,106 @@
+//! What the hook does, from `[hook]` in `~/.config/skarn/config.toml` and
+//! from flags (flags win; lists add up).
+//!
+//! ```toml
+//! [hook]
+//! decision = "allow"            # allow | ask | none
+//! unsandboxed = ["git push", "docker*"]
+//! ```
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The permission the hook gives a command it confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Run it without asking: it runs confined under the configured policy.
+    Allow,
+    /// Ask the user (shown the rewritten command).
+    Ask,
+    /// Say nothing: the agent's own permission rules decide.
+    None,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HookSection {
+    decision: Option<Decision>,
+    #[serde(default)]
+    unsandboxed: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FileShape {
+    hook: Option<HookSection>,
+}
+
+/// The settings in force for one call.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub decision: Decision,
+    pub unsandboxed: Vec<String>,
+}
+
+impl Settings {
+    /// Defaults < `[hook]` in `file` (when given and present) < flags.
+    pub fn load(
+        file: Option<&Path>,
+        decision: Option<Decision>,
+        unsandboxed: &[String],
+    ) -> anyhow::Result<Settings> {
+        let mut s = Settings {
+            decision: Decision::Allow,
+            unsandboxed: Vec::new(),
+        };
+        if let Some(f) = file {
+            match std::fs::read_to_string(f) {
+                Ok(text) => {
+                    let shape: FileShape = toml::from_str(&text)
+                        .with_context(|| format!("{}: [hook]", f.display()))?;
+                    if let Some(h) = shape.hook {
+                        if let Some(d) = h.decision {
+                            s.decision = d;
+                        }
+                        s.unsandboxed = h.unsandboxed;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", f.display())),
+            }
+        }
+        if let Some(d) = decision {
+            s.decision = d;
+        }
+        s.unsandboxed.extend(unsandboxed.iter().cloned());
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_flags() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("config.toml");
+        std::fs::write(
+            &f,
+            "[run]\nnet = \"deny\"\n[hook]\ndecision = \"ask\"\nunsandboxed = [\"git\"]\n",
+        )
+        .unwrap();
+        let s = Settings::load(Some(&f), None, &["make".into()]).unwrap();
+        assert_eq!(s.decision, Decision::Ask);
+        assert_eq!(s.unsandboxed, ["git", "make"]);
+        let s = Settings::load(Some(&f), Some(Decision::None), &[]).unwrap();
+        assert_eq!(s.decision, Decision::None);
+        std::fs::write(&f, "[hook]\ndecision = \"maybe\"\n").unwrap();
+        let e = format!("{:#}", Settings::load(Some(&f), None, &[]).unwrap_err());
+        assert!(e.contains("maybe"), "{e}");
+        let s = Settings::load(Some(&d.path().join("none.toml")), None, &[]).unwrap();
+        assert_eq!(s.decision, Decision::Allow);
+    }
+}
