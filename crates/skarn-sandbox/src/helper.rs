@@ -357,6 +357,7 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
     let mut ops: Vec<(PathBuf, bool, bool)> = Vec::new();
     let mut out = Vec::new();
     let mut at = None;
+    let mut exists: std::collections::HashMap<PathBuf, bool> = Default::default();
     for op in std::mem::take(&mut plan.fs) {
         let (path, reserve, reserve_if) = match &op {
             FsOp::Protect {
@@ -379,10 +380,13 @@ fn prepare_protect(plan: &mut Plan, notes: &mut Vec<String>) -> Reserved {
             }
         };
         at.get_or_insert(out.len());
+        // (Families of names share one answer: each path is looked at once.)
         let reserve = *reserve
-            || reserve_if
-                .iter()
-                .any(|p| std::fs::symlink_metadata(p).is_ok());
+            || reserve_if.iter().any(|p| {
+                *exists
+                    .entry(p.clone())
+                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+            });
         if path.starts_with(&git) && path != &git {
             if stage.is_some() {
                 continue; // staged: vetted after the run
