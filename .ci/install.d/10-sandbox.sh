@@ -4,6 +4,7 @@
 set -euo pipefail
 need=()
 command -v git >/dev/null || need+=(git)
+command -v curl >/dev/null || need+=(curl)                 # --net allow tests (a real HTTP client)
 command -v python3 >/dev/null || need+=(python3)
 [ -x /usr/bin/python3 ] || need+=(python3)
 command -v node >/dev/null || need+=(nodejs)
