@@ -210,13 +210,18 @@ impl<'a> Run<'a> {
             // A passing test's log: gone, with its start line.
             return;
         }
-        let pieces = render_body(self.p, sec, self.lines, &o.body, &self.forced);
+        let key = self.lines[o.start].as_str();
+        let again = sec.group && self.group_index.contains_key(key);
+        let body_mode = match sec.repeat_body {
+            Some(m) if again => m,
+            _ => sec.body,
+        };
+        let pieces = render_body(self.p, sec, body_mode, self.lines, &o.body, &self.forced);
         let deferred = sec.passed.is_some() || sec.failed.is_some();
         if deferred && verdict.is_none() && pieces.is_empty() {
             return;
         }
         if sec.group {
-            let key = self.lines[o.start].as_str();
             if let Some(&g) = self.group_index.get(key) {
                 let group = &mut self.groups[g];
                 for piece in pieces {
@@ -367,6 +372,7 @@ fn shape_of(line: &str) -> String {
 fn render_body(
     p: &Profile,
     sec: &Section,
+    body_mode: BodyMode,
     lines: &[String],
     body: &[usize],
     forced: &[bool],
@@ -389,7 +395,7 @@ fn render_body(
         } else if sec.drop.is_match(l) {
             show[k] = false;
             C::Out
-        } else if show[k] || (sec.body == BodyMode::Keep && !l.trim().is_empty()) {
+        } else if show[k] || (body_mode == BodyMode::Keep && !l.trim().is_empty()) {
             C::Cand
         } else {
             C::Out
@@ -413,7 +419,7 @@ fn render_body(
         }
     }
     let mut cut = vec![false; n];
-    if sec.head.is_some() || sec.tail.is_some() {
+    if sec.head.is_some() || sec.tail.is_some() || sec.unit_max.is_some() {
         let mut unit = vec![0usize; n];
         let mut u = 0usize;
         for k in 0..n {
@@ -427,7 +433,24 @@ fn render_body(
             unit[k] = u;
         }
         let units = u + 1;
+        if let Some(m) = sec.unit_max {
+            let mut seen = 0;
+            for k in 0..n {
+                if k > 0 && unit[k] != unit[k - 1] {
+                    seen = 0;
+                }
+                if class[k] == C::Cand {
+                    seen += 1;
+                    if seen > m {
+                        cut[k] = true;
+                    }
+                }
+            }
+        }
         for k in 0..n {
+            if sec.head.is_none() && sec.tail.is_none() {
+                break;
+            }
             if class[k] != C::Cand {
                 continue;
             }
