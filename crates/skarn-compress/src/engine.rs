@@ -9,12 +9,23 @@
 
 use std::collections::{HashMap, HashSet};
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use crate::listing;
+
+/// A line that starts with its own source location (`path:12:` or
+/// `path(12,3):`).
+static LOCATED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\S+(:\d+[:,]|\(\d+,\d+\): )").expect("valid pattern"));
 use crate::rules::{BodyMode, OtherMode, Profile, Section};
 
 /// One piece of the output, in order.
 enum Out {
     Line(usize),
+    /// A located diagnostic already printed verbatim.
+    Dup(usize),
     Text(String),
     Group(usize),
     Blank,
@@ -64,6 +75,11 @@ struct Run<'a> {
     listing: Vec<usize>,
     listing_placed: bool,
     forced: Vec<bool>,
+    /// Texts of the other lines already printed (a block printed again
+    /// later, like a warning repeated by every build step, is cut).
+    printed: HashSet<&'a str>,
+    /// Located `keep` lines already printed.
+    located: HashSet<&'a str>,
 }
 
 /// Compress `lines` with profile `p`. `forced[i]` marks lines that must be
@@ -79,6 +95,8 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
         listing: Vec::new(),
         listing_placed: false,
         forced,
+        printed: HashSet::new(),
+        located: HashSet::new(),
     };
     let mut open: Option<Open> = None;
     let mut i = 0;
@@ -116,7 +134,13 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
         }
         if p.keep.is_match(line) || r.forced[i] {
             r.flush_run();
-            r.out.push(Out::Line(i));
+            // A diagnostic carrying its own location, printed again
+            // verbatim (a linter reporting a file twice), is a duplicate.
+            if !r.forced[i] && LOCATED.is_match(line) && !r.located.insert(line) {
+                r.out.push(Out::Dup(i));
+            } else {
+                r.out.push(Out::Line(i));
+            }
         } else if p.starts.is_match(line) {
             r.flush_run();
             let sec = p
@@ -182,6 +206,33 @@ impl<'a> Run<'a> {
             }
             k = j;
         }
+        // Blocks of two or more lines already printed by an earlier run.
+        let mut fresh: Vec<Piece> = Vec::with_capacity(squeezed.len());
+        let mut k = 0;
+        while k < squeezed.len() {
+            let seen = |p: &Piece| match p {
+                Piece::Line(x) => {
+                    let l = self.lines[*x].as_str();
+                    !l.trim().is_empty() && self.printed.contains(l)
+                }
+                Piece::Text(_) => false,
+            };
+            let mut j = k;
+            while j < squeezed.len() && seen(&squeezed[j]) {
+                j += 1;
+            }
+            if j - k >= 2 {
+                fresh.push(Piece::Text(format!("… {} lines repeated from above", j - k)));
+                k = j;
+            } else {
+                fresh.push(squeezed[k].clone());
+                k += 1;
+            }
+        }
+        for &x in &run {
+            self.printed.insert(self.lines[x].as_str());
+        }
+        let mut squeezed = fresh;
         let (h, t) = (self.p.run_head, self.p.run_tail);
         if squeezed.len() > h + t + 1 {
             let cut: usize = squeezed[h..squeezed.len() - t]
@@ -289,7 +340,33 @@ impl<'a> Run<'a> {
                 *repeats = 0;
             }
         };
-        for piece in out {
+        // Runs of two or more duplicates become one marker; a lone one is
+        // printed.
+        let mut out2: Vec<Out> = Vec::with_capacity(out.len());
+        let mut k = 0;
+        let n = out.len();
+        let mut out = out.into_iter().map(Some).collect::<Vec<_>>();
+        while k < n {
+            let mut j = k;
+            while j < n && matches!(out[j], Some(Out::Dup(_))) {
+                j += 1;
+            }
+            if j - k >= 2 {
+                out2.push(Out::Text(format!(
+                    "… {} lines repeated from above",
+                    j - k
+                )));
+                k = j;
+                continue;
+            }
+            match out[k].take() {
+                Some(Out::Dup(x)) => out2.push(Out::Line(x)),
+                Some(o) => out2.push(o),
+                None => {}
+            }
+            k += 1;
+        }
+        for piece in out2 {
             if let Out::Line(x) = piece
                 && let Some(l) = last
                 && self.lines[l] == self.lines[x]
@@ -303,7 +380,7 @@ impl<'a> Run<'a> {
             }
             match piece {
                 Out::Blank => pending_blank = true,
-                Out::Line(x) => {
+                Out::Line(x) | Out::Dup(x) => {
                     last = Some(x);
                     emit(&self.lines[x], true, &mut text, &mut pending_blank)
                 }
