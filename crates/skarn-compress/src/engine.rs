@@ -366,7 +366,29 @@ impl<'a> Run<'a> {
             }
             k += 1;
         }
+        // "… N lines omitted" markers separated only by blank lines (a
+        // commit's message body and its stat) become one.
+        let mut out3: Vec<Out> = Vec::with_capacity(out2.len());
         for piece in out2 {
+            if let Out::Text(s) = &piece
+                && let Some(n) = omitted_count(s)
+            {
+                let mut blanks = 0;
+                while matches!(out3.last(), Some(Out::Blank)) {
+                    out3.pop();
+                    blanks += 1;
+                }
+                if let Some(Out::Text(prev)) = out3.last()
+                    && let Some(m) = omitted_count(prev)
+                {
+                    *out3.last_mut().expect("just matched") = Out::Text(omitted(m + n));
+                    continue;
+                }
+                out3.extend((0..blanks).map(|_| Out::Blank));
+            }
+            out3.push(piece);
+        }
+        for piece in out3 {
             if let Out::Line(x) = piece
                 && let Some(l) = last
                 && self.lines[l] == self.lines[x]
@@ -416,6 +438,18 @@ impl<'a> Run<'a> {
             kept_lines: kept,
         }
     }
+}
+
+/// N of a "… N lines omitted" marker.
+fn omitted_count(marker: &str) -> Option<usize> {
+    if marker == "… 1 line omitted" {
+        return Some(1);
+    }
+    marker
+        .strip_prefix("… ")?
+        .strip_suffix(" lines omitted")?
+        .parse()
+        .ok()
 }
 
 fn similar_count(marker: &str) -> usize {
