@@ -222,7 +222,10 @@ impl<'a> Run<'a> {
                 j += 1;
             }
             if j - k >= 2 {
-                fresh.push(Piece::Text(format!("… {} lines repeated from above", j - k)));
+                fresh.push(Piece::Text(format!(
+                    "… {} lines repeated from above",
+                    j - k
+                )));
                 k = j;
             } else {
                 fresh.push(squeezed[k].clone());
@@ -352,10 +355,7 @@ impl<'a> Run<'a> {
                 j += 1;
             }
             if j - k >= 2 {
-                out2.push(Out::Text(format!(
-                    "… {} lines repeated from above",
-                    j - k
-                )));
+                out2.push(Out::Text(format!("… {} lines repeated from above", j - k)));
                 k = j;
                 continue;
             }
