@@ -9,12 +9,23 @@
 
 use std::collections::{HashMap, HashSet};
 
+use std::sync::LazyLock;
+
+use regex::Regex;
+
 use crate::listing;
+
+/// A line that starts with its own source location (`path:12:` or
+/// `path(12,3):`).
+static LOCATED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\S+(:\d+[:,]|\(\d+,\d+\): )").expect("valid pattern"));
 use crate::rules::{BodyMode, OtherMode, Profile, Section};
 
 /// One piece of the output, in order.
 enum Out {
     Line(usize),
+    /// A located diagnostic already printed verbatim.
+    Dup(usize),
     Text(String),
     Group(usize),
     Blank,
@@ -64,6 +75,11 @@ struct Run<'a> {
     listing: Vec<usize>,
     listing_placed: bool,
     forced: Vec<bool>,
+    /// Texts of the other lines already printed (a block printed again
+    /// later, like a warning repeated by every build step, is cut).
+    printed: HashSet<&'a str>,
+    /// Located `keep` lines already printed.
+    located: HashSet<&'a str>,
 }
 
 /// Compress `lines` with profile `p`. `forced[i]` marks lines that must be
@@ -79,6 +95,8 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
         listing: Vec::new(),
         listing_placed: false,
         forced,
+        printed: HashSet::new(),
+        located: HashSet::new(),
     };
     let mut open: Option<Open> = None;
     let mut i = 0;
@@ -116,7 +134,13 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
         }
         if p.keep.is_match(line) || r.forced[i] {
             r.flush_run();
-            r.out.push(Out::Line(i));
+            // A diagnostic carrying its own location, printed again
+            // verbatim (a linter reporting a file twice), is a duplicate.
+            if !r.forced[i] && LOCATED.is_match(line) && !r.located.insert(line) {
+                r.out.push(Out::Dup(i));
+            } else {
+                r.out.push(Out::Line(i));
+            }
         } else if p.starts.is_match(line) {
             r.flush_run();
             let sec = p
@@ -182,6 +206,36 @@ impl<'a> Run<'a> {
             }
             k = j;
         }
+        // Blocks of two or more lines already printed by an earlier run.
+        let mut fresh: Vec<Piece> = Vec::with_capacity(squeezed.len());
+        let mut k = 0;
+        while k < squeezed.len() {
+            let seen = |p: &Piece| match p {
+                Piece::Line(x) => {
+                    let l = self.lines[*x].as_str();
+                    !l.trim().is_empty() && self.printed.contains(l)
+                }
+                Piece::Text(_) => false,
+            };
+            let mut j = k;
+            while j < squeezed.len() && seen(&squeezed[j]) {
+                j += 1;
+            }
+            if j - k >= 2 {
+                fresh.push(Piece::Text(format!(
+                    "… {} lines repeated from above",
+                    j - k
+                )));
+                k = j;
+            } else {
+                fresh.push(squeezed[k].clone());
+                k += 1;
+            }
+        }
+        for &x in &run {
+            self.printed.insert(self.lines[x].as_str());
+        }
+        let mut squeezed = fresh;
         let (h, t) = (self.p.run_head, self.p.run_tail);
         if squeezed.len() > h + t + 1 {
             let cut: usize = squeezed[h..squeezed.len() - t]
@@ -210,13 +264,18 @@ impl<'a> Run<'a> {
             // A passing test's log: gone, with its start line.
             return;
         }
-        let pieces = render_body(self.p, sec, self.lines, &o.body, &self.forced);
+        let key = self.lines[o.start].as_str();
+        let again = sec.group && self.group_index.contains_key(key);
+        let body_mode = match sec.repeat_body {
+            Some(m) if again => m,
+            _ => sec.body,
+        };
+        let pieces = render_body(self.p, sec, body_mode, self.lines, &o.body, &self.forced);
         let deferred = sec.passed.is_some() || sec.failed.is_some();
         if deferred && verdict.is_none() && pieces.is_empty() {
             return;
         }
         if sec.group {
-            let key = self.lines[o.start].as_str();
             if let Some(&g) = self.group_index.get(key) {
                 let group = &mut self.groups[g];
                 for piece in pieces {
@@ -284,7 +343,52 @@ impl<'a> Run<'a> {
                 *repeats = 0;
             }
         };
-        for piece in out {
+        // Runs of two or more duplicates become one marker; a lone one is
+        // printed.
+        let mut out2: Vec<Out> = Vec::with_capacity(out.len());
+        let mut k = 0;
+        let n = out.len();
+        let mut out = out.into_iter().map(Some).collect::<Vec<_>>();
+        while k < n {
+            let mut j = k;
+            while j < n && matches!(out[j], Some(Out::Dup(_))) {
+                j += 1;
+            }
+            if j - k >= 2 {
+                out2.push(Out::Text(format!("… {} lines repeated from above", j - k)));
+                k = j;
+                continue;
+            }
+            match out[k].take() {
+                Some(Out::Dup(x)) => out2.push(Out::Line(x)),
+                Some(o) => out2.push(o),
+                None => {}
+            }
+            k += 1;
+        }
+        // "… N lines omitted" markers separated only by blank lines (a
+        // commit's message body and its stat) become one.
+        let mut out3: Vec<Out> = Vec::with_capacity(out2.len());
+        for piece in out2 {
+            if let Out::Text(s) = &piece
+                && let Some(n) = omitted_count(s)
+            {
+                let mut blanks = 0;
+                while matches!(out3.last(), Some(Out::Blank)) {
+                    out3.pop();
+                    blanks += 1;
+                }
+                if let Some(Out::Text(prev)) = out3.last()
+                    && let Some(m) = omitted_count(prev)
+                {
+                    *out3.last_mut().expect("just matched") = Out::Text(omitted(m + n));
+                    continue;
+                }
+                out3.extend((0..blanks).map(|_| Out::Blank));
+            }
+            out3.push(piece);
+        }
+        for piece in out3 {
             if let Out::Line(x) = piece
                 && let Some(l) = last
                 && self.lines[l] == self.lines[x]
@@ -298,7 +402,7 @@ impl<'a> Run<'a> {
             }
             match piece {
                 Out::Blank => pending_blank = true,
-                Out::Line(x) => {
+                Out::Line(x) | Out::Dup(x) => {
                     last = Some(x);
                     emit(&self.lines[x], true, &mut text, &mut pending_blank)
                 }
@@ -336,6 +440,18 @@ impl<'a> Run<'a> {
     }
 }
 
+/// N of a "… N lines omitted" marker.
+fn omitted_count(marker: &str) -> Option<usize> {
+    if marker == "… 1 line omitted" {
+        return Some(1);
+    }
+    marker
+        .strip_prefix("… ")?
+        .strip_suffix(" lines omitted")?
+        .parse()
+        .ok()
+}
+
 fn similar_count(marker: &str) -> usize {
     marker
         .strip_prefix("… ")
@@ -367,6 +483,7 @@ fn shape_of(line: &str) -> String {
 fn render_body(
     p: &Profile,
     sec: &Section,
+    body_mode: BodyMode,
     lines: &[String],
     body: &[usize],
     forced: &[bool],
@@ -389,7 +506,7 @@ fn render_body(
         } else if sec.drop.is_match(l) {
             show[k] = false;
             C::Out
-        } else if show[k] || (sec.body == BodyMode::Keep && !l.trim().is_empty()) {
+        } else if show[k] || (body_mode == BodyMode::Keep && !l.trim().is_empty()) {
             C::Cand
         } else {
             C::Out
@@ -413,7 +530,7 @@ fn render_body(
         }
     }
     let mut cut = vec![false; n];
-    if sec.head.is_some() || sec.tail.is_some() {
+    if sec.head.is_some() || sec.tail.is_some() || sec.unit_max.is_some() {
         let mut unit = vec![0usize; n];
         let mut u = 0usize;
         for k in 0..n {
@@ -427,7 +544,24 @@ fn render_body(
             unit[k] = u;
         }
         let units = u + 1;
+        if let Some(m) = sec.unit_max {
+            let mut seen = 0;
+            for k in 0..n {
+                if k > 0 && unit[k] != unit[k - 1] {
+                    seen = 0;
+                }
+                if class[k] == C::Cand {
+                    seen += 1;
+                    if seen > m {
+                        cut[k] = true;
+                    }
+                }
+            }
+        }
         for k in 0..n {
+            if sec.head.is_none() && sec.tail.is_none() {
+                break;
+            }
             if class[k] != C::Cand {
                 continue;
             }

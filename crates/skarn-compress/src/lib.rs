@@ -5,7 +5,9 @@
 //!   locations, failing tests, assertion messages, panics, traceback frames
 //!   and exception lines, `npm error` lines, rerun hints, final summaries)
 //!   is printed verbatim (colour codes removed); repeated diagnostics are
-//!   merged only by listing every location under one message;
+//!   merged only by listing every location under one message, and a
+//!   diagnostic that carries its own location is shown once even if the
+//!   tool printed it twice;
 //! - noise is removed by the structure of the tool's output, never by bare
 //!   words that also appear in summaries;
 //! - output under the short threshold (about 400 tokens) passes unchanged,

@@ -153,10 +153,19 @@ pub struct SectionSpec {
     /// At most this many candidate (non-`keep`) lines per section.
     #[serde(default)]
     pub max: Option<usize>,
+    /// At most this many candidate lines per unit (`unit`), e.g. changed
+    /// lines per hunk of a diff.
+    #[serde(default)]
+    pub unit_max: Option<usize>,
     /// Sections with the same start line are merged: the start line is
     /// printed once, followed by the kept lines of every occurrence.
     #[serde(default)]
     pub group: bool,
+    /// With `group`: how the body of a later occurrence is treated (e.g.
+    /// "drop": the first occurrence of an error shows its code frame, the
+    /// same message again only its `keep` lines, such as locations).
+    #[serde(default)]
+    pub repeat_body: Option<BodyMode>,
     /// Deferred section: a line matching this closes it and discards the
     /// body (the log of a passing test).
     #[serde(default)]
@@ -275,7 +284,9 @@ pub struct Section {
     pub tail: Option<usize>,
     pub unit: Option<Regex>,
     pub max: Option<usize>,
+    pub unit_max: Option<usize>,
     pub group: bool,
+    pub repeat_body: Option<BodyMode>,
     pub passed: Option<Regex>,
     pub failed: Option<Regex>,
     pub marker: bool,
@@ -432,7 +443,9 @@ fn compile_profile(spec: &ProfileSpec, file: &RulesFile) -> Result<Profile, Rule
             tail: s.tail,
             unit: s.unit.as_deref().map(|u| one(origin, u)).transpose()?,
             max: s.max,
+            unit_max: s.unit_max,
             group: s.group,
+            repeat_body: s.repeat_body,
             passed: s.passed.as_deref().map(|u| one(origin, u)).transpose()?,
             failed: s.failed.as_deref().map(|u| one(origin, u)).transpose()?,
             marker: s.marker,
