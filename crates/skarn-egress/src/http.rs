@@ -184,6 +184,25 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         .await;
         return;
     };
+    // More than one Host header: servers differ on which one counts, so
+    // the checked one might not be the one served. Refused.
+    if req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"))
+        .count()
+        > 1
+    {
+        refuse(
+            &mut s,
+            sh,
+            &host,
+            port,
+            Denial::HostMismatch("several Host headers".into()),
+        )
+        .await;
+        return;
+    }
     let host_hdr = req
         .headers
         .iter()

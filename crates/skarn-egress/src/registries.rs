@@ -23,6 +23,15 @@ pub struct Found {
 impl Found {
     fn add_url(&mut self, url: &str, from: &str) {
         match url_pattern(url) {
+            // An address (or localhost) is never allowed through this
+            // keyword: these files may be written by a sandboxed command
+            // (a workspace .npmrc) and an address pattern would bypass the
+            // special-address check (host loopback, cloud metadata). A
+            // registry at an address is allowed by naming it explicitly.
+            Some(p) if is_address_pattern(&p) => self.notes.push(format!(
+                "ignored {p} from {from}: a registry at an address is allowed only by naming \
+                 it (--net allow:{p})"
+            )),
             Some(p) => {
                 if !self.patterns.contains(&p) {
                     self.notes.push(format!("{p} (from {from})"));
@@ -34,6 +43,23 @@ impl Found {
                 .push(format!("ignored {url:?} from {from}: not a URL")),
         }
     }
+}
+
+/// Whether a pattern names an address (IPv4, `[IPv6]`) or `localhost`
+/// rather than a host name.
+fn is_address_pattern(p: &str) -> bool {
+    if p.starts_with('[') {
+        return true;
+    }
+    let host = p.rsplit_once(':').map_or(p, |(h, _)| h);
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::Ipv4Addr>().is_ok()
+        || (!host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'x'))
 }
 
 /// Registries for `tools` (`node`, `python`, `rust`) of workspace `ws`.
@@ -284,6 +310,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn addresses_are_never_registries() {
+        let mut f = Found::default();
+        f.add_url("http://127.0.0.1:18081/", "ws/.npmrc");
+        f.add_url("http://169.254.169.254/", "ws/.cargo/config.toml");
+        f.add_url("http://[::1]:9/", "x");
+        f.add_url("http://LOCALHOST./", "x");
+        f.add_url("http://2130706433/", "x");
+        f.add_url("https://mirror.test/simple/", "PIP_INDEX_URL");
+        assert_eq!(f.patterns, ["mirror.test"]);
+        assert_eq!(
+            f.notes.iter().filter(|n| n.starts_with("ignored")).count(),
+            5
+        );
+    }
+
+    #[test]
     fn url_patterns() {
         assert_eq!(
             url_pattern("https://mirror.test/simple/").as_deref(),
@@ -312,11 +354,14 @@ mod tests {
         std::fs::create_dir_all(d.join(".cargo")).unwrap();
         std::fs::write(
             d.join(".cargo/config.toml"),
-            "[source.crates-io]\nreplace-with = \"m\"\n[source.m]\nregistry = \"sparse+http://127.0.0.1:7777/index/\"\n",
+            "[source.crates-io]\nreplace-with = \"m\"\n[source.m]\nregistry = \"sparse+http://idx.mirror.test:7777/index/\"\n",
         )
         .unwrap();
         let f = discover(&d, &["rust"]);
-        assert!(f.patterns.contains(&"127.0.0.1:7777".to_string()), "{f:?}");
+        assert!(
+            f.patterns.contains(&"idx.mirror.test:7777".to_string()),
+            "{f:?}"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

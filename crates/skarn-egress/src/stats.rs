@@ -42,6 +42,24 @@ pub struct EgressReport {
     pub byte_limit_hit: bool,
 }
 
+/// Distinct hosts counted one by one in each table; the rest are folded
+/// into [`OTHER_HOSTS`], so a command asking for endless distinct names
+/// cannot grow the proxy's memory (which lies outside the run's limits).
+pub const MAX_HOSTS: usize = 512;
+
+/// The key of the folded entry.
+pub const OTHER_HOSTS: &str = "(other hosts)";
+
+/// `key` itself when it is counted already or there is room, else the
+/// folded entry.
+fn bounded_key<'a, V>(m: &BTreeMap<String, V>, key: &'a str) -> &'a str {
+    if m.contains_key(key) || m.len() < MAX_HOSTS {
+        key
+    } else {
+        OTHER_HOSTS
+    }
+}
+
 /// Live counters shared by the proxy's connections.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -54,6 +72,7 @@ pub struct Stats {
 impl Stats {
     pub(crate) fn connected(&self, key: &str) {
         let mut m = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
+        let key = bounded_key(&m, key);
         let e = m.entry(key.to_string()).or_default();
         e.host = key.to_string();
         e.connections += 1;
@@ -62,6 +81,7 @@ impl Stats {
     pub(crate) fn bytes(&self, key: &str, out: u64, inn: u64) {
         self.total.fetch_add(out + inn, Ordering::Relaxed);
         let mut m = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
+        let key = bounded_key(&m, key);
         if let Some(e) = m.get_mut(key) {
             e.bytes_out += out;
             e.bytes_in += inn;
@@ -70,6 +90,7 @@ impl Stats {
 
     pub(crate) fn denied(&self, key: &str, reason: &str) {
         let mut m = self.denied.lock().unwrap_or_else(|e| e.into_inner());
+        let key = bounded_key(&m, key);
         let e = m.entry(key.to_string()).or_default();
         e.host = key.to_string();
         e.count += 1;
@@ -104,5 +125,22 @@ impl Stats {
                 .collect(),
             byte_limit_hit: self.limit_hit.load(Ordering::Relaxed) != 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    #[test]
+    fn distinct_hosts_are_bounded() {
+        let s = Stats::default();
+        for i in 0..10_000 {
+            s.denied(&format!("h{i}.test:443"), "not in the allow list");
+        }
+        let r = s.report();
+        assert_eq!(r.denied.len(), MAX_HOSTS + 1);
+        let other = r.denied.iter().find(|d| d.host == OTHER_HOSTS).unwrap();
+        assert_eq!(other.count, 10_000 - MAX_HOSTS as u64);
     }
 }

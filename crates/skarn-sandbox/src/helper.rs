@@ -928,6 +928,12 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     drop(cgroup); // removed by the reaper once this process exits
     if let Some(p) = proxy {
         plan.report.egress = p.finish();
+        if plan.report.egress.is_none() {
+            plan.report.degrade(
+                "the network proxy's counters could not be read after the run: the allowed and \
+                 denied hosts of this run are not listed",
+            );
+        }
     }
     release_placeholders(created);
     if let Some(t) = host_tmp {

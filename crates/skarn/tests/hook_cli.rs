@@ -130,13 +130,37 @@ fn claude_code_fails_closed() {
         assert!(o.stdout.is_empty(), "{bad}");
         assert!(!o.stderr.is_empty(), "{bad}");
     }
-    // Not our tool, or already confined: no answer, normal permission flow.
+    // Not our tool, or exactly what the hook itself writes: no answer,
+    // normal permission flow.
     let read = r#"{"tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}, "cwd": "/"}"#;
-    for input in [read.to_string(), claude_input(&f.ws(), "skarn run -- ls")] {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let exe = std::fs::canonicalize(SKARN).unwrap();
+    let ours = format!(
+        "{} run --workspace {} -- bash -c 'ls'",
+        q(exe.to_str().unwrap()),
+        q(f.ws().to_str().unwrap())
+    );
+    for input in [read.to_string(), claude_input(&f.ws(), &ours)] {
         let o = f.hook(&["claude-code"], &input);
         assert_eq!(o.status.code(), Some(0), "{o:?}");
         assert!(o.stdout.is_empty(), "{o:?}");
     }
+    // Any other program called skarn, or widening flags, is confined
+    // again (a command could have planted `bin/skarn` in the workspace).
+    for c in [
+        "skarn run -- ls",
+        "bin/skarn run --workspace . -- make",
+        "skarn run --no-sandbox -- cat ~/.ssh/id",
+    ] {
+        let v = json_out(&f.hook(&["claude-code"], &claude_input(&f.ws(), c)));
+        assert!(v["hookSpecificOutput"]["updatedInput"].is_object(), "{c}");
+    }
+    // bash's $'...' cannot hide a second command from the unsandboxed list.
+    let v = json_out(&f.hook(
+        &["claude-code", "--unsandboxed", "git"],
+        &claude_input(&f.ws(), "git status $'\\''; cat ~/.ssh/id #'"),
+    ));
+    assert!(v["hookSpecificOutput"]["updatedInput"].is_object(), "{v}");
     // A wrapped command with more after it is confined again.
     let v = json_out(&f.hook(
         &["claude-code"],

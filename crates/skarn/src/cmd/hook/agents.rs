@@ -29,7 +29,7 @@ enum Plan {
 }
 
 fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
-    if shell::is_wrapped(cmd) {
+    if shell::is_wrapped(cmd, &ctx.exe, ws) {
         return Plan::Wrapped;
     }
     if let Some(p) = ctx

@@ -17,31 +17,38 @@ pub fn quote(s: &str) -> String {
     out
 }
 
-/// Whether `cmd` holds anything beyond one simple command: an unquoted
-/// `;`, `&`, `|`, `<`, `>`, `(`, `)`, newline or `#`, or a command
-/// substitution (`` ` `` or `$(`, also inside double quotes).
+/// Whether `cmd` is anything but one plain simple command. Fails closed:
+/// outside quotes only letters, digits, blanks and `-_./:=,+@%~` are
+/// plain; single-quoted text is plain unless the quote follows `$` (bash's
+/// `$'...'` decodes escapes, so its end cannot be found without a shell);
+/// double-quoted text is plain unless it holds `$`, `` ` ``, `\` or `!`.
+/// Everything else (`;`, `&`, `|`, redirections, substitutions, globs,
+/// escapes, newlines, non-ASCII, unbalanced quotes) makes it compound, so
+/// it is never matched as "unsandboxed" nor taken for an already wrapped
+/// command.
 pub fn is_compound(cmd: &str) -> bool {
-    let mut chars = cmd.chars().peekable();
-    let (mut single, mut double) = (false, false);
+    let mut chars = cmd.chars();
     while let Some(c) = chars.next() {
-        if single {
-            single = c != '\'';
-            continue;
-        }
         match c {
-            '\\' => {
-                chars.next();
-            }
-            '`' => return true,
-            '$' if chars.peek() == Some(&'(') => return true,
-            '"' => double = !double,
-            _ if double => {}
-            '\'' => single = true,
-            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\n' | '\r' | '#' => return true,
-            _ => {}
+            '\'' => loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some(_) => {}
+                    None => return true,
+                }
+            },
+            '"' => loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some('$' | '`' | '\\' | '!') | None => return true,
+                    Some(_) => {}
+                }
+            },
+            c if c.is_ascii_alphanumeric() || " \t-_./:=,+@%~".contains(c) => {}
+            _ => return true,
         }
     }
-    single || double
+    false
 }
 
 /// The leading words of a simple command, split on blanks (quotes are not
@@ -50,14 +57,32 @@ fn words(cmd: &str) -> impl Iterator<Item = &str> {
     cmd.split([' ', '\t']).filter(|w| !w.is_empty())
 }
 
-/// Whether `cmd` already runs under `skarn run` (`skarn run ...` or
-/// `<path>/skarn run ...`, optionally quoted) and is a simple command, so
-/// nothing of it runs outside the sandbox.
-pub fn is_wrapped(cmd: &str) -> bool {
-    let mut w = words(cmd);
-    let first = w.next().unwrap_or("").trim_matches(['\'', '"']);
-    let is_skarn = first == "skarn" || first.ends_with("/skarn");
-    is_skarn && w.next() == Some("run") && !is_compound(cmd)
+/// Whether `cmd` is exactly what this hook writes for workspace `ws`:
+/// this executable, `run --workspace WS -- bash -c`, then one word made
+/// only of single-quoted text and `\'`. Anything else (another program
+/// named skarn, extra flags such as `--no-sandbox` or `--net all`, another
+/// workspace, a trailing command) is not "wrapped" and is confined again.
+pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
+    let prefix = format!("{} run --workspace {} -- bash -c ", quote(exe), quote(ws));
+    let Some(mut rest) = cmd.strip_prefix(&prefix) else {
+        return false;
+    };
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("\\'") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('\'') {
+            match r.find('\'') {
+                Some(end) => rest = &r[end + 1..],
+                None => return false,
+            }
+        } else {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether `cmd` matches an `unsandboxed` pattern. A pattern ending in `*`
@@ -108,6 +133,13 @@ mod tests {
             "a & ",
             "echo 'open",
             "a # c",
+            // bash's $'...' hides where the quote ends.
+            "echo $'\\''; cat ~/.ssh/id; touch /tmp/m #'",
+            "git status $'\\''; id #'",
+            "echo a\\;b",
+            "echo $HOME",
+            "ls *",
+            "echo \"$HOME\"",
         ] {
             assert!(is_compound(c), "{c}");
         }
@@ -115,8 +147,8 @@ mod tests {
             "ls -la",
             "echo 'a; b'",
             "echo \"a | b\"",
-            "echo a\\;b",
-            "echo $HOME",
+            "git push origin main",
+            "cargo test -p x --lib",
         ] {
             assert!(!is_compound(c), "{c}");
         }
@@ -124,13 +156,24 @@ mod tests {
 
     #[test]
     fn wrapped_and_patterns() {
-        assert!(is_wrapped("skarn run -- ls"));
-        assert!(is_wrapped(
-            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"
+        let w = |c: &str| is_wrapped(c, "/usr/bin/skarn", "/w");
+        assert!(w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"));
+        assert!(w(&format!(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c {}",
+            quote("it's; $(x)")
+        )));
+        // Another program called skarn, widening flags, another workspace,
+        // or anything after the quoted command: not wrapped.
+        assert!(!w("skarn run -- ls"));
+        assert!(!w("bin/skarn run --workspace . -- make"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --no-sandbox --workspace '/w' -- bash -c 'x'"
         ));
-        assert!(!is_wrapped("skarn run -- ls; cat ~/.ssh/id"));
-        assert!(!is_wrapped("skarn exec --code 1"));
-        assert!(!is_wrapped("myskarn run x"));
+        assert!(!w("'/usr/bin/skarn' run --workspace '/' -- bash -c 'x'"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x'; id"
+        ));
+        assert!(!w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x"));
         assert!(matches("git status", "git"));
         assert!(matches("git push origin", "git push"));
         assert!(!matches("gitk", "git"));
