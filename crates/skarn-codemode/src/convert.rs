@@ -111,7 +111,9 @@ impl<'s, 'js> ToJson<'s, 'js> {
                 // Check the length before copying the string out.
                 self.spend(js_string_len(v) + 2)?;
                 let s = string_of(v)?;
-                self.spend(s.len().saturating_sub(js_string_len(v)))?;
+                // Count what the string takes as JSON text: escapes included
+                // (a control character becomes six bytes).
+                self.spend(escaped_len(&s).saturating_sub(js_string_len(v)))?;
                 Ok(Some(Json::String(s)))
             }
             Type::BigInt => Err(ConvError::Unsupported(format!(
@@ -252,6 +254,18 @@ pub(crate) fn js_string_len(v: &Value<'_>) -> usize {
         rquickjs::qjs::JS_FreeValue(ctx.as_raw().as_ptr(), len);
         out.max(0.0) as usize
     }
+}
+
+/// Bytes of `s` inside a JSON string literal (quotes excluded), as
+/// serde_json writes it.
+pub(crate) fn escaped_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// A JS string as Rust text; lone surrogates become U+FFFD.

@@ -45,7 +45,8 @@ pub(crate) const SCRIPT_NAME: &str = "script";
 
 const PRELUDE_NAME: &str = "skarn:prelude";
 
-const PRELUDE_SRC: &str = include_str!("prelude.js");
+/// The prelude module: the array guard, then the definition of `skarn`.
+const PRELUDE_SRC: &str = concat!(include_str!("array_guard.js"), include_str!("prelude.js"));
 
 /// Smallest memory limit applied, whatever `Limits::memory_bytes` says.
 pub const MIN_MEMORY_BYTES: usize = 1 << 20;
@@ -427,6 +428,12 @@ fn settle<'js>(
     call: Inflight<'_, 'js>,
     r: Result<Json, BridgeError>,
 ) -> rquickjs::Result<()> {
+    let r = match r {
+        Ok(j) if crate::json_depth(&j) > crate::MAX_RESULT_DEPTH => {
+            Err(crate::result_too_deep("this call"))
+        }
+        r => r,
+    };
     match r {
         Ok(j) => match convert::to_js(ctx, &j) {
             Ok(v) => call.resolve.call::<_, ()>((v,)),

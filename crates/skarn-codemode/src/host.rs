@@ -93,6 +93,9 @@ impl<'js> Host<'js> {
                             );
                         }
                     };
+                    if let Some(m) = name_too_long(&[("server", &server), ("tool", &tool)]) {
+                        return rejected_bridge(&ctx, &BridgeError::InvalidArguments { message: m });
+                    }
                     let mut arg_bytes = 2;
                     let args = match args.0 {
                         None => Json::Object(Default::default()),
@@ -196,10 +199,22 @@ impl<'js> Host<'js> {
                             "skarn.readResource(server, uri): uri must be a string",
                         );
                     };
+                    if let Some(m) = name_too_long(&[("server", &server), ("uri", &uri)]) {
+                        return rejected_bridge(&ctx, &BridgeError::InvalidArguments { message: m });
+                    }
                     enqueue(&ctx, &q, &shared, HostCall::Read { server, uri })
                 },
             )?,
         )?;
+
+        // For the array guard (array_guard.js): is `v` a genuine Array (not
+        // a proxy, not an array-like), and the longest array-like a
+        // generic built-in may walk without polling the interrupt.
+        host.set(
+            "plainArray",
+            Function::new(ctx.clone(), |v: Value<'js>| v.is_array())?,
+        )?;
+        host.set("maxLength", array_length_bound(&self.shared.limits) as f64)?;
 
         let shared = self.shared.clone();
         host.set(
@@ -213,6 +228,31 @@ impl<'js> Host<'js> {
         )?;
         Ok(host)
     }
+}
+
+/// Bytes of one array slot in QuickJS (a `JSValue`): no array under the
+/// memory limit can hold more elements than the limit divided by this.
+const SLOT_BYTES: usize = 16;
+
+/// The longest `length` the generic `Array.prototype` built-ins accept
+/// (array_guard.js): what the memory limit could hold as a dense array, at
+/// least 65 536.
+pub(crate) fn array_length_bound(limits: &crate::limits::Limits) -> usize {
+    (limits.memory_bytes / SLOT_BYTES).max(1 << 16)
+}
+
+/// Longest server name, tool name or resource URI a script may pass (UTF-8
+/// bytes): host-call messages stay far below the worker's line cap.
+pub const MAX_NAME_BYTES: usize = 64 << 10;
+
+fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
+    names.iter().find(|(_, v)| v.len() > MAX_NAME_BYTES).map(|(what, v)| {
+        format!(
+            "the {what} is {} bytes long, at most {} allowed",
+            v.len(),
+            fmt_bytes(MAX_NAME_BYTES)
+        )
+    })
 }
 
 pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {
