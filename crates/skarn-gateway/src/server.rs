@@ -222,18 +222,21 @@ impl GatewayServer {
         ));
         // Bounded concurrency: each running script may hold a worker process.
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
-        let (outcome, isolation) = run_script(
+        let (outcome, isolation, note) = run_script(
             self.gw.executor().await,
             code.to_owned(),
             bridge,
             self.gw.config.gateway.limits.clone(),
         )
         .await;
-        let logs_text = if outcome.logs.is_empty() {
+        let mut logs_text = if outcome.logs.is_empty() {
             String::new()
         } else {
             format!("\n\nlogs:\n{}", outcome.logs.join("\n"))
         };
+        if let Some(note) = &note {
+            logs_text.push_str(&format!("\n\n{note}"));
+        }
         match outcome.result {
             Ok(value) => {
                 let shown = match &value {

@@ -180,6 +180,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("--isolation {}: {e}", requested.as_str()))?;
     let (bridge, _gateway) = build_bridge(&args)?;
     let run = executor.execute(&code, bridge, &args.limits());
+    if run.isolation == skarn_worker::IsolationUsed::InProcess {
+        eprintln!(
+            "skarn: note: the script ran in-process, without the confined worker process: {}",
+            executor.reason()
+        );
+    }
     print_outcome(&run.outcome, run.isolation, args.json)?;
     Ok(ExitCode::from(exit_code(&run.outcome)))
 }
