@@ -179,8 +179,10 @@ pub struct Config {
 
 #[derive(Debug, Deserialize)]
 struct RawFile {
+    // Not `Spanned`: toml cannot span a table that only a dotted header
+    // (`[gateway.limits]` without `[gateway]`) creates.
     #[serde(default)]
-    gateway: Option<Spanned<GatewayConfig>>,
+    gateway: Option<GatewayConfig>,
     #[serde(default)]
     servers: Option<BTreeMap<String, Spanned<RawServer>>>,
 }
@@ -206,6 +208,23 @@ impl fmt::Display for ConfigError {
             )
         }
     }
+}
+
+/// Byte offset of the first `[name]` or `[name.…]` table header (0 when
+/// there is none), for error positions.
+fn table_header_offset(text: &str, name: &str) -> usize {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix('[').map(str::trim_start)
+            && let Some(after) = rest.strip_prefix(name)
+            && after.trim_start().starts_with([']', '.'])
+        {
+            return offset + (line.len() - t.len());
+        }
+        offset += line.len();
+    }
+    0
 }
 
 /// 1-based line and column of byte `offset` in `text`.
@@ -267,8 +286,8 @@ impl Config {
                 }
             }
         })?;
-        let gateway_span = raw.gateway.as_ref().map_or(0, |g| g.span().start);
-        let gateway = raw.gateway.map(Spanned::into_inner).unwrap_or_default();
+        let gateway_span = table_header_offset(text, "gateway");
+        let gateway = raw.gateway.unwrap_or_default();
         let sep = &gateway.namespace_separator;
         if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(err_at(
