@@ -94,7 +94,10 @@ impl<'js> Host<'js> {
                         }
                     };
                     if let Some(m) = name_too_long(&[("server", &server), ("tool", &tool)]) {
-                        return rejected_bridge(&ctx, &BridgeError::InvalidArguments { message: m });
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments { message: m },
+                        );
                     }
                     let mut arg_bytes = 2;
                     let args = match args.0 {
@@ -200,7 +203,10 @@ impl<'js> Host<'js> {
                         );
                     };
                     if let Some(m) = name_too_long(&[("server", &server), ("uri", &uri)]) {
-                        return rejected_bridge(&ctx, &BridgeError::InvalidArguments { message: m });
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments { message: m },
+                        );
                     }
                     enqueue(&ctx, &q, &shared, HostCall::Read { server, uri })
                 },
@@ -246,13 +252,16 @@ pub(crate) fn array_length_bound(limits: &crate::limits::Limits) -> usize {
 pub const MAX_NAME_BYTES: usize = 64 << 10;
 
 fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
-    names.iter().find(|(_, v)| v.len() > MAX_NAME_BYTES).map(|(what, v)| {
-        format!(
-            "the {what} is {} bytes long, at most {} allowed",
-            v.len(),
-            fmt_bytes(MAX_NAME_BYTES)
-        )
-    })
+    names
+        .iter()
+        .find(|(_, v)| v.len() > MAX_NAME_BYTES)
+        .map(|(what, v)| {
+            format!(
+                "the {what} is {} bytes long, at most {} allowed",
+                v.len(),
+                fmt_bytes(MAX_NAME_BYTES)
+            )
+        })
 }
 
 pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {

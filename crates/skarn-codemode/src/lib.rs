@@ -72,9 +72,7 @@ pub fn json_depth(v: &serde_json::Value) -> usize {
 /// than [`MAX_RESULT_DEPTH`] (`what` names the call).
 pub fn result_too_deep(what: &str) -> BridgeError {
     BridgeError::Other {
-        message: format!(
-            "the result of {what} is nested deeper than {MAX_RESULT_DEPTH} levels"
-        ),
+        message: format!("the result of {what} is nested deeper than {MAX_RESULT_DEPTH} levels"),
     }
 }
 

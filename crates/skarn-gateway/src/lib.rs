@@ -40,6 +40,7 @@ pub mod init;
 pub mod listing;
 pub mod oversize;
 pub mod relist;
+pub mod results;
 pub mod search;
 pub mod server;
 pub mod stdio;

@@ -238,6 +238,21 @@ impl GatewayServer {
             logs_text.push_str(&format!("\n\n{note}"));
         }
         match outcome.result {
+            Ok(value) if let Some(mut blocks) = crate::results::returned_content(&value) => {
+                // Images and resources go out as MCP content, once.
+                if !logs_text.is_empty() {
+                    blocks.push(ContentBlock::text(logs_text.trim_start().to_owned()));
+                }
+                let mut r = CallToolResult::success(blocks);
+                r.structured_content = Some(json!({
+                    "value": crate::results::without_payloads(&value),
+                    "logs": outcome.logs,
+                    "tool_calls": outcome.tool_calls,
+                    "elapsed_ms": outcome.elapsed_ms,
+                    "isolation": isolation,
+                }));
+                r
+            }
             Ok(value) => {
                 let shown = match &value {
                     Value::String(s) => s.clone(),

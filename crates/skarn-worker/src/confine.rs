@@ -219,11 +219,7 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
             step("unshare(CLONE_NEWUSER) after CLONE_NEWNET", unsafe {
                 rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER)
             })?;
-            return Ok((
-                "net+user".into(),
-                rustix::process::getuid().as_raw(),
-                true,
-            ));
+            return Ok(("net+user".into(), rustix::process::getuid().as_raw(), true));
         }
     }
     // SAFETY: single-threaded (required by the kernel for CLONE_NEWUSER);
