@@ -253,6 +253,8 @@ impl Wake for Notify {
 struct Inflight<'b, 'js> {
     fut: BridgeFuture<'b, Json>,
     arg_bytes: usize,
+    /// "server.tool", "listTools", "server resource uri" (for errors).
+    what: String,
     resolve: Function<'js>,
     reject: Function<'js>,
     site: rquickjs::Exception<'js>,
@@ -342,6 +344,11 @@ fn drive<'js>(
                 HostCall::Tool { arg_bytes, .. } => *arg_bytes,
                 _ => 0,
             };
+            let what = match &req.call {
+                HostCall::Tool { server, tool, .. } => format!("{server}.{tool}"),
+                HostCall::List => "listTools".to_string(),
+                HostCall::Read { server, uri } => format!("{server} resource {uri}"),
+            };
             let fut = catch_unwind(AssertUnwindSafe(|| match req.call {
                 HostCall::Tool {
                     server, tool, args, ..
@@ -359,6 +366,7 @@ fn drive<'js>(
             inflight.push(Inflight {
                 fut,
                 arg_bytes,
+                what,
                 resolve: req.resolve,
                 reject: req.reject,
                 site: req.site,
@@ -430,7 +438,7 @@ fn settle<'js>(
 ) -> rquickjs::Result<()> {
     let r = match r {
         Ok(j) if crate::json_depth(&j) > crate::MAX_RESULT_DEPTH => {
-            Err(crate::result_too_deep("this call"))
+            Err(crate::result_too_deep(&call.what))
         }
         r => r,
     };
