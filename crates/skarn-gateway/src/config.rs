@@ -489,6 +489,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn limits_table_without_a_gateway_table() {
+        let c = Config::parse("[gateway.limits]\ndeadline = 1500\n", "f").unwrap();
+        assert_eq!(c.gateway.limits.deadline, Duration::from_millis(1500));
+        assert_eq!(c.gateway.worker_pool, GatewayConfig::default().worker_pool);
+        let e = Config::parse("x = 1\n[gateway.limits]\nnope = 1\n", "f").unwrap_err();
+        assert!(e.message.contains("nope"), "{e}");
+        let e = Config::parse(
+            "\n[gateway.limits]\n[gateway]\nnamespace_separator = \" \"\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+    }
+
+    #[test]
     fn parses_full_file_and_ignores_foreign_sections() {
         let text = r#"
 [run]
