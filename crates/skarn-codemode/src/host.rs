@@ -107,7 +107,13 @@ impl<'js> Host<'js> {
                         }
                         Some(v) => {
                             let stop = || shared.should_interrupt();
-                            let mut w = ToJson::new(MAX_ARGS_BYTES, &stop);
+                            // Never build more than what may still be in
+                            // flight: a refused call costs no copy.
+                            let left = shared
+                                .limits
+                                .memory_bytes
+                                .saturating_sub(shared.args_in_flight.load(Ordering::Relaxed));
+                            let mut w = ToJson::new(MAX_ARGS_BYTES.min(left), &stop);
                             let converted = w.top(&v);
                             arg_bytes = w.used();
                             match converted {
@@ -121,6 +127,14 @@ impl<'js> Host<'js> {
                                     );
                                 }
                                 Err(ConvError::Js(e)) => return Err(e),
+                                Err(ConvError::TooLarge) if left < MAX_ARGS_BYTES => {
+                                    return rejected_bridge(
+                                        &ctx,
+                                        &BridgeError::InvalidArguments {
+                                            message: in_flight_message(&shared),
+                                        },
+                                    );
+                                }
                                 Err(ConvError::TooLarge) => {
                                     return rejected_bridge(
                                         &ctx,
@@ -148,10 +162,7 @@ impl<'js> Host<'js> {
                         return rejected_bridge(
                             &ctx,
                             &BridgeError::InvalidArguments {
-                                message: format!(
-                                    "more than {} of tool arguments in flight at once",
-                                    fmt_bytes(shared.limits.memory_bytes)
-                                ),
+                                message: in_flight_message(&shared),
                             },
                         );
                     }
@@ -262,6 +273,13 @@ fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
                 fmt_bytes(MAX_NAME_BYTES)
             )
         })
+}
+
+fn in_flight_message(shared: &Shared) -> String {
+    format!(
+        "more than {} of tool arguments in flight at once",
+        fmt_bytes(shared.limits.memory_bytes)
+    )
 }
 
 pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {
