@@ -15,9 +15,8 @@ use serde_json::Value as Json;
 
 use crate::bridge::BridgeError;
 use crate::convert::{self, ConvError, ToJson};
-use crate::engine::{MAX_ARGS_BYTES, Shared};
+use crate::engine::Shared;
 use crate::outcome::{ErrorKind, ExecError};
-use crate::report::fmt_bytes;
 
 /// A host call made by the script, waiting to be handed to the bridge.
 pub(crate) enum HostCall {
@@ -93,79 +92,19 @@ impl<'js> Host<'js> {
                             );
                         }
                     };
-                    if let Some(m) = name_too_long(&[("server", &server), ("tool", &tool)]) {
+                    if let Some(m) =
+                        crate::args::name_too_long(&[("server", &server), ("tool", &tool)])
+                    {
                         return rejected_bridge(
                             &ctx,
                             &BridgeError::InvalidArguments { message: m },
                         );
                     }
-                    let mut arg_bytes = 2;
-                    let args = match args.0 {
-                        None => Json::Object(Default::default()),
-                        Some(v) if v.is_undefined() || v.is_null() => {
-                            Json::Object(Default::default())
-                        }
-                        Some(v) => {
-                            let stop = || shared.should_interrupt();
-                            // Never build more than what may still be in
-                            // flight: a refused call costs no copy.
-                            let left = shared
-                                .limits
-                                .memory_bytes
-                                .saturating_sub(shared.args_in_flight.load(Ordering::Relaxed));
-                            let mut w = ToJson::new(MAX_ARGS_BYTES.min(left), &stop);
-                            let converted = w.top(&v);
-                            arg_bytes = w.used();
-                            match converted {
-                                Ok(j @ Json::Object(_)) => j,
-                                Ok(_) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: "tool arguments must be an object".into(),
-                                        },
-                                    );
-                                }
-                                Err(ConvError::Js(e)) => return Err(e),
-                                Err(ConvError::TooLarge) if left < MAX_ARGS_BYTES => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: in_flight_message(&shared),
-                                        },
-                                    );
-                                }
-                                Err(ConvError::TooLarge) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: format!(
-                                                "tool arguments are larger than {}",
-                                                fmt_bytes(MAX_ARGS_BYTES)
-                                            ),
-                                        },
-                                    );
-                                }
-                                Err(ConvError::Unsupported(m)) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: m.replacen("$", "args", 1),
-                                        },
-                                    );
-                                }
-                            }
-                        }
+                    let (args, arg_bytes) = match crate::args::tool_args(&shared, args.0) {
+                        Ok(Ok(a)) => a,
+                        Ok(Err(e)) => return rejected_bridge(&ctx, &e),
+                        Err(e) => return Err(e),
                     };
-                    let in_flight = shared.args_in_flight.load(Ordering::Relaxed);
-                    if in_flight.saturating_add(arg_bytes) > shared.limits.memory_bytes {
-                        return rejected_bridge(
-                            &ctx,
-                            &BridgeError::InvalidArguments {
-                                message: in_flight_message(&shared),
-                            },
-                        );
-                    }
                     let p = enqueue(
                         &ctx,
                         &q,
@@ -213,7 +152,9 @@ impl<'js> Host<'js> {
                             "skarn.readResource(server, uri): uri must be a string",
                         );
                     };
-                    if let Some(m) = name_too_long(&[("server", &server), ("uri", &uri)]) {
+                    if let Some(m) =
+                        crate::args::name_too_long(&[("server", &server), ("uri", &uri)])
+                    {
                         return rejected_bridge(
                             &ctx,
                             &BridgeError::InvalidArguments { message: m },
@@ -231,7 +172,10 @@ impl<'js> Host<'js> {
             "plainArray",
             Function::new(ctx.clone(), |v: Value<'js>| v.is_array())?,
         )?;
-        host.set("maxLength", array_length_bound(&self.shared.limits) as f64)?;
+        host.set(
+            "maxLength",
+            crate::args::array_length_bound(&self.shared.limits) as f64,
+        )?;
 
         let shared = self.shared.clone();
         host.set(
@@ -245,41 +189,6 @@ impl<'js> Host<'js> {
         )?;
         Ok(host)
     }
-}
-
-/// Bytes of one array slot in QuickJS (a `JSValue`): no array under the
-/// memory limit can hold more elements than the limit divided by this.
-const SLOT_BYTES: usize = 16;
-
-/// The longest `length` the generic `Array.prototype` built-ins accept
-/// (array_guard.js): what the memory limit could hold as a dense array, at
-/// least 65 536.
-pub(crate) fn array_length_bound(limits: &crate::limits::Limits) -> usize {
-    (limits.memory_bytes / SLOT_BYTES).max(1 << 16)
-}
-
-/// Longest server name, tool name or resource URI a script may pass (UTF-8
-/// bytes): host-call messages stay far below the worker's line cap.
-pub const MAX_NAME_BYTES: usize = 64 << 10;
-
-fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
-    names
-        .iter()
-        .find(|(_, v)| v.len() > MAX_NAME_BYTES)
-        .map(|(what, v)| {
-            format!(
-                "the {what} is {} bytes long, at most {} allowed",
-                v.len(),
-                fmt_bytes(MAX_NAME_BYTES)
-            )
-        })
-}
-
-fn in_flight_message(shared: &Shared) -> String {
-    format!(
-        "more than {} of tool arguments in flight at once",
-        fmt_bytes(shared.limits.memory_bytes)
-    )
 }
 
 pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {

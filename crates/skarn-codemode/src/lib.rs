@@ -20,6 +20,7 @@
 //! [`limits`] and [`outcome`].
 
 mod alloc;
+mod args;
 pub mod bridge;
 mod convert;
 mod engine;
@@ -30,6 +31,7 @@ pub mod outcome;
 mod position;
 mod prepare;
 mod report;
+mod shared;
 pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
