@@ -29,7 +29,8 @@ Skarn gateway: the tools of many MCP servers behind three tools.
 3. execute {code}: run a JavaScript/TypeScript async function body. Call tools with \
 `await skarn.callTool(\"<server>\", \"<tool>\", {args})` (or `await skarn.server(\"<server>\").<tool>({args})`), \
 read resources with `await skarn.readResource(\"<server>\", uri)`, log with `skarn.log(...)`, and `return` a \
-JSON value. Only the returned value and the log lines come back, so filter, join and summarise data inside \
+JSON value. A call resolves to the tool's structured content, else its text (parsed when it is JSON), else an \
+array of its content blocks (images...). Only the returned value and the log lines come back, so filter, join and summarise data inside \
 the script instead of returning it raw. Chain several calls in one script. No network, filesystem or \
 timers besides the tools. A failed script returns an error naming the line.";
 
