@@ -14,7 +14,8 @@
 // - `sort`/`toSorted` of more than 65 536 elements without a comparator get
 //   a script comparator with the default order, so sorting polls too;
 // - `flat`, `flatMap` and `concat` (which walk nested or several arrays) are
-//   written here as script loops.
+//   written here as script loops; `concat` of normal arrays within the
+//   bound uses the built-in over fresh copies.
 // Nothing new is visible to scripts: the wrappers have the built-ins' names
 // and lengths and are installed as the same non-enumerable properties.
 function guardArrays(host) {
@@ -40,6 +41,11 @@ function guardArrays(host) {
   const maxLen = host.maxLength;
   const MAX_SAFE = 9007199254740991;
   const origSlice = AP.slice;
+  const origConcat = AP.concat;
+  const hasOwn = Object.hasOwn;
+  const ArrayCtor = Array;
+  const speciesSym = Symbol.species;
+  const speciesGetter = Reflect.getOwnPropertyDescriptor(Array, Symbol.species).get;
 
   function toLength(v) {
     const n = +v;
@@ -171,6 +177,53 @@ function guardArrays(host) {
     }
     return t;
   }
+  // No script runs in here: `e` is a genuine array and the descriptors
+  // are read from ordinary objects.
+  function speciesIsArray(e) {
+    if (hasOwn(e, "constructor")) return false;
+    const ctor = rDesc(AP, "constructor");
+    const species = rDesc(ArrayCtor, speciesSym);
+    return !!ctor && ctor.value === ArrayCtor && !!species && species.get === speciesGetter;
+  }
+  // The built-in concat over fresh copies, when the receiver and every
+  // object item are normal arrays whose total length is within the bound.
+  // Each copy is made by the built-in slice while the species is `Array`,
+  // so it is a new array no script holds; script code the built-in concat
+  // may still run (getters for holes on the prototypes) only ever sees the
+  // copy being walked, whose length was already read. Undefined when the
+  // fast path does not apply.
+  function fastConcat(o, items) {
+    if (!normal(o) || hasOwn(o, spreadable)) return undefined;
+    let total = o.length;
+    for (let i = 0; i < items.length; i++) {
+      const e = items[i];
+      if (!isObject(e)) continue;
+      if (!normal(e) || hasOwn(e, spreadable)) return undefined;
+      total += e.length;
+    }
+    if (total > maxLen || hasOwn(AP, spreadable) || hasOwn(OP, spreadable)) return undefined;
+    const copies = [];
+    total = 0;
+    for (let i = -1; i < items.length; i++) {
+      const e = i < 0 ? o : items[i];
+      let c = e;
+      if (isObject(e)) {
+        // Getters run by earlier copies may have changed `e`.
+        if (!normal(e) || hasOwn(e, spreadable) || !speciesIsArray(e)) {
+          throw new TE("Array.prototype.concat: an array changed while being concatenated");
+        }
+        checkLength("concat", e.length);
+        c = apply(origSlice, e, []);
+        total += c.length;
+      }
+      createData(copies, i + 1, c);
+    }
+    checkLength("concat", total);
+    if (hasOwn(AP, spreadable) || hasOwn(OP, spreadable) || !speciesIsArray(copies[0])) {
+      throw new TE("Array.prototype.concat: an array changed while being concatenated");
+    }
+    return apply(origConcat, copies[0], apply(origSlice, copies, [1]));
+  }
   const methods = {
     flat(depth) {
       const o = toObject(this, "flat");
@@ -195,6 +248,8 @@ function guardArrays(host) {
       return a;
     },
     concat(...items) {
+      const fast = fastConcat(this, items);
+      if (fast !== undefined) return fast;
       const o = toObject(this, "concat");
       const a = speciesEmpty(o);
       let n = 0;

@@ -1,5 +1,5 @@
 //! The array guard: generic Array built-ins over huge array-likes end (a
-//! RangeError up front, or the deadline), and no isolate thread is left
+//! RangeError or TypeError up front, or the deadline), and no isolate thread is left
 //! running afterwards, checked from outside the engine through /proc.
 
 mod common;
@@ -64,6 +64,11 @@ const HOSTILE: &[&str] = &[
     // Nested holes: each inner array is within the bound, their product is not.
     r#"const big = []; big.length = 4e6; const arr = []; for (let i = 0; i < 1000; i++) arr.push(big); return arr.flat().length"#,
     r#"const big = []; big.length = 4e6; const arr = []; for (let i = 0; i < 1000; i++) arr.push(big); return [].concat(...arr).length"#,
+    // A getter run while concat copies one array lengthens the next one.
+    r#"const a = [1]; const later = [2]; Object.defineProperty(a, 0, {get() { later.length = 2 ** 32 - 1; return 1 }}); return [].concat(a, later).length"#,
+    r#"const a = [1]; const l = [2]; Object.defineProperty(a, 0, {get() { l.length = 3e6; return 1 }}); return [].concat(a, l, l, l).length"#,
+    // ... or swaps the species for one that hands back an array it keeps.
+    r#"const kept = []; const a = [1]; const b = [2]; Object.defineProperty(a, 0, {get() { const k = "con" + ["str", "uctor"].join(""); b[k] = {[Symbol.species]: function () { return kept }}; return 1 }}); Object.defineProperty(Object.getPrototypeOf([]), 0, {get() { kept.length = 2 ** 32 - 1 }, configurable: true}); return [].concat(a, b, [,]).length"#,
 ];
 
 #[test]
