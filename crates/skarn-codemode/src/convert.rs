@@ -111,7 +111,9 @@ impl<'s, 'js> ToJson<'s, 'js> {
                 // Check the length before copying the string out.
                 self.spend(js_string_len(v) + 2)?;
                 let s = string_of(v)?;
-                self.spend(s.len().saturating_sub(js_string_len(v)))?;
+                // Count what the string takes as JSON text: escapes included
+                // (a control character becomes six bytes).
+                self.spend(escaped_len(&s).saturating_sub(js_string_len(v)))?;
                 Ok(Some(Json::String(s)))
             }
             Type::BigInt => Err(ConvError::Unsupported(format!(
@@ -254,6 +256,36 @@ pub(crate) fn js_string_len(v: &Value<'_>) -> usize {
     }
 }
 
+/// Bytes of `s` inside a JSON string literal (quotes excluded), as
+/// serde_json writes it. Eight bytes at a time: only words holding a byte
+/// that needs escaping are looked at byte by byte (strings can be large).
+pub(crate) fn escaped_len(s: &str) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let extra = |b: u8| match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+        0..=0x1f => 5,
+        _ => 0,
+    };
+    let bytes = s.as_bytes();
+    let mut total = bytes.len();
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        let q = v ^ (ONES * u64::from(b'"'));
+        let b = v ^ (ONES * u64::from(b'\\'));
+        // A byte below 0x20, a quote or a backslash somewhere in the word.
+        let special = (v.wrapping_sub(ONES * 0x20) & !v
+            | q.wrapping_sub(ONES) & !q
+            | b.wrapping_sub(ONES) & !b)
+            & HIGH;
+        if special != 0 {
+            total += w.iter().map(|&b| extra(b)).sum::<usize>();
+        }
+    }
+    total + words.remainder().iter().map(|&b| extra(b)).sum::<usize>()
+}
+
 /// A JS string as Rust text; lone surrogates become U+FFFD.
 pub(crate) fn string_of(v: &Value<'_>) -> Result<String, ConvError> {
     if !v.is_string() {
@@ -303,4 +335,24 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, j: &Json) -> rquickjs::Result<Value<'js
     let text = serde_json::to_string(j)
         .map_err(|e| rquickjs::Error::new_from_js_message("host value", "JSON", e.to_string()))?;
     ctx.json_parse(text)
+}
+
+#[cfg(test)]
+mod escaped_tests {
+    #[test]
+    fn escaped_len_matches_serde() {
+        let cases = [
+            String::new(),
+            "plain ascii text that is longer than eight".into(),
+            "\u{1}\u{1f}\"\\\n\r\t\u{8}\u{c}x".into(),
+            "é漢字🎉\u{7f}".repeat(5),
+            "\u{1}".repeat(17),
+            "a\"b\\c\u{0}d".repeat(9),
+            "~~~~~~~~ !!!!!!!!".repeat(3),
+        ];
+        for s in &cases {
+            let want = serde_json::to_string(s).unwrap().len() - 2;
+            assert_eq!(super::escaped_len(s), want, "{s:?}");
+        }
+    }
 }

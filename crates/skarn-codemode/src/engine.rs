@@ -14,7 +14,7 @@
 //! object handed to the prelude, which forwards to the [`ToolBridge`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -29,14 +29,11 @@ use crate::alloc::LimitedAllocator;
 use crate::bridge::{BridgeError, BridgeFuture, ToolBridge};
 use crate::convert;
 use crate::host::{Host, HostCall, Request, bridge_error_on};
-use crate::limits::Limits;
-use crate::logs::LogSink;
 use crate::outcome::{ErrorKind, ExecError};
 use crate::position::SourceMap;
 use crate::prepare::Prepared;
 use crate::report::{
-    classify, exception_text, failure, fmt_duration, internal, js_error, memory_error,
-    returned_value,
+    classify, exception_text, failure, internal, js_error, memory_error, returned_value,
 };
 
 /// The module name under which the user's script is compiled (it appears
@@ -45,7 +42,8 @@ pub(crate) const SCRIPT_NAME: &str = "script";
 
 const PRELUDE_NAME: &str = "skarn:prelude";
 
-const PRELUDE_SRC: &str = include_str!("prelude.js");
+/// The prelude module: the array guard, then the definition of `skarn`.
+const PRELUDE_SRC: &str = concat!(include_str!("array_guard.js"), include_str!("prelude.js"));
 
 /// Smallest memory limit applied, whatever `Limits::memory_bytes` says.
 pub const MIN_MEMORY_BYTES: usize = 1 << 20;
@@ -76,80 +74,7 @@ type RunIntrinsics = (
 /// Globals deleted from the execution context before the prelude runs.
 const REMOVED_GLOBALS: &[&str] = &["SharedArrayBuffer", "Atomics", "WebAssembly"];
 
-/// State shared between the isolate thread and the caller of `execute`.
-pub(crate) struct Shared {
-    pub logs: Mutex<LogSink>,
-    pub tool_calls: AtomicU32,
-    /// Set by the caller when it gives up on the run.
-    pub cancel: AtomicBool,
-    /// Set by a host function that ends the run (e.g. the tool-call budget).
-    pub(crate) abort: Mutex<Option<ExecError>>,
-    pub(crate) aborted: AtomicBool,
-    pub deadline: Instant,
-    pub limits: Limits,
-    /// Set by the allocator when the memory limit refused an allocation.
-    pub oom: Arc<AtomicBool>,
-    /// JSON bytes of tool arguments handed to the bridge and not answered
-    /// yet: capped at the memory limit, so host-side copies stay bounded.
-    pub(crate) args_in_flight: AtomicUsize,
-}
-
-impl Shared {
-    pub(crate) fn new(limits: &Limits, start: Instant) -> Self {
-        Shared {
-            logs: Mutex::new(LogSink::new(limits.max_log_lines, limits.max_log_bytes)),
-            tool_calls: AtomicU32::new(0),
-            cancel: AtomicBool::new(false),
-            abort: Mutex::new(None),
-            aborted: AtomicBool::new(false),
-            // A deadline too far to represent is as good as ten years.
-            deadline: start
-                .checked_add(limits.deadline)
-                .unwrap_or_else(|| start + Duration::from_secs(10 * 365 * 86_400)),
-            limits: limits.clone(),
-            oom: Arc::new(AtomicBool::new(false)),
-            args_in_flight: AtomicUsize::new(0),
-        }
-    }
-
-    pub(crate) fn should_interrupt(&self) -> bool {
-        self.aborted.load(Ordering::Relaxed)
-            || self.cancel.load(Ordering::Relaxed)
-            || Instant::now() >= self.deadline
-    }
-
-    pub(crate) fn set_abort(&self, err: ExecError) {
-        let mut slot = self.abort.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = Some(err);
-        }
-        self.aborted.store(true, Ordering::Relaxed);
-    }
-
-    pub(crate) fn take_abort(&self) -> Option<ExecError> {
-        if !self.aborted.load(Ordering::Relaxed) {
-            return None;
-        }
-        self.abort.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    pub(crate) fn deadline_error(&self, what: &str) -> ExecError {
-        ExecError::new(
-            ErrorKind::Deadline,
-            format!(
-                "deadline of {} exceeded{what}",
-                fmt_duration(self.limits.deadline)
-            ),
-        )
-    }
-
-    pub(crate) fn log_line(&self, line: String) {
-        self.logs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(line);
-    }
-}
+pub(crate) use crate::shared::Shared;
 
 /// Compile and run a prepared script on the current thread.
 pub(crate) fn run(
@@ -252,6 +177,8 @@ impl Wake for Notify {
 struct Inflight<'b, 'js> {
     fut: BridgeFuture<'b, Json>,
     arg_bytes: usize,
+    /// "server.tool", "listTools", "server resource uri" (for errors).
+    what: String,
     resolve: Function<'js>,
     reject: Function<'js>,
     site: rquickjs::Exception<'js>,
@@ -341,6 +268,11 @@ fn drive<'js>(
                 HostCall::Tool { arg_bytes, .. } => *arg_bytes,
                 _ => 0,
             };
+            let what = match &req.call {
+                HostCall::Tool { server, tool, .. } => format!("{server}.{tool}"),
+                HostCall::List => "listTools".to_string(),
+                HostCall::Read { server, uri } => format!("{server} resource {uri}"),
+            };
             let fut = catch_unwind(AssertUnwindSafe(|| match req.call {
                 HostCall::Tool {
                     server, tool, args, ..
@@ -358,6 +290,7 @@ fn drive<'js>(
             inflight.push(Inflight {
                 fut,
                 arg_bytes,
+                what,
                 resolve: req.resolve,
                 reject: req.reject,
                 site: req.site,
@@ -427,6 +360,12 @@ fn settle<'js>(
     call: Inflight<'_, 'js>,
     r: Result<Json, BridgeError>,
 ) -> rquickjs::Result<()> {
+    let r = match r {
+        Ok(j) if crate::json_depth(&j) > crate::MAX_RESULT_DEPTH => {
+            Err(crate::result_too_deep(&call.what))
+        }
+        r => r,
+    };
     match r {
         Ok(j) => match convert::to_js(ctx, &j) {
             Ok(v) => call.resolve.call::<_, ()>((v,)),

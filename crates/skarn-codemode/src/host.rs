@@ -15,9 +15,8 @@ use serde_json::Value as Json;
 
 use crate::bridge::BridgeError;
 use crate::convert::{self, ConvError, ToJson};
-use crate::engine::{MAX_ARGS_BYTES, Shared};
+use crate::engine::Shared;
 use crate::outcome::{ErrorKind, ExecError};
-use crate::report::fmt_bytes;
 
 /// A host call made by the script, waiting to be handed to the bridge.
 pub(crate) enum HostCall {
@@ -93,62 +92,19 @@ impl<'js> Host<'js> {
                             );
                         }
                     };
-                    let mut arg_bytes = 2;
-                    let args = match args.0 {
-                        None => Json::Object(Default::default()),
-                        Some(v) if v.is_undefined() || v.is_null() => {
-                            Json::Object(Default::default())
-                        }
-                        Some(v) => {
-                            let stop = || shared.should_interrupt();
-                            let mut w = ToJson::new(MAX_ARGS_BYTES, &stop);
-                            let converted = w.top(&v);
-                            arg_bytes = w.used();
-                            match converted {
-                                Ok(j @ Json::Object(_)) => j,
-                                Ok(_) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: "tool arguments must be an object".into(),
-                                        },
-                                    );
-                                }
-                                Err(ConvError::Js(e)) => return Err(e),
-                                Err(ConvError::TooLarge) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: format!(
-                                                "tool arguments are larger than {}",
-                                                fmt_bytes(MAX_ARGS_BYTES)
-                                            ),
-                                        },
-                                    );
-                                }
-                                Err(ConvError::Unsupported(m)) => {
-                                    return rejected_bridge(
-                                        &ctx,
-                                        &BridgeError::InvalidArguments {
-                                            message: m.replacen("$", "args", 1),
-                                        },
-                                    );
-                                }
-                            }
-                        }
-                    };
-                    let in_flight = shared.args_in_flight.load(Ordering::Relaxed);
-                    if in_flight.saturating_add(arg_bytes) > shared.limits.memory_bytes {
+                    if let Some(m) =
+                        crate::args::name_too_long(&[("server", &server), ("tool", &tool)])
+                    {
                         return rejected_bridge(
                             &ctx,
-                            &BridgeError::InvalidArguments {
-                                message: format!(
-                                    "more than {} of tool arguments in flight at once",
-                                    fmt_bytes(shared.limits.memory_bytes)
-                                ),
-                            },
+                            &BridgeError::InvalidArguments { message: m },
                         );
                     }
+                    let (args, arg_bytes) = match crate::args::tool_args(&shared, args.0) {
+                        Ok(Ok(a)) => a,
+                        Ok(Err(e)) => return rejected_bridge(&ctx, &e),
+                        Err(e) => return Err(e),
+                    };
                     let p = enqueue(
                         &ctx,
                         &q,
@@ -196,9 +152,29 @@ impl<'js> Host<'js> {
                             "skarn.readResource(server, uri): uri must be a string",
                         );
                     };
+                    if let Some(m) =
+                        crate::args::name_too_long(&[("server", &server), ("uri", &uri)])
+                    {
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments { message: m },
+                        );
+                    }
                     enqueue(&ctx, &q, &shared, HostCall::Read { server, uri })
                 },
             )?,
+        )?;
+
+        // For the array guard (array_guard.js): is `v` a genuine Array (not
+        // a proxy, not an array-like), and the longest array-like a
+        // generic built-in may walk without polling the interrupt.
+        host.set(
+            "plainArray",
+            Function::new(ctx.clone(), |v: Value<'js>| v.is_array())?,
+        )?;
+        host.set(
+            "maxLength",
+            crate::args::array_length_bound(&self.shared.limits) as f64,
         )?;
 
         let shared = self.shared.clone();

@@ -20,6 +20,7 @@
 //! [`limits`] and [`outcome`].
 
 mod alloc;
+mod args;
 pub mod bridge;
 mod convert;
 mod engine;
@@ -30,6 +31,7 @@ pub mod outcome;
 mod position;
 mod prepare;
 mod report;
+mod shared;
 pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
@@ -37,6 +39,7 @@ pub use limits::Limits;
 pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 pub use engine::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
 pub use prepare::{MAX_NESTING_TOKENS, MAX_SCRIPT_BYTES};
@@ -46,9 +49,58 @@ use std::time::{Duration, Instant};
 
 use engine::Shared;
 
+/// Deepest tool result (JSON nesting levels) handed to a script; a deeper
+/// one becomes a catchable error, in-process and in the worker alike.
+pub const MAX_RESULT_DEPTH: usize = 512;
+
+/// Nesting depth of a JSON value (a scalar is 0, `[]` is 1), without
+/// recursion.
+pub fn json_depth(v: &serde_json::Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        let kids: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
+            serde_json::Value::Array(a) => Box::new(a.iter()),
+            serde_json::Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        max = max.max(d + 1);
+        stack.extend(kids.map(|k| (k, d + 1)));
+    }
+    max
+}
+
+/// The catchable error a script gets instead of a result nested deeper
+/// than [`MAX_RESULT_DEPTH`] (`what` names the call).
+pub fn result_too_deep(what: &str) -> BridgeError {
+    BridgeError::Other {
+        message: format!("the result of {what} is nested deeper than {MAX_RESULT_DEPTH} levels"),
+    }
+}
+
 /// How long past the deadline `execute` waits for a stuck isolate before
 /// abandoning its thread.
 pub const ABANDON_GRACE: Duration = Duration::from_millis(750);
+
+/// Most isolate threads [`execute`] may have abandoned and still running in
+/// this process. Past it, `execute` refuses new scripts with an `Internal`
+/// error until one of them stops, so a process can never pile up spinning
+/// threads (a worker process is killed instead and never gets here).
+pub const MAX_ABANDONED_THREADS: usize = 4;
+
+/// Isolate threads abandoned by [`execute`] that have not stopped yet.
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many isolate threads `execute` abandoned at their deadline are still
+/// running in this process (each ends at its next interrupt check).
+pub fn abandoned_threads() -> usize {
+    ABANDONED.load(Ordering::SeqCst)
+}
+
+/// Run states of an isolate thread (see `execute`).
+const RUNNING: u8 = 0;
+const FINISHED: u8 = 1;
+const GIVEN_UP: u8 = 2;
 
 /// Extra native stack given to the isolate thread beyond `limits.stack_bytes`
 /// (host-side code, conversions and QuickJS's own frames).
@@ -125,11 +177,25 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             start,
         );
     }
+    let stuck = abandoned_threads();
+    if stuck >= MAX_ABANDONED_THREADS {
+        let err = ExecError::new(
+            ErrorKind::Internal,
+            format!(
+                "refusing to run: {stuck} earlier scripts were abandoned at their deadline and \
+                 their threads are still running in this process (at most \
+                 {MAX_ABANDONED_THREADS}); use isolation = \"worker\" or restart the process"
+            ),
+        );
+        return finished(Err(err), Vec::new(), 0, start);
+    }
     let stack = isolate_thread_stack(code, limits);
     let code = code.to_owned();
     let shared = Arc::new(Shared::new(limits, start));
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let thread_shared = shared.clone();
+    let state = Arc::new(AtomicU8::new(RUNNING));
+    let thread_state = state.clone();
     let spawned = std::thread::Builder::new()
         .name("skarn-codemode".into())
         .stack_size(stack)
@@ -137,7 +203,15 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             // The front end runs here too: its recursion fits this stack.
             let r = prepare_guarded(&code)
                 .and_then(|prep| run_guarded(&prep, &*bridge, &thread_shared));
+            drop(bridge);
             let _ = tx.send(r);
+            if thread_state
+                .compare_exchange(RUNNING, FINISHED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                // The caller gave up on this thread and counted it.
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
         });
     if let Err(e) = spawned {
         let err = ExecError::new(
@@ -152,11 +226,18 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
         Err(_) => {
             // Stuck in native code that never polls for interrupts: abandon
             // the thread (it stops at its next interrupt check, or dies with
-            // the process).
-            shared
-                .cancel
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            Err(shared.deadline_error(" (the isolate was stuck in native code and was abandoned)"))
+            // the process), and count it until it stops.
+            shared.cancel.store(true, Ordering::Relaxed);
+            ABANDONED.fetch_add(1, Ordering::SeqCst);
+            match state.compare_exchange(RUNNING, GIVEN_UP, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => Err(shared
+                    .deadline_error(" (the isolate was stuck in native code and was abandoned)")),
+                Err(_) => {
+                    // It finished in the meantime.
+                    ABANDONED.fetch_sub(1, Ordering::SeqCst);
+                    rx.recv().unwrap_or_else(|_| Err(shared.deadline_error("")))
+                }
+            }
         }
     };
     finish_run(result, &shared, start)

@@ -103,6 +103,14 @@ pub(crate) fn classify(
         return shared.deadline_error("");
     }
     let mut err = js_error(ctx, exc, map);
+    // Describing the value ran script code (`toJSON`, getters) that may have
+    // looped until the deadline or the host ended the run.
+    if let Some(err) = shared.take_abort() {
+        return err;
+    }
+    if shared.cancel.load(Ordering::Relaxed) || Instant::now() >= shared.deadline {
+        return shared.deadline_error("");
+    }
     let raw = err.message.as_str();
     if raw.starts_with("InternalError: out of memory") || shared.oom.load(Ordering::Relaxed) {
         let mut m = memory_error(&shared.limits);

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
 use tokio::runtime::Handle;
@@ -55,6 +55,9 @@ fn down_to_bridge(server: &str, tool: &str, e: DownError) -> BridgeError {
             tool: tool.to_owned(),
             timeout_ms,
         },
+        DownError::InvalidParams(message) => BridgeError::InvalidArguments {
+            message: format!("{server}.{tool}: {message}"),
+        },
         DownError::Rejected(message) => BridgeError::ToolFailed {
             server: server.to_owned(),
             tool: tool.to_owned(),
@@ -75,25 +78,9 @@ pub fn result_text(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-fn block_value(c: &ContentBlock) -> Value {
-    match c {
-        ContentBlock::Text(t) => {
-            serde_json::from_str(&t.text).unwrap_or_else(|_| Value::String(t.text.clone()))
-        }
-        other => serde_json::to_value(other).unwrap_or(Value::Null),
-    }
-}
-
-/// The value a script receives for a tool result (see [`ToolBridge::call_tool`]).
+/// The value a script receives for a tool result (rules in [`crate::results`]).
 pub fn result_value(r: &CallToolResult) -> Value {
-    if let Some(v) = &r.structured_content {
-        return v.clone();
-    }
-    match r.content.as_slice() {
-        [] => Value::Null,
-        [one] => block_value(one),
-        many => Value::Array(many.iter().map(block_value).collect()),
-    }
+    crate::results::tool_value(r)
 }
 
 impl ToolBridge for GatewayBridge {
@@ -163,21 +150,10 @@ impl ToolBridge for GatewayBridge {
                 return Err(BridgeError::NoSuchServer { server });
             };
             match s.read_resource(&uri).await {
-                Ok(r) => Ok(resource_value(&r.contents)),
+                Ok(r) => Ok(crate::results::resource_value(&r.contents)),
                 Err(e) => Err(down_to_bridge(&server, "readResource", e)),
             }
         })
-    }
-}
-
-/// Resource contents as a script value: the text (parsed as JSON when it
-/// parses) for one text item, else an array of `{uri, mimeType, text|blob}`.
-fn resource_value(contents: &[ResourceContents]) -> Value {
-    match contents {
-        [ResourceContents::TextResourceContents { text, .. }] => {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
-        }
-        many => serde_json::to_value(many).unwrap_or(Value::Null),
     }
 }
 

@@ -73,6 +73,9 @@ impl Downstream {
 
     fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
         match e {
+            ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
+                DownError::InvalidParams(data.message.to_string())
+            }
             ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
             ServiceError::Timeout { timeout } => DownError::Timeout {
                 what: self.cfg.alias.clone(),

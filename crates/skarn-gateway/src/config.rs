@@ -185,8 +185,8 @@ pub struct Config {
 
 #[derive(Debug, Deserialize)]
 struct RawFile {
-    // Not `Spanned`: toml cannot span a table only implied by a dotted
-    // header (`[gateway.limits]` without `[gateway]`).
+    // Not `Spanned`: toml cannot span a table that only a dotted header
+    // (`[gateway.limits]` without `[gateway]`) creates.
     #[serde(default)]
     gateway: Option<GatewayConfig>,
     #[serde(default)]
@@ -214,6 +214,23 @@ impl fmt::Display for ConfigError {
             )
         }
     }
+}
+
+/// Byte offset of the first `[name]` or `[name.…]` table header (0 when
+/// there is none), for error positions.
+fn table_header_offset(text: &str, name: &str) -> usize {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix('[').map(str::trim_start)
+            && let Some(after) = rest.strip_prefix(name)
+            && after.trim_start().starts_with([']', '.'])
+        {
+            return offset + (line.len() - t.len());
+        }
+        offset += line.len();
+    }
+    0
 }
 
 /// 1-based line and column of byte `offset` in `text`.
@@ -275,15 +292,7 @@ impl Config {
                 }
             }
         })?;
-        let gateway_span = text
-            .lines()
-            .scan(0, |at, l| {
-                let start = *at;
-                *at += l.len() + 1;
-                Some((start, l.trim_start()))
-            })
-            .find(|(_, l)| l.starts_with("[gateway]") || l.starts_with("[gateway."))
-            .map_or(0, |(start, _)| start);
+        let gateway_span = table_header_offset(text, "gateway");
         let gateway = raw.gateway.unwrap_or_default();
         let sep = &gateway.namespace_separator;
         if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
@@ -486,6 +495,21 @@ fn validate_server(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_table_without_a_gateway_table() {
+        let c = Config::parse("[gateway.limits]\ndeadline = 1500\n", "f").unwrap();
+        assert_eq!(c.gateway.limits.deadline, Duration::from_millis(1500));
+        assert_eq!(c.gateway.worker_pool, GatewayConfig::default().worker_pool);
+        let e = Config::parse("x = 1\n[gateway.limits]\nnope = 1\n", "f").unwrap_err();
+        assert!(e.message.contains("nope"), "{e}");
+        let e = Config::parse(
+            "\n[gateway.limits]\n[gateway]\nnamespace_separator = \" \"\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+    }
 
     #[test]
     fn parses_full_file_and_ignores_foreign_sections() {

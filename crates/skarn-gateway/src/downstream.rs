@@ -125,6 +125,9 @@ pub enum DownError {
     Timeout { what: String, timeout_ms: u64 },
     #[error("{0}")]
     Rejected(String),
+    /// The server refused the arguments (JSON-RPC "invalid params").
+    #[error("{0}")]
+    InvalidParams(String),
 }
 
 struct Restart {

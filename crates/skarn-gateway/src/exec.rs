@@ -22,32 +22,50 @@ pub fn build_executor(
     Executor::new(isolation, cfg).map_err(|e| e.to_string())
 }
 
-/// Run `code` with `executor`; returns the outcome and the mode used.
+/// The sentence every result carries when a script ran without the confined
+/// worker (`reason`: why, as the executor found it).
+pub fn in_process_note(reason: &str) -> String {
+    format!(
+        "note: this script ran in-process, without the confined worker process \
+         (only the hermetic isolate confined it): {reason}"
+    )
+}
+
+/// Run `code` with `executor`; returns the outcome, the mode used, and a
+/// note when it ran without the worker.
 pub async fn run_script(
     executor: Result<Arc<Executor>, String>,
     code: String,
     bridge: Arc<dyn ToolBridge>,
     limits: Limits,
-) -> (ExecOutcome, &'static str) {
+) -> (ExecOutcome, &'static str, Option<String>) {
     let executor = match executor {
         Ok(e) => e,
         Err(reason) => {
             return (
                 ExecOutcome::failed(ExecError::new(ErrorKind::Internal, reason)),
                 "none",
+                None,
             );
         }
     };
+    let note = (executor.isolation() == skarn_worker::IsolationUsed::InProcess)
+        .then(|| in_process_note(executor.reason()));
     let joined =
         tokio::task::spawn_blocking(move || executor.execute(&code, bridge, &limits)).await;
     match joined {
-        Ok(out) => (out.outcome, out.isolation.as_str()),
+        Ok(out) => {
+            let note = (out.isolation == skarn_worker::IsolationUsed::InProcess)
+                .then(|| note.unwrap_or_else(|| in_process_note("the worker was not used")));
+            (out.outcome, out.isolation.as_str(), note)
+        }
         Err(e) => (
             ExecOutcome::failed(ExecError::new(
                 ErrorKind::Internal,
                 format!("the script runner stopped unexpectedly: {e}"),
             )),
             "none",
+            None,
         ),
     }
 }

@@ -237,6 +237,12 @@ impl Gateway {
                 .await
                 .unwrap_or_else(|e| Err(format!("cannot start the script executor: {e}")));
                 match &built {
+                    Ok(e) if e.isolation() == skarn_worker::IsolationUsed::InProcess => {
+                        tracing::warn!(
+                            "code mode isolation: in_process: scripts run without the confined worker ({})",
+                            e.reason()
+                        )
+                    }
                     Ok(e) => {
                         tracing::info!("code mode isolation: {} ({})", e.isolation(), e.reason())
                     }

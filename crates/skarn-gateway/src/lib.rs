@@ -41,6 +41,7 @@ pub mod limits;
 pub mod listing;
 pub mod oversize;
 pub mod relist;
+pub mod results;
 pub mod search;
 pub mod server;
 pub mod stdio;

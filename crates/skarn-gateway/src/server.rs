@@ -29,7 +29,8 @@ Skarn gateway: the tools of many MCP servers behind three tools.
 3. execute {code}: run a JavaScript/TypeScript async function body. Call tools with \
 `await skarn.callTool(\"<server>\", \"<tool>\", {args})` (or `await skarn.server(\"<server>\").<tool>({args})`), \
 read resources with `await skarn.readResource(\"<server>\", uri)`, log with `skarn.log(...)`, and `return` a \
-JSON value. Only the returned value and the log lines come back, so filter, join and summarise data inside \
+JSON value. A call resolves to the tool's structured content, else its text (parsed when it is JSON), else an \
+array of its content blocks (images...). Only the returned value and the log lines come back, so filter, join and summarise data inside \
 the script instead of returning it raw. Chain several calls in one script. No network, filesystem or \
 timers besides the tools. A failed script returns an error naming the line.";
 
@@ -222,19 +223,37 @@ impl GatewayServer {
         ));
         // Bounded concurrency: each running script may hold a worker process.
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
-        let (outcome, isolation) = run_script(
+        let (outcome, isolation, note) = run_script(
             self.gw.executor().await,
             code.to_owned(),
             bridge,
             self.gw.config.gateway.limits.clone(),
         )
         .await;
-        let logs_text = if outcome.logs.is_empty() {
+        let mut logs_text = if outcome.logs.is_empty() {
             String::new()
         } else {
             format!("\n\nlogs:\n{}", outcome.logs.join("\n"))
         };
+        if let Some(note) = &note {
+            logs_text.push_str(&format!("\n\n{note}"));
+        }
         match outcome.result {
+            Ok(value) if let Some(mut blocks) = crate::results::returned_content(&value) => {
+                // Images and resources go out as MCP content, once.
+                if !logs_text.is_empty() {
+                    blocks.push(ContentBlock::text(logs_text.trim_start().to_owned()));
+                }
+                let mut r = CallToolResult::success(blocks);
+                r.structured_content = Some(json!({
+                    "value": crate::results::without_payloads(&value),
+                    "logs": outcome.logs,
+                    "tool_calls": outcome.tool_calls,
+                    "elapsed_ms": outcome.elapsed_ms,
+                    "isolation": isolation,
+                }));
+                r
+            }
             Ok(value) => {
                 let shown = match &value {
                     Value::String(s) => s.clone(),

@@ -3,7 +3,9 @@
 //! 1. close every descriptor above 2 (only the pipes remain);
 //! 2. an empty network namespace: as root `unshare(CLONE_NEWNET)` and then
 //!    a switch to uid/gid 65534 with no supplementary groups; otherwise (or
-//!    when that fails) `unshare(CLONE_NEWUSER | CLONE_NEWNET)`;
+//!    when `unshare` fails) `unshare(CLONE_NEWUSER | CLONE_NEWNET)`; as root
+//!    of a user namespace where 65534 is not mapped, a nested user namespace
+//!    after the network namespace;
 //! 3. every capability dropped: bounding set, ambient set, then
 //!    effective/permitted/inheritable;
 //! 4. resource limits: address space a little above the QuickJS memory
@@ -205,18 +207,19 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
         // changes what future sockets see.
         if unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNET) }.is_ok() {
             drop_bounding_and_ambient()?;
-            let nobody_gid = rustix::process::Gid::from_raw(NOBODY);
-            let nobody_uid = rustix::process::Uid::from_raw(NOBODY);
-            step("setgroups", rustix::thread::set_thread_groups(&[]))?;
-            step(
-                "setresgid",
-                rustix::thread::set_thread_res_gid(nobody_gid, nobody_gid, nobody_gid),
-            )?;
-            step(
-                "setresuid",
-                rustix::thread::set_thread_res_uid(nobody_uid, nobody_uid, nobody_uid),
-            )?;
-            return Ok(("net".into(), NOBODY, true));
+            if become_nobody().is_ok() {
+                return Ok(("net".into(), NOBODY, true));
+            }
+            // uid 0 of an unprivileged user namespace (rootless containers,
+            // CI sandboxes): 65534 is not mapped there. The network
+            // namespace is already empty; a nested user namespace leaves
+            // this process no capability over anything outside it.
+            // SAFETY: single-threaded (required by the kernel for
+            // CLONE_NEWUSER); the namespace affects only this process.
+            step("unshare(CLONE_NEWUSER) after CLONE_NEWNET", unsafe {
+                rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER)
+            })?;
+            return Ok(("net+user".into(), rustix::process::getuid().as_raw(), true));
         }
     }
     // SAFETY: single-threaded (required by the kernel for CLONE_NEWUSER);
@@ -225,6 +228,22 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
         rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET)
     })?;
     Ok(("user+net".into(), rustix::process::getuid().as_raw(), false))
+}
+
+/// Drop every group and become uid/gid 65534 (fails where 65534 is not
+/// mapped, e.g. as root of an unprivileged user namespace).
+fn become_nobody() -> Result<(), ConfineError> {
+    let nobody_gid = rustix::process::Gid::from_raw(NOBODY);
+    let nobody_uid = rustix::process::Uid::from_raw(NOBODY);
+    step("setgroups", rustix::thread::set_thread_groups(&[]))?;
+    step(
+        "setresgid",
+        rustix::thread::set_thread_res_gid(nobody_gid, nobody_gid, nobody_gid),
+    )?;
+    step(
+        "setresuid",
+        rustix::thread::set_thread_res_uid(nobody_uid, nobody_uid, nobody_uid),
+    )
 }
 
 fn drop_bounding_and_ambient() -> Result<(), ConfineError> {

@@ -179,7 +179,7 @@ impl WorkerProcess {
         };
         let deadline = Instant::now() + READY_TIMEOUT;
         match w.reader.read_line(Some(deadline)) {
-            Ok(line) => match serde_json::from_slice::<FromWorker>(&line) {
+            Ok(line) => match crate::protocol::decode::<FromWorker>(&line) {
                 Ok(FromWorker::Ready { confinement, .. }) => {
                     w.confinement = Some(confinement);
                     Ok(w)
@@ -252,7 +252,7 @@ impl WorkerProcess {
         }
         let deadline = Instant::now() + READY_TIMEOUT;
         let r = match self.reader.read_line(Some(deadline)) {
-            Ok(line) => match serde_json::from_slice::<FromWorker>(&line) {
+            Ok(line) => match crate::protocol::decode::<FromWorker>(&line) {
                 Ok(FromWorker::Selftest { attempts }) => Ok(attempts),
                 _ => Err("unexpected answer to the self-test".to_string()),
             },
@@ -319,7 +319,7 @@ impl WorkerProcess {
                 Ok(l) => l,
                 Err(e) => break Err(self.read_failure(e, limits)),
             };
-            match serde_json::from_slice::<FromWorker>(&line) {
+            match crate::protocol::decode::<FromWorker>(&line) {
                 Ok(FromWorker::Done { outcome }) => break Ok(outcome),
                 Ok(FromWorker::Call { id, call }) => {
                     calls += 1;
@@ -403,10 +403,11 @@ fn protocol_error(what: &str) -> ExecError {
 }
 
 /// Largest line a worker may send for a job with these limits: the output
-/// cap, logs (JSON escaping can make a byte six), and room for the rest.
+/// cap or the tool-argument cap (both measured as escaped JSON), logs (JSON escaping can make a byte six), and room for the rest.
 pub fn line_cap(limits: &Limits) -> usize {
     limits
         .max_output_bytes
+        .max(skarn_codemode::MAX_ARGS_BYTES)
         .saturating_add(limits.max_log_bytes.saturating_mul(6))
         .saturating_add(limits.max_log_lines.saturating_mul(16))
         .saturating_add(MIN_LINE_CAP)
@@ -458,6 +459,12 @@ fn answer(
                 HostCall::ReadResource { server, uri } => bridge.read_resource(&server, &uri).await,
             }
         });
+        let result = match result {
+            Ok(v) if skarn_codemode::json_depth(&v) > skarn_codemode::MAX_RESULT_DEPTH => {
+                Err(skarn_codemode::result_too_deep(&what))
+            }
+            r => r,
+        };
         let mut line = encode(&ToWorker::Reply { id, result });
         if line.len() > cap {
             let result = Err(BridgeError::Other {

@@ -128,6 +128,74 @@ pub fn reply_cap(limits: &Limits) -> usize {
     (limits.memory_bytes / 8).max(1 << 20)
 }
 
+/// Deepest line accepted: a tool result at `MAX_RESULT_DEPTH` (or a value
+/// at the engine's conversion depth) plus the envelope around it.
+pub const MAX_LINE_DEPTH: usize = skarn_codemode::MAX_RESULT_DEPTH + 16;
+
+/// Lines at most this deep parse with serde_json's own recursion guard.
+const SHALLOW: usize = 100;
+
+/// Native stack per nesting level when parsing a deep line (measured with
+/// room to spare in debug builds).
+const STACK_PER_LEVEL: usize = 16 << 10;
+
+/// Nesting depth of one JSON line, counted on the raw bytes.
+pub fn line_depth(line: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
+    for &b in line {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Parse one line. Lines up to [`MAX_LINE_DEPTH`] levels deep parse
+/// (past serde_json's default limit of 128, on a thread whose stack fits
+/// the depth); deeper ones are an error.
+pub fn decode<T: serde::de::DeserializeOwned + Send>(line: &[u8]) -> Result<T, String> {
+    let depth = line_depth(line);
+    if depth <= SHALLOW {
+        return serde_json::from_slice(line).map_err(|e| e.to_string());
+    }
+    if depth > MAX_LINE_DEPTH {
+        return Err(format!(
+            "nested {depth} levels deep, more than {MAX_LINE_DEPTH}"
+        ));
+    }
+    let parse = || -> Result<T, String> {
+        let mut de = serde_json::Deserializer::from_slice(line);
+        de.disable_recursion_limit();
+        let v = T::deserialize(&mut de).map_err(|e| e.to_string())?;
+        de.end().map_err(|e| e.to_string())?;
+        Ok(v)
+    };
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("skarn-decode".into())
+            .stack_size((1 << 20) + depth * STACK_PER_LEVEL)
+            .spawn_scoped(s, parse)
+            .map_err(|e| format!("cannot start a decoding thread: {e}"))?
+            .join()
+            .map_err(|_| "the decoder failed".to_string())?
+    })
+}
+
 /// Serialize one message as a line (with its trailing `\n`).
 pub fn encode<T: Serialize>(msg: &T) -> Vec<u8> {
     // Serializing these types cannot fail: every map key is a string.

@@ -111,7 +111,7 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
 
     let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
     let job = match input.read_line(None) {
-        Ok(line) => serde_json::from_slice::<ToWorker>(&line),
+        Ok(line) => crate::protocol::decode::<ToWorker>(&line),
         Err(e) => {
             send(&FromWorker::Fatal {
                 message: format!("no job: {e}"),
@@ -166,7 +166,7 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
                     Ok(l) => l,
                     Err(_) => std::process::exit(i32::from(exit::PROTOCOL)),
                 };
-                match serde_json::from_slice::<ToWorker>(&line) {
+                match crate::protocol::decode::<ToWorker>(&line) {
                     Ok(ToWorker::Reply { id, result }) => {
                         let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
                         if let Some(tx) = tx {

@@ -19,8 +19,8 @@ case "$job" in
   *GARBAGE*) printf 'this is not json\n'; sleep 30 ;;
   *WRONGTYPE*) printf '%s\n' '{"type":"ready","pid":2,"confinement":{}}'; sleep 30 ;;
   *UNKNOWNFIELD*) printf '%s\n' '{"type":"done","outcome":{"result":{"Ok":1},"logs":[],"tool_calls":0,"elapsed_ms":0},"extra":1}'; sleep 30 ;;
-  *OVERSIZED*) head -c 5000000 /dev/zero | tr '\0' 'x'; sleep 30 ;;
-  *HUGELINE*) printf '{"type":"done","outcome":{"result":{"Ok":"'; head -c 5000000 /dev/zero | tr '\0' 'x'; printf '"},"logs":[],"tool_calls":0,"elapsed_ms":0}}\n'; sleep 30 ;;
+  *OVERSIZED*) head -c 12000000 /dev/zero | tr '\0' 'x'; sleep 30 ;;
+  *HUGELINE*) printf '{"type":"done","outcome":{"result":{"Ok":"'; head -c 12000000 /dev/zero | tr '\0' 'x'; printf '"},"logs":[],"tool_calls":0,"elapsed_ms":0}}\n'; sleep 30 ;;
   *EXIT7*) exit 7 ;;
   *SILENT*) sleep 30 ;;
   *SPAM*) i=1; while [ $i -le 10 ]; do printf '{"type":"call","id":%d,"call":{"op":"list_tools"}}\n' $i; i=$((i+1)); done; sleep 30 ;;

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::json;
+
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
 fn json(out: &std::process::Output) -> serde_json::Value {
@@ -137,4 +139,68 @@ fn deep_recursion_at_the_largest_stack_ends_as_a_limit_not_a_crash() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn config_limits_mapping_and_invalid_arguments() {
+    let example = Path::new(SKARN).with_file_name("skarn-example-server");
+    let dir = std::env::temp_dir().join(format!("skarn-exec-lim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("skarn.toml");
+    // `[gateway.limits]` with no `[gateway]` table before it.
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway.limits]\ndeadline = 1500\nmax_tool_calls = 7\n\n[servers.example]\ncommand = {:?}\n",
+            example.display().to_string()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str], code: &str| {
+        let out = Command::new(SKARN)
+            .args(["exec", "--json", "--isolation", "in_process", "--config"])
+            .arg(&cfg)
+            .args(extra)
+            .args(["--code", code])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (json(&out), stderr)
+    };
+    // The configuration's deadline applies; a flag overrides it.
+    let (v, stderr) = run(&[], "for (;;) {}");
+    assert_eq!(v["error"]["kind"], "deadline", "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("1500 ms"),
+        "{v}"
+    );
+    // Ran without the worker: stderr says so.
+    assert!(stderr.contains("without the confined worker"), "{stderr}");
+    let (v, _) = run(&["--timeout", "2s"], "for (;;) {}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("2 s"),
+        "{v}"
+    );
+    let (v, _) = run(
+        &[],
+        "for (let i = 0; i < 8; i++) await skarn.listTools(); return 1",
+    );
+    assert_eq!(v["error"]["kind"], "tool_calls", "{v}");
+    // One image block arrives as an array of MCP content blocks; structured
+    // content as itself; invalid params as invalid_arguments.
+    let (v, _) = run(
+        &[],
+        r#"
+        const img = await skarn.callTool("example", "image", {});
+        const sum = await skarn.callTool("example", "add", { a: 1, b: 2 });
+        let code = "";
+        try { await skarn.callTool("example", "add_tool", {}); } catch (e) { code = e.code; }
+        return { img, sum, code };
+        "#,
+    );
+    assert_eq!(v["value"]["img"][0]["type"], "image", "{v}");
+    assert_eq!(v["value"]["img"][0]["mimeType"], "image/png", "{v}");
+    assert_eq!(v["value"]["sum"], json!({"sum": 3}), "{v}");
+    assert_eq!(v["value"]["code"], "invalid_arguments", "{v}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

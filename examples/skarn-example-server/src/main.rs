@@ -82,12 +82,20 @@ fn builtin_tools() -> Vec<Tool> {
             json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
         ),
         tool(
+            "image",
+            "Return a 1x1 PNG image as image content.",
+            json!({"type":"object","properties":{}}),
+        ),
+        tool(
             "add_tool",
             "Register a new echo tool with the given name and announce the change.",
             json!({"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}),
         ),
     ]
 }
+
+/// A 1x1 transparent PNG, base64.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 fn text(s: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(s)])
@@ -134,6 +142,7 @@ impl Example {
                 self.notes.lock().unwrap().push(s("text"));
                 text("ok")
             }
+            "image" => CallToolResult::success(vec![ContentBlock::image(PIXEL_PNG, "image/png")]),
             "add_tool" => {
                 let n = s("name");
                 if n.is_empty() {

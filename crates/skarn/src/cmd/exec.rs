@@ -39,34 +39,41 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
-    /// Wall-clock deadline, e.g. "30s", "500ms", "2m" (a bare number is seconds).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
+    /// Wall-clock deadline, e.g. "30s", "500ms", "2m" (a bare number is
+    /// seconds) [default: 30s, or the configuration's gateway.limits].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 
-    /// Heap limit of the isolate, e.g. "64M", "512K", "1G" (a bare number is MiB).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
-    pub memory: usize,
+    /// Heap limit of the isolate, e.g. "64M", "512K", "1G" (a bare number is
+    /// MiB) [default: 64M, or the configuration's gateway.limits].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<usize>,
 
-    /// Native stack limit of the isolate, e.g. "1M", "256K" (a bare number is MiB).
-    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
-    pub stack: usize,
+    /// Native stack limit of the isolate, e.g. "1M", "256K" (a bare number is
+    /// MiB) [default: 1M, or the configuration's gateway.limits].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub stack: Option<usize>,
 
-    /// Maximum number of host calls (tool calls, listTools, readResource).
-    #[arg(long, value_name = "N", default_value_t = 256)]
-    pub max_tool_calls: u32,
+    /// Maximum number of host calls (tool calls, listTools, readResource)
+    /// [default: 256, or the configuration's gateway.limits].
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u32>,
 
-    /// Maximum size of the returned value as JSON, e.g. "1M", "200K" (a bare number is MiB).
-    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
-    pub max_output: usize,
+    /// Maximum size of the returned value as JSON, e.g. "1M", "200K" (a bare
+    /// number is MiB) [default: 1M, or the configuration's gateway.limits].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_output: Option<usize>,
 
-    /// Maximum number of log lines kept (the rest are counted in a marker line).
-    #[arg(long, value_name = "N", default_value_t = 1000)]
-    pub max_log_lines: usize,
+    /// Maximum number of log lines kept (the rest are counted in a marker
+    /// line) [default: 1000, or the configuration's gateway.limits].
+    #[arg(long, value_name = "N")]
+    pub max_log_lines: Option<usize>,
 
     /// Maximum total size of log lines kept, e.g. "256K" (a bare number is
-    /// bytes here: the flag's name says so).
-    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_bytes)]
-    pub max_log_bytes: usize,
+    /// bytes here: the flag's name says so) [default: 256K, or the
+    /// configuration's gateway.limits].
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_log_bytes: Option<usize>,
 
     /// Gateway configuration (skarn.toml) whose MCP servers the script's
     /// tool calls reach. Without it there are no servers.
@@ -91,15 +98,17 @@ fn parse_isolation(s: &str) -> Result<Isolation, String> {
 }
 
 impl Args {
-    fn limits(&self) -> Limits {
+    /// The flags given, over `base` (the configuration's limits or the
+    /// defaults).
+    fn limits(&self, base: Limits) -> Limits {
         Limits {
-            memory_bytes: self.memory,
-            stack_bytes: self.stack,
-            deadline: self.timeout,
-            max_tool_calls: self.max_tool_calls,
-            max_output_bytes: self.max_output,
-            max_log_lines: self.max_log_lines,
-            max_log_bytes: self.max_log_bytes,
+            memory_bytes: self.memory.unwrap_or(base.memory_bytes),
+            stack_bytes: self.stack.unwrap_or(base.stack_bytes),
+            deadline: self.timeout.unwrap_or(base.deadline),
+            max_tool_calls: self.max_tool_calls.unwrap_or(base.max_tool_calls),
+            max_output_bytes: self.max_output.unwrap_or(base.max_output_bytes),
+            max_log_lines: self.max_log_lines.unwrap_or(base.max_log_lines),
+            max_log_bytes: self.max_log_bytes.unwrap_or(base.max_log_bytes),
         }
     }
 
@@ -149,42 +158,51 @@ pub fn build_bridge(
     }
 }
 
-/// The isolation to use: the flag, else the configuration's, else auto.
-fn isolation(args: &Args) -> anyhow::Result<Isolation> {
-    if let Some(i) = args.isolation {
-        return Ok(i);
-    }
+/// The configuration's `[gateway]` section, when `--config` names a file.
+fn gateway_config(args: &Args) -> anyhow::Result<Option<skarn_gateway::config::GatewayConfig>> {
     match &args.config {
-        Some(path) if path.exists() => Ok(skarn_gateway::Config::load(path)?.gateway.isolation),
-        _ => Ok(Isolation::Auto),
+        Some(path) if path.exists() => Ok(Some(skarn_gateway::Config::load(path)?.gateway)),
+        _ => Ok(None),
     }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.memory < 1 << 20 {
+    let gw = gateway_config(&args)?;
+    // The flag, else the configuration's, else auto.
+    let requested = args
+        .isolation
+        .or(gw.as_ref().map(|g| g.isolation))
+        .unwrap_or(Isolation::Auto);
+    let limits = args.limits(gw.map(|g| g.limits).unwrap_or_default());
+    if limits.memory_bytes < 1 << 20 {
         bail!("--memory must be at least 1M");
     }
-    if args.stack < 64 << 10 {
+    if limits.stack_bytes < 64 << 10 {
         bail!("--stack must be at least 64K");
     }
-    if args.stack > skarn_codemode::MAX_STACK_BYTES {
+    if limits.stack_bytes > skarn_codemode::MAX_STACK_BYTES {
         bail!(
             "--stack must be at most {}M",
             skarn_codemode::MAX_STACK_BYTES >> 20
         );
     }
-    if args.timeout.is_zero() {
+    if limits.deadline.is_zero() {
         bail!("--timeout must be positive");
     }
     let code = args.script()?;
-    let requested = isolation(&args)?;
     // One script per process: no warm pool, a single cold worker.
     let mut pool = skarn_worker::PoolConfig::new(skarn_worker::WorkerCommand::current_exe());
     pool.warm = 0;
     let executor = skarn_worker::Executor::new(requested, pool)
         .map_err(|e| anyhow::anyhow!("--isolation {}: {e}", requested.as_str()))?;
     let (bridge, _gateway) = build_bridge(&args)?;
-    let run = executor.execute(&code, bridge, &args.limits());
+    let run = executor.execute(&code, bridge, &limits);
+    if run.isolation == skarn_worker::IsolationUsed::InProcess {
+        eprintln!(
+            "skarn: note: the script ran in-process, without the confined worker process: {}",
+            executor.reason()
+        );
+    }
     print_outcome(&run.outcome, run.isolation, args.json)?;
     Ok(ExitCode::from(exit_code(&run.outcome)))
 }
