@@ -129,6 +129,8 @@ struct RawServer {
     enabled: bool,
     timeout: Option<f64>,
     start_timeout: Option<f64>,
+    #[serde(default = "yes")]
+    prefix: bool,
 }
 
 fn yes() -> bool {
@@ -165,6 +167,10 @@ pub struct ServerConfig {
     pub start_timeout: Duration,
     /// Caps on each of its listings.
     pub list_caps: crate::listing::ListCaps,
+    /// Offer its tools and prompts as `<alias><sep><name>` (the default);
+    /// `prefix = false` offers them under their own names, as long as no
+    /// other name already takes them.
+    pub prefix: bool,
 }
 
 /// The whole file, validated.
@@ -462,6 +468,7 @@ fn validate_server(
             items: gateway.max_list_items,
             bytes: gateway.max_list_bytes,
         },
+        prefix: raw.prefix,
     })
 }
 

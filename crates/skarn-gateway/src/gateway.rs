@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::config::Config;
@@ -36,8 +36,12 @@ pub struct Catalog {
     /// (server, resource)
     pub resources: Vec<(usize, Resource)>,
     pub templates: Vec<(usize, ResourceTemplate)>,
-    /// (server, prompt) — names are namespaced when listed upstream.
+    /// (server, prompt) as the server lists it.
     pub prompts: Vec<(usize, Prompt)>,
+    /// The name each prompt is offered under upstream (same order).
+    pub prompt_names: Vec<String>,
+    /// Upstream prompt name → index in `prompts`.
+    pub prompt_by_name: HashMap<String, usize>,
 }
 
 impl Catalog {
@@ -50,6 +54,8 @@ impl Catalog {
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            prompt_names: Vec::new(),
+            prompt_by_name: HashMap::new(),
         }
     }
 }
@@ -87,6 +93,8 @@ pub struct Gateway {
     pub exec_slots: Arc<tokio::sync::Semaphore>,
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
+    /// Start slots and the relay back to the clients.
+    pub shared: Arc<crate::starting::Shared>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -124,6 +132,7 @@ impl Gateway {
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
         let dirty = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(crate::starting::Shared::by_cores(Arc::default()));
         let servers: Vec<Arc<Downstream>> = config
             .servers
             .iter()
@@ -135,6 +144,7 @@ impl Gateway {
                     registry.clone(),
                     tx.clone(),
                     dirty.clone(),
+                    shared.clone(),
                 ))
             })
             .collect();
@@ -156,6 +166,7 @@ impl Gateway {
             exec_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
+            shared,
         })
     }
 
@@ -194,6 +205,7 @@ impl Gateway {
         }
         for s in &self.servers {
             tokio::spawn(s.clone().refresh_loop());
+            tokio::spawn(s.clone().supervise());
             let s = s.clone();
             tokio::spawn(async move { s.start().await });
         }
@@ -252,23 +264,39 @@ impl Gateway {
     pub fn rebuild(&self) {
         let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
         let generation = self.dirty.load(Ordering::Acquire);
-        let sep = &self.config.gateway.namespace_separator;
         let mut tools = Vec::new();
         let mut resources = Vec::new();
         let mut templates = Vec::new();
         let mut prompts = Vec::new();
-        for s in &self.servers {
-            let l = s.listing();
+        let mut prompt_names = Vec::new();
+        // Names taken so far: the meta-tools, then every prefixed name, so
+        // that an unprefixed name never shadows another tool.
+        let mut taken: std::collections::HashSet<String> = crate::server::meta_tools()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        let listings: Vec<_> = self.servers.iter().map(|s| s.listing()).collect();
+        for (s, l) in self.servers.iter().zip(&listings) {
+            if s.cfg.prefix {
+                taken.extend(l.tools.iter().map(|t| self.qualify(s.alias(), &t.name)));
+            }
+        }
+        let mut taken_prompts = std::collections::HashSet::new();
+        for (s, l) in self.servers.iter().zip(&listings) {
             for t in &l.tools {
+                let qualified = self.offered_name(s, &t.name, &mut taken);
                 tools.push(CatalogTool {
                     server: s.index,
-                    qualified: format!("{}{sep}{}", s.alias(), t.name),
+                    qualified,
                     tool: t.clone(),
                 });
             }
             resources.extend(l.resources.iter().map(|r| (s.index, r.clone())));
             templates.extend(l.templates.iter().map(|r| (s.index, r.clone())));
-            prompts.extend(l.prompts.iter().map(|p| (s.index, p.clone())));
+            for p in &l.prompts {
+                prompt_names.push(self.offered_name(s, &p.name, &mut taken_prompts));
+                prompts.push((s.index, p.clone()));
+            }
         }
         let docs: Vec<SearchDoc> = tools
             .iter()
@@ -290,6 +318,11 @@ impl Gateway {
             .enumerate()
             .map(|(i, t)| (t.qualified.clone(), i))
             .collect();
+        let prompt_by_name = prompt_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         let catalog = Catalog {
             generation,
             index: SearchIndex::build(&docs),
@@ -298,8 +331,30 @@ impl Gateway {
             resources,
             templates,
             prompts,
+            prompt_names,
+            prompt_by_name,
         };
         *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(catalog);
+    }
+
+    fn qualify(&self, alias: &str, name: &str) -> String {
+        format!("{alias}{}{name}", self.config.gateway.namespace_separator)
+    }
+
+    /// The name a server's tool or prompt is offered under: prefixed, or
+    /// with `prefix = false` its own name unless that is taken.
+    fn offered_name(
+        &self,
+        s: &Downstream,
+        name: &str,
+        taken: &mut std::collections::HashSet<String>,
+    ) -> String {
+        if !s.cfg.prefix && taken.insert(name.to_owned()) {
+            return name.to_owned();
+        }
+        let q = self.qualify(s.alias(), name);
+        taken.insert(q.clone());
+        q
     }
 
     /// The current catalogue (rebuilt first if a listing changed).
@@ -359,11 +414,7 @@ impl Gateway {
     pub async fn settle(&self, max: Duration) {
         let deadline = tokio::time::Instant::now() + max;
         loop {
-            if !self
-                .servers
-                .iter()
-                .any(|s| matches!(s.health(), Health::Starting { .. }))
-            {
+            if !self.servers.iter().any(|s| s.health().is_pending()) {
                 // Let the refresh task fold the last listing in.
                 self.rebuild();
                 return;
@@ -384,6 +435,18 @@ impl Gateway {
         tool: &str,
         args: Option<Map<String, Value>>,
     ) -> Result<rmcp::model::CallToolResult, CallError> {
+        self.call_tool_as(server, tool, args, None).await
+    }
+
+    /// [`Gateway::call_tool`] on behalf of a client (progress, sampling,
+    /// elicitation and roots are relayed to it).
+    pub async fn call_tool_as(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        caller: Option<&crate::relay::Caller>,
+    ) -> Result<rmcp::model::CallToolResult, CallError> {
         let s = self
             .server(server)
             .ok_or_else(|| CallError::NoSuchServer(server.to_owned()))?
@@ -396,7 +459,7 @@ impl Gateway {
                 tool: tool.to_owned(),
             });
         }
-        Ok(s.call_tool(tool, args).await?)
+        Ok(s.call_tool_as(tool, args, caller).await?)
     }
 
     /// Which server serves resource `uri`: the server that lists exactly
@@ -439,46 +502,9 @@ impl Gateway {
         pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))
     }
 
-    /// Health of servers that are not ready, as a JSON array and one line of
-    /// text (empty when everything is ready).
-    pub fn not_ready(&self) -> (Vec<Value>, Vec<Value>, String) {
-        let mut starting = Vec::new();
-        let mut unavailable = Vec::new();
-        let mut text = Vec::new();
-        for h in self.health() {
-            match h.status {
-                "starting" => starting.push(json!(h.name)),
-                "failed" | "crashed" => {
-                    let what = if h.status == "failed" {
-                        "failed to start"
-                    } else {
-                        "crashed"
-                    };
-                    let cause = h.cause.clone().unwrap_or_default();
-                    text.push(format!("server {} {what}: {cause}", h.name));
-                    unavailable.push(json!({"server": h.name, "status": h.status, "cause": cause}));
-                }
-                _ => {}
-            }
-        }
-        if !starting.is_empty() {
-            let names: Vec<String> = starting
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect();
-            text.insert(
-                0,
-                format!(
-                    "still starting (their tools are not searchable yet): {}",
-                    names.join(", ")
-                ),
-            );
-        }
-        (starting, unavailable, text.join("\n"))
-    }
-
     /// Stop every downstream server and kill every child process group.
     pub fn shutdown(&self) {
+        self.shared.stop();
         for s in &self.servers {
             s.disconnect();
         }

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+#[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -18,6 +20,7 @@ use crate::bridge::{GatewayBridge, result_text};
 use crate::downstream::{DownError, ListKind};
 use crate::exec::run_script;
 use crate::gateway::{CallError, Gateway};
+use crate::relay::Caller;
 use crate::tsig;
 
 /// The instructions sent at `initialize`: constant, whatever the catalogue.
@@ -36,12 +39,15 @@ timers besides the tools. A failed script returns an error naming the line.";
 /// One upstream session (cheap: shares the gateway).
 #[derive(Clone)]
 pub struct GatewayServer {
-    gw: Arc<Gateway>,
+    pub(crate) gw: Arc<Gateway>,
+    /// This session's id in the relay.
+    pub(crate) client: u64,
 }
 
 impl GatewayServer {
     pub fn new(gw: Arc<Gateway>) -> GatewayServer {
-        GatewayServer { gw }
+        let client = gw.shared.relay.new_client_id();
+        GatewayServer { gw, client }
     }
 }
 
@@ -101,10 +107,11 @@ fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a st
 }
 
 impl GatewayServer {
-    fn search(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+    async fn search(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
         let Some(query) = arg_str(args, "query") else {
             return text_result("search needs a string argument `query`", None, true);
         };
+        self.gw.wait_for_starts().await;
         let limit = args
             .as_ref()
             .and_then(|a| a.get("limit"))
@@ -145,10 +152,11 @@ impl GatewayServer {
         )
     }
 
-    fn read_tool_docs(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+    async fn read_tool_docs(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
         let Some(name) = arg_str(args, "name") else {
             return text_result("read_tool_docs needs a string argument `name`", None, true);
         };
+        self.gw.wait_for_starts().await;
         let cat = self.gw.catalog();
         let Some(&i) = cat.by_name.get(name) else {
             let mut msg = format!("no tool named {name:?}.");
@@ -212,14 +220,16 @@ impl GatewayServer {
         )
     }
 
-    async fn execute(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+    async fn execute(&self, args: &Option<Map<String, Value>>, caller: Caller) -> CallToolResult {
         let Some(code) = arg_str(args, "code") else {
             return text_result("execute needs a string argument `code`", None, true);
         };
-        let bridge = Arc::new(GatewayBridge::new(
-            self.gw.clone(),
-            tokio::runtime::Handle::current(),
-        ));
+        // Requests the servers send while the script runs go to this client.
+        let _calling = self.gw.shared.relay.calling(&caller);
+        let bridge = Arc::new(
+            GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
+                .for_caller(caller),
+        );
         // Bounded concurrency: each running script may hold a worker process.
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
         let (outcome, isolation) = run_script(
@@ -270,10 +280,26 @@ impl GatewayServer {
         &self,
         name: &str,
         args: Option<Map<String, Value>>,
+        caller: Caller,
     ) -> Option<CallToolResult> {
-        let (server, tool) = self.gw.split_name(name)?;
-        self.gw.server(server)?;
-        Some(match self.gw.call_tool(server, tool, args).await {
+        let mut cat = self.gw.catalog();
+        if !cat.by_name.contains_key(name) {
+            self.gw.wait_for_starts().await;
+            cat = self.gw.catalog();
+        }
+        let (server, tool) = match cat.by_name.get(name) {
+            Some(&i) => {
+                let t = &cat.tools[i];
+                (self.gw.servers[t.server].alias(), t.tool.name.as_ref())
+            }
+            None => {
+                // Name a server that is down rather than "unknown tool".
+                let (server, tool) = self.gw.split_name(name)?;
+                self.gw.server(server)?;
+                (server, tool)
+            }
+        };
+        Some(match self.gw.call_tool_as(server, tool, args, Some(&caller)).await {
             Ok(r) => r,
             Err(CallError::Down(DownError::Unavailable { server, reason })) => {
                 text_result(format!("server {server} {reason}"), None, true)
@@ -320,8 +346,10 @@ impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
         let caps: ServerCapabilities = serde_json::from_value(json!({
             "tools": {"listChanged": true},
-            "resources": {"listChanged": true},
+            "resources": {"listChanged": true, "subscribe": true},
             "prompts": {"listChanged": true},
+            "logging": {},
+            "completions": {},
         }))
         .expect("static capabilities");
         let mut info = ServerConfig::new(caps);
@@ -331,6 +359,10 @@ impl ServerHandler for GatewayServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.gw
+            .shared
+            .relay
+            .add_client(self.client, context.peer.clone());
         // Forward catalogue changes to this client until it goes away.
         let mut rx = self.gw.changes.subscribe();
         let peer = context.peer.clone();
@@ -362,6 +394,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = meta_tools();
         if self.gw.config.gateway.passthrough {
+            self.gw.wait_for_starts().await;
             let cat = self.gw.catalog();
             for t in &cat.tools {
                 let mut tool = t.tool.clone();
@@ -375,15 +408,16 @@ impl ServerHandler for GatewayServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments;
+        let caller = self.caller(&context);
         let r = match request.name.as_ref() {
-            "search" => self.search(&args),
-            "read_tool_docs" => self.read_tool_docs(&args),
-            "execute" => self.execute(&args).await,
+            "search" => self.search(&args).await,
+            "read_tool_docs" => self.read_tool_docs(&args).await,
+            "execute" => self.execute(&args, caller).await,
             other if self.gw.config.gateway.passthrough => {
-                match self.passthrough(other, args).await {
+                match self.passthrough(other, args, caller).await {
                     Some(r) => r,
                     None => {
                         return Err(ErrorData::invalid_params(
@@ -410,18 +444,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .resources
-            .iter()
-            .map(|(s, r)| {
-                let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
-                r
-            })
-            .collect();
-        Ok(ListResourcesResult::with_all_items(items))
+        Ok(self.resources_now().await)
     }
 
     async fn list_resource_templates(
@@ -429,18 +452,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .templates
-            .iter()
-            .map(|(s, r)| {
-                let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
-                r
-            })
-            .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(items))
+        Ok(self.templates_now().await)
     }
 
     async fn read_resource(
@@ -448,13 +460,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let i = match self.gw.resource_server(&request.uri) {
-            Ok(i) => i,
-            Err(e @ crate::gateway::RouteError::NotFound(_)) => {
-                return Err(ErrorData::resource_not_found(e.to_string(), None));
-            }
-            Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
-        };
+        let i = self.resource_owner(&request.uri).await?;
         let s = self.gw.servers[i].clone();
         match s.read_resource(&request.uri).await {
             Ok(r) => Ok(ReadResourceResponse::Complete(r)),
@@ -467,18 +473,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .prompts
-            .iter()
-            .map(|(s, p)| {
-                let mut p = p.clone();
-                p.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), p.name);
-                p
-            })
-            .collect();
-        Ok(ListPromptsResult::with_all_items(items))
+        Ok(self.prompts_now().await)
     }
 
     async fn get_prompt(
@@ -486,22 +481,47 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let Some((server, name)) = self.gw.split_name(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown prompt {:?}", request.name),
-                None,
-            ));
-        };
-        let Some(s) = self.gw.server(server).cloned() else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown prompt {:?}: no server {server:?}", request.name),
-                None,
-            ));
-        };
-        match s.get_prompt(name, request.arguments).await {
-            Ok(r) => Ok(GetPromptResponse::Complete(r)),
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
-        }
+        self.get_prompt_now(request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.complete_now(request).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.set_level_now(request.level).await;
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_now(&request.uri, true).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_now(&request.uri, false).await
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_changed().await;
     }
 }
 
