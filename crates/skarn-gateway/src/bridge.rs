@@ -137,7 +137,11 @@ impl ToolBridge for GatewayBridge {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let relay = &gw.shared.relay;
                 relay
-                    .own_progress(c, n as f64, format!("{n} tool calls done (last: {server}.{tool})"))
+                    .own_progress(
+                        c,
+                        n as f64,
+                        format!("{n} tool calls done (last: {server}.{tool})"),
+                    )
                     .await;
             }
             match r {

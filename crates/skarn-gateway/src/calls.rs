@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
-    CompleteRequestParams, CompleteResult, ReadResourceRequestParams, ReadResourceResult,
-    ServerResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CompleteRequestParams,
+    CompleteResult, ReadResourceRequestParams, ReadResourceResult, ServerResult,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
@@ -48,8 +48,8 @@ impl Downstream {
             let handle = peer
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await?;
-            let _progress =
-                caller.and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
+            let _progress = caller
+                .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
             match handle.await_response().await? {
                 ServerResult::CallToolResult(r) => Ok(r),
                 _ => Err(ServiceError::UnexpectedResponse),
@@ -173,15 +173,15 @@ impl Downstream {
             return;
         };
         let peer = conn.service.peer();
-        if peer
+        let logs = peer
             .peer_info()
-            .is_some_and(|i| i.capabilities.logging.is_some())
-        {
-            if let Ok(p) = serde_json::from_value::<SetLevelRequestParams>(
+            .is_some_and(|i| i.capabilities.logging.is_some());
+        if logs
+            && let Ok(p) = serde_json::from_value::<SetLevelRequestParams>(
                 serde_json::json!({ "level": level }),
-            ) {
-                let _ = tokio::time::timeout(self.cfg.call_timeout, peer.set_level(p)).await;
-            }
+            )
+        {
+            let _ = tokio::time::timeout(self.cfg.call_timeout, peer.set_level(p)).await;
         }
     }
 

@@ -234,7 +234,7 @@ impl Downstream {
         lock(&self.listing).clone()
     }
 
-    fn notice_crash(&self) {
+    pub(crate) fn notice_crash(&self) {
         let dead = {
             let conn = lock(&self.conn);
             match conn.as_ref() {
@@ -370,59 +370,6 @@ impl Downstream {
             cause,
             at: Instant::now(),
         });
-    }
-
-    /// A ready connection, waiting for a start in progress and restarting a
-    /// crashed or failed server when its backoff has passed.
-    pub async fn ready(self: &Arc<Self>) -> Result<Arc<Conn>, DownError> {
-        let unavailable = |reason: String| DownError::Unavailable {
-            server: self.cfg.alias.clone(),
-            reason,
-        };
-        for _ in 0..3 {
-            self.notice_crash();
-            let h = self.health.borrow().clone();
-            let crashed = matches!(h, Health::Crashed { .. });
-            match h {
-                Health::Disabled => return Err(unavailable("is disabled in skarn.toml".into())),
-                Health::Ready => {
-                    if let Some(c) = lock(&self.conn).clone() {
-                        return Ok(c);
-                    }
-                }
-                Health::Queued { .. } | Health::Starting { .. } => {
-                    self.settled().await;
-                    if self.health.borrow().is_pending() {
-                        return Err(unavailable("is still starting".into()));
-                    }
-                }
-                Health::Failed { cause, at } | Health::Crashed { cause, at } => {
-                    let when = self.retry_at(at, crashed);
-                    let now = Instant::now();
-                    if now < when {
-                        let secs = (when - now).as_secs_f64();
-                        let what = if crashed {
-                            "crashed"
-                        } else {
-                            "failed to start"
-                        };
-                        return Err(unavailable(format!(
-                            "{what}: {cause} (next restart attempt in {secs:.1} s)"
-                        )));
-                    }
-                    self.start().await;
-                    if let Health::Failed { cause, .. } = &*self.health.borrow() {
-                        let what = if crashed {
-                            "crashed and could not be restarted"
-                        } else {
-                            "failed to start"
-                        };
-                        return Err(unavailable(format!("{what}: {cause}")));
-                    }
-                }
-            }
-        }
-        Err(unavailable("is not available".into()))
     }
 
     /// Drop the connection (its child group is killed).

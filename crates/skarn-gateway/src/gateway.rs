@@ -3,7 +3,7 @@
 //! announcements.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::config::Config;
-use crate::downstream::{ChildRegistry, DownError, Downstream, Health, ListChanged, ListKind};
-use crate::search::{SearchDoc, SearchIndex};
+use crate::downstream::{ChildRegistry, DownError, Downstream, ListChanged, ListKind};
+use crate::search::SearchIndex;
 
 /// One tool in the aggregated catalogue.
 #[derive(Debug, Clone)]
@@ -78,15 +78,15 @@ pub struct Gateway {
     pub config: Config,
     pub servers: Vec<Arc<Downstream>>,
     by_alias: HashMap<String, usize>,
-    catalog: RwLock<Arc<Catalog>>,
+    pub(crate) catalog: RwLock<Arc<Catalog>>,
     /// Announces catalogue changes to upstream sessions.
     pub changes: broadcast::Sender<ListKind>,
     pub registry: Arc<ChildRegistry>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
     /// Listing generation: bumped by servers on every listing change.
-    dirty: Arc<AtomicU64>,
+    pub(crate) dirty: Arc<AtomicU64>,
     /// Serialises rebuilds.
-    rebuilding: Mutex<()>,
+    pub(crate) rebuilding: Mutex<()>,
     /// How `execute` runs scripts (built in the background at start).
     executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
     /// One permit per script allowed to run at once.
@@ -260,120 +260,6 @@ impl Gateway {
             .clone()
     }
 
-    /// Rebuild the catalogue and index from every server's listing.
-    pub fn rebuild(&self) {
-        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
-        let generation = self.dirty.load(Ordering::Acquire);
-        let mut tools = Vec::new();
-        let mut resources = Vec::new();
-        let mut templates = Vec::new();
-        let mut prompts = Vec::new();
-        let mut prompt_names = Vec::new();
-        // Names taken so far: the meta-tools, then every prefixed name, so
-        // that an unprefixed name never shadows another tool.
-        let mut taken: std::collections::HashSet<String> = crate::server::meta_tools()
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect();
-        let listings: Vec<_> = self.servers.iter().map(|s| s.listing()).collect();
-        for (s, l) in self.servers.iter().zip(&listings) {
-            if s.cfg.prefix {
-                taken.extend(l.tools.iter().map(|t| self.qualify(s.alias(), &t.name)));
-            }
-        }
-        let mut taken_prompts = std::collections::HashSet::new();
-        for (s, l) in self.servers.iter().zip(&listings) {
-            for t in &l.tools {
-                let qualified = self.offered_name(s, &t.name, &mut taken);
-                tools.push(CatalogTool {
-                    server: s.index,
-                    qualified,
-                    tool: t.clone(),
-                });
-            }
-            resources.extend(l.resources.iter().map(|r| (s.index, r.clone())));
-            templates.extend(l.templates.iter().map(|r| (s.index, r.clone())));
-            for p in &l.prompts {
-                prompt_names.push(self.offered_name(s, &p.name, &mut taken_prompts));
-                prompts.push((s.index, p.clone()));
-            }
-        }
-        let docs: Vec<SearchDoc> = tools
-            .iter()
-            .map(|t| SearchDoc {
-                server: self.servers[t.server].alias().to_owned(),
-                tool: t.tool.name.to_string(),
-                description: t.tool.description.as_deref().unwrap_or("").to_owned(),
-                params: t
-                    .tool
-                    .input_schema
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default(),
-            })
-            .collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.qualified.clone(), i))
-            .collect();
-        let prompt_by_name = prompt_names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i))
-            .collect();
-        let catalog = Catalog {
-            generation,
-            index: SearchIndex::build(&docs),
-            tools,
-            by_name,
-            resources,
-            templates,
-            prompts,
-            prompt_names,
-            prompt_by_name,
-        };
-        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(catalog);
-    }
-
-    fn qualify(&self, alias: &str, name: &str) -> String {
-        format!("{alias}{}{name}", self.config.gateway.namespace_separator)
-    }
-
-    /// The name a server's tool or prompt is offered under: prefixed, or
-    /// with `prefix = false` its own name unless that is taken.
-    fn offered_name(
-        &self,
-        s: &Downstream,
-        name: &str,
-        taken: &mut std::collections::HashSet<String>,
-    ) -> String {
-        if !s.cfg.prefix && taken.insert(name.to_owned()) {
-            return name.to_owned();
-        }
-        let q = self.qualify(s.alias(), name);
-        taken.insert(q.clone());
-        q
-    }
-
-    /// The current catalogue (rebuilt first if a listing changed).
-    pub fn catalog(&self) -> Arc<Catalog> {
-        let current = self
-            .catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if current.generation >= self.dirty.load(Ordering::Acquire) {
-            return current;
-        }
-        self.rebuild();
-        self.catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
     /// The server with this alias.
     pub fn server(&self, alias: &str) -> Option<&Arc<Downstream>> {
         self.by_alias.get(alias).map(|&i| &self.servers[i])
@@ -384,46 +270,6 @@ impl Gateway {
         let sep = self.config.gateway.namespace_separator.as_str();
         let (a, t) = name.split_once(sep)?;
         Some((a, t))
-    }
-
-    /// Health of every configured server.
-    pub fn health(&self) -> Vec<ServerHealth> {
-        self.servers
-            .iter()
-            .map(|s| {
-                let h = s.health();
-                ServerHealth {
-                    name: s.alias().to_owned(),
-                    transport: match s.cfg.transport {
-                        crate::config::ServerTransport::Stdio { .. } => "stdio",
-                        crate::config::ServerTransport::Http { .. } => "http",
-                    },
-                    status: h.status(),
-                    cause: h.cause().map(str::to_owned),
-                    tools: if matches!(h, Health::Ready) {
-                        s.listing().tools.len()
-                    } else {
-                        0
-                    },
-                }
-            })
-            .collect()
-    }
-
-    /// Wait until no server is starting, or `max` passes.
-    pub async fn settle(&self, max: Duration) {
-        let deadline = tokio::time::Instant::now() + max;
-        loop {
-            if !self.servers.iter().any(|s| s.health().is_pending()) {
-                // Let the refresh task fold the last listing in.
-                self.rebuild();
-                return;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
     }
 
     /// Call `tool` on `server`. Unknown tools of a ready server are refused

@@ -38,9 +38,7 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 /// scheme name is case-insensitive, RFC 9110 section 11.1).
 fn bearer(value: &str) -> Option<&str> {
     let (scheme, rest) = value.trim_start().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| rest.trim())
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
 }
 
 async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {

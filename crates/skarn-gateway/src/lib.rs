@@ -27,10 +27,12 @@
 
 pub mod bridge;
 mod calls;
+mod catalog;
 pub mod child_env;
 pub mod children;
 pub mod config;
 mod connect;
+pub mod discovery;
 pub mod downstream;
 pub mod exec;
 pub mod gateway;

@@ -53,6 +53,9 @@ struct LogWindow {
     dropped: u32,
 }
 
+/// Where one downstream request's progress goes: the client and its token.
+type ProgressTarget = (Peer<RoleServer>, ProgressToken);
+
 /// Shared by every session and every downstream server of a gateway.
 #[derive(Default)]
 pub struct Relay {
@@ -61,7 +64,7 @@ pub struct Relay {
     /// Calls in flight, most recent last: (guard id, caller).
     callers: Mutex<Vec<(u64, Caller)>>,
     /// (server, downstream token) → (client, client token).
-    progress: Mutex<HashMap<(usize, ProgressToken), (Peer<RoleServer>, ProgressToken)>>,
+    progress: Mutex<HashMap<(usize, ProgressToken), ProgressTarget>>,
     /// URI → clients subscribed to it.
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
@@ -158,10 +161,7 @@ impl Relay {
         caller: &Caller,
     ) -> Option<Registration<'_>> {
         let token = caller.progress.clone()?;
-        lock(&self.progress).insert(
-            (server, downstream.clone()),
-            (caller.peer.clone(), token),
-        );
+        lock(&self.progress).insert((server, downstream.clone()), (caller.peer.clone(), token));
         Some(Registration {
             relay: self,
             what: Entry::Progress(server, downstream),
@@ -176,7 +176,11 @@ impl Relay {
             .or_else(|| self.clients().last().map(|(_, p)| p.clone()))
     }
 
-    fn target_with(&self, what: &str, has: impl Fn(&Peer<RoleServer>) -> bool) -> Result<Peer<RoleServer>, ErrorData> {
+    fn target_with(
+        &self,
+        what: &str,
+        has: impl Fn(&Peer<RoleServer>) -> bool,
+    ) -> Result<Peer<RoleServer>, ErrorData> {
         let peer = self.target().ok_or_else(|| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
@@ -226,9 +230,9 @@ impl Relay {
         let Some(peer) = self.target() else {
             return Ok(ListRootsResult::default());
         };
-        if !peer
+        if peer
             .peer_info()
-            .is_some_and(|i| i.capabilities.roots.is_some())
+            .is_none_or(|i| i.capabilities.roots.is_none())
         {
             return Ok(ListRootsResult::default());
         }

@@ -10,8 +10,8 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 use serde_json::{Value, json};
 
-use crate::downstream::{Downstream, Health, ListKind, Listing};
-use crate::gateway::Gateway;
+use crate::downstream::{Conn, DownError, Downstream, Health, ListKind, Listing, lock};
+use crate::gateway::{Gateway, ServerHealth};
 use crate::relay::Relay;
 
 /// What every downstream server of one gateway shares.
@@ -48,7 +48,8 @@ impl Shared {
 
     /// The gateway is shutting down: no more starts or retries.
     pub fn stop(&self) {
-        self.stopped.store(true, std::sync::atomic::Ordering::Release);
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::Release);
         self.slots.close();
     }
 
@@ -70,6 +71,59 @@ pub(crate) fn offered(l: &Listing) -> Vec<ListKind> {
 }
 
 impl Downstream {
+    /// A ready connection, waiting for a start in progress and restarting a
+    /// crashed or failed server when its backoff has passed.
+    pub async fn ready(self: &Arc<Self>) -> Result<Arc<Conn>, DownError> {
+        let unavailable = |reason: String| DownError::Unavailable {
+            server: self.cfg.alias.clone(),
+            reason,
+        };
+        for _ in 0..3 {
+            self.notice_crash();
+            let h = self.health.borrow().clone();
+            let crashed = matches!(h, Health::Crashed { .. });
+            match h {
+                Health::Disabled => return Err(unavailable("is disabled in skarn.toml".into())),
+                Health::Ready => {
+                    if let Some(c) = lock(&self.conn).clone() {
+                        return Ok(c);
+                    }
+                }
+                Health::Queued { .. } | Health::Starting { .. } => {
+                    self.settled().await;
+                    if self.health.borrow().is_pending() {
+                        return Err(unavailable("is still starting".into()));
+                    }
+                }
+                Health::Failed { cause, at } | Health::Crashed { cause, at } => {
+                    let when = self.retry_at(at, crashed);
+                    let now = Instant::now();
+                    if now < when {
+                        let secs = (when - now).as_secs_f64();
+                        let what = if crashed {
+                            "crashed"
+                        } else {
+                            "failed to start"
+                        };
+                        return Err(unavailable(format!(
+                            "{what}: {cause} (next restart attempt in {secs:.1} s)"
+                        )));
+                    }
+                    self.start().await;
+                    if let Health::Failed { cause, .. } = &*self.health.borrow() {
+                        let what = if crashed {
+                            "crashed and could not be restarted"
+                        } else {
+                            "failed to start"
+                        };
+                        return Err(unavailable(format!("{what}: {cause}")));
+                    }
+                }
+            }
+        }
+        Err(unavailable("is not available".into()))
+    }
+
     /// Wait while this server is queued or starting: while it is queued,
     /// for as long as it takes to get a slot; once started, at most its
     /// start timeout (plus a second).
@@ -146,6 +200,46 @@ impl Downstream {
 }
 
 impl Gateway {
+    /// Health of every configured server.
+    pub fn health(&self) -> Vec<ServerHealth> {
+        self.servers
+            .iter()
+            .map(|s| {
+                let h = s.health();
+                ServerHealth {
+                    name: s.alias().to_owned(),
+                    transport: match s.cfg.transport {
+                        crate::config::ServerTransport::Stdio { .. } => "stdio",
+                        crate::config::ServerTransport::Http { .. } => "http",
+                    },
+                    status: h.status(),
+                    cause: h.cause().map(str::to_owned),
+                    tools: if matches!(h, Health::Ready) {
+                        s.listing().tools.len()
+                    } else {
+                        0
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Wait until no server is starting, or `max` passes.
+    pub async fn settle(&self, max: Duration) {
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            if !self.servers.iter().any(|s| s.health().is_pending()) {
+                // Let the refresh task fold the last listing in.
+                self.rebuild();
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Wait for every server that is queued or starting (each bounded by
     /// its own start timeout once it has started), so that an answer built
     /// afterwards covers the whole catalogue.
@@ -175,7 +269,11 @@ impl Gateway {
                 Health::Queued { .. } | Health::Starting { .. } => starting.push(json!(name)),
                 Health::Failed { cause, at } | Health::Crashed { cause, at } => {
                     let crashed = matches!(h, Health::Crashed { .. });
-                    let what = if crashed { "crashed" } else { "failed to start" };
+                    let what = if crashed {
+                        "crashed"
+                    } else {
+                        "failed to start"
+                    };
                     let retry = s
                         .retry_at(*at, crashed)
                         .saturating_duration_since(Instant::now());

@@ -68,10 +68,7 @@ fn start_gateway(dir: &Path, passthrough: bool) -> Gateway {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line
-                .split("serving MCP (Streamable HTTP) at ")
-                .nth(1)
-            {
+            if let Some(url) = line.split("serving MCP (Streamable HTTP) at ").nth(1) {
                 let _ = tx.send(url.trim().to_owned());
             }
         }
@@ -127,7 +124,8 @@ fn conformance_suite_passes_with_passthrough() {
     println!("{}", summary(&text));
     assert!(ok, "conformance suite failed:\n{text}");
     assert!(
-        text.lines().any(|l| l.starts_with("Total: ") && l.ends_with(" 0 failed")),
+        text.lines()
+            .any(|l| l.starts_with("Total: ") && l.ends_with(" 0 failed")),
         "{text}"
     );
 }

@@ -134,7 +134,11 @@ fn first_listings_are_complete_and_their_growth_is_announced() {
     assert_eq!(r["result"]["resources"].as_array().unwrap().len(), 3, "{r}");
     let r = s.request(3, "prompts/list", json!({}));
     assert_eq!(r["result"]["prompts"].as_array().unwrap().len(), 4, "{r}");
-    let r = s.request(4, "tools/call", json!({"name": "search", "arguments": {"query": "simple text response"}}));
+    let r = s.request(
+        4,
+        "tools/call",
+        json!({"name": "search", "arguments": {"query": "simple text response"}}),
+    );
     assert_eq!(
         r["result"]["structuredContent"]["results"][0]["name"], "conformance__test_simple_text",
         "{r}"
@@ -156,12 +160,26 @@ fn elicitation_and_sampling_without_the_capability_are_errors_not_answers() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::start(dir.path(), true);
     s.initialize(json!({}));
-    let r = s.request(2, "tools/call", json!({"name": "conformance__test_elicitation", "arguments": {"message": "who?"}}));
+    let r = s.request(
+        2,
+        "tools/call",
+        json!({"name": "conformance__test_elicitation", "arguments": {"message": "who?"}}),
+    );
     let t = text(&r);
-    assert!(t.contains("did not declare the elicitation capability"), "{r}");
+    assert!(
+        t.contains("did not declare the elicitation capability"),
+        "{r}"
+    );
     assert!(!t.contains("action="), "answered for the user: {r}");
-    let r = s.request(3, "tools/call", json!({"name": "conformance__test_sampling", "arguments": {"prompt": "hi"}}));
-    assert!(text(&r).contains("did not declare the sampling capability"), "{r}");
+    let r = s.request(
+        3,
+        "tools/call",
+        json!({"name": "conformance__test_sampling", "arguments": {"prompt": "hi"}}),
+    );
+    assert!(
+        text(&r).contains("did not declare the sampling capability"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -182,7 +200,11 @@ fn progress_and_logs_are_relayed_and_execute_reaches_the_client() {
     assert!(p.iter().all(|m| m["params"]["progressToken"] == "mine"));
     // Log messages, tagged with the server.
     s.request(3, "logging/setLevel", json!({"level": "debug"}));
-    s.request(4, "tools/call", json!({"name": "conformance__test_tool_with_logging", "arguments": {}}));
+    s.request(
+        4,
+        "tools/call",
+        json!({"name": "conformance__test_tool_with_logging", "arguments": {}}),
+    );
     let mut id = 10;
     while s.saw("notifications/message").len() < 3 {
         id += 1;
@@ -190,7 +212,10 @@ fn progress_and_logs_are_relayed_and_execute_reaches_the_client() {
         assert!(id < 500, "log messages missing: {:?}", s.seen);
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(s.saw("notifications/message")[0]["params"]["logger"], "conformance");
+    assert_eq!(
+        s.saw("notifications/message")[0]["params"]["logger"],
+        "conformance"
+    );
     // During execute: the elicitation reaches this client, which answers;
     // the script's progress comes under the execute call's token.
     s.seen.clear();
@@ -209,4 +234,3 @@ fn progress_and_logs_are_relayed_and_execute_reaches_the_client() {
     assert_eq!(p.len(), 2, "{:?}", s.seen);
     assert!(p.iter().all(|m| m["params"]["progressToken"] == 7));
 }
-

@@ -12,13 +12,13 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, CreateMessageRequestParams, ElicitRequestParams, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CreateMessageRequestParams, ElicitRequestParams, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -37,34 +37,78 @@ fn no_args() -> Value {
 }
 
 fn tools() -> Value {
-    let s = |name: &str, description: &str, schema: Value| {
-        json!({"name": name, "description": description, "inputSchema": schema})
-    };
-    let text_arg = |arg: &str| {
-        json!({"type": "object", "properties": {arg: {"type": "string"}}, "required": [arg]})
-    };
+    let s = |name: &str, description: &str, schema: Value| json!({"name": name, "description": description, "inputSchema": schema});
+    let text_arg = |arg: &str| json!({"type": "object", "properties": {arg: {"type": "string"}}, "required": [arg]});
     json!([
-        s("test_simple_text", "Returns a simple text response", no_args()),
+        s(
+            "test_simple_text",
+            "Returns a simple text response",
+            no_args()
+        ),
         s("test_image_content", "Returns an image", no_args()),
         s("test_audio_content", "Returns an audio clip", no_args()),
-        s("test_embedded_resource", "Returns an embedded resource", no_args()),
-        s("test_multiple_content_types", "Returns text, an image and a resource", no_args()),
-        s("test_tool_with_logging", "Sends three log messages while it runs", no_args()),
-        s("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100", no_args()),
-        s("test_error_handling", "Always fails with isError", no_args()),
-        s("test_sampling", "Asks the client's model to answer a prompt", text_arg("prompt")),
-        s("test_elicitation", "Asks the user for a username and an email", text_arg("message")),
-        s("test_elicitation_sep1034_defaults", "Elicitation with default values", no_args()),
-        s("test_elicitation_sep1330_enums", "Elicitation with every kind of enum", no_args()),
-        s("test_reconnection", "Answers after a short pause", no_args()),
-        s("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "$defs": {"address": {"type": "object", "properties": {
-                "street": {"type": "string"}, "city": {"type": "string"}}}},
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-            "additionalProperties": false
-        })),
+        s(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            no_args()
+        ),
+        s(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource",
+            no_args()
+        ),
+        s(
+            "test_tool_with_logging",
+            "Sends three log messages while it runs",
+            no_args()
+        ),
+        s(
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100",
+            no_args()
+        ),
+        s(
+            "test_error_handling",
+            "Always fails with isError",
+            no_args()
+        ),
+        s(
+            "test_sampling",
+            "Asks the client's model to answer a prompt",
+            text_arg("prompt")
+        ),
+        s(
+            "test_elicitation",
+            "Asks the user for a username and an email",
+            text_arg("message")
+        ),
+        s(
+            "test_elicitation_sep1034_defaults",
+            "Elicitation with default values",
+            no_args()
+        ),
+        s(
+            "test_elicitation_sep1330_enums",
+            "Elicitation with every kind of enum",
+            no_args()
+        ),
+        s(
+            "test_reconnection",
+            "Answers after a short pause",
+            no_args()
+        ),
+        s(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {
+                    "street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            })
+        ),
     ])
 }
 
@@ -89,7 +133,9 @@ impl Conformance {
                 serde_json::to_value(&r.action).unwrap_or_default().as_str().unwrap_or("?"),
                 serde_json::to_string(&r.content).unwrap_or_default()
             ))]})),
-            Err(e) => Ok(json!({"isError": true, "content": [text(&format!("elicitation failed: {e}"))]})),
+            Err(e) => {
+                Ok(json!({"isError": true, "content": [text(&format!("elicitation failed: {e}"))]}))
+            }
         }
     }
 
@@ -274,7 +320,10 @@ impl ServerHandler for Conformance {
                     "text": json!({"id": id, "templateTest": true,
                         "data": format!("Data for ID: {id}")}).to_string()}),
                 _ => {
-                    return Err(ErrorData::resource_not_found(format!("no resource {uri}"), None));
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri}"),
+                        None,
+                    ));
                 }
             },
         };
@@ -348,10 +397,15 @@ impl ServerHandler for Conformance {
         let messages = match request.name.as_str() {
             "test_simple_prompt" => json!([user(text("This is a simple prompt for testing."))]),
             "test_prompt_with_arguments" => json!([user(text(&format!(
-                "Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"))))]),
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                arg("arg1"),
+                arg("arg2")
+            )))]),
             "test_prompt_with_embedded_resource" => json!([
-                user(json!({"type": "resource", "resource": {"uri": arg("resourceUri"),
-                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})),
+                user(
+                    json!({"type": "resource", "resource": {"uri": arg("resourceUri"),
+                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+                ),
                 user(text("Please process the embedded resource above.")),
             ]),
             "test_prompt_with_image" => json!([
@@ -359,7 +413,10 @@ impl ServerHandler for Conformance {
                 user(text("Please analyze the image above.")),
             ]),
             other => {
-                return Err(ErrorData::invalid_params(format!("unknown prompt {other}"), None));
+                return Err(ErrorData::invalid_params(
+                    format!("unknown prompt {other}"),
+                    None,
+                ));
             }
         };
         Ok(GetPromptResponse::Complete(from::<GetPromptResult>(
