@@ -41,7 +41,7 @@ impl Downstream {
         params.arguments = args;
         let t = self.cfg.call_timeout;
         let relay = &self.shared.relay;
-        let _calling = caller.map(|c| relay.calling(c));
+        let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
         let call = async {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));

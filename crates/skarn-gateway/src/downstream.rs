@@ -309,6 +309,11 @@ impl Downstream {
             });
         }
         let Some(_slot) = self.shared.start_slot().await else {
+            // Shutting down: nobody should wait for this start any more.
+            self.health.send_replace(Health::Failed {
+                cause: "the gateway is shutting down".into(),
+                at: Instant::now(),
+            });
             return;
         };
         if !retry {

@@ -61,8 +61,9 @@ type ProgressTarget = (Peer<RoleServer>, ProgressToken);
 pub struct Relay {
     next: AtomicU64,
     clients: Mutex<Vec<(u64, Peer<RoleServer>)>>,
-    /// Calls in flight, most recent last: (guard id, caller).
-    callers: Mutex<Vec<(u64, Caller)>>,
+    /// Calls in flight, most recent last: (guard id, server called or
+    /// `None` for a whole script, caller).
+    callers: Mutex<Vec<(u64, Option<usize>, Caller)>>,
     /// (server, downstream token) → (client, client token).
     progress: Mutex<HashMap<(usize, ProgressToken), ProgressTarget>>,
     /// URI → clients subscribed to it.
@@ -93,7 +94,7 @@ enum Entry {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         match &self.what {
-            Entry::Caller(id) => lock(&self.relay.callers).retain(|(i, _)| i != id),
+            Entry::Caller(id) => lock(&self.relay.callers).retain(|(i, _, _)| i != id),
             Entry::Progress(s, t) => {
                 lock(&self.relay.progress).remove(&(*s, t.clone()));
             }
@@ -142,11 +143,12 @@ impl Relay {
         c.clone()
     }
 
-    /// Note a relayed call in flight (until the registration is dropped):
-    /// requests a downstream server sends meanwhile go to its client.
-    pub fn calling(&self, caller: &Caller) -> Registration<'_> {
+    /// Note a relayed call in flight to `server` (or a whole script, for
+    /// `None`) until the registration is dropped: requests a downstream
+    /// server sends meanwhile go to its client.
+    pub fn calling(&self, server: Option<usize>, caller: &Caller) -> Registration<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&self.callers).push((id, caller.clone()));
+        lock(&self.callers).push((id, server, caller.clone()));
         Registration {
             relay: self,
             what: Entry::Caller(id),
@@ -168,20 +170,31 @@ impl Relay {
         })
     }
 
-    /// Who a server-to-client request goes to: the client of the most
-    /// recent call in flight, else the most recently connected client.
-    fn target(&self) -> Option<Peer<RoleServer>> {
-        let last = lock(&self.callers).last().map(|(_, c)| c.peer.clone());
-        last.filter(|p| !p.is_transport_closed())
-            .or_else(|| self.clients().last().map(|(_, p)| p.clone()))
+    /// Who a request of `server` goes to: the client of the most recent
+    /// call in flight to that server, else of the most recent call or
+    /// script in flight, else the most recently connected client.
+    fn target(&self, server: usize) -> Option<Peer<RoleServer>> {
+        let from_call = {
+            let callers = lock(&self.callers);
+            let live = |c: &&(u64, Option<usize>, Caller)| !c.2.peer.is_transport_closed();
+            let mine = callers
+                .iter()
+                .rev()
+                .filter(live)
+                .find(|(_, s, _)| *s == Some(server));
+            mine.or_else(|| callers.iter().rev().find(live))
+                .map(|(_, _, c)| c.peer.clone())
+        };
+        from_call.or_else(|| self.clients().last().map(|(_, p)| p.clone()))
     }
 
     fn target_with(
         &self,
+        server: usize,
         what: &str,
         has: impl Fn(&Peer<RoleServer>) -> bool,
     ) -> Result<Peer<RoleServer>, ErrorData> {
-        let peer = self.target().ok_or_else(|| {
+        let peer = self.target(server).ok_or_else(|| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("no client is connected to the gateway to answer {what}"),
@@ -203,9 +216,10 @@ impl Relay {
     /// `sampling/createMessage` from a downstream server.
     pub async fn create_message(
         &self,
+        server: usize,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let peer = self.target_with("sampling", |p| {
+        let peer = self.target_with(server, "sampling", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.sampling.is_some())
         })?;
@@ -215,9 +229,10 @@ impl Relay {
     /// `elicitation/create` from a downstream server.
     pub async fn create_elicitation(
         &self,
+        server: usize,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
-        let peer = self.target_with("elicitation", |p| {
+        let peer = self.target_with(server, "elicitation", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.elicitation.is_some())
         })?;
@@ -226,8 +241,8 @@ impl Relay {
 
     /// `roots/list` from a downstream server: the client's roots, or none
     /// when no client offers roots.
-    pub async fn list_roots(&self) -> Result<ListRootsResult, ErrorData> {
-        let Some(peer) = self.target() else {
+    pub async fn list_roots(&self, server: usize) -> Result<ListRootsResult, ErrorData> {
+        let Some(peer) = self.target(server) else {
             return Ok(ListRootsResult::default());
         };
         if peer

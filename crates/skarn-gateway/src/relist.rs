@@ -98,7 +98,7 @@ impl ClientHandler for DownHandler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay.create_message(params).await
+        self.relay.create_message(self.server, params).await
     }
 
     async fn create_elicitation(
@@ -106,14 +106,14 @@ impl ClientHandler for DownHandler {
         params: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.relay.create_elicitation(params).await
+        self.relay.create_elicitation(self.server, params).await
     }
 
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.relay.list_roots().await
+        self.relay.list_roots(self.server).await
     }
 
     async fn on_progress(

@@ -111,7 +111,7 @@ impl GatewayServer {
             return text_result("execute needs a string argument `code`", None, true);
         };
         // Requests the servers send while the script runs go to this client.
-        let _calling = self.gw.shared.relay.calling(&caller);
+        let _calling = self.gw.shared.relay.calling(None, &caller);
         let bridge = Arc::new(
             GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
                 .for_caller(caller),

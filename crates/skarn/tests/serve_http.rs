@@ -305,7 +305,10 @@ fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, S
     let (host, path) = rest.split_once('/').unwrap();
     let mut s = std::net::TcpStream::connect(host).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     write!(
         s,
         "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -338,20 +341,35 @@ fn http_checks_origins_takes_any_bearer_case_and_ends_sessions_with_200() {
         .lines()
         .find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_owned())
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
         })
         .expect("a session id");
     // A page from elsewhere is refused; a loopback page is served.
     let auth = ("Authorization", "Bearer tok-123");
-    let (status, _) = raw(&url, "POST", &[auth, ("Origin", "http://evil.example")], INIT);
+    let (status, _) = raw(
+        &url,
+        "POST",
+        &[auth, ("Origin", "http://evil.example")],
+        INIT,
+    );
     assert_eq!(status, 403);
-    let (status, _) = raw(&url, "POST", &[auth, ("Origin", "http://localhost:3000")], INIT);
+    let (status, _) = raw(
+        &url,
+        "POST",
+        &[auth, ("Origin", "http://localhost:3000")],
+        INIT,
+    );
     assert_eq!(status, 200);
     // DELETE ends the session with 200 (clients treat 202 as a failure).
     let (status, head) = raw(
         &url,
         "DELETE",
-        &[auth, ("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-06-18")],
+        &[
+            auth,
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
         "",
     );
     assert_eq!(status, 200, "{head}");
@@ -378,5 +396,8 @@ fn http_accepts_localhost_as_the_host() {
         .map_while(Result::ok)
         .find(|l| l.contains("http://") || l.contains("error"))
         .expect("skarn serve printed nothing");
-    assert!(line.contains("serving MCP (Streamable HTTP) at http://127.0.0.1:"), "{line}");
+    assert!(
+        line.contains("serving MCP (Streamable HTTP) at http://127.0.0.1:"),
+        "{line}"
+    );
 }
