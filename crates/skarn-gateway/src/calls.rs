@@ -50,7 +50,11 @@ impl Downstream {
                 .await?;
             let _progress = caller
                 .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
-            match handle.await_response().await? {
+            let answer = handle.await_response().await?;
+            if _progress.is_some() {
+                relay.settle_progress().await;
+            }
+            match answer {
                 ServerResult::CallToolResult(r) => Ok(r),
                 _ => Err(ServiceError::UnexpectedResponse),
             }

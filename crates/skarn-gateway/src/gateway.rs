@@ -81,6 +81,9 @@ pub struct Gateway {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     /// Announces catalogue changes to upstream sessions.
     pub changes: broadcast::Sender<ListKind>,
+    /// The receiver made with `changes`, for the first session: it holds
+    /// what changed before that session was set up.
+    pub(crate) first_changes: Mutex<Option<broadcast::Receiver<ListKind>>>,
     pub registry: Arc<ChildRegistry>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
     /// Listing generation: bumped by servers on every listing change.
@@ -133,6 +136,7 @@ impl Gateway {
         let (tx, rx) = mpsc::unbounded_channel();
         let dirty = Arc::new(AtomicU64::new(0));
         let shared = Arc::new(crate::starting::Shared::by_cores(Arc::default()));
+        let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
             .servers
             .iter()
@@ -157,7 +161,8 @@ impl Gateway {
             servers,
             by_alias,
             catalog: RwLock::new(Arc::new(Catalog::empty())),
-            changes: broadcast::channel(64).0,
+            changes,
+            first_changes: Mutex::new(Some(first_changes)),
             registry,
             events_rx: Mutex::new(Some(rx)),
             dirty,

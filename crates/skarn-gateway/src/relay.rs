@@ -70,6 +70,8 @@ pub struct Relay {
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
+    /// Progress notifications being forwarded right now.
+    forwarding: AtomicU64,
 }
 
 impl std::fmt::Debug for Relay {
@@ -256,12 +258,29 @@ impl Relay {
 
     /// A downstream progress notification, under its client's token.
     pub async fn progress(&self, server: usize, mut p: ProgressNotificationParam) {
+        self.forwarding.fetch_add(1, Ordering::AcqRel);
         let to = lock(&self.progress)
             .get(&(server, p.progress_token.clone()))
             .cloned();
         if let Some((peer, token)) = to {
             p.progress_token = token;
             let _ = peer.notify_progress(p).await;
+        }
+        self.forwarding.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Called when a relayed call's answer arrived: rmcp hands each
+    /// notification to its own task, so progress the server sent just
+    /// before its answer may still be on its way. Let those tasks run and
+    /// finish (at most 100 ms) so that the client gets them before the
+    /// answer, as clients drop progress that comes after it.
+    pub async fn settle_progress(&self) {
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        let deadline = Instant::now() + Duration::from_millis(100);
+        while self.forwarding.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
 

@@ -2,7 +2,9 @@
 //! `read_tool_docs`, `execute`), optional passthrough of namespaced
 //! downstream tools, and aggregated resources and prompts.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::broadcast;
 
 #[allow(deprecated)]
 use rmcp::model::{
@@ -41,12 +43,26 @@ pub struct GatewayServer {
     pub(crate) gw: Arc<Gateway>,
     /// This session's id in the relay.
     pub(crate) client: u64,
+    /// Catalogue changes since this session was made (announced once the
+    /// client has initialized, so that growth during the handshake is not
+    /// lost).
+    pub(crate) changes: Arc<Mutex<Option<broadcast::Receiver<ListKind>>>>,
 }
 
 impl GatewayServer {
     pub fn new(gw: Arc<Gateway>) -> GatewayServer {
         let client = gw.shared.relay.new_client_id();
-        GatewayServer { gw, client }
+        let first = gw
+            .first_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let rx = first.unwrap_or_else(|| gw.changes.subscribe());
+        GatewayServer {
+            gw,
+            client,
+            changes: Arc::new(Mutex::new(Some(rx))),
+        }
     }
 }
 
@@ -237,28 +253,7 @@ impl ServerHandler for GatewayServer {
             .shared
             .relay
             .add_client(self.client, context.peer.clone());
-        // Forward catalogue changes to this client until it goes away.
-        let mut rx = self.gw.changes.subscribe();
-        let peer = context.peer.clone();
-        let passthrough = self.gw.config.gateway.passthrough;
-        tokio::spawn(async move {
-            loop {
-                let kind = match rx.recv().await {
-                    Ok(k) => k,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListKind::Tools,
-                    Err(_) => break,
-                };
-                let sent = match kind {
-                    ListKind::Tools if passthrough => peer.notify_tool_list_changed().await,
-                    ListKind::Tools => Ok(()),
-                    ListKind::Resources => peer.notify_resource_list_changed().await,
-                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
-                };
-                if sent.is_err() || peer.is_transport_closed() {
-                    break;
-                }
-            }
-        });
+        self.announce_changes(context.peer.clone());
     }
 
     async fn list_tools(

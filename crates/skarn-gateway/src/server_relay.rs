@@ -11,7 +11,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use crate::downstream::DownError;
+use crate::downstream::{DownError, ListKind};
 use crate::gateway::RouteError;
 use crate::relay::Caller;
 use crate::server::GatewayServer;
@@ -209,6 +209,36 @@ impl GatewayServer {
         self.gw.shared.relay.set_level(level);
         let all = self.gw.servers.iter().map(|s| s.set_level(level));
         futures::future::join_all(all).await;
+    }
+
+    /// Forward catalogue changes to this client until it goes away.
+    pub(crate) fn announce_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
+        // Forward catalogue changes to this client until it goes away.
+        let taken = self
+            .changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut rx = taken.unwrap_or_else(|| self.gw.changes.subscribe());
+        let passthrough = self.gw.config.gateway.passthrough;
+        tokio::spawn(async move {
+            loop {
+                let kind = match rx.recv().await {
+                    Ok(k) => k,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListKind::Tools,
+                    Err(_) => break,
+                };
+                let sent = match kind {
+                    ListKind::Tools if passthrough => peer.notify_tool_list_changed().await,
+                    ListKind::Tools => Ok(()),
+                    ListKind::Resources => peer.notify_resource_list_changed().await,
+                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
+                };
+                if sent.is_err() || peer.is_transport_closed() {
+                    break;
+                }
+            }
+        });
     }
 
     /// `notifications/roots/list_changed`: passed on to every server.
