@@ -146,18 +146,15 @@ pub fn bridge_from_config(
 
 /// Start every server configured in `path`, wait until each is ready or has
 /// failed (bounded by the start timeouts), and report each by name with
-/// its health, cause and tool count. Every child is stopped before it
+/// its health (ready, failed, crashed or disabled), cause and tool count. Every child is stopped before it
 /// returns.
 pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
     let config = Config::load(path)?;
-    let max = config
-        .servers
-        .iter()
-        .map(|s| s.start_timeout)
-        .max()
-        .unwrap_or_default()
-        + Duration::from_millis(500);
     let handle = GatewayHandle::start(config)?;
-    handle.settle(max);
+    // Servers start a few at a time (one per core): wait for every one,
+    // each bounded by its own start timeout.
+    if let Some(rt) = &handle.rt {
+        rt.block_on(handle.gw.wait_for_starts());
+    }
     Ok(handle.gateway().health())
 }
