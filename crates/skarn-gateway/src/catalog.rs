@@ -29,12 +29,13 @@ impl Gateway {
             .map(|t| t.name.to_string())
             .collect();
         let listings: Vec<_> = self.servers.iter().map(|s| s.listing()).collect();
+        let mut taken_prompts = HashSet::new();
         for (s, l) in self.servers.iter().zip(&listings) {
             if s.cfg.prefix {
                 taken.extend(l.tools.iter().map(|t| self.qualify(s.alias(), &t.name)));
+                taken_prompts.extend(l.prompts.iter().map(|p| self.qualify(s.alias(), &p.name)));
             }
         }
-        let mut taken_prompts = HashSet::new();
         for (s, l) in self.servers.iter().zip(&listings) {
             for t in &l.tools {
                 let qualified = self.offered_name(s, &t.name, &mut taken);
