@@ -8,9 +8,14 @@
 //! `passthrough = true`, the namespaced downstream tools themselves.
 //!
 //! What it guarantees:
-//! - `initialize` is answered at once; downstream servers start in
-//!   parallel in the background, each bounded by its start timeout, and a
-//!   slow server only delays its own tools.
+//! - `initialize` is answered at once; downstream servers start in the
+//!   background, at most one per core at a time, each bounded by its own
+//!   start timeout; listings and searches wait for them, so the first
+//!   answer covers the whole catalogue; failed starts are retried with
+//!   backoff.
+//! - Progress, log messages, sampling, elicitation, roots, completions and
+//!   resource subscriptions are relayed between the client and the owning
+//!   server; the gateway never answers for the user.
 //! - Every downstream call has a timeout; a failed, crashed or hung server
 //!   is reported by name with its cause and never takes the gateway down; a
 //!   crashed stdio server is restarted (with backoff) on the next call.
