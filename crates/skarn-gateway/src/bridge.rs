@@ -6,6 +6,7 @@
 //! oneshot channel.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
@@ -14,17 +15,33 @@ use tokio::runtime::Handle;
 
 use crate::downstream::DownError;
 use crate::gateway::{CallError, Gateway};
+use crate::relay::Caller;
 
 /// The gateway as a script sees it.
 #[derive(Clone)]
 pub struct GatewayBridge {
     gw: Arc<Gateway>,
     rt: Handle,
+    /// The client whose `execute` runs the script: it gets progress (one
+    /// step per finished tool call) and the servers' requests.
+    caller: Option<Caller>,
+    calls_done: Arc<AtomicU64>,
 }
 
 impl GatewayBridge {
     pub fn new(gw: Arc<Gateway>, rt: Handle) -> GatewayBridge {
-        GatewayBridge { gw, rt }
+        GatewayBridge {
+            gw,
+            rt,
+            caller: None,
+            calls_done: Arc::default(),
+        }
+    }
+
+    /// Run the script's calls on behalf of `caller`.
+    pub fn for_caller(mut self, caller: Caller) -> GatewayBridge {
+        self.caller = Some(caller);
+        self
     }
 
     fn spawn<T: Send + 'static>(
@@ -87,6 +104,8 @@ impl ToolBridge for GatewayBridge {
     fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
         let (server, tool) = (server.to_owned(), tool.to_owned());
         let gw = self.gw.clone();
+        let caller = self.caller.clone();
+        let done = self.calls_done.clone();
         self.spawn(async move {
             let args = match args {
                 Value::Object(m) => Some(m),
@@ -100,7 +119,19 @@ impl ToolBridge for GatewayBridge {
                     });
                 }
             };
-            match gw.call_tool(&server, &tool, args).await {
+            let r = gw.call_tool_as(&server, &tool, args, caller.as_ref()).await;
+            if let Some(c) = &caller {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                let relay = &gw.shared.relay;
+                relay
+                    .own_progress(
+                        c,
+                        n as f64,
+                        format!("{n} tool calls done (last: {server}.{tool})"),
+                    )
+                    .await;
+            }
+            match r {
                 Ok(r) if r.is_error == Some(true) => Err(BridgeError::ToolFailed {
                     message: {
                         let t = result_text(&r);
@@ -126,6 +157,7 @@ impl ToolBridge for GatewayBridge {
     fn list_tools(&self) -> BridgeFuture<'_, Value> {
         let gw = self.gw.clone();
         self.spawn(async move {
+            gw.wait_for_starts().await;
             let cat = gw.catalog();
             Ok(Value::Array(
                 cat.tools

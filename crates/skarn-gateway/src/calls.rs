@@ -1,15 +1,21 @@
 //! Requests to one downstream server, each with its per-call timeout;
 //! a lost transport marks the server crashed.
+// Logging is deprecated in rmcp (SEP-2577) but clients still use it.
+#![allow(deprecated)]
 
 use std::sync::Arc;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ReadResourceRequestParams, ReadResourceResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CompleteRequestParams,
+    CompleteResult, ReadResourceRequestParams, ReadResourceResult, ServerResult,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
+use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
 
 use crate::downstream::{Conn, DownError, Downstream, short};
+use crate::relay::Caller;
 
 impl Downstream {
     /// Call one tool with the per-call timeout.
@@ -18,11 +24,42 @@ impl Downstream {
         tool: &str,
         args: Option<Map<String, Value>>,
     ) -> Result<CallToolResult, DownError> {
+        self.call_tool_as(tool, args, None).await
+    }
+
+    /// Call one tool for `caller`: the server's progress notifications go
+    /// to the caller under its own progress token, and its sampling,
+    /// elicitation and roots requests meanwhile to the caller's client.
+    pub async fn call_tool_as(
+        self: &Arc<Self>,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        caller: Option<&Caller>,
+    ) -> Result<CallToolResult, DownError> {
         let conn = self.ready().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args;
         let t = self.cfg.call_timeout;
-        match tokio::time::timeout(t, conn.service.peer().call_tool(params)).await {
+        let relay = &self.shared.relay;
+        let _calling = caller.map(|c| relay.calling(Some(self.index), c));
+        let peer = conn.service.peer().clone();
+        let call = async {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            let _progress = caller
+                .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
+            let answer = handle.await_response().await?;
+            if _progress.is_some() {
+                relay.settle_progress().await;
+            }
+            match answer {
+                ServerResult::CallToolResult(r) => Ok(r),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        match tokio::time::timeout(t, call).await {
             Err(_) => Err(DownError::Timeout {
                 what: format!("{}.{tool}", self.cfg.alias),
                 timeout_ms: t.as_millis() as u64,
@@ -71,7 +108,88 @@ impl Downstream {
         }
     }
 
-    fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
+    /// `completion/complete`, for one of its prompts or templates.
+    pub async fn complete(
+        self: &Arc<Self>,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, DownError> {
+        let conn = self.ready().await?;
+        let supported = conn
+            .service
+            .peer()
+            .peer_info()
+            .is_some_and(|i| i.capabilities.completions.is_some());
+        if !supported {
+            return Ok(CompleteResult::default());
+        }
+        let t = self.cfg.call_timeout;
+        match tokio::time::timeout(t, conn.service.peer().complete(params)).await {
+            Err(_) => Err(DownError::Timeout {
+                what: format!("{} completion/complete", self.cfg.alias),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+        }
+    }
+
+    /// `resources/subscribe` (or unsubscribe) for one of its resources.
+    #[allow(deprecated)]
+    pub async fn subscribe(self: &Arc<Self>, uri: &str, on: bool) -> Result<(), DownError> {
+        let conn = self.ready().await?;
+        let supported = conn.service.peer().peer_info().is_some_and(|i| {
+            i.capabilities
+                .resources
+                .as_ref()
+                .is_some_and(|r| r.subscribe == Some(true))
+        });
+        if !supported {
+            return Err(DownError::Rejected(format!(
+                "server {} does not offer resource subscriptions",
+                self.cfg.alias
+            )));
+        }
+        let peer = conn.service.peer();
+        let t = self.cfg.call_timeout;
+        let uri = serde_json::json!({ "uri": uri });
+        let bad = |e: serde_json::Error| DownError::Rejected(e.to_string());
+        let r = if on {
+            let p: SubscribeRequestParams = serde_json::from_value(uri).map_err(bad)?;
+            tokio::time::timeout(t, peer.subscribe(p)).await
+        } else {
+            let p: UnsubscribeRequestParams = serde_json::from_value(uri).map_err(bad)?;
+            tokio::time::timeout(t, peer.unsubscribe(p)).await
+        };
+        match r {
+            Err(_) => Err(DownError::Timeout {
+                what: format!("{} resources/subscribe", self.cfg.alias),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+        }
+    }
+
+    /// Pass the clients' log level on, if the server logs.
+    #[allow(deprecated)]
+    pub async fn set_level(self: &Arc<Self>, level: rmcp::model::LoggingLevel) {
+        let Some(conn) = crate::downstream::lock(&self.conn).clone() else {
+            return;
+        };
+        let peer = conn.service.peer();
+        let logs = peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.logging.is_some());
+        if logs
+            && let Ok(p) = serde_json::from_value::<SetLevelRequestParams>(
+                serde_json::json!({ "level": level }),
+            )
+        {
+            let _ = tokio::time::timeout(self.cfg.call_timeout, peer.set_level(p)).await;
+        }
+    }
+
+    pub(crate) fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
         match e {
             ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
                 DownError::InvalidParams(data.message.to_string())

@@ -135,6 +135,8 @@ struct RawServer {
     timeout: Option<f64>,
     #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     start_timeout: Option<f64>,
+    #[serde(default = "yes")]
+    prefix: bool,
 }
 
 fn yes() -> bool {
@@ -171,6 +173,10 @@ pub struct ServerConfig {
     pub start_timeout: Duration,
     /// Caps on each of its listings.
     pub list_caps: crate::listing::ListCaps,
+    /// Offer its tools and prompts as `<alias><sep><name>` (the default);
+    /// `prefix = false` offers them under their own names, as long as no
+    /// other name already takes them.
+    pub prefix: bool,
 }
 
 /// The whole file, validated.
@@ -489,6 +495,7 @@ fn validate_server(
             items: gateway.max_list_items,
             bytes: gateway.max_list_bytes,
         },
+        prefix: raw.prefix,
     })
 }
 

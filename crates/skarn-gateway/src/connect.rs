@@ -13,9 +13,7 @@ use crate::relist::{DownHandler, list_everything};
 
 impl Downstream {
     pub(crate) async fn connect(&self) -> Result<(Conn, Listing), String> {
-        let handler = DownHandler {
-            signal: self.relist.clone(),
-        };
+        let handler = DownHandler::new(self);
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let (service, pgid, child) = match &self.cfg.transport {
             ServerTransport::Stdio {

@@ -44,7 +44,10 @@ pub struct ListChanged {
 pub enum Health {
     /// `enabled = false` in the configuration.
     Disabled,
-    /// Connecting; since when.
+    /// Waiting for a start slot (at most as many servers start at once as
+    /// there are cores); since when.
+    Queued { since: Instant },
+    /// Connecting; since when (the start timeout counts from here).
     Starting { since: Instant },
     /// Connected and listed.
     Ready,
@@ -59,11 +62,17 @@ impl Health {
     pub fn status(&self) -> &'static str {
         match self {
             Health::Disabled => "disabled",
+            Health::Queued { .. } => "queued",
             Health::Starting { .. } => "starting",
             Health::Ready => "ready",
             Health::Failed { .. } => "failed",
             Health::Crashed { .. } => "crashed",
         }
+    }
+
+    /// Queued or starting: its listing is still to come.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, Health::Queued { .. } | Health::Starting { .. })
     }
 
     /// The cause, for failed and crashed servers.
@@ -144,7 +153,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 pub struct Downstream {
     pub index: usize,
     pub cfg: ServerConfig,
-    health: watch::Sender<Health>,
+    pub(crate) health: watch::Sender<Health>,
     pub(crate) conn: Mutex<Option<Arc<Conn>>>,
     pub(crate) listing: Mutex<Arc<Listing>>,
     restart: Mutex<Restart>,
@@ -156,6 +165,8 @@ pub struct Downstream {
     /// Bumped whenever this server's listing changes (the gateway rebuilds
     /// its catalogue lazily when it is behind).
     pub(crate) dirty: Arc<AtomicU64>,
+    /// What the servers share: start slots and the relay to the clients.
+    pub(crate) shared: Arc<crate::starting::Shared>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -183,9 +194,10 @@ impl Downstream {
         registry: Arc<ChildRegistry>,
         events: mpsc::UnboundedSender<ListChanged>,
         dirty: Arc<AtomicU64>,
+        shared: Arc<crate::starting::Shared>,
     ) -> Downstream {
         let initial = if cfg.enabled {
-            Health::Starting {
+            Health::Queued {
                 since: Instant::now(),
             }
         } else {
@@ -206,6 +218,7 @@ impl Downstream {
             events,
             relist: Arc::default(),
             dirty,
+            shared,
         }
     }
 
@@ -224,7 +237,7 @@ impl Downstream {
         lock(&self.listing).clone()
     }
 
-    fn notice_crash(&self) {
+    pub(crate) fn notice_crash(&self) {
         let dead = {
             let conn = lock(&self.conn);
             match conn.as_ref() {
@@ -263,7 +276,7 @@ impl Downstream {
     }
 
     /// When the next restart may happen after a failure at `at`.
-    fn retry_at(&self, at: Instant, crashed: bool) -> Instant {
+    pub(crate) fn retry_at(&self, at: Instant, crashed: bool) -> Instant {
         let failures = lock(&self.restart).failures.max(1);
         let backoff = if crashed && failures == 1 {
             Duration::ZERO
@@ -275,28 +288,48 @@ impl Downstream {
     }
 
     /// Connect (or reconnect), list, and become ready. Concurrent callers
-    /// share one attempt.
+    /// share one attempt. The attempt first waits for a start slot; its
+    /// start timeout counts from when it has one. A retry after a failure
+    /// keeps the failure visible until it succeeds or fails anew.
     pub async fn start(self: &Arc<Self>) {
-        if !self.cfg.enabled {
+        if !self.cfg.enabled || self.shared.stopped() {
             return;
         }
         let observed = self.health.borrow().clone();
         let _guard = self.start_lock.lock().await;
         // Someone else finished an attempt while we waited.
         let now = self.health.borrow().clone();
-        if now != observed && !matches!(now, Health::Starting { .. }) {
+        if now != observed && !now.is_pending() {
             return;
         }
         if matches!(now, Health::Ready) {
             return;
         }
-        self.health.send_replace(Health::Starting {
-            since: Instant::now(),
-        });
+        let retry = now.cause().is_some();
+        if !retry && !matches!(now, Health::Queued { .. }) {
+            self.health.send_replace(Health::Queued {
+                since: Instant::now(),
+            });
+        }
+        let Some(_slot) = self.shared.start_slot().await else {
+            // Shutting down: nobody should wait for this start any more.
+            self.health.send_replace(Health::Failed {
+                cause: "the gateway is shutting down".into(),
+                at: Instant::now(),
+            });
+            return;
+        };
+        if !retry {
+            self.health.send_replace(Health::Starting {
+                since: Instant::now(),
+            });
+        }
         let timeout = self.cfg.start_timeout;
         let result = tokio::time::timeout(timeout, self.connect()).await;
+        drop(_slot);
         match result {
             Ok(Ok((conn, listing))) => {
+                let kinds = crate::starting::offered(&listing);
                 *lock(&self.listing) = Arc::new(listing);
                 // Before the health change: whoever sees "ready" must also
                 // see the new listing in the catalogue.
@@ -305,6 +338,18 @@ impl Downstream {
                 lock(&self.restart).ready_since = Some(Instant::now());
                 self.health.send_replace(Health::Ready);
                 tracing::info!(server = %self.cfg.alias, "downstream server ready");
+                if let Some(level) = self.shared.relay.level() {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.set_level(level).await });
+                }
+                self.dirty.fetch_add(1, Ordering::AcqRel);
+                for kind in kinds {
+                    let _ = self.events.send(ListChanged {
+                        server: self.index,
+                        kind,
+                    });
+                }
+                return;
             }
             Ok(Err(cause)) => self.fail(cause),
             Err(_) => self.fail(format!(
@@ -312,7 +357,7 @@ impl Downstream {
                 timeout.as_millis()
             )),
         }
-        // Either way the catalogue may have changed.
+        // The catalogue may have lost this server's entries.
         self.dirty.fetch_add(1, Ordering::AcqRel);
         let _ = self.events.send(ListChanged {
             server: self.index,
@@ -333,65 +378,6 @@ impl Downstream {
             cause,
             at: Instant::now(),
         });
-    }
-
-    /// A ready connection, waiting for a start in progress and restarting a
-    /// crashed or failed server when its backoff has passed.
-    pub async fn ready(self: &Arc<Self>) -> Result<Arc<Conn>, DownError> {
-        let unavailable = |reason: String| DownError::Unavailable {
-            server: self.cfg.alias.clone(),
-            reason,
-        };
-        for _ in 0..3 {
-            self.notice_crash();
-            let h = self.health.borrow().clone();
-            let crashed = matches!(h, Health::Crashed { .. });
-            match h {
-                Health::Disabled => return Err(unavailable("is disabled in skarn.toml".into())),
-                Health::Ready => {
-                    if let Some(c) = lock(&self.conn).clone() {
-                        return Ok(c);
-                    }
-                }
-                Health::Starting { .. } => {
-                    let mut rx = self.health.subscribe();
-                    let wait = self.cfg.start_timeout + Duration::from_secs(1);
-                    let _ = tokio::time::timeout(
-                        wait,
-                        rx.wait_for(|h| !matches!(h, Health::Starting { .. })),
-                    )
-                    .await;
-                    if matches!(*self.health.borrow(), Health::Starting { .. }) {
-                        return Err(unavailable("is still starting".into()));
-                    }
-                }
-                Health::Failed { cause, at } | Health::Crashed { cause, at } => {
-                    let when = self.retry_at(at, crashed);
-                    let now = Instant::now();
-                    if now < when {
-                        let secs = (when - now).as_secs_f64();
-                        let what = if crashed {
-                            "crashed"
-                        } else {
-                            "failed to start"
-                        };
-                        return Err(unavailable(format!(
-                            "{what}: {cause} (next restart attempt in {secs:.1} s)"
-                        )));
-                    }
-                    self.start().await;
-                    if let Health::Failed { cause, .. } = &*self.health.borrow() {
-                        let what = if crashed {
-                            "crashed and could not be restarted"
-                        } else {
-                            "failed to start"
-                        };
-                        return Err(unavailable(format!("{what}: {cause}")));
-                    }
-                }
-            }
-        }
-        Err(unavailable("is not available".into()))
     }
 
     /// Drop the connection (its child group is killed).

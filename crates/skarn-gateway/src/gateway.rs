@@ -3,17 +3,17 @@
 //! announcements.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::config::Config;
-use crate::downstream::{ChildRegistry, DownError, Downstream, Health, ListChanged, ListKind};
-use crate::search::{SearchDoc, SearchIndex};
+use crate::downstream::{ChildRegistry, DownError, Downstream, ListChanged, ListKind};
+use crate::search::SearchIndex;
 
 /// One tool in the aggregated catalogue.
 #[derive(Debug, Clone)]
@@ -36,8 +36,12 @@ pub struct Catalog {
     /// (server, resource)
     pub resources: Vec<(usize, Resource)>,
     pub templates: Vec<(usize, ResourceTemplate)>,
-    /// (server, prompt) — names are namespaced when listed upstream.
+    /// (server, prompt) as the server lists it.
     pub prompts: Vec<(usize, Prompt)>,
+    /// The name each prompt is offered under upstream (same order).
+    pub prompt_names: Vec<String>,
+    /// Upstream prompt name → index in `prompts`.
+    pub prompt_by_name: HashMap<String, usize>,
 }
 
 impl Catalog {
@@ -50,6 +54,8 @@ impl Catalog {
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            prompt_names: Vec::new(),
+            prompt_by_name: HashMap::new(),
         }
     }
 }
@@ -72,21 +78,26 @@ pub struct Gateway {
     pub config: Config,
     pub servers: Vec<Arc<Downstream>>,
     by_alias: HashMap<String, usize>,
-    catalog: RwLock<Arc<Catalog>>,
+    pub(crate) catalog: RwLock<Arc<Catalog>>,
     /// Announces catalogue changes to upstream sessions.
     pub changes: broadcast::Sender<ListKind>,
+    /// The receiver made with `changes`, for the first session: it holds
+    /// what changed before that session was set up.
+    pub(crate) first_changes: Mutex<Option<broadcast::Receiver<ListKind>>>,
     pub registry: Arc<ChildRegistry>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<ListChanged>>>,
     /// Listing generation: bumped by servers on every listing change.
-    dirty: Arc<AtomicU64>,
+    pub(crate) dirty: Arc<AtomicU64>,
     /// Serialises rebuilds.
-    rebuilding: Mutex<()>,
+    pub(crate) rebuilding: Mutex<()>,
     /// How `execute` runs scripts (built in the background at start).
     executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
     /// One permit per script allowed to run at once.
     pub exec_slots: Arc<tokio::sync::Semaphore>,
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
+    /// Start slots and the relay back to the clients.
+    pub shared: Arc<crate::starting::Shared>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -124,6 +135,8 @@ impl Gateway {
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
         let dirty = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(crate::starting::Shared::by_cores(Arc::default()));
+        let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
             .servers
             .iter()
@@ -135,6 +148,7 @@ impl Gateway {
                     registry.clone(),
                     tx.clone(),
                     dirty.clone(),
+                    shared.clone(),
                 ))
             })
             .collect();
@@ -147,7 +161,8 @@ impl Gateway {
             servers,
             by_alias,
             catalog: RwLock::new(Arc::new(Catalog::empty())),
-            changes: broadcast::channel(64).0,
+            changes,
+            first_changes: Mutex::new(Some(first_changes)),
             registry,
             events_rx: Mutex::new(Some(rx)),
             dirty,
@@ -156,6 +171,7 @@ impl Gateway {
             exec_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
+            shared,
         })
     }
 
@@ -194,6 +210,7 @@ impl Gateway {
         }
         for s in &self.servers {
             tokio::spawn(s.clone().refresh_loop());
+            tokio::spawn(s.clone().supervise());
             let s = s.clone();
             tokio::spawn(async move { s.start().await });
         }
@@ -254,77 +271,6 @@ impl Gateway {
             .clone()
     }
 
-    /// Rebuild the catalogue and index from every server's listing.
-    pub fn rebuild(&self) {
-        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
-        let generation = self.dirty.load(Ordering::Acquire);
-        let sep = &self.config.gateway.namespace_separator;
-        let mut tools = Vec::new();
-        let mut resources = Vec::new();
-        let mut templates = Vec::new();
-        let mut prompts = Vec::new();
-        for s in &self.servers {
-            let l = s.listing();
-            for t in &l.tools {
-                tools.push(CatalogTool {
-                    server: s.index,
-                    qualified: format!("{}{sep}{}", s.alias(), t.name),
-                    tool: t.clone(),
-                });
-            }
-            resources.extend(l.resources.iter().map(|r| (s.index, r.clone())));
-            templates.extend(l.templates.iter().map(|r| (s.index, r.clone())));
-            prompts.extend(l.prompts.iter().map(|p| (s.index, p.clone())));
-        }
-        let docs: Vec<SearchDoc> = tools
-            .iter()
-            .map(|t| SearchDoc {
-                server: self.servers[t.server].alias().to_owned(),
-                tool: t.tool.name.to_string(),
-                description: t.tool.description.as_deref().unwrap_or("").to_owned(),
-                params: t
-                    .tool
-                    .input_schema
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default(),
-            })
-            .collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.qualified.clone(), i))
-            .collect();
-        let catalog = Catalog {
-            generation,
-            index: SearchIndex::build(&docs),
-            tools,
-            by_name,
-            resources,
-            templates,
-            prompts,
-        };
-        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(catalog);
-    }
-
-    /// The current catalogue (rebuilt first if a listing changed).
-    pub fn catalog(&self) -> Arc<Catalog> {
-        let current = self
-            .catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if current.generation >= self.dirty.load(Ordering::Acquire) {
-            return current;
-        }
-        self.rebuild();
-        self.catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
     /// The server with this alias.
     pub fn server(&self, alias: &str) -> Option<&Arc<Downstream>> {
         self.by_alias.get(alias).map(|&i| &self.servers[i])
@@ -337,50 +283,6 @@ impl Gateway {
         Some((a, t))
     }
 
-    /// Health of every configured server.
-    pub fn health(&self) -> Vec<ServerHealth> {
-        self.servers
-            .iter()
-            .map(|s| {
-                let h = s.health();
-                ServerHealth {
-                    name: s.alias().to_owned(),
-                    transport: match s.cfg.transport {
-                        crate::config::ServerTransport::Stdio { .. } => "stdio",
-                        crate::config::ServerTransport::Http { .. } => "http",
-                    },
-                    status: h.status(),
-                    cause: h.cause().map(str::to_owned),
-                    tools: if matches!(h, Health::Ready) {
-                        s.listing().tools.len()
-                    } else {
-                        0
-                    },
-                }
-            })
-            .collect()
-    }
-
-    /// Wait until no server is starting, or `max` passes.
-    pub async fn settle(&self, max: Duration) {
-        let deadline = tokio::time::Instant::now() + max;
-        loop {
-            if !self
-                .servers
-                .iter()
-                .any(|s| matches!(s.health(), Health::Starting { .. }))
-            {
-                // Let the refresh task fold the last listing in.
-                self.rebuild();
-                return;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
     /// Call `tool` on `server`. Unknown tools of a ready server are refused
     /// here; tools of a server that is not ready yet go through so that the
     /// caller gets the server's health as the reason.
@@ -389,6 +291,18 @@ impl Gateway {
         server: &str,
         tool: &str,
         args: Option<Map<String, Value>>,
+    ) -> Result<rmcp::model::CallToolResult, CallError> {
+        self.call_tool_as(server, tool, args, None).await
+    }
+
+    /// [`Gateway::call_tool`] on behalf of a client (progress, sampling,
+    /// elicitation and roots are relayed to it).
+    pub async fn call_tool_as(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        caller: Option<&crate::relay::Caller>,
     ) -> Result<rmcp::model::CallToolResult, CallError> {
         let s = self
             .server(server)
@@ -402,7 +316,7 @@ impl Gateway {
                 tool: tool.to_owned(),
             });
         }
-        Ok(s.call_tool(tool, args).await?)
+        Ok(s.call_tool_as(tool, args, caller).await?)
     }
 
     /// Which server serves resource `uri`: the server that lists exactly
@@ -445,46 +359,9 @@ impl Gateway {
         pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))
     }
 
-    /// Health of servers that are not ready, as a JSON array and one line of
-    /// text (empty when everything is ready).
-    pub fn not_ready(&self) -> (Vec<Value>, Vec<Value>, String) {
-        let mut starting = Vec::new();
-        let mut unavailable = Vec::new();
-        let mut text = Vec::new();
-        for h in self.health() {
-            match h.status {
-                "starting" => starting.push(json!(h.name)),
-                "failed" | "crashed" => {
-                    let what = if h.status == "failed" {
-                        "failed to start"
-                    } else {
-                        "crashed"
-                    };
-                    let cause = h.cause.clone().unwrap_or_default();
-                    text.push(format!("server {} {what}: {cause}", h.name));
-                    unavailable.push(json!({"server": h.name, "status": h.status, "cause": cause}));
-                }
-                _ => {}
-            }
-        }
-        if !starting.is_empty() {
-            let names: Vec<String> = starting
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect();
-            text.insert(
-                0,
-                format!(
-                    "still starting (their tools are not searchable yet): {}",
-                    names.join(", ")
-                ),
-            );
-        }
-        (starting, unavailable, text.join("\n"))
-    }
-
     /// Stop every downstream server and kill every child process group.
     pub fn shutdown(&self) {
+        self.shared.stop();
         for s in &self.servers {
             s.disconnect();
         }

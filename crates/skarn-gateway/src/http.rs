@@ -34,15 +34,29 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// The credentials of an `Authorization: Bearer <token>` header (the
+/// scheme name is case-insensitive, RFC 9110 section 11.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+}
+
 async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {
     let ok = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| ct_eq(t.trim().as_bytes(), token.as_bytes()));
+        .and_then(bearer)
+        .is_some_and(|t| ct_eq(t.as_bytes(), token.as_bytes()));
     if ok {
-        next.run(req).await
+        let delete = req.method() == axum::http::Method::DELETE;
+        let mut response = next.run(req).await;
+        // A session ended by DELETE is answered 200 OK, as clients expect
+        // (rmcp says 202 Accepted, which the Python SDK logs as a failure).
+        if delete && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        response
     } else {
         (
             StatusCode::UNAUTHORIZED,
@@ -68,8 +82,20 @@ pub async fn serve_http(
     let limits = crate::http_conn::HttpLimits::from_config(&gw.config.gateway);
     // Event streams send keep-alives well inside the idle timeout.
     let keep_alive = std::time::Duration::from_secs(15).min(limits.idle_timeout / 2);
+    // Browsers send Origin: only pages served from loopback may talk to
+    // the gateway (DNS rebinding, cross-site requests); non-browser clients
+    // send none.
+    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
+        .collect();
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        origins.push(format!("http://{}", addr));
+    }
     let config = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(keep_alive))
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
     let service: StreamableHttpService<GatewayServer, LocalSessionManager> =
@@ -89,4 +115,18 @@ pub async fn serve_http(
                 check_token(token.clone(), req, next)
             }));
     crate::http_conn::serve(listener, router, limits, stop).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer abc"), Some("abc"));
+        assert_eq!(bearer("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+    }
 }

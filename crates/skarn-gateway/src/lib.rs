@@ -8,9 +8,14 @@
 //! `passthrough = true`, the namespaced downstream tools themselves.
 //!
 //! What it guarantees:
-//! - `initialize` is answered at once; downstream servers start in
-//!   parallel in the background, each bounded by its start timeout, and a
-//!   slow server only delays its own tools.
+//! - `initialize` is answered at once; downstream servers start in the
+//!   background, at most one per core at a time, each bounded by its own
+//!   start timeout; listings and searches wait for them, so the first
+//!   answer covers the whole catalogue; failed starts are retried with
+//!   backoff.
+//! - Progress, log messages, sampling, elicitation, roots, completions and
+//!   resource subscriptions are relayed between the client and the owning
+//!   server; the gateway never answers for the user.
 //! - Every downstream call has a timeout; a failed, crashed or hung server
 //!   is reported by name with its cause and never takes the gateway down; a
 //!   crashed stdio server is restarted (with backoff) on the next call.
@@ -27,10 +32,12 @@
 
 pub mod bridge;
 mod calls;
+mod catalog;
 pub mod child_env;
 pub mod children;
 pub mod config;
 mod connect;
+pub mod discovery;
 pub mod downstream;
 pub mod exec;
 pub mod gateway;
@@ -40,10 +47,13 @@ pub mod init;
 pub mod limits;
 pub mod listing;
 pub mod oversize;
+pub mod relay;
 pub mod relist;
 pub mod results;
 pub mod search;
 pub mod server;
+mod server_relay;
+pub mod starting;
 pub mod stdio;
 pub mod stdio_child;
 mod tls;
@@ -143,18 +153,15 @@ pub fn bridge_from_config(
 
 /// Start every server configured in `path`, wait until each is ready or has
 /// failed (bounded by the start timeouts), and report each by name with
-/// its health, cause and tool count. Every child is stopped before it
+/// its health (ready, failed, crashed or disabled), cause and tool count. Every child is stopped before it
 /// returns.
 pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
     let config = Config::load(path)?;
-    let max = config
-        .servers
-        .iter()
-        .map(|s| s.start_timeout)
-        .max()
-        .unwrap_or_default()
-        + Duration::from_millis(500);
     let handle = GatewayHandle::start(config)?;
-    handle.settle(max);
+    // Servers start a few at a time (one per core): wait for every one,
+    // each bounded by its own start timeout.
+    if let Some(rt) = &handle.rt {
+        rt.block_on(handle.gw.wait_for_starts());
+    }
     Ok(handle.gateway().health())
 }

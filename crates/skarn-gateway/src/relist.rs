@@ -3,17 +3,25 @@
 //! list as stale and wakes that server's own refresh task, so whatever the
 //! number of notifications there is at most one re-list in flight and one
 //! pending per server, and a slow server delays no one else's refresh.
+// Sampling, roots and logging are deprecated in rmcp (SEP-2577) but are
+// part of every protocol revision clients speak today.
+#![allow(deprecated)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use rmcp::model::{ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, Peer};
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Implementation, ListRootsResult, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::Notify;
 
 use crate::downstream::{Downstream, Health, ListChanged, ListKind, Listing, lock};
 use crate::listing::{self, ListCaps, ListError};
+use crate::relay::Relay;
 
 /// Lists a server said are stale, and the wake-up of its refresh task.
 #[derive(Debug, Default)]
@@ -47,10 +55,25 @@ impl RelistSignal {
     }
 }
 
-/// The client side of one downstream connection.
+/// The client side of one downstream connection. Requests and
+/// notifications meant for the user's client go through the relay.
 #[derive(Clone)]
 pub struct DownHandler {
     pub(crate) signal: Arc<RelistSignal>,
+    server: usize,
+    alias: Arc<str>,
+    relay: Arc<Relay>,
+}
+
+impl DownHandler {
+    pub(crate) fn new(d: &Downstream) -> DownHandler {
+        DownHandler {
+            signal: d.relist.clone(),
+            server: d.index,
+            alias: d.cfg.alias.as_str().into(),
+            relay: d.shared.relay.clone(),
+        }
+    }
 }
 
 impl ClientHandler for DownHandler {
@@ -58,7 +81,63 @@ impl ClientHandler for DownHandler {
         let mut info =
             ClientConfig::default().with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         info.client_info = Implementation::new("skarn", env!("CARGO_PKG_VERSION"));
+        // Offered on behalf of the clients; a request the current client
+        // cannot answer gets an error that says so.
+        if let Ok(caps) = serde_json::from_value(serde_json::json!({
+            "roots": {"listChanged": true},
+            "sampling": {},
+            "elicitation": {"form": {}},
+        })) {
+            info.capabilities = caps;
+        }
         info
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay.create_message(self.server, params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.relay.create_elicitation(self.server, params).await
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.relay.list_roots(self.server).await
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay.progress(self.server, params).await;
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay.log(self.server, &self.alias, params).await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay.resource_updated(params).await;
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

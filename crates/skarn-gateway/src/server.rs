@@ -2,13 +2,17 @@
 //! `read_tool_docs`, `execute`), optional passthrough of namespaced
 //! downstream tools, and aggregated resources and prompts.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use tokio::sync::broadcast;
+
+#[allow(deprecated)]
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -18,7 +22,7 @@ use crate::bridge::{GatewayBridge, result_text};
 use crate::downstream::{DownError, ListKind};
 use crate::exec::run_script;
 use crate::gateway::{CallError, Gateway};
-use crate::tsig;
+use crate::relay::Caller;
 
 /// The instructions sent at `initialize`: constant, whatever the catalogue.
 pub const INSTRUCTIONS: &str = "\
@@ -37,12 +41,29 @@ timers besides the tools. A failed script returns an error naming the line.";
 /// One upstream session (cheap: shares the gateway).
 #[derive(Clone)]
 pub struct GatewayServer {
-    gw: Arc<Gateway>,
+    pub(crate) gw: Arc<Gateway>,
+    /// This session's id in the relay.
+    pub(crate) client: u64,
+    /// Catalogue changes since this session was made (announced once the
+    /// client has initialized, so that growth during the handshake is not
+    /// lost).
+    pub(crate) changes: Arc<Mutex<Option<broadcast::Receiver<ListKind>>>>,
 }
 
 impl GatewayServer {
     pub fn new(gw: Arc<Gateway>) -> GatewayServer {
-        GatewayServer { gw }
+        let client = gw.shared.relay.new_client_id();
+        let first = gw
+            .first_changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let rx = first.unwrap_or_else(|| gw.changes.subscribe());
+        GatewayServer {
+            gw,
+            client,
+            changes: Arc::new(Mutex::new(Some(rx))),
+        }
     }
 }
 
@@ -83,7 +104,7 @@ pub fn meta_tools() -> Vec<Tool> {
     ]
 }
 
-fn text_result(
+pub(crate) fn text_result(
     text: impl Into<String>,
     structured: Option<Value>,
     is_error: bool,
@@ -97,130 +118,21 @@ fn text_result(
     r
 }
 
-fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a str> {
+pub(crate) fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a str> {
     args.as_ref()?.get(key)?.as_str()
 }
 
 impl GatewayServer {
-    fn search(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
-        let Some(query) = arg_str(args, "query") else {
-            return text_result("search needs a string argument `query`", None, true);
-        };
-        let limit = args
-            .as_ref()
-            .and_then(|a| a.get("limit"))
-            .and_then(Value::as_u64)
-            .unwrap_or(8)
-            .clamp(1, 50) as usize;
-        let cat = self.gw.catalog();
-        let hits = cat.index.search(query, limit);
-        let mut lines = Vec::new();
-        let mut results = Vec::new();
-        for h in &hits {
-            let t = &cat.tools[h.doc];
-            let desc = one_line(t.tool.description.as_deref().unwrap_or(""));
-            lines.push(format!("{} - {desc}", t.qualified));
-            results.push(json!({
-                "name": t.qualified,
-                "server": self.gw.servers[t.server].alias(),
-                "description": desc,
-                "score": (h.score * 1000.0).round() / 1000.0,
-            }));
-        }
-        if lines.is_empty() {
-            lines.push(format!("no tool matches {query:?}"));
-        }
-        let (starting, unavailable, health) = self.gw.not_ready();
-        if !health.is_empty() {
-            lines.push(String::new());
-            lines.push(health);
-        }
-        text_result(
-            lines.join("\n"),
-            Some(json!({
-                "results": results,
-                "servers_starting": starting,
-                "servers_unavailable": unavailable,
-            })),
-            false,
-        )
-    }
-
-    fn read_tool_docs(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
-        let Some(name) = arg_str(args, "name") else {
-            return text_result("read_tool_docs needs a string argument `name`", None, true);
-        };
-        let cat = self.gw.catalog();
-        let Some(&i) = cat.by_name.get(name) else {
-            let mut msg = format!("no tool named {name:?}.");
-            if let Some((server, _)) = self.gw.split_name(name)
-                && let Some(s) = self.gw.server(server)
-            {
-                let h = s.health();
-                if let Some(cause) = h.cause() {
-                    msg.push_str(&format!(" Server {server} is {}: {cause}.", h.status()));
-                } else if h.status() != "ready" {
-                    msg.push_str(&format!(" Server {server} is {}.", h.status()));
-                }
-            }
-            let near: Vec<String> = cat
-                .index
-                .search(
-                    &name.replace(&self.gw.config.gateway.namespace_separator, " "),
-                    3,
-                )
-                .iter()
-                .map(|h| cat.tools[h.doc].qualified.clone())
-                .collect();
-            if !near.is_empty() {
-                msg.push_str(&format!(" Did you mean: {}?", near.join(", ")));
-            }
-            return text_result(msg, None, true);
-        };
-        let t = &cat.tools[i];
-        let server = self.gw.servers[t.server].alias();
-        let input = Value::Object((*t.tool.input_schema).clone());
-        let output = t
-            .tool
-            .output_schema
-            .as_ref()
-            .map(|o| Value::Object((**o).clone()));
-        let sig = tsig::signature(server, &t.tool.name, &input, output.as_ref());
-        let mut text = format!(
-            "{}\n{}\n\n{sig}\n\ninput schema: {}",
-            t.qualified,
-            t.tool.description.as_deref().unwrap_or("(no description)"),
-            serde_json::to_string(&input).unwrap_or_default()
-        );
-        if let Some(o) = &output {
-            text.push_str(&format!(
-                "\noutput schema: {}",
-                serde_json::to_string(o).unwrap_or_default()
-            ));
-        }
-        text_result(
-            text,
-            Some(json!({
-                "name": t.qualified,
-                "server": server,
-                "tool": t.tool.name,
-                "description": t.tool.description,
-                "inputSchema": input,
-                "outputSchema": output,
-                "signature": sig,
-            })),
-            false,
-        )
-    }
-
-    async fn execute(&self, args: &Option<Map<String, Value>>) -> CallToolResult {
+    async fn execute(&self, args: &Option<Map<String, Value>>, caller: Caller) -> CallToolResult {
         let Some(code) = arg_str(args, "code") else {
             return text_result("execute needs a string argument `code`", None, true);
         };
-        let bridge = Arc::new(GatewayBridge::new(
-            self.gw.clone(),
-            tokio::runtime::Handle::current(),
-        ));
+        // Requests the servers send while the script runs go to this client.
+        let _calling = self.gw.shared.relay.calling(None, &caller);
+        let bridge = Arc::new(
+            GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
+                .for_caller(caller),
+        );
         // Bounded concurrency: each running script may hold a worker process.
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
         let (outcome, isolation, note) = run_script(
@@ -289,16 +201,38 @@ impl GatewayServer {
         &self,
         name: &str,
         args: Option<Map<String, Value>>,
+        caller: Caller,
     ) -> Option<CallToolResult> {
-        let (server, tool) = self.gw.split_name(name)?;
-        self.gw.server(server)?;
-        Some(match self.gw.call_tool(server, tool, args).await {
-            Ok(r) => r,
-            Err(CallError::Down(DownError::Unavailable { server, reason })) => {
-                text_result(format!("server {server} {reason}"), None, true)
+        let mut cat = self.gw.catalog();
+        if !cat.by_name.contains_key(name) {
+            self.gw.wait_for_starts().await;
+            cat = self.gw.catalog();
+        }
+        let (server, tool) = match cat.by_name.get(name) {
+            Some(&i) => {
+                let t = &cat.tools[i];
+                (self.gw.servers[t.server].alias(), t.tool.name.as_ref())
             }
-            Err(e) => text_result(e.to_string(), None, true),
-        })
+            None => {
+                // Name a server that is down rather than "unknown tool".
+                let (server, tool) = self.gw.split_name(name)?;
+                self.gw.server(server)?;
+                (server, tool)
+            }
+        };
+        Some(
+            match self
+                .gw
+                .call_tool_as(server, tool, args, Some(&caller))
+                .await
+            {
+                Ok(r) => r,
+                Err(CallError::Down(DownError::Unavailable { server, reason })) => {
+                    text_result(format!("server {server} {reason}"), None, true)
+                }
+                Err(e) => text_result(e.to_string(), None, true),
+            },
+        )
     }
 }
 
@@ -317,30 +251,14 @@ fn kind_name(k: skarn_codemode::ErrorKind) -> &'static str {
     }
 }
 
-fn one_line(s: &str) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let first = match line.find(". ") {
-        Some(i) => &line[..=i],
-        None => line,
-    };
-    if first.chars().count() > 160 {
-        let cut: String = first.chars().take(157).collect();
-        format!("{cut}...")
-    } else {
-        first.to_owned()
-    }
-}
-
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> ServerConfig {
         let caps: ServerCapabilities = serde_json::from_value(json!({
             "tools": {"listChanged": true},
-            "resources": {"listChanged": true},
+            "resources": {"listChanged": true, "subscribe": true},
             "prompts": {"listChanged": true},
+            "logging": {},
+            "completions": {},
         }))
         .expect("static capabilities");
         let mut info = ServerConfig::new(caps);
@@ -350,28 +268,11 @@ impl ServerHandler for GatewayServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        // Forward catalogue changes to this client until it goes away.
-        let mut rx = self.gw.changes.subscribe();
-        let peer = context.peer.clone();
-        let passthrough = self.gw.config.gateway.passthrough;
-        tokio::spawn(async move {
-            loop {
-                let kind = match rx.recv().await {
-                    Ok(k) => k,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListKind::Tools,
-                    Err(_) => break,
-                };
-                let sent = match kind {
-                    ListKind::Tools if passthrough => peer.notify_tool_list_changed().await,
-                    ListKind::Tools => Ok(()),
-                    ListKind::Resources => peer.notify_resource_list_changed().await,
-                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
-                };
-                if sent.is_err() || peer.is_transport_closed() {
-                    break;
-                }
-            }
-        });
+        self.gw
+            .shared
+            .relay
+            .add_client(self.client, context.peer.clone());
+        self.announce_changes(context.peer.clone());
     }
 
     async fn list_tools(
@@ -381,6 +282,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = meta_tools();
         if self.gw.config.gateway.passthrough {
+            self.gw.wait_for_starts().await;
             let cat = self.gw.catalog();
             for t in &cat.tools {
                 let mut tool = t.tool.clone();
@@ -394,15 +296,16 @@ impl ServerHandler for GatewayServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments;
+        let caller = self.caller(&context);
         let r = match request.name.as_ref() {
-            "search" => self.search(&args),
-            "read_tool_docs" => self.read_tool_docs(&args),
-            "execute" => self.execute(&args).await,
+            "search" => self.search(&args).await,
+            "read_tool_docs" => self.read_tool_docs(&args).await,
+            "execute" => self.execute(&args, caller).await,
             other if self.gw.config.gateway.passthrough => {
-                match self.passthrough(other, args).await {
+                match self.passthrough(other, args, caller).await {
                     Some(r) => r,
                     None => {
                         return Err(ErrorData::invalid_params(
@@ -429,18 +332,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .resources
-            .iter()
-            .map(|(s, r)| {
-                let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
-                r
-            })
-            .collect();
-        Ok(ListResourcesResult::with_all_items(items))
+        Ok(self.resources_now().await)
     }
 
     async fn list_resource_templates(
@@ -448,18 +340,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .templates
-            .iter()
-            .map(|(s, r)| {
-                let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
-                r
-            })
-            .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(items))
+        Ok(self.templates_now().await)
     }
 
     async fn read_resource(
@@ -467,13 +348,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let i = match self.gw.resource_server(&request.uri) {
-            Ok(i) => i,
-            Err(e @ crate::gateway::RouteError::NotFound(_)) => {
-                return Err(ErrorData::resource_not_found(e.to_string(), None));
-            }
-            Err(e) => return Err(ErrorData::invalid_params(e.to_string(), None)),
-        };
+        let i = self.resource_owner(&request.uri).await?;
         let s = self.gw.servers[i].clone();
         match s.read_resource(&request.uri).await {
             Ok(r) => Ok(ReadResourceResponse::Complete(r)),
@@ -486,18 +361,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let cat = self.gw.catalog();
-        let sep = &self.gw.config.gateway.namespace_separator;
-        let items = cat
-            .prompts
-            .iter()
-            .map(|(s, p)| {
-                let mut p = p.clone();
-                p.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), p.name);
-                p
-            })
-            .collect();
-        Ok(ListPromptsResult::with_all_items(items))
+        Ok(self.prompts_now().await)
     }
 
     async fn get_prompt(
@@ -505,22 +369,47 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let Some((server, name)) = self.gw.split_name(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown prompt {:?}", request.name),
-                None,
-            ));
-        };
-        let Some(s) = self.gw.server(server).cloned() else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown prompt {:?}: no server {server:?}", request.name),
-                None,
-            ));
-        };
-        match s.get_prompt(name, request.arguments).await {
-            Ok(r) => Ok(GetPromptResponse::Complete(r)),
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
-        }
+        self.get_prompt_now(request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.complete_now(request).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.set_level_now(request.level).await;
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_now(&request.uri, true).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_now(&request.uri, false).await
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_changed().await;
     }
 }
 

@@ -298,3 +298,106 @@ fn half_requests_without_a_token_cannot_starve_an_authorized_client() {
     drop(held);
     drop(p);
 }
+
+/// One request on loopback: the status and the raw response head.
+fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    write!(
+        s,
+        "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head)
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+
+#[test]
+fn http_checks_origins_takes_any_bearer_case_and_ends_sessions_with_200() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_p, url, _) = http_gateway(dir.path(), Some("tok-123"));
+    // The scheme name is case-insensitive.
+    let (status, head) = raw(&url, "POST", &[("Authorization", "bearer tok-123")], INIT);
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .expect("a session id");
+    // A page from elsewhere is refused; a loopback page is served.
+    let auth = ("Authorization", "Bearer tok-123");
+    let (status, _) = raw(
+        &url,
+        "POST",
+        &[auth, ("Origin", "http://evil.example")],
+        INIT,
+    );
+    assert_eq!(status, 403);
+    let (status, _) = raw(
+        &url,
+        "POST",
+        &[auth, ("Origin", "http://localhost:3000")],
+        INIT,
+    );
+    assert_eq!(status, 200);
+    // DELETE ends the session with 200 (clients treat 202 as a failure).
+    let (status, head) = raw(
+        &url,
+        "DELETE",
+        &[
+            auth,
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        "",
+    );
+    assert_eq!(status, 200, "{head}");
+}
+
+#[test]
+fn http_accepts_localhost_as_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let mut child = Command::new(SKARN)
+        .args(["serve", "--http", "localhost:0", "--config"])
+        .arg(&cfg)
+        .env("SKARN_HTTP_TOKEN", "t")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let _p = Proc(child);
+    let line = err
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains("http://") || l.contains("error"))
+        .expect("skarn serve printed nothing");
+    assert!(
+        line.contains("serving MCP (Streamable HTTP) at http://127.0.0.1:"),
+        "{line}"
+    );
+}

@@ -13,7 +13,7 @@ pub struct Args {
     #[arg(long, short = 'c', env = "SKARN_CONFIG", default_value = "skarn.toml")]
     pub config: PathBuf,
 
-    /// Serve Streamable HTTP on ADDR (HOST:PORT, or PORT for 127.0.0.1:PORT)
+    /// Serve Streamable HTTP on ADDR (IP:PORT, localhost:PORT, or PORT for 127.0.0.1:PORT)
     /// at path /mcp instead of stdio. Requests need the bearer token.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
@@ -71,8 +71,17 @@ fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
     if let Ok(port) = s.parse::<u16>() {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }
-    s.parse::<SocketAddr>()
-        .with_context(|| format!("--http {s:?}: expected HOST:PORT (e.g. 127.0.0.1:8931) or PORT"))
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    // `localhost:PORT`: the IPv4 loopback, without asking a resolver.
+    if let Some((host, port)) = s.rsplit_once(':')
+        && host.eq_ignore_ascii_case("localhost")
+        && let Ok(port) = port.parse::<u16>()
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    bail!("--http {s:?}: expected HOST:PORT (e.g. 127.0.0.1:8931 or localhost:8931) or PORT")
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -1,0 +1,125 @@
+//! Building the aggregated catalogue from every server's listing: the
+//! names tools and prompts are offered under (prefixed, or their own with
+//! `prefix = false` when free) and the search index.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+
+use crate::downstream::Downstream;
+use crate::gateway::{Catalog, CatalogTool, Gateway};
+use crate::search::{SearchDoc, SearchIndex};
+
+impl Gateway {
+    /// Rebuild the catalogue and index from every server's listing.
+    pub fn rebuild(&self) {
+        let _one_at_a_time = self.rebuilding.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = self.dirty.load(Ordering::Acquire);
+        let mut tools = Vec::new();
+        let mut resources = Vec::new();
+        let mut templates = Vec::new();
+        let mut prompts = Vec::new();
+        let mut prompt_names = Vec::new();
+        // Names taken so far: the meta-tools, then every prefixed name, so
+        // that an unprefixed name never shadows another tool.
+        let mut taken: HashSet<String> = crate::server::meta_tools()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        let listings: Vec<_> = self.servers.iter().map(|s| s.listing()).collect();
+        let mut taken_prompts = HashSet::new();
+        for (s, l) in self.servers.iter().zip(&listings) {
+            if s.cfg.prefix {
+                taken.extend(l.tools.iter().map(|t| self.qualify(s.alias(), &t.name)));
+                taken_prompts.extend(l.prompts.iter().map(|p| self.qualify(s.alias(), &p.name)));
+            }
+        }
+        for (s, l) in self.servers.iter().zip(&listings) {
+            for t in &l.tools {
+                let qualified = self.offered_name(s, &t.name, &mut taken);
+                tools.push(CatalogTool {
+                    server: s.index,
+                    qualified,
+                    tool: t.clone(),
+                });
+            }
+            resources.extend(l.resources.iter().map(|r| (s.index, r.clone())));
+            templates.extend(l.templates.iter().map(|r| (s.index, r.clone())));
+            for p in &l.prompts {
+                prompt_names.push(self.offered_name(s, &p.name, &mut taken_prompts));
+                prompts.push((s.index, p.clone()));
+            }
+        }
+        let docs: Vec<SearchDoc> = tools
+            .iter()
+            .map(|t| SearchDoc {
+                server: self.servers[t.server].alias().to_owned(),
+                tool: t.tool.name.to_string(),
+                description: t.tool.description.as_deref().unwrap_or("").to_owned(),
+                params: t
+                    .tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.qualified.clone(), i))
+            .collect();
+        let prompt_by_name = prompt_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        let catalog = Catalog {
+            generation,
+            index: SearchIndex::build(&docs),
+            tools,
+            by_name,
+            resources,
+            templates,
+            prompts,
+            prompt_names,
+            prompt_by_name,
+        };
+        *self.catalog.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(catalog);
+    }
+
+    fn qualify(&self, alias: &str, name: &str) -> String {
+        format!("{alias}{}{name}", self.config.gateway.namespace_separator)
+    }
+
+    /// The name a server's tool or prompt is offered under: prefixed, or
+    /// with `prefix = false` its own name unless that is taken.
+    fn offered_name(&self, s: &Downstream, name: &str, taken: &mut HashSet<String>) -> String {
+        if !s.cfg.prefix && taken.insert(name.to_owned()) {
+            return name.to_owned();
+        }
+        let q = self.qualify(s.alias(), name);
+        taken.insert(q.clone());
+        q
+    }
+
+    /// The current catalogue (rebuilt first if a listing changed).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        let current = self
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if current.generation >= self.dirty.load(Ordering::Acquire) {
+            return current;
+        }
+        self.rebuild();
+        self.catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}

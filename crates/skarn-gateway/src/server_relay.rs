@@ -1,0 +1,253 @@
+//! The upstream requests that are relayed to the owning downstream server:
+//! resources, prompts, completions, subscriptions and the log level. Every
+//! listing waits for the servers that are still starting first, so that a
+//! client's first look sees the whole catalogue.
+#![allow(deprecated)]
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, LoggingLevel, Reference,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+
+use crate::downstream::{DownError, ListKind};
+use crate::gateway::RouteError;
+use crate::relay::Caller;
+use crate::server::GatewayServer;
+
+fn down(e: DownError) -> ErrorData {
+    match e {
+        DownError::Rejected(m) => ErrorData::invalid_params(m, None),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+fn route(e: RouteError) -> ErrorData {
+    match e {
+        e @ RouteError::NotFound(_) => ErrorData::resource_not_found(e.to_string(), None),
+        e => ErrorData::invalid_params(e.to_string(), None),
+    }
+}
+
+impl GatewayServer {
+    /// The client of this request, for relaying.
+    pub(crate) fn caller(&self, context: &RequestContext<RoleServer>) -> Caller {
+        Caller {
+            client: self.client,
+            peer: context.peer.clone(),
+            progress: context.meta.get_progress_token(),
+        }
+    }
+
+    pub(crate) async fn resources_now(&self) -> ListResourcesResult {
+        self.gw.wait_for_starts().await;
+        let cat = self.gw.catalog();
+        let sep = &self.gw.config.gateway.namespace_separator;
+        let items = cat
+            .resources
+            .iter()
+            .map(|(s, r)| {
+                let mut r = r.clone();
+                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                r
+            })
+            .collect();
+        ListResourcesResult::with_all_items(items)
+    }
+
+    pub(crate) async fn templates_now(&self) -> ListResourceTemplatesResult {
+        self.gw.wait_for_starts().await;
+        let cat = self.gw.catalog();
+        let sep = &self.gw.config.gateway.namespace_separator;
+        let items = cat
+            .templates
+            .iter()
+            .map(|(s, r)| {
+                let mut r = r.clone();
+                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                r
+            })
+            .collect();
+        ListResourceTemplatesResult::with_all_items(items)
+    }
+
+    pub(crate) async fn prompts_now(&self) -> ListPromptsResult {
+        self.gw.wait_for_starts().await;
+        let cat = self.gw.catalog();
+        let items = cat
+            .prompts
+            .iter()
+            .zip(&cat.prompt_names)
+            .map(|((_, p), name)| {
+                let mut p = p.clone();
+                p.name = name.clone();
+                p
+            })
+            .collect();
+        ListPromptsResult::with_all_items(items)
+    }
+
+    /// The server and its own name for an upstream prompt name.
+    async fn prompt_owner(&self, name: &str) -> Result<(usize, String), ErrorData> {
+        let mut cat = self.gw.catalog();
+        if !cat.prompt_by_name.contains_key(name) {
+            self.gw.wait_for_starts().await;
+            cat = self.gw.catalog();
+        }
+        match cat.prompt_by_name.get(name) {
+            Some(&i) => {
+                let (s, p) = &cat.prompts[i];
+                Ok((*s, p.name.clone()))
+            }
+            None => {
+                let mut msg = format!("unknown prompt {name:?}");
+                if let Some((server, _)) = self.gw.split_name(name)
+                    && let Some(s) = self.gw.server(server)
+                    && let Some(cause) = s.health().cause()
+                {
+                    msg.push_str(&format!(": server {server} is unavailable: {cause}"));
+                }
+                Err(ErrorData::invalid_params(msg, None))
+            }
+        }
+    }
+
+    pub(crate) async fn get_prompt_now(
+        &self,
+        request: GetPromptRequestParams,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (i, name) = self.prompt_owner(&request.name).await?;
+        let s = self.gw.servers[i].clone();
+        match s.get_prompt(&name, request.arguments).await {
+            Ok(r) => Ok(GetPromptResponse::Complete(r)),
+            Err(e) => Err(down(e)),
+        }
+    }
+
+    /// The server owning a URI (waiting for starts when nobody owns it yet).
+    pub(crate) async fn resource_owner(&self, uri: &str) -> Result<usize, ErrorData> {
+        match self.gw.resource_server(uri) {
+            Err(RouteError::NotFound(_)) => {
+                self.gw.wait_for_starts().await;
+                self.gw.resource_server(uri).map_err(route)
+            }
+            other => other.map_err(route),
+        }
+    }
+
+    /// `completion/complete`: to the server owning the prompt or template.
+    pub(crate) async fn complete_now(
+        &self,
+        mut request: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
+        let server = match &mut request.r#ref {
+            Reference::Prompt(p) => {
+                let (i, name) = self.prompt_owner(&p.name).await?;
+                p.name = name;
+                i
+            }
+            Reference::Resource(r) => {
+                self.gw.wait_for_starts().await;
+                let cat = self.gw.catalog();
+                let owners: Vec<usize> = cat
+                    .templates
+                    .iter()
+                    .filter(|(_, t)| t.uri_template == r.uri)
+                    .map(|(s, _)| *s)
+                    .collect();
+                match owners.as_slice() {
+                    [one] => *one,
+                    [] => self.resource_owner(&r.uri).await?,
+                    many => {
+                        return Err(route(RouteError::Ambiguous {
+                            uri: r.uri.clone(),
+                            servers: many
+                                .iter()
+                                .map(|&i| self.gw.servers[i].alias().to_owned())
+                                .collect(),
+                        }));
+                    }
+                }
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "completion/complete: unknown kind of reference",
+                    None,
+                ));
+            }
+        };
+        let s = self.gw.servers[server].clone();
+        s.complete(request).await.map_err(down)
+    }
+
+    /// `resources/subscribe` and `unsubscribe`: to the owning server (once
+    /// for all clients), updates back to the clients that subscribed.
+    pub(crate) async fn subscribe_now(&self, uri: &str, on: bool) -> Result<(), ErrorData> {
+        let i = self.resource_owner(uri).await?;
+        let relay = &self.gw.shared.relay;
+        let tell = if on {
+            relay.subscribe(self.client, uri)
+        } else {
+            relay.unsubscribe(self.client, uri)
+        };
+        if tell {
+            let s = self.gw.servers[i].clone();
+            if let Err(e) = s.subscribe(uri, on).await {
+                if on {
+                    relay.unsubscribe(self.client, uri);
+                }
+                return Err(down(e));
+            }
+        }
+        Ok(())
+    }
+
+    /// `logging/setLevel`: kept for servers that start later and passed on
+    /// to every server that logs.
+    pub(crate) async fn set_level_now(&self, level: LoggingLevel) {
+        self.gw.shared.relay.set_level(level);
+        let all = self.gw.servers.iter().map(|s| s.set_level(level));
+        futures::future::join_all(all).await;
+    }
+
+    /// Forward catalogue changes to this client until it goes away.
+    pub(crate) fn announce_changes(&self, peer: rmcp::service::Peer<RoleServer>) {
+        // Forward catalogue changes to this client until it goes away.
+        let taken = self
+            .changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let mut rx = taken.unwrap_or_else(|| self.gw.changes.subscribe());
+        let passthrough = self.gw.config.gateway.passthrough;
+        tokio::spawn(async move {
+            loop {
+                let kind = match rx.recv().await {
+                    Ok(k) => k,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => ListKind::Tools,
+                    Err(_) => break,
+                };
+                let sent = match kind {
+                    ListKind::Tools if passthrough => peer.notify_tool_list_changed().await,
+                    ListKind::Tools => Ok(()),
+                    ListKind::Resources => peer.notify_resource_list_changed().await,
+                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
+                };
+                if sent.is_err() || peer.is_transport_closed() {
+                    break;
+                }
+            }
+        });
+    }
+
+    /// `notifications/roots/list_changed`: passed on to every server.
+    pub(crate) async fn roots_changed(&self) {
+        for s in &self.gw.servers {
+            let conn = crate::downstream::lock(&s.conn).clone();
+            if let Some(c) = conn {
+                let _ = c.service.peer().notify_roots_list_changed().await;
+            }
+        }
+    }
+}

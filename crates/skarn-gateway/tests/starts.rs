@@ -1,0 +1,101 @@
+//! Start scheduling against real processes: at most one start per core at
+//! once with each start timeout counted from that server's own start, and
+//! failed starts retried in the background until they succeed.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use skarn_gateway::{Config, Gateway};
+
+fn example_bin() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let p = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .unwrap()
+        .join("skarn-example-server");
+    assert!(p.exists(), "{} is missing", p.display());
+    p
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn statuses(gw: &Gateway) -> Vec<&'static str> {
+    gw.health().iter().map(|h| h.status).collect()
+}
+
+#[test]
+fn starts_wait_for_a_slot_and_their_timeout_counts_from_their_own_start() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = cores + 1;
+    let mut text = String::from("[gateway]\nstart_timeout = 1.5\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "[servers.hung{i}]\ncommand = {:?}\nargs = [\"--hang-on-start\"]\n",
+            example_bin().display().to_string()
+        ));
+    }
+    let gw = Gateway::new(Config::parse(&text, "test.toml").unwrap());
+    rt().block_on(async {
+        gw.start();
+        // Every core holds a hung start: the last server waits its turn.
+        let t0 = std::time::Instant::now();
+        loop {
+            let s = statuses(&gw);
+            let starting = s.iter().filter(|s| **s == "starting").count();
+            let queued = s.iter().filter(|s| **s == "queued").count();
+            if starting == cores && queued == 1 {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "{s:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (starting, _, text) = gw.not_ready();
+        assert_eq!(starting.len(), n, "{text}");
+        // Waiting covers the queue too: afterwards every server has had its
+        // own full start timeout.
+        gw.wait_for_starts().await;
+        for h in gw.health() {
+            assert_eq!(h.status, "failed", "{h:?}");
+            assert!(h.cause.unwrap().contains("start timeout"));
+        }
+        gw.shutdown();
+    });
+}
+
+#[test]
+fn a_failed_start_is_retried_in_the_background() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("tried");
+    // Fails the first time, serves the second.
+    let script = format!(
+        "if [ -e '{m}' ]; then exec '{bin}'; else touch '{m}'; echo 'first start fails' >&2; exit 3; fi",
+        m = marker.display(),
+        bin = example_bin().display()
+    );
+    let text = format!("[servers.flaky]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n");
+    let gw = Gateway::new(Config::parse(&text, "test.toml").unwrap());
+    rt().block_on(async {
+        gw.start();
+        gw.wait_for_starts().await;
+        let h = &gw.health()[0];
+        assert_eq!(h.status, "failed", "{h:?}");
+        let (_, down, text) = gw.not_ready();
+        assert!(text.contains("retrying in"), "{text}");
+        assert!(down[0]["retry_in_ms"].is_u64(), "{down:?}");
+        // Nobody calls it: the retry happens on its own.
+        let t0 = std::time::Instant::now();
+        while gw.health()[0].status != "ready" {
+            assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", gw.health());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(gw.catalog().by_name.contains_key("flaky__echo"));
+        gw.shutdown();
+    });
+}

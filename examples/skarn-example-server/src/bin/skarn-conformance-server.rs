@@ -1,0 +1,437 @@
+//! skarn-conformance-server: a stdio MCP server (on rmcp) that offers what
+//! the server scenarios of the MCP conformance suite ask for (tools named
+//! `test_*`, `test://` resources and templates, `test_*` prompts,
+//! completions, subscriptions, logging, progress, sampling and
+//! elicitation requests). `skarn serve --http` relays it with `prefix =
+//! false`, so that the suite can test the gateway as if it were the server
+//! (crates/skarn/tests/serve_conformance.rs).
+// Logging and sampling are deprecated in rmcp (SEP-2577) but still part of
+// the protocol revisions the suite tests.
+#![allow(deprecated)]
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CreateMessageRequestParams, ElicitRequestParams, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+fn from<T: DeserializeOwned>(v: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(v).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn tools() -> Value {
+    let s = |name: &str, description: &str, schema: Value| json!({"name": name, "description": description, "inputSchema": schema});
+    let text_arg = |arg: &str| json!({"type": "object", "properties": {arg: {"type": "string"}}, "required": [arg]});
+    json!([
+        s(
+            "test_simple_text",
+            "Returns a simple text response",
+            no_args()
+        ),
+        s("test_image_content", "Returns an image", no_args()),
+        s("test_audio_content", "Returns an audio clip", no_args()),
+        s(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            no_args()
+        ),
+        s(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource",
+            no_args()
+        ),
+        s(
+            "test_tool_with_logging",
+            "Sends three log messages while it runs",
+            no_args()
+        ),
+        s(
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100",
+            no_args()
+        ),
+        s(
+            "test_error_handling",
+            "Always fails with isError",
+            no_args()
+        ),
+        s(
+            "test_sampling",
+            "Asks the client's model to answer a prompt",
+            text_arg("prompt")
+        ),
+        s(
+            "test_elicitation",
+            "Asks the user for a username and an email",
+            text_arg("message")
+        ),
+        s(
+            "test_elicitation_sep1034_defaults",
+            "Elicitation with default values",
+            no_args()
+        ),
+        s(
+            "test_elicitation_sep1330_enums",
+            "Elicitation with every kind of enum",
+            no_args()
+        ),
+        s(
+            "test_reconnection",
+            "Answers after a short pause",
+            no_args()
+        ),
+        s(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {
+                    "street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            })
+        ),
+    ])
+}
+
+fn text(t: &str) -> Value {
+    json!({"type": "text", "text": t})
+}
+
+#[derive(Clone, Default)]
+struct Conformance;
+
+impl Conformance {
+    async fn log(peer: &Peer<RoleServer>, message: &str) {
+        let p = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!(message));
+        let _ = peer.notify_logging_message(p).await;
+    }
+
+    async fn elicit(peer: &Peer<RoleServer>, params: Value) -> Result<Value, ErrorData> {
+        let params: ElicitRequestParams = from(params)?;
+        match peer.create_elicitation(params).await {
+            Ok(r) => Ok(json!({"content": [text(&format!(
+                "Elicitation completed: action={}, content={}",
+                serde_json::to_value(&r.action).unwrap_or_default().as_str().unwrap_or("?"),
+                serde_json::to_string(&r.content).unwrap_or_default()
+            ))]})),
+            Err(e) => {
+                Ok(json!({"isError": true, "content": [text(&format!("elicitation failed: {e}"))]}))
+            }
+        }
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let peer = &ctx.peer;
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        let pause = || tokio::time::sleep(Duration::from_millis(50));
+        Ok(match name {
+            "test_simple_text" => json!({"content": [text("This is a simple text response for testing.")]}),
+            "test_image_content" => json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}),
+            "test_audio_content" => json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}),
+            "test_embedded_resource" => json!({"content": [{"type": "resource", "resource": {
+                "uri": "test://embedded-resource", "mimeType": "text/plain",
+                "text": "This is an embedded resource content."}}]}),
+            "test_multiple_content_types" => json!({"content": [
+                text("Multiple content types test:"),
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "test://mixed-content-resource",
+                    "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}
+            ]}),
+            "test_tool_with_logging" => {
+                Self::log(peer, "Tool execution started").await;
+                pause().await;
+                Self::log(peer, "Tool processing data").await;
+                pause().await;
+                Self::log(peer, "Tool execution completed").await;
+                json!({"content": [text("Tool with logging executed successfully")]})
+            }
+            "test_tool_with_progress" => {
+                let token = ctx.meta.get_progress_token();
+                for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                    if i > 0 {
+                        pause().await;
+                    }
+                    if let Some(t) = &token {
+                        let mut n = ProgressNotificationParam::new(t.clone(), p);
+                        n.total = Some(100.0);
+                        let _ = peer.notify_progress(n).await;
+                    }
+                }
+                json!({"content": [text("Tool with progress executed successfully")]})
+            }
+            "test_error_handling" => json!({"isError": true, "content": [
+                text("This tool intentionally returns an error for testing")]}),
+            "test_sampling" => {
+                let params: CreateMessageRequestParams = from(json!({
+                    "messages": [{"role": "user", "content": text(&arg("prompt"))}],
+                    "maxTokens": 100
+                }))?;
+                match peer.create_message(params).await {
+                    Ok(r) => {
+                        let content = serde_json::to_value(&r.message.content).unwrap_or_default();
+                        let said = content.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
+                        json!({"content": [text(&format!("LLM response: {said}"))]})
+                    }
+                    Err(e) => json!({"isError": true, "content": [text(&format!("sampling failed: {e}"))]}),
+                }
+            }
+            "test_elicitation" => Self::elicit(peer, json!({
+                "message": arg("message"),
+                "requestedSchema": {"type": "object", "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                }, "required": ["username", "email"]}
+            })).await?,
+            "test_elicitation_sep1034_defaults" => Self::elicit(peer, json!({
+                "message": "Please review and update the form fields with defaults",
+                "requestedSchema": {"type": "object", "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {"type": "string", "description": "User status",
+                        "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                }}
+            })).await?,
+            "test_elicitation_sep1330_enums" => Self::elicit(peer, json!({
+                "message": "Please select options from the enum fields",
+                "requestedSchema": {"type": "object", "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"}]},
+                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "items": {"type": "string",
+                        "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}]}}
+                }}
+            })).await?,
+            "test_reconnection" => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                json!({"content": [text("Reconnection test completed successfully")]})
+            }
+            "json_schema_2020_12_tool" => json!({"content": [text(&format!(
+                "received {}", Value::Object(args.clone())))]}),
+            other => return Err(ErrorData::invalid_params(format!("unknown tool {other}"), None)),
+        })
+    }
+}
+
+impl ServerHandler for Conformance {
+    fn get_info(&self) -> ServerConfig {
+        let caps: ServerCapabilities = serde_json::from_value(json!({
+            "tools": {}, "prompts": {}, "logging": {}, "completions": {},
+            "resources": {"subscribe": true},
+        }))
+        .expect("static capabilities");
+        let mut info = ServerConfig::new(caps);
+        info.server_info = rmcp::model::Implementation::new("skarn-conformance-server", "0.1.0");
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(from(tools())?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let v = self.call(&request.name, args, &context).await?;
+        Ok(CallToolResponse::Complete(from::<CallToolResult>(v)?))
+    }
+
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(from(json!([
+            {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"},
+            {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png"},
+            {"uri": "test://watched-resource", "name": "watched-resource", "mimeType": "text/plain"},
+        ]))?))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(from(json!([
+            {"uriTemplate": "test://template/{id}/data", "name": "template",
+             "mimeType": "application/json"}
+        ]))?))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let content = match uri {
+            "test://static-text" => json!({"uri": uri, "mimeType": "text/plain",
+                "text": "This is the content of the static text resource."}),
+            "test://static-binary" => json!({"uri": uri, "mimeType": "image/png", "blob": PNG}),
+            "test://watched-resource" => json!({"uri": uri, "mimeType": "text/plain",
+                "text": "Watched resource content"}),
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|r| r.strip_suffix("/data"))
+            {
+                Some(id) if !id.is_empty() && !id.contains('/') => json!({"uri": uri,
+                    "mimeType": "application/json",
+                    "text": json!({"id": id, "templateTest": true,
+                        "data": format!("Data for ID: {id}")}).to_string()}),
+                _ => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri}"),
+                        None,
+                    ));
+                }
+            },
+        };
+        Ok(ReadResourceResponse::Complete(from::<ReadResourceResult>(
+            json!({"contents": [content]}),
+        )?))
+    }
+
+    async fn subscribe(
+        &self,
+        _r: SubscribeRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        _r: UnsubscribeRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn set_level(
+        &self,
+        _r: SetLevelRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let prefix = request.argument.value.clone();
+        let values: Vec<String> = ["test1", "test2", "testing"]
+            .iter()
+            .filter(|v| v.starts_with(&prefix))
+            .map(|v| v.to_string())
+            .collect();
+        from(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
+    }
+
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let arg = |n: &str| json!({"name": n, "required": true});
+        Ok(ListPromptsResult::with_all_items(from(json!([
+            {"name": "test_simple_prompt", "description": "A simple prompt"},
+            {"name": "test_prompt_with_arguments", "description": "A prompt with arguments",
+             "arguments": [arg("arg1"), arg("arg2")]},
+            {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
+             "arguments": [arg("resourceUri")]},
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+        ]))?))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        let user = |content: Value| json!({"role": "user", "content": content});
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => json!([user(text("This is a simple prompt for testing."))]),
+            "test_prompt_with_arguments" => json!([user(text(&format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                arg("arg1"),
+                arg("arg2")
+            )))]),
+            "test_prompt_with_embedded_resource" => json!([
+                user(
+                    json!({"type": "resource", "resource": {"uri": arg("resourceUri"),
+                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+                ),
+                user(text("Please process the embedded resource above.")),
+            ]),
+            "test_prompt_with_image" => json!([
+                user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                user(text("Please analyze the image above.")),
+            ]),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown prompt {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(GetPromptResponse::Complete(from::<GetPromptResult>(
+            json!({"messages": messages}),
+        )?))
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let transport = rmcp::transport::io::stdio();
+    match Conformance.serve(transport).await {
+        Ok(service) => {
+            let _ = service.waiting().await;
+        }
+        Err(e) => eprintln!("skarn-conformance-server: {e}"),
+    }
+}
