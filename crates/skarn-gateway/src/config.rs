@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn limits_table_without_a_gateway_table() {
-        let c = Config::parse("[gateway.limits]\ndeadline = 1500\n", "f").unwrap();
+        let c = Config::parse("[gateway.limits]\ndeadline = \"1500ms\"\n", "f").unwrap();
         assert_eq!(c.gateway.limits.deadline, Duration::from_millis(1500));
         assert_eq!(c.gateway.worker_pool, GatewayConfig::default().worker_pool);
         let e = Config::parse("x = 1\n[gateway.limits]\nnope = 1\n", "f").unwrap_err();

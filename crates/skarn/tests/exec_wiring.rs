@@ -151,7 +151,7 @@ fn config_limits_mapping_and_invalid_arguments() {
     std::fs::write(
         &cfg,
         format!(
-            "[gateway.limits]\ndeadline = 1500\nmax_tool_calls = 7\n\n[servers.example]\ncommand = {:?}\n",
+            "[gateway.limits]\ndeadline = \"1500ms\"\nmax_tool_calls = 7\n\n[servers.example]\ncommand = {:?}\n",
             example.display().to_string()
         ),
     )
