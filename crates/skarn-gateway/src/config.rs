@@ -129,6 +129,10 @@ struct RawServer {
     enabled: bool,
     timeout: Option<f64>,
     start_timeout: Option<f64>,
+    sandbox: Option<Spanned<crate::sandbox_config::RawSandbox>>,
+    /// http: reach a loopback or private address (refused otherwise).
+    #[serde(default)]
+    allow_private: bool,
 }
 
 fn yes() -> bool {
@@ -145,11 +149,15 @@ pub enum ServerTransport {
         /// environment (see `crate::child_env`).
         env: BTreeMap<String, EnvValue>,
         cwd: Option<PathBuf>,
+        /// Its confinement (`[servers.<alias>.sandbox]`).
+        sandbox: crate::sandbox_config::SandboxConfig,
     },
     Http {
         url: String,
         auth: Option<Auth>,
         headers: BTreeMap<String, String>,
+        /// Whether the URL may name a loopback or private address.
+        allow_private: bool,
     },
 }
 
@@ -232,11 +240,18 @@ impl Config {
         cfg.path = Some(path.to_path_buf());
         // Relative working directories are relative to the file.
         let base = path.parent().unwrap_or(Path::new("."));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
         for s in &mut cfg.servers {
-            if let ServerTransport::Stdio { cwd: Some(cwd), .. } = &mut s.transport
-                && cwd.is_relative()
-            {
-                *cwd = base.join(&*cwd);
+            if let ServerTransport::Stdio { cwd, sandbox, .. } = &mut s.transport {
+                if let Some(cwd) = cwd
+                    && cwd.is_relative()
+                {
+                    *cwd = base.join(&*cwd);
+                }
+                let abs_base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+                sandbox.resolve_paths(&abs_base, home.as_deref());
             }
         }
         Ok(cfg)
@@ -314,8 +329,25 @@ impl Config {
         let mut servers = Vec::new();
         for (alias, spanned) in raw.servers.unwrap_or_default() {
             let at = spanned.span().start;
-            let raw = spanned.into_inner();
-            servers.push(validate_server(&alias, raw, &gateway, |m| err_at(at, m))?);
+            let mut raw = spanned.into_inner();
+            let sandbox = match raw.sandbox.take() {
+                Some(sb) => {
+                    let sb_at = sb.span().start;
+                    let (line, _) = line_col(text, sb_at);
+                    let cfg = crate::sandbox_config::validate(
+                        sb.into_inner(),
+                        format!("{file}:{line}"),
+                    )
+                    .map_err(|m| err_at(sb_at, format!("[servers.{alias}.sandbox]: {m}")))?;
+                    Some(cfg)
+                }
+                None => None,
+            };
+            let (line, _) = line_col(text, at);
+            let sandbox = sandbox.ok_or(format!("{file}:{line}"));
+            servers.push(validate_server(&alias, raw, sandbox, &gateway, |m| {
+                err_at(at, m)
+            })?);
         }
         Ok(Config {
             path: None,
@@ -345,6 +377,7 @@ fn secs(v: f64, what: &str) -> Result<Duration, String> {
 fn validate_server(
     alias: &str,
     raw: RawServer,
+    sandbox: Result<crate::sandbox_config::SandboxConfig, String>,
     gateway: &GatewayConfig,
     err: impl Fn(String) -> ConfigError,
 ) -> Result<ServerConfig, ConfigError> {
@@ -384,9 +417,10 @@ fn validate_server(
             let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
                 return Err(err(format!("{here}: a stdio server needs `command`")));
             };
-            if raw.url.is_some() || raw.auth.is_some() || !raw.headers.is_empty() {
+            if raw.url.is_some() || raw.auth.is_some() || !raw.headers.is_empty() || raw.allow_private
+            {
                 return Err(err(format!(
-                    "{here}: `url`, `auth` and `headers` apply only to transport = \"http\""
+                    "{here}: `url`, `auth`, `headers` and `allow_private` apply only to transport = \"http\""
                 )));
             }
             for (k, v) in &raw.env {
@@ -408,6 +442,10 @@ fn validate_server(
                 args: raw.args,
                 env: raw.env,
                 cwd: raw.cwd,
+                sandbox: sandbox.unwrap_or_else(|at| crate::sandbox_config::SandboxConfig {
+                    at,
+                    ..Default::default()
+                }),
             }
         }
         TransportKind::Http => {
@@ -423,9 +461,10 @@ fn validate_server(
                 || !raw.args.is_empty()
                 || !raw.env.is_empty()
                 || raw.cwd.is_some()
+                || sandbox.is_ok()
             {
                 return Err(err(format!(
-                    "{here}: `command`, `args`, `env` and `cwd` apply only to transport = \"stdio\""
+                    "{here}: `command`, `args`, `env`, `cwd` and `sandbox` apply only to transport = \"stdio\""
                 )));
             }
             for (k, v) in &raw.headers {
@@ -441,6 +480,7 @@ fn validate_server(
                 url,
                 auth: raw.auth,
                 headers: raw.headers,
+                allow_private: raw.allow_private,
             }
         }
     };

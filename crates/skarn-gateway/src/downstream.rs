@@ -153,6 +153,8 @@ pub struct Downstream {
     /// Bumped whenever this server's listing changes (the gateway rebuilds
     /// its catalogue lazily when it is behind).
     pub(crate) dirty: Arc<AtomicU64>,
+    /// Its sandbox: confined or not, hosts refused (issue 12).
+    pub sandbox: Arc<crate::sandbox_state::SandboxState>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -203,6 +205,7 @@ impl Downstream {
             events,
             relist: Arc::default(),
             dirty,
+            sandbox: Arc::default(),
         }
     }
 

@@ -65,6 +65,13 @@ pub struct ServerHealth {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub tools: usize,
+    /// Stdio servers: `sandboxed (net ...)` or `not sandboxed: why`
+    /// (empty before the first start).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub sandbox: String,
+    /// Hosts its sandbox refused, each with the line that allows it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub net_denied: Vec<crate::sandbox_state::Denial>,
 }
 
 /// The gateway.
@@ -350,6 +357,8 @@ impl Gateway {
                     } else {
                         0
                     },
+                    sandbox: s.sandbox.mode(),
+                    net_denied: s.sandbox.denials(),
                 }
             })
             .collect()
@@ -459,6 +468,13 @@ impl Gateway {
                     unavailable.push(json!({"server": h.name, "status": h.status, "cause": cause}));
                 }
                 _ => {}
+            }
+            for d in &h.net_denied {
+                text.push(format!(
+                    "server {} was denied network access to {} ({}); to allow it: \
+                     [servers.{}.sandbox] {}",
+                    h.name, d.host, d.reason, h.name, d.allow_line
+                ));
             }
         }
         if !starting.is_empty() {

@@ -13,5 +13,9 @@ fn main() -> ExitCode {
     if let Some(code) = cmd::hidden::dispatch() {
         return code;
     }
+    // Sandboxed downstream servers re-enter this binary as the helper.
+    if let Ok(exe) = std::env::current_exe() {
+        skarn_gateway::sandbox_spawn::set_helper(exe);
+    }
     cli::main()
 }

@@ -1,0 +1,322 @@
+//! Starting a stdio downstream inside the sandbox (issue 12): the host
+//! facts about its command ([`crate::sandbox_policy::ServerFacts`]), its
+//! private state directory, the plan, and the helper command that runs it.
+//!
+//! The helper is this program re-executed (`__sandbox-helper`): the
+//! binary registers itself with [`set_helper`] (the `skarn` binary does);
+//! a library user that registers nothing gets unconfined servers whose
+//! state says so (and a server with `enabled = true` fails).
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use skarn_sandbox::{HostFacts, NetPolicy, PlanError, presets};
+
+use crate::sandbox_config::SandboxConfig;
+use crate::sandbox_policy::{ServerFacts, env_overrides, server_policy, toolchain_of};
+
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
+static HOST: OnceLock<HostFacts> = OnceLock::new();
+
+/// Register the executable whose `main` dispatches `__sandbox-helper`
+/// (usually the running program itself).
+pub fn set_helper(exe: PathBuf) {
+    let _ = HELPER.set(exe);
+}
+
+/// The registered helper executable.
+pub fn helper() -> Option<&'static Path> {
+    HELPER.get().map(PathBuf::as_path)
+}
+
+/// Why a sandboxed server cannot be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("sandbox.enabled = true, but {0}")]
+    Required(String),
+    #[error("cannot create the state directory {path}: {err}")]
+    StateDir {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("no home or state directory: set HOME or XDG_STATE_HOME")]
+    NoStateHome,
+    #[error("net = \"allow:registries\": {0}")]
+    Registries(String),
+    #[error(transparent)]
+    Grant(#[from] skarn_sandbox::grants::GrantError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Launch(#[from] skarn_sandbox::launch::LaunchError),
+}
+
+/// What to run.
+pub enum Prepared {
+    /// The helper command (environment and plan set) and a description of
+    /// the confinement (`sandboxed (net deny)`).
+    Confined {
+        cmd: std::process::Command,
+        mode: String,
+    },
+    /// Run the command itself; why it is not confined.
+    Unconfined { reason: String },
+}
+
+fn var(env: &[(OsString, OsString)], k: &str) -> Option<PathBuf> {
+    env.iter()
+        .find(|(n, _)| n == k)
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|p| p.is_absolute())
+}
+
+/// `$XDG_STATE_HOME/skarn-servers/<alias>`, else
+/// `~/.local/state/skarn-servers/<alias>` (outside Skarn's own state
+/// directory, `~/.local/state/skarn`, a secret path of the sandbox).
+pub fn state_dir(alias: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    let base = var(env, "XDG_STATE_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".local/state")))?;
+    Some(base.join("skarn-servers").join(alias))
+}
+
+fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
+    let err = |err| SandboxError::StateDir {
+        path: p.to_path_buf(),
+        err,
+    };
+    std::fs::create_dir_all(p).map_err(err)?;
+    for d in [p, p.parent().unwrap_or(p)] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
+    }
+    std::fs::canonicalize(p).map_err(err)
+}
+
+fn find_on_path(cmd: &str, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
+    if cmd.contains('/') {
+        let p = cwd.join(cmd);
+        return p.is_file().then_some(p);
+    }
+    let path = path.map(|p| p.as_os_str().to_owned()).unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(cmd))
+        .find(|p| p.is_file())
+}
+
+/// The file as named and its canonical path.
+fn both(p: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p.to_path_buf()];
+    if let Ok(r) = std::fs::canonicalize(p)
+        && r != p
+    {
+        v.push(r);
+    }
+    v
+}
+
+/// The interpreter named by a `#!` line (through `/usr/bin/env NAME`).
+fn interpreter(file: &Path, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = String::from_utf8_lossy(line.split(|&b| b == b'\n').next()?).into_owned();
+    let mut words = line.split_whitespace();
+    let first = PathBuf::from(words.next()?);
+    if first.file_name().is_some_and(|n| n == "env") {
+        let name = words.find(|w| !w.starts_with('-'))?;
+        return find_on_path(name, path, cwd);
+    }
+    Some(first)
+}
+
+/// Installation directories above `p`: a `node_modules` directory it lies
+/// in or next to, a venv (a directory holding `pyvenv.cfg`).
+fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf>) {
+    for a in p.ancestors().skip(1) {
+        if a == Path::new("/") || home == Some(a) {
+            break;
+        }
+        if a.file_name().is_some_and(|n| n == "node_modules") || a.join("pyvenv.cfg").is_file() {
+            out.push(a.to_path_buf());
+            return;
+        }
+        let nm = a.join("node_modules");
+        if nm.is_dir() {
+            out.push(nm);
+            return;
+        }
+    }
+}
+
+fn host_facts() -> HostFacts {
+    HOST.get_or_init(HostFacts::probe).clone()
+}
+
+/// Prepare the start of a stdio server: confined when its configuration
+/// and the host allow it. `env` is its whole (minimal) environment.
+pub fn prepare(
+    alias: &str,
+    command: &str,
+    args: &[String],
+    cwd: Option<&PathBuf>,
+    cfg: &SandboxConfig,
+    mut env: Vec<(OsString, OsString)>,
+) -> Result<(Prepared, Vec<(OsString, OsString)>), SandboxError> {
+    let required = cfg.enabled == Some(true);
+    let off = |reason: String| -> Result<_, SandboxError> {
+        if required {
+            Err(SandboxError::Required(reason))
+        } else {
+            Ok(Prepared::Unconfined { reason })
+        }
+    };
+    if cfg.enabled == Some(false) {
+        return Ok((
+            Prepared::Unconfined {
+                reason: format!("sandbox.enabled = false ({})", cfg.at),
+            },
+            env,
+        ));
+    }
+    let Some(exe) = helper() else {
+        return Ok((off("this program has no sandbox helper".into())?, env));
+    };
+    let home = var(&env, "HOME");
+    let state = state_dir(alias, &env).ok_or(SandboxError::NoStateHome)?;
+    let state = make_private_dir(&state)?;
+    let path = var(&env, "PATH").or_else(|| env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into()));
+    let base = cwd.cloned().unwrap_or_else(|| state.clone());
+    let mut facts = ServerFacts {
+        state_dir: state.clone(),
+        cwd: cwd.cloned(),
+        ..Default::default()
+    };
+    if let Some(c) = find_on_path(command, path.as_ref(), &base) {
+        facts.command = both(&c);
+        if let Some(i) = interpreter(&c, path.as_ref(), &base) {
+            facts.interpreter = both(&i);
+        }
+    }
+    for a in args {
+        let p = Path::new(a);
+        let p = if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
+        if p.is_file() {
+            facts.arg_files.push(p);
+        }
+    }
+    let mut roots = Vec::new();
+    for p in facts.command.iter().chain(&facts.interpreter).chain(&facts.arg_files) {
+        install_roots(p, home.as_deref(), &mut roots);
+    }
+    roots.sort();
+    roots.dedup();
+    facts.install_roots = roots;
+    let rc = Path::new("/etc/resolv.conf");
+    facts.resolv_target = std::fs::canonicalize(rc)
+        .ok()
+        .filter(|t| rc.is_symlink() && !t.starts_with("/etc"));
+
+    let tools = toolchain_of(command, &facts);
+    let mut policy = server_policy(alias, cfg, &facts);
+    let mut caches: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(h) = &home {
+        presets::apply_toolchains(&mut policy, h);
+        for t in &tools {
+            presets::apply(&mut policy, t, h, &format!("server {alias}: its toolchain"));
+        }
+        for (t, var, dir) in [
+            ("node", "npm_config_cache", ".npm"),
+            ("python", "UV_CACHE_DIR", ".cache/uv"),
+            ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
+            ("python", "PIP_CACHE_DIR", ".cache/pip"),
+        ] {
+            if tools.contains(&t) && h.join(dir).is_dir() {
+                caches.push((var, h.join(dir)));
+            }
+        }
+    }
+    if let NetPolicy::AllowHosts(l) = &mut policy.net
+        && l.allow.iter().any(|a| a == skarn_egress::registries::KEYWORD)
+    {
+        let t: Vec<&str> = if tools.is_empty() { vec!["node", "python"] } else { tools.clone() };
+        let found = skarn_egress::registries::discover(&state, &t);
+        let mut allow: Vec<String> = Vec::new();
+        for a in std::mem::take(&mut l.allow) {
+            if a == skarn_egress::registries::KEYWORD {
+                allow.extend(found.patterns.iter().cloned());
+            } else {
+                allow.push(a);
+            }
+        }
+        allow.dedup();
+        if allow.is_empty() {
+            return Err(SandboxError::Registries(found.notes.join("; ")));
+        }
+        l.allow = allow;
+    }
+    let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    let mut host = host_facts();
+    host.observe_policy(&policy);
+    let mut argv: Vec<OsString> = vec![command.into()];
+    argv.extend(args.iter().map(OsString::from));
+    let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+        Ok(p) => p,
+        Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+        Err(e) => return Err(e.into()),
+    };
+    plan.report.notes.extend(notes);
+    plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+    env.retain(|(k, _)| !k.to_str().is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_")));
+    for (k, v) in env_overrides(&state, &caches) {
+        env.push((k.into(), v.into()));
+    }
+    let mut mode = format!("sandboxed (net {}", policy.net.as_str());
+    if let NetPolicy::AllowHosts(l) = &policy.net {
+        mode.push_str(&format!(": {}", l.allow.join(", ")));
+    }
+    mode.push(')');
+    if plan.report.status != skarn_sandbox::Status::FullyEnforced {
+        mode.push_str(", partly enforced on this host: see `skarn doctor`");
+    }
+    let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+    Ok((Prepared::Confined { cmd, mode }, env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_dir_prefers_xdg() {
+        let e = |v: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            v.iter().map(|(a, b)| (a.into(), b.into())).collect()
+        };
+        assert_eq!(
+            state_dir("a", &e(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/state/skarn-servers/a"))
+        );
+        assert_eq!(
+            state_dir("a", &e(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")])),
+            Some(PathBuf::from("/x/skarn-servers/a"))
+        );
+        assert_eq!(state_dir("a", &e(&[("HOME", "rel")])), None);
+    }
+
+    #[test]
+    fn roots_and_shebang() {
+        let d = tempfile::tempdir().unwrap();
+        let v = d.path().join("v");
+        std::fs::create_dir_all(v.join("bin")).unwrap();
+        std::fs::write(v.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let s = v.join("bin/srv");
+        std::fs::write(&s, "#!/usr/bin/env sh\n").unwrap();
+        let mut out = Vec::new();
+        install_roots(&s, None, &mut out);
+        assert_eq!(out, [v.clone()]);
+        let path = PathBuf::from("/usr/bin:/bin");
+        let i = interpreter(&s, Some(&path), d.path()).unwrap();
+        assert!(i.ends_with("sh"), "{i:?}");
+    }
+}
