@@ -101,6 +101,15 @@ pub struct Auth {
 pub enum EnvValue {
     Literal(String),
     FromEnv(FromEnv),
+    StateFile(StateFile),
+}
+
+/// `{ state_file = "memory.jsonl" }`: the absolute path of that file in
+/// the server's private state directory (issue 12).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateFile {
+    pub state_file: String,
 }
 
 /// `{ from_env = "VAR" }`.
@@ -427,6 +436,16 @@ fn validate_server(
                 let bad = |n: &str| n.is_empty() || n.contains('=') || n.contains('\0');
                 if bad(k) {
                     return Err(err(format!("{here}: env name {k:?} is not valid")));
+                }
+                if let EnvValue::StateFile(f) = v
+                    && (f.state_file.is_empty()
+                        || f.state_file.starts_with('/')
+                        || f.state_file.contains('\0')
+                        || f.state_file.split('/').any(|c| c == ".."))
+                {
+                    return Err(err(format!(
+                        "{here}: env.{k}: state_file must be a relative path without `..`"
+                    )));
                 }
                 if let EnvValue::FromEnv(f) = v
                     && bad(&f.from_env)

@@ -81,6 +81,18 @@ pub fn state_dir(alias: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     Some(base.join("skarn-servers").join(alias))
 }
 
+/// Create the server's state directory (mode 0700) and return its
+/// canonical path; `None` without a home or state directory.
+pub fn ensure_state_dir(
+    alias: &str,
+    env: &[(OsString, OsString)],
+) -> Result<Option<PathBuf>, SandboxError> {
+    match state_dir(alias, env) {
+        Some(d) => make_private_dir(&d).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
     let err = |err| SandboxError::StateDir {
         path: p.to_path_buf(),
@@ -132,14 +144,42 @@ fn interpreter(file: &Path, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBu
 }
 
 /// Installation directories above `p`: a `node_modules` directory it lies
-/// in or next to, a venv (a directory holding `pyvenv.cfg`).
+/// in or next to, a venv (a directory holding `pyvenv.cfg`) and the Python
+/// installation it was made from, the prefix of a `PREFIX/bin/NAME`
+/// program (a pyenv or nvm version) unless that prefix is `/`, the home
+/// directory or `~/.local`.
 fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf>) {
+    let broad = |d: &Path| {
+        d == Path::new("/") || home.is_some_and(|h| d == h || d == h.join(".local"))
+    };
+    if let Some(bin) = p.parent()
+        && bin.file_name().is_some_and(|n| n == "bin")
+        && let Some(prefix) = bin.parent()
+        && !broad(prefix)
+        && !bin.join("activate").is_file()
+    {
+        out.push(prefix.to_path_buf());
+    }
     for a in p.ancestors().skip(1) {
         if a == Path::new("/") || home == Some(a) {
             break;
         }
-        if a.file_name().is_some_and(|n| n == "node_modules") || a.join("pyvenv.cfg").is_file() {
+        if a.file_name().is_some_and(|n| n == "node_modules") {
             out.push(a.to_path_buf());
+            return;
+        }
+        if let Ok(cfg) = std::fs::read_to_string(a.join("pyvenv.cfg")) {
+            out.push(a.to_path_buf());
+            // `home = PREFIX/bin`: the interpreter the venv was made from.
+            let base = cfg.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "home").then(|| PathBuf::from(v.trim()))
+            });
+            if let Some(b) = base.filter(|b| b.is_absolute())
+                && let Some(prefix) = b.parent().filter(|p| !broad(p))
+            {
+                out.push(std::fs::canonicalize(prefix).unwrap_or(prefix.to_path_buf()));
+            }
             return;
         }
         let nm = a.join("node_modules");
@@ -157,6 +197,7 @@ fn host_facts() -> HostFacts {
 /// Prepare the start of a stdio server: confined when its configuration
 /// and the host allow it. `env` is its whole (minimal) environment.
 pub fn prepare(
+    state: Option<&Path>,
     alias: &str,
     command: &str,
     args: &[String],
@@ -184,8 +225,7 @@ pub fn prepare(
         return Ok((off("this program has no sandbox helper".into())?, env));
     };
     let home = var(&env, "HOME");
-    let state = state_dir(alias, &env).ok_or(SandboxError::NoStateHome)?;
-    let state = make_private_dir(&state)?;
+    let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
     let path = var(&env, "PATH").or_else(|| env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into()));
     let base = cwd.cloned().unwrap_or_else(|| state.clone());
     let mut facts = ServerFacts {
@@ -314,7 +354,9 @@ mod tests {
         std::fs::write(&s, "#!/usr/bin/env sh\n").unwrap();
         let mut out = Vec::new();
         install_roots(&s, None, &mut out);
-        assert_eq!(out, [v.clone()]);
+        out.sort();
+        out.dedup();
+        assert_eq!(out, [v.clone(), PathBuf::from("/usr")]);
         let path = PathBuf::from("/usr/bin:/bin");
         let i = interpreter(&s, Some(&path), d.path()).unwrap();
         assert!(i.ends_with("sh"), "{i:?}");

@@ -46,8 +46,13 @@ pub fn spawn(
     spec: &Spec<'_>,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
-    let env = crate::child_env::build(std::env::vars_os(), spec.env).map_err(|e| e.to_string())?;
+    let parent: Vec<_> = std::env::vars_os().collect();
+    let state = crate::sandbox_spawn::ensure_state_dir(spec.alias, &parent)
+        .map_err(|e| format!("sandbox: {e}"))?;
+    let env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
+        .map_err(|e| e.to_string())?;
     let (prepared, env) = crate::sandbox_spawn::prepare(
+        state.as_deref(),
         spec.alias,
         spec.command,
         spec.args,
