@@ -277,6 +277,19 @@ pub fn prepare(
             }
         }
     }
+    if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
+        // No network: package runners use their cache only and fail at
+        // once (with the hint of `crate::sandbox_hint`) instead of retrying.
+        for (t, var, val) in [
+            ("node", "npm_config_offline", "true"),
+            ("python", "UV_OFFLINE", "1"),
+            ("python", "PIP_NO_INDEX", "1"),
+        ] {
+            if tools.contains(&t) {
+                caches.push((var, PathBuf::from(val)));
+            }
+        }
+    }
     if let NetPolicy::AllowHosts(l) = &mut policy.net
         && l.allow.iter().any(|a| a == skarn_egress::registries::KEYWORD)
     {
