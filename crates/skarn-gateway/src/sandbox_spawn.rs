@@ -42,6 +42,8 @@ pub enum SandboxError {
         #[source]
         err: std::io::Error,
     },
+    #[error("cannot run {0:?}: no such file (looked {1})")]
+    NotFound(String, String),
     #[error("no home or state directory: set HOME or XDG_STATE_HOME")]
     NoStateHome,
     #[error("net = \"allow:registries\": {0}")]
@@ -228,16 +230,32 @@ pub fn prepare(
     let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
     let path = var(&env, "PATH").or_else(|| env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into()));
     let base = cwd.cloned().unwrap_or_else(|| state.clone());
+    // A relative command with a slash is found from the configured working
+    // directory, else from the gateway's, as when it runs unconfined; the
+    // sandbox starts it by its absolute path.
+    let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
+    let command_path = (command.contains('/') && !Path::new(command).is_absolute())
+        .then(|| cwd.unwrap_or(&here).join(command));
+    let command_arg: &str = match &command_path {
+        Some(p) => p.to_str().unwrap_or(command),
+        None => command,
+    };
     let mut facts = ServerFacts {
         state_dir: state.clone(),
         cwd: cwd.cloned(),
         ..Default::default()
     };
-    if let Some(c) = find_on_path(command, path.as_ref(), &base) {
+    if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
         facts.command = both(&c);
         if let Some(i) = interpreter(&c, path.as_ref(), &base) {
             facts.interpreter = both(&i);
         }
+    } else {
+        let looked = match &command_path {
+            Some(p) => format!("at {}", p.display()),
+            None => "on PATH".into(),
+        };
+        return Err(SandboxError::NotFound(command.to_owned(), looked));
     }
     for a in args {
         let p = Path::new(a);
@@ -312,7 +330,7 @@ pub fn prepare(
     let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
     let mut host = host_facts();
     host.observe_policy(&policy);
-    let mut argv: Vec<OsString> = vec![command.into()];
+    let mut argv: Vec<OsString> = vec![command_arg.into()];
     argv.extend(args.iter().map(OsString::from));
     let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
         Ok(p) => p,
