@@ -343,11 +343,11 @@ impl Config {
                 Some(sb) => {
                     let sb_at = sb.span().start;
                     let (line, _) = line_col(text, sb_at);
-                    let cfg = crate::sandbox_config::validate(
-                        sb.into_inner(),
-                        format!("{file}:{line}"),
-                    )
-                    .map_err(|m| err_at(sb_at, format!("[servers.{alias}.sandbox]: {m}")))?;
+                    let cfg =
+                        crate::sandbox_config::validate(sb.into_inner(), format!("{file}:{line}"))
+                            .map_err(|m| {
+                                err_at(sb_at, format!("[servers.{alias}.sandbox]: {m}"))
+                            })?;
                     Some(cfg)
                 }
                 None => None,
@@ -426,7 +426,10 @@ fn validate_server(
             let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
                 return Err(err(format!("{here}: a stdio server needs `command`")));
             };
-            if raw.url.is_some() || raw.auth.is_some() || !raw.headers.is_empty() || raw.allow_private
+            if raw.url.is_some()
+                || raw.auth.is_some()
+                || !raw.headers.is_empty()
+                || raw.allow_private
             {
                 return Err(err(format!(
                     "{here}: `url`, `auth`, `headers` and `allow_private` apply only to transport = \"http\""

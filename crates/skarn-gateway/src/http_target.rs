@@ -29,7 +29,11 @@ pub fn host_port(url: &str) -> Option<(String, u16)> {
     let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
     let port = uri
         .port_u16()
-        .unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
     Some((host.to_owned(), port))
 }
 
@@ -99,7 +103,10 @@ mod tests {
         assert_eq!(check_literal("127.0.0.1").unwrap_err().why, "loopback");
         assert_eq!(check_literal("::1").unwrap_err().why, "loopback");
         assert_eq!(check_literal("10.1.2.3").unwrap_err().why, "private");
-        assert_eq!(check_literal("169.254.169.254").unwrap_err().why, "cloud metadata");
+        assert_eq!(
+            check_literal("169.254.169.254").unwrap_err().why,
+            "cloud metadata"
+        );
         assert!(check_literal("LOCALHOST").is_err());
         assert_eq!(check_literal("93.184.216.34"), Ok(false));
         assert_eq!(check_literal("mcp.example.com"), Ok(true));
@@ -107,7 +114,9 @@ mod tests {
 
     #[tokio::test]
     async fn urls() {
-        let e = check_url("http://localhost:1/mcp", false).await.unwrap_err();
+        let e = check_url("http://localhost:1/mcp", false)
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("allow_private = true"), "{e}");
         assert!(check_url("http://127.0.0.1:1/mcp", true).await.is_ok());
         assert!(check_url("http://10.0.0.1/mcp", false).await.is_err());

@@ -42,6 +42,7 @@ pub mod listing;
 pub mod oversize;
 pub mod relist;
 pub mod sandbox_config;
+mod sandbox_facts;
 pub mod sandbox_hint;
 pub mod sandbox_policy;
 pub mod sandbox_spawn;

@@ -220,7 +220,11 @@ mod tests {
         assert_eq!(parse_size("2GiB"), Ok(2 << 30));
         assert_eq!(parse_size("100"), Ok(100));
         assert!(parse_size("lots").is_err());
-        let c = validate(raw("memory = \"1G\"\nmax_file_size = 1048577\n"), "f:1".into()).unwrap();
+        let c = validate(
+            raw("memory = \"1G\"\nmax_file_size = 1048577\n"),
+            "f:1".into(),
+        )
+        .unwrap();
         assert_eq!(c.memory_mb, Some(1024));
         assert_eq!(c.max_file_size_mb, Some(2));
     }

@@ -9,7 +9,9 @@ use skarn_sandbox::NetPolicy;
 use crate::sandbox_config::SandboxConfig;
 
 /// Commands that fetch packages on their first run.
-const FETCHERS: &[&str] = &["npx", "pnpx", "bunx", "uvx", "pipx", "yarn", "pnpm", "npm", "uv"];
+const FETCHERS: &[&str] = &[
+    "npx", "pnpx", "bunx", "uvx", "pipx", "yarn", "pnpm", "npm", "uv",
+];
 
 /// `; hint ...` for a failed start of `command` in `mode`, or empty.
 pub fn fetch_hint(alias: &str, command: &str, cfg: &SandboxConfig, mode: &str) -> String {

@@ -43,7 +43,9 @@ pub fn toolchain_of(command: &str, facts: &ServerFacts) -> Vec<&'static str> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut v = Vec::new();
-    let node = ["npx", "npm", "node", "nodejs", "pnpm", "pnpx", "yarn", "bun", "bunx"];
+    let node = [
+        "npx", "npm", "node", "nodejs", "pnpm", "pnpx", "yarn", "bun", "bunx",
+    ];
     let python = ["uvx", "uv", "pipx", "python", "python3"];
     let roots = facts.install_roots.iter();
     if node.contains(&base.as_str())
@@ -77,7 +79,8 @@ pub fn server_policy(alias: &str, cfg: &SandboxConfig, facts: &ServerFacts) -> P
         format!("the private state directory of server {alias}"),
     );
     for c in facts.command.iter().chain(&facts.interpreter) {
-        p.exec.push(Grant::new(c, format!("server {alias}: its command")));
+        p.exec
+            .push(Grant::new(c, format!("server {alias}: its command")));
     }
     for r in &facts.install_roots {
         p.exec
@@ -107,7 +110,8 @@ pub fn server_policy(alias: &str, cfg: &SandboxConfig, facts: &ServerFacts) -> P
     if cfg.net != NetPolicy::DenyAll {
         p.sources.insert("net".into(), src("net"));
     }
-    if let (Some(t), NetPolicy::AllowOutbound | NetPolicy::AllowAll) = (&facts.resolv_target, &p.net)
+    if let (Some(t), NetPolicy::AllowOutbound | NetPolicy::AllowAll) =
+        (&facts.resolv_target, &p.net)
     {
         p.read.push(Grant::new(t, "default (DNS for net)"));
     }
@@ -190,7 +194,10 @@ mod tests {
             ..Default::default()
         };
         let p = server_policy("a", &cfg, &facts());
-        assert_eq!(p.workspace, Path::new("/home/u/.local/state/skarn-servers/a"));
+        assert_eq!(
+            p.workspace,
+            Path::new("/home/u/.local/state/skarn-servers/a")
+        );
         assert_eq!(p.net, NetPolicy::DenyAll);
         assert_eq!(p.limits.timeout_secs, None);
         assert_eq!(p.limits.memory_mb, Some(512));

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 use skarn_sandbox::{HostFacts, NetPolicy, PlanError, presets};
 
 use crate::sandbox_config::SandboxConfig;
+use crate::sandbox_facts::{both, find_on_path, install_roots, interpreter};
 use crate::sandbox_policy::{ServerFacts, env_overrides, server_policy, toolchain_of};
 
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
@@ -79,7 +80,8 @@ fn var(env: &[(OsString, OsString)], k: &str) -> Option<PathBuf> {
 /// `~/.local/state/skarn-servers/<alias>` (outside Skarn's own state
 /// directory, `~/.local/state/skarn`, a secret path of the sandbox).
 pub fn state_dir(alias: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
-    let base = var(env, "XDG_STATE_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".local/state")))?;
+    let base =
+        var(env, "XDG_STATE_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".local/state")))?;
     Some(base.join("skarn-servers").join(alias))
 }
 
@@ -105,91 +107,6 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
     }
     std::fs::canonicalize(p).map_err(err)
-}
-
-fn find_on_path(cmd: &str, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
-    if cmd.contains('/') {
-        let p = cwd.join(cmd);
-        return p.is_file().then_some(p);
-    }
-    let path = path.map(|p| p.as_os_str().to_owned()).unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(cmd))
-        .find(|p| p.is_file())
-}
-
-/// The file as named and its canonical path.
-fn both(p: &Path) -> Vec<PathBuf> {
-    let mut v = vec![p.to_path_buf()];
-    if let Ok(r) = std::fs::canonicalize(p)
-        && r != p
-    {
-        v.push(r);
-    }
-    v
-}
-
-/// The interpreter named by a `#!` line (through `/usr/bin/env NAME`).
-fn interpreter(file: &Path, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
-    let line = head[..n].strip_prefix(b"#!")?;
-    let line = String::from_utf8_lossy(line.split(|&b| b == b'\n').next()?).into_owned();
-    let mut words = line.split_whitespace();
-    let first = PathBuf::from(words.next()?);
-    if first.file_name().is_some_and(|n| n == "env") {
-        let name = words.find(|w| !w.starts_with('-'))?;
-        return find_on_path(name, path, cwd);
-    }
-    Some(first)
-}
-
-/// Installation directories above `p`: a `node_modules` directory it lies
-/// in or next to, a venv (a directory holding `pyvenv.cfg`) and the Python
-/// installation it was made from, the prefix of a `PREFIX/bin/NAME`
-/// program (a pyenv or nvm version) unless that prefix is `/`, the home
-/// directory or `~/.local`.
-fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf>) {
-    let broad = |d: &Path| {
-        d == Path::new("/") || home.is_some_and(|h| d == h || d == h.join(".local"))
-    };
-    if let Some(bin) = p.parent()
-        && bin.file_name().is_some_and(|n| n == "bin")
-        && let Some(prefix) = bin.parent()
-        && !broad(prefix)
-        && !bin.join("activate").is_file()
-    {
-        out.push(prefix.to_path_buf());
-    }
-    for a in p.ancestors().skip(1) {
-        if a == Path::new("/") || home == Some(a) {
-            break;
-        }
-        if a.file_name().is_some_and(|n| n == "node_modules") {
-            out.push(a.to_path_buf());
-            return;
-        }
-        if let Ok(cfg) = std::fs::read_to_string(a.join("pyvenv.cfg")) {
-            out.push(a.to_path_buf());
-            // `home = PREFIX/bin`: the interpreter the venv was made from.
-            let base = cfg.lines().find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                (k.trim() == "home").then(|| PathBuf::from(v.trim()))
-            });
-            if let Some(b) = base.filter(|b| b.is_absolute())
-                && let Some(prefix) = b.parent().filter(|p| !broad(p))
-            {
-                out.push(std::fs::canonicalize(prefix).unwrap_or(prefix.to_path_buf()));
-            }
-            return;
-        }
-        let nm = a.join("node_modules");
-        if nm.is_dir() {
-            out.push(nm);
-            return;
-        }
-    }
 }
 
 fn host_facts() -> HostFacts {
@@ -228,7 +145,7 @@ pub fn prepare(
     };
     let home = var(&env, "HOME");
     let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
-    let path = var(&env, "PATH").or_else(|| env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into()));
+    let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
     let base = cwd.cloned().unwrap_or_else(|| state.clone());
     // A relative command with a slash is found from the configured working
     // directory, else from the gateway's, as when it runs unconfined; the
@@ -259,13 +176,22 @@ pub fn prepare(
     }
     for a in args {
         let p = Path::new(a);
-        let p = if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        };
         if p.is_file() {
             facts.arg_files.push(p);
         }
     }
     let mut roots = Vec::new();
-    for p in facts.command.iter().chain(&facts.interpreter).chain(&facts.arg_files) {
+    for p in facts
+        .command
+        .iter()
+        .chain(&facts.interpreter)
+        .chain(&facts.arg_files)
+    {
         install_roots(p, home.as_deref(), &mut roots);
     }
     roots.sort();
@@ -309,9 +235,15 @@ pub fn prepare(
         }
     }
     if let NetPolicy::AllowHosts(l) = &mut policy.net
-        && l.allow.iter().any(|a| a == skarn_egress::registries::KEYWORD)
+        && l.allow
+            .iter()
+            .any(|a| a == skarn_egress::registries::KEYWORD)
     {
-        let t: Vec<&str> = if tools.is_empty() { vec!["node", "python"] } else { tools.clone() };
+        let t: Vec<&str> = if tools.is_empty() {
+            vec!["node", "python"]
+        } else {
+            tools.clone()
+        };
         let found = skarn_egress::registries::discover(&state, &t);
         let mut allow: Vec<String> = Vec::new();
         for a in std::mem::take(&mut l.allow) {
@@ -339,7 +271,10 @@ pub fn prepare(
     };
     plan.report.notes.extend(notes);
     plan.report_format = skarn_sandbox::plan::ReportFormat::None;
-    env.retain(|(k, _)| !k.to_str().is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_")));
+    env.retain(|(k, _)| {
+        !k.to_str()
+            .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
+    });
     for (k, v) in env_overrides(&state, &caches) {
         env.push((k.into(), v.into()));
     }
@@ -373,23 +308,5 @@ mod tests {
             Some(PathBuf::from("/x/skarn-servers/a"))
         );
         assert_eq!(state_dir("a", &e(&[("HOME", "rel")])), None);
-    }
-
-    #[test]
-    fn roots_and_shebang() {
-        let d = tempfile::tempdir().unwrap();
-        let v = d.path().join("v");
-        std::fs::create_dir_all(v.join("bin")).unwrap();
-        std::fs::write(v.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-        let s = v.join("bin/srv");
-        std::fs::write(&s, "#!/usr/bin/env sh\n").unwrap();
-        let mut out = Vec::new();
-        install_roots(&s, None, &mut out);
-        out.sort();
-        out.dedup();
-        assert_eq!(out, [v.clone(), PathBuf::from("/usr")]);
-        let path = PathBuf::from("/usr/bin:/bin");
-        let i = interpreter(&s, Some(&path), d.path()).unwrap();
-        assert!(i.ends_with("sh"), "{i:?}");
     }
 }

@@ -223,7 +223,10 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
     let private = &sc["servers_unavailable"][1];
     assert_eq!(private["server"], "unlisted", "{sc}");
     let cause = private["cause"].as_str().unwrap();
-    assert!(cause.contains("loopback") && cause.contains("allow_private = true"), "{sc}");
+    assert!(
+        cause.contains("loopback") && cause.contains("allow_private = true"),
+        "{sc}"
+    );
     // A call through the HTTP downstream works end to end.
     let m = rpc(
         &mut stdin,

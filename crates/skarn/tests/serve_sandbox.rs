@@ -19,7 +19,11 @@ const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
 fn bin(name: &str) -> PathBuf {
     let p = Path::new(SKARN).with_file_name(name);
-    assert!(p.exists(), "{} is missing: cargo build -p skarn-example-server", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: cargo build -p skarn-example-server",
+        p.display()
+    );
     p
 }
 
@@ -187,18 +191,32 @@ fn a_hostile_server_under_the_default_policy_is_contained() {
     );
     assert!(out.contains("read ") && out.contains(": failed"), "{out}");
     assert!(!out.contains("FAKE-PRIVATE-KEY"), "{out}");
-    assert!(out.contains(&format!("connect 127.0.0.1:{port}: failed")), "{out}");
+    assert!(
+        out.contains(&format!("connect 127.0.0.1:{port}: failed")),
+        "{out}"
+    );
     assert!(!out.contains("topsecret-4242"), "{out}");
     let state = home.join(".local/state/skarn-servers/h");
     assert!(out.contains(&format!("HOME={}", state.display())), "{out}");
     // The gateway's own environment, through /proc.
-    let out = s.call(3, "h__attack", json!({"read": format!("/proc/{gw_pid}/environ"), "write": home.join("pwned")}));
+    let out = s.call(
+        3,
+        "h__attack",
+        json!({"read": format!("/proc/{gw_pid}/environ"), "write": home.join("pwned")}),
+    );
     assert!(!out.contains("topsecret-4242"), "{out}");
     assert!(out.contains("write ") && out.contains(": failed"), "{out}");
     // Through the proxy: an allowed proxy, a refused host.
-    let out = s.call(4, "p__attack", json!({"proxy_connect": "evil.test:443", "connect": format!("127.0.0.1:{port}")}));
+    let out = s.call(
+        4,
+        "p__attack",
+        json!({"proxy_connect": "evil.test:443", "connect": format!("127.0.0.1:{port}")}),
+    );
     assert!(out.contains("proxy evil.test:443: failed"), "{out}");
-    assert!(out.contains(&format!("connect 127.0.0.1:{port}: failed")), "{out}");
+    assert!(
+        out.contains(&format!("connect 127.0.0.1:{port}: failed")),
+        "{out}"
+    );
     // The refusal is in the server's state, with the line that allows it.
     let out = s.call(5, "search", json!({"query": "attack"}));
     assert!(
@@ -212,7 +230,10 @@ fn a_hostile_server_under_the_default_policy_is_contained() {
     s.finish();
 
     // Checked from outside, after the gateway is gone.
-    assert!(!outside.exists(), "a write outside the state directory landed");
+    assert!(
+        !outside.exists(),
+        "a write outside the state directory landed"
+    );
     assert!(!home.join("pwned").exists());
     let mut left = with_marker(&marker);
     for _ in 0..100 {
@@ -223,7 +244,11 @@ fn a_hostile_server_under_the_default_policy_is_contained() {
         left = with_marker(&marker);
     }
     assert!(left.is_empty(), "processes left behind: {left:?}");
-    assert_eq!(got.load(Ordering::SeqCst), 0, "the host listener was reached");
+    assert_eq!(
+        got.load(Ordering::SeqCst),
+        0,
+        "the host listener was reached"
+    );
     let log = std::fs::read_to_string(&stderr).unwrap();
     assert!(
         log.contains("evil.test:443")
@@ -257,8 +282,16 @@ fn real_servers_work_under_the_defaults() {
     expect.push(("example", "example__add", json!({"a": 2, "b": 40}), "42"));
     // Locally installed packages only (no network in the test).
     if let Some(p) = which("mcp-server-everything") {
-        body.push_str(&format!("\n[servers.everything]\ncommand = {:?}\n", p.display().to_string()));
-        expect.push(("everything", "everything__echo", json!({"message": "hi there"}), "hi there"));
+        body.push_str(&format!(
+            "\n[servers.everything]\ncommand = {:?}\n",
+            p.display().to_string()
+        ));
+        expect.push((
+            "everything",
+            "everything__echo",
+            json!({"message": "hi there"}),
+            "hi there",
+        ));
     }
     if let Some(p) = which("mcp-server-memory") {
         // One documented line: its file in the server's state directory.
@@ -278,7 +311,12 @@ fn real_servers_work_under_the_defaults() {
             data.display().to_string()
         ));
         let f = data.join("hello.txt").display().to_string();
-        expect.push(("files", "files__read_text_file", json!({"path": f}), "granted root"));
+        expect.push((
+            "files",
+            "files__read_text_file",
+            json!({"path": f}),
+            "granted root",
+        ));
     }
     // A venv with mcp-server-time (.ci/install.d/40-gateway.sh makes one).
     let venv = std::env::var_os("SKARN_TEST_PY_TIME_VENV")
@@ -295,14 +333,22 @@ fn real_servers_work_under_the_defaults() {
             "\n[servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
             p.display().to_string()
         ));
-        expect.push(("time", "time__get_current_time", json!({"timezone": "UTC"}), "UTC"));
+        expect.push((
+            "time",
+            "time__get_current_time",
+            json!({"timezone": "UTC"}),
+            "UTC",
+        ));
     }
     let cfg = dir.path().join("skarn.toml");
     std::fs::write(&cfg, &body).unwrap();
     let stderr = dir.path().join("stderr.log");
     let mut s = Session::start(&cfg, &home, &stderr);
     s.settle();
-    eprintln!("servers tried: {:?}", expect.iter().map(|e| e.0).collect::<Vec<_>>());
+    eprintln!(
+        "servers tried: {:?}",
+        expect.iter().map(|e| e.0).collect::<Vec<_>>()
+    );
     for (i, (alias, tool, args, want)) in expect.iter().enumerate() {
         let out = s.call(10 + i as u64, tool, args.clone());
         assert!(

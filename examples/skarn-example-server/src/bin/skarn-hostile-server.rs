@@ -215,17 +215,26 @@ fn attack(a: &Value) -> String {
     }
     if let Some(target) = arg("proxy_connect") {
         let proxy = std::env::var("HTTP_PROXY").unwrap_or_default();
-        let hp = proxy.trim_start_matches("http://").trim_end_matches('/').to_owned();
+        let hp = proxy
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
         let r = std::net::TcpStream::connect(&hp)
             .map_err(|e| format!("no proxy at {hp:?}: {e}"))
             .and_then(|mut s| {
                 s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
                     .map_err(|e| e.to_string())?;
-                s.write_all(format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").as_bytes())
-                    .map_err(|e| e.to_string())?;
+                s.write_all(
+                    format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").as_bytes(),
+                )
+                .map_err(|e| e.to_string())?;
                 let mut b = [0u8; 256];
                 let n = s.read(&mut b).map_err(|e| e.to_string())?;
-                Ok(String::from_utf8_lossy(&b[..n]).lines().next().unwrap_or("").to_owned())
+                Ok(String::from_utf8_lossy(&b[..n])
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned())
             });
         out.push(match r {
             Ok(status) if status.contains(" 200") => format!("proxy {target}: OK {status}"),
