@@ -159,7 +159,7 @@ pub enum ServerTransport {
         env: BTreeMap<String, EnvValue>,
         cwd: Option<PathBuf>,
         /// Its confinement (`[servers.<alias>.sandbox]`).
-        sandbox: crate::sandbox_config::SandboxConfig,
+        sandbox: Box<crate::sandbox_config::SandboxConfig>,
     },
     Http {
         url: String,
@@ -464,10 +464,12 @@ fn validate_server(
                 args: raw.args,
                 env: raw.env,
                 cwd: raw.cwd,
-                sandbox: sandbox.unwrap_or_else(|at| crate::sandbox_config::SandboxConfig {
-                    at,
-                    ..Default::default()
-                }),
+                sandbox: Box::new(sandbox.unwrap_or_else(|at| {
+                    crate::sandbox_config::SandboxConfig {
+                        at,
+                        ..Default::default()
+                    }
+                })),
             }
         }
         TransportKind::Http => {

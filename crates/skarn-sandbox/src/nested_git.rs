@@ -195,7 +195,7 @@ pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String
     let (now, truncated) = find_capped(roots, usize::MAX);
     let mut out = Vec::new();
     for git in now.iter().filter(|g| !before.contains(g)) {
-        if roots.contains(git) && !std::fs::symlink_metadata(git.join("HEAD")).is_ok() {
+        if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }
         let Some(why) = unsafe_repo(git) else {

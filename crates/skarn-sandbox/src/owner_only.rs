@@ -55,7 +55,7 @@ pub fn find(dirs: &[&str], skip: &[PathBuf]) -> OwnerOnly {
             if seen > MAX_ENTRIES {
                 out.truncated = true;
                 out.paths.push(dir.clone());
-                out.paths.extend(stack.drain(..));
+                out.paths.append(&mut stack);
                 out.paths.sort();
                 return out;
             }

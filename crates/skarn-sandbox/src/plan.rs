@@ -672,7 +672,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     let mut protects: Vec<FsOp> = Vec::new();
     if policy.protect_persistence {
         if ns.mount {
-            let ws_is_home = homes.iter().any(|h| *h == ws);
+            let ws_is_home = homes.contains(&ws);
             for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
                 let (reserve, reserve_if) = match en.reserve {
                     Reserve::Always => (true, Vec::new()),
