@@ -632,6 +632,48 @@ timeout = 5
     }
 
     #[test]
+    fn sandbox_table_and_its_errors() {
+        let text = "[servers.a]\ncommand = \"x\"\n\n[servers.a.sandbox]\nnet = \"allow:a.test\"\nwrite = [\"out\"]\nmemory = \"512M\"\n";
+        let c = Config::parse(text, "skarn.toml").unwrap();
+        let ServerTransport::Stdio { sandbox, .. } = &c.servers[0].transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(sandbox.at, "skarn.toml:4");
+        assert_eq!(sandbox.memory_mb, Some(512));
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\n[servers.a.sandbox]\nnet = \"maybe\"\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(
+            e.message.contains("[servers.a.sandbox]: sandbox.net"),
+            "{e}"
+        );
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\n[servers.a.sandbox]\nreed = []\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        let e = Config::parse(
+            "[servers.a]\nurl = \"http://h/mcp\"\n[servers.a.sandbox]\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("sandbox"), "{e}");
+        let e =
+            Config::parse("[servers.a]\ncommand = \"x\"\nallow_private = true\n", "f").unwrap_err();
+        assert!(e.message.contains("allow_private"), "{e}");
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\nenv = { F = { state_file = \"../x\" } }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("state_file"), "{e}");
+    }
+
+    #[test]
     fn syntax_error_has_location() {
         let e = Config::parse("[gateway\n", "f").unwrap_err();
         assert_eq!(e.line, 1, "{e}");
