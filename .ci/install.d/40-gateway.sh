@@ -23,8 +23,12 @@ for pkg in server-memory server-filesystem; do
         npm install --global --no-audit --no-fund --loglevel=error "@modelcontextprotocol/$pkg"
     fi
 done
-VENV=/opt/skarn-ci/mcp-time-venv
+VENV=/usr/local/lib/skarn-ci/mcp-time-venv
 if [ ! -x "$VENV/bin/mcp-server-time" ]; then
-    "$PY" -m venv "$VENV"
+    mkdir -p "$(dirname "$VENV")"
+    # The system Python when there is one: every user (tests run as uid
+    # 65534 too) can run it.
+    PYSYS=$(command -v /usr/bin/python3 || command -v "$PY")
+    "$PYSYS" -m venv "$VENV"
     "$VENV/bin/pip" install --quiet --disable-pip-version-check mcp-server-time
 fi

@@ -109,8 +109,21 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
     std::fs::canonicalize(p).map_err(err)
 }
 
-fn host_facts() -> HostFacts {
-    HOST.get_or_init(HostFacts::probe).clone()
+/// The host's facts for `policy`. Probed, and (for root) the walk of the
+/// system directories for entries closed to others done, once per
+/// gateway: a server's restart does not pay for them again. Only the
+/// workspace's owner depends on the policy.
+fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
+    let mut h = HOST
+        .get_or_init(|| {
+            let mut h = HostFacts::probe();
+            h.observe_policy(policy);
+            h
+        })
+        .clone();
+    use std::os::unix::fs::MetadataExt;
+    h.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
+    h
 }
 
 /// Prepare the start of a stdio server: confined when its configuration
@@ -260,8 +273,7 @@ pub fn prepare(
         l.allow = allow;
     }
     let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    let mut host = host_facts();
-    host.observe_policy(&policy);
+    let host = host_facts(&policy);
     let mut argv: Vec<OsString> = vec![command_arg.into()];
     argv.extend(args.iter().map(OsString::from));
     let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {

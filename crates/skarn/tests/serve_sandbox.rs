@@ -321,7 +321,7 @@ fn real_servers_work_under_the_defaults() {
     // A venv with mcp-server-time (.ci/install.d/40-gateway.sh makes one).
     let venv = std::env::var_os("SKARN_TEST_PY_TIME_VENV")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/opt/skarn-ci/mcp-time-venv"));
+        .unwrap_or_else(|| PathBuf::from("/usr/local/lib/skarn-ci/mcp-time-venv"));
     let usable = Command::new(venv.join("bin/python3"))
         .args(["-c", "import mcp_server_time"])
         .stderr(Stdio::null())
