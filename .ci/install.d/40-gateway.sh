@@ -14,3 +14,21 @@ fi
 if ! command -v mcp-server-everything >/dev/null 2>&1; then
     npm install --global --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything
 fi
+
+# Issue 12: real servers run sandboxed in crates/skarn/tests/serve_sandbox.rs
+# (skipped when absent): two more reference servers, and a Python server in
+# its own venv.
+for pkg in server-memory server-filesystem; do
+    if ! command -v "mcp-$pkg" >/dev/null 2>&1; then
+        npm install --global --no-audit --no-fund --loglevel=error "@modelcontextprotocol/$pkg"
+    fi
+done
+VENV=/usr/local/lib/skarn-ci/mcp-time-venv
+if [ ! -x "$VENV/bin/mcp-server-time" ]; then
+    mkdir -p "$(dirname "$VENV")"
+    # The system Python when there is one: every user (tests run as uid
+    # 65534 too) can run it.
+    PYSYS=$(command -v /usr/bin/python3 || command -v "$PY")
+    "$PYSYS" -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check mcp-server-time
+fi

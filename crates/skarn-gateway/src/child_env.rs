@@ -38,6 +38,16 @@ pub fn build(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     configured: &BTreeMap<String, EnvValue>,
 ) -> Result<Vec<(OsString, OsString)>, MissingVar> {
+    build_with_state(parent, configured, None)
+}
+
+/// [`build`], with `{ state_file = "F" }` values resolved to `state/F`
+/// (left out when `state` is `None`).
+pub fn build_with_state(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    configured: &BTreeMap<String, EnvValue>,
+    state: Option<&std::path::Path>,
+) -> Result<Vec<(OsString, OsString)>, MissingVar> {
     let parent: BTreeMap<OsString, OsString> = parent.into_iter().collect();
     let mut out: BTreeMap<OsString, OsString> = parent
         .iter()
@@ -54,6 +64,10 @@ pub fn build(
                     name: name.clone(),
                     var: f.from_env.clone(),
                 })?,
+            EnvValue::StateFile(f) => match state {
+                Some(dir) => dir.join(&f.state_file).into_os_string(),
+                None => continue,
+            },
         };
         out.insert(OsString::from(name), v);
     }

@@ -105,6 +105,15 @@ pub struct Auth {
 pub enum EnvValue {
     Literal(String),
     FromEnv(FromEnv),
+    StateFile(StateFile),
+}
+
+/// `{ state_file = "memory.jsonl" }`: the absolute path of that file in
+/// the server's private state directory (issue 12).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateFile {
+    pub state_file: String,
 }
 
 /// `{ from_env = "VAR" }`.
@@ -137,6 +146,10 @@ struct RawServer {
     start_timeout: Option<f64>,
     #[serde(default = "yes")]
     prefix: bool,
+    sandbox: Option<Spanned<crate::sandbox_config::RawSandbox>>,
+    /// http: reach a loopback or private address (refused otherwise).
+    #[serde(default)]
+    allow_private: bool,
 }
 
 fn yes() -> bool {
@@ -153,11 +166,15 @@ pub enum ServerTransport {
         /// environment (see `crate::child_env`).
         env: BTreeMap<String, EnvValue>,
         cwd: Option<PathBuf>,
+        /// Its confinement (`[servers.<alias>.sandbox]`).
+        sandbox: Box<crate::sandbox_config::SandboxConfig>,
     },
     Http {
         url: String,
         auth: Option<Auth>,
         headers: BTreeMap<String, String>,
+        /// Whether the URL may name a loopback or private address.
+        allow_private: bool,
     },
 }
 
@@ -263,11 +280,18 @@ impl Config {
         cfg.path = Some(path.to_path_buf());
         // Relative working directories are relative to the file.
         let base = path.parent().unwrap_or(Path::new("."));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
         for s in &mut cfg.servers {
-            if let ServerTransport::Stdio { cwd: Some(cwd), .. } = &mut s.transport
-                && cwd.is_relative()
-            {
-                *cwd = base.join(&*cwd);
+            if let ServerTransport::Stdio { cwd, sandbox, .. } = &mut s.transport {
+                if let Some(cwd) = cwd
+                    && cwd.is_relative()
+                {
+                    *cwd = base.join(&*cwd);
+                }
+                let abs_base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+                sandbox.resolve_paths(&abs_base, home.as_deref());
             }
         }
         Ok(cfg)
@@ -347,8 +371,25 @@ impl Config {
         let mut servers = Vec::new();
         for (alias, spanned) in raw.servers.unwrap_or_default() {
             let at = spanned.span().start;
-            let raw = spanned.into_inner();
-            servers.push(validate_server(&alias, raw, &gateway, |m| err_at(at, m))?);
+            let mut raw = spanned.into_inner();
+            let sandbox = match raw.sandbox.take() {
+                Some(sb) => {
+                    let sb_at = sb.span().start;
+                    let (line, _) = line_col(text, sb_at);
+                    let cfg =
+                        crate::sandbox_config::validate(sb.into_inner(), format!("{file}:{line}"))
+                            .map_err(|m| {
+                                err_at(sb_at, format!("[servers.{alias}.sandbox]: {m}"))
+                            })?;
+                    Some(cfg)
+                }
+                None => None,
+            };
+            let (line, _) = line_col(text, at);
+            let sandbox = sandbox.ok_or(format!("{file}:{line}"));
+            servers.push(validate_server(&alias, raw, sandbox, &gateway, |m| {
+                err_at(at, m)
+            })?);
         }
         Ok(Config {
             path: None,
@@ -378,6 +419,7 @@ fn secs(v: f64, what: &str) -> Result<Duration, String> {
 fn validate_server(
     alias: &str,
     raw: RawServer,
+    sandbox: Result<crate::sandbox_config::SandboxConfig, String>,
     gateway: &GatewayConfig,
     err: impl Fn(String) -> ConfigError,
 ) -> Result<ServerConfig, ConfigError> {
@@ -417,15 +459,29 @@ fn validate_server(
             let Some(command) = raw.command.filter(|c| !c.trim().is_empty()) else {
                 return Err(err(format!("{here}: a stdio server needs `command`")));
             };
-            if raw.url.is_some() || raw.auth.is_some() || !raw.headers.is_empty() {
+            if raw.url.is_some()
+                || raw.auth.is_some()
+                || !raw.headers.is_empty()
+                || raw.allow_private
+            {
                 return Err(err(format!(
-                    "{here}: `url`, `auth` and `headers` apply only to transport = \"http\""
+                    "{here}: `url`, `auth`, `headers` and `allow_private` apply only to transport = \"http\""
                 )));
             }
             for (k, v) in &raw.env {
                 let bad = |n: &str| n.is_empty() || n.contains('=') || n.contains('\0');
                 if bad(k) {
                     return Err(err(format!("{here}: env name {k:?} is not valid")));
+                }
+                if let EnvValue::StateFile(f) = v
+                    && (f.state_file.is_empty()
+                        || f.state_file.starts_with('/')
+                        || f.state_file.contains('\0')
+                        || f.state_file.split('/').any(|c| c == ".."))
+                {
+                    return Err(err(format!(
+                        "{here}: env.{k}: state_file must be a relative path without `..`"
+                    )));
                 }
                 if let EnvValue::FromEnv(f) = v
                     && bad(&f.from_env)
@@ -441,6 +497,12 @@ fn validate_server(
                 args: raw.args,
                 env: raw.env,
                 cwd: raw.cwd,
+                sandbox: Box::new(sandbox.unwrap_or_else(|at| {
+                    crate::sandbox_config::SandboxConfig {
+                        at,
+                        ..Default::default()
+                    }
+                })),
             }
         }
         TransportKind::Http => {
@@ -456,9 +518,10 @@ fn validate_server(
                 || !raw.args.is_empty()
                 || !raw.env.is_empty()
                 || raw.cwd.is_some()
+                || sandbox.is_ok()
             {
                 return Err(err(format!(
-                    "{here}: `command`, `args`, `env` and `cwd` apply only to transport = \"stdio\""
+                    "{here}: `command`, `args`, `env`, `cwd` and `sandbox` apply only to transport = \"stdio\""
                 )));
             }
             for (k, v) in &raw.headers {
@@ -474,6 +537,7 @@ fn validate_server(
                 url,
                 auth: raw.auth,
                 headers: raw.headers,
+                allow_private: raw.allow_private,
             }
         }
     };
@@ -633,6 +697,49 @@ timeout = 5
         assert_eq!(c.gateway.limits.max_tool_calls, 5);
         let e = Config::parse("x = 1\n\n[gateway]\nnamespace_separator = \"\"\n", "f").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
+        assert_eq!(e.line, 3, "{e}");
+    }
+
+    #[test]
+    fn sandbox_table_and_its_errors() {
+        let text = "[servers.a]\ncommand = \"x\"\n\n[servers.a.sandbox]\nnet = \"allow:a.test\"\nwrite = [\"out\"]\nmemory = \"512M\"\n";
+        let c = Config::parse(text, "skarn.toml").unwrap();
+        let ServerTransport::Stdio { sandbox, .. } = &c.servers[0].transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(sandbox.at, "skarn.toml:4");
+        assert_eq!(sandbox.memory_mb, Some(512));
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\n[servers.a.sandbox]\nnet = \"maybe\"\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(
+            e.message.contains("[servers.a.sandbox]: sandbox.net"),
+            "{e}"
+        );
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\n[servers.a.sandbox]\nreed = []\n",
+            "f",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        let e = Config::parse(
+            "[servers.a]\nurl = \"http://h/mcp\"\n[servers.a.sandbox]\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("sandbox"), "{e}");
+        let e =
+            Config::parse("[servers.a]\ncommand = \"x\"\nallow_private = true\n", "f").unwrap_err();
+        assert!(e.message.contains("allow_private"), "{e}");
+        let e = Config::parse(
+            "[servers.a]\ncommand = \"x\"\nenv = { F = { state_file = \"../x\" } }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("state_file"), "{e}");
     }
 
     #[test]

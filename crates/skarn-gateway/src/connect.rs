@@ -21,6 +21,7 @@ impl Downstream {
                 args,
                 env,
                 cwd,
+                sandbox,
             } => {
                 let spec = crate::stdio_child::Spec {
                     alias: &self.cfg.alias,
@@ -28,6 +29,8 @@ impl Downstream {
                     args,
                     env,
                     cwd: cwd.as_ref(),
+                    sandbox,
+                    state: self.sandbox.clone(),
                 };
                 let (transport, child) = crate::stdio_child::spawn(&spec, tail.clone())?;
                 let pgid = child.pid;
@@ -43,15 +46,29 @@ impl Downstream {
                         // Give the stderr reader a moment to catch the reason.
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         let last = lock(&tail).back().cloned();
+                        let hint = crate::sandbox_hint::fetch_hint(
+                            &self.cfg.alias,
+                            command,
+                            sandbox,
+                            &self.sandbox.mode(),
+                        );
                         return Err(match last {
-                            Some(l) => format!("{} (stderr: {l})", short(e)),
-                            None => short(e),
+                            Some(l) => format!("{} (stderr: {l}){hint}", short(e)),
+                            None => format!("{}{hint}", short(e)),
                         });
                     }
                 }
             }
-            ServerTransport::Http { url, auth, headers } => {
+            ServerTransport::Http {
+                url,
+                auth,
+                headers,
+                allow_private,
+            } => {
                 use rmcp::transport::StreamableHttpClientTransport;
+                crate::http_target::check_url(url, *allow_private)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
                 crate::tls::install_provider();
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());

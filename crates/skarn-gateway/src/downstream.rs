@@ -167,6 +167,8 @@ pub struct Downstream {
     pub(crate) dirty: Arc<AtomicU64>,
     /// What the servers share: start slots and the relay to the clients.
     pub(crate) shared: Arc<crate::starting::Shared>,
+    /// Its sandbox: confined or not, hosts refused (issue 12).
+    pub sandbox: Arc<crate::sandbox_state::SandboxState>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -219,6 +221,7 @@ impl Downstream {
             relist: Arc::default(),
             dirty,
             shared,
+            sandbox: Arc::default(),
         }
     }
 

@@ -71,6 +71,13 @@ pub struct ServerHealth {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
     pub tools: usize,
+    /// Stdio servers: `sandboxed (net ...)` or `not sandboxed: why`
+    /// (empty before the first start).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub sandbox: String,
+    /// Hosts its sandbox refused, each with the line that allows it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub net_denied: Vec<crate::sandbox_state::Denial>,
 }
 
 /// The gateway.

@@ -56,11 +56,43 @@ enabled = false           # set to true once the command exists
 # timeout = "60s"         # per call (default: gateway.call_timeout)
 # start_timeout = "30s"
 
-# A remote server over Streamable HTTP:
+# Every stdio server runs in its own kernel sandbox (docs/gateway.md,
+# "Sandboxed servers"): it reads the system directories and its own
+# installation, writes only its private state directory (its HOME, kept in
+# ~/.local/state/skarn-servers/<alias>), never reads ~/.ssh and other
+# secrets, and has no network unless `net` allows hosts.
+[servers.example.sandbox]
+enabled = true            # false: run it unconfined (not recommended)
+read = []                 # extra read-only paths, e.g. ["~/notes"]
+write = []                # extra read-write paths
+exec = []                 # extra read+execute paths
+net = "deny"              # deny | allow:HOST,HOST | outbound | all
+# memory = "1G"           # per-process data limit
+# max_procs = 256
+# max_file_size = "1G"
+
+# A package run by npx fetches it on first use: allow the registries your
+# npm configuration names (through skarn's egress proxy, nothing else).
+# [servers.memory]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-memory"]
+# [servers.memory.sandbox]
+# net = "allow:registries"
+
+# A filesystem server sees only the directory you grant it:
+# [servers.files]
+# command = "mcp-server-filesystem"
+# args = ["/srv/data"]
+# [servers.files.sandbox]
+# write = ["/srv/data"]
+
+# A remote server over Streamable HTTP (loopback and private addresses are
+# refused unless `allow_private = true`):
 # [servers.remote]
 # url = "https://mcp.example.com/mcp"
 # auth = { bearer_env = "REMOTE_MCP_TOKEN" }   # token read from this variable
 # headers = { "X-Team" = "platform" }
+# allow_private = false
 "#;
 
 /// The MCP server entry pointing at `config`, as one JSON document
@@ -85,5 +117,10 @@ mod tests {
         let c = crate::Config::parse(super::STARTER, "skarn.toml").unwrap();
         assert_eq!(c.servers.len(), 1);
         assert!(!c.servers[0].enabled);
+        let crate::config::ServerTransport::Stdio { sandbox, .. } = &c.servers[0].transport else {
+            panic!("stdio expected")
+        };
+        assert_eq!(sandbox.enabled, Some(true));
+        assert_eq!(sandbox.net, skarn_sandbox::NetPolicy::DenyAll);
     }
 }

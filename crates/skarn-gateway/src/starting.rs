@@ -219,6 +219,8 @@ impl Gateway {
                     } else {
                         0
                     },
+                    sandbox: s.sandbox.mode(),
+                    net_denied: s.sandbox.denials(),
                 }
             })
             .collect()
@@ -289,6 +291,13 @@ impl Gateway {
                     }));
                 }
                 _ => {}
+            }
+            for d in &s.sandbox.denials() {
+                text.push(format!(
+                    "server {name} was denied network access to {} ({}); to allow it: \
+                     [servers.{name}.sandbox] {}",
+                    d.host, d.reason, d.allow_line
+                ));
             }
         }
         if !starting.is_empty() {

@@ -1,6 +1,7 @@
 //! Starting one stdio downstream server: a minimal environment
-//! ([`crate::child_env`]), its own process group, a parent-death signal,
-//! and its stdout read through the oversize guard ([`crate::oversize`]).
+//! ([`crate::child_env`]), its sandbox ([`crate::sandbox_spawn`]), its own
+//! process group, a parent-death signal, and its stdout read through the
+//! oversize guard ([`crate::oversize`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -35,6 +36,9 @@ pub struct Spec<'a> {
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, EnvValue>,
     pub cwd: Option<&'a PathBuf>,
+    pub sandbox: &'a crate::sandbox_config::SandboxConfig,
+    /// Where the sandbox's mode and refused hosts are recorded.
+    pub state: Arc<crate::sandbox_state::SandboxState>,
 }
 
 /// Start the child; its last stderr lines go to `tail`.
@@ -42,18 +46,41 @@ pub fn spawn(
     spec: &Spec<'_>,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
-    let env = crate::child_env::build(std::env::vars_os(), spec.env).map_err(|e| e.to_string())?;
-    let mut cmd = tokio::process::Command::new(spec.command);
-    cmd.args(spec.args)
-        .env_clear()
-        .envs(env)
-        .kill_on_drop(true)
+    let parent: Vec<_> = std::env::vars_os().collect();
+    let state = crate::sandbox_spawn::ensure_state_dir(spec.alias, &parent)
+        .map_err(|e| format!("sandbox: {e}"))?;
+    let env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
+        .map_err(|e| e.to_string())?;
+    let (prepared, env) = crate::sandbox_spawn::prepare(
+        state.as_deref(),
+        spec.alias,
+        spec.command,
+        spec.args,
+        spec.cwd,
+        spec.sandbox,
+        env,
+    )
+    .map_err(|e| format!("sandbox: {e}"))?;
+    let mut cmd = match prepared {
+        crate::sandbox_spawn::Prepared::Confined { cmd, mode } => {
+            spec.state.set_mode(mode);
+            tokio::process::Command::from(cmd)
+        }
+        crate::sandbox_spawn::Prepared::Unconfined { reason } => {
+            tracing::warn!(server = %spec.alias, "not sandboxed: {reason}");
+            spec.state.set_mode(format!("not sandboxed: {reason}"));
+            let mut c = tokio::process::Command::new(spec.command);
+            c.args(spec.args).env_clear().envs(env);
+            if let Some(cwd) = spec.cwd {
+                c.current_dir(cwd);
+            }
+            c
+        }
+    };
+    cmd.kill_on_drop(true)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    if let Some(cwd) = spec.cwd {
-        cmd.current_dir(cwd);
-    }
     // SAFETY: the closure runs in the forked child before exec and only
     // calls async-signal-safe prctl.
     unsafe {
@@ -73,7 +100,12 @@ pub fn spawn(
         return Err("the child's pipes are missing".into());
     };
     if let Some(stderr) = child.stderr().take() {
-        tokio::spawn(stderr_tail(stderr, spec.alias.to_owned(), tail));
+        let watch = DenialWatch {
+            alias: spec.alias.to_owned(),
+            cfg: spec.sandbox.clone(),
+            state: spec.state.clone(),
+        };
+        tokio::spawn(stderr_tail(stderr, watch, tail));
     }
     let (guarded, to_rmcp) = tokio::io::duplex(1 << 16);
     tokio::spawn(crate::oversize::pump(
@@ -92,11 +124,40 @@ const MAX_STDERR_LINE: usize = 4096;
 
 /// Keep the child's last 20 stderr lines (each cut at
 /// [`MAX_STDERR_LINE`]) for failure causes; log them at debug level.
+/// Who reads a server's stderr for the egress proxy's refusals.
+struct DenialWatch {
+    alias: String,
+    cfg: crate::sandbox_config::SandboxConfig,
+    state: Arc<crate::sandbox_state::SandboxState>,
+}
+
+impl DenialWatch {
+    /// Record a refusal line; log each new host once, with the line that
+    /// would allow it.
+    fn see(&self, line: &str) {
+        let Some((host, reason)) = crate::sandbox_state::parse_denial(line) else {
+            return;
+        };
+        let pattern = crate::sandbox_state::pattern_for(host);
+        let allow = self.cfg.net_line_allowing(&pattern);
+        if self.state.record(host, reason, allow.clone()) {
+            tracing::warn!(
+                server = %self.alias,
+                "network access to {host} denied ({reason}); to allow it, set in \
+                 [servers.{}.sandbox] ({}): {allow}",
+                self.alias,
+                self.cfg.at
+            );
+        }
+    }
+}
+
 async fn stderr_tail(
     stderr: tokio::process::ChildStderr,
-    alias: String,
+    watch: DenialWatch,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) {
+    let alias = watch.alias.clone();
     let mut r = tokio::io::BufReader::new(stderr);
     let mut line: Vec<u8> = Vec::new();
     loop {
@@ -115,6 +176,7 @@ async fn stderr_tail(
             let text = String::from_utf8_lossy(&line).trim().to_owned();
             line.clear();
             if !text.is_empty() {
+                watch.see(&text);
                 tracing::debug!(server = %alias, "stderr: {text}");
                 let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if t.len() >= 20 {

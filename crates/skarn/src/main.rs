@@ -13,5 +13,9 @@ fn main() -> ExitCode {
     if let Some(code) = cmd::hidden::dispatch() {
         return code;
     }
+    // Sandboxed downstream servers re-enter this binary as the helper
+    // (through /proc/self/exe: the very image that is running, even if the
+    // file on disk was replaced since).
+    skarn_gateway::sandbox_spawn::set_helper("/proc/self/exe".into());
     cli::main()
 }

@@ -168,7 +168,7 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
     std::fs::write(
         &outer,
         format!(
-            "[gateway]\npassthrough = true\n\n[servers.inner]\nurl = {url:?}\nauth = {{ bearer_env = \"INNER_TOKEN\" }}\nheaders = {{ \"X-Test\" = \"1\" }}\n\n[servers.locked]\nurl = {url:?}\nauth = {{ bearer_env = \"WRONG_TOKEN\" }}\nstart_timeout = 20\n"
+            "[gateway]\npassthrough = true\n\n[servers.inner]\nurl = {url:?}\nauth = {{ bearer_env = \"INNER_TOKEN\" }}\nheaders = {{ \"X-Test\" = \"1\" }}\nallow_private = true\n\n[servers.locked]\nurl = {url:?}\nauth = {{ bearer_env = \"WRONG_TOKEN\" }}\nstart_timeout = 20\nallow_private = true\n\n[servers.unlisted]\nurl = {url:?}\n"
         ),
     )
     .unwrap();
@@ -219,16 +219,32 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
     assert_eq!(bad["server"], "locked", "{sc}");
     assert_eq!(bad["status"], "failed", "{sc}");
     assert!(!bad["cause"].as_str().unwrap().is_empty(), "{sc}");
-    // A call through the HTTP downstream works end to end.
-    let m = rpc(
-        &mut stdin,
-        &rx,
-        9000,
-        "tools/call",
-        json!({"name":"inner__search","arguments":{"query":"add two numbers"}}),
+    // A loopback URL without `allow_private = true` is refused (issue 12).
+    let private = &sc["servers_unavailable"][1];
+    assert_eq!(private["server"], "unlisted", "{sc}");
+    let cause = private["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("loopback") && cause.contains("allow_private = true"),
+        "{sc}"
     );
-    let text = m["result"]["content"][0]["text"].as_str().unwrap_or("");
-    assert!(text.contains("ex__add"), "{m}");
+    // A call through the HTTP downstream works end to end (once the inner
+    // gateway's own server, started in its sandbox, is ready).
+    for id in 9000.. {
+        let m = rpc(
+            &mut stdin,
+            &rx,
+            id,
+            "tools/call",
+            json!({"name":"inner__search","arguments":{"query":"add two numbers"}}),
+        );
+        let text = m["result"]["content"][0]["text"].as_str().unwrap_or("");
+        if text.contains("still starting") && id < 12000 {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        assert!(text.contains("ex__add"), "{m}");
+        break;
+    }
 }
 
 #[test]

@@ -309,9 +309,11 @@ fn wait_gone(pids: &[u32]) -> Vec<u32> {
 fn gateway_with_children(dir: &Path) -> (Session, Vec<u32>) {
     let ex = example_bin().display().to_string();
     let body = format!(
-        "{}{}[servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\n",
+        "{}{}[servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\n\
+         [servers.wrapped.sandbox]\nexec = [{ex:?}]\n",
         example_server("a", ""),
-        example_server("b", ""),
+        // One server unconfined: the process-tree clean-up holds for both.
+        example_server("b", "[servers.b.sandbox]\nenabled = false"),
         format!("{ex}; exit 0"),
     );
     let cfg = write_config(dir, &body);
@@ -495,7 +497,10 @@ fn a_setsid_grandchild_does_not_survive_the_gateway() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("sleeper.pid");
     let body = format!(
-        "[servers.h]\ncommand = {:?}\nargs = [\"--setsid-child\", {:?}]\n",
+        // Unconfined (its pid file is outside any sandbox grant); the
+        // sandboxed case is in serve_sandbox.rs.
+        "[servers.h]\ncommand = {:?}\nargs = [\"--setsid-child\", {:?}]\n\
+         [servers.h.sandbox]\nenabled = false\n",
         hostile_bin().display().to_string(),
         pid_file.display().to_string()
     );

@@ -212,6 +212,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         "  {:<20} {:<6} {:<9} {} tools{cause}",
                         h.name, h.transport, h.status, h.tools
                     );
+                    if !h.sandbox.is_empty() {
+                        println!("  {:<20} {}", "", h.sandbox);
+                    }
+                    for d in &h.net_denied {
+                        println!(
+                            "  {:<20} denied {} ({}); to allow: [servers.{}.sandbox] {}",
+                            "", d.host, d.reason, h.name, d.allow_line
+                        );
+                    }
                 }
             }
         }

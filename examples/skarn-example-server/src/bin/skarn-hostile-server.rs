@@ -11,6 +11,12 @@
 //! - `--huge-answer BYTES`: the tool `huge` answers with a line of BYTES.
 //! - `--setsid-child FILE`: starts a `setsid` sleeper whose pid goes to FILE.
 //!
+//! Tool `attack {read?, write?, connect?, proxy_connect?, spawn_marker?}`
+//! (issue 12, sandbox tests): tries each thing it is given (read a file,
+//! write a file, open TCP to `host:port` and send a line, ask the
+//! `HTTP_PROXY` for `CONNECT host:port`, leave a detached `sleep <marker>`
+//! behind) and answers one line per attempt plus its environment.
+//!
 //! Tools: `notify {count}` sends `count` `notifications/tools/list_changed`
 //! before answering; `list_count` answers the number of `tools/list`
 //! requests received; `huge` (see above).
@@ -116,6 +122,7 @@ fn serve(o: &Opts) {
                     tool("notify".into()),
                     tool("list_count".into()),
                     tool("huge".into()),
+                    tool("attack".into()),
                 ];
                 if o.endless {
                     page += 1;
@@ -145,6 +152,7 @@ fn serve(o: &Opts) {
                     }
                     "list_count" => text(&lists.to_string()),
                     "huge" => text(&"x".repeat(o.huge)),
+                    "attack" => text(&attack(params.get("arguments").unwrap_or(&Value::Null))),
                     _ => text(name),
                 }
             }
@@ -172,4 +180,77 @@ fn serve(o: &Opts) {
             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
         );
     }
+}
+
+/// The `attack` tool: one result line per attempt.
+fn attack(a: &Value) -> String {
+    use std::io::Read;
+    let arg = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut out = Vec::new();
+    if let Some(p) = arg("read") {
+        out.push(match std::fs::read_to_string(&p) {
+            Ok(s) => format!("read {p}: OK {s}"),
+            Err(e) => format!("read {p}: failed: {e}"),
+        });
+    }
+    if let Some(p) = arg("write") {
+        out.push(match std::fs::write(&p, "pwned") {
+            Ok(()) => format!("write {p}: OK"),
+            Err(e) => format!("write {p}: failed: {e}"),
+        });
+    }
+    let timeout = std::time::Duration::from_secs(3);
+    if let Some(addr) = arg("connect") {
+        let r = addr
+            .parse()
+            .map_err(|e| format!("{e}"))
+            .and_then(|sa| {
+                std::net::TcpStream::connect_timeout(&sa, timeout).map_err(|e| e.to_string())
+            })
+            .and_then(|mut s| s.write_all(b"stolen\n").map_err(|e| e.to_string()));
+        out.push(match r {
+            Ok(()) => format!("connect {addr}: OK"),
+            Err(e) => format!("connect {addr}: failed: {e}"),
+        });
+    }
+    if let Some(target) = arg("proxy_connect") {
+        let proxy = std::env::var("HTTP_PROXY").unwrap_or_default();
+        let hp = proxy
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_owned();
+        let r = std::net::TcpStream::connect(&hp)
+            .map_err(|e| format!("no proxy at {hp:?}: {e}"))
+            .and_then(|mut s| {
+                s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+                    .map_err(|e| e.to_string())?;
+                s.write_all(
+                    format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n").as_bytes(),
+                )
+                .map_err(|e| e.to_string())?;
+                let mut b = [0u8; 256];
+                let n = s.read(&mut b).map_err(|e| e.to_string())?;
+                Ok(String::from_utf8_lossy(&b[..n])
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned())
+            });
+        out.push(match r {
+            Ok(status) if status.contains(" 200") => format!("proxy {target}: OK {status}"),
+            Ok(status) => format!("proxy {target}: failed: {status}"),
+            Err(e) => format!("proxy {target}: failed: {e}"),
+        });
+    }
+    if let Some(m) = arg("spawn_marker") {
+        let r = std::process::Command::new("setsid")
+            .args(["-f", "sleep", &m])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .status();
+        out.push(format!("spawn sleep {m}: {r:?}"));
+    }
+    let env: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+    out.push(format!("env: {}", env.join(" ")));
+    out.join("\n")
 }

@@ -1,0 +1,113 @@
+//! Host facts about a server's command for its sandbox policy
+//! ([`crate::sandbox_policy::ServerFacts`]): where the command is, its `#!`
+//! interpreter, and the installation directories they belong to.
+
+use std::path::{Path, PathBuf};
+
+/// `cmd` on `path` (or at `cwd/cmd` when it holds a slash).
+pub(crate) fn find_on_path(cmd: &str, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
+    if cmd.contains('/') {
+        let p = cwd.join(cmd);
+        return p.is_file().then_some(p);
+    }
+    let path = path.map(|p| p.as_os_str().to_owned()).unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(cmd))
+        .find(|p| p.is_file())
+}
+
+/// The file as named and its canonical path.
+pub(crate) fn both(p: &Path) -> Vec<PathBuf> {
+    let mut v = vec![p.to_path_buf()];
+    if let Ok(r) = std::fs::canonicalize(p)
+        && r != p
+    {
+        v.push(r);
+    }
+    v
+}
+
+/// The interpreter named by a `#!` line (through `/usr/bin/env NAME`).
+pub(crate) fn interpreter(file: &Path, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(file).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = String::from_utf8_lossy(line.split(|&b| b == b'\n').next()?).into_owned();
+    let mut words = line.split_whitespace();
+    let first = PathBuf::from(words.next()?);
+    if first.file_name().is_some_and(|n| n == "env") {
+        let name = words.find(|w| !w.starts_with('-'))?;
+        return find_on_path(name, path, cwd);
+    }
+    Some(first)
+}
+
+/// Installation directories above `p`: a `node_modules` directory it lies
+/// in or next to, a venv (a directory holding `pyvenv.cfg`) and the Python
+/// installation it was made from, the prefix of a `PREFIX/bin/NAME`
+/// program (a pyenv or nvm version) unless that prefix is `/`, the home
+/// directory or `~/.local`.
+pub(crate) fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf>) {
+    let broad =
+        |d: &Path| d == Path::new("/") || home.is_some_and(|h| d == h || d == h.join(".local"));
+    if let Some(bin) = p.parent()
+        && bin.file_name().is_some_and(|n| n == "bin")
+        && let Some(prefix) = bin.parent()
+        && !broad(prefix)
+        && !bin.join("activate").is_file()
+    {
+        out.push(prefix.to_path_buf());
+    }
+    for a in p.ancestors().skip(1) {
+        if a == Path::new("/") || home == Some(a) {
+            break;
+        }
+        if a.file_name().is_some_and(|n| n == "node_modules") {
+            out.push(a.to_path_buf());
+            return;
+        }
+        if let Ok(cfg) = std::fs::read_to_string(a.join("pyvenv.cfg")) {
+            out.push(a.to_path_buf());
+            // `home = PREFIX/bin`: the interpreter the venv was made from.
+            let base = cfg.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "home").then(|| PathBuf::from(v.trim()))
+            });
+            if let Some(b) = base.filter(|b| b.is_absolute())
+                && let Some(prefix) = b.parent().filter(|p| !broad(p))
+            {
+                out.push(std::fs::canonicalize(prefix).unwrap_or(prefix.to_path_buf()));
+            }
+            return;
+        }
+        let nm = a.join("node_modules");
+        if nm.is_dir() {
+            out.push(nm);
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_and_shebang() {
+        let d = tempfile::tempdir().unwrap();
+        let v = d.path().join("v");
+        std::fs::create_dir_all(v.join("bin")).unwrap();
+        std::fs::write(v.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let s = v.join("bin/srv");
+        std::fs::write(&s, "#!/usr/bin/env sh\n").unwrap();
+        let mut out = Vec::new();
+        install_roots(&s, None, &mut out);
+        out.sort();
+        out.dedup();
+        assert_eq!(out, [v.clone(), PathBuf::from("/usr")]);
+        let path = PathBuf::from("/usr/bin:/bin");
+        let i = interpreter(&s, Some(&path), d.path()).unwrap();
+        assert!(i.ends_with("sh"), "{i:?}");
+    }
+}

@@ -1,0 +1,257 @@
+//! The sandbox [`Policy`] of one stdio downstream server (issue 12): pure,
+//! from its `[servers.<alias>.sandbox]` settings and the facts found on the
+//! host ([`ServerFacts`], gathered by [`crate::sandbox_spawn`]).
+//!
+//! Default: the system directories read+exec (the planner's default), the
+//! resolved command, its interpreter and their installation (a venv, a
+//! `node_modules`) read+exec, script files named in its arguments
+//! read-only, the server's private state directory read-write (it is the
+//! sandbox's workspace and the server's `HOME`), the configured grants,
+//! never a secret path (the planner drops and masks those), network
+//! denied unless `net` says otherwise, no wall-clock limit.
+
+use std::path::{Path, PathBuf};
+
+use skarn_sandbox::{Grant, NetPolicy, Policy};
+
+use crate::sandbox_config::SandboxConfig;
+
+/// What the host says about one server's command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerFacts {
+    /// The server's private state directory (absolute, existing).
+    pub state_dir: PathBuf,
+    /// The command file as found on PATH, and its canonical path.
+    pub command: Vec<PathBuf>,
+    /// Its `#!` interpreter, as named and canonical.
+    pub interpreter: Vec<PathBuf>,
+    /// Installation directories found above them (venv roots,
+    /// `node_modules` directories).
+    pub install_roots: Vec<PathBuf>,
+    /// Existing files named in the arguments.
+    pub arg_files: Vec<PathBuf>,
+    /// The configured working directory, if any.
+    pub cwd: Option<PathBuf>,
+    /// Where `/etc/resolv.conf` points when that is outside `/etc`.
+    pub resolv_target: Option<PathBuf>,
+}
+
+/// Which toolchain a command belongs to, for caches and registries.
+pub fn toolchain_of(command: &str, facts: &ServerFacts) -> Vec<&'static str> {
+    let base = Path::new(command)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut v = Vec::new();
+    let node = [
+        "npx", "npm", "node", "nodejs", "pnpm", "pnpx", "yarn", "bun", "bunx",
+    ];
+    let python = ["uvx", "uv", "pipx", "python", "python3"];
+    let roots = facts.install_roots.iter();
+    if node.contains(&base.as_str())
+        || roots.clone().any(|r| r.ends_with("node_modules"))
+        || facts
+            .interpreter
+            .iter()
+            .any(|i| i.file_name().is_some_and(|n| n == "node"))
+    {
+        v.push("node");
+    }
+    if python.contains(&base.as_str())
+        || base.starts_with("python3.")
+        || roots.clone().any(|r| r.join("pyvenv.cfg").is_file())
+        || facts.interpreter.iter().any(|i| {
+            i.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("python"))
+        })
+    {
+        v.push("python");
+    }
+    v
+}
+
+/// The policy for server `alias` (net patterns already expanded).
+pub fn server_policy(alias: &str, cfg: &SandboxConfig, facts: &ServerFacts) -> Policy {
+    let mut p = Policy::new(&facts.state_dir);
+    let src = |what: &str| format!("[servers.{alias}.sandbox] {what} ({})", cfg.at);
+    p.sources.insert(
+        "workspace".into(),
+        format!("the private state directory of server {alias}"),
+    );
+    for c in facts.command.iter().chain(&facts.interpreter) {
+        p.exec
+            .push(Grant::new(c, format!("server {alias}: its command")));
+    }
+    for r in &facts.install_roots {
+        p.exec
+            .push(Grant::new(r, format!("server {alias}: its installation")));
+    }
+    for f in &facts.arg_files {
+        p.read
+            .push(Grant::new(f, format!("server {alias}: named in args")));
+    }
+    if let Some(cwd) = &facts.cwd {
+        p.read.push(Grant::new(cwd, format!("server {alias}: cwd")));
+        p.cwd = Some(cwd.clone());
+    }
+    for (list, dst, what) in [
+        (&cfg.read, &mut p.read, "read"),
+        (&cfg.write, &mut p.write, "write"),
+        (&cfg.exec, &mut p.exec, "exec"),
+    ] {
+        for g in list {
+            dst.push(Grant::new(g, src(what)));
+        }
+    }
+    p.net = cfg.net.clone();
+    if let NetPolicy::AllowHosts(l) = &mut p.net {
+        l.deny = cfg.deny_hosts.clone();
+    }
+    if cfg.net != NetPolicy::DenyAll {
+        p.sources.insert("net".into(), src("net"));
+    }
+    if let (Some(t), NetPolicy::AllowOutbound | NetPolicy::AllowAll) =
+        (&facts.resolv_target, &p.net)
+    {
+        p.read.push(Grant::new(t, "default (DNS for net)"));
+    }
+    // A server runs as long as the gateway does.
+    p.limits.timeout_secs = None;
+    for (key, v, slot) in [
+        ("memory", cfg.memory_mb, &mut p.limits.memory_mb),
+        ("max_procs", cfg.max_procs, &mut p.limits.max_procs),
+        (
+            "max_file_size",
+            cfg.max_file_size_mb,
+            &mut p.limits.max_file_size_mb,
+        ),
+    ] {
+        if v.is_some() {
+            *slot = v;
+            p.sources.insert(key.into(), src(key));
+        }
+    }
+    p
+}
+
+/// Variables set for a sandboxed server over its base environment: its
+/// state directory is its home and holds its caches and configuration;
+/// package managers keep using the host's caches (granted as private
+/// copy-on-write layers) when `caches` names them.
+pub fn env_overrides(state_dir: &Path, caches: &[(&str, PathBuf)]) -> Vec<(String, String)> {
+    let s = |p: &str| state_dir.join(p).to_string_lossy().into_owned();
+    let mut v = vec![
+        ("HOME".to_owned(), state_dir.to_string_lossy().into_owned()),
+        ("XDG_CACHE_HOME".to_owned(), s(".cache")),
+        ("XDG_CONFIG_HOME".to_owned(), s(".config")),
+        ("XDG_DATA_HOME".to_owned(), s(".local/share")),
+        ("XDG_STATE_HOME".to_owned(), s(".local/state")),
+        ("TMPDIR".to_owned(), "/tmp".to_owned()),
+    ];
+    for (k, p) in caches {
+        v.push(((*k).to_owned(), p.to_string_lossy().into_owned()));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skarn_sandbox::HostFacts;
+
+    fn facts() -> ServerFacts {
+        ServerFacts {
+            state_dir: "/home/u/.local/state/skarn-servers/a".into(),
+            command: vec!["/opt/v/bin/srv".into()],
+            interpreter: vec!["/opt/v/bin/python".into()],
+            install_roots: vec!["/opt/v".into()],
+            arg_files: vec!["/home/u/.ssh/id".into(), "/home/u/s.py".into()],
+            cwd: None,
+            resolv_target: None,
+        }
+    }
+
+    fn host() -> HostFacts {
+        let mut h = HostFacts::probe();
+        h.uid = 1000;
+        h.gid = 1000;
+        h.home = Some("/home/u".into());
+        h.home_real = None;
+        h.passwd_home = None;
+        h.secret_aliases = Vec::new();
+        h.landlock_abi = 6;
+        h.namespaces = true;
+        h.needs_userns = true;
+        h
+    }
+
+    #[test]
+    fn defaults_and_plan() {
+        let cfg = SandboxConfig {
+            write: vec!["/srv/out".into()],
+            memory_mb: Some(512),
+            at: "skarn.toml:4".into(),
+            ..Default::default()
+        };
+        let p = server_policy("a", &cfg, &facts());
+        assert_eq!(
+            p.workspace,
+            Path::new("/home/u/.local/state/skarn-servers/a")
+        );
+        assert_eq!(p.net, NetPolicy::DenyAll);
+        assert_eq!(p.limits.timeout_secs, None);
+        assert_eq!(p.limits.memory_mb, Some(512));
+        assert!(p.exec.iter().any(|g| g.path == Path::new("/opt/v")));
+        assert!(p.write.iter().any(|g| g.path == Path::new("/srv/out")));
+        let plan = skarn_sandbox::plan(&p, &host(), &["srv".into()]).unwrap();
+        let g = |path: &str| {
+            plan.report
+                .grants
+                .iter()
+                .find(|g| g.path == path)
+                .map(|g| g.access.clone())
+        };
+        // The state directory is kept, writable (not a secret path).
+        assert_eq!(
+            g("/home/u/.local/state/skarn-servers/a").as_deref(),
+            Some("read-write")
+        );
+        // A secret named in the arguments is dropped and denied.
+        assert_eq!(g("/home/u/.ssh").as_deref(), Some("deny"));
+        assert!(
+            plan.report
+                .notes
+                .iter()
+                .any(|n| n.contains("/home/u/.ssh/id") && n.contains("dropped"))
+        );
+        assert!(g("/home/u/s.py").is_some());
+    }
+
+    #[test]
+    fn toolchains_and_env() {
+        let f = ServerFacts::default();
+        assert_eq!(toolchain_of("npx", &f), ["node"]);
+        assert_eq!(toolchain_of("/usr/bin/uvx", &f), ["python"]);
+        assert!(toolchain_of("srv", &f).is_empty());
+        let e = env_overrides(Path::new("/s"), &[("npm_config_cache", "/h/.npm".into())]);
+        assert!(e.contains(&("HOME".into(), "/s".into())));
+        assert!(e.contains(&("XDG_CACHE_HOME".into(), "/s/.cache".into())));
+        assert!(e.contains(&("npm_config_cache".into(), "/h/.npm".into())));
+    }
+
+    #[test]
+    fn net_and_hint_source() {
+        let cfg = SandboxConfig {
+            net: NetPolicy::parse("allow:a.test").unwrap(),
+            deny_hosts: vec!["b.a.test".into()],
+            at: "f:2".into(),
+            ..Default::default()
+        };
+        let p = server_policy("x", &cfg, &facts());
+        let NetPolicy::AllowHosts(l) = &p.net else {
+            panic!()
+        };
+        assert_eq!(l.deny, ["b.a.test"]);
+        assert!(p.sources["net"].contains("[servers.x.sandbox]"));
+    }
+}

@@ -1,0 +1,324 @@
+//! Starting a stdio downstream inside the sandbox (issue 12): the host
+//! facts about its command ([`crate::sandbox_policy::ServerFacts`]), its
+//! private state directory, the plan, and the helper command that runs it.
+//!
+//! The helper is this program re-executed (`__sandbox-helper`): the
+//! binary registers itself with [`set_helper`] (the `skarn` binary does);
+//! a library user that registers nothing gets unconfined servers whose
+//! state says so (and a server with `enabled = true` fails).
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use skarn_sandbox::{HostFacts, NetPolicy, PlanError, presets};
+
+use crate::sandbox_config::SandboxConfig;
+use crate::sandbox_facts::{both, find_on_path, install_roots, interpreter};
+use crate::sandbox_policy::{ServerFacts, env_overrides, server_policy, toolchain_of};
+
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
+static HOST: OnceLock<HostFacts> = OnceLock::new();
+
+/// Register the executable whose `main` dispatches `__sandbox-helper`
+/// (usually the running program itself).
+pub fn set_helper(exe: PathBuf) {
+    let _ = HELPER.set(exe);
+}
+
+/// The registered helper executable.
+pub fn helper() -> Option<&'static Path> {
+    HELPER.get().map(PathBuf::as_path)
+}
+
+/// Why a sandboxed server cannot be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("sandbox.enabled = true, but {0}")]
+    Required(String),
+    #[error("cannot create the state directory {path}: {err}")]
+    StateDir {
+        path: PathBuf,
+        #[source]
+        err: std::io::Error,
+    },
+    #[error("cannot run {0:?}: no such file (looked {1})")]
+    NotFound(String, String),
+    #[error("no home or state directory: set HOME or XDG_STATE_HOME")]
+    NoStateHome,
+    #[error("net = \"allow:registries\": {0}")]
+    Registries(String),
+    #[error(transparent)]
+    Grant(#[from] skarn_sandbox::grants::GrantError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Launch(#[from] skarn_sandbox::launch::LaunchError),
+}
+
+/// What to run.
+pub enum Prepared {
+    /// The helper command (environment and plan set) and a description of
+    /// the confinement (`sandboxed (net deny)`).
+    Confined {
+        cmd: std::process::Command,
+        mode: String,
+    },
+    /// Run the command itself; why it is not confined.
+    Unconfined { reason: String },
+}
+
+fn var(env: &[(OsString, OsString)], k: &str) -> Option<PathBuf> {
+    env.iter()
+        .find(|(n, _)| n == k)
+        .map(|(_, v)| PathBuf::from(v))
+        .filter(|p| p.is_absolute())
+}
+
+/// `$XDG_STATE_HOME/skarn-servers/<alias>`, else
+/// `~/.local/state/skarn-servers/<alias>` (outside Skarn's own state
+/// directory, `~/.local/state/skarn`, a secret path of the sandbox).
+pub fn state_dir(alias: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    let base =
+        var(env, "XDG_STATE_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".local/state")))?;
+    Some(base.join("skarn-servers").join(alias))
+}
+
+/// Create the server's state directory (mode 0700) and return its
+/// canonical path; `None` without a home or state directory.
+pub fn ensure_state_dir(
+    alias: &str,
+    env: &[(OsString, OsString)],
+) -> Result<Option<PathBuf>, SandboxError> {
+    match state_dir(alias, env) {
+        Some(d) => make_private_dir(&d).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
+    let err = |err| SandboxError::StateDir {
+        path: p.to_path_buf(),
+        err,
+    };
+    std::fs::create_dir_all(p).map_err(err)?;
+    for d in [p, p.parent().unwrap_or(p)] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
+    }
+    std::fs::canonicalize(p).map_err(err)
+}
+
+/// The host's facts for `policy`. Probed, and (for root) the walk of the
+/// system directories for entries closed to others done, once per
+/// gateway: a server's restart does not pay for them again. Only the
+/// workspace's owner depends on the policy.
+fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
+    let mut h = HOST
+        .get_or_init(|| {
+            let mut h = HostFacts::probe();
+            h.observe_policy(policy);
+            h
+        })
+        .clone();
+    use std::os::unix::fs::MetadataExt;
+    h.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
+    h
+}
+
+/// Prepare the start of a stdio server: confined when its configuration
+/// and the host allow it. `env` is its whole (minimal) environment.
+pub fn prepare(
+    state: Option<&Path>,
+    alias: &str,
+    command: &str,
+    args: &[String],
+    cwd: Option<&PathBuf>,
+    cfg: &SandboxConfig,
+    mut env: Vec<(OsString, OsString)>,
+) -> Result<(Prepared, Vec<(OsString, OsString)>), SandboxError> {
+    let required = cfg.enabled == Some(true);
+    let off = |reason: String| -> Result<_, SandboxError> {
+        if required {
+            Err(SandboxError::Required(reason))
+        } else {
+            Ok(Prepared::Unconfined { reason })
+        }
+    };
+    if cfg.enabled == Some(false) {
+        return Ok((
+            Prepared::Unconfined {
+                reason: format!("sandbox.enabled = false ({})", cfg.at),
+            },
+            env,
+        ));
+    }
+    let Some(exe) = helper() else {
+        return Ok((off("this program has no sandbox helper".into())?, env));
+    };
+    let home = var(&env, "HOME");
+    let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
+    let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
+    let base = cwd.cloned().unwrap_or_else(|| state.clone());
+    // A relative command with a slash is found from the configured working
+    // directory, else from the gateway's, as when it runs unconfined; the
+    // sandbox starts it by its absolute path.
+    let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
+    let command_path = (command.contains('/') && !Path::new(command).is_absolute())
+        .then(|| cwd.unwrap_or(&here).join(command));
+    let command_arg: &str = match &command_path {
+        Some(p) => p.to_str().unwrap_or(command),
+        None => command,
+    };
+    let mut facts = ServerFacts {
+        state_dir: state.clone(),
+        cwd: cwd.cloned(),
+        ..Default::default()
+    };
+    if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
+        facts.command = both(&c);
+        if let Some(i) = interpreter(&c, path.as_ref(), &base) {
+            facts.interpreter = both(&i);
+        }
+    } else {
+        let looked = match &command_path {
+            Some(p) => format!("at {}", p.display()),
+            None => "on PATH".into(),
+        };
+        return Err(SandboxError::NotFound(command.to_owned(), looked));
+    }
+    for a in args {
+        let p = Path::new(a);
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        };
+        if p.is_file() {
+            facts.arg_files.push(p);
+        }
+    }
+    let mut roots = Vec::new();
+    for p in facts
+        .command
+        .iter()
+        .chain(&facts.interpreter)
+        .chain(&facts.arg_files)
+    {
+        install_roots(p, home.as_deref(), &mut roots);
+    }
+    roots.sort();
+    roots.dedup();
+    facts.install_roots = roots;
+    let rc = Path::new("/etc/resolv.conf");
+    facts.resolv_target = std::fs::canonicalize(rc)
+        .ok()
+        .filter(|t| rc.is_symlink() && !t.starts_with("/etc"));
+
+    let tools = toolchain_of(command, &facts);
+    let mut policy = server_policy(alias, cfg, &facts);
+    let mut caches: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(h) = &home {
+        presets::apply_toolchains(&mut policy, h);
+        for t in &tools {
+            presets::apply(&mut policy, t, h, &format!("server {alias}: its toolchain"));
+        }
+        for (t, var, dir) in [
+            ("node", "npm_config_cache", ".npm"),
+            ("python", "UV_CACHE_DIR", ".cache/uv"),
+            ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
+            ("python", "PIP_CACHE_DIR", ".cache/pip"),
+        ] {
+            if tools.contains(&t) && h.join(dir).is_dir() {
+                caches.push((var, h.join(dir)));
+            }
+        }
+    }
+    if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
+        // No network: package runners use their cache only and fail at
+        // once (with the hint of `crate::sandbox_hint`) instead of retrying.
+        for (t, var, val) in [
+            ("node", "npm_config_offline", "true"),
+            ("python", "UV_OFFLINE", "1"),
+            ("python", "PIP_NO_INDEX", "1"),
+        ] {
+            if tools.contains(&t) {
+                caches.push((var, PathBuf::from(val)));
+            }
+        }
+    }
+    if let NetPolicy::AllowHosts(l) = &mut policy.net
+        && l.allow
+            .iter()
+            .any(|a| a == skarn_egress::registries::KEYWORD)
+    {
+        let t: Vec<&str> = if tools.is_empty() {
+            vec!["node", "python"]
+        } else {
+            tools.clone()
+        };
+        let found = skarn_egress::registries::discover(&state, &t);
+        let mut allow: Vec<String> = Vec::new();
+        for a in std::mem::take(&mut l.allow) {
+            if a == skarn_egress::registries::KEYWORD {
+                allow.extend(found.patterns.iter().cloned());
+            } else {
+                allow.push(a);
+            }
+        }
+        allow.dedup();
+        if allow.is_empty() {
+            return Err(SandboxError::Registries(found.notes.join("; ")));
+        }
+        l.allow = allow;
+    }
+    let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    let host = host_facts(&policy);
+    let mut argv: Vec<OsString> = vec![command_arg.into()];
+    argv.extend(args.iter().map(OsString::from));
+    let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+        Ok(p) => p,
+        Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+        Err(e) => return Err(e.into()),
+    };
+    plan.report.notes.extend(notes);
+    plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+    env.retain(|(k, _)| {
+        !k.to_str()
+            .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
+    });
+    for (k, v) in env_overrides(&state, &caches) {
+        env.push((k.into(), v.into()));
+    }
+    let mut mode = format!("sandboxed (net {}", policy.net.as_str());
+    if let NetPolicy::AllowHosts(l) = &policy.net {
+        mode.push_str(&format!(": {}", l.allow.join(", ")));
+    }
+    mode.push(')');
+    if plan.report.status != skarn_sandbox::Status::FullyEnforced {
+        mode.push_str(", partly enforced on this host: see `skarn doctor`");
+    }
+    let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+    Ok((Prepared::Confined { cmd, mode }, env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_dir_prefers_xdg() {
+        let e = |v: &[(&str, &str)]| -> Vec<(OsString, OsString)> {
+            v.iter().map(|(a, b)| (a.into(), b.into())).collect()
+        };
+        assert_eq!(
+            state_dir("a", &e(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/state/skarn-servers/a"))
+        );
+        assert_eq!(
+            state_dir("a", &e(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")])),
+            Some(PathBuf::from("/x/skarn-servers/a"))
+        );
+        assert_eq!(state_dir("a", &e(&[("HOME", "rel")])), None);
+    }
+}
