@@ -1,5 +1,5 @@
 //! `[servers.<alias>.sandbox]`: the confinement of one stdio downstream
-//! server (issue 12, ADR 0026). Parsed here, turned into a sandbox
+//! server (issue 12, ADR 0027). Parsed here, turned into a sandbox
 //! [`skarn_sandbox::Policy`] by [`crate::sandbox_policy`].
 //!
 //! ```toml
