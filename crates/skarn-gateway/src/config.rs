@@ -33,6 +33,9 @@ pub struct GatewayConfig {
     /// Scripts run at the same time (default 8); further `execute` calls
     /// wait their turn, so a burst cannot start unbounded workers.
     pub max_concurrent_executes: usize,
+    /// Offer a `run` tool: a shell command confined by `skarn run` with
+    /// compressed output (default false).
+    pub shell: bool,
     /// Limits for each `execute` (`[gateway.limits]`, see `limits.rs`).
     #[serde(deserialize_with = "crate::limits::deserialize")]
     pub limits: Limits,
@@ -67,6 +70,7 @@ impl Default for GatewayConfig {
             isolation: Isolation::Auto,
             worker_pool: skarn_worker::DEFAULT_WARM,
             max_concurrent_executes: 8,
+            shell: false,
             limits: Limits::default(),
             start_timeout: 30.0,
             call_timeout: 60.0,

@@ -60,6 +60,7 @@ pub mod sandbox_state;
 pub mod search;
 pub mod server;
 mod server_relay;
+pub mod shell_tool;
 pub mod starting;
 pub mod stdio;
 pub mod stdio_child;

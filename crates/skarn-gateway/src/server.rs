@@ -281,6 +281,9 @@ impl ServerHandler for GatewayServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = meta_tools();
+        if self.gw.config.gateway.shell {
+            tools.push(crate::shell_tool::tool());
+        }
         if self.gw.config.gateway.passthrough {
             self.gw.wait_for_starts().await;
             let cat = self.gw.catalog();
@@ -304,6 +307,9 @@ impl ServerHandler for GatewayServer {
             "search" => self.search(&args).await,
             "read_tool_docs" => self.read_tool_docs(&args).await,
             "execute" => self.execute(&args, caller).await,
+            crate::shell_tool::NAME if self.gw.config.gateway.shell => {
+                crate::shell_tool::call(&args).await
+            }
             other if self.gw.config.gateway.passthrough => {
                 match self.passthrough(other, args, caller).await {
                     Some(r) => r,

@@ -533,3 +533,55 @@ fn a_setsid_grandchild_does_not_survive_the_gateway() {
     }
     assert_eq!(left, Vec::<u32>::new(), "the setsid sleeper survived");
 }
+
+#[test]
+fn the_shell_tool_runs_commands_confined_and_compressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    // World-accessible, so the test also works as an unprivileged user.
+    for d in [dir.path(), &ws, &outside] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    }
+    let cfg = write_config(dir.path(), "[gateway]\nshell = true\n");
+    let mut s = Session::start(&cfg);
+    s.initialize();
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let tools = s.response(json!(2));
+    assert!(tools.to_string().contains("\"name\":\"run\""), "{tools}");
+    let escape = outside.join("escaped");
+    let r = s.call(
+        3,
+        "run",
+        json!({
+            "command": format!("echo inside > made.txt; echo x > {}; cat made.txt", escape.display()),
+            "cwd": ws.display().to_string(),
+        }),
+    );
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(text.starts_with("exit "), "{r}");
+    assert!(text.contains("inside"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(!escape.exists(), "the command wrote outside its workspace");
+    // Bad arguments: one clear error, the gateway keeps serving.
+    let r = s.call(4, "run", json!({"command": "true", "cwd": "relative"}));
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    let r = s.call(
+        5,
+        "run",
+        json!({"command": "exit 3", "cwd": ws.display().to_string()}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["exit_code"],
+        json!(3),
+        "{r}"
+    );
+}
