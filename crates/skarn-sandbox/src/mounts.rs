@@ -68,6 +68,21 @@ fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
     }
 }
 
+/// Mount a fresh tmpfs at `dst` (which must exist) with `flags` and `opts`.
+fn tmpfs(dst: &Path, flags: libc::c_ulong, opts: &str) -> Result<(), MountError> {
+    ctx(
+        sys::mount(
+            Some(Path::new("tmpfs")),
+            dst,
+            Some("tmpfs"),
+            flags,
+            Some(opts),
+        ),
+        "mount tmpfs",
+        dst,
+    )
+}
+
 fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
     bind_with(src, dst, writable, false)
 }
@@ -128,17 +143,7 @@ pub fn build_root(
     // Base tmpfs on /tmp (only in this namespace), then pivot into it so
     // the host tree is reachable under /oldroot while building.
     let base = Path::new("/tmp");
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            base,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            Some("mode=0755,size=1m"),
-        ),
-        "mount tmpfs",
-        base,
-    )?;
+    tmpfs(base, libc::MS_NOSUID | libc::MS_NODEV, "mode=0755,size=1m")?;
     ctx(mkdir_p(Path::new("/tmp/oldroot")), "mkdir", base)?;
     ctx(
         sys::pivot_root(base, Path::new("/tmp/oldroot")),
@@ -148,17 +153,7 @@ pub fn build_root(
     ctx(sys::chdir(root), "chdir", root)?;
     let newroot = Path::new(NEW);
     ctx(mkdir_p(newroot), "mkdir", newroot)?;
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            newroot,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            Some("mode=0755"),
-        ),
-        "mount tmpfs",
-        newroot,
-    )?;
+    tmpfs(newroot, libc::MS_NOSUID | libc::MS_NODEV, "mode=0755")?;
     // Empty, unreadable stand-ins used to hide secrets and to cover
     // placeholders (a socket inode: opening it fails at once).
     ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
@@ -185,16 +180,10 @@ pub fn build_root(
     }) {
         let layers = Path::new(LAYERS);
         ctx(mkdir_p(layers), "mkdir", layers)?;
-        ctx(
-            sys::mount(
-                Some(Path::new("tmpfs")),
-                layers,
-                Some("tmpfs"),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                Some(&tmpfs_opts.replace("mode=1777", "mode=0700")),
-            ),
-            "mount tmpfs",
+        tmpfs(
             layers,
+            libc::MS_NOSUID | libc::MS_NODEV,
+            &tmpfs_opts.replace("mode=1777", "mode=0700"),
         )?;
     }
     let roots: Vec<&Path> = ops
@@ -242,17 +231,7 @@ pub fn build_root(
             FsOp::Tmp => {
                 let t = under(NEW, Path::new("/tmp"));
                 ctx(mkdir_p(&t), "mkdir", &t)?;
-                ctx(
-                    sys::mount(
-                        Some(Path::new("tmpfs")),
-                        &t,
-                        Some("tmpfs"),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        Some(&tmpfs_opts),
-                    ),
-                    "mount tmpfs",
-                    &t,
-                )?;
+                tmpfs(&t, libc::MS_NOSUID | libc::MS_NODEV, &tmpfs_opts)?;
             }
             FsOp::Mask { path, .. } => {
                 let dst = under(NEW, path);
@@ -397,17 +376,7 @@ fn bind_excluding(
         return Ok(());
     }
     ctx(mkdir_p(&dst), "mkdir", &dst)?;
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            &dst,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            Some("mode=0755,size=1m"),
-        ),
-        "mount tmpfs",
-        &dst,
-    )?;
+    tmpfs(&dst, libc::MS_NOSUID | libc::MS_NODEV, "mode=0755,size=1m")?;
     let entries = ctx(std::fs::read_dir(&src), "read_dir", path)?;
     for e in entries.flatten() {
         let child = path.join(e.file_name());
@@ -579,17 +548,7 @@ fn mount_home(path: &Path, tmpfs_bytes: Option<u64>) -> Result<(), MountError> {
         Some(b) => format!("mode=0700,size={b}"),
         None => "mode=0700".to_string(),
     };
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            &dst,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            Some(&opts),
-        ),
-        "mount tmpfs",
-        &dst,
-    )
+    tmpfs(&dst, libc::MS_NOSUID | libc::MS_NODEV, &opts)
 }
 
 fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
@@ -646,17 +605,7 @@ fn mount_proc(notes: &mut Notes) -> Result<(), MountError> {
 fn mount_dev(shm_opts: &str) -> Result<(), MountError> {
     let dev = under(NEW, Path::new("/dev"));
     ctx(mkdir_p(&dev), "mkdir", &dev)?;
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            &dev,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NOEXEC,
-            Some("mode=0755"),
-        ),
-        "mount tmpfs",
-        &dev,
-    )?;
+    tmpfs(&dev, libc::MS_NOSUID | libc::MS_NOEXEC, "mode=0755")?;
     for node in ["null", "zero", "full", "random", "urandom", "tty"] {
         let src = Path::new("/oldroot/dev").join(node);
         let dst = dev.join(node);
@@ -685,17 +634,7 @@ fn mount_dev(shm_opts: &str) -> Result<(), MountError> {
     )?;
     let shm = dev.join("shm");
     ctx(mkdir_p(&shm), "mkdir", &shm)?;
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            &shm,
-            Some("tmpfs"),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            Some(shm_opts),
-        ),
-        "mount tmpfs",
-        &shm,
-    )?;
+    tmpfs(&shm, libc::MS_NOSUID | libc::MS_NODEV, shm_opts)?;
     for (link, target) in [
         ("ptmx", "pts/ptmx"),
         ("fd", "/proc/self/fd"),
