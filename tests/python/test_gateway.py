@@ -223,3 +223,35 @@ def test_isolation_setting_is_honoured_and_reported(tmp_path):
             assert r.structured_content["value"] == "x"
 
     run(main)
+
+
+def test_shell_tool_runs_confined(tmp_path, transport):
+    """`[gateway] shell = true`: `run` executes under skarn run; a write
+    outside the workspace does not happen (checked from outside)."""
+    ws = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    for d in (tmp_path, ws, outside):
+        d.chmod(0o777)
+    cfg = tmp_path / "skarn.toml"
+    cfg.write_text("[gateway]\nshell = true\n")
+    escape = outside / "escaped"
+
+    async def main():
+        async with session_for(transport, cfg) as s:
+            tools = await s.list_tools()
+            assert "run" in [t.name for t in tools.tools]
+            r = await s.call_tool(
+                "run",
+                {"command": f"echo inside > made.txt; echo x > {escape}; cat made.txt", "cwd": str(ws)},
+            )
+            text = r.content[0].text
+            assert text.startswith("exit "), text
+            assert "inside" in text, text
+            r = await s.call_tool("run", {"command": "exit 3", "cwd": str(ws)})
+            assert r.is_error and r.structured_content["exit_code"] == 3
+
+    run(main)
+    assert (ws / "made.txt").read_text() == "inside\n"
+    assert not escape.exists(), "the command wrote outside its workspace"
