@@ -3,6 +3,9 @@
 //! `execute` refuses new scripts with a clear error, and accepts them again
 //! once those threads stop. (Its own test binary: the count is per process.)
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::{Arc, Condvar, Mutex};

@@ -1,5 +1,8 @@
 //! The `skarn` API inside the isolate, against an in-test ToolBridge.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::future::Future;

@@ -2,6 +2,9 @@
 //! RangeError or TypeError up front, or the deadline), and no isolate thread is left
 //! running afterwards, checked from outside the engine through /proc.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -1,6 +1,9 @@
 //! The isolate boundary: no string ever becomes code, whatever path reaches
 //! a function constructor; no host capability exists besides `skarn`.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;

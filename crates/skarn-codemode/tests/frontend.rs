@@ -1,6 +1,9 @@
 //! Hostile input to the front end: deep nesting of every kind never
 //! overflows a stack (the process would abort); it ends in a clear error.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;

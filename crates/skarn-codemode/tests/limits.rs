@@ -1,6 +1,9 @@
 //! Every limit, hit by a hostile script: each run ends with its own error
 //! kind and the host process is unharmed (the next run works).
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::future::Future;

@@ -1,5 +1,8 @@
 //! TypeScript is accepted and stripped; positions stay the user's.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;

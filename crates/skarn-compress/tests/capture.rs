@@ -1,6 +1,9 @@
 //! Capture: stdout and stderr interleaved in real order, exit status kept,
 //! memory capped; and the library-level guarantees of compression.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 use std::process::Command;
 
 use skarn_compress::capture::{capture, exit_code, read_capped, run_and_compress};

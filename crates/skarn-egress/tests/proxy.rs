@@ -2,6 +2,9 @@
 //! (an allowed name pointing at a private address), explicit address
 //! grants, the byte bound, and malformed input.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;

@@ -3,6 +3,9 @@
 //! description-phrased set and the reworded set, and the median search
 //! latency. Run: `cargo bench -p skarn-gateway --bench search`.
 
+// A benchmark over a fixed catalogue: a panic is its failure report.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::time::Instant;
 

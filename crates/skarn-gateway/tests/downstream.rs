@@ -2,6 +2,9 @@
 //! crash mid-call and restart, failed and hung starts, call timeouts,
 //! `tools/list_changed`, and health reporting by name with cause.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,6 +2,9 @@
 //! configuration names (issue 10). The only test in this binary: it sets
 //! variables in the process environment, which the gateway reads.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

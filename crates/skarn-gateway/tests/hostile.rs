@@ -4,6 +4,9 @@
 //! made from outside: through the upstream MCP surface, the script bridge,
 //! or the fake server's own counters.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -2,6 +2,9 @@
 //! once with each start timeout counted from that server's own start, and
 //! failed starts retried in the background until they succeed.
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 

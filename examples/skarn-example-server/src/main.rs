@@ -17,7 +17,7 @@
 //!   --fail-on-start      print a reason on stderr and exit 3 at once
 //!   --garbage-on-start   write a line of non-JSON on stdout first
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -133,13 +133,13 @@ impl Example {
                 std::process::exit(7);
             }
             "notes_list" => {
-                let notes = self.notes.lock().unwrap().clone();
+                let notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner).clone();
                 let mut r = text(serde_json::to_string(&notes).unwrap_or_default());
                 r.structured_content = Some(json!({"notes": notes}));
                 r
             }
             "notes_add" => {
-                self.notes.lock().unwrap().push(s("text"));
+                self.notes.lock().unwrap_or_else(PoisonError::into_inner).push(s("text"));
                 text("ok")
             }
             "image" => CallToolResult::success(vec![ContentBlock::image(PIXEL_PNG, "image/png")]),
@@ -148,7 +148,7 @@ impl Example {
                 if n.is_empty() {
                     return Err(ErrorData::invalid_params("name is required", None));
                 }
-                self.extra.lock().unwrap().push(tool(
+                self.extra.lock().unwrap_or_else(PoisonError::into_inner).push(tool(
                     &n,
                     "A tool added at run time; echoes its arguments.",
                     json!({"type":"object","properties":{}}),
@@ -160,7 +160,7 @@ impl Example {
                 text(format!("added {n}"))
             }
             other => {
-                if self.extra.lock().unwrap().iter().any(|t| t.name == other) {
+                if self.extra.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|t| t.name == other) {
                     let mut r = text(serde_json::to_string(&args).unwrap_or_default());
                     r.structured_content = Some(json!({"tool": other, "args": args}));
                     r
@@ -193,7 +193,7 @@ impl ServerHandler for Example {
         } else {
             Vec::new()
         };
-        tools.extend(self.extra.lock().unwrap().iter().cloned());
+        tools.extend(self.extra.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned());
         Ok(ListToolsResult::with_all_items(tools))
     }
 

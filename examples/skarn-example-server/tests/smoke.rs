@@ -2,6 +2,9 @@
 //! (Also makes `cargo test --workspace` build the binary that the gateway
 //! tests use as a downstream.)
 
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 

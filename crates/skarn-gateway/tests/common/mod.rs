@@ -1,7 +1,7 @@
 //! Helpers for tests against the hostile fake downstream
 //! (`examples/skarn-example-server/src/bin/skarn-hostile-server.rs`) and a
 //! raw JSON-RPC upstream client over the gateway's stdio transport.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::PathBuf;
 use std::sync::Arc;
