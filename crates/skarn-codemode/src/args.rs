@@ -7,10 +7,11 @@ use std::sync::atomic::Ordering;
 use rquickjs::Value;
 use serde_json::Value as Json;
 
+use crate::bounds::MAX_ARGS_BYTES;
 use crate::bridge::BridgeError;
 use crate::convert::{ConvError, ToJson};
-use crate::engine::{MAX_ARGS_BYTES, Shared};
-use crate::report::fmt_bytes;
+use crate::human::fmt_bytes;
+use crate::shared::Shared;
 
 /// Bytes of one array slot in QuickJS (a `JSValue`): no array under the
 /// memory limit can hold more elements than the limit divided by this.
@@ -25,7 +26,7 @@ pub(crate) fn array_length_bound(limits: &crate::limits::Limits) -> usize {
 
 /// Longest server name, tool name or resource URI a script may pass (UTF-8
 /// bytes): host-call messages stay far below the worker's line cap.
-pub const MAX_NAME_BYTES: usize = 64 << 10;
+pub(crate) const MAX_NAME_BYTES: usize = 64 << 10;
 
 pub(crate) fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
     names

@@ -337,6 +337,16 @@ pub(crate) fn to_js<'js>(ctx: &Ctx<'js>, j: &Json) -> rquickjs::Result<Value<'js
     ctx.json_parse(text)
 }
 
+/// The Rust string of `v` when it is a JS string (a script's argument),
+/// else `None`.
+pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {
+    if v.is_string() {
+        string_of(v).ok()
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod escaped_tests {
     #[test]

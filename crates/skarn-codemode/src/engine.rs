@@ -26,36 +26,23 @@ use rquickjs::{Context, Ctx, Function, Module, Promise, Runtime, Value, qjs};
 use serde_json::Value as Json;
 
 use crate::alloc::LimitedAllocator;
+use crate::bounds::{MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
 use crate::bridge::{BridgeError, BridgeFuture, ToolBridge};
 use crate::convert;
+use crate::depth::{MAX_RESULT_DEPTH, json_depth, result_too_deep};
 use crate::host::{Host, HostCall, Request, bridge_error_on};
 use crate::outcome::{ErrorKind, ExecError};
-use crate::position::SourceMap;
+use crate::position::{SCRIPT_NAME, SourceMap};
 use crate::prepare::Prepared;
 use crate::report::{
     classify, exception_text, failure, internal, js_error, memory_error, returned_value,
 };
-
-/// The module name under which the user's script is compiled (it appears
-/// in raw engine stack frames, which are translated before reporting).
-pub(crate) const SCRIPT_NAME: &str = "script";
+use crate::shared::Shared;
 
 const PRELUDE_NAME: &str = "skarn:prelude";
 
 /// The prelude module: the array guard, then the definition of `skarn`.
 const PRELUDE_SRC: &str = concat!(include_str!("array_guard.js"), include_str!("prelude.js"));
-
-/// Smallest memory limit applied, whatever `Limits::memory_bytes` says.
-pub const MIN_MEMORY_BYTES: usize = 1 << 20;
-
-/// Smallest native stack limit applied, whatever `Limits::stack_bytes` says.
-pub const MIN_STACK_BYTES: usize = 64 << 10;
-
-/// Largest native stack limit applied (the isolate thread must really have it).
-pub const MAX_STACK_BYTES: usize = 16 << 20;
-
-/// Largest tool-call argument object accepted from a script (JSON bytes).
-pub const MAX_ARGS_BYTES: usize = 8 << 20;
 
 /// Intrinsics of the execution context: everything a data-wrangling script
 /// needs, minus `Eval` (string-to-code) and `Performance` (a timer).
@@ -73,8 +60,6 @@ type RunIntrinsics = (
 
 /// Globals deleted from the execution context before the prelude runs.
 const REMOVED_GLOBALS: &[&str] = &["SharedArrayBuffer", "Atomics", "WebAssembly"];
-
-pub(crate) use crate::shared::Shared;
 
 /// Compile and run a prepared script on the current thread.
 pub(crate) fn run(
@@ -361,9 +346,7 @@ fn settle<'js>(
     r: Result<Json, BridgeError>,
 ) -> rquickjs::Result<()> {
     let r = match r {
-        Ok(j) if crate::json_depth(&j) > crate::MAX_RESULT_DEPTH => {
-            Err(crate::result_too_deep(&call.what))
-        }
+        Ok(j) if json_depth(&j) > MAX_RESULT_DEPTH => Err(result_too_deep(&call.what)),
         r => r,
     };
     match r {

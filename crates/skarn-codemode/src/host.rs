@@ -14,9 +14,9 @@ use rquickjs::{Ctx, Function, Object, Promise, Value, qjs};
 use serde_json::Value as Json;
 
 use crate::bridge::BridgeError;
-use crate::convert::{self, ConvError, ToJson};
-use crate::engine::Shared;
+use crate::convert::{self, ConvError, ToJson, string_arg};
 use crate::outcome::{ErrorKind, ExecError};
+use crate::shared::Shared;
 
 /// A host call made by the script, waiting to be handed to the bridge.
 pub(crate) enum HostCall {
@@ -188,14 +188,6 @@ impl<'js> Host<'js> {
             )?,
         )?;
         Ok(host)
-    }
-}
-
-pub(crate) fn string_arg(v: &Value<'_>) -> Option<String> {
-    if v.is_string() {
-        convert::string_of(v).ok()
-    } else {
-        None
     }
 }
 

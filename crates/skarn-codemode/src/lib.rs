@@ -21,10 +21,13 @@
 
 mod alloc;
 mod args;
+mod bounds;
 pub mod bridge;
 mod convert;
+mod depth;
 mod engine;
 mod host;
+mod human;
 pub mod limits;
 mod logs;
 pub mod outcome;
@@ -41,42 +44,14 @@ pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
-pub use engine::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
+pub use bounds::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
+pub use depth::{MAX_RESULT_DEPTH, json_depth, result_too_deep};
 pub use prepare::{MAX_NESTING_TOKENS, MAX_SCRIPT_BYTES};
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use engine::Shared;
-
-/// Deepest tool result (JSON nesting levels) handed to a script; a deeper
-/// one becomes a catchable error, in-process and in the worker alike.
-pub const MAX_RESULT_DEPTH: usize = 512;
-
-/// Nesting depth of a JSON value (a scalar is 0, `[]` is 1), without
-/// recursion.
-pub fn json_depth(v: &serde_json::Value) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(v, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        let kids: Box<dyn Iterator<Item = &serde_json::Value>> = match v {
-            serde_json::Value::Array(a) => Box::new(a.iter()),
-            serde_json::Value::Object(o) => Box::new(o.values()),
-            _ => continue,
-        };
-        max = max.max(d + 1);
-        stack.extend(kids.map(|k| (k, d + 1)));
-    }
-    max
-}
-
-/// The catchable error a script gets instead of a result nested deeper
-/// than [`MAX_RESULT_DEPTH`] (`what` names the call).
-pub fn result_too_deep(what: &str) -> BridgeError {
-    BridgeError::Other {
-        message: format!("the result of {what} is nested deeper than {MAX_RESULT_DEPTH} levels"),
-    }
-}
+use shared::Shared;
 
 /// How long past the deadline `execute` waits for a stuck isolate before
 /// abandoning its thread.
@@ -114,7 +89,7 @@ const THREAD_STACK_SLACK: usize = 4 << 20;
 pub fn isolate_thread_stack(code: &str, limits: &Limits) -> usize {
     limits
         .stack_bytes
-        .clamp(engine::MIN_STACK_BYTES, engine::MAX_STACK_BYTES)
+        .clamp(MIN_STACK_BYTES, MAX_STACK_BYTES)
         .saturating_add(THREAD_STACK_SLACK)
         .max(prepare::front_end_stack(prepare::nesting_bound(code)))
 }

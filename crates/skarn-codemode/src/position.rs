@@ -5,6 +5,10 @@
 //! position the engine reports (validation, syntax, runtime stack frames) is
 //! translated back to a 1-based line and column of the text the user wrote.
 
+/// The module name under which the user's script is compiled (it appears
+/// in raw engine stack frames, which are translated before reporting).
+pub(crate) const SCRIPT_NAME: &str = "script";
+
 /// Line starts of a text, to turn byte offsets into 1-based line/column.
 #[derive(Debug, Clone)]
 pub(crate) struct LineIndex {

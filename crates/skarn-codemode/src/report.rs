@@ -4,25 +4,17 @@
 //! JSON under the output cap.
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rquickjs::{Ctx, Value};
 use serde_json::Value as Json;
 
-use crate::convert::{ConvError, ToJson};
-use crate::engine::{SCRIPT_NAME, Shared};
-use crate::host::string_arg;
+use crate::convert::{ConvError, ToJson, string_arg};
+use crate::human::fmt_bytes;
 use crate::limits::Limits;
 use crate::outcome::{ErrorKind, ExecError};
-use crate::position::SourceMap;
-
-pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) {
-        format!("{} s", d.as_secs())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
-}
+use crate::position::{SCRIPT_NAME, SourceMap};
+use crate::shared::Shared;
 
 pub(crate) fn internal(what: &str, e: impl std::fmt::Display) -> ExecError {
     ExecError::new(ErrorKind::Internal, format!("{what}: {e}"))
@@ -36,16 +28,6 @@ pub(crate) fn memory_error(limits: &Limits) -> ExecError {
             fmt_bytes(limits.memory_bytes)
         ),
     )
-}
-
-pub(crate) fn fmt_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} bytes")
-    }
 }
 
 pub(crate) fn exception_text(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {

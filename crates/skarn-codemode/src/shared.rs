@@ -6,24 +6,24 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::human::fmt_duration;
 use crate::limits::Limits;
 use crate::logs::LogSink;
 use crate::outcome::{ErrorKind, ExecError};
-use crate::report::fmt_duration;
 
 /// State shared between the isolate thread and the caller of `execute`.
 pub(crate) struct Shared {
-    pub logs: Mutex<LogSink>,
-    pub tool_calls: AtomicU32,
+    pub(crate) logs: Mutex<LogSink>,
+    pub(crate) tool_calls: AtomicU32,
     /// Set by the caller when it gives up on the run.
-    pub cancel: AtomicBool,
+    pub(crate) cancel: AtomicBool,
     /// Set by a host function that ends the run (e.g. the tool-call budget).
     pub(crate) abort: Mutex<Option<ExecError>>,
     pub(crate) aborted: AtomicBool,
-    pub deadline: Instant,
-    pub limits: Limits,
+    pub(crate) deadline: Instant,
+    pub(crate) limits: Limits,
     /// Set by the allocator when the memory limit refused an allocation.
-    pub oom: Arc<AtomicBool>,
+    pub(crate) oom: Arc<AtomicBool>,
     /// JSON bytes of tool arguments handed to the bridge and not answered
     /// yet: capped at the memory limit, so host-side copies stay bounded.
     pub(crate) args_in_flight: AtomicUsize,
