@@ -39,7 +39,7 @@ const WRAPPERS2: &[(&str, &str)] = &[
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh"];
 
 /// Split a command line into normalised segments, in order.
-pub fn segments(line: &str) -> Vec<String> {
+pub(crate) fn segments(line: &str) -> Vec<String> {
     segments_at(line, 0)
 }
 

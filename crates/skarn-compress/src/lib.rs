@@ -21,9 +21,9 @@
 //! stdout and stderr interleaved on one pipe.
 
 pub mod capture;
-pub mod command;
+mod command;
 mod engine;
-pub mod error;
+mod error;
 pub mod lines;
 mod listing;
 pub mod rules;

@@ -17,13 +17,13 @@
 //!   from each tool's own configuration and defaults.
 
 pub mod addr;
-pub mod error;
+mod error;
 mod http;
-pub mod pattern;
+mod pattern;
 pub mod registries;
 mod relay;
-pub mod resolve;
-pub mod rules;
+mod resolve;
+mod rules;
 pub mod server;
 mod socks;
 pub mod stats;

@@ -178,7 +178,7 @@ fn canonical_net(n: IpNet) -> IpNet {
 }
 
 /// Validate a normalised (lower-case) host name.
-pub fn check_name(n: &str) -> Result<(), String> {
+pub(crate) fn check_name(n: &str) -> Result<(), String> {
     if n.is_empty() || n.len() > 253 {
         return Err("host name empty or longer than 253 bytes".into());
     }
@@ -201,7 +201,7 @@ pub fn check_name(n: &str) -> Result<(), String> {
 
 /// Normalise a requested host name (lower-case, no trailing dot) and
 /// validate it; `None` when it is not a valid name.
-pub fn normalise_name(n: &str) -> Option<String> {
+pub(crate) fn normalise_name(n: &str) -> Option<String> {
     let l = n.to_ascii_lowercase();
     let l = l.strip_suffix('.').unwrap_or(&l).to_string();
     check_name(&l).ok()?;
@@ -209,7 +209,7 @@ pub fn normalise_name(n: &str) -> Option<String> {
 }
 
 /// Parse `v4`, `v6` (unbracketed) as an address.
-pub fn parse_ip(s: &str) -> Option<IpAddr> {
+pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
     s.parse::<Ipv4Addr>()
         .map(IpAddr::V4)
         .or_else(|_| s.parse::<Ipv6Addr>().map(IpAddr::V6))

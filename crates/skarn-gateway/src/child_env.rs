@@ -33,16 +33,8 @@ pub struct MissingVar {
 }
 
 /// The whole environment of a child: the base part of `parent` plus
-/// `configured`, resolved against `parent`.
-pub fn build(
-    parent: impl IntoIterator<Item = (OsString, OsString)>,
-    configured: &BTreeMap<String, EnvValue>,
-) -> Result<Vec<(OsString, OsString)>, MissingVar> {
-    build_with_state(parent, configured, None)
-}
-
-/// [`build`], with `{ state_file = "F" }` values resolved to `state/F`
-/// (left out when `state` is `None`).
+/// `configured`, resolved against `parent`, with `{ state_file = "F" }`
+/// values resolved to `state/F` (left out when `state` is `None`).
 pub fn build_with_state(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     configured: &BTreeMap<String, EnvValue>,
@@ -101,7 +93,7 @@ mod tests {
                 from_env: "GITHUB_TOKEN".into(),
             }),
         );
-        let env = build(parent.clone(), &cfg).unwrap();
+        let env = build_with_state(parent.clone(), &cfg, None).unwrap();
         let names: Vec<&str> = env.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert_eq!(names, ["GH", "LC_ALL", "MODE", "PATH", "XDG_CONFIG_HOME"]);
         assert!(env.contains(&os("GH", "s2")));
@@ -111,7 +103,7 @@ mod tests {
                 from_env: "NOPE".into(),
             }),
         );
-        let e = build(parent, &cfg).unwrap_err();
+        let e = build_with_state(parent, &cfg, None).unwrap_err();
         assert_eq!(e.var, "NOPE");
         assert!(!e.to_string().contains("s2"));
     }

@@ -18,7 +18,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use crate::bridge::{GatewayBridge, result_text};
+use crate::bridge::GatewayBridge;
 use crate::downstream::{DownError, ListKind};
 use crate::exec::run_script;
 use crate::gateway::{CallError, Gateway};
@@ -417,9 +417,4 @@ impl ServerHandler for GatewayServer {
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         self.roots_changed().await;
     }
-}
-
-/// Used by tests and diagnostics: the text of a result.
-pub fn text_of(r: &CallToolResult) -> String {
-    result_text(r)
 }
