@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn roots_and_shebang() {
-        let d = tempfile::tempdir().unwrap();
+        let d = skarn_test_support::TempDir::new("facts");
         let v = d.path().join("v");
         std::fs::create_dir_all(v.join("bin")).unwrap();
         std::fs::write(v.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();

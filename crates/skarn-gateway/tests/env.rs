@@ -5,11 +5,15 @@
 // Tests may unwrap: a panic is how a test fails.
 #![allow(clippy::unwrap_used)]
 
+// The helpers of the `it` binary.
+#[allow(dead_code)]
+#[path = "it/common.rs"]
 mod common;
 
 use std::collections::BTreeMap;
 
 use common::{gateway, hostile, rt};
+use skarn_test_support::TempDir;
 
 fn dump(path: &std::path::Path) -> BTreeMap<String, String> {
     std::fs::read_to_string(path)
@@ -30,7 +34,7 @@ fn secrets_reach_only_the_server_that_names_them() {
         std::env::set_var("GITHUB_TOKEN", "github-token-value");
         std::env::set_var("LC_TIME", "C");
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TempDir::new("env");
     let (a, b) = (dir.path().join("a.env"), dir.path().join("b.env"));
     let servers = format!(
         "{}{}{}",

@@ -133,13 +133,20 @@ impl Example {
                 std::process::exit(7);
             }
             "notes_list" => {
-                let notes = self.notes.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                let notes = self
+                    .notes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
                 let mut r = text(serde_json::to_string(&notes).unwrap_or_default());
                 r.structured_content = Some(json!({"notes": notes}));
                 r
             }
             "notes_add" => {
-                self.notes.lock().unwrap_or_else(PoisonError::into_inner).push(s("text"));
+                self.notes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(s("text"));
                 text("ok")
             }
             "image" => CallToolResult::success(vec![ContentBlock::image(PIXEL_PNG, "image/png")]),
@@ -148,11 +155,14 @@ impl Example {
                 if n.is_empty() {
                     return Err(ErrorData::invalid_params("name is required", None));
                 }
-                self.extra.lock().unwrap_or_else(PoisonError::into_inner).push(tool(
-                    &n,
-                    "A tool added at run time; echoes its arguments.",
-                    json!({"type":"object","properties":{}}),
-                ));
+                self.extra
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(tool(
+                        &n,
+                        "A tool added at run time; echoes its arguments.",
+                        json!({"type":"object","properties":{}}),
+                    ));
                 let peer = ctx.peer.clone();
                 tokio::spawn(async move {
                     let _ = peer.notify_tool_list_changed().await;
@@ -160,7 +170,13 @@ impl Example {
                 text(format!("added {n}"))
             }
             other => {
-                if self.extra.lock().unwrap_or_else(PoisonError::into_inner).iter().any(|t| t.name == other) {
+                if self
+                    .extra
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .any(|t| t.name == other)
+                {
                     let mut r = text(serde_json::to_string(&args).unwrap_or_default());
                     r.structured_content = Some(json!({"tool": other, "args": args}));
                     r
@@ -193,7 +209,13 @@ impl ServerHandler for Example {
         } else {
             Vec::new()
         };
-        tools.extend(self.extra.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned());
+        tools.extend(
+            self.extra
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
         Ok(ListToolsResult::with_all_items(tools))
     }
 

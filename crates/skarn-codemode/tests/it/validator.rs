@@ -1,9 +1,6 @@
 //! The static validator: every banned name and property, every access form,
 //! every violation listed with the user's line:col, and look-alikes pass.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use skarn_codemode::validate::{BANNED_NAMES, BANNED_PROPERTIES};
 use skarn_codemode::{ErrorKind, ExecError, check};
 

@@ -1,5 +1,4 @@
 //! Shared helpers for the engine's integration tests.
-#![allow(dead_code, clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

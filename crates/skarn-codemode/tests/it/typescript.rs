@@ -1,11 +1,6 @@
 //! TypeScript is accepted and stripped; positions stay the user's.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use skarn_codemode::{ErrorKind, check};
 

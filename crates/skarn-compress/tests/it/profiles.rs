@@ -1,8 +1,5 @@
 //! Profile choice from whole command lines, and colour-coded output.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::collections::HashSet;
 use std::path::PathBuf;
 

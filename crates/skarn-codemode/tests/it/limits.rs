@@ -1,21 +1,14 @@
 //! Every limit, hit by a hostile script: each run ends with its own error
 //! kind and the host process is unharmed (the next run works).
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
-use skarn_codemode::bridge::{BridgeFuture, NoServers, ToolBridge};
+use skarn_codemode::bridge::NoServers;
 use skarn_codemode::{ErrorKind, Limits, execute};
+use skarn_test_support::{FakeBridge, Gate};
 
 fn hit(code: &str, limits: &Limits, kind: ErrorKind) -> skarn_codemode::ExecOutcome {
     let out = execute(code, Arc::new(NoServers), limits);
@@ -140,33 +133,11 @@ fn never_settling_promise_waits_on_nothing() {
 }
 
 /// A bridge whose calls never answer.
-struct Silent;
-
-struct Never;
-impl Future for Never {
-    type Output = Result<Value, skarn_codemode::BridgeError>;
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Poll::Pending
-    }
-}
-
-impl ToolBridge for Silent {
-    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
-        Box::pin(Never)
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        Box::pin(Never)
-    }
-    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
-        Box::pin(Never)
-    }
-}
-
 #[test]
 fn host_call_that_never_answers_hits_the_deadline() {
     let out = execute(
         "skarn.log('before'); await skarn.callTool('s', 't', {}); return 1",
-        Arc::new(Silent),
+        Arc::new(FakeBridge::never_answering()),
         &limits_ms(300),
     );
     let e = error(&out, ErrorKind::Deadline, "silent bridge");
@@ -175,38 +146,19 @@ fn host_call_that_never_answers_hits_the_deadline() {
     assert_eq!(out.tool_calls, 1);
 }
 
-/// A bridge whose future blocks the thread inside `poll` (a broken
-/// implementation): the run is abandoned at the deadline.
-struct Blocking;
-struct BlockForever;
-impl Future for BlockForever {
-    type Output = Result<Value, skarn_codemode::BridgeError>;
-    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        std::thread::sleep(Duration::from_secs(3600));
-        Poll::Pending
-    }
-}
-impl ToolBridge for Blocking {
-    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
-        Box::pin(BlockForever)
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        Box::pin(BlockForever)
-    }
-    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
-        Box::pin(BlockForever)
-    }
-}
-
 #[test]
 fn stuck_isolate_is_abandoned_within_the_grace() {
-    // The bridge's poll sleeps for an hour: only abandonment can return
-    // (and only it says "abandoned").
+    // The bridge's poll blocks its thread until the gate opens: only
+    // abandonment can return (and only it says "abandoned").
+    let gate = Arc::new(Gate::new());
     let out = execute(
         "skarn.log('x'); await skarn.callTool('s', 't'); return 1",
-        Arc::new(Blocking),
+        Arc::new(FakeBridge::blocking_until(gate.clone())),
         &limits_ms(300),
     );
+    // Let the abandoned thread end (it stops at its next interrupt check)
+    // so it does not count against the other tests of this binary.
+    gate.open();
     let e = error(&out, ErrorKind::Deadline, "blocking bridge");
     assert!(e.message.contains("abandoned"), "{e}");
     assert_eq!(out.logs, vec!["x".to_owned()]);
@@ -352,25 +304,11 @@ fn tool_arguments_in_flight_are_bounded_by_the_memory_limit() {
         "const big = 'x'.repeat(4 << 20); const ps = []; let refused = 0;
          for (let i = 0; i < 100; i++) ps.push(skarn.callTool('s', 't', { big }).catch(e => { if (e.code === 'invalid_arguments') refused++ }));
          await Promise.all(ps); return refused",
-        Arc::new(Silent2),
+        Arc::new(FakeBridge::answering(Value::Null)),
         &limits_ms(10_000),
     );
     let refused = out.result.unwrap();
     assert!(refused.as_u64().unwrap() >= 80, "{refused}");
-}
-
-/// Answers every call with null once polled.
-struct Silent2;
-impl ToolBridge for Silent2 {
-    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(Value::Null) })
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(Value::Null) })
-    }
-    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(Value::Null) })
-    }
 }
 
 #[test]

@@ -1,106 +1,91 @@
 //! The `skarn` API inside the isolate, against an in-test ToolBridge.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
-use skarn_codemode::bridge::{BridgeError, BridgeFuture, ToolBridge};
+use skarn_codemode::bridge::{BridgeError, ToolBridge};
 use skarn_codemode::{ErrorKind, Limits, execute};
+use skarn_test_support::{FakeBridge, Reply};
 
-/// Records every call; `echo` answers with what it got, `fail` fails,
-/// `panic` panics, `proto` returns a `__proto__` key, anything on server
-/// "gate" completes only once `gate` calls have all started.
-#[derive(Default)]
-struct TestBridge {
-    calls: Mutex<Vec<String>>,
-    gate: Mutex<Gate>,
-    gate_size: usize,
+/// Echo-like fake: `echo` answers with what it got, `fail` fails, `panic`
+/// panics, `proto` returns a `__proto__` key, `big` a 100 kB string;
+/// anything on server "gate" completes only once `gate` calls have all
+/// started. The fake records every call.
+fn bridge(gate: usize) -> (Arc<FakeBridge>, Arc<dyn ToolBridge>) {
+    let barrier = Arc::new(Barrier {
+        size: gate,
+        state: Mutex::default(),
+    });
+    let b = Arc::new(
+        FakeBridge::echo()
+            .on_call_async(move |server, tool, args| {
+                if server == "gate" {
+                    return barrier.arrive();
+                }
+                let (server, tool) = (server.to_owned(), tool.to_owned());
+                Box::pin(async move {
+                    match tool.as_str() {
+                        "echo" => Ok(json!({ "server": server, "tool": tool, "args": args })),
+                        "fail" => Err(BridgeError::ToolFailed {
+                            server,
+                            tool,
+                            message: "boom".into(),
+                        }),
+                        "panic" => panic!("bridge bug"),
+                        "proto" => Ok(json!({ "__proto__": { "polluted": true }, "x": 1 })),
+                        "big" => Ok(json!("z".repeat(100_000))),
+                        _ => Err(BridgeError::NoSuchTool { server, tool }),
+                    }
+                })
+            })
+            .with_tools(json!([{ "server": "s", "name": "echo", "description": "echoes" }]))
+            .on_read(|server, uri| Ok(json!({ "server": server, "uri": uri, "text": "hello" }))),
+    );
+    (b.clone(), b)
+}
+
+/// Calls that complete only once `size` of them have started.
+struct Barrier {
+    size: usize,
+    state: Mutex<Arrivals>,
 }
 
 #[derive(Default)]
-struct Gate {
+struct Arrivals {
     started: usize,
     wakers: Vec<Waker>,
 }
 
-struct GateFuture {
-    bridge: Arc<TestBridge>,
+impl Barrier {
+    fn arrive(self: &Arc<Self>) -> Reply {
+        let mut g = self.state.lock().unwrap();
+        g.started += 1;
+        if g.started >= self.size {
+            for w in g.wakers.drain(..) {
+                w.wake();
+            }
+        }
+        Box::pin(Arrival(self.clone()))
+    }
 }
 
-impl Future for GateFuture {
+struct Arrival(Arc<Barrier>);
+
+impl Future for Arrival {
     type Output = Result<Value, BridgeError>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut g = self.bridge.gate.lock().unwrap();
-        if g.started >= self.bridge.gate_size {
+        let mut g = self.0.state.lock().unwrap();
+        if g.started >= self.0.size {
             Poll::Ready(Ok(json!(g.started)))
         } else {
             g.wakers.push(cx.waker().clone());
             Poll::Pending
         }
     }
-}
-
-struct Shared(Arc<TestBridge>);
-
-impl ToolBridge for Shared {
-    fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
-        self.0
-            .calls
-            .lock()
-            .unwrap()
-            .push(format!("{server}.{tool}"));
-        let server = server.to_owned();
-        let tool = tool.to_owned();
-        if server == "gate" {
-            let mut g = self.0.gate.lock().unwrap();
-            g.started += 1;
-            if g.started >= self.0.gate_size {
-                for w in g.wakers.drain(..) {
-                    w.wake();
-                }
-            }
-            return Box::pin(GateFuture {
-                bridge: self.0.clone(),
-            });
-        }
-        Box::pin(async move {
-            match tool.as_str() {
-                "echo" => Ok(json!({ "server": server, "tool": tool, "args": args })),
-                "fail" => Err(BridgeError::ToolFailed {
-                    server,
-                    tool,
-                    message: "boom".into(),
-                }),
-                "panic" => panic!("bridge bug"),
-                "proto" => Ok(json!({ "__proto__": { "polluted": true }, "x": 1 })),
-                "big" => Ok(json!("z".repeat(100_000))),
-                _ => Err(BridgeError::NoSuchTool { server, tool }),
-            }
-        })
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(json!([{ "server": "s", "name": "echo", "description": "echoes" }])) })
-    }
-    fn read_resource(&self, server: &str, uri: &str) -> BridgeFuture<'_, Value> {
-        let v = json!({ "server": server, "uri": uri, "text": "hello" });
-        Box::pin(async move { Ok(v) })
-    }
-}
-
-fn bridge(gate: usize) -> (Arc<TestBridge>, Arc<dyn ToolBridge>) {
-    let b = Arc::new(TestBridge {
-        gate_size: gate,
-        ..Default::default()
-    });
-    (b.clone(), Arc::new(Shared(b)))
 }
 
 fn ok(code: &str, br: Arc<dyn ToolBridge>) -> (Value, u32, Vec<String>) {
@@ -130,10 +115,7 @@ fn call_tool_and_server_proxy_reach_the_bridge() {
         ])
     );
     assert_eq!(calls, 3);
-    assert_eq!(
-        *tb.calls.lock().unwrap(),
-        vec!["s.echo", "t.echo", "u.echo"]
-    );
+    assert_eq!(tb.called(), vec!["s.echo", "t.echo", "u.echo"]);
 }
 
 #[test]
@@ -202,7 +184,7 @@ fn parallel_calls_run_concurrently_on_the_bridge() {
     );
     assert_eq!(v, json!([8, 8, 8, 8, 8, 8, 8, 8]));
     assert_eq!(calls, 8);
-    assert_eq!(tb.calls.lock().unwrap().len(), 8);
+    assert_eq!(tb.called().len(), 8);
 
     let (_, br) = bridge(3);
     let (v, _, _) = ok(
@@ -261,7 +243,7 @@ fn bad_arguments_are_catchable_and_not_counted() {
         ])
     );
     assert_eq!(calls, 0);
-    assert!(tb.calls.lock().unwrap().is_empty());
+    assert!(tb.called().is_empty());
 }
 
 #[test]

@@ -1,12 +1,7 @@
 //! Hostile input to the front end: deep nesting of every kind never
 //! overflows a stack (the process would abort); it ends in a clear error.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use skarn_codemode::{ErrorKind, MAX_NESTING_TOKENS, check};
 
 /// (pattern builder, nesting tokens per level)

@@ -4,15 +4,10 @@
 //! made from outside: through the upstream MCP surface, the script bridge,
 //! or the fake server's own counters.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Upstream, gateway, hostile, rt, text};
+use crate::common::{Upstream, gateway, hostile, rt, text};
 use serde_json::{Value, json};
 use skarn_codemode::ToolBridge;
 use skarn_gateway::Gateway;

@@ -2,9 +2,6 @@
 //! crash mid-call and restart, failed and hung starts, call timeouts,
 //! `tools/list_changed`, and health reporting by name with cause.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,21 +11,10 @@ use skarn_codemode::{BridgeError, ToolBridge};
 use skarn_gateway::downstream::DownError;
 use skarn_gateway::gateway::CallError;
 use skarn_gateway::{Config, Gateway, GatewayHandle};
+use skarn_test_support::{TempDir, target_bin};
 
 fn example_bin() -> PathBuf {
-    // target/debug/deps/<this test> -> target/debug/skarn-example-server
-    let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("skarn-example-server");
-    assert!(
-        p.exists(),
-        "{} is missing: `cargo build -p skarn-example-server` (cargo test --workspace builds it)",
-        p.display()
-    );
-    p
+    target_bin("skarn-example-server")
 }
 
 fn config(servers: &str, gateway: &str) -> Config {
@@ -317,7 +303,7 @@ fn handle_drop_kills_every_child_and_health_report_works() {
         server("a", &[], ""),
         server("b", &["--fail-on-start"], "")
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TempDir::new("downstream");
     let path = dir.path().join("skarn.toml");
     std::fs::write(&path, &text).unwrap();
     let report = skarn_gateway::health_report(&path).unwrap();
@@ -346,7 +332,7 @@ fn handle_drop_kills_every_child_and_health_report_works() {
 #[test]
 fn bridge_from_config_runs_scripts_against_the_configured_servers() {
     // What `skarn exec --config` does: a connected bridge plus a guard.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TempDir::new("downstream");
     let path = dir.path().join("skarn.toml");
     std::fs::write(&path, server("ex", &[], "")).unwrap();
     let (bridge, handle) = skarn_gateway::bridge_from_config(&path).unwrap();

@@ -1,12 +1,7 @@
 //! The isolate boundary: no string ever becomes code, whatever path reaches
 //! a function constructor; no host capability exists besides `skarn`.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use skarn_codemode::ErrorKind;
 
 /// Each script tries to compile "return 42" at run time through a key the

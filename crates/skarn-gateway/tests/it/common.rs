@@ -1,28 +1,14 @@
 //! Helpers for tests against the hostile fake downstream
 //! (`examples/skarn-example-server/src/bin/skarn-hostile-server.rs`) and a
 //! raw JSON-RPC upstream client over the gateway's stdio transport.
-#![allow(dead_code, clippy::unwrap_used)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use skarn_gateway::{Config, Gateway};
+use skarn_test_support::target_bin;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-
-/// A program built next to the test binary (`cargo test --workspace`
-/// builds the example crate's binaries).
-pub fn sibling_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().and_then(|d| d.parent()).unwrap().join(name);
-    assert!(
-        p.exists(),
-        "{} is missing: `cargo build -p skarn-example-server`",
-        p.display()
-    );
-    p
-}
 
 /// One `[servers.<alias>]` table running the hostile server.
 pub fn hostile(alias: &str, args: &[&str], extra: &str) -> String {
@@ -31,7 +17,7 @@ pub fn hostile(alias: &str, args: &[&str], extra: &str) -> String {
     let args: Vec<String> = all.iter().map(|a| format!("{a:?}")).collect();
     format!(
         "[servers.{alias}]\ncommand = {:?}\nargs = [{}]\n{extra}\n",
-        sibling_bin("skarn-hostile-server").display().to_string(),
+        target_bin("skarn-hostile-server").display().to_string(),
         args.join(", ")
     )
 }

@@ -2,31 +2,16 @@
 //! once with each start timeout counted from that server's own start, and
 //! failed starts retried in the background until they succeed.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::path::PathBuf;
 use std::time::Duration;
 
 use skarn_gateway::{Config, Gateway};
+use skarn_test_support::{TempDir, target_bin};
+
+use crate::common::rt;
 
 fn example_bin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("skarn-example-server");
-    assert!(p.exists(), "{} is missing", p.display());
-    p
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    target_bin("skarn-example-server")
 }
 
 fn statuses(gw: &Gateway) -> Vec<&'static str> {
@@ -74,7 +59,7 @@ fn starts_wait_for_a_slot_and_their_timeout_counts_from_their_own_start() {
 
 #[test]
 fn a_failed_start_is_retried_in_the_background() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TempDir::new("starts");
     let marker = dir.path().join("tried");
     // Fails the first time, serves the second.
     let script = format!(

@@ -2,15 +2,10 @@
 //! RangeError or TypeError up front, or the deadline), and no isolate thread is left
 //! running afterwards, checked from outside the engine through /proc.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{error, limits_ms, run, value};
+use crate::common::{error, limits_ms, run, value};
 use serde_json::json;
 use skarn_codemode::bridge::NoServers;
 use skarn_codemode::{ErrorKind, abandoned_threads, execute};

@@ -10,9 +10,6 @@
 //! the rules were not written against). Over both sets together: 100% of
 //! must-keep lines kept and at least 85% of tokens saved.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::collections::HashSet;
 use std::path::PathBuf;
 

@@ -1,36 +1,11 @@
 //! Capture: stdout and stderr interleaved in real order, exit status kept,
 //! memory capped; and the library-level guarantees of compression.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::process::Command;
 
 use skarn_compress::capture::{capture, exit_code, read_capped, run_and_compress};
 use skarn_compress::{Compressor, Store, StoreConfig};
-
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!(
-            "skarn-compress-{tag}-{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use skarn_test_support::TempDir;
 
 fn sh(script: &str) -> Command {
     let mut c = Command::new("sh");
@@ -82,7 +57,7 @@ fn capture_is_capped_keeping_head_and_tail() {
 fn run_and_compress_saves_raw_and_keeps_status() {
     let state = TempDir::new("state");
     let ws = TempDir::new("ws");
-    let store = Store::open(StoreConfig::with_dir(state.0.join("recall")), Some(&ws.0)).unwrap();
+    let store = Store::open(StoreConfig::with_dir(state.join("recall")), Some(ws.path())).unwrap();
     // 300 passing tests and one failure, the failure on stderr.
     let script = "for i in $(seq 1 300); do echo \"test t$i ... ok\"; done; \
                   echo 'test bad ... FAILED' >&2; \

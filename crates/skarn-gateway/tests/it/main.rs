@@ -1,0 +1,12 @@
+//! The gateway's integration tests, one binary with a module per area.
+//! `env.rs` stays its own binary: it sets variables in the process
+//! environment, which the gateway reads and other tests here would race.
+
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
+#[allow(dead_code)]
+mod common;
+mod downstream;
+mod hostile;
+mod starts;

@@ -1,0 +1,23 @@
+//! skarn-test-support: shared helpers for Skarn's tests (dev-only, never
+//! published, never a normal dependency).
+//!
+//! What it guarantees:
+//! - [`TempDir`]: a fresh directory under the system temp dir, readable by
+//!   every user (tests also run unprivileged and through sandboxes), removed
+//!   with everything in it when dropped.
+//! - [`bins`]: the path of a program Cargo built next to the running test
+//!   binary, or a panic saying which package to build.
+//! - [`FakeBridge`]: an in-memory `ToolBridge` whose answers are closures,
+//!   counting and recording what a script asked for; ready-made ones echo,
+//!   answer a constant, never answer, or block their thread behind a
+//!   [`Gate`].
+//!
+//! Helpers panic on failure: in a test, a panic is the failure report.
+
+pub mod bins;
+pub mod bridge;
+pub mod temp;
+
+pub use bins::{bin_next_to, is_root, target_bin};
+pub use bridge::{FakeBridge, Gate, Reply};
+pub use temp::TempDir;

@@ -1,0 +1,93 @@
+//! One temporary-directory helper with cleanup on drop.
+
+use std::fs::Permissions;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// A fresh directory named `skarn-test-<tag>-<random>` under the system
+/// temp dir (`TMPDIR`), mode 0755 so that a sandboxed or unprivileged
+/// process can use it too; removed with its contents on drop.
+#[derive(Debug)]
+pub struct TempDir(tempfile::TempDir);
+
+impl TempDir {
+    /// A new, empty directory; `tag` says which test made it.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("skarn-test-{tag}-"))
+            .permissions(Permissions::from_mode(0o755))
+            .tempdir()
+            .expect("cannot create a temporary directory");
+        TempDir(dir)
+    }
+
+    /// The directory itself.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    /// `rel` inside the directory (nothing is created).
+    pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.0.path().join(rel)
+    }
+
+    /// `rel` inside the directory as a string, for command lines and
+    /// configuration text.
+    pub fn s(&self, rel: impl AsRef<Path>) -> String {
+        self.join(rel).display().to_string()
+    }
+
+    /// The directory `rel` inside this one, created with its parents.
+    pub fn dir(&self, rel: impl AsRef<Path>) -> PathBuf {
+        let p = self.join(rel);
+        std::fs::create_dir_all(&p)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", p.display()));
+        p
+    }
+
+    /// The file `rel` inside this one, written with `contents` (parents
+    /// created).
+    pub fn file(&self, rel: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", parent.display()));
+        }
+        std::fs::write(&p, contents)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()));
+        p
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.path()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TempDir;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn made_readable_and_removed_on_drop() {
+        let t = TempDir::new("self");
+        let root = t.path().to_path_buf();
+        let f = t.file("a/b.txt", "x");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "x");
+        assert!(t.dir("c/d").is_dir());
+        let name = root.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("skarn-test-self-"), "{name}");
+        let mode = std::fs::metadata(&root).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        drop(t);
+        assert!(!root.exists(), "{} was left behind", root.display());
+    }
+
+    #[test]
+    fn two_directories_never_collide() {
+        let (a, b) = (TempDir::new("same"), TempDir::new("same"));
+        assert_ne!(a.path(), b.path());
+    }
+}
