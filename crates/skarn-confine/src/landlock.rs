@@ -12,10 +12,10 @@ use std::io;
 use std::path::PathBuf;
 
 use ::landlock::{
-    Access, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus,
 };
-pub use ::landlock::{ABI, AccessFs, AccessNet, BitFlags, Scope};
+pub use ::landlock::{ABI, Access, AccessFs, AccessNet, BitFlags, Scope};
 
 use crate::{Enforcement, Layer, Status};
 
