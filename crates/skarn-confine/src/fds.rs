@@ -30,7 +30,7 @@ fn open_above_stderr() -> io::Result<Vec<i32>> {
 pub fn close_above_stderr(keep: Option<BorrowedFd<'_>>) {
     let ranges: Vec<(u32, u32)> = match keep.map(|k| k.as_raw_fd().unsigned_abs()) {
         Some(k) if k > 3 => vec![(3, k - 1), (k + 1, u32::MAX)],
-        Some(k) if k == 3 => vec![(4, u32::MAX)],
+        Some(3) => vec![(4, u32::MAX)],
         _ => vec![(3, u32::MAX)],
     };
     if ranges.iter().all(|&(a, b)| close_range(a, b, 0).is_ok()) {

@@ -11,11 +11,11 @@
 use std::io;
 use std::path::PathBuf;
 
-use ::landlock::{
-    CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus,
-};
 pub use ::landlock::{ABI, Access, AccessFs, AccessNet, BitFlags, Scope};
+use ::landlock::{
+    CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus,
+};
 
 use crate::{Enforcement, Layer, Status};
 
@@ -99,7 +99,11 @@ impl Outcome {
         let detail = if missing.is_empty() {
             format!("ABI {}: every part enforced", self.kernel_abi)
         } else {
-            format!("ABI {}: not enforced: {}", self.kernel_abi, missing.join(", "))
+            format!(
+                "ABI {}: not enforced: {}",
+                self.kernel_abi,
+                missing.join(", ")
+            )
         };
         Enforcement {
             layer: Layer::Landlock,

@@ -29,6 +29,8 @@
 //! Every function that changes the process says in its documentation
 //! whether it must run single-threaded; none of them undoes itself.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod enforcement;
 
 pub use enforcement::{Enforcement, Layer, Status};

@@ -11,10 +11,10 @@
 //! so neither ABI can be used to slip past the table. Numbers above
 //! [`HIGHEST_AUDITED_SYSCALL`] fail with ENOSYS.
 
+use skarn_confine::seccomp::{self as kit, Context, Mode};
 pub use skarn_confine::seccomp::{
     ArgCheck, ArgMatch, BpfProgram, Cmp, OnMatch, SeccompError, SyscallRule, Width,
 };
-use skarn_confine::seccomp::{self as kit, Context, Mode};
 
 const EPERM: i32 = libc::EPERM;
 const ENOSYS: i32 = libc::ENOSYS;
@@ -534,13 +534,9 @@ mod tests {
         for r in DENY_LIST.iter().filter(|r| r.why.contains("set-user-ID")) {
             assert!(matches!(r.args, ArgMatch::AnyBit { .. }), "{}", r.name);
         }
-        assert!(
-            DENY_LIST
-                .iter()
-                .any(|r| r.name == "openat2"
-                    && r.errno_value() == Some(libc::ENOSYS)
-                    && r.args == ArgMatch::Any)
-        );
+        assert!(DENY_LIST.iter().any(|r| r.name == "openat2"
+            && r.errno_value() == Some(libc::ENOSYS)
+            && r.args == ArgMatch::Any));
         assert!(DENY_LIST.iter().all(|r| !r.why.is_empty()));
         assert!(DENY_LIST.iter().all(|r| r.errno_value().is_some()));
     }

@@ -168,8 +168,9 @@ pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError>
     layers.push(Enforcement::full(
         Layer::Rlimits,
         format!(
-            "address space {as_limit} bytes, {NOFILE_LIMIT} descriptors, no file writes, \
-             no core dumps, no locked memory, no message queues"
+            "address space {} MiB, {NOFILE_LIMIT} descriptors, no file writes, no core \
+             dumps, no locked memory, no message queues",
+            as_limit >> 20
         ),
     ));
 

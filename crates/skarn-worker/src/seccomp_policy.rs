@@ -72,10 +72,8 @@ const NEVER_EXEC: ArgMatch = ArgMatch::All(&[ArgCheck::qword(
     },
 )]);
 /// `prctl(PR_SET_NAME, ...)` only.
-const PR_SET_NAME_ONLY: ArgMatch = ArgMatch::All(&[ArgCheck::qword(
-    0,
-    Cmp::Eq(libc::PR_SET_NAME as u64),
-)]);
+const PR_SET_NAME_ONLY: ArgMatch =
+    ArgMatch::All(&[ArgCheck::qword(0, Cmp::Eq(libc::PR_SET_NAME as u64))]);
 /// Argument 0 is the worker's own pid.
 const OWN_PID: ArgMatch = ArgMatch::All(&[ArgCheck::dword(0, Cmp::EqOwnPid)]);
 /// `clone`: only thread creation (all of `THREAD_FLAGS` set) and never

@@ -45,7 +45,10 @@ impl Context {
     /// The calling process.
     pub fn current() -> Self {
         Self {
-            own_pid: rustix::process::getpid().as_raw_nonzero().get().unsigned_abs(),
+            own_pid: rustix::process::getpid()
+                .as_raw_nonzero()
+                .get()
+                .unsigned_abs(),
         }
     }
 }
@@ -101,7 +104,13 @@ fn alternatives(args: ArgMatch, ctx: &Context) -> Result<Option<Vec<SeccompRule>
         ArgMatch::Any => return Ok(None),
         ArgMatch::OneOf { arg, width, values } => values
             .iter()
-            .map(|&v| one(ArgCheck { arg, width, cmp: Cmp::Eq(v) }))
+            .map(|&v| {
+                one(ArgCheck {
+                    arg,
+                    width,
+                    cmp: Cmp::Eq(v),
+                })
+            })
             .collect::<Result<_, _>>()?,
         ArgMatch::AnyBit { arg, bits } => bits
             .iter()
@@ -180,7 +189,11 @@ fn errno_groups(
     let mut groups: BTreeMap<i32, Table> = BTreeMap::new();
     for r in rules {
         if let OnMatch::Errno(e) = r.on_match {
-            add(groups.entry(e).or_default(), r.nr, alternatives(r.args, ctx)?);
+            add(
+                groups.entry(e).or_default(),
+                r.nr,
+                alternatives(r.args, ctx)?,
+            );
         }
     }
     Ok(groups)
@@ -250,18 +263,27 @@ mod tests {
     use super::*;
 
     const CTX: Context = Context { own_pid: 42 };
-    const PRCTL_NAME: &[ArgCheck] = &[ArgCheck::qword(
-        0,
-        Cmp::Eq(libc::PR_SET_NAME as u64),
-    )];
+    const PRCTL_NAME: &[ArgCheck] = &[ArgCheck::qword(0, Cmp::Eq(libc::PR_SET_NAME as u64))];
 
     #[test]
     fn deny_list_gets_one_program_per_errno_with_both_guards() {
         let rules = [
             SyscallRule::errno("ptrace", libc::SYS_ptrace, ArgMatch::Any, libc::EPERM, "x"),
-            SyscallRule::errno("openat2", libc::SYS_openat2, ArgMatch::Any, libc::ENOSYS, "y"),
+            SyscallRule::errno(
+                "openat2",
+                libc::SYS_openat2,
+                ArgMatch::Any,
+                libc::ENOSYS,
+                "y",
+            ),
         ];
-        let progs = compile(&rules, Mode::DenyList { highest_audited: 469 }, &CTX);
+        let progs = compile(
+            &rules,
+            Mode::DenyList {
+                highest_audited: 469,
+            },
+            &CTX,
+        );
         let progs = progs.expect("compiles");
         assert_eq!(progs.len(), 2);
         let x86 = std::env::consts::ARCH == "x86_64";
@@ -276,8 +298,19 @@ mod tests {
 
     #[test]
     fn allow_rule_in_a_deny_list_is_refused() {
-        let rules = [SyscallRule::allow("read", libc::SYS_read, ArgMatch::Any, "x")];
-        let r = compile(&rules, Mode::DenyList { highest_audited: 469 }, &CTX);
+        let rules = [SyscallRule::allow(
+            "read",
+            libc::SYS_read,
+            ArgMatch::Any,
+            "x",
+        )];
+        let r = compile(
+            &rules,
+            Mode::DenyList {
+                highest_audited: 469,
+            },
+            &CTX,
+        );
         assert!(matches!(r, Err(SeccompError::Rule("read", _))));
     }
 

@@ -1,5 +1,4 @@
 use std::io::{Read, Write};
-use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -17,26 +16,18 @@ fn target() -> PathBuf {
     PathBuf::from(std::env::var_os("KIT_TARGET").unwrap_or_default())
 }
 
-fn mkdir_denied() -> SyscallRule {
-    SyscallRule::errno(
+fn deny_list() -> Vec<seccomp::BpfProgram> {
+    let mut rules = vec![SyscallRule::errno(
         "mkdirat",
         libc::SYS_mkdirat,
         ArgMatch::Any,
         libc::EPERM,
         "test",
-    )
-}
-
-fn deny_list() -> Vec<seccomp::BpfProgram> {
-    let mut rules = vec![mkdirat_rule()];
+    )];
     #[cfg(target_arch = "x86_64")]
     rules.push(SyscallRule::errno("mkdir", libc::SYS_mkdir, ArgMatch::Any, libc::EPERM, "test"));
     let mode = Mode::DenyList { highest_audited: 469 };
     seccomp::compile(&rules, mode, &Context::current()).expect("deny-list compiles")
-}
-
-fn mkdirat_rule() -> SyscallRule {
-    mkdir_denied()
 }
 
 /// An allow-list that leaves the child its exit and its stdout.
@@ -325,7 +316,6 @@ fn descriptor_scenario(dir: &Path, r: &mut Report) {
     let alive = child.try_wait().map(|s| s.is_none()).unwrap_or(false);
     drop(child.stdin.take());
     let st = child.wait().expect("wait");
-    let _ = rd.as_fd();
     r.check(
         "close_above_stderr",
         ready && eof && alive && exited(st, 0),
