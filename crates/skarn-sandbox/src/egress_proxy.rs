@@ -2,7 +2,7 @@
 //! receives its listening sockets, confines itself, serves them with
 //! `skarn_egress::Proxy` until the helper asks for its counters, and exits.
 
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
 use std::path::PathBuf;
 
 use crate::egress::EgressPlan;
@@ -32,7 +32,7 @@ fn resolver_files() -> Vec<PathBuf> {
 
 pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> ! {
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
-    // SAFETY: getppid/signal/close_range take integers only.
+    // SAFETY: getppid/signal take integers only.
     unsafe {
         if libc::getppid() != parent {
             sys::exit_now(0);
@@ -41,12 +41,12 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP] {
             libc::signal(s, libc::SIG_IGN);
         }
-        for (lo, hi) in [(3u32, fd as u32 - 1), (fd as u32 + 1, u32::MAX)] {
-            if lo <= hi {
-                libc::syscall(libc::SYS_close_range, lo, hi, 0u32);
-            }
-        }
     }
+    // SAFETY: `fd` is the handover socket, open in this freshly forked
+    // process until `recv_fds` below; the borrow ends before that.
+    let keep = unsafe { BorrowedFd::borrow_raw(fd) };
+    // Freshly forked: no Rust object here owns another descriptor above 2.
+    skarn_confine::fds::close_above_stderr(Some(keep));
     let Ok(fds) = crate::egress_fd::recv_fds(fd, 2) else {
         sys::exit_now(0)
     };

@@ -1,23 +1,24 @@
-//! Landlock: the filesystem/network allow-list and the ABI 6 scopes.
+//! Landlock: the filesystem/network allow-list and the ABI 6 scopes, as
+//! a thin user of the confinement kit (`skarn-confine`): the kit pins the
+//! ABI and applies the ruleset; this file maps the plan's access classes
+//! to rights and chooses the compatibility level of each part. Every part
+//! is best effort here: the helper decides what a partial or missing
+//! Landlock means (with no mount namespace and `fail_closed`, a refusal).
 
 use std::path::{Path, PathBuf};
 
-use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope,
+use skarn_confine::landlock::{
+    self as ll, Access, AccessFs, AccessNet, BitFlags, Need, PINNED_ABI as BEST, Scope,
 };
 
 use crate::plan::{LandlockAccess, LandlockPlan};
 
-/// Highest ABI this library knows.
-const BEST: ABI = ABI::V7;
-
 /// Errors applying a Landlock ruleset.
 #[derive(Debug, thiserror::Error)]
 pub enum LandlockError {
-    /// The landlock crate reported an error.
-    #[error("landlock: {0}")]
-    Ruleset(#[from] landlock::RulesetError),
+    /// The kit (the landlock crate) reported an error.
+    #[error(transparent)]
+    Ruleset(#[from] ll::LandlockError),
 }
 
 /// What the kernel enforced.
@@ -33,17 +34,7 @@ pub enum Enforced {
 
 /// The Landlock ABI version offered by the running kernel (0 = none).
 pub fn kernel_abi() -> u32 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // only returns the ABI version; it reads no memory.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    if r < 0 { 0 } else { r as u32 }
+    ll::kernel_abi()
 }
 
 fn fs_access(kind: LandlockAccess) -> BitFlags<AccessFs> {
@@ -59,10 +50,6 @@ fn fs_access(kind: LandlockAccess) -> BitFlags<AccessFs> {
         LandlockAccess::Proc => AccessFs::ReadFile | AccessFs::ReadDir,
         LandlockAccess::ListOnly => AccessFs::ReadDir.into(),
     }
-}
-
-fn is_dir(p: &Path) -> Option<bool> {
-    std::fs::metadata(p).ok().map(|m| m.is_dir())
 }
 
 /// Expand a grant so that none of `secrets` is reachable through it: a
@@ -87,18 +74,23 @@ pub fn expand_excluding(path: &Path, secrets: &[PathBuf], out: &mut Vec<PathBuf>
 }
 
 /// Apply the plan's ruleset to the calling thread (and its future
-/// children). Sets no_new_privs. Missing paths are skipped.
+/// children). Requires no_new_privs. Missing paths are skipped.
 pub fn apply(plan: &LandlockPlan) -> Result<Enforced, LandlockError> {
-    let mut rs = Ruleset::default().handle_access(AccessFs::from_all(BEST))?;
+    apply_reporting(plan).map(|o| match o.status {
+        skarn_confine::Status::FullyEnforced => Enforced::Fully,
+        skarn_confine::Status::PartiallyEnforced => Enforced::Partially,
+        skarn_confine::Status::NotEnforced => Enforced::Not,
+    })
+}
+
+/// [`apply`], returning the kit's per-part outcome.
+pub fn apply_reporting(plan: &LandlockPlan) -> Result<ll::Outcome, LandlockError> {
     let mut net: BitFlags<AccessNet> = BitFlags::empty();
     if plan.deny_tcp_bind {
         net |= AccessNet::BindTcp;
     }
     if plan.deny_tcp_connect {
         net |= AccessNet::ConnectTcp;
-    }
-    if !net.is_empty() {
-        rs = rs.handle_access(net)?;
     }
     let mut scopes: BitFlags<Scope> = BitFlags::empty();
     if plan.scope_signal {
@@ -107,10 +99,7 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforced, LandlockError> {
     if plan.scope_abstract_unix {
         scopes |= Scope::AbstractUnixSocket;
     }
-    if !scopes.is_empty() {
-        rs = rs.scope(scopes)?;
-    }
-    let mut created = rs.create()?;
+    let mut rules = Vec::new();
     for rule in &plan.rules {
         let mut paths = Vec::new();
         if plan.secrets.is_empty() {
@@ -118,25 +107,17 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforced, LandlockError> {
         } else {
             expand_excluding(&rule.path, &plan.secrets, &mut paths);
         }
-        for p in paths {
-            let Some(dir) = is_dir(&p) else { continue };
-            let Ok(fd) = PathFd::new(&p) else { continue };
-            let mut access = fs_access(rule.access);
-            if !dir {
-                access &= AccessFs::from_file(BEST);
-            }
-            if access.is_empty() {
-                continue;
-            }
-            created = created.add_rule(PathBeneath::new(fd, access))?;
-        }
+        let access = fs_access(rule.access);
+        rules.extend(paths.into_iter().map(|p| (p, access)));
     }
-    let st = created.restrict_self()?;
-    Ok(match st.ruleset {
-        RulesetStatus::FullyEnforced => Enforced::Fully,
-        RulesetStatus::PartiallyEnforced => Enforced::Partially,
-        RulesetStatus::NotEnforced => Enforced::Not,
-    })
+    let req = ll::Request {
+        fs_floor: Need::BestEffort,
+        fs_newer: Need::BestEffort,
+        net: (!net.is_empty()).then_some((net, Need::BestEffort)),
+        scopes: (!scopes.is_empty()).then_some((scopes, Need::BestEffort)),
+        rules,
+    };
+    Ok(ll::restrict_self(&req)?)
 }
 
 /// Restrict the calling thread with a ruleset that grants nothing: no file

@@ -20,8 +20,11 @@
 //!   closed; secret-looking environment variables removed.
 //! - **Limits**: timeout (tree killed, exit 124), memory, processes, file size.
 //!
-//! The public pieces ([`privs`], [`seccomp`], [`landlock_rules`], [`ns`])
-//! are reusable by other confined processes.
+//! The mechanisms (capabilities, namespaces, Landlock, seccomp, rlimits,
+//! descriptors) come from the confinement kit `skarn-confine`, shared with
+//! the Code Mode worker; [`privs`], [`seccomp`], [`landlock_rules`] and
+//! [`ns`] are this crate's thin users of it, and the data they apply (the
+//! deny-list, the Landlock access classes) stays here.
 
 pub mod config;
 pub mod dotfiles;

@@ -2,16 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How much of the requested policy the host enforced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Status {
-    /// Every mechanism of the policy is in force.
-    FullyEnforced,
-    /// Some mechanisms are missing; `notes` names each gap.
-    PartiallyEnforced,
-    /// Nothing confines the command.
-    NotEnforced,
-}
+/// How much of the requested policy the host enforced: the confinement
+/// kit's status type, shared with the worker's `ConfinementReport`
+/// (`FullyEnforced`: every mechanism of the policy is in force;
+/// `PartiallyEnforced`: some are missing and `notes` names each gap;
+/// `NotEnforced`: nothing confines the command).
+pub use skarn_confine::Status;
 
 /// The confinement backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,4 +1,6 @@
-//! Thin safe wrappers over the raw syscalls the helper needs.
+//! Thin safe wrappers over the raw syscalls the helper needs (mounts,
+//! fork, exec, signals). Namespaces, capabilities, limits, Landlock and
+//! seccomp come from the confinement kit (`skarn-confine`) instead.
 //!
 //! Raw `libc` is used (rather than a higher-level crate) because these
 //! calls run in a freshly forked child right before `execve`, where we want
@@ -107,10 +109,10 @@ pub fn umount2(target: &Path, flags: libc::c_int) -> io::Result<()> {
     check(unsafe { libc::umount2(t.as_ptr(), flags) }).map(|_| ())
 }
 
-/// unshare(2).
+/// unshare(2), through the confinement kit.
 pub fn unshare(flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: unshare takes only flags.
-    check(unsafe { libc::unshare(flags) }).map(|_| ())
+    use skarn_confine::namespaces::{UnshareFlags, unshare};
+    unshare(UnshareFlags::from_bits_retain(flags as u32))
 }
 
 /// fork(2). Only call from a single-threaded process.
@@ -122,12 +124,6 @@ pub fn fork() -> io::Result<libc::pid_t> {
     } else {
         Ok(r)
     }
-}
-
-/// prctl(2) with integer arguments.
-pub fn prctl(op: libc::c_int, a: libc::c_ulong, b: libc::c_ulong) -> io::Result<libc::c_int> {
-    // SAFETY: the options used here take integer arguments only.
-    check(unsafe { libc::prctl(op, a, b, 0 as libc::c_ulong, 0 as libc::c_ulong) })
 }
 
 /// Write `data` to an existing file (procfs/cgroupfs friendly: one write).

@@ -20,14 +20,22 @@
 //! 8. the seccomp allow-list of [`crate::seccomp_policy`], last, because
 //!    every step above needs syscalls it refuses.
 //!
+//! Every step is a mechanism of the confinement kit (`skarn-confine`),
+//! shared with `skarn run`; what is applied (the order, the limits, the
+//! allow-list, which Landlock parts are hard requirements) is decided
+//! here.
+//!
 //! Everything here runs while the process is single-threaded (the hidden
 //! entry is dispatched before any thread exists), which `unshare` of a user
 //! namespace and the per-thread credential calls require.
 
 use std::io;
 
-use rustix::process::{Resource, Rlimit};
 use serde::{Deserialize, Serialize};
+use skarn_confine::landlock::{self as ll, Access, AccessNet, Need, PINNED_ABI, Scope};
+use skarn_confine::namespaces::{self, NetEntry, SelfMap, UnshareFlags};
+use skarn_confine::rlimits::{self, Limit};
+use skarn_confine::{Enforcement, Layer, caps, fds, process, seccomp};
 
 use crate::seccomp_policy;
 
@@ -72,6 +80,10 @@ pub struct ConfinementReport {
     pub address_space_limit: u64,
     /// RLIMIT_NOFILE.
     pub nofile_limit: u64,
+    /// Each layer as applied, in the confinement kit's vocabulary (the
+    /// one the sandbox's report uses too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Enforcement>,
 }
 
 /// One confinement step failed; the worker refuses to run anything.
@@ -114,77 +126,106 @@ pub struct ConfineOptions {
 
 /// Apply every step. On success the process can only use its pipes.
 pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError> {
-    close_other_fds();
+    // First thing in main: no Rust object owns a descriptor above 2 yet.
+    fds::close_above_stderr(None);
     // Read what we need from /proc while we still can.
     let baseline_vm = read_vm_size().unwrap_or(64 << 20);
+    let mut layers = vec![Enforcement::full(
+        Layer::Descriptors,
+        "every descriptor above 2 closed",
+    )];
 
     let (namespaces, uid, bounding_dropped) = enter_namespaces()?;
+    layers.push(Enforcement::full(
+        Layer::Namespaces,
+        format!("{namespaces}: empty network namespace, uid {uid}"),
+    ));
     if !bounding_dropped {
         drop_bounding_and_ambient()?;
     }
-    drop_capabilities()?;
+    // After the user-namespace path we hold every capability inside the new
+    // namespace; after the root path the uid switch already cleared them.
+    step("capset", caps::clear_sets())?;
+    layers.push(Enforcement::full(
+        Layer::Capabilities,
+        "bounding, ambient, effective, permitted and inheritable sets empty",
+    ));
 
     let as_limit = address_space_limit(baseline_vm, opts.memory_bytes, opts.stack_bytes);
-    set_limit(Resource::As, as_limit)?;
-    set_limit(Resource::Nofile, NOFILE_LIMIT)?;
-    set_limit(Resource::Fsize, 0)?;
+    set_limit(Limit::As, as_limit)?;
+    set_limit(Limit::Nofile, NOFILE_LIMIT)?;
+    set_limit(Limit::Fsize, 0)?;
     // With RLIMIT_FSIZE 0 a write to an inherited regular file (a debug
     // stderr redirected to a log) must fail with EFBIG, not kill us.
     // SAFETY: installing SIG_IGN for SIGXFSZ; no handler code runs.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    set_limit(Resource::Core, 0)?;
-    set_limit(Resource::Memlock, 0)?;
-    set_limit(Resource::Msgqueue, 0)?;
+    set_limit(Limit::Core, 0)?;
+    set_limit(Limit::Memlock, 0)?;
+    set_limit(Limit::Msgqueue, 0)?;
     // RLIMIT_NPROC is not set: it also counts threads and the engine needs
     // some; the seccomp `clone` rule is what forbids new processes.
     limit_malloc_arenas();
+    layers.push(Enforcement::full(
+        Layer::Rlimits,
+        format!(
+            "address space {} MiB, {NOFILE_LIMIT} descriptors, no file writes, no core \
+             dumps, no locked memory, no message queues",
+            as_limit >> 20
+        ),
+    ));
 
-    step("no_new_privs", rustix::thread::set_no_new_privs(true))?;
-    let (landlock_abi, landlock) = apply_landlock()?;
+    step("no_new_privs", process::set_no_new_privs())?;
+    layers.push(Enforcement::full(Layer::NoNewPrivs, "set"));
+    let landlock = apply_landlock()?;
+    let landlock_state = match landlock.status {
+        skarn_confine::Status::FullyEnforced => "fully_enforced",
+        _ => "partially_enforced",
+    };
+    layers.push(landlock.enforcement());
 
     step(
         "PR_SET_PDEATHSIG",
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL)),
+        process::set_parent_death_signal(process::Signal::KILL),
     )?;
-    if let Some(ppid) = opts.parent_pid {
-        let now = rustix::process::getppid().map(|p| p.as_raw_nonzero().get() as u32);
-        if now != Some(ppid) {
-            return Err(other("parent check", "the parent process is gone"));
-        }
+    if let Some(ppid) = opts.parent_pid
+        && !process::parent_is(ppid)
+    {
+        return Err(other("parent check", "the parent process is gone"));
     }
+    layers.push(Enforcement::full(Layer::ParentDeath, "SIGKILL"));
 
-    let pid = rustix::process::getpid().as_raw_nonzero().get() as u32;
+    let pid = std::process::id();
     let programs = seccomp_policy::build(pid).map_err(|e| other("seccomp", e))?;
-    if !(opts.skip_seccomp && cfg!(debug_assertions)) {
-        for p in &programs {
-            seccompiler::apply_filter(p).map_err(|e| other("seccomp", e))?;
-        }
+    let skip_seccomp = opts.skip_seccomp && cfg!(debug_assertions);
+    if skip_seccomp {
+        layers.push(Enforcement::not_enforced(
+            Layer::Seccomp,
+            "left out for a self-test (debug build)",
+        ));
+    } else {
+        seccomp::install(&programs).map_err(|e| other("seccomp", e))?;
+        layers.push(Enforcement::full(
+            Layer::Seccomp,
+            format!(
+                "allow-list of {} syscalls, everything else EPERM",
+                seccomp_policy::allowed().count()
+            ),
+        ));
     }
     Ok(ConfinementReport {
         namespaces,
         uid,
-        landlock_abi,
-        landlock,
-        seccomp_allowed: if opts.skip_seccomp && cfg!(debug_assertions) {
+        landlock_abi: i32::try_from(landlock.kernel_abi).unwrap_or(0),
+        landlock: landlock_state.to_string(),
+        seccomp_allowed: if skip_seccomp {
             0
         } else {
             seccomp_policy::allowed().count()
         },
         address_space_limit: as_limit,
         nofile_limit: NOFILE_LIMIT,
+        layers,
     })
-}
-
-fn close_other_fds() {
-    // SAFETY: close_range only closes descriptors; none above 2 is owned by
-    // live Rust objects at this point (we run first thing in main).
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-    if r != 0 {
-        for fd in 3..1024 {
-            // SAFETY: as above; EBADF for unused numbers is harmless.
-            unsafe { libc::close(fd) };
-        }
-    }
 }
 
 fn read_vm_size() -> Option<u64> {
@@ -197,116 +238,53 @@ fn read_vm_size() -> Option<u64> {
 /// Returns the namespaces entered, the uid now in effect, and whether the
 /// bounding and ambient sets were already dropped.
 fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
-    use rustix::thread::UnshareFlags;
-    let euid = rustix::process::geteuid();
-    if euid.is_root() {
-        // Root (with CAP_SYS_ADMIN) can have an empty network namespace
-        // directly and then become nobody, which strips every capability.
-        // SAFETY: single-threaded; no file descriptor table or fs state is
-        // shared with anyone, so unsharing the network namespace only
-        // changes what future sockets see.
-        if unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNET) }.is_ok() {
+    // The kit's one way into an empty network namespace: directly as root
+    // (with CAP_SYS_ADMIN), otherwise through a new user namespace, left
+    // unmapped (the worker runs as the overflow uid there).
+    let entry = step(
+        "unshare(CLONE_NEWUSER|CLONE_NEWNET)",
+        namespaces::enter_empty_network(SelfMap::Leave),
+    )?;
+    match entry {
+        NetEntry::Direct => {
+            // Root: become nobody, which strips every capability.
             drop_bounding_and_ambient()?;
-            if become_nobody().is_ok() {
+            if namespaces::become_ids(NOBODY, NOBODY).is_ok() {
                 return Ok(("net".into(), NOBODY, true));
             }
             // uid 0 of an unprivileged user namespace (rootless containers,
             // CI sandboxes): 65534 is not mapped there. The network
             // namespace is already empty; a nested user namespace leaves
             // this process no capability over anything outside it.
-            // SAFETY: single-threaded (required by the kernel for
-            // CLONE_NEWUSER); the namespace affects only this process.
-            step("unshare(CLONE_NEWUSER) after CLONE_NEWNET", unsafe {
-                rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER)
-            })?;
-            return Ok(("net+user".into(), rustix::process::getuid().as_raw(), true));
+            step(
+                "unshare(CLONE_NEWUSER) after CLONE_NEWNET",
+                namespaces::unshare(UnshareFlags::NEWUSER),
+            )?;
+            Ok(("net+user".into(), rustix::process::getuid().as_raw(), true))
+        }
+        NetEntry::ViaUserNamespace => {
+            Ok(("user+net".into(), rustix::process::getuid().as_raw(), false))
         }
     }
-    // SAFETY: single-threaded (required by the kernel for CLONE_NEWUSER);
-    // the new namespaces affect only this process.
-    step("unshare(CLONE_NEWUSER|CLONE_NEWNET)", unsafe {
-        rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNET)
-    })?;
-    Ok(("user+net".into(), rustix::process::getuid().as_raw(), false))
-}
-
-/// Drop every group and become uid/gid 65534 (fails where 65534 is not
-/// mapped, e.g. as root of an unprivileged user namespace).
-fn become_nobody() -> Result<(), ConfineError> {
-    let nobody_gid = rustix::process::Gid::from_raw(NOBODY);
-    let nobody_uid = rustix::process::Uid::from_raw(NOBODY);
-    step("setgroups", rustix::thread::set_thread_groups(&[]))?;
-    step(
-        "setresgid",
-        rustix::thread::set_thread_res_gid(nobody_gid, nobody_gid, nobody_gid),
-    )?;
-    step(
-        "setresuid",
-        rustix::thread::set_thread_res_uid(nobody_uid, nobody_uid, nobody_uid),
-    )
 }
 
 fn drop_bounding_and_ambient() -> Result<(), ConfineError> {
-    // Hand-rolled loop over raw numbers: rustix's typed `Capability` enum
-    // cannot name capabilities newer than the crate, and the kernel's last
-    // capability number is only known at run time (EINVAL past it).
-    for cap in 0..64 {
-        // SAFETY: PR_CAPBSET_DROP takes an integer argument and touches no memory.
-        let r = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
-        if r != 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                break;
-            }
+    // The worker holds CAP_SETPCAP here (root, or root of its new user
+    // namespace): a bounding set left as is would be a bug.
+    match step("PR_CAPBSET_DROP", caps::drop_bounding_set())? {
+        caps::Bounding::Cleared => {}
+        caps::Bounding::LeftAsIs => {
             return Err(ConfineError {
                 step: "PR_CAPBSET_DROP",
-                source: e,
+                source: io::Error::from_raw_os_error(libc::EPERM),
             });
         }
     }
-    step(
-        "PR_CAP_AMBIENT_CLEAR_ALL",
-        rustix::thread::clear_ambient_capability_set(),
-    )
+    step("PR_CAP_AMBIENT_CLEAR_ALL", caps::clear_ambient())
 }
 
-fn drop_capabilities() -> Result<(), ConfineError> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    // After the user-namespace path we hold every capability inside the new
-    // namespace; after the root path the uid switch already cleared them.
-    step(
-        "capset",
-        rustix::thread::set_capabilities(
-            None,
-            CapabilitySets {
-                effective: CapabilitySet::empty(),
-                permitted: CapabilitySet::empty(),
-                inheritable: CapabilitySet::empty(),
-            },
-        ),
-    )
-}
-
-fn set_limit(resource: Resource, value: u64) -> Result<(), ConfineError> {
-    let name = match resource {
-        Resource::As => "RLIMIT_AS",
-        Resource::Nofile => "RLIMIT_NOFILE",
-        Resource::Fsize => "RLIMIT_FSIZE",
-        Resource::Core => "RLIMIT_CORE",
-        Resource::Memlock => "RLIMIT_MEMLOCK",
-        Resource::Msgqueue => "RLIMIT_MSGQUEUE",
-        _ => "setrlimit",
-    };
-    step(
-        name,
-        rustix::process::setrlimit(
-            resource,
-            Rlimit {
-                current: Some(value),
-                maximum: Some(value),
-            },
-        ),
-    )
+fn set_limit(limit: Limit, value: u64) -> Result<(), ConfineError> {
+    step(limit.name(), rlimits::set(limit, value))
 }
 
 /// One malloc arena: glibc otherwise reserves 64 MiB of address space per
@@ -319,49 +297,25 @@ fn limit_malloc_arenas() {
     }
 }
 
-fn apply_landlock() -> Result<(i32, String), ConfineError> {
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RulesetAttr, RulesetStatus,
-        Scope,
-    };
-    let abi = ABI::V6;
-    let fail = |e: landlock::RulesetError| other("landlock", e);
-    let status = landlock::Ruleset::default()
-        // Filesystem rights are the floor: without them we refuse to run.
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(ABI::V1))
-        .map_err(fail)?
-        // Newer rights are taken where the kernel has them.
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(fail)?
-        .handle_access(AccessNet::from_all(abi))
-        .map_err(fail)?
-        .scope(Scope::from_all(abi))
-        .map_err(fail)?
-        .create()
-        .map_err(fail)?
-        .restrict_self()
-        .map_err(fail)?;
-    let state = match status.ruleset {
-        RulesetStatus::FullyEnforced => "fully_enforced",
-        RulesetStatus::PartiallyEnforced => "partially_enforced",
-        RulesetStatus::NotEnforced => return Err(other("landlock", "not enforced by this kernel")),
-    };
-    Ok((kernel_landlock_abi(), state.to_string()))
+/// Filesystem rights of ABI 1 are the floor (without them we refuse to
+/// run); newer rights, TCP and the scopes are taken where the kernel has
+/// them. No rule at all: nothing is reachable.
+fn apply_landlock() -> Result<ll::Outcome, ConfineError> {
+    let outcome = ll::restrict_self(&ll::Request {
+        fs_floor: Need::Required,
+        fs_newer: Need::BestEffort,
+        net: Some((AccessNet::from_all(PINNED_ABI), Need::BestEffort)),
+        scopes: Some((Scope::from_all(PINNED_ABI), Need::BestEffort)),
+        rules: Vec::new(),
+    })
+    .map_err(|e| other("landlock", e))?;
+    if outcome.status == skarn_confine::Status::NotEnforced {
+        return Err(other("landlock", "not enforced by this kernel"));
+    }
+    Ok(outcome)
 }
 
 /// The ABI version the running kernel reports (0 when Landlock is off).
 pub fn kernel_landlock_abi() -> i32 {
-    // SAFETY: with a null attribute, size 0 and LANDLOCK_CREATE_RULESET_VERSION
-    // the syscall only returns the ABI version; no memory is read.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32, /* LANDLOCK_CREATE_RULESET_VERSION */
-        )
-    };
-    if r < 0 { 0 } else { r as i32 }
+    i32::try_from(ll::kernel_abi()).unwrap_or(0)
 }
