@@ -44,6 +44,7 @@ pub mod nested_git;
 pub mod ns;
 pub mod owner_only;
 pub mod persistence;
+pub mod placeholder;
 pub mod plan;
 pub mod policy;
 pub mod presets;

@@ -159,7 +159,7 @@ pub fn build_root(
     ctx(mkdir_p(Path::new("/empty.d")), "mkdir", root)?;
     ctx(touch(Path::new("/empty.f")), "touch", root)?;
     ctx(
-        crate::helper::make_socket_inode(Path::new("/empty.s")),
+        crate::placeholder::make_socket_inode(Path::new("/empty.s")),
         "socket inode",
         root,
     )?;
