@@ -35,6 +35,7 @@ pub mod gitconfig;
 pub mod grants;
 pub mod helper;
 pub mod host;
+pub mod host_probe;
 pub mod landlock_rules;
 pub mod lapse;
 pub mod launch;

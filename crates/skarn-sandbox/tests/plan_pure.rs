@@ -56,9 +56,14 @@ fn whole_plan_matches_the_reviewed_golden_file() {
         std::fs::write(path, &got).unwrap();
     }
     let want = std::fs::read_to_string(path).unwrap();
-    assert_eq!(
-        got, want,
-        "plan changed; review and re-bless with SKARN_BLESS=1"
+    // On a difference, name the first differing line only (the file is long).
+    let at = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(
+        got == want,
+        "plan changed at line {:?} ({} lines, golden {}); review and re-bless with SKARN_BLESS=1",
+        at.map(|i| i + 1),
+        got.lines().count(),
+        want.lines().count()
     );
     // Same inputs, same output.
     assert_eq!(p, plan(&policy(), &host(), &argv()).unwrap());
