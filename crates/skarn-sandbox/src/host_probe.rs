@@ -229,9 +229,7 @@ pub fn find_memory_cgroup() -> Option<PathBuf> {
             for dir in [root.join(rel), root.clone()] {
                 let sub =
                     std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
-                if sub.split_whitespace().any(|c| c == "memory")
-                    && usable_cgroup_dir(&dir)
-                {
+                if sub.split_whitespace().any(|c| c == "memory") && usable_cgroup_dir(&dir) {
                     return Some(dir);
                 }
             }

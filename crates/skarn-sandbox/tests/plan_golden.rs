@@ -80,7 +80,11 @@ fn check(shape: &str, host: &HostFacts, home: &str) {
     let want = std::fs::read_to_string(&path).unwrap_or_default();
     if got != want {
         let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-        let at = g.iter().zip(&w).position(|(a, b)| a != b).unwrap_or(g.len().min(w.len()));
+        let at = g
+            .iter()
+            .zip(&w)
+            .position(|(a, b)| a != b)
+            .unwrap_or(g.len().min(w.len()));
         panic!(
             "plan for {shape} changed at line {} (got {} lines, golden {}): got {:?}, golden {:?}; \
              review and re-bless with SKARN_BLESS=1",

@@ -243,8 +243,7 @@ fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut Restrictio
              and directories there that only their owner may write are read-only to the command"
         ));
     }
-    if g
-        .binds
+    if g.binds
         .iter()
         .any(|(p, a, _)| *a != Access::ReadWrite && !Granted::is_system(p))
     {

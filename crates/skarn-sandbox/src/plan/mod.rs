@@ -118,9 +118,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         loopback_up: network::loopback_up(policy, ns),
         egress,
         fs,
-        reservation: ns
-            .mount
-            .then(|| protect::reservation(policy, host, &g)),
+        reservation: ns.mount.then(|| protect::reservation(policy, host, &g)),
         landlock,
         seccomp,
         rlimits: limits.rlimits,
