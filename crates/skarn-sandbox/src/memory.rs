@@ -15,7 +15,7 @@
 //! `RLIMIT_DATA` stays in both cases (allocations fail cleanly with ENOMEM
 //! before the OOM killer is needed).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// `LimitReport.mechanism` with a memory cgroup.
 pub const MECH_CGROUP: &str =
@@ -41,36 +41,7 @@ pub fn mech_rlimit_as(bytes: u64) -> String {
     )
 }
 
-/// A memory-controller directory where this (root) process can create the
-/// run's cgroup: its own cgroup in the v1 `memory` hierarchy, or in the v2
-/// hierarchy its own cgroup (or the root) when `memory` is delegated to
-/// children.
-pub fn find_memory_cgroup() -> Option<PathBuf> {
-    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    for line in cg.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_id, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let rel = path.trim_start_matches('/');
-        if ctrl.split(',').any(|c| c == "memory") {
-            let dir = Path::new("/sys/fs/cgroup/memory").join(rel);
-            if dir.join("memory.limit_in_bytes").exists() && crate::host::usable_cgroup_dir(&dir) {
-                return Some(dir);
-            }
-        } else if ctrl.is_empty() {
-            let root = PathBuf::from("/sys/fs/cgroup");
-            for dir in [root.join(rel), root.clone()] {
-                let sub =
-                    std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
-                if sub.split_whitespace().any(|c| c == "memory")
-                    && crate::host::usable_cgroup_dir(&dir)
-                {
-                    return Some(dir);
-                }
-            }
-        }
-    }
-    None
-}
+pub use crate::host_probe::find_memory_cgroup;
 
 /// The files to write in a new child of `parent` to cap it at `bytes`, in
 /// order (v1: RAM first, then RAM+swap, which must not be below it; v2:

@@ -166,7 +166,7 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
             || name == ".git"
             || before.contains(&name)
             || name.starts_with(".skarn-quarantine-")
-            || crate::helper::is_placeholder(&e.path()).is_some()
+            || crate::placeholder::is_placeholder(&e.path()).is_some()
         {
             continue;
         }

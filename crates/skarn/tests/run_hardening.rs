@@ -529,3 +529,46 @@ fn host_terminal_is_restored_after_the_run() {
         }
     }
 }
+
+/// Namespaces planned but refused at run time (here by a seccomp filter on
+/// `unshare`, as a container runtime's profile would): the helper runs the
+/// plan's own fallback, planned for the host without namespaces, so the
+/// command still cannot write outside the workspace (Landlock), and the
+/// report says why the run is degraded.
+#[test]
+fn namespaces_refused_at_run_time_fall_back_to_the_planned_plan() {
+    use std::os::unix::process::CommandExt;
+    let t = Tmp::new("nsfail");
+    let ws = t.0.join("ws");
+    let outside = t.0.join("outside");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let progs = skarn_sandbox::seccomp::deny_programs(&[]).unwrap();
+    let mut c = Command::new(SKARN);
+    c.args(["run", "--no-config", "--report", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "echo in > {}/inside; echo out > {}/escaped",
+            ws.display(),
+            outside.display()
+        ));
+    // SAFETY: between fork and exec only prctl and seccomp(2) run; the
+    // programs were compiled before the fork.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            skarn_sandbox::seccomp::install(&progs).map_err(std::io::Error::other)
+        });
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("creating namespaces failed at run time"),
+        "{err}"
+    );
+    assert!(!outside.join("escaped").exists(), "wrote outside: {err}");
+    assert!(ws.join("inside").exists(), "workspace not writable: {err}");
+}

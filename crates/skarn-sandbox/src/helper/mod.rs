@@ -1,0 +1,265 @@
+//! The helper: a single-threaded process that executes a [`Plan`] and
+//! never changes it. It is either the `skarn run` process itself (checked
+//! single-threaded, see [`crate::launch::run_in_this_process`]) or, from a
+//! multi-threaded caller, a fresh exec of the binary with `__sandbox-helper`.
+//!
+//! Process tree and the module doing each job:
+//! - **helper** (this process, [`run`]): the reservation step
+//!   ([`reserve`], undone by [`release`]), the reaper ([`reaper`]), the
+//!   run's cgroups ([`cgroup`]), the proxy ([`egress`](self::egress)), the
+//!   user/PID/network/IPC/UTS namespaces (or the plan's namespace
+//!   fallback), the host private tmp ([`host_tmp`]), then supervision
+//!   ([`supervision`]: timeout, signals, report, exit status) and the
+//!   persistence checks after the run ([`persistence`]);
+//! - **init** (PID 1 of the new PID namespace, [`init`]): builds the new
+//!   root in a fresh mount namespace, starts the target and reaps; when it
+//!   exits the kernel kills everything left in the namespace;
+//! - **target** ([`target`]): new session, parent-death signal, rlimits,
+//!   caps dropped, no_new_privs, Landlock, seccomp, descriptors > 2
+//!   closed, `execve`.
+//!
+//! Init and the target report to the helper with typed messages
+//! ([`stage_status`]). All three are single-threaded, so allocating
+//! between fork and exec is safe.
+
+mod cgroup;
+mod egress;
+mod host_tmp;
+mod init;
+mod persistence;
+mod reaper;
+mod release;
+mod reserve;
+mod signals;
+mod stage_status;
+mod supervision;
+mod target;
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::plan::{FsOp, NsFallback, Plan};
+use crate::{ns, privs, sys, terminal};
+use release::Reserved;
+
+/// Environment variable carrying the JSON plan to the helper.
+pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
+
+/// Exit status for a set-up failure.
+pub const EXIT_SETUP: i32 = 2;
+/// Exit status when the timeout fired.
+pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit status when the command could not be executed.
+pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+/// Exit status when the command was not found.
+pub const EXIT_NOT_FOUND: i32 = 127;
+
+fn err_line(msg: &str) {
+    sys::write_fd(2, format!("skarn: error: {msg}\n").as_bytes());
+}
+
+/// Entry point of `skarn __sandbox-helper`: reads the plan from
+/// [`PLAN_ENV`], runs the command, returns the exit status.
+pub fn helper_main() -> i32 {
+    let Some(raw) = std::env::var_os(PLAN_ENV) else {
+        err_line("internal: sandbox helper started without a plan");
+        return EXIT_SETUP;
+    };
+    // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
+    unsafe { std::env::remove_var(PLAN_ENV) };
+    let plan: Plan = match serde_json::from_slice(raw.as_bytes()) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&format!("internal: bad sandbox plan: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    run(plan)
+}
+
+/// The plan with what the helper made or saw at run time, handed to init
+/// and the target.
+#[derive(Clone, Copy)]
+pub(super) struct Run<'a> {
+    /// The plan.
+    pub(super) plan: &'a Plan,
+    /// The new-root steps after the reservation step.
+    pub(super) fs: &'a [FsOp],
+    /// The host private tmp made from the plan's `host_tmp`.
+    pub(super) host_tmp: Option<&'a Path>,
+    /// The memory cgroup was planned but the run is not in it: its
+    /// `fallback_as` applies.
+    pub(super) memory_fallback: bool,
+}
+
+/// A pipe with both ends close-on-exec: (read, write).
+fn pipe() -> Option<(libc::c_int, libc::c_int)> {
+    let mut p = [0; 2];
+    // SAFETY: p is a valid 2-int array.
+    (unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } >= 0).then_some((p[0], p[1]))
+}
+
+/// Namespace flags the helper unshares (all but the mount namespace, which
+/// init creates so that this process keeps the host view for clean-up).
+fn unshare_flags(plan: &Plan) -> libc::c_int {
+    let ns = plan.ns;
+    [
+        (ns.user, libc::CLONE_NEWUSER),
+        (ns.pid, libc::CLONE_NEWPID),
+        (ns.net, libc::CLONE_NEWNET),
+        (ns.ipc, libc::CLONE_NEWIPC),
+        (ns.uts, libc::CLONE_NEWUTS),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, f)| acc | f)
+}
+
+/// Execute `plan`; the command's exit status.
+pub(crate) fn run(plan: Plan) -> i32 {
+    if plan.die_with_parent {
+        let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    }
+    let mut report = plan.report.clone();
+    let mut rnotes = reserve::ReserveNotes::default();
+    let reserved = match &plan.reservation {
+        Some(r) => reserve::reserve(&plan, r, &mut rnotes),
+        None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
+    };
+    report.notes.append(&mut rnotes.info);
+    let cg_parents = cgroup::parents(&plan);
+    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() {
+        reaper::spawn(&cg_parents, &reserved)
+    } else {
+        Some(())
+    };
+    let cg = cgroup::set_up(&plan, reaper.is_some(), &mut report);
+    let proxy = match egress::start(&plan) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&format!("cannot start the network proxy: {e}"));
+            release::release(reserved);
+            return EXIT_SETUP;
+        }
+    };
+    let flags = unshare_flags(&plan);
+    if flags != 0 {
+        let r = sys::unshare(flags).and_then(|_| {
+            if plan.ns.user {
+                ns::write_self_maps(plan.uid, plan.gid)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = r {
+            if let Some(p) = proxy {
+                p.kill();
+            }
+            release::release(reserved);
+            if let Some(c) = cg.cgroup {
+                c.remove();
+            }
+            return fall_back(&plan, &e);
+        }
+    }
+    let host_tmp = plan.host_tmp.as_ref().and_then(host_tmp::make);
+
+    // Host terminal settings, put back after the run whatever happens to it.
+    let tty = terminal::Saved::take();
+    let Some((rd, wr)) = pipe() else {
+        err_line("pipe2 failed");
+        return EXIT_SETUP;
+    };
+    // Cgroup hand-shake: init waits on `cg_rd` until the helper has moved
+    // it into the run's cgroup (b'1') or failed to (b'0').
+    let (cg_rd, cg_wr) = match &cg.cgroup {
+        Some(_) => match pipe() {
+            Some(p) => p,
+            None => {
+                err_line("pipe2 failed");
+                return EXIT_SETUP;
+            }
+        },
+        None => (-1, -1),
+    };
+    let saved = persistence::before(&plan, &reserved.fs);
+    let stages = Run {
+        plan: &plan,
+        fs: &reserved.fs,
+        host_tmp: host_tmp.as_deref(),
+        memory_fallback: cg.memory_fallback,
+    };
+    let child = match sys::fork() {
+        Ok(0) => {
+            // SAFETY: closing our copies of the helper's pipe ends.
+            unsafe {
+                libc::close(rd);
+                if cg_wr >= 0 {
+                    libc::close(cg_wr);
+                }
+            }
+            init::init_main(&stages, wr, cg_rd)
+        }
+        Ok(pid) => pid,
+        Err(e) => {
+            err_line(&format!("fork failed: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    if let Some(c) = &cg.cgroup {
+        let ok = c.attach(child).is_ok();
+        sys::write_fd(cg_wr, if ok { b"1" } else { b"0" });
+        // SAFETY: closing our own pipe ends.
+        unsafe {
+            libc::close(cg_wr);
+            libc::close(cg_rd);
+        }
+    }
+    // SAFETY: closing our copy of the write end.
+    unsafe { libc::close(wr) };
+    signals::install_forwarders();
+    let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
+    persistence::after(&plan, saved, &reserved.nested, &mut report);
+    if tty.any() {
+        let n = tty.restore();
+        report.notes.push(if n > 0 {
+            format!(
+                "host terminal settings changed by the command were restored on {n} descriptor(s)"
+            )
+        } else {
+            "host terminal inherited: its settings are restored after the run; TIOCSWINSZ refused"
+                .into()
+        });
+    }
+    drop(cg); // removed by the reaper once this process exits
+    egress::finish(proxy, &mut report);
+    release::release(reserved);
+    if let Some(t) = &host_tmp {
+        host_tmp::remove(t);
+    }
+    supervision::finish(&plan, report, out, rnotes.degraded)
+}
+
+/// Creating the namespaces failed at run time: run the plan's fallback
+/// (planned for this host without namespaces), or refuse as it says.
+fn fall_back(plan: &Plan, e: &std::io::Error) -> i32 {
+    match &plan.ns_fallback {
+        Some(NsFallback::Plan { plan: f }) => {
+            let mut p = (**f).clone();
+            // Set by the caller after planning.
+            p.report_format = plan.report_format;
+            p.report.removed_env = plan.report.removed_env.clone();
+            p.report
+                .degrade(format!("creating namespaces failed at run time: {e}"));
+            run(p)
+        }
+        Some(NsFallback::Refuse { reason }) => {
+            err_line(&format!("{reason} (namespaces failed: {e})"));
+            EXIT_SETUP
+        }
+        None => {
+            err_line(&format!("creating namespaces failed: {e}"));
+            EXIT_SETUP
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The reaper: a detached process that, once the helper and everything
+//! holding its pipe are gone, removes the run's cgroups and any
+//! placeholder the helper could not remove (because it was killed). The
+//! exit status never waits for the kernel to release a cgroup.
+
+use std::path::PathBuf;
+
+use super::cgroup::{Cgroup, cgroup_dir};
+use super::release::{Reserved, open_dir, remove_created, remove_empties, remove_placeholders};
+use crate::placeholder::is_placeholder;
+use crate::sys;
+
+/// Start the reaper (None when it could not be started). Forked before the
+/// PID namespace exists (a dead namespace refuses new children).
+pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<()> {
+    let cg = (!cgroup_parents.is_empty()).then(|| Cgroup {
+        dirs: cgroup_parents.iter().map(|p| cgroup_dir(p)).collect(),
+    });
+    let ws = reserved.ws.clone();
+    let paths = reserved.paths.clone();
+    let stage = reserved.stage.clone();
+    let absent = reserved.absent.clone();
+    let empties = reserved.empties.clone();
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid 2-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return None;
+    }
+    if let Ok(0) = sys::fork() {
+        // SAFETY: setsid/open/dup2/read/close on our own descriptors. Our
+        // copy of the workspace lock is closed at once so that it does not
+        // keep other runs from cleaning up.
+        unsafe {
+            libc::close(fds[1]);
+            if reserved.lock_fd >= 0 {
+                libc::close(reserved.lock_fd);
+            }
+            libc::setsid();
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            let mut b = [0u8; 1];
+            while libc::read(fds[0], b.as_mut_ptr().cast(), 1) != 0 {
+                if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
+                }
+            }
+        }
+        // The dead helper's descriptors (and its shared lock) may close a
+        // moment after the pipe reports EOF: retry briefly. A run still
+        // using the workspace keeps its lock and cleans up itself.
+        remove_created(&absent);
+        let staged = stage.as_ref().is_some_and(|s| s.exists());
+        if (staged || !empties.is_empty() || paths.iter().any(|p| is_placeholder(p).is_some()))
+            && let Some(fd) = open_dir(&ws)
+        {
+            let mut exclusive = false;
+            for _ in 0..50 {
+                // SAFETY: fd is open; non-blocking exclusive attempt.
+                if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                    remove_placeholders(&paths);
+                    remove_empties(&empties);
+                    exclusive = true;
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if let Some(s) = &stage {
+                let _ = crate::staging::finalize(&ws, s, exclusive);
+            }
+            // SAFETY: closing our own fd.
+            unsafe { libc::close(fd) };
+        }
+        if let Some(cg) = cg {
+            cg.remove();
+        }
+        sys::exit_now(0)
+    }
+    // SAFETY: the helper keeps only the write end (close-on-exec).
+    unsafe { libc::close(fds[0]) };
+    Some(())
+}

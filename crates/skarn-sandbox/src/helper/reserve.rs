@@ -1,0 +1,304 @@
+//! The reservation step ([`crate::plan::Reservation`]): before any
+//! namespace exists, look at the workspace's persistence paths on the host
+//! and turn the plan's `Protect` and reserving `Mask` steps into the steps
+//! init mounts. Existing paths are bound read-only by init; missing
+//! reserved ones get a placeholder ([`crate::placeholder`], covered
+//! read-only, removed after the run) so they cannot be created during it.
+//! The git directory follows git's effective layout and configuration
+//! ([`crate::git_vet`]); a missing `.git` is staged ([`crate::staging`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::release::{Reserved, open_dir};
+use crate::placeholder::{is_placeholder, make_socket_inode};
+use crate::plan::{FsOp, Plan, Reservation};
+
+/// Messages of the reservation step.
+#[derive(Default)]
+pub(super) struct ReserveNotes {
+    /// Report notes (status unchanged), added at once.
+    pub(super) info: Vec<String>,
+    /// Gaps (lower the status), added after the run.
+    pub(super) degraded: Vec<String>,
+}
+
+/// One protection to resolve: path, reserve when missing, is a mask.
+type Op = (PathBuf, bool, bool);
+
+/// Run the reservation step: the steps init mounts, and what to undo after
+/// the run.
+pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) -> Reserved {
+    let ws = r.workspace.clone();
+    let lock_fd = open_dir(&ws).unwrap_or(-1);
+    if lock_fd >= 0 {
+        // SAFETY: lock_fd is open. Blocks only while another run removes
+        // its placeholders.
+        unsafe { libc::flock(lock_fd, libc::LOCK_SH) };
+    }
+    let git = &r.git;
+    let git_md = std::fs::symlink_metadata(git).ok();
+    let unborn = git_md.is_none() || crate::staging::is_unborn(git);
+    let stage = if unborn {
+        match crate::staging::prepare(&ws) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.degraded.push(format!(
+                    "could not stage a new .git ({e}); .git is reserved instead"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
+    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
+    let nested = nested_repos(r, &mut ops, notes);
+    let mut empty_kind = Vec::new();
+    if stage.is_none() {
+        let guards = crate::git_vet::guards(&ws, &r.nested_roots, r.git_home.as_deref());
+        let mut extra = Vec::new();
+        for g in guards {
+            if g.empty_file {
+                empty_kind.push(g.path.clone());
+            }
+            match ops.iter_mut().find(|(p, _, _)| *p == g.path) {
+                Some(o) => o.1 |= g.reserve,
+                None => {
+                    extra.push(g.path.display().to_string());
+                    ops.push((g.path, g.reserve, false));
+                }
+            }
+        }
+        if !extra.is_empty() {
+            notes.info.push(format!(
+                "read-only as named by the effective git configuration: {}",
+                extra.join(", ")
+            ));
+        }
+    }
+    let mut done = Resolved::default();
+    for op in ops {
+        resolve(op, &empty_kind, &mut done, notes);
+    }
+    if let Some(s) = &stage {
+        done.steps.push(FsOp::Stage {
+            path: git.clone(),
+            from: s.clone(),
+        });
+        notes.info.push(
+            "the workspace has no .git: a repository created by the command is staged and \
+             moved into place after the run without hooks or code-running configuration"
+                .into(),
+        );
+    }
+    if !done.placeholders.is_empty() {
+        notes.info.push(format!(
+            "{} missing persistence paths are reserved during the run by placeholders \
+             (unreadable socket inodes, removed afterwards)",
+            done.placeholders.len()
+        ));
+    }
+    let at = at.unwrap_or(out.len());
+    out.splice(at..at, done.steps);
+    Reserved {
+        fs: out,
+        lock_fd,
+        paths: done.placeholders,
+        stage,
+        ws,
+        absent: done.absent,
+        empties: done.empties,
+        nested,
+    }
+}
+
+/// Split the plan's steps: the protections to resolve, the other steps,
+/// and where the resolved ones go (the first protection's place).
+fn planned_ops(
+    plan: &Plan,
+    git: &Path,
+    staged: bool,
+    git_is_dir: bool,
+) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
+    let mut ops: Vec<Op> = Vec::new();
+    let mut out = Vec::new();
+    let mut at = None;
+    // (Families of names share one answer: each path is looked at once.)
+    let mut exists: HashMap<PathBuf, bool> = HashMap::new();
+    for op in &plan.fs {
+        let (path, reserve, reserve_if) = match op {
+            FsOp::Protect {
+                path,
+                reserve,
+                reserve_if,
+            } => (path, reserve, reserve_if.as_slice()),
+            FsOp::Mask {
+                path,
+                reserve: true,
+            } => {
+                // A secret under a writable grant: reserved when missing.
+                at.get_or_insert(out.len());
+                ops.push((path.clone(), true, true));
+                continue;
+            }
+            _ => {
+                out.push(op.clone());
+                continue;
+            }
+        };
+        at.get_or_insert(out.len());
+        let reserve = *reserve
+            || reserve_if.iter().any(|p| {
+                *exists
+                    .entry(p.clone())
+                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+            });
+        if path.starts_with(git) && path != git {
+            if staged {
+                continue; // staged: vetted after the run
+            }
+            if !git_is_dir {
+                // .git missing (no stage) or a gitdir file: protect .git itself.
+                if !ops.iter().any(|(p, _, _)| p == git) {
+                    ops.push((git.to_path_buf(), true, false));
+                }
+                continue;
+            }
+        }
+        ops.push((path.clone(), reserve, false));
+    }
+    (ops, out, at)
+}
+
+/// Repositories nested below the writable grants: their hooks and
+/// configuration are protected too (a missing hooks directory reserved).
+fn nested_repos(r: &Reservation, ops: &mut Vec<Op>, notes: &mut ReserveNotes) -> Vec<PathBuf> {
+    let (nested, truncated) = crate::nested_git::find(&r.nested_roots);
+    for g in &nested {
+        if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
+            for (f, reserve) in [
+                ("hooks", true),
+                ("config", false),
+                ("config.worktree", false),
+                ("commondir", false),
+            ] {
+                ops.push((g.join(f), reserve, false));
+            }
+        } else {
+            ops.push((g.clone(), false, false));
+        }
+    }
+    if truncated {
+        notes.degraded.push(format!(
+            "more than {} directories under the writable grants: repositories nested deeper \
+             are not protected",
+            crate::nested_git::MAX_DIRS
+        ));
+    }
+    nested
+}
+
+/// The resolved protections and what they left on the host.
+#[derive(Default)]
+struct Resolved {
+    steps: Vec<FsOp>,
+    placeholders: Vec<PathBuf>,
+    absent: Vec<PathBuf>,
+    empties: Vec<(PathBuf, u64)>,
+}
+
+/// Apply the rule for one protection (see [`crate::plan::Reservation`]).
+fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut ReserveNotes) {
+    let (mut target, reserve, is_mask) = op;
+    let missing = std::fs::symlink_metadata(&target).is_err();
+    if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
+        done.absent.push(target.clone());
+    }
+    if missing && !reserve {
+        return;
+    }
+    if missing && empty_kind.contains(&target) {
+        match make_empty_file(&target) {
+            Ok(ino) => done.empties.push((target.clone(), ino)),
+            Err(e) => {
+                notes.degraded.push(format!(
+                    "could not reserve missing git file {} ({e}); it is not protected",
+                    target.display()
+                ));
+                return;
+            }
+        }
+    } else if missing {
+        // Reserve the first missing component: with it taken, nothing
+        // below it can be created either.
+        match first_missing(&target) {
+            Ok(Some(c)) => target = c,
+            Ok(None) => return, // an ancestor is not a directory
+            Err(why) => {
+                notes.degraded.push(format!(
+                    "could not reserve missing protected path {} ({why}); it is not protected",
+                    target.display()
+                ));
+                return;
+            }
+        }
+        if done.placeholders.contains(&target) {
+            return;
+        }
+        if let Err(e) = make_socket_inode(&target)
+            && std::fs::symlink_metadata(&target).is_err()
+        {
+            notes.degraded.push(format!(
+                "could not reserve missing protected path {} ({e}); it is not protected",
+                target.display()
+            ));
+            return;
+        }
+    }
+    if is_placeholder(&target).is_some() && !done.placeholders.contains(&target) {
+        done.placeholders.push(target.clone());
+    }
+    done.steps.push(if is_mask {
+        FsOp::Mask {
+            path: target,
+            reserve,
+        }
+    } else {
+        FsOp::Protect {
+            path: target,
+            reserve,
+            reserve_if: Vec::new(),
+        }
+    });
+}
+
+fn make_empty_file(p: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(p)?;
+    Ok(f.metadata()?.ino())
+}
+
+/// The first component of `path` that does not exist (`path` itself when
+/// only its last component is missing). `Ok(None)` when an existing
+/// ancestor is not a directory (nothing can be created below it); an error
+/// when an ancestor is a symlink (the name would be created wherever it
+/// points).
+fn first_missing(path: &Path) -> Result<Option<PathBuf>, &'static str> {
+    let mut acc = PathBuf::new();
+    for c in path.components() {
+        acc.push(c);
+        match std::fs::symlink_metadata(&acc) {
+            Ok(m) if m.file_type().is_symlink() => return Err("an ancestor is a symlink"),
+            Ok(m) if acc.as_path() != path && !m.is_dir() => return Ok(None),
+            Ok(_) => {}
+            Err(_) => return Ok(Some(acc)),
+        }
+    }
+    Ok(None)
+}

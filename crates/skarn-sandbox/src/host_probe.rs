@@ -1,0 +1,239 @@
+//! Probing the running host for [`HostFacts`] ([`HostFacts::probe`],
+//! [`HostFacts::observe_policy`]): the host side's syscalls before
+//! planning. Kept apart from the data type so that the planner, which
+//! reads the facts, does not depend on the mechanisms that find them.
+
+use std::path::{Path, PathBuf};
+
+use crate::host::{HostFacts, SIMULATE_MISSING_ENV};
+
+/// The home directory the password database gives `uid`.
+fn passwd_home(uid: u32) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: zeroed passwd is a valid out-parameter.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; buf outlives its use.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: pw_dir points into buf, NUL-terminated by getpwuid_r.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) };
+    let p = PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()));
+    p.is_absolute().then_some(p)
+}
+
+/// See [`HostFacts::secret_aliases`].
+fn secret_aliases(home: Option<&Path>, uid: u32) -> Vec<PathBuf> {
+    let primary = crate::policy::default_secret_paths(home);
+    let mut homes: Vec<PathBuf> = Vec::new();
+    if let Some(h) = passwd_home(uid).filter(|h| Some(h.as_path()) != home) {
+        homes.push(h);
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for h in &homes {
+        out.extend(crate::policy::default_secret_paths(Some(h)));
+    }
+    let named: Vec<PathBuf> = primary.iter().chain(out.iter()).cloned().collect();
+    // Missing secrets too: a symlinked home (or ~/.config) moves where a
+    // secret would be created, and that place must be reserved as well.
+    for p in named {
+        if let Some(real) = crate::grants::canonical_lossy(&p)
+            && real != p
+        {
+            out.push(real);
+        }
+    }
+    out.retain(|p| !primary.contains(p));
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl HostFacts {
+    /// Probe the running host. Cheap (a few syscalls and small file reads).
+    pub fn probe() -> HostFacts {
+        let missing = std::env::var(SIMULATE_MISSING_ENV).unwrap_or_default();
+        let missing: Vec<&str> = missing.split(',').map(str::trim).collect();
+        let has = |m: &str| !missing.contains(&m);
+        // SAFETY: getuid/getgid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let mut abi = if has("landlock") {
+            crate::landlock_rules::kernel_abi()
+        } else {
+            0
+        };
+        if !has("landlock-scope") {
+            abi = abi.min(5);
+        }
+        if !has("landlock-net") {
+            abi = abi.min(3);
+        }
+        let is_root = uid == 0 && has("root");
+        let userns_ok = has("userns") && userns_sysctls_allow();
+        let namespaces = has("namespaces") && (is_root || userns_ok);
+        let cgroup_pids = if is_root && has("cgroup") {
+            find_pids_cgroup()
+        } else {
+            None
+        };
+        let cgroup_memory = if is_root && has("cgroup") && has("memory-cgroup") {
+            find_memory_cgroup()
+        } else {
+            None
+        };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| passwd_home(uid));
+        let secret_aliases = secret_aliases(home.as_deref(), uid);
+        let passwd_home = passwd_home(uid).filter(|p| Some(p) != home.as_ref());
+        let home_real = home
+            .as_deref()
+            .and_then(crate::grants::canonical_lossy)
+            .filter(|r| Some(r) != home.as_ref());
+        HostFacts {
+            uid,
+            gid,
+            home,
+            landlock_abi: abi,
+            namespaces,
+            needs_userns: !is_root,
+            seccomp: has("seccomp") && seccomp_available(),
+            cgroup_pids,
+            cgroup_memory,
+            arch: std::env::consts::ARCH.to_string(),
+            secret_aliases,
+            owner_only: Vec::new(),
+            owner_only_truncated: false,
+            workspace_owner: None,
+            home_entries: Vec::new(),
+            home_real,
+            passwd_home,
+        }
+    }
+
+    /// Record facts that depend on the policy: the workspace's owner and,
+    /// for root, the entries of system directories closed to others (the
+    /// workspace and write grants are not walked: a command could fill them
+    /// to exhaust the walk).
+    pub fn observe_policy(&mut self, policy: &crate::Policy) {
+        use std::os::unix::fs::MetadataExt;
+        self.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
+        if let Some(h) = &self.home
+            && policy.allow_home_workspace
+            && h.starts_with(&policy.workspace)
+            && let Ok(rd) = std::fs::read_dir(h)
+        {
+            self.home_entries = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.') && n != ".git")
+                .collect();
+            self.home_entries.sort();
+        }
+        if self.uid == 0 {
+            let skip: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
+                .chain(policy.write.iter().map(|g| g.path.clone()))
+                .collect();
+            let found = crate::owner_only::find(crate::owner_only::WALKED_DIRS, &skip);
+            self.owner_only = found.paths;
+            self.owner_only_truncated = found.truncated;
+        }
+    }
+}
+
+fn read_num(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether the sysctls allow unprivileged user namespaces.
+fn userns_sysctls_allow() -> bool {
+    if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
+        return false;
+    }
+    if read_num("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {
+        return false;
+    }
+    true
+}
+
+fn seccomp_available() -> bool {
+    // PR_GET_SECCOMP returns 0 when seccomp is compiled in and unused here.
+    // SAFETY: prctl(PR_GET_SECCOMP) reads no memory from us.
+    let r = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    r >= 0
+}
+
+/// A pids cgroup directory (v2 unified, or v1 `pids` hierarchy) where a
+/// child cgroup can be created by this (root) process.
+fn find_pids_cgroup() -> Option<PathBuf> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_id, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if ctrl.split(',').any(|c| c == "pids") {
+            let dir = PathBuf::from("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'));
+            if usable_cgroup_dir(&dir) {
+                return Some(dir);
+            }
+        } else if ctrl.is_empty() {
+            // cgroup v2: a child of our cgroup if pids is delegated to its
+            // children, else of the root cgroup (exempt from the
+            // no-internal-processes rule).
+            let root = PathBuf::from("/sys/fs/cgroup");
+            for dir in [root.join(path.trim_start_matches('/')), root.clone()] {
+                let sub =
+                    std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+                if sub.split_whitespace().any(|c| c == "pids") && usable_cgroup_dir(&dir) {
+                    return Some(dir);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn usable_cgroup_dir(dir: &Path) -> bool {
+    dir.join("cgroup.procs").exists() && access_w(dir)
+}
+
+fn access_w(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: c is a valid NUL-terminated string.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// A memory-controller directory where this (root) process can create the
+/// run's cgroup: its own cgroup in the v1 `memory` hierarchy, or in the v2
+/// hierarchy its own cgroup (or the root) when `memory` is delegated to
+/// children.
+pub fn find_memory_cgroup() -> Option<PathBuf> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_id, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let rel = path.trim_start_matches('/');
+        if ctrl.split(',').any(|c| c == "memory") {
+            let dir = Path::new("/sys/fs/cgroup/memory").join(rel);
+            if dir.join("memory.limit_in_bytes").exists() && usable_cgroup_dir(&dir) {
+                return Some(dir);
+            }
+        } else if ctrl.is_empty() {
+            let root = PathBuf::from("/sys/fs/cgroup");
+            for dir in [root.join(rel), root.clone()] {
+                let sub =
+                    std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+                if sub.split_whitespace().any(|c| c == "memory") && usable_cgroup_dir(&dir) {
+                    return Some(dir);
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,52 @@
+//! Planning part 8: the line printed when the command fails, and the
+//! watch on a workspace inside the run's private /tmp.
+
+use std::path::{Path, PathBuf};
+
+use super::grants::Granted;
+use super::{Access, Namespaces};
+use crate::policy::{NetPolicy, Policy};
+
+/// What the sandbox denies, in one line, for an agent to tell a denial
+/// from a bug and ask for exactly the grant it needs.
+pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: bool) -> String {
+    let writable: Vec<String> = g
+        .binds
+        .iter()
+        .filter(|(_, a, _)| *a == Access::ReadWrite)
+        .map(|(p, _, _)| p.display().to_string())
+        .collect();
+    let mut private: Vec<&str> = Vec::new();
+    if ns.mount {
+        private.push("/tmp");
+    }
+    if home {
+        private.push("~");
+    }
+    format!(
+        "skarn: sandbox: the command failed; denied here: network {}; writes outside {}{}; \
+         secret paths (~/.ssh, ~/.aws, ...); run with --report for the full policy",
+        match policy.net {
+            NetPolicy::DenyAll => "(all of it: names do not resolve; --net loopback|outbound|all)",
+            NetPolicy::AllowLoopback => "beyond the sandbox's own loopback (--net outbound|all)",
+            NetPolicy::AllowOutbound => "inbound (listen/bind)",
+            NetPolicy::AllowAll => "nothing",
+            NetPolicy::AllowHosts(_) => "to hosts outside the allow list (see skarn: net: lines)",
+        },
+        writable.join(", "),
+        if private.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} {} private to the run and discarded)",
+                private.join(" and "),
+                if private.len() > 1 { "are" } else { "is" }
+            )
+        },
+    )
+}
+
+/// The workspace when it lies in the run's private /tmp.
+pub(super) fn tmp_watch(ws: &Path, ns: Namespaces) -> Option<PathBuf> {
+    (ns.mount && ws.starts_with("/tmp") && ws != Path::new("/tmp")).then(|| ws.to_path_buf())
+}
