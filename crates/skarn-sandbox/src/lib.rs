@@ -20,9 +20,14 @@
 //!   closed; secret-looking environment variables removed.
 //! - **Limits**: timeout (tree killed, exit 124), memory, processes, file size.
 //!
+//! Policy assembly ([`Policy::from_layers`], [`assemble`]): config files,
+//! flags and a gateway server's settings are [`Layer`]s merged by one set
+//! of rules, each value with its provenance ([`Provenance`]).
+//!
 //! The public pieces ([`privs`], [`seccomp`], [`landlock_rules`], [`ns`])
 //! are reusable by other confined processes.
 
+pub mod assemble;
 pub mod config;
 pub mod dotfiles;
 pub mod egress;
@@ -37,6 +42,8 @@ pub mod helper;
 pub mod host;
 pub mod landlock_rules;
 pub mod lapse;
+pub mod layer_flags;
+pub mod layers;
 pub mod launch;
 pub mod memory;
 pub mod mounts;
@@ -49,13 +56,19 @@ pub mod policy;
 pub mod presets;
 pub mod privs;
 pub mod probe;
+pub mod provenance;
 pub mod report;
 pub mod seccomp;
 pub mod staging;
 pub mod sys;
 pub mod terminal;
+pub mod workspace;
 
+pub use assemble::{LayerHost, PolicyError};
 pub use host::HostFacts;
+pub use layers::{Layer, LimitKey, Sourced};
 pub use plan::{Plan, PlanError, plan};
 pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};
+pub use provenance::Provenance;
 pub use report::{Backend, RestrictionReport, Status};
+pub use workspace::{Workspace, WorkspaceRoot};
