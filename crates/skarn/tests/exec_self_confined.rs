@@ -101,7 +101,7 @@ fn the_running_exec_is_confined_as_seen_from_proc() {
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let checks = (|| {
+    let checks = || {
         assert!(seen, "the exec process never installed its seccomp filter");
         assert_eq!(status_field(pid, "NoNewPrivs").as_deref(), Some("1"));
         for caps in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
@@ -124,7 +124,7 @@ fn the_running_exec_is_confined_as_seen_from_proc() {
         assert_eq!(field("Max file size").as_deref(), Some("0"));
         assert_eq!(field("Max open files").as_deref(), Some("4"));
         assert_ne!(field("Max address space").as_deref(), Some("unlimited"));
-    });
+    };
     let r = std::panic::catch_unwind(checks);
     let _ = child.kill();
     let _ = child.wait();
