@@ -87,6 +87,7 @@ fn status_field(pid: u32, field: &str) -> Option<String> {
 fn the_running_exec_is_confined_as_seen_from_proc() {
     let mut child = skarn()
         .args(["exec", "--timeout", "60s", "--code", "while (true) {}"])
+        .env("SKARN_SC_PROBE", "hunter2-in-the-environment")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -124,6 +125,10 @@ fn the_running_exec_is_confined_as_seen_from_proc() {
         assert_eq!(field("Max file size").as_deref(), Some("0"));
         assert_eq!(field("Max open files").as_deref(), Some("4"));
         assert_ne!(field("Max address space").as_deref(), Some("unlimited"));
+        // Like a worker's, its environment is empty: the strings are wiped.
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
+            assert!(env.iter().all(|b| *b == 0), "environment left in memory");
+        }
     };
     let r = std::panic::catch_unwind(checks);
     let _ = child.kill();

@@ -3,7 +3,10 @@
 //! itself ([`skarn_worker::confine::confine`]: empty network namespace, no
 //! capabilities, rlimits, `no_new_privs`, a Landlock domain with no
 //! filesystem or network right, the seccomp allow-list) and runs the isolate
-//! here. The result's `isolation` is then `self_confined`.
+//! here. The result's `isolation` is then `self_confined`. Like a worker,
+//! whose environment is empty, it first empties its environment and wipes
+//! the environment strings from its memory: no token of the caller's is
+//! left for a script that escaped the isolate to print.
 //!
 //! Taken only when every step can be expected to hold and the output can
 //! still be written: Linux, a Landlock-capable kernel, and standard output
@@ -64,6 +67,7 @@ pub fn run(code: &str, limits: &Limits) -> Result<Ran, String> {
         parent_pid: None,
         skip_seccomp: false,
     };
+    forget_environment();
     confine(&opts).map_err(|e| format!("confinement failed at {e}"))?;
     if let Some(spec) = selftest {
         return Ok(Ran::Selftest(skarn_worker::selftest::run(&spec)));
@@ -73,4 +77,40 @@ pub fn run(code: &str, limits: &Limits) -> Result<Ran, String> {
         std::sync::Arc::new(NoServers),
         limits,
     )))
+}
+
+/// Remove every environment variable and zero the block of environment
+/// strings the kernel placed on the stack at exec (`/proc/self/environ`),
+/// so that none of their values stays in memory. Called single-threaded;
+/// nothing reads the environment afterwards.
+fn forget_environment() {
+    let keys: Vec<_> = std::env::vars_os().map(|(k, _)| k).collect();
+    for k in keys {
+        // SAFETY: the process is single-threaded here (`skarn exec` runs
+        // this before the isolate's thread exists), so no other thread
+        // reads the environment concurrently.
+        unsafe { std::env::remove_var(k) };
+    }
+    let Some((start, end)) = environment_block() else {
+        return;
+    };
+    if end > start {
+        // SAFETY: [start, end) is this process's own initial environment
+        // block (`env_start`/`env_end` of /proc/self/stat), writable memory
+        // at the top of the main stack; the C library's `environ` no longer
+        // points into it (every variable was removed above) and nothing
+        // else holds a reference to those strings.
+        unsafe { std::ptr::write_bytes(start as *mut u8, 0, end - start) };
+    }
+}
+
+/// `env_start` and `env_end` (fields 50 and 51 of /proc/self/stat).
+fn environment_block() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let start = fields.get(50 - 3)?.parse().ok()?;
+    let end = fields.get(51 - 3)?.parse().ok()?;
+    Some((start, end))
 }
