@@ -12,7 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-use skarn_sandbox::{Grant, NetPolicy, Policy};
+use skarn_sandbox::{
+    Grant, Layer, LayerHost, LimitKey, NetPolicy, Policy, PolicyError, Sourced, Workspace,
+    provenance,
+};
 
 use crate::sandbox_config::SandboxConfig;
 
@@ -70,68 +73,91 @@ pub fn toolchain_of(command: &str, facts: &ServerFacts) -> Vec<&'static str> {
     v
 }
 
-/// The policy for server `alias` (net patterns already expanded).
-pub fn server_policy(alias: &str, cfg: &SandboxConfig, facts: &ServerFacts) -> Policy {
-    let mut p = Policy::new(&facts.state_dir);
-    let src = |what: &str| format!("[servers.{alias}.sandbox] {what} ({})", cfg.at);
-    p.sources.insert(
-        "workspace".into(),
-        format!("the private state directory of server {alias}"),
-    );
+/// The policy for server `alias`: the server's own files, then its
+/// `[servers.<alias>.sandbox]` table, assembled as layers by
+/// [`Policy::from_layers`] (the same rules as `skarn run`). With `home`,
+/// toolchain installations and the presets of `tools` are granted. A
+/// `registries` entry of the allow list is left for the caller to expand.
+pub fn server_policy(
+    alias: &str,
+    cfg: &SandboxConfig,
+    facts: &ServerFacts,
+    home: Option<&Path>,
+    tools: &[&str],
+) -> Result<Policy, PolicyError> {
+    let ws = Workspace {
+        path: facts.state_dir.clone(),
+        source: format!("the private state directory of server {alias}"),
+        cwd: facts.cwd.clone(),
+    };
+    let mut own = Layer::default();
     for c in facts.command.iter().chain(&facts.interpreter) {
-        p.exec
+        own.exec
             .push(Grant::new(c, format!("server {alias}: its command")));
     }
     for r in &facts.install_roots {
-        p.exec
+        own.exec
             .push(Grant::new(r, format!("server {alias}: its installation")));
     }
     for f in &facts.arg_files {
-        p.read
+        own.read
             .push(Grant::new(f, format!("server {alias}: named in args")));
     }
     if let Some(cwd) = &facts.cwd {
-        p.read.push(Grant::new(cwd, format!("server {alias}: cwd")));
-        p.cwd = Some(cwd.clone());
+        own.read.push(Grant::new(cwd, format!("server {alias}: cwd")));
     }
+    // A server runs as long as the gateway does.
+    own.limits
+        .push((LimitKey::Timeout, Sourced::new(0, provenance::DEFAULT)));
+    let toolchain = format!("server {alias}: its toolchain");
+    own.presets = Some(if tools.is_empty() {
+        vec![Sourced::new("none".to_owned(), &toolchain)]
+    } else {
+        tools
+            .iter()
+            .map(|t| Sourced::new((*t).to_owned(), &toolchain))
+            .collect()
+    });
+
+    let src = |what: &str| format!("[servers.{alias}.sandbox] {what} ({})", cfg.at);
+    let mut table = Layer::default();
     for (list, dst, what) in [
-        (&cfg.read, &mut p.read, "read"),
-        (&cfg.write, &mut p.write, "write"),
-        (&cfg.exec, &mut p.exec, "exec"),
+        (&cfg.read, &mut table.read, "read"),
+        (&cfg.write, &mut table.write, "write"),
+        (&cfg.exec, &mut table.exec, "exec"),
     ] {
         for g in list {
             dst.push(Grant::new(g, src(what)));
         }
     }
-    p.net = cfg.net.clone();
-    if let NetPolicy::AllowHosts(l) = &mut p.net {
-        l.deny = cfg.deny_hosts.clone();
-    }
     if cfg.net != NetPolicy::DenyAll {
-        p.sources.insert("net".into(), src("net"));
+        table.net = Some(Sourced::new(cfg.net.clone(), src("net")));
     }
-    if let (Some(t), NetPolicy::AllowOutbound | NetPolicy::AllowAll) =
-        (&facts.resolv_target, &p.net)
-    {
-        p.read.push(Grant::new(t, "default (DNS for net)"));
+    if let NetPolicy::AllowHosts(l) = &cfg.net {
+        table.allow_hosts = l.allow.iter().map(|a| Sourced::new(a.clone(), src("net"))).collect();
     }
-    // A server runs as long as the gateway does.
-    p.limits.timeout_secs = None;
-    for (key, v, slot) in [
-        ("memory", cfg.memory_mb, &mut p.limits.memory_mb),
-        ("max_procs", cfg.max_procs, &mut p.limits.max_procs),
-        (
-            "max_file_size",
-            cfg.max_file_size_mb,
-            &mut p.limits.max_file_size_mb,
-        ),
+    table.deny_hosts = cfg
+        .deny_hosts
+        .iter()
+        .map(|d| Sourced::new(d.clone(), src("deny_hosts")))
+        .collect();
+    for (key, v) in [
+        (LimitKey::Memory, cfg.memory_mb),
+        (LimitKey::MaxProcs, cfg.max_procs),
+        (LimitKey::MaxFileSize, cfg.max_file_size_mb),
     ] {
-        if v.is_some() {
-            *slot = v;
-            p.sources.insert(key.into(), src(key));
+        if let Some(v) = v {
+            table.limits.push((key, Sourced::new(v, src(key.name()))));
         }
     }
-    p
+    let host = LayerHost {
+        home: home.map(Path::to_path_buf),
+        cwd: facts.state_dir.clone(),
+        resolv_target: facts.resolv_target.clone(),
+        dns_source: "default (DNS for net)".into(),
+        expand_registries: false,
+    };
+    Policy::from_layers(&ws, &[own, table], &host).map(|(p, _)| p)
 }
 
 /// Variables set for a sandboxed server over its base environment: its
@@ -193,7 +219,7 @@ mod tests {
             at: "skarn.toml:4".into(),
             ..Default::default()
         };
-        let p = server_policy("a", &cfg, &facts());
+        let p = server_policy("a", &cfg, &facts(), None, &[]).unwrap();
         assert_eq!(
             p.workspace,
             Path::new("/home/u/.local/state/skarn-servers/a")
@@ -247,7 +273,7 @@ mod tests {
             at: "f:2".into(),
             ..Default::default()
         };
-        let p = server_policy("x", &cfg, &facts());
+        let p = server_policy("x", &cfg, &facts(), None, &[]).unwrap();
         let NetPolicy::AllowHosts(l) = &p.net else {
             panic!()
         };

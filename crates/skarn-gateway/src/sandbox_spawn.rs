@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use skarn_sandbox::{HostFacts, NetPolicy, PlanError, presets};
+use skarn_sandbox::{HostFacts, NetPolicy, PlanError};
 
 use crate::sandbox_config::SandboxConfig;
 use crate::sandbox_facts::{both, find_on_path, install_roots, interpreter};
@@ -53,6 +53,8 @@ pub enum SandboxError {
     Grant(#[from] skarn_sandbox::grants::GrantError),
     #[error(transparent)]
     Plan(#[from] PlanError),
+    #[error(transparent)]
+    Policy(#[from] skarn_sandbox::PolicyError),
     #[error(transparent)]
     Launch(#[from] skarn_sandbox::launch::LaunchError),
 }
@@ -210,19 +212,12 @@ pub fn prepare(
     roots.sort();
     roots.dedup();
     facts.install_roots = roots;
-    let rc = Path::new("/etc/resolv.conf");
-    facts.resolv_target = std::fs::canonicalize(rc)
-        .ok()
-        .filter(|t| rc.is_symlink() && !t.starts_with("/etc"));
+    facts.resolv_target = skarn_sandbox::assemble::resolv_conf_target();
 
     let tools = toolchain_of(command, &facts);
-    let mut policy = server_policy(alias, cfg, &facts);
+    let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
     let mut caches: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(h) = &home {
-        presets::apply_toolchains(&mut policy, h);
-        for t in &tools {
-            presets::apply(&mut policy, t, h, &format!("server {alias}: its toolchain"));
-        }
         for (t, var, dir) in [
             ("node", "npm_config_cache", ".npm"),
             ("python", "UV_CACHE_DIR", ".cache/uv"),

@@ -52,14 +52,25 @@ pub enum ConfigError {
     },
 }
 
-/// One-or-many strings.
+/// One-or-many strings. (Located as a whole: `toml`'s spans do not pass
+/// through an untagged enum, which made every `preset` value an error.)
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// A single string.
-    One(Spanned<String>),
+    One(String),
     /// A list.
-    Many(Vec<Spanned<String>>),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The strings.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
 }
 
 /// The `[run]` table.
@@ -87,7 +98,7 @@ pub struct RunSection {
     #[serde(default)]
     pub deny_hosts: Vec<Spanned<String>>,
     /// Presets.
-    pub preset: Option<OneOrMany>,
+    pub preset: Option<Spanned<OneOrMany>>,
     /// Timeout: a duration (bare number = seconds, whole seconds only).
     pub timeout: Option<Spanned<skarn_units::Value>>,
     /// Memory: a size (bare number = MiB, whole MiB only).

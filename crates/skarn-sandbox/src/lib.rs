@@ -25,7 +25,12 @@
 //! the Code Mode worker; [`privs`], [`seccomp`], [`landlock_rules`] and
 //! [`ns`] are this crate's thin users of it, and the data they apply (the
 //! deny-list, the Landlock access classes) stays here.
+//!
+//! Policy assembly ([`Policy::from_layers`], [`assemble`]): config files,
+//! flags and a gateway server's settings are [`Layer`]s merged by one set
+//! of rules, each value with its provenance ([`Provenance`]).
 
+pub mod assemble;
 pub mod config;
 pub mod dotfiles;
 pub mod egress;
@@ -41,6 +46,8 @@ pub mod host;
 pub mod host_probe;
 pub mod landlock_rules;
 pub mod lapse;
+pub mod layer_flags;
+pub mod layers;
 pub mod launch;
 pub mod memory;
 pub mod mounts;
@@ -54,13 +61,19 @@ pub mod policy;
 pub mod presets;
 pub mod privs;
 pub mod probe;
+pub mod provenance;
 pub mod report;
 pub mod seccomp;
 pub mod staging;
 pub mod sys;
 pub mod terminal;
+pub mod workspace;
 
+pub use assemble::{LayerHost, PolicyError};
 pub use host::HostFacts;
+pub use layers::{Layer, LimitKey, Sourced};
 pub use plan::{Plan, PlanError, plan};
 pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};
+pub use provenance::Provenance;
 pub use report::{Backend, RestrictionReport, Status};
+pub use workspace::{Workspace, WorkspaceRoot};

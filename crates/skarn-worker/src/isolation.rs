@@ -62,6 +62,10 @@ impl FromStr for Isolation {
 pub enum IsolationUsed {
     Worker,
     InProcess,
+    /// In the calling process after it applied the worker's confinement
+    /// ([`crate::confine::confine`]) to itself: `skarn exec` with no
+    /// servers to bridge, which then has nothing left to do but print.
+    SelfConfined,
 }
 
 impl IsolationUsed {
@@ -69,6 +73,7 @@ impl IsolationUsed {
         match self {
             IsolationUsed::Worker => "worker",
             IsolationUsed::InProcess => "in_process",
+            IsolationUsed::SelfConfined => "self_confined",
         }
     }
 }

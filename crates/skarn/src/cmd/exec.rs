@@ -80,8 +80,9 @@ pub struct Args {
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// Where the script runs: auto (a confined worker process where the OS
-    /// sandbox is available, else in this process), worker (an error where
+    /// Where the script runs: auto (without --config: this process, after it
+    /// confines itself as a worker does; with servers: a confined worker
+    /// process; where the OS sandbox is unavailable: in this process), worker (an error where
     /// unavailable) or in_process [default: auto, or the configuration's
     /// gateway.isolation].
     #[arg(long, value_name = "MODE", value_parser = parse_isolation)]
@@ -190,6 +191,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--timeout must be positive");
     }
     let code = args.script()?;
+    if requested == Isolation::Auto
+        && args.config.is_none()
+        && let Some(code) = self_confined(&code, &limits, args.json)?
+    {
+        return Ok(code);
+    }
     // One script per process: no warm pool, a single cold worker.
     let mut pool = skarn_worker::PoolConfig::new(skarn_worker::WorkerCommand::current_exe());
     pool.warm = 0;
@@ -205,6 +212,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     print_outcome(&run.outcome, run.isolation, args.json)?;
     Ok(ExitCode::from(exit_code(&run.outcome)))
+}
+
+/// With nothing to bridge, confine this process as the worker would
+/// confine itself and run the script here (see `exec_confined`). `None`
+/// when that is not possible here: the caller starts a worker instead.
+fn self_confined(code: &str, limits: &Limits, json: bool) -> anyhow::Result<Option<ExitCode>> {
+    if super::exec_confined::unavailable().is_some() {
+        return Ok(None);
+    }
+    match super::exec_confined::run(code, limits) {
+        Ok(super::exec_confined::Ran::Script(outcome)) => {
+            print_outcome(&outcome, skarn_worker::IsolationUsed::SelfConfined, json)?;
+            Ok(Some(ExitCode::from(exit_code(&outcome))))
+        }
+        Ok(super::exec_confined::Ran::Selftest(attempts)) => {
+            println!("{}", serde_json::to_string(&attempts)?);
+            Ok(Some(ExitCode::SUCCESS))
+        }
+        Err(e) => {
+            eprintln!("skarn: note: {e}; starting a worker instead");
+            Ok(None)
+        }
+    }
 }
 
 /// The exit code for an outcome.

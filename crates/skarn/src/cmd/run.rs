@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use skarn_sandbox::config::{RunConfig, expand_path};
+use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
 use skarn_sandbox::plan::ReportFormat;
-use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, presets};
+use skarn_sandbox::{
+    HostFacts, Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace,
+    WorkspaceRoot,
+};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -146,235 +149,85 @@ fn home() -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
-fn abs(p: &Path, cwd: &Path) -> PathBuf {
-    skarn_sandbox::config::normalize(&cwd.join(p))
+/// The command line as the last policy layer.
+fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
+    let g = &args.grants.0;
+    let mut l = Layer::flags();
+    for (flag, list) in [
+        (GrantFlag::Read, &g.read),
+        (GrantFlag::Write, &g.write),
+        (GrantFlag::Exec, &g.exec),
+        (GrantFlag::DenyRead, &g.deny_read),
+    ] {
+        for p in list {
+            l.grant_flag(flag, p, at)?;
+        }
+    }
+    l.net_flags(
+        &args.net,
+        &args.deny_host,
+        args.net_max_bytes,
+        args.net_max_connections,
+    )?;
+    l.limit_flag(LimitKey::Timeout, args.timeout);
+    l.limit_flag(LimitKey::Memory, args.memory);
+    l.limit_flag(LimitKey::MaxProcs, args.max_procs);
+    l.limit_flag(LimitKey::MaxFileSize, args.max_file_size);
+    l.allow_env = g
+        .allow_env
+        .iter()
+        .map(|n| Sourced::new(n.clone(), "--allow-env"))
+        .collect();
+    let flag = |slot: &mut Option<Sourced<bool>>, given, value, name| {
+        Layer::bool_flag(slot, given, value, name)
+    };
+    flag(
+        &mut l.protect_persistence,
+        args.no_protect_persistence,
+        false,
+        "--no-protect-persistence",
+    );
+    flag(&mut l.fail_closed, args.fail_open, false, "--fail-open");
+    flag(
+        &mut l.allow_home_workspace,
+        args.allow_home_workspace,
+        true,
+        "--allow-home-workspace",
+    );
+    flag(
+        &mut l.private_home,
+        args.no_private_home,
+        false,
+        "--no-private-home",
+    );
+    l.preset_flags(&g.preset)?;
+    Ok(l)
 }
 
 /// Build the policy from defaults, config files and flags.
-pub fn build_policy(args: &Args) -> anyhow::Result<Policy> {
+pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let home = home();
-    let (ws_arg, why) = match &args.workspace {
-        Some(w) => (w.clone(), "--workspace".to_string()),
-        None if args.workspace_root.as_deref() != Some("cwd") => {
-            match enclosing_work_tree(&cwd, home.as_deref()) {
-                Some(top) if top != cwd => {
-                    let why = format!(
-                        "the git work tree holding the current directory {} \
-                         (--workspace-root repo, the default)",
-                        cwd.display()
-                    );
-                    (top, why)
-                }
-                _ => (cwd.clone(), "the current directory".to_string()),
-            }
-        }
-        None => (
-            cwd.clone(),
-            "the current directory (--workspace-root cwd)".into(),
-        ),
+    let root = match args.workspace_root.as_deref() {
+        Some("cwd") => WorkspaceRoot::Cwd,
+        _ => WorkspaceRoot::Repo,
     };
-    let ws = std::fs::canonicalize(&ws_arg)
-        .with_context(|| format!("workspace {} does not exist", ws_arg.display()))?;
-    if !ws.is_dir() {
-        bail!("workspace {} is not a directory", ws.display());
-    }
-    let mut policy = Policy::new(&ws);
-    policy.sources.insert("workspace".into(), why);
-    let real_cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd.clone());
-    if real_cwd.starts_with(&ws) {
-        policy.cwd = Some(real_cwd);
-    }
-
-    // Config files: user first, then workspace (later scalars win, lists add up).
-    let mut configs = Vec::new();
+    let ws = Workspace::resolve(args.workspace.as_deref(), root, &cwd, home.as_deref())?;
+    let mut layers = Vec::new();
     if !args.no_config {
-        if let Some(h) = &home {
-            let f = h.join(".config/skarn/config.toml");
-            if let Some(c) = RunConfig::load(&f, h)? {
-                configs.push(c);
-            }
-        }
-        if let Some(c) = RunConfig::load(&ws.join("skarn.toml"), &ws)? {
-            configs.push(c);
-        }
+        layers = Layer::config_files(&ws.path, home.as_deref())?;
     }
-    let mut preset_names: Vec<(String, String)> = Vec::new();
-    let mut net_acc = super::run_net::NetAcc::default();
-    for c in &configs {
-        let r = &c.run;
-        for (list, dst) in [
-            (&r.read, &mut policy.read),
-            (&r.write, &mut policy.write),
-            (&r.exec, &mut policy.exec),
-            (&r.deny_read, &mut policy.deny_read),
-        ] {
-            for v in list {
-                dst.push(Grant::new(
-                    c.resolve(v.get_ref(), home.as_deref()),
-                    c.at(v.span()),
-                ));
-            }
-        }
-        net_acc.add_config(&mut policy, c)?;
-        if let Some(p) = &r.preset {
-            preset_names.clear();
-            let list = match p {
-                skarn_sandbox::config::OneOrMany::One(s) => vec![s.clone()],
-                skarn_sandbox::config::OneOrMany::Many(v) => v.clone(),
-            };
-            for s in list {
-                check_preset(s.get_ref()).map_err(|m| c.error(s.span(), m))?;
-                preset_names.push((s.get_ref().clone(), c.at(s.span())));
-            }
-        }
-        for (key, n, at) in c.limits()? {
-            let slot = limit_slot(&mut policy, key);
-            *slot = (n != 0).then_some(n);
-            policy.sources.insert(key.into(), at);
-        }
-        policy.allow_env.extend(r.allow_env.iter().cloned());
-        if let Some(b) = r.protect_persistence {
-            policy.protect_persistence = b;
-        }
-        if let Some(b) = r.fail_closed {
-            policy.fail_closed = b;
-        }
-        if let Some(b) = r.allow_home_workspace {
-            policy.allow_home_workspace = b;
-        }
-        if let Some(b) = r.private_home {
-            policy.private_home = b;
-        }
+    let at = FlagContext {
+        cwd: &cwd,
+        workspace: &ws.path,
+        home: home.as_deref(),
+    };
+    layers.push(flags_layer(args, at)?);
+    let (policy, provenance) = Policy::from_layers(&ws, &layers, &LayerHost::probe(home, cwd))?;
+    for n in &provenance.notes {
+        eprintln!("skarn: {n}");
     }
-
-    // Flags.
-    for (list, dst, name) in [
-        (&args.grants.0.read, &mut policy.read, "--read"),
-        (&args.grants.0.write, &mut policy.write, "--write"),
-        (&args.grants.0.exec, &mut policy.exec, "--exec"),
-    ] {
-        for p in list {
-            let a = abs(p, &cwd);
-            if std::fs::symlink_metadata(&a).is_err() {
-                let real = skarn_sandbox::grants::canonical_lossy(&a).unwrap_or(a.clone());
-                let planted =
-                    skarn_sandbox::grants::first_symlink(&a).is_some_and(|l| l.starts_with(&ws));
-                if name == "--write"
-                    && !planted
-                    && !is_secret(&a, home.as_deref())
-                    && !is_secret(&real, home.as_deref())
-                {
-                    // A directory the command is to write into may not
-                    // exist yet: make it, as the command would (at its
-                    // canonical place, never through a link a command
-                    // could have planted in the workspace).
-                    std::fs::create_dir_all(&real)
-                        .with_context(|| format!("--write {}: cannot create it", p.display()))?;
-                } else {
-                    bail!("{name} {}: no such file or directory", p.display());
-                }
-            }
-            dst.push(Grant::new(a, name));
-        }
-    }
-    for p in &args.grants.0.deny_read {
-        policy
-            .deny_read
-            .push(Grant::new(abs(p, &cwd), "--deny-read"));
-    }
-    net_acc.add_flags(&mut policy, args)?;
-    // Name resolution with host networking: /etc/resolv.conf is often a
-    // symlink into /run (systemd-resolved), which is not granted otherwise.
-    if matches!(policy.net, NetPolicy::AllowOutbound | NetPolicy::AllowAll) {
-        let rc = Path::new("/etc/resolv.conf");
-        if rc.is_symlink()
-            && let Ok(target) = std::fs::canonicalize(rc)
-            && !target.starts_with("/etc")
-        {
-            policy
-                .read
-                .push(Grant::new(target, "default (DNS for --net)"));
-        }
-    }
-    for (key, v) in [
-        ("timeout", args.timeout),
-        ("memory", args.memory),
-        ("max_procs", args.max_procs),
-        ("max_file_size", args.max_file_size),
-    ] {
-        if let Some(v) = v {
-            *limit_slot(&mut policy, key) = (v != 0).then_some(v);
-            policy
-                .sources
-                .insert(key.into(), format!("--{}", key.replace('_', "-")));
-        }
-    }
-    policy
-        .allow_env
-        .extend(args.grants.0.allow_env.iter().cloned());
-    if args.no_protect_persistence {
-        policy.protect_persistence = false;
-    }
-    if args.fail_open {
-        policy.fail_closed = false;
-    }
-    if args.allow_home_workspace {
-        policy.allow_home_workspace = true;
-    }
-    if args.no_private_home {
-        policy.private_home = false;
-    }
-    if !args.grants.0.preset.is_empty() {
-        preset_names.clear();
-        for p in &args.grants.0.preset {
-            check_preset(p).map_err(anyhow::Error::msg)?;
-            preset_names.push((p.clone(), "--preset".into()));
-        }
-    }
-    if preset_names.is_empty() {
-        preset_names.push(("auto".into(), "default".into()));
-    }
-    if let Some(h) = &home {
-        presets::apply_toolchains(&mut policy, h);
-        for (name, src) in &preset_names {
-            match name.as_str() {
-                "none" => {}
-                "auto" => {
-                    for d in presets::detect(&ws) {
-                        presets::apply(&mut policy, d, h, &format!("detected, {src}"));
-                    }
-                }
-                n => {
-                    presets::apply(&mut policy, n, h, src);
-                }
-            }
-        }
-    }
-    net_acc.finish(&mut policy, &ws, &preset_names)?;
-    // Config paths are taken as written; make sure they are absolute.
-    for g in policy
-        .read
-        .iter_mut()
-        .chain(policy.write.iter_mut())
-        .chain(policy.exec.iter_mut())
-        .chain(policy.deny_read.iter_mut())
-    {
-        if !g.path.is_absolute() {
-            g.path = expand_path(&g.path.to_string_lossy(), &cwd, home.as_deref());
-        }
-    }
-    Ok(policy)
-}
-
-/// The policy field a limit key sets.
-fn limit_slot<'a>(policy: &'a mut Policy, key: &str) -> &'a mut Option<u64> {
-    match key {
-        "timeout" => &mut policy.limits.timeout_secs,
-        "memory" => &mut policy.limits.memory_mb,
-        "max_procs" => &mut policy.limits.max_procs,
-        _ => &mut policy.limits.max_file_size_mb,
-    }
+    Ok((policy, provenance))
 }
 
 fn whole_secs(s: &str) -> Result<u64, String> {
@@ -385,45 +238,8 @@ fn whole_mib(s: &str) -> Result<u64, String> {
     skarn_units::parse_size_mib(s).map_err(|e| e.to_string())
 }
 
-/// The top of the git work tree holding `cwd` (the nearest directory with
-/// a `.git` entry), if it lies strictly below the home directory (a
-/// dotfiles repository in the home is not a project) and is not `/`.
-fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
-    let mut d = Some(cwd);
-    while let Some(dir) = d {
-        if let Some(h) = home
-            && h.starts_with(dir)
-        {
-            return None;
-        }
-        dir.parent()?;
-        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
-            return Some(dir.to_path_buf());
-        }
-        d = dir.parent();
-    }
-    None
-}
-
-/// Whether `p` is (or lies under) one of the default secret paths.
-fn is_secret(p: &Path, home: Option<&Path>) -> bool {
-    skarn_sandbox::policy::default_secret_paths(home)
-        .iter()
-        .any(|s| p.starts_with(s))
-}
-
-fn check_preset(p: &str) -> Result<(), String> {
-    if p == "auto" || p == "none" || presets::PRESETS.contains(&p) {
-        Ok(())
-    } else {
-        Err(format!(
-            "unknown preset {p:?} (expected auto, none, rust, node or python)"
-        ))
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let policy = build_policy(&args)?;
+    let (policy, _provenance) = build_policy(&args)?;
     let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
     if args.no_sandbox {
         eprintln!(

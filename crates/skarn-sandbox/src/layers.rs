@@ -1,0 +1,251 @@
+//! [`Layer`]: the settings one source of policy gives (the user's config
+//! file, the workspace's `skarn.toml`, the command line, a gateway
+//! server's table), each value with its provenance. [`crate::assemble`]
+//! merges a list of layers into a [`crate::Policy`].
+//!
+//! Merge rules (later layers are applied after earlier ones):
+//! - grant lists, `allow_env`, allowed and denied hosts add up;
+//! - scalars (`net`, limits, booleans) take the last layer's value;
+//! - the preset selection is replaced by the last layer that names one.
+
+use std::path::Path;
+
+use crate::config::{ConfigError, RunConfig};
+use crate::policy::{Grant, HostList, NetPolicy, split_list};
+use crate::presets;
+
+/// A value and the layer that set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was set (`--net`, `/ws/skarn.toml:3:7`, ...).
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    /// Shorthand constructor.
+    pub fn new(value: T, source: impl Into<String>) -> Sourced<T> {
+        Sourced {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+/// One resource limit key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LimitKey {
+    /// Wall-clock seconds.
+    Timeout,
+    /// Per-process data, MiB.
+    Memory,
+    /// Processes.
+    MaxProcs,
+    /// Largest file, MiB.
+    MaxFileSize,
+}
+
+impl LimitKey {
+    /// Every key, in report order.
+    pub const ALL: [LimitKey; 4] = [
+        LimitKey::Timeout,
+        LimitKey::Memory,
+        LimitKey::MaxProcs,
+        LimitKey::MaxFileSize,
+    ];
+
+    /// The config key (`timeout`, `memory`, `max_procs`, `max_file_size`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitKey::Timeout => "timeout",
+            LimitKey::Memory => "memory",
+            LimitKey::MaxProcs => "max_procs",
+            LimitKey::MaxFileSize => "max_file_size",
+        }
+    }
+
+    /// The key for a config name.
+    pub fn from_name(name: &str) -> Option<LimitKey> {
+        LimitKey::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The flag spelling (`--max-procs`).
+    pub fn flag(self) -> String {
+        format!("--{}", self.name().replace('_', "-"))
+    }
+}
+
+/// Whether a layer is a config file or the command line (some checks
+/// differ: flags must be coherent on their own, a file may leave
+/// `deny_hosts` unused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LayerKind {
+    /// A configuration file or table.
+    #[default]
+    Config,
+    /// The command line.
+    Flags,
+}
+
+/// The settings one source gives; `None` / empty means "not set here".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layer {
+    /// Config file or command line.
+    pub kind: LayerKind,
+    /// Read-only grants (absolute paths).
+    pub read: Vec<Grant>,
+    /// Read-write grants.
+    pub write: Vec<Grant>,
+    /// Read+execute grants.
+    pub exec: Vec<Grant>,
+    /// Never readable.
+    pub deny_read: Vec<Grant>,
+    /// Network policy.
+    pub net: Option<Sourced<NetPolicy>>,
+    /// Host patterns added to the allow list (may hold `registries`).
+    pub allow_hosts: Vec<Sourced<String>>,
+    /// Host patterns never reached.
+    pub deny_hosts: Vec<Sourced<String>>,
+    /// Total proxy traffic, MiB.
+    pub net_max_bytes_mib: Option<Sourced<u64>>,
+    /// Connections at once through the proxy (0 = default).
+    pub net_max_connections: Option<Sourced<usize>>,
+    /// Toolchain presets (`auto`, `none`, `rust`, ...); `Some(empty)`
+    /// selects none at all.
+    pub presets: Option<Vec<Sourced<String>>>,
+    /// Resource limits (0 = no limit).
+    pub limits: Vec<(LimitKey, Sourced<u64>)>,
+    /// Secret-looking variables kept.
+    pub allow_env: Vec<Sourced<String>>,
+    /// Keep workspace persistence paths read-only.
+    pub protect_persistence: Option<Sourced<bool>>,
+    /// Refuse to run unconfined.
+    pub fail_closed: Option<Sourced<bool>>,
+    /// Accept a workspace holding the home directory.
+    pub allow_home_workspace: Option<Sourced<bool>>,
+    /// A private, discarded home.
+    pub private_home: Option<Sourced<bool>>,
+}
+
+/// The network spellings accepted.
+pub const NET_HELP: &str = "deny, loopback, outbound, all or allow:PATTERN[,PATTERN...]";
+
+/// Check each host pattern (the `registries` keyword is expanded later).
+pub fn check_patterns(list: &[String]) -> Result<(), String> {
+    for p in list {
+        if p != skarn_egress::registries::KEYWORD {
+            skarn_egress::Pattern::parse(p).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Check a preset name.
+pub fn check_preset(p: &str) -> Result<(), String> {
+    if p == "auto" || p == "none" || presets::PRESETS.contains(&p) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown preset {p:?} (expected auto, none, rust, node or python)"
+        ))
+    }
+}
+
+impl Layer {
+    /// The `[run]` section of a loaded config file; every value is checked
+    /// here and an error names `file:line:column`.
+    pub fn from_config(c: &RunConfig, home: Option<&Path>) -> Result<Layer, ConfigError> {
+        let r = &c.run;
+        let mut l = Layer::default();
+        for (list, dst) in [
+            (&r.read, &mut l.read),
+            (&r.write, &mut l.write),
+            (&r.exec, &mut l.exec),
+            (&r.deny_read, &mut l.deny_read),
+        ] {
+            for v in list {
+                dst.push(Grant::new(c.resolve(v.get_ref(), home), c.at(v.span())));
+            }
+        }
+        if let Some(n) = &r.net {
+            let net = NetPolicy::parse(n.get_ref()).ok_or_else(|| {
+                c.error(
+                    n.span(),
+                    format!("net must be {NET_HELP}, not {:?}", n.get_ref()),
+                )
+            })?;
+            if let NetPolicy::AllowHosts(h) = &net {
+                check_patterns(&h.allow).map_err(|m| c.error(n.span(), m))?;
+                let at = c.at(n.span());
+                l.allow_hosts
+                    .extend(h.allow.iter().map(|a| Sourced::new(a.clone(), &at)));
+            }
+            l.net = Some(Sourced::new(net, c.at(n.span())));
+        }
+        for h in &r.allow_hosts {
+            let list = split_list(h.get_ref());
+            check_patterns(&list).map_err(|m| c.error(h.span(), m))?;
+            let at = c.at(h.span());
+            l.allow_hosts
+                .extend(list.into_iter().map(|a| Sourced::new(a, &at)));
+            if l.net.is_none() {
+                // `allow_hosts` alone implies `net = "allow:..."`.
+                l.net = Some(Sourced::new(NetPolicy::AllowHosts(HostList::default()), at));
+            }
+        }
+        for h in &r.deny_hosts {
+            let list = split_list(h.get_ref());
+            check_patterns(&list).map_err(|m| c.error(h.span(), m))?;
+            let at = c.at(h.span());
+            l.deny_hosts
+                .extend(list.into_iter().map(|a| Sourced::new(a, &at)));
+        }
+        if let Some(p) = &r.preset {
+            let at = c.at(p.span());
+            let mut names = Vec::new();
+            for s in p.get_ref().to_vec() {
+                check_preset(&s).map_err(|m| c.error(p.span(), m))?;
+                names.push(Sourced::new(s, &at));
+            }
+            l.presets = Some(names);
+        }
+        for (key, n, at) in c.limits()? {
+            if let Some(k) = LimitKey::from_name(key) {
+                l.limits.push((k, Sourced::new(n, at)));
+            }
+        }
+        // `allow_env` entries carry no span in the file's shape: the file
+        // is their provenance.
+        let file = c.path.display().to_string();
+        l.allow_env = r
+            .allow_env
+            .iter()
+            .map(|n| Sourced::new(n.clone(), &file))
+            .collect();
+        for (v, dst) in [
+            (r.protect_persistence, &mut l.protect_persistence),
+            (r.fail_closed, &mut l.fail_closed),
+            (r.allow_home_workspace, &mut l.allow_home_workspace),
+            (r.private_home, &mut l.private_home),
+        ] {
+            *dst = v.map(|b| Sourced::new(b, &file));
+        }
+        Ok(l)
+    }
+
+    /// The user's config file (`~/.config/skarn/config.toml`), then the
+    /// workspace's `skarn.toml`, as layers (absent files give none).
+    pub fn config_files(workspace: &Path, home: Option<&Path>) -> Result<Vec<Layer>, ConfigError> {
+        let mut out = Vec::new();
+        if let Some(h) = home
+            && let Some(c) = RunConfig::load(&h.join(".config/skarn/config.toml"), h)?
+        {
+            out.push(Layer::from_config(&c, home)?);
+        }
+        if let Some(c) = RunConfig::load(&workspace.join("skarn.toml"), workspace)? {
+            out.push(Layer::from_config(&c, home)?);
+        }
+        Ok(out)
+    }
+}
