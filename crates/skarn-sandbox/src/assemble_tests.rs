@@ -278,7 +278,7 @@ fn host_lists_add_up_and_allow_hosts_implies_allow() {
     assert_eq!(prov.get("deny_hosts.y.c.test"), "--deny-host");
     assert!(prov.get("allow_hosts.a.test").contains("u.toml:2:"));
     // `allow_hosts` alone selects allow:..., located at the key.
-    let (p, prov) = Policy::from_layers(&ws, &[u.clone()], &host(&t.0)).unwrap();
+    let (p, prov) = Policy::from_layers(&ws, std::slice::from_ref(&u), &host(&t.0)).unwrap();
     assert!(matches!(p.net, NetPolicy::AllowHosts(_)));
     assert!(
         prov.get("net").contains("u.toml:2:16"),
