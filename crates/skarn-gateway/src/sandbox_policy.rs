@@ -104,7 +104,8 @@ pub fn server_policy(
             .push(Grant::new(f, format!("server {alias}: named in args")));
     }
     if let Some(cwd) = &facts.cwd {
-        own.read.push(Grant::new(cwd, format!("server {alias}: cwd")));
+        own.read
+            .push(Grant::new(cwd, format!("server {alias}: cwd")));
     }
     // A server runs as long as the gateway does.
     own.limits
@@ -134,7 +135,11 @@ pub fn server_policy(
         table.net = Some(Sourced::new(cfg.net.clone(), src("net")));
     }
     if let NetPolicy::AllowHosts(l) = &cfg.net {
-        table.allow_hosts = l.allow.iter().map(|a| Sourced::new(a.clone(), src("net"))).collect();
+        table.allow_hosts = l
+            .allow
+            .iter()
+            .map(|a| Sourced::new(a.clone(), src("net")))
+            .collect();
     }
     table.deny_hosts = cfg
         .deny_hosts

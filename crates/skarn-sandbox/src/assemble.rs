@@ -99,7 +99,8 @@ impl Policy {
         let mut p = Policy::new(&workspace.path);
         let mut prov = Provenance::default();
         p.cwd = workspace.cwd.clone();
-        p.sources.insert("workspace".into(), workspace.source.clone());
+        p.sources
+            .insert("workspace".into(), workspace.source.clone());
         prov.set("workspace", &workspace.source);
         let mut presets: Vec<Sourced<String>> = Vec::new();
         let mut allow: Vec<String> = Vec::new();
@@ -158,7 +159,12 @@ impl Policy {
                 "allow_home_workspace",
                 &mut prov,
             );
-            set_bool(&mut p.private_home, &l.private_home, "private_home", &mut prov);
+            set_bool(
+                &mut p.private_home,
+                &l.private_home,
+                "private_home",
+                &mut prov,
+            );
         }
         let is_allow = matches!(p.net, NetPolicy::AllowHosts(_));
         if !is_allow

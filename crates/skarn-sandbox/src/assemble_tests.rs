@@ -141,7 +141,11 @@ fn every_scalar_takes_the_last_layer_in_either_order() {
         ("max_procs", 5),
         ("max_file_size", 6),
     ] {
-        assert!(prov.get(key).starts_with(&b_at(line)), "{key}: {}", prov.get(key));
+        assert!(
+            prov.get(key).starts_with(&b_at(line)),
+            "{key}: {}",
+            prov.get(key)
+        );
         assert_eq!(p.sources[key], prov.get(key));
     }
     let b_file = t.0.join("b.toml").display().to_string();
@@ -153,7 +157,11 @@ fn every_scalar_takes_the_last_layer_in_either_order() {
     ] {
         assert_eq!(prov.get(key), b_file, "{key}");
     }
-    assert!(prov.get("preset").starts_with(&b_at(11)), "{}", prov.get("preset"));
+    assert!(
+        prov.get("preset").starts_with(&b_at(11)),
+        "{}",
+        prov.get("preset")
+    );
 
     let (q, prov) = Policy::from_layers(&ws, &[b, a], &host(&t.0)).unwrap();
     assert_eq!(q.net, NetPolicy::AllowOutbound);
@@ -217,11 +225,16 @@ fn lists_add_up_in_layer_order() {
         home: None,
     };
     f.grant_flag(GrantFlag::Read, Path::new("."), at).unwrap();
-    f.grant_flag(GrantFlag::DenyRead, Path::new("x"), at).unwrap();
-    f.allow_env.push(Sourced::new("F_TOKEN".into(), "--allow-env"));
+    f.grant_flag(GrantFlag::DenyRead, Path::new("x"), at)
+        .unwrap();
+    f.allow_env
+        .push(Sourced::new("F_TOKEN".into(), "--allow-env"));
     let (p, prov) = Policy::from_layers(&ws, &[a, b, f], &host(&t.0)).unwrap();
     let paths = |g: &[Grant]| g.iter().map(|g| g.path.clone()).collect::<Vec<_>>();
-    assert_eq!(paths(&p.read), [t.0.join("ra"), t.0.join("rb"), t.0.clone()]);
+    assert_eq!(
+        paths(&p.read),
+        [t.0.join("ra"), t.0.join("rb"), t.0.clone()]
+    );
     assert_eq!(paths(&p.write), [t.0.join("wa"), t.0.join("wb")]);
     assert_eq!(paths(&p.exec), [t.0.join("xa"), t.0.join("xb")]);
     assert_eq!(
@@ -265,9 +278,13 @@ fn host_lists_add_up_and_allow_hosts_implies_allow() {
     assert_eq!(prov.get("deny_hosts.y.c.test"), "--deny-host");
     assert!(prov.get("allow_hosts.a.test").contains("u.toml:2:"));
     // `allow_hosts` alone selects allow:..., located at the key.
-    let (p, prov) = Policy::from_layers(&ws, &[u.clone()], &host(&t.0)).unwrap();
+    let (p, prov) = Policy::from_layers(&ws, std::slice::from_ref(&u), &host(&t.0)).unwrap();
     assert!(matches!(p.net, NetPolicy::AllowHosts(_)));
-    assert!(prov.get("net").contains("u.toml:2:16"), "{}", prov.get("net"));
+    assert!(
+        prov.get("net").contains("u.toml:2:16"),
+        "{}",
+        prov.get("net")
+    );
     // A later file's deny wins over an earlier allow; its lists go unused.
     let d = layer(&t.0, "d.toml", "[run]\nnet = \"deny\"\n");
     let (p, _) = Policy::from_layers(&ws, &[u, d], &host(&t.0)).unwrap();
@@ -309,21 +326,50 @@ fn flag_conflicts_are_errors() {
             .and_then(|()| Policy::from_layers(&ws, &[f], &host(&t.0)).map(|_| ()))
             .map_err(|e| e.to_string())
     };
-    assert!(net(&["deny", "all"], &[]).unwrap_err().contains("conflicts with --net deny"));
-    assert!(net(&["allow:a.test", "deny"], &[]).unwrap_err().contains("conflicts"));
+    assert!(
+        net(&["deny", "all"], &[])
+            .unwrap_err()
+            .contains("conflicts with --net deny")
+    );
+    assert!(
+        net(&["allow:a.test", "deny"], &[])
+            .unwrap_err()
+            .contains("conflicts")
+    );
     assert!(net(&["deny", "deny"], &[]).is_ok());
-    assert!(net(&["maybe"], &[]).unwrap_err().starts_with("--net must be"));
-    assert!(net(&["allow:"], &[]).unwrap_err().contains("allow list is empty"));
+    assert!(
+        net(&["maybe"], &[])
+            .unwrap_err()
+            .starts_with("--net must be")
+    );
+    assert!(
+        net(&["allow:"], &[])
+            .unwrap_err()
+            .contains("allow list is empty")
+    );
     assert!(net(&["allow:a b"], &[]).unwrap_err().starts_with("--net: "));
-    assert!(net(&[], &["x.test"]).unwrap_err().contains("need --net allow"));
-    assert!(net(&["allow:a.test"], &["bad host"]).unwrap_err().starts_with("--deny-host: "));
+    assert!(
+        net(&[], &["x.test"])
+            .unwrap_err()
+            .contains("need --net allow")
+    );
+    assert!(
+        net(&["allow:a.test"], &["bad host"])
+            .unwrap_err()
+            .starts_with("--deny-host: ")
+    );
     // A file's allow satisfies the flags' --deny-host.
     let w = layer(&t.0, "w.toml", "[run]\nnet = \"allow:a.test\"\n");
     let mut f = Layer::flags();
     f.net_flags(&[], &["b.a.test".into()], None, None).unwrap();
     assert!(Policy::from_layers(&ws, &[w, f], &host(&t.0)).is_ok());
     let mut f = Layer::flags();
-    assert!(f.preset_flags(&["cobol".into()]).unwrap_err().to_string().contains("unknown preset"));
+    assert!(
+        f.preset_flags(&["cobol".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("unknown preset")
+    );
 }
 
 #[test]
@@ -332,10 +378,18 @@ fn config_errors_name_file_line_and_column() {
     let f = t.0.join("bad.toml").display().to_string();
     for (text, at, what) in [
         ("[run]\nnet = \"maybe\"\n", ":2:7:", "net must be"),
-        ("[run]\n\npreset = [\"rust\", \"cobol\"]\n", ":3:10:", "unknown preset"),
+        (
+            "[run]\n\npreset = [\"rust\", \"cobol\"]\n",
+            ":3:10:",
+            "unknown preset",
+        ),
         ("[run]\ntimeout = \"soon\"\n", ":2:11:", "timeout"),
         ("[run]\nallow_hosts = [\"a b\"]\n", ":2:16:", ""),
-        ("[run]\ndeny_hosts = [\"ok.test\", \"*x\"]\n", ":2:26:", "bad host pattern"),
+        (
+            "[run]\ndeny_hosts = [\"ok.test\", \"*x\"]\n",
+            ":2:26:",
+            "bad host pattern",
+        ),
         ("[run]\nbogus = 1\n", ":2:1:", "bogus"),
     ] {
         let e = config_error(&t.0, text);
@@ -368,7 +422,10 @@ fn presets_replace_and_empty_means_auto() {
     let empty = layer(&t.0, "e.toml", "[run]\npreset = []\n");
     let o = overlays(&[none.clone(), py.clone()]);
     assert_eq!(o.len(), 1);
-    assert!(o[0].starts_with("preset python (") && o[0].contains("p.toml:2:10"), "{o:?}");
+    assert!(
+        o[0].starts_with("preset python (") && o[0].contains("p.toml:2:10"),
+        "{o:?}"
+    );
     assert!(overlays(&[py.clone(), none]).is_empty());
     assert_eq!(overlays(&[py, empty]), ["preset node (detected, default)"]);
 }
@@ -402,12 +459,17 @@ fn grant_flags_check_paths_and_make_write_dirs() {
         home: Some(&t.0),
     };
     let mut f = Layer::flags();
-    let e = f.grant_flag(GrantFlag::Read, Path::new("missing"), at).unwrap_err();
+    let e = f
+        .grant_flag(GrantFlag::Read, Path::new("missing"), at)
+        .unwrap_err();
     assert_eq!(e.to_string(), "--read missing: no such file or directory");
-    f.grant_flag(GrantFlag::Write, Path::new("out/dir"), at).unwrap();
+    f.grant_flag(GrantFlag::Write, Path::new("out/dir"), at)
+        .unwrap();
     assert!(t.0.join("out/dir").is_dir());
     // Never made under a secret path.
-    let e = f.grant_flag(GrantFlag::Write, Path::new(".ssh/x"), at).unwrap_err();
+    let e = f
+        .grant_flag(GrantFlag::Write, Path::new(".ssh/x"), at)
+        .unwrap_err();
     assert!(e.to_string().contains("no such file"), "{e}");
     assert!(!t.0.join(".ssh").exists());
     assert_eq!(f.write[0].path, t.0.join("out/dir"));
@@ -431,9 +493,16 @@ fn workspace_resolution() {
     let w = Workspace::resolve(None, WorkspaceRoot::Repo, &home, Some(&home)).unwrap();
     assert_eq!(w.source, "the current directory");
     let w = Workspace::resolve(Some(Path::new("sub")), WorkspaceRoot::Repo, &repo, None).unwrap();
-    assert_eq!((w.path, w.source.as_str()), (repo.join("sub"), "--workspace"));
+    assert_eq!(
+        (w.path, w.source.as_str()),
+        (repo.join("sub"), "--workspace")
+    );
     let e = Workspace::resolve(Some(Path::new("nope")), WorkspaceRoot::Repo, &repo, None);
-    assert!(e.unwrap_err().to_string().starts_with("workspace nope does not exist"));
+    assert!(
+        e.unwrap_err()
+            .to_string()
+            .starts_with("workspace nope does not exist")
+    );
     std::fs::write(repo.join("f"), "").unwrap();
     let e = Workspace::resolve(Some(Path::new("f")), WorkspaceRoot::Repo, &repo, None);
     assert!(e.unwrap_err().to_string().contains("is not a directory"));

@@ -124,9 +124,7 @@ impl Layer {
             match (&net, &chosen) {
                 (NetPolicy::AllowHosts(l), None | Some(NetPolicy::AllowHosts(_))) => {
                     if l.allow.is_empty() {
-                        return Err(flag_error(format!(
-                            "--net {n:?}: the allow list is empty"
-                        )));
+                        return Err(flag_error(format!("--net {n:?}: the allow list is empty")));
                     }
                     check_patterns(&l.allow).map_err(|m| flag_error(format!("--net: {m}")))?;
                     self.allow_hosts

@@ -44,7 +44,12 @@ fn without_config_the_process_confines_itself_and_says_so() {
         .args(["exec", "--json", "--code", "skarn.log('x'); return 1 + 1"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v = json(&o.stdout);
     assert_eq!(v["value"], 2, "{v}");
     assert_eq!(v["logs"][0], "x", "{v}");
@@ -159,14 +164,26 @@ fn escape_attempts_from_the_self_confined_exec_fail_and_nothing_happens_outside(
         .env("SKARN_TEST_EXEC_SELFTEST", spec.to_string())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let attempts = json(&o.stdout);
     let attempts = attempts.as_array().expect("a list of attempts");
     assert!(attempts.len() >= 10, "{attempts:?}");
     for a in attempts {
         assert_eq!(a["blocked"], true, "NOT BLOCKED: {a}");
     }
-    for needle in ["for reading", "create and write", "TCP socket", "connect", "fork", "execve"] {
+    for needle in [
+        "for reading",
+        "create and write",
+        "TCP socket",
+        "connect",
+        "fork",
+        "execve",
+    ] {
         assert!(
             attempts
                 .iter()

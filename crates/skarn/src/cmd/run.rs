@@ -178,28 +178,29 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
         .iter()
         .map(|n| Sourced::new(n.clone(), "--allow-env"))
         .collect();
-    let flag = |slot: &mut Option<Sourced<bool>>, given, value, name| {
-        Layer::bool_flag(slot, given, value, name)
-    };
-    flag(
-        &mut l.protect_persistence,
-        args.no_protect_persistence,
-        false,
-        "--no-protect-persistence",
-    );
-    flag(&mut l.fail_closed, args.fail_open, false, "--fail-open");
-    flag(
-        &mut l.allow_home_workspace,
-        args.allow_home_workspace,
-        true,
-        "--allow-home-workspace",
-    );
-    flag(
-        &mut l.private_home,
-        args.no_private_home,
-        false,
-        "--no-private-home",
-    );
+    for (slot, given, value, name) in [
+        (
+            &mut l.protect_persistence,
+            args.no_protect_persistence,
+            false,
+            "--no-protect-persistence",
+        ),
+        (&mut l.fail_closed, args.fail_open, false, "--fail-open"),
+        (
+            &mut l.allow_home_workspace,
+            args.allow_home_workspace,
+            true,
+            "--allow-home-workspace",
+        ),
+        (
+            &mut l.private_home,
+            args.no_private_home,
+            false,
+            "--no-private-home",
+        ),
+    ] {
+        Layer::bool_flag(slot, given, value, name);
+    }
     l.preset_flags(&g.preset)?;
     Ok(l)
 }
