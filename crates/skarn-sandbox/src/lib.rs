@@ -38,6 +38,7 @@ pub mod host;
 pub mod landlock_rules;
 pub mod lapse;
 pub mod launch;
+pub mod macos;
 pub mod memory;
 pub mod mounts;
 pub mod nested_git;
