@@ -13,6 +13,19 @@ pub enum Status {
     NotEnforced,
 }
 
+/// How the report is printed after the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportFormat {
+    /// Not printed.
+    #[default]
+    None,
+    /// Human-readable text on stderr.
+    Text,
+    /// One JSON line on stderr.
+    Json,
+}
+
 /// The confinement backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -81,12 +81,15 @@ impl MacFacts {
                 f.present.insert(e.path.to_string());
             }
         }
-        let mut writable = vec![ws.clone(), run_temp.to_path_buf()];
-        writable.extend(policy.write.iter().map(|g| g.path.clone()));
-        f.git_guards = crate::git_vet::guards(ws, &writable, f.home.as_deref())
-            .into_iter()
-            .map(|g| g.path)
-            .collect();
+        #[cfg(unix)]
+        {
+            let mut writable = vec![ws.clone(), run_temp.to_path_buf()];
+            writable.extend(policy.write.iter().map(|g| g.path.clone()));
+            f.git_guards = crate::git_vet::guards(ws, &writable, f.home.as_deref())
+                .into_iter()
+                .map(|g| g.path)
+                .collect();
+        }
         for s in super::profile::secret_paths(policy, f.home.as_deref()) {
             collect_link_targets(&s, &mut f.secret_link_targets, &mut 0);
         }

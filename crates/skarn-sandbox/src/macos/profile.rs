@@ -184,7 +184,9 @@ fn processes(s: &mut String) {
 }
 
 fn system(s: &mut String, net: &NetPolicy) {
-    s.push_str("; System information read at start-up by runtimes and build tools.\n(allow sysctl-read\n");
+    s.push_str(
+        "; System information read at start-up by runtimes and build tools.\n(allow sysctl-read\n",
+    );
     for n in SYSCTL_NAMES {
         let _ = writeln!(s, "  (sysctl-name \"{n}\")");
     }
@@ -192,9 +194,16 @@ fn system(s: &mut String, net: &NetPolicy) {
         let _ = writeln!(s, "  (sysctl-name-prefix \"{p}\")");
     }
     s.push_str(")\n\n; Mach services (each with the reason it is needed).\n");
-    let open = !matches!(net, NetPolicy::DenyAll | NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_));
+    let open = !matches!(
+        net,
+        NetPolicy::DenyAll | NetPolicy::AllowLoopback | NetPolicy::AllowHosts(_)
+    );
     for m in MACH_SERVICES.iter().filter(|m| open || !m.network_only) {
-        let _ = writeln!(s, "; {}\n(allow mach-lookup (global-name \"{}\"))", m.why, m.name);
+        let _ = writeln!(
+            s,
+            "; {}\n(allow mach-lookup (global-name \"{}\"))",
+            m.why, m.name
+        );
     }
     s.push_str(
         "\n; IPC: POSIX semaphores (Python multiprocessing); the notification\n\

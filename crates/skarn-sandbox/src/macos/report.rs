@@ -28,7 +28,11 @@ pub fn report(policy: &Policy, facts: &MacFacts) -> RestrictionReport {
         })
     };
     grant(&policy.workspace, "read-write", "workspace");
-    grant(&facts.run_temp, "read-write", "per-run temporary directory ($TMPDIR)");
+    grant(
+        &facts.run_temp,
+        "read-write",
+        "per-run temporary directory ($TMPDIR)",
+    );
     for g in &policy.write {
         grant(&g.path, "read-write", &g.source);
     }

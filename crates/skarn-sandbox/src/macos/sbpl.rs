@@ -189,7 +189,11 @@ mod tests {
         let b = deny_regex(Path::new("/etc/ssh")).unwrap();
         assert_eq!(a, b);
         // /privateer is not /private + something.
-        assert!(deny_regex(Path::new("/privateer")).unwrap().contains("[Ee][Ee][Rr]"));
+        assert!(
+            deny_regex(Path::new("/privateer"))
+                .unwrap()
+                .contains("[Ee][Ee][Rr]")
+        );
     }
 
     fn matches(p: &str, path: &str) -> bool {
@@ -209,10 +213,19 @@ mod tests {
         ] {
             assert!(matches("/Users/a/.ssh", other), "{other}");
         }
-        for not in ["/Users/a/.sshx", "/Users/a/.ss", "/Users/ab/.ssh", "/Users/a"] {
+        for not in [
+            "/Users/a/.sshx",
+            "/Users/a/.ss",
+            "/Users/ab/.ssh",
+            "/Users/a",
+        ] {
             assert!(!matches("/Users/a/.ssh", not), "{not}");
         }
-        for other in ["/etc/ssh/x", "/private/etc/ssh", "/System/Volumes/Data/private/etc/SSH"] {
+        for other in [
+            "/etc/ssh/x",
+            "/private/etc/ssh",
+            "/System/Volumes/Data/private/etc/SSH",
+        ] {
             assert!(matches("/private/etc/ssh", other), "{other}");
         }
     }

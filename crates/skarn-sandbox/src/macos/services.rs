@@ -168,10 +168,20 @@ mod tests {
         for s in MACH_SERVICES {
             assert!(seen.insert(s.name), "duplicate {}", s.name);
             assert!(!s.why.is_empty());
-            for banned in ["SecurityServer", "securityd", "launchservices", "lsd.", "pasteboard"] {
+            for banned in [
+                "SecurityServer",
+                "securityd",
+                "launchservices",
+                "lsd.",
+                "pasteboard",
+            ] {
                 assert!(!s.name.contains(banned), "{} reaches outside", s.name);
             }
         }
-        assert!(!SYSCTL_PREFIXES.iter().any(|p| "kern.proc.all".starts_with(p)));
+        assert!(
+            !SYSCTL_PREFIXES
+                .iter()
+                .any(|p| "kern.proc.all".starts_with(p))
+        );
     }
 }
