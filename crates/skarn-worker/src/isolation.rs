@@ -101,10 +101,10 @@ pub struct Availability {
 
 /// Start one real worker with `cmd` and see whether it confines itself.
 pub fn probe(cmd: &WorkerCommand) -> Availability {
-    if !cfg!(target_os = "linux") {
+    if !cfg!(any(target_os = "linux", target_os = "macos")) {
         return Availability {
             available: false,
-            reason: "the worker sandbox is implemented for Linux only".into(),
+            reason: "the worker sandbox is implemented for Linux and macOS only".into(),
             confinement: None,
         };
     }
@@ -113,6 +113,7 @@ pub fn probe(cmd: &WorkerCommand) -> Availability {
             let c = w.confinement().cloned();
             w.kill_and_reap();
             let reason = match &c {
+                Some(c) if cfg!(target_os = "macos") => c.landlock.clone(),
                 Some(c) => format!(
                     "namespaces {} , Landlock ABI {} ({}), seccomp allow-list of {} syscalls",
                     c.namespaces, c.landlock_abi, c.landlock, c.seccomp_allowed

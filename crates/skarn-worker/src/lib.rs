@@ -20,8 +20,13 @@
 //! - [`Isolation`] (`auto | worker | in_process`) picks the strategy;
 //!   [`availability`] says what `auto` means on this host and why, and every
 //!   [`IsolatedOutcome`] says which isolation ran.
+//!
+//! On macOS the worker confines itself with a Seatbelt profile through
+//! `sandbox_init` instead ([`confine_macos`]): no files, no network, no
+//! process creation, no Mach services.
 
 pub mod confine;
+pub mod confine_macos;
 pub mod isolation;
 pub mod pool;
 pub mod process;

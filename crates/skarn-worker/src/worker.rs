@@ -18,7 +18,7 @@ use futures_channel::oneshot;
 use serde_json::Value;
 use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
 
-use crate::confine::{ConfineOptions, confine};
+use crate::confine::ConfineOptions;
 use crate::protocol::{FromWorker, HostCall, LineReader, ToWorker, encode, reply_cap};
 use crate::selftest;
 
@@ -85,7 +85,11 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(exit::USAGE);
         }
     };
-    let report = match confine(&opts) {
+    #[cfg(target_os = "macos")]
+    let confined = crate::confine_macos::confine(&opts);
+    #[cfg(not(target_os = "macos"))]
+    let confined = crate::confine::confine(&opts);
+    let report = match confined {
         Ok(r) => r,
         Err(e) => {
             send(&FromWorker::Fatal {
