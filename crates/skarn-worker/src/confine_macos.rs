@@ -12,8 +12,10 @@
 //! space limit (macOS does not enforce `RLIMIT_AS`), no parent-death
 //! signal (the worker exits when its stdin closes), no identity switch.
 
+#[cfg(target_os = "macos")]
 use std::io;
 
+#[cfg(target_os = "macos")]
 use crate::confine::{ConfineError, ConfineOptions, ConfinementReport};
 
 /// Descriptor limit: stdin, stdout, stderr and one spare.

@@ -28,6 +28,7 @@
 //! unit- and golden-tested on every OS. The launcher ([`run`]) exists on
 //! macOS only.
 
+pub mod doctor;
 pub mod facts;
 pub mod profile;
 pub mod report;
@@ -41,6 +42,6 @@ mod launch;
 
 pub use facts::MacFacts;
 #[cfg(target_os = "macos")]
-pub use launch::{MacosError, run};
+pub use launch::{MacosError, SANDBOX_EXEC, run};
 pub use profile::{ProfileError, profile};
 pub use report::report;

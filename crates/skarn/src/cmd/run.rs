@@ -448,6 +448,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
+    #[cfg(target_os = "macos")]
+    {
+        // macOS: Seatbelt (skarn_sandbox::macos); the environment is
+        // scrubbed there again and the removed names reported.
+        let _ = (env, removed);
+        if args.compress.compress {
+            bail!("--compress is not available with the macOS sandbox yet");
+        }
+        let format = if args.json {
+            ReportFormat::Json
+        } else if args.report {
+            ReportFormat::Text
+        } else {
+            ReportFormat::None
+        };
+        let code = skarn_sandbox::macos::run(&policy, &args.command, std::env::vars_os(), format)?;
+        return Ok(ExitCode::from(code.clamp(0, 255) as u8));
+    }
     let mut policy = policy;
     if policy.private_home
         && let Some(h) = home()
