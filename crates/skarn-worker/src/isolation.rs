@@ -313,3 +313,54 @@ pub fn doctor_summary_for(cmd: &WorkerCommand) -> DoctorSummary {
         selftest,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unavailable() -> Availability {
+        Availability {
+            available: false,
+            reason: "no sandbox here".into(),
+            confinement: None,
+        }
+    }
+
+    #[test]
+    fn auto_falls_back_and_worker_is_refused_when_unavailable() {
+        let a = unavailable();
+        assert_eq!(
+            resolve(Isolation::Auto, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+        let e = resolve(Isolation::Worker, &a).unwrap_err();
+        assert!(e.to_string().contains("no sandbox here"), "{e}");
+        assert_eq!(
+            resolve(Isolation::InProcess, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+    }
+
+    /// Off Linux and macOS the worker is never picked, and the reason says why.
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    #[test]
+    fn off_linux_the_worker_is_unavailable_with_a_reason() {
+        let a = probe(&WorkerCommand::current_exe());
+        assert!(!a.available);
+        assert!(a.reason.contains("Linux and macOS only"), "{}", a.reason);
+        let ex = Executor::new(
+            Isolation::Auto,
+            PoolConfig::new(WorkerCommand::current_exe()),
+        )
+        .expect("auto never fails");
+        assert_eq!(ex.isolation(), IsolationUsed::InProcess);
+        assert!(ex.reason().contains("Linux and macOS only"), "{}", ex.reason());
+        assert!(
+            Executor::new(
+                Isolation::Worker,
+                PoolConfig::new(WorkerCommand::current_exe())
+            )
+            .is_err()
+        );
+    }
+}
