@@ -354,7 +354,11 @@ mod tests {
         )
         .expect("auto never fails");
         assert_eq!(ex.isolation(), IsolationUsed::InProcess);
-        assert!(ex.reason().contains("Linux and macOS only"), "{}", ex.reason());
+        assert!(
+            ex.reason().contains("Linux and macOS only"),
+            "{}",
+            ex.reason()
+        );
         assert!(
             Executor::new(
                 Isolation::Worker,
