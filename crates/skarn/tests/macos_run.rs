@@ -153,6 +153,35 @@ fn host_processes_cannot_be_signalled() {
 }
 
 #[test]
+fn launchd_does_not_run_a_job_for_the_sandbox() {
+    let (t, ws, home) = setup("launchd");
+    let outside = t.dir("outside");
+    let marker = outside.join("launchd-ran");
+    let label = format!("skarn.test.escape.{}", std::process::id());
+    let script = format!(
+        "launchctl submit -l {label} -- /usr/bin/touch '{m}'; true",
+        m = marker.display()
+    );
+    let o = sh(&ws, &home, &[], &script);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // Give launchd the chance to start the job it may have accepted, then
+    // decide from outside (and clean up from outside).
+    let mut ran = false;
+    for _ in 0..30 {
+        if marker.exists() {
+            ran = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = Command::new("launchctl")
+        .args(["remove", &label])
+        .stderr(Stdio::null())
+        .status();
+    assert!(!ran, "launchd ran a job submitted from inside the sandbox");
+}
+
+#[test]
 fn timeout_kills_the_process_group_with_124() {
     let (_t, ws, home) = setup("timeout");
     let o = sh(
