@@ -90,8 +90,15 @@ impl MacFacts {
                 .map(|g| g.path)
                 .collect();
         }
+        // Dot-directories and --deny-read paths only: the Library ones are
+        // large, and privacy-protected (a walk would be refused or prompt).
+        let library = f.home.as_ref().map(|h| h.join("Library"));
+        let mut budget = 0;
         for s in super::profile::secret_paths(policy, f.home.as_deref()) {
-            collect_link_targets(&s, &mut f.secret_link_targets, &mut 0);
+            if library.as_ref().is_some_and(|l| s.starts_with(l)) {
+                continue;
+            }
+            collect_link_targets(&s, &mut f.secret_link_targets, &mut budget);
         }
         f.secret_link_targets.sort();
         f.secret_link_targets.dedup();
@@ -131,7 +138,7 @@ impl MacFacts {
     }
 }
 
-/// Bound on the entries walked below secret directories.
+/// Bound on the entries walked below all secret directories together.
 const LINK_WALK_BUDGET: usize = 2000;
 
 /// Canonical targets of symlinks at or below `p` (bounded walk, links not
