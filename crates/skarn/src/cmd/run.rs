@@ -456,12 +456,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.compress.compress {
             bail!("--compress is not available with the macOS sandbox yet");
         }
+        use skarn_sandbox::report::ReportFormat as Format;
         let format = if args.json {
-            ReportFormat::Json
+            Format::Json
         } else if args.report {
-            ReportFormat::Text
+            Format::Text
         } else {
-            ReportFormat::None
+            Format::None
         };
         let code = skarn_sandbox::macos::run(&policy, &args.command, std::env::vars_os(), format)?;
         return Ok(ExitCode::from(code.clamp(0, 255) as u8));
