@@ -134,36 +134,7 @@ fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::Server
     Ok(Some(skarn_gateway::health_report(&args.config)?))
 }
 
-/// `skarn doctor` on macOS: what Seatbelt enforces, and the Code Mode
-/// worker's confinement. The escape self-test is Linux's for now.
-#[cfg(target_os = "macos")]
-fn run_macos(args: &Args) -> anyhow::Result<ExitCode> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let d = skarn_sandbox::macos::doctor::doctor(
-        Path::new(skarn_sandbox::macos::SANDBOX_EXEC).exists(),
-        home.as_deref(),
-        &std::env::temp_dir(),
-    );
-    let code_mode = skarn_worker::doctor_summary();
-    if args.json {
-        let v = serde_json::json!({ "findings": d, "code_mode": code_mode });
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}{}", d.to_text(), code_mode.to_text());
-    }
-    if args.self_test {
-        eprintln!(
-            "skarn: doctor --self-test is not implemented on macOS yet; the escape tests are \
-             crates/skarn/tests/macos_run.rs"
-        );
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    #[cfg(target_os = "macos")]
-    return run_macos(&args);
     let f = findings(server_health(&args)?);
     if args.json && !args.self_test {
         println!("{}", serde_json::to_string_pretty(&f)?);
