@@ -52,6 +52,7 @@ mod relay;
 mod relist;
 mod results;
 mod sandbox_config;
+#[cfg(target_os = "linux")]
 mod sandbox_facts;
 mod sandbox_hint;
 mod sandbox_policy;

@@ -8,17 +8,26 @@
 //! state says so (and a server with `enabled = true` fails).
 
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[cfg(target_os = "linux")]
 use skarn_sandbox::{HostFacts, NetPolicy, PlanError};
 
 use crate::sandbox_config::SandboxConfig;
+#[cfg(target_os = "linux")]
 use crate::sandbox_facts::{both, find_on_path, install_roots, interpreter};
+#[cfg(target_os = "linux")]
 use crate::sandbox_policy::{ServerFacts, env_overrides, server_policy, toolchain_of};
 
+/// Why a server is not confined on a system without a sandbox backend.
+#[cfg(not(target_os = "linux"))]
+pub const NO_BACKEND: &str = "no sandbox backend for this OS in this build";
+
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
+#[cfg(target_os = "linux")]
 static HOST: OnceLock<HostFacts> = OnceLock::new();
 
 /// Register the executable whose `main` dispatches `__sandbox-helper`
@@ -51,10 +60,12 @@ pub enum SandboxError {
     Registries(String),
     #[error(transparent)]
     Grant(#[from] skarn_sandbox::grants::GrantError),
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Plan(#[from] PlanError),
     #[error(transparent)]
     Policy(#[from] skarn_sandbox::PolicyError),
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Launch(#[from] skarn_sandbox::launch::LaunchError),
 }
@@ -105,6 +116,7 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
         err,
     };
     std::fs::create_dir_all(p).map_err(err)?;
+    #[cfg(unix)]
     for d in [p, p.parent().unwrap_or(p)] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
     }
@@ -115,6 +127,7 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
 /// system directories for entries closed to others done, once per
 /// gateway: a server's restart does not pay for them again. Only the
 /// workspace's owner depends on the policy.
+#[cfg(target_os = "linux")]
 fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
     let mut h = HOST
         .get_or_init(|| {
@@ -130,6 +143,10 @@ fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
 
 /// Prepare the start of a stdio server: confined when its configuration
 /// and the host allow it. `env` is its whole (minimal) environment.
+/// Without a sandbox backend for this OS, the server runs unconfined (and
+/// one with `enabled = true` fails) with [`NO_BACKEND`] as the reason.
+#[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+#[allow(clippy::needless_return)] // one block per OS, each returning
 pub fn prepare(
     state: Option<&Path>,
     alias: &str,
@@ -158,6 +175,13 @@ pub fn prepare(
     let Some(exe) = helper() else {
         return Ok((off("this program has no sandbox helper".into())?, env));
     };
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (exe, state, alias, command, args, cwd);
+        return Ok((off(NO_BACKEND.into())?, env));
+    }
+    #[cfg(target_os = "linux")]
+    {
     let home = var(&env, "HOME");
     let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
     let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
@@ -294,7 +318,8 @@ pub fn prepare(
         mode.push_str(", partly enforced on this host: see `skarn doctor`");
     }
     let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
-    Ok((Prepared::Confined { cmd, mode }, env))
+    return Ok((Prepared::Confined { cmd, mode }, env));
+    }
 }
 
 #[cfg(test)]

@@ -9,12 +9,27 @@ use serde::{Deserialize, Serialize};
 /// `NotEnforced`: nothing confines the command).
 pub use skarn_confine::Status;
 
+/// How the report is printed after the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportFormat {
+    /// Not printed.
+    #[default]
+    None,
+    /// Human-readable text on stderr.
+    Text,
+    /// One JSON line on stderr.
+    Json,
+}
+
 /// The confinement backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// Linux: namespaces + Landlock + seccomp-bpf + rlimits/cgroups.
     Linux,
+    /// macOS: a Seatbelt (SBPL) profile + rlimits + a process group.
+    Seatbelt,
     /// No confinement (`--no-sandbox`, or an unsupported platform).
     None,
 }
@@ -85,6 +100,7 @@ impl RestrictionReport {
             "skarn: sandbox report: backend={} status={:?} landlock_abi={} net={}",
             match self.backend {
                 Backend::Linux => "linux",
+                Backend::Seatbelt => "seatbelt",
                 Backend::None => "none",
             },
             self.status,

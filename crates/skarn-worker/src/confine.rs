@@ -32,11 +32,16 @@
 use std::io;
 
 use serde::{Deserialize, Serialize};
+#[cfg(target_os = "linux")]
 use skarn_confine::landlock::{self as ll, Access, AccessNet, Need, PINNED_ABI, Scope};
+#[cfg(target_os = "linux")]
 use skarn_confine::namespaces::{self, NetEntry, SelfMap, UnshareFlags};
+#[cfg(target_os = "linux")]
 use skarn_confine::rlimits::{self, Limit};
+#[cfg(target_os = "linux")]
 use skarn_confine::{Enforcement, Layer, caps, fds, process, seccomp};
 
+#[cfg(target_os = "linux")]
 use crate::seccomp_policy;
 
 /// Fixed room above the QuickJS heap limit for the binary's own mappings
@@ -95,6 +100,7 @@ pub struct ConfineError {
     pub source: io::Error,
 }
 
+#[cfg(target_os = "linux")]
 fn step<T>(step: &'static str, r: Result<T, impl Into<io::Error>>) -> Result<T, ConfineError> {
     r.map_err(|e| ConfineError {
         step,
@@ -102,6 +108,7 @@ fn step<T>(step: &'static str, r: Result<T, impl Into<io::Error>>) -> Result<T, 
     })
 }
 
+#[cfg(target_os = "linux")]
 fn other(step: &'static str, msg: impl std::fmt::Display) -> ConfineError {
     ConfineError {
         step,
@@ -124,6 +131,7 @@ pub struct ConfineOptions {
     pub skip_seccomp: bool,
 }
 
+#[cfg(target_os = "linux")]
 /// Apply every step. On success the process can only use its pipes.
 pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError> {
     // First thing in main: no Rust object owns a descriptor above 2 yet.
@@ -228,6 +236,7 @@ pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError>
     })
 }
 
+#[cfg(target_os = "linux")]
 fn read_vm_size() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
@@ -235,6 +244,7 @@ fn read_vm_size() -> Option<u64> {
     Some(kb * 1024)
 }
 
+#[cfg(target_os = "linux")]
 /// Returns the namespaces entered, the uid now in effect, and whether the
 /// bounding and ambient sets were already dropped.
 fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
@@ -268,6 +278,7 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn drop_bounding_and_ambient() -> Result<(), ConfineError> {
     // The worker holds CAP_SETPCAP here (root, or root of its new user
     // namespace): a bounding set left as is would be a bug.
@@ -283,10 +294,12 @@ fn drop_bounding_and_ambient() -> Result<(), ConfineError> {
     step("PR_CAP_AMBIENT_CLEAR_ALL", caps::clear_ambient())
 }
 
+#[cfg(target_os = "linux")]
 fn set_limit(limit: Limit, value: u64) -> Result<(), ConfineError> {
     step(limit.name(), rlimits::set(limit, value))
 }
 
+#[cfg(target_os = "linux")]
 /// One malloc arena: glibc otherwise reserves 64 MiB of address space per
 /// thread arena, which RLIMIT_AS would count against the script.
 fn limit_malloc_arenas() {
@@ -297,6 +310,7 @@ fn limit_malloc_arenas() {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Filesystem rights of ABI 1 are the floor (without them we refuse to
 /// run); newer rights, TCP and the scopes are taken where the kernel has
 /// them. No rule at all: nothing is reachable.
@@ -315,7 +329,28 @@ fn apply_landlock() -> Result<ll::Outcome, ConfineError> {
     Ok(outcome)
 }
 
+#[cfg(target_os = "linux")]
 /// The ABI version the running kernel reports (0 when Landlock is off).
 pub fn kernel_landlock_abi() -> i32 {
     i32::try_from(ll::kernel_abi()).unwrap_or(0)
+}
+
+/// No worker confinement exists for this OS in this build, so the worker
+/// refuses to run anything (the parent never picks it: see
+/// [`crate::isolation::probe`]).
+#[cfg(not(target_os = "linux"))]
+pub fn confine(_opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError> {
+    Err(ConfineError {
+        step: "confine",
+        source: io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no worker confinement for this OS in this build",
+        ),
+    })
+}
+
+/// Landlock is Linux's: 0 elsewhere.
+#[cfg(not(target_os = "linux"))]
+pub fn kernel_landlock_abi() -> i32 {
+    0
 }

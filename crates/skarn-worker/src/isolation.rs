@@ -106,10 +106,10 @@ pub struct Availability {
 
 /// Start one real worker with `cmd` and see whether it confines itself.
 pub fn probe(cmd: &WorkerCommand) -> Availability {
-    if !cfg!(target_os = "linux") {
+    if !cfg!(any(target_os = "linux", target_os = "macos")) {
         return Availability {
             available: false,
-            reason: "the worker sandbox is implemented for Linux only".into(),
+            reason: "the worker sandbox is implemented for Linux and macOS only".into(),
             confinement: None,
         };
     }
@@ -118,6 +118,7 @@ pub fn probe(cmd: &WorkerCommand) -> Availability {
             let c = w.confinement().cloned();
             w.kill_and_reap();
             let reason = match &c {
+                Some(c) if cfg!(target_os = "macos") => c.landlock.clone(),
                 Some(c) => format!(
                     "namespaces {} , Landlock ABI {} ({}), seccomp allow-list of {} syscalls",
                     c.namespaces, c.landlock_abi, c.landlock, c.seccomp_allowed
@@ -315,5 +316,60 @@ pub fn doctor_summary_for(cmd: &WorkerCommand) -> DoctorSummary {
         landlock_abi: kernel_landlock_abi(),
         confinement: avail.confinement,
         selftest,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unavailable() -> Availability {
+        Availability {
+            available: false,
+            reason: "no sandbox here".into(),
+            confinement: None,
+        }
+    }
+
+    #[test]
+    fn auto_falls_back_and_worker_is_refused_when_unavailable() {
+        let a = unavailable();
+        assert_eq!(
+            resolve(Isolation::Auto, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+        let e = resolve(Isolation::Worker, &a).unwrap_err();
+        assert!(e.to_string().contains("no sandbox here"), "{e}");
+        assert_eq!(
+            resolve(Isolation::InProcess, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+    }
+
+    /// Off Linux and macOS the worker is never picked, and the reason says why.
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    #[test]
+    fn off_linux_the_worker_is_unavailable_with_a_reason() {
+        let a = probe(&WorkerCommand::current_exe());
+        assert!(!a.available);
+        assert!(a.reason.contains("Linux and macOS only"), "{}", a.reason);
+        let ex = Executor::new(
+            Isolation::Auto,
+            PoolConfig::new(WorkerCommand::current_exe()),
+        )
+        .expect("auto never fails");
+        assert_eq!(ex.isolation(), IsolationUsed::InProcess);
+        assert!(
+            ex.reason().contains("Linux and macOS only"),
+            "{}",
+            ex.reason()
+        );
+        assert!(
+            Executor::new(
+                Isolation::Worker,
+                PoolConfig::new(WorkerCommand::current_exe())
+            )
+            .is_err()
+        );
     }
 }

@@ -9,18 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{FsOp, LandlockAccess, LandlockPlan, Namespaces, Rlimit, SeccompPlan};
 use crate::report::RestrictionReport;
 
-/// How the report is printed after the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportFormat {
-    /// Not printed.
-    #[default]
-    None,
-    /// Human-readable text on stderr.
-    Text,
-    /// One JSON line on stderr.
-    Json,
-}
+/// How the report is printed after the run (platform-neutral, in [`crate::report`]).
+pub use crate::report::ReportFormat;
 
 /// What the helper does when creating the namespaces fails at run time
 /// (a seccomp profile or an LSM refusing `unshare`, a user-namespace limit

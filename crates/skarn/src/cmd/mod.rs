@@ -4,6 +4,11 @@
 
 pub mod completions;
 pub mod compress;
+#[cfg(target_os = "linux")]
+pub mod doctor;
+/// Without a sandbox backend for this OS (see `run_backend`).
+#[cfg(not(target_os = "linux"))]
+#[path = "doctor_other.rs"]
 pub mod doctor;
 pub mod exec;
 pub mod exec_confined;
@@ -13,6 +18,8 @@ pub mod init;
 pub mod init_clients;
 pub mod recall;
 pub mod run;
+#[cfg(not(target_os = "linux"))]
+pub mod run_backend;
 pub mod sandbox_helper;
 pub mod serve;
 pub mod worker;

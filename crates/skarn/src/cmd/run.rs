@@ -2,17 +2,24 @@
 //! kernel-enforced sandbox (see `skarn-sandbox`).
 
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
+#[cfg(target_os = "linux")]
+use skarn_sandbox::HostFacts;
+#[cfg(target_os = "linux")]
 use skarn_sandbox::plan::ReportFormat;
 use skarn_sandbox::{
-    HostFacts, Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace,
+    Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace,
     WorkspaceRoot,
 };
+
+#[cfg(not(target_os = "linux"))]
+use crate::cmd::run_backend::run_confined;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -254,9 +261,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let line = crate::cmd::compress::command_line(&args.command);
             return crate::cmd::compress::run_compressed(c, &line, &args.compress.opts());
         }
+        #[cfg(unix)]
         let err = std::process::Command::new(&args.command[0])
             .args(&args.command[1..])
             .exec();
+        #[cfg(not(unix))]
+        let err = match std::process::Command::new(&args.command[0])
+            .args(&args.command[1..])
+            .status()
+        {
+            Ok(s) => return Ok(ExitCode::from(s.code().unwrap_or(1).clamp(0, 255) as u8)),
+            Err(e) => e,
+        };
         let code = if err.kind() == std::io::ErrorKind::NotFound {
             127
         } else {
@@ -265,6 +281,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
+    run_confined(policy, env, removed, &args)
+}
+
+/// The Linux backend: plan with `skarn-sandbox`, then run the helper here
+/// or exec it. (Other systems: `run_backend::run_confined`.)
+#[cfg(target_os = "linux")]
+fn run_confined(
+    policy: Policy,
+    env: Vec<(OsString, OsString)>,
+    removed: Vec<String>,
+    args: &Args,
+) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
     if policy.private_home
         && let Some(h) = home()
