@@ -54,6 +54,7 @@ pub mod seccomp;
 pub mod staging;
 pub mod sys;
 pub mod terminal;
+pub mod windows;
 
 pub use host::HostFacts;
 pub use plan::{Plan, PlanError, plan};

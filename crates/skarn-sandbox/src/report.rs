@@ -19,6 +19,8 @@ pub enum Status {
 pub enum Backend {
     /// Linux: namespaces + Landlock + seccomp-bpf + rlimits/cgroups.
     Linux,
+    /// Windows: AppContainer + ACLs for the run + job object.
+    AppContainer,
     /// No confinement (`--no-sandbox`, or an unsupported platform).
     None,
 }
@@ -89,6 +91,7 @@ impl RestrictionReport {
             "skarn: sandbox report: backend={} status={:?} landlock_abi={} net={}",
             match self.backend {
                 Backend::Linux => "linux",
+                Backend::AppContainer => "appcontainer",
                 Backend::None => "none",
             },
             self.status,
