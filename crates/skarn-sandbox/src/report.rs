@@ -20,6 +20,7 @@ pub enum Backend {
     /// Linux: namespaces + Landlock + seccomp-bpf + rlimits/cgroups.
     Linux,
     /// Windows: AppContainer + ACLs for the run + job object.
+    #[serde(rename = "appcontainer")]
     AppContainer,
     /// No confinement (`--no-sandbox`, or an unsupported platform).
     None,
