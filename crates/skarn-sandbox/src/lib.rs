@@ -22,41 +22,73 @@
 //!
 //! The public pieces ([`privs`], [`seccomp`], [`landlock_rules`], [`ns`])
 //! are reusable by other confined processes.
+//!
+//! Platforms: the confinement above (and the modules that build it) exists
+//! only on Linux (`#[cfg(target_os = "linux")]`). The platform-neutral
+//! parts compile on every target: the [`Policy`] and [`NetPolicy`],
+//! `skarn.toml`'s [`config`], [`env`] scrubbing, the [`RestrictionReport`],
+//! [`presets`], [`persistence`] entries, [`grants`] resolution and the git
+//! configuration readers; [`git_vet`] and [`owner_only`] need unix. Other
+//! operating systems' backends build on these.
 
 pub mod config;
 pub mod dotfiles;
+#[cfg(target_os = "linux")]
 pub mod egress;
+#[cfg(target_os = "linux")]
 mod egress_fd;
+#[cfg(target_os = "linux")]
 mod egress_proxy;
 pub mod env;
+#[cfg(target_os = "linux")]
 pub mod fdmount;
+#[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
 pub mod grants;
+#[cfg(target_os = "linux")]
 pub mod helper;
+#[cfg(target_os = "linux")]
 pub mod host;
+#[cfg(target_os = "linux")]
 pub mod landlock_rules;
+#[cfg(target_os = "linux")]
 pub mod lapse;
+#[cfg(target_os = "linux")]
 pub mod launch;
+#[cfg(target_os = "linux")]
 pub mod memory;
+#[cfg(target_os = "linux")]
 pub mod mounts;
+#[cfg(target_os = "linux")]
 pub mod nested_git;
+#[cfg(target_os = "linux")]
 pub mod ns;
+#[cfg(unix)]
 pub mod owner_only;
 pub mod persistence;
+#[cfg(target_os = "linux")]
 pub mod plan;
 pub mod policy;
 pub mod presets;
+#[cfg(target_os = "linux")]
 pub mod privs;
+#[cfg(target_os = "linux")]
 pub mod probe;
 pub mod report;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(target_os = "linux")]
 pub mod staging;
+#[cfg(target_os = "linux")]
 pub mod sys;
+#[cfg(target_os = "linux")]
 pub mod terminal;
 pub mod windows;
 
+#[cfg(target_os = "linux")]
 pub use host::HostFacts;
+#[cfg(target_os = "linux")]
 pub use plan::{Plan, PlanError, plan};
 pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};
 pub use report::{Backend, RestrictionReport, Status};
