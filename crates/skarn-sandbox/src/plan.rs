@@ -209,18 +209,8 @@ pub enum Rlimit {
     Core,
 }
 
-/// How the report is printed after the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportFormat {
-    /// Not printed.
-    #[default]
-    None,
-    /// Human-readable text on stderr.
-    Text,
-    /// One JSON line on stderr.
-    Json,
-}
+// Defined with the report (every OS prints it).
+pub use crate::report::ReportFormat;
 
 /// Everything the helper needs, serialisable (passed as JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 
-use skarn_sandbox::plan::ReportFormat;
+use skarn_sandbox::report::ReportFormat;
 use skarn_sandbox::windows::acl_plan::{AceType, Inheritance, PathKind, Rights};
 use skarn_sandbox::windows::{WindowsHostFacts, WindowsPlan, WindowsPlanError, plan};
 use skarn_sandbox::{Grant, HostList, NetPolicy, Policy, Status};

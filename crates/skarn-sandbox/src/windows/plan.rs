@@ -12,7 +12,7 @@ use super::host_facts::WindowsHostFacts;
 use super::profile_name::{self, ContainerProfile};
 use super::{cmdline, winpath};
 use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
-use crate::plan::ReportFormat;
+use crate::report::ReportFormat;
 use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS, Policy};
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
