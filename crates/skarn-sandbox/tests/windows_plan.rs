@@ -53,7 +53,14 @@ fn argv(v: &[&str]) -> Vec<OsString> {
 }
 
 fn run_plan(p: &Policy) -> WindowsPlan {
-    plan(p, &host(), &argv(&["git", "status"]), &env(), ReportFormat::Text).unwrap()
+    plan(
+        p,
+        &host(),
+        &argv(&["git", "status"]),
+        &env(),
+        ReportFormat::Text,
+    )
+    .unwrap()
 }
 
 fn golden(name: &str, p: &WindowsPlan) {
@@ -63,7 +70,10 @@ fn golden(name: &str, p: &WindowsPlan) {
         std::fs::write(&path, &got).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(got, want, "{name} changed; review and re-bless with SKARN_BLESS=1");
+    assert_eq!(
+        got, want,
+        "{name} changed; review and re-bless with SKARN_BLESS=1"
+    );
 }
 
 fn default_policy() -> Policy {
@@ -82,8 +92,12 @@ fn golden_grants_and_home_read() {
     let mut pol = default_policy();
     pol.read.push(Grant::new("C:\\Users\\u", "--read"));
     pol.write.push(Grant::new("D:\\scratch", "--write"));
-    pol.exec.push(Grant::new("C:\\Users\\u\\.cargo\\bin", "preset rust (detected)"));
-    pol.deny_read.push(Grant::new("C:\\Users\\u\\proj\\.env", "--deny-read"));
+    pol.exec.push(Grant::new(
+        "C:\\Users\\u\\.cargo\\bin",
+        "preset rust (detected)",
+    ));
+    pol.deny_read
+        .push(Grant::new("C:\\Users\\u\\proj\\.env", "--deny-read"));
     pol.limits.max_file_size_mb = None;
     golden("windows_grants", &run_plan(&pol));
 }
@@ -117,9 +131,11 @@ fn workspace_is_writable_but_cannot_be_deleted_or_renamed() {
     assert!(on_ws.iter().all(|c| c.ace == AceType::Allow));
     assert!(on_ws.iter().any(|c| c.rights == Rights::ReadWriteExecute
         && c.inheritance == Inheritance::ThisOnly));
-    assert!(on_ws
-        .iter()
-        .any(|c| c.rights == Rights::Modify && c.inheritance == Inheritance::ChildrenOnly));
+    assert!(
+        on_ws
+            .iter()
+            .any(|c| c.rights == Rights::Modify && c.inheritance == Inheritance::ChildrenOnly)
+    );
 }
 
 #[test]
@@ -130,7 +146,13 @@ fn persistence_paths_are_denied_or_reserved() {
             .iter()
             .any(|c| c.path == path && c.ace == AceType::Deny && c.rights == r)
     };
-    for e in [".git\\hooks", ".git\\config", ".vscode", ".envrc", "mise.toml"] {
+    for e in [
+        ".git\\hooks",
+        ".git\\config",
+        ".vscode",
+        ".envrc",
+        "mise.toml",
+    ] {
         assert!(deny(&format!("{WS}\\{e}"), Rights::Write), "{e}");
     }
     // .git cannot be renamed away and replaced.
@@ -146,7 +168,11 @@ fn persistence_paths_are_denied_or_reserved() {
         assert!(!p.placeholders.iter().any(|x| x.path.ends_with(e)), "{e}");
     }
     // mise.toml exists, so its family members are reserved.
-    assert!(p.placeholders.iter().any(|x| x.path.ends_with(".tool-versions")));
+    assert!(
+        p.placeholders
+            .iter()
+            .any(|x| x.path.ends_with(".tool-versions"))
+    );
     // Everything changed is reverted.
     for c in &p.acl {
         assert!(p.revert.contains(&c.path), "{}", c.path);
@@ -160,7 +186,11 @@ fn secrets_denied_only_where_a_grant_reaches() {
     let mut pol = default_policy();
     pol.read.push(Grant::new("C:\\Users\\u", "--read"));
     let p = run_plan(&pol);
-    for s in ["C:\\Users\\u\\.ssh", "C:\\Users\\u\\.aws", "C:\\Users\\u\\AppData\\Roaming\\gcloud"] {
+    for s in [
+        "C:\\Users\\u\\.ssh",
+        "C:\\Users\\u\\.aws",
+        "C:\\Users\\u\\AppData\\Roaming\\gcloud",
+    ] {
         assert!(
             p.acl.iter().any(|c| c.path == s
                 && c.ace == AceType::Deny
@@ -190,11 +220,13 @@ fn network_capabilities() {
     assert_eq!(caps(NetPolicy::AllowOutbound), ["internetClient"]);
     let mut pol = default_policy();
     pol.net = NetPolicy::AllowLoopback;
-    assert!(run_plan(&pol)
-        .report
-        .notes
-        .iter()
-        .any(|n| n.contains("treated as deny-all")));
+    assert!(
+        run_plan(&pol)
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("treated as deny-all"))
+    );
 }
 
 #[test]
@@ -206,7 +238,8 @@ fn job_env_and_report() {
     assert!(p.process.suspended_until_in_job);
     assert_eq!(p.report.removed_env, ["GITHUB_TOKEN"]);
     assert!(!p.process.env.iter().any(|(k, _)| k == "GITHUB_TOKEN"));
-    let temp = "C:\\Users\\u\\AppData\\Local\\Packages\\".to_string() + &p.profile.name + "\\AC\\Temp";
+    let temp =
+        "C:\\Users\\u\\AppData\\Local\\Packages\\".to_string() + &p.profile.name + "\\AC\\Temp";
     assert!(p.process.env.contains(&("TEMP".into(), temp)));
     assert_eq!(p.report.status, Status::PartiallyEnforced);
     assert!(p.report.render_text().contains("backend=appcontainer"));
@@ -214,20 +247,38 @@ fn job_env_and_report() {
 
 #[test]
 fn refusals_are_clear_errors() {
-    let err = |pol: &Policy, a: &[&str]| plan(pol, &host(), &argv(a), &env(), ReportFormat::None).unwrap_err();
+    let err = |pol: &Policy, a: &[&str]| {
+        plan(pol, &host(), &argv(a), &env(), ReportFormat::None).unwrap_err()
+    };
     let mut pol = default_policy();
     pol.read.push(Grant::new("C:\\", "--read"));
     assert!(matches!(err(&pol, &["x"]), WindowsPlanError::RootGrant(_)));
     let mut pol = default_policy();
-    pol.write.push(Grant::new("C:\\Program Files\\x", "--write"));
-    assert!(matches!(err(&pol, &["x"]), WindowsPlanError::SystemWrite(_)));
+    pol.write
+        .push(Grant::new("C:\\Program Files\\x", "--write"));
+    assert!(matches!(
+        err(&pol, &["x"]),
+        WindowsPlanError::SystemWrite(_)
+    ));
     let pol = Policy::new("C:\\Users\\u");
-    assert!(matches!(err(&pol, &["x"]), WindowsPlanError::HomeWorkspace(_)));
+    assert!(matches!(
+        err(&pol, &["x"]),
+        WindowsPlanError::HomeWorkspace(_)
+    ));
     let mut pol = default_policy();
     pol.workspace = "proj".into();
-    assert!(matches!(err(&pol, &["x"]), WindowsPlanError::RelativePath(_)));
-    assert!(matches!(err(&default_policy(), &["npm.cmd"]), WindowsPlanError::BatchFile(_)));
-    assert!(matches!(err(&default_policy(), &[]), WindowsPlanError::EmptyCommand));
+    assert!(matches!(
+        err(&pol, &["x"]),
+        WindowsPlanError::RelativePath(_)
+    ));
+    assert!(matches!(
+        err(&default_policy(), &["npm.cmd"]),
+        WindowsPlanError::BatchFile(_)
+    ));
+    assert!(matches!(
+        err(&default_policy(), &[]),
+        WindowsPlanError::EmptyCommand
+    ));
     let mut pol = default_policy();
     pol.cwd = Some("C:\\elsewhere".into());
     assert!(matches!(err(&pol, &["x"]), WindowsPlanError::CwdOutside(_)));

@@ -12,8 +12,8 @@ use super::host_facts::WindowsHostFacts;
 use super::profile_name::{self, ContainerProfile};
 use super::{cmdline, winpath};
 use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
-use crate::report::ReportFormat;
 use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS, Policy};
+use crate::report::ReportFormat;
 use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
 
 /// Credential stores under the Windows profile, beyond [`HOME_SECRET_PATHS`]
@@ -225,7 +225,11 @@ fn roots(policy: &Policy, notes: &mut Vec<String>) -> Vec<Root> {
     out
 }
 
-fn check_paths(policy: &Policy, facts: &WindowsHostFacts, rs: &[Root]) -> Result<(), WindowsPlanError> {
+fn check_paths(
+    policy: &Policy,
+    facts: &WindowsHostFacts,
+    rs: &[Root],
+) -> Result<(), WindowsPlanError> {
     for r in rs {
         if !winpath::is_absolute(&r.path) {
             return Err(WindowsPlanError::RelativePath(r.path.clone()));
@@ -316,7 +320,13 @@ pub fn plan(
             } else {
                 Rights::ReadExecute
             };
-            b.add(&r.path, AceType::Allow, rights, Inheritance::ThisAndChildren, &r.source);
+            b.add(
+                &r.path,
+                AceType::Allow,
+                rights,
+                Inheritance::ThisAndChildren,
+                &r.source,
+            );
         }
         grants.push(GrantReport {
             path: r.path.clone(),
@@ -325,11 +335,23 @@ pub fn plan(
         });
     }
     let granted = |p: &str| rs.iter().any(|r| winpath::is_under(p, &r.path));
-    let writable = |p: &str| rs.iter().any(|r| r.writable && winpath::is_under(p, &r.path));
+    let writable = |p: &str| {
+        rs.iter()
+            .any(|r| r.writable && winpath::is_under(p, &r.path))
+    };
 
     // Persistence paths.
     if policy.protect_persistence {
-        persistence(policy, facts, &ws, &rs, &mut b, &mut grants, &mut notes, &mut gaps);
+        persistence(
+            policy,
+            facts,
+            &ws,
+            &rs,
+            &mut b,
+            &mut grants,
+            &mut notes,
+            &mut gaps,
+        );
     } else {
         notes.push("persistence paths are writable (--no-protect-persistence)".into());
     }
@@ -379,7 +401,12 @@ pub fn plan(
     let (kept, removed) = crate::env::scrub(env.iter().cloned(), &policy.allow_env);
     let mut env: Vec<(String, String)> = kept
         .into_iter()
-        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
         .filter(|(k, _)| !k.eq_ignore_ascii_case("TEMP") && !k.eq_ignore_ascii_case("TMP"))
         .collect();
     match &facts.local_app_data {
@@ -477,7 +504,11 @@ pub fn plan(
             cwd,
             env,
             suspended_until_in_job: true,
-            inherited_handles: vec!["stdin pipe".into(), "stdout pipe".into(), "stderr pipe".into()],
+            inherited_handles: vec![
+                "stdin pipe".into(),
+                "stdout pipe".into(),
+                "stderr pipe".into(),
+            ],
         },
         timeout_secs: l.timeout_secs,
         report,
@@ -533,7 +564,13 @@ fn persistence(
                     path: path.into(),
                     why: why.into(),
                 });
-                b.add(path, AceType::Deny, Rights::All, Inheritance::ThisAndChildren, why);
+                b.add(
+                    path,
+                    AceType::Deny,
+                    Rights::All,
+                    Inheritance::ThisAndChildren,
+                    why,
+                );
                 grants.push(GrantReport {
                     path: path.into(),
                     access: "reserved (persistence)".into(),
@@ -543,7 +580,13 @@ fn persistence(
             None => return,
         }
         for d in winpath::between(root, path) {
-            b.add(&d, AceType::Deny, Rights::Delete, Inheritance::ThisOnly, "holds a persistence path");
+            b.add(
+                &d,
+                AceType::Deny,
+                Rights::Delete,
+                Inheritance::ThisOnly,
+                "holds a persistence path",
+            );
         }
     };
     for e in ENTRIES {
@@ -562,7 +605,13 @@ fn persistence(
                 let reserve = matches!(e.reserve, Reserve::Always);
                 protect(&winpath::join(ws, e.path), ws, reserve, e.reason, b);
             }
-            b.add(&git, AceType::Deny, Rights::Delete, Inheritance::ThisOnly, "the git directory");
+            b.add(
+                &git,
+                AceType::Deny,
+                Rights::Delete,
+                Inheritance::ThisOnly,
+                "the git directory",
+            );
             gaps.push(
                 "git's effective configuration is not read on Windows: a core.hooksPath that \
                  already points into the workspace outside .git leaves those hooks writable"
@@ -577,7 +626,13 @@ fn persistence(
             );
         }
         None => {
-            protect(&git, ws, true, "a new .git would be trusted by git on the host", b);
+            protect(
+                &git,
+                ws,
+                true,
+                "a new .git would be trusted by git on the host",
+                b,
+            );
             notes.push("no .git: `git init` at the workspace root fails inside the sandbox".into());
         }
     }
@@ -585,8 +640,17 @@ fn persistence(
     if let Some(h) = &facts.home {
         for rel in HOME_PERSISTENCE_PATHS {
             let p = winpath::join(h, rel);
-            if let Some(root) = rs.iter().find(|r| r.writable && winpath::is_under(&p, &r.path)) {
-                protect(&p, &root.path.clone(), false, "runs or is trusted by host programs", b);
+            if let Some(root) = rs
+                .iter()
+                .find(|r| r.writable && winpath::is_under(&p, &r.path))
+            {
+                protect(
+                    &p,
+                    &root.path.clone(),
+                    false,
+                    "runs or is trusted by host programs",
+                    b,
+                );
             }
         }
     }
