@@ -40,6 +40,8 @@ mod sys;
 pub use host_facts::WindowsHostFacts;
 pub use plan::{WindowsPlan, WindowsPlanError, plan};
 #[cfg(windows)]
+pub use sys::probe::checks as doctor_checks;
+#[cfg(windows)]
 pub use sys::run::run;
 
 /// Why a Windows run could not be set up or finished cleanly.

@@ -4,6 +4,11 @@
 
 pub mod completions;
 pub mod compress;
+#[cfg(not(windows))]
+pub mod doctor;
+// Windows: its own doctor, same command-line surface.
+#[cfg(windows)]
+#[path = "doctor_windows.rs"]
 pub mod doctor;
 pub mod exec;
 pub mod hidden;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use skarn_sandbox::config::{RunConfig, expand_path};
-use skarn_sandbox::plan::ReportFormat;
+use skarn_sandbox::report::ReportFormat;
 use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, presets};
 
 #[derive(Debug, clap::Args)]
@@ -447,6 +447,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
+    }
+    #[cfg(windows)]
+    {
+        // Windows: the workspace's AppContainer (skarn_sandbox::windows).
+        if args.compress.compress {
+            bail!("--compress is not available with the Windows sandbox yet");
+        }
+        let mut policy = policy;
+        let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+        let format = if args.json {
+            ReportFormat::Json
+        } else if args.report {
+            ReportFormat::Text
+        } else {
+            ReportFormat::None
+        };
+        if format != ReportFormat::None {
+            for n in grant_notes {
+                eprintln!("skarn: note: {n}");
+            }
+        }
+        let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let code = skarn_sandbox::windows::run(&policy, &args.command, &env, format)?;
+        return Ok(ExitCode::from(code.clamp(0, 255) as u8));
     }
     let mut policy = policy;
     if policy.private_home

@@ -4,6 +4,7 @@
 mod acl;
 mod ctrl;
 mod job;
+pub mod probe;
 pub mod run;
 mod sid;
 mod spawn;
