@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(read(&p).unwrap(), None);
         write(&p, &j).unwrap();
         assert_eq!(read(&p).unwrap(), Some(j.clone()));
-        assert_eq!(pending(&d), [j.profile.clone()]);
+        assert_eq!(pending(&d), std::slice::from_ref(&j.profile));
         let held = lock(&lock_path(&d, &j.profile)).unwrap();
         // A second handle cannot take it while the first holds it.
         assert!(try_lock(&lock_path(&d, &j.profile)).unwrap().is_none());
