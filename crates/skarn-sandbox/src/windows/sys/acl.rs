@@ -137,7 +137,37 @@ fn write_dacl(
     Ok(())
 }
 
-/// Add `changes` (all for one path) for `sid`.
+/// An ACL allocated by `SetEntriesInAclW`, freed on drop.
+struct LocalAcl(*mut ACL);
+
+impl Drop for LocalAcl {
+    fn drop(&mut self) {
+        // SAFETY: allocated by SetEntriesInAclW (LocalAlloc), freed once.
+        unsafe { LocalFree(self.0.cast()) };
+    }
+}
+
+fn explicit(c: &AclChange, sid: PSID) -> EXPLICIT_ACCESS_W {
+    EXPLICIT_ACCESS_W {
+        grfAccessPermissions: mask(c.rights),
+        grfAccessMode: match c.ace {
+            AceType::Allow => GRANT_ACCESS,
+            AceType::Deny => DENY_ACCESS,
+        },
+        grfInheritance: inheritance(c.inheritance),
+        Trustee: TRUSTEE_W {
+            pMultipleTrustee: std::ptr::null_mut(),
+            MultipleTrusteeOperation: NO_MULTIPLE_TRUSTEE,
+            TrusteeForm: TRUSTEE_IS_SID,
+            TrusteeType: TRUSTEE_IS_UNKNOWN,
+            ptstrName: sid.cast(),
+        },
+    }
+}
+
+/// Add `changes` (all for one path) for `sid`, then write the DACL once.
+/// Entries are merged one at a time, allows before denies: a later
+/// `GRANT_ACCESS` could otherwise take rights out of an earlier deny.
 pub fn add(path: &str, changes: &[&AclChange], sid: PSID) -> Result<(), WindowsError> {
     let w = wide(path);
     let Some(d) = read_dacl(&w, path)? else {
@@ -146,36 +176,27 @@ pub fn add(path: &str, changes: &[&AclChange], sid: PSID) -> Result<(), WindowsE
             ERROR_FILE_NOT_FOUND,
         ));
     };
-    let entries: Vec<EXPLICIT_ACCESS_W> = changes
+    let ordered = changes
         .iter()
-        .map(|c| EXPLICIT_ACCESS_W {
-            grfAccessPermissions: mask(c.rights),
-            grfAccessMode: match c.ace {
-                AceType::Allow => GRANT_ACCESS,
-                AceType::Deny => DENY_ACCESS,
-            },
-            grfInheritance: inheritance(c.inheritance),
-            Trustee: TRUSTEE_W {
-                pMultipleTrustee: std::ptr::null_mut(),
-                MultipleTrusteeOperation: NO_MULTIPLE_TRUSTEE,
-                TrusteeForm: TRUSTEE_IS_SID,
-                TrusteeType: TRUSTEE_IS_UNKNOWN,
-                ptstrName: sid.cast(),
-            },
-        })
-        .collect();
-    let mut new_acl: *mut ACL = std::ptr::null_mut();
-    // SAFETY: `entries` and the old DACL are valid for the call; `new_acl`
-    // receives a LocalAlloc'd ACL freed below.
-    let rc =
-        unsafe { SetEntriesInAclW(entries.len() as u32, entries.as_ptr(), d.dacl, &mut new_acl) };
-    if rc != ERROR_SUCCESS {
-        return Err(code_error(format!("SetEntriesInAclW({path})"), rc));
+        .filter(|c| c.ace == AceType::Allow)
+        .chain(changes.iter().filter(|c| c.ace == AceType::Deny));
+    let mut current: Option<LocalAcl> = None;
+    for c in ordered {
+        let e = explicit(c, sid);
+        let old = current.as_ref().map_or(d.dacl as *const ACL, |a| a.0);
+        let mut new_acl: *mut ACL = std::ptr::null_mut();
+        // SAFETY: `e` and the old ACL are valid for the call; `new_acl`
+        // receives a LocalAlloc'd ACL owned by `LocalAcl`.
+        let rc = unsafe { SetEntriesInAclW(1, &e, old, &mut new_acl) };
+        if rc != ERROR_SUCCESS {
+            return Err(code_error(format!("SetEntriesInAclW({path})"), rc));
+        }
+        current = Some(LocalAcl(new_acl));
     }
-    let r = write_dacl(&w, path, new_acl, protection(&d));
-    // SAFETY: allocated by SetEntriesInAclW, freed once.
-    unsafe { LocalFree(new_acl.cast()) };
-    r
+    match current {
+        Some(a) => write_dacl(&w, path, a.0, protection(&d)),
+        None => Ok(()),
+    }
 }
 
 /// Remove every explicit allow/deny ACE naming `sid` from `path`'s DACL.
