@@ -26,9 +26,11 @@
 
 use std::io;
 
+#[cfg(target_os = "linux")]
 use rustix::process::{Resource, Rlimit};
 use serde::{Deserialize, Serialize};
 
+#[cfg(target_os = "linux")]
 use crate::seccomp_policy;
 
 /// Fixed room above the QuickJS heap limit for the binary's own mappings
@@ -83,6 +85,7 @@ pub struct ConfineError {
     pub source: io::Error,
 }
 
+#[cfg(target_os = "linux")]
 fn step<T>(step: &'static str, r: Result<T, impl Into<io::Error>>) -> Result<T, ConfineError> {
     r.map_err(|e| ConfineError {
         step,
@@ -90,6 +93,7 @@ fn step<T>(step: &'static str, r: Result<T, impl Into<io::Error>>) -> Result<T, 
     })
 }
 
+#[cfg(target_os = "linux")]
 fn other(step: &'static str, msg: impl std::fmt::Display) -> ConfineError {
     ConfineError {
         step,
@@ -112,6 +116,7 @@ pub struct ConfineOptions {
     pub skip_seccomp: bool,
 }
 
+#[cfg(target_os = "linux")]
 /// Apply every step. On success the process can only use its pipes.
 pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError> {
     close_other_fds();
@@ -175,6 +180,7 @@ pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError>
     })
 }
 
+#[cfg(target_os = "linux")]
 fn close_other_fds() {
     // SAFETY: close_range only closes descriptors; none above 2 is owned by
     // live Rust objects at this point (we run first thing in main).
@@ -187,6 +193,7 @@ fn close_other_fds() {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn read_vm_size() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
@@ -194,6 +201,7 @@ fn read_vm_size() -> Option<u64> {
     Some(kb * 1024)
 }
 
+#[cfg(target_os = "linux")]
 /// Returns the namespaces entered, the uid now in effect, and whether the
 /// bounding and ambient sets were already dropped.
 fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
@@ -230,6 +238,7 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
     Ok(("user+net".into(), rustix::process::getuid().as_raw(), false))
 }
 
+#[cfg(target_os = "linux")]
 /// Drop every group and become uid/gid 65534 (fails where 65534 is not
 /// mapped, e.g. as root of an unprivileged user namespace).
 fn become_nobody() -> Result<(), ConfineError> {
@@ -246,6 +255,7 @@ fn become_nobody() -> Result<(), ConfineError> {
     )
 }
 
+#[cfg(target_os = "linux")]
 fn drop_bounding_and_ambient() -> Result<(), ConfineError> {
     // Hand-rolled loop over raw numbers: rustix's typed `Capability` enum
     // cannot name capabilities newer than the crate, and the kernel's last
@@ -270,6 +280,7 @@ fn drop_bounding_and_ambient() -> Result<(), ConfineError> {
     )
 }
 
+#[cfg(target_os = "linux")]
 fn drop_capabilities() -> Result<(), ConfineError> {
     use rustix::thread::{CapabilitySet, CapabilitySets};
     // After the user-namespace path we hold every capability inside the new
@@ -287,6 +298,7 @@ fn drop_capabilities() -> Result<(), ConfineError> {
     )
 }
 
+#[cfg(target_os = "linux")]
 fn set_limit(resource: Resource, value: u64) -> Result<(), ConfineError> {
     let name = match resource {
         Resource::As => "RLIMIT_AS",
@@ -309,6 +321,7 @@ fn set_limit(resource: Resource, value: u64) -> Result<(), ConfineError> {
     )
 }
 
+#[cfg(target_os = "linux")]
 /// One malloc arena: glibc otherwise reserves 64 MiB of address space per
 /// thread arena, which RLIMIT_AS would count against the script.
 fn limit_malloc_arenas() {
@@ -319,6 +332,7 @@ fn limit_malloc_arenas() {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn apply_landlock() -> Result<(i32, String), ConfineError> {
     use landlock::{
         ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RulesetAttr, RulesetStatus,
@@ -351,6 +365,7 @@ fn apply_landlock() -> Result<(i32, String), ConfineError> {
     Ok((kernel_landlock_abi(), state.to_string()))
 }
 
+#[cfg(target_os = "linux")]
 /// The ABI version the running kernel reports (0 when Landlock is off).
 pub fn kernel_landlock_abi() -> i32 {
     // SAFETY: with a null attribute, size 0 and LANDLOCK_CREATE_RULESET_VERSION
@@ -364,4 +379,24 @@ pub fn kernel_landlock_abi() -> i32 {
         )
     };
     if r < 0 { 0 } else { r as i32 }
+}
+
+/// No worker confinement exists for this OS in this build, so the worker
+/// refuses to run anything (the parent never picks it: see
+/// [`crate::isolation::probe`]).
+#[cfg(not(target_os = "linux"))]
+pub fn confine(_opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError> {
+    Err(ConfineError {
+        step: "confine",
+        source: io::Error::new(
+            io::ErrorKind::Unsupported,
+            "no worker confinement for this OS in this build",
+        ),
+    })
+}
+
+/// Landlock is Linux's: 0 elsewhere.
+#[cfg(not(target_os = "linux"))]
+pub fn kernel_landlock_abi() -> i32 {
+    0
 }

@@ -312,3 +312,54 @@ pub fn doctor_summary_for(cmd: &WorkerCommand) -> DoctorSummary {
         selftest,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unavailable() -> Availability {
+        Availability {
+            available: false,
+            reason: "no sandbox here".into(),
+            confinement: None,
+        }
+    }
+
+    #[test]
+    fn auto_falls_back_and_worker_is_refused_when_unavailable() {
+        let a = unavailable();
+        assert_eq!(
+            resolve(Isolation::Auto, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+        let e = resolve(Isolation::Worker, &a).unwrap_err();
+        assert!(e.to_string().contains("no sandbox here"), "{e}");
+        assert_eq!(
+            resolve(Isolation::InProcess, &a).unwrap(),
+            IsolationUsed::InProcess
+        );
+    }
+
+    /// Off Linux the worker is never picked, and the reason says why.
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn off_linux_the_worker_is_unavailable_with_a_reason() {
+        let a = probe(&WorkerCommand::current_exe());
+        assert!(!a.available);
+        assert!(a.reason.contains("Linux only"), "{}", a.reason);
+        let ex = Executor::new(
+            Isolation::Auto,
+            PoolConfig::new(WorkerCommand::current_exe()),
+        )
+        .expect("auto never fails");
+        assert_eq!(ex.isolation(), IsolationUsed::InProcess);
+        assert!(ex.reason().contains("Linux only"), "{}", ex.reason());
+        assert!(
+            Executor::new(
+                Isolation::Worker,
+                PoolConfig::new(WorkerCommand::current_exe())
+            )
+            .is_err()
+        );
+    }
+}

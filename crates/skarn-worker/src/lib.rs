@@ -20,13 +20,22 @@
 //! - [`Isolation`] (`auto | worker | in_process`) picks the strategy;
 //!   [`availability`] says what `auto` means on this host and why, and every
 //!   [`IsolatedOutcome`] says which isolation ran.
+//!
+//! Other systems: no worker confinement exists yet in this build, so
+//! [`probe`] reports the worker unavailable and says why; `auto` runs
+//! scripts in-process (the hermetic isolate only) with that reason, and
+//! `worker` is refused with [`WorkerError::WorkerUnavailable`]. A worker
+//! started anyway refuses to run anything ([`confine::confine`] fails). The
+//! parent side ([`process`], [`pool`]) spawns workers on unix only.
 
 pub mod confine;
 pub mod isolation;
 pub mod pool;
 pub mod process;
 pub mod protocol;
+#[cfg(target_os = "linux")]
 pub mod seccomp_policy;
+#[cfg(target_os = "linux")]
 pub mod selftest;
 pub mod worker;
 

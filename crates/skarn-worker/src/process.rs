@@ -7,6 +7,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -137,6 +138,11 @@ impl WorkerProcess {
     /// Start a worker able to honour QuickJS limits up to `size` and wait
     /// until it reports itself confined.
     pub fn start(cmd: &WorkerCommand, size: WorkerSize) -> Result<Self, SpawnError> {
+        if cfg!(not(unix)) {
+            return Err(SpawnError::Spawn(
+                "the Code Mode worker process is unix-only in this build".into(),
+            ));
+        }
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .arg("--memory-bytes")
@@ -158,10 +164,11 @@ impl WorkerProcess {
                 Stdio::inherit()
             } else {
                 Stdio::null()
-            })
-            // Its own process group: terminal signals aimed at us do not
-            // reach it, and we can kill the group as a whole.
-            .process_group(0);
+            });
+        // Its own process group: terminal signals aimed at us do not
+        // reach it, and we can kill the group as a whole.
+        #[cfg(unix)]
+        c.process_group(0);
         let mut child = c.spawn().map_err(|e| SpawnError::Spawn(e.to_string()))?;
         let pid = child.id();
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -225,6 +232,7 @@ impl WorkerProcess {
     fn kill(&mut self) -> Option<Child> {
         let mut child = self.child.take()?;
         self.stdin = None;
+        #[cfg(unix)]
         if let Some(pgid) = rustix::process::Pid::from_raw(self.pid as i32) {
             let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
@@ -417,22 +425,39 @@ pub fn line_cap(limits: &Limits) -> usize {
 pub fn describe_status(status: Option<ExitStatus>) -> String {
     match status {
         None => "status unknown".into(),
-        Some(s) => match (s.code(), s.signal()) {
+        Some(s) => match (s.code(), signal_of(&s)) {
             (Some(c), _) => format!("exit status {c}"),
-            (None, Some(sig)) => {
-                let name = match sig {
-                    libc::SIGKILL => " (SIGKILL)",
-                    libc::SIGSEGV => " (SIGSEGV)",
-                    libc::SIGABRT => " (SIGABRT)",
-                    libc::SIGSYS => " (SIGSYS)",
-                    libc::SIGBUS => " (SIGBUS)",
-                    _ => "",
-                };
-                format!("killed by signal {sig}{name}")
-            }
+            (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
             _ => "status unknown".into(),
         },
     }
+}
+
+#[cfg(unix)]
+fn signal_of(s: &ExitStatus) -> Option<i32> {
+    s.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_of(_: &ExitStatus) -> Option<i32> {
+    None
+}
+
+#[cfg(unix)]
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGSYS => " (SIGSYS)",
+        libc::SIGBUS => " (SIGBUS)",
+        _ => "",
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_name(_: i32) -> &'static str {
+    ""
 }
 
 /// Answer one host call on its own thread (bridge futures are

@@ -27,6 +27,7 @@
 //! and exits. Ids are chosen by the worker, unique within a job.
 
 use std::io::{self, Read};
+#[cfg(unix)]
 use std::os::fd::AsFd;
 use std::time::Instant;
 
@@ -219,6 +220,20 @@ pub enum ReadError {
     Io(#[from] io::Error),
 }
 
+/// What a [`LineReader`] reads from: on unix, something `poll` can wait on
+/// (a pipe), for the deadline.
+#[cfg(unix)]
+pub trait LineSource: Read + AsFd {}
+#[cfg(unix)]
+impl<T: Read + AsFd> LineSource for T {}
+
+/// What a [`LineReader`] reads from. Off unix a deadline cannot be waited
+/// for, and a read with one fails (the worker process is unix-only).
+#[cfg(not(unix))]
+pub trait LineSource: Read {}
+#[cfg(not(unix))]
+impl<T: Read> LineSource for T {}
+
 /// Reads `\n`-terminated lines of at most `cap` bytes, with an optional
 /// deadline (enforced with `poll`, so a silent peer cannot block us).
 pub struct LineReader<R> {
@@ -229,7 +244,7 @@ pub struct LineReader<R> {
     cap: usize,
 }
 
-impl<R: Read + AsFd> LineReader<R> {
+impl<R: LineSource> LineReader<R> {
     pub fn new(inner: R, cap: usize) -> Self {
         LineReader {
             inner,
@@ -262,7 +277,7 @@ impl<R: Read + AsFd> LineReader<R> {
                 return Err(ReadError::Oversized { cap: self.cap });
             }
             if let Some(d) = deadline {
-                wait_readable(self.inner.as_fd(), d)?;
+                wait_readable(&self.inner, d)?;
             }
             let mut chunk = [0u8; 64 * 1024];
             let n = match self.inner.read(&mut chunk) {
@@ -278,8 +293,18 @@ impl<R: Read + AsFd> LineReader<R> {
     }
 }
 
-fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) -> Result<(), ReadError> {
+#[cfg(not(unix))]
+fn wait_readable<R>(_: &R, _: Instant) -> Result<(), ReadError> {
+    Err(ReadError::Io(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "waiting for a line with a deadline needs unix poll",
+    )))
+}
+
+#[cfg(unix)]
+fn wait_readable<R: AsFd>(r: &R, deadline: Instant) -> Result<(), ReadError> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let fd = r.as_fd();
     loop {
         let now = Instant::now();
         if now >= deadline {
@@ -300,7 +325,7 @@ fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) -> Result<(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // pipes made the unix way
 mod tests {
     use super::*;
 

@@ -20,6 +20,7 @@ use skarn_codemode::{BridgeError, BridgeFuture, ToolBridge};
 
 use crate::confine::{ConfineOptions, confine};
 use crate::protocol::{FromWorker, HostCall, LineReader, ToWorker, encode, reply_cap};
+#[cfg(target_os = "linux")]
 use crate::selftest;
 
 /// Cap on the job line (the script plus its limits).
@@ -146,9 +147,20 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
         return ExitCode::from(exit::PROTOCOL);
     }
     if let Some(spec) = selftest_spec {
-        let attempts = selftest::run(&spec);
-        send(&FromWorker::Selftest { attempts });
-        return ExitCode::from(exit::OK);
+        #[cfg(target_os = "linux")]
+        {
+            let attempts = selftest::run(&spec);
+            send(&FromWorker::Selftest { attempts });
+            return ExitCode::from(exit::OK);
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = spec;
+            send(&FromWorker::Fatal {
+                message: "no confinement self-test for this OS in this build".into(),
+            });
+            return ExitCode::from(exit::PROTOCOL);
+        }
     }
 
     // The parent never sends more than `reply_cap`; the slack covers the

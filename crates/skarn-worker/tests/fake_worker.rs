@@ -2,6 +2,7 @@
 //! every way the protocol allows: garbage, oversized lines, early exit,
 //! silence past the deadline, too many host calls, refusing to confine.
 //! After each failure the same pool must keep serving.
+#![cfg(unix)] // the fakes are sh scripts; the worker process is unix-only
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
