@@ -29,7 +29,8 @@
 //! `skarn.toml`'s [`config`], [`env`] scrubbing, the [`RestrictionReport`],
 //! [`presets`], [`persistence`] entries, [`grants`] resolution and the git
 //! configuration readers; [`git_vet`] and [`owner_only`] need unix. Other
-//! operating systems' backends build on these.
+//! operating systems' backends build on these: [`windows`] (AppContainer;
+//! its plan compiles and is tested everywhere, its launcher on Windows only).
 
 pub mod config;
 pub mod dotfiles;
