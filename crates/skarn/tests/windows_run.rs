@@ -97,6 +97,8 @@ fn everyday_commands_work_and_exit_status_passes_through() {
     assert!(ws.join("made.txt").exists(), "the workspace is writable");
     let o = cmd_c(&ws, &[], "exit 7");
     assert_eq!(code(&o), 7);
+    let o = skarn(&ws, &[], &["skarn-no-such-program-here"]);
+    assert_eq!(code(&o), 127, "{}", err(&o));
     if has_git() {
         let g = Command::new("git")
             .arg("init")

@@ -106,7 +106,22 @@ fn confine_and_run(plan: &WindowsPlan, container: &Sid) -> Result<i32, WindowsEr
         .collect::<Result<Vec<_>, _>>()?;
     let job = Job::create(&plan.job)?;
     let guard = ctrl::Guard::install(job.raw());
-    let child = spawn::spawn(&plan.process, container, &caps)?;
+    let child = match spawn::spawn(&plan.process, container, &caps) {
+        Ok(c) => c,
+        // As on Linux: 127 not found, 126 not executable.
+        Err(WindowsError::Os { source, .. })
+            if matches!(source.raw_os_error(), Some(2 | 3 | 5 | 193)) =>
+        {
+            let code = if matches!(source.raw_os_error(), Some(2 | 3)) {
+                127
+            } else {
+                126
+            };
+            eprintln!("skarn: {}: {source}", plan.process.argv[0]);
+            return Ok(code);
+        }
+        Err(e) => return Err(e),
+    };
     if let Err(e) = job.assign(child.process.as_raw_handle()) {
         job.terminate(1);
         // The suspended child is not in the job: end it directly.
