@@ -293,3 +293,35 @@ fn secret_looking_environment_variables_are_removed() {
     assert!(out(&o).contains("SKARN_TEST_PLAIN=visible"));
     assert!(!out(&o).contains("ghp_"));
 }
+
+#[test]
+fn a_junction_in_the_workspace_does_not_extend_the_grant() {
+    let t = Tmp::new("junction");
+    let ws = t.dir("ws");
+    let outside = t.dir("outside");
+    // Planted on the host (as a previous run could have): ws\j -> outside.
+    let j = ws.join("j");
+    let mk = Command::new("cmd")
+        .arg("/c")
+        .arg(format!("mklink /J {} {}", j.display(), outside.display()))
+        .output()
+        .unwrap();
+    assert!(
+        mk.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mk.stderr)
+    );
+    let before = acl(&outside);
+    cmd_c(&ws, &[], "echo x> j\\pwned.txt");
+    assert!(
+        !outside.join("pwned.txt").exists(),
+        "wrote through the junction"
+    );
+    assert_eq!(
+        acl(&outside),
+        before,
+        "the grant reached the junction's target"
+    );
+    // The junction itself goes before the temporary tree does.
+    let _ = std::fs::remove_dir(&j);
+}

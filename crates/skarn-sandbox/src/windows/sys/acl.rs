@@ -3,12 +3,13 @@
 //! that was killed).
 
 use windows_sys::Win32::Foundation::{
-    ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND, ERROR_SUCCESS, LocalFree,
+    CloseHandle, ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND, ERROR_SUCCESS, INVALID_HANDLE_VALUE,
+    LocalFree,
 };
 use windows_sys::Win32::Security::Authorization::{
     DENY_ACCESS, EXPLICIT_ACCESS_W, GRANT_ACCESS, GetNamedSecurityInfoW, NO_MULTIPLE_TRUSTEE,
-    SE_FILE_OBJECT, SetEntriesInAclW, SetNamedSecurityInfoW, TRUSTEE_IS_SID, TRUSTEE_IS_UNKNOWN,
-    TRUSTEE_W,
+    SE_FILE_OBJECT, SetEntriesInAclW, SetNamedSecurityInfoW, SetSecurityInfo, TRUSTEE_IS_SID,
+    TRUSTEE_IS_UNKNOWN, TRUSTEE_W,
 };
 use windows_sys::Win32::Security::{
     ACCESS_ALLOWED_ACE, ACE_HEADER, ACL, ACL_SIZE_INFORMATION, AclSizeInformation,
@@ -19,15 +20,20 @@ use windows_sys::Win32::Security::{
     UNPROTECTED_DACL_SECURITY_INFORMATION,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    DELETE, FILE_ALL_ACCESS, FILE_APPEND_DATA, FILE_DELETE_CHILD, FILE_GENERIC_EXECUTE,
-    FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_WRITE_ATTRIBUTES, FILE_WRITE_DATA, FILE_WRITE_EA,
-    WRITE_DAC, WRITE_OWNER,
+    CreateFileW, DELETE, FILE_ALL_ACCESS, FILE_APPEND_DATA, FILE_DELETE_CHILD,
+    FILE_FLAG_BACKUP_SEMANTICS, FILE_GENERIC_EXECUTE, FILE_GENERIC_READ, FILE_GENERIC_WRITE,
+    FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, FILE_WRITE_ATTRIBUTES, FILE_WRITE_DATA,
+    FILE_WRITE_EA, OPEN_EXISTING, WRITE_DAC, WRITE_OWNER,
 };
 
 use super::code_error;
 use super::wide::wide;
 use crate::windows::WindowsError;
 use crate::windows::acl_plan::{AceType, AclChange, Inheritance, Rights};
+
+/// `MAXIMUM_ALLOWED`: a handle opened with it makes `SetSecurityInfo`
+/// skip the propagation to children (documented behaviour).
+const MAXIMUM_ALLOWED: u32 = 0x0200_0000;
 
 const ACCESS_ALLOWED_ACE_TYPE: u8 = 0;
 const ACCESS_DENIED_ACE_TYPE: u8 = 1;
@@ -113,6 +119,49 @@ fn protection(d: &Descriptor) -> OBJECT_SECURITY_INFORMATION {
     }
 }
 
+/// Write the DACL of this object only, without walking its subtree: for
+/// changes that no child inherits (ACEs without inheritance flags).
+fn write_dacl_here_only(
+    path: &[u16],
+    shown: &str,
+    dacl: *const ACL,
+    prot: OBJECT_SECURITY_INFORMATION,
+) -> Result<(), WindowsError> {
+    // SAFETY: NUL-terminated path; the handle is closed below.
+    let h = unsafe {
+        CreateFileW(
+            path.as_ptr(),
+            MAXIMUM_ALLOWED,
+            FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+            std::ptr::null(),
+            OPEN_EXISTING,
+            FILE_FLAG_BACKUP_SEMANTICS,
+            std::ptr::null_mut(),
+        )
+    };
+    if h == INVALID_HANDLE_VALUE {
+        return Err(super::last_error(format!("CreateFileW({shown})")));
+    }
+    // SAFETY: a valid handle; `dacl` is a valid ACL.
+    let rc = unsafe {
+        SetSecurityInfo(
+            h,
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION | prot,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            dacl,
+            std::ptr::null(),
+        )
+    };
+    // SAFETY: opened above, closed once.
+    unsafe { CloseHandle(h) };
+    if rc != ERROR_SUCCESS {
+        return Err(code_error(format!("SetSecurityInfo({shown})"), rc));
+    }
+    Ok(())
+}
+
 fn write_dacl(
     path: &[u16],
     shown: &str,
@@ -193,8 +242,12 @@ pub fn add(path: &str, changes: &[&AclChange], sid: PSID) -> Result<(), WindowsE
         }
         current = Some(LocalAcl(new_acl));
     }
+    let inherited = changes
+        .iter()
+        .any(|c| c.inheritance != Inheritance::ThisOnly);
     match current {
-        Some(a) => write_dacl(&w, path, a.0, protection(&d)),
+        Some(a) if inherited => write_dacl(&w, path, a.0, protection(&d)),
+        Some(a) => write_dacl_here_only(&w, path, a.0, protection(&d)),
         None => Ok(()),
     }
 }
@@ -223,6 +276,7 @@ pub fn remove_sid(path: &str, sid: PSID) -> Result<bool, WindowsError> {
         return Err(super::last_error(format!("GetAclInformation({path})")));
     }
     let mut changed = false;
+    let mut inheritable = false;
     for i in (0..info.AceCount).rev() {
         let mut ace: *mut core::ffi::c_void = std::ptr::null_mut();
         // SAFETY: `i` < AceCount of a valid ACL.
@@ -231,18 +285,20 @@ pub fn remove_sid(path: &str, sid: PSID) -> Result<bool, WindowsError> {
         }
         // SAFETY: every ACE starts with an ACE_HEADER; allowed and denied
         // ACEs share ACCESS_ALLOWED_ACE's layout (header, mask, SID).
-        let ours = unsafe {
+        let (ours, flags) = unsafe {
             let h = &*(ace as *const ACE_HEADER);
             let kind_ok =
                 h.AceType == ACCESS_ALLOWED_ACE_TYPE || h.AceType == ACCESS_DENIED_ACE_TYPE;
             let explicit = u32::from(h.AceFlags) & INHERITED_ACE == 0;
-            kind_ok && explicit && {
+            let ours = kind_ok && explicit && {
                 let a = ace as *const ACCESS_ALLOWED_ACE;
                 let ace_sid = std::ptr::addr_of!((*a).SidStart) as PSID;
                 EqualSid(ace_sid, sid) != 0
-            }
+            };
+            (ours, u32::from(h.AceFlags))
         };
         if ours {
+            inheritable |= flags & (OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE) != 0;
             // SAFETY: valid index of a valid, writable ACL (ours to edit).
             if unsafe { DeleteAce(d.dacl, i) } == 0 {
                 return Err(super::last_error(format!("DeleteAce({path})")));
@@ -250,8 +306,10 @@ pub fn remove_sid(path: &str, sid: PSID) -> Result<bool, WindowsError> {
             changed = true;
         }
     }
-    if changed {
+    if changed && inheritable {
         write_dacl(&w, path, d.dacl, protection(&d))?;
+    } else if changed {
+        write_dacl_here_only(&w, path, d.dacl, protection(&d))?;
     }
     Ok(changed)
 }
