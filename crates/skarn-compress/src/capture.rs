@@ -8,9 +8,7 @@
 //! the reader until EOF and pass the bytes to
 //! [`Compressor::compress_recoverable`](crate::Compressor::compress_recoverable).
 
-use std::fs::File;
-use std::io::Read;
-use std::os::fd::OwnedFd;
+use std::io::{PipeReader, Read};
 use std::process::{Command, ExitStatus, Stdio};
 
 use crate::error::CaptureError;
@@ -30,10 +28,11 @@ pub struct Captured {
 
 /// A pipe whose write end is duplicated for stdout and stderr of a child.
 /// Returns the read end and the two `Stdio`s.
-pub fn one_pipe() -> std::io::Result<(File, Stdio, Stdio)> {
-    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-    let w2: OwnedFd = w.try_clone()?;
-    Ok((File::from(r), Stdio::from(w), Stdio::from(w2)))
+/// Both ends are close-on-exec (not inherited) on unix.
+pub fn one_pipe() -> std::io::Result<(PipeReader, Stdio, Stdio)> {
+    let (r, w) = std::io::pipe()?;
+    let w2 = w.try_clone()?;
+    Ok((r, Stdio::from(w), Stdio::from(w2)))
 }
 
 /// Read until EOF, keeping at most `max` bytes (at least 1 KiB): the first
@@ -92,10 +91,13 @@ pub fn capture(mut cmd: Command, max_bytes: usize) -> Result<Captured, CaptureEr
     Ok(Captured { output, status })
 }
 
-/// The shell convention: the exit code, or 128 + signal number.
+/// The shell convention: the exit code, or 128 + signal number (unix).
 pub fn exit_code(status: &ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
+    #[cfg(unix)]
+    let signal = std::os::unix::process::ExitStatusExt::signal(status);
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    match (status.code(), signal) {
         (Some(c), _) => c,
         (None, Some(s)) => 128 + s,
         (None, None) => 1,
@@ -116,4 +118,15 @@ pub fn run_and_compress(
     let code = exit_code(&cap.status);
     let outcome = compressor.compress_recoverable(&cap.output, command_line, Some(code), store);
     Ok((outcome, code))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #[test]
+    fn the_pipe_is_not_inherited_by_other_children() {
+        use std::os::fd::AsFd;
+        let (r, _out, _err) = super::one_pipe().unwrap();
+        let flags = rustix::io::fcntl_getfd(r.as_fd()).unwrap();
+        assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
+    }
 }

@@ -26,6 +26,7 @@ mod engine;
 pub mod error;
 pub mod lines;
 mod listing;
+mod private_fs;
 pub mod rules;
 pub mod store;
 pub mod tokens;

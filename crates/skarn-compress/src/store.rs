@@ -11,11 +11,11 @@
 use std::fs;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::error::StoreError;
+use crate::private_fs::{self, CheckError};
 
 /// Default age after which saved output is pruned.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -44,8 +44,15 @@ impl StoreConfig {
         }
     }
 
-    /// `$XDG_STATE_HOME/skarn/recall`, else `$HOME/.local/state/skarn/recall`.
+    /// `$XDG_STATE_HOME/skarn/recall`, else `$HOME/.local/state/skarn/recall`;
+    /// on Windows `%LOCALAPPDATA%\skarn\recall`.
     pub fn default_dir() -> Result<PathBuf, StoreError> {
+        if cfg!(windows) {
+            return match std::env::var_os("LOCALAPPDATA").filter(|v| !v.is_empty()) {
+                Some(d) => Ok(PathBuf::from(d).join("skarn").join("recall")),
+                None => Err(StoreError::NoStateDir),
+            };
+        }
         if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
             let p = PathBuf::from(x);
             if p.is_absolute() {
@@ -92,11 +99,7 @@ impl Store {
                 why: "not an absolute path".into(),
             });
         }
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io(dir))?;
+        private_fs::create_dir(dir).map_err(io(dir))?;
         let meta = fs::symlink_metadata(dir).map_err(io(dir))?;
         if !meta.is_dir() {
             return Err(StoreError::Unsafe {
@@ -104,15 +107,15 @@ impl Store {
                 why: "not a directory (a symlink?)".into(),
             });
         }
-        let me = rustix::process::geteuid().as_raw();
-        if meta.uid() != me {
-            return Err(StoreError::Unsafe {
-                path: dir.clone(),
-                why: format!("owned by uid {}, not {me}", meta.uid()),
-            });
-        }
-        if meta.mode() & 0o077 != 0 {
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(io(dir))?;
+        match private_fs::check_dir(dir, &meta) {
+            Ok(()) => {}
+            Err(CheckError::NotOwned(why)) => {
+                return Err(StoreError::Unsafe {
+                    path: dir.clone(),
+                    why,
+                });
+            }
+            Err(CheckError::Io(e)) => return Err(io(dir)(e)),
         }
         if let Some(ws) = workspace {
             let real_dir = fs::canonicalize(dir).map_err(io(dir))?;
@@ -146,12 +149,7 @@ impl Store {
         for _ in 0..8 {
             let id = new_id(raw.len());
             let path = self.path_of(&id);
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
+            match private_fs::new_file_options().open(&path) {
                 Ok(mut f) => {
                     f.write_all(&capped).map_err(io(&path))?;
                     return Ok(id);

@@ -1,5 +1,6 @@
 //! Capture: stdout and stderr interleaved in real order, exit status kept,
 //! memory capped; and the library-level guarantees of compression.
+#![cfg(unix)] // the commands are sh scripts and signals are unix
 
 use std::process::Command;
 

@@ -8,6 +8,12 @@
 //! gateway is a child subreaper ([`become_subreaper`], which `skarn serve`
 //! calls), and then [`ChildRegistry::kill_all`] ends every descendant of the
 //! gateway on shutdown.
+//!
+//! Other systems: macOS has no `/proc` and no subreaper, so only the
+//! process group is signalled there (a descendant that left the group is
+//! missed). On Windows there are no signals: each stdio child runs in a job
+//! object that is closed, killing the whole tree, when the child is
+//! dropped ([`crate::stdio_child`]); the registry's kills do nothing more.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -16,11 +22,24 @@ use std::time::{Duration, Instant};
 /// Make this process the reaper of its orphaned descendants, so that a
 /// downstream's detached grandchildren stay reachable. Linux only; returns
 /// whether it worked.
+#[cfg(target_os = "linux")]
 pub fn become_subreaper() -> bool {
     // SAFETY: prctl with integer arguments only changes this process's flags.
     unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 }
 }
 
+/// No subreaper off Linux: always `false`.
+#[cfg(not(target_os = "linux"))]
+pub fn become_subreaper() -> bool {
+    false
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_subreaper() -> bool {
+    false
+}
+
+#[cfg(target_os = "linux")]
 fn is_subreaper() -> bool {
     let mut v: libc::c_int = 0;
     // SAFETY: PR_GET_CHILD_SUBREAPER writes one int to the pointer given.
@@ -78,6 +97,32 @@ pub fn descendants(root: i32) -> Vec<i32> {
     out
 }
 
+#[cfg(unix)]
+const SIGKILL: i32 = libc::SIGKILL;
+#[cfg(unix)]
+const SIGTERM: i32 = libc::SIGTERM;
+#[cfg(not(unix))]
+const SIGKILL: i32 = 9;
+#[cfg(not(unix))]
+const SIGTERM: i32 = 15;
+
+#[cfg(not(unix))]
+fn signal(_pid: i32, _sig: i32) {}
+
+#[cfg(not(unix))]
+fn kill_group(_pgid: i32, _sig: i32) {}
+
+#[cfg(not(unix))]
+fn alive(_pid: i32) -> bool {
+    false
+}
+
+#[cfg(not(unix))]
+fn group_alive(_pgid: i32) -> bool {
+    false
+}
+
+#[cfg(unix)]
 fn signal(pid: i32, sig: i32) {
     if pid > 1 {
         // SAFETY: kill only sends a signal; a stale pid fails with ESRCH.
@@ -87,6 +132,7 @@ fn signal(pid: i32, sig: i32) {
     }
 }
 
+#[cfg(unix)]
 fn kill_group(pgid: i32, sig: i32) {
     if pgid > 1 {
         // SAFETY: killpg only sends a signal; a stale group id fails with ESRCH.
@@ -96,11 +142,13 @@ fn kill_group(pgid: i32, sig: i32) {
     }
 }
 
+#[cfg(unix)]
 fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence/permission.
     pid > 1 && unsafe { libc::kill(pid, 0) } == 0 && !zombie(pid)
 }
 
+#[cfg(unix)]
 fn zombie(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
@@ -133,9 +181,9 @@ impl ChildRegistry {
             .remove(&pgid);
         if known {
             let tree = descendants(pgid);
-            kill_group(pgid, libc::SIGKILL);
+            kill_group(pgid, SIGKILL);
             for p in tree {
-                signal(p, libc::SIGKILL);
+                signal(p, SIGKILL);
             }
         }
     }
@@ -159,10 +207,10 @@ impl ChildRegistry {
             return;
         }
         for &g in &groups {
-            kill_group(g, libc::SIGTERM);
+            kill_group(g, SIGTERM);
         }
         for &p in &procs {
-            signal(p, libc::SIGTERM);
+            signal(p, SIGTERM);
         }
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline
@@ -171,10 +219,10 @@ impl ChildRegistry {
             std::thread::sleep(Duration::from_millis(10));
         }
         for &g in &groups {
-            kill_group(g, libc::SIGKILL);
+            kill_group(g, SIGKILL);
         }
         for &p in &procs {
-            signal(p, libc::SIGKILL);
+            signal(p, SIGKILL);
         }
     }
 
@@ -189,12 +237,13 @@ impl ChildRegistry {
     }
 }
 
+#[cfg(unix)]
 fn group_alive(pgid: i32) -> bool {
     // SAFETY: signal 0 only checks for existence/permission.
     pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // sh and signals
 mod tests {
     #[test]
     fn finds_a_grandchild() {

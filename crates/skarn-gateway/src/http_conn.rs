@@ -40,6 +40,13 @@ impl HttpLimits {
     }
 }
 
+/// No descriptor limit to respect off unix.
+#[cfg(not(unix))]
+fn descriptor_budget() -> usize {
+    usize::MAX
+}
+
+#[cfg(unix)]
 fn descriptor_budget() -> usize {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

@@ -52,6 +52,7 @@ pub mod relay;
 pub mod relist;
 pub mod results;
 pub mod sandbox_config;
+#[cfg(target_os = "linux")]
 mod sandbox_facts;
 pub mod sandbox_hint;
 pub mod sandbox_policy;

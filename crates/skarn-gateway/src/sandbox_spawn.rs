@@ -8,17 +8,26 @@
 //! state says so (and a server with `enabled = true` fails).
 
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[cfg(target_os = "linux")]
 use skarn_sandbox::{HostFacts, NetPolicy, PlanError, presets};
 
 use crate::sandbox_config::SandboxConfig;
+#[cfg(target_os = "linux")]
 use crate::sandbox_facts::{both, find_on_path, install_roots, interpreter};
+#[cfg(target_os = "linux")]
 use crate::sandbox_policy::{ServerFacts, env_overrides, server_policy, toolchain_of};
 
+/// Why a server is not confined on a system without a sandbox backend.
+#[cfg(not(target_os = "linux"))]
+pub const NO_BACKEND: &str = "no sandbox backend for this OS in this build";
+
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
+#[cfg(target_os = "linux")]
 static HOST: OnceLock<HostFacts> = OnceLock::new();
 
 /// Register the executable whose `main` dispatches `__sandbox-helper`
@@ -51,8 +60,10 @@ pub enum SandboxError {
     Registries(String),
     #[error(transparent)]
     Grant(#[from] skarn_sandbox::grants::GrantError),
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Plan(#[from] PlanError),
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Launch(#[from] skarn_sandbox::launch::LaunchError),
 }
@@ -103,6 +114,7 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
         err,
     };
     std::fs::create_dir_all(p).map_err(err)?;
+    #[cfg(unix)]
     for d in [p, p.parent().unwrap_or(p)] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).map_err(err)?;
     }
@@ -113,6 +125,7 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
 /// system directories for entries closed to others done, once per
 /// gateway: a server's restart does not pay for them again. Only the
 /// workspace's owner depends on the policy.
+#[cfg(target_os = "linux")]
 fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
     let mut h = HOST
         .get_or_init(|| {
@@ -128,6 +141,10 @@ fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
 
 /// Prepare the start of a stdio server: confined when its configuration
 /// and the host allow it. `env` is its whole (minimal) environment.
+/// Without a sandbox backend for this OS, the server runs unconfined (and
+/// one with `enabled = true` fails) with [`NO_BACKEND`] as the reason.
+#[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+#[allow(clippy::needless_return)] // one block per OS, each returning
 pub fn prepare(
     state: Option<&Path>,
     alias: &str,
@@ -156,150 +173,158 @@ pub fn prepare(
     let Some(exe) = helper() else {
         return Ok((off("this program has no sandbox helper".into())?, env));
     };
-    let home = var(&env, "HOME");
-    let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
-    let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
-    let base = cwd.cloned().unwrap_or_else(|| state.clone());
-    // A relative command with a slash is found from the configured working
-    // directory, else from the gateway's, as when it runs unconfined; the
-    // sandbox starts it by its absolute path.
-    let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
-    let command_path = (command.contains('/') && !Path::new(command).is_absolute())
-        .then(|| cwd.unwrap_or(&here).join(command));
-    let command_arg: &str = match &command_path {
-        Some(p) => p.to_str().unwrap_or(command),
-        None => command,
-    };
-    let mut facts = ServerFacts {
-        state_dir: state.clone(),
-        cwd: cwd.cloned(),
-        ..Default::default()
-    };
-    if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
-        facts.command = both(&c);
-        if let Some(i) = interpreter(&c, path.as_ref(), &base) {
-            facts.interpreter = both(&i);
-        }
-    } else {
-        let looked = match &command_path {
-            Some(p) => format!("at {}", p.display()),
-            None => "on PATH".into(),
-        };
-        return Err(SandboxError::NotFound(command.to_owned(), looked));
-    }
-    for a in args {
-        let p = Path::new(a);
-        let p = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            base.join(p)
-        };
-        if p.is_file() {
-            facts.arg_files.push(p);
-        }
-    }
-    let mut roots = Vec::new();
-    for p in facts
-        .command
-        .iter()
-        .chain(&facts.interpreter)
-        .chain(&facts.arg_files)
+    #[cfg(not(target_os = "linux"))]
     {
-        install_roots(p, home.as_deref(), &mut roots);
+        let _ = (exe, state, alias, command, args, cwd);
+        return Ok((off(NO_BACKEND.into())?, env));
     }
-    roots.sort();
-    roots.dedup();
-    facts.install_roots = roots;
-    let rc = Path::new("/etc/resolv.conf");
-    facts.resolv_target = std::fs::canonicalize(rc)
-        .ok()
-        .filter(|t| rc.is_symlink() && !t.starts_with("/etc"));
-
-    let tools = toolchain_of(command, &facts);
-    let mut policy = server_policy(alias, cfg, &facts);
-    let mut caches: Vec<(&str, PathBuf)> = Vec::new();
-    if let Some(h) = &home {
-        presets::apply_toolchains(&mut policy, h);
-        for t in &tools {
-            presets::apply(&mut policy, t, h, &format!("server {alias}: its toolchain"));
-        }
-        for (t, var, dir) in [
-            ("node", "npm_config_cache", ".npm"),
-            ("python", "UV_CACHE_DIR", ".cache/uv"),
-            ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
-            ("python", "PIP_CACHE_DIR", ".cache/pip"),
-        ] {
-            if tools.contains(&t) && h.join(dir).is_dir() {
-                caches.push((var, h.join(dir)));
-            }
-        }
-    }
-    if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
-        // No network: package runners use their cache only and fail at
-        // once (with the hint of `crate::sandbox_hint`) instead of retrying.
-        for (t, var, val) in [
-            ("node", "npm_config_offline", "true"),
-            ("python", "UV_OFFLINE", "1"),
-            ("python", "PIP_NO_INDEX", "1"),
-        ] {
-            if tools.contains(&t) {
-                caches.push((var, PathBuf::from(val)));
-            }
-        }
-    }
-    if let NetPolicy::AllowHosts(l) = &mut policy.net
-        && l.allow
-            .iter()
-            .any(|a| a == skarn_egress::registries::KEYWORD)
+    #[cfg(target_os = "linux")]
     {
-        let t: Vec<&str> = if tools.is_empty() {
-            vec!["node", "python"]
-        } else {
-            tools.clone()
+        let home = var(&env, "HOME");
+        let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
+        let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
+        let base = cwd.cloned().unwrap_or_else(|| state.clone());
+        // A relative command with a slash is found from the configured working
+        // directory, else from the gateway's, as when it runs unconfined; the
+        // sandbox starts it by its absolute path.
+        let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
+        let command_path = (command.contains('/') && !Path::new(command).is_absolute())
+            .then(|| cwd.unwrap_or(&here).join(command));
+        let command_arg: &str = match &command_path {
+            Some(p) => p.to_str().unwrap_or(command),
+            None => command,
         };
-        let found = skarn_egress::registries::discover(&state, &t);
-        let mut allow: Vec<String> = Vec::new();
-        for a in std::mem::take(&mut l.allow) {
-            if a == skarn_egress::registries::KEYWORD {
-                allow.extend(found.patterns.iter().cloned());
+        let mut facts = ServerFacts {
+            state_dir: state.clone(),
+            cwd: cwd.cloned(),
+            ..Default::default()
+        };
+        if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
+            facts.command = both(&c);
+            if let Some(i) = interpreter(&c, path.as_ref(), &base) {
+                facts.interpreter = both(&i);
+            }
+        } else {
+            let looked = match &command_path {
+                Some(p) => format!("at {}", p.display()),
+                None => "on PATH".into(),
+            };
+            return Err(SandboxError::NotFound(command.to_owned(), looked));
+        }
+        for a in args {
+            let p = Path::new(a);
+            let p = if p.is_absolute() {
+                p.to_path_buf()
             } else {
-                allow.push(a);
+                base.join(p)
+            };
+            if p.is_file() {
+                facts.arg_files.push(p);
             }
         }
-        allow.dedup();
-        if allow.is_empty() {
-            return Err(SandboxError::Registries(found.notes.join("; ")));
+        let mut roots = Vec::new();
+        for p in facts
+            .command
+            .iter()
+            .chain(&facts.interpreter)
+            .chain(&facts.arg_files)
+        {
+            install_roots(p, home.as_deref(), &mut roots);
         }
-        l.allow = allow;
+        roots.sort();
+        roots.dedup();
+        facts.install_roots = roots;
+        let rc = Path::new("/etc/resolv.conf");
+        facts.resolv_target = std::fs::canonicalize(rc)
+            .ok()
+            .filter(|t| rc.is_symlink() && !t.starts_with("/etc"));
+
+        let tools = toolchain_of(command, &facts);
+        let mut policy = server_policy(alias, cfg, &facts);
+        let mut caches: Vec<(&str, PathBuf)> = Vec::new();
+        if let Some(h) = &home {
+            presets::apply_toolchains(&mut policy, h);
+            for t in &tools {
+                presets::apply(&mut policy, t, h, &format!("server {alias}: its toolchain"));
+            }
+            for (t, var, dir) in [
+                ("node", "npm_config_cache", ".npm"),
+                ("python", "UV_CACHE_DIR", ".cache/uv"),
+                ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
+                ("python", "PIP_CACHE_DIR", ".cache/pip"),
+            ] {
+                if tools.contains(&t) && h.join(dir).is_dir() {
+                    caches.push((var, h.join(dir)));
+                }
+            }
+        }
+        if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
+            // No network: package runners use their cache only and fail at
+            // once (with the hint of `crate::sandbox_hint`) instead of retrying.
+            for (t, var, val) in [
+                ("node", "npm_config_offline", "true"),
+                ("python", "UV_OFFLINE", "1"),
+                ("python", "PIP_NO_INDEX", "1"),
+            ] {
+                if tools.contains(&t) {
+                    caches.push((var, PathBuf::from(val)));
+                }
+            }
+        }
+        if let NetPolicy::AllowHosts(l) = &mut policy.net
+            && l.allow
+                .iter()
+                .any(|a| a == skarn_egress::registries::KEYWORD)
+        {
+            let t: Vec<&str> = if tools.is_empty() {
+                vec!["node", "python"]
+            } else {
+                tools.clone()
+            };
+            let found = skarn_egress::registries::discover(&state, &t);
+            let mut allow: Vec<String> = Vec::new();
+            for a in std::mem::take(&mut l.allow) {
+                if a == skarn_egress::registries::KEYWORD {
+                    allow.extend(found.patterns.iter().cloned());
+                } else {
+                    allow.push(a);
+                }
+            }
+            allow.dedup();
+            if allow.is_empty() {
+                return Err(SandboxError::Registries(found.notes.join("; ")));
+            }
+            l.allow = allow;
+        }
+        let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+        let host = host_facts(&policy);
+        let mut argv: Vec<OsString> = vec![command_arg.into()];
+        argv.extend(args.iter().map(OsString::from));
+        let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+            Ok(p) => p,
+            Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+            Err(e) => return Err(e.into()),
+        };
+        plan.report.notes.extend(notes);
+        plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+        env.retain(|(k, _)| {
+            !k.to_str()
+                .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
+        });
+        for (k, v) in env_overrides(&state, &caches) {
+            env.push((k.into(), v.into()));
+        }
+        let mut mode = format!("sandboxed (net {}", policy.net.as_str());
+        if let NetPolicy::AllowHosts(l) = &policy.net {
+            mode.push_str(&format!(": {}", l.allow.join(", ")));
+        }
+        mode.push(')');
+        if plan.report.status != skarn_sandbox::Status::FullyEnforced {
+            mode.push_str(", partly enforced on this host: see `skarn doctor`");
+        }
+        let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+        return Ok((Prepared::Confined { cmd, mode }, env));
     }
-    let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    let host = host_facts(&policy);
-    let mut argv: Vec<OsString> = vec![command_arg.into()];
-    argv.extend(args.iter().map(OsString::from));
-    let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
-        Ok(p) => p,
-        Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
-        Err(e) => return Err(e.into()),
-    };
-    plan.report.notes.extend(notes);
-    plan.report_format = skarn_sandbox::plan::ReportFormat::None;
-    env.retain(|(k, _)| {
-        !k.to_str()
-            .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
-    });
-    for (k, v) in env_overrides(&state, &caches) {
-        env.push((k.into(), v.into()));
-    }
-    let mut mode = format!("sandboxed (net {}", policy.net.as_str());
-    if let NetPolicy::AllowHosts(l) = &policy.net {
-        mode.push_str(&format!(": {}", l.allow.join(", ")));
-    }
-    mode.push(')');
-    if plan.report.status != skarn_sandbox::Status::FullyEnforced {
-        mode.push_str(", partly enforced on this host: see `skarn doctor`");
-    }
-    let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
-    Ok((Prepared::Confined { cmd, mode }, env))
 }
 
 #[cfg(test)]

@@ -83,6 +83,7 @@ pub fn spawn(
         .stderr(std::process::Stdio::piped());
     // SAFETY: the closure runs in the forked child before exec and only
     // calls async-signal-safe prctl.
+    #[cfg(target_os = "linux")]
     unsafe {
         cmd.pre_exec(|| {
             // Die with the gateway even if it is killed outright.
@@ -91,7 +92,13 @@ pub fn spawn(
         });
     }
     let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
+    #[cfg(unix)]
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    // Windows: a job object holds the child's whole tree; dropping the
+    // child closes it, which ends every process in it.
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject)
+        .wrap(process_wrap::tokio::KillOnDrop);
     let mut child = wrap
         .spawn()
         .map_err(|e| format!("cannot run {:?}: {e}", spec.command))?;
