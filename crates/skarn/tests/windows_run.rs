@@ -325,3 +325,44 @@ fn a_junction_in_the_workspace_does_not_extend_the_grant() {
     // The junction itself goes before the temporary tree does.
     let _ = std::fs::remove_dir(&j);
 }
+
+#[test]
+fn acls_left_by_a_killed_run_are_repaired_by_the_next_run() {
+    let t = Tmp::new("killed");
+    let ws = t.dir("ws");
+    let before = acl(&ws);
+    let real = std::fs::canonicalize(&ws).unwrap();
+    let profile = skarn_sandbox::windows::profile_name::for_workspace(&real.to_string_lossy());
+    let local = std::env::var("LOCALAPPDATA").unwrap();
+    let journal = skarn_sandbox::windows::journal::journal_path(
+        &skarn_sandbox::windows::journal::dir(&local),
+        &profile.name,
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skarn"))
+        .args(["run", "--no-config", "--preset", "none", "--workspace"])
+        .arg(&ws)
+        .args(["--", "cmd", "/c", "ping -n 60 127.0.0.1 >nul"])
+        .spawn()
+        .unwrap();
+    // The journal is written before the first ACL change; once the
+    // workspace's ACL shows the change, the run is under way.
+    let mut started = false;
+    for _ in 0..600 {
+        if journal.exists() && acl(&ws) != before {
+            started = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(started, "the run never started");
+    // Killed without a chance to revert (TerminateProcess).
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_ne!(acl(&ws), before, "nothing left to repair");
+    assert!(journal.exists());
+    // The next run in the workspace repairs first, then reverts its own.
+    let o = cmd_c(&ws, &[], "exit 0");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(acl(&ws), before);
+    assert!(!journal.exists());
+}
