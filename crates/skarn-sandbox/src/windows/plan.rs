@@ -380,14 +380,16 @@ pub fn plan(
     }
     if outside > 0 {
         notes.push(format!(
-            "{outside} secret path(s) lie outside every grant or do not exist: unreadable \
-             because no ACE names the container (profile folders grant only the user, SYSTEM \
-             and Administrators by default)"
+            "{outside} secret path(s) lie outside every grant or do not exist: no ACE is added; \
+             they are unreadable as long as their ACLs name neither the container nor ALL \
+             APPLICATION PACKAGES (profile folders grant only the user, SYSTEM and \
+             Administrators by default)"
         ));
     }
     notes.push(
-        "reads outside the grants: whatever grants ALL APPLICATION PACKAGES (by default the \
-         Windows and Program Files directories), never the user profile"
+        "reads outside the grants: whatever grants ALL APPLICATION PACKAGES (by default system \
+         directories such as Windows and Program Files; user profile folders do not, unless an \
+         ACE added there says otherwise)"
             .into(),
     );
     if policy.private_home {
