@@ -167,6 +167,16 @@ fn persistence_paths_are_denied_or_reserved() {
     for e in ["lefthook.yml", ".git\\commondir", ".bashrc"] {
         assert!(!p.placeholders.iter().any(|x| x.path.ends_with(e)), "{e}");
     }
+    // Git files an empty placeholder would break are removed after the run
+    // if the command created them.
+    let after: Vec<_> = p.remove_after.iter().map(|x| x.path.as_str()).collect();
+    assert_eq!(
+        after,
+        [
+            format!("{WS}\\.git\\commondir"),
+            format!("{WS}\\.git\\config.worktree")
+        ]
+    );
     // mise.toml exists, so its family members are reserved.
     assert!(
         p.placeholders

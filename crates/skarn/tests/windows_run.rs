@@ -187,7 +187,7 @@ fn persistence_paths_are_not_modified_nor_created() {
     std::fs::write(ws.join(".envrc"), "use nix\n").unwrap();
     let line = "echo evil> .git\\hooks\\pre-commit & echo [alias]>> .git\\config & \
                 echo evil>> .envrc & mkdir .vscode & echo {}> .mcp.json & ren .git g2 & \
-                echo ok> fine.txt";
+                echo ..\\evil> .git\\commondir & echo ok> fine.txt";
     cmd_c(&ws, &[], line);
     assert!(ws.join("fine.txt").exists(), "ordinary writes still work");
     assert!(!hooks.join("pre-commit").exists());
@@ -205,6 +205,10 @@ fn persistence_paths_are_not_modified_nor_created() {
     );
     assert!(!ws.join(".mcp.json").exists());
     assert!(ws.join(".git").is_dir() && !ws.join("g2").exists());
+    assert!(
+        !ws.join(".git").join("commondir").exists(),
+        "a commondir created inside outlives the run"
+    );
 }
 
 #[test]

@@ -105,6 +105,8 @@ pub struct AclBuilder {
     pub changes: Vec<AclChange>,
     /// Placeholders in order.
     pub placeholders: Vec<Placeholder>,
+    /// Missing paths removed after the run if the command created them.
+    pub remove_after: Vec<Placeholder>,
 }
 
 impl AclBuilder {

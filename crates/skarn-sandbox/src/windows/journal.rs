@@ -2,7 +2,8 @@
 //! and removed after the last revert, so a run killed in between (Ctrl-C
 //! twice, a crash, a power cut) is repaired by the next run: every
 //! explicit ACE of the recorded container SID is removed from the recorded
-//! paths, and the recorded placeholders are removed when still empty.
+//! paths, the recorded placeholders are removed when still empty, and the
+//! git files that must not appear ([`Journal::remove_after`]) are removed.
 //!
 //! One journal and one lock file per container profile, in
 //! `%LOCALAPPDATA%\skarn\appcontainer`. A run holds the lock for its whole
@@ -32,6 +33,9 @@ pub struct Journal {
     pub paths: Vec<String>,
     /// Placeholders created (removed if still empty directories).
     pub placeholders: Vec<String>,
+    /// Paths missing before the run, removed if the command created them.
+    #[serde(default)]
+    pub remove_after: Vec<String>,
 }
 
 /// Why a journal could not be read or written.
@@ -181,6 +185,7 @@ mod tests {
             sid: "S-1-15-2-1-2-3-4-5-6-7".into(),
             paths: vec!["C:\\w".into()],
             placeholders: vec!["C:\\w\\.envrc".into()],
+            remove_after: vec!["C:\\w\\.git\\commondir".into()],
         };
         let p = journal_path(&d, &j.profile);
         assert_eq!(read(&p).unwrap(), None);

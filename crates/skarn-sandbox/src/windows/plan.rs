@@ -95,6 +95,10 @@ pub struct WindowsPlan {
     pub placeholders: Vec<Placeholder>,
     /// Paths whose container ACEs are removed after the run.
     pub revert: Vec<String>,
+    /// Missing paths that no ACE can keep from being created (git reads
+    /// them when present, and an empty placeholder would stop git): removed
+    /// after the run if the command created them, as on Linux.
+    pub remove_after: Vec<Placeholder>,
     /// Job object limits.
     pub job: JobLimits,
     /// The process.
@@ -491,6 +495,7 @@ pub fn plan(
         capabilities: caps,
         acl: b.changes,
         placeholders: b.placeholders,
+        remove_after: b.remove_after,
         revert,
         job: JobLimits {
             kill_on_job_close: true,
@@ -604,8 +609,15 @@ fn persistence(
     match facts.kind(&git) {
         Some(PathKind::Dir) => {
             for e in GIT_DIR_ENTRIES {
+                let path = winpath::join(ws, e.path);
                 let reserve = matches!(e.reserve, Reserve::Always);
-                protect(&winpath::join(ws, e.path), ws, reserve, e.reason, b);
+                if !reserve && facts.kind(&path).is_none() {
+                    b.remove_after.push(Placeholder {
+                        path: path.clone(),
+                        why: e.reason.into(),
+                    });
+                }
+                protect(&path, ws, reserve, e.reason, b);
             }
             b.add(
                 &git,

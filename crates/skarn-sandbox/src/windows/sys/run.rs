@@ -57,6 +57,7 @@ pub fn run(
         sid: container.to_string_form()?,
         paths: plan.revert.clone(),
         placeholders: plan.placeholders.iter().map(|p| p.path.clone()).collect(),
+        remove_after: plan.remove_after.iter().map(|p| p.path.clone()).collect(),
     };
     journal::write(&jpath, &j)?;
     let outcome = confine_and_run(&plan, &container);
@@ -210,8 +211,9 @@ fn relay(mut from: std::fs::File, to_stderr: bool) -> std::thread::JoinHandle<()
     })
 }
 
-/// Remove every explicit ACE of the journal's SID from its paths and the
-/// placeholders that are still empty directories.
+/// Remove every explicit ACE of the journal's SID from its paths, the
+/// placeholders that are still empty directories, and the git files the
+/// command created that must not stay.
 fn revert(j: &Journal) -> Result<(), WindowsError> {
     let sid = Sid::parse(&j.sid)?;
     let mut failed = None;
@@ -227,6 +229,25 @@ fn revert(j: &Journal) -> Result<(), WindowsError> {
             && e.kind() != std::io::ErrorKind::NotFound
         {
             eprintln!("skarn: placeholder {p} left in place: {e}");
+        }
+    }
+    for p in &j.remove_after {
+        let path = Path::new(p);
+        let Ok(m) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        // Never followed: a link or junction is removed itself.
+        let r = if m.is_dir() && !m.file_type().is_symlink() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path))
+        };
+        match r {
+            Ok(()) => eprintln!("skarn: removed {p}, created during the run (git would trust it)"),
+            Err(e) => {
+                eprintln!("skarn: could not remove {p}, created during the run: {e}");
+                failed.get_or_insert_with(|| p.clone());
+            }
         }
     }
     match failed {
