@@ -1,5 +1,6 @@
 //! `skarn compress` and `skarn recall` from the outside: real processes,
 //! real files, checked on disk.
+#![cfg(unix)] // file modes and sh-driven commands
 
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -1,6 +1,7 @@
 //! `skarn run --compress`: the sandboxed command's interleaved output comes
 //! back compressed, every diagnostic kept, the exit status passed through,
 //! and the full output recoverable with `skarn recall`.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::path::PathBuf;
 use std::process::Command;

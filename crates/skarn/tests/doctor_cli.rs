@@ -1,4 +1,5 @@
 //! `skarn doctor`: findings and the real escape self-test.
+#![cfg(target_os = "linux")] // the Linux backend's findings
 
 mod common;
 

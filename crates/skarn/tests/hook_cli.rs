@@ -1,5 +1,6 @@
 //! `skarn hook AGENT` end to end: hook JSON in, hook JSON out, then the
 //! rewritten command really run through `sh -c` and judged from outside.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::io::Write;
 use std::path::Path;

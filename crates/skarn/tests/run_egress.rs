@@ -6,6 +6,7 @@
 //! NO_PROXY lists it, so clients reaching the host's local test servers
 //! clear NO_PROXY: the request then goes through the proxy, which connects
 //! from the host side.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 mod common;
 mod egress;

@@ -1,6 +1,7 @@
 //! `skarn run --net allow:...`: every denial path, each checked from
 //! outside (the local server's request counter stays at zero) and by the
 //! `skarn: net: denied` line and the report.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 mod common;
 mod egress;

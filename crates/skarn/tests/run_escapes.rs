@@ -3,6 +3,7 @@
 //! ancestors, caches the host executes later, owner-only files), each
 //! attempted for real and checked from outside, across two runs where the
 //! attack needs two.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 mod common;
 

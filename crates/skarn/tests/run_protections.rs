@@ -1,4 +1,5 @@
 //! `skarn run`: every protection attacked for real, checked from outside.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 mod common;
 

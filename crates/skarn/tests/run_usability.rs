@@ -1,5 +1,6 @@
 //! `skarn run`: ordinary agent work still runs inside the sandbox, and the
 //! command-line contract (streams, exit codes) holds.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 mod common;
 

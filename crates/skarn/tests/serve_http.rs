@@ -1,6 +1,7 @@
 //! `skarn serve --http`: bearer token enforcement, and the gateway as a
 //! Streamable HTTP *downstream* of another gateway (bearer token from the
 //! environment variable the config names, extra headers).
+#![cfg(unix)] // sets RLIMIT_NOFILE
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! `skarn serve` over stdio, driven with raw JSON-RPC lines: malformed
 //! input, start-up with a hung downstream, child clean-up on every way the
 //! gateway can end, `skarn init`, and configuration errors.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

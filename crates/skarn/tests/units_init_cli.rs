@@ -1,5 +1,6 @@
 //! One size/duration syntax in every subcommand, and `skarn init --client`
 //! merging into existing client files.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::process::{Command, Output};
 

@@ -370,3 +370,29 @@ fn acls_left_by_a_killed_run_are_repaired_by_the_next_run() {
     assert_eq!(acl(&ws), before);
     assert!(!journal.exists());
 }
+
+#[test]
+fn doctor_reports_the_appcontainer_backend() {
+    let t = Tmp::new("doctor");
+    let o = Command::new(env!("CARGO_BIN_EXE_skarn"))
+        .current_dir(&t.0)
+        .args(["doctor", "--json"])
+        .env_remove("SKARN_CONFIG")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["backend"], "appcontainer");
+    assert!(
+        v["checks"].as_array().unwrap().iter().all(|c| c["ok"] == true),
+        "{v}"
+    );
+    assert_eq!(v["report"]["backend"], "appcontainer");
+    assert_eq!(v["code_mode"]["auto_picks"], "in_process");
+    let o = Command::new(env!("CARGO_BIN_EXE_skarn"))
+        .current_dir(&t.0)
+        .args(["doctor", "--self-test"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,6 +1,7 @@
 //! Benchmark (not a timed test: `#[ignore]`d, run by bench/worker/run.sh in
 //! release mode). Round trip of `return 1`: in-process, through a warm
 //! worker pool, and with the pool disabled (a cold worker per run).
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

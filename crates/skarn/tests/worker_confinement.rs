@@ -1,6 +1,7 @@
 //! The real worker (`skarn __codemode-worker`), checked from outside:
 //! /proc/<pid>/status, its network namespace, and a self-test whose escape
 //! attempts must all fail with nothing happening on the host.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -1,5 +1,6 @@
 //! A worker killed from outside in the middle of a run: the caller gets a
 //! clear error, the child is reaped, and the pool keeps serving.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,7 @@
 //! Every limit hit inside a worker ends with the same error as in-process,
 //! and scripts that work in-process work identically in the worker (host
 //! calls included).
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

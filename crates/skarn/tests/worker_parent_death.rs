@@ -1,5 +1,6 @@
 //! A worker dies with its parent (PR_SET_PDEATHSIG), so a gateway killed
 //! with SIGKILL leaves no worker behind.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -4,6 +4,7 @@
 //! deeper than serde's default limit, deeply nested downstream results, a
 //! thrown object whose `toJSON` loops. After each, the worker answered (no
 //! `internal` error) and the pool serves the next job.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::sync::Arc;
 use std::time::Duration;

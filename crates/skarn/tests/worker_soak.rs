@@ -1,6 +1,7 @@
 //! 200 executes in a row through the warm pool leave no zombie and no
 //! leaked descriptor in the parent. Alone in its test binary so that no
 //! other test opens descriptors or children meanwhile.
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,6 +3,7 @@
 //! mapped: it takes a nested user namespace instead of falling back to
 //! in-process. Checked by running `skarn exec` under `unshare -r` as an
 //! unprivileged user (as root the test drops to 65534 first with setpriv).
+#![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 
 use std::process::Command;
 

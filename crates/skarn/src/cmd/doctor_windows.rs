@@ -1,8 +1,9 @@
 //! `skarn doctor` on Windows: whether the AppContainer backend works on
-//! this host, and what `skarn run` enforces here (the report of a typical
-//! project). Escape self-tests are not available on Windows yet.
+//! this host, what `skarn run` enforces here (the report of a typical
+//! project), what Code Mode isolation resolves to, and the configured
+//! servers' health. Escape self-tests are not available on Windows yet.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -19,7 +20,8 @@ pub struct Args {
     /// Really attempt escapes through the sandbox (not available on Windows yet).
     #[arg(long)]
     pub self_test: bool,
-    /// Gateway configuration (its servers are not probed on Windows yet).
+    /// Gateway configuration whose MCP servers to start and report on
+    /// (skipped when the default file does not exist).
     #[arg(long, short = 'c', env = "SKARN_CONFIG", default_value = "skarn.toml")]
     pub config: PathBuf,
 }
@@ -36,7 +38,19 @@ struct Findings {
     backend: &'static str,
     checks: Vec<Check>,
     report: skarn_sandbox::RestrictionReport,
-    code_mode: &'static str,
+    code_mode: skarn_worker::DoctorSummary,
+    servers: Option<Vec<skarn_gateway::ServerHealth>>,
+}
+
+fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::ServerHealth>>> {
+    let explicit = args.config != Path::new("skarn.toml");
+    if !explicit && !args.config.exists() {
+        return Ok(None);
+    }
+    if !args.config.exists() {
+        bail!("{}: no such configuration file", args.config.display());
+    }
+    Ok(Some(skarn_gateway::health_report(&args.config)?))
 }
 
 /// What Code Mode does on Windows.
@@ -67,7 +81,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         backend: "appcontainer",
         checks,
         report: p.report,
-        code_mode: CODE_MODE,
+        code_mode: skarn_worker::doctor_summary(),
+        servers: server_health(&args)?,
     };
     let ok = f.checks.iter().all(|c| c.ok);
     if args.json {
@@ -80,8 +95,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         println!("What skarn run enforces for a project in {}:", ws.display());
         print!("{}", f.report.render_text());
-        println!("Code Mode: {CODE_MODE}");
-        println!("MCP servers: not probed by doctor on Windows yet");
+        println!("Code Mode on Windows: {CODE_MODE}");
+        print!("{}", f.code_mode.to_text());
+        match &f.servers {
+            None => println!(
+                "mcp servers: none configured ({} not found)",
+                args.config.display()
+            ),
+            Some(list) => {
+                println!("mcp servers ({}):", args.config.display());
+                for h in list {
+                    let cause = h
+                        .cause
+                        .as_deref()
+                        .map(|c| format!(": {c}"))
+                        .unwrap_or_default();
+                    println!(
+                        "  {:<20} {:<6} {:<9} {} tools{cause}",
+                        h.name, h.transport, h.status, h.tools
+                    );
+                }
+            }
+        }
     }
     Ok(if ok {
         ExitCode::SUCCESS

@@ -4,11 +4,15 @@
 
 pub mod completions;
 pub mod compress;
-#[cfg(not(windows))]
+#[cfg(target_os = "linux")]
 pub mod doctor;
-// Windows: its own doctor, same command-line surface.
+/// Windows: what the AppContainer backend enforces here.
 #[cfg(windows)]
 #[path = "doctor_windows.rs"]
+pub mod doctor;
+/// Without a sandbox backend for this OS (see `run_backend`).
+#[cfg(not(any(target_os = "linux", windows)))]
+#[path = "doctor_other.rs"]
 pub mod doctor;
 pub mod exec;
 pub mod hidden;
@@ -17,6 +21,8 @@ pub mod init;
 pub mod init_clients;
 pub mod recall;
 pub mod run;
+#[cfg(not(target_os = "linux"))]
+pub mod run_backend;
 pub mod run_net;
 pub mod sandbox_helper;
 pub mod serve;

@@ -2,14 +2,21 @@
 //! kernel-enforced sandbox (see `skarn-sandbox`).
 
 use std::ffi::OsString;
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+#[cfg(target_os = "linux")]
+use skarn_sandbox::HostFacts;
 use skarn_sandbox::config::{RunConfig, expand_path};
-use skarn_sandbox::report::ReportFormat;
-use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, presets};
+#[cfg(target_os = "linux")]
+use skarn_sandbox::plan::ReportFormat;
+use skarn_sandbox::{Grant, NetPolicy, Policy, presets};
+
+#[cfg(not(target_os = "linux"))]
+use crate::cmd::run_backend::run_confined;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -437,9 +444,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let line = crate::cmd::compress::command_line(&args.command);
             return crate::cmd::compress::run_compressed(c, &line, &args.compress.opts());
         }
+        #[cfg(unix)]
         let err = std::process::Command::new(&args.command[0])
             .args(&args.command[1..])
             .exec();
+        #[cfg(not(unix))]
+        let err = match std::process::Command::new(&args.command[0])
+            .args(&args.command[1..])
+            .status()
+        {
+            Ok(s) => return Ok(ExitCode::from(s.code().unwrap_or(1).clamp(0, 255) as u8)),
+            Err(e) => e,
+        };
         let code = if err.kind() == std::io::ErrorKind::NotFound {
             127
         } else {
@@ -448,30 +464,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
-    #[cfg(windows)]
-    {
-        // Windows: the workspace's AppContainer (skarn_sandbox::windows).
-        if args.compress.compress {
-            bail!("--compress is not available with the Windows sandbox yet");
-        }
-        let mut policy = policy;
-        let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-        let format = if args.json {
-            ReportFormat::Json
-        } else if args.report {
-            ReportFormat::Text
-        } else {
-            ReportFormat::None
-        };
-        if format != ReportFormat::None {
-            for n in grant_notes {
-                eprintln!("skarn: note: {n}");
-            }
-        }
-        let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-        let code = skarn_sandbox::windows::run(&policy, &args.command, &env, format)?;
-        return Ok(ExitCode::from(code.clamp(0, 255) as u8));
-    }
+    run_confined(policy, env, removed, &args)
+}
+
+/// The Linux backend: plan with `skarn-sandbox`, then run the helper here
+/// or exec it. (Other systems: `run_backend::run_confined`.)
+#[cfg(target_os = "linux")]
+fn run_confined(
+    policy: Policy,
+    env: Vec<(OsString, OsString)>,
+    removed: Vec<String>,
+    args: &Args,
+) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
     if policy.private_home
         && let Some(h) = home()

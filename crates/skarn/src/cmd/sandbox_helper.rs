@@ -7,6 +7,7 @@
 use std::process::ExitCode;
 
 /// Entered from `main` before any thread exists.
+#[cfg(target_os = "linux")]
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(2).collect();
     let code = if args.first().map(String::as_str) == Some("probe") {
@@ -15,4 +16,14 @@ pub fn main() -> ExitCode {
         skarn_sandbox::helper::helper_main()
     };
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// No helper exists without a sandbox backend for this OS.
+#[cfg(not(target_os = "linux"))]
+pub fn main() -> ExitCode {
+    eprintln!(
+        "skarn: error: __sandbox-helper: {}",
+        super::run_backend::NO_BACKEND
+    );
+    ExitCode::from(crate::cli::EXIT_USAGE)
 }

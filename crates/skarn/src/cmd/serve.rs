@@ -126,7 +126,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let addr = args.http.as_deref().map(parse_addr).transpose()?;
     // Detached descendants of downstream servers (setsid) are re-parented
     // to the gateway instead of init, so that shutdown can end them.
-    if !skarn_gateway::children::become_subreaper() {
+    if cfg!(target_os = "linux") && !skarn_gateway::children::become_subreaper() {
         tracing::warn!(
             "cannot become a child subreaper; detached downstream descendants may outlive the gateway"
         );
@@ -151,7 +151,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     result.map(|()| ExitCode::SUCCESS)
 }
 
+/// Resolves on Ctrl-C (Windows has no SIGTERM or SIGHUP).
+#[cfg(not(unix))]
+async fn signalled() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// Resolves when SIGINT, SIGTERM or SIGHUP arrives.
+#[cfg(unix)]
 async fn signalled() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).ok();

@@ -1,0 +1,70 @@
+//! `skarn run` on systems other than Linux: the entry point a sandbox
+//! backend (macOS Seatbelt, Windows AppContainer) implements.
+//!
+//! On Linux, `run.rs` drives `skarn-sandbox` itself and this module is not
+//! built. Elsewhere `run.rs` builds the same [`Policy`] and scrubbed
+//! environment, handles `--no-sandbox`, and then calls [`run_confined`].
+//! Windows runs the command in the workspace's AppContainer
+//! (`skarn_sandbox::windows::run`). Where no backend is wired in (macOS, in
+//! this build), it fails with [`NO_BACKEND`]: one line on stderr and exit
+//! status 2 (a set-up error, as documented in `skarn run --help`); nothing
+//! runs unconfined.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use skarn_sandbox::Policy;
+
+use super::run::Args;
+
+/// The error of a build without a sandbox backend for its OS.
+pub const NO_BACKEND: &str = "skarn run: no sandbox backend for this OS in this build";
+
+/// Run `args.command` confined by `policy`, with environment `env`
+/// (already scrubbed of the variables named in `removed`, for the report).
+/// Returns the command's exit status.
+pub fn run_confined(
+    policy: Policy,
+    env: Vec<(OsString, OsString)>,
+    removed: Vec<String>,
+    args: &Args,
+) -> anyhow::Result<ExitCode> {
+    #[cfg(windows)]
+    {
+        let _ = (env, removed);
+        appcontainer(policy, args)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = (policy, env, removed, args);
+        anyhow::bail!(NO_BACKEND)
+    }
+}
+
+/// Windows: the workspace's AppContainer (`skarn_sandbox::windows`). The
+/// backend scrubs the environment itself (same rule, same `allow_env`), so
+/// the names it removes are in its report; it is given the process's own.
+#[cfg(windows)]
+fn appcontainer(policy: Policy, args: &Args) -> anyhow::Result<ExitCode> {
+    use skarn_sandbox::report::ReportFormat;
+    if args.compress.compress {
+        anyhow::bail!("--compress is not available with the Windows sandbox yet");
+    }
+    let mut policy = policy;
+    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    let format = if args.json {
+        ReportFormat::Json
+    } else if args.report {
+        ReportFormat::Text
+    } else {
+        ReportFormat::None
+    };
+    if format != ReportFormat::None {
+        for n in grant_notes {
+            eprintln!("skarn: note: {n}");
+        }
+    }
+    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let code = skarn_sandbox::windows::run(&policy, &args.command, &env, format)?;
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
