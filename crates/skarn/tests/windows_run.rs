@@ -384,7 +384,11 @@ fn doctor_reports_the_appcontainer_backend() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["backend"], "appcontainer");
     assert!(
-        v["checks"].as_array().unwrap().iter().all(|c| c["ok"] == true),
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == true),
         "{v}"
     );
     assert_eq!(v["report"]["backend"], "appcontainer");
