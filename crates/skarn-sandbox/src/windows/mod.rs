@@ -32,6 +32,7 @@ pub mod host_facts;
 pub mod journal;
 pub mod plan;
 pub mod profile_name;
+mod protect;
 pub mod winpath;
 
 #[cfg(windows)]
