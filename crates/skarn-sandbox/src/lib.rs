@@ -36,7 +36,8 @@
 //! `skarn.toml`'s [`config`], [`env`] scrubbing, the [`RestrictionReport`],
 //! [`presets`], [`persistence`] entries, [`grants`] resolution and the git
 //! configuration readers; [`git_vet`] and [`owner_only`] need unix. Other
-//! operating systems' backends build on these.
+//! operating systems' backends build on these: [`windows`] (AppContainer;
+//! its plan compiles and is tested everywhere, its launcher on Windows only).
 
 pub mod assemble;
 pub mod config;
@@ -102,6 +103,7 @@ pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;
 pub mod workspace;
+pub mod windows;
 
 pub use assemble::{LayerHost, PolicyError};
 #[cfg(target_os = "linux")]

@@ -30,6 +30,9 @@ pub enum Backend {
     Linux,
     /// macOS: a Seatbelt (SBPL) profile + rlimits + a process group.
     Seatbelt,
+    /// Windows: AppContainer + ACLs for the run + job object.
+    #[serde(rename = "appcontainer")]
+    AppContainer,
     /// No confinement (`--no-sandbox`, or an unsupported platform).
     None,
 }
@@ -101,6 +104,7 @@ impl RestrictionReport {
             match self.backend {
                 Backend::Linux => "linux",
                 Backend::Seatbelt => "seatbelt",
+                Backend::AppContainer => "appcontainer",
                 Backend::None => "none",
             },
             self.status,
@@ -157,4 +161,17 @@ impl RestrictionReport {
         }
         s
     }
+}
+
+/// How the report is printed after the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportFormat {
+    /// Not printed.
+    #[default]
+    None,
+    /// Human-readable text on stderr.
+    Text,
+    /// One JSON line on stderr.
+    Json,
 }

@@ -1,9 +1,8 @@
-//! A build without a sandbox backend for its OS (Windows until its
-//! backend is wired into `skarn run`; macOS has Seatbelt): `skarn run` refuses with one
-//! clear error and exit status 2, and the command does not run (checked
-//! from outside: the file it would create does not exist); `skarn doctor`
-//! says so. Delete or adapt when a backend lands for the OS.
-#![cfg(not(any(target_os = "linux", target_os = "macos")))]
+//! A build without a sandbox backend for its OS (Linux, macOS and Windows
+//! have one; any other target): `skarn run` refuses with one clear error
+//! and exit status 2, and the command does not run (checked from outside:
+//! the file it would create does not exist); `skarn doctor` says so.
+#![cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 
 use std::process::Command;
 

@@ -6,8 +6,12 @@ pub mod completions;
 pub mod compress;
 #[cfg(target_os = "linux")]
 pub mod doctor;
+/// Windows: what the AppContainer backend enforces here.
+#[cfg(windows)]
+#[path = "doctor_windows.rs"]
+pub mod doctor;
 /// Without a sandbox backend for this OS (see `run_backend`).
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 #[path = "doctor_other.rs"]
 pub mod doctor;
 pub mod exec;

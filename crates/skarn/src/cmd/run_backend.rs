@@ -4,10 +4,11 @@
 //! On Linux, `run.rs` drives `skarn-sandbox` itself and this module is not
 //! built. Elsewhere `run.rs` builds the same [`Policy`] and scrubbed
 //! environment, handles `--no-sandbox`, and then calls [`run_confined`].
-//! macOS runs the Seatbelt backend ([`skarn_sandbox::macos`]). Elsewhere,
-//! until a backend is wired in, it fails with [`NO_BACKEND`]: one line on
-//! stderr and exit status 2 (a set-up error, as documented in
-//! `skarn run --help`); nothing runs unconfined.
+//! macOS runs the Seatbelt backend ([`skarn_sandbox::macos`]); Windows runs
+//! the command in the workspace's AppContainer (`skarn_sandbox::windows`).
+//! On any other system it fails with [`NO_BACKEND`]: one line on stderr and
+//! exit status 2 (a set-up error, as documented in `skarn run --help`);
+//! nothing runs unconfined.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -29,8 +30,44 @@ pub fn run_confined(
     removed: Vec<String>,
     args: &Args,
 ) -> anyhow::Result<ExitCode> {
-    let _ = (policy, env, removed, args);
-    anyhow::bail!(NO_BACKEND)
+    #[cfg(windows)]
+    {
+        let _ = (env, removed);
+        appcontainer(policy, args)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = (policy, env, removed, args);
+        anyhow::bail!(NO_BACKEND)
+    }
+}
+
+/// Windows: the workspace's AppContainer (`skarn_sandbox::windows`). The
+/// backend scrubs the environment itself (same rule, same `allow_env`), so
+/// the names it removes are in its report; it is given the process's own.
+#[cfg(windows)]
+fn appcontainer(policy: Policy, args: &Args) -> anyhow::Result<ExitCode> {
+    use skarn_sandbox::report::ReportFormat;
+    if args.compress.compress {
+        anyhow::bail!("--compress is not available with the Windows sandbox yet");
+    }
+    let mut policy = policy;
+    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    let format = if args.json {
+        ReportFormat::Json
+    } else if args.report {
+        ReportFormat::Text
+    } else {
+        ReportFormat::None
+    };
+    if format != ReportFormat::None {
+        for n in grant_notes {
+            eprintln!("skarn: note: {n}");
+        }
+    }
+    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let code = skarn_sandbox::windows::run(&policy, &args.command, &env, format)?;
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
 /// macOS: Seatbelt ([`skarn_sandbox::macos::run`]), which scrubs the
