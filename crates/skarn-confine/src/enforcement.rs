@@ -34,6 +34,9 @@ pub enum Layer {
     ParentDeath,
     /// Inherited descriptors closed.
     Descriptors,
+    /// macOS: a Seatbelt profile applied with `sandbox_init` (reported by
+    /// the macOS worker; this crate's mechanisms are Linux's).
+    Seatbelt,
 }
 
 /// What one layer achieved, with a one-line detail for humans.

@@ -55,6 +55,7 @@ mod sandbox_config;
 #[cfg(target_os = "linux")]
 mod sandbox_facts;
 mod sandbox_hint;
+#[cfg(target_os = "linux")]
 mod sandbox_policy;
 pub mod sandbox_spawn;
 mod sandbox_state;

@@ -182,143 +182,143 @@ pub fn prepare(
     }
     #[cfg(target_os = "linux")]
     {
-    let home = var(&env, "HOME");
-    let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
-    let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
-    let base = cwd.cloned().unwrap_or_else(|| state.clone());
-    // A relative command with a slash is found from the configured working
-    // directory, else from the gateway's, as when it runs unconfined; the
-    // sandbox starts it by its absolute path.
-    let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
-    let command_path = (command.contains('/') && !Path::new(command).is_absolute())
-        .then(|| cwd.unwrap_or(&here).join(command));
-    let command_arg: &str = match &command_path {
-        Some(p) => p.to_str().unwrap_or(command),
-        None => command,
-    };
-    let mut facts = ServerFacts {
-        state_dir: state.clone(),
-        cwd: cwd.cloned(),
-        ..Default::default()
-    };
-    if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
-        facts.command = both(&c);
-        if let Some(i) = interpreter(&c, path.as_ref(), &base) {
-            facts.interpreter = both(&i);
-        }
-    } else {
-        let looked = match &command_path {
-            Some(p) => format!("at {}", p.display()),
-            None => "on PATH".into(),
+        let home = var(&env, "HOME");
+        let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
+        let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
+        let base = cwd.cloned().unwrap_or_else(|| state.clone());
+        // A relative command with a slash is found from the configured working
+        // directory, else from the gateway's, as when it runs unconfined; the
+        // sandbox starts it by its absolute path.
+        let here = std::env::current_dir().unwrap_or_else(|_| state.clone());
+        let command_path = (command.contains('/') && !Path::new(command).is_absolute())
+            .then(|| cwd.unwrap_or(&here).join(command));
+        let command_arg: &str = match &command_path {
+            Some(p) => p.to_str().unwrap_or(command),
+            None => command,
         };
-        return Err(SandboxError::NotFound(command.to_owned(), looked));
-    }
-    for a in args {
-        let p = Path::new(a);
-        let p = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            base.join(p)
+        let mut facts = ServerFacts {
+            state_dir: state.clone(),
+            cwd: cwd.cloned(),
+            ..Default::default()
         };
-        if p.is_file() {
-            facts.arg_files.push(p);
-        }
-    }
-    let mut roots = Vec::new();
-    for p in facts
-        .command
-        .iter()
-        .chain(&facts.interpreter)
-        .chain(&facts.arg_files)
-    {
-        install_roots(p, home.as_deref(), &mut roots);
-    }
-    roots.sort();
-    roots.dedup();
-    facts.install_roots = roots;
-    facts.resolv_target = skarn_sandbox::assemble::resolv_conf_target();
-
-    let tools = toolchain_of(command, &facts);
-    let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
-    let mut caches: Vec<(&str, PathBuf)> = Vec::new();
-    if let Some(h) = &home {
-        for (t, var, dir) in [
-            ("node", "npm_config_cache", ".npm"),
-            ("python", "UV_CACHE_DIR", ".cache/uv"),
-            ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
-            ("python", "PIP_CACHE_DIR", ".cache/pip"),
-        ] {
-            if tools.contains(&t) && h.join(dir).is_dir() {
-                caches.push((var, h.join(dir)));
+        if let Some(c) = find_on_path(command_arg, path.as_ref(), &base) {
+            facts.command = both(&c);
+            if let Some(i) = interpreter(&c, path.as_ref(), &base) {
+                facts.interpreter = both(&i);
             }
-        }
-    }
-    if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
-        // No network: package runners use their cache only and fail at
-        // once (with the hint of `crate::sandbox_hint`) instead of retrying.
-        for (t, var, val) in [
-            ("node", "npm_config_offline", "true"),
-            ("python", "UV_OFFLINE", "1"),
-            ("python", "PIP_NO_INDEX", "1"),
-        ] {
-            if tools.contains(&t) {
-                caches.push((var, PathBuf::from(val)));
-            }
-        }
-    }
-    if let NetPolicy::AllowHosts(l) = &mut policy.net
-        && l.allow
-            .iter()
-            .any(|a| a == skarn_egress::registries::KEYWORD)
-    {
-        let t: Vec<&str> = if tools.is_empty() {
-            vec!["node", "python"]
         } else {
-            tools.clone()
-        };
-        let found = skarn_egress::registries::discover(&state, &t);
-        let mut allow: Vec<String> = Vec::new();
-        for a in std::mem::take(&mut l.allow) {
-            if a == skarn_egress::registries::KEYWORD {
-                allow.extend(found.patterns.iter().cloned());
+            let looked = match &command_path {
+                Some(p) => format!("at {}", p.display()),
+                None => "on PATH".into(),
+            };
+            return Err(SandboxError::NotFound(command.to_owned(), looked));
+        }
+        for a in args {
+            let p = Path::new(a);
+            let p = if p.is_absolute() {
+                p.to_path_buf()
             } else {
-                allow.push(a);
+                base.join(p)
+            };
+            if p.is_file() {
+                facts.arg_files.push(p);
             }
         }
-        allow.dedup();
-        if allow.is_empty() {
-            return Err(SandboxError::Registries(found.notes.join("; ")));
+        let mut roots = Vec::new();
+        for p in facts
+            .command
+            .iter()
+            .chain(&facts.interpreter)
+            .chain(&facts.arg_files)
+        {
+            install_roots(p, home.as_deref(), &mut roots);
         }
-        l.allow = allow;
-    }
-    let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    let host = host_facts(&policy);
-    let mut argv: Vec<OsString> = vec![command_arg.into()];
-    argv.extend(args.iter().map(OsString::from));
-    let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
-        Ok(p) => p,
-        Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
-        Err(e) => return Err(e.into()),
-    };
-    plan.report.notes.extend(notes);
-    plan.report_format = skarn_sandbox::plan::ReportFormat::None;
-    env.retain(|(k, _)| {
-        !k.to_str()
-            .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
-    });
-    for (k, v) in env_overrides(&state, &caches) {
-        env.push((k.into(), v.into()));
-    }
-    let mut mode = format!("sandboxed (net {}", policy.net.as_str());
-    if let NetPolicy::AllowHosts(l) = &policy.net {
-        mode.push_str(&format!(": {}", l.allow.join(", ")));
-    }
-    mode.push(')');
-    if plan.report.status != skarn_sandbox::Status::FullyEnforced {
-        mode.push_str(", partly enforced on this host: see `skarn doctor`");
-    }
-    let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
-    return Ok((Prepared::Confined { cmd, mode }, env));
+        roots.sort();
+        roots.dedup();
+        facts.install_roots = roots;
+        facts.resolv_target = skarn_sandbox::assemble::resolv_conf_target();
+
+        let tools = toolchain_of(command, &facts);
+        let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
+        let mut caches: Vec<(&str, PathBuf)> = Vec::new();
+        if let Some(h) = &home {
+            for (t, var, dir) in [
+                ("node", "npm_config_cache", ".npm"),
+                ("python", "UV_CACHE_DIR", ".cache/uv"),
+                ("python", "UV_PYTHON_INSTALL_DIR", ".local/share/uv/python"),
+                ("python", "PIP_CACHE_DIR", ".cache/pip"),
+            ] {
+                if tools.contains(&t) && h.join(dir).is_dir() {
+                    caches.push((var, h.join(dir)));
+                }
+            }
+        }
+        if matches!(policy.net, NetPolicy::DenyAll | NetPolicy::AllowLoopback) {
+            // No network: package runners use their cache only and fail at
+            // once (with the hint of `crate::sandbox_hint`) instead of retrying.
+            for (t, var, val) in [
+                ("node", "npm_config_offline", "true"),
+                ("python", "UV_OFFLINE", "1"),
+                ("python", "PIP_NO_INDEX", "1"),
+            ] {
+                if tools.contains(&t) {
+                    caches.push((var, PathBuf::from(val)));
+                }
+            }
+        }
+        if let NetPolicy::AllowHosts(l) = &mut policy.net
+            && l.allow
+                .iter()
+                .any(|a| a == skarn_egress::registries::KEYWORD)
+        {
+            let t: Vec<&str> = if tools.is_empty() {
+                vec!["node", "python"]
+            } else {
+                tools.clone()
+            };
+            let found = skarn_egress::registries::discover(&state, &t);
+            let mut allow: Vec<String> = Vec::new();
+            for a in std::mem::take(&mut l.allow) {
+                if a == skarn_egress::registries::KEYWORD {
+                    allow.extend(found.patterns.iter().cloned());
+                } else {
+                    allow.push(a);
+                }
+            }
+            allow.dedup();
+            if allow.is_empty() {
+                return Err(SandboxError::Registries(found.notes.join("; ")));
+            }
+            l.allow = allow;
+        }
+        let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+        let host = host_facts(&policy);
+        let mut argv: Vec<OsString> = vec![command_arg.into()];
+        argv.extend(args.iter().map(OsString::from));
+        let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+            Ok(p) => p,
+            Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+            Err(e) => return Err(e.into()),
+        };
+        plan.report.notes.extend(notes);
+        plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+        env.retain(|(k, _)| {
+            !k.to_str()
+                .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
+        });
+        for (k, v) in env_overrides(&state, &caches) {
+            env.push((k.into(), v.into()));
+        }
+        let mut mode = format!("sandboxed (net {}", policy.net.as_str());
+        if let NetPolicy::AllowHosts(l) = &policy.net {
+            mode.push_str(&format!(": {}", l.allow.join(", ")));
+        }
+        mode.push(')');
+        if plan.report.status != skarn_sandbox::Status::FullyEnforced {
+            mode.push_str(", partly enforced on this host: see `skarn doctor`");
+        }
+        let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+        return Ok((Prepared::Confined { cmd, mode }, env));
     }
 }
 

@@ -102,8 +102,8 @@ pub mod staging;
 pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;
-pub mod workspace;
 pub mod windows;
+pub mod workspace;
 
 pub use assemble::{LayerHost, PolicyError};
 #[cfg(target_os = "linux")]

@@ -162,16 +162,3 @@ impl RestrictionReport {
         s
     }
 }
-
-/// How the report is printed after the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportFormat {
-    /// Not printed.
-    #[default]
-    None,
-    /// Human-readable text on stderr.
-    Text,
-    /// One JSON line on stderr.
-    Json,
-}

@@ -3,6 +3,7 @@
 //! reviewing the change). The plan is final before the helper runs, so
 //! each file shows what a run on such a host does, including the plan it
 //! falls back to when namespaces fail at run time.
+#![cfg(target_os = "linux")] // the Linux backend's plan
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -34,7 +34,10 @@ fn existing(p: PathBuf) -> PathBuf {
 /// Whether the tests run as root (some checks differ for an unprivileged
 /// user).
 pub fn is_root() -> bool {
-    rustix::process::getuid().is_root()
+    #[cfg(unix)]
+    return rustix::process::getuid().is_root();
+    #[cfg(not(unix))]
+    return false;
 }
 
 #[cfg(test)]

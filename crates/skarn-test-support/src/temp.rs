@@ -1,7 +1,5 @@
 //! One temporary-directory helper with cleanup on drop.
 
-use std::fs::Permissions;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// A fresh directory named `skarn-test-<tag>-<random>` under the system
@@ -13,9 +11,15 @@ pub struct TempDir(tempfile::TempDir);
 impl TempDir {
     /// A new, empty directory; `tag` says which test made it.
     pub fn new(tag: &str) -> TempDir {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("skarn-test-{tag}-"))
-            .permissions(Permissions::from_mode(0o755))
+        let prefix = format!("skarn-test-{tag}-");
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o755));
+        }
+        let dir = b
             .tempdir()
             .expect("cannot create a temporary directory");
         TempDir(dir)

@@ -32,6 +32,7 @@
 use std::io;
 
 use serde::{Deserialize, Serialize};
+use skarn_confine::Enforcement;
 #[cfg(target_os = "linux")]
 use skarn_confine::landlock::{self as ll, Access, AccessNet, Need, PINNED_ABI, Scope};
 #[cfg(target_os = "linux")]
@@ -39,7 +40,7 @@ use skarn_confine::namespaces::{self, NetEntry, SelfMap, UnshareFlags};
 #[cfg(target_os = "linux")]
 use skarn_confine::rlimits::{self, Limit};
 #[cfg(target_os = "linux")]
-use skarn_confine::{Enforcement, Layer, caps, fds, process, seccomp};
+use skarn_confine::{Layer, caps, fds, process, seccomp};
 
 #[cfg(target_os = "linux")]
 use crate::seccomp_policy;

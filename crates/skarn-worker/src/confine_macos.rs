@@ -77,6 +77,17 @@ pub fn confine(_opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError
         seccomp_allowed: 0,
         address_space_limit: 0,
         nofile_limit: NOFILE_LIMIT,
+        layers: vec![
+            skarn_confine::Enforcement::full(
+                skarn_confine::Layer::Descriptors,
+                "every descriptor above 2 closed",
+            ),
+            skarn_confine::Enforcement::full(
+                skarn_confine::Layer::Rlimits,
+                "file size 0, no core dumps, open files capped",
+            ),
+            skarn_confine::Enforcement::full(skarn_confine::Layer::Seatbelt, ENFORCED),
+        ],
     })
 }
 

@@ -2,6 +2,7 @@
 //! confinement) instead of starting a worker; checked from outside: its
 //! /proc entries while it runs, and an escape self-test whose attempts
 //! must all fail with nothing happening on the host.
+#![cfg(target_os = "linux")]
 
 use std::io::Read;
 use std::net::TcpListener;

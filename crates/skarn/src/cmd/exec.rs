@@ -215,8 +215,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// With nothing to bridge, confine this process as the worker would
-/// confine itself and run the script here (see `exec_confined`). `None`
-/// when that is not possible here: the caller starts a worker instead.
+/// confine itself and run the script here (see `exec_confined`, Linux
+/// only). `None` when that is not possible here: the caller starts a
+/// worker instead.
+#[cfg(not(target_os = "linux"))]
+fn self_confined(_code: &str, _limits: &Limits, _json: bool) -> anyhow::Result<Option<ExitCode>> {
+    Ok(None)
+}
+
+/// See above (Linux).
+#[cfg(target_os = "linux")]
 fn self_confined(code: &str, limits: &Limits, json: bool) -> anyhow::Result<Option<ExitCode>> {
     if super::exec_confined::unavailable().is_some() {
         return Ok(None);

@@ -25,9 +25,6 @@ pub const SELFTEST_ENV: &str = "SKARN_TEST_EXEC_SELFTEST";
 
 /// Why this process cannot confine itself, if it cannot.
 pub fn unavailable() -> Option<&'static str> {
-    if !cfg!(target_os = "linux") {
-        return Some("not Linux");
-    }
     if kernel_landlock_abi() < 1 {
         return Some("no Landlock");
     }

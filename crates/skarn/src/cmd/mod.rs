@@ -15,6 +15,7 @@ pub mod doctor;
 #[path = "doctor_other.rs"]
 pub mod doctor;
 pub mod exec;
+#[cfg(target_os = "linux")]
 pub mod exec_confined;
 pub mod hidden;
 pub mod hook;

@@ -4,18 +4,17 @@
 use std::ffi::OsString;
 #[cfg(unix)]
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
+use anyhow::Context;
 #[cfg(target_os = "linux")]
 use skarn_sandbox::HostFacts;
+use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
 #[cfg(target_os = "linux")]
 use skarn_sandbox::plan::ReportFormat;
 use skarn_sandbox::{
-    Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace,
-    WorkspaceRoot,
+    Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace, WorkspaceRoot,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -322,7 +321,8 @@ fn run_confined(
             Err(p) => plan = *p,
         }
     }
-    let mut cmd = skarn_sandbox::launch::helper_command(Path::new("/proc/self/exe"), &plan, &env)?;
+    let mut cmd =
+        skarn_sandbox::launch::helper_command(std::path::Path::new("/proc/self/exe"), &plan, &env)?;
     if args.compress.compress {
         // Capture the sandboxed command's stdout and stderr on one pipe and
         // hand the agent the compressed text; the exit status passes through.
@@ -330,5 +330,5 @@ fn run_confined(
         return crate::cmd::compress::run_compressed(cmd, &line, &args.compress.opts());
     }
     let err = cmd.exec();
-    bail!("cannot start the sandbox helper: {err}")
+    anyhow::bail!("cannot start the sandbox helper: {err}")
 }
