@@ -72,7 +72,6 @@ impl AsRef<Path> for TempDir {
 #[cfg(test)]
 mod tests {
     use super::TempDir;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn made_readable_and_removed_on_drop() {
@@ -83,8 +82,12 @@ mod tests {
         assert!(t.dir("c/d").is_dir());
         let name = root.file_name().unwrap().to_string_lossy().into_owned();
         assert!(name.starts_with("skarn-test-self-"), "{name}");
-        let mode = std::fs::metadata(&root).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o755);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&root).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o755);
+        }
         drop(t);
         assert!(!root.exists(), "{} was left behind", root.display());
     }
