@@ -6,6 +6,7 @@
 //!   front end and the isolate thread, and `execute_on_current_thread`);
 //! - one bridged tool-call round trip (a script making 1000 sequential
 //!   calls, minus the `return 1` baseline, divided by 1000).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -6,6 +6,7 @@
 //! shared machine).
 //! Run: `cargo run --release -p skarn-compress --example bench`
 //! (or bench/compress/run.sh).
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -8,6 +8,7 @@
 //! lived. Runs as root and as an unprivileged user; a scenario the host
 //! cannot run (no Landlock, no user namespaces, not root) says so and is
 //! skipped.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 #[cfg(target_os = "linux")]
 mod linux {

@@ -225,8 +225,8 @@ pub fn run_probe(args: &[String]) -> i32 {
                     std::mem::size_of::<libc::sockaddr_vm>() as libc::socklen_t,
                 )
             };
-            // SAFETY: listen takes integers.
             let r = if r == 0 {
+                // SAFETY: listen takes integers.
                 unsafe { libc::listen(fd, 1) }
             } else {
                 r
@@ -374,8 +374,8 @@ fn self_confine(addr: &str) -> i32 {
     if std::net::TcpStream::connect(addr).is_ok() {
         escaped.push("tcp connect");
     }
-    // SAFETY: io_uring_setup with a zeroed params buffer.
     let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup with a zeroed params buffer we own.
     if unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) } >= 0 {
         escaped.push("io_uring");
     }

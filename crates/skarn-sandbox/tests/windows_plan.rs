@@ -2,6 +2,7 @@
 //! env): checked on its whole output for several policies (golden files,
 //! re-bless with SKARN_BLESS=1 after review) and on its invariants. Runs on
 //! every OS.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::ffi::OsString;
 

@@ -19,9 +19,7 @@ impl TempDir {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(std::fs::Permissions::from_mode(0o755));
         }
-        let dir = b
-            .tempdir()
-            .expect("cannot create a temporary directory");
+        let dir = b.tempdir().expect("cannot create a temporary directory");
         TempDir(dir)
     }
 

@@ -326,6 +326,7 @@ fn wait_readable<R: AsFd>(r: &R, deadline: Instant) -> Result<(), ReadError> {
 }
 
 #[cfg(all(test, unix))] // pipes made the unix way
+#[allow(clippy::unwrap_used)] // test code
 mod tests {
     use super::*;
 

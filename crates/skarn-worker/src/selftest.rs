@@ -79,6 +79,7 @@ fn fork() -> io::Result<String> {
     let pid = unsafe { libc::fork() };
     match pid {
         -1 => Err(io::Error::last_os_error()),
+        // SAFETY: the child of fork exits at once without touching shared state.
         0 => unsafe { libc::_exit(0) },
         pid => {
             let mut status = 0;
@@ -153,10 +154,12 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
         // SAFETY (all raw calls below): integer arguments only, or null pointers the kernel checks.
         attempt(
             "signal the parent (kill)",
+            // SAFETY: kill with signal 0 only checks permission; integers only.
             raw("kill", unsafe { libc::kill(ppid, 0) } as libc::c_long),
         ),
         attempt(
             "ptrace the parent",
+            // SAFETY: ptrace attempt on the parent: integer arguments and null pointers; the call is expected to fail.
             raw("ptrace", unsafe {
                 libc::ptrace(
                     libc::PTRACE_ATTACH,
@@ -168,10 +171,12 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
         ),
         attempt(
             "unshare a user namespace",
+            // SAFETY: unshare takes a flag integer.
             raw("unshare", unsafe { libc::unshare(libc::CLONE_NEWUSER) }
                 as libc::c_long),
         ),
         attempt("map executable memory", {
+            // SAFETY: mmap of a fresh anonymous mapping; the result is only compared and unmapped.
             let p = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
@@ -190,12 +195,14 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
         }),
         attempt(
             "memfd_create",
+            // SAFETY: memfd_create reads the static NUL-terminated name.
             raw("memfd_create", unsafe {
                 libc::syscall(libc::SYS_memfd_create, c"x".as_ptr(), 0)
             }),
         ),
         attempt(
             "io_uring_setup",
+            // SAFETY: io_uring_setup writes into the params buffer we own (expected to fail).
             raw("io_uring_setup", unsafe {
                 libc::syscall(
                     libc::SYS_io_uring_setup,
@@ -211,6 +218,7 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
             };
             raw(
                 "setrlimit",
+                // SAFETY: setrlimit reads the rlimit struct we own.
                 unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) } as libc::c_long,
             )
         }),

@@ -3,6 +3,7 @@
 //! silence past the deadline, too many host calls, refusing to confine.
 //! After each failure the same pool must keep serving.
 #![cfg(unix)] // the fakes are sh scripts; the worker process is unix-only
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,6 +1,7 @@
 //! `skarn compress` and `skarn recall` from the outside: real processes,
 //! real files, checked on disk.
 #![cfg(unix)] // file modes and sh-driven commands
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -2,6 +2,7 @@
 //! back compressed, every diagnostic kept, the exit status passed through,
 //! and the full output recoverable with `skarn recall`.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! `skarn doctor`: findings and the real escape self-test.
 #![cfg(target_os = "linux")] // the Linux backend's findings
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! `skarn doctor` reports the Code Mode isolation `auto` picks and each
 //! configured MCP server by name, with its health, cause and tool count.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::process::Command;

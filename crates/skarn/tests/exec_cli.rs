@@ -1,4 +1,5 @@
 //! `skarn exec` as a whole process: output channels, --json, exit codes.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -1,5 +1,6 @@
 //! `skarn exec` wired to the gateway (`--config`) and to the worker
 //! (`--isolation`): real processes, real downstream server.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::Path;
 use std::process::Command;

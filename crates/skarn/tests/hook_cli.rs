@@ -1,6 +1,7 @@
 //! `skarn hook AGENT` end to end: hook JSON in, hook JSON out, then the
 //! rewritten command really run through `sh -c` and judged from outside.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::Write;
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! outside the sandbox, and everyday commands that must keep working.
 //! Runs on macOS runners only; type-checked for aarch64-apple-darwin.
 #![cfg(target_os = "macos")]
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 

@@ -7,6 +7,7 @@
 //! clear NO_PROXY: the request then goes through the proxy, which connects
 //! from the host side.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 mod egress;

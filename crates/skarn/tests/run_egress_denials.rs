@@ -2,6 +2,7 @@
 //! outside (the local server's request counter stays at zero) and by the
 //! `skarn: net: denied` line and the report.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 mod egress;

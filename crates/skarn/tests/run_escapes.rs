@@ -4,6 +4,7 @@
 //! attempted for real and checked from outside, across two runs where the
 //! attack needs two.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Regression tests for attacks found by red-teaming `skarn run`, each
 //! checked from outside the sandbox.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,6 +3,7 @@
 //! and exit status 2, and the command does not run (checked from outside:
 //! the file it would create does not exist); `skarn doctor` says so.
 #![cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::Command;
 

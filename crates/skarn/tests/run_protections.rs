@@ -1,5 +1,6 @@
 //! `skarn run`: every protection attacked for real, checked from outside.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 

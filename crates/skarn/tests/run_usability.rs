@@ -1,6 +1,7 @@
 //! `skarn run`: ordinary agent work still runs inside the sandbox, and the
 //! command-line contract (streams, exit codes) holds.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 mod common;
 

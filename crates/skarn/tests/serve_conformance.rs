@@ -11,6 +11,7 @@
 //! .ci/conformance/node_modules; .ci/conformance/preload.mjs adds the
 //! bearer token to the suite's requests and the `fs.globSync` node 20
 //! lacks.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! `execute` through `skarn serve`: images a script returns go out as MCP
 //! image content (not base64 text twice); a script run without the worker
 //! says so in its result text; `read_tool_docs` shows the result mapping.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! Streamable HTTP *downstream* of another gateway (bearer token from the
 //! environment variable the config names, extra headers).
 #![cfg(unix)] // sets RLIMIT_NOFILE
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! of `skarn serve` (so `cargo test --workspace` covers them). Fails when
 //! pytest fails or cannot run; .ci/install.d/40-gateway.sh installs the
 //! Python SDK, pytest and the reference server.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

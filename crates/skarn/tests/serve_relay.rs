@@ -3,6 +3,7 @@
 //! progress and log messages come back to the client; elicitation and
 //! sampling go to the client (also during `execute`) and are never
 //! answered on the user's behalf.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

@@ -6,6 +6,7 @@
 //! outside. Real servers (installed locally; skipped when absent) work
 //! under the defaults or one documented line.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

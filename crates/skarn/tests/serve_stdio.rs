@@ -2,6 +2,7 @@
 //! input, start-up with a hung downstream, child clean-up on every way the
 //! gateway can end, `skarn init`, and configuration errors.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

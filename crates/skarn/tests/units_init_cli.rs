@@ -1,6 +1,7 @@
 //! One size/duration syntax in every subcommand, and `skarn init --client`
 //! merging into existing client files.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::{Command, Output};
 

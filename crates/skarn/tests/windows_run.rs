@@ -4,6 +4,7 @@
 //! before and after) and everyday commands that must keep working.
 //! Compiled and run on Windows only.
 #![cfg(windows)]
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

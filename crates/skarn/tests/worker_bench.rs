@@ -2,6 +2,7 @@
 //! release mode). Round trip of `return 1`: in-process, through a warm
 //! worker pool, and with the pool disabled (a cold worker per run).
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! /proc/<pid>/status, its network namespace, and a self-test whose escape
 //! attempts must all fail with nothing happening on the host.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::Read;
 use std::net::TcpListener;

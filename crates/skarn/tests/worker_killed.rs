@@ -1,6 +1,7 @@
 //! A worker killed from outside in the middle of a run: the caller gets a
 //! clear error, the child is reaped, and the pool keeps serving.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

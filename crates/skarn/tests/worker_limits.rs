@@ -2,6 +2,7 @@
 //! and scripts that work in-process work identically in the worker (host
 //! calls included).
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,6 +1,7 @@
 //! A worker dies with its parent (PR_SET_PDEATHSIG), so a gateway killed
 //! with SIGKILL leaves no worker behind.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -5,6 +5,7 @@
 //! thrown object whose `toJSON` loops. After each, the worker answered (no
 //! `internal` error) and the pool serves the next job.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::Duration;

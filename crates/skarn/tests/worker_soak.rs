@@ -2,6 +2,7 @@
 //! leaked descriptor in the parent. Alone in its test binary so that no
 //! other test opens descriptors or children meanwhile.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,6 +4,7 @@
 //! in-process. Checked by running `skarn exec` under `unshare -r` as an
 //! unprivileged user (as root the test drops to 65534 first with setpriv).
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::Command;
 
