@@ -133,6 +133,9 @@ fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
         .get_or_init(|| {
             let mut h = HostFacts::probe();
             h.observe_policy(policy);
+            // Each server's helper is a fresh exec that binds its own
+            // idmapped trees: the gateway keeps none mounted.
+            skarn_sandbox::idmap::release();
             h
         })
         .clone();

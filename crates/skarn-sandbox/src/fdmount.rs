@@ -11,7 +11,7 @@
 //! `move_mount` / `mount_setattr` on descriptors as one safe call.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
 use crate::sys::{check, cstr};
@@ -21,6 +21,7 @@ const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
 const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+const MOUNT_ATTR_IDMAP: u64 = 0x0010_0000;
 
 /// `struct open_how` for openat2(2).
 #[repr(C)]
@@ -68,8 +69,16 @@ pub fn open_nofollow(p: &Path) -> io::Result<OwnedFd> {
 /// Bind `src` onto `dst` (recursively) with mount attributes `set`
 /// (`MOUNT_ATTR_*`), following no symlink in either path.
 pub fn bind(src: &Path, dst: &Path, set: u64) -> io::Result<()> {
+    let tree = clone_tree(src, set, None)?;
+    attach(&tree, dst)
+}
+
+/// A detached recursive copy of the mount tree at `src` (opened following
+/// no symlink) with mount attributes `set`; with `userns`, also
+/// `MOUNT_ATTR_IDMAP` through that user namespace's id maps (see
+/// [`crate::idmap`]). Closing the descriptor unattached discards the copy.
+pub fn clone_tree(src: &Path, set: u64, userns: Option<BorrowedFd<'_>>) -> io::Result<OwnedFd> {
     let s = open_nofollow(src)?;
-    let d = open_nofollow(dst)?;
     let empty = c"";
     // SAFETY: s is an open descriptor, empty a valid C string.
     let tree = owned(unsafe {
@@ -83,6 +92,29 @@ pub fn bind(src: &Path, dst: &Path, set: u64) -> io::Result<()> {
                 | libc::AT_RECURSIVE as libc::c_uint,
         )
     })?;
+    let attr = MountAttr {
+        attr_set: set | userns.map_or(0, |_| MOUNT_ATTR_IDMAP),
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: userns.map_or(0, |u| u.as_raw_fd() as u64),
+    };
+    // SAFETY: tree is an open mount descriptor; attr is properly sized.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            tree.as_raw_fd(),
+            empty.as_ptr(),
+            (libc::AT_EMPTY_PATH | libc::AT_RECURSIVE) as libc::c_uint,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    } as libc::c_int)?;
+    Ok(tree)
+}
+
+/// Add mount attributes `set` to every mount of a detached tree.
+pub fn set_tree_attrs(tree: &OwnedFd, set: u64) -> io::Result<()> {
+    let empty = c"";
     let attr = MountAttr {
         attr_set: set,
         attr_clr: 0,
@@ -99,7 +131,15 @@ pub fn bind(src: &Path, dst: &Path, set: u64) -> io::Result<()> {
             &attr as *const MountAttr,
             std::mem::size_of::<MountAttr>(),
         )
-    } as libc::c_int)?;
+    } as libc::c_int)
+    .map(|_| ())
+}
+
+/// Attach a detached tree (from [`clone_tree`]) at `dst`, opened following
+/// no symlink.
+pub fn attach(tree: &OwnedFd, dst: &Path) -> io::Result<()> {
+    let d = open_nofollow(dst)?;
+    let empty = c"";
     // SAFETY: both descriptors are open; empty paths select them.
     check(unsafe {
         libc::syscall(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Environment variable naming mechanisms to treat as missing, comma
 /// separated (`namespaces`, `userns`, `landlock`, `landlock-net`,
-/// `landlock-scope`, `seccomp`, `cgroup`, `memory-cgroup`). A testing aid to exercise the
+/// `landlock-scope`, `seccomp`, `cgroup`, `memory-cgroup`, `idmap`). A testing aid to exercise the
 /// degraded paths on a fully capable host; it can only weaken confinement,
 /// and every weakening shows up in the report.
 pub const SIMULATE_MISSING_ENV: &str = "SKARN_SANDBOX_SIMULATE_MISSING";
@@ -51,6 +51,15 @@ pub struct HostFacts {
     /// The owner-only walk stopped at its entry cap.
     #[serde(default)]
     pub owner_only_truncated: bool,
+    /// System directories ([`crate::owner_only::WALKED_DIRS`]) that root's
+    /// sandbox binds idmapped (root's files owned by nobody inside), so
+    /// entries closed to others there stay unreadable without a walk;
+    /// probed only for root with namespaces. The walk covers the others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idmap_dirs: Vec<PathBuf>,
+    /// Why a system directory could not be bound idmapped (root only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idmap_unavailable: Option<String>,
     /// The home directory the password database gives, when it differs
     /// from `home` (treated as the home too: never a workspace, secrets
     /// denied under it).

@@ -89,6 +89,17 @@ impl HostFacts {
             .filter(|p| p.is_absolute())
             .or_else(|| passwd_home(uid));
         let secret_aliases = secret_aliases(home.as_deref(), uid);
+        let (idmap_dirs, idmap_unavailable) = if !(is_root && namespaces) {
+            (Vec::new(), None)
+        } else if has("idmap") {
+            let (dirs, why) = crate::idmap::probe();
+            (dirs, why.map(|e| e.to_string()))
+        } else {
+            (
+                Vec::new(),
+                Some(format!("simulated missing ({SIMULATE_MISSING_ENV})")),
+            )
+        };
         let passwd_home = passwd_home(uid).filter(|p| Some(p) != home.as_ref());
         let home_real = home
             .as_deref()
@@ -108,6 +119,8 @@ impl HostFacts {
             secret_aliases,
             owner_only: Vec::new(),
             owner_only_truncated: false,
+            idmap_dirs,
+            idmap_unavailable,
             workspace_owner: None,
             home_entries: Vec::new(),
             home_real,
@@ -135,13 +148,31 @@ impl HostFacts {
             self.home_entries.sort();
         }
         if self.uid == 0 {
-            let skip: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
-                .chain(policy.write.iter().map(|g| g.path.clone()))
-                .collect();
-            let found = crate::owner_only::find(crate::owner_only::WALKED_DIRS, &skip);
-            self.owner_only = found.paths;
-            self.owner_only_truncated = found.truncated;
+            self.walk_closed_files(policy);
         }
+    }
+
+    /// Root only: walk the system directories not bound idmapped (or
+    /// holding a private cache layer, which an idmapped bind does not
+    /// cover) for entries closed to others (see [`crate::owner_only`]).
+    fn walk_closed_files(&mut self, policy: &crate::Policy) {
+        let dirs: Vec<&str> = crate::owner_only::WALKED_DIRS
+            .iter()
+            .copied()
+            .filter(|d| {
+                !self.idmap_dirs.iter().any(|i| i == Path::new(d))
+                    || policy.overlay.iter().any(|g| g.path.starts_with(d))
+            })
+            .collect();
+        if dirs.is_empty() {
+            return;
+        }
+        let skip: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
+            .chain(policy.write.iter().map(|g| g.path.clone()))
+            .collect();
+        let found = crate::owner_only::find(&dirs, &skip);
+        self.owner_only = found.paths;
+        self.owner_only_truncated = found.truncated;
     }
 }
 

@@ -63,6 +63,10 @@ pub mod host;
 #[cfg(target_os = "linux")]
 pub mod host_probe;
 #[cfg(target_os = "linux")]
+pub mod idmap;
+#[cfg(target_os = "linux")]
+pub mod idmap_plan;
+#[cfg(target_os = "linux")]
 pub mod landlock_rules;
 #[cfg(target_os = "linux")]
 pub mod lapse;

@@ -28,6 +28,8 @@ fn nonroot() -> HostFacts {
         secret_aliases: vec![],
         owner_only: vec![],
         owner_only_truncated: false,
+        idmap_dirs: vec![],
+        idmap_unavailable: None,
         workspace_owner: Some(1000),
         home_entries: vec![],
         home_real: None,

@@ -24,6 +24,8 @@ fn host() -> HostFacts {
         secret_aliases: vec![],
         owner_only: vec![],
         owner_only_truncated: false,
+        idmap_dirs: vec![],
+        idmap_unavailable: None,
         workspace_owner: None,
         home_entries: vec![],
         home_real: None,
@@ -390,6 +392,124 @@ fn owner_only_files_are_hidden_and_duplicates_merged() {
         .collect();
     assert_eq!(ws.len(), 1, "one line per path");
     assert_eq!(ws[0].access, "read-write");
+}
+
+/// A root host whose system directories can be bound idmapped.
+fn root_host() -> HostFacts {
+    let mut h = host();
+    h.uid = 0;
+    h.gid = 0;
+    h.home = Some(PathBuf::from("/root"));
+    h.needs_userns = false;
+    h.cgroup_pids = Some(PathBuf::from("/sys/fs/cgroup/pids"));
+    h.idmap_dirs = vec!["/etc".into(), "/opt".into(), "/srv".into()];
+    h
+}
+
+#[test]
+fn root_plan_with_idmapped_system_dirs_matches_the_reviewed_golden_file() {
+    let mut pol = Policy::new("/work/proj");
+    pol.read.push(Grant::new("/srv/site", "--read"));
+    pol.write.push(Grant::new("/opt/app/cache", "--write"));
+    let p = plan(&pol, &root_host(), &argv()).unwrap();
+    let got = serde_json::to_string_pretty(&p).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/plan_root_idmap.json"
+    );
+    if std::env::var_os("SKARN_BLESS").is_some() {
+        std::fs::write(path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap();
+    let at = got.lines().zip(want.lines()).position(|(a, b)| a != b);
+    assert!(
+        got == want,
+        "plan changed at line {:?} ({} lines, golden {}); review and re-bless with SKARN_BLESS=1",
+        at.map(|i| i + 1),
+        got.lines().count(),
+        want.lines().count()
+    );
+    // The system directories holding root's files and the read grant in
+    // one are idmapped; the write grant in /opt and /usr are plain binds.
+    let idmapped: Vec<&PathBuf> =
+        p.fs.iter()
+            .filter_map(|o| match o {
+                FsOp::IdmapBind { path, .. } => Some(path),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(
+        idmapped,
+        [
+            &PathBuf::from("/etc"),
+            &PathBuf::from("/opt"),
+            &PathBuf::from("/srv/site")
+        ]
+    );
+    assert!(
+        p.fs.iter().any(
+            |o| matches!(o, FsOp::Bind { path, .. } if path == &PathBuf::from("/opt/app/cache"))
+        )
+    );
+    assert!(p.report.notes.iter().any(|n| n.contains("id mapping")));
+    assert!(!p.report.notes.iter().any(|n| n.contains("walk")));
+}
+
+#[test]
+fn root_without_idmapped_binds_says_the_walk_is_used() {
+    let mut h = root_host();
+    h.idmap_dirs = vec!["/etc".into()];
+    h.idmap_unavailable = Some("idmapped bind of /opt: Invalid argument".into());
+    h.owner_only = vec!["/opt/x/key".into()];
+    let p = plan(&Policy::new("/work/proj"), &h, &argv()).unwrap();
+    assert!(p.fs.contains(&FsOp::Mask {
+        path: "/opt/x/key".into(),
+        reserve: false
+    }));
+    let note = p.report.notes.iter().find(|n| n.contains("walk")).unwrap();
+    assert!(
+        note.contains("/opt, /srv") && note.contains("Invalid argument"),
+        "{note}"
+    );
+    // Without a mount namespace an idmapped bind cannot apply: said so.
+    let mut h = root_host();
+    h.namespaces = false;
+    let p = plan(&Policy::new("/work/proj"), &h, &argv()).unwrap();
+    assert!(p.report.notes.iter().any(|n| n.contains("are not hidden")));
+    assert!(!p.fs.iter().any(|o| matches!(o, FsOp::IdmapBind { .. })));
+}
+
+#[test]
+fn root_namespace_fallback_hides_the_unwalked_idmapped_dirs_whole() {
+    use skarn_sandbox::plan::NsFallback;
+    let mut h = root_host();
+    h.owner_only = vec![];
+    let p = plan(&Policy::new("/work/proj"), &h, &argv()).unwrap();
+    let Some(NsFallback::Plan { plan: f }) = &p.ns_fallback else {
+        panic!(
+            "root plan without a namespace fallback plan: {:?}",
+            p.ns_fallback
+        );
+    };
+    assert!(!f.fs.iter().any(|o| matches!(o, FsOp::IdmapBind { .. })));
+    // /etc, /opt and /srv were never walked: denied whole, and said so.
+    for d in ["/etc", "/opt", "/srv"] {
+        assert!(
+            f.report
+                .grants
+                .iter()
+                .any(|g| g.path == d && g.access == "deny"),
+            "{d} not denied in the fallback"
+        );
+    }
+    assert!(
+        f.report
+            .notes
+            .iter()
+            .any(|n| n.contains("not walked, hidden whole")),
+        "{:?}",
+        f.report.notes
+    );
 }
 
 #[test]

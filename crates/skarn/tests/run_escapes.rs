@@ -272,6 +272,130 @@ fn files_closed_to_others_stay_closed_for_root() {
     assert!(out(&o).contains("PUBLIC"), "{}", out(&o));
 }
 
+/// A directory of test files under a system directory, removed on drop.
+struct SystemTmp(std::path::PathBuf);
+
+impl SystemTmp {
+    fn new(under: &str, tag: &str) -> SystemTmp {
+        let d =
+            std::path::PathBuf::from(format!("{under}/skarn-test-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        SystemTmp(d)
+    }
+    fn write(&self, rel: &str, contents: &str, mode: u32) -> std::path::PathBuf {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, contents).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+}
+
+impl Drop for SystemTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn files_the_host_closes_during_a_root_run_stay_closed() {
+    if !is_root() {
+        return; // only root could read them in the first place
+    }
+    let t = Tmp::new("ownlive");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let etc = SystemTmp::new("/etc", "live");
+    let opt = SystemTmp::new("/opt", "live");
+    // Deeper than any walk before the run looked, and world-readable.
+    let deep = opt.write("a/b/c/deep.key", "TOPSECRET-deep", 0o600);
+    let public = etc.write("public.conf", "PUBLIC", 0o644);
+    let denied = etc.write("denied.conf", "PUBLIC-denied", 0o644);
+    let (new, renamed) = (etc.0.join("new.key"), etc.0.join("renamed.key"));
+    let script = format!(
+        "echo ready; while [ ! -e go ]; do sleep 0.02; done; \
+         for f in {} {} {} {} {}; do cat $f 2>&1; echo; done",
+        new.display(),
+        renamed.display(),
+        denied.display(),
+        deep.display(),
+        public.display()
+    );
+    let mut c = std::process::Command::new(exe())
+        .args([
+            "run",
+            "--no-config",
+            "--report",
+            "--timeout",
+            "120s",
+            "--deny-read",
+        ])
+        .arg(&denied)
+        .arg("--workspace")
+        .arg(&ws)
+        .args(["--", "sh", "-c", &script])
+        .env("HOME", &home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // While the command runs, the host adds a closed file, replaces one by
+    // a rename (as passwd does with /etc/shadow) and swaps a closed file
+    // in over a denied one (which detaches its mask).
+    etc.write("new.key", "TOPSECRET-new", 0o600);
+    let tmp = etc.write("renamed.tmp", "TOPSECRET-renamed", 0o600);
+    std::fs::rename(&tmp, &renamed).unwrap();
+    let tmp = etc.write("denied.tmp", "TOPSECRET-denied", 0o600);
+    std::fs::rename(&tmp, &denied).unwrap();
+    std::fs::write(ws.join("go"), "").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let o = c.wait_with_output().unwrap();
+    drop((etc, opt));
+    assert_eq!(code(&o), 0, "{rest}{}", err(&o));
+    if !err(&o).contains("through an id mapping") {
+        // Without idmapped binds (the filesystem refuses them) only the
+        // walk before the run applies: files added later are not covered.
+        eprintln!("idmapped binds unavailable here: {}", err(&o));
+        return;
+    }
+    assert!(!rest.contains("TOPSECRET"), "{rest}");
+    assert!(rest.contains("PUBLIC"), "{rest}");
+    assert!(rest.contains("Permission denied"), "{rest}");
+}
+
+#[test]
+fn without_idmapped_binds_the_walk_still_hides_closed_files() {
+    if !is_root() {
+        return;
+    }
+    let t = Tmp::new("ownwalk");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let etc = SystemTmp::new("/etc", "walk");
+    let key = etc.write("wg0.conf", "PrivateKey=TOPSECRET", 0o600);
+    let public = etc.write("public.conf", "PUBLIC", 0o644);
+    let o = std::process::Command::new(exe())
+        .args(["run", "--no-config", "--report", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "cat {} {} 2>&1; true",
+            key.display(),
+            public.display()
+        ))
+        .env("HOME", &home)
+        .env("SKARN_SANDBOX_SIMULATE_MISSING", "idmap")
+        .output()
+        .unwrap();
+    drop(etc);
+    assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert!(out(&o).contains("PUBLIC"), "{}", out(&o));
+    assert!(err(&o).contains("hidden by a walk"), "{}", err(&o));
+}
+
 #[test]
 fn write_grants_that_do_not_exist_yet_are_created() {
     let t = Tmp::new("mkwrite");

@@ -126,9 +126,10 @@ fn written_beside(ws: &Path, fs: &[FsOp]) -> Vec<String> {
     let planned: Vec<&Path> = fs
         .iter()
         .filter_map(|o| match o {
-            FsOp::Bind { path, .. } | FsOp::Home { path } | FsOp::Symlink { path, .. } => {
-                Some(path.as_path())
-            }
+            FsOp::Bind { path, .. }
+            | FsOp::IdmapBind { path, .. }
+            | FsOp::Home { path }
+            | FsOp::Symlink { path, .. } => Some(path.as_path()),
             _ => None,
         })
         .collect();

@@ -120,6 +120,17 @@ pub(crate) fn run(plan: Plan) -> i32 {
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
+    if plan
+        .fs
+        .iter()
+        .any(|o| matches!(o, crate::plan::FsOp::IdmapBind { .. }))
+        && let Err(e) = crate::idmap::prepare()
+    {
+        err_line(&format!(
+            "sandbox set-up failed: user namespace for the idmapped binds: {e}"
+        ));
+        return EXIT_SETUP;
+    }
     let mut report = plan.report.clone();
     let mut rnotes = reserve::ReserveNotes::default();
     let reserved = match &plan.reservation {
@@ -206,6 +217,8 @@ pub(crate) fn run(plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
+    // Init has its own copy of the prepared idmapped trees.
+    crate::idmap::release();
     if let Some(c) = &cg.cgroup {
         let ok = c.attach(child).is_ok();
         sys::write_fd(cg_wr, if ok { b"1" } else { b"0" });

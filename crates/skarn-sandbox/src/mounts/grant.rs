@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{MountError, NEW, Notes, OLD, bind_with, ctx, mkdir_p, tmpfs, under};
+use super::{MountError, NEW, Notes, OLD, bind_idmapped, bind_with, ctx, mkdir_p, tmpfs, under};
 use crate::plan::Access;
 use crate::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 use std::os::unix::fs::symlink;
@@ -21,6 +21,7 @@ pub(super) fn bind_excluding(
     secrets: &[&Path],
     notes: &mut Notes,
     depth: u32,
+    idmap: bool,
 ) -> Result<(), MountError> {
     let src = under(OLD, path);
     let dst = under(NEW, path);
@@ -45,7 +46,9 @@ pub(super) fn bind_excluding(
                 ctx(symlink(&t, &cdst), "symlink", &cdst)?;
             }
         } else if md.is_dir() && secrets.iter().any(|s| s.starts_with(&child)) {
-            bind_excluding(&child, access, secrets, notes, depth + 1)?;
+            bind_excluding(&child, access, secrets, notes, depth + 1, idmap)?;
+        } else if idmap {
+            bind_idmapped(&child, &e.path(), &cdst, access == Access::Read)?;
         } else {
             bind_with(&e.path(), &cdst, false, access == Access::Read)?;
         }
@@ -61,8 +64,15 @@ pub(super) fn bind_excluding(
     )
 }
 
-pub(super) fn bind_grant(path: &Path, access: Access, notes: &mut Notes) -> Result<(), MountError> {
-    bind_grant_depth(path, access, notes, 0)
+/// Bind one grant; through the id mapping of [`crate::idmap`] when
+/// `idmap` (read-only grants only).
+pub(super) fn bind_grant(
+    path: &Path,
+    access: Access,
+    notes: &mut Notes,
+    idmap: bool,
+) -> Result<(), MountError> {
+    bind_grant_depth(path, access, notes, 0, idmap)
 }
 
 fn bind_grant_depth(
@@ -70,6 +80,7 @@ fn bind_grant_depth(
     access: Access,
     notes: &mut Notes,
     depth: u32,
+    idmap: bool,
 ) -> Result<(), MountError> {
     let src = under(OLD, path);
     let dst = under(NEW, path);
@@ -112,7 +123,7 @@ fn bind_grant_depth(
         if std::fs::symlink_metadata(under(NEW, &real)).is_ok() {
             return Ok(()); // already granted
         }
-        return bind_grant_depth(&real, access, notes, depth + 1);
+        return bind_grant_depth(&real, access, notes, depth + 1, idmap);
     }
     if std::fs::symlink_metadata(&dst)
         .map(|m| m.file_type().is_symlink())
@@ -126,6 +137,9 @@ fn bind_grant_depth(
     }
     if access == Access::Private {
         return overlay(&src, &dst, notes);
+    }
+    if idmap {
+        return bind_idmapped(path, &src, &dst, access == Access::Read);
     }
     bind_with(
         &src,

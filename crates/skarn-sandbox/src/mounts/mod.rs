@@ -92,6 +92,21 @@ fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
     bind_with(src, dst, writable, false)
 }
 
+/// Bind the host's `path` (at `src` in the set-up root) read-only at
+/// `dst` through the id mapping of [`crate::idmap`]; `noexec` when asked.
+fn bind_idmapped(path: &Path, src: &Path, dst: &Path, noexec: bool) -> Result<(), MountError> {
+    ctx(mountpoint_like(src, dst), "mkdir", dst)?;
+    let mut set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if noexec {
+        set |= MOUNT_ATTR_NOEXEC;
+    }
+    ctx(
+        crate::idmap::bind(path, src, dst, set),
+        "idmapped bind",
+        dst,
+    )
+}
+
 /// Bind `src` at `dst`; read-only unless `writable`, `noexec` when asked
 /// (mount flags enforce read-only/no-exec even where a broader Landlock
 /// rule, such as the one on /tmp, covers the path).
@@ -194,7 +209,7 @@ pub fn build_root(
     let roots: Vec<&Path> = ops
         .iter()
         .filter_map(|o| match o {
-            FsOp::Bind { path, .. } => Some(path.as_path()),
+            FsOp::Bind { path, .. } | FsOp::IdmapBind { path, .. } => Some(path.as_path()),
             _ => None,
         })
         .collect();
@@ -208,7 +223,8 @@ pub fn build_root(
     let mut pinned = Vec::new();
     for op in ops {
         match op {
-            FsOp::Bind { path, access } => {
+            FsOp::Bind { path, access } | FsOp::IdmapBind { path, access } => {
+                let idmap = matches!(op, FsOp::IdmapBind { .. });
                 // A read-only grant holding secrets is rebuilt without them
                 // (see bind_excluding); everything else is bound whole.
                 let inside: Vec<&Path> = secrets
@@ -226,9 +242,9 @@ pub fn build_root(
                     && !inside.is_empty()
                     && std::fs::symlink_metadata(under(OLD, path)).is_ok_and(|m| m.is_dir())
                 {
-                    bind_excluding(path, *access, &inside, notes, 0)?
+                    bind_excluding(path, *access, &inside, notes, 0, idmap)?
                 } else {
-                    bind_grant(path, *access, notes)?
+                    bind_grant(path, *access, notes, idmap)?
                 }
             }
             FsOp::Proc => mount_proc(notes)?,

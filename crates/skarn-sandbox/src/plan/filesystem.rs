@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::grants::Granted;
-use super::{FsOp, Namespaces};
+use super::{Access, FsOp, Namespaces};
 use crate::host::HostFacts;
 use crate::policy::Policy;
 use crate::report::{GrantReport, RestrictionReport};
@@ -93,12 +93,8 @@ pub(super) fn root_steps(
             }
         }
     }
-    for (p, a, _) in &g.binds {
-        fs.push(FsOp::Bind {
-            path: p.clone(),
-            access: *a,
-        });
-    }
+    let granted: Vec<(PathBuf, Access)> = g.binds.iter().map(|(p, a, _)| (p.clone(), *a)).collect();
+    fs.extend(crate::idmap_plan::bind_steps(&granted, &host.idmap_dirs));
     for grant in policy
         .read
         .iter()

@@ -56,6 +56,17 @@ pub enum FsOp {
         /// Access.
         access: Access,
     },
+    /// Bind the host path read-only through an id mapping that makes
+    /// root's files owned by nobody inside (a root caller's system
+    /// directories and read-only grants in them; see [`crate::idmap`]):
+    /// what their owner closed to others stays closed to the command.
+    /// A missing path is skipped (with a note), like [`FsOp::Bind`].
+    IdmapBind {
+        /// Host path.
+        path: PathBuf,
+        /// Access (read or read+exec).
+        access: Access,
+    },
     /// Fresh procfs for the new PID namespace at /proc.
     Proc,
     /// Minimal /dev: null zero full random urandom tty, private pts and shm.

@@ -215,6 +215,7 @@ fn secrets(
             secrets.push((p.clone(), "default (closed to others)".to_string()));
         }
     }
+    crate::idmap_plan::note(host, host.namespaces, report);
     if host.owner_only_truncated {
         report.notes.push(
             "too many entries under /etc, /opt and /srv: the directories not examined are \

@@ -46,10 +46,7 @@ use crate::report::{Backend, RestrictionReport, Status};
 pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan, PlanError> {
     let mut p = plan_for(policy, host, argv)?;
     if p.ns.helper_unshares_any() {
-        let without = HostFacts {
-            namespaces: false,
-            ..host.clone()
-        };
+        let without = crate::idmap_plan::without_namespaces(host);
         p.ns_fallback = Some(match plan_for(policy, &without, argv) {
             Ok(f) => NsFallback::Plan { plan: Box::new(f) },
             Err(e) => NsFallback::Refuse {
