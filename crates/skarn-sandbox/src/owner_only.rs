@@ -9,13 +9,19 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// System directories walked for owner-only entries, with the depth walked
-/// in each: all of `/etc` (system configuration, where keys and
-/// credentials live), the first two levels of `/opt` and `/srv` (an
-/// application's own directory and its top-level files; whole installed
-/// trees there can hold hundreds of thousands of files, too many to
-/// examine at every run). The package-managed trees (`/usr`, `/lib*`,
-/// `/nix/store`) are world-readable by design.
-pub const WALKED: &[(&str, usize)] = &[("/etc", usize::MAX), ("/opt", 2), ("/srv", 2)];
+/// in each: all of each. The walk is root's fallback where the idmapped
+/// binds of [`crate::idmap`] cannot be made (a submount that refuses id
+/// mapping, a caller in the overflow group) or where a private cache layer
+/// sits under one of them: a depth limit there would leave deeper closed
+/// files readable, so the walk goes all the way down and, past
+/// [`MAX_ENTRIES`], hides every directory it has not walked (fail closed).
+/// The package-managed trees (`/usr`, `/lib*`, `/nix/store`) are
+/// world-readable by design.
+pub const WALKED: &[(&str, usize)] = &[
+    ("/etc", usize::MAX),
+    ("/opt", usize::MAX),
+    ("/srv", usize::MAX),
+];
 
 /// The walked directories (for documentation and the report).
 pub const WALKED_DIRS: &[&str] = &["/etc", "/opt", "/srv"];

@@ -377,21 +377,33 @@ fn without_idmapped_binds_the_walk_still_hides_closed_files() {
     let etc = SystemTmp::new("/etc", "walk");
     let key = etc.write("wg0.conf", "PrivateKey=TOPSECRET", 0o600);
     let public = etc.write("public.conf", "PUBLIC", 0o644);
+    // Deeper than the old two-level walk of /opt: the walk goes all the way
+    // down where the id mapping is missing.
+    let opt = std::path::Path::new("/opt")
+        .is_dir()
+        .then(|| SystemTmp::new("/opt", "walk"));
+    let deep = opt
+        .as_ref()
+        .map(|o| o.write("app/conf/keys/db.key", "DEEPSECRET", 0o600));
     let o = std::process::Command::new(exe())
         .args(["run", "--no-config", "--report", "--workspace"])
         .arg(&ws)
         .args(["--", "sh", "-c"])
         .arg(format!(
-            "cat {} {} 2>&1; true",
+            "cat {} {} {} 2>&1; true",
             key.display(),
-            public.display()
+            public.display(),
+            deep.as_ref()
+                .map_or(String::new(), |d| d.display().to_string())
         ))
         .env("HOME", &home)
         .env("SKARN_SANDBOX_SIMULATE_MISSING", "idmap")
         .output()
         .unwrap();
     drop(etc);
+    drop(opt);
     assert!(!out(&o).contains("TOPSECRET"), "{}", out(&o));
+    assert!(!out(&o).contains("DEEPSECRET"), "{}", out(&o));
     assert!(out(&o).contains("PUBLIC"), "{}", out(&o));
     assert!(err(&o).contains("hidden by a walk"), "{}", err(&o));
 }
