@@ -195,35 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         println!("seccomp denies: {}", f.seccomp_denied.join(" "));
         print!("{}", f.code_mode.to_text());
-        match &f.servers {
-            None => println!(
-                "mcp servers: none configured ({} not found)",
-                args.config.display()
-            ),
-            Some(list) => {
-                println!("mcp servers ({}):", args.config.display());
-                for h in list {
-                    let cause = h
-                        .cause
-                        .as_deref()
-                        .map(|c| format!(": {c}"))
-                        .unwrap_or_default();
-                    println!(
-                        "  {:<20} {:<6} {:<9} {} tools{cause}",
-                        h.name, h.transport, h.status, h.tools
-                    );
-                    if !h.sandbox.is_empty() {
-                        println!("  {:<20} {}", "", h.sandbox);
-                    }
-                    for d in &h.net_denied {
-                        println!(
-                            "  {:<20} denied {} ({}); to allow: [servers.{}.sandbox] {}",
-                            "", d.host, d.reason, h.name, d.allow_line
-                        );
-                    }
-                }
-            }
-        }
+        super::doctor_servers::print(&args.config, f.servers.as_deref());
     }
     if !args.self_test {
         return Ok(ExitCode::SUCCESS);

@@ -70,7 +70,7 @@ fn run_macos(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}{}", d.to_text(), code_mode.to_text());
-        print_servers(args, servers.as_deref());
+        super::doctor_servers::print(&args.config, servers.as_deref());
     }
     if args.self_test {
         eprintln!(
@@ -111,32 +111,6 @@ fn run_no_backend(args: Args) -> anyhow::Result<ExitCode> {
     println!("status of the default policy: {:?}", f.status);
     println!("{NO_BACKEND}: `skarn run` refuses to run commands here");
     print!("{}", f.code_mode.to_text());
-    print_servers(&args, f.servers.as_deref());
+    super::doctor_servers::print(&args.config, f.servers.as_deref());
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_servers(args: &Args, servers: Option<&[skarn_gateway::ServerHealth]>) {
-    match servers {
-        None => println!(
-            "mcp servers: none configured ({} not found)",
-            args.config.display()
-        ),
-        Some(list) => {
-            println!("mcp servers ({}):", args.config.display());
-            for h in list {
-                let cause = h
-                    .cause
-                    .as_deref()
-                    .map(|c| format!(": {c}"))
-                    .unwrap_or_default();
-                println!(
-                    "  {:<20} {:<6} {:<9} {} tools{cause}",
-                    h.name, h.transport, h.status, h.tools
-                );
-                if !h.sandbox.is_empty() {
-                    println!("  {:<20} {}", "", h.sandbox);
-                }
-            }
-        }
-    }
 }

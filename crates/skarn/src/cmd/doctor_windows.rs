@@ -97,26 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         print!("{}", f.report.render_text());
         println!("Code Mode on Windows: {CODE_MODE}");
         print!("{}", f.code_mode.to_text());
-        match &f.servers {
-            None => println!(
-                "mcp servers: none configured ({} not found)",
-                args.config.display()
-            ),
-            Some(list) => {
-                println!("mcp servers ({}):", args.config.display());
-                for h in list {
-                    let cause = h
-                        .cause
-                        .as_deref()
-                        .map(|c| format!(": {c}"))
-                        .unwrap_or_default();
-                    println!(
-                        "  {:<20} {:<6} {:<9} {} tools{cause}",
-                        h.name, h.transport, h.status, h.tools
-                    );
-                }
-            }
-        }
+        super::doctor_servers::print(&args.config, f.servers.as_deref());
     }
     Ok(if ok {
         ExitCode::SUCCESS

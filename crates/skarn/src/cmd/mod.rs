@@ -14,6 +14,7 @@ pub mod doctor;
 #[cfg(not(any(target_os = "linux", windows)))]
 #[path = "doctor_other.rs"]
 pub mod doctor;
+pub mod doctor_servers;
 pub mod exec;
 #[cfg(target_os = "linux")]
 pub mod exec_confined;
