@@ -37,6 +37,54 @@ pub enum Layer {
     /// macOS: a Seatbelt profile applied with `sandbox_init` (reported by
     /// the macOS worker; this crate's mechanisms are Linux's).
     Seatbelt,
+    /// A new mount namespace whose root holds only the granted paths.
+    Mounts,
+    /// Control groups (process count, memory of the whole tree).
+    Cgroup,
+    /// The network policy as in force (namespace, loopback, proxy).
+    Network,
+    /// Windows: the AppContainer token and its capability SIDs.
+    #[serde(rename = "appcontainer")]
+    AppContainer,
+    /// Windows: the job object (tree kill, process and memory limits).
+    JobObject,
+    /// Windows: access-control entries added for the run.
+    Acls,
+}
+
+impl Layer {
+    /// The layer's name as serialised (`landlock`, `no_new_privs`, ...),
+    /// for text reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Namespaces => "namespaces",
+            Layer::Capabilities => "capabilities",
+            Layer::NoNewPrivs => "no_new_privs",
+            Layer::Rlimits => "rlimits",
+            Layer::Landlock => "landlock",
+            Layer::Seccomp => "seccomp",
+            Layer::ParentDeath => "parent_death",
+            Layer::Descriptors => "descriptors",
+            Layer::Seatbelt => "seatbelt",
+            Layer::Mounts => "mounts",
+            Layer::Cgroup => "cgroup",
+            Layer::Network => "network",
+            Layer::AppContainer => "appcontainer",
+            Layer::JobObject => "job_object",
+            Layer::Acls => "acls",
+        }
+    }
+}
+
+impl Status {
+    /// A short word for text reports: `enforced`, `partial`, `NOT enforced`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::FullyEnforced => "enforced",
+            Status::PartiallyEnforced => "partial",
+            Status::NotEnforced => "NOT enforced",
+        }
+    }
 }
 
 /// What one layer achieved, with a one-line detail for humans.
@@ -94,5 +142,29 @@ mod tests {
             v.as_ref().and_then(|v| v["layer"].as_str()),
             Some("no_new_privs")
         );
+    }
+
+    #[test]
+    fn layer_names_are_the_serialised_names() {
+        for l in [
+            Layer::Namespaces,
+            Layer::Capabilities,
+            Layer::NoNewPrivs,
+            Layer::Rlimits,
+            Layer::Landlock,
+            Layer::Seccomp,
+            Layer::ParentDeath,
+            Layer::Descriptors,
+            Layer::Seatbelt,
+            Layer::Mounts,
+            Layer::Cgroup,
+            Layer::Network,
+            Layer::AppContainer,
+            Layer::JobObject,
+            Layer::Acls,
+        ] {
+            let wire = serde_json::to_value(l).ok();
+            assert_eq!(wire.as_ref().and_then(|v| v.as_str()), Some(l.name()));
+        }
     }
 }

@@ -98,6 +98,8 @@ pub mod privs;
 pub mod probe;
 pub mod provenance;
 pub mod report;
+pub mod report_provenance;
+mod report_text;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(target_os = "linux")]

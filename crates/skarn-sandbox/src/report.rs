@@ -1,6 +1,10 @@
 //! [`RestrictionReport`]: what was and was not enforced for one run.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+pub use crate::report_provenance::{Origin, SettingSource};
 
 /// How much of the requested policy the host enforced: the confinement
 /// kit's status type, shared with the worker's `ConfinementReport`
@@ -8,6 +12,11 @@ use serde::{Deserialize, Serialize};
 /// `PartiallyEnforced`: some are missing and `notes` names each gap;
 /// `NotEnforced`: nothing confines the command).
 pub use skarn_confine::Status;
+
+/// One confinement layer's outcome (`landlock`, `seccomp`, `namespaces`,
+/// ...): the confinement kit's type, shared with the worker's
+/// `ConfinementReport`.
+pub use skarn_confine::{Enforcement, Layer as ConfinementLayer};
 
 /// How the report is printed after the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +92,15 @@ pub struct RestrictionReport {
     /// `--net allow:...`: traffic per allowed host and refusals per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<skarn_egress::EgressReport>,
+    /// Which layer (default, preset, user config, workspace `skarn.toml`,
+    /// flag) set each setting ([`crate::report_provenance`]); filled by
+    /// the caller that assembled the policy, empty in a bare plan.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provenance: BTreeMap<String, SettingSource>,
+    /// What each confinement layer achieved, as the sandbox reported it
+    /// back at run time (empty until the run: never taken from the plan).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Enforcement>,
 }
 
 impl RestrictionReport {
@@ -92,73 +110,5 @@ impl RestrictionReport {
         if self.status == Status::FullyEnforced {
             self.status = Status::PartiallyEnforced;
         }
-    }
-
-    /// Human-readable multi-line rendering (for `--report`).
-    pub fn render_text(&self) -> String {
-        use std::fmt::Write;
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "skarn: sandbox report: backend={} status={:?} landlock_abi={} net={}",
-            match self.backend {
-                Backend::Linux => "linux",
-                Backend::Seatbelt => "seatbelt",
-                Backend::AppContainer => "appcontainer",
-                Backend::None => "none",
-            },
-            self.status,
-            self.landlock_abi,
-            self.net
-        );
-        let default_secret =
-            |g: &&GrantReport| g.access == "deny" && g.source == "default (secret)";
-        for g in self.grants.iter().filter(|g| !default_secret(g)) {
-            let _ = writeln!(s, "  grant {:<26} {}  ({})", g.access, g.path, g.source);
-        }
-        let secrets: Vec<&str> = self
-            .grants
-            .iter()
-            .filter(default_secret)
-            .map(|g| g.path.as_str())
-            .collect();
-        if !secrets.is_empty() {
-            let _ = writeln!(
-                s,
-                "  deny  {} default secret paths (never readable): {}",
-                secrets.len(),
-                secrets.join(" ")
-            );
-        }
-        for l in &self.limits {
-            let _ = writeln!(
-                s,
-                "  limit {:<14} {:<12} via {}  ({})",
-                l.name, l.value, l.mechanism, l.source
-            );
-        }
-        if !self.removed_env.is_empty() {
-            let _ = writeln!(s, "  env removed: {}", self.removed_env.join(", "));
-        }
-        if let Some(e) = &self.egress {
-            for a in &e.allowed {
-                let _ = writeln!(
-                    s,
-                    "  net allowed {}: {} connection(s), {} bytes out, {} bytes in",
-                    a.host, a.connections, a.bytes_out, a.bytes_in
-                );
-            }
-            for d in &e.denied {
-                let _ = writeln!(
-                    s,
-                    "  net denied  {}: {} time(s) ({})",
-                    d.host, d.count, d.reason
-                );
-            }
-        }
-        for n in &self.notes {
-            let _ = writeln!(s, "  note: {n}");
-        }
-        s
     }
 }

@@ -11,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
+use skarn_confine::{Enforcement, Layer};
+
 use crate::plan::Plan;
 use crate::report::RestrictionReport;
 use crate::sys;
@@ -72,6 +74,48 @@ pub(super) struct CgroupSetup {
     /// The memory cgroup was planned but not made: the plan's
     /// `fallback_as` applies.
     pub(super) memory_fallback: bool,
+    /// The pids cgroup was made.
+    pub(super) pids: bool,
+}
+
+impl CgroupSetup {
+    /// The cgroup layer of the report once init was moved in (`joined`),
+    /// or could not be; `None` when the plan has no cgroup.
+    pub(super) fn enforcement(&self, plan: &Plan, joined: bool) -> Option<Enforcement> {
+        let mut made = Vec::new();
+        let mut gaps = Vec::new();
+        if let Some((_, max)) = &plan.cgroup {
+            if self.pids {
+                made.push(format!("pids.max {max}"));
+            } else {
+                gaps.push("pids cgroup not made");
+            }
+        }
+        if let Some(m) = &plan.memory_cgroup {
+            if self.memory_fallback {
+                gaps.push("memory cgroup not made (RLIMIT_AS instead)");
+            } else {
+                made.push(format!("memory {} MiB for the whole tree", m.bytes >> 20));
+            }
+        }
+        if made.is_empty() && gaps.is_empty() {
+            return None;
+        }
+        Some(if made.is_empty() || !joined {
+            let mut all = gaps;
+            if !made.is_empty() {
+                all.push("the sandbox could not be moved into the run's cgroup");
+            }
+            Enforcement::not_enforced(Layer::Cgroup, all.join("; "))
+        } else if gaps.is_empty() {
+            Enforcement::full(Layer::Cgroup, made.join(", "))
+        } else {
+            Enforcement::partial(
+                Layer::Cgroup,
+                format!("{}; {}", made.join(", "), gaps.join("; ")),
+            )
+        })
+    }
 }
 
 /// Make the planned cgroups (`cleanup_ok`: a reaper will remove them even
@@ -88,6 +132,7 @@ pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionRepo
             None => report.degrade("pids cgroup could not be created: max_procs NOT enforced"),
         }
     }
+    let pids = !dirs.is_empty();
     let mut memory_fallback = false;
     if let Some(m) = &plan.memory_cgroup {
         let files = crate::memory::limit_files(&m.parent, m.bytes);
@@ -117,6 +162,7 @@ pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionRepo
     CgroupSetup {
         cgroup: (!dirs.is_empty()).then_some(Cgroup { dirs }),
         memory_fallback,
+        pids,
     }
 }
 

@@ -5,9 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use skarn_confine::{Enforcement, Layer};
+
 use super::signals::{forward_pending, install_forwarders};
-use super::stage_status::{StageMsg, fatal, send};
-use super::{Run, target};
+use super::stage_status::{StageMsg, fatal, layer, send};
+use super::{Run, layer_report, target};
 use crate::plan::FsOp;
 use crate::{mounts, ns, privs, sys};
 
@@ -23,6 +25,24 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         if let Err(e) = mounts::build_root(run.fs, plan.tmpfs_bytes, &mut notes) {
             fatal(wr, &e.to_string());
         }
+        let steps = run.fs.len();
+        layer(
+            wr,
+            if notes.is_empty() {
+                Enforcement::full(
+                    Layer::Mounts,
+                    format!("new root with the granted paths only ({steps} steps)"),
+                )
+            } else {
+                Enforcement::partial(
+                    Layer::Mounts,
+                    format!(
+                        "new root with the granted paths only ({steps} steps); {} gap(s), see notes",
+                        notes.len()
+                    ),
+                )
+            },
+        );
         for n in notes {
             send(wr, &StageMsg::Degraded(n));
         }
@@ -36,6 +56,9 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         && let Err(err) = crate::egress::hand_over(crate::egress::handover_fd(), e)
     {
         fatal(wr, &format!("network proxy sockets: {err}"));
+    }
+    if plan.ns.net {
+        layer(wr, layer_report::network_in_namespace(plan));
     }
     if plan.ns.uts {
         let name = b"skarn-sandbox";

@@ -26,6 +26,7 @@ mod cgroup;
 mod egress;
 mod host_tmp;
 mod init;
+mod layer_report;
 mod persistence;
 mod reaper;
 mod release;
@@ -173,6 +174,7 @@ pub(crate) fn run(plan: Plan) -> i32 {
             return fall_back(&plan, &e);
         }
     }
+    report.layers.push(layer_report::namespaces(&plan));
     let host_tmp = plan.host_tmp.as_ref().and_then(host_tmp::make);
 
     // Host terminal settings, put back after the run whatever happens to it.
@@ -219,15 +221,17 @@ pub(crate) fn run(plan: Plan) -> i32 {
     };
     // Init has its own copy of the prepared idmapped trees.
     crate::idmap::release();
+    let mut joined = true;
     if let Some(c) = &cg.cgroup {
-        let ok = c.attach(child).is_ok();
-        sys::write_fd(cg_wr, if ok { b"1" } else { b"0" });
+        joined = c.attach(child).is_ok();
+        sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });
         // SAFETY: closing our own pipe ends.
         unsafe {
             libc::close(cg_wr);
             libc::close(cg_rd);
         }
     }
+    report.layers.extend(cg.enforcement(&plan, joined));
     // SAFETY: closing our copy of the write end.
     unsafe { libc::close(wr) };
     signals::install_forwarders();
@@ -262,6 +266,7 @@ fn fall_back(plan: &Plan, e: &std::io::Error) -> i32 {
             // Set by the caller after planning.
             p.report_format = plan.report_format;
             p.report.removed_env = plan.report.removed_env.clone();
+            p.report.provenance = plan.report.provenance.clone();
             p.report
                 .degrade(format!("creating namespaces failed at run time: {e}"));
             run(p)

@@ -7,6 +7,12 @@
 //! target never interleave; a longer payload is cut at a character
 //! boundary. The helper decodes whatever arrived once both are gone; a
 //! frame cut short (a stage killed mid-write) ends the decoding.
+//!
+//! A [`StageMsg::Layer`] says what one confinement layer achieved, sent by
+//! the stage that applied it right after applying it (its payload is the
+//! kit's `Enforcement` as JSON; one that does not parse is skipped).
+
+use skarn_confine::Enforcement;
 
 use crate::sys;
 
@@ -29,6 +35,8 @@ pub(crate) enum StageMsg {
     Lost(String),
     /// Set-up failed: the target never ran.
     Fatal(String),
+    /// What one confinement layer achieved, as applied.
+    Layer(Enforcement),
 }
 
 impl StageMsg {
@@ -39,6 +47,7 @@ impl StageMsg {
             StageMsg::TargetPid(_) => 3,
             StageMsg::Lost(_) => 4,
             StageMsg::Fatal(_) => 5,
+            StageMsg::Layer(_) => 6,
         }
     }
 
@@ -48,6 +57,7 @@ impl StageMsg {
                 s.clone()
             }
             StageMsg::TargetPid(p) => p.to_string(),
+            StageMsg::Layer(e) => serde_json::to_string(e).unwrap_or_default(),
         }
     }
 
@@ -58,6 +68,7 @@ impl StageMsg {
             3 => StageMsg::TargetPid(text.parse().ok()?),
             4 => StageMsg::Lost(text),
             5 => StageMsg::Fatal(text),
+            6 => StageMsg::Layer(serde_json::from_str(&text).ok()?),
             _ => return None,
         })
     }
@@ -101,6 +112,11 @@ pub(crate) fn send(wr: libc::c_int, msg: &StageMsg) {
     sys::write_fd(wr, &msg.encode());
 }
 
+/// Report what one layer achieved.
+pub(crate) fn layer(wr: libc::c_int, e: Enforcement) {
+    send(wr, &StageMsg::Layer(e));
+}
+
 /// Report a set-up failure to the helper and on stderr, and exit.
 pub(crate) fn fatal(wr: libc::c_int, msg: &str) -> ! {
     send(wr, &StageMsg::Fatal(msg.to_string()));
@@ -120,6 +136,10 @@ mod tests {
             StageMsg::Degraded("line one\nline two".into()),
             StageMsg::Lost("/tmp/a /tmp/b".into()),
             StageMsg::Fatal("mount: denied".into()),
+            StageMsg::Layer(Enforcement::partial(
+                skarn_confine::Layer::Landlock,
+                "ABI 5: not enforced: scopes (needs ABI 6)\nsecond line",
+            )),
         ];
         let buf: Vec<u8> = msgs.iter().flat_map(StageMsg::encode).collect();
         let mut want = msgs;
@@ -137,5 +157,10 @@ mod tests {
         assert!(long.len() <= MAX_FRAME);
         assert!(matches!(&decode(&long)[..], [StageMsg::Degraded(s)] if s.starts_with('é')));
         assert!(decode(&[9, 0, 0, 0, 0]).is_empty(), "unknown kind skipped");
+        let bad_layer = [6, 2, 0, 0, 0, b'{', b'}'];
+        assert!(
+            decode(&bad_layer).is_empty(),
+            "a layer that does not parse is skipped"
+        );
     }
 }

@@ -151,9 +151,11 @@ fn merge(msgs: &[StageMsg], plan: &Plan, report: &mut RestrictionReport) -> bool
                 report.notes.push(format!("set-up failed: {n}"));
                 report.status = Status::NotEnforced;
             }
+            StageMsg::Layer(e) => report.layers.push(e.clone()),
             StageMsg::TargetPid(_) => {}
         }
     }
+    report.layers = super::layer_report::complete(plan, std::mem::take(&mut report.layers));
     fatal
 }
 

@@ -7,10 +7,12 @@ use std::borrow::Cow;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 
-use super::Run;
+use skarn_confine::{Enforcement, Layer, Status};
+
 use super::signals::reset_forwarded;
-use super::stage_status::{StageMsg, fatal, send};
+use super::stage_status::{StageMsg, fatal, layer, send};
 use super::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND};
+use super::{Run, layer_report};
 use crate::plan::{LandlockPlan, LandlockRule, Rlimit};
 use crate::{landlock_rules, privs, seccomp, sys, terminal};
 
@@ -77,15 +79,25 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
     reset_forwarded();
     // SAFETY: setsid takes no arguments; we are not a group leader.
     unsafe { libc::setsid() };
-    let _ = privs::set_parent_death_signal(libc::SIGKILL);
-    for (r, v) in rlimits(run) {
-        if let Err(e) = privs::set_rlimit(rlimit_resource(r), v) {
+    layer(
+        wr,
+        match privs::set_parent_death_signal(libc::SIGKILL) {
+            Ok(()) => Enforcement::full(Layer::ParentDeath, "SIGKILL"),
+            Err(e) => Enforcement::not_enforced(Layer::ParentDeath, e.to_string()),
+        },
+    );
+    let limits = rlimits(run);
+    let mut refused = Vec::new();
+    for (r, v) in &limits {
+        if let Err(e) = privs::set_rlimit(rlimit_resource(*r), *v) {
+            refused.push(*r);
             send(
                 wr,
                 &StageMsg::Degraded(format!("rlimit {r:?} not applied: {e}")),
             );
         }
     }
+    layer(wr, layer_report::rlimits(&limits, &refused));
     if let Err(e) = sys::chdir(&plan.cwd) {
         fatal(
             wr,
@@ -125,7 +137,7 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
                 extra.push(seccomp::DENY_TIOCSWINSZ);
             }
             match seccomp::deny_programs(&extra) {
-                Ok(p) => Some(p),
+                Ok(p) => Some((p, seccomp::DENY_LIST.len() + extra.len())),
                 Err(e) => fatal(wr, &e.to_string()),
             }
         }
@@ -135,49 +147,100 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
     if let Err(e) = privs::set_no_new_privs() {
         fatal(wr, &format!("no_new_privs: {e}"));
     }
+    layer(wr, Enforcement::full(Layer::NoNewPrivs, "set"));
     match privs::drop_all_capabilities() {
-        Ok(true) => {}
-        Ok(false) => send(
+        Ok(true) => layer(
             wr,
-            &StageMsg::Info(
-                "capability bounding set left as is (no CAP_SETPCAP outside a user namespace); \
-                 the process holds no capabilities and no_new_privs prevents gaining any"
-                    .into(),
+            Enforcement::full(
+                Layer::Capabilities,
+                "all dropped: bounding, ambient, effective, permitted, inheritable",
             ),
         ),
+        Ok(false) => {
+            send(
+                wr,
+                &StageMsg::Info(
+                    "capability bounding set left as is (no CAP_SETPCAP outside a user \
+                     namespace); the process holds no capabilities and no_new_privs prevents \
+                     gaining any"
+                        .into(),
+                ),
+            );
+            layer(
+                wr,
+                Enforcement::partial(
+                    Layer::Capabilities,
+                    "none held; bounding set left as is (no CAP_SETPCAP outside a user \
+                     namespace), no_new_privs prevents gaining any",
+                ),
+            );
+        }
         Err(e) => fatal(wr, &format!("dropping capabilities: {e}")),
     }
-    if let Some(l) = landlock(run) {
-        match landlock_rules::apply(&l) {
-            Ok(landlock_rules::Enforced::Fully) => {}
-            Ok(landlock_rules::Enforced::Partially) => send(
-                wr,
-                &StageMsg::Degraded("Landlock only partially enforced by this kernel".into()),
-            ),
-            Ok(landlock_rules::Enforced::Not) => {
-                if !plan.ns.mount && plan.fail_closed {
-                    fatal(
-                        wr,
-                        "Landlock is not enforced and there is no mount namespace",
-                    );
-                }
-                send(
-                    wr,
-                    &StageMsg::Degraded("Landlock not enforced by this kernel".into()),
-                );
-            }
-            Err(e) => fatal(wr, &e.to_string()),
+    let landlock_net = match landlock(run) {
+        Some(l) => apply_landlock(plan, &l, wr),
+        None => None,
+    };
+    if let Some((p, rules)) = &seccomp_progs {
+        if let Err(e) = seccomp::install(p) {
+            fatal(wr, &e.to_string());
         }
+        layer(
+            wr,
+            Enforcement::full(Layer::Seccomp, format!("deny-list of {rules} rules")),
+        );
     }
-    if let Some(p) = &seccomp_progs
-        && let Err(e) = seccomp::install(p)
-    {
-        fatal(wr, &e.to_string());
+    if !plan.ns.net {
+        layer(
+            wr,
+            layer_report::network_on_host(plan, landlock_net, seccomp_progs.is_some()),
+        );
     }
     if let Err(e) = privs::close_fds_above_stderr_on_exec() {
         fatal(wr, &format!("closing descriptors: {e}"));
     }
+    layer(
+        wr,
+        Enforcement::full(
+            Layer::Descriptors,
+            "every descriptor above 2 closed on exec",
+        ),
+    );
     exec_search(&argv, &envp, &path_var)
+}
+
+/// Apply the Landlock ruleset and report it; the outcome of its network
+/// part (when one was asked).
+fn apply_landlock(plan: &crate::plan::Plan, l: &LandlockPlan, wr: libc::c_int) -> Option<Status> {
+    let outcome = match landlock_rules::apply_reporting(l) {
+        Ok(o) => o,
+        Err(e) => fatal(wr, &e.to_string()),
+    };
+    match outcome.status {
+        Status::FullyEnforced => {}
+        Status::PartiallyEnforced => send(
+            wr,
+            &StageMsg::Degraded("Landlock only partially enforced by this kernel".into()),
+        ),
+        Status::NotEnforced => {
+            if !plan.ns.mount && plan.fail_closed {
+                fatal(
+                    wr,
+                    "Landlock is not enforced and there is no mount namespace",
+                );
+            }
+            send(
+                wr,
+                &StageMsg::Degraded("Landlock not enforced by this kernel".into()),
+            );
+        }
+    }
+    layer(wr, outcome.enforcement());
+    outcome
+        .parts
+        .iter()
+        .find(|p| p.part == "net")
+        .map(|p| p.status)
 }
 
 fn exec_search(argv: &[CString], envp: &[CString], path_var: &OsString) -> ! {

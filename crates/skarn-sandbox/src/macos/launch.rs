@@ -23,6 +23,7 @@ use super::facts::MacFacts;
 use super::profile::{ProfileError, profile};
 use crate::grants::GrantError;
 use crate::policy::{NetPolicy, Policy};
+use crate::provenance::Provenance;
 use crate::report::ReportFormat;
 
 /// `sandbox-exec`, by absolute path.
@@ -147,8 +148,8 @@ fn resolve_command(cmd: &OsStr, env: &[(OsString, OsString)], cwd: &Path) -> Res
 }
 
 /// Rlimits to set in the child: (resource, value), clamped to the hard
-/// limits in force.
-fn rlimits(policy: &Policy) -> Vec<(libc::c_int, libc::rlim_t)> {
+/// limits in force; and whether any was clamped.
+fn rlimits(policy: &Policy) -> (Vec<(libc::c_int, libc::rlim_t)>, bool) {
     let mib = |v: u64| v.saturating_mul(1 << 20) as libc::rlim_t;
     let l = &policy.limits;
     let mut v = vec![(libc::RLIMIT_CORE, 0)];
@@ -162,6 +163,7 @@ fn rlimits(policy: &Policy) -> Vec<(libc::c_int, libc::rlim_t)> {
     if let Some(f) = l.max_file_size_mb {
         v.push((libc::RLIMIT_FSIZE, mib(f)));
     }
+    let mut clamped = false;
     for (res, val) in &mut v {
         let mut cur = libc::rlimit {
             rlim_cur: 0,
@@ -170,17 +172,20 @@ fn rlimits(policy: &Policy) -> Vec<(libc::c_int, libc::rlim_t)> {
         // SAFETY: getrlimit writes into the struct we own.
         if unsafe { libc::getrlimit(*res, &mut cur) } == 0 && cur.rlim_max < *val {
             *val = cur.rlim_max;
+            clamped = true;
         }
     }
-    v
+    (v, clamped)
 }
 
 /// Run `command` confined by `policy`; returns its exit status (128+N for
 /// signal N, 124 after the timeout, 126/127 when it cannot be executed or
 /// found). `env` is the caller's environment: secret-looking variables are
-/// removed ([`crate::env::scrub`]) and reported by name.
+/// removed ([`crate::env::scrub`]) and reported by name; `provenance`
+/// (from assembling `policy`) goes into the report.
 pub fn run(
     policy: &Policy,
+    provenance: &Provenance,
     command: &[OsString],
     env: impl IntoIterator<Item = (OsString, OsString)>,
     report_format: ReportFormat,
@@ -222,6 +227,7 @@ pub fn run(
     let mut report = super::report(&policy, &facts);
     report.notes.extend(grant_notes);
     report.removed_env = removed;
+    report.provenance = crate::report_provenance::for_report(&policy, provenance);
 
     kept.retain(|(k, _)| k != "TMPDIR");
     kept.push(("TMPDIR".into(), temp.0.clone().into_os_string()));
@@ -246,7 +252,7 @@ pub fn run(
         }
     };
 
-    let limits = rlimits(&policy);
+    let (limits, clamped) = rlimits(&policy);
     let mut cmd = Command::new(SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(&text)
@@ -291,6 +297,7 @@ pub fn run(
     }
     install_forwarding();
     let child = cmd.spawn().map_err(MacosError::Spawn)?;
+    report.layers = super::report::layers(&policy, clamped);
     let pid = child.id() as libc::pid_t;
     CHILD_PGID.store(pid, Ordering::SeqCst);
 

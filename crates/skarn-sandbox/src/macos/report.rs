@@ -4,7 +4,10 @@
 use super::facts::MacFacts;
 use super::profile::{protected_paths, secret_paths};
 use crate::policy::{NetPolicy, Policy};
-use crate::report::{Backend, GrantReport, LimitReport, RestrictionReport, Status};
+use crate::report::{
+    Backend, ConfinementLayer as Layer, Enforcement, GrantReport, LimitReport, RestrictionReport,
+    Status,
+};
 
 /// The report for `policy` run under the Seatbelt profile made from
 /// `facts`. Pure: the launcher adds what happens at run time.
@@ -19,6 +22,8 @@ pub fn report(policy: &Policy, facts: &MacFacts) -> RestrictionReport {
         removed_env: Vec::new(),
         landlock_abi: 0,
         egress: None,
+        provenance: Default::default(),
+        layers: Vec::new(),
     };
     let mut grant = |path: &std::path::Path, access: &str, source: &str| {
         r.grants.push(GrantReport {
@@ -158,4 +163,70 @@ pub fn report(policy: &Policy, facts: &MacFacts) -> RestrictionReport {
         );
     }
     r
+}
+
+/// The report's layers once `sandbox-exec` was started with the profile
+/// and the launcher's `pre_exec` succeeded (`clamped`: some limit was
+/// lowered to the hard limit in force). Only what the launcher saw
+/// happen: `sandbox-exec` runs the command only after applying the
+/// profile, and a failing `setrlimit` or `fcntl` fails the spawn.
+pub fn layers(policy: &Policy, clamped: bool) -> Vec<Enforcement> {
+    let l = &policy.limits;
+    let mut set = vec!["core 0".to_string()];
+    if let Some(m) = l.memory_mb {
+        set.push(format!(
+            "data and as {m} MiB (not enforced by macOS for mapped memory)"
+        ));
+    }
+    if let Some(n) = l.max_procs {
+        set.push(format!("nproc {n} (all of the user's processes)"));
+    }
+    if let Some(f) = l.max_file_size_mb {
+        set.push(format!("fsize {f} MiB"));
+    }
+    if clamped {
+        set.push("some lowered to the hard limit in force".into());
+    }
+    let rlimits = if l.memory_mb.is_some() || clamped {
+        Enforcement::partial(Layer::Rlimits, set.join(", "))
+    } else {
+        Enforcement::full(Layer::Rlimits, set.join(", "))
+    };
+    vec![
+        Enforcement::partial(
+            Layer::Seatbelt,
+            format!(
+                "profile applied by sandbox-exec before the command started; net {}; reads \
+                 are coarse (everything the user can read but the secrets)",
+                policy.net.as_str()
+            ),
+        ),
+        rlimits,
+        Enforcement::full(
+            Layer::Descriptors,
+            "every descriptor above 2 closed on exec",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_say_what_macos_leaves_out() {
+        let mut p = Policy::new("/ws");
+        p.limits.memory_mb = None;
+        p.limits.max_procs = Some(64);
+        let l = layers(&p, false);
+        let names: Vec<Layer> = l.iter().map(|e| e.layer).collect();
+        assert_eq!(names, [Layer::Seatbelt, Layer::Rlimits, Layer::Descriptors]);
+        assert_eq!(l[0].status, Status::PartiallyEnforced, "reads are coarse");
+        assert_eq!(l[1].status, Status::FullyEnforced);
+        assert!(l[1].detail.contains("nproc 64"), "{}", l[1].detail);
+        p.limits.memory_mb = Some(512);
+        assert_eq!(layers(&p, false)[1].status, Status::PartiallyEnforced);
+        p.limits.memory_mb = None;
+        assert_eq!(layers(&p, true)[1].status, Status::PartiallyEnforced);
+    }
 }

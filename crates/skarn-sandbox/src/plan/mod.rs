@@ -158,5 +158,7 @@ fn empty_report(policy: &Policy, host: &HostFacts) -> RestrictionReport {
         removed_env: Vec::new(),
         landlock_abi: host.landlock_abi,
         egress: None,
+        provenance: Default::default(),
+        layers: Vec::new(),
     }
 }

@@ -30,6 +30,7 @@ pub mod capabilities;
 pub mod cmdline;
 pub mod host_facts;
 pub mod journal;
+pub mod layers;
 pub mod plan;
 pub mod profile_name;
 mod protect;

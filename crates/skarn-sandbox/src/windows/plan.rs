@@ -476,6 +476,8 @@ pub fn plan(
         removed_env: removed,
         landlock_abi: 0,
         egress: None,
+        provenance: Default::default(),
+        layers: Vec::new(),
     };
     for g in gaps {
         report.degrade(g);

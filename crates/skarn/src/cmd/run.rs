@@ -246,7 +246,7 @@ fn whole_mib(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (policy, _provenance) = build_policy(&args)?;
+    let (policy, provenance) = build_policy(&args)?;
     let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
     if args.no_sandbox {
         eprintln!(
@@ -280,7 +280,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
-    run_confined(policy, env, removed, &args)
+    run_confined(policy, &provenance, env, removed, &args)
 }
 
 /// The Linux backend: plan with `skarn-sandbox`, then run the helper here
@@ -288,6 +288,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(target_os = "linux")]
 fn run_confined(
     policy: Policy,
+    provenance: &Provenance,
     env: Vec<(OsString, OsString)>,
     removed: Vec<String>,
     args: &Args,
@@ -305,6 +306,7 @@ fn run_confined(
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
     plan.report.removed_env = removed;
+    plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);
     plan.report_format = if args.json {
         ReportFormat::Json
     } else if args.report {

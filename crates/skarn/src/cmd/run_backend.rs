@@ -13,19 +13,21 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use skarn_sandbox::Policy;
+use skarn_sandbox::{Policy, Provenance};
 
 use super::run::Args;
 
 /// The error of a build without a sandbox backend for its OS.
 pub const NO_BACKEND: &str = "skarn run: no sandbox backend for this OS in this build";
 
-/// Run `args.command` confined by `policy`, with environment `env`
-/// (already scrubbed of the variables named in `removed`, for the report).
-/// Returns the command's exit status.
+/// Run `args.command` confined by `policy` (assembled with `provenance`,
+/// for the report), with environment `env` (already scrubbed of the
+/// variables named in `removed`, for the report). Returns the command's
+/// exit status.
 #[cfg(not(target_os = "macos"))]
 pub fn run_confined(
     policy: Policy,
+    provenance: &Provenance,
     env: Vec<(OsString, OsString)>,
     removed: Vec<String>,
     args: &Args,
@@ -33,11 +35,11 @@ pub fn run_confined(
     #[cfg(windows)]
     {
         let _ = (env, removed);
-        appcontainer(policy, args)
+        appcontainer(policy, provenance, args)
     }
     #[cfg(not(windows))]
     {
-        let _ = (policy, env, removed, args);
+        let _ = (policy, provenance, env, removed, args);
         anyhow::bail!(NO_BACKEND)
     }
 }
@@ -46,7 +48,7 @@ pub fn run_confined(
 /// backend scrubs the environment itself (same rule, same `allow_env`), so
 /// the names it removes are in its report; it is given the process's own.
 #[cfg(windows)]
-fn appcontainer(policy: Policy, args: &Args) -> anyhow::Result<ExitCode> {
+fn appcontainer(policy: Policy, provenance: &Provenance, args: &Args) -> anyhow::Result<ExitCode> {
     use skarn_sandbox::report::ReportFormat;
     if args.compress.compress {
         anyhow::bail!("--compress is not available with the Windows sandbox yet");
@@ -66,7 +68,7 @@ fn appcontainer(policy: Policy, args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let code = skarn_sandbox::windows::run(&policy, &args.command, &env, format)?;
+    let code = skarn_sandbox::windows::run(&policy, provenance, &args.command, &env, format)?;
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
@@ -76,6 +78,7 @@ fn appcontainer(policy: Policy, args: &Args) -> anyhow::Result<ExitCode> {
 #[cfg(target_os = "macos")]
 pub fn run_confined(
     policy: Policy,
+    provenance: &Provenance,
     env: Vec<(OsString, OsString)>,
     removed: Vec<String>,
     args: &Args,
@@ -92,6 +95,12 @@ pub fn run_confined(
     } else {
         ReportFormat::None
     };
-    let code = skarn_sandbox::macos::run(&policy, &args.command, std::env::vars_os(), format)?;
+    let code = skarn_sandbox::macos::run(
+        &policy,
+        provenance,
+        &args.command,
+        std::env::vars_os(),
+        format,
+    )?;
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }

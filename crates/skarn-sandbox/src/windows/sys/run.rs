@@ -15,23 +15,27 @@ use super::job::Job;
 use super::sid::Sid;
 use super::{acl, ctrl, last_error, spawn};
 use crate::policy::Policy;
-use crate::report::ReportFormat;
+use crate::provenance::Provenance;
+use crate::report::{Enforcement, ReportFormat, RestrictionReport};
 use crate::windows::journal::{self, Journal};
-use crate::windows::{WindowsError, WindowsHostFacts, WindowsPlan, plan};
+use crate::windows::{WindowsError, WindowsHostFacts, WindowsPlan, layers, plan};
 
 /// Exit status when the timeout killed the command.
 pub const TIMEOUT_EXIT: i32 = 124;
 
-/// Run `command` confined per `policy` in the workspace's AppContainer;
-/// returns the command's exit status (124 on timeout, 130 on Ctrl-C).
+/// Run `command` confined per `policy` (assembled with `provenance`, for
+/// the report) in the workspace's AppContainer; returns the command's exit
+/// status (124 on timeout, 130 on Ctrl-C).
 pub fn run(
     policy: &Policy,
+    provenance: &Provenance,
     command: &[OsString],
     env: &[(OsString, OsString)],
     report_format: ReportFormat,
 ) -> Result<i32, WindowsError> {
     let facts = WindowsHostFacts::probe(policy);
-    let plan = plan(policy, &facts, command, env, report_format)?;
+    let mut plan = plan(policy, &facts, command, env, report_format)?;
+    plan.report.provenance = crate::report_provenance::for_report(policy, provenance);
     let Some(lad) = facts.local_app_data.as_deref() else {
         return Err(WindowsError::Os {
             call: "reading %LOCALAPPDATA%".into(),
@@ -60,20 +64,28 @@ pub fn run(
         remove_after: plan.remove_after.iter().map(|p| p.path.clone()).collect(),
     };
     journal::write(&jpath, &j)?;
-    let outcome = confine_and_run(&plan, &container);
+    let mut applied = Vec::new();
+    let outcome = confine_and_run(&plan, &container, &mut applied);
     let restored = revert(&j);
     ctrl::restored();
     if restored.is_ok() {
         journal::remove(&jpath)?;
     }
-    print_report(&plan);
+    let mut report = plan.report.clone();
+    report.layers = layers::complete(applied);
+    print_report(plan.report_format, &report);
     let code = outcome?;
     restored?;
     Ok(code)
 }
 
-/// Apply the plan's ACLs, run the command, return its status.
-fn confine_and_run(plan: &WindowsPlan, container: &Sid) -> Result<i32, WindowsError> {
+/// Apply the plan's ACLs, run the command, return its status; each layer
+/// goes into `applied` once in force.
+fn confine_and_run(
+    plan: &WindowsPlan,
+    container: &Sid,
+    applied: &mut Vec<Enforcement>,
+) -> Result<i32, WindowsError> {
     for p in &plan.placeholders {
         match std::fs::create_dir(&p.path) {
             Ok(()) => {}
@@ -96,6 +108,7 @@ fn confine_and_run(plan: &WindowsPlan, container: &Sid) -> Result<i32, WindowsEr
             acl::add(path, &changes, container.as_ptr())?;
         }
     }
+    applied.push(layers::acls(plan));
     if let Some((_, temp)) = plan.process.env.iter().find(|(k, _)| k == "TEMP") {
         // The profile creates it; make sure it is there.
         let _ = std::fs::create_dir_all(temp);
@@ -123,6 +136,7 @@ fn confine_and_run(plan: &WindowsPlan, container: &Sid) -> Result<i32, WindowsEr
         }
         Err(e) => return Err(e),
     };
+    applied.push(layers::appcontainer(plan));
     if let Err(e) = job.assign(child.process.as_raw_handle()) {
         job.terminate(1);
         // The suspended child is not in the job: end it directly.
@@ -135,6 +149,7 @@ fn confine_and_run(plan: &WindowsPlan, container: &Sid) -> Result<i32, WindowsEr
         };
         return Err(e);
     }
+    applied.push(layers::job(plan));
     // SAFETY: the main thread handle of the suspended child.
     if unsafe { ResumeThread(child.thread.as_raw_handle()) } == u32::MAX {
         job.terminate(1);
@@ -280,11 +295,11 @@ fn repair_finished_runs(dir: &Path, current: &str) {
     }
 }
 
-fn print_report(plan: &WindowsPlan) {
-    match plan.report_format {
+fn print_report(format: ReportFormat, report: &RestrictionReport) {
+    match format {
         ReportFormat::None => {}
-        ReportFormat::Text => eprint!("{}", plan.report.render_text()),
-        ReportFormat::Json => match serde_json::to_string(&plan.report) {
+        ReportFormat::Text => eprint!("{}", report.render_text()),
+        ReportFormat::Json => match serde_json::to_string(report) {
             Ok(s) => eprintln!("{s}"),
             Err(e) => eprintln!("skarn: report: {e}"),
         },
