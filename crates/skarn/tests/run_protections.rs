@@ -710,7 +710,7 @@ fn report_and_json_describe_the_run() {
         .unwrap();
     let e = err(&o);
     assert!(
-        e.contains("status=FullyEnforced") && e.contains("(--timeout)"),
+        e.contains("status=FullyEnforced") && e.contains("(from --timeout)"),
         "{e}"
     );
     // A config error names file:line:column and exits 2.
