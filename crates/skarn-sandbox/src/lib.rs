@@ -30,6 +30,12 @@
 //! flags and a gateway server's settings are [`Layer`]s merged by one set
 //! of rules, each value with its provenance ([`Provenance`]).
 //!
+//! The [`RestrictionReport`] printed after a run carries that provenance
+//! ([`report_provenance`]: which kind of layer set each setting) and one
+//! entry per confinement layer (the kit's `Enforcement`), sent by the
+//! stage that applied the layer right after applying it; a layer nobody
+//! reported is listed as not enforced, never assumed from the plan.
+//!
 //! Platforms: the confinement above (and the modules that build it) exists
 //! only on Linux (`#[cfg(target_os = "linux")]`). The platform-neutral
 //! parts compile on every target: the [`Policy`] and [`NetPolicy`],
