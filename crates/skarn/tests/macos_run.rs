@@ -249,6 +249,10 @@ fn report_says_what_seatbelt_enforces() {
     let line = err(&o);
     let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
     assert_eq!(v["backend"], "seatbelt");
+    // run_in passes --no-config: the network policy is the default.
+    assert_eq!(v["provenance"]["net"]["origin"], "default");
+    assert_eq!(v["layers"][0]["layer"], "seatbelt");
+    assert_eq!(v["layers"][0]["status"], "PartiallyEnforced");
 }
 
 #[test]
