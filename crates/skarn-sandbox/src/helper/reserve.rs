@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::release::{Reserved, open_dir};
-use crate::placeholder::{is_placeholder, make_socket_inode};
+use crate::placeholder::{PlaceholderMaker, is_placeholder};
 use crate::plan::{FsOp, Plan, Reservation};
 
 /// Messages of the reservation step.
@@ -78,7 +78,12 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
             ));
         }
     }
-    let mut done = Resolved::default();
+    let mut done = Resolved {
+        // The workspace is a directory when its lock could be opened:
+        // searches for a missing component start there, not at `/`.
+        known_dir: (lock_fd >= 0).then(|| ws.clone()),
+        ..Resolved::default()
+    };
     for op in ops {
         resolve(op, &empty_kind, &mut done, notes);
     }
@@ -207,6 +212,9 @@ struct Resolved {
     placeholders: Vec<PathBuf>,
     absent: Vec<PathBuf>,
     empties: Vec<(PathBuf, u64)>,
+    /// A directory known to exist (the workspace).
+    known_dir: Option<PathBuf>,
+    maker: PlaceholderMaker,
 }
 
 /// Apply the rule for one protection (see [`crate::plan::Reservation`]).
@@ -233,7 +241,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
     } else if missing {
         // Reserve the first missing component: with it taken, nothing
         // below it can be created either.
-        match first_missing(&target) {
+        match first_missing(&target, done.known_dir.as_deref()) {
             Ok(Some(c)) => target = c,
             Ok(None) => return, // an ancestor is not a directory
             Err(why) => {
@@ -247,7 +255,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         if done.placeholders.contains(&target) {
             return;
         }
-        if let Err(e) = make_socket_inode(&target)
+        if let Err(e) = done.maker.make(&target)
             && std::fs::symlink_metadata(&target).is_err()
         {
             notes.degraded.push(format!(
@@ -288,10 +296,15 @@ fn make_empty_file(p: &Path) -> std::io::Result<u64> {
 /// only its last component is missing). `Ok(None)` when an existing
 /// ancestor is not a directory (nothing can be created below it); an error
 /// when an ancestor is a symlink (the name would be created wherever it
-/// points).
-fn first_missing(path: &Path) -> Result<Option<PathBuf>, &'static str> {
-    let mut acc = PathBuf::new();
-    for c in path.components() {
+/// points). `known_dir`, a directory known to exist, is where the search
+/// starts when `path` lies below it (its own ancestors are not looked at
+/// again).
+fn first_missing(path: &Path, known_dir: Option<&Path>) -> Result<Option<PathBuf>, &'static str> {
+    let (mut acc, rest) = match known_dir.and_then(|d| Some((d, path.strip_prefix(d).ok()?))) {
+        Some((d, rest)) if !rest.as_os_str().is_empty() => (d.to_path_buf(), rest),
+        _ => (PathBuf::new(), path),
+    };
+    for c in rest.components() {
         acc.push(c);
         match std::fs::symlink_metadata(&acc) {
             Ok(m) if m.file_type().is_symlink() => return Err("an ancestor is a symlink"),
