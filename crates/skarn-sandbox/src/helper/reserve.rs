@@ -292,7 +292,7 @@ fn make_empty_file(p: &Path) -> std::io::Result<u64> {
     Ok(f.metadata()?.ino())
 }
 
-/// The first component of `path` that does not exist (`path` itself when
+/// The first component of `path` (found missing) that does not exist (`path` itself when
 /// only its last component is missing). `Ok(None)` when an existing
 /// ancestor is not a directory (nothing can be created below it); an error
 /// when an ancestor is a symlink (the name would be created wherever it
@@ -304,6 +304,11 @@ fn first_missing(path: &Path, known_dir: Option<&Path>) -> Result<Option<PathBuf
         Some((d, rest)) if !rest.as_os_str().is_empty() => (d.to_path_buf(), rest),
         _ => (PathBuf::new(), path),
     };
+    if !acc.as_os_str().is_empty() && path.parent() == Some(acc.as_path()) {
+        // A missing entry right in the known directory (`path` was found
+        // missing by the caller).
+        return Ok(Some(path.to_path_buf()));
+    }
     for c in rest.components() {
         acc.push(c);
         match std::fs::symlink_metadata(&acc) {
