@@ -34,6 +34,7 @@ mod signals;
 mod stage_status;
 mod supervision;
 mod target;
+mod ws_entries;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

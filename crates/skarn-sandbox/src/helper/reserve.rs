@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::release::{Reserved, open_dir};
+use super::ws_entries::WsEntries;
 use crate::placeholder::{PlaceholderMaker, is_placeholder};
 use crate::plan::{FsOp, Plan, Reservation};
 
@@ -53,7 +54,8 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         None
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
-    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
+    let entries = WsEntries::read(&ws);
+    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir, &entries);
     let nested = nested_repos(r, &mut ops, notes);
     let mut empty_kind = Vec::new();
     if stage.is_none() {
@@ -79,6 +81,7 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         }
     }
     let mut done = Resolved {
+        entries: Some(entries),
         // The workspace is a directory when its lock could be opened:
         // searches for a missing component start there, not at `/`.
         known_dir: (lock_fd >= 0).then(|| ws.clone()),
@@ -126,6 +129,7 @@ fn planned_ops(
     git: &Path,
     staged: bool,
     git_is_dir: bool,
+    entries: &WsEntries,
 ) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut out = Vec::new();
@@ -158,7 +162,7 @@ fn planned_ops(
             || reserve_if.iter().any(|p| {
                 *exists
                     .entry(p.clone())
-                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+                    .or_insert_with(|| entries.exists(p))
             });
         if path.starts_with(git) && path != git {
             if staged {
@@ -214,13 +218,23 @@ struct Resolved {
     empties: Vec<(PathBuf, u64)>,
     /// A directory known to exist (the workspace).
     known_dir: Option<PathBuf>,
+    /// The workspace's entries as listed before any placeholder was made.
+    entries: Option<WsEntries>,
     maker: PlaceholderMaker,
 }
 
 /// Apply the rule for one protection (see [`crate::plan::Reservation`]).
 fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut ReserveNotes) {
     let (mut target, reserve, is_mask) = op;
-    let missing = std::fs::symlink_metadata(&target).is_err();
+    let listed = done.entries.as_ref();
+    // (The listing predates this run's placeholders.)
+    let missing = !done.placeholders.contains(&target)
+        && !listed.map_or_else(
+            || std::fs::symlink_metadata(&target).is_ok(),
+            |e| e.exists(&target),
+        );
+    // An existing entry the listing saw as no socket is no placeholder.
+    let maybe_placeholder = missing || listed.is_none_or(|e| e.may_be_placeholder(&target));
     if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
         done.absent.push(target.clone());
     }
@@ -265,7 +279,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
             return;
         }
     }
-    if is_placeholder(&target).is_some() && !done.placeholders.contains(&target) {
+    if maybe_placeholder
+        && is_placeholder(&target).is_some()
+        && !done.placeholders.contains(&target)
+    {
         done.placeholders.push(target.clone());
     }
     done.steps.push(if is_mask {
