@@ -14,28 +14,52 @@ use crate::policy::{Grant, Policy};
 /// missing rest appended. `None` when `p` is relative or a component
 /// cannot be examined for another reason than absence.
 pub fn canonical_lossy(p: &Path) -> Option<PathBuf> {
-    if !p.is_absolute() {
-        return None;
-    }
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    let mut cur = p;
-    loop {
-        match std::fs::canonicalize(cur) {
-            Ok(mut real) => {
-                for c in rest.iter().rev() {
-                    real.push(c);
-                }
-                return Some(real);
+    CanonicalCache::default().resolve(p)
+}
+
+/// [`canonical_lossy`] for many paths: the resolved directories are
+/// remembered, so paths sharing parents (the secret paths of one home)
+/// cost one `lstat` each instead of a full `realpath` per path.
+#[derive(Default)]
+pub struct CanonicalCache {
+    dirs: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl CanonicalCache {
+    /// [`canonical_lossy`] of `p`.
+    pub fn resolve(&mut self, p: &Path) -> Option<PathBuf> {
+        if !p.is_absolute() {
+            return None;
+        }
+        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
+            // The root, or a path ending in `..`: the kernel's answer.
+            return match std::fs::canonicalize(p) {
+                Ok(real) => Some(real),
+                Err(_) if p.parent().is_none() => Some(p.to_path_buf()),
+                Err(_) => None,
+            };
+        };
+        let real_parent = match self.dirs.get(parent) {
+            Some(r) => r.clone(),
+            None => {
+                let r = self.resolve(parent);
+                self.dirs.insert(parent.to_path_buf(), r.clone());
+                r
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let name = cur.file_name()?;
-                if name == ".." {
-                    return None;
-                }
-                rest.push(name);
-                cur = cur.parent()?;
-            }
-            Err(_) => return None,
+        }?;
+        let candidate = real_parent.join(name);
+        match std::fs::symlink_metadata(&candidate) {
+            // A link: the kernel follows it (and any link it leads to).
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&candidate) {
+                Ok(real) => Some(real),
+                // A dangling link: the longest existing prefix is the
+                // link's own directory.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(candidate),
+                Err(_) => None,
+            },
+            Ok(_) => Some(candidate),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(candidate),
+            Err(_) => None,
         }
     }
 }
@@ -234,5 +258,57 @@ mod tests {
         assert!(p.overlay.is_empty() && notes[0].contains("dropped"));
         std::fs::remove_dir_all(&d).unwrap();
         assert_eq!(canonical_lossy(Path::new("rel")), None);
+    }
+
+    /// The realpath of the longest existing prefix plus the missing rest,
+    /// computed the slow way, as the cached resolver must answer.
+    fn reference(p: &Path) -> Option<PathBuf> {
+        let mut rest = Vec::new();
+        let mut cur = p;
+        loop {
+            match std::fs::canonicalize(cur) {
+                Ok(mut real) => {
+                    rest.iter().rev().for_each(|c| real.push(c));
+                    return Some(real);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    rest.push(cur.file_name()?);
+                    cur = cur.parent()?;
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    #[test]
+    fn cached_resolution_matches_realpath_of_the_existing_prefix() {
+        let d = std::env::temp_dir().join(format!("skarn-canon-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("home/.config/real")).unwrap();
+        std::fs::write(d.join("home/file"), "").unwrap();
+        let ln = |to: &str, at: &str| std::os::unix::fs::symlink(d.join(to), d.join(at)).unwrap();
+        ln("home", "homelink");
+        ln("home/.config/real", "home/.config/gh");
+        ln("homelink/.config/gh", "home/chain");
+        ln("nowhere/x", "home/dangling");
+        ln("home/file", "home/filelink");
+        let mut cache = CanonicalCache::default();
+        for rel in [
+            "homelink/.ssh",
+            "homelink/.config/gh/hosts.yml",
+            "homelink/.config/gh",
+            "home/chain/token",
+            "home/dangling",
+            "home/dangling/below",
+            "home/file/below",
+            "home/filelink",
+            "homelink/.config/missing/deeper/x",
+            "homelink",
+        ] {
+            let p = d.join(rel);
+            assert_eq!(cache.resolve(&p), reference(&p), "{rel}");
+        }
+        assert_eq!(cache.resolve(Path::new("/")), Some(PathBuf::from("/")));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

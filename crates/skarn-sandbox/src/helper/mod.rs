@@ -35,6 +35,7 @@ mod signals;
 mod stage_status;
 mod supervision;
 mod target;
+mod ws_entries;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

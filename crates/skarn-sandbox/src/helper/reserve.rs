@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::release::{Reserved, open_dir};
-use crate::placeholder::{is_placeholder, make_socket_inode};
+use super::ws_entries::WsEntries;
+use crate::placeholder::{PlaceholderMaker, is_placeholder};
 use crate::plan::{FsOp, Plan, Reservation};
 
 /// Messages of the reservation step.
@@ -53,7 +54,8 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         None
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
-    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
+    let entries = WsEntries::read(&ws);
+    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir, &entries);
     let nested = nested_repos(r, &mut ops, notes);
     let mut empty_kind = Vec::new();
     if stage.is_none() {
@@ -78,7 +80,13 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
             ));
         }
     }
-    let mut done = Resolved::default();
+    let mut done = Resolved {
+        entries: Some(entries),
+        // The workspace is a directory when its lock could be opened:
+        // searches for a missing component start there, not at `/`.
+        known_dir: (lock_fd >= 0).then(|| ws.clone()),
+        ..Resolved::default()
+    };
     for op in ops {
         resolve(op, &empty_kind, &mut done, notes);
     }
@@ -121,6 +129,7 @@ fn planned_ops(
     git: &Path,
     staged: bool,
     git_is_dir: bool,
+    entries: &WsEntries,
 ) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut out = Vec::new();
@@ -153,7 +162,7 @@ fn planned_ops(
             || reserve_if.iter().any(|p| {
                 *exists
                     .entry(p.clone())
-                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+                    .or_insert_with(|| entries.exists(p))
             });
         if path.starts_with(git) && path != git {
             if staged {
@@ -207,12 +216,25 @@ struct Resolved {
     placeholders: Vec<PathBuf>,
     absent: Vec<PathBuf>,
     empties: Vec<(PathBuf, u64)>,
+    /// A directory known to exist (the workspace).
+    known_dir: Option<PathBuf>,
+    /// The workspace's entries as listed before any placeholder was made.
+    entries: Option<WsEntries>,
+    maker: PlaceholderMaker,
 }
 
 /// Apply the rule for one protection (see [`crate::plan::Reservation`]).
 fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut ReserveNotes) {
     let (mut target, reserve, is_mask) = op;
-    let missing = std::fs::symlink_metadata(&target).is_err();
+    let listed = done.entries.as_ref();
+    // (The listing predates this run's placeholders.)
+    let missing = !done.placeholders.contains(&target)
+        && !listed.map_or_else(
+            || std::fs::symlink_metadata(&target).is_ok(),
+            |e| e.exists(&target),
+        );
+    // An existing entry the listing saw as no socket is no placeholder.
+    let maybe_placeholder = missing || listed.is_none_or(|e| e.may_be_placeholder(&target));
     if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
         done.absent.push(target.clone());
     }
@@ -233,7 +255,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
     } else if missing {
         // Reserve the first missing component: with it taken, nothing
         // below it can be created either.
-        match first_missing(&target) {
+        match first_missing(&target, done.known_dir.as_deref()) {
             Ok(Some(c)) => target = c,
             Ok(None) => return, // an ancestor is not a directory
             Err(why) => {
@@ -247,7 +269,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         if done.placeholders.contains(&target) {
             return;
         }
-        if let Err(e) = make_socket_inode(&target)
+        if let Err(e) = done.maker.make(&target)
             && std::fs::symlink_metadata(&target).is_err()
         {
             notes.degraded.push(format!(
@@ -257,7 +279,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
             return;
         }
     }
-    if is_placeholder(&target).is_some() && !done.placeholders.contains(&target) {
+    if maybe_placeholder
+        && is_placeholder(&target).is_some()
+        && !done.placeholders.contains(&target)
+    {
         done.placeholders.push(target.clone());
     }
     done.steps.push(if is_mask {
@@ -284,14 +309,24 @@ fn make_empty_file(p: &Path) -> std::io::Result<u64> {
     Ok(f.metadata()?.ino())
 }
 
-/// The first component of `path` that does not exist (`path` itself when
+/// The first component of `path` (found missing) that does not exist (`path` itself when
 /// only its last component is missing). `Ok(None)` when an existing
 /// ancestor is not a directory (nothing can be created below it); an error
 /// when an ancestor is a symlink (the name would be created wherever it
-/// points).
-fn first_missing(path: &Path) -> Result<Option<PathBuf>, &'static str> {
-    let mut acc = PathBuf::new();
-    for c in path.components() {
+/// points). `known_dir`, a directory known to exist, is where the search
+/// starts when `path` lies below it (its own ancestors are not looked at
+/// again).
+fn first_missing(path: &Path, known_dir: Option<&Path>) -> Result<Option<PathBuf>, &'static str> {
+    let (mut acc, rest) = match known_dir.and_then(|d| Some((d, path.strip_prefix(d).ok()?))) {
+        Some((d, rest)) if !rest.as_os_str().is_empty() => (d.to_path_buf(), rest),
+        _ => (PathBuf::new(), path),
+    };
+    if !acc.as_os_str().is_empty() && path.parent() == Some(acc.as_path()) {
+        // A missing entry right in the known directory (`path` was found
+        // missing by the caller).
+        return Ok(Some(path.to_path_buf()));
+    }
+    for c in rest.components() {
         acc.push(c);
         match std::fs::symlink_metadata(&acc) {
             Ok(m) if m.file_type().is_symlink() => return Err("an ancestor is a symlink"),

@@ -112,6 +112,16 @@ fn bind_idmapped(path: &Path, src: &Path, dst: &Path, noexec: bool) -> Result<()
 /// rule, such as the one on /tmp, covers the path).
 fn bind_with(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
     ctx(mountpoint_like(src, dst), "mkdir", dst)?;
+    bind_onto(src, dst, writable, noexec)
+}
+
+/// [`bind`] onto a `dst` that exists (just examined by the caller): no
+/// mount point to make.
+fn bind_existing(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
+    bind_onto(src, dst, writable, false)
+}
+
+fn bind_onto(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
     let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if !writable {
         set |= MOUNT_ATTR_RDONLY;
@@ -301,7 +311,7 @@ pub fn build_root(
                 let dst = under(NEW, path);
                 match std::fs::symlink_metadata(&dst) {
                     Ok(md) if md.is_dir() && !pinned.contains(path) => {
-                        bind(&dst.clone(), &dst, true)?;
+                        bind_existing(&dst.clone(), &dst, true)?;
                         pinned.push(path.clone());
                     }
                     _ => {}
@@ -317,9 +327,9 @@ pub fn build_root(
                     )),
                     Ok(md) if md.file_type().is_socket() => {
                         // A run's placeholder (or a live socket): cover it.
-                        bind(Path::new("/empty.s"), &dst, false)?
+                        bind_existing(Path::new("/empty.s"), &dst, false)?
                     }
-                    Ok(_) => bind(&dst.clone(), &dst, false)?,
+                    Ok(_) => bind_existing(&dst.clone(), &dst, false)?,
                     Err(_) => {}
                 }
             }
@@ -370,7 +380,7 @@ fn pin_parents(path: &Path, roots: &[&Path], pinned: &mut Vec<PathBuf>) -> Resul
         pinned.push(a.to_path_buf());
         let dst = under(NEW, a);
         match std::fs::symlink_metadata(&dst) {
-            Ok(md) if md.is_dir() => bind(&dst.clone(), &dst, true)?,
+            Ok(md) if md.is_dir() => bind_existing(&dst.clone(), &dst, true)?,
             _ => return Ok(()),
         }
     }

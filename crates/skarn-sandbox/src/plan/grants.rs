@@ -2,6 +2,7 @@
 //! grants into one access per path, gathers the secrets and drops any
 //! grant that is one.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::{Access, PlanError};
@@ -20,16 +21,20 @@ pub(super) struct Granted {
     pub homes: Vec<PathBuf>,
     /// The canonical home directory.
     pub home_real: Option<PathBuf>,
+    /// Each grant's place in `binds`, so that the grant deciding a path is
+    /// found by walking the path's ancestors (the planner asks for a few
+    /// hundred paths; comparing each with every grant was quadratic).
+    index: HashMap<PathBuf, usize>,
 }
 
 impl Granted {
     /// The grant that decides access to `p`: the deepest one containing it.
     pub fn deciding(&self, p: &Path) -> Option<(PathBuf, Access)> {
-        self.binds
-            .iter()
-            .filter(|(g, _, _)| p.starts_with(g))
-            .max_by_key(|(g, _, _)| g.components().count())
-            .map(|(g, a, _)| (g.clone(), *a))
+        // The first ancestor (nearest first, `p` itself included) that is
+        // a grant is the deepest grant containing `p`.
+        p.ancestors()
+            .find_map(|a| self.index.get(a))
+            .map(|&i| (self.binds[i].0.clone(), self.binds[i].1))
     }
 
     /// The writable grant deciding access to `p`, if any.
@@ -80,8 +85,9 @@ pub(super) fn collect(
     let mut binds = merged_binds(policy, host.namespaces);
     let secrets = secrets(policy, host, &homes, report);
     // A grant that is itself a secret (or inside one) is dropped.
+    let secret_set: HashSet<&Path> = secrets.iter().map(|(s, _)| s.as_path()).collect();
     binds.retain(|(p, _, src)| {
-        let hit = secrets.iter().any(|(s, _)| p.starts_with(s));
+        let hit = p.ancestors().any(|a| secret_set.contains(a));
         if hit {
             report.notes.push(format!(
                 "grant of {} ({src}) dropped: it is a secret path",
@@ -106,11 +112,17 @@ pub(super) fn collect(
             source: src.clone(),
         });
     }
+    let index = binds
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _, _))| (p.clone(), i))
+        .collect();
     let g = Granted {
         binds,
         secrets,
         homes,
         home_real,
+        index,
     };
     notes(policy, host, &g, report);
     Ok(g)
@@ -171,15 +183,19 @@ fn merged_binds(policy: &Policy, nsok: bool) -> Vec<(PathBuf, Access, String)> {
         },
     ));
     let mut merged: Vec<(PathBuf, Access, String)> = Vec::new();
+    let mut at: HashMap<PathBuf, usize> = HashMap::new();
     for (p, a, src) in binds {
-        match merged.iter_mut().find(|(q, _, _)| *q == p) {
+        match at.get(&p).map(|&i| &mut merged[i]) {
             Some(m) => {
                 if a.rank() > m.1.rank() {
                     m.1 = a;
                     m.2 = src;
                 }
             }
-            None => merged.push((p, a, src)),
+            None => {
+                at.insert(p.clone(), merged.len());
+                merged.push((p, a, src));
+            }
         }
     }
     merged
@@ -194,12 +210,13 @@ fn secrets(
     report: &mut RestrictionReport,
 ) -> Vec<(PathBuf, String)> {
     let mut secrets: Vec<(PathBuf, String)> = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     for h in homes.iter().map(Some).chain([None]) {
         if h.is_none() && !secrets.is_empty() {
             continue;
         }
         for p in default_secret_paths(h.map(PathBuf::as_path)) {
-            if !secrets.iter().any(|(q, _)| *q == p) {
+            if seen.insert(p.clone()) {
                 secrets.push((p, "default (secret)".to_string()));
             }
         }
@@ -210,8 +227,10 @@ fn secrets(
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
     }
+    let mut listed: HashSet<PathBuf> = secrets.iter().map(|(s, _)| s.clone()).collect();
     for p in &host.owner_only {
-        if !secrets.iter().any(|(s, _)| p.starts_with(s)) {
+        if !p.ancestors().any(|a| listed.contains(a)) {
+            listed.insert(p.clone());
             secrets.push((p.clone(), "default (closed to others)".to_string()));
         }
     }

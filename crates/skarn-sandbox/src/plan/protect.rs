@@ -4,6 +4,7 @@
 //! read-only or reserved; their ancestors inside a writable grant are
 //! pinned; the reservation step and the checks after the run are planned.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::grants::Granted;
@@ -142,12 +143,15 @@ fn persistence(
         .copied()
         .chain(shell_rc)
         .collect();
+    let mut listed: HashSet<PathBuf> = protects
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Protect { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
     let mut protect_in_home = |p: PathBuf, reserve: bool| {
-        if g.writable(&p).is_some()
-            && !protects
-                .iter()
-                .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
-        {
+        if g.writable(&p).is_some() && listed.insert(p.clone()) {
             protects.push(FsOp::Protect {
                 path: p,
                 reserve,
@@ -156,6 +160,15 @@ fn persistence(
         }
     };
     for h in &g.homes {
+        // Nothing under this home is writable unless a writable grant
+        // holds the home or lies inside it.
+        let touches_home = g
+            .binds
+            .iter()
+            .any(|(w, a, _)| *a == Access::ReadWrite && (h.starts_with(w) || w.starts_with(h)));
+        if !touches_home {
+            continue;
+        }
         // Every existing top-level dot entry of the home, too: host
         // programs read them (toolchains, caches, configurations).
         for rel in &host.home_entries {
