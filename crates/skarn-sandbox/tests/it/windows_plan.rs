@@ -2,7 +2,6 @@
 //! env): checked on its whole output for several policies (golden files,
 //! re-bless with SKARN_BLESS=1 after review) and on its invariants. Runs on
 //! every OS.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::ffi::OsString;
 

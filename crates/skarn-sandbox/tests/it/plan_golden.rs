@@ -3,8 +3,6 @@
 //! reviewing the change). The plan is final before the helper runs, so
 //! each file shows what a run on such a host does, including the plan it
 //! falls back to when namespaces fail at run time.
-#![cfg(target_os = "linux")] // the Linux backend's plan
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -1,7 +1,5 @@
 //! `plan()` is a pure function of (Policy, HostFacts, argv): checked on its
 //! whole output for a fixed host, and on how it degrades on weaker hosts.
-#![cfg(target_os = "linux")] // the Linux backend's plan
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::ffi::OsString;
 use std::path::PathBuf;

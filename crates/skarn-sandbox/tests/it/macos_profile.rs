@@ -1,7 +1,6 @@
 //! The macOS Seatbelt profile generator: golden files for several
 //! policies (re-bless with SKARN_BLESS=1 after reviewing the diff) and
 //! properties every profile must have. Pure: runs on every OS.
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::path::{Path, PathBuf};
 
