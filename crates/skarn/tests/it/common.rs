@@ -1,13 +1,11 @@
 //! Helpers for running the `skarn` binary under test (`skarn run`,
 //! sandbox probes, `skarn doctor`) and reading what it printed; every
 //! check is made from outside the sandbox. Generic helpers (temporary
-//! directories, built binaries, `is_root`) come from skarn-test-support
-//! and are re-exported here.
+//! directories, built binaries, `is_root`, bridge fakes) come from
+//! skarn-test-support.
 // Each helper is used by some modules only, and some modules are built on
 // some systems only.
 #![allow(dead_code)]
-
-pub use skarn_test_support::{FakeBridge, TempDir, is_root};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 #[test]
 fn run_compress_keeps_diagnostics_and_exit_status() {

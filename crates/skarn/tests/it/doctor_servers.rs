@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-use crate::common::{TempDir, sibling};
+use crate::common::sibling;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 

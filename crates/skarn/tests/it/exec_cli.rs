@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 fn skarn() -> Command {
     Command::new(env!("CARGO_BIN_EXE_skarn"))

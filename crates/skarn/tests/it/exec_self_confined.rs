@@ -7,7 +7,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 fn skarn() -> Command {
     Command::new(env!("CARGO_BIN_EXE_skarn"))

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 const SECRET: &str = "SECRET-KEY-MATERIAL-1234";

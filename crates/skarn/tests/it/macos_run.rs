@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
+use skarn_test_support::TempDir;
 
 const SECRET: &str = "skarn-macos-test-SECRET-51c2";
 

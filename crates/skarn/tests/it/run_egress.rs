@@ -12,6 +12,7 @@ use std::process::Output;
 
 use crate::common::*;
 use crate::static_http::Server;
+use skarn_test_support::TempDir;
 
 const PY: &str = "/usr/bin/python3";
 

@@ -8,6 +8,7 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 
 use crate::common::*;
+use skarn_test_support::{TempDir, is_root};
 
 fn sh(ws: &Path, home: &Path, flags: &[&str], script: &str) -> std::process::Output {
     run_in(ws, home, flags, &["sh", "-c", script])

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 const NO_BACKEND: &str = "skarn run: no sandbox backend for this OS in this build";

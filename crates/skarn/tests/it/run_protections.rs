@@ -6,6 +6,7 @@ use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
+use skarn_test_support::{TempDir, is_root};
 
 #[test]
 fn writes_outside_the_workspace_and_into_read_grants_fail() {

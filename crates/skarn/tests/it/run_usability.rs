@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use crate::common::*;
+use skarn_test_support::TempDir;
 
 fn sh(
     ws: &std::path::Path,

@@ -18,7 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::common::{TempDir, sibling};
+use crate::common::sibling;
+use skarn_test_support::TempDir;
 
 const TOKEN: &str = "conformance-test-token-0123456789";
 

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::{TempDir, sibling};
+use crate::common::sibling;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 

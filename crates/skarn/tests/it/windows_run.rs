@@ -5,12 +5,12 @@
 //! Compiled and run on Windows only.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 // Under %TEMP%, in the user profile: the container has no access to these
 // directories unless granted.
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 fn skarn(ws: &Path, flags: &[&str], cmd: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skarn"))

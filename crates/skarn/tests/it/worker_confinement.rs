@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use skarn_worker::{PoolConfig, SelftestSpec, WorkerCommand, WorkerPool};
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 fn skarn() -> WorkerCommand {
     WorkerCommand::skarn_at(env!("CARGO_BIN_EXE_skarn"))

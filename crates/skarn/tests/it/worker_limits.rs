@@ -9,7 +9,7 @@ use serde_json::json;
 use skarn_codemode::{ErrorKind, ExecOutcome, Limits, bridge::NoServers};
 use skarn_worker::{Executor, Isolation, IsolationUsed, PoolConfig, WorkerCommand};
 
-use crate::common::FakeBridge;
+use skarn_test_support::FakeBridge;
 
 /// Echoes every call and read; lists one tool.
 fn tools() -> FakeBridge {

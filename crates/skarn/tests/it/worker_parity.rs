@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use skarn_codemode::{ErrorKind, ExecOutcome, Limits};
 use skarn_worker::{Executor, Isolation, IsolationUsed, PoolConfig, WorkerCommand};
 
-use crate::common::FakeBridge;
+use skarn_test_support::FakeBridge;
 
 fn nested(depth: usize) -> Value {
     let mut v = json!(1);

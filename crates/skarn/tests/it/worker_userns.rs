@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use crate::common::TempDir;
+use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
