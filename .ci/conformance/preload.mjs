@@ -1,5 +1,5 @@
 // Loaded with `node --import` before the conformance suite (see
-// crates/skarn/tests/serve_conformance.rs):
+// crates/skarn/tests/it/serve_conformance.rs):
 // - on node < 22 `fs` has no `globSync`, which the suite imports for its
 //   tier-check command only: hooks.mjs gives the suite an `fs` with a stub;
 // - the suite's client sends no credentials, and `skarn serve --http`

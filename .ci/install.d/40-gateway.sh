@@ -15,7 +15,7 @@ if ! command -v mcp-server-everything >/dev/null 2>&1; then
     npm install --global --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-everything
 fi
 
-# Issue 12: real servers run sandboxed in crates/skarn/tests/serve_sandbox.rs
+# Issue 12: real servers run sandboxed in crates/skarn/tests/it/serve_sandbox.rs
 # (skipped when absent): two more reference servers, and a Python server in
 # its own venv.
 for pkg in server-memory server-filesystem; do

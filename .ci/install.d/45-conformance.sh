@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (npm `@modelcontextprotocol/conformance`,
 # version pinned in .ci/conformance/package.json), installed into
-# .ci/conformance/node_modules for crates/skarn/tests/serve_conformance.rs.
+# .ci/conformance/node_modules for crates/skarn/tests/it/serve_conformance.rs.
 # Idempotent: installs only when missing.
 set -euo pipefail
 dir="$(cd "$(dirname "$0")/../conformance" && pwd)"

@@ -1,6 +1,6 @@
 """Shared helpers: drive `skarn serve` with the official MCP Python SDK.
 
-Run by crates/skarn/tests/serve_python.rs (so `cargo test --workspace` runs
+Run by crates/skarn/tests/it/serve_python.rs (so `cargo test --workspace` runs
 these), which passes the binaries in SKARN_BIN and SKARN_EXAMPLE_BIN.
 """
 

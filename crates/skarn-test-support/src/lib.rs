@@ -2,9 +2,10 @@
 //! published, never a normal dependency).
 //!
 //! What it guarantees:
-//! - [`TempDir`]: a fresh directory under the system temp dir, readable by
-//!   every user (tests also run unprivileged and through sandboxes), removed
-//!   with everything in it when dropped.
+//! - [`TempDir`]: a fresh directory under the system temp dir (or a parent
+//!   the test names, such as `/etc`), readable by every user (tests also
+//!   run unprivileged and through sandboxes), removed with everything in it
+//!   when dropped.
 //! - [`bins`]: the path of a program Cargo built next to the running test
 //!   binary, or a panic saying which package to build.
 //! - [`FakeBridge`]: an in-memory `ToolBridge` whose answers are closures,

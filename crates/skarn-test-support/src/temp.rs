@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 /// A fresh directory named `skarn-test-<tag>-<random>` under the system
-/// temp dir (`TMPDIR`), mode 0755 so that a sandboxed or unprivileged
+/// temp dir (`TMPDIR`) or a parent of the test's choosing, mode 0755 so that a sandboxed or unprivileged
 /// process can use it too; removed with its contents on drop.
 #[derive(Debug)]
 pub struct TempDir(tempfile::TempDir);
@@ -11,6 +11,14 @@ pub struct TempDir(tempfile::TempDir);
 impl TempDir {
     /// A new, empty directory; `tag` says which test made it.
     pub fn new(tag: &str) -> TempDir {
+        TempDir::new_in(std::env::temp_dir(), tag)
+    }
+
+    /// A new, empty directory inside `parent` instead of the system temp
+    /// dir (a test that needs files under `/etc` or `/opt`, say), named,
+    /// made and removed the same way.
+    pub fn new_in(parent: impl AsRef<Path>, tag: &str) -> TempDir {
+        let parent = parent.as_ref();
         let prefix = format!("skarn-test-{tag}-");
         let mut b = tempfile::Builder::new();
         b.prefix(&prefix);
@@ -19,7 +27,12 @@ impl TempDir {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(std::fs::Permissions::from_mode(0o755));
         }
-        let dir = b.tempdir().expect("cannot create a temporary directory");
+        let dir = b.tempdir_in(parent).unwrap_or_else(|e| {
+            panic!(
+                "cannot create a temporary directory in {}: {e}",
+                parent.display()
+            )
+        });
         TempDir(dir)
     }
 
@@ -87,6 +100,23 @@ mod tests {
             assert_eq!(mode & 0o777, 0o755);
         }
         drop(t);
+        assert!(!root.exists(), "{} was left behind", root.display());
+    }
+
+    #[test]
+    fn made_in_the_given_parent() {
+        let outer = TempDir::new("outer");
+        let inner = TempDir::new_in(outer.path(), "inner");
+        assert_eq!(inner.path().parent(), Some(outer.path()));
+        let name = inner
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(name.starts_with("skarn-test-inner-"), "{name}");
+        let root = inner.path().to_path_buf();
+        drop(inner);
         assert!(!root.exists(), "{} was left behind", root.display());
     }
 

@@ -6,11 +6,11 @@
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use skarn_codemode::{BridgeFuture, ErrorKind, Limits, ToolBridge};
+use skarn_codemode::{ErrorKind, Limits};
+use skarn_test_support::FakeBridge;
 use skarn_worker::{PoolConfig, WorkerCommand, WorkerPool};
 
 /// One fake worker whose behaviour is chosen by the job's code.
@@ -57,27 +57,15 @@ fn pool(script: &str, warm: usize) -> WorkerPool {
     WorkerPool::new(cfg)
 }
 
-#[derive(Default)]
-struct Echo {
-    calls: AtomicU32,
-}
-
-impl ToolBridge for Echo {
-    fn call_tool(&self, server: &str, tool: &str, args: Value) -> BridgeFuture<'_, Value> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        if server == "big" {
-            return Box::pin(async { Ok(Value::String("z".repeat(2 << 20))) });
-        }
-        let v = json!({"server": server, "tool": tool, "args": args});
-        Box::pin(async move { Ok(v) })
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async { Ok(json!([])) })
-    }
-    fn read_resource(&self, _server: &str, _uri: &str) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(Value::Null) })
-    }
+/// Echoes every call, except that server `big` answers a 2 MiB string.
+fn echo() -> FakeBridge {
+    FakeBridge::echo().on_call(|server, tool, args| {
+        Ok(if server == "big" {
+            Value::String("z".repeat(2 << 20))
+        } else {
+            json!({"server": server, "tool": tool, "args": args})
+        })
+    })
 }
 
 fn limits(deadline_ms: u64) -> Limits {
@@ -88,14 +76,14 @@ fn limits(deadline_ms: u64) -> Limits {
 }
 
 fn assert_ok(p: &WorkerPool) {
-    let o = p.execute("fine", Arc::new(Echo::default()), &limits(5000));
+    let o = p.execute("fine", Arc::new(echo()), &limits(5000));
     assert_eq!(o.result, Ok(json!(1)), "the pool must keep serving");
     assert_eq!(o.logs, vec!["hi".to_string()]);
 }
 
 fn fail_kind(p: &WorkerPool, code: &str, deadline_ms: u64) -> (ErrorKind, String, Duration) {
     let t = Instant::now();
-    let o = p.execute(code, Arc::new(Echo::default()), &limits(deadline_ms));
+    let o = p.execute(code, Arc::new(echo()), &limits(deadline_ms));
     let e = o.result.expect_err("must fail");
     (e.kind, e.message, t.elapsed())
 }
@@ -104,13 +92,13 @@ fn fail_kind(p: &WorkerPool, code: &str, deadline_ms: u64) -> (ErrorKind, String
 fn normal_job_and_host_call_round_trip() {
     let p = pool(FAKE, 1);
     assert_ok(&p);
-    let bridge = Arc::new(Echo::default());
+    let bridge = Arc::new(echo());
     let o = p.execute("CALL", bridge.clone(), &limits(5000));
     assert_eq!(
         o.result,
         Ok(json!({"server": "s", "tool": "t", "args": {"x": 1}}))
     );
-    assert_eq!(bridge.calls.load(Ordering::SeqCst), 1);
+    assert_eq!((bridge.tool_calls(), bridge.listings()), (1, 0));
 }
 
 #[test]
@@ -165,7 +153,7 @@ fn host_call_budget_is_enforced_by_the_parent_too() {
     let p = pool(FAKE, 0);
     let mut l = limits(5000);
     l.max_tool_calls = 3;
-    let o = p.execute("SPAM", Arc::new(Echo::default()), &l);
+    let o = p.execute("SPAM", Arc::new(echo()), &l);
     let e = o.result.expect_err("must fail");
     assert_eq!(e.kind, ErrorKind::ToolCalls, "{}", e.message);
     assert_ok(&p);
@@ -216,7 +204,7 @@ fn a_tool_result_too_large_for_the_script_becomes_a_catchable_error() {
         memory_bytes: 8 << 20,
         ..Limits::default()
     };
-    let o = p.execute("ECHOREPLY", Arc::new(Echo::default()), &small);
+    let o = p.execute("ECHOREPLY", Arc::new(echo()), &small);
     let reply = o.result.expect("the fake echoes the reply it got");
     assert_eq!(reply["id"], 7);
     let err = &reply["result"]["Err"];
@@ -226,7 +214,7 @@ fn a_tool_result_too_large_for_the_script_becomes_a_catchable_error() {
         "{reply}"
     );
     // With room for it, the same result goes through.
-    let o = p.execute("ECHOREPLY", Arc::new(Echo::default()), &Limits::default());
+    let o = p.execute("ECHOREPLY", Arc::new(echo()), &Limits::default());
     let reply = o.result.unwrap();
     assert_eq!(reply["result"]["Ok"].as_str().map(str::len), Some(2 << 20));
 }
@@ -235,7 +223,7 @@ fn a_tool_result_too_large_for_the_script_becomes_a_catchable_error() {
 fn a_script_too_large_for_the_job_line_is_rejected_without_running() {
     let p = pool(FAKE, 0);
     let code = "x".repeat(skarn_worker::worker::JOB_LINE_CAP + 1);
-    let o = p.execute(&code, Arc::new(Echo::default()), &limits(5000));
+    let o = p.execute(&code, Arc::new(echo()), &limits(5000));
     let e = o.result.unwrap_err();
     assert_eq!(e.kind, ErrorKind::Rejected);
     assert!(e.message.contains("too large"), "{}", e.message);
@@ -249,6 +237,6 @@ fn an_enormous_deadline_does_not_overflow() {
         deadline: Duration::from_millis(u64::MAX),
         ..Limits::default()
     };
-    let o = p.execute("fine", Arc::new(Echo::default()), &l);
+    let o = p.execute("fine", Arc::new(echo()), &l);
     assert_eq!(o.result, Ok(json!(1)));
 }

@@ -1,5 +1,10 @@
 //! A worker killed from outside in the middle of a run: the caller gets a
 //! clear error, the child is reaped, and the pool keeps serving.
+//!
+//! A test binary of its own, outside `tests/it`: the bridge kills every
+//! child of the test process and then requires that none is left, so any
+//! other test running in the same process would lose its children and
+//! break this check.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
@@ -7,13 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use skarn_codemode::{BridgeFuture, ErrorKind, Limits, ToolBridge, bridge::NoServers};
+use serde_json::json;
+use skarn_codemode::{ErrorKind, Limits, bridge::NoServers};
+use skarn_test_support::FakeBridge;
 use skarn_worker::{PoolConfig, WorkerCommand, WorkerPool};
-
-/// Kills every child of this process (the one running worker: the pool
-/// has no warm workers) when the script makes its first host call.
-struct KillOnCall;
 
 static KILLED: AtomicBool = AtomicBool::new(false);
 
@@ -38,8 +40,10 @@ fn my_children() -> Vec<i32> {
     out
 }
 
-impl ToolBridge for KillOnCall {
-    fn call_tool(&self, _s: &str, _t: &str, _a: Value) -> BridgeFuture<'_, Value> {
+/// Kills every child of this process (the one running worker: the pool
+/// has no warm workers) when the script makes its first host call.
+fn kill_on_call() -> FakeBridge {
+    FakeBridge::echo().on_call_async(|_, _, _| {
         for pid in my_children() {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
@@ -51,13 +55,7 @@ impl ToolBridge for KillOnCall {
             std::thread::sleep(Duration::from_millis(200));
             Ok(json!(1))
         })
-    }
-    fn list_tools(&self) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(json!([])) })
-    }
-    fn read_resource(&self, _s: &str, _u: &str) -> BridgeFuture<'_, Value> {
-        Box::pin(async { Ok(Value::Null) })
-    }
+    })
 }
 
 fn engine_ready() -> bool {
@@ -78,7 +76,7 @@ fn worker_killed_mid_run() {
     let pool = WorkerPool::new(cfg);
     let o = pool.execute(
         "await skarn.callTool('s', 't', {}); for (;;) {}",
-        Arc::new(KillOnCall),
+        Arc::new(kill_on_call()),
         &Limits {
             deadline: Duration::from_secs(20),
             ..Limits::default()

@@ -1,5 +1,6 @@
 //! 200 executes in a row through the warm pool leave no zombie and no
-//! leaked descriptor in the parent. Alone in its test binary so that no
+//! leaked descriptor in the parent. Alone in its test binary (outside
+//! `tests/it`, which runs every other test in one process) so that no
 //! other test opens descriptors or children meanwhile.
 #![cfg(target_os = "linux")] // needs the Linux sandbox or worker
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test

@@ -54,7 +54,7 @@ fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::Server
 
 /// `skarn doctor` on macOS: what Seatbelt enforces, the Code Mode
 /// worker's confinement and the servers' health. The escape self-test is
-/// Linux's for now (the macOS escape tests are `tests/macos_run.rs`).
+/// Linux's for now (the macOS escape tests are `tests/it/macos_run.rs`).
 #[cfg(target_os = "macos")]
 fn run_macos(args: &Args) -> anyhow::Result<ExitCode> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -75,7 +75,7 @@ fn run_macos(args: &Args) -> anyhow::Result<ExitCode> {
     if args.self_test {
         eprintln!(
             "skarn: doctor --self-test is not implemented on macOS yet; the escape tests are \
-             crates/skarn/tests/macos_run.rs"
+             crates/skarn/tests/it/macos_run.rs"
         );
         return Ok(ExitCode::from(2));
     }

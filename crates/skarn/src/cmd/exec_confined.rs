@@ -20,7 +20,7 @@ use skarn_worker::confine::{ConfineOptions, confine, kernel_landlock_abi};
 
 /// Debug builds only: run the worker's escape self-test (a JSON
 /// [`skarn_worker::SelftestSpec`]) after confining, instead of the script,
-/// and print its attempts as JSON (see tests/exec_self_confined.rs).
+/// and print its attempts as JSON (see tests/it/exec_self_confined.rs).
 pub const SELFTEST_ENV: &str = "SKARN_TEST_EXEC_SELFTEST";
 
 /// Why this process cannot confine itself, if it cannot.

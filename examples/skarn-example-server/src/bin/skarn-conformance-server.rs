@@ -4,7 +4,7 @@
 //! completions, subscriptions, logging, progress, sampling and
 //! elicitation requests). `skarn serve --http` relays it with `prefix =
 //! false`, so that the suite can test the gateway as if it were the server
-//! (crates/skarn/tests/serve_conformance.rs).
+//! (crates/skarn/tests/it/serve_conformance.rs).
 // Logging and sampling are deprecated in rmcp (SEP-2577) but still part of
 // the protocol revisions the suite tests.
 #![allow(deprecated)]

@@ -1,0 +1,86 @@
+//! Helpers for running the `skarn` binary under test (`skarn run`,
+//! sandbox probes, `skarn doctor`) and reading what it printed; every
+//! check is made from outside the sandbox. Generic helpers (temporary
+//! directories, built binaries, `is_root`, bridge fakes) come from
+//! skarn-test-support.
+// Each helper is used by some modules only, and some modules are built on
+// some systems only.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `skarn` binary under test.
+pub fn exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_skarn"))
+}
+
+/// A program Cargo built next to `skarn` (`skarn-example-server`,
+/// `skarn-hostile-server`, `skarn-conformance-server`), or a panic saying
+/// how to build it.
+pub fn sibling(name: &str) -> PathBuf {
+    skarn_test_support::bin_next_to(exe(), name)
+}
+
+/// `skarn run --no-config --workspace WS <flags> -- <cmd>` with HOME=home.
+pub fn run_in(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> Output {
+    run_command(ws, home, flags, cmd)
+        .output()
+        .expect("spawn skarn")
+}
+
+/// The command `run_in` runs, for a test that sets more on it first.
+pub fn run_command(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> Command {
+    let mut c = Command::new(exe());
+    c.arg("run")
+        .arg("--no-config")
+        .arg("--workspace")
+        .arg(ws)
+        .args(flags)
+        .arg("--")
+        .args(cmd)
+        .env("HOME", home)
+        .stdin(Stdio::null());
+    c
+}
+
+/// Run a probe (`skarn __sandbox-helper probe ...`) inside the sandbox.
+pub fn probe(ws: &Path, home: &Path, flags: &[&str], probe: &[&str]) -> Output {
+    probe_command(ws, home, flags, probe)
+        .output()
+        .expect("spawn skarn")
+}
+
+/// The command `probe` runs, for a test that sets more on it first.
+pub fn probe_command(ws: &Path, home: &Path, flags: &[&str], probe: &[&str]) -> Command {
+    let e = exe();
+    let e = e.to_str().unwrap();
+    let mut f: Vec<&str> = vec!["--exec", e];
+    f.extend_from_slice(flags);
+    let mut cmd = vec![e, "__sandbox-helper", "probe"];
+    cmd.extend_from_slice(probe);
+    run_command(ws, home, &f, &cmd)
+}
+
+pub fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Whether a command works on the host (outside the sandbox).
+pub fn host_has(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}

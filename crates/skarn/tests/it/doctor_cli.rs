@@ -1,0 +1,52 @@
+//! `skarn doctor`: findings and the real escape self-test.
+
+use std::process::Command;
+
+use crate::common::*;
+
+#[test]
+fn doctor_reports_mechanisms_as_text_and_json() {
+    let o = Command::new(exe()).arg("doctor").output().unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = out(&o);
+    for needle in [
+        "backend: linux",
+        "landlock: ",
+        "seccomp-bpf: ",
+        "user namespaces: ",
+        "net namespace",
+        "loopback: ",
+    ] {
+        assert!(s.contains(needle), "missing {needle:?} in\n{s}");
+    }
+    let o = Command::new(exe())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["backend"], "linux");
+    assert!(v["landlock_abi"].as_u64().is_some());
+    assert_eq!(v["net_policies"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn self_test_blocks_every_escape() {
+    let o = Command::new(exe())
+        .args(["doctor", "--self-test", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", err(&o)));
+    let results = v["self_test"].as_array().unwrap();
+    assert!(results.len() >= 15);
+    for r in results {
+        assert_eq!(r["escaped"], false, "{r}");
+    }
+    assert_eq!(code(&o), 0);
+    let o = Command::new(exe())
+        .args(["doctor", "--self-test"])
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("0 escaped"), "{}", out(&o));
+    assert!(!out(&o).contains("ESCAPED "), "{}", out(&o));
+}

@@ -1,0 +1,81 @@
+//! The `skarn` binary's integration tests: one test binary with a module
+//! per area, each module named after the area it checks (`run_escapes`,
+//! `serve_stdio`, ...). Run one area with a filter:
+//! `cargo test -p skarn --test it run_escapes::`.
+//!
+//! Two tests stay in binaries of their own, because they look at every
+//! child or descriptor of the test process, which the tests here would
+//! change while they run: `worker_soak.rs` (no leaked descriptor or zombie
+//! after 200 runs) and `worker_killed.rs` (kills every child of the
+//! process).
+//!
+//! Nothing here changes process-wide state (environment, signal
+//! dispositions, limits of the test process): what a test sets, it sets on
+//! the child `Command` it starts.
+
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+// Used by the Linux egress modules only.
+#[cfg(target_os = "linux")]
+mod static_http;
+
+// `skarn compress` / `skarn recall` (file modes and sh-driven commands).
+#[cfg(unix)]
+mod compress_cli;
+// The Linux sandbox or worker: `skarn run`, Code Mode workers, hooks.
+#[cfg(target_os = "linux")]
+mod compress_run;
+#[cfg(target_os = "linux")]
+mod doctor_cli;
+mod doctor_servers;
+mod exec_cli;
+#[cfg(target_os = "linux")]
+mod exec_self_confined;
+mod exec_wiring;
+#[cfg(target_os = "linux")]
+mod hook_cli;
+#[cfg(target_os = "macos")]
+mod macos_run;
+#[cfg(target_os = "linux")]
+mod run_egress;
+#[cfg(target_os = "linux")]
+mod run_egress_denials;
+#[cfg(target_os = "linux")]
+mod run_escapes;
+#[cfg(target_os = "linux")]
+mod run_hardening;
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+mod run_no_backend;
+#[cfg(target_os = "linux")]
+mod run_protections;
+#[cfg(target_os = "linux")]
+mod run_usability;
+mod serve_conformance;
+mod serve_execute;
+// Sets RLIMIT_NOFILE on a child.
+#[cfg(unix)]
+mod serve_http;
+mod serve_python;
+mod serve_relay;
+#[cfg(target_os = "linux")]
+mod serve_sandbox;
+#[cfg(target_os = "linux")]
+mod serve_stdio;
+#[cfg(target_os = "linux")]
+mod units_init_cli;
+#[cfg(windows)]
+mod windows_run;
+#[cfg(target_os = "linux")]
+mod worker_bench;
+#[cfg(target_os = "linux")]
+mod worker_confinement;
+#[cfg(target_os = "linux")]
+mod worker_limits;
+#[cfg(target_os = "linux")]
+mod worker_parent_death;
+#[cfg(target_os = "linux")]
+mod worker_parity;
+#[cfg(target_os = "linux")]
+mod worker_userns;

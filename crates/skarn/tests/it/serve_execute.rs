@@ -1,0 +1,102 @@
+//! `execute` through `skarn serve`: images a script returns go out as MCP
+//! image content (not base64 text twice); a script run without the worker
+//! says so in its result text; `read_tool_docs` shows the result mapping.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::sibling;
+use skarn_test_support::TempDir;
+
+const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
+
+/// Send every request, then collect the responses by id.
+fn serve(config: &Path, isolation: &str, calls: &[(u64, &str, Value)]) -> Vec<Value> {
+    let mut child = Command::new(SKARN)
+        .args(["serve", "--isolation", isolation, "--config"])
+        .arg(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let mut answers = Vec::new();
+    for (id, name, args) in calls {
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
+        writeln!(stdin, "{req}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("no answer from skarn serve");
+            let m: Value = serde_json::from_str(&line).unwrap();
+            if m.get("id") == Some(&json!(id)) {
+                answers.push(m["result"].clone());
+                break;
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+#[test]
+fn returned_images_are_content_and_in_process_runs_say_so() {
+    let example = sibling("skarn-example-server");
+    let tmp = TempDir::new("serve-exec");
+    let dir = tmp.path();
+    let cfg = dir.join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[servers.example]\ncommand = {:?}\n",
+            example.display().to_string()
+        ),
+    )
+    .unwrap();
+    let image = r#"return await skarn.callTool("example", "image", {})"#;
+    let answers = serve(
+        &cfg,
+        "in_process",
+        &[
+            (1, "execute", json!({"code": image})),
+            (2, "execute", json!({"code": "return 1"})),
+            (3, "read_tool_docs", json!({"name": "example__add"})),
+        ],
+    );
+    let content = answers[0]["content"].as_array().unwrap();
+    assert_eq!(content[0]["type"], "image", "{}", answers[0]);
+    assert_eq!(content[0]["mimeType"], "image/png");
+    let whole = answers[0].to_string();
+    // The base64 payload appears once: in the image block.
+    assert_eq!(whole.matches("iVBORw0KGgo").count(), 1, "{whole}");
+    let text = answers[1]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("without the confined worker"), "{text}");
+    let docs = answers[2]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        docs.contains("Promise<unknown /* JSON or text */ | null | Array<"),
+        "{docs}"
+    );
+}

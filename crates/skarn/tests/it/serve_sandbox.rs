@@ -1,0 +1,363 @@
+//! Issue 12: every stdio downstream runs in its own sandbox. A hostile
+//! downstream under the default policy tries to read a secret under HOME,
+//! write outside its state directory, reach a listener on the host's
+//! loopback and a host the proxy does not allow, read the gateway's
+//! environment, and leave a process behind; each attempt is checked from
+//! outside. Real servers (installed locally; skipped when absent) work
+//! under the defaults or one documented line.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::sibling;
+use skarn_test_support::TempDir;
+
+const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
+
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Session {
+    fn start(config: &Path, home: &Path, stderr: &Path) -> Session {
+        let mut child = Command::new(SKARN)
+            .args(["serve", "--config"])
+            .arg(config)
+            .env("HOME", home)
+            .env_remove("XDG_STATE_HOME")
+            .env("SKARN_TEST_GATEWAY_SECRET", "topsecret-4242")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Session {
+            child,
+            stdin,
+            lines: rx,
+        };
+        s.send(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}).to_string());
+        s.response(json!(1));
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        s
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn response(&self, id: Value) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(120))
+                .expect("no answer from skarn serve");
+            let m: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            if m.get("id") == Some(&id) {
+                return m;
+            }
+        }
+    }
+
+    /// A tool call's text.
+    fn call(&mut self, id: u64, name: &str, args: Value) -> String {
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
+        self.send(&req.to_string());
+        let r = self.response(json!(id));
+        r.pointer("/result/content/0/text")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| r.to_string())
+    }
+
+    /// Wait until no server is starting (search says which still are).
+    fn settle(&mut self) {
+        for i in 0..600 {
+            let out = self.call(1000 + i, "search", json!({"query": "x"}));
+            if !out.contains("still starting") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Close stdin and wait for the gateway to exit.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Pids whose command line holds `marker`.
+fn with_marker(marker: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(c) = std::fs::read(format!("/proc/{pid}/cmdline"))
+            && String::from_utf8_lossy(&c).split('\0').any(|a| a == marker)
+        {
+            v.push(pid);
+        }
+    }
+    v
+}
+
+#[test]
+fn a_hostile_server_under_the_default_policy_is_contained() {
+    let dir = TempDir::new("serve_sandbox");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id"), "FAKE-PRIVATE-KEY-77").unwrap();
+    // A listener on the host's loopback, counting what reaches it.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let got = Arc::new(AtomicUsize::new(0));
+    let g = got.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let mut b = Vec::new();
+            if let Ok(mut s) = s {
+                let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+                let _ = s.read_to_end(&mut b);
+            }
+            g.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.h]\ncommand = {h:?}\nargs = [\"--name\", \"h\"]\n\n\
+             [servers.p]\ncommand = {h:?}\nargs = [\"--name\", \"p\"]\n\n[servers.p.sandbox]\n\
+             net = \"allow:allowed.test\"\n",
+            h = hostile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let marker = format!("{}{}", 7_000_000 + std::process::id() % 1_000_000, 3);
+    let outside = dir.path().join("outside-write");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    let gw_pid = s.child.id();
+    s.settle();
+    let out = s.call(
+        2,
+        "h__attack",
+        json!({
+            "read": home.join(".ssh/id"),
+            "write": outside,
+            "connect": format!("127.0.0.1:{port}"),
+            "spawn_marker": marker,
+        }),
+    );
+    assert!(out.contains("read ") && out.contains(": failed"), "{out}");
+    assert!(!out.contains("FAKE-PRIVATE-KEY"), "{out}");
+    assert!(
+        out.contains(&format!("connect 127.0.0.1:{port}: failed")),
+        "{out}"
+    );
+    assert!(!out.contains("topsecret-4242"), "{out}");
+    let state = home.join(".local/state/skarn-servers/h");
+    assert!(out.contains(&format!("HOME={}", state.display())), "{out}");
+    // The gateway's own environment, through /proc.
+    let out = s.call(
+        3,
+        "h__attack",
+        json!({"read": format!("/proc/{gw_pid}/environ"), "write": home.join("pwned")}),
+    );
+    assert!(!out.contains("topsecret-4242"), "{out}");
+    assert!(out.contains("write ") && out.contains(": failed"), "{out}");
+    // Through the proxy: an allowed proxy, a refused host.
+    let out = s.call(
+        4,
+        "p__attack",
+        json!({"proxy_connect": "evil.test:443", "connect": format!("127.0.0.1:{port}")}),
+    );
+    assert!(out.contains("proxy evil.test:443: failed"), "{out}");
+    assert!(
+        out.contains(&format!("connect 127.0.0.1:{port}: failed")),
+        "{out}"
+    );
+    // The refusal is in the server's state, with the line that allows it.
+    let out = s.call(5, "search", json!({"query": "attack"}));
+    assert!(
+        out.contains("server p was denied network access to evil.test:443")
+            && out.contains("net = \"allow:allowed.test,evil.test\""),
+        "{out}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    s.finish();
+
+    // Checked from outside, after the gateway is gone.
+    assert!(
+        !outside.exists(),
+        "a write outside the state directory landed"
+    );
+    assert!(!home.join("pwned").exists());
+    let mut left = with_marker(&marker);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        left = with_marker(&marker);
+    }
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    assert_eq!(
+        got.load(Ordering::SeqCst),
+        0,
+        "the host listener was reached"
+    );
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        log.contains("evil.test:443")
+            && log.contains("[servers.p.sandbox]")
+            && log.contains("net = \"allow:allowed.test,evil.test\""),
+        "{log}"
+    );
+}
+
+/// `PATH` lookup.
+fn which(cmd: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(cmd))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn real_servers_work_under_the_defaults() {
+    let dir = TempDir::new("serve_sandbox");
+    let home = dir.path().join("home");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("hello.txt"), "hello from the granted root").unwrap();
+    let mut body = String::from("[gateway]\npassthrough = true\n");
+    let mut expect: Vec<(&str, &str, Value, &str)> = Vec::new();
+    body.push_str(&format!(
+        "\n[servers.example]\ncommand = {:?}\n",
+        sibling("skarn-example-server").display().to_string()
+    ));
+    expect.push(("example", "example__add", json!({"a": 2, "b": 40}), "42"));
+    // Locally installed packages only (no network in the test).
+    if let Some(p) = which("mcp-server-everything") {
+        body.push_str(&format!(
+            "\n[servers.everything]\ncommand = {:?}\n",
+            p.display().to_string()
+        ));
+        expect.push((
+            "everything",
+            "everything__echo",
+            json!({"message": "hi there"}),
+            "hi there",
+        ));
+    }
+    if let Some(p) = which("mcp-server-memory") {
+        // One documented line: its file in the server's state directory.
+        body.push_str(&format!(
+            "\n[servers.memory]\ncommand = {:?}\nenv = {{ MEMORY_FILE_PATH = {{ state_file = \"memory.jsonl\" }} }}\n",
+            p.display().to_string()
+        ));
+        let e = json!({"entities": [{"name": "skarn", "entityType": "project", "observations": ["sandboxed"]}]});
+        expect.push(("memory", "memory__create_entities", e, "skarn"));
+        expect.push(("memory", "memory__read_graph", json!({}), "sandboxed"));
+    }
+    if let Some(p) = which("mcp-server-filesystem") {
+        body.push_str(&format!(
+            "\n[servers.files]\ncommand = {:?}\nargs = [{:?}]\n[servers.files.sandbox]\nwrite = [{:?}]\n",
+            p.display().to_string(),
+            data.display().to_string(),
+            data.display().to_string()
+        ));
+        let f = data.join("hello.txt").display().to_string();
+        expect.push((
+            "files",
+            "files__read_text_file",
+            json!({"path": f}),
+            "granted root",
+        ));
+    }
+    // A venv with mcp-server-time (.ci/install.d/40-gateway.sh makes one).
+    let venv = std::env::var_os("SKARN_TEST_PY_TIME_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/local/lib/skarn-ci/mcp-time-venv"));
+    let usable = Command::new(venv.join("bin/python3"))
+        .args(["-c", "import mcp_server_time"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if usable {
+        let p = venv.join("bin/mcp-server-time");
+        body.push_str(&format!(
+            "\n[servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n",
+            p.display().to_string()
+        ));
+        expect.push((
+            "time",
+            "time__get_current_time",
+            json!({"timezone": "UTC"}),
+            "UTC",
+        ));
+    }
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(&cfg, &body).unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    eprintln!(
+        "servers tried: {:?}",
+        expect.iter().map(|e| e.0).collect::<Vec<_>>()
+    );
+    for (i, (alias, tool, args, want)) in expect.iter().enumerate() {
+        let out = s.call(10 + i as u64, tool, args.clone());
+        assert!(
+            out.contains(want),
+            "{alias}: {out}\n{}",
+            std::fs::read_to_string(&stderr).unwrap_or_default()
+        );
+    }
+    // The sandboxed filesystem server cannot leave its root.
+    if expect.iter().any(|e| e.0 == "files") {
+        let out = s.call(99, "files__read_text_file", json!({"path": "/etc/passwd"}));
+        assert!(!out.contains("root:"), "{out}");
+    }
+    s.finish();
+    if expect.iter().any(|e| e.0 == "memory") {
+        let f = home.join(".local/state/skarn-servers/memory/memory.jsonl");
+        assert!(std::fs::read_to_string(f).unwrap().contains("sandboxed"));
+    }
+}

@@ -1,0 +1,269 @@
+//! One size/duration syntax in every subcommand, and `skarn init --client`
+//! merging into existing client files.
+
+use std::process::{Command, Output};
+
+use skarn_test_support::TempDir;
+
+const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
+
+fn skarn(args: &[&str], cwd: &std::path::Path, home: &std::path::Path) -> Output {
+    Command::new(SKARN)
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn units_in_every_subcommand() {
+    let d = TempDir::new("units_init_cli");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let p = &d.path().join("ws");
+    std::fs::create_dir_all(p).unwrap();
+    let skarn = |args: &[&str], cwd: &std::path::Path, _: &std::path::Path| skarn(args, cwd, &home);
+    // run: durations and sizes with suffixes; a fraction of a unit it keeps whole is refused.
+    let o = skarn(
+        &[
+            "run",
+            "--timeout",
+            "1m",
+            "--memory",
+            "1G",
+            "--max-file-size",
+            "64M",
+            "--",
+            "echo",
+            "ok",
+        ],
+        p,
+        p,
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n", "{o:?}");
+    for bad in [
+        ["--timeout", "500ms"],
+        ["--memory", "100K"],
+        ["--memory", "lots"],
+    ] {
+        let o = skarn(&["run", bad[0], bad[1], "--", "true"], p, p);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    // [run] keys: strings or numbers.
+    std::fs::write(
+        p.join("skarn.toml"),
+        "[run]\ntimeout = \"2m\"\nmemory = 512\n",
+    )
+    .unwrap();
+    let o = skarn(&["run", "--json", "--", "true"], p, p);
+    let report = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(report.contains("120") && report.contains("512"), "{report}");
+    std::fs::write(p.join("skarn.toml"), "[run]\nmemory = \"1.5K\"\n").unwrap();
+    let o = skarn(&["run", "--", "true"], p, p);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("skarn.toml:2:10: memory"),
+        "{o:?}"
+    );
+    std::fs::remove_file(p.join("skarn.toml")).unwrap();
+    // exec: a bare --memory is MiB now.
+    let o = skarn(
+        &[
+            "exec",
+            "--memory",
+            "512",
+            "--timeout",
+            "10s",
+            "--code",
+            "return 1",
+        ],
+        p,
+        p,
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "1\n", "{o:?}");
+    let o = skarn(&["exec", "--memory", "512K", "--code", "return 1"], p, p);
+    assert_eq!(o.status.code(), Some(2));
+    let o = skarn(&["exec"], p, p);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--file"),
+        "{o:?}"
+    );
+    // compress: sizes and ages.
+    let o = skarn(
+        &[
+            "compress",
+            "--max-capture",
+            "1",
+            "--max-age",
+            "1h",
+            "--state-dir",
+            &p.join("st").display().to_string(),
+        ],
+        p,
+        p,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = skarn(&["compress", "--max-capture", "1Q"], p, p);
+    assert_eq!(o.status.code(), Some(2));
+    // serve: a bare deadline is refused with how to write it.
+    let cfg = p.join("gw.toml");
+    std::fs::write(
+        &cfg,
+        "[gateway]\ncall_timeout = \"2m\"\n[gateway.limits]\ndeadline = 30000\n",
+    )
+    .unwrap();
+    let o = skarn(&["serve", "--config", &cfg.display().to_string()], p, p);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("gw.toml:4:12") && err.contains("\"30000ms\""),
+        "{err}"
+    );
+    std::fs::write(&cfg, "[gateway]\ncall_timeout = \"soon\"\n").unwrap();
+    let o = skarn(
+        &[
+            "exec",
+            "--config",
+            &cfg.display().to_string(),
+            "--code",
+            "1",
+        ],
+        p,
+        p,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("invalid duration"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn init_client_merges_keeps_and_backs_up() {
+    let d = TempDir::new("units_init_cli");
+    let (proj, home) = (d.path().join("p"), d.path().join("h"));
+    std::fs::create_dir_all(proj.join(".cursor")).unwrap();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    let cursor = proj.join(".cursor/mcp.json");
+    std::fs::write(
+        &cursor,
+        "{\"mcpServers\": {\"mine\": {\"command\": \"m\"}}, \"z\": 1}",
+    )
+    .unwrap();
+    let codex = home.join(".codex/config.toml");
+    std::fs::write(&codex, "# keep me\nmodel = \"x\"\n").unwrap();
+    // --print writes nothing and prints the merged file.
+    let o = skarn(&["init", "--client", "cursor", "--print"], &proj, &home);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["mcpServers"]["mine"]["command"], "m");
+    assert_eq!(v["mcpServers"]["skarn"]["args"][0], "serve");
+    assert!(!proj.join("skarn.toml").exists());
+    assert!(
+        std::fs::read_to_string(&cursor)
+            .unwrap()
+            .contains("\"z\": 1}")
+    );
+    for client in [
+        "cursor",
+        "codex",
+        "claude-code",
+        "vscode",
+        "gemini-cli",
+        "windsurf",
+    ] {
+        let o = skarn(&["init", "--client", client], &proj, &home);
+        assert_eq!(o.status.code(), Some(0), "{client}: {o:?}");
+        let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(
+            !summary["files"].as_array().unwrap().is_empty(),
+            "{summary}"
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    assert_eq!(
+        (v["z"].as_i64(), v["mcpServers"]["mine"]["command"].as_str()),
+        (Some(1), Some("m"))
+    );
+    let args = &v["mcpServers"]["skarn"]["args"];
+    assert_eq!(
+        args[2],
+        proj.join("skarn.toml")
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    );
+    let backups: Vec<_> = std::fs::read_dir(proj.join(".cursor"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".skarn-backup-"))
+        .collect();
+    assert_eq!(backups.len(), 1);
+    let t = std::fs::read_to_string(&codex).unwrap();
+    assert!(
+        t.starts_with("# keep me\nmodel = \"x\"\n") && t.contains("[mcp_servers.skarn]"),
+        "{t}"
+    );
+    let hook = std::fs::read_to_string(proj.join(".claude/settings.json")).unwrap();
+    assert!(
+        hook.contains("hook claude-code") && hook.contains("\"Bash\""),
+        "{hook}"
+    );
+    assert!(proj.join(".mcp.json").exists() && proj.join(".vscode/mcp.json").exists());
+    assert!(home.join(".codeium/windsurf/mcp_config.json").exists());
+    // A second run changes nothing and makes no new backup.
+    let o = skarn(&["init", "--client", "cursor"], &proj, &home);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already set up"),
+        "{o:?}"
+    );
+    // Over HTTP: the client reads the token from the environment.
+    let o = skarn(
+        &["init", "--client", "codex", "--http", "8931", "--print"],
+        &proj,
+        &home,
+    );
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        t.contains("url = \"http://127.0.0.1:8931/mcp\"")
+            && t.contains("bearer_token_env_var = \"SKARN_HTTP_TOKEN\""),
+        "{t}"
+    );
+    assert!(!t.contains("command ="), "{t}");
+    let o = skarn(
+        &[
+            "init",
+            "--client",
+            "cursor",
+            "--http",
+            "http://127.0.0.1:9/mcp",
+            "--token-env",
+            "T",
+        ],
+        &proj,
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["skarn"]["headers"]["Authorization"],
+        "Bearer ${env:T}"
+    );
+    assert_eq!(v["mcpServers"]["mine"]["command"], "m");
+    let o = skarn(
+        &["init", "--client", "cursor", "--http", "nope"],
+        &proj,
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // A file it cannot merge is left alone: exit 2.
+    std::fs::write(proj.join(".gemini/settings.json"), "{ // comment\n}").unwrap();
+    let o = skarn(&["init", "--client", "gemini-cli"], &proj, &home);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}
