@@ -50,6 +50,8 @@ mod run_hardening;
 mod run_no_backend;
 #[cfg(target_os = "linux")]
 mod run_protections;
+#[cfg(target_os = "linux")] // the Linux backend's report
+mod run_report;
 #[cfg(target_os = "linux")]
 mod run_usability;
 mod serve_conformance;

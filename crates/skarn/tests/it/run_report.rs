@@ -1,8 +1,6 @@
 //! `skarn run --report` / `--json`: where each setting came from (flag,
 //! workspace `skarn.toml`, user config, default) and what each
 //! confinement layer achieved, as the sandbox reported it at run time.
-#![cfg(target_os = "linux")] // the Linux backend's report
-#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use std::process::{Command, Output, Stdio};
 
