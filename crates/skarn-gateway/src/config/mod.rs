@@ -5,7 +5,7 @@
 //! here; unknown keys *inside* `[gateway]` or a server table are errors.
 //! Every error names the file, line and column.
 //!
-//! [`load`] reads the file; [`gateway_section`] and [`server_table`] hold
+//! `load` reads the file; `gateway_section` and `server_table` hold
 //! each section's keys and checks.
 
 mod gateway_section;
