@@ -277,5 +277,5 @@ fn finish_net(
 }
 
 #[cfg(test)]
-#[path = "assemble_tests.rs"]
+#[path = "assemble_tests/mod.rs"]
 mod tests;

@@ -14,6 +14,10 @@ pub mod doctor;
 #[cfg(not(any(target_os = "linux", windows)))]
 #[path = "doctor_other.rs"]
 pub mod doctor;
+#[cfg(target_os = "linux")]
+mod doctor_probe;
+#[cfg(target_os = "linux")]
+mod doctor_self_test;
 pub mod doctor_servers;
 pub mod exec;
 #[cfg(target_os = "linux")]

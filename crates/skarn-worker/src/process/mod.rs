@@ -4,24 +4,30 @@
 //! (garbage, oversized lines, early exit, silence past the deadline, more
 //! host calls than the budget) ends in a kill, a reap and a clear
 //! [`ExecError`]; nothing here panics on worker input.
+//!
+//! This module starts a worker and owns it; `job` runs one script on it,
+//! `host_call` answers the script's calls, `exit_status` words how a worker
+//! ended.
+
+mod exit_status;
+mod host_call;
+mod job;
 
 use std::ffi::OsString;
 use std::io::Write;
 #[cfg(unix)]
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use skarn_codemode::{BridgeError, ErrorKind, ExecError, ExecOutcome, Limits, ToolBridge};
+use skarn_codemode::Limits;
 
 use crate::confine::ConfinementReport;
-use crate::protocol::{
-    Attempt, FromWorker, HostCall, LineReader, ReadError, SelftestSpec, ToWorker, encode, reply_cap,
-};
-use crate::worker::JOB_LINE_CAP;
+use crate::protocol::{Attempt, FromWorker, LineReader, SelftestSpec, ToWorker, encode};
+
+pub use exit_status::describe_status;
+pub use job::line_cap;
 
 /// How long past `limits.deadline` the parent waits before killing a
 /// worker: the engine itself gives up about a second after the deadline.
@@ -269,248 +275,10 @@ impl WorkerProcess {
         let st = self.kill_and_reap();
         r.map_err(|e| format!("{e} ({})", describe_status(st)))
     }
-
-    /// Run one job; the worker is consumed (killed and reaped) whatever
-    /// happens. `Err(NotDelivered)` means the job never reached the worker
-    /// (it died while idle), so the caller may retry on another.
-    pub fn run(
-        self,
-        code: &str,
-        bridge: Arc<dyn ToolBridge>,
-        limits: &Limits,
-    ) -> Result<ExecOutcome, NotDelivered> {
-        self.run_then(code, bridge, limits, |mut c| {
-            let _ = c.wait();
-        })
-    }
-
-    /// [`run`](Self::run), but after a normal finish the worker is only
-    /// SIGKILLed and handed to `reap`, which must `wait` for it (the pool
-    /// does that on its own thread, off the caller's path). After a failure
-    /// it is reaped here, since its exit status goes into the error.
-    pub fn run_then(
-        mut self,
-        code: &str,
-        bridge: Arc<dyn ToolBridge>,
-        limits: &Limits,
-        reap: impl FnOnce(Child),
-    ) -> Result<ExecOutcome, NotDelivered> {
-        let started = Instant::now();
-        let job = encode(&ToWorker::Job {
-            code: code.to_owned(),
-            limits: limits.clone(),
-            selftest: None,
-        });
-        if job.len() > JOB_LINE_CAP {
-            self.kill_and_reap();
-            return Ok(ExecOutcome::failed(ExecError::new(
-                ErrorKind::Rejected,
-                format!(
-                    "the script is too large: {} bytes as JSON, at most {JOB_LINE_CAP} allowed",
-                    job.len()
-                ),
-            )));
-        }
-        if !self.send_line(&job) {
-            self.kill_and_reap();
-            return Err(NotDelivered);
-        }
-        self.reader.set_cap(line_cap(limits));
-        let stdin = Arc::new(Mutex::new(self.stdin.take()));
-        // A huge configured deadline must not overflow `Instant`.
-        let deadline = started
-            .checked_add(limits.deadline.saturating_add(DEADLINE_GRACE))
-            .unwrap_or_else(|| started + Duration::from_secs(365 * 24 * 3600));
-        let mut calls: u64 = 0;
-        let outcome = loop {
-            let line = match self.reader.read_line(Some(deadline)) {
-                Ok(l) => l,
-                Err(e) => break Err(self.read_failure(e, limits)),
-            };
-            match crate::protocol::decode::<FromWorker>(&line) {
-                Ok(FromWorker::Done { outcome }) => break Ok(outcome),
-                Ok(FromWorker::Call { id, call }) => {
-                    calls += 1;
-                    if calls > u64::from(limits.max_tool_calls) {
-                        break Err(ExecError::new(
-                            ErrorKind::ToolCalls,
-                            format!(
-                                "the worker exceeded the tool-call budget of {}; it was killed",
-                                limits.max_tool_calls
-                            ),
-                        ));
-                    }
-                    answer(call, id, reply_cap(limits), bridge.clone(), stdin.clone());
-                }
-                Ok(_) => {
-                    break Err(protocol_error("a message that is not allowed during a job"));
-                }
-                Err(e) => break Err(protocol_error(&format!("malformed message ({e})"))),
-            }
-        };
-        // Kill first: a host-call thread blocked writing to a full pipe then
-        // gets EPIPE and releases the lock. Late answers find no pipe.
-        if outcome.is_ok() {
-            if let Some(child) = self.kill() {
-                reap(child);
-            }
-        } else {
-            self.kill_and_reap();
-        }
-        if let Ok(mut s) = stdin.lock() {
-            *s = None;
-        }
-        Ok(match outcome {
-            Ok(o) => o,
-            Err(err) => {
-                let mut o = ExecOutcome::failed(err);
-                o.tool_calls = calls.min(u64::from(u32::MAX)) as u32;
-                o.elapsed_ms = started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64;
-                o
-            }
-        })
-    }
-
-    fn read_failure(&mut self, e: ReadError, limits: &Limits) -> ExecError {
-        match e {
-            ReadError::Timeout => ExecError::new(
-                ErrorKind::Deadline,
-                format!(
-                    "deadline of {} ms exceeded; the worker did not stop in time and was killed",
-                    limits.deadline.as_millis()
-                ),
-            ),
-            ReadError::Oversized { cap } => protocol_error(&format!(
-                "oversized message (more than {cap} bytes in one line)"
-            )),
-            ReadError::Eof | ReadError::Io(_) => {
-                let status = self.kill_and_reap();
-                ExecError::new(
-                    ErrorKind::Internal,
-                    format!(
-                        "the Code Mode worker exited before finishing ({})",
-                        describe_status(status)
-                    ),
-                )
-            }
-        }
-    }
 }
 
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
         self.kill_and_reap();
-    }
-}
-
-fn protocol_error(what: &str) -> ExecError {
-    ExecError::new(
-        ErrorKind::Internal,
-        format!("the Code Mode worker sent {what}; it was killed"),
-    )
-}
-
-/// Largest line a worker may send for a job with these limits: the output
-/// cap or the tool-argument cap (both measured as escaped JSON), logs (JSON escaping can make a byte six), and room for the rest.
-pub fn line_cap(limits: &Limits) -> usize {
-    limits
-        .max_output_bytes
-        .max(skarn_codemode::MAX_ARGS_BYTES)
-        .saturating_add(limits.max_log_bytes.saturating_mul(6))
-        .saturating_add(limits.max_log_lines.saturating_mul(16))
-        .saturating_add(MIN_LINE_CAP)
-}
-
-/// "exit status 3", "killed by signal 9 (SIGKILL)"...
-pub fn describe_status(status: Option<ExitStatus>) -> String {
-    match status {
-        None => "status unknown".into(),
-        Some(s) => match (s.code(), signal_of(&s)) {
-            (Some(c), _) => format!("exit status {c}"),
-            (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
-            _ => "status unknown".into(),
-        },
-    }
-}
-
-#[cfg(unix)]
-fn signal_of(s: &ExitStatus) -> Option<i32> {
-    s.signal()
-}
-
-#[cfg(not(unix))]
-fn signal_of(_: &ExitStatus) -> Option<i32> {
-    None
-}
-
-#[cfg(unix)]
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGSYS => " (SIGSYS)",
-        libc::SIGBUS => " (SIGBUS)",
-        _ => "",
-    }
-}
-
-#[cfg(not(unix))]
-fn signal_name(_: i32) -> &'static str {
-    ""
-}
-
-/// Answer one host call on its own thread (bridge futures are
-/// executor-agnostic; several calls may be outstanding at once).
-fn answer(
-    call: HostCall,
-    id: u64,
-    cap: usize,
-    bridge: Arc<dyn ToolBridge>,
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
-) {
-    let work = move || {
-        let what = match &call {
-            HostCall::CallTool { server, tool, .. } => format!("{server}.{tool}"),
-            HostCall::ListTools => "listTools".to_string(),
-            HostCall::ReadResource { server, uri } => format!("{server} resource {uri}"),
-        };
-        let result: Result<Value, BridgeError> = pollster::block_on(async {
-            match call {
-                HostCall::CallTool { server, tool, args } => {
-                    bridge.call_tool(&server, &tool, args).await
-                }
-                HostCall::ListTools => bridge.list_tools().await,
-                HostCall::ReadResource { server, uri } => bridge.read_resource(&server, &uri).await,
-            }
-        });
-        let result = match result {
-            Ok(v) if skarn_codemode::json_depth(&v) > skarn_codemode::MAX_RESULT_DEPTH => {
-                Err(skarn_codemode::result_too_deep(&what))
-            }
-            r => r,
-        };
-        let mut line = encode(&ToWorker::Reply { id, result });
-        if line.len() > cap {
-            let result = Err(BridgeError::Other {
-                message: format!(
-                    "the result of {what} is {} bytes, more than the {cap} bytes a script with this memory limit may receive",
-                    line.len()
-                ),
-            });
-            line = encode(&ToWorker::Reply { id, result });
-        }
-        if let Ok(mut guard) = stdin.lock()
-            && let Some(s) = guard.as_mut()
-        {
-            let _ = s.write_all(&line).and_then(|_| s.flush());
-        }
-    };
-    if std::thread::Builder::new()
-        .name("skarn-host-call".into())
-        .spawn(work)
-        .is_err()
-    {
-        // Could not get a thread: the script's call will see the deadline.
     }
 }

@@ -1,0 +1,108 @@
+//! The `[gateway]` section: its keys, their defaults and their checks.
+
+use serde::Deserialize;
+use skarn_codemode::Limits;
+
+use super::{Isolation, secs};
+
+/// The `[gateway]` section.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Also expose every downstream tool under its namespaced name.
+    pub passthrough: bool,
+    /// Between the server alias and the tool name (default `__`).
+    pub namespace_separator: String,
+    /// Where scripts run.
+    pub isolation: Isolation,
+    /// Pre-started confined workers kept ready (0: start one per script).
+    pub worker_pool: usize,
+    /// Scripts run at the same time (default 8); further `execute` calls
+    /// wait their turn, so a burst cannot start unbounded workers.
+    pub max_concurrent_executes: usize,
+    /// Offer a `run` tool: a shell command confined by `skarn run` with
+    /// compressed output (default false).
+    pub shell: bool,
+    /// Limits for each `execute` (`[gateway.limits]`, see `limits.rs`).
+    #[serde(deserialize_with = "crate::limits::deserialize")]
+    pub limits: Limits,
+    /// Seconds a downstream server may take to start (default 30); written
+    /// as a duration (`30`, `"30s"`, `"1m"`).
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
+    pub start_timeout: f64,
+    /// Seconds any one downstream call may take (default 60); a duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
+    pub call_timeout: f64,
+    /// Pages, items and bytes one downstream listing may have (defaults
+    /// 100 / 10 000 / 16 MiB); past a cap the server is failed.
+    pub max_list_pages: usize,
+    pub max_list_items: usize,
+    pub max_list_bytes: usize,
+    /// `--http`: seconds a client may take to send a request's headers
+    /// (default 10).
+    pub http_header_timeout: f64,
+    /// `--http`: seconds a connection may stay without any traffic either
+    /// way before it is closed (default 120).
+    pub http_idle_timeout: f64,
+    /// `--http`: connections served at once (default 256, and never more
+    /// than half the descriptor limit); more wait to be accepted.
+    pub http_max_connections: usize,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            passthrough: false,
+            namespace_separator: "__".into(),
+            isolation: Isolation::Auto,
+            worker_pool: skarn_worker::DEFAULT_WARM,
+            max_concurrent_executes: 8,
+            shell: false,
+            limits: Limits::default(),
+            start_timeout: 30.0,
+            call_timeout: 60.0,
+            max_list_pages: 100,
+            max_list_items: 10_000,
+            max_list_bytes: 16 << 20,
+            http_header_timeout: 10.0,
+            http_idle_timeout: 120.0,
+            http_max_connections: 256,
+        }
+    }
+}
+
+impl GatewayConfig {
+    /// The checks the types cannot make: the message of the first that
+    /// fails (located at the `[gateway]` header by the caller).
+    pub(super) fn check(&self) -> Result<(), String> {
+        let sep = &self.namespace_separator;
+        if sep.is_empty() || sep.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err("namespace_separator must be a non-empty string without whitespace".into());
+        }
+        for (what, v) in [
+            ("start_timeout", self.start_timeout),
+            ("call_timeout", self.call_timeout),
+            ("http_header_timeout", self.http_header_timeout),
+            ("http_idle_timeout", self.http_idle_timeout),
+        ] {
+            secs(v, what)?;
+        }
+        if !(1..=256).contains(&self.max_concurrent_executes) {
+            return Err("max_concurrent_executes must be between 1 and 256".into());
+        }
+        for (what, v) in [
+            ("max_list_pages", self.max_list_pages),
+            ("max_list_items", self.max_list_items),
+            ("max_list_bytes", self.max_list_bytes),
+            ("http_max_connections", self.http_max_connections),
+        ] {
+            if v == 0 {
+                return Err(format!("{what} must be at least 1"));
+            }
+        }
+        if self.worker_pool > 64 {
+            return Err("worker_pool must be at most 64".into());
+        }
+        Ok(())
+    }
+}

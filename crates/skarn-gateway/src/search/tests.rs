@@ -1,0 +1,109 @@
+//! Ranking on a small catalogue, and the bounded edit distance.
+
+use super::expansion::edit_distance;
+use super::*;
+
+fn doc(server: &str, tool: &str, description: &str, params: &[&str]) -> SearchDoc {
+    SearchDoc {
+        server: server.into(),
+        tool: tool.into(),
+        description: description.into(),
+        params: params.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn catalogue() -> Vec<SearchDoc> {
+    vec![
+        doc(
+            "slack",
+            "post_message",
+            "Post a message to a Slack channel",
+            &["channel", "text"],
+        ),
+        doc(
+            "slack",
+            "list_channels",
+            "List the channels in the workspace",
+            &["limit"],
+        ),
+        doc(
+            "github",
+            "create_issue",
+            "Create a new issue in a repository",
+            &["owner", "repo", "title"],
+        ),
+        doc(
+            "github",
+            "list_pull_requests",
+            "List pull requests of a repository",
+            &["owner", "repo", "state"],
+        ),
+        doc(
+            "postgres",
+            "run_query",
+            "Run a read-only SQL query",
+            &["sql"],
+        ),
+        doc(
+            "aws",
+            "describe_instances",
+            "Describe compute instances in a region",
+            &["region"],
+        ),
+        doc(
+            "jira",
+            "create_issue",
+            "Create a Jira issue in a project",
+            &["project", "summary"],
+        ),
+    ]
+}
+
+fn top(idx: &SearchIndex, docs: &[SearchDoc], q: &str) -> String {
+    let h = idx.search(q, 1);
+    assert!(!h.is_empty(), "no hit for {q:?}");
+    let d = &docs[h[0].doc];
+    format!("{}__{}", d.server, d.tool)
+}
+
+#[test]
+fn ranks_description_synonym_product_typo_and_prefix_queries() {
+    let docs = catalogue();
+    let idx = SearchIndex::build(&docs);
+    assert_eq!(
+        top(&idx, &docs, "post a message to a channel"),
+        "slack__post_message"
+    );
+    assert_eq!(
+        top(&idx, &docs, "ping the team channel on slack"),
+        "slack__post_message"
+    );
+    assert_eq!(
+        top(&idx, &docs, "list my EC2 boxes"),
+        "aws__describe_instances"
+    );
+    assert_eq!(top(&idx, &docs, "postgress query"), "postgres__run_query");
+    assert_eq!(top(&idx, &docs, "postgresql"), "postgres__run_query");
+    assert_eq!(top(&idx, &docs, "open PRs"), "github__list_pull_requests");
+    assert_eq!(top(&idx, &docs, "file a jira ticket"), "jira__create_issue");
+    assert_eq!(
+        top(&idx, &docs, "listPullRequests"),
+        "github__list_pull_requests"
+    );
+}
+
+#[test]
+fn nonsense_finds_nothing_and_empty_is_fine() {
+    let docs = catalogue();
+    let idx = SearchIndex::build(&docs);
+    assert!(idx.search("zzzqqq", 5).is_empty());
+    assert!(idx.search("", 5).is_empty());
+    assert!(SearchIndex::build(&[]).search("x", 5).is_empty());
+}
+
+#[test]
+fn edit_distance_is_bounded() {
+    assert_eq!(edit_distance("postgress", "postgres", 2), 1);
+    assert_eq!(edit_distance("pots", "post", 1), 1);
+    assert_eq!(edit_distance("abc", "xyz", 1), 2);
+}

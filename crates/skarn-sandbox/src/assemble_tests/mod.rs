@@ -1,0 +1,124 @@
+//! Precedence of [`Policy::from_layers`], without spawning anything.
+//!
+//! `precedence`: how layers combine; `input_checks`: what bad flags, files
+//! and workspaces are told.
+
+mod input_checks;
+mod precedence;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::*;
+use crate::config::RunConfig;
+use crate::layer_flags::{FlagContext, GrantFlag};
+use crate::workspace::WorkspaceRoot;
+
+/// A temporary directory removed on drop.
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new() -> Tmp {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let d = std::env::temp_dir().join(format!(
+            "skarn-layers-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        Tmp(std::fs::canonicalize(&d).unwrap())
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn host(cwd: &Path) -> LayerHost {
+    LayerHost {
+        home: None,
+        cwd: cwd.to_path_buf(),
+        resolv_target: Some("/run/resolv/resolv.conf".into()),
+        dns_source: "default (DNS for --net)".into(),
+        expand_registries: true,
+    }
+}
+
+/// Write `text` as `name` in `dir` and load it as a layer.
+fn layer(dir: &Path, name: &str, text: &str) -> Layer {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    let c = RunConfig::load(&f, dir).unwrap().unwrap();
+    Layer::from_config(&c, None).unwrap()
+}
+
+fn config_error(dir: &Path, text: &str) -> String {
+    let f = dir.join("bad.toml");
+    std::fs::write(&f, text).unwrap();
+    match RunConfig::load(&f, dir) {
+        Err(e) => e.to_string(),
+        Ok(c) => Layer::from_config(&c.unwrap(), None)
+            .unwrap_err()
+            .to_string(),
+    }
+}
+
+const A: &str = "[run]
+net = \"outbound\"
+timeout = \"10m\"
+memory = \"1G\"
+max_procs = 10
+max_file_size = 10
+protect_persistence = false
+fail_closed = false
+allow_home_workspace = true
+private_home = false
+preset = \"none\"
+read = [\"ra\"]
+write = [\"wa\"]
+exec = [\"xa\"]
+deny_read = [\"da\"]
+allow_env = [\"A_TOKEN\"]
+";
+
+const B: &str = "[run]
+net = \"loopback\"
+timeout = 30
+memory = 2048
+max_procs = 20
+max_file_size = \"2G\"
+protect_persistence = true
+fail_closed = true
+allow_home_workspace = false
+private_home = true
+preset = [\"rust\", \"node\"]
+read = [\"rb\"]
+write = [\"wb\"]
+exec = [\"xb\"]
+deny_read = [\"db\"]
+allow_env = [\"B_TOKEN\"]
+";
+
+type Scalars = (
+    NetPolicy,
+    crate::Limits,
+    bool,
+    bool,
+    bool,
+    bool,
+    Vec<String>,
+);
+
+fn scalars(p: &Policy) -> Scalars {
+    (
+        p.net.clone(),
+        p.limits.clone(),
+        p.protect_persistence,
+        p.fail_closed,
+        p.allow_home_workspace,
+        p.private_home,
+        Vec::new(),
+    )
+}
