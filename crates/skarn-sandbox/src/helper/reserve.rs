@@ -159,11 +159,9 @@ fn planned_ops(
         };
         at.get_or_insert(out.len());
         let reserve = *reserve
-            || reserve_if.iter().any(|p| {
-                *exists
-                    .entry(p.clone())
-                    .or_insert_with(|| entries.exists(p))
-            });
+            || reserve_if
+                .iter()
+                .any(|p| *exists.entry(p.clone()).or_insert_with(|| entries.exists(p)));
         if path.starts_with(git) && path != git {
             if staged {
                 continue; // staged: vetted after the run

@@ -80,9 +80,15 @@ mod tests {
         std::os::unix::fs::symlink("/nowhere", d.join("dangling")).unwrap();
         crate::placeholder::make_socket_inode(&d.join(".vscode")).unwrap();
         let w = WsEntries::read(&d);
-        for name in [".envrc", "sub", "dangling", ".vscode", "missing", "sub/x", "sub/.."] {
+        for name in [
+            ".envrc", "sub", "dangling", ".vscode", "missing", "sub/x", "sub/..",
+        ] {
             let p = d.join(name);
-            assert_eq!(w.exists(&p), std::fs::symlink_metadata(&p).is_ok(), "{name}");
+            assert_eq!(
+                w.exists(&p),
+                std::fs::symlink_metadata(&p).is_ok(),
+                "{name}"
+            );
         }
         assert!(!w.may_be_placeholder(&d.join(".envrc")));
         assert!(w.may_be_placeholder(&d.join(".vscode")));
