@@ -23,9 +23,23 @@ pub fn canonical_lossy(p: &Path) -> Option<PathBuf> {
 #[derive(Default)]
 pub struct CanonicalCache {
     dirs: std::collections::HashMap<PathBuf, Option<PathBuf>>,
+    /// Follow dangling links to where the name would be created.
+    follow_dangling: bool,
+    /// Dangling links followed so far (a bound against link loops).
+    hops: u32,
 }
 
 impl CanonicalCache {
+    /// A cache that also follows a dangling link to the place it names: a
+    /// secret reached through `~/.aws -> /work/ws/aws` (missing) would be
+    /// created at `/work/ws/aws`, so that is the name to deny and reserve.
+    pub fn following_dangling_links() -> CanonicalCache {
+        CanonicalCache {
+            follow_dangling: true,
+            ..CanonicalCache::default()
+        }
+    }
+
     /// [`canonical_lossy`] of `p`.
     pub fn resolve(&mut self, p: &Path) -> Option<PathBuf> {
         if !p.is_absolute() {
@@ -53,8 +67,15 @@ impl CanonicalCache {
             Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&candidate) {
                 Ok(real) => Some(real),
                 // A dangling link: the longest existing prefix is the
-                // link's own directory.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(candidate),
+                // link's own directory, unless asked to follow it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if !self.follow_dangling || self.hops >= 40 {
+                        return Some(candidate);
+                    }
+                    self.hops += 1;
+                    let to = real_parent.join(std::fs::read_link(&candidate).ok()?);
+                    self.resolve(&to)
+                }
                 Err(_) => None,
             },
             Ok(_) => Some(candidate),
@@ -309,6 +330,17 @@ mod tests {
             assert_eq!(cache.resolve(&p), reference(&p), "{rel}");
         }
         assert_eq!(cache.resolve(Path::new("/")), Some(PathBuf::from("/")));
+        // Following dangling links: where the name would be created.
+        let mut follow = CanonicalCache::following_dangling_links();
+        let real = std::fs::canonicalize(&d).unwrap();
+        assert_eq!(
+            follow.resolve(&d.join("home/dangling/below")),
+            Some(real.join("nowhere/x/below"))
+        );
+        ln("home/loop2", "home/loop1");
+        ln("home/loop1", "home/loop2");
+        // A loop of links is an error (ELOOP), not a hang.
+        assert_eq!(follow.resolve(&d.join("home/loop1/x")), None);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -39,7 +39,7 @@ fn secret_aliases(home: Option<&Path>, uid: u32) -> Vec<PathBuf> {
     let named: Vec<PathBuf> = primary.iter().chain(out.iter()).cloned().collect();
     // Missing secrets too: a symlinked home (or ~/.config) moves where a
     // secret would be created, and that place must be reserved as well.
-    let mut cache = crate::grants::CanonicalCache::default();
+    let mut cache = crate::grants::CanonicalCache::following_dangling_links();
     for p in named {
         if let Some(real) = cache.resolve(&p)
             && real != p

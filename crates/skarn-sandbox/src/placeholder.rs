@@ -3,7 +3,7 @@
 //! step, covered by init, recognised by the clean-up and by
 //! [`crate::nested_git`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::sys;
 
@@ -27,31 +27,4 @@ pub fn make_socket_inode(path: &Path) -> std::io::Result<()> {
     let c = sys::cstr(path.as_os_str())?;
     // SAFETY: valid path; S_IFSOCK needs no capability.
     sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFSOCK | PLACEHOLDER_MODE, 0) }).map(|_| ())
-}
-
-/// Makes the placeholders of one run. The first is a new socket inode;
-/// the others are hard links to it where the kernel allows (same
-/// filesystem), else new inodes: a link allocates no inode, which on ext4
-/// makes reserving the ~20 missing persistence paths of a workspace about
-/// three times cheaper. Every name is still a mode-000 socket that
-/// [`is_placeholder`] recognises and the clean-up removes one by one.
-#[derive(Default)]
-pub struct PlaceholderMaker {
-    first: Option<PathBuf>,
-}
-
-impl PlaceholderMaker {
-    /// Put a placeholder at `path` (which must not exist).
-    pub fn make(&mut self, path: &Path) -> std::io::Result<()> {
-        if let Some(first) = &self.first
-            && std::fs::hard_link(first, path).is_ok()
-        {
-            return Ok(());
-        }
-        make_socket_inode(path)?;
-        if self.first.is_none() {
-            self.first = Some(path.to_path_buf());
-        }
-        Ok(())
-    }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::release::{Reserved, open_dir};
 use super::ws_entries::WsEntries;
-use crate::placeholder::{PlaceholderMaker, is_placeholder};
+use crate::placeholder::{is_placeholder, make_socket_inode};
 use crate::plan::{FsOp, Plan, Reservation};
 
 /// Messages of the reservation step.
@@ -54,8 +54,7 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         None
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
-    let entries = WsEntries::read(&ws);
-    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir, &entries);
+    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
     let nested = nested_repos(r, &mut ops, notes);
     let mut empty_kind = Vec::new();
     if stage.is_none() {
@@ -81,7 +80,10 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         }
     }
     let mut done = Resolved {
-        entries: Some(entries),
+        // Listed here, right before the names are resolved: a name the
+        // host removes after this is caught by init (see mounts), one it
+        // creates is still protected by the bind of the existing path.
+        entries: Some(WsEntries::read(&ws)),
         // The workspace is a directory when its lock could be opened:
         // searches for a missing component start there, not at `/`.
         known_dir: (lock_fd >= 0).then(|| ws.clone()),
@@ -129,7 +131,6 @@ fn planned_ops(
     git: &Path,
     staged: bool,
     git_is_dir: bool,
-    entries: &WsEntries,
 ) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut out = Vec::new();
@@ -159,9 +160,11 @@ fn planned_ops(
         };
         at.get_or_insert(out.len());
         let reserve = *reserve
-            || reserve_if
-                .iter()
-                .any(|p| *exists.entry(p.clone()).or_insert_with(|| entries.exists(p)));
+            || reserve_if.iter().any(|p| {
+                *exists
+                    .entry(p.clone())
+                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+            });
         if path.starts_with(git) && path != git {
             if staged {
                 continue; // staged: vetted after the run
@@ -185,13 +188,11 @@ fn nested_repos(r: &Reservation, ops: &mut Vec<Op>, notes: &mut ReserveNotes) ->
     let (nested, truncated) = crate::nested_git::find(&r.nested_roots);
     for g in &nested {
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
-            for (f, reserve) in [
-                ("hooks", true),
-                ("config", false),
-                ("config.worktree", false),
-                ("commondir", false),
-            ] {
-                ops.push((g.join(f), reserve, false));
+            // The same entries as the workspace's own git directory.
+            for en in crate::persistence::GIT_DIR_ENTRIES {
+                let name = en.path.trim_start_matches(".git/");
+                let reserve = en.reserve == crate::persistence::Reserve::Always;
+                ops.push((g.join(name), reserve, false));
             }
         } else {
             ops.push((g.clone(), false, false));
@@ -216,9 +217,9 @@ struct Resolved {
     empties: Vec<(PathBuf, u64)>,
     /// A directory known to exist (the workspace).
     known_dir: Option<PathBuf>,
-    /// The workspace's entries as listed before any placeholder was made.
+    /// The workspace's entries as listed right before the protections are
+    /// resolved (before any placeholder was made).
     entries: Option<WsEntries>,
-    maker: PlaceholderMaker,
 }
 
 /// Apply the rule for one protection (see [`crate::plan::Reservation`]).
@@ -267,7 +268,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         if done.placeholders.contains(&target) {
             return;
         }
-        if let Err(e) = done.maker.make(&target)
+        if let Err(e) = make_socket_inode(&target)
             && std::fs::symlink_metadata(&target).is_err()
         {
             notes.degraded.push(format!(

@@ -264,9 +264,14 @@ pub fn build_root(
                 ctx(mkdir_p(&t), "mkdir", &t)?;
                 tmpfs(&t, libc::MS_NOSUID | libc::MS_NODEV, &tmpfs_opts)?;
             }
-            FsOp::Mask { path, .. } => {
+            FsOp::Mask { path, reserve } => {
                 let dst = under(NEW, path);
                 let Ok(md) = std::fs::symlink_metadata(&dst) else {
+                    if *reserve {
+                        // Reserved, then removed on the host during set-up:
+                        // reserve it again (see the same case below).
+                        reserve_vanished(path, &dst, notes)?;
+                    }
                     continue;
                 };
                 if md.file_type().is_symlink() {
@@ -317,7 +322,7 @@ pub fn build_root(
                     _ => {}
                 }
             }
-            FsOp::Protect { path, .. } => {
+            FsOp::Protect { path, reserve, .. } => {
                 let dst = under(NEW, path);
                 pin_parents(path, &roots, &mut pinned)?;
                 match std::fs::symlink_metadata(&dst) {
@@ -330,6 +335,7 @@ pub fn build_root(
                         bind_existing(Path::new("/empty.s"), &dst, false)?
                     }
                     Ok(_) => bind_existing(&dst.clone(), &dst, false)?,
+                    Err(_) if *reserve => reserve_vanished(path, &dst, notes)?,
                     Err(_) => {}
                 }
             }
@@ -353,6 +359,25 @@ pub fn build_root(
     ctx(sys::pivot_root(dot, dot), "pivot_root", newroot)?;
     ctx(sys::umount2(dot, libc::MNT_DETACH), "detach old root", dot)?;
     ctx(sys::chdir(root), "chdir", root)
+}
+
+/// A reserved path found missing when the new root is built (the host
+/// removed it after the reservation step looked): reserve it now, before
+/// the command runs, or fail the set-up (fail closed). The placeholder is
+/// left behind; the next run in this workspace takes it over and removes it.
+fn reserve_vanished(path: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> {
+    ctx(
+        crate::placeholder::make_socket_inode(dst),
+        "reserve a protected path removed during set-up",
+        dst,
+    )?;
+    bind_existing(Path::new("/empty.s"), dst, false)?;
+    notes.push(format!(
+        "protected path {} was removed on the host during set-up: reserved by a \
+         placeholder that the next run here removes",
+        path.display()
+    ));
+    Ok(())
 }
 
 /// Before a path is write-protected, bind each of its parent directories

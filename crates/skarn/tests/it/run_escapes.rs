@@ -503,10 +503,12 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
          printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config; \
          git init -q --bare .cache-x; git -C .cache-x config core.fsmonitor 'touch PWNED'; \
          mkdir -p src; echo 'gitdir: ../.cache-x' > src/.git; \
-         git init -q clean; true",
+         git init -q clean; mkdir -p vendor/lib/.git/modules/sub/hooks; true",
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!lib.join(".git/hooks/pre-commit").exists());
+    // A submodule's git directory (own hooks and config) cannot be planted.
+    assert!(!lib.join(".git/modules").exists(), "{}", err(&o));
     let cfg = std::fs::read_to_string(lib.join(".git/config")).unwrap();
     assert!(!cfg.contains("fsmonitor"), "{cfg}");
     // The planted gitdir link is set aside; a clean new repository is kept.
@@ -515,6 +517,28 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
     assert!(ws.join("clean/.git/HEAD").exists());
     // The bare repository with a code-running setting is set aside too.
     assert!(!ws.join(".cache-x").exists(), "{}", err(&o));
+}
+
+#[test]
+fn a_secret_linked_to_a_missing_place_in_the_workspace_cannot_be_created() {
+    // ~/.aws -> <ws>/awsdir, which does not exist yet: a command creating
+    // awsdir/credentials would write the host's ~/.aws/credentials (and
+    // an AWS config can run programs on the host).
+    let t = TempDir::new("dangling");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::os::unix::fs::symlink(ws.join("awsdir"), home.join(".aws")).unwrap();
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        "mkdir awsdir; echo '[default]' > awsdir/credentials; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        !ws.join("awsdir/credentials").exists(),
+        "the command wrote the host's ~/.aws/credentials"
+    );
+    assert!(!ws.join("awsdir").exists(), "awsdir was left behind");
 }
 
 #[test]
