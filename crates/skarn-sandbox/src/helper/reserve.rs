@@ -161,9 +161,11 @@ fn planned_ops(
         at.get_or_insert(out.len());
         let reserve = *reserve
             || reserve_if.iter().any(|p| {
-                *exists
-                    .entry(p.clone())
-                    .or_insert_with(|| std::fs::symlink_metadata(p).is_ok())
+                // Another run's placeholder is not the tool's file: it
+                // must not make this run reserve (and leave) more names.
+                *exists.entry(p.clone()).or_insert_with(|| {
+                    std::fs::symlink_metadata(p).is_ok() && is_placeholder(p).is_none()
+                })
             });
         if path.starts_with(git) && path != git {
             if staged {

@@ -843,6 +843,45 @@ fn reusable_self_confinement_pieces_hold() {
 }
 
 #[test]
+fn overlapping_runs_leave_no_placeholders_behind() {
+    use std::io::Write;
+    use std::os::unix::fs::FileTypeExt;
+    let t = TempDir::new("overlap");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    // Run A holds the workspace (and its placeholders) until told to end.
+    let mut a = Command::new(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", "echo ready; read x"])
+        .env("HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(a.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    // Run B starts and ends meanwhile: A's `.envrc` placeholder is no
+    // `.envrc`, so B reserves nothing more (nix and direnv files) that
+    // neither run could remove afterwards.
+    let o = run_in(&ws, &home, &[], &["true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    a.stdin.take().unwrap().write_all(b"end\n").unwrap();
+    assert!(a.wait().unwrap().success());
+    let sockets: Vec<_> = std::fs::read_dir(&ws)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|f| f.is_socket()))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(sockets.is_empty(), "placeholders left: {sockets:?}");
+}
+
+#[test]
 fn killing_skarn_leaves_no_placeholders_behind() {
     let t = TempDir::new("kill");
     let ws = t.dir("ws");
