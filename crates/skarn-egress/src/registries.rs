@@ -350,7 +350,8 @@ mod tests {
 
     #[test]
     fn cargo_config_in_workspace() {
-        let d = std::env::temp_dir().join(format!("skarn-reg-{}", std::process::id()));
+        let tmp = skarn_test_support::TempDir::new("reg");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join(".cargo")).unwrap();
         std::fs::write(
             d.join(".cargo/config.toml"),

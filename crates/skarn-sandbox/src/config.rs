@@ -268,7 +268,8 @@ mod tests {
 
     #[test]
     fn errors_carry_line_and_column() {
-        let d = std::env::temp_dir().join(format!("skarn-cfg-{}", std::process::id()));
+        let tmp = skarn_test_support::TempDir::new("cfg");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(&d).unwrap();
         let f = d.join("skarn.toml");
         std::fs::write(&f, "[run]\nread = [\"a\"]\ntimeout = \"soon\"\n").unwrap();
@@ -315,6 +316,5 @@ mod tests {
             e.contains(":2:10: memory:") && e.contains("whole number of MiB"),
             "{e}"
         );
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -434,8 +434,8 @@ pub fn home_files(home: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
 mod home_files_tests {
     #[test]
     fn home_files_are_sanitised_copies() {
-        let d = std::env::temp_dir().join(format!("skarn-dotfiles-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("dotfiles");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(
             d.join(".gitconfig"),
@@ -452,6 +452,5 @@ mod home_files_tests {
         assert!(git.contains("A") && !git.contains("helper"));
         let npm = &files.iter().find(|(p, _)| p.ends_with(".npmrc")).unwrap().1;
         assert!(!npm.contains("SECRET"));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -268,17 +268,11 @@ pub fn guards_for(layout: &Layout, writable: &[PathBuf], home: Option<&Path>) ->
 mod tests {
     use super::*;
 
-    struct T(PathBuf);
-    impl Drop for T {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    /// A test directory (removed with the `TempDir`) and its path.
+    struct T(PathBuf, #[allow(dead_code)] skarn_test_support::TempDir);
     fn tmp(tag: &str) -> T {
-        let p = std::env::temp_dir().join(format!("skarn-gitvet-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        T(p)
+        let d = skarn_test_support::TempDir::new(&format!("gitvet-{tag}"));
+        T(d.path().to_path_buf(), d)
     }
     fn repo(at: &Path, config: &str) {
         std::fs::create_dir_all(at.join(".git/objects")).unwrap();

@@ -242,8 +242,8 @@ mod tests {
 
     #[test]
     fn canonical_lossy_resolves_the_existing_prefix() {
-        let d = std::env::temp_dir().join(format!("skarn-grants-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("grants");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join("real")).unwrap();
         std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
         let real = std::fs::canonicalize(d.join("real")).unwrap();
@@ -277,7 +277,6 @@ mod tests {
             .push(Grant::new(real.join("planted"), "preset python (detected)"));
         let notes = canonicalize(&mut p).unwrap();
         assert!(p.overlay.is_empty() && notes[0].contains("dropped"));
-        std::fs::remove_dir_all(&d).unwrap();
         assert_eq!(canonical_lossy(Path::new("rel")), None);
     }
 
@@ -303,8 +302,8 @@ mod tests {
 
     #[test]
     fn cached_resolution_matches_realpath_of_the_existing_prefix() {
-        let d = std::env::temp_dir().join(format!("skarn-canon-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("canon");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join("home/.config/real")).unwrap();
         std::fs::write(d.join("home/file"), "").unwrap();
         let ln = |to: &str, at: &str| std::os::unix::fs::symlink(d.join(to), d.join(at)).unwrap();
@@ -341,6 +340,5 @@ mod tests {
         ln("home/loop1", "home/loop2");
         // A loop of links is an error (ELOOP), not a hang.
         assert_eq!(follow.resolve(&d.join("home/loop1/x")), None);
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

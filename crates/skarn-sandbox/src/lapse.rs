@@ -178,8 +178,8 @@ mod tests {
 
     #[test]
     fn replaced_git_config_with_new_hooks_is_restored() {
-        let d = std::env::temp_dir().join(format!("skarn-lapse-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("lapse");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join(".git")).unwrap();
         let cfg = d.join(".git/config");
         std::fs::write(&cfg, "[core]\n\tbare = false\n").unwrap();
@@ -203,6 +203,5 @@ mod tests {
         assert!(d.join(".git/config.skarn-rejected-7").exists());
         // Unchanged inode: nothing to say.
         assert!(check(&snapshot(std::slice::from_ref(&cfg)), 8).is_empty());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

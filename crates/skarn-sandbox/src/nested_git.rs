@@ -246,8 +246,8 @@ mod tests {
 
     #[test]
     fn finds_and_vets_nested_repositories() {
-        let d = std::env::temp_dir().join(format!("skarn-nested-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("nested");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join(".git")).unwrap();
         std::fs::create_dir_all(d.join("vendor/lib/.git/hooks")).unwrap();
         std::fs::create_dir_all(d.join("node_modules/x/.git")).unwrap();
@@ -297,6 +297,5 @@ mod tests {
             "ref: refs/heads/main\n"
         );
         assert!(g.check().is_none());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

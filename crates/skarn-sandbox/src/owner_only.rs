@@ -125,8 +125,8 @@ mod tests {
 
     #[test]
     fn finds_owner_only_entries() {
-        let d = std::env::temp_dir().join(format!("skarn-oo-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("oo");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join("open/closed")).unwrap();
         std::fs::write(d.join("open/key"), "k").unwrap();
         std::fs::write(d.join("open/pub"), "p").unwrap();
@@ -142,6 +142,5 @@ mod tests {
         assert!(!got.truncated);
         // A skipped (writable) directory is not walked.
         assert!(find(&[s], &[d.join("open")]).paths.is_empty());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -286,8 +286,8 @@ mod tests {
 
     #[test]
     fn finalize_moves_a_clean_repo_and_drops_the_rest() {
-        let ws = std::env::temp_dir().join(format!("skarn-stage-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&ws);
+        let tmp = skarn_test_support::TempDir::new("stage-unit");
+        let ws = tmp.path().to_path_buf();
         std::fs::create_dir_all(&ws).unwrap();
         let stage = prepare(&ws).unwrap();
         assert!(is_unborn(&ws.join(".git")));
@@ -326,6 +326,5 @@ mod tests {
         let stage = prepare(&ws).unwrap();
         assert_eq!(finalize(&ws, &stage, true), None);
         assert!(!git.exists());
-        std::fs::remove_dir_all(&ws).unwrap();
     }
 }

@@ -7,32 +7,19 @@ mod input_checks;
 mod precedence;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::*;
 use crate::config::RunConfig;
 use crate::layer_flags::{FlagContext, GrantFlag};
 use crate::workspace::WorkspaceRoot;
 
-/// A temporary directory removed on drop.
-struct Tmp(PathBuf);
+/// A temporary directory (canonical path), removed with its `TempDir`.
+struct Tmp(PathBuf, #[allow(dead_code)] skarn_test_support::TempDir);
 
 impl Tmp {
     fn new() -> Tmp {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let d = std::env::temp_dir().join(format!(
-            "skarn-layers-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        Tmp(std::fs::canonicalize(&d).unwrap())
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let d = skarn_test_support::TempDir::new("layers");
+        Tmp(std::fs::canonicalize(d.path()).unwrap(), d)
     }
 }
 

@@ -73,8 +73,8 @@ mod tests {
 
     #[test]
     fn answers_for_direct_children_like_lstat() {
-        let d = std::env::temp_dir().join(format!("skarn-wsent-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+        let tmp = skarn_test_support::TempDir::new("wsent");
+        let d = tmp.path().to_path_buf();
         std::fs::create_dir_all(d.join("sub")).unwrap();
         std::fs::write(d.join(".envrc"), "").unwrap();
         std::os::unix::fs::symlink("/nowhere", d.join("dangling")).unwrap();
@@ -97,6 +97,5 @@ mod tests {
         // Made after the listing: not seen, so the answer says absent.
         std::fs::write(d.join("later"), "").unwrap();
         assert!(!w.exists(&d.join("later")));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }
