@@ -42,6 +42,25 @@ impl CanonicalCache {
 
     /// [`canonical_lossy`] of `p`.
     pub fn resolve(&mut self, p: &Path) -> Option<PathBuf> {
+        // The bound on dangling links followed is per path asked for.
+        self.hops = 0;
+        self.resolve_from(p)
+    }
+
+    /// A dangling link's target with `..` in it: where `dir/..` leads
+    /// depends on what `dir` is when the name is opened, and the command
+    /// may replace anything inside its writable grants (a symlink instead
+    /// of a directory), so the name taken is the part before the first
+    /// `..`: denied and reserved, it keeps the link where it points now.
+    fn resolve_dotdot(&mut self, to: &Path) -> Option<PathBuf> {
+        let upto: PathBuf = to
+            .components()
+            .take_while(|c| *c != std::path::Component::ParentDir)
+            .collect();
+        self.resolve_from(&upto)
+    }
+
+    fn resolve_from(&mut self, p: &Path) -> Option<PathBuf> {
         if !p.is_absolute() {
             return None;
         }
@@ -56,7 +75,7 @@ impl CanonicalCache {
         let real_parent = match self.dirs.get(parent) {
             Some(r) => r.clone(),
             None => {
-                let r = self.resolve(parent);
+                let r = self.resolve_from(parent);
                 self.dirs.insert(parent.to_path_buf(), r.clone());
                 r
             }
@@ -74,7 +93,7 @@ impl CanonicalCache {
                     }
                     self.hops += 1;
                     let to = real_parent.join(std::fs::read_link(&candidate).ok()?);
-                    self.resolve(&to)
+                    self.resolve_dotdot(&to)
                 }
                 Err(_) => None,
             },
@@ -338,6 +357,33 @@ mod tests {
         );
         ln("home/loop2", "home/loop1");
         ln("home/loop1", "home/loop2");
+        // A target with `..` after a missing directory: the part before it.
+        std::fs::create_dir_all(d.join("ws")).unwrap();
+        ln("ws/a/../awsdir", "home/dotted");
+        assert_eq!(
+            follow.resolve(&d.join("home/dotted/credentials")),
+            Some(real.join("ws/a/credentials"))
+        );
+        // Also through an existing directory (the command could swap it
+        // for a link): the directory itself.
+        std::fs::create_dir_all(d.join("ws/b")).unwrap();
+        ln("ws/b/../bdir", "home/dotted2");
+        assert_eq!(
+            follow.resolve(&d.join("home/dotted2/x")),
+            Some(real.join("ws/b/x"))
+        );
+        // A long chain of dangling links does not use up the bound for
+        // the next path.
+        std::fs::create_dir_all(d.join("chain")).unwrap();
+        for i in 1..39 {
+            ln(&format!("chain/{}", i + 1), &format!("chain/{i}"));
+        }
+        ln("nowhere2", "chain/39");
+        assert!(follow.resolve(&d.join("chain/1")).is_some());
+        assert_eq!(
+            follow.resolve(&d.join("home/dangling/below")),
+            Some(real.join("nowhere/x/below"))
+        );
         // A loop of links is an error (ELOOP), not a hang.
         assert_eq!(follow.resolve(&d.join("home/loop1/x")), None);
     }

@@ -55,8 +55,8 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
-    let nested = nested_repos(r, &mut ops, notes);
     let mut empty_kind = Vec::new();
+    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
     if stage.is_none() {
         let guards = crate::git_vet::guards(&ws, &r.nested_roots, r.git_home.as_deref());
         let mut extra = Vec::new();
@@ -186,14 +186,28 @@ fn planned_ops(
 
 /// Repositories nested below the writable grants: their hooks and
 /// configuration are protected too (a missing hooks directory reserved).
-fn nested_repos(r: &Reservation, ops: &mut Vec<Op>, notes: &mut ReserveNotes) -> Vec<PathBuf> {
+fn nested_repos(
+    r: &Reservation,
+    ops: &mut Vec<Op>,
+    empty_kind: &mut Vec<PathBuf>,
+    notes: &mut ReserveNotes,
+) -> Vec<PathBuf> {
     let (nested, truncated) = crate::nested_git::find(&r.nested_roots);
     for g in &nested {
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
+            // Its config may turn on per-worktree config: then a new
+            // `config.worktree` would be read by host git, so a missing
+            // one is reserved (as an empty file, which git reads fine).
+            let worktree_config = std::fs::read_to_string(g.join("config"))
+                .is_ok_and(|c| c.to_ascii_lowercase().contains("worktreeconfig"));
             // The same entries as the workspace's own git directory.
             for en in crate::persistence::GIT_DIR_ENTRIES {
                 let name = en.path.trim_start_matches(".git/");
-                let reserve = en.reserve == crate::persistence::Reserve::Always;
+                let mut reserve = en.reserve == crate::persistence::Reserve::Always;
+                if name == "config.worktree" && worktree_config {
+                    reserve = true;
+                    empty_kind.push(g.join(name));
+                }
                 ops.push((g.join(name), reserve, false));
             }
         } else {

@@ -495,6 +495,14 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
         .status()
         .unwrap();
     assert!(g.success());
+    // Per-worktree config on: a new config.worktree would be read by git.
+    let g = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&lib)
+        .args(["config", "extensions.worktreeConfig", "true"])
+        .status()
+        .unwrap();
+    assert!(g.success());
     let o = sh(
         &ws,
         &home,
@@ -503,12 +511,15 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
          printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> vendor/lib/.git/config; \
          git init -q --bare .cache-x; git -C .cache-x config core.fsmonitor 'touch PWNED'; \
          mkdir -p src; echo 'gitdir: ../.cache-x' > src/.git; \
-         git init -q clean; mkdir -p vendor/lib/.git/modules/sub/hooks; true",
+         git init -q clean; mkdir -p vendor/lib/.git/modules/sub/hooks; \
+         printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > vendor/lib/.git/config.worktree; true",
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!lib.join(".git/hooks/pre-commit").exists());
     // A submodule's git directory (own hooks and config) cannot be planted.
     assert!(!lib.join(".git/modules").exists(), "{}", err(&o));
+    let wt = std::fs::read_to_string(lib.join(".git/config.worktree")).unwrap_or_default();
+    assert!(!wt.contains("fsmonitor"), "{wt}");
     let cfg = std::fs::read_to_string(lib.join(".git/config")).unwrap();
     assert!(!cfg.contains("fsmonitor"), "{cfg}");
     // The planted gitdir link is set aside; a clean new repository is kept.
@@ -527,11 +538,14 @@ fn a_secret_linked_to_a_missing_place_in_the_workspace_cannot_be_created() {
     let t = TempDir::new("dangling");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
     std::os::unix::fs::symlink(ws.join("awsdir"), home.join(".aws")).unwrap();
+    // ~/.gnupg -> <ws>/a/../gpg: leads into the workspace once `a` exists.
+    std::os::unix::fs::symlink(ws.join("a/../gpg"), home.join(".gnupg")).unwrap();
     let o = sh(
         &ws,
         &home,
         &[],
-        "mkdir awsdir; echo '[default]' > awsdir/credentials; true",
+        "mkdir awsdir; echo '[default]' > awsdir/credentials; \
+         mkdir a; mkdir gpg; echo S > gpg/pubring.kbx; true",
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(
@@ -539,6 +553,10 @@ fn a_secret_linked_to_a_missing_place_in_the_workspace_cannot_be_created() {
         "the command wrote the host's ~/.aws/credentials"
     );
     assert!(!ws.join("awsdir").exists(), "awsdir was left behind");
+    assert!(
+        std::fs::read(home.join(".gnupg/pubring.kbx")).is_err(),
+        "the command wrote a file the host reads as ~/.gnupg/pubring.kbx"
+    );
 }
 
 #[test]
