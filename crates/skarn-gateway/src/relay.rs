@@ -72,6 +72,8 @@ pub struct Relay {
     logs: Mutex<HashMap<usize, LogWindow>>,
     /// Progress notifications being forwarded right now.
     forwarding: AtomicU64,
+    /// Progress notifications whose forwarding has started, ever.
+    progress_seen: AtomicU64,
 }
 
 impl std::fmt::Debug for Relay {
@@ -259,6 +261,7 @@ impl Relay {
     /// A downstream progress notification, under its client's token.
     pub async fn progress(&self, server: usize, mut p: ProgressNotificationParam) {
         self.forwarding.fetch_add(1, Ordering::AcqRel);
+        self.progress_seen.fetch_add(1, Ordering::AcqRel);
         let to = lock(&self.progress)
             .get(&(server, p.progress_token.clone()))
             .cloned();
@@ -271,16 +274,32 @@ impl Relay {
 
     /// Called when a relayed call's answer arrived: rmcp hands each
     /// notification to its own task, so progress the server sent just
-    /// before its answer may still be on its way. Let those tasks run and
-    /// finish (at most 100 ms) so that the client gets them before the
-    /// answer, as clients drop progress that comes after it.
+    /// before its answer may still be on its way, and on a busy machine
+    /// such a task may not even have started yet. Wait (at most 100 ms)
+    /// until no forwarding is in flight and none has started for three
+    /// 1 ms ticks, so that the client gets the progress before the answer:
+    /// clients drop progress that comes after it.
     pub async fn settle_progress(&self) {
         for _ in 0..4 {
             tokio::task::yield_now().await;
         }
         let deadline = Instant::now() + Duration::from_millis(100);
-        while self.forwarding.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+        let mut seen = self.progress_seen.load(Ordering::Acquire);
+        let mut quiet = 0;
+        while Instant::now() < deadline {
+            if self.forwarding.load(Ordering::Acquire) > 0 {
+                quiet = 0;
+            } else if quiet >= 3 {
+                break;
+            } else {
+                quiet += 1;
+            }
             tokio::time::sleep(Duration::from_millis(1)).await;
+            let now = self.progress_seen.load(Ordering::Acquire);
+            if now != seen {
+                seen = now;
+                quiet = 0;
+            }
         }
     }
 
