@@ -17,16 +17,10 @@ fn facts() -> MacFacts {
 
 fn golden(name: &str, policy: &Policy, facts: &MacFacts) -> String {
     let got = profile(policy, facts).unwrap();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("macos_{name}.sb"));
-    if std::env::var_os("SKARN_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        got == want,
-        "profile {name} changed; review and re-bless with SKARN_BLESS=1"
+    super::golden::assert_golden(
+        &format!("macos_{name}.sb"),
+        &got,
+        &format!("profile {name}"),
     );
     // Same inputs, same output.
     assert_eq!(got, profile(policy, facts).unwrap());

@@ -6,6 +6,10 @@
 // Tests may unwrap: a panic is how a test fails.
 #![allow(clippy::unwrap_used)]
 
+mod golden;
+#[cfg(target_os = "linux")]
+mod hosts;
+
 // The macOS Seatbelt profile generator: pure, runs on every system.
 mod macos_profile;
 // The Linux backend's plan.

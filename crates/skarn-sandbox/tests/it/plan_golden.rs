@@ -9,31 +9,7 @@ use std::path::PathBuf;
 
 use skarn_sandbox::{Grant, HostFacts, Policy, plan};
 
-/// An unprivileged caller with user namespaces, Landlock ABI 7, seccomp,
-/// no writable cgroup.
-fn nonroot() -> HostFacts {
-    HostFacts {
-        uid: 1000,
-        gid: 1000,
-        home: Some(PathBuf::from("/home/u")),
-        landlock_abi: 7,
-        namespaces: true,
-        needs_userns: true,
-        seccomp: true,
-        cgroup_pids: None,
-        cgroup_memory: None,
-        arch: "x86_64".into(),
-        secret_aliases: vec![],
-        owner_only: vec![],
-        owner_only_truncated: false,
-        idmap_dirs: vec![],
-        idmap_unavailable: None,
-        workspace_owner: Some(1000),
-        home_entries: vec![],
-        home_real: None,
-        passwd_home: None,
-    }
-}
+use super::hosts::nonroot;
 
 /// Root, no user namespace needed.
 fn root(cgroups: bool) -> HostFacts {
@@ -72,31 +48,11 @@ fn argv() -> Vec<OsString> {
 fn check(shape: &str, host: &HostFacts, home: &str) {
     let p = plan(&policy(home), host, &argv()).expect("plans");
     let got = serde_json::to_string_pretty(&p).expect("serialises");
-    let path = format!(
-        "{}/tests/golden/plan_{shape}.json",
-        env!("CARGO_MANIFEST_DIR")
+    super::golden::assert_golden(
+        &format!("plan_{shape}.json"),
+        &got,
+        &format!("plan for {shape}"),
     );
-    if std::env::var_os("SKARN_BLESS").is_some() {
-        std::fs::write(&path, &got).expect("bless");
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_default();
-    if got != want {
-        let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
-        let at = g
-            .iter()
-            .zip(&w)
-            .position(|(a, b)| a != b)
-            .unwrap_or(g.len().min(w.len()));
-        panic!(
-            "plan for {shape} changed at line {} (got {} lines, golden {}): got {:?}, golden {:?}; \
-             review and re-bless with SKARN_BLESS=1",
-            at + 1,
-            g.len(),
-            w.len(),
-            g.get(at),
-            w.get(at)
-        );
-    }
     // Pure: same inputs, same plan.
     assert_eq!(p, plan(&policy(home), host, &argv()).expect("plans"));
 }

@@ -9,25 +9,8 @@ use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, Status, plan};
 
 fn host() -> HostFacts {
     HostFacts {
-        uid: 1000,
-        gid: 1000,
-        home: Some(PathBuf::from("/home/u")),
-        landlock_abi: 7,
-        namespaces: true,
-        needs_userns: true,
-        seccomp: true,
-        cgroup_pids: None,
-        cgroup_memory: None,
-        arch: "x86_64".into(),
-        secret_aliases: vec![],
-        owner_only: vec![],
-        owner_only_truncated: false,
-        idmap_dirs: vec![],
-        idmap_unavailable: None,
         workspace_owner: None,
-        home_entries: vec![],
-        home_real: None,
-        passwd_home: None,
+        ..super::hosts::nonroot()
     }
 }
 
@@ -50,23 +33,7 @@ fn argv() -> Vec<OsString> {
 fn whole_plan_matches_the_reviewed_golden_file() {
     let p = plan(&policy(), &host(), &argv()).unwrap();
     let got = serde_json::to_string_pretty(&p).unwrap();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/golden/plan_default.json"
-    );
-    if std::env::var_os("SKARN_BLESS").is_some() {
-        std::fs::write(path, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(path).unwrap();
-    // On a difference, name the first differing line only (the file is long).
-    let at = got.lines().zip(want.lines()).position(|(a, b)| a != b);
-    assert!(
-        got == want,
-        "plan changed at line {:?} ({} lines, golden {}); review and re-bless with SKARN_BLESS=1",
-        at.map(|i| i + 1),
-        got.lines().count(),
-        want.lines().count()
-    );
+    super::golden::assert_golden("plan_default.json", &got, "plan");
     // Same inputs, same output.
     assert_eq!(p, plan(&policy(), &host(), &argv()).unwrap());
 }
@@ -411,22 +378,7 @@ fn root_plan_with_idmapped_system_dirs_matches_the_reviewed_golden_file() {
     pol.write.push(Grant::new("/opt/app/cache", "--write"));
     let p = plan(&pol, &root_host(), &argv()).unwrap();
     let got = serde_json::to_string_pretty(&p).unwrap();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/golden/plan_root_idmap.json"
-    );
-    if std::env::var_os("SKARN_BLESS").is_some() {
-        std::fs::write(path, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(path).unwrap();
-    let at = got.lines().zip(want.lines()).position(|(a, b)| a != b);
-    assert!(
-        got == want,
-        "plan changed at line {:?} ({} lines, golden {}); review and re-bless with SKARN_BLESS=1",
-        at.map(|i| i + 1),
-        got.lines().count(),
-        want.lines().count()
-    );
+    super::golden::assert_golden("plan_root_idmap.json", &got, "plan");
     // The system directories holding root's files and the read grant in
     // one are idmapped; the write grant in /opt and /usr are plain binds.
     let idmapped: Vec<&PathBuf> =

@@ -65,15 +65,7 @@ fn run_plan(p: &Policy) -> WindowsPlan {
 
 fn golden(name: &str, p: &WindowsPlan) {
     let got = serde_json::to_string_pretty(p).unwrap();
-    let path = format!("{}/tests/golden/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("SKARN_BLESS").is_some() {
-        std::fs::write(&path, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        got, want,
-        "{name} changed; review and re-bless with SKARN_BLESS=1"
-    );
+    super::golden::assert_golden(&format!("{name}.json"), &got, name);
 }
 
 fn default_policy() -> Policy {
