@@ -298,12 +298,17 @@ pub fn run_probe(args: &[String]) -> i32 {
             0
         }
         "alloc" => {
-            let mb: usize = arg.parse().unwrap_or(64);
+            // MiB[:MS]: allocate and touch MiB, then hold it MS milliseconds.
+            let (mb, hold) = arg.split_once(':').unwrap_or((arg, "0"));
+            let mb: usize = mb.parse().unwrap_or(64);
             let mut v: Vec<u8> = Vec::new();
             match v.try_reserve_exact(mb * 1024 * 1024) {
                 Ok(()) => {
                     v.resize(mb * 1024 * 1024, 1);
                     println!("allocated {mb} MiB");
+                    let ms = hold.parse().unwrap_or(0);
+                    std::thread::sleep(std::time::Duration::from_millis(ms));
+                    std::hint::black_box(&v);
                     0
                 }
                 Err(e) => {

@@ -17,6 +17,9 @@ use crate::{mounts, ns, privs, sys};
 pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     let plan = run.plan;
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    // v1 cgroups: enter them now, moving this (only) thread (see `cgroup`).
+    let mut joined = run.cgroup.cgroup.is_none()
+        || (!run.cgroup_entry.failed && run.cgroup_entry.join_own().is_ok());
     if plan.ns.mount {
         if let Err(e) = sys::unshare(libc::CLONE_NEWNS) {
             fatal(wr, &format!("mount namespace: {e}"));
@@ -69,7 +72,22 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     // SAFETY: setpgid takes integers.
     unsafe { libc::setpgid(0, 0) };
     install_forwarders();
-    let joined = cg_rd < 0 || wait_for_cgroup(wr, cg_rd);
+    if cg_rd >= 0 {
+        joined &= wait_for_cgroup(wr, cg_rd);
+    }
+    if !joined {
+        send(
+            wr,
+            &StageMsg::Degraded(
+                "the run's cgroup could not be joined: max_procs NOT enforced by it \
+                 (a cgroup memory limit falls back to RLIMIT_AS per process)"
+                    .into(),
+            ),
+        );
+    }
+    if let Some(e) = run.cgroup.enforcement(plan, joined) {
+        layer(wr, e);
+    }
     // Not in the memory cgroup: the per-process address-space limit instead.
     let run = Run {
         memory_fallback: run.memory_fallback || !joined,
@@ -94,8 +112,8 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     sys::exit_now(code)
 }
 
-/// Nothing may start before init is inside the run's cgroup: wait for the
-/// helper's word (b'1' moved, b'0' could not be). Returns whether init
+/// Nothing may start before init is inside the run's (v2) cgroup: wait for
+/// the helper's word (b'1' moved, b'0' could not be). Returns whether init
 /// joined.
 fn wait_for_cgroup(wr: libc::c_int, cg_rd: libc::c_int) -> bool {
     let mut b = [0u8; 1];
@@ -108,17 +126,7 @@ fn wait_for_cgroup(wr: libc::c_int, cg_rd: libc::c_int) -> bool {
     };
     let joined = match (n, b[0]) {
         (1, b'1') => true,
-        (1, _) => {
-            send(
-                wr,
-                &StageMsg::Degraded(
-                    "the run's cgroup could not be joined: max_procs NOT enforced by it \
-                     (a cgroup memory limit falls back to RLIMIT_AS per process)"
-                        .into(),
-                ),
-            );
-            false
-        }
+        (1, _) => false,
         _ => fatal(wr, "the helper went away before the pids cgroup was joined"),
     };
     // SAFETY: closing our own descriptor.

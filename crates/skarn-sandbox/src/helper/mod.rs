@@ -89,9 +89,12 @@ pub(super) struct Run<'a> {
     pub(super) fs: &'a [FsOp],
     /// The host private tmp made from the plan's `host_tmp`.
     pub(super) host_tmp: Option<&'a Path>,
-    /// The memory cgroup was planned but the run is not in it: its
-    /// `fallback_as` applies.
+    /// The memory cgroup was planned but not made: its `fallback_as`
+    /// applies.
     pub(super) memory_fallback: bool,
+    /// The run's cgroups as made, and how init enters them.
+    cgroup: &'a cgroup::CgroupSetup,
+    cgroup_entry: &'a cgroup::Entry,
 }
 
 /// A pipe with both ends close-on-exec: (read, write).
@@ -184,17 +187,19 @@ pub(crate) fn run(plan: Plan) -> i32 {
         err_line("pipe2 failed");
         return EXIT_SETUP;
     };
-    // Cgroup hand-shake: init waits on `cg_rd` until the helper has moved
-    // it into the run's cgroup (b'1') or failed to (b'0').
-    let (cg_rd, cg_wr) = match &cg.cgroup {
-        Some(_) => match pipe() {
+    let entry = cg.cgroup.as_ref().map(|c| c.entry()).unwrap_or_default();
+    // Cgroup hand-shake (v2 only): init waits on `cg_rd` until the helper
+    // has moved it into the run's cgroup (b'1') or failed to (b'0').
+    let (cg_rd, cg_wr) = if entry.by_helper.is_empty() {
+        (-1, -1)
+    } else {
+        match pipe() {
             Some(p) => p,
             None => {
                 err_line("pipe2 failed");
                 return EXIT_SETUP;
             }
-        },
-        None => (-1, -1),
+        }
     };
     let saved = persistence::before(&plan, &reserved.fs);
     let stages = Run {
@@ -202,6 +207,8 @@ pub(crate) fn run(plan: Plan) -> i32 {
         fs: &reserved.fs,
         host_tmp: host_tmp.as_deref(),
         memory_fallback: cg.memory_fallback,
+        cgroup: &cg,
+        cgroup_entry: &entry,
     };
     let child = match sys::fork() {
         Ok(0) => {
@@ -222,9 +229,8 @@ pub(crate) fn run(plan: Plan) -> i32 {
     };
     // Init has its own copy of the prepared idmapped trees.
     crate::idmap::release();
-    let mut joined = true;
-    if let Some(c) = &cg.cgroup {
-        joined = c.attach(child).is_ok();
+    if cg_wr >= 0 {
+        let joined = entry.attach(child).is_ok();
         sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });
         // SAFETY: closing our own pipe ends.
         unsafe {
@@ -232,7 +238,7 @@ pub(crate) fn run(plan: Plan) -> i32 {
             libc::close(cg_rd);
         }
     }
-    report.layers.extend(cg.enforcement(&plan, joined));
+    drop(entry);
     // SAFETY: closing our copy of the write end.
     unsafe { libc::close(wr) };
     signals::install_forwarders();

@@ -680,6 +680,74 @@ fn process_memory_and_file_size_limits_hold() {
     assert!(std::fs::metadata(ws.join("big")).unwrap().len() <= 1024 * 1024);
 }
 
+/// As root with pids and memory controllers, every process of the run is
+/// inside the run's cgroups (init enters them itself before the target
+/// starts), and the memory limit is one budget for the whole tree: three
+/// processes holding 48 MiB each cannot all live under `--memory 96`,
+/// which per-process limits would allow.
+#[test]
+fn as_root_the_whole_tree_is_in_the_runs_cgroups() {
+    let host = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let has = |c: &str| {
+        host.lines().any(|l| {
+            l.split(':')
+                .nth(1)
+                .is_some_and(|s| s.split(',').any(|x| x == c))
+        })
+    };
+    if !is_root() || !has("pids") || !has("memory") {
+        eprintln!("skipped: needs root and v1 pids and memory hierarchies");
+        return;
+    }
+    let t = TempDir::new("cgroups");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = run_in(
+        &ws,
+        &home,
+        &["--report"],
+        &[
+            "sh",
+            "-c",
+            "cat /proc/self/cgroup; sh -c 'cat /proc/self/cgroup'",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.split(':')
+                .nth(1)
+                .is_some_and(|s| s.split(',').any(|c| c == "pids" || c == "memory"))
+        })
+        .collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for l in lines {
+        assert!(l.contains("/skarn-"), "outside the run's cgroup: {l}");
+    }
+    assert!(
+        err(&o).contains("layer cgroup         enforced"),
+        "{}",
+        err(&o)
+    );
+    let e = exe();
+    let e = e.to_str().unwrap();
+    let each = format!("{e} __sandbox-helper probe alloc 48:1500");
+    let script = format!("{each} & {each} & {each} & wait");
+    let o = run_in(
+        &ws,
+        &home,
+        &["--exec", e, "--memory", "96"],
+        &["sh", "-c", &script],
+    );
+    let held = out(&o).matches("allocated 48 MiB").count();
+    assert!(
+        held < 3,
+        "three 48 MiB processes under --memory 96: {}",
+        out(&o)
+    );
+}
+
 #[test]
 fn report_and_json_describe_the_run() {
     let t = TempDir::new("report");
