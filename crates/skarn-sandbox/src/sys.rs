@@ -126,6 +126,65 @@ pub fn fork() -> io::Result<libc::pid_t> {
     }
 }
 
+/// `struct clone_args` of clone3(2), up to `cgroup` (Linux 5.7). The libc
+/// crate defines it for musl only, and no crate wraps a fork-like clone3,
+/// hence this one syscall by hand.
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// fork(2) with the child born inside the cgroup v2 directory `cgroup`
+/// (clone3 with `CLONE_INTO_CGROUP`), and as PID 1 of a new PID namespace
+/// when `new_pid_ns`: no migration, so no wait for the RCU grace period a
+/// move by pid costs. Only call from a single-threaded process. Errors
+/// (kernel before 5.7, v1 directory, ...) leave no child and no namespace.
+pub fn fork_into_cgroup(
+    cgroup: std::os::fd::BorrowedFd<'_>,
+    new_pid_ns: bool,
+) -> io::Result<libc::pid_t> {
+    use std::os::fd::AsRawFd;
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    let pid_ns = if new_pid_ns {
+        libc::CLONE_NEWPID as u64
+    } else {
+        0
+    };
+    let args = CloneArgs {
+        flags: CLONE_INTO_CGROUP | pid_ns,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: cgroup.as_raw_fd() as u64,
+        ..CloneArgs::default()
+    };
+    // SAFETY: like fork(2) (no CLONE_VM, no new stack: the child continues
+    // on a copy of this stack); `args` is valid for the size passed. The
+    // caller is single-threaded, and glibc asks the kernel for the thread id
+    // where it matters after a raw clone (raise, abort).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone3,
+            &args as *const CloneArgs,
+            std::mem::size_of::<CloneArgs>(),
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as libc::pid_t)
+    }
+}
+
 /// Write `data` to an existing file (procfs/cgroupfs friendly: one write).
 pub fn write_file(path: &Path, data: &[u8]) -> io::Result<()> {
     use std::io::Write;
@@ -180,4 +239,71 @@ pub fn execve(path: &CStr, argv: &[CString], envp: &[CString]) -> io::Error {
     // SAFETY: NULL-terminated arrays of valid C strings that outlive the call.
     unsafe { libc::execve(path.as_ptr(), a.as_ptr(), e.as_ptr()) };
     io::Error::last_os_error()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cgroup v2 mount point, if the host has one.
+    fn cgroup2_mount() -> Option<std::path::PathBuf> {
+        let m = std::fs::read_to_string("/proc/self/mounts").ok()?;
+        m.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| f[1].into())
+        })
+    }
+
+    #[test]
+    fn a_child_forked_into_a_v2_cgroup_starts_inside_it() {
+        use std::os::fd::AsFd;
+        // SAFETY: getuid cannot fail.
+        let (Some(root), 0) = (cgroup2_mount(), unsafe { libc::getuid() }) else {
+            eprintln!("skipped: needs root and a cgroup v2 mount");
+            return;
+        };
+        let name = format!("skarn-clone3-test-{}", std::process::id());
+        let dir = root.join(&name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            eprintln!("skipped: cannot make {}: {e}", dir.display());
+            return;
+        }
+        let fd = std::fs::File::open(&dir).unwrap();
+        // What the child must read in /proc/self/cgroup; prepared before the
+        // fork: the test process has other threads, so the child only makes
+        // async-signal-safe calls.
+        let want = format!("0::/{name}\n");
+        let want = want.as_bytes();
+        let path = c"/proc/self/cgroup";
+        for new_pid_ns in [false, true] {
+            let r = fork_into_cgroup(fd.as_fd(), new_pid_ns);
+            if matches!(r, Ok(0)) {
+                let mut buf = [0u8; 4096];
+                // SAFETY: open/read/_exit on valid buffers (async-signal-safe).
+                unsafe {
+                    let f = libc::open(path.as_ptr(), libc::O_RDONLY);
+                    let n = libc::read(f, buf.as_mut_ptr().cast(), buf.len());
+                    let got = &buf[..n.max(0) as usize];
+                    let inside = got.windows(want.len()).any(|w| w == want);
+                    let pid_ok = !new_pid_ns || libc::getpid() == 1;
+                    libc::_exit(if inside && pid_ok { 0 } else { 1 });
+                }
+            }
+            let result = r.map(|pid| {
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                status
+            });
+            if result.as_ref().map_or(true, |s| *s != 0) {
+                let _ = std::fs::remove_dir(&dir);
+            }
+            assert_eq!(
+                result.expect("clone3 with CLONE_INTO_CGROUP"),
+                0,
+                "new_pid_ns {new_pid_ns}"
+            );
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
 }

@@ -11,9 +11,12 @@
 //!   a process by pid write-locks every thread group and waits for an RCU
 //!   grace period first (7 to 22 ms measured on the development VM, more
 //!   than the rest of a run).
-//! - v2 (no per-thread file for domain cgroups): the helper moves init by
-//!   pid right after forking it, overlapping the grace period with init's
-//!   mount work, and init waits for that move to be confirmed.
+//! - v2 (no per-thread file for domain cgroups): init is born inside the
+//!   run's cgroup (clone3 with `CLONE_INTO_CGROUP`, Linux 5.7), which is no
+//!   migration at all. Where that fails (older kernel, or pids and memory in
+//!   two v2 directories) the helper moves init by pid right after forking
+//!   it, overlapping the grace period with init's mount work, and init
+//!   waits for that move to be confirmed.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -178,8 +181,11 @@ pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionRepo
 pub(super) struct Entry {
     /// Open `tasks` files of v1 hierarchies: init writes `0` to each.
     pub(super) own: Vec<OwnedFd>,
-    /// v2 directories: the helper writes init's pid to `cgroup.procs`.
+    /// v2 directories: the helper writes init's pid to `cgroup.procs`
+    /// (unless init was born inside `born_into`).
     pub(super) by_helper: Vec<PathBuf>,
+    /// The one v2 directory, open, for `CLONE_INTO_CGROUP`.
+    pub(super) born_into: Option<OwnedFd>,
     /// A `tasks` file could not be opened: init is not in the cgroups.
     pub(super) failed: bool,
 }
@@ -227,6 +233,9 @@ impl Cgroup {
                 }
                 Err(_) => e.failed = true,
             }
+        }
+        if let [one] = e.by_helper.as_slice() {
+            e.born_into = std::fs::File::open(one).ok().map(OwnedFd::from);
         }
         e
     }

@@ -37,6 +37,7 @@ mod supervision;
 mod target;
 mod ws_entries;
 
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -150,6 +151,12 @@ pub(crate) fn run(plan: Plan) -> i32 {
         Some(())
     };
     let cg = cgroup::set_up(&plan, reaper.is_some(), &mut report);
+    let entry = cg.cgroup.as_ref().map(|c| c.entry()).unwrap_or_default();
+    // Init born into a v2 cgroup also gets its PID namespace from that
+    // clone3: a clone failing after the kernel gave it a pid would leave an
+    // unshared PID namespace unusable (no first process), while a failed
+    // clone3 with CLONE_NEWPID leaves nothing behind.
+    let pid_ns_by_clone = entry.born_into.is_some() && plan.ns.pid;
     let proxy = match egress::start(&plan) {
         Ok(p) => p,
         Err(e) => {
@@ -158,7 +165,12 @@ pub(crate) fn run(plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
-    let flags = unshare_flags(&plan);
+    let flags = unshare_flags(&plan)
+        & !if pid_ns_by_clone {
+            libc::CLONE_NEWPID
+        } else {
+            0
+        };
     if flags != 0 {
         let r = sys::unshare(flags).and_then(|_| {
             if plan.ns.user {
@@ -187,7 +199,6 @@ pub(crate) fn run(plan: Plan) -> i32 {
         err_line("pipe2 failed");
         return EXIT_SETUP;
     };
-    let entry = cg.cgroup.as_ref().map(|c| c.entry()).unwrap_or_default();
     // Cgroup hand-shake (v2 only): init waits on `cg_rd` until the helper
     // has moved it into the run's cgroup (b'1') or failed to (b'0').
     let (cg_rd, cg_wr) = if entry.by_helper.is_empty() {
@@ -210,7 +221,18 @@ pub(crate) fn run(plan: Plan) -> i32 {
         cgroup: &cg,
         cgroup_entry: &entry,
     };
-    let child = match sys::fork() {
+    // v2: init born inside the run's cgroup when the kernel can; else the
+    // PID namespace as usual, a fork, and the helper's move.
+    let born = entry
+        .born_into
+        .as_ref()
+        .and_then(|fd| sys::fork_into_cgroup(fd.as_fd(), pid_ns_by_clone).ok());
+    let forked = match born {
+        Some(pid) => Ok(pid),
+        None if pid_ns_by_clone => sys::unshare(libc::CLONE_NEWPID).and_then(|()| sys::fork()),
+        None => sys::fork(),
+    };
+    let child = match forked {
         Ok(0) => {
             // SAFETY: closing our copies of the helper's pipe ends.
             unsafe {
@@ -230,7 +252,7 @@ pub(crate) fn run(plan: Plan) -> i32 {
     // Init has its own copy of the prepared idmapped trees.
     crate::idmap::release();
     if cg_wr >= 0 {
-        let joined = entry.attach(child).is_ok();
+        let joined = born.is_some() || entry.attach(child).is_ok();
         sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });
         // SAFETY: closing our own pipe ends.
         unsafe {
