@@ -193,9 +193,14 @@ pub(super) struct Entry {
 impl Entry {
     /// In init (single-threaded, forked after [`Cgroup::entry`]): move the
     /// calling thread into every v1 cgroup of the run, then close init's
-    /// copies of the descriptors. Init leaves with `_exit` and never drops
-    /// its copy of this value, so nothing is closed twice.
+    /// copies of all the descriptors (the target never inherits them).
+    /// Init leaves with `_exit` and never drops its copy of this value, so
+    /// nothing is closed twice.
     pub(super) fn join_own(&self) -> std::io::Result<()> {
+        if let Some(fd) = &self.born_into {
+            // SAFETY: init's copy of a descriptor it owns (see above).
+            unsafe { libc::close(fd.as_raw_fd()) };
+        }
         let mut r = Ok(());
         for fd in &self.own {
             // SAFETY: writing one byte from a valid buffer to an open descriptor.

@@ -18,8 +18,8 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     let plan = run.plan;
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
     // v1 cgroups: enter them now, moving this (only) thread (see `cgroup`).
-    let mut joined = run.cgroup.cgroup.is_none()
-        || (!run.cgroup_entry.failed && run.cgroup_entry.join_own().is_ok());
+    let entered = run.cgroup_entry.join_own().is_ok();
+    let mut joined = run.cgroup.cgroup.is_none() || (entered && !run.cgroup_entry.failed);
     if plan.ns.mount {
         if let Err(e) = sys::unshare(libc::CLONE_NEWNS) {
             fatal(wr, &format!("mount namespace: {e}"));
