@@ -50,9 +50,13 @@ pub use crate::host_probe::find_memory_cgroup;
 pub fn limit_files(parent: &Path, bytes: u64) -> Vec<(&'static str, String, bool)> {
     let b = bytes.to_string();
     if parent.join("memory.limit_in_bytes").exists() {
+        // v1 charges socket buffers to a cgroup only once its TCP limit is
+        // set (a separate counter, not part of `limit_in_bytes`): without
+        // it a command could queue gigabytes in TCP sockets to itself.
         vec![
             ("memory.limit_in_bytes", b.clone(), false),
-            ("memory.memsw.limit_in_bytes", b, true),
+            ("memory.memsw.limit_in_bytes", b.clone(), true),
+            ("memory.kmem.tcp.limit_in_bytes", b, true),
         ]
     } else {
         vec![

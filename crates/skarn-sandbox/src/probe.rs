@@ -317,6 +317,32 @@ pub fn run_probe(args: &[String]) -> i32 {
                 }
             }
         }
+        "tcp-queue" => {
+            // N loopback connections to ourselves, each written to without
+            // reading until the kernel refuses more: what socket buffers
+            // can hold.
+            let n: usize = arg.parse().unwrap_or(40);
+            let Ok(l) = std::net::TcpListener::bind("127.0.0.1:0") else {
+                println!("no loopback listener");
+                return 1;
+            };
+            let Ok(at) = l.local_addr() else { return 1 };
+            let buf = vec![b'x'; 1 << 16];
+            let (mut total, mut keep) = (0usize, Vec::new());
+            for _ in 0..n {
+                let Ok(mut c) = std::net::TcpStream::connect(at) else {
+                    break;
+                };
+                let Ok((s, _)) = l.accept() else { break };
+                let _ = c.set_nonblocking(true);
+                while let Ok(k) = std::io::Write::write(&mut c, &buf) {
+                    total += k;
+                }
+                keep.push((c, s));
+            }
+            println!("queued {} MiB", total >> 20);
+            0
+        }
         "self-confine" => self_confine(arg),
         "stdin" => {
             let mut s = String::new();

@@ -33,9 +33,22 @@ pub(super) struct Cgroup {
     pub(super) dirs: Vec<PathBuf>,
 }
 
-/// The run's cgroup directory under `parent`.
+/// The run's cgroup directory under `parent`: `skarn-<pid>-<tag>`, the tag
+/// taken once per process from the monotonic clock (the reaper, forked
+/// later, inherits it). The tag keeps a recycled pid from meeting the
+/// directory of an earlier run that is still being cleaned up.
 pub(super) fn cgroup_dir(parent: &Path) -> PathBuf {
-    parent.join(format!("skarn-{}", std::process::id()))
+    static TAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let tag = TAG.get_or_init(|| {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: ts is a valid timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        (ts.tv_sec as u64).wrapping_mul(1_000_000_000) ^ ts.tv_nsec as u64
+    });
+    parent.join(format!("skarn-{}-{tag:x}", std::process::id()))
 }
 
 /// The distinct parents the plan names (pids first).
@@ -50,15 +63,21 @@ pub(super) fn parents(plan: &Plan) -> Vec<PathBuf> {
     p
 }
 
-/// Create (or reuse) the run's directory under `parent` and write `files`
-/// (name, value, optional) in order. A directory this call created is
-/// removed again on failure.
-fn create(parent: &Path, files: &[(&str, String, bool)]) -> std::io::Result<PathBuf> {
+/// Create the run's directory under `parent` (v2: the pids and memory
+/// parents may be one directory, made once) and write `files` (name,
+/// value, optional) in order. A directory this call created is removed
+/// again on failure.
+fn create(
+    parent: &Path,
+    files: &[(&str, String, bool)],
+    made: &[PathBuf],
+) -> std::io::Result<PathBuf> {
     let dir = cgroup_dir(parent);
-    let created = match std::fs::create_dir(&dir) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
-        Err(e) => return Err(e),
+    let created = if made.contains(&dir) {
+        false
+    } else {
+        std::fs::create_dir(&dir)?;
+        true
     };
     for (name, value, optional) in files {
         let f = dir.join(name);
@@ -96,7 +115,10 @@ impl CgroupSetup {
         let mut gaps = Vec::new();
         if let Some((_, max)) = &plan.cgroup {
             if self.pids {
-                made.push(format!("pids.max {max}"));
+                made.push(format!(
+                    "pids.max {max} ({} for the command, one for init)",
+                    max.saturating_sub(1)
+                ));
             } else {
                 gaps.push("pids cgroup not made");
             }
@@ -135,7 +157,7 @@ pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionRepo
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some((dir, max)) = &plan.cgroup {
         match cleanup_ok
-            .then(|| create(dir, &[("pids.max", max.to_string(), false)]).ok())
+            .then(|| create(dir, &[("pids.max", max.to_string(), false)], &[]).ok())
             .flatten()
         {
             Some(d) => dirs.push(d),
@@ -147,7 +169,7 @@ pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionRepo
     if let Some(m) = &plan.memory_cgroup {
         let files = crate::memory::limit_files(&m.parent, m.bytes);
         let made = if cleanup_ok {
-            create(&m.parent, &files)
+            create(&m.parent, &files, &dirs)
         } else {
             Err(std::io::Error::other("no clean-up process"))
         };
@@ -256,6 +278,18 @@ impl Cgroup {
                     }
                 }
             }
+        }
+    }
+
+    /// After the run (init reaped): kill what is left and try once to
+    /// remove the directories, so that the host is clean when `skarn run`
+    /// returns even if the reaper is killed with its caller's cgroup right
+    /// after (a service manager or CI runner stopping the job). What is
+    /// still busy is left to the reaper.
+    pub(super) fn remove_once(&self) {
+        self.kill_all();
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir(d);
         }
     }
 

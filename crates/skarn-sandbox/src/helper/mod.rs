@@ -277,7 +277,10 @@ pub(crate) fn run(plan: Plan) -> i32 {
                 .into()
         });
     }
-    drop(cg); // removed by the reaper once this process exits
+    if let Some(c) = &cg.cgroup {
+        c.remove_once(); // the reaper removes what is still busy
+    }
+    drop(cg);
     egress::finish(proxy, &mut report);
     release::release(reserved);
     if let Some(t) = &host_tmp {

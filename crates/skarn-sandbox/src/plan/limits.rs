@@ -88,15 +88,22 @@ pub(super) fn plan(
     }
     match l.max_procs {
         Some(n) => {
+            // `n` is what the command's own tree may have: the sandbox's
+            // init is in the pids cgroup too, and in the user namespace
+            // (which the helper unshared, so it counts as well).
             if let Some(dir) = &host.cgroup_pids {
-                out.cgroup = Some((dir.clone(), n));
-                lim("max_procs", n.to_string(), "pids cgroup");
-            } else if ns.user {
-                out.rlimits.push((Rlimit::Nproc, n));
+                out.cgroup = Some((dir.clone(), n.saturating_add(1)));
                 lim(
                     "max_procs",
                     n.to_string(),
-                    "RLIMIT_NPROC in the user namespace",
+                    "pids cgroup (plus one for init)",
+                );
+            } else if ns.user {
+                out.rlimits.push((Rlimit::Nproc, n.saturating_add(2)));
+                lim(
+                    "max_procs",
+                    n.to_string(),
+                    "RLIMIT_NPROC in the user namespace (plus two: the helper and init)",
                 );
             } else if host.uid == 0 {
                 lim("max_procs", n.to_string(), "NOT ENFORCED");

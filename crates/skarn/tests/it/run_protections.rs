@@ -663,7 +663,11 @@ fn process_memory_and_file_size_limits_hold() {
         .strip_prefix("forked ")
         .and_then(|n| n.parse().ok())
         .unwrap();
-    assert!(n < 20, "forked {n} with a cap of 20");
+    // 20 processes for the command's tree: the probe and 19 children (the
+    // sandbox's init is not counted against the command).
+    assert_eq!(n, 19, "forked {n} with a cap of 20");
+    let o = run_in(&ws, &home, &["--max-procs", "1"], &["true"]);
+    assert_eq!(code(&o), 0, "--max-procs 1: {}", err(&o));
     let o = probe(&ws, &home, &[], &["forks", "50"]);
     assert_eq!(out(&o).trim(), "forked 50", "default cap too low");
     let o = probe(&ws, &home, &["--memory", "64"], &["alloc", "256"]);
@@ -745,6 +749,24 @@ fn as_root_the_whole_tree_is_in_the_runs_cgroups() {
         held < 3,
         "three 48 MiB processes under --memory 96: {}",
         out(&o)
+    );
+    // Socket buffers count too (v1 charges them once the TCP limit is set):
+    // without it 40 connections queued about 150 MiB under --memory 64.
+    let o = probe(
+        &ws,
+        &home,
+        &["--net", "loopback", "--memory", "64"],
+        &["tcp-queue", "40"],
+    );
+    let mib: u64 = out(&o)
+        .trim()
+        .strip_prefix("queued ")
+        .and_then(|r| r.strip_suffix(" MiB"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{} {}", out(&o), err(&o)));
+    assert!(
+        mib <= 80,
+        "{mib} MiB queued in TCP sockets under --memory 64"
     );
 }
 
