@@ -44,7 +44,9 @@ impl Fixture {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        // A hook that decides without reading all of its input may exit
+        // first (EPIPE here): its output and status decide, not the write.
+        let _ = c.stdin.take().unwrap().write_all(input.as_bytes());
         c.wait_with_output().unwrap()
     }
     /// Run `cmd` as the agent would: `sh -c` in the workspace.
