@@ -96,6 +96,34 @@ fn create(
     Ok(dir)
 }
 
+/// Remove run directories left under `parent` by runs whose helper and
+/// reaper were both killed (a service manager or CI runner stopping the
+/// caller's whole cgroup): `skarn-<pid>[-<tag>]` directories whose pid no
+/// longer exists. The kernel refuses to remove a cgroup that still holds a
+/// process, and a run in progress has a live helper pid, so no running
+/// sandbox loses its cgroup.
+fn sweep(parent: &Path) {
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("skarn-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+            .filter(|p| *p > 0);
+        let Some(pid) = pid else { continue };
+        // SAFETY: signal 0 only checks whether the pid exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 /// What [`set_up`] made.
 pub(super) struct CgroupSetup {
     /// The run's cgroups, when any was made.
@@ -154,6 +182,11 @@ impl CgroupSetup {
 /// if this process is killed; without one none is made). Every gap is a
 /// degradation in the report.
 pub(super) fn set_up(plan: &Plan, cleanup_ok: bool, report: &mut RestrictionReport) -> CgroupSetup {
+    if cleanup_ok {
+        for p in parents(plan) {
+            sweep(&p);
+        }
+    }
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some((dir, max)) = &plan.cgroup {
         match cleanup_ok

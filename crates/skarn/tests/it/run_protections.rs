@@ -705,6 +705,25 @@ fn as_root_the_whole_tree_is_in_the_runs_cgroups() {
     }
     let t = TempDir::new("cgroups");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
+    // Left by a run whose helper and reaper were killed together: removed
+    // by the next run. One named after a live process stays.
+    let pids_parent = host
+        .lines()
+        .find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, c, path) = (f.next()?, f.next()?, f.next()?);
+            c.split(',').any(|x| x == "pids").then(|| {
+                std::path::PathBuf::from("/sys/fs/cgroup/pids").join(path.trim_start_matches('/'))
+            })
+        })
+        .unwrap();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    let _ = dead.wait();
+    let stale = pids_parent.join(format!("skarn-{dead_pid}-5ca1ab1e"));
+    let live = pids_parent.join(format!("skarn-{}-5ca1ab1e", std::process::id()));
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::create_dir(&live).unwrap();
     let o = run_in(
         &ws,
         &home,
@@ -734,6 +753,15 @@ fn as_root_the_whole_tree_is_in_the_runs_cgroups() {
         "{}",
         err(&o)
     );
+    let (stale_left, live_left) = (stale.exists(), live.exists());
+    let _ = std::fs::remove_dir(&stale);
+    let _ = std::fs::remove_dir(&live);
+    assert!(
+        !stale_left,
+        "a dead run's cgroup was left: {}",
+        stale.display()
+    );
+    assert!(live_left, "a live pid's cgroup was removed");
     let e = exe();
     let e = e.to_str().unwrap();
     let each = format!("{e} __sandbox-helper probe alloc 48:1500");
