@@ -65,15 +65,20 @@ fn data_flags(t: &TempDir) -> [String; 4] {
     ]
 }
 
+/// The `--json` report of `true` run with [`data_flags`].
+fn json_with_data_flags(t: &TempDir) -> Value {
+    let flags = data_flags(t);
+    let mut args = vec!["--json"];
+    args.extend(flags.iter().map(String::as_str));
+    let o = run(t, &args, &["true"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    report(&o)
+}
+
 #[test]
 fn json_names_the_layer_that_set_each_value() {
     let t = setup();
-    let flags = data_flags(&t);
-    let mut args = vec!["--json"];
-    args.extend(flags.iter().map(String::as_str));
-    let o = run(&t, &args, &["true"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v = report(&o);
+    let v = json_with_data_flags(&t);
     let p = &v["provenance"];
     let entry = |k: &str| (p[k]["origin"].clone(), p[k]["source"].clone());
     assert_eq!(p["net"]["origin"], "workspace_config", "{p}");
@@ -107,12 +112,7 @@ fn json_names_the_layer_that_set_each_value() {
 #[test]
 fn json_lists_each_layer_as_the_sandbox_applied_it() {
     let t = setup();
-    let flags = data_flags(&t);
-    let mut args = vec!["--json"];
-    args.extend(flags.iter().map(String::as_str));
-    let o = run(&t, &args, &["true"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v = report(&o);
+    let v = json_with_data_flags(&t);
     // The target applies these before exec on every Linux host.
     for name in ["rlimits", "no_new_privs", "descriptors", "parent_death"] {
         assert_eq!(layer(&v, name)["status"], "FullyEnforced", "{name}");
