@@ -246,6 +246,36 @@ mod tests {
     }
 
     #[test]
+    fn allowed_calls_run_and_everything_else_is_refused() {
+        use seccomp::eval::{self, Call, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO};
+        let pid = 1234;
+        let progs = build(pid).expect("filters build");
+        for r in rules() {
+            let args = eval::matching_args(&r, pid).expect("satisfiable rule");
+            let got = eval::evaluate_all(&progs, &Call::native(r.nr, args)).expect("evaluates");
+            let want = match r.errno_value() {
+                Some(e) => SECCOMP_RET_ERRNO | e as u32,
+                None => SECCOMP_RET_ALLOW,
+            };
+            assert_eq!(got, want, "{}", r.name);
+        }
+        let eperm = SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let table = rules();
+        for nr in 0..480 {
+            if table.iter().any(|r| r.nr == nr) {
+                continue;
+            }
+            let got = eval::evaluate_all(&progs, &Call::native(nr, [0; 6])).expect("evaluates");
+            assert_eq!(got, eperm, "syscall {nr}");
+        }
+        // Allowed only with the right arguments: write to a file descriptor
+        // other than 1 and 2.
+        let got = eval::evaluate_all(&progs, &Call::native(libc::SYS_write, [5, 0, 0, 0, 0, 0]))
+            .expect("evaluates");
+        assert_eq!(got, eperm);
+    }
+
+    #[test]
     fn filters_compile() {
         assert_eq!(build(1234).expect("filters build").len(), 2);
     }

@@ -142,6 +142,23 @@ fn program(
     on_match: SeccompAction,
     otherwise: SeccompAction,
 ) -> Result<BpfProgram, SeccompError> {
+    let named: Vec<u32> = table
+        .keys()
+        .filter_map(|&nr| u32::try_from(nr).ok())
+        .collect();
+    let miss = ret(otherwise.clone());
+    let mut prog = unshortened(table, on_match, otherwise)?;
+    // After seccompiler's 3-instruction architecture check.
+    super::shortcut::insert(&mut prog, 3, &named, miss);
+    Ok(prog)
+}
+
+/// `seccompiler`'s program for `table`, as it lays it out.
+fn unshortened(
+    table: Table,
+    on_match: SeccompAction,
+    otherwise: SeccompAction,
+) -> Result<BpfProgram, SeccompError> {
     let map = table
         .into_iter()
         .map(|(nr, alts)| (nr, alts.unwrap_or_default()))
@@ -159,8 +176,8 @@ fn sf(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
 }
 
 /// Insert the guard right after seccompiler's 3-instruction architecture
-/// check (no jump crosses that point; seccompiler's own code reloads the
-/// syscall number after it). `x32` answers x32-ABI numbers on x86_64;
+/// check (no jump crosses that point; the code after it, the shortcut and
+/// then seccompiler's chain, loads the syscall number itself). `x32` answers x32-ABI numbers on x86_64;
 /// `above` answers numbers above the given one.
 fn guard(prog: &mut BpfProgram, x32: u32, above: Option<(u32, u32)>) {
     const LD_NR: u16 = 0x20; // ld [0] (seccomp_data.nr)
@@ -329,6 +346,135 @@ mod tests {
         if std::env::consts::ARCH == "x86_64" {
             assert_eq!((last[4].code, last[4].k), (0x45, 0x4000_0000));
             assert_eq!(last[5].k, libc::SECCOMP_RET_KILL_PROCESS);
+        }
+    }
+
+    /// Arguments worth trying against `rules`: zeros, extremes, and every
+    /// constant the rules compare with, in each position.
+    fn arg_vectors(rules: &[SyscallRule]) -> Vec<[u64; 6]> {
+        let mut consts = vec![0, 1, 0xFFFF_FFFF, 1 << 32, u64::MAX, 42, 43];
+        let mut wanted = Vec::new();
+        for r in rules {
+            match r.args {
+                ArgMatch::Any => {}
+                ArgMatch::OneOf { values, .. } => consts.extend(values),
+                ArgMatch::AnyBit { bits, .. } => consts.extend(bits),
+                ArgMatch::All(checks) => {
+                    let mut v = [0u64; 6];
+                    for c in checks {
+                        let x = match c.cmp {
+                            Cmp::Eq(x) | Cmp::Ne(x) => x,
+                            Cmp::MaskedEq { mask, value } => {
+                                consts.push(mask);
+                                value
+                            }
+                            Cmp::EqOwnPid => 42,
+                        };
+                        consts.push(x);
+                        v[usize::from(c.arg)] = x;
+                    }
+                    wanted.push(v);
+                }
+            }
+        }
+        let mut out = vec![[0u64; 6]];
+        out.extend(wanted);
+        for i in 0..6 {
+            for &c in &consts {
+                let mut v = [0u64; 6];
+                v[i] = c;
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// Rules of every shape, over many syscall numbers.
+    fn mixed_rules() -> Vec<SyscallRule> {
+        const CHECKS: &[ArgCheck] = &[
+            ArgCheck::dword(0, Cmp::Eq(7)),
+            ArgCheck::qword(
+                1,
+                Cmp::MaskedEq {
+                    mask: 0xF0,
+                    value: 0x30,
+                },
+            ),
+            ArgCheck::dword(2, Cmp::Ne(0)),
+        ];
+        const OWN: &[ArgCheck] = &[ArgCheck::dword(0, Cmp::EqOwnPid)];
+        let mut rules = Vec::new();
+        for nr in (0..460).step_by(4) {
+            let args = match nr % 5 {
+                0 => ArgMatch::Any,
+                1 => ArgMatch::OneOf {
+                    arg: 1,
+                    width: Width::Dword,
+                    values: &[3, 9, 0x8000_0000],
+                },
+                2 => ArgMatch::AnyBit {
+                    arg: 2,
+                    bits: &[0x10, 1 << 40],
+                },
+                3 => ArgMatch::All(CHECKS),
+                _ => ArgMatch::All(OWN),
+            };
+            let errno = if nr % 3 == 0 {
+                libc::EPERM
+            } else {
+                libc::ENOSYS
+            };
+            rules.push(SyscallRule::errno("t", nr, args, errno, "test"));
+        }
+        rules
+    }
+
+    #[test]
+    fn the_shortcut_changes_no_answer_and_shortens_unnamed_numbers() {
+        use crate::seccomp::eval::{Call, evaluate, native_arch};
+        let rules = mixed_rules();
+        let vectors = arg_vectors(&rules);
+        let mut tables: Vec<(Table, SeccompAction, SeccompAction)> = errno_groups(&rules, &CTX)
+            .expect("groups")
+            .into_iter()
+            .map(|(e, t)| (t, SeccompAction::Errno(e as u32), SeccompAction::Allow))
+            .collect();
+        // An allow-list shape too: named calls allowed, the rest killed.
+        let mut allowed = Table::new();
+        for r in &rules {
+            add(
+                &mut allowed,
+                r.nr,
+                alternatives(r.args, &CTX).expect("alts"),
+            );
+        }
+        tables.push((allowed, SeccompAction::Allow, SeccompAction::KillProcess));
+        for (table, on_match, otherwise) in tables {
+            let named: Vec<i64> = table.keys().copied().collect();
+            let plain =
+                unshortened(table.clone(), on_match.clone(), otherwise.clone()).expect("compiles");
+            let short = program(table, on_match, otherwise.clone()).expect("compiles");
+            assert!(short.len() > plain.len(), "the shortcut is in place");
+            for arch in [native_arch(), 0x4000_0003] {
+                for nr in 0..520 {
+                    for args in &vectors {
+                        let call = Call {
+                            nr,
+                            arch,
+                            ip: 0,
+                            args: *args,
+                        };
+                        let a = evaluate(&plain, &call).expect("plain evaluates");
+                        let b = evaluate(&short, &call).expect("short evaluates");
+                        assert_eq!(a.ret, b.ret, "nr {nr} arch {arch:#x} args {args:?}");
+                        if arch == native_arch() && !named.contains(&i64::from(nr)) {
+                            assert_eq!(b.ret, ret(otherwise.clone()));
+                            assert!(b.steps <= 16, "nr {nr}: {} steps", b.steps);
+                            assert!(a.steps > 100, "nr {nr}: {} steps before", a.steps);
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -140,6 +140,53 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_gets_its_errno_and_unnamed_calls_run() {
+        use skarn_confine::seccomp::eval::{self, Call, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO};
+        let extra = [DENY_LISTEN, DENY_INET_SOCKETS, DENY_TIOCSWINSZ];
+        let progs = deny_programs(&extra).expect("compiles");
+        let pid = Context::current().own_pid;
+        let all: Vec<SyscallRule> = DENY_LIST.iter().chain(&extra).copied().collect();
+        for r in &all {
+            let args = eval::matching_args(r, pid).expect("satisfiable rule");
+            let call = Call::native(r.nr, args);
+            let got = eval::evaluate_all(&progs, &call).expect("evaluates");
+            // Another rule may name the same call with another errno.
+            let expected: Vec<u32> = all
+                .iter()
+                .filter(|o| eval::rule_matches(o, &call, pid))
+                .filter_map(|o| o.errno_value())
+                .map(|e| SECCOMP_RET_ERRNO | e as u32)
+                .collect();
+            assert!(expected.contains(&got), "{}: {got:#x}", r.name);
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_openat,
+            libc::SYS_close,
+            libc::SYS_execve,
+            libc::SYS_exit_group,
+            libc::SYS_mmap,
+            libc::SYS_getpid,
+            libc::SYS_wait4,
+        ] {
+            let got = eval::evaluate_all(&progs, &Call::native(nr, [0; 6])).expect("evaluates");
+            assert_eq!(got, SECCOMP_RET_ALLOW, "syscall {nr}");
+        }
+        let above = Call::native(i64::from(HIGHEST_AUDITED_SYSCALL) + 1, [0; 6]);
+        assert_eq!(
+            eval::evaluate_all(&progs, &above).expect("evaluates"),
+            SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        );
+        let mut foreign = Call::native(libc::SYS_getpid, [0; 6]);
+        foreign.arch = 0x4000_0003; // i386
+        assert_eq!(
+            eval::evaluate_all(&progs, &foreign).expect("evaluates"),
+            eval::SECCOMP_RET_KILL_PROCESS
+        );
+    }
+
+    #[test]
     fn programs_compile_with_x32_guard() {
         let progs = deny_programs(&[DENY_LISTEN, DENY_INET_SOCKETS, DENY_TIOCSWINSZ]).unwrap();
         assert_eq!(
