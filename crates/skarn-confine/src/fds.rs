@@ -59,3 +59,60 @@ pub fn cloexec_above_stderr() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Why a standard descriptor (0, 1 or 2) was replaced by
+/// [`neutralize_stdio_handles`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replaced {
+    /// The descriptor number.
+    pub fd: i32,
+    /// What it was ("a directory", "a path handle").
+    pub was: &'static str,
+}
+
+/// Replace each of stdin, stdout and stderr that is a directory or an
+/// `O_PATH` handle by `/dev/null` (opened read-write from the current
+/// root). Such a descriptor is no stream at all, and it reaches the file
+/// tree it came from: `openat(0, ...)` and `/proc/self/fd/0/...` resolve
+/// names in the caller's view of the filesystem, past a mount namespace's
+/// masks and read-only binds. Streams (pipes, sockets, terminals, regular
+/// files) are kept. Returns what was replaced; errors when `/dev/null`
+/// cannot be opened or a descriptor cannot be replaced.
+pub fn neutralize_stdio_handles() -> io::Result<Vec<Replaced>> {
+    let mut out = Vec::new();
+    for fd in 0..=2 {
+        // SAFETY: fcntl on an integer descriptor; an unused one is EBADF.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 {
+            continue; // closed: nothing to reach through it
+        }
+        // SAFETY: an all-zero stat is a valid value to overwrite.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes into st; fd is an integer.
+        let dir =
+            unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+        let was = if dir {
+            "a directory"
+        } else if flags & libc::O_PATH != 0 {
+            "a path handle"
+        } else {
+            continue;
+        };
+        // SAFETY: static NUL-terminated path; flags are integers.
+        let null = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if null < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: integers; dup2 replaces fd atomically (and clears
+        // close-on-exec on it); then our temporary descriptor is closed.
+        let r = unsafe { libc::dup2(null, fd) };
+        let err = io::Error::last_os_error();
+        // SAFETY: closing the descriptor opened above.
+        unsafe { libc::close(null) };
+        if r < 0 {
+            return Err(err);
+        }
+        out.push(Replaced { fd, was });
+    }
+    Ok(out)
+}

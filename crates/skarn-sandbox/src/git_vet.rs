@@ -63,21 +63,10 @@ fn resolve(base: &Path, p: &str, home: Option<&Path>) -> Option<PathBuf> {
     Some(lexical(&path))
 }
 
-/// Read at most 1 MiB of a regular file without following a final symlink.
+/// A small regular file's text (see [`gitconfig::read_file`]), if there
+/// is one.
 fn read_small(p: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(p)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut s = String::new();
-    f.take(1 << 20).read_to_string(&mut s).ok()?;
-    Some(s)
+    gitconfig::read_file(p).ok().flatten()
 }
 
 fn looks_like_git_dir(d: &Path) -> bool {

@@ -27,6 +27,45 @@ impl Item {
     }
 }
 
+/// Largest configuration file read (git's own are a few KiB).
+pub const MAX_FILE: u64 = 1 << 20;
+
+/// Read a configuration file (or a `.git` link, `commondir`) as git
+/// would see it, without following a final symlink: `Ok(None)` when it
+/// does not exist, `Err` with the reason when it is not a regular file,
+/// cannot be read or is larger than [`MAX_FILE`]. Bytes that are not
+/// UTF-8 (a Latin-1 user name, or a byte planted to make a strict reader
+/// give up) become U+FFFD: the lines, sections and keys git sees stay
+/// the same.
+pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("a symbolic link"),
+        Err(_) => return Err("unreadable"),
+    };
+    match f.metadata() {
+        Ok(m) if !m.is_file() => return Err("not a regular file"),
+        Ok(m) if m.len() > MAX_FILE => return Err("larger than 1 MiB"),
+        Ok(_) => {}
+        Err(_) => return Err("unreadable"),
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| "unreadable")?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err("larger than 1 MiB");
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
 /// A parsed file: its items and whether every line was understood.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {

@@ -30,6 +30,12 @@ pub fn set_parent_death_signal(sig: libc::c_int) -> io::Result<()> {
     process::set_parent_death_signal(sig)
 }
 
+/// Replace stdin, stdout or stderr when it is a directory or a path
+/// handle (see [`fds::neutralize_stdio_handles`]).
+pub fn neutralize_stdio_handles() -> io::Result<Vec<fds::Replaced>> {
+    fds::neutralize_stdio_handles()
+}
+
 /// Mark every descriptor above 2 close-on-exec, so the next execve
 /// inherits only stdin, stdout and stderr.
 pub fn close_fds_above_stderr_on_exec() -> io::Result<()> {

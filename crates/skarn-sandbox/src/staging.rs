@@ -115,19 +115,7 @@ pub fn sanitize_config(text: &str) -> (String, Vec<String>) {
 }
 
 fn read_regular(p: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(p)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut s = String::new();
-    f.take(1 << 20).read_to_string(&mut s).ok()?;
-    Some(s)
+    gitconfig::read_file(p).ok().flatten()
 }
 
 /// Vet the stage of one run and move what is kept into `ws/.git`. With

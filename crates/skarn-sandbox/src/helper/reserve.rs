@@ -198,8 +198,10 @@ fn nested_repos(
             // Its config may turn on per-worktree config: then a new
             // `config.worktree` would be read by host git, so a missing
             // one is reserved (as an empty file, which git reads fine).
-            let worktree_config = std::fs::read_to_string(g.join("config"))
-                .is_ok_and(|c| c.to_ascii_lowercase().contains("worktreeconfig"));
+            let worktree_config = crate::gitconfig::read_file(&g.join("config"))
+                .ok()
+                .flatten()
+                .is_some_and(|c| c.to_ascii_lowercase().contains("worktreeconfig"));
             // The same entries as the workspace's own git directory.
             for en in crate::persistence::GIT_DIR_ENTRIES {
                 let name = en.path.trim_start_matches(".git/");

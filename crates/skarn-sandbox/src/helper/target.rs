@@ -86,6 +86,23 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
             Err(e) => Enforcement::not_enforced(Layer::ParentDeath, e.to_string()),
         },
     );
+    // Before anything reads a path: a standard descriptor that is a
+    // directory would resolve names in the caller's file tree.
+    match privs::neutralize_stdio_handles() {
+        Ok(replaced) => {
+            for r in replaced {
+                let name = ["standard input", "standard output", "standard error"][r.fd as usize];
+                send(
+                    wr,
+                    &StageMsg::Info(format!(
+                        "{name} was {}, a handle on the caller's file tree: replaced by /dev/null",
+                        r.was
+                    )),
+                );
+            }
+        }
+        Err(e) => fatal(wr, &format!("replacing a standard descriptor: {e}")),
+    }
     let limits = rlimits(run);
     let mut refused = Vec::new();
     for (r, v) in &limits {
@@ -203,7 +220,8 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
         wr,
         Enforcement::full(
             Layer::Descriptors,
-            "every descriptor above 2 closed on exec",
+            "every descriptor above 2 closed on exec; 0-2 are streams (a directory or path \
+             handle there is replaced by /dev/null)",
         ),
     );
     exec_search(&argv, &envp, &path_var)

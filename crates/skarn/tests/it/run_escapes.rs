@@ -577,3 +577,52 @@ fn new_dot_files_in_a_home_workspace_are_moved_aside() {
         "ok\n"
     );
 }
+
+/// A directory (or a path handle) given as a standard descriptor is no
+/// stream: through it `openat(0, ...)` and `/proc/self/fd/0/...` would
+/// resolve names in the caller's file tree, past every mask and read-only
+/// bind of the sandbox. The command gets /dev/null there instead.
+#[test]
+fn standard_descriptors_that_are_directories_reach_nothing() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let t = TempDir::new("stdio-dir");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
+    let outside = t.dir("outside");
+    std::fs::write(outside.join("secret.txt"), "SECRET-OUTSIDE\n").unwrap();
+    let script = "cat /proc/self/fd/0/secret.txt /proc/self/fd/0/../outside/secret.txt; \
+                  echo x > /proc/self/fd/0/planted; \
+                  echo x > /proc/self/fd/0/../ws/.git/hooks/pre-commit; \
+                  echo x > /proc/self/fd/0/.git/hooks/pre-commit; true";
+    let handles = [
+        std::fs::File::open(&outside).unwrap(),
+        std::fs::File::open(&ws).unwrap(),
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+            .open(&outside)
+            .unwrap(),
+    ];
+    for (i, h) in handles.into_iter().enumerate() {
+        let o = run_command(&ws, &home, &["--json"], &["sh", "-c", script])
+            .stdin(std::process::Stdio::from(h))
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        assert!(!out(&o).contains("SECRET"), "handle {i}: {}", out(&o));
+        assert!(!outside.join("planted").exists(), "handle {i}");
+        assert!(!ws.join("planted").exists(), "handle {i}");
+        assert!(
+            !ws.join(".git/hooks/pre-commit").exists(),
+            "handle {i}: a hook was planted through the standard input"
+        );
+        assert!(
+            err(&o).contains("replaced by /dev/null"),
+            "handle {i}: {}",
+            err(&o)
+        );
+    }
+}
