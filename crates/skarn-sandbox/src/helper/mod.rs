@@ -5,7 +5,8 @@
 //!
 //! Process tree and the module doing each job:
 //! - **helper** (this process, [`run`]): the reservation step
-//!   ([`reserve`], undone by [`release`]), the reaper ([`reaper`]), the
+//!   ([`reserve`], undone by [`release`]), the check of files given as
+//!   standard descriptors ([`stdio_files`]), the reaper ([`reaper`]), the
 //!   run's cgroups ([`cgroup`]), the proxy ([`egress`](self::egress)), the
 //!   user/PID/network/IPC/UTS namespaces (or the plan's namespace
 //!   fallback), the host private tmp ([`host_tmp`]), then supervision
@@ -33,6 +34,7 @@ mod release;
 mod reserve;
 mod signals;
 mod stage_status;
+mod stdio_files;
 mod supervision;
 mod target;
 mod ws_entries;
@@ -144,6 +146,11 @@ pub(crate) fn run(plan: Plan) -> i32 {
         None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
     report.notes.append(&mut rnotes.info);
+    if let Some(why) = stdio_files::refusal(&reserved.fs) {
+        err_line(&why);
+        release::release(reserved);
+        return EXIT_SETUP;
+    }
     let cg_parents = cgroup::parents(&plan);
     let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() {
         reaper::spawn(&cg_parents, &reserved)

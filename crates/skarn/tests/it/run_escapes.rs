@@ -626,3 +626,41 @@ fn standard_descriptors_that_are_directories_reach_nothing() {
         );
     }
 }
+
+/// A file the sandbox keeps read-only inside the workspace, given as a
+/// standard descriptor, could be reopened for writing through
+/// /proc/self/fd (it is the caller's mount, not the read-only bind): the
+/// run is refused. Ordinary files still work both ways.
+#[test]
+fn protected_files_given_as_standard_descriptors_are_refused() {
+    let t = TempDir::new("stdio-file");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
+    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(ws.join("input.txt"), "line one\n").unwrap();
+    let script = "echo '#planted' >> /proc/self/fd/0; cat";
+    let o = run_command(&ws, &home, &[], &["sh", "-c", script])
+        .stdin(std::fs::File::open(ws.join(".git/config")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("give it through a pipe"), "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+    // An ordinary file of the workspace as stdin and stdout.
+    let o = run_command(&ws, &home, &[], &["sh", "-c", "cat; echo written"])
+        .stdin(std::fs::File::open(ws.join("input.txt")).unwrap())
+        .stdout(std::fs::File::create(ws.join("out.txt")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("out.txt")).unwrap(),
+        "line one\nwritten\n"
+    );
+}
