@@ -56,10 +56,35 @@ pub fn prepare(ws: &Path) -> io::Result<PathBuf> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists && is_unborn(&git) => {}
         Err(e) => return Err(e),
     }
+    sweep_empty_stages(&git);
     let stage = git.join(format!("{STAGE_PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&stage); // a dead run with our pid
     std::fs::DirBuilder::new().mode(0o700).create(&stage)?;
     Ok(stage)
+}
+
+/// Remove the empty stage directories of runs that are gone (killed
+/// together with their reaper, so nobody finalized them). A stage holding
+/// something is left for a person to look at; one whose pid is alive
+/// (perhaps reused) is left too.
+fn sweep_empty_stages(git: &Path) {
+    let Ok(rd) = std::fs::read_dir(git) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let pid = e
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix(STAGE_PREFIX))
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+            .filter(|p| *p > 0);
+        if let Some(pid) = pid
+            && pid != std::process::id() as libc::pid_t
+            && crate::sys::pid_gone(pid)
+        {
+            let _ = std::fs::remove_dir(e.path()); // fails unless empty
+        }
+    }
 }
 
 /// Whether a git configuration item is on the allow-list of settings that
@@ -238,6 +263,30 @@ fn move_in(stage: &Path, git: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_stages_of_runs_that_are_gone_are_swept() {
+        let tmp = skarn_test_support::TempDir::new("stages");
+        let ws = tmp.path();
+        let git = ws.join(".git");
+        // A pid that cannot exist (above pid_max's ceiling), and the
+        // parent of this test (alive).
+        let dead = format!("{STAGE_PREFIX}{}", 4_194_305);
+        let full = format!("{STAGE_PREFIX}{}", 4_194_306);
+        let live = format!("{STAGE_PREFIX}{}", std::os::unix::process::parent_id());
+        for d in [&dead, &full, &live] {
+            std::fs::create_dir_all(git.join(d)).unwrap();
+        }
+        std::fs::write(git.join(&full).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let mine = prepare(ws).unwrap();
+        assert!(mine.is_dir());
+        assert!(
+            !git.join(&dead).exists(),
+            "an empty stage of a dead run stays"
+        );
+        assert!(git.join(&full).exists(), "a stage with content is kept");
+        assert!(git.join(&live).exists(), "a live run's stage is kept");
+    }
 
     #[test]
     fn config_allow_list() {

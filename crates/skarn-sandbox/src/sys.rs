@@ -211,6 +211,15 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// Whether no process has pid `pid` (in this PID namespace): `kill(pid,
+/// 0)` fails with `ESRCH`. A pid that exists but cannot be signalled
+/// counts as alive.
+pub fn pid_gone(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks whether the pid exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
 /// kill(2), errors ignored.
 pub fn kill(pid: libc::pid_t, sig: libc::c_int) {
     // SAFETY: kill takes integers only.

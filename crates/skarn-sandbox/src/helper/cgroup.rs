@@ -115,10 +115,7 @@ fn sweep(parent: &Path) {
             .and_then(|p| p.parse::<libc::pid_t>().ok())
             .filter(|p| *p > 0);
         let Some(pid) = pid else { continue };
-        // SAFETY: signal 0 only checks whether the pid exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
+        if crate::sys::pid_gone(pid) {
             let _ = std::fs::remove_dir(e.path());
         }
     }
