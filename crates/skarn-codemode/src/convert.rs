@@ -176,8 +176,10 @@ impl<'s, 'js> ToJson<'s, 'js> {
         for k in ["name", "message"] {
             let val: Value<'js> = obj.get(k)?;
             if val.is_string() {
+                // Check the length before copying the string out.
+                self.spend(js_string_len(&val) + k.len() + 6)?;
                 let s = string_of(&val)?;
-                self.spend(s.len() + k.len() + 6)?;
+                self.spend(escaped_len(&s).saturating_sub(js_string_len(&val)))?;
                 map.insert(k.to_owned(), Json::String(s));
             }
         }

@@ -30,6 +30,7 @@ use crate::bounds::{MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
 use crate::bridge::{BridgeError, BridgeFuture, ToolBridge};
 use crate::convert;
 use crate::depth::{MAX_RESULT_DEPTH, json_depth, result_too_deep};
+use crate::errtext::ErrorReader;
 use crate::host::{Host, HostCall, Request, bridge_error_on};
 use crate::outcome::{ErrorKind, ExecError};
 use crate::position::{SCRIPT_NAME, SourceMap};
@@ -81,7 +82,7 @@ pub(crate) fn run(
         rt.set_interrupt_handler(Some(Box::new(move || s.should_interrupt())));
     }
 
-    let (prelude_bc, script_bc) = compile(&rt, prep)?;
+    let (prelude_bc, script_bc) = compile(&rt, prep, limits)?;
 
     let ctx = Context::custom::<RunIntrinsics>(&rt).map_err(|_| memory_error(limits))?;
     limit.store(limits.memory_bytes.max(MIN_MEMORY_BYTES), Ordering::Relaxed);
@@ -106,7 +107,11 @@ pub(crate) fn run(
 
 /// Compile the prelude (cached per process) and the script to bytecode in a
 /// throwaway context that has the eval intrinsic.
-fn compile(rt: &Runtime, prep: &Prepared) -> Result<(Arc<Vec<u8>>, Vec<u8>), ExecError> {
+fn compile(
+    rt: &Runtime,
+    prep: &Prepared,
+    limits: &crate::limits::Limits,
+) -> Result<(Arc<Vec<u8>>, Vec<u8>), ExecError> {
     static PRELUDE_BC: OnceLock<Arc<Vec<u8>>> = OnceLock::new();
     // The wrapper keeps the user's code on lines 2.. of the module.
     let source = format!("export default async function () {{\n{}\n}}\n", prep.js);
@@ -126,7 +131,9 @@ fn compile(rt: &Runtime, prep: &Prepared) -> Result<(Arc<Vec<u8>>, Vec<u8>), Exe
         };
         let m = Module::declare(ctx.clone(), SCRIPT_NAME, source).map_err(|e| {
             let exc = ctx.catch();
-            let mut err = js_error(&ctx, &exc, &prep.map);
+            // No script code ran in this context: its functions are the engine's.
+            let rd = ErrorReader::capture(&ctx);
+            let mut err = js_error(&ctx, &exc, &prep.map, &rd, limits.error_bytes(), limits);
             if err.kind == ErrorKind::Runtime {
                 err.kind = ErrorKind::Syntax;
             }
@@ -180,7 +187,10 @@ fn drive<'js>(
     shared: &Shared,
     map: &SourceMap,
 ) -> Result<Json, ExecError> {
-    let fail = |ctx: &Ctx<'js>, e: rquickjs::Error| -> ExecError { failure(ctx, e, shared, map) };
+    // Captured before any script code runs (the prelude is the engine's).
+    let rd = ErrorReader::capture(ctx);
+    let fail =
+        |ctx: &Ctx<'js>, e: rquickjs::Error| -> ExecError { failure(ctx, e, shared, map, &rd) };
 
     let globals = ctx.globals();
     for name in REMOVED_GLOBALS {
@@ -211,7 +221,7 @@ fn drive<'js>(
             .and_then(|r| r.err())
             .map(|_| ctx.catch());
         return Err(match exc {
-            Some(v) => classify(ctx, &v, shared, map),
+            Some(v) => classify(ctx, &v, shared, map, &rd),
             None => internal("script module failed", "rejected"),
         });
     }
@@ -236,12 +246,12 @@ fn drive<'js>(
                     .result::<Value<'js>>()
                     .unwrap_or_else(|| Ok(Value::new_undefined(ctx.clone())))
                     .map_err(|e| fail(ctx, e))?;
-                return returned_value(ctx, &v, shared, map);
+                return returned_value(ctx, &v, shared, map, &rd);
             }
             PromiseState::Rejected => {
                 let _ = promise.result::<Value<'js>>();
                 let exc = ctx.catch();
-                return Err(classify(ctx, &exc, shared, map));
+                return Err(classify(ctx, &exc, shared, map, &rd));
             }
             PromiseState::Pending => {}
         }

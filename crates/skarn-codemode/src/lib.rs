@@ -26,6 +26,8 @@ pub mod bridge;
 mod convert;
 mod depth;
 mod engine;
+mod errcap;
+mod errtext;
 mod host;
 mod human;
 pub mod limits;
@@ -44,7 +46,10 @@ pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
-pub use bounds::{MAX_ARGS_BYTES, MAX_STACK_BYTES, MIN_MEMORY_BYTES, MIN_STACK_BYTES};
+pub use bounds::{
+    MAX_ARGS_BYTES, MAX_ERROR_BYTES, MAX_ERROR_FRAMES, MAX_STACK_BYTES, MIN_ERROR_BYTES,
+    MIN_MEMORY_BYTES, MIN_STACK_BYTES,
+};
 pub use depth::{MAX_RESULT_DEPTH, json_depth, result_too_deep};
 pub use prepare::{MAX_NESTING_TOKENS, MAX_SCRIPT_BYTES};
 
@@ -150,6 +155,7 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             Vec::new(),
             0,
             start,
+            limits,
         );
     }
     let stuck = abandoned_threads();
@@ -162,7 +168,7 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
                  {MAX_ABANDONED_THREADS}); use isolation = \"worker\" or restart the process"
             ),
         );
-        return finished(Err(err), Vec::new(), 0, start);
+        return finished(Err(err), Vec::new(), 0, start, limits);
     }
     let stack = isolate_thread_stack(code, limits);
     let code = code.to_owned();
@@ -193,7 +199,7 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
             ErrorKind::Internal,
             format!("cannot start the isolate thread: {e}"),
         );
-        return finished(Err(err), Vec::new(), 0, start);
+        return finished(Err(err), Vec::new(), 0, start, limits);
     }
     let wait = limits.deadline.saturating_add(ABANDON_GRACE);
     let result = match rx.recv_timeout(wait.saturating_sub(start.elapsed())) {
@@ -230,7 +236,7 @@ pub fn execute_on_current_thread(
     let start = Instant::now();
     let prep = match prepare_on_own_thread(code) {
         Ok(p) => p,
-        Err(e) => return finished(Err(e), Vec::new(), 0, start),
+        Err(e) => return finished(Err(e), Vec::new(), 0, start, limits),
     };
     let shared = Arc::new(Shared::new(limits, start));
     let result = run_guarded(&prep, bridge, &shared);
@@ -250,7 +256,7 @@ fn finish_run(
         .unwrap_or_else(|p| p.into_inner())
         .snapshot();
     let calls = shared.tool_calls.load(std::sync::atomic::Ordering::Relaxed);
-    finished(result, logs, calls, start)
+    finished(result, logs, calls, start, &shared.limits)
 }
 
 fn run_guarded(
@@ -266,12 +272,18 @@ fn run_guarded(
     })
 }
 
+/// The outcome, with any error cut to the error cap (the engine already
+/// keeps the script's text under it; this also covers every other message).
 fn finished(
-    result: Result<serde_json::Value, ExecError>,
+    mut result: Result<serde_json::Value, ExecError>,
     logs: Vec<String>,
     tool_calls: u32,
     start: Instant,
+    limits: &Limits,
 ) -> ExecOutcome {
+    if let Err(e) = &mut result {
+        e.bound(limits.error_bytes());
+    }
     ExecOutcome {
         result,
         logs,

@@ -39,6 +39,19 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The error cap: the most bytes of text (message plus details, counted
+    /// as JSON string contents, like the output cap) a failed run reports,
+    /// namely the output cap bounded to between
+    /// [`MIN_ERROR_BYTES`](crate::MIN_ERROR_BYTES) (1 KiB) and
+    /// [`MAX_ERROR_BYTES`](crate::MAX_ERROR_BYTES) (64 KiB). Text past it
+    /// is cut, and the cut is marked ("… [truncated N bytes]").
+    pub fn error_bytes(&self) -> usize {
+        self.max_output_bytes
+            .clamp(crate::MIN_ERROR_BYTES, crate::MAX_ERROR_BYTES)
+    }
+}
+
 mod millis {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;

@@ -9,7 +9,10 @@ use std::time::Instant;
 use rquickjs::{Ctx, Value};
 use serde_json::Value as Json;
 
-use crate::convert::{ConvError, ToJson, string_arg};
+use crate::bounds::MAX_ERROR_FRAMES;
+use crate::convert::{ConvError, ToJson};
+use crate::errcap::EarlierCuts;
+use crate::errtext::{ErrorReader, Prefix};
 use crate::human::fmt_bytes;
 use crate::limits::Limits;
 use crate::outcome::{ErrorKind, ExecError};
@@ -42,11 +45,12 @@ pub(crate) fn exception_text(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
 }
 
 /// Turn a failed engine call into the run's error.
-pub(crate) fn failure(
-    ctx: &Ctx<'_>,
+pub(crate) fn failure<'js>(
+    ctx: &Ctx<'js>,
     e: rquickjs::Error,
     shared: &Shared,
     map: &SourceMap,
+    rd: &ErrorReader<'js>,
 ) -> ExecError {
     if let Some(err) = shared.take_abort() {
         let _ = ctx.catch();
@@ -59,7 +63,7 @@ pub(crate) fn failure(
     match e {
         rquickjs::Error::Exception => {
             let exc = ctx.catch();
-            classify(ctx, &exc, shared, map)
+            classify(ctx, &exc, shared, map, rd)
         }
         rquickjs::Error::Allocation => memory_error(&shared.limits),
         _ if shared.oom.load(Ordering::Relaxed) => {
@@ -72,11 +76,12 @@ pub(crate) fn failure(
 
 /// Classify a thrown value: limit errors by their engine message, the rest
 /// are the script's own runtime errors.
-pub(crate) fn classify(
-    ctx: &Ctx<'_>,
-    exc: &Value<'_>,
+pub(crate) fn classify<'js>(
+    ctx: &Ctx<'js>,
+    exc: &Value<'js>,
     shared: &Shared,
     map: &SourceMap,
+    rd: &ErrorReader<'js>,
 ) -> ExecError {
     if let Some(err) = shared.take_abort() {
         return err;
@@ -84,9 +89,11 @@ pub(crate) fn classify(
     if shared.cancel.load(Ordering::Relaxed) || Instant::now() >= shared.deadline {
         return shared.deadline_error("");
     }
-    let mut err = js_error(ctx, exc, map);
-    // Describing the value ran script code (`toJSON`, getters) that may have
-    // looped until the deadline or the host ended the run.
+    let cap = shared.limits.error_bytes();
+    let mut err = js_error(ctx, exc, map, rd, cap, &shared.limits);
+    // Describing a thrown value that is not an `Error` ran script code
+    // (`toJSON`, getters) that may have looped until the deadline or the
+    // host ended the run.
     if let Some(err) = shared.take_abort() {
         return err;
     }
@@ -108,6 +115,7 @@ pub(crate) fn classify(
             "native stack limit of {} exceeded ({raw})",
             fmt_bytes(shared.limits.stack_bytes)
         );
+        err.bound(cap);
         return err;
     }
     if raw.starts_with("InternalError: interrupted") {
@@ -116,75 +124,126 @@ pub(crate) fn classify(
     err
 }
 
-/// Describe a thrown JS value, with its position mapped to the user's text.
-pub(crate) fn js_error(ctx: &Ctx<'_>, exc: &Value<'_>, map: &SourceMap) -> ExecError {
+/// Describe a thrown JS value, with its position mapped to the user's text,
+/// in at most `cap` bytes of text (see [`Limits::error_bytes`]).
+///
+/// An `Error`'s `name`, `message` and `stack` are read without running the
+/// script's code ([`ErrorReader`]) and only as much of each as fits is
+/// copied out of the engine; a memory failure while doing so gives the
+/// memory error.
+pub(crate) fn js_error<'js>(
+    ctx: &Ctx<'js>,
+    exc: &Value<'js>,
+    map: &SourceMap,
+    rd: &ErrorReader<'js>,
+    cap: usize,
+    limits: &Limits,
+) -> ExecError {
+    match read_error(ctx, exc, map, rd, cap) {
+        Ok(e) => e,
+        Err(_) => {
+            let _ = ctx.catch();
+            memory_error(limits)
+        }
+    }
+}
+
+fn read_error<'js>(
+    ctx: &Ctx<'js>,
+    exc: &Value<'js>,
+    map: &SourceMap,
+    rd: &ErrorReader<'js>,
+    cap: usize,
+) -> Result<ExecError, ConvError> {
     let mut err = ExecError::new(ErrorKind::Runtime, String::new());
-    if let Some(obj) = exc.as_object().filter(|_| exc.is_error()) {
-        let name: String = obj
-            .get::<_, Value>("name")
-            .ok()
-            .and_then(|v| string_arg(&v))
-            .unwrap_or_else(|| "Error".into());
-        let message: String = obj
-            .get::<_, Value>("message")
-            .ok()
-            .and_then(|v| string_arg(&v))
-            .unwrap_or_default();
-        err.message = if message.is_empty() {
-            name
-        } else {
-            format!("{name}: {message}")
-        };
-        let stack: String = obj
-            .get::<_, Value>("stack")
-            .ok()
-            .and_then(|v| string_arg(&v))
-            .unwrap_or_default();
-        for frame in stack
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("at "))
-        {
-            if let Some((func, line, col)) = parse_frame(frame) {
-                if line < 2 {
-                    continue;
-                }
-                let Some((l, c)) = map.original(line - 1, col) else {
-                    continue;
-                };
-                if err.line.is_none() {
-                    err.line = Some(l);
-                    err.column = Some(c);
-                }
-                let func = if func.is_empty() || func == "<anonymous>" || func == "default" {
-                    "<script>".to_owned()
-                } else {
-                    func
-                };
-                err.details.push(format!("at {func} ({l}:{c})"));
-            }
-        }
-        if err.line.is_none() {
-            // Syntax errors carry their position as "script:L:C" frames or
-            // in the message; nothing else is reported.
-            err.details.clear();
-        }
-    } else {
+    if !exc.is_error() {
         let stop = || false;
-        let mut w = ToJson::new(4096, &stop);
+        let mut w = ToJson::new(cap.min(4096), &stop);
         let shown = match w.top(exc) {
             Ok(j) => j.to_string(),
-            Err(_) => exc.type_of().as_str().to_owned(),
+            Err(_) => {
+                let _ = ctx.catch();
+                exc.type_of().as_str().to_owned()
+            }
         };
-        let _ = ctx;
         err.message = format!("uncaught exception: {shown}");
+        err.bound(cap);
+        return Ok(err);
     }
-    err
+    let mut cuts = EarlierCuts::default();
+    // Each piece is read up to the whole cap: anything cut here lies past
+    // the point where `fit` cuts the joined message.
+    let text = |key: &std::ffi::CStr| -> Result<Option<Prefix>, ConvError> {
+        match rd.property(ctx, exc, key) {
+            Some(v) if v.is_string() => rd.prefix(&v, cap).map(Some),
+            _ => Ok(None),
+        }
+    };
+    let name = text(c"name")?.unwrap_or(Prefix {
+        text: "Error".into(),
+        left_units: 0,
+    });
+    let message = text(c"message")?.unwrap_or(Prefix {
+        text: String::new(),
+        left_units: 0,
+    });
+    cuts.message_units = (name.left_units as u64).saturating_add(message.left_units as u64);
+    err.message = if message.text.is_empty() && message.left_units == 0 {
+        name.text
+    } else {
+        format!("{}: {}", name.text, message.text)
+    };
+    if let Some(stack) = text(c"stack")? {
+        let mut lines: Vec<&str> = stack.text.lines().collect();
+        if stack.left_units > 0 {
+            // The last line read may be a frame cut short.
+            lines.pop();
+            cuts.stack_units = stack.left_units as u64;
+        }
+        for frame in lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with("at "))
+        {
+            let Some((func, line, col)) = parse_frame(frame) else {
+                continue;
+            };
+            if line < 2 {
+                continue;
+            }
+            let Some((l, c)) = map.original(line - 1, col) else {
+                continue;
+            };
+            if err.line.is_none() {
+                err.line = Some(l);
+                err.column = Some(c);
+            }
+            if err.details.len() >= MAX_ERROR_FRAMES {
+                cuts.frames += 1;
+                continue;
+            }
+            let func = if func.is_empty() || func == "<anonymous>" || func == "default" {
+                "<script>"
+            } else {
+                func
+            };
+            err.details.push(format!("at {func} ({l}:{c})"));
+        }
+    }
+    if err.line.is_none() {
+        // Syntax errors carry their position as "script:L:C" frames or
+        // in the message; nothing else is reported.
+        err.details.clear();
+        cuts.frames = 0;
+        cuts.stack_units = 0;
+    }
+    crate::errcap::fit(&mut err, cap, cuts);
+    Ok(err)
 }
 
 /// Parse "at name (script:L:C)" or "at script:L:C"; frames of other files
 /// (the prelude, natives) give `None`.
-pub(crate) fn parse_frame(frame: &str) -> Option<(String, u32, u32)> {
+pub(crate) fn parse_frame(frame: &str) -> Option<(&str, u32, u32)> {
     let rest = frame.strip_prefix("at ")?;
     let (func, loc) = match rest.rfind(" (") {
         Some(i) if rest.ends_with(')') => (&rest[..i], &rest[i + 2..rest.len() - 1]),
@@ -197,7 +256,7 @@ pub(crate) fn parse_frame(frame: &str) -> Option<(String, u32, u32)> {
     if file != SCRIPT_NAME {
         return None;
     }
-    Some((func.to_owned(), line, col))
+    Some((func, line, col))
 }
 
 /// Convert the returned value under the output cap.
@@ -206,6 +265,7 @@ pub(crate) fn returned_value<'js>(
     v: &Value<'js>,
     shared: &Shared,
     map: &SourceMap,
+    rd: &ErrorReader<'js>,
 ) -> Result<Json, ExecError> {
     let cap = shared.limits.max_output_bytes;
     let stop = || shared.should_interrupt();
@@ -236,6 +296,6 @@ pub(crate) fn returned_value<'js>(
             ErrorKind::Runtime,
             format!("the returned value cannot be converted to JSON: {m}"),
         )),
-        Err(ConvError::Js(e)) => Err(failure(ctx, e, shared, map)),
+        Err(ConvError::Js(e)) => Err(failure(ctx, e, shared, map, rd)),
     }
 }

@@ -183,17 +183,22 @@ impl GatewayServer {
                     false,
                 )
             }
-            Err(e) => text_result(
-                format!("script failed ({}): {e}{logs_text}", kind_name(e.kind)),
-                Some(json!({
-                    "error": e,
-                    "logs": outcome.logs,
-                    "tool_calls": outcome.tool_calls,
-                    "elapsed_ms": outcome.elapsed_ms,
-                    "isolation": isolation,
-                })),
-                true,
-            ),
+            Err(mut e) => {
+                // The reply carries the error twice (text and structured),
+                // each copy within the error cap, whatever ran the script.
+                e.bound(self.gw.config.gateway.limits.error_bytes());
+                text_result(
+                    format!("script failed ({}): {e}{logs_text}", kind_name(e.kind)),
+                    Some(json!({
+                        "error": e,
+                        "logs": outcome.logs,
+                        "tool_calls": outcome.tool_calls,
+                        "elapsed_ms": outcome.elapsed_ms,
+                        "isolation": isolation,
+                    })),
+                    true,
+                )
+            }
         }
     }
 

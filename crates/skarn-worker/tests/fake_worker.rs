@@ -23,6 +23,7 @@ case "$job" in
   *UNKNOWNFIELD*) printf '%s\n' '{"type":"done","outcome":{"result":{"Ok":1},"logs":[],"tool_calls":0,"elapsed_ms":0},"extra":1}'; sleep 30 ;;
   *OVERSIZED*) head -c 12000000 /dev/zero | tr '\0' 'x'; sleep 30 ;;
   *HUGELINE*) printf '{"type":"done","outcome":{"result":{"Ok":"'; head -c 12000000 /dev/zero | tr '\0' 'x'; printf '"},"logs":[],"tool_calls":0,"elapsed_ms":0}}\n'; sleep 30 ;;
+  *HUGEERROR*) printf '{"type":"done","outcome":{"result":{"Err":{"kind":"runtime","message":"'; head -c 5000000 /dev/zero | tr '\0' 'x'; printf '","details":['; i=0; while [ $i -lt 2000 ]; do printf '"at f (1:1)",'; i=$((i+1)); done; printf '"at f (1:1)"]}},"logs":[],"tool_calls":0,"elapsed_ms":0}}\n'; sleep 30 ;;
   *EXIT7*) exit 7 ;;
   *SILENT*) sleep 30 ;;
   *SPAM*) i=1; while [ $i -le 10 ]; do printf '{"type":"call","id":%d,"call":{"op":"list_tools"}}\n' $i; i=$((i+1)); done; sleep 30 ;;
@@ -128,6 +129,20 @@ fn oversized_lines_are_refused() {
         assert!(msg.contains("oversized"), "{code}: {msg}");
         assert_ok(&p);
     }
+}
+
+#[test]
+fn a_worker_error_past_the_error_cap_is_cut_by_the_parent() {
+    let p = pool(FAKE, 0);
+    let limits = limits(20_000);
+    let out = p.execute("HUGEERROR", Arc::new(echo()), &limits);
+    let e = out.result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Runtime);
+    assert!(e.text_bytes() <= limits.error_bytes(), "{}", e.text_bytes());
+    assert!(e.message.starts_with("xxxx"));
+    assert!(e.message.contains("… [truncated "), "no marker");
+    assert!(e.details.last().unwrap().starts_with("… [truncated "));
+    assert_ok(&p);
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod api;
 mod arrays;
 #[allow(dead_code)]
 mod common;
+mod errors;
 mod escapes;
 mod frontend;
 mod limits;

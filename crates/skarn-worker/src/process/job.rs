@@ -72,7 +72,13 @@ impl WorkerProcess {
                 Err(e) => break Err(self.read_failure(e, limits)),
             };
             match crate::protocol::decode::<FromWorker>(&line) {
-                Ok(FromWorker::Done { outcome }) => break Ok(outcome),
+                Ok(FromWorker::Done { mut outcome }) => {
+                    // The worker is not trusted to have kept the error cap.
+                    if let Err(e) = &mut outcome.result {
+                        e.bound(limits.error_bytes());
+                    }
+                    break Ok(outcome);
+                }
                 Ok(FromWorker::Call { id, call }) => {
                     calls += 1;
                     if calls > u64::from(limits.max_tool_calls) {

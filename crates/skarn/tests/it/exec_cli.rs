@@ -185,3 +185,33 @@ fn help_lists_every_limit_and_exit_code() {
         assert!(help.contains(flag), "missing {flag}");
     }
 }
+
+#[test]
+fn huge_errors_are_cut_and_never_abort() {
+    // Every isolation mode; stdout is a pipe (self-confined when possible).
+    let scripts = [
+        r#"throw new Error("x".repeat(3e7))"#,
+        r#"const e = new Error("m"); e.name = "N".repeat(3e7); throw e"#,
+        "const e = new Error('m'); Object.defineProperty(e, 'stack', { value: 'at x (script:2:1)\\n'.repeat(2e6) }); throw e",
+    ];
+    for mode in ["auto", "worker", "in_process"] {
+        for code in scripts {
+            let o = exec(&["--json", "--isolation", mode, "--code", code]);
+            if mode == "worker" && stderr(&o).contains("--isolation worker:") {
+                continue; // no confined worker on this machine
+            }
+            assert_eq!(o.status.code(), Some(1), "{mode} {code}: {}", stderr(&o));
+            assert!(
+                o.stdout.len() < (64 << 10) + 1024,
+                "{mode}: {} bytes",
+                o.stdout.len()
+            );
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(v["error"]["kind"], "runtime", "{v}");
+            assert!(
+                v["error"].to_string().contains("… [truncated "),
+                "{mode} {code}: {v}"
+            );
+        }
+    }
+}

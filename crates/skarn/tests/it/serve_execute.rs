@@ -100,3 +100,44 @@ fn returned_images_are_content_and_in_process_runs_say_so() {
         "{docs}"
     );
 }
+
+#[test]
+fn a_huge_thrown_error_reaches_the_client_cut_to_the_error_cap() {
+    let tmp = TempDir::new("serve-exec-err");
+    let cfg = tmp.path().join("skarn.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let scripts = [
+        r#"throw new Error("x".repeat(7e6))"#,
+        r#"const e = new Error("m"); e.name = "N".repeat(3e7); throw e"#,
+        "const e = new Error('m'); Object.defineProperty(e, 'stack', { value: 'at x (script:2:1)\\n'.repeat(2e5) }); throw e",
+    ];
+    for isolation in ["in_process", "auto"] {
+        let calls: Vec<(u64, &str, Value)> = scripts
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (i as u64 + 1, "execute", json!({ "code": s })))
+            .collect();
+        let answers = serve(&cfg, isolation, &calls);
+        for (a, s) in answers.iter().zip(scripts) {
+            assert_eq!(a["isError"], true, "{s}");
+            // The error text appears twice (text and structuredContent),
+            // each copy within the 64 KiB error cap.
+            let size = a.to_string().len();
+            assert!(
+                size < 2 * (64 << 10) + 4096,
+                "{isolation}: {size} bytes for {s}"
+            );
+            let err = &a["structuredContent"]["error"];
+            assert_eq!(err["kind"], "runtime", "{s}");
+            let text = a["content"][0]["text"].as_str().unwrap();
+            assert!(text.starts_with("script failed (runtime error): "), "{s}");
+            let marked = err["message"].as_str().unwrap().contains("… [truncated ")
+                || err["details"].as_array().is_some_and(|d| {
+                    d.last()
+                        .and_then(Value::as_str)
+                        .is_some_and(|l| l.starts_with("… [truncated "))
+                });
+            assert!(marked, "{isolation}: no truncation marker for {s}");
+        }
+    }
+}
