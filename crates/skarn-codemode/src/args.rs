@@ -41,6 +41,22 @@ pub(crate) fn name_too_long(names: &[(&str, &str)]) -> Option<String> {
         })
 }
 
+/// The same check on names still inside the engine, judged before they are
+/// copied out (a UTF-16 unit is at least one UTF-8 byte, so a string longer
+/// than the limit in units is too long in bytes): a script cannot make the
+/// host copy a name of many megabytes only to refuse it.
+pub(crate) fn js_name_too_long(names: &[(&str, &Value<'_>)]) -> Option<String> {
+    names.iter().find_map(|(what, v)| {
+        let units = crate::convert::js_string_len(v);
+        (units > MAX_NAME_BYTES).then(|| {
+            format!(
+                "the {what} is at least {units} bytes long, at most {} allowed",
+                fmt_bytes(MAX_NAME_BYTES)
+            )
+        })
+    })
+}
+
 fn in_flight_message(shared: &Shared) -> String {
     format!(
         "more than {} of tool arguments in flight at once",

@@ -74,6 +74,14 @@ impl<'js> Host<'js> {
                       server: Value<'js>,
                       tool: Value<'js>,
                       args: Opt<Value<'js>>| {
+                    if let Some(m) =
+                        crate::args::js_name_too_long(&[("server", &server), ("tool", &tool)])
+                    {
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments { message: m },
+                        );
+                    }
                     let server = match string_arg(&server) {
                         Some(s) => s,
                         None => {
@@ -140,6 +148,14 @@ impl<'js> Host<'js> {
             Function::new(
                 ctx.clone(),
                 move |ctx: Ctx<'js>, server: Value<'js>, uri: Value<'js>| {
+                    if let Some(m) =
+                        crate::args::js_name_too_long(&[("server", &server), ("uri", &uri)])
+                    {
+                        return rejected_bridge(
+                            &ctx,
+                            &BridgeError::InvalidArguments { message: m },
+                        );
+                    }
                     let Some(server) = string_arg(&server) else {
                         return rejected(
                             &ctx,

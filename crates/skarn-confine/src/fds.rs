@@ -66,8 +66,25 @@ pub fn cloexec_above_stderr() -> io::Result<()> {
 pub struct Replaced {
     /// The descriptor number.
     pub fd: i32,
-    /// What it was ("a directory", "a path handle").
+    /// What it was (a directory, a path handle, a network socket).
     pub was: &'static str,
+}
+
+/// The address family of socket `fd`, if it is a socket.
+fn socket_domain(fd: i32) -> Option<i32> {
+    let mut domain: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `domain`.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&mut domain as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(domain)
 }
 
 /// Replace each of stdin, stdout and stderr that is a directory or an
@@ -75,10 +92,14 @@ pub struct Replaced {
 /// root). Such a descriptor is no stream at all, and it reaches the file
 /// tree it came from: `openat(0, ...)` and `/proc/self/fd/0/...` resolve
 /// names in the caller's view of the filesystem, past a mount namespace's
-/// masks and read-only binds. Streams (pipes, sockets, terminals, regular
-/// files) are kept. Returns what was replaced; errors when `/dev/null`
-/// cannot be opened or a descriptor cannot be replaced.
-pub fn neutralize_stdio_handles() -> io::Result<Vec<Replaced>> {
+/// masks and read-only binds. Unless `keep_net_sockets`, a socket of any
+/// family but `AF_UNIX` is replaced too: it belongs to the caller's
+/// network namespace, so a command could `connect` or `sendto` anywhere
+/// through it whatever its own network policy says. Other streams (pipes,
+/// unix sockets, terminals, regular files) are kept. Returns what was
+/// replaced; errors when `/dev/null` cannot be opened or a descriptor
+/// cannot be replaced.
+pub fn neutralize_stdio_handles(keep_net_sockets: bool) -> io::Result<Vec<Replaced>> {
     let mut out = Vec::new();
     for fd in 0..=2 {
         // SAFETY: fcntl on an integer descriptor; an unused one is EBADF.
@@ -89,12 +110,20 @@ pub fn neutralize_stdio_handles() -> io::Result<Vec<Replaced>> {
         // SAFETY: an all-zero stat is a valid value to overwrite.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: fstat writes into st; fd is an integer.
-        let dir =
-            unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFDIR;
-        let was = if dir {
-            "a directory"
+        let kind = if unsafe { libc::fstat(fd, &mut st) } == 0 {
+            st.st_mode & libc::S_IFMT
+        } else {
+            0
+        };
+        let was = if kind == libc::S_IFDIR {
+            "a directory (a handle on the caller's file tree)"
         } else if flags & libc::O_PATH != 0 {
-            "a path handle"
+            "a path handle (a handle on the caller's file tree)"
+        } else if kind == libc::S_IFSOCK
+            && !keep_net_sockets
+            && socket_domain(fd).is_none_or(|d| d != libc::AF_UNIX)
+        {
+            "a network socket of the caller's network (outside the run's network policy)"
         } else {
             continue;
         };

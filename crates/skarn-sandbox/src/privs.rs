@@ -30,10 +30,11 @@ pub fn set_parent_death_signal(sig: libc::c_int) -> io::Result<()> {
     process::set_parent_death_signal(sig)
 }
 
-/// Replace stdin, stdout or stderr when it is a directory or a path
-/// handle (see [`fds::neutralize_stdio_handles`]).
-pub fn neutralize_stdio_handles() -> io::Result<Vec<fds::Replaced>> {
-    fds::neutralize_stdio_handles()
+/// Replace stdin, stdout or stderr when it is a directory, a path handle
+/// or (unless `keep_net_sockets`) a network socket (see
+/// [`fds::neutralize_stdio_handles`]).
+pub fn neutralize_stdio_handles(keep_net_sockets: bool) -> io::Result<Vec<fds::Replaced>> {
+    fds::neutralize_stdio_handles(keep_net_sockets)
 }
 
 /// Mark every descriptor above 2 close-on-exec, so the next execve

@@ -21,6 +21,39 @@ fn res<T>(r: std::io::Result<T>, what: &str) -> i32 {
     }
 }
 
+/// Connect standard input (a TCP socket) to the IPv4 address `arg` and
+/// send the marker.
+fn connect_stdin(arg: &str) -> std::io::Result<()> {
+    let a: std::net::SocketAddrV4 = arg
+        .parse()
+        .map_err(|_| std::io::Error::other("not an IPv4 address:port"))?;
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*a.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: sin is a valid sockaddr_in of the length given.
+    let r = unsafe {
+        libc::connect(
+            0,
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: writing the marker's bytes to fd 0.
+    let n = unsafe { libc::write(0, MARKER.as_ptr().cast(), MARKER.len()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Whether the host could bind vsock `port` itself (`None`: no vsock here).
 pub fn host_can_bind_vsock(port: u32) -> Option<bool> {
     // SAFETY: socket takes integers.
@@ -88,6 +121,14 @@ pub fn run_probe(args: &[String]) -> i32 {
             std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(MARKER, arg)),
             "udp send",
         ),
+        // A socket the caller gave as standard input (issue: stdio handles).
+        "stdin-udp" => {
+            use std::os::fd::FromRawFd;
+            // SAFETY: fd 0 stays open; ManuallyDrop never closes it.
+            let s = std::mem::ManuallyDrop::new(unsafe { std::net::UdpSocket::from_raw_fd(0) });
+            res(s.send_to(MARKER, arg), "udp send through stdin")
+        }
+        "stdin-tcp" => res(connect_stdin(arg), "tcp connect through stdin"),
         "unix" => res(
             std::os::unix::net::UnixStream::connect(arg).and_then(|mut s| s.write_all(MARKER)),
             "unix connect",

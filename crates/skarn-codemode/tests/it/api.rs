@@ -225,6 +225,8 @@ fn bad_arguments_are_catchable_and_not_counted() {
            () => skarn.callTool('s', 'echo', { b: 10n }),
            () => skarn.readResource('s', 3),
            () => skarn.server(5),
+           () => skarn.callTool('s', 'x'.repeat(1 << 22), {}),
+           () => skarn.readResource('u'.repeat(1 << 22), 'file:///x'),
          ]) { try { await f() } catch (e) { out.push(e.name + ':' + (e.code ?? '')) } }
          return out",
         br,
@@ -240,6 +242,8 @@ fn bad_arguments_are_catchable_and_not_counted() {
             "Error:invalid_arguments",
             "TypeError:",
             "TypeError:",
+            "Error:invalid_arguments",
+            "Error:invalid_arguments",
         ])
     );
     assert_eq!(calls, 0);

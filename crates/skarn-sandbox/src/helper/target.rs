@@ -87,17 +87,15 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
         },
     );
     // Before anything reads a path: a standard descriptor that is a
-    // directory would resolve names in the caller's file tree.
-    match privs::neutralize_stdio_handles() {
+    // directory would resolve names in the caller's file tree, a network
+    // socket would reach the caller's network.
+    match privs::neutralize_stdio_handles(plan.stdio_sockets_kept) {
         Ok(replaced) => {
             for r in replaced {
                 let name = ["standard input", "standard output", "standard error"][r.fd as usize];
                 send(
                     wr,
-                    &StageMsg::Info(format!(
-                        "{name} was {}, a handle on the caller's file tree: replaced by /dev/null",
-                        r.was
-                    )),
+                    &StageMsg::Info(format!("{name} was {}: replaced by /dev/null", r.was)),
                 );
             }
         }
@@ -220,8 +218,8 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
         wr,
         Enforcement::full(
             Layer::Descriptors,
-            "every descriptor above 2 closed on exec; 0-2 are streams (a directory or path \
-             handle there is replaced by /dev/null)",
+            "every descriptor above 2 closed on exec; 0-2 are streams (a directory, path \
+             handle or network socket there is replaced by /dev/null)",
         ),
     );
     exec_search(&argv, &envp, &path_var)

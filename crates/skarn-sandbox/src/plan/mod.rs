@@ -113,6 +113,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         gid: host.gid,
         ns,
         loopback_up: network::loopback_up(policy, ns),
+        stdio_sockets_kept: matches!(policy.net, crate::policy::NetPolicy::AllowAll),
         egress,
         fs,
         reservation: ns.mount.then(|| protect::reservation(policy, host, &g)),

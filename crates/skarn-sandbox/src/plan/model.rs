@@ -133,6 +133,11 @@ pub struct Plan {
     pub ns: Namespaces,
     /// Bring `lo` up in the new network namespace.
     pub loopback_up: bool,
+    /// Keep network sockets given as stdin/stdout/stderr (the policy gives
+    /// the host network unrestricted); otherwise the target replaces them
+    /// by /dev/null.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stdio_sockets_kept: bool,
     /// The allow-list proxy (`--net allow:...`), when it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<crate::egress::EgressPlan>,

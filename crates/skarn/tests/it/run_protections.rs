@@ -197,6 +197,76 @@ fn network_listeners_on_the_host_receive_nothing() {
     assert!(tcp.accept().is_ok());
 }
 
+/// A network socket the caller gives as standard input belongs to the
+/// caller's network: under every policy but `all` the command gets
+/// /dev/null there instead, so neither `sendto` nor `connect` through it
+/// reaches the host's listeners.
+#[test]
+fn network_sockets_given_as_standard_input_reach_nothing() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let t = TempDir::new("net-stdin");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let tcp_addr = tcp.local_addr().unwrap().to_string();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let udp_addr = udp.local_addr().unwrap().to_string();
+    let fresh_tcp = || {
+        // SAFETY: socket takes integers; the descriptor is owned below.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        assert!(fd >= 0);
+        // SAFETY: fd is a new descriptor nobody else owns.
+        unsafe { OwnedFd::from_raw_fd(fd) }
+    };
+    let mut b = [0u8; 64];
+    for net in ["deny", "loopback", "outbound", "allow:example.com"] {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let o = probe_command(
+            &ws,
+            &home,
+            &["--net", net, "--json"],
+            &["stdin-udp", &udp_addr],
+        )
+        .stdin(std::process::Stdio::from(OwnedFd::from(sock)))
+        .output()
+        .unwrap();
+        assert_eq!(code(&o), 1, "{net}: {}{}", out(&o), err(&o));
+        assert!(
+            udp.recv(&mut b).is_err(),
+            "{net}: UDP listener got a datagram"
+        );
+        assert!(err(&o).contains("network socket"), "{net}: {}", err(&o));
+        let o = probe_command(&ws, &home, &["--net", net], &["stdin-tcp", &tcp_addr])
+            .stdin(std::process::Stdio::from(fresh_tcp()))
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 1, "{net}: {}", out(&o));
+        assert!(
+            tcp.accept().is_err(),
+            "{net}: TCP listener got a connection"
+        );
+    }
+    // --net all keeps the caller's socket (and shows the probe works).
+    let o = probe_command(&ws, &home, &["--net", "all"], &["stdin-udp", &udp_addr])
+        .stdin(std::process::Stdio::from(OwnedFd::from(
+            UdpSocket::bind("127.0.0.1:0").unwrap(),
+        )))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    assert!(
+        udp.recv(&mut b).is_ok(),
+        "--net all: the datagram did not arrive"
+    );
+    let o = probe_command(&ws, &home, &["--net", "all"], &["stdin-tcp", &tcp_addr])
+        .stdin(std::process::Stdio::from(fresh_tcp()))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", out(&o));
+    assert!(tcp.accept().is_ok());
+}
+
 #[test]
 fn host_processes_cannot_be_signalled_or_traced() {
     let t = TempDir::new("sig");
