@@ -21,7 +21,9 @@ pub struct Snapshot {
     path: PathBuf,
     ino: u64,
     dev: u64,
-    text: Option<String>,
+    /// Its bytes (git reads configuration as bytes; a Latin-1 name is
+    /// not UTF-8, and a restore must give back exactly what was there).
+    bytes: Option<Vec<u8>>,
 }
 
 /// Snapshot the existing regular files among `paths`.
@@ -33,14 +35,14 @@ pub fn snapshot(paths: &[PathBuf]) -> Vec<Snapshot> {
             if !md.is_file() {
                 return None;
             }
-            let text = (md.len() <= MAX_SNAPSHOT)
-                .then(|| std::fs::read_to_string(p).ok())
+            let bytes = (md.len() <= MAX_SNAPSHOT)
+                .then(|| std::fs::read(p).ok())
                 .flatten();
             Some(Snapshot {
                 path: p.clone(),
                 ino: md.ino(),
                 dev: md.dev(),
-                text,
+                bytes,
             })
         })
         .collect()
@@ -112,11 +114,11 @@ pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
         if md.ino() == s.ino && md.dev() == s.dev {
             continue; // same inode: the read-only bind held
         }
-        let now = std::fs::read_to_string(&s.path).ok();
-        if now == s.text {
+        let now = std::fs::read(&s.path).ok();
+        if now == s.bytes {
             continue;
         }
-        let (Some(before), Some(after)) = (&s.text, &now) else {
+        let (Some(before), Some(after)) = (&s.bytes, &now) else {
             out.push(format!(
                 "{} was replaced during the run (its read-only protection lapsed from then \
                  on); review it",
@@ -125,8 +127,8 @@ pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
             continue;
         };
         if is_git_config(&s.path) {
-            let old = code_entries(before);
-            let added: Vec<String> = code_entries(after)
+            let old = code_entries(&String::from_utf8_lossy(before));
+            let added: Vec<String> = code_entries(&String::from_utf8_lossy(after))
                 .into_iter()
                 .filter(|e| !old.contains(e))
                 .collect();
@@ -203,5 +205,28 @@ mod tests {
         assert!(d.join(".git/config.skarn-rejected-7").exists());
         // Unchanged inode: nothing to say.
         assert!(check(&snapshot(std::slice::from_ref(&cfg)), 8).is_empty());
+    }
+
+    #[test]
+    fn configurations_that_are_not_utf8_are_compared_and_restored_as_bytes() {
+        let tmp = skarn_test_support::TempDir::new("lapse-latin1");
+        let d = tmp.path().to_path_buf();
+        std::fs::create_dir_all(d.join(".git")).unwrap();
+        let cfg = d.join(".git/config");
+        let original: &[u8] = b"[user]\n\tname = Jos\xe9\n";
+        std::fs::write(&cfg, original).unwrap();
+        let snaps = snapshot(std::slice::from_ref(&cfg));
+        let mut planted = original.to_vec();
+        planted.extend_from_slice(b"# \xff\n[core]\n\tfsmonitor = touch /tmp/p\n");
+        std::fs::write(d.join("tmp"), &planted).unwrap();
+        std::fs::rename(d.join("tmp"), &cfg).unwrap();
+        let w = check(&snaps, 9);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("core.fsmonitor"), "{}", w[0]);
+        assert_eq!(
+            std::fs::read(&cfg).unwrap(),
+            original,
+            "restored byte for byte"
+        );
     }
 }
