@@ -53,6 +53,43 @@ fn special_v4(a: Ipv4Addr) -> Option<&'static str> {
     })
 }
 
+/// An IPv6 form that carries IPv4 addresses: its name and the IPv4
+/// addresses it reaches or names. IPv4-mapped (`::ffff:a.b.c.d`),
+/// IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`),
+/// NAT64 (`64:ff9b::/96`; the local-use `64:ff9b:1::/48`, whose prefix
+/// length is not known here, gives every RFC 6052 position), 6to4
+/// (`2002:aabb:ccdd::/48`) and Teredo (`2001::/32`: the server, and the
+/// client stored inverted in the last 32 bits).
+pub fn embedded_v4(a: Ipv6Addr) -> Option<(&'static str, Vec<Ipv4Addr>)> {
+    let s = a.segments();
+    let o = a.octets();
+    let v4 = |b: &[u8]| Ipv4Addr::new(b[0], b[1], b[2], b[3]);
+    let low = v4(&o[12..16]);
+    Some(match s {
+        [0, 0, 0, 0, 0, 0xffff, ..] => ("IPv4-mapped", vec![low]),
+        [0, 0, 0, 0, 0xffff, 0, ..] => ("IPv4-translated", vec![low]),
+        [0, 0, 0, 0, 0, 0, ..] if !a.is_unspecified() && !a.is_loopback() => {
+            ("IPv4-compatible", vec![low])
+        }
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => ("NAT64", vec![low]),
+        [0x64, 0xff9b, 1, ..] => (
+            "NAT64",
+            vec![
+                v4(&[o[6], o[7], o[9], o[10]]),
+                v4(&[o[7], o[9], o[10], o[11]]),
+                v4(&o[9..13]),
+                low,
+            ],
+        ),
+        [0x2002, ..] => ("6to4", vec![v4(&o[2..6])]),
+        [0x2001, 0, ..] => {
+            let c = [!o[12], !o[13], !o[14], !o[15]];
+            ("Teredo", vec![v4(&o[4..8]), v4(&c)])
+        }
+        _ => return None,
+    })
+}
+
 fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
     let s = a.segments();
     if a.is_unspecified() {
@@ -61,19 +98,21 @@ fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
     if a.is_loopback() {
         return Some("loopback");
     }
-    // Forms that embed an IPv4 address: IPv4-compatible (::a.b.c.d),
-    // NAT64 (64:ff9b::/96, 64:ff9b:1::/48) and 6to4 (2002::/16) reach the
-    // embedded address, so they are judged by it.
-    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if s[..6] == [0; 6] {
-        return Some(special_v4(low).unwrap_or("IPv4-compatible"));
-    }
-    if (s[0], s[1]) == (0x64, 0xff9b) {
-        return special_v4(low).or(Some("NAT64"));
-    }
-    if s[0] == 0x2002 {
-        let v4 = Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8);
-        return special_v4(v4).or(Some("6to4"));
+    // Forms that embed an IPv4 address reach (or name) the embedded
+    // address, so they are judged by it; those that are not IPv4-mapped are
+    // special in themselves (a tunnel or translator outside the host's
+    // control).
+    if let Some((form, v4s)) = embedded_v4(a) {
+        return v4s
+            .into_iter()
+            .find_map(|v4| {
+                if v4 == Ipv4Addr::new(169, 254, 169, 254) {
+                    Some("cloud metadata")
+                } else {
+                    special_v4(v4)
+                }
+            })
+            .or(Some(form));
     }
     Some(match s[0] {
         x if x & 0xfe00 == 0xfc00 => "unique-local",
@@ -85,6 +124,19 @@ fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
         0x0100 if s[1..4] == [0, 0, 0] => "discard",
         _ => return None,
     })
+}
+
+/// The address and every IPv4 address it embeds: what deny ranges and
+/// allow ranges are matched against.
+pub fn forms(ip: IpAddr) -> Vec<IpAddr> {
+    let ip = canonical(ip);
+    let mut out = vec![ip];
+    if let IpAddr::V6(v6) = ip
+        && let Some((_, v4s)) = embedded_v4(v6)
+    {
+        out.extend(v4s.into_iter().map(IpAddr::V4));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -123,11 +175,55 @@ mod tests {
             ("::127.0.0.1", "loopback"),
             ("64:ff9b::10.0.0.1", "private"),
             ("2002:c0a8:0101::1", "private"),
+            ("::ffff:0:127.0.0.1", "loopback"),
+            ("64:ff9b::169.254.169.254", "cloud metadata"),
+            ("64:ff9b:1:7f00:0001::", "loopback"),
+            ("2002:7f00:1::", "loopback"),
+            // Teredo: server 192.0.2.1 (protocol assignment range is
+            // 192.0.0.0/24, so public here), client 10.0.0.1 inverted.
+            ("2001:0:c000:201::f5ff:fffe", "private"),
+            ("2001:0:a00:1::1", "private"),
+            ("64:ff9b::93.184.216.34", "NAT64"),
+            ("2002:5db8:d822::1", "6to4"),
+            ("::93.184.216.34", "IPv4-compatible"),
+            ("2001:0:5db8:d822::a247:27dd", "Teredo"),
         ] {
             assert_eq!(sp(a), Some(why), "{a}");
         }
         for a in ["93.184.216.34", "172.32.0.1", "100.128.0.1", "2606:4700::1"] {
             assert_eq!(sp(a), None, "{a}");
         }
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::*;
+
+    fn v4s(s: &str) -> Vec<String> {
+        forms(s.parse().unwrap())
+            .iter()
+            .skip(1)
+            .map(|a| a.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn embedded_addresses_are_found() {
+        assert_eq!(v4s("64:ff9b::10.1.2.3"), ["10.1.2.3"]);
+        assert_eq!(v4s("::ffff:0:10.1.2.3"), ["10.1.2.3"]);
+        assert_eq!(v4s("::10.1.2.3"), ["10.1.2.3"]);
+        assert_eq!(v4s("2002:0a01:0203::"), ["10.1.2.3"]);
+        assert_eq!(
+            v4s("2001:0:5db8:d822::f5fe:fdfc"),
+            ["93.184.216.34", "10.1.2.3"]
+        );
+        assert!(v4s("64:ff9b:1:0a01:2:0300::").contains(&"10.1.2.3".to_string()));
+        assert!(v4s("2606:4700::1").is_empty());
+        // IPv4-mapped addresses are canonicalised to IPv4 first.
+        assert_eq!(
+            forms("::ffff:10.1.2.3".parse().unwrap()),
+            ["10.1.2.3".parse::<IpAddr>().unwrap()]
+        );
     }
 }

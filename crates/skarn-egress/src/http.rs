@@ -4,6 +4,7 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::relay::forward;
 use crate::rules::{Denial, Target};
 use crate::server::{OpenError, Shared};
 
@@ -93,12 +94,11 @@ async fn open_or_reply(
     match sh.open(&t, port).await {
         Ok(x) => Some(x),
         Err(OpenError::Denied(d)) => {
-            reply(
-                s,
-                "403 Forbidden",
-                &format!("skarn: net: denied {t}:{port} ({d})\n"),
-            )
-            .await;
+            let status = match d {
+                Denial::ByteLimit(_) => "503 Service Unavailable",
+                _ => "403 Forbidden",
+            };
+            reply(s, status, &format!("skarn: net: denied {t}:{port} ({d})\n")).await;
             None
         }
         Err(OpenError::Failed(why)) => {
@@ -154,8 +154,12 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await
             .is_err()
-            || (!rest.is_empty() && up.write_all(&rest).await.is_err())
         {
+            return;
+        }
+        // Bytes the client sent right behind the head are traffic too.
+        if !rest.is_empty() && !forward(&mut up, &rest, &key, sh, true).await {
+            let _ = up.shutdown().await;
             return;
         }
         crate::relay::relay(s, up, &key, sh).await;
@@ -250,10 +254,21 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     out.push_str("Connection: close\r\n\r\n");
     let mut first = out.into_bytes();
     first.extend_from_slice(&rest);
-    if up.write_all(&first).await.is_err() {
+    if !forward(&mut up, &first, &key, sh, true).await {
+        let _ = up.shutdown().await;
+        if let Some(max) = sh.limits.max_total_bytes
+            && sh.stats.spent(Some(max))
+        {
+            let d = Denial::ByteLimit(max);
+            reply(
+                &mut s,
+                "503 Service Unavailable",
+                &format!("skarn: net: {d}\n"),
+            )
+            .await;
+        }
         return;
     }
-    sh.stats.bytes(&key, first.len() as u64, 0);
     crate::relay::relay(s, up, &key, sh).await;
 }
 

@@ -8,11 +8,13 @@
 //!   unspecified and cloud-metadata addresses (in every IPv6 form that
 //!   embeds them) are reached only through a pattern naming that address
 //!   or range explicitly, so an allowed name cannot point at the host or
-//!   its network;
+//!   its network; deny ranges apply to the IPv4 addresses such forms embed;
 //! - [`Proxy`]: an HTTP (CONNECT and absolute-form plain HTTP) and SOCKS5
 //!   proxy served on listening sockets handed to it, which may belong to
 //!   another network namespace: it accepts there and connects from its own
-//!   namespace, to the exact address it checked;
+//!   namespace, to the exact address it checked; [`Limits`] bound the
+//!   connections at once and the bytes of the whole run (taken before
+//!   they are forwarded);
 //! - [`registries`]: package-registry hosts of the active toolchains, read
 //!   from each tool's own configuration and defaults.
 

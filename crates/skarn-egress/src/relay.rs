@@ -1,4 +1,8 @@
 //! Copy bytes both ways with an idle timeout and byte accounting.
+//!
+//! Bytes are taken from the run's budget before they are written: a chunk
+//! that would cross `max_total_bytes` is written only up to the bound, and
+//! the connection is then closed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -79,23 +83,43 @@ where
             break;
         }
         link.touch();
-        if w.write_all(&buf[..n]).await.is_err() {
-            link.end();
-            break;
-        }
-        let n = n as u64;
-        if out {
-            sh.stats.bytes(key, n, 0);
-        } else {
-            sh.stats.bytes(key, 0, n);
-        }
-        if let Some(max) = sh.limits.max_total_bytes
-            && sh.stats.total_bytes() > max
-        {
-            sh.stats.hit_limit();
+        if !forward(&mut w, &buf[..n], key, sh, out).await {
             link.end();
             break;
         }
     }
     let _ = w.shutdown().await;
+}
+
+/// Write `data` to `w` as far as the byte budget allows, counting what was
+/// written for `key` (`out`: sent by the command). `false` when the budget
+/// cut it short (the bound is then recorded as hit) or the write failed:
+/// the caller closes the connection.
+pub(crate) async fn forward<W>(w: &mut W, data: &[u8], key: &str, sh: &Shared, out: bool) -> bool
+where
+    W: AsyncWrite + Unpin,
+{
+    let want = data.len() as u64;
+    let granted = sh.stats.take(want, sh.limits.max_total_bytes);
+    // `granted <= data.len()`, so the conversion and the slice hold.
+    let fits = usize::try_from(granted)
+        .unwrap_or(data.len())
+        .min(data.len());
+    if fits > 0 {
+        // Counted as taken, even if the write then fails part-way: the
+        // report never shows less than what may have left.
+        if out {
+            sh.stats.bytes(key, granted, 0);
+        } else {
+            sh.stats.bytes(key, 0, granted);
+        }
+        if w.write_all(&data[..fits]).await.is_err() {
+            return false;
+        }
+    }
+    if granted < want {
+        sh.stats.hit_limit();
+        return false;
+    }
+    true
 }

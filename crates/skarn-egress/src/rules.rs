@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use crate::addr::{canonical, is_metadata, special};
+use crate::addr::{canonical, forms, is_metadata, special};
 use crate::error::PatternError;
 use crate::pattern::{HostMatch, Pattern, Ports};
 
@@ -64,6 +64,9 @@ pub enum Denial {
     /// The request is not something the proxy carries.
     #[error("{0}")]
     Unsupported(String),
+    /// The run's byte bound (`max_total_bytes`) is used up.
+    #[error("the byte limit of this run ({0} bytes, both directions) is used up")]
+    ByteLimit(u64),
 }
 
 /// Allow and deny patterns. Deny patterns win.
@@ -96,7 +99,11 @@ impl Rules {
             Target::Name(n) => p.names(n),
             Target::Ip(ip) => p.contains(*ip),
         };
-        if let Some(d) = self.deny.iter().find(|p| matches(p) && deny_port(p, port)) {
+        let denied = |p: &Pattern| match t {
+            Target::Name(n) => p.names(n),
+            Target::Ip(ip) => forms(*ip).into_iter().any(|f| p.contains(f)),
+        };
+        if let Some(d) = self.deny.iter().find(|p| denied(p) && deny_port(p, port)) {
             return Err(Denial::DenyListed(d.text.clone()));
         }
         let named: Vec<&Pattern> = self.allow.iter().filter(|p| matches(p)).collect();
@@ -119,23 +126,29 @@ impl Rules {
         Ok(())
     }
 
-    /// Second check, on each address a name resolved to: special addresses
-    /// need an explicit address pattern, and deny ranges apply.
+    /// Second check, on each address a name resolved to: deny ranges apply
+    /// to the address and to every IPv4 address it embeds (NAT64, 6to4,
+    /// ...); special addresses, including IPv6 forms embedding a special
+    /// IPv4 address, need an allow pattern containing the address itself.
     pub fn check_addr(&self, ip: IpAddr, port: u16) -> Result<(), Denial> {
         let ip = canonical(ip);
+        let all = forms(ip);
         if let Some(d) = self
             .deny
             .iter()
-            .find(|p| p.contains(ip) && deny_port(p, port))
+            .find(|p| all.iter().any(|f| p.contains(*f)) && deny_port(p, port))
         {
             return Err(Denial::DenyListed(d.text.clone()));
         }
         let Some(why) = special(ip) else {
             return Ok(());
         };
-        let explicit = self.allow.iter().any(|p| {
-            p.contains(ip) && p.ports.allows(port) && (!is_metadata(ip) || names_exactly(p, ip))
-        });
+        // Metadata, in any form, only through a pattern naming the address.
+        let md = is_metadata(ip) || why == "cloud metadata";
+        let explicit = self
+            .allow
+            .iter()
+            .any(|p| p.contains(ip) && p.ports.allows(port) && (!md || names_exactly(p, ip)));
         if explicit {
             Ok(())
         } else {
@@ -220,6 +233,66 @@ mod tests {
             Err(Denial::NotListed)
         );
         assert_eq!(r3.check_addr("93.184.216.34".parse().unwrap(), 443), Ok(()));
+    }
+
+    #[test]
+    fn deny_ranges_apply_to_embedded_ipv4_addresses() {
+        let r = rules(
+            &["example.com", "[2000::/3]:*", "[64:ff9b::/96]:*"],
+            &["93.184.0.0/16:*"],
+        );
+        for a in [
+            "64:ff9b::93.184.216.34",
+            "2002:5db8:d822::1",
+            "::ffff:0:93.184.216.34",
+            "2001:0:5db8:d822::1",
+        ] {
+            let ip: IpAddr = a.parse().unwrap();
+            assert!(
+                matches!(r.check_addr(ip, 443), Err(Denial::DenyListed(_))),
+                "{a}"
+            );
+            assert!(
+                matches!(
+                    r.check_target(&Target::Ip(ip), 443),
+                    Err(Denial::DenyListed(_))
+                ),
+                "{a}"
+            );
+        }
+    }
+
+    #[test]
+    fn embedded_special_addresses_need_a_pattern_naming_the_form() {
+        // Allowing 127.0.0.1 does not allow a translator's address for it.
+        let r = rules(&["example.com", "127.0.0.0/8:*", "10.0.0.0/8:*"], &[]);
+        for (a, why) in [
+            ("64:ff9b::127.0.0.1", "loopback"),
+            ("64:ff9b::10.0.0.1", "private"),
+            ("2002:7f00:1::", "loopback"),
+            ("::127.0.0.1", "loopback"),
+            ("::ffff:0:10.0.0.1", "private"),
+            ("2001:0:c000:201::f5ff:fffe", "private"),
+            ("64:ff9b::169.254.169.254", "cloud metadata"),
+        ] {
+            assert_eq!(
+                r.check_addr(a.parse().unwrap(), 443),
+                Err(Denial::SpecialAddress {
+                    addr: a.parse().unwrap(),
+                    why
+                }),
+                "{a}"
+            );
+        }
+        let r = rules(&["example.com", "[64:ff9b::/96]:*"], &[]);
+        assert_eq!(
+            r.check_addr("64:ff9b::127.0.0.1".parse().unwrap(), 443),
+            Ok(())
+        );
+        assert!(
+            r.check_addr("64:ff9b::169.254.169.254".parse().unwrap(), 443)
+                .is_err()
+        );
     }
 
     #[test]

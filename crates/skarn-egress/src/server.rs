@@ -16,15 +16,18 @@ use crate::stats::{EgressReport, Stats};
 /// Bounds of one proxy.
 #[derive(Debug, Clone)]
 pub struct Limits {
-    /// Connections carried at once (more wait to be accepted).
+    /// Connections carried at once, HTTP and SOCKS5 together (more wait
+    /// in the listening sockets' queues until one ends).
     pub max_connections: usize,
     /// Time to connect upstream (and to resolve).
     pub connect_timeout: Duration,
     /// A connection with no traffic either way this long is closed; also
     /// the time a client has to send its request head.
     pub idle_timeout: Duration,
-    /// Total bytes (both directions, all connections) after which
-    /// connections are closed.
+    /// Bytes carried in total (both directions, all connections, the
+    /// request head's trailing bytes included), taken before they are
+    /// written: a chunk that would cross it is cut to fit and its
+    /// connection closed; new connections are then refused.
     pub max_total_bytes: Option<u64>,
 }
 
@@ -102,32 +105,37 @@ impl Proxy {
         l: Listeners,
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<EgressReport> {
-        let sem = Arc::new(Semaphore::new(self.limits.max_connections.max(1)));
-        let mut tasks = tokio::task::JoinSet::new();
-        for (std_l, socks) in [(l.http, false), (l.socks, true)] {
+        let mut lis = [None, None];
+        for (slot, std_l) in lis.iter_mut().zip([l.http, l.socks]) {
             let Some(std_l) = std_l else { continue };
             std_l.set_nonblocking(true)?;
-            let lis = TcpListener::from_std(std_l)?;
-            let (me, sem) = (self.clone(), sem.clone());
-            tasks.spawn(async move { me.accept_loop(lis, sem, socks).await });
+            *slot = Some(TcpListener::from_std(std_l)?);
         }
+        let task = tokio::spawn(self.clone().accept_loop(lis));
         shutdown.await;
-        tasks.abort_all();
+        task.abort();
         Ok(self.stats.report())
     }
 
-    async fn accept_loop(self: Arc<Self>, lis: TcpListener, sem: Arc<Semaphore>, socks: bool) {
+    /// One loop for both listeners: a slot is taken first, then the next
+    /// connection on either listener gets it, so exactly
+    /// `max_connections` are served at once (a slot held by an idle
+    /// listener would starve the other one).
+    async fn accept_loop(self: Arc<Self>, lis: [Option<TcpListener>; 2]) {
+        let sem = Arc::new(Semaphore::new(self.limits.max_connections.max(1)));
         let mut conns = tokio::task::JoinSet::new();
+        let [http, socks] = lis;
         loop {
             let Ok(permit) = sem.clone().acquire_owned().await else {
                 return;
             };
-            let (s, _) = match lis.accept().await {
-                Ok(x) => x,
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
+            let (r, socks) = tokio::select! {
+                r = accept(&http) => (r, false),
+                r = accept(&socks) => (r, true),
+            };
+            let Ok((s, _)) = r else {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
             };
             let me = self.clone();
             conns.spawn(async move {
@@ -153,6 +161,17 @@ impl Proxy {
         }
     }
 
+    /// Refuse new connections once the byte bound is used up.
+    fn check_budget(&self) -> Result<(), Denial> {
+        match self.limits.max_total_bytes {
+            Some(max) if self.stats.spent(Some(max)) => {
+                self.stats.hit_limit();
+                Err(Denial::ByteLimit(max))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Decide, resolve, check every address, connect to a checked one.
     pub(crate) async fn open(
         &self,
@@ -165,6 +184,7 @@ impl Proxy {
             OpenError::Denied(d)
         };
         self.rules.check_target(t, port).map_err(refuse)?;
+        self.check_budget().map_err(refuse)?;
         let addrs: Vec<IpAddr> = match t {
             Target::Ip(ip) => vec![*ip],
             Target::Name(n) => {
@@ -195,6 +215,8 @@ impl Proxy {
             let sa = SocketAddr::new(ip, port);
             match tokio::time::timeout(self.limits.connect_timeout, TcpStream::connect(sa)).await {
                 Ok(Ok(s)) => {
+                    // The budget may have run out while connecting.
+                    self.check_budget().map_err(refuse)?;
                     let _ = s.set_nodelay(true);
                     let key = format!("{shown}:{port}");
                     self.stats.connected(&key);
@@ -205,6 +227,14 @@ impl Proxy {
             }
         }
         Err(OpenError::Failed(last))
+    }
+}
+
+/// The next connection on `l`; never, without a listener.
+async fn accept(l: &Option<TcpListener>) -> std::io::Result<(TcpStream, SocketAddr)> {
+    match l {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
     }
 }
 

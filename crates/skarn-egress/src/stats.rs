@@ -37,7 +37,7 @@ pub struct EgressReport {
     pub allowed: Vec<HostUsage>,
     /// Refused destinations.
     pub denied: Vec<HostDenial>,
-    /// Whether the total-bytes bound ended connections.
+    /// Whether the total-bytes bound cut a connection or refused one.
     #[serde(default)]
     pub byte_limit_hit: bool,
 }
@@ -78,8 +78,40 @@ impl Stats {
         e.connections += 1;
     }
 
+    /// Take up to `want` bytes from the budget of `max` bytes in total
+    /// (`None`: no bound); returns how many may be forwarded. The check and
+    /// the count are one atomic step, so connections racing for the last
+    /// bytes never carry more than `max` between them.
+    pub(crate) fn take(&self, want: u64, max: Option<u64>) -> u64 {
+        let Some(max) = max else {
+            self.total.fetch_add(want, Ordering::Relaxed);
+            return want;
+        };
+        let mut used = self.total.load(Ordering::Relaxed);
+        loop {
+            let grant = want.min(max.saturating_sub(used));
+            if grant == 0 {
+                return 0;
+            }
+            match self.total.compare_exchange_weak(
+                used,
+                used + grant,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return grant,
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Whether nothing is left of a budget of `max` bytes.
+    pub(crate) fn spent(&self, max: Option<u64>) -> bool {
+        max.is_some_and(|m| self.total_bytes() >= m)
+    }
+
+    /// Count bytes already taken with [`Stats::take`] for `key`.
     pub(crate) fn bytes(&self, key: &str, out: u64, inn: u64) {
-        self.total.fetch_add(out + inn, Ordering::Relaxed);
         let mut m = self.allowed.lock().unwrap_or_else(|e| e.into_inner());
         let key = bounded_key(&m, key);
         if let Some(e) = m.get_mut(key) {
@@ -131,6 +163,23 @@ impl Stats {
 #[cfg(test)]
 mod bound_tests {
     use super::*;
+
+    #[test]
+    fn the_budget_is_never_exceeded_across_threads() {
+        let s = Stats::default();
+        let max = Some(1_000_003);
+        let granted: u64 = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| sc.spawn(|| (0..10_000).map(|_| s.take(64, max)).sum::<u64>()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(granted, 1_000_003);
+        assert_eq!(s.total_bytes(), 1_000_003);
+        assert!(s.spent(max));
+        assert_eq!(s.take(1, max), 0);
+        assert_eq!(s.take(5, None), 5);
+    }
 
     #[test]
     fn distinct_hosts_are_bounded() {

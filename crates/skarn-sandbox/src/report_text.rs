@@ -106,6 +106,12 @@ impl RestrictionReport {
                     d.host, d.count, d.reason
                 );
             }
+            if e.byte_limit_hit {
+                let _ = writeln!(
+                    s,
+                    "  net byte limit reached: connections were cut or refused"
+                );
+            }
         }
         for n in &self.notes {
             let _ = writeln!(s, "  note: {n}");

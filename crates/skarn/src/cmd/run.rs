@@ -48,11 +48,14 @@ pub struct Args {
     /// With --net allow:...: never connect to PATTERN (wins over allows; repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub deny_host: Vec<String>,
-    /// With --net allow:...: close proxy connections after this much traffic in
-    /// total: "100M", "2G"; a bare number is MiB.
+    /// With --net allow:...: bytes the proxy carries in the whole run, both
+    /// directions and all connections together; the connection that reaches
+    /// it is cut there and later ones are refused: "100M", "2G"; a bare
+    /// number is MiB.
     #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub net_max_bytes: Option<u64>,
-    /// With --net allow:...: connections at once through the proxy [default: 256].
+    /// With --net allow:...: connections at once through the proxy, HTTP and
+    /// SOCKS5 together (more wait until one ends) [default: 256].
     #[arg(long, value_name = "N")]
     pub net_max_connections: Option<usize>,
     /// Kill the whole process tree after DURATION, exit 124: "90s", "10m",
