@@ -181,7 +181,10 @@ impl Policy {
             ));
         }
         if let NetPolicy::AllowHosts(l) = &mut p.net {
-            l.max_total_bytes = max_bytes.map(|m: u64| m.saturating_mul(1 << 20));
+            // 0 means no limit, as for every other limit.
+            l.max_total_bytes = max_bytes
+                .filter(|m: &u64| *m > 0)
+                .map(|m| m.saturating_mul(1 << 20));
             l.max_connections = max_conns.filter(|n| *n > 0);
         }
         if let (Some(t), NetPolicy::AllowOutbound | NetPolicy::AllowAll) =

@@ -51,7 +51,7 @@ pub struct Args {
     /// With --net allow:...: bytes the proxy carries in the whole run, both
     /// directions and all connections together; the connection that reaches
     /// it is cut there and later ones are refused: "100M", "2G"; a bare
-    /// number is MiB.
+    /// number is MiB (0 = no limit, the default).
     #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub net_max_bytes: Option<u64>,
     /// With --net allow:...: connections at once through the proxy, HTTP and
