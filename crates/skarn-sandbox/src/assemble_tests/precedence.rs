@@ -177,6 +177,15 @@ fn host_lists_add_up_and_allow_hosts_implies_allow() {
     let (p, _) = Policy::from_layers(&ws, &[u, d], &host(&t.0)).unwrap();
     assert_eq!(p.net, NetPolicy::DenyAll);
     assert!(p.read.is_empty(), "no DNS grant without host networking");
+    // 0 means no limit for the byte budget too.
+    let mut f = Layer::flags();
+    f.net_flags(&["allow:c.test".into()], &[], Some(0), Some(0))
+        .unwrap();
+    let (p, _) = Policy::from_layers(&ws, &[f], &host(&t.0)).unwrap();
+    let NetPolicy::AllowHosts(l) = &p.net else {
+        panic!("{:?}", p.net)
+    };
+    assert_eq!((l.max_total_bytes, l.max_connections), (None, None));
 }
 
 #[test]
