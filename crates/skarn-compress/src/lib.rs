@@ -8,6 +8,13 @@
 //!   merged only by listing every location under one message, and a
 //!   diagnostic that carries its own location is shown once even if the
 //!   tool printed it twice;
+//! - in every profile, panic lines and failure summaries (`thread '…'
+//!   panicked at`, `FAILED…`, `test result: FAILED`, `error: test failed`)
+//!   are kept, even inside a capped section, and so are the last 5
+//!   non-blank lines of a failed command (inside a section only in
+//!   profiles with `other = "drop"`); a kept line longer than 4096 bytes is cut to
+//!   its first 2000 bytes and a marker rather than dropped or printed
+//!   whole;
 //! - noise is removed by the structure of the tool's output, never by bare
 //!   words that also appear in summaries;
 //! - output under the short threshold (about 400 tokens) passes unchanged,
@@ -39,6 +46,9 @@ pub use store::{Store, StoreConfig};
 
 /// Output shorter than this many (estimated) tokens passes unchanged.
 pub const DEFAULT_SHORT_TOKENS: usize = 400;
+
+/// Non-blank lines kept from the end of a failed command's output.
+pub const FAILED_TAIL: usize = 5;
 
 /// The compressor: compiled rules plus thresholds.
 #[derive(Debug)]
@@ -171,13 +181,17 @@ impl Compressor {
         if tokens::estimate(&text) < self.short_tokens {
             return unchanged(text.into_owned());
         }
-        // Profiles that drop unknown lines keep the tail of a failed
-        // command whatever the rules say (an unforeseen error message is
-        // usually last). Other modes keep the tail of every run anyway.
+        // A failed command keeps its last non-blank lines whatever the
+        // rules say (an unforeseen error message is usually last), in every
+        // profile; a profile that drops unknown lines keeps the last line
+        // of a successful one. Inside a section (a passing test's captured
+        // log, say) only profiles that drop unknown lines force them: the
+        // others follow the section's rules there, which keep every panic
+        // and failure summary anyway.
         let failed = exit.is_some_and(|c| c != 0);
         let mut forced = vec![false; lines.len()];
         let mut tail_n = match (profile.other, failed) {
-            (rules::OtherMode::Drop, true) => 5,
+            (_, true) => FAILED_TAIL,
             (rules::OtherMode::Drop, false) => 1,
             _ => 0,
         };
@@ -190,7 +204,8 @@ impl Compressor {
                 tail_n -= 1;
             }
         }
-        let res = engine::run(profile, &lines, forced);
+        let in_sections = profile.other == rules::OtherMode::Drop;
+        let res = engine::run(profile, &lines, forced, in_sections);
         let mut out = res.text;
         if out.trim().is_empty() {
             out = format!("ok, {raw_lines} lines of output omitted\n");

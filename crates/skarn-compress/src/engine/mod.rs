@@ -1,7 +1,7 @@
 //! The line engine: applies one compiled [`Profile`] to cleaned lines.
 //!
-//! Order of decisions for a line outside a section: the profile's `keep`
-//! (always kept), a section start, the profile's `drop`, blank lines, then
+//! Order of decisions for a line outside a section: the profile's `keep`,
+//! a forced line or an [`ALWAYS`] line (always kept), a section start, the profile's `drop`, blank lines, then
 //! the profile's `other` mode. Inside a section: a deferred verdict
 //! (`passed`/`failed`), `end`, `until`, or any section start closes the section; everything else is body (a profile `keep` line
 //! inside a section is kept there). Every line a `keep`
@@ -18,9 +18,28 @@ mod sections;
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 
 use crate::rules::{OtherMode, Profile};
+
+/// Lines kept in every profile, wherever they are (also inside a section,
+/// where they are never capped): panics and failure summaries.
+pub(crate) static ALWAYS: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new([
+        r"^thread '.*' panicked at ",
+        r"^\s*FAILED\b",
+        r"^test result: FAILED\b",
+        r"^error: (test failed|\d+ targets? failed)\b",
+    ])
+    .expect("valid patterns")
+});
+
+/// Longest line printed whole; a longer kept line is cut to its first
+/// [`LONG_LINE_HEAD`] bytes and a marker (the raw output keeps it whole),
+/// so one huge line cannot push its neighbours out of the compressed view.
+pub const LONG_LINE: usize = 4096;
+/// Bytes of a long line printed before its marker.
+pub const LONG_LINE_HEAD: usize = 2000;
 
 /// A line that starts with its own source location (`path:12:` or
 /// `path(12,3):`).
@@ -81,6 +100,9 @@ struct Run<'a> {
     listing: Vec<usize>,
     listing_placed: bool,
     forced: Vec<bool>,
+    /// Whether forced lines are also kept inside sections (else a section's
+    /// own rules decide there).
+    forced_in_sections: bool,
     /// Texts of the other lines already printed (a block printed again
     /// later, like a warning repeated by every build step, is cut).
     printed: HashSet<&'a str>,
@@ -89,8 +111,15 @@ struct Run<'a> {
 }
 
 /// Compress `lines` with profile `p`. `forced[i]` marks lines that must be
-/// kept whatever the rules say (the tail of a failed command).
-pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
+/// kept whatever the rules say (the tail of a failed command), inside
+/// sections too when `forced_in_sections`; lines matching [`ALWAYS`] are
+/// kept everywhere.
+pub fn run(
+    p: &Profile,
+    lines: &[String],
+    forced: Vec<bool>,
+    forced_in_sections: bool,
+) -> EngineResult {
     let mut r = Run {
         p,
         lines,
@@ -101,6 +130,7 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
         listing: Vec::new(),
         listing_placed: false,
         forced,
+        forced_in_sections,
         printed: HashSet::new(),
         located: HashSet::new(),
     };
@@ -138,7 +168,7 @@ pub fn run(p: &Profile, lines: &[String], forced: Vec<bool>) -> EngineResult {
             i += 1;
             continue;
         }
-        if p.keep.is_match(line) || r.forced[i] {
+        if p.keep.is_match(line) || r.forced[i] || ALWAYS.is_match(line) {
             r.flush_run();
             // A diagnostic carrying its own location, printed again
             // verbatim (a linter reporting a file twice), is a duplicate.

@@ -4,7 +4,7 @@
 
 use crate::listing;
 
-use super::{EngineResult, Out, Piece, Run, omitted};
+use super::{EngineResult, LONG_LINE, LONG_LINE_HEAD, Out, Piece, Run, omitted};
 
 impl Run<'_> {
     pub(super) fn render(mut self) -> EngineResult {
@@ -19,7 +19,11 @@ impl Run<'_> {
             }
             *pending = false;
             any = true;
-            text.push_str(s);
+            if is_line && s.len() > LONG_LINE {
+                push_cut(text, s);
+            } else {
+                text.push_str(s);
+            }
             text.push('\n');
             if is_line {
                 kept += 1;
@@ -142,4 +146,17 @@ fn omitted_count(marker: &str) -> Option<usize> {
         .strip_suffix(" lines omitted")?
         .parse()
         .ok()
+}
+
+/// The start of a long line, then a marker saying how much of it was cut.
+fn push_cut(text: &mut String, line: &str) {
+    let mut end = LONG_LINE_HEAD.min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&line[..end]);
+    text.push_str(&format!(
+        " … [{} more bytes of this line cut; see the full output]",
+        line.len() - end
+    ));
 }

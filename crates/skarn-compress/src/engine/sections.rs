@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::rules::{BodyMode, Profile, Section};
 
-use super::{Group, Open, Out, Piece, Run, omitted};
+use super::{ALWAYS, Group, Open, Out, Piece, Run, omitted};
 
 impl Run<'_> {
     pub(super) fn close(&mut self, o: Open, verdict: Option<bool>) {
@@ -21,7 +21,13 @@ impl Run<'_> {
             Some(m) if again => m,
             _ => sec.body,
         };
-        let pieces = render_body(self.p, sec, body_mode, self.lines, &o.body, &self.forced);
+        let none = [];
+        let forced: &[bool] = if self.forced_in_sections {
+            &self.forced
+        } else {
+            &none
+        };
+        let pieces = render_body(self.p, sec, body_mode, self.lines, &o.body, forced);
         let deferred = sec.passed.is_some() || sec.failed.is_some();
         if deferred && verdict.is_none() && pieces.is_empty() {
             return;
@@ -89,7 +95,11 @@ fn render_body(
         let l = lines[x].as_str();
         // `show` also marks kept lines, so `context` can work around them.
         show[k] = sec.show.is_match(l);
-        class[k] = if sec.keep.is_match(l) || p.keep.is_match(l) || forced[x] {
+        class[k] = if sec.keep.is_match(l)
+            || p.keep.is_match(l)
+            || forced.get(x) == Some(&true)
+            || ALWAYS.is_match(l)
+        {
             C::Keep
         } else if sec.drop.is_match(l) {
             show[k] = false;

@@ -12,20 +12,34 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use super::init_clients::{self, Client, Edit, Transport};
+use super::init_files;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Without --client: writes skarn.toml and prints the MCP server entry as JSON \
-on stdout. With --client: creates skarn.toml if missing, merges skarn into \
-the client's file(s) (backup: <file>.skarn-backup-<UTC time>) and prints a \
-JSON summary on stdout; --print writes nothing and prints the merged file \
-instead. Exit status: 0 done, 2 usage error or a file that cannot be merged.")]
+on stdout (--force replaces an existing one, keeping a backup). With \
+--client: creates skarn.toml if missing, merges skarn into the client's \
+file(s) and prints a JSON summary on stdout; --print writes nothing and \
+prints the merged file instead. Every file is checked and merged before \
+any is written. Files are replaced through a temporary file renamed over \
+them; an existing file is first copied to <file>.skarn-backup-<UTC time> \
+next to it.
+
+Symbolic links: project files (and skarn.toml in the project) may be links \
+only to files inside the project; user-level files (--user, Codex, \
+Windsurf) only to files inside your home (e.g. a dotfiles checkout there); \
+a --config outside the project only to a file in its own directory. A link \
+leading elsewhere, or to nothing, is refused with an error naming it and \
+its target; the real file is the one changed and backed up.
+
+Exit status: 0 done, 2 usage error, a refused link, or a file that cannot \
+be merged (then nothing is written).")]
 pub struct Args {
     /// The skarn configuration to write, or to point the client at.
     #[arg(long, short = 'c', default_value = "skarn.toml")]
     pub config: PathBuf,
 
-    /// Overwrite an existing skarn.toml (without --client).
+    /// Replace an existing skarn.toml, keeping a backup (without --client).
     #[arg(long)]
     pub force: bool,
 
@@ -86,33 +100,58 @@ fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     if let Ok(a) = std::fs::canonicalize(p) {
         return Ok(a);
     }
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    Ok(skarn_sandbox::config::normalize(&cwd.join(p)))
+    Ok(lexical(p, &cwd()?))
+}
+
+fn cwd() -> anyhow::Result<PathBuf> {
+    std::env::current_dir().context("cannot read the current directory")
+}
+
+/// `p` made absolute against `cwd`, `.` and `..` removed, no link resolved.
+fn lexical(p: &Path, cwd: &Path) -> PathBuf {
+    skarn_sandbox::config::normalize(&cwd.join(p))
+}
+
+/// The skarn configuration as a file `init` may write: it must stay in the
+/// project when it is named inside it, else in its own directory.
+fn config_target(config: &Path, cwd: &Path) -> anyhow::Result<init_files::Target> {
+    let path = lexical(config, cwd);
+    let base = if path.starts_with(cwd) {
+        cwd.to_path_buf()
+    } else {
+        path.parent().unwrap_or(cwd).to_path_buf()
+    };
+    init_files::resolve(&path, &base)
 }
 
 fn starter(args: &Args) -> anyhow::Result<ExitCode> {
-    let path = &args.config;
-    if path.exists() && !args.force {
+    let target = config_target(&args.config, &cwd()?)?;
+    if target.real.exists() && !args.force {
         bail!(
-            "{} already exists (use --force to overwrite it)",
-            path.display()
+            "{} already exists (use --force to overwrite it; a backup is kept)",
+            target.path.display()
         );
     }
-    std::fs::write(path, skarn_gateway::init::STARTER)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    let abs = absolute(path)?;
-    eprintln!("skarn: wrote {}", abs.display());
+    let backup = init_files::write(&target, skarn_gateway::init::STARTER, &utc_stamp())?;
+    let abs = &target.real;
+    match backup {
+        Some(b) => eprintln!("skarn: wrote {} (backup {})", abs.display(), b.display()),
+        None => eprintln!("skarn: wrote {}", abs.display()),
+    }
     eprintln!(
         "skarn: the MCP server entry follows on stdout (Claude Code .mcp.json, Cursor \
          .cursor/mcp.json, ...); `skarn init --client NAME` merges it for you"
     );
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{}",
-        skarn_gateway::init::client_snippets(&exe(), &abs)
-    )?;
+    writeln!(out, "{}", skarn_gateway::init::client_snippets(&exe(), abs))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One file to write: where, what was there, what goes there.
+struct Change {
+    target: init_files::Target,
+    old: Option<String>,
+    new: String,
 }
 
 fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
@@ -120,18 +159,21 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())
         .context("HOME is not set to an absolute path")?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let config = absolute(&args.config)?;
+    let cwd = cwd()?;
+    // Everything is resolved, checked and merged in memory first: nothing
+    // is written unless every file can be.
+    let mut starter = None;
+    let mut config = absolute(&args.config)?;
     if !config.exists() && args.http.is_none() {
+        let t = config_target(&args.config, &cwd)?;
         if args.print {
             eprintln!(
                 "skarn: {} does not exist yet (`skarn init` writes it)",
-                config.display()
+                t.path.display()
             );
         } else {
-            std::fs::write(&config, skarn_gateway::init::STARTER)
-                .with_context(|| format!("cannot write {}", config.display()))?;
-            eprintln!("skarn: wrote {}", config.display());
+            config = t.real.clone();
+            starter = Some(t);
         }
     }
     if args.user && matches!(client, Client::Codex | Client::Windsurf) {
@@ -146,6 +188,12 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
             config: config.clone(),
         },
     };
+    // User-level files must stay in the home, project files in the project.
+    let base = if args.user || matches!(client, Client::Codex | Client::Windsurf) {
+        &home
+    } else {
+        &cwd
+    };
     let edits: Vec<(PathBuf, Edit)> =
         init_clients::plan(client, args.user, &home, &cwd, &exe(), &transport)
             .into_iter()
@@ -154,48 +202,61 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     if edits.is_empty() {
         bail!("nothing to do: --hook-only applies to Claude Code only");
     }
-    // Merge in memory first: nothing is written unless every file merges.
-    let mut results: Vec<(PathBuf, Option<String>, String)> = Vec::new();
+    let mut changes: Vec<Change> = Vec::new();
     for (path, edit) in &edits {
-        let old = match results.iter().find(|(p, _, _)| p == path) {
-            Some((_, _, new)) => Some(new.clone()),
-            None => read_existing(path)?,
+        let target = init_files::resolve(path, base)?;
+        let at = changes.iter().position(|c| c.target.real == target.real);
+        let old = match at {
+            Some(i) => Some(changes[i].new.clone()),
+            None => init_files::read(&target)?,
         };
         let new = init_clients::apply(path, old.as_deref(), edit)?;
-        match results.iter_mut().find(|(p, _, _)| p == path) {
-            Some(r) => r.2 = new,
-            None => results.push((path.clone(), old, new)),
+        match at {
+            Some(i) => changes[i].new = new,
+            None => changes.push(Change { target, old, new }),
         }
     }
     if args.print {
-        let (path, _, new) = &results[0];
-        eprintln!("skarn: {} would become (nothing written):", path.display());
-        for (p, _, _) in &results[1..] {
-            eprintln!("skarn: {} is also changed (see --hook-only)", p.display());
+        let first = &changes[0];
+        eprintln!(
+            "skarn: {} would become (nothing written):",
+            first.target.path.display()
+        );
+        for c in &changes[1..] {
+            eprintln!(
+                "skarn: {} is also changed (see --hook-only)",
+                c.target.path.display()
+            );
         }
-        std::io::stdout().lock().write_all(new.as_bytes())?;
+        std::io::stdout().lock().write_all(first.new.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut summary = Vec::new();
     let stamp = utc_stamp();
-    for (path, old, new) in &results {
+    if let Some(t) = &starter {
+        init_files::write(t, skarn_gateway::init::STARTER, &stamp)?;
+        eprintln!("skarn: wrote {}", t.real.display());
+    }
+    let mut summary = Vec::new();
+    for Change { target, old, new } in &changes {
+        let path = &target.path;
         if old.as_deref() == Some(new.as_str()) {
             eprintln!("skarn: {} already set up", path.display());
             summary.push(serde_json::json!({"path": path, "changed": false, "backup": null}));
             continue;
         }
-        let backup = match old {
-            Some(_) => Some(backup(path, &stamp)?),
-            None => None,
+        let backup = init_files::write(target, new, &stamp)?;
+        let shown = if target.via_link() {
+            format!(
+                "{} (the link's target {})",
+                path.display(),
+                target.real.display()
+            )
+        } else {
+            path.display().to_string()
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        std::fs::write(path, new).with_context(|| format!("cannot write {}", path.display()))?;
         match &backup {
-            Some(b) => eprintln!("skarn: updated {} (backup {})", path.display(), b.display()),
-            None => eprintln!("skarn: created {}", path.display()),
+            Some(b) => eprintln!("skarn: updated {shown} (backup {})", b.display()),
+            None => eprintln!("skarn: created {shown}"),
         }
         summary.push(serde_json::json!({"path": path, "changed": true, "backup": backup}));
     }
@@ -214,27 +275,6 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
-/// Copy `path` to `<path>.skarn-backup-<stamp>` (a free name) and return it.
-fn backup(path: &Path, stamp: &str) -> anyhow::Result<PathBuf> {
-    let base = format!("{}.skarn-backup-{stamp}", path.display());
-    let mut b = PathBuf::from(&base);
-    let mut n = 1;
-    while b.exists() {
-        n += 1;
-        b = PathBuf::from(format!("{base}-{n}"));
-    }
-    std::fs::copy(path, &b).with_context(|| format!("cannot back up {}", path.display()))?;
-    Ok(b)
 }
 
 /// The current UTC time as `YYYYMMDDTHHMMSSZ`.

@@ -26,6 +26,7 @@ pub mod hidden;
 pub mod hook;
 pub mod init;
 pub mod init_clients;
+pub mod init_files;
 pub mod recall;
 pub mod run;
 #[cfg(not(target_os = "linux"))]

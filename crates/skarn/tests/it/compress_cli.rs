@@ -327,3 +327,70 @@ fn invalid_utf8_and_colour_codes_are_handled() {
     assert!(text.contains("error: the thing broke\n"), "{text}");
     assert!(out.stdout.len() < raw.len() / 10);
 }
+
+/// Panics, failure summaries and a failing command's tail survive even
+/// when an earlier `error[E0308]` block (no blank line after it) runs on
+/// into a long test log, and a huge last line is cut rather than dropped
+/// with its neighbours. `skarn recall` still gives back every byte.
+#[test]
+fn failures_and_the_tail_of_a_failed_command_are_kept() {
+    let home = TempDir::new("home");
+    let ws = TempDir::new("ws");
+    let mut a = String::from("error[E0308]: mismatched types\n --> src/lib.rs:3:5\n");
+    for i in 0..6000 {
+        a.push_str(&format!("test t{i} ... ok\n"));
+    }
+    a.push_str("thread 'main' panicked at src/main.rs:9:5:\nFAILED: 1 test failed\n");
+    a.push_str("error: test failed, to rerun pass `--lib`\n");
+    let long = "y".repeat(200_000);
+    let mut b = String::new();
+    for i in 0..3000 {
+        b.push_str(&format!("test t{i} ... ok\n"));
+    }
+    b.push_str(&format!("FAILED: t7\n{long}\n"));
+    for (input, command) in [
+        (&a, "cargo test"),
+        (&b, "cargo test"),
+        (&b, "git log"),
+        (&b, ""),
+    ] {
+        let out = skarn(
+            ws.path(),
+            home.path(),
+            &["compress", "--command", command, "--exit-code", "1"],
+            input.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = String::from_utf8(out.stdout.clone()).unwrap();
+        assert!(text.len() < 10_000, "{command}: {} bytes", text.len());
+        let want: &[&str] = if std::ptr::eq(input, &a) {
+            &[
+                "error[E0308]: mismatched types",
+                "thread 'main' panicked at src/main.rs:9:5:",
+                "FAILED: 1 test failed",
+                "error: test failed, to rerun pass `--lib`",
+            ]
+        } else {
+            &["FAILED: t7"]
+        };
+        for line in want {
+            assert!(
+                text.lines().any(|l| l == *line),
+                "{command}: {line:?} missing from:\n{text}"
+            );
+        }
+        if std::ptr::eq(input, &b) {
+            let cut = text
+                .lines()
+                .find(|l| l.starts_with("yyyy"))
+                .unwrap_or_else(|| panic!("{command}: the long line is gone:\n{text}"));
+            assert!(
+                cut.len() < 2200 && cut.contains("bytes of this line cut"),
+                "{cut}"
+            );
+        }
+        let id = handle_id(&out.stdout);
+        let back = skarn(ws.path(), home.path(), &["recall", &id], b"");
+        assert_eq!(back.stdout, input.as_bytes(), "{command}");
+    }
+}

@@ -230,6 +230,40 @@ fn claude_code_decisions_and_unsandboxed_patterns() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
 }
 
+/// A leading environment assignment makes bash the program, whatever the
+/// assignment's name: `git=1 bash -c ...` is confined despite `git*`.
+#[test]
+fn an_assignment_first_never_matches_a_prefix_pattern() {
+    let f = Fixture::new();
+    let marker = f.dir.path().join("pwn");
+    let cmd = format!("git=1 bash -c 'id > {}'", marker.display());
+    for pattern in ["git*", "git"] {
+        let v = json_out(&f.hook(
+            &["claude-code", "--unsandboxed", pattern],
+            &claude_input(&f.ws(), &cmd),
+        ));
+        let out = &v["hookSpecificOutput"];
+        assert_ne!(out["permissionDecision"], "ask", "{pattern}: {v}");
+        let new = out["updatedInput"]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{pattern}: left unconfined: {v}"));
+        let _ = f.sh(new);
+        assert!(
+            !marker.exists(),
+            "{pattern}: bash wrote outside the sandbox"
+        );
+    }
+    // A plain `git` command still matches, and the command unconfined
+    // does write the file (the check above is real).
+    let v = json_out(&f.hook(
+        &["claude-code", "--unsandboxed", "git*"],
+        &claude_input(&f.ws(), "git status"),
+    ));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask", "{v}");
+    f.sh(&cmd);
+    assert!(marker.exists());
+}
+
 #[test]
 fn other_agents() {
     let f = Fixture::new();

@@ -267,3 +267,146 @@ fn init_client_merges_keeps_and_backs_up() {
     let o = skarn(&["init", "--client", "gemini-cli"], &proj, &home);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
 }
+
+fn read(p: &std::path::Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// Names in `dir` containing `part`.
+fn names_with(dir: &std::path::Path, part: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(part))
+        .collect()
+}
+
+/// A cloned project's links cannot make `skarn init` write outside it, a
+/// file that cannot be merged leaves everything untouched, and links that
+/// stay inside (the project, or the home for user-level files) are
+/// followed, with the backup next to the file changed.
+#[test]
+fn init_never_writes_through_links_that_leave_the_project() {
+    use std::os::unix::fs::symlink;
+    let d = TempDir::new("units_init_cli");
+    let (proj, home, out) = (d.path().join("p"), d.path().join("h"), d.path().join("out"));
+    for dir in [proj.join(".claude"), home.clone(), out.clone()] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let refused = |args: &[&str], link: &str, target: &str| {
+        let o = skarn(args, &proj, &home);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(
+            err.contains(link) && err.contains(target),
+            "{args:?}: {err}"
+        );
+    };
+    // A project settings file linked outside: nothing written anywhere.
+    let victim = out.join("victim.json");
+    std::fs::write(&victim, "{\"mine\": 1}").unwrap();
+    symlink(&victim, proj.join(".claude/settings.json")).unwrap();
+    refused(
+        &["init", "--client", "claude-code"],
+        "settings.json",
+        "victim.json",
+    );
+    assert_eq!(read(&victim), "{\"mine\": 1}");
+    assert!(names_with(&out, "skarn-backup").is_empty());
+    assert!(!proj.join("skarn.toml").exists() && !proj.join(".mcp.json").exists());
+    std::fs::remove_file(proj.join(".claude/settings.json")).unwrap();
+    // .mcp.json -> ~/.claude.json would turn a project entry into a user one.
+    let user = home.join(".claude.json");
+    std::fs::write(&user, "{\"projects\": {}}").unwrap();
+    symlink(&user, proj.join(".mcp.json")).unwrap();
+    refused(
+        &["init", "--client", "claude-code", "--no-hook"],
+        ".mcp.json",
+        ".claude.json",
+    );
+    refused(
+        &["init", "--client", "claude-code", "--print"],
+        ".mcp.json",
+        ".claude.json",
+    );
+    assert_eq!(read(&user), "{\"projects\": {}}");
+    std::fs::remove_file(proj.join(".mcp.json")).unwrap();
+    // A directory link counts too.
+    std::fs::remove_dir(proj.join(".claude")).unwrap();
+    symlink(&out, proj.join(".claude")).unwrap();
+    refused(
+        &["init", "--client", "claude-code", "--hook-only"],
+        ".claude",
+        "out",
+    );
+    assert!(!out.join("settings.json").exists());
+    std::fs::remove_file(proj.join(".claude")).unwrap();
+    // A dangling skarn.toml link is not followed to create its target.
+    symlink(out.join("x.toml"), proj.join("skarn.toml")).unwrap();
+    refused(&["init"], "skarn.toml", "x.toml");
+    refused(&["init", "--client", "cursor"], "skarn.toml", "x.toml");
+    assert!(!out.join("x.toml").exists() && !proj.join(".cursor").exists());
+    std::fs::remove_file(proj.join("skarn.toml")).unwrap();
+    // --force does not overwrite a file outside through a link.
+    std::fs::write(out.join("precious.txt"), "precious").unwrap();
+    symlink(out.join("precious.txt"), proj.join("skarn.toml")).unwrap();
+    refused(&["init", "--force"], "skarn.toml", "precious.txt");
+    assert_eq!(read(&out.join("precious.txt")), "precious");
+    std::fs::remove_file(proj.join("skarn.toml")).unwrap();
+    // All or nothing: an invalid .mcp.json means no skarn.toml either.
+    std::fs::write(proj.join(".mcp.json"), "{ nope").unwrap();
+    let o = skarn(&["init", "--client", "claude-code"], &proj, &home);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(!proj.join("skarn.toml").exists() && !proj.join(".claude").exists());
+    std::fs::remove_file(proj.join(".mcp.json")).unwrap();
+    // A link inside the project is followed; the backup is next to the
+    // real file and the link stays a link.
+    std::fs::create_dir_all(proj.join("conf")).unwrap();
+    std::fs::create_dir_all(proj.join(".cursor")).unwrap();
+    std::fs::write(proj.join("conf/cursor.json"), "{\"z\": 1}").unwrap();
+    symlink("../conf/cursor.json", proj.join(".cursor/mcp.json")).unwrap();
+    let o = skarn(&["init", "--client", "cursor"], &proj, &home);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let v: serde_json::Value = serde_json::from_str(&read(&proj.join("conf/cursor.json"))).unwrap();
+    assert_eq!(
+        (
+            v["z"].as_i64(),
+            v["mcpServers"]["skarn"]["args"][0].as_str()
+        ),
+        (Some(1), Some("serve"))
+    );
+    assert_eq!(names_with(&proj.join("conf"), "skarn-backup").len(), 1);
+    assert!(names_with(&proj.join(".cursor"), "skarn-backup").is_empty());
+    assert!(
+        std::fs::symlink_metadata(proj.join(".cursor/mcp.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // User-level files may link into the home (a dotfiles checkout), not out of it.
+    std::fs::create_dir_all(home.join("dotfiles")).unwrap();
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::write(home.join("dotfiles/cursor.json"), "{}").unwrap();
+    symlink(
+        home.join("dotfiles/cursor.json"),
+        home.join(".cursor/mcp.json"),
+    )
+    .unwrap();
+    let o = skarn(&["init", "--client", "cursor", "--user"], &proj, &home);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(read(&home.join("dotfiles/cursor.json")).contains("\"skarn\""));
+    symlink(&out, home.join(".gemini")).unwrap();
+    refused(
+        &["init", "--client", "gemini-cli", "--user"],
+        ".gemini",
+        "out",
+    );
+    assert!(!out.join("settings.json").exists());
+    // --force on a plain skarn.toml keeps the old one as a backup.
+    std::fs::write(proj.join("skarn.toml"), "# mine\n").unwrap();
+    let o = skarn(&["init", "--force"], &proj, &home);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let backups = names_with(&proj, "skarn.toml.skarn-backup-");
+    assert_eq!(backups.len(), 1);
+    assert_eq!(read(&proj.join(&backups[0])), "# mine\n");
+}

@@ -85,22 +85,61 @@ pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
     true
 }
 
-/// Whether `cmd` matches an `unsandboxed` pattern. A pattern ending in `*`
-/// is a prefix of the command text (`"git pu*"`); any other pattern is
-/// whole leading words (`"git"` matches `git status` but not `gitk`;
-/// `"git push"` matches `git push origin`). Only simple commands match: a
-/// command with `;`, `&&`, pipes, redirections or substitutions is always
-/// sandboxed.
+/// Programs that run another program named in their arguments (or are
+/// shells): a pattern matches a command starting with one of these only
+/// when the pattern names it literally (`sudo apt*`, not `s*`).
+const RUNS_ANOTHER: &[&str] = &[
+    "env", "command", "exec", "builtin", "eval", "nice", "nohup", "sudo", "doas", "su", "runuser",
+    "pkexec", "time", "timeout", "xargs", "stdbuf", "setsid", "chroot", "chrt", "ionice",
+    "taskset", "unshare", "nsenter", "flock", "watch", "strace", "ltrace", "script", "busybox",
+    "sh", "bash", "dash", "zsh", "ksh", "fish",
+];
+
+/// Whether `word` can only be a program name as written: letters, digits
+/// and `-_./:,+@%~`. An environment assignment (`git=1`, `A=b`), quoted or
+/// escaped text is not one.
+fn is_program_word(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%~".contains(c))
+}
+
+/// Whether `cmd` matches an `unsandboxed` pattern. Only a plain simple
+/// command matches (see [`is_compound`]), and only when its first word is
+/// literally a program name: a leading environment assignment
+/// (`git=1 bash -c ...`), quoted or escaped first word, redirection,
+/// group or list never matches. A pattern ending in `*` is a prefix of the
+/// command text whose first word names the program (`"git pu*"` needs the
+/// program `git`; `"docker*"` any program whose name starts with `docker`);
+/// any other pattern is whole leading words (`"git"` matches `git status`
+/// but not `gitk`; `"git push"` matches `git push origin`). A program that
+/// runs another one (`env`, `sudo`, `exec`, `nice`, `bash`, ...) matches
+/// only a pattern that names it exactly.
 pub fn matches(cmd: &str, pattern: &str) -> bool {
     let cmd = cmd.trim();
     if pattern.trim().is_empty() || is_compound(cmd) {
         return false;
     }
-    if let Some(prefix) = pattern.strip_suffix('*') {
-        return cmd.starts_with(prefix.trim_start());
+    let Some(first) = words(cmd).next() else {
+        return false;
+    };
+    if !is_program_word(first) {
+        return false;
     }
-    let mut have = words(cmd);
-    words(pattern).all(|p| have.next() == Some(p))
+    let Some(prefix) = pattern.strip_suffix('*') else {
+        let mut have = words(cmd);
+        return words(pattern).all(|p| have.next() == Some(p));
+    };
+    let prefix = prefix.trim_start();
+    let program = words(prefix).next().unwrap_or("");
+    let named = if prefix.contains([' ', '\t']) {
+        first == program
+    } else {
+        first.starts_with(program)
+    };
+    let base = first.rsplit('/').next().unwrap_or(first);
+    named && cmd.starts_with(prefix) && (first == program || !RUNS_ANOTHER.contains(&base))
 }
 
 #[cfg(test)]
@@ -180,5 +219,58 @@ mod tests {
         assert!(!matches("git status; rm -rf ~", "git"));
         assert!(matches("docker-compose up", "docker*"));
         assert!(!matches("ls", ""));
+    }
+
+    #[test]
+    fn prefix_patterns_match_only_the_named_program() {
+        for (cmd, pattern) in [
+            ("git status", "git*"),
+            ("git push origin", "git pu*"),
+            ("gitk --all", "git*"),
+            ("/usr/bin/git log", "/usr/bin/git*"),
+            ("git -c a=b log", "git*"),
+            ("sudo apt update", "sudo apt*"),
+            ("env", "env*"),
+            ("git log", "git"),
+        ] {
+            assert!(matches(cmd, pattern), "{cmd} should match {pattern}");
+        }
+        for (cmd, pattern) in [
+            // An environment assignment first: bash runs, not git.
+            ("git=1 bash -c 'id > /tmp/pwn'", "git*"),
+            ("git=1 bash -c 'id > /tmp/pwn'", "git"),
+            ("gitx=1 bash", "git*"),
+            ("GIT_DIR=/x git status", "GIT*"),
+            ("FOO=1 make", "FOO=1 make"),
+            // Quoted or escaped first words.
+            ("'git' status", "git*"),
+            ("\"git\" status", "git*"),
+            ("git'' status", "git*"),
+            ("gi\\t status", "gi*"),
+            // Programs that run another one, unless named exactly.
+            ("env bash -c id", "e*"),
+            ("exec bash", "e*"),
+            ("command bash", "c*"),
+            ("nice bash", "n*"),
+            ("sudo bash", "s*"),
+            ("/usr/bin/env bash", "/usr/bin/e*"),
+            ("bash -c id", "b*"),
+            ("git status", "git st *"),
+            // Redirections, groups, lists, substitutions, newlines.
+            (">/tmp/x git status", "*"),
+            ("2>x git status", "2*"),
+            ("(git status)", "(git*"),
+            ("{ git status; }", "{*"),
+            ("git status; id", "git*"),
+            ("git status && id", "git*"),
+            ("git status | sh", "git*"),
+            ("git $(id)", "git*"),
+            ("git `id`", "git*"),
+            ("git status\nid", "git*"),
+            // Only the exact program for a pattern with words.
+            ("gitk status", "git st*"),
+        ] {
+            assert!(!matches(cmd, pattern), "{cmd} must not match {pattern}");
+        }
     }
 }
