@@ -123,13 +123,11 @@ impl ToolBridge for GatewayBridge {
             if let Some(c) = &caller {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 let relay = &gw.shared.relay;
-                relay
-                    .own_progress(
-                        c,
-                        n as f64,
-                        format!("{n} tool calls done (last: {server}.{tool})"),
-                    )
-                    .await;
+                relay.own_progress(
+                    c,
+                    n as f64,
+                    format!("{n} tool calls done (last: {server}.{tool})"),
+                );
             }
             match r {
                 Ok(r) if r.is_error == Some(true) => Err(BridgeError::ToolFailed {

@@ -6,6 +6,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use crate::server::{GatewayServer, arg_str, text_result};
+use crate::text_safe::visible;
 use crate::tsig;
 
 impl GatewayServer {
@@ -27,7 +28,8 @@ impl GatewayServer {
         for h in &hits {
             let t = &cat.tools[h.doc];
             let desc = one_line(t.tool.description.as_deref().unwrap_or(""));
-            lines.push(format!("{} - {desc}", t.qualified));
+            // One line per result, whatever the server named or wrote.
+            lines.push(format!("{} - {}", visible(&t.qualified), visible(&desc)));
             results.push(json!({
                 "name": t.qualified,
                 "server": self.gw.servers[t.server].alias(),
@@ -41,7 +43,8 @@ impl GatewayServer {
         let (starting, unavailable, health) = self.gw.not_ready();
         if !health.is_empty() {
             lines.push(String::new());
-            lines.push(health);
+            // Causes quote servers' own stderr lines.
+            lines.extend(health.split('\n').map(visible));
         }
         text_result(
             lines.join("\n"),
@@ -95,10 +98,20 @@ impl GatewayServer {
             .as_ref()
             .map(|o| Value::Object((**o).clone()));
         let sig = tsig::signature(server, &t.tool.name, &input, output.as_ref());
+        // The description keeps its lines; each is shown escaped.
+        let description = t
+            .tool
+            .description
+            .as_deref()
+            .unwrap_or("(no description)")
+            .lines()
+            .map(visible)
+            .collect::<Vec<_>>()
+            .join("\n");
         let mut text = format!(
-            "{}\n{}\n\n{sig}\n\ninput schema: {}",
-            t.qualified,
-            t.tool.description.as_deref().unwrap_or("(no description)"),
+            "{}\n{description}\n\n{}\n\ninput schema: {}",
+            visible(&t.qualified),
+            sig.lines().map(visible).collect::<Vec<_>>().join("\n"),
             serde_json::to_string(&input).unwrap_or_default()
         );
         if let Some(o) = &output {

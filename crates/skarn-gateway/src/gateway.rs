@@ -142,7 +142,11 @@ impl Gateway {
         let registry = Arc::new(ChildRegistry::default());
         let (tx, rx) = mpsc::unbounded_channel();
         let dirty = Arc::new(AtomicU64::new(0));
-        let shared = Arc::new(crate::starting::Shared::by_cores(Arc::default()));
+        let relay = crate::relay::Relay::new(
+            crate::outbox::QueueCaps::from_config(&config.gateway),
+            crate::client_asks::AskLimits::from_config(&config.gateway),
+        );
+        let shared = Arc::new(crate::starting::Shared::by_cores(Arc::new(relay)));
         let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
             .servers

@@ -100,12 +100,33 @@ fn params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
 }
 
 /// `tools/list`, every page.
+/// Tools whose name holds whitespace, control or invisible formatting
+/// characters are left out (`text_safe::bad_tool_name`), with a warning.
 pub async fn tools(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Tool>, ListError> {
-    collect("tools/list", caps, |c| async move {
+    let mut tools = collect("tools/list", caps, |c| async move {
         let r = peer.list_tools(params(c)).await?;
         Ok((r.tools, r.next_cursor))
     })
-    .await
+    .await?;
+    tools.retain(|t| match crate::text_safe::bad_tool_name(&t.name) {
+        None => true,
+        Some(why) => {
+            let server = peer
+                .peer_info()
+                .and_then(|i| {
+                    i.server_info
+                        .as_ref()
+                        .map(|s| crate::text_safe::visible(&s.name))
+                })
+                .unwrap_or_default();
+            tracing::warn!(
+                "server {server:?} listed a tool named \"{}\", left out: {why}",
+                crate::text_safe::visible(&t.name)
+            );
+            false
+        }
+    });
+    Ok(tools)
 }
 
 /// `resources/list`, every page.

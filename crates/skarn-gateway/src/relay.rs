@@ -3,26 +3,31 @@
 //! in flight, never answered on the user's behalf), roots, progress of
 //! relayed calls (under the client's own progress token), log messages
 //! (tagged by server, rate-limited) and resource updates (to the clients
-//! that subscribed).
+//! that subscribed). Sampling and elicitation are bounded per server
+//! (`client_asks`), notifications go through each client's bounded queue
+//! (`outbox`).
 // Logging, sampling and roots are deprecated in rmcp (SEP-2577) but are
 // part of every protocol revision a client speaks today.
 #![allow(deprecated)]
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
-    ListRootsResult, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ResourceUpdatedNotificationParam,
+    ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam, ServerRequest,
 };
-use rmcp::service::{Peer, ServiceError};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 
+use crate::client_asks::{AskGate, AskLimits};
 use crate::downstream::lock;
+use crate::outbox::{Forwarding, Note, Outbox, QueueCaps};
 
 /// Log messages one server may send per second before the rest are dropped.
 const LOGS_PER_SECOND: u32 = 50;
@@ -53,14 +58,22 @@ struct LogWindow {
     dropped: u32,
 }
 
-/// Where one downstream request's progress goes: the client and its token.
-type ProgressTarget = (Peer<RoleServer>, ProgressToken);
+/// Where one downstream request's progress goes: the client (its id and
+/// peer) and its token.
+type ProgressTarget = (u64, Peer<RoleServer>, ProgressToken);
+
+/// One connected client and its queue of notifications.
+type Client = (u64, Peer<RoleServer>, Arc<Outbox>);
 
 /// Shared by every session and every downstream server of a gateway.
 #[derive(Default)]
 pub struct Relay {
     next: AtomicU64,
-    clients: Mutex<Vec<(u64, Peer<RoleServer>)>>,
+    clients: Mutex<Vec<Client>>,
+    /// Bounds of each client's notification queue.
+    queue_caps: QueueCaps,
+    /// Bounds on sampling and elicitation requests, per server.
+    asks: AskGate,
     /// Calls in flight, most recent last: (guard id, server called or
     /// `None` for a whole script, caller).
     callers: Mutex<Vec<(u64, Option<usize>, Caller)>>,
@@ -70,8 +83,8 @@ pub struct Relay {
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
-    /// Progress notifications being forwarded right now.
-    forwarding: AtomicU64,
+    /// Progress notifications queued or being forwarded right now.
+    forwarding: Arc<AtomicU64>,
     /// Progress notifications whose forwarding has started, ever.
     progress_seen: AtomicU64,
 }
@@ -128,6 +141,15 @@ fn rank(l: LoggingLevel) -> u8 {
 }
 
 impl Relay {
+    /// A relay with these bounds.
+    pub fn new(queue_caps: QueueCaps, asks: AskLimits) -> Relay {
+        Relay {
+            queue_caps,
+            asks: AskGate::new(asks),
+            ..Relay::default()
+        }
+    }
+
     /// A new session id.
     pub fn new_client_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
@@ -135,16 +157,43 @@ impl Relay {
 
     /// A session finished its handshake.
     pub fn add_client(&self, id: u64, peer: Peer<RoleServer>) {
-        let mut c = lock(&self.clients);
-        c.retain(|(_, p)| !p.is_transport_closed());
-        c.push((id, peer));
+        self.outbox(id, &peer);
     }
 
-    /// The connected clients.
-    pub fn clients(&self) -> Vec<(u64, Peer<RoleServer>)> {
+    /// The connected clients, forgetting (and closing the queues of)
+    /// those that went away.
+    pub fn clients(&self) -> Vec<Client> {
         let mut c = lock(&self.clients);
-        c.retain(|(_, p)| !p.is_transport_closed());
+        c.retain(|(_, p, o)| {
+            let live = !p.is_transport_closed();
+            if !live {
+                o.close();
+            }
+            live
+        });
         c.clone()
+    }
+
+    /// The notification queue of client `id` (made on first use).
+    fn outbox(&self, id: u64, peer: &Peer<RoleServer>) -> Arc<Outbox> {
+        if let Some((_, _, o)) = self.clients().into_iter().find(|(i, _, _)| *i == id) {
+            return o;
+        }
+        let mut c = lock(&self.clients);
+        if let Some((_, _, o)) = c.iter().find(|(i, _, _)| *i == id) {
+            return o.clone();
+        }
+        let o = Outbox::start(id, peer.clone(), self.queue_caps);
+        c.push((id, peer.clone(), o.clone()));
+        o
+    }
+
+    /// (notifications queued now, dropped ever) for client `id`.
+    pub fn queue_counts(&self, id: u64) -> (usize, u64) {
+        lock(&self.clients)
+            .iter()
+            .find(|(i, _, _)| *i == id)
+            .map_or((0, 0), |(_, _, o)| o.counts())
     }
 
     /// Note a relayed call in flight to `server` (or a whole script, for
@@ -167,7 +216,10 @@ impl Relay {
         caller: &Caller,
     ) -> Option<Registration<'_>> {
         let token = caller.progress.clone()?;
-        lock(&self.progress).insert((server, downstream.clone()), (caller.peer.clone(), token));
+        lock(&self.progress).insert(
+            (server, downstream.clone()),
+            (caller.client, caller.peer.clone(), token),
+        );
         Some(Registration {
             relay: self,
             what: Entry::Progress(server, downstream),
@@ -189,7 +241,7 @@ impl Relay {
             mine.or_else(|| callers.iter().rev().find(live))
                 .map(|(_, _, c)| c.peer.clone())
         };
-        from_call.or_else(|| self.clients().last().map(|(_, p)| p.clone()))
+        from_call.or_else(|| self.clients().last().map(|(_, p, _)| p.clone()))
     }
 
     fn target_with(
@@ -217,6 +269,39 @@ impl Relay {
         Ok(peer)
     }
 
+    /// Send `request` (a `what` request of `server`) to `peer`, within the
+    /// per-server bounds: refused at once past the in-flight cap or the
+    /// rate, and after the timeout the server gets an error while the SDK
+    /// sends the client `notifications/cancelled` for it.
+    async fn ask(
+        &self,
+        server: usize,
+        what: &'static str,
+        peer: &Peer<RoleServer>,
+        request: ServerRequest,
+    ) -> Result<ClientResult, ErrorData> {
+        let _permit = self
+            .asks
+            .admit(server, what, Instant::now())
+            .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?;
+        let timeout = self.asks.limits().timeout;
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+            .map_err(forwarded)?;
+        handle.await_response().await.map_err(|e| match e {
+            ServiceError::Timeout { .. } => ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "the client did not answer this {what} request within {:?} (gateway.client_request_timeout); the gateway cancelled it",
+                    timeout
+                ),
+                None,
+            ),
+            other => forwarded(other),
+        })
+    }
+
     /// `sampling/createMessage` from a downstream server.
     pub async fn create_message(
         &self,
@@ -227,7 +312,23 @@ impl Relay {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.sampling.is_some())
         })?;
-        peer.create_message(params).await.map_err(forwarded)
+        // The checks rmcp's `Peer::create_message` makes.
+        if (params.tools.is_some() || params.tool_choice.is_some())
+            && !peer.supports_sampling_tools()
+        {
+            return Err(ErrorData::invalid_params(
+                "tools or toolChoice provided but the client does not support the sampling tools capability",
+                None,
+            ));
+        }
+        params
+            .validate()
+            .map_err(|e| ErrorData::invalid_params(e, None))?;
+        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+        match self.ask(server, "sampling", &peer, request).await? {
+            ClientResult::CreateMessageResult(r) => Ok(*r),
+            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// `elicitation/create` from a downstream server.
@@ -240,7 +341,11 @@ impl Relay {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.elicitation.is_some())
         })?;
-        peer.create_elicitation(params).await.map_err(forwarded)
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+        match self.ask(server, "elicitation", &peer, request).await? {
+            ClientResult::ElicitResult(r) => Ok(r),
+            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// `roots/list` from a downstream server: the client's roots, or none
@@ -258,18 +363,19 @@ impl Relay {
         peer.list_roots().await.map_err(forwarded)
     }
 
-    /// A downstream progress notification, under its client's token.
-    pub async fn progress(&self, server: usize, mut p: ProgressNotificationParam) {
-        self.forwarding.fetch_add(1, Ordering::AcqRel);
+    /// A downstream progress notification, queued for its client under
+    /// the client's token.
+    pub fn progress(&self, server: usize, mut p: ProgressNotificationParam) {
+        let forwarding = Forwarding::start(&self.forwarding);
         self.progress_seen.fetch_add(1, Ordering::AcqRel);
         let to = lock(&self.progress)
             .get(&(server, p.progress_token.clone()))
             .cloned();
-        if let Some((peer, token)) = to {
+        if let Some((client, peer, token)) = to {
             p.progress_token = token;
-            let _ = peer.notify_progress(p).await;
+            self.outbox(client, &peer)
+                .push(Note::Progress(p, Some(forwarding)));
         }
-        self.forwarding.fetch_sub(1, Ordering::AcqRel);
     }
 
     /// Called when a relayed call's answer arrived: rmcp hands each
@@ -303,12 +409,15 @@ impl Relay {
         }
     }
 
-    /// Progress of the client's own call (e.g. a long `execute`).
-    pub async fn own_progress(&self, caller: &Caller, progress: f64, message: String) {
+    /// Progress of the client's own call (e.g. a long `execute`), queued.
+    pub fn own_progress(&self, caller: &Caller, progress: f64, message: String) {
         if let Some(token) = caller.progress.clone() {
+            let forwarding = Forwarding::start(&self.forwarding);
+            self.progress_seen.fetch_add(1, Ordering::AcqRel);
             let mut p = ProgressNotificationParam::new(token, progress);
             p.message = Some(message);
-            let _ = caller.peer.notify_progress(p).await;
+            self.outbox(caller.client, &caller.peer)
+                .push(Note::Progress(p, Some(forwarding)));
         }
     }
 
@@ -322,8 +431,9 @@ impl Relay {
     }
 
     /// A downstream log message: tagged with the server's alias, filtered
-    /// by the clients' level, at most [`LOGS_PER_SECOND`] per server.
-    pub async fn log(&self, server: usize, alias: &str, mut m: LoggingMessageNotificationParam) {
+    /// by the clients' level, at most [`LOGS_PER_SECOND`] per server,
+    /// queued for every client.
+    pub fn log(&self, server: usize, alias: &str, mut m: LoggingMessageNotificationParam) {
         if let Some(min) = self.level()
             && rank(m.level) < rank(min)
         {
@@ -365,9 +475,9 @@ impl Relay {
             notes.push(n);
         }
         notes.push(m);
-        for (_, peer) in self.clients() {
+        for (_, _, outbox) in self.clients() {
             for n in &notes {
-                let _ = peer.notify_logging_message(n.clone()).await;
+                outbox.push(Note::Log(n.clone()));
             }
         }
     }
@@ -397,12 +507,13 @@ impl Relay {
         }
     }
 
-    /// `notifications/resources/updated` from a server, to its subscribers.
-    pub async fn resource_updated(&self, p: ResourceUpdatedNotificationParam) {
+    /// `notifications/resources/updated` from a server, queued for its
+    /// subscribers.
+    pub fn resource_updated(&self, p: ResourceUpdatedNotificationParam) {
         let who = lock(&self.subs).get(&p.uri).cloned().unwrap_or_default();
-        for (id, peer) in self.clients() {
+        for (id, _, outbox) in self.clients() {
             if who.contains(&id) {
-                let _ = peer.notify_resource_updated(p.clone()).await;
+                outbox.push(Note::Updated(p.clone()));
             }
         }
     }

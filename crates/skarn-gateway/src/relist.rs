@@ -121,7 +121,7 @@ impl ClientHandler for DownHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.relay.progress(self.server, params).await;
+        self.relay.progress(self.server, params);
     }
 
     async fn on_logging_message(
@@ -129,7 +129,7 @@ impl ClientHandler for DownHandler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.relay.log(self.server, &self.alias, params).await;
+        self.relay.log(self.server, &self.alias, params);
     }
 
     async fn on_resource_updated(
@@ -137,7 +137,7 @@ impl ClientHandler for DownHandler {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.relay.resource_updated(params).await;
+        self.relay.resource_updated(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

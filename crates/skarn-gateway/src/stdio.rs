@@ -57,7 +57,9 @@ where
 {
     let (rmcp_in, mut to_rmcp) = tokio::io::duplex(1 << 16);
     let (from_rmcp, rmcp_out) = tokio::io::duplex(1 << 16);
-    let (err_tx, mut err_rx) = mpsc::unbounded_channel::<String>();
+    // Bounded: a client that sends garbage without reading the answers is
+    // no longer read from once 64 parse errors wait.
+    let (err_tx, mut err_rx) = mpsc::channel::<String>(64);
 
     // Client -> rmcp, answering non-JSON lines directly.
     let reader = tokio::spawn(async move {
@@ -77,7 +79,9 @@ where
                 break;
             }
             if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-                let _ = err_tx.send(parse_error("message too large"));
+                if err_tx.send(parse_error("message too large")).await.is_err() {
+                    break;
+                }
                 // Skip the rest of the oversized line without keeping it.
                 buf = Vec::new();
                 if !skip_line(&mut lines).await {
@@ -91,7 +95,9 @@ where
                 continue;
             }
             if let Err(e) = serde_json::from_str::<serde_json::Value>(trimmed) {
-                let _ = err_tx.send(parse_error(&e.to_string()));
+                if err_tx.send(parse_error(&e.to_string())).await.is_err() {
+                    break;
+                }
                 continue;
             }
             if to_rmcp.write_all(trimmed.as_bytes()).await.is_err()

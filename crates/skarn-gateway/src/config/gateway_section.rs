@@ -47,6 +47,25 @@ pub struct GatewayConfig {
     /// `--http`: connections served at once (default 256, and never more
     /// than half the descriptor limit); more wait to be accepted.
     pub http_max_connections: usize,
+    /// Sampling and elicitation requests one downstream server may have
+    /// waiting for the client at once (default 4); more are refused at once.
+    pub max_client_requests_in_flight: usize,
+    /// Sampling and elicitation requests one downstream server may send to
+    /// the client per minute (default 60); more are refused at once.
+    pub client_requests_per_minute: u32,
+    /// Seconds the client may take to answer one sampling or elicitation
+    /// request (default 300); then the server gets an error and the client
+    /// `notifications/cancelled`. A duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
+    pub client_request_timeout: f64,
+    /// Notifications (log messages, progress, resource updates) queued for
+    /// one client that is not reading (default 256); more are dropped and
+    /// counted.
+    pub max_queued_notifications: usize,
+    /// Bytes those queued notifications may hold (default 4 MiB); a size,
+    /// a bare number is bytes.
+    #[serde(deserialize_with = "super::bytes")]
+    pub max_queued_notification_bytes: usize,
 }
 
 impl Default for GatewayConfig {
@@ -67,6 +86,11 @@ impl Default for GatewayConfig {
             http_header_timeout: 10.0,
             http_idle_timeout: 120.0,
             http_max_connections: 256,
+            max_client_requests_in_flight: 4,
+            client_requests_per_minute: 60,
+            client_request_timeout: 300.0,
+            max_queued_notifications: 256,
+            max_queued_notification_bytes: 4 << 20,
         }
     }
 }
@@ -84,6 +108,7 @@ impl GatewayConfig {
             ("call_timeout", self.call_timeout),
             ("http_header_timeout", self.http_header_timeout),
             ("http_idle_timeout", self.http_idle_timeout),
+            ("client_request_timeout", self.client_request_timeout),
         ] {
             secs(v, what)?;
         }
@@ -95,6 +120,19 @@ impl GatewayConfig {
             ("max_list_items", self.max_list_items),
             ("max_list_bytes", self.max_list_bytes),
             ("http_max_connections", self.http_max_connections),
+            (
+                "max_client_requests_in_flight",
+                self.max_client_requests_in_flight,
+            ),
+            (
+                "client_requests_per_minute",
+                self.client_requests_per_minute as usize,
+            ),
+            ("max_queued_notifications", self.max_queued_notifications),
+            (
+                "max_queued_notification_bytes",
+                self.max_queued_notification_bytes,
+            ),
         ] {
             if v == 0 {
                 return Err(format!("{what} must be at least 1"));

@@ -59,6 +59,17 @@ impl fmt::Display for ConfigError {
     }
 }
 
+/// `deserialize_with` for a size whose bare number is bytes.
+fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    use serde::Deserialize;
+    use serde::de::Error;
+    let v = skarn_units::Value::deserialize(d)?;
+    let n = v
+        .size(skarn_units::SizeUnit::Bytes)
+        .map_err(D::Error::custom)?;
+    usize::try_from(n).map_err(|_| D::Error::custom("size too large"))
+}
+
 fn secs(v: f64, what: &str) -> Result<Duration, String> {
     if v.is_finite() && v > 0.0 && v <= 86_400.0 {
         Ok(Duration::from_secs_f64(v))

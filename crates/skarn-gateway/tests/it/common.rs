@@ -49,21 +49,31 @@ pub struct Upstream {
     w: DuplexStream,
     r: Lines<BufReader<DuplexStream>>,
     next: u64,
+    /// Messages other than the awaited responses (notifications, the
+    /// gateway's requests), in order.
+    pub seen: Vec<Value>,
 }
 
 impl Upstream {
     pub async fn connect(gw: Arc<Gateway>) -> Upstream {
+        Upstream::connect_with(gw, 1 << 20, json!({})).await
+    }
+
+    /// With `buffer` bytes of pipe from the gateway to the client and
+    /// these client capabilities.
+    pub async fn connect_with(gw: Arc<Gateway>, buffer: usize, capabilities: Value) -> Upstream {
         let (client_w, server_r) = tokio::io::duplex(1 << 20);
-        let (server_w, client_r) = tokio::io::duplex(1 << 20);
+        let (server_w, client_r) = tokio::io::duplex(buffer);
         tokio::spawn(skarn_gateway::stdio::serve_lines(gw, server_r, server_w));
         let mut up = Upstream {
             w: client_w,
             r: BufReader::new(client_r).lines(),
             next: 0,
+            seen: Vec::new(),
         };
         up.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "0"}}),
         )
         .await;
         up.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -71,25 +81,42 @@ impl Upstream {
         up
     }
 
-    async fn send(&mut self, v: Value) {
+    pub async fn send(&mut self, v: Value) {
         let mut line = v.to_string();
         line.push('\n');
         self.w.write_all(line.as_bytes()).await.unwrap();
     }
 
-    /// The whole response (result or error) to one request.
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+    /// Send a request without waiting; its id.
+    pub async fn start_request(&mut self, method: &str, params: Value) -> u64 {
         self.next += 1;
         let id = self.next;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        id
+    }
+
+    /// The next message from the gateway.
+    pub async fn next_message(&mut self) -> Value {
+        let line = self.r.next_line().await.unwrap().expect("gateway closed");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The whole response (result or error) to one request.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start_request(method, params).await;
+        self.response(id).await
+    }
+
+    /// The response to request `id`; other messages go to `seen`.
+    pub async fn response(&mut self, id: u64) -> Value {
         let wait = async {
             loop {
-                let line = self.r.next_line().await.unwrap().expect("gateway closed");
-                let v: Value = serde_json::from_str(&line).unwrap();
-                if v.get("id") == Some(&json!(id)) {
+                let v = self.next_message().await;
+                if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
                     return v;
                 }
+                self.seen.push(v);
             }
         };
         tokio::time::timeout(Duration::from_secs(120), wait)

@@ -9,4 +9,5 @@
 mod common;
 mod downstream;
 mod hostile;
+mod relay_bounds;
 mod starts;

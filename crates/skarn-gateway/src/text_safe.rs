@@ -1,0 +1,93 @@
+//! What downstream servers name and describe, made safe for the text the
+//! gateway writes: control characters (newlines, ESC and so ANSI/OSC
+//! sequences), line and paragraph separators, and invisible format
+//! characters (bidi overrides such as U+202E, zero-width characters) are
+//! shown as `\u{..}`, so a server cannot add lines to a one-result-per-line
+//! answer, drive a terminal, or reorder what the user reads. The JSON forms
+//! are left alone (JSON escapes control characters itself).
+//!
+//! Tool names are checked against the MCP rules (2025-11-25, "Tool names":
+//! 1-128 characters, ASCII letters, digits, `_`, `-` and `.`; all SHOULDs):
+//! a name with whitespace or one of the characters above is refused (the
+//! tool is left out of the catalogue); other departures from the rules are
+//! kept, since real servers use `/` or longer names.
+
+/// Characters shown escaped: every control character, U+2028/U+2029, and
+/// the invisible format characters that reorder or hide text.
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+        )
+}
+
+/// `s` with every hidden character written as `\u{..}` (one line, whatever
+/// `s` holds).
+pub fn visible(s: &str) -> String {
+    if !s.chars().any(hidden) {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Why a downstream tool name is refused, if it is.
+pub fn bad_tool_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.chars().any(hidden) {
+        Some("it holds control or invisible formatting characters")
+    } else if name.chars().any(char::is_whitespace) {
+        Some("it holds whitespace")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_could_forge_or_hide() {
+        assert_eq!(visible("plain - text"), "plain - text");
+        assert_eq!(visible("a\r\nb"), "a\\u{d}\\u{a}b");
+        assert_eq!(
+            visible("\u{1b}[31mred\u{1b}]0;t\u{7}"),
+            "\\u{1b}[31mred\\u{1b}]0;t\\u{7}"
+        );
+        assert_eq!(visible("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(visible("x\u{2028}y\u{200b}"), "x\\u{2028}y\\u{200b}");
+        assert_eq!(visible("été ü 日本"), "été ü 日本");
+        assert!(!visible("\u{85}\u{9b}").contains(['\u{85}', '\u{9b}']));
+    }
+
+    #[test]
+    fn tool_names() {
+        for ok in [
+            "get_user",
+            "user-profile/update",
+            "admin.tools.list",
+            "日本",
+        ] {
+            assert_eq!(bad_tool_name(ok), None, "{ok}");
+        }
+        for bad in ["", "a b", "a\nb", "a\u{1b}[2J", "ab\u{202e}c", "a\u{a0}b"] {
+            assert!(bad_tool_name(bad).is_some(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! What a hostile downstream can push towards the client is bounded:
+//! sampling/elicitation requests (in flight per server, with a timeout that
+//! cancels them at the client), notifications to a client that stops
+//! reading (a bounded queue, the rest dropped and counted), and tool names
+//! and descriptions in `search` (escaped, one result per line). Checked from
+//! outside: the hostile server's own view of the answers it got, and the
+//! messages the client reads.
+
+use serde_json::{Value, json};
+
+use crate::common::{Upstream, gateway, hostile, rt};
+
+fn call_text(r: &Value) -> String {
+    r.pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("not a tool result: {r}"))
+        .to_owned()
+}
+
+/// The error messages the hostile server reports from `sample`.
+fn errors_of(r: &Value, n: usize) -> Vec<String> {
+    let got: Value = serde_json::from_str(&call_text(r)).unwrap();
+    let messages: Vec<String> = got["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(messages.len(), n, "{got}");
+    messages
+}
+
+fn method(v: &Value) -> &str {
+    v.get("method").and_then(Value::as_str).unwrap_or("")
+}
+
+#[test]
+fn sampling_requests_are_capped_in_flight_and_time_out_with_a_cancel() {
+    rt().block_on(async {
+        let gw = gateway(
+            &hostile("h", &[], ""),
+            "passthrough = true\nmax_client_requests_in_flight = 3\nclient_request_timeout = \"2s\"\ncall_timeout = \"30s\"",
+        )
+        .await;
+        let mut up = Upstream::connect_with(gw, 1 << 20, json!({"sampling": {}, "elicitation": {}}))
+            .await;
+        // 10 requests at once, the client never answers: 7 are refused at
+        // once (the server waits for exactly those 7 errors).
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 10, "wait_errors": 7}}),
+            )
+            .await;
+        let mut messages = errors_of(&r, 7);
+        // The 3 admitted time out: the server gets errors saying so...
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 0, "wait_errors": 3}}),
+            )
+            .await;
+        messages.extend(errors_of(&r, 3));
+        let refused = messages
+            .iter()
+            .filter(|m| m.contains("max_client_requests_in_flight = 3"))
+            .count();
+        let timed_out = messages
+            .iter()
+            .filter(|m| m.contains("client_request_timeout"))
+            .count();
+        assert_eq!((refused, timed_out), (7, 3), "{messages:?}");
+        // ... and the client saw exactly 3 requests, each cancelled.
+        while up
+            .seen
+            .iter()
+            .filter(|v| method(v) == "notifications/cancelled")
+            .count()
+            < 3
+        {
+            let v = up.next_message().await;
+            up.seen.push(v);
+        }
+        let asked: Vec<&Value> = up
+            .seen
+            .iter()
+            .filter(|v| method(v) == "sampling/createMessage")
+            .map(|v| &v["id"])
+            .collect();
+        assert_eq!(asked.len(), 3, "{:?}", up.seen);
+        let mut cancelled: Vec<&Value> = up
+            .seen
+            .iter()
+            .filter(|v| method(v) == "notifications/cancelled")
+            .map(|v| &v["params"]["requestId"])
+            .collect();
+        let mut asked = asked;
+        asked.sort_by_key(|v| v.to_string());
+        cancelled.sort_by_key(|v| v.to_string());
+        assert_eq!(asked, cancelled);
+        // Freed: new elicitations are relayed again (3 of them, time out)
+        // and the fourth is refused.
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 4, "kind": "elicitation", "wait_errors": 4}}),
+            )
+            .await;
+        let messages = errors_of(&r, 4);
+        let refused = messages
+            .iter()
+            .filter(|m| m.contains("refused this elicitation request"))
+            .count();
+        assert_eq!(refused, 1, "{messages:?}");
+    });
+}
+
+#[test]
+fn a_client_that_stops_reading_gets_a_bounded_backlog_and_a_count() {
+    rt().block_on(async {
+        let gw = gateway(
+            &hostile("h", &[], ""),
+            "passthrough = true\nmax_queued_notifications = 16",
+        )
+        .await;
+        // A: 4 KiB of pipe, and it does not read while the server floods.
+        let mut a = Upstream::connect_with(gw.clone(), 4096, json!({})).await;
+        let mut b = Upstream::connect(gw).await;
+        let total = 3000;
+        let flood = a
+            .start_request(
+                "tools/call",
+                json!({"name": "h__flood", "arguments": {"count": total, "bytes": 200}, "_meta": {"progressToken": "p"}}),
+            )
+            .await;
+        // The server answers in order: once B has its answers, the
+        // gateway has read the whole flood.
+        for _ in 0..2 {
+            let r = b
+                .request("tools/call", json!({"name": "h__list_count", "arguments": {}}))
+                .await;
+            assert!(r.get("result").is_some(), "{r}");
+        }
+        // A asks something while blocked; it must get its answer.
+        let ping = a.start_request("ping", json!({})).await;
+        // Now A reads: the flood's answer, the ping's, and the report of
+        // what was dropped.
+        let mut progress = 0u64;
+        let mut answers = 0;
+        let mut dropped = None;
+        // A hang guard, not a timing check: without the bound no report comes.
+        let guard = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+        while answers < 2 || dropped.is_none() {
+            let v = tokio::time::timeout_at(guard, a.next_message())
+                .await
+                .unwrap_or_else(|_| panic!("no report of dropped notifications (read {progress} progress)"));
+            if v.get("id") == Some(&json!(flood)) || v.get("id") == Some(&json!(ping)) {
+                assert!(v.get("result").is_some(), "{v}");
+                answers += 1;
+            } else if method(&v) == "notifications/progress" {
+                progress += 1;
+            } else if method(&v) == "notifications/message" {
+                let text = v["params"]["data"].as_str().unwrap_or("").to_owned();
+                // "... (L log messages, P progress, U resource updates; ..."
+                let n = text
+                    .split(" progress")
+                    .next()
+                    .and_then(|t| t.rsplit(", ").next())
+                    .and_then(|p| p.parse::<u64>().ok());
+                if let Some(n) = n {
+                    assert!(text.contains("not reading"), "{text}");
+                    dropped = Some(n);
+                }
+            }
+        }
+        let dropped = dropped.unwrap();
+        eprintln!("the client read {progress} progress notifications; {dropped} dropped");
+        // Most of the flood was dropped (the pipes hold a few hundred), and
+        // nothing is counted twice.
+        assert!(dropped >= total / 2, "dropped {dropped}, got {progress}");
+        assert!(progress + dropped <= total, "dropped {dropped}, got {progress}");
+    });
+}
+
+#[test]
+fn search_text_cannot_be_forged_by_tool_names_or_descriptions() {
+    rt().block_on(async {
+        let gw = gateway(&hostile("h", &["--evil-tools"], ""), "").await;
+        let mut up = Upstream::connect(gw).await;
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "search", "arguments": {"query": "evil tool forged line", "limit": 50}}),
+            )
+            .await;
+        let text = call_text(&r);
+        let results = r["result"]["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let names: Vec<&str> = results.iter().map(|x| x["name"].as_str().unwrap()).collect();
+        // Names with a newline or a bidi override are refused.
+        assert!(names.contains(&"h__evil_desc"), "{names:?}");
+        assert!(!names.iter().any(|n| n.contains("evil\r") || n.contains('\u{202e}')));
+        // One line per result, nothing hidden or forged.
+        assert!(
+            !text.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{text:?}"
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), results.len(), "{text}");
+        assert!(!lines.iter().any(|l| l.starts_with("hostile__forged")), "{text}");
+        let evil = lines.iter().find(|l| l.starts_with("h__evil_desc")).unwrap();
+        assert!(evil.contains("\\u{1b}[31m") && evil.contains("\\u{1b}]0;pwned\\u{7}"), "{evil}");
+        // The JSON form keeps the description as it was (JSON-escaped).
+        let desc = results.iter().find(|x| x["name"] == "h__evil_desc").unwrap()["description"]
+            .as_str()
+            .unwrap();
+        assert!(desc.contains('\u{1b}'), "{desc:?}");
+        // read_tool_docs too.
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "read_tool_docs", "arguments": {"name": "h__evil_desc"}}),
+            )
+            .await;
+        let docs = call_text(&r);
+        assert!(
+            !docs.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{docs:?}"
+        );
+    });
+}
