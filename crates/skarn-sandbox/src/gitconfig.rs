@@ -28,6 +28,7 @@ impl Item {
 }
 
 /// Largest configuration file read (git's own are a few KiB).
+#[cfg(unix)]
 pub const MAX_FILE: u64 = 1 << 20;
 
 /// Read a configuration file (or a `.git` link, `commondir`) as git
@@ -37,6 +38,7 @@ pub const MAX_FILE: u64 = 1 << 20;
 /// UTF-8 (a Latin-1 user name, or a byte planted to make a strict reader
 /// give up) become U+FFFD: the lines, sections and keys git sees stay
 /// the same.
+#[cfg(unix)]
 pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
