@@ -85,9 +85,10 @@ pub fn parse(text: &str) -> Parsed {
     let mut i = 0;
     while i < lines.len() {
         let lineno = i + 1;
-        // Join continuation lines (a value ending in an unescaped backslash).
+        // Join continuation lines (a value ending in an unescaped backslash,
+        // outside any comment).
         let mut line = lines[i].to_string();
-        while ends_with_continuation(&line) && i + 1 < lines.len() {
+        while continues(&line) && i + 1 < lines.len() {
             line.pop();
             i += 1;
             line.push_str(lines[i]);
@@ -130,48 +131,74 @@ pub fn parse(text: &str) -> Parsed {
     out
 }
 
-fn ends_with_continuation(line: &str) -> bool {
-    let n = line.bytes().rev().take_while(|b| *b == b'\\').count();
-    n % 2 == 1
+/// Whether git continues `line` on the next one: it ends in a backslash
+/// that escapes the newline, and that backslash is not inside a comment.
+/// Git ends a comment at the newline whatever precedes it (`# \` followed
+/// by `[core] fsmonitor = ...` is a comment and then a key), so joining
+/// there would hide the next line from the vetting.
+fn continues(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with('#') || t.starts_with(';') {
+        return false;
+    }
+    let mut quoted = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if chars.next().is_none() {
+                    return true;
+                }
+            }
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 type Header = (String, Option<String>);
 
 fn parse_header(s: &str) -> Option<(Header, &str)> {
     let inner = s.strip_prefix('[')?;
-    if let Some(q) = inner.find('"') {
-        let name = inner[..q].trim();
-        if name.is_empty() || !valid_name(name, true) {
-            return None;
-        }
-        let mut sub = String::new();
-        let mut chars = inner[q + 1..].char_indices();
-        let end = loop {
-            match chars.next()? {
-                (_, '\\') => sub.push(chars.next()?.1),
-                (j, '"') => break q + 1 + j + 1,
-                (_, '\n') => return None,
-                (_, c) => sub.push(c),
-            }
-        };
-        let after = inner[end..].trim_start().strip_prefix(']')?;
-        Some(((name.to_ascii_lowercase(), Some(sub)), after))
-    } else {
-        let close = inner.find(']')?;
-        let name = inner[..close].trim();
-        if name.is_empty() || !valid_name(name, true) {
-            return None;
-        }
-        let after = &inner[close + 1..];
+    // The name runs to the first character that cannot be in it; what
+    // follows is `]`, or blanks and a quoted subsection. (A `"` later on
+    // the line, in a value, is not a subsection.)
+    let end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+        .unwrap_or(inner.len());
+    let name = &inner[..end];
+    if name.is_empty() || !valid_name(name, true) {
+        return None;
+    }
+    let rest = &inner[end..];
+    if let Some(after) = rest.strip_prefix(']') {
         // Deprecated `[section.sub]`: the subsection is lower-cased by git.
-        match name.split_once('.') {
+        return match name.split_once('.') {
             Some((a, b)) => Some((
                 (a.to_ascii_lowercase(), Some(b.to_ascii_lowercase())),
                 after,
             )),
             None => Some(((name.to_ascii_lowercase(), None), after)),
-        }
+        };
     }
+    let quoted = rest.trim_start();
+    if quoted.len() == rest.len() || name.contains('.') {
+        return None; // `[a"b"]`, `[a.b "c"]`: not headers git accepts
+    }
+    let mut sub = String::new();
+    let mut chars = quoted.strip_prefix('"')?.char_indices();
+    let end = loop {
+        match chars.next()? {
+            (_, '\\') => sub.push(chars.next()?.1),
+            (j, '"') => break 1 + j + 1,
+            (_, '\n') => return None,
+            (_, c) => sub.push(c),
+        }
+    };
+    let after = quoted[end..].trim_start().strip_prefix(']')?;
+    Some(((name.to_ascii_lowercase(), Some(sub)), after))
 }
 
 fn valid_name(s: &str, allow_dot: bool) -> bool {
@@ -303,6 +330,28 @@ mod tests {
         assert_eq!(p.items[1].value.as_deref(), Some("a b c"));
         assert_eq!(p.items[3].value, None);
         assert_eq!(p.items[4].value.as_deref(), Some("a\tb"));
+    }
+
+    #[test]
+    fn a_backslash_in_a_comment_does_not_hide_the_next_line() {
+        // Git reads both planted keys; so must the vetting.
+        for text in [
+            "# \\\n[core] fsmonitor = \"x\"\n",
+            "; \\\n[core]\n\tfsmonitor = x\n",
+            "[user]\n\tname = x ;\\\n[core] fsmonitor = y\n",
+            "[user]\n\tname = x # \"\\\n[core] fsmonitor = y\n",
+        ] {
+            let p = parse(text);
+            assert!(
+                p.items.iter().any(|i| i.key() == "core.fsmonitor"),
+                "{text:?}: {:?}",
+                p.items
+            );
+        }
+        // Inside a value (quoted or not) the backslash still continues.
+        let p = parse("[a]\n\tk = \"x ; \\\n y\"\n\tm = 1\\\n2\n");
+        assert_eq!(p.items[0].value.as_deref(), Some("x ;  y"));
+        assert_eq!(p.items[1].value.as_deref(), Some("12"));
     }
 
     #[test]

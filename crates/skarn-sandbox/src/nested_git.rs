@@ -39,10 +39,11 @@ fn find_capped(roots: &[PathBuf], cap: usize) -> (Vec<PathBuf>, bool) {
                 continue;
             };
             let entries: Vec<_> = rd.flatten().collect();
-            // A bare repository (HEAD, objects, refs): host git uses it
-            // when run inside it.
+            // A bare repository (HEAD, objects, refs; or HEAD and a
+            // `commondir` naming where objects, refs, config and hooks
+            // are): host git uses it when run inside it.
             let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
-            if has("HEAD") && has("objects") && has("refs") {
+            if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
                 // (The root too: with its `.git` missing or spoiled, git
                 // takes the directory itself for a bare repository.)
                 out.push(dir.clone());
@@ -305,6 +306,17 @@ mod tests {
             "{w:?}"
         );
         assert!(!d.join("HEAD").exists());
+        // A bare repository that takes objects, refs and config from
+        // elsewhere through `commondir` is found and set aside too.
+        std::fs::create_dir_all(d.join("cd/X")).unwrap();
+        std::fs::create_dir_all(d.join("cd/Y/objects")).unwrap();
+        std::fs::create_dir_all(d.join("cd/Y/refs/heads")).unwrap();
+        std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
+        std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
+        let w = vet_new(&roots, &before, 11);
+        assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
+        assert!(!d.join("cd/X").exists() && d.join("cd/X.skarn-quarantine-11").exists());
         // A spoiled .git/HEAD is put back.
         std::fs::write(d.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         let g = HeadGuard::save(&d);

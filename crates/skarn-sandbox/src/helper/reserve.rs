@@ -212,6 +212,14 @@ fn nested_repos(
                 }
                 ops.push((g.join(name), reserve, false));
             }
+            // A `commondir` sends git to another directory for objects,
+            // refs, config and hooks: keep that one's config and hooks
+            // read-only too.
+            if let Some(common) = common_dir(g) {
+                for name in ["config", "hooks"] {
+                    ops.push((common.join(name), false, false));
+                }
+            }
         } else {
             ops.push((g.clone(), false, false));
         }
@@ -353,4 +361,25 @@ fn first_missing(path: &Path, known_dir: Option<&Path>) -> Result<Option<PathBuf
         }
     }
     Ok(None)
+}
+
+/// The directory a git directory's `commondir` file names (resolved
+/// against it, `..` taken lexically), when it is another directory.
+fn common_dir(git: &Path) -> Option<PathBuf> {
+    let text = crate::gitconfig::read_file(&git.join("commondir")).ok()??;
+    let rel = text.lines().next()?.trim();
+    if rel.is_empty() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in git.join(rel).components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    (out != git && std::fs::symlink_metadata(&out).is_ok_and(|m| m.is_dir())).then_some(out)
 }

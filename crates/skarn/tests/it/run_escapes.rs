@@ -664,3 +664,38 @@ fn protected_files_given_as_standard_descriptors_are_refused() {
         "line one\nwritten\n"
     );
 }
+
+/// A directory git takes for a bare repository through `commondir` (HEAD
+/// here, objects, refs, config and hooks in the directory it names):
+/// before the run its common config and hooks are read-only; one created
+/// during the run is set aside.
+#[test]
+fn repositories_split_through_commondir_are_protected_and_vetted() {
+    let t = TempDir::new("commondir");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    for d in ["X", "Y/objects", "Y/refs/heads", "Y/hooks"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join("X/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.join("X/commondir"), "../Y\n").unwrap();
+    std::fs::write(ws.join("Y/config"), "[core]\n\tbare = true\n").unwrap();
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        "printf '[core]\\n\\tpager = touch /tmp/p\\n' >> Y/config; \
+         echo '#!/bin/sh' > Y/hooks/pre-commit; \
+         mkdir -p A B/objects B/refs; echo 'ref: refs/heads/main' > A/HEAD; echo ../B > A/commondir; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("Y/config")).unwrap(),
+        "[core]\n\tbare = true\n"
+    );
+    assert!(!ws.join("Y/hooks/pre-commit").exists());
+    assert!(
+        !ws.join("A").exists(),
+        "the new split repository was not set aside"
+    );
+}

@@ -111,7 +111,8 @@ fn is_program_word(word: &str) -> bool {
 /// (`git=1 bash -c ...`), quoted or escaped first word, redirection,
 /// group or list never matches. A pattern ending in `*` is a prefix of the
 /// command text whose first word names the program (`"git pu*"` needs the
-/// program `git`; `"docker*"` any program whose name starts with `docker`);
+/// program `git`; `"docker*"` any program whose name starts with `docker`,
+/// never a path such as `dockerx/../evil`);
 /// any other pattern is whole leading words (`"git"` matches `git status`
 /// but not `gitk`; `"git push"` matches `git push origin`). A program that
 /// runs another one (`env`, `sudo`, `exec`, `nice`, `bash`, ...) matches
@@ -133,10 +134,14 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
     };
     let prefix = prefix.trim_start();
     let program = words(prefix).next().unwrap_or("");
+    // A prefix of a name, not of a path: `docker*` never stretches over a
+    // `/` into `dockerx/../../usr/bin/python3` (a pattern that names a
+    // path itself may).
+    let stretches_into_path = !program.contains('/') && first.contains('/');
     let named = if prefix.contains([' ', '\t']) {
         first == program
     } else {
-        first.starts_with(program)
+        first.starts_with(program) && !stretches_into_path
     };
     let base = first.rsplit('/').next().unwrap_or(first);
     named && cmd.starts_with(prefix) && (first == program || !RUNS_ANOTHER.contains(&base))
@@ -247,6 +252,10 @@ mod tests {
             ("\"git\" status", "git*"),
             ("git'' status", "git*"),
             ("gi\\t status", "gi*"),
+            // A name prefix does not stretch over a `/` into a path.
+            ("dockerx/../../../usr/bin/python3 -c 'import os'", "docker*"),
+            ("docker/../evil.sh", "docker*"),
+            ("git/x", "git*"),
             // Programs that run another one, unless named exactly.
             ("env bash -c id", "e*"),
             ("exec bash", "e*"),
