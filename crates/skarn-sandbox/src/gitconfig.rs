@@ -145,11 +145,7 @@ fn continues(line: &str) -> bool {
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if chars.next().is_none() {
-                    return true;
-                }
-            }
+            '\\' if chars.next().is_none() => return true,
             '"' => quoted = !quoted,
             '#' | ';' if !quoted => return false,
             _ => {}
