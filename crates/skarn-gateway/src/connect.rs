@@ -8,6 +8,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use crate::config::ServerTransport;
+use crate::down_guard::{Guarded, OnTrip};
 use crate::downstream::{Conn, Downstream, Listing, lock, short};
 use crate::relist::{DownHandler, list_everything};
 
@@ -15,7 +16,9 @@ impl Downstream {
     pub(crate) async fn connect(&self) -> Result<(Conn, Listing), String> {
         let handler = DownHandler::new(self);
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let (service, pgid, child) = match &self.cfg.transport {
+        let limits = self.shared.guard;
+        let alias = self.cfg.alias.as_str();
+        let (service, pgid, child, wire) = match &self.cfg.transport {
             ServerTransport::Stdio {
                 command,
                 args,
@@ -37,9 +40,15 @@ impl Downstream {
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
+                let registry = self.registry.clone();
+                let on_trip = pgid.map(|g| Box::new(move || registry.kill(g)) as OnTrip);
+                let (transport, wire) = Guarded::new(transport, alias, limits, on_trip);
                 match handler.serve(transport).await {
-                    Ok(s) => (s, pgid, Some(child)),
+                    Ok(s) => (s, pgid, Some(child), wire),
                     Err(e) => {
+                        if let Some(cause) = wire.cause() {
+                            return Err(cause.to_owned());
+                        }
                         if let Some(g) = pgid {
                             self.registry.kill(g);
                         }
@@ -91,8 +100,12 @@ impl Downstream {
                 }
                 config = config.custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let s = handler.serve(transport).await.map_err(short)?;
-                (s, None, None)
+                let (transport, wire) = Guarded::new(transport, alias, limits, None);
+                let s = match handler.serve(transport).await {
+                    Ok(s) => s,
+                    Err(e) => return Err(wire.cause().map_or_else(|| short(e), str::to_owned)),
+                };
+                (s, None, None, wire)
             }
         };
         let conn = Conn {
@@ -101,10 +114,14 @@ impl Downstream {
             pgid,
             registry: self.registry.clone(),
             stderr_tail: tail,
+            wire,
         };
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| match conn.wire.cause() {
+                Some(cause) => cause.to_owned(),
+                None => e.to_string(),
+            })?;
         Ok((conn, listing))
     }
 }
