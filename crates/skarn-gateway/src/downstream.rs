@@ -283,9 +283,8 @@ impl Downstream {
                 r.ready_since = None;
             }
             let at = Instant::now();
+            // Its listing stays, so that its tools answer with the cause.
             if let Some(cause) = cut_off {
-                *lock(&self.listing) = Arc::new(Listing::default());
-                self.dirty.fetch_add(1, Ordering::AcqRel);
                 self.health.send_replace(Health::Failed { cause, at });
                 return;
             }
