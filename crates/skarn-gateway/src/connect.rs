@@ -13,7 +13,28 @@ use crate::downstream::{Conn, Downstream, Listing, lock, short};
 use crate::relist::{DownHandler, list_everything};
 
 impl Downstream {
-    pub(crate) async fn connect(&self) -> Result<(Conn, Listing), String> {
+    /// What a cut-off does: kill the process group `pgid` (which also
+    /// fails the writes waiting for it) and, from a task of its own, mark
+    /// the server failed at once (a connection not yet ready is failed by
+    /// its start instead).
+    fn on_trip(self: &Arc<Self>, pgid: Option<i32>) -> Option<OnTrip> {
+        let registry = self.registry.clone();
+        let me = Arc::downgrade(self);
+        Some(Box::new(move || {
+            if let Some(g) = pgid {
+                registry.kill(g);
+            }
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    if let Some(me) = me.upgrade() {
+                        me.notice_crash();
+                    }
+                });
+            }
+        }))
+    }
+
+    pub(crate) async fn connect(self: &Arc<Self>) -> Result<(Conn, Listing), String> {
         let handler = DownHandler::new(self);
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let limits = self.shared.guard;
@@ -40,9 +61,7 @@ impl Downstream {
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
-                let registry = self.registry.clone();
-                let on_trip = pgid.map(|g| Box::new(move || registry.kill(g)) as OnTrip);
-                let (transport, wire) = Guarded::new(transport, alias, limits, on_trip);
+                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(pgid));
                 match handler.serve(transport).await {
                     Ok(s) => (s, pgid, Some(child), wire),
                     Err(e) => {
@@ -100,7 +119,7 @@ impl Downstream {
                 }
                 config = config.custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let (transport, wire) = Guarded::new(transport, alias, limits, None);
+                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(None));
                 let s = match handler.serve(transport).await {
                     Ok(s) => s,
                     Err(e) => return Err(wire.cause().map_or_else(|| short(e), str::to_owned)),

@@ -352,9 +352,15 @@ impl Downstream {
                 // Before the health change: whoever sees "ready" must also
                 // see the new listing in the catalogue.
                 self.dirty.fetch_add(1, Ordering::AcqRel);
-                *lock(&self.conn) = Some(Arc::new(conn));
+                let conn = Arc::new(conn);
+                *lock(&self.conn) = Some(conn.clone());
                 lock(&self.restart).ready_since = Some(Instant::now());
                 self.health.send_replace(Health::Ready);
+                if conn.cut_off().is_some() {
+                    // Cut off between its listing and now.
+                    self.notice_crash();
+                    return;
+                }
                 tracing::info!(server = %self.cfg.alias, "downstream server ready");
                 if let Some(level) = self.shared.relay.level() {
                     let me = self.clone();

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::common::{Upstream, gateway, hostile, rt};
+use skarn_gateway::Gateway;
 
 fn call_text(r: &Value) -> String {
     r.pointer("/result/content/0/text")
@@ -373,4 +374,42 @@ fn a_server_that_floods_requests_is_cut_off() {
         true,
         "gateway.server_requests_per_second = 50",
     ));
+}
+
+#[test]
+fn a_server_cut_off_while_idle_is_failed_at_once_and_restarted_in_the_background() {
+    rt().block_on(async {
+        let dir = skarn_test_support::TempDir::new("ping-flood-idle");
+        let pid_file = dir.s("pid");
+        let servers = hostile(
+            "h",
+            &["--pid-file", &pid_file, "--flood-pings", "100000"],
+            "[servers.h.sandbox]\nenabled = false",
+        );
+        let gw = Gateway::new(crate::common::config(&servers, ""));
+        gw.start();
+        // Nobody calls it or asks for its health: the background restart
+        // (after the 1 s backoff of a failed server) shows it was marked
+        // failed when it was cut off. Each run writes its own pid.
+        let mut pids = Vec::new();
+        for _ in 0..600 {
+            if let Ok(p) = std::fs::read_to_string(&pid_file)
+                && !p.is_empty()
+                && pids.last() != Some(&p)
+            {
+                pids.push(p);
+                if pids.len() == 2 {
+                    break;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(pids.len(), 2, "not restarted: {pids:?}");
+        assert!(
+            gone(pids[0].trim()).await,
+            "first run {} still running",
+            pids[0]
+        );
+        gw.shutdown();
+    });
 }

@@ -11,6 +11,9 @@
 //! - `--huge-answer BYTES`: the tool `huge` answers with a line of BYTES.
 //! - `--setsid-child FILE`: starts a `setsid` sleeper whose pid goes to FILE.
 //! - `--pid-file FILE`: write its process id to FILE.
+//! - `--flood-pings N`: after its first `resources/templates/list` answer
+//!   (the end of the gateway's listing), send N `ping` requests and never
+//!   read its input again.
 //! - `--evil-tools`: also lists tools whose names and descriptions hold
 //!   `\r\n`, ANSI/OSC escape sequences and U+202E, to forge search lines.
 //!
@@ -47,6 +50,7 @@ struct Opts {
     slow_relist: bool,
     huge: usize,
     evil: bool,
+    flood_pings: u64,
 }
 
 fn send(out: &mut impl Write, v: &Value) {
@@ -83,6 +87,7 @@ fn main() {
             "--slow-relist" => o.slow_relist = true,
             "--huge-answer" => o.huge = val().parse().unwrap_or(0),
             "--evil-tools" => o.evil = true,
+            "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
             "--pid-file" => {
                 let _ = std::fs::write(val(), std::process::id().to_string());
             }
@@ -307,6 +312,17 @@ fn serve(o: &Opts) {
             &mut out,
             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
         );
+        if method == "resources/templates/list" && o.flood_pings > 0 {
+            for i in 0..o.flood_pings {
+                send(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": format!("ping-{i}"), "method": "ping"}),
+                );
+            }
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
     }
 }
 
