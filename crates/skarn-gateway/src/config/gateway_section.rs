@@ -47,14 +47,15 @@ pub struct GatewayConfig {
     /// `--http`: connections served at once (default 256, and never more
     /// than half the descriptor limit); more wait to be accepted.
     pub http_max_connections: usize,
-    /// Sampling and elicitation requests one downstream server may have
-    /// waiting for the client at once (default 4); more are refused at once.
+    /// Sampling, elicitation and roots requests one downstream server may
+    /// have waiting for the client at once (default 4); more are refused at
+    /// once.
     pub max_client_requests_in_flight: usize,
-    /// Sampling and elicitation requests one downstream server may send to
-    /// the client per minute (default 60); more are refused at once.
+    /// Sampling, elicitation and roots requests one downstream server may
+    /// send to the client per minute (default 60); more are refused at once.
     pub client_requests_per_minute: u32,
-    /// Seconds the client may take to answer one sampling or elicitation
-    /// request (default 300); then the server gets an error and the client
+    /// Seconds the client may take to answer one sampling, elicitation or
+    /// roots request (default 300); then the server gets an error and the client
     /// `notifications/cancelled`. A duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub client_request_timeout: f64,
