@@ -200,6 +200,13 @@ impl Downstream {
                 timeout_ms: timeout.as_millis() as u64,
             },
             other => {
+                if let Some(cause) = conn.cut_off() {
+                    self.mark_crashed(conn, cause.clone());
+                    return DownError::Unavailable {
+                        server: self.cfg.alias.clone(),
+                        reason: format!("was {cause}"),
+                    };
+                }
                 // Transport gone: the server crashed mid-call.
                 let mut cause = format!("connection lost during a call ({})", short(&other));
                 // Let the service notice the closed pipe and stderr drain.

@@ -1,5 +1,5 @@
-//! Bounds on what downstream servers ask of the client (sampling and
-//! elicitation requests): per server, at most a few waiting for the client
+//! Bounds on what downstream servers ask of the client (sampling,
+//! elicitation and roots requests): per server, at most a few waiting for the client
 //! at once and at most so many a minute; further ones are refused at once
 //! with an error that says why. The timeout of each request lives in the
 //! relay (it needs the SDK's request handle).
@@ -49,11 +49,11 @@ struct Server {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
     #[error(
-        "the gateway refused this {what} request: this server already has {n} sampling/elicitation requests waiting for the client (gateway.max_client_requests_in_flight = {n})"
+        "the gateway refused this {what} request: this server already has {n} requests (sampling, elicitation, roots) waiting for the client (gateway.max_client_requests_in_flight = {n})"
     )]
     InFlight { what: &'static str, n: usize },
     #[error(
-        "the gateway refused this {what} request: this server sent more than {n} sampling/elicitation requests in the last minute (gateway.client_requests_per_minute = {n})"
+        "the gateway refused this {what} request: this server sent more than {n} requests for the client (sampling, elicitation, roots) in the last minute (gateway.client_requests_per_minute = {n})"
     )]
     Rate { what: &'static str, n: u32 },
 }

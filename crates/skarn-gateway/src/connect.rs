@@ -8,14 +8,38 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use crate::config::ServerTransport;
+use crate::down_guard::{Guarded, OnTrip};
 use crate::downstream::{Conn, Downstream, Listing, lock, short};
 use crate::relist::{DownHandler, list_everything};
 
 impl Downstream {
-    pub(crate) async fn connect(&self) -> Result<(Conn, Listing), String> {
+    /// What a cut-off does: kill the process group `pgid` (which also
+    /// fails the writes waiting for it) and, from a task of its own, mark
+    /// the server failed at once (a connection not yet ready is failed by
+    /// its start instead).
+    fn on_trip(self: &Arc<Self>, pgid: Option<i32>) -> Option<OnTrip> {
+        let registry = self.registry.clone();
+        let me = Arc::downgrade(self);
+        Some(Box::new(move || {
+            if let Some(g) = pgid {
+                registry.kill(g);
+            }
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move {
+                    if let Some(me) = me.upgrade() {
+                        me.notice_crash();
+                    }
+                });
+            }
+        }))
+    }
+
+    pub(crate) async fn connect(self: &Arc<Self>) -> Result<(Conn, Listing), String> {
         let handler = DownHandler::new(self);
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let (service, pgid, child) = match &self.cfg.transport {
+        let limits = self.shared.guard;
+        let alias = self.cfg.alias.as_str();
+        let (service, pgid, child, wire) = match &self.cfg.transport {
             ServerTransport::Stdio {
                 command,
                 args,
@@ -37,9 +61,13 @@ impl Downstream {
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
+                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(pgid));
                 match handler.serve(transport).await {
-                    Ok(s) => (s, pgid, Some(child)),
+                    Ok(s) => (s, pgid, Some(child), wire),
                     Err(e) => {
+                        if let Some(cause) = wire.cause() {
+                            return Err(cause.to_owned());
+                        }
                         if let Some(g) = pgid {
                             self.registry.kill(g);
                         }
@@ -91,8 +119,12 @@ impl Downstream {
                 }
                 config = config.custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let s = handler.serve(transport).await.map_err(short)?;
-                (s, None, None)
+                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(None));
+                let s = match handler.serve(transport).await {
+                    Ok(s) => s,
+                    Err(e) => return Err(wire.cause().map_or_else(|| short(e), str::to_owned)),
+                };
+                (s, None, None, wire)
             }
         };
         let conn = Conn {
@@ -101,10 +133,14 @@ impl Downstream {
             pgid,
             registry: self.registry.clone(),
             stderr_tail: tail,
+            wire,
         };
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| match conn.wire.cause() {
+                Some(cause) => cause.to_owned(),
+                None => e.to_string(),
+            })?;
         Ok((conn, listing))
     }
 }

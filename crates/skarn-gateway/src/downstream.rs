@@ -91,6 +91,8 @@ pub struct Conn {
     pub(crate) pgid: Option<i32>,
     pub(crate) registry: Arc<ChildRegistry>,
     pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Why the gateway cut this connection off, once it did.
+    pub(crate) wire: Arc<crate::down_guard::Tripwire>,
 }
 
 impl Drop for Conn {
@@ -103,7 +105,14 @@ impl Drop for Conn {
 
 impl Conn {
     fn closed(&self) -> bool {
-        self.service.is_closed() || self.service.peer().is_transport_closed()
+        self.wire.cause().is_some()
+            || self.service.is_closed()
+            || self.service.peer().is_transport_closed()
+    }
+
+    /// Why the gateway cut this connection off, if it did.
+    pub(crate) fn cut_off(&self) -> Option<String> {
+        self.wire.cause().map(str::to_owned)
     }
 
     pub(crate) fn last_stderr(&self) -> Option<String> {
@@ -257,7 +266,10 @@ impl Downstream {
         }
     }
 
+    /// Forget a connection that died (or was cut off by the gateway: then
+    /// the server is marked failed with that cause, already logged).
     pub(crate) fn mark_crashed(&self, conn: &Arc<Conn>, cause: String) {
+        let cut_off = conn.cut_off();
         let mut slot = lock(&self.conn);
         if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
             *slot = None;
@@ -270,11 +282,14 @@ impl Downstream {
                 r.failures += 1;
                 r.ready_since = None;
             }
+            let at = Instant::now();
+            // Its listing stays, so that its tools answer with the cause.
+            if let Some(cause) = cut_off {
+                self.health.send_replace(Health::Failed { cause, at });
+                return;
+            }
             tracing::warn!(server = %self.cfg.alias, %cause, "downstream server crashed");
-            self.health.send_replace(Health::Crashed {
-                cause,
-                at: Instant::now(),
-            });
+            self.health.send_replace(Health::Crashed { cause, at });
         }
     }
 
@@ -337,9 +352,15 @@ impl Downstream {
                 // Before the health change: whoever sees "ready" must also
                 // see the new listing in the catalogue.
                 self.dirty.fetch_add(1, Ordering::AcqRel);
-                *lock(&self.conn) = Some(Arc::new(conn));
+                let conn = Arc::new(conn);
+                *lock(&self.conn) = Some(conn.clone());
                 lock(&self.restart).ready_since = Some(Instant::now());
                 self.health.send_replace(Health::Ready);
+                if conn.cut_off().is_some() {
+                    // Cut off between its listing and now.
+                    self.notice_crash();
+                    return;
+                }
                 tracing::info!(server = %self.cfg.alias, "downstream server ready");
                 if let Some(level) = self.shared.relay.level() {
                     let me = self.clone();

@@ -146,7 +146,10 @@ impl Gateway {
             crate::outbox::QueueCaps::from_config(&config.gateway),
             crate::client_asks::AskLimits::from_config(&config.gateway),
         );
-        let shared = Arc::new(crate::starting::Shared::by_cores(Arc::new(relay)));
+        let shared = Arc::new(
+            crate::starting::Shared::by_cores(Arc::new(relay))
+                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway)),
+        );
         let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
             .servers

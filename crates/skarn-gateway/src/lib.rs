@@ -39,6 +39,7 @@ mod client_asks;
 pub mod config;
 mod connect;
 mod discovery;
+mod down_guard;
 pub mod downstream;
 mod exec;
 pub mod gateway;

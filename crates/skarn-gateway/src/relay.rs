@@ -3,8 +3,8 @@
 //! in flight, never answered on the user's behalf), roots, progress of
 //! relayed calls (under the client's own progress token), log messages
 //! (tagged by server, rate-limited) and resource updates (to the clients
-//! that subscribed). Sampling and elicitation are bounded per server
-//! (`client_asks`), notifications go through each client's bounded queue
+//! that subscribed). Sampling, elicitation and roots requests are bounded
+//! per server (`client_asks`), notifications go through each client's bounded queue
 //! (`outbox`).
 // Logging, sampling and roots are deprecated in rmcp (SEP-2577) but are
 // part of every protocol revision a client speaks today.
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ClientResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, ListRootsRequest, ListRootsResult,
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
     ResourceUpdatedNotificationParam, ServerRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
@@ -72,7 +72,7 @@ pub struct Relay {
     clients: Mutex<Vec<Client>>,
     /// Bounds of each client's notification queue.
     queue_caps: QueueCaps,
-    /// Bounds on sampling and elicitation requests, per server.
+    /// Bounds on sampling, elicitation and roots requests, per server.
     asks: AskGate,
     /// Calls in flight, most recent last: (guard id, server called or
     /// `None` for a whole script, caller).
@@ -349,7 +349,8 @@ impl Relay {
     }
 
     /// `roots/list` from a downstream server: the client's roots, or none
-    /// when no client offers roots.
+    /// when no client offers roots; forwarded within the same per-server
+    /// bounds as sampling and elicitation.
     pub async fn list_roots(&self, server: usize) -> Result<ListRootsResult, ErrorData> {
         let Some(peer) = self.target(server) else {
             return Ok(ListRootsResult::default());
@@ -360,7 +361,14 @@ impl Relay {
         {
             return Ok(ListRootsResult::default());
         }
-        peer.list_roots().await.map_err(forwarded)
+        let request = ServerRequest::ListRootsRequest(ListRootsRequest {
+            method: Default::default(),
+            extensions: Default::default(),
+        });
+        match self.ask(server, "roots", &peer, request).await? {
+            ClientResult::ListRootsResult(r) => Ok(r),
+            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
+        }
     }
 
     /// A downstream progress notification, queued for its client under

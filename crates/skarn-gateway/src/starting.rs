@@ -22,6 +22,8 @@ pub struct Shared {
     /// The way back to the connected clients (sampling, elicitation, roots,
     /// logs, progress, resource updates).
     pub relay: Arc<Relay>,
+    /// Bounds on what each server's connection may make the gateway hold.
+    pub guard: crate::down_guard::GuardLimits,
 }
 
 impl Shared {
@@ -31,7 +33,14 @@ impl Shared {
             slots: Semaphore::new(parallel.max(1)),
             stopped: Default::default(),
             relay,
+            guard: Default::default(),
         }
+    }
+
+    /// With these per-connection bounds.
+    pub fn with_guard(mut self, guard: crate::down_guard::GuardLimits) -> Shared {
+        self.guard = guard;
+        self
     }
 
     /// One start slot per core: starting a server is mostly CPU (an
@@ -102,6 +111,8 @@ impl Downstream {
                         let secs = (when - now).as_secs_f64();
                         let what = if crashed {
                             "crashed"
+                        } else if cause.starts_with(crate::down_guard::CUT_OFF) {
+                            "was"
                         } else {
                             "failed to start"
                         };

@@ -47,14 +47,15 @@ pub struct GatewayConfig {
     /// `--http`: connections served at once (default 256, and never more
     /// than half the descriptor limit); more wait to be accepted.
     pub http_max_connections: usize,
-    /// Sampling and elicitation requests one downstream server may have
-    /// waiting for the client at once (default 4); more are refused at once.
+    /// Sampling, elicitation and roots requests one downstream server may
+    /// have waiting for the client at once (default 4); more are refused at
+    /// once.
     pub max_client_requests_in_flight: usize,
-    /// Sampling and elicitation requests one downstream server may send to
-    /// the client per minute (default 60); more are refused at once.
+    /// Sampling, elicitation and roots requests one downstream server may
+    /// send to the client per minute (default 60); more are refused at once.
     pub client_requests_per_minute: u32,
-    /// Seconds the client may take to answer one sampling or elicitation
-    /// request (default 300); then the server gets an error and the client
+    /// Seconds the client may take to answer one sampling, elicitation or
+    /// roots request (default 300); then the server gets an error and the client
     /// `notifications/cancelled`. A duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub client_request_timeout: f64,
@@ -66,6 +67,14 @@ pub struct GatewayConfig {
     /// a bare number is bytes.
     #[serde(deserialize_with = "super::bytes")]
     pub max_queued_notification_bytes: usize,
+    /// Requests (ping included) one downstream server may send the gateway
+    /// in one second (default 200); past that the server is cut off:
+    /// disconnected, its process group killed, and marked failed.
+    pub server_requests_per_second: u32,
+    /// Messages to one downstream server that may wait to be written
+    /// because it does not read them (default 1024); past that it is cut
+    /// off the same way.
+    pub max_pending_server_writes: usize,
 }
 
 impl Default for GatewayConfig {
@@ -91,6 +100,8 @@ impl Default for GatewayConfig {
             client_request_timeout: 300.0,
             max_queued_notifications: 256,
             max_queued_notification_bytes: 4 << 20,
+            server_requests_per_second: 200,
+            max_pending_server_writes: 1024,
         }
     }
 }
@@ -133,6 +144,11 @@ impl GatewayConfig {
                 "max_queued_notification_bytes",
                 self.max_queued_notification_bytes,
             ),
+            (
+                "server_requests_per_second",
+                self.server_requests_per_second as usize,
+            ),
+            ("max_pending_server_writes", self.max_pending_server_writes),
         ] {
             if v == 0 {
                 return Err(format!("{what} must be at least 1"));

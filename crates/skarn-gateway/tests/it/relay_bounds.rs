@@ -1,6 +1,7 @@
 //! What a hostile downstream can push towards the client is bounded:
-//! sampling/elicitation requests (in flight per server, with a timeout that
-//! cancels them at the client), notifications to a client that stops
+//! sampling/elicitation/roots requests (in flight per server, with a
+//! timeout that cancels them at the client), request floods and servers
+//! that do not read (cut off, the others keep working), notifications to a client that stops
 //! reading (a bounded queue, the rest dropped and counted), and tool names
 //! and descriptions in `search` (escaped, one result per line). Checked from
 //! outside: the hostile server's own view of the answers it got, and the
@@ -9,6 +10,7 @@
 use serde_json::{Value, json};
 
 use crate::common::{Upstream, gateway, hostile, rt};
+use skarn_gateway::Gateway;
 
 fn call_text(r: &Value) -> String {
     r.pointer("/result/content/0/text")
@@ -229,5 +231,185 @@ fn search_text_cannot_be_forged_by_tool_names_or_descriptions() {
             !docs.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
             "{docs:?}"
         );
+    });
+}
+
+#[test]
+fn roots_requests_are_capped_in_flight_and_time_out_with_a_cancel() {
+    rt().block_on(async {
+        let gw = gateway(
+            &hostile("h", &[], ""),
+            "passthrough = true\nmax_client_requests_in_flight = 3\nclient_request_timeout = \"2s\"\ncall_timeout = \"20s\"",
+        )
+        .await;
+        // The client declares roots, reads, and never answers.
+        let mut up = Upstream::connect_with(gw, 1 << 20, json!({"roots": {}})).await;
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 10, "kind": "roots", "wait_errors": 7}}),
+            )
+            .await;
+        let mut messages = errors_of(&r, 7);
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 0, "wait_errors": 3}}),
+            )
+            .await;
+        messages.extend(errors_of(&r, 3));
+        let refused = messages
+            .iter()
+            .filter(|m| {
+                m.contains("refused this roots request")
+                    && m.contains("max_client_requests_in_flight = 3")
+            })
+            .count();
+        let timed_out = messages
+            .iter()
+            .filter(|m| m.contains("roots request") && m.contains("client_request_timeout"))
+            .count();
+        assert_eq!((refused, timed_out), (7, 3), "{messages:?}");
+        while up
+            .seen
+            .iter()
+            .filter(|v| method(v) == "notifications/cancelled")
+            .count()
+            < 3
+        {
+            let v = up.next_message().await;
+            up.seen.push(v);
+        }
+        let asked = up
+            .seen
+            .iter()
+            .filter(|v| method(v) == "roots/list")
+            .count();
+        assert_eq!(asked, 3, "{:?}", up.seen);
+    });
+}
+
+/// Whether process `pid` is gone (or a zombie), polled for at most 10 s.
+async fn gone(pid: &str) -> bool {
+    for _ in 0..200 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return true;
+            }
+            Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
+        }
+    }
+    false
+}
+
+/// A server flooding `ping` (answered by the SDK itself): `cut` is the
+/// gateway setting under test, `read` whether the server reads at all.
+async fn ping_flood_is_cut_off(settings: &str, read: bool, key: &str) {
+    let dir = skarn_test_support::TempDir::new("ping-flood");
+    let pid_file = dir.s("pid");
+    let servers = format!(
+        "{}{}",
+        hostile(
+            "h",
+            &["--pid-file", &pid_file],
+            "[servers.h.sandbox]\nenabled = false"
+        ),
+        hostile("ok", &[], ""),
+    );
+    let gw = gateway(&servers, &format!("call_timeout = \"20s\"\n{settings}")).await;
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let e = gw
+        .call_tool(
+            "h",
+            "ping_flood",
+            json!({"count": 200_000, "read": read}).as_object().cloned(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("was cut off by the gateway") && e.contains(key),
+        "{e}"
+    );
+    // Marked failed with the cause, its process killed, its tools refused
+    // with the cause; the other server still works.
+    let h = gw.health();
+    let me = h.iter().find(|s| s.name == "h").unwrap();
+    assert_eq!(me.status, "failed", "{h:?}");
+    assert!(me.cause.as_deref().unwrap_or("").contains(key), "{h:?}");
+    assert!(gone(pid.trim()).await, "server process {pid} still running");
+    let e = gw
+        .call_tool("h", "list_count", json!({}).as_object().cloned())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cut off by the gateway"), "{e}");
+    let r = gw
+        .call_tool("ok", "list_count", json!({}).as_object().cloned())
+        .await
+        .unwrap();
+    assert_eq!(crate::common::text(&r), "1");
+    gw.shutdown();
+}
+
+#[test]
+fn a_server_that_floods_pings_and_never_reads_is_cut_off() {
+    rt().block_on(ping_flood_is_cut_off(
+        "server_requests_per_second = 4000000000\nmax_pending_server_writes = 64",
+        false,
+        "gateway.max_pending_server_writes = 64",
+    ));
+}
+
+#[test]
+fn a_server_that_floods_requests_is_cut_off() {
+    rt().block_on(ping_flood_is_cut_off(
+        "server_requests_per_second = 50",
+        true,
+        "gateway.server_requests_per_second = 50",
+    ));
+}
+
+#[test]
+fn a_server_cut_off_while_idle_is_failed_at_once_and_restarted_in_the_background() {
+    rt().block_on(async {
+        let dir = skarn_test_support::TempDir::new("ping-flood-idle");
+        let pid_file = dir.s("pid");
+        let servers = hostile(
+            "h",
+            &["--pid-file", &pid_file, "--flood-pings", "100000"],
+            "[servers.h.sandbox]\nenabled = false",
+        );
+        let gw = Gateway::new(crate::common::config(&servers, ""));
+        gw.start();
+        // Nobody calls it or asks for its health: the background restart
+        // (after the 1 s backoff of a failed server) shows it was marked
+        // failed when it was cut off. Each run writes its own pid.
+        let mut pids = Vec::new();
+        for _ in 0..600 {
+            if let Ok(p) = std::fs::read_to_string(&pid_file)
+                && !p.is_empty()
+                && pids.last() != Some(&p)
+            {
+                pids.push(p);
+                if pids.len() == 2 {
+                    break;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(pids.len(), 2, "not restarted: {pids:?}");
+        assert!(
+            gone(pids[0].trim()).await,
+            "first run {} still running",
+            pids[0]
+        );
+        gw.shutdown();
     });
 }

@@ -10,6 +10,10 @@
 //! - `--slow-relist`: answers the first `tools/list` only; later ones never.
 //! - `--huge-answer BYTES`: the tool `huge` answers with a line of BYTES.
 //! - `--setsid-child FILE`: starts a `setsid` sleeper whose pid goes to FILE.
+//! - `--pid-file FILE`: write its process id to FILE.
+//! - `--flood-pings N`: after its first `resources/templates/list` answer
+//!   (the end of the gateway's listing), send N `ping` requests and never
+//!   read its input again.
 //! - `--evil-tools`: also lists tools whose names and descriptions hold
 //!   `\r\n`, ANSI/OSC escape sequences and U+202E, to forge search lines.
 //!
@@ -27,7 +31,11 @@
 //! wait_errors}` sends `count` `sampling/createMessage` (or, with `kind =
 //! "elicitation"`, `elicitation/create`) requests of 2 KB, then waits until
 //! `wait_errors` error answers to its requests (since the last `sample`)
-//! have come and answers `{"errors": n, "messages": [...]}` with them.
+//! have come and answers `{"errors": n, "messages": [...]}` with them;
+//! `kind = "roots"` sends `roots/list` requests instead. `ping_flood
+//! {count, read?}` sends `count` `ping` requests; then, unless `read` is
+//! true, it never reads its input again (nor answers); with `read` it
+//! answers `pinged`.
 
 use std::io::{BufRead, Write};
 
@@ -42,6 +50,7 @@ struct Opts {
     slow_relist: bool,
     huge: usize,
     evil: bool,
+    flood_pings: u64,
 }
 
 fn send(out: &mut impl Write, v: &Value) {
@@ -78,6 +87,10 @@ fn main() {
             "--slow-relist" => o.slow_relist = true,
             "--huge-answer" => o.huge = val().parse().unwrap_or(0),
             "--evil-tools" => o.evil = true,
+            "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
+            "--pid-file" => {
+                let _ = std::fs::write(val(), std::process::id().to_string());
+            }
             "--setsid-child" => {
                 let file = val();
                 let script = format!(
@@ -146,6 +159,7 @@ fn serve(o: &Opts) {
                     tool("attack".into()),
                     tool("flood".into()),
                     tool("sample".into()),
+                    tool("ping_flood".into()),
                 ];
                 if o.evil {
                     let evil = |n: &str, d: &str| json!({"name": n, "description": d, "inputSchema": {"type": "object"}});
@@ -213,11 +227,13 @@ fn serve(o: &Opts) {
                                 .and_then(Value::as_u64)
                                 .unwrap_or(0)
                         };
-                        let elicit = params.pointer("/arguments/kind").and_then(Value::as_str)
-                            == Some("elicitation");
+                        let kind = params.pointer("/arguments/kind").and_then(Value::as_str);
+                        let elicit = kind == Some("elicitation");
                         for _ in 0..arg("count") {
                             asked += 1;
-                            let (method, p) = if elicit {
+                            let (method, p) = if kind == Some("roots") {
+                                ("roots/list", json!({}))
+                            } else if elicit {
                                 (
                                     "elicitation/create",
                                     json!({"message": "x".repeat(2000), "requestedSchema": {"type": "object", "properties": {}}}),
@@ -250,6 +266,24 @@ fn serve(o: &Opts) {
                         let messages: Vec<Value> = errors.drain(..wait).collect();
                         text(&json!({"errors": messages.len(), "messages": messages}).to_string())
                     }
+                    "ping_flood" => {
+                        let count = params
+                            .pointer("/arguments/count")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(1);
+                        for i in 0..count {
+                            send(
+                                &mut out,
+                                &json!({"jsonrpc": "2.0", "id": format!("ping-{i}"), "method": "ping"}),
+                            );
+                        }
+                        if params.pointer("/arguments/read") != Some(&json!(true)) {
+                            loop {
+                                std::thread::sleep(std::time::Duration::from_secs(3600));
+                            }
+                        }
+                        text("pinged")
+                    }
                     "huge" => text(&"x".repeat(o.huge)),
                     "attack" => text(&attack(params.get("arguments").unwrap_or(&Value::Null))),
                     _ => text(name),
@@ -278,6 +312,17 @@ fn serve(o: &Opts) {
             &mut out,
             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
         );
+        if method == "resources/templates/list" && o.flood_pings > 0 {
+            for i in 0..o.flood_pings {
+                send(
+                    &mut out,
+                    &json!({"jsonrpc": "2.0", "id": format!("ping-{i}"), "method": "ping"}),
+                );
+            }
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
     }
 }
 
