@@ -4,8 +4,8 @@
 //! relayed calls (under the client's own progress token), log messages
 //! (tagged by server, rate-limited) and resource updates (to the clients
 //! that subscribed). Sampling, elicitation and roots requests are bounded
-//! per server (`client_asks`), notifications go through each client's bounded queue
-//! (`outbox`).
+//! per server (`client_asks`) and routed in [`asks`]; notifications go
+//! through each client's bounded queue (`outbox`).
 // Logging, sampling and roots are deprecated in rmcp (SEP-2577) but are
 // part of every protocol revision a client speaks today.
 #![allow(deprecated)]
@@ -28,6 +28,8 @@ use serde_json::json;
 use crate::client_asks::{AskGate, AskLimits};
 use crate::downstream::lock;
 use crate::outbox::{Forwarding, Note, Outbox, QueueCaps};
+
+mod asks;
 
 /// Log messages one server may send per second before the rest are dropped.
 const LOGS_PER_SECOND: u32 = 50;
@@ -116,13 +118,6 @@ impl Drop for Registration<'_> {
                 lock(&self.relay.progress).remove(&(*s, t.clone()));
             }
         }
-    }
-}
-
-fn forwarded(e: ServiceError) -> ErrorData {
-    match e {
-        ServiceError::McpError(e) => e,
-        other => ErrorData::internal_error(format!("the client did not answer: {other}"), None),
     }
 }
 
@@ -224,151 +219,6 @@ impl Relay {
             relay: self,
             what: Entry::Progress(server, downstream),
         })
-    }
-
-    /// Who a request of `server` goes to: the client of the most recent
-    /// call in flight to that server, else of the most recent call or
-    /// script in flight, else the most recently connected client.
-    fn target(&self, server: usize) -> Option<Peer<RoleServer>> {
-        let from_call = {
-            let callers = lock(&self.callers);
-            let live = |c: &&(u64, Option<usize>, Caller)| !c.2.peer.is_transport_closed();
-            let mine = callers
-                .iter()
-                .rev()
-                .filter(live)
-                .find(|(_, s, _)| *s == Some(server));
-            mine.or_else(|| callers.iter().rev().find(live))
-                .map(|(_, _, c)| c.peer.clone())
-        };
-        from_call.or_else(|| self.clients().last().map(|(_, p, _)| p.clone()))
-    }
-
-    fn target_with(
-        &self,
-        server: usize,
-        what: &str,
-        has: impl Fn(&Peer<RoleServer>) -> bool,
-    ) -> Result<Peer<RoleServer>, ErrorData> {
-        let peer = self.target(server).ok_or_else(|| {
-            ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("no client is connected to the gateway to answer {what}"),
-                None,
-            )
-        })?;
-        if !has(&peer) {
-            return Err(ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "the client did not declare the {what} capability, so the gateway cannot forward this request (it never answers on the user's behalf)"
-                ),
-                None,
-            ));
-        }
-        Ok(peer)
-    }
-
-    /// Send `request` (a `what` request of `server`) to `peer`, within the
-    /// per-server bounds: refused at once past the in-flight cap or the
-    /// rate, and after the timeout the server gets an error while the SDK
-    /// sends the client `notifications/cancelled` for it.
-    async fn ask(
-        &self,
-        server: usize,
-        what: &'static str,
-        peer: &Peer<RoleServer>,
-        request: ServerRequest,
-    ) -> Result<ClientResult, ErrorData> {
-        let _permit = self
-            .asks
-            .admit(server, what, Instant::now())
-            .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?;
-        let timeout = self.asks.limits().timeout;
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
-            .await
-            .map_err(forwarded)?;
-        handle.await_response().await.map_err(|e| match e {
-            ServiceError::Timeout { .. } => ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!(
-                    "the client did not answer this {what} request within {:?} (gateway.client_request_timeout); the gateway cancelled it",
-                    timeout
-                ),
-                None,
-            ),
-            other => forwarded(other),
-        })
-    }
-
-    /// `sampling/createMessage` from a downstream server.
-    pub async fn create_message(
-        &self,
-        server: usize,
-        params: CreateMessageRequestParams,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        let peer = self.target_with(server, "sampling", |p| {
-            p.peer_info()
-                .is_some_and(|i| i.capabilities.sampling.is_some())
-        })?;
-        // The checks rmcp's `Peer::create_message` makes.
-        if (params.tools.is_some() || params.tool_choice.is_some())
-            && !peer.supports_sampling_tools()
-        {
-            return Err(ErrorData::invalid_params(
-                "tools or toolChoice provided but the client does not support the sampling tools capability",
-                None,
-            ));
-        }
-        params
-            .validate()
-            .map_err(|e| ErrorData::invalid_params(e, None))?;
-        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
-        match self.ask(server, "sampling", &peer, request).await? {
-            ClientResult::CreateMessageResult(r) => Ok(*r),
-            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
-        }
-    }
-
-    /// `elicitation/create` from a downstream server.
-    pub async fn create_elicitation(
-        &self,
-        server: usize,
-        params: ElicitRequestParams,
-    ) -> Result<ElicitResult, ErrorData> {
-        let peer = self.target_with(server, "elicitation", |p| {
-            p.peer_info()
-                .is_some_and(|i| i.capabilities.elicitation.is_some())
-        })?;
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
-        match self.ask(server, "elicitation", &peer, request).await? {
-            ClientResult::ElicitResult(r) => Ok(r),
-            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
-        }
-    }
-
-    /// `roots/list` from a downstream server: the client's roots, or none
-    /// when no client offers roots; forwarded within the same per-server
-    /// bounds as sampling and elicitation.
-    pub async fn list_roots(&self, server: usize) -> Result<ListRootsResult, ErrorData> {
-        let Some(peer) = self.target(server) else {
-            return Ok(ListRootsResult::default());
-        };
-        if peer
-            .peer_info()
-            .is_none_or(|i| i.capabilities.roots.is_none())
-        {
-            return Ok(ListRootsResult::default());
-        }
-        let request = ServerRequest::ListRootsRequest(ListRootsRequest {
-            method: Default::default(),
-            extensions: Default::default(),
-        });
-        match self.ask(server, "roots", &peer, request).await? {
-            ClientResult::ListRootsResult(r) => Ok(r),
-            _ => Err(forwarded(ServiceError::UnexpectedResponse)),
-        }
     }
 
     /// A downstream progress notification, queued for its client under
