@@ -10,64 +10,11 @@
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use skarn_egress::{EgressReport, Limits, Listeners, Proxy, Resolver, Rules};
 
-/// Upstream that reads every connection to its end and counts the bytes.
-struct Sink {
-    port: u16,
-    accepted: Arc<AtomicU64>,
-    closed: Arc<AtomicU64>,
-    bytes: Arc<AtomicU64>,
-}
-
-impl Sink {
-    fn start() -> Sink {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let (accepted, closed, bytes) = (
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicU64::new(0)),
-        );
-        let (a, c, b) = (accepted.clone(), closed.clone(), bytes.clone());
-        std::thread::spawn(move || {
-            for mut s in l.incoming().flatten() {
-                a.fetch_add(1, Ordering::SeqCst);
-                let (c, b) = (c.clone(), b.clone());
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 16 * 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf) {
-                        b.fetch_add(n as u64, Ordering::SeqCst);
-                    }
-                    c.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        });
-        Sink {
-            port,
-            accepted,
-            closed,
-            bytes,
-        }
-    }
-
-    /// Bytes received once every accepted connection has ended (a guard
-    /// against a hang, not a timing check).
-    fn settled_bytes(&self) -> u64 {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.closed.load(Ordering::SeqCst) < self.accepted.load(Ordering::SeqCst) {
-            assert!(
-                Instant::now() < deadline,
-                "upstream connections never ended"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.bytes.load(Ordering::SeqCst)
-    }
-}
+use skarn_test_support::CountingSink as Sink;
 
 struct Running {
     http: u16,
@@ -289,7 +236,7 @@ fn one_connection_slot_serves_either_listener() {
         }
     }
     assert_eq!(sink.settled_bytes(), 60);
-    assert_eq!(sink.accepted.load(Ordering::SeqCst), 6);
+    assert_eq!(sink.accepted(), 6);
     let r = p.report();
     assert_eq!(r.allowed[0].connections, 6);
 }

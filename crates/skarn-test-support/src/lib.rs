@@ -12,13 +12,17 @@
 //!   counting and recording what a script asked for; ready-made ones echo,
 //!   answer a constant, never answer, or block their thread behind a
 //!   [`Gate`].
+//! - [`CountingSink`]: a loopback TCP upstream counting the bytes it
+//!   really received.
 //!
 //! Helpers panic on failure: in a test, a panic is the failure report.
 
 pub mod bins;
 pub mod bridge;
+pub mod sink;
 pub mod temp;
 
 pub use bins::{bin_next_to, is_root, target_bin};
 pub use bridge::{FakeBridge, Gate, Reply};
+pub use sink::CountingSink;
 pub use temp::TempDir;

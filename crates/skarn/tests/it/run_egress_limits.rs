@@ -2,12 +2,7 @@
 //! proxy's bounds, checked from outside (a sink on the host's loopback
 //! counts the bytes it really received) and against the report.
 
-use std::io::Read;
-use std::net::TcpListener;
 use std::process::Output;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use crate::common::*;
 use crate::static_http::Server;
@@ -15,56 +10,7 @@ use skarn_test_support::TempDir;
 
 const PY: &str = "/usr/bin/python3";
 
-/// A host-side upstream that reads every connection to its end.
-struct Sink {
-    port: u16,
-    accepted: Arc<AtomicU64>,
-    closed: Arc<AtomicU64>,
-    bytes: Arc<AtomicU64>,
-}
-
-impl Sink {
-    fn start() -> Sink {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let counters = || Arc::new(AtomicU64::new(0));
-        let (accepted, closed, bytes) = (counters(), counters(), counters());
-        let (a, c, b) = (accepted.clone(), closed.clone(), bytes.clone());
-        std::thread::spawn(move || {
-            for mut s in l.incoming().flatten() {
-                a.fetch_add(1, Ordering::SeqCst);
-                let (c, b) = (c.clone(), b.clone());
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 16 * 1024];
-                    while let Ok(n @ 1..) = s.read(&mut buf) {
-                        b.fetch_add(n as u64, Ordering::SeqCst);
-                    }
-                    c.fetch_add(1, Ordering::SeqCst);
-                });
-            }
-        });
-        Sink {
-            port,
-            accepted,
-            closed,
-            bytes,
-        }
-    }
-
-    /// Bytes received once every accepted connection has ended (a guard
-    /// against a hang, not a timing check).
-    fn settled_bytes(&self) -> u64 {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while self.closed.load(Ordering::SeqCst) < self.accepted.load(Ordering::SeqCst) {
-            assert!(
-                Instant::now() < deadline,
-                "upstream connections never ended"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        self.bytes.load(Ordering::SeqCst)
-    }
-}
+use skarn_test_support::CountingSink as Sink;
 
 /// N connections through the HTTP proxy, each `CONNECT` with 2 KiB in the
 /// same packet as the head and 64 KiB after; prints the status codes seen.
