@@ -4,63 +4,17 @@
 //! all connections, bytes sent with the request head included);
 //! `max_connections` counts HTTP and SOCKS5 connections together.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::time::Duration;
 
-use skarn_egress::{EgressReport, Limits, Listeners, Proxy, Resolver, Rules};
+use super::common::{Running, start_proxy};
+use skarn_egress::{EgressReport, Limits, Resolver};
 
 use skarn_test_support::CountingSink as Sink;
 
-struct Running {
-    http: u16,
-    socks: u16,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    done: Option<std::thread::JoinHandle<EgressReport>>,
-}
-
-impl Running {
-    fn report(mut self) -> EgressReport {
-        let _ = self.stop.take().unwrap().send(());
-        self.done.take().unwrap().join().unwrap()
-    }
-}
-
 fn start(allow: &[&str], limits: Limits) -> Running {
-    let rules = Rules::parse(allow, &[]).unwrap();
-    let h = TcpListener::bind("127.0.0.1:0").unwrap();
-    let s = TcpListener::bind("127.0.0.1:0").unwrap();
-    let (http, socks) = (
-        h.local_addr().unwrap().port(),
-        s.local_addr().unwrap().port(),
-    );
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let done = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let p = Arc::new(Proxy::new(rules, Resolver::system(), limits).with_log(None));
-        let l = Listeners {
-            http: Some(h),
-            socks: Some(s),
-        };
-        rt.block_on(p.serve(l, async {
-            let _ = rx.await;
-        }))
-        .unwrap()
-    });
-    Running {
-        http,
-        socks,
-        stop: Some(tx),
-        done: Some(done),
-    }
+    start_proxy(allow, Resolver::system(), limits, 2)
 }
 
 fn bytes_limit(max: u64) -> Limits {

@@ -2,15 +2,13 @@
 //! (an allowed name pointing at a private address), explicit address
 //! grants, the byte bound, and malformed input.
 
-// Tests may unwrap: a panic is how a test fails.
-#![allow(clippy::unwrap_used)]
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::common::{Running, start_proxy};
 use skarn_egress::{Limits, Listeners, Proxy, Resolver, Rules};
 
 /// Upstream: counts connections, answers with `size` bytes.
@@ -34,50 +32,8 @@ fn upstream(size: usize) -> (u16, Arc<AtomicUsize>) {
     (port, hits)
 }
 
-struct Running {
-    http: u16,
-    socks: u16,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    done: Option<std::thread::JoinHandle<skarn_egress::EgressReport>>,
-}
-
-impl Running {
-    fn report(mut self) -> skarn_egress::EgressReport {
-        let _ = self.stop.take().unwrap().send(());
-        self.done.take().unwrap().join().unwrap()
-    }
-}
-
 fn start(allow: &[&str], resolver: Resolver, limits: Limits) -> Running {
-    let rules = Rules::parse(allow, &[]).unwrap();
-    let h = TcpListener::bind("127.0.0.1:0").unwrap();
-    let s = TcpListener::bind("127.0.0.1:0").unwrap();
-    let (http, socks) = (
-        h.local_addr().unwrap().port(),
-        s.local_addr().unwrap().port(),
-    );
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let done = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let p = Arc::new(Proxy::new(rules, resolver, limits).with_log(None));
-        let l = Listeners {
-            http: Some(h),
-            socks: Some(s),
-        };
-        rt.block_on(p.serve(l, async {
-            let _ = rx.await;
-        }))
-        .unwrap()
-    });
-    Running {
-        http,
-        socks,
-        stop: Some(tx),
-        done: Some(done),
-    }
+    start_proxy(allow, resolver, limits, 0)
 }
 
 fn get(proxy: u16, url: &str) -> Vec<u8> {

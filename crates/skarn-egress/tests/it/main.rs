@@ -1,0 +1,9 @@
+//! skarn-egress's integration tests: one test binary, a module per area;
+//! the proxy runs in-process against upstreams on loopback.
+
+// Tests may unwrap: a panic is how a test fails.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod limits;
+mod proxy;
