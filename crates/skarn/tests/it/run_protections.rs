@@ -134,16 +134,23 @@ fn inherited_descriptor_to_a_secret_is_closed() {
     assert!(!out(&o).contains("FD-SECRET"));
 }
 
-#[test]
-fn network_listeners_on_the_host_receive_nothing() {
-    let t = TempDir::new("net");
-    let (ws, home, sockdir) = (t.dir("ws"), t.dir("home"), t.dir("sock"));
+/// A TCP listener and a UDP socket on the host's loopback, non-blocking
+/// (so "nothing arrived" is read at once), with their addresses.
+fn host_listeners() -> (TcpListener, String, UdpSocket, String) {
     let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
     tcp.set_nonblocking(true).unwrap();
     let tcp_addr = tcp.local_addr().unwrap().to_string();
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_nonblocking(true).unwrap();
     let udp_addr = udp.local_addr().unwrap().to_string();
+    (tcp, tcp_addr, udp, udp_addr)
+}
+
+#[test]
+fn network_listeners_on_the_host_receive_nothing() {
+    let t = TempDir::new("net");
+    let (ws, home, sockdir) = (t.dir("ws"), t.dir("home"), t.dir("sock"));
+    let (tcp, tcp_addr, udp, udp_addr) = host_listeners();
     let sp = sockdir.join("host.sock");
     let unix = UnixListener::bind(&sp).unwrap();
     unix.set_nonblocking(true).unwrap();
@@ -206,12 +213,7 @@ fn network_sockets_given_as_standard_input_reach_nothing() {
     use std::os::fd::{FromRawFd, OwnedFd};
     let t = TempDir::new("net-stdin");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
-    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
-    tcp.set_nonblocking(true).unwrap();
-    let tcp_addr = tcp.local_addr().unwrap().to_string();
-    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-    udp.set_nonblocking(true).unwrap();
-    let udp_addr = udp.local_addr().unwrap().to_string();
+    let (tcp, tcp_addr, udp, udp_addr) = host_listeners();
     let fresh_tcp = || {
         // SAFETY: socket takes integers; the descriptor is owned below.
         let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
