@@ -52,14 +52,19 @@ impl CountingSink {
         self.accepted.load(Ordering::SeqCst)
     }
 
-    /// Bytes received once every accepted connection has ended (the
-    /// 60-second bound guards against a hang; it is not a timing check).
-    pub fn settled_bytes(&self) -> u64 {
+    /// Bytes received once `connections` connections have been accepted
+    /// and every accepted connection has ended. The count is needed: the
+    /// kernel completes a handshake before this sink's `accept` returns,
+    /// so a proxy may have connected, and even finished, while `accepted`
+    /// is still behind. (The 60-second bound guards against a hang; it is
+    /// not a timing check.)
+    pub fn settled_bytes(&self, connections: u64) -> u64 {
         let deadline = Instant::now() + Duration::from_secs(60);
-        while self.closed.load(Ordering::SeqCst) < self.accepted() {
+        while self.accepted() < connections || self.closed.load(Ordering::SeqCst) < self.accepted()
+        {
             assert!(
                 Instant::now() < deadline,
-                "upstream connections never ended"
+                "upstream connections never arrived or never ended"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
