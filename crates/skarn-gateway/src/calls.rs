@@ -51,8 +51,9 @@ impl Downstream {
             let _progress = caller
                 .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
             let answer = handle.await_response().await?;
-            if _progress.is_some() {
-                relay.settle_progress().await;
+            if let (Some(_), Some(c)) = (&_progress, caller) {
+                let received = conn.wire.progress_received();
+                relay.settle_progress(&conn.wire, received, c).await;
             }
             match answer {
                 ServerResult::CallToolResult(r) => Ok(r),

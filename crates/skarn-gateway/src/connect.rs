@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 
 use crate::config::ServerTransport;
-use crate::down_guard::{Guarded, OnTrip};
+use crate::down_guard::{Guarded, OnTrip, Tripwire};
 use crate::downstream::{Conn, Downstream, Listing, lock, short};
 use crate::relist::{DownHandler, list_everything};
 
@@ -35,7 +35,8 @@ impl Downstream {
     }
 
     pub(crate) async fn connect(self: &Arc<Self>) -> Result<(Conn, Listing), String> {
-        let handler = DownHandler::new(self);
+        let wire = Arc::new(Tripwire::default());
+        let handler = DownHandler::new(self, wire.clone());
         let tail: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let limits = self.shared.guard;
         let alias = self.cfg.alias.as_str();
@@ -61,7 +62,8 @@ impl Downstream {
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
-                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(pgid));
+                let transport =
+                    Guarded::new(transport, alias, limits, self.on_trip(pgid), wire.clone());
                 match handler.serve(transport).await {
                     Ok(s) => (s, pgid, Some(child), wire),
                     Err(e) => {
@@ -119,7 +121,8 @@ impl Downstream {
                 }
                 config = config.custom_headers(map);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let (transport, wire) = Guarded::new(transport, alias, limits, self.on_trip(None));
+                let transport =
+                    Guarded::new(transport, alias, limits, self.on_trip(None), wire.clone());
                 let s = match handler.serve(transport).await {
                     Ok(s) => s,
                     Err(e) => return Err(wire.cause().map_or_else(|| short(e), str::to_owned)),

@@ -14,12 +14,12 @@
 //! longer read (so rmcp's service ends), and the cause kept in the
 //! [`Tripwire`] for its health and its callers.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
-use rmcp::model::JsonRpcMessage;
+use rmcp::model::{JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
@@ -54,13 +54,73 @@ impl GuardLimits {
 
 /// Shared by a guarded transport and its connection: the writes pending
 /// and, once cut off, why.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Tripwire {
     pending: AtomicUsize,
     cause: OnceLock<String>,
+    /// Progress notifications received from the server, in wire order
+    /// (rmcp hands each to a task of its own, which runs later).
+    progress_in: AtomicU64,
+    /// Progress notifications the connection's handler has dealt with.
+    progress_done: AtomicU64,
+    /// The lowest count a waiter in [`Tripwire::progress_settled`] waits
+    /// for (`u64::MAX`: none), so that the handler wakes waiters only
+    /// when one can be done, not for every notification of a flood.
+    progress_want: AtomicU64,
+    /// Told when `progress_done` reaches `progress_want`.
+    progress_told: tokio::sync::Notify,
+}
+
+impl Default for Tripwire {
+    fn default() -> Self {
+        Tripwire {
+            pending: AtomicUsize::new(0),
+            cause: OnceLock::new(),
+            progress_in: AtomicU64::new(0),
+            progress_done: AtomicU64::new(0),
+            progress_want: AtomicU64::new(u64::MAX),
+            progress_told: tokio::sync::Notify::new(),
+        }
+    }
 }
 
 impl Tripwire {
+    /// Progress notifications received so far: when an answer arrives,
+    /// every progress the server sent before it is counted here.
+    pub fn progress_received(&self) -> u64 {
+        self.progress_in.load(Ordering::Acquire)
+    }
+
+    /// The handler has dealt with one more progress notification.
+    pub fn progress_handled(&self) {
+        // SeqCst pairs with the waiter's: either it sees this count or
+        // this sees its want.
+        let done = self.progress_done.fetch_add(1, Ordering::SeqCst) + 1;
+        if done >= self.progress_want.load(Ordering::SeqCst) {
+            self.progress_want.store(u64::MAX, Ordering::SeqCst);
+            self.progress_told.notify_waiters();
+        }
+    }
+
+    /// Wait until `received` progress notifications have been handled, at
+    /// most until `deadline`; true when they have.
+    pub async fn progress_settled(&self, received: u64, deadline: tokio::time::Instant) -> bool {
+        loop {
+            let told = self.progress_told.notified();
+            tokio::pin!(told);
+            // Registered before looking, so one handled in between is not
+            // missed.
+            told.as_mut().enable();
+            self.progress_want.fetch_min(received, Ordering::SeqCst);
+            if self.progress_done.load(Ordering::SeqCst) >= received {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, told).await.is_err() {
+                return false;
+            }
+        }
+    }
+
     /// Why the connection was cut off, if it was.
     pub fn cause(&self) -> Option<&str> {
         self.cause.get().map(String::as_str)
@@ -92,23 +152,24 @@ pub struct Guarded<T> {
 }
 
 impl<T> Guarded<T> {
+    /// `inner` guarded, reporting to `wire` (made before the connection's
+    /// handler, which counts the progress it handles there too).
     pub fn new(
         inner: T,
         alias: &str,
         limits: GuardLimits,
         on_trip: Option<OnTrip>,
-    ) -> (Guarded<T>, Arc<Tripwire>) {
-        let wire = Arc::new(Tripwire::default());
-        let g = Guarded {
+        wire: Arc<Tripwire>,
+    ) -> Guarded<T> {
+        Guarded {
             inner,
             alias: alias.to_owned(),
             limits,
-            wire: wire.clone(),
+            wire,
             on_trip,
             window: None,
             requests: 0,
-        };
-        (g, wire)
+        }
     }
 
     /// Cut the server off (once): keep the cause, say so on stderr, run
@@ -175,6 +236,11 @@ where
             ));
             return None;
         }
+        if let JsonRpcMessage::Notification(n) = &m
+            && matches!(n.notification, ServerNotification::ProgressNotification(_))
+        {
+            self.wire.progress_in.fetch_add(1, Ordering::AcqRel);
+        }
         Some(m)
     }
 
@@ -193,7 +259,7 @@ mod tests {
             requests_per_second: 3,
             pending_writes: 8,
         };
-        let (mut g, _wire) = Guarded::new((), "s", limits, None);
+        let mut g = Guarded::new((), "s", limits, None, Arc::default());
         let t = Instant::now();
         assert!((0..3).all(|_| g.admit_request(t)));
         assert!(!g.admit_request(t + Duration::from_millis(999)));
@@ -207,10 +273,39 @@ mod tests {
         let on_trip: OnTrip = Box::new(move || {
             r.fetch_add(1, Ordering::AcqRel);
         });
-        let (mut g, wire) = Guarded::new((), "s", GuardLimits::default(), Some(on_trip));
+        let wire = Arc::new(Tripwire::default());
+        let mut g = Guarded::new((), "s", GuardLimits::default(), Some(on_trip), wire.clone());
         g.trip("first".into());
         g.trip("second".into());
         assert_eq!(wire.cause(), Some("cut off by the gateway: first"));
         assert_eq!(runs.load(Ordering::Acquire), 1);
+    }
+
+    /// The wait is for a count, not a quiet period: handling that starts
+    /// late (here 300 ms, longer than the 100 ms the first version of this
+    /// wait allowed) is still waited for.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn settling_waits_for_every_received_progress_to_be_handled() {
+        let wire = Arc::new(Tripwire::default());
+        wire.progress_in.store(3, Ordering::Release);
+        let late = {
+            let wire = wire.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                for _ in 0..3 {
+                    wire.progress_handled();
+                }
+            })
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        assert!(
+            wire.progress_settled(wire.progress_received(), deadline)
+                .await
+        );
+        assert_eq!(wire.progress_done.load(Ordering::Acquire), 3);
+        late.await.unwrap();
+        // Never handled: the bound ends the wait, with false.
+        let soon = tokio::time::Instant::now() + Duration::from_millis(50);
+        assert!(!wire.progress_settled(4, soon).await);
     }
 }

@@ -5,13 +5,14 @@
 //! here up to `max_queued_notifications` / `max_queued_notification_bytes`,
 //! and further ones are dropped and counted. The count is logged to stderr
 //! when dropping starts and sent to the client, as a warning log message,
-//! once its queue has drained. Responses never pass through here.
+//! once its queue has drained. Responses never pass through here, so a
+//! response that must follow its notifications (progress: clients drop
+//! progress that comes after the answer) waits for [`Outbox::flushed`].
 // Logging is deprecated in rmcp (SEP-2577) but part of every protocol
 // revision a client speaks today.
 #![allow(deprecated)]
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
@@ -47,29 +48,11 @@ impl QueueCaps {
     }
 }
 
-/// Counts a progress notification as being forwarded until dropped (sent
-/// or discarded), for `Relay::settle_progress`.
-#[derive(Debug)]
-pub struct Forwarding(Arc<AtomicU64>);
-
-impl Forwarding {
-    pub fn start(counter: &Arc<AtomicU64>) -> Forwarding {
-        counter.fetch_add(1, Ordering::AcqRel);
-        Forwarding(counter.clone())
-    }
-}
-
-impl Drop for Forwarding {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// One notification for the client.
 #[derive(Debug)]
 pub enum Note {
     Log(LoggingMessageNotificationParam),
-    Progress(ProgressNotificationParam, Option<Forwarding>),
+    Progress(ProgressNotificationParam),
     Updated(ResourceUpdatedNotificationParam),
 }
 
@@ -79,7 +62,7 @@ impl Note {
         let json_len = |v: &serde_json::Value| serde_json::to_vec(v).map_or(0, |b| b.len());
         64 + match self {
             Note::Log(m) => json_len(&m.data) + m.logger.as_ref().map_or(0, String::len),
-            Note::Progress(p, _) => p.message.as_ref().map_or(0, String::len) + 32,
+            Note::Progress(p) => p.message.as_ref().map_or(0, String::len) + 32,
             Note::Updated(u) => u.uri.len(),
         }
     }
@@ -87,7 +70,7 @@ impl Note {
     async fn send(self, peer: &Peer<RoleServer>) -> Result<(), ServiceError> {
         match self {
             Note::Log(m) => peer.notify_logging_message(m).await,
-            Note::Progress(p, _forwarding) => peer.notify_progress(p).await,
+            Note::Progress(p) => peer.notify_progress(p).await,
             Note::Updated(u) => peer.notify_resource_updated(u).await,
         }
     }
@@ -114,6 +97,10 @@ struct State {
     dropped: Dropped,
     /// Dropped ever (for tests and diagnostics).
     dropped_ever: u64,
+    /// Notes ever queued; the mark [`Outbox::flushed`] waits for.
+    queued_ever: u64,
+    /// Queued notes whose send has finished (written or failed).
+    sent_ever: u64,
     closed: bool,
 }
 
@@ -124,6 +111,8 @@ pub struct Outbox {
     caps: QueueCaps,
     state: Mutex<State>,
     wake: tokio::sync::Notify,
+    /// Told whenever a queued note's send finishes or the queue closes.
+    sent: tokio::sync::Notify,
 }
 
 impl Outbox {
@@ -135,6 +124,7 @@ impl Outbox {
             caps,
             state: Mutex::default(),
             wake: tokio::sync::Notify::new(),
+            sent: tokio::sync::Notify::new(),
         });
         tokio::spawn(forward(o.clone(), peer));
         o
@@ -160,13 +150,14 @@ impl Outbox {
             }
             match note {
                 Note::Log(_) => s.dropped.logs += 1,
-                Note::Progress(..) => s.dropped.progress += 1,
+                Note::Progress(_) => s.dropped.progress += 1,
                 Note::Updated(_) => s.dropped.updates += 1,
             }
             s.dropped_ever += 1;
             return;
         }
         s.bytes += size;
+        s.queued_ever += 1;
         s.queue.push_back((note, size));
         drop(s);
         self.wake.notify_one();
@@ -180,6 +171,40 @@ impl Outbox {
         s.bytes = 0;
         drop(s);
         self.wake.notify_one();
+        self.sent.notify_waiters();
+    }
+
+    /// The mark of everything queued so far, for [`Outbox::flushed`].
+    pub fn mark(&self) -> u64 {
+        lock(&self.state).queued_ever
+    }
+
+    /// Wait until every note queued before `mark` has been written to the
+    /// client (or the queue closed), at most until `deadline`: a client
+    /// that stops reading must not hold the answer forever. True when
+    /// flushed.
+    pub async fn flushed(&self, mark: u64, deadline: tokio::time::Instant) -> bool {
+        loop {
+            let told = self.sent.notified();
+            tokio::pin!(told);
+            // Registered before looking, so a send finishing in between
+            // is not missed.
+            told.as_mut().enable();
+            {
+                let s = lock(&self.state);
+                if s.closed || s.sent_ever >= mark {
+                    return true;
+                }
+            }
+            if tokio::time::timeout_at(deadline, told).await.is_err() {
+                return false;
+            }
+        }
+    }
+
+    fn note_sent(&self) {
+        lock(&self.state).sent_ever += 1;
+        self.sent.notify_waiters();
     }
 
     /// (queued now, dropped ever).
@@ -188,16 +213,16 @@ impl Outbox {
         (s.queue.len(), s.dropped_ever)
     }
 
-    /// The next note to send: the oldest queued, else the report of what
-    /// was dropped; `Err` once closed.
-    fn next(&self) -> Result<Option<Note>, ()> {
+    /// The next note to send and whether it came from the queue (else it
+    /// is the report of what was dropped); `Err` once closed.
+    fn next(&self) -> Result<Option<(Note, bool)>, ()> {
         let mut s = lock(&self.state);
         if s.closed {
             return Err(());
         }
         if let Some((n, size)) = s.queue.pop_front() {
             s.bytes -= size;
-            return Ok(Some(n));
+            return Ok(Some((n, true)));
         }
         let d = std::mem::take(&mut s.dropped);
         if d.total() == 0 {
@@ -223,7 +248,7 @@ impl Outbox {
             )),
         );
         m.logger = Some("skarn".into());
-        Ok(Some(Note::Log(m)))
+        Ok(Some((Note::Log(m), false)))
     }
 }
 
@@ -231,8 +256,12 @@ async fn forward(o: Arc<Outbox>, peer: Peer<RoleServer>) {
     loop {
         match o.next() {
             Err(()) => return,
-            Ok(Some(note)) => {
-                if note.send(&peer).await.is_err() && peer.is_transport_closed() {
+            Ok(Some((note, queued))) => {
+                let failed = note.send(&peer).await.is_err();
+                if queued {
+                    o.note_sent();
+                }
+                if failed && peer.is_transport_closed() {
                     o.close();
                     return;
                 }

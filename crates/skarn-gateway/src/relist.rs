@@ -19,6 +19,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::Notify;
 
+use crate::down_guard::Tripwire;
 use crate::downstream::{Downstream, Health, ListChanged, ListKind, Listing, lock};
 use crate::listing::{self, ListCaps, ListError};
 use crate::relay::Relay;
@@ -63,15 +64,18 @@ pub struct DownHandler {
     server: usize,
     alias: Arc<str>,
     relay: Arc<Relay>,
+    /// The connection's wire, where handled progress is counted.
+    wire: Arc<Tripwire>,
 }
 
 impl DownHandler {
-    pub(crate) fn new(d: &Downstream) -> DownHandler {
+    pub(crate) fn new(d: &Downstream, wire: Arc<Tripwire>) -> DownHandler {
         DownHandler {
             signal: d.relist.clone(),
             server: d.index,
             alias: d.cfg.alias.as_str().into(),
             relay: d.shared.relay.clone(),
+            wire,
         }
     }
 }
@@ -122,6 +126,7 @@ impl ClientHandler for DownHandler {
         _context: NotificationContext<RoleClient>,
     ) {
         self.relay.progress(self.server, params);
+        self.wire.progress_handled();
     }
 
     async fn on_logging_message(

@@ -129,6 +129,7 @@ impl GatewayServer {
         };
         // Requests the servers send while the script runs go to this client.
         let _calling = self.gw.shared.relay.calling(None, &caller);
+        let flush_for = caller.progress.is_some().then(|| caller.clone());
         let bridge = Arc::new(
             GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
                 .for_caller(caller),
@@ -142,6 +143,10 @@ impl GatewayServer {
             self.gw.config.gateway.limits.clone(),
         )
         .await;
+        // The script's own progress goes out before its answer.
+        if let Some(c) = &flush_for {
+            self.gw.shared.relay.flush_client(c).await;
+        }
         let mut logs_text = if outcome.logs.is_empty() {
             String::new()
         } else {

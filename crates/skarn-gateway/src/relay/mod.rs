@@ -26,13 +26,18 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 
 use crate::client_asks::{AskGate, AskLimits};
+use crate::down_guard::Tripwire;
 use crate::downstream::lock;
-use crate::outbox::{Forwarding, Note, Outbox, QueueCaps};
+use crate::outbox::{Note, Outbox, QueueCaps};
 
 mod asks;
 
 /// Log messages one server may send per second before the rest are dropped.
 const LOGS_PER_SECOND: u32 = 50;
+
+/// How long an answer waits at most for its progress to reach the client
+/// (see [`Relay::settle_progress`]).
+const SETTLE_AT_MOST: Duration = Duration::from_secs(2);
 
 /// The client a relayed call came from.
 #[derive(Clone)]
@@ -85,10 +90,6 @@ pub struct Relay {
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
-    /// Progress notifications queued or being forwarded right now.
-    forwarding: Arc<AtomicU64>,
-    /// Progress notifications whose forwarding has started, ever.
-    progress_seen: AtomicU64,
 }
 
 impl std::fmt::Debug for Relay {
@@ -224,58 +225,54 @@ impl Relay {
     /// A downstream progress notification, queued for its client under
     /// the client's token.
     pub fn progress(&self, server: usize, mut p: ProgressNotificationParam) {
-        let forwarding = Forwarding::start(&self.forwarding);
-        self.progress_seen.fetch_add(1, Ordering::AcqRel);
         let to = lock(&self.progress)
             .get(&(server, p.progress_token.clone()))
             .cloned();
         if let Some((client, peer, token)) = to {
             p.progress_token = token;
-            self.outbox(client, &peer)
-                .push(Note::Progress(p, Some(forwarding)));
+            self.outbox(client, &peer).push(Note::Progress(p));
         }
     }
 
-    /// Called when a relayed call's answer arrived: rmcp hands each
-    /// notification to its own task, so progress the server sent just
-    /// before its answer may still be on its way, and on a busy machine
-    /// such a task may not even have started yet. Wait (at most 100 ms)
-    /// until no forwarding is in flight and none has started for three
-    /// 1 ms ticks, so that the client gets the progress before the answer:
-    /// clients drop progress that comes after it.
-    pub async fn settle_progress(&self) {
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
+    /// Called when a relayed call's answer arrived, before it goes back:
+    /// clients drop progress that comes after the answer, so wait until
+    /// the `received` progress notifications `server`'s transport had
+    /// taken in by then have been handled (rmcp hands each notification
+    /// to a task of its own, which may not even have started yet on a busy
+    /// machine), and then until the caller's queue has written what it
+    /// held. Counts, not quiet periods, decide; the bound only serves a
+    /// client that stopped reading (or a notification rmcp never handed
+    /// over).
+    pub async fn settle_progress(&self, wire: &Tripwire, received: u64, caller: &Caller) {
+        let deadline = tokio::time::Instant::now() + SETTLE_AT_MOST;
+        if !wire.progress_settled(received, deadline).await {
+            tracing::debug!(received, "progress not all handled in time");
+            return;
         }
-        let deadline = Instant::now() + Duration::from_millis(100);
-        let mut seen = self.progress_seen.load(Ordering::Acquire);
-        let mut quiet = 0;
-        while Instant::now() < deadline {
-            if self.forwarding.load(Ordering::Acquire) > 0 {
-                quiet = 0;
-            } else if quiet >= 3 {
-                break;
-            } else {
-                quiet += 1;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            let now = self.progress_seen.load(Ordering::Acquire);
-            if now != seen {
-                seen = now;
-                quiet = 0;
-            }
-        }
+        self.flush_until(caller, deadline).await;
+    }
+
+    /// Wait until what the caller's queue holds now has been written to
+    /// the client (at most [`SETTLE_AT_MOST`]), e.g. before the answer of
+    /// a script that reported its own progress.
+    pub async fn flush_client(&self, caller: &Caller) {
+        let deadline = tokio::time::Instant::now() + SETTLE_AT_MOST;
+        self.flush_until(caller, deadline).await;
+    }
+
+    async fn flush_until(&self, caller: &Caller, deadline: tokio::time::Instant) {
+        let o = self.outbox(caller.client, &caller.peer);
+        let mark = o.mark();
+        o.flushed(mark, deadline).await;
     }
 
     /// Progress of the client's own call (e.g. a long `execute`), queued.
     pub fn own_progress(&self, caller: &Caller, progress: f64, message: String) {
         if let Some(token) = caller.progress.clone() {
-            let forwarding = Forwarding::start(&self.forwarding);
-            self.progress_seen.fetch_add(1, Ordering::AcqRel);
             let mut p = ProgressNotificationParam::new(token, progress);
             p.message = Some(message);
             self.outbox(caller.client, &caller.peer)
-                .push(Note::Progress(p, Some(forwarding)));
+                .push(Note::Progress(p));
         }
     }
 

@@ -10,4 +10,5 @@ mod common;
 mod downstream;
 mod hostile;
 mod relay_bounds;
+mod relay_order;
 mod starts;
