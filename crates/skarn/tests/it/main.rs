@@ -39,6 +39,8 @@ mod hook_cli;
 #[cfg(target_os = "macos")]
 mod macos_run;
 #[cfg(target_os = "linux")]
+mod run_degradation;
+#[cfg(target_os = "linux")]
 mod run_egress;
 #[cfg(target_os = "linux")]
 mod run_egress_denials;
@@ -47,7 +49,13 @@ mod run_egress_limits;
 #[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
+mod run_git_protections;
+#[cfg(target_os = "linux")]
 mod run_hardening;
+#[cfg(target_os = "linux")]
+mod run_lifecycle;
+#[cfg(target_os = "linux")]
+mod run_limits;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
