@@ -272,9 +272,11 @@ pub(crate) fn run(plan: Plan) -> i32 {
     unsafe { libc::close(wr) };
     signals::install_forwarders();
     let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
+    // The terminal first: anything written to it before (a note on
+    // stderr) would block for good if the command stopped its output.
+    let restored = tty.any().then(|| tty.restore());
     persistence::after(&plan, saved, &reserved.nested, &mut report);
-    if tty.any() {
-        let n = tty.restore();
+    if let Some(n) = restored {
         report.notes.push(if n > 0 {
             format!(
                 "host terminal settings changed by the command were restored on {n} descriptor(s)"

@@ -457,12 +457,20 @@ fn environment_secrets_by_value_are_removed() {
 }
 
 const PTY_DRIVER: &str = r#"
-import fcntl, os, pty, select, struct, subprocess, sys, termios
+import fcntl, os, pty, select, struct, subprocess, sys, termios, time
 m, s = pty.openpty()
 fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
 p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=s, stderr=s)
 out = b""
+# A hang guard, not a timing check: skarn blocked on the terminal is
+# reported as rc=hung.
+deadline = time.time() + 60
 while True:
+    if time.time() > deadline:
+        p.kill()
+        p.wait()
+        print("echo=? size=? rc=hung")
+        sys.exit(0)
     r, _, _ = select.select([m], [], [], 0.2)
     if r:
         try:
@@ -480,7 +488,11 @@ sys.stdout.write(out.decode(errors="replace"))
 
 /// The command gets the caller's terminal, turns echo off (and tries to
 /// resize it), and exits or is killed by the timeout: from outside, echo is
-/// back on and the size is unchanged. Inside, terminal settings work.
+/// back on and the size is unchanged. Inside, terminal settings work. A
+/// command that stops the terminal's output (tcflow TCOOFF) and leaves
+/// something skarn warns about after the run (a nested repository with
+/// core.fsmonitor) does not make skarn block on that warning: output is
+/// resumed first, and the warning is written.
 #[test]
 fn host_terminal_is_restored_after_the_run() {
     let t = TempDir::new("pty");
@@ -491,6 +503,11 @@ fn host_terminal_is_restored_after_the_run() {
             "stty -echo; stty -a | grep -o -- ' -echo ' ; stty cols 33 rows 11 || echo resize-refused; echo inner-done",
         ),
         ("2", "stty -echo; echo inner-done; exec sleep 60"),
+        (
+            "60",
+            "git init -q sub && git -C sub config core.fsmonitor evil && echo inner-done && \
+             python3 -c 'import termios; termios.tcflow(1, termios.TCOOFF)'",
+        ),
     ] {
         let out = Command::new("python3")
             .arg(&driver)
@@ -507,7 +524,10 @@ fn host_terminal_is_restored_after_the_run() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(stdout.contains("inner-done"), "{stdout}");
-        if timeout == "60" {
+        if cmd.contains("TCOOFF") {
+            assert!(stdout.contains("rc=0"), "{stdout}");
+            assert!(stdout.contains("skarn-quarantine"), "{stdout}");
+        } else if timeout == "60" {
             assert!(stdout.contains(" -echo "), "echo change inside: {stdout}");
             assert!(stdout.contains("resize-refused"), "{stdout}");
             assert!(stdout.contains("rc=0"), "{stdout}");
