@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use crate::config::{ConfigError, RunConfig};
+use crate::granted::GrantLog;
 use crate::policy::{Grant, HostList, NetPolicy, split_list};
 use crate::presets;
 
@@ -235,17 +236,42 @@ impl Layer {
     }
 
     /// The user's config file (`~/.config/skarn/config.toml`), then the
-    /// workspace's `skarn.toml`, as layers (absent files give none).
-    pub fn config_files(workspace: &Path, home: Option<&Path>) -> Result<Vec<Layer>, ConfigError> {
+    /// workspace's `skarn.toml`, as layers (absent files give none), and
+    /// notes. A workspace file that earlier sandboxed runs could have
+    /// written (`granted`: see [`crate::granted`]) is not used, and a note
+    /// says why.
+    pub fn config_files(
+        workspace: &Path,
+        home: Option<&Path>,
+        granted: &GrantLog,
+    ) -> Result<(Vec<Layer>, Vec<String>), ConfigError> {
         let mut out = Vec::new();
+        let mut notes = Vec::new();
         if let Some(h) = home
             && let Some(c) = RunConfig::load(&h.join(".config/skarn/config.toml"), h)?
         {
             out.push(Layer::from_config(&c, home)?);
         }
-        if let Some(c) = RunConfig::load(&workspace.join("skarn.toml"), workspace)? {
-            out.push(Layer::from_config(&c, home)?);
+        let file = workspace.join("skarn.toml");
+        match granted.writable_by_earlier_runs(&file) {
+            Some(root) if file.exists() => notes.push(format!(
+                "warning: {} is not used: it lies inside {}, which an earlier sandboxed run \
+                 could write, so a command may have put it there; move these settings to \
+                 {}/skarn.toml or pass them as flags (the record of such directories: {})",
+                file.display(),
+                root.display(),
+                root.display(),
+                granted
+                    .file
+                    .as_deref()
+                    .map_or_else(|| "none".into(), |f| f.display().to_string())
+            )),
+            _ => {
+                if let Some(c) = RunConfig::load(&file, workspace)? {
+                    out.push(Layer::from_config(&c, home)?);
+                }
+            }
         }
-        Ok(out)
+        Ok((out, notes))
     }
 }

@@ -61,6 +61,7 @@ pub mod fdmount;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
 pub mod helper;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 #[cfg(target_os = "linux")]
 use skarn_sandbox::HostFacts;
+use skarn_sandbox::granted::GrantLog;
 use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
 #[cfg(target_os = "linux")]
 use skarn_sandbox::plan::ReportFormat;
@@ -24,7 +25,9 @@ use crate::cmd::run_backend::run_confined;
 #[command(
     about = "Run a command inside the kernel-enforced sandbox",
     after_help = "Config: [run] in <workspace>/skarn.toml and ~/.config/skarn/config.toml \
-                  (flags override files). Exit status: the command's own (128+N for signal N); \
+                  (flags override files); a workspace skarn.toml that an earlier run could \
+                  write (below a recorded workspace's root or in a write grant; record: \
+                  ~/.local/state/skarn/granted-dirs) is ignored. Exit status: the command's own (128+N for signal N); \
                   124 timeout; 126 not executable; 127 not found; 2 usage or set-up error."
 )]
 pub struct Args {
@@ -214,6 +217,33 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
     Ok(l)
 }
 
+/// Where the directories sandboxed runs could write are recorded.
+fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
+    skarn_sandbox::granted::log_path(xdg.as_deref(), home)
+}
+
+/// Record this run's workspace and write grants before it starts, so that
+/// later runs do not trust configuration it may leave inside them.
+pub(crate) fn record_granted(policy: &Policy) {
+    use skarn_sandbox::granted::Kind;
+    let Some(file) = granted_log_path(home().as_deref()) else {
+        eprintln!(
+            "skarn: warning: no HOME or XDG_STATE_HOME: this run's writable directories are not recorded"
+        );
+        return;
+    };
+    let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
+    dirs.extend(policy.write.iter().map(|g| (Kind::Write, g.path.clone())));
+    if let Err(e) = GrantLog::record(&file, &dirs) {
+        eprintln!(
+            "skarn: warning: cannot record this run's writable directories in {}: {e}; \
+             a later run may trust a skarn.toml this run writes below its workspace",
+            file.display()
+        );
+    }
+}
+
 /// Build the policy from defaults, config files and flags.
 pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -225,7 +255,14 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     let ws = Workspace::resolve(args.workspace.as_deref(), root, &cwd, home.as_deref())?;
     let mut layers = Vec::new();
     if !args.no_config {
-        layers = Layer::config_files(&ws.path, home.as_deref())?;
+        let granted = granted_log_path(home.as_deref())
+            .map(|p| GrantLog::load(&p))
+            .unwrap_or_default();
+        let notes;
+        (layers, notes) = Layer::config_files(&ws.path, home.as_deref(), &granted)?;
+        for n in notes {
+            eprintln!("skarn: {n}");
+        }
     }
     let at = FlagContext {
         cwd: &cwd,
@@ -304,6 +341,7 @@ fn run_confined(
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
     }
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    record_granted(&policy);
     let mut host = HostFacts::probe();
     host.observe_policy(&policy);
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;

@@ -55,6 +55,7 @@ fn appcontainer(policy: Policy, provenance: &Provenance, args: &Args) -> anyhow:
     }
     let mut policy = policy;
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
+    crate::cmd::run::record_granted(&policy);
     let format = if args.json {
         ReportFormat::Json
     } else if args.report {
@@ -88,6 +89,7 @@ pub fn run_confined(
     if args.compress.compress {
         anyhow::bail!("skarn run: --compress is not available with the macOS sandbox yet");
     }
+    crate::cmd::run::record_granted(&policy);
     let format = if args.json {
         ReportFormat::Json
     } else if args.report {

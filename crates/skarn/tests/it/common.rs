@@ -40,6 +40,8 @@ pub fn run_command(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> Comm
         .arg("--")
         .args(cmd)
         .env("HOME", home)
+        // Records of granted directories go to the test's home.
+        .env_remove("XDG_STATE_HOME")
         .stdin(Stdio::null());
     c
 }

@@ -1,0 +1,89 @@
+//! `skarn run` does not trust a `skarn.toml` that an earlier sandboxed run
+//! could have written: every run records its workspace and write grants
+//! (in the state directory, which no sandboxed command can write), and a
+//! workspace configuration inside a recorded directory (below a recorded
+//! workspace's root, or anywhere in a write grant) is not used. Checked
+//! from outside: the file the planted configuration would have allowed is
+//! not written, the variable it would have kept is removed.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// `skarn run` with configuration files, from `cwd`, with `HOME=home`.
+fn run_from(cwd: &Path, home: &Path, script: &str) -> Output {
+    Command::new(exe())
+        .arg("run")
+        .args(["--", "sh", "-c", script])
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env("MY_SECRET_TOKEN", "s3cr3t-value")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn skarn")
+}
+
+fn git_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["init", "-q"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+#[test]
+fn a_skarn_toml_planted_below_the_workspace_is_not_trusted_later() {
+    let t = TempDir::new("cfgtrust");
+    let (ws, home, outside) = (t.join("ws"), t.dir("home"), t.dir("out"));
+    git_repo(&ws);
+    // Run 1: the command makes `sub` a repository of its own (a workspace
+    // for later runs from there) with settings widening the sandbox.
+    let plant = format!(
+        "mkdir -p sub && cd sub && git init -q . && \
+         printf '[run]\\nwrite = [\"{}\"]\\nallow_env = [\"MY_SECRET_TOKEN\"]\\n' > skarn.toml",
+        outside.display()
+    );
+    let o = run_from(&ws, &home, &plant);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(ws.join("sub/skarn.toml").exists());
+    // Run 2, from `sub`: its skarn.toml is not used.
+    let o = run_from(
+        &ws.join("sub"),
+        &home,
+        &format!(
+            "echo x > {}/marker; echo token=$MY_SECRET_TOKEN",
+            outside.display()
+        ),
+    );
+    assert!(!outside.join("marker").exists(), "{}", err(&o));
+    assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));
+    assert!(err(&o).contains("is not used"), "{}", err(&o));
+    assert!(err(&o).contains("granted-dirs"), "{}", err(&o));
+}
+
+#[test]
+fn the_users_own_workspace_config_is_still_used() {
+    let t = TempDir::new("cfgtrust2");
+    let (ws, home) = (t.join("ws"), t.dir("home"));
+    git_repo(&ws);
+    std::fs::write(
+        ws.join("skarn.toml"),
+        "[run]\nallow_env = [\"MY_SECRET_TOKEN\"]\n",
+    )
+    .unwrap();
+    // Used on the first run and on later ones: the workspace root's own
+    // file is protected during runs.
+    for _ in 0..2 {
+        let o = run_from(&ws, &home, "echo token=$MY_SECRET_TOKEN");
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        assert!(out(&o).contains("token=s3cr3t-value"), "{}", err(&o));
+        assert!(!err(&o).contains("is not used"), "{}", err(&o));
+    }
+}
