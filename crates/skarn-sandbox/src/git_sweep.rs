@@ -249,7 +249,7 @@ mod tests {
         std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         symlink("../../tools/pre-commit", g.join("hooks/pre-commit")).unwrap();
         let b = before(git_dirs(&d, &[], std::slice::from_ref(&d)));
-        assert_eq!(b.dirs(), [g.clone()]);
+        assert_eq!(b.dirs(), std::slice::from_ref(&g));
         // During the run.
         symlink("/root/.bashrc", g.join("logs/HEAD")).unwrap();
         symlink("/etc/x", g.join("refs/heads/x/y")).unwrap();
