@@ -59,6 +59,8 @@ pub mod env;
 #[cfg(target_os = "linux")]
 pub mod fdmount;
 #[cfg(unix)]
+pub mod git_sweep;
+#[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
 pub mod granted;

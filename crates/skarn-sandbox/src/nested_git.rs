@@ -103,6 +103,11 @@ fn unsafe_repo(git: &Path) -> Option<String> {
         Ok(_) => return Some("hooks that is not a directory".into()),
         Err(_) => return Some("an unreadable hooks entry".into()),
     }
+    // A link, FIFO or device node: host git writes through links (reflogs,
+    // COMMIT_EDITMSG) and hangs on a FIFO; git makes none of them.
+    if let Some(o) = crate::git_sweep::scan(git, false).first() {
+        return Some(format!("{} at {}", o.kind, o.path.display()));
+    }
     let cfg = match crate::gitconfig::read_file(&git.join("config")) {
         Ok(c) => c.unwrap_or_default(),
         Err(why) => return Some(format!("a config that is {why}")),

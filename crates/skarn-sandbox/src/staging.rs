@@ -152,7 +152,10 @@ pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String>
     let mut msg = None;
     if std::fs::symlink_metadata(stage).is_ok_and(|m| m.is_dir()) {
         let empty = std::fs::read_dir(stage).is_ok_and(|mut r| r.next().is_none());
-        if !empty {
+        let odd = odd_inside(stage);
+        if !empty && !odd.is_empty() {
+            msg = Some(quarantine(ws, stage, &odd));
+        } else if !empty {
             msg = if is_unborn(&git) {
                 move_in(stage, &git)
             } else {
@@ -165,6 +168,51 @@ pub fn finalize(ws: &Path, stage: &Path, may_remove_git: bool) -> Option<String>
         let _ = std::fs::remove_dir(&git);
     }
     msg
+}
+
+/// Links, FIFOs and device nodes anywhere inside the directories a stage
+/// would move into `.git` (git makes none; host git writes through links,
+/// see [`crate::git_sweep`]). Such entries at the stage's top are only
+/// dropped by [`move_in`], like any entry that is not what git makes.
+fn odd_inside(stage: &Path) -> Vec<crate::git_sweep::Odd> {
+    KEEP_DIRS
+        .iter()
+        .map(|d| stage.join(d))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+        .flat_map(|p| crate::git_sweep::scan(&p, true))
+        .collect()
+}
+
+/// Refuse a stage holding `odd` entries: they are removed, its HEAD is
+/// renamed (no git takes it for a repository) and it is kept beside the
+/// workspace as `.git.skarn-quarantine-<pid>` for review, the name
+/// [`crate::nested_git`] gives the repositories it sets aside.
+fn quarantine(ws: &Path, stage: &Path, odd: &[crate::git_sweep::Odd]) -> String {
+    let pid = stage
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(STAGE_PREFIX))
+        .unwrap_or("0");
+    let named: Vec<String> = odd
+        .iter()
+        .map(|o| {
+            let rel = o.path.strip_prefix(stage).unwrap_or(&o.path);
+            let _ = std::fs::remove_file(&o.path);
+            format!("{} ({})", rel.display(), o.kind)
+        })
+        .collect();
+    let _ = std::fs::rename(stage.join("HEAD"), stage.join("HEAD.inert"));
+    let aside = ws.join(format!(".git.skarn-quarantine-{pid}"));
+    let kept = match std::fs::rename(stage, &aside) {
+        Ok(()) => format!("kept inert at {} for review", aside.display()),
+        Err(e) => format!("discarded ({e})"),
+    };
+    format!(
+        "skarn: the repository created in the sandbox was refused: it holds entries git never \
+         makes, through which host git would write outside the workspace or hang ({}, now \
+         removed); it is {kept}",
+        named.join(", ")
+    )
 }
 
 /// Another run moved its repository in first: keep this one beside the
@@ -261,107 +309,5 @@ fn move_in(stage: &Path, git: &Path) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn empty_stages_of_runs_that_are_gone_are_swept() {
-        let tmp = skarn_test_support::TempDir::new("stages");
-        let ws = tmp.path();
-        let git = ws.join(".git");
-        // A pid that cannot exist (above pid_max's ceiling), and the
-        // parent of this test (alive).
-        let dead = format!("{STAGE_PREFIX}{}", 4_194_305);
-        let full = format!("{STAGE_PREFIX}{}", 4_194_306);
-        let live = format!("{STAGE_PREFIX}{}", std::os::unix::process::parent_id());
-        for d in [&dead, &full, &live] {
-            std::fs::create_dir_all(git.join(d)).unwrap();
-        }
-        std::fs::write(git.join(&full).join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        let mine = prepare(ws).unwrap();
-        assert!(mine.is_dir());
-        assert!(
-            !git.join(&dead).exists(),
-            "an empty stage of a dead run stays"
-        );
-        assert!(git.join(&full).exists(), "a stage with content is kept");
-        assert!(git.join(&live).exists(), "a live run's stage is kept");
-    }
-
-    #[test]
-    fn config_allow_list() {
-        let (s, d) = sanitize_config(
-            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = evil\n\
-             \thooksPath = h\n[remote \"origin\"]\n\turl = https://h/x\n\tfetch = +refs/*:refs/*\n\
-             \tuploadpack = evil\n[remote \"x\"]\n\turl = ext::sh -c evil\n[filter \"f\"]\n\tclean = evil\n\
-             [include]\n\tpath = ../x\n[extensions]\n\tobjectformat = sha256\n\tworktreeConfig = true\n",
-        );
-        let keys: Vec<String> = gitconfig::parse(&s).items.iter().map(|i| i.key()).collect();
-        assert_eq!(
-            keys,
-            [
-                "core.repositoryformatversion",
-                "core.bare",
-                "remote.origin.url",
-                "remote.origin.fetch",
-                "extensions.objectformat"
-            ]
-        );
-        assert_eq!(
-            d,
-            [
-                "config core.fsmonitor",
-                "config core.hookspath",
-                "config remote.origin.uploadpack",
-                "config remote.x.url",
-                "config filter.f.clean",
-                "config include.path",
-                "config extensions.worktreeconfig"
-            ]
-        );
-    }
-
-    #[test]
-    fn finalize_moves_a_clean_repo_and_drops_the_rest() {
-        let tmp = skarn_test_support::TempDir::new("stage-unit");
-        let ws = tmp.path().to_path_buf();
-        std::fs::create_dir_all(&ws).unwrap();
-        let stage = prepare(&ws).unwrap();
-        assert!(is_unborn(&ws.join(".git")));
-        for d in ["objects/pack", "refs/heads", "hooks", "worktrees/x"] {
-            std::fs::create_dir_all(stage.join(d)).unwrap();
-        }
-        std::fs::write(stage.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(
-            stage.join("config"),
-            "[core]\nbare = false\nfsmonitor = x\n",
-        )
-        .unwrap();
-        std::fs::write(stage.join("hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
-        std::fs::write(stage.join("hooks/pre-commit"), "evil").unwrap();
-        std::fs::write(stage.join("commondir"), "/elsewhere\n").unwrap();
-        std::os::unix::fs::symlink("/etc", stage.join("info")).unwrap();
-        let m = finalize(&ws, &stage, true).unwrap();
-        for d in [
-            "core.fsmonitor",
-            "hooks/pre-commit,",
-            "commondir",
-            "worktrees",
-            "info",
-        ] {
-            assert!(m.contains(d), "{d} not in {m}");
-        }
-        let git = ws.join(".git");
-        assert!(git.join("HEAD").is_file() && git.join("objects/pack").is_dir());
-        assert!(git.join("hooks/pre-commit.sample").is_file());
-        for gone in ["hooks/pre-commit", "commondir", "worktrees", "info"] {
-            assert!(std::fs::symlink_metadata(git.join(gone)).is_err(), "{gone}");
-        }
-        assert!(!stage.exists());
-        // An empty stage leaves nothing behind.
-        std::fs::remove_dir_all(&git).unwrap();
-        let stage = prepare(&ws).unwrap();
-        assert_eq!(finalize(&ws, &stage, true), None);
-        assert!(!git.exists());
-    }
-}
+#[path = "staging_tests.rs"]
+mod tests;

@@ -219,7 +219,7 @@ pub(crate) fn run(plan: Plan) -> i32 {
             }
         }
     };
-    let saved = persistence::before(&plan, &reserved.fs);
+    let saved = persistence::before(&plan, &reserved.fs, &reserved.nested);
     let stages = Run {
         plan: &plan,
         fs: &reserved.fs,

@@ -3,7 +3,9 @@
 //! detach a read-only bind), and after the run the plan's
 //! [`crate::plan::AfterRun`] checks (HEAD, new repositories, new dot
 //! entries of a home workspace) and the snapshot comparison
-//! ([`crate::lapse`]). Each finding is a warning and a degradation.
+//! ([`crate::lapse`]) and the sweep of the git directories for links,
+//! FIFOs and device nodes made during the run ([`crate::git_sweep`]). Each
+//! finding is a warning and a degradation.
 
 use std::path::PathBuf;
 
@@ -16,11 +18,13 @@ use crate::sys;
 pub(super) struct Before {
     snapshots: Vec<crate::lapse::Snapshot>,
     head: Option<HeadGuard>,
+    git_odd: Option<crate::git_sweep::Before>,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
-/// resolved new-root steps).
-pub(super) fn before(plan: &Plan, fs: &[FsOp]) -> Before {
+/// resolved new-root steps; `nested`: repositories found by the
+/// reservation step).
+pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
     let protected: Vec<PathBuf> = fs
         .iter()
         .filter_map(|o| match o {
@@ -34,11 +38,20 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp]) -> Before {
             .after_run
             .as_ref()
             .map(|_| HeadGuard::save(&plan.workspace)),
+        git_odd: plan.after_run.as_ref().map(|a| {
+            crate::git_sweep::before(crate::git_sweep::git_dirs(
+                &plan.workspace,
+                nested,
+                &a.vet_roots,
+            ))
+        }),
     }
 }
 
 /// Run the checks after the run (`nested`: repositories found by the
-/// reservation step).
+/// reservation step). Called once the target's PID namespace is gone
+/// (init reaped: the kernel had killed and reaped every process in it),
+/// so no sandboxed process can race the checks.
 pub(super) fn after(
     plan: &Plan,
     saved: Before,
@@ -57,6 +70,9 @@ pub(super) fn after(
             ));
         }
         found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
+    }
+    if let Some(b) = &saved.git_odd {
+        found.extend(crate::git_sweep::sweep(b, b.dirs()));
     }
     found.extend(crate::lapse::check(&saved.snapshots, run_id));
     for w in found {

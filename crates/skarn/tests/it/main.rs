@@ -51,6 +51,8 @@ mod run_egress_limits;
 #[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
+mod run_git_links;
+#[cfg(target_os = "linux")]
 mod run_git_protections;
 #[cfg(target_os = "linux")]
 mod run_hardening;
