@@ -3,10 +3,19 @@
 //! where nothing is configured, from what the tool itself reports as its
 //! default. No registry host is written into this code: a company mirror
 //! is found exactly like the default.
+//!
+//! Discovery runs on the host before any confinement, so it never runs,
+//! imports or reads anything under the sandbox's writable roots (the
+//! workspace and every write grant): see the `probe` module.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+mod cargo;
+mod probe;
+mod tools;
+
+use probe::Probe;
 
 /// The word that stands for the registries in an allow list.
 pub const KEYWORD: &str = "registries";
@@ -63,19 +72,37 @@ fn is_address_pattern(p: &str) -> bool {
 }
 
 /// Registries for `tools` (`node`, `python`, `rust`) of workspace `ws`.
-pub fn discover(ws: &Path, tools: &[&str]) -> Found {
+/// `writable` holds every other path the sandbox may write: nothing under
+/// it or `ws` is run, imported or read (see the `probe` module), so a sandboxed
+/// command cannot choose what a later run allows. The caller's
+/// environment is used.
+pub fn discover(ws: &Path, writable: &[PathBuf], tools: &[&str]) -> Found {
+    discover_in(ws, writable, tools, std::env::vars_os())
+}
+
+/// [`discover`] with the environment `env` instead of the caller's.
+pub fn discover_in(
+    ws: &Path,
+    writable: &[PathBuf],
+    tools: &[&str],
+    env: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Found {
     let mut f = Found::default();
-    for t in tools {
-        match *t {
-            "node" => npm(ws, &mut f),
-            "python" => pip(ws, &mut f),
-            "rust" => cargo(ws, &mut f),
-            _ => {}
-        }
-    }
     if tools.is_empty() {
         f.notes
             .push("no toolchain preset is active: no registry to allow".into());
+        return f;
+    }
+    let mut roots = vec![ws.to_path_buf()];
+    roots.extend(writable.iter().cloned());
+    let probe = Probe::new(&roots, env, &mut f.notes);
+    for t in tools {
+        match *t {
+            "node" => tools::npm(&probe, &mut f),
+            "python" => tools::pip(&probe, &mut f),
+            "rust" => cargo::cargo(ws, &probe, &mut f),
+            _ => {}
+        }
     }
     f
 }
@@ -121,190 +148,6 @@ pub fn url_pattern(url: &str) -> Option<String> {
     crate::Pattern::parse(&pat).ok().map(|_| pat)
 }
 
-/// Run a tool with a deadline; its stdout when it succeeded.
-fn output(cmd: &mut Command) -> Option<String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) if st.success() => break,
-            Ok(Some(_)) | Err(_) => return None,
-            Ok(None) if start.elapsed() > Duration::from_secs(10) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-    let mut s = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut s).ok()?;
-    Some(s)
-}
-
-fn npm(ws: &Path, f: &mut Found) {
-    // npm reads the workspace .npmrc, the user's and the global one, and
-    // the npm_config_* environment; the full list includes its default.
-    // No update check: asking for the configuration must not contact it.
-    let mut cmd = Command::new("npm");
-    cmd.args(["config", "list", "--json"])
-        .env("npm_config_update_notifier", "false")
-        .current_dir(ws);
-    let Some(out) = output(&mut cmd) else {
-        f.notes
-            .push("npm: `npm config list` failed; npm registries not added".into());
-        return;
-    };
-    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(&out) else {
-        f.notes
-            .push("npm: unreadable `npm config list --json` output".into());
-        return;
-    };
-    for (k, v) in m {
-        if (k == "registry" || k.ends_with(":registry"))
-            && let Some(u) = v.as_str()
-        {
-            f.add_url(u, &format!("npm config {k}"));
-        }
-    }
-}
-
-fn pip(ws: &Path, f: &mut Found) {
-    for var in ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"] {
-        if let Ok(v) = std::env::var(var) {
-            for u in v.split_whitespace() {
-                f.add_url(u, var);
-            }
-        }
-    }
-    let py = ["python3", "python"]
-        .into_iter()
-        .find(|p| output(Command::new(p).arg("--version")).is_some());
-    let Some(py) = py else {
-        f.notes
-            .push("pip: no python found; pip registries not added".into());
-        return;
-    };
-    let cfg = output(
-        Command::new(py)
-            .args(["-m", "pip", "config", "list"])
-            .current_dir(ws),
-    );
-    let mut configured = false;
-    for line in cfg.as_deref().unwrap_or("").lines() {
-        let Some((key, val)) = line.split_once('=') else {
-            continue;
-        };
-        if key.ends_with(".index-url") || key.ends_with(".extra-index-url") {
-            configured |= key.ends_with(".index-url");
-            for u in val.trim_matches(['\'', '"']).split_whitespace() {
-                f.add_url(u, &format!("pip config {key}"));
-            }
-        }
-    }
-    if configured || std::env::var_os("PIP_INDEX_URL").is_some() {
-        return;
-    }
-    // pip's own default index and the host it serves files from.
-    let code = "from pip._internal.models.index import PyPI as P; print(P.url); \
-                print('https://' + P.file_storage_domain + '/')";
-    match output(Command::new(py).args(["-c", code])) {
-        Some(out) => out
-            .lines()
-            .for_each(|u| f.add_url(u, "pip's default index")),
-        None => f
-            .notes
-            .push("pip: could not ask pip for its default index".into()),
-    }
-}
-
-fn cargo_home() -> Option<PathBuf> {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-}
-
-fn cargo(ws: &Path, f: &mut Found) {
-    let mut files: Vec<PathBuf> = ws
-        .ancestors()
-        .map(|d| d.join(".cargo/config.toml"))
-        .collect();
-    files.extend(ws.ancestors().map(|d| d.join(".cargo/config")));
-    let home = cargo_home();
-    if let Some(h) = &home {
-        files.push(h.join("config.toml"));
-        files.push(h.join("config"));
-    }
-    let mut replaced = false;
-    for file in files {
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        let Ok(v) = text.parse::<toml::Table>() else {
-            f.notes
-                .push(format!("cargo: cannot parse {}", file.display()));
-            continue;
-        };
-        let from = file.display().to_string();
-        for (sect, key) in [("registries", "index"), ("source", "registry")] {
-            if let Some(t) = v.get(sect).and_then(|s| s.as_table()) {
-                for (name, entry) in t {
-                    if let Some(u) = entry.get(key).and_then(|u| u.as_str()) {
-                        f.add_url(u, &format!("{from} {sect}.{name}"));
-                    }
-                    replaced |= sect == "source"
-                        && name == "crates-io"
-                        && entry.get("replace-with").is_some();
-                }
-            }
-        }
-    }
-    for (k, v) in std::env::vars() {
-        if k.starts_with("CARGO_REGISTRIES_") && k.ends_with("_INDEX") {
-            f.add_url(&v, &k);
-        }
-    }
-    if replaced {
-        return;
-    }
-    // The default registry: what cargo itself recorded in its cache
-    // (`registry/index/<host>-<hash>`, with the download and API URLs the
-    // index announces in its config.json).
-    let Some(idx) = home.map(|h| h.join("registry/index")) else {
-        return;
-    };
-    let mut any = false;
-    for e in std::fs::read_dir(&idx).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some((host, _hash)) = name.rsplit_once('-') else {
-            continue;
-        };
-        f.add_url(&format!("https://{host}/"), "cargo's registry cache");
-        any = true;
-        if let Ok(c) = std::fs::read_to_string(e.path().join("config.json"))
-            && let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&c)
-        {
-            for k in ["dl", "api"] {
-                if let Some(u) = m.get(k).and_then(|u| u.as_str()) {
-                    f.add_url(u, &format!("cargo index config.json {k}"));
-                }
-            }
-        }
-    }
-    if !any {
-        f.notes.push(format!(
-            "cargo: no registry configured and none cached in {}; run cargo once with \
-             network, or configure [registries]/[source]",
-            idx.display()
-        ));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,22 +190,8 @@ mod tests {
         assert_eq!(url_pattern("file:///x"), None);
         assert_eq!(url_pattern("nonsense"), None);
     }
-
-    #[test]
-    fn cargo_config_in_workspace() {
-        let tmp = skarn_test_support::TempDir::new("reg");
-        let d = tmp.path().to_path_buf();
-        std::fs::create_dir_all(d.join(".cargo")).unwrap();
-        std::fs::write(
-            d.join(".cargo/config.toml"),
-            "[source.crates-io]\nreplace-with = \"m\"\n[source.m]\nregistry = \"sparse+http://idx.mirror.test:7777/index/\"\n",
-        )
-        .unwrap();
-        let f = discover(&d, &["rust"]);
-        assert!(
-            f.patterns.contains(&"idx.mirror.test:7777".to_string()),
-            "{f:?}"
-        );
-        std::fs::remove_dir_all(&d).unwrap();
-    }
 }
+
+#[cfg(test)]
+#[cfg(unix)]
+mod discovery_tests;

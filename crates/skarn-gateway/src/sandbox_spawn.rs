@@ -269,6 +269,9 @@ pub fn prepare(
                 }
             }
         }
+        // `registries` discovery trusts nothing the server may write.
+        let mut writable: Vec<PathBuf> = vec![policy.workspace.clone()];
+        writable.extend(policy.write.iter().map(|g| g.path.clone()));
         if let NetPolicy::AllowHosts(l) = &mut policy.net
             && l.allow
                 .iter()
@@ -279,7 +282,7 @@ pub fn prepare(
             } else {
                 tools.clone()
             };
-            let found = skarn_egress::registries::discover(&state, &t);
+            let found = skarn_egress::registries::discover(&state, &writable, &t);
             let mut allow: Vec<String> = Vec::new();
             for a in std::mem::take(&mut l.allow) {
                 if a == skarn_egress::registries::KEYWORD {

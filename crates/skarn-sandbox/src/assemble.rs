@@ -212,8 +212,8 @@ impl Policy {
                 }
             }
         }
-        finish_net(&mut p, allow, deny, &presets, host, &mut prov)?;
-        // Paths are taken as written; make sure they are absolute.
+        // Paths are taken as written; make sure they are absolute (before
+        // `registries`, which must know every writable path).
         for g in p
             .read
             .iter_mut()
@@ -225,6 +225,7 @@ impl Policy {
                 g.path = expand_path(&g.path.to_string_lossy(), &host.cwd, host.home.as_deref());
             }
         }
+        finish_net(&mut p, allow, deny, &presets, host, &mut prov)?;
         Ok((p, prov))
     }
 }
@@ -239,6 +240,8 @@ fn finish_net(
     prov: &mut Provenance,
 ) -> Result<(), PolicyError> {
     let ws = p.workspace.clone();
+    // Discovery trusts nothing the sandbox may write.
+    let writable: Vec<PathBuf> = p.write.iter().map(|g| g.path.clone()).collect();
     let NetPolicy::AllowHosts(list) = &mut p.net else {
         return Ok(());
     };
@@ -258,7 +261,7 @@ fn finish_net(
     let mut allow = Vec::new();
     for a in allow_in {
         if a == skarn_egress::registries::KEYWORD {
-            let found = skarn_egress::registries::discover(&ws, &tools);
+            let found = skarn_egress::registries::discover(&ws, &writable, &tools);
             prov.notes
                 .extend(found.notes.iter().map(|n| format!("net: registries: {n}")));
             allow.extend(found.patterns);

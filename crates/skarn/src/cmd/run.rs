@@ -45,7 +45,9 @@ pub struct Args {
     /// Network policy: deny, loopback, outbound, all, or allow:PATTERN[,PATTERN...]
     /// (only these hosts, through a proxy; repeatable, lists add up; PATTERN
     /// is host, *.domain, IP or CIDR with optional :port or :*, or
-    /// `registries`) [default: deny].
+    /// `registries`: the hosts npm, pip and cargo are configured with, never
+    /// from files or programs in the workspace or another write grant)
+    /// [default: deny].
     #[arg(long, value_name = "POLICY")]
     pub net: Vec<String>,
     /// With --net allow:...: never connect to PATTERN (wins over allows; repeatable).

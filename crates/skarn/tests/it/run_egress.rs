@@ -191,11 +191,12 @@ fn registries_come_from_each_tools_own_configuration() {
     let (ws, home) = (t.dir("ws"), t.dir("home"));
     std::fs::write(ws.join("package.json"), "{}").unwrap();
     std::fs::write(ws.join("requirements.txt"), "").unwrap();
-    // A workspace .npmrc (writable by any earlier sandboxed run) naming the
-    // host's loopback, and a pip index on it: both are found, neither is
-    // allowed through `registries` (an address must be named explicitly).
+    // The user's .npmrc naming the host's loopback, and a pip index on it:
+    // both are found, neither is allowed through `registries` (an address
+    // must be named explicitly). A workspace .npmrc is never read
+    // (run_egress_registries).
     std::fs::write(
-        ws.join(".npmrc"),
+        home.join(".npmrc"),
         format!(
             "registry=http://127.0.0.1:{}/\n@corp:registry=https://npm.mirror.invalid/\n",
             npm_srv.port
