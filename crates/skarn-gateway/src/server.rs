@@ -122,6 +122,18 @@ pub(crate) fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Op
     args.as_ref()?.get(key)?.as_str()
 }
 
+/// The text copy of a returned value: pretty-printed when that stays within
+/// the output cap, else compact (the cap was checked on the compact form;
+/// indentation of a deeply nested value could multiply it many times).
+fn shown_value(v: &Value, cap: usize) -> String {
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    if pretty.len() <= cap {
+        pretty
+    } else {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+}
+
 impl GatewayServer {
     async fn execute(&self, args: &Option<Map<String, Value>>, caller: Caller) -> CallToolResult {
         let Some(code) = arg_str(args, "code") else {
@@ -174,7 +186,7 @@ impl GatewayServer {
             Ok(value) => {
                 let shown = match &value {
                     Value::String(s) => s.clone(),
-                    v => serde_json::to_string_pretty(v).unwrap_or_default(),
+                    v => shown_value(v, self.gw.config.gateway.limits.max_output_bytes),
                 };
                 text_result(
                     format!("{shown}{logs_text}"),
@@ -426,5 +438,24 @@ impl ServerHandler for GatewayServer {
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         self.roots_changed().await;
+    }
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::shown_value;
+    use serde_json::json;
+
+    #[test]
+    fn deep_values_are_shown_compact_past_the_cap() {
+        let mut v = json!([[], [], []]);
+        for _ in 0..200 {
+            v = json!([v]);
+        }
+        let compact = serde_json::to_string(&v).unwrap();
+        assert!(serde_json::to_string_pretty(&v).unwrap().len() > 4096);
+        assert_eq!(shown_value(&v, 4096), compact);
+        // Small values keep the readable form.
+        assert_eq!(shown_value(&json!({"a": 1}), 4096), "{\n  \"a\": 1\n}");
     }
 }
