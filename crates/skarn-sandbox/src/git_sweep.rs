@@ -10,15 +10,15 @@
 //! `core.preferSymlinkRefs`, and is treated as hostile), so a staged
 //! repository holding one is refused ([`crate::staging`]), and after every
 //! run the git directories under the writable grants are swept: what was
-//! not there, with the same inode, before the run is removed and named.
+//! not there before the run (same path, inode and, for a link, target) is
+//! removed and named.
 //!
 //! The walk never follows a link: it lists a directory only after `lstat`
 //! said it is one, and it runs when every sandboxed process is gone (the
 //! PID namespace died with its init), so nothing can swap a directory for a
-//! link behind it. Contents of `objects/<sub>/` (loose objects, packs) are
-//! not walked: git only reads objects there and writes new ones through a
-//! temporary file and a rename, which replaces a link rather than writing
-//! through it; `objects/info/` and each entry of `objects/` are checked.
+//! link behind it. In `objects/<sub>/` (loose objects, packs: many files)
+//! only the type `readdir` reports is looked at, and `lstat` runs only on
+//! what is not a regular file or directory; a FIFO there hangs host git.
 //! Sockets are left alone: git's fsmonitor daemon makes one, open(2) on a
 //! socket fails at once, and the run's placeholders are sockets.
 
@@ -27,7 +27,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// What an odd entry is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A symbolic link, with its target.
     Symlink(PathBuf),
@@ -98,12 +98,33 @@ pub fn scan(dir: &Path, full: bool) -> Vec<Odd> {
             continue;
         }
         let name = p.file_name().unwrap_or_default();
-        if !full && depth == 2 && name != "info" {
-            continue;
-        }
         let Ok(rd) = std::fs::read_dir(&p) else {
             continue;
         };
+        if !full && depth == 2 && name != "info" {
+            // Loose objects and packs: many regular files, so only the
+            // type readdir gives is looked at (no lstat each); a FIFO
+            // there would hang host git, a link be written through.
+            for e in rd.flatten() {
+                match e.file_type() {
+                    Ok(t) if t.is_file() => {}
+                    Ok(t) if t.is_dir() => stack.push((e.path(), 3)),
+                    _ => {
+                        if let Ok(m) = std::fs::symlink_metadata(e.path())
+                            && let Some(kind) = kind_of(&e.path(), &m)
+                        {
+                            out.push(Odd {
+                                path: e.path(),
+                                kind,
+                                dev: m.dev(),
+                                ino: m.ino(),
+                            });
+                        }
+                    }
+                }
+            }
+            continue;
+        }
         for e in rd.flatten() {
             let n = e.file_name();
             let next = match depth {
@@ -137,7 +158,9 @@ pub fn scan(dir: &Path, full: bool) -> Vec<Odd> {
 #[derive(Debug, Clone, Default)]
 pub struct Before {
     dirs: Vec<PathBuf>,
-    known: HashSet<(PathBuf, u64, u64)>,
+    /// Path, inode and kind (a link's target included: a link replaced by
+    /// one to elsewhere may get the same inode back).
+    known: HashSet<(PathBuf, u64, u64, Kind)>,
 }
 
 impl Before {
@@ -192,7 +215,7 @@ pub fn before(dirs: Vec<PathBuf>) -> Before {
     let known = dirs
         .iter()
         .flat_map(|d| scan(d, false))
-        .map(|o| (o.path, o.dev, o.ino))
+        .map(|o| (o.path, o.dev, o.ino, o.kind))
         .collect();
     Before { dirs, known }
 }
@@ -203,7 +226,10 @@ pub fn sweep(before: &Before, dirs: &[PathBuf]) -> Vec<String> {
     let mut out = Vec::new();
     for d in dirs {
         for o in scan(d, false) {
-            if before.known.contains(&(o.path.clone(), o.dev, o.ino)) {
+            if before
+                .known
+                .contains(&(o.path.clone(), o.dev, o.ino, o.kind.clone()))
+            {
                 continue;
             }
             let outcome = match std::fs::remove_file(&o.path) {
@@ -233,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn new_links_and_fifos_are_removed_old_ones_and_objects_contents_kept() {
+    fn new_links_and_fifos_are_removed_old_ones_kept() {
         let tmp = skarn_test_support::TempDir::new("gitsweep");
         let d = tmp.path().to_path_buf();
         let g = d.join(".git");
@@ -256,9 +282,11 @@ mod tests {
         symlink("/etc/alt", g.join("objects/info/alternates")).unwrap();
         symlink("/elsewhere", g.join("objects/pack")).unwrap();
         symlink("/obj", g.join("objects/ab/cdef")).unwrap();
+        std::fs::write(g.join("objects/ab/0123"), "a loose object").unwrap();
         mkfifo(&g.join("COMMIT_EDITMSG"));
+        mkfifo(&g.join("objects/ab/4567"));
         let w = sweep(&b, b.dirs());
-        assert_eq!(w.len(), 5, "{w:?}");
+        assert_eq!(w.len(), 7, "{w:?}");
         assert!(
             w.iter()
                 .any(|l| l.contains("logs/HEAD") && l.contains("/root/.bashrc"))
@@ -272,16 +300,38 @@ mod tests {
             "refs/heads/x/y",
             "objects/info/alternates",
             "objects/pack",
+            "objects/ab/cdef",
+            "objects/ab/4567",
             "COMMIT_EDITMSG",
         ] {
             assert!(std::fs::symlink_metadata(g.join(gone)).is_err(), "{gone}");
         }
         assert!(std::fs::symlink_metadata(g.join("hooks/pre-commit")).is_ok());
-        assert!(std::fs::symlink_metadata(g.join("objects/ab/cdef")).is_ok());
+        assert!(g.join("objects/ab/0123").is_file());
         // A link that existed before, moved elsewhere, is new there.
         std::fs::rename(g.join("hooks/pre-commit"), g.join("ORIG_HEAD")).unwrap();
         assert_eq!(sweep(&b, b.dirs()).len(), 1);
+        // One pointed elsewhere is new, whatever its inode.
+        let b = before(vec![g.clone()]);
+        symlink("../../tools/x", g.join("logs/HEAD")).unwrap();
+        let b2 = before(vec![g.clone()]);
+        assert!(sweep(&b2, b2.dirs()).is_empty());
+        let mut known = b2.known.clone();
+        let (p, dev, ino, _) = known
+            .iter()
+            .find(|k| k.0.ends_with("logs/HEAD"))
+            .cloned()
+            .unwrap();
+        known.clear();
+        known.insert((p, dev, ino, Kind::Symlink(PathBuf::from("/elsewhere"))));
+        let retargeted = Before {
+            dirs: vec![g.clone()],
+            known,
+        };
+        assert_eq!(sweep(&retargeted, retargeted.dirs()).len(), 1);
+        drop(b);
         // A full scan (staging) sees inside objects too.
+        symlink("/obj", g.join("objects/ab/cdef")).unwrap();
         assert!(
             scan(&g, true)
                 .iter()
