@@ -51,14 +51,11 @@ pub struct GrantLog {
     pub file: Option<PathBuf>,
 }
 
-/// `$XDG_STATE_HOME/skarn/granted-dirs`, else
-/// `<home>/.local/state/skarn/granted-dirs`.
-pub fn log_path(xdg_state_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
-    let state = match xdg_state_home.filter(|p| p.is_absolute()) {
-        Some(x) => x.to_path_buf(),
-        None => home?.join(".local/state"),
-    };
-    Some(state.join("skarn/granted-dirs"))
+/// `<home>/.local/state/skarn/granted-dirs`. Not under `$XDG_STATE_HOME`:
+/// that may name a directory a run can write (the workspace), while
+/// `~/.local/state/skarn` is a secret path no run is granted.
+pub fn log_path(home: Option<&Path>) -> Option<PathBuf> {
+    Some(home?.join(".local/state/skarn/granted-dirs"))
 }
 
 fn escape(p: &Path) -> Vec<u8> {

@@ -221,8 +221,7 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
 
 /// Where the directories sandboxed runs could write are recorded.
 fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
-    let xdg = std::env::var_os("XDG_STATE_HOME").map(PathBuf::from);
-    skarn_sandbox::granted::log_path(xdg.as_deref(), home)
+    skarn_sandbox::granted::log_path(home)
 }
 
 /// Record this run's workspace and write grants before it starts, so that
@@ -230,13 +229,18 @@ fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
 pub(crate) fn record_granted(policy: &Policy) {
     use skarn_sandbox::granted::Kind;
     let Some(file) = granted_log_path(home().as_deref()) else {
-        eprintln!(
-            "skarn: warning: no HOME or XDG_STATE_HOME: this run's writable directories are not recorded"
-        );
+        eprintln!("skarn: warning: no HOME: this run's writable directories are not recorded");
         return;
     };
     let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
     dirs.extend(policy.write.iter().map(|g| (Kind::Write, g.path.clone())));
+    if dirs.iter().any(|(_, d)| file.starts_with(d)) {
+        eprintln!(
+            "skarn: warning: the record of writable directories ({}) lies inside this run's \
+             writable directories: a command may change it",
+            file.display()
+        );
+    }
     if let Err(e) = GrantLog::record(&file, &dirs) {
         eprintln!(
             "skarn: warning: cannot record this run's writable directories in {}: {e}; \

@@ -87,3 +87,31 @@ fn the_users_own_workspace_config_is_still_used() {
         assert!(!err(&o).contains("is not used"), "{}", err(&o));
     }
 }
+
+/// `XDG_STATE_HOME` naming a directory inside the workspace does not move
+/// the record there, where a command could empty it.
+#[test]
+fn the_record_stays_out_of_reach_whatever_xdg_state_home_says() {
+    let t = TempDir::new("cfgtrust3");
+    let (ws, home) = (t.join("ws"), t.dir("home"));
+    git_repo(&ws);
+    let o = Command::new(exe())
+        .args(["run", "--", "sh", "-c"])
+        .arg(
+            "mkdir -p .state/skarn && : > .state/skarn/granted-dirs; \
+             mkdir sub && cd sub && git init -q . && \
+             printf '[run]\\nallow_env = [\"MY_SECRET_TOKEN\"]\\n' > skarn.toml",
+        )
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .env("XDG_STATE_HOME", ws.join(".state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(ws.join("sub/skarn.toml").exists(), "{}", err(&o));
+    assert!(home.join(".local/state/skarn/granted-dirs").exists());
+    let o = run_from(&ws.join("sub"), &home, "echo token=$MY_SECRET_TOKEN");
+    assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));
+    assert!(err(&o).contains("is not used"), "{}", err(&o));
+}
