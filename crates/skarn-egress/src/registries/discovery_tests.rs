@@ -119,7 +119,18 @@ fn probes_start_in_the_neutral_directory_without_workspace_variables() {
         format!("x:{}/.venv", ws.display()).into(),
     ));
     e.push(("PATH".into(), system_path()));
-    e.push(("KEEP".into(), "/usr/share".into()));
+    e.push(("PIP_FIND_LINKS".into(), "/usr/share".into()));
+    // Preloads never reach the probes, and a workspace path is caught in
+    // any spelling.
+    e.push(("NODE_OPTIONS".into(), "--max-old-space-size=100".into()));
+    e.push((
+        "npm_config_cache".into(),
+        format!("\"{}/c\"", ws.display()).into(),
+    ));
+    e.push((
+        "PIP_CERT".into(),
+        format!("/nonexistent/..{}/cert", ws.display()).into(),
+    ));
     let p = Probe::new(std::slice::from_ref(&ws), e, &mut notes);
     for k in [
         "PIP_CONFIG_FILE",
@@ -130,7 +141,10 @@ fn probes_start_in_the_neutral_directory_without_workspace_variables() {
         assert_eq!(p.var(k), None, "{k}");
     }
     assert_ne!(p.var("HOME"), Some(ws.as_os_str()));
-    assert_eq!(p.var("KEEP"), Some("/usr/share".as_ref()));
+    assert_eq!(p.var("PIP_FIND_LINKS"), Some("/usr/share".as_ref()));
+    for k in ["NODE_OPTIONS", "npm_config_cache", "PIP_CERT"] {
+        assert_eq!(p.var(k), None, "{k}");
+    }
     assert!(
         notes.iter().any(|n| n.starts_with("PIP_CONFIG_FILE")),
         "{notes:?}"

@@ -10,9 +10,11 @@
 //!   empty or inside a writable root, resolves the program itself, and
 //!   skips the tool when the program (or its canonical target) lies inside
 //!   a writable root;
-//! - gets the caller's environment without the variables that name a path
-//!   inside a writable root (a virtualenv, a config file, a preload), and a
-//!   `HOME` that holds nothing when the real one is inside a writable root.
+//! - gets only the variables the tools' configuration and version
+//!   managers need ([`kept_var`]; no preloads such as `NODE_OPTIONS`),
+//!   without those that name a path inside a writable root in any form
+//!   (quoted, relative to `/`, through `..`), and a `HOME` that holds
+//!   nothing when the real one is inside a writable root.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -51,6 +53,9 @@ impl Probe {
             path: Vec::new(),
         };
         for (k, v) in env {
+            if !k.to_str().is_some_and(kept_var) {
+                continue;
+            }
             match k.to_str() {
                 Some("PATH") => p.path = p.sanitize_path(&v, notes),
                 // The caller's directory: the probes never start there.
@@ -79,13 +84,23 @@ impl Probe {
         inside(p) || std::fs::canonicalize(p).is_ok_and(|c| inside(&c))
     }
 
-    /// Whether a variable's value names (among `:`, `=`, `,`, `;` or space
-    /// separated parts) an absolute path inside a writable root.
+    /// Whether a variable's value names a path inside a writable root:
+    /// an absolute part (split at `:`, `=`, `,`, `;`, quotes or spaces)
+    /// that is, or resolves, inside one; or a writable root's path
+    /// anywhere in the text, with or without its leading `/` (a quoted,
+    /// relative or `..` form of it).
     fn names_untrusted(&self, v: &OsStr) -> bool {
-        v.to_string_lossy()
-            .split([':', '=', ',', ';', ' ', '\t', '\n'])
-            .filter(|part| part.starts_with('/'))
-            .any(|part| self.untrusted(Path::new(part)))
+        let text = v.to_string_lossy();
+        let named = self.roots.iter().any(|r| {
+            let r = r.to_string_lossy();
+            let bare = r.trim_start_matches('/');
+            !bare.is_empty() && text.contains(bare)
+        });
+        named
+            || text
+                .split([':', '=', ',', ';', ' ', '\t', '\n', '"', '\''])
+                .filter(|part| part.starts_with('/'))
+                .any(|part| self.untrusted(Path::new(part)))
     }
 
     fn sanitize_path(&self, v: &OsStr, notes: &mut Vec<String>) -> Vec<PathBuf> {
@@ -158,6 +173,29 @@ impl Probe {
             .current_dir(neutral_dir());
         Ok(cmd)
     }
+}
+
+/// Whether the probes get variable `k`: what npm, pip and version
+/// managers' shims read, and the locale; nothing that makes an interpreter
+/// load code (`NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONSTARTUP`, ...).
+fn kept_var(k: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "PWD", "OLDPWD",
+    ];
+    const PREFIXES: &[&str] = &[
+        "npm_config_",
+        "NPM_CONFIG_",
+        "PIP_",
+        "CARGO_",
+        "PYENV",
+        "VOLTA_",
+        "ASDF_",
+        "MISE_",
+        "NVM_",
+        "XDG_",
+        "LC_",
+    ];
+    EXACT.contains(&k) || PREFIXES.iter().any(|p| k.starts_with(p))
 }
 
 /// The directory the probes start in: nothing there is a project.

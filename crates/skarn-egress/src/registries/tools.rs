@@ -11,6 +11,23 @@ pub(super) fn npm(probe: &Probe, f: &mut Found) {
     // environment; the full list includes its default. npm starts node
     // by PATH, so node is checked too. No update check: asking for the
     // configuration must not contact it.
+    let user_cfg = probe
+        .var("npm_config_userconfig")
+        .or_else(|| probe.var("NPM_CONFIG_USERCONFIG"))
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            probe
+                .var("HOME")
+                .map(|h| std::path::Path::new(h).join(".npmrc"))
+        });
+    if let Some(p) = user_cfg.filter(|p| p.exists() && probe.untrusted(p)) {
+        f.notes.push(format!(
+            "npm: {} is writable from the sandbox: npm registries not added (name them with \
+             --net allow:HOST)",
+            p.display()
+        ));
+        return;
+    }
     let mut cmd = match probe.command("npm", &["node"]) {
         Ok(c) => c,
         Err(why) => {
@@ -66,7 +83,23 @@ pub(super) fn pip(probe: &Probe, f: &mut Found) {
         let mut c = probe.command(py, &[]).ok()?;
         output(c.arg("-I").args(args))
     };
-    let cfg = run(&["-m", "pip", "config", "list"]);
+    // A configuration file pip would read that lies (or links) inside a
+    // writable root could name any host: pip's configuration is then not
+    // read at all.
+    let writable_cfg = pip_config_files(probe)
+        .into_iter()
+        .find(|p| p.exists() && probe.untrusted(p));
+    let cfg = match &writable_cfg {
+        Some(p) => {
+            f.notes.push(format!(
+                "pip: {} is writable from the sandbox: pip's configuration is not read (name \
+                 such an index with --net allow:HOST)",
+                p.display()
+            ));
+            None
+        }
+        None => run(&["-m", "pip", "config", "list"]),
+    };
     let mut configured = false;
     for line in cfg.as_deref().unwrap_or("").lines() {
         let Some((key, val)) = line.split_once('=') else {
@@ -93,4 +126,31 @@ pub(super) fn pip(probe: &Probe, f: &mut Found) {
             .notes
             .push("pip: could not ask pip for its default index".into()),
     }
+}
+
+/// The configuration files pip reads (global, user), as its documentation
+/// lists them for Unix.
+fn pip_config_files(probe: &Probe) -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let var = |k: &str| probe.var(k).map(PathBuf::from);
+    let mut files = vec![PathBuf::from("/etc/pip.conf")];
+    let dirs = probe
+        .var("XDG_CONFIG_DIRS")
+        .and_then(|v| v.to_str())
+        .unwrap_or("/etc/xdg")
+        .to_owned();
+    files.extend(
+        dirs.split(':')
+            .map(|d| PathBuf::from(d).join("pip/pip.conf")),
+    );
+    if let Some(h) = var("HOME") {
+        files.push(h.join(".pip/pip.conf"));
+        files.push(
+            var("XDG_CONFIG_HOME")
+                .unwrap_or_else(|| h.join(".config"))
+                .join("pip/pip.conf"),
+        );
+    }
+    files.extend(var("PIP_CONFIG_FILE"));
+    files
 }

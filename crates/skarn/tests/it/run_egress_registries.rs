@@ -149,3 +149,57 @@ fn programs_on_a_path_entry_in_the_workspace_never_run() {
     assert!(err(&o).contains(&note), "{}", err(&o));
     allowed_hosts(&o);
 }
+
+/// A preload in the user's `NODE_OPTIONS` naming a workspace file (quoted,
+/// which node accepts) is not given to npm's node.
+#[test]
+fn node_options_never_load_workspace_code_into_the_probes() {
+    if !host_has("npm", "--version") {
+        return;
+    }
+    let t = TempDir::new("reg-nodeopts");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let marker = t.join("node-ran");
+    std::fs::write(ws.join("package.json"), "{}").unwrap();
+    std::fs::write(
+        ws.join("evil.js"),
+        format!(
+            "require('fs').writeFileSync({:?}, 'ran')\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let opts = format!("--require \"{}\"", ws.join("evil.js").display());
+    let o = registries_run(&ws, &home, &[("NODE_OPTIONS", opts.as_ref())]);
+    allowed_hosts(&o);
+    assert!(
+        !marker.exists(),
+        "workspace code ran on the host: {}",
+        err(&o)
+    );
+}
+
+/// A pip configuration file of the user's that links into the workspace
+/// (a dotfiles repository used as a workspace) could be rewritten by a
+/// sandboxed command: pip's configuration is then not read.
+#[test]
+fn a_pip_config_linked_into_the_workspace_is_not_read() {
+    let t = TempDir::new("reg-pipcfg");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(ws.join("requirements.txt"), "requests\n").unwrap();
+    std::fs::write(
+        ws.join("pip.conf"),
+        "[global]\nindex-url = https://planted.invalid/simple\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".config/pip")).unwrap();
+    std::os::unix::fs::symlink(ws.join("pip.conf"), home.join(".config/pip/pip.conf")).unwrap();
+    let o = registries_run(&ws, &home, &[]);
+    let hosts = allowed_hosts(&o);
+    assert!(!hosts.contains("planted.invalid"), "{hosts}");
+    assert!(
+        err(&o).contains("pip.conf is writable from the sandbox"),
+        "{}",
+        err(&o)
+    );
+}
