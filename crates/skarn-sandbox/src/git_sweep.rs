@@ -72,6 +72,18 @@ fn kind_of(path: &Path, md: &std::fs::Metadata) -> Option<Kind> {
     }
 }
 
+/// `path` as an odd entry, if it is one (never followed).
+fn odd_at(path: PathBuf) -> Option<Odd> {
+    let m = std::fs::symlink_metadata(&path).ok()?;
+    let kind = kind_of(&path, &m)?;
+    Some(Odd {
+        dev: m.dev(),
+        ino: m.ino(),
+        path,
+        kind,
+    })
+}
+
 /// Every odd entry under `dir` (the entry `dir` itself included). With
 /// `full`, everything is walked; otherwise the contents of `objects/*/`
 /// below `dir` are not (see the module documentation), nor those of
@@ -109,18 +121,7 @@ pub fn scan(dir: &Path, full: bool) -> Vec<Odd> {
                 match e.file_type() {
                     Ok(t) if t.is_file() => {}
                     Ok(t) if t.is_dir() => stack.push((e.path(), 3)),
-                    _ => {
-                        if let Ok(m) = std::fs::symlink_metadata(e.path())
-                            && let Some(kind) = kind_of(&e.path(), &m)
-                        {
-                            out.push(Odd {
-                                path: e.path(),
-                                kind,
-                                dev: m.dev(),
-                                ino: m.ino(),
-                            });
-                        }
-                    }
+                    _ => out.extend(odd_at(e.path())),
                 }
             }
             continue;
@@ -131,16 +132,7 @@ pub fn scan(dir: &Path, full: bool) -> Vec<Odd> {
                 0 if n == "objects" => 1,
                 0 if n == "modules" && !full => {
                     // The entry itself only.
-                    if let Ok(m) = std::fs::symlink_metadata(e.path())
-                        && let Some(kind) = kind_of(&e.path(), &m)
-                    {
-                        out.push(Odd {
-                            path: e.path(),
-                            kind,
-                            dev: m.dev(),
-                            ino: m.ino(),
-                        });
-                    }
+                    out.extend(odd_at(e.path()));
                     continue;
                 }
                 1 => 2,

@@ -86,3 +86,16 @@ pub fn host_has(cmd: &str, arg: &str) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// Host git in `ws`, with a fixed identity and no system or user config.
+pub fn git(ws: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .arg("-C")
+        .arg(ws)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", ws)
+        .output()
+        .unwrap()
+}

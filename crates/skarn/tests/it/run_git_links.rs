@@ -4,23 +4,10 @@
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common::*;
 use skarn_test_support::TempDir;
-
-/// Host git in `ws`, with a fixed identity and no system or user config.
-fn git(ws: &Path, args: &[&str]) -> Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", ws)
-        .output()
-        .unwrap()
-}
 
 fn ok(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

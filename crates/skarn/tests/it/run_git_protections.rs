@@ -73,18 +73,6 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
     );
 }
 
-fn git(ws: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(ws)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", ws)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn missing_git_dir_cannot_be_created_with_hooks() {
     let t = TempDir::new("nogit");
