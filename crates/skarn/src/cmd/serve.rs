@@ -44,22 +44,29 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
-    /// With --http: seconds a client may take to send a request's headers
-    /// (overrides [gateway] http_header_timeout, default 10).
-    #[arg(long, value_name = "SECS")]
+    /// With --http: how long a client may take to send a request's headers,
+    /// a duration such as 10s, 500ms or 2m; a bare number is seconds
+    /// (overrides [gateway] http_header_timeout, default 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub header_timeout: Option<f64>,
 
-    /// With --http: seconds a connection may stay silent both ways before
-    /// it is closed (overrides [gateway] http_idle_timeout, default 120).
-    #[arg(long, value_name = "SECS")]
+    /// With --http: how long a connection may stay silent both ways before
+    /// it is closed, a duration such as 2m; a bare number is seconds
+    /// (overrides [gateway] http_idle_timeout, default 2m).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
     pub idle_timeout: Option<f64>,
 }
 
-fn check_secs(flag: &str, v: f64) -> anyhow::Result<f64> {
-    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+/// A timeout flag in the shared duration syntax (`skarn_units`), as seconds:
+/// more than zero and at most a day.
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    let d = skarn_units::parse_duration(s, skarn_units::DurationUnit::Secs)
+        .map_err(|e| e.to_string())?;
+    let v = d.as_secs_f64();
+    if v > 0.0 && v <= 86_400.0 {
         Ok(v)
     } else {
-        bail!("{flag} must be a number of seconds between 0 and 86400")
+        Err(format!("{s:?}: must be more than 0 and at most 1d"))
     }
 }
 
@@ -108,10 +115,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         config.gateway.http_max_connections = n;
     }
     if let Some(v) = args.header_timeout {
-        config.gateway.http_header_timeout = check_secs("--header-timeout", v)?;
+        config.gateway.http_header_timeout = v;
     }
     if let Some(v) = args.idle_timeout {
-        config.gateway.http_idle_timeout = check_secs("--idle-timeout", v)?;
+        config.gateway.http_idle_timeout = v;
     }
     if config.gateway.isolation == Isolation::Worker {
         // Fail before serving rather than on the first execute.
@@ -222,4 +229,21 @@ async fn serve_http(
     skarn_gateway::http::serve_http(gw, listener, token, stop)
         .await
         .context("HTTP server failed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_timeout;
+
+    #[test]
+    fn timeouts_take_the_shared_duration_syntax() {
+        assert_eq!(parse_timeout("2m"), Ok(120.0));
+        assert_eq!(parse_timeout("500ms"), Ok(0.5));
+        assert_eq!(parse_timeout("10"), Ok(10.0));
+        assert_eq!(parse_timeout("1.5s"), Ok(1.5));
+        assert!(parse_timeout("0").is_err());
+        assert!(parse_timeout("2d").is_err());
+        assert!(parse_timeout("soon").is_err());
+        assert!(parse_timeout("-1s").is_err());
+    }
 }

@@ -256,9 +256,9 @@ fn half_requests_without_a_token_cannot_starve_an_authorized_client() {
         "--http",
         "127.0.0.1:0",
         "--header-timeout",
-        "1",
+        "1s",
         "--idle-timeout",
-        "2",
+        "2s",
         "--config",
     ])
     .arg(&cfg)
