@@ -28,10 +28,14 @@ mod resolve;
 mod rules;
 pub mod server;
 mod socks;
+#[cfg(target_os = "linux")]
+mod splice;
 pub mod stats;
 
 pub use error::PatternError;
 pub use pattern::{HostMatch, Pattern, Ports};
+#[doc(hidden)]
+pub use relay::bench_copy_only;
 pub use resolve::Resolver;
 pub use rules::{Denial, Rules, Target};
 pub use server::{Limits, Listeners, Proxy};

@@ -1,4 +1,6 @@
-//! Copy bytes both ways with an idle timeout and byte accounting.
+//! Copy bytes both ways with an idle timeout and byte accounting: on Linux
+//! without copying through memory ([`crate::splice`]), elsewhere (or when
+//! no pipe can be made) through a buffer.
 //!
 //! Bytes are taken from the run's budget before they are written: a chunk
 //! that would cross `max_total_bytes` is written only up to the bound, and
@@ -14,23 +16,39 @@ use tokio::sync::Notify;
 
 use crate::server::Shared;
 
-struct Link {
+/// Benchmarks only: relay through a buffer even where zero-copy relaying
+/// is available, to compare the two paths in one run.
+static COPY_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// Benchmarks only (see `examples/relay_throughput.rs`): `true` makes new
+/// connections use the copying path.
+#[doc(hidden)]
+pub fn bench_copy_only(on: bool) {
+    COPY_ONLY.store(on, Ordering::Relaxed);
+}
+
+/// What the two directions of one connection share: the time of the last
+/// traffic and the signal that one of them ended the connection.
+pub(crate) struct Link {
     start: Instant,
     last: AtomicU64,
     stop: AtomicBool,
-    wake: Notify,
+    pub(crate) wake: Notify,
 }
 
 impl Link {
-    fn touch(&self) {
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+    pub(crate) fn touch(&self) {
         self.last
             .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
-    fn idle_for(&self) -> Duration {
+    pub(crate) fn idle_for(&self) -> Duration {
         let last = Duration::from_millis(self.last.load(Ordering::Relaxed));
         self.start.elapsed().saturating_sub(last)
     }
-    fn end(&self) {
+    pub(crate) fn end(&self) {
         self.stop.store(true, Ordering::Relaxed);
         // One permit for the other direction, kept if it is not waiting yet.
         self.wake.notify_one();
@@ -46,6 +64,16 @@ pub(crate) async fn relay(client: TcpStream, upstream: TcpStream, key: &str, sh:
         stop: AtomicBool::new(false),
         wake: Notify::new(),
     });
+    #[cfg(target_os = "linux")]
+    if !COPY_ONLY.load(Ordering::Relaxed)
+        && let (Some(a), Some(b)) = (crate::splice::Pipe::new(), crate::splice::Pipe::new())
+    {
+        tokio::join!(
+            crate::splice::pipe(&client, &upstream, a, key, sh, &link, true),
+            crate::splice::pipe(&upstream, &client, b, key, sh, &link, false),
+        );
+        return;
+    }
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
     tokio::join!(
