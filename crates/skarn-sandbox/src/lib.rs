@@ -90,6 +90,7 @@ pub mod memory;
 pub mod mounts;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
+pub mod offline_env;
 #[cfg(target_os = "linux")]
 pub mod ns;
 #[cfg(unix)]

@@ -239,6 +239,12 @@ pub fn run(
                 .map(|(k, v)| (k.into(), v.into())),
         );
     }
+    if crate::offline_env::is_offline(&policy.net) {
+        let set = crate::offline_env::offline_env(&policy.net);
+        kept.retain(|(k, _)| !set.iter().any(|(s, _)| k.as_os_str() == s.as_str()));
+        kept.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
+        report.notes.push(crate::offline_env::offline_note());
+    }
     let target = match resolve_command(first, &kept, &cwd) {
         Ok(t) => t,
         Err(code) => {

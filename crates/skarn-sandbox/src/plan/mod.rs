@@ -95,6 +95,10 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     }
     // ---- egress (issue 11) ----
     let egress = crate::egress::plan_egress(&policy.net, ns.net, &mut set_env);
+    if crate::offline_env::is_offline(&policy.net) {
+        set_env.extend(crate::offline_env::offline_env(&policy.net));
+        report.notes.push(crate::offline_env::offline_note());
+    }
     if !ns.pid {
         report.degrade(
             "no PID namespace: host processes are visible in /proc; the timeout kills the \

@@ -65,6 +65,8 @@ mod run_limits;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
+mod run_offline;
+#[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;

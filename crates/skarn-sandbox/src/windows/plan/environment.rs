@@ -26,6 +26,12 @@ pub(super) fn container_env(
         })
         .filter(|(k, _)| !k.eq_ignore_ascii_case("TEMP") && !k.eq_ignore_ascii_case("TMP"))
         .collect();
+    if crate::offline_env::is_offline(&policy.net) {
+        let set = crate::offline_env::offline_env(&policy.net);
+        env.retain(|(k, _)| !set.iter().any(|(s, _)| k.eq_ignore_ascii_case(s)));
+        env.extend(set);
+        notes.push(crate::offline_env::offline_note());
+    }
     match &facts.local_app_data {
         Some(l) => {
             let t = container_temp(l, profile);
