@@ -90,9 +90,9 @@ pub mod memory;
 pub mod mounts;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
-pub mod offline_env;
 #[cfg(target_os = "linux")]
 pub mod ns;
+pub mod offline_env;
 #[cfg(unix)]
 pub mod owner_only;
 pub mod persistence;

@@ -1,8 +1,9 @@
-//! Telling package tools that they are offline. Under `--net deny` and
-//! `--net loopback` nothing outside is reachable, and a tool that does not
-//! know it retries: `npx -y TOOL` spent 71 s and cargo 11 s before failing.
-//! Each tool's own documented offline setting makes it answer at once,
-//! from its cache when it can, with its own message when it cannot.
+//! Telling package tools that they are offline. Under `--net deny` nothing
+//! is reachable, and a tool that does not know it retries: `npx -y TOOL`
+//! spent 71 s and cargo 11 s before failing. Each tool's own documented
+//! offline setting makes it answer at once, from its cache when it can,
+//! with its own message when it cannot. `--net loopback` is left alone: a
+//! command may serve its own registry there (a test of a publisher, say).
 //!
 //! Data: the variable, its value, and which tool reads it.
 
@@ -27,9 +28,9 @@ pub const OFFLINE_ENV: &[(&str, &str, &str)] = &[
     ("HF_HUB_OFFLINE", "1", "huggingface"),
 ];
 
-/// Whether `net` leaves nothing outside reachable.
+/// Whether `net` leaves no network at all.
 pub fn is_offline(net: &NetPolicy) -> bool {
-    matches!(net, NetPolicy::DenyAll | NetPolicy::AllowLoopback)
+    matches!(net, NetPolicy::DenyAll)
 }
 
 /// The offline variables for `net` (none when something outside is
@@ -49,7 +50,7 @@ pub fn offline_note() -> String {
     let mut tools: Vec<&str> = OFFLINE_ENV.iter().map(|(_, _, t)| *t).collect();
     tools.dedup();
     format!(
-        "net: no outside network, so package tools are told they are offline through their own \
+        "net: no network, so package tools are told they are offline through their own \
          settings ({}: {}), to fail at once instead of retrying",
         tools.join(", "),
         OFFLINE_ENV
@@ -65,9 +66,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_policies_without_outside_network_are_offline() {
+    fn only_the_policy_without_network_is_offline() {
         assert!(!offline_env(&NetPolicy::DenyAll).is_empty());
-        assert!(!offline_env(&NetPolicy::AllowLoopback).is_empty());
+        assert!(offline_env(&NetPolicy::AllowLoopback).is_empty());
         assert!(offline_env(&NetPolicy::AllowOutbound).is_empty());
         assert!(offline_env(&NetPolicy::AllowAll).is_empty());
     }
