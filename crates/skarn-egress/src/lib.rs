@@ -21,6 +21,7 @@
 pub mod addr;
 mod error;
 mod http;
+mod link;
 mod pattern;
 pub mod registries;
 mod relay;

@@ -7,13 +7,12 @@
 //! the connection is then closed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
 
+use crate::link::Link;
 use crate::server::Shared;
 
 /// Benchmarks only: relay through a buffer even where zero-copy relaying
@@ -27,43 +26,10 @@ pub fn bench_copy_only(on: bool) {
     COPY_ONLY.store(on, Ordering::Relaxed);
 }
 
-/// What the two directions of one connection share: the time of the last
-/// traffic and the signal that one of them ended the connection.
-pub(crate) struct Link {
-    start: Instant,
-    last: AtomicU64,
-    stop: AtomicBool,
-    pub(crate) wake: Notify,
-}
-
-impl Link {
-    pub(crate) fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-    pub(crate) fn touch(&self) {
-        self.last
-            .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
-    }
-    pub(crate) fn idle_for(&self) -> Duration {
-        let last = Duration::from_millis(self.last.load(Ordering::Relaxed));
-        self.start.elapsed().saturating_sub(last)
-    }
-    pub(crate) fn end(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // One permit for the other direction, kept if it is not waiting yet.
-        self.wake.notify_one();
-    }
-}
-
 /// Relay between the client and the upstream until both sides are done,
 /// the link is idle longer than the idle timeout, or the byte bound is hit.
 pub(crate) async fn relay(client: TcpStream, upstream: TcpStream, key: &str, sh: &Shared) {
-    let link = Arc::new(Link {
-        start: Instant::now(),
-        last: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
-        wake: Notify::new(),
-    });
+    let link = Arc::new(Link::new());
     #[cfg(target_os = "linux")]
     if !COPY_ONLY.load(Ordering::Relaxed)
         && let (Some(a), Some(b)) = (crate::splice::Pipe::new(), crate::splice::Pipe::new())
@@ -90,7 +56,7 @@ where
     let mut buf = vec![0u8; 64 * 1024];
     let idle = sh.limits.idle_timeout;
     loop {
-        if link.stop.load(Ordering::Relaxed) {
+        if link.stopped() {
             break;
         }
         let n = tokio::select! {

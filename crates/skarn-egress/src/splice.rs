@@ -13,7 +13,7 @@ use rustix::pipe::{PipeFlags, SpliceFlags, fcntl_setpipe_size, pipe_with, splice
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
-use crate::relay::Link;
+use crate::link::Link;
 use crate::server::Shared;
 
 /// Pipe capacity asked for. Larger moves more per system call; the
