@@ -1,7 +1,7 @@
 //! Each agent's hook contract: where the command and the working directory
 //! are in its input, and how a rewrite, a question or a refusal is said.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
@@ -95,26 +95,29 @@ pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> 
     }
 }
 
-/// Whether the user's or the workspace's `[run]` says `fail_closed = false`
-/// (an unreadable or invalid file counts as yes: `skarn run` would refuse
-/// it anyway, and the user should see the command).
+/// Whether the `[run]` policy in force (the user's file, then the
+/// workspace's as `skarn run` reads it: untrusted widening ignored) says
+/// `fail_closed = false`. An unreadable or invalid file counts as yes:
+/// `skarn run` would refuse it anyway, and the user should see the command.
 fn may_fail_open(ws: &str) -> bool {
-    use skarn_sandbox::config::RunConfig;
+    use skarn_sandbox::granted::{GrantLog, log_path};
+    use skarn_sandbox::layers::Layer;
+    use skarn_sandbox::trust::TrustStore;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-    if let Some(h) = home {
-        files.push((h.join(".config/skarn/config.toml"), h));
+    let home = home.as_deref();
+    let granted = log_path(home)
+        .map(|p| GrantLog::load(&p))
+        .unwrap_or_default();
+    match Layer::config_files(Path::new(ws), home, &granted, &TrustStore::for_home(home)) {
+        Ok((layers, _)) => layers
+            .iter()
+            .rev()
+            .find_map(|l| l.fail_closed.as_ref())
+            .is_some_and(|f| !f.value),
+        Err(_) => true,
     }
-    files.push((PathBuf::from(ws).join("skarn.toml"), PathBuf::from(ws)));
-    files
-        .iter()
-        .any(|(f, base)| match RunConfig::load(f, base) {
-            Ok(Some(c)) => c.run.fail_closed == Some(false),
-            Ok(None) => false,
-            Err(_) => true,
-        })
 }
 
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";

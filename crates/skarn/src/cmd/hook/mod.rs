@@ -23,6 +23,33 @@ pub use shell::quote;
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
 
+/// Claude Code tools the hook is installed for: the shell and the file
+/// writing tools (see `files`).
+pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
+
+/// Gemini CLI tools the hook is installed for.
+pub const GEMINI_MATCHER: &str = "run_shell_command|write_file|replace";
+
+/// The command `skarn init` installs for `agent` (a POSIX shell line, as
+/// every client runs hook commands through a shell). It fails closed:
+/// when the binary cannot run at all (moved or deleted by an upgrade:
+/// the shell's 127, a crash, a signal) it still exits 2, which every
+/// client reads as "block this call", and says how to repair it; the
+/// hook's own exit 2 keeps its reason as the only message.
+pub fn installed_command(exe: &str, agent: &str) -> String {
+    let msg = format!(
+        "skarn hook: cannot run {exe} (moved or removed, e.g. by an upgrade?), so this tool \
+         call is blocked. Repair: run `skarn init --client {agent}` again with the skarn you \
+         now have, or remove the skarn hook from this agent's settings."
+    );
+    format!(
+        "{} hook {agent}; s=$?; [ \"$s\" = 0 ] && exit 0; [ \"$s\" = 2 ] || \
+         printf '%s (exit %s)\\n' {} \"$s\" >&2; exit 2",
+        quote(exe),
+        quote(&msg)
+    )
+}
+
 /// Largest hook input read (a tool call is far smaller).
 const MAX_INPUT: u64 = 16 << 20;
 

@@ -1,0 +1,83 @@
+//! A configuration the user has not trusted (`skarn trust`, see
+//! `skarn_sandbox::trust`): a cloned repository's `skarn.toml` or one the
+//! agent wrote. Its servers still run, but never unconfined and never with
+//! more than the default server sandbox: `sandbox.enabled = false` becomes
+//! required, grants, a network wider than `deny` and limits above the
+//! defaults are dropped, variables copied from skarn's own environment
+//! (`from_env`) are not passed, an HTTP server may not reach private
+//! addresses. Narrowing settings stay.
+
+use skarn_sandbox::NetPolicy;
+use skarn_sandbox::policy::Limits;
+
+use super::{Config, EnvValue, ServerTransport};
+
+impl Config {
+    /// Drop what widens; one line per server changed, naming what was
+    /// ignored.
+    pub fn narrow_untrusted(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.gateway.workspace.take().is_some() {
+            notes.push("[gateway] workspace (the run tool works in the file's directory)".into());
+        }
+        for s in &mut self.servers {
+            let mut dropped: Vec<&str> = Vec::new();
+            match &mut s.transport {
+                ServerTransport::Stdio { env, sandbox, .. } => {
+                    if sandbox.enabled != Some(true) {
+                        if sandbox.enabled == Some(false) {
+                            dropped.push("sandbox.enabled = false");
+                        }
+                        sandbox.enabled = Some(true);
+                    }
+                    for (key, list) in [
+                        ("sandbox.read", &mut sandbox.read),
+                        ("sandbox.write", &mut sandbox.write),
+                        ("sandbox.exec", &mut sandbox.exec),
+                    ] {
+                        if !list.is_empty() {
+                            list.clear();
+                            dropped.push(key);
+                        }
+                    }
+                    if sandbox.net != NetPolicy::DenyAll {
+                        sandbox.net = NetPolicy::DenyAll;
+                        dropped.push("sandbox.net");
+                    }
+                    let d = Limits::default();
+                    for (key, v, max) in [
+                        ("sandbox.memory", &mut sandbox.memory_mb, d.memory_mb),
+                        ("sandbox.max_procs", &mut sandbox.max_procs, d.max_procs),
+                        (
+                            "sandbox.max_file_size",
+                            &mut sandbox.max_file_size_mb,
+                            d.max_file_size_mb,
+                        ),
+                    ] {
+                        if let (Some(n), Some(m)) = (*v, max)
+                            && (n == 0 || n > m)
+                        {
+                            *v = None;
+                            dropped.push(key);
+                        }
+                    }
+                    let before = env.len();
+                    env.retain(|_, v| !matches!(v, EnvValue::FromEnv(_)));
+                    if env.len() != before {
+                        dropped.push("env from_env");
+                    }
+                }
+                ServerTransport::Http { allow_private, .. } => {
+                    if *allow_private {
+                        *allow_private = false;
+                        dropped.push("allow_private");
+                    }
+                }
+            }
+            if !dropped.is_empty() {
+                notes.push(format!("[servers.{}]: {}", s.alias, dropped.join(", ")));
+            }
+        }
+        notes
+    }
+}
