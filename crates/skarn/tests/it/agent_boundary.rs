@@ -42,6 +42,11 @@ fn installed(client: &str, proj: &Path, home: &Path) -> (String, String) {
     match client {
         "claude-code" => {
             let v = json_file(&proj.join(".claude/settings.json"));
+            let m = s(&v["hooks"]["PreToolUse"][0]["matcher"]);
+            assert!(
+                m.contains("Bash") && m.contains("Write") && m.contains("Edit"),
+                "{m}"
+            );
             (
                 s(&v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]),
                 claude,
@@ -341,7 +346,94 @@ fn serve_never_runs_an_untrusted_files_server_unconfined() {
     }
     let _ = child.kill();
     let _ = child.wait();
+    assert!(!outside.join("marker").exists(), "{seen}");
     assert!(seen.contains("not trusted"), "{seen}");
     assert!(seen.contains("sandbox.enabled = false"), "{seen}");
-    assert!(!outside.join("marker").exists(), "{seen}");
+}
+
+/// Issue 24 item 6: the agent's own file tools (outside any sandbox) may
+/// not write skarn's configuration, the agent's settings and hooks, or the
+/// persistence paths `skarn run` protects: the hook answers `deny` (Claude
+/// Code) or `decision: deny` (Gemini CLI) with the reason, and leaves other
+/// files to the agent's own rules.
+#[test]
+fn the_agents_file_tools_cannot_write_its_boundary() {
+    let t = TempDir::new("hook_files");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    // A link with an innocent name leading into the settings.
+    std::os::unix::fs::symlink(ws.join(".claude/settings.json"), ws.join("notes.md")).unwrap();
+    let hook = |agent: &str, input: Value| {
+        run_hook(
+            &format!("{} hook {agent}", exe().display()),
+            &input.to_string(),
+            &home,
+            &ws,
+        )
+    };
+    let claude = |tool: &str, key: &str, path: &Path| {
+        json!({"hook_event_name": "PreToolUse", "tool_name": tool, "cwd": ws,
+               "tool_input": {key: path, "content": "{\"hooks\": {}}",
+                              "old_string": "a", "new_string": "b"}})
+    };
+    for (tool, key, path) in [
+        ("Edit", "file_path", ws.join(".claude/settings.json")),
+        ("Write", "file_path", ws.join("skarn.toml")),
+        ("Write", "file_path", ws.join("notes.md")),
+        ("MultiEdit", "file_path", ws.join(".mcp.json")),
+        ("Write", "file_path", ws.join(".git/hooks/pre-commit")),
+        (
+            "NotebookEdit",
+            "notebook_path",
+            ws.join(".vscode/tasks.json"),
+        ),
+        ("Write", "file_path", home.join(".claude/settings.json")),
+        (
+            "Write",
+            "file_path",
+            home.join(".config/systemd/user/a.service"),
+        ),
+        (
+            "Write",
+            "file_path",
+            home.join(".local/state/skarn/trusted"),
+        ),
+    ] {
+        let o = hook("claude-code", claude(tool, key, &path));
+        assert_eq!(code(&o), 0, "{tool} {path:?}: {o:?}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        let h = &v["hookSpecificOutput"];
+        assert_eq!(h["permissionDecision"], "deny", "{tool} {path:?}: {v}");
+        assert!(
+            h["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("refused"),
+            "{v}"
+        );
+    }
+    let o = hook(
+        "claude-code",
+        claude("Write", "file_path", &ws.join("src/main.rs")),
+    );
+    assert_eq!((code(&o), out(&o).as_str()), (0, ""), "{o:?}");
+    // Gemini CLI's file tools.
+    let gemini = |tool: &str, path: &Path| {
+        json!({"hook_event_name": "BeforeTool", "tool_name": tool, "cwd": ws,
+               "tool_input": {"file_path": path, "content": "x"}})
+    };
+    let o = hook("gemini-cli", gemini("write_file", &ws.join("skarn.toml")));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["decision"], "deny", "{v}");
+    let o = hook("gemini-cli", gemini("replace", &ws.join("lib.py")));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v, json!({}));
+    // The guard is configurable (on by default).
+    let o = run_hook(
+        &format!("{} hook claude-code --no-file-guard", exe().display()),
+        &claude("Write", "file_path", &ws.join("skarn.toml")).to_string(),
+        &home,
+        &ws,
+    );
+    assert_eq!((code(&o), out(&o).as_str()), (0, ""), "{o:?}");
 }

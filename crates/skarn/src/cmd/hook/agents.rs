@@ -120,6 +120,40 @@ fn may_fail_open(ws: &str) -> bool {
     }
 }
 
+/// File-writing tools (Claude Code, VS Code's Claude-format hooks, Gemini
+/// CLI) whose target the hook judges.
+const FILE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+];
+
+/// Why this file tool call must not run (`None`: not the hook's to refuse,
+/// or the guard is off). A call without a path string is malformed.
+fn file_refusal(input: &Value, tool: &str, ws: &str, ctx: &Ctx) -> anyhow::Result<Option<String>> {
+    if !ctx.settings.guard_files {
+        return Ok(None);
+    }
+    object(input, "tool_input")?;
+    let path = super::files::target(&input["tool_input"])
+        .with_context(|| format!("{tool}: tool_input names no file path"))?;
+    let cwd = input
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|c| c.starts_with('/'))
+        .unwrap_or(ws);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    Ok(
+        super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
+            .map(|why| super::files::reason(tool, &why)),
+    )
+}
+
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
 fn unsandboxed_reason(p: &str) -> String {
@@ -139,6 +173,17 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if FILE_TOOLS.contains(&tool) {
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        return Ok(match file_refusal(input, tool, &ws, ctx)? {
+            Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})),
+            None => Answer::Nothing,
+        });
+    }
     if tool != shell_tool {
         return Ok(Answer::Nothing);
     }
@@ -189,6 +234,13 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         bail!("skarn hook gemini-cli handles BeforeTool, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if FILE_TOOLS.contains(&tool) {
+        let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
+        return Ok(Answer::Json(match file_refusal(input, tool, &ws, ctx)? {
+            Some(why) => json!({ "decision": "deny", "reason": why }),
+            None => json!({}),
+        }));
+    }
     if tool != "run_shell_command" {
         return Ok(Answer::Json(json!({})));
     }

@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod files;
 mod settings;
 mod shell;
 
@@ -107,6 +108,11 @@ pub struct Args {
     /// Ignore ~/.config/skarn/config.toml's [hook] section.
     #[arg(long)]
     pub no_config: bool,
+    /// Let the agent's file tools (Write, Edit, ...) write skarn's
+    /// configuration, agent settings and persistence paths (default: those
+    /// writes are refused; also [hook] guard_files = false).
+    #[arg(long)]
+    pub no_file_guard: bool,
 }
 
 /// What the hook tells the agent.
@@ -155,7 +161,10 @@ fn answer(args: &Args) -> anyhow::Result<Answer> {
         .flatten()
         .filter(|h| h.is_absolute())
         .map(|h| h.join(".config/skarn/config.toml"));
-    let settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
+    let mut settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
+    if args.no_file_guard {
+        settings.guard_files = false;
+    }
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_INPUT)
