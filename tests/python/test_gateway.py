@@ -234,7 +234,8 @@ def test_shell_tool_runs_confined(tmp_path, transport):
     outside.mkdir()
     for d in (tmp_path, ws, outside):
         d.chmod(0o777)
-    cfg = tmp_path / "skarn.toml"
+    # The run tool's workspace is the configuration's directory.
+    cfg = ws / "skarn.toml"
     cfg.write_text("[gateway]\nshell = true\n")
     escape = outside / "escaped"
 

@@ -160,7 +160,7 @@ impl Drop for GatewayHandle {
 pub fn bridge_from_config(
     path: &Path,
 ) -> Result<(Arc<dyn ToolBridge>, GatewayHandle), GatewayError> {
-    let config = Config::load(path)?;
+    let config = load_checked(path)?;
     let handle = GatewayHandle::start(config)?;
     Ok((handle.bridge(), handle))
 }
@@ -170,7 +170,7 @@ pub fn bridge_from_config(
 /// its health (ready, failed, crashed or disabled), cause and tool count. Every child is stopped before it
 /// returns.
 pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
-    let config = Config::load(path)?;
+    let config = load_checked(path)?;
     let handle = GatewayHandle::start(config)?;
     // Servers start a few at a time (one per core): wait for every one,
     // each bounded by its own start timeout.
@@ -178,4 +178,13 @@ pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
         rt.block_on(handle.gw.wait_for_starts());
     }
     Ok(handle.gateway().health())
+}
+
+/// `path` loaded, narrowed when untrusted (ADR 0065), the warning on stderr.
+fn load_checked(path: &Path) -> Result<Config, GatewayError> {
+    let (config, warning) = Config::load_checked(path)?;
+    if let Some(w) = warning {
+        eprintln!("skarn: warning: {w}");
+    }
+    Ok(config)
 }

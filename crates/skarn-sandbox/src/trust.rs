@@ -38,10 +38,18 @@ pub fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The path a file is recorded under: links resolved (a link planted in
-/// place of a trusted file does not borrow its trust), else as given.
+/// The path a file is recorded under: its directory with links resolved,
+/// and its own name. A link is not followed: a `skarn.toml` that is a
+/// link to a trusted file elsewhere does not borrow its trust (its
+/// relative paths would resolve against another directory).
 pub fn identity(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| crate::config::normalize(path))
+    let p = crate::config::normalize(&std::path::absolute(path).unwrap_or_else(|_| path.into()));
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|d| d.join(name))
+            .unwrap_or(p.clone()),
+        _ => p,
+    }
 }
 
 /// The trusted (digest, path) pairs.
@@ -159,11 +167,14 @@ mod tests {
         assert!(!s.trusts(&t.path().join("other.toml"), &text), "other path");
         #[cfg(unix)]
         {
-            // A link to the trusted file is the same file; a link put in its
-            // place elsewhere is not another trusted path.
+            // A link to the trusted file elsewhere does not borrow its
+            // trust; a linked directory leading to it is the same file.
             let l = t.path().join("link.toml");
             std::os::unix::fs::symlink(&f, &l).unwrap();
-            assert!(s.trusts(&l, &text));
+            assert!(!s.trusts(&l, &text));
+            let d = t.path().join("dirlink");
+            std::os::unix::fs::symlink(t.path(), &d).unwrap();
+            assert!(s.trusts(&d.join("skarn.toml"), &text));
         }
         assert!(TrustStore::revoke(&store, &f).unwrap());
         assert!(!TrustStore::load(&store).trusts(&f, &text));

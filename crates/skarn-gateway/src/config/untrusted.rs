@@ -13,6 +13,38 @@ use skarn_sandbox::policy::Limits;
 use super::{Config, EnvValue, ServerTransport};
 
 impl Config {
+    /// Load `path` as `skarn serve`, `skarn exec --config` and `skarn
+    /// doctor` use it: when the user has not trusted its exact content
+    /// (`skarn trust`, `$HOME`'s record), narrowed, with one warning text
+    /// naming what was ignored.
+    pub fn load_checked(
+        path: &std::path::Path,
+    ) -> Result<(Config, Option<String>), super::ConfigError> {
+        let (mut cfg, text) = Config::load_text(path)?;
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if skarn_sandbox::trust::TrustStore::for_home(home.as_deref()).trusts(path, text.as_bytes())
+        {
+            return Ok((cfg, None));
+        }
+        let notes = cfg.narrow_untrusted();
+        if notes.is_empty() {
+            return Ok((cfg, None));
+        }
+        let mut w = format!(
+            "{} is not trusted: these settings are ignored until you check it and run \
+             `skarn trust {}`:",
+            path.display(),
+            path.display()
+        );
+        for n in notes {
+            w.push_str("\n  ");
+            w.push_str(&n);
+        }
+        Ok((cfg, Some(w)))
+    }
+
     /// Drop what widens; one line per server changed, naming what was
     /// ignored.
     pub fn narrow_untrusted(&mut self) -> Vec<String> {
@@ -20,10 +52,25 @@ impl Config {
         if self.gateway.workspace.take().is_some() {
             notes.push("[gateway] workspace (the run tool works in the file's directory)".into());
         }
+        let dir = self
+            .path
+            .as_ref()
+            .and_then(|p| std::path::absolute(p).ok())
+            .and_then(|p| p.parent().and_then(|d| std::fs::canonicalize(d).ok()));
         for s in &mut self.servers {
             let mut dropped: Vec<&str> = Vec::new();
             match &mut s.transport {
-                ServerTransport::Stdio { env, sandbox, .. } => {
+                ServerTransport::Stdio {
+                    env, sandbox, cwd, ..
+                } => {
+                    // Its working directory is readable to it: only inside
+                    // the file's own directory.
+                    if let (Some(c), Some(d)) = (cwd.as_ref(), &dir)
+                        && !std::fs::canonicalize(c).is_ok_and(|c| c.starts_with(d))
+                    {
+                        *cwd = None;
+                        dropped.push("cwd outside the file's directory");
+                    }
                     if sandbox.enabled != Some(true) {
                         if sandbox.enabled == Some(false) {
                             dropped.push("sandbox.enabled = false");

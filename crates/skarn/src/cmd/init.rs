@@ -183,7 +183,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
             starter = Some(t);
         }
     }
-    let adopt = if starter.is_none() && args.http.is_none() && config.is_file() {
+    let adopt = if starter.is_none() && args.http.is_none() && !args.hook_only && config.is_file() {
         adopt(&config, args)?
     } else {
         None

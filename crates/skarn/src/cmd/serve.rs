@@ -85,28 +85,17 @@ fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (mut config, text) = Config::load_text(&args.config).map_err(|e| {
+    let (mut config, warning) = Config::load_checked(&args.config).map_err(|e| {
         if !args.config.exists() {
             anyhow::anyhow!("{e} (create one with `skarn init`)")
         } else {
             anyhow::anyhow!("{e}")
         }
     })?;
-    if !super::trust::trusted(&args.config, &text) {
+    if let Some(w) = warning {
         // A cloned repository's or the agent's file: its servers run, but
         // never with more than the default server sandbox (ADR 0065).
-        let notes = config.narrow_untrusted();
-        if !notes.is_empty() {
-            eprintln!(
-                "skarn: warning: {} is not trusted: these settings are ignored until you check \
-                 it and run `skarn trust {}`:",
-                args.config.display(),
-                args.config.display()
-            );
-            for n in notes {
-                eprintln!("skarn:   {n}");
-            }
-        }
+        eprintln!("skarn: warning: {w}");
     }
     if let Some(i) = args.isolation {
         config.gateway.isolation = i;
