@@ -103,6 +103,16 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
     candidates.extend(resolved(&p));
     let mut bases = vec![ws.to_path_buf()];
     bases.extend(std::fs::canonicalize(ws));
+    // The repository the file is in, whatever the hook took for the
+    // workspace (an agent started in a subdirectory).
+    for c in &candidates {
+        bases.extend(
+            c.ancestors()
+                .skip(1)
+                .find(|a| a.join(".git").exists())
+                .map(Path::to_path_buf),
+        );
+    }
     let homes: Vec<PathBuf> = home
         .into_iter()
         .flat_map(|h| {
@@ -214,6 +224,12 @@ mod tests {
         assert!(!no("src/main.rs"));
         assert!(!no("README.md"));
         assert!(!no("docs/claude.md"));
+        // The workspace taken from a subdirectory: the repository's root
+        // still counts.
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let sub = t.dir("ws/sub");
+        let git_hook = ws.join(".git/hooks/post-checkout").display().to_string();
+        assert!(refusal(&git_hook, &sub, &sub, Some(&home)).is_some());
         #[cfg(unix)]
         {
             std::fs::create_dir_all(ws.join(".claude")).unwrap();
