@@ -105,8 +105,8 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
             let sb = match sandbox.enabled {
                 Some(false) => "UNCONFINED (sandbox.enabled = false)".to_string(),
                 _ => format!(
-                    "sandboxed (net {:?}, {} read, {} write, {} exec grants)",
-                    sandbox.net,
+                    "sandboxed (net {}, {} read, {} write, {} exec grants)",
+                    sandbox.net.as_str(),
                     sandbox.read.len(),
                     sandbox.write.len(),
                     sandbox.exec.len()
