@@ -5,7 +5,9 @@
 //! required, grants, a network wider than `deny` and limits above the
 //! defaults are dropped, variables copied from skarn's own environment
 //! (`from_env`) are not passed, an HTTP server may not reach private
-//! addresses. Narrowing settings stay.
+//! addresses nor get a token from skarn's environment (`auth`), `execute`
+//! keeps its confined worker (`isolation = "in_process"` is ignored), and
+//! `[gateway] workspace` is ignored. Narrowing settings stay.
 
 use skarn_sandbox::NetPolicy;
 use skarn_sandbox::policy::Limits;
@@ -51,6 +53,12 @@ impl Config {
         let mut notes = Vec::new();
         if self.gateway.workspace.take().is_some() {
             notes.push("[gateway] workspace (the run tool works in the file's directory)".into());
+        }
+        if self.gateway.isolation == skarn_worker::Isolation::InProcess {
+            // In-process drops the confined worker, one of execute's two
+            // layers.
+            self.gateway.isolation = skarn_worker::Isolation::Auto;
+            notes.push("[gateway] isolation = \"in_process\" (auto is used)".into());
         }
         let dir = self
             .path
@@ -114,10 +122,19 @@ impl Config {
                         dropped.push("env from_env");
                     }
                 }
-                ServerTransport::Http { allow_private, .. } => {
+                ServerTransport::Http {
+                    allow_private,
+                    auth,
+                    ..
+                } => {
                     if *allow_private {
                         *allow_private = false;
                         dropped.push("allow_private");
+                    }
+                    // A token from skarn's environment, sent to a URL the
+                    // file chose.
+                    if auth.take().is_some() {
+                        dropped.push("auth (bearer_env)");
                     }
                 }
             }
@@ -126,5 +143,60 @@ impl Config {
             }
         }
         notes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_that_widens_is_dropped() {
+        let text = r#"
+[gateway]
+workspace = "/"
+isolation = "in_process"
+[servers.a]
+command = "sh"
+env = { T = { from_env = "SECRET" }, L = "x" }
+[servers.a.sandbox]
+enabled = false
+write = ["/out"]
+net = "all"
+memory = "900G"
+[servers.h]
+url = "https://h.example/mcp"
+auth = { bearer_env = "GH_TOKEN" }
+allow_private = true
+"#;
+        let mut c = Config::parse(text, "skarn.toml").unwrap();
+        let notes = c.narrow_untrusted().join("\n");
+        for w in [
+            "workspace",
+            "in_process",
+            "sandbox.enabled",
+            "sandbox.write",
+            "sandbox.net",
+        ] {
+            assert!(notes.contains(w), "{w}: {notes}");
+        }
+        assert!(c.gateway.workspace.is_none());
+        assert_eq!(c.gateway.isolation, skarn_worker::Isolation::Auto);
+        let ServerTransport::Stdio { env, sandbox, .. } = &c.servers[0].transport else {
+            panic!()
+        };
+        assert_eq!(sandbox.enabled, Some(true));
+        assert!(sandbox.write.is_empty() && sandbox.net == NetPolicy::DenyAll);
+        assert_eq!(sandbox.memory_mb, None);
+        assert_eq!(env.len(), 1, "the literal stays");
+        let ServerTransport::Http {
+            auth,
+            allow_private,
+            ..
+        } = &c.servers[1].transport
+        else {
+            panic!()
+        };
+        assert!(auth.is_none() && !allow_private);
     }
 }
