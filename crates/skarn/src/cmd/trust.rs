@@ -147,6 +147,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !meta.is_file() {
         anyhow::bail!("{} is not a regular file", args.file.display());
     }
+    // A policy file is a few kilobytes; this bounds what is read and shown.
+    const MAX_FILE: u64 = 1 << 20;
+    if meta.len() > MAX_FILE {
+        anyhow::bail!(
+            "{} is larger than 1 MiB: not a skarn.toml",
+            args.file.display()
+        );
+    }
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let lines = widening(&args.file, &text)?;
