@@ -10,7 +10,10 @@
 //!   `.windsurf`, and their user-level files);
 //! - the persistence paths `skarn run` protects in the workspace
 //!   (`skarn_sandbox::persistence`), and their like in the home (shell
-//!   start-up files, systemd user units, autostart entries, ...).
+//!   start-up files, systemd user units, autostart entries, `~/.local/bin`,
+//!   ...);
+//! - the skarn program's own directory (a script written over it would
+//!   switch the hook off) and every directory on `PATH`.
 //!
 //! Paths are judged as written and as they resolve (links followed), so a
 //! link named `notes.txt` that leads to `.claude/settings.json` is refused.
@@ -39,6 +42,9 @@ const HOME_AGENT: &[&str] = &[
 /// Files and directories in the home whose contents a host program runs
 /// (or trusts) later on its own.
 const HOME_PERSIST: &[&str] = &[
+    ".local/bin",
+    ".cargo/bin",
+    "bin",
     ".config/skarn",
     ".local/state/skarn",
     ".config/systemd",
@@ -123,7 +129,33 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         })
         .filter(|h| h.is_absolute())
         .collect();
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| std::fs::canonicalize(e).ok())
+        .and_then(|e| e.parent().map(Path::to_path_buf));
+    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .flat_map(|d| [std::fs::canonicalize(&d).unwrap_or_default(), d])
+        .filter(|d| d.is_absolute())
+        .collect();
     for c in &candidates {
+        let dir = c.parent().unwrap_or(c);
+        if exe_dir.as_deref() == Some(dir) {
+            return Some(format!(
+                "{} is next to the skarn program the hook runs: replacing it would switch \
+                 the hook off",
+                c.display()
+            ));
+        }
+        if path_dirs.iter().any(|d| d == dir) {
+            return Some(format!(
+                "{} is in a directory on PATH: the host runs programs from it",
+                c.display()
+            ));
+        }
         if c.file_name().is_some_and(|n| n == "skarn.toml") {
             return Some(format!(
                 "{} is skarn's sandbox configuration: only the user changes it",
@@ -224,6 +256,10 @@ mod tests {
         assert!(!no("src/main.rs"));
         assert!(!no("README.md"));
         assert!(!no("docs/claude.md"));
+        // The skarn program (and its directory), PATH directories.
+        let exe = std::env::current_exe().unwrap();
+        assert!(no(&exe.display().to_string()));
+        assert!(no(&home.join(".local/bin/skarn").display().to_string()));
         // The workspace taken from a subdirectory: the repository's root
         // still counts.
         std::fs::create_dir_all(ws.join(".git")).unwrap();
