@@ -398,6 +398,10 @@ fn the_agents_file_tools_cannot_write_its_boundary() {
             "file_path",
             home.join(".local/state/skarn/trusted"),
         ),
+        // A script written over the program the hook runs would answer
+        // "nothing to say" for every command.
+        ("Write", "file_path", exe()),
+        ("Write", "file_path", home.join(".local/bin/git")),
     ] {
         let o = hook("claude-code", claude(tool, key, &path));
         assert_eq!(code(&o), 0, "{tool} {path:?}: {o:?}");
