@@ -82,8 +82,11 @@ Reads the agent's hook JSON on stdin and answers on stdout. Exit status: 0 \
 answered (or not our call); 2 malformed input or internal error, reason on \
 stderr (the agent then blocks the command; it never runs unconfined because \
 of the hook). Config: [hook] in ~/.config/skarn/config.toml (decision, \
-unsandboxed); the command itself runs with the [run] policy of \
-~/.config/skarn/config.toml and <workspace>/skarn.toml. Docs: docs/hook.md.")]
+unsandboxed, guard_files); the command itself runs with the [run] policy of \
+~/.config/skarn/config.toml and <workspace>/skarn.toml (which only narrows \
+until `skarn trust`). File tools (Write, Edit, ...): writes to skarn's \
+configuration, agent settings and persistence paths are denied. Docs: \
+docs/hook.md.")]
 pub struct Args {
     /// Which agent's hook contract to speak.
     #[arg(value_enum)]
