@@ -2,12 +2,14 @@
 and Streamable HTTP, with the example server and the reference
 `@modelcontextprotocol/server-everything` as downstreams."""
 
+import subprocess
+
 import anyio
 import httpx2
 import pytest
 from mcp.shared.exceptions import MCPError as McpError
 
-from conftest import engine_ready, run, session_for, text_of, wait_ready, write_config
+from conftest import SKARN, engine_ready, run, session_for, text_of, wait_ready, write_config
 
 
 def test_initialize_list_tools_and_instructions(tmp_path, transport):
@@ -207,10 +209,16 @@ def test_http_needs_the_bearer_token(tmp_path):
             assert c.post(url, json=body, headers=good).status_code == 200
 
 
-def test_isolation_setting_is_honoured_and_reported(tmp_path):
+def test_isolation_setting_is_honoured_and_reported(tmp_path, monkeypatch):
     cfg = write_config(tmp_path, extra="")
     text = cfg.read_text().replace("[gateway]\n", '[gateway]\nisolation = "in_process"\n', 1)
     cfg.write_text(text)
+    # `in_process` drops execute's confined worker: only a configuration
+    # the user trusted may ask for it (`skarn trust`, ADR 0065).
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    subprocess.run([SKARN, "trust", str(cfg)], check=True, capture_output=True)
 
     async def main():
         async with session_for("stdio", cfg) as s:
@@ -234,7 +242,8 @@ def test_shell_tool_runs_confined(tmp_path, transport):
     outside.mkdir()
     for d in (tmp_path, ws, outside):
         d.chmod(0o777)
-    cfg = tmp_path / "skarn.toml"
+    # The run tool's workspace is the configuration's directory.
+    cfg = ws / "skarn.toml"
     cfg.write_text("[gateway]\nshell = true\n")
     escape = outside / "escaped"
 

@@ -82,9 +82,14 @@ impl Downstream {
                             sandbox,
                             &self.sandbox.mode(),
                         );
+                        // Advice to loosen the sandbox is the user's to
+                        // read (the log), not the model's (the cause).
+                        if !hint.is_empty() {
+                            tracing::warn!(server = %self.cfg.alias, "failed to start{hint}");
+                        }
                         return Err(match last {
-                            Some(l) => format!("{} (stderr: {l}){hint}", short(e)),
-                            None => format!("{}{hint}", short(e)),
+                            Some(l) => format!("{} (stderr: {l})", short(e)),
+                            None => short(e).to_string(),
                         });
                     }
                 }

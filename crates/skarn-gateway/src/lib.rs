@@ -160,7 +160,18 @@ impl Drop for GatewayHandle {
 pub fn bridge_from_config(
     path: &Path,
 ) -> Result<(Arc<dyn ToolBridge>, GatewayHandle), GatewayError> {
-    let config = Config::load(path)?;
+    bridge_from(Config::load(path)?)
+}
+
+/// [`bridge_from_config`] as `skarn exec` uses it: a file the user has not
+/// trusted is narrowed first (ADR 0065), the warning on stderr.
+pub fn bridge_from_checked_config(
+    path: &Path,
+) -> Result<(Arc<dyn ToolBridge>, GatewayHandle), GatewayError> {
+    bridge_from(load_checked(path)?)
+}
+
+fn bridge_from(config: Config) -> Result<(Arc<dyn ToolBridge>, GatewayHandle), GatewayError> {
     let handle = GatewayHandle::start(config)?;
     Ok((handle.bridge(), handle))
 }
@@ -170,7 +181,16 @@ pub fn bridge_from_config(
 /// its health (ready, failed, crashed or disabled), cause and tool count. Every child is stopped before it
 /// returns.
 pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
-    let config = Config::load(path)?;
+    health_of(Config::load(path)?)
+}
+
+/// [`health_report`] as `skarn doctor` uses it: a file the user has not
+/// trusted is narrowed first (ADR 0065), the warning on stderr.
+pub fn health_report_checked(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
+    health_of(load_checked(path)?)
+}
+
+fn health_of(config: Config) -> Result<Vec<ServerHealth>, GatewayError> {
     let handle = GatewayHandle::start(config)?;
     // Servers start a few at a time (one per core): wait for every one,
     // each bounded by its own start timeout.
@@ -178,4 +198,13 @@ pub fn health_report(path: &Path) -> Result<Vec<ServerHealth>, GatewayError> {
         rt.block_on(handle.gw.wait_for_starts());
     }
     Ok(handle.gateway().health())
+}
+
+/// `path` loaded, narrowed when untrusted (ADR 0065), the warning on stderr.
+fn load_checked(path: &Path) -> Result<Config, GatewayError> {
+    let (config, warning) = Config::load_checked(path)?;
+    if let Some(w) = warning {
+        eprintln!("skarn: warning: {w}");
+    }
+    Ok(config)
 }

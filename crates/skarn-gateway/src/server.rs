@@ -330,7 +330,7 @@ impl ServerHandler for GatewayServer {
             "read_tool_docs" => self.read_tool_docs(&args).await,
             "execute" => self.execute(&args, caller).await,
             crate::shell_tool::NAME if self.gw.config.gateway.shell => {
-                crate::shell_tool::call(&args).await
+                crate::shell_tool::call(&args, &self.gw.config).await
             }
             other if self.gw.config.gateway.passthrough => {
                 match self.passthrough(other, args, caller).await {

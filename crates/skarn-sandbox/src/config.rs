@@ -165,6 +165,11 @@ impl RunConfig {
                 });
             }
         };
+        RunConfig::parse(text, path, base).map(Some)
+    }
+
+    /// Parse `text`, read from `path`.
+    pub fn parse(text: String, path: &Path, base: &Path) -> Result<RunConfig, ConfigError> {
         let shape: FileShape = toml::from_str(&text).map_err(|e| {
             let (line, column) = e.span().map_or((1, 1), |s| line_col(&text, s.start));
             ConfigError::At {
@@ -174,12 +179,12 @@ impl RunConfig {
                 msg: e.message().to_string(),
             }
         })?;
-        Ok(Some(RunConfig {
+        Ok(RunConfig {
             path: path.to_path_buf(),
             base: base.to_path_buf(),
             run: shape.run.unwrap_or_default(),
             text,
-        }))
+        })
     }
 
     /// `file:line:column` of a spanned value.

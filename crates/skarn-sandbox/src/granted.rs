@@ -58,7 +58,7 @@ pub fn log_path(home: Option<&Path>) -> Option<PathBuf> {
     Some(home?.join(".local/state/skarn/granted-dirs"))
 }
 
-fn escape(p: &Path) -> Vec<u8> {
+pub(crate) fn escape(p: &Path) -> Vec<u8> {
     let mut out = Vec::new();
     for &b in p.as_os_str().as_encoded_bytes() {
         match b {
@@ -71,7 +71,7 @@ fn escape(p: &Path) -> Vec<u8> {
 }
 
 #[cfg(unix)]
-fn unescape(s: &[u8]) -> PathBuf {
+pub(crate) fn unescape(s: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
     let mut out = Vec::with_capacity(s.len());
     let mut i = 0;
@@ -95,7 +95,7 @@ fn unescape(s: &[u8]) -> PathBuf {
 }
 
 #[cfg(not(unix))]
-fn unescape(s: &[u8]) -> PathBuf {
+pub(crate) fn unescape(s: &[u8]) -> PathBuf {
     PathBuf::from(
         String::from_utf8_lossy(s)
             .replace("\\n", "\n")
@@ -212,7 +212,7 @@ impl GrantLog {
 }
 
 #[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
@@ -221,7 +221,7 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 

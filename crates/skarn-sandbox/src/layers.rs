@@ -14,6 +14,7 @@ use crate::config::{ConfigError, RunConfig};
 use crate::granted::GrantLog;
 use crate::policy::{Grant, HostList, NetPolicy, split_list};
 use crate::presets;
+use crate::trust::TrustStore;
 
 /// A value and the layer that set it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,13 +238,17 @@ impl Layer {
 
     /// The user's config file (`~/.config/skarn/config.toml`), then the
     /// workspace's `skarn.toml`, as layers (absent files give none), and
-    /// notes. A workspace file that earlier sandboxed runs could have
-    /// written (`granted`: see [`crate::granted`]) is not used, and a note
-    /// says why.
+    /// notes. The workspace file may come from a cloned repository or the
+    /// agent itself: unless `trust` holds its exact content (`skarn
+    /// trust`), only its narrowing settings apply ([`crate::untrusted`])
+    /// and a note names the ones ignored. A file that earlier sandboxed
+    /// runs could have written (`granted`: see [`crate::granted`]) is
+    /// treated the same way, with a note saying why.
     pub fn config_files(
         workspace: &Path,
         home: Option<&Path>,
         granted: &GrantLog,
+        trust: &TrustStore,
     ) -> Result<(Vec<Layer>, Vec<String>), ConfigError> {
         let mut out = Vec::new();
         let mut notes = Vec::new();
@@ -253,25 +258,44 @@ impl Layer {
             out.push(Layer::from_config(&c, home)?);
         }
         let file = workspace.join("skarn.toml");
-        match granted.writable_by_earlier_runs(&file) {
-            Some(root) if file.exists() => notes.push(format!(
-                "warning: {} is not used: it lies inside {}, which an earlier sandboxed run \
-                 could write, so a command may have put it there; move these settings to \
-                 {}/skarn.toml or pass them as flags (the record of such directories: {})",
+        let Some(c) = RunConfig::load(&file, workspace)? else {
+            return Ok((out, notes));
+        };
+        let layer = Layer::from_config(&c, home)?;
+        if trust.trusts(&file, c.text.as_bytes()) {
+            out.push(layer);
+            return Ok((out, notes));
+        }
+        let (narrowed, dropped) = crate::untrusted::narrow(layer, &out);
+        out.push(narrowed);
+        if let Some(root) = granted.writable_by_earlier_runs(&file) {
+            notes.push(format!(
+                "warning: {}: its settings that widen the sandbox are not used: it lies inside \
+                 {}, which an earlier sandboxed run could write, so a command may have put it \
+                 there (the record of such directories: {}); check it and run `skarn trust {}` \
+                 to use it",
                 file.display(),
-                root.display(),
                 root.display(),
                 granted
                     .file
                     .as_deref()
-                    .map_or_else(|| "none".into(), |f| f.display().to_string())
-            )),
-            _ => {
-                if let Some(c) = RunConfig::load(&file, workspace)? {
-                    out.push(Layer::from_config(&c, home)?);
-                }
-            }
+                    .map_or_else(|| "none".into(), |f| f.display().to_string()),
+                file.display(),
+            ));
+        } else if !dropped.is_empty() {
+            notes.push(untrusted_note(&file, &dropped));
         }
         Ok((out, notes))
     }
+}
+
+/// The note for an untrusted file whose widening settings were ignored.
+pub fn untrusted_note(file: &Path, dropped: &[String]) -> String {
+    format!(
+        "warning: {} is not trusted: its settings that widen the sandbox ({}) are ignored \
+         (narrowing ones apply); if you wrote it, check it and run `skarn trust {}`",
+        file.display(),
+        dropped.join(", "),
+        file.display()
+    )
 }

@@ -118,6 +118,8 @@ pub mod staging;
 pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;
+pub mod trust;
+pub mod untrusted;
 pub mod windows;
 pub mod workspace;
 

@@ -34,6 +34,8 @@ pub enum Command {
     Init(cmd::init::Args),
     /// Pre-tool-use hook for AI agents: run their shell commands under skarn run.
     Hook(cmd::hook::Args),
+    /// Trust a workspace skarn.toml's exact content, so it may widen the sandbox.
+    Trust(cmd::trust::Args),
     /// Compress captured command output for an agent, losing no diagnostic.
     Compress(cmd::compress::Args),
     /// Print the full raw output saved under a compression handle.
@@ -52,6 +54,7 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => cmd::serve::run(a),
         Command::Init(a) => cmd::init::run(a),
         Command::Hook(a) => cmd::hook::run(a),
+        Command::Trust(a) => cmd::trust::run(a),
         Command::Compress(a) => cmd::compress::run(a),
         Command::Recall(a) => cmd::recall::run(a),
         Command::Completions(a) => cmd::completions::run(a),

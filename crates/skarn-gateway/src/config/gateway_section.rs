@@ -23,6 +23,10 @@ pub struct GatewayConfig {
     /// Offer a `run` tool: a shell command confined by `skarn run` with
     /// compressed output (default false).
     pub shell: bool,
+    /// The `run` tool's workspace: relative to the file's directory;
+    /// default the file's directory. A call's `cwd` may only move inside
+    /// it. Only a trusted file may set it (`skarn trust`).
+    pub workspace: Option<std::path::PathBuf>,
     /// Limits for each `execute` (`[gateway.limits]`, see `limits.rs`).
     #[serde(deserialize_with = "crate::limits::deserialize")]
     pub limits: Limits,
@@ -86,6 +90,7 @@ impl Default for GatewayConfig {
             worker_pool: skarn_worker::DEFAULT_WARM,
             max_concurrent_executes: 8,
             shell: false,
+            workspace: None,
             limits: Limits::default(),
             start_timeout: 30.0,
             call_timeout: 60.0,

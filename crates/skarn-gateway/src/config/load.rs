@@ -52,6 +52,12 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl Config {
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        Config::load_text(path).map(|(c, _)| c)
+    }
+
+    /// Read and validate `path`; also the text read (to check the user's
+    /// trust in exactly what was parsed).
+    pub fn load_text(path: &Path) -> Result<(Config, String), ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: path.display().to_string(),
             line: 0,
@@ -62,6 +68,11 @@ impl Config {
         cfg.path = Some(path.to_path_buf());
         // Relative working directories are relative to the file.
         let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(w) = &mut cfg.gateway.workspace
+            && w.is_relative()
+        {
+            *w = std::path::absolute(base.join(&*w)).unwrap_or_else(|_| base.join(&*w));
+        }
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute());
@@ -76,7 +87,7 @@ impl Config {
                 sandbox.resolve_paths(&abs_base, home.as_deref());
             }
         }
-        Ok(cfg)
+        Ok((cfg, text))
     }
 
     /// Parse and validate `text`; `file` names it in errors.

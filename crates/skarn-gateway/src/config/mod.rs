@@ -13,6 +13,7 @@ mod load;
 mod server_table;
 #[cfg(test)]
 mod tests;
+mod untrusted;
 
 use std::fmt;
 use std::path::PathBuf;

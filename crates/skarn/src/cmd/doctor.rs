@@ -135,7 +135,7 @@ fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::Server
     if !args.config.exists() {
         anyhow::bail!("{}: no such configuration file", args.config.display());
     }
-    Ok(Some(skarn_gateway::health_report(&args.config)?))
+    Ok(Some(skarn_gateway::health_report_checked(&args.config)?))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

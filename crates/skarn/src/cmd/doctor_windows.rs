@@ -50,7 +50,7 @@ fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::Server
     if !args.config.exists() {
         bail!("{}: no such configuration file", args.config.display());
     }
-    Ok(Some(skarn_gateway::health_report(&args.config)?))
+    Ok(Some(skarn_gateway::health_report_checked(&args.config)?))
 }
 
 /// What Code Mode does on Windows.

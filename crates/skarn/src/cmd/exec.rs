@@ -153,7 +153,7 @@ pub fn build_bridge(
             if !path.exists() {
                 bail!("{}: no such configuration file", path.display());
             }
-            let (bridge, handle) = skarn_gateway::bridge_from_config(path)?;
+            let (bridge, handle) = skarn_gateway::bridge_from_checked_config(path)?;
             Ok((bridge, Some(handle)))
         }
     }

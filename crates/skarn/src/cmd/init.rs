@@ -65,6 +65,13 @@ pub struct Args {
     #[arg(long, requires = "client")]
     pub hook_only: bool,
 
+    /// Adopt an existing skarn.toml that widens the sandbox or starts
+    /// servers (shown on stderr): records that its exact content is
+    /// trusted, as `skarn trust` does. Without it, `init` refuses such a
+    /// file it did not write.
+    #[arg(long, requires = "client")]
+    pub trust_config: bool,
+
     /// Point the client at a running `skarn serve --http` instead of
     /// starting skarn itself: a URL (http://127.0.0.1:8931/mcp), HOST:PORT or
     /// PORT. The bearer token is read from --token-env by the client, never
@@ -176,6 +183,11 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
             starter = Some(t);
         }
     }
+    let adopt = if starter.is_none() && args.http.is_none() && !args.hook_only && config.is_file() {
+        adopt(&config, args)?
+    } else {
+        None
+    };
     if args.user && matches!(client, Client::Codex | Client::Windsurf) {
         eprintln!("skarn: this client has user-level configuration only");
     }
@@ -232,6 +244,14 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let stamp = utc_stamp();
+    if let Some(text) = &adopt {
+        let store = super::trust::record(&config, text)?;
+        eprintln!(
+            "skarn: trusted this content of {} (recorded in {})",
+            config.display(),
+            store.display()
+        );
+    }
     if let Some(t) = &starter {
         init_files::write(t, skarn_gateway::init::STARTER, &stamp)?;
         eprintln!("skarn: wrote {}", t.real.display());
@@ -275,6 +295,42 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// An existing configuration the client is about to be pointed at: show
+/// what it would run and widen; refuse it unless it is trusted already or
+/// `--trust-config` is given (then its text is returned, to be recorded
+/// once everything else is written).
+fn adopt(config: &Path, args: &Args) -> anyhow::Result<Option<String>> {
+    let text = std::fs::read_to_string(config)
+        .with_context(|| format!("cannot read {}", config.display()))?;
+    if super::trust::trusted(config, &text) {
+        return Ok(None);
+    }
+    let lines = super::trust::widening(config, &text)?;
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    eprintln!(
+        "skarn: {} (not written by this init, not trusted) would be adopted, and it:",
+        config.display()
+    );
+    for l in &lines {
+        eprintln!("  {l}");
+    }
+    if args.print {
+        return Ok(None);
+    }
+    if !args.trust_config {
+        bail!(
+            "{} is not trusted: check it, then re-run with --trust-config (or run `skarn trust \
+             {}`); until then `skarn serve` runs its servers only under the default sandbox \
+             and `skarn run` ignores its widening [run] settings",
+            config.display(),
+            config.display()
+        );
+    }
+    Ok(Some(text))
 }
 
 /// The current UTC time as `YYYYMMDDTHHMMSSZ`.

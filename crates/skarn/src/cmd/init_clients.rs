@@ -38,8 +38,20 @@ pub enum Edit {
     McpToml {
         keys: Vec<(&'static str, TomlValue)>,
     },
-    /// A PreToolUse Bash hook running `command` in a Claude Code settings file.
-    ClaudeHook { command: String },
+    /// A command hook in a JSON file: under `hooks.<event>`, `entry` replaces
+    /// every earlier skarn entry (one whose text holds `hook <agent>`).
+    /// `version`: a top-level `"version"` the file needs (Cursor).
+    JsonHook {
+        event: &'static str,
+        agent: &'static str,
+        entry: Value,
+        version: Option<u64>,
+    },
+    /// Codex's `[[hooks.PreToolUse]]` with `matcher` and one command hook.
+    TomlHook {
+        matcher: &'static str,
+        command: String,
+    },
 }
 
 /// A TOML value skarn writes.
@@ -81,7 +93,7 @@ pub fn http_url(s: &str) -> Result<String, String> {
 /// Whether the edit is the hook (for --no-hook / --hook-only).
 impl Edit {
     pub fn is_hook(&self) -> bool {
-        matches!(self, Edit::ClaudeHook { .. })
+        matches!(self, Edit::JsonHook { .. } | Edit::TomlHook { .. })
     }
 }
 
@@ -106,38 +118,101 @@ pub fn plan(
             cwd.join(project)
         }
     };
+    let hook = |agent: &str| super::hook::installed_command(exe, agent);
     match client {
         Client::ClaudeCode => vec![
             (at(".mcp.json", ".claude.json"), mcp("mcpServers")),
             (
                 at(".claude/settings.json", ".claude/settings.json"),
-                Edit::ClaudeHook {
-                    command: format!("{} hook claude-code", super::hook::quote(exe)),
+                Edit::JsonHook {
+                    event: "PreToolUse",
+                    agent: "claude-code",
+                    entry: json!({
+                        "matcher": super::hook::CLAUDE_MATCHER,
+                        "hooks": [{ "type": "command", "command": hook("claude-code") }],
+                    }),
+                    version: None,
                 },
             ),
         ],
-        Client::Cursor => vec![(
-            at(".cursor/mcp.json", ".cursor/mcp.json"),
-            mcp("mcpServers"),
-        )],
-        Client::Codex => vec![(
-            home.join(".codex/config.toml"),
-            Edit::McpToml {
-                keys: toml_keys(exe, transport),
-            },
-        )],
-        Client::Windsurf => vec![(
-            home.join(".codeium/windsurf/mcp_config.json"),
-            mcp("mcpServers"),
-        )],
-        Client::Vscode => vec![(
-            at(".vscode/mcp.json", ".config/Code/User/mcp.json"),
-            mcp("servers"),
-        )],
-        Client::GeminiCli => vec![(
-            at(".gemini/settings.json", ".gemini/settings.json"),
-            mcp("mcpServers"),
-        )],
+        Client::Cursor => vec![
+            (
+                at(".cursor/mcp.json", ".cursor/mcp.json"),
+                mcp("mcpServers"),
+            ),
+            (
+                at(".cursor/hooks.json", ".cursor/hooks.json"),
+                Edit::JsonHook {
+                    event: "beforeShellExecution",
+                    agent: "cursor",
+                    entry: json!({ "command": hook("cursor") }),
+                    version: Some(1),
+                },
+            ),
+        ],
+        Client::Codex => vec![
+            (
+                home.join(".codex/config.toml"),
+                Edit::McpToml {
+                    keys: toml_keys(exe, transport),
+                },
+            ),
+            (
+                home.join(".codex/config.toml"),
+                Edit::TomlHook {
+                    matcher: "Bash",
+                    command: hook("codex"),
+                },
+            ),
+        ],
+        Client::Windsurf => vec![
+            (
+                home.join(".codeium/windsurf/mcp_config.json"),
+                mcp("mcpServers"),
+            ),
+            (
+                home.join(".codeium/windsurf/hooks.json"),
+                Edit::JsonHook {
+                    event: "pre_run_command",
+                    agent: "windsurf",
+                    entry: json!({ "command": hook("windsurf"), "show_output": true }),
+                    version: None,
+                },
+            ),
+        ],
+        Client::Vscode => vec![
+            (
+                at(".vscode/mcp.json", ".config/Code/User/mcp.json"),
+                mcp("servers"),
+            ),
+            (
+                at(".github/hooks/skarn.json", ".copilot/hooks/skarn.json"),
+                Edit::JsonHook {
+                    event: "PreToolUse",
+                    agent: "vscode",
+                    entry: json!({ "type": "command", "command": hook("vscode") }),
+                    version: None,
+                },
+            ),
+        ],
+        Client::GeminiCli => vec![
+            (
+                at(".gemini/settings.json", ".gemini/settings.json"),
+                mcp("mcpServers"),
+            ),
+            (
+                at(".gemini/settings.json", ".gemini/settings.json"),
+                Edit::JsonHook {
+                    event: "BeforeTool",
+                    agent: "gemini-cli",
+                    entry: json!({
+                        "matcher": super::hook::GEMINI_MATCHER,
+                        "hooks": [{ "type": "command", "command": hook("gemini-cli") }],
+                    }),
+                    version: None,
+                },
+            ),
+        ],
     }
 }
 

@@ -33,4 +33,5 @@ pub mod run;
 pub mod run_backend;
 pub mod sandbox_helper;
 pub mod serve;
+pub mod trust;
 pub mod worker;

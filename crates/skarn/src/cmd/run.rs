@@ -265,7 +265,8 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
             .map(|p| GrantLog::load(&p))
             .unwrap_or_default();
         let notes;
-        (layers, notes) = Layer::config_files(&ws.path, home.as_deref(), &granted)?;
+        let trust = skarn_sandbox::trust::TrustStore::for_home(home.as_deref());
+        (layers, notes) = Layer::config_files(&ws.path, home.as_deref(), &granted, &trust)?;
         for n in notes {
             eprintln!("skarn: {n}");
         }

@@ -92,13 +92,18 @@ fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut config = Config::load(&args.config).map_err(|e| {
+    let (mut config, warning) = Config::load_checked(&args.config).map_err(|e| {
         if !args.config.exists() {
             anyhow::anyhow!("{e} (create one with `skarn init`)")
         } else {
             anyhow::anyhow!("{e}")
         }
     })?;
+    if let Some(w) = warning {
+        // A cloned repository's or the agent's file: its servers run, but
+        // never with more than the default server sandbox (ADR 0065).
+        eprintln!("skarn: warning: {w}");
+    }
     if let Some(i) = args.isolation {
         config.gateway.isolation = i;
     }

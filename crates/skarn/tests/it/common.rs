@@ -99,3 +99,16 @@ pub fn git(ws: &Path, args: &[&str]) -> Output {
         .output()
         .unwrap()
 }
+
+/// `skarn trust FILE` with `HOME=home`: the user trusts the workspace
+/// configuration a test wrote (an untrusted one only narrows).
+pub fn trust(file: &Path, home: &Path) {
+    let o = Command::new(exe())
+        .arg("trust")
+        .arg(file)
+        .env("HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("spawn skarn trust");
+    assert_eq!(code(&o), 0, "skarn trust: {}", err(&o));
+}

@@ -211,8 +211,15 @@ fn claude_code_decisions_and_unsandboxed_patterns() {
         &claude_input(&f.ws(), "ls"),
     ));
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
-    // A policy that may run commands unconfined never gets `allow`.
+    // A policy that may run commands unconfined never gets `allow`; an
+    // untrusted workspace file cannot say so (skarn run ignores it too).
     std::fs::write(f.ws().join("skarn.toml"), "[run]\nfail_closed = false\n").unwrap();
+    let v = json_out(&f.hook(
+        &["claude-code", "--decision", "allow"],
+        &claude_input(&f.ws(), "ls"),
+    ));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    crate::common::trust(&f.ws().join("skarn.toml"), &f.home());
     let v = json_out(&f.hook(
         &["claude-code", "--decision", "allow"],
         &claude_input(&f.ws(), "ls"),

@@ -17,6 +17,10 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+// Issue 24: hooks, init, serve and run against the agent widening its own
+// sandbox.
+#[cfg(target_os = "linux")]
+mod agent_boundary;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;

@@ -64,12 +64,23 @@ fn a_skarn_toml_planted_below_the_workspace_is_not_trusted_later() {
     );
     assert!(!outside.join("marker").exists(), "{}", err(&o));
     assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));
-    assert!(err(&o).contains("is not used"), "{}", err(&o));
+    assert!(err(&o).contains("not used"), "{}", err(&o));
     assert!(err(&o).contains("granted-dirs"), "{}", err(&o));
 }
 
+/// `skarn trust FILE` with `HOME=home`.
+fn trust(file: &Path, home: &Path) -> Output {
+    Command::new(exe())
+        .arg("trust")
+        .arg(file)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn skarn")
+}
+
 #[test]
-fn the_users_own_workspace_config_is_still_used() {
+fn the_users_own_workspace_config_is_still_used_once_trusted() {
     let t = TempDir::new("cfgtrust2");
     let (ws, home) = (t.join("ws"), t.dir("home"));
     git_repo(&ws);
@@ -78,13 +89,20 @@ fn the_users_own_workspace_config_is_still_used() {
         "[run]\nallow_env = [\"MY_SECRET_TOKEN\"]\n",
     )
     .unwrap();
+    let o = trust(&ws.join("skarn.toml"), &home);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("allow_env"),
+        "shows what it widens: {}",
+        err(&o)
+    );
     // Used on the first run and on later ones: the workspace root's own
     // file is protected during runs.
     for _ in 0..2 {
         let o = run_from(&ws, &home, "echo token=$MY_SECRET_TOKEN");
         assert_eq!(code(&o), 0, "{}", err(&o));
         assert!(out(&o).contains("token=s3cr3t-value"), "{}", err(&o));
-        assert!(!err(&o).contains("is not used"), "{}", err(&o));
+        assert!(!err(&o).contains("not used"), "{}", err(&o));
     }
 }
 
@@ -113,5 +131,92 @@ fn the_record_stays_out_of_reach_whatever_xdg_state_home_says() {
     assert!(home.join(".local/state/skarn/granted-dirs").exists());
     let o = run_from(&ws.join("sub"), &home, "echo token=$MY_SECRET_TOKEN");
     assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));
-    assert!(err(&o).contains("is not used"), "{}", err(&o));
+    assert!(err(&o).contains("not used"), "{}", err(&o));
+}
+
+/// The attack of issue 24: the agent (its Write tool, or anything outside
+/// the sandbox) writes `<workspace>/skarn.toml` granting a directory
+/// outside, the whole network and a secret variable. Until the user trusts
+/// that exact content, none of it applies (and stderr says so); once
+/// trusted it does; one changed byte makes it untrusted again.
+#[test]
+fn an_untrusted_workspace_skarn_toml_only_narrows() {
+    let t = TempDir::new("cfgtrust4");
+    let (ws, home, outside) = (t.join("ws"), t.dir("home"), t.dir("out"));
+    git_repo(&ws);
+    let file = ws.join("skarn.toml");
+    let widening = format!(
+        "[run]\nwrite = [\"{}\"]\nnet = \"all\"\nallow_env = [\"MY_SECRET_TOKEN\"]\n\
+         fail_closed = false\ndeny_read = [\"private.txt\"]\n",
+        outside.display()
+    );
+    std::fs::write(&file, &widening).unwrap();
+    std::fs::write(ws.join("private.txt"), "PRIVATE-WORDS").unwrap();
+    let script = format!(
+        "echo x > {}/marker; echo token=$MY_SECRET_TOKEN; cat private.txt",
+        outside.display()
+    );
+    let o = run_from(&ws, &home, &script);
+    assert!(!outside.join("marker").exists(), "{}", err(&o));
+    assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));
+    // Narrowing applies untrusted: the denied file stays unreadable.
+    assert!(!out(&o).contains("PRIVATE-WORDS"), "{}", out(&o));
+    for w in [
+        "not trusted",
+        "skarn trust",
+        "write",
+        "net",
+        "allow_env",
+        "fail_closed",
+    ] {
+        assert!(err(&o).contains(w), "{w}: {}", err(&o));
+    }
+    // Trusted: applied.
+    let o = trust(&file, &home);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = run_from(&ws, &home, &script);
+    assert!(outside.join("marker").exists(), "{}", err(&o));
+    assert!(out(&o).contains("token=s3cr3t-value"), "{}", out(&o));
+    assert!(!err(&o).contains("not trusted"), "{}", err(&o));
+    // Changed afterwards (one byte): untrusted again.
+    std::fs::remove_file(outside.join("marker")).unwrap();
+    std::fs::write(&file, format!("{widening}\n")).unwrap();
+    let o = run_from(&ws, &home, &script);
+    assert!(!outside.join("marker").exists(), "{}", err(&o));
+    assert!(err(&o).contains("not trusted"), "{}", err(&o));
+}
+
+/// A sandboxed command cannot trust a file itself: the record lives in
+/// skarn's state directory, which no sandbox may write (nor read).
+#[test]
+fn skarn_trust_from_inside_the_sandbox_records_nothing() {
+    let t = TempDir::new("cfgtrust5");
+    let (ws, home, outside) = (t.join("ws"), t.dir("home"), t.dir("out"));
+    git_repo(&ws);
+    std::fs::create_dir_all(home.join(".local/state/skarn")).unwrap();
+    std::fs::write(
+        ws.join("skarn.toml"),
+        format!("[run]\nwrite = [\"{}\"]\n", outside.display()),
+    )
+    .unwrap();
+    let o = run_from(
+        &ws,
+        &home,
+        &format!(
+            "{} trust skarn.toml; printf 'x\\t{}/skarn.toml\\n' >> \"$HOME/.local/state/skarn/trusted\"",
+            exe().display(),
+            ws.display()
+        ),
+    );
+    assert!(
+        !home.join(".local/state/skarn/trusted").exists(),
+        "{}",
+        err(&o)
+    );
+    let o = run_from(
+        &ws,
+        &home,
+        &format!("echo x > {}/marker", outside.display()),
+    );
+    assert!(!outside.join("marker").exists(), "{}", err(&o));
 }

@@ -244,6 +244,7 @@ fn workspace_config_allow_hosts_and_deny_hosts() {
         ),
     )
     .unwrap();
+    crate::common::trust(&ws.join("skarn.toml"), &home);
     let script = format!(
         "curl -sS --noproxy '' http://127.0.0.1:{p}/; echo; \
          curl -sS --noproxy '' -o /dev/null -w '%{{http_code}}' http://localhost:{p}/",

@@ -17,6 +17,7 @@ fn setup() -> TempDir {
     );
     t.file("home/.config/skarn/config.toml", "[run]\nmemory = 512\n");
     t.dir("data");
+    crate::common::trust(&t.join("ws/skarn.toml"), &t.join("home"));
     t
 }
 

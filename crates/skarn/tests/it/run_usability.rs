@@ -229,6 +229,7 @@ fn config_files_layer_and_flags_override() {
         ),
     )
     .unwrap();
+    trust(&ws.join("skarn.toml"), &home);
     std::fs::write(a.join("fa"), "A").unwrap();
     std::fs::write(b.join("fb"), "B").unwrap();
     let run = |flags: &[&str]| {

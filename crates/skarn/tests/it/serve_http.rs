@@ -169,9 +169,18 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
         ),
     )
     .unwrap();
+    // The test wrote the file (with allow_private): its user trusts it.
+    let home = outer.with_file_name("trusting-home");
+    std::fs::create_dir_all(&home).unwrap();
+    crate::common::trust(&outer, &home);
+    let home = home.display().to_string();
     let (_p, mut stdin, rx) = stdio_gateway(
         &outer,
-        &[("INNER_TOKEN", "inner-secret"), ("WRONG_TOKEN", "nope")],
+        &[
+            ("INNER_TOKEN", "inner-secret"),
+            ("WRONG_TOKEN", "nope"),
+            ("HOME", &home),
+        ],
     );
     let init = rpc(
         &mut stdin,

@@ -28,6 +28,9 @@ struct Session {
 
 impl Session {
     fn start(config: &Path, home: &Path, stderr: &Path) -> Session {
+        // The test wrote the file: the user trusts it (an untrusted one's
+        // servers get only the default sandbox).
+        crate::common::trust(config, home);
         let mut child = Command::new(SKARN)
             .args(["serve", "--config"])
             .arg(config)
@@ -210,13 +213,13 @@ fn a_hostile_server_under_the_default_policy_is_contained() {
         out.contains(&format!("connect 127.0.0.1:{port}: failed")),
         "{out}"
     );
-    // The refusal is in the server's state, with the line that allows it.
+    // The refusal is in the server's state; the line that would allow it
+    // goes to the user (stderr, doctor), never into text the model reads
+    // (issue 24 item 5), nor the host name the server chose.
     let out = s.call(5, "search", json!({"query": "attack"}));
-    assert!(
-        out.contains("server p was denied network access to evil.test:443")
-            && out.contains("net = \"allow:allowed.test,evil.test\""),
-        "{out}"
-    );
+    assert!(out.contains("server p was denied network access"), "{out}");
+    assert!(!out.contains("evil.test"), "{out}");
+    assert!(!out.contains("allow:"), "{out}");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&state).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);

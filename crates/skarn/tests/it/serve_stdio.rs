@@ -27,9 +27,18 @@ struct Session {
 
 impl Session {
     fn start(config: &Path) -> Session {
+        Session::start_in(config, &config.with_file_name("trusting-home"))
+    }
+
+    /// With `HOME=home`, where the test's user trusts `config` (the test
+    /// wrote it).
+    fn start_in(config: &Path, home: &Path) -> Session {
+        std::fs::create_dir_all(home).unwrap();
+        crate::common::trust(config, home);
         let mut child = Command::new(SKARN)
             .args(["serve", "--config"])
             .arg(config)
+            .env("HOME", home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -536,8 +545,9 @@ fn the_shell_tool_runs_commands_confined_and_compressed() {
     for d in [dir.path(), &ws, &outside] {
         std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     }
-    let cfg = write_config(dir.path(), "[gateway]\nshell = true\n");
-    let mut s = Session::start(&cfg);
+    // The workspace is the configuration's directory.
+    let cfg = write_config(&ws, "[gateway]\nshell = true\n");
+    let mut s = Session::start_in(&cfg, &dir.path().join("home"));
     s.initialize();
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     let tools = s.response(json!(2));
@@ -562,6 +572,20 @@ fn the_shell_tool_runs_commands_confined_and_compressed() {
         "inside\n"
     );
     assert!(!escape.exists(), "the command wrote outside its workspace");
+    // Issue 24 item 4: the caller cannot make another directory (say
+    // ~/.config/systemd/user) the writable workspace, directly or through
+    // a link inside the workspace.
+    std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+    for (id, cwd) in [(10, outside.clone()), (11, ws.join("link"))] {
+        let r = s.call(
+            id,
+            "run",
+            json!({"command": "echo planted > unit.service", "cwd": cwd.display().to_string()}),
+        );
+        assert_eq!(r["result"]["isError"], json!(true), "{r}");
+        assert!(r.to_string().contains("outside the workspace"), "{r}");
+        assert!(!outside.join("unit.service").exists(), "{r}");
+    }
     // Bad arguments: one clear error, the gateway keeps serving.
     let r = s.call(4, "run", json!({"command": "true", "cwd": "relative"}));
     assert_eq!(r["result"]["isError"], json!(true), "{r}");

@@ -211,7 +211,7 @@ fn init_client_merges_keeps_and_backs_up() {
     );
     let hook = std::fs::read_to_string(proj.join(".claude/settings.json")).unwrap();
     assert!(
-        hook.contains("hook claude-code") && hook.contains("\"Bash\""),
+        hook.contains("hook claude-code") && hook.contains("\"Bash|"),
         "{hook}"
     );
     assert!(proj.join(".mcp.json").exists() && proj.join(".vscode/mcp.json").exists());
@@ -234,7 +234,8 @@ fn init_client_merges_keeps_and_backs_up() {
             && t.contains("bearer_token_env_var = \"SKARN_HTTP_TOKEN\""),
         "{t}"
     );
-    assert!(!t.contains("command ="), "{t}");
+    let v: toml::Value = toml::from_str(&t).unwrap();
+    assert!(v["mcp_servers"]["skarn"].get("command").is_none(), "{t}");
     let o = skarn(
         &[
             "init",

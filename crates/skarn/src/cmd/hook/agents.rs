@@ -1,7 +1,7 @@
 //! Each agent's hook contract: where the command and the working directory
 //! are in its input, and how a rewrite, a question or a refusal is said.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
@@ -95,26 +95,63 @@ pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> 
     }
 }
 
-/// Whether the user's or the workspace's `[run]` says `fail_closed = false`
-/// (an unreadable or invalid file counts as yes: `skarn run` would refuse
-/// it anyway, and the user should see the command).
+/// Whether the `[run]` policy in force (the user's file, then the
+/// workspace's as `skarn run` reads it: untrusted widening ignored) says
+/// `fail_closed = false`. An unreadable or invalid file counts as yes:
+/// `skarn run` would refuse it anyway, and the user should see the command.
 fn may_fail_open(ws: &str) -> bool {
-    use skarn_sandbox::config::RunConfig;
+    use skarn_sandbox::granted::{GrantLog, log_path};
+    use skarn_sandbox::layers::Layer;
+    use skarn_sandbox::trust::TrustStore;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
-    if let Some(h) = home {
-        files.push((h.join(".config/skarn/config.toml"), h));
+    let home = home.as_deref();
+    let granted = log_path(home)
+        .map(|p| GrantLog::load(&p))
+        .unwrap_or_default();
+    match Layer::config_files(Path::new(ws), home, &granted, &TrustStore::for_home(home)) {
+        Ok((layers, _)) => layers
+            .iter()
+            .rev()
+            .find_map(|l| l.fail_closed.as_ref())
+            .is_some_and(|f| !f.value),
+        Err(_) => true,
     }
-    files.push((PathBuf::from(ws).join("skarn.toml"), PathBuf::from(ws)));
-    files
-        .iter()
-        .any(|(f, base)| match RunConfig::load(f, base) {
-            Ok(Some(c)) => c.run.fail_closed == Some(false),
-            Ok(None) => false,
-            Err(_) => true,
-        })
+}
+
+/// File-writing tools (Claude Code, VS Code's Claude-format hooks, Gemini
+/// CLI) whose target the hook judges.
+const FILE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+];
+
+/// Why this file tool call must not run (`None`: not the hook's to refuse,
+/// or the guard is off). A call without a path string is malformed.
+fn file_refusal(input: &Value, tool: &str, ws: &str, ctx: &Ctx) -> anyhow::Result<Option<String>> {
+    if !ctx.settings.guard_files {
+        return Ok(None);
+    }
+    object(input, "tool_input")?;
+    let path = super::files::target(&input["tool_input"])
+        .with_context(|| format!("{tool}: tool_input names no file path"))?;
+    let cwd = input
+        .get("cwd")
+        .and_then(Value::as_str)
+        .filter(|c| c.starts_with('/'))
+        .unwrap_or(ws);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    Ok(
+        super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
+            .map(|why| super::files::reason(tool, &why)),
+    )
 }
 
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
@@ -136,6 +173,17 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if FILE_TOOLS.contains(&tool) {
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        return Ok(match file_refusal(input, tool, &ws, ctx)? {
+            Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})),
+            None => Answer::Nothing,
+        });
+    }
     if tool != shell_tool {
         return Ok(Answer::Nothing);
     }
@@ -186,6 +234,13 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         bail!("skarn hook gemini-cli handles BeforeTool, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if FILE_TOOLS.contains(&tool) {
+        let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
+        return Ok(Answer::Json(match file_refusal(input, tool, &ws, ctx)? {
+            Some(why) => json!({ "decision": "deny", "reason": why }),
+            None => json!({}),
+        }));
+    }
     if tool != "run_shell_command" {
         return Ok(Answer::Json(json!({})));
     }

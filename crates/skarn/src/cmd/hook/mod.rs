@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod files;
 mod settings;
 mod shell;
 
@@ -22,6 +23,33 @@ pub use shell::quote;
 
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
+
+/// Claude Code tools the hook is installed for: the shell and the file
+/// writing tools (see `files`).
+pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
+
+/// Gemini CLI tools the hook is installed for.
+pub const GEMINI_MATCHER: &str = "run_shell_command|write_file|replace";
+
+/// The command `skarn init` installs for `agent` (a POSIX shell line, as
+/// every client runs hook commands through a shell). It fails closed:
+/// when the binary cannot run at all (moved or deleted by an upgrade:
+/// the shell's 127, a crash, a signal) it still exits 2, which every
+/// client reads as "block this call", and says how to repair it; the
+/// hook's own exit 2 keeps its reason as the only message.
+pub fn installed_command(exe: &str, agent: &str) -> String {
+    let msg = format!(
+        "skarn hook: cannot run {exe} (moved or removed, e.g. by an upgrade?), so this tool \
+         call is blocked. Repair: run `skarn init --client {agent}` again with the skarn you \
+         now have, or remove the skarn hook from this agent's settings."
+    );
+    format!(
+        "{} hook {agent}; s=$?; [ \"$s\" = 0 ] && exit 0; [ \"$s\" = 2 ] || \
+         printf '%s (exit %s)\\n' {} \"$s\" >&2; exit 2",
+        quote(exe),
+        quote(&msg)
+    )
+}
 
 /// Largest hook input read (a tool call is far smaller).
 const MAX_INPUT: u64 = 16 << 20;
@@ -54,8 +82,11 @@ Reads the agent's hook JSON on stdin and answers on stdout. Exit status: 0 \
 answered (or not our call); 2 malformed input or internal error, reason on \
 stderr (the agent then blocks the command; it never runs unconfined because \
 of the hook). Config: [hook] in ~/.config/skarn/config.toml (decision, \
-unsandboxed); the command itself runs with the [run] policy of \
-~/.config/skarn/config.toml and <workspace>/skarn.toml. Docs: docs/hook.md.")]
+unsandboxed, guard_files); the command itself runs with the [run] policy of \
+~/.config/skarn/config.toml and <workspace>/skarn.toml (which only narrows \
+until `skarn trust`). File tools (Write, Edit, ...): writes to skarn's \
+configuration, agent settings and persistence paths are denied. Docs: \
+docs/hook.md.")]
 pub struct Args {
     /// Which agent's hook contract to speak.
     #[arg(value_enum)]
@@ -80,6 +111,11 @@ pub struct Args {
     /// Ignore ~/.config/skarn/config.toml's [hook] section.
     #[arg(long)]
     pub no_config: bool,
+    /// Let the agent's file tools (Write, Edit, ...) write skarn's
+    /// configuration, agent settings and persistence paths (default: those
+    /// writes are refused; also [hook] guard_files = false).
+    #[arg(long)]
+    pub no_file_guard: bool,
 }
 
 /// What the hook tells the agent.
@@ -128,7 +164,10 @@ fn answer(args: &Args) -> anyhow::Result<Answer> {
         .flatten()
         .filter(|h| h.is_absolute())
         .map(|h| h.join(".config/skarn/config.toml"));
-    let settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
+    let mut settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
+    if args.no_file_guard {
+        settings.guard_files = false;
+    }
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_INPUT)

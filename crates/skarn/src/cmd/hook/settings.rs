@@ -5,6 +5,9 @@
 //! [hook]
 //! decision = "allow"            # allow | ask | none
 //! unsandboxed = ["git push", "docker*"]
+//! guard_files = true            # refuse the agent's own file tools' writes
+//!                               # to skarn's config, agent settings and
+//!                               # persistence paths (see `files`)
 //! ```
 
 use std::path::Path;
@@ -30,6 +33,7 @@ struct HookSection {
     decision: Option<Decision>,
     #[serde(default)]
     unsandboxed: Vec<String>,
+    guard_files: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -42,6 +46,8 @@ struct FileShape {
 pub struct Settings {
     pub decision: Decision,
     pub unsandboxed: Vec<String>,
+    /// Judge the agent's file-writing tools (default true).
+    pub guard_files: bool,
 }
 
 impl Settings {
@@ -54,6 +60,7 @@ impl Settings {
         let mut s = Settings {
             decision: Decision::Allow,
             unsandboxed: Vec::new(),
+            guard_files: true,
         };
         if let Some(f) = file {
             match std::fs::read_to_string(f) {
@@ -65,6 +72,9 @@ impl Settings {
                             s.decision = d;
                         }
                         s.unsandboxed = h.unsandboxed;
+                        if let Some(g) = h.guard_files {
+                            s.guard_files = g;
+                        }
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

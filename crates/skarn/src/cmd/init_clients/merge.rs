@@ -30,33 +30,91 @@ pub fn apply(path: &Path, old: Option<&str>, edit: &Edit) -> anyhow::Result<Stri
             }
             to_text(&root)
         }
-        Edit::ClaudeHook { command } => {
+        Edit::JsonHook {
+            event,
+            agent,
+            entry,
+            version,
+        } => {
             let mut root = parse_json(path, old)?;
+            if let Some(v) = version {
+                let obj = root.as_object_mut().context("not an object")?;
+                obj.entry("version").or_insert_with(|| json!(v));
+            }
             let hooks = child_object(&mut root, "hooks", path)?;
             let list = hooks
-                .entry("PreToolUse")
+                .entry(*event)
                 .or_insert_with(|| Value::Array(Vec::new()));
             let Value::Array(list) = list else {
-                bail!("{}: hooks.PreToolUse is not an array", path.display());
+                bail!("{}: hooks.{event} is not an array", path.display());
             };
-            let present = list.iter().any(|group| {
-                group["hooks"].as_array().is_some_and(|hs| {
-                    hs.iter().any(|h| {
-                        h["command"]
-                            .as_str()
-                            .is_some_and(|c| c.contains("hook claude-code"))
-                    })
-                })
-            });
-            if !present {
-                list.push(json!({
-                    "matcher": "Bash",
-                    "hooks": [{ "type": "command", "command": command }],
-                }));
+            // Earlier skarn entries (an older path, the unguarded command)
+            // are replaced, everything else kept.
+            let marker = format!("hook {agent}");
+            let ours = |e: &Value| e["command"].as_str().is_some_and(|c| c.contains(&marker));
+            for group in list.iter_mut() {
+                if let Some(Value::Array(hs)) = group.get_mut("hooks") {
+                    hs.retain(|h| !ours(h));
+                }
             }
+            list.retain(|e| !ours(e) && !e["hooks"].as_array().is_some_and(|hs| hs.is_empty()));
+            list.push(entry.clone());
             to_text(&root)
         }
+        Edit::TomlHook { matcher, command } => {
+            merge_toml_hook(path, old.unwrap_or(""), matcher, command)
+        }
     }
+}
+
+/// Codex: `[[hooks.PreToolUse]]` `matcher`, `[[hooks.PreToolUse.hooks]]`
+/// `type = "command"`, `command`; earlier skarn entries replaced.
+fn merge_toml_hook(path: &Path, old: &str, matcher: &str, command: &str) -> anyhow::Result<String> {
+    use toml_edit::{ArrayOfTables, DocumentMut, Item, Table, value};
+    let mut doc: DocumentMut = old
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", path.display()))?;
+    let hooks = doc
+        .entry("hooks")
+        .or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        })
+        .as_table_mut()
+        .with_context(|| format!("{}: hooks is not a table", path.display()))?;
+    let list = hooks
+        .entry("PreToolUse")
+        .or_insert_with(|| Item::ArrayOfTables(ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .with_context(|| {
+            format!(
+                "{}: hooks.PreToolUse is not an array of tables",
+                path.display()
+            )
+        })?;
+    let ours = |t: &Table| {
+        t.get("hooks")
+            .and_then(Item::as_array_of_tables)
+            .is_some_and(|hs| {
+                hs.iter().any(|h| {
+                    h.get("command")
+                        .and_then(Item::as_str)
+                        .is_some_and(|c| c.contains("hook codex"))
+                })
+            })
+    };
+    list.retain(|t| !ours(t));
+    let mut inner = Table::new();
+    inner["type"] = value("command");
+    inner["command"] = value(command);
+    let mut inner_list = ArrayOfTables::new();
+    inner_list.push(inner);
+    let mut group = Table::new();
+    group["matcher"] = value(matcher);
+    group.insert("hooks", Item::ArrayOfTables(inner_list));
+    list.push(group);
+    Ok(doc.to_string())
 }
 
 fn parse_json(path: &Path, old: Option<&str>) -> anyhow::Result<Value> {

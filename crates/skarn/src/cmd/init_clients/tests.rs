@@ -150,10 +150,10 @@ fn claude_hook_merges_once() {
     let list = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["matcher"], "Edit");
-    assert_eq!(list[1]["matcher"], "Bash");
+    assert_eq!(list[1]["matcher"], "Bash|Write|Edit|MultiEdit|NotebookEdit");
     assert_eq!(
         list[1]["hooks"][0]["command"],
-        "'/bin/skarn' hook claude-code"
+        crate::cmd::hook::installed_command("/bin/skarn", "claude-code")
     );
     let out2 = run(
         Client::ClaudeCode,

@@ -1,0 +1,178 @@
+//! `skarn trust [FILE]`: the user's say-so that a workspace `skarn.toml`
+//! may widen the sandbox (ADR 0065).
+//!
+//! Until its exact content is trusted, a `skarn.toml` that is not the
+//! user's own `~/.config/skarn/config.toml` only narrows: `skarn run` (and
+//! so `skarn hook`) ignores its grants, network, kept variables and the
+//! like, and `skarn serve` runs its servers under the default server
+//! sandbox. This command shows what the file would widen and records the
+//! SHA-256 of its bytes in `~/.local/state/skarn/trusted` (a path no
+//! sandbox is granted). Any later change makes it untrusted again.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use skarn_sandbox::trust::{TrustStore, store_path};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Shows on stderr what FILE widens ([run] settings beyond your own config, \
+[servers] and how they would run) and records the SHA-256 of its exact \
+content, with its resolved path, in ~/.local/state/skarn/trusted. Until \
+then skarn run and skarn hook apply only its narrowing [run] settings, and \
+skarn serve runs its servers confined by the default server sandbox. \
+Editing the file (by you, the agent or a git pull) makes it untrusted \
+again: review it and run skarn trust again. Exit status: 0 done, 2 error \
+(unreadable or invalid file, no HOME).")]
+pub struct Args {
+    /// The configuration file to trust.
+    #[arg(default_value = "skarn.toml")]
+    pub file: PathBuf,
+    /// Forget the trust in FILE instead.
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+    /// List the trusted files.
+    #[arg(long)]
+    pub list: bool,
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+}
+
+/// Whether the user trusts `text`, read from `path`.
+pub fn trusted(path: &Path, text: &str) -> bool {
+    TrustStore::for_home(home().as_deref()).trusts(path, text.as_bytes())
+}
+
+/// Record `text` (read from `path`) as trusted.
+pub fn record(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
+    let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
+    TrustStore::record(&store, path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", store.display()))?;
+    Ok(store)
+}
+
+/// What `text` (the file `path`) widens, one line each (empty: nothing).
+pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
+    use skarn_sandbox::config::RunConfig;
+    use skarn_sandbox::layers::Layer;
+    let home = home();
+    let mut lines = Vec::new();
+    let base = path.parent().unwrap_or(Path::new("."));
+    {
+        let c = RunConfig::parse(text.to_owned(), path, base)?;
+        let mut before = Vec::new();
+        if let Some(h) = &home
+            && let Some(u) = RunConfig::load(&h.join(".config/skarn/config.toml"), h)?
+        {
+            before.push(Layer::from_config(&u, home.as_deref())?);
+        }
+        let l = Layer::from_config(&c, home.as_deref())?;
+        let (_, dropped) = skarn_sandbox::untrusted::narrow(l, &before);
+        if !dropped.is_empty() {
+            lines.push(format!("[run] widens: {}", dropped.join(", ")));
+        }
+    }
+    let mut cfg = skarn_gateway::Config::parse(text, &path.display().to_string())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    for s in cfg.servers.iter().filter(|s| s.enabled) {
+        lines.push(format!("[servers.{}] {}", s.alias, describe(s)));
+    }
+    for n in cfg.narrow_untrusted() {
+        lines.push(format!("{n}: applied only once trusted"));
+    }
+    Ok(lines)
+}
+
+/// A server as the user should see it before trusting it.
+pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
+    use skarn_gateway::config::ServerTransport;
+    match &s.transport {
+        ServerTransport::Stdio {
+            command,
+            args,
+            sandbox,
+            ..
+        } => {
+            let mut argv = vec![command.clone()];
+            argv.extend(args.iter().cloned());
+            let argv: Vec<String> = argv.iter().map(|a| super::hook::quote(a)).collect();
+            let sb = match sandbox.enabled {
+                Some(false) => "UNCONFINED (sandbox.enabled = false)".to_string(),
+                _ => format!(
+                    "sandboxed (net {}, {} read, {} write, {} exec grants)",
+                    sandbox.net.as_str(),
+                    sandbox.read.len(),
+                    sandbox.write.len(),
+                    sandbox.exec.len()
+                ),
+            };
+            format!("runs {}; {sb}", argv.join(" "))
+        }
+        ServerTransport::Http { url, .. } => format!("connects to {url}"),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
+    if args.list {
+        let s = TrustStore::load(&store);
+        let mut out = std::io::stdout().lock();
+        for p in s.paths() {
+            writeln!(out, "{}", p.display())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.revoke {
+        let was = TrustStore::revoke(&store, &args.file)
+            .with_context(|| format!("cannot write {}", store.display()))?;
+        eprintln!(
+            "skarn: {} {}",
+            args.file.display(),
+            if was {
+                "is no longer trusted"
+            } else {
+                "was not trusted"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let meta = std::fs::metadata(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("{} is not a regular file", args.file.display());
+    }
+    // A policy file is a few kilobytes; this bounds what is read and shown.
+    const MAX_FILE: u64 = 1 << 20;
+    if meta.len() > MAX_FILE {
+        anyhow::bail!(
+            "{} is larger than 1 MiB: not a skarn.toml",
+            args.file.display()
+        );
+    }
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let lines = widening(&args.file, &text)?;
+    let shown = skarn_sandbox::trust::identity(&args.file);
+    if lines.is_empty() {
+        eprintln!("skarn: {} widens nothing", shown.display());
+    } else {
+        eprintln!("skarn: trusting {}, which:", shown.display());
+        for l in &lines {
+            eprintln!("  {l}");
+        }
+    }
+    record(&args.file, &text)?;
+    eprintln!(
+        "skarn: trusted this exact content of {} (recorded in {}); any change to it needs \
+         `skarn trust` again",
+        shown.display(),
+        store.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
