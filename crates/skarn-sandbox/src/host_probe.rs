@@ -123,6 +123,10 @@ impl HostFacts {
             idmap_dirs,
             idmap_unavailable,
             workspace_owner: None,
+            trusted: Vec::new(),
+            trusted_unfinished: Vec::new(),
+            home_like_workspace: None,
+            workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
             home_real,
             passwd_home,
@@ -150,6 +154,64 @@ impl HostFacts {
         }
         if self.uid == 0 {
             self.walk_closed_files(policy);
+        }
+        self.observe_trusted(policy);
+    }
+
+    /// Follow the home's trusted files, git's global configuration and
+    /// `PATH` to their real places; keep those inside a grant.
+    fn observe_trusted(&mut self, policy: &crate::Policy) {
+        use crate::home_links::Trusted;
+        let mut found = Vec::new();
+        let mut cache = crate::grants::CanonicalCache::following_dangling_links();
+        if let Some(h) = self.home.clone() {
+            let f = crate::home_links::scan(&h);
+            found = f.trusted;
+            self.trusted_unfinished = f.unfinished;
+            for (p, via) in crate::host_programs::global_git_programs(&h) {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted {
+                        target,
+                        via,
+                        secret: false,
+                    });
+                }
+            }
+        }
+        for d in crate::host_programs::path_dirs() {
+            if let Some(target) = cache.resolve(&d) {
+                found.push(Trusted {
+                    target,
+                    via: format!("PATH entry {}", d.display()),
+                    secret: false,
+                });
+            }
+        }
+        let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())
+            .chain(
+                [&policy.write, &policy.read, &policy.exec, &policy.overlay]
+                    .into_iter()
+                    .flatten()
+                    .map(|g| g.path.as_path()),
+            )
+            .collect();
+        found.retain(|t| roots.iter().any(|r| t.target.starts_with(r)));
+        self.trusted = found;
+    }
+
+    /// The workspace is not a project directory (`why`), and the user
+    /// allowed it: protect it like a home (its dot entries read-only, new
+    /// ones set aside after the run, shell start-up files reserved).
+    pub fn treat_workspace_as_home(&mut self, policy: &crate::Policy, why: String) {
+        self.home_like_workspace = Some(why);
+        if let Ok(rd) = std::fs::read_dir(&policy.workspace) {
+            self.workspace_dot_entries = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.') && n != ".git")
+                .take(4096)
+                .collect();
+            self.workspace_dot_entries.sort();
         }
     }
 

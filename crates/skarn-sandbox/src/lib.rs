@@ -67,10 +67,14 @@ pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
 pub mod helper;
+#[cfg(unix)]
+pub mod home_links;
 #[cfg(target_os = "linux")]
 pub mod host;
 #[cfg(target_os = "linux")]
 pub mod host_probe;
+#[cfg(unix)]
+pub mod host_programs;
 #[cfg(target_os = "linux")]
 pub mod idmap;
 #[cfg(target_os = "linux")]
@@ -119,6 +123,7 @@ pub mod sys;
 pub mod terminal;
 pub mod windows;
 pub mod workspace;
+pub mod workspace_kind;
 
 pub use assemble::{LayerHost, PolicyError};
 #[cfg(target_os = "linux")]

@@ -224,6 +224,9 @@ fn secrets(
     for p in &host.secret_aliases {
         secrets.push((p.clone(), "default (secret, other name)".to_string()));
     }
+    for t in host.trusted.iter().filter(|t| t.secret) {
+        secrets.push((t.target.clone(), format!("default (secret: {})", t.via)));
+    }
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
     }

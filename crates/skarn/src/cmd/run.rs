@@ -86,6 +86,14 @@ pub struct Args {
     /// protected, existing or not.
     #[arg(long)]
     pub allow_home_workspace: bool,
+    /// Accept a workspace that is not a project directory: /tmp or
+    /// /var/tmp themselves, a shared or system directory (/srv, /mnt,
+    /// /var/lib, /run, ...), $TMPDIR, or a directory on PATH (refused
+    /// otherwise; a workspace in the home's own directories, such as
+    /// ~/.config/..., needs --allow-home-workspace). It is then protected
+    /// like a home workspace.
+    #[arg(long)]
+    pub allow_non_project_workspace: bool,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
@@ -276,7 +284,17 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         home: home.as_deref(),
     };
     layers.push(flags_layer(args, at)?);
-    let (policy, provenance) = Policy::from_layers(&ws, &layers, &LayerHost::probe(home, cwd))?;
+    let (policy, provenance) =
+        Policy::from_layers(&ws, &layers, &LayerHost::probe(home.clone(), cwd))?;
+    // Whoever started this command chose its directory (an agent, a
+    // gateway's `run` tool): the workspace must be a project directory
+    // unless the user said otherwise.
+    skarn_sandbox::workspace_kind::refuse_non_project_workspace(
+        &policy.workspace,
+        home.as_deref(),
+        policy.allow_home_workspace,
+        args.allow_non_project_workspace,
+    )?;
     for n in &provenance.notes {
         eprintln!("skarn: {n}");
     }
@@ -350,6 +368,12 @@ fn run_confined(
     record_granted(&policy);
     let mut host = HostFacts::probe();
     host.observe_policy(&policy);
+    if let Some(n) =
+        skarn_sandbox::workspace_kind::non_project(&policy.workspace, home().as_deref())
+    {
+        // Allowed by a flag (build_policy refused it otherwise).
+        host.treat_workspace_as_home(&policy, n.to_string());
+    }
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
     plan.report.removed_env = removed;

@@ -1,0 +1,69 @@
+//! Planning part 3b: places the host trusts that its own files lead into
+//! a writable grant ([`HostFacts::trusted`]: home files through links,
+//! git's global includes and programs, `PATH` directories). Each is kept
+//! read-only, reserved when missing, and named in the report. Secrets
+//! reached the same way are hidden by [`super::grants`].
+
+use super::FsOp;
+use super::grants::Granted;
+use crate::host::HostFacts;
+use crate::report::RestrictionReport;
+
+/// The protecting steps for trusted places inside writable grants.
+pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionReport) -> Vec<FsOp> {
+    let mut out = Vec::new();
+    for t in host.trusted.iter().filter(|t| !t.secret) {
+        let Some(w) = g.writable(&t.target) else {
+            continue;
+        };
+        if t.target == w {
+            // The user granted this very directory (a workspace allowed
+            // with --allow-home-workspace or --allow-non-project-workspace,
+            // or a --write grant): said, not undone.
+            report.notes.push(format!(
+                "{} is the writable grant {} itself: the host trusts it ({}); not protected",
+                t.target.display(),
+                w.display(),
+                t.via
+            ));
+            continue;
+        }
+        report.notes.push(format!(
+            "{} lies inside the writable {} and the host trusts it ({}): kept read-only \
+             (reserved if missing)",
+            t.target.display(),
+            w.display(),
+            t.via
+        ));
+        out.push(FsOp::Protect {
+            path: t.target.clone(),
+            reserve: true,
+            reserve_if: Vec::new(),
+        });
+    }
+    for t in host.trusted.iter().filter(|t| t.secret) {
+        if let Some((grant, _)) = g.deciding(&t.target) {
+            report.notes.push(format!(
+                "secret {} lies inside the grant {} ({}): hidden",
+                t.target.display(),
+                grant.display(),
+                t.via
+            ));
+        }
+    }
+    if !host.trusted_unfinished.is_empty() {
+        let dirs: Vec<String> = host
+            .trusted_unfinished
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        report.degrade(format!(
+            "the links under {} were not all followed (bounds: {} entries, {} levels): a home \
+             file reached through one of them into a writable grant is not protected",
+            dirs.join(", "),
+            crate::home_links::MAX_ENTRIES,
+            crate::home_links::MAX_DEPTH
+        ));
+    }
+    out
+}
