@@ -187,6 +187,22 @@ impl HostFacts {
                 });
             }
         }
+        // Editor workspace files (`*.code-workspace`: tasks, settings and
+        // extensions run on open) are found by pattern, not by name.
+        if let Ok(rd) = std::fs::read_dir(&policy.workspace) {
+            for e in rd.flatten().take(100_000) {
+                if e.file_name()
+                    .to_string_lossy()
+                    .ends_with(crate::persistence::WORKSPACE_FILE_SUFFIX)
+                {
+                    found.push(Trusted {
+                        target: e.path(),
+                        via: "an editor workspace file (tasks and settings run on open)".into(),
+                        secret: false,
+                    });
+                }
+            }
+        }
         let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())
             .chain(
                 [&policy.write, &policy.read, &policy.exec, &policy.overlay]

@@ -110,6 +110,8 @@ pub mod privs;
 #[cfg(target_os = "linux")]
 pub mod probe;
 pub mod provenance;
+#[cfg(unix)]
+pub mod rebase_todo;
 pub mod report;
 pub mod report_provenance;
 mod report_text;

@@ -192,7 +192,17 @@ fn nested_repos(
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
 ) -> Vec<PathBuf> {
-    let (nested, truncated) = crate::nested_git::find(&r.nested_roots);
+    let (nested, sockets, truncated) = crate::nested_git::find_with_sockets(&r.nested_roots);
+    for s in sockets {
+        // A host server listening there (a project database with trust
+        // authentication, an editor's IPC) would be reachable under any
+        // network policy: hidden like a secret.
+        notes.info.push(format!(
+            "unix socket {} inside a writable grant: hidden (a host server may listen there)",
+            s.display()
+        ));
+        ops.push((s, false, true));
+    }
     for g in &nested {
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
             // Its config may turn on per-worktree config: then a new
@@ -226,9 +236,10 @@ fn nested_repos(
     }
     if truncated {
         notes.degraded.push(format!(
-            "more than {} directories under the writable grants: repositories nested deeper \
-             are not protected",
-            crate::nested_git::MAX_DIRS
+            "more than {} directories under the writable grants (or more than {} ms to walk \
+             them): repositories and sockets nested deeper are not protected",
+            crate::nested_git::MAX_DIRS,
+            crate::nested_git::MAX_WALK.as_millis()
         ));
     }
     nested

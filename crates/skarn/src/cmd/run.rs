@@ -236,8 +236,13 @@ fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
 /// later runs do not trust configuration it may leave inside them.
 pub(crate) fn record_granted(policy: &Policy) {
     use skarn_sandbox::granted::Kind;
-    let Some(file) = granted_log_path(home().as_deref()) else {
-        eprintln!("skarn: warning: no HOME: this run's writable directories are not recorded");
+    // Never create the user's home: a HOME naming a missing directory
+    // (as root, a path under `/`) gets no record.
+    let Some(file) = granted_log_path(home().filter(|h| h.is_dir()).as_deref()) else {
+        eprintln!(
+            "skarn: warning: HOME is unset or not an existing directory: this run's writable \
+             directories are not recorded"
+        );
         return;
     };
     let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];

@@ -59,6 +59,8 @@ mod run_git_protections;
 #[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
+mod run_host_runs;
+#[cfg(target_os = "linux")]
 mod run_lifecycle;
 #[cfg(target_os = "linux")]
 mod run_limits;
