@@ -47,6 +47,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress;

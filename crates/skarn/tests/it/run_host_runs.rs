@@ -133,3 +133,32 @@ fn host_sockets_in_writable_grants_are_unreachable() {
         panic!("the host listener got a connection: {got:?}");
     }
 }
+
+/// The private home's copies of the user's dotfiles carry no token,
+/// wherever it sits (an alias's URL, an index URL's query or path).
+#[test]
+fn sanitised_dotfiles_carry_no_token_anywhere() {
+    let t = TempDir::new("hostruns-dotfiles");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.file(
+        "home/.gitconfig",
+        "[user]\n name = Ada\n[alias]\n pub = push https://u:TOKEN-ONE@host/x\n lg = log\n",
+    );
+    t.file(
+        "home/.config/pip/pip.conf",
+        "[global]\nextra-index-url = https://idx.example/simple?token=TOKEN-TWO\ntimeout = 5\n",
+    );
+    let o = sh(
+        &ws,
+        &home,
+        "cat ~/.gitconfig ~/.config/pip/pip.conf 2>/dev/null; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let seen = out(&o);
+    assert!(seen.contains("Ada"), "the identity is kept: {seen}");
+    assert!(
+        !seen.contains("TOKEN"),
+        "a token reached the sandbox: {seen}"
+    );
+}
