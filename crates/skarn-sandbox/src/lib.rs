@@ -124,6 +124,9 @@ pub mod staging;
 pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;
+pub mod terminal_filter;
+#[cfg(target_os = "linux")]
+pub mod tty_relay;
 pub mod windows;
 pub mod workspace;
 pub mod workspace_kind;

@@ -98,6 +98,12 @@ pub struct Args {
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
     pub no_private_home: bool,
+    /// Pass the command's terminal output through unfiltered (by default,
+    /// output to a terminal goes through a pseudo-terminal of skarn's and
+    /// loses its control strings: clipboard writes, title reports, queries
+    /// the terminal would answer as input; colours stay).
+    #[arg(long)]
+    pub no_terminal_filter: bool,
     /// Run with whatever confinement remains even if none can be enforced.
     #[arg(long)]
     pub fail_open: bool,
@@ -390,6 +396,17 @@ fn run_confined(
     } else {
         ReportFormat::None
     };
+    let filter_tty = !args.compress.compress
+        && !args.no_terminal_filter
+        && skarn_sandbox::tty_relay::output_is_terminal();
+    if filter_tty {
+        let cmd = skarn_sandbox::launch::helper_command(
+            std::path::Path::new("/proc/self/exe"),
+            &plan,
+            &env,
+        )?;
+        return Ok(skarn_sandbox::tty_relay::run(cmd)?);
+    }
     if !args.compress.compress {
         // Usually the helper runs right here (this process is
         // single-threaded: no runtime or thread exists in `skarn run`);

@@ -162,3 +162,41 @@ fn sanitised_dotfiles_carry_no_token_anywhere() {
         "a token reached the sandbox: {seen}"
     );
 }
+
+/// Control strings in the command's output (an OSC 52 clipboard write, a
+/// title report request) never reach the terminal or, with `--compress`,
+/// the agent; colours do.
+#[test]
+fn terminal_control_strings_are_neutralised() {
+    let t = TempDir::new("hostruns-tty");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let payload = "printf 'A\\033]52;c;ZXZpbA==\\007B\\033[21t\\033[31mred\\033[0m\\n'";
+    // --compress: the text for the agent.
+    let o = run_in(&ws, &home, &["--compress"], &["sh", "-c", payload]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = out(&o);
+    assert!(!s.contains("\x1b]52") && !s.contains("[21t"), "{s:?}");
+    // A terminal: through `script`, which gives skarn a pseudo-terminal.
+    if !host_has("script", "--version") {
+        eprintln!("skipped (terminal half): no `script` on the host");
+        return;
+    }
+    let line = format!(
+        "{} run --no-config --workspace {} -- sh -c \"{}\"",
+        exe().display(),
+        ws.display(),
+        payload.replace('"', "\\\"")
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = out(&o);
+    assert!(s.contains("AB"), "{s:?}");
+    assert!(s.contains("\x1b[31mred"), "colours are kept: {s:?}");
+    assert!(!s.contains("\x1b]52") && !s.contains("[21t"), "{s:?}");
+}
