@@ -57,6 +57,14 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
     let mut empty_kind = Vec::new();
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
+    // A missing `objects/info/alternates` is reserved as an empty file:
+    // git reads it on every object lookup, and an empty one is "no
+    // alternates" where an unreadable placeholder makes git warn.
+    for (p, _, _) in &ops {
+        if p.ends_with("objects/info/alternates") {
+            empty_kind.push(p.clone());
+        }
+    }
     if stage.is_none() {
         let guards = crate::git_vet::guards(&ws, &r.nested_roots, r.git_home.as_deref());
         let mut extra = Vec::new();

@@ -20,7 +20,7 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             // The user granted this very directory (a workspace allowed
             // with --allow-home-workspace or --allow-non-project-workspace,
             // or a --write grant): said, not undone.
-            report.notes.push(format!(
+            report.degrade(format!(
                 "{} is the writable grant {} itself: the host trusts it ({}); not protected",
                 t.target.display(),
                 w.display(),
