@@ -178,6 +178,15 @@ impl HostFacts {
                 }
             }
         }
+        for (p, via, secret) in crate::host_programs::env_places(self.home.as_deref()) {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted {
+                    target,
+                    via,
+                    secret,
+                });
+            }
+        }
         for d in crate::host_programs::path_dirs() {
             if let Some(target) = cache.resolve(&d) {
                 found.push(Trusted {

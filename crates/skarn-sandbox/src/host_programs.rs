@@ -196,3 +196,67 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+/// Environment variables of the caller naming a file or directory a host
+/// program reads on its own (start-up files, configuration homes) or a
+/// program it runs: (variable, secret).
+pub const ENV_PLACES: &[(&str, bool)] = &[
+    ("XDG_CONFIG_HOME", false),
+    ("XDG_DATA_HOME", false),
+    ("XDG_STATE_HOME", false),
+    ("ZDOTDIR", false),
+    ("BASH_ENV", false),
+    ("ENV", false),
+    ("INPUTRC", false),
+    ("PYTHONSTARTUP", false),
+    ("GIT_CONFIG_GLOBAL", false),
+    ("NPM_CONFIG_USERCONFIG", false),
+    ("PIP_CONFIG_FILE", false),
+    ("MYVIMRC", false),
+    ("EDITOR", false),
+    ("VISUAL", false),
+    ("PAGER", false),
+    ("GIT_EDITOR", false),
+    ("GIT_PAGER", false),
+    ("GIT_SSH", false),
+    ("GIT_SSH_COMMAND", false),
+    ("GIT_ASKPASS", false),
+    ("SSH_ASKPASS", false),
+    ("SUDO_ASKPASS", false),
+    ("BROWSER", false),
+    ("SHELL", false),
+    ("GNUPGHOME", true),
+    ("KUBECONFIG", true),
+    ("AWS_SHARED_CREDENTIALS_FILE", true),
+    ("AWS_CONFIG_FILE", true),
+    ("DOCKER_CONFIG", true),
+    ("CLOUDSDK_CONFIG", true),
+    ("AZURE_CONFIG_DIR", true),
+    ("GH_CONFIG_DIR", true),
+    ("NETRC", true),
+    ("PASSWORD_STORE_DIR", true),
+    ("GOOGLE_APPLICATION_CREDENTIALS", true),
+];
+
+/// The places [`ENV_PLACES`] name in this process's environment (each
+/// absolute or `~/` word of the value; `:`-separated lists split), with
+/// how each is named and whether it is a secret.
+pub fn env_places(home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
+    let mut out = Vec::new();
+    for (var, secret) in ENV_PLACES {
+        let Some(v) = std::env::var_os(var) else {
+            continue;
+        };
+        let v = v.to_string_lossy().into_owned();
+        for word in v.split(|c: char| c.is_whitespace() || c == ':') {
+            let w = word.trim_matches('"').trim_matches('\'');
+            let p = match (w.strip_prefix("~/"), home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ if w.starts_with('/') => PathBuf::from(w),
+                _ => continue,
+            };
+            out.push((crate::config::normalize(&p), format!("${var}"), *secret));
+        }
+    }
+    out
+}

@@ -79,6 +79,26 @@ fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
 pub fn run(mut cmd: Command) -> std::io::Result<ExitCode> {
     let (master, slave) = open_pty()?;
     let (out_tty, err_tty) = (is_tty(1), is_tty(2));
+    if is_tty(0) {
+        // The terminal stays the command's input, but read-only: written
+        // through fd 0, control strings would reach it unfiltered.
+        // (Reopening it for writing through /proc/self/fd is refused by
+        // Landlock: the terminal is no granted path.)
+        let c = std::ffi::CString::new("/proc/self/fd/0").map_err(std::io::Error::other)?;
+        // SAFETY: c is a valid NUL-terminated path; flags only otherwise.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: fd is a descriptor we own from here on.
+            cmd.stdin(unsafe { OwnedFd::from_raw_fd(fd) });
+        } else {
+            cmd.stdin(std::process::Stdio::null());
+        }
+    }
     if out_tty {
         cmd.stdout(slave.try_clone()?);
     }

@@ -158,6 +158,8 @@ fn programs_the_host_runs_from_grants_cannot_be_planted() {
         "home/.gitconfig",
         format!("[core]\n pager = {}/tools/pager -R\n", ws.display()),
     );
+    t.file("ws/xdg/fish/config.fish", "# fish\n");
+    t.file("ws/kube.yaml", "token: KUBE-SECRET\n");
     let path = format!(
         "{}/bin:{}",
         ws.display(),
@@ -171,13 +173,18 @@ fn programs_the_host_runs_from_grants_cannot_be_planted() {
             "sh",
             "-c",
             "echo 'touch PWNED' > tools/pager; mkdir -p bin; \
-             printf '#!/bin/sh\\ntouch PWNED\\n' > bin/ls; chmod +x bin/ls; true",
+             printf '#!/bin/sh\\ntouch PWNED\\n' > bin/ls; chmod +x bin/ls; \
+             echo evil >> xdg/fish/config.fish; cat kube.yaml; true",
         ],
     )
     .env("PATH", &path)
+    .env("XDG_CONFIG_HOME", ws.join("xdg"))
+    .env("KUBECONFIG", ws.join("kube.yaml"))
     .output()
     .unwrap();
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("tools/pager")), "#!/bin/sh\ncat\n");
     assert!(!ws.join("bin/ls").exists(), "a program was planted on PATH");
+    assert_eq!(read(&ws.join("xdg/fish/config.fish")), "# fish\n");
+    assert!(!out(&o).contains("KUBE-SECRET"), "{}", out(&o));
 }
