@@ -188,3 +188,17 @@ fn programs_the_host_runs_from_grants_cannot_be_planted() {
     assert_eq!(read(&ws.join("xdg/fish/config.fish")), "# fish\n");
     assert!(!out(&o).contains("KUBE-SECRET"), "{}", out(&o));
 }
+
+/// A HOME naming a missing directory is never created (as root that
+/// would be a new directory under `/`), with or without `--compress`.
+#[test]
+fn a_missing_home_is_never_created() {
+    let t = TempDir::new("links-nohome");
+    let ws = t.dir("ws");
+    let home = t.join("missing/home");
+    for flags in [&[][..], &["--compress"][..]] {
+        let o = run_in(&ws, &home, flags, &["true"]);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        assert!(!t.join("missing").exists(), "HOME was created ({flags:?})");
+    }
+}
