@@ -163,40 +163,6 @@ pub fn path_dirs() -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn programs_and_includes_are_named() {
-        let d = std::env::temp_dir().join(format!("skarn-host-programs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join(".gitconfig"),
-            "[core]\n pager = \"/ws/bin/pager --x\"\n[include]\n path = inc.cfg\n\
-             [alias]\n st = !~/ws/st.sh\n[user]\n name = /not/a/program\n",
-        )
-        .unwrap();
-        std::fs::write(d.join("inc.cfg"), "[init]\n templateDir = ~/tpl\n").unwrap();
-        let inc = global_git_includes(&d);
-        assert!(inc.iter().any(|(p, _)| *p == d.join("inc.cfg")), "{inc:?}");
-        let progs: Vec<PathBuf> = global_git_programs(&d)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect();
-        for want in [
-            PathBuf::from("/ws/bin/pager"),
-            d.join("ws/st.sh"),
-            d.join("tpl"),
-        ] {
-            assert!(progs.contains(&want), "{want:?} not in {progs:?}");
-        }
-        assert!(!progs.contains(&PathBuf::from("/not/a/program")));
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-}
-
 /// Environment variables of the caller naming a file or directory a host
 /// program reads on its own (start-up files, configuration homes) or a
 /// program it runs: (variable, secret).
@@ -259,4 +225,38 @@ pub fn env_places(home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_and_includes_are_named() {
+        let d = std::env::temp_dir().join(format!("skarn-host-programs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join(".gitconfig"),
+            "[core]\n pager = \"/ws/bin/pager --x\"\n[include]\n path = inc.cfg\n\
+             [alias]\n st = !~/ws/st.sh\n[user]\n name = /not/a/program\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("inc.cfg"), "[init]\n templateDir = ~/tpl\n").unwrap();
+        let inc = global_git_includes(&d);
+        assert!(inc.iter().any(|(p, _)| *p == d.join("inc.cfg")), "{inc:?}");
+        let progs: Vec<PathBuf> = global_git_programs(&d)
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        for want in [
+            PathBuf::from("/ws/bin/pager"),
+            d.join("ws/st.sh"),
+            d.join("tpl"),
+        ] {
+            assert!(progs.contains(&want), "{want:?} not in {progs:?}");
+        }
+        assert!(!progs.contains(&PathBuf::from("/not/a/program")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

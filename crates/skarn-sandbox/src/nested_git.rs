@@ -57,7 +57,8 @@ fn find_capped(
         while let Some(dir) = stack.pop() {
             seen += 1;
             if seen > cap
-                || (seen % 256 == 0 && deadline.is_some_and(|d| std::time::Instant::now() > d))
+                || (seen.is_multiple_of(256)
+                    && deadline.is_some_and(|d| std::time::Instant::now() > d))
             {
                 return (out, true);
             }

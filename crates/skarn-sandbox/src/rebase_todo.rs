@@ -47,7 +47,7 @@ fn read(p: &Path) -> Option<Vec<u8>> {
 /// Whether a list holds a line git runs as a command.
 pub fn has_exec(text: &[u8]) -> bool {
     String::from_utf8_lossy(text).lines().any(|l| {
-        let w = l.trim_start().split_whitespace().next().unwrap_or("");
+        let w = l.split_whitespace().next().unwrap_or("");
         w == "exec" || w == "x"
     })
 }
