@@ -36,6 +36,84 @@ pub struct Trusted {
     /// A secret (hidden under every grant) rather than a file a host
     /// program runs or trusts (read-only under writable grants).
     pub secret: bool,
+    /// The links passed on the way (their own places): one inside a
+    /// writable grant could be pointed elsewhere by the command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hops: Vec<PathBuf>,
+    /// What each of `hops` pointed at when seen (same order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hop_texts: Vec<PathBuf>,
+}
+
+impl Trusted {
+    /// The place `name` leads to (`target`, already resolved), with the
+    /// links on the way.
+    pub fn new(name: &Path, target: PathBuf, via: String, secret: bool) -> Trusted {
+        let hops = link_hops(name);
+        let hop_texts = hops
+            .iter()
+            .map(|h| std::fs::read_link(h).unwrap_or_default())
+            .collect();
+        Trusted {
+            target,
+            via,
+            secret,
+            hops,
+            hop_texts,
+        }
+    }
+}
+
+/// The symbolic links met while resolving `p` component by component
+/// (their own places), at most 40.
+pub fn link_hops(p: &Path) -> Vec<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut hops = Vec::new();
+    let mut done = PathBuf::from("/");
+    let mut rest: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let push_all = |rest: &mut VecDeque<std::ffi::OsString>, p: &Path, front: bool| {
+        let parts: Vec<std::ffi::OsString> = p
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for x in parts.into_iter().rev() {
+                rest.push_front(x);
+            }
+        } else {
+            rest.extend(parts);
+        }
+    };
+    push_all(&mut rest, p, false);
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&c);
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops.push(next.clone());
+                if hops.len() >= 40 {
+                    break;
+                }
+                let Ok(t) = std::fs::read_link(&next) else {
+                    break;
+                };
+                if t.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                push_all(&mut rest, &t, true);
+            }
+            _ => done = next,
+        }
+    }
+    hops
 }
 
 /// What [`scan`] found.
@@ -58,6 +136,9 @@ pub const MAX_FOUND: usize = 4096;
 /// inside them are not start-up files).
 const SHALLOW: &[&str] = &[".cache", ".npm", ".rustup", ".pyenv", ".nvm", ".gradle"];
 
+/// Home roots holding many other programs' files: walked after the others.
+const BROAD: &[&str] = &[".config", ".local"];
+
 /// Scan the home `home` (as `$HOME` names it).
 pub fn scan(home: &Path) -> Found {
     let mut s = Scan {
@@ -78,7 +159,17 @@ pub fn scan(home: &Path) -> Found {
         true,
         "skarn's own configuration",
     );
-    for rel in HOME_PERSISTENCE_PATHS.iter().copied().chain(shell_rc) {
+    // Every top-level entry of the home that is a link, whatever its
+    // name: the home is the user's, and host programs read its entries.
+    s.walk(home, 1, false);
+    // The named roots, broad ones (whole `.config`, `.local`) last, so
+    // that a large tree there cannot use up the budget before them.
+    let (broad, named): (Vec<&str>, Vec<&str>) = HOME_PERSISTENCE_PATHS
+        .iter()
+        .copied()
+        .chain(shell_rc)
+        .partition(|r| BROAD.contains(r) || SHALLOW.contains(r));
+    for rel in named.into_iter().chain(broad) {
         s.root(home, rel, false);
     }
     for (file, via) in crate::host_programs::global_git_includes(home) {
@@ -98,20 +189,18 @@ struct Scan {
 }
 
 impl Scan {
-    fn push(&mut self, target: PathBuf, via: String, secret: bool) {
+    fn push(&mut self, name: &Path, target: PathBuf, via: String, secret: bool) {
         if self.found.trusted.len() < MAX_FOUND {
-            self.found.trusted.push(Trusted {
-                target,
-                via,
-                secret,
-            });
+            self.found
+                .trusted
+                .push(Trusted::new(name, target, via, secret));
         }
     }
 
     /// A path a configuration names: its canonical place, always kept.
     fn named(&mut self, p: &Path, via: String, secret: bool) {
         if let Some(real) = self.cache.resolve(p) {
-            self.push(real, via, secret);
+            self.push(p, real, via, secret);
         }
     }
 
@@ -120,6 +209,7 @@ impl Scan {
             && real != p
         {
             self.push(
+                p,
                 real,
                 format!("{} ({what}, through a link)", p.display()),
                 secret,
@@ -136,7 +226,12 @@ impl Scan {
         if real != p {
             // The name leads elsewhere (the path or an ancestor is a
             // link): that place is the one to protect, whole.
-            self.push(real, format!("{} (through a link)", p.display()), secret);
+            self.push(
+                &p,
+                real,
+                format!("{} (through a link)", p.display()),
+                secret,
+            );
             return;
         }
         let depth = if SHALLOW.contains(&rel) { 1 } else { MAX_DEPTH };
@@ -162,7 +257,7 @@ impl Scan {
                 let path = e.path();
                 if ft.is_symlink() {
                     if let Some(real) = self.cache.resolve(&path) {
-                        self.push(real, format!("{} (a link)", path.display()), secret);
+                        self.push(&path, real, format!("{} (a link)", path.display()), secret);
                     }
                 } else if ft.is_dir() {
                     if level + 1 < depth {
@@ -175,6 +270,34 @@ impl Scan {
             }
         }
     }
+}
+
+/// After a run: put back each link of `guards` (place, text) the run
+/// removed or changed, setting aside what it left there; one warning each.
+pub fn restore_links(guards: &[(PathBuf, PathBuf)], run_id: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, text) in guards {
+        let same = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::read_link(p).is_ok_and(|t| t == *text);
+        if same {
+            continue;
+        }
+        let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", p.display()));
+        let moved = std::fs::symlink_metadata(p).is_err() || std::fs::rename(p, &aside).is_ok();
+        let back = moved && std::os::unix::fs::symlink(text, p).is_ok();
+        out.push(format!(
+            "{} is a link host programs pass through (to {}); the run changed it: {}",
+            p.display(),
+            text.display(),
+            if back {
+                format!("put back (what the run left is {})", aside.display())
+            } else {
+                "it could not be put back: check it before using the host programs that read it"
+                    .into()
+            }
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -168,32 +168,30 @@ impl HostFacts {
             let f = crate::home_links::scan(&h);
             found = f.trusted;
             self.trusted_unfinished = f.unfinished;
-            for (p, via) in crate::host_programs::global_git_programs(&h) {
+            for (p, via, secret) in crate::host_programs::global_git_programs(&h) {
                 if let Some(target) = cache.resolve(&p) {
-                    found.push(Trusted {
-                        target,
-                        via,
-                        secret: false,
-                    });
+                    found.push(Trusted::new(&p, target, via, secret));
+                }
+            }
+            for (p, via) in crate::host_programs::ssh_includes(&h) {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted::new(&p, target, via, true));
                 }
             }
         }
         for (p, via, secret) in crate::host_programs::env_places(self.home.as_deref()) {
             if let Some(target) = cache.resolve(&p) {
-                found.push(Trusted {
-                    target,
-                    via,
-                    secret,
-                });
+                found.push(Trusted::new(&p, target, via, secret));
             }
         }
-        for d in crate::host_programs::path_dirs() {
+        let cwd = policy
+            .cwd
+            .clone()
+            .unwrap_or_else(|| policy.workspace.clone());
+        for d in crate::host_programs::path_dirs(&cwd, self.home.as_deref()) {
             if let Some(target) = cache.resolve(&d) {
-                found.push(Trusted {
-                    target,
-                    via: format!("PATH entry {}", d.display()),
-                    secret: false,
-                });
+                let via = format!("PATH entry {}", d.display());
+                found.push(Trusted::new(&d, target, via, false));
             }
         }
         // Editor workspace files (`*.code-workspace`: tasks, settings and
@@ -204,15 +202,15 @@ impl HostFacts {
                     .to_string_lossy()
                     .ends_with(crate::persistence::WORKSPACE_FILE_SUFFIX)
                 {
-                    found.push(Trusted {
-                        target: e.path(),
-                        via: "an editor workspace file (tasks and settings run on open)".into(),
-                        secret: false,
-                    });
+                    let via = "an editor workspace file (tasks and settings run on open)";
+                    found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
                 }
             }
         }
+        // Secrets are hidden under the default system grants too.
+        let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);
         let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())
+            .chain(system)
             .chain(
                 [&policy.write, &policy.read, &policy.exec, &policy.overlay]
                     .into_iter()
@@ -220,7 +218,27 @@ impl HostFacts {
                     .map(|g| g.path.as_path()),
             )
             .collect();
-        found.retain(|t| roots.iter().any(|r| t.target.starts_with(r)));
+        found.retain(|t| {
+            // `/` or an ancestor of the home is no file a host program
+            // runs: a link re-pointed there must not make every path a
+            // protected one.
+            let too_wide = t.target.parent().is_none()
+                || self.home.as_ref().is_some_and(|h| h.starts_with(&t.target));
+            !too_wide
+                && roots
+                    .iter()
+                    .any(|r| t.target.starts_with(r) || t.hops.iter().any(|h| h.starts_with(r)))
+        });
+        // Outside the system grants, only for secrets.
+        found.retain(|t| {
+            t.secret
+                || !crate::policy::SYSTEM_EXEC_DIRS
+                    .iter()
+                    .any(|d| t.target.starts_with(d))
+                || std::iter::once(&policy.workspace)
+                    .chain(policy.write.iter().map(|g| &g.path))
+                    .any(|w| t.target.starts_with(w))
+        });
         self.trusted = found;
     }
 

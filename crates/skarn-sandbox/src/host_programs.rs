@@ -60,7 +60,7 @@ pub fn global_git_includes(home: &Path) -> Vec<(PathBuf, String)> {
 
 /// The programs and directories the global and system git configuration
 /// (with its includes) names, with the key naming each.
-pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String)> {
+pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     let mut files: Vec<PathBuf> = global_git_files(home);
     files.extend(global_git_includes(home).into_iter().map(|(p, _)| p));
     let mut out = Vec::new();
@@ -73,21 +73,94 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String)> {
             if !names_program(&it) {
                 continue;
             }
-            let base = f.parent().unwrap_or(Path::new("/"));
-            for tok in v.split_whitespace() {
-                let tok = tok
-                    .trim_start_matches('!')
-                    .trim_matches('"')
-                    .trim_matches('\'');
-                if (tok.starts_with('/') || tok.starts_with("~/"))
-                    && let Some(p) = expand(tok, base, home)
-                {
-                    out.push((p, format!("{} of {}", it.key(), f.display())));
-                }
+            // `credential.helper = store --file X`: X holds the tokens.
+            let store = it.section == "credential" && v.contains("store");
+            let via = format!("{} of {}", it.key(), f.display());
+            for p in command_paths(v, home) {
+                out.push((p, via.clone(), store));
+            }
+        }
+    }
+    // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
+    // keys given by the environment.
+    let n: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    for i in 0..n.min(1000) {
+        let (Ok(k), Ok(v)) = (
+            std::env::var(format!("GIT_CONFIG_KEY_{i}")),
+            std::env::var(format!("GIT_CONFIG_VALUE_{i}")),
+        ) else {
+            continue;
+        };
+        let parts: Vec<&str> = k.split('.').collect();
+        let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+            continue;
+        };
+        let it = gitconfig::Item {
+            section: first.to_ascii_lowercase(),
+            sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
+            name: last.to_ascii_lowercase(),
+            value: Some(v.clone()),
+        };
+        if names_program(&it) {
+            for p in command_paths(&v, home) {
+                out.push((p, format!("GIT_CONFIG_KEY_{i} ({k})"), false));
             }
         }
     }
     out
+}
+
+/// The paths a shell command line names as the shell would expand them:
+/// absolute, `~/`, `$HOME/...` and `${VAR}/...` words, also after `=` in
+/// an option (`--file=X`); relative words are not paths git resolves.
+pub fn command_paths(v: &str, home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for word in v.split(|c: char| c.is_whitespace() || c == '|' || c == ';' || c == '&') {
+        for part in word.split('=') {
+            let t = part
+                .trim_start_matches('!')
+                .trim_matches('"')
+                .trim_matches('\'');
+            let t = expand_vars(t, home);
+            if (t.starts_with('/') || t.starts_with("~/"))
+                && let Some(p) = expand(&t, Path::new("/"), home)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `$VAR` and `${VAR}` at the start of a word, from this environment
+/// (`HOME` from `home`).
+fn expand_vars(t: &str, home: &Path) -> String {
+    let Some(rest) = t.strip_prefix('$') else {
+        return t.to_string();
+    };
+    let (name, tail) = if let Some(r) = rest.strip_prefix('{') {
+        match r.split_once('}') {
+            Some((n, tail)) => (n, tail),
+            None => return t.to_string(),
+        }
+    } else {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (&rest[..end], &rest[end..])
+    };
+    let value = if name == "HOME" {
+        Some(home.display().to_string())
+    } else {
+        std::env::var(name).ok()
+    };
+    match value {
+        Some(v) => format!("{v}{}", tail.trim_start_matches('"')),
+        None => t.to_string(),
+    }
 }
 
 /// Whether a git configuration key names a program (or a directory of
@@ -112,6 +185,16 @@ fn names_program(it: &gitconfig::Item) -> bool {
             | ("alias", _)
             | ("sendemail", "smtpserver" | "tocmd" | "cccmd")
             | ("uploadpack", "packobjectshook")
+            | ("core", "gitproxy")
+            | ("gpg", "defaultkeycommand")
+            | ("tar", "command")
+            | ("browser", "cmd" | "path")
+            | ("man", "cmd" | "path")
+            | ("sendemail", "sendmailcmd")
+            | ("trailer", "command" | "cmd")
+            | ("guitool", "cmd")
+            | ("remote", "uploadpack" | "receivepack")
+            | ("credential", _)
     )
 }
 
@@ -152,15 +235,70 @@ fn walk(
     }
 }
 
-/// The absolute directories of `PATH` (as given; the caller resolves).
-pub fn path_dirs() -> Vec<PathBuf> {
-    std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .filter(|d| d.is_absolute())
-                .collect()
+/// The directories of `PATH` as a shell looks them up: relative ones
+/// (and an empty entry, the current directory) against `cwd`, a leading
+/// `~` against `home` (bash expands it there).
+pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(p) = std::env::var_os("PATH") else {
+        return Vec::new();
+    };
+    std::env::split_paths(&p)
+        .take(1000)
+        .map(|d| {
+            let s = d.to_string_lossy();
+            if let (Some(rest), Some(h)) = (s.strip_prefix("~/"), home) {
+                h.join(rest)
+            } else if d.is_absolute() {
+                d
+            } else {
+                crate::config::normalize(&cwd.join(d))
+            }
         })
-        .unwrap_or_default()
+        .collect()
+}
+
+/// `Include` files of `~/.ssh/config` (recursively, bounded): each file,
+/// and for a glob its directory (a new matching file must not appear).
+pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![home.join(".ssh/config")];
+    let mut seen = 0;
+    while let Some(f) = todo.pop() {
+        seen += 1;
+        if seen > 64 {
+            break;
+        }
+        let Ok(Some(text)) = read(&f) else { continue };
+        for line in text.lines() {
+            let l = line.trim();
+            let Some((k, rest)) = l.split_once(|c: char| c.is_whitespace() || c == '=') else {
+                continue;
+            };
+            if !k.eq_ignore_ascii_case("include") {
+                continue;
+            }
+            for w in rest.split_whitespace() {
+                let w = w.trim_matches('"');
+                let p = if let Some(r) = w.strip_prefix("~/") {
+                    home.join(r)
+                } else if w.starts_with('/') {
+                    PathBuf::from(w)
+                } else {
+                    home.join(".ssh").join(w)
+                };
+                let via = format!("Include of {}", f.display());
+                if w.contains(['*', '?', '[']) {
+                    if let Some(dir) = p.parent() {
+                        out.push((dir.to_path_buf(), via));
+                    }
+                } else {
+                    out.push((p.clone(), via));
+                    todo.push(p);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Environment variables of the caller naming a file or directory a host
@@ -191,6 +329,11 @@ pub const ENV_PLACES: &[(&str, bool)] = &[
     ("SUDO_ASKPASS", false),
     ("BROWSER", false),
     ("SHELL", false),
+    ("LESSOPEN", false),
+    ("LESSCLOSE", false),
+    ("SKARN_CONFIG", true),
+    ("SKARN_COMPRESS_RULES", true),
+    ("SKARN_RECALL_DIR", true),
     ("GNUPGHOME", true),
     ("KUBECONFIG", true),
     ("AWS_SHARED_CREDENTIALS_FILE", true),
@@ -214,14 +357,11 @@ pub fn env_places(home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
             continue;
         };
         let v = v.to_string_lossy().into_owned();
-        for word in v.split(|c: char| c.is_whitespace() || c == ':') {
-            let w = word.trim_matches('"').trim_matches('\'');
-            let p = match (w.strip_prefix("~/"), home) {
-                (Some(rest), Some(h)) => h.join(rest),
-                _ if w.starts_with('/') => PathBuf::from(w),
-                _ => continue,
-            };
-            out.push((crate::config::normalize(&p), format!("${var}"), *secret));
+        let h = home.unwrap_or(Path::new("/nonexistent"));
+        for word in v.split(':') {
+            for p in command_paths(word, h) {
+                out.push((p, format!("${var}"), *secret));
+            }
         }
     }
     out
@@ -247,7 +387,7 @@ mod tests {
         assert!(inc.iter().any(|(p, _)| *p == d.join("inc.cfg")), "{inc:?}");
         let progs: Vec<PathBuf> = global_git_programs(&d)
             .into_iter()
-            .map(|(p, _)| p)
+            .map(|(p, _, _)| p)
             .collect();
         for want in [
             PathBuf::from("/ws/bin/pager"),

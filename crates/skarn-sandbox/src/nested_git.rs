@@ -41,7 +41,7 @@ pub fn find_with_sockets(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>, bool
 }
 
 /// Sockets kept at most (a bound on what a tree can make us carry).
-const MAX_SOCKETS: usize = 4096;
+pub const MAX_SOCKETS: usize = 4096;
 
 fn find_capped(
     roots: &[PathBuf],

@@ -116,6 +116,20 @@ impl Filter {
     }
 }
 
+/// `s` with every control character spelled out (`\x1b`), for messages
+/// that name paths a command chose.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Neutralise a whole text at once.
 pub fn neutralise(input: &[u8]) -> Vec<u8> {
     let mut f = Filter::default();

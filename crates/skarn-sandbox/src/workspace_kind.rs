@@ -86,7 +86,7 @@ const SYSTEM_TREES: &[&str] = &[
 
 /// Top-level entries of the home that host programs run or load from
 /// without a leading dot (besides every dot entry).
-pub const HOME_PROGRAM_DIRS: &[&str] = &["bin", "go", "snap", "node_modules"];
+pub const HOME_PROGRAM_DIRS: &[&str] = &["bin", "go/bin", "go/pkg", "snap", "node_modules"];
 
 fn env_dir(n: &str) -> Option<PathBuf> {
     std::env::var_os(n)
@@ -139,12 +139,14 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
             && let Some(first) = rel.components().next()
         {
             let first = first.as_os_str().to_string_lossy();
-            if first.starts_with('.') || HOME_PROGRAM_DIRS.contains(&first.as_ref()) {
+            let program_dir = HOME_PROGRAM_DIRS.iter().find(|d| rel.starts_with(d));
+            if first.starts_with('.') || program_dir.is_some() {
                 return home_flag(format!(
                     "{} lies in {}, a directory of the home that host programs read, load or \
                      run on their own (configuration, state, start-up files, data, programs)",
                     ws.display(),
-                    h.join(first.as_ref()).display()
+                    h.join(program_dir.copied().unwrap_or(first.as_ref()))
+                        .display()
                 ));
             }
         }
@@ -184,6 +186,13 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
             flag: ALLOW_NON_PROJECT_FLAG,
         })
     };
+    if let Some(g) = git_dir_holding(ws) {
+        return other(format!(
+            "{} lies in the git directory {} (its hooks and configuration run on the host)",
+            ws.display(),
+            g.display()
+        ));
+    }
     if SHARED_EXACT.iter().any(|d| ws == Path::new(d)) {
         return other(format!(
             "{} is a shared or temporary directory (other programs' files and sockets live \
@@ -227,6 +236,24 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
         }
     }
     None
+}
+
+/// The git directory `ws` is (strictly) inside: a `.git` component, or an
+/// ancestor git takes for a bare repository (HEAD, objects, refs).
+fn git_dir_holding(ws: &Path) -> Option<PathBuf> {
+    let mut acc = PathBuf::new();
+    for c in ws.components() {
+        acc.push(c);
+        if c.as_os_str() == ".git" && acc != ws {
+            return Some(acc);
+        }
+    }
+    ws.ancestors().skip(1).find_map(|a| {
+        let bare = ["HEAD", "objects", "refs"]
+            .iter()
+            .all(|n| std::fs::symlink_metadata(a.join(n)).is_ok());
+        bare.then(|| a.to_path_buf())
+    })
 }
 
 /// Refuse a workspace that is not a project directory unless the flag

@@ -70,6 +70,7 @@ pub(super) fn after(
             ));
         }
         found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
+        found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::git_sweep::sweep(b, b.dirs()));
@@ -79,6 +80,8 @@ pub(super) fn after(
     }
     found.extend(crate::lapse::check(&saved.snapshots, run_id));
     for w in found {
+        // Paths the command chose may hold control strings.
+        let w = crate::terminal_filter::printable(&w);
         sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
         report.degrade(w);
     }

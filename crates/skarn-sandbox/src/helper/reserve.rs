@@ -57,6 +57,23 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
     let mut empty_kind = Vec::new();
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
+    // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
+    // their `config.worktree` (read with extensions.worktreeConfig; an
+    // empty one is harmless) and `commondir`, `gitdir` (where host git in
+    // that worktree goes for hooks and configuration).
+    if let Ok(rd) = std::fs::read_dir(r.git.join("worktrees")) {
+        for e in rd.flatten().take(256) {
+            let d = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            empty_kind.push(d.join("config.worktree"));
+            ops.push((d.join("config.worktree"), true, false));
+            for f in ["commondir", "gitdir"] {
+                ops.push((d.join(f), false, false));
+            }
+        }
+    }
     // A missing `objects/info/alternates` is reserved as an empty file:
     // git reads it on every object lookup, and an empty one is "no
     // alternates" where an unreadable placeholder makes git warn.
@@ -201,6 +218,14 @@ fn nested_repos(
     notes: &mut ReserveNotes,
 ) -> Vec<PathBuf> {
     let (nested, sockets, truncated) = crate::nested_git::find_with_sockets(&r.nested_roots);
+    if sockets.len() >= crate::nested_git::MAX_SOCKETS {
+        notes.degraded.push(format!(
+            "more than {} unix sockets inside the writable grants: those past the first {} are \
+             not hidden (a host server's socket among them is reachable)",
+            crate::nested_git::MAX_SOCKETS,
+            crate::nested_git::MAX_SOCKETS
+        ));
+    }
     for s in sockets {
         // A host server listening there (a project database with trust
         // authentication, an editor's IPC) would be reachable under any
@@ -244,8 +269,9 @@ fn nested_repos(
     }
     if truncated {
         notes.degraded.push(format!(
-            "more than {} directories under the writable grants (or more than {} ms to walk \
-             them): repositories and sockets nested deeper are not protected",
+            "the walk of the writable grants stopped (more than {} directories or {} ms): \
+             repositories and unix sockets in the directories it did not reach are not \
+             protected",
             crate::nested_git::MAX_DIRS,
             crate::nested_git::MAX_WALK.as_millis()
         ));

@@ -229,9 +229,21 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         }),
         _ => None,
     };
+    let mut link_guards: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for t in &host.trusted {
+        for (hop, text) in t.hops.iter().zip(&t.hop_texts) {
+            if g.writable(hop).is_some()
+                && !text.as_os_str().is_empty()
+                && !link_guards.iter().any(|(p, _)| p == hop)
+            {
+                link_guards.push((hop.clone(), text.clone()));
+            }
+        }
+    }
     AfterRun {
         vet_roots: writable_roots(g),
         quarantine_home,
+        link_guards,
     }
 }
 

@@ -12,6 +12,39 @@ use crate::report::RestrictionReport;
 /// The protecting steps for trusted places inside writable grants.
 pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionReport) -> Vec<FsOp> {
     let mut out = Vec::new();
+    // A link on the way inside a writable grant could be pointed
+    // elsewhere: the directory holding it stays read-only.
+    for t in &host.trusted {
+        for hop in &t.hops {
+            let Some(w) = g.writable(hop) else { continue };
+            match hop.parent().filter(|d| *d != w && d.starts_with(&w)) {
+                Some(dir) => {
+                    report.notes.push(format!(
+                        "{} ({}) passes through the link {} inside the writable {}: its \
+                         directory {} is kept read-only",
+                        t.target.display(),
+                        t.via,
+                        hop.display(),
+                        w.display(),
+                        dir.display()
+                    ));
+                    out.push(FsOp::Protect {
+                        path: dir.to_path_buf(),
+                        reserve: false,
+                        reserve_if: Vec::new(),
+                    });
+                }
+                None => report.notes.push(format!(
+                    "{} ({}) passes through the link {} at the top of the writable {}: put \
+                     back after the run if the command changes it",
+                    t.target.display(),
+                    t.via,
+                    hop.display(),
+                    w.display()
+                )),
+            }
+        }
+    }
     for t in host.trusted.iter().filter(|t| !t.secret) {
         let Some(w) = g.writable(&t.target) else {
             continue;

@@ -66,6 +66,8 @@ mod run_lifecycle;
 mod run_limits;
 #[cfg(target_os = "linux")]
 mod run_links_out;
+#[cfg(target_os = "linux")]
+mod run_links_round3b;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
