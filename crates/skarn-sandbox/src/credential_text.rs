@@ -28,6 +28,13 @@ const SECRET_PARAMS: &[&str] = &[
     "x-amz-credential",
     "private_token",
     "client_secret",
+    "job_token",
+    "private-token",
+    "x-goog-signature",
+    "x-goog-credential",
+    "code",
+    "sas",
+    "sv",
 ];
 
 /// Prefixes of well-known token formats.
@@ -63,7 +70,13 @@ fn token_shaped(word: &str) -> bool {
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '='));
     let digits = word.chars().filter(char::is_ascii_digit).count();
     let letters = word.chars().filter(char::is_ascii_alphabetic).count();
-    tokenish && word.len() >= 32 && digits >= 4 && letters >= 8
+    // A bare key in a URL path (16+ letters and digits mixed, nothing
+    // else: a package name has dashes or dots).
+    let bare_key = word.len() >= 16
+        && word.chars().all(|c| c.is_ascii_alphanumeric())
+        && digits >= 3
+        && letters >= 3;
+    bare_key || (tokenish && word.len() >= 32 && digits >= 4 && letters >= 8)
 }
 
 /// Whether `value` carries a credential anywhere (see the module text).
@@ -103,6 +116,8 @@ mod tests {
             "!git push https://u:TOKEN@host/x",
             "https://pkgs.example/simple?token=abc",
             "https://pkgs.example/t/ghp_abcdefghijklmnopqrst/simple",
+            "https://npm.fury.io/Ab12Cd34Ef56Gh78Ij90/me/",
+            "https://gitlab.example/api?job_token=abc",
             "https://host/AKIAABCDEFGHIJKLMNOP/x",
             "https://host/0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b/x",
         ] {

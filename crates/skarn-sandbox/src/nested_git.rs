@@ -85,6 +85,18 @@ fn find_capped(
                     if dir != *root {
                         out.push(e.path());
                     }
+                    // Sockets at the git directory's top (git's fsmonitor
+                    // daemon, tools' IPC) are hidden too.
+                    if let Some(s) = sockets.as_deref_mut()
+                        && ft.is_dir()
+                        && let Ok(rd) = std::fs::read_dir(e.path())
+                    {
+                        for g in rd.flatten().take(4096) {
+                            if g.file_type().is_ok_and(|t| t.is_socket()) && s.len() < MAX_SOCKETS {
+                                s.push(g.path());
+                            }
+                        }
+                    }
                     continue;
                 }
                 if ft.is_dir() && !SKIPPED.iter().any(|s| name == *s) {

@@ -311,7 +311,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
     if missing && !reserve {
         return;
     }
-    if missing && empty_kind.contains(&target) {
+    // (A missing file whose directory is missing too: reserved at its
+    // first missing component below, like any protected path.)
+    let parent_there = target.parent().is_some_and(|d| d.is_dir());
+    if missing && empty_kind.contains(&target) && parent_there {
         match make_empty_file(&target) {
             Ok(ino) => done.empties.push((target.clone(), ino)),
             Err(e) => {

@@ -237,6 +237,10 @@ fn secrets(
             secrets.push((p.clone(), "default (closed to others)".to_string()));
         }
     }
+    // A secret inside another is hidden with it (and a mask inside a
+    // mask could not be reserved).
+    let all: HashSet<PathBuf> = secrets.iter().map(|(s, _)| s.clone()).collect();
+    secrets.retain(|(s, _)| !s.ancestors().skip(1).any(|a| all.contains(a)));
     crate::idmap_plan::note(host, host.namespaces, report);
     if host.owner_only_truncated {
         report.notes.push(

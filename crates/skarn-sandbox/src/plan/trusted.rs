@@ -49,6 +49,11 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
         let Some(w) = g.writable(&t.target) else {
             continue;
         };
+        // Hidden already (a secret, or inside one): nothing to keep
+        // read-only, and a reservation inside the mask would fail.
+        if g.secrets.iter().any(|(s, _)| t.target.starts_with(s)) {
+            continue;
+        }
         if t.target == w {
             // The user granted this very directory (a workspace allowed
             // with --allow-home-workspace or --allow-non-project-workspace,

@@ -304,3 +304,71 @@ fn any_home_link_and_non_dot_program_dirs_are_protected() {
     assert!(!home.join("node_modules").exists(), "{}", err(&o));
     assert!(!home.join("go").exists(), "{}", err(&o));
 }
+
+/// F8: skarn's configuration directory kept in the dotfiles repository
+/// (through a link in it) does not stop runs there.
+#[test]
+fn a_config_dir_linked_into_the_workspace_does_not_break_runs() {
+    let t = TempDir::new("r3b-cfgdir");
+    let home = t.dir("home");
+    let ws = t.dir("home/dotfiles");
+    t.file(
+        "home/dotfiles/skarn-real/config.toml",
+        "[run]\nnet = \"deny\"\n",
+    );
+    symlink("skarn-real", ws.join("skarnlink")).unwrap();
+    t.dir("home/.config");
+    symlink(ws.join("skarnlink"), home.join(".config/skarn")).unwrap();
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "echo evil > skarn-real/config.toml; echo ok"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o), "ok\n");
+    assert!(read(&ws.join("skarn-real/config.toml")).contains("deny"));
+}
+
+/// F17: a file the repository's configuration includes, whose directory
+/// does not exist yet, cannot be created.
+#[test]
+fn a_missing_include_with_a_missing_directory_is_reserved() {
+    if !host_has("git", "--version") {
+        eprintln!("skipped: no git on the host");
+        return;
+    }
+    let t = TempDir::new("r3b-inc");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["config", "include.path", "../tools/git/branch.inc"]);
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "mkdir -p tools/git; printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' > tools/git/branch.inc; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!ws.join("tools/git/branch.inc").exists(), "{}", err(&o));
+}
+
+/// F5: a host socket at the top of the git directory is hidden too.
+#[test]
+fn sockets_in_the_git_directory_are_unreachable() {
+    let t = TempDir::new("r3b-gitsock");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.dir("ws/.git");
+    let sock = ws.join(".git/fsmonitor--daemon.ipc");
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let s = sock.display().to_string();
+    let o = probe(&ws, &home, &[], &["unix", &s]);
+    assert_ne!(code(&o), 0, "reachable: {}", out(&o));
+    assert!(l.accept().is_err(), "the host listener got a connection");
+}
