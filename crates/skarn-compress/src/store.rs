@@ -59,7 +59,8 @@ impl StoreConfig {
                 return Ok(p.join("skarn").join("recall"));
             }
         }
-        match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        // Never under a HOME that does not exist: the store would create it.
+        match std::env::var_os("HOME").filter(|v| !v.is_empty() && Path::new(v).is_dir()) {
             Some(h) => Ok(PathBuf::from(h).join(".local/state/skarn/recall")),
             None => Err(StoreError::NoStateDir),
         }

@@ -4,6 +4,7 @@
 //! does not know is dropped. Includes are dropped, not inlined (they name
 //! host files that the private home does not have).
 
+use crate::credential_text::carries_credential;
 use crate::gitconfig::{self, Item};
 
 /// Whether `url` carries credentials: a password (`user:pass@`) in any
@@ -40,6 +41,10 @@ pub fn strip_userinfo(url: &str) -> String {
 fn keep_git(it: &Item) -> bool {
     let v = it.value.as_deref().unwrap_or("");
     let sub = it.sub.as_deref();
+    // A credential anywhere (an alias's URL, a token in a path) drops it.
+    if carries_credential(v) || sub.is_some_and(carries_credential) {
+        return false;
+    }
     match (it.section.as_str(), sub, it.name.as_str()) {
         ("user", None, "name" | "email") => true,
         (
@@ -165,6 +170,9 @@ pub fn sanitized_npmrc(text: &str) -> String {
             continue;
         }
         let Some((k, v)) = kv(t) else { continue };
+        if carries_credential(v) && !(k.contains("registry") || k.contains("proxy")) {
+            continue;
+        }
         let scoped_registry = k.starts_with('@') && k.ends_with(":registry");
         if !(NPM_KEEP.contains(&k) || scoped_registry) || k.starts_with("//") {
             continue;
@@ -174,6 +182,9 @@ pub fn sanitized_npmrc(text: &str) -> String {
         } else {
             v.to_string()
         };
+        if carries_credential(&v) {
+            continue;
+        }
         out.push_str(&format!("{k}={v}\n"));
     }
     out
@@ -211,8 +222,13 @@ pub fn sanitized_pipconf(text: &str) -> String {
         let t = line.trim();
         let continuation = line.starts_with([' ', '\t']) && !t.is_empty();
         if continuation {
-            if keep_cont && !is_comment(t) {
-                out.push_str(&format!("    {}\n", strip_userinfo(t)));
+            let kept: Vec<String> = t
+                .split_whitespace()
+                .map(strip_userinfo)
+                .filter(|w| !carries_credential(w))
+                .collect();
+            if keep_cont && !is_comment(t) && !kept.is_empty() {
+                out.push_str(&format!("    {}\n", kept.join(" ")));
             }
             continue;
         }
@@ -234,7 +250,17 @@ pub fn sanitized_pipconf(text: &str) -> String {
             continue;
         }
         keep_cont = true;
-        let v: Vec<String> = v.split_whitespace().map(strip_userinfo).collect();
+        let had_value = !v.trim().is_empty();
+        let v: Vec<String> = v
+            .split_whitespace()
+            .map(strip_userinfo)
+            .filter(|w| !carries_credential(w))
+            .collect();
+        if had_value && v.is_empty() {
+            // Its only value carried a credential: dropped whole.
+            keep_cont = false;
+            continue;
+        }
         out.push_str(&format!("{k} = {}\n", v.join(" ")));
     }
     out
@@ -452,5 +478,29 @@ mod home_files_tests {
         assert!(git.contains("A") && !git.contains("helper"));
         let npm = &files.iter().find(|(p, _)| p.ends_with(".npmrc")).unwrap().1;
         assert!(!npm.contains("SECRET"));
+    }
+}
+
+#[cfg(test)]
+mod credential_anywhere_tests {
+    use super::*;
+
+    #[test]
+    fn tokens_outside_userinfo_are_dropped_everywhere() {
+        let g = sanitized_gitconfig(
+            "[alias]\n pub = push https://u:TOKEN1@host/x\n lg = log --oneline\n\
+             [url \"https://host/ghp_abcdefghijklmnopqrstuv/\"]\n insteadOf = https://host/\n",
+        );
+        assert!(!g.contains("TOKEN1") && !g.contains("ghp_"), "{g}");
+        assert!(g.contains("log --oneline"), "{g}");
+        let p = sanitized_pipconf(
+            "[global]\nextra-index-url = https://idx.example/simple?token=TOKEN2\n\
+             index-url = https://idx.example/glpat-abcdefghijklmnopqrst/simple\n\
+             timeout = 5\n",
+        );
+        assert!(!p.contains("TOKEN2") && !p.contains("glpat"), "{p}");
+        assert!(p.contains("timeout = 5"), "{p}");
+        let n = sanitized_npmrc("registry=https://reg.example/npm_abcdefghijklmnopqrstu/\n");
+        assert!(!n.contains("npm_"), "{n}");
     }
 }

@@ -78,4 +78,21 @@ pub struct HostFacts {
     /// [`HostFacts::observe_policy`]).
     #[serde(default)]
     pub workspace_owner: Option<u32>,
+    /// Places the host trusts, found by following their names (home files
+    /// through links, git's global includes and programs, `PATH`), kept
+    /// only when inside one of the policy's grants (set by
+    /// [`HostFacts::observe_policy`]; see [`crate::home_links`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted: Vec<crate::home_links::Trusted>,
+    /// Home directories whose links were not all followed (a bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_unfinished: Vec<PathBuf>,
+    /// Why the workspace is not a project directory, when the user allowed
+    /// it anyway (set by [`HostFacts::observe_policy`]; see
+    /// [`crate::workspace_kind`]): it is then protected like a home.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home_like_workspace: Option<String>,
+    /// Top-level dot entries of such a workspace (read-only in the run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workspace_dot_entries: Vec<String>,
 }

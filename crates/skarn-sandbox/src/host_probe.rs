@@ -123,6 +123,10 @@ impl HostFacts {
             idmap_dirs,
             idmap_unavailable,
             workspace_owner: None,
+            trusted: Vec::new(),
+            trusted_unfinished: Vec::new(),
+            home_like_workspace: None,
+            workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
             home_real,
             passwd_home,
@@ -150,6 +154,107 @@ impl HostFacts {
         }
         if self.uid == 0 {
             self.walk_closed_files(policy);
+        }
+        self.observe_trusted(policy);
+    }
+
+    /// Follow the home's trusted files, git's global configuration and
+    /// `PATH` to their real places; keep those inside a grant.
+    fn observe_trusted(&mut self, policy: &crate::Policy) {
+        use crate::home_links::Trusted;
+        let mut found = Vec::new();
+        let mut cache = crate::grants::CanonicalCache::following_dangling_links();
+        if let Some(h) = self.home.clone() {
+            let f = crate::home_links::scan(&h);
+            found = f.trusted;
+            self.trusted_unfinished = f.unfinished;
+            for (p, via, secret) in crate::host_programs::global_git_programs(&h) {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted::new(&p, target, via, secret));
+                }
+            }
+            for (p, via) in crate::host_programs::ssh_includes(&h) {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted::new(&p, target, via, true));
+                }
+            }
+        }
+        for (p, via, secret) in crate::host_programs::env_places(self.home.as_deref()) {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted::new(&p, target, via, secret));
+            }
+        }
+        let cwd = policy
+            .cwd
+            .clone()
+            .unwrap_or_else(|| policy.workspace.clone());
+        for d in crate::host_programs::path_dirs(&cwd, self.home.as_deref()) {
+            if let Some(target) = cache.resolve(&d) {
+                let via = format!("PATH entry {}", d.display());
+                found.push(Trusted::new(&d, target, via, false));
+            }
+        }
+        // Editor workspace files (`*.code-workspace`: tasks, settings and
+        // extensions run on open) are found by pattern, not by name.
+        if let Ok(rd) = std::fs::read_dir(&policy.workspace) {
+            for e in rd.flatten().take(100_000) {
+                if e.file_name()
+                    .to_string_lossy()
+                    .ends_with(crate::persistence::WORKSPACE_FILE_SUFFIX)
+                {
+                    let via = "an editor workspace file (tasks and settings run on open)";
+                    found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
+                }
+            }
+        }
+        // Secrets are hidden under the default system grants too.
+        let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);
+        let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())
+            .chain(system)
+            .chain(
+                [&policy.write, &policy.read, &policy.exec, &policy.overlay]
+                    .into_iter()
+                    .flatten()
+                    .map(|g| g.path.as_path()),
+            )
+            .collect();
+        found.retain(|t| {
+            // `/` or an ancestor of the home is no file a host program
+            // runs: a link re-pointed there must not make every path a
+            // protected one.
+            let too_wide = t.target.parent().is_none()
+                || self.home.as_ref().is_some_and(|h| h.starts_with(&t.target));
+            !too_wide
+                && roots
+                    .iter()
+                    .any(|r| t.target.starts_with(r) || t.hops.iter().any(|h| h.starts_with(r)))
+        });
+        // Outside the system grants, only for secrets.
+        found.retain(|t| {
+            t.secret
+                || !crate::policy::SYSTEM_EXEC_DIRS
+                    .iter()
+                    .any(|d| t.target.starts_with(d))
+                || std::iter::once(&policy.workspace)
+                    .chain(policy.write.iter().map(|g| &g.path))
+                    .any(|w| t.target.starts_with(w))
+        });
+        self.trusted = found;
+    }
+
+    /// The workspace is not a project directory (`why`), and the user
+    /// allowed it: protect it like a home (its dot entries read-only, new
+    /// ones set aside after the run, shell start-up files reserved).
+    pub fn treat_workspace_as_home(&mut self, policy: &crate::Policy, why: String) {
+        self.home_like_workspace = Some(why);
+        if let Ok(rd) = std::fs::read_dir(&policy.workspace) {
+            self.workspace_dot_entries = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.') && n != ".git")
+                .take(4096)
+                .collect();
+            self.workspace_dot_entries.sort();
         }
     }
 

@@ -252,7 +252,19 @@ impl Layer {
     ) -> Result<(Vec<Layer>, Vec<String>), ConfigError> {
         let mut out = Vec::new();
         let mut notes = Vec::new();
-        if let Some(h) = home
+        let user_file = home.map(|h| h.join(".config/skarn/config.toml"));
+        if user_file.as_deref().is_some_and(hard_linked) {
+            // Another name of the same file may lie in a directory a run
+            // can write: not trusted.
+            notes.push(format!(
+                "warning: {} is not used: it has other names (hard links), and one may lie \
+                 where a sandboxed command can write it",
+                user_file
+                    .as_deref()
+                    .map(Path::display)
+                    .map_or_else(String::new, |d| d.to_string())
+            ));
+        } else if let Some(h) = home
             && let Some(c) = RunConfig::load(&h.join(".config/skarn/config.toml"), h)?
         {
             out.push(Layer::from_config(&c, home)?);
@@ -298,4 +310,18 @@ pub fn untrusted_note(file: &Path, dropped: &[String]) -> String {
         dropped.join(", "),
         file.display()
     )
+}
+
+/// Whether `p` is a file with more than one name.
+fn hard_linked(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        false
+    }
 }

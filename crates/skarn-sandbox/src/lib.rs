@@ -47,6 +47,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress;
@@ -67,10 +68,14 @@ pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
 pub mod helper;
+#[cfg(unix)]
+pub mod home_links;
 #[cfg(target_os = "linux")]
 pub mod host;
 #[cfg(target_os = "linux")]
 pub mod host_probe;
+#[cfg(unix)]
+pub mod host_programs;
 #[cfg(target_os = "linux")]
 pub mod idmap;
 #[cfg(target_os = "linux")]
@@ -107,6 +112,8 @@ pub mod privs;
 #[cfg(target_os = "linux")]
 pub mod probe;
 pub mod provenance;
+#[cfg(unix)]
+pub mod rebase_todo;
 pub mod report;
 pub mod report_provenance;
 mod report_text;
@@ -118,10 +125,14 @@ pub mod staging;
 pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;
+pub mod terminal_filter;
 pub mod trust;
+#[cfg(target_os = "linux")]
+pub mod tty_relay;
 pub mod untrusted;
 pub mod windows;
 pub mod workspace;
+pub mod workspace_kind;
 
 pub use assemble::{LayerHost, PolicyError};
 #[cfg(target_os = "linux")]

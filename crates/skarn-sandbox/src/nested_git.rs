@@ -19,20 +19,47 @@ pub const MAX_DIRS: usize = 50_000;
 /// who enters it by hand).
 pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__"];
 
+/// Time one walk before the run may take at most (beyond it, the walk
+/// stops as at [`MAX_DIRS`], and says so).
+pub const MAX_WALK: std::time::Duration = std::time::Duration::from_millis(750);
+
 /// Nested `.git` entries under `roots` (their own root level excluded),
-/// and whether the walk stopped at [`MAX_DIRS`].
+/// and whether the walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
 pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
-    find_capped(roots, MAX_DIRS)
+    let (repos, _, truncated) = find_with_sockets(roots);
+    (repos, truncated)
 }
 
-fn find_capped(roots: &[PathBuf], cap: usize) -> (Vec<PathBuf>, bool) {
+/// [`find`], plus the unix sockets met on the way (a host server's socket
+/// in a writable grant: Landlock cannot stop `connect(2)` to it, so the
+/// run hides it).
+pub fn find_with_sockets(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>, bool) {
+    let mut sockets = Vec::new();
+    let deadline = std::time::Instant::now() + MAX_WALK;
+    let (repos, truncated) = find_capped(roots, MAX_DIRS, Some(&mut sockets), Some(deadline));
+    (repos, sockets, truncated)
+}
+
+/// Sockets kept at most (a bound on what a tree can make us carry).
+pub const MAX_SOCKETS: usize = 4096;
+
+fn find_capped(
+    roots: &[PathBuf],
+    cap: usize,
+    mut sockets: Option<&mut Vec<PathBuf>>,
+    deadline: Option<std::time::Instant>,
+) -> (Vec<PathBuf>, bool) {
+    use std::os::unix::fs::FileTypeExt;
     let mut out = Vec::new();
     let mut seen = 0usize;
     for root in roots {
         let mut stack = vec![root.clone()];
         while let Some(dir) = stack.pop() {
             seen += 1;
-            if seen > cap {
+            if seen > cap
+                || (seen.is_multiple_of(256)
+                    && deadline.is_some_and(|d| std::time::Instant::now() > d))
+            {
                 return (out, true);
             }
             let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -58,10 +85,27 @@ fn find_capped(roots: &[PathBuf], cap: usize) -> (Vec<PathBuf>, bool) {
                     if dir != *root {
                         out.push(e.path());
                     }
+                    // Sockets at the git directory's top (git's fsmonitor
+                    // daemon, tools' IPC) are hidden too.
+                    if let Some(s) = sockets.as_deref_mut()
+                        && ft.is_dir()
+                        && let Ok(rd) = std::fs::read_dir(e.path())
+                    {
+                        for g in rd.flatten().take(4096) {
+                            if g.file_type().is_ok_and(|t| t.is_socket()) && s.len() < MAX_SOCKETS {
+                                s.push(g.path());
+                            }
+                        }
+                    }
                     continue;
                 }
                 if ft.is_dir() && !SKIPPED.iter().any(|s| name == *s) {
                     stack.push(e.path());
+                } else if ft.is_socket()
+                    && let Some(s) = sockets.as_deref_mut()
+                    && s.len() < MAX_SOCKETS
+                {
+                    s.push(e.path());
                 }
             }
         }
@@ -216,7 +260,7 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
 pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String> {
     // No cap here: the run paid for every directory it made, and a capped
     // walk would let it hide a repository behind enough of them.
-    let (now, truncated) = find_capped(roots, usize::MAX);
+    let (now, truncated) = find_capped(roots, usize::MAX, None, None);
     let mut out = Vec::new();
     for git in now.iter().filter(|g| !before.contains(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {

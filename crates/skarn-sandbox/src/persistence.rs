@@ -82,6 +82,13 @@ const MISE: &[&str] = &[
     ".tool-versions",
 ];
 const DIRENV: &[&str] = &[".envrc"];
+const BAZEL: &[&str] = &[
+    ".bazeliskrc",
+    ".bazelversion",
+    "WORKSPACE",
+    "WORKSPACE.bazel",
+    "MODULE.bazel",
+];
 
 /// Every workspace persistence path, with its rule and reason.
 pub const ENTRIES: &[Entry] = &[
@@ -120,6 +127,91 @@ pub const ENTRIES: &[Entry] = &[
         "container definitions with host-side commands",
     ),
     e(".mcp.json", Always, "MCP servers started by agents on open"),
+    e(".kiro", Always, "agent hooks, steering and MCP servers"),
+    e(".qwen", Always, "agent settings start MCP servers"),
+    e(".kilocode", Always, "agent MCP servers and rules"),
+    e(".clinerules", Always, "agent hooks and rules"),
+    e(
+        ".windsurf",
+        Always,
+        "agent rules, workflows and MCP servers",
+    ),
+    e(".factory", Always, "agent MCP servers and hooks"),
+    e(".junie", Always, "agent MCP servers"),
+    e(".amp", Always, "agent settings and MCP servers"),
+    e(".goose", Always, "agent extensions (commands)"),
+    e(".trae", Always, "agent rules and MCP servers"),
+    e(".augment", Always, "agent settings and MCP servers"),
+    e(".openhands", Always, "agent setup scripts"),
+    e(
+        ".mvn",
+        Always,
+        "Maven JVM options, extensions and wrapper run by IDE import",
+    ),
+    e(
+        "tools/bazel",
+        IfAny(BAZEL),
+        "bazel and bazelisk run this wrapper for every command",
+    ),
+    e(
+        "gradle/wrapper/gradle-wrapper.properties",
+        Never,
+        "the Gradle distribution IDE import downloads and runs",
+    ),
+    e(".roo", Always, "agent rules, modes and MCP servers"),
+    e(".amazonq", Always, "agent MCP servers and rules"),
+    e(".continue", Always, "agent MCP servers and commands"),
+    e(
+        "crush.json",
+        Always,
+        "agent MCP servers and language servers",
+    ),
+    e(
+        ".crush.json",
+        Always,
+        "agent MCP servers and language servers",
+    ),
+    e(
+        ".aider.conf.yml",
+        Always,
+        "agent settings: lint and test commands it runs",
+    ),
+    e(".helix", Always, "editor language servers and formatters"),
+    e(".nvim.lua", Always, "run by Neovim on open with 'exrc'"),
+    e(".nvimrc", Always, "run by Neovim on open with 'exrc'"),
+    e(".exrc", Always, "run by Vim and Neovim on open with 'exrc'"),
+    e(
+        ".lfsconfig",
+        Always,
+        "git-lfs custom transfer agents (programs) and endpoints",
+    ),
+    e(
+        "rust-toolchain.toml",
+        Always,
+        "rustup runs the toolchain it names (`path =`: any directory) for every cargo or \
+         rustc run here, prompts included",
+    ),
+    e(
+        "rust-toolchain",
+        Always,
+        "rustup's older toolchain file, same as rust-toolchain.toml",
+    ),
+    e(
+        ".bazeliskrc",
+        IfAny(BAZEL),
+        "bazelisk downloads and runs the bazel it names",
+    ),
+    e(
+        ".hg/hgrc",
+        Always,
+        "Mercurial hooks run by any hg command here (reserving it keeps a new .hg from \
+         being made)",
+    ),
+    e(
+        ".jj/repo/config.toml",
+        Always,
+        "Jujutsu repository settings (fsmonitor, signing and diff programs)",
+    ),
     e(
         "skarn.toml",
         Always,
@@ -265,6 +357,11 @@ pub const ENTRIES: &[Entry] = &[
     e(".tcshrc", IfHome, "shell start-up file"),
 ];
 
+/// Files found by this suffix at the workspace's top level are kept
+/// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,
+/// settings and extension recommendations applied on open).
+pub const WORKSPACE_FILE_SUFFIX: &str = ".code-workspace";
+
 /// Paths inside the workspace's `.git` directory planned statically (when
 /// `.git` is a directory at the workspace root). The helper adds what the
 /// effective configuration names ([`crate::git_vet`]) before the run.
@@ -279,6 +376,11 @@ pub const GIT_DIR_ENTRIES: &[Entry] = &[
         ".git/modules",
         Always,
         "submodules' git directories (hooks, config)",
+    ),
+    e(
+        ".git/objects/info/alternates",
+        Always,
+        "makes git read objects from anywhere (a place the command chose)",
     ),
     e(
         ".git/commondir",

@@ -156,12 +156,12 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         policy.overlay.push(Grant::new(t, &src));
     }
     for p in private {
-        if p.is_dir() {
+        // Directories and files alike (cargo's lock files and its
+        // `.global-cache` database, whose rows tell the host's cargo what
+        // to delete): a private copy the command may change, never the
+        // host's.
+        if p.is_dir() || p.is_file() {
             policy.overlay.push(Grant::new(p, &src));
-        } else if p.is_file() {
-            // Lock files and cargo's last-use database: nothing the host
-            // executes, and the tool must be able to take its lock.
-            policy.write.push(Grant::new(p, &src));
         }
     }
     policy

@@ -114,7 +114,7 @@ impl RestrictionReport {
             }
         }
         for n in &self.notes {
-            let _ = writeln!(s, "  note: {n}");
+            let _ = writeln!(s, "  note: {}", crate::terminal_filter::printable(n));
         }
         s
     }

@@ -23,6 +23,10 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         idmap_unavailable: None,
         workspace_owner: Some(uid),
         home_entries: vec![],
+        trusted: vec![],
+        trusted_unfinished: vec![],
+        home_like_workspace: None,
+        workspace_dot_entries: vec![],
         home_real: None,
         passwd_home: None,
     }

@@ -19,6 +19,7 @@ pub(super) struct Before {
     snapshots: Vec<crate::lapse::Snapshot>,
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
+    todos: Option<crate::rebase_todo::Before>,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -32,19 +33,18 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
             _ => None,
         })
         .collect();
+    let git_dirs = plan
+        .after_run
+        .as_ref()
+        .map(|a| crate::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
+        todos: git_dirs.as_deref().map(crate::rebase_todo::before),
         snapshots: crate::lapse::snapshot(&protected),
         head: plan
             .after_run
             .as_ref()
             .map(|_| HeadGuard::save(&plan.workspace)),
-        git_odd: plan.after_run.as_ref().map(|a| {
-            crate::git_sweep::before(crate::git_sweep::git_dirs(
-                &plan.workspace,
-                nested,
-                &a.vet_roots,
-            ))
-        }),
+        git_odd: git_dirs.map(crate::git_sweep::before),
     }
 }
 
@@ -70,12 +70,18 @@ pub(super) fn after(
             ));
         }
         found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
+        found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::git_sweep::sweep(b, b.dirs()));
     }
+    if let Some(t) = &saved.todos {
+        found.extend(crate::rebase_todo::after(t, run_id));
+    }
     found.extend(crate::lapse::check(&saved.snapshots, run_id));
     for w in found {
+        // Paths the command chose may hold control strings.
+        let w = crate::terminal_filter::printable(&w);
         sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
         report.degrade(w);
     }

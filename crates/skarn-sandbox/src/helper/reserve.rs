@@ -57,6 +57,31 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
     let mut empty_kind = Vec::new();
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
+    // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
+    // their `config.worktree` (read with extensions.worktreeConfig; an
+    // empty one is harmless) and `commondir`, `gitdir` (where host git in
+    // that worktree goes for hooks and configuration).
+    if let Ok(rd) = std::fs::read_dir(r.git.join("worktrees")) {
+        for e in rd.flatten().take(256) {
+            let d = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            empty_kind.push(d.join("config.worktree"));
+            ops.push((d.join("config.worktree"), true, false));
+            for f in ["commondir", "gitdir"] {
+                ops.push((d.join(f), false, false));
+            }
+        }
+    }
+    // A missing `objects/info/alternates` is reserved as an empty file:
+    // git reads it on every object lookup, and an empty one is "no
+    // alternates" where an unreadable placeholder makes git warn.
+    for (p, _, _) in &ops {
+        if p.ends_with("objects/info/alternates") {
+            empty_kind.push(p.clone());
+        }
+    }
     if stage.is_none() {
         let guards = crate::git_vet::guards(&ws, &r.nested_roots, r.git_home.as_deref());
         let mut extra = Vec::new();
@@ -192,7 +217,25 @@ fn nested_repos(
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
 ) -> Vec<PathBuf> {
-    let (nested, truncated) = crate::nested_git::find(&r.nested_roots);
+    let (nested, sockets, truncated) = crate::nested_git::find_with_sockets(&r.nested_roots);
+    if sockets.len() >= crate::nested_git::MAX_SOCKETS {
+        notes.degraded.push(format!(
+            "more than {} unix sockets inside the writable grants: those past the first {} are \
+             not hidden (a host server's socket among them is reachable)",
+            crate::nested_git::MAX_SOCKETS,
+            crate::nested_git::MAX_SOCKETS
+        ));
+    }
+    for s in sockets {
+        // A host server listening there (a project database with trust
+        // authentication, an editor's IPC) would be reachable under any
+        // network policy: hidden like a secret.
+        notes.info.push(format!(
+            "unix socket {} inside a writable grant: hidden (a host server may listen there)",
+            s.display()
+        ));
+        ops.push((s, false, true));
+    }
     for g in &nested {
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
             // Its config may turn on per-worktree config: then a new
@@ -226,9 +269,11 @@ fn nested_repos(
     }
     if truncated {
         notes.degraded.push(format!(
-            "more than {} directories under the writable grants: repositories nested deeper \
-             are not protected",
-            crate::nested_git::MAX_DIRS
+            "the walk of the writable grants stopped (more than {} directories or {} ms): \
+             repositories and unix sockets in the directories it did not reach are not \
+             protected",
+            crate::nested_git::MAX_DIRS,
+            crate::nested_git::MAX_WALK.as_millis()
         ));
     }
     nested
@@ -266,7 +311,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
     if missing && !reserve {
         return;
     }
-    if missing && empty_kind.contains(&target) {
+    // (A missing file whose directory is missing too: reserved at its
+    // first missing component below, like any protected path.)
+    let parent_there = target.parent().is_some_and(|d| d.is_dir());
+    if missing && empty_kind.contains(&target) && parent_there {
         match make_empty_file(&target) {
             Ok(ino) => done.empties.push((target.clone(), ino)),
             Err(e) => {

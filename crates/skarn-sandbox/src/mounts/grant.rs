@@ -173,6 +173,9 @@ fn ovl_escape(p: &Path) -> Option<String> {
 fn overlay(src: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> {
     let n = NEXT_LAYER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let base = PathBuf::from(format!("{LAYERS}/{n}"));
+    if !std::fs::symlink_metadata(src).is_ok_and(|m| m.is_dir()) {
+        return private_file(src, dst, &base, notes);
+    }
     let (upper, work) = (base.join("u"), base.join("w"));
     ctx(mkdir_p(&upper), "mkdir", &upper)?;
     ctx(mkdir_p(&work), "mkdir", &work)?;
@@ -203,6 +206,30 @@ fn overlay(src: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> 
         return bind_with(src, dst, false, false);
     }
     Ok(())
+}
+
+/// Largest file given a private copy (cargo's database is a few MiB).
+const MAX_COPY: u64 = 256 << 20;
+
+/// A private copy of the file `src` at `dst` (overlayfs layers
+/// directories only): a copy in the layers' tmpfs, bound in its place, so
+/// writes change the copy, never the host's file. A file that cannot be
+/// copied (larger than the layers' tmpfs, unreadable) is bound read-only.
+fn private_file(src: &Path, dst: &Path, base: &Path, notes: &mut Notes) -> Result<(), MountError> {
+    ctx(mkdir_p(base), "mkdir", base)?;
+    let copy = base.join("f");
+    // A regular file of bounded size only (never a FIFO a copy would
+    // block on).
+    let small = std::fs::symlink_metadata(src).is_ok_and(|m| m.is_file() && m.len() <= MAX_COPY);
+    if !small || std::fs::copy(src, &copy).is_err() {
+        let _ = std::fs::remove_file(&copy);
+        notes.push(format!(
+            "{}: no private copy could be made; granted read-only",
+            src.strip_prefix(OLD).unwrap_or(src).display()
+        ));
+        return bind_with(src, dst, false, true);
+    }
+    bind_with(&copy, dst, true, false)
 }
 
 static NEXT_LAYER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

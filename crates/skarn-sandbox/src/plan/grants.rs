@@ -224,6 +224,9 @@ fn secrets(
     for p in &host.secret_aliases {
         secrets.push((p.clone(), "default (secret, other name)".to_string()));
     }
+    for t in host.trusted.iter().filter(|t| t.secret) {
+        secrets.push((t.target.clone(), format!("default (secret: {})", t.via)));
+    }
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
     }
@@ -234,6 +237,10 @@ fn secrets(
             secrets.push((p.clone(), "default (closed to others)".to_string()));
         }
     }
+    // A secret inside another is hidden with it (and a mask inside a
+    // mask could not be reserved).
+    let all: HashSet<PathBuf> = secrets.iter().map(|(s, _)| s.clone()).collect();
+    secrets.retain(|(s, _)| !s.ancestors().skip(1).any(|a| all.contains(a)));
     crate::idmap_plan::note(host, host.namespaces, report);
     if host.owner_only_truncated {
         report.notes.push(

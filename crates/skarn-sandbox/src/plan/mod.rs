@@ -23,6 +23,7 @@ mod model;
 mod network;
 mod protect;
 mod seccomp;
+mod trusted;
 
 use std::ffi::OsString;
 

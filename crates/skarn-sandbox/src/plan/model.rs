@@ -110,6 +110,11 @@ pub struct AfterRun {
     /// New top-level dot entries of the home are moved aside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_home: Option<HomeQuarantine>,
+    /// Links inside writable grants that home files (or other places the
+    /// host trusts) pass through, with their text: one the run removed or
+    /// changed is put back after it ([`crate::home_links`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_guards: Vec<(PathBuf, PathBuf)>,
 }
 
 /// Everything the helper needs, serialisable (passed as JSON). Final: the

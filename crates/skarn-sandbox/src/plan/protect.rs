@@ -106,7 +106,7 @@ fn persistence(
         );
         return protects;
     }
-    let ws_is_home = g.homes.contains(ws);
+    let ws_is_home = g.homes.contains(ws) || host.home_like_workspace.is_some();
     for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
         let (reserve, reserve_if) = match en.reserve {
             Reserve::Always => (true, Vec::new()),
@@ -178,6 +178,18 @@ fn persistence(
             protect_in_home(h.join(rel), true);
         }
     }
+    // A workspace that is not a project (allowed by the user): its
+    // existing dot entries stay read-only, as a home's do.
+    for rel in &host.workspace_dot_entries {
+        protect_in_home(ws.join(rel), false);
+    }
+    for op in super::trusted::protects(host, g, report) {
+        if let FsOp::Protect { path, .. } = &op
+            && listed.insert(path.clone())
+        {
+            protects.push(op);
+        }
+    }
     let all: Vec<&str> = GIT_DIR_ENTRIES
         .iter()
         .chain(ENTRIES)
@@ -211,11 +223,27 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
                 existing: host.home_entries.clone(),
             })
         }
+        _ if host.home_like_workspace.is_some() => Some(HomeQuarantine {
+            home: policy.workspace.clone(),
+            existing: host.workspace_dot_entries.clone(),
+        }),
         _ => None,
     };
+    let mut link_guards: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for t in &host.trusted {
+        for (hop, text) in t.hops.iter().zip(&t.hop_texts) {
+            if g.writable(hop).is_some()
+                && !text.as_os_str().is_empty()
+                && !link_guards.iter().any(|(p, _)| p == hop)
+            {
+                link_guards.push((hop.clone(), text.clone()));
+            }
+        }
+    }
     AfterRun {
         vet_roots: writable_roots(g),
         quarantine_home,
+        link_guards,
     }
 }
 

@@ -25,6 +25,10 @@ pub fn nonroot() -> HostFacts {
         idmap_unavailable: None,
         workspace_owner: Some(1000),
         home_entries: vec![],
+        trusted: vec![],
+        trusted_unfinished: vec![],
+        home_like_workspace: None,
+        workspace_dot_entries: vec![],
         home_real: None,
         passwd_home: None,
     }

@@ -145,7 +145,11 @@ fn emit(
         eprintln!("skarn: warning: raw output cannot be saved ({e}); printing it uncut");
     }
     let mut out = std::io::stdout().lock();
-    out.write_all(outcome.text.as_bytes())?;
+    // The text goes to an agent's context or a terminal: no control
+    // strings (clipboard writes, title reports) from the command.
+    out.write_all(&skarn_sandbox::terminal_filter::neutralise(
+        outcome.text.as_bytes(),
+    ))?;
     out.flush()?;
     if opts.stats {
         let before = tokens::count(&String::from_utf8_lossy(raw));

@@ -257,6 +257,7 @@ pub(super) fn self_test() -> anyhow::Result<Vec<Attempt>> {
         tcp_got(&tcp),
         first_line(&o),
     );
+    super::doctor_self_test_boundary::attempts(&exe, &root, &mut push)?;
     let _ = victim.kill();
     let _ = victim.wait();
     drop(scratch);

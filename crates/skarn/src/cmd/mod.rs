@@ -18,6 +18,8 @@ pub mod doctor;
 mod doctor_probe;
 #[cfg(target_os = "linux")]
 mod doctor_self_test;
+#[cfg(target_os = "linux")]
+mod doctor_self_test_boundary;
 pub mod doctor_servers;
 pub mod exec;
 #[cfg(target_os = "linux")]

@@ -86,10 +86,24 @@ pub struct Args {
     /// protected, existing or not.
     #[arg(long)]
     pub allow_home_workspace: bool,
+    /// Accept a workspace that is not a project directory: /tmp or
+    /// /var/tmp themselves, a shared or system directory (/srv, /mnt,
+    /// /var/lib, /run, ...), $TMPDIR, or a directory on PATH (refused
+    /// otherwise; a workspace in the home's own directories, such as
+    /// ~/.config/..., needs --allow-home-workspace). It is then protected
+    /// like a home workspace.
+    #[arg(long)]
+    pub allow_non_project_workspace: bool,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
     pub no_private_home: bool,
+    /// Pass the command's terminal output through unfiltered (by default,
+    /// output to a terminal goes through a pseudo-terminal of skarn's and
+    /// loses its control strings: clipboard writes, title reports, queries
+    /// the terminal would answer as input; colours stay).
+    #[arg(long)]
+    pub no_terminal_filter: bool,
     /// Run with whatever confinement remains even if none can be enforced.
     #[arg(long)]
     pub fail_open: bool,
@@ -228,8 +242,13 @@ fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
 /// later runs do not trust configuration it may leave inside them.
 pub(crate) fn record_granted(policy: &Policy) {
     use skarn_sandbox::granted::Kind;
-    let Some(file) = granted_log_path(home().as_deref()) else {
-        eprintln!("skarn: warning: no HOME: this run's writable directories are not recorded");
+    // Never create the user's home: a HOME naming a missing directory
+    // (as root, a path under `/`) gets no record.
+    let Some(file) = granted_log_path(home().filter(|h| h.is_dir()).as_deref()) else {
+        eprintln!(
+            "skarn: warning: HOME is unset or not an existing directory: this run's writable \
+             directories are not recorded"
+        );
         return;
     };
     let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
@@ -277,7 +296,17 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         home: home.as_deref(),
     };
     layers.push(flags_layer(args, at)?);
-    let (policy, provenance) = Policy::from_layers(&ws, &layers, &LayerHost::probe(home, cwd))?;
+    let (policy, provenance) =
+        Policy::from_layers(&ws, &layers, &LayerHost::probe(home.clone(), cwd))?;
+    // Whoever started this command chose its directory (an agent, a
+    // gateway's `run` tool): the workspace must be a project directory
+    // unless the user said otherwise.
+    skarn_sandbox::workspace_kind::refuse_non_project_workspace(
+        &policy.workspace,
+        home.as_deref(),
+        policy.allow_home_workspace,
+        args.allow_non_project_workspace,
+    )?;
     for n in &provenance.notes {
         eprintln!("skarn: {n}");
     }
@@ -351,6 +380,12 @@ fn run_confined(
     record_granted(&policy);
     let mut host = HostFacts::probe();
     host.observe_policy(&policy);
+    if let Some(n) =
+        skarn_sandbox::workspace_kind::non_project(&policy.workspace, home().as_deref())
+    {
+        // Allowed by a flag (build_policy refused it otherwise).
+        host.treat_workspace_as_home(&policy, n.to_string());
+    }
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
     plan.report.removed_env = removed;
@@ -362,6 +397,17 @@ fn run_confined(
     } else {
         ReportFormat::None
     };
+    let filter_tty = !args.compress.compress
+        && !args.no_terminal_filter
+        && skarn_sandbox::tty_relay::output_is_terminal();
+    if filter_tty {
+        let cmd = skarn_sandbox::launch::helper_command(
+            std::path::Path::new("/proc/self/exe"),
+            &plan,
+            &env,
+        )?;
+        return Ok(skarn_sandbox::tty_relay::run(cmd)?);
+    }
     if !args.compress.compress {
         // Usually the helper runs right here (this process is
         // single-threaded: no runtime or thread exists in `skarn run`);

@@ -63,9 +63,15 @@ mod run_git_protections;
 #[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
+mod run_host_runs;
+#[cfg(target_os = "linux")]
 mod run_lifecycle;
 #[cfg(target_os = "linux")]
 mod run_limits;
+#[cfg(target_os = "linux")]
+mod run_links_out;
+#[cfg(target_os = "linux")]
+mod run_links_round3b;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
@@ -76,6 +82,8 @@ mod run_protections;
 mod run_report;
 #[cfg(target_os = "linux")]
 mod run_usability;
+#[cfg(target_os = "linux")]
+mod run_workspace_kind;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.

@@ -133,7 +133,7 @@ fn nested_links_under_refs_and_info_are_removed() {
     let script = format!(
         "mkdir -p .git/refs/heads/deep/er .git/info && ln -s {d} .git/refs/heads/deep/er/x && \
          rm -f .git/info/exclude && ln -s {d} .git/info/exclude && \
-         mkdir -p .git/objects/info && ln -s {d} .git/objects/info/alternates && echo ok",
+         mkdir -p .git/objects/info && ln -s {d} .git/objects/info/commit-graph && echo ok",
         d = dot.display()
     );
     let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
@@ -141,7 +141,7 @@ fn nested_links_under_refs_and_info_are_removed() {
     for p in [
         "refs/heads/deep/er/x",
         "info/exclude",
-        "objects/info/alternates",
+        "objects/info/commit-graph",
     ] {
         assert!(!is_odd(&ws.join(".git").join(p)), "{p} left");
         assert!(err(&o).contains(p), "{p} not reported: {}", err(&o));

@@ -1,0 +1,107 @@
+//! Planning part 3b: places the host trusts that its own files lead into
+//! a writable grant ([`HostFacts::trusted`]: home files through links,
+//! git's global includes and programs, `PATH` directories). Each is kept
+//! read-only, reserved when missing, and named in the report. Secrets
+//! reached the same way are hidden by [`super::grants`].
+
+use super::FsOp;
+use super::grants::Granted;
+use crate::host::HostFacts;
+use crate::report::RestrictionReport;
+
+/// The protecting steps for trusted places inside writable grants.
+pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionReport) -> Vec<FsOp> {
+    let mut out = Vec::new();
+    // A link on the way inside a writable grant could be pointed
+    // elsewhere: the directory holding it stays read-only.
+    for t in &host.trusted {
+        for hop in &t.hops {
+            let Some(w) = g.writable(hop) else { continue };
+            match hop.parent().filter(|d| *d != w && d.starts_with(&w)) {
+                Some(dir) => {
+                    report.notes.push(format!(
+                        "{} ({}) passes through the link {} inside the writable {}: its \
+                         directory {} is kept read-only",
+                        t.target.display(),
+                        t.via,
+                        hop.display(),
+                        w.display(),
+                        dir.display()
+                    ));
+                    out.push(FsOp::Protect {
+                        path: dir.to_path_buf(),
+                        reserve: false,
+                        reserve_if: Vec::new(),
+                    });
+                }
+                None => report.notes.push(format!(
+                    "{} ({}) passes through the link {} at the top of the writable {}: put \
+                     back after the run if the command changes it",
+                    t.target.display(),
+                    t.via,
+                    hop.display(),
+                    w.display()
+                )),
+            }
+        }
+    }
+    for t in host.trusted.iter().filter(|t| !t.secret) {
+        let Some(w) = g.writable(&t.target) else {
+            continue;
+        };
+        // Hidden already (a secret, or inside one): nothing to keep
+        // read-only, and a reservation inside the mask would fail.
+        if g.secrets.iter().any(|(s, _)| t.target.starts_with(s)) {
+            continue;
+        }
+        if t.target == w {
+            // The user granted this very directory (a workspace allowed
+            // with --allow-home-workspace or --allow-non-project-workspace,
+            // or a --write grant): said, not undone.
+            report.degrade(format!(
+                "{} is the writable grant {} itself: the host trusts it ({}); not protected",
+                t.target.display(),
+                w.display(),
+                t.via
+            ));
+            continue;
+        }
+        report.notes.push(format!(
+            "{} lies inside the writable {} and the host trusts it ({}): kept read-only \
+             (reserved if missing)",
+            t.target.display(),
+            w.display(),
+            t.via
+        ));
+        out.push(FsOp::Protect {
+            path: t.target.clone(),
+            reserve: true,
+            reserve_if: Vec::new(),
+        });
+    }
+    for t in host.trusted.iter().filter(|t| t.secret) {
+        if let Some((grant, _)) = g.deciding(&t.target) {
+            report.notes.push(format!(
+                "secret {} lies inside the grant {} ({}): hidden",
+                t.target.display(),
+                grant.display(),
+                t.via
+            ));
+        }
+    }
+    if !host.trusted_unfinished.is_empty() {
+        let dirs: Vec<String> = host
+            .trusted_unfinished
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        report.degrade(format!(
+            "the links under {} were not all followed (bounds: {} entries, {} levels): a home \
+             file reached through one of them into a writable grant is not protected",
+            dirs.join(", "),
+            crate::home_links::MAX_ENTRIES,
+            crate::home_links::MAX_DEPTH
+        ));
+    }
+    out
+}
