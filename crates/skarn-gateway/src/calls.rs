@@ -44,21 +44,35 @@ impl Downstream {
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
         let call = async {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
-            let _progress = caller
-                .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
-            let answer = handle.await_response().await?;
-            if let (Some(_), Some(c)) = (&_progress, caller) {
-                let received = conn.wire.progress_received();
-                relay.settle_progress(&conn.wire, received, c).await;
+            // A 2026-07-28 server may answer `input_required`: each round
+            // is relayed and the call retried (down_rounds).
+            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                let handle = peer
+                    .send_request_with_option(request, PeerRequestOptions::no_options())
+                    .await?;
+                let _progress = caller.and_then(|c| {
+                    relay.track_progress(self.index, handle.progress_token.clone(), c)
+                });
+                let answer = handle.await_response().await?;
+                if let (Some(_), Some(c)) = (&_progress, caller) {
+                    let received = conn.wire.progress_received();
+                    relay.settle_progress(&conn.wire, received, c).await;
+                }
+                match answer {
+                    ServerResult::CallToolResult(r) => return Ok(r),
+                    ServerResult::InputRequiredResult(ir) => {
+                        let (responses, state) =
+                            crate::down_rounds::fulfil(relay, self.index, ir).await?;
+                        params.input_responses = responses;
+                        params.request_state = state;
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
             }
-            match answer {
-                ServerResult::CallToolResult(r) => Ok(r),
-                _ => Err(ServiceError::UnexpectedResponse),
-            }
+            Err(ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: crate::down_rounds::MAX_ROUNDS,
+            })
         };
         match tokio::time::timeout(t, call).await {
             Err(_) => Err(DownError::Timeout {
@@ -194,6 +208,11 @@ impl Downstream {
         match e {
             ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
                 DownError::InvalidParams(data.message.to_string())
+            }
+            ServiceError::McpError(data)
+                if data.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND =>
+            {
+                DownError::NotFound(data.message.to_string())
             }
             ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
             ServiceError::Timeout { timeout } => DownError::Timeout {

@@ -146,6 +146,9 @@ pub enum DownError {
     /// The server refused the arguments (JSON-RPC "invalid params").
     #[error("{0}")]
     InvalidParams(String),
+    /// The server has no such resource (JSON-RPC "resource not found").
+    #[error("{0}")]
+    NotFound(String),
 }
 
 struct Restart {

@@ -9,12 +9,13 @@ use tokio::sync::broadcast;
 #[allow(deprecated)]
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
@@ -289,6 +290,32 @@ impl ServerHandler for GatewayServer {
         info
     }
 
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.capabilities = crate::era::modern_capabilities(info.capabilities);
+        // What discover says never changes while the gateway runs.
+        Ok(DiscoverResult::from_server_info(
+            ServerHandler::supported_protocol_versions(self).into_owned(),
+            info,
+        )
+        .with_ttl_ms(crate::era::CONSTANT_TTL_MS)
+        .with_cache_scope(rmcp::model::CacheScope::Public))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.accept_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_now(context).await
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.gw
             .shared
@@ -315,7 +342,9 @@ impl ServerHandler for GatewayServer {
                 tools.push(tool);
             }
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut r = ListToolsResult::with_all_items(tools);
+        (r.ttl_ms, r.cache_scope) = crate::era::list_hints(!self.gw.config.gateway.passthrough);
+        Ok(r)
     }
 
     async fn call_tool(
@@ -352,7 +381,7 @@ impl ServerHandler for GatewayServer {
                 ));
             }
         };
-        Ok(CallToolResponse::Complete(r))
+        Ok(CallToolResponse::Complete(crate::era::call_complete(r)))
     }
 
     async fn list_resources(
@@ -379,7 +408,8 @@ impl ServerHandler for GatewayServer {
         let i = self.resource_owner(&request.uri).await?;
         let s = self.gw.servers[i].clone();
         match s.read_resource(&request.uri).await {
-            Ok(r) => Ok(ReadResourceResponse::Complete(r)),
+            Ok(r) => Ok(ReadResourceResponse::Complete(crate::era::read_complete(r))),
+            Err(DownError::NotFound(m)) => Err(crate::era::resource_not_found(m, &request.uri)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
     }

@@ -90,6 +90,8 @@ pub struct Relay {
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
+    /// The `subscriptions/listen` streams of 2026-07-28 clients.
+    pub(crate) listeners: crate::listen::Listeners,
 }
 
 impl std::fmt::Debug for Relay {
@@ -366,6 +368,7 @@ impl Relay {
     /// subscribers.
     pub fn resource_updated(&self, p: ResourceUpdatedNotificationParam) {
         let who = lock(&self.subs).get(&p.uri).cloned().unwrap_or_default();
+        self.listeners.deliver(&p, &who);
         for (id, _, outbox) in self.clients() {
             if who.contains(&id) {
                 outbox.push(Note::Updated(p.clone()));
