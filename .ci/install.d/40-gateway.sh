@@ -8,7 +8,7 @@ set -euo pipefail
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import mcp, pytest' >/dev/null 2>&1; then
-    "$PY" -m pip install --quiet --disable-pip-version-check 'mcp>=1.10' 'pytest>=7'
+    "$PY" -m pip install --quiet --disable-pip-version-check 'mcp>=2.3,<3' 'pytest>=7'
 fi
 
 if ! command -v mcp-server-everything >/dev/null 2>&1; then

@@ -1,0 +1,120 @@
+"""`skarn serve` driven by the MCP Python SDK 2.x high-level `Client` in its
+default `auto` mode, which negotiates 2026-07-28 (`server/discover`, then
+stateless requests), over stdio and Streamable HTTP. Issue 26: every result
+must be valid for that revision, list changes must arrive through
+`subscriptions/listen`, and a server that speaks only 2026-07-28 must work
+behind the gateway."""
+
+import contextlib
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ToolsListChanged
+from mcp.shared.exceptions import MCPError
+
+from conftest import EXAMPLE, SKARN, http_gateway, run, text_of
+
+MODERN = "2026-07-28"
+
+
+def config(tmp_path: Path, modern_only: bool = False) -> Path:
+    assert Path(SKARN).exists(), f"skarn binary missing: {SKARN}"
+    assert Path(EXAMPLE).exists(), f"example server missing: {EXAMPLE}"
+    args = '["--modern-only"]' if modern_only else "[]"
+    cfg = tmp_path / "skarn.toml"
+    cfg.write_text(
+        f"""
+[gateway]
+passthrough = true
+call_timeout = 20
+start_timeout = 60
+isolation = "in_process"
+
+[servers.example]
+command = "{EXAMPLE}"
+args = {args}
+"""
+    )
+    return cfg
+
+
+@contextlib.asynccontextmanager
+async def modern_client(transport: str, cfg: Path):
+    if transport == "stdio":
+        params = StdioServerParameters(command=SKARN, args=["serve", "--config", str(cfg)])
+        async with Client(params, mode="auto", read_timeout_seconds=60) as c:
+            yield c
+    else:
+        with http_gateway(cfg) as (url, token, _proc):
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h:
+                async with Client(streamable_http_client(url, http_client=h), mode="auto") as c:
+                    yield c
+
+
+def negotiated(c: Client) -> str:
+    return str(c.session.protocol_version)
+
+
+@pytest.mark.parametrize("modern_only", [False, True], ids=["dual-era-downstream", "modern-only-downstream"])
+def test_modern_client_gets_valid_results(tmp_path, transport, modern_only):
+    cfg = config(tmp_path, modern_only)
+
+    async def main():
+        async with modern_client(transport, cfg) as c:
+            assert negotiated(c) == MODERN
+            tools = await c.list_tools()
+            names = [t.name for t in tools.tools]
+            assert {"search", "read_tool_docs", "execute", "example__echo"} <= set(names), names
+            # A relayed result carries resultType (the SDK rejects it without).
+            r = await c.call_tool("example__echo", {"text": "hi"})
+            assert not r.is_error and text_of(r) == "hi"
+            assert r.result_type == "complete"
+            r = await c.call_tool("execute", {"code": 'return await skarn.callTool("example", "add", {a: 2, b: 3})'})
+            assert not r.is_error, text_of(r)
+            assert r.structured_content["value"] == {"sum": 5}
+            res = await c.read_resource("example://readme")
+            assert "skarn-example" in res.contents[0].text
+            p = await c.get_prompt("example__greet", {"name": "Ada"})
+            assert "Ada" in p.messages[0].content.text
+            with pytest.raises(MCPError) as e:
+                await c.read_resource("example://nope")
+            assert (e.value.error.data or {}).get("uri") == "example://nope"
+
+    run(main)
+
+
+def test_modern_discover_is_truthful(tmp_path, transport):
+    cfg = config(tmp_path)
+
+    async def main():
+        async with modern_client(transport, cfg) as c:
+            d = await c.session.discover()
+            caps = d.capabilities
+            assert caps.logging is None, "logging is not advertised to 2026-07-28 clients"
+            assert caps.tools and caps.tools.list_changed
+
+    run(main)
+
+
+def test_modern_client_hears_list_changes_through_listen(tmp_path, transport):
+    cfg = config(tmp_path)
+
+    async def main():
+        async with modern_client(transport, cfg) as c:
+            await c.list_tools()
+            async with c.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
+                assert sub.honored.tools_list_changed
+                r = await c.call_tool("example__add_tool", {"name": "fresh_tool"})
+                assert not r.is_error, text_of(r)
+                with anyio.fail_after(30):
+                    async for event in sub:
+                        if isinstance(event, ToolsListChanged):
+                            break
+            tools = await c.list_tools()
+            assert "example__fresh_tool" in [t.name for t in tools.tools]
+
+    run(main)
