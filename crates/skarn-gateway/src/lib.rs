@@ -50,6 +50,7 @@ pub mod http;
 mod http_conn;
 mod http_target;
 pub mod init;
+mod input_rounds;
 mod limits;
 mod listen;
 mod listing;

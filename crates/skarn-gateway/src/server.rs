@@ -259,6 +259,44 @@ impl GatewayServer {
     }
 }
 
+impl GatewayServer {
+    /// One `tools/call`, whichever revision the client speaks.
+    pub(crate) async fn dispatch_call(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        caller: Caller,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match name {
+            "search" => self.search(&args).await,
+            "read_tool_docs" => self.read_tool_docs(&args).await,
+            "execute" => self.execute(&args, caller).await,
+            crate::shell_tool::NAME if self.gw.config.gateway.shell => {
+                crate::shell_tool::call(&args).await
+            }
+            other if self.gw.config.gateway.passthrough => {
+                match self.passthrough(other, args, caller).await {
+                    Some(r) => r,
+                    None => {
+                        return Err(ErrorData::invalid_params(
+                            format!("unknown tool {other:?}"),
+                            None,
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: this gateway offers search, read_tool_docs and execute"
+                    ),
+                    None,
+                ));
+            }
+        })
+    }
+}
+
 fn kind_name(k: skarn_codemode::ErrorKind) -> &'static str {
     use skarn_codemode::ErrorKind::*;
     match k {
@@ -352,35 +390,13 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments;
+        if crate::input_rounds::is_modern(&context) {
+            return self.call_in_rounds(request, context).await;
+        }
         let caller = self.caller(&context);
-        let r = match request.name.as_ref() {
-            "search" => self.search(&args).await,
-            "read_tool_docs" => self.read_tool_docs(&args).await,
-            "execute" => self.execute(&args, caller).await,
-            crate::shell_tool::NAME if self.gw.config.gateway.shell => {
-                crate::shell_tool::call(&args).await
-            }
-            other if self.gw.config.gateway.passthrough => {
-                match self.passthrough(other, args, caller).await {
-                    Some(r) => r,
-                    None => {
-                        return Err(ErrorData::invalid_params(
-                            format!("unknown tool {other:?}"),
-                            None,
-                        ));
-                    }
-                }
-            }
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool {other:?}: this gateway offers search, read_tool_docs and execute"
-                    ),
-                    None,
-                ));
-            }
-        };
+        let r = self
+            .dispatch_call(&request.name, request.arguments, caller)
+            .await?;
         Ok(CallToolResponse::Complete(crate::era::call_complete(r)))
     }
 

@@ -37,6 +37,7 @@ impl GatewayServer {
             client: self.client,
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
+            rounds: None,
         }
     }
 

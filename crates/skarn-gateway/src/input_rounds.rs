@@ -1,0 +1,171 @@
+//! `input_required` rounds for 2026-07-28 clients (ADR 0088).
+//!
+//! A modern client's `tools/call` runs as a task of its own. When a
+//! downstream server asks something only the client can answer
+//! (elicitation, sampling, roots; see `relay::rounds`), the call is parked
+//! under a random `requestState` and the client gets an `input_required`
+//! result carrying the questions; its retry with `inputResponses` and that
+//! state hands the answers to the waiting server and resumes waiting, for
+//! the final result or the next round. A legacy (2025-11-25) client is
+//! asked directly over its session, as before.
+//!
+//! A parked call lives in this gateway instance only: behind a load
+//! balancer, the retry must reach the same instance (docs/gateway.md,
+//! "Several instances"); elsewhere it gets an error that says so. Parked
+//! calls are bounded in number and dropped after the client-request
+//! timeout, which also fails the server's waiting request.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use rand::RngCore;
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequests, InputRequiredResult,
+    ProtocolVersion,
+};
+use rmcp::service::RequestContext;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::downstream::lock;
+use crate::relay::rounds::{Ask, Rounds};
+use crate::server::GatewayServer;
+
+/// Calls that may wait for a client's answers at once.
+const MAX_PARKED: usize = 256;
+
+struct ParkedCall {
+    tool: String,
+    result: oneshot::Receiver<Result<CallToolResult, ErrorData>>,
+    asks: mpsc::UnboundedReceiver<Ask>,
+    pending: HashMap<String, oneshot::Sender<Value>>,
+    next_key: u32,
+}
+
+/// The calls waiting for their client's next retry, by `requestState`.
+#[derive(Default)]
+pub struct Parked {
+    calls: Mutex<HashMap<String, ParkedCall>>,
+}
+
+impl Parked {
+    fn park(&self, call: ParkedCall) -> Result<String, ErrorData> {
+        let mut calls = lock(&self.calls);
+        if calls.len() >= MAX_PARKED {
+            return Err(ErrorData::internal_error(
+                "too many calls are waiting for their clients' answers",
+                None,
+            ));
+        }
+        let mut id = [0u8; 16];
+        rand::rng().fill_bytes(&mut id);
+        let state: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        calls.insert(state.clone(), call);
+        Ok(state)
+    }
+
+    fn take(&self, state: &str) -> Option<ParkedCall> {
+        lock(&self.calls).remove(state)
+    }
+}
+
+/// Whether this request speaks 2026-07-28 or later.
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+impl GatewayServer {
+    /// `tools/call` of a 2026-07-28 client: run or resume the call, and
+    /// answer with its result or with the next round of questions.
+    pub(crate) async fn call_in_rounds(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let relay = self.gw.shared.relay.clone();
+        let mut call = match request.request_state.as_deref() {
+            Some(state) => {
+                let mut c = relay.parked.take(state).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        "unknown requestState: the call it continues was made on another gateway instance, or its answers came too late",
+                        None,
+                    )
+                })?;
+                if c.tool != request.name.as_ref() {
+                    return Err(ErrorData::invalid_params(
+                        "requestState belongs to a call of another tool",
+                        None,
+                    ));
+                }
+                let mut answers = request.input_responses.unwrap_or_default();
+                // An unanswered question fails the server's request.
+                for (key, reply) in c.pending.drain() {
+                    if let Some(v) = answers.remove(&key) {
+                        let _ = reply.send(v);
+                    }
+                }
+                c
+            }
+            None => {
+                let caps = context.client_capabilities().unwrap_or_default();
+                let (rounds, asks) = Rounds::new(caps);
+                let mut caller = self.caller(&context);
+                caller.rounds = Some(rounds);
+                let (tx, result) = oneshot::channel();
+                let me = self.clone();
+                let tool = request.name.to_string();
+                let args = request.arguments;
+                let name = tool.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(me.dispatch_call(&name, args, caller).await);
+                });
+                ParkedCall {
+                    tool,
+                    result,
+                    asks,
+                    pending: HashMap::new(),
+                    next_key: 0,
+                }
+            }
+        };
+        tokio::select! {
+            r = &mut call.result => match r {
+                Ok(r) => r.map(|r| CallToolResponse::Complete(crate::era::call_complete(r))),
+                Err(_) => Err(ErrorData::internal_error("the call ended without a result", None)),
+            },
+            Some(first) = call.asks.recv() => {
+                let mut requests = InputRequests::new();
+                let mut add = |ask: Ask, call: &mut ParkedCall| {
+                    call.next_key += 1;
+                    let key = format!("q{}", call.next_key);
+                    requests.insert(key.clone(), ask.request);
+                    call.pending.insert(key, ask.reply);
+                };
+                add(first, &mut call);
+                while let Ok(more) = call.asks.try_recv() {
+                    add(more, &mut call);
+                }
+                let state = relay.parked.park(call)?;
+                // Dropped after the answer timeout (which has failed the
+                // server's waiting requests by then).
+                let timeout = std::time::Duration::from_secs_f64(
+                    self.gw.config.gateway.client_request_timeout.max(0.0),
+                );
+                let relay2 = relay.clone();
+                let s2 = state.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(timeout).await;
+                    relay2.parked.take(&s2);
+                });
+                Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(state),
+                )))
+            }
+        }
+    }
+}
