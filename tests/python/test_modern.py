@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
@@ -21,9 +21,13 @@ from conftest import EXAMPLE, SKARN, http_gateway, run, text_of
 MODERN = "2026-07-28"
 
 
+CONFORMANCE = str(Path(EXAMPLE).with_name("skarn-conformance-server"))
+
+
 def config(tmp_path: Path, modern_only: bool = False) -> Path:
     assert Path(SKARN).exists(), f"skarn binary missing: {SKARN}"
     assert Path(EXAMPLE).exists(), f"example server missing: {EXAMPLE}"
+    assert Path(CONFORMANCE).exists(), f"conformance server missing: {CONFORMANCE}"
     args = '["--modern-only"]' if modern_only else "[]"
     cfg = tmp_path / "skarn.toml"
     cfg.write_text(
@@ -37,21 +41,24 @@ isolation = "in_process"
 [servers.example]
 command = "{EXAMPLE}"
 args = {args}
+
+[servers.conformance]
+command = "{CONFORMANCE}"
 """
     )
     return cfg
 
 
 @contextlib.asynccontextmanager
-async def modern_client(transport: str, cfg: Path):
+async def modern_client(transport: str, cfg: Path, **kw):
     if transport == "stdio":
         params = StdioServerParameters(command=SKARN, args=["serve", "--config", str(cfg)])
-        async with Client(params, mode="auto", read_timeout_seconds=60) as c:
+        async with Client(params, mode="auto", read_timeout_seconds=60, **kw) as c:
             yield c
     else:
         with http_gateway(cfg) as (url, token, _proc):
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h:
-                async with Client(streamable_http_client(url, http_client=h), mode="auto") as c:
+                async with Client(streamable_http_client(url, http_client=h), mode="auto", **kw) as c:
                     yield c
 
 
@@ -116,5 +123,52 @@ def test_modern_client_hears_list_changes_through_listen(tmp_path, transport):
                             break
             tools = await c.list_tools()
             assert "example__fresh_tool" in [t.name for t in tools.tools]
+
+    run(main)
+
+
+def test_modern_client_answers_elicitation_and_sampling_rounds(tmp_path, transport):
+    """A downstream's elicitation and sampling reach a 2026-07-28 client as
+    `input_required` rounds (the capabilities come from each request's
+    `_meta`), for a passthrough call and during `execute`."""
+    cfg = config(tmp_path)
+    asked = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.org"})
+
+    async def on_sample(_ctx, params):
+        return types.CreateMessageResult(
+            role="assistant", model="test", content=types.TextContent(type="text", text="forty-two")
+        )
+
+    async def main():
+        async with modern_client(transport, cfg, elicitation_callback=on_elicit, sampling_callback=on_sample) as c:
+            assert negotiated(c) == MODERN
+            r = await c.call_tool("conformance__test_elicitation", {"message": "who are you?"})
+            assert not r.is_error, text_of(r)
+            assert "action=accept" in text_of(r) and "ada" in text_of(r), text_of(r)
+            assert asked == ["who are you?"]
+            r = await c.call_tool("conformance__test_sampling", {"prompt": "the answer?"})
+            assert not r.is_error, text_of(r)
+            assert "forty-two" in text_of(r), text_of(r)
+            code = 'return await skarn.callTool("conformance", "test_elicitation", {message: "in a script"})'
+            r = await c.call_tool("execute", {"code": code})
+            assert not r.is_error, text_of(r)
+            assert "ada" in text_of(r), text_of(r)
+            assert asked[-1] == "in a script"
+
+    run(main)
+
+
+def test_modern_client_without_elicitation_gets_an_error_not_an_answer(tmp_path, transport):
+    cfg = config(tmp_path)
+
+    async def main():
+        async with modern_client(transport, cfg) as c:
+            r = await c.call_tool("conformance__test_elicitation", {"message": "who?"})
+            assert r.is_error
+            assert "did not declare the elicitation capability" in text_of(r), text_of(r)
 
     run(main)

@@ -116,6 +116,111 @@ fn text(t: &str) -> Value {
     json!({"type": "text", "text": t})
 }
 
+fn text_of(v: &Value) -> String {
+    v.get("text")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn sampling_params(prompt: &str) -> Value {
+    json!({
+        "messages": [{"role": "user", "content": text(prompt)}],
+        "maxTokens": 100
+    })
+}
+
+fn sampled(r: &rmcp::model::CreateMessageResult) -> Value {
+    let said = text_of(&serde_json::to_value(&r.message.content).unwrap_or_default());
+    json!({"content": [text(&format!("LLM response: {said}"))]})
+}
+
+fn elicited(r: &rmcp::model::ElicitResult) -> Value {
+    json!({"content": [text(&format!(
+        "Elicitation completed: action={}, content={}",
+        serde_json::to_value(&r.action).unwrap_or_default().as_str().unwrap_or("?"),
+        serde_json::to_string(&r.content).unwrap_or_default()
+    ))]})
+}
+
+/// The elicitation request of one of the `test_elicitation*` tools.
+fn elicitation_params(name: &str, args: &Map<String, Value>) -> Option<Value> {
+    Some(match name {
+        "test_elicitation" => json!({
+            "message": args.get("message").and_then(Value::as_str).unwrap_or(""),
+            "requestedSchema": {"type": "object", "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"}
+            }, "required": ["username", "email"]}
+        }),
+        "test_elicitation_sep1034_defaults" => json!({
+            "message": "Please review and update the form fields with defaults",
+            "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {"type": "string", "description": "User status",
+                    "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "description": "Verification status", "default": true}
+            }}
+        }),
+        "test_elicitation_sep1330_enums" => json!({
+            "message": "Please select options from the enum fields",
+            "requestedSchema": {"type": "object", "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                "titledSingle": {"type": "string", "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"]},
+                "untitledMulti": {"type": "array", "items": {"type": "string",
+                    "enum": ["option1", "option2", "option3"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"}]}}
+            }}
+        }),
+        _ => return None,
+    })
+}
+
+/// 2026-07-28: a server asks its client within the call's rounds
+/// (`input_required`), never by a request of its own.
+fn modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The question a tool asks this round, or its answer once it has one.
+fn round(
+    name: &str,
+    args: &Map<String, Value>,
+    answers: Option<&rmcp::model::InputResponses>,
+) -> Result<Option<CallToolResponse>, ErrorData> {
+    use rmcp::model::{CreateMessageRequest, ElicitRequest, InputRequest, InputRequiredResult};
+    let question = if name == "test_sampling" {
+        let prompt = args.get("prompt").and_then(Value::as_str).unwrap_or("");
+        InputRequest::CreateMessage(CreateMessageRequest::new(from(sampling_params(prompt))?))
+    } else if let Some(p) = elicitation_params(name, args) {
+        InputRequest::Elicitation(ElicitRequest::new(from(p)?))
+    } else {
+        return Ok(None);
+    };
+    let Some(answer) = answers.and_then(|a| a.get("q")) else {
+        let asks = [("q".to_owned(), question)].into_iter().collect();
+        return Ok(Some(CallToolResponse::InputRequired(
+            InputRequiredResult::new(Some(asks), None),
+        )));
+    };
+    let v = match question {
+        InputRequest::CreateMessage(_) => sampled(&from(answer.clone())?),
+        _ => elicited(&from(answer.clone())?),
+    };
+    Ok(Some(CallToolResponse::Complete(from(v)?)))
+}
+
 #[derive(Clone, Default)]
 struct Conformance;
 
@@ -128,11 +233,7 @@ impl Conformance {
     async fn elicit(peer: &Peer<RoleServer>, params: Value) -> Result<Value, ErrorData> {
         let params: ElicitRequestParams = from(params)?;
         match peer.create_elicitation(params).await {
-            Ok(r) => Ok(json!({"content": [text(&format!(
-                "Elicitation completed: action={}, content={}",
-                serde_json::to_value(&r.action).unwrap_or_default().as_str().unwrap_or("?"),
-                serde_json::to_string(&r.content).unwrap_or_default()
-            ))]})),
+            Ok(r) => Ok(elicited(&r)),
             Err(e) => {
                 Ok(json!({"isError": true, "content": [text(&format!("elicitation failed: {e}"))]}))
             }
@@ -149,9 +250,15 @@ impl Conformance {
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let pause = || tokio::time::sleep(Duration::from_millis(50));
         Ok(match name {
-            "test_simple_text" => json!({"content": [text("This is a simple text response for testing.")]}),
-            "test_image_content" => json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}),
-            "test_audio_content" => json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}),
+            "test_simple_text" => {
+                json!({"content": [text("This is a simple text response for testing.")]})
+            }
+            "test_image_content" => {
+                json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]})
+            }
+            "test_audio_content" => {
+                json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]})
+            }
             "test_embedded_resource" => json!({"content": [{"type": "resource", "resource": {
                 "uri": "test://embedded-resource", "mimeType": "text/plain",
                 "text": "This is an embedded resource content."}}]}),
@@ -186,62 +293,31 @@ impl Conformance {
             "test_error_handling" => json!({"isError": true, "content": [
                 text("This tool intentionally returns an error for testing")]}),
             "test_sampling" => {
-                let params: CreateMessageRequestParams = from(json!({
-                    "messages": [{"role": "user", "content": text(&arg("prompt"))}],
-                    "maxTokens": 100
-                }))?;
+                let params: CreateMessageRequestParams = from(sampling_params(&arg("prompt")))?;
                 match peer.create_message(params).await {
-                    Ok(r) => {
-                        let content = serde_json::to_value(&r.message.content).unwrap_or_default();
-                        let said = content.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
-                        json!({"content": [text(&format!("LLM response: {said}"))]})
+                    Ok(r) => sampled(&r),
+                    Err(e) => {
+                        json!({"isError": true, "content": [text(&format!("sampling failed: {e}"))]})
                     }
-                    Err(e) => json!({"isError": true, "content": [text(&format!("sampling failed: {e}"))]}),
                 }
             }
-            "test_elicitation" => Self::elicit(peer, json!({
-                "message": arg("message"),
-                "requestedSchema": {"type": "object", "properties": {
-                    "username": {"type": "string", "description": "User's response"},
-                    "email": {"type": "string", "description": "User's email address"}
-                }, "required": ["username", "email"]}
-            })).await?,
-            "test_elicitation_sep1034_defaults" => Self::elicit(peer, json!({
-                "message": "Please review and update the form fields with defaults",
-                "requestedSchema": {"type": "object", "properties": {
-                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                    "age": {"type": "integer", "description": "User age", "default": 30},
-                    "score": {"type": "number", "description": "User score", "default": 95.5},
-                    "status": {"type": "string", "description": "User status",
-                        "enum": ["active", "inactive", "pending"], "default": "active"},
-                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
-                }}
-            })).await?,
-            "test_elicitation_sep1330_enums" => Self::elicit(peer, json!({
-                "message": "Please select options from the enum fields",
-                "requestedSchema": {"type": "object", "properties": {
-                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-                    "titledSingle": {"type": "string", "oneOf": [
-                        {"const": "value1", "title": "First Option"},
-                        {"const": "value2", "title": "Second Option"},
-                        {"const": "value3", "title": "Third Option"}]},
-                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                        "enumNames": ["Option One", "Option Two", "Option Three"]},
-                    "untitledMulti": {"type": "array", "items": {"type": "string",
-                        "enum": ["option1", "option2", "option3"]}},
-                    "titledMulti": {"type": "array", "items": {"anyOf": [
-                        {"const": "value1", "title": "First Choice"},
-                        {"const": "value2", "title": "Second Choice"},
-                        {"const": "value3", "title": "Third Choice"}]}}
-                }}
-            })).await?,
+            "test_elicitation"
+            | "test_elicitation_sep1034_defaults"
+            | "test_elicitation_sep1330_enums" => {
+                Self::elicit(peer, elicitation_params(name, &args).unwrap_or_default()).await?
+            }
             "test_reconnection" => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 json!({"content": [text("Reconnection test completed successfully")]})
             }
             "json_schema_2020_12_tool" => json!({"content": [text(&format!(
                 "received {}", Value::Object(args.clone())))]}),
-            other => return Err(ErrorData::invalid_params(format!("unknown tool {other}"), None)),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool {other}"),
+                    None,
+                ));
+            }
         })
     }
 }
@@ -272,6 +348,11 @@ impl ServerHandler for Conformance {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if modern(&context)
+            && let Some(r) = round(&request.name, &args, request.input_responses.as_ref())?
+        {
+            return Ok(r);
+        }
         let v = self.call(&request.name, args, &context).await?;
         Ok(CallToolResponse::Complete(from::<CallToolResult>(v)?))
     }
