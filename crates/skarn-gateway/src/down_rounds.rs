@@ -12,6 +12,13 @@ use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
 
 use crate::relay::Relay;
 
+tokio::task_local! {
+    /// The downstream's key of the question being asked, kept for the
+    /// client's round (relay::rounds) so that a server that names its
+    /// questions sees its own names in the answers' place.
+    pub(crate) static INPUT_KEY: String;
+}
+
 /// Rounds one call may take before the gateway gives up.
 pub(crate) const MAX_ROUNDS: usize = 16;
 
@@ -25,28 +32,34 @@ pub(crate) async fn fulfil(
     if requests.is_empty() && ir.request_state.is_none() {
         return Err(ServiceError::UnexpectedResponse);
     }
+    // All at once: a 2026-07-28 client then gets them in one round.
+    let asks = requests.into_iter().map(|(key, request)| {
+        let k = key.clone();
+        let ask = async move {
+            match request {
+                InputRequest::CreateMessage(r) => relay
+                    .create_message(server, r.params)
+                    .await
+                    .map(|v| serde_json::to_value(v).unwrap_or_default()),
+                InputRequest::Elicitation(r) => relay
+                    .create_elicitation(server, r.params)
+                    .await
+                    .map(|v| serde_json::to_value(v).unwrap_or_default()),
+                InputRequest::ListRoots(_) => relay
+                    .list_roots(server)
+                    .await
+                    .map(|v| serde_json::to_value(v).unwrap_or_default()),
+                _ => Err(rmcp::ErrorData::invalid_params(
+                    "unknown kind of input request",
+                    None,
+                )),
+            }
+        };
+        async move { (k, INPUT_KEY.scope(key, ask).await) }
+    });
     let mut out = InputResponses::new();
-    for (key, request) in requests {
-        let value = match request {
-            InputRequest::CreateMessage(r) => relay
-                .create_message(server, r.params)
-                .await
-                .map(|v| serde_json::to_value(v).unwrap_or_default()),
-            InputRequest::Elicitation(r) => relay
-                .create_elicitation(server, r.params)
-                .await
-                .map(|v| serde_json::to_value(v).unwrap_or_default()),
-            InputRequest::ListRoots(_) => relay
-                .list_roots(server)
-                .await
-                .map(|v| serde_json::to_value(v).unwrap_or_default()),
-            _ => Err(rmcp::ErrorData::invalid_params(
-                "unknown kind of input request",
-                None,
-            )),
-        }
-        .map_err(ServiceError::McpError)?;
-        out.insert(key, value);
+    for (key, answer) in futures::future::join_all(asks).await {
+        out.insert(key, answer.map_err(ServiceError::McpError)?);
     }
     Ok(((!out.is_empty()).then_some(out), ir.request_state))
 }

@@ -22,8 +22,8 @@ use rand::RngCore;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequests, InputRequiredResult,
-    ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, InputRequests,
+    InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
@@ -40,8 +40,27 @@ struct ParkedCall {
     tool: String,
     result: oneshot::Receiver<Result<CallToolResult, ErrorData>>,
     asks: mpsc::UnboundedReceiver<Ask>,
-    pending: HashMap<String, oneshot::Sender<Value>>,
+    /// Questions asked and not answered yet (asked again each round).
+    pending: HashMap<String, (InputRequest, oneshot::Sender<Value>)>,
     next_key: u32,
+}
+
+impl ParkedCall {
+    /// Keep a question for the next round, under the server's own name
+    /// for it when it gave one that is free.
+    fn add(&mut self, ask: Ask) {
+        let key = match ask.key {
+            Some(k) if !self.pending.contains_key(&k) => k,
+            _ => loop {
+                self.next_key += 1;
+                let k = format!("q{}", self.next_key);
+                if !self.pending.contains_key(&k) {
+                    break k;
+                }
+            },
+        };
+        self.pending.insert(key, (ask.request, ask.reply));
+    }
 }
 
 /// The calls waiting for their client's next retry, by `requestState`.
@@ -102,10 +121,16 @@ impl GatewayServer {
                     ));
                 }
                 let mut answers = request.input_responses.unwrap_or_default();
-                // An unanswered question fails the server's request.
-                for (key, reply) in c.pending.drain() {
-                    if let Some(v) = answers.remove(&key) {
-                        let _ = reply.send(v);
+                // A question left unanswered is asked again.
+                let asked = std::mem::take(&mut c.pending);
+                for (key, (question, reply)) in asked {
+                    match answers.remove(&key) {
+                        Some(v) => {
+                            let _ = reply.send(v);
+                        }
+                        None => {
+                            c.pending.insert(key, (question, reply));
+                        }
                     }
                 }
                 c
@@ -132,40 +157,44 @@ impl GatewayServer {
                 }
             }
         };
-        tokio::select! {
-            r = &mut call.result => match r {
-                Ok(r) => r.map(|r| CallToolResponse::Complete(crate::era::call_complete(r))),
-                Err(_) => Err(ErrorData::internal_error("the call ended without a result", None)),
-            },
-            Some(first) = call.asks.recv() => {
-                let mut requests = InputRequests::new();
-                let mut add = |ask: Ask, call: &mut ParkedCall| {
-                    call.next_key += 1;
-                    let key = format!("q{}", call.next_key);
-                    requests.insert(key.clone(), ask.request);
-                    call.pending.insert(key, ask.reply);
-                };
-                add(first, &mut call);
-                while let Ok(more) = call.asks.try_recv() {
-                    add(more, &mut call);
+        if call.pending.is_empty() {
+            tokio::select! {
+                r = &mut call.result => {
+                    return match r {
+                        Ok(r) => r.map(|r| CallToolResponse::Complete(crate::era::call_complete(r))),
+                        Err(_) => Err(ErrorData::internal_error("the call ended without a result", None)),
+                    };
                 }
-                let state = relay.parked.park(call)?;
-                // Dropped after the answer timeout (which has failed the
-                // server's waiting requests by then).
-                let timeout = std::time::Duration::from_secs_f64(
-                    self.gw.config.gateway.client_request_timeout.max(0.0),
-                );
-                let relay2 = relay.clone();
-                let s2 = state.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(timeout).await;
-                    relay2.parked.take(&s2);
-                });
-                Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
-                    Some(requests),
-                    Some(state),
-                )))
+                Some(first) = call.asks.recv() => call.add(first),
             }
         }
+        // Questions asked together go out in one round.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+            while let Ok(more) = call.asks.try_recv() {
+                call.add(more);
+            }
+        }
+        let requests: InputRequests = call
+            .pending
+            .iter()
+            .map(|(k, (q, _))| (k.clone(), q.clone()))
+            .collect();
+        let state = relay.parked.park(call)?;
+        // Dropped after the answer timeout (which has failed the server's
+        // waiting requests by then).
+        let timeout = std::time::Duration::from_secs_f64(
+            self.gw.config.gateway.client_request_timeout.max(0.0),
+        );
+        let later = relay.clone();
+        let s2 = state.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            later.parked.take(&s2);
+        });
+        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+            Some(requests),
+            Some(state),
+        )))
     }
 }

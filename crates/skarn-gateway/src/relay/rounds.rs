@@ -17,6 +17,8 @@ use super::*;
 
 /// One request raised during a call, waiting for the client's answer.
 pub struct Ask {
+    /// The downstream's name for the question, if it gave one.
+    pub key: Option<String>,
     pub request: InputRequest,
     pub reply: oneshot::Sender<Value>,
 }
@@ -69,9 +71,17 @@ impl Relay {
             .admit(server, what, Instant::now())
             .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?;
         let (reply, answer) = oneshot::channel();
-        rounds.asks.send(Ask { request, reply }).map_err(|_| {
-            ErrorData::internal_error("the client's call ended before this request", None)
-        })?;
+        let key = crate::down_rounds::INPUT_KEY.try_with(Clone::clone).ok();
+        rounds
+            .asks
+            .send(Ask {
+                key,
+                request,
+                reply,
+            })
+            .map_err(|_| {
+                ErrorData::internal_error("the client's call ended before this request", None)
+            })?;
         let timeout = self.asks.limits().timeout;
         match tokio::time::timeout(timeout, answer).await {
             Ok(Ok(v)) => Ok(v),

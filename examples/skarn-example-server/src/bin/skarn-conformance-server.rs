@@ -46,6 +46,47 @@ fn tools() -> Value {
             no_args()
         ),
         s("test_image_content", "Returns an image", no_args()),
+        s(
+            "test_input_required_result_elicitation",
+            "Asks the user's name in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_streaming_elicitation",
+            "Asks the user's name (2026-07-28: in a round)",
+            no_args()
+        ),
+        s("test_logging_tool", "Logs three messages", no_args()),
+        s(
+            "test_input_required_result_sampling",
+            "Asks an LLM in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_list_roots",
+            "Asks for roots in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_request_state",
+            "Round-trips requestState",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_tampered_state",
+            "Rejects a tampered requestState",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_multiple_inputs",
+            "Asks three questions in one round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_multi_round",
+            "Asks in two rounds",
+            no_args()
+        ),
         s("test_audio_content", "Returns an audio clip", no_args()),
         s(
             "test_embedded_resource",
@@ -221,6 +262,119 @@ fn round(
     Ok(Some(CallToolResponse::Complete(from(v)?)))
 }
 
+/// The 2026-07-28 `input_required` test tools of the suite: each round's
+/// questions (by the suite's own keys) and state, else the final text.
+fn mrtr_tool(
+    name: &str,
+    answers: &rmcp::model::InputResponses,
+    state: Option<&str>,
+) -> Result<Option<CallToolResponse>, ErrorData> {
+    let elicit = |message: &str, field: &str, kind: &str| {
+        json!({"method": "elicitation/create", "params": {"message": message,
+            "requestedSchema": {"type": "object", "properties": {field: {"type": kind}},
+            "required": [field]}}})
+    };
+    let sample = json!({"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}],
+        "maxTokens": 100}});
+    let roots = json!({"method": "roots/list", "params": {}});
+    let ask =
+        |questions: Value, state: Option<&str>| -> Result<Option<CallToolResponse>, ErrorData> {
+            let mut v = json!({"resultType": "input_required", "inputRequests": questions});
+            if let Some(s) = state {
+                v["requestState"] = json!(s);
+            }
+            Ok(Some(CallToolResponse::InputRequired(from(v)?)))
+        };
+    let done = |t: String| -> Result<Option<CallToolResponse>, ErrorData> {
+        Ok(Some(CallToolResponse::Complete(from(
+            json!({"content": [text(&t)]}),
+        )?)))
+    };
+    let field = |key: &str, f: &str| {
+        answers
+            .get(key)
+            .and_then(|a| a.get("content"))
+            .and_then(|c| c.get(f))
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+    };
+    match name {
+        "test_input_required_result_elicitation" | "test_streaming_elicitation" => {
+            match field("user_name", "name") {
+                Some(n) => done(format!("Hello, {n}!")),
+                None => ask(
+                    json!({"user_name": elicit("What is your name?", "name", "string")}),
+                    None,
+                ),
+            }
+        }
+        "test_input_required_result_sampling" => match answers.get("capital_question") {
+            Some(a) => done(format!(
+                "Sampling response: {}",
+                text_of(a.get("content").unwrap_or(&Value::Null))
+            )),
+            None => ask(json!({"capital_question": sample}), None),
+        },
+        "test_input_required_result_list_roots" => match answers.get("client_roots") {
+            Some(a) => done(format!(
+                "Roots: {}",
+                a.get("roots").cloned().unwrap_or_default()
+            )),
+            None => ask(json!({"client_roots": roots}), None),
+        },
+        "test_input_required_result_request_state" => match (answers.get("confirm"), state) {
+            (Some(_), Some("conformance-state-1")) => done("state-ok".into()),
+            (Some(_), _) => Err(ErrorData::invalid_params(
+                "requestState failed validation",
+                None,
+            )),
+            (None, _) => ask(
+                json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
+                Some("conformance-state-1"),
+            ),
+        },
+        "test_input_required_result_tampered_state" => match state {
+            Some("conformance-tamper-1") => done("state verified".into()),
+            Some(_) => Err(ErrorData::invalid_params(
+                "requestState failed its integrity check",
+                None,
+            )),
+            None => ask(
+                json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
+                Some("conformance-tamper-1"),
+            ),
+        },
+        "test_input_required_result_multiple_inputs" => {
+            if ["ask_name", "ask_llm", "ask_roots"]
+                .iter()
+                .all(|k| answers.contains_key(*k))
+            {
+                done("received all inputs".into())
+            } else {
+                ask(
+                    json!({"ask_name": elicit("What is your name?", "name", "string"),
+                    "ask_llm": sample, "ask_roots": roots}),
+                    Some("conformance-multi"),
+                )
+            }
+        }
+        "test_input_required_result_multi_round" => {
+            match (state, field("step1", "name"), field("step2", "color")) {
+                (Some("round-2"), _, Some(c)) => done(format!("Finished: favorite color {c}")),
+                (Some("round-1"), Some(_), _) => ask(
+                    json!({"step2": elicit("Step 2: What is your favorite color?", "color", "string")}),
+                    Some("round-2"),
+                ),
+                _ => ask(
+                    json!({"step1": elicit("Step 1: What is your name?", "name", "string")}),
+                    Some("round-1"),
+                ),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
 #[derive(Clone, Default)]
 struct Conformance;
 
@@ -268,7 +422,7 @@ impl Conformance {
                 {"type": "resource", "resource": {"uri": "test://mixed-content-resource",
                     "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}
             ]}),
-            "test_tool_with_logging" => {
+            "test_tool_with_logging" | "test_logging_tool" => {
                 Self::log(peer, "Tool execution started").await;
                 pause().await;
                 Self::log(peer, "Tool processing data").await;
@@ -348,6 +502,10 @@ impl ServerHandler for Conformance {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        let answers = request.input_responses.clone().unwrap_or_default();
+        if let Some(r) = mrtr_tool(&request.name, &answers, request.request_state.as_deref())? {
+            return Ok(r);
+        }
         if modern(&context)
             && let Some(r) = round(&request.name, &args, request.input_responses.as_ref())?
         {
