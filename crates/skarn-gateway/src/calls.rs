@@ -39,6 +39,9 @@ impl Downstream {
         let conn = self.ready().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args;
+        params.input_responses = caller
+            .and_then(|c| c.rounds.as_ref())
+            .and_then(|r| r.take_first_answers());
         let t = self.cfg.call_timeout;
         let relay = &self.shared.relay;
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
@@ -166,6 +169,19 @@ impl Downstream {
         }
         let peer = conn.service.peer();
         let t = self.cfg.call_timeout;
+        if crate::down_era::is_modern(peer) {
+            // 2026-07-28: one listen stream per subscribed URI.
+            let relay = self.shared.relay.clone();
+            let r = tokio::time::timeout(t, conn.listens.set(peer, relay, uri, on)).await;
+            return match r {
+                Err(_) => Err(DownError::Timeout {
+                    what: format!("{} subscriptions/listen", self.cfg.alias),
+                    timeout_ms: t.as_millis() as u64,
+                }),
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(self.service_error(&conn, e)),
+            };
+        }
         let uri = serde_json::json!({ "uri": uri });
         let bad = |e: serde_json::Error| DownError::Rejected(e.to_string());
         let r = if on {

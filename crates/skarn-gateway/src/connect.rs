@@ -145,6 +145,7 @@ impl Downstream {
             registry: self.registry.clone(),
             stderr_tail: tail,
             wire,
+            listens: Default::default(),
         };
         crate::down_era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)

@@ -74,3 +74,51 @@ pub(crate) fn follow_lists(peer: &Peer<RoleClient>, signal: Arc<RelistSignal>, a
         }
     });
 }
+
+/// A 2026-07-28 server's resource subscriptions: one listen stream per
+/// URI, its updates handed to the relay like a 2025-11-25 server's
+/// `notifications/resources/updated`. Ended with the connection.
+#[derive(Default)]
+pub(crate) struct ResourceListens {
+    streams: std::sync::Mutex<std::collections::HashMap<String, tokio::task::JoinHandle<()>>>,
+}
+
+impl ResourceListens {
+    pub(crate) async fn set(
+        &self,
+        peer: &Peer<RoleClient>,
+        relay: Arc<crate::relay::Relay>,
+        uri: &str,
+        on: bool,
+    ) -> Result<(), rmcp::ServiceError> {
+        if !on {
+            if let Some(h) = crate::downstream::lock(&self.streams).remove(uri) {
+                h.abort();
+            }
+            return Ok(());
+        }
+        let filter = SubscriptionFilter::builder()
+            .resource_subscription(uri)
+            .build();
+        let mut sub = peer.listen(filter).await?;
+        let task = tokio::spawn(async move {
+            while let Ok(Some(n)) = sub.next().await {
+                if let ServerNotification::ResourceUpdatedNotification(u) = n {
+                    relay.resource_updated(u.params);
+                }
+            }
+        });
+        if let Some(old) = crate::downstream::lock(&self.streams).insert(uri.to_owned(), task) {
+            old.abort();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ResourceListens {
+    fn drop(&mut self) {
+        for (_, h) in crate::downstream::lock(&self.streams).drain() {
+            h.abort();
+        }
+    }
+}

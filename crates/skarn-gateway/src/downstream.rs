@@ -93,6 +93,8 @@ pub struct Conn {
     pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Why the gateway cut this connection off, once it did.
     pub(crate) wire: Arc<crate::down_guard::Tripwire>,
+    /// A 2026-07-28 server's resource subscriptions.
+    pub(crate) listens: crate::down_era::ResourceListens,
 }
 
 impl Drop for Conn {

@@ -137,7 +137,7 @@ impl GatewayServer {
             }
             None => {
                 let caps = context.client_capabilities().unwrap_or_default();
-                let (rounds, asks) = Rounds::new(caps);
+                let (rounds, asks) = Rounds::new(caps, request.input_responses);
                 let mut caller = self.caller(&context);
                 caller.rounds = Some(rounds);
                 let (tx, result) = oneshot::channel();

@@ -28,12 +28,31 @@ pub struct Rounds {
     /// What the client declared in the request's `_meta`.
     pub caps: ClientCapabilities,
     asks: mpsc::UnboundedSender<Ask>,
+    /// Answers the client sent with its first request (no `requestState`):
+    /// given to the first downstream call, which may complete with them.
+    first_answers: Mutex<Option<rmcp::model::InputResponses>>,
 }
 
 impl Rounds {
-    pub fn new(caps: ClientCapabilities) -> (Arc<Rounds>, mpsc::UnboundedReceiver<Ask>) {
+    pub fn new(
+        caps: ClientCapabilities,
+        first_answers: Option<rmcp::model::InputResponses>,
+    ) -> (Arc<Rounds>, mpsc::UnboundedReceiver<Ask>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Arc::new(Rounds { caps, asks: tx }), rx)
+        let first_answers = Mutex::new(first_answers);
+        (
+            Arc::new(Rounds {
+                caps,
+                asks: tx,
+                first_answers,
+            }),
+            rx,
+        )
+    }
+
+    /// The client's unsolicited answers, once.
+    pub fn take_first_answers(&self) -> Option<rmcp::model::InputResponses> {
+        lock(&self.first_answers).take()
     }
 }
 
@@ -66,10 +85,15 @@ impl Relay {
         rounds: &Rounds,
         request: InputRequest,
     ) -> Result<Value, ErrorData> {
-        let _permit = self
-            .asks
-            .admit(server, what, Instant::now())
-            .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?;
+        // The rate applies as to any request of the server; the in-flight
+        // cap does not: a question waits for a client that may never come
+        // back (a stateless client may abandon a round), and the waiting
+        // calls are bounded by the parked-call cap instead.
+        drop(
+            self.asks
+                .admit(server, what, Instant::now())
+                .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?,
+        );
         let (reply, answer) = oneshot::channel();
         let key = crate::down_rounds::INPUT_KEY.try_with(Clone::clone).ok();
         rounds

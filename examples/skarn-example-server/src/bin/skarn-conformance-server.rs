@@ -477,6 +477,17 @@ impl Conformance {
 }
 
 impl ServerHandler for Conformance {
+    /// 2026-07-28 subscriptions: resource updates of the URIs asked for
+    /// (the resources never change, so none is ever sent).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut f = rmcp::model::SubscriptionFilter::new();
+        f.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(f)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let caps: ServerCapabilities = serde_json::from_value(json!({
             "tools": {}, "prompts": {}, "logging": {}, "completions": {},
