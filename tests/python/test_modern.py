@@ -172,3 +172,80 @@ def test_modern_client_without_elicitation_gets_an_error_not_an_answer(tmp_path,
             assert "did not declare the elicitation capability" in text_of(r), text_of(r)
 
     run(main)
+
+
+class RoundRobin:
+    """A plain TCP load balancer on loopback: each new connection goes to the
+    next backend in turn (what a Kubernetes Service or any L4 balancer does).
+    The client below opens one connection per request, so its requests
+    alternate between the gateway instances."""
+
+    def __init__(self, backends):
+        self.backends = backends
+        self.next = 0
+        self.served = [0] * len(backends)
+
+    async def handle(self, client):
+        i = self.next % len(self.backends)
+        self.next += 1
+        self.served[i] += 1
+        host, port = self.backends[i]
+        async with client, await anyio.connect_tcp(host, port) as upstream:
+            async with anyio.create_task_group() as tg:
+
+                async def pipe(src, dst):
+                    try:
+                        async for chunk in src:
+                            await dst.send(chunk)
+                    except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+                    finally:
+                        with contextlib.suppress(Exception):
+                            await dst.send_eof()
+
+                tg.start_soon(pipe, client, upstream)
+                tg.start_soon(pipe, upstream, client)
+
+
+def test_two_instances_behind_a_round_robin_balancer_serve_one_client(tmp_path):
+    """Issue 26, scale-out: over 2026-07-28 no request depends on which
+    instance answers, so a stateless client's calls alternate between two
+    `skarn serve --http` instances (same configuration and token, own state
+    directories) without an error."""
+    cfg = config(tmp_path)
+    token = "test-token-123"
+
+    async def main():
+        with http_gateway(cfg, token) as (url1, _t, _p1), http_gateway(cfg, token) as (url2, _t2, _p2):
+            backends = []
+            for u in (url1, url2):
+                hostport = u.split("//")[1].split("/")[0]
+                host, port = hostport.rsplit(":", 1)
+                backends.append((host, int(port)))
+            lb = RoundRobin(backends)
+            listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+            port = listener.extra(anyio.abc.SocketAttribute.local_port)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listener.serve, lb.handle)
+                # No keep-alive: every request is a new connection, so the
+                # balancer alternates request by request.
+                limits = httpx2.Limits(max_keepalive_connections=0)
+                headers = {"Authorization": f"Bearer {token}"}
+                async with httpx2.AsyncClient(headers=headers, timeout=60, limits=limits) as h:
+                    url = f"http://127.0.0.1:{port}/mcp"
+                    async with Client(streamable_http_client(url, http_client=h), mode="auto", cache=None) as c:
+                        assert negotiated(c) == MODERN
+                        for i in range(6):
+                            tools = await c.list_tools()
+                            assert "example__echo" in [t.name for t in tools.tools]
+                            r = await c.call_tool("example__echo", {"text": f"hi {i}"})
+                            assert not r.is_error and text_of(r) == f"hi {i}", text_of(r)
+                            r = await c.call_tool("execute", {"code": f"return {i} + 1"})
+                            assert not r.is_error and r.structured_content["value"] == i + 1, text_of(r)
+                            res = await c.read_resource("example://readme")
+                            assert "skarn-example" in res.contents[0].text
+                tg.cancel_scope.cancel()
+            await listener.aclose()
+            assert min(lb.served) >= 6, f"requests per instance: {lb.served}"
+
+    run(main)
