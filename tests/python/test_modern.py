@@ -249,3 +249,26 @@ def test_two_instances_behind_a_round_robin_balancer_serve_one_client(tmp_path):
             assert min(lb.served) >= 6, f"requests per instance: {lb.served}"
 
     run(main)
+
+
+def test_mcp_apps_tool_ui_passes_through(tmp_path, transport):
+    """MCP Apps: a tool's `_meta.ui` reaches a modern client in passthrough
+    and `read_tool_docs` names the page."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        '[{"name": "dashboard", "description": "Shows a dashboard", '
+        '"inputSchema": {"type": "object"}, "_meta": {"ui": {"resourceUri": "ui://example/dashboard"}}}]'
+    )
+    cfg = config(tmp_path)
+    cfg.write_text(cfg.read_text().replace("args = []", f'args = ["--tools", "{tools}"]', 1))
+
+    async def main():
+        async with modern_client(transport, cfg) as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+            meta = listed["example__dashboard"].meta or {}
+            assert meta.get("ui", {}).get("resourceUri") == "ui://example/dashboard", meta
+            d = await c.call_tool("read_tool_docs", {"name": "example__dashboard"})
+            assert "ui://example/dashboard" in text_of(d), text_of(d)
+            assert d.structured_content["ui"] == "ui://example/dashboard"
+
+    run(main)
