@@ -272,3 +272,19 @@ def test_mcp_apps_tool_ui_passes_through(tmp_path, transport):
             assert d.structured_content["ui"] == "ui://example/dashboard"
 
     run(main)
+
+
+def test_modern_client_answers_a_prompt_round(tmp_path, transport):
+    """`prompts/get` of a 2026-07-28 downstream that asks first: the question
+    reaches the modern client as an `input_required` round too."""
+    cfg = config(tmp_path)
+
+    async def on_elicit(_ctx, params):
+        return types.ElicitResult(action="accept", content={"context": "the tests"})
+
+    async def main():
+        async with modern_client(transport, cfg, elicitation_callback=on_elicit) as c:
+            p = await c.get_prompt("conformance__test_input_required_result_prompt")
+            assert "Prompt with context: the tests" in p.messages[0].content.text
+
+    run(main)

@@ -116,7 +116,30 @@ impl Downstream {
         let mut params = rmcp::model::GetPromptRequestParams::default();
         params.name = name.to_owned();
         params.arguments = args;
-        match tokio::time::timeout(t, conn.service.peer().get_prompt(params)).await {
+        let peer = conn.service.peer().clone();
+        let relay = &self.shared.relay;
+        // A 2026-07-28 server may answer `input_required` (down_rounds).
+        let get = async {
+            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+                let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(
+                    params.clone(),
+                ));
+                match peer.send_request(request).await? {
+                    ServerResult::GetPromptResult(r) => return Ok(r),
+                    ServerResult::InputRequiredResult(ir) => {
+                        let (responses, state) =
+                            crate::down_rounds::fulfil(relay, self.index, ir).await?;
+                        params.input_responses = responses;
+                        params.request_state = state;
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
+            }
+            Err(ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: crate::down_rounds::MAX_ROUNDS,
+            })
+        };
+        match tokio::time::timeout(t, get).await {
             Err(_) => Err(DownError::Timeout {
                 what: format!("{} prompts/get", self.cfg.alias),
                 timeout_ms: t.as_millis() as u64,

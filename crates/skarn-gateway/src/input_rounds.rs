@@ -22,23 +22,41 @@ use rand::RngCore;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, InputRequests,
-    InputRequiredResult, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::downstream::lock;
+use crate::relay::Caller;
 use crate::relay::rounds::{Ask, Rounds};
 use crate::server::GatewayServer;
+use futures::future::BoxFuture;
 
 /// Calls that may wait for a client's answers at once.
 const MAX_PARKED: usize = 256;
 
+/// What a call ends with.
+pub(crate) enum Finished {
+    Tool(CallToolResult),
+    Prompt(GetPromptResult),
+}
+
+/// A round's answer to the client: the end, or more questions.
+enum Outcome {
+    Done(Finished),
+    Ask(InputRequiredResult),
+}
+
+type Start = Box<dyn FnOnce(Caller) -> BoxFuture<'static, Result<Finished, ErrorData>> + Send>;
+
 struct ParkedCall {
-    tool: String,
-    result: oneshot::Receiver<Result<CallToolResult, ErrorData>>,
+    /// The method and name the call was made with (a retry must match).
+    what: String,
+    result: oneshot::Receiver<Result<Finished, ErrorData>>,
     asks: mpsc::UnboundedReceiver<Ask>,
     /// Questions asked and not answered yet (asked again each round).
     pending: HashMap<String, (InputRequest, oneshot::Sender<Value>)>,
@@ -105,8 +123,69 @@ impl GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let me = self.clone();
+        let name = request.name.to_string();
+        let args = request.arguments;
+        let start: Start = Box::new(move |caller| {
+            Box::pin(async move {
+                me.dispatch_call(&name, args, caller)
+                    .await
+                    .map(Finished::Tool)
+            })
+        });
+        let what = format!("tools/call {}", request.name);
+        let state = request.request_state;
+        match self
+            .rounds(what, request.input_responses, state, &context, start)
+            .await?
+        {
+            Outcome::Done(Finished::Tool(r)) => {
+                Ok(CallToolResponse::Complete(crate::era::call_complete(r)))
+            }
+            Outcome::Ask(ir) => Ok(CallToolResponse::InputRequired(ir)),
+            Outcome::Done(_) => Err(ErrorData::internal_error("unexpected result", None)),
+        }
+    }
+
+    /// `prompts/get` of a 2026-07-28 client, in rounds like a tool call.
+    pub(crate) async fn prompt_in_rounds(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let what = format!("prompts/get {}", request.name);
+        let answers = request.input_responses.clone();
+        let state = request.request_state.clone();
+        let me = self.clone();
+        let mut fresh = request;
+        fresh.input_responses = None;
+        fresh.request_state = None;
+        let start: Start = Box::new(move |caller| {
+            Box::pin(async move {
+                me.get_prompt_for(fresh, Some(caller))
+                    .await
+                    .map(Finished::Prompt)
+            })
+        });
+        match self.rounds(what, answers, state, &context, start).await? {
+            Outcome::Done(Finished::Prompt(r)) => {
+                Ok(GetPromptResponse::Complete(crate::era::prompt_complete(r)))
+            }
+            Outcome::Ask(ir) => Ok(GetPromptResponse::InputRequired(ir)),
+            Outcome::Done(_) => Err(ErrorData::internal_error("unexpected result", None)),
+        }
+    }
+
+    async fn rounds(
+        &self,
+        what: String,
+        answers: Option<InputResponses>,
+        request_state: Option<String>,
+        context: &RequestContext<RoleServer>,
+        start: Start,
+    ) -> Result<Outcome, ErrorData> {
         let relay = self.gw.shared.relay.clone();
-        let mut call = match request.request_state.as_deref() {
+        let mut call = match request_state.as_deref() {
             Some(state) => {
                 let mut c = relay.parked.take(state).ok_or_else(|| {
                     ErrorData::invalid_params(
@@ -114,13 +193,13 @@ impl GatewayServer {
                         None,
                     )
                 })?;
-                if c.tool != request.name.as_ref() {
+                if c.what != what {
                     return Err(ErrorData::invalid_params(
-                        "requestState belongs to a call of another tool",
+                        "requestState belongs to another request",
                         None,
                     ));
                 }
-                let mut answers = request.input_responses.unwrap_or_default();
+                let mut answers = answers.unwrap_or_default();
                 // A question left unanswered is asked again.
                 let asked = std::mem::take(&mut c.pending);
                 for (key, (question, reply)) in asked {
@@ -137,19 +216,15 @@ impl GatewayServer {
             }
             None => {
                 let caps = context.client_capabilities().unwrap_or_default();
-                let (rounds, asks) = Rounds::new(caps, request.input_responses);
-                let mut caller = self.caller(&context);
+                let (rounds, asks) = Rounds::new(caps, answers);
+                let mut caller = self.caller(context);
                 caller.rounds = Some(rounds);
                 let (tx, result) = oneshot::channel();
-                let me = self.clone();
-                let tool = request.name.to_string();
-                let args = request.arguments;
-                let name = tool.clone();
                 tokio::spawn(async move {
-                    let _ = tx.send(me.dispatch_call(&name, args, caller).await);
+                    let _ = tx.send(start(caller).await);
                 });
                 ParkedCall {
-                    tool,
+                    what,
                     result,
                     asks,
                     pending: HashMap::new(),
@@ -161,7 +236,7 @@ impl GatewayServer {
             tokio::select! {
                 r = &mut call.result => {
                     return match r {
-                        Ok(r) => r.map(|r| CallToolResponse::Complete(crate::era::call_complete(r))),
+                        Ok(r) => r.map(Outcome::Done),
                         Err(_) => Err(ErrorData::internal_error("the call ended without a result", None)),
                     };
                 }
@@ -192,7 +267,7 @@ impl GatewayServer {
             tokio::time::sleep(timeout).await;
             later.parked.take(&s2);
         });
-        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+        Ok(Outcome::Ask(InputRequiredResult::new(
             Some(requests),
             Some(state),
         )))

@@ -441,9 +441,9 @@ impl ServerHandler for GatewayServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.get_prompt_now(request).await
+        self.get_prompt_now(request, context).await
     }
 
     async fn complete(

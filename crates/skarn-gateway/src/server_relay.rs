@@ -123,13 +123,27 @@ impl GatewayServer {
     pub(crate) async fn get_prompt_now(
         &self,
         request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if crate::input_rounds::is_modern(&context) {
+            return self.prompt_in_rounds(request, context).await;
+        }
+        let caller = self.caller(&context);
+        let r = self.get_prompt_for(request, Some(caller)).await?;
+        Ok(GetPromptResponse::Complete(crate::era::prompt_complete(r)))
+    }
+
+    /// `prompts/get` at the owning server; its questions go to `caller`.
+    pub(crate) async fn get_prompt_for(
+        &self,
+        request: GetPromptRequestParams,
+        caller: Option<Caller>,
+    ) -> Result<rmcp::model::GetPromptResult, ErrorData> {
         let (i, name) = self.prompt_owner(&request.name).await?;
         let s = self.gw.servers[i].clone();
-        match s.get_prompt(&name, request.arguments).await {
-            Ok(r) => Ok(GetPromptResponse::Complete(crate::era::prompt_complete(r))),
-            Err(e) => Err(down(e)),
-        }
+        let relay = &self.gw.shared.relay;
+        let _calling = caller.as_ref().map(|c| relay.calling(Some(i), c));
+        s.get_prompt(&name, request.arguments).await.map_err(down)
     }
 
     /// The server owning a URI (waiting for starts when nobody owns it yet).

@@ -633,6 +633,7 @@ impl ServerHandler for Conformance {
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
              "arguments": [arg("resourceUri")]},
             {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt", "description": "Asks for context in an input_required round (2026-07-28)"},
         ]))?))
     }
 
@@ -641,6 +642,29 @@ impl ServerHandler for Conformance {
         request: GetPromptRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            let context = request
+                .input_responses
+                .as_ref()
+                .and_then(|a| a.get("context_request"))
+                .and_then(|a| a.get("content"))
+                .and_then(|c| c.get("context"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            return Ok(match context {
+                Some(c) => {
+                    GetPromptResponse::Complete(from::<GetPromptResult>(json!({"messages": [
+                    {"role": "user", "content": text(&format!("Prompt with context: {c}"))}]}))?)
+                }
+                None => GetPromptResponse::InputRequired(from(json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"context_request": {"method": "elicitation/create", "params": {
+                        "message": "Please provide context",
+                        "requestedSchema": {"type": "object",
+                            "properties": {"context": {"type": "string"}}, "required": ["context"]}}}}
+                }))?),
+            });
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let user = |content: Value| json!({"role": "user", "content": content});
