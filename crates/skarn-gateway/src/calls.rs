@@ -11,7 +11,6 @@ use rmcp::model::{
     CompleteResult, ReadResourceRequestParams, ReadResourceResult, ServerResult,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
 
 use crate::downstream::{Conn, DownError, Downstream, short};
@@ -52,7 +51,7 @@ impl Downstream {
             for _ in 0..crate::down_rounds::MAX_ROUNDS {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
                 let handle = peer
-                    .send_request_with_option(request, PeerRequestOptions::no_options())
+                    .send_request_with_option(request, crate::down_rounds::options_for(caller))
                     .await?;
                 let _progress = caller.and_then(|c| {
                     relay.track_progress(self.index, handle.progress_token.clone(), c)
@@ -252,6 +251,14 @@ impl Downstream {
                 if data.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND =>
             {
                 DownError::NotFound(data.message.to_string())
+            }
+            ServiceError::McpError(data)
+                if data.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                DownError::MissingCapability {
+                    message: data.message.to_string(),
+                    data: data.data,
+                }
             }
             ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
             ServiceError::Timeout { timeout } => DownError::Timeout {

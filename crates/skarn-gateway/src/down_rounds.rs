@@ -8,7 +8,10 @@
 #![allow(deprecated)]
 
 use rmcp::ServiceError;
-use rmcp::model::{InputRequest, InputRequiredResult, InputResponses};
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequiredResult, InputResponses, RequestMetaObject,
+};
+use rmcp::service::PeerRequestOptions;
 
 use crate::relay::Relay;
 
@@ -63,3 +66,40 @@ pub(crate) async fn fulfil(
     }
     Ok(((!out.is_empty()).then_some(out), ir.request_state))
 }
+
+/// The request options of a downstream call made for `caller`: for a
+/// 2026-07-28 client, the capabilities the downstream sees in `_meta` are
+/// that client's (those the gateway can relay: sampling, elicitation,
+/// roots, the MCP Apps extension), so that the server asks only what the
+/// client can answer. Otherwise the connection's own (the gateway's).
+pub(crate) fn options_for(caller: Option<&crate::relay::Caller>) -> PeerRequestOptions {
+    let mut options = PeerRequestOptions::no_options();
+    let Some(rounds) = caller.and_then(|c| c.rounds.as_ref()) else {
+        return options;
+    };
+    let mut caps = serde_json::Map::new();
+    if let Ok(serde_json::Value::Object(all)) = serde_json::to_value(&rounds.caps) {
+        for (k, v) in all {
+            match k.as_str() {
+                "sampling" | "elicitation" | "roots" => {
+                    caps.insert(k, v);
+                }
+                "extensions" => {
+                    if let Some(ui) = v.get(UI_EXTENSION) {
+                        caps.insert(k, serde_json::json!({ UI_EXTENSION: ui }));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Ok(caps) = serde_json::from_value::<ClientCapabilities>(caps.into()) {
+        let mut meta = RequestMetaObject::default();
+        meta.set_client_capabilities(caps);
+        options.meta = Some(meta);
+    }
+    options
+}
+
+/// The MCP Apps extension's identifier.
+pub(crate) const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";

@@ -151,6 +151,13 @@ pub enum DownError {
     /// The server has no such resource (JSON-RPC "resource not found").
     #[error("{0}")]
     NotFound(String),
+    /// The client did not declare a capability the server needs
+    /// (2026-07-28 `-32021`): passed on to the client as that error.
+    #[error("{message}")]
+    MissingCapability {
+        message: String,
+        data: Option<serde_json::Value>,
+    },
 }
 
 struct Restart {

@@ -225,7 +225,7 @@ impl GatewayServer {
         name: &str,
         args: Option<Map<String, Value>>,
         caller: Caller,
-    ) -> Option<CallToolResult> {
+    ) -> Option<Result<CallToolResult, ErrorData>> {
         let mut cat = self.gw.catalog();
         if !cat.by_name.contains_key(name) {
             self.gw.wait_for_starts().await;
@@ -243,7 +243,7 @@ impl GatewayServer {
                 (server, tool)
             }
         };
-        Some(
+        Some(Ok(
             match self
                 .gw
                 .call_tool_as(server, tool, args, Some(&caller))
@@ -253,9 +253,17 @@ impl GatewayServer {
                 Err(CallError::Down(DownError::Unavailable { server, reason })) => {
                     text_result(format!("server {server} {reason}"), None, true)
                 }
+                // 2026-07-28: the client must learn which capability.
+                Err(CallError::Down(DownError::MissingCapability { message, data })) => {
+                    return Some(Err(ErrorData::new(
+                        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        message,
+                        data,
+                    )));
+                }
                 Err(e) => text_result(e.to_string(), None, true),
             },
-        )
+        ))
     }
 }
 
@@ -276,7 +284,7 @@ impl GatewayServer {
             }
             other if self.gw.config.gateway.passthrough => {
                 match self.passthrough(other, args, caller).await {
-                    Some(r) => r,
+                    Some(r) => r?,
                     None => {
                         return Err(ErrorData::invalid_params(
                             format!("unknown tool {other:?}"),

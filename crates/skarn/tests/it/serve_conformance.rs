@@ -159,10 +159,10 @@ fn conformance_suite_without_passthrough_fails_only_the_named_tool_scenarios() {
     assert!(ok, "unexpected conformance results:\n{text}");
 }
 
-/// Issue 26: the requirements of 2026-07-28 with passthrough on; the
-/// scenarios that do not pass yet are listed, with why, in
-/// .ci/conformance/expected-failures-2026-07-28.yml (the suite fails when
-/// one of them starts passing, or another one fails).
+/// Issue 26: the requirements of 2026-07-28 with passthrough on; scenarios
+/// that do not pass would be listed, with why, in
+/// .ci/conformance/expected-failures-2026-07-28.yml (none today; the suite
+/// fails when a listed one starts passing, or another one fails).
 #[test]
 fn conformance_2026_07_28_requirements_pass_with_passthrough() {
     let (ok, text) = run_revision(true, Revision::Y2026);

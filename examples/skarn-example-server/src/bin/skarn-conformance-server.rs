@@ -9,7 +9,12 @@
 // the protocol revisions the suite tests.
 #![allow(deprecated)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// Set by `test_trigger_tool_change` / `test_trigger_prompt_change`.
+static TOOL_ADDED: AtomicBool = AtomicBool::new(false);
+static PROMPT_ADDED: AtomicBool = AtomicBool::new(false);
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -46,6 +51,26 @@ fn tools() -> Value {
             no_args()
         ),
         s("test_image_content", "Returns an image", no_args()),
+        s(
+            "test_trigger_tool_change",
+            "Adds a tool (list_changed)",
+            no_args()
+        ),
+        s(
+            "test_trigger_prompt_change",
+            "Adds a prompt (list_changed)",
+            no_args()
+        ),
+        s(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_capabilities",
+            "Asks only what the client declared",
+            no_args()
+        ),
         s(
             "test_input_required_result_elicitation",
             "Asks the user's name in an input_required round",
@@ -268,6 +293,7 @@ fn mrtr_tool(
     name: &str,
     answers: &rmcp::model::InputResponses,
     state: Option<&str>,
+    caps: &rmcp::model::ClientCapabilities,
 ) -> Result<Option<CallToolResponse>, ErrorData> {
     let elicit = |message: &str, field: &str, kind: &str| {
         json!({"method": "elicitation/create", "params": {"message": message,
@@ -371,6 +397,34 @@ fn mrtr_tool(
                 ),
             }
         }
+        // Needs sampling, which the request's _meta must declare (-32021).
+        "test_missing_capability" => {
+            if caps.sampling.is_none() {
+                let needed: rmcp::model::ClientCapabilities = from(json!({"sampling": {}}))?;
+                return Err(ErrorData::missing_required_client_capability(needed));
+            }
+            done("sampling is declared".into())
+        }
+        // Asks only what the request's _meta says the client can answer.
+        "test_input_required_result_capabilities" => {
+            if !answers.is_empty() {
+                return done("answered".into());
+            }
+            let mut q = serde_json::Map::new();
+            if caps.elicitation.is_some() {
+                q.insert(
+                    "ask_name".into(),
+                    elicit("What is your name?", "name", "string"),
+                );
+            }
+            if caps.sampling.is_some() {
+                q.insert("ask_llm".into(), sample);
+            }
+            if q.is_empty() {
+                return done("nothing to ask".into());
+            }
+            ask(Value::Object(q), None)
+        }
         _ => Ok(None),
     }
 }
@@ -460,6 +514,17 @@ impl Conformance {
             | "test_elicitation_sep1330_enums" => {
                 Self::elicit(peer, elicitation_params(name, &args).unwrap_or_default()).await?
             }
+            // 2026-07-28 listen: the tool or prompt list changes.
+            "test_trigger_tool_change" => {
+                TOOL_ADDED.store(true, Ordering::Relaxed);
+                let _ = peer.notify_tool_list_changed().await;
+                json!({"content": [text("tool list changed")]})
+            }
+            "test_trigger_prompt_change" => {
+                PROMPT_ADDED.store(true, Ordering::Relaxed);
+                let _ = peer.notify_prompt_list_changed().await;
+                json!({"content": [text("prompt list changed")]})
+            }
             "test_reconnection" => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 json!({"content": [text("Reconnection test completed successfully")]})
@@ -490,7 +555,8 @@ impl ServerHandler for Conformance {
 
     fn get_info(&self) -> ServerConfig {
         let caps: ServerCapabilities = serde_json::from_value(json!({
-            "tools": {}, "prompts": {}, "logging": {}, "completions": {},
+            "tools": {"listChanged": true}, "prompts": {"listChanged": true},
+            "logging": {}, "completions": {},
             "resources": {"subscribe": true},
         }))
         .expect("static capabilities");
@@ -504,7 +570,14 @@ impl ServerHandler for Conformance {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(from(tools())?))
+        let mut all = tools();
+        if TOOL_ADDED.load(Ordering::Relaxed)
+            && let Some(a) = all.as_array_mut()
+        {
+            a.push(json!({"name": "test_dynamic_tool", "description": "Added by test_trigger_tool_change",
+                "inputSchema": no_args()}));
+        }
+        Ok(ListToolsResult::with_all_items(from(all)?))
     }
 
     async fn call_tool(
@@ -514,7 +587,13 @@ impl ServerHandler for Conformance {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let answers = request.input_responses.clone().unwrap_or_default();
-        if let Some(r) = mrtr_tool(&request.name, &answers, request.request_state.as_deref())? {
+        let caps = context.client_capabilities().unwrap_or_default();
+        if let Some(r) = mrtr_tool(
+            &request.name,
+            &answers,
+            request.request_state.as_deref(),
+            &caps,
+        )? {
             return Ok(r);
         }
         if modern(&context)
@@ -626,15 +705,22 @@ impl ServerHandler for Conformance {
         _c: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let arg = |n: &str| json!({"name": n, "required": true});
-        Ok(ListPromptsResult::with_all_items(from(json!([
+        let mut all = json!([
             {"name": "test_simple_prompt", "description": "A simple prompt"},
             {"name": "test_prompt_with_arguments", "description": "A prompt with arguments",
              "arguments": [arg("arg1"), arg("arg2")]},
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
              "arguments": [arg("resourceUri")]},
             {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_dynamic_prompt", "description": "Added by test_trigger_prompt_change"},
             {"name": "test_input_required_result_prompt", "description": "Asks for context in an input_required round (2026-07-28)"},
-        ]))?))
+        ]);
+        if !PROMPT_ADDED.load(Ordering::Relaxed)
+            && let Some(a) = all.as_array_mut()
+        {
+            a.retain(|p| p["name"] != "test_dynamic_prompt");
+        }
+        Ok(ListPromptsResult::with_all_items(from(all)?))
     }
 
     async fn get_prompt(
