@@ -288,3 +288,31 @@ def test_modern_client_answers_a_prompt_round(tmp_path, transport):
             assert "Prompt with context: the tests" in p.messages[0].content.text
 
     run(main)
+
+
+def test_a_balancer_host_name_is_accepted_only_when_listed(tmp_path):
+    """Behind a load balancer requests name the balancer in `Host`; the
+    gateway accepts such a name only when `gateway.http_allowed_hosts` lists
+    it (DNS rebinding stays refused)."""
+    cfg = config(tmp_path)
+    cfg.write_text(cfg.read_text().replace("[gateway]\n", '[gateway]\nhttp_allowed_hosts = ["skarn-gateway:8080"]\n', 1))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}}
+    with http_gateway(cfg) as (url, token, _proc):
+        def post(host):
+            headers = {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": MODERN,
+                "Mcp-Method": "server/discover",
+                "Host": host,
+            }
+            return httpx2.post(url, json=body, headers=headers, timeout=30)
+
+        ok = post("skarn-gateway:8080")
+        assert ok.status_code == 200, (ok.status_code, ok.text)
+        assert "supportedVersions" in ok.text
+        refused = post("evil.example:8080")
+        assert refused.status_code in (400, 403), (refused.status_code, refused.text)
