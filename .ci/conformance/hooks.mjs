@@ -8,7 +8,7 @@ const shims = {
 
 export async function resolve(specifier, context, next) {
   const shim = shims[specifier];
-  if (shim && context.parentURL && context.parentURL.includes('/@modelcontextprotocol/conformance/')) {
+  if (shim && context.parentURL && /\/(@modelcontextprotocol\/conformance|conformance-2026-07-28)\//.test(context.parentURL)) {
     return { url: new URL(shim, import.meta.url).href, shortCircuit: true };
   }
   return next(specifier, context);

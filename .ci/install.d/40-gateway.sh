@@ -8,7 +8,14 @@ set -euo pipefail
 
 PY=${PYTHON:-python3}
 if ! "$PY" -c 'import mcp, pytest' >/dev/null 2>&1; then
-    "$PY" -m pip install --quiet --disable-pip-version-check 'mcp>=1.10' 'pytest>=7'
+    "$PY" -m pip install --quiet --disable-pip-version-check 'mcp>=2.3,<3' 'pytest>=7'
+fi
+
+# Issue 26: the MCP TypeScript SDK v2 client (version pinned in
+# tests/ts/package.json) for tests/python/test_ts_client.py.
+TS_DIR="$(cd "$(dirname "$0")/../../tests/ts" && pwd)"
+if [ ! -f "$TS_DIR/node_modules/@modelcontextprotocol/client/package.json" ]; then
+    npm install --prefix "$TS_DIR" --no-audit --no-fund --no-package-lock --loglevel=error
 fi
 
 if ! command -v mcp-server-everything >/dev/null 2>&1; then

@@ -75,7 +75,12 @@ fn down_to_bridge(server: &str, tool: &str, e: DownError) -> BridgeError {
         DownError::InvalidParams(message) => BridgeError::InvalidArguments {
             message: format!("{server}.{tool}: {message}"),
         },
-        DownError::Rejected(message) => BridgeError::ToolFailed {
+        DownError::MissingCapability { message, .. } => BridgeError::ToolFailed {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            message,
+        },
+        DownError::Rejected(message) | DownError::NotFound(message) => BridgeError::ToolFailed {
             server: server.to_owned(),
             tool: tool.to_owned(),
             message,

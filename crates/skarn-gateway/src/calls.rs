@@ -11,7 +11,6 @@ use rmcp::model::{
     CompleteResult, ReadResourceRequestParams, ReadResourceResult, ServerResult,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value};
 
 use crate::downstream::{Conn, DownError, Downstream, short};
@@ -39,26 +38,43 @@ impl Downstream {
         let conn = self.ready().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args;
+        params.input_responses = caller
+            .and_then(|c| c.rounds.as_ref())
+            .and_then(|r| r.take_first_answers());
         let t = self.cfg.call_timeout;
         let relay = &self.shared.relay;
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
         let call = async {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
-            let _progress = caller
-                .and_then(|c| relay.track_progress(self.index, handle.progress_token.clone(), c));
-            let answer = handle.await_response().await?;
-            if let (Some(_), Some(c)) = (&_progress, caller) {
-                let received = conn.wire.progress_received();
-                relay.settle_progress(&conn.wire, received, c).await;
+            // A 2026-07-28 server may answer `input_required`: each round
+            // is relayed and the call retried (down_rounds).
+            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+                let handle = peer
+                    .send_request_with_option(request, crate::down_rounds::options_for(caller))
+                    .await?;
+                let _progress = caller.and_then(|c| {
+                    relay.track_progress(self.index, handle.progress_token.clone(), c)
+                });
+                let answer = handle.await_response().await?;
+                if let (Some(_), Some(c)) = (&_progress, caller) {
+                    let received = conn.wire.progress_received();
+                    relay.settle_progress(&conn.wire, received, c).await;
+                }
+                match answer {
+                    ServerResult::CallToolResult(r) => return Ok(r),
+                    ServerResult::InputRequiredResult(ir) => {
+                        let (responses, state) =
+                            crate::down_rounds::fulfil(relay, self.index, ir).await?;
+                        params.input_responses = responses;
+                        params.request_state = state;
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
             }
-            match answer {
-                ServerResult::CallToolResult(r) => Ok(r),
-                _ => Err(ServiceError::UnexpectedResponse),
-            }
+            Err(ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: crate::down_rounds::MAX_ROUNDS,
+            })
         };
         match tokio::time::timeout(t, call).await {
             Err(_) => Err(DownError::Timeout {
@@ -99,7 +115,30 @@ impl Downstream {
         let mut params = rmcp::model::GetPromptRequestParams::default();
         params.name = name.to_owned();
         params.arguments = args;
-        match tokio::time::timeout(t, conn.service.peer().get_prompt(params)).await {
+        let peer = conn.service.peer().clone();
+        let relay = &self.shared.relay;
+        // A 2026-07-28 server may answer `input_required` (down_rounds).
+        let get = async {
+            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+                let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(
+                    params.clone(),
+                ));
+                match peer.send_request(request).await? {
+                    ServerResult::GetPromptResult(r) => return Ok(r),
+                    ServerResult::InputRequiredResult(ir) => {
+                        let (responses, state) =
+                            crate::down_rounds::fulfil(relay, self.index, ir).await?;
+                        params.input_responses = responses;
+                        params.request_state = state;
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
+            }
+            Err(ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: crate::down_rounds::MAX_ROUNDS,
+            })
+        };
+        match tokio::time::timeout(t, get).await {
             Err(_) => Err(DownError::Timeout {
                 what: format!("{} prompts/get", self.cfg.alias),
                 timeout_ms: t.as_millis() as u64,
@@ -152,6 +191,19 @@ impl Downstream {
         }
         let peer = conn.service.peer();
         let t = self.cfg.call_timeout;
+        if crate::down_era::is_modern(peer) {
+            // 2026-07-28: one listen stream per subscribed URI.
+            let relay = self.shared.relay.clone();
+            let r = tokio::time::timeout(t, conn.listens.set(peer, relay, uri, on)).await;
+            return match r {
+                Err(_) => Err(DownError::Timeout {
+                    what: format!("{} subscriptions/listen", self.cfg.alias),
+                    timeout_ms: t.as_millis() as u64,
+                }),
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(self.service_error(&conn, e)),
+            };
+        }
         let uri = serde_json::json!({ "uri": uri });
         let bad = |e: serde_json::Error| DownError::Rejected(e.to_string());
         let r = if on {
@@ -194,6 +246,19 @@ impl Downstream {
         match e {
             ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
                 DownError::InvalidParams(data.message.to_string())
+            }
+            ServiceError::McpError(data)
+                if data.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND =>
+            {
+                DownError::NotFound(data.message.to_string())
+            }
+            ServiceError::McpError(data)
+                if data.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                DownError::MissingCapability {
+                    message: data.message.to_string(),
+                    data: data.data,
+                }
             }
             ServiceError::McpError(data) => DownError::Rejected(data.message.to_string()),
             ServiceError::Timeout { timeout } => DownError::Timeout {

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
+use rmcp::service::ClientServiceExt;
 
 use crate::config::ServerTransport;
 use crate::down_guard::{Guarded, OnTrip, Tripwire};
@@ -64,7 +64,11 @@ impl Downstream {
                 }
                 let transport =
                     Guarded::new(transport, alias, limits, self.on_trip(pgid), wire.clone());
-                match handler.serve(transport).await {
+                match handler
+                    .clone()
+                    .serve_with_lifecycle(transport, crate::down_era::lifecycle())
+                    .await
+                {
                     Ok(s) => (s, pgid, Some(child), wire),
                     Err(e) => {
                         if let Some(cause) = wire.cause() {
@@ -128,7 +132,11 @@ impl Downstream {
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let transport =
                     Guarded::new(transport, alias, limits, self.on_trip(None), wire.clone());
-                let s = match handler.serve(transport).await {
+                let s = match handler
+                    .clone()
+                    .serve_with_lifecycle(transport, crate::down_era::lifecycle())
+                    .await
+                {
                     Ok(s) => s,
                     Err(e) => return Err(wire.cause().map_or_else(|| short(e), str::to_owned)),
                 };
@@ -142,7 +150,9 @@ impl Downstream {
             registry: self.registry.clone(),
             stderr_tail: tail,
             wire,
+            listens: Default::default(),
         };
+        crate::down_era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
             .await
             .map_err(|e| match conn.wire.cause() {

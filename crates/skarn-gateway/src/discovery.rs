@@ -120,6 +120,20 @@ impl GatewayServer {
                 serde_json::to_string(o).unwrap_or_default()
             ));
         }
+        // MCP Apps: the tool's page, a `ui://` resource of its server.
+        let ui = t.tool.meta.as_ref().and_then(|m| {
+            m.get("ui")
+                .and_then(|u| u.get("resourceUri"))
+                .or_else(|| m.get("ui/resourceUri"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        if let Some(uri) = &ui {
+            text.push_str(&format!(
+                "\nui: {} (an MCP Apps page; a script reads it with skarn.readResource({server:?}, uri))",
+                visible(uri)
+            ));
+        }
         text_result(
             text,
             Some(json!({
@@ -130,6 +144,7 @@ impl GatewayServer {
                 "inputSchema": input,
                 "outputSchema": output,
                 "signature": sig,
+                "ui": ui,
             })),
             false,
         )

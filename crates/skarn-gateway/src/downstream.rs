@@ -93,6 +93,8 @@ pub struct Conn {
     pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Why the gateway cut this connection off, once it did.
     pub(crate) wire: Arc<crate::down_guard::Tripwire>,
+    /// A 2026-07-28 server's resource subscriptions.
+    pub(crate) listens: crate::down_era::ResourceListens,
 }
 
 impl Drop for Conn {
@@ -146,6 +148,16 @@ pub enum DownError {
     /// The server refused the arguments (JSON-RPC "invalid params").
     #[error("{0}")]
     InvalidParams(String),
+    /// The server has no such resource (JSON-RPC "resource not found").
+    #[error("{0}")]
+    NotFound(String),
+    /// The client did not declare a capability the server needs
+    /// (2026-07-28 `-32021`): passed on to the client as that error.
+    #[error("{message}")]
+    MissingCapability {
+        message: String,
+        data: Option<serde_json::Value>,
+    },
 }
 
 struct Restart {

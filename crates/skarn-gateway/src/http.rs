@@ -86,6 +86,8 @@ pub async fn serve_http(
     if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
         hosts.push(addr.ip().to_string());
     }
+    // Names a load balancer in front of several instances uses (issue 26).
+    hosts.extend(gw.config.gateway.http_allowed_hosts.iter().cloned());
     let limits = crate::http_conn::HttpLimits::from_config(&gw.config.gateway);
     // Event streams send keep-alives well inside the idle timeout.
     let keep_alive = std::time::Duration::from_secs(15).min(limits.idle_timeout / 2);

@@ -32,6 +32,9 @@ max_list_bytes = 16777216
 http_header_timeout = 10
 http_idle_timeout = 120
 http_max_connections = 256
+# Host names (or host:port) a load balancer in front of the gateway puts in
+# the Host header; loopback names are always accepted.
+http_allowed_hosts = []
 
 [gateway.limits]
 # Per-script limits of `execute` (sizes: "64M", "512K"; a bare number is MiB).

@@ -91,6 +91,8 @@ impl ClientHandler for DownHandler {
             "roots": {"listChanged": true},
             "sampling": {},
             "elicitation": {"form": {}},
+            // MCP Apps pages are passed through to the clients (ADR 0089).
+            "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
         })) {
             info.capabilities = caps;
         }

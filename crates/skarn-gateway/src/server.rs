@@ -9,12 +9,13 @@ use tokio::sync::broadcast;
 #[allow(deprecated)]
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
@@ -224,7 +225,7 @@ impl GatewayServer {
         name: &str,
         args: Option<Map<String, Value>>,
         caller: Caller,
-    ) -> Option<CallToolResult> {
+    ) -> Option<Result<CallToolResult, ErrorData>> {
         let mut cat = self.gw.catalog();
         if !cat.by_name.contains_key(name) {
             self.gw.wait_for_starts().await;
@@ -242,7 +243,7 @@ impl GatewayServer {
                 (server, tool)
             }
         };
-        Some(
+        Some(Ok(
             match self
                 .gw
                 .call_tool_as(server, tool, args, Some(&caller))
@@ -252,9 +253,55 @@ impl GatewayServer {
                 Err(CallError::Down(DownError::Unavailable { server, reason })) => {
                     text_result(format!("server {server} {reason}"), None, true)
                 }
+                // 2026-07-28: the client must learn which capability.
+                Err(CallError::Down(DownError::MissingCapability { message, data })) => {
+                    return Some(Err(ErrorData::new(
+                        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        message,
+                        data,
+                    )));
+                }
                 Err(e) => text_result(e.to_string(), None, true),
             },
-        )
+        ))
+    }
+}
+
+impl GatewayServer {
+    /// One `tools/call`, whichever revision the client speaks.
+    pub(crate) async fn dispatch_call(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        caller: Caller,
+    ) -> Result<CallToolResult, ErrorData> {
+        Ok(match name {
+            "search" => self.search(&args).await,
+            "read_tool_docs" => self.read_tool_docs(&args).await,
+            "execute" => self.execute(&args, caller).await,
+            crate::shell_tool::NAME if self.gw.config.gateway.shell => {
+                crate::shell_tool::call(&args, &self.gw.config).await
+            }
+            other if self.gw.config.gateway.passthrough => {
+                match self.passthrough(other, args, caller).await {
+                    Some(r) => r?,
+                    None => {
+                        return Err(ErrorData::invalid_params(
+                            format!("unknown tool {other:?}"),
+                            None,
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool {other:?}: this gateway offers search, read_tool_docs and execute"
+                    ),
+                    None,
+                ));
+            }
+        })
     }
 }
 
@@ -289,6 +336,32 @@ impl ServerHandler for GatewayServer {
         info
     }
 
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.capabilities = crate::era::modern_capabilities(info.capabilities);
+        // What discover says never changes while the gateway runs.
+        Ok(DiscoverResult::from_server_info(
+            ServerHandler::supported_protocol_versions(self).into_owned(),
+            info,
+        )
+        .with_ttl_ms(crate::era::CONSTANT_TTL_MS)
+        .with_cache_scope(rmcp::model::CacheScope::Public))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.accept_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.listen_now(context).await
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.gw
             .shared
@@ -315,7 +388,9 @@ impl ServerHandler for GatewayServer {
                 tools.push(tool);
             }
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        let mut r = ListToolsResult::with_all_items(tools);
+        (r.ttl_ms, r.cache_scope) = crate::era::list_hints(!self.gw.config.gateway.passthrough);
+        Ok(r)
     }
 
     async fn call_tool(
@@ -323,36 +398,14 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments;
+        if crate::input_rounds::is_modern(&context) {
+            return self.call_in_rounds(request, context).await;
+        }
         let caller = self.caller(&context);
-        let r = match request.name.as_ref() {
-            "search" => self.search(&args).await,
-            "read_tool_docs" => self.read_tool_docs(&args).await,
-            "execute" => self.execute(&args, caller).await,
-            crate::shell_tool::NAME if self.gw.config.gateway.shell => {
-                crate::shell_tool::call(&args, &self.gw.config).await
-            }
-            other if self.gw.config.gateway.passthrough => {
-                match self.passthrough(other, args, caller).await {
-                    Some(r) => r,
-                    None => {
-                        return Err(ErrorData::invalid_params(
-                            format!("unknown tool {other:?}"),
-                            None,
-                        ));
-                    }
-                }
-            }
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool {other:?}: this gateway offers search, read_tool_docs and execute"
-                    ),
-                    None,
-                ));
-            }
-        };
-        Ok(CallToolResponse::Complete(r))
+        let r = self
+            .dispatch_call(&request.name, request.arguments, caller)
+            .await?;
+        Ok(CallToolResponse::Complete(crate::era::call_complete(r)))
     }
 
     async fn list_resources(
@@ -379,7 +432,8 @@ impl ServerHandler for GatewayServer {
         let i = self.resource_owner(&request.uri).await?;
         let s = self.gw.servers[i].clone();
         match s.read_resource(&request.uri).await {
-            Ok(r) => Ok(ReadResourceResponse::Complete(r)),
+            Ok(r) => Ok(ReadResourceResponse::Complete(crate::era::read_complete(r))),
+            Err(DownError::NotFound(m)) => Err(crate::era::resource_not_found(m, &request.uri)),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
     }
@@ -395,9 +449,9 @@ impl ServerHandler for GatewayServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.get_prompt_now(request).await
+        self.get_prompt_now(request, context).await
     }
 
     async fn complete(

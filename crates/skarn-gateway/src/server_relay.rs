@@ -25,7 +25,7 @@ fn down(e: DownError) -> ErrorData {
 
 fn route(e: RouteError) -> ErrorData {
     match e {
-        e @ RouteError::NotFound(_) => ErrorData::resource_not_found(e.to_string(), None),
+        RouteError::NotFound(ref uri) => crate::era::resource_not_found(e.to_string(), uri),
         e => ErrorData::invalid_params(e.to_string(), None),
     }
 }
@@ -37,6 +37,7 @@ impl GatewayServer {
             client: self.client,
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
+            rounds: None,
         }
     }
 
@@ -53,7 +54,9 @@ impl GatewayServer {
                 r
             })
             .collect();
-        ListResourcesResult::with_all_items(items)
+        let mut r = ListResourcesResult::with_all_items(items);
+        (r.ttl_ms, r.cache_scope) = crate::era::list_hints(false);
+        r
     }
 
     pub(crate) async fn templates_now(&self) -> ListResourceTemplatesResult {
@@ -69,7 +72,9 @@ impl GatewayServer {
                 r
             })
             .collect();
-        ListResourceTemplatesResult::with_all_items(items)
+        let mut r = ListResourceTemplatesResult::with_all_items(items);
+        (r.ttl_ms, r.cache_scope) = crate::era::list_hints(false);
+        r
     }
 
     pub(crate) async fn prompts_now(&self) -> ListPromptsResult {
@@ -85,7 +90,9 @@ impl GatewayServer {
                 p
             })
             .collect();
-        ListPromptsResult::with_all_items(items)
+        let mut r = ListPromptsResult::with_all_items(items);
+        (r.ttl_ms, r.cache_scope) = crate::era::list_hints(false);
+        r
     }
 
     /// The server and its own name for an upstream prompt name.
@@ -116,13 +123,27 @@ impl GatewayServer {
     pub(crate) async fn get_prompt_now(
         &self,
         request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if crate::input_rounds::is_modern(&context) {
+            return self.prompt_in_rounds(request, context).await;
+        }
+        let caller = self.caller(&context);
+        let r = self.get_prompt_for(request, Some(caller)).await?;
+        Ok(GetPromptResponse::Complete(crate::era::prompt_complete(r)))
+    }
+
+    /// `prompts/get` at the owning server; its questions go to `caller`.
+    pub(crate) async fn get_prompt_for(
+        &self,
+        request: GetPromptRequestParams,
+        caller: Option<Caller>,
+    ) -> Result<rmcp::model::GetPromptResult, ErrorData> {
         let (i, name) = self.prompt_owner(&request.name).await?;
         let s = self.gw.servers[i].clone();
-        match s.get_prompt(&name, request.arguments).await {
-            Ok(r) => Ok(GetPromptResponse::Complete(r)),
-            Err(e) => Err(down(e)),
-        }
+        let relay = &self.gw.shared.relay;
+        let _calling = caller.as_ref().map(|c| relay.calling(Some(i), c));
+        s.get_prompt(&name, request.arguments).await.map_err(down)
     }
 
     /// The server owning a URI (waiting for starts when nobody owns it yet).
@@ -178,24 +199,37 @@ impl GatewayServer {
             }
         };
         let s = self.gw.servers[server].clone();
-        s.complete(request).await.map_err(down)
+        s.complete(request)
+            .await
+            .map(crate::era::completion_complete)
+            .map_err(down)
     }
 
     /// `resources/subscribe` and `unsubscribe`: to the owning server (once
     /// for all clients), updates back to the clients that subscribed.
     pub(crate) async fn subscribe_now(&self, uri: &str, on: bool) -> Result<(), ErrorData> {
+        self.subscribe_for(self.client, uri, on).await
+    }
+
+    /// [`Self::subscribe_now`] for `client` (a session or a listen stream).
+    pub(crate) async fn subscribe_for(
+        &self,
+        client: u64,
+        uri: &str,
+        on: bool,
+    ) -> Result<(), ErrorData> {
         let i = self.resource_owner(uri).await?;
         let relay = &self.gw.shared.relay;
         let tell = if on {
-            relay.subscribe(self.client, uri)
+            relay.subscribe(client, uri)
         } else {
-            relay.unsubscribe(self.client, uri)
+            relay.unsubscribe(client, uri)
         };
         if tell {
             let s = self.gw.servers[i].clone();
             if let Err(e) = s.subscribe(uri, on).await {
                 if on {
-                    relay.unsubscribe(self.client, uri);
+                    relay.unsubscribe(client, uri);
                 }
                 return Err(down(e));
             }

@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -35,6 +35,8 @@ struct Example {
     builtin: bool,
     extra: Arc<Mutex<Vec<Tool>>>,
     notes: Arc<Mutex<Vec<String>>>,
+    /// Speak only MCP 2026-07-28 (`server/discover`, no `initialize`).
+    modern_only: bool,
 }
 
 fn tool(name: &str, description: &str, schema: Value) -> Tool {
@@ -199,6 +201,14 @@ impl ServerHandler for Example {
         info
     }
 
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.modern_only {
+            std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
     async fn list_tools(
         &self,
         _r: Option<PaginatedRequestParams>,
@@ -302,7 +312,7 @@ impl ServerHandler for Example {
 fn usage(msg: &str) -> ! {
     eprintln!("skarn-example-server: {msg}");
     eprintln!(
-        "usage: skarn-example-server [--name NAME] [--tools FILE] [--no-builtin] [--hang-on-start] [--fail-on-start] [--garbage-on-start]"
+        "usage: skarn-example-server [--name NAME] [--tools FILE] [--no-builtin] [--hang-on-start] [--fail-on-start] [--garbage-on-start] [--modern-only]"
     );
     std::process::exit(2);
 }
@@ -312,6 +322,7 @@ async fn main() {
     let mut name = "skarn-example-server".to_owned();
     let mut extra = Vec::new();
     let (mut hang, mut fail, mut garbage, mut builtin) = (false, false, false, true);
+    let mut modern_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -324,6 +335,7 @@ async fn main() {
                     .unwrap_or_else(|e| usage(&format!("{f}: not a JSON array of tools: {e}")));
             }
             "--no-builtin" => builtin = false,
+            "--modern-only" => modern_only = true,
             "--hang-on-start" => hang = true,
             "--fail-on-start" => fail = true,
             "--garbage-on-start" => garbage = true,
@@ -349,6 +361,7 @@ async fn main() {
         builtin,
         extra: Arc::new(Mutex::new(extra)),
         notes: Arc::default(),
+        modern_only,
     };
     match server.serve(rmcp::transport::stdio()).await {
         Ok(running) => {

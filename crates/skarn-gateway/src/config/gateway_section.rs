@@ -51,6 +51,10 @@ pub struct GatewayConfig {
     /// `--http`: connections served at once (default 256, and never more
     /// than half the descriptor limit); more wait to be accepted.
     pub http_max_connections: usize,
+    /// `--http`: host names (or `host:port`) besides loopback that requests
+    /// may name in their `Host` header, e.g. the name of the load balancer
+    /// or Kubernetes Service in front of several instances (default none).
+    pub http_allowed_hosts: Vec<String>,
     /// Sampling, elicitation and roots requests one downstream server may
     /// have waiting for the client at once (default 4); more are refused at
     /// once.
@@ -100,6 +104,7 @@ impl Default for GatewayConfig {
             http_header_timeout: 10.0,
             http_idle_timeout: 120.0,
             http_max_connections: 256,
+            http_allowed_hosts: Vec::new(),
             max_client_requests_in_flight: 4,
             client_requests_per_minute: 60,
             client_request_timeout: 300.0,
@@ -127,6 +132,15 @@ impl GatewayConfig {
             ("client_request_timeout", self.client_request_timeout),
         ] {
             secs(v, what)?;
+        }
+        if let Some(h) = self.http_allowed_hosts.iter().find(|h| {
+            h.is_empty()
+                || h.chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+        }) {
+            return Err(format!(
+                "http_allowed_hosts: {h:?} is not a host name or host:port"
+            ));
         }
         if !(1..=256).contains(&self.max_concurrent_executes) {
             return Err("max_concurrent_executes must be between 1 and 256".into());

@@ -97,6 +97,9 @@ impl Relay {
         server: usize,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
+        if let Some(r) = self.rounds_for(server) {
+            return self.sampling_round(server, &r, params).await;
+        }
         let peer = self.target_with(server, "sampling", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.sampling.is_some())
@@ -126,6 +129,9 @@ impl Relay {
         server: usize,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
+        if let Some(r) = self.rounds_for(server) {
+            return self.elicitation_round(server, &r, params).await;
+        }
         let peer = self.target_with(server, "elicitation", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.elicitation.is_some())
@@ -141,6 +147,9 @@ impl Relay {
     /// when no client offers roots; forwarded within the same per-server
     /// bounds as sampling and elicitation.
     pub async fn list_roots(&self, server: usize) -> Result<ListRootsResult, ErrorData> {
+        if let Some(r) = self.rounds_for(server) {
+            return self.roots_round(server, &r).await;
+        }
         let Some(peer) = self.target(server) else {
             return Ok(ListRootsResult::default());
         };

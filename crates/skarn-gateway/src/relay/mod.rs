@@ -31,6 +31,7 @@ use crate::downstream::lock;
 use crate::outbox::{Note, Outbox, QueueCaps};
 
 mod asks;
+pub(crate) mod rounds;
 
 /// Log messages one server may send per second before the rest are dropped.
 const LOGS_PER_SECOND: u32 = 50;
@@ -47,6 +48,8 @@ pub struct Caller {
     pub peer: Peer<RoleServer>,
     /// The client's `_meta.progressToken`, if it asked for progress.
     pub progress: Option<ProgressToken>,
+    /// For a 2026-07-28 client: where its `input_required` rounds go.
+    pub rounds: Option<Arc<rounds::Rounds>>,
 }
 
 impl std::fmt::Debug for Caller {
@@ -90,6 +93,10 @@ pub struct Relay {
     subs: Mutex<HashMap<String, HashSet<u64>>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
+    /// The `subscriptions/listen` streams of 2026-07-28 clients.
+    pub(crate) listeners: crate::listen::Listeners,
+    /// Calls of 2026-07-28 clients waiting for their answers.
+    pub(crate) parked: crate::input_rounds::Parked,
 }
 
 impl std::fmt::Debug for Relay {
@@ -366,6 +373,7 @@ impl Relay {
     /// subscribers.
     pub fn resource_updated(&self, p: ResourceUpdatedNotificationParam) {
         let who = lock(&self.subs).get(&p.uri).cloned().unwrap_or_default();
+        self.listeners.deliver(&p, &who);
         for (id, _, outbox) in self.clients() {
             if who.contains(&id) {
                 outbox.push(Note::Updated(p.clone()));

@@ -79,11 +79,27 @@ fn start_gateway(dir: &Path, passthrough: bool) -> Gateway {
     Gateway { child, url }
 }
 
+/// Which suite: 2025-11-25 (`--suite all` of conformance 0.1.16) or the
+/// requirements of 2026-07-28 (0.2.0-alpha.12, installed as
+/// `conformance-2026-07-28`).
+#[derive(Clone, Copy, PartialEq)]
+enum Revision {
+    Y2025,
+    Y2026,
+}
+
 fn run_suite(passthrough: bool) -> (bool, String) {
+    run_revision(passthrough, Revision::Y2025)
+}
+
+fn run_revision(passthrough: bool, revision: Revision) -> (bool, String) {
     let dir = TempDir::new("serve_conformance");
     let gw = start_gateway(dir.path(), passthrough);
     let suite = root().join(".ci/conformance");
-    let bin = suite.join("node_modules/.bin/conformance");
+    let bin = match revision {
+        Revision::Y2025 => suite.join("node_modules/.bin/conformance"),
+        Revision::Y2026 => suite.join("node_modules/conformance-2026-07-28/dist/index.js"),
+    };
     assert!(
         bin.exists(),
         "{} is missing: run .ci/install.d/45-conformance.sh",
@@ -93,12 +109,20 @@ fn run_suite(passthrough: bool) -> (bool, String) {
     cmd.arg("--import")
         .arg(suite.join("preload.mjs"))
         .arg(&bin)
-        .args(["server", "--suite", "all", "--url", &gw.url, "-o"])
+        .arg("server");
+    match revision {
+        Revision::Y2025 => cmd.args(["--suite", "all"]),
+        Revision::Y2026 => cmd.args(["--requirements", "2026-07-28"]),
+    };
+    cmd.args(["--url", &gw.url, "-o"])
         .arg(dir.path().join("results"))
         .env("SKARN_CONFORMANCE_TOKEN", TOKEN)
         .current_dir(dir.path())
         .stdin(Stdio::null());
-    if !passthrough {
+    if revision == Revision::Y2026 {
+        cmd.arg("--expected-failures")
+            .arg(suite.join("expected-failures-2026-07-28.yml"));
+    } else if !passthrough {
         cmd.arg("--expected-failures")
             .arg(suite.join("expected-failures-no-passthrough.yml"));
     }
@@ -133,4 +157,15 @@ fn conformance_suite_without_passthrough_fails_only_the_named_tool_scenarios() {
     let (ok, text) = run_suite(false);
     println!("{}", summary(&text));
     assert!(ok, "unexpected conformance results:\n{text}");
+}
+
+/// Issue 26: the requirements of 2026-07-28 with passthrough on; scenarios
+/// that do not pass would be listed, with why, in
+/// .ci/conformance/expected-failures-2026-07-28.yml (none today; the suite
+/// fails when a listed one starts passing, or another one fails).
+#[test]
+fn conformance_2026_07_28_requirements_pass_with_passthrough() {
+    let (ok, text) = run_revision(true, Revision::Y2026);
+    println!("{}", summary(&text));
+    assert!(ok, "unexpected 2026-07-28 conformance results:\n{text}");
 }

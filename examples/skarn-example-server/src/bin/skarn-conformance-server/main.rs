@@ -9,7 +9,12 @@
 // the protocol revisions the suite tests.
 #![allow(deprecated)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+/// Set by `test_trigger_tool_change` / `test_trigger_prompt_change`.
+static TOOL_ADDED: AtomicBool = AtomicBool::new(false);
+static PROMPT_ADDED: AtomicBool = AtomicBool::new(false);
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
@@ -46,6 +51,67 @@ fn tools() -> Value {
             no_args()
         ),
         s("test_image_content", "Returns an image", no_args()),
+        s(
+            "test_trigger_tool_change",
+            "Adds a tool (list_changed)",
+            no_args()
+        ),
+        s(
+            "test_trigger_prompt_change",
+            "Adds a prompt (list_changed)",
+            no_args()
+        ),
+        s(
+            "test_missing_capability",
+            "Needs the client's sampling capability",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_capabilities",
+            "Asks only what the client declared",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_elicitation",
+            "Asks the user's name in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_streaming_elicitation",
+            "Asks the user's name (2026-07-28: in a round)",
+            no_args()
+        ),
+        s("test_logging_tool", "Logs three messages", no_args()),
+        s(
+            "test_input_required_result_sampling",
+            "Asks an LLM in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_list_roots",
+            "Asks for roots in an input_required round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_request_state",
+            "Round-trips requestState",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_tampered_state",
+            "Rejects a tampered requestState",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_multiple_inputs",
+            "Asks three questions in one round",
+            no_args()
+        ),
+        s(
+            "test_input_required_result_multi_round",
+            "Asks in two rounds",
+            no_args()
+        ),
         s("test_audio_content", "Returns an audio clip", no_args()),
         s(
             "test_embedded_resource",
@@ -116,6 +182,9 @@ fn text(t: &str) -> Value {
     json!({"type": "text", "text": t})
 }
 
+mod modern;
+use modern::{elicitation_params, elicited, modern, mrtr_tool, round, sampled, sampling_params};
+
 #[derive(Clone, Default)]
 struct Conformance;
 
@@ -128,11 +197,7 @@ impl Conformance {
     async fn elicit(peer: &Peer<RoleServer>, params: Value) -> Result<Value, ErrorData> {
         let params: ElicitRequestParams = from(params)?;
         match peer.create_elicitation(params).await {
-            Ok(r) => Ok(json!({"content": [text(&format!(
-                "Elicitation completed: action={}, content={}",
-                serde_json::to_value(&r.action).unwrap_or_default().as_str().unwrap_or("?"),
-                serde_json::to_string(&r.content).unwrap_or_default()
-            ))]})),
+            Ok(r) => Ok(elicited(&r)),
             Err(e) => {
                 Ok(json!({"isError": true, "content": [text(&format!("elicitation failed: {e}"))]}))
             }
@@ -149,9 +214,15 @@ impl Conformance {
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let pause = || tokio::time::sleep(Duration::from_millis(50));
         Ok(match name {
-            "test_simple_text" => json!({"content": [text("This is a simple text response for testing.")]}),
-            "test_image_content" => json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}),
-            "test_audio_content" => json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}),
+            "test_simple_text" => {
+                json!({"content": [text("This is a simple text response for testing.")]})
+            }
+            "test_image_content" => {
+                json!({"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]})
+            }
+            "test_audio_content" => {
+                json!({"content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]})
+            }
             "test_embedded_resource" => json!({"content": [{"type": "resource", "resource": {
                 "uri": "test://embedded-resource", "mimeType": "text/plain",
                 "text": "This is an embedded resource content."}}]}),
@@ -161,7 +232,7 @@ impl Conformance {
                 {"type": "resource", "resource": {"uri": "test://mixed-content-resource",
                     "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}
             ]}),
-            "test_tool_with_logging" => {
+            "test_tool_with_logging" | "test_logging_tool" => {
                 Self::log(peer, "Tool execution started").await;
                 pause().await;
                 Self::log(peer, "Tool processing data").await;
@@ -186,70 +257,62 @@ impl Conformance {
             "test_error_handling" => json!({"isError": true, "content": [
                 text("This tool intentionally returns an error for testing")]}),
             "test_sampling" => {
-                let params: CreateMessageRequestParams = from(json!({
-                    "messages": [{"role": "user", "content": text(&arg("prompt"))}],
-                    "maxTokens": 100
-                }))?;
+                let params: CreateMessageRequestParams = from(sampling_params(&arg("prompt")))?;
                 match peer.create_message(params).await {
-                    Ok(r) => {
-                        let content = serde_json::to_value(&r.message.content).unwrap_or_default();
-                        let said = content.get("text").and_then(Value::as_str).unwrap_or("").to_owned();
-                        json!({"content": [text(&format!("LLM response: {said}"))]})
+                    Ok(r) => sampled(&r),
+                    Err(e) => {
+                        json!({"isError": true, "content": [text(&format!("sampling failed: {e}"))]})
                     }
-                    Err(e) => json!({"isError": true, "content": [text(&format!("sampling failed: {e}"))]}),
                 }
             }
-            "test_elicitation" => Self::elicit(peer, json!({
-                "message": arg("message"),
-                "requestedSchema": {"type": "object", "properties": {
-                    "username": {"type": "string", "description": "User's response"},
-                    "email": {"type": "string", "description": "User's email address"}
-                }, "required": ["username", "email"]}
-            })).await?,
-            "test_elicitation_sep1034_defaults" => Self::elicit(peer, json!({
-                "message": "Please review and update the form fields with defaults",
-                "requestedSchema": {"type": "object", "properties": {
-                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
-                    "age": {"type": "integer", "description": "User age", "default": 30},
-                    "score": {"type": "number", "description": "User score", "default": 95.5},
-                    "status": {"type": "string", "description": "User status",
-                        "enum": ["active", "inactive", "pending"], "default": "active"},
-                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
-                }}
-            })).await?,
-            "test_elicitation_sep1330_enums" => Self::elicit(peer, json!({
-                "message": "Please select options from the enum fields",
-                "requestedSchema": {"type": "object", "properties": {
-                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-                    "titledSingle": {"type": "string", "oneOf": [
-                        {"const": "value1", "title": "First Option"},
-                        {"const": "value2", "title": "Second Option"},
-                        {"const": "value3", "title": "Third Option"}]},
-                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                        "enumNames": ["Option One", "Option Two", "Option Three"]},
-                    "untitledMulti": {"type": "array", "items": {"type": "string",
-                        "enum": ["option1", "option2", "option3"]}},
-                    "titledMulti": {"type": "array", "items": {"anyOf": [
-                        {"const": "value1", "title": "First Choice"},
-                        {"const": "value2", "title": "Second Choice"},
-                        {"const": "value3", "title": "Third Choice"}]}}
-                }}
-            })).await?,
+            "test_elicitation"
+            | "test_elicitation_sep1034_defaults"
+            | "test_elicitation_sep1330_enums" => {
+                Self::elicit(peer, elicitation_params(name, &args).unwrap_or_default()).await?
+            }
+            // 2026-07-28 listen: the tool or prompt list changes.
+            "test_trigger_tool_change" => {
+                TOOL_ADDED.store(true, Ordering::Relaxed);
+                let _ = peer.notify_tool_list_changed().await;
+                json!({"content": [text("tool list changed")]})
+            }
+            "test_trigger_prompt_change" => {
+                PROMPT_ADDED.store(true, Ordering::Relaxed);
+                let _ = peer.notify_prompt_list_changed().await;
+                json!({"content": [text("prompt list changed")]})
+            }
             "test_reconnection" => {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 json!({"content": [text("Reconnection test completed successfully")]})
             }
             "json_schema_2020_12_tool" => json!({"content": [text(&format!(
                 "received {}", Value::Object(args.clone())))]}),
-            other => return Err(ErrorData::invalid_params(format!("unknown tool {other}"), None)),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool {other}"),
+                    None,
+                ));
+            }
         })
     }
 }
 
 impl ServerHandler for Conformance {
+    /// 2026-07-28 subscriptions: resource updates of the URIs asked for
+    /// (the resources never change, so none is ever sent).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut f = rmcp::model::SubscriptionFilter::new();
+        f.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(f)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let caps: ServerCapabilities = serde_json::from_value(json!({
-            "tools": {}, "prompts": {}, "logging": {}, "completions": {},
+            "tools": {"listChanged": true}, "prompts": {"listChanged": true},
+            "logging": {}, "completions": {},
             "resources": {"subscribe": true},
         }))
         .expect("static capabilities");
@@ -263,7 +326,14 @@ impl ServerHandler for Conformance {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(from(tools())?))
+        let mut all = tools();
+        if TOOL_ADDED.load(Ordering::Relaxed)
+            && let Some(a) = all.as_array_mut()
+        {
+            a.push(json!({"name": "test_dynamic_tool", "description": "Added by test_trigger_tool_change",
+                "inputSchema": no_args()}));
+        }
+        Ok(ListToolsResult::with_all_items(from(all)?))
     }
 
     async fn call_tool(
@@ -272,6 +342,21 @@ impl ServerHandler for Conformance {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        let answers = request.input_responses.clone().unwrap_or_default();
+        let caps = context.client_capabilities().unwrap_or_default();
+        if let Some(r) = mrtr_tool(
+            &request.name,
+            &answers,
+            request.request_state.as_deref(),
+            &caps,
+        )? {
+            return Ok(r);
+        }
+        if modern(&context)
+            && let Some(r) = round(&request.name, &args, request.input_responses.as_ref())?
+        {
+            return Ok(r);
+        }
         let v = self.call(&request.name, args, &context).await?;
         Ok(CallToolResponse::Complete(from::<CallToolResult>(v)?))
     }
@@ -376,14 +461,22 @@ impl ServerHandler for Conformance {
         _c: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let arg = |n: &str| json!({"name": n, "required": true});
-        Ok(ListPromptsResult::with_all_items(from(json!([
+        let mut all = json!([
             {"name": "test_simple_prompt", "description": "A simple prompt"},
             {"name": "test_prompt_with_arguments", "description": "A prompt with arguments",
              "arguments": [arg("arg1"), arg("arg2")]},
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt with a resource",
              "arguments": [arg("resourceUri")]},
             {"name": "test_prompt_with_image", "description": "A prompt with an image"},
-        ]))?))
+            {"name": "test_dynamic_prompt", "description": "Added by test_trigger_prompt_change"},
+            {"name": "test_input_required_result_prompt", "description": "Asks for context in an input_required round (2026-07-28)"},
+        ]);
+        if !PROMPT_ADDED.load(Ordering::Relaxed)
+            && let Some(a) = all.as_array_mut()
+        {
+            a.retain(|p| p["name"] != "test_dynamic_prompt");
+        }
+        Ok(ListPromptsResult::with_all_items(from(all)?))
     }
 
     async fn get_prompt(
@@ -391,6 +484,29 @@ impl ServerHandler for Conformance {
         request: GetPromptRequestParams,
         _c: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            let context = request
+                .input_responses
+                .as_ref()
+                .and_then(|a| a.get("context_request"))
+                .and_then(|a| a.get("content"))
+                .and_then(|c| c.get("context"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            return Ok(match context {
+                Some(c) => {
+                    GetPromptResponse::Complete(from::<GetPromptResult>(json!({"messages": [
+                    {"role": "user", "content": text(&format!("Prompt with context: {c}"))}]}))?)
+                }
+                None => GetPromptResponse::InputRequired(from(json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"context_request": {"method": "elicitation/create", "params": {
+                        "message": "Please provide context",
+                        "requestedSchema": {"type": "object",
+                            "properties": {"context": {"type": "string"}}, "required": ["context"]}}}}
+                }))?),
+            });
+        }
         let args = request.arguments.unwrap_or_default();
         let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let user = |content: Value| json!({"role": "user", "content": content});
