@@ -1,0 +1,306 @@
+//! Differential tests: our reading of git's files against git's own, on
+//! generated inputs. Whatever git accepts we must read to the same keys
+//! and values (or report unparsable lines, so callers treat the file as
+//! hostile). `PROPTEST_CASES` raises the case count for long local runs.
+#![cfg(unix)]
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use skarn_sandbox::gitconfig;
+use std::path::Path;
+use std::process::Command;
+
+/// `git config --list --file F -z`: `Some((key, value))` pairs when git
+/// accepts the file, `None` when it refuses it. `None` overall when git
+/// is not installed.
+fn git_list(file: &Path, includes: bool) -> Option<Option<Vec<(String, Option<String>)>>> {
+    let mut cmd = Command::new("git");
+    cmd.args(["config", "--list", "-z"]);
+    if includes {
+        cmd.arg("--includes");
+    } else {
+        cmd.arg("--no-includes");
+    }
+    cmd.arg("--file")
+        .arg(file)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT");
+    let out = cmd.output().ok()?;
+    if !out.status.success() {
+        return Some(None);
+    }
+    let mut v = Vec::new();
+    let recs = out.stdout.split(|b| *b == 0);
+    for rec in recs.filter(|r| !r.is_empty()) {
+        let (k, val) = match rec.iter().position(|b| *b == b'\n') {
+            Some(i) => (&rec[..i], Some(&rec[i + 1..])),
+            None => (rec, None),
+        };
+        v.push((
+            String::from_utf8_lossy(k).into_owned(),
+            val.map(|x| String::from_utf8_lossy(x).into_owned()),
+        ));
+    }
+    Some(Some(v))
+}
+
+fn ours(file: &Path) -> gitconfig::Parsed {
+    let text = gitconfig::read_file(file).unwrap().unwrap_or_default();
+    gitconfig::parse(&text)
+}
+
+/// Compare one file; `Err` describes a disagreement.
+fn check(bytes: &[u8]) -> Result<bool, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("config");
+    std::fs::write(&f, bytes).unwrap();
+    let Some(git) = git_list(&f, false) else {
+        return Err("git is not installed".into());
+    };
+    let p = ours(&f);
+    let Some(git) = git else {
+        return Ok(false); // git refuses the file: it never runs with it
+    };
+    if !p.bad_lines.is_empty() {
+        return Err(format!(
+            "git accepts {:?} but we report bad lines {:?} (git read {git:?})",
+            String::from_utf8_lossy(bytes),
+            p.bad_lines
+        ));
+    }
+    let mine: Vec<(String, Option<String>)> =
+        p.items.iter().map(|i| (i.key(), i.value.clone())).collect();
+    if mine != git {
+        return Err(format!(
+            "{:?}:\n  git:  {git:?}\n  ours: {mine:?}",
+            String::from_utf8_lossy(bytes)
+        ));
+    }
+    Ok(true)
+}
+
+/// Pieces git's syntax cares about, and the bytes that once fooled us.
+const VALUE_BITS: &[&[u8]] = &[
+    b"a",
+    b"B",
+    b"x1",
+    b" ",
+    b"  ",
+    b"\t",
+    b"\"",
+    b"\\",
+    b"\\n",
+    b"\\t",
+    b"\\b",
+    b"\\\"",
+    b"\\\\",
+    b"\\q",
+    b"#",
+    b";",
+    b"=",
+    b"[",
+    b"]",
+    b".",
+    b"\x0b",
+    b"\x0c",
+    b"\0",
+    b"\r",
+    b"\xc2\xa0",
+    b"\xc2\x85",
+    b"\xe2\x80\x83",
+    b"\xff",
+    b"\xef\xbb\xbf",
+    b"\\\n",
+    b"\\\r\n",
+    b"/tmp/x",
+];
+const NAME_BITS: &[&[u8]] = &[
+    b"core",
+    b"Core",
+    b"hooksPath",
+    b"fsmonitor",
+    b"include",
+    b"path",
+    b"a",
+    b"-",
+    b"1",
+    b".",
+    b"K",
+    b"x",
+];
+const SUB_BITS: &[&[u8]] = &[
+    b"o",
+    b"Or",
+    b".",
+    b"\\\"",
+    b"\\\\",
+    b"\\x",
+    b" ",
+    b"\0",
+    b"hookspath",
+    b"#",
+    b"]",
+    b"\xff",
+];
+const ENDS: &[&[u8]] = &[b"\n", b"\n", b"\n", b"\r\n", b"\\\n", b" \\\n", b""];
+
+fn bits(set: &'static [&'static [u8]], max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(set), 0..max).prop_map(|v| v.concat())
+}
+
+fn blank() -> impl Strategy<Value = Vec<u8>> {
+    bits(&[b" ", b"\t", b"\r", b"\x0b", b"\xc2\xa0"], 2)
+}
+
+/// One generated line (without its end).
+fn line() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // [name] / [name "sub"] / [a.b "sub"], maybe followed by a key.
+        (
+            blank(),
+            bits(NAME_BITS, 3),
+            prop::option::of((blank(), bits(SUB_BITS, 4), blank())),
+            prop::option::of(bits(VALUE_BITS, 4)),
+        )
+            .prop_map(|(b, n, sub, tail)| {
+                let mut v = b;
+                v.push(b'[');
+                v.extend(n);
+                if let Some((b1, s, b2)) = sub {
+                    v.extend(b1);
+                    v.push(b'"');
+                    v.extend(s);
+                    v.push(b'"');
+                    v.extend(b2);
+                }
+                v.push(b']');
+                v.extend(tail.unwrap_or_default());
+                v
+            }),
+        // key [= value]
+        (
+            blank(),
+            bits(NAME_BITS, 3),
+            blank(),
+            prop::option::of((blank(), bits(VALUE_BITS, 8))),
+        )
+            .prop_map(|(b, n, b2, val)| {
+                let mut v = b;
+                v.extend(n);
+                v.extend(b2);
+                if let Some((b3, x)) = val {
+                    v.push(b'=');
+                    v.extend(b3);
+                    v.extend(x);
+                }
+                v
+            }),
+        // comments
+        (prop::sample::select(&[b'#', b';'][..]), bits(VALUE_BITS, 4)).prop_map(|(c, x)| {
+            let mut v = vec![c];
+            v.extend(x);
+            v
+        }),
+        // anything
+        bits(VALUE_BITS, 6),
+    ]
+}
+
+fn file() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::bool::weighted(0.05),
+        prop::collection::vec((line(), prop::sample::select(ENDS)), 0..8),
+    )
+        .prop_map(|(bom, lines)| {
+            let mut v = if bom {
+                b"\xef\xbb\xbf".to_vec()
+            } else {
+                Vec::new()
+            };
+            for (l, e) in lines {
+                v.extend(l);
+                v.extend_from_slice(e);
+            }
+            v
+        })
+}
+
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn git_config_reading_matches_git() {
+    if git_list(Path::new("/dev/null"), false).is_none() {
+        eprintln!("SKIPPED: git is not installed; the differential test needs it");
+        return;
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: cases(400),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u32);
+    runner
+        .run(&file(), |bytes| {
+            if check(&bytes).map_err(TestCaseError::fail)? {
+                accepted.set(accepted.get() + 1);
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The generator must keep producing files git accepts, or the test
+    // proves nothing.
+    assert!(accepted.get() > 40, "git accepted only {}", accepted.get());
+}
+
+/// Inputs where our reading once differed from git's (all but the
+/// `a\tb` guard failed on the reader before the fix).
+#[test]
+fn git_config_regressions() {
+    if git_list(Path::new("/dev/null"), false).is_none() {
+        eprintln!("SKIPPED: git is not installed; the differential test needs it");
+        return;
+    }
+    let mut failed = Vec::new();
+    for (i, input) in [
+        // A NUL in a subsection ends git's key: this is core.fsmonitor.
+        &b"[core \"fsmonitor\0\"]\n\tx = echo pwned\n"[..],
+        b"[core \"hookspath\0\"]\n\tx = /tmp/h\n",
+        b"[core \"x.hookspath\0y\"]\n\tx = /tmp/h\n",
+        // A NUL ends a value.
+        b"[core]\n\tfsmonitor = false\0junk\n",
+        // A UTF-8 byte order mark, then keys git reads.
+        b"\xef\xbb\xbf[core]\n\thooksPath = /tmp/h\n",
+        // Only ASCII blanks are blanks to git.
+        b"[a]\n\tk = v\x0b\n",
+        b"[a]\n\tk =\xc2\xa0v\xc2\xa0\n",
+        b"[a]\n\tk = \xe2\x80\x83\n",
+        // Blanks between words are kept as written; after an empty quoted
+        // part they are dropped; before a continuation they are kept.
+        b"[a]\n\tk = a\tb\n",
+        b"[a]\n\tk = \"\" x\n",
+        b"[a]\n\tk = a \"\"\n",
+        b"[a]\n\tk = a \\\n\n",
+        // A continuation at the end of the file.
+        b"[a]\n\tk = v\\",
+        // Headers git accepts: dotted with a subsection, empty name with
+        // one, keys before any header.
+        b"[core.x \"y\"]\n\tk = 1\n",
+        b"[ \"x\"]\n\tk = 1\n",
+        b"k = 1\n[a]\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        if let Err(e) = check(input) {
+            failed.push(format!("#{i}: {e}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
