@@ -42,6 +42,12 @@ pub const MAX_FILE: u64 = 1 << 20;
 /// the same.
 #[cfg(unix)]
 pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
+    Ok(read_bytes(p)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// [`read_file`]'s bytes as they are (for paths, which need not be UTF-8).
+#[cfg(unix)]
+pub fn read_bytes(p: &std::path::Path) -> Result<Option<Vec<u8>>, &'static str> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = match std::fs::OpenOptions::new()
@@ -67,7 +73,7 @@ pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
     if bytes.len() as u64 > MAX_FILE {
         return Err("larger than 1 MiB");
     }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(bytes))
 }
 
 /// A parsed file: its items and whether every line was understood.

@@ -304,3 +304,126 @@ fn git_config_regressions() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `git rev-parse --absolute-git-dir` in `dir`, `None` when git refuses.
+fn git_dir_of(dir: &Path, ceiling: &Path) -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--absolute-git-dir"])
+        .current_dir(dir)
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .output()
+        .ok()?;
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .trim_end_matches('\n')
+            .to_string()
+    })
+}
+
+/// A `.git` file and a `commondir` file name the directory git uses.
+#[test]
+fn git_file_and_commondir_match_git() {
+    use skarn_sandbox::git_vet;
+    if git_list(Path::new("/dev/null"), false).is_none() {
+        eprintln!("SKIPPED: git is not installed; the differential test needs it");
+        return;
+    }
+    let names = ["g", " g", "g ", "g\t"];
+    let mut failed = Vec::new();
+    let mut agreed = 0;
+    for target in names {
+        for form in [
+            "gitdir: {}",
+            "gitdir: {}\n",
+            "gitdir: {}\r\n",
+            "gitdir:{}\n",
+            "gitdir:  {}\n",
+            "gitdir: {}\n\n",
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().canonicalize().unwrap();
+            for n in names {
+                let st = Command::new("git")
+                    .args(["init", "-q", "--bare"])
+                    .arg(root.join(n))
+                    .status()
+                    .unwrap();
+                assert!(st.success());
+            }
+            let w = root.join("w");
+            std::fs::create_dir(&w).unwrap();
+            let text = form.replace("{}", &format!("../{target}"));
+            std::fs::write(w.join(".git"), &text).unwrap();
+            let Some(git) = git_dir_of(&w, &root) else {
+                continue; // git refuses the file
+            };
+            let ours = git_vet::discover(&w).map(|l| l.git_dir.display().to_string());
+            if ours.as_deref() != Some(git.as_str()) {
+                failed.push(format!("{text:?}: git {git:?}, ours {ours:?}"));
+            } else {
+                agreed += 1;
+            }
+        }
+        // commondir: a linked worktree's git dir names the common one.
+        for form in ["../{}", "../{}\n", "../{}\r\n"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().canonicalize().unwrap();
+            for n in names {
+                Command::new("git")
+                    .args(["init", "-q", "--bare"])
+                    .arg(root.join(n))
+                    .status()
+                    .unwrap();
+            }
+            let wt = root.join("wtgit");
+            std::fs::create_dir(&wt).unwrap();
+            std::fs::write(wt.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            let text = form.replace("{}", target);
+            std::fs::write(wt.join("commondir"), &text).unwrap();
+            let w = root.join("w");
+            std::fs::create_dir(&w).unwrap();
+            std::fs::write(w.join(".git"), "gitdir: ../wtgit\n").unwrap();
+            let out = Command::new("git")
+                .args(["rev-parse", "--git-common-dir"])
+                .current_dir(&w)
+                .env("GIT_CEILING_DIRECTORIES", &root)
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                continue;
+            }
+            let git = String::from_utf8_lossy(&out.stdout)
+                .trim_end_matches('\n')
+                .to_string();
+            let git = lexical_abs(&w, &git);
+            let ours = git_vet::discover(&w).map(|l| l.common_dir.display().to_string());
+            if ours.as_deref() != Some(git.as_str()) {
+                failed.push(format!("commondir {text:?}: git {git:?}, ours {ours:?}"));
+            } else {
+                agreed += 1;
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(agreed > 10, "git accepted too few forms: {agreed}");
+}
+
+/// `git rev-parse --git-common-dir` may answer relative to `cwd`; make it
+/// absolute and without `.`/`..`, as ours is.
+fn lexical_abs(cwd: &Path, p: &str) -> String {
+    let joined = cwd.join(p);
+    let mut out = std::path::PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out.display().to_string()
+}
