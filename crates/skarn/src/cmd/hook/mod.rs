@@ -12,6 +12,8 @@
 mod agents;
 mod settings;
 mod shell;
+#[cfg(all(test, unix))]
+mod shell_vs_bash;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
