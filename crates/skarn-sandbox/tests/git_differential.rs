@@ -427,3 +427,162 @@ fn lexical_abs(cwd: &Path, p: &str) -> String {
     }
     out.display().to_string()
 }
+
+/// The `.gitconfig` sanitiser, read back by git: for generated files with a
+/// marked credential in positions git honours (headers, helpers, URLs
+/// with user info, proxies, commands) mixed with allow-listed settings in
+/// any spelling git accepts, the marker never survives and every
+/// allow-listed setting git read in the input, git reads in the output.
+#[test]
+fn sanitised_gitconfig_drops_credentials_and_keeps_settings() {
+    if git_list(Path::new("/dev/null"), false).is_none() {
+        eprintln!("SKIPPED: git is not installed; the differential test needs it");
+        return;
+    }
+    const KEEP: &[(&str, Option<&str>, &str, &str)] = &[
+        ("user", None, "name", "Alice B"),
+        ("user", None, "email", "a@b.example"),
+        ("core", None, "autocrlf", "input"),
+        ("alias", None, "st", "status -sb"),
+        ("url", Some("https://h.example/"), "insteadOf", "gh:"),
+        ("color", None, "ui", "auto"),
+        ("init", None, "defaultBranch", "main"),
+    ];
+    const SECRET: &[(&str, Option<&str>, &str, &str)] = &[
+        (
+            "http",
+            None,
+            "extraHeader",
+            "Authorization: Bearer SECRETMARK",
+        ),
+        (
+            "http",
+            Some("https://h.example/"),
+            "extraheader",
+            "SECRETMARK",
+        ),
+        (
+            "credential",
+            None,
+            "helper",
+            "!f() { echo password=SECRETMARK; }; f",
+        ),
+        (
+            "url",
+            Some("https://u:SECRETMARK@h.example/"),
+            "insteadOf",
+            "https://h.example/",
+        ),
+        (
+            "url",
+            Some("https://h.example/"),
+            "insteadOf",
+            "https://u:SECRETMARK@h.example/",
+        ),
+        (
+            "url",
+            Some("https://SECRETMARK@h.example/"),
+            "pushInsteadOf",
+            "x:",
+        ),
+        (
+            "remote",
+            Some("o"),
+            "url",
+            "https://u:SECRETMARK@h.example/r",
+        ),
+        ("http", None, "proxy", "http://u:SECRETMARK@p.example:1"),
+        ("https", None, "proxy", "http://u:SECRETMARK@p.example:1"),
+        (
+            "http",
+            Some("https://u:SECRETMARK@h.example/"),
+            "sslVerify",
+            "true",
+        ),
+        ("core", None, "sshCommand", "ssh -i /SECRETMARK"),
+        ("alias", None, "x", "!echo SECRETMARK"),
+        ("alias", None, "y", "-c core.pager=SECRETMARK log"),
+        ("alias", None, "z", "\t-c core.pager=SECRETMARK log"),
+        ("user", None, "password", "SECRETMARK"),
+        ("core", None, "fsmonitor", "SECRETMARK"),
+    ];
+    // One setting in a spelling git accepts.
+    fn spell(e: &(&str, Option<&str>, &str, &str), style: u8) -> String {
+        let (sec, sub, name, val) = *e;
+        let esc = val.replace('\\', "\\\\").replace('"', "\\\"");
+        let sec_s = if style & 1 == 1 {
+            sec.to_uppercase()
+        } else {
+            sec.to_string()
+        };
+        let name_s = if style & 2 == 2 {
+            name.to_uppercase()
+        } else {
+            name.to_string()
+        };
+        let header = match sub {
+            Some(s) => format!("[{sec_s} \"{}\"]", s.replace('"', "\\\"")),
+            None if style & 4 == 4 => format!("[{sec_s}]  ; c"),
+            None => format!("[{sec_s}]"),
+        };
+        let value = match style % 3 {
+            0 => format!("\"{esc}\""),
+            1 if !val.contains(['#', ';', '\t']) && !val.starts_with(' ') => {
+                esc.replacen(' ', " \\\n ", 1)
+            }
+            _ => format!("\"{}\"", esc.replacen(' ', "\\\n ", 1)),
+        };
+        format!("{header}\n\t{name_s} = {value}\n")
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: cases(150),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = prop::collection::vec((prop::bool::ANY, 0..16usize, any::<u8>()), 1..10);
+    runner
+        .run(&strategy, |picks| {
+            let mut text = String::new();
+            for (keep, i, style) in &picks {
+                let e = if *keep {
+                    &KEEP[i % KEEP.len()]
+                } else {
+                    &SECRET[i % SECRET.len()]
+                };
+                text.push_str(&spell(e, *style));
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("in");
+            std::fs::write(&f, &text).unwrap();
+            let Some(Some(input)) = git_list(&f, false) else {
+                return Ok(()); // a spelling git refuses: nothing to keep
+            };
+            let out = skarn_sandbox::dotfiles::sanitized_gitconfig(&text);
+            prop_assert!(
+                !out.to_ascii_lowercase().contains("secretmark"),
+                "credential kept:\n{text}\n=>\n{out}"
+            );
+            let g = dir.path().join("out");
+            std::fs::write(&g, &out).unwrap();
+            let output = git_list(&g, false).unwrap();
+            prop_assert!(output.is_some(), "git refuses the sanitised file:\n{out}");
+            let output = output.unwrap();
+            for (k, v) in &input {
+                let wanted = KEEP.iter().any(|e| {
+                    let key = match e.1 {
+                        Some(s) => format!("{}.{s}.{}", e.0, e.2),
+                        None => format!("{}.{}", e.0, e.2),
+                    };
+                    key.to_ascii_lowercase() == k.to_ascii_lowercase() && v.as_deref() == Some(e.3)
+                });
+                if wanted {
+                    prop_assert!(
+                        output.contains(&(k.clone(), v.clone())),
+                        "{k} = {v:?} lost:\n{text}\n=>\n{out}"
+                    );
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+}
