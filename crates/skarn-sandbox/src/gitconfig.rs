@@ -314,11 +314,21 @@ fn parse_value(v: &str) -> Option<String> {
 }
 
 /// Write items back as a configuration file: one header per run of items
-/// with the same section, every value quoted and escaped.
+/// with the same section, every value quoted and escaped. Items git could
+/// not read back as written (no section, a name that is not a key name,
+/// as a NUL-cut subsection can give) are left out.
 pub fn write(items: &[Item]) -> String {
     let mut out = String::new();
     let mut cur: Option<(&str, Option<&str>)> = None;
+    let key_name = |s: &str, dot: bool| {
+        s.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || (dot && b == b'.'))
+    };
     for it in items {
+        if !key_name(&it.section, false) || !key_name(&it.name, false) {
+            continue;
+        }
         let this = (it.section.as_str(), it.sub.as_deref());
         if cur != Some(this) {
             match it.sub.as_deref() {
@@ -425,6 +435,18 @@ mod tests {
         let p = parse("[a \"s\\\\x\"]\n k = \"q\\\"\\n\"\n[b]\n f\n");
         let back = parse(&write(&p.items));
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn write_leaves_out_what_git_cannot_read_back() {
+        // A NUL-cut subsection gives a name with a blank; a key before any
+        // header has no section.
+        let p = parse("k = 1\n[alias \"x y\0\"]\n\tk = v\n[user]\n\tname = n\n");
+        assert_eq!(p.items.len(), 3);
+        let back = parse(&write(&p.items));
+        assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
+        assert_eq!(back.items.len(), 1);
+        assert_eq!(back.items[0].key(), "user.name");
     }
 
     #[test]
