@@ -12,7 +12,7 @@
 mod agents;
 mod settings;
 mod shell;
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod shell_vs_bash;
 
 use std::io::{Read, Write};

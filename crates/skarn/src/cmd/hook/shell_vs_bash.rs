@@ -6,6 +6,7 @@
 //! wrapped ([`is_wrapped`]), bash starts exactly that executable with
 //! exactly `run --workspace WS -- bash -c X`. `PROPTEST_CASES` raises the
 //! case count for long local runs.
+#![cfg(unix)]
 
 use super::shell::{RUNS_ANOTHER, is_wrapped, matches, quote};
 use proptest::prelude::*;
