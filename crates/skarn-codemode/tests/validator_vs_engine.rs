@@ -4,6 +4,7 @@
 //! HTML-like comments. Every program the validator accepts must, run in
 //! the engine, not have reached the global (it would return "REACHED").
 //! `PROPTEST_CASES` raises the case count for long local runs.
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -5,6 +5,7 @@
 //! translated, NAT64, 6to4) is decided as the address itself, so a deny
 //! pattern or the special-address rule cannot be stepped around.
 #![cfg(unix)]
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -3,6 +3,7 @@
 //! and values (or report unparsable lines, so callers treat the file as
 //! hostile). `PROPTEST_CASES` raises the case count for long local runs.
 #![cfg(unix)]
+#![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -10,10 +11,13 @@ use skarn_sandbox::gitconfig;
 use std::path::Path;
 use std::process::Command;
 
-/// `git config --list --file F -z`: `Some((key, value))` pairs when git
-/// accepts the file, `None` when it refuses it. `None` overall when git
-/// is not installed.
-fn git_list(file: &Path, includes: bool) -> Option<Option<Vec<(String, Option<String>)>>> {
+/// Keys and values in file order (`None`: a bare boolean key).
+type Listing = Vec<(String, Option<String>)>;
+
+/// `git config --list --file F -z`: the listing when git accepts the
+/// file, `None` when it refuses it. `None` overall when git is not
+/// installed.
+fn git_list(file: &Path, includes: bool) -> Option<Option<Listing>> {
     let mut cmd = Command::new("git");
     cmd.args(["config", "--list", "-z"]);
     if includes {
@@ -573,7 +577,7 @@ fn sanitised_gitconfig_drops_credentials_and_keeps_settings() {
                         Some(s) => format!("{}.{s}.{}", e.0, e.2),
                         None => format!("{}.{}", e.0, e.2),
                     };
-                    key.to_ascii_lowercase() == k.to_ascii_lowercase() && v.as_deref() == Some(e.3)
+                    key.eq_ignore_ascii_case(k) && v.as_deref() == Some(e.3)
                 });
                 if wanted {
                     prop_assert!(
