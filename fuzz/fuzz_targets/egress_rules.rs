@@ -16,8 +16,11 @@ fuzz_target!(|data: &[u8]| {
     let host = parts.next().unwrap_or_default();
     let _ = Pattern::parse(pat);
     let target = Target::parse(host);
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        assert!(matches!(target, Some(Target::Ip(_))), "{host:?} is an address: {target:?}");
+    if host.parse::<IpAddr>().is_ok() {
+        assert!(
+            matches!(target, Some(Target::Ip(_))),
+            "{host:?} is an address: {target:?}"
+        );
     }
     if let Ok(rules) = Rules::parse(&[pat], &[] as &[&str]) {
         if let Some(t) = &target {

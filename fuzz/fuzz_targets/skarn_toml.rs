@@ -9,7 +9,12 @@ use std::sync::OnceLock;
 
 fuzz_target!(|data: &[u8]| {
     static T: OnceLock<tempfile::TempDir> = OnceLock::new();
-    let Some(dir) = T.get_or_init(|| tempfile::tempdir().expect("tempdir")).path().canonicalize().ok() else {
+    let Some(dir) = T
+        .get_or_init(|| tempfile::tempdir().expect("tempdir"))
+        .path()
+        .canonicalize()
+        .ok()
+    else {
         return;
     };
     let f = dir.join("skarn.toml");

@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skarn_units::{DurationUnit, SizeUnit, parse_duration, parse_duration_secs, parse_size, parse_size_mib};
+use skarn_units::{
+    DurationUnit, SizeUnit, parse_duration, parse_duration_secs, parse_size, parse_size_mib,
+};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {
