@@ -116,6 +116,14 @@ fn prepare_guarded(code: &str) -> Result<prepare::Prepared, ExecError> {
     })
 }
 
+/// The front end alone (parse, validate, strip, on its own thread):
+/// the JavaScript the engine would run, or why the script is refused.
+/// For fuzz targets and property tests; not part of the API.
+#[doc(hidden)]
+pub fn front_end_for_testing(code: &str) -> Result<String, ExecError> {
+    prepare_on_own_thread(code).map(|p| p.js)
+}
+
 /// [`prepare_guarded`] on a thread whose stack fits the script's nesting
 /// bound: deeply nested input can never overflow the caller's stack.
 fn prepare_on_own_thread(code: &str) -> Result<prepare::Prepared, ExecError> {

@@ -24,8 +24,58 @@ impl Target {
         if let Some(ip) = crate::pattern::parse_ip(host) {
             return Some(Target::Ip(canonical(ip)));
         }
-        crate::pattern::normalise_name(host).map(Target::Name)
+        let name = crate::pattern::normalise_name(host)?;
+        // A name whose last label is a number is an address to the
+        // resolver (`127.1`, `0x7f.0.0.1`, `2130706433`, `1.2.3.4.`):
+        // decide it as that address, never as a name a pattern matches.
+        if ends_in_number(&name) {
+            return numeric_v4(&name).map(|a| Target::Ip(IpAddr::V4(a)));
+        }
+        Some(Target::Name(name))
     }
+}
+
+fn number(part: &str) -> Option<u32> {
+    if let Some(hex) = part.strip_prefix("0x") {
+        return if hex.is_empty() {
+            Some(0)
+        } else {
+            u32::from_str_radix(hex, 16).ok()
+        };
+    }
+    if part.len() > 1 && part.starts_with('0') {
+        return u32::from_str_radix(&part[1..], 8).ok();
+    }
+    part.parse().ok()
+}
+
+fn ends_in_number(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or("");
+    !last.is_empty()
+        && (last.bytes().all(|b| b.is_ascii_digit())
+            || last
+                .strip_prefix("0x")
+                .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())))
+}
+
+/// The C library's (`inet_aton`) reading of a dotted number: one to four
+/// parts, decimal, octal (`0` prefix) or hex (`0x`), the last filling the
+/// remaining bytes. `None` when it is not one.
+fn numeric_v4(name: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u32> = name.split('.').map(number).collect::<Option<_>>()?;
+    let (last, head) = parts.split_last()?;
+    if head.len() > 3 || head.iter().any(|p| *p > 255) {
+        return None;
+    }
+    let room = 8 * (4 - head.len() as u32);
+    if room < 32 && *last >> room != 0 {
+        return None;
+    }
+    let mut n = 0u32;
+    for (i, p) in head.iter().enumerate() {
+        n |= p << (24 - 8 * i as u32);
+    }
+    Some(std::net::Ipv4Addr::from(n | last))
 }
 
 impl fmt::Display for Target {

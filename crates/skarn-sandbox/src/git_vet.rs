@@ -69,6 +69,37 @@ fn read_small(p: &Path) -> Option<String> {
     gitconfig::read_file(p).ok().flatten()
 }
 
+/// The directory a `.git` file names, read as git reads it: the file
+/// starts with `gitdir: ` (one blank), the path is the rest less trailing
+/// CR/LF, as bytes (a NUL ends it). `None` when git refuses the file.
+/// (Joining an absolute path replaces the base.)
+pub fn gitfile_target(bytes: &[u8]) -> Option<&Path> {
+    use std::os::unix::ffi::OsStrExt;
+    let end = bytes.len()
+        - bytes
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b'\n' | b'\r'))
+            .count();
+    let text = bytes[..end].split(|b| *b == 0).next()?;
+    let path = text.strip_prefix(b"gitdir: ")?;
+    (!path.is_empty()).then(|| Path::new(std::ffi::OsStr::from_bytes(path)))
+}
+
+/// The directory a `commondir` file names, as git reads it: the bytes
+/// less trailing CR/LF, a NUL ends it.
+pub fn commondir_target(bytes: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    let end = bytes.len()
+        - bytes
+            .iter()
+            .rev()
+            .take_while(|b| matches!(b, b'\n' | b'\r'))
+            .count();
+    let text = bytes[..end].split(|b| *b == 0).next().unwrap_or_default();
+    Path::new(std::ffi::OsStr::from_bytes(text))
+}
+
 fn looks_like_git_dir(d: &Path) -> bool {
     d.join("HEAD").exists() && (d.join("objects").is_dir() || d.join("commondir").exists())
 }
@@ -80,16 +111,16 @@ pub fn discover(start: &Path) -> Option<Layout> {
         let dotgit = d.join(".git");
         if let Ok(md) = std::fs::symlink_metadata(&dotgit) {
             let (git_file, git_dir) = if md.is_file() {
-                let text = read_small(&dotgit)?;
-                let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-                (Some(dotgit.clone()), resolve(d, target, None)?)
+                let bytes = gitconfig::read_bytes(&dotgit).ok().flatten()?;
+                let target = gitfile_target(&bytes)?;
+                (Some(dotgit.clone()), lexical(&d.join(target)))
             } else {
                 (None, dotgit.clone())
             };
             if looks_like_git_dir(&git_dir) {
-                let common_dir = match read_small(&git_dir.join("commondir")) {
-                    Some(t) => resolve(&git_dir, t.trim_end_matches(['\n', '\r']), None)?,
-                    None => git_dir.clone(),
+                let common_dir = match gitconfig::read_bytes(&git_dir.join("commondir")) {
+                    Ok(Some(t)) => lexical(&git_dir.join(commondir_target(&t))),
+                    _ => git_dir.clone(),
                 };
                 return Some(Layout {
                     top: d.to_path_buf(),

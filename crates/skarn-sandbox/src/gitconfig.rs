@@ -22,6 +22,8 @@ impl Item {
     pub fn key(&self) -> String {
         match &self.sub {
             Some(s) => format!("{}.{}.{}", self.section, s, self.name),
+            // A key before any section header (git reads it as is).
+            None if self.section.is_empty() => self.name.clone(),
             None => format!("{}.{}", self.section, self.name),
         }
     }
@@ -40,6 +42,12 @@ pub const MAX_FILE: u64 = 1 << 20;
 /// the same.
 #[cfg(unix)]
 pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
+    Ok(read_bytes(p)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// [`read_file`]'s bytes as they are (for paths, which need not be UTF-8).
+#[cfg(unix)]
+pub fn read_bytes(p: &std::path::Path) -> Result<Option<Vec<u8>>, &'static str> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let f = match std::fs::OpenOptions::new()
@@ -65,7 +73,7 @@ pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
     if bytes.len() as u64 > MAX_FILE {
         return Err("larger than 1 MiB");
     }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(bytes))
 }
 
 /// A parsed file: its items and whether every line was understood.
@@ -80,7 +88,10 @@ pub struct Parsed {
 /// Parse git configuration text. Never fails; see [`Parsed::bad_lines`].
 pub fn parse(text: &str) -> Parsed {
     let mut out = Parsed::default();
-    let mut section: Option<(String, Option<String>)> = None;
+    // Git reads keys before any header too, and skips a UTF-8 byte order
+    // mark at the start of the file.
+    let mut section: Option<(String, Option<String>)> = Some((String::new(), None));
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
@@ -88,13 +99,15 @@ pub fn parse(text: &str) -> Parsed {
         // Join continuation lines (a value ending in an unescaped backslash,
         // outside any comment).
         let mut line = lines[i].to_string();
+        // The backslash and a newline stay: a value keeps the blanks
+        // before them, a header or name refuses them, as git does.
         while continues(&line) && i + 1 < lines.len() {
-            line.pop();
+            line.push('\n');
             i += 1;
             line.push_str(lines[i]);
         }
         i += 1;
-        let mut rest = line.trim_start();
+        let mut rest = skip_space(&line);
         if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
             continue;
         }
@@ -102,7 +115,7 @@ pub fn parse(text: &str) -> Parsed {
             match parse_header(rest) {
                 Some((sec, after)) => {
                     section = Some(sec);
-                    rest = after.trim_start();
+                    rest = skip_space(after);
                     if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
                         continue;
                     }
@@ -119,16 +132,45 @@ pub fn parse(text: &str) -> Parsed {
             continue;
         };
         match parse_kv(rest) {
-            Some((name, value)) => out.items.push(Item {
-                section: sec.clone(),
-                sub: sub.clone(),
-                name,
-                value,
-            }),
+            Some((name, value)) => out.items.push(item(sec, sub.as_deref(), name, value)),
             None => out.bad_lines.push(lineno),
         }
     }
     out
+}
+
+/// Git's blanks (its `isspace`: ASCII space, tab, CR, LF; not VT, FF or
+/// any non-ASCII space).
+fn git_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn skip_space(s: &str) -> &str {
+    s.trim_start_matches(git_space)
+}
+
+/// The item git's callbacks see. Git hands the key and value on as C
+/// strings, so a NUL ends them: a value is cut there, and a NUL in a
+/// subsection cuts the whole key, so `[core "fsmonitor\0"] x = cmd` is
+/// `core.fsmonitor = cmd` to git (the name as written, case kept).
+fn item(section: &str, sub: Option<&str>, name: String, value: Option<String>) -> Item {
+    let cut = |s: &str| s.split('\0').next().unwrap_or_default().to_string();
+    let (sub, name) = match sub {
+        Some(s) if s.contains('\0') => {
+            let key = cut(s);
+            match key.rsplit_once('.') {
+                Some((mid, last)) => (Some(mid.to_string()), last.to_string()),
+                None => (None, key),
+            }
+        }
+        s => (s.map(str::to_string), name),
+    };
+    Item {
+        section: section.to_string(),
+        sub,
+        name,
+        value: value.as_deref().map(cut),
+    }
 }
 
 /// Whether git continues `line` on the next one: it ends in a backslash
@@ -137,7 +179,7 @@ pub fn parse(text: &str) -> Parsed {
 /// by `[core] fsmonitor = ...` is a comment and then a key), so joining
 /// there would hide the next line from the vetting.
 fn continues(line: &str) -> bool {
-    let t = line.trim_start();
+    let t = skip_space(line);
     if t.starts_with('#') || t.starts_with(';') {
         return false;
     }
@@ -164,42 +206,44 @@ fn parse_header(s: &str) -> Option<(Header, &str)> {
     let end = inner
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
         .unwrap_or(inner.len());
-    let name = &inner[..end];
-    if name.is_empty() || !valid_name(name, true) {
-        return None;
-    }
+    let name = inner[..end].to_ascii_lowercase();
     let rest = &inner[end..];
     if let Some(after) = rest.strip_prefix(']') {
+        if name.is_empty() {
+            return None;
+        }
         // Deprecated `[section.sub]`: the subsection is lower-cased by git.
         return match name.split_once('.') {
-            Some((a, b)) => Some((
-                (a.to_ascii_lowercase(), Some(b.to_ascii_lowercase())),
-                after,
-            )),
-            None => Some(((name.to_ascii_lowercase(), None), after)),
+            Some((a, b)) => Some(((a.to_string(), Some(b.to_string())), after)),
+            None => Some(((name, None), after)),
         };
     }
-    let quoted = rest.trim_start();
-    if quoted.len() == rest.len() || name.contains('.') {
-        return None; // `[a"b"]`, `[a.b "c"]`: not headers git accepts
+    let quoted = skip_space(rest);
+    if quoted.len() == rest.len() {
+        return None; // `[a"b"]`: not a header git accepts
     }
     let mut sub = String::new();
     let mut chars = quoted.strip_prefix('"')?.char_indices();
     let end = loop {
         match chars.next()? {
-            (_, '\\') => sub.push(chars.next()?.1),
+            (_, '\\') => match chars.next()? {
+                (_, '\n') => return None,
+                (_, c) => sub.push(c),
+            },
             (j, '"') => break 1 + j + 1,
             (_, '\n') => return None,
             (_, c) => sub.push(c),
         }
     };
-    let after = quoted[end..].trim_start().strip_prefix(']')?;
-    Some(((name.to_ascii_lowercase(), Some(sub)), after))
-}
-
-fn valid_name(s: &str, allow_dot: bool) -> bool {
-    s.bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || (allow_dot && b == b'.'))
+    // Git wants the `]` right after the closing quote.
+    let after = quoted[end..].strip_prefix(']')?;
+    // `[a.b "c"]` is section `a`, subsection `b.c` to git (and `[ "c"]`
+    // section ``): it joins name and subsection with a dot.
+    let header = match name.split_once('.') {
+        Some((a, b)) => (a.to_string(), Some(format!("{b}.{sub}"))),
+        None => (name, Some(sub)),
+    };
+    Some((header, after))
 }
 
 fn parse_kv(s: &str) -> Option<(String, Option<String>)> {
@@ -210,7 +254,7 @@ fn parse_kv(s: &str) -> Option<(String, Option<String>)> {
     if name.is_empty() || !name.as_bytes()[0].is_ascii_alphabetic() {
         return None;
     }
-    let rest = s[end..].trim_start();
+    let rest = s[end..].trim_start_matches([' ', '\t']);
     if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
         return Some((name.to_ascii_lowercase(), None));
     }
@@ -218,46 +262,73 @@ fn parse_kv(s: &str) -> Option<(String, Option<String>)> {
     Some((name.to_ascii_lowercase(), Some(parse_value(v)?)))
 }
 
+/// A value as git reads it: blanks (git's, see [`git_space`]) before it
+/// are dropped and those after it trimmed, but kept as written between
+/// words, after a quoted part (`"" a` is `a`, `a ""` is `a `) and before a
+/// line continuation; `#`/`;` outside quotes start a comment; a backslash
+/// at the very end of the file continues onto nothing.
 fn parse_value(v: &str) -> Option<String> {
     let mut out = String::new();
     let mut quoted = false;
-    let mut pending_space = String::new();
-    let mut chars = v.trim_start().chars();
+    // Length to trim back to at the end (git's `trim_len`; 0 = none).
+    let mut trim_len = 0;
+    let mut chars = v.chars();
     while let Some(c) = chars.next() {
+        if git_space(c) && !quoted {
+            if trim_len == 0 {
+                trim_len = out.len();
+            }
+            if !out.is_empty() {
+                out.push(c);
+            }
+            continue;
+        }
+        if !quoted && (c == '#' || c == ';') {
+            break;
+        }
+        trim_len = 0;
         match c {
             '"' => quoted = !quoted,
             '\\' => {
-                let e = match chars.next()? {
-                    'n' => '\n',
-                    't' => '\t',
-                    'b' => '\u{8}',
-                    '\\' => '\\',
-                    '"' => '"',
-                    _ => return None,
+                let e = match chars.next() {
+                    None | Some('\n') => continue,
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some('b') => '\u{8}',
+                    Some('\\') => '\\',
+                    Some('"') => '"',
+                    Some(_) => return None,
                 };
-                out.push_str(&std::mem::take(&mut pending_space));
                 out.push(e);
             }
-            '#' | ';' if !quoted => break,
-            c if c.is_whitespace() && !quoted => pending_space.push(c),
-            c => {
-                out.push_str(&std::mem::take(&mut pending_space));
-                out.push(c);
-            }
+            c => out.push(c),
         }
     }
     if quoted {
         return None;
     }
+    if trim_len != 0 {
+        out.truncate(trim_len);
+    }
     Some(out)
 }
 
 /// Write items back as a configuration file: one header per run of items
-/// with the same section, every value quoted and escaped.
+/// with the same section, every value quoted and escaped. Items git could
+/// not read back as written (no section, a name that is not a key name,
+/// as a NUL-cut subsection can give) are left out.
 pub fn write(items: &[Item]) -> String {
     let mut out = String::new();
     let mut cur: Option<(&str, Option<&str>)> = None;
+    let key_name = |s: &str, dot: bool| {
+        s.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || (dot && b == b'.'))
+    };
     for it in items {
+        if !key_name(&it.section, false) || !key_name(&it.name, false) {
+            continue;
+        }
         let this = (it.section.as_str(), it.sub.as_deref());
         if cur != Some(this) {
             match it.sub.as_deref() {
@@ -352,9 +423,11 @@ mod tests {
 
     #[test]
     fn bad_lines_are_reported_not_fatal() {
+        // Git reads a key before any section (`k`); the rest it refuses.
         let p = parse("k = v\n[core\n[ok]\n= x\nv = \"open\nw = \\q\n");
-        assert_eq!(p.bad_lines, [1, 2, 4, 5, 6]);
-        assert!(p.items.is_empty());
+        assert_eq!(p.bad_lines, [2, 4, 5, 6]);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(p.items[0].key(), "k");
     }
 
     #[test]
@@ -362,6 +435,18 @@ mod tests {
         let p = parse("[a \"s\\\\x\"]\n k = \"q\\\"\\n\"\n[b]\n f\n");
         let back = parse(&write(&p.items));
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn write_leaves_out_what_git_cannot_read_back() {
+        // A NUL-cut subsection gives a name with a blank; a key before any
+        // header has no section.
+        let p = parse("k = 1\n[alias \"x y\0\"]\n\tk = v\n[user]\n\tname = n\n");
+        assert_eq!(p.items.len(), 3);
+        let back = parse(&write(&p.items));
+        assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
+        assert_eq!(back.items.len(), 1);
+        assert_eq!(back.items[0].key(), "user.name");
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod agents;
 mod files;
 mod settings;
 mod shell;
+#[cfg(test)]
+mod shell_vs_bash;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -88,11 +88,102 @@ pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
 /// Programs that run another program named in their arguments (or are
 /// shells): a pattern matches a command starting with one of these only
 /// when the pattern names it literally (`sudo apt*`, not `s*`).
-const RUNS_ANOTHER: &[&str] = &[
+pub(super) const RUNS_ANOTHER: &[&str] = &[
     "env", "command", "exec", "builtin", "eval", "nice", "nohup", "sudo", "doas", "su", "runuser",
     "pkexec", "time", "timeout", "xargs", "stdbuf", "setsid", "chroot", "chrt", "ionice",
     "taskset", "unshare", "nsenter", "flock", "watch", "strace", "ltrace", "script", "busybox",
     "sh", "bash", "dash", "zsh", "ksh", "fish",
+];
+
+/// Bash's builtins and reserved words. They are not programs, and several
+/// run code written in their arguments (`printf -v 'a[$(id)]' x`,
+/// `test -v`, `declare`, `read`, `let`, `trap`, `coproc`, `jobs -x`,
+/// `compgen -C`, `mapfile -C`), so one never runs unconfined unless a
+/// pattern names it exactly and it is in [`RUNS_ANOTHER`].
+const BASH_BUILTINS: &[&str] = &[
+    ".",
+    ":",
+    "[",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "declare",
+    "dirs",
+    "disown",
+    "echo",
+    "enable",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "false",
+    "fc",
+    "fg",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "jobs",
+    "kill",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "printf",
+    "pushd",
+    "pwd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "test",
+    "times",
+    "trap",
+    "true",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+    "!",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "case",
+    "coproc",
+    "do",
+    "done",
+    "elif",
+    "else",
+    "esac",
+    "fi",
+    "for",
+    "function",
+    "if",
+    "in",
+    "select",
+    "then",
+    "time",
+    "until",
+    "while",
 ];
 
 /// Whether `word` can only be a program name as written: letters, digits
@@ -126,6 +217,9 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
         return false;
     };
     if !is_program_word(first) {
+        return false;
+    }
+    if BASH_BUILTINS.contains(&first) && !RUNS_ANOTHER.contains(&first) {
         return false;
     }
     let Some(prefix) = pattern.strip_suffix('*') else {

@@ -1,0 +1,3 @@
+type T = {a: number};
+let x: T = {a: 1} as T;
+return x.a / 2 / 1;
