@@ -97,7 +97,17 @@ impl GatewayServer {
             .output_schema
             .as_ref()
             .map(|o| Value::Object((**o).clone()));
-        let sig = tsig::signature(server, &t.tool.name, &input, output.as_ref());
+        let sig = match tsig::signature(server, &t.tool.name, &input, output.as_ref()) {
+            Ok(sig) => sig,
+            // This tool's docs fail, with the cause; nothing else does.
+            Err(e) => {
+                return text_result(
+                    format!("no documentation for {}: {e}", visible(&t.qualified)),
+                    None,
+                    true,
+                );
+            }
+        };
         // The description keeps its lines; each is shown escaped.
         let description = t
             .tool
