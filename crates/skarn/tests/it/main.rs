@@ -75,6 +75,8 @@ mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
 #[cfg(unix)]
 mod serve_http;
+#[cfg(unix)]
+mod serve_http_lockout;
 mod serve_python;
 mod serve_relay;
 #[cfg(target_os = "linux")]
