@@ -73,6 +73,8 @@ mod run_usability;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
+#[cfg(target_os = "linux")]
+mod serve_hostile_down;
 #[cfg(unix)]
 mod serve_http;
 #[cfg(unix)]

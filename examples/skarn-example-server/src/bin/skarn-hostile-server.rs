@@ -14,6 +14,9 @@
 //! - `--flood-pings N`: after its first `resources/templates/list` answer
 //!   (the end of the gateway's listing), send N `ping` requests and never
 //!   read its input again.
+//! - `--schema-bomb FAN`: also lists a tool `bomb` whose input schema is a
+//!   `$ref` to an `allOf` of FAN `$ref`s to an `allOf` of FAN `$ref`s to an
+//!   object (FAN² copies once expanded).
 //! - `--evil-tools`: also lists tools whose names and descriptions hold
 //!   `\r\n`, ANSI/OSC escape sequences and U+202E, to forge search lines.
 //!
@@ -51,6 +54,24 @@ struct Opts {
     huge: usize,
     evil: bool,
     flood_pings: u64,
+    bomb: usize,
+}
+
+/// See `--schema-bomb`.
+fn bomb_schema(fan: usize) -> Value {
+    let refs = |to: &str| -> Vec<Value> { (0..fan).map(|_| json!({"$ref": to})).collect() };
+    json!({
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/l0"}},
+        "$defs": {
+            "l0": {"allOf": refs("#/$defs/l1")},
+            "l1": {"allOf": refs("#/$defs/l2")},
+            "l2": {"type": "object", "properties": {
+                "first_property": {"type": "string"}, "second_property": {"type": "number"},
+                "third_property": {"type": "boolean"}, "fourth_property": {"type": "string"}
+            }}
+        }
+    })
 }
 
 fn send(out: &mut impl Write, v: &Value) {
@@ -87,6 +108,7 @@ fn main() {
             "--slow-relist" => o.slow_relist = true,
             "--huge-answer" => o.huge = val().parse().unwrap_or(0),
             "--evil-tools" => o.evil = true,
+            "--schema-bomb" => o.bomb = val().parse().unwrap_or(0),
             "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
             "--pid-file" => {
                 let _ = std::fs::write(val(), std::process::id().to_string());
@@ -161,6 +183,9 @@ fn serve(o: &Opts) {
                     tool("sample".into()),
                     tool("ping_flood".into()),
                 ];
+                if o.bomb > 0 {
+                    tools.push(json!({"name": "bomb", "description": "a schema bomb", "inputSchema": bomb_schema(o.bomb)}));
+                }
                 if o.evil {
                     let evil = |n: &str, d: &str| json!({"name": n, "description": d, "inputSchema": {"type": "object"}});
                     tools.push(evil(
