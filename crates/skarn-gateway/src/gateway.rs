@@ -148,7 +148,8 @@ impl Gateway {
         );
         let shared = Arc::new(
             crate::starting::Shared::by_cores(Arc::new(relay))
-                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway)),
+                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway))
+                .with_config_file(config.path.clone()),
         );
         let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
@@ -380,6 +381,8 @@ impl Gateway {
             s.disconnect();
         }
         self.registry.kill_all(Duration::from_millis(300));
+        // Killed helpers cleaned nothing up.
+        crate::state_dirs::sweep_used();
     }
 }
 

@@ -67,6 +67,7 @@ mod server;
 mod server_relay;
 mod shell_tool;
 mod starting;
+pub mod state_dirs;
 pub mod stdio;
 mod stdio_child;
 mod text_safe;

@@ -17,7 +17,7 @@ const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
 pub(crate) struct Gw {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
     next_id: u64,
     /// Notifications and requests seen while waiting for responses.
@@ -28,6 +28,16 @@ impl Gw {
     /// A gateway over the hostile server started with `args` as `[servers.<alias>]`
     /// entries: `(alias, args)`, plus `extra` lines for `[gateway]`.
     pub(crate) fn start(dir: &Path, gateway: &str, servers: &[(&str, &[&str])]) -> Gw {
+        Gw::start_with_home(dir, &dir.join("home"), gateway, servers)
+    }
+
+    /// Like [`Gw::start`], with the configuration in `dir` and HOME `home`.
+    pub(crate) fn start_with_home(
+        dir: &Path,
+        home: &Path,
+        gateway: &str,
+        servers: &[(&str, &[&str])],
+    ) -> Gw {
         let hostile = sibling("skarn-hostile-server");
         let mut cfg = format!("[gateway]\n{gateway}\n");
         for (alias, args) in servers {
@@ -39,12 +49,11 @@ impl Gw {
         }
         let path = dir.join("skarn.toml");
         std::fs::write(&path, cfg).unwrap();
-        let home = dir.join("home");
-        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(home).unwrap();
         let mut child = Command::new(SKARN)
             .args(["serve", "--config"])
             .arg(&path)
-            .env("HOME", &home)
+            .env("HOME", home)
             .env_remove("XDG_STATE_HOME")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -63,7 +72,7 @@ impl Gw {
         });
         let mut gw = Gw {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines: rx,
             next_id: 1,
             seen: Vec::new(),
@@ -78,8 +87,22 @@ impl Gw {
     }
 
     pub(crate) fn send(&mut self, v: Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// End the session the way a client does (close stdin) and wait for
+    /// the gateway to exit.
+    pub(crate) fn finish(mut self) {
+        self.stdin = None;
+        for _ in 0..600 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("skarn serve did not exit after its stdin closed");
     }
 
     pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
@@ -153,4 +176,66 @@ fn a_schema_bomb_fails_its_own_docs_only_and_the_gateway_stays_small() {
     let peak = gw.peak_rss_kib();
     eprintln!("gateway peak RSS after the schema bomb: {peak} KiB");
     assert!(peak < 200 * 1024, "gateway peak RSS {peak} KiB");
+}
+
+/// Leftovers of runs in `dir`: placeholders (mode-000 sockets) and stages.
+fn leftovers(dir: &Path) -> Vec<String> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let md = std::fs::symlink_metadata(e.path()).unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if (md.file_type().is_socket() && md.permissions().mode() & 0o7777 == 0)
+                || name.starts_with(".skarn-stage-")
+            {
+                out.push(e.path().display().to_string());
+            } else if md.is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Two projects declaring the same `[servers.notes]`: each server gets a
+/// state directory of its own (project B's server cannot read what project
+/// A's stored), and a gateway leaves no placeholders or stages behind.
+#[test]
+fn servers_of_different_projects_do_not_share_state() {
+    let dir = TempDir::new("serve_hostile_down");
+    let home = dir.path().join("home");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+
+    let mut gw = Gw::start_with_home(&a, &home, "passthrough = true", &[("notes", &[])]);
+    // Its working directory is its state directory.
+    let r = gw.call("notes__attack", json!({"write": "token"}));
+    assert!(text(&r).contains("write token: OK"), "{r}");
+    gw.finish();
+
+    let mut gw = Gw::start_with_home(&b, &home, "passthrough = true", &[("notes", &[])]);
+    let r = gw.call("notes__attack", json!({"read": "token"}));
+    assert!(
+        text(&r).contains("read token: failed"),
+        "project B's server read project A's state: {r}"
+    );
+    gw.finish();
+
+    let states = home.join(".local/state/skarn-servers");
+    let dirs: Vec<_> = std::fs::read_dir(&states)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    for d in &dirs {
+        let left = leftovers(d);
+        assert!(
+            left.is_empty(),
+            "left behind after the gateway exited: {left:?}"
+        );
+    }
 }
