@@ -102,7 +102,9 @@ impl ClientHandler for DownHandler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay.create_message(self.server, params).await
+        self.relay
+            .create_message(self.server, &self.alias, params)
+            .await
     }
 
     async fn create_elicitation(
@@ -110,7 +112,9 @@ impl ClientHandler for DownHandler {
         params: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.relay.create_elicitation(self.server, params).await
+        self.relay
+            .create_elicitation(self.server, &self.alias, params)
+            .await
     }
 
     async fn list_roots(

@@ -96,15 +96,13 @@ pub fn sweep(dir: &Path) {
     if let Ok(rd) = std::fs::read_dir(&git) {
         for e in rd.flatten() {
             let name = e.file_name();
-            let Some(pid) = name
+            // Under the exclusive lock no run is live: every stage is a
+            // killed run's (its pid may still be a zombie).
+            let stage = name
                 .to_str()
-                .and_then(|n| n.strip_prefix(skarn_sandbox::staging::STAGE_PREFIX))
-                .and_then(|p| p.parse::<libc::pid_t>().ok())
-                .filter(|p| *p > 0)
-            else {
-                continue;
-            };
-            if skarn_sandbox::sys::pid_gone(pid)
+                .is_some_and(|n| n.starts_with(skarn_sandbox::staging::STAGE_PREFIX));
+            if stage
+                && e.file_type().is_ok_and(|t| t.is_dir())
                 && let Some(msg) = skarn_sandbox::staging::finalize(dir, &e.path(), true)
             {
                 tracing::info!("{msg}");

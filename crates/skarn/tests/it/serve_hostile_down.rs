@@ -28,7 +28,7 @@ impl Gw {
     /// A gateway over the hostile server started with `args` as `[servers.<alias>]`
     /// entries: `(alias, args)`, plus `extra` lines for `[gateway]`.
     pub(crate) fn start(dir: &Path, gateway: &str, servers: &[(&str, &[&str])]) -> Gw {
-        Gw::start_with_home(dir, &dir.join("home"), gateway, servers)
+        Gw::start_with_home(dir, &dir.join("home"), gateway, servers, json!({}))
     }
 
     /// Like [`Gw::start`], with the configuration in `dir` and HOME `home`.
@@ -37,6 +37,7 @@ impl Gw {
         home: &Path,
         gateway: &str,
         servers: &[(&str, &[&str])],
+        capabilities: Value,
     ) -> Gw {
         let hostile = sibling("skarn-hostile-server");
         let mut cfg = format!("[gateway]\n{gateway}\n");
@@ -79,7 +80,7 @@ impl Gw {
         };
         gw.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                    "clientInfo": {"name": "raw", "version": "0"}}),
         );
         gw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -117,6 +118,21 @@ impl Gw {
             let m: Value = serde_json::from_str(&line).unwrap();
             if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
                 return m;
+            }
+            // The gateway's requests: answered as a client that declines
+            // elicitations and samples "ok".
+            if let (Some(method), Some(rid)) =
+                (m.get("method").and_then(Value::as_str), m.get("id"))
+            {
+                let result = match method {
+                    "elicitation/create" => json!({"action": "decline"}),
+                    "sampling/createMessage" => json!({"role": "assistant", "model": "m",
+                        "content": {"type": "text", "text": "ok"}}),
+                    "roots/list" => json!({"roots": []}),
+                    _ => json!({}),
+                };
+                let reply = json!({"jsonrpc": "2.0", "id": rid, "result": result});
+                self.send(reply);
             }
             self.seen.push(m);
         }
@@ -210,13 +226,25 @@ fn servers_of_different_projects_do_not_share_state() {
     std::fs::create_dir_all(&a).unwrap();
     std::fs::create_dir_all(&b).unwrap();
 
-    let mut gw = Gw::start_with_home(&a, &home, "passthrough = true", &[("notes", &[])]);
+    let mut gw = Gw::start_with_home(
+        &a,
+        &home,
+        "passthrough = true",
+        &[("notes", &[])],
+        json!({}),
+    );
     // Its working directory is its state directory.
     let r = gw.call("notes__attack", json!({"write": "token"}));
     assert!(text(&r).contains("write token: OK"), "{r}");
     gw.finish();
 
-    let mut gw = Gw::start_with_home(&b, &home, "passthrough = true", &[("notes", &[])]);
+    let mut gw = Gw::start_with_home(
+        &b,
+        &home,
+        "passthrough = true",
+        &[("notes", &[])],
+        json!({}),
+    );
     let r = gw.call("notes__attack", json!({"read": "token"}));
     assert!(
         text(&r).contains("read token: failed"),
@@ -238,4 +266,57 @@ fn servers_of_different_projects_do_not_share_state() {
             "left behind after the gateway exited: {left:?}"
         );
     }
+}
+
+fn saw<'a>(gw: &'a Gw, method: &str) -> Vec<&'a Value> {
+    gw.seen.iter().filter(|m| m["method"] == method).collect()
+}
+
+/// What a downstream server asks of the client and the user is attributed
+/// and bounded: an idle server (no call in flight) cannot ask at all, a
+/// URL-mode elicitation is refused to a client that declared form mode
+/// only, every request that passes names its server, and sampling never
+/// asks for other servers' context.
+#[test]
+fn requests_of_servers_to_the_user_are_attributed_and_bounded() {
+    let dir = TempDir::new("serve_hostile_down");
+    let mut gw = Gw::start_with_home(
+        dir.path(),
+        &dir.path().join("home"),
+        "passthrough = true",
+        &[("h", &["--idle-ask"])],
+        json!({"elicitation": {}, "sampling": {}}),
+    );
+    // The idle server's elicitation ("paste your token") was refused; the
+    // server got the error, the client never saw the request.
+    let r = gw.call("h__sample", json!({"count": 0, "wait_errors": 1}));
+    assert!(text(&r).contains("no call to it is in flight"), "{r}");
+    assert!(saw(&gw, "elicitation/create").is_empty(), "{:?}", gw.seen);
+
+    // URL mode to a client that declared form mode only.
+    let r = gw.call(
+        "h__sample",
+        json!({"count": 1, "kind": "url", "wait_errors": 1}),
+    );
+    assert!(
+        text(&r).contains("URL-mode elicitation") && text(&r).contains("did not declare"),
+        "{r}"
+    );
+    assert!(saw(&gw, "elicitation/create").is_empty(), "{:?}", gw.seen);
+
+    // During a call: forwarded, naming the server.
+    gw.call("h__sample", json!({"count": 1, "kind": "elicitation"}));
+    let e = saw(&gw, "elicitation/create");
+    assert_eq!(e.len(), 1, "{:?}", gw.seen);
+    let message = e[0]["params"]["message"].as_str().unwrap();
+    assert!(message.starts_with("[MCP server \"h\" asks"), "{message}");
+    assert_eq!(e[0]["params"]["_meta"]["io.skarn/server"], json!("h"));
+
+    gw.call("h__sample", json!({"count": 1, "kind": "context"}));
+    let s = saw(&gw, "sampling/createMessage");
+    assert_eq!(s.len(), 1, "{:?}", gw.seen);
+    let p = &s[0]["params"];
+    assert_eq!(p["includeContext"], json!("none"), "{p}");
+    assert!(p["systemPrompt"].as_str().unwrap().contains("\"h\""), "{p}");
+    assert_eq!(p["_meta"]["io.skarn/server"], json!("h"));
 }
