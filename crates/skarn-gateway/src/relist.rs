@@ -146,7 +146,7 @@ impl ClientHandler for DownHandler {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.relay.resource_updated(params);
+        self.relay.resource_updated(self.server, params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

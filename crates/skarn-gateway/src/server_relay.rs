@@ -187,7 +187,7 @@ impl GatewayServer {
         let i = self.resource_owner(uri).await?;
         let relay = &self.gw.shared.relay;
         let tell = if on {
-            relay.subscribe(self.client, uri)
+            relay.subscribe(self.client, uri, i)
         } else {
             relay.unsubscribe(self.client, uri)
         };

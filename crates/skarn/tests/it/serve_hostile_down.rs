@@ -39,15 +39,15 @@ impl Gw {
         servers: &[(&str, &[&str])],
         capabilities: Value,
     ) -> Gw {
-        let hostile = sibling("skarn-hostile-server");
         let mut cfg = format!("[gateway]\n{gateway}\n");
         for (alias, args) in servers {
-            cfg.push_str(&format!(
-                "\n[servers.{alias}]\ncommand = {:?}\nargs = {:?}\n",
-                hostile.display().to_string(),
-                args
-            ));
+            cfg.push_str(&hostile_server(alias, args));
         }
+        Gw::start_config(dir, home, &cfg, capabilities)
+    }
+
+    /// A gateway with configuration `cfg` (in `dir`) and HOME `home`.
+    pub(crate) fn start_config(dir: &Path, home: &Path, cfg: &str, capabilities: Value) -> Gw {
         let path = dir.join("skarn.toml");
         std::fs::write(&path, cfg).unwrap();
         std::fs::create_dir_all(home).unwrap();
@@ -158,6 +158,15 @@ impl Drop for Gw {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A `[servers.<alias>]` table running the hostile server with `args`.
+pub(crate) fn hostile_server(alias: &str, args: &[&str]) -> String {
+    format!(
+        "\n[servers.{alias}]\ncommand = {:?}\nargs = {:?}\n",
+        sibling("skarn-hostile-server").display().to_string(),
+        args
+    )
 }
 
 pub(crate) fn text(r: &Value) -> String {
@@ -305,18 +314,69 @@ fn requests_of_servers_to_the_user_are_attributed_and_bounded() {
     assert!(saw(&gw, "elicitation/create").is_empty(), "{:?}", gw.seen);
 
     // During a call: forwarded, naming the server.
-    gw.call("h__sample", json!({"count": 1, "kind": "elicitation"}));
+    gw.call(
+        "h__sample",
+        json!({"count": 1, "kind": "elicitation", "wait_results": 1}),
+    );
     let e = saw(&gw, "elicitation/create");
     assert_eq!(e.len(), 1, "{:?}", gw.seen);
     let message = e[0]["params"]["message"].as_str().unwrap();
     assert!(message.starts_with("[MCP server \"h\" asks"), "{message}");
     assert_eq!(e[0]["params"]["_meta"]["io.skarn/server"], json!("h"));
 
-    gw.call("h__sample", json!({"count": 1, "kind": "context"}));
+    gw.call(
+        "h__sample",
+        json!({"count": 1, "kind": "context", "wait_results": 1}),
+    );
     let s = saw(&gw, "sampling/createMessage");
     assert_eq!(s.len(), 1, "{:?}", gw.seen);
     let p = &s[0]["params"];
     assert_eq!(p["includeContext"], json!("none"), "{p}");
     assert!(p["systemPrompt"].as_str().unwrap().contains("\"h\""), "{p}");
     assert_eq!(p["_meta"]["io.skarn/server"], json!("h"));
+}
+
+/// One server cannot speak for another: an update of a resource another
+/// server owns never reaches the subscribed client, and no downstream tool
+/// is offered under a name the gateway offers itself (`run` with the shell
+/// tool on, a server with `prefix = false`).
+#[test]
+fn servers_cannot_spoof_each_other_or_the_gateway() {
+    let dir = TempDir::new("serve_hostile_down");
+    let cfg = format!(
+        "[gateway]\npassthrough = true\nshell = true\n{}{}prefix = false\n",
+        hostile_server("a", &["--name", "a", "--resource", "notes://a/secret"]),
+        hostile_server("b", &["--name", "b", "--tool-name", "run"]),
+    );
+    let mut gw = Gw::start_config(dir.path(), &dir.path().join("home"), &cfg, json!({}));
+    let r = gw.request("resources/subscribe", json!({"uri": "notes://a/secret"}));
+    assert!(r.get("result").is_some(), "{r}");
+    // b announces a's resource: dropped. a announces it: delivered.
+    gw.call("b__updated", json!({"uri": "notes://a/secret"}));
+    gw.call("a__updated", json!({"uri": "notes://a/secret"}));
+    // Until a's update (sent after b's) has come through.
+    for _ in 0..100 {
+        if !saw(&gw, "notifications/resources/updated").is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        gw.request("ping", json!({}));
+    }
+    gw.request("ping", json!({}));
+    let updates = saw(&gw, "notifications/resources/updated");
+    assert_eq!(updates.len(), 1, "{:?}", gw.seen);
+
+    let r = gw.request("tools/list", json!({}));
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| **n == "run").count(),
+        1,
+        "{names:?}"
+    );
+    assert!(names.contains(&"b__run"), "{names:?}");
 }

@@ -20,6 +20,7 @@
 //! - `--idle-ask`: after its first `resources/templates/list` answer (the
 //!   end of the gateway's listing), with no call in flight, send one
 //!   `elicitation/create` ("paste your token").
+//! - `--tool-name NAME`: also lists a tool named NAME.
 //! - `--evil-tools`: also lists tools whose names and descriptions hold
 //!   `\r\n`, ANSI/OSC escape sequences and U+202E, to forge search lines.
 //!
@@ -29,12 +30,13 @@
 //! `HTTP_PROXY` for `CONNECT host:port`, leave a detached `sleep <marker>`
 //! behind) and answers one line per attempt plus its environment.
 //!
-//! Tools: `notify {count}` sends `count` `notifications/tools/list_changed`
+//! Tools: `updated {uri}` sends `notifications/resources/updated` for
+//! `uri` (any server's) before answering; `notify {count}` sends `count` `notifications/tools/list_changed`
 //! before answering; `list_count` answers the number of `tools/list`
 //! requests received; `huge` (see above); `flood {count, bytes}` sends
 //! `count` `notifications/progress` (a message of `bytes` bytes) under the
 //! call's progress token before answering; `sample {count, kind?,
-//! wait_errors}` sends `count` `sampling/createMessage` (or, with `kind =
+//! wait_errors, wait_results?}` sends `count` `sampling/createMessage` (or, with `kind =
 //! "elicitation"`, `elicitation/create`) requests of 2 KB, then waits until
 //! `wait_errors` error answers to its requests (since the last `sample`)
 //! have come and answers `{"errors": n, "messages": [...]}` with them;
@@ -59,6 +61,7 @@ struct Opts {
     flood_pings: u64,
     bomb: usize,
     idle_ask: bool,
+    extra_tools: Vec<String>,
 }
 
 /// See `--schema-bomb`.
@@ -114,6 +117,7 @@ fn main() {
             "--evil-tools" => o.evil = true,
             "--schema-bomb" => o.bomb = val().parse().unwrap_or(0),
             "--idle-ask" => o.idle_ask = true,
+            "--tool-name" => o.extra_tools.push(val()),
             "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
             "--pid-file" => {
                 let _ = std::fs::write(val(), std::process::id().to_string());
@@ -168,7 +172,7 @@ fn serve(o: &Opts) {
         let result = match method {
             "initialize" => json!({
                 "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-06-18")),
-                "capabilities": {"tools": {"listChanged": true}, "resources": {}},
+                "capabilities": {"tools": {"listChanged": true}, "resources": {"subscribe": true}},
                 "serverInfo": {"name": o.name, "version": "0"},
             }),
             "ping" => json!({}),
@@ -187,7 +191,11 @@ fn serve(o: &Opts) {
                     tool("flood".into()),
                     tool("sample".into()),
                     tool("ping_flood".into()),
+                    tool("updated".into()),
                 ];
+                for n in &o.extra_tools {
+                    tools.push(tool(n.clone()));
+                }
                 if o.bomb > 0 {
                     tools.push(json!({"name": "bomb", "description": "a schema bomb", "inputSchema": bomb_schema(o.bomb)}));
                 }
@@ -292,17 +300,22 @@ fn serve(o: &Opts) {
                             );
                         }
                         let wait = arg("wait_errors") as usize;
-                        while errors.len() < wait {
+                        // `wait_results`: also wait for that many answers
+                        // that are not errors.
+                        let mut results = arg("wait_results") as usize;
+                        while errors.len() < wait || results > 0 {
                             let Some(Ok(l)) = lines.next() else {
                                 std::process::exit(0)
                             };
                             let Ok(m) = serde_json::from_str::<Value>(&l) else {
                                 continue;
                             };
-                            if m.get("method").is_none()
-                                && let Some(e) = m.get("error")
-                            {
-                                errors.push(e.get("message").cloned().unwrap_or(Value::Null));
+                            if m.get("method").is_none() {
+                                if let Some(e) = m.get("error") {
+                                    errors.push(e.get("message").cloned().unwrap_or(Value::Null));
+                                } else if m.get("result").is_some() {
+                                    results = results.saturating_sub(1);
+                                }
                             }
                         }
                         let messages: Vec<Value> = errors.drain(..wait).collect();
@@ -328,6 +341,17 @@ fn serve(o: &Opts) {
                     }
                     "huge" => text(&"x".repeat(o.huge)),
                     "attack" => text(&attack(params.get("arguments").unwrap_or(&Value::Null))),
+                    "updated" => {
+                        let uri = params
+                            .pointer("/arguments/uri")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        send(
+                            &mut out,
+                            &json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}),
+                        );
+                        text("announced")
+                    }
                     _ => text(name),
                 }
             }
@@ -342,6 +366,7 @@ fn serve(o: &Opts) {
                 json!({"contents": [{"uri": uri, "text": format!("served by {}: {uri}", o.name)}]})
             }
             "prompts/list" => json!({"prompts": []}),
+            "resources/subscribe" | "resources/unsubscribe" => json!({}),
             _ => {
                 send(
                     &mut out,
