@@ -72,8 +72,8 @@ pub mod stdio;
 mod stdio_child;
 mod text_safe;
 mod tls;
-mod tsig;
-mod uri_template;
+pub mod tsig;
+pub mod uri_template;
 
 use std::path::Path;
 use std::sync::Arc;
