@@ -90,11 +90,15 @@ function guardNatives(host) {
   const origSlice = SP.slice;
   const sourceGetter = rDesc(RP, "source").get;
 
+  // ToString without copying a string (a template literal would).
+  function toStr(v) {
+    return typeof v === "string" ? v : `${v}`;
+  }
   function str(v, name) {
     if (v === null || v === undefined) {
       throw new TE(`String.prototype.${name} called on null or undefined`);
     }
-    return `${v}`;
+    return toStr(v);
   }
   function toInt(v) {
     const n = +v;
@@ -160,14 +164,14 @@ function guardNatives(host) {
   const strMethods = {
     indexOf(search, position) {
       const s = str(this, "indexOf");
-      const t = `${search}`;
+      const t = toStr(search);
       const pos = min(max(toInt(position), 0), s.length);
       if (!big(s, t)) return apply(origIndexOf, s, [t, pos]);
       return indexFrom(s, t, pos);
     },
     lastIndexOf(search, position) {
       const s = str(this, "lastIndexOf");
-      const t = `${search}`;
+      const t = toStr(search);
       const n = +position;
       const pos = n !== n ? Infinity : trunc(n);
       if (!big(s, t)) return apply(origLastIndexOf, s, [t, pos]);
@@ -178,7 +182,7 @@ function guardNatives(host) {
       if (isRegExp(search)) {
         throw new TE("String.prototype.includes: the search string must not be a regular expression");
       }
-      const t = `${search}`;
+      const t = toStr(search);
       const pos = min(max(toInt(position), 0), s.length);
       if (!big(s, t)) return apply(origIncludes, s, [t, pos]);
       return indexFrom(s, t, pos) >= 0;
@@ -192,7 +196,7 @@ function guardNatives(host) {
       }
       const s = str(this, "split");
       const lim = limit === undefined ? 4294967295 : toInt(limit) >>> 0;
-      const r = `${separator}`;
+      const r = toStr(separator);
       if (separator === undefined || r.length === 0 || !big(s, r)) {
         return apply(origSplit, s, [separator === undefined ? undefined : r, lim]);
       }
@@ -217,9 +221,9 @@ function guardNatives(host) {
         return apply(origReplace, this, [search, replacement]);
       }
       const s = str(this, "replace");
-      const t = `${search}`;
+      const t = toStr(search);
       const fn = typeof replacement === "function";
-      const rep = fn ? replacement : `${replacement}`;
+      const rep = fn ? replacement : toStr(replacement);
       if (!big(s, t)) return apply(origReplace, s, [t, rep]);
       return replaceAt(s, t, rep, fn, false);
     },
@@ -239,9 +243,9 @@ function guardNatives(host) {
         }
       }
       const s = str(this, "replaceAll");
-      const t = `${search}`;
+      const t = toStr(search);
       const fn = typeof replacement === "function";
-      const rep = fn ? replacement : `${replacement}`;
+      const rep = fn ? replacement : toStr(replacement);
       if (!big(s, t)) return apply(origReplaceAll, s, [t, rep]);
       return replaceAt(s, t, rep, fn, true);
     },
