@@ -365,10 +365,13 @@ impl Gateway {
         if let Some(r) = pick(exact) {
             return r;
         }
+        // One budget for every template: many servers' templates against a
+        // long URI cost a bounded amount too.
+        let mut budget = crate::uri_template::MAX_ROUTE_WORK;
         let by_template = cat
             .templates
             .iter()
-            .filter(|(_, t)| crate::uri_template::matches(&t.uri_template, uri))
+            .filter(|(_, t)| crate::uri_template::matches_within(&t.uri_template, uri, &mut budget))
             .map(|(s, _)| *s)
             .collect();
         pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))

@@ -147,14 +147,28 @@ const MAX_WORK: usize = 1 << 24;
 /// positions reachable after each part is computed in one pass over the
 /// URI, so the cost is linear in the URI for each part of the template.
 pub fn matches(template: &str, uri: &str) -> bool {
+    let mut budget = MAX_WORK;
+    matches_within(template, uri, &mut budget)
+}
+
+/// Most work one URI's routing may cost over every template of every
+/// server (see [`matches_within`]).
+pub const MAX_ROUTE_WORK: usize = 1 << 26;
+
+/// [`matches`], charging its work (template bytes × URI bytes) to
+/// `budget`: false, without matching, once the budget cannot pay for it,
+/// so that routing one URI against many templates stays bounded too.
+pub fn matches_within(template: &str, uri: &str, budget: &mut usize) -> bool {
     let Some(parts) = parse(template) else {
         return false;
     };
     let uri = uri.as_bytes();
     let n = uri.len();
-    if template.len().saturating_mul(n + 1) > MAX_WORK {
+    let work = template.len().saturating_mul(n + 1);
+    if work > MAX_WORK || work > *budget {
         return false;
     }
+    *budget -= work;
     let mut at = vec![false; n + 1];
     at[0] = true;
     for part in &parts {
@@ -226,5 +240,14 @@ mod tests {
         // Past the work bound a match is refused, never computed.
         let huge = "a".repeat(1 << 20);
         assert!(!matches(&format!("{{+v}}{}", "{+w}".repeat(100)), &huge));
+        // One budget over many templates: each within the per-match bound,
+        // together past the routing bound.
+        let uri = format!("x://{}", "a".repeat(4000));
+        let t = format!("x://{}", "{+v}".repeat(1000));
+        let mut budget = super::MAX_ROUTE_WORK;
+        let matched = (0..100)
+            .filter(|_| super::matches_within(&t, &uri, &mut budget))
+            .count();
+        assert!(matched > 0 && matched < 100, "{matched}");
     }
 }
