@@ -203,6 +203,28 @@ fn a_schema_bomb_fails_its_own_docs_only_and_the_gateway_stays_small() {
     assert!(peak < 200 * 1024, "gateway peak RSS {peak} KiB");
 }
 
+/// attack F1: a tool whose schemas and description are megabytes of junk
+/// (within the 16 MiB listing cap) made `read_tool_docs` echo them in
+/// full, twice (text and structuredContent): a 28 MB answer and 175 MiB
+/// of gateway RSS. What is echoed is budgeted.
+#[test]
+fn read_tool_docs_echoes_downstream_text_within_a_budget() {
+    let dir = TempDir::new("serve_hostile_down");
+    let mut gw = Gw::start(dir.path(), "", &[("evil", &["--fat-schema", "4000000"])]);
+    let r = gw.call("read_tool_docs", json!({"name": "evil__fat"}));
+    let size = r.to_string().len();
+    assert!(size < 256 << 10, "read_tool_docs answered {size} bytes");
+    assert!(text(&r).contains("x?: string"), "{}", &text(&r)[..200]);
+    assert!(
+        text(&r).contains("(not shown: the input schema is"),
+        "{}",
+        &text(&r)[..200]
+    );
+    let peak = gw.peak_rss_kib();
+    eprintln!("gateway peak RSS after a 12 MB listing: {peak} KiB");
+    assert!(peak < 200 * 1024, "gateway peak RSS {peak} KiB");
+}
+
 /// Leftovers of runs in `dir`: placeholders (mode-000 sockets) and stages.
 fn leftovers(dir: &Path) -> Vec<String> {
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};

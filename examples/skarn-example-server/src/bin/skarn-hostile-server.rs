@@ -17,6 +17,8 @@
 //! - `--schema-bomb FAN`: also lists a tool `bomb` whose input schema is a
 //!   `$ref` to an `allOf` of FAN `$ref`s to an `allOf` of FAN `$ref`s to an
 //!   object (FAN² copies once expanded).
+//! - `--fat-schema BYTES`: also lists a tool `fat` whose input and output
+//!   schemas and description each carry BYTES bytes of junk.
 //! - `--idle-ask`: after its first `resources/templates/list` answer (the
 //!   end of the gateway's listing), with no call in flight, send one
 //!   `elicitation/create` ("paste your token").
@@ -62,6 +64,7 @@ struct Opts {
     bomb: usize,
     idle_ask: bool,
     extra_tools: Vec<String>,
+    fat: usize,
 }
 
 /// See `--schema-bomb`.
@@ -118,6 +121,7 @@ fn main() {
             "--schema-bomb" => o.bomb = val().parse().unwrap_or(0),
             "--idle-ask" => o.idle_ask = true,
             "--tool-name" => o.extra_tools.push(val()),
+            "--fat-schema" => o.fat = val().parse().unwrap_or(0),
             "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
             "--pid-file" => {
                 let _ = std::fs::write(val(), std::process::id().to_string());
@@ -195,6 +199,12 @@ fn serve(o: &Opts) {
                 ];
                 for n in &o.extra_tools {
                     tools.push(tool(n.clone()));
+                }
+                if o.fat > 0 {
+                    let schema = json!({"type": "object", "properties": {"x": {"type": "string"}},
+                        "$defs": {"junk": {"description": "J".repeat(o.fat)}}});
+                    tools.push(json!({"name": "fat", "description": "D".repeat(o.fat),
+                        "inputSchema": schema, "outputSchema": schema}));
                 }
                 if o.bomb > 0 {
                     tools.push(json!({"name": "bomb", "description": "a schema bomb", "inputSchema": bomb_schema(o.bomb)}));
