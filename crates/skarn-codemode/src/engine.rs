@@ -42,8 +42,13 @@ use crate::shared::Shared;
 
 const PRELUDE_NAME: &str = "skarn:prelude";
 
-/// The prelude module: the array guard, then the definition of `skarn`.
-const PRELUDE_SRC: &str = concat!(include_str!("array_guard.js"), include_str!("prelude.js"));
+/// The prelude module: the array and native-loop guards, then the
+/// definition of `skarn`.
+const PRELUDE_SRC: &str = concat!(
+    include_str!("array_guard.js"),
+    include_str!("native_guard.js"),
+    include_str!("prelude.js")
+);
 
 /// Intrinsics of the execution context: everything a data-wrangling script
 /// needs, minus `Eval` (string-to-code) and `Performance` (a timer).

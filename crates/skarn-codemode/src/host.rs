@@ -193,6 +193,24 @@ impl<'js> Host<'js> {
             crate::args::array_length_bound(&self.shared.limits) as f64,
         )?;
 
+        // For the native-loop guard (native_guard.js): its script loops do
+        // native work between their backward jumps, so they end the run
+        // themselves, uncatchably, once the deadline has passed.
+        let shared = self.shared.clone();
+        host.set(
+            "poll",
+            Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> rquickjs::Result<()> {
+                if !shared.should_interrupt() {
+                    return Ok(());
+                }
+                let err = shared
+                    .take_abort()
+                    .unwrap_or_else(|| shared.deadline_error(""));
+                shared.set_abort(err.clone());
+                Err(throw_uncatchable(&ctx, &err.message))
+            })?,
+        )?;
+
         let shared = self.shared.clone();
         host.set(
             "log",

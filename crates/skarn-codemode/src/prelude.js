@@ -2,9 +2,11 @@
 // script's context, and defines the frozen global `skarn`. It captures what
 // it needs first, so later tampering with globals or prototypes by the
 // script cannot change what `skarn` does. `host` holds native functions.
-// `guardArrays` comes from array_guard.js, compiled into the same module.
+// `guardArrays` and `guardNatives` come from array_guard.js and
+// native_guard.js, compiled into the same module.
 export default function (host) {
   guardArrays(host);
+  guardNatives(host);
   const P = Proxy;
   const freeze = Object.freeze;
   const create = Object.create;

@@ -22,12 +22,11 @@ impl Gateway {
         let mut templates = Vec::new();
         let mut prompts = Vec::new();
         let mut prompt_names = Vec::new();
-        // Names taken so far: the meta-tools, then every prefixed name, so
-        // that an unprefixed name never shadows another tool.
-        let mut taken: HashSet<String> = crate::server::meta_tools()
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect();
+        // Names taken so far: every name the gateway offers itself, then
+        // every prefixed name, so that an unprefixed name never shadows
+        // another tool.
+        let reserved = reserved_tool_names();
+        let mut taken = reserved.clone();
         let listings: Vec<_> = self.servers.iter().map(|s| s.listing()).collect();
         let mut taken_prompts = HashSet::new();
         for (s, l) in self.servers.iter().zip(&listings) {
@@ -39,6 +38,16 @@ impl Gateway {
         for (s, l) in self.servers.iter().zip(&listings) {
             for t in &l.tools {
                 let qualified = self.offered_name(s, &t.name, &mut taken);
+                if reserved.contains(&qualified) {
+                    // Only with a separator that spells a gateway tool
+                    // ("read" + "_" + "tool_docs"): left out.
+                    tracing::warn!(
+                        server = %s.alias(),
+                        "tool {:?} left out: its name {qualified:?} is one the gateway offers itself",
+                        crate::text_safe::visible(&t.name)
+                    );
+                    continue;
+                }
                 tools.push(CatalogTool {
                     server: s.index,
                     qualified,
@@ -94,7 +103,19 @@ impl Gateway {
     fn qualify(&self, alias: &str, name: &str) -> String {
         format!("{alias}{}{name}", self.config.gateway.namespace_separator)
     }
+}
 
+/// Every tool name the gateway may offer itself (`run` whether or not the
+/// shell tool is on): no downstream tool is ever offered under one.
+pub(crate) fn reserved_tool_names() -> HashSet<String> {
+    crate::server::meta_tools()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .chain([crate::shell_tool::NAME.to_owned()])
+        .collect()
+}
+
+impl Gateway {
     /// The name a server's tool or prompt is offered under: prefixed, or
     /// with `prefix = false` its own name unless that is taken.
     fn offered_name(&self, s: &Downstream, name: &str, taken: &mut HashSet<String>) -> String {

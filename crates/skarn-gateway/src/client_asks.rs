@@ -20,6 +20,8 @@ pub struct AskLimits {
     pub per_minute: u32,
     /// `client_request_timeout`.
     pub timeout: Duration,
+    /// `client_requests_from_idle_servers`.
+    pub from_idle: bool,
 }
 
 impl Default for AskLimits {
@@ -34,6 +36,7 @@ impl AskLimits {
             in_flight: g.max_client_requests_in_flight,
             per_minute: g.client_requests_per_minute,
             timeout: Duration::from_secs_f64(g.client_request_timeout),
+            from_idle: g.client_requests_from_idle_servers,
         }
     }
 }
@@ -138,6 +141,7 @@ mod tests {
             in_flight,
             per_minute,
             timeout: Duration::from_secs(1),
+            from_idle: false,
         })
     }
 

@@ -50,6 +50,7 @@ impl Downstream {
             } => {
                 let spec = crate::stdio_child::Spec {
                     alias: &self.cfg.alias,
+                    config_file: self.shared.config_file.as_deref(),
                     command,
                     args,
                     env,

@@ -97,28 +97,43 @@ impl GatewayServer {
             .output_schema
             .as_ref()
             .map(|o| Value::Object((**o).clone()));
-        let sig = tsig::signature(server, &t.tool.name, &input, output.as_ref());
-        // The description keeps its lines; each is shown escaped.
-        let description = t
+        let sig = match tsig::signature(server, &t.tool.name, &input, output.as_ref()) {
+            Ok(sig) => sig,
+            // This tool's docs fail, with the cause; nothing else does.
+            Err(e) => {
+                return text_result(
+                    format!("no documentation for {}: {e}", visible(&t.qualified)),
+                    None,
+                    true,
+                );
+            }
+        };
+        // The description keeps its lines; each is shown escaped. What the
+        // server sent is echoed only within budgets (`DOC_*`): a huge
+        // description or schema is cut or left out, with a note.
+        let raw_description = t
             .tool
             .description
+            .as_deref()
+            .map(|d| cut_chars(d, DOC_DESCRIPTION_CHARS));
+        let description = raw_description
             .as_deref()
             .unwrap_or("(no description)")
             .lines()
             .map(visible)
             .collect::<Vec<_>>()
             .join("\n");
+        let (input_text, input_shown) = schema_echo(&input, "input");
         let mut text = format!(
-            "{}\n{description}\n\n{}\n\ninput schema: {}",
+            "{}\n{description}\n\n{}\n\ninput schema: {input_text}",
             visible(&t.qualified),
             sig.lines().map(visible).collect::<Vec<_>>().join("\n"),
-            serde_json::to_string(&input).unwrap_or_default()
         );
+        let mut output_shown = None;
         if let Some(o) = &output {
-            text.push_str(&format!(
-                "\noutput schema: {}",
-                serde_json::to_string(o).unwrap_or_default()
-            ));
+            let (output_text, shown) = schema_echo(o, "output");
+            text.push_str(&format!("\noutput schema: {output_text}"));
+            output_shown = shown;
         }
         // MCP Apps: the tool's page, a `ui://` resource of its server.
         let ui = t.tool.meta.as_ref().and_then(|m| {
@@ -140,14 +155,46 @@ impl GatewayServer {
                 "name": t.qualified,
                 "server": server,
                 "tool": t.tool.name,
-                "description": t.tool.description,
-                "inputSchema": input,
-                "outputSchema": output,
+                "description": raw_description,
+                "inputSchema": input_shown,
+                "outputSchema": output_shown,
                 "signature": sig,
                 "ui": ui,
             })),
             false,
         )
+    }
+}
+
+/// Most bytes of a schema echoed by `read_tool_docs` (each of input and
+/// output), and most characters of a description.
+pub(crate) const DOC_SCHEMA_BYTES: usize = 64 << 10;
+pub(crate) const DOC_DESCRIPTION_CHARS: usize = 16 << 10;
+
+/// A schema as echoed: its JSON text (or a note when it is over
+/// [`DOC_SCHEMA_BYTES`]) and the value for `structuredContent` (`None`
+/// when left out).
+fn schema_echo(schema: &Value, which: &str) -> (String, Option<Value>) {
+    let text = serde_json::to_string(schema).unwrap_or_default();
+    if text.len() <= DOC_SCHEMA_BYTES {
+        (text, Some(schema.clone()))
+    } else {
+        (
+            format!(
+                "(not shown: the {which} schema is {} bytes, over the {} shown; the signature above is what a call needs)",
+                text.len(),
+                DOC_SCHEMA_BYTES
+            ),
+            None,
+        )
+    }
+}
+
+/// `s` cut to `max` characters, with a note when it was longer.
+fn cut_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some((i, _)) => format!("{}... (cut: {} bytes in all)", &s[..i], s.len()),
     }
 }
 

@@ -88,6 +88,7 @@ impl ResourceListens {
         &self,
         peer: &Peer<RoleClient>,
         relay: Arc<crate::relay::Relay>,
+        server: usize,
         uri: &str,
         on: bool,
     ) -> Result<(), rmcp::ServiceError> {
@@ -104,7 +105,7 @@ impl ResourceListens {
         let task = tokio::spawn(async move {
             while let Ok(Some(n)) = sub.next().await {
                 if let ServerNotification::ResourceUpdatedNotification(u) = n {
-                    relay.resource_updated(u.params);
+                    relay.resource_updated(server, u.params);
                 }
             }
         });

@@ -29,6 +29,7 @@ pub(crate) const MAX_ROUNDS: usize = 16;
 pub(crate) async fn fulfil(
     relay: &Relay,
     server: usize,
+    alias: &str,
     ir: InputRequiredResult,
 ) -> Result<(Option<InputResponses>, Option<String>), ServiceError> {
     let requests = ir.input_requests.unwrap_or_default();
@@ -41,11 +42,11 @@ pub(crate) async fn fulfil(
         let ask = async move {
             match request {
                 InputRequest::CreateMessage(r) => relay
-                    .create_message(server, r.params)
+                    .create_message(server, alias, r.params)
                     .await
                     .map(|v| serde_json::to_value(v).unwrap_or_default()),
                 InputRequest::Elicitation(r) => relay
-                    .create_elicitation(server, r.params)
+                    .create_elicitation(server, alias, r.params)
                     .await
                     .map(|v| serde_json::to_value(v).unwrap_or_default()),
                 InputRequest::ListRoots(_) => relay

@@ -148,7 +148,8 @@ impl Gateway {
         );
         let shared = Arc::new(
             crate::starting::Shared::by_cores(Arc::new(relay))
-                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway)),
+                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway))
+                .with_config_file(config.path.clone()),
         );
         let (changes, first_changes) = broadcast::channel(64);
         let servers: Vec<Arc<Downstream>> = config
@@ -364,10 +365,13 @@ impl Gateway {
         if let Some(r) = pick(exact) {
             return r;
         }
+        // One budget for every template: many servers' templates against a
+        // long URI cost a bounded amount too.
+        let mut budget = crate::uri_template::MAX_ROUTE_WORK;
         let by_template = cat
             .templates
             .iter()
-            .filter(|(_, t)| crate::uri_template::matches(&t.uri_template, uri))
+            .filter(|(_, t)| crate::uri_template::matches_within(&t.uri_template, uri, &mut budget))
             .map(|(s, _)| *s)
             .collect();
         pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))
@@ -380,6 +384,8 @@ impl Gateway {
             s.disconnect();
         }
         self.registry.kill_all(Duration::from_millis(300));
+        // Killed helpers cleaned nothing up.
+        crate::state_dirs::sweep_used();
     }
 }
 

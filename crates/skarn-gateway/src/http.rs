@@ -2,8 +2,9 @@
 //!
 //! Every request must carry `Authorization: Bearer <token>`; anything else
 //! gets 401 before it reaches the MCP layer and before any of its body is
-//! read. The token is compared in constant time. Connections are bounded by
-//! [`crate::http_conn`].
+//! read, and its connection is closed. The token is compared in constant
+//! time. Connections are bounded by [`crate::http_conn`], which may close
+//! connections that have not shown the token to make room.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -56,6 +57,9 @@ async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {
         .and_then(bearer)
         .is_some_and(|t| ct_eq(t.as_bytes(), token.as_bytes()));
     if ok {
+        if let Some(a) = req.extensions().get::<crate::http_conn::ConnAuth>() {
+            a.authenticated();
+        }
         let delete = req.method() == axum::http::Method::DELETE;
         let mut response = next.run(req).await;
         // A session ended by DELETE is answered 200 OK, as clients expect
@@ -65,9 +69,14 @@ async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {
         }
         response
     } else {
+        // And the connection is closed: a client without the token cannot
+        // keep it (and its slot) alive by asking again and again.
         (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
+            [
+                (header::WWW_AUTHENTICATE, "Bearer"),
+                (header::CONNECTION, "close"),
+            ],
             "missing or wrong bearer token\n",
         )
             .into_response()

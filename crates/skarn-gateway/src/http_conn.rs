@@ -1,12 +1,17 @@
 //! Accepting and serving HTTP connections with bounds, so that clients
-//! without a token cannot exhaust the gateway's descriptors: at most
-//! `max_connections` at once (more wait in the kernel's backlog, never
-//! holding a descriptor), a deadline for a request's headers, and an idle
-//! timeout that closes a connection with no traffic either way.
+//! without a token can neither exhaust the gateway's descriptors nor lock
+//! authorized clients out: at most `max_connections` at once, a deadline
+//! for a request's headers, and an idle timeout that closes a connection
+//! with no traffic either way. When every slot is taken, the oldest
+//! connection that has not yet shown the token is closed to make room for
+//! the new one (only when every slot holds an authenticated connection
+//! does a new one wait, in the kernel's backlog). A request without the
+//! token is answered 401 and its connection closed (`crate::http`).
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -120,6 +125,55 @@ async fn idle_for(epoch: Instant, last: Arc<AtomicU64>, idle: Duration) {
     }
 }
 
+/// Whether a connection has carried a request with the right token. The
+/// token check (`crate::http`) finds it in the request's extensions and
+/// sets it; a connection never loses it.
+#[derive(Debug, Clone, Default)]
+pub struct ConnAuth(Arc<AtomicBool>);
+
+impl ConnAuth {
+    /// Note that this connection showed the token.
+    pub fn authenticated(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    fn is_authenticated(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The open connections, oldest first, with what it takes to close one.
+#[derive(Default)]
+struct Open {
+    next: u64,
+    conns: BTreeMap<u64, (ConnAuth, CancellationToken)>,
+}
+
+impl Open {
+    fn add(&mut self, auth: ConnAuth, close: CancellationToken) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        self.conns.insert(id, (auth, close));
+        id
+    }
+
+    /// Close the oldest connection that has not shown the token; false when
+    /// every open connection has.
+    fn evict_oldest_unauthenticated(&mut self) -> bool {
+        let victim = self
+            .conns
+            .iter()
+            .find(|(_, (auth, _))| !auth.is_authenticated())
+            .map(|(id, _)| *id);
+        match victim.and_then(|id| self.conns.remove(&id)) {
+            Some((_, close)) => {
+                close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Serve `router` on `listener` within `limits` until `stop` is cancelled.
 pub async fn serve(
     listener: TcpListener,
@@ -128,10 +182,30 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let open = Arc::new(Mutex::new(Open::default()));
     loop {
-        let permit = tokio::select! {
-            p = slots.clone().acquire_owned() => p.map_err(std::io::Error::other)?,
-            () = stop.cancelled() => return Ok(()),
+        // With no slot free, wait only while every connection is
+        // authenticated: otherwise make room by closing the oldest
+        // unauthenticated one (its slot comes back as its task ends).
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                let evicted = open
+                    .lock()
+                    .map(|mut o| o.evict_oldest_unauthenticated())
+                    .unwrap_or(false);
+                if evicted {
+                    tracing::debug!(
+                        "all HTTP slots taken: closed the oldest unauthenticated connection"
+                    );
+                }
+                tokio::select! {
+                    p = slots.clone().acquire_owned() => p.map_err(std::io::Error::other)?,
+                    () = stop.cancelled() => return Ok(()),
+                    // A connection may become evictable while we wait.
+                    () = tokio::time::sleep(Duration::from_millis(100)), if !evicted => continue,
+                }
+            }
         };
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -146,10 +220,23 @@ pub async fn serve(
                 continue;
             }
         };
+        let auth = ConnAuth::default();
+        let close = CancellationToken::new();
+        let id = match open.lock() {
+            Ok(mut o) => o.add(auth.clone(), close.clone()),
+            Err(_) => continue,
+        };
         let router = router.clone();
         let stop = stop.clone();
+        let open = open.clone();
         tokio::spawn(async move {
             let _permit = permit;
+            // Each request carries its connection's `ConnAuth`.
+            let inner = TowerToHyperService::new(router);
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
+                req.extensions_mut().insert(auth.clone());
+                hyper::service::Service::call(&inner, req)
+            });
             let epoch = Instant::now();
             let last = Arc::new(AtomicU64::new(0));
             let io = TokioIo::new(Watched {
@@ -161,15 +248,19 @@ pub async fn serve(
             builder
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout);
-            let conn = builder.serve_connection(io, TowerToHyperService::new(router));
+            let conn = builder.serve_connection(io, service);
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
                 () = idle_for(epoch, last, limits.idle_timeout) => {}
+                () = close.cancelled() => {}
                 () = stop.cancelled() => {
                     conn.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(Duration::from_secs(1), conn).await;
                 }
+            }
+            if let Ok(mut o) = open.lock() {
+                o.conns.remove(&id);
             }
         });
     }

@@ -72,12 +72,13 @@ mod server;
 mod server_relay;
 mod shell_tool;
 mod starting;
+pub mod state_dirs;
 pub mod stdio;
 mod stdio_child;
 mod text_safe;
 mod tls;
-mod tsig;
-mod uri_template;
+pub mod tsig;
+pub mod uri_template;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -104,7 +104,9 @@ impl ClientHandler for DownHandler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay.create_message(self.server, params).await
+        self.relay
+            .create_message(self.server, &self.alias, params)
+            .await
     }
 
     async fn create_elicitation(
@@ -112,7 +114,9 @@ impl ClientHandler for DownHandler {
         params: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.relay.create_elicitation(self.server, params).await
+        self.relay
+            .create_elicitation(self.server, &self.alias, params)
+            .await
     }
 
     async fn list_roots(
@@ -144,7 +148,7 @@ impl ClientHandler for DownHandler {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.relay.resource_updated(params);
+        self.relay.resource_updated(self.server, params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -89,23 +89,30 @@ fn var(env: &[(OsString, OsString)], k: &str) -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
-/// `$XDG_STATE_HOME/skarn-servers/<alias>`, else
-/// `~/.local/state/skarn-servers/<alias>` (outside Skarn's own state
-/// directory, `~/.local/state/skarn`, a secret path of the sandbox).
-pub fn state_dir(alias: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+/// `$XDG_STATE_HOME/skarn-servers/<name>`, else
+/// `~/.local/state/skarn-servers/<name>` (outside Skarn's own state
+/// directory, `~/.local/state/skarn`, a secret path of the sandbox);
+/// `name` from [`crate::state_dirs::dir_name`].
+pub fn state_dir(name: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     let base =
         var(env, "XDG_STATE_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".local/state")))?;
-    Some(base.join("skarn-servers").join(alias))
+    Some(base.join("skarn-servers").join(name))
 }
 
-/// Create the server's state directory (mode 0700) and return its
-/// canonical path; `None` without a home or state directory.
+/// Create the state directory named `name` (mode 0700), clear what killed
+/// runs left in it, and return its canonical path; `None` without a home
+/// or state directory.
 pub fn ensure_state_dir(
-    alias: &str,
+    name: &str,
     env: &[(OsString, OsString)],
 ) -> Result<Option<PathBuf>, SandboxError> {
-    match state_dir(alias, env) {
-        Some(d) => make_private_dir(&d).map(Some),
+    match state_dir(name, env) {
+        Some(d) => {
+            let d = make_private_dir(&d)?;
+            crate::state_dirs::sweep(&d);
+            crate::state_dirs::note_used(&d);
+            Ok(Some(d))
+        }
         None => Ok(None),
     }
 }

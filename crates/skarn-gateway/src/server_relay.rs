@@ -221,7 +221,7 @@ impl GatewayServer {
         let i = self.resource_owner(uri).await?;
         let relay = &self.gw.shared.relay;
         let tell = if on {
-            relay.subscribe(client, uri)
+            relay.subscribe(client, uri, i)
         } else {
             relay.unsubscribe(client, uri)
         };

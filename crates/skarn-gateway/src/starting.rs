@@ -24,6 +24,8 @@ pub struct Shared {
     pub relay: Arc<Relay>,
     /// Bounds on what each server's connection may make the gateway hold.
     pub guard: crate::down_guard::GuardLimits,
+    /// The configuration file (keys each server's state directory).
+    pub config_file: Option<std::path::PathBuf>,
 }
 
 impl Shared {
@@ -34,7 +36,14 @@ impl Shared {
             stopped: Default::default(),
             relay,
             guard: Default::default(),
+            config_file: None,
         }
+    }
+
+    /// Declared in this configuration file.
+    pub fn with_config_file(mut self, file: Option<std::path::PathBuf>) -> Shared {
+        self.config_file = file.map(|f| std::fs::canonicalize(&f).unwrap_or(f));
+        self
     }
 
     /// With these per-connection bounds.

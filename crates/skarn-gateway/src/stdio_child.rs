@@ -32,6 +32,8 @@ pub struct StdioChild {
 /// What to start.
 pub struct Spec<'a> {
     pub alias: &'a str,
+    /// The configuration file declaring the server (keys its state).
+    pub config_file: Option<&'a std::path::Path>,
     pub command: &'a str,
     pub args: &'a [String],
     pub env: &'a BTreeMap<String, EnvValue>,
@@ -47,7 +49,8 @@ pub fn spawn(
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
     let parent: Vec<_> = std::env::vars_os().collect();
-    let state = crate::sandbox_spawn::ensure_state_dir(spec.alias, &parent)
+    let name = crate::state_dirs::dir_name(spec.config_file, spec.alias, spec.command);
+    let state = crate::sandbox_spawn::ensure_state_dir(&name, &parent)
         .map_err(|e| format!("sandbox: {e}"))?;
     let env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
         .map_err(|e| e.to_string())?;

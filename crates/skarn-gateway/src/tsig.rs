@@ -1,8 +1,31 @@
 //! TypeScript signatures from JSON Schemas, for `read_tool_docs`.
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 const MAX_DEPTH: usize = 6;
+
+/// Most bytes one signature may have. A schema is downstream data: `$ref`s
+/// into `allOf`/`anyOf` fan-outs expand exponentially with depth (a 9 KB
+/// schema can ask for hundreds of megabytes), so every expansion is
+/// charged against a budget and the signature fails past it.
+pub const MAX_SIGNATURE_BYTES: usize = 64 << 10;
+
+/// Most bytes of text (every intermediate piece counted) and schema nodes
+/// one signature may produce while it is built: bounds the time and memory
+/// of a walk whose pieces are later dropped (`dedup`, `unknown` leaves).
+const WORK_BUDGET: usize = 1 << 20;
+
+/// A schema whose TypeScript signature would be too large.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "its schema expands to a TypeScript signature over {max} bytes (nested $ref/allOf/anyOf \
+     fan-out); the tool can still be called"
+)]
+pub struct TooLarge {
+    pub max: usize,
+}
 
 fn ident_ok(name: &str) -> bool {
     let mut chars = name.chars();
@@ -20,8 +43,18 @@ fn key(name: &str) -> String {
 
 /// The TypeScript type of `schema`; local `$ref`s (`#/$defs/…`,
 /// `#/definitions/…`, any JSON pointer into the schema) are resolved.
-pub fn ts_type(schema: &Value) -> String {
-    Walk { root: schema }.ty(schema, 0)
+pub fn ts_type(schema: &Value) -> Result<String, TooLarge> {
+    let walk = Walk {
+        root: schema,
+        spent: Cell::new(0),
+    };
+    let t = walk.ty(schema, 0)?;
+    if t.len() > MAX_SIGNATURE_BYTES {
+        return Err(TooLarge {
+            max: MAX_SIGNATURE_BYTES,
+        });
+    }
+    Ok(t)
 }
 
 /// `$ref` followed inside `root` (JSON pointer after `#`), when local.
@@ -60,88 +93,116 @@ fn percent_decode(s: &str) -> String {
 /// One walk over a schema (the root is where `$ref`s point into).
 struct Walk<'a> {
     root: &'a Value,
+    /// Work done so far (bytes produced plus nodes visited).
+    spent: Cell<usize>,
 }
 
 impl Walk<'_> {
-    fn ty(&self, schema: &Value, depth: usize) -> String {
+    /// Charge `n` units of work; past the budget the walk stops.
+    fn charge(&self, n: usize) -> Result<(), TooLarge> {
+        let spent = self.spent.get().saturating_add(n);
+        self.spent.set(spent);
+        if spent > WORK_BUDGET {
+            Err(TooLarge {
+                max: MAX_SIGNATURE_BYTES,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn ty(&self, schema: &Value, depth: usize) -> Result<String, TooLarge> {
+        self.charge(1)?;
+        let t = self.ty_inner(schema, depth)?;
+        self.charge(t.len())?;
+        Ok(t)
+    }
+
+    fn ty_inner(&self, schema: &Value, depth: usize) -> Result<String, TooLarge> {
         if depth > MAX_DEPTH {
-            return "unknown".into();
+            return Ok("unknown".into());
         }
         // `$ref` (with siblings ignored, as in draft 7): each hop counts as a
         // level, so a cycle ends in `unknown`.
         if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
             return match resolve(self.root, r) {
                 Some(target) => self.ty(target, depth + 1),
-                None => "unknown".into(),
+                None => Ok("unknown".into()),
             };
         }
         let Some(o) = schema.as_object() else {
-            return if schema == &Value::Bool(false) {
+            return Ok(if schema == &Value::Bool(false) {
                 "never".into()
             } else {
                 "unknown".into()
-            };
+            });
         };
         if let Some(c) = o.get("const") {
-            return serde_json::to_string(c).unwrap_or_else(|_| "unknown".into());
+            return Ok(serde_json::to_string(c).unwrap_or_else(|_| "unknown".into()));
         }
         if let Some(Value::Array(e)) = o.get("enum") {
-            let parts: Vec<String> = e
-                .iter()
-                .map(|v| serde_json::to_string(v).unwrap_or_default())
-                .collect();
+            let mut parts: Vec<String> = Vec::new();
+            for v in e {
+                let p = serde_json::to_string(v).unwrap_or_default();
+                self.charge(p.len() + 3)?;
+                parts.push(p);
+            }
             if !parts.is_empty() {
-                return parts.join(" | ");
+                return Ok(parts.join(" | "));
             }
         }
         for k in ["anyOf", "oneOf"] {
             if let Some(Value::Array(alts)) = o.get(k) {
-                let mut parts: Vec<String> = alts.iter().map(|a| self.ty(a, depth + 1)).collect();
+                let mut parts = Vec::new();
+                for a in alts {
+                    parts.push(self.ty(a, depth + 1)?);
+                }
                 parts.dedup();
-                return parts.join(" | ");
+                return Ok(parts.join(" | "));
             }
         }
         if let Some(Value::Array(all)) = o.get("allOf") {
-            return all
-                .iter()
-                .map(|a| self.ty(a, depth + 1))
-                .collect::<Vec<_>>()
-                .join(" & ");
+            let mut parts = Vec::new();
+            for a in all {
+                parts.push(self.ty(a, depth + 1)?);
+            }
+            return Ok(parts.join(" & "));
         }
-        match o.get("type") {
-            Some(Value::Array(ts)) => ts
-                .iter()
-                .map(|t| {
+        Ok(match o.get("type") {
+            Some(Value::Array(ts)) => {
+                let mut parts = Vec::new();
+                for t in ts {
                     let mut sub = o.clone();
                     sub.insert("type".into(), t.clone());
-                    self.ty(&Value::Object(sub), depth + 1)
-                })
-                .collect::<Vec<_>>()
-                .join(" | "),
+                    parts.push(self.ty(&Value::Object(sub), depth + 1)?);
+                }
+                parts.join(" | ")
+            }
             Some(Value::String(t)) => match t.as_str() {
                 "string" => "string".into(),
                 "number" | "integer" => "number".into(),
                 "boolean" => "boolean".into(),
                 "null" => "null".into(),
                 "array" => {
-                    let item = o
-                        .get("items")
-                        .map_or("unknown".into(), |i| self.ty(i, depth + 1));
+                    let item = match o.get("items") {
+                        Some(i) => self.ty(i, depth + 1)?,
+                        None => "unknown".into(),
+                    };
                     if item.contains(' ') {
                         format!("Array<{item}>")
                     } else {
                         format!("{item}[]")
                     }
                 }
-                "object" => self.object(o, depth),
+                "object" => self.object(o, depth)?,
                 _ => "unknown".into(),
             },
-            _ if o.contains_key("properties") => self.object(o, depth),
+            _ if o.contains_key("properties") => self.object(o, depth)?,
             _ => "unknown".into(),
-        }
+        })
     }
 
-    fn object(&self, o: &Map<String, Value>, depth: usize) -> String {
+    fn object(&self, o: &Map<String, Value>, depth: usize) -> Result<String, TooLarge> {
         let props = o.get("properties").and_then(Value::as_object);
         let required: Vec<&str> = o
             .get("required")
@@ -156,30 +217,39 @@ impl Walk<'_> {
                 } else {
                     "?"
                 };
-                fields.push(format!("{}{opt}: {}", key(name), self.ty(s, depth + 1)));
+                self.charge(name.len() + 4)?;
+                fields.push(format!("{}{opt}: {}", key(name), self.ty(s, depth + 1)?));
             }
         }
         match o.get("additionalProperties") {
             Some(Value::Bool(false)) | None => {}
             Some(Value::Bool(true)) => fields.push("[key: string]: unknown".into()),
-            Some(s) => fields.push(format!("[key: string]: {}", self.ty(s, depth + 1))),
+            Some(s) => fields.push(format!("[key: string]: {}", self.ty(s, depth + 1)?)),
         }
-        if fields.is_empty() {
+        Ok(if fields.is_empty() {
             "{}".into()
         } else {
             format!("{{ {} }}", fields.join("; "))
-        }
+        })
     }
 }
 
 /// A declaration showing how a script calls the tool and what it resolves
 /// to (the `outputSchema`'s type, else the mapping of `crate::results`).
-pub fn signature(server: &str, tool: &str, input: &Value, output: Option<&Value>) -> String {
-    let args = ts_type(input);
-    let ret = crate::results::tool_value_ts(output.map(ts_type));
+/// Fails when either schema expands past [`MAX_SIGNATURE_BYTES`].
+pub fn signature(
+    server: &str,
+    tool: &str,
+    input: &Value,
+    output: Option<&Value>,
+) -> Result<String, TooLarge> {
+    let args = ts_type(input)?;
+    let ret = crate::results::tool_value_ts(output.map(ts_type).transpose()?);
     let s = serde_json::to_string(server).unwrap_or_default();
     let t = serde_json::to_string(tool).unwrap_or_default();
-    format!("await skarn.callTool({s}, {t}, args: {args}): Promise<{ret}>")
+    Ok(format!(
+        "await skarn.callTool({s}, {t}, args: {args}): Promise<{ret}>"
+    ))
 }
 
 #[cfg(test)]
@@ -197,11 +267,12 @@ mod tests {
             "x-y":{"type":["string","null"]}
         },"required":["channel"]});
         assert_eq!(
-            ts_type(&s),
+            ts_type(&s).unwrap(),
             "{ channel: string; count?: number; mode?: \"a\" | \"b\"; tags?: string[]; \"x-y\"?: string | null }"
         );
         assert_eq!(
             signature("slack", "post", &s, None)
+                .unwrap()
                 .split(',')
                 .next()
                 .unwrap(),
@@ -223,14 +294,18 @@ mod tests {
             "$defs": {"User": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
             "definitions": {"Tag": {"enum": ["a", "b"]}}
         });
-        let t = ts_type(&s);
+        let t = ts_type(&s).unwrap();
         assert!(t.contains("user: { id: number }"), "{t}");
         assert!(t.contains("tags?: Array<\"a\" | \"b\">"), "{t}");
         assert!(t.contains("far?: unknown"), "{t}");
         let out = json!({"type": "object", "properties": {"sum": {"$ref": "#/$defs/n"}}, "$defs": {"n": {"type": "number"}}});
-        let sig = signature("m", "add", &json!({}), Some(&out));
+        let sig = signature("m", "add", &json!({}), Some(&out)).unwrap();
         assert!(sig.ends_with("Promise<{ sum?: number }>"), "{sig}");
-        assert!(signature("m", "add", &json!({}), None).contains("image"));
+        assert!(
+            signature("m", "add", &json!({}), None)
+                .unwrap()
+                .contains("image")
+        );
     }
 
     #[test]
@@ -239,8 +314,44 @@ mod tests {
         for _ in 0..50 {
             s = json!({"type":"array","items":s});
         }
-        assert!(ts_type(&s).contains("unknown"));
-        assert_eq!(ts_type(&json!(true)), "unknown");
-        assert_eq!(ts_type(&json!({})), "unknown");
+        assert!(ts_type(&s).unwrap().contains("unknown"));
+        assert_eq!(ts_type(&json!(true)).unwrap(), "unknown");
+        assert_eq!(ts_type(&json!({})).unwrap(), "unknown");
+    }
+
+    /// `$ref` to an `allOf` of `fan` refs to the next level, `levels` deep:
+    /// `fan^levels` copies of the leaf once expanded.
+    pub(crate) fn bomb(fan: usize, levels: usize) -> Value {
+        let mut defs = serde_json::Map::new();
+        for l in 0..levels {
+            let next = format!("#/$defs/l{}", l + 1);
+            let all: Vec<Value> = (0..fan).map(|_| json!({"$ref": next})).collect();
+            defs.insert(format!("l{l}"), json!({"allOf": all}));
+        }
+        defs.insert(
+            format!("l{levels}"),
+            json!({"type": "object", "properties": {
+                "first_property": {"type": "string"}, "second_property": {"type": "number"},
+                "third_property": {"type": "boolean"}, "fourth_property": {"type": "string"},
+            }}),
+        );
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/l0"}}, "$defs": defs})
+    }
+
+    #[test]
+    fn schema_bombs_fail_with_a_cause_within_the_budget() {
+        for (fan, levels) in [(40, 2), (60, 2), (200, 2), (1000, 3)] {
+            let s = bomb(fan, levels);
+            let e = ts_type(&s).expect_err("over the budget");
+            assert!(e.to_string().contains("TypeScript signature over"), "{e}");
+            assert!(signature("m", "t", &json!({}), Some(&s)).is_err());
+        }
+        // A wide but honest schema still gets its signature.
+        let mut props = serde_json::Map::new();
+        for i in 0..500 {
+            props.insert(format!("p{i}"), json!({"type": "string"}));
+        }
+        let wide = json!({"type": "object", "properties": props});
+        assert!(ts_type(&wide).unwrap().len() > 5000);
     }
 }

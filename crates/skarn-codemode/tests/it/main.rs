@@ -13,5 +13,6 @@ mod errors;
 mod escapes;
 mod frontend;
 mod limits;
+mod native_loops;
 mod typescript;
 mod validator;

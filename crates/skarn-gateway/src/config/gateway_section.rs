@@ -67,6 +67,10 @@ pub struct GatewayConfig {
     /// `notifications/cancelled`. A duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub client_request_timeout: f64,
+    /// Forward sampling and elicitation requests of a server that has no
+    /// call in flight (default false: only a server the client is calling
+    /// may ask the client or the user anything).
+    pub client_requests_from_idle_servers: bool,
     /// Notifications (log messages, progress, resource updates) queued for
     /// one client that is not reading (default 256); more are dropped and
     /// counted.
@@ -108,6 +112,7 @@ impl Default for GatewayConfig {
             max_client_requests_in_flight: 4,
             client_requests_per_minute: 60,
             client_request_timeout: 300.0,
+            client_requests_from_idle_servers: false,
             max_queued_notifications: 256,
             max_queued_notification_bytes: 4 << 20,
             server_requests_per_second: 200,

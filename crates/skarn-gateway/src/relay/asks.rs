@@ -6,12 +6,22 @@
 #![allow(deprecated)]
 
 use super::*;
+use rmcp::model::{ContextInclusion, RequestMetaObject};
 
 fn forwarded(e: ServiceError) -> ErrorData {
     match e {
         ServiceError::McpError(e) => e,
         other => ErrorData::internal_error(format!("the client did not answer: {other}"), None),
     }
+}
+
+/// `_meta` key naming the downstream server a request comes from.
+pub const SERVER_META_KEY: &str = "io.skarn/server";
+
+fn name_server(meta: &mut RequestMetaObject, alias: &str) {
+    meta.0
+        .0
+        .insert(SERVER_META_KEY.into(), serde_json::Value::from(alias));
 }
 
 impl Relay {
@@ -33,12 +43,33 @@ impl Relay {
         from_call.or_else(|| self.clients().last().map(|(_, p, _)| p.clone()))
     }
 
+    /// Whether a call to `server` is in flight (directly or from a script).
+    fn busy(&self, server: usize) -> bool {
+        lock(&self.callers)
+            .iter()
+            .any(|(_, s, c)| *s == Some(server) && !c.peer.is_transport_closed())
+    }
+
+    /// The client a sampling or elicitation request of `server` goes to:
+    /// only while the client is calling that server (unless
+    /// `client_requests_from_idle_servers`), and only if the client
+    /// declared what `has` checks.
     fn target_with(
         &self,
         server: usize,
+        alias: &str,
         what: &str,
         has: impl Fn(&Peer<RoleServer>) -> bool,
     ) -> Result<Peer<RoleServer>, ErrorData> {
+        if !self.asks.limits().from_idle && !self.busy(server) {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "the gateway refused this {what} request of server {alias:?}: no call to it is in flight, and only a server the client is calling may ask the client or the user (gateway.client_requests_from_idle_servers = false)"
+                ),
+                None,
+            ));
+        }
         let peer = self.target(server).ok_or_else(|| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
@@ -91,16 +122,31 @@ impl Relay {
         })
     }
 
-    /// `sampling/createMessage` from a downstream server.
+    /// `sampling/createMessage` from downstream server `alias`: named in
+    /// `_meta` and in the system prompt, and never given other servers'
+    /// context (`includeContext` becomes `none`: to the client, every
+    /// downstream server is this gateway).
     pub async fn create_message(
         &self,
         server: usize,
-        params: CreateMessageRequestParams,
+        alias: &str,
+        mut params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
+        if params.include_context.is_some() {
+            params.include_context = Some(ContextInclusion::None);
+        }
+        let by = format!("(Requested by the MCP server {alias:?} through skarn.)");
+        params.system_prompt = Some(match params.system_prompt.take() {
+            Some(p) => format!("{by}\n{p}"),
+            None => by,
+        });
+        name_server(params.meta.get_or_insert_with(Default::default), alias);
+        // A 2026-07-28 client's call in flight for this server: asked in
+        // an input_required round of that call.
         if let Some(r) = self.rounds_for(server) {
             return self.sampling_round(server, &r, params).await;
         }
-        let peer = self.target_with(server, "sampling", |p| {
+        let peer = self.target_with(server, alias, "sampling", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.sampling.is_some())
         })?;
@@ -123,18 +169,52 @@ impl Relay {
         }
     }
 
-    /// `elicitation/create` from a downstream server.
+    /// `elicitation/create` from downstream server `alias`: its message
+    /// starts with the server's name (and `_meta` names it); a mode the
+    /// client did not declare (URL mode, unless it declared `url`) is
+    /// refused.
     pub async fn create_elicitation(
         &self,
         server: usize,
-        params: ElicitRequestParams,
+        alias: &str,
+        mut params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
+        let shown = format!("[MCP server {alias:?} asks, through skarn] ");
+        match &mut params {
+            ElicitRequestParams::FormElicitationParams { meta, message, .. }
+            | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {
+                *message = format!("{shown}{message}");
+                name_server(meta.get_or_insert_with(Default::default), alias);
+            }
+            // A mode this gateway does not know: not forwarded.
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "the gateway does not forward this kind of elicitation",
+                    None,
+                ));
+            }
+        }
         if let Some(r) = self.rounds_for(server) {
             return self.elicitation_round(server, &r, params).await;
         }
-        let peer = self.target_with(server, "elicitation", |p| {
-            p.peer_info()
-                .is_some_and(|i| i.capabilities.elicitation.is_some())
+        let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
+        let mode = if url {
+            "URL-mode elicitation"
+        } else {
+            "elicitation"
+        };
+        let peer = self.target_with(server, alias, mode, |p| {
+            p.peer_info().is_some_and(|i| {
+                i.capabilities.elicitation.as_ref().is_some_and(|e| {
+                    if url {
+                        e.url.is_some()
+                    } else {
+                        // `{}` is form mode (2025-06-18).
+                        e.form.is_some() || e.url.is_none()
+                    }
+                })
+            })
         })?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         match self.ask(server, "elicitation", &peer, request).await? {

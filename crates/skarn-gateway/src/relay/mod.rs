@@ -89,8 +89,8 @@ pub struct Relay {
     callers: Mutex<Vec<(u64, Option<usize>, Caller)>>,
     /// (server, downstream token) → (client, client token).
     progress: Mutex<HashMap<(usize, ProgressToken), ProgressTarget>>,
-    /// URI → clients subscribed to it.
-    subs: Mutex<HashMap<String, HashSet<u64>>>,
+    /// URI → the server it was subscribed at, and the clients subscribed.
+    subs: Mutex<HashMap<String, (usize, HashSet<u64>)>>,
     level: Mutex<Option<LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
     /// The `subscriptions/listen` streams of 2026-07-28 clients.
@@ -344,12 +344,14 @@ impl Relay {
         }
     }
 
-    /// Record a client's subscription; true when it is the first one for
-    /// this URI (so the owning server must be told).
-    pub fn subscribe(&self, client: u64, uri: &str) -> bool {
+    /// Record a client's subscription to `uri` at server `owner`; true when
+    /// it is the first one for this URI (so the owning server must be
+    /// told). Only `owner`'s updates of it reach the client.
+    pub fn subscribe(&self, client: u64, uri: &str, owner: usize) -> bool {
         let mut s = lock(&self.subs);
-        let set = s.entry(uri.to_owned()).or_default();
+        let (at, set) = s.entry(uri.to_owned()).or_insert((owner, HashSet::new()));
         let first = set.is_empty();
+        *at = owner;
         set.insert(client);
         first
     }
@@ -357,7 +359,7 @@ impl Relay {
     /// Drop a client's subscription; true when no client is left on it.
     pub fn unsubscribe(&self, client: u64, uri: &str) -> bool {
         let mut s = lock(&self.subs);
-        let Some(set) = s.get_mut(uri) else {
+        let Some((_, set)) = s.get_mut(uri) else {
             return false;
         };
         set.remove(&client);
@@ -369,10 +371,18 @@ impl Relay {
         }
     }
 
-    /// `notifications/resources/updated` from a server, queued for its
-    /// subscribers.
-    pub fn resource_updated(&self, p: ResourceUpdatedNotificationParam) {
-        let who = lock(&self.subs).get(&p.uri).cloned().unwrap_or_default();
+    /// `notifications/resources/updated` from `server`, queued for the
+    /// subscribers of that URI; dropped unless the subscription went to
+    /// that server (a server cannot announce another's resources).
+    pub fn resource_updated(&self, server: usize, p: ResourceUpdatedNotificationParam) {
+        let who = match lock(&self.subs).get(&p.uri) {
+            Some((owner, set)) if *owner == server => set.clone(),
+            Some(_) => {
+                tracing::debug!(server, uri = %p.uri, "dropped an update of another server's resource");
+                return;
+            }
+            None => return,
+        };
         self.listeners.deliver(&p, &who);
         for (id, _, outbox) in self.clients() {
             if who.contains(&id) {

@@ -107,3 +107,15 @@ fn edit_distance_is_bounded() {
     assert_eq!(edit_distance("pots", "post", 1), 1);
     assert_eq!(edit_distance("abc", "xyz", 1), 2);
 }
+
+#[test]
+fn huge_words_are_cut_so_matching_stays_bounded() {
+    let long = "a".repeat(100_000);
+    let ws = super::words::words(&format!("{long} b{long}"));
+    assert!(ws.iter().all(|w| w.len() <= super::words::MAX_WORD_BYTES));
+    let docs = vec![doc("s", "t", &format!("{long}x"), &[])];
+    let idx = SearchIndex::build(&docs);
+    // A long query term near the long word: a bounded number of short pairs.
+    let q = format!("{}y", "a".repeat(100_000));
+    let _ = idx.search(&q, 5);
+}

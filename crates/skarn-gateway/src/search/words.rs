@@ -85,6 +85,12 @@ const STOP_WORDS: &[&str] = &[
     "one",
 ];
 
+/// Longest word kept whole, in bytes: longer runs are cut into pieces of
+/// this size, so that matching a query term against the vocabulary (edit
+/// distance, prefixes) costs a bounded amount per pair whatever a
+/// downstream description or a client's query holds.
+pub(super) const MAX_WORD_BYTES: usize = 64;
+
 /// Split into lower-case words: on anything not alphanumeric, and on
 /// camelCase boundaries ("listIssues" -> "list", "issues").
 pub(super) fn words(text: &str) -> Vec<String> {
@@ -93,7 +99,7 @@ pub(super) fn words(text: &str) -> Vec<String> {
     let mut prev_lower = false;
     for c in text.chars() {
         if c.is_alphanumeric() {
-            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            if (c.is_uppercase() && prev_lower || cur.len() >= MAX_WORD_BYTES) && !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));
             }
             prev_lower = c.is_lowercase() || c.is_ascii_digit();

@@ -87,8 +87,12 @@ mod run_workspace_kind;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
+#[cfg(target_os = "linux")]
+mod serve_hostile_down;
 #[cfg(unix)]
 mod serve_http;
+#[cfg(unix)]
+mod serve_http_lockout;
 mod serve_python;
 mod serve_relay;
 #[cfg(target_os = "linux")]

@@ -15,7 +15,7 @@ use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -28,7 +28,7 @@ fn example_bin() -> String {
 }
 
 /// Start an HTTP gateway over the example server; returns it and its URL.
-fn http_gateway(dir: &Path, token: Option<&str>) -> (Proc, String, Option<String>) {
+pub(crate) fn http_gateway(dir: &Path, token: Option<&str>) -> (Proc, String, Option<String>) {
     let cfg = dir.join("inner.toml");
     std::fs::write(
         &cfg,
@@ -71,7 +71,7 @@ fn http_gateway(dir: &Path, token: Option<&str>) -> (Proc, String, Option<String
     (Proc(child), url.unwrap(), printed_token)
 }
 
-fn post(url: &str, token: Option<&str>) -> u16 {
+pub(crate) fn post(url: &str, token: Option<&str>) -> u16 {
     // Minimal HTTP/1.1 client on loopback (no extra dependency).
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_once('/').unwrap();

@@ -192,7 +192,7 @@ fn a_hostile_server_under_the_default_policy_is_contained() {
         "{out}"
     );
     assert!(!out.contains("topsecret-4242"), "{out}");
-    let state = home.join(".local/state/skarn-servers/h");
+    let state = state_dir(&home, "h");
     assert!(out.contains(&format!("HOME={}", state.display())), "{out}");
     // The gateway's own environment, through /proc.
     let out = s.call(
@@ -360,7 +360,25 @@ fn real_servers_work_under_the_defaults() {
     }
     s.finish();
     if expect.iter().any(|e| e.0 == "memory") {
-        let f = home.join(".local/state/skarn-servers/memory/memory.jsonl");
+        let f = state_dir(&home, "memory").join("memory.jsonl");
         assert!(std::fs::read_to_string(f).unwrap().contains("sandboxed"));
     }
+}
+
+/// The state directory of server `alias` under `home`
+/// (`skarn-servers/<alias>-<hash>`, ADR 0070).
+fn state_dir(home: &Path, alias: &str) -> PathBuf {
+    let base = home.join(".local/state/skarn-servers");
+    let prefix = format!("{alias}-");
+    std::fs::read_dir(&base)
+        .unwrap_or_else(|e| panic!("{}: {e}", base.display()))
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix(&prefix))
+                .is_some_and(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+        .unwrap_or_else(|| panic!("no state directory for {alias} in {}", base.display()))
 }
