@@ -34,13 +34,35 @@ impl Interceptor {
     /// against the system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` of the
     /// caller respected), read now, before any confinement.
     pub fn new(specs: &[SecretSpec], ca: &CaMaterial) -> Result<Interceptor, CaError> {
-        let bindings = Bindings::new(specs).map_err(|e| CaError(e.to_string()))?;
         let mut roots = rustls::RootCertStore::empty();
-        let found = rustls_native_certs::load_native_certs();
-        roots.add_parsable_certificates(found.certs);
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        Interceptor::with_roots(specs, ca, roots)
+    }
+
+    /// As [`Interceptor::new`], verifying upstream certificates against
+    /// the certificates in `pem` only (tests: a local server's own CA).
+    pub fn with_upstream_roots(
+        specs: &[SecretSpec],
+        ca: &CaMaterial,
+        pem: &str,
+    ) -> Result<Interceptor, CaError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        let certs = CertificateDer::pem_slice_iter(pem.as_bytes()).filter_map(Result::ok);
+        roots.add_parsable_certificates(certs);
+        Interceptor::with_roots(specs, ca, roots)
+    }
+
+    fn with_roots(
+        specs: &[SecretSpec],
+        ca: &CaMaterial,
+        roots: rustls::RootCertStore,
+    ) -> Result<Interceptor, CaError> {
+        let bindings = Bindings::new(specs).map_err(|e| CaError(e.to_string()))?;
         if roots.is_empty() {
             return Err(CaError(
-                "no system root certificates found to verify the bound hosts with".into(),
+                "no root certificates found to verify the bound hosts with".into(),
             ));
         }
         let mut cfg =

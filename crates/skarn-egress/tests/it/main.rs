@@ -7,3 +7,4 @@
 mod common;
 mod limits;
 mod proxy;
+mod secrets;
