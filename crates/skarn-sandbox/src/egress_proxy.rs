@@ -57,6 +57,21 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
             sys::exit_now(2)
         }
     };
+    // Root certificates are read now, before the proxy confines itself.
+    let interceptor = match (&plan.ca, plan.secrets.is_empty()) {
+        (_, true) => None,
+        (Some(ca), false) => match skarn_egress::Interceptor::new(&plan.secrets, ca) {
+            Ok(ic) => Some(ic),
+            Err(e) => {
+                sys::write_fd(2, format!("skarn: error: secrets: {e}\n").as_bytes());
+                sys::exit_now(2)
+            }
+        },
+        (None, false) => {
+            sys::write_fd(2, b"skarn: error: secrets without the run's CA\n");
+            sys::exit_now(2)
+        }
+    };
     let ll = LandlockPlan {
         rules: resolver_files()
             .into_iter()
@@ -86,11 +101,11 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         idle_timeout: std::time::Duration::from_secs(plan.idle_timeout_secs),
         max_total_bytes: plan.max_total_bytes,
     };
-    let proxy = std::sync::Arc::new(skarn_egress::Proxy::new(
-        rules,
-        skarn_egress::Resolver::system(),
-        limits,
-    ));
+    let mut proxy = skarn_egress::Proxy::new(rules, skarn_egress::Resolver::system(), limits);
+    if let Some(ic) = interceptor {
+        proxy = proxy.with_secrets(ic);
+    }
+    let proxy = std::sync::Arc::new(proxy);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -124,7 +124,7 @@ fn unshare_flags(plan: &Plan) -> libc::c_int {
 }
 
 /// Execute `plan`; the command's exit status.
-pub(crate) fn run(plan: Plan) -> i32 {
+pub(crate) fn run(mut plan: Plan) -> i32 {
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
@@ -172,6 +172,11 @@ pub(crate) fn run(plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
+    // The proxy has the secrets' values and the CA key now; init, forked
+    // next, must not carry them.
+    if let Some(e) = plan.egress.as_mut() {
+        e.forget_secrets();
+    }
     let flags = unshare_flags(&plan)
         & !if pid_ns_by_clone {
             libc::CLONE_NEWPID

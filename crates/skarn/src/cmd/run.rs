@@ -90,6 +90,12 @@ pub struct Args {
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
     pub no_private_home: bool,
+    /// Grant the secret NAME ([secrets.NAME] in ~/.config/skarn/config.toml):
+    /// the command gets a placeholder in its variable; the proxy puts the real
+    /// value into requests to the hosts (methods, paths) it is bound to, over
+    /// TLS it terminates with a CA made for this run (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub secret: Vec<String>,
     /// Run with whatever confinement remains even if none can be enforced.
     #[arg(long)]
     pub fail_open: bool,
@@ -295,6 +301,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (policy, provenance) = build_policy(&args)?;
     let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
     if args.no_sandbox {
+        if !args.secret.is_empty() {
+            anyhow::bail!("--secret needs the sandbox: it cannot be used with --no-sandbox");
+        }
         eprintln!(
             "skarn: WARNING: --no-sandbox: `{}` runs UNCONFINED: full access to your files, \
              network and processes",
@@ -326,7 +335,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
-    run_confined(policy, &provenance, env, removed, &args)
+    let secrets = crate::cmd::run_secrets::resolve(
+        &args.secret,
+        args.no_config,
+        &policy.workspace,
+        home().as_deref(),
+    )?;
+    #[cfg(target_os = "linux")]
+    return run_confined(policy, &provenance, env, removed, &args, secrets);
+    #[cfg(not(target_os = "linux"))]
+    {
+        if !secrets.is_empty() {
+            anyhow::bail!("secrets (--secret, [run] secrets) are supported on Linux only");
+        }
+        run_confined(policy, &provenance, env, removed, &args)
+    }
 }
 
 /// The Linux backend: plan with `skarn-sandbox`, then run the helper here
@@ -338,13 +361,42 @@ fn run_confined(
     env: Vec<(OsString, OsString)>,
     removed: Vec<String>,
     args: &Args,
+    secrets: Vec<skarn_egress::secrets::SecretSpec>,
 ) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
+    let secrets =
+        skarn_sandbox::egress_secrets::RunSecrets::new(secrets).map_err(|e| anyhow::anyhow!(e))?;
     if policy.private_home
         && let Some(h) = home()
     {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
+        if let Some(s) = &secrets {
+            policy.home_files.extend(s.home_files(&h));
+        }
+    }
+    let secrets_home = match (&secrets, home()) {
+        (None, _) => None,
+        (Some(_), Some(h)) if policy.private_home => Some(h),
+        (Some(_), _) => anyhow::bail!(
+            "secrets need the private home (the run's CA certificate is put there): \
+             drop --no-private-home"
+        ),
+    };
+    let mut env = env;
+    let mut removed = removed;
+    if let Some(s) = &secrets {
+        s.widen_net(&mut policy.net)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        // No variable carries a value in, whatever its name (the source
+        // variable of `from_env`, a copy under another name, --allow-env).
+        env.retain(|(k, v)| {
+            let holds = s.holds_value(v.as_encoded_bytes());
+            if holds {
+                removed.push(k.to_string_lossy().into_owned());
+            }
+            !holds
+        });
     }
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
     record_granted(&policy);
@@ -352,6 +404,9 @@ fn run_confined(
     host.observe_policy(&policy);
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
+    if let (Some(s), Some(h)) = (secrets, secrets_home) {
+        s.attach(&mut plan, &h).map_err(|e| anyhow::anyhow!(e))?;
+    }
     plan.report.removed_env = removed;
     plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);
     plan.report_format = if args.json {
