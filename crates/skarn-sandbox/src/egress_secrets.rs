@@ -99,18 +99,13 @@ impl RunSecrets {
         }
     }
 
-    /// The CA files for the private home `home`: `(path, contents)`.
+    /// The run CA's certificate for the private home `home`:
+    /// `(path, contents)` (the bundle is planned by [`RunSecrets::attach`]).
     pub fn home_files(&self, home: &Path) -> Vec<(PathBuf, String)> {
-        let dir = home.join(CA_DIR);
-        let mut bundle = system_bundle().unwrap_or_default();
-        if !bundle.is_empty() && !bundle.ends_with('\n') {
-            bundle.push('\n');
-        }
-        bundle.push_str(&self.ca.cert_pem);
-        vec![
-            (dir.join("run-ca.pem"), self.ca.cert_pem.clone()),
-            (dir.join("ca-bundle.pem"), bundle),
-        ]
+        vec![(
+            home.join(CA_DIR).join("run-ca.pem"),
+            self.ca.cert_pem.clone(),
+        )]
     }
 
     /// Hand the secrets to the planned proxy and set the command's
@@ -126,6 +121,12 @@ impl RunSecrets {
         let dir = home.join(CA_DIR);
         let bundle = dir.join("ca-bundle.pem").display().to_string();
         let ca = dir.join("run-ca.pem").display().to_string();
+        plan.fs.push(crate::plan::FsOp::Bundle {
+            path: dir.join("ca-bundle.pem"),
+            system: system_bundle()
+                .unwrap_or_else(|| PathBuf::from("/etc/ssl/certs/ca-certificates.crt")),
+            extra: self.ca.cert_pem.clone(),
+        });
         let env = &mut plan.set_env;
         for s in &self.specs {
             env.push((s.env.clone(), s.placeholder.clone()));
@@ -148,9 +149,66 @@ impl RunSecrets {
     }
 }
 
+/// The text of a system CA bundle, the host tree being under `root` (`/`
+/// outside, the old root while init builds the new one): the file, or
+/// every `*.pem`/`*.crt` file of a directory (`/etc/ssl/certs` without a
+/// bundle file), absolute links resolved under `root`; at most 8 MiB in
+/// all; empty when unreadable. Ends with a newline unless empty.
+pub fn read_system_bundle(root: &Path, p: &Path) -> String {
+    const MAX: usize = 8 << 20;
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(under(root, p)) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| p.join(e.file_name()))
+            .filter(|f| f.extension().is_some_and(|x| x == "pem" || x == "crt"))
+            .collect(),
+        Err(_) => vec![p.to_path_buf()],
+    };
+    files.sort();
+    let mut text = String::new();
+    for f in files {
+        let Some(t) = read_under(root, &f, MAX - text.len().min(MAX)) else {
+            continue;
+        };
+        text.push_str(&t);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn under(root: &Path, p: &Path) -> PathBuf {
+    root.join(p.strip_prefix("/").unwrap_or(p))
+}
+
+/// A regular file's text, links followed under `root` (8 hops), if it
+/// fits in `room` bytes.
+fn read_under(root: &Path, p: &Path, room: usize) -> Option<String> {
+    let mut cur = p.to_path_buf();
+    for _ in 0..8 {
+        let real = under(root, &cur);
+        let md = std::fs::symlink_metadata(&real).ok()?;
+        if md.file_type().is_symlink() {
+            let t = std::fs::read_link(&real).ok()?;
+            cur = if t.is_absolute() {
+                t
+            } else {
+                cur.parent()?.join(t)
+            };
+            continue;
+        }
+        if !md.is_file() || md.len() as usize > room {
+            return None;
+        }
+        return std::fs::read_to_string(real).ok();
+    }
+    None
+}
+
 /// The system's CA bundle: the caller's `SSL_CERT_FILE`, else the first
-/// usual location that exists.
-fn system_bundle() -> Option<String> {
+/// usual location that exists, else the certificates directory.
+fn system_bundle() -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(f) = std::env::var_os("SSL_CERT_FILE") {
         candidates.push(f.into());
@@ -163,9 +221,8 @@ fn system_bundle() -> Option<String> {
     ] {
         candidates.push(p.into());
     }
-    candidates.iter().find_map(|p| {
-        std::fs::read_to_string(p)
-            .ok()
-            .filter(|t| t.len() < 8 << 20)
-    })
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .or_else(|| Some(PathBuf::from("/etc/ssl/certs")).filter(|d| d.is_dir()))
 }
