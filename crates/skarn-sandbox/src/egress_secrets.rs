@@ -99,18 +99,20 @@ impl RunSecrets {
         }
     }
 
-    /// The run CA's certificate for the private home `home`:
-    /// `(path, contents)` (the bundle is planned by [`RunSecrets::attach`]).
-    pub fn home_files(&self, home: &Path) -> Vec<(PathBuf, String)> {
-        vec![(
-            home.join(CA_DIR).join("run-ca.pem"),
-            self.ca.cert_pem.clone(),
-        )]
+    /// Name secret `name`'s placeholder variable `var` instead (a gateway
+    /// server's `env = { VAR = { secret = "name" } }`).
+    pub fn rename_env(specs: &mut [SecretSpec], name: &str, var: &str) {
+        for s in specs.iter_mut().filter(|s| s.name == name) {
+            s.env = var.to_string();
+        }
     }
 
     /// Hand the secrets to the planned proxy and set the command's
-    /// variables: each secret's placeholder, and the CA variables.
-    pub fn attach(self, plan: &mut Plan, home: &Path) -> Result<(), String> {
+    /// variables: each secret's placeholder, and the CA variables naming
+    /// the run CA's certificate and the bundle, which init writes into
+    /// `dir` (a directory the command sees at the same path: the private
+    /// home's [`CA_DIR`], a gateway server's state directory).
+    pub fn attach(self, plan: &mut Plan, dir: &Path) -> Result<(), String> {
         let Some(e) = plan.egress.as_mut() else {
             return Err(
                 "secrets need the egress proxy, which needs a network namespace (not \
@@ -118,13 +120,17 @@ impl RunSecrets {
                     .into(),
             );
         };
-        let dir = home.join(CA_DIR);
         let bundle = dir.join("ca-bundle.pem").display().to_string();
         let ca = dir.join("run-ca.pem").display().to_string();
+        // Written at every start (a state directory keeps an older run's).
+        plan.fs.push(crate::plan::FsOp::Bundle {
+            path: dir.join("run-ca.pem"),
+            system: PathBuf::new(),
+            extra: self.ca.cert_pem.clone(),
+        });
         plan.fs.push(crate::plan::FsOp::Bundle {
             path: dir.join("ca-bundle.pem"),
-            system: system_bundle()
-                .unwrap_or_else(|| PathBuf::from("/etc/ssl/certs/ca-certificates.crt")),
+            system: system_bundle().unwrap_or_default(),
             extra: self.ca.cert_pem.clone(),
         });
         let env = &mut plan.set_env;
@@ -156,6 +162,9 @@ impl RunSecrets {
 /// all; empty when unreadable. Ends with a newline unless empty.
 pub fn read_system_bundle(root: &Path, p: &Path) -> String {
     const MAX: usize = 8 << 20;
+    if p.as_os_str().is_empty() {
+        return String::new();
+    }
     let mut files: Vec<PathBuf> = match std::fs::read_dir(under(root, p)) {
         Ok(rd) => rd
             .flatten()

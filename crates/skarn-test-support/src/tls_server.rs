@@ -74,13 +74,13 @@ impl Default for TestCa {
 impl TestCa {
     /// A fresh CA.
     pub fn new() -> TestCa {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let key = KeyPair::generate().expect("test TLS server");
+        let mut p = CertificateParams::new(Vec::<String>::new()).expect("test TLS server");
         p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         p.distinguished_name
             .push(rcgen::DnType::CommonName, "skarn test CA");
-        let cert = p.self_signed(&key).unwrap();
+        let cert = p.self_signed(&key).expect("test TLS server");
         TestCa {
             cert_pem: cert.pem(),
             issuer: Issuer::new(p, key),
@@ -88,10 +88,10 @@ impl TestCa {
     }
 
     fn leaf(&self, names: &[&str]) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
-        let key = KeyPair::generate().unwrap();
+        let key = KeyPair::generate().expect("test TLS server");
         let p = CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-            .unwrap();
-        let cert = p.signed_by(&key, &self.issuer).unwrap();
+            .expect("test TLS server");
+        let cert = p.signed_by(&key, &self.issuer).expect("test TLS server");
         (
             vec![cert.der().clone()],
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
@@ -119,13 +119,13 @@ impl TlsServer {
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()
-        .unwrap()
+        .expect("test TLS server")
         .with_no_client_auth()
         .with_single_cert(chain, key)
-        .unwrap();
+        .expect("test TLS server");
         let cfg = Arc::new(cfg);
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
+        let l = TcpListener::bind("127.0.0.1:0").expect("test TLS server");
+        let port = l.local_addr().expect("test TLS server").port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let handler: Handler = Arc::new(handler);
         let s2 = seen.clone();
@@ -147,7 +147,7 @@ impl TlsServer {
 
     /// Every request received so far.
     pub fn seen(&self) -> Vec<Request> {
-        self.seen.lock().unwrap().clone()
+        self.seen.lock().expect("test TLS server").clone()
     }
 
     /// Everything received so far as one text (heads and bodies).
@@ -215,7 +215,7 @@ fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {
             head: head.clone(),
             body,
         };
-        seen.lock().unwrap().push(req.clone());
+        seen.lock().expect("test TLS server").push(req.clone());
         let resp = handler(&req);
         let mut out = format!(
             "HTTP/1.1 {}\r\nContent-Length: {}\r\n",

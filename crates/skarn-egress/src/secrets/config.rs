@@ -362,8 +362,7 @@ mod tests {
         let d = std::env::temp_dir().join(format!("skarn-sec-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("tok"), "file-token-123456\n").unwrap();
-        let text = format!(
-            r#"
+        let text = r#"
 [run]
 secrets = ["f"]
 net = "deny"
@@ -378,9 +377,8 @@ env = "C_TOK"
 file = "~/tok"
 from_env = "X"
 hosts = ["api.test"]
-"#
-        );
-        let c = SecretsConfig::parse(&text, "cfg").unwrap();
+"#;
+        let c = SecretsConfig::parse(text, "cfg").unwrap();
         assert_eq!(c.run_secrets, vec!["f".to_string()]);
         let got = c
             .resolve_granted(&["c".into(), "f".into()], Some(&d))

@@ -371,9 +371,6 @@ fn run_confined(
     {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
-        if let Some(s) = &secrets {
-            policy.home_files.extend(s.home_files(&h));
-        }
     }
     let secrets_home = match (&secrets, home()) {
         (None, _) => None,
@@ -405,7 +402,8 @@ fn run_confined(
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
-        s.attach(&mut plan, &h).map_err(|e| anyhow::anyhow!(e))?;
+        let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
+        s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
     }
     plan.report.removed_env = removed;
     plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);
