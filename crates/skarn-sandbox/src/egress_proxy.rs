@@ -32,6 +32,12 @@ fn resolver_files() -> Vec<PathBuf> {
 
 pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> ! {
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    if !plan.secrets.is_empty() {
+        // It holds the secrets' values and the CA key: no core dump, and
+        // no same-user process may read its memory.
+        // SAFETY: prctl with integer arguments only.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    }
     // SAFETY: getppid/signal take integers only.
     unsafe {
         if libc::getppid() != parent {
