@@ -323,3 +323,80 @@ fn git_push_over_https_with_the_placeholder_in_the_url() {
     assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "one");
     assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
 }
+
+/// Static files under `root`, only with Basic `me:<value>`.
+fn index_with_password(root: PathBuf) -> impl Fn(&Request) -> Response + Send + Sync + 'static {
+    move |r| {
+        use base64::Engine;
+        let want = base64::engine::general_purpose::STANDARD.encode(format!("me:{REAL}"));
+        if r.header("authorization") != Some(&*format!("Basic {want}")) {
+            return Response {
+                status: "401 Unauthorized".into(),
+                headers: vec![("WWW-Authenticate".into(), "Basic realm=\"t\"".into())],
+                body: b"auth\n".to_vec(),
+            };
+        }
+        let rel = r
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("/")
+            .trim_start_matches('/');
+        let mut p = root.join(rel);
+        if p.is_dir() {
+            p = p.join("index.html");
+        }
+        match std::fs::read(&p) {
+            Ok(b) if !rel.contains("..") => {
+                let mut resp = Response::ok(b);
+                if p.extension().is_some_and(|e| e == "html") {
+                    resp.headers
+                        .push(("Content-Type".into(), "text/html".into()));
+                }
+                resp
+            }
+            _ => Response {
+                status: "404 Not Found".into(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            },
+        }
+    }
+}
+
+#[test]
+fn pip_installs_from_an_index_with_a_password_in_its_url() {
+    let has_pip = Command::new("/usr/bin/python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pip {
+        eprintln!("SKIPPED: /usr/bin/python3 has no pip");
+        return;
+    }
+    let t = TempDir::new("sec-pip");
+    let (ca, ca_file) = setup(&t);
+    let served = t.dir("served");
+    crate::run_egress::make_index(&served);
+    let srv = TlsServer::start(&ca, &["localhost"], index_with_password(served));
+    let home = home_with_secrets(&t, srv.port, 1);
+    let ws = t.dir("ws");
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; /usr/bin/python3 -m pip install -q --no-cache-dir \
+         --disable-pip-version-check --break-system-packages --target out \
+         --index-url \"https://me:$TOKEN@localhost:{}/simple\" egressdemo 2>&1 \
+         && PYTHONPATH=out /usr/bin/python3 -c 'import egressdemo; print(egressdemo.VALUE)'",
+        srv.port
+    );
+    let o = run(
+        &ws,
+        &home,
+        &ca_file,
+        &["--secret", "tok", "--net", &net],
+        &script,
+    );
+    assert_eq!(code(&o), 0, "{}\n{}", out(&o), err(&o));
+    assert!(out(&o).contains("egress-pip-ok"), "{}", out(&o));
+    assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
+}
