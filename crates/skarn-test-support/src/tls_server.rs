@@ -217,19 +217,33 @@ fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {
         };
         seen.lock().expect("test TLS server").push(req.clone());
         let resp = handler(&req);
-        let mut out = format!(
-            "HTTP/1.1 {}\r\nContent-Length: {}\r\n",
-            resp.status,
-            resp.body.len()
-        );
+        // A handler asking for `Transfer-Encoding: chunked` gets its body
+        // in 5-byte chunks (so a value is split across them).
+        let chunked = resp
+            .headers
+            .iter()
+            .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v == "chunked");
+        let mut out = format!("HTTP/1.1 {}\r\n", resp.status);
+        if !chunked {
+            out.push_str(&format!("Content-Length: {}\r\n", resp.body.len()));
+        }
         for (n, v) in &resp.headers {
             out.push_str(&format!("{n}: {v}\r\n"));
         }
         out.push_str("\r\n");
+        let mut body = Vec::new();
+        if chunked {
+            for c in resp.body.chunks(5) {
+                body.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                body.extend_from_slice(c);
+                body.extend_from_slice(b"\r\n");
+            }
+            body.extend_from_slice(b"0\r\n\r\n");
+        } else {
+            body = resp.body;
+        }
         let w = r.get_mut();
-        if w.write_all(out.as_bytes()).is_err()
-            || w.write_all(&resp.body).is_err()
-            || w.flush().is_err()
+        if w.write_all(out.as_bytes()).is_err() || w.write_all(&body).is_err() || w.flush().is_err()
         {
             return;
         }

@@ -38,6 +38,11 @@ fn handler(redirect_to: String) -> impl Fn(&skarn_test_support::tls_server::Requ
                 headers: vec![("X-Echo".into(), auth.clone())],
                 body: format!("you sent: {auth}\n").into_bytes(),
             },
+            "/echo-chunked" => Response {
+                status: "200 OK".into(),
+                headers: vec![("Transfer-Encoding".into(), "chunked".into())],
+                body: format!("you sent: {auth} and again {auth}\n").into_bytes(),
+            },
             "/redirect" => Response {
                 status: "302 Found".into(),
                 headers: vec![("Location".into(), redirect_to.clone())],
@@ -299,4 +304,108 @@ except Exception as e:
     assert!(!out.contains("200 OK"), "{out}");
     assert!(s.a.seen().is_empty(), "{}", s.a.seen_text());
     let _ = Path::new("/");
+}
+
+#[test]
+fn a_chunked_echo_split_across_chunks_is_scrubbed() {
+    if curl_missing() {
+        return;
+    }
+    let s = setup();
+    let hdr = format!("Authorization: Bearer {}", s.ph_a);
+    let (out, err) = s.curl(&[
+        "-H",
+        &hdr,
+        &format!("https://api.test:{}/echo-chunked", s.a.port),
+    ]);
+    assert_eq!(
+        out,
+        format!("you sent: Bearer {p} and again Bearer {p}\n", p = s.ph_a),
+        "{err}"
+    );
+    assert!(s.a.seen_text().contains(A_REAL));
+}
+
+/// Raw request bytes through a CONNECT tunnel to `host:port`, TLS with
+/// server name `sni` (certificates not checked: the attacker's client).
+fn raw(s: &Setup, host: &str, port: u16, sni: &str, request: &str) -> String {
+    let p = s.proxy.as_ref().unwrap().http;
+    let script = format!(
+        r#"
+import socket, ssl, sys
+s = socket.create_connection(("127.0.0.1", {p}))
+s.settimeout(10)
+s.sendall(b"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n")
+assert s.recv(4096).startswith(b"HTTP/1.1 200")
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+out = b""
+try:
+    t = ctx.wrap_socket(s, server_hostname="{sni}")
+    t.sendall(sys.argv[1].encode().decode("unicode_escape").encode("latin-1"))
+    while True:
+        b = t.recv(65536)
+        if not b:
+            break
+        out += b
+except Exception as e:
+    out += ("closed " + type(e).__name__).encode()
+print(out.decode("latin-1"))
+"#
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script, request])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn smuggled_requests_over_the_wire_get_no_value() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    let s = setup();
+    let (a, b, ph) = (s.a.port, s.b.port, s.ph_a.clone());
+    let auth = format!("Authorization: Bearer {ph}");
+    for req in [
+        // Two Host headers, the second naming another host.
+        format!(
+            "GET /echo HTTP/1.1\\r\\nHost: api.test:{a}\\r\\nHost: other.test:{b}\\r\\n{auth}\\r\\n\\r\\n"
+        ),
+        // Absolute-form naming another host.
+        format!(
+            "GET https://other.test:{b}/echo HTTP/1.1\\r\\nHost: api.test:{a}\\r\\n{auth}\\r\\n\\r\\n"
+        ),
+        // A folded header line carrying the placeholder.
+        format!("GET /echo HTTP/1.1\\r\\nHost: api.test:{a}\\r\\nX-A: 1\\r\\n {auth}\\r\\n\\r\\n"),
+        // Length and chunked together, a second request hidden in the body.
+        format!(
+            "POST /x HTTP/1.1\\r\\nHost: api.test:{a}\\r\\nContent-Length: 4\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\nGET /echo HTTP/1.1\\r\\nHost: other.test:{b}\\r\\n{auth}\\r\\n\\r\\n"
+        ),
+        // An HTTP/2 connection preface.
+        "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n".to_string(),
+    ] {
+        let out = raw(&s, "api.test", a, "api.test", &req);
+        assert!(!out.contains(A_REAL), "{out}");
+        assert!(
+            out.contains("400 Bad Request") || out.contains("closed"),
+            "{req}: {out}"
+        );
+    }
+    // After one good request on a kept-alive connection, a second one
+    // naming another host is refused too.
+    let two = format!(
+        "GET /echo HTTP/1.1\\r\\nHost: api.test:{a}\\r\\n{auth}\\r\\n\\r\\nGET /echo HTTP/1.1\\r\\nHost: other.test:{b}\\r\\n{auth}\\r\\n\\r\\n"
+    );
+    let out = raw(&s, "api.test", a, "api.test", &two);
+    assert!(out.contains(&format!("you sent: Bearer {ph}")), "{out}");
+    assert!(out.contains("400 Bad Request"), "{out}");
+    assert!(!out.contains(A_REAL));
+    assert!(s.b.seen().is_empty());
+    // Only the one good request reached a, with the value.
+    let seen = s.a.seen();
+    assert_eq!(seen.len(), 1, "{}", s.a.seen_text());
 }
