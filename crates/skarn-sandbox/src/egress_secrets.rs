@@ -51,6 +51,67 @@ impl RunSecrets {
         Ok(Some(RunSecrets { specs, ca }))
     }
 
+    /// Where the user's dotfiles held a granted value, the same setting
+    /// with the placeholder: lines to add to the sanitised copies
+    /// (`~/.npmrc`: `//host/:_authToken=...` and the like) and variables
+    /// (`PIP_INDEX_URL`/`PIP_EXTRA_INDEX_URL` for a pip index URL with the
+    /// value as its password; an INI section cannot be appended to).
+    pub fn dotfile_placeholders(
+        &self,
+        home: &Path,
+    ) -> (Vec<(PathBuf, String)>, Vec<(String, String)>) {
+        let read = |rel: &str| {
+            let p = home.join(rel);
+            std::fs::metadata(&p)
+                .ok()
+                .filter(|m| m.is_file() && m.len() < 1 << 20)
+                .and_then(|_| std::fs::read_to_string(&p).ok())
+                .map(|t| (p, t))
+        };
+        let mut lines = Vec::new();
+        let mut vars = Vec::new();
+        if let Some((p, text)) = read(".npmrc") {
+            for l in text.lines() {
+                if let Some(r) = self.with_placeholders(l.trim()) {
+                    lines.push((p.clone(), r));
+                }
+            }
+        }
+        for rel in [".config/pip/pip.conf", ".pip/pip.conf"] {
+            let Some((_, text)) = read(rel) else { continue };
+            for l in text.lines() {
+                let Some((k, v)) = l.split_once(['=', ':']) else {
+                    continue;
+                };
+                let var = match k.trim() {
+                    "index-url" | "index_url" => "PIP_INDEX_URL",
+                    "extra-index-url" | "extra_index_url" => "PIP_EXTRA_INDEX_URL",
+                    _ => continue,
+                };
+                if let Some(r) = self.with_placeholders(v.trim())
+                    && !vars.iter().any(|(n, _): &(String, String)| n == var)
+                {
+                    vars.push((var.to_string(), r));
+                }
+            }
+        }
+        (lines, vars)
+    }
+
+    /// `text` with each value replaced by its placeholder, if it held one.
+    fn with_placeholders(&self, text: &str) -> Option<String> {
+        if !self.holds_value(text.as_bytes()) {
+            return None;
+        }
+        let mut t = text.to_string();
+        for s in &self.specs {
+            if !s.value.is_empty() {
+                t = t.replace(s.value.as_str(), &s.placeholder);
+            }
+        }
+        Some(t)
+    }
+
     /// Whether `text` holds one of the values.
     pub fn holds_value(&self, text: &[u8]) -> bool {
         self.specs.iter().any(|s| {

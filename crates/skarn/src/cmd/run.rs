@@ -372,6 +372,24 @@ fn run_confined(
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
     }
+    // Where the user's dotfiles held a granted value: the placeholder.
+    let mut dot_vars = Vec::new();
+    if let (Some(s), Some(h), true) = (&secrets, home(), policy.private_home) {
+        let (lines, vars) = s.dotfile_placeholders(&h);
+        for (path, line) in lines {
+            match policy.home_files.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, text)) => {
+                    if !text.is_empty() && !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                None => policy.home_files.push((path, format!("{line}\n"))),
+            }
+        }
+        dot_vars = vars;
+    }
     let secrets_home = match (&secrets, home()) {
         (None, _) => None,
         (Some(_), Some(h)) if policy.private_home => Some(h),
@@ -404,6 +422,7 @@ fn run_confined(
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
         let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
+        plan.set_env.extend(dot_vars);
     }
     plan.report.removed_env = removed;
     plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);

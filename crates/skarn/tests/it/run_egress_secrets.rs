@@ -400,3 +400,44 @@ fn pip_installs_from_an_index_with_a_password_in_its_url() {
     assert!(out(&o).contains("egress-pip-ok"), "{}", out(&o));
     assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
 }
+
+#[test]
+fn dotfiles_hold_the_placeholder_where_the_users_held_the_value() {
+    let t = TempDir::new("sec-dot");
+    let (_ca, ca_file) = setup(&t);
+    let home = home_with_secrets(&t, 4443, 1);
+    std::fs::write(
+        home.join(".npmrc"),
+        format!("registry=https://localhost:4443/\n//localhost:4443/:_authToken={REAL}\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".config/pip")).unwrap();
+    std::fs::write(
+        home.join(".config/pip/pip.conf"),
+        format!("[global]\nindex-url = https://me:{REAL}@localhost:4443/simple\n"),
+    )
+    .unwrap();
+    let ws = t.dir("ws");
+    let o = run(
+        &ws,
+        &home,
+        &ca_file,
+        &["--secret", "tok"],
+        "echo \"token-var=$TOKEN\"; cat ~/.npmrc; echo \"pip=$PIP_INDEX_URL\"",
+    );
+    let stdout = out(&o);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let ph = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("token-var="))
+        .unwrap();
+    assert!(
+        stdout.contains(&format!("//localhost:4443/:_authToken={ph}\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("pip=https://me:{ph}@localhost:4443/simple")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains(REAL) && !err(&o).contains(REAL));
+}
