@@ -102,7 +102,12 @@ pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16,
         .await;
         return;
     }
-    let Some((up, key)) = crate::http::open_or_reply(&mut s, sh, &shown, port).await else {
+    // `open_or_reply` takes the host as a client writes it (no brackets).
+    let bare = match &t {
+        Target::Ip(ip) => ip.to_string(),
+        Target::Name(n) => n.clone(),
+    };
+    let Some((up, key)) = crate::http::open_or_reply(&mut s, sh, &bare, port).await else {
         return;
     };
     let Some(name) = server_name(&t) else {
