@@ -156,7 +156,7 @@ fn main() {
         ));
     }
     std::fs::write(&small_cfg, cfg).unwrap();
-    let rounds = 5;
+    let rounds = 3;
     let mut big_mibs = vec![Vec::new(); 3];
     let mut small_ms = vec![Vec::new(); 3];
     let mut ttfb_ms = vec![Vec::new(); 3];

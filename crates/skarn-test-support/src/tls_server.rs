@@ -134,6 +134,7 @@ impl TlsServer {
                 let Ok(c) = c else { continue };
                 let (cfg, seen, handler) = (cfg.clone(), s2.clone(), handler.clone());
                 std::thread::spawn(move || {
+                    let _ = c.set_nodelay(true);
                     let Ok(conn) = rustls::ServerConnection::new(cfg) else {
                         return;
                     };
@@ -242,9 +243,11 @@ fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {
         } else {
             body = resp.body;
         }
+        // One write: head and body leave together (no Nagle wait between).
+        let mut all = out.into_bytes();
+        all.extend_from_slice(&body);
         let w = r.get_mut();
-        if w.write_all(out.as_bytes()).is_err() || w.write_all(&body).is_err() || w.flush().is_err()
-        {
+        if w.write_all(&all).is_err() || w.flush().is_err() {
             return;
         }
         if get("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {

@@ -42,15 +42,16 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         if self.pos > 0 && self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
-        } else if self.pos > 32 * 1024 {
+        } else if self.pos > 64 * 1024 {
             self.buf.drain(..self.pos);
             self.pos = 0;
         }
-        let mut tmp = [0u8; 16 * 1024];
-        let n = tokio::time::timeout(self.idle, self.inner.read(&mut tmp))
+        // Read into the buffer itself (a 64 KiB array here would make
+        // every future above this one that much larger).
+        self.buf.reserve(64 * 1024);
+        let n = tokio::time::timeout(self.idle, self.inner.read_buf(&mut self.buf))
             .await
             .map_err(|_| timed_out())??;
-        self.buf.extend_from_slice(&tmp[..n]);
         Ok(n)
     }
 

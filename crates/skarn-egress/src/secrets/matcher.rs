@@ -211,7 +211,13 @@ fn host_matches(hosts: &[Pattern], t: &Target, port: u16) -> bool {
 
 /// Whether `needle` occurs in `hay`.
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty()
+        && hay.len() >= needle.len()
+        && hay
+            .iter()
+            .enumerate()
+            .take(hay.len() - needle.len() + 1)
+            .any(|(i, b)| *b == needle[0] && hay[i..].starts_with(needle))
 }
 
 /// Replace every `from` in `buf` by `to` (same length), in place.
@@ -220,11 +226,18 @@ pub(crate) fn replace_same_len(buf: &mut [u8], from: &[u8], to: &[u8]) {
     if from.is_empty() || from.len() != to.len() || buf.len() < from.len() {
         return;
     }
+    let (first, n) = (from[0], from.len());
     let mut i = 0;
-    while i + from.len() <= buf.len() {
-        if &buf[i..i + from.len()] == from {
-            buf[i..i + from.len()].copy_from_slice(to);
-            i += from.len();
+    while i + n <= buf.len() {
+        // Skip to the next candidate by its first byte (a tight loop the
+        // compiler vectorises), then compare the rest.
+        match buf[i..=buf.len() - n].iter().position(|b| *b == first) {
+            None => return,
+            Some(k) => i += k,
+        }
+        if &buf[i..i + n] == from {
+            buf[i..i + n].copy_from_slice(to);
+            i += n;
         } else {
             i += 1;
         }
