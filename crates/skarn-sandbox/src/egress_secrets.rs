@@ -16,6 +16,9 @@ use crate::policy::{HostList, NetPolicy};
 /// are put in the private home.
 pub const CA_DIR: &str = ".cache/skarn-run";
 
+/// A variable: (name, value).
+pub type EnvVar = (String, String);
+
 /// Variables pointing tools at a CA bundle (system roots and the run CA).
 const BUNDLE_VARS: &[&str] = &[
     "SSL_CERT_FILE",
@@ -56,10 +59,7 @@ impl RunSecrets {
     /// (`~/.npmrc`: `//host/:_authToken=...` and the like) and variables
     /// (`PIP_INDEX_URL`/`PIP_EXTRA_INDEX_URL` for a pip index URL with the
     /// value as its password; an INI section cannot be appended to).
-    pub fn dotfile_placeholders(
-        &self,
-        home: &Path,
-    ) -> (Vec<(PathBuf, String)>, Vec<(String, String)>) {
+    pub fn dotfile_placeholders(&self, home: &Path) -> (Vec<(PathBuf, String)>, Vec<EnvVar>) {
         let read = |rel: &str| {
             let p = home.join(rel);
             std::fs::metadata(&p)
