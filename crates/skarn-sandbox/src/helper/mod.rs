@@ -40,7 +40,6 @@ mod target;
 mod ws_entries;
 
 use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::plan::{FsOp, NsFallback, Plan};
@@ -72,13 +71,16 @@ pub fn helper_main() -> i32 {
     };
     // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
     unsafe { std::env::remove_var(PLAN_ENV) };
-    let plan: Plan = match serde_json::from_slice(raw.as_bytes()) {
+    // The text may hold secrets' values (issue 27): zeroed once parsed.
+    let raw = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(raw));
+    let plan: Plan = match serde_json::from_slice(&raw) {
         Ok(p) => p,
         Err(e) => {
             err_line(&format!("internal: bad sandbox plan: {e}"));
             return EXIT_SETUP;
         }
     };
+    drop(raw);
     run(plan)
 }
 
