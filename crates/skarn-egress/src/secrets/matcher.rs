@@ -57,6 +57,10 @@ fn ambiguous_path(path: &str) -> bool {
     l.contains("%2e")
         || l.contains("%2f")
         || l.contains("%5c")
+        // Double encoding, matrix parameters (`..;/`), fragments.
+        || l.contains("%25")
+        || l.contains(';')
+        || l.contains('#')
         || l.contains('\\')
         || l.contains("//")
         || l.split('/').any(|seg| seg == "." || seg == "..")
@@ -159,7 +163,7 @@ impl Bindings {
             return Err(format!("method {method} is not bound"));
         }
         if !c.paths.is_empty() {
-            let p = path.split(['?', '#']).next().unwrap_or("");
+            let p = path.split('?').next().unwrap_or("");
             if ambiguous_path(p) {
                 return Err("the path has dot segments or encoded separators".into());
             }

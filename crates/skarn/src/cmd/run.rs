@@ -299,7 +299,16 @@ fn whole_mib(s: &str) -> Result<u64, String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (policy, provenance) = build_policy(&args)?;
-    let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    let (mut env, mut removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    // Sources of configured secrets, granted or not (issue 27).
+    let sources = crate::cmd::run_secrets::source_variables(home().as_deref());
+    env.retain(|(k, _)| {
+        let drop = k.to_str().is_some_and(|k| sources.iter().any(|s| s == k));
+        if drop {
+            removed.push(k.to_string_lossy().into_owned());
+        }
+        !drop
+    });
     if args.no_sandbox {
         if !args.secret.is_empty() {
             anyhow::bail!("--secret needs the sandbox: it cannot be used with --no-sandbox");

@@ -46,3 +46,16 @@ pub fn resolve(
     };
     Ok(cfg.resolve_granted(flags, home)?)
 }
+
+/// The `from_env` variables of every secret the user configured, granted
+/// or not: a declared secret's source variable never reaches a command.
+pub fn source_variables(home: Option<&Path>) -> Vec<String> {
+    home.and_then(|h| SecretsConfig::load(&user_file(h)).ok())
+        .map(|c| {
+            c.secrets
+                .values()
+                .filter_map(|s| s.from_env.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -441,3 +441,17 @@ fn dotfiles_hold_the_placeholder_where_the_users_held_the_value() {
     );
     assert!(!stdout.contains(REAL) && !err(&o).contains(REAL));
 }
+
+/// Finding F3 (atk27): a configured secret's source variable never reaches
+/// a run, even one the secret is not granted to.
+#[test]
+fn an_ungranted_secrets_source_variable_is_not_passed_in() {
+    let t = TempDir::new("sec-ungranted");
+    let (_ca, ca_file) = setup(&t);
+    let home = home_with_secrets(&t, 4443, 1);
+    let ws = t.dir("ws");
+    let o = run(&ws, &home, &ca_file, &[], "env");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!out(&o).contains(ENV_REAL), "{}", out(&o));
+    assert!(!out(&o).contains("PLAIN_SETTING_X"));
+}
