@@ -57,7 +57,6 @@ where
     let (ur, mut uw) = tokio::io::split(upstream);
     let mut cr = Reader::new(cr, idle);
     let mut ur = Reader::new(ur, idle);
-    let mut scrub = Scrubber::new(ic.bindings.echo_pairs());
     loop {
         let head = match cr.head().await {
             Ok(Some(h)) => h,
@@ -107,9 +106,16 @@ where
             cx.sh
                 .secret_event(ic.bindings.name(*f), cx.key, &req.method, &req.path, None);
         }
-        for (real, ph) in &req.pairs {
-            scrub.add(real.clone(), ph.clone());
+        if !ic.remember(&req.pairs) {
+            answer(
+                &mut cw,
+                "403 Forbidden",
+                "skarn: secret: too many distinct credential headers in this run\n",
+            )
+            .await;
+            break;
         }
+        let mut scrub = ic.scrubber();
         if put(&mut uw, &req.head, cx, true).await.is_err() {
             break;
         }

@@ -25,6 +25,10 @@ use crate::server::Shared;
 /// What the proxy needs to terminate TLS for bound hosts.
 pub struct Interceptor {
     pub(crate) bindings: Bindings,
+    /// Header values the proxy made (value inside) and what the client
+    /// sent, for the whole run: a bound host that stores a header and
+    /// shows it later, on another connection, is scrubbed too.
+    produced: std::sync::Mutex<scrub::Pairs>,
     leaves: LeafMaker,
     upstream: Arc<ClientConfig>,
 }
@@ -73,10 +77,45 @@ impl Interceptor {
                 .with_no_client_auth();
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Interceptor {
+            produced: std::sync::Mutex::new(Vec::new()),
             bindings,
             leaves: LeafMaker::new(ca)?,
             upstream: Arc::new(cfg),
         })
+    }
+}
+
+/// Header values the proxy may make in one run; past it, requests that
+/// would need a new one are refused (they could not be scrubbed).
+const MAX_PRODUCED: usize = 4096;
+
+impl Interceptor {
+    /// Remember produced header values; `false` when the bound is reached.
+    pub(crate) fn remember(&self, pairs: &scrub::Pairs) -> bool {
+        let mut p = self.produced.lock().unwrap_or_else(|e| e.into_inner());
+        for (real, ph) in pairs {
+            if p.iter().any(|(r, _)| r == real) {
+                continue;
+            }
+            if p.len() >= MAX_PRODUCED {
+                return false;
+            }
+            p.push((real.clone(), ph.clone()));
+        }
+        true
+    }
+
+    /// A scrubber for one response: the values and every produced header.
+    pub(crate) fn scrubber(&self) -> scrub::Scrubber {
+        let mut pairs = self.bindings.echo_pairs();
+        pairs.extend(
+            self.produced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        scrub::Scrubber::new(pairs)
     }
 }
 

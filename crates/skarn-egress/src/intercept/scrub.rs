@@ -30,14 +30,6 @@ impl Scrubber {
         }
     }
 
-    /// Add a pair (a header value the proxy made, mapped back).
-    pub(crate) fn add(&mut self, real: Zeroizing<Vec<u8>>, placeholder: Vec<u8>) {
-        if real.len() == placeholder.len() && !real.is_empty() && self.pairs.len() < 64 {
-            self.keep = self.keep.max(real.len() - 1);
-            self.pairs.push((real, placeholder));
-        }
-    }
-
     /// Scrub a whole buffer in place (a response head).
     pub(crate) fn all(&self, buf: &mut [u8]) {
         for (r, p) in &self.pairs {

@@ -409,3 +409,56 @@ fn smuggled_requests_over_the_wire_get_no_value() {
     let seen = s.a.seen();
     assert_eq!(seen.len(), 1, "{}", s.a.seen_text());
 }
+
+/// Finding F5 (atk27): a Basic header the proxy made, stored by the bound
+/// host and shown later on another connection, comes back scrubbed.
+#[test]
+fn a_stored_basic_header_read_back_on_another_connection_is_scrubbed() {
+    if curl_missing() {
+        return;
+    }
+    let mut s = setup();
+    let stored = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let st = stored.clone();
+    let test_ca = TestCa::new();
+    let srv = TlsServer::start(&test_ca, &["api.test"], move |r| {
+        if r.path == "/store" {
+            *st.lock().unwrap() = r.header("authorization").unwrap_or("").to_string();
+        }
+        Response::ok(st.lock().unwrap().clone())
+    });
+    // A proxy bound to this server.
+    let sa = spec("alpha", A_REAL, format!("api.test:{}", srv.port));
+    let ph = sa.placeholder.clone();
+    let ca = make_run_ca(&sa.hosts).unwrap();
+    let ic = Interceptor::with_upstream_roots(&[sa], &ca, &test_ca.cert_pem).unwrap();
+    let lo = vec!["127.0.0.1".parse().unwrap()];
+    let allow = [
+        format!("api.test:{}", srv.port),
+        format!("127.0.0.1:{}", srv.port),
+    ];
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let proxy = start_proxy_with(
+        &allow,
+        Resolver::system().with_override("api.test", lo),
+        Limits::default(),
+        2,
+        Some(ic),
+    );
+    std::fs::write(&s.bundle, format!("{}{}", ca.cert_pem, test_ca.cert_pem)).unwrap();
+    let old = s.proxy.replace(proxy);
+    drop(old.map(|p| p.report()));
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("u:{ph}"));
+    let hdr = format!("Authorization: Basic {basic}");
+    let (_, err) = s.curl(&["-H", &hdr, &format!("https://api.test:{}/store", srv.port)]);
+    assert!(
+        stored
+            .lock()
+            .unwrap()
+            .contains(&base64::engine::general_purpose::STANDARD.encode(format!("u:{A_REAL}"))),
+        "{err}"
+    );
+    let (out, err) = s.curl(&[&format!("https://api.test:{}/fetch", srv.port)]);
+    assert_eq!(out, format!("Basic {basic}"), "{err}");
+}
