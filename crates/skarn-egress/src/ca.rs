@@ -73,9 +73,30 @@ fn ca_params(hosts: &[Pattern]) -> Result<CertificateParams, CaError> {
             )),
         }
     }
+    // A constraint binds only its own name form: forms no pattern names
+    // are closed too (every address excluded, a name that cannot exist).
+    let mut excluded = Vec::new();
+    if !permitted
+        .iter()
+        .any(|g| matches!(g, GeneralSubtree::IpAddress(_)))
+    {
+        for any in ["0.0.0.0", "::"] {
+            if let Ok(ip) = any.parse() {
+                excluded.push(GeneralSubtree::IpAddress(CidrSubnet::from_addr_prefix(
+                    ip, 0,
+                )));
+            }
+        }
+    }
+    if !permitted
+        .iter()
+        .any(|g| matches!(g, GeneralSubtree::DnsName(_)))
+    {
+        permitted.push(GeneralSubtree::DnsName("invalid".into()));
+    }
     p.name_constraints = Some(NameConstraints {
         permitted_subtrees: permitted,
-        excluded_subtrees: Vec::new(),
+        excluded_subtrees: excluded,
     });
     let now = time::OffsetDateTime::now_utc();
     p.not_before = now - time::Duration::hours(1);
