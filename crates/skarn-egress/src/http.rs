@@ -61,6 +61,10 @@ pub(crate) fn split_authority(a: &str, default_port: Option<u16>) -> Option<(Str
     (!host.is_empty()).then(|| (host.to_string(), port))
 }
 
+pub(crate) async fn reply_plain(s: &mut TcpStream, status: &str, body: &str) {
+    reply(s, status, body).await
+}
+
 async fn reply(s: &mut TcpStream, status: &str, body: &str) {
     let msg = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -80,7 +84,7 @@ async fn refuse(s: &mut TcpStream, sh: &Shared, host: &str, port: u16, d: Denial
     .await;
 }
 
-async fn open_or_reply(
+pub(crate) async fn open_or_reply(
     s: &mut TcpStream,
     sh: &Shared,
     host: &str,
@@ -148,6 +152,14 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
             .await;
             return;
         };
+        // A host a secret is bound to: the TLS-terminating path.
+        if let Some(ic) = sh.secrets.as_deref()
+            && let Some(t) = Target::parse(&host)
+            && ic.bindings.binds(&t, port)
+        {
+            crate::intercept::connect(s, sh, t, port, !rest.is_empty()).await;
+            return;
+        }
         let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
             return;
         };
@@ -223,6 +235,24 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
             refuse(&mut s, sh, &host, port, Denial::HostMismatch(h.clone())).await;
             return;
         }
+    }
+    // A placeholder in plain HTTP is never replaced (the value would
+    // cross the network in clear): the request is refused and recorded.
+    if let Some(ic) = sh.secrets.as_deref()
+        && let Some(f) = ic.bindings.find(&buf[..head_len]).first()
+    {
+        let name = ic.bindings.name(*f);
+        let shown = crate::server::printable(&host);
+        let p = path.split(['?', '#']).next().unwrap_or("");
+        let why = "plain HTTP: placeholders are replaced only on the TLS path";
+        sh.secret_event(name, &format!("{shown}:{port}"), method, p, Some(why));
+        reply(
+            &mut s,
+            "403 Forbidden",
+            &format!("skarn: secret {name} was not sent to {shown}:{port}: {why}\n"),
+        )
+        .await;
+        return;
     }
     let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
         return;

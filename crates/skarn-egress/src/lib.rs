@@ -15,29 +15,38 @@
 //!   namespace, to the exact address it checked; [`Limits`] bound the
 //!   connections at once and the bytes of the whole run (taken before
 //!   they are forwarded);
+//! - [`secrets`]: secrets bound to hosts: for those hosts the proxy
+//!   terminates TLS with the run's CA ([`ca`]), verifies the real server,
+//!   replaces placeholders by values only where a secret may go, scrubs
+//!   echoed values from responses, and records each use and refusal;
 //! - [`registries`]: package-registry hosts of the active toolchains, read
 //!   from each tool's own configuration and defaults.
 
 pub mod addr;
+pub mod ca;
 mod error;
 mod http;
 mod link;
+mod intercept;
 mod pattern;
 pub mod registries;
 mod relay;
 mod resolve;
 mod rules;
+pub mod secrets;
 pub mod server;
 mod socks;
 #[cfg(target_os = "linux")]
 mod splice;
 pub mod stats;
 
+pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
+pub use intercept::Interceptor;
 pub use pattern::{HostMatch, Pattern, Ports};
 #[doc(hidden)]
 pub use relay::bench_copy_only;
 pub use resolve::Resolver;
 pub use rules::{Denial, Rules, Target};
 pub use server::{Limits, Listeners, Proxy};
-pub use stats::{EgressReport, HostDenial, HostUsage};
+pub use stats::{EgressReport, HostDenial, HostUsage, SecretUse};

@@ -60,6 +60,7 @@ pub struct Proxy {
     pub(crate) resolver: Resolver,
     pub(crate) limits: Limits,
     pub(crate) stats: Arc<Stats>,
+    pub(crate) secrets: Option<Arc<crate::intercept::Interceptor>>,
     log: Option<DenialLog>,
 }
 
@@ -80,6 +81,7 @@ impl Proxy {
             resolver,
             limits,
             stats: Arc::new(Stats::default()),
+            secrets: None,
             log: Some(Arc::new(|l: &str| {
                 use std::io::Write;
                 let _ = writeln!(std::io::stderr(), "{l}");
@@ -91,6 +93,46 @@ impl Proxy {
     pub fn with_log(mut self, log: Option<DenialLog>) -> Proxy {
         self.log = log;
         self
+    }
+
+    /// Terminate TLS for the hosts `ic`'s secrets are bound to and put
+    /// their values into the requests that may carry them.
+    pub fn with_secrets(mut self, ic: crate::intercept::Interceptor) -> Proxy {
+        self.secrets = Some(Arc::new(ic));
+        self
+    }
+
+    /// Record (and log) one use or refusal of a secret: its name, the
+    /// destination, method and path, never the value. Each key is logged
+    /// once when used, every time when refused.
+    pub(crate) fn secret_event(
+        &self,
+        name: &str,
+        dest: &str,
+        method: &str,
+        path: &str,
+        refused: Option<&str>,
+    ) {
+        let method = printable(method);
+        let path: String = printable(path).chars().take(200).collect();
+        let first = self.stats.secret(
+            name,
+            dest,
+            &method,
+            &path,
+            refused.map(|w| w.chars().take(300).collect()),
+        );
+        if let Some(log) = &self.log {
+            match refused {
+                Some(why) => log(&format!(
+                    "skarn: secret: refused {name} for {dest} {method} {path} ({why})"
+                )),
+                None if first => log(&format!(
+                    "skarn: secret: {name} sent to {dest} {method} {path}"
+                )),
+                None => {}
+            }
+        }
     }
 
     /// The live counters.
@@ -240,7 +282,7 @@ async fn accept(l: &Option<TcpListener>) -> std::io::Result<(TcpStream, SocketAd
 
 /// A requested host as the sandboxed command sent it, made safe for a
 /// terminal line: control and non-ASCII bytes become `?`, at most 255.
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     s.chars()
         .take(255)
         .map(|c| if c.is_ascii_graphic() { c } else { '?' })

@@ -30,6 +30,27 @@ pub struct HostDenial {
     pub reason: String,
 }
 
+/// Uses and refusals of one secret for one destination, method and path.
+/// Never holds the value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretUse {
+    /// The secret's configured name.
+    pub secret: String,
+    /// `host:port`.
+    pub host: String,
+    /// HTTP method.
+    pub method: String,
+    /// URL path (no query).
+    pub path: String,
+    /// Requests it was put into.
+    pub sent: u64,
+    /// Requests refused because they carried it where it may not go.
+    pub refused: u64,
+    /// The reason of the last refusal.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
 /// What the proxy carried and refused during one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EgressReport {
@@ -40,6 +61,9 @@ pub struct EgressReport {
     /// Whether the total-bytes bound cut a connection or refused one.
     #[serde(default)]
     pub byte_limit_hit: bool,
+    /// Secrets put into requests or refused (bound secrets only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<SecretUse>,
 }
 
 /// Distinct hosts counted one by one in each table; the rest are folded
@@ -67,6 +91,7 @@ pub struct Stats {
     denied: Mutex<BTreeMap<String, HostDenial>>,
     total: AtomicU64,
     limit_hit: AtomicU64,
+    secrets: Mutex<BTreeMap<String, SecretUse>>,
 }
 
 impl Stats {
@@ -129,6 +154,39 @@ impl Stats {
         e.reason = reason.to_string();
     }
 
+    /// Count a use (`refused` = None) or refusal of a secret; whether the
+    /// entry is new.
+    pub(crate) fn secret(
+        &self,
+        name: &str,
+        host: &str,
+        method: &str,
+        path: &str,
+        refused: Option<String>,
+    ) -> bool {
+        let mut m = self.secrets.lock().unwrap_or_else(|e| e.into_inner());
+        let full = format!("{name}\n{host}\n{method}\n{path}");
+        let key = bounded_key(&m, &full).to_string();
+        let new = !m.contains_key(&key);
+        let e = m.entry(key.clone()).or_default();
+        if key == OTHER_HOSTS {
+            e.secret = OTHER_HOSTS.into();
+        } else {
+            e.secret = name.into();
+            e.host = host.into();
+            e.method = method.into();
+            e.path = path.into();
+        }
+        match refused {
+            Some(why) => {
+                e.refused += 1;
+                e.reason = why;
+            }
+            None => e.sent += 1,
+        }
+        new
+    }
+
     /// Bytes carried so far, both directions.
     pub fn total_bytes(&self) -> u64 {
         self.total.load(Ordering::Relaxed)
@@ -156,6 +214,13 @@ impl Stats {
                 .cloned()
                 .collect(),
             byte_limit_hit: self.limit_hit.load(Ordering::Relaxed) != 0,
+            secrets: self
+                .secrets
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .values()
+                .cloned()
+                .collect(),
         }
     }
 }

@@ -56,6 +56,8 @@ pub fn build_with_state(
                     name: name.clone(),
                     var: f.from_env.clone(),
                 })?,
+            // Set by the sandbox (a placeholder), never from here.
+            EnvValue::Secret(_) => continue,
             EnvValue::StateFile(f) => match state {
                 Some(dir) => dir.join(&f.state_file).into_os_string(),
                 None => continue,

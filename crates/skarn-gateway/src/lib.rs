@@ -65,6 +65,8 @@ mod sandbox_facts;
 mod sandbox_hint;
 #[cfg(target_os = "linux")]
 mod sandbox_policy;
+#[cfg(target_os = "linux")]
+mod sandbox_secrets;
 pub mod sandbox_spawn;
 mod sandbox_state;
 pub mod search;

@@ -58,6 +58,8 @@ pub enum SandboxError {
     NoStateHome,
     #[error("net = \"allow:registries\": {0}")]
     Registries(String),
+    #[error("secrets: {0}")]
+    Secrets(String),
     #[error(transparent)]
     Grant(#[from] skarn_sandbox::grants::GrantError),
     #[cfg(target_os = "linux")]
@@ -157,6 +159,7 @@ fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
 /// one with `enabled = true` fails) with [`NO_BACKEND`] as the reason.
 #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
 #[allow(clippy::needless_return)] // one block per OS, each returning
+#[allow(clippy::too_many_arguments)]
 pub fn prepare(
     state: Option<&Path>,
     alias: &str,
@@ -165,6 +168,7 @@ pub fn prepare(
     cwd: Option<&PathBuf>,
     cfg: &SandboxConfig,
     mut env: Vec<(OsString, OsString)>,
+    secrets: &[(String, String)],
 ) -> Result<(Prepared, Vec<(OsString, OsString)>), SandboxError> {
     let required = cfg.enabled == Some(true);
     let off = |reason: String| -> Result<_, SandboxError> {
@@ -187,7 +191,7 @@ pub fn prepare(
     };
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (exe, state, alias, command, args, cwd);
+        let _ = (exe, state, alias, command, args, cwd, secrets);
         return Ok((off(NO_BACKEND.into())?, env));
     }
     #[cfg(target_os = "linux")]
@@ -304,6 +308,12 @@ pub fn prepare(
             }
             l.allow = allow;
         }
+        let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())?;
+        if let Some(s) = &secrets {
+            s.widen_net(&mut policy.net)
+                .map_err(SandboxError::Secrets)?;
+            env.retain(|(_, v)| !s.holds_value(v.as_encoded_bytes()));
+        }
         let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
         let host = host_facts(&policy);
         let mut argv: Vec<OsString> = vec![command_arg.into()];
@@ -314,6 +324,13 @@ pub fn prepare(
             Err(e) => return Err(e.into()),
         };
         plan.report.notes.extend(notes);
+        if let Some(s) = secrets {
+            s.attach(
+                &mut plan,
+                &state.join(skarn_sandbox::egress_secrets::CA_DIR),
+            )
+            .map_err(SandboxError::Secrets)?;
+        }
         plan.report_format = skarn_sandbox::plan::ReportFormat::None;
         env.retain(|(k, _)| {
             !k.to_str()

@@ -54,6 +54,14 @@ pub fn spawn(
         .map_err(|e| format!("sandbox: {e}"))?;
     let env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
         .map_err(|e| e.to_string())?;
+    let secrets: Vec<(String, String)> = spec
+        .env
+        .iter()
+        .filter_map(|(k, v)| match v {
+            EnvValue::Secret(r) => Some((k.clone(), r.secret.clone())),
+            _ => None,
+        })
+        .collect();
     let (prepared, env) = crate::sandbox_spawn::prepare(
         state.as_deref(),
         spec.alias,
@@ -62,8 +70,16 @@ pub fn spawn(
         spec.cwd,
         spec.sandbox,
         env,
+        &secrets,
     )
     .map_err(|e| format!("sandbox: {e}"))?;
+    if !secrets.is_empty() && matches!(prepared, crate::sandbox_spawn::Prepared::Unconfined { .. })
+    {
+        return Err(format!(
+            "sandbox: env {} = {{ secret = ... }} needs the sandbox, which is off for this server",
+            secrets[0].0
+        ));
+    }
     let mut cmd = match prepared {
         crate::sandbox_spawn::Prepared::Confined { cmd, mode } => {
             spec.state.set_mode(mode);

@@ -20,6 +20,7 @@
 //! fail_closed = true
 //! private_home = true            # a private, writable, discarded $HOME
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
+//! secrets = ["github"]           # user file only: see skarn_egress::secrets::config
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -118,6 +119,10 @@ pub struct RunSection {
     pub allow_home_workspace: Option<bool>,
     /// Private writable home (default true).
     pub private_home: Option<bool>,
+    /// Secrets granted to every run (`[secrets.NAME]`, issue 27): read
+    /// from the user's file only; a workspace file's list is ignored.
+    #[serde(default)]
+    pub secrets: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

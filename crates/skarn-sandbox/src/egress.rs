@@ -58,6 +58,25 @@ pub struct EgressPlan {
     pub idle_timeout_secs: u64,
     /// Total bytes carried before connections are closed.
     pub max_total_bytes: Option<u64>,
+    /// Secrets bound to hosts (issue 27; see [`crate::egress_secrets`]).
+    /// The helper clears their values once the proxy has them.
+    #[serde(default)]
+    pub secrets: Vec<skarn_egress::secrets::SecretSpec>,
+    /// The run's CA (with its key, cleared as the values are).
+    #[serde(default)]
+    pub ca: Option<skarn_egress::CaMaterial>,
+}
+
+impl EgressPlan {
+    /// Forget the secrets' values and the CA key (after the proxy forked).
+    pub fn forget_secrets(&mut self) {
+        for s in &mut self.secrets {
+            s.clear_value();
+        }
+        if let Some(ca) = &mut self.ca {
+            ca.clear_key();
+        }
+    }
 }
 
 pub use crate::egress_env::proxy_env;
@@ -85,6 +104,8 @@ pub fn plan_egress(
         connect_timeout_secs: 15,
         idle_timeout_secs: 300,
         max_total_bytes: list.max_total_bytes,
+        secrets: Vec::new(),
+        ca: None,
     })
 }
 

@@ -32,6 +32,12 @@ fn resolver_files() -> Vec<PathBuf> {
 
 pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> ! {
     let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    if !plan.secrets.is_empty() {
+        // It holds the secrets' values and the CA key: no core dump, and
+        // no same-user process may read its memory.
+        // SAFETY: prctl with integer arguments only.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    }
     // SAFETY: getppid/signal take integers only.
     unsafe {
         if libc::getppid() != parent {
@@ -54,6 +60,21 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         Ok(r) => r,
         Err(e) => {
             sys::write_fd(2, format!("skarn: error: {e}\n").as_bytes());
+            sys::exit_now(2)
+        }
+    };
+    // Root certificates are read now, before the proxy confines itself.
+    let interceptor = match (&plan.ca, plan.secrets.is_empty()) {
+        (_, true) => None,
+        (Some(ca), false) => match skarn_egress::Interceptor::new(&plan.secrets, ca) {
+            Ok(ic) => Some(ic),
+            Err(e) => {
+                sys::write_fd(2, format!("skarn: error: secrets: {e}\n").as_bytes());
+                sys::exit_now(2)
+            }
+        },
+        (None, false) => {
+            sys::write_fd(2, b"skarn: error: secrets without the run's CA\n");
             sys::exit_now(2)
         }
     };
@@ -86,11 +107,11 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         idle_timeout: std::time::Duration::from_secs(plan.idle_timeout_secs),
         max_total_bytes: plan.max_total_bytes,
     };
-    let proxy = std::sync::Arc::new(skarn_egress::Proxy::new(
-        rules,
-        skarn_egress::Resolver::system(),
-        limits,
-    ));
+    let mut proxy = skarn_egress::Proxy::new(rules, skarn_egress::Resolver::system(), limits);
+    if let Some(ic) = interceptor {
+        proxy = proxy.with_secrets(ic);
+    }
+    let proxy = std::sync::Arc::new(proxy);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -56,6 +56,8 @@ pub mod egress_env;
 mod egress_fd;
 #[cfg(target_os = "linux")]
 mod egress_proxy;
+#[cfg(target_os = "linux")]
+pub mod egress_secrets;
 pub mod env;
 #[cfg(target_os = "linux")]
 pub mod fdmount;

@@ -15,12 +15,16 @@
 //! - [`CountingSink`]: a loopback TCP upstream counting the bytes it
 //!   really received.
 //!
+//! - [`tls_server::TlsServer`]: an HTTPS server on loopback with its own
+//!   CA, answering with a closure and recording every request.
+//!
 //! Helpers panic on failure: in a test, a panic is the failure report.
 
 pub mod bins;
 pub mod bridge;
 pub mod sink;
 pub mod temp;
+pub mod tls_server;
 
 pub use bins::{bin_next_to, is_root, target_bin};
 pub use bridge::{FakeBridge, Gate, Reply};

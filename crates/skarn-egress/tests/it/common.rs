@@ -25,6 +25,17 @@ impl Running {
 /// Start a proxy allowing `allow`, on a runtime of `workers` threads (0: a
 /// current-thread runtime).
 pub fn start_proxy(allow: &[&str], resolver: Resolver, limits: Limits, workers: usize) -> Running {
+    start_proxy_with(allow, resolver, limits, workers, None)
+}
+
+/// [`start_proxy`] with secrets bound to hosts.
+pub fn start_proxy_with(
+    allow: &[&str],
+    resolver: Resolver,
+    limits: Limits,
+    workers: usize,
+    secrets: Option<skarn_egress::Interceptor>,
+) -> Running {
     let rules = Rules::parse(allow, &[]).unwrap();
     let h = TcpListener::bind("127.0.0.1:0").unwrap();
     let s = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -46,7 +57,11 @@ pub fn start_proxy(allow: &[&str], resolver: Resolver, limits: Limits, workers: 
                 .build()
                 .unwrap()
         };
-        let p = Arc::new(Proxy::new(rules, resolver, limits).with_log(None));
+        let mut p = Proxy::new(rules, resolver, limits).with_log(None);
+        if let Some(ic) = secrets {
+            p = p.with_secrets(ic);
+        }
+        let p = Arc::new(p);
         let l = Listeners {
             http: Some(h),
             socks: Some(s),

@@ -8,3 +8,4 @@ mod common;
 mod limits;
 mod proxy;
 mod relay_integrity;
+mod secrets;

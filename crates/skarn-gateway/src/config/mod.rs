@@ -21,7 +21,7 @@ use std::time::Duration;
 
 pub use gateway_section::GatewayConfig;
 pub use server_table::{
-    Auth, EnvValue, FromEnv, ServerConfig, ServerTransport, StateFile, TransportKind,
+    Auth, EnvValue, FromEnv, SecretRef, ServerConfig, ServerTransport, StateFile, TransportKind,
 };
 /// Where `execute` runs scripts (`auto`, `worker`, `in_process`): the
 /// Code Mode worker's setting, re-exported.

@@ -37,6 +37,17 @@ pub enum EnvValue {
     Literal(String),
     FromEnv(FromEnv),
     StateFile(StateFile),
+    Secret(SecretRef),
+}
+
+/// `{ secret = "github" }`: a placeholder for the user's secret `github`
+/// (`[secrets.github]` in ~/.config/skarn/config.toml); the server's egress
+/// proxy puts the value into its requests to the secret's hosts (issue 27).
+/// Needs the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretRef {
+    pub secret: String,
 }
 
 /// `{ state_file = "memory.jsonl" }`: the absolute path of that file in

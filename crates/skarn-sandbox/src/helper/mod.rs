@@ -40,7 +40,6 @@ mod target;
 mod ws_entries;
 
 use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::plan::{FsOp, NsFallback, Plan};
@@ -72,13 +71,16 @@ pub fn helper_main() -> i32 {
     };
     // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
     unsafe { std::env::remove_var(PLAN_ENV) };
-    let plan: Plan = match serde_json::from_slice(raw.as_bytes()) {
+    // The text may hold secrets' values (issue 27): zeroed once parsed.
+    let raw = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(raw));
+    let plan: Plan = match serde_json::from_slice(&raw) {
         Ok(p) => p,
         Err(e) => {
             err_line(&format!("internal: bad sandbox plan: {e}"));
             return EXIT_SETUP;
         }
     };
+    drop(raw);
     run(plan)
 }
 
@@ -124,7 +126,7 @@ fn unshare_flags(plan: &Plan) -> libc::c_int {
 }
 
 /// Execute `plan`; the command's exit status.
-pub(crate) fn run(plan: Plan) -> i32 {
+pub(crate) fn run(mut plan: Plan) -> i32 {
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
@@ -172,6 +174,11 @@ pub(crate) fn run(plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
+    // The proxy has the secrets' values and the CA key now; init, forked
+    // next, must not carry them.
+    if let Some(e) = plan.egress.as_mut() {
+        e.forget_secrets();
+    }
     let flags = unshare_flags(&plan)
         & !if pid_ns_by_clone {
             libc::CLONE_NEWPID

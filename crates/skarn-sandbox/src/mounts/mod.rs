@@ -292,6 +292,20 @@ pub fn build_root(
                 bind(Path::new(src), &dst, false)?;
             }
             FsOp::Home { path } => mount_home(path, tmpfs_bytes)?,
+            FsOp::Bundle {
+                path,
+                system,
+                extra,
+            } => {
+                let dst = under(NEW, path);
+                let mut text =
+                    crate::egress_secrets::read_system_bundle(Path::new("/oldroot"), system);
+                text.push_str(extra);
+                if let Some(parent) = dst.parent() {
+                    ctx(mkdir_p(parent), "mkdir", parent)?;
+                }
+                ctx(std::fs::write(&dst, text), "write", &dst)?;
+            }
             FsOp::File { path, contents } => {
                 let dst = under(NEW, path);
                 if std::fs::symlink_metadata(&dst).is_err() {

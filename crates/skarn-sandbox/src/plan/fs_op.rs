@@ -88,6 +88,18 @@ pub enum FsOp {
         /// Contents.
         contents: String,
     },
+    /// A CA bundle written into the private home (issue 27): the host's
+    /// system bundle `system` (read by init before the new root is entered,
+    /// skipped when missing or over 8 MiB), then `extra`. Kept out of the
+    /// plan's text: the system bundle alone would overflow it.
+    Bundle {
+        /// Path (under the private home).
+        path: PathBuf,
+        /// The host's system CA bundle.
+        system: PathBuf,
+        /// Appended certificates (PEM).
+        extra: String,
+    },
     /// A symlink created in the new root where nothing else is (the name a
     /// grant was written with, or `$HOME` when it is a symlink).
     Symlink {

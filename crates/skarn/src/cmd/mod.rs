@@ -33,6 +33,7 @@ pub mod recall;
 pub mod run;
 #[cfg(not(target_os = "linux"))]
 pub mod run_backend;
+pub mod run_secrets;
 pub mod sandbox_helper;
 pub mod serve;
 pub mod trust;

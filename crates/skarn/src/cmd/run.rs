@@ -104,6 +104,12 @@ pub struct Args {
     /// the terminal would answer as input; colours stay).
     #[arg(long)]
     pub no_terminal_filter: bool,
+    /// Grant the secret NAME ([secrets.NAME] in ~/.config/skarn/config.toml):
+    /// the command gets a placeholder in its variable; the proxy puts the real
+    /// value into requests to the hosts (methods, paths) it is bound to, over
+    /// TLS it terminates with a CA made for this run (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub secret: Vec<String>,
     /// Run with whatever confinement remains even if none can be enforced.
     #[arg(long)]
     pub fail_open: bool,
@@ -323,8 +329,20 @@ fn whole_mib(s: &str) -> Result<u64, String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (policy, provenance) = build_policy(&args)?;
-    let (env, removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    let (mut env, mut removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    // Sources of configured secrets, granted or not (issue 27).
+    let sources = crate::cmd::run_secrets::source_variables(home().as_deref());
+    env.retain(|(k, _)| {
+        let drop = k.to_str().is_some_and(|k| sources.iter().any(|s| s == k));
+        if drop {
+            removed.push(k.to_string_lossy().into_owned());
+        }
+        !drop
+    });
     if args.no_sandbox {
+        if !args.secret.is_empty() {
+            anyhow::bail!("--secret needs the sandbox: it cannot be used with --no-sandbox");
+        }
         eprintln!(
             "skarn: WARNING: --no-sandbox: `{}` runs UNCONFINED: full access to your files, \
              network and processes",
@@ -356,7 +374,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
-    run_confined(policy, &provenance, env, removed, &args)
+    let secrets = crate::cmd::run_secrets::resolve(
+        &args.secret,
+        args.no_config,
+        &policy.workspace,
+        home().as_deref(),
+    )?;
+    #[cfg(target_os = "linux")]
+    return run_confined(policy, &provenance, env, removed, &args, secrets);
+    #[cfg(not(target_os = "linux"))]
+    {
+        if !secrets.is_empty() {
+            anyhow::bail!("secrets (--secret, [run] secrets) are supported on Linux only");
+        }
+        run_confined(policy, &provenance, env, removed, &args)
+    }
 }
 
 /// The Linux backend: plan with `skarn-sandbox`, then run the helper here
@@ -368,13 +400,57 @@ fn run_confined(
     env: Vec<(OsString, OsString)>,
     removed: Vec<String>,
     args: &Args,
+    secrets: Vec<skarn_egress::secrets::SecretSpec>,
 ) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
+    let secrets =
+        skarn_sandbox::egress_secrets::RunSecrets::new(secrets).map_err(|e| anyhow::anyhow!(e))?;
     if policy.private_home
         && let Some(h) = home()
     {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
+    }
+    // Where the user's dotfiles held a granted value: the placeholder.
+    let mut dot_vars = Vec::new();
+    if let (Some(s), Some(h), true) = (&secrets, home(), policy.private_home) {
+        let (lines, vars) = s.dotfile_placeholders(&h);
+        for (path, line) in lines {
+            match policy.home_files.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, text)) => {
+                    if !text.is_empty() && !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                None => policy.home_files.push((path, format!("{line}\n"))),
+            }
+        }
+        dot_vars = vars;
+    }
+    let secrets_home = match (&secrets, home()) {
+        (None, _) => None,
+        (Some(_), Some(h)) if policy.private_home => Some(h),
+        (Some(_), _) => anyhow::bail!(
+            "secrets need the private home (the run's CA certificate is put there): \
+             drop --no-private-home"
+        ),
+    };
+    let mut env = env;
+    let mut removed = removed;
+    if let Some(s) = &secrets {
+        s.widen_net(&mut policy.net)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        // No variable carries a value in, whatever its name (the source
+        // variable of `from_env`, a copy under another name, --allow-env).
+        env.retain(|(k, v)| {
+            let holds = s.holds_value(v.as_encoded_bytes());
+            if holds {
+                removed.push(k.to_string_lossy().into_owned());
+            }
+            !holds
+        });
     }
     let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
     record_granted(&policy);
@@ -388,6 +464,11 @@ fn run_confined(
     }
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.report.notes.extend(grant_notes);
+    if let (Some(s), Some(h)) = (secrets, secrets_home) {
+        let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
+        s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
+        plan.set_env.extend(dot_vars);
+    }
     plan.report.removed_env = removed;
     plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);
     plan.report_format = if args.json {

@@ -55,6 +55,8 @@ mod run_egress_limits;
 #[cfg(target_os = "linux")]
 mod run_egress_registries;
 #[cfg(target_os = "linux")]
+mod run_egress_secrets;
+#[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
 mod run_git_links;

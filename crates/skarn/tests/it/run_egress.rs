@@ -125,7 +125,7 @@ fn git_clones_over_http_through_the_proxy() {
 }
 
 /// A PEP 503 index with one pure-Python wheel, built here.
-fn make_index(root: &Path) {
+pub(crate) fn make_index(root: &Path) {
     let script = r#"
 import sys, zipfile, hashlib, base64, os
 root = sys.argv[1]

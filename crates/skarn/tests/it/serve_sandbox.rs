@@ -382,3 +382,63 @@ fn state_dir(home: &Path, alias: &str) -> PathBuf {
         })
         .unwrap_or_else(|| panic!("no state directory for {alias} in {}", base.display()))
 }
+
+/// Issue 27: `env = { GITHUB_TOKEN = { secret = "gh" } }` gives the
+/// sandboxed server a placeholder of the value's length (never the value,
+/// which the gateway's own environment does not hold either) and the run
+/// CA's files in its state directory; a server without the sandbox is
+/// refused the secret.
+#[test]
+fn a_server_gets_a_placeholder_for_its_secret() {
+    const VALUE: &str = "ghp_REALVALUE0123456789abcdefghijklmnop";
+    let dir = TempDir::new("serve_secret");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let val = dir.path().join("gh-token");
+    std::fs::write(&val, VALUE).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.gh]\nfile = {:?}\nhosts = [\"api.github.test\"]\n",
+            val.display().to_string()
+        ),
+    )
+    .unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n\n\
+             [servers.u]\ncommand = {h:?}\nargs = [\"--name\", \"u\"]\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.u.sandbox]\nenabled = false\n",
+            h = hostile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let state = state_dir(&home, "g");
+    let bundle = state.join(".cache/skarn-run/ca-bundle.pem");
+    let out = s.call(2, "g__attack", json!({"read": bundle}));
+    assert!(!out.contains(VALUE), "{out}");
+    let ph = out
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("GITHUB_TOKEN="))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(ph.len(), VALUE.len());
+    assert!(ph.starts_with("ghp_") && ph != VALUE);
+    assert!(
+        out.contains(&format!("SSL_CERT_FILE={}", bundle.display())),
+        "{out}"
+    );
+    assert!(out.contains("BEGIN CERTIFICATE"), "{out}");
+    let out = s.call(3, "search", json!({"query": "attack"}));
+    assert!(!out.contains("u__attack"), "{out}");
+    s.finish();
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(log.contains("needs the sandbox"), "{log}");
+    assert!(!log.contains(VALUE));
+}

@@ -1,0 +1,192 @@
+//! Figures for the TLS-terminating path (issue 27), not a timed test: a
+//! local HTTPS server with its own CA, reached by curl directly, through the
+//! proxy as a plain CONNECT tunnel, and through the proxy's TLS-terminating
+//! path with a placeholder substituted; 100 MiB and 1,000 small requests on
+//! one connection, and time to first byte, the three interleaved round by
+//! round. Run: `cargo bench -p skarn-egress --bench secrets` (or
+//! bench/egress/secrets.sh). Everything stays on loopback.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::sync::Arc;
+
+use skarn_egress::secrets::SecretSpec;
+use skarn_egress::{Interceptor, Limits, Listeners, Proxy, Resolver, Rules, make_run_ca};
+use skarn_test_support::TempDir;
+use skarn_test_support::tls_server::{Response, TestCa, TlsServer};
+use zeroize::Zeroizing;
+
+const BIG: usize = 100 << 20;
+const VALUE: &str = "bench-REAL-value-0123456789abcdef";
+
+fn proxy(port: u16, bind_to: &str, test_ca: &str) -> (u16, String, String) {
+    let spec = SecretSpec {
+        name: "bench".into(),
+        env: "BENCH".into(),
+        placeholder: skarn_egress::secrets::placeholder::make(VALUE).unwrap(),
+        value: Zeroizing::new(VALUE.into()),
+        hosts: vec![bind_to.into()],
+        methods: Vec::new(),
+        paths: Vec::new(),
+        header: None,
+    };
+    let ph = spec.placeholder.clone();
+    let ca = make_run_ca(&spec.hosts).unwrap();
+    let ic = Interceptor::with_upstream_roots(&[spec], &ca, test_ca).unwrap();
+    let rules = Rules::parse(
+        &[format!("api.test:{port}"), format!("127.0.0.1:{port}")],
+        &[] as &[String],
+    )
+    .unwrap();
+    let resolver = Resolver::system().with_override("api.test", vec!["127.0.0.1".parse().unwrap()]);
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let px = Arc::new(
+            Proxy::new(rules, resolver, Limits::default())
+                .with_log(None)
+                .with_secrets(ic),
+        );
+        let _ = rt.block_on(px.serve(
+            Listeners {
+                http: Some(l),
+                socks: None,
+            },
+            std::future::pending(),
+        ));
+    });
+    (p, ca.cert_pem, ph)
+}
+
+struct Mode {
+    name: &'static str,
+    args: Vec<String>,
+}
+
+fn curl(m: &Mode, extra: &[String]) -> Vec<f64> {
+    let o = Command::new("curl")
+        .args([
+            "-sS",
+            "-w",
+            "%{time_starttransfer} %{time_total} %{speed_download}\\n",
+        ])
+        .args(&m.args)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: curl is not installed");
+        return;
+    }
+    let big = Arc::new(vec![b'x'; BIG]);
+    let b2 = big.clone();
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["api.test"], move |r| match r.path.as_str() {
+        "/big" => Response::ok(b2.as_slice()),
+        _ => Response::ok("ok"),
+    });
+    let port = srv.port;
+    let dir = TempDir::new("bench-secrets");
+    let test_ca = dir.path().join("test-ca.pem");
+    std::fs::write(&test_ca, &ca.cert_pem).unwrap();
+    // Plain CONNECT: the secret is bound to another host.
+    let (plain, _, _) = proxy(port, "elsewhere.test", &ca.cert_pem);
+    let (term, run_ca, ph) = proxy(port, &format!("api.test:{port}"), &ca.cert_pem);
+    let bundle = dir.path().join("bundle.pem");
+    std::fs::write(&bundle, format!("{run_ca}{}", ca.cert_pem)).unwrap();
+    let s = |x: &str| x.to_string();
+    let auth = format!("Authorization: Bearer {ph}");
+    let modes = [
+        Mode {
+            name: "direct",
+            args: vec![
+                s("--cacert"),
+                test_ca.display().to_string(),
+                s("--resolve"),
+                format!("api.test:{port}:127.0.0.1"),
+            ],
+        },
+        Mode {
+            name: "CONNECT tunnel",
+            args: vec![
+                s("--cacert"),
+                test_ca.display().to_string(),
+                s("-x"),
+                format!("http://127.0.0.1:{plain}"),
+            ],
+        },
+        Mode {
+            name: "TLS-terminating",
+            args: vec![
+                s("--cacert"),
+                bundle.display().to_string(),
+                s("-x"),
+                format!("http://127.0.0.1:{term}"),
+                s("-H"),
+                auth,
+            ],
+        },
+    ];
+    let url = |p: &str| format!("https://api.test:{port}{p}");
+    let small_cfg = dir.path().join("small.cfg");
+    let mut cfg = String::new();
+    for _ in 0..1000 {
+        cfg.push_str(&format!(
+            "url = \"{}\"\noutput = \"/dev/null\"\n",
+            url("/small")
+        ));
+    }
+    std::fs::write(&small_cfg, cfg).unwrap();
+    let rounds = 3;
+    let mut big_mibs = vec![Vec::new(); 3];
+    let mut small_ms = vec![Vec::new(); 3];
+    let mut ttfb_ms = vec![Vec::new(); 3];
+    for _ in 0..rounds {
+        for (i, m) in modes.iter().enumerate() {
+            let r = curl(m, &[s("-o"), s("/dev/null"), url("/big")]);
+            big_mibs[i].push(r[2] / f64::from(1u32 << 20));
+            let t0 = std::time::Instant::now();
+            let _ = curl(m, &[s("-K"), small_cfg.display().to_string()]);
+            small_ms[i].push(t0.elapsed().as_secs_f64() * 1000.0);
+            for _ in 0..4 {
+                let r = curl(m, &[s("-o"), s("/dev/null"), url("/small")]);
+                ttfb_ms[i].push(r[0] * 1000.0);
+            }
+        }
+    }
+    println!("loopback, {rounds} interleaved rounds, medians (curl, one connection per run):");
+    for (i, m) in modes.iter().enumerate() {
+        println!(
+            "{:16} 100 MiB {:7.0} MiB/s   1000 small requests {:7.1} ms   first byte {:6.2} ms",
+            m.name,
+            median(big_mibs[i].clone()),
+            median(small_ms[i].clone()),
+            median(ttfb_ms[i].clone()),
+        );
+    }
+    let seen = srv.seen();
+    let subst = seen
+        .iter()
+        .filter(|r| r.header("authorization") == Some(&*format!("Bearer {VALUE}")))
+        .count();
+    println!("(requests that reached the server with the value substituted: {subst})");
+}

@@ -1,0 +1,213 @@
+//! The certificate authority of one run: made when the run starts, its
+//! certificate trusted inside the sandbox only (through the run's CA
+//! bundle and variables), its key held by the proxy only. Name constraints
+//! limit it to the names the run's secrets are bound to, so even a client
+//! that trusts it accepts nothing else from it. Leaf certificates for bound
+//! hosts are made on first use and kept for the run.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, CidrSubnet, DistinguishedName, DnType,
+    ExtendedKeyUsagePurpose, GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    NameConstraints, SanType,
+};
+use rustls::ServerConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use zeroize::Zeroizing;
+
+use crate::pattern::{HostMatch, Pattern};
+use crate::rules::Target;
+
+/// The CA could not be made or used.
+#[derive(Debug, thiserror::Error)]
+#[error("run certificate authority: {0}")]
+pub struct CaError(pub String);
+
+fn e(x: impl std::fmt::Display) -> CaError {
+    CaError(x.to_string())
+}
+
+/// A run's CA: the certificate (public) and its key (for the proxy only).
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CaMaterial {
+    /// The CA certificate, PEM.
+    pub cert_pem: String,
+    /// The CA key, PKCS#8 PEM (zeroed when dropped).
+    pub key_pem: Zeroizing<String>,
+    /// The name constraints' DNS names (to rebuild the issuer).
+    pub names: Vec<String>,
+}
+
+impl std::fmt::Debug for CaMaterial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaMaterial")
+            .field("names", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CaMaterial {
+    /// Forget the key (the helper does this once the proxy has it).
+    pub fn clear_key(&mut self) {
+        self.key_pem = Zeroizing::new(String::new());
+    }
+}
+
+fn ca_params(hosts: &[Pattern]) -> Result<CertificateParams, CaError> {
+    let mut p = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, "skarn run CA (this run only)");
+    p.distinguished_name = dn;
+    p.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let mut permitted = Vec::new();
+    for h in hosts {
+        match &h.host {
+            HostMatch::Exact(n) | HostMatch::Subdomains(n) => {
+                permitted.push(GeneralSubtree::DnsName(n.clone()))
+            }
+            HostMatch::Net(n) => permitted.push(GeneralSubtree::IpAddress(
+                CidrSubnet::from_addr_prefix(n.addr(), n.prefix_len()),
+            )),
+        }
+    }
+    // A constraint binds only its own name form: forms no pattern names
+    // are closed too (every address excluded, a name that cannot exist).
+    let mut excluded = Vec::new();
+    if !permitted
+        .iter()
+        .any(|g| matches!(g, GeneralSubtree::IpAddress(_)))
+    {
+        for any in ["0.0.0.0", "::"] {
+            if let Ok(ip) = any.parse() {
+                excluded.push(GeneralSubtree::IpAddress(CidrSubnet::from_addr_prefix(
+                    ip, 0,
+                )));
+            }
+        }
+    }
+    if !permitted
+        .iter()
+        .any(|g| matches!(g, GeneralSubtree::DnsName(_)))
+    {
+        permitted.push(GeneralSubtree::DnsName("invalid".into()));
+    }
+    p.name_constraints = Some(NameConstraints {
+        permitted_subtrees: permitted,
+        excluded_subtrees: excluded,
+    });
+    let now = time::OffsetDateTime::now_utc();
+    p.not_before = now - time::Duration::hours(1);
+    p.not_after = now + time::Duration::days(2);
+    Ok(p)
+}
+
+/// Make a run's CA for secrets bound to `hosts` (host patterns).
+pub fn make_run_ca(hosts: &[String]) -> Result<CaMaterial, CaError> {
+    let pats = parse_all(hosts)?;
+    let key = KeyPair::generate().map_err(e)?;
+    let cert = ca_params(&pats)?.self_signed(&key).map_err(e)?;
+    Ok(CaMaterial {
+        cert_pem: cert.pem(),
+        key_pem: Zeroizing::new(key.serialize_pem()),
+        names: hosts.to_vec(),
+    })
+}
+
+fn parse_all(hosts: &[String]) -> Result<Vec<Pattern>, CaError> {
+    hosts.iter().map(|h| Pattern::parse(h).map_err(e)).collect()
+}
+
+/// Leaf certificates (and the TLS server settings serving them) for the
+/// bound hosts, signed by the run's CA.
+pub(crate) struct LeafMaker {
+    issuer: Issuer<'static, KeyPair>,
+    leaf_key: KeyPair,
+    ca_der: CertificateDer<'static>,
+    cache: Mutex<HashMap<String, Arc<ServerConfig>>>,
+}
+
+/// Leaves kept at once (a `*.domain` binding could ask for many).
+const MAX_CACHED: usize = 256;
+
+impl LeafMaker {
+    pub(crate) fn new(ca: &CaMaterial) -> Result<LeafMaker, CaError> {
+        let key = KeyPair::from_pem(&ca.key_pem).map_err(e)?;
+        let params = ca_params(&parse_all(&ca.names)?)?;
+        let ca_der = rustls_pemfile_der(&ca.cert_pem)?;
+        Ok(LeafMaker {
+            issuer: Issuer::new(params, key),
+            leaf_key: KeyPair::generate().map_err(e)?,
+            ca_der,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// TLS server settings presenting a certificate for `t`.
+    pub(crate) fn server_config(&self, t: &Target) -> Result<Arc<ServerConfig>, CaError> {
+        let key = t.to_string();
+        if let Some(c) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(c.clone());
+        }
+        let mut p = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+        p.distinguished_name = DistinguishedName::new();
+        p.subject_alt_names = vec![match t {
+            Target::Name(n) => SanType::DnsName(n.clone().try_into().map_err(e)?),
+            Target::Ip(ip) => SanType::IpAddress(*ip),
+        }];
+        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        p.use_authority_key_identifier_extension = true;
+        let now = time::OffsetDateTime::now_utc();
+        p.not_before = now - time::Duration::hours(1);
+        p.not_after = now + time::Duration::days(2);
+        let leaf = p.signed_by(&self.leaf_key, &self.issuer).map_err(e)?;
+        let chain = vec![leaf.der().clone(), self.ca_der.clone()];
+        let key_der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key.serialize_der()));
+        let mut cfg =
+            ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map_err(e)?
+                .with_no_client_auth()
+                .with_single_cert(chain, key_der)
+                .map_err(e)?;
+        // HTTP/1.1 only: the proxy reads each request head itself.
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let cfg = Arc::new(cfg);
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() < MAX_CACHED {
+            cache.insert(key, cfg.clone());
+        }
+        Ok(cfg)
+    }
+}
+
+/// The DER of the first certificate in `pem`.
+fn rustls_pemfile_der(pem: &str) -> Result<CertificateDer<'static>, CaError> {
+    use rustls::pki_types::pem::PemObject;
+    CertificateDer::from_pem_slice(pem.as_bytes()).map_err(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaves_are_made_for_bound_names() {
+        let ca = make_run_ca(&["api.test".into(), "127.0.0.1:8443".into()]).unwrap();
+        assert!(ca.cert_pem.contains("BEGIN CERTIFICATE"));
+        let m = LeafMaker::new(&ca).unwrap();
+        m.server_config(&Target::parse("api.test").unwrap())
+            .unwrap();
+        m.server_config(&Target::parse("127.0.0.1").unwrap())
+            .unwrap();
+        assert!(!format!("{ca:?}").contains("PRIVATE"));
+    }
+}

@@ -1,0 +1,217 @@
+//! The TLS-terminating path for hosts a secret is bound to: after
+//! `CONNECT`, the proxy connects upstream first (rules checked as for any
+//! tunnel) and verifies the real server's certificate, then answers the
+//! client with a certificate for the requested name from the run's CA,
+//! and passes each request through [`request::prepare`] and each response
+//! through the echo scrubber.
+
+mod exchange;
+mod io;
+pub(crate) mod request;
+mod scrub;
+
+use std::sync::Arc;
+
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+use crate::ca::{CaError, CaMaterial, LeafMaker};
+use crate::rules::Target;
+use crate::secrets::{Bindings, SecretSpec};
+use crate::server::Shared;
+
+/// What the proxy needs to terminate TLS for bound hosts.
+pub struct Interceptor {
+    pub(crate) bindings: Bindings,
+    /// Header values the proxy made (value inside) and what the client
+    /// sent, for the whole run: a bound host that stores a header and
+    /// shows it later, on another connection, is scrubbed too.
+    produced: std::sync::Mutex<scrub::Pairs>,
+    leaves: LeafMaker,
+    upstream: Arc<ClientConfig>,
+}
+
+impl Interceptor {
+    /// From the run's secrets and CA; upstream certificates are verified
+    /// against the system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` of the
+    /// caller respected), read now, before any confinement.
+    pub fn new(specs: &[SecretSpec], ca: &CaMaterial) -> Result<Interceptor, CaError> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        Interceptor::with_roots(specs, ca, roots)
+    }
+
+    /// As [`Interceptor::new`], verifying upstream certificates against
+    /// the certificates in `pem` only (tests: a local server's own CA).
+    pub fn with_upstream_roots(
+        specs: &[SecretSpec],
+        ca: &CaMaterial,
+        pem: &str,
+    ) -> Result<Interceptor, CaError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        let certs = CertificateDer::pem_slice_iter(pem.as_bytes()).filter_map(Result::ok);
+        roots.add_parsable_certificates(certs);
+        Interceptor::with_roots(specs, ca, roots)
+    }
+
+    fn with_roots(
+        specs: &[SecretSpec],
+        ca: &CaMaterial,
+        roots: rustls::RootCertStore,
+    ) -> Result<Interceptor, CaError> {
+        let bindings = Bindings::new(specs).map_err(|e| CaError(e.to_string()))?;
+        if roots.is_empty() {
+            return Err(CaError(
+                "no root certificates found to verify the bound hosts with".into(),
+            ));
+        }
+        let mut cfg =
+            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map_err(|e| CaError(e.to_string()))?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Interceptor {
+            produced: std::sync::Mutex::new(Vec::new()),
+            bindings,
+            leaves: LeafMaker::new(ca)?,
+            upstream: Arc::new(cfg),
+        })
+    }
+}
+
+/// Header values the proxy may make in one run; past it, requests that
+/// would need a new one are refused (they could not be scrubbed).
+const MAX_PRODUCED: usize = 4096;
+
+impl Interceptor {
+    /// Remember produced header values; `false` when the bound is reached.
+    pub(crate) fn remember(&self, pairs: &scrub::Pairs) -> bool {
+        let mut p = self.produced.lock().unwrap_or_else(|e| e.into_inner());
+        for (real, ph) in pairs {
+            if p.iter().any(|(r, _)| r == real) {
+                continue;
+            }
+            if p.len() >= MAX_PRODUCED {
+                return false;
+            }
+            p.push((real.clone(), ph.clone()));
+        }
+        true
+    }
+
+    /// A scrubber for one response: the values and every produced header.
+    pub(crate) fn scrubber(&self) -> scrub::Scrubber {
+        let mut pairs = self.bindings.echo_pairs();
+        pairs.extend(
+            self.produced
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        scrub::Scrubber::new(pairs)
+    }
+}
+
+fn server_name(t: &Target) -> Option<ServerName<'static>> {
+    match t {
+        Target::Ip(ip) => Some(ServerName::IpAddress((*ip).into())),
+        Target::Name(n) => ServerName::try_from(n.clone()).ok(),
+    }
+}
+
+/// Serve a `CONNECT` to a bound host.
+pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16, early: bool) {
+    let Some(ic) = sh.secrets.as_deref() else {
+        return;
+    };
+    let shown = t.to_string();
+    if early {
+        crate::http::reply_plain(
+            &mut s,
+            "400 Bad Request",
+            "skarn: net: data sent before the tunnel was established\n",
+        )
+        .await;
+        return;
+    }
+    // `open_or_reply` takes the host as a client writes it (no brackets).
+    let bare = match &t {
+        Target::Ip(ip) => ip.to_string(),
+        Target::Name(n) => n.clone(),
+    };
+    let Some((up, key)) = crate::http::open_or_reply(&mut s, sh, &bare, port).await else {
+        return;
+    };
+    let Some(name) = server_name(&t) else {
+        crate::http::reply_plain(&mut s, "400 Bad Request", "skarn: net: bad host name\n").await;
+        return;
+    };
+    let connector = tokio_rustls::TlsConnector::from(ic.upstream.clone());
+    let up =
+        match tokio::time::timeout(sh.limits.connect_timeout, connector.connect(name, up)).await {
+            Ok(Ok(u)) => u,
+            Ok(Err(e)) => {
+                let why = format!("the upstream TLS handshake failed: {e}");
+                sh.deny(&shown, port, &crate::Denial::Unsupported(why.clone()));
+                crate::http::reply_plain(
+                    &mut s,
+                    "502 Bad Gateway",
+                    &format!("skarn: net: {shown}:{port}: {why}\n"),
+                )
+                .await;
+                return;
+            }
+            Err(_) => {
+                crate::http::reply_plain(
+                    &mut s,
+                    "504 Gateway Timeout",
+                    "skarn: net: the upstream TLS handshake timed out\n",
+                )
+                .await;
+                return;
+            }
+        };
+    let cfg = match ic.leaves.server_config(&t) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::http::reply_plain(&mut s, "502 Bad Gateway", &format!("skarn: net: {e}\n"))
+                .await;
+            return;
+        }
+    };
+    if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+    let client = match tokio::time::timeout(sh.limits.idle_timeout, acceptor.accept(s)).await {
+        Ok(Ok(c)) => c,
+        _ => return,
+    };
+    // The name the client asked the TLS layer for must be the tunnel's.
+    if let Some(sni) = client.get_ref().1.server_name()
+        && Target::parse(sni).as_ref() != Some(&t)
+    {
+        let why = format!("TLS server name {sni:?} differs from the tunnel's host");
+        sh.deny(&shown, port, &crate::Denial::HostMismatch(why));
+        let mut client = client;
+        let _ = client.shutdown().await;
+        return;
+    }
+    let cx = exchange::Ctx {
+        sh,
+        t: &t,
+        port,
+        key: &key,
+    };
+    exchange::serve(client, up, &cx).await;
+}

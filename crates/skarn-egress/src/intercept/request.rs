@@ -1,0 +1,338 @@
+//! One request on an intercepted connection, checked and rewritten: the
+//! request target and the single `Host` header must name the host the
+//! connection was opened to, the body framing must be unambiguous, and a
+//! placeholder is replaced by its value only where its secret's host,
+//! method, path and header rules all hold; anywhere else the request is
+//! refused whole.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use zeroize::Zeroizing;
+
+use crate::http::split_authority;
+use crate::rules::Target;
+use crate::secrets::{Bindings, Found};
+
+/// How a body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Exactly this many bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Until the sender closes (responses only).
+    UntilClose,
+}
+
+/// A request ready to go upstream.
+pub(crate) struct Outgoing {
+    pub(crate) head: Zeroizing<Vec<u8>>,
+    pub(crate) framing: Framing,
+    pub(crate) expect_continue: bool,
+    pub(crate) close: bool,
+    pub(crate) is_head: bool,
+    pub(crate) method: String,
+    pub(crate) path: String,
+    /// Secrets substituted.
+    pub(crate) used: Vec<Found>,
+    /// (header value sent, header value received): mapped back in responses.
+    pub(crate) pairs: Vec<(Zeroizing<Vec<u8>>, Vec<u8>)>,
+}
+
+/// Why a request is not sent.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Malformed or ambiguous (400).
+    Bad(String),
+    /// A placeholder where its secret may not go (403).
+    Secret {
+        found: Found,
+        method: String,
+        path: String,
+        why: String,
+    },
+}
+
+fn bad(s: impl Into<String>) -> Refusal {
+    Refusal::Bad(s.into())
+}
+
+fn same_host(authority: &str, t: &Target, port: u16) -> bool {
+    split_authority(authority, Some(443))
+        .is_some_and(|(h, p)| p == port && Target::parse(&h).as_ref() == Some(t))
+}
+
+/// Check and rewrite the request `head` sent on a connection to `t:port`.
+pub(crate) fn prepare(
+    head: &[u8],
+    t: &Target,
+    port: u16,
+    b: &Bindings,
+) -> Result<Outgoing, Refusal> {
+    let mut hs = [httparse::EMPTY_HEADER; 100];
+    let mut req = httparse::Request::new(&mut hs);
+    match req.parse(head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        _ => return Err(bad("malformed request head")),
+    }
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
+        return Err(bad("malformed request line"));
+    };
+    let lower = target.to_ascii_lowercase();
+    let path = if target.starts_with('/') {
+        target.to_string()
+    } else if lower.starts_with("https://") || lower.starts_with("http://") {
+        let after = &target[target.find("://").map_or(0, |i| i + 3)..];
+        let (auth, rest) = match after.find(['/', '?', '#']) {
+            Some(i) => (&after[..i], &after[i..]),
+            None => (after, "/"),
+        };
+        if auth.contains('@') || !same_host(auth, t, port) {
+            return Err(bad(format!(
+                "the request target names another host than {t}:{port}"
+            )));
+        }
+        if rest.starts_with('/') {
+            rest.to_string()
+        } else {
+            format!("/{rest}")
+        }
+    } else if target == "*" && method == "OPTIONS" {
+        "*".to_string()
+    } else {
+        return Err(bad("unsupported request target"));
+    };
+    let shown_path = path.split(['?', '#']).next().unwrap_or("").to_string();
+    let secret_refusal = |found: Found, why: String| Refusal::Secret {
+        found,
+        method: method.to_string(),
+        path: shown_path.clone(),
+        why,
+    };
+    if let Some(f) = b.find(path.as_bytes()).first() {
+        return Err(secret_refusal(
+            *f,
+            "a placeholder in the URL is never replaced (headers only)".into(),
+        ));
+    }
+    let hosts: Vec<_> = req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"))
+        .collect();
+    match hosts.as_slice() {
+        [h] if same_host(String::from_utf8_lossy(h.value).trim(), t, port) => {}
+        [_] => {
+            return Err(bad(format!(
+                "the Host header names another host than {t}:{port}"
+            )));
+        }
+        [] => return Err(bad("no Host header")),
+        _ => return Err(bad("several Host headers")),
+    }
+    let mut te = Vec::new();
+    let mut cl = Vec::new();
+    let mut close = version == 0;
+    let mut expect_continue = false;
+    for h in req.headers.iter() {
+        let v = String::from_utf8_lossy(h.value).trim().to_ascii_lowercase();
+        match h.name.to_ascii_lowercase().as_str() {
+            "transfer-encoding" => te.push(v),
+            "content-length" => cl.push(v),
+            "connection" => close |= v.split(',').any(|x| x.trim() == "close"),
+            "expect" => expect_continue = v == "100-continue",
+            _ => {}
+        }
+    }
+    let framing = match (te.as_slice(), cl.as_slice()) {
+        ([], []) => Framing::Length(0),
+        ([], [n]) if !n.is_empty() && n.len() < 19 && n.bytes().all(|c| c.is_ascii_digit()) => {
+            Framing::Length(n.parse().map_err(|_| bad("bad Content-Length"))?)
+        }
+        ([], _) => return Err(bad("bad or repeated Content-Length")),
+        ([c], []) if c == "chunked" => Framing::Chunked,
+        _ => {
+            return Err(bad(
+                "unsupported Transfer-Encoding (or with Content-Length)",
+            ));
+        }
+    };
+    let mut out = Zeroizing::new(Vec::with_capacity(head.len() + 64));
+    out.extend_from_slice(format!("{method} {path} HTTP/1.{version}\r\n").as_bytes());
+    let mut used: Vec<Found> = Vec::new();
+    let mut pairs = Vec::new();
+    for h in req.headers.iter() {
+        let name = h.name.to_ascii_lowercase();
+        if matches!(
+            name.as_str(),
+            "proxy-connection"
+                | "proxy-authorization"
+                | "keep-alive"
+                | "expect"
+                | "accept-encoding"
+        ) {
+            continue;
+        }
+        let value = substituted(h.name, h.value, t, port, method, &path, b, &mut used)
+            .map_err(|(f, why)| secret_refusal(f, why))?;
+        if value[..] != *h.value {
+            pairs.push((Zeroizing::new(value.to_vec()), h.value.to_vec()));
+        }
+        out.extend_from_slice(h.name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(&value);
+        out.extend_from_slice(b"\r\n");
+    }
+    // Identity bodies, so an echoed value is found in the response.
+    out.extend_from_slice(b"Accept-Encoding: identity\r\n\r\n");
+    Ok(Outgoing {
+        head: out,
+        framing,
+        expect_continue,
+        close,
+        is_head: method == "HEAD",
+        method: method.to_string(),
+        path: shown_path,
+        used,
+        pairs,
+    })
+}
+
+/// A header value with the placeholders it may carry replaced (also
+/// inside `Basic` credentials); the first placeholder that may not go
+/// there is the error.
+#[allow(clippy::too_many_arguments)]
+fn substituted(
+    name: &str,
+    value: &[u8],
+    t: &Target,
+    port: u16,
+    method: &str,
+    path: &str,
+    b: &Bindings,
+    used: &mut Vec<Found>,
+) -> Result<Zeroizing<Vec<u8>>, (Found, String)> {
+    let mut check = |found: &[Found]| -> Result<(), (Found, String)> {
+        for f in found {
+            b.may_send(*f, t, port, method, path, name)
+                .map_err(|why| (*f, why))?;
+            if !used.contains(f) {
+                used.push(*f);
+            }
+        }
+        Ok(())
+    };
+    let direct = b.find(value);
+    check(&direct)?;
+    let mut v = b.substitute(value, &direct);
+    // `Basic base64(user:password)`: the placeholder may be in either part.
+    let basic = v
+        .len()
+        .checked_sub(6)
+        .filter(|_| v[..6].eq_ignore_ascii_case(b"basic "))
+        .and_then(|_| STANDARD.decode(v[6..].trim_ascii()).ok())
+        .map(Zeroizing::new);
+    if let Some(dec) = basic {
+        let inner = b.find(&dec);
+        if !inner.is_empty() {
+            check(&inner)?;
+            let real = b.substitute(&dec, &inner);
+            let mut nv = Zeroizing::new(b"Basic ".to_vec());
+            nv.extend_from_slice(STANDARD.encode(&real[..]).as_bytes());
+            v = nv;
+        }
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::secrets::SecretSpec;
+
+    fn bindings() -> Bindings {
+        Bindings::new(&[SecretSpec {
+            name: "tok".into(),
+            env: "TOK".into(),
+            placeholder: "PH0123456789".into(),
+            value: Zeroizing::new("real-secret1".into()),
+            hosts: vec!["api.test:8443".into()],
+            methods: vec!["GET".into(), "POST".into()],
+            paths: vec!["/v1/*".into()],
+            header: None,
+        }])
+        .unwrap()
+    }
+
+    fn t() -> Target {
+        Target::parse("api.test").unwrap()
+    }
+
+    fn ok(head: &str) -> Outgoing {
+        prepare(head.as_bytes(), &t(), 8443, &bindings()).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn refused(head: &str) -> Refusal {
+        match prepare(head.as_bytes(), &t(), 8443, &bindings()) {
+            Ok(o) => panic!("sent: {}", String::from_utf8_lossy(&o.head)),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn bearer_and_basic_are_substituted_where_bound() {
+        let o = ok(
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+        );
+        let h = String::from_utf8_lossy(&o.head).to_string();
+        assert!(h.contains("Authorization: Bearer real-secret1\r\n"), "{h}");
+        assert_eq!(o.used, vec![Found(0)]);
+        let basic = STANDARD.encode("me:PH0123456789");
+        let o = ok(&format!(
+            "POST https://api.test:8443/v1/y HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Basic {basic}\r\nContent-Length: 3\r\n\r\n"
+        ));
+        let h = String::from_utf8_lossy(&o.head).to_string();
+        assert!(h.starts_with("POST /v1/y HTTP/1.1\r\n"), "{h}");
+        assert!(h.contains(&STANDARD.encode("me:real-secret1")), "{h}");
+        assert_eq!(o.framing, Framing::Length(3));
+        assert_eq!(o.pairs.len(), 1);
+    }
+
+    #[test]
+    fn smuggling_attempts_are_refused() {
+        for head in [
+            // another host in Host, or two Host headers
+            "GET /v1/x HTTP/1.1\r\nHost: evil.test\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nHost: evil.test\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            // absolute-form naming another host
+            "GET https://evil.test/v1/x HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            "GET https://api.test:8443@evil.test/v1/x HTTP/1.1\r\nHost: api.test:8443\r\n\r\n",
+            // folded header
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nX: a\r\n Authorization: Bearer PH0123456789\r\n\r\n",
+            // ambiguous bodies
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            // HTTP/2 preface
+            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        ] {
+            assert!(matches!(refused(head), Refusal::Bad(_)), "{head}");
+        }
+        for head in [
+            "DELETE /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            "GET /v2/x HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            "GET /v1/../admin HTTP/1.1\r\nHost: api.test:8443\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            "GET /v1/x?k=PH0123456789 HTTP/1.1\r\nHost: api.test:8443\r\n\r\n",
+        ] {
+            assert!(matches!(refused(head), Refusal::Secret { .. }), "{head}");
+        }
+        // Another port of the same name is another destination.
+        assert!(prepare(
+            b"GET /v1/x HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer PH0123456789\r\n\r\n",
+            &t(),
+            443,
+            &bindings()
+        )
+        .is_err());
+    }
+}

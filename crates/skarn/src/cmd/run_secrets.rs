@@ -1,0 +1,61 @@
+//! `skarn run --secret NAME` and `[run] secrets`: which secrets a run is
+//! granted, read from the user's configuration only (issue 27).
+
+use std::path::Path;
+
+use skarn_egress::secrets::SecretSpec;
+use skarn_egress::secrets::config::SecretsConfig;
+
+/// The user's configuration file.
+fn user_file(home: &Path) -> std::path::PathBuf {
+    home.join(".config/skarn/config.toml")
+}
+
+/// Resolve the secrets granted to this run: `[run] secrets` of the user's
+/// file (unless `no_config`) and `flags`, each read from its source. A
+/// workspace `skarn.toml` cannot grant or define secrets (a cloned
+/// repository could write it): its `[secrets]` and `[run] secrets` are
+/// ignored with a warning.
+pub fn resolve(
+    flags: &[String],
+    no_config: bool,
+    workspace: &Path,
+    home: Option<&Path>,
+) -> anyhow::Result<Vec<SecretSpec>> {
+    let ws = SecretsConfig::load(&workspace.join("skarn.toml")).unwrap_or_default();
+    if !no_config && (!ws.secrets.is_empty() || !ws.run_secrets.is_empty()) {
+        eprintln!(
+            "skarn: warning: {}: [secrets] and [run] secrets are ignored in a workspace file; \
+             secrets are defined and granted in ~/.config/skarn/config.toml or with --secret",
+            workspace.join("skarn.toml").display()
+        );
+    }
+    if flags.is_empty() && no_config {
+        return Ok(Vec::new());
+    }
+    let cfg = match (no_config, home) {
+        (false, Some(h)) => SecretsConfig::load(&user_file(h))?,
+        (true, Some(h)) if !flags.is_empty() => {
+            // --no-config drops [run] secrets, but --secret still names
+            // secrets defined in the user's file.
+            let mut c = SecretsConfig::load(&user_file(h))?;
+            c.run_secrets.clear();
+            c
+        }
+        _ => SecretsConfig::default(),
+    };
+    Ok(cfg.resolve_granted(flags, home)?)
+}
+
+/// The `from_env` variables of every secret the user configured, granted
+/// or not: a declared secret's source variable never reaches a command.
+pub fn source_variables(home: Option<&Path>) -> Vec<String> {
+    home.and_then(|h| SecretsConfig::load(&user_file(h)).ok())
+        .map(|c| {
+            c.secrets
+                .values()
+                .filter_map(|s| s.from_env.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
