@@ -65,7 +65,8 @@ impl Downstream {
                     ServerResult::CallToolResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
                         let (responses, state) =
-                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir).await?;
+                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
+                                .await?;
                         params.input_responses = responses;
                         params.request_state = state;
                     }
@@ -127,7 +128,8 @@ impl Downstream {
                     ServerResult::GetPromptResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
                         let (responses, state) =
-                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir).await?;
+                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
+                                .await?;
                         params.input_responses = responses;
                         params.request_state = state;
                     }
@@ -194,7 +196,8 @@ impl Downstream {
         if crate::down_era::is_modern(peer) {
             // 2026-07-28: one listen stream per subscribed URI.
             let relay = self.shared.relay.clone();
-            let r = tokio::time::timeout(t, conn.listens.set(peer, relay, self.index, uri, on)).await;
+            let r =
+                tokio::time::timeout(t, conn.listens.set(peer, relay, self.index, uri, on)).await;
             return match r {
                 Err(_) => Err(DownError::Timeout {
                     what: format!("{} subscriptions/listen", self.cfg.alias),

@@ -31,7 +31,23 @@ pub fn helper_command(
     plan: &Plan,
     env: &[(OsString, OsString)],
 ) -> Result<Command, LaunchError> {
-    let json = serde_json::to_string(plan)?;
+    // Variables the dynamic loader and the C library act on (glibc's list
+    // of those it ignores in secure mode) are not given to the helper,
+    // which starts unconfined: a preloaded library named by a server's
+    // configuration would run before any confinement. The command gets
+    // them through the plan instead, after confinement.
+    let (for_loader, env): (Vec<_>, Vec<_>) =
+        env.iter().cloned().partition(|(k, _)| loader_variable(k));
+    let mut plan = plan.clone();
+    for (k, v) in for_loader {
+        let (Some(k), Some(v)) = (k.to_str(), v.to_str()) else {
+            continue;
+        };
+        if !plan.set_env.iter().any(|(s, _)| s == k) {
+            plan.set_env.push((k.to_owned(), v.to_owned()));
+        }
+    }
+    let json = serde_json::to_string(&plan)?;
     // Linux caps one environment string at 128 KiB.
     if json.len() > 120 * 1024 {
         return Err(LaunchError::TooLarge(json.len()));
@@ -42,6 +58,63 @@ pub fn helper_command(
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.env(PLAN_ENV, json);
     Ok(cmd)
+}
+
+/// Whether the loader or the C library acts on variable `k` before `main`
+/// (`LD_*`, and glibc's other variables it drops for set-user-ID programs).
+pub fn loader_variable(k: &std::ffi::OsStr) -> bool {
+    const OTHERS: &[&str] = &[
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "MALLOC_TRACE",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TZDIR",
+    ];
+    let k = k.as_encoded_bytes();
+    k.starts_with(b"LD_") || OTHERS.iter().any(|o| o.as_bytes() == k)
+}
+
+#[cfg(test)]
+mod loader_tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn loader_variables_reach_the_command_through_the_plan_not_the_helper() {
+        let mut policy = crate::policy::Policy::new("/home/u/proj");
+        policy.fail_closed = false;
+        let plan = crate::plan::plan(&policy, &crate::host::HostFacts::probe(), &["true".into()])
+            .expect("plans");
+        let env: Vec<(OsString, OsString)> = vec![
+            ("LD_PRELOAD".into(), "/repo/evil.so".into()),
+            ("GCONV_PATH".into(), "/repo".into()),
+            ("PATH".into(), "/usr/bin".into()),
+        ];
+        let cmd = helper_command(Path::new("/bin/true"), &plan, &env).unwrap();
+        let names: Vec<_> = cmd.get_envs().map(|(k, _)| k.to_owned()).collect();
+        assert!(names.iter().any(|k| k == "PATH"));
+        assert!(
+            !names.iter().any(|k| k == "LD_PRELOAD" || k == "GCONV_PATH"),
+            "{names:?}"
+        );
+        let json = cmd
+            .get_envs()
+            .find(|(k, _)| *k == PLAN_ENV)
+            .and_then(|(_, v)| v)
+            .unwrap();
+        let sent: Plan = serde_json::from_str(json.to_str().unwrap()).unwrap();
+        assert!(
+            sent.set_env
+                .contains(&("LD_PRELOAD".into(), "/repo/evil.so".into()))
+        );
+    }
 }
 
 /// Whether the calling process has exactly one thread (read from

@@ -4,7 +4,8 @@
 //! more than the default server sandbox: `sandbox.enabled = false` becomes
 //! required, grants, a network wider than `deny` and limits above the
 //! defaults are dropped, variables copied from skarn's own environment
-//! (`from_env`) are not passed, an HTTP server may not reach private
+//! (`from_env`) and the user's secrets (`{ secret = ... }`) are not
+//! passed, an HTTP server may not reach private
 //! addresses nor get a token from skarn's environment (`auth`), `execute`
 //! keeps its confined worker (`isolation = "in_process"` is ignored), and
 //! `[gateway] workspace` is ignored. Narrowing settings stay.
@@ -121,6 +122,14 @@ impl Config {
                     if env.len() != before {
                         dropped.push("env from_env");
                     }
+                    // The user's secrets are granted by the user's files
+                    // only: a repository's server would otherwise act with
+                    // the user's credential on its bound hosts.
+                    let before = env.len();
+                    env.retain(|_, v| !matches!(v, EnvValue::Secret(_)));
+                    if env.len() != before {
+                        dropped.push("env secret");
+                    }
                 }
                 ServerTransport::Http {
                     allow_private,
@@ -158,7 +167,7 @@ workspace = "/"
 isolation = "in_process"
 [servers.a]
 command = "sh"
-env = { T = { from_env = "SECRET" }, L = "x" }
+env = { T = { from_env = "SECRET" }, G = { secret = "github" }, L = "x" }
 [servers.a.sandbox]
 enabled = false
 write = ["/out"]
@@ -177,6 +186,7 @@ allow_private = true
             "sandbox.enabled",
             "sandbox.write",
             "sandbox.net",
+            "env secret",
         ] {
             assert!(notes.contains(w), "{w}: {notes}");
         }
