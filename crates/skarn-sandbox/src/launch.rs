@@ -81,42 +81,6 @@ pub fn loader_variable(k: &std::ffi::OsStr) -> bool {
     k.starts_with(b"LD_") || OTHERS.iter().any(|o| o.as_bytes() == k)
 }
 
-#[cfg(test)]
-mod loader_tests {
-    use super::*;
-    use std::ffi::OsString;
-
-    #[test]
-    fn loader_variables_reach_the_command_through_the_plan_not_the_helper() {
-        let mut policy = crate::policy::Policy::new("/home/u/proj");
-        policy.fail_closed = false;
-        let plan = crate::plan::plan(&policy, &crate::host::HostFacts::probe(), &["true".into()])
-            .expect("plans");
-        let env: Vec<(OsString, OsString)> = vec![
-            ("LD_PRELOAD".into(), "/repo/evil.so".into()),
-            ("GCONV_PATH".into(), "/repo".into()),
-            ("PATH".into(), "/usr/bin".into()),
-        ];
-        let cmd = helper_command(Path::new("/bin/true"), &plan, &env).unwrap();
-        let names: Vec<_> = cmd.get_envs().map(|(k, _)| k.to_owned()).collect();
-        assert!(names.iter().any(|k| k == "PATH"));
-        assert!(
-            !names.iter().any(|k| k == "LD_PRELOAD" || k == "GCONV_PATH"),
-            "{names:?}"
-        );
-        let json = cmd
-            .get_envs()
-            .find(|(k, _)| *k == PLAN_ENV)
-            .and_then(|(_, v)| v)
-            .unwrap();
-        let sent: Plan = serde_json::from_str(json.to_str().unwrap()).unwrap();
-        assert!(
-            sent.set_env
-                .contains(&("LD_PRELOAD".into(), "/repo/evil.so".into()))
-        );
-    }
-}
-
 /// Whether the calling process has exactly one thread (read from
 /// `/proc/self/stat`; false when that cannot be read).
 pub fn is_single_threaded() -> bool {
@@ -162,4 +126,40 @@ pub fn run_in_this_process(plan: Plan, env: &[(OsString, OsString)]) -> Result<i
         unsafe { std::env::set_var(k, v) };
     }
     Ok(crate::helper::run(plan))
+}
+
+#[cfg(test)]
+mod loader_tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[test]
+    fn loader_variables_reach_the_command_through_the_plan_not_the_helper() {
+        let mut policy = crate::policy::Policy::new("/home/u/proj");
+        policy.fail_closed = false;
+        let plan = crate::plan::plan(&policy, &crate::host::HostFacts::probe(), &["true".into()])
+            .expect("plans");
+        let env: Vec<(OsString, OsString)> = vec![
+            ("LD_PRELOAD".into(), "/repo/evil.so".into()),
+            ("GCONV_PATH".into(), "/repo".into()),
+            ("PATH".into(), "/usr/bin".into()),
+        ];
+        let cmd = helper_command(Path::new("/bin/true"), &plan, &env).unwrap();
+        let names: Vec<_> = cmd.get_envs().map(|(k, _)| k.to_owned()).collect();
+        assert!(names.iter().any(|k| k == "PATH"));
+        assert!(
+            !names.iter().any(|k| k == "LD_PRELOAD" || k == "GCONV_PATH"),
+            "{names:?}"
+        );
+        let json = cmd
+            .get_envs()
+            .find(|(k, _)| *k == PLAN_ENV)
+            .and_then(|(_, v)| v)
+            .unwrap();
+        let sent: Plan = serde_json::from_str(json.to_str().unwrap()).unwrap();
+        assert!(
+            sent.set_env
+                .contains(&("LD_PRELOAD".into(), "/repo/evil.so".into()))
+        );
+    }
 }
