@@ -107,6 +107,12 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
     let p = absolute(path, cwd);
     let mut candidates = vec![p.clone()];
     candidates.extend(resolved(&p));
+    // `~/x`: judged as the home's too, whether or not the tool expands it.
+    if let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) {
+        let t = skarn_sandbox::config::normalize(&h.join(rest));
+        candidates.extend(resolved(&t));
+        candidates.push(t);
+    }
     let mut bases = vec![ws.to_path_buf()];
     bases.extend(std::fs::canonicalize(ws));
     // The repository the file is in, whatever the hook took for the
@@ -142,6 +148,18 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         .filter(|d| d.is_absolute())
         .collect();
     for c in &candidates {
+        // A version-control directory's files anywhere (a nested
+        // repository's `.git/config` or hooks, a `.git` file naming a git
+        // directory): host git, hg and jj run what they name.
+        if let Some(vcs) = c.components().find_map(|x| {
+            let n = x.as_os_str();
+            [".git", ".hg", ".jj"].into_iter().find(|v| n == *v)
+        }) {
+            return Some(format!(
+                "{} is inside a {vcs} directory (or is one): the host's version control runs                  the programs its files name",
+                c.display()
+            ));
+        }
         let dir = c.parent().unwrap_or(c);
         if exe_dir.as_deref() == Some(dir) {
             return Some(format!(
@@ -238,6 +256,10 @@ mod tests {
         assert!(no(".claude/settings.local.json"));
         assert!(no(".mcp.json"));
         assert!(no(".git/hooks/pre-commit"));
+        assert!(no("sub/.git/config"), "a nested repository's configuration");
+        assert!(no("sub/.git"), "a .git file naming a git directory");
+        assert!(no("vendor/x/.hg/hgrc"));
+        assert!(no("~/.bashrc"), "judged as the home's file too");
         assert!(no(".envrc"));
         assert!(no(&home
             .join(".claude/settings.json")
