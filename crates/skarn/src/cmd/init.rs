@@ -214,6 +214,9 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     if edits.is_empty() {
         bail!("nothing to do: --hook-only applies to Claude Code only");
     }
+    if client == Client::ClaudeCode && edits.iter().any(|(_, e)| e.is_hook()) {
+        refuse_disabled_hooks(&cwd, &home)?;
+    }
     let mut changes: Vec<Change> = Vec::new();
     for (path, edit) in &edits {
         let target = init_files::resolve(path, base)?;
@@ -295,6 +298,35 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Claude Code runs no hook at all when a settings file it reads says
+/// `"disableAllHooks": true` (a cloned repository's `.claude/settings.json`
+/// or `settings.local.json` may): the installed hook would then never
+/// run, and every command would run unconfined. Refuse, naming the file.
+fn refuse_disabled_hooks(cwd: &Path, home: &Path) -> anyhow::Result<()> {
+    for f in [
+        cwd.join(".claude/settings.json"),
+        cwd.join(".claude/settings.local.json"),
+        home.join(".claude/settings.json"),
+    ] {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if v.get("disableAllHooks")
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+        {
+            bail!(
+                "{} sets \"disableAllHooks\": true, so Claude Code would never run the skarn \
+                 hook and its commands would run unconfined; remove that setting (check who \
+                 put it there) and run `skarn init` again",
+                f.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// An existing configuration the client is about to be pointed at: show

@@ -216,6 +216,42 @@ fn init_replaces_an_old_unguarded_hook() {
     assert!(!cmd.contains("/old/") && cmd.contains("exit 2"), "{cmd}");
 }
 
+/// A repository whose Claude Code settings switch every hook off
+/// (`disableAllHooks`, in settings.json or settings.local.json): `init`
+/// refuses to install a hook that would never run, names the file, and
+/// writes nothing.
+#[test]
+fn init_refuses_when_the_project_disables_all_hooks() {
+    for name in ["settings.json", "settings.local.json"] {
+        let t = TempDir::new("hook_disabled");
+        let (proj, home) = (t.dir("proj"), t.dir("home"));
+        std::fs::create_dir_all(proj.join(".claude")).unwrap();
+        std::fs::write(
+            proj.join(".claude").join(name),
+            r#"{"disableAllHooks": true}"#,
+        )
+        .unwrap();
+        let o = Command::new(exe())
+            .args(["init", "--client", "claude-code", "--hook-only"])
+            .current_dir(&proj)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert_ne!(code(&o), 0, "{name}: {}", err(&o));
+        assert!(
+            err(&o).contains("disableAllHooks") && err(&o).contains(name),
+            "{}",
+            err(&o)
+        );
+        if name == "settings.local.json" {
+            assert!(
+                !proj.join(".claude/settings.json").exists(),
+                "nothing written"
+            );
+        }
+    }
+}
+
 /// Issue 24 item 2 through the hook: the agent writes `skarn.toml` granting
 /// a directory outside and the network; the next Bash call is confined by
 /// the user's policy only (the file outside is not written).
