@@ -68,7 +68,13 @@ fn native_loops_end_at_the_deadline() {
     let limits = limits_ms(2_000);
     for code in ENDLESS {
         let out = run_or_stuck(code, &limits);
-        error(&out, ErrorKind::Deadline, code);
+        // Ended by the deadline; a loop that also fills a collection may
+        // reach the memory limit first on a fast host. Either way it ended
+        // (run_or_stuck fails a run that does not).
+        match &out.result {
+            Err(e) if matches!(e.kind, ErrorKind::Deadline | ErrorKind::Memory) => {}
+            other => panic!("{code:?}: expected the deadline or the memory limit, got {other:?}"),
+        }
     }
     for code in LONG_REGEXPS {
         let out = run_or_stuck(code, &limits);
