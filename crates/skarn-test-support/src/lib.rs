@@ -18,11 +18,15 @@
 //! - [`tls_server::TlsServer`]: an HTTPS server on loopback with its own
 //!   CA, answering with a closure and recording every request.
 //!
+//! - [`skip!`]: skip a test that cannot run here, saying why; CI sets
+//!   `SKARN_TEST_FORBID_SKIP` so that any skip fails the run.
+//!
 //! Helpers panic on failure: in a test, a panic is the failure report.
 
 pub mod bins;
 pub mod bridge;
 pub mod sink;
+pub mod skip;
 pub mod temp;
 pub mod tls_server;
 
