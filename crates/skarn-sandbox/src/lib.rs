@@ -66,11 +66,12 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+#[cfg(unix)]
+pub mod grant_walk;
 pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
 pub mod helper;
-#[cfg(unix)]
 pub mod home_links;
 #[cfg(target_os = "linux")]
 pub mod host;

@@ -20,6 +20,9 @@ pub(super) struct Before {
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
     todos: Option<crate::rebase_todo::Before>,
+    /// When the checks started (files changed since are the run's; a
+    /// margin covers the file system's coarse clock).
+    start: std::time::SystemTime,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -38,6 +41,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
         .as_ref()
         .map(|a| crate::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
+        start: std::time::SystemTime::now() - std::time::Duration::from_millis(50),
         todos: git_dirs.as_deref().map(crate::rebase_todo::before),
         snapshots: crate::lapse::snapshot(&protected),
         head: plan
@@ -69,7 +73,12 @@ pub(super) fn after(
                 run_id,
             ));
         }
-        found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
+        found.extend(crate::nested_git::vet_new(
+            &a.vet_roots,
+            nested,
+            Some(saved.start),
+            run_id,
+        ));
         found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
     }
     if let Some(b) = &saved.git_odd {

@@ -89,6 +89,12 @@ pub struct Reservation {
     pub nested_roots: Vec<PathBuf>,
     /// Home whose git configuration is read to find hooks and includes.
     pub git_home: Option<PathBuf>,
+    /// Places the host trusts (true: secrets) wherever they are: another
+    /// name for one of them inside a writable grant (a hard link, another
+    /// mount of the same tree: the same device and inode) is protected
+    /// like it ([`crate::grant_walk`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<(PathBuf, bool)>,
 }
 
 /// The home's top-level dot entries before the run (the workspace holds

@@ -210,7 +210,36 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
         git: policy.workspace.join(".git"),
         nested_roots: writable_roots(g),
         git_home: host.home.clone(),
+        aliases: alias_places(host),
     }
+}
+
+/// The places whose other names (same device and inode) inside writable
+/// grants are protected too: the home's persistence and secret paths,
+/// skarn's own configuration, and every trusted place found by following
+/// links and configurations ([`HostFacts::trusted`]).
+fn alias_places(host: &HostFacts) -> Vec<(PathBuf, bool)> {
+    let mut out: Vec<(PathBuf, bool)> = host
+        .trusted
+        .iter()
+        .map(|t| (t.target.clone(), t.secret))
+        .collect();
+    if let Some(home) = &host.home {
+        let rc = ENTRIES
+            .iter()
+            .filter(|e| e.reserve == Reserve::IfHome)
+            .map(|e| e.path);
+        for rel in HOME_PERSISTENCE_PATHS.iter().copied().chain(rc) {
+            out.push((home.join(rel), false));
+        }
+        for rel in crate::policy::HOME_SECRET_PATHS {
+            out.push((home.join(rel), true));
+        }
+        out.push((home.join(".config/skarn/config.toml"), true));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The checks after the run (with a mount namespace and persistence
