@@ -70,9 +70,15 @@ pub struct Inodes {
 }
 
 impl Inodes {
-    /// Record `path`'s inode (not following a final link) as number `idx`.
-    pub fn add(&mut self, path: &Path, idx: usize) {
-        if let Ok(m) = std::fs::symlink_metadata(path)
+    /// Record `path`'s inode as number `idx` (with `follow`, of the place
+    /// its links lead to; else nothing for a link).
+    pub fn add(&mut self, path: &Path, idx: usize, follow: bool) {
+        let m = if follow {
+            std::fs::metadata(path)
+        } else {
+            std::fs::symlink_metadata(path)
+        };
+        if let Ok(m) = m
             && !m.file_type().is_symlink()
         {
             self.by_ino.entry(m.ino()).or_default().push((m.dev(), idx));
@@ -92,6 +98,43 @@ impl Inodes {
             .iter()
             .find(|(dev, _)| *dev == m.dev() && m.ino() == ino)
             .map(|(_, i)| *i)
+    }
+}
+
+/// Files below each directory of `places[from..]` (path, secret), added
+/// to `places` so that a hard link of one (`~/.aws/credentials` when
+/// `~/.aws` is listed) is found too: 3 levels, 128 entries per directory
+/// listed, 4096 in all, links followed as the host programs would.
+pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) {
+    let mut total = 0usize;
+    let dirs: Vec<(PathBuf, bool)> = places[from..]
+        .iter()
+        .filter(|(p, _)| p.is_dir())
+        .cloned()
+        .collect();
+    for (dir, secret) in dirs {
+        let mut each = 0usize;
+        let mut stack = vec![(dir, 0usize)];
+        while let Some((d, level)) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if each >= 128 || total >= 4096 {
+                    break;
+                }
+                each += 1;
+                total += 1;
+                let p = e.path();
+                if p.is_dir() {
+                    if level + 1 < 3 && !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                        stack.push((p, level + 1));
+                    }
+                } else {
+                    places.push((p, secret));
+                }
+            }
+        }
     }
 }
 
@@ -265,7 +308,7 @@ mod tests {
         let s2 = std::os::unix::net::UnixListener::bind(d.join("a/s.sock"));
         let (_s1, _s2) = (s1.unwrap(), s2.unwrap());
         let mut ino = Inodes::default();
-        ino.add(&outside, 7);
+        ino.add(&outside, 7, false);
         let b = Bounds {
             dirs: 1000,
             time: Duration::from_secs(60),

@@ -175,6 +175,9 @@ pub fn scan(home: &Path) -> Found {
     for (file, via) in crate::host_programs::global_git_includes(home) {
         s.named(&file, via, false);
     }
+    for (file, via) in crate::shell_sources::sourced(home) {
+        s.named(&file, via, false);
+    }
     s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
     s.found
         .trusted

@@ -72,6 +72,7 @@ pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
 pub mod helper;
+#[cfg(unix)]
 pub mod home_links;
 #[cfg(target_os = "linux")]
 pub mod host;
@@ -103,6 +104,8 @@ pub mod ns;
 pub mod offline_env;
 #[cfg(unix)]
 pub mod owner_only;
+#[cfg(unix)]
+pub mod path_shadow;
 pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
@@ -122,6 +125,8 @@ pub mod report_provenance;
 mod report_text;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(unix)]
+pub mod shell_sources;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]

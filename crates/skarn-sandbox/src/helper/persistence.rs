@@ -80,6 +80,10 @@ pub(super) fn after(
             run_id,
         ));
         found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
+        found.extend(crate::path_shadow::set_aside_shadows(
+            &a.missing_path_dirs,
+            run_id,
+        ));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::git_sweep::sweep(b, b.dirs()));

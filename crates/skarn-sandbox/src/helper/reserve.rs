@@ -220,10 +220,13 @@ fn nested_repos(
     // Other names of protected places (hard links, another mount of the
     // same tree): the same device and inode, wherever the name is.
     let mut places: Vec<(PathBuf, bool)> = ops.iter().map(|(p, _, m)| (p.clone(), *m)).collect();
+    let named = places.len();
     places.extend(r.aliases.iter().cloned());
+    crate::grant_walk::add_files_below(&mut places, named);
     let mut inodes = crate::grant_walk::Inodes::default();
     for (i, (p, _)) in places.iter().enumerate() {
-        inodes.add(p, i);
+        // The home's names are followed to the file host programs open.
+        inodes.add(p, i, i >= named);
     }
     let w = crate::grant_walk::walk(&r.nested_roots, crate::nested_git::BEFORE, true, &inodes);
     let (nested, sockets, truncated) = (w.repos, w.sockets, w.truncated);

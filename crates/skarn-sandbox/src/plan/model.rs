@@ -121,6 +121,11 @@ pub struct AfterRun {
     /// changed is put back after it ([`crate::home_links`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub link_guards: Vec<(PathBuf, PathBuf)>,
+    /// `PATH` directories inside writable grants missing before the run,
+    /// each with the `PATH` directories after it: new programs there
+    /// named like later ones are set aside ([`crate::path_shadow`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// Everything the helper needs, serialisable (passed as JSON). Final: the

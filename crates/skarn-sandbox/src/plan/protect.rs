@@ -239,6 +239,8 @@ fn alias_places(host: &HostFacts) -> Vec<(PathBuf, bool)> {
     }
     out.sort();
     out.dedup();
+    // Secrets first: the files below them are looked at within a budget.
+    out.sort_by_key(|(_, secret)| !*secret);
     out
 }
 
@@ -269,11 +271,26 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             }
         }
     }
+    let cwd = policy.cwd.as_ref().unwrap_or(&policy.workspace);
+    let dirs = crate::host_programs::path_dirs(cwd, host.home.as_deref());
+    let missing_path_dirs = dirs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| missing_in_grant(d, g))
+        .map(|(i, d)| (d.clone(), dirs[i + 1..].to_vec()))
+        .take(64)
+        .collect();
     AfterRun {
         vet_roots: writable_roots(g),
         quarantine_home,
         link_guards,
+        missing_path_dirs,
     }
+}
+
+/// A `PATH` directory missing before the run, inside a writable grant.
+pub(super) fn missing_in_grant(d: &std::path::Path, g: &Granted) -> bool {
+    std::fs::symlink_metadata(d).is_err() && g.writable(d).is_some()
 }
 
 fn writable_roots(g: &Granted) -> Vec<PathBuf> {

@@ -74,6 +74,8 @@ mod run_limits;
 mod run_links_out;
 #[cfg(target_os = "linux")]
 mod run_links_round3b;
+#[cfg(target_os = "linux")]
+mod run_links_round3c;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
