@@ -113,7 +113,7 @@ fn sockets_below_dependency_trees_are_unreachable() {
     git(&ws, &["init", "-q"]);
     let mut ls = Vec::new();
     for d in ["node_modules/.cache", "target/debug", ".venv", ".git/x"] {
-        let dir = t.dir(&format!("ws/{d}"));
+        let dir = t.dir(format!("ws/{d}"));
         let sock = dir.join("srv.sock");
         let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
         l.set_nonblocking(true).unwrap();
