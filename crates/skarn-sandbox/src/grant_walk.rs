@@ -44,12 +44,12 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
     (".tool-versions", &[], "mise/asdf tools (path: versions)"),
     (
         ".hg",
-        &["hgrc", "sharedpath"],
+        &["hgrc", "hgrc-not-shared", "sharedpath"],
         "Mercurial hooks of any hg command there",
     ),
     (
         ".jj",
-        &["repo/config.toml"],
+        &["repo", "repo/config.toml"],
         "Jujutsu settings that run programs",
     ),
 ];

@@ -277,9 +277,17 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime, run_id: u32
             inner.iter().map(|i| p.join(i)).collect()
         };
         for t in targets {
-            // (This run's placeholders are removed by their own step.)
-            if !crate::grant_walk::changed_since(&t, since)
+            // Only inside a real directory of the grant: a `.hg` the run
+            // made a link to a host directory must not make us rename a
+            // host file. (This run's placeholders are removed by their own
+            // step; a directory `repo` is jj's store.)
+            let real_parent = t
+                .parent()
+                .is_some_and(|d| std::fs::canonicalize(d).is_ok_and(|c| c == d));
+            if !real_parent
+                || !crate::grant_walk::changed_since(&t, since)
                 || crate::placeholder::is_placeholder(&t).is_some()
+                || (t.ends_with(".jj/repo") && t.is_dir())
             {
                 continue;
             }

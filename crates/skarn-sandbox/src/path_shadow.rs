@@ -15,10 +15,31 @@ const MAX_ENTRIES: usize = 4096;
 /// After the run: in each of `dirs` (a missing `PATH` directory, with the
 /// `PATH` directories after it), set aside every entry whose name is a
 /// program of a later directory; one line per directory with any.
-pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], run_id: u32) -> Vec<String> {
+pub fn set_aside_shadows(
+    dirs: &[(PathBuf, Vec<PathBuf>)],
+    roots: &[PathBuf],
+    run_id: u32,
+) -> Vec<String> {
     let mut out = Vec::new();
-    for (dir, later) in dirs {
-        let Ok(rd) = std::fs::read_dir(dir) else {
+    for (named, later) in dirs {
+        // Where the name leads now, through whatever links the run made:
+        // only inside a writable grant (never a host directory a link
+        // points to).
+        let Ok(dir) = std::fs::canonicalize(named) else {
+            continue;
+        };
+        if !roots.iter().any(|r| dir.starts_with(r)) {
+            if dir != *named {
+                out.push(format!(
+                    "{} is on your PATH and the run made it lead to {}: check it before \
+                     running programs from it",
+                    named.display(),
+                    dir.display()
+                ));
+            }
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
         let mut moved = Vec::new();
@@ -41,7 +62,7 @@ pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], run_id: u32) -> Vec<S
             out.push(format!(
                 "{} is on your PATH and was created during the run; programs in it named like \
                  programs later on PATH would run instead of them: {}{}",
-                dir.display(),
+                named.display(),
                 if moved.is_empty() {
                     String::new()
                 } else {
@@ -76,7 +97,7 @@ mod tests {
     #[test]
     fn only_names_that_shadow_a_later_program_are_set_aside() {
         let tmp = skarn_test_support::TempDir::new("path-shadow");
-        let d = tmp.path().to_path_buf();
+        let d = std::fs::canonicalize(tmp.path()).unwrap();
         let (new, sys) = (d.join("ws/bin"), d.join("sys"));
         std::fs::create_dir_all(&new).unwrap();
         std::fs::create_dir_all(&sys).unwrap();
@@ -86,7 +107,7 @@ mod tests {
             std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
             std::fs::set_permissions(dir.join(n), p).unwrap();
         }
-        let w = set_aside_shadows(&[(new.clone(), vec![sys.clone()])], 5);
+        let w = set_aside_shadows(&[(new.clone(), vec![sys.clone()])], &[d.clone()], 5);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(!new.join("ls").exists() && new.join("ls.skarn-set-aside-5").exists());
         assert!(new.join("jest").exists());

@@ -30,8 +30,9 @@ const MORE: &[&str] = &[
     ".bash_aliases",
 ];
 
-/// The files the home's start-up files source, with how each is reached.
-pub fn sourced(home: &Path) -> Vec<(PathBuf, String)> {
+/// The files the home's start-up files source, with how each is reached,
+/// and the first file not followed for the bounds (said in the report).
+pub fn sourced(home: &Path) -> (Vec<(PathBuf, String)>, Option<PathBuf>) {
     let rc = crate::persistence::ENTRIES
         .iter()
         .filter(|e| e.reserve == crate::persistence::Reserve::IfHome)
@@ -42,8 +43,13 @@ pub fn sourced(home: &Path) -> Vec<(PathBuf, String)> {
         .collect();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
+    let mut stopped = None;
     while let Some((f, depth)) = todo.pop() {
-        if seen.contains(&f) || seen.len() >= MAX_FILES {
+        if seen.contains(&f) {
+            continue;
+        }
+        if seen.len() >= MAX_FILES {
+            stopped.get_or_insert(f);
             continue;
         }
         seen.push(f.clone());
@@ -51,11 +57,13 @@ pub fn sourced(home: &Path) -> Vec<(PathBuf, String)> {
         for p in sourced_by(&text, home) {
             if depth + 1 < MAX_DEPTH {
                 todo.push((p.clone(), depth + 1));
+            } else if read(&p).is_some_and(|t| !sourced_by(&t, home).is_empty()) {
+                stopped.get_or_insert(p.clone());
             }
             out.push((p, format!("sourced by {}", f.display())));
         }
     }
-    out
+    (out, stopped)
 }
 
 fn read(f: &Path) -> Option<String> {

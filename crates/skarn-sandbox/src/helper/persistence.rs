@@ -82,6 +82,7 @@ pub(super) fn after(
         found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
         found.extend(crate::path_shadow::set_aside_shadows(
             &a.missing_path_dirs,
+            &a.vet_roots,
             run_id,
         ));
     }

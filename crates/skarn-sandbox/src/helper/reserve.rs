@@ -259,8 +259,10 @@ fn nested_repos(
         if inner.is_empty() {
             ops.push((p.clone(), false, false));
         } else {
-            // (A placeholder `sharedpath` would stop hg there.)
-            for f in *inner {
+            // (A placeholder `sharedpath` would stop hg there; jj's
+            // `repo` is its store when a directory, checked after the run
+            // when a file.)
+            for f in inner.iter().filter(|f| **f != "repo") {
                 ops.push((p.join(f), *f != "sharedpath", false));
             }
         }
