@@ -198,6 +198,11 @@ impl Report {
         }
     }
     fn skip(&self, name: &str, why: &str) {
+        // CI forbids skips (SKARN_TEST_FORBID_SKIP): an attempt that
+        // cannot run there is a failure, not a pass.
+        if std::env::var_os("SKARN_TEST_FORBID_SKIP").is_some_and(|v| !v.is_empty() && v != "0") {
+            panic!("{name} could not run and skips are forbidden here: {why}");
+        }
         println!("skip {name}: {why}");
     }
 }

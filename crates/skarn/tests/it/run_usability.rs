@@ -303,8 +303,9 @@ fn eco(ws: &std::path::Path, cmd: &[&str]) -> std::process::Output {
 #[test]
 fn cargo_test_in_a_rust_project() {
     if !host_has("cargo", "--version") {
-        println!("cargo is not usable by this user: the Rust ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "cargo is not usable by this user: the Rust ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("rust");
     let ws = t.dir("ws");
@@ -324,8 +325,9 @@ fn cargo_test_in_a_rust_project() {
 #[test]
 fn npm_test_in_a_node_project() {
     if !host_has("npm", "--version") {
-        println!("npm is not usable by this user: the Node ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "npm is not usable by this user: the Node ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("node");
     let ws = t.dir("ws");
@@ -344,8 +346,9 @@ fn npm_test_in_a_node_project() {
 #[test]
 fn pytest_in_a_python_project() {
     if !host_has("pytest", "--version") {
-        println!("pytest is not usable by this user: the Python ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "pytest is not usable by this user: the Python ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("python");
     let ws = t.dir("ws");

@@ -28,11 +28,10 @@ fn unauthenticated_clients_cannot_lock_out_an_authorized_one_at_the_defaults() {
     // The gateway's slots are min(256, half its descriptor limit); this
     // test holds 600 connections and needs the default 256.
     if nofile() < 1024 {
-        eprintln!(
-            "SKIPPED: RLIMIT_NOFILE {} < 1024, too low for 300 connections",
+        skarn_test_support::skip!(
+            "RLIMIT_NOFILE {} < 1024, too low for 300 connections",
             nofile()
         );
-        return;
     }
     let dir = TempDir::new("serve_http_lockout");
     let (_p, url, _) = http_gateway(dir.path(), Some("tok"));
