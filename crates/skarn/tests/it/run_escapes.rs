@@ -404,6 +404,22 @@ fn write_grants_that_do_not_exist_yet_are_created() {
 }
 
 #[test]
+fn a_tools_temporary_files_in_tmp_give_no_warning() {
+    let t = TempDir::new("scratch");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    // What test runners do: scratch directories in /tmp itself and temp
+    // files beside the workspace.
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        "mkdir /tmp/pytest-of-me /tmp/results && echo x > ../tmpa1b2c3 && echo y > ../build.tmp",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!err(&o).contains("warning"), "{}", err(&o));
+}
+
+#[test]
 fn writes_beside_a_workspace_in_tmp_are_not_lost_silently() {
     let t = TempDir::new("lost");
     let (ws, home) = (t.dir("ws"), t.dir("home"));

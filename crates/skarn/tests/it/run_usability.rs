@@ -224,7 +224,7 @@ fn config_files_layer_and_flags_override() {
     std::fs::write(
         ws.join("skarn.toml"),
         format!(
-            "[serve]\nother = 1\n\n[run]\nread = [\"{}\"]\ntimeout = 60\n",
+            "[gateway]\n# read by skarn serve\n\n[run]\nread = [\"{}\"]\ntimeout = 60\n",
             b.display()
         ),
     )
