@@ -46,6 +46,48 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
     )
 }
 
+/// When the command itself is a program the host has but the run cannot
+/// see (a PATH directory outside the grants, `~/bin`, `~/.local/bin`): the
+/// line that names its host path and the grant that makes it visible,
+/// printed when the command is not found (exit 127). Decided on the host
+/// before the run, against the same PATH the command inherits.
+pub(super) fn not_found_hint(
+    argv: &[std::ffi::OsString],
+    path_var: Option<&std::ffi::OsStr>,
+    g: &Granted,
+) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let name = argv.first()?;
+    let visible = |p: &Path| g.binds.iter().any(|(b, _, _)| p.starts_with(b));
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found: PathBuf = if name.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(name);
+        (p.is_absolute() && executable(&p)).then_some(p)?
+    } else {
+        let path_var = path_var?;
+        std::env::split_paths(path_var)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(name))
+            .find(|p| executable(p))?
+    };
+    // Visible inside under its own name or its real one: then a 127 came
+    // from somewhere else.
+    let real = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    if visible(&found) || visible(&real) {
+        return None;
+    }
+    let dir = found.parent()?.display().to_string();
+    Some(format!(
+        "skarn: {} is {} on the host, outside what this run may see: grant its directory \
+         with --exec {dir} (or exec = [\"{dir}\"] under [run] in ~/.config/skarn/config.toml)",
+        name.to_string_lossy(),
+        found.display()
+    ))
+}
+
 /// The workspace when it lies in the run's private /tmp.
 pub(super) fn tmp_watch(ws: &Path, ns: Namespaces) -> Option<PathBuf> {
     (ns.mount && ws.starts_with("/tmp") && ws != Path::new("/tmp")).then(|| ws.to_path_buf())
