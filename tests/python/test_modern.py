@@ -342,3 +342,49 @@ def test_client_answers_a_resource_read_round(tmp_path, transport, mode):
             assert asked == ['[MCP server "conformance" asks, through skarn] Please provide context'], asked
 
     run(main)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_task_only_tool_runs_through_the_gateway(tmp_path, transport, mode):
+    """server-everything's `simulate-research-query` runs only as a task
+    (2025-11-25 `execution.taskSupport: "required"`): the gateway calls it
+    task-augmented and waits for its result, in passthrough and from
+    `execute`, and the question the task asks midway reaches the client."""
+    from conftest import EVERYTHING
+
+    assert EVERYTHING, "mcp-server-everything not installed (.ci/install.d/40-gateway.sh installs it)"
+    cfg = tmp_path / "skarn.toml"
+    cfg.write_text(
+        f"""
+[gateway]
+passthrough = true
+call_timeout = 60
+start_timeout = 60
+isolation = "in_process"
+
+[servers.everything]
+command = "{EVERYTHING}"
+args = ["stdio"]
+"""
+    )
+    asked = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"interpretation": "programming"})
+
+    async def main():
+        async with modern_client(transport, cfg, elicitation_callback=on_elicit, mode=mode) as c:
+            name = "everything__simulate-research-query"
+            tools = {t.name for t in (await c.list_tools()).tools}
+            assert name in tools, tools
+            r = await c.call_tool(name, {"topic": "python", "ambiguous": True})
+            assert not r.is_error, text_of(r)
+            assert "# Research Report: python (programming)" in text_of(r), text_of(r)
+            assert len(asked) == 1 and "multiple interpretations" in asked[0], asked
+            code = 'const r = await skarn.callTool("everything", "simulate-research-query", {topic: "rust"}); return JSON.stringify(r)'
+            r = await c.call_tool("execute", {"code": code})
+            assert not r.is_error, text_of(r)
+            assert "Research Report: rust" in text_of(r), text_of(r)
+
+    run(main)

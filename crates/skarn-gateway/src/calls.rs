@@ -45,7 +45,14 @@ impl Downstream {
         let relay = &self.shared.relay;
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
+        // A 2025-11-25 server's tool may run only as a task (down_tasks).
+        let legacy = !crate::down_era::is_modern(&peer);
+        let ttl = t.as_millis() as u64;
         let call = async {
+            if legacy && conn.tasks.known_required(tool) {
+                let args = params.arguments.clone();
+                return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+            }
             // A 2026-07-28 server may answer `input_required`: each round
             // is relayed and the call retried (down_rounds).
             for _ in 0..crate::down_rounds::MAX_ROUNDS {
@@ -62,6 +69,10 @@ impl Downstream {
                     relay.settle_progress(&conn.wire, received, c).await;
                 }
                 match answer {
+                    ServerResult::CallToolResult(r) if legacy && conn.tasks.refused(tool, &r) => {
+                        let args = params.arguments.clone();
+                        return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+                    }
                     ServerResult::CallToolResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
                         let (responses, state) =

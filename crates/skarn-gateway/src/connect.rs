@@ -152,6 +152,7 @@ impl Downstream {
             stderr_tail: tail,
             wire,
             listens: Default::default(),
+            tasks: Default::default(),
         };
         crate::down_era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)

@@ -95,6 +95,8 @@ pub struct Conn {
     pub(crate) wire: Arc<crate::down_guard::Tripwire>,
     /// A 2026-07-28 server's resource subscriptions.
     pub(crate) listens: crate::down_era::ResourceListens,
+    /// A 2025-11-25 server's tools that run only as tasks.
+    pub(crate) tasks: crate::down_tasks::TaskTools,
 }
 
 impl Drop for Conn {

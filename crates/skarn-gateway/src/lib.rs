@@ -42,6 +42,7 @@ mod discovery;
 mod down_era;
 mod down_guard;
 mod down_rounds;
+mod down_tasks;
 pub mod downstream;
 mod era;
 mod exec;
