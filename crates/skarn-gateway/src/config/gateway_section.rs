@@ -34,6 +34,11 @@ pub struct GatewayConfig {
     /// as a duration (`30`, `"30s"`, `"1m"`).
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub start_timeout: f64,
+    /// Consecutive failed attempts (failed starts and crashes without a
+    /// stable run between them) after which a downstream server is given up
+    /// until `skarn serve` restarts (default 8: retried with backoff 1 s,
+    /// 2 s … for about two minutes); a count.
+    pub start_attempts: u32,
     /// Seconds any one downstream call may take (default 60); a duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub call_timeout: f64,
@@ -101,6 +106,7 @@ impl Default for GatewayConfig {
             workspace: None,
             limits: Limits::default(),
             start_timeout: 30.0,
+            start_attempts: 8,
             call_timeout: 60.0,
             max_list_pages: 100,
             max_list_items: 10_000,
@@ -173,6 +179,7 @@ impl GatewayConfig {
                 self.server_requests_per_second as usize,
             ),
             ("max_pending_server_writes", self.max_pending_server_writes),
+            ("start_attempts", self.start_attempts as usize),
         ] {
             if v == 0 {
                 return Err(format!("{what} must be at least 1"));

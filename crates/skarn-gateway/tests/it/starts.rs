@@ -87,3 +87,65 @@ fn a_failed_start_is_retried_in_the_background() {
         gw.shutdown();
     });
 }
+
+/// A stdio server that refuses `server/discover` and `initialize` alike
+/// (counting its starts in `count`).
+fn refusing_server(count: &std::path::Path) -> String {
+    let py = format!(
+        r#"
+import json, sys
+open({count:?}, "a").write("start\n")
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" in m:
+        print(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "error": {{"code": -32600, "message": "refused: " + m.get("method", "")}}}}), flush=True)
+"#,
+        count = count.display().to_string()
+    );
+    format!("[servers.refuser]\ncommand = \"python3\"\nargs = [\"-c\", {py:?}]\n")
+}
+
+#[test]
+fn a_server_that_refuses_every_handshake_is_given_up_after_start_attempts() {
+    let dir = TempDir::new("starts");
+    let count = dir.path().join("starts");
+    let text = format!("[gateway]\nstart_attempts = 3\n{}", refusing_server(&count));
+    let gw = Gateway::new(Config::parse(&text, "test.toml").unwrap());
+    let starts = || {
+        std::fs::read_to_string(&count)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    rt().block_on(async {
+        gw.start();
+        // Retried with backoff (1 s, 2 s), then given up.
+        let t0 = std::time::Instant::now();
+        loop {
+            let (_, down, _) = gw.not_ready();
+            if down.first().is_some_and(|d| d["given_up"] == true) {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "not given up: {down:?} after {} starts",
+                starts()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(starts(), 3);
+        let h = &gw.health()[0];
+        assert_eq!(h.status, "failed", "{h:?}");
+        let cause = h.cause.clone().unwrap_or_default();
+        assert!(cause.contains("given up after 3 failed attempt"), "{cause}");
+        let (_, _, text) = gw.not_ready();
+        assert!(!text.contains("retrying in"), "{text}");
+        assert!(text.contains("given up"), "{text}");
+        // A call gets the cause at once and starts nothing.
+        let err = gw.call_tool("refuser", "x", None).await.unwrap_err();
+        assert!(err.to_string().contains("given up"), "{err}");
+        // Longer than the next backoff would have been: still three starts.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert_eq!(starts(), 3);
+        gw.shutdown();
+    });
+}
