@@ -41,6 +41,7 @@ mod connect;
 mod discovery;
 mod down_era;
 mod down_guard;
+mod down_probe;
 mod down_rounds;
 mod down_tasks;
 pub mod downstream;

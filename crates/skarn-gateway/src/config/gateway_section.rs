@@ -39,6 +39,11 @@ pub struct GatewayConfig {
     /// until `skarn serve` restarts (default 8: retried with backoff 1 s,
     /// 2 s … for about two minutes); a count.
     pub start_attempts: u32,
+    /// Seconds a stdio server's silence to `server/discover` is waited for
+    /// before `initialize` is sent as well (default 1; ADR 0106); a
+    /// duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
+    pub discover_timeout: f64,
     /// Seconds any one downstream call may take (default 60); a duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub call_timeout: f64,
@@ -107,6 +112,7 @@ impl Default for GatewayConfig {
             limits: Limits::default(),
             start_timeout: 30.0,
             start_attempts: 8,
+            discover_timeout: 1.0,
             call_timeout: 60.0,
             max_list_pages: 100,
             max_list_items: 10_000,
@@ -137,6 +143,7 @@ impl GatewayConfig {
         }
         for (what, v) in [
             ("start_timeout", self.start_timeout),
+            ("discover_timeout", self.discover_timeout),
             ("call_timeout", self.call_timeout),
             ("http_header_timeout", self.http_header_timeout),
             ("http_idle_timeout", self.http_idle_timeout),

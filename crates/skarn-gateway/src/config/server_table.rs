@@ -134,6 +134,8 @@ pub struct ServerConfig {
     pub start_timeout: Duration,
     /// Consecutive failed attempts before the server is given up.
     pub start_attempts: u32,
+    /// How long a silent `server/discover` is waited for (stdio).
+    pub discover_timeout: Duration,
     /// Caps on each of its listings.
     pub list_caps: crate::listing::ListCaps,
     /// Offer its tools and prompts as `<alias><sep><name>` (the default);
@@ -285,6 +287,7 @@ pub(super) fn validate_server(
         call_timeout,
         start_timeout,
         start_attempts,
+        discover_timeout: Duration::from_secs_f64(gateway.discover_timeout),
         list_caps: crate::listing::ListCaps {
             pages: gateway.max_list_pages,
             items: gateway.max_list_items,

@@ -149,3 +149,45 @@ fn a_server_that_refuses_every_handshake_is_given_up_after_start_attempts() {
         gw.shutdown();
     });
 }
+
+/// A 2025-11-25 stdio server that answers nothing to a method it does not
+/// know (`server/discover` included), as some do.
+fn silent_legacy_server() -> String {
+    let py = r#"
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    method, mid = m.get("method"), m.get("id")
+    if method == "initialize":
+        r = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+             "serverInfo": {"name": "silent", "version": "1"}}
+    elif method == "tools/list":
+        r = {"tools": [{"name": "hello", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":
+        r = {"content": [{"type": "text", "text": "hello back"}]}
+    else:
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": r}), flush=True)
+"#;
+    format!("[servers.silent]\ncommand = \"python3\"\nargs = [\"-c\", {py:?}]\n")
+}
+
+#[test]
+fn a_legacy_server_silent_to_discover_starts_without_waiting_out_the_probe() {
+    // rmcp alone waits 10 s for the discover answer; the start timeout is
+    // half that, so only the early initialize (after 1 s) lets it start.
+    let text = format!(
+        "[gateway]\nstart_timeout = 5\nstart_attempts = 1\n{}",
+        silent_legacy_server()
+    );
+    let gw = Gateway::new(Config::parse(&text, "test.toml").unwrap());
+    rt().block_on(async {
+        gw.start();
+        gw.wait_for_starts().await;
+        let h = &gw.health()[0];
+        assert_eq!(h.status, "ready", "{h:?}");
+        let r = gw.call_tool("silent", "hello", None).await.unwrap();
+        assert_eq!(crate::common::text(&r), "hello back");
+        gw.shutdown();
+    });
+}
