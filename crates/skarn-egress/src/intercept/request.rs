@@ -31,6 +31,8 @@ pub(crate) struct Outgoing {
     pub(crate) expect_continue: bool,
     pub(crate) close: bool,
     pub(crate) is_head: bool,
+    /// The client speaks HTTP/1.0 (no chunked bodies to it).
+    pub(crate) http10: bool,
     pub(crate) method: String,
     pub(crate) path: String,
     /// Secrets substituted.
@@ -196,6 +198,7 @@ pub(crate) fn prepare(
         expect_continue,
         close,
         is_head: method == "HEAD",
+        http10: version == 0,
         method: method.to_string(),
         path: shown_path,
         used,
@@ -224,10 +227,11 @@ const OVERRIDE_HEADERS: &[&str] = &[
 /// or a `_method` query parameter (Rails, Laravel, Express), under any
 /// percent-encoding of its name.
 fn route_override(headers: &[httparse::Header<'_>], path: &str) -> Option<String> {
-    if let Some(h) = headers
-        .iter()
-        .find(|h| OVERRIDE_HEADERS.iter().any(|o| h.name.eq_ignore_ascii_case(o)))
-    {
+    if let Some(h) = headers.iter().find(|h| {
+        OVERRIDE_HEADERS
+            .iter()
+            .any(|o| h.name.eq_ignore_ascii_case(o))
+    }) {
         return Some(format!(
             "header {} could override the bound method or path",
             h.name
@@ -250,16 +254,14 @@ fn percent_decoded(s: &str) -> String {
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
         match b[i] {
-            b'%' if i + 2 < b.len() => {
-                match (hex(b[i + 1]), hex(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b'+' => out.push(b' '),
             c => out.push(c),
         }
@@ -423,12 +425,21 @@ mod tests {
             let head = format!("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\n{auth}{extra}\r\n");
             assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
         }
-        for q in ["_method=DELETE", "a=1&_method=DELETE", "%5Fmethod=DELETE", "_METHOD=x"] {
+        for q in [
+            "_method=DELETE",
+            "a=1&_method=DELETE",
+            "%5Fmethod=DELETE",
+            "_METHOD=x",
+        ] {
             let head = format!("GET /v1/x?{q} HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n");
             assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
         }
         // Without the secret, or with a harmless parameter, they pass.
-        ok("GET /v1/x?_method=DELETE HTTP/1.1\r\nHost: api.test:8443\r\nX-HTTP-Method-Override: PUT\r\n\r\n");
-        ok(&format!("GET /v1/x?method=a&x_method=b HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n"));
+        ok(
+            "GET /v1/x?_method=DELETE HTTP/1.1\r\nHost: api.test:8443\r\nX-HTTP-Method-Override: PUT\r\n\r\n",
+        );
+        ok(&format!(
+            "GET /v1/x?method=a&x_method=b HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n"
+        ));
     }
 }
