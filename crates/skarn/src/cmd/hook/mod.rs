@@ -10,6 +10,8 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod file_git;
+mod file_paths;
 mod files;
 mod settings;
 mod shell;
