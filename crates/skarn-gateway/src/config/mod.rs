@@ -14,6 +14,7 @@ mod server_table;
 #[cfg(test)]
 mod tests;
 mod untrusted;
+mod untrusted_gateway;
 
 use std::fmt;
 use std::path::PathBuf;

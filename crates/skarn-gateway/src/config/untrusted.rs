@@ -7,8 +7,10 @@
 //! (`from_env`) and the user's secrets (`{ secret = ... }`) are not
 //! passed, an HTTP server may not reach private
 //! addresses nor get a token from skarn's environment (`auth`), `execute`
-//! keeps its confined worker (`isolation = "in_process"` is ignored), and
-//! `[gateway] workspace` is ignored. Narrowing settings stay.
+//! keeps its confined worker (`isolation = "in_process"` is ignored),
+//! `[gateway] workspace` is ignored, and `[gateway]` bounds above the
+//! defaults (Code Mode limits, timeouts, caps) are the defaults
+//! (`untrusted_gateway`). Narrowing settings stay.
 
 use skarn_sandbox::NetPolicy;
 use skarn_sandbox::policy::Limits;
@@ -61,6 +63,7 @@ impl Config {
             self.gateway.isolation = skarn_worker::Isolation::Auto;
             notes.push("[gateway] isolation = \"in_process\" (auto is used)".into());
         }
+        notes.extend(super::untrusted_gateway::narrow(&mut self.gateway));
         let dir = self
             .path
             .as_ref()
