@@ -10,6 +10,7 @@
 
 mod gateway_section;
 mod load;
+pub mod programs;
 mod server_table;
 #[cfg(test)]
 mod tests;

@@ -29,11 +29,28 @@ impl Config {
         let home = std::env::var_os("HOME")
             .map(std::path::PathBuf::from)
             .filter(|h| h.is_absolute());
-        if skarn_sandbox::trust::TrustStore::for_home(home.as_deref()).trusts(path, text.as_bytes())
-        {
-            return Ok((cfg, None));
+        let store = skarn_sandbox::trust::TrustStore::for_home(home.as_deref());
+        let mut changed = Vec::new();
+        if store.trusts(path, text.as_bytes()) {
+            // Its unconfined servers' programs in project directories must
+            // be what the user trusted with it (ADR 0095).
+            for (alias, p) in cfg.unconfined_programs() {
+                let same = super::programs::program_bytes(&p).is_some_and(|b| store.trusts(&p, &b));
+                if !same {
+                    changed.push(format!(
+                        "[servers.{alias}] runs {}, which changed since the file was trusted \
+                         (a sandboxed command or the agent may write it): the whole file is \
+                         treated as untrusted",
+                        p.display()
+                    ));
+                }
+            }
+            if changed.is_empty() {
+                return Ok((cfg, None));
+            }
         }
-        let notes = cfg.narrow_untrusted();
+        let mut notes = changed;
+        notes.extend(cfg.narrow_untrusted());
         if notes.is_empty() {
             return Ok((cfg, None));
         }
