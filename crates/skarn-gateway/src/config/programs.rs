@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 
 use super::{Config, ServerTransport};
 
-/// Files larger than this are not hashed (and count as changed).
-pub const MAX_PROGRAM: u64 = 64 << 20;
-
 impl Config {
     /// The program files of each unconfined stdio server that lie in a
     /// project directory, with the server's alias; sorted, unique.
@@ -81,13 +78,4 @@ impl Config {
         out.sort();
         out
     }
-}
-
-/// The bytes of `p` (bounded), if readable.
-pub fn program_bytes(p: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let f = std::fs::File::open(p).ok()?;
-    let mut b = Vec::new();
-    f.take(MAX_PROGRAM + 1).read_to_end(&mut b).ok()?;
-    (b.len() as u64 <= MAX_PROGRAM).then_some(b)
 }

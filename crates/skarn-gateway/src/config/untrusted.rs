@@ -35,7 +35,8 @@ impl Config {
             // Its unconfined servers' programs in project directories must
             // be what the user trusted with it (ADR 0095).
             for (alias, p) in cfg.unconfined_programs() {
-                let same = super::programs::program_bytes(&p).is_some_and(|b| store.trusts(&p, &b));
+                let same = skarn_sandbox::trust::digest_file(&p)
+                    .is_some_and(|d| store.trusts_digest(&p, &d));
                 if !same {
                     changed.push(format!(
                         "[servers.{alias}] runs {}, which changed since the file was trusted \

@@ -54,9 +54,9 @@ pub fn trusted(path: &Path, text: &str) -> bool {
 pub fn record(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
     for (_, p) in programs(path, text) {
-        let bytes = skarn_gateway::config::programs::program_bytes(&p)
-            .with_context(|| format!("cannot read {} (or it is over 64 MiB)", p.display()))?;
-        TrustStore::record(&store, &p, &bytes)
+        let digest = skarn_sandbox::trust::digest_file(&p)
+            .with_context(|| format!("cannot read {}", p.display()))?;
+        TrustStore::record_digest(&store, &p, digest)
             .with_context(|| format!("cannot write {}", store.display()))?;
     }
     TrustStore::record(&store, path, text.as_bytes())

@@ -17,10 +17,16 @@ use skarn_test_support::TempDir;
 struct Gw {
     child: Child,
     lines: Receiver<String>,
+    /// The client's roots (`file:` URIs), when it declares the capability.
+    roots: Option<Vec<String>>,
 }
 
 impl Gw {
     fn start(cfg: &Path, home: &Path) -> Gw {
+        Gw::start_with_roots(cfg, home, None)
+    }
+
+    fn start_with_roots(cfg: &Path, home: &Path, roots: Option<&[&Path]>) -> Gw {
         let mut child = Command::new(exe())
             .args(["serve", "--config"])
             .arg(cfg)
@@ -40,10 +46,24 @@ impl Gw {
                 }
             }
         });
-        let mut g = Gw { child, lines };
+        let roots: Option<Vec<String>> = roots.map(|r| {
+            r.iter()
+                .map(|p| format!("file://{}", p.display()))
+                .collect()
+        });
+        let caps = if roots.is_some() {
+            json!({"roots": {"listChanged": false}})
+        } else {
+            json!({})
+        };
+        let mut g = Gw {
+            child,
+            lines,
+            roots,
+        };
         g.send(
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
+            "protocolVersion": "2025-06-18", "capabilities": caps,
             "clientInfo": {"name": "t", "version": "1"}}}),
         );
         g.answer(1);
@@ -65,7 +85,18 @@ impl Gw {
                 .recv_timeout(std::time::Duration::from_secs(120))
                 .expect("no answer from skarn serve");
             let v: Value = serde_json::from_str(&l).unwrap();
-            if v["id"] == id {
+            if v["method"] == "roots/list" {
+                let roots: Vec<Value> = self
+                    .roots
+                    .iter()
+                    .flatten()
+                    .map(|u| json!({"uri": u}))
+                    .collect();
+                let reply = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"roots": roots}});
+                self.send(reply);
+                continue;
+            }
+            if v["id"] == id && v.get("method").is_none() {
                 return v;
             }
         }
@@ -219,4 +250,54 @@ fn a_trusted_unconfined_servers_program_rewritten_by_the_agent_runs_confined() {
         marker.exists(),
         "the control: the program runs unconfined once re-trusted"
     );
+}
+
+/// Issue 24 item 4, the client's roots: with `[gateway] shell = true` and
+/// no workspace configured, the `run` tool works in the root the client
+/// declared (the user's open project), `cwd` only moves inside the roots,
+/// and a root that is no project (the home) is refused by `skarn run`.
+#[test]
+fn the_run_tools_workspace_is_the_clients_root() {
+    let t = TempDir::new("gw_roots");
+    let (cfgdir, proj, home) = (t.dir("cfg"), t.dir("proj"), t.dir("home"));
+    let outside = t.dir("home/.config/systemd/user");
+    for d in [t.path(), &cfgdir, &proj, &home] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    }
+    let cfg = cfgdir.join("skarn.toml");
+    std::fs::write(&cfg, "[gateway]\nshell = true\n").unwrap();
+    let mut g = Gw::start_with_roots(&cfg, &home, Some(&[&proj]));
+    let run = |g: &mut Gw, id: u64, args: Value| {
+        let r = g.call(id, "run", args);
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let text = run(&mut g, 2, json!({"command": "echo in > made.txt"}));
+    assert!(text.starts_with("exit 0"), "{text}");
+    let text = run(
+        &mut g,
+        3,
+        json!({"command": "echo in > sub.txt", "cwd": proj.display().to_string()}),
+    );
+    assert!(text.starts_with("exit 0"), "{text}");
+    for (id, cwd) in [(4, &outside), (5, &cfgdir)] {
+        let text = run(
+            &mut g,
+            id,
+            json!({"command": "echo x > planted", "cwd": cwd.display().to_string()}),
+        );
+        assert!(text.contains("outside the workspace"), "{text}");
+        assert!(!cwd.join("planted").exists());
+    }
+    g.stop();
+    assert!(proj.join("made.txt").exists() && proj.join("sub.txt").exists());
+    assert!(!cfgdir.join("made.txt").exists());
+    // A root that is the home: `skarn run`'s workspace rules refuse it.
+    let mut g = Gw::start_with_roots(&cfg, &home, Some(&[&home]));
+    let text = run(&mut g, 2, json!({"command": "echo x > .bashrc"}));
+    g.stop();
+    assert!(!text.starts_with("exit 0"), "{text}");
+    assert!(!home.join(".bashrc").exists(), "{text}");
 }
