@@ -123,6 +123,7 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
             command,
             args,
             sandbox,
+            env,
             ..
         } => {
             let mut argv = vec![command.clone()];
@@ -138,7 +139,27 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
                     sandbox.exec.len()
                 ),
             };
-            format!("runs {}; {sb}", argv.join(" "))
+            // Every variable (a loader variable such as LD_PRELOAD runs
+            // code in the server): literal values as the file has them.
+            use skarn_gateway::config::EnvValue;
+            let vars: Vec<String> = env
+                .iter()
+                .map(|(k, v)| match v {
+                    EnvValue::Literal(x) => {
+                        let x: String = x.chars().take(80).collect();
+                        super::hook::quote(&format!("{k}={x}"))
+                    }
+                    EnvValue::FromEnv(_) => format!("{k} (from skarn's environment)"),
+                    EnvValue::StateFile(_) => format!("{k} (a state file)"),
+                    EnvValue::Secret(_) => format!("{k} (a secret)"),
+                })
+                .collect();
+            let vars = if vars.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", vars.join(" "))
+            };
+            format!("runs {}{vars}; {sb}", argv.join(" "))
         }
         ServerTransport::Http { url, .. } => format!("connects to {url}"),
     }
