@@ -7,6 +7,15 @@ use super::grants::Granted;
 use super::{Access, Namespaces};
 use crate::policy::{NetPolicy, Policy};
 
+/// The parts of [`failure_hint`]'s line that name a wider policy (flags
+/// and where to read more): for a person at a terminal. What relays the
+/// line to a model (the gateway) removes them: the model gets the fact.
+pub const ADVICE: &[&str] = &[
+    "; --net loopback|outbound|all",
+    " (--net outbound|all)",
+    "; run with --report for the full policy",
+];
+
 /// What the sandbox denies, in one line, for an agent to tell a denial
 /// from a bug and ask for exactly the grant it needs.
 pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: bool) -> String {
@@ -25,13 +34,14 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
     }
     format!(
         "skarn: sandbox: the command failed; denied here: network {}; writes outside {}{}; \
-         secret paths (~/.ssh, ~/.aws, ...); run with --report for the full policy",
+         secret paths (~/.ssh, ~/.aws, ...){}",
         match policy.net {
-            NetPolicy::DenyAll => "(all of it: names do not resolve; --net loopback|outbound|all)",
-            NetPolicy::AllowLoopback => "beyond the sandbox's own loopback (--net outbound|all)",
-            NetPolicy::AllowOutbound => "inbound (listen/bind)",
-            NetPolicy::AllowAll => "nothing",
-            NetPolicy::AllowHosts(_) => "to hosts outside the allow list (see skarn: net: lines)",
+            NetPolicy::DenyAll => format!("(all of it: names do not resolve{})", ADVICE[0]),
+            NetPolicy::AllowLoopback => format!("beyond the sandbox's own loopback{}", ADVICE[1]),
+            NetPolicy::AllowOutbound => "inbound (listen/bind)".into(),
+            NetPolicy::AllowAll => "nothing".into(),
+            NetPolicy::AllowHosts(_) =>
+                "to hosts outside the allow list (see skarn: net: lines)".into(),
         },
         writable.join(", "),
         if private.is_empty() {
@@ -43,6 +53,7 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
                 if private.len() > 1 { "are" } else { "is" }
             )
         },
+        ADVICE[2],
     )
 }
 

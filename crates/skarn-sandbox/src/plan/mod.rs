@@ -28,6 +28,7 @@ mod trusted;
 use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
+pub use hint::ADVICE as FAILURE_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
