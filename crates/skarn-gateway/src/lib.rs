@@ -30,6 +30,7 @@
 //!
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
+mod ask_text;
 pub mod bridge;
 mod calls;
 mod catalog;
@@ -75,6 +76,7 @@ mod server_relay;
 mod shell_tool;
 mod starting;
 pub mod state_dirs;
+mod state_guard;
 pub mod stdio;
 mod stdio_child;
 mod text_safe;
