@@ -30,7 +30,6 @@
 //!
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
-mod ask_text;
 pub mod bridge;
 mod calls;
 mod catalog;

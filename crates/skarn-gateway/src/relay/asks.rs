@@ -15,24 +15,6 @@ fn forwarded(e: ServiceError) -> ErrorData {
     }
 }
 
-/// `x` passed through `f` in its JSON form (a server's texts made
-/// visible); a form that no longer reads back refuses the request.
-fn reshape<T>(x: &mut T, f: fn(&mut serde_json::Value)) -> Result<(), ErrorData>
-where
-    T: serde::Serialize + serde::de::DeserializeOwned,
-{
-    let refused = |e: serde_json::Error| {
-        ErrorData::invalid_params(
-            format!("the gateway could not check this request: {e}"),
-            None,
-        )
-    };
-    let mut v = serde_json::to_value(&*x).map_err(refused)?;
-    f(&mut v);
-    *x = serde_json::from_value(v).map_err(refused)?;
-    Ok(())
-}
-
 /// `_meta` key naming the downstream server a request comes from.
 pub const SERVER_META_KEY: &str = "io.skarn/server";
 
@@ -155,10 +137,9 @@ impl Relay {
         }
         let by = format!("(Requested by the MCP server {alias:?} through skarn.)");
         params.system_prompt = Some(match params.system_prompt.take() {
-            Some(p) => crate::ask_text::attributed(&format!("{by}\n"), &p),
+            Some(p) => format!("{by}\n{p}"),
             None => by,
         });
-        reshape(&mut params.messages, crate::ask_text::visible_texts)?;
         name_server(params.meta.get_or_insert_with(Default::default), alias);
         // A 2026-07-28 client's call in flight for this server: asked in
         // an input_required round of that call.
@@ -200,17 +181,9 @@ impl Relay {
     ) -> Result<ElicitResult, ErrorData> {
         let shown = format!("[MCP server {alias:?} asks, through skarn] ");
         match &mut params {
-            ElicitRequestParams::FormElicitationParams {
-                meta,
-                message,
-                requested_schema,
-            } => {
-                *message = crate::ask_text::attributed(&shown, message);
-                reshape(requested_schema, crate::ask_text::visible_strings)?;
-                name_server(meta.get_or_insert_with(Default::default), alias);
-            }
-            ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {
-                *message = crate::ask_text::attributed(&shown, message);
+            ElicitRequestParams::FormElicitationParams { meta, message, .. }
+            | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {
+                *message = format!("{shown}{message}");
                 name_server(meta.get_or_insert_with(Default::default), alias);
             }
             // A mode this gateway does not know: not forwarded.
