@@ -109,3 +109,36 @@ fn a_server_cannot_read_another_servers_state_by_naming_it() {
     );
     gw.finish();
 }
+
+/// F7, F7b: a 2026-07-28 client's call that declared form-mode elicitation
+/// and sampling without tools gets neither a URL-mode elicitation (a
+/// phishing link) nor a sampling request with tools in its
+/// `input_required` rounds: the server gets an error, as on the
+/// 2025-11-25 path.
+#[test]
+fn undeclared_modes_never_reach_a_modern_client_in_rounds() {
+    let dir = TempDir::new("serve_hostile_peers");
+    let mut gw = Gw::start_with_home(
+        dir.path(),
+        &dir.path().join("home"),
+        "passthrough = true",
+        &[("h", &["--name", "h"])],
+        json!({}),
+    );
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}},
+    });
+    for (kind, refused) in [("url", "URL-mode elicitation"), ("tools", "sampling tools")] {
+        let r = gw.request(
+            "tools/call",
+            json!({"name": "h__sample", "_meta": meta,
+                   "arguments": {"count": 1, "kind": kind, "wait_errors": 1}}),
+        );
+        assert_ne!(r["result"]["resultType"], json!("input_required"), "{r}");
+        assert!(
+            text(&r).contains(refused) && text(&r).contains("did not declare"),
+            "{r}"
+        );
+    }
+}
