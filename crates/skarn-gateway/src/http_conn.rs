@@ -142,6 +142,10 @@ impl ConnAuth {
     }
 }
 
+/// Most bytes buffered for one connection's request head (and read ahead
+/// of its body).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
 /// How long a new connection is safe from eviction: a client that sends
 /// its request head within this time of being accepted (one round trip on
 /// any sane network) is never closed to make room, however fast clients
@@ -283,7 +287,11 @@ pub async fn serve(
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout);
+                .header_read_timeout(limits.header_timeout)
+                // A request head over this is refused (431): a client
+                // without the token costs the gateway at most this much
+                // buffer (hyper's default is about 400 KB; attack F9).
+                .max_buf_size(MAX_HEAD_BYTES);
             let conn = builder.serve_connection(io, service);
             tokio::pin!(conn);
             tokio::select! {

@@ -219,3 +219,31 @@ fn a_reconnecting_flood_cannot_close_an_authorized_client_before_its_request() {
         "authorized clients closed or refused under the flood: {answers:?}"
     );
 }
+
+/// Attack finding F9: a request head without the token is buffered only up
+/// to a small bound (64 KiB), so clients holding every slot with huge
+/// unfinished heads cost the gateway little memory: a 200 KB header is
+/// refused with 431 as soon as the bound is passed.
+#[test]
+fn a_huge_request_head_is_refused_not_buffered() {
+    let dir = TempDir::new("serve_http_lockout");
+    let (_p, url, _) = http_gateway(dir.path(), Some("tok"));
+    let host = url
+        .strip_prefix("http://")
+        .unwrap()
+        .split_once('/')
+        .unwrap()
+        .0
+        .to_owned();
+    let mut s = TcpStream::connect(&host).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nX-A: {}",
+        "a".repeat(200_000)
+    );
+    // The gateway may answer and close before all of it is written.
+    let _ = s.write_all(head.as_bytes());
+    let mut line = String::new();
+    let _ = BufReader::new(s).read_line(&mut line);
+    assert!(line.contains(" 431 "), "{line:?}");
+}
