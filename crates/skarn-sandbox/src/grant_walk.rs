@@ -2,12 +2,14 @@
 //!
 //! Before a run it finds what the run's protections must cover below the
 //! grants' roots: nested repositories, files that host tools look up from
-//! any directory (`rust-toolchain.toml`, `.hg`, ...: [`UPWARD`]), unix
+//! any directory (`rust-toolchain.toml`, `.hg`, ...: [`UPWARD`]) and
+//! settings that agents, editors and shells read in any directory
+//! (`sub/.claude`, `sub/.envrc`: [`crate::persistence::any_depth`]), unix
 //! sockets (a host server's: Landlock cannot stop `connect(2)`), and other
 //! names of protected files (hard links, another mount of the same tree:
 //! the same `(st_dev, st_ino)`, compared through the directory entry's
 //! inode number, so without a `stat` per entry). After a run it finds the
-//! repositories and [`UPWARD`] files to vet.
+//! repositories, [`UPWARD`] files and settings entries to vet.
 //!
 //! Directories are visited level by level, so a bound cuts off the deepest
 //! ones, never a shallow one behind a large sibling. Dependency and build
@@ -146,6 +148,10 @@ pub struct Walk {
     pub repos: Vec<PathBuf>,
     /// [`UPWARD`] names below the roots (not at a root).
     pub upward: Vec<PathBuf>,
+    /// Other entries below the roots that their programs read in any
+    /// directory ([`crate::persistence::any_depth`]: `sub/.claude`,
+    /// `sub/.envrc`, ...): kept read-only like the roots' own.
+    pub settings: Vec<PathBuf>,
     /// Unix sockets.
     pub sockets: Vec<PathBuf>,
     /// More than [`MAX_FOUND`] sockets: those past it are not listed.
@@ -160,7 +166,7 @@ pub struct Walk {
     pub dirs: usize,
 }
 
-/// Sockets, [`UPWARD`] names and aliases kept at most each.
+/// Sockets, [`UPWARD`] names, settings and aliases kept at most each.
 pub const MAX_FOUND: usize = 4096;
 
 /// Walk `roots` within `bounds`. With `late`, the [`SKIPPED`] trees and git
@@ -200,8 +206,15 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
             if note(&mut w, &e, &ft, &path, inodes) {
                 continue;
             }
-            if !is_root && UPWARD.iter().any(|(n, _, _)| name == *n) && w.upward.len() < MAX_FOUND {
-                w.upward.push(path.clone());
+            if !is_root {
+                if UPWARD.iter().any(|(n, _, _)| name == *n) {
+                    if w.upward.len() < MAX_FOUND {
+                        w.upward.push(path.clone());
+                    }
+                } else if crate::persistence::any_depth_name(&name) && w.settings.len() < MAX_FOUND
+                {
+                    w.settings.push(path.clone());
+                }
             }
             if name == ".git" {
                 if !is_root {

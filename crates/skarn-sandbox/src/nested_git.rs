@@ -187,8 +187,10 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
 
 /// After the run: vet each `.git` under `roots` that was not in `before`,
 /// and set aside each file host tools look up from any directory
-/// ([`crate::grant_walk::UPWARD`]) that changed at or after `since`;
-/// returns one line per repository or file set aside.
+/// ([`crate::grant_walk::UPWARD`]) or settings entry read in any
+/// directory ([`crate::grant_walk::Walk::settings`]) that was made or
+/// changed at or after `since`; returns one line per repository or entry
+/// set aside.
 pub fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
@@ -236,6 +238,7 @@ pub fn vet_new(
     }
     if let Some(since) = since {
         out.extend(set_aside_upward(&w.upward, since, run_id));
+        out.extend(set_aside_settings(&w.settings, since, run_id));
     }
     if w.truncated {
         out.push(format!(
@@ -255,6 +258,62 @@ pub fn vet_new(
         ));
     }
     out
+}
+
+/// Set aside every settings entry of `found` (existing ones were kept
+/// read-only) made or changed since `since` (an inode change time in its
+/// tree at or after it) under a name no program reads.
+fn set_aside_settings(found: &[PathBuf], since: std::time::SystemTime, run_id: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in found {
+        // (Gone with an entry set aside above it.)
+        if std::fs::symlink_metadata(p).is_err() || !tree_changed_since(p, since) {
+            continue;
+        }
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        let aside = p.with_file_name(format!(
+            "{}.skarn-quarantine-{run_id}",
+            name.unwrap_or_default()
+        ));
+        let moved = std::fs::rename(p, &aside).is_ok();
+        out.push(format!(
+            "{} was made or changed during the run: agents, editors and shells read it in \
+             that directory and run what it names; {}",
+            p.display(),
+            if moved {
+                format!(
+                    "set aside as {} (review it before renaming it back)",
+                    aside.display()
+                )
+            } else {
+                "it could not be set aside: review it before opening that directory".into()
+            }
+        ));
+    }
+    out
+}
+
+/// Whether anything in the tree at `p` (not following links; at most
+/// 10 000 entries, beyond which it counts as changed) was changed at or
+/// after `since` ([`crate::grant_walk::changed_since`]).
+fn tree_changed_since(p: &Path, since: std::time::SystemTime) -> bool {
+    let mut stack = vec![p.to_path_buf()];
+    let mut budget = 10_000usize;
+    while let Some(q) = stack.pop() {
+        let Some(b) = budget.checked_sub(1) else {
+            return true;
+        };
+        budget = b;
+        if crate::grant_walk::changed_since(&q, since) {
+            return true;
+        }
+        if std::fs::symlink_metadata(&q).is_ok_and(|m| m.is_dir())
+            && let Ok(rd) = std::fs::read_dir(&q)
+        {
+            stack.extend(rd.flatten().map(|e| e.path()));
+        }
+    }
+    false
 }
 
 /// Set aside each of `found` (or the file inside that matters) that

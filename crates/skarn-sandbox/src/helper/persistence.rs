@@ -20,8 +20,8 @@ pub(super) struct Before {
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
     todos: Option<crate::rebase_todo::Before>,
-    /// When the checks started (files changed since are the run's; a
-    /// margin covers the file system's coarse clock).
+    /// When the checks started (files changed since are the run's: set
+    /// aside; a margin covers the file system's coarse clock).
     start: std::time::SystemTime,
 }
 
@@ -73,6 +73,8 @@ pub(super) fn after(
                 run_id,
             ));
         }
+        // (Repositories, files host tools look up from any directory and
+        // settings read in any directory: one walk.)
         found.extend(crate::nested_git::vet_new(
             &a.vet_roots,
             nested,

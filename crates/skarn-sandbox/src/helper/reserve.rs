@@ -267,6 +267,11 @@ fn nested_repos(
             }
         }
     }
+    // Settings read in any directory (`sub/.claude`, `sub/.envrc`): kept
+    // read-only like the workspace's own; new ones are set aside after.
+    for s in &w.settings {
+        ops.push((s.clone(), false, false));
+    }
     if w.sockets_capped {
         notes.degraded.push(format!(
             "more than {} unix sockets inside the writable grants: those past the first {} are \
