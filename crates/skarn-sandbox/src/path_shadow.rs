@@ -107,7 +107,11 @@ mod tests {
             std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
             std::fs::set_permissions(dir.join(n), p).unwrap();
         }
-        let w = set_aside_shadows(&[(new.clone(), vec![sys.clone()])], &[d.clone()], 5);
+        let w = set_aside_shadows(
+            &[(new.clone(), vec![sys.clone()])],
+            std::slice::from_ref(&d),
+            5,
+        );
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(!new.join("ls").exists() && new.join("ls.skarn-set-aside-5").exists());
         assert!(new.join("jest").exists());
