@@ -214,7 +214,7 @@ fn git_config_programs_in_the_workspace_cannot_be_planted() {
     let ws = t.dir("ws");
     let tools = ["editor", "seqed", "cred", "diff", "merge", "pager"];
     for f in tools {
-        t.file(&format!("ws/tools/{f}"), "#!/bin/sh\ntrue\n");
+        t.file(format!("ws/tools/{f}"), "#!/bin/sh\ntrue\n");
     }
     t.dir("ws/tpl/hooks");
     let w = ws.display();
