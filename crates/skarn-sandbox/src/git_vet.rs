@@ -464,4 +464,27 @@ mod tests {
         let t = tmp("none");
         assert!(discover(&t.0).is_none_or(|l| !l.top.starts_with(&t.0)));
     }
+
+    #[test]
+    fn includes_are_read_once_and_bounded() {
+        let t = tmp("bound");
+        let ws = t.0.join("ws");
+        // The same include many times is one include.
+        let same = "[include]\n".to_string() + &"\tpath = /nowhere/a\n".repeat(50_000);
+        repo(&ws, &same);
+        let l = discover(&ws).unwrap();
+        let n = named(&l, None);
+        assert_eq!((n.includes.len(), n.over_limit), (1, false));
+        assert!(checked_guards_for(&l, &[PathBuf::from("/")], None).is_ok());
+        // More distinct includes than the bound: refused, not half-read.
+        let many: String = (0..=MAX_INCLUDES)
+            .map(|i| format!("\tpath = /nowhere/n{i}\n"))
+            .collect();
+        repo(&ws, &format!("[include]\n{many}"));
+        let n = named(&l, None);
+        assert!(n.over_limit);
+        assert_eq!(n.includes.len(), MAX_INCLUDES);
+        let e = checked_guards_for(&l, &[PathBuf::from("/")], None).unwrap_err();
+        assert!(e.to_string().contains("too much to vet"), "{e}");
+    }
 }

@@ -102,9 +102,9 @@ pub fn findings(path: &Path, text: &str, ours: &str) -> Vec<String> {
                         let args = x
                             .get("args")
                             .and_then(Value::as_array)
-                            .map(|a| a.iter().map(short).collect::<Vec<_>>().join(" "))
-                            .unwrap_or_default();
-                        format!("runs {} {args} unconfined", short(c))
+                            .map(|a| a.iter().map(|x| format!(" {}", short(x))).collect())
+                            .unwrap_or_else(String::new);
+                        format!("runs {}{args} unconfined", short(c))
                     })
                     .or_else(|| x.get("url").map(|u| format!("connects to {}", short(u))))
                     .unwrap_or_else(|| "is configured".into());
