@@ -256,6 +256,7 @@ fn init_client_merges_keeps_and_backs_up() {
             "http://127.0.0.1:9/mcp",
             "--token-env",
             "T",
+            "--accept-project-settings",
         ],
         &proj,
         &home,
