@@ -20,6 +20,8 @@ mod common;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
+mod agent_atk24;
+#[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
 #[cfg(target_os = "linux")]
