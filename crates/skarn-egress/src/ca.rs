@@ -210,4 +210,57 @@ mod tests {
             .unwrap();
         assert!(!format!("{ca:?}").contains("PRIVATE"));
     }
+
+    /// A leaf for `san` signed with the CA's own key (what someone holding
+    /// the key could make), PEM.
+    fn leaf_pem(ca: &CaMaterial, san: SanType) -> String {
+        let key = KeyPair::from_pem(&ca.key_pem).unwrap();
+        let issuer = Issuer::new(ca_params(&parse_all(&ca.names).unwrap()).unwrap(), key);
+        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+        p.subject_alt_names = vec![san];
+        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        let leaf_key = KeyPair::generate().unwrap();
+        p.signed_by(&leaf_key, &issuer).unwrap().pem()
+    }
+
+    /// Finding F6 (atk27), checked by an outside verifier: the CA's key
+    /// signs nothing a client accepts for a name or address not bound,
+    /// whichever name forms the binding uses.
+    #[test]
+    fn the_run_ca_cannot_vouch_for_anything_unbound() {
+        if std::process::Command::new("openssl")
+            .arg("version")
+            .output()
+            .is_err()
+        {
+            skarn_test_support::skip!("openssl is not installed");
+        }
+        let dir = skarn_test_support::TempDir::new("ca-nc");
+        let verify = |ca: &CaMaterial, san: SanType| -> bool {
+            let (c, l) = (dir.path().join("ca.pem"), dir.path().join("leaf.pem"));
+            std::fs::write(&c, &ca.cert_pem).unwrap();
+            std::fs::write(&l, leaf_pem(ca, san)).unwrap();
+            let o = std::process::Command::new("openssl")
+                .args(["verify", "-CAfile"])
+                .arg(&c)
+                .arg(&l)
+                .output()
+                .unwrap();
+            o.status.success()
+        };
+        let dns = |n: &str| SanType::DnsName(n.to_string().try_into().unwrap());
+        let ip = |a: &str| SanType::IpAddress(a.parse().unwrap());
+        // Bound by name only: no address at all, no other name.
+        let ca = make_run_ca(&["api.test".into()]).unwrap();
+        assert!(verify(&ca, dns("api.test")));
+        assert!(!verify(&ca, dns("github.example")));
+        assert!(!verify(&ca, ip("127.0.0.1")));
+        assert!(!verify(&ca, ip("::1")));
+        // Bound by address only: no name at all, no other address.
+        let ca = make_run_ca(&["127.0.0.1:8443".into()]).unwrap();
+        assert!(verify(&ca, ip("127.0.0.1")));
+        assert!(!verify(&ca, ip("10.0.0.1")));
+        assert!(!verify(&ca, dns("github.example")));
+        assert!(!verify(&ca, dns("localhost")));
+    }
 }
