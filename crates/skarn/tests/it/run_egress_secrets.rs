@@ -574,4 +574,24 @@ fn npm_publishes_and_installs_with_a_token_secret() {
         !stdout.contains(REAL) && !stderr.contains(REAL),
         "{stdout}{stderr}"
     );
+    // Inside, `~/.npmrc` held a token (the placeholder), and nothing the
+    // command wrote (package, lock file, npm's cache) holds the value.
+    assert!(stdout.contains("_authToken="), "{stdout}");
+    fn files_with(dir: &Path, needle: &[u8], hits: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_symlink() {
+                continue;
+            }
+            if p.is_dir() {
+                files_with(&p, needle, hits);
+            } else if std::fs::read(&p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            {
+                hits.push(p);
+            }
+        }
+    }
+    let mut hits = Vec::new();
+    files_with(&ws, REAL.as_bytes(), &mut hits);
+    assert!(hits.is_empty(), "{hits:?}");
 }
