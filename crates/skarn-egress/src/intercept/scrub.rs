@@ -89,10 +89,13 @@ impl Engine {
         let Some(win) = &self.windows else {
             return;
         };
-        let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
-        if hits.is_empty() {
+        // `is_match` runs the automaton with its prefilter; the overlapping
+        // search (no prefilter, the profile's top entry when it ran on
+        // every chunk) only once there is something to replace.
+        if !win.is_match(raw) {
             return;
         }
+        let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
         if let Some(ac) = &self.whole {
             for m in ac.find_iter(raw) {
                 out[m.start()..m.end()].copy_from_slice(&self.whole_with[m.pattern().as_usize()]);
