@@ -76,7 +76,7 @@ impl Interceptor {
             ));
         }
         let mut cfg =
-            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            ClientConfig::builder_with_provider(Arc::new(crate::ca::fast_first_provider()))
                 .with_safe_default_protocol_versions()
                 .map_err(|e| CaError(e.to_string()))?
                 .with_root_certificates(roots)

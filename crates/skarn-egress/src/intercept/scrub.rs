@@ -81,17 +81,28 @@ impl Engine {
     /// then every window (overlapping ones too, found in the unreplaced
     /// bytes) outside those and outside `done` (whole values put back
     /// by an earlier call, still partly held); `done` gains the new ones.
+    ///
+    /// Every whole value and produced header holds a window of its value
+    /// in some form, so when no window matches (nearly always) one pass
+    /// over the bytes is all it costs.
     fn apply_to(&self, raw: &[u8], out: &mut [u8], done: &mut Vec<(usize, usize)>) {
+        let Some(win) = &self.windows else {
+            return;
+        };
+        // `is_match` runs the automaton with its prefilter; the overlapping
+        // search (no prefilter, the profile's top entry when it ran on
+        // every chunk) only once there is something to replace.
+        if !win.is_match(raw) {
+            return;
+        }
+        let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
         if let Some(ac) = &self.whole {
             for m in ac.find_iter(raw) {
                 out[m.start()..m.end()].copy_from_slice(&self.whole_with[m.pattern().as_usize()]);
                 done.push((m.start(), m.end()));
             }
         }
-        let Some(ac) = &self.windows else {
-            return;
-        };
-        for m in ac.find_overlapping_iter(raw) {
+        for m in hits {
             if done.iter().any(|(s, e)| m.start() < *e && *s < m.end()) {
                 continue;
             }

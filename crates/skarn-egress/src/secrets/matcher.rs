@@ -51,19 +51,70 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 }
 
 /// A path a server may read differently from the glob: dot segments,
-/// encoded dots or slashes, backslashes. Refused where paths are bound.
+/// encoded dots or slashes, backslashes, matrix parameters, fragments,
+/// double or non-standard encodings. Refused where paths are bound. An
+/// allow-list (finding F2 of atk27: a deny-list of encodings is never
+/// complete): after one percent-decoding the path may hold only
+/// unreserved and sub-delimiter characters (not `;`), `:`, `@` and `/`,
+/// no `%` and no control or non-ASCII byte; no `.`/`..` segment and no
+/// empty segment, before or after decoding.
 fn ambiguous_path(path: &str) -> bool {
     let l = path.to_ascii_lowercase();
-    l.contains("%2e")
-        || l.contains("%2f")
-        || l.contains("%5c")
-        // Double encoding, matrix parameters (`..;/`), fragments.
-        || l.contains("%25")
-        || l.contains(';')
-        || l.contains('#')
-        || l.contains('\\')
-        || l.contains("//")
-        || l.split('/').any(|seg| seg == "." || seg == "..")
+    if l.contains("%2f") || l.contains("%5c") {
+        return true;
+    }
+    let Some(decoded) = decode_once(path.as_bytes()) else {
+        return true;
+    };
+    let allowed = |c: u8| {
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+            )
+    };
+    if !decoded.iter().all(|c| allowed(*c)) {
+        return true;
+    }
+    let bad_segments = |p: &[u8]| {
+        p.windows(2).any(|w| w == b"//")
+            || p.split(|c| *c == b'/')
+                .any(|seg| seg == b"." || seg == b"..")
+    };
+    bad_segments(path.as_bytes()) || bad_segments(&decoded)
+}
+
+/// `p` with each `%XX` decoded once; `None` for a `%` not followed by two
+/// hex digits.
+fn decode_once(p: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] == b'%' {
+            let h = std::str::from_utf8(p.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(p[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 struct Compiled {
@@ -165,7 +216,9 @@ impl Bindings {
         if !c.paths.is_empty() {
             let p = path.split('?').next().unwrap_or("");
             if ambiguous_path(p) {
-                return Err("the path has dot segments or encoded separators".into());
+                return Err(
+                    "the path is not plain (dot segments, encodings or characters a server may read differently)".into(),
+                );
             }
             if !c.paths.iter().any(|g| g.matches(p)) {
                 return Err("the path is not bound".into());
@@ -294,6 +347,13 @@ mod tests {
             b.may_send(f, &t, 8443, "GET", "/repos/me/x?y", "auth")
                 .is_ok()
         );
+        for p in [
+            "/repos/me/x.y/z-1_2~3",
+            "/repos/me/@scope+x:y",
+            "/repos/me/%41",
+        ] {
+            assert!(b.may_send(f, &t, 8443, "GET", p, "auth").is_ok(), "{p}");
+        }
         assert!(
             b.may_send(f, &t, 443, "GET", "/repos/me/x", "auth")
                 .is_err()
@@ -315,6 +375,18 @@ mod tests {
             "/repos/me/%2e%2e/you",
             "/repos/me/x%2fy",
             "/repos/me//x",
+            // Finding F2 (atk27) and its addendum.
+            "/repos/me/..;/you",
+            "/repos/me/x#/../../you",
+            "/repos/me/%252e%252e/you",
+            "/repos/me/%u002e%u002e/you",
+            "/repos/me/%c0%ae%c0%ae/you",
+            "/repos/me/..%3B/you",
+            "/repos/me/..%00/you",
+            "/repos/me/%2%65%2%65/you",
+            "/repos/me/x/..%09/you",
+            "/repos/me/x\\..\\you",
+            "/repos/me/x%",
         ] {
             assert!(b.may_send(f, &t, 8443, "GET", p, "auth").is_err(), "{p}");
         }

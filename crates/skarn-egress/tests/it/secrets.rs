@@ -139,17 +139,13 @@ impl Setup {
 }
 
 fn curl_missing() -> bool {
-    let missing = Command::new("curl").arg("--version").output().is_err();
-    if missing {
-        skarn_test_support::skip::report_skip(module_path!(), "curl is not installed");
-    }
-    missing
+    Command::new("curl").arg("--version").output().is_err()
 }
 
 #[test]
 fn curl_with_the_placeholder_reaches_the_bound_host_with_the_real_value() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let mut s = setup();
     let url = format!("https://api.test:{}/echo", s.a.port);
@@ -185,7 +181,7 @@ fn curl_with_the_placeholder_reaches_the_bound_host_with_the_real_value() {
 #[test]
 fn basic_auth_and_url_userinfo_carry_the_placeholder_too() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let s = setup();
     let url = format!("https://me:{}@api.test:{}/x", s.ph_a, s.a.port);
@@ -203,7 +199,7 @@ fn basic_auth_and_url_userinfo_carry_the_placeholder_too() {
 #[test]
 fn the_placeholder_sent_to_a_host_it_is_not_bound_to_gets_no_value() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let mut s = setup();
     let hdr = format!("Authorization: Bearer {}", s.ph_a);
@@ -235,7 +231,7 @@ fn the_placeholder_sent_to_a_host_it_is_not_bound_to_gets_no_value() {
 #[test]
 fn smuggling_past_the_matcher_gets_no_value() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let s = setup();
     let hdr = format!("Authorization: Bearer {}", s.ph_a);
@@ -308,7 +304,7 @@ except Exception as e:
 #[test]
 fn a_chunked_echo_split_across_chunks_is_scrubbed() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let s = setup();
     let hdr = format!("Authorization: Bearer {}", s.ph_a);
@@ -413,7 +409,7 @@ fn smuggled_requests_over_the_wire_get_no_value() {
 #[test]
 fn a_stored_basic_header_read_back_on_another_connection_is_scrubbed() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let mut s = setup();
     let stored = std::sync::Arc::new(std::sync::Mutex::new(String::new()));

@@ -75,6 +75,11 @@ fn handler(store: Arc<Mutex<String>>) -> impl Fn(&Request) -> Response {
                 "stored".into()
             }
             "/fetch" => store.lock().unwrap().clone(),
+            // A gist/paste: the request's body is stored as it arrived.
+            "/paste" => {
+                *store.lock().unwrap() = String::from_utf8_lossy(&r.body).into_owned();
+                "pasted".into()
+            }
             "/gz" | "/deflate" | "/br" | "/br-chunked" | "/zstd" => {
                 return encoded(&r.path, &auth);
             }
@@ -285,8 +290,24 @@ fn a_stored_value_read_back_through_what_the_proxy_reads_is_scrubbed() {
         skarn_test_support::skip!("curl is not installed");
     }
     let s = setup();
+    // A paste whose content is the placeholder: bodies are never
+    // substituted, so the host stores only the placeholder.
+    let url = format!("https://api.test:{}/paste", s.a.port);
+    let body = format!("my token is {}", s.ph);
+    let out = s.curl(&["--data-binary", &body, &url]);
+    assert_eq!(out, b"pasted");
+    let seen = s.a.seen_text();
+    assert!(
+        seen.contains(&body) && !seen.contains(&format!("is {REAL}")),
+        "{seen}"
+    );
     let out = s.get("/store");
     assert_eq!(out, b"stored");
+    // Through the same bound host, another method and path than the
+    // secret is bound to (GET /*), without the secret: scrubbed.
+    let url = format!("https://api.test:{}/fetch", s.a.port);
+    let out = s.curl(&["-X", "DELETE", &url]);
+    assert_eq!(String::from_utf8_lossy(&out), format!("Bearer {}", s.ph));
     // Through the other bound host (terminated, beta's): scrubbed.
     let out = s.curl(&[&format!("https://other.test:{}/fetch", s.b.port)]);
     assert_eq!(String::from_utf8_lossy(&out), format!("Bearer {}", s.ph));

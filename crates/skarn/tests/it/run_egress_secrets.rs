@@ -75,17 +75,13 @@ fn setup(t: &TempDir) -> (TestCa, PathBuf) {
 }
 
 fn curl_missing() -> bool {
-    let m = !host_has("curl", "--version");
-    if m {
-        skarn_test_support::skip::report_skip(module_path!(), "curl is not installed");
-    }
-    m
+    !host_has("curl", "--version")
 }
 
 #[test]
 fn curl_inside_sends_the_placeholder_and_the_server_gets_the_value() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let t = TempDir::new("sec-curl");
     let (ca, ca_file) = setup(&t);
@@ -149,7 +145,7 @@ fn curl_inside_sends_the_placeholder_and_the_server_gets_the_value() {
 #[test]
 fn the_placeholder_where_it_is_not_bound_gets_no_value_and_is_reported() {
     if curl_missing() {
-        return;
+        skarn_test_support::skip!("curl is not installed");
     }
     let t = TempDir::new("sec-foreign");
     let (ca, ca_file) = setup(&t);
@@ -452,4 +448,150 @@ fn an_ungranted_secrets_source_variable_is_not_passed_in() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!out(&o).contains(ENV_REAL), "{}", out(&o));
     assert!(!out(&o).contains("PLAIN_SETTING_X"));
+}
+
+/// A private npm registry stub: `PUT /NAME` (publish) stores the document,
+/// `GET /NAME` answers the packument, the tarball URL the attachment; each
+/// only with `Bearer REAL`.
+fn npm_registry() -> impl Fn(&Request) -> Response + Send + Sync + 'static {
+    use base64::Engine;
+    let doc = std::sync::Mutex::new(None::<serde_json::Value>);
+    move |r| {
+        if r.header("authorization") != Some(&*format!("Bearer {REAL}")) {
+            return Response {
+                status: "401 Unauthorized".into(),
+                headers: Vec::new(),
+                body: b"{\"error\":\"no token\"}".to_vec(),
+            };
+        }
+        let mut d = doc.lock().unwrap();
+        let path = r.path.split('?').next().unwrap_or("");
+        match (r.method.as_str(), &*d) {
+            ("PUT", _) => {
+                *d = serde_json::from_slice(&r.body).ok();
+                Response::ok("{\"ok\":true}")
+            }
+            ("GET", Some(v)) if path.ends_with(".tgz") => {
+                let data = v["_attachments"]
+                    .as_object()
+                    .and_then(|a| a.values().next())
+                    .and_then(|a| a["data"].as_str())
+                    .unwrap_or("");
+                let tgz = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap_or_default();
+                Response::ok(tgz)
+            }
+            ("GET", Some(v)) => {
+                let mut p = v.clone();
+                if let Some(o) = p.as_object_mut() {
+                    o.remove("_attachments");
+                }
+                Response {
+                    status: "200 OK".into(),
+                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    body: p.to_string().into_bytes(),
+                }
+            }
+            _ => Response {
+                status: "404 Not Found".into(),
+                headers: Vec::new(),
+                body: b"{}".to_vec(),
+            },
+        }
+    }
+}
+
+/// `npm publish` and `npm install` from a private registry whose token is
+/// a secret: the registry (named by npm's own configuration, the user's
+/// `~/.npmrc`) gets the value, the command only the placeholder.
+#[test]
+fn npm_publishes_and_installs_with_a_token_secret() {
+    if !host_has("npm", "--version") {
+        skarn_test_support::skip!("npm is not installed");
+    }
+    let t = TempDir::new("sec-npm");
+    let (ca, ca_file) = setup(&t);
+    let srv = TlsServer::start(&ca, &["localhost"], npm_registry());
+    let home = home_with_secrets(&t, srv.port, 1);
+    std::fs::write(
+        home.join(".npmrc"),
+        format!(
+            "registry=https://localhost:{p}/\n//localhost:{p}/:_authToken={REAL}\n",
+            p = srv.port
+        ),
+    )
+    .unwrap();
+    // The bound host is the registry npm itself resolves from that file.
+    let reg = Command::new("npm")
+        .args(["config", "get", "registry"])
+        .env("HOME", &home)
+        .current_dir(&home)
+        .output()
+        .unwrap();
+    let reg = String::from_utf8_lossy(&reg.stdout).trim().to_string();
+    let authority = reg
+        .trim_start_matches("https://")
+        .trim_end_matches('/')
+        .to_string();
+    assert_eq!(authority, format!("localhost:{}", srv.port));
+    let ws = t.dir("ws");
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = "export NO_PROXY= no_proxy= npm_config_noproxy=; \
+         mkdir -p pkg app && cd pkg && \
+         printf '{\"name\":\"skarn-probe-pkg\",\"version\":\"1.0.0\"}' > package.json && \
+         echo 'module.exports = 1' > index.js && \
+         npm publish --loglevel=error && cd ../app && echo '{}' > package.json && \
+         npm install skarn-probe-pkg --loglevel=error --no-audit --no-fund && \
+         cat node_modules/skarn-probe-pkg/package.json && echo npm-ok; \
+         cat ~/.npmrc; env | grep -i token";
+    let o = run(
+        &ws,
+        &home,
+        &ca_file,
+        &["--secret", "tok", "--net", &net],
+        script,
+    );
+    let (stdout, stderr) = (out(&o), err(&o));
+    assert!(stdout.contains("npm-ok"), "{stdout}{stderr}");
+    assert!(stdout.contains("skarn-probe-pkg"), "{stdout}");
+    let seen = srv.seen();
+    assert!(
+        seen.iter()
+            .any(|r| r.method == "PUT"
+                && r.header("authorization") == Some(&*format!("Bearer {REAL}"))),
+        "{}",
+        srv.seen_text()
+    );
+    let paths: Vec<_> = seen
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(seen.iter().any(|r| r.method == "GET"), "{paths:?}");
+    // The tarball the registry stored holds no value either.
+    assert!(!srv.seen_text().contains(&format!("_authToken={REAL}")));
+    assert!(
+        !stdout.contains(REAL) && !stderr.contains(REAL),
+        "{stdout}{stderr}"
+    );
+    // Inside, `~/.npmrc` held a token (the placeholder), and nothing the
+    // command wrote (package, lock file, npm's cache) holds the value.
+    assert!(stdout.contains("_authToken="), "{stdout}");
+    fn files_with(dir: &Path, needle: &[u8], hits: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_symlink() {
+                continue;
+            }
+            if p.is_dir() {
+                files_with(&p, needle, hits);
+            } else if std::fs::read(&p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            {
+                hits.push(p);
+            }
+        }
+    }
+    let mut hits = Vec::new();
+    files_with(&ws, REAL.as_bytes(), &mut hits);
+    assert!(hits.is_empty(), "{hits:?}");
 }
