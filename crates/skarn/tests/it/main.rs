@@ -91,6 +91,8 @@ mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
 #[cfg(target_os = "linux")]
 mod serve_hostile_down;
+#[cfg(target_os = "linux")]
+mod serve_hostile_budget;
 #[cfg(unix)]
 mod serve_http;
 #[cfg(unix)]

@@ -1,0 +1,107 @@
+//! `skarn serve` against downstream catalogues built to make the gateway's
+//! own work explode (schema-to-signature, search), at the default
+//! settings, judged from outside: while the hostile requests are in
+//! flight, another request is answered, and the gateway's peak RSS stays
+//! bounded.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::serve_hostile_down::{Gw, hostile_server, text};
+use skarn_test_support::TempDir;
+
+/// A `[servers.<alias>]` table serving the tools in `tools` (written to a
+/// file in `dir`) besides the hostile server's own.
+fn server_with_tools(dir: &Path, alias: &str, tools: &Value) -> String {
+    let file = dir.join(format!("{alias}-tools.json"));
+    std::fs::write(&file, tools.to_string()).unwrap();
+    hostile_server(alias, &["--tools-file", file.to_str().unwrap()])
+}
+
+/// Send `tools/call`s without waiting for them; their ids.
+fn send_calls(gw: &mut Gw, first_id: u64, calls: &[(&str, Value)]) -> Vec<u64> {
+    let mut ids = Vec::new();
+    for (i, (tool, args)) in calls.iter().enumerate() {
+        let id = first_id + i as u64;
+        gw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": tool, "arguments": args}}));
+        ids.push(id);
+    }
+    ids
+}
+
+/// The answers with `ids` among what the gateway sent so far (pinging
+/// until all came).
+fn answers(gw: &mut Gw, ids: &[u64]) -> Vec<Value> {
+    loop {
+        let got: Vec<Value> = ids
+            .iter()
+            .filter_map(|id| {
+                gw.seen
+                    .iter()
+                    .find(|m| m["id"] == json!(id) && m.get("method").is_none())
+                    .cloned()
+            })
+            .collect();
+        if got.len() == ids.len() {
+            return got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        gw.request("ping", json!({}));
+    }
+}
+
+/// attack F5: a `"type"` array of 150 000 entries made each
+/// `read_tool_docs` copy the whole schema object per entry (quadratic,
+/// uncharged), and `properties` x `required` was a second uncharged
+/// quadratic; three such calls froze every session of the gateway (a
+/// `ping` went unanswered for minutes). Now each call fails its own docs
+/// within the work budget, off the runtime's threads, and the gateway
+/// answers meanwhile.
+#[test]
+fn schema_bombs_past_the_work_budget_do_not_freeze_the_gateway() {
+    let dir = TempDir::new("serve_hostile_budget");
+    let types: Vec<Value> = (0..150_000).map(|_| json!("null")).collect();
+    let tbomb = json!([{"name": "tbomb", "description": "type bomb",
+        "inputSchema": {"type": "object", "properties": {"x": {"type": types}}}}]);
+    let props: serde_json::Map<String, Value> = (0..100_000)
+        .map(|i| (format!("p{i:05}"), json!({"type": "string"})))
+        .collect();
+    let required: Vec<Value> = (0..1_000_000).map(|_| json!("zzzz")).collect();
+    let rbomb = json!([{"name": "rbomb", "description": "required bomb",
+        "inputSchema": {"type": "object", "properties": props, "required": required}}]);
+    let cfg = format!(
+        "{}{}",
+        server_with_tools(dir.path(), "tb", &tbomb),
+        server_with_tools(dir.path(), "rb", &rbomb)
+    );
+    let mut gw = Gw::start_config(dir.path(), &dir.path().join("home"), &cfg, json!({}));
+    // The catalogue is complete before the bombs go off.
+    let r = gw.call("search", json!({"query": "bomb"}));
+    assert!(text(&r).contains("tb__tbomb"), "{r}");
+    let before = gw.peak_rss_kib();
+    let ids = send_calls(
+        &mut gw,
+        1000,
+        &[
+            ("read_tool_docs", json!({"name": "tb__tbomb"})),
+            ("read_tool_docs", json!({"name": "tb__tbomb"})),
+            ("read_tool_docs", json!({"name": "tb__tbomb"})),
+            ("read_tool_docs", json!({"name": "rb__rbomb"})),
+            ("read_tool_docs", json!({"name": "rb__rbomb"})),
+        ],
+    );
+    // Answered while the bombs are in flight (it used to wait minutes).
+    let r = gw.request("ping", json!({}));
+    assert!(r.get("result").is_some(), "{r}");
+    let r = gw.call("read_tool_docs", json!({"name": "tb__notify"}));
+    assert!(text(&r).contains("skarn.callTool(\"tb\", \"notify\""), "{r}");
+    for a in answers(&mut gw, &ids) {
+        assert_eq!(a["result"]["isError"], json!(true), "{a}");
+        assert!(text(&a).contains("TypeScript signature over"), "{a}");
+    }
+    let peak = gw.peak_rss_kib();
+    eprintln!("gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the schema bombs");
+    assert!(peak < 400 * 1024, "gateway peak RSS {peak} KiB");
+}
