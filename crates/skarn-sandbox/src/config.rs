@@ -149,11 +149,11 @@ pub fn unknown_top_level(
     for line in text.split_inclusive('\n') {
         let t = line.trim_start().trim_start_matches('[').trim_start();
         let t = t.trim_start_matches('"');
-        if let Some(rest) = t.strip_prefix(name.as_str()) {
-            if rest.trim_start().starts_with(['.', ']', '=', '"']) {
-                offset += line.len() - line.trim_start().len();
-                return Some((name, line_col(text, offset)));
-            }
+        if let Some(rest) = t.strip_prefix(name.as_str())
+            && rest.trim_start().starts_with(['.', ']', '=', '"'])
+        {
+            offset += line.len() - line.trim_start().len();
+            return Some((name, line_col(text, offset)));
         }
         offset += line.len();
     }

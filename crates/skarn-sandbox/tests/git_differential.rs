@@ -311,6 +311,12 @@ fn git_config_regressions() {
         b"[core.x \"y\"]\n\tk = 1\n",
         b"[ \"x\"]\n\tk = 1\n",
         b"k = 1\n[a]\n",
+        // An empty section name before a NUL-cut subsection: git's key
+        // keeps the leading dot (`.x`, `.`), it is not the key `x`.
+        b"[ \"x\0\"]\n\tk = 1\n",
+        b"[ \"x.\0\"]\n\tk = 1\n",
+        b"[ \"\0\"]\n\tk = 1\n",
+        b"[ \"core.fsmonitor\0\"]\n\tk = 1\n",
     ]
     .iter()
     .enumerate()

@@ -21,6 +21,11 @@ mod common;
 // sandbox.
 #[cfg(target_os = "linux")]
 mod agent_boundary;
+// Issue 24: the file-tool guard and `skarn run` decide from one list.
+#[cfg(target_os = "linux")]
+mod agent_files;
+#[cfg(target_os = "linux")]
+mod agent_gateway;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;
@@ -93,6 +98,8 @@ mod serve_execute;
 mod serve_hostile_down;
 #[cfg(target_os = "linux")]
 mod serve_hostile_budget;
+#[cfg(target_os = "linux")]
+mod serve_hostile_peers;
 #[cfg(unix)]
 mod serve_http;
 #[cfg(unix)]

@@ -366,3 +366,47 @@ fn pytest_in_a_python_project() {
     assert_eq!(code(&o), 0, "{}\n{}", out(&o), err(&o));
     assert!(out(&o).contains("1 passed"), "{}", out(&o));
 }
+
+#[test]
+fn a_host_program_outside_the_grants_is_named_with_its_grant() {
+    let t = TempDir::new("notfound");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    // A tool in a PATH directory the run does not see (/tmp is private).
+    let bin = t.dir("hostbin");
+    let tool = bin.join("skarn-test-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = run_command(&ws, &home, &[], &["skarn-test-tool"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 127, "{}", err(&o));
+    let want = format!("is {} on the host", tool.display());
+    assert!(err(&o).contains(&want), "{}", err(&o));
+    assert!(
+        err(&o).contains(&format!("--exec {}", bin.display())),
+        "{}",
+        err(&o)
+    );
+    // Granted, it runs.
+    let o = run_command(
+        &ws,
+        &home,
+        &["--exec", bin.to_str().unwrap()],
+        &["skarn-test-tool"],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!((code(&o), out(&o).as_str()), (0, "hi\n"), "{}", err(&o));
+    // A 127 of the command's own (a visible program) keeps the usual line.
+    let o = sh(&ws, &home, &[], "exit 127");
+    assert_eq!(code(&o), 127);
+    assert!(!err(&o).contains("on the host"), "{}", err(&o));
+}
