@@ -308,7 +308,9 @@ impl Walk<'_> {
         // Looked up once per property: a set, built at a charge per entry.
         let mut required = std::collections::HashSet::new();
         if let Some(r) = o.get("required").and_then(Value::as_array) {
-            for name in r.iter().filter_map(Value::as_str) {
+            for name in r {
+                // Every entry, a string or not, is charged.
+                let name = name.as_str().unwrap_or_default();
                 self.charge(1 + name.len())?;
                 required.insert(name);
             }

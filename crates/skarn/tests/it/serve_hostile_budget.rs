@@ -96,12 +96,28 @@ fn schema_bombs_past_the_work_budget_do_not_freeze_the_gateway() {
     let r = gw.request("ping", json!({}));
     assert!(r.get("result").is_some(), "{r}");
     let r = gw.call("read_tool_docs", json!({"name": "tb__notify"}));
-    assert!(text(&r).contains("skarn.callTool(\"tb\", \"notify\""), "{r}");
+    assert!(
+        text(&r).contains("skarn.callTool(\"tb\", \"notify\""),
+        "{r}"
+    );
     for a in answers(&mut gw, &ids) {
         assert_eq!(a["result"]["isError"], json!(true), "{a}");
         assert!(text(&a).contains("TypeScript signature over"), "{a}");
     }
     let peak = gw.peak_rss_kib();
-    eprintln!("gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the schema bombs");
+    eprintln!(
+        "gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the schema bombs"
+    );
     assert!(peak < 400 * 1024, "gateway peak RSS {peak} KiB");
+    // Another round of bombs in flight: SIGTERM still ends the gateway.
+    send_calls(
+        &mut gw,
+        2000,
+        &[
+            ("read_tool_docs", json!({"name": "tb__tbomb"})),
+            ("read_tool_docs", json!({"name": "rb__rbomb"})),
+            ("read_tool_docs", json!({"name": "tb__tbomb"})),
+        ],
+    );
+    gw.terminate();
 }
