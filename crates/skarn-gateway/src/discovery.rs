@@ -22,7 +22,15 @@ impl GatewayServer {
             .unwrap_or(8)
             .clamp(1, 50) as usize;
         let cat = self.gw.catalog();
-        let hits = cat.index.search(query, limit);
+        let hits = {
+            let Ok(_permit) = HEAVY.acquire().await else {
+                return text_result("the gateway is shutting down", None, true);
+            };
+            let (c, q) = (cat.clone(), query.to_owned());
+            tokio::task::spawn_blocking(move || c.index.search(&q, limit))
+                .await
+                .unwrap_or_default()
+        };
         let mut lines = Vec::new();
         let mut results = Vec::new();
         for h in &hits {
@@ -126,13 +134,9 @@ fn tool_docs(cat: &crate::gateway::Catalog, i: usize, server: &str) -> CallToolR
     // The description keeps its lines, each quoted ("| ") and escaped, so
     // that no line of it reads as one of the gateway's own (a signature,
     // "input schema:"). What the server sent is echoed only within budgets
-    // (`DOC_*`): a huge description or schema is cut or left out, with a
-    // note.
-    let raw_description = t
-        .tool
-        .description
-        .as_deref()
-        .map(|d| cut_chars(d, DOC_DESCRIPTION_CHARS));
+    // (a description was cut when listed, a schema over `DOC_SCHEMA_BYTES`
+    // is left out), with a note.
+    let raw_description = t.tool.description.as_deref().map(str::to_owned);
     let description = match raw_description.as_deref() {
         Some(d) => quoted(d),
         None => "(no description)".to_owned(),
@@ -193,9 +197,9 @@ pub(crate) fn quoted(text: &str) -> String {
 }
 
 /// Most bytes of a schema echoed by `read_tool_docs` (each of input and
-/// output), and most characters of a description.
+/// output). Descriptions were cut when listed
+/// (`listing::MAX_DESCRIPTION_BYTES`).
 pub(crate) const DOC_SCHEMA_BYTES: usize = 64 << 10;
-pub(crate) const DOC_DESCRIPTION_CHARS: usize = 16 << 10;
 
 /// A schema as echoed: its JSON text (or a note when it is over
 /// [`DOC_SCHEMA_BYTES`]) and the value for `structuredContent` (`None`
@@ -211,14 +215,6 @@ fn schema_echo(schema: &Map<String, Value>, which: &str) -> (String, Option<Valu
             ),
             None,
         ),
-    }
-}
-
-/// `s` cut to `max` characters, with a note when it was longer.
-fn cut_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_owned(),
-        Some((i, _)) => format!("{}... (cut: {} bytes in all)", &s[..i], s.len()),
     }
 }
 

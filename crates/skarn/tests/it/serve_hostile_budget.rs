@@ -162,3 +162,78 @@ fn tool_descriptions_cannot_forge_read_tool_docs_structure() {
     assert!(lines.contains(&"| Sends a note."), "{t}");
     gw.finish();
 }
+
+/// A word of seven letters, different for every `n` below 26^7.
+fn word(n: u64) -> String {
+    // 2654435761 is prime to 26^7, so n -> x is one-to-one.
+    let mut x = n.wrapping_mul(2_654_435_761) % 26u64.pow(7);
+    (0..7)
+        .map(|_| {
+            let c = char::from(b'a' + (x % 26) as u8);
+            x /= 26;
+            c
+        })
+        .collect()
+}
+
+/// attack F8: a server listing 9,000 tools described by words found
+/// nowhere else (13 MB, within the listing caps) made an index of over a
+/// million terms (650 MiB of gateway RSS) that every unknown search word
+/// scanned in full (seconds each, on the runtime's threads: other requests
+/// waited). Now each server's indexed text is budgeted, a query's work
+/// too, and searches run off the runtime's threads.
+#[test]
+fn a_hostile_catalogue_keeps_search_small_and_answering() {
+    let dir = TempDir::new("serve_hostile_budget");
+    let mut n = 0;
+    let tools: Vec<Value> = (0..9_000)
+        .map(|i| {
+            let words: Vec<String> = (0..180)
+                .map(|_| {
+                    n += 1;
+                    word(n)
+                })
+                .collect();
+            json!({"name": format!("t{i:05}"), "description": words.join(" "),
+                   "inputSchema": {"type": "object"}})
+        })
+        .collect();
+    let first_word = word(1);
+    let last_word = word(n);
+    let cfg = server_with_tools(dir.path(), "big", &json!(tools));
+    let mut gw = Gw::start_config(dir.path(), &dir.path().join("home"), &cfg, json!({}));
+    let r = gw.call("search", json!({"query": "t00007"}));
+    assert!(text(&r).starts_with("big__t00007 - "), "{r}");
+    let before = gw.peak_rss_kib();
+    // Queries of unknown (misspelt) words, several at once.
+    let unknown: Vec<String> = (0..32)
+        .map(|i| format!("qx{}zz", word(10_000_000 + i)))
+        .collect();
+    let ids = send_calls(
+        &mut gw,
+        1000,
+        &[
+            ("search", json!({"query": unknown.join(" ")})),
+            ("search", json!({"query": unknown.join(" ")})),
+            ("search", json!({"query": unknown.join(" ")})),
+        ],
+    );
+    // Answered while the searches are in flight.
+    let r = gw.request("ping", json!({}));
+    assert!(r.get("result").is_some(), "{r}");
+    for a in answers(&mut gw, &ids) {
+        assert_eq!(a["result"]["isError"], json!(false), "{a}");
+    }
+    // Still a working search: the first tools' words are indexed, every
+    // tool is found by its name.
+    let r = gw.call("search", json!({"query": first_word}));
+    assert!(text(&r).starts_with("big__t00000 - "), "{r}");
+    let r = gw.call("search", json!({"query": "t08999"}));
+    assert!(text(&r).starts_with("big__t08999 - "), "{r}");
+    let r = gw.call("search", json!({"query": last_word}));
+    assert!(!text(&r).contains("big__t08999"), "{r}");
+    let peak = gw.peak_rss_kib();
+    eprintln!("gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the searches");
+    assert!(peak < 250 * 1024, "gateway peak RSS {peak} KiB");
+    gw.terminate();
+}
