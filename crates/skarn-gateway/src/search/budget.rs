@@ -26,7 +26,7 @@ pub const MAX_EXPANSIONS: usize = 64;
 /// Work one query may do: vocabulary entries compared plus postings
 /// scored. Past it, the remaining terms count only where they match
 /// exactly (or by synonym).
-pub const QUERY_WORK: usize = 2_000_000;
+pub const QUERY_WORK: usize = 250_000;
 
 /// `s` cut to at most `max` bytes, at a character boundary.
 pub fn cut(s: &str, max: usize) -> &str {
