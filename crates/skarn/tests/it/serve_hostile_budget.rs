@@ -54,7 +54,8 @@ fn answers(gw: &mut Gw, ids: &[u64]) -> Vec<Value> {
 
 /// attack F5: a `"type"` array of 150 000 entries made each
 /// `read_tool_docs` copy the whole schema object per entry (quadratic,
-/// uncharged), and `properties` x `required` was a second uncharged
+/// uncharged), and `properties` x `required` (30 000 x 300 000) was a
+/// second uncharged
 /// quadratic; three such calls froze every session of the gateway (a
 /// `ping` went unanswered for minutes). Now each call fails its own docs
 /// within the work budget, off the runtime's threads, and the gateway
@@ -65,10 +66,10 @@ fn schema_bombs_past_the_work_budget_do_not_freeze_the_gateway() {
     let types: Vec<Value> = (0..150_000).map(|_| json!("null")).collect();
     let tbomb = json!([{"name": "tbomb", "description": "type bomb",
         "inputSchema": {"type": "object", "properties": {"x": {"type": types}}}}]);
-    let props: serde_json::Map<String, Value> = (0..100_000)
+    let props: serde_json::Map<String, Value> = (0..30_000)
         .map(|i| (format!("p{i:05}"), json!({"type": "string"})))
         .collect();
-    let required: Vec<Value> = (0..1_000_000).map(|_| json!("zzzz")).collect();
+    let required: Vec<Value> = (0..300_000).map(|_| json!("zzzz")).collect();
     let rbomb = json!([{"name": "rbomb", "description": "required bomb",
         "inputSchema": {"type": "object", "properties": props, "required": required}}]);
     let cfg = format!(
@@ -108,7 +109,7 @@ fn schema_bombs_past_the_work_budget_do_not_freeze_the_gateway() {
     eprintln!(
         "gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the schema bombs"
     );
-    assert!(peak < 400 * 1024, "gateway peak RSS {peak} KiB");
+    assert!(peak < 250 * 1024, "gateway peak RSS {peak} KiB");
     // Another round of bombs in flight: SIGTERM still ends the gateway.
     send_calls(
         &mut gw,
