@@ -20,8 +20,9 @@ const WORK_BUDGET: usize = 1 << 20;
 /// A schema whose TypeScript signature would be too large.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "its schema expands to a TypeScript signature over {max} bytes (nested $ref/allOf/anyOf \
-     fan-out); the tool can still be called"
+    "its schema expands to a TypeScript signature over {max} bytes, or needs more work than \
+     its budget allows to become one (nested $ref/allOf/anyOf fan-out, huge type, enum or \
+     required arrays); the tool can still be called"
 )]
 pub struct TooLarge {
     pub max: usize,
@@ -460,5 +461,36 @@ mod tests {
         }
         let wide = json!({"type": "object", "properties": props});
         assert!(ts_type(&wide).unwrap().len() > 5000);
+    }
+
+    #[test]
+    fn every_step_of_the_walk_is_charged() {
+        // A `type` array: each entry is charged (it used to copy the
+        // schema object per entry, uncharged).
+        let types: Vec<Value> = (0..300_000).map(|_| json!("null")).collect();
+        assert!(ts_type(&json!({"type": "object", "properties": {"x": {"type": types}}})).is_err());
+        // `required` entries, strings or not, against many properties.
+        let props: Map<String, Value> = (0..1000)
+            .map(|i| (format!("p{i}"), json!({"type": "string"})))
+            .collect();
+        for entry in [json!("zzzz"), json!(1)] {
+            let required = vec![entry; 1_100_000];
+            let s = json!({"type": "object", "properties": props, "required": required});
+            assert!(ts_type(&s).is_err());
+        }
+        // A `$ref` pointer of two million characters (percent-encoded) is
+        // charged by its length before it is decoded.
+        let r = format!("#/{}", "%41".repeat(700_000));
+        assert!(ts_type(&json!({"$ref": r})).is_err());
+        // A huge `const` is written only up to the budget.
+        assert!(ts_type(&json!({"const": "c".repeat(2 << 20)})).is_err());
+        // Honest uses of the same features are unaffected.
+        assert_eq!(
+            ts_type(&json!({"type": ["string", "null", "string"]})).unwrap(),
+            "string | null"
+        );
+        let s = json!({"type": "object", "properties": {"a/b": {"$ref": "#/$defs/x%20y"}},
+                       "required": ["a/b", 7], "$defs": {"x y": {"const": 3}}});
+        assert_eq!(ts_type(&s).unwrap(), "{ \"a/b\": 3 }");
     }
 }
