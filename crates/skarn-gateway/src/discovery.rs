@@ -22,15 +22,7 @@ impl GatewayServer {
             .unwrap_or(8)
             .clamp(1, 50) as usize;
         let cat = self.gw.catalog();
-        let hits = {
-            let Ok(_permit) = HEAVY.acquire().await else {
-                return text_result("the gateway is shutting down", None, true);
-            };
-            let (c, q) = (cat.clone(), query.to_owned());
-            tokio::task::spawn_blocking(move || c.index.search(&q, limit))
-                .await
-                .unwrap_or_default()
-        };
+        let hits = self.ranked(&cat, query.to_owned(), limit).await;
         let mut lines = Vec::new();
         let mut results = Vec::new();
         for h in &hits {
@@ -83,12 +75,10 @@ impl GatewayServer {
                     msg.push_str(&format!(" Server {server} is {}.", h.status()));
                 }
             }
-            let near: Vec<String> = cat
-                .index
-                .search(
-                    &name.replace(&self.gw.config.gateway.namespace_separator, " "),
-                    3,
-                )
+            let query = name.replace(&self.gw.config.gateway.namespace_separator, " ");
+            let near: Vec<String> = self
+                .ranked(&cat, query, 3)
+                .await
                 .iter()
                 .map(|h| cat.tools[h.doc].qualified.clone())
                 .collect();
@@ -106,6 +96,25 @@ impl GatewayServer {
         tokio::task::spawn_blocking(move || tool_docs(&cat, i, &server))
             .await
             .unwrap_or_else(|e| text_result(format!("read_tool_docs failed: {e}"), None, true))
+    }
+}
+
+impl GatewayServer {
+    /// `query` ranked over the catalogue, off the runtime's threads (one
+    /// of the [`HEAVY`] turns); nothing when the gateway is shutting down.
+    async fn ranked(
+        &self,
+        cat: &std::sync::Arc<crate::gateway::Catalog>,
+        query: String,
+        limit: usize,
+    ) -> Vec<crate::search::Hit> {
+        let Ok(_permit) = HEAVY.acquire().await else {
+            return Vec::new();
+        };
+        let c = cat.clone();
+        tokio::task::spawn_blocking(move || c.index.search(&query, limit))
+            .await
+            .unwrap_or_default()
     }
 }
 
