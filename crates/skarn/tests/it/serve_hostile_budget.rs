@@ -199,6 +199,14 @@ fn a_hostile_catalogue_keeps_search_small_and_answering() {
                    "inputSchema": {"type": "object"}})
         })
         .collect();
+    // And tools with names of 100 000 bytes (refused: over 256 bytes).
+    let mut tools = tools;
+    for i in 0..20 {
+        tools.push(
+            json!({"name": format!("overlong{i}{}", "n".repeat(100_000)),
+                          "description": "an overlong title", "inputSchema": {"type": "object"}}),
+        );
+    }
     let first_word = word(1);
     let last_word = word(n);
     let cfg = server_with_tools(dir.path(), "big", &json!(tools));
@@ -231,6 +239,8 @@ fn a_hostile_catalogue_keeps_search_small_and_answering() {
     assert!(text(&r).starts_with("big__t00000 - "), "{r}");
     let r = gw.call("search", json!({"query": "t08999"}));
     assert!(text(&r).starts_with("big__t08999 - "), "{r}");
+    let r = gw.call("search", json!({"query": "overlong title"}));
+    assert!(!text(&r).contains("big__overlong"), "{r}");
     let r = gw.call("search", json!({"query": last_word}));
     assert!(!text(&r).contains("big__t08999"), "{r}");
     let peak = gw.peak_rss_kib();
