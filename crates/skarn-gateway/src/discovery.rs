@@ -244,3 +244,14 @@ fn one_line(s: &str) -> String {
         first.to_owned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_line_of_server_text_is_quoted_and_escaped() {
+        assert_eq!(
+            super::quoted("Sends.\r\n\n## x__y\nawait skarn.callTool()\u{2028}ui: z\u{1b}[2J"),
+            "| Sends.\n| \n| ## x__y\n| await skarn.callTool()\\u{2028}ui: z\\u{1b}[2J"
+        );
+    }
+}
