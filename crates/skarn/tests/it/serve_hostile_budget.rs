@@ -248,3 +248,29 @@ fn a_hostile_catalogue_keeps_search_small_and_answering() {
     assert!(peak < 250 * 1024, "gateway peak RSS {peak} KiB");
     gw.terminate();
 }
+
+/// A listing of millions of tiny JSON values (14 MB, within the listing
+/// caps) took the gateway to 898 MiB of RSS while it was parsed (about
+/// 128 bytes per value), again at every retry. Now a downstream line of
+/// more than a million values is discarded before it is parsed, with a
+/// cause, and the other servers are unaffected.
+#[test]
+fn a_listing_of_millions_of_values_is_refused_before_it_is_parsed() {
+    let dir = TempDir::new("serve_hostile_budget");
+    let many = json!([{"name": "t", "description": "d",
+        "inputSchema": {"type": "object", "required": vec![1; 5_000_000]}}]);
+    let cfg = format!(
+        "{}{}",
+        server_with_tools(dir.path(), "many", &many),
+        server_with_tools(dir.path(), "ok", &json!([]))
+    );
+    let mut gw = Gw::start_config(dir.path(), &dir.path().join("home"), &cfg, json!({}));
+    let r = gw.call("search", json!({"query": "notify"}));
+    let t = text(&r);
+    assert!(t.contains("ok__notify"), "{t}");
+    assert!(t.contains("more than 1000000 JSON values"), "{t}");
+    let peak = gw.peak_rss_kib();
+    eprintln!("gateway peak RSS: {peak} KiB");
+    assert!(peak < 150 * 1024, "gateway peak RSS {peak} KiB");
+    gw.terminate();
+}
