@@ -6,6 +6,7 @@ must be valid for that revision, list changes must arrive through
 behind the gateway."""
 
 import contextlib
+import subprocess
 from pathlib import Path
 
 import anyio
@@ -293,12 +294,17 @@ def test_modern_client_answers_a_prompt_round(tmp_path, transport):
     run(main)
 
 
-def test_a_balancer_host_name_is_accepted_only_when_listed(tmp_path):
+def test_a_balancer_host_name_is_accepted_only_when_listed(tmp_path, monkeypatch):
     """Behind a load balancer requests name the balancer in `Host`; the
     gateway accepts such a name only when `gateway.http_allowed_hosts` lists
-    it (DNS rebinding stays refused)."""
+    it (DNS rebinding stays refused). Allowing a host widens what reaches
+    the gateway, so only a configuration the user trusted may (ADR 0065)."""
     cfg = config(tmp_path)
     cfg.write_text(cfg.read_text().replace("[gateway]\n", '[gateway]\nhttp_allowed_hosts = ["skarn-gateway:8080"]\n', 1))
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    subprocess.run([SKARN, "trust", str(cfg)], check=True, capture_output=True)
     body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {},
