@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::downstream::Downstream;
 use crate::gateway::{Catalog, CatalogTool, Gateway};
-use crate::search::{SearchDoc, SearchIndex};
+use crate::search::{SearchDoc, SearchIndex, ServerBudget};
 
 impl Gateway {
     /// Rebuild the catalogue and index from every server's listing.
@@ -61,21 +61,7 @@ impl Gateway {
                 prompts.push((s.index, p.clone()));
             }
         }
-        let docs: Vec<SearchDoc> = tools
-            .iter()
-            .map(|t| SearchDoc {
-                server: self.servers[t.server].alias().to_owned(),
-                tool: t.tool.name.to_string(),
-                description: t.tool.description.as_deref().unwrap_or("").to_owned(),
-                params: t
-                    .tool
-                    .input_schema
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|p| p.keys().cloned().collect())
-                    .unwrap_or_default(),
-            })
-            .collect();
+        let docs = search_docs(&tools, |i| self.servers[i].alias());
         let by_name = tools
             .iter()
             .enumerate()
@@ -103,6 +89,42 @@ impl Gateway {
     fn qualify(&self, alias: &str, name: &str) -> String {
         format!("{alias}{}{name}", self.config.gateway.namespace_separator)
     }
+}
+
+/// The search documents of `tools`, each server's within its budget
+/// ([`ServerBudget`]): a server with a huge catalogue has the rest of it
+/// indexed by name and parameters only (with a warning).
+fn search_docs<'a>(tools: &[CatalogTool], alias: impl Fn(usize) -> &'a str) -> Vec<SearchDoc> {
+    let mut budgets: Vec<ServerBudget> = Vec::new();
+    let docs = tools
+        .iter()
+        .map(|t| {
+            if budgets.len() <= t.server {
+                budgets.resize_with(t.server + 1, ServerBudget::default);
+            }
+            budgets[t.server].doc(
+                alias(t.server),
+                &t.tool.name,
+                t.tool.description.as_deref().unwrap_or(""),
+                t.tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flat_map(|p| p.keys().map(String::as_str)),
+            )
+        })
+        .collect();
+    for (i, b) in budgets.iter().enumerate() {
+        if b.cut > 0 {
+            tracing::warn!(
+                server = %alias(i),
+                "{} tool descriptions were cut or left out of the search index (its budget per tool and per server)",
+                b.cut
+            );
+        }
+    }
+    docs
 }
 
 /// Every tool name the gateway may offer itself (`run` whether or not the

@@ -99,9 +99,16 @@ fn params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     Some(PaginatedRequestParams::default().with_cursor(cursor))
 }
 
+/// Most bytes of a tool's description kept from a listing (the rest is
+/// dropped, with a note): with `gateway.max_list_items` and
+/// `gateway.max_list_bytes` this bounds what a server's catalogue costs.
+pub const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+
 /// `tools/list`, every page.
-/// Tools whose name holds whitespace, control or invisible formatting
-/// characters are left out (`text_safe::bad_tool_name`), with a warning.
+/// Tools whose name is over 256 bytes or holds whitespace, control or
+/// invisible formatting characters are left out
+/// (`text_safe::bad_tool_name`), with a warning; descriptions are cut to
+/// [`MAX_DESCRIPTION_BYTES`].
 pub async fn tools(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Tool>, ListError> {
     let mut tools = collect("tools/list", caps, |c| async move {
         let r = peer.list_tools(params(c)).await?;
@@ -126,6 +133,14 @@ pub async fn tools(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Tool>,
             false
         }
     });
+    for t in &mut tools {
+        if let Some(d) = &t.description
+            && d.len() > MAX_DESCRIPTION_BYTES
+        {
+            let kept = crate::search::cut(d, MAX_DESCRIPTION_BYTES);
+            t.description = Some(format!("{kept}... (cut: {} bytes in all)", d.len()).into());
+        }
+    }
     Ok(tools)
 }
 

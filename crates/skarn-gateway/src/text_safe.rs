@@ -8,9 +8,10 @@
 //!
 //! Tool names are checked against the MCP rules (2025-11-25, "Tool names":
 //! 1-128 characters, ASCII letters, digits, `_`, `-` and `.`; all SHOULDs):
-//! a name with whitespace or one of the characters above is refused (the
-//! tool is left out of the catalogue); other departures from the rules are
-//! kept, since real servers use `/` or longer names.
+//! a name with whitespace or one of the characters above, or longer than
+//! 256 bytes, is refused (the tool is left out of the catalogue); other
+//! departures from the rules are kept, since real servers use `/` or
+//! somewhat longer names.
 
 /// Characters shown escaped: every control character, U+2028/U+2029, and
 /// the invisible format characters that reorder or hide text.
@@ -45,10 +46,17 @@ pub fn visible(s: &str) -> String {
     out
 }
 
+/// Longest tool name kept, in bytes: twice the 128 characters of the MCP
+/// rules. A name is shown in every search result and listing and kept in
+/// the catalogue's maps; a longer one is refused.
+pub const MAX_TOOL_NAME_BYTES: usize = 256;
+
 /// Why a downstream tool name is refused, if it is.
 pub fn bad_tool_name(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("it is empty")
+    } else if name.len() > MAX_TOOL_NAME_BYTES {
+        Some("it is longer than 256 bytes")
     } else if name.chars().any(hidden) {
         Some("it holds control or invisible formatting characters")
     } else if name.chars().any(char::is_whitespace) {
@@ -78,6 +86,8 @@ mod tests {
 
     #[test]
     fn tool_names() {
+        assert!(bad_tool_name(&"n".repeat(MAX_TOOL_NAME_BYTES)).is_none());
+        assert!(bad_tool_name(&"n".repeat(MAX_TOOL_NAME_BYTES + 1)).is_some());
         for ok in [
             "get_user",
             "user-profile/update",

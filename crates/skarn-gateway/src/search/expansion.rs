@@ -3,6 +3,7 @@
 //! each counts for.
 
 use super::SearchIndex;
+use super::budget::{MAX_EXPANSIONS, Work};
 
 /// Expansion weights: how much a non-exact match of a query term counts.
 const X_SYNONYM: f32 = 0.75;
@@ -11,7 +12,9 @@ const X_FUZZY: f32 = 0.55;
 
 impl SearchIndex {
     /// Every indexed term a query term `t` stands for, with its weight.
-    pub(super) fn expand(&self, t: &str) -> Vec<(String, f32)> {
+    /// Prefix and fuzzy matches are looked for while `work` is left, at
+    /// most [`MAX_EXPANSIONS`] of them.
+    pub(super) fn expand(&self, t: &str, work: &mut Work) -> Vec<(String, f32)> {
         let mut out: Vec<(String, f32)> = Vec::new();
         let push = |term: &str, w: f32, out: &mut Vec<(String, f32)>| {
             if let Some(e) = out.iter_mut().find(|(x, _)| x == term) {
@@ -33,22 +36,37 @@ impl SearchIndex {
         }
         let tlen = t.chars().count();
         if !known && tlen >= 3 {
-            // Prefixes both ways: "postgresql" -> "postgres", "kube" -> "kubernetes".
-            for v in &self.vocab {
-                let vlen = v.chars().count();
-                if (vlen >= 4 && t.starts_with(v.as_str()) && tlen - vlen <= 4)
-                    || (v.starts_with(t) && vlen > tlen)
-                {
-                    push(v, X_PREFIX, &mut out);
+            // Prefixes both ways: "postgresql" -> "postgres" (a prefix of
+            // `t` at most 4 characters shorter, looked up), "kube" ->
+            // "kubernetes" (the sorted run of terms starting with `t`).
+            for (n, (i, _)) in t.char_indices().enumerate() {
+                if n >= 4 && tlen - n <= 4 && self.postings.contains_key(&t[..i]) {
+                    push(&t[..i], X_PREFIX, &mut out);
                 }
+            }
+            let start = self.vocab.partition_point(|v| v.as_str() < t);
+            for v in self.vocab[start..]
+                .iter()
+                .take_while(|v| v.starts_with(t))
+                .take(MAX_EXPANSIONS)
+            {
+                if !work.take(1) {
+                    break;
+                }
+                push(v, X_PREFIX, &mut out);
             }
         }
         if !known && tlen >= 4 {
             let max = if tlen >= 8 { 2 } else { 1 };
-            for v in &self.vocab {
-                let vlen = v.chars().count();
-                if vlen.abs_diff(tlen) <= max && vlen >= 3 && edit_distance(t, v, max) <= max {
-                    push(v, X_FUZZY, &mut out);
+            'lengths: for len in tlen.saturating_sub(max).max(3)..=tlen + max {
+                for &i in self.by_len.get(len).map_or(&[][..], Vec::as_slice) {
+                    if out.len() >= MAX_EXPANSIONS || !work.take(1) {
+                        break 'lengths;
+                    }
+                    let v = &self.vocab[i as usize];
+                    if edit_distance(t, v, max) <= max {
+                        push(v, X_FUZZY, &mut out);
+                    }
                 }
             }
         }

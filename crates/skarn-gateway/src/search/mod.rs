@@ -11,9 +11,11 @@
 //! tools.
 //!
 //! `words` splits text, `synonyms` is the alias table, `expansion`
-//! finds what one query term stands for; this module builds the index and
+//! finds what one query term stands for, `budget` bounds what a server may
+//! index and what a query may cost; this module builds the index and
 //! ranks.
 
+mod budget;
 mod expansion;
 mod synonyms;
 #[cfg(test)]
@@ -24,6 +26,8 @@ use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use budget::{MAX_QUERY_BYTES, MAX_QUERY_TERMS, Work};
+pub use budget::{ServerBudget, cut};
 use synonyms::SYNONYMS;
 use words::{is_stop, words};
 
@@ -62,8 +66,11 @@ pub struct SearchIndex {
     stemmer: Stemmer,
     /// term -> (doc, weighted term frequency)
     postings: HashMap<String, Vec<(u32, f32)>>,
-    /// Every indexed term, for prefix and fuzzy lookup.
+    /// Every indexed term, sorted, for prefix lookup.
     vocab: Vec<String>,
+    /// Positions in `vocab` by the term's length in characters, for fuzzy
+    /// lookup (only terms of about the same length are compared).
+    by_len: Vec<Vec<u32>>,
     doc_len: Vec<f32>,
     avg_len: f32,
     synonyms: HashMap<String, Vec<String>>,
@@ -97,6 +104,7 @@ impl SearchIndex {
             stemmer: Stemmer::create(Algorithm::English),
             postings: HashMap::new(),
             vocab: Vec::new(),
+            by_len: Vec::new(),
             doc_len: Vec::with_capacity(docs.len()),
             avg_len: 1.0,
             synonyms: HashMap::new(),
@@ -135,6 +143,13 @@ impl SearchIndex {
         idx.avg_len = (idx.doc_len.iter().sum::<f32>() / n).max(1.0);
         idx.vocab = idx.postings.keys().cloned().collect();
         idx.vocab.sort();
+        for (i, v) in idx.vocab.iter().enumerate() {
+            let n = v.chars().count();
+            if idx.by_len.len() <= n {
+                idx.by_len.resize_with(n + 1, Vec::new);
+            }
+            idx.by_len[n].push(i as u32);
+        }
         idx
     }
 
@@ -149,27 +164,38 @@ impl SearchIndex {
     }
 
     /// The best `limit` documents for `query`, best first. Ties keep the
-    /// documents' order.
+    /// documents' order. The query is read up to [`MAX_QUERY_BYTES`] and
+    /// [`MAX_QUERY_TERMS`] distinct terms, and its work is budgeted
+    /// (`budget::QUERY_WORK`).
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let n = self.doc_len.len();
         if n == 0 || limit == 0 {
             return Vec::new();
         }
+        let query = cut(query, MAX_QUERY_BYTES);
         let mut qterms = self.terms(query);
         if qterms.is_empty() {
             // A query of stop words only: fall back to the raw words.
             qterms = words(query).iter().map(|w| self.stem(w)).collect();
         }
-        qterms.dedup();
+        let mut seen = std::collections::HashSet::new();
+        qterms.retain(|t| seen.insert(t.clone()));
+        qterms.truncate(MAX_QUERY_TERMS);
+        let mut work = Work::default();
         let mut scores = vec![0.0f32; n];
         let mut best = vec![0.0f32; n];
         let mut touched: Vec<usize> = Vec::new();
         for q in &qterms {
             touched.clear();
-            for (term, weight) in self.expand(q) {
+            for (term, weight) in self.expand(q, &mut work) {
                 let Some(posts) = self.postings.get(&term) else {
                     continue;
                 };
+                // Exact matches are always scored; expansions while work
+                // is left.
+                if !work.take(posts.len()) && term != *q {
+                    continue;
+                }
                 let df = posts.len() as f32;
                 let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
                 for &(d, tf) in posts {

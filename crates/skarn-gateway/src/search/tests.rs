@@ -119,3 +119,61 @@ fn huge_words_are_cut_so_matching_stays_bounded() {
     let q = format!("{}y", "a".repeat(100_000));
     let _ = idx.search(&q, 5);
 }
+
+#[test]
+fn a_server_indexes_within_its_budget() {
+    use super::budget::{INDEX_DESCRIPTION_BYTES, INDEX_PARAM_BYTES, INDEX_SERVER_BYTES};
+    let mut b = ServerBudget::default();
+    // Long runs cut into 64-byte words: few terms to stem.
+    let desc = "wordy".repeat(1000);
+    let params: Vec<String> = (0..1000).map(|i| format!("param{i}")).collect();
+    let docs: Vec<SearchDoc> = (0..600)
+        .map(|i| {
+            b.doc(
+                "s",
+                &format!("tool{i}"),
+                &desc,
+                params.iter().map(String::as_str),
+            )
+        })
+        .collect();
+    assert!(
+        docs.iter()
+            .all(|d| d.description.len() <= INDEX_DESCRIPTION_BYTES)
+    );
+    assert!(
+        docs.iter()
+            .all(|d| d.params.iter().map(|p| p.len() + 1).sum::<usize>() <= INDEX_PARAM_BYTES)
+    );
+    let total: usize = docs.iter().map(|d| d.description.len()).sum();
+    assert!(total <= INDEX_SERVER_BYTES, "{total}");
+    assert!(docs[599].description.is_empty());
+    assert!(b.cut > 0);
+    // Past the budget a tool is still found by name.
+    let idx = SearchIndex::build(&docs);
+    assert_eq!(top(&idx, &docs, "tool599"), "s__tool599");
+    // A cut never splits a character.
+    assert_eq!(cut("ééé", 3), "é");
+}
+
+#[test]
+fn a_query_of_many_unknown_words_is_bounded_and_still_finds_exact_ones() {
+    // A large vocabulary of unique words, and a query of many unknown ones
+    // plus one known: the known one is still scored.
+    let mut docs = catalogue();
+    let mut b = ServerBudget::default();
+    for i in 0..600 {
+        let words: Vec<String> = (0..40).map(|j| format!("w{i}x{j}q")).collect();
+        docs.push(b.doc("junk", &format!("j{i}"), &words.join(" "), []));
+    }
+    let idx = SearchIndex::build(&docs);
+    let mut q: Vec<String> = (0..200).map(|i| format!("zqw{i}x{i}qzz")).collect();
+    q.push("postgres".into());
+    let hits = idx.search(&q.join(" "), 3);
+    assert!(hits.is_empty() || hits.len() <= 3);
+    // Only the first 32 distinct terms are read; a known word first is found.
+    q.insert(0, "postgres".into());
+    assert_eq!(top(&idx, &docs, &q.join(" ")), "postgres__run_query");
+    // Prefix matches still come from the sorted vocabulary.
+    assert_eq!(top(&idx, &docs, "kube postgr"), "postgres__run_query");
+}

@@ -99,6 +99,8 @@ mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
 #[cfg(target_os = "linux")]
+mod serve_hostile_budget;
+#[cfg(target_os = "linux")]
 mod serve_hostile_down;
 #[cfg(target_os = "linux")]
 mod serve_hostile_peers;

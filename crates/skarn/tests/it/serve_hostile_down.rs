@@ -106,6 +106,21 @@ impl Gw {
         panic!("skarn serve did not exit after its stdin closed");
     }
 
+    /// Send SIGTERM and wait for the gateway to exit (a gateway that
+    /// ignores it fails the test after a minute).
+    pub(crate) fn terminate(mut self) {
+        let pid = self.child.id().to_string();
+        let ok = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(ok.success());
+        for _ in 0..600 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("skarn serve did not exit on SIGTERM");
+    }
+
     pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;

@@ -64,6 +64,8 @@ struct Opts {
     idle_ask: bool,
     extra_tools: Vec<String>,
     fat: usize,
+    /// `--tools-file`: more tools, a JSON array read from a file.
+    tools_files: Vec<String>,
 }
 
 /// See `--schema-bomb`.
@@ -123,6 +125,7 @@ fn main() {
             "--arg-file" => drop(val()),
             "--tool-name" => o.extra_tools.push(val()),
             "--fat-schema" => o.fat = val().parse().unwrap_or(0),
+            "--tools-file" => o.tools_files.push(val()),
             "--flood-pings" => o.flood_pings = val().parse().unwrap_or(0),
             "--pid-file" => {
                 let _ = std::fs::write(val(), std::process::id().to_string());
@@ -215,6 +218,13 @@ fn serve(o: &Opts) {
                 for n in &o.extra_tools {
                     tools.push(tool(n.clone()));
                 }
+                for f in &o.tools_files {
+                    let more: Value = std::fs::read_to_string(f)
+                        .ok()
+                        .and_then(|t| serde_json::from_str(&t).ok())
+                        .unwrap_or_default();
+                    tools.extend(more.as_array().into_iter().flatten().cloned());
+                }
                 if o.fat > 0 {
                     let schema = json!({"type": "object", "properties": {"x": {"type": "string"}},
                         "$defs": {"junk": {"description": "J".repeat(o.fat)}}});
@@ -296,7 +306,17 @@ fn serve(o: &Opts) {
                         // asking for every server's context.
                         for _ in 0..arg("count") {
                             asked += 1;
-                            let (method, p) = if kind == Some("roots") {
+                            // `raw`: the request `method` with `params`, as given.
+                            let raw = params.pointer("/arguments/method").and_then(Value::as_str);
+                            let (method, p) = if let (Some("raw"), Some(m)) = (kind, raw) {
+                                (
+                                    m,
+                                    params
+                                        .pointer("/arguments/params")
+                                        .cloned()
+                                        .unwrap_or(json!({})),
+                                )
+                            } else if kind == Some("roots") {
                                 ("roots/list", json!({}))
                             } else if kind == Some("url") {
                                 (
