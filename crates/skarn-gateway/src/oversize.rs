@@ -6,10 +6,14 @@
 //! `max_line` bytes, skips the rest as it arrives, picks the top-level `"id"`
 //! out of the skipped bytes with a small streaming scanner, and hands the
 //! transport a JSON-RPC error for that id instead, so the caller gets a
-//! clear error at once.
+//! clear error at once. An answer with more content blocks than
+//! [`MAX_CONTENT_BLOCKS`] is treated the same way (counted as it streams
+//! in, before anything decodes it: attack F13).
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use crate::content_blocks::{BlockCounter, MAX_CONTENT_BLOCKS};
 
 /// JSON-RPC "internal error" code used for the substituted answer.
 pub const TOO_LARGE_CODE: i64 = -32603;
@@ -109,15 +113,30 @@ impl IdScanner {
     }
 }
 
-fn too_large(id: Value, server: &str, max_line: usize) -> Vec<u8> {
+/// Why a line is being skipped.
+#[derive(Debug, Clone, Copy)]
+enum Over {
+    Bytes,
+    Blocks,
+}
+
+fn too_large(id: Value, server: &str, max_line: usize, over: Over) -> Vec<u8> {
+    let message = match over {
+        Over::Bytes => {
+            format!(
+                "the answer of server {server} is larger than {max_line} bytes and was discarded"
+            )
+        }
+        Over::Blocks => format!(
+            "the answer of server {server} has more than {MAX_CONTENT_BLOCKS} content blocks and was discarded"
+        ),
+    };
     let msg = json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {
             "code": TOO_LARGE_CODE,
-            "message": format!(
-                "the answer of server {server} is larger than {max_line} bytes and was discarded"
-            ),
+            "message": message,
         },
     });
     let mut line = serde_json::to_vec(&msg).unwrap_or_default();
@@ -135,7 +154,8 @@ where
 {
     let mut input = BufReader::new(input);
     let mut line: Vec<u8> = Vec::new();
-    let mut skipping: Option<IdScanner> = None;
+    let mut skipping: Option<(IdScanner, Over)> = None;
+    let mut blocks = BlockCounter::default();
     loop {
         let (used, done) = {
             let Ok(avail) = input.fill_buf().await else {
@@ -147,16 +167,26 @@ where
             let nl = avail.iter().position(|&b| b == b'\n');
             let take = nl.map_or(avail.len(), |i| i + 1);
             let chunk = &avail[..take];
-            if let Some(scan) = &mut skipping {
+            if let Some((scan, _)) = &mut skipping {
                 scan.feed(chunk);
-            } else if line.len() + take > max_line {
-                let mut scan = IdScanner::default();
-                scan.feed(&line);
-                scan.feed(chunk);
-                line = Vec::new();
-                skipping = Some(scan);
             } else {
-                line.extend_from_slice(chunk);
+                blocks.feed(chunk);
+                let over = if line.len() + take > max_line {
+                    Some(Over::Bytes)
+                } else if blocks.over() {
+                    Some(Over::Blocks)
+                } else {
+                    None
+                };
+                if let Some(over) = over {
+                    let mut scan = IdScanner::default();
+                    scan.feed(&line);
+                    scan.feed(chunk);
+                    line = Vec::new();
+                    skipping = Some((scan, over));
+                } else {
+                    line.extend_from_slice(chunk);
+                }
             }
             (take, nl.is_some())
         };
@@ -164,14 +194,15 @@ where
         if !done {
             continue;
         }
+        blocks = BlockCounter::default();
         let out = match skipping.take() {
-            Some(scan) => match scan.id() {
+            Some((scan, over)) => match scan.id() {
                 Some(id) => {
-                    tracing::warn!(server = %server, "answer over {max_line} bytes discarded");
-                    too_large(id, &server, max_line)
+                    tracing::warn!(server = %server, ?over, "answer over its budget discarded");
+                    too_large(id, &server, max_line, over)
                 }
                 None => {
-                    tracing::warn!(server = %server, "message over {max_line} bytes discarded");
+                    tracing::warn!(server = %server, ?over, "message over its budget discarded");
                     continue;
                 }
             },
@@ -226,6 +257,26 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[1]["id"], json!(9));
         assert_eq!(lines[1]["error"]["code"], json!(TOO_LARGE_CODE));
+        assert_eq!(lines[2]["id"], json!(2));
+    }
+
+    #[tokio::test]
+    async fn answers_with_too_many_blocks_become_errors() {
+        let blocks = vec![r#"{"type":"text","text":"x"}"#; MAX_CONTENT_BLOCKS + 1].join(",");
+        let many =
+            format!("{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{blocks}]}},\"id\":9}}\n");
+        let input = format!("{{\"id\":1}}\n{many}{{\"id\":2}}\n");
+        let mut out = Vec::new();
+        pump(input.as_bytes(), &mut out, 1 << 20, "s".into()).await;
+        let lines: Vec<Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1]["id"], json!(9));
+        let msg = lines[1]["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("content blocks"), "{msg}");
         assert_eq!(lines[2]["id"], json!(2));
     }
 }
