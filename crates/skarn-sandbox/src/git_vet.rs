@@ -141,53 +141,90 @@ pub fn discover(start: &Path) -> Option<Layout> {
 pub struct Named {
     /// `core.hooksPath` values, resolved.
     pub hooks_paths: Vec<PathBuf>,
-    /// Include files (any condition), resolved.
+    /// Include files (any condition), resolved, each once.
     pub includes: Vec<PathBuf>,
     /// `extensions.worktreeConfig` is true somewhere.
     pub worktree_config: bool,
+    /// The configuration named more than [`MAX_INCLUDES`] includes or
+    /// more than [`MAX_CONFIG_BYTES`] of configuration: reading stopped,
+    /// so the lists above are incomplete. No real configuration comes
+    /// near; callers refuse (fail closed) rather than protect a part.
+    pub over_limit: bool,
 }
 
-/// Collect from one config text (at `file`), recursing into includes.
-fn collect(file: &Path, text: &str, top: &Path, home: Option<&Path>, n: &mut Named, depth: u32) {
-    let base = file.parent().unwrap_or(Path::new("/"));
-    for it in gitconfig::parse(text).items {
-        collect_item(&it, base, top, home, n, depth);
+/// Most include files followed for one repository (a real configuration
+/// has a handful); past it [`Named::over_limit`] is set.
+pub const MAX_INCLUDES: usize = 1000;
+
+/// Most configuration text read for one repository, all files together.
+pub const MAX_CONFIG_BYTES: usize = 8 << 20;
+
+/// One walk over a repository's configuration files: each include is
+/// read once (a set of seen paths keeps the walk linear), and the walk
+/// stops at the bounds above.
+struct Walk<'a> {
+    top: &'a Path,
+    home: Option<&'a Path>,
+    n: Named,
+    seen: std::collections::HashSet<PathBuf>,
+    bytes: usize,
+}
+
+impl Walk<'_> {
+    /// Collect from one config text (at `file`), recursing into includes.
+    fn collect(&mut self, file: &Path, text: &str, depth: u32) {
+        self.bytes += text.len();
+        if self.bytes > MAX_CONFIG_BYTES {
+            self.n.over_limit = true;
+        }
+        if self.n.over_limit {
+            return;
+        }
+        let base = file.parent().unwrap_or(Path::new("/"));
+        for it in gitconfig::parse(text).items {
+            if self.n.over_limit {
+                return;
+            }
+            self.item(&it, base, depth);
+        }
     }
-}
 
-fn collect_item(
-    it: &Item,
-    base: &Path,
-    top: &Path,
-    home: Option<&Path>,
-    n: &mut Named,
-    depth: u32,
-) {
-    let v = it.value.as_deref();
-    match (it.section.as_str(), it.name.as_str()) {
-        ("core", "hookspath") if it.sub.is_none() => {
-            if let Some(p) = v.and_then(|v| resolve(top, v, home)) {
-                n.hooks_paths.push(p);
+    fn item(&mut self, it: &Item, base: &Path, depth: u32) {
+        let v = it.value.as_deref();
+        match (it.section.as_str(), it.name.as_str()) {
+            ("core", "hookspath") if it.sub.is_none() => {
+                if let Some(p) = v.and_then(|v| resolve(self.top, v, self.home)) {
+                    if self.n.hooks_paths.len() >= MAX_INCLUDES {
+                        self.n.over_limit = true;
+                        return;
+                    }
+                    self.n.hooks_paths.push(p);
+                }
             }
-        }
-        ("extensions", "worktreeconfig") if it.sub.is_none() => {
-            n.worktree_config |= gitconfig::is_true(v);
-        }
-        ("include" | "includeif", "path") => {
-            let Some(p) = v.and_then(|v| resolve(base, v, home)) else {
-                return;
-            };
-            if n.includes.contains(&p) {
-                return;
+            ("extensions", "worktreeconfig") if it.sub.is_none() => {
+                self.n.worktree_config |= gitconfig::is_true(v);
             }
-            n.includes.push(p.clone());
-            if depth < 10
-                && let Some(t) = read_small(&p)
-            {
-                collect(&p, &t, top, home, n, depth + 1);
+            ("include" | "includeif", "path") => {
+                let Some(p) = v.and_then(|v| resolve(base, v, self.home)) else {
+                    return;
+                };
+                if self.seen.contains(&p) {
+                    return;
+                }
+                if self.n.includes.len() >= MAX_INCLUDES {
+                    self.n.over_limit = true;
+                    return;
+                }
+                self.seen.insert(p.clone());
+                self.n.includes.push(p.clone());
+                if depth < 10
+                    && let Some(t) = read_small(&p)
+                {
+                    self.collect(&p, &t, depth + 1);
+                }
             }
+            _ => {}
         }
-        _ => {}
     }
 }
 
@@ -213,13 +250,47 @@ fn config_files(layout: &Layout, home: Option<&Path>) -> Vec<PathBuf> {
 
 /// Read what git's configuration names for `layout`.
 pub fn named(layout: &Layout, home: Option<&Path>) -> Named {
-    let mut n = Named::default();
+    let mut w = Walk {
+        top: &layout.top,
+        home,
+        n: Named::default(),
+        seen: std::collections::HashSet::new(),
+        bytes: 0,
+    };
     for f in config_files(layout, home) {
         if let Some(t) = read_small(&f) {
-            collect(&f, &t, &layout.top, home, &mut n, 0);
+            w.collect(&f, &t, 0);
         }
     }
-    n
+    w.n
+}
+
+/// The configuration of `layout` names more than git_vet reads
+/// ([`Named::over_limit`]): the repository is refused.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the git configuration of {top} names more than {MAX_INCLUDES} include files or more \
+     than 8 MiB of configuration: too much to vet, refused (check its .git/config)"
+)]
+pub struct TooMuchConfig {
+    /// Top of the working tree.
+    pub top: String,
+}
+
+/// [`guards_for`], refusing a configuration past the bounds (whose
+/// guards would be incomplete).
+pub fn checked_guards_for(
+    layout: &Layout,
+    writable: &[PathBuf],
+    home: Option<&Path>,
+) -> Result<Vec<Guard>, TooMuchConfig> {
+    let n = named(layout, home);
+    if n.over_limit {
+        return Err(TooMuchConfig {
+            top: layout.top.display().to_string(),
+        });
+    }
+    Ok(guards_from(layout, n, writable))
 }
 
 fn inside(p: &Path, roots: &[PathBuf]) -> bool {
@@ -238,11 +309,17 @@ pub fn guards(ws: &Path, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard
 }
 
 /// [`guards`] for a known layout.
+/// (A configuration past the bounds gives the guards read so far: see
+/// [`checked_guards_for`].)
 pub fn guards_for(layout: &Layout, writable: &[PathBuf], home: Option<&Path>) -> Vec<Guard> {
-    let n = named(layout, home);
+    guards_from(layout, named(layout, home), writable)
+}
+
+fn guards_from(layout: &Layout, n: Named, writable: &[PathBuf]) -> Vec<Guard> {
     let mut out: Vec<Guard> = Vec::new();
+    let mut taken = std::collections::HashSet::new();
     let mut add = |path: PathBuf, reserve: bool, empty_file: bool| {
-        if inside(&path, writable) && !out.iter().any(|g| g.path == path) {
+        if inside(&path, writable) && taken.insert(path.clone()) {
             out.push(Guard {
                 path,
                 reserve,
@@ -386,5 +463,28 @@ mod tests {
     fn no_repository_no_guards() {
         let t = tmp("none");
         assert!(discover(&t.0).is_none_or(|l| !l.top.starts_with(&t.0)));
+    }
+
+    #[test]
+    fn includes_are_read_once_and_bounded() {
+        let t = tmp("bound");
+        let ws = t.0.join("ws");
+        // The same include many times is one include.
+        let same = "[include]\n".to_string() + &"\tpath = /nowhere/a\n".repeat(50_000);
+        repo(&ws, &same);
+        let l = discover(&ws).unwrap();
+        let n = named(&l, None);
+        assert_eq!((n.includes.len(), n.over_limit), (1, false));
+        assert!(checked_guards_for(&l, &[PathBuf::from("/")], None).is_ok());
+        // More distinct includes than the bound: refused, not half-read.
+        let many: String = (0..=MAX_INCLUDES)
+            .map(|i| format!("\tpath = /nowhere/n{i}\n"))
+            .collect();
+        repo(&ws, &format!("[include]\n{many}"));
+        let n = named(&l, None);
+        assert!(n.over_limit);
+        assert_eq!(n.includes.len(), MAX_INCLUDES);
+        let e = checked_guards_for(&l, &[PathBuf::from("/")], None).unwrap_err();
+        assert!(e.to_string().contains("too much to vet"), "{e}");
     }
 }

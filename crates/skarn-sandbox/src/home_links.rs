@@ -175,6 +175,12 @@ pub fn scan(home: &Path) -> Found {
     for (file, via) in crate::host_programs::global_git_includes(home) {
         s.named(&file, via, false);
     }
+    let (sourced, stopped) = crate::shell_sources::sourced(home);
+    for (file, via) in sourced {
+        s.named(&file, via, false);
+    }
+    // Files sourced past the bounds are not followed: said.
+    s.found.unfinished.extend(stopped);
     s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
     s.found
         .trusted

@@ -191,6 +191,9 @@ impl HostFacts {
         for d in crate::host_programs::path_dirs(&cwd, self.home.as_deref()) {
             if let Some(target) = cache.resolve(&d) {
                 let via = format!("PATH entry {}", d.display());
+                found.extend(crate::host_programs::path_dir_places(
+                    &d, &target, &mut cache,
+                ));
                 found.push(Trusted::new(&d, target, via, false));
             }
         }

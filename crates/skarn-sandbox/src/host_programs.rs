@@ -257,6 +257,56 @@ pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What a `PATH` directory `dir` (real place `real`) makes the host run
+/// besides its own entries: the places its links lead to (`~/bin/foo ->
+/// ../dotfiles/scripts/foo.sh`; system directories are not listed, at most
+/// 4096 entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
+/// or `conda-meta` beside it), the environment itself (its python loads
+/// `.pth` files and modules from `lib`).
+pub fn path_dir_places(
+    dir: &Path,
+    real: &Path,
+    cache: &mut crate::grants::CanonicalCache,
+) -> Vec<crate::home_links::Trusted> {
+    use crate::home_links::Trusted;
+    let mut out = Vec::new();
+    if let Some(env) = real.parent()
+        && ["pyvenv.cfg", "conda-meta"]
+            .iter()
+            .any(|m| std::fs::symlink_metadata(env.join(m)).is_ok())
+    {
+        let via = format!(
+            "the environment whose bin is the PATH entry {}",
+            dir.display()
+        );
+        out.push(Trusted::new(env, env.to_path_buf(), via, false));
+    }
+    if crate::policy::SYSTEM_EXEC_DIRS
+        .iter()
+        .any(|s| real.starts_with(s))
+    {
+        return out;
+    }
+    let Ok(rd) = std::fs::read_dir(real) else {
+        return out;
+    };
+    for e in rd.flatten().take(4096) {
+        if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
+        let p = e.path();
+        if let Some(target) = cache.resolve(&p) {
+            let via = format!(
+                "{} (a link in the PATH entry {})",
+                p.display(),
+                dir.display()
+            );
+            out.push(Trusted::new(&p, target, via, false));
+        }
+    }
+    out
+}
+
 /// `Include` files of `~/.ssh/config` (recursively, bounded): each file,
 /// and for a glob its directory (a new matching file must not appear).
 pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {

@@ -66,6 +66,8 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+#[cfg(unix)]
+pub mod grant_walk;
 pub mod granted;
 pub mod grants;
 #[cfg(target_os = "linux")]
@@ -102,6 +104,8 @@ pub mod ns;
 pub mod offline_env;
 #[cfg(unix)]
 pub mod owner_only;
+#[cfg(unix)]
+pub mod path_shadow;
 pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
@@ -121,6 +125,8 @@ pub mod report_provenance;
 mod report_text;
 #[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(unix)]
+pub mod shell_sources;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]

@@ -11,138 +11,38 @@
 
 use std::path::{Path, PathBuf};
 
-/// Directories walked at most per run (per walk).
+/// Directories walked at most per run (per walk before the run).
 pub const MAX_DIRS: usize = 50_000;
 
-/// Directory names not walked: dependency and build trees, large and
-/// rebuilt by tools (a repository planted there is only reached by a user
-/// who enters it by hand).
-pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__"];
+/// Directory names not walked for repositories ([`crate::grant_walk`]).
+pub const SKIPPED: &[&str] = crate::grant_walk::SKIPPED;
 
 /// Time one walk before the run may take at most (beyond it, the walk
 /// stops as at [`MAX_DIRS`], and says so).
 pub const MAX_WALK: std::time::Duration = std::time::Duration::from_millis(750);
 
+/// The bounds of the walk before the run.
+pub const BEFORE: crate::grant_walk::Bounds = crate::grant_walk::Bounds {
+    dirs: MAX_DIRS,
+    time: MAX_WALK,
+};
+
+/// The bounds of the walk after the run (the run paid for every directory
+/// it made; past them the check stops and says what it did not vet).
+pub const AFTER: crate::grant_walk::Bounds = crate::grant_walk::Bounds {
+    dirs: 400_000,
+    time: std::time::Duration::from_secs(8),
+};
+
 /// Nested `.git` entries under `roots` (their own root level excluded),
 /// and whether the walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
 pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
-    let w = find_with_sockets(roots);
+    let w = crate::grant_walk::walk(roots, BEFORE, false, &Default::default());
     (w.repos, w.truncated)
 }
 
-/// What one walk of the writable grants found.
-#[derive(Debug, Default)]
-pub struct Walk {
-    /// Nested repositories (see [`find`]).
-    pub repos: Vec<PathBuf>,
-    /// Unix sockets (a host server's socket in a writable grant: Landlock
-    /// cannot stop `connect(2)` to it, so the run hides it).
-    pub sockets: Vec<PathBuf>,
-    /// Entries below the grants' top that their programs read in any
-    /// directory ([`crate::persistence::any_depth`]: `sub/.claude`,
-    /// `sub/.envrc`, ...): kept read-only like the top's.
-    pub settings: Vec<PathBuf>,
-    /// The walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
-    pub truncated: bool,
-}
-
-/// [`find`], plus the unix sockets and settings entries met on the way.
-pub fn find_with_sockets(roots: &[PathBuf]) -> Walk {
-    let mut w = Walk::default();
-    let deadline = std::time::Instant::now() + MAX_WALK;
-    let (repos, truncated) = find_capped(
-        roots,
-        MAX_DIRS,
-        Some(&mut w.sockets),
-        Some(&mut w.settings),
-        Some(deadline),
-    );
-    w.repos = repos;
-    w.truncated = truncated;
-    w
-}
-
 /// Sockets kept at most (a bound on what a tree can make us carry).
-pub const MAX_SOCKETS: usize = 4096;
-
-fn find_capped(
-    roots: &[PathBuf],
-    cap: usize,
-    mut sockets: Option<&mut Vec<PathBuf>>,
-    mut settings: Option<&mut Vec<PathBuf>>,
-    deadline: Option<std::time::Instant>,
-) -> (Vec<PathBuf>, bool) {
-    use std::os::unix::fs::FileTypeExt;
-    let mut out = Vec::new();
-    let mut seen = 0usize;
-    for root in roots {
-        let mut stack = vec![root.clone()];
-        while let Some(dir) = stack.pop() {
-            seen += 1;
-            if seen > cap
-                || (seen.is_multiple_of(256)
-                    && deadline.is_some_and(|d| std::time::Instant::now() > d))
-            {
-                return (out, true);
-            }
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            let entries: Vec<_> = rd.flatten().collect();
-            // A bare repository (HEAD, objects, refs; or HEAD and a
-            // `commondir` naming where objects, refs, config and hooks
-            // are): host git uses it when run inside it.
-            let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
-            if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
-                // (The root too: with its `.git` missing or spoiled, git
-                // takes the directory itself for a bare repository.)
-                out.push(dir.clone());
-                if dir != *root {
-                    continue;
-                }
-            }
-            for e in entries {
-                let name = e.file_name();
-                let Ok(ft) = e.file_type() else { continue };
-                if name == ".git" {
-                    if dir != *root {
-                        out.push(e.path());
-                    }
-                    // Sockets at the git directory's top (git's fsmonitor
-                    // daemon, tools' IPC) are hidden too.
-                    if let Some(s) = sockets.as_deref_mut()
-                        && ft.is_dir()
-                        && let Ok(rd) = std::fs::read_dir(e.path())
-                    {
-                        for g in rd.flatten().take(4096) {
-                            if g.file_type().is_ok_and(|t| t.is_socket()) && s.len() < MAX_SOCKETS {
-                                s.push(g.path());
-                            }
-                        }
-                    }
-                    continue;
-                }
-                if dir != *root
-                    && crate::persistence::any_depth_name(&name)
-                    && let Some(s) = settings.as_deref_mut()
-                    && (deadline.is_none() || s.len() < MAX_SOCKETS)
-                {
-                    s.push(e.path());
-                }
-                if ft.is_dir() && !SKIPPED.iter().any(|s| name == *s) {
-                    stack.push(e.path());
-                } else if ft.is_socket()
-                    && let Some(s) = sockets.as_deref_mut()
-                    && s.len() < MAX_SOCKETS
-                {
-                    s.push(e.path());
-                }
-            }
-        }
-    }
-    out.sort();
-    (out, false)
-}
+pub const MAX_SOCKETS: usize = crate::grant_walk::MAX_FOUND;
 
 /// Why a repository created during the run is not kept, if it is not.
 fn unsafe_repo(git: &Path) -> Option<String> {
@@ -285,86 +185,21 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
     )]
 }
 
-/// After the run: every settings entry below the top of `roots` (see
-/// [`Walk::settings`]) made or changed since `since` (an inode change
-/// time in its tree at or after it; existing ones were read-only) is set
-/// aside under a name no program reads; returns one line per entry.
-pub fn set_aside_new_settings(
+/// After the run: vet each `.git` under `roots` that was not in `before`,
+/// and set aside each file host tools look up from any directory
+/// ([`crate::grant_walk::UPWARD`]) or settings entry read in any
+/// directory ([`crate::grant_walk::Walk::settings`]) that was made or
+/// changed at or after `since`; returns one line per repository or entry
+/// set aside.
+pub fn vet_new(
     roots: &[PathBuf],
-    since: std::time::SystemTime,
+    before: &[PathBuf],
+    since: Option<std::time::SystemTime>,
     run_id: u32,
 ) -> Vec<String> {
-    let mut found = Vec::new();
-    // No cap, as for repositories: the run paid for every directory.
-    find_capped(roots, usize::MAX, None, Some(&mut found), None);
+    let w = crate::grant_walk::walk(roots, AFTER, false, &Default::default());
     let mut out = Vec::new();
-    for p in found {
-        // (Gone with an entry set aside above it.)
-        if std::fs::symlink_metadata(&p).is_err() || !changed_since(&p, since) {
-            continue;
-        }
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-        let aside = p.with_file_name(format!(
-            "{}.skarn-quarantine-{run_id}",
-            name.unwrap_or_default()
-        ));
-        let moved = std::fs::rename(&p, &aside).is_ok();
-        out.push(format!(
-            "{} was made or changed during the run: agents, editors and shells read it in \
-             that directory and run what it names; {}",
-            p.display(),
-            if moved {
-                format!(
-                    "set aside as {} (review it before renaming it back)",
-                    aside.display()
-                )
-            } else {
-                "it could not be set aside: review it before opening that directory".into()
-            }
-        ));
-    }
-    out
-}
-
-/// Whether anything in the tree at `p` (not following links; at most
-/// 10 000 entries, beyond which it counts as changed) has an inode change
-/// time at or after `since`.
-fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let since = since
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())))
-        .unwrap_or_default();
-    let mut stack = vec![p.to_path_buf()];
-    let mut budget = 10_000usize;
-    while let Some(q) = stack.pop() {
-        let Some(b) = budget.checked_sub(1) else {
-            return true;
-        };
-        budget = b;
-        let Ok(md) = std::fs::symlink_metadata(&q) else {
-            continue;
-        };
-        if (md.ctime(), md.ctime_nsec()) >= since {
-            return true;
-        }
-        if md.is_dir()
-            && let Ok(rd) = std::fs::read_dir(&q)
-        {
-            stack.extend(rd.flatten().map(|e| e.path()));
-        }
-    }
-    false
-}
-
-/// After the run: vet each `.git` under `roots` that was not in `before`;
-/// returns one line per repository set aside.
-pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String> {
-    // No cap here: the run paid for every directory it made, and a capped
-    // walk would let it hide a repository behind enough of them.
-    let (now, truncated) = find_capped(roots, usize::MAX, None, None, None);
-    let mut out = Vec::new();
-    for git in now.iter().filter(|g| !before.contains(g)) {
+    for git in w.repos.iter().filter(|g| !before.contains(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }
@@ -401,11 +236,136 @@ pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String
             }
         ));
     }
-    if truncated {
+    if let Some(since) = since {
+        out.extend(set_aside_upward(&w.upward, since, run_id));
+        out.extend(set_aside_settings(&w.settings, since, run_id));
+    }
+    if w.truncated {
         out.push(format!(
-            "more than {MAX_DIRS} directories under the writable grants: repositories created \
-             deeper were not checked"
+            "the check after the run stopped after {} directories of the writable grants \
+             (bounds: {} directories, {} s): repositories and files host tools look up from \
+             any directory (rust-toolchain.toml, .hg, mise.toml, ...) created in the \
+             directories it did not reach were not vetted; review {} before running git, \
+             rustup or hg below it",
+            w.dirs,
+            AFTER.dirs,
+            AFTER.time.as_secs(),
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
+    }
+    out
+}
+
+/// Set aside every settings entry of `found` (existing ones were kept
+/// read-only) made or changed since `since` (an inode change time in its
+/// tree at or after it) under a name no program reads.
+fn set_aside_settings(found: &[PathBuf], since: std::time::SystemTime, run_id: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in found {
+        // (Gone with an entry set aside above it.)
+        if std::fs::symlink_metadata(p).is_err() || !tree_changed_since(p, since) {
+            continue;
+        }
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        let aside = p.with_file_name(format!(
+            "{}.skarn-quarantine-{run_id}",
+            name.unwrap_or_default()
+        ));
+        let moved = std::fs::rename(p, &aside).is_ok();
+        out.push(format!(
+            "{} was made or changed during the run: agents, editors and shells read it in \
+             that directory and run what it names; {}",
+            p.display(),
+            if moved {
+                format!(
+                    "set aside as {} (review it before renaming it back)",
+                    aside.display()
+                )
+            } else {
+                "it could not be set aside: review it before opening that directory".into()
+            }
+        ));
+    }
+    out
+}
+
+/// Whether anything in the tree at `p` (not following links; at most
+/// 10 000 entries, beyond which it counts as changed) was changed at or
+/// after `since` ([`crate::grant_walk::changed_since`]).
+fn tree_changed_since(p: &Path, since: std::time::SystemTime) -> bool {
+    let mut stack = vec![p.to_path_buf()];
+    let mut budget = 10_000usize;
+    while let Some(q) = stack.pop() {
+        let Some(b) = budget.checked_sub(1) else {
+            return true;
+        };
+        budget = b;
+        if crate::grant_walk::changed_since(&q, since) {
+            return true;
+        }
+        if std::fs::symlink_metadata(&q).is_ok_and(|m| m.is_dir())
+            && let Ok(rd) = std::fs::read_dir(&q)
+        {
+            stack.extend(rd.flatten().map(|e| e.path()));
+        }
+    }
+    false
+}
+
+/// Set aside each of `found` (or the file inside that matters) that
+/// changed at or after `since`.
+fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime, run_id: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in found {
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some((_, inner, why)) = crate::grant_walk::UPWARD
+            .iter()
+            .find(|(n, _, _)| *n == name)
+        else {
+            continue;
+        };
+        let targets: Vec<PathBuf> = if inner.is_empty() {
+            vec![p.clone()]
+        } else {
+            inner.iter().map(|i| p.join(i)).collect()
+        };
+        for t in targets {
+            // Only inside a real directory of the grant: a `.hg` the run
+            // made a link to a host directory must not make us rename a
+            // host file. (This run's placeholders are removed by their own
+            // step; a directory `repo` is jj's store.)
+            let real_parent = t
+                .parent()
+                .is_some_and(|d| std::fs::canonicalize(d).is_ok_and(|c| c == d));
+            if !real_parent
+                || !crate::grant_walk::changed_since(&t, since)
+                || crate::placeholder::is_placeholder(&t).is_some()
+                || (t.ends_with(".jj/repo") && t.is_dir())
+            {
+                continue;
+            }
+            let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", t.display()));
+            let moved = std::fs::rename(&t, &aside).is_ok();
+            out.push(format!(
+                "{} was written during the run and host tools read it from any directory \
+                 below ({why}); {}",
+                t.display(),
+                if moved {
+                    format!(
+                        "set aside as {} (review it before renaming it back)",
+                        aside.display()
+                    )
+                } else {
+                    "it could not be set aside: review it before running those tools there".into()
+                }
+            ));
+        }
     }
     out
 }
@@ -441,7 +401,7 @@ mod tests {
             "[core]\n\tfsmonitor = touch /tmp/p\n",
         )
         .unwrap();
-        let w = vet_new(&roots, &before, 9);
+        let w = vet_new(&roots, &before, None, 9);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(d.join("clone/.git").exists());
         assert!(!d.join("src/.git").exists() && d.join("src/.git.skarn-quarantine-9").exists());
@@ -451,7 +411,7 @@ mod tests {
         std::fs::create_dir_all(d.join("refs")).unwrap();
         std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
-        let w = vet_new(&roots, &before, 10);
+        let w = vet_new(&roots, &before, None, 10);
         assert!(
             w.iter().any(|l| l.contains("HEAD.skarn-quarantine-10")),
             "{w:?}"
@@ -465,7 +425,7 @@ mod tests {
         std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
         std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
-        let w = vet_new(&roots, &before, 11);
+        let w = vet_new(&roots, &before, None, 11);
         assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
         assert!(!d.join("cd/X").exists() && d.join("cd/X.skarn-quarantine-11").exists());
         // A spoiled .git/HEAD is put back.

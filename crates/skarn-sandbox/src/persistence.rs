@@ -88,6 +88,7 @@ const BAZEL: &[&str] = &[
     "WORKSPACE",
     "WORKSPACE.bazel",
     "MODULE.bazel",
+    "REPO.bazel",
 ];
 
 /// Every workspace persistence path, with its rule and reason.
@@ -198,8 +199,9 @@ pub const ENTRIES: &[Entry] = &[
     ),
     e(
         ".bazeliskrc",
-        IfAny(BAZEL),
-        "bazelisk downloads and runs the bazel it names",
+        Always,
+        "bazelisk downloads and runs the bazel it names (kept from being made in any \
+         workspace: the run could make the directory a bazel workspace too)",
     ),
     e(
         ".hg/hgrc",

@@ -130,6 +130,30 @@ pub fn printable(s: &str) -> String {
     out
 }
 
+/// `s` kept on one line, with every character that can change what a
+/// terminal shows spelled out: C0 controls (LF, CR, ESC, ...), DEL, C1
+/// controls (`\x1b`, `\x0a`, `\x9b`), the bidirectional-text controls and
+/// the line and paragraph separators (`\u{202e}`). For any text a file
+/// chose (a configuration's server command, alias, path) that skarn
+/// prints before the user decides to trust it.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        );
+        if c.is_control() {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else if bidi || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Neutralise a whole text at once.
 pub fn neutralise(input: &[u8]) -> Vec<u8> {
     let mut f = Filter::default();
@@ -158,5 +182,17 @@ mod tests {
         f.push(b"2;c;AAAA", &mut out);
         f.push(b"\x07b\xc3\xa9", &mut out);
         assert_eq!(out, b"ab\xc3\xa9".to_vec());
+    }
+
+    #[test]
+    fn one_line_spells_out_every_display_control() {
+        let s = "a\x1b[2K\r\x1b[1Ab\nc\x7f\u{9b}d\u{202e}e\u{2066}f\u{2028}g\th";
+        let out = one_line(s);
+        assert_eq!(
+            out,
+            "a\\x1b[2K\\x0d\\x1b[1Ab\\x0ac\\x7f\\x9bd\\u{202e}e\\u{2066}f\\u{2028}g\\x09h"
+        );
+        assert!(!out.chars().any(char::is_control));
+        assert_eq!(one_line("plain 'sh' -c ü"), "plain 'sh' -c ü");
     }
 }

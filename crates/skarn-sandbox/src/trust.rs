@@ -42,7 +42,18 @@ pub fn digest(bytes: &[u8]) -> String {
 /// large); `None` when it cannot be read.
 pub fn digest_file(p: &Path) -> Option<String> {
     use std::io::Read;
-    let mut f = std::fs::File::open(p).ok()?;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO named as a program must not make `skarn trust` wait.
+        open.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut f = open.open(p).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {

@@ -267,6 +267,20 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
                     d.display()
                 ));
             }
+            // A virtual environment whose `bin` is on PATH: its python
+            // loads `.pth` files and modules from `lib` on every start.
+            if real.parent() == Some(ws)
+                && ["pyvenv.cfg", "conda-meta"]
+                    .iter()
+                    .any(|m| std::fs::symlink_metadata(ws.join(m)).is_ok())
+            {
+                return other(format!(
+                    "{} is a virtual environment whose programs are on your PATH ({}): code \
+                     the command put in it would run in the host's next python there",
+                    ws.display(),
+                    d.display()
+                ));
+            }
         }
     }
     None

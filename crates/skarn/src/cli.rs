@@ -63,7 +63,11 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "skarn: error: {err:#}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "skarn: error: {}",
+                skarn_sandbox::terminal_filter::one_line(&format!("{err:#}"))
+            );
             ExitCode::from(EXIT_USAGE)
         }
     }

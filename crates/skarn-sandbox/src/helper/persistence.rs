@@ -20,8 +20,9 @@ pub(super) struct Before {
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
     todos: Option<crate::rebase_todo::Before>,
-    /// When the run started (settings entries changed since are set aside).
-    started: std::time::SystemTime,
+    /// When the checks started (files changed since are the run's: set
+    /// aside; a margin covers the file system's coarse clock).
+    start: std::time::SystemTime,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -40,6 +41,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
         .as_ref()
         .map(|a| crate::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
+        start: std::time::SystemTime::now() - std::time::Duration::from_millis(50),
         todos: git_dirs.as_deref().map(crate::rebase_todo::before),
         snapshots: crate::lapse::snapshot(&protected),
         head: plan
@@ -47,7 +49,6 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
             .as_ref()
             .map(|_| HeadGuard::save(&plan.workspace)),
         git_odd: git_dirs.map(crate::git_sweep::before),
-        started: std::time::SystemTime::now(),
     }
 }
 
@@ -72,13 +73,20 @@ pub(super) fn after(
                 run_id,
             ));
         }
-        found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
-        found.extend(crate::nested_git::set_aside_new_settings(
+        // (Repositories, files host tools look up from any directory and
+        // settings read in any directory: one walk.)
+        found.extend(crate::nested_git::vet_new(
             &a.vet_roots,
-            saved.started,
+            nested,
+            Some(saved.start),
             run_id,
         ));
         found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
+        found.extend(crate::path_shadow::set_aside_shadows(
+            &a.missing_path_dirs,
+            &a.vet_roots,
+            run_id,
+        ));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::git_sweep::sweep(b, b.dirs()));

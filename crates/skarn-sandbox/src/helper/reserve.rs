@@ -217,23 +217,77 @@ fn nested_repos(
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
 ) -> Vec<PathBuf> {
-    let crate::nested_git::Walk {
-        repos: nested,
-        sockets,
-        settings,
-        truncated,
-    } = crate::nested_git::find_with_sockets(&r.nested_roots);
+    // Other names of protected places (hard links, another mount of the
+    // same tree): the same device and inode, wherever the name is.
+    let mut places: Vec<(PathBuf, bool)> = ops.iter().map(|(p, _, m)| (p.clone(), *m)).collect();
+    let named = places.len();
+    places.extend(r.aliases.iter().cloned());
+    crate::grant_walk::add_files_below(&mut places, named);
+    let mut inodes = crate::grant_walk::Inodes::default();
+    for (i, (p, _)) in places.iter().enumerate() {
+        // The home's names are followed to the file host programs open.
+        inodes.add(p, i, i >= named);
+    }
+    let w = crate::grant_walk::walk(&r.nested_roots, crate::nested_git::BEFORE, true, &inodes);
+    let (nested, sockets, truncated) = (w.repos, w.sockets, w.truncated);
+    for (alias, i) in w.aliases {
+        let Some((orig, secret)) = places.get(i) else {
+            continue;
+        };
+        if alias == *orig || ops.iter().any(|(p, _, _)| *p == alias) {
+            continue;
+        }
+        notes.info.push(format!(
+            "{} is another name (the same file: a hard link or another mount) of {}: {}",
+            alias.display(),
+            orig.display(),
+            if *secret { "hidden" } else { "kept read-only" }
+        ));
+        ops.push((alias, false, *secret));
+    }
+    // Files host tools look up from any directory (rust-toolchain.toml,
+    // .hg, mise.toml, ...), below the roots: kept read-only (new ones are
+    // set aside after the run).
+    for p in &w.upward {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some((_, inner, _)) = crate::grant_walk::UPWARD
+            .iter()
+            .find(|(n, _, _)| *n == name)
+        else {
+            continue;
+        };
+        if inner.is_empty() {
+            ops.push((p.clone(), false, false));
+        } else {
+            // (A placeholder `sharedpath` would stop hg there; jj's
+            // `repo` is its store when a directory, checked after the run
+            // when a file.)
+            for f in inner.iter().filter(|f| **f != "repo") {
+                ops.push((p.join(f), *f != "sharedpath", false));
+            }
+        }
+    }
     // Settings read in any directory (`sub/.claude`, `sub/.envrc`): kept
     // read-only like the workspace's own; new ones are set aside after.
-    for s in settings {
-        ops.push((s, false, false));
+    for s in &w.settings {
+        ops.push((s.clone(), false, false));
     }
-    if sockets.len() >= crate::nested_git::MAX_SOCKETS {
+    if w.sockets_capped {
         notes.degraded.push(format!(
             "more than {} unix sockets inside the writable grants: those past the first {} are \
              not hidden (a host server's socket among them is reachable)",
             crate::nested_git::MAX_SOCKETS,
             crate::nested_git::MAX_SOCKETS
+        ));
+    }
+    if w.truncated_late {
+        notes.degraded.push(format!(
+            "the walk of the dependency and build trees ({}) and git directories in the writable \
+             grants stopped (more than {} directories or {} ms in all): unix sockets and other \
+             names of protected files there are not covered",
+            crate::grant_walk::SKIPPED.join(", "),
+            crate::nested_git::MAX_DIRS,
+            crate::nested_git::MAX_WALK.as_millis()
         ));
     }
     for s in sockets {

@@ -89,6 +89,12 @@ pub struct Reservation {
     pub nested_roots: Vec<PathBuf>,
     /// Home whose git configuration is read to find hooks and includes.
     pub git_home: Option<PathBuf>,
+    /// Places the host trusts (true: secrets) wherever they are: another
+    /// name for one of them inside a writable grant (a hard link, another
+    /// mount of the same tree: the same device and inode) is protected
+    /// like it ([`crate::grant_walk`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<(PathBuf, bool)>,
 }
 
 /// The home's top-level dot entries before the run (the workspace holds
@@ -115,6 +121,11 @@ pub struct AfterRun {
     /// changed is put back after it ([`crate::home_links`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub link_guards: Vec<(PathBuf, PathBuf)>,
+    /// `PATH` directories inside writable grants missing before the run,
+    /// each with the `PATH` directories after it: new programs there
+    /// named like later ones are set aside ([`crate::path_shadow`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// Everything the helper needs, serialisable (passed as JSON). Final: the

@@ -210,7 +210,38 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
         git: policy.workspace.join(".git"),
         nested_roots: writable_roots(g),
         git_home: host.home.clone(),
+        aliases: alias_places(host),
     }
+}
+
+/// The places whose other names (same device and inode) inside writable
+/// grants are protected too: the home's persistence and secret paths,
+/// skarn's own configuration, and every trusted place found by following
+/// links and configurations ([`HostFacts::trusted`]).
+fn alias_places(host: &HostFacts) -> Vec<(PathBuf, bool)> {
+    let mut out: Vec<(PathBuf, bool)> = host
+        .trusted
+        .iter()
+        .map(|t| (t.target.clone(), t.secret))
+        .collect();
+    if let Some(home) = &host.home {
+        let rc = ENTRIES
+            .iter()
+            .filter(|e| e.reserve == Reserve::IfHome)
+            .map(|e| e.path);
+        for rel in HOME_PERSISTENCE_PATHS.iter().copied().chain(rc) {
+            out.push((home.join(rel), false));
+        }
+        for rel in crate::policy::HOME_SECRET_PATHS {
+            out.push((home.join(rel), true));
+        }
+        out.push((home.join(".config/skarn/config.toml"), true));
+    }
+    out.sort();
+    out.dedup();
+    // Secrets first: the files below them are looked at within a budget.
+    out.sort_by_key(|(_, secret)| !*secret);
+    out
 }
 
 /// The checks after the run (with a mount namespace and persistence
@@ -240,11 +271,26 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             }
         }
     }
+    let cwd = policy.cwd.as_ref().unwrap_or(&policy.workspace);
+    let dirs = crate::host_programs::path_dirs(cwd, host.home.as_deref());
+    let missing_path_dirs = dirs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| missing_in_grant(d, g))
+        .map(|(i, d)| (d.clone(), dirs[i + 1..].to_vec()))
+        .take(64)
+        .collect();
     AfterRun {
         vet_roots: writable_roots(g),
         quarantine_home,
         link_guards,
+        missing_path_dirs,
     }
+}
+
+/// A `PATH` directory missing before the run, inside a writable grant.
+pub(super) fn missing_in_grant(d: &std::path::Path, g: &Granted) -> bool {
+    std::fs::symlink_metadata(d).is_err() && g.writable(d).is_some()
 }
 
 fn writable_roots(g: &Granted) -> Vec<PathBuf> {

@@ -66,6 +66,18 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             ));
             continue;
         }
+        if t.via.starts_with("PATH entry ") && super::protect::missing_in_grant(&t.target, g) {
+            // Reserving it would stop the tool that makes it (npm and
+            // node_modules/.bin): checked after the run instead.
+            report.notes.push(format!(
+                "{} ({}) is missing inside the writable {}: the run may create it; new \
+                 programs in it named like programs later on PATH are set aside after the run",
+                t.target.display(),
+                t.via,
+                w.display()
+            ));
+            continue;
+        }
         report.notes.push(format!(
             "{} lies inside the writable {} and the host trusts it ({}): kept read-only \
              (reserved if missing)",
@@ -87,6 +99,22 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
                 grant.display(),
                 t.via
             ));
+            // Hiding the file does not hide the repository's copies of
+            // it (objects, history): said, not claimed.
+            if let Some(repo) = t
+                .target
+                .ancestors()
+                .skip(1)
+                .take_while(|a| a.starts_with(&grant))
+                .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
+            {
+                report.degrade(format!(
+                    "secret {} lies inside the git repository {}: if git tracks it (or did), \
+                     its content stays readable from the repository (git show, git log -p)",
+                    t.target.display(),
+                    repo.display()
+                ));
+            }
         }
     }
     if !host.trusted_unfinished.is_empty() {

@@ -49,6 +49,29 @@ struct Findings {
     /// Each configured MCP server with its health and tool count (`None`:
     /// no configuration file).
     servers: Option<Vec<skarn_gateway::ServerHealth>>,
+    /// What the current project's Claude Code settings do beside skarn's
+    /// hook (`disableAllHooks` turns it off; other hooks, env overrides).
+    agent_settings: Vec<String>,
+}
+
+/// The current project's `.claude/settings(.local).json` entries that can
+/// switch the skarn hook off or run beside it (see `init_project`).
+fn agent_settings() -> Vec<String> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for f in [".claude/settings.json", ".claude/settings.local.json"] {
+        let p = cwd.join(f);
+        match skarn_sandbox::config::read_text(&p) {
+            Ok(Some(t)) => {
+                out.extend(super::init_project::findings(&p, &t, "hook claude-code"));
+            }
+            Ok(None) => {}
+            Err(e) => out.push(skarn_sandbox::terminal_filter::one_line(&e.to_string())),
+        }
+    }
+    out
 }
 
 fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
@@ -121,6 +144,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
             .collect(),
         code_mode: skarn_worker::doctor_summary(),
         servers,
+        agent_settings: agent_settings(),
     }
 }
 
@@ -204,6 +228,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("seccomp denies: {}", f.seccomp_denied.join(" "));
         print!("{}", f.code_mode.to_text());
         super::doctor_servers::print(&args.config, f.servers.as_deref());
+        if !f.agent_settings.is_empty() {
+            println!(
+                "agent settings of this project (Claude Code runs these beside or instead of \
+                 the skarn hook; \"disableAllHooks\" switches the hook off, so commands run \
+                 unconfined):"
+            );
+            for l in &f.agent_settings {
+                println!("  warning: {l}");
+            }
+        }
     }
     if !args.self_test {
         return Ok(ExitCode::SUCCESS);

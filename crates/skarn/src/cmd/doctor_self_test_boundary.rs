@@ -1,6 +1,8 @@
 //! The boundary attempts of `skarn doctor --self-test` (attack round 3):
 //! a home start-up file and a secret that link into the workspace, a host
-//! server's socket inside it, and `/tmp` itself as the workspace. All in
+//! server's socket inside it and below node_modules, a start-up file's
+//! hard link, a file it sources, a rust-toolchain.toml in a subdirectory,
+//! and `/tmp` itself as the workspace. All in
 //! the self-test's scratch directory; each verdict decided from outside.
 
 use std::os::unix::fs::symlink;
@@ -51,6 +53,55 @@ pub(super) fn attempts(
     push(
         "connect to a host server's socket inside the workspace",
         l.accept().is_ok(),
+        first_line(&o),
+    );
+
+    // Round 3c: other names of a start-up file (a hard link), a socket
+    // below a dependency tree, a file host tools look up from any
+    // subdirectory, a file a start-up file sources.
+    let hl = ws.join("hard-linked-zshrc");
+    std::fs::write(home.join(".zshrc"), "# zrc\n")?;
+    std::fs::hard_link(home.join(".zshrc"), &hl)?;
+    let hl_s = hl.display().to_string();
+    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &hl_s]);
+    let changed = std::fs::read_to_string(home.join(".zshrc")).map_or(true, |s| s != "# zrc\n");
+    push(
+        "change a home start-up file through a hard link in the workspace",
+        changed,
+        first_line(&o),
+    );
+
+    std::fs::create_dir_all(ws.join("node_modules/.cache"))?;
+    let deep = ws.join("node_modules/.cache/host-server.sock");
+    let l2 = UnixListener::bind(&deep)?;
+    l2.set_nonblocking(true)?;
+    let deep_s = deep.display().to_string();
+    let (_, o) = sandboxed(exe, root, "deny", &[], &["unix", &deep_s]);
+    push(
+        "connect to a host server's socket below node_modules",
+        l2.accept().is_ok(),
+        first_line(&o),
+    );
+
+    std::fs::create_dir_all(ws.join("crate"))?;
+    let tc = ws.join("crate/rust-toolchain.toml");
+    let tc_s = tc.display().to_string();
+    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &tc_s]);
+    push(
+        "leave a rust-toolchain.toml in a subdirectory for the host's rustup",
+        tc.exists(),
+        first_line(&o),
+    );
+
+    let sourced = ws.join("sourced.sh");
+    std::fs::write(&sourced, "# sourced\n")?;
+    std::fs::write(home.join(".profile"), format!(". {}\n", sourced.display()))?;
+    let sourced_s = sourced.display().to_string();
+    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &sourced_s]);
+    let changed = std::fs::read_to_string(&sourced).map_or(true, |s| s != "# sourced\n");
+    push(
+        "change a file the home's ~/.profile sources from the workspace",
+        changed,
         first_line(&o),
     );
 

@@ -72,6 +72,13 @@ pub struct Args {
     #[arg(long, requires = "client")]
     pub trust_config: bool,
 
+    /// Merge into project files whose own entries run or allow things
+    /// beside skarn (hooks, permission allow-rules, env overrides such as
+    /// HOME, enableAllProjectMcpServers, disableAllHooks, other MCP
+    /// servers: shown on stderr). Without it, `init` refuses such files.
+    #[arg(long, requires = "client")]
+    pub accept_project_settings: bool,
+
     /// Point the client at a running `skarn serve --http` instead of
     /// starting skarn itself: a URL (http://127.0.0.1:8931/mcp), HOST:PORT or
     /// PORT. The bearer token is read from --token-env by the client, never
@@ -231,6 +238,26 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
             None => changes.push(Change { target, old, new }),
         }
     }
+    if !(args.user || matches!(client, Client::Codex | Client::Windsurf)) {
+        let agent = clap::ValueEnum::to_possible_value(&client)
+            .map(|v| format!("hook {}", v.get_name()))
+            .unwrap_or_default();
+        let mut found = Vec::new();
+        for c in &changes {
+            if let Some(old) = &c.old {
+                found.extend(super::init_project::findings(&c.target.path, old, &agent));
+            }
+        }
+        // Claude Code also reads the project's settings.local.json.
+        let local = cwd.join(".claude/settings.local.json");
+        if client == Client::ClaudeCode
+            && !changes.iter().any(|c| c.target.path == local)
+            && let Ok(Some(text)) = skarn_sandbox::config::read_text(&local)
+        {
+            found.extend(super::init_project::findings(&local, &text, &agent));
+        }
+        super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
+    }
     if args.print {
         let first = &changes[0];
         eprintln!(
@@ -335,8 +362,7 @@ fn refuse_disabled_hooks(cwd: &Path, home: &Path) -> anyhow::Result<()> {
 /// `--trust-config` is given (then its text is returned, to be recorded
 /// once everything else is written).
 fn adopt(config: &Path, args: &Args) -> anyhow::Result<Option<String>> {
-    let text = std::fs::read_to_string(config)
-        .with_context(|| format!("cannot read {}", config.display()))?;
+    let text = super::trust::read_config(config)?;
     if super::trust::trusted(config, &text) {
         return Ok(None);
     }
@@ -344,23 +370,19 @@ fn adopt(config: &Path, args: &Args) -> anyhow::Result<Option<String>> {
     if lines.is_empty() {
         return Ok(None);
     }
-    eprintln!(
-        "skarn: {} (not written by this init, not trusted) would be adopted, and it:",
-        config.display()
-    );
+    let shown = super::trust::shown(config);
+    eprintln!("skarn: {shown} (not written by this init, not trusted) would be adopted, and it:");
     for l in &lines {
-        eprintln!("  {l}");
+        eprintln!("  {}", super::trust::one_line(l));
     }
     if args.print {
         return Ok(None);
     }
     if !args.trust_config {
         bail!(
-            "{} is not trusted: check it, then re-run with --trust-config (or run `skarn trust \
-             {}`); until then `skarn serve` runs its servers only under the default sandbox \
-             and `skarn run` ignores its widening [run] settings",
-            config.display(),
-            config.display()
+            "{shown} is not trusted: check it, then re-run with --trust-config (or run `skarn \
+             trust {shown}`); until then `skarn serve` runs its servers only under the default \
+             sandbox and `skarn run` ignores its widening [run] settings"
         );
     }
     Ok(Some(text))

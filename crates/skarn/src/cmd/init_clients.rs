@@ -160,7 +160,7 @@ pub fn plan(
             (
                 home.join(".codex/config.toml"),
                 Edit::TomlHook {
-                    matcher: "Bash",
+                    matcher: "^(Bash|apply_patch)$",
                     command: hook("codex"),
                 },
             ),
@@ -174,6 +174,15 @@ pub fn plan(
                 home.join(".codeium/windsurf/hooks.json"),
                 Edit::JsonHook {
                     event: "pre_run_command",
+                    agent: "windsurf",
+                    entry: json!({ "command": hook("windsurf"), "show_output": true }),
+                    version: None,
+                },
+            ),
+            (
+                home.join(".codeium/windsurf/hooks.json"),
+                Edit::JsonHook {
+                    event: "pre_write_code",
                     agent: "windsurf",
                     entry: json!({ "command": hook("windsurf"), "show_output": true }),
                     version: None,

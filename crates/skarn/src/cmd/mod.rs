@@ -29,6 +29,7 @@ pub mod hook;
 pub mod init;
 pub mod init_clients;
 pub mod init_files;
+pub mod init_project;
 pub mod recall;
 pub mod run;
 #[cfg(not(target_os = "linux"))]

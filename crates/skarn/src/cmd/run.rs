@@ -313,6 +313,14 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         policy.allow_home_workspace,
         args.allow_non_project_workspace,
     )?;
+    // The repository's git configuration is read to keep what it runs
+    // read-only; one too large to read whole is refused, not half-kept.
+    #[cfg(unix)]
+    if policy.protect_persistence
+        && let Some(l) = skarn_sandbox::git_vet::discover(&policy.workspace)
+    {
+        skarn_sandbox::git_vet::checked_guards_for(&l, &[], home.as_deref())?;
+    }
     for n in &provenance.notes {
         eprintln!("skarn: {n}");
     }

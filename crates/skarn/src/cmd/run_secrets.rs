@@ -22,7 +22,7 @@ pub fn resolve(
     workspace: &Path,
     home: Option<&Path>,
 ) -> anyhow::Result<Vec<SecretSpec>> {
-    let ws = SecretsConfig::load(&workspace.join("skarn.toml")).unwrap_or_default();
+    let ws = load_secrets(&workspace.join("skarn.toml")).unwrap_or_default();
     if !no_config && (!ws.secrets.is_empty() || !ws.run_secrets.is_empty()) {
         eprintln!(
             "skarn: warning: {}: [secrets] and [run] secrets are ignored in a workspace file; \
@@ -34,11 +34,11 @@ pub fn resolve(
         return Ok(Vec::new());
     }
     let cfg = match (no_config, home) {
-        (false, Some(h)) => SecretsConfig::load(&user_file(h))?,
+        (false, Some(h)) => load_secrets(&user_file(h))?,
         (true, Some(h)) if !flags.is_empty() => {
             // --no-config drops [run] secrets, but --secret still names
             // secrets defined in the user's file.
-            let mut c = SecretsConfig::load(&user_file(h))?;
+            let mut c = load_secrets(&user_file(h))?;
             c.run_secrets.clear();
             c
         }
@@ -50,7 +50,7 @@ pub fn resolve(
 /// The `from_env` variables of every secret the user configured, granted
 /// or not: a declared secret's source variable never reaches a command.
 pub fn source_variables(home: Option<&Path>) -> Vec<String> {
-    home.and_then(|h| SecretsConfig::load(&user_file(h)).ok())
+    home.and_then(|h| load_secrets(&user_file(h)).ok())
         .map(|c| {
             c.secrets
                 .values()
@@ -58,4 +58,13 @@ pub fn source_variables(home: Option<&Path>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// [`SecretsConfig::load`], read without ever blocking (a `skarn.toml`
+/// that is a FIFO or a device is refused, not waited on).
+fn load_secrets(p: &Path) -> anyhow::Result<SecretsConfig> {
+    match skarn_sandbox::config::read_text(p)? {
+        Some(t) => Ok(SecretsConfig::parse(&t, &p.display().to_string())?),
+        None => Ok(SecretsConfig::default()),
+    }
 }

@@ -38,6 +38,25 @@ pub struct Args {
     pub list: bool,
 }
 
+pub use skarn_sandbox::terminal_filter::one_line;
+
+/// A path from a configuration (or naming one) as printed: on one line,
+/// every control character spelled out (a file name or a value may hold
+/// terminal escapes that would rewrite what the user reads).
+pub fn shown(p: &Path) -> String {
+    one_line(&p.display().to_string())
+}
+
+/// The text of a configuration file, read as `skarn run` reads it: never
+/// blocking (a FIFO or a device is refused with the reason), at most 1 MiB.
+pub fn read_config(p: &Path) -> anyhow::Result<String> {
+    match skarn_sandbox::config::read_text(p) {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => anyhow::bail!("{}: no such file", shown(p)),
+        Err(e) => anyhow::bail!("{}", one_line(&e.to_string())),
+    }
+}
+
 fn home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -189,36 +208,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let meta = std::fs::metadata(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    if !meta.is_file() {
-        anyhow::bail!("{} is not a regular file", args.file.display());
-    }
-    // A policy file is a few kilobytes; this bounds what is read and shown.
-    const MAX_FILE: u64 = 1 << 20;
-    if meta.len() > MAX_FILE {
-        anyhow::bail!(
-            "{} is larger than 1 MiB: not a skarn.toml",
-            args.file.display()
-        );
-    }
-    let text = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    // Never blocks (a FIFO or device is refused), at most 1 MiB.
+    let text = read_config(&args.file)?;
     let lines = widening(&args.file, &text)?;
-    let shown = skarn_sandbox::trust::identity(&args.file);
+    let shown = shown(&skarn_sandbox::trust::identity(&args.file));
     if lines.is_empty() {
-        eprintln!("skarn: {} widens nothing", shown.display());
+        eprintln!("skarn: {shown} widens nothing");
     } else {
-        eprintln!("skarn: trusting {}, which:", shown.display());
+        eprintln!("skarn: trusting {shown}, which:");
         for l in &lines {
-            eprintln!("  {l}");
+            eprintln!("  {}", one_line(l));
         }
     }
     record(&args.file, &text)?;
     eprintln!(
-        "skarn: trusted this exact content of {} (recorded in {}); any change to it needs \
+        "skarn: trusted this exact content of {shown} (recorded in {}); any change to it needs \
          `skarn trust` again",
-        shown.display(),
         store.display()
     );
     Ok(ExitCode::SUCCESS)

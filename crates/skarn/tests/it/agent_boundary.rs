@@ -70,7 +70,7 @@ fn installed(client: &str, proj: &Path, home: &Path) -> (String, String) {
                 .to_owned();
             assert_eq!(
                 v["hooks"]["PreToolUse"][0]["matcher"].as_str(),
-                Some("Bash")
+                Some("^(Bash|apply_patch)$")
             );
             (c, claude)
         }
@@ -201,12 +201,20 @@ fn init_replaces_an_old_unguarded_hook() {
             {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}]}}"#,
     )
     .unwrap();
-    let o = Command::new(exe())
-        .args(["init", "--client", "claude-code", "--hook-only"])
-        .current_dir(&proj)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+    let init = |extra: &[&str]| {
+        Command::new(exe())
+            .args(["init", "--client", "claude-code", "--hook-only"])
+            .args(extra)
+            .current_dir(&proj)
+            .env("HOME", &home)
+            .output()
+            .unwrap()
+    };
+    // The project's own `fmt` hook is shown; merging needs the user's yes.
+    let o = init(&[]);
+    assert_ne!(code(&o), 0);
+    assert!(err(&o).contains("a hook runs fmt"), "{}", err(&o));
+    let o = init(&["--accept-project-settings"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
     let v = json_file(&proj.join(".claude/settings.json"));
     let list = v["hooks"]["PreToolUse"].as_array().unwrap();

@@ -36,6 +36,7 @@ impl Fixture {
         let mut c = Command::new(SKARN)
             .arg("hook")
             .args(args)
+            .current_dir(self.ws())
             .env("HOME", self.home())
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("GEMINI_PROJECT_DIR")

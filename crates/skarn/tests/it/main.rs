@@ -20,6 +20,8 @@ mod common;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
+mod agent_atk24;
+#[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
 #[cfg(target_os = "linux")]
@@ -79,6 +81,8 @@ mod run_limits;
 mod run_links_out;
 #[cfg(target_os = "linux")]
 mod run_links_round3b;
+#[cfg(target_os = "linux")]
+mod run_links_round3c;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]

@@ -38,6 +38,29 @@ fn git_repo(dir: &Path) {
     assert!(ok);
 }
 
+/// `dir/skarn.toml` made during a run is set aside after it (settings read
+/// in any directory); put it back as a user who renames it back without
+/// reviewing it would, so that the trust rule, the second layer, is tried.
+fn put_back_set_aside(dir: &Path, stderr: &str) {
+    let f = dir.join("skarn.toml");
+    if f.exists() {
+        return;
+    }
+    assert!(stderr.contains("set aside"), "{stderr}");
+    let aside = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().is_some_and(|n| {
+                n.to_string_lossy()
+                    .starts_with("skarn.toml.skarn-quarantine-")
+            })
+        })
+        .expect("set-aside skarn.toml");
+    std::fs::rename(aside, &f).unwrap();
+}
+
 #[test]
 fn a_skarn_toml_planted_below_the_workspace_is_not_trusted_later() {
     let t = TempDir::new("cfgtrust");
@@ -52,7 +75,7 @@ fn a_skarn_toml_planted_below_the_workspace_is_not_trusted_later() {
     );
     let o = run_from(&ws, &home, &plant);
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(ws.join("sub/skarn.toml").exists());
+    put_back_set_aside(&ws.join("sub"), &err(&o));
     // Run 2, from `sub`: its skarn.toml is not used.
     let o = run_from(
         &ws.join("sub"),
@@ -127,7 +150,7 @@ fn the_record_stays_out_of_reach_whatever_xdg_state_home_says() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(ws.join("sub/skarn.toml").exists(), "{}", err(&o));
+    put_back_set_aside(&ws.join("sub"), &err(&o));
     assert!(home.join(".local/state/skarn/granted-dirs").exists());
     let o = run_from(&ws.join("sub"), &home, "echo token=$MY_SECRET_TOKEN");
     assert!(!out(&o).contains("s3cr3t"), "{}", out(&o));

@@ -28,7 +28,7 @@ fn files_host_tools_run_on_their_own_cannot_be_planted() {
          echo evil > rust-toolchain; \
          mkdir -p .hg; printf '[hooks]\\npre-status = touch PWNED\\n' > .hg/hgrc; \
          mkdir -p .jj/repo; echo x > .jj/repo/config.toml; \
-         mkdir .kiro .roo .continue .helix; echo '{}' > crush.json; echo x > .nvim.lua; \
+         mkdir .kiro .roo .continue .helix .amazonq; echo x > .bazeliskrc; echo '{}' > crush.json; echo x > .nvim.lua; \
          echo x > .exrc; echo x > .lfsconfig; echo evil > proj.code-workspace; \
          echo evil > .aider.conf.yml; echo ok > src.txt; true",
     );
@@ -42,6 +42,8 @@ fn files_host_tools_run_on_their_own_cannot_be_planted() {
         ".roo",
         ".continue",
         ".helix",
+        ".amazonq",
+        ".bazeliskrc",
         "crush.json",
         ".nvim.lua",
         ".exrc",

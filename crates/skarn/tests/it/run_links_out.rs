@@ -202,3 +202,56 @@ fn a_missing_home_is_never_created() {
         assert!(!t.join("missing").exists(), "HOME was created ({flags:?})");
     }
 }
+
+/// Every program git's global configuration names inside the workspace
+/// (editor, sequence editor, template directory, credential helper,
+/// external diff, merge tool, pager from an included file) stays as it
+/// was: host git runs them on its own.
+#[test]
+fn git_config_programs_in_the_workspace_cannot_be_planted() {
+    let t = TempDir::new("links-gitprogs");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let tools = ["editor", "seqed", "cred", "diff", "merge", "pager"];
+    for f in tools {
+        t.file(format!("ws/tools/{f}"), "#!/bin/sh\ntrue\n");
+    }
+    t.dir("ws/tpl/hooks");
+    let w = ws.display();
+    t.file(
+        "home/.gitconfig",
+        format!(
+            "[core]\n editor = {w}/tools/editor\n[sequence]\n editor = \"{w}/tools/seqed\" -x\n\
+             [init]\n templateDir = {w}/tpl\n[credential]\n helper = {w}/tools/cred\n\
+             [diff]\n external = {w}/tools/diff\n[mergetool \"m\"]\n cmd = {w}/tools/merge $LOCAL\n\
+             [include]\n path = {}/home/inc.cfg\n",
+            t.path().display()
+        ),
+    );
+    t.file(
+        "home/inc.cfg",
+        format!("[core]\n pager = {w}/tools/pager\n"),
+    );
+    let o = sh(
+        &ws,
+        &home,
+        &[],
+        "for f in editor seqed cred diff merge pager; do \
+           echo 'touch /tmp/PWNED' > tools/$f; done; \
+         echo 'touch PWNED' > tpl/hooks/post-checkout; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    for f in tools {
+        assert_eq!(
+            read(&ws.join("tools").join(f)),
+            "#!/bin/sh\ntrue\n",
+            "{f} changed: {}",
+            err(&o)
+        );
+    }
+    assert!(
+        !ws.join("tpl/hooks/post-checkout").exists(),
+        "a hook was planted in the template directory: {}",
+        err(&o)
+    );
+}

@@ -87,7 +87,7 @@ fn shared_system_and_path_directories_are_refused() {
         "{}",
         err(&o)
     );
-    for ws in ["/var/tmp", "/srv", "/mnt", "/run"] {
+    for ws in ["/var/tmp", "/var/lib", "/srv", "/mnt", "/run"] {
         if Path::new(ws).is_dir() {
             let o = run_in(Path::new(ws), &home, &[], &["true"]);
             assert_eq!(code(&o), 2, "{ws}: {}", err(&o));

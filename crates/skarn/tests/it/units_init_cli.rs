@@ -175,7 +175,12 @@ fn init_client_merges_keeps_and_backs_up() {
         "gemini-cli",
         "windsurf",
     ] {
-        let o = skarn(&["init", "--client", client], &proj, &home);
+        // The project's own server `mine` is shown; the user accepts it.
+        let o = skarn(
+            &["init", "--client", client, "--accept-project-settings"],
+            &proj,
+            &home,
+        );
         assert_eq!(o.status.code(), Some(0), "{client}: {o:?}");
         let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(
@@ -219,7 +224,11 @@ fn init_client_merges_keeps_and_backs_up() {
     assert!(proj.join(".mcp.json").exists() && proj.join(".vscode/mcp.json").exists());
     assert!(home.join(".codeium/windsurf/mcp_config.json").exists());
     // A second run changes nothing and makes no new backup.
-    let o = skarn(&["init", "--client", "cursor"], &proj, &home);
+    let o = skarn(
+        &["init", "--client", "cursor", "--accept-project-settings"],
+        &proj,
+        &home,
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("already set up"),
         "{o:?}"
@@ -247,6 +256,7 @@ fn init_client_merges_keeps_and_backs_up() {
             "http://127.0.0.1:9/mcp",
             "--token-env",
             "T",
+            "--accept-project-settings",
         ],
         &proj,
         &home,

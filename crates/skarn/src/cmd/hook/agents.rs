@@ -120,8 +120,9 @@ fn may_fail_open(ws: &str) -> bool {
     }
 }
 
-/// File-writing tools (Claude Code, VS Code's Claude-format hooks, Gemini
-/// CLI) whose target the hook judges.
+/// File-writing tools whose targets the hook judges: Claude Code's
+/// (also named so in VS Code's Claude-format hooks), Gemini CLI's, VS
+/// Code's agent tools and Codex's `apply_patch` (see `file_targets`).
 const FILE_TOOLS: &[&str] = &[
     "Write",
     "Edit",
@@ -129,29 +130,49 @@ const FILE_TOOLS: &[&str] = &[
     "NotebookEdit",
     "write_file",
     "replace",
+    "create_file",
+    "create_directory",
+    "replace_string_in_file",
+    "multi_replace_string_in_file",
+    "insert_edit_into_file",
+    "edit_notebook_file",
+    "apply_patch",
 ];
 
 /// Why this file tool call must not run (`None`: not the hook's to refuse,
-/// or the guard is off). A call without a path string is malformed.
-fn file_refusal(input: &Value, tool: &str, ws: &str, ctx: &Ctx) -> anyhow::Result<Option<String>> {
+/// or the guard is off). `tool_input` must name at least one path (else
+/// the call is malformed: refused); every path named is judged.
+fn file_refusal(
+    tool_input: &Value,
+    tool: &str,
+    cwd: Option<&Value>,
+    ws: &str,
+    ctx: &Ctx,
+) -> anyhow::Result<Option<String>> {
     if !ctx.settings.guard_files {
         return Ok(None);
     }
-    object(input, "tool_input")?;
-    let path = super::files::target(&input["tool_input"])
-        .with_context(|| format!("{tool}: tool_input names no file path"))?;
-    let cwd = input
-        .get("cwd")
+    if !tool_input.is_object() {
+        bail!("{tool}: the tool input is not an object");
+    }
+    let paths = match super::file_targets::targets(tool_input) {
+        Ok(p) => p,
+        Err(why) => return Ok(Some(super::files::reason(tool, &why))),
+    };
+    if paths.is_empty() {
+        bail!("{tool}: the tool input names no file path");
+    }
+    let cwd = cwd
         .and_then(Value::as_str)
         .filter(|c| c.starts_with('/'))
         .unwrap_or(ws);
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    Ok(
+    Ok(paths.iter().find_map(|path| {
         super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
-            .map(|why| super::files::reason(tool, &why)),
-    )
+            .map(|why| super::files::reason(tool, &why))
+    }))
 }
 
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
@@ -175,14 +196,17 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
     let tool = str_field(input, "tool_name", "the input")?;
     if FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
-        return Ok(match file_refusal(input, tool, &ws, ctx)? {
-            Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": why,
-            }})),
-            None => Answer::Nothing,
-        });
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        return Ok(
+            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+                Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": why,
+                }})),
+                None => Answer::Nothing,
+            },
+        );
     }
     if tool != shell_tool {
         return Ok(Answer::Nothing);
@@ -236,10 +260,13 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let tool = str_field(input, "tool_name", "the input")?;
     if FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
-        return Ok(Answer::Json(match file_refusal(input, tool, &ws, ctx)? {
-            Some(why) => json!({ "decision": "deny", "reason": why }),
-            None => json!({}),
-        }));
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        return Ok(Answer::Json(
+            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+                Some(why) => json!({ "decision": "deny", "reason": why }),
+                None => json!({}),
+            },
+        ));
     }
     if tool == "save_memory" && ctx.settings.guard_files {
         // It appends the model's text to `~/.gemini/GEMINI.md`, which
@@ -296,6 +323,18 @@ fn codex_command(input: &Value) -> anyhow::Result<String> {
 
 fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let tool = str_field(input, "tool_name", "the input")?;
+    if tool == "apply_patch" {
+        // Codex honours only a refusal; its patch tool names its files
+        // in the patch text.
+        let ws = workspace(ctx, &[], input.get("cwd"))?;
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        return Ok(
+            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+                Some(why) => Answer::Block(why),
+                None => Answer::Nothing,
+            },
+        );
+    }
     if tool != "Bash" {
         return Ok(Answer::Nothing);
     }
@@ -311,17 +350,67 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     })
 }
 
-fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
-    if let Some(e) = input.get("agent_action_name").and_then(Value::as_str)
-        && e != "pre_run_command"
-    {
-        bail!("skarn hook windsurf handles pre_run_command, not {e}");
+/// Windsurf's workspace. Its hook input has no project root, and
+/// `tool_info.cwd` is the directory the model chose for the command, so
+/// it never decides what is writable: the workspace is `--workspace`, else
+/// the directory Windsurf started the hook in (the opened workspace, not
+/// the model's to choose). A command whose `cwd` lies outside it is
+/// refused: which project the model meant cannot be told safely.
+fn windsurf_workspace(info: &Value, ctx: &Ctx) -> anyhow::Result<Result<String, String>> {
+    let ws = match &ctx.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir().context(
+            "no workspace: --workspace is not given and the hook's directory is unknown",
+        )?,
+    };
+    if !ws.is_absolute() {
+        bail!("workspace {} is not an absolute path", ws.display());
     }
+    let ws = ws.to_string_lossy().into_owned();
+    if let Some(cwd) = info.get("cwd").and_then(Value::as_str) {
+        let real = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+        let (c, w) = (real(cwd), real(&ws));
+        if !cwd.starts_with('/') || !c.starts_with(&w) {
+            return Ok(Err(format!(
+                "skarn: this command's directory {} lies outside the workspace {} that Windsurf \
+                 opened (the hook's own directory, or its --workspace), so it is blocked: run \
+                 commands inside the workspace, or open that project in Windsurf",
+                skarn_sandbox::terminal_filter::one_line(cwd),
+                skarn_sandbox::terminal_filter::one_line(&ws)
+            )));
+        }
+    }
+    Ok(Ok(ws))
+}
+
+fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    let event = input.get("agent_action_name").and_then(Value::as_str);
     let info = input
         .get("tool_info")
         .context("the input has no \"tool_info\"")?;
+    if event == Some("pre_write_code") {
+        // Cascade's own file writes: judged like Claude Code's Write.
+        let ws = match windsurf_workspace(&json!({}), ctx)? {
+            Ok(w) => w,
+            Err(why) => return Ok(Answer::Block(why)),
+        };
+        return Ok(
+            match file_refusal(info, "pre_write_code", None, &ws, ctx)? {
+                Some(why) => Answer::Block(why),
+                None => Answer::Nothing,
+            },
+        );
+    }
+    if let Some(e) = event
+        && e != "pre_run_command"
+    {
+        bail!("skarn hook windsurf handles pre_run_command and pre_write_code, not {e}");
+    }
     let cmd = str_field(info, "command_line", "tool_info")?;
-    let ws = workspace(ctx, &[], info.get("cwd"))?;
+    let ws = match windsurf_workspace(info, ctx)? {
+        Ok(w) => w,
+        Err(why) => return Ok(Answer::Block(why)),
+    };
     Ok(match plan(cmd, &ws, ctx) {
         Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
         // Cascade's pre-hooks can only block (exit 2); the reason is shown.

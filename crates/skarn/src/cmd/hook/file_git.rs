@@ -12,12 +12,16 @@ use std::path::{Path, PathBuf};
 pub struct Protected {
     /// Protected paths, as git's configuration names them and resolved.
     paths: Vec<PathBuf>,
+    /// A repository whose configuration is too large to vet (bounded,
+    /// linear read: [`skarn_sandbox::git_vet::MAX_INCLUDES`]): every write
+    /// is refused, as what it protects is not known.
+    too_much: Option<String>,
 }
 
 impl Protected {
     #[cfg(unix)]
     pub fn new(ws: &Path, candidates: &[PathBuf], home: Option<&Path>) -> Protected {
-        use skarn_sandbox::git_vet::{discover, guards_for};
+        use skarn_sandbox::git_vet::{checked_guards_for, discover};
         let mut starts: Vec<PathBuf> = vec![ws.to_path_buf()];
         // The nearest existing directory of each candidate.
         starts.extend(
@@ -38,22 +42,41 @@ impl Protected {
         for l in &layouts {
             // Every path is "writable" here: the agent's tools write anywhere.
             let everywhere = vec![PathBuf::from("/")];
-            for g in guards_for(l, &everywhere, home) {
-                paths.extend(std::fs::canonicalize(&g.path));
-                paths.push(g.path);
+            match checked_guards_for(l, &everywhere, home) {
+                Ok(guards) => {
+                    for g in guards {
+                        paths.extend(std::fs::canonicalize(&g.path));
+                        paths.push(g.path);
+                    }
+                }
+                Err(e) => {
+                    return Protected {
+                        paths: Vec::new(),
+                        too_much: Some(e.to_string()),
+                    };
+                }
             }
         }
-        Protected { paths }
+        Protected {
+            paths,
+            too_much: None,
+        }
     }
 
     /// Git's protections are read from unix git layouts only.
     #[cfg(not(unix))]
     pub fn new(_ws: &Path, _candidates: &[PathBuf], _home: Option<&Path>) -> Protected {
-        Protected { paths: Vec::new() }
+        Protected {
+            paths: Vec::new(),
+            too_much: None,
+        }
     }
 
     /// Why `c` may not be written, if git's configuration protects it.
     pub fn refusal(&self, c: &Path) -> Option<String> {
+        if let Some(why) = &self.too_much {
+            return Some(format!("{} cannot be judged: {why}", c.display()));
+        }
         let fc = super::file_paths::fold(c);
         self.paths
             .iter()

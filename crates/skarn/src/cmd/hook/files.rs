@@ -207,14 +207,6 @@ fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<Stri
         .map(|n| format!("{n}; sandboxed commands cannot write there either"))
 }
 
-/// The path a file tool's input names (`file_path`, `notebook_path`,
-/// `absolute_path` or `path`).
-pub fn target(tool_input: &serde_json::Value) -> Option<&str> {
-    ["file_path", "notebook_path", "absolute_path", "path"]
-        .iter()
-        .find_map(|k| tool_input.get(*k).and_then(serde_json::Value::as_str))
-}
-
 /// What the agent is told.
 pub fn reason(tool: &str, why: &str) -> String {
     format!(

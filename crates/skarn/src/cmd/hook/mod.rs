@@ -12,6 +12,7 @@
 mod agents;
 mod file_git;
 mod file_paths;
+mod file_targets;
 mod files;
 mod settings;
 mod shell;
@@ -143,6 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(&args)))
         .unwrap_or_else(|_| Ok(Answer::Block(String::new())))
         .unwrap_or_else(|e| Answer::Block(format!("skarn hook: {e:#}")));
+    let answer = bounded(answer);
     let code = match answer {
         Answer::Json(v) => {
             let mut out = std::io::stdout().lock();
@@ -161,6 +163,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     Ok(ExitCode::from(code))
+}
+
+/// Largest answer the hook gives, in characters. Claude Code caps a
+/// hook's output at 10,000 characters and replaces a longer one with a
+/// preview, so a rewrite (`updatedInput`) in it would be lost and the
+/// model's original command would run unconfined; the other clients'
+/// limits are not documented, so the same bound applies to all.
+pub const MAX_ANSWER: usize = 9_000;
+
+/// `answer`, or a block when it would be longer than [`MAX_ANSWER`] (a
+/// long or quote-heavy command, a large `description`): a block is the
+/// only answer every client honours whatever its size limits.
+fn bounded(answer: Answer) -> Answer {
+    let long = match &answer {
+        Answer::Json(v) => {
+            serde_json::to_string(v).map_or(true, |l| l.chars().count() > MAX_ANSWER)
+        }
+        Answer::Block(m) => m.chars().count() > MAX_ANSWER,
+        Answer::Nothing => false,
+    };
+    if !long {
+        return answer;
+    }
+    Answer::Block(format!(
+        "skarn hook: this command is too long to pass through the hook confined (the answer \
+         would exceed {MAX_ANSWER} characters, past what the agent reads), so it is blocked. \
+         Write the script to a file in the workspace and run that file instead."
+    ))
 }
 
 fn answer(args: &Args) -> anyhow::Result<Answer> {

@@ -63,8 +63,10 @@ impl Settings {
             guard_files: true,
         };
         if let Some(f) = file {
-            match std::fs::read_to_string(f) {
-                Ok(text) => {
+            // Never blocks: a FIFO or device is an error (the hook then
+            // blocks the call), not a hang past the client's timeout.
+            match skarn_sandbox::config::read_text(f) {
+                Ok(Some(text)) => {
                     let shape: FileShape = toml::from_str(&text)
                         .with_context(|| format!("{}: [hook]", f.display()))?;
                     if let Some(h) = shape.hook {
@@ -77,8 +79,8 @@ impl Settings {
                         }
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).with_context(|| format!("cannot read {}", f.display())),
+                Ok(None) => {}
+                Err(e) => return Err(e).context("cannot read the hook settings"),
             }
         }
         if let Some(d) = decision {

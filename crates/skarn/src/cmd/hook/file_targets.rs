@@ -1,0 +1,105 @@
+//! The paths a file tool call writes, from each client's tool input:
+//! Claude Code and Gemini CLI (`file_path`, `notebook_path`,
+//! `absolute_path`, `path`), VS Code's agent tools (`filePath`,
+//! `dirPath`, `replacements[].filePath`, an `apply_patch` text), Codex's
+//! `apply_patch` (the patch text) and Windsurf's `pre_write_code`
+//! (`file_path`). A patch names its files on `*** Add File:`,
+//! `*** Update File:`, `*** Delete File:` and `*** Move to:` lines (the
+//! format both apply_patch tools read).
+
+use serde_json::Value;
+
+/// Most paths judged for one call (a patch naming more is refused).
+pub const MAX_TARGETS: usize = 256;
+
+/// Keys that name one path.
+const PATH_KEYS: &[&str] = &[
+    "file_path",
+    "notebook_path",
+    "absolute_path",
+    "path",
+    "filePath",
+    "dirPath",
+];
+
+/// Keys that may hold a patch text.
+const PATCH_KEYS: &[&str] = &["input", "patch", "command"];
+
+/// The paths named on a patch's file lines.
+fn patch_paths(text: &str) -> Vec<String> {
+    const MARKS: &[&str] = &[
+        "*** Add File:",
+        "*** Update File:",
+        "*** Delete File:",
+        "*** Move to:",
+    ];
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            MARKS
+                .iter()
+                .find_map(|m| l.strip_prefix(m))
+                .map(|p| p.trim().to_owned())
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// Every path `tool_input` names (empty: none found, a malformed call
+/// for a file tool). `Err` when it names more than [`MAX_TARGETS`].
+pub fn targets(tool_input: &Value) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = PATH_KEYS
+        .iter()
+        .filter_map(|k| tool_input.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    if let Some(Value::Array(rs)) = tool_input.get("replacements") {
+        out.extend(
+            rs.iter()
+                .filter_map(|r| r.get("filePath").and_then(Value::as_str))
+                .map(str::to_owned),
+        );
+    }
+    for k in PATCH_KEYS {
+        if let Some(t) = tool_input.get(*k).and_then(Value::as_str) {
+            out.extend(patch_paths(t));
+        }
+    }
+    if out.len() > MAX_TARGETS {
+        return Err(format!(
+            "the call names {} files, more than the {MAX_TARGETS} the hook judges",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_client_shape_names_its_paths() {
+        assert_eq!(targets(&json!({"file_path": "a"})).unwrap(), ["a"]);
+        assert_eq!(targets(&json!({"filePath": "/w/b"})).unwrap(), ["/w/b"]);
+        assert_eq!(
+            targets(&json!({"replacements": [{"filePath": "c"}, {"filePath": "d"}]})).unwrap(),
+            ["c", "d"]
+        );
+        let patch = "*** Begin Patch\n*** Update File: src/x.rs\n@@\n-a\n+b\n*** Move to: \
+                     .git/hooks/pre-commit\n*** Add File: skarn.toml\n+x\n*** End Patch\n";
+        assert_eq!(
+            targets(&json!({"input": patch})).unwrap(),
+            ["src/x.rs", ".git/hooks/pre-commit", "skarn.toml"]
+        );
+        assert_eq!(
+            targets(&json!({"command": patch})).unwrap().len(),
+            3,
+            "Codex puts the patch in command"
+        );
+        assert!(targets(&json!({"content": "x"})).unwrap().is_empty());
+        let many: String = (0..300).map(|i| format!("*** Add File: f{i}\n")).collect();
+        assert!(targets(&json!({"input": many})).is_err());
+    }
+}

@@ -1,0 +1,179 @@
+//! What a project's own agent settings make the client do besides skarn
+//! (a cloned repository ships them): before `skarn init` merges into a
+//! project file, every hook command, permission allow-rule, switch that
+//! starts or trusts project MCP servers or turns hooks off, environment
+//! override (`HOME`, `PATH`, ... reach the hook and every command) and
+//! non-skarn MCP server found there is shown, escaped, and init stops
+//! unless `--accept-project-settings` says the user checked them.
+
+use std::path::Path;
+
+use serde_json::Value;
+use skarn_sandbox::terminal_filter::one_line;
+
+/// Most findings listed per file (the rest are counted).
+const MAX_SHOWN: usize = 40;
+
+/// Settings that run a command (Claude Code's helpers).
+const COMMAND_KEYS: &[&str] = &[
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "otelHeadersHelper",
+];
+
+fn short(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let s: String = s.chars().take(200).collect();
+    one_line(&s)
+}
+
+/// Every `command` string under `v` (hooks nest them in groups).
+fn commands(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match x {
+                    Value::String(s) if k == "command" || k == "bash" || k == "powershell" => {
+                        out.push(s.clone())
+                    }
+                    _ => commands(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| commands(x, out)),
+        _ => {}
+    }
+}
+
+/// What `text` (the project file `path`) sets besides skarn, one line
+/// each; `ours` is the text of skarn's own hook commands (`hook AGENT`).
+pub fn findings(path: &Path, text: &str, ours: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut f = Vec::new();
+    if let Some(h) = v.get("hooks") {
+        let mut cmds = Vec::new();
+        commands(h, &mut cmds);
+        for c in cmds.iter().filter(|c| !c.contains(ours)) {
+            f.push(format!("a hook runs {}", short(&Value::String(c.clone()))));
+        }
+    }
+    if let Some(Value::Array(a)) = v.pointer("/permissions/allow") {
+        for r in a {
+            f.push(format!("permissions.allow grants {}", short(r)));
+        }
+    }
+    if let Some(m) = v.pointer("/permissions/defaultMode") {
+        f.push(format!("permissions.defaultMode is {}", short(m)));
+    }
+    for k in [
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disableAllHooks",
+    ] {
+        if let Some(x) = v.get(k) {
+            f.push(format!("{k} is {}", short(x)));
+        }
+    }
+    if let Some(Value::Object(env)) = v.get("env") {
+        for (k, x) in env {
+            f.push(format!("env sets {}={}", one_line(k), short(x)));
+        }
+    }
+    for k in COMMAND_KEYS {
+        if let Some(x) = v.get(*k) {
+            f.push(format!("{k} runs {}", short(x)));
+        }
+    }
+    if let Some(c) = v.pointer("/statusLine/command") {
+        f.push(format!("statusLine runs {}", short(c)));
+    }
+    for key in ["mcpServers", "servers"] {
+        if let Some(Value::Object(s)) = v.get(key) {
+            for (name, x) in s.iter().filter(|(n, _)| n.as_str() != "skarn") {
+                let what = x
+                    .get("command")
+                    .map(|c| {
+                        let args = x
+                            .get("args")
+                            .and_then(Value::as_array)
+                            .map(|a| a.iter().map(|x| format!(" {}", short(x))).collect())
+                            .unwrap_or_else(String::new);
+                        format!("runs {}{args} unconfined", short(c))
+                    })
+                    .or_else(|| x.get("url").map(|u| format!("connects to {}", short(u))))
+                    .unwrap_or_else(|| "is configured".into());
+                f.push(format!("MCP server {} {what}", one_line(name)));
+            }
+        }
+    }
+    let total = f.len();
+    f.truncate(MAX_SHOWN);
+    if total > MAX_SHOWN {
+        f.push(format!("... and {} more", total - MAX_SHOWN));
+    }
+    let shown = one_line(&path.display().to_string());
+    f.into_iter().map(|l| format!("{shown}: {l}")).collect()
+}
+
+/// Show `found`; refuse unless `accepted` (or only printing).
+pub fn confirm(found: &[String], print: bool, accepted: bool) -> anyhow::Result<()> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    eprintln!(
+        "skarn: this project's own agent settings (kept when skarn is merged in; the client \
+         runs them outside skarn's sandbox):"
+    );
+    for l in found {
+        eprintln!("  {l}");
+    }
+    if print || accepted {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "the project's agent settings above run or allow things beside skarn (a cloned \
+         repository may have put them there): check them, remove what you do not want, then \
+         re-run with --accept-project-settings"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hooks_rules_switches_env_and_servers_are_listed_escaped() {
+        let text = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "echo \u001b[2Kevil"},
+                {"type": "command", "command": "'/bin/skarn' hook claude-code; s=$?"}]}],
+              "SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]},
+            "permissions": {"allow": ["Bash(*)"]}, "enableAllProjectMcpServers": true,
+            "env": {"HOME": "/tmp/x"}, "mcpServers": {"skarn": {"command": "skarn"},
+            "evil": {"command": "sh", "args": ["-c", "id"]}}}"#;
+        let f = findings(
+            Path::new("/p/.claude/settings.json"),
+            text,
+            "hook claude-code",
+        );
+        let all = f.join("\n");
+        assert_eq!(f.len(), 6, "{all}");
+        assert!(all.contains("a hook runs echo \\x1b[2Kevil"), "{all}");
+        assert!(all.contains("a hook runs id"));
+        assert!(all.contains("permissions.allow grants Bash(*)"));
+        assert!(all.contains("enableAllProjectMcpServers is true"));
+        assert!(all.contains("env sets HOME=/tmp/x"));
+        assert!(all.contains("MCP server evil runs sh -c id unconfined"));
+        assert!(
+            !all.contains("skarn'"),
+            "skarn's own entries are not listed"
+        );
+        assert!(!all.chars().any(|c| c.is_control() && c != '\n'));
+        assert!(findings(Path::new("x"), r#"{"model": "x"}"#, "hook x").is_empty());
+    }
+}
