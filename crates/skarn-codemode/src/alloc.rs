@@ -2,6 +2,14 @@
 //! QuickJS's own counter so that the host knows, after the fact, that a
 //! failure came from the limit (QuickJS sometimes reports it as a bare
 //! `null` exception when it cannot even allocate the error object).
+//!
+//! It also refuses everything once the run has expired (`expired`, set by
+//! the caller of `execute` at the deadline): QuickJS checks its interrupt
+//! only every ten thousand calls or backward jumps, and a single step may
+//! be seconds of native work (converting a 1 Mbit BigInt to text is
+//! quadratic), so without this a script could run on for hours past its
+//! deadline. Such steps allocate before they work; refused, they fail at
+//! once and the next interrupt check ends the run.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,20 +25,37 @@ pub(crate) struct LimitedAllocator {
     /// does not survive running out of memory inside `JS_NewRuntime`).
     limit: Arc<AtomicUsize>,
     hit: Arc<AtomicBool>,
+    expired: Arc<AtomicBool>,
+    /// Whether `expired` applies: only while the script's context is in use
+    /// (not while QuickJS sets the runtime up or tears it down, where it
+    /// asserts that allocations succeed).
+    armed: Arc<AtomicBool>,
 }
 
 impl LimitedAllocator {
-    pub(crate) fn new(limit: Arc<AtomicUsize>, hit: Arc<AtomicBool>) -> Self {
+    pub(crate) fn new(
+        limit: Arc<AtomicUsize>,
+        hit: Arc<AtomicBool>,
+        expired: Arc<AtomicBool>,
+        armed: Arc<AtomicBool>,
+    ) -> Self {
         LimitedAllocator {
             inner: RustAllocator,
             used: 0,
             limit,
             hit,
+            expired,
+            armed,
         }
     }
 
     fn over(&self, want: usize) -> bool {
         want > self.limit.load(Ordering::Relaxed)
+    }
+
+    /// The run is over: refuse without blaming the memory limit.
+    fn expired(&self) -> bool {
+        self.expired.load(Ordering::Relaxed) && self.armed.load(Ordering::Relaxed)
     }
 
     fn refuse(&self) -> *mut u8 {
@@ -45,6 +70,9 @@ impl LimitedAllocator {
 // allocator's own `usable_size`.
 unsafe impl Allocator for LimitedAllocator {
     fn alloc(&mut self, size: usize) -> *mut u8 {
+        if self.expired() {
+            return std::ptr::null_mut();
+        }
         if self.over(self.used.saturating_add(size)) {
             return self.refuse();
         }
@@ -60,6 +88,9 @@ unsafe impl Allocator for LimitedAllocator {
         let Some(total) = count.checked_mul(size) else {
             return self.refuse();
         };
+        if self.expired() {
+            return std::ptr::null_mut();
+        }
         if self.over(self.used.saturating_add(total)) {
             return self.refuse();
         }
@@ -82,6 +113,9 @@ unsafe impl Allocator for LimitedAllocator {
     unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
         // SAFETY: QuickJS only reallocates pointers this allocator returned.
         let old = unsafe { RustAllocator::usable_size(ptr) };
+        if new_size > old && self.expired() {
+            return std::ptr::null_mut();
+        }
         if new_size > old && self.over(self.used.saturating_sub(old).saturating_add(new_size)) {
             return self.refuse();
         }

@@ -11,8 +11,11 @@
 // - anything else (array-likes, proxies, typed arrays) is handed over behind
 //   a proxy whose traps are script functions: every element access then
 //   passes through the interpreter, which polls the interrupt;
-// - `sort`/`toSorted` of more than 65 536 elements without a comparator get
-//   a script comparator with the default order, so sorting polls too;
+// - `sort`/`toSorted` without a comparator get a script comparator with the
+//   default order, which asks the host whether the deadline has passed
+//   before comparing long texts (one native comparison of two long strings
+//   is milliseconds of work, and the engine checks its interrupt only once
+//   per ten thousand calls);
 // - `flat`, `flatMap` and `concat` (which walk nested or several arrays) are
 //   written here as script loops; `concat` of normal arrays within the
 //   bound uses the built-in over fresh copies.
@@ -113,9 +116,11 @@ function guardArrays(host) {
     proxy = new P(o, handler);
     return proxy;
   }
+  const poll = host.poll;
   function defaultCompare(x, y) {
     const a = `${x}`;
     const b = `${y}`;
+    if (a.length + b.length > 4096) poll();
     return a < b ? -1 : b < a ? 1 : 0;
   }
   function install(name, fn, length) {
@@ -139,9 +144,9 @@ function guardArrays(host) {
         const raw = o.length;
         const len = toLength(raw);
         checkLength(name, len);
-        // The native default order never polls: past 65 536 elements
-        // (about a million string comparisons) sort with a script comparator.
-        if (sorts && args[0] === undefined && len > 65536) args[0] = defaultCompare;
+        // The native default order never polls: 65 536 strings of 16 MiB
+        // each took minutes (attack F6). Sort with the script comparator.
+        if (sorts && args[0] === undefined) args[0] = defaultCompare;
         if (normal(o)) return apply(orig, o, args);
         const p = snapshot(o, len, raw);
         const res = apply(orig, p, args);

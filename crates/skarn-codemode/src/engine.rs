@@ -14,7 +14,7 @@
 //! object handed to the prelude, which forwards to the [`ToolBridge`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -78,7 +78,13 @@ pub(crate) fn run(
     // survive running out of memory in there); the limit applies from the
     // moment the script's context exists.
     let limit = Arc::new(AtomicUsize::new(usize::MAX));
-    let alloc = LimitedAllocator::new(limit.clone(), shared.oom.clone());
+    let armed = Arc::new(AtomicBool::new(false));
+    let alloc = LimitedAllocator::new(
+        limit.clone(),
+        shared.oom.clone(),
+        shared.expired.clone(),
+        armed.clone(),
+    );
     let rt = Runtime::new_with_alloc(alloc).map_err(|_| memory_error(limits))?;
     // 0 would mean "no check" to QuickJS: never allow less than MIN_STACK_BYTES.
     rt.set_max_stack_size(limits.stack_bytes.clamp(MIN_STACK_BYTES, MAX_STACK_BYTES));
@@ -91,6 +97,7 @@ pub(crate) fn run(
 
     let ctx = Context::custom::<RunIntrinsics>(&rt).map_err(|_| memory_error(limits))?;
     limit.store(limits.memory_bytes.max(MIN_MEMORY_BYTES), Ordering::Relaxed);
+    armed.store(true, Ordering::Relaxed);
     let out = ctx.with(|ctx| {
         let host = Host::new(shared.clone());
         let res = drive(
@@ -105,6 +112,9 @@ pub(crate) fn run(
         host.clear();
         res
     });
+    // Past the deadline, refusals end the script's native work; tearing the
+    // runtime down must not meet them.
+    armed.store(false, Ordering::Relaxed);
     drop(ctx);
     drop(rt);
     out

@@ -209,8 +209,18 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
         );
         return finished(Err(err), Vec::new(), 0, start, limits);
     }
+    // At the deadline the isolate's allocator starts refusing (see
+    // `alloc.rs`): native work between two interrupt checks then fails at
+    // its next allocation instead of running on.
+    let first = match rx.recv_timeout(limits.deadline.saturating_sub(start.elapsed())) {
+        Ok(r) => Ok(r),
+        Err(_) => {
+            shared.expired.store(true, Ordering::Relaxed);
+            Err(())
+        }
+    };
     let wait = limits.deadline.saturating_add(ABANDON_GRACE);
-    let result = match rx.recv_timeout(wait.saturating_sub(start.elapsed())) {
+    let result = match first.or_else(|()| rx.recv_timeout(wait.saturating_sub(start.elapsed()))) {
         Ok(r) => r,
         Err(_) => {
             // Stuck in native code that never polls for interrupts: abandon

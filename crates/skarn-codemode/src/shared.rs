@@ -24,6 +24,12 @@ pub(crate) struct Shared {
     pub(crate) limits: Limits,
     /// Set by the allocator when the memory limit refused an allocation.
     pub(crate) oom: Arc<AtomicBool>,
+    /// Set by the caller of `execute` once the deadline has passed: from
+    /// then on the allocator refuses every request, so native work that
+    /// allocates (a BigInt converted to text, each element a built-in
+    /// joins or sorts) fails at once instead of running on between the
+    /// engine's interrupt checks (attack F6).
+    pub(crate) expired: Arc<AtomicBool>,
     /// JSON bytes of tool arguments handed to the bridge and not answered
     /// yet: capped at the memory limit, so host-side copies stay bounded.
     pub(crate) args_in_flight: AtomicUsize,
@@ -43,6 +49,7 @@ impl Shared {
                 .unwrap_or_else(|| start + Duration::from_secs(10 * 365 * 86_400)),
             limits: limits.clone(),
             oom: Arc::new(AtomicBool::new(false)),
+            expired: Arc::new(AtomicBool::new(false)),
             args_in_flight: AtomicUsize::new(0),
         }
     }

@@ -38,6 +38,7 @@ pub mod children;
 mod client_asks;
 pub mod config;
 mod connect;
+mod content_blocks;
 mod discovery;
 mod down_era;
 mod down_guard;

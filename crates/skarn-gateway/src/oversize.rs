@@ -9,6 +9,8 @@
 //! clear error at once. A line of more than [`MAX_VALUES`] JSON values is
 //! treated the same way: parsing costs the gateway about a hundred bytes
 //! per value, so 16 MiB of `[1,1,1,…]` would otherwise take over 800 MiB.
+//! So is an answer with more content blocks than [`MAX_CONTENT_BLOCKS`]
+//! (counted as it streams in, before anything decodes it: attack F13).
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -46,6 +48,8 @@ impl ValueCount {
         }
     }
 }
+
+use crate::content_blocks::{BlockCounter, MAX_CONTENT_BLOCKS};
 
 /// JSON-RPC "internal error" code used for the substituted answer.
 pub const TOO_LARGE_CODE: i64 = -32603;
@@ -171,9 +175,9 @@ where
 {
     let mut input = BufReader::new(input);
     let mut line: Vec<u8> = Vec::new();
-    let mut skipping: Option<IdScanner> = None;
+    let mut skipping: Option<(IdScanner, String)> = None;
     let mut count = ValueCount::default();
-    let mut why = String::new();
+    let mut blocks = BlockCounter::default();
     loop {
         let (used, done) = {
             let Ok(avail) = input.fill_buf().await else {
@@ -185,21 +189,26 @@ where
             let nl = avail.iter().position(|&b| b == b'\n');
             let take = nl.map_or(avail.len(), |i| i + 1);
             let chunk = &avail[..take];
-            if let Some(scan) = &mut skipping {
+            if let Some((scan, _)) = &mut skipping {
                 scan.feed(chunk);
             } else {
                 count.feed(chunk);
-                if line.len() + take > max_line || count.values > MAX_VALUES {
-                    why = if count.values > MAX_VALUES {
-                        format!("has more than {MAX_VALUES} JSON values")
-                    } else {
-                        format!("is larger than {max_line} bytes")
-                    };
+                blocks.feed(chunk);
+                let over = if line.len() + take > max_line {
+                    Some(format!("is larger than {max_line} bytes"))
+                } else if count.values > MAX_VALUES {
+                    Some(format!("has more than {MAX_VALUES} JSON values"))
+                } else if blocks.over() {
+                    Some(format!("has more than {MAX_CONTENT_BLOCKS} content blocks"))
+                } else {
+                    None
+                };
+                if let Some(over) = over {
                     let mut scan = IdScanner::default();
                     scan.feed(&line);
                     scan.feed(chunk);
                     line = Vec::new();
-                    skipping = Some(scan);
+                    skipping = Some((scan, over));
                 } else {
                     line.extend_from_slice(chunk);
                 }
@@ -211,14 +220,15 @@ where
             continue;
         }
         count = ValueCount::default();
+        blocks = BlockCounter::default();
         let out = match skipping.take() {
-            Some(scan) => match scan.id() {
+            Some((scan, over)) => match scan.id() {
                 Some(id) => {
-                    tracing::warn!(server = %server, "an answer that {why} discarded");
-                    too_large(id, &server, &why)
+                    tracing::warn!(server = %server, "an answer that {over} discarded");
+                    too_large(id, &server, &over)
                 }
                 None => {
-                    tracing::warn!(server = %server, "a message that {why} discarded");
+                    tracing::warn!(server = %server, "a message that {over} discarded");
                     continue;
                 }
             },
@@ -299,5 +309,25 @@ mod tests {
         assert!(msg.contains("more than 1000000 JSON values"), "{msg}");
         assert_eq!(lines[1]["id"], json!(8));
         assert!(lines[1].get("result").is_some());
+    }
+
+    #[tokio::test]
+    async fn answers_with_too_many_blocks_become_errors() {
+        let blocks = vec![r#"{"type":"text","text":"x"}"#; MAX_CONTENT_BLOCKS + 1].join(",");
+        let many =
+            format!("{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{blocks}]}},\"id\":9}}\n");
+        let input = format!("{{\"id\":1}}\n{many}{{\"id\":2}}\n");
+        let mut out = Vec::new();
+        pump(input.as_bytes(), &mut out, 1 << 20, "s".into()).await;
+        let lines: Vec<Value> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1]["id"], json!(9));
+        let msg = lines[1]["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("content blocks"), "{msg}");
+        assert_eq!(lines[2]["id"], json!(2));
     }
 }

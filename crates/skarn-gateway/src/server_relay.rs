@@ -252,10 +252,13 @@ impl GatewayServer {
         Ok(())
     }
 
-    /// `logging/setLevel`: kept for servers that start later and passed on
-    /// to every server that logs.
+    /// `logging/setLevel`: this client's own level (the relay filters what
+    /// it gets by it); servers are asked for the most verbose level any
+    /// client wants, now and as they start.
     pub(crate) async fn set_level_now(&self, level: LoggingLevel) {
-        self.gw.shared.relay.set_level(level);
+        let relay = &self.gw.shared.relay;
+        relay.set_level(self.client, level);
+        let level = relay.level().unwrap_or(level);
         let all = self.gw.servers.iter().map(|s| s.set_level(level));
         futures::future::join_all(all).await;
     }

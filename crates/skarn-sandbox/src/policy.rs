@@ -303,6 +303,34 @@ pub const HOME_SECRET_PATHS: &[&str] = &[
     ".bash_history",
     ".zsh_history",
     ".local/share/fish/fish_history",
+    // Credential files of common tools (attack F11): s3cmd, boto and
+    // gsutil, Oracle Cloud, the agents' own account files, dotenv files
+    // in the home, container registries, cloud and platform CLIs, and
+    // the database clients' histories (passwords typed at their prompts).
+    ".s3cfg",
+    ".boto",
+    ".oci",
+    ".claude.json",
+    ".env",
+    ".env.local",
+    ".envrc",
+    ".dockercfg",
+    ".config/containers/auth.json",
+    ".config/doctl",
+    ".config/hcloud",
+    ".config/glab-cli",
+    ".config/sops",
+    ".config/.wrangler",
+    ".config/configstore/firebase-tools.json",
+    ".databrickscfg",
+    ".fly",
+    ".pulumi/credentials.json",
+    ".terraformrc",
+    ".cloudflared",
+    ".huggingface/token",
+    ".cache/huggingface/token",
+    ".psql_history",
+    ".mysql_history",
 ];
 
 /// Paths under the home directory that a host program runs or trusts

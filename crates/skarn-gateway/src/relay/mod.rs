@@ -91,7 +91,9 @@ pub struct Relay {
     progress: Mutex<HashMap<(usize, ProgressToken), ProgressTarget>>,
     /// URI → the server it was subscribed at, and the clients subscribed.
     subs: Mutex<HashMap<String, (usize, HashSet<u64>)>>,
-    level: Mutex<Option<LoggingLevel>>,
+    /// The level each client asked for with `logging/setLevel` (attack
+    /// F10: one client's level is its own).
+    levels: Mutex<HashMap<u64, LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
     /// The `subscriptions/listen` streams of 2026-07-28 clients.
     pub(crate) listeners: crate::listen::Listeners,
@@ -167,13 +169,18 @@ impl Relay {
     /// those that went away.
     pub fn clients(&self) -> Vec<Client> {
         let mut c = lock(&self.clients);
-        c.retain(|(_, p, o)| {
+        let mut gone = Vec::new();
+        c.retain(|(id, p, o)| {
             let live = !p.is_transport_closed();
             if !live {
                 o.close();
+                gone.push(*id);
             }
             live
         });
+        if !gone.is_empty() {
+            lock(&self.levels).retain(|id, _| !gone.contains(id));
+        }
         c.clone()
     }
 
@@ -283,22 +290,53 @@ impl Relay {
         }
     }
 
-    /// The level the clients asked for (forwarded to servers as they start).
+    /// The level servers are asked to log at (forwarded to servers as they
+    /// start): the most verbose one a connected client asked for, so each
+    /// client can get what it asked for; the relay filters per client.
     pub fn level(&self) -> Option<LoggingLevel> {
-        *lock(&self.level)
+        let _ = self.clients();
+        lock(&self.levels)
+            .values()
+            .copied()
+            .min_by_key(|l| rank(*l))
     }
 
-    pub fn set_level(&self, level: LoggingLevel) {
-        *lock(&self.level) = Some(level);
+    /// Client `client`'s `logging/setLevel`: its own level only.
+    pub fn set_level(&self, client: u64, level: LoggingLevel) {
+        lock(&self.levels).insert(client, level);
     }
 
-    /// A downstream log message: tagged with the server's alias, filtered
-    /// by the clients' level, at most [`LOGS_PER_SECOND`] per server,
-    /// queued for every client.
+    /// Who gets server `server`'s log messages (attack F10): the clients
+    /// with a call in flight to it; when it serves none, the clients that
+    /// asked for logs with `logging/setLevel`. Never the others: a
+    /// server's logs may describe another client's call.
+    fn log_recipients(&self, server: usize) -> HashSet<u64> {
+        let serving: HashSet<u64> = lock(&self.callers)
+            .iter()
+            .filter(|(_, s, _)| *s == Some(server))
+            .map(|(_, _, c)| c.client)
+            .collect();
+        if !serving.is_empty() {
+            return serving;
+        }
+        lock(&self.levels).keys().copied().collect()
+    }
+
+    /// A downstream log message: tagged with the server's alias, at most
+    /// [`LOGS_PER_SECOND`] per server, queued for its recipients
+    /// ([`Relay::log_recipients`]), each filtered by that client's level.
     pub fn log(&self, server: usize, alias: &str, mut m: LoggingMessageNotificationParam) {
-        if let Some(min) = self.level()
-            && rank(m.level) < rank(min)
-        {
+        let to = self.log_recipients(server);
+        let levels = lock(&self.levels).clone();
+        let wants = |id: &u64| {
+            to.contains(id) && levels.get(id).is_none_or(|min| rank(m.level) >= rank(*min))
+        };
+        let clients: Vec<Client> = self
+            .clients()
+            .into_iter()
+            .filter(|(id, _, _)| wants(id))
+            .collect();
+        if clients.is_empty() {
             return;
         }
         let dropped = {
@@ -337,7 +375,7 @@ impl Relay {
             notes.push(n);
         }
         notes.push(m);
-        for (_, _, outbox) in self.clients() {
+        for (_, _, outbox) in clients {
             for n in &notes {
                 outbox.push(Note::Log(n.clone()));
             }

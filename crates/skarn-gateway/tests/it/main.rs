@@ -10,5 +10,6 @@ mod common;
 mod downstream;
 mod hostile;
 mod relay_bounds;
+mod relay_logs;
 mod relay_order;
 mod starts;

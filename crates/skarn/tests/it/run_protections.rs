@@ -70,7 +70,27 @@ fn secrets_stay_unreadable_even_inside_granted_directories() {
         std::fs::write(&p, marker).unwrap();
     }
     std::fs::write(ws.join(".env"), marker).unwrap();
+    for f in crate::serve_sandbox::CREDENTIAL_FILES {
+        let p = home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, marker).unwrap();
+    }
     let h = home.to_str().unwrap();
+    // Each credential file of a common tool, read directly (attack F11).
+    let cat: Vec<String> = crate::serve_sandbox::CREDENTIAL_FILES
+        .iter()
+        .map(|f| format!("{h}/{f}"))
+        .collect();
+    for flags in [vec!["--read", h], vec!["--write", h]] {
+        let mut argv = vec!["cat"];
+        argv.extend(cat.iter().map(String::as_str));
+        let o = run_in(&ws, &home, &flags, &argv);
+        assert!(
+            !out(&o).contains(marker),
+            "{flags:?}: a credential file leaked: {}",
+            out(&o)
+        );
+    }
     for flags in [vec!["--read", h], vec!["--write", h], vec!["--exec", h]] {
         let mut f = flags.clone();
         let envf = ws.join(".env");

@@ -417,3 +417,33 @@ fn servers_cannot_spoof_each_other_or_the_gateway() {
     );
     assert!(names.contains(&"b__run"), "{names:?}");
 }
+
+/// attack F13: a result of 600 000 empty text blocks (16 MiB of JSON, just
+/// under the line cap) took the gateway to 418-746 MiB while rmcp decoded
+/// it. Blocks are counted as the answer streams in: the caller gets a
+/// clear error, the gateway stays small and keeps working. Default
+/// settings (the call goes through `execute`).
+#[test]
+fn a_result_with_very_many_blocks_fails_clearly_and_the_gateway_stays_small() {
+    let dir = TempDir::new("serve_hostile_down");
+    let mut gw = Gw::start(dir.path(), "", &[("h", &["--tool-name", "blocks"])]);
+    let r = gw.call(
+        "execute",
+        json!({"code": "return await skarn.callTool('h', 'blocks', {count: 600000})"}),
+    );
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    assert!(
+        text(&r).contains("more than 4096 content blocks"),
+        "{}",
+        text(&r)
+    );
+    let r = gw.call(
+        "execute",
+        json!({"code": "const r = await skarn.callTool('h', 'blocks', {count: 3}); return 'ok'"}),
+    );
+    assert_ne!(r["result"]["isError"], json!(true), "{r}");
+    assert!(text(&r).contains("ok"), "{r}");
+    let peak = gw.peak_rss_kib();
+    eprintln!("gateway peak RSS after 600 000 blocks: {peak} KiB");
+    assert!(peak < 200 * 1024, "gateway peak RSS {peak} KiB");
+}

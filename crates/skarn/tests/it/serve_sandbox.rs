@@ -31,6 +31,11 @@ impl Session {
         // The test wrote the file: the user trusts it (an untrusted one's
         // servers get only the default sandbox).
         crate::common::trust(config, home);
+        Session::start_as_is(config, home, stderr)
+    }
+
+    /// Without trusting the file first.
+    fn start_as_is(config: &Path, home: &Path, stderr: &Path) -> Session {
         let mut child = Command::new(SKARN)
             .args(["serve", "--config"])
             .arg(config)
@@ -461,4 +466,72 @@ fn a_server_gets_a_placeholder_for_its_secret() {
     let log = std::fs::read_to_string(&stderr).unwrap();
     assert!(log.contains("needs the sandbox"), "{log}");
     assert!(!log.contains(VALUE));
+}
+
+/// Credential files of common tools, relative to HOME (attack F11: an
+/// untrusted server read ~/.s3cfg, ~/.boto, ~/.claude.json and ~/.env).
+pub const CREDENTIAL_FILES: &[&str] = &[
+    ".s3cfg",
+    ".boto",
+    ".claude.json",
+    ".env",
+    ".envrc",
+    ".oci/config",
+    ".config/gcloud/credentials.db",
+    ".netrc",
+    ".pgpass",
+    ".my.cnf",
+    ".git-credentials",
+    ".docker/config.json",
+    ".terraform.d/credentials.tfrc.json",
+    ".cargo/credentials.toml",
+    ".pypirc",
+    ".gem/credentials",
+    ".config/hub",
+    ".azure/accessTokens.json",
+    ".vault-token",
+    ".config/containers/auth.json",
+    ".cache/huggingface/token",
+    ".psql_history",
+];
+
+/// An untrusted skarn.toml whose server names credential files in its
+/// arguments (files named there are granted read-only): the server reads
+/// none of them, nor the others.
+#[test]
+fn an_untrusted_server_cannot_read_credential_files_named_in_its_arguments() {
+    let dir = TempDir::new("serve_creds");
+    let home = dir.path().join("home");
+    let marker = "SKARN-CREDENTIAL-6612";
+    for f in CREDENTIAL_FILES {
+        let p = home.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, marker).unwrap();
+    }
+    let hostile = sibling("skarn-hostile-server");
+    let mut args = vec!["--name".to_owned(), "h".to_owned()];
+    // The first six (those of the attack) are named; more would push the
+    // sandbox plan past its 120 KiB environment string.
+    for f in &CREDENTIAL_FILES[..6] {
+        args.push("--arg-file".to_owned());
+        args.push(home.join(f).display().to_string());
+    }
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.h]\ncommand = {:?}\nargs = {args:?}\n",
+            hostile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start_as_is(&cfg, &home, &stderr);
+    s.settle();
+    for (i, f) in CREDENTIAL_FILES.iter().enumerate() {
+        let out = s.call(10 + i as u64, "h__attack", json!({"read": home.join(f)}));
+        assert!(out.contains(": failed"), "{f}: {out}");
+        assert!(!out.contains(marker), "{f} was read: {out}");
+    }
+    s.finish();
 }
