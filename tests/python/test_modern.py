@@ -53,15 +53,15 @@ command = "{CONFORMANCE}"
 
 
 @contextlib.asynccontextmanager
-async def modern_client(transport: str, cfg: Path, **kw):
+async def modern_client(transport: str, cfg: Path, mode: str = "auto", **kw):
     if transport == "stdio":
         params = StdioServerParameters(command=SKARN, args=["serve", "--config", str(cfg)])
-        async with Client(params, mode="auto", read_timeout_seconds=60, **kw) as c:
+        async with Client(params, mode=mode, read_timeout_seconds=60, **kw) as c:
             yield c
     else:
         with http_gateway(cfg) as (url, token, _proc):
             async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as h:
-                async with Client(streamable_http_client(url, http_client=h), mode="auto", **kw) as c:
+                async with Client(streamable_http_client(url, http_client=h), mode=mode, **kw) as c:
                     yield c
 
 
@@ -319,3 +319,72 @@ def test_a_balancer_host_name_is_accepted_only_when_listed(tmp_path):
         assert "supportedVersions" in ok.text
         refused = post("evil.example:8080")
         assert refused.status_code in (400, 403), (refused.status_code, refused.text)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_client_answers_a_resource_read_round(tmp_path, transport, mode):
+    """`resources/read` whose owning server asks during the read: the
+    question reaches a 2026-07-28 client as an `input_required` round and a
+    2025-11-25 client as an elicitation request, and the read completes with
+    the answer."""
+    cfg = config(tmp_path)
+    asked = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"context": "the tests"})
+
+    async def main():
+        async with modern_client(transport, cfg, elicitation_callback=on_elicit, mode=mode) as c:
+            assert (negotiated(c) == MODERN) == (mode == "auto"), negotiated(c)
+            res = await c.read_resource("test://input-required-resource")
+            assert res.contents[0].text == "Resource with context: the tests", res
+            assert asked == ['[MCP server "conformance" asks, through skarn] Please provide context'], asked
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_task_only_tool_runs_through_the_gateway(tmp_path, transport, mode):
+    """server-everything's `simulate-research-query` runs only as a task
+    (2025-11-25 `execution.taskSupport: "required"`): the gateway calls it
+    task-augmented and waits for its result, in passthrough and from
+    `execute`, and the question the task asks midway reaches the client."""
+    from conftest import EVERYTHING
+
+    assert EVERYTHING, "mcp-server-everything not installed (.ci/install.d/40-gateway.sh installs it)"
+    cfg = tmp_path / "skarn.toml"
+    cfg.write_text(
+        f"""
+[gateway]
+passthrough = true
+call_timeout = 60
+start_timeout = 60
+isolation = "in_process"
+
+[servers.everything]
+command = "{EVERYTHING}"
+args = ["stdio"]
+"""
+    )
+    asked = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"interpretation": "programming"})
+
+    async def main():
+        async with modern_client(transport, cfg, elicitation_callback=on_elicit, mode=mode) as c:
+            name = "everything__simulate-research-query"
+            tools = {t.name for t in (await c.list_tools()).tools}
+            assert name in tools, tools
+            r = await c.call_tool(name, {"topic": "python", "ambiguous": True})
+            assert not r.is_error, text_of(r)
+            assert "# Research Report: python (programming)" in text_of(r), text_of(r)
+            assert len(asked) == 1 and "multiple interpretations" in asked[0], asked
+            code = 'const r = await skarn.callTool("everything", "simulate-research-query", {topic: "rust"}); return JSON.stringify(r)'
+            r = await c.call_tool("execute", {"code": code})
+            assert not r.is_error, text_of(r)
+            assert "Research Report: rust" in text_of(r), text_of(r)
+
+    run(main)

@@ -2,7 +2,8 @@
 (`@modelcontextprotocol/client`, version negotiation `auto`, hence
 2026-07-28), over stdio and Streamable HTTP: tests/ts/client.mjs lists tools,
 runs `execute`, calls a passthrough tool, reads a resource, hears a list
-change through `subscriptions/listen` and answers an elicitation round.
+change through `subscriptions/listen` and answers elicitation rounds (during
+a tool call and during a resource read).
 .ci/install.d/40-gateway.sh installs the SDK into tests/ts/node_modules."""
 
 import json
@@ -42,6 +43,7 @@ def check(seen: dict):
     assert seen["toolsAfter"], seen
     assert "action=accept" in seen["elicitation"] and "ada" in seen["elicitation"], seen
     assert seen["asked"] == [ASKED], seen  # named by server (issue 25)
+    assert seen["resourceRound"] == "Resource with context: the ts client", seen
 
 
 def test_ts_sdk_client_over_stdio(tmp_path: Path):

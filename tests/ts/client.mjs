@@ -1,7 +1,7 @@
 // The MCP TypeScript SDK v2 client (`@modelcontextprotocol/client`, version
 // negotiation `auto`) against `skarn serve`: lists tools, runs `execute`,
 // calls a passthrough tool, reads a resource, hears a list change through
-// `subscriptions/listen` and answers an elicitation round. Run by
+// `subscriptions/listen` and answers elicitation rounds (a tool's, a read's). Run by
 // tests/python/test_ts_client.py; prints one JSON line of what it saw.
 //
 // usage: node client.mjs stdio SKARN CONFIG
@@ -24,6 +24,9 @@ const client = new Client(
 const asked = [];
 client.setRequestHandler('elicitation/create', async (request) => {
   asked.push(request.params.message);
+  if (request.params.message.endsWith('Please provide context')) {
+    return { action: 'accept', content: { context: 'the ts client' } };
+  }
   return { action: 'accept', content: { username: 'ada', email: 'ada@example.org' } };
 });
 let listChanged = 0;
@@ -50,6 +53,9 @@ await sub.close();
 out.toolsAfter = (await client.listTools({}, { cacheMode: 'refresh' })).tools.some((t) => t.name === 'example__from_ts');
 const el = await client.callTool({ name: 'conformance__test_elicitation', arguments: { message: 'who are you?' } });
 out.elicitation = text(el);
-out.asked = asked;
+out.asked = asked.slice();
+// A read whose server asks first: an input_required round too.
+const round = await client.readResource({ uri: 'test://input-required-resource' });
+out.resourceRound = round.contents[0].text;
 await client.close();
 console.log(JSON.stringify(out));

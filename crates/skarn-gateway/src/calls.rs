@@ -45,7 +45,14 @@ impl Downstream {
         let relay = &self.shared.relay;
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
+        // A 2025-11-25 server's tool may run only as a task (down_tasks).
+        let legacy = !crate::down_era::is_modern(&peer);
+        let ttl = t.as_millis() as u64;
         let call = async {
+            if legacy && conn.tasks.known_required(tool) {
+                let args = params.arguments.clone();
+                return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+            }
             // A 2026-07-28 server may answer `input_required`: each round
             // is relayed and the call retried (down_rounds).
             for _ in 0..crate::down_rounds::MAX_ROUNDS {
@@ -62,6 +69,10 @@ impl Downstream {
                     relay.settle_progress(&conn.wire, received, c).await;
                 }
                 match answer {
+                    ServerResult::CallToolResult(r) if legacy && conn.tasks.refused(tool, &r) => {
+                        let args = params.arguments.clone();
+                        return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+                    }
                     ServerResult::CallToolResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
                         let (responses, state) =
@@ -92,10 +103,46 @@ impl Downstream {
         self: &Arc<Self>,
         uri: &str,
     ) -> Result<ReadResourceResult, DownError> {
+        self.read_resource_as(uri, None).await
+    }
+
+    /// Read one resource for `caller`: a 2025-11-25 server's questions
+    /// during the read go to the caller's client (or its rounds), and a
+    /// 2026-07-28 server's `input_required` answers are fulfilled the same
+    /// way and the read retried (down_rounds).
+    pub async fn read_resource_as(
+        self: &Arc<Self>,
+        uri: &str,
+        caller: Option<&Caller>,
+    ) -> Result<ReadResourceResult, DownError> {
         let conn = self.ready().await?;
         let t = self.cfg.call_timeout;
-        let params = ReadResourceRequestParams::new(uri);
-        match tokio::time::timeout(t, conn.service.peer().read_resource(params)).await {
+        let mut params = ReadResourceRequestParams::new(uri);
+        let relay = &self.shared.relay;
+        let _calling = caller.map(|c| relay.calling(Some(self.index), c));
+        let peer = conn.service.peer().clone();
+        let read = async {
+            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+                let request = ClientRequest::ReadResourceRequest(
+                    rmcp::model::ReadResourceRequest::new(params.clone()),
+                );
+                match peer.send_request(request).await? {
+                    ServerResult::ReadResourceResult(r) => return Ok(r),
+                    ServerResult::InputRequiredResult(ir) => {
+                        let (responses, state) =
+                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
+                                .await?;
+                        params.input_responses = responses;
+                        params.request_state = state;
+                    }
+                    _ => return Err(ServiceError::UnexpectedResponse),
+                }
+            }
+            Err(ServiceError::InputRequiredRoundsExceeded {
+                max_rounds: crate::down_rounds::MAX_ROUNDS,
+            })
+        };
+        match tokio::time::timeout(t, read).await {
             Err(_) => Err(DownError::Timeout {
                 what: format!("{} resources/read", self.cfg.alias),
                 timeout_ms: t.as_millis() as u64,

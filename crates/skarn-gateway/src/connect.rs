@@ -63,6 +63,15 @@ impl Downstream {
                 if let Some(g) = pgid {
                     self.registry.add(g);
                 }
+                // A server silent to `server/discover` gets `initialize`
+                // early (down_probe).
+                let mut early = rmcp::ClientHandler::get_info(&handler);
+                early.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
+                let transport = crate::down_probe::EarlyInitialize::new(
+                    transport,
+                    early,
+                    self.cfg.discover_timeout,
+                );
                 let transport =
                     Guarded::new(transport, alias, limits, self.on_trip(pgid), wire.clone());
                 match handler
@@ -93,7 +102,11 @@ impl Downstream {
                             tracing::warn!(server = %self.cfg.alias, "failed to start{hint}");
                         }
                         return Err(match last {
-                            Some(l) => format!("{} (stderr: {l})", short(e)),
+                            Some(l) => format!(
+                                "{} (stderr: {})",
+                                short(e),
+                                crate::sandbox_hint::fact_only(&l)
+                            ),
                             None => short(e).to_string(),
                         });
                     }
@@ -152,6 +165,7 @@ impl Downstream {
             stderr_tail: tail,
             wire,
             listens: Default::default(),
+            tasks: Default::default(),
         };
         crate::down_era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)

@@ -95,6 +95,8 @@ pub struct Conn {
     pub(crate) wire: Arc<crate::down_guard::Tripwire>,
     /// A 2026-07-28 server's resource subscriptions.
     pub(crate) listens: crate::down_era::ResourceListens,
+    /// A 2025-11-25 server's tools that run only as tasks.
+    pub(crate) tasks: crate::down_tasks::TaskTools,
 }
 
 impl Drop for Conn {
@@ -294,15 +296,38 @@ impl Downstream {
                 r.failures += 1;
                 r.ready_since = None;
             }
+            let cause = self.with_give_up(cause);
             let at = Instant::now();
             // Its listing stays, so that its tools answer with the cause.
             if let Some(cause) = cut_off {
+                let cause = self.with_give_up(cause);
                 self.health.send_replace(Health::Failed { cause, at });
                 return;
             }
             tracing::warn!(server = %self.cfg.alias, %cause, "downstream server crashed");
             self.health.send_replace(Health::Crashed { cause, at });
         }
+    }
+
+    /// Whether the server failed `start_attempts` times in a row and is
+    /// no longer retried (until `skarn serve` restarts).
+    pub(crate) fn gave_up(&self) -> bool {
+        lock(&self.restart).failures >= self.cfg.start_attempts
+    }
+
+    /// The cause of a failure, saying so when it was the last attempt.
+    fn with_give_up(&self, cause: String) -> String {
+        if !self.gave_up() {
+            return cause;
+        }
+        let n = self.cfg.start_attempts;
+        tracing::error!(
+            server = %self.cfg.alias,
+            "downstream server given up after {n} failed attempt(s); fix it and restart skarn serve"
+        );
+        format!(
+            "{cause}; given up after {n} failed attempt(s) (start_attempts): fix the server and restart skarn serve"
+        )
     }
 
     /// When the next restart may happen after a failure at `at`.
@@ -408,6 +433,7 @@ impl Downstream {
             r.failures += 1;
             r.ready_since = None;
         }
+        let cause = self.with_give_up(cause);
         *lock(&self.listing) = Arc::new(Listing::default());
         self.dirty.fetch_add(1, Ordering::AcqRel);
         self.health.send_replace(Health::Failed {

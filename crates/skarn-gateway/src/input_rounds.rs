@@ -1,6 +1,7 @@
 //! `input_required` rounds for 2026-07-28 clients (ADR 0088).
 //!
-//! A modern client's `tools/call` runs as a task of its own. When a
+//! A modern client's `tools/call` (and `prompts/get`, `resources/read`)
+//! runs as a task of its own. When a
 //! downstream server asks something only the client can answer
 //! (elicitation, sampling, roots; see `relay::rounds`), the call is parked
 //! under a random `requestState` and the client gets an `input_required`
@@ -24,7 +25,8 @@ use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProtocolVersion,
+    InputResponses, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult,
 };
 use rmcp::service::RequestContext;
 use serde_json::Value;
@@ -43,6 +45,7 @@ const MAX_PARKED: usize = 256;
 pub(crate) enum Finished {
     Tool(CallToolResult),
     Prompt(GetPromptResult),
+    Resource(ReadResourceResult),
 }
 
 /// A round's answer to the client: the end, or more questions.
@@ -172,6 +175,34 @@ impl GatewayServer {
                 Ok(GetPromptResponse::Complete(crate::era::prompt_complete(r)))
             }
             Outcome::Ask(ir) => Ok(GetPromptResponse::InputRequired(ir)),
+            Outcome::Done(_) => Err(ErrorData::internal_error("unexpected result", None)),
+        }
+    }
+
+    /// `resources/read` of a 2026-07-28 client, in rounds like a tool call
+    /// (the owning server may ask during the read).
+    pub(crate) async fn read_in_rounds(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let what = format!("resources/read {}", request.uri);
+        let answers = request.input_responses.clone();
+        let state = request.request_state.clone();
+        let me = self.clone();
+        let uri = request.uri;
+        let start: Start = Box::new(move |caller| {
+            Box::pin(async move {
+                me.read_resource_for(&uri, Some(caller))
+                    .await
+                    .map(Finished::Resource)
+            })
+        });
+        match self.rounds(what, answers, state, &context, start).await? {
+            Outcome::Done(Finished::Resource(r)) => {
+                Ok(ReadResourceResponse::Complete(crate::era::read_complete(r)))
+            }
+            Outcome::Ask(ir) => Ok(ReadResourceResponse::InputRequired(ir)),
             Outcome::Done(_) => Err(ErrorData::internal_error("unexpected result", None)),
         }
     }

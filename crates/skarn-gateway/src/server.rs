@@ -280,7 +280,8 @@ impl GatewayServer {
             "read_tool_docs" => self.read_tool_docs(&args).await,
             "execute" => self.execute(&args, caller).await,
             crate::shell_tool::NAME if self.gw.config.gateway.shell => {
-                crate::shell_tool::call(&args, &self.gw.config).await
+                let roots = crate::shell_tool::client_roots(&caller.peer).await;
+                crate::shell_tool::call(&args, &self.gw.config, &roots).await
             }
             other if self.gw.config.gateway.passthrough => {
                 match self.passthrough(other, args, caller).await {
@@ -427,15 +428,14 @@ impl ServerHandler for GatewayServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let i = self.resource_owner(&request.uri).await?;
-        let s = self.gw.servers[i].clone();
-        match s.read_resource(&request.uri).await {
-            Ok(r) => Ok(ReadResourceResponse::Complete(crate::era::read_complete(r))),
-            Err(DownError::NotFound(m)) => Err(crate::era::resource_not_found(m, &request.uri)),
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        if crate::input_rounds::is_modern(&context) {
+            return self.read_in_rounds(request, context).await;
         }
+        let caller = self.caller(&context);
+        let r = self.read_resource_for(&request.uri, Some(caller)).await?;
+        Ok(ReadResourceResponse::Complete(crate::era::read_complete(r)))
     }
 
     async fn list_prompts(

@@ -146,6 +146,21 @@ impl GatewayServer {
         s.get_prompt(&name, request.arguments).await.map_err(down)
     }
 
+    /// `resources/read` at the owning server; its questions go to `caller`.
+    pub(crate) async fn read_resource_for(
+        &self,
+        uri: &str,
+        caller: Option<Caller>,
+    ) -> Result<rmcp::model::ReadResourceResult, ErrorData> {
+        let i = self.resource_owner(uri).await?;
+        let s = self.gw.servers[i].clone();
+        match s.read_resource_as(uri, caller.as_ref()).await {
+            Ok(r) => Ok(r),
+            Err(DownError::NotFound(m)) => Err(crate::era::resource_not_found(m, uri)),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+
     /// The server owning a URI (waiting for starts when nobody owns it yet).
     pub(crate) async fn resource_owner(&self, uri: &str) -> Result<usize, ErrorData> {
         match self.gw.resource_server(uri) {

@@ -114,6 +114,9 @@ impl Downstream {
                     }
                 }
                 Health::Failed { cause, at } | Health::Crashed { cause, at } => {
+                    if self.gave_up() {
+                        return Err(unavailable(format!("failed: {cause}")));
+                    }
                     let when = self.retry_at(at, crashed);
                     let now = Instant::now();
                     if now < when {
@@ -186,7 +189,7 @@ impl Downstream {
             let due = {
                 let Some(me) = weak.upgrade() else { return };
                 let h = me.health.borrow().clone();
-                if h.cause().is_some() {
+                if h.cause().is_some() && !me.gave_up() {
                     Some(me.retry_at(at, crashed))
                 } else {
                     None
@@ -289,6 +292,15 @@ impl Gateway {
             let name = s.alias();
             match &h {
                 Health::Queued { .. } | Health::Starting { .. } => starting.push(json!(name)),
+                Health::Failed { cause, .. } | Health::Crashed { cause, .. } if s.gave_up() => {
+                    text.push(format!("server {name} failed: {cause}"));
+                    unavailable.push(json!({
+                        "server": name,
+                        "status": h.status(),
+                        "cause": cause,
+                        "given_up": true,
+                    }));
+                }
                 Health::Failed { cause, at } | Health::Crashed { cause, at } => {
                     let crashed = matches!(h, Health::Crashed { .. });
                     let what = if crashed {

@@ -34,6 +34,16 @@ pub struct GatewayConfig {
     /// as a duration (`30`, `"30s"`, `"1m"`).
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub start_timeout: f64,
+    /// Consecutive failed attempts (failed starts and crashes without a
+    /// stable run between them) after which a downstream server is given up
+    /// until `skarn serve` restarts (default 8: retried with backoff 1 s,
+    /// 2 s … for about two minutes); a count.
+    pub start_attempts: u32,
+    /// Seconds a stdio server's silence to `server/discover` is waited for
+    /// before `initialize` is sent as well (default 1; ADR 0106); a
+    /// duration.
+    #[serde(deserialize_with = "skarn_units::secs_f64")]
+    pub discover_timeout: f64,
     /// Seconds any one downstream call may take (default 60); a duration.
     #[serde(deserialize_with = "skarn_units::secs_f64")]
     pub call_timeout: f64,
@@ -101,6 +111,8 @@ impl Default for GatewayConfig {
             workspace: None,
             limits: Limits::default(),
             start_timeout: 30.0,
+            start_attempts: 8,
+            discover_timeout: 1.0,
             call_timeout: 60.0,
             max_list_pages: 100,
             max_list_items: 10_000,
@@ -131,6 +143,7 @@ impl GatewayConfig {
         }
         for (what, v) in [
             ("start_timeout", self.start_timeout),
+            ("discover_timeout", self.discover_timeout),
             ("call_timeout", self.call_timeout),
             ("http_header_timeout", self.http_header_timeout),
             ("http_idle_timeout", self.http_idle_timeout),
@@ -173,6 +186,7 @@ impl GatewayConfig {
                 self.server_requests_per_second as usize,
             ),
             ("max_pending_server_writes", self.max_pending_server_writes),
+            ("start_attempts", self.start_attempts as usize),
         ] {
             if v == 0 {
                 return Err(format!("{what} must be at least 1"));

@@ -86,6 +86,8 @@ pub(super) struct RawServer {
     timeout: Option<f64>,
     #[serde(default, deserialize_with = "skarn_units::opt_secs_f64")]
     start_timeout: Option<f64>,
+    #[serde(default)]
+    start_attempts: Option<u32>,
     #[serde(default = "yes")]
     prefix: bool,
     pub(super) sandbox: Option<Spanned<crate::sandbox_config::RawSandbox>>,
@@ -130,6 +132,10 @@ pub struct ServerConfig {
     pub call_timeout: Duration,
     /// Start (connect + initialize + first listing) timeout.
     pub start_timeout: Duration,
+    /// Consecutive failed attempts before the server is given up.
+    pub start_attempts: u32,
+    /// How long a silent `server/discover` is waited for (stdio).
+    pub discover_timeout: Duration,
     /// Caps on each of its listings.
     pub list_caps: crate::listing::ListCaps,
     /// Offer its tools and prompts as `<alias><sep><name>` (the default);
@@ -270,12 +276,18 @@ pub(super) fn validate_server(
         "start_timeout",
     )
     .map_err(|m| err(format!("{here}: {m}")))?;
+    let start_attempts = raw.start_attempts.unwrap_or(gateway.start_attempts);
+    if start_attempts == 0 {
+        return Err(err(format!("{here}: start_attempts must be at least 1")));
+    }
     Ok(ServerConfig {
         alias: alias.to_owned(),
         transport,
         enabled: raw.enabled,
         call_timeout,
         start_timeout,
+        start_attempts,
+        discover_timeout: Duration::from_secs_f64(gateway.discover_timeout),
         list_caps: crate::listing::ListCaps {
             pages: gateway.max_list_pages,
             items: gateway.max_list_items,

@@ -28,6 +28,7 @@ mod trusted;
 use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
+pub use hint::ADVICE as FAILURE_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
@@ -111,6 +112,17 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         env: "TMPDIR".into(),
         landlock: landlock.as_ref().map(|_| LandlockAccess::ReadWrite),
     });
+    // Only a new root hides host programs from the command.
+    let not_found_hint = if ns.mount {
+        let path_var = set_env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| std::ffi::OsString::from(v))
+            .or_else(|| std::env::var_os("PATH"));
+        hint::not_found_hint(argv, path_var.as_deref(), &g)
+    } else {
+        None
+    };
     Ok(Plan {
         argv: argv.to_vec(),
         cwd: policy.cwd.clone().unwrap_or_else(|| ws.clone()),
@@ -136,6 +148,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report,
         report_format: ReportFormat::None,
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
+        not_found_hint,
         tmp_watch: hint::tmp_watch(&ws, ns),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),

@@ -370,6 +370,8 @@ impl ServerHandler for Conformance {
             {"uri": "test://static-text", "name": "static-text", "mimeType": "text/plain"},
             {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png"},
             {"uri": "test://watched-resource", "name": "watched-resource", "mimeType": "text/plain"},
+            {"uri": "test://input-required-resource", "name": "input-required-resource",
+             "mimeType": "text/plain", "description": "Asks for context in an input_required round (2026-07-28)"},
         ]))?))
     }
 
@@ -390,6 +392,28 @@ impl ServerHandler for Conformance {
         _c: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri.as_str();
+        if uri == "test://input-required-resource" {
+            let context = request
+                .input_responses
+                .as_ref()
+                .and_then(|a| a.get("context_request"))
+                .and_then(|a| a.get("content"))
+                .and_then(|c| c.get("context"))
+                .and_then(Value::as_str);
+            return Ok(match context {
+                Some(c) => ReadResourceResponse::Complete(from::<ReadResourceResult>(
+                    json!({"contents": [{"uri": uri, "mimeType": "text/plain",
+                        "text": format!("Resource with context: {c}")}]}),
+                )?),
+                None => ReadResourceResponse::InputRequired(from(json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"context_request": {"method": "elicitation/create", "params": {
+                        "message": "Please provide context",
+                        "requestedSchema": {"type": "object",
+                            "properties": {"context": {"type": "string"}}, "required": ["context"]}}}}
+                }))?),
+            });
+        }
         let content = match uri {
             "test://static-text" => json!({"uri": uri, "mimeType": "text/plain",
                 "text": "This is the content of the static text resource."}),
