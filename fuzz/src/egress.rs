@@ -93,7 +93,7 @@ pub fn proxy() -> &'static Egress {
             format!("127.0.0.1:{sink_port}"),
             format!("{SINK_NAME}:{sink_port}"),
         ];
-        let rules = Rules::parse(&allow, &[] as &[&str]).expect("rules");
+        let rules = Rules::parse(&allow, &[] as &[String]).expect("rules");
         let resolver =
             Resolver::system().with_override(SINK_NAME, vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
         let limits = Limits {
