@@ -1,10 +1,11 @@
 //! Harness code shared by the fuzz targets: loopback servers started once
 //! per fuzzing process, the Code Mode bridge, and the readings the
-//! differential targets compare with.
+//! differential targets compare with, and bash with recording stubs.
 
 pub mod codemode;
 pub mod egress;
 pub mod gateway_http;
+pub mod hook_shell;
 
 use std::sync::OnceLock;
 
