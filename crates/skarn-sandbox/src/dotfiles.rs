@@ -503,4 +503,19 @@ mod credential_anywhere_tests {
         let n = sanitized_npmrc("registry=https://reg.example/npm_abcdefghijklmnopqrstu/\n");
         assert!(!n.contains("npm_"), "{n}");
     }
+
+    /// Found by the `dotfiles` fuzz target: a token behind punctuation
+    /// the word split did not cut at (`(`, `<`, `$`) was kept.
+    #[test]
+    fn tokens_behind_punctuation_are_dropped() {
+        let t = "ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue";
+        let g = sanitized_gitconfig(&format!(
+            "[alias]\n x = log ({t})\n y = log <{t}>\n lg = log --oneline\n"
+        ));
+        assert!(!g.contains(t) && g.contains("log --oneline"), "{g}");
+        let n = sanitized_npmrc(&format!("email=${t}\nfund=false\n"));
+        assert_eq!(n, "fund=false\n");
+        let p = sanitized_pipconf(&format!("[global]\ntrusted-host = h ({t})\ntimeout = 5\n"));
+        assert!(!p.contains(t) && p.contains("timeout = 5"), "{p}");
+    }
 }
