@@ -41,7 +41,8 @@ fuzz_target!(|data: &[u8]| {
         let had = gitconfig::parse(&text).items;
         for it in &back.items {
             assert!(
-                had.iter().any(|h| h.key() == it.key() && h.value == it.value),
+                had.iter()
+                    .any(|h| h.key() == it.key() && h.value == it.value),
                 "{}={:?} was not in the input",
                 it.key(),
                 it.value

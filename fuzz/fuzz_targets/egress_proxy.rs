@@ -30,14 +30,17 @@ fuzz_target!(|data: &[u8]| {
         egress::http_destination(&input)
     };
     assert!(
-        named.clone().is_some_and(|a| egress::is_sink(a, p.sink_port)),
+        named
+            .clone()
+            .is_some_and(|a| egress::is_sink(a, p.sink_port)),
         "the sink was reached but the request named {named:?}: {:?}",
         String::from_utf8_lossy(&input)
     );
     if !socks && !egress::is_connect(&input) && !forwarded.is_empty() {
         let host = egress::forwarded_host(&forwarded);
         assert!(
-            host.clone().is_some_and(|a| egress::is_sink(a, p.sink_port)),
+            host.clone()
+                .is_some_and(|a| egress::is_sink(a, p.sink_port)),
             "the forwarded request's Host is {host:?}: {:?}",
             String::from_utf8_lossy(&forwarded)
         );

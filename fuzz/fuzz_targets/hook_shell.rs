@@ -19,7 +19,11 @@ fuzz_target!(|data: &[u8]| {
     let (pattern, cmd) = text.split_once('\n').unwrap_or(("", text));
     let s = stubs();
     let exe = s.skarn().display().to_string();
-    let wrap = format!("{} run --workspace {} -- bash -c ", shell::quote(&exe), shell::quote(WS));
+    let wrap = format!(
+        "{} run --workspace {} -- bash -c ",
+        shell::quote(&exe),
+        shell::quote(WS)
+    );
     let cmd = cmd.replace("@WRAP@", &wrap);
     let _ = shell::is_compound(&cmd);
     if cmd.contains('\0') {

@@ -50,11 +50,9 @@ pub fn as_js_reads(v: &Value) -> Value {
             .and_then(serde_json::Number::from_f64)
             .map_or(Value::Null, Value::Number),
         Value::Array(a) => Value::Array(a.iter().map(as_js_reads).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, v)| (k.clone(), as_js_reads(v)))
-                .collect(),
-        ),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, v)| (k.clone(), as_js_reads(v))).collect())
+        }
         x => x.clone(),
     }
 }

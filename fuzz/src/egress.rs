@@ -34,7 +34,11 @@ impl Egress {
     /// Send `input` to the HTTP or SOCKS5 listener; the bytes the sink got
     /// from this connection (empty when it was not reached).
     pub fn exchange(&self, socks: bool, input: &[u8], wait: Duration) -> Vec<u8> {
-        let port = if socks { self.socks_port } else { self.http_port };
+        let port = if socks {
+            self.socks_port
+        } else {
+            self.http_port
+        };
         let before = self.reached();
         crate::rt().block_on(async {
             crate::exchange(port, input, wait).await;
@@ -170,7 +174,10 @@ pub fn forwarded_host(head: &[u8]) -> Option<Dest> {
     let mut headers = [httparse::EMPTY_HEADER; 100];
     let mut req = httparse::Request::new(&mut headers);
     req.parse(head).ok()?;
-    let mut hosts = req.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("host"));
+    let mut hosts = req
+        .headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"));
     let h = hosts.next()?;
     if hosts.next().is_some() {
         return None;
@@ -206,7 +213,10 @@ pub fn socks_destination(b: &[u8]) -> Option<Dest> {
         3 => {
             let (&l, r) = rest.split_first()?;
             let name = r.get(..usize::from(l))?;
-            (String::from_utf8_lossy(name).into_owned(), &r[usize::from(l)..])
+            (
+                String::from_utf8_lossy(name).into_owned(),
+                &r[usize::from(l)..],
+            )
         }
         _ => return None,
     };
@@ -288,5 +298,6 @@ pub fn is_connect(input: &[u8]) -> bool {
     let mut headers = [httparse::EMPTY_HEADER; 100];
     let mut req = httparse::Request::new(&mut headers);
     let _ = req.parse(input);
-    req.method.is_some_and(|m| m.eq_ignore_ascii_case("CONNECT"))
+    req.method
+        .is_some_and(|m| m.eq_ignore_ascii_case("CONNECT"))
 }

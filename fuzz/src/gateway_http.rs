@@ -37,7 +37,8 @@ pub fn gateway() -> &'static GatewayHttp {
             let config = Config::parse("[gateway]\n", "fuzz.toml").expect("config");
             let gw = Gateway::new(config);
             gw.start();
-            let _ = skarn_gateway::http::serve_http(gw, listener, t, CancellationToken::new()).await;
+            let _ =
+                skarn_gateway::http::serve_http(gw, listener, t, CancellationToken::new()).await;
         });
         GatewayHttp { port, token }
     })
