@@ -82,13 +82,25 @@ fn token_shaped(word: &str) -> bool {
     bare_key || (tokenish && word.len() >= 32 && digits >= 4 && letters >= 8)
 }
 
+/// Whether a URL that starts inside `word` (after `?`, `=`, `(`... as in
+/// `https://a/?u=https://user:pw@b/`) carries credentials.
+fn inner_url_has_credentials(word: &str) -> bool {
+    word.match_indices("://").any(|(i, _)| {
+        let scheme = word[..i]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-')))
+            .next()
+            .unwrap_or("");
+        url_has_credentials(&format!("{scheme}{}", &word[i..]))
+    })
+}
+
 /// Whether `value` carries a credential anywhere (see the module text).
 pub fn carries_credential(value: &str) -> bool {
     for raw in value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')) {
         if raw.is_empty() {
             continue;
         }
-        if raw.contains('@') && url_has_credentials(raw) {
+        if raw.contains('@') && (url_has_credentials(raw) || inner_url_has_credentials(raw)) {
             return true;
         }
         if let Some((_, query)) = raw.split_once('?') {
@@ -135,6 +147,10 @@ mod tests {
             "<ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue>",
             "$ghp_abcdefghijklmnop",
             "!glpat-abcdefghijklmnopqrst",
+            // Also found by it: a URL with a password inside another
+            // URL's query.
+            "https://b.example?https://ada:pw@h.example/simple",
+            "https://b.example/?next=https://ada:pw@h.example/",
         ] {
             assert!(carries_credential(v), "{v}");
         }
