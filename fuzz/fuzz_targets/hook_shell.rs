@@ -30,7 +30,13 @@ fuzz_target!(|data: &[u8]| {
         return; // not a command a shell can be given
     }
     if shell::matches(&cmd, pattern) {
-        let first = cmd.split([' ', '\t']).find(|w| !w.is_empty()).unwrap_or("");
+        // The hook reads the command trimmed (a trailing newline is not
+        // part of the last word); so does bash.
+        let first = cmd
+            .trim()
+            .split([' ', '\t'])
+            .find(|w| !w.is_empty())
+            .unwrap_or("");
         // A path names its program itself (and could name a real one:
         // such commands are not run here).
         if !runs_another(first) && !cmd.contains('/') {
