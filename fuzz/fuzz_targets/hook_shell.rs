@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
         let runs: Vec<Vec<&str>> = log
             .split('\u{1}')
             .filter(|r| !r.is_empty())
-            .map(|l| l.trim_end_matches('\0').split('\0').collect())
+            .map(|l| l.strip_suffix('\0').unwrap_or(l).split('\0').collect())
             .collect();
         let ok = runs.len() == 1
             && runs[0].len() == 8
