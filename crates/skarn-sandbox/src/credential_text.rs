@@ -57,6 +57,11 @@ const TOKEN_PREFIXES: &[&str] = &[
     "hf_",
 ];
 
+/// A character a token can hold (letters, digits and `-_.~+=`).
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '=')
+}
+
 /// Whether `word` looks like a token by its shape.
 fn token_shaped(word: &str) -> bool {
     if TOKEN_PREFIXES
@@ -65,9 +70,7 @@ fn token_shaped(word: &str) -> bool {
     {
         return true;
     }
-    let tokenish = word
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '='));
+    let tokenish = word.chars().all(is_token_char);
     let digits = word.chars().filter(char::is_ascii_digit).count();
     let letters = word.chars().filter(char::is_ascii_alphabetic).count();
     // A bare key in a URL path (16+ letters and digits mixed, nothing
@@ -79,13 +82,25 @@ fn token_shaped(word: &str) -> bool {
     bare_key || (tokenish && word.len() >= 32 && digits >= 4 && letters >= 8)
 }
 
+/// Whether a URL that starts inside `word` (after `?`, `=`, `(`... as in
+/// `https://a/?u=https://user:pw@b/`) carries credentials.
+fn inner_url_has_credentials(word: &str) -> bool {
+    word.match_indices("://").any(|(i, _)| {
+        let scheme = word[..i]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-')))
+            .next()
+            .unwrap_or("");
+        url_has_credentials(&format!("{scheme}{}", &word[i..]))
+    })
+}
+
 /// Whether `value` carries a credential anywhere (see the module text).
 pub fn carries_credential(value: &str) -> bool {
     for raw in value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')) {
         if raw.is_empty() {
             continue;
         }
-        if raw.contains('@') && url_has_credentials(raw) {
+        if raw.contains('@') && (url_has_credentials(raw) || inner_url_has_credentials(raw)) {
             return true;
         }
         if let Some((_, query)) = raw.split_once('?') {
@@ -100,6 +115,12 @@ pub fn carries_credential(value: &str) -> bool {
             .split(['/', '?', '&', '=', ':', '#', '@'])
             .any(token_shaped)
         {
+            return true;
+        }
+        // A token behind any other punctuation (`(ghp_...)`, `<ghp_...>`,
+        // `$ghp_...`) is still a token: words are also cut at every
+        // character a token cannot hold.
+        if raw.split(|c: char| !is_token_char(c)).any(token_shaped) {
             return true;
         }
     }
@@ -120,6 +141,16 @@ mod tests {
             "https://gitlab.example/api?job_token=abc",
             "https://host/AKIAABCDEFGHIJKLMNOP/x",
             "https://host/0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b/x",
+            // Found by the `dotfiles` fuzz target: punctuation the word
+            // split did not cut at hid the token's prefix.
+            "log (ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue)",
+            "<ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue>",
+            "$ghp_abcdefghijklmnop",
+            "!glpat-abcdefghijklmnopqrst",
+            // Also found by it: a URL with a password inside another
+            // URL's query.
+            "https://b.example?https://ada:pw@h.example/simple",
+            "https://b.example/?next=https://ada:pw@h.example/",
         ] {
             assert!(carries_credential(v), "{v}");
         }

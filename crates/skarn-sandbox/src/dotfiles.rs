@@ -218,6 +218,8 @@ const PIP_KEEP: &[&str] = &[
 pub fn sanitized_pipconf(text: &str) -> String {
     let mut out = String::new();
     let mut keep_cont = false;
+    // Keys before any header: pip's reader refuses such a file.
+    let mut in_known = false;
     for line in text.lines() {
         let t = line.trim();
         let continuation = line.starts_with([' ', '\t']) && !t.is_empty();
@@ -237,8 +239,21 @@ pub fn sanitized_pipconf(text: &str) -> String {
             continue;
         }
         if t.starts_with('[') && t.ends_with(']') {
-            out.push_str(t);
-            out.push('\n');
+            // pip reads `[global]` and `[<command>]`; any other header
+            // (one that could hold a pasted URL or token) is dropped with
+            // its keys, which pip ignores anyway.
+            let name = &t[1..t.len() - 1];
+            in_known = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if in_known {
+                out.push_str(t);
+                out.push('\n');
+            }
+            continue;
+        }
+        if !in_known {
             continue;
         }
         let Some((k, v)) = kv(t).or_else(|| t.split_once(':').map(|(a, b)| (a.trim(), b.trim())))
@@ -502,5 +517,31 @@ mod credential_anywhere_tests {
         assert!(p.contains("timeout = 5"), "{p}");
         let n = sanitized_npmrc("registry=https://reg.example/npm_abcdefghijklmnopqrstu/\n");
         assert!(!n.contains("npm_"), "{n}");
+    }
+
+    /// Found by the `dotfiles` fuzz target: a section header was copied
+    /// as it was, with a URL and its password pasted into it.
+    #[test]
+    fn pipconf_drops_headers_pip_does_not_read() {
+        let p = sanitized_pipconf(
+            "[x https://ada:PASSWORD@h.example/ y]\ntimeout = 1\n[global]\ntimeout = 5\n\
+             [install]\nno-binary = :all:\n",
+        );
+        assert_eq!(p, "[global]\ntimeout = 5\n[install]\nno-binary = :all:\n");
+    }
+
+    /// Found by the `dotfiles` fuzz target: a token behind punctuation
+    /// the word split did not cut at (`(`, `<`, `$`) was kept.
+    #[test]
+    fn tokens_behind_punctuation_are_dropped() {
+        let t = "ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue";
+        let g = sanitized_gitconfig(&format!(
+            "[alias]\n x = log ({t})\n y = log <{t}>\n lg = log --oneline\n"
+        ));
+        assert!(!g.contains(t) && g.contains("log --oneline"), "{g}");
+        let n = sanitized_npmrc(&format!("email=${t}\nfund=false\n"));
+        assert_eq!(n, "fund=false\n");
+        let p = sanitized_pipconf(&format!("[global]\ntrusted-host = h ({t})\ntimeout = 5\n"));
+        assert!(!p.contains(t) && p.contains("timeout = 5"), "{p}");
     }
 }
