@@ -94,7 +94,7 @@ pub fn plan_egress(
     if !netns {
         return None;
     }
-    set_env.extend(proxy_env(HTTP_PORT, SOCKS_PORT));
+    set_env.extend(proxy_env(HTTP_PORT, SOCKS_PORT, &list.allow));
     Some(EgressPlan {
         allow: list.allow.clone(),
         deny: list.deny.clone(),

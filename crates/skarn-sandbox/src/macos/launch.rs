@@ -234,7 +234,9 @@ pub fn run(
     if let Some(p) = &proxy {
         kept.retain(|(k, _)| !k.to_string_lossy().to_ascii_lowercase().ends_with("_proxy"));
         kept.extend(
-            crate::egress_env::proxy_env(p.http, p.socks)
+            // (No network namespace here: the loopback is the host's, so
+            // NO_PROXY keeps it.)
+            crate::egress_env::proxy_env(p.http, p.socks, &[])
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into())),
         );

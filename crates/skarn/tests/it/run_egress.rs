@@ -2,10 +2,11 @@
 //! pip) through the proxy to local servers, and every denial path, each
 //! checked from outside (the server's request counter).
 //!
-//! Inside the sandbox 127.0.0.1 is the sandbox's own loopback and
-//! NO_PROXY lists it, so clients reaching the host's local test servers
-//! clear NO_PROXY: the request then goes through the proxy, which connects
-//! from the host side.
+//! Inside the sandbox 127.0.0.1 is the sandbox's own loopback; NO_PROXY
+//! lists it unless an allowed destination is on the loopback
+//! (`allow:127.0.0.1:PORT`: the host's service, reached through the
+//! proxy, which connects from the host side). Some tests below still clear
+//! NO_PROXY by hand (older forms of the same request).
 
 use std::path::Path;
 use std::process::Output;
@@ -63,6 +64,28 @@ fn python_urllib_uses_the_proxy_from_the_environment() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(out(&o).contains("hello-egress"));
     assert_eq!(srv.hits(), 1);
+}
+
+/// Issue 23 item 9: `allow:127.0.0.1:PORT` reaches the host's service
+/// with the clients' defaults (NO_PROXY no longer sends them to the
+/// sandbox's own loopback): python's urllib and curl, as a server would.
+#[test]
+fn an_allowed_host_loopback_port_is_reached_without_clearing_no_proxy() {
+    let srv = Server::start(None);
+    let t = TempDir::new("eg-lo");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let net = allow(&format!("127.0.0.1:{}", srv.port));
+    let script = format!(
+        "{PY} -c 'import urllib.request as u; \
+         print(u.urlopen(\"http://127.0.0.1:{p}/\").read().decode())' && \
+         if command -v curl >/dev/null; then curl -sS http://127.0.0.1:{p}/; else {PY} -c \
+         'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:{p}/\").read().decode())'; fi",
+        p = srv.port
+    );
+    let o = sh(&ws, &home, &["--net", &net], &script);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o).matches("hello-egress").count(), 2, "{}", out(&o));
+    assert_eq!(srv.hits(), 2);
 }
 
 #[test]
