@@ -58,7 +58,7 @@ impl Downstream {
                     sandbox,
                     state: self.sandbox.clone(),
                 };
-                let (transport, child) = crate::stdio_child::spawn(&spec, tail.clone())?;
+                let (transport, mut child) = crate::stdio_child::spawn(&spec, tail.clone())?;
                 let pgid = child.pid;
                 if let Some(g) = pgid {
                     self.registry.add(g);
@@ -87,9 +87,12 @@ impl Downstream {
                         if let Some(g) = pgid {
                             self.registry.kill(g);
                         }
-                        // Give the stderr reader a moment to catch the reason.
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        let last = lock(&tail).back().cloned();
+                        // Let the stderr reader reach the end (the group is
+                        // gone; a bound for a descendant that kept the pipe).
+                        if let Some(r) = child.stderr_reader.take() {
+                            let _ = tokio::time::timeout(Duration::from_secs(2), r).await;
+                        }
+                        let own = crate::stdio_child::own_error(&lock(&tail));
                         let hint = crate::sandbox_hint::fetch_hint(
                             &self.cfg.alias,
                             command,
@@ -101,12 +104,8 @@ impl Downstream {
                         if !hint.is_empty() {
                             tracing::warn!(server = %self.cfg.alias, "failed to start{hint}");
                         }
-                        return Err(match last {
-                            Some(l) => format!(
-                                "{} (stderr: {})",
-                                short(e),
-                                crate::sandbox_hint::fact_only(&l)
-                            ),
+                        return Err(match own {
+                            Some(l) => format!("{} (its stderr: {l})", short(e)),
                             None => short(e).to_string(),
                         });
                     }

@@ -27,6 +27,8 @@ pub struct StdioChild {
     _child: Box<dyn ChildWrapper>,
     /// Its pid, which is also its process group id.
     pub pid: Option<i32>,
+    /// The task reading its stderr into the tail (ends at end of file).
+    pub stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// What to start.
@@ -125,13 +127,14 @@ pub fn spawn(
     let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
         return Err("the child's pipes are missing".into());
     };
+    let mut stderr_reader = None;
     if let Some(stderr) = child.stderr().take() {
         let watch = DenialWatch {
             alias: spec.alias.to_owned(),
             cfg: spec.sandbox.clone(),
             state: spec.state.clone(),
         };
-        tokio::spawn(stderr_tail(stderr, watch, tail));
+        stderr_reader = Some(tokio::spawn(stderr_tail(stderr, watch, tail)));
     }
     let (guarded, to_rmcp) = tokio::io::duplex(1 << 16);
     tokio::spawn(crate::oversize::pump(
@@ -141,7 +144,14 @@ pub fn spawn(
         spec.alias.to_owned(),
     ));
     let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
-    Ok((transport, StdioChild { _child: child, pid }))
+    Ok((
+        transport,
+        StdioChild {
+            _child: child,
+            pid,
+            stderr_reader,
+        },
+    ))
 }
 
 /// Longest stderr line kept (the rest of a longer line is skipped unread
@@ -177,6 +187,24 @@ impl DenialWatch {
         }
     }
 }
+
+/// What a server that failed to start said itself: the last lines of its
+/// stderr (at most [`STARTUP_LINES`]), skipping the sandbox's own `skarn:`
+/// lines (a generic summary the user reads in the log), joined with
+/// ` | `, advice to widen removed. `None`: it said nothing.
+pub fn own_error(tail: &VecDeque<String>) -> Option<String> {
+    let own: Vec<String> = tail
+        .iter()
+        .filter(|l| !l.starts_with("skarn:"))
+        .map(|l| crate::sandbox_hint::fact_only(l))
+        .collect();
+    let from = own.len().saturating_sub(STARTUP_LINES);
+    let shown = own[from..].join(" | ");
+    (!shown.is_empty()).then_some(shown)
+}
+
+/// Lines of a failed start's stderr shown in its cause.
+pub const STARTUP_LINES: usize = 8;
 
 async fn stderr_tail(
     stderr: tokio::process::ChildStderr,

@@ -55,3 +55,44 @@ fn doctor_lists_servers_with_health_and_code_mode_isolation() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 23 item 9: a sandboxed server that dies at start (a Python
+/// traceback) is shown with its own error in `skarn doctor`, not with the
+/// sandbox's generic failure line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_dying_at_start_shows_its_own_error() {
+    if !std::path::Path::new("/usr/bin/python3").exists() {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    let tmp = TempDir::new("doctor-tb");
+    let dir = tmp.path();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = dir.join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        "[servers.py]\ncommand = \"/usr/bin/python3\"\n\
+         args = [\"-c\", \"import json\\ndef connect():\\n    raise RuntimeError('DB_URL is not set')\\nconnect()\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(SKARN)
+        .args(["doctor", "--json", "--config"])
+        .arg(&cfg)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let s = v["servers"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == "py"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(s["status"], "failed", "{s}");
+    let cause = s["cause"].as_str().unwrap();
+    for w in ["Traceback", "RuntimeError: DB_URL is not set"] {
+        assert!(cause.contains(w), "{w}: {cause}");
+    }
+    assert!(!cause.contains("skarn: sandbox"), "{cause}");
+}
