@@ -188,18 +188,24 @@ impl DenialWatch {
     }
 }
 
-/// What a server that failed to start said itself: the last lines of its
-/// stderr (at most [`STARTUP_LINES`]), skipping the sandbox's own `skarn:`
-/// lines (a generic summary the user reads in the log), joined with
-/// ` | `, advice to widen removed. `None`: it said nothing.
+/// What a server that failed to start said: the last lines of its own
+/// stderr (at most [`STARTUP_LINES`]), then the sandbox's last `skarn:`
+/// line (what it denied), joined with ` | `, advice to widen removed.
+/// `None`: nothing was said.
 pub fn own_error(tail: &VecDeque<String>) -> Option<String> {
-    let own: Vec<String> = tail
+    let mut own: Vec<String> = tail
         .iter()
         .filter(|l| !l.starts_with("skarn:"))
         .map(|l| crate::sandbox_hint::fact_only(l))
         .collect();
-    let from = own.len().saturating_sub(STARTUP_LINES);
-    let shown = own[from..].join(" | ");
+    own.drain(..own.len().saturating_sub(STARTUP_LINES));
+    own.extend(
+        tail.iter()
+            .rev()
+            .find(|l| l.starts_with("skarn:"))
+            .map(|l| crate::sandbox_hint::fact_only(l)),
+    );
+    let shown = own.join(" | ");
     (!shown.is_empty()).then_some(shown)
 }
 
