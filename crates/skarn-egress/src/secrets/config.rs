@@ -353,31 +353,6 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
     Ok(Zeroizing::new(s.to_string()))
 }
 
-/// The text of the regular file `path` (at most 1 MiB), opened without
-/// blocking.
-fn read_config(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    const MAX: u64 = 1 << 20;
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NONBLOCK);
-    }
-    let f = o.open(path)?;
-    let md = f.metadata()?;
-    if !md.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut text = String::new();
-    f.take(MAX + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX {
-        return Err(std::io::Error::other("larger than 1 MiB"));
-    }
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
