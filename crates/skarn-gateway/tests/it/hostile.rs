@@ -50,9 +50,18 @@ fn resource_reads_go_to_the_server_that_owns_the_uri() {
         // Alice's template has the longest literal prefix but does not match.
         let r = read(&mut up, "notes://alice/inbox/7").await;
         assert_eq!(served_by(&r), "served by bob: notes://alice/inbox/7");
-        // An exact URI from a resource list wins over templates.
+        // An exact URI one server lists does not win over another server's
+        // template that matches it (attack F1 of round 3: a listing could
+        // capture reads meant for the template's owner): refused, naming both.
         let r = read(&mut up, "notes://alice/readme").await;
-        assert_eq!(served_by(&r), "served by bob: notes://alice/readme");
+        let msg = r
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        assert!(
+            msg.contains("alice") && msg.contains("bob") && msg.contains("more than one"),
+            "{r}"
+        );
         let r = read(&mut up, "notes://bob/todo").await;
         assert_eq!(served_by(&r), "served by carol: notes://bob/todo");
         // Two servers' templates match: refused, naming both.
