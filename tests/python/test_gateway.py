@@ -96,8 +96,7 @@ def test_execute_with_and_without_downstream_calls(tmp_path, transport):
     async def main():
         async with session_for(transport, cfg) as s:
             await wait_ready(s)
-            if not await engine_ready(s):
-                pytest.skip("the Code Mode engine (issue 3) is not merged into this branch yet")
+            assert await engine_ready(s), "the Code Mode engine answers a plain script"
             r = await s.call_tool("execute", {"code": "return 1 + 1"})
             assert not r.is_error, text_of(r)
             sc = r.structured_content
@@ -132,8 +131,7 @@ def test_script_failures_are_clean_and_serving_goes_on(tmp_path, transport):
     async def main():
         async with session_for(transport, cfg) as s:
             await wait_ready(s)
-            if not await engine_ready(s):
-                pytest.skip("the Code Mode engine (issue 3) is not merged into this branch yet")
+            assert await engine_ready(s), "the Code Mode engine answers a plain script"
             r = await s.call_tool("execute", {"code": "const x = 1;\nreturn x +;\n"})
             assert r.is_error
             assert "line 2" in text_of(r), text_of(r)
@@ -167,8 +165,7 @@ def test_twenty_concurrent_executes(tmp_path, transport):
     async def main():
         async with session_for(transport, cfg) as s:
             await wait_ready(s)
-            if not await engine_ready(s):
-                pytest.skip("the Code Mode engine (issue 3) is not merged into this branch yet")
+            assert await engine_ready(s), "the Code Mode engine answers a plain script"
             results = [None] * 20
 
             async def one(i):
@@ -223,8 +220,7 @@ def test_isolation_setting_is_honoured_and_reported(tmp_path, monkeypatch):
     async def main():
         async with session_for("stdio", cfg) as s:
             await wait_ready(s)
-            if not await engine_ready(s):
-                pytest.skip("the Code Mode engine (issue 3) is not merged into this branch yet")
+            assert await engine_ready(s), "the Code Mode engine answers a plain script"
             r = await s.call_tool("execute", {"code": 'return (await skarn.callTool("example", "echo", {text: "x"}))'})
             assert not r.is_error, text_of(r)
             assert r.structured_content["isolation"] == "in_process"

@@ -299,7 +299,10 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         }
         return;
     }
-    crate::relay::relay(s, up, &key, sh).await;
+    match sh.secrets.as_deref() {
+        Some(ic) => crate::relay::relay_scrubbed(s, up, &key, sh, ic.scrubber()).await,
+        None => crate::relay::relay(s, up, &key, sh).await,
+    }
 }
 
 #[cfg(test)]

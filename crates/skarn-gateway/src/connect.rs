@@ -102,7 +102,11 @@ impl Downstream {
                             tracing::warn!(server = %self.cfg.alias, "failed to start{hint}");
                         }
                         return Err(match last {
-                            Some(l) => format!("{} (stderr: {l})", short(e)),
+                            Some(l) => format!(
+                                "{} (stderr: {})",
+                                short(e),
+                                crate::sandbox_hint::fact_only(&l)
+                            ),
                             None => short(e).to_string(),
                         });
                     }

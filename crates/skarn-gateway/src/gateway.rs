@@ -334,47 +334,47 @@ impl Gateway {
         Ok(s.call_tool_as(tool, args, caller).await?)
     }
 
-    /// Which server serves resource `uri`: the server that lists exactly
-    /// this URI, else the server with a resource template that matches it
-    /// (RFC 6570 matching, [`crate::uri_template`]). When more than one
-    /// server qualifies at the same step the read is refused rather than
-    /// guessed.
+    /// Which server serves resource `uri`: the one server that either lists
+    /// exactly this URI or has a resource template that matches it (RFC
+    /// 6570 matching, [`crate::uri_template`]). When more than one server
+    /// qualifies, by either way, the read is refused rather than guessed: a
+    /// server that lists another server's URI must not take its reads (and
+    /// its subscriptions). Each server's templates are matched within a
+    /// budget of their own, so one server's huge templates cannot keep
+    /// another's from being considered.
     pub fn resource_server(&self, uri: &str) -> Result<usize, RouteError> {
         let cat = self.catalog();
-        let pick = |mut found: Vec<usize>| -> Option<Result<usize, RouteError>> {
-            found.sort_unstable();
-            found.dedup();
-            match found.as_slice() {
-                [] => None,
-                [one] => Some(Ok(*one)),
-                many => Some(Err(RouteError::Ambiguous {
-                    uri: uri.to_owned(),
-                    servers: many
-                        .iter()
-                        .map(|&i| self.servers[i].alias().to_owned())
-                        .collect(),
-                })),
-            }
-        };
-        let exact = cat
+        let mut found: Vec<usize> = cat
             .resources
             .iter()
             .filter(|(_, r)| r.uri == uri)
             .map(|(s, _)| *s)
             .collect();
-        if let Some(r) = pick(exact) {
-            return r;
+        let mut budgets = vec![crate::uri_template::MAX_ROUTE_WORK; self.servers.len()];
+        for (s, t) in &cat.templates {
+            if found.contains(s) {
+                continue;
+            }
+            let Some(budget) = budgets.get_mut(*s) else {
+                continue;
+            };
+            if crate::uri_template::matches_within(&t.uri_template, uri, budget) {
+                found.push(*s);
+            }
         }
-        // One budget for every template: many servers' templates against a
-        // long URI cost a bounded amount too.
-        let mut budget = crate::uri_template::MAX_ROUTE_WORK;
-        let by_template = cat
-            .templates
-            .iter()
-            .filter(|(_, t)| crate::uri_template::matches_within(&t.uri_template, uri, &mut budget))
-            .map(|(s, _)| *s)
-            .collect();
-        pick(by_template).unwrap_or_else(|| Err(RouteError::NotFound(uri.to_owned())))
+        found.sort_unstable();
+        found.dedup();
+        match found.as_slice() {
+            [] => Err(RouteError::NotFound(uri.to_owned())),
+            [one] => Ok(*one),
+            many => Err(RouteError::Ambiguous {
+                uri: uri.to_owned(),
+                servers: many
+                    .iter()
+                    .map(|&i| self.servers[i].alias().to_owned())
+                    .collect(),
+            }),
+        }
     }
 
     /// Stop every downstream server and kill every child process group.

@@ -4,8 +4,9 @@
 //! for a request's headers, and an idle timeout that closes a connection
 //! with no traffic either way. When every slot is taken, the oldest
 //! connection that has not yet shown the token is closed to make room for
-//! the new one (only when every slot holds an authenticated connection
-//! does a new one wait, in the kernel's backlog). A request without the
+//! the new one, once it has been open for [`EVICTION_GRACE`] (until then,
+//! and while every slot holds an authenticated connection, a new one
+//! waits in the kernel's backlog). A request without the
 //! token is answered 401 and its connection closed (`crate::http`).
 
 use std::collections::BTreeMap;
@@ -141,35 +142,69 @@ impl ConnAuth {
     }
 }
 
-/// The open connections, oldest first, with what it takes to close one.
+/// Most bytes buffered for one connection's request head (and read ahead
+/// of its body).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// How long a new connection is safe from eviction: a client that sends
+/// its request head within this time of being accepted (one round trip on
+/// any sane network) is never closed to make room, however fast clients
+/// without the token connect meanwhile. While every unauthenticated
+/// connection is younger than this, new connections wait in the kernel's
+/// backlog; so at most `max_connections` connections are taken in per
+/// grace period, and a waiting client is accepted within
+/// (backlog / `max_connections`) grace periods.
+pub const EVICTION_GRACE: Duration = Duration::from_secs(1);
+
+/// The open connections, oldest first, with when they were accepted and
+/// what it takes to close one.
 #[derive(Default)]
 struct Open {
     next: u64,
-    conns: BTreeMap<u64, (ConnAuth, CancellationToken)>,
+    conns: BTreeMap<u64, (ConnAuth, CancellationToken, Instant)>,
+}
+
+/// What [`Open::evict`] did.
+#[derive(Debug, PartialEq, Eq)]
+enum Evicted {
+    /// Closed one connection (its slot comes back as its task ends).
+    One,
+    /// The oldest unauthenticated connection is still within its grace:
+    /// ask again after this long.
+    Wait(Duration),
+    /// Every open connection has shown the token.
+    None,
 }
 
 impl Open {
-    fn add(&mut self, auth: ConnAuth, close: CancellationToken) -> u64 {
+    fn add(&mut self, auth: ConnAuth, close: CancellationToken, now: Instant) -> u64 {
         let id = self.next;
         self.next += 1;
-        self.conns.insert(id, (auth, close));
+        self.conns.insert(id, (auth, close, now));
         id
     }
 
-    /// Close the oldest connection that has not shown the token; false when
-    /// every open connection has.
-    fn evict_oldest_unauthenticated(&mut self) -> bool {
+    /// Close the oldest connection that has not shown the token, once it
+    /// is older than `grace`.
+    fn evict(&mut self, now: Instant, grace: Duration) -> Evicted {
         let victim = self
             .conns
             .iter()
-            .find(|(_, (auth, _))| !auth.is_authenticated())
-            .map(|(id, _)| *id);
-        match victim.and_then(|id| self.conns.remove(&id)) {
-            Some((_, close)) => {
+            .find(|(_, (auth, _, _))| !auth.is_authenticated())
+            .map(|(id, (_, _, since))| (*id, *since));
+        let Some((id, since)) = victim else {
+            return Evicted::None;
+        };
+        let age = now.saturating_duration_since(since);
+        if age < grace {
+            return Evicted::Wait(grace - age);
+        }
+        match self.conns.remove(&id) {
+            Some((_, close, _)) => {
                 close.cancel();
-                true
+                Evicted::One
             }
-            None => false,
+            None => Evicted::None,
         }
     }
 }
@@ -192,18 +227,23 @@ pub async fn serve(
             Err(_) => {
                 let evicted = open
                     .lock()
-                    .map(|mut o| o.evict_oldest_unauthenticated())
-                    .unwrap_or(false);
-                if evicted {
-                    tracing::debug!(
-                        "all HTTP slots taken: closed the oldest unauthenticated connection"
-                    );
-                }
+                    .map(|mut o| o.evict(Instant::now(), EVICTION_GRACE))
+                    .unwrap_or(Evicted::None);
+                let wait = match evicted {
+                    Evicted::One => {
+                        tracing::debug!(
+                            "all HTTP slots taken: closed the oldest unauthenticated connection"
+                        );
+                        None
+                    }
+                    // A connection may become evictable while we wait.
+                    Evicted::Wait(d) => Some(d.max(Duration::from_millis(5))),
+                    Evicted::None => Some(Duration::from_millis(100)),
+                };
                 tokio::select! {
                     p = slots.clone().acquire_owned() => p.map_err(std::io::Error::other)?,
                     () = stop.cancelled() => return Ok(()),
-                    // A connection may become evictable while we wait.
-                    () = tokio::time::sleep(Duration::from_millis(100)), if !evicted => continue,
+                    () = tokio::time::sleep(wait.unwrap_or_default()), if wait.is_some() => continue,
                 }
             }
         };
@@ -223,7 +263,7 @@ pub async fn serve(
         let auth = ConnAuth::default();
         let close = CancellationToken::new();
         let id = match open.lock() {
-            Ok(mut o) => o.add(auth.clone(), close.clone()),
+            Ok(mut o) => o.add(auth.clone(), close.clone(), Instant::now()),
             Err(_) => continue,
         };
         let router = router.clone();
@@ -247,7 +287,11 @@ pub async fn serve(
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout);
+                .header_read_timeout(limits.header_timeout)
+                // A request head over this is refused (431): a client
+                // without the token costs the gateway at most this much
+                // buffer (hyper's default is about 400 KB; attack F9).
+                .max_buf_size(MAX_HEAD_BYTES);
             let conn = builder.serve_connection(io, service);
             tokio::pin!(conn);
             tokio::select! {
@@ -263,5 +307,40 @@ pub async fn serve(
                 o.conns.remove(&id);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_unauthenticated_connections_past_their_grace_are_evicted() {
+        let t0 = Instant::now();
+        let grace = Duration::from_secs(1);
+        let mut open = Open::default();
+        let a = ConnAuth::default();
+        a.authenticated();
+        let (ca, cb) = (CancellationToken::new(), CancellationToken::new());
+        open.add(a, ca.clone(), t0);
+        open.add(
+            ConnAuth::default(),
+            cb.clone(),
+            t0 + Duration::from_millis(500),
+        );
+        assert_eq!(
+            open.evict(t0 + Duration::from_millis(700), grace),
+            Evicted::Wait(Duration::from_millis(800))
+        );
+        assert!(!cb.is_cancelled());
+        assert_eq!(
+            open.evict(t0 + Duration::from_millis(1500), grace),
+            Evicted::One
+        );
+        assert!(cb.is_cancelled() && !ca.is_cancelled());
+        assert_eq!(
+            open.evict(t0 + Duration::from_secs(9), grace),
+            Evicted::None
+        );
     }
 }

@@ -77,6 +77,7 @@ mod server_relay;
 mod shell_tool;
 mod starting;
 pub mod state_dirs;
+mod state_guard;
 pub mod stdio;
 mod stdio_child;
 mod text_safe;

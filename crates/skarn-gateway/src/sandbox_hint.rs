@@ -39,6 +39,17 @@ pub fn fetch_hint(alias: &str, command: &str, cfg: &SandboxConfig, mode: &str) -
     }
 }
 
+/// A server's last stderr line as relayed to the model: the sandbox
+/// helper's advice to widen the policy (flags, `--report`) removed, the
+/// fact kept (ADR 0095's rule for §5 of issue 24).
+pub fn fact_only(line: &str) -> String {
+    let mut s = line.to_owned();
+    for a in skarn_sandbox::plan::FAILURE_ADVICE {
+        s = s.replace(a, "");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,6 +254,10 @@ pub fn prepare(
 
         let tools = toolchain_of(command, &facts);
         let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
+        let others = crate::state_guard::other_states(&state);
+        for note in crate::state_guard::keep_state_private(&mut policy, &state, &others) {
+            tracing::warn!("server {alias}: {note}");
+        }
         let mut caches: Vec<(&str, PathBuf)> = Vec::new();
         if let Some(h) = &home {
             for (t, var, dir) in [

@@ -280,7 +280,8 @@ impl GatewayServer {
             "read_tool_docs" => self.read_tool_docs(&args).await,
             "execute" => self.execute(&args, caller).await,
             crate::shell_tool::NAME if self.gw.config.gateway.shell => {
-                crate::shell_tool::call(&args, &self.gw.config).await
+                let roots = crate::shell_tool::client_roots(&caller.peer).await;
+                crate::shell_tool::call(&args, &self.gw.config, &roots).await
             }
             other if self.gw.config.gateway.passthrough => {
                 match self.passthrough(other, args, caller).await {

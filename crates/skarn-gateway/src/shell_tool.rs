@@ -3,9 +3,10 @@
 //! (every cut recoverable with `skarn recall`), so any MCP client gets a
 //! confined, token-lean shell without hooks.
 //!
-//! The workspace (the one directory a command may write) is the user's,
-//! fixed when the gateway starts: `[gateway] workspace` of a trusted
-//! configuration, else the configuration file's directory. A call's `cwd`
+//! The workspace (the one directory a command may write) is the user's:
+//! `[gateway] workspace` of a trusted configuration, else the client's
+//! declared roots (the user's open projects), else the configuration
+//! file's directory. A call's `cwd`
 //! only picks where the command starts inside it; a `cwd` outside (after
 //! resolving links) is refused, so the caller cannot make
 //! `~/.config/systemd/user` or `~/.bashrc.d` the writable workspace.
@@ -49,12 +50,14 @@ fn arg<'a>(args: &'a Option<Map<String, Value>>, k: &str) -> Option<&'a Value> {
     args.as_ref().and_then(|a| a.get(k))
 }
 
-/// The `run` tool's workspace for `cfg`, links resolved: `[gateway]
-/// workspace`, else the configuration's directory, else the gateway's
-/// working directory.
-pub fn workspace(cfg: &crate::Config) -> Result<PathBuf, String> {
+/// The `run` tool's workspaces, links resolved: `[gateway] workspace` (of
+/// a trusted file), else the client's declared roots (`roots`, local
+/// directories: the user's open projects), else the configuration's
+/// directory, else the gateway's working directory.
+pub fn workspaces(cfg: &crate::Config, roots: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let ws = match (&cfg.gateway.workspace, &cfg.path) {
         (Some(w), _) => w.clone(),
+        (None, _) if !roots.is_empty() => return Ok(roots.to_vec()),
         (None, Some(p)) => {
             let dir = p.parent().unwrap_or(Path::new("."));
             if dir.as_os_str().is_empty() {
@@ -66,14 +69,49 @@ pub fn workspace(cfg: &crate::Config) -> Result<PathBuf, String> {
         (None, None) => PathBuf::from("."),
     };
     std::fs::canonicalize(&ws)
+        .map(|w| vec![w])
         .map_err(|e| format!("the run tool's workspace {} is unusable: {e}", ws.display()))
 }
 
-/// Where a call starts: `cwd` resolved (links followed), which must lie
-/// inside `ws`; the workspace itself when `cwd` is absent.
-fn start_dir(cwd: Option<&Value>, ws: &Path) -> Result<PathBuf, String> {
+/// Most roots taken from a client.
+const MAX_ROOTS: usize = 64;
+
+/// The client's roots that are local directories (`file:` URIs), canonical;
+/// none when it offers no roots or does not answer within 10 s. (A
+/// 2026-07-28 client asked through rounds is not asked: its roots are not
+/// used; roots are deprecated from 2026-07-28 on, SEP-2577, and kept for
+/// the clients that still declare them.)
+#[allow(deprecated)]
+pub async fn client_roots(peer: &rmcp::Peer<rmcp::RoleServer>) -> Vec<PathBuf> {
+    if peer
+        .peer_info()
+        .is_none_or(|i| i.capabilities.roots.is_none())
+    {
+        return Vec::new();
+    }
+    let Ok(Ok(r)) = tokio::time::timeout(Duration::from_secs(10), peer.list_roots()).await else {
+        return Vec::new();
+    };
+    r.roots
+        .iter()
+        .take(MAX_ROOTS)
+        .filter_map(|root| url::Url::parse(&root.uri).ok())
+        .filter(|u| u.scheme() == "file")
+        .filter_map(|u| u.to_file_path().ok())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Where a call starts, and the workspace it writes: `cwd` resolved (links
+/// followed), which must lie inside one of `workspaces` (the deepest that
+/// holds it); the first workspace itself when `cwd` is absent.
+fn start_dir(cwd: Option<&Value>, workspaces: &[PathBuf]) -> Result<(PathBuf, PathBuf), String> {
+    let first = workspaces
+        .first()
+        .ok_or_else(|| "the run tool has no workspace".to_string())?;
     let s = match cwd {
-        None | Some(Value::Null) => return Ok(ws.to_path_buf()),
+        None | Some(Value::Null) => return Ok((first.clone(), first.clone())),
         Some(Value::String(s)) if Path::new(s).is_absolute() => s,
         Some(v) => return Err(format!("cwd must be an absolute path, not {v}")),
     };
@@ -81,26 +119,39 @@ fn start_dir(cwd: Option<&Value>, ws: &Path) -> Result<PathBuf, String> {
         .ok()
         .filter(|p| p.is_dir())
         .ok_or_else(|| format!("cwd {s:?} is not an existing directory"))?;
-    if !real.starts_with(ws) {
-        return Err(format!(
+    match workspaces
+        .iter()
+        .filter(|w| real.starts_with(w))
+        .max_by_key(|w| w.components().count())
+    {
+        Some(w) => Ok((w.clone(), real)),
+        None => Err(format!(
             "cwd {s:?} is outside the workspace {} (the user's choice, fixed by the \
-             configuration): commands run inside it only",
-            ws.display()
-        ));
+             configuration or the client's roots): commands run inside it only",
+            workspaces
+                .iter()
+                .map(|w| w.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
-    Ok(real)
 }
 
 /// Run one command; the result text starts with `exit N`.
-pub async fn call(args: &Option<Map<String, Value>>, cfg: &crate::Config) -> CallToolResult {
+/// `roots`: the client's (see [`client_roots`]).
+pub async fn call(
+    args: &Option<Map<String, Value>>,
+    cfg: &crate::Config,
+    roots: &[PathBuf],
+) -> CallToolResult {
     let Some(cmd) = arg(args, "command").and_then(Value::as_str) else {
         return text_result("run needs a string argument `command`", None, true);
     };
-    let ws = match workspace(cfg) {
+    let wss = match workspaces(cfg, roots) {
         Ok(w) => w,
         Err(e) => return text_result(e, None, true),
     };
-    let cwd = match start_dir(arg(args, "cwd"), &ws) {
+    let (ws, cwd) = match start_dir(arg(args, "cwd"), &wss) {
         Ok(d) => d,
         Err(e) => return text_result(e, None, true),
     };
@@ -188,19 +239,26 @@ mod tests {
         let out = t.dir("out");
         let ws = std::fs::canonicalize(ws).unwrap();
         let v = |p: &Path| Value::String(p.display().to_string());
-        assert_eq!(start_dir(None, &ws).unwrap(), ws);
+        let one = [ws.clone()];
+        assert_eq!(start_dir(None, &one).unwrap(), (ws.clone(), ws.clone()));
+        let sub = std::fs::canonicalize(&sub).unwrap();
         assert_eq!(
-            start_dir(Some(&v(&sub)), &ws).unwrap(),
-            std::fs::canonicalize(&sub).unwrap()
+            start_dir(Some(&v(&sub)), &one).unwrap(),
+            (ws.clone(), sub.clone())
         );
-        assert!(start_dir(Some(&v(&out)), &ws).is_err());
-        assert!(start_dir(Some(&v(&ws.join("sub/../.."))), &ws).is_err());
-        assert!(start_dir(Some(&Value::String("rel".into())), &ws).is_err());
+        assert!(start_dir(Some(&v(&out)), &one).is_err());
+        assert!(start_dir(Some(&v(&ws.join("sub/../.."))), &one).is_err());
+        assert!(start_dir(Some(&Value::String("rel".into())), &one).is_err());
+        // Several roots: the one holding cwd is the workspace.
+        let other = std::fs::canonicalize(t.dir("other")).unwrap();
+        let two = [ws.clone(), other.clone()];
+        assert_eq!(start_dir(Some(&v(&other)), &two).unwrap().0, other);
+        assert!(start_dir(Some(&v(&out)), &two).is_err());
         #[cfg(unix)]
         {
             // A link inside the workspace leading out is judged by its target.
             std::os::unix::fs::symlink(&out, ws.join("link")).unwrap();
-            assert!(start_dir(Some(&v(&ws.join("link"))), &ws).is_err());
+            assert!(start_dir(Some(&v(&ws.join("link"))), &one).is_err());
         }
     }
 }

@@ -151,8 +151,8 @@ pub fn matches(template: &str, uri: &str) -> bool {
     matches_within(template, uri, &mut budget)
 }
 
-/// Most work one URI's routing may cost over every template of every
-/// server (see [`matches_within`]).
+/// Most work one URI's routing may cost over every template of one server
+/// (see [`matches_within`]); each server has a budget of its own.
 pub const MAX_ROUTE_WORK: usize = 1 << 26;
 
 /// [`matches`], charging its work (template bytes × URI bytes) to

@@ -128,7 +128,55 @@ pub struct RunSection {
 #[derive(Debug, Deserialize)]
 struct FileShape {
     run: Option<RunSection>,
+    // Not `Spanned`: toml cannot span a table that only a dotted header
+    // (`[secrets.github]` without `[secrets]`) creates.
+    #[serde(flatten)]
+    other: std::collections::BTreeMap<String, toml::Value>,
 }
+
+/// The first unknown top-level key of a configuration file, with the
+/// error to give for it (`None` when every key is known).
+pub fn unknown_top_level(
+    keys: impl IntoIterator<Item = String>,
+    text: &str,
+) -> Option<(String, (usize, usize))> {
+    let name = keys
+        .into_iter()
+        .find(|k| !KNOWN_TABLES.contains(&k.as_str()))?;
+    // Where it is written: a `[name]`/`[name.x]`/`[[name]]` header or a
+    // `name = ` / `name.x = ` line (first match; the start otherwise).
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim_start().trim_start_matches('[').trim_start();
+        let t = t.trim_start_matches('"');
+        if let Some(rest) = t.strip_prefix(name.as_str())
+            && rest.trim_start().starts_with(['.', ']', '=', '"'])
+        {
+            offset += line.len() - line.trim_start().len();
+            return Some((name, line_col(text, offset)));
+        }
+        offset += line.len();
+    }
+    Some((name, (1, 1)))
+}
+
+/// The message for an unknown top-level key.
+pub fn unknown_top_level_message(name: &str) -> String {
+    format!(
+        "unknown top-level key `{name}` (a Skarn configuration holds only {})",
+        KNOWN_TABLES
+            .iter()
+            .map(|t| format!("[{t}]"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// The top-level tables a Skarn configuration file may hold; each is read
+/// by its owner (`[run]` here, `[gateway]`/`[servers]` by the gateway,
+/// `[secrets]` by the egress proxy, `[hook]` by `skarn hook`). Anything
+/// else is a typo that would otherwise be ignored in silence.
+pub const KNOWN_TABLES: &[&str] = &["run", "gateway", "servers", "secrets", "hook"];
 
 /// A loaded `[run]` section plus what is needed to locate its values.
 #[derive(Debug, Clone)]
@@ -184,6 +232,14 @@ impl RunConfig {
                 msg: e.message().to_string(),
             }
         })?;
+        if let Some((name, (line, column))) = unknown_top_level(shape.other.into_keys(), &text) {
+            return Err(ConfigError::At {
+                path: path.display().to_string(),
+                line,
+                column,
+                msg: unknown_top_level_message(&name),
+            });
+        }
         Ok(RunConfig {
             path: path.to_path_buf(),
             base: base.to_path_buf(),
@@ -290,7 +346,13 @@ mod tests {
         std::fs::write(&f, "[run]\nbogus = 1\n").unwrap();
         let e = RunConfig::load(&f, &d).unwrap_err().to_string();
         assert!(e.contains(":2:1:") && e.contains("bogus"), "{e}");
-        std::fs::write(&f, "[serve]\nx = 1\n[run]\nread = [\"sub\", \"~/x\"]\n").unwrap();
+        std::fs::write(&f, "[serve]\nx = 1\n").unwrap();
+        let e = RunConfig::load(&f, &d).unwrap_err().to_string();
+        assert!(
+            e.contains(":1:") && e.contains("unknown top-level key `serve`"),
+            "{e}"
+        );
+        std::fs::write(&f, "[gateway]\nx = 1\n[run]\nread = [\"sub\", \"~/x\"]\n").unwrap();
         let c = RunConfig::load(&f, &d).unwrap().unwrap();
         assert_eq!(c.resolve("sub", Some(Path::new("/h"))), d.join("sub"));
         assert_eq!(

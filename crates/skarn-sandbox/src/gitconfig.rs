@@ -160,6 +160,10 @@ fn item(section: &str, sub: Option<&str>, name: String, value: Option<String>) -
             let key = cut(s);
             match key.rsplit_once('.') {
                 Some((mid, last)) => (Some(mid.to_string()), last.to_string()),
+                // Git's key is `section.` and the cut subsection; with an
+                // empty section name that is `.x`, never the key `x` a
+                // line before any header gives.
+                None if section.is_empty() => (None, format!(".{key}")),
                 None => (None, key),
             }
         }

@@ -160,14 +160,29 @@ impl Layer {
     pub fn from_config(c: &RunConfig, home: Option<&Path>) -> Result<Layer, ConfigError> {
         let r = &c.run;
         let mut l = Layer::default();
-        for (list, dst) in [
-            (&r.read, &mut l.read),
-            (&r.write, &mut l.write),
-            (&r.exec, &mut l.exec),
-            (&r.deny_read, &mut l.deny_read),
+        for (key, list, dst) in [
+            ("read", &r.read, &mut l.read),
+            ("write", &r.write, &mut l.write),
+            ("exec", &r.exec, &mut l.exec),
+            ("deny_read", &r.deny_read, &mut l.deny_read),
         ] {
             for v in list {
-                dst.push(Grant::new(c.resolve(v.get_ref(), home), c.at(v.span())));
+                let p = c.resolve(v.get_ref(), home);
+                // Like `--read`/`--exec`: a grant of nothing is a mistake
+                // (a typo, another machine's path), said rather than
+                // granted in silence. (`write` keeps its own rule: a
+                // missing directory is made when the run starts.)
+                if matches!(key, "read" | "exec") && std::fs::symlink_metadata(&p).is_err() {
+                    return Err(c.error(
+                        v.span(),
+                        format!(
+                            "{key} {:?}: no such file or directory ({}); create it or remove the entry",
+                            v.get_ref(),
+                            p.display()
+                        ),
+                    ));
+                }
+                dst.push(Grant::new(p, c.at(v.span())));
             }
         }
         if let Some(n) = &r.net {

@@ -26,18 +26,40 @@ pub const MAX_WALK: std::time::Duration = std::time::Duration::from_millis(750);
 /// Nested `.git` entries under `roots` (their own root level excluded),
 /// and whether the walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
 pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
-    let (repos, _, truncated) = find_with_sockets(roots);
-    (repos, truncated)
+    let w = find_with_sockets(roots);
+    (w.repos, w.truncated)
 }
 
-/// [`find`], plus the unix sockets met on the way (a host server's socket
-/// in a writable grant: Landlock cannot stop `connect(2)` to it, so the
-/// run hides it).
-pub fn find_with_sockets(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>, bool) {
-    let mut sockets = Vec::new();
+/// What one walk of the writable grants found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Nested repositories (see [`find`]).
+    pub repos: Vec<PathBuf>,
+    /// Unix sockets (a host server's socket in a writable grant: Landlock
+    /// cannot stop `connect(2)` to it, so the run hides it).
+    pub sockets: Vec<PathBuf>,
+    /// Entries below the grants' top that their programs read in any
+    /// directory ([`crate::persistence::any_depth`]: `sub/.claude`,
+    /// `sub/.envrc`, ...): kept read-only like the top's.
+    pub settings: Vec<PathBuf>,
+    /// The walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
+    pub truncated: bool,
+}
+
+/// [`find`], plus the unix sockets and settings entries met on the way.
+pub fn find_with_sockets(roots: &[PathBuf]) -> Walk {
+    let mut w = Walk::default();
     let deadline = std::time::Instant::now() + MAX_WALK;
-    let (repos, truncated) = find_capped(roots, MAX_DIRS, Some(&mut sockets), Some(deadline));
-    (repos, sockets, truncated)
+    let (repos, truncated) = find_capped(
+        roots,
+        MAX_DIRS,
+        Some(&mut w.sockets),
+        Some(&mut w.settings),
+        Some(deadline),
+    );
+    w.repos = repos;
+    w.truncated = truncated;
+    w
 }
 
 /// Sockets kept at most (a bound on what a tree can make us carry).
@@ -47,6 +69,7 @@ fn find_capped(
     roots: &[PathBuf],
     cap: usize,
     mut sockets: Option<&mut Vec<PathBuf>>,
+    mut settings: Option<&mut Vec<PathBuf>>,
     deadline: Option<std::time::Instant>,
 ) -> (Vec<PathBuf>, bool) {
     use std::os::unix::fs::FileTypeExt;
@@ -98,6 +121,13 @@ fn find_capped(
                         }
                     }
                     continue;
+                }
+                if dir != *root
+                    && crate::persistence::any_depth_name(&name)
+                    && let Some(s) = settings.as_deref_mut()
+                    && (deadline.is_none() || s.len() < MAX_SOCKETS)
+                {
+                    s.push(e.path());
                 }
                 if ft.is_dir() && !SKIPPED.iter().any(|s| name == *s) {
                     stack.push(e.path());
@@ -255,12 +285,84 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
     )]
 }
 
+/// After the run: every settings entry below the top of `roots` (see
+/// [`Walk::settings`]) made or changed since `since` (an inode change
+/// time in its tree at or after it; existing ones were read-only) is set
+/// aside under a name no program reads; returns one line per entry.
+pub fn set_aside_new_settings(
+    roots: &[PathBuf],
+    since: std::time::SystemTime,
+    run_id: u32,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    // No cap, as for repositories: the run paid for every directory.
+    find_capped(roots, usize::MAX, None, Some(&mut found), None);
+    let mut out = Vec::new();
+    for p in found {
+        // (Gone with an entry set aside above it.)
+        if std::fs::symlink_metadata(&p).is_err() || !changed_since(&p, since) {
+            continue;
+        }
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        let aside = p.with_file_name(format!(
+            "{}.skarn-quarantine-{run_id}",
+            name.unwrap_or_default()
+        ));
+        let moved = std::fs::rename(&p, &aside).is_ok();
+        out.push(format!(
+            "{} was made or changed during the run: agents, editors and shells read it in \
+             that directory and run what it names; {}",
+            p.display(),
+            if moved {
+                format!(
+                    "set aside as {} (review it before renaming it back)",
+                    aside.display()
+                )
+            } else {
+                "it could not be set aside: review it before opening that directory".into()
+            }
+        ));
+    }
+    out
+}
+
+/// Whether anything in the tree at `p` (not following links; at most
+/// 10 000 entries, beyond which it counts as changed) has an inode change
+/// time at or after `since`.
+fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let since = since
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())))
+        .unwrap_or_default();
+    let mut stack = vec![p.to_path_buf()];
+    let mut budget = 10_000usize;
+    while let Some(q) = stack.pop() {
+        let Some(b) = budget.checked_sub(1) else {
+            return true;
+        };
+        budget = b;
+        let Ok(md) = std::fs::symlink_metadata(&q) else {
+            continue;
+        };
+        if (md.ctime(), md.ctime_nsec()) >= since {
+            return true;
+        }
+        if md.is_dir()
+            && let Ok(rd) = std::fs::read_dir(&q)
+        {
+            stack.extend(rd.flatten().map(|e| e.path()));
+        }
+    }
+    false
+}
+
 /// After the run: vet each `.git` under `roots` that was not in `before`;
 /// returns one line per repository set aside.
 pub fn vet_new(roots: &[PathBuf], before: &[PathBuf], run_id: u32) -> Vec<String> {
     // No cap here: the run paid for every directory it made, and a capped
     // walk would let it hide a repository behind enough of them.
-    let (now, truncated) = find_capped(roots, usize::MAX, None, None);
+    let (now, truncated) = find_capped(roots, usize::MAX, None, None, None);
     let mut out = Vec::new();
     for git in now.iter().filter(|g| !before.contains(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {

@@ -357,6 +357,41 @@ pub const ENTRIES: &[Entry] = &[
     e(".tcshrc", IfHome, "shell start-up file"),
 ];
 
+/// Entries read only at the top of a repository or build (git, hook
+/// managers' configuration, the VCS directories themselves), as opposed to
+/// the other [`Reserve::Always`] entries, which their program reads in
+/// whichever directory it starts in, is opened on or a shell enters.
+const TOP_ONLY: &[&str] = &[
+    "HEAD",
+    ".gitmodules",
+    ".husky",
+    ".lfsconfig",
+    ".pre-commit-config.yaml",
+    ".hg/hgrc",
+    ".jj/repo/config.toml",
+];
+
+/// Whether `en` is read in any directory, not only at the workspace's top:
+/// agents' and editors' folder settings (an agent started, an editor
+/// opened, in `packages/api` reads `packages/api/.claude/settings.json`),
+/// direnv's `.envrc` and mise's files (a shell entering the directory),
+/// rustup's toolchain file (cargo run there), `skarn.toml`. Such a name is
+/// protected at any depth: by `skarn hook`'s file guard, and by `skarn run`
+/// (existing ones read-only, new ones set aside after the run).
+pub fn any_depth(en: &Entry) -> bool {
+    match en.reserve {
+        Reserve::Always => !TOP_ONLY.contains(&en.path),
+        Reserve::IfAny(fam) => fam == MISE,
+        Reserve::IfHome | Reserve::Never => false,
+    }
+}
+
+/// Whether an entry named `name` below the top of a writable grant is one
+/// of the [`any_depth`] entries.
+pub fn any_depth_name(name: &std::ffi::OsStr) -> bool {
+    ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
+}
+
 /// Files found by this suffix at the workspace's top level are kept
 /// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,
 /// settings and extension recommendations applied on open).
@@ -408,6 +443,34 @@ mod tests {
             if let Reserve::IfAny(family) = en.reserve {
                 assert!(!family.is_empty());
             }
+        }
+    }
+
+    #[test]
+    fn any_depth_names_what_is_read_below_the_top() {
+        let deep = |p: &str| ENTRIES.iter().any(|en| en.path == p && any_depth(en));
+        for p in [
+            ".claude",
+            ".mcp.json",
+            ".vscode",
+            ".envrc",
+            "mise.toml",
+            "skarn.toml",
+        ] {
+            assert!(deep(p), "{p}");
+        }
+        for p in [
+            "HEAD",
+            ".gitmodules",
+            ".husky",
+            "lefthook.yml",
+            ".bashrc",
+            "flake.nix",
+        ] {
+            assert!(!deep(p), "{p}");
+        }
+        for p in TOP_ONLY {
+            assert!(ENTRIES.iter().any(|en| en.path == *p), "{p} not listed");
         }
     }
 

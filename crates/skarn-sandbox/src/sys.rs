@@ -263,20 +263,66 @@ mod tests {
         })
     }
 
+    /// A cgroup v2 hierarchy mounted for the test when the host has none
+    /// mounted (a v1 host such as CI): unmounted and removed on drop.
+    struct OwnCgroup2(std::path::PathBuf);
+
+    impl OwnCgroup2 {
+        fn mount() -> Option<Self> {
+            let dir = std::env::temp_dir().join(format!("skarn-cg2-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).ok()?;
+            let target = CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+            // SAFETY: valid NUL-terminated strings; a fresh cgroup2 mount on a
+            // directory this test made.
+            let rc = unsafe {
+                libc::mount(
+                    c"none".as_ptr(),
+                    target.as_ptr(),
+                    c"cgroup2".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
+            };
+            if rc != 0 {
+                let _ = std::fs::remove_dir(&dir);
+                return None;
+            }
+            Some(Self(dir))
+        }
+    }
+
+    impl Drop for OwnCgroup2 {
+        fn drop(&mut self) {
+            if let Ok(t) = CString::new(self.0.as_os_str().as_encoded_bytes()) {
+                // SAFETY: unmounting the mount this guard made.
+                unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH) };
+            }
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+
     #[test]
     fn a_child_forked_into_a_v2_cgroup_starts_inside_it() {
         use std::os::fd::AsFd;
         // SAFETY: getuid cannot fail.
-        let (Some(root), 0) = (cgroup2_mount(), unsafe { libc::getuid() }) else {
-            eprintln!("skipped: needs root and a cgroup v2 mount");
-            return;
+        if unsafe { libc::getuid() } != 0 {
+            skarn_test_support::skip!("needs root to make a cgroup");
+        }
+        let mut _own = None;
+        let root = match cgroup2_mount() {
+            Some(r) => r,
+            None => match OwnCgroup2::mount() {
+                Some(m) => {
+                    let r = m.0.clone();
+                    _own = Some(m);
+                    r
+                }
+                None => skarn_test_support::skip!("no cgroup v2 hierarchy and none can be mounted"),
+            },
         };
         let name = format!("skarn-clone3-test-{}", std::process::id());
         let dir = root.join(&name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            eprintln!("skipped: cannot make {}: {e}", dir.display());
-            return;
-        }
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
         let fd = std::fs::File::open(&dir).unwrap();
         // What the child must read in /proc/self/cgroup; prepared before the
         // fork: the test process has other threads, so the child only makes

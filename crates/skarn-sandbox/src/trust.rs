@@ -38,6 +38,24 @@ pub fn digest(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The hex SHA-256 of the file at `p`, read in pieces (a program may be
+/// large); `None` when it cannot be read.
+pub fn digest_file(p: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(p).ok()?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The path a file is recorded under: its directory with links resolved,
 /// and its own name. A link is not followed: a `skarn.toml` that is a
 /// link to a trusted file elsewhere does not borrow its trust (its
@@ -94,13 +112,25 @@ impl TrustStore {
         self.entries.iter().any(|(ed, ep)| *ed == d && *ep == p)
     }
 
+    /// Whether content of this `digest` (see [`digest_file`]), read from
+    /// `path`, is trusted.
+    pub fn trusts_digest(&self, path: &Path, digest: &str) -> bool {
+        let p = identity(path);
+        self.entries.iter().any(|(ed, ep)| ed == digest && *ep == p)
+    }
+
     /// Record `text` (read from `path`) as trusted in `file`, replacing
     /// earlier digests of the same path.
     pub fn record(file: &Path, path: &Path, text: &[u8]) -> std::io::Result<()> {
+        TrustStore::record_digest(file, path, digest(text))
+    }
+
+    /// [`TrustStore::record`] for a digest already made.
+    pub fn record_digest(file: &Path, path: &Path, digest: String) -> std::io::Result<()> {
         let p = identity(path);
         let mut s = TrustStore::load(file);
         s.entries.retain(|(_, ep)| *ep != p);
-        s.entries.push((digest(text), p));
+        s.entries.push((digest, p));
         s.save(file)
     }
 
@@ -176,6 +206,8 @@ mod tests {
             std::os::unix::fs::symlink(t.path(), &d).unwrap();
             assert!(s.trusts(&d.join("skarn.toml"), &text));
         }
+        assert_eq!(digest_file(&f).unwrap(), digest(&text));
+        assert!(s.trusts_digest(&f, &digest(&text)));
         assert!(TrustStore::revoke(&store, &f).unwrap());
         assert!(!TrustStore::load(&store).trusts(&f, &text));
         assert!(!TrustStore::revoke(&store, &f).unwrap());

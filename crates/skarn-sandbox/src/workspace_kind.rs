@@ -85,8 +85,47 @@ const SYSTEM_TREES: &[&str] = &[
 ];
 
 /// Top-level entries of the home that host programs run or load from
-/// without a leading dot (besides every dot entry).
-pub const HOME_PROGRAM_DIRS: &[&str] = &["bin", "go/bin", "go/pkg", "snap", "node_modules"];
+/// without a leading dot (besides every dot entry): `~/Library` (macOS
+/// launch agents, Python user site, application settings) and `~/AppData`
+/// (Windows start-up folder, application settings) included.
+pub const HOME_PROGRAM_DIRS: &[&str] = &[
+    "bin",
+    "go/bin",
+    "go/pkg",
+    "snap",
+    "node_modules",
+    "perl5",
+    "R",
+    "Library",
+    "AppData",
+];
+
+/// The entry of the home that `rel` (a path relative to the home) lies in
+/// when host programs read, load or run it on their own: any top-level dot
+/// entry (`skarn run` keeps those read-only, and sets new ones aside, when
+/// the home is writable) or a [`HOME_PROGRAM_DIRS`] entry. This one rule
+/// decides what may not be a workspace here and what the agent's file
+/// tools may not write (`skarn hook`). Names compare without regard to
+/// ASCII case (macOS and Windows homes usually ignore it).
+pub fn home_place(rel: &Path) -> Option<String> {
+    let first = rel.components().next()?.as_os_str().to_string_lossy();
+    if first.starts_with('.') {
+        return Some(first.into_owned());
+    }
+    HOME_PROGRAM_DIRS
+        .iter()
+        .find(|d| {
+            let n = Path::new(d).components().count();
+            let head: Vec<_> = rel.components().take(n).collect();
+            head.len() == n
+                && head.iter().zip(Path::new(d).components()).all(|(a, b)| {
+                    a.as_os_str()
+                        .to_string_lossy()
+                        .eq_ignore_ascii_case(&b.as_os_str().to_string_lossy())
+                })
+        })
+        .map(|d| (*d).to_string())
+}
 
 fn env_dir(n: &str) -> Option<PathBuf> {
     std::env::var_os(n)
@@ -136,19 +175,14 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
             ));
         }
         if let Ok(rel) = ws.strip_prefix(h)
-            && let Some(first) = rel.components().next()
+            && let Some(place) = home_place(rel)
         {
-            let first = first.as_os_str().to_string_lossy();
-            let program_dir = HOME_PROGRAM_DIRS.iter().find(|d| rel.starts_with(d));
-            if first.starts_with('.') || program_dir.is_some() {
-                return home_flag(format!(
-                    "{} lies in {}, a directory of the home that host programs read, load or \
-                     run on their own (configuration, state, start-up files, data, programs)",
-                    ws.display(),
-                    h.join(program_dir.copied().unwrap_or(first.as_ref()))
-                        .display()
-                ));
-            }
+            return home_flag(format!(
+                "{} lies in {}, a directory of the home that host programs read, load or \
+                 run on their own (configuration, state, start-up files, data, programs)",
+                ws.display(),
+                h.join(place).display()
+            ));
         }
     }
     for var in [
@@ -291,6 +325,18 @@ pub fn refuse_non_project_workspace(
 mod tests {
     use super::*;
 
+    /// What `skarn run` protects in a writable home is a home place too
+    /// (the hook's file guard uses [`home_place`]): one list, no drift.
+    #[test]
+    fn run_home_protections_are_home_places() {
+        for p in crate::policy::HOME_PERSISTENCE_PATHS {
+            // `~/go/src` holds projects; its `bin` and `pkg` are places.
+            let p = if *p == "go" { "go/bin" } else { p };
+            assert!(home_place(Path::new(p)).is_some(), "{p}");
+        }
+        assert_eq!(home_place(Path::new("src/p")), None);
+    }
+
     #[test]
     fn shared_system_home_and_path_directories_are_not_projects() {
         let home = Path::new("/nonexistent-home-for-test");
@@ -318,9 +364,20 @@ mod tests {
         for ws in [
             "/srv/project",
             "/nonexistent-home-for-test/src/p",
+            "/nonexistent-home-for-test/go/src/example.org/p",
             "/tmp/x/y",
         ] {
             assert_eq!(non_project(Path::new(ws), Some(home)), None, "{ws}");
+        }
+        // Case variants of the home's program places (macOS, Windows).
+        for ws in [
+            "/nonexistent-home-for-test/Library/LaunchAgents",
+            "/nonexistent-home-for-test/library/launchagents",
+            "/nonexistent-home-for-test/AppData/Roaming",
+            "/nonexistent-home-for-test/GO/BIN",
+        ] {
+            let n = non_project(Path::new(ws), Some(home));
+            assert_eq!(n.map(|n| n.flag), Some(ALLOW_HOME_FLAG), "{ws}");
         }
         let e = refuse_non_project_workspace(Path::new("/tmp"), Some(home), true, false)
             .unwrap_err()

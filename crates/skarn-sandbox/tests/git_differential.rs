@@ -256,8 +256,7 @@ fn cases(default: u32) -> u32 {
 #[test]
 fn git_config_reading_matches_git() {
     if git_list(Path::new("/dev/null"), false).is_none() {
-        eprintln!("SKIPPED: git is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
     let mut runner = TestRunner::new(Config {
         cases: cases(400),
@@ -283,8 +282,7 @@ fn git_config_reading_matches_git() {
 #[test]
 fn git_config_regressions() {
     if git_list(Path::new("/dev/null"), false).is_none() {
-        eprintln!("SKIPPED: git is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
     let mut failed = Vec::new();
     for (i, input) in [
@@ -313,6 +311,12 @@ fn git_config_regressions() {
         b"[core.x \"y\"]\n\tk = 1\n",
         b"[ \"x\"]\n\tk = 1\n",
         b"k = 1\n[a]\n",
+        // An empty section name before a NUL-cut subsection: git's key
+        // keeps the leading dot (`.x`, `.`), it is not the key `x`.
+        b"[ \"x\0\"]\n\tk = 1\n",
+        b"[ \"x.\0\"]\n\tk = 1\n",
+        b"[ \"\0\"]\n\tk = 1\n",
+        b"[ \"core.fsmonitor\0\"]\n\tk = 1\n",
     ]
     .iter()
     .enumerate()
@@ -347,8 +351,7 @@ fn git_dir_of(dir: &Path, ceiling: &Path) -> Option<String> {
 fn git_file_and_commondir_match_git() {
     use skarn_sandbox::git_vet;
     if git_list(Path::new("/dev/null"), false).is_none() {
-        eprintln!("SKIPPED: git is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
     let names = ["g", " g", "g ", "g\t"];
     let mut failed = Vec::new();
@@ -455,8 +458,7 @@ fn lexical_abs(cwd: &Path, p: &str) -> String {
 #[test]
 fn sanitised_gitconfig_drops_credentials_and_keeps_settings() {
     if git_list(Path::new("/dev/null"), false).is_none() {
-        eprintln!("SKIPPED: git is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
     const KEEP: &[(&str, Option<&str>, &str, &str)] = &[
         ("user", None, "name", "Alice B"),

@@ -6,8 +6,9 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::decode::{DecodeError, Decoder, coding_of};
 use super::io::{Reader, chunk_size};
-use super::request::{Framing, Refusal, prepare};
+use super::request::{Framing, Outgoing, Refusal, prepare};
 use super::scrub::Scrubber;
 use crate::relay::forward;
 use crate::rules::Target;
@@ -127,13 +128,21 @@ where
         {
             break;
         }
-        if body(&mut cr, &mut uw, req.framing, None, cx, true)
-            .await
-            .is_err()
+        if body(
+            &mut cr,
+            &mut uw,
+            req.framing,
+            req.framing,
+            Filter::None,
+            cx,
+            true,
+        )
+        .await
+        .is_err()
         {
             break;
         }
-        match response(&mut ur, &mut cw, req.is_head, &mut scrub, cx).await {
+        match response(&mut ur, &mut cw, &req, &mut scrub, cx).await {
             Ok(Next::KeepAlive) if !req.close => {}
             Ok(Next::Upgrade) => {
                 upgraded(cr, cw, ur, uw, &mut scrub, cx).await;
@@ -156,7 +165,7 @@ enum Next {
 async fn response<R, W>(
     ur: &mut Reader<R>,
     cw: &mut W,
-    is_head: bool,
+    req: &Outgoing,
     scrub: &mut Scrubber,
     cx: &Ctx<'_>,
 ) -> io::Result<Next>
@@ -181,24 +190,38 @@ where
         let mut close = res.version == Some(0);
         let mut te = Vec::new();
         let mut cl = Vec::new();
+        let mut ce = Vec::new();
         for h in res.headers.iter() {
             let v = String::from_utf8_lossy(h.value).trim().to_ascii_lowercase();
             match h.name.to_ascii_lowercase().as_str() {
                 "transfer-encoding" => te.push(v),
                 "content-length" => cl.push(v),
+                "content-encoding" => ce.push(v),
                 "connection" => close |= v.split(',').any(|x| x.trim() == "close"),
                 _ => {}
             }
         }
-        scrub.all(&mut head);
-        put(cw, &head, cx, false).await?;
-        if code == 101 {
-            return Ok(Next::Upgrade);
-        }
-        if (100..200).contains(&code) {
-            continue;
-        }
-        let framing = if is_head || code == 204 || code == 304 {
+        let no_body = req.is_head || code == 204 || code == 304 || (100..200).contains(&code);
+        // A body in a coding: decoded here so its echoes are found.
+        let coding = if no_body {
+            None
+        } else {
+            match coding_of(&te, &ce) {
+                Ok(c) => c,
+                Err(what) => {
+                    answer(
+                        cw,
+                        "502 Bad Gateway",
+                        &format!(
+                            "skarn: net: the bound host answered in a coding ({what}) the proxy cannot scrub\n"
+                        ),
+                    )
+                    .await;
+                    return Ok(Next::Close);
+                }
+            }
+        };
+        let framing = if no_body {
             Framing::Length(0)
         } else if te
             .iter()
@@ -218,7 +241,33 @@ where
         } else {
             Framing::UntilClose
         };
-        body(ur, cw, framing, Some(scrub), cx, false).await?;
+        // Decoded bodies go on chunked (length-delimited by close to an
+        // HTTP/1.0 client), without the coding's headers.
+        let mut out_framing = framing;
+        if coding.is_some() {
+            let chunked = !req.http10;
+            head = rewrite_head(&res, chunked);
+            out_framing = if chunked {
+                Framing::Chunked
+            } else {
+                close = true;
+                Framing::UntilClose
+            };
+        }
+        scrub.all(&mut head);
+        put(cw, &head, cx, false).await?;
+        if code == 101 {
+            return Ok(Next::Upgrade);
+        }
+        if (100..200).contains(&code) {
+            continue;
+        }
+        let mut dec = coding.map(Decoder::new);
+        let filter = match dec.as_mut() {
+            Some(d) => Filter::Decode(d, scrub),
+            None => Filter::Scrub(scrub),
+        };
+        body(ur, cw, framing, out_framing, filter, cx, false).await?;
         return Ok(if close || framing == Framing::UntilClose {
             Next::Close
         } else {
@@ -227,12 +276,128 @@ where
     }
 }
 
-/// Pass a body on with `framing`, through `scrub` if given.
+/// A response head without its coding and length headers, framed anew.
+fn rewrite_head(res: &httparse::Response<'_, '_>, chunked: bool) -> Vec<u8> {
+    let mut h = format!(
+        "HTTP/1.1 {} {}\r\n",
+        res.code.unwrap_or(0),
+        res.reason.unwrap_or("")
+    )
+    .into_bytes();
+    for x in res.headers.iter() {
+        if matches!(
+            x.name.to_ascii_lowercase().as_str(),
+            "transfer-encoding" | "content-length" | "content-encoding" | "connection"
+        ) {
+            continue;
+        }
+        h.extend_from_slice(x.name.as_bytes());
+        h.extend_from_slice(b": ");
+        h.extend_from_slice(x.value);
+        h.extend_from_slice(b"\r\n");
+    }
+    h.extend_from_slice(if chunked {
+        b"Transfer-Encoding: chunked\r\n\r\n".as_slice()
+    } else {
+        b"Connection: close\r\n\r\n".as_slice()
+    });
+    h
+}
+
+/// What a body passes through on its way.
+enum Filter<'a> {
+    None,
+    Scrub(&'a mut Scrubber),
+    Decode(&'a mut Decoder, &'a mut Scrubber),
+}
+
+/// Where filtered bytes go: raw, or each piece as one chunk (one write,
+/// so one TLS record run per piece).
+async fn emit<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    d: &[u8],
+    chunked: bool,
+    frame: &mut Vec<u8>,
+    cx: &Ctx<'_>,
+    out: bool,
+) -> io::Result<()> {
+    if d.is_empty() {
+        return Ok(());
+    }
+    if !chunked {
+        return put(w, d, cx, out).await;
+    }
+    frame.clear();
+    frame.extend_from_slice(format!("{:x}\r\n", d.len()).as_bytes());
+    frame.extend_from_slice(d);
+    frame.extend_from_slice(b"\r\n");
+    put(w, frame, cx, out).await
+}
+
+fn undecodable(e: DecodeError) -> io::Error {
+    io::Error::other(e.0)
+}
+
+impl Filter<'_> {
+    /// Pass `d` through the filter to `w`.
+    async fn pass<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut W,
+        d: &[u8],
+        chunked: bool,
+        frame: &mut Vec<u8>,
+        cx: &Ctx<'_>,
+        out: bool,
+    ) -> io::Result<()> {
+        match self {
+            Filter::None => emit(w, d, chunked, frame, cx, out).await,
+            Filter::Scrub(s) => emit(w, s.push(d), chunked, frame, cx, out).await,
+            Filter::Decode(dec, s) => {
+                let mut rest = d;
+                loop {
+                    let (n, o) = dec.step(rest).map_err(undecodable)?;
+                    rest = &rest[n..];
+                    if n == 0 && o.is_empty() {
+                        if rest.is_empty() {
+                            return Ok(());
+                        }
+                        return Err(io::Error::other("the decoder made no progress"));
+                    }
+                    emit(w, s.push(&o), chunked, frame, cx, out).await?;
+                }
+            }
+        }
+    }
+
+    /// The end of the body: what the filter still holds.
+    async fn finish<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut W,
+        chunked: bool,
+        frame: &mut Vec<u8>,
+        cx: &Ctx<'_>,
+        out: bool,
+    ) -> io::Result<()> {
+        match self {
+            Filter::None => Ok(()),
+            Filter::Scrub(s) => emit(w, s.finish(), chunked, frame, cx, out).await,
+            Filter::Decode(dec, s) => {
+                let o = dec.finish().map_err(undecodable)?;
+                emit(w, s.push(&o), chunked, frame, cx, out).await?;
+                emit(w, s.finish(), chunked, frame, cx, out).await
+            }
+        }
+    }
+}
+
+/// Pass a body read with framing `inf` on with framing `outf` (the same,
+/// or chunked/until-close for a decoded one), through `filter`.
 async fn body<R, W>(
     r: &mut Reader<R>,
     w: &mut W,
-    framing: Framing,
-    mut scrub: Option<&mut Scrubber>,
+    inf: Framing,
+    outf: Framing,
+    mut filter: Filter<'_>,
     cx: &Ctx<'_>,
     out: bool,
 ) -> io::Result<()>
@@ -240,72 +405,52 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    const STEP: usize = 64 * 1024;
-    match framing {
-        Framing::Length(mut n) => {
-            while n > 0 {
-                let d = r.some(n.min(STEP as u64) as usize).await?;
-                if d.is_empty() {
-                    return Err(io::ErrorKind::UnexpectedEof.into());
+    const STEP: usize = 256 * 1024;
+    let chunked = outf == Framing::Chunked;
+    let mut frame = Vec::new();
+    let mut left = match inf {
+        Framing::Length(n) => n,
+        _ => u64::MAX,
+    };
+    loop {
+        let want = match inf {
+            Framing::Chunked => {
+                let line = r.line().await?;
+                let n = chunk_size(&line).ok_or_else(|| io::Error::other("bad chunk size"))?;
+                if n == 0 {
+                    // Trailers are dropped.
+                    while !r.line().await?.is_empty() {}
+                    break;
                 }
-                n -= d.len() as u64;
-                match scrub.as_deref_mut() {
-                    Some(s) => put(w, &s.push(&d), cx, out).await?,
-                    None => put(w, &d, cx, out).await?,
-                }
+                n
             }
-            if let Some(s) = scrub {
-                put(w, &s.finish(), cx, out).await?;
-            }
-        }
-        Framing::UntilClose => loop {
-            let d = r.some(STEP).await?;
+            _ if left == 0 => break,
+            _ => left,
+        };
+        let mut this = want;
+        while this > 0 {
+            let cap = this.min(STEP as u64) as usize;
+            let d = r.some_ref(cap).await?;
             if d.is_empty() {
-                if let Some(s) = scrub {
-                    put(w, &s.finish(), cx, out).await?;
+                if inf == Framing::UntilClose {
+                    left = 0;
+                    break;
                 }
-                break;
+                return Err(io::ErrorKind::UnexpectedEof.into());
             }
-            match scrub.as_deref_mut() {
-                Some(s) => put(w, &s.push(&d), cx, out).await?,
-                None => put(w, &d, cx, out).await?,
-            }
-        },
-        Framing::Chunked => loop {
-            let line = r.line().await?;
-            let n = chunk_size(&line).ok_or_else(|| io::Error::other("bad chunk size"))?;
-            if n == 0 {
-                // Trailers are dropped; the end is re-sent plainly.
-                while !r.line().await?.is_empty() {}
-                if let Some(s) = scrub.as_deref_mut() {
-                    let rest = s.finish();
-                    if !rest.is_empty() {
-                        put(w, format!("{:x}\r\n", rest.len()).as_bytes(), cx, out).await?;
-                        put(w, &rest, cx, out).await?;
-                        put(w, b"\r\n", cx, out).await?;
-                    }
-                }
-                put(w, b"0\r\n\r\n", cx, out).await?;
-                break;
-            }
-            let mut left = n;
-            while left > 0 {
-                let d = r.exact(left.min(STEP as u64) as usize).await?;
+            this -= d.len() as u64;
+            if inf != Framing::Chunked {
                 left -= d.len() as u64;
-                let d = match scrub.as_deref_mut() {
-                    Some(s) => s.push(&d).to_vec(),
-                    None => d,
-                };
-                if !d.is_empty() {
-                    put(w, format!("{:x}\r\n", d.len()).as_bytes(), cx, out).await?;
-                    put(w, &d, cx, out).await?;
-                    put(w, b"\r\n", cx, out).await?;
-                }
             }
-            if !r.line().await?.is_empty() {
-                return Err(io::Error::other("chunk data longer than its size"));
-            }
-        },
+            filter.pass(w, d, chunked, &mut frame, cx, out).await?;
+        }
+        if inf == Framing::Chunked && !r.line().await?.is_empty() {
+            return Err(io::Error::other("chunk data longer than its size"));
+        }
+    }
+    filter.finish(w, chunked, &mut frame, cx, out).await?;
+    if chunked {
+        put(w, b"0\r\n\r\n", cx, out).await?;
     }
     Ok(())
 }
@@ -326,16 +471,18 @@ async fn upgraded<CR, CW, UR, UW>(
     UR: AsyncRead + Unpin,
     UW: AsyncWrite + Unpin,
 {
+    let until = Framing::UntilClose;
     let up = async {
-        let _ = body(&mut cr, &mut uw, Framing::UntilClose, None, cx, true).await;
+        let _ = body(&mut cr, &mut uw, until, until, Filter::None, cx, true).await;
         let _ = uw.shutdown().await;
     };
     let down = async {
         let _ = body(
             &mut ur,
             &mut cw,
-            Framing::UntilClose,
-            Some(scrub),
+            until,
+            until,
+            Filter::Scrub(scrub),
             cx,
             false,
         )

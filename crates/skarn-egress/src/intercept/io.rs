@@ -94,27 +94,16 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
     }
 
-    /// Up to `max` bytes (at least one); `Ok(empty)` at end of stream.
-    pub(crate) async fn some(&mut self, max: usize) -> io::Result<Vec<u8>> {
+    /// Up to `max` bytes (at least one) of the buffer itself, no copy;
+    /// empty at end of stream.
+    pub(crate) async fn some_ref(&mut self, max: usize) -> io::Result<&[u8]> {
         if self.pending().is_empty() && self.fill().await? == 0 {
-            return Ok(Vec::new());
+            return Ok(&[]);
         }
         let n = self.pending().len().min(max);
-        let v = self.pending()[..n].to_vec();
+        let start = self.pos;
         self.pos += n;
-        Ok(v)
-    }
-
-    /// Exactly `n` bytes.
-    pub(crate) async fn exact(&mut self, n: usize) -> io::Result<Vec<u8>> {
-        while self.pending().len() < n {
-            if self.fill().await? == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-        }
-        let v = self.pending()[..n].to_vec();
-        self.pos += n;
-        Ok(v)
+        Ok(&self.buf[start..start + n])
     }
 }
 

@@ -5,10 +5,14 @@
 //! and passes each request through [`request::prepare`] and each response
 //! through the echo scrubber.
 
+mod decode;
 mod exchange;
+mod forms;
 mod io;
 pub(crate) mod request;
 mod scrub;
+
+pub(crate) use scrub::Scrubber;
 
 use std::sync::Arc;
 
@@ -29,6 +33,8 @@ pub struct Interceptor {
     /// sent, for the whole run: a bound host that stores a header and
     /// shows it later, on another connection, is scrubbed too.
     produced: std::sync::Mutex<scrub::Pairs>,
+    /// The scrubbing automaton and how many produced values it knows.
+    engine: std::sync::Mutex<(usize, Arc<scrub::Engine>)>,
     leaves: LeafMaker,
     upstream: Arc<ClientConfig>,
 }
@@ -76,8 +82,13 @@ impl Interceptor {
                 .with_root_certificates(roots)
                 .with_no_client_auth();
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let engine = Arc::new(scrub::Engine::new(
+            &bindings.echo_pairs(),
+            &value_forms(&bindings),
+        ));
         Ok(Interceptor {
             produced: std::sync::Mutex::new(Vec::new()),
+            engine: std::sync::Mutex::new((0, engine)),
             bindings,
             leaves: LeafMaker::new(ca)?,
             upstream: Arc::new(cfg),
@@ -105,18 +116,27 @@ impl Interceptor {
         true
     }
 
-    /// A scrubber for one response: the values and every produced header.
+    /// A scrubber for one response: the values' forms and every produced
+    /// header; the automaton is rebuilt only when a header was added.
     pub(crate) fn scrubber(&self) -> scrub::Scrubber {
-        let mut pairs = self.bindings.echo_pairs();
-        pairs.extend(
-            self.produced
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .cloned(),
-        );
-        scrub::Scrubber::new(pairs)
+        let produced = self.produced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cached = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.0 != produced.len() {
+            let mut whole = self.bindings.echo_pairs();
+            whole.extend(produced.iter().cloned());
+            let engine = scrub::Engine::new(&whole, &value_forms(&self.bindings));
+            *cached = (produced.len(), Arc::new(engine));
+        }
+        scrub::Scrubber::new(cached.1.clone())
     }
+}
+
+/// Every form of every bound value, paired with its placeholder's.
+fn value_forms(b: &Bindings) -> scrub::Pairs {
+    b.echo_pairs()
+        .iter()
+        .flat_map(|(v, p)| forms::pairs(v, p))
+        .collect()
 }
 
 fn server_name(t: &Target) -> Option<ServerName<'static>> {

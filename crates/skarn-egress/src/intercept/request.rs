@@ -31,6 +31,8 @@ pub(crate) struct Outgoing {
     pub(crate) expect_continue: bool,
     pub(crate) close: bool,
     pub(crate) is_head: bool,
+    /// The client speaks HTTP/1.0 (no chunked bodies to it).
+    pub(crate) http10: bool,
     pub(crate) method: String,
     pub(crate) path: String,
     /// Secrets substituted.
@@ -183,6 +185,11 @@ pub(crate) fn prepare(
         out.extend_from_slice(&value);
         out.extend_from_slice(b"\r\n");
     }
+    if let Some(f) = used.iter().find(|f| b.binds_route(**f))
+        && let Some(why) = route_override(req.headers, &path)
+    {
+        return Err(secret_refusal(*f, why));
+    }
     // Identity bodies, so an echoed value is found in the response.
     out.extend_from_slice(b"Accept-Encoding: identity\r\n\r\n");
     Ok(Outgoing {
@@ -191,11 +198,76 @@ pub(crate) fn prepare(
         expect_continue,
         close,
         is_head: method == "HEAD",
+        http10: version == 0,
         method: method.to_string(),
         path: shown_path,
         used,
         pairs,
     })
+}
+
+/// Request headers through which common frameworks and gateways let a
+/// request name another method or path than its request line's.
+const OVERRIDE_HEADERS: &[&str] = &[
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+    "x-original-method",
+    "x-original-url",
+    "x-rewrite-url",
+    "x-original-uri",
+    "x-forwarded-path",
+    "x-forwarded-prefix",
+    "x-forwarded-uri",
+    "x-envoy-original-path",
+];
+
+/// Why a request that carries a method- or path-bound secret is refused
+/// for naming another method or path (finding F4): an override header,
+/// or a `_method` query parameter (Rails, Laravel, Express), under any
+/// percent-encoding of its name.
+fn route_override(headers: &[httparse::Header<'_>], path: &str) -> Option<String> {
+    if let Some(h) = headers.iter().find(|h| {
+        OVERRIDE_HEADERS
+            .iter()
+            .any(|o| h.name.eq_ignore_ascii_case(o))
+    }) {
+        return Some(format!(
+            "header {} could override the bound method or path",
+            h.name
+        ));
+    }
+    let query = path.split_once('?').map_or("", |(_, q)| q);
+    let named_method = query.split(['&', ';']).any(|kv| {
+        let name = kv.split('=').next().unwrap_or("");
+        let decoded = percent_decoded(name).to_ascii_lowercase();
+        decoded.trim_matches(|c: char| c.is_ascii_whitespace()) == "_method"
+    });
+    named_method.then(|| "query parameter _method could override the bound method".into())
+}
+
+/// `s` with `%XX` escapes (and `+`) decoded, bytes shown lossily.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match b[i] {
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A header value with the placeholders it may carry replaced (also
@@ -334,5 +406,40 @@ mod tests {
             &bindings()
         )
         .is_err());
+    }
+
+    /// Finding F4 (atk27): a request carrying a method/path-bound secret
+    /// may not name another method or path in an override header or a
+    /// `_method` query parameter.
+    #[test]
+    fn method_and_path_overrides_are_refused_with_a_bound_secret() {
+        let auth = "Authorization: Bearer PH0123456789\r\n";
+        for extra in [
+            "X-HTTP-Method-Override: DELETE\r\n",
+            "x-http-method: DELETE\r\n",
+            "X-Method-Override: DELETE\r\n",
+            "X-Original-URL: /admin\r\n",
+            "X-Rewrite-URL: /admin\r\n",
+            "X-Forwarded-Prefix: /admin\r\n",
+        ] {
+            let head = format!("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\n{auth}{extra}\r\n");
+            assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
+        }
+        for q in [
+            "_method=DELETE",
+            "a=1&_method=DELETE",
+            "%5Fmethod=DELETE",
+            "_METHOD=x",
+        ] {
+            let head = format!("GET /v1/x?{q} HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n");
+            assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
+        }
+        // Without the secret, or with a harmless parameter, they pass.
+        ok(
+            "GET /v1/x?_method=DELETE HTTP/1.1\r\nHost: api.test:8443\r\nX-HTTP-Method-Override: PUT\r\n\r\n",
+        );
+        ok(&format!(
+            "GET /v1/x?method=a&x_method=b HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n"
+        ));
     }
 }

@@ -179,6 +179,14 @@ impl Bindings {
         Ok(())
     }
 
+    /// Whether secret `f` is bound to methods or paths (requests that
+    /// carry it may then not name another method or path in a header
+    /// or query parameter some frameworks honour).
+    pub fn binds_route(&self, f: Found) -> bool {
+        let c = &self.list[f.0];
+        !c.methods.is_empty() || !c.paths.is_empty()
+    }
+
     /// `text` with every placeholder of `found` replaced by its value.
     pub fn substitute(&self, text: &[u8], found: &[Found]) -> Zeroizing<Vec<u8>> {
         let mut out = Zeroizing::new(text.to_vec());

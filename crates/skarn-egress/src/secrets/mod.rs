@@ -15,7 +15,6 @@ mod keyring;
 mod matcher;
 pub mod placeholder;
 
-pub(crate) use matcher::replace_same_len as matcher_replace;
 pub use matcher::{Bindings, Found, PathGlob};
 
 use serde::{Deserialize, Serialize};

@@ -9,3 +9,4 @@ mod limits;
 mod proxy;
 mod relay_integrity;
 mod secrets;
+mod secrets_echo;

@@ -141,7 +141,7 @@ impl Setup {
 fn curl_missing() -> bool {
     let missing = Command::new("curl").arg("--version").output().is_err();
     if missing {
-        eprintln!("SKIPPED: curl is not installed");
+        skarn_test_support::skip::report_skip(module_path!(), "curl is not installed");
     }
     missing
 }
@@ -297,8 +297,7 @@ except Exception as e:
     );
     let o = Command::new("python3").args(["-c", &script]).output();
     let Ok(o) = o else {
-        eprintln!("SKIPPED: python3 is not installed");
-        return;
+        skarn_test_support::skip!("python3 is not installed");
     };
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!out.contains("200 OK"), "{out}");
@@ -364,8 +363,7 @@ print(out.decode("latin-1"))
 #[test]
 fn smuggled_requests_over_the_wire_get_no_value() {
     if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: python3 is not installed");
-        return;
+        skarn_test_support::skip!("python3 is not installed");
     }
     let s = setup();
     let (a, b, ph) = (s.a.port, s.b.port, s.ph_a.clone());

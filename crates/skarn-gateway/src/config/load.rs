@@ -19,6 +19,11 @@ struct RawFile {
     gateway: Option<GatewayConfig>,
     #[serde(default)]
     servers: Option<BTreeMap<String, Spanned<RawServer>>>,
+    /// The other top-level keys: `[run]`, `[secrets]`, `[hook]` belong to
+    /// other readers; anything else is refused (a typo ignored in silence
+    /// would be a setting the user believes in).
+    #[serde(flatten)]
+    other: BTreeMap<String, toml::Value>,
 }
 
 /// Byte offset of the first `[name]` or `[name.…]` table header (0 when
@@ -115,6 +120,16 @@ impl Config {
                 }
             }
         })?;
+        if let Some((name, (line, column))) =
+            skarn_sandbox::config::unknown_top_level(raw.other.into_keys(), text)
+        {
+            return Err(ConfigError {
+                file: file.to_owned(),
+                line,
+                column,
+                message: skarn_sandbox::config::unknown_top_level_message(&name),
+            });
+        }
         let gateway_span = table_header_offset(text, "gateway");
         let gateway = raw.gateway.unwrap_or_default();
         gateway.check().map_err(|m| err_at(gateway_span, m))?;

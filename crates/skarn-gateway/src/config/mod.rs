@@ -10,10 +10,12 @@
 
 mod gateway_section;
 mod load;
+pub mod programs;
 mod server_table;
 #[cfg(test)]
 mod tests;
 mod untrusted;
+mod untrusted_gateway;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -130,9 +130,15 @@ fn env_literal_and_from_env() {
 fn limits_table_without_gateway_header() {
     let c = Config::parse("[gateway.limits]\nmax_tool_calls = 5\n", "f").unwrap();
     assert_eq!(c.gateway.limits.max_tool_calls, 5);
-    let e = Config::parse("x = 1\n\n[gateway]\nnamespace_separator = \"\"\n", "f").unwrap_err();
+    let e = Config::parse("# x\n\n[gateway]\nnamespace_separator = \"\"\n", "f").unwrap_err();
     assert_eq!(e.line, 3, "{e}");
-    assert_eq!(e.line, 3, "{e}");
+    // An unknown top-level key is refused where it is written.
+    let e = Config::parse("[gateway]\n\n[sevrers.a]\ncommand = \"x\"\n", "f").unwrap_err();
+    assert_eq!((e.line, e.column), (3, 1), "{e}");
+    assert!(
+        e.to_string().contains("unknown top-level key `sevrers`"),
+        "{e}"
+    );
 }
 
 #[test]

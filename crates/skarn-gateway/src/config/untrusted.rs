@@ -7,8 +7,10 @@
 //! (`from_env`) and the user's secrets (`{ secret = ... }`) are not
 //! passed, an HTTP server may not reach private
 //! addresses nor get a token from skarn's environment (`auth`), `execute`
-//! keeps its confined worker (`isolation = "in_process"` is ignored), and
-//! `[gateway] workspace` is ignored. Narrowing settings stay.
+//! keeps its confined worker (`isolation = "in_process"` is ignored),
+//! `[gateway] workspace` is ignored, and `[gateway]` bounds above the
+//! defaults (Code Mode limits, timeouts, caps) are the defaults
+//! (`untrusted_gateway`). Narrowing settings stay.
 
 use skarn_sandbox::NetPolicy;
 use skarn_sandbox::policy::Limits;
@@ -27,11 +29,29 @@ impl Config {
         let home = std::env::var_os("HOME")
             .map(std::path::PathBuf::from)
             .filter(|h| h.is_absolute());
-        if skarn_sandbox::trust::TrustStore::for_home(home.as_deref()).trusts(path, text.as_bytes())
-        {
-            return Ok((cfg, None));
+        let store = skarn_sandbox::trust::TrustStore::for_home(home.as_deref());
+        let mut changed = Vec::new();
+        if store.trusts(path, text.as_bytes()) {
+            // Its unconfined servers' programs in project directories must
+            // be what the user trusted with it (ADR 0095).
+            for (alias, p) in cfg.unconfined_programs() {
+                let same = skarn_sandbox::trust::digest_file(&p)
+                    .is_some_and(|d| store.trusts_digest(&p, &d));
+                if !same {
+                    changed.push(format!(
+                        "[servers.{alias}] runs {}, which changed since the file was trusted \
+                         (a sandboxed command or the agent may write it): the whole file is \
+                         treated as untrusted",
+                        p.display()
+                    ));
+                }
+            }
+            if changed.is_empty() {
+                return Ok((cfg, None));
+            }
         }
-        let notes = cfg.narrow_untrusted();
+        let mut notes = changed;
+        notes.extend(cfg.narrow_untrusted());
         if notes.is_empty() {
             return Ok((cfg, None));
         }
@@ -61,6 +81,7 @@ impl Config {
             self.gateway.isolation = skarn_worker::Isolation::Auto;
             notes.push("[gateway] isolation = \"in_process\" (auto is used)".into());
         }
+        notes.extend(super::untrusted_gateway::narrow(&mut self.gateway));
         let dir = self
             .path
             .as_ref()

@@ -148,8 +148,13 @@ impl Relay {
         rounds: &Rounds,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        if rounds.caps.sampling.is_none() {
+        let Some(sampling) = &rounds.caps.sampling else {
             return Err(Relay::undeclared("sampling"));
+        };
+        // As on the 2025-11-25 path: tools only to a client that declared
+        // sampling tools (attack finding F7b).
+        if (params.tools.is_some() || params.tool_choice.is_some()) && sampling.tools.is_none() {
+            return Err(Relay::undeclared("sampling tools"));
         }
         params
             .validate()
@@ -167,8 +172,17 @@ impl Relay {
         rounds: &Rounds,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
-        if rounds.caps.elicitation.is_none() {
+        let Some(e) = &rounds.caps.elicitation else {
             return Err(Relay::undeclared("elicitation"));
+        };
+        // The mode must be one the client declared (attack finding F7):
+        // URL mode only with `url`; `{}` is form mode (2025-06-18).
+        let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
+        if url && e.url.is_none() {
+            return Err(Relay::undeclared("URL-mode elicitation"));
+        }
+        if !url && e.form.is_none() && e.url.is_some() {
+            return Err(Relay::undeclared("form-mode elicitation"));
         }
         let request = InputRequest::Elicitation(ElicitRequest::new(params));
         answer(

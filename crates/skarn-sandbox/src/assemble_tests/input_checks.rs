@@ -145,3 +145,25 @@ fn workspace_resolution() {
     let e = Workspace::resolve(Some(Path::new("f")), WorkspaceRoot::Repo, &repo, None);
     assert!(e.unwrap_err().to_string().contains("is not a directory"));
 }
+
+#[test]
+fn a_config_grant_of_a_missing_path_is_an_error_like_the_flag() {
+    let t = Tmp::new();
+    for key in ["read", "exec"] {
+        let e = config_error(&t.0, &format!("[run]\n{key} = [\"./missing\"]\n"));
+        assert!(
+            e.contains(":2:") && e.contains("no such file or directory"),
+            "{e}"
+        );
+    }
+    // What exists is granted; deny_read of a missing path stays allowed
+    // (it only narrows).
+    std::fs::create_dir_all(t.0.join("here")).unwrap();
+    let l = layer(
+        &t.0,
+        "ok.toml",
+        "[run]\nread = [\"here\"]\ndeny_read = [\"gone\"]\n",
+    );
+    assert_eq!(l.read.len(), 1);
+    assert_eq!(l.deny_read.len(), 1);
+}

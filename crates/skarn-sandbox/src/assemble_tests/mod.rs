@@ -19,6 +19,11 @@ struct Tmp(PathBuf, #[allow(dead_code)] skarn_test_support::TempDir);
 impl Tmp {
     fn new() -> Tmp {
         let d = skarn_test_support::TempDir::new("layers");
+        // The paths the test files grant to read or run (a grant of a
+        // missing path is an error).
+        for g in ["ra", "rb", "xa", "xb"] {
+            std::fs::create_dir_all(d.path().join(g)).unwrap();
+        }
         Tmp(std::fs::canonicalize(d.path()).unwrap(), d)
     }
 }

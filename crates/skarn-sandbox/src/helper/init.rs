@@ -104,9 +104,22 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         sys::kill(-t, libc::SIGKILL);
     }
     if let Some(ws) = &plan.tmp_watch {
-        let lost = written_beside(ws, run.fs);
-        if !lost.is_empty() {
-            send(wr, &StageMsg::Lost(lost.join(" ")));
+        let (warn, temp): (Vec<String>, Vec<String>) = written_beside(ws, run.fs)
+            .into_iter()
+            .partition(|p| looks_like_work(ws, Path::new(p)));
+        if !warn.is_empty() {
+            send(wr, &StageMsg::Lost(warn.join(" ")));
+        }
+        if !temp.is_empty() {
+            // Tools' temporary files (a test run's scratch directories):
+            // in the report, not a warning after every test run.
+            send(
+                wr,
+                &StageMsg::Info(format!(
+                    "temporary files written to the run's private /tmp and discarded: {}",
+                    temp.join(" ")
+                )),
+            );
         }
     }
     sys::exit_now(code)
@@ -171,6 +184,29 @@ fn written_beside(ws: &Path, fs: &[FsOp]) -> Vec<String> {
         .collect()
 }
 
+/// Whether an entry written beside the workspace looks like the user's
+/// work (`git worktree add ../wt`, `cp -r . ../copy`): a sibling of the
+/// workspace whose name is not one tools give their temporary files.
+/// Anything else (entries higher up, `tmpXXXX`, `pytest-of-root`) is a
+/// tool's scratch space.
+fn looks_like_work(ws: &Path, entry: &Path) -> bool {
+    const TEMP_PREFIXES: &[&str] = &[
+        "tmp", ".tmp", "temp", "pytest-", "npm-", "node-", "v8-", "jest", "cargo", "rustc", "pip-",
+        "go-build", "babel", "vite", "ts-node", "hsperf", ".X", "systemd-", "skarn-",
+    ];
+    let sibling = entry.parent() == ws.parent();
+    let name = entry
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let temp = TEMP_PREFIXES
+        .iter()
+        .any(|p| name.starts_with(&p.to_lowercase()))
+        || name.ends_with(".tmp")
+        || name.ends_with(".lock");
+    sibling && !temp
+}
+
 /// Entries of the private /tmp along the way to the workspace other than
 /// that way itself: what the command wrote there is discarded with the run.
 fn written_beside_paths(ws: &Path) -> Vec<PathBuf> {
@@ -190,4 +226,25 @@ fn written_beside_paths(ws: &Path) -> Vec<PathBuf> {
         dir.push(next);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_work;
+    use std::path::Path;
+
+    #[test]
+    fn siblings_are_work_and_tool_scratch_is_not() {
+        let ws = Path::new("/tmp/proj/ws");
+        assert!(looks_like_work(ws, Path::new("/tmp/proj/wt")));
+        assert!(looks_like_work(ws, Path::new("/tmp/proj/copy")));
+        for temp in ["tmpa1b2", "pytest-of-root", "npm-123", "x.tmp", "TMP9"] {
+            assert!(
+                !looks_like_work(ws, &Path::new("/tmp/proj").join(temp)),
+                "{temp}"
+            );
+        }
+        // Higher up: a tool's scratch space, whatever its name.
+        assert!(!looks_like_work(ws, Path::new("/tmp/results")));
+    }
 }

@@ -20,6 +20,8 @@ pub(super) struct Before {
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
     todos: Option<crate::rebase_todo::Before>,
+    /// When the run started (settings entries changed since are set aside).
+    started: std::time::SystemTime,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -45,6 +47,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
             .as_ref()
             .map(|_| HeadGuard::save(&plan.workspace)),
         git_odd: git_dirs.map(crate::git_sweep::before),
+        started: std::time::SystemTime::now(),
     }
 }
 
@@ -70,6 +73,11 @@ pub(super) fn after(
             ));
         }
         found.extend(crate::nested_git::vet_new(&a.vet_roots, nested, run_id));
+        found.extend(crate::nested_git::set_aside_new_settings(
+            &a.vet_roots,
+            saved.started,
+            run_id,
+        ));
         found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
     }
     if let Some(b) = &saved.git_odd {

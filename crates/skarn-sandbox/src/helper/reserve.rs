@@ -217,7 +217,17 @@ fn nested_repos(
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
 ) -> Vec<PathBuf> {
-    let (nested, sockets, truncated) = crate::nested_git::find_with_sockets(&r.nested_roots);
+    let crate::nested_git::Walk {
+        repos: nested,
+        sockets,
+        settings,
+        truncated,
+    } = crate::nested_git::find_with_sockets(&r.nested_roots);
+    // Settings read in any directory (`sub/.claude`, `sub/.envrc`): kept
+    // read-only like the workspace's own; new ones are set aside after.
+    for s in settings {
+        ops.push((s, false, false));
+    }
     if sockets.len() >= crate::nested_git::MAX_SOCKETS {
         notes.degraded.push(format!(
             "more than {} unix sockets inside the writable grants: those past the first {} are \

@@ -183,7 +183,11 @@ pub(super) fn finish(
             .as_bytes(),
         );
     }
-    if !out.timed_out && !fatal && out.code != 0 && !plan.failure_hint.is_empty() {
+    if !out.timed_out && !fatal && out.code == 127 && plan.not_found_hint.is_some() {
+        if let Some(h) = &plan.not_found_hint {
+            sys::write_fd(2, format!("{h}\n").as_bytes());
+        }
+    } else if !out.timed_out && !fatal && out.code != 0 && !plan.failure_hint.is_empty() {
         sys::write_fd(2, format!("{}\n", plan.failure_hint).as_bytes());
     }
     print_report(plan.report_format, &report);

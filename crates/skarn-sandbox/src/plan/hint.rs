@@ -7,6 +7,15 @@ use super::grants::Granted;
 use super::{Access, Namespaces};
 use crate::policy::{NetPolicy, Policy};
 
+/// The parts of [`failure_hint`]'s line that name a wider policy (flags
+/// and where to read more): for a person at a terminal. What relays the
+/// line to a model (the gateway) removes them: the model gets the fact.
+pub const ADVICE: &[&str] = &[
+    "; --net loopback|outbound|all",
+    " (--net outbound|all)",
+    "; run with --report for the full policy",
+];
+
 /// What the sandbox denies, in one line, for an agent to tell a denial
 /// from a bug and ask for exactly the grant it needs.
 pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: bool) -> String {
@@ -25,13 +34,14 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
     }
     format!(
         "skarn: sandbox: the command failed; denied here: network {}; writes outside {}{}; \
-         secret paths (~/.ssh, ~/.aws, ...); run with --report for the full policy",
+         secret paths (~/.ssh, ~/.aws, ...){}",
         match policy.net {
-            NetPolicy::DenyAll => "(all of it: names do not resolve; --net loopback|outbound|all)",
-            NetPolicy::AllowLoopback => "beyond the sandbox's own loopback (--net outbound|all)",
-            NetPolicy::AllowOutbound => "inbound (listen/bind)",
-            NetPolicy::AllowAll => "nothing",
-            NetPolicy::AllowHosts(_) => "to hosts outside the allow list (see skarn: net: lines)",
+            NetPolicy::DenyAll => format!("(all of it: names do not resolve{})", ADVICE[0]),
+            NetPolicy::AllowLoopback => format!("beyond the sandbox's own loopback{}", ADVICE[1]),
+            NetPolicy::AllowOutbound => "inbound (listen/bind)".into(),
+            NetPolicy::AllowAll => "nothing".into(),
+            NetPolicy::AllowHosts(_) =>
+                "to hosts outside the allow list (see skarn: net: lines)".into(),
         },
         writable.join(", "),
         if private.is_empty() {
@@ -43,7 +53,50 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
                 if private.len() > 1 { "are" } else { "is" }
             )
         },
+        ADVICE[2],
     )
+}
+
+/// When the command itself is a program the host has but the run cannot
+/// see (a PATH directory outside the grants, `~/bin`, `~/.local/bin`): the
+/// line that names its host path and the grant that makes it visible,
+/// printed when the command is not found (exit 127). Decided on the host
+/// before the run, against the same PATH the command inherits.
+pub(super) fn not_found_hint(
+    argv: &[std::ffi::OsString],
+    path_var: Option<&std::ffi::OsStr>,
+    g: &Granted,
+) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let name = argv.first()?;
+    let visible = |p: &Path| g.binds.iter().any(|(b, _, _)| p.starts_with(b));
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found: PathBuf = if name.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(name);
+        (p.is_absolute() && executable(&p)).then_some(p)?
+    } else {
+        let path_var = path_var?;
+        std::env::split_paths(path_var)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join(name))
+            .find(|p| executable(p))?
+    };
+    // Visible inside under its own name or its real one: then a 127 came
+    // from somewhere else.
+    let real = std::fs::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    if visible(&found) || visible(&real) {
+        return None;
+    }
+    let dir = found.parent()?.display().to_string();
+    Some(format!(
+        "skarn: {} is {} on the host, outside what this run may see: grant its directory \
+         with --exec {dir} (or exec = [\"{dir}\"] under [run] in ~/.config/skarn/config.toml)",
+        name.to_string_lossy(),
+        found.display()
+    ))
 }
 
 /// The workspace when it lies in the run's private /tmp.

@@ -28,6 +28,7 @@ mod trusted;
 use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
+pub use hint::ADVICE as FAILURE_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
@@ -56,6 +57,29 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         });
     }
     Ok(p)
+}
+
+/// The line naming a program the host has outside what the run may see
+/// (printed when the command is not found, exit 127), for callers to put
+/// in [`Plan::not_found_hint`]. Looks at the host (the command's `PATH`,
+/// the file system), so it stays out of the pure [`plan`].
+pub fn not_found_hint(
+    policy: &Policy,
+    host: &HostFacts,
+    plan: &Plan,
+    path_var: Option<&std::ffi::OsStr>,
+) -> Option<String> {
+    // Only a new root hides host programs from the command.
+    if !plan.ns.mount {
+        return None;
+    }
+    let g = grants::collect(policy, host, &mut empty_report(policy, host)).ok()?;
+    let own = plan
+        .set_env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| std::ffi::OsString::from(v));
+    hint::not_found_hint(&plan.argv, own.as_deref().or(path_var), &g)
 }
 
 /// One plan, without its namespace fallback.
@@ -136,6 +160,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report,
         report_format: ReportFormat::None,
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
+        not_found_hint: None,
         tmp_watch: hint::tmp_watch(&ws, ns),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),

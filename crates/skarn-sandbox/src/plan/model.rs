@@ -187,6 +187,10 @@ pub struct Plan {
     /// for exactly the grant it needs.
     #[serde(default)]
     pub failure_hint: String,
+    /// Printed instead when the command is not found (exit 127) but the
+    /// host has it outside the grants: its host path and the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_found_hint: Option<String>,
     /// The workspace when it lies in `/tmp`, which is private to the run:
     /// after the command, init lists what it wrote beside the workspace
     /// (e.g. `git worktree add ../wt`), since that is discarded.

@@ -190,12 +190,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for (n, notes) in &f.net_policies {
             println!("  {n}: {}", notes.join("; "));
         }
-        if f.degraded.is_empty() {
+        // Notes of a fully enforced policy are facts about how a
+        // protection is carried out, not gaps: said as notes.
+        let label = if f.status == skarn_sandbox::Status::FullyEnforced {
             println!("degraded: nothing");
+            "note"
         } else {
-            for d in &f.degraded {
-                println!("degraded: {d}");
-            }
+            "degraded"
+        };
+        for d in &f.degraded {
+            println!("{label}: {d}");
         }
         println!("seccomp denies: {}", f.seccomp_denied.join(" "));
         print!("{}", f.code_mode.to_text());
@@ -210,8 +214,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         attempt: format!("code mode worker: {}", a.what),
         escaped: !a.blocked,
         detail: a.detail.clone(),
+        works_check: false,
     }));
-    let escaped = results.iter().filter(|r| r.escaped).count();
+    let escaped = results
+        .iter()
+        .filter(|r| r.escaped && !r.works_check)
+        .count();
+    let broken = results
+        .iter()
+        .filter(|r| r.escaped && r.works_check)
+        .count();
     if args.json {
         println!(
             "{}",
@@ -222,16 +234,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         println!("self-test:");
         for r in &results {
-            println!(
-                "  {:<8} {:<58} {}",
-                if r.escaped { "ESCAPED" } else { "blocked" },
-                r.attempt,
-                r.detail
-            );
+            println!("  {:<8} {:<58} {}", r.verdict(), r.attempt, r.detail);
         }
-        println!("self-test: {} attempts, {} escaped", results.len(), escaped);
+        let checks = results.iter().filter(|r| r.works_check).count();
+        println!(
+            "self-test: {} attempts, {} escaped; {} usability checks, {} broken",
+            results.len() - checks,
+            escaped,
+            checks,
+            broken
+        );
     }
-    Ok(if escaped == 0 {
+    Ok(if escaped == 0 && broken == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -10,8 +10,26 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub(super) struct Attempt {
     pub(super) attempt: String,
+    /// For an escape attempt: it got through. For a usability check
+    /// (`works_check`): what must work inside did not.
     pub(super) escaped: bool,
     pub(super) detail: String,
+    /// A usability check (something the sandbox must allow), not an
+    /// escape attempt: printed as `works`/`BROKEN`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) works_check: bool,
+}
+
+impl Attempt {
+    /// The word for this result in the text listing.
+    pub(super) fn verdict(&self) -> &'static str {
+        match (self.works_check, self.escaped) {
+            (false, false) => "blocked",
+            (false, true) => "ESCAPED",
+            (true, false) => "works",
+            (true, true) => "BROKEN",
+        }
+    }
 }
 
 /// A scratch directory removed on drop.

@@ -284,7 +284,8 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         summary.push(serde_json::json!({"path": path, "changed": true, "backup": backup}));
     }
     let doc = serde_json::json!({
-        "client": format!("{client:?}"),
+        // The name the user types (`claude-code`), not the Rust variant.
+        "client": clap::ValueEnum::to_possible_value(&client).map(|v| v.get_name().to_owned()),
         "config": if args.http.is_none() { Some(&config) } else { None },
         "url": args.http,
         "files": summary,

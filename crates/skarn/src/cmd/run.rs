@@ -463,6 +463,12 @@ fn run_confined(
         host.treat_workspace_as_home(&policy, n.to_string());
     }
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
+    plan.not_found_hint = skarn_sandbox::plan::not_found_hint(
+        &policy,
+        &host,
+        &plan,
+        std::env::var_os("PATH").as_deref(),
+    );
     plan.report.notes.extend(grant_notes);
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
         let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);

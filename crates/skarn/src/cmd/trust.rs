@@ -49,12 +49,30 @@ pub fn trusted(path: &Path, text: &str) -> bool {
     TrustStore::for_home(home().as_deref()).trusts(path, text.as_bytes())
 }
 
-/// Record `text` (read from `path`) as trusted.
+/// Record `text` (read from `path`) as trusted, with the program files its
+/// unconfined servers run from project directories (ADR 0095).
 pub fn record(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
+    for (_, p) in programs(path, text) {
+        let digest = skarn_sandbox::trust::digest_file(&p)
+            .with_context(|| format!("cannot read {}", p.display()))?;
+        TrustStore::record_digest(&store, &p, digest)
+            .with_context(|| format!("cannot write {}", store.display()))?;
+    }
     TrustStore::record(&store, path, text.as_bytes())
         .with_context(|| format!("cannot write {}", store.display()))?;
     Ok(store)
+}
+
+/// The program files `text`'s unconfined servers run from project
+/// directories (none when it does not parse as a gateway file).
+fn programs(path: &Path, text: &str) -> Vec<(String, PathBuf)> {
+    skarn_gateway::Config::parse(text, &path.display().to_string())
+        .map(|mut c| {
+            c.path = Some(path.to_path_buf());
+            c.unconfined_programs()
+        })
+        .unwrap_or_default()
 }
 
 /// What `text` (the file `path`) widens, one line each (empty: nothing).
@@ -83,6 +101,14 @@ pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
     for s in cfg.servers.iter().filter(|s| s.enabled) {
         lines.push(format!("[servers.{}] {}", s.alias, describe(s)));
     }
+    cfg.path = Some(path.to_path_buf());
+    for (alias, p) in cfg.unconfined_programs() {
+        lines.push(format!(
+            "[servers.{alias}] runs {} unconfined from a project directory: trusted with this \
+             content only (any change, e.g. by the agent, makes the file untrusted again)",
+            p.display()
+        ));
+    }
     for n in cfg.narrow_untrusted() {
         lines.push(format!("{n}: applied only once trusted"));
     }
@@ -97,6 +123,7 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
             command,
             args,
             sandbox,
+            env,
             ..
         } => {
             let mut argv = vec![command.clone()];
@@ -112,7 +139,27 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
                     sandbox.exec.len()
                 ),
             };
-            format!("runs {}; {sb}", argv.join(" "))
+            // Every variable (a loader variable such as LD_PRELOAD runs
+            // code in the server): literal values as the file has them.
+            use skarn_gateway::config::EnvValue;
+            let vars: Vec<String> = env
+                .iter()
+                .map(|(k, v)| match v {
+                    EnvValue::Literal(x) => {
+                        let x: String = x.chars().take(80).collect();
+                        super::hook::quote(&format!("{k}={x}"))
+                    }
+                    EnvValue::FromEnv(_) => format!("{k} (from skarn's environment)"),
+                    EnvValue::StateFile(_) => format!("{k} (a state file)"),
+                    EnvValue::Secret(_) => format!("{k} (a secret)"),
+                })
+                .collect();
+            let vars = if vars.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", vars.join(" "))
+            };
+            format!("runs {}{vars}; {sb}", argv.join(" "))
         }
         ServerTransport::Http { url, .. } => format!("connects to {url}"),
     }

@@ -19,6 +19,12 @@ fn doctor_reports_mechanisms_as_text_and_json() {
     ] {
         assert!(s.contains(needle), "missing {needle:?} in\n{s}");
     }
+    // A fully enforced default policy lists nothing as degraded: its notes
+    // (how a protection is carried out) are notes.
+    if s.contains("status of the default policy: FullyEnforced") {
+        let degraded: Vec<&str> = s.lines().filter(|l| l.starts_with("degraded: ")).collect();
+        assert_eq!(degraded, ["degraded: nothing"], "{s}");
+    }
     let o = Command::new(exe())
         .args(["doctor", "--json"])
         .output()
@@ -48,5 +54,13 @@ fn self_test_blocks_every_escape() {
         .output()
         .unwrap();
     assert!(out(&o).contains("0 escaped"), "{}", out(&o));
+    assert!(out(&o).contains(", 0 broken"), "{}", out(&o));
     assert!(!out(&o).contains("ESCAPED "), "{}", out(&o));
+    // A usability check says whether the thing works, never "blocked".
+    let proxy = out(&o)
+        .lines()
+        .find(|l| l.contains("allowed host reachable through the proxy"))
+        .map(str::to_owned)
+        .unwrap_or_default();
+    assert!(proxy.trim_start().starts_with("works "), "{}", out(&o));
 }

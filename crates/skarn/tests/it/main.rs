@@ -21,6 +21,11 @@ mod common;
 // sandbox.
 #[cfg(target_os = "linux")]
 mod agent_boundary;
+// Issue 24: the file-tool guard and `skarn run` decide from one list.
+#[cfg(target_os = "linux")]
+mod agent_files;
+#[cfg(target_os = "linux")]
+mod agent_gateway;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;
@@ -91,6 +96,8 @@ mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
 #[cfg(target_os = "linux")]
 mod serve_hostile_down;
+#[cfg(target_os = "linux")]
+mod serve_hostile_peers;
 #[cfg(unix)]
 mod serve_http;
 #[cfg(unix)]

@@ -77,7 +77,7 @@ fn setup(t: &TempDir) -> (TestCa, PathBuf) {
 fn curl_missing() -> bool {
     let m = !host_has("curl", "--version");
     if m {
-        eprintln!("SKIPPED: curl is not installed");
+        skarn_test_support::skip::report_skip(module_path!(), "curl is not installed");
     }
     m
 }
@@ -276,8 +276,7 @@ fn git_backend(root: PathBuf) -> impl Fn(&Request) -> Response + Send + Sync + '
 #[test]
 fn git_push_over_https_with_the_placeholder_in_the_url() {
     if !host_has("git", "--version") || !Path::new("/usr/lib/git-core/git-http-backend").exists() {
-        eprintln!("SKIPPED: git or git-http-backend is not installed");
-        return;
+        skarn_test_support::skip!("git or git-http-backend is not installed");
     }
     let t = TempDir::new("sec-git");
     let (ca, ca_file) = setup(&t);
@@ -371,8 +370,7 @@ fn pip_installs_from_an_index_with_a_password_in_its_url() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_pip {
-        eprintln!("SKIPPED: /usr/bin/python3 has no pip");
-        return;
+        skarn_test_support::skip!("/usr/bin/python3 has no pip");
     }
     let t = TempDir::new("sec-pip");
     let (ca, ca_file) = setup(&t);

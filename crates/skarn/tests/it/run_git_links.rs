@@ -60,7 +60,7 @@ fn target(t: &TempDir) -> std::path::PathBuf {
 #[test]
 fn staged_repository_with_a_reflog_link_is_refused() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-staged");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -91,7 +91,7 @@ fn staged_repository_with_a_reflog_link_is_refused() {
 #[test]
 fn reflog_link_planted_in_an_existing_repository_is_removed() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-existing");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -124,7 +124,7 @@ fn reflog_link_planted_in_an_existing_repository_is_removed() {
 #[test]
 fn nested_links_under_refs_and_info_are_removed() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-nested");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -154,7 +154,7 @@ fn nested_links_under_refs_and_info_are_removed() {
 #[test]
 fn fifo_at_commit_editmsg_is_removed() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-fifo");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -183,7 +183,7 @@ fn fifo_at_commit_editmsg_is_removed() {
 #[test]
 fn links_the_user_made_before_the_run_are_kept() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-own");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -205,7 +205,7 @@ fn links_the_user_made_before_the_run_are_kept() {
 #[test]
 fn ordinary_git_inside_leaves_nothing_to_report() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitlink-usable");
     let (ws, home) = (t.dir("ws"), t.dir("home"));

@@ -95,7 +95,7 @@ fn missing_git_dir_cannot_be_created_with_hooks() {
 #[test]
 fn git_init_inside_is_staged_and_moved_in_without_hooks_or_code_config() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitinit");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -142,7 +142,7 @@ fn git_init_inside_is_staged_and_moved_in_without_hooks_or_code_config() {
 #[test]
 fn effective_git_config_paths_stay_read_only() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitcfg");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -193,7 +193,7 @@ fn effective_git_config_paths_stay_read_only() {
 #[test]
 fn linked_worktree_and_its_common_dir_stay_protected() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitwt");
     let (main, home) = (t.dir("main"), t.dir("home"));
@@ -239,7 +239,7 @@ fn linked_worktree_and_its_common_dir_stay_protected() {
 #[test]
 fn workspace_below_a_repository_cannot_reach_its_git_dir() {
     if !host_has("git", "--version") {
-        return;
+        skarn_test_support::skip!("git is not installed on this host");
     }
     let t = TempDir::new("gitsub");
     let (repo, home) = (t.dir("repo"), t.dir("home"));

@@ -66,8 +66,7 @@ fn files_host_tools_run_on_their_own_cannot_be_planted() {
 #[test]
 fn rebase_todo_exec_lines_left_by_a_run_are_set_aside() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("hostruns-rebase");
     let home = t.dir("home");
@@ -96,8 +95,7 @@ fn rebase_todo_exec_lines_left_by_a_run_are_set_aside() {
 #[test]
 fn git_alternates_cannot_be_planted() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("hostruns-alt");
     let home = t.dir("home");
@@ -179,8 +177,7 @@ fn terminal_control_strings_are_neutralised() {
     assert!(!s.contains("\x1b]52") && !s.contains("[21t"), "{s:?}");
     // A terminal: through `script`, which gives skarn a pseudo-terminal.
     if !host_has("script", "--version") {
-        eprintln!("skipped (terminal half): no `script` on the host");
-        return;
+        skarn_test_support::skip!("terminal half: no `script` on the host");
     }
     // Also written to the terminal through fd 0 (the command's input).
     let both = format!("{payload}; {payload} >&0");

@@ -84,12 +84,10 @@ fn as_root_the_whole_tree_is_in_the_runs_cgroups() {
     let host = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let (Some(pids_path), Some(_)) = (cgroup_path(&host, "pids"), cgroup_path(&host, "memory"))
     else {
-        eprintln!("skipped: needs v1 pids and memory hierarchies");
-        return;
+        skarn_test_support::skip!("needs v1 pids and memory hierarchies");
     };
     if !is_root() {
-        eprintln!("skipped: needs root");
-        return;
+        skarn_test_support::skip!("needs root");
     }
     let t = TempDir::new("cgroups");
     let (ws, home) = (t.dir("ws"), t.dir("home"));

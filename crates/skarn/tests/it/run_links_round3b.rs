@@ -142,8 +142,7 @@ fn relative_path_entries_are_protected() {
 #[test]
 fn worktree_and_rebase_state_left_by_a_run_never_reach_host_git() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("r3b-worktree");
     let home = t.dir("home");
@@ -188,8 +187,7 @@ fn secrets_linking_into_system_directories_are_hidden() {
     t.dir("home/.kube");
     symlink("/etc/hostname", home.join(".kube/config")).unwrap();
     if !Path::new("/etc/hostname").is_file() {
-        eprintln!("skipped: no /etc/hostname");
-        return;
+        skarn_test_support::skip!("no /etc/hostname");
     }
     let want = read(Path::new("/etc/hostname"));
     let o = run_in(&ws, &home, &[], &["sh", "-c", "cat /etc/hostname; true"]);
@@ -203,8 +201,7 @@ fn secrets_linking_into_system_directories_are_hidden() {
 #[test]
 fn skarns_warnings_spell_out_control_characters() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("r3b-printable");
     let home = t.dir("home");
@@ -228,8 +225,7 @@ fn skarns_warnings_spell_out_control_characters() {
 #[test]
 fn git_directories_are_not_workspaces() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("r3b-gitws");
     let home = t.dir("home");
@@ -335,8 +331,7 @@ fn a_config_dir_linked_into_the_workspace_does_not_break_runs() {
 #[test]
 fn a_missing_include_with_a_missing_directory_is_reserved() {
     if !host_has("git", "--version") {
-        eprintln!("skipped: no git on the host");
-        return;
+        skarn_test_support::skip!("no git on the host");
     }
     let t = TempDir::new("r3b-inc");
     let home = t.dir("home");

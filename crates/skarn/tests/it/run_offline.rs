@@ -41,8 +41,7 @@ fn tools_are_told_only_when_nothing_outside_is_reachable() {
 #[test]
 fn npm_fails_at_once_with_its_own_offline_message() {
     if !host_has("npm", "--version") {
-        eprintln!("skipped: npm is not installed on this host");
-        return;
+        skarn_test_support::skip!("npm is not installed on this host");
     }
     let t = TempDir::new("offline_npm");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
@@ -66,8 +65,7 @@ fn npm_fails_at_once_with_its_own_offline_message() {
 #[test]
 fn cargo_resolves_offline_and_says_so() {
     if !host_has("cargo", "--version") {
-        eprintln!("skipped: cargo is not installed on this host");
-        return;
+        skarn_test_support::skip!("cargo is not installed on this host");
     }
     let t = TempDir::new("offline_cargo");
     let (ws, home) = (t.dir("ws"), t.dir("home"));

@@ -224,7 +224,7 @@ fn config_files_layer_and_flags_override() {
     std::fs::write(
         ws.join("skarn.toml"),
         format!(
-            "[serve]\nother = 1\n\n[run]\nread = [\"{}\"]\ntimeout = 60\n",
+            "[gateway]\n# read by skarn serve\n\n[run]\nread = [\"{}\"]\ntimeout = 60\n",
             b.display()
         ),
     )
@@ -303,8 +303,9 @@ fn eco(ws: &std::path::Path, cmd: &[&str]) -> std::process::Output {
 #[test]
 fn cargo_test_in_a_rust_project() {
     if !host_has("cargo", "--version") {
-        println!("cargo is not usable by this user: the Rust ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "cargo is not usable by this user: the Rust ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("rust");
     let ws = t.dir("ws");
@@ -324,8 +325,9 @@ fn cargo_test_in_a_rust_project() {
 #[test]
 fn npm_test_in_a_node_project() {
     if !host_has("npm", "--version") {
-        println!("npm is not usable by this user: the Node ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "npm is not usable by this user: the Node ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("node");
     let ws = t.dir("ws");
@@ -344,8 +346,9 @@ fn npm_test_in_a_node_project() {
 #[test]
 fn pytest_in_a_python_project() {
     if !host_has("pytest", "--version") {
-        println!("pytest is not usable by this user: the Python ecosystem cannot be checked here");
-        return;
+        skarn_test_support::skip!(
+            "pytest is not usable by this user: the Python ecosystem cannot be checked here"
+        );
     }
     let t = TempDir::new("python");
     let ws = t.dir("ws");
@@ -362,4 +365,48 @@ fn pytest_in_a_python_project() {
     let o = eco(&ws, &["pytest", "-q", "-p", "no:cacheprovider"]);
     assert_eq!(code(&o), 0, "{}\n{}", out(&o), err(&o));
     assert!(out(&o).contains("1 passed"), "{}", out(&o));
+}
+
+#[test]
+fn a_host_program_outside_the_grants_is_named_with_its_grant() {
+    let t = TempDir::new("notfound");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    // A tool in a PATH directory the run does not see (/tmp is private).
+    let bin = t.dir("hostbin");
+    let tool = bin.join("skarn-test-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho hi\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = run_command(&ws, &home, &[], &["skarn-test-tool"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 127, "{}", err(&o));
+    let want = format!("is {} on the host", tool.display());
+    assert!(err(&o).contains(&want), "{}", err(&o));
+    assert!(
+        err(&o).contains(&format!("--exec {}", bin.display())),
+        "{}",
+        err(&o)
+    );
+    // Granted, it runs.
+    let o = run_command(
+        &ws,
+        &home,
+        &["--exec", bin.to_str().unwrap()],
+        &["skarn-test-tool"],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!((code(&o), out(&o).as_str()), (0, "hi\n"), "{}", err(&o));
+    // A 127 of the command's own (a visible program) keeps the usual line.
+    let o = sh(&ws, &home, &[], "exit 127");
+    assert_eq!(code(&o), 127);
+    assert!(!err(&o).contains("on the host"), "{}", err(&o));
 }

@@ -182,6 +182,8 @@ fn init_client_merges_keeps_and_backs_up() {
             !summary["files"].as_array().unwrap().is_empty(),
             "{summary}"
         );
+        // The summary names the client as the user typed it.
+        assert_eq!(summary["client"], *client, "{summary}");
     }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();

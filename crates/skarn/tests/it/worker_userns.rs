@@ -23,8 +23,7 @@ fn have(tool: &str) -> bool {
 #[test]
 fn root_of_an_unprivileged_user_namespace_still_gets_the_worker() {
     if !have("unshare") || !have("setpriv") {
-        eprintln!("skipped: unshare or setpriv missing");
-        return;
+        skarn_test_support::skip!("unshare or setpriv missing");
     }
     // The binary must be reachable by uid 65534.
     let tmp = TempDir::new("userns");
@@ -53,8 +52,7 @@ fn root_of_an_unprivileged_user_namespace_still_gets_the_worker() {
     };
     let probe = Command::new("unshare").args(["-r", "true"]).status();
     if !matches!(probe, Ok(s) if s.success()) {
-        eprintln!("skipped: this host allows no unprivileged user namespace");
-        return;
+        skarn_test_support::skip!("this host allows no unprivileged user namespace");
     }
     let out = cmd
         .arg(&bin)

@@ -241,6 +241,25 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
             None => json!({}),
         }));
     }
+    if tool == "save_memory" && ctx.settings.guard_files {
+        // It appends the model's text to `~/.gemini/GEMINI.md`, which
+        // every later session loads: the agent's own settings, judged as
+        // a write there.
+        let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let why = super::files::refusal(
+            "~/.gemini/GEMINI.md",
+            Path::new(&ws),
+            Path::new(&ws),
+            home.as_deref(),
+        );
+        return Ok(Answer::Json(match why {
+            Some(why) => json!({ "decision": "deny", "reason": super::files::reason(tool, &why) }),
+            None => json!({}),
+        }));
+    }
     if tool != "run_shell_command" {
         return Ok(Answer::Json(json!({})));
     }

@@ -15,17 +15,28 @@
 //! - the skarn program's own directory (a script written over it would
 //!   switch the hook off) and every directory on `PATH`.
 //!
-//! Paths are judged as written and as they resolve (links followed), so a
-//! link named `notes.txt` that leads to `.claude/settings.json` is refused.
+//! Paths are judged as written and as they resolve (links followed, at
+//! most 40 hops), so a link named `notes.txt` that leads to
+//! `.claude/settings.json` is refused; names compare as on a
+//! case-insensitive volume. The lists are `skarn run`'s own (ADR 0095): the
+//! persistence entries (those read in any directory matched at any depth),
+//! the home rule of `skarn_sandbox::workspace_kind::home_place`, and git's
+//! protected paths from `skarn_sandbox::git_vet` (`core.hooksPath`,
+//! includes, a linked git directory).
 
 use std::path::{Path, PathBuf};
 
-use skarn_sandbox::persistence::{ENTRIES, GIT_DIR_ENTRIES};
+use skarn_sandbox::persistence::{ENTRIES, GIT_DIR_ENTRIES, any_depth};
+use skarn_sandbox::workspace_kind::{ALLOW_HOME_FLAG, home_place, non_project};
 
-/// Agent settings and hooks, relative to the workspace.
-const PROJECT_AGENT: &[&str] = &[".github/hooks", ".windsurf", ".gemini", ".mcp.json"];
+use super::file_paths::{candidates, fold};
 
-/// Agent settings and hooks, relative to the home directory.
+/// Agent settings and hooks, relative to the workspace, besides the
+/// agents' entries of `skarn_sandbox::persistence`.
+const PROJECT_AGENT: &[&str] = &[".github/hooks"];
+
+/// Agent settings and hooks in the home (named as such when refused; the
+/// whole home rule is [`home_place`]).
 const HOME_AGENT: &[&str] = &[
     ".claude",
     ".claude.json",
@@ -39,82 +50,42 @@ const HOME_AGENT: &[&str] = &[
     ".mcp.json",
 ];
 
-/// Files and directories in the home whose contents a host program runs
-/// (or trusts) later on its own.
-const HOME_PERSIST: &[&str] = &[
-    ".local/bin",
-    ".cargo/bin",
-    "bin",
-    ".config/skarn",
-    ".local/state/skarn",
-    ".config/systemd",
-    ".config/autostart",
-    ".config/environment.d",
-    ".config/fish",
-    ".config/git",
-    ".gitconfig",
-    ".local/share/applications",
-    ".ipython",
-    ".bashrc.d",
-    ".ssh",
-    ".pam_environment",
-    ".xprofile",
-    ".xsessionrc",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/config.toml",
-    ".cargo/config",
-];
-
-/// `p` made absolute against `cwd`, `.` and `..` removed.
-fn absolute(p: &str, cwd: &Path) -> PathBuf {
-    skarn_sandbox::config::normalize(&cwd.join(p))
-}
-
-/// Where `p` really leads: the file's links followed, else its directory's.
-fn resolved(p: &Path) -> Option<PathBuf> {
-    if let Ok(r) = std::fs::canonicalize(p) {
-        return Some(r);
-    }
-    let (dir, name) = (p.parent()?, p.file_name()?);
-    // A dangling link: judge where it points.
-    if let Ok(target) = std::fs::read_link(p) {
-        return resolved(&dir.join(target));
-    }
-    let mut d = dir.to_path_buf();
-    let mut tail = vec![name.to_owned()];
-    // The nearest existing ancestor, resolved, then the rest.
-    loop {
-        if let Ok(r) = std::fs::canonicalize(&d) {
-            let mut out = r;
-            for t in tail.iter().rev() {
-                out.push(t);
-            }
-            return Some(out);
-        }
-        tail.push(d.file_name()?.to_owned());
-        d = d.parent()?.to_path_buf();
-    }
-}
-
+/// `p` lies in `base/rel`, compared by name as [`fold`] does.
 fn under(p: &Path, base: &Path, rel: &str) -> bool {
-    p.strip_prefix(base).is_ok_and(|r| r.starts_with(rel))
+    fold(p)
+        .strip_prefix(fold(base))
+        .is_ok_and(|r| r.starts_with(fold(Path::new(rel))))
+}
+
+/// `p` has `rel` as a sub-path anywhere (`a/b/.claude/x` has `.claude`).
+fn has_subpath(p: &Path, rel: &str) -> bool {
+    let p: Vec<_> = fold(p)
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let r: Vec<_> = fold(Path::new(rel))
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    !r.is_empty() && p.windows(r.len()).any(|w| w == r.as_slice())
+}
+
+/// The real (canonical) and given names of `dirs`, absolute ones only.
+fn both_names(dirs: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+    dirs.into_iter()
+        .flat_map(|d| [std::fs::canonicalize(&d).unwrap_or_default(), d])
+        .filter(|d| d.is_absolute())
+        .collect()
 }
 
 /// Why the agent may not write `path`, or `None` when the hook has
 /// nothing against it (the agent's own permissions still apply).
 pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option<String> {
-    let p = absolute(path, cwd);
-    let mut candidates = vec![p.clone()];
-    candidates.extend(resolved(&p));
-    // `~/x`: judged as the home's too, whether or not the tool expands it.
-    if let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) {
-        let t = skarn_sandbox::config::normalize(&h.join(rest));
-        candidates.extend(resolved(&t));
-        candidates.push(t);
-    }
-    let mut bases = vec![ws.to_path_buf()];
-    bases.extend(std::fs::canonicalize(ws));
+    let candidates = match candidates(path, cwd, home) {
+        Ok(c) => c,
+        Err(why) => return Some(why),
+    };
+    let mut bases = both_names([ws.to_path_buf()]);
     // The repository the file is in, whatever the hook took for the
     // workspace (an agent started in a subdirectory).
     for c in &candidates {
@@ -125,80 +96,50 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 .map(Path::to_path_buf),
         );
     }
-    let homes: Vec<PathBuf> = home
-        .into_iter()
-        .flat_map(|h| {
-            [
-                h.to_path_buf(),
-                std::fs::canonicalize(h).unwrap_or_default(),
-            ]
-        })
-        .filter(|h| h.is_absolute())
-        .collect();
+    let homes = both_names(home.map(Path::to_path_buf));
     let exe_dir = std::env::current_exe()
         .ok()
         .and_then(|e| std::fs::canonicalize(e).ok())
         .and_then(|e| e.parent().map(Path::to_path_buf));
-    let path_dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|d| d.is_absolute())
-        .flat_map(|d| [std::fs::canonicalize(&d).unwrap_or_default(), d])
-        .filter(|d| d.is_absolute())
-        .collect();
+    let path_dirs = both_names(
+        std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    );
+    let git = super::file_git::Protected::new(ws, &candidates, home);
     for c in &candidates {
         // A version-control directory's files anywhere (a nested
         // repository's `.git/config` or hooks, a `.git` file naming a git
         // directory): host git, hg and jj run what they name.
-        if let Some(vcs) = c.components().find_map(|x| {
+        if let Some(vcs) = fold(c).components().find_map(|x| {
             let n = x.as_os_str();
             [".git", ".hg", ".jj"].into_iter().find(|v| n == *v)
         }) {
             return Some(format!(
-                "{} is inside a {vcs} directory (or is one): the host's version control runs                  the programs its files name",
+                "{} is inside a {vcs} directory (or is one): the host's version control runs \
+                 the programs its files name",
                 c.display()
             ));
         }
-        let dir = c.parent().unwrap_or(c);
-        if exe_dir.as_deref() == Some(dir) {
+        if let Some(why) = git.refusal(c) {
+            return Some(why);
+        }
+        let dir = fold(c.parent().unwrap_or(c));
+        if exe_dir.as_deref().map(fold) == Some(dir.clone()) {
             return Some(format!(
                 "{} is next to the skarn program the hook runs: replacing it would switch \
                  the hook off",
                 c.display()
             ));
         }
-        if path_dirs.iter().any(|d| d == dir) {
+        if path_dirs.iter().any(|d| fold(d) == dir) {
             return Some(format!(
                 "{} is in a directory on PATH: the host runs programs from it",
                 c.display()
             ));
         }
-        if c.file_name().is_some_and(|n| n == "skarn.toml") {
-            return Some(format!(
-                "{} is skarn's sandbox configuration: only the user changes it",
-                c.display()
-            ));
-        }
-        for h in &homes {
-            for rel in HOME_AGENT {
-                if under(c, h, rel) {
-                    return Some(format!(
-                        "{} is this agent's own settings or hooks (~/{rel}): only the user \
-                         changes them",
-                        c.display()
-                    ));
-                }
-            }
-            for rel in HOME_PERSIST.iter().chain(ENTRIES.iter().map(|e| &e.path)) {
-                if under(c, h, rel) {
-                    return Some(format!(
-                        "{} (~/{rel}) is run or trusted later by a host program on its own, \
-                         outside the sandbox",
-                        c.display()
-                    ));
-                }
-            }
+        if let Some(why) = home_refusal(c, &homes, home) {
+            return Some(why);
         }
         for b in &bases {
             for rel in PROJECT_AGENT {
@@ -221,8 +162,49 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 }
             }
         }
+        // Names read in whichever directory a program starts in (an agent
+        // started in `packages/api` reads its `.claude/settings.json`).
+        if let Some(e) = ENTRIES
+            .iter()
+            .find(|e| any_depth(e) && has_subpath(c, e.path))
+        {
+            return Some(format!(
+                "{} is protected wherever it lies ({}: {}); sandboxed commands cannot write \
+                 it either",
+                c.display(),
+                e.path,
+                e.reason
+            ));
+        }
     }
     None
+}
+
+/// Why `c` may not be written as a place of the home (the rule `skarn run`
+/// applies to workspaces: [`home_place`], the XDG directories, where the
+/// home's dotfiles link).
+fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<String> {
+    for h in homes {
+        let Ok(rel) = fold(c).strip_prefix(fold(h)).map(Path::to_path_buf) else {
+            continue;
+        };
+        if let Some(a) = HOME_AGENT.iter().find(|a| under(c, h, a)) {
+            return Some(format!(
+                "{} is this agent's own settings or hooks (~/{a}): only the user changes them",
+                c.display()
+            ));
+        }
+        if let Some(place) = home_place(&rel) {
+            return Some(format!(
+                "{} lies in ~/{place}, which host programs read, load or run on their own \
+                 (sandboxed commands cannot write there either)",
+                c.display()
+            ));
+        }
+    }
+    non_project(c, home)
+        .filter(|n| n.flag == ALLOW_HOME_FLAG)
+        .map(|n| format!("{n}; sandboxed commands cannot write there either"))
 }
 
 /// The path a file tool's input names (`file_path`, `notebook_path`,

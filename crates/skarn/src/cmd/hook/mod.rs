@@ -10,6 +10,8 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod file_git;
+mod file_paths;
 mod files;
 mod settings;
 mod shell;
@@ -30,8 +32,9 @@ pub const EXIT_BLOCK: u8 = 2;
 /// writing tools (see `files`).
 pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
 
-/// Gemini CLI tools the hook is installed for.
-pub const GEMINI_MATCHER: &str = "run_shell_command|write_file|replace";
+/// Gemini CLI tools the hook is installed for (`save_memory` writes
+/// `~/.gemini/GEMINI.md`, which later sessions load).
+pub const GEMINI_MATCHER: &str = "run_shell_command|write_file|replace|save_memory";
 
 /// The command `skarn init` installs for `agent` (a POSIX shell line, as
 /// every client runs hook commands through a shell). It fails closed:

@@ -251,8 +251,7 @@ fn check_unconfined(stubs: &Stubs, cmd: &str, pattern: &str) -> Result<(), Strin
 #[test]
 fn unconfined_commands_run_only_the_allowed_program() {
     if !have_bash() {
-        eprintln!("SKIPPED: bash is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("bash is not installed; the differential test needs it");
     }
     let stubs = Stubs::new();
     let mut runner = TestRunner::new(Config {
@@ -300,8 +299,7 @@ fn unconfined_commands_run_only_the_allowed_program() {
 #[test]
 fn builtins_that_run_their_arguments_are_never_unconfined() {
     if !have_bash() {
-        eprintln!("SKIPPED: bash is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("bash is not installed; the differential test needs it");
     }
     let stubs = Stubs::new();
     let mut failed = Vec::new();
@@ -338,8 +336,7 @@ fn builtins_that_run_their_arguments_are_never_unconfined() {
 #[test]
 fn wrapped_commands_start_exactly_the_wrapper() {
     if !have_bash() {
-        eprintln!("SKIPPED: bash is not installed; the differential test needs it");
-        return;
+        skarn_test_support::skip!("bash is not installed; the differential test needs it");
     }
     let stubs = Stubs::new();
     let exe = stubs.skarn().display().to_string();

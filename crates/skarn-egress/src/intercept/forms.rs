@@ -1,0 +1,190 @@
+//! The forms in which a response may show a secret's value, each paired
+//! with the same form of its placeholder (same length, position for
+//! position), cut into windows: the scrubber replaces any run of at least
+//! [`WINDOW`] bytes of the value's secret part (after the public format
+//! prefix it shares with the placeholder) that appears
+//!
+//! - verbatim, in any ASCII case;
+//! - reversed;
+//! - as hexadecimal (either case);
+//! - percent-encoded (where the value has bytes URL-encoding changes);
+//! - JSON-escaped (`\/`);
+//! - as standard or URL-safe base64, at each of the three alignments a
+//!   value can have inside a longer encoded text (so `user:value` in a
+//!   `Basic` header, or the value inside a base64 JSON field, is found).
+//!
+//! Overlapping windows are all replaced, so a longer run disappears whole.
+//! What is not covered: runs shorter than [`WINDOW`], other encodings
+//! (encryption, hashing, arbitrary transforms), and pieces of the value a
+//! host can be made to return one by one.
+
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use zeroize::Zeroizing;
+
+/// The shortest run of the value's secret bytes that is replaced.
+pub(crate) const WINDOW: usize = 10;
+
+/// (pattern, replacement) pairs of equal length.
+pub(crate) type Pairs = Vec<(Zeroizing<Vec<u8>>, Vec<u8>)>;
+
+/// A form of the value and the same form of the placeholder, with the
+/// window length that covers [`WINDOW`] value bytes in it.
+struct Form {
+    value: Zeroizing<Vec<u8>>,
+    placeholder: Vec<u8>,
+    window: usize,
+}
+
+fn hex(b: &[u8]) -> Vec<u8> {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    b.iter()
+        .flat_map(|c| [H[usize::from(c >> 4)], H[usize::from(c & 15)]])
+        .collect()
+}
+
+fn unreserved(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')
+}
+
+/// Percent-encode the bytes of `v` that URL-encoding changes, and the
+/// placeholder's bytes at the same positions.
+fn percent(v: &[u8], p: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (x, y) in v.iter().zip(p) {
+        if unreserved(*x) {
+            a.push(*x);
+            b.push(*y);
+        } else {
+            a.extend_from_slice(format!("%{x:02X}").as_bytes());
+            b.extend_from_slice(format!("%{y:02X}").as_bytes());
+        }
+    }
+    (a, b)
+}
+
+/// `\/` for each `/` of `v`, kept as `\/` in the placeholder's form too.
+fn json_slashes(v: &[u8], p: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (x, y) in v.iter().zip(p) {
+        if *x == b'/' {
+            a.extend_from_slice(b"\\/");
+            b.extend_from_slice(b"\\/");
+        } else {
+            a.push(*x);
+            b.push(*y);
+        }
+    }
+    (a, b)
+}
+
+/// The base64 characters that depend only on `v`'s bytes when `v` starts
+/// `align` bytes into an encoded text.
+fn base64_middle(v: &[u8], align: usize, url: bool) -> Vec<u8> {
+    let mut src = vec![0u8; align];
+    src.extend_from_slice(v);
+    let enc = if url {
+        URL_SAFE_NO_PAD.encode(&src)
+    } else {
+        STANDARD_NO_PAD.encode(&src)
+    };
+    let first = (8 * align).div_ceil(6);
+    let end = (8 * (align + v.len())) / 6;
+    enc.as_bytes()[first..end.max(first)].to_vec()
+}
+
+/// The (pattern, replacement) pairs for one value and its placeholder.
+pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
+    if value.len() != placeholder.len() || value.is_empty() {
+        return Vec::new();
+    }
+    // The public prefix (`ghp_`, `sk-ant-`) is the same in both.
+    let shared = value
+        .iter()
+        .zip(placeholder)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (v, p) = (&value[shared..], &placeholder[shared..]);
+    if v.is_empty() {
+        return Vec::new();
+    }
+    let n = WINDOW.min(v.len());
+    let mut forms = vec![
+        Form {
+            value: Zeroizing::new(v.to_vec()),
+            placeholder: p.to_vec(),
+            window: n,
+        },
+        Form {
+            value: Zeroizing::new(v.iter().rev().copied().collect()),
+            placeholder: p.iter().rev().copied().collect(),
+            window: n,
+        },
+        Form {
+            value: Zeroizing::new(hex(v)),
+            placeholder: hex(p),
+            window: 2 * n,
+        },
+    ];
+    for (a, b) in [percent(v, p), json_slashes(v, p)] {
+        if a != v {
+            forms.push(Form {
+                value: Zeroizing::new(a),
+                placeholder: b,
+                window: n,
+            });
+        }
+    }
+    for url in [false, true] {
+        for align in 0..3 {
+            let a = Zeroizing::new(base64_middle(v, align, url));
+            let b = base64_middle(p, align, url);
+            if a.len() == b.len() && !a.is_empty() {
+                forms.push(Form {
+                    value: a,
+                    placeholder: b,
+                    window: (4 * n / 3).max(1),
+                });
+            }
+        }
+    }
+    let mut out: Pairs = Vec::new();
+    for f in forms {
+        let w = f.window.min(f.value.len());
+        for i in 0..=f.value.len() - w {
+            let pat = &f.value[i..i + w];
+            if out.iter().any(|(x, _)| x[..].eq_ignore_ascii_case(pat)) {
+                continue;
+            }
+            out.push((
+                Zeroizing::new(pat.to_vec()),
+                f.placeholder[i..i + w].to_vec(),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cover_each_form_and_keep_lengths() {
+        let v = b"ghp_REALvalue0123456789";
+        let p = b"ghp_PLACEHOLDERxyzabcde";
+        let ps = pairs(v, p);
+        assert!(ps.iter().all(|(a, b)| a.len() == b.len()));
+        // No pattern is made of the public prefix alone.
+        assert!(ps.iter().all(|(a, _)| !a.starts_with(b"ghp_")));
+        let has = |s: &[u8]| ps.iter().any(|(a, _)| a[..].eq_ignore_ascii_case(s));
+        assert!(has(b"REALvalue0"));
+        assert!(has(b"9876543210"));
+        assert!(has(&hex(b"REALvalue0")));
+        let b64 = STANDARD_NO_PAD.encode(b"u:ghp_REALvalue0123456789");
+        assert!(
+            ps.iter()
+                .any(|(a, _)| b64.as_bytes().windows(a.len()).any(|w| w == &a[..]))
+        );
+    }
+}

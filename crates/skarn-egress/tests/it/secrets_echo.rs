@@ -1,0 +1,314 @@
+//! What a client of the proxy can read back of a secret's value (findings
+//! F1, F4, F7 of atk27): a bound host that echoes the request's credential
+//! partly, reversed, case-changed, re-encoded or compressed; override
+//! headers; a value one host stores and another serves. Checked on what
+//! the client received and what the servers received.
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use flate2::Compression;
+use flate2::write::{GzEncoder, ZlibEncoder};
+use skarn_egress::secrets::SecretSpec;
+use skarn_egress::{Interceptor, Limits, Resolver, make_run_ca};
+use skarn_test_support::TempDir;
+use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
+use zeroize::Zeroizing;
+
+use super::common::{Running, start_proxy_with};
+
+const REAL: &str = "OPENSECRETvalue_9876543210zyxwvu";
+const OTHER: &str = "beta-REAL-VALUE-9876543210";
+
+/// Brotli of `data` (at most 64 KiB) as one stored meta-block: the
+/// decoder's work without an encoder dependency.
+fn brotli_stored(data: &[u8]) -> Vec<u8> {
+    let v: u32 = ((data.len() as u32 - 1) << 4) | (1 << 20);
+    let mut out = v.to_le_bytes()[..3].to_vec();
+    out.extend_from_slice(data);
+    out.push(3);
+    out
+}
+
+fn encoded(path: &str, auth: &str) -> Response {
+    let mut r = Response::ok(Vec::new());
+    let text = format!("X-A: {auth}\r\n").repeat(3);
+    let (coding, body) = match path {
+        "/gz" => {
+            let mut g = GzEncoder::new(Vec::new(), Compression::default());
+            g.write_all(text.as_bytes()).unwrap();
+            ("gzip", g.finish().unwrap())
+        }
+        "/deflate" => {
+            let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
+            z.write_all(text.as_bytes()).unwrap();
+            ("deflate", z.finish().unwrap())
+        }
+        "/br" => ("br", brotli_stored(text.as_bytes())),
+        "/br-chunked" => {
+            r.headers
+                .push(("Transfer-Encoding".into(), "chunked".into()));
+            ("br", brotli_stored(text.as_bytes()))
+        }
+        _ => ("zstd", text.into_bytes()),
+    };
+    r.headers.push(("Content-Encoding".into(), coding.into()));
+    r.body = body;
+    r
+}
+
+fn handler(store: Arc<Mutex<String>>) -> impl Fn(&Request) -> Response {
+    move |r| {
+        let auth = r.header("authorization").unwrap_or("").to_string();
+        let body = match r.path.as_str() {
+            "/half" => auth[..auth.len() / 2 + 3].to_string(),
+            "/tail" => format!("token ...{}", &auth[auth.len() - 12..]),
+            "/rev" => auth.chars().rev().collect(),
+            "/b64" => STANDARD.encode(&auth),
+            "/lower" => auth.to_ascii_lowercase(),
+            "/hex" => auth.bytes().map(|b| format!("{b:02x}")).collect(),
+            "/store" => {
+                *store.lock().unwrap() = auth;
+                "stored".into()
+            }
+            "/fetch" => store.lock().unwrap().clone(),
+            "/gz" | "/deflate" | "/br" | "/br-chunked" | "/zstd" => {
+                return encoded(&r.path, &auth);
+            }
+            _ => "ok".into(),
+        };
+        Response::ok(body)
+    }
+}
+
+struct Setup {
+    proxy: Option<Running>,
+    bundle: String,
+    /// Bound to `alpha` (REAL).
+    a: TlsServer,
+    /// Bound to `beta`; shares `a`'s store.
+    b: TlsServer,
+    /// Allowed, bound to nothing (a plain tunnel); shares the store.
+    c: TlsServer,
+    ph: String,
+    _dir: TempDir,
+}
+
+fn spec(name: &str, value: &str, host: String, routes: bool) -> SecretSpec {
+    SecretSpec {
+        name: name.into(),
+        env: name.to_ascii_uppercase(),
+        placeholder: skarn_egress::secrets::placeholder::make(value).unwrap(),
+        value: Zeroizing::new(value.into()),
+        hosts: vec![host],
+        methods: if routes {
+            vec!["GET".into()]
+        } else {
+            Vec::new()
+        },
+        paths: if routes {
+            vec!["/*".into()]
+        } else {
+            Vec::new()
+        },
+        header: None,
+    }
+}
+
+fn setup() -> Setup {
+    let test_ca = TestCa::new();
+    let store = Arc::new(Mutex::new(String::new()));
+    let a = TlsServer::start(&test_ca, &["api.test"], handler(store.clone()));
+    let b = TlsServer::start(&test_ca, &["other.test"], handler(store.clone()));
+    let c = TlsServer::start(&test_ca, &["unbound.test"], handler(store));
+    let sa = spec("alpha", REAL, format!("api.test:{}", a.port), true);
+    let sb = spec("beta", OTHER, format!("other.test:{}", b.port), false);
+    let ph = sa.placeholder.clone();
+    let ca = make_run_ca(&[sa.hosts[0].clone(), sb.hosts[0].clone()]).unwrap();
+    let ic = Interceptor::with_upstream_roots(&[sa, sb], &ca, &test_ca.cert_pem).unwrap();
+    let lo = vec!["127.0.0.1".parse().unwrap()];
+    let resolver = Resolver::system()
+        .with_override("api.test", lo.clone())
+        .with_override("other.test", lo.clone())
+        .with_override("unbound.test", lo);
+    let allow = [
+        format!("api.test:{}", a.port),
+        format!("other.test:{}", b.port),
+        format!("unbound.test:{}", c.port),
+        "127.0.0.1:*".to_string(),
+    ];
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let proxy = start_proxy_with(&allow, resolver, Limits::default(), 2, Some(ic));
+    let dir = TempDir::new("eg-secrets-echo");
+    let bundle = dir.path().join("bundle.pem");
+    std::fs::write(&bundle, format!("{}{}", ca.cert_pem, test_ca.cert_pem)).unwrap();
+    Setup {
+        proxy: Some(proxy),
+        bundle: bundle.display().to_string(),
+        a,
+        b,
+        c,
+        ph,
+        _dir: dir,
+    }
+}
+
+impl Setup {
+    fn curl(&self, args: &[&str]) -> Vec<u8> {
+        let p = self.proxy.as_ref().unwrap().http;
+        let o = Command::new("curl")
+            .args(["-sS", "--max-time", "20", "--proxy"])
+            .arg(format!("http://127.0.0.1:{p}"))
+            .args(["--cacert", &self.bundle])
+            .args(args)
+            .output()
+            .unwrap();
+        let mut all = o.stdout;
+        all.extend_from_slice(&o.stderr);
+        all
+    }
+
+    fn get(&self, path: &str) -> Vec<u8> {
+        let hdr = format!("Authorization: Bearer {}", self.ph);
+        self.curl(&[
+            "-H",
+            &hdr,
+            &format!("https://api.test:{}{path}", self.a.port),
+        ])
+    }
+}
+
+/// Whether `out`, in any form the scrubber promises to cover, holds a run
+/// of 10 bytes of the value.
+fn shows_value(out: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(out).to_ascii_lowercase();
+    let rev: String = text.chars().rev().collect();
+    let b64: Vec<u8> = text
+        .split_whitespace()
+        .filter_map(|w| STANDARD.decode(w).ok())
+        .flatten()
+        .collect();
+    let b64 = String::from_utf8_lossy(&b64).to_ascii_lowercase();
+    let hexed: Vec<u8> = (0..text.len() / 2)
+        .filter_map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect();
+    let hexed = String::from_utf8_lossy(&hexed).to_ascii_lowercase();
+    let v = REAL.to_ascii_lowercase();
+    (0..=v.len() - 10).any(|i| {
+        let w = &v[i..i + 10];
+        text.contains(w) || rev.contains(w) || b64.contains(w) || hexed.contains(w)
+    })
+}
+
+fn curl_missing() -> bool {
+    Command::new("curl").arg("--version").output().is_err()
+}
+
+#[test]
+fn partial_transformed_and_compressed_echoes_are_scrubbed() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup();
+    for path in [
+        "/half",
+        "/tail",
+        "/rev",
+        "/b64",
+        "/lower",
+        "/hex",
+        "/gz",
+        "/deflate",
+        "/br",
+        "/br-chunked",
+    ] {
+        let out = s.get(path);
+        assert!(!out.is_empty(), "{path}");
+        assert!(
+            !shows_value(&out),
+            "{path}: {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    // The decoded bodies are what the host sent, with the placeholder.
+    let out = String::from_utf8_lossy(&s.get("/gz")).to_string();
+    assert_eq!(out, format!("X-A: Bearer {}\r\n", s.ph).repeat(3));
+    // A coding the proxy cannot decode is refused, not passed on.
+    let out = String::from_utf8_lossy(&s.get("/zstd")).to_string();
+    assert!(out.contains("cannot scrub"), "{out}");
+    assert!(!shows_value(out.as_bytes()));
+    // Every request reached the host with the value.
+    assert!(
+        s.a.seen()
+            .iter()
+            .all(|r| r.header("authorization") == Some(&*format!("Bearer {REAL}")))
+    );
+}
+
+#[test]
+fn override_headers_get_no_value_where_method_or_path_is_bound() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let mut s = setup();
+    let hdr = format!("Authorization: Bearer {}", s.ph);
+    let url = format!("https://api.test:{}/x", s.a.port);
+    for extra in [
+        "X-HTTP-Method-Override: DELETE",
+        "X-Original-URL: /admin/delete-all",
+        "X-Rewrite-URL: /admin/delete-all",
+    ] {
+        let out = s.curl(&["-H", &hdr, "-H", extra, &url]);
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.contains("secret alpha was not sent"), "{extra}: {out}");
+    }
+    let out = s.curl(&["-H", &hdr, &format!("{url}?_method=DELETE")]);
+    assert!(String::from_utf8_lossy(&out).contains("secret alpha was not sent"));
+    assert!(s.a.seen().is_empty(), "{}", s.a.seen_text());
+    let r = s.proxy.take().unwrap().report();
+    assert!(
+        r.secrets.iter().all(|u| u.sent == 0 && u.refused > 0),
+        "{r:?}"
+    );
+}
+
+/// F7: a value the bound host stores, read back through another host. The
+/// proxy scrubs what it can read: a bound host's responses (any secret's
+/// value) and plain HTTP. A tunnel to an unbound host keeps end-to-end TLS
+/// (issue 27), so it is not scrubbed: documented in ADR 0110.
+#[test]
+fn a_stored_value_read_back_through_what_the_proxy_reads_is_scrubbed() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup();
+    let out = s.get("/store");
+    assert_eq!(out, b"stored");
+    // Through the other bound host (terminated, beta's): scrubbed.
+    let out = s.curl(&[&format!("https://other.test:{}/fetch", s.b.port)]);
+    assert_eq!(String::from_utf8_lossy(&out), format!("Bearer {}", s.ph));
+    // Through plain HTTP from a local server that serves it: scrubbed.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((mut c, _)) = l.accept() {
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let body = format!("leak: Bearer {REAL}\n");
+            let _ = write!(
+                c,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let out = s.curl(&[&format!("http://127.0.0.1:{port}/plain")]);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        format!("leak: Bearer {}\n", s.ph)
+    );
+    let _ = &s.c;
+}

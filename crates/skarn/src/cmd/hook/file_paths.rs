@@ -1,0 +1,131 @@
+//! Which file a file tool's path names: made absolute, `~/` taken as the
+//! home (as the agents' tools expand it), symbolic links followed (a
+//! bounded number of hops: a loop is a refusal, never a crash), and a
+//! folded form for comparing names the way case-insensitive volumes do.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Links followed at most while resolving one path (Linux's own bound).
+pub const MAX_LINKS: usize = 40;
+
+/// `p` made absolute against `cwd`, `.` and `..` removed.
+fn absolute(p: &Path, cwd: &Path) -> PathBuf {
+    skarn_sandbox::config::normalize(&cwd.join(p))
+}
+
+/// Where `p` really leads: the deepest part that exists resolved (links
+/// followed, dangling ones too), then the rest. `Err` past [`MAX_LINKS`]
+/// hops (a loop).
+pub fn resolved(p: &Path) -> Result<Option<PathBuf>, String> {
+    let mut p = p.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        if let Ok(r) = std::fs::canonicalize(&p) {
+            return Ok(Some(r));
+        }
+        // The deepest entry of `p` that exists (as a link or otherwise).
+        let Some(found) = p
+            .ancestors()
+            .find(|a| std::fs::symlink_metadata(a).is_ok())
+            .map(Path::to_path_buf)
+        else {
+            return Ok(None);
+        };
+        let rest = p
+            .strip_prefix(&found)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        match std::fs::read_link(&found) {
+            Ok(target) => {
+                let dir = found.parent().unwrap_or(Path::new("/"));
+                let mut next = skarn_sandbox::config::normalize(&dir.join(target));
+                if !rest.as_os_str().is_empty() {
+                    next = skarn_sandbox::config::normalize(&next.join(rest));
+                }
+                p = next;
+            }
+            Err(_) => {
+                return Ok(std::fs::canonicalize(&found).ok().map(|r| r.join(rest)));
+            }
+        }
+    }
+    Err(format!(
+        "{} leads through more than {MAX_LINKS} symbolic links (a loop?), so the hook cannot \
+         tell which file it is",
+        p.display()
+    ))
+}
+
+/// The paths a tool's `path` may name: as written (against `cwd`), as
+/// resolved, and for `~/x` the home's `x` (as written and resolved).
+/// `Err`: why the hook cannot tell (a `~name` form, a link loop).
+pub fn candidates(path: &str, cwd: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut push = |p: PathBuf| -> Result<(), String> {
+        let r = resolved(&p)?;
+        out.push(p);
+        out.extend(r);
+        Ok(())
+    };
+    if path.starts_with('~') {
+        // Agents' file tools expand `~/` to the home; `~name/` forms name
+        // another user's home, which the hook does not look up.
+        let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) else {
+            return Err(format!(
+                "{path} starts with '~' in a form the hook does not resolve (only ~/ with \
+                 HOME set); name the file by its absolute path"
+            ));
+        };
+        push(skarn_sandbox::config::normalize(&h.join(rest)))?;
+    }
+    push(absolute(Path::new(path), cwd))?;
+    Ok(out)
+}
+
+/// `p` as compared by name: each component lower-cased, trailing dots and
+/// blanks and any `:stream` suffix dropped (what macOS and Windows volumes
+/// ignore or strip), so `.CLAUDE/Settings.json` and `skarn.toml.` are
+/// judged as what they are there. On a case-sensitive volume this only
+/// refuses a few more names, never fewer.
+pub fn fold(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(n) => {
+                let s = n.to_string_lossy().to_lowercase();
+                let s = s.split(':').next().unwrap_or_default();
+                let s = s.trim_end_matches(['.', ' ']);
+                out.push(if s.is_empty() { "." } else { s });
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_loops_are_an_error_and_dangling_links_are_followed() {
+        let t = skarn_test_support::TempDir::new("hook_paths");
+        let d = t.path().to_path_buf();
+        std::os::unix::fs::symlink("a", d.join("a")).unwrap();
+        std::os::unix::fs::symlink("c", d.join("b")).unwrap();
+        std::os::unix::fs::symlink("b", d.join("c")).unwrap();
+        assert!(resolved(&d.join("a")).is_err());
+        assert!(resolved(&d.join("b/x")).is_err());
+        std::os::unix::fs::symlink(d.join("real/deep"), d.join("dir")).unwrap();
+        let r = resolved(&d.join("dir/new/f")).unwrap().unwrap();
+        assert!(r.ends_with("real/deep/new/f"), "{r:?}");
+        assert!(candidates("~alice/.bashrc", &d, Some(&d)).is_err());
+        assert_eq!(
+            fold(Path::new("/H/.Claude/Settings.JSON. ")),
+            PathBuf::from("/h/.claude/settings.json")
+        );
+        assert_eq!(
+            fold(Path::new("/w/skarn.toml::$DATA")),
+            PathBuf::from("/w/skarn.toml")
+        );
+    }
+}
