@@ -207,7 +207,9 @@ fn a_task_augmented_call_from_a_client_is_answered_as_an_ordinary_call() {
     let caps = &answers[0]["result"]["capabilities"];
     assert!(caps.get("tasks").is_none(), "{caps}");
     for t in answers[1]["result"]["tools"].as_array().unwrap() {
-        let support = t["execution"]["taskSupport"].as_str().unwrap_or("forbidden");
+        let support = t["execution"]["taskSupport"]
+            .as_str()
+            .unwrap_or("forbidden");
         assert_eq!(support, "forbidden", "{t}");
     }
     let r = &answers[2]["result"];
