@@ -30,6 +30,7 @@ mod errcap;
 mod errtext;
 mod host;
 mod human;
+mod isolate_thread;
 pub mod limits;
 mod logs;
 pub mod outcome;
@@ -40,11 +41,12 @@ mod shared;
 pub mod validate;
 
 pub use bridge::{BridgeError, BridgeFuture, ToolBridge};
+pub use isolate_thread::IsolateThread;
 pub use limits::Limits;
 pub use outcome::{ErrorKind, ExecError, ExecOutcome};
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use bounds::{
     MAX_ARGS_BYTES, MAX_ERROR_BYTES, MAX_ERROR_FRAMES, MAX_STACK_BYTES, MIN_ERROR_BYTES,
@@ -97,6 +99,22 @@ pub fn isolate_thread_stack(code: &str, limits: &Limits) -> usize {
         .clamp(MIN_STACK_BYTES, MAX_STACK_BYTES)
         .saturating_add(THREAD_STACK_SLACK)
         .max(prepare::front_end_stack(prepare::nesting_bound(code)))
+}
+
+/// Nesting bound (counted as for [`isolate_thread_stack`]) that the stack
+/// of [`premade_isolate_stack`] covers: a script of a page or so.
+pub const PREMADE_NESTING: usize = 256;
+
+/// Native stack for an [`IsolateThread`] made before its script is known:
+/// what [`isolate_thread_stack`] gives a script of nesting bound
+/// [`PREMADE_NESTING`] under `limits`. A script needing more runs on a
+/// fresh thread instead.
+pub fn premade_isolate_stack(limits: &Limits) -> usize {
+    limits
+        .stack_bytes
+        .clamp(MIN_STACK_BYTES, MAX_STACK_BYTES)
+        .saturating_add(THREAD_STACK_SLACK)
+        .max(prepare::front_end_stack(PREMADE_NESTING))
 }
 
 /// Parse, validate and strip `code` without running it: `Ok` when it would
@@ -155,16 +173,21 @@ fn prepare_on_own_thread(code: &str) -> Result<prepare::Prepared, ExecError> {
 /// It never panics and always returns within `limits.deadline` plus about a
 /// second, even when the isolate is stuck in native code.
 pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> ExecOutcome {
-    let start = Instant::now();
+    isolate_thread::execute_with(code, bridge, limits, None)
+}
+
+/// The outcome of a script refused before any thread is given to it: too
+/// large for the front end, or too many abandoned isolates still running.
+fn refuse_early(code: &str, limits: &Limits, start: Instant) -> Option<ExecOutcome> {
     if code.len() > MAX_SCRIPT_BYTES {
         // Refused by the front end without spawning anything big.
-        return finished(
+        return Some(finished(
             prepare_guarded(code).map(|_| serde_json::Value::Null),
             Vec::new(),
             0,
             start,
             limits,
-        );
+        ));
     }
     let stuck = abandoned_threads();
     if stuck >= MAX_ABANDONED_THREADS {
@@ -176,70 +199,9 @@ pub fn execute(code: &str, bridge: Arc<dyn ToolBridge>, limits: &Limits) -> Exec
                  {MAX_ABANDONED_THREADS}); use isolation = \"worker\" or restart the process"
             ),
         );
-        return finished(Err(err), Vec::new(), 0, start, limits);
+        return Some(finished(Err(err), Vec::new(), 0, start, limits));
     }
-    let stack = isolate_thread_stack(code, limits);
-    let code = code.to_owned();
-    let shared = Arc::new(Shared::new(limits, start));
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    let thread_shared = shared.clone();
-    let state = Arc::new(AtomicU8::new(RUNNING));
-    let thread_state = state.clone();
-    let spawned = std::thread::Builder::new()
-        .name("skarn-codemode".into())
-        .stack_size(stack)
-        .spawn(move || {
-            // The front end runs here too: its recursion fits this stack.
-            let r = prepare_guarded(&code)
-                .and_then(|prep| run_guarded(&prep, &*bridge, &thread_shared));
-            drop(bridge);
-            let _ = tx.send(r);
-            if thread_state
-                .compare_exchange(RUNNING, FINISHED, Ordering::SeqCst, Ordering::SeqCst)
-                .is_err()
-            {
-                // The caller gave up on this thread and counted it.
-                ABANDONED.fetch_sub(1, Ordering::SeqCst);
-            }
-        });
-    if let Err(e) = spawned {
-        let err = ExecError::new(
-            ErrorKind::Internal,
-            format!("cannot start the isolate thread: {e}"),
-        );
-        return finished(Err(err), Vec::new(), 0, start, limits);
-    }
-    // At the deadline the isolate's allocator starts refusing (see
-    // `alloc.rs`): native work between two interrupt checks then fails at
-    // its next allocation instead of running on.
-    let first = match rx.recv_timeout(limits.deadline.saturating_sub(start.elapsed())) {
-        Ok(r) => Ok(r),
-        Err(_) => {
-            shared.expired.store(true, Ordering::Relaxed);
-            Err(())
-        }
-    };
-    let wait = limits.deadline.saturating_add(ABANDON_GRACE);
-    let result = match first.or_else(|()| rx.recv_timeout(wait.saturating_sub(start.elapsed()))) {
-        Ok(r) => r,
-        Err(_) => {
-            // Stuck in native code that never polls for interrupts: abandon
-            // the thread (it stops at its next interrupt check, or dies with
-            // the process), and count it until it stops.
-            shared.cancel.store(true, Ordering::Relaxed);
-            ABANDONED.fetch_add(1, Ordering::SeqCst);
-            match state.compare_exchange(RUNNING, GIVEN_UP, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => Err(shared
-                    .deadline_error(" (the isolate was stuck in native code and was abandoned)")),
-                Err(_) => {
-                    // It finished in the meantime.
-                    ABANDONED.fetch_sub(1, Ordering::SeqCst);
-                    rx.recv().unwrap_or_else(|_| Err(shared.deadline_error("")))
-                }
-            }
-        }
-    };
-    finish_run(result, &shared, start)
+    None
 }
 
 /// Like [`execute`] but runs the isolate on the calling thread, with no

@@ -1,7 +1,12 @@
 //! A warm pool of pre-started, already-confined workers.
 //!
 //! Each worker runs exactly one script and is then killed; a background
-//! thread keeps `warm` fresh workers ready. A job whose memory or stack
+//! thread keeps `warm` fresh workers ready. A worker that finished normally
+//! is handed, its job pipe closed, to the pool's reaper thread, which
+//! SIGKILLs its process group and reaps it as soon as it is scheduled, so
+//! the caller gets the outcome without waiting for the kill (the worker
+//! has already sent its outcome and is exiting on its own; the kill is
+//! the guarantee that it ends whatever it does). A job whose memory or stack
 //! limit is above what the warm workers were started for (their RLIMIT_AS)
 //! gets a cold worker of its own, as does a job arriving while the pool is empty.
 //!
@@ -10,14 +15,14 @@
 //! ones by the caller's thread, which waits for them to finish.
 
 use std::collections::VecDeque;
-use std::process::Child;
+use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use skarn_codemode::{ErrorKind, ExecError, ExecOutcome, Limits, ToolBridge};
 
-use crate::process::{SpawnError, WorkerCommand, WorkerProcess, WorkerSize};
+use crate::process::{SpawnError, UsedWorker, WorkerCommand, WorkerProcess, WorkerSize};
 
 /// Default number of warm workers.
 pub const DEFAULT_WARM: usize = 2;
@@ -48,8 +53,6 @@ impl PoolConfig {
 
 struct State {
     warm: VecDeque<WorkerProcess>,
-    /// Finished workers, already SIGKILLed, for the refill thread to reap.
-    reap: Vec<Child>,
     stopping: bool,
     last_error: Option<String>,
 }
@@ -74,6 +77,9 @@ impl Shared {
 pub struct WorkerPool {
     shared: Arc<Shared>,
     refill: Option<JoinHandle<()>>,
+    /// To the reaper thread; `None` if it could not be started (used
+    /// workers are then killed and reaped on the caller's thread).
+    reaper: Option<(Mutex<Sender<UsedWorker>>, JoinHandle<()>)>,
 }
 
 impl WorkerPool {
@@ -83,7 +89,6 @@ impl WorkerPool {
             cfg,
             state: Mutex::new(State {
                 warm: VecDeque::new(),
-                reap: Vec::new(),
                 stopping: false,
                 last_error: None,
             }),
@@ -98,7 +103,37 @@ impl WorkerPool {
         } else {
             None
         };
-        WorkerPool { shared, refill }
+        let (tx, rx) = channel::<UsedWorker>();
+        let reaper = std::thread::Builder::new()
+            .name("skarn-worker-reaper".into())
+            .spawn(move || {
+                // Ends when the pool drops the sender, after the last one.
+                while let Ok(used) = rx.recv() {
+                    used.end();
+                }
+            })
+            .ok()
+            .map(|h| (Mutex::new(tx), h));
+        WorkerPool {
+            shared,
+            refill,
+            reaper,
+        }
+    }
+
+    /// Kill and reap a worker whose job is over: on the reaper thread, or
+    /// here if there is none.
+    fn retire(&self, used: UsedWorker) {
+        match &self.reaper {
+            Some((tx, _)) => {
+                let tx = tx.lock().unwrap_or_else(|p| p.into_inner());
+                // A closed channel gives the worker back: ended on drop.
+                let _ = tx.send(used);
+            }
+            None => {
+                used.end();
+            }
+        }
     }
 
     pub fn config(&self) -> &PoolConfig {
@@ -156,13 +191,7 @@ impl WorkerPool {
                     return ExecOutcome::failed(ExecError::new(ErrorKind::Internal, e.to_string()));
                 }
             };
-            let result = if self.refill.is_some() {
-                w.run_then(code, bridge.clone(), limits, |child| {
-                    self.shared.lock().reap.push(child);
-                })
-            } else {
-                w.run(code, bridge.clone(), limits)
-            };
+            let result = w.run_then(code, bridge.clone(), limits, |used| self.retire(used));
             self.shared.cond.notify_all();
             if let Ok(outcome) = result {
                 return outcome;
@@ -183,10 +212,10 @@ impl Drop for WorkerPool {
             let _ = h.join();
         }
         // Dropping each WorkerProcess kills and reaps it.
-        let mut st = self.shared.lock();
-        st.warm.clear();
-        for mut c in st.reap.drain(..) {
-            let _ = c.wait();
+        self.shared.lock().warm.clear();
+        if let Some((tx, h)) = self.reaper.take() {
+            drop(tx);
+            let _ = h.join();
         }
     }
 }
@@ -194,21 +223,14 @@ impl Drop for WorkerPool {
 fn refill_loop(s: &Shared) {
     let mut failures: u32 = 0;
     loop {
-        let done: Vec<Child> = {
+        {
             let mut st = s.lock();
-            while !st.stopping && st.warm.len() >= s.cfg.warm && st.reap.is_empty() {
+            while !st.stopping && st.warm.len() >= s.cfg.warm {
                 st = s.cond.wait(st).unwrap_or_else(|p| p.into_inner());
             }
             if st.stopping {
                 return;
             }
-            st.reap.drain(..).collect()
-        };
-        for mut c in done {
-            let _ = c.wait();
-        }
-        if s.lock().warm.len() >= s.cfg.warm {
-            continue;
         }
         match WorkerProcess::start(&s.cfg.command, s.cfg.size) {
             Ok(w) => {

@@ -2,10 +2,12 @@
 //! `skarn __codemode-worker [--memory-bytes N] [--stack-bytes N] [--parent-pid P]
 //! [--no-engine-warmup]`.
 //!
-//! Confines itself ([`crate::confine`]), says `ready`, reads exactly one
-//! job, runs it with [`skarn_codemode::execute`] through a [`PipeBridge`]
-//! whose host calls travel to the parent, sends `done` and exits. It never
-//! runs a second job.
+//! Confines itself ([`crate::confine`]), makes the two threads a job needs
+//! (the isolate thread and the reader of the parent's lines), says `ready`,
+//! reads exactly one job, runs it like [`skarn_codemode::execute`] through
+//! a [`PipeBridge`] whose host calls travel to the parent, sends `done` and
+//! exits. It never runs a second job: the reader hands over one job and
+//! after it accepts only replies.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -99,46 +101,69 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(exit::CONFINE);
         }
     };
+    // The threads the job needs are made now, before `ready`, so none is
+    // created on the job's path: the isolate thread (sized for the scripts
+    // of a page or so; a deeper one gets a fresh thread) and the reader of
+    // the parent's lines (the job, then the replies to host calls).
+    let limits_of_size = skarn_codemode::Limits {
+        memory_bytes: usize::try_from(opts.memory_bytes).unwrap_or(usize::MAX),
+        stack_bytes: usize::try_from(opts.stack_bytes).unwrap_or(usize::MAX),
+        ..skarn_codemode::Limits::default()
+    };
+    let isolate = skarn_codemode::IsolateThread::spawn(skarn_codemode::premade_isolate_stack(
+        &limits_of_size,
+    ))
+    .ok();
+    let run =
+        |code: &str, bridge: Arc<dyn ToolBridge>, limits: &skarn_codemode::Limits| match &isolate {
+            Some(t) => t.execute(code, bridge, limits),
+            None => skarn_codemode::execute(code, bridge, limits),
+        };
     if engine_warmup {
-        // Fault in the engine's code pages and one-time state with a
-        // constant script, so the job does not pay for a cold process.
-        // Nothing of it survives: the job gets a fresh isolate.
-        let _ = skarn_codemode::execute(
+        // Fault in the engine's code pages, one-time state and the isolate
+        // thread's stack with a constant script, so the job does not pay
+        // for a cold process. Nothing of it survives: the job gets a fresh
+        // isolate.
+        let _ = run(
             "return 1",
             Arc::new(skarn_codemode::bridge::NoServers),
             &skarn_codemode::Limits::default(),
         );
     }
+    let bridge = Arc::new(PipeBridge::default());
+    let Some(jobs) = start_reader(bridge.pending.clone()) else {
+        send(&FromWorker::Fatal {
+            message: "could not start the reader thread".into(),
+        });
+        return ExitCode::from(exit::PROTOCOL);
+    };
     send(&FromWorker::Ready {
         pid: std::process::id(),
         confinement: report,
     });
 
-    let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
-    let job = match input.read_line(None) {
-        Ok(line) => crate::protocol::decode::<ToWorker>(&line),
-        Err(e) => {
+    let job = match jobs.recv() {
+        Ok(Ok(job)) => job,
+        Ok(Err(message)) => {
+            send(&FromWorker::Fatal { message });
+            return ExitCode::from(exit::PROTOCOL);
+        }
+        Err(_) => {
             send(&FromWorker::Fatal {
-                message: format!("no job: {e}"),
+                message: "no job: the reader thread stopped".into(),
             });
             return ExitCode::from(exit::PROTOCOL);
         }
     };
     let (code, limits, selftest_spec) = match job {
-        Ok(ToWorker::Job {
+        ToWorker::Job {
             code,
             limits,
             selftest,
-        }) => (code, limits, selftest),
-        Ok(_) => {
+        } => (code, limits, selftest),
+        ToWorker::Reply { .. } => {
             send(&FromWorker::Fatal {
                 message: "expected a job message, got a reply".into(),
-            });
-            return ExitCode::from(exit::PROTOCOL);
-        }
-        Err(e) => {
-            send(&FromWorker::Fatal {
-                message: format!("malformed job: {e}"),
             });
             return ExitCode::from(exit::PROTOCOL);
         }
@@ -167,16 +192,46 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
         }
     }
 
-    // The parent never sends more than `reply_cap`; the slack covers the
-    // envelope around the result.
-    input.set_cap(reply_cap(&limits).saturating_add(64 << 10));
-    let bridge = Arc::new(PipeBridge::default());
-    let pending = bridge.pending.clone();
-    // The reply reader: routes each reply to the waiting host call. When the
-    // parent closes the pipe there is nothing left to do but die.
-    let spawned = std::thread::Builder::new()
-        .name("skarn-worker-replies".into())
+    let outcome = run(&code, bridge, &limits);
+    send(&FromWorker::Done { outcome });
+    // Exit at once: an abandoned isolate thread (stuck in native code) or
+    // the reader thread must not keep the process alive.
+    std::process::exit(i32::from(exit::OK));
+}
+
+/// Start the thread that reads the parent's lines: the job first (handed
+/// back through the returned channel, or why there is none), then, for a
+/// script, the replies to its host calls, each routed to the waiting call.
+/// When the parent closes the pipe or sends anything else there is nothing
+/// left to do but die.
+fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToWorker, String>>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
+    std::thread::Builder::new()
+        .name("skarn-worker-reader".into())
         .spawn(move || {
+            let job = match input.read_line(None) {
+                Ok(line) => crate::protocol::decode::<ToWorker>(&line)
+                    .map_err(|e| format!("malformed job: {e}")),
+                Err(e) => Err(format!("no job: {e}")),
+            };
+            let replies_follow = match &job {
+                Ok(ToWorker::Job {
+                    limits,
+                    selftest: None,
+                    ..
+                }) => {
+                    // The parent never sends more than `reply_cap`; the
+                    // slack covers the envelope around the result.
+                    input.set_cap(reply_cap(limits).saturating_add(64 << 10));
+                    true
+                }
+                _ => false,
+            };
+            let _ = tx.send(job);
+            if !replies_follow {
+                return;
+            }
             loop {
                 let line = match input.read_line(None) {
                     Ok(l) => l,
@@ -192,19 +247,9 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
                     _ => std::process::exit(i32::from(exit::PROTOCOL)),
                 }
             }
-        });
-    if spawned.is_err() {
-        send(&FromWorker::Fatal {
-            message: "could not start the reply thread".into(),
-        });
-        return ExitCode::from(exit::PROTOCOL);
-    }
-
-    let outcome = skarn_codemode::execute(&code, bridge, &limits);
-    send(&FromWorker::Done { outcome });
-    // Exit at once: an abandoned isolate thread (stuck in native code) or
-    // the reply thread must not keep the process alive.
-    std::process::exit(i32::from(exit::OK));
+        })
+        .ok()?;
+    Some(rx)
 }
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, BridgeError>>>>>;

@@ -36,6 +36,7 @@ case "$job" in
     IFS= read -r reply
     v=$(printf '%s' "$reply" | sed 's/.*"Ok":\(.*\)}}$/\1/')
     printf '{"type":"done","outcome":{"result":{"Ok":%s},"logs":[],"tool_calls":1,"elapsed_ms":0}}\n' "$v" ;;
+  *LINGER*) trap '' TERM HUP INT PIPE; sleep 1000 & printf '{"type":"done","outcome":{"result":{"Ok":[%d,%d]},"logs":[],"tool_calls":0,"elapsed_ms":0}}\n' $$ $!; while :; do sleep 1; done ;;
   *) printf '%s\n' '{"type":"done","outcome":{"result":{"Ok":1},"logs":["hi"],"tool_calls":0,"elapsed_ms":0}}' ;;
 esac
 "#;
@@ -87,6 +88,38 @@ fn fail_kind(p: &WorkerPool, code: &str, deadline_ms: u64) -> (ErrorKind, String
     let o = p.execute(code, Arc::new(echo()), &limits(deadline_ms));
     let e = o.result.expect_err("must fail");
     (e.kind, e.message, t.elapsed())
+}
+
+/// The state letter of process `pid` ('Z' for a zombie), `None` once it
+/// is gone.
+fn proc_state(pid: u64) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+#[test]
+fn a_used_worker_that_lingers_after_its_outcome_is_killed_with_its_group_and_reaped() {
+    // The outcome is answered before the kill; the worker (ignoring
+    // SIGTERM and EOF, with a child of its own) must still end, reaped.
+    for warm in [1, 0] {
+        let p = pool(FAKE, warm);
+        let o = p.execute("LINGER", Arc::new(echo()), &limits(5000));
+        let pids: Vec<u64> = serde_json::from_value(o.result.unwrap()).unwrap();
+        let (worker, grandchild) = (pids[0], pids[1]);
+        let t = Instant::now();
+        // The worker is our child: gone means killed and reaped. Its child
+        // (same process group) went to another reaper: dead is enough.
+        while proc_state(worker).is_some() || proc_state(grandchild).is_some_and(|s| s != 'Z') {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "used worker {worker} ({:?}) or its child {grandchild} ({:?}) still there",
+                proc_state(worker),
+                proc_state(grandchild)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_ok(&p);
+    }
 }
 
 #[test]

@@ -1,15 +1,17 @@
 //! One job on a started worker: the script sent, the worker's lines read
 //! until its outcome (host calls answered on the way, the tool-call budget
-//! and the deadline kept), then the worker killed and reaped.
+//! and the deadline kept), then the worker killed and reaped (after a
+//! normal finish, by whoever the caller hands it to).
 
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use skarn_codemode::{ErrorKind, ExecError, ExecOutcome, Limits, ToolBridge};
 
 use super::host_call::answer;
-use super::{DEADLINE_GRACE, MIN_LINE_CAP, NotDelivered, WorkerProcess, describe_status};
+use super::{
+    DEADLINE_GRACE, MIN_LINE_CAP, NotDelivered, UsedWorker, WorkerProcess, describe_status,
+};
 use crate::protocol::{FromWorker, ReadError, ToWorker, encode, reply_cap};
 use crate::worker::JOB_LINE_CAP;
 
@@ -23,21 +25,23 @@ impl WorkerProcess {
         bridge: Arc<dyn ToolBridge>,
         limits: &Limits,
     ) -> Result<ExecOutcome, NotDelivered> {
-        self.run_then(code, bridge, limits, |mut c| {
-            let _ = c.wait();
+        self.run_then(code, bridge, limits, |used| {
+            used.end();
         })
     }
 
-    /// [`run`](Self::run), but after a normal finish the worker is only
-    /// SIGKILLed and handed to `reap`, which must `wait` for it (the pool
-    /// does that on its own thread, off the caller's path). After a failure
-    /// it is reaped here, since its exit status goes into the error.
+    /// [`run`](Self::run), but after a normal finish (`done` read: the
+    /// worker is exiting on its own) the worker is handed to `retire`
+    /// un-killed, its job pipe closed, for it to kill and reap (the pool
+    /// does that on its reaper thread, so the caller gets the outcome
+    /// without waiting for the kill). After a failure it is killed and
+    /// reaped here, since its exit status goes into the error.
     pub fn run_then(
         mut self,
         code: &str,
         bridge: Arc<dyn ToolBridge>,
         limits: &Limits,
-        reap: impl FnOnce(Child),
+        retire: impl FnOnce(UsedWorker),
     ) -> Result<ExecOutcome, NotDelivered> {
         let started = Instant::now();
         let job = encode(&ToWorker::Job {
@@ -98,17 +102,24 @@ impl WorkerProcess {
                 Err(e) => break Err(protocol_error(&format!("malformed message ({e})"))),
             }
         };
-        // Kill first: a host-call thread blocked writing to a full pipe then
-        // gets EPIPE and releases the lock. Late answers find no pipe.
         if outcome.is_ok() {
-            if let Some(child) = self.kill() {
-                reap(child);
+            // Close the job pipe unless a host-call thread is writing a
+            // late answer to it (it may be blocked on a full pipe until
+            // `retire` kills the worker; its copy closes when it ends).
+            // Late answers otherwise find no pipe.
+            if let Ok(mut s) = stdin.try_lock() {
+                *s = None;
+            }
+            if let Some(used) = self.retire() {
+                retire(used);
             }
         } else {
+            // Kill first: a host-call thread blocked writing to a full pipe
+            // then gets EPIPE and releases the lock.
             self.kill_and_reap();
-        }
-        if let Ok(mut s) = stdin.lock() {
-            *s = None;
+            if let Ok(mut s) = stdin.lock() {
+                *s = None;
+            }
         }
         Ok(match outcome {
             Ok(o) => o,

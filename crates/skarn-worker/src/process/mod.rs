@@ -230,20 +230,19 @@ impl WorkerProcess {
 
     /// SIGKILL the worker's process group and reap it. Idempotent.
     pub fn kill_and_reap(&mut self) -> Option<ExitStatus> {
-        let mut child = self.kill()?;
-        child.wait().ok()
+        self.retire()?.end()
     }
 
-    /// SIGKILL the worker's process group; the caller must reap the child.
-    fn kill(&mut self) -> Option<Child> {
-        let mut child = self.child.take()?;
+    /// Close our end of the job pipe and hand the still-unreaped process
+    /// over, to be killed and reaped by whoever ends the [`UsedWorker`].
+    fn retire(&mut self) -> Option<UsedWorker> {
+        let child = self.child.take()?;
         self.stdin = None;
-        #[cfg(unix)]
-        if let Some(pgid) = rustix::process::Pid::from_raw(self.pid as i32) {
-            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-        }
-        let _ = child.kill();
-        Some(child)
+        Some(UsedWorker {
+            child,
+            pid: self.pid,
+            reaped: false,
+        })
     }
 
     fn send_line(&mut self, line: &[u8]) -> bool {
@@ -274,6 +273,48 @@ impl WorkerProcess {
         };
         let st = self.kill_and_reap();
         r.map_err(|e| format!("{e} ({})", describe_status(st)))
+    }
+}
+
+/// A worker whose job is over: it is never given another one (our end of
+/// the job pipe is closed and nothing keeps a way to write a job to it),
+/// and it is SIGKILLed with its process group and reaped by
+/// [`UsedWorker::end`], or on drop. Not reaped before that, so its pid (and
+/// process group id) cannot be reused meanwhile and the kill cannot hit
+/// another process.
+pub struct UsedWorker {
+    child: Child,
+    pid: u32,
+    reaped: bool,
+}
+
+impl UsedWorker {
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    fn signal(&mut self) {
+        #[cfg(unix)]
+        if let Some(pgid) = rustix::process::Pid::from_raw(self.pid as i32) {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
+        let _ = self.child.kill();
+    }
+
+    /// Kill the process group and reap the worker.
+    pub fn end(mut self) -> Option<ExitStatus> {
+        self.signal();
+        self.reaped = true;
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for UsedWorker {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.signal();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -141,3 +141,79 @@ fn a_huge_thrown_error_reaches_the_client_cut_to_the_error_cap() {
         }
     }
 }
+
+/// Send each message; collect the answer of each request (with an id).
+fn exchange(config: &Path, messages: &[Value]) -> Vec<Value> {
+    let mut child = Command::new(SKARN)
+        .args(["serve", "--isolation", "in_process", "--config"])
+        .arg(config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in out.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut answers = Vec::new();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        let Some(id) = m.get("id") else { continue };
+        loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("no answer from skarn serve");
+            let a: Value = serde_json::from_str(&line).unwrap();
+            if a.get("id") == Some(id) {
+                answers.push(a);
+                break;
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    answers
+}
+
+#[test]
+fn a_task_augmented_call_from_a_client_is_answered_as_an_ordinary_call() {
+    // ADR 0108: the gateway offers no tasks (no capability, no tool with
+    // task support); a client that asks anyway gets the plain result once.
+    let tmp = TempDir::new("serve-exec-task");
+    let cfg = tmp.path().join("skarn.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let answers = exchange(
+        &cfg,
+        &[
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25",
+                "capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}}}}},
+                "clientInfo":{"name":"t","version":"0"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+                "name":"execute","arguments":{"code":"skarn.log('ran'); return 41 + 1"},
+                "task":{"ttl":60000}}}),
+        ],
+    );
+    let caps = &answers[0]["result"]["capabilities"];
+    assert!(caps.get("tasks").is_none(), "{caps}");
+    for t in answers[1]["result"]["tools"].as_array().unwrap() {
+        let support = t["execution"]["taskSupport"]
+            .as_str()
+            .unwrap_or("forbidden");
+        assert_eq!(support, "forbidden", "{t}");
+    }
+    let r = &answers[2]["result"];
+    assert!(r.get("task").is_none(), "no task was created: {r}");
+    assert_eq!(r["structuredContent"]["value"], 42, "{r}");
+    assert_eq!(r["structuredContent"]["logs"], json!(["ran"]), "{r}");
+}

@@ -133,7 +133,8 @@ fn first_listings_are_complete_and_their_growth_is_announced() {
     s.initialize(json!({}));
     // Right after initialize: the listings wait for the starting server.
     let r = s.request(2, "resources/list", json!({}));
-    assert_eq!(r["result"]["resources"].as_array().unwrap().len(), 3, "{r}");
+    // Three, and the 2026-07-28 `input_required` one (issue 26).
+    assert_eq!(r["result"]["resources"].as_array().unwrap().len(), 4, "{r}");
     let r = s.request(3, "prompts/list", json!({}));
     // Four prompts, and the 2026-07-28 `input_required` one (issue 26).
     assert_eq!(r["result"]["prompts"].as_array().unwrap().len(), 5, "{r}");
