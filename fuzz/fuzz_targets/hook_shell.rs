@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skarn_fuzz::hook_shell::{WS, runs_another, shell, stubs};
+use skarn_fuzz::hook_shell::{WS, runs_another, shell, skarn_runs, stubs};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -50,11 +50,7 @@ fuzz_target!(|data: &[u8]| {
     }
     if shell::is_wrapped(&cmd, &exe, WS) {
         let log = s.run(&cmd);
-        let runs: Vec<Vec<&str>> = log
-            .split('\u{1}')
-            .filter(|r| !r.is_empty())
-            .map(|l| l.strip_suffix('\0').unwrap_or(l).split('\0').collect())
-            .collect();
+        let runs = skarn_runs(&log).unwrap_or_default();
         let ok = runs.len() == 1
             && runs[0].len() == 8
             && runs[0][..7] == ["skarn", "run", "--workspace", WS, "--", "bash", "-c"];

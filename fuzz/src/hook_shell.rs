@@ -30,8 +30,10 @@ pub fn runs_another(word: &str) -> bool {
 /// it, so quoting matters).
 pub const WS: &str = "/w s'x";
 
-/// The stub directory; `skarn` logs its whole argv (NUL-separated, one
-/// run ended by `\x01`), every other stub its name on a line.
+/// The stub directory; `skarn` logs each run as its argument count and
+/// then its whole argv, each NUL-terminated (an argument cannot hold a NUL,
+/// so any other byte in it is kept apart), every other stub its name on a
+/// line.
 pub struct Stubs {
     root: tempfile::TempDir,
 }
@@ -68,7 +70,7 @@ pub fn stubs() -> &'static Stubs {
             stub(&bin.join(n), &s);
         }
         let s = format!(
-            "#!/bin/sh\nfor a in \"${{0##*/}}\" \"$@\"; do printf '%s\\0' \"$a\"; done >> '{0}'\nprintf '\\001' >> '{0}'\n",
+            "#!/bin/sh\n{{ printf '%s\\0' \"$(($# + 1))\"; for a in \"${{0##*/}}\" \"$@\"; do printf '%s\\0' \"$a\"; done; }} >> '{0}'\n",
             log.display()
         );
         stub(&bin.join("skarn"), &s);
@@ -120,5 +122,26 @@ impl Stubs {
         let _ = std::fs::remove_dir_all(&work);
         let _ = std::fs::create_dir(&work);
         std::fs::read_to_string(&log).unwrap_or_default()
+    }
+}
+
+/// The `skarn` stub's runs in `log` (see [`Stubs`]), or `None` when the log
+/// holds anything else (another stub's line, a cut record).
+pub fn skarn_runs(log: &str) -> Option<Vec<Vec<&str>>> {
+    let mut words = log.split('\0');
+    let mut runs = Vec::new();
+    loop {
+        let Some(n) = words.next() else {
+            return Some(runs);
+        };
+        if n.is_empty() && words.clone().next().is_none() {
+            return Some(runs);
+        }
+        let n: usize = n.parse().ok()?;
+        let run: Vec<&str> = words.by_ref().take(n).collect();
+        if run.len() != n {
+            return None;
+        }
+        runs.push(run);
     }
 }

@@ -333,10 +333,22 @@ pub fn write(items: &[Item]) -> String {
         if !key_name(&it.section, false) || !key_name(&it.name, false) {
             continue;
         }
+        // An item that cannot be written with its meaning intact is left
+        // out, never changed: git reads no escape for other control
+        // characters in values, and none but `\\` and `\"` in subsections
+        // (where a newline or NUL cannot stand at all).
+        if it.sub.as_deref().is_some_and(|s| s.contains(['\n', '\0']))
+            || it.value.as_deref().is_some_and(|v| {
+                v.chars()
+                    .any(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\u{8}'))
+            })
+        {
+            continue;
+        }
         let this = (it.section.as_str(), it.sub.as_deref());
         if cur != Some(this) {
             match it.sub.as_deref() {
-                Some(s) => out.push_str(&format!("[{} \"{}\"]\n", it.section, escape(s))),
+                Some(s) => out.push_str(&format!("[{} \"{}\"]\n", it.section, escape_sub(s))),
                 None => out.push_str(&format!("[{}]\n", it.section)),
             }
             cur = Some(this);
@@ -347,6 +359,12 @@ pub fn write(items: &[Item]) -> String {
         }
     }
     out
+}
+
+/// A subsection name as git reads it back: only `\\` and `\"` are escapes
+/// there; every other character stands for itself.
+fn escape_sub(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 fn escape(s: &str) -> String {
@@ -451,6 +469,28 @@ mod tests {
         assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
         assert_eq!(back.items.len(), 1);
         assert_eq!(back.items[0].key(), "user.name");
+    }
+
+    #[test]
+    fn write_never_changes_a_setting_it_cannot_spell() {
+        // Found by the `dotfiles` fuzz target: a form feed in a subsection
+        // was dropped, so the setting applied to another URL pattern. A
+        // subsection keeps its characters as they are (git has no escapes
+        // there but `\\` and `\"`); a value with a control character git
+        // has no escape for is left out whole.
+        let p = parse(
+            "[http \"a\x0cb\\\"\"]\n\tsslVerify = false\n[user]\n\tname = \"x\x07y\"\n\temail = e\n",
+        );
+        assert_eq!(p.items.len(), 3);
+        let back = parse(&write(&p.items));
+        assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
+        let keys: Vec<String> = back.items.iter().map(Item::key).collect();
+        assert_eq!(
+            keys,
+            ["http.a\x0cb\".sslverify", "user.email"],
+            "{:?}",
+            write(&p.items)
+        );
     }
 
     #[test]
