@@ -197,6 +197,15 @@ impl HostFacts {
                 found.push(Trusted::new(&d, target, via, false));
             }
         }
+        // The skarn program itself: the agent hook and MCP clients run it
+        // unconfined by its path (when it lies in a writable grant, e.g. a
+        // source checkout's target/debug/skarn).
+        if let Ok(exe) = std::env::current_exe()
+            && let Some(target) = cache.resolve(&exe)
+        {
+            let via = "the skarn program (agent hooks and MCP clients run it)";
+            found.push(Trusted::new(&exe, target, via.into(), false));
+        }
         // Editor workspace files (`*.code-workspace`: tasks, settings and
         // extensions run on open) are found by pattern, not by name.
         if let Ok(rd) = std::fs::read_dir(&policy.workspace) {

@@ -239,6 +239,25 @@ pub fn vet_new(
     if let Some(since) = since {
         out.extend(set_aside_upward(&w.upward, since, run_id));
         out.extend(set_aside_settings(&w.settings, since, run_id));
+        // Editor workspace files at the top (`*.code-workspace`; existing
+        // ones were read-only): found by pattern, not by name.
+        let mut top = Vec::new();
+        for r in roots {
+            if let Ok(rd) = std::fs::read_dir(r) {
+                top.extend(
+                    rd.flatten()
+                        .take(100_000)
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .to_lowercase()
+                                .ends_with(crate::persistence::WORKSPACE_FILE_SUFFIX)
+                        })
+                        .map(|e| e.path()),
+                );
+            }
+        }
+        out.extend(set_aside_settings(&top, since, run_id));
     }
     if w.truncated {
         out.push(format!(

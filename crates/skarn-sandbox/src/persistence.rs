@@ -115,6 +115,11 @@ pub const ENTRIES: &[Entry] = &[
     e(".codex", Always, "agent configuration with commands"),
     e(".opencode", Always, "agent plugins and commands"),
     e("opencode.json", Always, "agent MCP servers and commands"),
+    e(
+        "opencode.jsonc",
+        Always,
+        "agent MCP servers and commands (opencode.json's JSONC form)",
+    ),
     e(".zed", Always, "editor tasks and language-server commands"),
     e(
         ".vscode",
@@ -126,6 +131,11 @@ pub const ENTRIES: &[Entry] = &[
         ".devcontainer",
         Always,
         "container definitions with host-side commands",
+    ),
+    e(
+        ".devcontainer.json",
+        Always,
+        "container definition at the top (initializeCommand runs on the host)",
     ),
     e(".mcp.json", Always, "MCP servers started by agents on open"),
     e(".kiro", Always, "agent hooks, steering and MCP servers"),
@@ -337,6 +347,16 @@ pub const ENTRIES: &[Entry] = &[
         "default.nix",
         IfAny(DIRENV),
         "evaluated by `use nix` without shell.nix",
+    ),
+    e(
+        "devenv.nix",
+        IfAny(DIRENV),
+        "evaluated (enterShell runs) by `use devenv` in .envrc",
+    ),
+    e(
+        "devenv.yaml",
+        IfAny(DIRENV),
+        "the inputs and imports `use devenv` evaluates",
     ),
     e(
         ".direnv",

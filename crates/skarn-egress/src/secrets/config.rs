@@ -138,9 +138,12 @@ impl SecretsConfig {
         })
     }
 
-    /// Load the user's file (absent: empty).
+    /// Load the user's file (absent: empty). Only a regular file of at
+    /// most 1 MiB is read; it is opened without blocking, so a name that
+    /// leads to a FIFO (a link a repository shipped) is an error, not a
+    /// hang.
     pub fn load(path: &Path) -> Result<SecretsConfig, SecretError> {
-        match std::fs::read_to_string(path) {
+        match read_config(path) {
             Ok(t) => SecretsConfig::parse(&t, &path.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SecretsConfig::default()),
             Err(e) => Err(SecretError::Config {
@@ -351,6 +354,31 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
     }
     let s = std::str::from_utf8(&buf).map_err(|_| "its output is not UTF-8".to_string())?;
     Ok(Zeroizing::new(s.to_string()))
+}
+
+/// The text of the regular file `path` (at most 1 MiB), opened without
+/// blocking.
+fn read_config(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    const MAX: u64 = 1 << 20;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    f.take(MAX + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX {
+        return Err(std::io::Error::other("larger than 1 MiB"));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

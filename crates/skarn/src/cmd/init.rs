@@ -110,6 +110,36 @@ fn exe() -> String {
         .unwrap_or_else(|| "skarn".into())
 }
 
+/// Refuse a skarn program that lies in the project (`target/debug/skarn`
+/// of a source checkout, `./bin/skarn`): the agent's sandboxed commands
+/// may write the project, and the hook and the MCP entry run the program
+/// by that path, unconfined. (`skarn run` keeps the program itself
+/// read-only, but a directory above it can be renamed and refilled.)
+fn refuse_exe_in_project(cwd: &Path) -> anyhow::Result<()> {
+    let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|e| std::fs::canonicalize(e).ok())
+    else {
+        return Ok(());
+    };
+    let cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    let project = cwd
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .unwrap_or(&cwd);
+    if exe.starts_with(project) {
+        bail!(
+            "the skarn program {} lies in the project {}: the agent's sandboxed commands can \
+             write there, and the installed hook would run whatever they leave at that path, \
+             unconfined. Install skarn outside the project (e.g. `cargo install --path \
+             crates/skarn`) and run `init` with that program",
+            exe.display(),
+            project.display()
+        );
+    }
+    Ok(())
+}
+
 fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
     if let Ok(a) = std::fs::canonicalize(p) {
         return Ok(a);
@@ -174,6 +204,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         .filter(|h| h.is_absolute())
         .context("HOME is not set to an absolute path")?;
     let cwd = cwd()?;
+    refuse_exe_in_project(&cwd)?;
     // Everything is resolved, checked and merged in memory first: nothing
     // is written unless every file can be.
     let mut starter = None;

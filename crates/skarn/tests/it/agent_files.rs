@@ -16,7 +16,7 @@ use skarn_test_support::TempDir;
 /// The hook's answer to a Claude Code `Write` of `path` (started in `ws`):
 /// `Some(reason)` for a deny, `None` for no answer. Any other outcome (a
 /// crash, exit 2, another decision) fails the test.
-fn judge(path: &str, ws: &Path, home: &Path) -> Option<String> {
+pub(crate) fn judge(path: &str, ws: &Path, home: &Path) -> Option<String> {
     let input = json!({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Write",
                        "cwd": ws, "tool_input": {"file_path": path, "content": "x"}});
     let mut c = Command::new(exe())
@@ -47,7 +47,7 @@ fn judge(path: &str, ws: &Path, home: &Path) -> Option<String> {
     Some(h["permissionDecisionReason"].as_str().unwrap().to_owned())
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git_ok(dir: &Path, args: &[&str]) {
     let o = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -58,7 +58,7 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// `skarn run` in `ws` (HOME = `home`): `sh -c script`.
-fn run_sh(ws: &Path, home: &Path, script: &str) -> std::process::Output {
+pub(crate) fn run_sh(ws: &Path, home: &Path, script: &str) -> std::process::Output {
     Command::new(exe())
         .args(["run", "--workspace"])
         .arg(ws)
@@ -79,8 +79,8 @@ fn the_guard_refuses_what_gits_configuration_runs() {
     }
     let t = TempDir::new("guard_git");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
-    git(&ws, &["init", "-q", "."]);
-    git(&ws, &["config", "core.hooksPath", "tools/hooks"]);
+    git_ok(&ws, &["init", "-q", "."]);
+    git_ok(&ws, &["config", "core.hooksPath", "tools/hooks"]);
     git(
         &ws,
         &["config", "include.path", "../tools/shared.gitconfig"],
@@ -173,6 +173,9 @@ fn files_read_in_any_directory_are_protected_at_any_depth() {
     // `skarn run`: an existing one stays as it was, a new one is set aside.
     std::fs::create_dir_all(ws.join("old/.claude")).unwrap();
     std::fs::write(ws.join("old/.claude/settings.json"), "{}").unwrap();
+    // Older than the check's 50 ms margin for coarse file-system clocks
+    // (a file changed within it counts as the run's).
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let o = run_sh(
         &ws,
         &home,

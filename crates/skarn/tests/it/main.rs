@@ -28,6 +28,9 @@ mod agent_boundary;
 mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+// Issue 24, third attack pass.
+#[cfg(target_os = "linux")]
+mod agent_round3;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;

@@ -21,6 +21,9 @@ fn files_host_tools_run_on_their_own_cannot_be_planted() {
     let ws = t.dir("ws");
     t.file("ws/proj.code-workspace", "{}\n");
     t.file("ws/.aider.conf.yml", "lint-cmd: true\n");
+    // Older than the check's 50 ms margin for coarse file-system clocks
+    // (a file changed within it counts as the run's).
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let o = sh(
         &ws,
         &home,

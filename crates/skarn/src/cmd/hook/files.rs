@@ -176,6 +176,19 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 e.reason
             ));
         }
+        // VS Code's workspace files, wherever they lie (the user opens
+        // them by name): `skarn run` keeps the top's read-only and sets
+        // new ones aside.
+        if c.file_name().is_some_and(|n| {
+            fold(Path::new(n))
+                .to_string_lossy()
+                .ends_with(skarn_sandbox::persistence::WORKSPACE_FILE_SUFFIX)
+        }) {
+            return Some(format!(
+                "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
+                c.display()
+            ));
+        }
     }
     None
 }
@@ -200,6 +213,23 @@ fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<Stri
                  (sandboxed commands cannot write there either)",
                 c.display()
             ));
+        }
+    }
+    // What the home's dotfiles lead to, files as well as directories
+    // (`~/.bashrc -> ~/dotfiles/bashrc`): `skarn run` keeps the same list
+    // read-only.
+    #[cfg(unix)]
+    if let Some(h) = home {
+        for t in skarn_sandbox::home_links::scan(h).trusted {
+            if fold(c).starts_with(fold(&t.target)) {
+                return Some(format!(
+                    "{} is (or lies in) {}, which the home reaches as {}: host programs read \
+                     or run it; sandboxed commands cannot write it either",
+                    c.display(),
+                    t.target.display(),
+                    t.via
+                ));
+            }
         }
     }
     non_project(c, home)
