@@ -187,13 +187,20 @@ pub async fn call(
         .args(["--", "sh", "-c", cmd])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
+    // Unix: a call dropped mid-run (the session ended) stops `skarn run`
+    // with SIGTERM, never SIGKILL: it then ends its command and still
+    // sets aside what the command planted (ADR 0095's sweep needs the
+    // run to end on its own).
+    #[cfg(not(unix))]
+    c.kill_on_drop(true);
     c.current_dir(&cwd);
     let mut child = match c.spawn() {
         Ok(ch) => ch,
         Err(e) => return text_result(format!("cannot start skarn run: {e}"), None, true),
     };
+    #[cfg(unix)]
+    let mut term = TermOnDrop(child.id());
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let so = child.stdout.take();
     let se = child.stderr.take();
@@ -214,10 +221,18 @@ pub async fn call(
         child.wait().await
     })
     .await;
+    #[cfg(unix)]
+    if waited.is_ok() {
+        // Reaped: its pid may be reused from now on.
+        term.0 = None;
+    }
     let code = match waited {
         Ok(Ok(st)) => st.code().unwrap_or(128),
         Ok(Err(e)) => return text_result(format!("skarn run failed: {e}"), None, true),
-        Err(_) => return text_result("skarn run did not end; it was killed", None, true),
+        Err(_) => {
+            let _ = child.start_kill();
+            return text_result("skarn run did not end; it was killed", None, true);
+        }
     };
     let mut text = format!("exit {code}\n");
     text.push_str(&String::from_utf8_lossy(&out));
@@ -225,6 +240,24 @@ pub async fn call(
         text.push_str(&String::from_utf8_lossy(&err));
     }
     text_result(text, Some(json!({"exit_code": code})), code != 0)
+}
+
+/// Sends SIGTERM to a `skarn run` not yet reaped when dropped.
+#[cfg(unix)]
+struct TermOnDrop(Option<u32>);
+
+#[cfg(unix)]
+impl Drop for TermOnDrop {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) takes plain integers; `pid` is our own child,
+            // not yet reaped (so not reused), and SIGTERM only asks it to
+            // end.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
