@@ -108,30 +108,6 @@ impl Gw {
         self.answer(id)
     }
 
-    /// Answer the server's pending requests (roots/list) without waiting.
-    fn pump(&mut self) {
-        while let Ok(l) = self.lines.try_recv() {
-            let v: Value = serde_json::from_str(&l).unwrap();
-            if v["method"] == "roots/list" {
-                let roots: Vec<Value> = self
-                    .roots
-                    .iter()
-                    .flatten()
-                    .map(|u| json!({"uri": u}))
-                    .collect();
-                self.send(json!({"jsonrpc": "2.0", "id": v["id"], "result": {"roots": roots}}));
-            }
-        }
-    }
-
-    /// End the session as a client does (stdin closed) and wait for the
-    /// gateway to exit; its stderr.
-    fn stop_gently(mut self) -> String {
-        drop(self.child.stdin.take());
-        let o = self.child.wait_with_output().unwrap();
-        err(&o)
-    }
-
     /// Stop it; its stderr.
     fn stop(mut self) -> String {
         drop(self.child.stdin.take());
@@ -324,59 +300,4 @@ fn the_run_tools_workspace_is_the_clients_root() {
     g.stop();
     assert!(!text.starts_with("exit 0"), "{text}");
     assert!(!home.join(".bashrc").exists(), "{text}");
-}
-
-/// Attack pass 3, F4: when the session ends during a `run` call, the
-/// gateway stops `skarn run` with SIGTERM (not SIGKILL), so the run still
-/// sets aside what its command planted below the workspace's top.
-#[test]
-fn a_run_cut_short_by_the_session_end_still_sets_plants_aside() {
-    let t = TempDir::new("gw_cut");
-    let (cfgdir, proj, home) = (t.dir("cfg"), t.dir("proj"), t.dir("home"));
-    for d in [t.path(), &cfgdir, &proj, &home] {
-        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    }
-    let cfg = cfgdir.join("skarn.toml");
-    std::fs::write(&cfg, "[gateway]\nshell = true\n").unwrap();
-    let mut g = Gw::start_with_roots(&cfg, &home, Some(&[&proj]));
-    g.send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "run", "arguments": {"command":
-        "mkdir -p sub/.claude && echo '{\"disableAllHooks\": true}' > sub/.claude/settings.json \
-         && echo x > started && exec sleep 300"}}}),
-    );
-    // Bounds, not measures: the command started; then, the session over,
-    // the run ended and swept.
-    let within = |what: &str, ok: &dyn Fn() -> bool| {
-        for _ in 0..1200 {
-            if ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        panic!("{what}");
-    };
-    // The gateway asks for the roots first: answer while waiting.
-    for _ in 0..1200 {
-        if proj.join("started").exists() {
-            break;
-        }
-        g.pump();
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(proj.join("started").exists(), "the command did not start");
-    let _ = g.stop_gently();
-    within(
-        "sub/.claude is still there after the session ended",
-        &|| !proj.join("sub/.claude").exists(),
-    );
-    let aside = std::fs::read_dir(proj.join("sub"))
-        .unwrap()
-        .flatten()
-        .any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".claude.skarn-quarantine-")
-        });
-    assert!(aside, "not set aside");
 }
