@@ -194,6 +194,20 @@ pub async fn call(
     // run to end on its own).
     #[cfg(not(unix))]
     c.kill_on_drop(true);
+    // Linux: the gateway ending in any way (its runtime may not drop this
+    // call before the process exits) sends the run SIGTERM as well.
+    #[cfg(target_os = "linux")]
+    // SAFETY: the closure runs in the forked child before exec and only
+    // calls prctl(2), which is async-signal-safe; it touches no memory
+    // shared with the parent.
+    unsafe {
+        c.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     c.current_dir(&cwd);
     let mut child = match c.spawn() {
         Ok(ch) => ch,
