@@ -16,8 +16,8 @@ pub enum LaunchError {
     /// The plan could not be serialised.
     #[error("cannot serialise the sandbox plan: {0}")]
     Serialize(#[from] serde_json::Error),
-    /// The plan is too large for an environment variable.
-    #[error("sandbox plan too large ({0} bytes); use fewer grants")]
+    /// The plan is larger than [`MAX_PLAN_BYTES`].
+    #[error("sandbox plan too large ({0} bytes, at most 1 MiB); use fewer grants")]
     TooLarge(usize),
 }
 
@@ -48,17 +48,31 @@ pub fn helper_command(
         }
     }
     let json = serde_json::to_string(&plan)?;
-    // Linux caps one environment string at 128 KiB.
-    if json.len() > 120 * 1024 {
+    if json.len() > MAX_PLAN_BYTES {
         return Err(LaunchError::TooLarge(json.len()));
     }
     let mut cmd = Command::new(exe);
     cmd.arg(HELPER_ARG);
     cmd.env_clear();
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    cmd.env(PLAN_ENV, json);
+    // Linux caps one environment string at 128 KiB: a larger plan (many
+    // grants, the secret list's masks) goes in pieces, `PLAN_ENV` then
+    // `PLAN_ENV_1`, `PLAN_ENV_2`, ..., which the helper joins.
+    use std::os::unix::ffi::OsStrExt;
+    for (i, piece) in json.as_bytes().chunks(PLAN_PIECE_BYTES).enumerate() {
+        let name = crate::helper::plan_piece_var(i);
+        cmd.env(name, std::ffi::OsStr::from_bytes(piece));
+    }
     Ok(cmd)
 }
+
+/// Bytes of the plan in one environment variable (under Linux's 128 KiB
+/// per string).
+const PLAN_PIECE_BYTES: usize = 100 * 1024;
+
+/// The largest plan handed to the helper (its pieces share the 2 MiB the
+/// kernel allows for arguments and environment with the command's own).
+pub const MAX_PLAN_BYTES: usize = 1024 * 1024;
 
 /// Whether the loader or the C library acts on variable `k` before `main`
 /// (`LD_*`, and glibc's other variables it drops for set-user-ID programs).

@@ -49,6 +49,16 @@ use release::Reserved;
 /// Environment variable carrying the JSON plan to the helper.
 pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
 
+/// The variable holding piece `i` of the plan: [`PLAN_ENV`] for the first,
+/// `SKARN_SANDBOX_PLAN_<i>` for the others.
+pub fn plan_piece_var(i: usize) -> String {
+    if i == 0 {
+        PLAN_ENV.to_owned()
+    } else {
+        format!("{PLAN_ENV}_{i}")
+    }
+}
+
 /// Exit status for a set-up failure.
 pub const EXIT_SETUP: i32 = 2;
 /// Exit status when the timeout fired.
@@ -65,14 +75,25 @@ fn err_line(msg: &str) {
 /// Entry point of `skarn __sandbox-helper`: reads the plan from
 /// [`PLAN_ENV`], runs the command, returns the exit status.
 pub fn helper_main() -> i32 {
-    let Some(raw) = std::env::var_os(PLAN_ENV) else {
+    let Some(first) = std::env::var_os(PLAN_ENV) else {
         err_line("internal: sandbox helper started without a plan");
         return EXIT_SETUP;
     };
     // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
     unsafe { std::env::remove_var(PLAN_ENV) };
     // The text may hold secrets' values (issue 27): zeroed once parsed.
-    let raw = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(raw));
+    let mut raw = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(first));
+    // The rest of a plan too large for one variable (see `launch`).
+    for i in 1.. {
+        let name = plan_piece_var(i);
+        let Some(piece) = std::env::var_os(&name) else {
+            break;
+        };
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(&name) };
+        let piece = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(piece));
+        raw.extend_from_slice(&piece);
+    }
     let plan: Plan = match serde_json::from_slice(&raw) {
         Ok(p) => p,
         Err(e) => {
