@@ -173,7 +173,18 @@ pub fn sanitized_npmrc(text: &str) -> String {
         if carries_credential(v) && !(k.contains("registry") || k.contains("proxy")) {
             continue;
         }
-        let scoped_registry = k.starts_with('@') && k.ends_with(":registry");
+        // A scope is a package-name part (`@my-org:registry`): anything
+        // else in that place (a pasted token, say) is not kept.
+        let scoped_registry = k
+            .strip_prefix('@')
+            .and_then(|r| r.strip_suffix(":registry"))
+            .is_some_and(|scope| {
+                !scope.is_empty()
+                    && scope.len() <= 214
+                    && scope.bytes().all(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._~".contains(&b)
+                    })
+            });
         if !(NPM_KEEP.contains(&k) || scoped_registry) || k.starts_with("//") {
             continue;
         }
@@ -338,6 +349,17 @@ mod tests {
 [gpg]
     program = evil
 "#;
+
+    #[test]
+    fn npmrc_keeps_only_registries_of_real_scopes() {
+        // Found by the `dotfiles` fuzz target: a token in the scope's place
+        // of a `@scope:registry` key was copied in.
+        let tok = "ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue";
+        let out = sanitized_npmrc(&format!(
+            "@my-org:registry=https://npm.example/\n@x/{tok}:registry=https://h/\n@Up:registry=https://h/\n"
+        ));
+        assert_eq!(out, "@my-org:registry=https://npm.example/\n");
+    }
 
     #[test]
     fn gitconfig_keeps_identity_and_drops_commands_and_credentials() {
