@@ -222,6 +222,29 @@ const PIP_KEEP: &[&str] = &[
     "no-cache-dir",
 ];
 
+/// The sections pip reads: `[global]` and one per pip command (`pip help`).
+const PIP_SECTIONS: &[&str] = &[
+    "global",
+    "install",
+    "download",
+    "uninstall",
+    "freeze",
+    "inspect",
+    "list",
+    "show",
+    "check",
+    "config",
+    "search",
+    "cache",
+    "index",
+    "wheel",
+    "hash",
+    "completion",
+    "debug",
+    "help",
+    "lock",
+];
+
 /// A `pip.conf` keeping index URLs (credentials stripped), trusted hosts,
 /// the CA bundle, timeouts and similar settings. Dropped: `client-cert`,
 /// keyring settings and unknown keys. Multi-line values are kept, each
@@ -253,11 +276,7 @@ pub fn sanitized_pipconf(text: &str) -> String {
             // pip reads `[global]` and `[<command>]`; any other header
             // (one that could hold a pasted URL or token) is dropped with
             // its keys, which pip ignores anyway.
-            let name = &t[1..t.len() - 1];
-            in_known = !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            in_known = PIP_SECTIONS.contains(&&t[1..t.len() - 1]);
             if in_known {
                 out.push_str(t);
                 out.push('\n');
@@ -349,6 +368,16 @@ mod tests {
 [gpg]
     program = evil
 "#;
+
+    #[test]
+    fn pipconf_keeps_only_the_sections_pip_reads() {
+        // Found by the `dotfiles` fuzz target: a token glued into a section
+        // name passed the old syntax check.
+        let out = sanitized_pipconf(
+            "[globalghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue]\ntimeout = 1\n[install]\ntimeout = 2\n",
+        );
+        assert_eq!(out, "[install]\ntimeout = 2\n");
+    }
 
     #[test]
     fn npmrc_keeps_only_registries_of_real_scopes() {
