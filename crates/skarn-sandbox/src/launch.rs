@@ -4,7 +4,6 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
-use crate::helper::PLAN_ENV;
 use crate::plan::Plan;
 
 /// Arguments placed after the executable to enter the helper.
@@ -167,7 +166,7 @@ mod loader_tests {
         );
         let json = cmd
             .get_envs()
-            .find(|(k, _)| *k == PLAN_ENV)
+            .find(|(k, _)| *k == crate::helper::PLAN_ENV)
             .and_then(|(_, v)| v)
             .unwrap();
         let sent: Plan = serde_json::from_str(json.to_str().unwrap()).unwrap();
