@@ -78,6 +78,7 @@ mod server_relay;
 mod shell_tool;
 mod starting;
 pub mod state_dirs;
+#[cfg(target_os = "linux")]
 mod state_guard;
 pub mod stdio;
 mod stdio_child;

@@ -43,7 +43,10 @@ pub fn fetch_hint(alias: &str, command: &str, cfg: &SandboxConfig, mode: &str) -
 /// helper's advice to widen the policy (flags, `--report`) removed, the
 /// fact kept (ADR 0095's rule for §5 of issue 24).
 pub fn fact_only(line: &str) -> String {
+    #[allow(unused_mut)]
     let mut s = line.to_owned();
+    // Only the Linux helper writes that advice.
+    #[cfg(target_os = "linux")]
     for a in skarn_sandbox::plan::FAILURE_ADVICE {
         s = s.replace(a, "");
     }
