@@ -139,6 +139,9 @@ fn files_host_tools_look_up_from_subdirectories_cannot_be_planted() {
         "[toolchain]\nchannel = \"stable\"\n",
     );
     t.dir("ws/crate-b");
+    // Older than the after-run check's 50 ms margin for coarse file-system
+    // clocks (a file changed within it counts as the run's).
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let o = run_in(
         &ws,
         &home,
