@@ -611,3 +611,38 @@ fn a_link_left_in_the_state_directory_is_not_written_through() {
         "set-up wrote into the linked directory"
     );
 }
+
+/// Issue 23 item 9: a database file named in a server's arguments that
+/// lies in its `write` directory stays writable once it exists (it was
+/// granted read-only of its own from the second start on).
+#[test]
+fn an_existing_argument_file_in_a_write_grant_stays_writable() {
+    let dir = TempDir::new("serve_arg_db");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("notes.db");
+    std::fs::write(&db, "v1").unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.d]\ncommand = {h:?}\n\
+             args = [\"--name\", \"d\", \"--arg-file\", {db:?}]\n\
+             [servers.d.sandbox]\nwrite = [{data:?}]\n",
+            h = hostile.display().to_string(),
+            db = db.display().to_string(),
+            data = data.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(2, "d__attack", json!({"write": db}));
+    assert!(out.contains(": OK"), "{out}");
+    s.finish();
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "pwned");
+}
