@@ -48,6 +48,8 @@
 pub mod assemble;
 pub mod config;
 pub mod credential_text;
+#[cfg(target_os = "linux")]
+pub mod cow;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress;
