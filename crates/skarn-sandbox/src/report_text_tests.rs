@@ -69,11 +69,11 @@ fn sample() -> RestrictionReport {
         egress: None,
         provenance: for_report(&policy, &prov),
         layers: vec![
-        workspace_changes: None,
             Enforcement::full(Layer::Namespaces, "new user, pid, net, ipc, uts"),
             Enforcement::partial(Layer::Landlock, "ABI 5: not enforced: scopes (needs ABI 6)"),
             Enforcement::not_enforced(Layer::Seccomp, "unavailable on this host"),
         ],
+        workspace_changes: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn ordinary_work_is_applied() {
     assert!(ok(".git/objects/ab/cdef", Change::File, false));
     assert!(ok(".git/refs/heads/main", Change::File, true));
     assert!(ok(".git/index", Change::File, true));
-    assert!(ok(".git/hooks/pre-commit.sample", Change::File, false));
+    assert!(ok("sub/.git/hooks/pre-commit.sample", Change::File, false));
+    assert!(!ok("sub/.git/hooks/pre-commit", Change::File, false));
     assert!(ok("src", Change::Delete, true));
 }
