@@ -224,7 +224,10 @@ impl Layer {
             let mode = crate::policy::WorkspaceLayerMode::parse(w.get_ref()).ok_or_else(|| {
                 c.error(
                     w.span(),
-                    format!("workspace_layer must be \"cow\" or \"direct\", not {:?}", w.get_ref()),
+                    format!(
+                        "workspace_layer must be \"cow\" or \"direct\", not {:?}",
+                        w.get_ref()
+                    ),
                 )
             })?;
             l.workspace_layer = Some(Sourced::new(mode, c.at(w.span())));

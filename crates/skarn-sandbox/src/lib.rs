@@ -47,9 +47,9 @@
 
 pub mod assemble;
 pub mod config;
-pub mod credential_text;
 #[cfg(target_os = "linux")]
 pub mod cow;
+pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress;

@@ -221,11 +221,12 @@ pub struct Policy {
 pub enum WorkspaceLayerMode {
     /// A copy-on-write layer over the workspace; its changes are vetted
     /// and applied when the run ends.
-    #[default]
     Cow,
     /// The workspace bound read-write: the command writes the host's files
     /// as it runs (placeholders reserve missing protected names; checks
-    /// after the run set aside what they find).
+    /// after the run set aside what they find). The default for now (ADR
+    /// 0130 says what keeps `cow` from being it).
+    #[default]
     Direct,
 }
 

@@ -42,11 +42,13 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
         let host = rustix::fs::open(&rules.ws, flags, rustix::fs::Mode::empty())?;
         let mut a = apply::Apply {
             rules,
+            since: layer.since,
             upper_root: &layer.upper,
             same_fs: layer.same_fs,
             out: &mut out,
         };
-        a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0)
+        let git = None;
+        a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0, git)
     })();
     if let Err(e) = r {
         out.notes.push(format!(
@@ -64,9 +66,18 @@ pub fn refused_line(out: &Outcome) -> Option<String> {
     if out.refused.is_empty() {
         return None;
     }
-    let mut names: Vec<&str> = out.refused.iter().take(SHOWN).map(|(p, _)| p.as_str()).collect();
+    let mut names: Vec<&str> = out
+        .refused
+        .iter()
+        .take(SHOWN)
+        .map(|(p, _)| p.as_str())
+        .collect();
     let more = out.refused.len().saturating_sub(SHOWN);
-    let extra = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let extra = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
     names.dedup();
     Some(format!(
         "changes to protected paths were not applied to the workspace: {}{extra} (--report says why)",

@@ -35,6 +35,9 @@ pub struct Layer {
     /// Whether `upper` lies on the workspace's file system (apply by
     /// rename).
     pub same_fs: bool,
+    /// When the layer was made (seconds, nanoseconds of the realtime
+    /// clock): workspace entries the host changed since are kept.
+    pub since: (i64, i64),
     /// The exclusive lock held while the layer is in use: released when
     /// the last process holding it (the helper, init) is gone.
     pub(super) lock: OwnedFd,
@@ -76,7 +79,10 @@ pub fn make(ws: &Path, state: Option<&Path>) -> io::Result<Layer> {
         .filter(|(d, _)| {
             // The state directory may not exist yet: its parent decides.
             let probe = d.ancestors().find(|a| a.exists());
-            probe.and_then(|a| std::fs::metadata(a).ok()).map(|m| m.dev()) == Some(dev)
+            probe
+                .and_then(|a| std::fs::metadata(a).ok())
+                .map(|m| m.dev())
+                == Some(dev)
         })
         .collect();
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no place for a layer");
@@ -133,11 +139,13 @@ fn fill(base: PathBuf, ws: &Path, same_fs: bool) -> io::Result<Layer> {
         let _ = std::fs::remove_dir_all(&base);
         return Err(e);
     }
+    let since = std::fs::metadata(base.join(WS_FILE)).map(|m| (m.mtime(), m.mtime_nsec()))?;
     Ok(Layer {
         base,
         upper,
         work,
         same_fs,
+        since,
         lock: lock.into(),
     })
 }
@@ -175,11 +183,17 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
             }
             let upper = base.join("u");
             let same_fs = std::fs::metadata(&upper).is_ok_and(|m| m.dev() == dev);
+            let Ok(since) =
+                std::fs::metadata(base.join(WS_FILE)).map(|m| (m.mtime(), m.mtime_nsec()))
+            else {
+                continue;
+            };
             out.push(Layer {
                 work: base.join("w"),
                 upper,
                 base,
                 same_fs,
+                since,
                 lock: lock.into(),
             });
         }

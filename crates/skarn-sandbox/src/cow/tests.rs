@@ -15,7 +15,15 @@ fn rules() -> Rules {
 }
 
 fn ok(rel: &str, what: Change, host: bool) -> bool {
-    check(&rules(), Path::new(rel), what, Path::new("/nonexistent"), host).is_ok()
+    check(
+        &rules(),
+        Path::new(rel),
+        what,
+        Path::new("/nonexistent"),
+        host,
+        None,
+    )
+    .is_ok()
 }
 
 #[test]
@@ -29,7 +37,11 @@ fn protected_paths_and_names_read_anywhere_are_refused() {
     assert!(!ok(".git/config.worktree", Change::File, false));
     assert!(!ok(".git/objects/info/alternates", Change::File, false));
     assert!(!ok(".git/refs/heads/x", Change::Special, false));
-    assert!(!ok(".git/rebase-merge/git-rebase-todo", Change::File, false));
+    assert!(!ok(
+        ".git/rebase-merge/git-rebase-todo",
+        Change::File,
+        false
+    ));
     assert!(!ok("sub/.git", Change::File, false));
     // An existing unreserved path may not change; a missing one may be made.
     assert!(!ok("lefthook.yml", Change::File, true));

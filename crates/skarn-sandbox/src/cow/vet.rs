@@ -98,8 +98,17 @@ fn names(rel: &Path) -> Vec<&OsStr> {
 
 /// Whether the change `what` at `rel` (relative to the workspace) may be
 /// applied; `Err` says why not. `upper` is the entry in the layer (read
-/// for a file's content), `host` whether the workspace has that entry.
-pub fn check(rules: &Rules, rel: &Path, what: Change, upper: &Path, host: bool) -> Result<(), String> {
+/// for a file's content), `host` whether the workspace has that entry,
+/// `git` the index in `rel` of the git directory it lies in, if any (a
+/// `.git`, a bare repository, a submodule's git directory).
+pub fn check(
+    rules: &Rules,
+    rel: &Path,
+    what: Change,
+    upper: &Path,
+    host: bool,
+    git: Option<usize>,
+) -> Result<(), String> {
     let abs = rules.ws.join(rel);
     for (p, reserve) in &rules.protected {
         if abs == *p || abs.starts_with(p) {
@@ -129,10 +138,15 @@ pub fn check(rules: &Rules, rel: &Path, what: Change, upper: &Path, host: bool) 
         return Ok(());
     }
     let n = names(rel);
-    if let Some(i) = n.iter().position(|c| *c == ".git") {
-        return git(&n[i + 1..], what, upper, &rules.ws.join(rel), host, i);
+    if what != Change::Dir && n.last().is_some_and(|l| *l == ".git") {
+        return Err("a .git link to another repository".into());
     }
-    if n.iter().any(|c| crate::grant_walk::SKIPPED.iter().any(|s| c == s)) {
+    if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) {
+        return git_inner(&n[i + 1..], what, upper, &rules.ws.join(rel), host);
+    }
+    if n.iter()
+        .any(|c| crate::grant_walk::SKIPPED.iter().any(|s| c == s))
+    {
         return Ok(()); // dependency and build trees: as in the direct mode
     }
     if let Some(c) = n.iter().find(|c| crate::persistence::any_depth_name(c)) {
@@ -183,26 +197,18 @@ pub fn check(rules: &Rules, rel: &Path, what: Change, upper: &Path, host: bool) 
     Ok(())
 }
 
-/// A change inside a git directory (`inner`: the names below `.git`;
-/// `depth`: the `.git`'s depth, 0 at the workspace's top).
-fn git(
+/// A change inside a git directory (`inner`: the names below it; the
+/// directory itself, made in the run, is vetted whole by the caller with
+/// [`crate::nested_git::unsafe_repo`]).
+fn git_inner(
     inner: &[&OsStr],
     what: Change,
     upper: &Path,
     host_path: &Path,
     host: bool,
-    depth: usize,
 ) -> Result<(), String> {
     let Some(last) = inner.last() else {
-        // The `.git` entry itself.
-        return match what {
-            Change::Dir if !host && depth > 0 => match crate::nested_git::unsafe_repo(upper) {
-                Some(why) => Err(format!("a repository that could run programs on the host ({why})")),
-                None => Ok(()),
-            },
-            Change::Dir => Ok(()),
-            _ => Err("a .git link to another repository".into()),
-        };
+        return Ok(());
     };
     if what == Change::Special {
         return Err("an entry git never makes (host git would write through it or hang)".into());
@@ -213,7 +219,9 @@ fn git(
         .iter()
         .any(|s| first == *s || (first == "worktrees" && inner.get(2).is_some_and(|x| x == s)))
     {
-        return Err("rebase or cherry-pick state (`--continue` on the host runs what it names)".into());
+        return Err(
+            "rebase or cherry-pick state (`--continue` on the host runs what it names)".into(),
+        );
     }
     let hooks = inner
         .iter()
@@ -261,10 +269,7 @@ fn config(upper: &Path, host_path: &Path) -> Result<(), String> {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let (new, old) = (
-        crate::gitconfig::parse(&new),
-        crate::gitconfig::parse(&old),
-    );
+    let (new, old) = (crate::gitconfig::parse(&new), crate::gitconfig::parse(&old));
     if new.bad_lines.len() > old.bad_lines.len() {
         return Err("git config lines that do not parse".into());
     }
@@ -277,6 +282,9 @@ fn config(upper: &Path, host_path: &Path) -> Result<(), String> {
     if bad.is_empty() {
         Ok(())
     } else {
-        Err(format!("git config keys that run programs or redirect git: {}", bad.join(", ")))
+        Err(format!(
+            "git config keys that run programs or redirect git: {}",
+            bad.join(", ")
+        ))
     }
 }

@@ -40,7 +40,13 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
             warn(&line);
         }
     }
-    let mut replaced = false;
+    let bound = plan
+        .fs
+        .iter()
+        .any(|op| matches!(op, FsOp::Bind { path, access: Access::ReadWrite } if path == ws));
+    if !bound {
+        return None;
+    }
     let layer = match cow::make(ws, wl.state.as_deref()) {
         Ok(l) => l,
         Err(e) => {
@@ -53,37 +59,6 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
             return None;
         }
     };
-    let fs: Vec<FsOp> = plan
-        .fs
-        .iter()
-        .map(|op| match op {
-            FsOp::Bind {
-                path,
-                access: Access::ReadWrite,
-            } if path == ws => {
-                replaced = true;
-                FsOp::Layer {
-                    path: path.clone(),
-                    upper: layer.upper.clone(),
-                    work: layer.work.clone(),
-                }
-            }
-            FsOp::Protect { path, .. } => FsOp::Protect {
-                path: path.clone(),
-                reserve: false,
-                reserve_if: Vec::new(),
-            },
-            FsOp::Mask { path, .. } => FsOp::Mask {
-                path: path.clone(),
-                reserve: false,
-            },
-            other => other.clone(),
-        })
-        .collect();
-    if !replaced {
-        cow::remove(layer);
-        return None;
-    }
     report.notes.push(format!(
         "workspace {}: written through a copy-on-write layer ({}); its changes are applied \
          after the run, those to protected paths refused",
@@ -95,18 +70,54 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
         }
     ));
     Some(Cow {
-        fs,
+        fs: Vec::new(),
         layer,
         rules,
         state: wl.state.clone(),
     })
 }
 
+impl Cow {
+    /// Take the reservation step's resolved steps: the workspace's bind
+    /// becomes the layer, and every protected path resolved there (nested
+    /// repositories' files, other names of protected files) is vetted too.
+    pub(super) fn take_steps(&mut self, fs: Vec<FsOp>) -> Vec<FsOp> {
+        let ws = self.rules.ws.clone();
+        for op in &fs {
+            if let FsOp::Protect { path, .. } = op
+                && !self.rules.protected.iter().any(|(p, _)| p == path)
+            {
+                self.rules.protected.push((path.clone(), true));
+            }
+        }
+        self.fs = fs
+            .into_iter()
+            .map(|op| match op {
+                FsOp::Bind {
+                    path,
+                    access: Access::ReadWrite,
+                } if path == ws => FsOp::Layer {
+                    path,
+                    upper: self.layer.upper.clone(),
+                    work: self.layer.work.clone(),
+                },
+                other => other,
+            })
+            .collect();
+        self.fs.clone()
+    }
+}
+
 fn refused_names(out: &cow::Outcome) -> String {
     if out.refused.is_empty() {
         return String::new();
     }
-    let n: Vec<&str> = out.refused.iter().take(20).map(|(p, _)| p.as_str()).collect();
+    let n: Vec<&str> = out
+        .refused
+        .iter()
+        .take(20)
+        .map(|(p, _)| p.as_str())
+        .collect();
     format!(" ({})", n.join(", "))
 }
 

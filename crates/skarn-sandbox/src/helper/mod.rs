@@ -167,12 +167,14 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     let mut rnotes = reserve::ReserveNotes::default();
     // The workspace as a copy-on-write layer (ADR 0130): nothing to
     // reserve on the host; the changes are vetted after the run.
-    let cow = layer::start(&plan, &mut report);
-    let reserved = match (&plan.reservation, &cow) {
-        (_, Some(c)) => Reserved::nothing(c.fs.clone(), plan.workspace.clone()),
-        (Some(r), None) => reserve::reserve(&plan, r, &mut rnotes),
-        (None, None) => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
+    let mut cow = layer::start(&plan, &mut report);
+    let mut reserved = match &plan.reservation {
+        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
+        None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
+    if let Some(c) = cow.as_mut() {
+        reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
     report.notes.append(&mut rnotes.info);
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
         err_line(&why);

@@ -165,9 +165,13 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
-        workspace_layer: (ns.mount && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
+        workspace_layer: (ns.mount
+            && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
             .then(|| WorkspaceLayer {
-                state: host.home.as_ref().map(|h| h.join(".local/state/skarn/layers")),
+                state: host
+                    .home
+                    .as_ref()
+                    .map(|h| h.join(".local/state/skarn/layers")),
             }),
         workspace: ws,
     })

@@ -94,11 +94,11 @@ pub struct Args {
     /// like a home workspace.
     #[arg(long)]
     pub allow_non_project_workspace: bool,
-    /// How the command writes the workspace: `cow` (default) writes into a
+    /// How the command writes the workspace: `cow` writes into a
     /// copy-on-write layer whose changes are applied when the run ends,
-    /// those to protected paths refused (--report lists both); `direct`
-    /// writes the workspace as the command runs (for file systems where
-    /// overlayfs is refused) [config: [run] workspace_layer].
+    /// those to protected paths refused (--report lists both; host programs
+    /// see nothing of the run until then); `direct` writes the workspace as
+    /// the command runs [default: direct; config: [run] workspace_layer].
     #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
     pub workspace_layer: Option<String>,
     /// Give the command the real home layout instead of a private, writable,
