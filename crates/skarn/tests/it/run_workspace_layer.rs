@@ -406,3 +406,150 @@ fn the_direct_mode_stays_available() {
     );
     assert!(!e.contains("copy-on-write layer ("), "{e}");
 }
+
+/// Other names of home files inside the workspace (hard links): the
+/// secret's stays hidden, the start-up file's is never changed.
+#[test]
+fn hard_links_of_home_files_stay_covered_through_the_layer() {
+    let t = TempDir::new("layer-hard");
+    let home = t.dir("home");
+    let ws = t.dir("home/proj");
+    t.file("home/.zshrc", "echo ORIG\n");
+    t.file(
+        "home/.aws/credentials",
+        "aws_secret_access_key=HARDSECRET\n",
+    );
+    std::fs::hard_link(home.join(".zshrc"), ws.join("zshrc_hl")).unwrap();
+    std::fs::hard_link(home.join(".aws/credentials"), ws.join("creds")).unwrap();
+    let o = run_in(
+        &ws,
+        &home,
+        COW,
+        &[
+            "sh",
+            "-c",
+            "echo 'echo PWNED' >> zshrc_hl; cat creds; echo x > zshrc_hl2; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(home.join(".zshrc")).unwrap(),
+        "echo ORIG\n"
+    );
+    assert!(!out(&o).contains("HARDSECRET"), "{}", out(&o));
+    assert!(ws.join("zshrc_hl2").exists());
+}
+
+/// A directory of the workspace that is a host mount point (here another
+/// mount of the home) is never written by applying the layer.
+#[test]
+fn applying_never_writes_into_another_mount() {
+    if !skarn_test_support::is_root() {
+        skarn_test_support::skip!("a bind mount needs root");
+    }
+    let t = TempDir::new("layer-bind");
+    let (ws, home, other) = (t.dir("ws"), t.dir("home"), t.dir("other"));
+    let mnt = t.dir("ws/mnt");
+    let ok = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&other)
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skarn_test_support::skip!("mount --bind failed");
+    }
+    let o = run_in(
+        &ws,
+        &home,
+        COW,
+        &["sh", "-c", "echo PWN > mnt/x; echo ok > y; true"],
+    );
+    let _ = std::process::Command::new("umount")
+        .arg("-l")
+        .arg(&mnt)
+        .status();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!other.join("x").exists(), "{}", err(&o));
+    assert!(ws.join("y").exists());
+}
+
+/// Git directories that are not named `.git` (a bare repository split
+/// through `commondir`): their configuration and hooks keep their
+/// protection; one made in the run is refused whole.
+#[test]
+fn git_directories_by_any_name_are_vetted() {
+    let t = TempDir::new("layer-commondir");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    for d in ["X", "Y/objects", "Y/refs/heads", "Y/hooks"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join("X/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.join("X/commondir"), "../Y\n").unwrap();
+    std::fs::write(ws.join("Y/config"), "[core]\n\tbare = true\n").unwrap();
+    let o = run_in(
+        &ws,
+        &home,
+        COW,
+        &[
+            "sh",
+            "-c",
+            "printf '[core]\\n\\tpager = touch /tmp/p\\n' >> Y/config; \
+             echo '#!/bin/sh' > Y/hooks/pre-commit; \
+             mkdir -p A B/objects B/refs; echo 'ref: refs/heads/main' > A/HEAD; \
+             echo ../B > A/commondir; \
+             mkdir -p C/objects C/refs C/hooks; echo 'ref: refs/heads/main' > C/HEAD; \
+             echo x > C/hooks/post-checkout; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("Y/config")).unwrap(),
+        "[core]\n\tbare = true\n"
+    );
+    assert!(!ws.join("Y/hooks/pre-commit").exists());
+    assert!(!ws.join("A").exists(), "{}", err(&o));
+    assert!(!ws.join("C").exists(), "{}", err(&o));
+}
+
+/// A file the host changes while the run also changes it: the host's
+/// version is kept, the run's is refused and named.
+#[test]
+fn a_file_the_host_changes_during_the_run_keeps_the_hosts_version() {
+    let t = TempDir::new("layer-conflict");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    std::fs::write(ws.join("shared.txt"), "before\n").unwrap();
+    let mut c = run_command(
+        &ws,
+        &home,
+        COW,
+        &[
+            "sh",
+            "-c",
+            "echo run > shared.txt; echo run > own.txt; echo ready; read x",
+        ],
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(c.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    std::fs::write(ws.join("shared.txt"), "host edit\n").unwrap();
+    c.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("shared.txt")).unwrap(),
+        "host edit\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("own.txt")).unwrap(),
+        "run\n"
+    );
+    assert!(err(&o).contains("shared.txt"), "{}", err(&o));
+}
