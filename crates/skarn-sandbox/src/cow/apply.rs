@@ -74,7 +74,11 @@ fn is_git_dir(d: BorrowedFd<'_>) -> bool {
 
 /// Whether `st` was changed at or after `since` (seconds, nanoseconds).
 fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
-    (st.st_ctime as i64, st.st_ctime_nsec as i64) >= since
+    // (`st_ctime` is an i64 on every 64-bit Linux target.)
+    #[allow(clippy::useless_conversion)]
+    let sec = i64::try_from(st.st_ctime).unwrap_or(i64::MAX);
+    let nsec = i64::try_from(st.st_ctime_nsec).unwrap_or(0);
+    (sec, nsec) >= since
 }
 
 fn lstat_at(at: BorrowedFd<'_>, name: &OsStr) -> Option<rustix::fs::Stat> {

@@ -146,7 +146,7 @@ fn fill(base: PathBuf, ws: &Path, same_fs: bool) -> io::Result<Layer> {
         work,
         same_fs,
         since,
-        lock: lock.into(),
+        lock,
     })
 }
 
@@ -194,7 +194,7 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
                 base,
                 same_fs,
                 since,
-                lock: lock.into(),
+                lock,
             });
         }
     }
