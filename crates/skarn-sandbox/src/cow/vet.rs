@@ -56,6 +56,9 @@ impl Rules {
                     reserve,
                     reserve_if,
                 } => {
+                    if is_git_config(path) {
+                        continue;
+                    }
                     let r = *reserve || reserve_if.iter().any(|p| p.symlink_metadata().is_ok());
                     protected.push((path.clone(), r));
                 }
@@ -68,7 +71,9 @@ impl Rules {
         }
         if let Some(r) = &plan.reservation {
             for g in crate::git_vet::guards(&r.workspace, &r.nested_roots, r.git_home.as_deref()) {
-                protected.push((g.path, true));
+                if !is_git_config(&g.path) {
+                    protected.push((g.path, true));
+                }
             }
         }
         let a = plan.after_run.as_ref();
@@ -85,6 +90,14 @@ impl Rules {
                 .map(|q| q.existing.clone()),
         }
     }
+}
+
+/// Whether `p` is a repository's `.git/config`: writable in the layer
+/// (`git remote add`, `git config user.email` work) and vetted key by key
+/// when applied (see [`config`]), instead of kept read-only.
+pub fn is_git_config(p: &Path) -> bool {
+    p.file_name() == Some(OsStr::new("config"))
+        && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
 }
 
 fn names(rel: &Path) -> Vec<&OsStr> {

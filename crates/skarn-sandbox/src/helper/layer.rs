@@ -85,6 +85,7 @@ impl Cow {
         let ws = self.rules.ws.clone();
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
+                && !cow::vet::is_git_config(path)
                 && !self.rules.protected.iter().any(|(p, _)| p == path)
             {
                 self.rules.protected.push((path.clone(), true));
@@ -92,6 +93,9 @@ impl Cow {
         }
         self.fs = fs
             .into_iter()
+            // A repository's config stays writable in the layer: its
+            // changes are vetted key by key when applied.
+            .filter(|op| !matches!(op, FsOp::Protect { path, .. } if cow::vet::is_git_config(path)))
             .map(|op| match op {
                 FsOp::Bind {
                     path,

@@ -553,3 +553,43 @@ fn a_file_the_host_changes_during_the_run_keeps_the_hosts_version() {
     );
     assert!(err(&o).contains("shared.txt"), "{}", err(&o));
 }
+
+/// `git remote add` and `git config user.email` reach the repository's
+/// configuration; a key that runs programs does not (and takes the rest of
+/// that run's config change with it, named).
+#[test]
+fn safe_git_config_changes_reach_the_repository() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("layer-gitcfg");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    let o = run_in(
+        &ws,
+        &home,
+        COW,
+        &[
+            "sh",
+            "-c",
+            "git remote add origin ../elsewhere && git config user.email a@b",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(cfg.contains("../elsewhere") && cfg.contains("a@b"), "{cfg}");
+    let o = run_in(
+        &ws,
+        &home,
+        COW,
+        &[
+            "sh",
+            "-c",
+            "git config core.fsmonitor 'echo PWN' && git config user.name x",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(!cfg.contains("fsmonitor") && cfg.contains("a@b"), "{cfg}");
+    assert!(err(&o).contains(".git/config"), "{}", err(&o));
+}
