@@ -11,6 +11,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -130,10 +131,7 @@ fn fill(base: PathBuf, ws: &Path, same_fs: bool) -> io::Result<Layer> {
     let made = (|| {
         std::fs::DirBuilder::new().mode(0o755).create(&upper)?;
         std::fs::DirBuilder::new().mode(0o700).create(&work)?;
-        std::fs::write(
-            base.join(WS_FILE),
-            std::os::unix::ffi::OsStrExt::as_bytes(ws.as_os_str()),
-        )
+        std::fs::write(base.join(WS_FILE), ws.as_os_str().as_bytes())
     })();
     if let Err(e) = made {
         let _ = std::fs::remove_dir_all(&base);
@@ -168,7 +166,8 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
             }
             let base = e.path();
             let owner = std::fs::read(base.join(WS_FILE)).ok();
-            if owner.as_deref() != Some(std::os::unix::ffi::OsStrExt::as_bytes(ws.as_os_str())) {
+            if owner.as_deref() != Some(ws.as_os_str().as_bytes()) {
+                discard_orphan(&base, owner.as_deref());
                 continue;
             }
             let Ok(lock) = rustix::fs::open(
@@ -199,6 +198,35 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
         }
     }
     out
+}
+
+/// A layer whose workspace no longer exists (removed with its directory)
+/// can never be applied: removed, when no run holds it.
+fn discard_orphan(base: &Path, owner: Option<&[u8]>) {
+    let Some(owner) = owner else {
+        return; // being made (its workspace is written after its lock)
+    };
+    let ws = Path::new(std::ffi::OsStr::from_bytes(owner));
+    if ws.symlink_metadata().is_ok() {
+        return;
+    }
+    let Ok(lock) = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        remove(Layer {
+            upper: base.join("u"),
+            work: base.join("w"),
+            base: base.to_path_buf(),
+            same_fs: false,
+            since: (0, 0),
+            lock,
+        });
+    }
 }
 
 /// Remove a layer once applied (or discarded).

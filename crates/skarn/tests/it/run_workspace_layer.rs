@@ -188,6 +188,14 @@ fn the_next_run_vets_and_applies_a_layer_left_behind() {
     std::fs::write(base.join("workspace"), ws.as_os_str().as_encoded_bytes()).unwrap();
     std::fs::write(base.join("u/left.txt"), "left\n").unwrap();
     std::fs::write(base.join("u/pkg/.envrc"), "echo PWN\n").unwrap();
+    // And one of a workspace that is gone: it can never be applied.
+    let orphan = layers.join("layer-fedcba9876543210");
+    std::fs::create_dir_all(orphan.join("u")).unwrap();
+    std::fs::write(
+        orphan.join("workspace"),
+        t.join("gone").as_os_str().as_encoded_bytes(),
+    )
+    .unwrap();
     let o = run_in(
         &ws,
         &home,
@@ -204,6 +212,10 @@ fn the_next_run_vets_and_applies_a_layer_left_behind() {
     assert!(e.contains("ended without applying its changes"), "{e}");
     assert!(e.contains("pkg/.envrc"), "{e}");
     assert!(!base.exists(), "the layer is removed once applied");
+    assert!(
+        !orphan.exists(),
+        "a layer of a removed workspace is removed"
+    );
 }
 
 #[test]
