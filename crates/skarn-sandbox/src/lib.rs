@@ -47,6 +47,8 @@
 
 pub mod assemble;
 pub mod config;
+#[cfg(target_os = "linux")]
+pub mod cow;
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]

@@ -45,7 +45,7 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
 pub const MAX_SOCKETS: usize = crate::grant_walk::MAX_FOUND;
 
 /// Why a repository created during the run is not kept, if it is not.
-fn unsafe_repo(git: &Path) -> Option<String> {
+pub(crate) fn unsafe_repo(git: &Path) -> Option<String> {
     let md = std::fs::symlink_metadata(git).ok()?;
     if !md.is_dir() {
         return Some("a .git link to another repository".into());

@@ -85,7 +85,7 @@ pub fn set_aside_shadows(
     out
 }
 
-fn is_program(p: &Path) -> bool {
+pub(crate) fn is_program(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// what `git rebase --continue`, `git am --continue` or `git cherry-pick
 /// --continue` runs (`exec` lines, a merge `strategy` git executes,
 /// options).
-const STATE_DIRS: &[&str] = &["rebase-merge", "rebase-apply", "sequencer"];
+pub(crate) const STATE_DIRS: &[&str] = &["rebase-merge", "rebase-apply", "sequencer"];
 
 /// Files read per state directory, at most.
 const MAX_FILES: usize = 512;

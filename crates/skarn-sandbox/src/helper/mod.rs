@@ -27,6 +27,7 @@ mod cgroup;
 mod egress;
 mod host_tmp;
 mod init;
+mod layer;
 mod layer_report;
 mod persistence;
 mod reaper;
@@ -164,10 +165,16 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     }
     let mut report = plan.report.clone();
     let mut rnotes = reserve::ReserveNotes::default();
-    let reserved = match &plan.reservation {
-        Some(r) => reserve::reserve(&plan, r, &mut rnotes),
+    // The workspace as a copy-on-write layer (ADR 0130): nothing to
+    // reserve on the host; the changes are vetted after the run.
+    let mut cow = layer::start(&plan, &mut report);
+    let mut reserved = match &plan.reservation {
+        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
         None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
+    if let Some(c) = cow.as_mut() {
+        reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
     report.notes.append(&mut rnotes.info);
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
         err_line(&why);
@@ -175,8 +182,8 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let cg_parents = cgroup::parents(&plan);
-    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() {
-        reaper::spawn(&cg_parents, &reserved)
+    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() || cow.is_some() {
+        reaper::spawn(&cg_parents, &reserved, cow.as_ref())
     } else {
         Some(())
     };
@@ -247,7 +254,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             }
         }
     };
-    let saved = persistence::before(&plan, &reserved.fs, &reserved.nested);
+    let saved = cow
+        .is_none()
+        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested));
     let stages = Run {
         plan: &plan,
         fs: &reserved.fs,
@@ -303,7 +312,11 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // The terminal first: anything written to it before (a note on
     // stderr) would block for good if the command stopped its output.
     let restored = tty.any().then(|| tty.restore());
-    persistence::after(&plan, saved, &reserved.nested, &mut report);
+    match (saved, cow) {
+        (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),
+        (None, Some(c)) => layer::finish(c, &mut report),
+        (None, None) => {}
+    }
     if let Some(n) = restored {
         report.notes.push(if n > 0 {
             format!(

@@ -12,7 +12,11 @@ use crate::sys;
 
 /// Start the reaper (None when it could not be started). Forked before the
 /// PID namespace exists (a dead namespace refuses new children).
-pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<()> {
+pub(super) fn spawn(
+    cgroup_parents: &[PathBuf],
+    reserved: &Reserved,
+    cow: Option<&super::layer::Cow>,
+) -> Option<()> {
     let cg = (!cgroup_parents.is_empty()).then(|| Cgroup {
         dirs: cgroup_parents.iter().map(|p| cgroup_dir(p)).collect(),
     });
@@ -34,6 +38,11 @@ pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<(
             libc::close(fds[1]);
             if reserved.lock_fd >= 0 {
                 libc::close(reserved.lock_fd);
+            }
+            // Nor the layer's lock: the layer is free once the helper and
+            // init are gone.
+            if let Some(c) = cow {
+                libc::close(std::os::fd::AsRawFd::as_raw_fd(&c.layer.lock_fd()));
             }
             libc::setsid();
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -71,6 +80,23 @@ pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<(
             }
             // SAFETY: closing our own fd.
             unsafe { libc::close(fd) };
+        }
+        // The run was killed before it applied its layer: apply it now,
+        // vetted (a layer another process still holds is left alone).
+        if let Some(c) = cow {
+            let ws = &c.rules.ws;
+            for _ in 0..50 {
+                let left = std::fs::symlink_metadata(&c.layer.base).is_ok();
+                let free = crate::cow::pending(ws, c.state.as_deref());
+                let none = free.is_empty();
+                for l in free {
+                    let _ = crate::cow::finish(l, &c.rules);
+                }
+                if !left || !none {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
         if let Some(cg) = cg {
             cg.remove();

@@ -30,6 +30,16 @@ pub struct MountError {
     err: io::Error,
 }
 
+impl MountError {
+    fn new(what: &'static str, path: &Path, err: io::Error) -> MountError {
+        MountError {
+            what,
+            path: path.display().to_string(),
+            err,
+        }
+    }
+}
+
 fn ctx<T>(r: io::Result<T>, what: &'static str, path: &Path) -> Result<T, MountError> {
     r.map_err(|err| MountError {
         what,
@@ -350,6 +360,9 @@ pub fn build_root(
                     Err(_) if *reserve => reserve_vanished(path, &dst, notes)?,
                     Err(_) => {}
                 }
+            }
+            FsOp::Layer { path, upper, work } => {
+                grant::workspace_layer(path, upper, work)?;
             }
             FsOp::Stage { path, from } => {
                 let dst = under(NEW, path);

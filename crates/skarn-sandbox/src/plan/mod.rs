@@ -32,7 +32,7 @@ pub use hint::ADVICE as FAILURE_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
-    Reservation,
+    Reservation, WorkspaceLayer,
 };
 
 use crate::host::HostFacts;
@@ -165,6 +165,14 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
+        workspace_layer: (ns.mount
+            && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
+            .then(|| WorkspaceLayer {
+                state: host
+                    .home
+                    .as_ref()
+                    .map(|h| h.join(".local/state/skarn/layers")),
+            }),
         workspace: ws,
     })
 }
@@ -191,5 +199,6 @@ fn empty_report(policy: &Policy, host: &HostFacts) -> RestrictionReport {
         egress: None,
         provenance: Default::default(),
         layers: Vec::new(),
+        workspace_changes: None,
     }
 }

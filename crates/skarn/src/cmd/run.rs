@@ -94,6 +94,13 @@ pub struct Args {
     /// like a home workspace.
     #[arg(long)]
     pub allow_non_project_workspace: bool,
+    /// How the command writes the workspace: `cow` writes into a
+    /// copy-on-write layer whose changes are applied when the run ends,
+    /// those to protected paths refused (--report lists both; host programs
+    /// see nothing of the run until then); `direct` writes the workspace as
+    /// the command runs [default: direct; config: [run] workspace_layer].
+    #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
+    pub workspace_layer: Option<String>,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
@@ -235,6 +242,11 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
     ] {
         Layer::bool_flag(slot, given, value, name);
     }
+    l.workspace_layer = args
+        .workspace_layer
+        .as_deref()
+        .and_then(skarn_sandbox::policy::WorkspaceLayerMode::parse)
+        .map(|m| Sourced::new(m, "--workspace-layer"));
     l.preset_flags(&g.preset)?;
     Ok(l)
 }

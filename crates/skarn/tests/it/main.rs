@@ -96,8 +96,11 @@ mod run_protections;
 mod run_report;
 #[cfg(target_os = "linux")]
 mod run_usability;
+// ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
+#[cfg(target_os = "linux")]
+mod run_workspace_layer;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
