@@ -66,6 +66,7 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+pub mod grant_links;
 #[cfg(unix)]
 pub mod grant_walk;
 pub mod granted;
@@ -127,6 +128,7 @@ mod report_text;
 pub mod seccomp;
 #[cfg(unix)]
 pub mod shell_sources;
+pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]
