@@ -222,9 +222,9 @@ pub fn scan(home: &Path) -> Found {
     s.found.unfinished.extend(sc.stopped);
     s.found.unresolved = sc.unresolved;
     s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
-    s.found
-        .trusted
-        .dedup_by(|a, b| a.target == b.target && a.secret == b.secret && a.tree == b.tree);
+    s.found.trusted.dedup_by(|a, b| {
+        a.target == b.target && a.secret == b.secret && a.tree == b.tree && a.via == b.via
+    });
     s.found
 }
 

@@ -24,20 +24,21 @@ pub(super) fn demote(
         if *a != Access::ReadWrite {
             continue;
         }
-        let Some(t) = host
+        let why: Vec<String> = host
             .trusted
             .iter()
-            .find(|t| t.tree.is_some() && !t.secret && p.starts_with(&t.target))
-        else {
+            .filter(|t| t.tree.is_some() && !t.secret && p.starts_with(&t.target))
+            .take(4)
+            .map(|t| format!("{}: {}", t.target.display(), t.via))
+            .collect();
+        if why.is_empty() {
             continue;
-        };
+        }
         report.notes.push(format!(
-            "{} is read-only for this run: it holds {}, which the home's start-up files reach \
-             ({}); skarn does not parse what they run from there, so the whole tree is kept \
-             read-only",
+            "{} is read-only for this run: the home's start-up files reach it ({}); skarn does \
+             not parse what they run from there, so the whole tree is kept read-only",
             p.display(),
-            t.target.display(),
-            t.via
+            why.join("; ")
         ));
         *a = Access::ReadExec;
         src.push_str(" (read-only: a home start-up file reaches it)");

@@ -75,11 +75,7 @@ fn a_workspace_a_start_up_file_links_into_is_read_only() {
     symlink("dotfiles/bashrc", home.join(".bashrc")).unwrap();
     let o = run_in(&ws, &home, &["--report"], &["sh", "-c", PLANT]);
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(
-        err(&o).contains("is read-only for this run"),
-        "{}",
-        err(&o)
-    );
+    assert!(err(&o).contains("is read-only for this run"), "{}", err(&o));
     assert!(!ws.join("bash.d/z.sh").exists(), "{}", err(&o));
     assert!(!ws.join("bin/ls").exists(), "{}", err(&o));
     assert_eq!(read(&ws.join("b2.sh")), "true\n");
@@ -212,7 +208,11 @@ fn a_grant_through_a_link_an_earlier_run_made_is_refused() {
         &a,
         &home,
         &[],
-        &["sh", "-c", "rm -rf build && ln -s ../.config/systemd/user build"],
+        &[
+            "sh",
+            "-c",
+            "rm -rf build && ln -s ../.config/systemd/user build",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(std::fs::symlink_metadata(a.join("build")).is_ok_and(|m| m.is_symlink()));
