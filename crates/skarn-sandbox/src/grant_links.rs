@@ -18,7 +18,11 @@ use crate::granted::GrantLog;
 /// [`crate::home_links::link_hops`]) that lies inside a directory an
 /// earlier sandboxed run could write, with that directory.
 pub fn planted_by_earlier_run(path: &Path, log: &GrantLog) -> Option<(PathBuf, PathBuf)> {
-    for hop in crate::home_links::link_hops(path) {
+    #[cfg(unix)]
+    let hops = crate::home_links::link_hops(path);
+    #[cfg(not(unix))]
+    let hops: Vec<PathBuf> = crate::grants::first_symlink(path).into_iter().collect();
+    for hop in hops {
         for (_, root) in &log.roots {
             // A grant's root itself is the run's mount point: only what
             // lies strictly inside it could be replaced.

@@ -128,6 +128,7 @@ mod report_text;
 pub mod seccomp;
 #[cfg(unix)]
 pub mod shell_sources;
+#[cfg(unix)]
 pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
