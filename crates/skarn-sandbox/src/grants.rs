@@ -169,21 +169,17 @@ pub enum GrantError {
     /// sandboxed run could write, or a write grant reaches one of the
     /// home's start-up, configuration or secret places through a link.
     #[error(
-        "grant {path} ({origin}) goes through the symlink {link}: {why}; refused, since a \
-         sandboxed command could have made it or the grant would make {target} writable; \
-         grant the target itself if that is what you mean"
+        "grant {path} ({origin}) {detail}; refused, since a sandboxed command could have \
+         made the link or the grant would make a home place writable; grant the target \
+         itself if that is what you mean"
     )]
     LinkedGrant {
         /// The grant as written.
         path: PathBuf,
         /// Where the grant came from.
         origin: String,
-        /// The symlink.
-        link: PathBuf,
-        /// Where the grant leads.
-        target: PathBuf,
-        /// Why it is refused.
-        why: String,
+        /// The link, where it leads, and why it is refused.
+        detail: String,
     },
     /// An explicit grant goes through a symlink that lies inside a writable
     /// grant: a command could have planted it in an earlier run (see
@@ -267,9 +263,11 @@ pub fn canonicalize(policy: &mut Policy) -> Result<Vec<String>, GrantError> {
                     refused.get_or_insert(GrantError::LinkedGrant {
                         path: g.path.clone(),
                         origin: g.source.clone(),
-                        link: link.clone(),
-                        target,
-                        why,
+                        detail: format!(
+                            "goes through the symlink {} to {}: {why}",
+                            link.display(),
+                            target.display()
+                        ),
                     });
                 } else {
                     notes.push(format!(
