@@ -155,6 +155,12 @@ fn scan_file(
         });
         let runs = line.contains("$(") || line.contains('`') || ws.iter().any(|w| w == "eval");
         for piece in path_pieces(line) {
+            // The caller's own `PATH` (`export PATH=~/bin:$PATH`) is
+            // handled as the caller's (`crate::host_programs::path_dirs`):
+            // a missing entry there must stay creatable.
+            if piece.contains("$PATH") || piece.contains("${PATH}") {
+                continue;
+            }
             let Some(all) = expand(&piece, home, vars) else {
                 continue;
             };
