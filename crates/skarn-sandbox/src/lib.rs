@@ -68,6 +68,7 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+pub mod grant_links;
 #[cfg(unix)]
 pub mod grant_walk;
 pub mod granted;
@@ -129,6 +130,8 @@ mod report_text;
 pub mod seccomp;
 #[cfg(unix)]
 pub mod shell_sources;
+#[cfg(unix)]
+pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]

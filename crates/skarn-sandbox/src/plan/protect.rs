@@ -107,7 +107,14 @@ fn persistence(
         return protects;
     }
     let ws_is_home = g.homes.contains(ws) || host.home_like_workspace.is_some();
-    for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
+    // A workspace made read-only (plan/trusted.rs `demote`) needs no
+    // protected paths, and could hold no placeholder.
+    let ws_entries = if g.writable(ws).is_some() {
+        GIT_DIR_ENTRIES.iter().chain(ENTRIES).collect()
+    } else {
+        Vec::new()
+    };
+    for en in ws_entries {
         let (reserve, reserve_if) = match en.reserve {
             Reserve::Always => (true, Vec::new()),
             Reserve::IfHome => (ws_is_home, Vec::new()),

@@ -86,6 +86,8 @@ mod run_links_out;
 mod run_links_round3b;
 #[cfg(target_os = "linux")]
 mod run_links_round3c;
+#[cfg(target_os = "linux")]
+mod run_links_round4;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
