@@ -124,7 +124,11 @@ pub mod report;
 pub mod report_provenance;
 mod report_text;
 #[cfg(target_os = "linux")]
+pub mod run_record;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(unix)]
+pub mod set_aside;
 #[cfg(unix)]
 pub mod shell_sources;
 #[cfg(target_os = "linux")]

@@ -130,6 +130,25 @@ fn pipe() -> Option<(libc::c_int, libc::c_int)> {
     (unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } >= 0).then_some((p[0], p[1]))
 }
 
+/// Where the run's sandboxed commands can write, for its record: the
+/// writable grants the check after the run vets, and the workspace.
+fn record_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
+    let mut roots: Vec<_> = plan
+        .after_run
+        .as_ref()
+        .map(|a| a.vet_roots.clone())
+        .unwrap_or_default();
+    if !roots.contains(&plan.workspace) {
+        roots.push(plan.workspace.clone());
+    }
+    roots
+}
+
+/// Run a recorded pending check ([`crate::run_record`]).
+pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
+    persistence::catch_up(record)
+}
+
 /// Namespace flags the helper unshares (all but the mount namespace, which
 /// init creates so that this process keeps the host view for clean-up).
 fn unshare_flags(plan: &Plan) -> libc::c_int {
@@ -163,6 +182,30 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let mut report = plan.report.clone();
+    // A run killed before its check after the run (SIGKILL): that check
+    // first, then this run's own record (attack 24 F4, F2).
+    let roots = record_roots(&plan);
+    let mut record = None;
+    if let Some(dir) = &plan.runs_dir {
+        for w in crate::run_record::catch_up(dir, &|i| i.overlaps(&roots)) {
+            persistence::tell(&w, &mut report);
+        }
+        let (run, vet) = crate::run_record::new_paths(dir);
+        let info = crate::run_record::Info {
+            workspace: plan.workspace.clone(),
+            roots: roots.clone(),
+            pid: std::process::id(),
+        };
+        match crate::run_record::Held::start(&run, &vet, &info) {
+            Ok(h) => record = Some(h),
+            Err(e) => report.notes.push(format!(
+                "could not record the run in {} ({e}): a check after the run cut short by a \
+                 kill is not caught up later, and the file guard of `skarn hook` does not see \
+                 this run",
+                dir.display()
+            )),
+        }
+    }
     let mut rnotes = reserve::ReserveNotes::default();
     let reserved = match &plan.reservation {
         Some(r) => reserve::reserve(&plan, r, &mut rnotes),
@@ -175,8 +218,8 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let cg_parents = cgroup::parents(&plan);
-    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() {
-        reaper::spawn(&cg_parents, &reserved)
+    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() || record.is_some() {
+        reaper::spawn(&cg_parents, &reserved, record.as_ref())
     } else {
         Some(())
     };
@@ -222,6 +265,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             if let Some(c) = cg.cgroup {
                 c.remove();
             }
+            if let Some(h) = record.take() {
+                h.finish();
+            }
             return fall_back(&plan, &e);
         }
     }
@@ -248,6 +294,15 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         }
     };
     let saved = persistence::before(&plan, &reserved.fs, &reserved.nested);
+    if let Some(h) = &record
+        && let Some(bytes) = persistence::pending(&plan, &saved, &reserved.nested)
+        && let Err(e) = h.pending(&bytes)
+    {
+        report.notes.push(format!(
+            "could not record the check after the run ({e}): if this run is killed, that \
+             check is not caught up later"
+        ));
+    }
     let stages = Run {
         plan: &plan,
         fs: &reserved.fs,
@@ -303,7 +358,16 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // The terminal first: anything written to it before (a note on
     // stderr) would block for good if the command stopped its output.
     let restored = tty.any().then(|| tty.restore());
+    // Without a PID namespace, what the command left running (a daemon in
+    // its own session) is still in the run's cgroup: killed before the
+    // check, so that nothing sandboxed outlives the run.
+    if let Some(c) = &cg.cgroup {
+        c.kill_all();
+    }
     persistence::after(&plan, saved, &reserved.nested, &mut report);
+    if let Some(h) = record.take() {
+        h.finish();
+    }
     if let Some(n) = restored {
         report.notes.push(if n > 0 {
             format!(
@@ -323,7 +387,17 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(t) = &host_tmp {
         host_tmp::remove(t);
     }
-    supervision::finish(&plan, report, out, rnotes.degraded)
+    let code = supervision::finish(&plan, report, out, rnotes.degraded);
+    let left = crate::set_aside::left_in_place();
+    if left > 0 {
+        // Never a plant kept with only a warning (attack 24 F14).
+        err_line(&format!(
+            "{left} entries the command made could be neither set aside nor removed after the \
+             run (named in the warnings above): review them before using that directory"
+        ));
+        return if code == 0 { EXIT_SETUP } else { code };
+    }
+    code
 }
 
 /// Creating the namespaces failed at run time: run the plan's fallback
