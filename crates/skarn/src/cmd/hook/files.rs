@@ -96,6 +96,13 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 .map(Path::to_path_buf),
         );
     }
+    // A name in the workspace that leads out of it through a link
+    // (attack 24 F2).
+    for c in &candidates {
+        if let Some(why) = super::file_runs::link_out(c, &bases) {
+            return Some(why);
+        }
+    }
     let homes = both_names(home.map(Path::to_path_buf));
     let exe_dir = std::env::current_exe()
         .ok()
