@@ -59,6 +59,7 @@ mod egress_proxy;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 pub mod env;
+pub mod envrc;
 #[cfg(target_os = "linux")]
 pub mod fdmount;
 #[cfg(unix)]

@@ -131,6 +131,9 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         if let Some(why) = git.refusal(c) {
             return Some(why);
         }
+        if let Some(why) = envrc_refusal(c) {
+            return Some(why);
+        }
         let dir = fold(c.parent().unwrap_or(c));
         if exe_dir.as_deref().map(fold) == Some(dir.clone()) {
             return Some(format!(
@@ -194,6 +197,30 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
             return Some(format!(
                 "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
                 c.display()
+            ));
+        }
+    }
+    None
+}
+
+/// Why `c` may not be written as a file an `.envrc` above it makes direnv
+/// read unchecked ([`skarn_sandbox::envrc`], the list `skarn run` keeps
+/// read-only).
+fn envrc_refusal(c: &Path) -> Option<String> {
+    for dir in c.ancestors().skip(1).take(64) {
+        let envrc = dir.join(".envrc");
+        if std::fs::symlink_metadata(&envrc).is_err() {
+            continue;
+        }
+        if skarn_sandbox::envrc::sourced(&envrc)
+            .iter()
+            .any(|p| fold(p) == fold(c))
+        {
+            return Some(format!(
+                "{} is read by {} (direnv runs what it holds without asking, unlike the \
+                 .envrc itself); sandboxed commands cannot write it either",
+                c.display(),
+                envrc.display()
             ));
         }
     }
@@ -272,6 +299,14 @@ mod tests {
         assert!(no("vendor/x/.hg/hgrc"));
         assert!(no("~/.bashrc"), "judged as the home's file too");
         assert!(no(".envrc"));
+        std::fs::write(
+            ws.join(".envrc"),
+            "source_env_if_exists .envrc.local\ndotenv\n",
+        )
+        .unwrap();
+        assert!(no(".envrc.local"), "sourced by the .envrc");
+        assert!(no(".env"), "read by dotenv");
+        assert!(!no(".envrc.other"));
         assert!(no(&home
             .join(".claude/settings.json")
             .display()
