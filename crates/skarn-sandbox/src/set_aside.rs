@@ -141,29 +141,63 @@ pub fn set_aside(p: &Path, tag: &str) -> Aside {
 /// [`set_aside`] with the new name made from `base` instead of `p`
 /// (`base.<tag>-<suffix>`, in `base`'s directory).
 pub fn set_aside_as(p: &Path, base: &Path, tag: &str) -> Aside {
+    let why = match renames(p, base, tag) {
+        Ok(a) => return a,
+        Err(why) => why,
+    };
+    // The command took write permission away from the directory (it
+    // owns it as the user does): given back for the move, then restored.
+    let unlocked = unlock_parent(p);
+    let got = match renames(p, base, tag) {
+        Ok(a) => a,
+        Err(_) => match remove(p) {
+            Ok(()) => Aside::Removed,
+            Err(e) => {
+                LEFT.fetch_add(1, Ordering::Relaxed);
+                Aside::Left(format!("rename: {why}; remove: {e}"))
+            }
+        },
+    };
+    if let Some((dir, mode)) = unlocked {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode));
+    }
+    got
+}
+
+/// Give `p`'s directory write and search permission for its owner when it
+/// lacks them; the directory and its mode before, to put back.
+fn unlock_parent(p: &Path) -> Option<(&Path, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty())?;
+    let md = std::fs::symlink_metadata(dir).ok()?;
+    let mode = md.permissions().mode() & 0o7777;
+    if !md.is_dir() || mode & 0o300 == 0o300 {
+        return None;
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700)).ok()?;
+    Some((dir, mode))
+}
+
+/// Renames with fresh names ([`Aside::Moved`], or [`Aside::Removed`] when
+/// the entry is gone); the last error when none worked.
+fn renames(p: &Path, base: &Path, tag: &str) -> Result<Aside, String> {
     let mut last = None;
     for _ in 0..TRIES {
         let to = aside_name(base, tag);
         match rename_noreplace(p, &to) {
-            Ok(()) => return Aside::Moved(to),
+            Ok(()) => return Ok(Aside::Moved(to)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // Gone already (or its directory is): nothing is left.
                 if std::fs::symlink_metadata(p).is_err() {
-                    return Aside::Removed;
+                    return Ok(Aside::Removed);
                 }
                 last = Some(e);
             }
             Err(e) => last = Some(e),
         }
     }
-    let why = last.map(|e| e.to_string()).unwrap_or_default();
-    match remove(p) {
-        Ok(()) => Aside::Removed,
-        Err(e) => {
-            LEFT.fetch_add(1, Ordering::Relaxed);
-            Aside::Left(format!("rename: {why}; remove: {e}"))
-        }
-    }
+    Err(last.map(|e| e.to_string()).unwrap_or_default())
 }
 
 /// Remove `p` (a directory with its contents; links are removed, never
