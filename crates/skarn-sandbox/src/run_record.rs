@@ -111,6 +111,14 @@ impl Held {
     /// `workspace` writing under `roots`.
     pub fn start(run: &Path, vet: &Path, info: &Info) -> std::io::Result<Held> {
         let dir = run.parent().unwrap_or(Path::new("/"));
+        // Never a home of its own making (HOME naming a missing directory).
+        let home = dir.ancestors().nth(Path::new(DIR).components().count());
+        if !home.is_some_and(Path::is_dir) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the home directory does not exist",
+            ));
+        }
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -322,7 +330,7 @@ mod tests {
     #[test]
     fn a_held_record_is_live_and_a_released_one_is_caught_up() {
         let t = skarn_test_support::TempDir::new("run_record");
-        let d = t.path().join("runs");
+        let d = dir(t.path());
         let info = Info {
             workspace: t.path().join("ws"),
             roots: vec![t.path().join("ws")],
