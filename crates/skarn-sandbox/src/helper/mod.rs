@@ -131,13 +131,24 @@ fn pipe() -> Option<(libc::c_int, libc::c_int)> {
 }
 
 /// Where the run's sandboxed commands can write, for its record: the
-/// writable grants the check after the run vets, and the workspace.
+/// writable grants the check after the run vets (without a mount
+/// namespace, the Landlock rules' writable host paths), and the workspace.
 fn record_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
     let mut roots: Vec<_> = plan
         .after_run
         .as_ref()
         .map(|a| a.vet_roots.clone())
         .unwrap_or_default();
+    if !plan.ns.mount
+        && let Some(l) = &plan.landlock
+    {
+        roots.extend(
+            l.rules
+                .iter()
+                .filter(|r| r.access == crate::plan::LandlockAccess::ReadWrite)
+                .map(|r| r.path.clone()),
+        );
+    }
     if !roots.contains(&plan.workspace) {
         roots.push(plan.workspace.clone());
     }

@@ -128,7 +128,13 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
     if std::fs::symlink_metadata(&dir).is_err() {
         return None; // no run recorded yet
     }
-    let steps: Vec<PathBuf> = abs.iter().flat_map(|p| trail(p).steps).collect();
+    let steps: Vec<PathBuf> = abs
+        .iter()
+        .flat_map(|p| {
+            let t = trail(p);
+            t.steps.into_iter().chain(t.end)
+        })
+        .collect();
     let ws = [ws.to_path_buf()];
     let touches = |i: &run_record::Info| i.overlaps(&ws) || steps.iter().any(|s| i.covers(s));
     for w in run_record::catch_up(&dir, &touches) {
