@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 pub const DIR: &str = ".local/state/skarn/runs";
 
 /// Records looked at, at most, per scan.
-const MAX_RECORDS: usize = 4096;
+const MAX_RECORDS: usize = 65_536;
+/// A dead run's record this old is caught up by any caller.
+const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 /// Largest `.run` read.
 const MAX_INFO: u64 = 1 << 20;
 /// Largest `.vet` read (its file snapshots are at most 1 MiB each).
@@ -233,8 +235,19 @@ fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String
         return Vec::new();
     }
     let info = read_bounded(&mut f, MAX_INFO).and_then(|b| serde_json::from_slice::<Info>(&b).ok());
+    // A run whose workspace is gone, or dead for a day, is taken by
+    // anyone: records of places nobody runs in again (a killed gateway's
+    // server, a deleted checkout) do not pile up.
+    let stale = f
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE);
     if let Some(i) = &info
         && !want(i)
+        && !stale
+        && std::fs::symlink_metadata(&i.workspace).is_ok()
     {
         return Vec::new();
     }
@@ -331,6 +344,7 @@ mod tests {
     fn a_held_record_is_live_and_a_released_one_is_caught_up() {
         let t = skarn_test_support::TempDir::new("run_record");
         let d = dir(t.path());
+        std::fs::create_dir_all(t.path().join("ws")).unwrap();
         let info = Info {
             workspace: t.path().join("ws"),
             roots: vec![t.path().join("ws")],
@@ -349,6 +363,15 @@ mod tests {
         assert!(catch_up(&d, &|_| false).is_empty());
         assert!(run.exists(), "not wanted: kept");
         let _ = catch_up(&d, &|_| true);
+        assert!(!run.exists());
+        // A dead run whose workspace is gone is taken by anyone.
+        let gone = Info {
+            workspace: t.path().join("gone"),
+            ..info.clone()
+        };
+        let (run, vet) = new_paths(&d);
+        drop(Held::start(&run, &vet, &gone).unwrap());
+        let _ = catch_up(&d, &|_| false);
         assert!(!run.exists());
         // A finished run leaves nothing.
         let (run, vet) = new_paths(&d);

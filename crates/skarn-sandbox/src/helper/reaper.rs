@@ -85,19 +85,22 @@ pub(super) fn spawn(
             // SAFETY: closing our own fd.
             unsafe { libc::close(fd) };
         }
+        if let Some(cg) = cg {
+            cg.remove();
+        }
         if let Some(run) = &record_path {
             // A helper killed before its check after the run: run it once
-            // init (which holds the record's lock too) is gone as well.
-            for _ in 0..100 {
+            // init (which holds the record's lock too) is gone as well
+            // (the kernel may take a while to end a PID namespace under
+            // load: up to a minute; the next run or guard call catches up
+            // otherwise).
+            for _ in 0..6000 {
                 if std::fs::symlink_metadata(run).is_err() {
                     break;
                 }
                 crate::run_record::catch_up_to_file(run);
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
-        }
-        if let Some(cg) = cg {
-            cg.remove();
         }
         sys::exit_now(0)
     }
