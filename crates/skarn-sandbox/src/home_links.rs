@@ -364,7 +364,7 @@ impl Scan {
 
 /// After a run: put back each link of `guards` (place, text) the run
 /// removed or changed, setting aside what it left there; one warning each.
-pub fn restore_links(guards: &[(PathBuf, PathBuf)], run_id: u32) -> Vec<String> {
+pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
     let mut out = Vec::new();
     for (p, text) in guards {
         let same = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
@@ -372,15 +372,24 @@ pub fn restore_links(guards: &[(PathBuf, PathBuf)], run_id: u32) -> Vec<String> 
         if same {
             continue;
         }
-        let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", p.display()));
-        let moved = std::fs::symlink_metadata(p).is_err() || std::fs::rename(p, &aside).is_ok();
+        let aside = if std::fs::symlink_metadata(p).is_err() {
+            crate::set_aside::Aside::Removed
+        } else {
+            crate::set_aside::set_aside(p, "skarn-set-aside")
+        };
+        let moved = !matches!(aside, crate::set_aside::Aside::Left(_));
         let back = moved && std::os::unix::fs::symlink(text, p).is_ok();
         out.push(format!(
             "{} is a link host programs pass through (to {}); the run changed it: {}",
             p.display(),
             text.display(),
             if back {
-                format!("put back (what the run left is {})", aside.display())
+                match &aside {
+                    crate::set_aside::Aside::Moved(a) => {
+                        format!("put back (what the run left is {})", a.display())
+                    }
+                    _ => "put back".into(),
+                }
             } else {
                 "it could not be put back: check it before using the host programs that read it"
                     .into()

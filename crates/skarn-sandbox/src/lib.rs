@@ -61,6 +61,7 @@ mod egress_proxy;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 pub mod env;
+pub mod envrc;
 #[cfg(target_os = "linux")]
 pub mod fdmount;
 #[cfg(unix)]
@@ -127,7 +128,11 @@ pub mod report;
 pub mod report_provenance;
 mod report_text;
 #[cfg(target_os = "linux")]
+pub mod run_record;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
+#[cfg(unix)]
+pub mod set_aside;
 #[cfg(unix)]
 pub mod shell_sources;
 #[cfg(unix)]

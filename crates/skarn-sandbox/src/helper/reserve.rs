@@ -281,6 +281,17 @@ fn nested_repos(
     // read-only like the workspace's own; new ones are set aside after.
     for s in &w.settings {
         ops.push((s.clone(), false, false));
+        // What a nested `.envrc` makes direnv read unchecked (attack 24
+        // F15): read-only, reserved when missing, inside the grants only.
+        if s.file_name().is_some_and(|n| n == ".envrc") {
+            for p in crate::envrc::sourced(s) {
+                if r.nested_roots.iter().any(|root| p.starts_with(root))
+                    && !ops.iter().any(|(q, _, _)| *q == p)
+                {
+                    ops.push((p, true, false));
+                }
+            }
+        }
     }
     if w.sockets_capped {
         notes.degraded.push(format!(

@@ -138,6 +138,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     Ok(Plan {
         argv: argv.to_vec(),
         cwd: policy.cwd.clone().unwrap_or_else(|| ws.clone()),
+        runs_dir: host.home.as_deref().map(crate::run_record::dir),
         uid: host.uid,
         gid: host.gid,
         ns,

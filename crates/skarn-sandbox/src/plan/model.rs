@@ -150,6 +150,10 @@ pub struct Plan {
     pub cwd: PathBuf,
     /// Workspace.
     pub workspace: PathBuf,
+    /// Where the run records that it is alive and its pending check after
+    /// the run ([`crate::run_record`]; `~/.local/state/skarn/runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_dir: Option<PathBuf>,
     /// Caller uid/gid (for the user namespace maps).
     pub uid: u32,
     /// Caller gid.

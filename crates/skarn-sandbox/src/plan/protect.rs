@@ -127,6 +127,22 @@ fn persistence(
             reserve_if,
         });
     }
+    // What the workspace's `.envrc` makes direnv read unchecked
+    // (`source_env_if_exists .envrc.local`, `dotenv`, ...): read-only,
+    // reserved when missing (inside the workspace only).
+    for p in crate::envrc::sourced(&ws.join(".envrc")) {
+        if p.starts_with(ws)
+            && !protects
+                .iter()
+                .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+        {
+            protects.push(FsOp::Protect {
+                path: p,
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
+    }
     // Other writable directories: their existing persistence paths.
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {

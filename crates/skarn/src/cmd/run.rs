@@ -28,7 +28,8 @@ use crate::cmd::run_backend::run_confined;
                   (flags override files); a workspace skarn.toml that an earlier run could \
                   write (below a recorded workspace's root or in a write grant; record: \
                   ~/.local/state/skarn/granted-dirs) is ignored. Exit status: the command's own (128+N for signal N); \
-                  124 timeout; 126 not executable; 127 not found; 2 usage or set-up error."
+                  124 timeout; 126 not executable; 127 not found; 2 usage or set-up error, or a \
+                  planted entry that could be neither set aside nor removed after the run."
 )]
 pub struct Args {
     /// Read-write workspace [default: see --workspace-root].
