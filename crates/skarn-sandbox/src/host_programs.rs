@@ -307,8 +307,25 @@ pub fn path_dir_places(
     out
 }
 
+/// `~/.ssh/config` keywords naming a key, a certificate or a socket
+/// (a secret wherever it lies, `~/dotfiles/keys/id_work` too).
+const SSH_FILES: &[&str] = &[
+    "identityfile",
+    "certificatefile",
+    "identityagent",
+    "controlpath",
+    "revokedhostkeys",
+    "pkcs11provider",
+    "securitykeyprovider",
+];
+
+/// `~/.ssh/config` keywords naming a program host ssh runs.
+const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+
 /// `Include` files of `~/.ssh/config` (recursively, bounded): each file,
-/// and for a glob its directory (a new matching file must not appear).
+/// and for a glob its directory (a new matching file must not appear);
+/// and the keys, certificates, sockets and programs those files name
+/// ([`SSH_FILES`], [`SSH_COMMANDS`]). All are hidden from the run.
 pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut todo = vec![home.join(".ssh/config")];
@@ -324,7 +341,39 @@ pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
             let Some((k, rest)) = l.split_once(|c: char| c.is_whitespace() || c == '=') else {
                 continue;
             };
-            if !k.eq_ignore_ascii_case("include") {
+            let k = k.to_ascii_lowercase();
+            if SSH_COMMANDS.contains(&k.as_str()) {
+                // Programs host ssh runs: hidden like the keys.
+                for p in command_paths(rest, home) {
+                    out.push((p, format!("{k} of {}", f.display())));
+                }
+                continue;
+            }
+            if SSH_FILES.contains(&k.as_str()) {
+                // Keys, certificates, agent and master sockets: `%d` is the
+                // home; a name with other tokens or a glob, its directory.
+                let w = rest.trim().trim_matches('"').replace("%d", "~");
+                let p = if let Some(r) = w.strip_prefix("~/") {
+                    home.join(r)
+                } else if w.starts_with('/') {
+                    PathBuf::from(&w)
+                } else {
+                    continue;
+                };
+                let p = if w.contains(['%', '*', '?', '[']) {
+                    // (Only a directory of the home's: `/tmp/ssh-%r`'s
+                    // directory is everyone's.)
+                    match p.parent() {
+                        Some(d) if d.starts_with(home) && d != home => d.to_path_buf(),
+                        _ => continue,
+                    }
+                } else {
+                    p
+                };
+                out.push((p, format!("{k} of {}", f.display())));
+                continue;
+            }
+            if k != "include" {
                 continue;
             }
             for w in rest.split_whitespace() {
@@ -381,6 +430,31 @@ pub const ENV_PLACES: &[(&str, bool)] = &[
     ("SHELL", false),
     ("LESSOPEN", false),
     ("LESSCLOSE", false),
+    // Search paths host programs load code from (the PATH class for other
+    // loaders: a `json.py` in a PYTHONPATH directory shadows the standard
+    // library's for every host python; a library in an LD_LIBRARY_PATH
+    // directory is loaded by every dynamically linked program).
+    ("PYTHONPATH", false),
+    ("PYTHONUSERBASE", false),
+    ("NODE_PATH", false),
+    ("NODE_OPTIONS", false),
+    ("LD_LIBRARY_PATH", false),
+    ("LD_PRELOAD", false),
+    ("LD_AUDIT", false),
+    ("PERL5LIB", false),
+    ("PERLLIB", false),
+    ("RUBYLIB", false),
+    ("GEM_PATH", false),
+    ("GEM_HOME", false),
+    ("CLASSPATH", false),
+    ("JULIA_LOAD_PATH", false),
+    ("R_LIBS", false),
+    ("R_LIBS_USER", false),
+    ("GUILE_LOAD_PATH", false),
+    ("TCLLIBPATH", false),
+    ("GIT_EXEC_PATH", false),
+    ("XDG_CONFIG_DIRS", false),
+    ("XDG_DATA_DIRS", false),
     ("SKARN_CONFIG", true),
     ("SKARN_COMPRESS_RULES", true),
     ("SKARN_RECALL_DIR", true),

@@ -44,6 +44,29 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
 /// Sockets kept at most (a bound on what a tree can make us carry).
 pub const MAX_SOCKETS: usize = crate::grant_walk::MAX_FOUND;
 
+/// The hooks directory a relative `core.hooksPath` of the global git
+/// configuration (`hooks_rel`) names in the work tree of `git` (a `.git`
+/// entry), if one is there: host git runs what it holds.
+fn global_hooks(git: &Path, hooks_rel: &[PathBuf]) -> Option<String> {
+    if git.file_name()? != ".git" {
+        return None;
+    }
+    let top = git.parent()?;
+    hooks_rel
+        .iter()
+        .find(|r| {
+            let p = top.join(r);
+            std::fs::symlink_metadata(&p).is_ok()
+                && crate::placeholder::is_placeholder(&p).is_none()
+        })
+        .map(|r| {
+            format!(
+                "hooks directory {} (core.hooksPath of the global git configuration)",
+                r.display()
+            )
+        })
+}
+
 /// Why a repository created during the run is not kept, if it is not.
 fn unsafe_repo(git: &Path) -> Option<String> {
     let md = std::fs::symlink_metadata(git).ok()?;
@@ -194,6 +217,7 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
 pub fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
+    hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
     run_id: u32,
 ) -> Vec<String> {
@@ -203,7 +227,7 @@ pub fn vet_new(
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }
-        let Some(why) = unsafe_repo(git) else {
+        let Some(why) = unsafe_repo(git).or_else(|| global_hooks(git, hooks_rel)) else {
             continue;
         };
         // A writable grant's root cannot be moved: its HEAD is, which is
@@ -420,7 +444,7 @@ mod tests {
             "[core]\n\tfsmonitor = touch /tmp/p\n",
         )
         .unwrap();
-        let w = vet_new(&roots, &before, None, 9);
+        let w = vet_new(&roots, &before, &[], None, 9);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(d.join("clone/.git").exists());
         assert!(!d.join("src/.git").exists() && d.join("src/.git.skarn-quarantine-9").exists());
@@ -430,7 +454,7 @@ mod tests {
         std::fs::create_dir_all(d.join("refs")).unwrap();
         std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
-        let w = vet_new(&roots, &before, None, 10);
+        let w = vet_new(&roots, &before, &[], None, 10);
         assert!(
             w.iter().any(|l| l.contains("HEAD.skarn-quarantine-10")),
             "{w:?}"
@@ -444,7 +468,7 @@ mod tests {
         std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
         std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
-        let w = vet_new(&roots, &before, None, 11);
+        let w = vet_new(&roots, &before, &[], None, 11);
         assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
         assert!(!d.join("cd/X").exists() && d.join("cd/X.skarn-quarantine-11").exists());
         // A spoiled .git/HEAD is put back.

@@ -78,6 +78,7 @@ pub(super) fn after(
         found.extend(crate::nested_git::vet_new(
             &a.vet_roots,
             nested,
+            &a.hooks_rel,
             Some(saved.start),
             run_id,
         ));

@@ -67,6 +67,8 @@ mod run_egress_registries;
 #[cfg(target_os = "linux")]
 mod run_egress_secrets;
 #[cfg(target_os = "linux")]
+mod run_env_round4;
+#[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
 mod run_git_links;
