@@ -173,6 +173,8 @@ pub struct Walk {
     pub settings: Vec<PathBuf>,
     /// Unix sockets.
     pub sockets: Vec<PathBuf>,
+    /// Python virtual environments ([`crate::venv_guard`]).
+    pub venvs: Vec<PathBuf>,
     /// Directories below the roots the walk could not list (search-only:
     /// a socket or anything else inside is unknown): hidden by the caller.
     pub unlisted: Vec<PathBuf>,
@@ -218,6 +220,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
         // `commondir`): host git uses it when run inside it. (A root too:
         // with its `.git` missing or spoiled, git takes it for one.)
         let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
+        if has("pyvenv.cfg") && w.venvs.len() < MAX_FOUND {
+            w.venvs.push(dir.clone());
+        }
         if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
             w.repos.push(dir.clone());
             if !is_root {
@@ -250,6 +255,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
                 }
             } else if ft.is_dir() {
                 if SKIPPED.iter().any(|s| name == *s) {
+                    if crate::venv_guard::is_venv(&path) && w.venvs.len() < MAX_FOUND {
+                        w.venvs.push(path.clone());
+                    }
                     if late {
                         later.push_back(path);
                     }

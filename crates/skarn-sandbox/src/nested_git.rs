@@ -263,6 +263,7 @@ pub fn vet_new(
     if let Some(since) = since {
         out.extend(set_aside_upward(&w.upward, since, run_id));
         out.extend(set_aside_settings(&w.settings, since, run_id));
+        out.extend(crate::venv_guard::set_aside(&w.venvs, since, run_id));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name.
         let mut top = Vec::new();

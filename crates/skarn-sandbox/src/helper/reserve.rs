@@ -293,6 +293,12 @@ fn nested_repos(
             crate::nested_git::MAX_WALK.as_millis()
         ));
     }
+    // Virtual environments (activated or not): their start-up files.
+    for v in &w.venvs {
+        for p in crate::venv_guard::protected(v) {
+            ops.push((p, false, false));
+        }
+    }
     for d in w.unlisted {
         // A directory the walk cannot list (search-only): a host server's
         // socket may lie below it, by a name the run could know.

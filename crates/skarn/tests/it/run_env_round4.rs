@@ -241,3 +241,82 @@ fn top_level_hg_not_shared_config_cannot_be_planted() {
     assert_eq!(read(&ws.join(".hg/requires")), "share-safe\nstore\n");
     assert!(!read(&ws.join(".hg/sharedpath")).contains("../x"));
 }
+
+/// F13: a project virtual environment that is not activated: a `.pth`
+/// that runs code planted in its site-packages is set aside after the
+/// run (host python started from it does not run it), while
+/// `pip install -e` of a src-layout project inside works and stays.
+#[test]
+fn venv_start_up_files_cannot_be_planted_and_pip_editable_works() {
+    let Some(py) = host_python() else {
+        skarn_test_support::skip!("no system python3");
+    };
+    let t = TempDir::new("r4-venv");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    git(&ws, &["init", "-q"]);
+    let marker = t.path().join("pwn-pth");
+    let mk = std::process::Command::new(py)
+        .args(["-m", "venv", "--without-pip", "--system-site-packages"])
+        .arg(ws.join(".venv"))
+        .output()
+        .unwrap();
+    if !mk.status.success() {
+        skarn_test_support::skip!("python3 -m venv failed: {}", err(&mk));
+    }
+    let vpy = ws.join(".venv/bin/python");
+    let site = std::process::Command::new(&vpy)
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = out(&site).trim().to_string();
+    let pip_ok = std::process::Command::new(&vpy)
+        .args(["-c", "import pip, setuptools"])
+        .env("SETUPTOOLS_USE_DISTUTILS", "stdlib")
+        .output()
+        .unwrap()
+        .status
+        .success();
+    t.file(
+        "ws/pkg/pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\
+         [project]\nname = \"r4pkg\"\nversion = \"0.1\"\n",
+    );
+    t.file("ws/pkg/src/r4pkg/__init__.py", "X = 42\n");
+    let pip = if pip_ok {
+        ".venv/bin/python -m pip install -q --no-build-isolation --no-deps --no-index -e ./pkg \
+         && echo PIP-OK"
+    } else {
+        "true"
+    };
+    let script = format!(
+        "echo 'import os; open(\"{m}\",\"w\").write(\"PWN\")' > {site}/evil.pth; \
+         echo 'open(\"{m}\",\"w\").write(\"PWN\")' > {site}/sitecustomize.py; {pip}",
+        m = marker.display()
+    );
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &script])
+        .env_remove("VIRTUAL_ENV")
+        .env("SETUPTOOLS_USE_DISTUTILS", "stdlib")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // Host python of that environment, outside the sandbox.
+    let h = std::process::Command::new(&vpy)
+        .args(["-c", "import r4pkg; print(r4pkg.X)"])
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        !marker.exists(),
+        "host python ran the planted .pth: {}",
+        err(&o)
+    );
+    if !pip_ok {
+        skarn_test_support::skip!("pip or setuptools missing: the pip side was not run");
+    }
+    assert!(out(&o).contains("PIP-OK"), "{}", err(&o));
+    assert_eq!(out(&h).trim(), "42", "editable install lost: {}", err(&h));
+}
