@@ -146,7 +146,7 @@ mod tests {
         std::fs::write(sp.join("__editable__.p.pth"), "/proj/src\n").unwrap();
         std::fs::write(sp.join("evil.pth"), "import os; os.system('x')\n").unwrap();
         std::fs::write(sp.join("sitecustomize.py"), "x = 1\n").unwrap();
-        let lines = set_aside(&[env.clone()], since, 3);
+        let lines = set_aside(std::slice::from_ref(&env), since, 3);
         assert!(sp.join("__editable__.p.pth").exists());
         assert!(!sp.join("evil.pth").exists());
         assert!(!sp.join("sitecustomize.py").exists());
