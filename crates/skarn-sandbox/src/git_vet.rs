@@ -265,6 +265,32 @@ pub fn named(layout: &Layout, home: Option<&Path>) -> Named {
     w.n
 }
 
+/// Relative `core.hooksPath` values of the system and global git
+/// configuration (and their includes): git resolves them against each
+/// repository's work tree, so they name a hooks directory in every
+/// repository, nested ones and ones created during a run included.
+pub fn global_relative_hooks(home: Option<&Path>) -> Vec<PathBuf> {
+    // A work tree no configuration can name: what the values resolve
+    // below it is relative.
+    let top = Path::new("/skarn-relative-top");
+    let layout = Layout {
+        top: top.to_path_buf(),
+        git_file: None,
+        git_dir: top.join(".git"),
+        common_dir: top.join(".git"),
+    };
+    let mut out: Vec<PathBuf> = named(&layout, home)
+        .hooks_paths
+        .iter()
+        .filter_map(|p| p.strip_prefix(top).ok())
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .take(16)
+        .collect();
+    out.dedup();
+    out
+}
+
 /// The configuration of `layout` names more than git_vet reads
 /// ([`Named::over_limit`]): the repository is refused.
 #[derive(Debug, Clone, thiserror::Error)]

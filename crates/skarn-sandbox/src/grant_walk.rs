@@ -54,7 +54,26 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
         &["repo", "repo/config.toml"],
         "Jujutsu settings that run programs",
     ),
+    (
+        ".cargo",
+        &["config.toml", "config"],
+        "cargo runs the wrappers, runners and aliases it names (`cargo metadata` on open)",
+    ),
 ];
+
+/// [`UPWARD`] names found at the roots too: the root's own are protected
+/// by [`crate::persistence::ENTRIES`] before the run, but files inside
+/// them the run creates (`.hg/hgrc-not-shared`, `.cargo/config.toml`) are
+/// set aside after it like the subdirectories'.
+pub const UPWARD_AT_ROOT: &[&str] = &[".hg", ".cargo"];
+
+/// Whether a missing `inner` file of an [`UPWARD`] directory is reserved
+/// (a placeholder) before the run. Not hg's `sharedpath` (a placeholder
+/// stops hg there) nor cargo's files (cargo fails on a placeholder
+/// config): those are set aside after the run when made.
+pub fn reserve_inner(dir: &str, inner: &str) -> bool {
+    inner != "sharedpath" && dir != ".cargo"
+}
 
 /// How far one walk may go.
 #[derive(Debug, Clone, Copy)]
@@ -154,6 +173,11 @@ pub struct Walk {
     pub settings: Vec<PathBuf>,
     /// Unix sockets.
     pub sockets: Vec<PathBuf>,
+    /// Python virtual environments ([`crate::venv_guard`]).
+    pub venvs: Vec<PathBuf>,
+    /// Directories below the roots the walk could not list (search-only:
+    /// a socket or anything else inside is unknown): hidden by the caller.
+    pub unlisted: Vec<PathBuf>,
     /// More than [`MAX_FOUND`] sockets: those past it are not listed.
     pub sockets_capped: bool,
     /// Entries that are a recorded inode under another name, with its number.
@@ -186,6 +210,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
         }
         w.dirs += 1;
         let Ok(rd) = std::fs::read_dir(&dir) else {
+            if !is_root && w.unlisted.len() < MAX_FOUND {
+                w.unlisted.push(dir);
+            }
             continue;
         };
         let entries: Vec<_> = rd.flatten().collect();
@@ -193,6 +220,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
         // `commondir`): host git uses it when run inside it. (A root too:
         // with its `.git` missing or spoiled, git takes it for one.)
         let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
+        if has("pyvenv.cfg") && w.venvs.len() < MAX_FOUND {
+            w.venvs.push(dir.clone());
+        }
         if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
             w.repos.push(dir.clone());
             if !is_root {
@@ -206,7 +236,7 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
             if note(&mut w, &e, &ft, &path, inodes) {
                 continue;
             }
-            if !is_root {
+            if !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
                 if UPWARD.iter().any(|(n, _, _)| name == *n) {
                     if w.upward.len() < MAX_FOUND {
                         w.upward.push(path.clone());
@@ -225,6 +255,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
                 }
             } else if ft.is_dir() {
                 if SKIPPED.iter().any(|s| name == *s) {
+                    if crate::venv_guard::is_venv(&path) && w.venvs.len() < MAX_FOUND {
+                        w.venvs.push(path.clone());
+                    }
                     if late {
                         later.push_back(path);
                     }
@@ -241,6 +274,9 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
         }
         w.dirs += 1;
         let Ok(rd) = std::fs::read_dir(&dir) else {
+            if w.unlisted.len() < MAX_FOUND {
+                w.unlisted.push(dir);
+            }
             continue;
         };
         for e in rd.flatten() {

@@ -175,6 +175,11 @@ impl HostFacts {
                     found.push(Trusted::new(&p, target, via, secret));
                 }
             }
+            for (p, via, secret) in crate::host_programs::cloud_config_places(&h) {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted::new(&p, target, via, secret));
+                }
+            }
             for (p, via) in crate::host_programs::ssh_includes(&h) {
                 if let Some(target) = cache.resolve(&p) {
                     found.push(Trusted::new(&p, target, via, true));

@@ -307,8 +307,25 @@ pub fn path_dir_places(
     out
 }
 
+/// `~/.ssh/config` keywords naming a key, a certificate or a socket
+/// (a secret wherever it lies, `~/dotfiles/keys/id_work` too).
+const SSH_FILES: &[&str] = &[
+    "identityfile",
+    "certificatefile",
+    "identityagent",
+    "controlpath",
+    "revokedhostkeys",
+    "pkcs11provider",
+    "securitykeyprovider",
+];
+
+/// `~/.ssh/config` keywords naming a program host ssh runs.
+const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+
 /// `Include` files of `~/.ssh/config` (recursively, bounded): each file,
-/// and for a glob its directory (a new matching file must not appear).
+/// and for a glob its directory (a new matching file must not appear);
+/// and the keys, certificates, sockets and programs those files name
+/// ([`SSH_FILES`], [`SSH_COMMANDS`]). All are hidden from the run.
 pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut todo = vec![home.join(".ssh/config")];
@@ -324,7 +341,39 @@ pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
             let Some((k, rest)) = l.split_once(|c: char| c.is_whitespace() || c == '=') else {
                 continue;
             };
-            if !k.eq_ignore_ascii_case("include") {
+            let k = k.to_ascii_lowercase();
+            if SSH_COMMANDS.contains(&k.as_str()) {
+                // Programs host ssh runs: hidden like the keys.
+                for p in command_paths(rest, home) {
+                    out.push((p, format!("{k} of {}", f.display())));
+                }
+                continue;
+            }
+            if SSH_FILES.contains(&k.as_str()) {
+                // Keys, certificates, agent and master sockets: `%d` is the
+                // home; a name with other tokens or a glob, its directory.
+                let w = rest.trim().trim_matches('"').replace("%d", "~");
+                let p = if let Some(r) = w.strip_prefix("~/") {
+                    home.join(r)
+                } else if w.starts_with('/') {
+                    PathBuf::from(&w)
+                } else {
+                    continue;
+                };
+                let p = if w.contains(['%', '*', '?', '[']) {
+                    // (Only a directory of the home's: `/tmp/ssh-%r`'s
+                    // directory is everyone's.)
+                    match p.parent() {
+                        Some(d) if d.starts_with(home) && d != home => d.to_path_buf(),
+                        _ => continue,
+                    }
+                } else {
+                    p
+                };
+                out.push((p, format!("{k} of {}", f.display())));
+                continue;
+            }
+            if k != "include" {
                 continue;
             }
             for w in rest.split_whitespace() {
@@ -345,6 +394,68 @@ pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
                     out.push((p.clone(), via));
                     todo.push(p);
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Cloud tool configurations of the home and the keys they name: (file,
+/// separator, keys naming a secret file, keys naming a program the host
+/// tool runs). A client key of `~/.kube/config` kept in a dotfiles
+/// repository is as secret as the config itself.
+const CLOUD_CONFIGS: &[(&str, char, &[&str], &[&str])] = &[
+    (
+        ".kube/config",
+        ':',
+        &[
+            "client-key",
+            "client-certificate",
+            "certificate-authority",
+            "tokenfile",
+        ],
+        &["command", "cmd-path"],
+    ),
+    (
+        ".aws/config",
+        '=',
+        &["web_identity_token_file", "ca_bundle"],
+        &["credential_process"],
+    ),
+];
+
+/// Files and programs `~/.kube/config` and `~/.aws/config` name
+/// ([`CLOUD_CONFIGS`]): (place, why, secret). Files are secrets, hidden
+/// like the configs (a relative name is relative to the config's
+/// directory); programs are trusted places (read-only in a writable grant).
+pub fn cloud_config_places(home: &Path) -> Vec<(PathBuf, String, bool)> {
+    let mut out = Vec::new();
+    for (name, sep, files, programs) in CLOUD_CONFIGS {
+        let f = home.join(name);
+        let Ok(Some(text)) = read(&f) else { continue };
+        for line in text.lines() {
+            let l = line.trim().trim_start_matches("- ").trim();
+            let Some((k, v)) = l.split_once(*sep) else {
+                continue;
+            };
+            let k = k.trim().to_ascii_lowercase();
+            let v = v.trim().trim_matches(['"', '\'']);
+            let via = format!("{k} of {}", f.display());
+            if programs.contains(&k.as_str()) {
+                for p in command_paths(v, home) {
+                    out.push((p, via.clone(), false));
+                }
+            } else if files.contains(&k.as_str()) && !v.is_empty() {
+                let p = if let Some(r) = v.strip_prefix("~/") {
+                    home.join(r)
+                } else {
+                    // (Absolute stays absolute.)
+                    f.parent().unwrap_or(home).join(v)
+                };
+                out.push((p, via, true));
+            }
+            if out.len() >= 256 {
+                return out;
             }
         }
     }
@@ -381,6 +492,31 @@ pub const ENV_PLACES: &[(&str, bool)] = &[
     ("SHELL", false),
     ("LESSOPEN", false),
     ("LESSCLOSE", false),
+    // Search paths host programs load code from (the PATH class for other
+    // loaders: a `json.py` in a PYTHONPATH directory shadows the standard
+    // library's for every host python; a library in an LD_LIBRARY_PATH
+    // directory is loaded by every dynamically linked program).
+    ("PYTHONPATH", false),
+    ("PYTHONUSERBASE", false),
+    ("NODE_PATH", false),
+    ("NODE_OPTIONS", false),
+    ("LD_LIBRARY_PATH", false),
+    ("LD_PRELOAD", false),
+    ("LD_AUDIT", false),
+    ("PERL5LIB", false),
+    ("PERLLIB", false),
+    ("RUBYLIB", false),
+    ("GEM_PATH", false),
+    ("GEM_HOME", false),
+    ("CLASSPATH", false),
+    ("JULIA_LOAD_PATH", false),
+    ("R_LIBS", false),
+    ("R_LIBS_USER", false),
+    ("GUILE_LOAD_PATH", false),
+    ("TCLLIBPATH", false),
+    ("GIT_EXEC_PATH", false),
+    ("XDG_CONFIG_DIRS", false),
+    ("XDG_DATA_DIRS", false),
     ("SKARN_CONFIG", true),
     ("SKARN_COMPRESS_RULES", true),
     ("SKARN_RECALL_DIR", true),

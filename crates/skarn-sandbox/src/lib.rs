@@ -148,6 +148,8 @@ pub mod trust;
 #[cfg(target_os = "linux")]
 pub mod tty_relay;
 pub mod untrusted;
+#[cfg(unix)]
+pub mod venv_guard;
 pub mod windows;
 pub mod workspace;
 pub mod workspace_kind;

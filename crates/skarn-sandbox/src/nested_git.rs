@@ -44,6 +44,29 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
 /// Sockets kept at most (a bound on what a tree can make us carry).
 pub const MAX_SOCKETS: usize = crate::grant_walk::MAX_FOUND;
 
+/// The hooks directory a relative `core.hooksPath` of the global git
+/// configuration (`hooks_rel`) names in the work tree of `git` (a `.git`
+/// entry), if one is there: host git runs what it holds.
+fn global_hooks(git: &Path, hooks_rel: &[PathBuf]) -> Option<String> {
+    if git.file_name()? != ".git" {
+        return None;
+    }
+    let top = git.parent()?;
+    hooks_rel
+        .iter()
+        .find(|r| {
+            let p = top.join(r);
+            std::fs::symlink_metadata(&p).is_ok()
+                && crate::placeholder::is_placeholder(&p).is_none()
+        })
+        .map(|r| {
+            format!(
+                "hooks directory {} (core.hooksPath of the global git configuration)",
+                r.display()
+            )
+        })
+}
+
 /// Why a repository created during the run is not kept, if it is not.
 pub(crate) fn unsafe_repo(git: &Path) -> Option<String> {
     let md = std::fs::symlink_metadata(git).ok()?;
@@ -223,6 +246,7 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String>
 pub fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
+    hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
 ) -> Vec<String> {
     let w = crate::grant_walk::walk(roots, AFTER, false, &Default::default());
@@ -231,7 +255,7 @@ pub fn vet_new(
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }
-        let Some(why) = unsafe_repo(git) else {
+        let Some(why) = unsafe_repo(git).or_else(|| global_hooks(git, hooks_rel)) else {
             continue;
         };
         // A writable grant's root cannot be moved: its HEAD is, which is
@@ -251,6 +275,7 @@ pub fn vet_new(
     if let Some(since) = since {
         out.extend(set_aside_upward(&w.upward, since));
         out.extend(set_aside_settings(&w.settings, since));
+        out.extend(crate::venv_guard::set_aside(&w.venvs, since));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name.
         let mut top = Vec::new();
@@ -422,7 +447,7 @@ mod tests {
             "[core]\n\tfsmonitor = touch /tmp/p\n",
         )
         .unwrap();
-        let w = vet_new(&roots, &before, None);
+        let w = vet_new(&roots, &before, &[], None);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(d.join("clone/.git").exists());
         assert!(!d.join("src/.git").exists() && aside_of(&d.join("src"), ".git").is_some());
@@ -432,7 +457,7 @@ mod tests {
         std::fs::create_dir_all(d.join("refs")).unwrap();
         std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
-        let w = vet_new(&roots, &before, None);
+        let w = vet_new(&roots, &before, &[], None);
         assert!(
             w.iter().any(|l| l.contains("HEAD.skarn-quarantine-")),
             "{w:?}"
@@ -446,7 +471,7 @@ mod tests {
         std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
         std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
-        let w = vet_new(&roots, &before, None);
+        let w = vet_new(&roots, &before, &[], None);
         assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
         assert!(!d.join("cd/X").exists() && aside_of(&d.join("cd"), "X").is_some());
         // A spoiled .git/HEAD is put back.

@@ -220,6 +220,33 @@ pub const ENTRIES: &[Entry] = &[
          being made)",
     ),
     e(
+        ".hg/hgrc-not-shared",
+        Never,
+        "Mercurial hooks of a share-safe repository (the default since 6.1), read like \
+         .hg/hgrc (a missing one is reserved when .hg exists: crate::grant_walk::UPWARD)",
+    ),
+    e(
+        ".hg/sharedpath",
+        Never,
+        "sends hg to another repository's .hg (its hgrc and hooks)",
+    ),
+    e(
+        ".hg/requires",
+        Never,
+        "with `shared`, makes hg follow .hg/sharedpath",
+    ),
+    e(
+        ".cargo/config.toml",
+        Never,
+        "cargo runs the programs it names (build.rustc-wrapper, rustc, target runners, \
+         aliases) for every cargo command here and below, `cargo metadata` on open included",
+    ),
+    e(
+        ".cargo/config",
+        Never,
+        "cargo's older name of .cargo/config.toml (preferred when both exist)",
+    ),
+    e(
         ".jj/repo/config.toml",
         Always,
         "Jujutsu repository settings (fsmonitor, signing and diff programs)",
@@ -393,6 +420,13 @@ const TOP_ONLY: &[&str] = &[
     ".jj/repo/config.toml",
 ];
 
+/// [`Reserve::Never`] entries read in any directory and its parents (cargo
+/// reads `.cargo/config.toml` of the current directory and every parent):
+/// protected wherever they lie, never reserved (a placeholder there stops
+/// cargo); new ones are set aside after the run
+/// ([`crate::grant_walk::UPWARD`]).
+const ANY_DEPTH_PRESENT: &[&str] = &[".cargo/config.toml", ".cargo/config"];
+
 /// Whether `en` is read in any directory, not only at the workspace's top:
 /// agents' and editors' folder settings (an agent started, an editor
 /// opened, in `packages/api` reads `packages/api/.claude/settings.json`),
@@ -404,7 +438,8 @@ pub fn any_depth(en: &Entry) -> bool {
     match en.reserve {
         Reserve::Always => !TOP_ONLY.contains(&en.path),
         Reserve::IfAny(fam) => fam == MISE,
-        Reserve::IfHome | Reserve::Never => false,
+        Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
+        Reserve::IfHome => false,
     }
 }
 

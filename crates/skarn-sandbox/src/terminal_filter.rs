@@ -40,6 +40,8 @@ enum State {
 pub struct Filter {
     state: State,
     seq: Vec<u8>,
+    /// UTF-8 continuation bytes still expected after a lead byte.
+    cont: u8,
 }
 
 impl Default for Filter {
@@ -47,6 +49,7 @@ impl Default for Filter {
         Filter {
             state: State::Text,
             seq: Vec::new(),
+            cont: 0,
         }
     }
 }
@@ -61,16 +64,45 @@ impl Filter {
 
     fn byte(&mut self, b: u8, out: &mut Vec<u8>) {
         match self.state {
+            State::Text if self.cont > 0 && (0x80..=0xbf).contains(&b) => {
+                // A continuation byte of a well-formed character.
+                self.cont -= 1;
+                out.push(b);
+            }
             State::Text => match b {
-                0x1b => self.state = State::Esc,
+                0x1b => {
+                    self.cont = 0;
+                    self.state = State::Esc;
+                }
                 // U+0080-U+009F (the C1 controls, CSI and OSC in one
-                // character) are C2 80-9F in UTF-8. (A raw byte 0x80-0x9f
-                // is a continuation byte of another character: kept.)
-                0xc2 => self.state = State::C2,
+                // character) are C2 80-9F in UTF-8.
+                0xc2 => {
+                    self.cont = 0;
+                    self.state = State::C2;
+                }
+                // A raw byte 0x80-0x9f outside a UTF-8 character is an
+                // 8-bit C1 control (CSI, OSC, ST) for a terminal in an
+                // 8-bit mode: dropped.
+                0x80..=0x9f => self.cont = 0,
+                0xc3..=0xdf => {
+                    self.cont = 1;
+                    out.push(b);
+                }
+                0xe0..=0xef => {
+                    self.cont = 2;
+                    out.push(b);
+                }
+                0xf0..=0xf4 => {
+                    self.cont = 3;
+                    out.push(b);
+                }
                 // BEL, and the control characters a terminal may act on
                 // beyond layout (ENQ answerback, SO/SI charset shifts).
-                0x05 | 0x07 | 0x0e | 0x0f => {}
-                _ => out.push(b),
+                0x05 | 0x07 | 0x0e | 0x0f => self.cont = 0,
+                _ => {
+                    self.cont = 0;
+                    out.push(b);
+                }
             },
             State::C2 => {
                 self.state = State::Text;
@@ -182,6 +214,22 @@ mod tests {
         f.push(b"2;c;AAAA", &mut out);
         f.push(b"\x07b\xc3\xa9", &mut out);
         assert_eq!(out, b"ab\xc3\xa9".to_vec());
+    }
+
+    #[test]
+    fn raw_c1_bytes_go_and_utf8_characters_stay() {
+        // 0x9d OSC ... 0x9c ST and 0x9b CSI as raw bytes (atk22 F7).
+        let s = b"a\x9d52;c;UFdOCg==\x9cb\x9b6nc";
+        assert_eq!(neutralise(s), b"a52;c;UFdOCg==b6nc".to_vec());
+        // Characters whose continuation bytes are 0x80-0x9f are kept,
+        // also split across writes: euro sign, an emoji, a CJK character.
+        let mut f = Filter::default();
+        let mut out = Vec::new();
+        f.push(b"\xe2\x82", &mut out);
+        f.push(b"\xac \xf0\x9f\x98\x80 \xe4\xb8\x80", &mut out);
+        assert_eq!(out, "\u{20ac} \u{1f600} \u{4e00}".as_bytes().to_vec());
+        // A lead byte cut short does not let a later raw C1 byte through.
+        assert_eq!(neutralise(b"\xe2x\x9by"), b"\xe2xy".to_vec());
     }
 
     #[test]

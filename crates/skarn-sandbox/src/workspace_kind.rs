@@ -259,6 +259,19 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
         ));
     }
     if let Some(path) = std::env::var_os("PATH") {
+        // A relative or empty entry (`.`, a trailing `:`) is the directory
+        // a host shell is in: the workspace (or a directory in it) for
+        // every shell started there.
+        if let Some(d) = std::env::split_paths(&path).find(|d| !d.is_absolute()) {
+            return other(format!(
+                "your PATH has the relative entry {:?} (`.`, an empty entry or a relative \
+                 name): in {} it names the workspace or a directory in it, so a program the \
+                 command put there would run for a host shell started there (remove the entry \
+                 from PATH)",
+                d.display().to_string(),
+                ws.display()
+            ));
+        }
         for d in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
             let real = std::fs::canonicalize(&d).unwrap_or(d.clone());
             if ws == real {

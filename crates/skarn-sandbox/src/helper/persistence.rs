@@ -125,6 +125,7 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         found.extend(crate::nested_git::vet_new(
             &a.vet_roots,
             nested,
+            &a.hooks_rel,
             Some(saved.start),
         ));
         found.extend(crate::home_links::restore_links(&a.link_guards));

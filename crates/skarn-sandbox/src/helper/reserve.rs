@@ -273,7 +273,10 @@ fn nested_repos(
             // `repo` is its store when a directory, checked after the run
             // when a file.)
             for f in inner.iter().filter(|f| **f != "repo") {
-                ops.push((p.join(f), *f != "sharedpath", false));
+                let q = p.join(f);
+                if !ops.iter().any(|(o, _, _)| *o == q) {
+                    ops.push((q, crate::grant_walk::reserve_inner(name, f), false));
+                }
             }
         }
     }
@@ -311,6 +314,22 @@ fn nested_repos(
             crate::nested_git::MAX_WALK.as_millis()
         ));
     }
+    // Virtual environments (activated or not): their start-up files.
+    for v in &w.venvs {
+        for p in crate::venv_guard::protected(v) {
+            ops.push((p, false, false));
+        }
+    }
+    for d in w.unlisted {
+        // A directory the walk cannot list (search-only): a host server's
+        // socket may lie below it, by a name the run could know.
+        notes.info.push(format!(
+            "{} inside a writable grant cannot be listed (search-only): hidden (a host \
+             server's socket may lie below it)",
+            d.display()
+        ));
+        ops.push((d, false, true));
+    }
     for s in sockets {
         // A host server listening there (a project database with trust
         // authentication, an editor's IPC) would be reachable under any
@@ -321,7 +340,18 @@ fn nested_repos(
         ));
         ops.push((s, false, true));
     }
+    // A relative `core.hooksPath` of the global git configuration names a
+    // hooks directory in each nested work tree: kept read-only, reserved
+    // when missing.
+    let hooks_rel = crate::git_vet::global_relative_hooks(r.git_home.as_deref());
     for g in &nested {
+        if g.file_name() == Some(std::ffi::OsStr::new(".git"))
+            && let Some(top) = g.parent()
+        {
+            for rel in &hooks_rel {
+                ops.push((top.join(rel), true, false));
+            }
+        }
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
             // Its config may turn on per-worktree config: then a new
             // `config.worktree` would be read by host git, so a missing

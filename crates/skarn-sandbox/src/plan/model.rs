@@ -135,6 +135,11 @@ pub struct AfterRun {
     /// named like later ones are set aside ([`crate::path_shadow`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Relative `core.hooksPath` values of the global git configuration
+    /// (`.githooks`): a repository created during the run with that
+    /// directory is set aside ([`crate::nested_git`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks_rel: Vec<PathBuf>,
 }
 
 /// Everything the helper needs, serialisable (passed as JSON). Final: the

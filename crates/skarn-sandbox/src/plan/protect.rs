@@ -308,6 +308,7 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         quarantine_home,
         link_guards,
         missing_path_dirs,
+        hooks_rel: crate::git_vet::global_relative_hooks(host.home.as_deref()),
     }
 }
 

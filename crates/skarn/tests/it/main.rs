@@ -70,6 +70,9 @@ mod run_egress_registries;
 #[cfg(target_os = "linux")]
 mod run_egress_secrets;
 #[cfg(target_os = "linux")]
+mod run_env_round4;
+mod run_env_round4b;
+#[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
 mod run_git_links;
