@@ -4,7 +4,8 @@
 //! this wrapper also counts the values and content blocks of each SSE
 //! event before rmcp decodes it, and replaces an event over the budget by a
 //! JSON-RPC error for its id, so the caller gets one clear error and the
-//! gateway never builds the oversized value. Redirects are not followed.
+//! gateway never builds the oversized value. Redirects are followed as
+//! rmcp's own client does: same origin, 307/308 only, at most 10 hops.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,11 +33,11 @@ pub(crate) struct BudgetedClient {
 }
 
 impl BudgetedClient {
-    /// A client for server `server`; redirects are returned, not followed.
+    /// A client for server `server`.
     pub(crate) fn new(server: &str) -> Result<Self, String> {
         let inner = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| format!("http client: {e}"))?;
         Ok(Self {
@@ -44,6 +45,23 @@ impl BudgetedClient {
             server: server.into(),
         })
     }
+}
+
+/// Follows a 307/308 to the same origin, up to 10 hops; returns any other.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt.previous().first().is_some_and(|first| {
+            first.scheme() == attempt.url().scheme()
+                && first.host_str() == attempt.url().host_str()
+                && first.port_or_known_default() == attempt.url().port_or_known_default()
+        });
+        let keeps_body = matches!(attempt.status().as_u16(), 307 | 308);
+        if same && keeps_body && attempt.previous().len() <= 10 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// What is over budget in one event's data, if anything.
