@@ -256,7 +256,59 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
         .as_ref()
         .map(SourceMap::from_oxc)
         .unwrap_or_default();
+    recheck_output(&out.code)?;
     Ok(Prepared { js: out.code, map })
+}
+
+/// The engine runs the emitted JavaScript, not the script: parse it again
+/// (as JavaScript) and validate it again, so what runs is exactly what the
+/// validator approved. Emitted code that does not parse or that the
+/// validator refuses means the TypeScript strip or the code generator
+/// changed the program (a fuzzer found a script oxc accepted with an
+/// identifier escape the generator dropped); it is refused, never run.
+fn recheck_output(js: &str) -> Result<(), ExecError> {
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, js, SourceType::mjs())
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
+        .parse();
+    let mut why: Vec<String> = parsed
+        .diagnostics
+        .errors()
+        .map(|d| d.message.to_string())
+        .collect();
+    if why.is_empty() && !parsed.panicked {
+        let sem = SemanticBuilder::new()
+            .with_check_syntax_error(true)
+            .build(&parsed.program);
+        why.extend(sem.diagnostics.errors().map(|d| d.message.to_string()));
+    }
+    if why.is_empty() && !parsed.panicked {
+        why.extend(
+            validate::validate(&parsed.program)
+                .into_iter()
+                .map(|v| v.what),
+        );
+    }
+    if why.is_empty() && !parsed.panicked {
+        return Ok(());
+    }
+    if parsed.panicked && why.is_empty() {
+        why.push("the parser gave up".into());
+    }
+    let mut err = ExecError::new(
+        ErrorKind::Syntax,
+        "the script could not be turned into JavaScript that means the same; \
+         write it without TypeScript-only syntax or unusual escapes",
+    );
+    err.details = why
+        .into_iter()
+        .take(8)
+        .map(|w| format!("in the emitted JavaScript: {w}"))
+        .collect();
+    Err(err)
 }
 
 /// Where a diagnostic points: its primary label, else its last one (for

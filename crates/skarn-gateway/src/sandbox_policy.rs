@@ -99,7 +99,23 @@ pub fn server_policy(
         own.exec
             .push(Grant::new(r, format!("server {alias}: its installation")));
     }
-    for f in &facts.arg_files {
+    // A file named in the arguments inside a writable grant (a database
+    // the server keeps in its `write` directory) is left to that grant: a
+    // read-only grant of its own would make it read-only from the start
+    // after the one that created it (issue 23 item 9).
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let writable: Vec<PathBuf> = cfg
+        .write
+        .iter()
+        .chain(std::iter::once(&facts.state_dir))
+        .flat_map(|w| [w.clone(), canon(w)])
+        .collect();
+    for f in facts.arg_files.iter().filter(|f| {
+        let c = canon(f);
+        !writable
+            .iter()
+            .any(|w| f.starts_with(w) || c.starts_with(w))
+    }) {
         own.read
             .push(Grant::new(f, format!("server {alias}: named in args")));
     }
@@ -214,6 +230,34 @@ mod tests {
         h.namespaces = true;
         h.needs_userns = true;
         h
+    }
+
+    #[test]
+    fn an_argument_file_inside_a_write_grant_stays_writable() {
+        let cfg = SandboxConfig {
+            write: vec!["/srv/data".into()],
+            at: "skarn.toml:4".into(),
+            ..Default::default()
+        };
+        let mut f = facts();
+        f.arg_files = vec!["/srv/data/notes.db".into(), "/home/u/s.py".into()];
+        let p = server_policy("a", &cfg, &f, None, &[]).unwrap();
+        assert!(
+            !p.read
+                .iter()
+                .any(|g| g.path == Path::new("/srv/data/notes.db"))
+        );
+        assert!(p.read.iter().any(|g| g.path == Path::new("/home/u/s.py")));
+        let plan = skarn_sandbox::plan(&p, &host(), &["srv".into()]).unwrap();
+        assert!(
+            !plan
+                .report
+                .grants
+                .iter()
+                .any(|g| g.path == "/srv/data/notes.db"),
+            "{:?}",
+            plan.report.grants
+        );
     }
 
     #[test]

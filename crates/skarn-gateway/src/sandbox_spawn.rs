@@ -318,6 +318,9 @@ pub fn prepare(
                 .map_err(SandboxError::Secrets)?;
             env.retain(|(_, v)| !s.holds_value(v.as_encoded_bytes()));
         }
+        if secrets.is_some() {
+            skarn_sandbox::egress_secrets::tidy_ca_dir(&state);
+        }
         let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
         let host = host_facts(&policy);
         let mut argv: Vec<OsString> = vec![command_arg.into()];

@@ -165,6 +165,10 @@ impl Policy {
                 "private_home",
                 &mut prov,
             );
+            if let Some(w) = &l.workspace_layer {
+                p.workspace_layer = w.value;
+                prov.set("workspace_layer", &w.source);
+            }
         }
         let is_allow = matches!(p.net, NetPolicy::AllowHosts(_));
         if !is_allow

@@ -19,6 +19,7 @@
 //! protect_persistence = true
 //! fail_closed = true
 //! private_home = true            # a private, writable, discarded $HOME
+//! workspace_layer = "direct"      # or "cow" (ADR 0130)
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
 //! secrets = ["github"]           # user file only: see skarn_egress::secrets::config
 //! ```
@@ -119,6 +120,8 @@ pub struct RunSection {
     pub allow_home_workspace: Option<bool>,
     /// Private writable home (default true).
     pub private_home: Option<bool>,
+    /// How the workspace is written: `direct` (default) or `cow`.
+    pub workspace_layer: Option<Spanned<String>>,
     /// Secrets granted to every run (`[secrets.NAME]`, issue 27): read
     /// from the user's file only; a workspace file's list is ignored.
     #[serde(default)]

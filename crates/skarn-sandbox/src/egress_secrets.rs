@@ -16,6 +16,40 @@ use crate::policy::{HostList, NetPolicy};
 /// are put in the private home.
 pub const CA_DIR: &str = ".cache/skarn-run";
 
+/// Before a gateway server's start, remove what is not ours on the way to
+/// its run CA files: its state directory ([`CA_DIR`] below its HOME) is
+/// writable by the server and kept between starts, and a link left at
+/// `.cache`, `.cache/skarn-run` or a CA file's name (attack atk27 F11)
+/// would otherwise be protected read-only by the plan and make set-up
+/// fail (init never writes through it: see `mounts::beneath`). Called
+/// while the server is not running; links are removed, never followed.
+pub fn tidy_ca_dir(home: &Path) {
+    let mut p = home.to_path_buf();
+    for part in [".cache", "skarn-run"] {
+        p.push(part);
+        match std::fs::symlink_metadata(&p) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => {
+                let _ = std::fs::remove_file(&p);
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+    for f in ["run-ca.pem", "ca-bundle.pem"] {
+        let f = p.join(f);
+        if let Ok(md) = std::fs::symlink_metadata(&f)
+            && !md.is_file()
+        {
+            if md.is_dir() {
+                let _ = std::fs::remove_dir_all(&f);
+            } else {
+                let _ = std::fs::remove_file(&f);
+            }
+        }
+    }
+}
+
 /// A variable: (name, value).
 pub type EnvVar = (String, String);
 

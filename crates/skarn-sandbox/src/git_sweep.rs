@@ -27,7 +27,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// What an odd entry is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// A symbolic link, with its target.
     Symlink(PathBuf),
@@ -147,7 +147,7 @@ pub fn scan(dir: &Path, full: bool) -> Vec<Odd> {
 
 /// The odd entries present before the run (a person's own links, e.g. a
 /// hook linked from the tree), kept when unchanged.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Before {
     dirs: Vec<PathBuf>,
     /// Path, inode and kind (a link's target included: a link replaced by

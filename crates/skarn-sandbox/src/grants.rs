@@ -137,11 +137,53 @@ fn resolve(g: &mut Grant) {
     }
 }
 
+/// Why a grant through a link is refused: a link on its way lies where an
+/// earlier sandboxed run could write, or (a write grant) it lands on one
+/// of the home's start-up, configuration or secret places.
+fn linked_why(
+    path: &Path,
+    is_write: bool,
+    earlier: &crate::granted::GrantLog,
+    home: Option<&Path>,
+) -> Option<String> {
+    if let Some((hop, root)) = crate::grant_links::planted_by_earlier_run(path, earlier) {
+        return Some(format!(
+            "the link {} lies inside {}, which an earlier sandboxed run could write",
+            hop.display(),
+            root.display()
+        ));
+    }
+    let real = canonical_lossy(path)?;
+    let place = crate::grant_links::home_place(&real, home.filter(|_| is_write)?)?;
+    Some(format!(
+        "it leads to {}, the home's start-up, configuration or secret place {}",
+        real.display(),
+        place.display()
+    ))
+}
+
 /// A grant that cannot be resolved safely.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GrantError {
+    /// A grant goes through a symlink inside a directory an earlier
+    /// sandboxed run could write, or a write grant reaches one of the
+    /// home's start-up, configuration or secret places through a link.
+    #[error(
+        "grant {path} ({origin}) {detail}; refused, since a sandboxed command could have \
+         made the link or the grant would make a home place writable; grant the target \
+         itself if that is what you mean"
+    )]
+    LinkedGrant {
+        /// The grant as written.
+        path: PathBuf,
+        /// Where the grant came from.
+        origin: String,
+        /// The link, where it leads, and why it is refused.
+        detail: String,
+    },
     /// An explicit grant goes through a symlink that lies inside a writable
-    /// grant: a command could have planted it in an earlier run.
+    /// grant: a command could have planted it in an earlier run (see
+    /// [`GrantError::LinkedGrant`] for other runs' directories).
     #[error(
         "grant {path} ({origin}) goes through the symlink {link}, which lies inside the \
          writable {writable}: refused, since a sandboxed command could have planted it; \
@@ -188,6 +230,10 @@ pub fn canonicalize(policy: &mut Policy) -> Result<Vec<String>, GrantError> {
         writable.push(g.path.clone());
         writable.extend(canonical_lossy(&g.path));
     }
+    let earlier = crate::grant_links::earlier_runs();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
     let mut refused = None;
     for (is_write, list) in [
         (false, &mut policy.read),
@@ -209,6 +255,30 @@ pub fn canonicalize(policy: &mut Policy) -> Result<Vec<String>, GrantError> {
                 .iter()
                 .filter(|w| !(is_write && (**w == g.path || Some(*w) == own.as_ref())))
                 .find(|w| link.starts_with(w));
+            if planted_in.is_none()
+                && let Some(why) = linked_why(&g.path, is_write, &earlier, home.as_deref())
+            {
+                let target = canonical_lossy(&g.path).unwrap_or_else(|| g.path.clone());
+                if is_explicit(&g.source) {
+                    refused.get_or_insert(GrantError::LinkedGrant {
+                        path: g.path.clone(),
+                        origin: g.source.clone(),
+                        detail: format!(
+                            "goes through the symlink {} to {}: {why}",
+                            link.display(),
+                            target.display()
+                        ),
+                    });
+                } else {
+                    notes.push(format!(
+                        "grant {} ({}) dropped: it goes through the symlink {} ({why})",
+                        g.path.display(),
+                        g.source,
+                        link.display()
+                    ));
+                }
+                return false;
+            }
             if let Some(w) = planted_in {
                 if is_explicit(&g.source) {
                     refused.get_or_insert(GrantError::PlantedSymlink {

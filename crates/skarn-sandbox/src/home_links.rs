@@ -43,6 +43,23 @@ pub struct Trusted {
     /// What each of `hops` pointed at when seen (same order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hop_texts: Vec<PathBuf>,
+    /// Protect the directory tree at `target` rather than one file: a
+    /// start-up file's directory, or one it reaches in a way that cannot
+    /// be resolved exactly (a pattern, a variable, a `PATH` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<Tree>,
+}
+
+/// How much a tree entry ([`Trusted::tree`]) protects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tree {
+    /// The directory and everything below it, where it lies in a writable
+    /// grant (the grant itself read-only when the directory is its root).
+    Dir,
+    /// That, and every writable grant below the directory (a pattern that
+    /// reaches more than one level down: `~/src/*/env.sh`).
+    Below,
 }
 
 impl Trusted {
@@ -60,6 +77,15 @@ impl Trusted {
             secret,
             hops,
             hop_texts,
+            tree: None,
+        }
+    }
+
+    /// A tree entry: the directory `dir` (resolved) is protected whole.
+    pub fn tree(dir: &Path, target: PathBuf, via: String, tree: Tree) -> Trusted {
+        Trusted {
+            tree: Some(tree),
+            ..Trusted::new(dir, target, via, false)
         }
     }
 }
@@ -123,6 +149,8 @@ pub struct Found {
     pub trusted: Vec<Trusted>,
     /// Directories whose walk stopped at a bound (said in the report).
     pub unfinished: Vec<PathBuf>,
+    /// Start-up file lines sourcing what could not be expanded (said).
+    pub unresolved: Vec<String>,
 }
 
 /// Entries examined by one scan (all roots together).
@@ -145,6 +173,7 @@ pub fn scan(home: &Path) -> Found {
         found: Found::default(),
         cache: CanonicalCache::following_dangling_links(),
         budget: MAX_ENTRIES,
+        home: home.to_path_buf(),
     };
     let shell_rc = ENTRIES
         .iter()
@@ -173,18 +202,29 @@ pub fn scan(home: &Path) -> Found {
         s.root(home, rel, false);
     }
     for (file, via) in crate::host_programs::global_git_includes(home) {
-        s.named(&file, via, false);
+        s.named_startup(&file, via);
     }
-    let (sourced, stopped) = crate::shell_sources::sourced(home);
-    for (file, via) in sourced {
-        s.named(&file, via, false);
+    let sc = crate::shell_sources::sourced(home);
+    for r in sc.reached {
+        match r.tree {
+            Some(tree) => {
+                if let Some(real) = s.cache.resolve(&r.path) {
+                    s.keep(Trusted::tree(&r.path, real, r.via, tree));
+                }
+            }
+            // A program a start-up file runs: that file.
+            None if !r.via.starts_with("sourced by") => s.named(&r.path, r.via, false),
+            // A sourced file: its directory too.
+            None => s.named_startup(&r.path, r.via),
+        }
     }
     // Files sourced past the bounds are not followed: said.
-    s.found.unfinished.extend(stopped);
+    s.found.unfinished.extend(sc.stopped);
+    s.found.unresolved = sc.unresolved;
     s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
-    s.found
-        .trusted
-        .dedup_by(|a, b| a.target == b.target && a.secret == b.secret);
+    s.found.trusted.dedup_by(|a, b| {
+        a.target == b.target && a.secret == b.secret && a.tree == b.tree && a.via == b.via
+    });
     s.found
 }
 
@@ -192,21 +232,65 @@ struct Scan {
     found: Found,
     cache: CanonicalCache,
     budget: usize,
+    home: PathBuf,
 }
 
+/// Home places whose links lead to programs, caches or data rather than
+/// start-up files: their targets are protected as files, not with their
+/// directory.
+const NOT_STARTUP: &[&str] = &["bin", ".local/bin", ".cargo/bin"];
+
 impl Scan {
-    fn push(&mut self, name: &Path, target: PathBuf, via: String, secret: bool) {
+    fn keep(&mut self, t: Trusted) {
         if self.found.trusted.len() < MAX_FOUND {
-            self.found
-                .trusted
-                .push(Trusted::new(name, target, via, secret));
+            self.found.trusted.push(t);
+        }
+    }
+
+    fn push(&mut self, name: &Path, target: PathBuf, via: String, secret: bool) {
+        // A start-up or configuration file of the home that leads
+        // elsewhere: what it reaches is not all known (it may source,
+        // load or run its neighbours by any means), so the directory
+        // tree it lives in is protected too.
+        let startup = !secret
+            && name.strip_prefix(&self.home).is_ok_and(|rel| {
+                rel.to_string_lossy().starts_with('.')
+                    && !NOT_STARTUP
+                        .iter()
+                        .chain(SHALLOW)
+                        .any(|n| rel.starts_with(n))
+            });
+        if startup {
+            self.startup_dir(name, &target, &via);
+        }
+        self.keep(Trusted::new(name, target, via, secret));
+    }
+
+    /// The directory tree of a start-up file's real place `target`.
+    fn startup_dir(&mut self, name: &Path, target: &Path, via: &str) {
+        if let Some(dir) = target.parent() {
+            let why = format!(
+                "the directory of {} ({via}): a start-up file's neighbours may be read as \
+                 code by it",
+                target.display()
+            );
+            self.keep(Trusted::tree(name, dir.to_path_buf(), why, Tree::Dir));
+        }
+    }
+
+    /// A file a start-up file sources (or git includes): itself and its
+    /// directory tree.
+    fn named_startup(&mut self, p: &Path, via: String) {
+        if let Some(real) = self.cache.resolve(p) {
+            self.startup_dir(p, &real, &via);
+            self.keep(Trusted::new(p, real, via, false));
         }
     }
 
     /// A path a configuration names: its canonical place, always kept.
     fn named(&mut self, p: &Path, via: String, secret: bool) {
         if let Some(real) = self.cache.resolve(p) {
-            self.push(p, real, via, secret);
+            self.keep(Trusted::new(p, real, via, secret));
         }
     }
 
@@ -280,7 +364,7 @@ impl Scan {
 
 /// After a run: put back each link of `guards` (place, text) the run
 /// removed or changed, setting aside what it left there; one warning each.
-pub fn restore_links(guards: &[(PathBuf, PathBuf)], run_id: u32) -> Vec<String> {
+pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
     let mut out = Vec::new();
     for (p, text) in guards {
         let same = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
@@ -288,15 +372,24 @@ pub fn restore_links(guards: &[(PathBuf, PathBuf)], run_id: u32) -> Vec<String> 
         if same {
             continue;
         }
-        let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", p.display()));
-        let moved = std::fs::symlink_metadata(p).is_err() || std::fs::rename(p, &aside).is_ok();
+        let aside = if std::fs::symlink_metadata(p).is_err() {
+            crate::set_aside::Aside::Removed
+        } else {
+            crate::set_aside::set_aside(p, "skarn-set-aside")
+        };
+        let moved = !matches!(aside, crate::set_aside::Aside::Left(_));
         let back = moved && std::os::unix::fs::symlink(text, p).is_ok();
         out.push(format!(
             "{} is a link host programs pass through (to {}); the run changed it: {}",
             p.display(),
             text.display(),
             if back {
-                format!("put back (what the run left is {})", aside.display())
+                match &aside {
+                    crate::set_aside::Aside::Moved(a) => {
+                        format!("put back (what the run left is {})", a.display())
+                    }
+                    _ => "put back".into(),
+                }
             } else {
                 "it could not be put back: check it before using the host programs that read it"
                     .into()

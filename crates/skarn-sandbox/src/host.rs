@@ -87,6 +87,10 @@ pub struct HostFacts {
     /// Home directories whose links were not all followed (a bound).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unfinished: Vec<PathBuf>,
+    /// Home start-up file lines that source a path skarn could not expand
+    /// (`file: line`; said in the report, see [`crate::shell_sources`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_unresolved: Vec<String>,
     /// Why the workspace is not a project directory, when the user allowed
     /// it anyway (set by [`HostFacts::observe_policy`]; see
     /// [`crate::workspace_kind`]): it is then protected like a home.

@@ -125,6 +125,7 @@ impl HostFacts {
             workspace_owner: None,
             trusted: Vec::new(),
             trusted_unfinished: Vec::new(),
+            trusted_unresolved: Vec::new(),
             home_like_workspace: None,
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
@@ -168,6 +169,7 @@ impl HostFacts {
             let f = crate::home_links::scan(&h);
             found = f.trusted;
             self.trusted_unfinished = f.unfinished;
+            self.trusted_unresolved = f.unresolved;
             for (p, via, secret) in crate::host_programs::global_git_programs(&h) {
                 if let Some(target) = cache.resolve(&p) {
                     found.push(Trusted::new(&p, target, via, secret));
@@ -237,9 +239,12 @@ impl HostFacts {
             let too_wide = t.target.parent().is_none()
                 || self.home.as_ref().is_some_and(|h| h.starts_with(&t.target));
             !too_wide
-                && roots
-                    .iter()
-                    .any(|r| t.target.starts_with(r) || t.hops.iter().any(|h| h.starts_with(r)))
+                && roots.iter().any(|r| {
+                    t.target.starts_with(r)
+                        || t.hops.iter().any(|h| h.starts_with(r))
+                        || t.tree == Some(crate::home_links::Tree::Below)
+                            && r.starts_with(&t.target)
+                })
         });
         // Outside the system grants, only for secrets.
         found.retain(|t| {

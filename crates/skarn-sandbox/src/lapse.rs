@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const MAX_SNAPSHOT: u64 = 1 << 20;
 
 /// One protected file as it was before the run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     path: PathBuf,
     ino: u64,
@@ -105,7 +105,7 @@ fn is_git_config(p: &Path) -> bool {
 }
 
 /// Check the snapshots after the run; returns one warning per lapse.
-pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
+pub fn check(snaps: &[Snapshot]) -> Vec<String> {
     let mut out = Vec::new();
     for s in snaps {
         let Ok(md) = std::fs::symlink_metadata(&s.path) else {
@@ -133,10 +133,9 @@ pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
                 .filter(|e| !old.contains(e))
                 .collect();
             if !added.is_empty() {
-                let kept = s.path.with_extension(format!("skarn-rejected-{run_id}"));
-                let restored = std::fs::rename(&s.path, &kept)
-                    .and_then(|_| std::fs::write(&s.path, before))
-                    .is_ok();
+                let kept = crate::set_aside::set_aside(&s.path, "skarn-rejected");
+                let restored = !matches!(kept, crate::set_aside::Aside::Left(_))
+                    && std::fs::write(&s.path, before).is_ok();
                 out.push(format!(
                     "{} was replaced during the run and gained settings outside the allow-list ({}); \
                      {}",
@@ -144,9 +143,8 @@ pub fn check(snaps: &[Snapshot], run_id: u32) -> Vec<String> {
                     added.join(", "),
                     if restored {
                         format!(
-                            "the version from before the run is restored, the changed one kept \
-                             as {}",
-                            kept.display()
+                            "the version from before the run is restored; the changed one: {}",
+                            kept.describe("review it")
                         )
                     } else {
                         "it could not be restored: review it before running git".to_string()
@@ -195,16 +193,24 @@ mod tests {
         std::fs::rename(d.join("tmp"), &cfg).unwrap();
         let mut f = std::fs::OpenOptions::new().append(true).open(&cfg).unwrap();
         std::io::Write::write_all(&mut f, b"[core]\n\tfsmonitor = touch /tmp/p\n").unwrap();
-        let w = check(&snaps, 7);
+        let w = check(&snaps);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("core.fsmonitor"), "{}", w[0]);
         assert_eq!(
             std::fs::read_to_string(&cfg).unwrap(),
             "[core]\n\tbare = false\n"
         );
-        assert!(d.join(".git/config.skarn-rejected-7").exists());
+        assert!(
+            std::fs::read_dir(d.join(".git"))
+                .unwrap()
+                .flatten()
+                .any(|e| e
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("config.skarn-rejected-"))
+        );
         // Unchanged inode: nothing to say.
-        assert!(check(&snapshot(std::slice::from_ref(&cfg)), 8).is_empty());
+        assert!(check(&snapshot(std::slice::from_ref(&cfg))).is_empty());
     }
 
     #[test]
@@ -220,7 +226,7 @@ mod tests {
         planted.extend_from_slice(b"# \xff\n[core]\n\tfsmonitor = touch /tmp/p\n");
         std::fs::write(d.join("tmp"), &planted).unwrap();
         std::fs::rename(d.join("tmp"), &cfg).unwrap();
-        let w = check(&snaps, 9);
+        let w = check(&snaps);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("core.fsmonitor"), "{}", w[0]);
         assert_eq!(

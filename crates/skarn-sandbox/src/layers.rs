@@ -128,6 +128,8 @@ pub struct Layer {
     pub allow_home_workspace: Option<Sourced<bool>>,
     /// A private, discarded home.
     pub private_home: Option<Sourced<bool>>,
+    /// How the workspace is written (ADR 0130).
+    pub workspace_layer: Option<Sourced<crate::policy::WorkspaceLayerMode>>,
 }
 
 /// The network spellings accepted.
@@ -217,6 +219,18 @@ impl Layer {
             let at = c.at(h.span());
             l.deny_hosts
                 .extend(list.into_iter().map(|a| Sourced::new(a, &at)));
+        }
+        if let Some(w) = &r.workspace_layer {
+            let mode = crate::policy::WorkspaceLayerMode::parse(w.get_ref()).ok_or_else(|| {
+                c.error(
+                    w.span(),
+                    format!(
+                        "workspace_layer must be \"cow\" or \"direct\", not {:?}",
+                        w.get_ref()
+                    ),
+                )
+            })?;
+            l.workspace_layer = Some(Sourced::new(mode, c.at(w.span())));
         }
         if let Some(p) = &r.preset {
             let at = c.at(p.span());

@@ -47,6 +47,8 @@
 
 pub mod assemble;
 pub mod config;
+#[cfg(target_os = "linux")]
+pub mod cow;
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
@@ -59,6 +61,7 @@ mod egress_proxy;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 pub mod env;
+pub mod envrc;
 #[cfg(target_os = "linux")]
 pub mod fdmount;
 #[cfg(unix)]
@@ -66,6 +69,7 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+pub mod grant_links;
 #[cfg(unix)]
 pub mod grant_walk;
 pub mod granted;
@@ -124,9 +128,15 @@ pub mod report;
 pub mod report_provenance;
 mod report_text;
 #[cfg(target_os = "linux")]
+pub mod run_record;
+#[cfg(target_os = "linux")]
 pub mod seccomp;
 #[cfg(unix)]
+pub mod set_aside;
+#[cfg(unix)]
 pub mod shell_sources;
+#[cfg(unix)]
+pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]

@@ -45,7 +45,7 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
 pub const MAX_SOCKETS: usize = crate::grant_walk::MAX_FOUND;
 
 /// Why a repository created during the run is not kept, if it is not.
-fn unsafe_repo(git: &Path) -> Option<String> {
+pub(crate) fn unsafe_repo(git: &Path) -> Option<String> {
     let md = std::fs::symlink_metadata(git).ok()?;
     if !md.is_dir() {
         return Some("a .git link to another repository".into());
@@ -102,7 +102,7 @@ fn unsafe_repo(git: &Path) -> Option<String> {
 /// The workspace's `.git/HEAD` before the run, to put back if the run
 /// spoils it (a `.git` that is no longer a repository makes git take the
 /// workspace itself for one, with a configuration the command wrote).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct HeadGuard {
     head: Option<(PathBuf, String)>,
 }
@@ -152,12 +152,13 @@ impl HeadGuard {
 /// `home/.skarn-quarantine-<run id>/`, since host programs read dot files
 /// there by name (`.lesskey`, `.psqlrc`, `.hgrc`, ...). Placeholders of the
 /// run itself are left to their own clean-up.
-pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -> Vec<String> {
+pub fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(home) else {
         return Vec::new();
     };
-    let jail = home.join(format!(".skarn-quarantine-{run_id}"));
+    let mut jail: Option<PathBuf> = None;
     let mut moved = Vec::new();
+    let mut removed = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.starts_with('.')
@@ -168,21 +169,49 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String], run_id: u32) -
         {
             continue;
         }
-        if std::fs::create_dir_all(&jail).is_ok()
-            && std::fs::rename(e.path(), jail.join(&name)).is_ok()
-        {
+        // One jail per run, made with a fresh unguessable name (a
+        // directory the run made under an expected name is not used).
+        if jail.is_none() {
+            for _ in 0..8 {
+                let j = home.join(format!(
+                    ".skarn-quarantine-{}",
+                    crate::set_aside::random_suffix()
+                ));
+                if std::fs::create_dir(&j).is_ok() {
+                    jail = Some(j);
+                    break;
+                }
+            }
+        }
+        let into = jail.as_ref().map(|j| j.join(&name));
+        if into.is_some_and(|i| std::fs::rename(e.path(), i).is_ok()) {
             moved.push(name);
+            continue;
+        }
+        match crate::set_aside::set_aside(&e.path(), "skarn-quarantine") {
+            crate::set_aside::Aside::Left(why) => {
+                removed.push(format!("{name} (LEFT IN PLACE: {why})"))
+            }
+            _ => removed.push(name),
         }
     }
-    if moved.is_empty() {
-        return Vec::new();
+    let mut out = Vec::new();
+    if let (false, Some(j)) = (moved.is_empty(), &jail) {
+        out.push(format!(
+            "new dot files in the home ({}) were moved into {}: host programs read such files \
+             by name; review them before moving them back",
+            moved.join(", "),
+            j.display()
+        ));
     }
-    vec![format!(
-        "new dot files in the home ({}) were moved into {}: host programs read such files by \
-         name; review them before moving them back",
-        moved.join(", "),
-        jail.display()
-    )]
+    if !removed.is_empty() {
+        out.push(format!(
+            "new dot files in the home ({}) could not be moved into a quarantine directory: \
+             host programs read such files by name, so each was set aside beside itself or removed",
+            removed.join(", ")
+        ));
+    }
+    out
 }
 
 /// After the run: vet each `.git` under `roots` that was not in `before`,
@@ -195,7 +224,6 @@ pub fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
     since: Option<std::time::SystemTime>,
-    run_id: u32,
 ) -> Vec<String> {
     let w = crate::grant_walk::walk(roots, AFTER, false, &Default::default());
     let mut out = Vec::new();
@@ -208,37 +236,21 @@ pub fn vet_new(
         };
         // A writable grant's root cannot be moved: its HEAD is, which is
         // enough for git not to take it for a repository.
-        let (what, aside) = if roots.contains(git) {
-            let h = git.join("HEAD");
-            (
-                h.clone(),
-                git.join(format!("HEAD.skarn-quarantine-{run_id}")),
-            )
+        let what = if roots.contains(git) {
+            git.join("HEAD")
         } else {
-            let name = git.file_name().map(|n| n.to_string_lossy().into_owned());
-            let aside = git.with_file_name(format!(
-                "{}.skarn-quarantine-{run_id}",
-                name.unwrap_or_default()
-            ));
-            (git.clone(), aside)
+            git.clone()
         };
-        let moved = std::fs::rename(&what, &aside).is_ok();
+        let aside = crate::set_aside::set_aside(&what, "skarn-quarantine");
         out.push(format!(
             "a repository created during the run at {} could run programs on the host ({why}); {}",
             git.display(),
-            if moved {
-                format!(
-                    "set aside as {} (review it before renaming it back)",
-                    aside.display()
-                )
-            } else {
-                "it could not be set aside: review it before running git there".into()
-            }
+            aside.describe("review it before renaming it back or running git there")
         ));
     }
     if let Some(since) = since {
-        out.extend(set_aside_upward(&w.upward, since, run_id));
-        out.extend(set_aside_settings(&w.settings, since, run_id));
+        out.extend(set_aside_upward(&w.upward, since));
+        out.extend(set_aside_settings(&w.settings, since));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name.
         let mut top = Vec::new();
@@ -257,7 +269,7 @@ pub fn vet_new(
                 );
             }
         }
-        out.extend(set_aside_settings(&top, since, run_id));
+        out.extend(set_aside_settings(&top, since));
     }
     if w.truncated {
         out.push(format!(
@@ -282,31 +294,19 @@ pub fn vet_new(
 /// Set aside every settings entry of `found` (existing ones were kept
 /// read-only) made or changed since `since` (an inode change time in its
 /// tree at or after it) under a name no program reads.
-fn set_aside_settings(found: &[PathBuf], since: std::time::SystemTime, run_id: u32) -> Vec<String> {
+fn set_aside_settings(found: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
     let mut out = Vec::new();
     for p in found {
         // (Gone with an entry set aside above it.)
         if std::fs::symlink_metadata(p).is_err() || !tree_changed_since(p, since) {
             continue;
         }
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-        let aside = p.with_file_name(format!(
-            "{}.skarn-quarantine-{run_id}",
-            name.unwrap_or_default()
-        ));
-        let moved = std::fs::rename(p, &aside).is_ok();
+        let aside = crate::set_aside::set_aside(p, "skarn-quarantine");
         out.push(format!(
             "{} was made or changed during the run: agents, editors and shells read it in \
              that directory and run what it names; {}",
             p.display(),
-            if moved {
-                format!(
-                    "set aside as {} (review it before renaming it back)",
-                    aside.display()
-                )
-            } else {
-                "it could not be set aside: review it before opening that directory".into()
-            }
+            aside.describe("review it before renaming it back or opening that directory")
         ));
     }
     out
@@ -337,7 +337,7 @@ fn tree_changed_since(p: &Path, since: std::time::SystemTime) -> bool {
 
 /// Set aside each of `found` (or the file inside that matters) that
 /// changed at or after `since`.
-fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime, run_id: u32) -> Vec<String> {
+fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
     let mut out = Vec::new();
     for p in found {
         let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
@@ -369,20 +369,12 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime, run_id: u32
             {
                 continue;
             }
-            let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", t.display()));
-            let moved = std::fs::rename(&t, &aside).is_ok();
+            let aside = crate::set_aside::set_aside(&t, "skarn-set-aside");
             out.push(format!(
                 "{} was written during the run and host tools read it from any directory \
                  below ({why}); {}",
                 t.display(),
-                if moved {
-                    format!(
-                        "set aside as {} (review it before renaming it back)",
-                        aside.display()
-                    )
-                } else {
-                    "it could not be set aside: review it before running those tools there".into()
-                }
+                aside.describe("review it before renaming it back or running those tools there")
             ));
         }
     }
@@ -392,6 +384,16 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime, run_id: u32
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The entry of `dir` that `name` was set aside as.
+    fn aside_of(dir: &Path, name: &str) -> Option<PathBuf> {
+        let prefix = format!("{name}.skarn-quarantine-");
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+    }
 
     #[test]
     fn finds_and_vets_nested_repositories() {
@@ -420,19 +422,19 @@ mod tests {
             "[core]\n\tfsmonitor = touch /tmp/p\n",
         )
         .unwrap();
-        let w = vet_new(&roots, &before, None, 9);
+        let w = vet_new(&roots, &before, None);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(d.join("clone/.git").exists());
-        assert!(!d.join("src/.git").exists() && d.join("src/.git.skarn-quarantine-9").exists());
+        assert!(!d.join("src/.git").exists() && aside_of(&d.join("src"), ".git").is_some());
         assert!(!d.join("evil/.git").exists());
         // The root turned into a bare repository: its HEAD is set aside.
         std::fs::create_dir_all(d.join("objects")).unwrap();
         std::fs::create_dir_all(d.join("refs")).unwrap();
         std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
-        let w = vet_new(&roots, &before, None, 10);
+        let w = vet_new(&roots, &before, None);
         assert!(
-            w.iter().any(|l| l.contains("HEAD.skarn-quarantine-10")),
+            w.iter().any(|l| l.contains("HEAD.skarn-quarantine-")),
             "{w:?}"
         );
         assert!(!d.join("HEAD").exists());
@@ -444,9 +446,9 @@ mod tests {
         std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
         std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
-        let w = vet_new(&roots, &before, None, 11);
+        let w = vet_new(&roots, &before, None);
         assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
-        assert!(!d.join("cd/X").exists() && d.join("cd/X.skarn-quarantine-11").exists());
+        assert!(!d.join("cd/X").exists() && aside_of(&d.join("cd"), "X").is_some());
         // A spoiled .git/HEAD is put back.
         std::fs::write(d.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         let g = HeadGuard::save(&d);

@@ -15,11 +15,7 @@ const MAX_ENTRIES: usize = 4096;
 /// After the run: in each of `dirs` (a missing `PATH` directory, with the
 /// `PATH` directories after it), set aside every entry whose name is a
 /// program of a later directory; one line per directory with any.
-pub fn set_aside_shadows(
-    dirs: &[(PathBuf, Vec<PathBuf>)],
-    roots: &[PathBuf],
-    run_id: u32,
-) -> Vec<String> {
+pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], roots: &[PathBuf]) -> Vec<String> {
     let mut out = Vec::new();
     for (named, later) in dirs {
         // Where the name leads now, through whatever links the run made:
@@ -51,11 +47,10 @@ pub fn set_aside_shadows(
             {
                 continue;
             }
-            let aside = dir.join(format!("{n}.skarn-set-aside-{run_id}"));
-            if std::fs::rename(e.path(), &aside).is_ok() {
-                moved.push(n.into_owned());
-            } else {
-                kept.push(n.into_owned());
+            match crate::set_aside::set_aside(&e.path(), "skarn-set-aside") {
+                crate::set_aside::Aside::Moved(_) => moved.push(n.into_owned()),
+                crate::set_aside::Aside::Removed => moved.push(format!("{n} (removed)")),
+                crate::set_aside::Aside::Left(_) => kept.push(n.into_owned()),
             }
         }
         if !moved.is_empty() || !kept.is_empty() {
@@ -67,7 +62,7 @@ pub fn set_aside_shadows(
                     String::new()
                 } else {
                     format!(
-                        "set aside as <name>.skarn-set-aside-{run_id}: {}",
+                        "set aside as <name>.skarn-set-aside-<random>: {}",
                         moved.join(", ")
                     )
                 },
@@ -85,7 +80,7 @@ pub fn set_aside_shadows(
     out
 }
 
-fn is_program(p: &Path) -> bool {
+pub(crate) fn is_program(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -110,10 +105,14 @@ mod tests {
         let w = set_aside_shadows(
             &[(new.clone(), vec![sys.clone()])],
             std::slice::from_ref(&d),
-            5,
         );
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(!new.join("ls").exists() && new.join("ls.skarn-set-aside-5").exists());
+        assert!(!new.join("ls").exists());
+        assert!(std::fs::read_dir(&new).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("ls.skarn-set-aside-")
+        }));
         assert!(new.join("jest").exists());
     }
 }

@@ -205,9 +205,48 @@ pub struct Policy {
     /// credentials), as (path, contents).
     #[serde(default)]
     pub home_files: Vec<(PathBuf, String)>,
+    /// How the command writes the workspace: into a copy-on-write layer
+    /// applied, vetted, after the run (`cow`), or directly (`direct`).
+    #[serde(default)]
+    pub workspace_layer: WorkspaceLayerMode,
     /// Provenance of scalar settings (`net`, `timeout`, `memory`,
     /// `max_procs`, `max_file_size`) for the report; missing = `default`.
     pub sources: std::collections::BTreeMap<String, String>,
+}
+
+/// How a run writes its workspace (`--workspace-layer`, `[run]
+/// workspace_layer`; ADR 0130).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceLayerMode {
+    /// A copy-on-write layer over the workspace; its changes are vetted
+    /// and applied when the run ends.
+    Cow,
+    /// The workspace bound read-write: the command writes the host's files
+    /// as it runs (placeholders reserve missing protected names; checks
+    /// after the run set aside what they find). The default for now (ADR
+    /// 0130 says what keeps `cow` from being it).
+    #[default]
+    Direct,
+}
+
+impl WorkspaceLayerMode {
+    /// The setting's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceLayerMode::Cow => "cow",
+            WorkspaceLayerMode::Direct => "direct",
+        }
+    }
+
+    /// Parse the setting's spelling.
+    pub fn parse(s: &str) -> Option<WorkspaceLayerMode> {
+        match s {
+            "cow" => Some(WorkspaceLayerMode::Cow),
+            "direct" => Some(WorkspaceLayerMode::Direct),
+            _ => None,
+        }
+    }
 }
 
 impl Policy {
@@ -230,6 +269,7 @@ impl Policy {
             private_home: true,
             allow_home_workspace: false,
             home_files: Vec::new(),
+            workspace_layer: WorkspaceLayerMode::default(),
             sources: Default::default(),
         }
     }

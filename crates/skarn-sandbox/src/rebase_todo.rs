@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// what `git rebase --continue`, `git am --continue` or `git cherry-pick
 /// --continue` runs (`exec` lines, a merge `strategy` git executes,
 /// options).
-const STATE_DIRS: &[&str] = &["rebase-merge", "rebase-apply", "sequencer"];
+pub(crate) const STATE_DIRS: &[&str] = &["rebase-merge", "rebase-apply", "sequencer"];
 
 /// Files read per state directory, at most.
 const MAX_FILES: usize = 512;
@@ -26,7 +26,7 @@ const MAX_FILES: usize = 512;
 const MAX_READ: u64 = 4 << 20;
 
 /// The state directories' contents before the run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Before {
     seen: Vec<(PathBuf, Option<State>)>,
 }
@@ -118,28 +118,20 @@ pub fn before(git_dirs: &[PathBuf]) -> Before {
 
 /// After the run: set aside each state directory the run created or
 /// changed; one warning each.
-pub fn after(b: &Before, run_id: u32) -> Vec<String> {
+pub fn after(b: &Before) -> Vec<String> {
     let mut out = Vec::new();
     for (p, was) in &b.seen {
         let now = state(p);
         if now.is_none() || now == *was {
             continue;
         }
-        let aside = PathBuf::from(format!("{}.skarn-set-aside-{run_id}", p.display()));
-        match std::fs::rename(p, &aside) {
-            Ok(()) => out.push(format!(
-                "{} was created or changed by the run (what `git rebase --continue`, `git am \\
-                 --continue` or `git cherry-pick --continue` would run on the host): set aside \\
-                 as {}",
-                p.display(),
-                aside.display()
-            )),
-            Err(e) => out.push(format!(
-                "{} was created or changed by the run and could not be set aside ({e}): do not \\
-                 continue that operation",
-                p.display()
-            )),
-        }
+        let aside = crate::set_aside::set_aside(p, "skarn-set-aside");
+        out.push(format!(
+            "{} was created or changed by the run (what `git rebase --continue`, `git am \
+             --continue` or `git cherry-pick --continue` would run on the host): {}",
+            p.display(),
+            aside.describe("do not continue that operation before reviewing it")
+        ));
     }
     out
 }

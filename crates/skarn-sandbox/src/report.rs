@@ -101,6 +101,28 @@ pub struct RestrictionReport {
     /// back at run time (empty until the run: never taken from the plan).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<Enforcement>,
+    /// The workspace's copy-on-write layer (ADR 0130): what the run
+    /// changed and what of it was applied or refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_changes: Option<WorkspaceChanges>,
+}
+
+/// What a run changed in its workspace's copy-on-write layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceChanges {
+    /// Applied: `+ path` (made or changed), `- path` (removed).
+    pub applied: Vec<String>,
+    /// Refused (not applied): each with why.
+    pub refused: Vec<RefusedChange>,
+}
+
+/// One change of the layer that was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusedChange {
+    /// Path relative to the workspace.
+    pub path: String,
+    /// Why it was refused.
+    pub why: String,
 }
 
 impl RestrictionReport {

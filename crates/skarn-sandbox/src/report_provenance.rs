@@ -125,7 +125,7 @@ fn size(v: Option<u64>, unit: &str) -> String {
 /// module documentation for the keys).
 pub fn for_report(policy: &Policy, prov: &Provenance) -> BTreeMap<String, SettingSource> {
     let l = &policy.limits;
-    let scalars: [(&str, Option<String>); 11] = [
+    let scalars: [(&str, Option<String>); 12] = [
         ("workspace", Some(policy.workspace.display().to_string())),
         ("net", Some(policy.net.as_str().to_string())),
         ("preset", None),
@@ -139,6 +139,10 @@ pub fn for_report(policy: &Policy, prov: &Provenance) -> BTreeMap<String, Settin
         ),
         ("fail_closed", Some(policy.fail_closed.to_string())),
         ("private_home", Some(policy.private_home.to_string())),
+        (
+            "workspace_layer",
+            Some(policy.workspace_layer.as_str().to_string()),
+        ),
         (
             "allow_home_workspace",
             Some(policy.allow_home_workspace.to_string()),

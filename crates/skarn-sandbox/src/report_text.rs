@@ -113,6 +113,15 @@ impl RestrictionReport {
                 );
             }
         }
+        if let Some(w) = &self.workspace_changes {
+            let f = crate::terminal_filter::printable;
+            for a in &w.applied {
+                let _ = writeln!(s, "  workspace {}", f(a));
+            }
+            for r in &w.refused {
+                let _ = writeln!(s, "  workspace refused {}: {}", f(&r.path), f(&r.why));
+            }
+        }
         for n in &self.notes {
             let _ = writeln!(s, "  note: {}", crate::terminal_filter::printable(n));
         }

@@ -73,6 +73,7 @@ fn sample() -> RestrictionReport {
             Enforcement::partial(Layer::Landlock, "ABI 5: not enforced: scopes (needs ABI 6)"),
             Enforcement::not_enforced(Layer::Seccomp, "unavailable on this host"),
         ],
+        workspace_changes: None,
     }
 }
 

@@ -185,14 +185,9 @@ fn odd_inside(stage: &Path) -> Vec<crate::git_sweep::Odd> {
 
 /// Refuse a stage holding `odd` entries: they are removed, its HEAD is
 /// renamed (no git takes it for a repository) and it is kept beside the
-/// workspace as `.git.skarn-quarantine-<pid>` for review, the name
+/// workspace as `.git.skarn-quarantine-<random>` for review, the name
 /// [`crate::nested_git`] gives the repositories it sets aside.
 fn quarantine(ws: &Path, stage: &Path, odd: &[crate::git_sweep::Odd]) -> String {
-    let pid = stage
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.strip_prefix(STAGE_PREFIX))
-        .unwrap_or("0");
     let named: Vec<String> = odd
         .iter()
         .map(|o| {
@@ -202,10 +197,12 @@ fn quarantine(ws: &Path, stage: &Path, odd: &[crate::git_sweep::Odd]) -> String 
         })
         .collect();
     let _ = std::fs::rename(stage.join("HEAD"), stage.join("HEAD.inert"));
-    let aside = ws.join(format!(".git.skarn-quarantine-{pid}"));
-    let kept = match std::fs::rename(stage, &aside) {
-        Ok(()) => format!("kept inert at {} for review", aside.display()),
-        Err(e) => format!("discarded ({e})"),
+    // (A fresh unguessable name beside the workspace's `.git`; a rename
+    // that fails removes the stage, which the caller removes anyway.)
+    let kept = match crate::set_aside::set_aside_as(stage, &ws.join(".git"), "skarn-quarantine") {
+        crate::set_aside::Aside::Moved(p) => format!("kept inert at {} for review", p.display()),
+        crate::set_aside::Aside::Removed => "discarded".into(),
+        crate::set_aside::Aside::Left(why) => format!("discarded ({why})"),
     };
     format!(
         "skarn: the repository created in the sandbox was refused: it holds entries git never \

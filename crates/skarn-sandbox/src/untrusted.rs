@@ -123,6 +123,16 @@ pub fn narrow(layer: Layer, before: &[Layer]) -> (Layer, Vec<String>) {
     );
     out.fail_closed = keep(layer.fail_closed, true, "fail_closed", &mut drop);
     out.private_home = keep(layer.private_home, true, "private_home", &mut drop);
+    // The layer is the stricter mode: a file skarn does not trust may ask
+    // for it, never turn it off.
+    out.workspace_layer = layer.workspace_layer.and_then(|w| {
+        if w.value == crate::policy::WorkspaceLayerMode::Cow {
+            Some(w)
+        } else {
+            drop("workspace_layer");
+            None
+        }
+    });
     out.allow_home_workspace = keep(
         layer.allow_home_workspace,
         false,

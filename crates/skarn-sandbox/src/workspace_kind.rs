@@ -200,7 +200,9 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
     #[cfg(unix)]
     if let Some(h) = home {
         for t in crate::home_links::scan(h).trusted {
-            if ws.starts_with(&t.target) && t.target.is_dir() {
+            // A start-up file's directory tree (`tree`) is accepted as a
+            // workspace, read-only for the run (plan/trusted.rs `demote`).
+            if t.tree.is_none() && ws.starts_with(&t.target) && t.target.is_dir() {
                 return home_flag(format!(
                     "{} lies in {}, which the home reaches as {}",
                     ws.display(),

@@ -162,3 +162,30 @@ fn check_and_worker_entry_are_safe_on_small_caller_stacks() {
         .unwrap();
     assert_eq!(h.join().unwrap(), serde_json::json!(2));
 }
+
+/// Found by the `codemode_front_end` fuzz target: oxc accepted this
+/// script (TypeScript mode; `\?` inside identifiers) and the code
+/// generator emitted JavaScript that means something else
+/// (`+eetet <  < e + t ...`). What the engine runs must be what the
+/// validator approved, so the emitted code is parsed and validated again
+/// and this is refused as a syntax error before anything runs.
+#[test]
+fn emitted_javascript_that_differs_is_refused() {
+    let code = r"+eete\?t<\><e+t\?<t<<t<<r";
+    let err = skarn_codemode::front_end_for_testing(code).expect_err("must be refused");
+    assert_eq!(err.kind, ErrorKind::Syntax, "{err:?}");
+    assert!(
+        err.details.iter().any(|d| d.contains("emitted JavaScript"))
+            || err.message.contains("syntax error"),
+        "{err:?}"
+    );
+    // Whatever the front end accepts, it accepts again from its own output.
+    for ok in [
+        "return 1",
+        "const x: number = 2; return x * 3",
+        "let a = 1; return a < 2",
+    ] {
+        let js = skarn_codemode::front_end_for_testing(ok).expect("accepted");
+        skarn_codemode::front_end_for_testing(&js).expect("its own output is accepted");
+    }
+}

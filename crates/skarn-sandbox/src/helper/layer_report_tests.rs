@@ -25,6 +25,7 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         home_entries: vec![],
         trusted: vec![],
         trusted_unfinished: vec![],
+        trusted_unresolved: vec![],
         home_like_workspace: None,
         workspace_dot_entries: vec![],
         home_real: None,

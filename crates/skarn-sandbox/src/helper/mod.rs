@@ -27,6 +27,7 @@ mod cgroup;
 mod egress;
 mod host_tmp;
 mod init;
+mod layer;
 mod layer_report;
 mod persistence;
 mod reaper;
@@ -130,6 +131,36 @@ fn pipe() -> Option<(libc::c_int, libc::c_int)> {
     (unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } >= 0).then_some((p[0], p[1]))
 }
 
+/// Where the run's sandboxed commands can write, for its record: the
+/// writable grants the check after the run vets (without a mount
+/// namespace, the Landlock rules' writable host paths), and the workspace.
+fn record_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
+    let mut roots: Vec<_> = plan
+        .after_run
+        .as_ref()
+        .map(|a| a.vet_roots.clone())
+        .unwrap_or_default();
+    if !plan.ns.mount
+        && let Some(l) = &plan.landlock
+    {
+        roots.extend(
+            l.rules
+                .iter()
+                .filter(|r| r.access == crate::plan::LandlockAccess::ReadWrite)
+                .map(|r| r.path.clone()),
+        );
+    }
+    if !roots.contains(&plan.workspace) {
+        roots.push(plan.workspace.clone());
+    }
+    roots
+}
+
+/// Run a recorded pending check ([`crate::run_record`]).
+pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
+    persistence::catch_up(record)
+}
+
 /// Namespace flags the helper unshares (all but the mount namespace, which
 /// init creates so that this process keeps the host view for clean-up).
 fn unshare_flags(plan: &Plan) -> libc::c_int {
@@ -163,11 +194,41 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let mut report = plan.report.clone();
+    // A run killed before its check after the run (SIGKILL): that check
+    // first, then this run's own record (attack 24 F4, F2).
+    let roots = record_roots(&plan);
+    let mut record = None;
+    if let Some(dir) = &plan.runs_dir {
+        for w in crate::run_record::catch_up(dir, &|i| i.overlaps(&roots)) {
+            persistence::tell(&w, &mut report);
+        }
+        let (run, vet) = crate::run_record::new_paths(dir);
+        let info = crate::run_record::Info {
+            workspace: plan.workspace.clone(),
+            roots: roots.clone(),
+            pid: std::process::id(),
+        };
+        match crate::run_record::Held::start(&run, &vet, &info) {
+            Ok(h) => record = Some(h),
+            Err(e) => report.notes.push(format!(
+                "could not record the run in {} ({e}): a check after the run cut short by a \
+                 kill is not caught up later, and the file guard of `skarn hook` does not see \
+                 this run",
+                dir.display()
+            )),
+        }
+    }
     let mut rnotes = reserve::ReserveNotes::default();
-    let reserved = match &plan.reservation {
-        Some(r) => reserve::reserve(&plan, r, &mut rnotes),
+    // The workspace as a copy-on-write layer (ADR 0130): nothing to
+    // reserve on the host; the changes are vetted after the run.
+    let mut cow = layer::start(&plan, &mut report);
+    let mut reserved = match &plan.reservation {
+        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
         None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
+    if let Some(c) = cow.as_mut() {
+        reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
     report.notes.append(&mut rnotes.info);
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
         err_line(&why);
@@ -175,8 +236,12 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let cg_parents = cgroup::parents(&plan);
-    let reaper = if !cg_parents.is_empty() || reserved.leaves_anything() {
-        reaper::spawn(&cg_parents, &reserved)
+    let reaper = if !cg_parents.is_empty()
+        || reserved.leaves_anything()
+        || cow.is_some()
+        || record.is_some()
+    {
+        reaper::spawn(&cg_parents, &reserved, cow.as_ref(), record.as_ref())
     } else {
         Some(())
     };
@@ -222,6 +287,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             if let Some(c) = cg.cgroup {
                 c.remove();
             }
+            if let Some(h) = record.take() {
+                h.finish();
+            }
             return fall_back(&plan, &e);
         }
     }
@@ -247,7 +315,19 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             }
         }
     };
-    let saved = persistence::before(&plan, &reserved.fs, &reserved.nested);
+    let saved = cow
+        .is_none()
+        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested));
+    if let Some(h) = &record
+        && let Some(saved) = &saved
+        && let Some(bytes) = persistence::pending(&plan, saved, &reserved.nested)
+        && let Err(e) = h.pending(&bytes)
+    {
+        report.notes.push(format!(
+            "could not record the check after the run ({e}): if this run is killed, that \
+             check is not caught up later"
+        ));
+    }
     let stages = Run {
         plan: &plan,
         fs: &reserved.fs,
@@ -303,7 +383,20 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // The terminal first: anything written to it before (a note on
     // stderr) would block for good if the command stopped its output.
     let restored = tty.any().then(|| tty.restore());
-    persistence::after(&plan, saved, &reserved.nested, &mut report);
+    // Without a PID namespace, what the command left running (a daemon in
+    // its own session) is still in the run's cgroup: killed before the
+    // check, so that nothing sandboxed outlives the run.
+    if let Some(c) = &cg.cgroup {
+        c.kill_all();
+    }
+    match (saved, cow) {
+        (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),
+        (None, Some(c)) => layer::finish(c, &mut report),
+        (None, None) => {}
+    }
+    if let Some(h) = record.take() {
+        h.finish();
+    }
     if let Some(n) = restored {
         report.notes.push(if n > 0 {
             format!(
@@ -323,7 +416,17 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(t) = &host_tmp {
         host_tmp::remove(t);
     }
-    supervision::finish(&plan, report, out, rnotes.degraded)
+    let code = supervision::finish(&plan, report, out, rnotes.degraded);
+    let left = crate::set_aside::left_in_place();
+    if left > 0 {
+        // Never a plant kept with only a warning (attack 24 F14).
+        err_line(&format!(
+            "{left} entries the command made could be neither set aside nor removed after the \
+             run (named in the warnings above): review them before using that directory"
+        ));
+        return if code == 0 { EXIT_SETUP } else { code };
+    }
+    code
 }
 
 /// Creating the namespaces failed at run time: run the plan's fallback

@@ -10,12 +10,13 @@
 use std::path::PathBuf;
 
 use crate::nested_git::HeadGuard;
-use crate::plan::{FsOp, Plan};
+use crate::plan::{AfterRun, FsOp, Plan};
 use crate::report::RestrictionReport;
 use crate::sys;
 
 /// What was saved before the run.
-pub(super) struct Before {
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Before {
     snapshots: Vec<crate::lapse::Snapshot>,
     head: Option<HeadGuard>,
     git_odd: Option<crate::git_sweep::Before>,
@@ -52,6 +53,39 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
     }
 }
 
+/// What the checks after a run need, as recorded before the command
+/// starts ([`crate::run_record`]): a run killed before its own check is
+/// checked later from this.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Pending {
+    after_run: Option<AfterRun>,
+    nested: Vec<PathBuf>,
+    before: Before,
+}
+
+/// The record of the pending check of this run (JSON).
+pub(super) fn pending(plan: &Plan, saved: &Before, nested: &[PathBuf]) -> Option<Vec<u8>> {
+    #[derive(serde::Serialize)]
+    struct Ref<'a> {
+        after_run: &'a Option<AfterRun>,
+        nested: &'a [PathBuf],
+        before: &'a Before,
+    }
+    serde_json::to_vec(&Ref {
+        after_run: &plan.after_run,
+        nested,
+        before: saved,
+    })
+    .ok()
+}
+
+/// Run the checks of a recorded pending check (a run killed before its
+/// own); the findings, or why the record is unusable.
+pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
+    let p: Pending = serde_json::from_slice(record).map_err(|e| e.to_string())?;
+    Ok(checks(p.after_run.as_ref(), &p.before, &p.nested))
+}
+
 /// Run the checks after the run (`nested`: repositories found by the
 /// reservation step). Called once the target's PID namespace is gone
 /// (init reaped: the kernel had killed and reaped every process in it),
@@ -62,15 +96,28 @@ pub(super) fn after(
     nested: &[PathBuf],
     report: &mut RestrictionReport,
 ) {
-    let run_id = std::process::id();
+    for w in checks(plan.after_run.as_ref(), &saved, nested) {
+        tell(&w, report);
+    }
+}
+
+/// One finding: on stderr and in the report.
+pub(super) fn tell(w: &str, report: &mut RestrictionReport) {
+    // Paths the command chose may hold control strings.
+    let w = crate::terminal_filter::printable(w);
+    sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
+    report.degrade(w);
+}
+
+/// The checks themselves; one line per finding.
+fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
-    if let (Some(a), Some(head)) = (&plan.after_run, &saved.head) {
+    if let (Some(a), Some(head)) = (after_run, &saved.head) {
         found.extend(head.check());
         if let Some(q) = &a.quarantine_home {
             found.extend(crate::nested_git::quarantine_new_dot_entries(
                 &q.home,
                 &q.existing,
-                run_id,
             ));
         }
         // (Repositories, files host tools look up from any directory and
@@ -79,26 +126,19 @@ pub(super) fn after(
             &a.vet_roots,
             nested,
             Some(saved.start),
-            run_id,
         ));
-        found.extend(crate::home_links::restore_links(&a.link_guards, run_id));
+        found.extend(crate::home_links::restore_links(&a.link_guards));
         found.extend(crate::path_shadow::set_aside_shadows(
             &a.missing_path_dirs,
             &a.vet_roots,
-            run_id,
         ));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::git_sweep::sweep(b, b.dirs()));
     }
     if let Some(t) = &saved.todos {
-        found.extend(crate::rebase_todo::after(t, run_id));
+        found.extend(crate::rebase_todo::after(t));
     }
-    found.extend(crate::lapse::check(&saved.snapshots, run_id));
-    for w in found {
-        // Paths the command chose may hold control strings.
-        let w = crate::terminal_filter::printable(&w);
-        sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
-        report.degrade(w);
-    }
+    found.extend(crate::lapse::check(&saved.snapshots));
+    found
 }

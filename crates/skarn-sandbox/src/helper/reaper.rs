@@ -1,7 +1,10 @@
 //! The reaper: a detached process that, once the helper and everything
 //! holding its pipe are gone, removes the run's cgroups and any
-//! placeholder the helper could not remove (because it was killed). The
-//! exit status never waits for the kernel to release a cgroup.
+//! placeholder the helper could not remove (because it was killed), and
+//! runs the run's check after the run when the helper was killed before
+//! it ([`crate::run_record`]; its findings are kept for the next run or
+//! hook call to show). The exit status never waits for the kernel to
+//! release a cgroup.
 
 use std::path::PathBuf;
 
@@ -12,7 +15,14 @@ use crate::sys;
 
 /// Start the reaper (None when it could not be started). Forked before the
 /// PID namespace exists (a dead namespace refuses new children).
-pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<()> {
+pub(super) fn spawn(
+    cgroup_parents: &[PathBuf],
+    reserved: &Reserved,
+    cow: Option<&super::layer::Cow>,
+    record: Option<&crate::run_record::Held>,
+) -> Option<()> {
+    let record_fd = record.map_or(-1, |r| r.fd());
+    let record_path = record.map(|r| r.path().to_path_buf());
     let cg = (!cgroup_parents.is_empty()).then(|| Cgroup {
         dirs: cgroup_parents.iter().map(|p| cgroup_dir(p)).collect(),
     });
@@ -34,6 +44,15 @@ pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<(
             libc::close(fds[1]);
             if reserved.lock_fd >= 0 {
                 libc::close(reserved.lock_fd);
+            }
+            // Nor the layer's lock: the layer is free once the helper and
+            // init are gone.
+            if let Some(c) = cow {
+                libc::close(std::os::fd::AsRawFd::as_raw_fd(&c.layer.lock_fd()));
+            }
+            // Nor the run's record lock (it marks the run alive).
+            if record_fd >= 0 {
+                libc::close(record_fd);
             }
             libc::setsid();
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -72,8 +91,39 @@ pub(super) fn spawn(cgroup_parents: &[PathBuf], reserved: &Reserved) -> Option<(
             // SAFETY: closing our own fd.
             unsafe { libc::close(fd) };
         }
+        // The run was killed before it applied its layer: apply it now,
+        // vetted (a layer another process still holds is left alone).
+        if let Some(c) = cow {
+            let ws = &c.rules.ws;
+            for _ in 0..50 {
+                let left = std::fs::symlink_metadata(&c.layer.base).is_ok();
+                let free = crate::cow::pending(ws, c.state.as_deref());
+                let none = free.is_empty();
+                for l in free {
+                    let _ = crate::cow::finish(l, &c.rules);
+                }
+                if !left || !none {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
         if let Some(cg) = cg {
             cg.remove();
+        }
+        if let Some(run) = &record_path {
+            // A helper killed before its check after the run: run it once
+            // init (which holds the record's lock too) is gone as well
+            // (the kernel may take a while to end a PID namespace under
+            // load: up to a minute; the next run or guard call catches up
+            // otherwise).
+            for _ in 0..6000 {
+                if std::fs::symlink_metadata(run).is_err() {
+                    break;
+                }
+                crate::run_record::catch_up_to_file(run);
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
         sys::exit_now(0)
     }

@@ -28,8 +28,17 @@ pub(super) struct ReserveNotes {
 type Op = (PathBuf, bool, bool);
 
 /// Run the reservation step: the steps init mounts, and what to undo after
-/// the run.
-pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) -> Reserved {
+/// the run. With `layered` (the workspace is a copy-on-write layer, ADR
+/// 0130) nothing is made on the host: no placeholder, empty file or stage
+/// (what the run creates is vetted before it reaches the workspace); the
+/// existing protected paths, other names of protected places and sockets
+/// are resolved as always.
+pub(super) fn reserve(
+    plan: &Plan,
+    r: &Reservation,
+    notes: &mut ReserveNotes,
+    layered: bool,
+) -> Reserved {
     let ws = r.workspace.clone();
     let lock_fd = open_dir(&ws).unwrap_or(-1);
     if lock_fd >= 0 {
@@ -40,7 +49,7 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
     let git = &r.git;
     let git_md = std::fs::symlink_metadata(git).ok();
     let unborn = git_md.is_none() || crate::staging::is_unborn(git);
-    let stage = if unborn {
+    let stage = if unborn && !layered {
         match crate::staging::prepare(&ws) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -105,6 +114,7 @@ pub(super) fn reserve(plan: &Plan, r: &Reservation, notes: &mut ReserveNotes) ->
         }
     }
     let mut done = Resolved {
+        layered,
         // Listed here, right before the names are resolved: a name the
         // host removes after this is caught by init (see mounts), one it
         // creates is still protected by the bind of the existing path.
@@ -271,6 +281,17 @@ fn nested_repos(
     // read-only like the workspace's own; new ones are set aside after.
     for s in &w.settings {
         ops.push((s.clone(), false, false));
+        // What a nested `.envrc` makes direnv read unchecked (attack 24
+        // F15): read-only, reserved when missing, inside the grants only.
+        if s.file_name().is_some_and(|n| n == ".envrc") {
+            for p in crate::envrc::sourced(s) {
+                if r.nested_roots.iter().any(|root| p.starts_with(root))
+                    && !ops.iter().any(|(q, _, _)| *q == p)
+                {
+                    ops.push((p, true, false));
+                }
+            }
+        }
     }
     if w.sockets_capped {
         notes.degraded.push(format!(
@@ -346,6 +367,8 @@ fn nested_repos(
 /// The resolved protections and what they left on the host.
 #[derive(Default)]
 struct Resolved {
+    /// The workspace is a copy-on-write layer: nothing is reserved.
+    layered: bool,
     steps: Vec<FsOp>,
     placeholders: Vec<PathBuf>,
     absent: Vec<PathBuf>,
@@ -369,6 +392,9 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         );
     // An existing entry the listing saw as no socket is no placeholder.
     let maybe_placeholder = missing || listed.is_none_or(|e| e.may_be_placeholder(&target));
+    if missing && done.layered {
+        return; // vetted after the run instead
+    }
     if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
         done.absent.push(target.clone());
     }

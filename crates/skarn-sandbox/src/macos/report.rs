@@ -24,6 +24,7 @@ pub fn report(policy: &Policy, facts: &MacFacts) -> RestrictionReport {
         egress: None,
         provenance: Default::default(),
         layers: Vec::new(),
+        workspace_changes: None,
     };
     let mut grant = |path: &std::path::Path, access: &str, source: &str| {
         r.grants.push(GrantReport {

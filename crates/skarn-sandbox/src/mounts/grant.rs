@@ -208,6 +208,53 @@ fn overlay(src: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> 
     Ok(())
 }
 
+/// The workspace as a copy-on-write layer (ADR 0130): an overlayfs over
+/// the host's workspace whose upper and work directories are the run's
+/// private layer on the host. Redirects and metadata-only copies are off,
+/// so the upper directory holds whole entries only (a renamed directory of
+/// the host is copied by the tool that renames it). Fails the set-up when
+/// overlayfs refuses: the run never falls back to writing the workspace
+/// silently.
+pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<(), MountError> {
+    let dst = under(NEW, path);
+    ctx(mkdir_p(&dst), "mkdir", &dst)?;
+    let (Some(lower), Some(u), Some(w)) = (
+        ovl_escape(&under(OLD, path)),
+        ovl_escape(&under(OLD, upper)),
+        ovl_escape(&under(OLD, work)),
+    ) else {
+        return Err(MountError::new(
+            "workspace layer",
+            path,
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    };
+    let base = format!("lowerdir={lower},upperdir={u},workdir={w}");
+    let mut last = None;
+    for extra in [
+        ",userxattr,redirect_dir=off,metacopy=off,index=off",
+        ",redirect_dir=off,metacopy=off,index=off",
+        ",userxattr",
+        "",
+    ] {
+        match sys::mount(
+            Some(Path::new("overlay")),
+            &dst,
+            Some("overlay"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(&format!("{base}{extra}")),
+        ) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(MountError::new(
+        "workspace layer (overlayfs refused; --workspace-layer direct writes the workspace directly)",
+        path,
+        last.unwrap_or_else(|| std::io::Error::other("overlayfs")),
+    ))
+}
+
 /// Largest file given a private copy (cargo's database is a few MiB).
 const MAX_COPY: u64 = 256 << 20;
 

@@ -5,9 +5,10 @@
 //! inside, so neither their files nor their unix sockets can be reached.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, symlink};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt};
 use std::path::{Path, PathBuf};
 
+mod beneath;
 mod grant;
 mod special;
 
@@ -27,6 +28,16 @@ pub struct MountError {
     path: String,
     #[source]
     err: io::Error,
+}
+
+impl MountError {
+    fn new(what: &'static str, path: &Path, err: io::Error) -> MountError {
+        MountError {
+            what,
+            path: path.display().to_string(),
+            err,
+        }
+    }
 }
 
 fn ctx<T>(r: io::Result<T>, what: &'static str, path: &Path) -> Result<T, MountError> {
@@ -297,34 +308,31 @@ pub fn build_root(
                 system,
                 extra,
             } => {
+                // The directory may be writable inside and kept between
+                // starts (a server's state directory): never write through
+                // a link left there ([`beneath`]).
                 let dst = under(NEW, path);
                 let mut text =
                     crate::egress_secrets::read_system_bundle(Path::new("/oldroot"), system);
                 text.push_str(extra);
-                if let Some(parent) = dst.parent() {
-                    ctx(mkdir_p(parent), "mkdir", parent)?;
-                }
-                ctx(std::fs::write(&dst, text), "write", &dst)?;
+                ctx(
+                    beneath::replace_file(Path::new(NEW), path, text.as_bytes()),
+                    "write",
+                    &dst,
+                )?;
             }
             FsOp::File { path, contents } => {
                 let dst = under(NEW, path);
-                if std::fs::symlink_metadata(&dst).is_err() {
-                    if let Some(parent) = dst.parent() {
-                        ctx(mkdir_p(parent), "mkdir", parent)?;
-                    }
-                    ctx(std::fs::write(&dst, contents), "write", &dst)?;
-                }
+                ctx(
+                    beneath::create_file_if_missing(Path::new(NEW), path, contents.as_bytes()),
+                    "write",
+                    &dst,
+                )?;
             }
             FsOp::Symlink { path, target } => {
-                let dst = under(NEW, path);
-                if std::fs::symlink_metadata(&dst).is_err()
-                    && let Some(parent) = dst.parent()
-                    && mkdir_p(parent).is_ok()
-                {
-                    // Best effort: the name inside a read-only grant cannot
-                    // be made, and the grant stays reachable by its target.
-                    let _ = symlink(target, &dst);
-                }
+                // Best effort: the name inside a read-only grant cannot be
+                // made, and the grant stays reachable by its target.
+                let _ = beneath::symlink_if_missing(Path::new(NEW), path, target);
             }
             FsOp::Pin { path } => {
                 let dst = under(NEW, path);
@@ -352,6 +360,9 @@ pub fn build_root(
                     Err(_) if *reserve => reserve_vanished(path, &dst, notes)?,
                     Err(_) => {}
                 }
+            }
+            FsOp::Layer { path, upper, work } => {
+                grant::workspace_layer(path, upper, work)?;
             }
             FsOp::Stage { path, from } => {
                 let dst = under(NEW, path);

@@ -141,6 +141,18 @@ pub enum FsOp {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reserve_if: Vec<PathBuf>,
     },
+    /// The workspace as a copy-on-write layer (ADR 0130): an overlayfs at
+    /// `path` whose lower directory is the host's `path` and whose upper
+    /// and work directories are the run's private layer (emitted by the
+    /// helper in place of the workspace's read-write bind).
+    Layer {
+        /// The workspace (host path).
+        path: PathBuf,
+        /// The layer's upper directory (host path).
+        upper: PathBuf,
+        /// The layer's work directory (host path).
+        work: PathBuf,
+    },
     /// Bind a run's private stage directory onto the workspace's `.git`
     /// (emitted by the reservation step when `.git` is missing; see
     /// [`crate::staging`]).

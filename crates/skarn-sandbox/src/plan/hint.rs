@@ -33,7 +33,7 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
         private.push("~");
     }
     format!(
-        "skarn: sandbox: the command failed; denied here: network {}; writes outside {}{}; \
+        "skarn: sandbox: the command failed; denied here: network {}; writes {}{}; \
          secret paths (~/.ssh, ~/.aws, ...){}",
         match policy.net {
             NetPolicy::DenyAll => format!("(all of it: names do not resolve{})", ADVICE[0]),
@@ -43,7 +43,17 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
             NetPolicy::AllowHosts(_) =>
                 "to hosts outside the allow list (see skarn: net: lines)".into(),
         },
-        writable.join(", "),
+        if writable.is_empty() {
+            // The workspace itself was made read-only (a home start-up
+            // file reaches it; --report says which).
+            format!(
+                "anywhere (the workspace {} is read-only for this run: a home start-up file \
+                 reaches it)",
+                policy.workspace.display()
+            )
+        } else {
+            format!("outside {}", writable.join(", "))
+        },
         if private.is_empty() {
             String::new()
         } else {

@@ -32,7 +32,7 @@ pub use hint::ADVICE as FAILURE_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
-    Reservation,
+    Reservation, WorkspaceLayer,
 };
 
 use crate::host::HostFacts;
@@ -138,6 +138,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
     Ok(Plan {
         argv: argv.to_vec(),
         cwd: policy.cwd.clone().unwrap_or_else(|| ws.clone()),
+        runs_dir: host.home.as_deref().map(crate::run_record::dir),
         uid: host.uid,
         gid: host.gid,
         ns,
@@ -165,6 +166,14 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
+        workspace_layer: (ns.mount
+            && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
+            .then(|| WorkspaceLayer {
+                state: host
+                    .home
+                    .as_ref()
+                    .map(|h| h.join(".local/state/skarn/layers")),
+            }),
         workspace: ws,
     })
 }
@@ -191,5 +200,6 @@ fn empty_report(policy: &Policy, host: &HostFacts) -> RestrictionReport {
         egress: None,
         provenance: Default::default(),
         layers: Vec::new(),
+        workspace_changes: None,
     }
 }

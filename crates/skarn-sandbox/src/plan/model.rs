@@ -107,6 +107,15 @@ pub struct HomeQuarantine {
     pub existing: Vec<String>,
 }
 
+/// Where a run's copy-on-write layer over the workspace may live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceLayer {
+    /// skarn's state directory for layers (`~/.local/state/skarn/layers`),
+    /// tried first; then the workspace's parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<PathBuf>,
+}
+
 /// Checks made on the host after the run (persistence protection).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AfterRun {
@@ -141,6 +150,10 @@ pub struct Plan {
     pub cwd: PathBuf,
     /// Workspace.
     pub workspace: PathBuf,
+    /// Where the run records that it is alive and its pending check after
+    /// the run ([`crate::run_record`]; `~/.local/state/skarn/runs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_dir: Option<PathBuf>,
     /// Caller uid/gid (for the user namespace maps).
     pub uid: u32,
     /// Caller gid.
@@ -210,6 +223,10 @@ pub struct Plan {
     /// Checks on the host after the run (None: persistence not protected).
     #[serde(default)]
     pub after_run: Option<AfterRun>,
+    /// The workspace is a copy-on-write layer whose changes are vetted and
+    /// applied after the run ([`crate::cow`], ADR 0130).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_layer: Option<WorkspaceLayer>,
     /// When the helper's `unshare` fails at run time (None when it
     /// unshares nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]

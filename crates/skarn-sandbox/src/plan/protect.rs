@@ -107,7 +107,14 @@ fn persistence(
         return protects;
     }
     let ws_is_home = g.homes.contains(ws) || host.home_like_workspace.is_some();
-    for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
+    // A workspace made read-only (plan/trusted.rs `demote`) needs no
+    // protected paths, and could hold no placeholder.
+    let ws_entries = if g.writable(ws).is_some() {
+        GIT_DIR_ENTRIES.iter().chain(ENTRIES).collect()
+    } else {
+        Vec::new()
+    };
+    for en in ws_entries {
         let (reserve, reserve_if) = match en.reserve {
             Reserve::Always => (true, Vec::new()),
             Reserve::IfHome => (ws_is_home, Vec::new()),
@@ -119,6 +126,22 @@ fn persistence(
             reserve,
             reserve_if,
         });
+    }
+    // What the workspace's `.envrc` makes direnv read unchecked
+    // (`source_env_if_exists .envrc.local`, `dotenv`, ...): read-only,
+    // reserved when missing (inside the workspace only).
+    for p in crate::envrc::sourced(&ws.join(".envrc")) {
+        if p.starts_with(ws)
+            && !protects
+                .iter()
+                .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+        {
+            protects.push(FsOp::Protect {
+                path: p,
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
     }
     // Other writable directories: their existing persistence paths.
     for (w, a, _) in &g.binds {

@@ -4,10 +4,46 @@
 //! read-only, reserved when missing, and named in the report. Secrets
 //! reached the same way are hidden by [`super::grants`].
 
-use super::FsOp;
+use std::path::PathBuf;
+
 use super::grants::Granted;
+use super::{Access, FsOp};
 use crate::host::HostFacts;
 use crate::report::RestrictionReport;
+
+/// Writable grants inside a directory tree the home's start-up files
+/// reach ([`crate::home_links::Trusted::tree`]: a start-up file's own
+/// directory, a directory they source by pattern or through a variable, a
+/// `PATH` directory they add) become read-only for the run, said.
+pub(super) fn demote(
+    host: &HostFacts,
+    binds: &mut [(PathBuf, Access, String)],
+    report: &mut RestrictionReport,
+) {
+    for (p, a, src) in binds.iter_mut() {
+        if *a != Access::ReadWrite {
+            continue;
+        }
+        let why: Vec<String> = host
+            .trusted
+            .iter()
+            .filter(|t| t.tree.is_some() && !t.secret && p.starts_with(&t.target))
+            .take(4)
+            .map(|t| format!("{}: {}", t.target.display(), t.via))
+            .collect();
+        if why.is_empty() {
+            continue;
+        }
+        report.notes.push(format!(
+            "{} is read-only for this run: the home's start-up files reach it ({}); skarn does \
+             not parse what they run from there, so the whole tree is kept read-only",
+            p.display(),
+            why.join("; ")
+        ));
+        *a = Access::ReadExec;
+        src.push_str(" (read-only: a home start-up file reaches it)");
+    }
+}
 
 /// The protecting steps for trusted places inside writable grants.
 pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionReport) -> Vec<FsOp> {
@@ -49,6 +85,24 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
         let Some(w) = g.writable(&t.target) else {
             continue;
         };
+        if t.tree.is_some() {
+            // Inside a writable grant (a grant at or below it was made
+            // read-only by `demote`): the tree, read-only, reserved if
+            // missing.
+            report.notes.push(format!(
+                "{} lies inside the writable {} and the home's start-up files reach it ({}): \
+                 the directory tree is kept read-only (reserved if missing)",
+                t.target.display(),
+                w.display(),
+                t.via
+            ));
+            out.push(FsOp::Protect {
+                path: t.target.clone(),
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+            continue;
+        }
         // Hidden already (a secret, or inside one): nothing to keep
         // read-only, and a reservation inside the mask would fail.
         if g.secrets.iter().any(|(s, _)| t.target.starts_with(s)) {
@@ -116,6 +170,14 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
                 ));
             }
         }
+    }
+    if !host.trusted_unresolved.is_empty() {
+        report.degrade(format!(
+            "the home's start-up files source paths skarn cannot expand ({}): a file they \
+             reach that way inside a writable grant is protected only if it lies in a \
+             directory tree protected for another reason",
+            host.trusted_unresolved.join("; ")
+        ));
     }
     if !host.trusted_unfinished.is_empty() {
         let dirs: Vec<String> = host

@@ -27,6 +27,7 @@ pub fn nonroot() -> HostFacts {
         home_entries: vec![],
         trusted: vec![],
         trusted_unfinished: vec![],
+        trusted_unresolved: vec![],
         home_like_workspace: None,
         workspace_dot_entries: vec![],
         home_real: None,

@@ -28,7 +28,8 @@ use crate::cmd::run_backend::run_confined;
                   (flags override files); a workspace skarn.toml that an earlier run could \
                   write (below a recorded workspace's root or in a write grant; record: \
                   ~/.local/state/skarn/granted-dirs) is ignored. Exit status: the command's own (128+N for signal N); \
-                  124 timeout; 126 not executable; 127 not found; 2 usage or set-up error."
+                  124 timeout; 126 not executable; 127 not found; 2 usage or set-up error, or a \
+                  planted entry that could be neither set aside nor removed after the run."
 )]
 pub struct Args {
     /// Read-write workspace [default: see --workspace-root].
@@ -94,6 +95,13 @@ pub struct Args {
     /// like a home workspace.
     #[arg(long)]
     pub allow_non_project_workspace: bool,
+    /// How the command writes the workspace: `cow` writes into a
+    /// copy-on-write layer whose changes are applied when the run ends,
+    /// those to protected paths refused (--report lists both; host programs
+    /// see nothing of the run until then); `direct` writes the workspace as
+    /// the command runs [default: direct; config: [run] workspace_layer].
+    #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
+    pub workspace_layer: Option<String>,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
@@ -235,6 +243,11 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
     ] {
         Layer::bool_flag(slot, given, value, name);
     }
+    l.workspace_layer = args
+        .workspace_layer
+        .as_deref()
+        .and_then(skarn_sandbox::policy::WorkspaceLayerMode::parse)
+        .map(|m| Sourced::new(m, "--workspace-layer"));
     l.preset_flags(&g.preset)?;
     Ok(l)
 }

@@ -21,6 +21,9 @@ mod common;
 // sandbox.
 #[cfg(target_os = "linux")]
 mod agent_atk24;
+// Issue 24, the findings of the attack pass left open by the first fixes.
+#[cfg(target_os = "linux")]
+mod agent_atk24b;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
@@ -86,6 +89,8 @@ mod run_links_out;
 mod run_links_round3b;
 #[cfg(target_os = "linux")]
 mod run_links_round3c;
+#[cfg(target_os = "linux")]
+mod run_links_round4;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
@@ -96,8 +101,11 @@ mod run_protections;
 mod run_report;
 #[cfg(target_os = "linux")]
 mod run_usability;
+// ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
+#[cfg(target_os = "linux")]
+mod run_workspace_layer;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.

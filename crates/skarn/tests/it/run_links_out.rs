@@ -74,10 +74,11 @@ fn home_files_linking_into_the_workspace_stay_read_only() {
         !ws.join("profile").exists(),
         "a dangling start-up link was filled"
     );
-    // The report names the links followed and the protections applied.
+    // The report names the links followed and the protection applied:
+    // the workspace, a start-up file's directory, is read-only.
     let e = err(&o);
     assert!(e.contains("home/.bashrc ("), "{e}");
-    assert!(e.contains("include.path of"), "{e}");
+    assert!(e.contains("is read-only for this run"), "{e}");
 }
 
 /// Secrets whose entries link into the workspace or a write grant are

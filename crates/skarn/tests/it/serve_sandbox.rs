@@ -535,3 +535,114 @@ fn an_untrusted_server_cannot_read_credential_files_named_in_its_arguments() {
     }
     s.finish();
 }
+
+/// Attack atk27 F11: a server's state directory is its HOME, writable by
+/// it and kept between starts. A link it left at its run CA's name (or a
+/// linked `.cache/skarn-run`) must not make the next start's set-up write
+/// the CA onto a host file: the file outside keeps its content and the
+/// bundle is a fresh regular file in the state directory.
+#[test]
+fn a_link_left_in_the_state_directory_is_not_written_through() {
+    let dir = TempDir::new("serve_ca_link");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let val = dir.path().join("gh-token");
+    std::fs::write(&val, "ghp_REALVALUE0123456789abcdefghijklmnop").unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.gh]\nfile = {:?}\nhosts = [\"api.github.test\"]\n",
+            val.display().to_string()
+        ),
+    )
+    .unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n",
+            h = hostile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    s.finish();
+    let state = state_dir(&home, "g");
+    let run_dir = state.join(".cache/skarn-run");
+    // What the server could have done during that start: a link at the
+    // CA's name to a file of the user's.
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "ORIGINAL").unwrap();
+    let ca = run_dir.join("run-ca.pem");
+    std::fs::remove_file(&ca).unwrap();
+    std::os::unix::fs::symlink(&victim, &ca).unwrap();
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(
+        2,
+        "g__attack",
+        json!({"read": run_dir.join("ca-bundle.pem")}),
+    );
+    assert!(out.contains("BEGIN CERTIFICATE"), "{out}");
+    s.finish();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
+    assert!(
+        std::fs::symlink_metadata(&ca)
+            .unwrap()
+            .file_type()
+            .is_file()
+    );
+    // A linked directory on the way: set-up refuses it, nothing lands in
+    // the directory it names.
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(&run_dir).unwrap();
+    std::os::unix::fs::symlink(&outside, &run_dir).unwrap();
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let _ = s.call(2, "search", json!({"query": "attack"}));
+    s.finish();
+    assert!(
+        std::fs::read_dir(&outside).unwrap().next().is_none(),
+        "set-up wrote into the linked directory"
+    );
+}
+
+/// Issue 23 item 9: a database file named in a server's arguments that
+/// lies in its `write` directory stays writable once it exists (it was
+/// granted read-only of its own from the second start on).
+#[test]
+fn an_existing_argument_file_in_a_write_grant_stays_writable() {
+    let dir = TempDir::new("serve_arg_db");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("notes.db");
+    std::fs::write(&db, "v1").unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.d]\ncommand = {h:?}\n\
+             args = [\"--name\", \"d\", \"--arg-file\", {db:?}]\n\
+             [servers.d.sandbox]\nwrite = [{data:?}]\n",
+            h = hostile.display().to_string(),
+            db = db.display().to_string(),
+            data = data.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(2, "d__attack", json!({"write": db}));
+    assert!(out.contains(": OK"), "{out}");
+    s.finish();
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "pwned");
+}

@@ -202,6 +202,7 @@ pub fn plan(
         egress: None,
         provenance: Default::default(),
         layers: Vec::new(),
+        workspace_changes: None,
     };
     for g in gaps {
         report.degrade(g);

@@ -169,10 +169,25 @@ fn file_refusal(
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    Ok(paths.iter().find_map(|path| {
+    if let Some(why) = paths.iter().find_map(|path| {
         super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
-            .map(|why| super::files::reason(tool, &why))
-    }))
+    }) {
+        return Ok(Some(super::files::reason(tool, &why)));
+    }
+    // No sandboxed command may be alive where the write goes (attack 24
+    // F2): it could swap a name for a link before the tool writes.
+    #[cfg(target_os = "linux")]
+    if let Some(h) = home.as_deref() {
+        let abs: Vec<PathBuf> = paths
+            .iter()
+            .filter_map(|p| super::file_paths::candidates(p, Path::new(cwd), Some(h)).ok())
+            .flatten()
+            .collect();
+        if let Some(why) = super::file_runs::live_refusal(&abs, Path::new(ws), h) {
+            return Ok(Some(format!("skarn: {tool} refused for now: {why}.")));
+        }
+    }
+    Ok(None)
 }
 
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";

@@ -96,6 +96,13 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 .map(Path::to_path_buf),
         );
     }
+    // A name in the workspace that leads out of it through a link
+    // (attack 24 F2).
+    for c in &candidates {
+        if let Some(why) = super::file_runs::link_out(c, &bases) {
+            return Some(why);
+        }
+    }
     let homes = both_names(home.map(Path::to_path_buf));
     let exe_dir = std::env::current_exe()
         .ok()
@@ -122,6 +129,9 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
             ));
         }
         if let Some(why) = git.refusal(c) {
+            return Some(why);
+        }
+        if let Some(why) = envrc_refusal(c) {
             return Some(why);
         }
         let dir = fold(c.parent().unwrap_or(c));
@@ -187,6 +197,30 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
             return Some(format!(
                 "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
                 c.display()
+            ));
+        }
+    }
+    None
+}
+
+/// Why `c` may not be written as a file an `.envrc` above it makes direnv
+/// read unchecked ([`skarn_sandbox::envrc`], the list `skarn run` keeps
+/// read-only).
+fn envrc_refusal(c: &Path) -> Option<String> {
+    for dir in c.ancestors().skip(1).take(64) {
+        let envrc = dir.join(".envrc");
+        if std::fs::symlink_metadata(&envrc).is_err() {
+            continue;
+        }
+        if skarn_sandbox::envrc::sourced(&envrc)
+            .iter()
+            .any(|p| fold(p) == fold(c))
+        {
+            return Some(format!(
+                "{} is read by {} (direnv runs what it holds without asking, unlike the \
+                 .envrc itself); sandboxed commands cannot write it either",
+                c.display(),
+                envrc.display()
             ));
         }
     }
@@ -265,6 +299,14 @@ mod tests {
         assert!(no("vendor/x/.hg/hgrc"));
         assert!(no("~/.bashrc"), "judged as the home's file too");
         assert!(no(".envrc"));
+        std::fs::write(
+            ws.join(".envrc"),
+            "source_env_if_exists .envrc.local\ndotenv\n",
+        )
+        .unwrap();
+        assert!(no(".envrc.local"), "sourced by the .envrc");
+        assert!(no(".env"), "read by dotenv");
+        assert!(!no(".envrc.other"));
         assert!(no(&home
             .join(".claude/settings.json")
             .display()

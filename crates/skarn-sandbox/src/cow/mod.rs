@@ -1,0 +1,90 @@
+//! The workspace as a copy-on-write layer (ADR 0130): the command writes
+//! into an overlayfs mounted over the workspace inside the sandbox's mount
+//! namespace; the host's workspace does not change during the run. When
+//! the run ends (or, for a run that was killed, from the reaper or the
+//! next run in the same workspace) only the layer's upper directory is
+//! walked, each change is vetted with the protection decisions the direct
+//! mode uses ([`vet`]) and the allowed ones are applied ([`apply`]); the
+//! refused ones are reported and discarded with the layer.
+
+mod apply;
+mod place;
+pub mod vet;
+
+use std::os::fd::AsFd;
+use std::path::Path;
+
+pub use place::{Layer, SIBLING_PREFIX, make, pending, remove};
+pub use vet::Rules;
+
+/// What applying a layer did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Changes applied: `+ path` (made or changed), `- path` (removed).
+    pub applied: Vec<String>,
+    /// Changes refused: path and why.
+    pub refused: Vec<(String, String)>,
+    /// Other messages (a repository made in the run, failures).
+    pub notes: Vec<String>,
+}
+
+/// Vet and apply `layer` to the workspace of `rules`, then remove the
+/// layer. Called once no process of the run is left (the PID namespace
+/// is gone), so nothing can change the layer meanwhile.
+pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
+    let mut out = Outcome::default();
+    let r = (|| -> std::io::Result<()> {
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC;
+        let upper = rustix::fs::open(&layer.upper, flags, rustix::fs::Mode::empty())?;
+        let host = rustix::fs::open(&rules.ws, flags, rustix::fs::Mode::empty())?;
+        let mut a = apply::Apply {
+            rules,
+            since: layer.since,
+            upper_root: &layer.upper,
+            same_fs: layer.same_fs,
+            out: &mut out,
+        };
+        let git = None;
+        a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0, git)
+    })();
+    if let Err(e) = r {
+        out.notes.push(format!(
+            "applying the run's changes to {} stopped: {e}; what was not applied is discarded",
+            rules.ws.display()
+        ));
+    }
+    remove(layer);
+    out
+}
+
+/// The one-line summary of refused changes, for stderr (None when none).
+pub fn refused_line(out: &Outcome) -> Option<String> {
+    const SHOWN: usize = 8;
+    if out.refused.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = out
+        .refused
+        .iter()
+        .take(SHOWN)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let more = out.refused.len().saturating_sub(SHOWN);
+    let extra = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    names.dedup();
+    Some(format!(
+        "changes to protected paths were not applied to the workspace: {}{extra} (--report says why)",
+        names.join(", ")
+    ))
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,241 @@
+//! Where a run's layer lives: a private directory (mode 0700) on the
+//! workspace's own file system when one can be found, so that applying a
+//! change is a `rename(2)`, not a copy (ADR 0130).
+//!
+//! Candidates, in order: skarn's state directory
+//! (`~/.local/state/skarn/layers`, a path no run is granted), then the
+//! workspace's parent (a hidden `.skarn-layer-<random>`; overlayfs refuses
+//! an upper directory inside its lower one). The first on the workspace's
+//! device wins; when none is, the state directory holds the layer and
+//! applying copies.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, Mode, OFlags};
+
+/// The name of the file, inside a layer, holding its workspace's path.
+pub(super) const WS_FILE: &str = "workspace";
+/// Prefix of a layer directory in the workspace's parent.
+pub const SIBLING_PREFIX: &str = ".skarn-layer-";
+/// Prefix of a layer directory in the state directory.
+const STATE_PREFIX: &str = "layer-";
+
+/// One run's layer: `upper` and `work` for overlayfs, locked for the run.
+#[derive(Debug)]
+pub struct Layer {
+    /// The layer's directory (mode 0700).
+    pub base: PathBuf,
+    /// Overlayfs's upper directory: what the run wrote.
+    pub upper: PathBuf,
+    /// Overlayfs's work directory.
+    pub work: PathBuf,
+    /// Whether `upper` lies on the workspace's file system (apply by
+    /// rename).
+    pub same_fs: bool,
+    /// When the layer was made (seconds, nanoseconds of the realtime
+    /// clock): workspace entries the host changed since are kept.
+    pub since: (i64, i64),
+    /// The exclusive lock held while the layer is in use: released when
+    /// the last process holding it (the helper, init) is gone.
+    pub(super) lock: OwnedFd,
+}
+
+impl Layer {
+    /// The lock's descriptor (the reaper closes its copy).
+    pub fn lock_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.lock.as_fd()
+    }
+}
+
+/// The directories that may hold layers of `ws`, each with its name
+/// prefix.
+pub(super) fn candidates(ws: &Path, state: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    if let Some(s) = state {
+        out.push((s.to_path_buf(), STATE_PREFIX));
+    }
+    if let Some(p) = ws.parent().filter(|p| *p != ws) {
+        out.push((p.to_path_buf(), SIBLING_PREFIX));
+    }
+    out
+}
+
+fn random_name(prefix: &str) -> String {
+    let mut b = [0u8; 8];
+    let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{prefix}{hex}")
+}
+
+/// Make a layer for `ws` (see the module documentation).
+pub fn make(ws: &Path, state: Option<&Path>) -> io::Result<Layer> {
+    let dev = std::fs::metadata(ws)?.dev();
+    let cands = candidates(ws, state);
+    let same: Vec<&(PathBuf, &str)> = cands
+        .iter()
+        .filter(|(d, _)| {
+            // The state directory may not exist yet: its parent decides.
+            let probe = d.ancestors().find(|a| a.exists());
+            probe
+                .and_then(|a| std::fs::metadata(a).ok())
+                .map(|m| m.dev())
+                == Some(dev)
+        })
+        .collect();
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no place for a layer");
+    for (dir, prefix) in same.iter().map(|c| (*c, true)).chain(
+        cands
+            .iter()
+            .filter(|(d, _)| state == Some(d.as_path()))
+            .map(|c| (c, false)),
+    ) {
+        match make_in(&dir.0, dir.1, ws, prefix) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn make_in(dir: &Path, prefix: &str, ws: &Path, same_fs: bool) -> io::Result<Layer> {
+    if prefix == STATE_PREFIX {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut err = io::Error::other("no free name");
+    for _ in 0..8 {
+        let base = dir.join(random_name(prefix));
+        match std::fs::DirBuilder::new().mode(0o700).create(&base) {
+            Ok(()) => return fill(base, ws, same_fs),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => err = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(err)
+}
+
+fn fill(base: PathBuf, ws: &Path, same_fs: bool) -> io::Result<Layer> {
+    let lock = rustix::fs::open(
+        &base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+    let (upper, work) = (base.join("u"), base.join("w"));
+    let made = (|| {
+        std::fs::DirBuilder::new().mode(0o755).create(&upper)?;
+        std::fs::DirBuilder::new().mode(0o700).create(&work)?;
+        std::fs::write(base.join(WS_FILE), ws.as_os_str().as_bytes())
+    })();
+    if let Err(e) = made {
+        let _ = std::fs::remove_dir_all(&base);
+        return Err(e);
+    }
+    let since = std::fs::metadata(base.join(WS_FILE)).map(|m| (m.mtime(), m.mtime_nsec()))?;
+    Ok(Layer {
+        base,
+        upper,
+        work,
+        same_fs,
+        since,
+        lock,
+    })
+}
+
+/// Layers of `ws` left by runs that are gone (their lock is free), each
+/// locked for the caller: the next run applies or discards them.
+pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
+    let Ok(dev) = std::fs::metadata(ws).map(|m| m.dev()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (dir, prefix) in candidates(ws, state) {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten().take(10_000) {
+            let name = e.file_name();
+            if !name.to_string_lossy().starts_with(prefix) {
+                continue;
+            }
+            let base = e.path();
+            let owner = std::fs::read(base.join(WS_FILE)).ok();
+            if owner.as_deref() != Some(ws.as_os_str().as_bytes()) {
+                discard_orphan(&base, owner.as_deref());
+                continue;
+            }
+            let Ok(lock) = rustix::fs::open(
+                &base,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) else {
+                continue;
+            };
+            if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue; // a run still uses it
+            }
+            let upper = base.join("u");
+            let same_fs = std::fs::metadata(&upper).is_ok_and(|m| m.dev() == dev);
+            let Ok(since) =
+                std::fs::metadata(base.join(WS_FILE)).map(|m| (m.mtime(), m.mtime_nsec()))
+            else {
+                continue;
+            };
+            out.push(Layer {
+                work: base.join("w"),
+                upper,
+                base,
+                same_fs,
+                since,
+                lock,
+            });
+        }
+    }
+    out
+}
+
+/// A layer whose workspace no longer exists (removed with its directory)
+/// can never be applied: removed, when no run holds it.
+fn discard_orphan(base: &Path, owner: Option<&[u8]>) {
+    let Some(owner) = owner else {
+        return; // being made (its workspace is written after its lock)
+    };
+    let ws = Path::new(std::ffi::OsStr::from_bytes(owner));
+    if ws.symlink_metadata().is_ok() {
+        return;
+    }
+    let Ok(lock) = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        remove(Layer {
+            upper: base.join("u"),
+            work: base.join("w"),
+            base: base.to_path_buf(),
+            same_fs: false,
+            since: (0, 0),
+            lock,
+        });
+    }
+}
+
+/// Remove a layer once applied (or discarded).
+pub fn remove(layer: Layer) {
+    // Overlayfs leaves `w/work` with mode 0: opened up first so that an
+    // unprivileged caller can empty it.
+    use std::os::unix::fs::PermissionsExt;
+    let inner = layer.work.join("work");
+    let _ = std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o700));
+    let _ = std::fs::remove_dir_all(&layer.base);
+    drop(layer.lock);
+}

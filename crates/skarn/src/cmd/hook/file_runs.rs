@@ -1,0 +1,188 @@
+//! The file guard against a path that changes under it (attack 24 F2,
+//! ADR 0147). The agent's file tool writes in the agent's own process,
+//! after the hook answered, following whatever links are there then; a
+//! sandboxed command may swap any name of its writable area for a link
+//! between the two. So the guard:
+//!
+//! - refuses while a sandboxed run whose writable area the path touches
+//!   (as written, or at any link it passes through) is still alive
+//!   ([`skarn_sandbox::run_record::live`]: a run's record stays locked
+//!   until no process of its sandbox is left). With no confined process
+//!   alive, nothing can swap the path before the write;
+//! - refuses a path that leaves the workspace through a link inside it
+//!   (a link left there by an earlier run, or one of the project's);
+//! - first runs the pending check of a run killed before its own
+//!   ([`skarn_sandbox::run_record::catch_up`], attack 24 F4).
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+use super::file_paths::{MAX_LINKS, fold};
+
+/// Where following `p` one link at a time goes: every path passed
+/// through (`p` itself, then each link's target with the rest of the
+/// path), the places of the links followed, and the end.
+#[derive(Debug, Default)]
+pub struct Trail {
+    /// `p` and each intermediate full path.
+    pub steps: Vec<PathBuf>,
+    /// The links followed.
+    pub links: Vec<PathBuf>,
+    /// Where it ends (`None`: more than [`MAX_LINKS`] hops).
+    pub end: Option<PathBuf>,
+}
+
+/// Follow `p` (absolute) one component and one link at a time.
+pub fn trail(p: &Path) -> Trail {
+    let mut t = Trail {
+        steps: vec![p.to_path_buf()],
+        ..Trail::default()
+    };
+    let mut todo: Vec<OsString> = parts(p);
+    todo.reverse();
+    let mut acc = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            acc.pop();
+            continue;
+        }
+        if c == "." || c == "/" {
+            continue;
+        }
+        let next = acc.join(&c);
+        let Ok(target) = std::fs::read_link(&next) else {
+            acc = next;
+            continue;
+        };
+        hops += 1;
+        if hops > MAX_LINKS {
+            return t;
+        }
+        t.links.push(next);
+        let target = if target.is_absolute() {
+            target
+        } else {
+            acc.join(target)
+        };
+        let mut rest: Vec<OsString> = parts(&target);
+        rest.reverse();
+        let mut full = skarn_sandbox::config::normalize(&target);
+        for r in todo.iter().rev() {
+            full.push(r);
+        }
+        t.steps.push(skarn_sandbox::config::normalize(&full));
+        // Start again from the root with the target, then the rest.
+        todo.extend(rest);
+        acc = PathBuf::from("/");
+    }
+    t.end = Some(acc);
+    t
+}
+
+fn parts(p: &Path) -> Vec<OsString> {
+    p.components()
+        .map(|c| match c {
+            Component::Normal(n) => n.to_owned(),
+            Component::ParentDir => "..".into(),
+            _ => ".".into(),
+        })
+        .collect()
+}
+
+/// `p` lies in one of `dirs` (by name, as [`fold`] compares).
+fn inside(p: &Path, dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|d| fold(p).starts_with(fold(d)))
+}
+
+/// Why the path `abs` (absolute, as written) may not be written: it
+/// leaves the workspace (`ws_names`: its given and real names) through
+/// a link inside it.
+pub fn link_out(abs: &Path, ws_names: &[PathBuf]) -> Option<String> {
+    let t = trail(abs);
+    let Some(end) = &t.end else {
+        return None; // a loop: refused by the caller's resolution
+    };
+    let through = t.links.iter().find(|l| inside(l, ws_names))?;
+    if inside(end, ws_names) {
+        return None;
+    }
+    Some(format!(
+        "{} passes through the link {} inside the workspace and leads to {}, outside it: a \
+         sandboxed command can make or change such links, so the file tools do not write \
+         through them (write {} by its own name if you mean it)",
+        abs.display(),
+        through.display(),
+        end.display(),
+        end.display()
+    ))
+}
+
+/// Why no file may be written at `abs` now: a sandboxed run that can
+/// change a name on its way is still alive. Dead runs' pending checks run
+/// first (their findings on stderr).
+#[cfg(target_os = "linux")]
+pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
+    use skarn_sandbox::run_record;
+    let dir = run_record::dir(home);
+    if std::fs::symlink_metadata(&dir).is_err() {
+        return None; // no run recorded yet
+    }
+    let steps: Vec<PathBuf> = abs
+        .iter()
+        .flat_map(|p| {
+            let t = trail(p);
+            t.steps.into_iter().chain(t.end)
+        })
+        .collect();
+    let ws = [ws.to_path_buf()];
+    let touches = |i: &run_record::Info| i.overlaps(&ws) || steps.iter().any(|s| i.covers(s));
+    for w in run_record::catch_up(&dir, &touches) {
+        eprintln!(
+            "skarn: warning: {}",
+            skarn_sandbox::terminal_filter::printable(&w)
+        );
+    }
+    let run = run_record::live(&dir)
+        .into_iter()
+        .find(|i| steps.iter().any(|s| i.covers(s)))?;
+    Some(format!(
+        "a sandboxed command (skarn run, helper pid {}, workspace {}) is still running and can \
+         write where this path leads: it could swap a name on the way for a link between this \
+         check and the write. Wait until it has ended (or stop it), or write the file with a \
+         shell command, which runs confined",
+        run.pid,
+        run.workspace.display()
+    ))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trails_record_every_link_and_links_out_of_the_workspace_are_refused() {
+        let t = skarn_test_support::TempDir::new("hook_trail");
+        let d = std::fs::canonicalize(t.path()).unwrap();
+        let (ws, out) = (d.join("ws"), d.join("out"));
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::os::unix::fs::symlink(&out, ws.join("d")).unwrap();
+        std::os::unix::fs::symlink("sub", ws.join("in")).unwrap();
+        let names = [ws.clone()];
+        let tr = trail(&ws.join("d/x"));
+        assert_eq!(tr.end.as_deref(), Some(out.join("x").as_path()));
+        assert_eq!(tr.links, vec![ws.join("d")]);
+        assert!(tr.steps.contains(&out.join("x")));
+        assert!(link_out(&ws.join("d/x"), &names).is_some());
+        assert!(link_out(&ws.join("in/x"), &names).is_none(), "stays inside");
+        assert!(link_out(&ws.join("sub/x"), &names).is_none());
+        // A link outside leading in, then out again through the workspace.
+        std::os::unix::fs::symlink(ws.join("d"), d.join("via")).unwrap();
+        let tr = trail(&d.join("via/y"));
+        assert!(tr.steps.contains(&ws.join("d/y")), "{tr:?}");
+        assert!(link_out(&d.join("via/y"), &names).is_some());
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        assert!(trail(&d.join("loop/x")).end.is_none());
+    }
+}
