@@ -142,7 +142,8 @@ impl Downstream {
                     map.insert(name, value);
                 }
                 config = config.custom_headers(map);
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let client = crate::http_budget::BudgetedClient::new(alias)?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
                 let transport =
                     Guarded::new(transport, alias, limits, self.on_trip(None), wire.clone());
                 let s = match handler

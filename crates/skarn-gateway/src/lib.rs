@@ -50,6 +50,7 @@ mod era;
 mod exec;
 pub mod gateway;
 pub mod http;
+mod http_budget;
 mod http_conn;
 mod http_target;
 pub mod init;

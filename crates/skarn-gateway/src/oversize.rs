@@ -21,14 +21,14 @@ pub const MAX_VALUES: usize = 1_000_000;
 
 /// Counts the values of a JSON line fed in pieces (see [`MAX_VALUES`]).
 #[derive(Debug, Default)]
-struct ValueCount {
+pub(crate) struct ValueCount {
     in_str: bool,
     esc: bool,
-    values: usize,
+    pub(crate) values: usize,
 }
 
 impl ValueCount {
-    fn feed(&mut self, bytes: &[u8]) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) {
         for &b in bytes {
             if self.in_str {
                 if self.esc {
@@ -149,7 +149,7 @@ impl IdScanner {
     }
 }
 
-fn too_large(id: Value, server: &str, why: &str) -> Vec<u8> {
+pub(crate) fn too_large(id: Value, server: &str, why: &str) -> Vec<u8> {
     let msg = json!({
         "jsonrpc": "2.0",
         "id": id,
