@@ -26,9 +26,10 @@ pub(crate) enum Coding {
 }
 
 /// The one coding to undo for a response with these `Transfer-Encoding`
-/// and `Content-Encoding` values (lower-case); `Err` names what cannot be
-/// undone.
-pub(crate) fn coding_of(te: &[String], ce: &[String]) -> Result<Option<Coding>, String> {
+/// and `Content-Encoding` values (lower-case); `Err` when it cannot be
+/// undone. The error carries nothing of the header text: that is upstream
+/// bytes, and the proxy's own messages never copy them (atk27 F1).
+pub(crate) fn coding_of(te: &[String], ce: &[String]) -> Result<Option<Coding>, UnknownCoding> {
     let mut all: Vec<&str> = te
         .iter()
         .chain(ce)
@@ -48,9 +49,13 @@ pub(crate) fn coding_of(te: &[String], ce: &[String]) -> Result<Option<Coding>, 
         ["gzip" | "x-gzip"] => Ok(Some(Coding::Gzip)),
         ["deflate"] => Ok(Some(Coding::Deflate)),
         ["br"] => Ok(Some(Coding::Br)),
-        _ => Err(all.join(", ")),
+        _ => Err(UnknownCoding),
     }
 }
+
+/// A response coding (or a stack of codings) the proxy cannot undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UnknownCoding;
 
 /// Why decoding stopped.
 #[derive(Debug)]

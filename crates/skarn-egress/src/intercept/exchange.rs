@@ -208,13 +208,12 @@ where
         } else {
             match coding_of(&te, &ce) {
                 Ok(c) => c,
-                Err(what) => {
+                Err(_) => {
+                    // Generic text: the coding names are upstream bytes.
                     answer(
                         cw,
                         "502 Bad Gateway",
-                        &format!(
-                            "skarn: net: the bound host answered in a coding ({what}) the proxy cannot scrub\n"
-                        ),
+                        "skarn: net: the bound host answered in a content or transfer coding the proxy cannot scrub\n",
                     )
                     .await;
                     return Ok(Next::Close);

@@ -178,7 +178,10 @@ pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16,
         match tokio::time::timeout(sh.limits.connect_timeout, connector.connect(name, up)).await {
             Ok(Ok(u)) => u,
             Ok(Err(e)) => {
-                let why = format!("the upstream TLS handshake failed: {e}");
+                // Generic text: the error of a failed handshake can carry
+                // upstream bytes (the names of the presented certificate),
+                // and none go into the proxy's own messages (atk27 F12).
+                let why = format!("the upstream TLS handshake failed: {}", tls_failure(&e));
                 sh.deny(&shown, port, &crate::Denial::Unsupported(why.clone()));
                 crate::http::reply_plain(
                     &mut s,
@@ -234,4 +237,22 @@ pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16,
         key: &key,
     };
     exchange::serve(client, up, &cx).await;
+}
+
+/// A fixed description of a failed upstream TLS handshake: nothing of the
+/// error's own text, which can quote the server's certificate.
+fn tls_failure(e: &std::io::Error) -> &'static str {
+    use rustls::{CertificateError as C, Error as E};
+    match e.get_ref().and_then(|i| i.downcast_ref::<E>()) {
+        Some(E::InvalidCertificate(c)) => match c {
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                "the server's certificate is not valid for the host's name"
+            }
+            C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired",
+            C::UnknownIssuer => "the server's certificate is not issued by a trusted authority",
+            _ => "the server's certificate is invalid",
+        },
+        Some(_) => "TLS protocol error",
+        None => "connection error",
+    }
 }

@@ -80,6 +80,18 @@ fn handler(store: Arc<Mutex<String>>) -> impl Fn(&Request) -> Response {
                 *store.lock().unwrap() = String::from_utf8_lossy(&r.body).into_owned();
                 "pasted".into()
             }
+            // The value in the coding headers (atk27 F1).
+            "/ce-hex" => {
+                let mut r = Response::ok("x");
+                let hex: String = auth.bytes().map(|b| format!("{b:02x}")).collect();
+                r.headers.push(("Content-Encoding".into(), hex));
+                return r;
+            }
+            "/ce-raw" => {
+                let mut r = Response::ok("x");
+                r.headers.push(("Content-Encoding".into(), auth));
+                return r;
+            }
             "/gz" | "/deflate" | "/br" | "/br-chunked" | "/zstd" => {
                 return encoded(&r.path, &auth);
             }
@@ -246,6 +258,28 @@ fn partial_transformed_and_compressed_echoes_are_scrubbed() {
     assert!(out.contains("cannot scrub"), "{out}");
     assert!(!shows_value(out.as_bytes()));
     // Every request reached the host with the value.
+    assert!(
+        s.a.seen()
+            .iter()
+            .all(|r| r.header("authorization") == Some(&*format!("Bearer {REAL}")))
+    );
+}
+
+/// atk27 F1: the proxy's own refusal of an unknown coding names no
+/// upstream bytes, so a coding header that echoes the value (raw or hex)
+/// brings nothing of it back.
+#[test]
+fn a_coding_header_echoing_the_value_brings_nothing_back() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup();
+    for path in ["/ce-hex", "/ce-raw"] {
+        let out = s.get(path);
+        let text = String::from_utf8_lossy(&out).to_string();
+        assert!(text.contains("cannot scrub"), "{path}: {text}");
+        assert!(!shows_value(&out), "{path}: {text}");
+    }
     assert!(
         s.a.seen()
             .iter()
