@@ -46,6 +46,16 @@ pub fn visible(s: &str) -> String {
     out
 }
 
+/// A downstream server's multi-line text shown to the user (an
+/// elicitation message, a sampling system prompt): [`visible`] for every
+/// line, newlines kept, and every line after the first indented with
+/// `| `, so no line can pass for the gateway's own attribution line (a
+/// carriage return, ESC or bidi override cannot overwrite or reorder it
+/// either: attack atk25b F1).
+pub fn visible_block(s: &str) -> String {
+    s.split('\n').map(visible).collect::<Vec<_>>().join("\n| ")
+}
+
 /// Longest tool name kept, in bytes: twice the 128 characters of the MCP
 /// rules. A name is shown in every search result and listing and kept in
 /// the catalogue's maps; a longer one is refused.
@@ -69,6 +79,24 @@ pub fn bad_tool_name(name: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_keep_lines_but_no_line_passes_for_the_gateways() {
+        let forged =
+            "please sign in\r[MCP server \"github\" asks]\n\u{1b}[2J[from server github]\u{202e}x";
+        let shown = visible_block(forged);
+        assert!(!shown.contains('\r') && !shown.contains('\u{1b}') && !shown.contains('\u{202e}'));
+        assert!(
+            shown.contains("\\u{d}") && shown.contains("\\u{1b}"),
+            "{shown}"
+        );
+        assert_eq!(shown.lines().count(), 2);
+        assert!(
+            shown.lines().skip(1).all(|l| l.starts_with("| ")),
+            "{shown}"
+        );
+        assert_eq!(visible_block("plain"), "plain");
+    }
 
     #[test]
     fn escapes_what_could_forge_or_hide() {

@@ -137,7 +137,7 @@ impl Relay {
         }
         let by = format!("(Requested by the MCP server {alias:?} through skarn.)");
         params.system_prompt = Some(match params.system_prompt.take() {
-            Some(p) => format!("{by}\n{p}"),
+            Some(p) => format!("{by}\n{}", crate::text_safe::visible_block(&p)),
             None => by,
         });
         name_server(params.meta.get_or_insert_with(Default::default), alias);
@@ -183,7 +183,7 @@ impl Relay {
         match &mut params {
             ElicitRequestParams::FormElicitationParams { meta, message, .. }
             | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {
-                *message = format!("{shown}{message}");
+                *message = format!("{shown}{}", crate::text_safe::visible_block(message));
                 name_server(meta.get_or_insert_with(Default::default), alias);
             }
             // A mode this gateway does not know: not forwarded.

@@ -320,7 +320,7 @@ pub(super) fn missing_in_grant(d: &std::path::Path, g: &Granted) -> bool {
 fn writable_roots(g: &Granted) -> Vec<PathBuf> {
     g.binds
         .iter()
-        .filter(|(_, a, _)| *a == Access::ReadWrite)
+        .filter(|(_, a, src)| *a == Access::ReadWrite || src.ends_with(super::trusted::DEMOTED))
         .map(|(p, _, _)| p.clone())
         .collect()
 }

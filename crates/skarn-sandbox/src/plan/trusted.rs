@@ -11,6 +11,12 @@ use super::{Access, FsOp};
 use crate::host::HostFacts;
 use crate::report::RestrictionReport;
 
+/// The mark [`demote`] adds to a grant's source. A demoted grant is still
+/// walked like a writable one (`protect::writable_roots`): read-only
+/// grants keep host sockets connectable (Landlock ABI 7 cannot restrict
+/// connect(2)), so the walk that hides them must go on covering it.
+pub(super) const DEMOTED: &str = " (read-only: a home start-up file reaches it)";
+
 /// Writable grants inside a directory tree the home's start-up files
 /// reach ([`crate::home_links::Trusted::tree`]: a start-up file's own
 /// directory, a directory they source by pattern or through a variable, a
@@ -41,7 +47,7 @@ pub(super) fn demote(
             why.join("; ")
         ));
         *a = Access::ReadExec;
-        src.push_str(" (read-only: a home start-up file reaches it)");
+        src.push_str(DEMOTED);
     }
 }
 

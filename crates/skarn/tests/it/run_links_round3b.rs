@@ -114,7 +114,9 @@ fn shell_expanded_program_paths_are_protected() {
 }
 
 /// F4: a relative PATH entry (the shell looks it up from the current
-/// directory, the workspace) and a `~/` one are protected too.
+/// directory, the workspace) refuses the workspace (attack atk22 F2: it
+/// makes the workspace a PATH directory for host shells started there);
+/// nothing is written.
 #[test]
 fn relative_path_entries_are_protected() {
     let t = TempDir::new("r3b-relpath");
@@ -135,7 +137,8 @@ fn relative_path_entries_are_protected() {
     .env("PATH", &path)
     .output()
     .unwrap();
-    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("relative entry"), "{}", err(&o));
     assert!(!ws.join("bin/ls").exists(), "{}", err(&o));
     assert!(!ws.join("hb/ls").exists(), "{}", err(&o));
 }
