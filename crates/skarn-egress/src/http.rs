@@ -160,6 +160,15 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
             crate::intercept::connect(s, sh, t, port, !rest.is_empty()).await;
             return;
         }
+        // Its address (or an address its name resolves to): a plain
+        // tunnel would relay its answers unscrubbed.
+        if let Some(t) = Target::parse(&host)
+            && sh.tunnel_to_bound_host(&t, port).await
+        {
+            let d = Denial::Unsupported(crate::socks::BOUND_HOST_TUNNEL.into());
+            refuse(&mut s, sh, &host, port, d).await;
+            return;
+        }
         let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
             return;
         };

@@ -214,6 +214,36 @@ impl Proxy {
         }
     }
 
+    /// Whether a tunnel (SOCKS5, or `CONNECT` outside the TLS-terminating
+    /// path) to `t:port` would reach a host a secret is bound to: by a
+    /// name or address its binding names, or by an address one of its
+    /// bound names resolves to. Such a tunnel would relay the host's
+    /// answers unscrubbed (attack atk27 F5), so it is refused: bound hosts
+    /// are reached through the HTTP proxy (`HTTPS_PROXY`), whose answers
+    /// are scrubbed.
+    pub(crate) async fn tunnel_to_bound_host(&self, t: &Target, port: u16) -> bool {
+        let Some(ic) = self.secrets.as_deref() else {
+            return false;
+        };
+        if ic.bindings.binds(t, port) {
+            return true;
+        }
+        let Target::Ip(ip) = t else {
+            return false;
+        };
+        for name in ic.bindings.exact_names(port) {
+            let r = tokio::time::timeout(self.limits.connect_timeout, self.resolver.lookup(&name));
+            match r.await {
+                Ok(Ok(addrs)) if addrs.contains(ip) => return true,
+                Ok(Ok(_)) => {}
+                // Unknown: refuse rather than relay what might be the
+                // bound host unscrubbed.
+                _ => return true,
+            }
+        }
+        false
+    }
+
     /// Decide, resolve, check every address, connect to a checked one.
     pub(crate) async fn open(
         &self,

@@ -99,6 +99,11 @@ fn show(host: &str) -> String {
     }
 }
 
+/// Why a tunnel to a host a secret is bound to is refused.
+pub(crate) const BOUND_HOST_TUNNEL: &str = "a host a secret is bound to is reached through the HTTP \
+     proxy only (HTTPS_PROXY), where its answers are scrubbed; a SOCKS5 or address tunnel to it \
+     is refused";
+
 /// Serve one client connection.
 pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     let Some((host, port)) = request(&mut s, sh).await else {
@@ -110,6 +115,12 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         reply(&mut s, REP_NOT_ALLOWED).await;
         return;
     };
+    if sh.tunnel_to_bound_host(&t, port).await {
+        let d = Denial::Unsupported(BOUND_HOST_TUNNEL.into());
+        sh.deny(&show(&host), port, &d);
+        reply(&mut s, REP_NOT_ALLOWED).await;
+        return;
+    }
     match sh.open(&t, port).await {
         Ok((up, key)) => {
             reply(&mut s, REP_OK).await;

@@ -187,6 +187,25 @@ impl Bindings {
         self.list.iter().any(|c| host_matches(&c.hosts, t, port))
     }
 
+    /// The exact host names secrets are bound to on `port` (patterns of
+    /// subdomains and address ranges left out): what an address-only
+    /// tunnel request is compared with once they are resolved.
+    pub fn exact_names(&self, port: u16) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .list
+            .iter()
+            .flat_map(|c| c.hosts.iter())
+            .filter(|p| p.ports.allows(port))
+            .filter_map(|p| match &p.host {
+                crate::pattern::HostMatch::Exact(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// The secrets whose placeholder occurs in `bytes`.
     pub fn find(&self, bytes: &[u8]) -> Vec<Found> {
         (0..self.list.len())

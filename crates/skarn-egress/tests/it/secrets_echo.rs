@@ -367,3 +367,57 @@ fn a_stored_value_read_back_through_what_the_proxy_reads_is_scrubbed() {
     );
     let _ = &s.c;
 }
+
+/// Attack atk27 F5: a bound host reached through SOCKS5 by name, or by a
+/// `CONNECT` to its address, was a plain tunnel, so a value the host
+/// stored came back unscrubbed. Both are refused now; the value never
+/// reaches the client.
+#[test]
+fn a_bound_host_is_never_reached_through_a_plain_tunnel() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup();
+    // The host stores the value it was sent (through the scrubbing path).
+    assert_eq!(s.get("/store"), b"stored");
+    let socks = s.proxy.as_ref().unwrap().socks;
+    let by_name = Command::new("curl")
+        .args(["-sS", "-k", "--max-time", "20", "--socks5-hostname"])
+        .arg(format!("127.0.0.1:{socks}"))
+        .arg(format!("https://api.test:{}/fetch", s.a.port))
+        .output()
+        .unwrap();
+    let mut out = by_name.stdout.clone();
+    out.extend_from_slice(&by_name.stderr);
+    assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
+    assert!(!by_name.status.success(), "{}", String::from_utf8_lossy(&out));
+    // SOCKS5 by address, and CONNECT to the address.
+    let by_addr = Command::new("curl")
+        .args(["-sS", "-k", "--max-time", "20", "--socks5"])
+        .arg(format!("127.0.0.1:{socks}"))
+        .arg(format!("https://127.0.0.1:{}/fetch", s.a.port))
+        .output()
+        .unwrap();
+    let mut out = by_addr.stdout.clone();
+    out.extend_from_slice(&by_addr.stderr);
+    assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
+    let out = s.curl(&["-k", &format!("https://127.0.0.1:{}/fetch", s.a.port)]);
+    assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
+    assert!(
+        String::from_utf8_lossy(&out).contains("403") || !out.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    // A host no secret is bound to is still tunnelled (through SOCKS5).
+    let other = Command::new("curl")
+        .args(["-sS", "-k", "--max-time", "20", "--socks5-hostname"])
+        .arg(format!("127.0.0.1:{socks}"))
+        .arg(format!("https://unbound.test:{}/hello", s.c.port))
+        .output()
+        .unwrap();
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+}
