@@ -267,6 +267,10 @@ pub(crate) fn prepare(code: &str) -> Result<Prepared, ExecError> {
 /// changed the program (a fuzzer found a script oxc accepted with an
 /// identifier escape the generator dropped); it is refused, never run.
 fn recheck_output(js: &str) -> Result<(), ExecError> {
+    let mut why = Vec::new();
+    // As JavaScript (what the engine parses), validated again; and in the
+    // front end's own mode (TypeScript), which must accept its own output
+    // too: either parser may be the lenient one for a given oddity.
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, js, SourceType::mjs())
         .with_options(ParseOptions {
@@ -274,11 +278,7 @@ fn recheck_output(js: &str) -> Result<(), ExecError> {
             ..ParseOptions::default()
         })
         .parse();
-    let mut why: Vec<String> = parsed
-        .diagnostics
-        .errors()
-        .map(|d| d.message.to_string())
-        .collect();
+    why.extend(parsed.diagnostics.errors().map(|d| d.message.to_string()));
     if why.is_empty() && !parsed.panicked {
         let sem = SemanticBuilder::new()
             .with_check_syntax_error(true)
@@ -292,10 +292,19 @@ fn recheck_output(js: &str) -> Result<(), ExecError> {
                 .map(|v| v.what),
         );
     }
-    if why.is_empty() && !parsed.panicked {
+    let ts_allocator = Allocator::default();
+    let ts = Parser::new(&ts_allocator, js, SourceType::ts().with_module(true))
+        .with_options(ParseOptions {
+            allow_return_outside_function: true,
+            ..ParseOptions::default()
+        })
+        .parse();
+    why.extend(ts.diagnostics.errors().map(|d| d.message.to_string()));
+    let parsed_panicked = parsed.panicked || ts.panicked;
+    if why.is_empty() && !parsed_panicked {
         return Ok(());
     }
-    if parsed.panicked && why.is_empty() {
+    if parsed_panicked && why.is_empty() {
         why.push("the parser gave up".into());
     }
     let mut err = ExecError::new(

@@ -390,7 +390,11 @@ fn a_bound_host_is_never_reached_through_a_plain_tunnel() {
     let mut out = by_name.stdout.clone();
     out.extend_from_slice(&by_name.stderr);
     assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
-    assert!(!by_name.status.success(), "{}", String::from_utf8_lossy(&out));
+    assert!(
+        !by_name.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
     // SOCKS5 by address, and CONNECT to the address.
     let by_addr = Command::new("curl")
         .args(["-sS", "-k", "--max-time", "20", "--socks5"])

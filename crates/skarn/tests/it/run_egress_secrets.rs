@@ -155,7 +155,8 @@ fn the_placeholder_where_it_is_not_bound_gets_no_value_and_is_reported() {
     let ws = t.dir("ws");
     let net = format!("allow:127.0.0.1:{},127.0.0.1:{}", a.port, b.port);
     // $TOKEN to b (bound to `other`): refused. $TOKEN to a's address
-    // instead of its name: a plain tunnel, the placeholder goes as is.
+    // instead of its name: refused too (a plain tunnel to a bound host
+    // would relay its answers unscrubbed: attack atk27 F5).
     let script = format!(
         "export NO_PROXY= no_proxy=; \
          curl -sS -H \"Authorization: Bearer $TOKEN\" https://localhost:{b}/x; \
@@ -179,7 +180,11 @@ fn the_placeholder_where_it_is_not_bound_gets_no_value_and_is_reported() {
     assert!(b.seen().is_empty(), "{}", b.seen_text());
     let a_seen = a.seen_text();
     assert!(!a_seen.contains(REAL), "{a_seen}");
-    assert!(a_seen.contains("Bearer "), "{a_seen}{}", err(&o));
+    assert!(
+        err(&o).contains("a host a secret is bound to is reached through the HTTP proxy only"),
+        "{}",
+        err(&o)
+    );
     assert!(!stdout.contains(REAL) && !err(&o).contains(REAL));
     let r = report_json(&o);
     let uses = r["egress"]["secrets"].as_array().unwrap();

@@ -145,6 +145,9 @@ fn cargo_config_cannot_be_planted() {
     let ws = t.dir("ws");
     git(&ws, &["init", "-q"]);
     t.file("ws/old/.cargo/config.toml", "[build]\njobs = 1\n");
+    // Past the after-run check's 50 ms clock margin (a file made just
+    // before the run would count as the run's).
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let cfg = "[build]\\nrustc-wrapper = \\\".cargo/w.sh\\\"\\n";
     let script = format!(
         "for d in . sub old; do mkdir -p $d/.cargo; printf '{cfg}' > $d/.cargo/config.toml; \
