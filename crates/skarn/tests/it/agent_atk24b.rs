@@ -341,7 +341,10 @@ fn files_an_envrc_sources_are_protected() {
     );
     for p in [".envrc.local", "config/.env.dev", "pkg/.env"] {
         let why = judge(&ws.join(p).display().to_string(), &ws, &home);
-        assert!(why.as_deref().is_some_and(|w| w.contains("direnv")), "{p}: {why:?}");
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains("direnv")),
+            "{p}: {why:?}"
+        );
     }
     assert_eq!(
         judge(
