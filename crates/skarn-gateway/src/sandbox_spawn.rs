@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 #[cfg(target_os = "linux")]
+use skarn_sandbox::prepare::PrepareError;
+#[cfg(target_os = "linux")]
 use skarn_sandbox::{HostFacts, NetPolicy, PlanError};
 
 use crate::sandbox_config::SandboxConfig;
@@ -62,6 +64,8 @@ pub enum SandboxError {
     Secrets(String),
     #[error(transparent)]
     Grant(#[from] skarn_sandbox::grants::GrantError),
+    #[error(transparent)]
+    Prepare(#[from] skarn_sandbox::prepare::PrepareError),
     #[cfg(target_os = "linux")]
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -132,25 +136,21 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
     std::fs::canonicalize(p).map_err(err)
 }
 
-/// The host's facts for `policy`. Probed, and (for root) the walk of the
-/// system directories for entries closed to others done, once per
-/// gateway: a server's restart does not pay for them again. Only the
-/// workspace's owner depends on the policy.
+/// The host's facts, probed and (for root) walked for system entries
+/// closed to others once per gateway: a server's restart does not pay
+/// for them again. What depends on a server's grants is observed again
+/// for each one by [`skarn_sandbox::prepare::prepare`].
 #[cfg(target_os = "linux")]
 fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
-    let mut h = HOST
-        .get_or_init(|| {
-            let mut h = HostFacts::probe();
-            h.observe_policy(policy);
-            // Each server's helper is a fresh exec that binds its own
-            // idmapped trees: the gateway keeps none mounted.
-            skarn_sandbox::idmap::release();
-            h
-        })
-        .clone();
-    use std::os::unix::fs::MetadataExt;
-    h.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
-    h
+    HOST.get_or_init(|| {
+        let mut h = HostFacts::probe();
+        h.observe_policy(policy);
+        // Each server's helper is a fresh exec that binds its own
+        // idmapped trees: the gateway keeps none mounted.
+        skarn_sandbox::idmap::release();
+        h
+    })
+    .clone()
 }
 
 /// Prepare the start of a stdio server: confined when its configuration
@@ -321,16 +321,25 @@ pub fn prepare(
         if secrets.is_some() {
             skarn_sandbox::egress_secrets::tidy_ca_dir(&state);
         }
-        let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-        let host = host_facts(&policy);
         let mut argv: Vec<OsString> = vec![command_arg.into()];
         argv.extend(args.iter().map(OsString::from));
-        let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+        let host = host_facts(&policy);
+        let prepared = match skarn_sandbox::prepare::prepare(skarn_sandbox::prepare::Request {
+            purpose: skarn_sandbox::prepare::Purpose::Server,
+            policy,
+            argv: &argv,
+            home: home.as_deref(),
+            host: Some(host),
+            path_var: None,
+        }) {
             Ok(p) => p,
-            Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+            Err(PrepareError::Plan(PlanError::CannotEnforce(why))) => return Ok((off(why)?, env)),
             Err(e) => return Err(e.into()),
         };
-        plan.report.notes.extend(notes);
+        for w in &prepared.warnings {
+            tracing::warn!("server {alias}: {w}");
+        }
+        let (policy, mut plan) = (prepared.policy, prepared.plan);
         if let Some(s) = secrets {
             s.attach(
                 &mut plan,

@@ -103,6 +103,41 @@ pub(crate) fn unescape(s: &[u8]) -> PathBuf {
     )
 }
 
+/// Record the workspace and write grants of `policy` (canonical already)
+/// in the log of `home`, before the command starts, so that later runs
+/// do not trust configuration it may leave inside them. Every caller that
+/// starts a sandboxed command records through here ([`crate::prepare`]).
+/// Returns warnings for the caller to show: nothing is recorded without
+/// an existing home (a `HOME` naming a missing directory is never
+/// created), or when the log cannot be written.
+pub fn record_policy(policy: &crate::Policy, home: Option<&Path>) -> Vec<String> {
+    let Some(file) = log_path(home.filter(|h| h.is_dir())) else {
+        return vec![
+            "HOME is unset or not an existing directory: this run's writable directories \
+             are not recorded"
+                .into(),
+        ];
+    };
+    let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
+    dirs.extend(policy.write.iter().map(|g| (Kind::Write, g.path.clone())));
+    let mut warnings = Vec::new();
+    if dirs.iter().any(|(_, d)| file.starts_with(d)) {
+        warnings.push(format!(
+            "the record of writable directories ({}) lies inside this run's writable \
+             directories: a command may change it",
+            file.display()
+        ));
+    }
+    if let Err(e) = GrantLog::record(&file, &dirs) {
+        warnings.push(format!(
+            "cannot record this run's writable directories in {}: {e}; a later run may \
+             trust a skarn.toml this run writes below its workspace",
+            file.display()
+        ));
+    }
+    warnings
+}
+
 fn line(kind: Kind, p: &Path) -> Vec<u8> {
     let mut l = kind.word().as_bytes().to_vec();
     l.push(b'\t');

@@ -139,7 +139,20 @@ impl HostFacts {
     /// workspace and write grants are not walked: a command could fill them
     /// to exhaust the walk).
     pub fn observe_policy(&mut self, policy: &crate::Policy) {
+        self.observe_policy_without_walk(policy);
+        if self.uid == 0 {
+            self.walk_closed_files(policy);
+        }
+    }
+
+    /// [`HostFacts::observe_policy`] without root's walk of the system
+    /// directories: for facts probed and walked once and reused for
+    /// several policies (a gateway's servers). Everything that depends on
+    /// the policy's grants (the trusted places leading into them) is
+    /// observed again.
+    pub fn observe_policy_without_walk(&mut self, policy: &crate::Policy) {
         use std::os::unix::fs::MetadataExt;
+        self.home_entries.clear();
         self.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
         if let Some(h) = &self.home
             && policy.allow_home_workspace
@@ -152,9 +165,6 @@ impl HostFacts {
                 .filter(|n| n.starts_with('.') && n != ".git")
                 .collect();
             self.home_entries.sort();
-        }
-        if self.uid == 0 {
-            self.walk_closed_files(policy);
         }
         self.observe_trusted(policy);
     }

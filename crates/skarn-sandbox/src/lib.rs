@@ -116,6 +116,7 @@ pub mod placeholder;
 #[cfg(target_os = "linux")]
 pub mod plan;
 pub mod policy;
+pub mod prepare;
 pub mod presets;
 #[cfg(target_os = "linux")]
 pub mod privs;

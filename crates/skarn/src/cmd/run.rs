@@ -8,8 +8,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-#[cfg(target_os = "linux")]
-use skarn_sandbox::HostFacts;
 use skarn_sandbox::granted::GrantLog;
 use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
 #[cfg(target_os = "linux")]
@@ -257,37 +255,6 @@ fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
     skarn_sandbox::granted::log_path(home)
 }
 
-/// Record this run's workspace and write grants before it starts, so that
-/// later runs do not trust configuration it may leave inside them.
-pub(crate) fn record_granted(policy: &Policy) {
-    use skarn_sandbox::granted::Kind;
-    // Never create the user's home: a HOME naming a missing directory
-    // (as root, a path under `/`) gets no record.
-    let Some(file) = granted_log_path(home().filter(|h| h.is_dir()).as_deref()) else {
-        eprintln!(
-            "skarn: warning: HOME is unset or not an existing directory: this run's writable \
-             directories are not recorded"
-        );
-        return;
-    };
-    let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
-    dirs.extend(policy.write.iter().map(|g| (Kind::Write, g.path.clone())));
-    if dirs.iter().any(|(_, d)| file.starts_with(d)) {
-        eprintln!(
-            "skarn: warning: the record of writable directories ({}) lies inside this run's \
-             writable directories: a command may change it",
-            file.display()
-        );
-    }
-    if let Err(e) = GrantLog::record(&file, &dirs) {
-        eprintln!(
-            "skarn: warning: cannot record this run's writable directories in {}: {e}; \
-             a later run may trust a skarn.toml this run writes below its workspace",
-            file.display()
-        );
-    }
-}
-
 /// Build the policy from defaults, config files and flags.
 pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -473,24 +440,20 @@ fn run_confined(
             !holds
         });
     }
-    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    record_granted(&policy);
-    let mut host = HostFacts::probe();
-    host.observe_policy(&policy);
-    if let Some(n) =
-        skarn_sandbox::workspace_kind::non_project(&policy.workspace, home().as_deref())
-    {
-        // Allowed by a flag (build_policy refused it otherwise).
-        host.treat_workspace_as_home(&policy, n.to_string());
+    let home = home();
+    let path_var = std::env::var_os("PATH");
+    let prepared = skarn_sandbox::prepare::prepare(skarn_sandbox::prepare::Request {
+        purpose: skarn_sandbox::prepare::Purpose::Run,
+        policy,
+        argv: &args.command,
+        home: home.as_deref(),
+        host: None,
+        path_var: path_var.as_deref(),
+    })?;
+    for w in &prepared.warnings {
+        eprintln!("skarn: warning: {w}");
     }
-    let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
-    plan.not_found_hint = skarn_sandbox::plan::not_found_hint(
-        &policy,
-        &host,
-        &plan,
-        std::env::var_os("PATH").as_deref(),
-    );
-    plan.report.notes.extend(grant_notes);
+    let (policy, mut plan) = (prepared.policy, prepared.plan);
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
         let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
