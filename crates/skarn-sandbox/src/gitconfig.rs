@@ -111,21 +111,29 @@ pub fn parse(text: &str) -> Parsed {
         if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
             continue;
         }
-        if rest.starts_with('[') {
+        // Git reads headers one after another on a line (`[a][b] k = v`
+        // sets `b.k`), then a key.
+        let mut done = false;
+        while rest.starts_with('[') {
             match parse_header(rest) {
                 Some((sec, after)) => {
                     section = Some(sec);
                     rest = skip_space(after);
                     if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
-                        continue;
+                        done = true;
+                        break;
                     }
                 }
                 None => {
                     out.bad_lines.push(lineno);
                     section = None;
-                    continue;
+                    done = true;
+                    break;
                 }
             }
+        }
+        if done {
+            continue;
         }
         let Some((sec, sub)) = &section else {
             out.bad_lines.push(lineno);
@@ -395,106 +403,5 @@ pub fn is_true(v: Option<&str>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sections_subsections_and_values() {
-        let p = parse(
-            "# c\n[core]\n\tbare = false ; x\n\tHooksPath = \"a b\"\\\n c\n[remote \"Or\\\"g\"] url = u\n\
-             [Sec.Sub]\nflag\n[x]\nk = a\\tb  # tail\n",
-        );
-        assert!(p.bad_lines.is_empty(), "{:?}", p.bad_lines);
-        let keys: Vec<String> = p.items.iter().map(|i| i.key()).collect();
-        assert_eq!(
-            keys,
-            [
-                "core.bare",
-                "core.hookspath",
-                "remote.Or\"g.url",
-                "sec.sub.flag",
-                "x.k"
-            ]
-        );
-        assert_eq!(p.items[1].value.as_deref(), Some("a b c"));
-        assert_eq!(p.items[3].value, None);
-        assert_eq!(p.items[4].value.as_deref(), Some("a\tb"));
-    }
-
-    #[test]
-    fn a_backslash_in_a_comment_does_not_hide_the_next_line() {
-        // Git reads both planted keys; so must the vetting.
-        for text in [
-            "# \\\n[core] fsmonitor = \"x\"\n",
-            "; \\\n[core]\n\tfsmonitor = x\n",
-            "[user]\n\tname = x ;\\\n[core] fsmonitor = y\n",
-            "[user]\n\tname = x # \"\\\n[core] fsmonitor = y\n",
-        ] {
-            let p = parse(text);
-            assert!(
-                p.items.iter().any(|i| i.key() == "core.fsmonitor"),
-                "{text:?}: {:?}",
-                p.items
-            );
-        }
-        // Inside a value (quoted or not) the backslash still continues.
-        let p = parse("[a]\n\tk = \"x ; \\\n y\"\n\tm = 1\\\n2\n");
-        assert_eq!(p.items[0].value.as_deref(), Some("x ;  y"));
-        assert_eq!(p.items[1].value.as_deref(), Some("12"));
-    }
-
-    #[test]
-    fn bad_lines_are_reported_not_fatal() {
-        // Git reads a key before any section (`k`); the rest it refuses.
-        let p = parse("k = v\n[core\n[ok]\n= x\nv = \"open\nw = \\q\n");
-        assert_eq!(p.bad_lines, [2, 4, 5, 6]);
-        assert_eq!(p.items.len(), 1);
-        assert_eq!(p.items[0].key(), "k");
-    }
-
-    #[test]
-    fn write_round_trips() {
-        let p = parse("[a \"s\\\\x\"]\n k = \"q\\\"\\n\"\n[b]\n f\n");
-        let back = parse(&write(&p.items));
-        assert_eq!(back, p);
-    }
-
-    #[test]
-    fn write_leaves_out_what_git_cannot_read_back() {
-        // A NUL-cut subsection gives a name with a blank; a key before any
-        // header has no section.
-        let p = parse("k = 1\n[alias \"x y\0\"]\n\tk = v\n[user]\n\tname = n\n");
-        assert_eq!(p.items.len(), 3);
-        let back = parse(&write(&p.items));
-        assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
-        assert_eq!(back.items.len(), 1);
-        assert_eq!(back.items[0].key(), "user.name");
-    }
-
-    #[test]
-    fn write_never_changes_a_setting_it_cannot_spell() {
-        // Found by the `dotfiles` fuzz target: a form feed in a subsection
-        // was dropped, so the setting applied to another URL pattern. A
-        // subsection keeps its characters as they are (git has no escapes
-        // there but `\\` and `\"`); a value with a control character git
-        // has no escape for is left out whole.
-        let p = parse(
-            "[http \"a\x0cb\\\"\"]\n\tsslVerify = false\n[user]\n\tname = \"x\x07y\"\n\temail = e\n",
-        );
-        assert_eq!(p.items.len(), 3);
-        let back = parse(&write(&p.items));
-        assert!(back.bad_lines.is_empty(), "{:?}", write(&p.items));
-        let keys: Vec<String> = back.items.iter().map(Item::key).collect();
-        assert_eq!(
-            keys,
-            ["http.a\x0cb\".sslverify", "user.email"],
-            "{:?}",
-            write(&p.items)
-        );
-    }
-
-    #[test]
-    fn booleans() {
-        assert!(is_true(None) && is_true(Some("Yes")) && !is_true(Some("0")));
-    }
-}
+#[path = "gitconfig_tests.rs"]
+mod tests;

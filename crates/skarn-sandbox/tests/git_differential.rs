@@ -304,6 +304,9 @@ fn git_config_regressions() {
         b"[a]\n\tk = \"\" x\n",
         b"[a]\n\tk = a \"\"\n",
         b"[a]\n\tk = a \\\n\n",
+        // Headers one after another on a line (fuzz finding 16).
+        b"[core][core]\n\thooksPath = ../h\n",
+        b"[a] [core] fsmonitor = echo x\n",
         // A continuation at the end of the file.
         b"[a]\n\tk = v\\",
         // Headers git accepts: dotted with a subsection, empty name with
