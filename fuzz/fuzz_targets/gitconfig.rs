@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skarn_sandbox::{git_vet, gitconfig};
+use skarn_sandbox::{protect::git::git_vet, protect::git::gitconfig};
 use std::process::Command;
 use std::sync::OnceLock;
 

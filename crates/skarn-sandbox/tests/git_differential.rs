@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use skarn_sandbox::gitconfig;
+use skarn_sandbox::protect::git::gitconfig;
 use std::path::Path;
 use std::process::Command;
 
@@ -352,7 +352,7 @@ fn git_dir_of(dir: &Path, ceiling: &Path) -> Option<String> {
 /// A `.git` file and a `commondir` file name the directory git uses.
 #[test]
 fn git_file_and_commondir_match_git() {
-    use skarn_sandbox::git_vet;
+    use skarn_sandbox::protect::git::git_vet;
     if git_list(Path::new("/dev/null"), false).is_none() {
         skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
@@ -581,7 +581,7 @@ fn sanitised_gitconfig_drops_credentials_and_keeps_settings() {
             let Some(Some(input)) = git_list(&f, false) else {
                 return Ok(()); // a spelling git refuses: nothing to keep
             };
-            let out = skarn_sandbox::dotfiles::sanitized_gitconfig(&text);
+            let out = skarn_sandbox::secrets::dotfiles::sanitized_gitconfig(&text);
             prop_assert!(
                 !out.to_ascii_lowercase().contains("secretmark"),
                 "credential kept:\n{text}\n=>\n{out}"
