@@ -89,8 +89,15 @@ fn check_once(bytes: &[u8]) -> Result<bool, String> {
             p.bad_lines
         ));
     }
-    let mine: Vec<(String, Option<String>)> =
-        p.items.iter().map(|i| (i.key(), i.value.clone())).collect();
+    let mine: Vec<(String, Option<String>)> = p
+        .items
+        .iter()
+        .map(|i| {
+            // Our text keeps raw bytes as stand-ins: compare the bytes.
+            let shown = |s: &str| String::from_utf8_lossy(&gitconfig::raw_bytes(s)).into_owned();
+            (shown(&i.key()), i.value.as_deref().map(shown))
+        })
+        .collect();
     if mine != git {
         return Err(format!(
             "{:?}:\n  git:  {git:?}\n  ours: {mine:?}",
@@ -304,6 +311,10 @@ fn git_config_regressions() {
         b"[a]\n\tk = \"\" x\n",
         b"[a]\n\tk = a \"\"\n",
         b"[a]\n\tk = a \\\n\n",
+        // Bytes that are not UTF-8, split by quotes: one character to git
+        // (fuzz finding 17).
+        b"[core]\n\tk = \xdf\"\xa6\"\n",
+        b"[core \"\xf5\xd1\"]\n\tk = \x13\xbd\xdf\"\xa6\"]\n",
         // Headers one after another on a line (fuzz finding 16).
         b"[core][core]\n\thooksPath = ../h\n",
         b"[a] [core] fsmonitor = echo x\n",

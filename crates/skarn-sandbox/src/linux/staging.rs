@@ -271,7 +271,8 @@ fn move_in(stage: &Path, git: &Path) -> Option<String> {
                 let text = read_regular(&e.path()).unwrap_or_default();
                 let (clean, d) = sanitize_config(&text);
                 dropped.extend(d);
-                std::fs::write(git.join("config"), clean).is_ok()
+                // The bytes read, written back (see `gitconfig::raw_bytes`).
+                std::fs::write(git.join("config"), gitconfig::raw_bytes(&clean)).is_ok()
             }
             "hooks" if md.is_dir() => {
                 let _ = std::fs::create_dir(git.join("hooks"));

@@ -38,12 +38,13 @@ fn expand(v: &str, base: &Path, home: &Path) -> Option<PathBuf> {
     if v.is_empty() {
         return None;
     }
+    // The bytes git uses (see `gitconfig::decode_bytes`).
     let p = if let Some(rest) = v.strip_prefix("~/") {
-        home.join(rest)
+        home.join(gitconfig::value_path(rest))
     } else if v == "~" {
         home.to_path_buf()
     } else {
-        base.join(v)
+        base.join(gitconfig::value_path(v))
     };
     Some(crate::policy::config::normalize(&p))
 }
@@ -207,7 +208,7 @@ fn read(f: &Path) -> Result<Option<String>, &'static str> {
         Err(_) => return Ok(None),
     }
     std::fs::read(f)
-        .map(|b| Some(String::from_utf8_lossy(&b).into_owned()))
+        .map(|b| Some(gitconfig::decode_bytes(&b)))
         .map_err(|_| "unreadable")
 }
 

@@ -546,7 +546,10 @@ fn common_dir(git: &Path) -> Option<PathBuf> {
         return None;
     }
     let mut out = PathBuf::new();
-    for c in git.join(rel).components() {
+    for c in git
+        .join(crate::protect::git::gitconfig::value_path(rel))
+        .components()
+    {
         match c {
             std::path::Component::ParentDir => {
                 out.pop();

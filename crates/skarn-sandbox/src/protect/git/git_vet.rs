@@ -54,10 +54,11 @@ fn lexical(p: &Path) -> PathBuf {
 }
 
 fn resolve(base: &Path, p: &str, home: Option<&Path>) -> Option<PathBuf> {
+    // The bytes git uses (see `gitconfig::decode_bytes`).
     let path = if let Some(rest) = p.strip_prefix("~/") {
-        home?.join(rest)
+        home?.join(gitconfig::value_path(rest))
     } else {
-        let pb = PathBuf::from(p);
+        let pb = gitconfig::value_path(p);
         if pb.is_absolute() { pb } else { base.join(pb) }
     };
     Some(lexical(&path))

@@ -38,11 +38,81 @@ pub const MAX_FILE: u64 = 1 << 20;
 /// does not exist, `Err` with the reason when it is not a regular file,
 /// cannot be read or is larger than [`MAX_FILE`]. Bytes that are not
 /// UTF-8 (a Latin-1 user name, or a byte planted to make a strict reader
-/// give up) become U+FFFD: the lines, sections and keys git sees stay
-/// the same.
+/// give up) are kept, one stand-in character each ([`decode_bytes`]): the
+/// lines, sections and keys git sees stay the same, and a value used as a
+/// path ([`value_path`]) is the bytes git uses.
 #[cfg(unix)]
 pub fn read_file(p: &std::path::Path) -> Result<Option<String>, &'static str> {
-    Ok(read_bytes(p)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    Ok(read_bytes(p)?.map(|b| decode_bytes(&b)))
+}
+
+/// The first of the 256 characters (plane 16, private use) that stand for
+/// raw bytes in text from [`decode_bytes`].
+const RAW_BASE: u32 = 0x10_FF00;
+
+fn is_raw(c: char) -> bool {
+    (RAW_BASE..=RAW_BASE + 0xFF).contains(&(c as u32))
+}
+
+fn raw_char(b: u8) -> char {
+    char::from_u32(RAW_BASE + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// Bytes as text without losing any: UTF-8 stays as it is; each byte of
+/// what is not UTF-8 (and of a character that is itself one of the
+/// stand-ins) becomes the stand-in U+10FF00 + byte. [`raw_bytes`] is the
+/// exact inverse. (Git reads its configuration as bytes: a value split by
+/// quotes, `"\xdf"\xa6"`, is one character to git; U+FFFD for each byte
+/// would have made it another value, and another path.)
+pub fn decode_bytes(mut b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    loop {
+        let (good, bad) = match std::str::from_utf8(b) {
+            Ok(s) => (s, &b[b.len()..]),
+            Err(e) => {
+                let (g, rest) = b.split_at(e.valid_up_to());
+                let n = e.error_len().unwrap_or(rest.len());
+                // `g` is the valid prefix `from_utf8` found.
+                (std::str::from_utf8(g).unwrap_or_default(), &rest[..n])
+            }
+        };
+        for c in good.chars() {
+            if is_raw(c) {
+                let mut buf = [0u8; 4];
+                out.extend(c.encode_utf8(&mut buf).bytes().map(raw_char));
+            } else {
+                out.push(c);
+            }
+        }
+        out.extend(bad.iter().map(|&x| raw_char(x)));
+        let used = good.len() + bad.len();
+        if used >= b.len() {
+            return out;
+        }
+        b = &b[used..];
+    }
+}
+
+/// The bytes [`decode_bytes`] read as `s`.
+pub fn raw_bytes(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    for c in s.chars() {
+        if is_raw(c) {
+            out.push((c as u32 - RAW_BASE) as u8);
+        } else {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+    out
+}
+
+/// A configuration value (or a part of one) as the path git uses: the
+/// bytes [`read_file`] read.
+#[cfg(unix)]
+pub fn value_path(s: &str) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    std::path::PathBuf::from(std::ffi::OsString::from_vec(raw_bytes(s)))
 }
 
 /// [`read_file`]'s bytes as they are (for paths, which need not be UTF-8).

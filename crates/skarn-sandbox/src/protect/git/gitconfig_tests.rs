@@ -111,3 +111,34 @@ fn write_never_changes_a_setting_it_cannot_spell() {
 fn booleans() {
     assert!(is_true(None) && is_true(Some("Yes")) && !is_true(Some("0")));
 }
+
+#[test]
+fn bytes_that_are_not_utf8_are_kept() {
+    // Fuzz finding 17: `\xdf"\xa6"` is the one character U+07E6 to git
+    // (the quotes go, the bytes meet); one U+FFFD per byte made it another
+    // value, and as `core.hooksPath` another directory.
+    let text = decode_bytes(b"[core]\n\thooksPath = ho\xdf\"\xa6\"ks\xff\n");
+    let p = parse(&text);
+    assert!(p.bad_lines.is_empty(), "{:?}", p.bad_lines);
+    let v = p.items[0].value.as_deref().unwrap();
+    assert_eq!(raw_bytes(v), b"ho\xdf\xa6ks\xff");
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(value_path(v).as_os_str().as_bytes(), b"ho\xdf\xa6ks\xff");
+    }
+}
+
+#[test]
+fn the_byte_stand_ins_round_trip_every_input() {
+    let mut inputs: Vec<Vec<u8>> = vec![
+        b"plain".to_vec(),
+        vec![0xff, 0xfe, b'a', 0xc3],
+        "\u{10FF41}x\u{10FFFF}".as_bytes().to_vec(),
+        "caf\u{e9}".as_bytes().to_vec(),
+    ];
+    inputs.push((0..=255u8).collect());
+    for b in inputs {
+        assert_eq!(raw_bytes(&decode_bytes(&b)), b, "{b:?}");
+    }
+}
