@@ -44,7 +44,7 @@ fn git_list(bytes: &[u8]) -> Option<Vec<(String, Option<String>)>> {
 fuzz_target!(|data: &[u8]| {
     let _ = git_vet::gitfile_target(data);
     let _ = git_vet::commondir_target(data);
-    let text = String::from_utf8_lossy(data);
+    let text = gitconfig::decode_bytes(data);
     let p = gitconfig::parse(&text);
     // What we write back reads as the same items.
     let back = gitconfig::parse(&gitconfig::write(&p.items));
