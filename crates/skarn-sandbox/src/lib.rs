@@ -89,6 +89,8 @@ pub mod idmap;
 #[cfg(target_os = "linux")]
 pub mod idmap_plan;
 #[cfg(target_os = "linux")]
+pub mod idmap_workspace;
+#[cfg(target_os = "linux")]
 pub mod landlock_rules;
 #[cfg(target_os = "linux")]
 pub mod lapse;

@@ -194,6 +194,18 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let mut report = plan.report.clone();
+    if plan.workspace_idmap {
+        use std::os::unix::fs::MetadataExt;
+        let r = std::fs::metadata(&plan.workspace)
+            .and_then(|m| crate::idmap_workspace::prepare(&plan.workspace, m.uid(), m.gid()));
+        if let Err(e) = r {
+            report.degrade(format!(
+                "workspace {}: the user namespace for its owner's id mapping could not be made \
+                 ({e}): files there that only their owner may write are read-only to the command",
+                plan.workspace.display()
+            ));
+        }
+    }
     // A run killed before its check after the run (SIGKILL): that check
     // first, then this run's own record (attack 24 F4, F2).
     let roots = record_roots(&plan);
@@ -366,6 +378,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     };
     // Init has its own copy of the prepared idmapped trees.
     crate::idmap::release();
+    crate::idmap_workspace::release();
     if cg_wr >= 0 {
         let joined = born.is_some() || entry.attach(child).is_ok();
         sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });

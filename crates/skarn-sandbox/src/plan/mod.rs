@@ -166,6 +166,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
+        workspace_idmap: grants::workspace_idmap(policy, host, &g, ns.mount),
         workspace_layer: (ns.mount
             && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
             .then(|| WorkspaceLayer {

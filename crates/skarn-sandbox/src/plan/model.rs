@@ -232,6 +232,11 @@ pub struct Plan {
     /// applied after the run ([`crate::cow`], ADR 0130).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_layer: Option<WorkspaceLayer>,
+    /// Root in a workspace owned by another uid: the workspace is bound
+    /// through an id mapping that swaps its owner and root
+    /// ([`crate::idmap_workspace`], ADR 0180).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub workspace_idmap: bool,
     /// When the helper's `unshare` fails at run time (None when it
     /// unshares nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -109,6 +109,7 @@ mod run_usability;
 mod run_workspace_kind;
 #[cfg(target_os = "linux")]
 mod run_workspace_layer;
+mod run_workspace_owner;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.
