@@ -126,6 +126,8 @@ pub mod probe;
 pub mod provenance;
 #[cfg(unix)]
 pub mod rebase_todo;
+#[cfg(target_os = "linux")]
+pub mod repo_vet;
 pub mod report;
 pub mod report_provenance;
 mod report_text;
@@ -141,6 +143,8 @@ pub mod shell_sources;
 pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
+#[cfg(target_os = "linux")]
+pub mod submodules;
 #[cfg(target_os = "linux")]
 pub mod sys;
 #[cfg(target_os = "linux")]

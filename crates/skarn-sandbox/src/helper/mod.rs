@@ -25,6 +25,7 @@
 
 mod cgroup;
 mod egress;
+mod git_layer;
 mod host_tmp;
 mod init;
 mod layer;
@@ -234,12 +235,27 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // The workspace as a copy-on-write layer (ADR 0130): nothing to
     // reserve on the host; the changes are vetted after the run.
     let mut cow = layer::start(&plan, &mut report);
+    // Else the workspace's `.git` alone may be one (ADR 0181).
+    let mut gitl = if cow.is_none() && plan.reservation.is_some() {
+        git_layer::start(&plan, &mut report)
+    } else {
+        None
+    };
     let mut reserved = match &plan.reservation {
-        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
+        Some(r) => reserve::reserve(
+            &plan,
+            r,
+            &mut rnotes,
+            cow.is_some(),
+            &gitl.as_ref().map(|g| g.left_to_layer()).unwrap_or_default(),
+        ),
         None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
     if let Some(c) = cow.as_mut() {
         reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
+    if let Some(g) = gitl.as_mut() {
+        reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
     }
     report.notes.append(&mut rnotes.info);
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
@@ -401,6 +417,11 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // check, so that nothing sandboxed outlives the run.
     if let Some(c) = &cg.cgroup {
         c.kill_all();
+    }
+    // The git layer first: the checks after the run then look at the
+    // repository as it now is.
+    if let Some(g) = gitl.take() {
+        git_layer::finish(g, &mut report);
     }
     match (saved, cow) {
         (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),

@@ -79,7 +79,11 @@ pub struct Args {
     /// MiB; whole MiB only (0 = no limit) [default: 4G].
     #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub max_file_size: Option<u64>,
-    /// Let the command write persistence paths of the workspace (.git/hooks, .envrc, ...).
+    /// Let the command write the workspace's persistence paths (.envrc,
+    /// .vscode, agent and editor settings, ...) and skip the checks after
+    /// the run. The repository's hooks and code-running configuration stay
+    /// protected either way: host git would run what they name (safe
+    /// .git/config changes reach the repository after the run).
     #[arg(long)]
     pub no_protect_persistence: bool,
     /// Accept a workspace that is the home directory or holds it (refused
