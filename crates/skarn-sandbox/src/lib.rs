@@ -50,6 +50,7 @@ pub mod config;
 #[cfg(target_os = "linux")]
 pub mod cow;
 pub mod credential_text;
+pub mod denials;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress;

@@ -137,6 +137,7 @@ fn tell(out: &cow::Outcome, report: &mut RestrictionReport) {
         let line = format!("{p} was not applied to the repository: {why}");
         super::layer::warn(&line);
         report.notes.push(line);
+        report.denied.extend(super::layer::denial(p, why));
     }
     for n in &out.notes {
         let n = n.strip_prefix("skarn: ").unwrap_or(n);

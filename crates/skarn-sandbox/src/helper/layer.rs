@@ -132,9 +132,22 @@ pub(super) fn warn(line: &str) {
     sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
 }
 
+/// A refused change as a denial of this run (not one the host's own
+/// change during the run decided).
+pub(super) fn denial(path: &str, why: &str) -> Option<crate::report::Denial> {
+    (!why.starts_with("changed on the host")).then(|| crate::report::Denial {
+        kind: "write".into(),
+        what: path.to_string(),
+        why: why.to_string(),
+    })
+}
+
 /// After the run (no process of it is left): vet and apply the layer.
 pub(super) fn finish(c: Cow, report: &mut RestrictionReport) {
     let out = cow::finish(c.layer, &c.rules);
+    for (p, why) in &out.refused {
+        report.denied.extend(denial(p, why));
+    }
     if let Some(line) = cow::refused_line(&out) {
         warn(&line);
     }

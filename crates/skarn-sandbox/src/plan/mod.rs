@@ -162,6 +162,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report_format: ReportFormat::None,
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
         not_found_hint: None,
+        caller: Default::default(),
         tmp_watch: hint::tmp_watch(&ws, ns),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
@@ -202,5 +203,6 @@ fn empty_report(policy: &Policy, host: &HostFacts) -> RestrictionReport {
         provenance: Default::default(),
         layers: Vec::new(),
         workspace_changes: None,
+        denied: Vec::new(),
     }
 }

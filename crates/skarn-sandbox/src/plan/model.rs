@@ -216,6 +216,10 @@ pub struct Plan {
     /// for exactly the grant it needs.
     #[serde(default)]
     pub failure_hint: String,
+    /// Who started the run (`SKARN_CALLER`): the failure line says the fix
+    /// in its terms ([`crate::denials`]).
+    #[serde(default, skip_serializing_if = "crate::denials::Caller::is_terminal")]
+    pub caller: crate::denials::Caller,
     /// Printed instead when the command is not found (exit 127) but the
     /// host has it outside the grants: its host path and the grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]

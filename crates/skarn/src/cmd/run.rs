@@ -488,6 +488,8 @@ fn run_confined(
         host.treat_workspace_as_home(&policy, n.to_string());
     }
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
+    plan.caller =
+        skarn_sandbox::denials::Caller::parse(std::env::var("SKARN_CALLER").ok().as_deref());
     plan.not_found_hint = skarn_sandbox::plan::not_found_hint(
         &policy,
         &host,

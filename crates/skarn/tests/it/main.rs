@@ -75,6 +75,7 @@ mod run_env_round4b;
 #[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
+mod run_failure_line;
 mod run_git_config;
 mod run_git_links;
 #[cfg(target_os = "linux")]
