@@ -31,6 +31,7 @@ mod init;
 mod layer;
 mod layer_report;
 mod persistence;
+mod publish;
 mod reaper;
 mod release;
 mod reserve;
@@ -293,6 +294,18 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(e) = plan.egress.as_mut() {
         e.forget_secrets();
     }
+    // Published ports: bound on the host before the namespace is entered.
+    let published = match publish::bind(&plan.publish) {
+        Ok(l) => l,
+        Err(e) => {
+            err_line(&format!("--publish: cannot listen on the host: {e}"));
+            if let Some(p) = proxy {
+                p.kill();
+            }
+            release::release(reserved);
+            return EXIT_SETUP;
+        }
+    };
     let flags = unshare_flags(&plan)
         & !if pid_ns_by_clone {
             libc::CLONE_NEWPID
@@ -407,6 +420,8 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     drop(entry);
     // SAFETY: closing our copy of the write end.
     unsafe { libc::close(wr) };
+    // Published ports: the relay, forked now that init is (ADR 0183).
+    published.start(plan.ns.pid && !pid_ns_by_clone);
     signals::install_forwarders();
     let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
     // The terminal first: anything written to it before (a note on

@@ -163,6 +163,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
         not_found_hint: None,
         caller: Default::default(),
+        publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),

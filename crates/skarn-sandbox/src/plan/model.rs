@@ -216,6 +216,10 @@ pub struct Plan {
     /// for exactly the grant it needs.
     #[serde(default)]
     pub failure_hint: String,
+    /// Ports of the sandbox's loopback published on the host's 127.0.0.1
+    /// (`--publish HOST:SANDBOX`, ADR 0183; `--net loopback` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publish: Vec<(u16, u16)>,
     /// Who started the run (`SKARN_CALLER`): the failure line says the fix
     /// in its terms ([`crate::denials`]).
     #[serde(default, skip_serializing_if = "crate::denials::Caller::is_terminal")]

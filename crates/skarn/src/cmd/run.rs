@@ -99,6 +99,12 @@ pub struct Args {
     /// like a home workspace.
     #[arg(long)]
     pub allow_non_project_workspace: bool,
+    /// Publish a port of the sandbox's loopback on the host's 127.0.0.1,
+    /// like `docker -p` (a dev server started inside): connections to
+    /// 127.0.0.1:HOST_PORT on the host are relayed to SANDBOX_PORT inside.
+    /// Needs --net loopback; repeatable [default: none].
+    #[arg(long, value_name = "HOST_PORT:SANDBOX_PORT", value_parser = parse_publish)]
+    pub publish: Vec<(u16, u16)>,
     /// How the command writes the workspace: `cow` writes into a
     /// copy-on-write layer whose changes are applied when the run ends,
     /// those to protected paths refused (--report lists both; host programs
@@ -490,6 +496,20 @@ fn run_confined(
     let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
     plan.caller =
         skarn_sandbox::denials::Caller::parse(std::env::var("SKARN_CALLER").ok().as_deref());
+    if !args.publish.is_empty() {
+        if !matches!(policy.net, skarn_sandbox::NetPolicy::AllowLoopback) || !plan.loopback_up {
+            anyhow::bail!(
+                "--publish needs --net loopback: the sandbox's loopback is what it publishes"
+            );
+        }
+        plan.publish = args.publish.clone();
+        for (h, s) in &args.publish {
+            plan.report.notes.push(format!(
+                "published: 127.0.0.1:{h} on the host is relayed to port {s} of the sandbox's \
+                 loopback (--publish)"
+            ));
+        }
+    }
     plan.not_found_hint = skarn_sandbox::plan::not_found_hint(
         &policy,
         &host,
@@ -541,4 +561,18 @@ fn run_confined(
     }
     let err = cmd.exec();
     anyhow::bail!("cannot start the sandbox helper: {err}")
+}
+
+/// `HOST_PORT:SANDBOX_PORT` of `--publish` (ports 1-65535).
+fn parse_publish(s: &str) -> Result<(u16, u16), String> {
+    let (h, c) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: expected HOST_PORT:SANDBOX_PORT, e.g. 8080:3000"))?;
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("{p:?} is not a port (1-65535)"))
+    };
+    Ok((port(h)?, port(c)?))
 }

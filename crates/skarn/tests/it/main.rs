@@ -100,6 +100,7 @@ mod run_links_round4;
 mod run_no_backend;
 #[cfg(target_os = "linux")]
 mod run_offline;
+mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")] // the Linux backend's report
