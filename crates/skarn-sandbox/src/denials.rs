@@ -114,6 +114,10 @@ fn net_fix(caller: Caller, host: Option<&str>) -> String {
     }
 }
 
+/// Where the failure line's fix starts (what relays the line to a model,
+/// the gateway, cuts it there: the model gets the fact).
+pub const FIX_MARKER: &str = "; to allow the network: ";
+
 /// Most denials named in the line (the rest are counted; `--report
 /// --json` lists them all).
 const SHOWN: usize = 6;
@@ -143,7 +147,7 @@ pub fn line(denied: &[Denial], caller: Caller) -> Option<String> {
         .iter()
         .any(|d| d.kind == "host" || d.kind == "network")
     {
-        format!("; to allow the network: {}", net_fix(caller, host))
+        format!("{FIX_MARKER}{}", net_fix(caller, host))
     } else {
         String::new()
     };
