@@ -52,6 +52,13 @@ pub fn prepare(ws: &Path, uid: u32, gid: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// [`prepare`] for the workspace `ws`'s owner and group, as they are now.
+pub fn prepare_for(ws: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(ws)?;
+    prepare(ws, m.uid(), m.gid())
+}
+
 /// Bind `src` (the host's `path`, seen from the set-up root) read-write
 /// at `dst` through the prepared mapping, when `path` is the workspace it
 /// was prepared for (None otherwise).

@@ -197,10 +197,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     }
     let mut report = plan.report.clone();
     if plan.workspace_idmap {
-        use std::os::unix::fs::MetadataExt;
-        let r = std::fs::metadata(&plan.workspace)
-            .and_then(|m| crate::idmap_workspace::prepare(&plan.workspace, m.uid(), m.gid()));
-        if let Err(e) = r {
+        if let Err(e) = crate::idmap_workspace::prepare_for(&plan.workspace) {
             report.degrade(format!(
                 "workspace {}: the user namespace for its owner's id mapping could not be made \
                  ({e}): files there that only their owner may write are read-only to the command",
@@ -433,8 +430,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(c) = &cg.cgroup {
         c.kill_all();
     }
-    // The git layer first: the checks after the run then look at the
-    // repository as it now is.
+    // The git layer first: the checks after the run see what it applied.
     if let Some(g) = gitl.take() {
         git_layer::finish(g, &mut report);
     }
