@@ -196,14 +196,14 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let mut report = plan.report.clone();
-    if plan.workspace_idmap {
-        if let Err(e) = crate::idmap_workspace::prepare_for(&plan.workspace) {
-            report.degrade(format!(
-                "workspace {}: the user namespace for its owner's id mapping could not be made \
-                 ({e}): files there that only their owner may write are read-only to the command",
-                plan.workspace.display()
-            ));
-        }
+    if plan.workspace_idmap
+        && let Err(e) = crate::idmap_workspace::prepare_for(&plan.workspace)
+    {
+        report.degrade(format!(
+            "workspace {}: the user namespace for its owner's id mapping could not be made \
+             ({e}): files there that only their owner may write are read-only to the command",
+            plan.workspace.display()
+        ));
     }
     // A run killed before its check after the run (SIGKILL): that check
     // first, then this run's own record (attack 24 F4, F2).
