@@ -50,6 +50,11 @@ pub fn fact_only(line: &str) -> String {
     for a in skarn_sandbox::linux::plan::FAILURE_ADVICE {
         s = s.replace(a, "");
     }
+    // The failure line's fix (ADR 0182): everything after its marker.
+    #[cfg(target_os = "linux")]
+    if let Some(i) = s.find(skarn_sandbox::report::denials::FIX_MARKER) {
+        s.truncate(i);
+    }
     s
 }
 

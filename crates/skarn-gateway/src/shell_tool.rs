@@ -185,6 +185,9 @@ pub async fn call(
         .arg("--timeout")
         .arg(format!("{}s", timeout.as_secs().max(1)))
         .args(["--", "sh", "-c", cmd])
+        // The failure line then names configuration keys, not flags the
+        // model cannot pass (ADR 0182).
+        .env("SKARN_CALLER", "gateway")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

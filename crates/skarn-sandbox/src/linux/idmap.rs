@@ -195,9 +195,16 @@ extern "C" fn hold(_: *mut libc::c_void) -> libc::c_int {
 }
 
 /// A new user namespace whose uid and gid maps hold one line: `0 NOBODY 1`.
-/// Made by a child sharing this process's memory (no page tables copied),
-/// which only waits until the maps are written and the namespace opened.
 fn new_userns() -> io::Result<OwnedFd> {
+    let line = format!("0 {NOBODY} 1");
+    userns_with(&line, &line)
+}
+
+/// A new user namespace with the given uid and gid maps (lines of
+/// `inside outside count`). Made by a child sharing this process's memory
+/// (no page tables copied), which only waits until the maps are written
+/// and the namespace opened.
+pub(crate) fn userns_with(uid_map: &str, gid_map: &str) -> io::Result<OwnedFd> {
     let mut stack = vec![0u8; CHILD_STACK];
     // SAFETY: the stack pointer is the (16-byte aligned) top of a buffer
     // that outlives the child (it is reaped below before `stack` drops);
@@ -214,16 +221,17 @@ fn new_userns() -> io::Result<OwnedFd> {
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
-    let line = format!("0 {NOBODY} 1");
-    let r =
-        crate::linux::sys::write_file(Path::new(&format!("/proc/{pid}/uid_map")), line.as_bytes())
-            .and_then(|_| {
-                crate::linux::sys::write_file(
-                    Path::new(&format!("/proc/{pid}/gid_map")),
-                    line.as_bytes(),
-                )
-            })
-            .and_then(|_| open_ns(pid));
+    let r = crate::linux::sys::write_file(
+        Path::new(&format!("/proc/{pid}/uid_map")),
+        uid_map.as_bytes(),
+    )
+    .and_then(|_| {
+        crate::linux::sys::write_file(
+            Path::new(&format!("/proc/{pid}/gid_map")),
+            gid_map.as_bytes(),
+        )
+    })
+    .and_then(|_| open_ns(pid));
     crate::linux::sys::kill(pid, libc::SIGKILL);
     let mut status = 0;
     // SAFETY: reaping our own child; status is a valid int.

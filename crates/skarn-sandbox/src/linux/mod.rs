@@ -18,6 +18,7 @@ pub mod host;
 pub mod host_probe;
 pub mod idmap;
 pub mod idmap_plan;
+pub mod idmap_workspace;
 pub mod landlock_rules;
 pub mod lapse;
 pub mod launch;

@@ -25,6 +25,7 @@ pub fn report(policy: &Policy, facts: &MacFacts) -> RestrictionReport {
         provenance: Default::default(),
         layers: Vec::new(),
         workspace_changes: None,
+        denied: Vec::new(),
     };
     let mut grant = |path: &std::path::Path, access: &str, source: &str| {
         r.grants.push(GrantReport {

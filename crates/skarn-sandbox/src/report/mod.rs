@@ -1,5 +1,6 @@
 //! [`RestrictionReport`]: what was and was not enforced for one run.
 
+pub mod denials;
 pub mod report_provenance;
 pub mod report_text;
 
@@ -108,6 +109,25 @@ pub struct RestrictionReport {
     /// changed and what of it was applied or refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_changes: Option<WorkspaceChanges>,
+    /// What was denied during this run, as recorded (the network
+    /// namespace's count of connections and lookups that found no route,
+    /// the allow-list proxy's refusals, changes to protected paths refused
+    /// by a layer): one entry each. The failure line is printed only when
+    /// this is not empty ([`crate::report::denials`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denied: Vec<Denial>,
+}
+
+/// One denial recorded during a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denial {
+    /// `network`, `host` or `write`.
+    pub kind: String,
+    /// What: a count of attempts, a host, a path (relative to the
+    /// workspace for a write).
+    pub what: String,
+    /// Why it was denied.
+    pub why: String,
 }
 
 /// What a run changed in its workspace's copy-on-write layer.

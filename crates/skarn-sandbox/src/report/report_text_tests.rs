@@ -74,6 +74,7 @@ fn sample() -> RestrictionReport {
             Enforcement::not_enforced(Layer::Seccomp, "unavailable on this host"),
         ],
         workspace_changes: None,
+        denied: Vec::new(),
     }
 }
 

@@ -77,7 +77,11 @@ pub struct Args {
     /// MiB; whole MiB only (0 = no limit) [default: 4G].
     #[arg(long, value_name = "SIZE", value_parser = whole_mib)]
     pub max_file_size: Option<u64>,
-    /// Let the command write persistence paths of the workspace (.git/hooks, .envrc, ...).
+    /// Let the command write the workspace's persistence paths (.envrc,
+    /// .vscode, agent and editor settings, ...) and skip the checks after
+    /// the run. The repository's hooks and code-running configuration stay
+    /// protected either way: host git would run what they name (safe
+    /// .git/config changes reach the repository after the run).
     #[arg(long)]
     pub no_protect_persistence: bool,
     /// Accept a workspace that is the home directory or holds it (refused
@@ -93,6 +97,12 @@ pub struct Args {
     /// like a home workspace.
     #[arg(long)]
     pub allow_non_project_workspace: bool,
+    /// Publish a port of the sandbox's loopback on the host's 127.0.0.1,
+    /// like `docker -p` (a dev server started inside): connections to
+    /// 127.0.0.1:HOST_PORT on the host are relayed to SANDBOX_PORT inside.
+    /// Needs --net loopback; repeatable [default: none].
+    #[arg(long, value_name = "HOST_PORT:SANDBOX_PORT", value_parser = parse_publish)]
+    pub publish: Vec<(u16, u16)>,
     /// How the command writes the workspace: `cow` writes into a
     /// copy-on-write layer whose changes are applied when the run ends,
     /// those to protected paths refused (--report lists both; host programs
@@ -455,6 +465,23 @@ fn run_confined(
         eprintln!("skarn: warning: {w}");
     }
     let (policy, mut plan) = (prepared.policy, prepared.plan);
+    plan.caller = skarn_sandbox::report::denials::Caller::parse(
+        std::env::var("SKARN_CALLER").ok().as_deref(),
+    );
+    if !args.publish.is_empty() {
+        if !matches!(policy.net, skarn_sandbox::NetPolicy::AllowLoopback) || !plan.loopback_up {
+            anyhow::bail!(
+                "--publish needs --net loopback: the sandbox's loopback is what it publishes"
+            );
+        }
+        plan.publish = args.publish.clone();
+        for (h, s) in &args.publish {
+            plan.report.notes.push(format!(
+                "published: 127.0.0.1:{h} on the host is relayed to port {s} of the sandbox's \
+                 loopback (--publish)"
+            ));
+        }
+    }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
         let dir = h.join(skarn_sandbox::secrets::egress_secrets::CA_DIR);
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
@@ -503,4 +530,18 @@ fn run_confined(
     }
     let err = cmd.exec();
     anyhow::bail!("cannot start the sandbox helper: {err}")
+}
+
+/// `HOST_PORT:SANDBOX_PORT` of `--publish` (ports 1-65535).
+fn parse_publish(s: &str) -> Result<(u16, u16), String> {
+    let (h, c) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: expected HOST_PORT:SANDBOX_PORT, e.g. 8080:3000"))?;
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("{p:?} is not a port (1-65535)"))
+    };
+    Ok((port(h)?, port(c)?))
 }

@@ -153,13 +153,19 @@ fn an_untrusted_file_cannot_raise_code_modes_limits() {
 
 /// F9: a sandboxed server that fails to start: `search` tells the model
 /// the fact (the sandbox denied the network), not the flags that would
-/// widen it nor where to read the whole policy.
+/// widen it nor where to read the whole policy. (The fake `npx` tries to
+/// resolve a name, as the real one does: the failure line is printed only
+/// for a denial the run recorded, ADR 0182.)
 #[test]
 fn search_relays_the_fact_not_the_advice_to_widen() {
     let t = TempDir::new("gw_advice");
     let (dir, home) = (t.dir("repo"), t.dir("home"));
     let npx = dir.join("npx");
-    std::fs::write(&npx, "#!/bin/sh\nexit 1\n").unwrap();
+    std::fs::write(
+        &npx,
+        "#!/bin/sh\ngetent hosts registry.example.invalid >/dev/null 2>&1\nexit 1\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&npx, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let cfg = dir.join("skarn.toml");
     std::fs::write(

@@ -75,6 +75,8 @@ mod run_env_round4b;
 #[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]
+mod run_failure_line;
+mod run_git_config;
 mod run_git_links;
 #[cfg(target_os = "linux")]
 mod run_git_protections;
@@ -98,6 +100,7 @@ mod run_links_round4;
 mod run_no_backend;
 #[cfg(target_os = "linux")]
 mod run_offline;
+mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")] // the Linux backend's report
@@ -109,6 +112,7 @@ mod run_usability;
 mod run_workspace_kind;
 #[cfg(target_os = "linux")]
 mod run_workspace_layer;
+mod run_workspace_owner;
 mod serve_conformance;
 mod serve_execute;
 // Sets RLIMIT_NOFILE on a child.

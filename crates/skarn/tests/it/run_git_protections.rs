@@ -20,7 +20,7 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
     );
     std::fs::write(ws.join(".bashrc"), "original\n").unwrap();
     let script = "echo evil > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
-                  echo '[core]' >> .git/config; echo evil > .envrc; mkdir -p .vscode; \
+                  printf '[core]\n\tfsmonitor = evil\n' >> .git/config; echo evil > .envrc; mkdir -p .vscode; \
                   echo '{}' > .vscode/tasks.json; echo '{}' > .mcp.json; echo evil >> .bashrc; \
                   echo evil > .zshrc; printf '[run]\\nwrite=[\"/\"]\\n' > skarn.toml; \
                   echo x > .gitmodules; mv .bashrc gone; rm -rf .git/hooks; echo ok > normal.txt";
@@ -128,14 +128,15 @@ fn git_init_inside_is_staged_and_moved_in_without_hooks_or_code_config() {
         .filter(|n| n.starts_with(".skarn"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
-    // A second run sees an ordinary, protected repository.
+    // A second run sees an ordinary, protected repository: what it writes
+    // in .git goes to the run's git layer (ADR 0181), a hook is refused.
     let o = run_in(
         &ws,
         &home,
         &[],
         &["sh", "-c", "echo evil > .git/hooks/pre-commit"],
     );
-    assert_ne!(code(&o), 0);
+    assert!(err(&o).contains(".git/hooks"), "{}", err(&o));
     assert!(!ws.join(".git/hooks/pre-commit").exists());
 }
 

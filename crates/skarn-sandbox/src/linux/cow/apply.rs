@@ -179,6 +179,15 @@ impl Apply<'_> {
                 }
                 _ => Change::Special,
             };
+            if what == Change::File && vet::git_config_file(&r, git) {
+                // Dangerous items are dropped (one line each), the rest
+                // applied; a file that does not parse is refused below.
+                if let Ok(dropped) = vet::sanitize_config(&upath, &self.rules.ws.join(&r)) {
+                    self.out
+                        .notes
+                        .extend(dropped.into_iter().map(|d| format!("{}: {d}", r.display())));
+                }
+            }
             if let Err(why) = vet::check(self.rules, &r, what, &upath, there.is_some(), git) {
                 self.refuse(&r, why);
                 continue;
@@ -284,10 +293,18 @@ impl Apply<'_> {
         let is_git = n == ".git"
             || is_git_dir(usub.as_fd())
             || hsub_there.as_ref().is_some_and(|h| is_git_dir(h.as_fd()));
-        if is_git && hsub_there.is_none() {
+        // A linked worktree's git directory (`.git/worktrees/<name>`): its
+        // entries are vetted one by one (`commondir` must be `../..`).
+        let comps: Vec<&OsStr> = r.iter().collect();
+        let worktree_dir = comps.len() >= 3
+            && comps[comps.len() - 2] == "worktrees"
+            && comps[comps.len() - 3] == ".git";
+        if is_git && hsub_there.is_none() && !worktree_dir {
             // A repository made in the run, below the top: kept only if
             // nothing in it could run programs on the host.
-            if let Some(why) = crate::protect::git::nested_git::unsafe_repo(&upath) {
+            if let Some(why) =
+                crate::protect::git::repo_vet::unsafe_repo_at(&upath, Some(r.components().count()))
+            {
                 self.refuse(
                     r,
                     format!("a repository that could run programs on the host ({why})"),
@@ -295,7 +312,7 @@ impl Apply<'_> {
                 return Ok(());
             }
         }
-        let git = if is_git {
+        let git = if is_git && !worktree_dir {
             Some(r.components().count() - 1)
         } else {
             git

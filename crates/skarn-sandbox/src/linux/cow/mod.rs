@@ -60,6 +60,58 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     out
 }
 
+/// The upper directory of a git layer (made by [`make_git_upper`]).
+pub fn git_upper(layer: &Layer) -> std::path::PathBuf {
+    layer.upper.join(".git")
+}
+
+/// Make the upper directory of a git layer inside `layer`.
+pub fn make_git_upper(layer: &Layer) -> std::io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let p = git_upper(layer);
+    std::fs::DirBuilder::new().mode(0o755).create(&p)?;
+    Ok(p)
+}
+
+/// Vet and apply a layer that was mounted over the workspace's `.git`
+/// only (the direct mode's git layer, ADR 0181), then remove it: the
+/// layer's upper directory holds the `.git` of the workspace of `rules`
+/// (overlayfs's upper directory is `upper/.git`, see [`git_upper`]).
+pub fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
+    let mut out = Outcome::default();
+    let r = (|| -> std::io::Result<()> {
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC;
+        let upper = rustix::fs::open(git_upper(&layer), flags, rustix::fs::Mode::empty())?;
+        let host = rustix::fs::open(rules.ws.join(".git"), flags, rustix::fs::Mode::empty())?;
+        let mut a = apply::Apply {
+            rules,
+            since: layer.since,
+            upper_root: &layer.upper,
+            same_fs: layer.same_fs,
+            out: &mut out,
+        };
+        a.dir(
+            upper.as_fd(),
+            host.as_fd(),
+            Path::new(".git"),
+            false,
+            1,
+            Some(0),
+        )
+    })();
+    if let Err(e) = r {
+        out.notes.push(format!(
+            "applying the run's changes to {}/.git stopped: {e}; what was not applied is discarded",
+            rules.ws.display()
+        ));
+    }
+    remove(layer);
+    out
+}
+
 /// The one-line summary of refused changes, for stderr (None when none).
 pub fn refused_line(out: &Outcome) -> Option<String> {
     const SHOWN: usize = 8;

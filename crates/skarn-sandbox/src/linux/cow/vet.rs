@@ -56,7 +56,7 @@ impl Rules {
                     reserve,
                     reserve_if,
                 } => {
-                    if is_git_config(path) {
+                    if vetted_in_layer(path) {
                         continue;
                     }
                     let r = *reserve || reserve_if.iter().any(|p| p.symlink_metadata().is_ok());
@@ -75,7 +75,7 @@ impl Rules {
                 &r.nested_roots,
                 r.git_home.as_deref(),
             ) {
-                if !is_git_config(&g.path) {
+                if !vetted_in_layer(&g.path) {
                     protected.push((g.path, true));
                 }
             }
@@ -102,6 +102,19 @@ impl Rules {
 pub fn is_git_config(p: &Path) -> bool {
     p.file_name() == Some(OsStr::new("config"))
         && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
+}
+
+/// Whether `p` is a repository's `.git/modules`: writable in the layer
+/// (`git submodule add` clones there) and vetted entry by entry when
+/// applied (hooks, configuration, redirects), instead of reserved.
+pub fn is_git_modules(p: &Path) -> bool {
+    p.file_name() == Some(OsStr::new("modules"))
+        && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
+}
+
+/// [`is_git_config`] or [`is_git_modules`]: left writable in a layer.
+pub fn vetted_in_layer(p: &Path) -> bool {
+    is_git_config(p) || is_git_modules(p)
 }
 
 fn names(rel: &Path) -> Vec<&OsStr> {
@@ -156,7 +169,15 @@ pub fn check(
     }
     let n = names(rel);
     if what != Change::Dir && n.last().is_some_and(|l| *l == ".git") {
-        return Err("a .git link to another repository".into());
+        let linked = what == Change::File
+            && crate::protect::git::repo_vet::linked_worktree(
+                &abs,
+                &std::fs::read(upper).unwrap_or_default(),
+            );
+        if !linked {
+            return Err("a .git link to another repository".into());
+        }
+        return Ok(());
     }
     if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) {
         return git_inner(&n[i + 1..], what, upper, &rules.ws.join(rel), host);
@@ -262,7 +283,7 @@ fn git_inner(
         return Ok(());
     }
     if *last == "config" && (inner.len() == 1 || in_module) {
-        return config(upper, host_path);
+        return config(upper, host_path, git_depth(host_path));
     }
     if *last == "commondir" && first == "worktrees" && inner.len() == 3 {
         let t = std::fs::read(upper).unwrap_or_default();
@@ -281,10 +302,86 @@ fn git_inner(
     Ok(())
 }
 
+/// How many directories below the workspace the git directory holding
+/// the configuration file `host_path` lies (its `core.worktree` may climb
+/// that many, see [`crate::protect::git::repo_vet::allowed_key_at`]); counted from the
+/// last `.git` component.
+fn git_depth(host_path: &Path) -> Option<usize> {
+    let n: Vec<Component> = host_path.components().collect();
+    let i = n.iter().rposition(|c| c.as_os_str() == ".git")?;
+    // `.git/config`: 1; `.git/modules/sub/config`: 3.
+    Some(n.len() - 1 - i)
+}
+
+/// The git configuration file at `rel` (relative to the workspace, `git`
+/// the index of its git directory as in [`check`]), if it is one:
+/// `.git/config`, or the configuration of a submodule's or worktree's git
+/// directory.
+pub fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
+    let n = names(rel);
+    let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) else {
+        return false;
+    };
+    let inner = &n[(i + 1).min(n.len())..];
+    inner.last().is_some_and(|l| *l == "config")
+        && (inner.len() == 1 || inner[0] == "modules" || inner[0] == "worktrees")
+}
+
+/// Drop from the configuration the run wrote (`upper`, rewritten in
+/// place) every item that is neither allow-listed nor in the workspace's
+/// file (`host_path`) already, with the same value; the rest reaches the
+/// repository. Returns one line per dropped item. `Err` when the text
+/// does not parse (the whole file is then refused by [`check`]).
+pub fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<String>, String> {
+    let new = crate::protect::git::gitconfig::read_file(upper)
+        .map_err(|w| format!("a git config that is {w}"))?
+        .unwrap_or_default();
+    let old = crate::protect::git::gitconfig::read_file(host_path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let (pn, po) = (
+        crate::protect::git::gitconfig::parse(&new),
+        crate::protect::git::gitconfig::parse(&old),
+    );
+    if pn.bad_lines.len() > po.bad_lines.len() {
+        return Err("git config lines that do not parse".into());
+    }
+    let depth = git_depth(host_path);
+    let (keep, drop): (Vec<_>, Vec<_>) = pn.items.into_iter().partition(|it| {
+        crate::protect::git::repo_vet::allowed_key_at(it, depth) || po.items.contains(it)
+    });
+    if drop.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Only dropped items changed: the host's text as it was (comments and
+    // layout kept); else the kept items, written anew.
+    let text = if keep == po.items {
+        old
+    } else {
+        crate::protect::git::gitconfig::write(&keep)
+    };
+    let tmp = upper.with_extension("skarn-vetted");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, upper))
+        .map_err(|e| format!("a git config that could not be vetted ({e})"))?;
+    Ok(drop
+        .iter()
+        .map(|it| {
+            format!(
+                "git config {} = {:?} was dropped: it runs programs or redirects git (allowed: \
+                 identity, remotes, branches, submodules; see docs/sandbox.md)",
+                it.key(),
+                it.value.as_deref().unwrap_or("true")
+            )
+        })
+        .collect())
+}
+
 /// A git configuration may change only in allow-listed keys
-/// ([`crate::linux::staging::allowed_key`]): every other item must be in the
+/// ([`crate::protect::git::repo_vet::allowed_key_at`]): every other item must be in the
 /// host's file already, with the same value.
-fn config(upper: &Path, host_path: &Path) -> Result<(), String> {
+fn config(upper: &Path, host_path: &Path, depth: Option<usize>) -> Result<(), String> {
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a git config that is {w}"))?
         .unwrap_or_default();
@@ -302,7 +399,9 @@ fn config(upper: &Path, host_path: &Path) -> Result<(), String> {
     let bad: Vec<String> = new
         .items
         .iter()
-        .filter(|it| !crate::linux::staging::allowed_key(it) && !old.items.contains(it))
+        .filter(|it| {
+            !crate::protect::git::repo_vet::allowed_key_at(it, depth) && !old.items.contains(it)
+        })
         .map(|it| it.key())
         .collect();
     if bad.is_empty() {

@@ -103,6 +103,14 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     if !plan.ns.pid {
         sys::kill(-t, libc::SIGKILL);
     }
+    // The kernel's record of refused connections and name lookups in the
+    // run's own network namespace (ADR 0182).
+    if plan.ns.net {
+        let n = crate::report::denials::no_route_count();
+        if n > 0 {
+            send(wr, &StageMsg::NoRoute(n));
+        }
+    }
     if let Some(ws) = &plan.tmp_watch {
         let (warn, temp): (Vec<String>, Vec<String>) = written_beside(ws, run.fs)
             .into_iter()

@@ -85,7 +85,7 @@ impl Cow {
         let ws = self.rules.ws.clone();
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
-                && !cow::vet::is_git_config(path)
+                && !cow::vet::vetted_in_layer(path)
                 && !self.rules.protected.iter().any(|(p, _)| p == path)
             {
                 self.rules.protected.push((path.clone(), true));
@@ -95,7 +95,9 @@ impl Cow {
             .into_iter()
             // A repository's config stays writable in the layer: its
             // changes are vetted key by key when applied.
-            .filter(|op| !matches!(op, FsOp::Protect { path, .. } if cow::vet::is_git_config(path)))
+            .filter(
+                |op| !matches!(op, FsOp::Protect { path, .. } if cow::vet::vetted_in_layer(path)),
+            )
             .map(|op| match op {
                 FsOp::Bind {
                     path,
@@ -125,14 +127,27 @@ fn refused_names(out: &cow::Outcome) -> String {
     format!(" ({})", n.join(", "))
 }
 
-fn warn(line: &str) {
+pub(super) fn warn(line: &str) {
     let line = crate::protect::terminal_filter::printable(line);
     sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
+}
+
+/// A refused change as a denial of this run (not one the host's own
+/// change during the run decided).
+pub(super) fn denial(path: &str, why: &str) -> Option<crate::report::Denial> {
+    (!why.starts_with("changed on the host")).then(|| crate::report::Denial {
+        kind: "write".into(),
+        what: path.to_string(),
+        why: why.to_string(),
+    })
 }
 
 /// After the run (no process of it is left): vet and apply the layer.
 pub(super) fn finish(c: Cow, report: &mut RestrictionReport) {
     let out = cow::finish(c.layer, &c.rules);
+    for (p, why) in &out.refused {
+        report.denied.extend(denial(p, why));
+    }
     if let Some(line) = cow::refused_line(&out) {
         warn(&line);
     }

@@ -25,11 +25,13 @@
 
 mod cgroup;
 mod egress;
+mod git_layer;
 mod host_tmp;
 mod init;
 mod layer;
 mod layer_report;
 mod persistence;
+mod publish;
 mod reaper;
 mod release;
 mod reserve;
@@ -194,6 +196,15 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         return EXIT_SETUP;
     }
     let mut report = plan.report.clone();
+    if plan.workspace_idmap
+        && let Err(e) = crate::linux::idmap_workspace::prepare_for(&plan.workspace)
+    {
+        report.degrade(format!(
+            "workspace {}: the user namespace for its owner's id mapping could not be made \
+             ({e}): files there that only their owner may write are read-only to the command",
+            plan.workspace.display()
+        ));
+    }
     // A run killed before its check after the run (SIGKILL): that check
     // first, then this run's own record (attack 24 F4, F2).
     let roots = record_roots(&plan);
@@ -222,12 +233,27 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // The workspace as a copy-on-write layer (ADR 0130): nothing to
     // reserve on the host; the changes are vetted after the run.
     let mut cow = layer::start(&plan, &mut report);
+    // Else the workspace's `.git` alone may be one (ADR 0181).
+    let mut gitl = if cow.is_none() && plan.reservation.is_some() {
+        git_layer::start(&plan, &mut report)
+    } else {
+        None
+    };
     let mut reserved = match &plan.reservation {
-        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
+        Some(r) => reserve::reserve(
+            &plan,
+            r,
+            &mut rnotes,
+            cow.is_some(),
+            &gitl.as_ref().map(|g| g.left_to_layer()).unwrap_or_default(),
+        ),
         None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
     };
     if let Some(c) = cow.as_mut() {
         reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
+    if let Some(g) = gitl.as_mut() {
+        reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
     }
     report.notes.append(&mut rnotes.info);
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
@@ -265,6 +291,18 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(e) = plan.egress.as_mut() {
         e.forget_secrets();
     }
+    // Published ports: bound on the host before the namespace is entered.
+    let published = match publish::bind(&plan.publish) {
+        Ok(l) => l,
+        Err(e) => {
+            err_line(&format!("--publish: cannot listen on the host: {e}"));
+            if let Some(p) = proxy {
+                p.kill();
+            }
+            release::release(reserved);
+            return EXIT_SETUP;
+        }
+    };
     let flags = unshare_flags(&plan)
         & !if pid_ns_by_clone {
             libc::CLONE_NEWPID
@@ -366,6 +404,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     };
     // Init has its own copy of the prepared idmapped trees.
     crate::linux::idmap::release();
+    crate::linux::idmap_workspace::release();
     if cg_wr >= 0 {
         let joined = born.is_some() || entry.attach(child).is_ok();
         sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });
@@ -378,6 +417,8 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     drop(entry);
     // SAFETY: closing our copy of the write end.
     unsafe { libc::close(wr) };
+    // Published ports: the relay, forked now that init is (ADR 0183).
+    published.start(plan.ns.pid && !pid_ns_by_clone);
     signals::install_forwarders();
     let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
     // The terminal first: anything written to it before (a note on
@@ -388,6 +429,10 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // check, so that nothing sandboxed outlives the run.
     if let Some(c) = &cg.cgroup {
         c.kill_all();
+    }
+    // The git layer first: the checks after the run see what it applied.
+    if let Some(g) = gitl.take() {
+        git_layer::finish(g, &mut report);
     }
     match (saved, cow) {
         (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),

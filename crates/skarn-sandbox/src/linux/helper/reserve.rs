@@ -28,7 +28,9 @@ pub(super) struct ReserveNotes {
 type Op = (PathBuf, bool, bool);
 
 /// Run the reservation step: the steps init mounts, and what to undo after
-/// the run. With `layered` (the workspace is a copy-on-write layer, ADR
+/// the run. With `git_layer` (the workspace's `.git`, a copy-on-write
+/// layer of its own, ADR 0181) nothing inside it is reserved or bound.
+/// With `layered` (the workspace is a copy-on-write layer, ADR
 /// 0130) nothing is made on the host: no placeholder, empty file or stage
 /// (what the run creates is vetted before it reaches the workspace); the
 /// existing protected paths, other names of protected places and sockets
@@ -38,6 +40,7 @@ pub(super) fn reserve(
     r: &Reservation,
     notes: &mut ReserveNotes,
     layered: bool,
+    git_layer: &[PathBuf],
 ) -> Reserved {
     let ws = r.workspace.clone();
     let lock_fd = open_dir(&ws).unwrap_or(-1);
@@ -114,6 +117,10 @@ pub(super) fn reserve(
             ));
         }
     }
+    // The workspace's `.git` is a copy-on-write layer of its own (ADR
+    // 0181): nothing is reserved or bound read-only in it, every change is
+    // vetted before it reaches the repository.
+    ops.retain(|(p, _, _)| !git_layer.iter().any(|g| p.starts_with(g)));
     let mut done = Resolved {
         layered,
         // Listed here, right before the names are resolved: a name the

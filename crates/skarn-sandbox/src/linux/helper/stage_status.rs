@@ -37,6 +37,9 @@ pub(crate) enum StageMsg {
     Fatal(String),
     /// What one confinement layer achieved, as applied.
     Layer(Enforcement),
+    /// Packets the run's network namespace found no route for (read by
+    /// init once the command ended, [`crate::report::denials::no_route_count`]).
+    NoRoute(u64),
 }
 
 impl StageMsg {
@@ -48,6 +51,7 @@ impl StageMsg {
             StageMsg::Lost(_) => 4,
             StageMsg::Fatal(_) => 5,
             StageMsg::Layer(_) => 6,
+            StageMsg::NoRoute(_) => 7,
         }
     }
 
@@ -57,6 +61,7 @@ impl StageMsg {
                 s.clone()
             }
             StageMsg::TargetPid(p) => p.to_string(),
+            StageMsg::NoRoute(n) => n.to_string(),
             StageMsg::Layer(e) => serde_json::to_string(e).unwrap_or_default(),
         }
     }
@@ -69,6 +74,7 @@ impl StageMsg {
             4 => StageMsg::Lost(text),
             5 => StageMsg::Fatal(text),
             6 => StageMsg::Layer(serde_json::from_str(&text).ok()?),
+            7 => StageMsg::NoRoute(text.parse().ok()?),
             _ => return None,
         })
     }

@@ -45,6 +45,9 @@ fn kept_unchanged<'a>(file: &Path, fs: &'a [FsOp]) -> Option<&'a Path> {
             FsOp::Protect { path, .. } | FsOp::Mask { path, .. } | FsOp::IdmapBind { path, .. } => {
                 Some(path.as_path())
             }
+            // The git layer over `.git` inside the writable workspace (ADR
+            // 0181): its host files change only once vetted.
+            FsOp::Layer { path, .. } => Some(path.as_path()),
             FsOp::Bind { path, access } if *access != Access::ReadWrite => Some(path.as_path()),
             _ => None,
         })

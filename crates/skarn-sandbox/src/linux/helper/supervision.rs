@@ -152,6 +152,7 @@ fn merge(msgs: &[StageMsg], plan: &Plan, report: &mut RestrictionReport) -> bool
                 report.status = Status::NotEnforced;
             }
             StageMsg::Layer(e) => report.layers.push(e.clone()),
+            StageMsg::NoRoute(n) => report.denied.push(crate::report::denials::network(*n)),
             StageMsg::TargetPid(_) => {}
         }
     }
@@ -183,12 +184,26 @@ pub(super) fn finish(
             .as_bytes(),
         );
     }
+    let proxy = crate::report::denials::from_egress(&report);
+    report.denied.extend(proxy);
     if !out.timed_out && !fatal && out.code == 127 && plan.not_found_hint.is_some() {
         if let Some(h) = &plan.not_found_hint {
             sys::write_fd(2, format!("{h}\n").as_bytes());
         }
-    } else if !out.timed_out && !fatal && out.code != 0 && !plan.failure_hint.is_empty() {
-        sys::write_fd(2, format!("{}\n", plan.failure_hint).as_bytes());
+    } else if !out.timed_out && !fatal && out.code != 0 {
+        // Only what was recorded as denied (ADR 0182): a command that
+        // fails on its own (`exit 7`, a failing test) gets no line.
+        match crate::report::denials::line(&report.denied, plan.caller) {
+            Some(l) => sys::write_fd(2, format!("{}\n", terminal_filter_line(&l)).as_bytes()),
+            None if !plan.failure_hint.is_empty() => report.notes.push(format!(
+                "the command failed and no denial was recorded for this run (file access \
+                 outside the grants fails as a missing or read-only path and leaves no kernel \
+                 record here); what the sandbox denies by policy: {}",
+                plan.failure_hint
+                    .trim_start_matches("skarn: sandbox: the command failed; ")
+            )),
+            None => {}
+        }
     }
     print_report(plan.report_format, &report);
     if fatal {
@@ -199,6 +214,11 @@ pub(super) fn finish(
     } else {
         out.code
     }
+}
+
+/// A line naming paths and hosts the command chose: control strings out.
+fn terminal_filter_line(l: &str) -> String {
+    crate::protect::terminal_filter::printable(l)
 }
 
 /// Print the report on stderr as asked.

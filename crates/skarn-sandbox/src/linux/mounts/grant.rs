@@ -141,6 +141,18 @@ fn bind_grant_depth(
     if idmap {
         return bind_idmapped(path, &src, &dst, access == Access::Read);
     }
+    if access == Access::ReadWrite {
+        ctx(super::mountpoint_like(&src, &dst), "mkdir", &dst)?;
+        match crate::linux::idmap_workspace::bind(path, &src, &dst) {
+            Some(Ok(())) => return Ok(()),
+            Some(Err(e)) => notes.push(format!(
+                "workspace {}: the id mapping for its owner could not be bound ({e}): files \
+                 there that only their owner may write are read-only to the command",
+                path.display()
+            )),
+            None => {}
+        }
+    }
     bind_with(
         &src,
         &dst,

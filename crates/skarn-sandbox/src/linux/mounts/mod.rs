@@ -78,7 +78,7 @@ fn touch(p: &Path) -> io::Result<()> {
 }
 
 /// Create the mountpoint `dst` matching the kind of `src` (dir or file).
-fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
+pub(super) fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
     if std::fs::metadata(src)?.is_dir() {
         mkdir_p(dst)
     } else {

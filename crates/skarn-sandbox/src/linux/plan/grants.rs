@@ -253,6 +253,18 @@ fn secrets(
     secrets
 }
 
+/// Whether the workspace is bound through the owner-swapping id mapping
+/// ([`crate::linux::idmap_workspace`]): root, a workspace of another owner that
+/// the run may write directly (not through a copy-on-write layer), and a
+/// new root to bind it in.
+pub(super) fn workspace_idmap(policy: &Policy, host: &HostFacts, g: &Granted, mount: bool) -> bool {
+    host.uid == 0
+        && host.workspace_owner.is_some_and(|o| o != 0)
+        && mount
+        && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Direct
+        && g.writable(&policy.workspace).is_some()
+}
+
 /// Notes about the workspace and the grants.
 fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut RestrictionReport) {
     let ws = &policy.workspace;
@@ -266,10 +278,20 @@ fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut Restrictio
     if let (Some(owner), 0) = (host.workspace_owner, host.uid)
         && owner != 0
     {
-        report.degrade(format!(
-            "running as root without capabilities in a workspace owned by uid {owner}: files \
-             and directories there that only their owner may write are read-only to the command"
-        ));
+        if workspace_idmap(policy, host, g, host.namespaces) {
+            report.notes.push(format!(
+                "running as root without capabilities in a workspace owned by uid {owner}: the \
+                 workspace is bound through an id mapping that swaps uid {owner} and root (and \
+                 the owner's group and root's), so the command writes it as root does bare; \
+                 what it creates belongs to uid {owner} on disk"
+            ));
+        } else {
+            report.degrade(format!(
+                "running as root without capabilities in a workspace owned by uid {owner}: \
+                 files and directories there that only their owner may write are read-only to \
+                 the command"
+            ));
+        }
     }
     if g.binds
         .iter()

@@ -67,24 +67,87 @@ pub(super) fn failure_hint(policy: &Policy, g: &Granted, ns: Namespaces, home: b
     )
 }
 
-/// When the command itself is a program the host has but the run cannot
-/// see (a PATH directory outside the grants, `~/bin`, `~/.local/bin`): the
-/// line that names its host path and the grant that makes it visible,
-/// printed when the command is not found (exit 127). Decided on the host
-/// before the run, against the same PATH the command inherits.
+/// When the command, or a command a `sh -c`/`bash -c` script names, is a
+/// program the host has but the run cannot see (a PATH directory outside
+/// the grants, `~/bin`, `~/.local/bin`): the line that names its host path
+/// and the grant that makes it visible, printed when the command is not
+/// found (exit 127). Decided on the host before the run, against the same
+/// PATH the command inherits.
 pub(super) fn not_found_hint(
     argv: &[std::ffi::OsString],
     path_var: Option<&std::ffi::OsStr>,
     g: &Granted,
 ) -> Option<String> {
-    use std::os::unix::ffi::OsStrExt;
+    let hidden: Vec<(String, PathBuf)> = candidates(argv)
+        .into_iter()
+        .filter_map(|n| hidden_program(&n, path_var, g).map(|p| (n, p)))
+        .take(4)
+        .collect();
+    let (name, found) = hidden.first()?;
+    let dir = found.parent()?.display().to_string();
+    let mut line = format!(
+        "skarn: {name} is {} on the host, outside what this run may see: grant its directory \
+         with --exec {dir} (or exec = [\"{dir}\"] under [run] in ~/.config/skarn/config.toml)",
+        found.display()
+    );
+    for (n, p) in &hidden[1..] {
+        line.push_str(&format!(
+            "; {n} is {} (--exec {})",
+            p.display(),
+            p.parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default()
+        ));
+    }
+    Some(line)
+}
+
+/// The program names to look for: the command's, and for a shell given a
+/// script (`sh -c 'make && deploy'`) the first word of each of the
+/// script's commands (at most 64; assignments and shell keywords skipped).
+fn candidates(argv: &[std::ffi::OsString]) -> Vec<String> {
+    let Some(first) = argv.first() else {
+        return Vec::new();
+    };
+    let mut out = vec![first.to_string_lossy().into_owned()];
+    let base = Path::new(first)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shell = matches!(base.as_str(), "sh" | "bash" | "dash" | "zsh" | "ksh");
+    let script = argv
+        .iter()
+        .position(|a| a == "-c" || a == "-lc" || a == "-ec")
+        .and_then(|i| argv.get(i + 1));
+    if let (true, Some(script)) = (shell, script) {
+        let script = script.to_string_lossy();
+        const KEYWORDS: &[&str] = &[
+            "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "case",
+            "esac", "!", "{", "}", "time", "exec", "env", "command", "nohup", "sudo", "xargs",
+        ];
+        for seg in script.split(['\n', ';', '|', '&', '(', ')', '`']).take(64) {
+            let word = seg
+                .split_whitespace()
+                .find(|w| !w.contains('=') && !KEYWORDS.contains(w));
+            if let Some(w) = word
+                && !w.starts_with(['$', '-', '\'', '"', '<', '>'])
+                && !out.iter().any(|o| o == w)
+            {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The host path of the program `name` when the run cannot see it.
+fn hidden_program(name: &str, path_var: Option<&std::ffi::OsStr>, g: &Granted) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let name = argv.first()?;
     let visible = |p: &Path| g.binds.iter().any(|(b, _, _)| p.starts_with(b));
     let executable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
-    let found: PathBuf = if name.as_bytes().contains(&b'/') {
+    let found: PathBuf = if name.contains('/') {
         let p = PathBuf::from(name);
         (p.is_absolute() && executable(&p)).then_some(p)?
     } else {
@@ -100,13 +163,7 @@ pub(super) fn not_found_hint(
     if visible(&found) || visible(&real) {
         return None;
     }
-    let dir = found.parent()?.display().to_string();
-    Some(format!(
-        "skarn: {} is {} on the host, outside what this run may see: grant its directory \
-         with --exec {dir} (or exec = [\"{dir}\"] under [run] in ~/.config/skarn/config.toml)",
-        name.to_string_lossy(),
-        found.display()
-    ))
+    Some(found)
 }
 
 /// The workspace when it lies in the run's private /tmp.

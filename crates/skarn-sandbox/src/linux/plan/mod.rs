@@ -164,10 +164,13 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report_format: ReportFormat::None,
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
         not_found_hint: None,
+        caller: Default::default(),
+        publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
+        workspace_idmap: grants::workspace_idmap(policy, host, &g, ns.mount),
         workspace_layer: (ns.mount
             && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
             .then(|| WorkspaceLayer {
@@ -203,5 +206,6 @@ fn empty_report(policy: &Policy, host: &HostFacts) -> RestrictionReport {
         provenance: Default::default(),
         layers: Vec::new(),
         workspace_changes: None,
+        denied: Vec::new(),
     }
 }

@@ -216,6 +216,17 @@ pub struct Plan {
     /// for exactly the grant it needs.
     #[serde(default)]
     pub failure_hint: String,
+    /// Ports of the sandbox's loopback published on the host's 127.0.0.1
+    /// (`--publish HOST:SANDBOX`, ADR 0183; `--net loopback` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub publish: Vec<(u16, u16)>,
+    /// Who started the run (`SKARN_CALLER`): the failure line says the fix
+    /// in its terms ([`crate::report::denials`]).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::report::denials::Caller::is_terminal"
+    )]
+    pub caller: crate::report::denials::Caller,
     /// Printed instead when the command is not found (exit 127) but the
     /// host has it outside the grants: its host path and the grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -232,6 +243,11 @@ pub struct Plan {
     /// applied after the run ([`crate::linux::cow`], ADR 0130).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_layer: Option<WorkspaceLayer>,
+    /// Root in a workspace owned by another uid: the workspace is bound
+    /// through an id mapping that swaps its owner and root
+    /// ([`crate::linux::idmap_workspace`], ADR 0180).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub workspace_idmap: bool,
     /// When the helper's `unshare` fails at run time (None when it
     /// unshares nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]

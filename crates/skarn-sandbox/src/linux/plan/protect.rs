@@ -93,8 +93,9 @@ fn persistence(
     let mut protects: Vec<FsOp> = Vec::new();
     if !policy.protect_persistence {
         report.notes.push(
-            "persistence paths (.git/hooks, .git/config, .envrc, ...) are writable \
-             (protect_persistence is off)"
+            "persistence paths of the workspace (.envrc, .vscode, ...) are writable and not \
+             checked after the run (protect_persistence is off); the repository's hooks and \
+             code-running configuration stay protected"
                 .into(),
         );
         return protects;

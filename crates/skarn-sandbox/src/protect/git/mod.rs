@@ -11,3 +11,7 @@ pub mod git_vet;
 pub mod gitconfig;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
+#[cfg(target_os = "linux")]
+pub mod repo_vet;
+#[cfg(target_os = "linux")]
+pub mod submodules;

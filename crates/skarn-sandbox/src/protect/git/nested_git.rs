@@ -67,60 +67,7 @@ fn global_hooks(git: &Path, hooks_rel: &[PathBuf]) -> Option<String> {
         })
 }
 
-/// Why a repository created during the run is not kept, if it is not.
-pub(crate) fn unsafe_repo(git: &Path) -> Option<String> {
-    let md = std::fs::symlink_metadata(git).ok()?;
-    if !md.is_dir() {
-        return Some("a .git link to another repository".into());
-    }
-    for f in ["commondir", "config.worktree"] {
-        if std::fs::symlink_metadata(git.join(f)).is_ok() {
-            return Some(format!("it has {f}"));
-        }
-    }
-    // Anything but a real directory of samples: a symbolic link (even a
-    // dangling one, filled by a later run) or an unreadable directory may
-    // hold hooks git runs.
-    let hooks = git.join("hooks");
-    match std::fs::symlink_metadata(&hooks) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Ok(m) if m.is_dir() => match std::fs::read_dir(&hooks) {
-            Ok(rd) => {
-                for e in rd {
-                    let Ok(e) = e else {
-                        return Some("an unreadable hooks directory".into());
-                    };
-                    if !e.file_name().to_string_lossy().ends_with(".sample") {
-                        return Some(format!("hook {}", e.file_name().to_string_lossy()));
-                    }
-                }
-            }
-            Err(_) => return Some("an unreadable hooks directory".into()),
-        },
-        Ok(_) => return Some("hooks that is not a directory".into()),
-        Err(_) => return Some("an unreadable hooks entry".into()),
-    }
-    // A link, FIFO or device node: host git writes through links (reflogs,
-    // COMMIT_EDITMSG) and hangs on a FIFO; git makes none of them.
-    if let Some(o) = crate::protect::git::git_sweep::scan(git, false).first() {
-        return Some(format!("{} at {}", o.kind, o.path.display()));
-    }
-    let cfg = match crate::protect::git::gitconfig::read_file(&git.join("config")) {
-        Ok(c) => c.unwrap_or_default(),
-        Err(why) => return Some(format!("a config that is {why}")),
-    };
-    let parsed = crate::protect::git::gitconfig::parse(&cfg);
-    if !parsed.bad_lines.is_empty() {
-        return Some("an unparsable config".into());
-    }
-    // An allow-list, not a list of known dangers: git has many keys that
-    // run programs (diff.external, submodule.*.update, ext:: remotes, ...).
-    parsed
-        .items
-        .iter()
-        .find(|i| !crate::linux::staging::allowed_key(i))
-        .map(|i| format!("config {}", i.key()))
-}
+pub(crate) use crate::protect::git::repo_vet::unsafe_repo;
 
 /// The workspace's `.git/HEAD` before the run, to put back if the run
 /// spoils it (a `.git` that is no longer a repository makes git take the
@@ -484,40 +431,5 @@ mod tests {
             "ref: refs/heads/main\n"
         );
         assert!(g.check().is_none());
-    }
-
-    #[test]
-    fn repositories_that_hide_hooks_or_config_from_a_strict_reader_are_not_kept() {
-        let tmp = skarn_test_support::TempDir::new("nested-hide");
-        let d = tmp.path().to_path_buf();
-        let repo = |name: &str| {
-            let g = d.join(name).join(".git");
-            std::fs::create_dir_all(&g).unwrap();
-            g
-        };
-        // A byte that is not UTF-8 in a comment; git reads the rest.
-        let g = repo("latin");
-        std::fs::write(
-            g.join("config"),
-            b"# \xff\n[core]\n\tfsmonitor = \"touch /tmp/p\"\n",
-        )
-        .unwrap();
-        assert_eq!(unsafe_repo(&g).as_deref(), Some("config core.fsmonitor"));
-        // The same with a harmless configuration is kept.
-        let g = repo("latin-ok");
-        std::fs::write(g.join("config"), b"[user]\n\tname = Jos\xe9\n").unwrap();
-        assert_eq!(unsafe_repo(&g), None);
-        // hooks: a dangling link (filled by a later run), a file.
-        let g = repo("dangling");
-        std::os::unix::fs::symlink("../hk", g.join("hooks")).unwrap();
-        assert!(unsafe_repo(&g).is_some_and(|w| w.contains("hooks")));
-        let g = repo("hooks-file");
-        std::fs::write(g.join("hooks"), "").unwrap();
-        assert!(unsafe_repo(&g).is_some_and(|w| w.contains("hooks")));
-        // config: a link to a file elsewhere.
-        let g = repo("config-link");
-        std::fs::write(d.join("elsewhere"), "[user]\n\tname = x\n").unwrap();
-        std::os::unix::fs::symlink("../../elsewhere", g.join("config")).unwrap();
-        assert!(unsafe_repo(&g).is_some_and(|w| w.contains("config")));
     }
 }

@@ -203,6 +203,7 @@ pub fn plan(
         provenance: Default::default(),
         layers: Vec::new(),
         workspace_changes: None,
+        denied: Vec::new(),
     };
     for g in gaps {
         report.degrade(g);

@@ -1,0 +1,84 @@
+//! The failure line (issue 23 item 6, ADR 0182): printed only when this
+//! run recorded a denial (the network namespace's no-route counters, the
+//! proxy's refusals, a layer's refused changes), naming it, with the fix
+//! in the caller's terms; never after a command that fails on its own.
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+const LINE: &str = "skarn: sandbox:";
+
+#[test]
+fn a_command_that_fails_on_its_own_gets_no_line() {
+    let t = TempDir::new("fail-7");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "echo failing test >&2; exit 7"],
+    );
+    assert_eq!(code(&o), 7);
+    assert!(!err(&o).contains(LINE), "{}", err(&o));
+    // --report --json says no denial was recorded.
+    let o = run_in(&ws, &home, &["--report", "--json"], &["sh", "-c", "exit 7"]);
+    assert_eq!(code(&o), 7);
+    assert!(!err(&o).contains("\"denied\""), "{}", err(&o));
+    assert!(err(&o).contains("no denial was recorded"), "{}", err(&o));
+}
+
+#[test]
+fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
+    if !host_has("getent", "--version") && !std::path::Path::new("/usr/bin/getent").exists() {
+        skarn_test_support::skip!("getent is not installed");
+    }
+    let t = TempDir::new("fail-net");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let cmd = ["sh", "-c", "getent hosts skarn-test.invalid"];
+    let o = run_in(&ws, &home, &[], &cmd);
+    assert_ne!(code(&o), 0);
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(line.contains("network:"), "{e}");
+    assert!(line.contains("--net allow:"), "{e}");
+    // Behind the hook (or the gateway): no flag an agent cannot pass.
+    let o = run_command(&ws, &home, &[], &cmd)
+        .env("SKARN_CALLER", "hook")
+        .output()
+        .unwrap();
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(line.contains("under [run]"), "{e}");
+    assert!(!line.contains("--net allow:"), "{e}");
+    // In --report --json too.
+    let o = run_in(&ws, &home, &["--report", "--json"], &cmd);
+    assert!(err(&o).contains("\"kind\":\"network\""), "{}", err(&o));
+}
+
+#[test]
+fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("fail-write");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo 'touch /tmp/p' > .git/hooks/post-checkout; exit 1",
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(!ws.join(".git/hooks/post-checkout").exists());
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(line.contains("write .git/hooks"), "{e}");
+    assert!(line.contains("protected path"), "{e}");
+    assert!(!line.contains("writes outside"), "{e}");
+    assert!(!line.contains("--net"), "{e}");
+}

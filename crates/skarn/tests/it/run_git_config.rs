@@ -1,0 +1,194 @@
+//! Repository configuration in the default (direct) workspace mode
+//! (issue 23 item 3, ADR 0181): the workspace's `.git` is a copy-on-write
+//! layer of its own, so everyday git commands that change `.git/config`,
+//! `.git/modules`, `.git/worktrees` and `.gitmodules` work, and their safe
+//! changes reach the repository after the run; code-running keys and
+//! hooks are dropped, each said in one line. Checked with host git from
+//! outside.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// Host git, without the user's or system configuration (as `git` in
+/// common, plus `safe.directory` for a run as another user).
+fn host_git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A repository with one commit at `at`.
+fn repo(at: &Path) {
+    assert!(git(at, &["init", "-q", "-b", "main"]).status.success());
+    assert!(
+        git(at, &["commit", "-q", "--allow-empty", "-m", "first"])
+            .status
+            .success()
+    );
+}
+
+fn skip_without_git() -> bool {
+    !host_has("git", "--version")
+}
+
+#[test]
+fn remote_add_config_and_branch_upstream_reach_the_repository() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-remote");
+    let (ws, home, up) = (t.dir("ws"), t.dir("home"), t.dir("upstream"));
+    repo(&up);
+    repo(&ws);
+    let script = format!(
+        "set -e; git remote add origin {up}; git config user.email me@example.test; \
+         git fetch -q origin; git branch -u origin/main; git config --get user.email",
+        up = up.display()
+    );
+    let o = run_in(
+        &ws,
+        &home,
+        &["--read", up.to_str().unwrap()],
+        &["sh", "-c", &script],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!err(&o).contains("error:"), "{}", err(&o));
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "remote.origin.url"]).trim(),
+        up.to_str().unwrap()
+    );
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "user.email"]).trim(),
+        "me@example.test"
+    );
+    assert_eq!(
+        host_git(&ws, &["rev-parse", "--abbrev-ref", "main@{upstream}"]).trim(),
+        "origin/main"
+    );
+}
+
+#[test]
+fn code_running_keys_and_hooks_are_dropped_and_said() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-bad");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    repo(&ws);
+    let planted = t.path().join("planted");
+    let script = format!(
+        "git config user.name Kept; git config core.fsmonitor 'touch {p}'; \
+         git config core.hooksPath /tmp; git config alias.st '!touch {p}'; \
+         git config filter.x.clean 'touch {p}'; git config include.path /tmp/x; \
+         printf '#!/bin/sh\\ntouch {p}\\n' > .git/hooks/pre-commit; \
+         chmod +x .git/hooks/pre-commit; true",
+        p = planted.display()
+    );
+    let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "user.name"]).trim(),
+        "Kept"
+    );
+    for key in [
+        "core.fsmonitor",
+        "core.hookspath",
+        "alias.st",
+        "filter.x.clean",
+        "include.path",
+    ] {
+        assert_eq!(host_git(&ws, &["config", "--get", key]), "", "{key} kept");
+        assert!(
+            err(&o)
+                .lines()
+                .any(|l| l.contains(key) && l.contains("dropped")),
+            "{key} not said: {}",
+            err(&o)
+        );
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists(), "hook planted");
+    // Host git does not run anything the run named.
+    let c = git(&ws, &["commit", "-q", "--allow-empty", "-m", "host"]);
+    assert!(c.status.success());
+    let _ = host_git(&ws, &["status"]);
+    assert!(!planted.exists(), "host git ran planted code");
+}
+
+#[test]
+fn submodule_add_with_a_local_repository_and_worktree_add_work() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-sub");
+    let (ws, home, lib) = (t.dir("ws"), t.dir("home"), t.dir("lib"));
+    repo(&lib);
+    repo(&ws);
+    let script = format!(
+        "set -e; git -c protocol.file.allow=always submodule add -q {lib} vendor/lib; \
+         git worktree add -q ./wt; git -C wt status --short; git submodule status",
+        lib = lib.display()
+    );
+    let o = run_in(
+        &ws,
+        &home,
+        &["--read", lib.to_str().unwrap()],
+        &["sh", "-c", &script],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!err(&o).contains("quarantine"), "{}", err(&o));
+    // The submodule: its git directory, link and settings are there.
+    assert!(ws.join(".git/modules/vendor/lib/HEAD").is_file());
+    assert!(ws.join("vendor/lib/.git").is_file());
+    assert!(host_git(&ws, &["submodule", "status"]).contains("vendor/lib"));
+    assert!(
+        host_git(&ws, &["config", "--get", "submodule.vendor/lib.url"])
+            .trim()
+            .ends_with("lib")
+    );
+    assert!(
+        std::fs::read_to_string(ws.join(".gitmodules"))
+            .unwrap()
+            .contains("path = vendor/lib")
+    );
+    // The worktree: listed without "prunable", usable from the host.
+    let list = host_git(&ws, &["worktree", "list", "--porcelain"]);
+    assert!(list.contains("/wt\n"), "{list}");
+    assert!(!list.contains("prunable"), "{list}");
+    assert_eq!(
+        host_git(&ws.join("wt"), &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "wt"
+    );
+}
+
+#[test]
+fn a_gitmodules_that_names_a_command_is_put_back() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-gitmodules");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    repo(&ws);
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '[submodule \"x\"]\\n\\tpath = x\\n\\tupdate = !touch /tmp/p\\n' > .gitmodules",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!ws.join(".gitmodules").exists(), "{}", err(&o));
+    assert!(err(&o).contains("submodule.x.update"), "{}", err(&o));
+}
