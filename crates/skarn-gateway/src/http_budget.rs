@@ -123,13 +123,7 @@ impl StreamableHttpClient for BudgetedClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Answer {
-        let p = Post {
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-        };
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
         self.post(p, StreamableHttpResponseLimits::default()).await
     }
 
@@ -144,13 +138,7 @@ impl StreamableHttpClient for BudgetedClient {
     ) -> Answer {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = max_sse_event_size;
-        let p = Post {
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-        };
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
         self.post(p, limits).await
     }
 
@@ -163,13 +151,7 @@ impl StreamableHttpClient for BudgetedClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Answer {
-        let p = Post {
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-        };
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
         self.post(p, limits).await
     }
 

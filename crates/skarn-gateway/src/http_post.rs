@@ -42,6 +42,24 @@ pub(crate) struct Post {
     pub custom_headers: Headers,
 }
 
+impl Post {
+    pub(crate) fn new(
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Post {
+        Post {
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+        }
+    }
+}
+
 fn media_type_is(value: &str, expected: &str) -> bool {
     value
         .split(';')
