@@ -1,11 +1,13 @@
-//! The budgets of a stdio downstream's answers (bytes, JSON values, content
-//! blocks: see [`crate::oversize`]) applied to an HTTP downstream. rmcp's
-//! reqwest client bounds the bytes of a JSON body and of each SSE event;
-//! this wrapper also counts the values and content blocks of each SSE
-//! event before rmcp decodes it, and replaces an event over the budget by a
-//! JSON-RPC error for its id, so the caller gets one clear error and the
-//! gateway never builds the oversized value. Redirects are followed as
-//! rmcp's own client does: same origin, 307/308 only, at most 10 hops.
+//! The budgets of a stdio downstream's answers (bytes, JSON values,
+//! nesting, string length, content blocks: see [`crate::json_budget`])
+//! applied to an HTTP downstream. A POST's answer is read by
+//! [`crate::http_post`], which holds a plain JSON body to the budget while
+//! it arrives, before anything decodes it; every SSE event (of a POST's
+//! answer or of the GET stream) is counted here before rmcp decodes it, and
+//! one over the budget is replaced by a JSON-RPC error for its id, so the
+//! caller gets one clear error and the gateway never builds the oversized
+//! value. Redirects are followed as rmcp's own client does: same origin,
+//! 307/308 only, at most 10 hops.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,13 +21,18 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use crate::content_blocks::{BlockCounter, MAX_CONTENT_BLOCKS};
-use crate::oversize::{IdScanner, MAX_VALUES, ValueCount, too_large};
+use crate::http_post::Post;
+use crate::json_budget::over_budget;
+use crate::oversize::{IdScanner, too_large};
 
-type Headers = HashMap<axum::http::HeaderName, axum::http::HeaderValue>;
-type Events = BoxStream<'static, Result<Sse, SseError>>;
+pub(crate) type Headers = HashMap<axum::http::HeaderName, axum::http::HeaderValue>;
+pub(crate) type Events = BoxStream<'static, Result<Sse, SseError>>;
+type Answer = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
-/// A reqwest client whose SSE events are held to the gateway's budgets.
+/// rmcp's default bound on one SSE event (16 MiB).
+const MAX_SSE_EVENT: usize = 16 << 20;
+
+/// A reqwest client whose answers are held to the gateway's budgets.
 #[derive(Clone)]
 pub(crate) struct BudgetedClient {
     inner: reqwest::Client,
@@ -43,6 +50,16 @@ impl BudgetedClient {
         Ok(Self {
             inner,
             server: server.into(),
+        })
+    }
+
+    async fn post(&self, p: Post, limits: StreamableHttpResponseLimits) -> Answer {
+        let r = crate::http_post::post(&self.inner, &self.server, p, limits).await?;
+        Ok(match r {
+            StreamableHttpPostResponse::Sse(events, sid) => {
+                StreamableHttpPostResponse::Sse(budget_events(events, self.server.clone()), sid)
+            }
+            other => other,
         })
     }
 }
@@ -64,27 +81,13 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-/// What is over budget in one event's data, if anything.
-fn over_budget(data: &str) -> Option<String> {
-    let mut values = ValueCount::default();
-    values.feed(data.as_bytes());
-    if values.values > MAX_VALUES {
-        return Some(format!("has more than {MAX_VALUES} JSON values"));
-    }
-    let mut blocks = BlockCounter::default();
-    blocks.feed(data.as_bytes());
-    blocks
-        .over()
-        .then(|| format!("has more than {MAX_CONTENT_BLOCKS} content blocks"))
-}
-
 /// The event, or an error answer for its id in its place when over budget
 /// (its data dropped when it has no id).
 fn budget_event(mut sse: Sse, server: &str) -> Sse {
     let Some(data) = sse.data.as_deref() else {
         return sse;
     };
-    let Some(over) = over_budget(data) else {
+    let Some(over) = over_budget(data.as_bytes()) else {
         return sse;
     };
     let mut scan = IdScanner::default();
@@ -119,16 +122,9 @@ impl StreamableHttpClient for BudgetedClient {
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: Headers,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            StreamableHttpResponseLimits::default(),
-        )
-        .await
+    ) -> Answer {
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.post(p, StreamableHttpResponseLimits::default()).await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -139,18 +135,11 @@ impl StreamableHttpClient for BudgetedClient {
         auth_header: Option<String>,
         custom_headers: Headers,
         max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+    ) -> Answer {
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_sse_event_size = max_sse_event_size;
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits,
-        )
-        .await
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.post(p, limits).await
     }
 
     async fn post_message_with_response_limits(
@@ -161,24 +150,9 @@ impl StreamableHttpClient for BudgetedClient {
         auth_header: Option<String>,
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let r = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await?;
-        Ok(match r {
-            StreamableHttpPostResponse::Sse(events, sid) => {
-                StreamableHttpPostResponse::Sse(budget_events(events, self.server.clone()), sid)
-            }
-            other => other,
-        })
+    ) -> Answer {
+        let p = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.post(p, limits).await
     }
 
     async fn delete_session(
@@ -201,11 +175,15 @@ impl StreamableHttpClient for BudgetedClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<Events, StreamableHttpError<Self::Error>> {
-        let events = self
-            .inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await?;
-        Ok(budget_events(events, self.server.clone()))
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            MAX_SSE_EVENT,
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -235,6 +213,8 @@ impl StreamableHttpClient for BudgetedClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content_blocks::MAX_CONTENT_BLOCKS;
+    use crate::oversize::MAX_VALUES;
 
     fn event(data: String) -> Sse {
         Sse {

@@ -9,47 +9,19 @@
 //! clear error at once. A line of more than [`MAX_VALUES`] JSON values is
 //! treated the same way: parsing costs the gateway about a hundred bytes
 //! per value, so 16 MiB of `[1,1,1,…]` would otherwise take over 800 MiB.
-//! So is an answer with more content blocks than [`MAX_CONTENT_BLOCKS`]
-//! (counted as it streams in, before anything decodes it: attack F13).
+//! So is an answer with more content blocks than
+//! [`crate::content_blocks::MAX_CONTENT_BLOCKS`] (counted as it streams in,
+//! before anything decodes it: attack F13), deeper nesting or a longer
+//! string than [`crate::json_budget`] allows.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use crate::json_budget::JsonBudget;
+
 /// Most JSON values (counted by `[`, `{` and `,` outside strings) one line
 /// from a downstream may hold.
 pub const MAX_VALUES: usize = 1_000_000;
-
-/// Counts the values of a JSON line fed in pieces (see [`MAX_VALUES`]).
-#[derive(Debug, Default)]
-pub(crate) struct ValueCount {
-    in_str: bool,
-    esc: bool,
-    pub(crate) values: usize,
-}
-
-impl ValueCount {
-    pub(crate) fn feed(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.in_str {
-                if self.esc {
-                    self.esc = false;
-                } else if b == b'\\' {
-                    self.esc = true;
-                } else if b == b'"' {
-                    self.in_str = false;
-                }
-            } else {
-                match b {
-                    b'"' => self.in_str = true,
-                    b'[' | b'{' | b',' => self.values += 1,
-                    _ => {}
-                }
-            }
-        }
-    }
-}
-
-use crate::content_blocks::{BlockCounter, MAX_CONTENT_BLOCKS};
 
 /// JSON-RPC "internal error" code used for the substituted answer.
 pub const TOO_LARGE_CODE: i64 = -32603;
@@ -176,8 +148,7 @@ where
     let mut input = BufReader::new(input);
     let mut line: Vec<u8> = Vec::new();
     let mut skipping: Option<(IdScanner, String)> = None;
-    let mut count = ValueCount::default();
-    let mut blocks = BlockCounter::default();
+    let mut budget = JsonBudget::default();
     loop {
         let (used, done) = {
             let Ok(avail) = input.fill_buf().await else {
@@ -192,16 +163,11 @@ where
             if let Some((scan, _)) = &mut skipping {
                 scan.feed(chunk);
             } else {
-                count.feed(chunk);
-                blocks.feed(chunk);
+                budget.feed(chunk);
                 let over = if line.len() + take > max_line {
                     Some(format!("is larger than {max_line} bytes"))
-                } else if count.values > MAX_VALUES {
-                    Some(format!("has more than {MAX_VALUES} JSON values"))
-                } else if blocks.over() {
-                    Some(format!("has more than {MAX_CONTENT_BLOCKS} content blocks"))
                 } else {
-                    None
+                    budget.over().map(str::to_owned)
                 };
                 if let Some(over) = over {
                     let mut scan = IdScanner::default();
@@ -219,8 +185,7 @@ where
         if !done {
             continue;
         }
-        count = ValueCount::default();
-        blocks = BlockCounter::default();
+        budget = JsonBudget::default();
         let out = match skipping.take() {
             Some((scan, over)) => match scan.id() {
                 Some(id) => {
@@ -243,6 +208,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content_blocks::MAX_CONTENT_BLOCKS;
 
     fn id_of(s: &str) -> Option<Value> {
         let mut sc = IdScanner::default();

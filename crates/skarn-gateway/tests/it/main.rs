@@ -9,6 +9,8 @@
 mod common;
 mod downstream;
 mod hostile;
+#[cfg(unix)]
+mod http_isolation;
 mod relay_bounds;
 mod relay_logs;
 mod relay_order;

@@ -121,6 +121,8 @@ mod serve_hostile_budget;
 #[cfg(target_os = "linux")]
 mod serve_hostile_down;
 #[cfg(target_os = "linux")]
+mod serve_hostile_http;
+#[cfg(target_os = "linux")]
 mod serve_hostile_peers;
 #[cfg(unix)]
 mod serve_http;
