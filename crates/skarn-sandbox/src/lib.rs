@@ -141,6 +141,8 @@ pub mod shell_words;
 #[cfg(target_os = "linux")]
 pub mod staging;
 #[cfg(target_os = "linux")]
+pub mod store;
+#[cfg(target_os = "linux")]
 pub mod sys;
 #[cfg(target_os = "linux")]
 pub mod terminal;

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use crate::policy::{Grant, Policy};
 
+/// Names, in the private lists, of files (never kept in a store).
+const CACHE_FILES: &[&str] = &[".package-cache", ".package-cache-mutate", ".global-cache"];
+
 /// Known preset names.
 pub const PRESETS: &[&str] = &["rust", "node", "python"];
 
@@ -154,6 +157,19 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         // private layer over it; the host's binaries there never change
         // (a preset must not widen writes beyond the workspace).
         policy.overlay.push(Grant::new(t, &src));
+    }
+    for p in &private {
+        // Kept in the workspace's store when the run has one (ADR 0175):
+        // the cache directories, also those the host never made (a first
+        // `cargo build` on this machine); cargo's lock and database files
+        // stay private copies.
+        let file = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| CACHE_FILES.contains(&n));
+        if !file && !p.is_file() && !policy.cache_dirs.contains(p) {
+            policy.cache_dirs.push(p.clone());
+        }
     }
     for p in private {
         // Directories and files alike (cargo's lock files and its

@@ -232,6 +232,12 @@ pub struct Plan {
     /// applied after the run ([`crate::cow`], ADR 0130).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_layer: Option<WorkspaceLayer>,
+    /// The workspace's store ([`crate::store`], ADR 0175): its directory,
+    /// which the helper locks and fills before the [`FsOp::Store`] steps
+    /// mount its caches (or turns them into discarded layers when another
+    /// run holds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<PathBuf>,
     /// When the helper's `unshare` fails at run time (None when it
     /// unshares nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
