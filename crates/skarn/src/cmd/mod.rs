@@ -2,6 +2,8 @@
 //! `run(Args) -> anyhow::Result<ExitCode>`; an `Err` prints one line and
 //! exits 2.
 
+#[cfg(target_os = "linux")]
+pub mod cache;
 pub mod completions;
 pub mod compress;
 #[cfg(target_os = "linux")]
