@@ -282,8 +282,13 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         home: home.as_deref(),
     };
     layers.push(flags_layer(args, at)?);
-    let (policy, provenance) =
-        Policy::from_layers(&ws, &layers, &LayerHost::probe(home.clone(), cwd))?;
+    let mut layer_host = LayerHost::probe(home.clone(), cwd);
+    layer_host.command = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let (policy, provenance) = Policy::from_layers(&ws, &layers, &layer_host)?;
     // Whoever started this command chose its directory (an agent, a
     // gateway's `run` tool): the workspace must be a project directory
     // unless the user said otherwise.
