@@ -103,6 +103,8 @@ mod run_protections;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
 #[cfg(target_os = "linux")]
+mod run_store;
+#[cfg(target_os = "linux")]
 mod run_usability;
 // ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
