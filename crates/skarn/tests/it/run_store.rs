@@ -199,3 +199,154 @@ fn npm_fetches_once_then_installs_offline_from_this_workspaces_store_only() {
     assert_ne!(code(&o), 0, "installed after the store was cleared");
     let _ = srv;
 }
+
+/// A crate packed by the host's cargo, served as a sparse registry:
+/// `index/config.json`, the index entry, and the `.crate` under `/dl/`.
+fn cargo_registry(t: &TempDir, port: u16) {
+    t.file(
+        "krate/Cargo.toml",
+        "[package]\nname = \"skfix\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+         description = \"d\"\nlicense = \"MIT\"\n",
+    );
+    t.file(
+        "krate/src/lib.rs",
+        "pub fn word() -> &'static str { \"from-the-store\" }\n",
+    );
+    let o = Command::new("cargo")
+        .args(["package", "--no-verify", "--allow-dirty", "--quiet"])
+        .current_dir(t.join("krate"))
+        .env("CARGO_HOME", t.dir("packhome"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "cargo package: {}", err(&o));
+    let krate = t.join("krate/target/package/skfix-0.1.0.crate");
+    let dl = t.dir("served/dl");
+    std::fs::copy(&krate, dl.join("skfix-0.1.0.crate")).unwrap();
+    let sum = Command::new("sha256sum").arg(&krate).output().unwrap();
+    let cksum = out(&sum).split_whitespace().next().unwrap().to_string();
+    t.file(
+        "served/index/config.json",
+        format!("{{\"dl\":\"http://127.0.0.1:{port}/dl/{{crate}}-{{version}}.crate\"}}"),
+    );
+    t.file(
+        "served/index/sk/fi/skfix",
+        format!(
+            "{{\"name\":\"skfix\",\"vers\":\"0.1.0\",\"deps\":[],\"cksum\":\"{cksum}\",\
+             \"features\":{{}},\"yanked\":false}}\n"
+        ),
+    );
+}
+
+fn cargo_project(t: &TempDir, name: &str, port: u16) -> PathBuf {
+    let ws = t.dir(name);
+    t.file(
+        format!("{name}/Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nskfix = \"0.1\"\n"
+        ),
+    );
+    t.file(
+        format!("{name}/src/main.rs"),
+        "fn main() { println!(\"{}\", skfix::word()); }\n",
+    );
+    t.file(
+        format!("{name}/.cargo/config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"fix\"\n\
+             [source.fix]\nregistry = \"sparse+http://127.0.0.1:{port}/index/\"\n"
+        ),
+    );
+    ws
+}
+
+#[test]
+fn cargo_builds_offline_from_what_the_first_run_fetched() {
+    let cargo = Command::new("sh")
+        .args(["-c", "command -v cargo"])
+        .output()
+        .map(|o| out(&o).trim().to_string())
+        .unwrap_or_default();
+    let rustup = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")));
+    if cargo.is_empty()
+        || !host_has("cargo", "--version")
+        || !rustup.as_ref().is_some_and(|r| r.is_dir())
+    {
+        skarn_test_support::skip!("cargo (and its rustup home) is not usable by this user");
+    }
+    let cargo_bin = Path::new(&cargo)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let rustup = rustup.unwrap();
+    let t = TempDir::new("store-cargo");
+    let home = t.dir("home");
+    let _stores = Stores(home.clone());
+    let srv = Server::start(Some(t.dir("served")));
+    cargo_registry(&t, srv.port);
+    let (ws1, ws2) = (
+        cargo_project(&t, "ws1", srv.port),
+        cargo_project(&t, "ws2", srv.port),
+    );
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    // The test's home holds no cargo home: the first run fetches into a
+    // cache the host never had.
+    let run = |ws: &Path, net: &str| {
+        let mut c = run_command(
+            ws,
+            &home,
+            &["--net", net, "--exec", &cargo_bin, "--report"],
+            &["sh", "-c", "NO_PROXY= no_proxy= cargo run -q"],
+        );
+        c.env("CARGO_HOME", home.join(".cargo"))
+            .env("RUSTUP_HOME", &rustup)
+            .env_remove("CARGO_TARGET_DIR");
+        timed(&mut c)
+    };
+    let (o, first) = run(&ws1, &net);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o), "from-the-store\n");
+    let fetched = srv.hits();
+    assert!(fetched >= 2, "{fetched}");
+    assert!(
+        !home.join(".cargo/registry").exists(),
+        "the host's cargo home was written"
+    );
+
+    // Run 2: no network, a clean build from the store's registry cache.
+    std::fs::remove_dir_all(ws1.join("target")).unwrap();
+    let (o, second) = run(&ws1, "deny");
+    assert_eq!(code(&o), 0, "offline build from the store: {}", err(&o));
+    assert_eq!(out(&o), "from-the-store\n");
+    assert_eq!(srv.hits(), fetched, "nothing fetched by the second run");
+    eprintln!(
+        "cargo run: first run {first:.2} s (fetch), second run {second:.2} s (--net deny, from the store)"
+    );
+
+    // Another workspace: nothing to build from.
+    let (o, _) = run(&ws2, "deny");
+    assert_ne!(code(&o), 0, "ws2 built from ws1's store");
+
+    // The host's cargo (same HOME and CARGO_HOME) never reads it.
+    let h = Command::new("cargo")
+        .args(["build", "--offline", "-q"])
+        .current_dir(&ws2)
+        .env("CARGO_HOME", home.join(".cargo"))
+        .env("RUSTUP_HOME", &rustup)
+        .env_remove("CARGO_TARGET_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(code(&h), 0, "the host's cargo built from the store");
+
+    let c = cache(&home, &["clear", "--workspace", ws1.to_str().unwrap()]);
+    assert_eq!(code(&c), 0, "{}", err(&c));
+    std::fs::remove_dir_all(ws1.join("target")).unwrap();
+    let (o, _) = run(&ws1, "deny");
+    assert_ne!(code(&o), 0, "built after the store was cleared");
+}
