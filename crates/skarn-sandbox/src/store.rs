@@ -310,7 +310,7 @@ mod tests {
         let (u, w) = slot(&dir, &cache);
         std::fs::write(u.join("wheel"), b"x").unwrap();
         std::fs::create_dir(w.join("work")).unwrap();
-        std::fs::set_permissions(w.join("work"), std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(w.join("work"), std::fs::Permissions::from_mode(0o0)).unwrap();
         let l = list(&t);
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].workspace.as_deref(), Some(ws.as_path()));
