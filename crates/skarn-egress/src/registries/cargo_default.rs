@@ -12,13 +12,19 @@ use std::time::{Duration, Instant};
 use super::Found;
 use super::probe::Probe;
 
-/// A fresh scratch directory only this process uses.
-fn scratch() -> Option<PathBuf> {
+/// A fresh scratch directory only this process uses, in none of the
+/// writable roots: cargo reads `.cargo/config.toml` and rustup
+/// `rust-toolchain.toml` in every ancestor of the directory it starts in.
+fn scratch(probe: &Probe) -> Option<PathBuf> {
+    let base = std::env::temp_dir();
+    if probe.untrusted(&base) {
+        return None;
+    }
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?
         .subsec_nanos();
-    let d = std::env::temp_dir().join(format!(
+    let d = base.join(format!(
         "skarn-cargo-registry-{}-{nanos}",
         std::process::id()
     ));
@@ -84,9 +90,12 @@ fn ask_in(dir: &Path, probe: &Probe) -> Result<String, String> {
 
 /// Ask cargo for its default registry; false when it could not say.
 pub(super) fn ask(probe: &Probe, f: &mut Found) -> bool {
-    let Some(dir) = scratch() else {
-        f.notes
-            .push("cargo: no scratch directory to ask cargo for its default registry".into());
+    let Some(dir) = scratch(probe) else {
+        f.notes.push(
+            "cargo: no scratch directory outside the sandbox's writable places to ask cargo \
+             for its default registry"
+                .into(),
+        );
         return false;
     };
     let r = ask_in(&dir, probe);

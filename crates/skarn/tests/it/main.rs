@@ -100,6 +100,8 @@ mod run_no_backend;
 mod run_offline;
 #[cfg(target_os = "linux")]
 mod run_protections;
+#[cfg(target_os = "linux")]
+mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
 #[cfg(target_os = "linux")]
