@@ -350,3 +350,52 @@ fn cargo_builds_offline_from_what_the_first_run_fetched() {
     let (o, _) = run(&ws1, "deny");
     assert_ne!(code(&o), 0, "built after the store was cleared");
 }
+
+#[test]
+fn writes_to_the_private_home_outside_the_store_are_named_when_the_run_ends() {
+    let t = TempDir::new("store-home");
+    let home = t.dir("home");
+    let _stores = Stores(home.clone());
+    let ws = t.dir("ws");
+    t.file(
+        "ws/package.json",
+        "{\"name\":\"w\",\"version\":\"1.0.0\"}\n",
+    );
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "mkdir -p ~/.local/lib/python3/site-packages ~/.npm/_cacache && echo x > \
+             ~/.tool-state && echo y > ~/.npm/_cacache/kept",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let line = err(&o)
+        .lines()
+        .find(|l| l.contains("private home and discarded"))
+        .unwrap_or_else(|| panic!("no line: {}", err(&o)))
+        .to_string();
+    assert!(
+        line.contains("~/.local") && line.contains("~/.tool-state"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("_cacache"),
+        "the store's cache is kept: {line}"
+    );
+    // Nothing written: no line.
+    let o = run_in(&ws, &home, &[], &["true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!err(&o).contains("private home"), "{}", err(&o));
+    // What went to the store's cache is there for the next run.
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["cat", home.join(".npm/_cacache/kept").to_str().unwrap()],
+    );
+    assert_eq!(out(&o), "y\n", "{}", err(&o));
+}
