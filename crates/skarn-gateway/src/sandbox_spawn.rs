@@ -63,7 +63,7 @@ pub enum SandboxError {
     #[error("secrets: {0}")]
     Secrets(String),
     #[error(transparent)]
-    Grant(#[from] skarn_sandbox::grants::GrantError),
+    Grant(#[from] skarn_sandbox::policy::grants::GrantError),
     #[error(transparent)]
     Prepare(#[from] skarn_sandbox::prepare::PrepareError),
     #[cfg(target_os = "linux")]
@@ -73,7 +73,7 @@ pub enum SandboxError {
     Policy(#[from] skarn_sandbox::PolicyError),
     #[cfg(target_os = "linux")]
     #[error(transparent)]
-    Launch(#[from] skarn_sandbox::launch::LaunchError),
+    Launch(#[from] skarn_sandbox::linux::launch::LaunchError),
 }
 
 /// What to run.
@@ -147,7 +147,7 @@ fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
         h.observe_policy(policy);
         // Each server's helper is a fresh exec that binds its own
         // idmapped trees: the gateway keeps none mounted.
-        skarn_sandbox::idmap::release();
+        skarn_sandbox::linux::idmap::release();
         h
     })
     .clone()
@@ -250,7 +250,7 @@ pub fn prepare(
         roots.sort();
         roots.dedup();
         facts.install_roots = roots;
-        facts.resolv_target = skarn_sandbox::assemble::resolv_conf_target();
+        facts.resolv_target = skarn_sandbox::policy::assemble::resolv_conf_target();
 
         let tools = toolchain_of(command, &facts);
         let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
@@ -319,7 +319,7 @@ pub fn prepare(
             env.retain(|(_, v)| !s.holds_value(v.as_encoded_bytes()));
         }
         if secrets.is_some() {
-            skarn_sandbox::egress_secrets::tidy_ca_dir(&state);
+            skarn_sandbox::secrets::egress_secrets::tidy_ca_dir(&state);
         }
         let mut argv: Vec<OsString> = vec![command_arg.into()];
         argv.extend(args.iter().map(OsString::from));
@@ -343,11 +343,11 @@ pub fn prepare(
         if let Some(s) = secrets {
             s.attach(
                 &mut plan,
-                &state.join(skarn_sandbox::egress_secrets::CA_DIR),
+                &state.join(skarn_sandbox::secrets::egress_secrets::CA_DIR),
             )
             .map_err(SandboxError::Secrets)?;
         }
-        plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+        plan.report_format = skarn_sandbox::linux::plan::ReportFormat::None;
         env.retain(|(k, _)| {
             !k.to_str()
                 .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
@@ -363,7 +363,7 @@ pub fn prepare(
         if plan.report.status != skarn_sandbox::Status::FullyEnforced {
             mode.push_str(", partly enforced on this host: see `skarn doctor`");
         }
-        let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+        let cmd = skarn_sandbox::linux::launch::helper_command(exe, &plan, &env)?;
         return Ok((Prepared::Confined { cmd, mode }, env));
     }
 }

@@ -4,9 +4,9 @@
 //! written once.
 //!
 //! The steps, in order:
-//! 1. **Canonical grants** ([`crate::grants::canonicalize`]): each grant is
+//! 1. **Canonical grants** ([`crate::policy::grants::canonicalize`]): each grant is
 //!    decided by what its path is (links resolved), not by its name.
-//! 2. **The grant log** ([`crate::granted::record_policy`]): the workspace
+//! 2. **The grant log** ([`crate::policy::granted::record_policy`]): the workspace
 //!    and write grants are recorded before the command starts, so a later
 //!    run does not trust a `skarn.toml` this one could plant. Servers of
 //!    `skarn serve` are recorded like `skarn run` (they used to be missed:
@@ -18,7 +18,7 @@
 //!    reusing probed facts (a gateway starting many servers) still gets
 //!    them observed again for each policy; only root's walk of the system
 //!    directories is done once.
-//! 4. **Non-project workspaces** ([`crate::workspace_kind`]): for
+//! 4. **Non-project workspaces** ([`crate::policy::workspace_kind`]): for
 //!    [`Purpose::Run`], a workspace the user allowed although it is not a
 //!    project (a flag) is protected like a home.
 //! 5. **The plan** ([`crate::plan()`]), with the grant notes and, for
@@ -44,7 +44,7 @@ pub enum Purpose {
 pub enum PrepareError {
     /// A grant could not be made canonical.
     #[error(transparent)]
-    Grant(#[from] crate::grants::GrantError),
+    Grant(#[from] crate::policy::grants::GrantError),
     /// The policy cannot be planned on this host.
     #[cfg(target_os = "linux")]
     #[error(transparent)]
@@ -63,8 +63,8 @@ pub struct Settled {
 /// Steps 1 and 2, on every OS: make `policy`'s grants canonical and record
 /// its writable directories in `home`'s grant log.
 pub fn settle_grants(policy: &mut Policy, home: Option<&Path>) -> Result<Settled, PrepareError> {
-    let notes = crate::grants::canonicalize(policy)?;
-    let warnings = crate::granted::record_policy(policy, home);
+    let notes = crate::policy::grants::canonicalize(policy)?;
+    let warnings = crate::policy::granted::record_policy(policy, home);
     Ok(Settled { notes, warnings })
 }
 
@@ -125,14 +125,14 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     };
     let mut host = host;
     if purpose == Purpose::Run
-        && let Some(n) = crate::workspace_kind::non_project(&policy.workspace, home)
+        && let Some(n) = crate::policy::workspace_kind::non_project(&policy.workspace, home)
     {
         // Allowed by a flag (`skarn run` refuses it otherwise).
         host.treat_workspace_as_home(&policy, n.to_string());
     }
     let mut plan = crate::plan(&policy, &host, argv)?;
     if purpose == Purpose::Run {
-        plan.not_found_hint = crate::plan::not_found_hint(&policy, &host, &plan, path_var);
+        plan.not_found_hint = crate::linux::plan::not_found_hint(&policy, &host, &plan, path_var);
     }
     plan.report.notes.extend(settled.notes);
     Ok(Prepared {

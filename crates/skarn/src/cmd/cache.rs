@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use skarn_sandbox::store;
-use skarn_sandbox::workspace::{Workspace, WorkspaceRoot};
+use skarn_sandbox::linux::store;
+use skarn_sandbox::{Workspace, WorkspaceRoot};
 
 /// Exit status when a store is in use by a running `skarn run`.
 const EXIT_IN_USE: u8 = 3;
