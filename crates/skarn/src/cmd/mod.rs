@@ -36,6 +36,7 @@ pub mod recall;
 pub mod run;
 #[cfg(not(target_os = "linux"))]
 pub mod run_backend;
+pub mod run_flags;
 pub mod run_secrets;
 pub mod sandbox_helper;
 pub mod serve;
