@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 mod cargo;
+mod cargo_default;
 mod probe;
 mod tools;
 

@@ -177,6 +177,7 @@ pub fn server_policy(
         resolv_target: facts.resolv_target.clone(),
         dns_source: "default (DNS for net)".into(),
         expand_registries: false,
+        command: Vec::new(),
     };
     Policy::from_layers(&ws, &[own, table], &host).map(|(p, _)| p)
 }

@@ -40,6 +40,9 @@ pub enum Command {
     Compress(cmd::compress::Args),
     /// Print the full raw output saved under a compression handle.
     Recall(cmd::recall::Args),
+    /// Inspect and clear the workspaces' stores of fetched packages.
+    #[cfg(target_os = "linux")]
+    Cache(cmd::cache::Args),
     /// Print a shell completion script.
     Completions(cmd::completions::Args),
 }
@@ -57,6 +60,8 @@ pub fn main() -> ExitCode {
         Command::Trust(a) => cmd::trust::run(a),
         Command::Compress(a) => cmd::compress::run(a),
         Command::Recall(a) => cmd::recall::run(a),
+        #[cfg(target_os = "linux")]
+        Command::Cache(a) => cmd::cache::run(a),
         Command::Completions(a) => cmd::completions::run(a),
     };
     match result {

@@ -101,7 +101,7 @@ pub(super) fn cargo(ws: &std::path::Path, probe: &Probe, f: &mut Found) {
             }
         }
     }
-    if !any {
+    if !any && !super::cargo_default::ask(probe, f) {
         f.notes.push(format!(
             "cargo: no registry configured and none cached in {}; run cargo once with \
              network, or configure [registries]/[source]",

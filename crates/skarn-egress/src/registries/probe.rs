@@ -180,7 +180,16 @@ impl Probe {
 /// load code (`NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONSTARTUP`, ...).
 fn kept_var(k: &str) -> bool {
     const EXACT: &[&str] = &[
-        "PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "PWD", "OLDPWD",
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "TZ",
+        "PWD",
+        "OLDPWD",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
     ];
     const PREFIXES: &[&str] = &[
         "npm_config_",

@@ -30,6 +30,7 @@ pub mod privs;
 pub mod probe;
 pub mod seccomp;
 pub mod staging;
+pub mod store;
 pub mod sys;
 pub mod terminal;
 pub mod tty_relay;

@@ -47,6 +47,9 @@ pub struct LayerHost {
     /// Expand the `registries` keyword of an allow list (from the presets)
     /// and check the final lists; off when the caller expands them itself.
     pub expand_registries: bool,
+    /// The command to run (its words detect toolchain presets, as the
+    /// files from the working directory up to the workspace do).
+    pub command: Vec<String>,
 }
 
 impl LayerHost {
@@ -58,6 +61,7 @@ impl LayerHost {
             resolv_target: resolv_conf_target(),
             dns_source: "default (DNS for --net)".into(),
             expand_registries: true,
+            command: Vec::new(),
         }
     }
 }
@@ -206,7 +210,9 @@ impl Policy {
                 match s.value.as_str() {
                     "none" => {}
                     "auto" => {
-                        for d in presets::detect(&workspace.path) {
+                        for d in
+                            presets::detect_for(&workspace.path, p.cwd.as_deref(), &host.command)
+                        {
                             presets::apply(&mut p, d, h, &format!("detected, {}", s.source));
                         }
                     }
@@ -257,7 +263,7 @@ fn finish_net(
     let mut tools: Vec<&str> = Vec::new();
     for s in presets {
         match s.value.as_str() {
-            "auto" => tools.extend(presets::detect(&ws)),
+            "auto" => tools.extend(presets::detect_for(&ws, p.cwd.as_deref(), &host.command)),
             "none" => {}
             n => tools.extend(presets::PRESETS.iter().copied().filter(|p| *p == n)),
         }

@@ -207,6 +207,11 @@ pub struct Policy {
     /// executes or trusts can be changed from inside.
     #[serde(default)]
     pub overlay: Vec<Grant>,
+    /// The caches of the active toolchain presets (directories, whether
+    /// or not the host has them) that the workspace's store keeps between
+    /// runs ([`crate::linux::store`], ADR 0175); only under a private home.
+    #[serde(default)]
+    pub cache_dirs: Vec<PathBuf>,
     /// Give the command a private, writable home directory (a tmpfs at
     /// `$HOME` holding only the granted paths), discarded after the run.
     #[serde(default = "yes")]
@@ -282,6 +287,7 @@ impl Policy {
             protect_persistence: true,
             allow_env: Vec::new(),
             overlay: Vec::new(),
+            cache_dirs: Vec::new(),
             private_home: true,
             allow_home_workspace: false,
             home_files: Vec::new(),

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use crate::policy::{Grant, Policy};
 
+/// Names, in the private lists, of files (never kept in a store).
+const CACHE_FILES: &[&str] = &[".package-cache", ".package-cache-mutate", ".global-cache"];
+
 /// Known preset names.
 pub const PRESETS: &[&str] = &["rust", "node", "python"];
 
@@ -38,6 +41,77 @@ pub fn detect(workspace: &Path) -> Vec<&'static str> {
         .filter(|(_, files)| files.iter().any(|f| workspace.join(f).exists()))
         .map(|(name, _)| *name)
         .collect()
+}
+
+/// Programs whose use selects a preset (a version suffix such as
+/// `python3.11` or `pip3` is ignored).
+pub const COMMANDS: &[(&str, &[&str])] = &[
+    ("rust", &["cargo", "rustc", "rustup", "rustdoc"]),
+    (
+        "node",
+        &[
+            "npm", "npx", "pnpm", "pnpx", "yarn", "yarnpkg", "node", "corepack",
+        ],
+    ),
+    (
+        "python",
+        &[
+            "pip", "pipx", "python", "uv", "uvx", "poetry", "pdm", "hatch", "tox", "pytest",
+        ],
+    ),
+];
+
+/// Most bytes of the command's words looked at for programs.
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// Presets detected from the files of every directory from `cwd` (when it
+/// lies in the workspace) up to the workspace, and from the programs the
+/// command names (its words, also inside a `sh -c` script), in the order
+/// of [`PRESETS`].
+pub fn detect_for(workspace: &Path, cwd: Option<&Path>, command: &[String]) -> Vec<&'static str> {
+    let mut found: Vec<&'static str> = Vec::new();
+    let start = cwd
+        .filter(|c| c.starts_with(workspace))
+        .unwrap_or(workspace);
+    for dir in start.ancestors() {
+        found.extend(detect(dir));
+        if dir == workspace {
+            break;
+        }
+    }
+    found.extend(from_command(command));
+    PRESETS
+        .iter()
+        .copied()
+        .filter(|p| found.contains(p))
+        .collect()
+}
+
+/// Presets named by the programs in `command`'s words.
+pub fn from_command(command: &[String]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut budget = MAX_COMMAND_BYTES;
+    for arg in command {
+        let mut end = budget.min(arg.len());
+        while !arg.is_char_boundary(end) {
+            end -= 1;
+        }
+        let arg = &arg[..end];
+        budget = budget.saturating_sub(arg.len());
+        for word in arg.split(|c: char| c.is_whitespace() || ";&|()`'\"$<>".contains(c)) {
+            let base = word.rsplit('/').next().unwrap_or(word);
+            let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+            for (preset, progs) in COMMANDS {
+                if progs.contains(&base) && !out.contains(preset) {
+                    out.push(*preset);
+                }
+            }
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    out
 }
 
 fn env_dir(var: &str) -> Option<PathBuf> {
@@ -155,6 +229,19 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         // (a preset must not widen writes beyond the workspace).
         policy.overlay.push(Grant::new(t, &src));
     }
+    for p in &private {
+        // Kept in the workspace's store when the run has one (ADR 0175):
+        // the cache directories, also those the host never made (a first
+        // `cargo build` on this machine); cargo's lock and database files
+        // stay private copies.
+        let file = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| CACHE_FILES.contains(&n));
+        if !file && !p.is_file() && !policy.cache_dirs.contains(p) {
+            policy.cache_dirs.push(p.clone());
+        }
+    }
     for p in private {
         // Directories and files alike (cargo's lock files and its
         // `.global-cache` database, whose rows tell the host's cargo what
@@ -168,4 +255,50 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         .read
         .extend(read.into_iter().filter(keep).map(|p| Grant::new(p, &src)));
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn programs_in_the_command_select_presets() {
+        assert_eq!(from_command(&words(&["npm", "create", "vite"])), ["node"]);
+        assert_eq!(
+            from_command(&words(&[
+                "sh",
+                "-c",
+                "cd x && /usr/bin/python3.11 -m pip install ."
+            ])),
+            ["python"]
+        );
+        assert_eq!(
+            from_command(&words(&["pip3", "install", "-U", "x"])),
+            ["python"]
+        );
+        assert_eq!(
+            from_command(&words(&["bash", "-c", "cargo build;npx eslint"])),
+            ["rust", "node"]
+        );
+        assert!(from_command(&words(&["make", "test"])).is_empty());
+        assert!(from_command(&words(&["echo", "cargoes"])).is_empty());
+    }
+
+    #[test]
+    fn files_from_the_working_directory_up_to_the_workspace() {
+        let t = std::env::temp_dir().join(format!("skarn-presets-{}", std::process::id()));
+        let sub = t.join("ws/pkg/web");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(t.join("ws/pkg/package.json"), "{}").unwrap();
+        std::fs::write(t.join("Cargo.toml"), "").unwrap(); // above the workspace
+        let ws = t.join("ws");
+        assert_eq!(detect_for(&ws, Some(&sub), &[]), ["node"]);
+        assert!(detect_for(&ws, None, &[]).is_empty());
+        assert_eq!(detect_for(&ws, None, &words(&["uv", "sync"])), ["python"]);
+        std::fs::remove_dir_all(&t).unwrap();
+    }
 }

@@ -2,6 +2,8 @@
 //! `run(Args) -> anyhow::Result<ExitCode>`; an `Err` prints one line and
 //! exits 2.
 
+#[cfg(target_os = "linux")]
+pub mod cache;
 pub mod completions;
 pub mod compress;
 #[cfg(target_os = "linux")]
@@ -34,6 +36,7 @@ pub mod recall;
 pub mod run;
 #[cfg(not(target_os = "linux"))]
 pub mod run_backend;
+pub mod run_flags;
 pub mod run_secrets;
 pub mod sandbox_helper;
 pub mod serve;

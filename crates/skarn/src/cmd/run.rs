@@ -11,10 +11,10 @@ use anyhow::Context;
 #[cfg(target_os = "linux")]
 use skarn_sandbox::linux::plan::ReportFormat;
 use skarn_sandbox::policy::granted::GrantLog;
-use skarn_sandbox::policy::layer_flags::{FlagContext, GrantFlag};
-use skarn_sandbox::{
-    Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace, WorkspaceRoot,
-};
+use skarn_sandbox::policy::layer_flags::FlagContext;
+use skarn_sandbox::{Layer, LayerHost, Policy, Provenance, Workspace, WorkspaceRoot};
+
+use crate::cmd::run_flags::flags_layer;
 
 #[cfg(not(target_os = "linux"))]
 use crate::cmd::run_backend::run_confined;
@@ -199,67 +199,6 @@ fn home() -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
-/// The command line as the last policy layer.
-fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
-    let g = &args.grants.0;
-    let mut l = Layer::flags();
-    for (flag, list) in [
-        (GrantFlag::Read, &g.read),
-        (GrantFlag::Write, &g.write),
-        (GrantFlag::Exec, &g.exec),
-        (GrantFlag::DenyRead, &g.deny_read),
-    ] {
-        for p in list {
-            l.grant_flag(flag, p, at)?;
-        }
-    }
-    l.net_flags(
-        &args.net,
-        &args.deny_host,
-        args.net_max_bytes,
-        args.net_max_connections,
-    )?;
-    l.limit_flag(LimitKey::Timeout, args.timeout);
-    l.limit_flag(LimitKey::Memory, args.memory);
-    l.limit_flag(LimitKey::MaxProcs, args.max_procs);
-    l.limit_flag(LimitKey::MaxFileSize, args.max_file_size);
-    l.allow_env = g
-        .allow_env
-        .iter()
-        .map(|n| Sourced::new(n.clone(), "--allow-env"))
-        .collect();
-    for (slot, given, value, name) in [
-        (
-            &mut l.protect_persistence,
-            args.no_protect_persistence,
-            false,
-            "--no-protect-persistence",
-        ),
-        (&mut l.fail_closed, args.fail_open, false, "--fail-open"),
-        (
-            &mut l.allow_home_workspace,
-            args.allow_home_workspace,
-            true,
-            "--allow-home-workspace",
-        ),
-        (
-            &mut l.private_home,
-            args.no_private_home,
-            false,
-            "--no-private-home",
-        ),
-    ] {
-        Layer::bool_flag(slot, given, value, name);
-    }
-    l.workspace_layer = args
-        .workspace_layer
-        .as_deref()
-        .and_then(skarn_sandbox::policy::WorkspaceLayerMode::parse)
-        .map(|m| Sourced::new(m, "--workspace-layer"));
-    l.preset_flags(&g.preset)?;
-    Ok(l)
-}
-
 /// Where the directories sandboxed runs could write are recorded.
 fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
     skarn_sandbox::policy::granted::log_path(home)
@@ -292,8 +231,13 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         home: home.as_deref(),
     };
     layers.push(flags_layer(args, at)?);
-    let (policy, provenance) =
-        Policy::from_layers(&ws, &layers, &LayerHost::probe(home.clone(), cwd))?;
+    let mut layer_host = LayerHost::probe(home.clone(), cwd);
+    layer_host.command = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let (policy, provenance) = Policy::from_layers(&ws, &layers, &layer_host)?;
     // Whoever started this command chose its directory (an agent, a
     // gateway's `run` tool): the workspace must be a project directory
     // unless the user said otherwise.

@@ -103,8 +103,12 @@ mod run_offline;
 mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_protections;
+#[cfg(target_os = "linux")]
+mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+#[cfg(target_os = "linux")]
+mod run_store;
 #[cfg(target_os = "linux")]
 mod run_usability;
 // ADR 0130: the workspace as a copy-on-write layer.

@@ -289,15 +289,24 @@ fn config_files_layer_and_flags_override() {
 }
 
 /// Run an ecosystem's test command with the real HOME (toolchains live there).
+/// The workspace's store in the real home is removed after the run.
 fn eco(ws: &std::path::Path, cmd: &[&str]) -> std::process::Output {
-    Command::new(exe())
+    let o = Command::new(exe())
         .args(["run", "--no-config", "--report", "--workspace"])
         .arg(ws)
         .arg("--")
         .args(cmd)
         .stdin(Stdio::null())
         .output()
-        .unwrap()
+        .unwrap();
+    let c = Command::new(exe())
+        .args(["cache", "clear", "--workspace"])
+        .arg(ws)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&c), 0, "skarn cache clear: {}", err(&c));
+    o
 }
 
 #[test]

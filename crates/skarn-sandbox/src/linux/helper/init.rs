@@ -9,7 +9,7 @@ use skarn_confine::{Enforcement, Layer};
 
 use super::signals::{forward_pending, install_forwarders};
 use super::stage_status::{StageMsg, fatal, layer, send};
-use super::{Run, layer_report, target};
+use super::{Run, home_writes, layer_report, target};
 use crate::linux::plan::FsOp;
 use crate::{linux::mounts, linux::ns, linux::privs, linux::sys};
 
@@ -20,6 +20,7 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
     // v1 cgroups: enter them now, moving this (only) thread (see `cgroup`).
     let entered = run.cgroup_entry.join_own().is_ok();
     let mut joined = run.cgroup.cgroup.is_none() || (entered && !run.cgroup_entry.failed);
+    let mut home_snap = None;
     if plan.ns.mount {
         if let Err(e) = sys::unshare(libc::CLONE_NEWNS) {
             fatal(wr, &format!("mount namespace: {e}"));
@@ -49,6 +50,7 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         for n in notes {
             send(wr, &StageMsg::Degraded(n));
         }
+        home_snap = home_writes::home_of(run.fs).and_then(home_writes::snapshot);
     }
     if plan.loopback_up
         && let Err(e) = ns::loopback_up()
@@ -110,6 +112,9 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         if n > 0 {
             send(wr, &StageMsg::NoRoute(n));
         }
+    }
+    if let Some(line) = home_snap.as_ref().and_then(|s| s.written()) {
+        send(wr, &StageMsg::HomeLost(line));
     }
     if let Some(ws) = &plan.tmp_watch {
         let (warn, temp): (Vec<String>, Vec<String>) = written_beside(ws, run.fs)

@@ -26,6 +26,7 @@
 mod cgroup;
 mod egress;
 mod git_layer;
+mod home_writes;
 mod host_tmp;
 mod init;
 mod layer;
@@ -38,6 +39,7 @@ mod reserve;
 mod signals;
 mod stage_status;
 mod stdio_files;
+mod store;
 mod supervision;
 mod target;
 mod ws_entries;
@@ -286,6 +288,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             return EXIT_SETUP;
         }
     };
+    // The workspace's store, locked by this process (and init) only: the
+    // reaper and the proxy, started before, do not hold it.
+    let _store = store::hold(&plan, &mut reserved.fs, &mut report);
     // The proxy has the secrets' values and the CA key now; init, forked
     // next, must not carry them.
     if let Some(e) = plan.egress.as_mut() {

@@ -33,6 +33,9 @@ pub(crate) enum StageMsg {
     /// Entries written beside the workspace in the private /tmp, which
     /// are discarded with the run (space separated).
     Lost(String),
+    /// What the command wrote in the private home outside the store's
+    /// caches, which is discarded with the run (one line).
+    HomeLost(String),
     /// Set-up failed: the target never ran.
     Fatal(String),
     /// What one confinement layer achieved, as applied.
@@ -52,14 +55,17 @@ impl StageMsg {
             StageMsg::Fatal(_) => 5,
             StageMsg::Layer(_) => 6,
             StageMsg::NoRoute(_) => 7,
+            StageMsg::HomeLost(_) => 8,
         }
     }
 
     fn payload(&self) -> String {
         match self {
-            StageMsg::Degraded(s) | StageMsg::Info(s) | StageMsg::Lost(s) | StageMsg::Fatal(s) => {
-                s.clone()
-            }
+            StageMsg::Degraded(s)
+            | StageMsg::Info(s)
+            | StageMsg::Lost(s)
+            | StageMsg::HomeLost(s)
+            | StageMsg::Fatal(s) => s.clone(),
             StageMsg::TargetPid(p) => p.to_string(),
             StageMsg::NoRoute(n) => n.to_string(),
             StageMsg::Layer(e) => serde_json::to_string(e).unwrap_or_default(),
@@ -75,6 +81,7 @@ impl StageMsg {
             5 => StageMsg::Fatal(text),
             6 => StageMsg::Layer(serde_json::from_str(&text).ok()?),
             7 => StageMsg::NoRoute(text.parse().ok()?),
+            8 => StageMsg::HomeLost(text),
             _ => return None,
         })
     }

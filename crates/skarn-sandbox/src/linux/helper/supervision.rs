@@ -146,6 +146,18 @@ fn merge(msgs: &[StageMsg], plan: &Plan, report: &mut RestrictionReport) -> bool
                 sys::write_fd(2, format!("skarn: warning: {msg}\n").as_bytes());
                 report.degrade(msg);
             }
+            StageMsg::HomeLost(n) => {
+                let msg = format!(
+                    "written to the run's private home and discarded: {n} (kept: the workspace{})",
+                    if plan.store.is_some() {
+                        " and the toolchain caches in its store (`skarn cache list`)"
+                    } else {
+                        ""
+                    }
+                );
+                sys::write_fd(2, format!("skarn: warning: {msg}\n").as_bytes());
+                report.notes.push(msg);
+            }
             StageMsg::Fatal(n) => {
                 fatal = true;
                 report.notes.push(format!("set-up failed: {n}"));

@@ -166,7 +166,7 @@ fn bind_grant_depth(
 pub(super) const LAYERS: &str = "/layers";
 
 /// Escape a path for the comma-separated overlayfs option string.
-fn ovl_escape(p: &Path) -> Option<String> {
+pub(super) fn ovl_escape(p: &Path) -> Option<String> {
     let s = p.to_str()?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

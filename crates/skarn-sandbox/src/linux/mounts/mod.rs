@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod beneath;
 mod grant;
 mod special;
+mod store;
 
 use crate::linux::plan::{Access, FsOp};
 use crate::linux::sys::{
@@ -368,6 +369,7 @@ pub fn build_root(
             FsOp::Layer { path, upper, work } => {
                 grant::workspace_layer(path, upper, work)?;
             }
+            FsOp::Store { path, upper, work } => store::store_layer(path, upper, work, notes)?,
             FsOp::Stage { path, from } => {
                 let dst = under(NEW, path);
                 bind(&under(NEW, from), &dst, true)?;

@@ -1,7 +1,7 @@
 //! Planning part 2: namespaces and the new root (private /proc, /dev,
 //! /tmp and home, the grants' binds, the names they were given).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::grants::Granted;
 use super::{Access, FsOp, Namespaces};
@@ -115,4 +115,80 @@ pub(super) fn root_steps(
         }
     }
     fs
+}
+
+/// The workspace's store (ADR 0175): each cache of the active presets
+/// under the private home becomes a [`FsOp::Store`] step (its discarded
+/// layer replaced; one the host lacks added after the grants). Returns
+/// the store's directory, None without a private home or caches.
+pub(super) fn store_steps(
+    policy: &Policy,
+    host: &HostFacts,
+    home: Option<&PathBuf>,
+    fs: &mut Vec<FsOp>,
+    report: &mut RestrictionReport,
+) -> Option<PathBuf> {
+    let (home, host_home) = (home?, host.home.as_ref()?);
+    let under_home = |p: &PathBuf| p.starts_with(home) || p.starts_with(host_home);
+    let caches: Vec<&PathBuf> = policy.cache_dirs.iter().filter(|p| under_home(p)).collect();
+    if caches.is_empty() {
+        return None;
+    }
+    let dir = crate::linux::store::dir_for(host_home, &policy.workspace);
+    let step = |path: &PathBuf| {
+        let (upper, work) = crate::linux::store::slot(&dir, path);
+        FsOp::Store {
+            path: path.clone(),
+            upper,
+            work,
+        }
+    };
+    let mut placed = Vec::new();
+    for op in fs.iter_mut() {
+        if let FsOp::Bind {
+            path,
+            access: Access::Private,
+        } = op
+            && caches.contains(&&*path)
+        {
+            placed.push(path.clone());
+            *op = step(path);
+        }
+    }
+    let at = fs
+        .iter()
+        .rposition(|o| {
+            matches!(
+                o,
+                FsOp::Bind { .. } | FsOp::IdmapBind { .. } | FsOp::Store { .. }
+            )
+        })
+        .map_or(fs.len(), |i| i + 1);
+    let added: Vec<FsOp> = caches
+        .iter()
+        .filter(|p| !placed.contains(p))
+        .map(|p| step(p))
+        .collect();
+    fs.splice(at..at, added);
+    for c in &caches {
+        if let Some(g) = report
+            .grants
+            .iter_mut()
+            .find(|g| Path::new(&g.path) == c.as_path())
+        {
+            g.access = "read-write (workspace store: kept for the next run here)".into();
+        }
+    }
+    report.notes.push(format!(
+        "store: {} keeps what this workspace's runs write to {} for its next runs (over the \
+         host's caches, read-only below; never read by host tools; `skarn cache clear` \
+         empties it)",
+        dir.display(),
+        caches
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Some(dir)
 }

@@ -153,6 +153,20 @@ pub enum FsOp {
         /// The layer's work directory (host path).
         work: PathBuf,
     },
+    /// A toolchain cache kept in the workspace's store ([`crate::linux::store`],
+    /// ADR 0175): an overlayfs at `path` whose lower directory is the
+    /// host's `path` (read-only; none when the host has no such
+    /// directory: then `upper` is bound there) and whose upper and work
+    /// directories are the store's, kept for the next run of the same
+    /// workspace.
+    Store {
+        /// The cache (path inside the sandbox, the host's when it has one).
+        path: PathBuf,
+        /// The store's upper directory for it (host path).
+        upper: PathBuf,
+        /// The store's work directory for it (host path).
+        work: PathBuf,
+    },
     /// Bind a run's private stage directory onto the workspace's `.git`
     /// (emitted by the reservation step when `.git` is missing; see
     /// [`crate::linux::staging`]).

@@ -248,6 +248,12 @@ pub struct Plan {
     /// ([`crate::linux::idmap_workspace`], ADR 0180).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub workspace_idmap: bool,
+    /// The workspace's store ([`crate::linux::store`], ADR 0175): its directory,
+    /// which the helper locks and fills before the [`FsOp::Store`] steps
+    /// mount its caches (or turns them into discarded layers when another
+    /// run holds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<PathBuf>,
     /// When the helper's `unshare` fails at run time (None when it
     /// unshares nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -35,6 +35,7 @@ fn host(cwd: &Path) -> LayerHost {
         resolv_target: Some("/run/resolv/resolv.conf".into()),
         dns_source: "default (DNS for --net)".into(),
         expand_registries: true,
+        command: Vec::new(),
     }
 }
 
