@@ -203,6 +203,11 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
             l.grant_flag(flag, p, at)?;
         }
     }
+    // A configured secret's own source file is hidden like a --deny-read
+    // path, whatever grant (the workspace, --read) covers it (atk27 F9).
+    for f in crate::cmd::run_secrets::source_files(at.home) {
+        l.grant_flag(GrantFlag::DenyRead, &f, at)?;
+    }
     l.net_flags(
         &args.net,
         &args.deny_host,
@@ -398,6 +403,18 @@ fn run_confined(
     {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
+        // No line carries a granted value in, in any form (atk27 F6).
+        if let Some(s) = &secrets {
+            for (_, text) in policy.home_files.iter_mut() {
+                if s.holds_value(text.as_bytes()) {
+                    *text = text
+                        .lines()
+                        .filter(|l| !s.holds_value(l.as_bytes()))
+                        .map(|l| format!("{l}\n"))
+                        .collect();
+                }
+            }
+        }
     }
     // Where the user's dotfiles held a granted value: the placeholder.
     let mut dot_vars = Vec::new();

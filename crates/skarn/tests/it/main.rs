@@ -102,6 +102,7 @@ mod run_offline;
 mod run_protections;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_usability;
 // ADR 0130: the workspace as a copy-on-write layer.
