@@ -70,7 +70,7 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
 impl Shadow {
     /// The decoded copy of `raw`; `None` when it holds no escape.
     pub(crate) fn of(raw: &[u8]) -> Option<Shadow> {
-        let first = raw.iter().position(|c| matches!(c, b'\\' | b'%'))?;
+        let first = memchr::memchr2(b'\\', b'%', raw)?;
         let mut bytes = Vec::with_capacity(raw.len());
         let mut starts = Vec::with_capacity(raw.len());
         bytes.extend_from_slice(&raw[..first]);
