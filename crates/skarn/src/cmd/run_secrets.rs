@@ -62,6 +62,9 @@ pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
         .unwrap_or_default();
     let mut out = Vec::new();
     for f in files {
+        if std::fs::symlink_metadata(&f).is_err() {
+            continue;
+        }
         if let Ok(real) = std::fs::canonicalize(&f)
             && real != f
         {
