@@ -275,6 +275,7 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     if host_hdr.is_none() {
         out.push_str(&format!("Host: {authority}\r\n"));
     }
+    let scrubbed = sh.secrets.is_some();
     for h in req.headers.iter() {
         let n = h.name.to_ascii_lowercase();
         if matches!(
@@ -283,10 +284,18 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         ) {
             continue;
         }
+        // While secrets are bound the response is scrubbed: asked for
+        // without a content coding and without WebSocket extensions.
+        if scrubbed && matches!(n.as_str(), "accept-encoding" | "sec-websocket-extensions") {
+            continue;
+        }
         out.push_str(h.name);
         out.push_str(": ");
         out.push_str(&String::from_utf8_lossy(h.value));
         out.push_str("\r\n");
+    }
+    if scrubbed {
+        out.push_str("Accept-Encoding: identity\r\n");
     }
     // One request per connection: the next request on this client
     // connection would otherwise skip the Host check.
@@ -308,9 +317,21 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         }
         return;
     }
-    match sh.secrets.as_deref() {
-        Some(ic) => crate::relay::relay_scrubbed(s, up, &key, sh, ic.scrubber()).await,
-        None => crate::relay::relay(s, up, &key, sh).await,
+    match Target::parse(&host) {
+        Some(t) if scrubbed => {
+            let cx = crate::intercept::exchange::Ctx {
+                sh,
+                t: &t,
+                port,
+                key: &key,
+            };
+            let asked = crate::intercept::exchange::Asked {
+                is_head: method.eq_ignore_ascii_case("HEAD"),
+                http10: req.version == Some(0),
+            };
+            crate::intercept::exchange::plain(s, up, &cx, asked).await
+        }
+        _ => crate::relay::relay(s, up, &key, sh).await,
     }
 }
 

@@ -42,7 +42,7 @@ pub mod stats;
 
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
-pub use intercept::Interceptor;
+pub use intercept::{Interceptor, ValueFinder};
 pub use pattern::{HostMatch, Pattern, Ports};
 #[doc(hidden)]
 pub use relay::bench_copy_only;

@@ -48,44 +48,12 @@ pub(crate) async fn relay(client: TcpStream, upstream: TcpStream, key: &str, sh:
     );
 }
 
-/// As [`relay`], the upstream's bytes through `scrub` (plain HTTP while
-/// secrets are bound: what the proxy can read of any host is scrubbed).
-pub(crate) async fn relay_scrubbed(
-    client: TcpStream,
-    upstream: TcpStream,
-    key: &str,
-    sh: &Shared,
-    scrub: crate::intercept::Scrubber,
-) {
-    let link = Arc::new(Link::new());
-    let (cr, cw) = client.into_split();
-    let (ur, uw) = upstream.into_split();
-    tokio::join!(
-        pipe(cr, uw, key, sh, &link, true),
-        pipe_with(ur, cw, key, sh, &link, false, Some(scrub)),
-    );
-}
-
 async fn pipe<R, W>(r: R, w: W, key: &str, sh: &Shared, link: &Link, out: bool)
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    pipe_with(r, w, key, sh, link, out, None).await
-}
-
-async fn pipe_with<R, W>(
-    mut r: R,
-    mut w: W,
-    key: &str,
-    sh: &Shared,
-    link: &Link,
-    out: bool,
-    mut scrub: Option<crate::intercept::Scrubber>,
-) where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
+    let (mut r, mut w) = (r, w);
     let mut buf = vec![0u8; 64 * 1024];
     let idle = sh.limits.idle_timeout;
     loop {
@@ -110,17 +78,10 @@ async fn pipe_with<R, W>(
             break;
         }
         link.touch();
-        let d = match scrub.as_mut() {
-            Some(s) => s.push(&buf[..n]),
-            None => &buf[..n],
-        };
-        if !forward(&mut w, d, key, sh, out).await {
+        if !forward(&mut w, &buf[..n], key, sh, out).await {
             link.end();
             break;
         }
-    }
-    if let Some(s) = scrub.as_mut() {
-        let _ = forward(&mut w, s.finish(), key, sh, out).await;
     }
     let _ = w.shutdown().await;
 }

@@ -11,6 +11,31 @@ use skarn_sandbox::secrets::egress_secrets::RunSecrets;
 use crate::sandbox_spawn::SandboxError;
 
 /// Resolve `(VAR, secret name)` pairs; `None` when there are none.
+/// The `file` sources of every secret the user configured (and the
+/// targets of linked ones): never readable by a sandboxed server, whatever
+/// its `read` grants cover (atk27 F9).
+pub(crate) fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
+    let Some(h) = home else {
+        return Vec::new();
+    };
+    let Ok(cfg) = SecretsConfig::load(&h.join(".config/skarn/config.toml")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for f in cfg.secrets.values().filter_map(|c| c.source_file(home)) {
+        if std::fs::symlink_metadata(&f).is_err() {
+            continue;
+        }
+        if let Ok(real) = std::fs::canonicalize(&f)
+            && real != f
+        {
+            out.push(real);
+        }
+        out.push(f);
+    }
+    out
+}
+
 pub(crate) fn resolve(
     pairs: &[(String, String)],
     home: Option<&Path>,

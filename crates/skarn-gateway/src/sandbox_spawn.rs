@@ -312,6 +312,11 @@ pub fn prepare(
             }
             l.allow = allow;
         }
+        for f in crate::sandbox_secrets::source_files(home.as_deref()) {
+            policy
+                .deny_read
+                .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
+        }
         let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())?;
         if let Some(s) = &secrets {
             s.widen_net(&mut policy.net)

@@ -56,7 +56,14 @@ impl Response {
     }
 }
 
-type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
+/// What the server sends back: a response it frames, or bytes as they
+/// are (then it closes the connection).
+enum Answer {
+    Framed(Response),
+    Raw(Vec<u8>),
+}
+
+type Handler = Arc<dyn Fn(&Request) -> Answer + Send + Sync>;
 
 /// A test CA.
 pub struct TestCa {
@@ -114,6 +121,21 @@ impl TlsServer {
         names: &[&str],
         handler: impl Fn(&Request) -> Response + Send + Sync + 'static,
     ) -> TlsServer {
+        TlsServer::start_with(ca, names, Arc::new(move |r| Answer::Framed(handler(r))))
+    }
+
+    /// As [`TlsServer::start`], answering each request with the bytes
+    /// `handler` returns, written as they are (a `101` and WebSocket
+    /// frames, a malformed response), then closing the connection.
+    pub fn start_raw(
+        ca: &TestCa,
+        names: &[&str],
+        handler: impl Fn(&Request) -> Vec<u8> + Send + Sync + 'static,
+    ) -> TlsServer {
+        TlsServer::start_with(ca, names, Arc::new(move |r| Answer::Raw(handler(r))))
+    }
+
+    fn start_with(ca: &TestCa, names: &[&str], handler: Handler) -> TlsServer {
         let (chain, key) = ca.leaf(names);
         let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
@@ -127,7 +149,6 @@ impl TlsServer {
         let l = TcpListener::bind("127.0.0.1:0").expect("test TLS server");
         let port = l.local_addr().expect("test TLS server").port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let handler: Handler = Arc::new(handler);
         let s2 = seen.clone();
         std::thread::spawn(move || {
             for c in l.incoming() {
@@ -217,7 +238,15 @@ fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {
             body,
         };
         seen.lock().expect("test TLS server").push(req.clone());
-        let resp = handler(&req);
+        let resp = match handler(&req) {
+            Answer::Framed(r) => r,
+            Answer::Raw(bytes) => {
+                let w = r.get_mut();
+                let _ = w.write_all(&bytes);
+                let _ = w.flush();
+                return;
+            }
+        };
         // A handler asking for `Transfer-Encoding: chunked` gets its body
         // in 5-byte chunks (so a value is split across them).
         let chunked = resp

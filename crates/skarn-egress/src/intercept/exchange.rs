@@ -5,10 +5,11 @@
 use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use super::decode::{DecodeError, Decoder, coding_of};
 use super::io::{Reader, chunk_size};
-use super::request::{Framing, Outgoing, Refusal, prepare};
+use super::request::{Framing, Refusal, prepare};
 use super::scrub::Scrubber;
 use crate::relay::forward;
 use crate::rules::Target;
@@ -22,7 +23,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// Write (counted against the byte bound) or fail.
-async fn put<W: AsyncWrite + Unpin>(
+pub(crate) async fn put<W: AsyncWrite + Unpin>(
     w: &mut W,
     d: &[u8],
     cx: &Ctx<'_>,
@@ -107,15 +108,7 @@ where
             cx.sh
                 .secret_event(ic.bindings.name(*f), cx.key, &req.method, &req.path, None);
         }
-        if !ic.remember(&req.pairs) {
-            answer(
-                &mut cw,
-                "403 Forbidden",
-                "skarn: secret: too many distinct credential headers in this run\n",
-            )
-            .await;
-            break;
-        }
+        ic.remember(&req.pairs);
         let mut scrub = ic.scrubber();
         if put(&mut uw, &req.head, cx, true).await.is_err() {
             break;
@@ -142,7 +135,11 @@ where
         {
             break;
         }
-        match response(&mut ur, &mut cw, &req, &mut scrub, cx).await {
+        let asked = Asked {
+            is_head: req.is_head,
+            http10: req.http10,
+        };
+        match response(&mut ur, &mut cw, &asked, &mut scrub, cx).await {
             Ok(Next::KeepAlive) if !req.close => {}
             Ok(Next::Upgrade) => {
                 upgraded(cr, cw, ur, uw, &mut scrub, cx).await;
@@ -155,17 +152,24 @@ where
     let _ = uw.shutdown().await;
 }
 
-enum Next {
+/// What of the request the response's framing depends on.
+pub(crate) struct Asked {
+    pub(crate) is_head: bool,
+    /// The client speaks HTTP/1.0 (no chunked bodies to it).
+    pub(crate) http10: bool,
+}
+
+pub(crate) enum Next {
     KeepAlive,
     Close,
     Upgrade,
 }
 
 /// Pass one response (informational heads first) to the client, scrubbed.
-async fn response<R, W>(
+pub(crate) async fn response<R, W>(
     ur: &mut Reader<R>,
     cw: &mut W,
-    req: &Outgoing,
+    req: &Asked,
     scrub: &mut Scrubber,
     cx: &Ctx<'_>,
 ) -> io::Result<Next>
@@ -191,6 +195,8 @@ where
         let mut te = Vec::new();
         let mut cl = Vec::new();
         let mut ce = Vec::new();
+        let mut upgrade = Vec::new();
+        let mut ws_ext = false;
         for h in res.headers.iter() {
             let v = String::from_utf8_lossy(h.value).trim().to_ascii_lowercase();
             match h.name.to_ascii_lowercase().as_str() {
@@ -198,8 +204,22 @@ where
                 "content-length" => cl.push(v),
                 "content-encoding" => ce.push(v),
                 "connection" => close |= v.split(',').any(|x| x.trim() == "close"),
+                "upgrade" => upgrade.push(v),
+                "sec-websocket-extensions" => ws_ext = true,
                 _ => {}
             }
+        }
+        // After an upgrade the proxy scrubs WebSocket messages, plain ones
+        // only (atk27 F3): another protocol, or an extension the host
+        // took up although none was offered, is refused.
+        if code == 101 && (ws_ext || upgrade.len() != 1 || upgrade[0] != "websocket") {
+            answer(
+                cw,
+                "502 Bad Gateway",
+                "skarn: net: the bound host switched to a protocol the proxy cannot scrub (plain WebSocket only)\n",
+            )
+            .await;
+            return Ok(Next::Close);
         }
         let no_body = req.is_head || code == 204 || code == 304 || (100..200).contains(&code);
         // A body in a coding: decoded here so its echoes are found.
@@ -454,10 +474,48 @@ where
     Ok(())
 }
 
+/// Plain HTTP while secrets are bound (one request per connection, its
+/// head already sent): the client's bytes go up as they are; the
+/// response comes back as on the terminating path, its body de-chunked,
+/// decoded and scrubbed, then framed anew, and a WebSocket after an
+/// upgrade parsed (atk27 F2: the raw bytes were scrubbed, so chunk
+/// boundaries or gzip carried the value through).
+pub(crate) async fn plain(client: TcpStream, upstream: TcpStream, cx: &Ctx<'_>, asked: Asked) {
+    let Some(ic) = cx.sh.secrets.as_deref() else {
+        return;
+    };
+    let idle = cx.sh.limits.idle_timeout;
+    let (cr, mut cw) = client.into_split();
+    let (ur, mut uw) = upstream.into_split();
+    let mut cr = Reader::new(cr, idle);
+    let mut ur = Reader::new(ur, idle);
+    let mut scrub = ic.scrubber();
+    let until = Framing::UntilClose;
+    let up = async {
+        let _ = body(&mut cr, &mut uw, until, until, Filter::None, cx, true).await;
+        let _ = uw.shutdown().await;
+    };
+    let down = async {
+        if let Ok(Next::Upgrade) = response(&mut ur, &mut cw, &asked, &mut scrub, cx).await {
+            let mut control = ic.scrubber();
+            let _ =
+                super::websocket::downstream(&mut ur, &mut cw, &mut scrub, &mut control, cx).await;
+        }
+        let _ = cw.shutdown().await;
+    };
+    tokio::pin!(up);
+    tokio::pin!(down);
+    tokio::select! {
+        _ = &mut down => {}
+        _ = &mut up => (&mut down).await,
+    }
+}
+
 /// After `101 Switching Protocols`: bytes both ways until either side
-/// ends, the upstream's scrubbed. No request heads are read any more, so
-/// no placeholder is replaced on this connection from here on.
-async fn upgraded<CR, CW, UR, UW>(
+/// ends, the upstream's WebSocket messages scrubbed
+/// ([`super::websocket`]). No request heads are read any more, so no
+/// placeholder is replaced on this connection from here on.
+pub(crate) async fn upgraded<CR, CW, UR, UW>(
     mut cr: Reader<CR>,
     mut cw: CW,
     mut ur: Reader<UR>,
@@ -476,16 +534,10 @@ async fn upgraded<CR, CW, UR, UW>(
         let _ = uw.shutdown().await;
     };
     let down = async {
-        let _ = body(
-            &mut ur,
-            &mut cw,
-            until,
-            until,
-            Filter::Scrub(scrub),
-            cx,
-            false,
-        )
-        .await;
+        if let Some(ic) = cx.sh.secrets.as_deref() {
+            let mut control = ic.scrubber();
+            let _ = super::websocket::downstream(&mut ur, &mut cw, scrub, &mut control, cx).await;
+        }
         let _ = cw.shutdown().await;
     };
     tokio::join!(up, down);

@@ -7,8 +7,9 @@
 //! - verbatim, in any ASCII case;
 //! - reversed;
 //! - as hexadecimal (either case);
-//! - percent-encoded (where the value has bytes URL-encoding changes);
-//! - JSON-escaped (`\/`);
+//! - escaped in any way JSON strings or URLs allow (`\"`, `\uXXXX`,
+//!   `%XX` for any byte): decoded by the scrubber ([`super::unescape`])
+//!   and searched as verbatim text;
 //! - as standard or URL-safe base64, at each of the three alignments a
 //!   value can have inside a longer encoded text (so `user:value` in a
 //!   `Basic` header, or the value inside a base64 JSON field, is found).
@@ -41,41 +42,6 @@ fn hex(b: &[u8]) -> Vec<u8> {
     b.iter()
         .flat_map(|c| [H[usize::from(c >> 4)], H[usize::from(c & 15)]])
         .collect()
-}
-
-fn unreserved(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')
-}
-
-/// Percent-encode the bytes of `v` that URL-encoding changes, and the
-/// placeholder's bytes at the same positions.
-fn percent(v: &[u8], p: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for (x, y) in v.iter().zip(p) {
-        if unreserved(*x) {
-            a.push(*x);
-            b.push(*y);
-        } else {
-            a.extend_from_slice(format!("%{x:02X}").as_bytes());
-            b.extend_from_slice(format!("%{y:02X}").as_bytes());
-        }
-    }
-    (a, b)
-}
-
-/// `\/` for each `/` of `v`, kept as `\/` in the placeholder's form too.
-fn json_slashes(v: &[u8], p: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for (x, y) in v.iter().zip(p) {
-        if *x == b'/' {
-            a.extend_from_slice(b"\\/");
-            b.extend_from_slice(b"\\/");
-        } else {
-            a.push(*x);
-            b.push(*y);
-        }
-    }
-    (a, b)
 }
 
 /// The base64 characters that depend only on `v`'s bytes when `v` starts
@@ -126,15 +92,6 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
             window: 2 * n,
         },
     ];
-    for (a, b) in [percent(v, p), json_slashes(v, p)] {
-        if a != v {
-            forms.push(Form {
-                value: Zeroizing::new(a),
-                placeholder: b,
-                window: n,
-            });
-        }
-    }
     for url in [false, true] {
         for align in 0..3 {
             let a = Zeroizing::new(base64_middle(v, align, url));

@@ -94,6 +94,23 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
     }
 
+    /// Exactly `n` bytes; `None` at a clean end of stream before the
+    /// first of them.
+    pub(crate) async fn exact(&mut self, n: usize) -> io::Result<Option<Vec<u8>>> {
+        while self.pending().len() < n {
+            if self.fill().await? == 0 {
+                return if self.pending().is_empty() {
+                    Ok(None)
+                } else {
+                    Err(io::ErrorKind::UnexpectedEof.into())
+                };
+            }
+        }
+        let v = self.pending()[..n].to_vec();
+        self.pos += n;
+        Ok(Some(v))
+    }
+
     /// Up to `max` bytes (at least one) of the buffer itself, no copy;
     /// empty at end of stream.
     pub(crate) async fn some_ref(&mut self, max: usize) -> io::Result<&[u8]> {

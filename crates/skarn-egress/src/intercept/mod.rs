@@ -6,13 +6,13 @@
 //! through the echo scrubber.
 
 mod decode;
-mod exchange;
+pub(crate) mod exchange;
 mod forms;
 mod io;
 pub(crate) mod request;
 mod scrub;
-
-pub(crate) use scrub::Scrubber;
+mod unescape;
+mod websocket;
 
 use std::sync::Arc;
 
@@ -33,7 +33,9 @@ pub struct Interceptor {
     /// sent, for the whole run: a bound host that stores a header and
     /// shows it later, on another connection, is scrubbed too.
     produced: std::sync::Mutex<scrub::Pairs>,
-    /// The scrubbing automaton and how many produced values it knows.
+    /// The windows of every value's forms, built once for the run.
+    windows: Arc<scrub::Windows>,
+    /// The scrubbing engine and how many produced values it knows.
     engine: std::sync::Mutex<(usize, Arc<scrub::Engine>)>,
     leaves: LeafMaker,
     upstream: Arc<ClientConfig>,
@@ -82,12 +84,11 @@ impl Interceptor {
                 .with_root_certificates(roots)
                 .with_no_client_auth();
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let engine = Arc::new(scrub::Engine::new(
-            &bindings.echo_pairs(),
-            &value_forms(&bindings),
-        ));
+        let windows = Arc::new(scrub::Windows::new(&value_forms(&bindings)));
+        let engine = Arc::new(scrub::Engine::new(&bindings.echo_pairs(), windows.clone()));
         Ok(Interceptor {
             produced: std::sync::Mutex::new(Vec::new()),
+            windows,
             engine: std::sync::Mutex::new((0, engine)),
             bindings,
             leaves: LeafMaker::new(ca)?,
@@ -96,38 +97,72 @@ impl Interceptor {
     }
 }
 
-/// Header values the proxy may make in one run; past it, requests that
-/// would need a new one are refused (they could not be scrubbed).
-const MAX_PRODUCED: usize = 4096;
+/// Produced header values remembered for exact put-back: each at most
+/// this long, and at most [`MAX_PRODUCED_BYTES`] of them in all. Past
+/// either, a header is not remembered (and the request still goes): its
+/// value is scrubbed by the windows of the value's forms all the same,
+/// only not put back byte for byte (atk27 F4: remembering every header
+/// whole and rebuilding one automaton from them all took ~1 GB).
+const MAX_PRODUCED_LEN: usize = 1024;
+const MAX_PRODUCED_BYTES: usize = 64 * 1024;
 
 impl Interceptor {
-    /// Remember produced header values; `false` when the bound is reached.
-    pub(crate) fn remember(&self, pairs: &scrub::Pairs) -> bool {
+    /// Remember produced header values, within the bounds.
+    pub(crate) fn remember(&self, pairs: &scrub::Pairs) {
         let mut p = self.produced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut total: usize = p.iter().map(|(r, _)| r.len()).sum();
         for (real, ph) in pairs {
-            if p.iter().any(|(r, _)| r == real) {
+            if real.len() > MAX_PRODUCED_LEN
+                || total + real.len() > MAX_PRODUCED_BYTES
+                || p.iter().any(|(r, _)| r == real)
+            {
                 continue;
             }
-            if p.len() >= MAX_PRODUCED {
-                return false;
-            }
+            total += real.len();
             p.push((real.clone(), ph.clone()));
         }
-        true
     }
 
     /// A scrubber for one response: the values' forms and every produced
-    /// header; the automaton is rebuilt only when a header was added.
+    /// header; the small automaton of whole values is rebuilt only when a
+    /// header was added (the windows' is the run's, built once).
     pub(crate) fn scrubber(&self) -> scrub::Scrubber {
+        scrub::Scrubber::new(self.engine())
+    }
+
+    fn engine(&self) -> Arc<scrub::Engine> {
         let produced = self.produced.lock().unwrap_or_else(|e| e.into_inner());
         let mut cached = self.engine.lock().unwrap_or_else(|e| e.into_inner());
         if cached.0 != produced.len() {
             let mut whole = self.bindings.echo_pairs();
             whole.extend(produced.iter().cloned());
-            let engine = scrub::Engine::new(&whole, &value_forms(&self.bindings));
+            let engine = scrub::Engine::new(&whole, self.windows.clone());
             *cached = (produced.len(), Arc::new(engine));
         }
-        scrub::Scrubber::new(cached.1.clone())
+        cached.1.clone()
+    }
+}
+
+/// Finds the secrets' values in text in every form the echo scrubber
+/// knows: a run of [`forms::WINDOW`] secret bytes verbatim (any case),
+/// reversed, hex, base64 (`Basic user:value` too), and inside JSON or URL
+/// escapes. Used for what enters a sandbox besides responses: the
+/// caller's variables and dotfile lines (atk27 F6).
+pub struct ValueFinder(scrub::Windows);
+
+impl ValueFinder {
+    /// For the values of `specs`.
+    pub fn new(specs: &[SecretSpec]) -> ValueFinder {
+        let pairs: scrub::Pairs = specs
+            .iter()
+            .flat_map(|s| forms::pairs(s.value.as_bytes(), s.placeholder.as_bytes()))
+            .collect();
+        ValueFinder(scrub::Windows::new(&pairs))
+    }
+
+    /// Whether `text` shows a value in one of those forms.
+    pub fn found_in(&self, text: &[u8]) -> bool {
+        self.0.found_in(text)
     }
 }
 

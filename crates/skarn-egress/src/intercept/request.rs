@@ -172,6 +172,9 @@ pub(crate) fn prepare(
                 | "keep-alive"
                 | "expect"
                 | "accept-encoding"
+                // No WebSocket extension (permessage-deflate): the
+                // messages must come back plain to be scrubbed (atk27 F3).
+                | "sec-websocket-extensions"
         ) {
             continue;
         }

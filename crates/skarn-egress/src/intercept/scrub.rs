@@ -3,7 +3,17 @@
 //! form of the placeholder (same length, so `Content-Length` stays right),
 //! holding back only as many bytes as an occurrence split across two reads
 //! needs. One Aho-Corasick automaton (ASCII case folded) finds every
-//! pattern in one pass; overlapping matches are all replaced.
+//! window in one pass; overlapping matches are all replaced.
+//!
+//! Escaped text is searched too ([`super::unescape`]): JSON string escapes
+//! (`\"`, `\\`, `\n`, `\uXXXX` for any character, surrogate pairs) and
+//! `%XX` are decoded into a shadow copy, the windows searched there, and
+//! each escape inside a match rewritten in place, as long as it was, to
+//! carry the placeholder's byte (atk27 F13).
+//!
+//! The windows' automaton is built once per run; only the small automaton
+//! of whole values and produced headers is rebuilt when the proxy makes a
+//! new header, and its input is bounded (atk27 F4).
 
 use std::sync::Arc;
 
@@ -11,19 +21,49 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
+use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
 
-/// The patterns of one run (rebuilt when the proxy makes a new header).
+/// The windows of every form of every value: built once per run.
+pub(crate) struct Windows {
+    ac: Option<AhoCorasick>,
+    with: Vec<Vec<u8>>,
+    longest: usize,
+}
+
+impl Windows {
+    pub(crate) fn new(pairs: &Pairs) -> Windows {
+        let p = usable(pairs);
+        Windows {
+            ac: automaton(&p, MatchKind::Standard, Some(AhoCorasickKind::DFA)),
+            with: p.iter().map(|(_, b)| b.clone()).collect(),
+            longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
+        }
+    }
+
+    /// Whether `text`, as it is or unescaped, holds a window.
+    pub(crate) fn found_in(&self, text: &[u8]) -> bool {
+        let Some(ac) = &self.ac else {
+            return false;
+        };
+        ac.is_match(text) || Shadow::of(text).is_some_and(|s| ac.is_match(&s.bytes))
+    }
+}
+
+/// The patterns of one run: the windows, and the whole values and
+/// produced headers (rebuilt when the proxy makes a new header).
 pub(crate) struct Engine {
     /// Whole values and produced headers: placed back exactly.
     whole: Option<AhoCorasick>,
     whole_with: Vec<Vec<u8>>,
-    /// Windows of every form ([`super::forms`]), all overlapping matches.
-    windows: Option<AhoCorasick>,
-    windows_with: Vec<Vec<u8>>,
+    windows: Arc<Windows>,
     keep: usize,
 }
 
-fn automaton(pairs: &[&(Zeroizing<Vec<u8>>, Vec<u8>)], kind: MatchKind) -> Option<AhoCorasick> {
+fn automaton(
+    pairs: &[&(Zeroizing<Vec<u8>>, Vec<u8>)],
+    kind: MatchKind,
+    prefer: Option<AhoCorasickKind>,
+) -> Option<AhoCorasick> {
     if pairs.is_empty() {
         return None;
     }
@@ -31,13 +71,14 @@ fn automaton(pairs: &[&(Zeroizing<Vec<u8>>, Vec<u8>)], kind: MatchKind) -> Optio
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .match_kind(kind)
-        .kind(Some(AhoCorasickKind::DFA))
+        .kind(prefer)
         .build(pats())
         .or_else(|_| {
             // Too large for a DFA: the slower automaton, same matches.
             AhoCorasick::builder()
                 .ascii_case_insensitive(true)
                 .match_kind(kind)
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .build(pats())
         })
         .ok()
@@ -50,22 +91,27 @@ fn usable(p: &Pairs) -> Vec<&(Zeroizing<Vec<u8>>, Vec<u8>)> {
 }
 
 impl Engine {
-    /// From `whole` and `windows` (pattern, replacement) pairs of equal
-    /// lengths.
-    pub(crate) fn new(whole: &Pairs, windows: &Pairs) -> Engine {
-        let (whole, windows) = (usable(whole), usable(windows));
+    /// From `whole` (pattern, replacement) pairs of equal lengths and the
+    /// run's windows.
+    pub(crate) fn new(whole: &Pairs, windows: Arc<Windows>) -> Engine {
+        let whole = usable(whole);
         let keep = whole
             .iter()
-            .chain(&windows)
             .map(|(r, _)| r.len())
+            .chain([windows.longest * ESCAPE_MAX, 1])
             .max()
             .unwrap_or(1)
-            .saturating_sub(1);
+            - 1;
         Engine {
-            whole: automaton(&whole, MatchKind::LeftmostLongest),
+            // A contiguous NFA: small and quick to build however many
+            // headers the run made.
+            whole: automaton(
+                &whole,
+                MatchKind::LeftmostLongest,
+                Some(AhoCorasickKind::ContiguousNFA),
+            ),
             whole_with: whole.iter().map(|(_, b)| b.clone()).collect(),
-            windows: automaton(&windows, MatchKind::Standard),
-            windows_with: windows.iter().map(|(_, b)| b.clone()).collect(),
+            windows,
             keep,
         }
     }
@@ -80,45 +126,71 @@ impl Engine {
     /// (as long, otherwise equal): whole values first, put back exactly;
     /// then every window (overlapping ones too, found in the unreplaced
     /// bytes) outside those and outside `done` (whole values put back
-    /// by an earlier call, still partly held); `done` gains the new ones.
+    /// by an earlier call, still partly held); `done` gains the new ones;
+    /// then windows in the unescaped text, their escapes rewritten.
     ///
     /// Every whole value and produced header holds a window of its value
     /// in some form, so when no window matches (nearly always) one pass
     /// over the bytes is all it costs.
     fn apply_to(&self, raw: &[u8], out: &mut [u8], done: &mut Vec<(usize, usize)>) {
-        let Some(win) = &self.windows else {
+        let Some(win) = &self.windows.ac else {
             return;
+        };
+        let with = &self.windows.with;
+        let overlaps = |done: &[(usize, usize)], s: usize, e: usize| {
+            done.iter().any(|(a, b)| s < *b && *a < e)
         };
         // `is_match` runs the automaton with its prefilter; the overlapping
         // search (no prefilter, the profile's top entry when it ran on
         // every chunk) only once there is something to replace.
-        if !win.is_match(raw) {
+        if win.is_match(raw) {
+            let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
+            if let Some(ac) = &self.whole {
+                for m in ac.find_iter(raw) {
+                    out[m.start()..m.end()]
+                        .copy_from_slice(&self.whole_with[m.pattern().as_usize()]);
+                    if !done.contains(&(m.start(), m.end())) {
+                        done.push((m.start(), m.end()));
+                    }
+                }
+            }
+            for m in hits {
+                if overlaps(done, m.start(), m.end()) {
+                    continue;
+                }
+                out[m.start()..m.end()].copy_from_slice(&with[m.pattern().as_usize()]);
+            }
+        }
+        let Some(sh) = Shadow::of(raw) else {
+            return;
+        };
+        if !win.is_match(&sh.bytes) {
             return;
         }
-        let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
-        if let Some(ac) = &self.whole {
-            for m in ac.find_iter(raw) {
-                out[m.start()..m.end()].copy_from_slice(&self.whole_with[m.pattern().as_usize()]);
-                done.push((m.start(), m.end()));
+        for m in win.find_overlapping_iter(&sh.bytes) {
+            let rep = &with[m.pattern().as_usize()];
+            for j in m.start()..m.end() {
+                let (s, e) = sh.span(j, raw.len());
+                if e - s > 1 && !overlaps(done, s, e) {
+                    rewrite(&mut out[s..e], rep[j - m.start()]);
+                } else if e - s == 1 && !overlaps(done, s, e) {
+                    out[s] = rep[j - m.start()];
+                }
             }
-        }
-        for m in hits {
-            if done.iter().any(|(s, e)| m.start() < *e && *s < m.end()) {
-                continue;
-            }
-            out[m.start()..m.end()].copy_from_slice(&self.windows_with[m.pattern().as_usize()]);
         }
     }
 }
 
 pub(crate) struct Scrubber {
     engine: Arc<Engine>,
-    /// The bytes not passed on yet, as received (matched against)...
+    /// The bytes kept, as received (matched against)...
     raw: Zeroizing<Vec<u8>>,
     /// ...and with the replacements made so far.
     buf: Zeroizing<Vec<u8>>,
-    /// `buf[..ready]` was handed out by the last call.
-    ready: usize,
+    /// `buf[..sent]` was handed out already: kept (up to the hold-back
+    /// length) as context, so an occurrence split across two bodies or
+    /// messages of one stream is found too; its rest is replaced.
+    sent: usize,
     /// Whole values put back in `buf` (windows leave them alone).
     whole: Vec<(usize, usize)>,
 }
@@ -129,7 +201,7 @@ impl Scrubber {
             engine,
             raw: Zeroizing::new(Vec::new()),
             buf: Zeroizing::new(Vec::new()),
-            ready: 0,
+            sent: 0,
             whole: Vec::new(),
         }
     }
@@ -141,29 +213,40 @@ impl Scrubber {
 
     /// Feed `data`; returns what may be passed on now.
     pub(crate) fn push(&mut self, data: &[u8]) -> &[u8] {
-        let done = self.ready.min(self.raw.len());
-        self.raw.drain(..done);
-        self.buf.drain(..self.ready);
+        let drop = self.sent.saturating_sub(self.engine.keep);
+        if drop > 0 {
+            self.raw.drain(..drop);
+            self.buf.drain(..drop);
+            self.sent -= drop;
+            self.whole.retain_mut(|(s, e)| {
+                *s = s.saturating_sub(drop);
+                *e = e.saturating_sub(drop);
+                *e > 0
+            });
+        }
         self.raw.extend_from_slice(data);
         self.buf.extend_from_slice(data);
-        let r = self.ready;
-        self.whole.retain_mut(|(s, e)| {
-            *s = s.saturating_sub(r);
-            *e = e.saturating_sub(r);
-            *e > 0
-        });
         self.engine
             .apply_to(&self.raw, &mut self.buf, &mut self.whole);
-        self.ready = self.buf.len().saturating_sub(self.engine.keep);
-        &self.buf[..self.ready]
+        let start = self.sent;
+        self.sent = self.buf.len().saturating_sub(self.engine.keep).max(start);
+        &self.buf[start..self.sent]
     }
 
-    /// The held-back rest, at the end of a body.
+    /// The held-back rest, at the end of a body or message (the stream
+    /// goes on: what was sent stays as context for the next).
     pub(crate) fn finish(&mut self) -> &[u8] {
-        self.raw.clear();
-        self.buf.drain(..self.ready);
-        self.ready = self.buf.len();
-        &self.buf[..]
+        let start = self.sent;
+        self.sent = self.buf.len();
+        &self.buf[start..]
+    }
+
+    /// Scrub one whole piece (a WebSocket control frame's payload) in
+    /// place, with what this scrubber saw before as context.
+    pub(crate) fn piece(&mut self, data: &mut [u8]) {
+        let mut out = self.push(data).to_vec();
+        out.extend_from_slice(self.finish());
+        data.copy_from_slice(&out);
     }
 }
 
@@ -175,7 +258,7 @@ mod tests {
         let whole = vec![(Zeroizing::new(real.to_vec()), ph.to_vec())];
         Scrubber::new(Arc::new(Engine::new(
             &whole,
-            &super::super::forms::pairs(real, ph),
+            Arc::new(Windows::new(&super::super::forms::pairs(real, ph))),
         )))
     }
 
@@ -259,7 +342,7 @@ mod tests {
         ];
         let mut windows = pairs(a, pa);
         windows.extend(pairs(b, pb));
-        let engine = Arc::new(Engine::new(&whole, &windows));
+        let engine = Arc::new(Engine::new(&whole, Arc::new(Windows::new(&windows))));
         let body = b"you sent: Bearer alpha-REAL-VALUE-0123456789 and again Bearer alpha-REAL-VALUE-0123456789\n";
         let want = b"you sent: Bearer alpha-QkESQTMW4tZNY4qBe3kP5 and again Bearer alpha-QkESQTMW4tZNY4qBe3kP5\n";
         for split in 0..body.len() {
@@ -272,6 +355,42 @@ mod tests {
                 String::from_utf8_lossy(want),
                 "{split}"
             );
+        }
+    }
+
+    /// atk27 F13: a value with quotes, backslashes, controls and
+    /// non-ASCII characters, JSON-escaped by the host in any way (every
+    /// character as `\uXXXX` too) or percent-encoded byte by byte, is
+    /// scrubbed however the escaped text is split across reads.
+    #[test]
+    fn json_and_percent_escaped_echoes_are_replaced() {
+        let real = "Xk7\"Qz2\\mN4\"vR8\\sL1\txT6é€w😀B3pY9";
+        let ph = super::super::super::secrets::placeholder::make(real).unwrap();
+        let json = serde_json::to_string(real).unwrap();
+        let ascii: String = real.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+        let pct: String = real.bytes().map(|b| format!("%{b:02X}")).collect();
+        for echo in [
+            format!("{{\"you_sent\": {json}}}"),
+            format!("[\"{ascii}\"]"),
+            format!("q={pct}&x=1"),
+        ] {
+            let body = echo.as_bytes();
+            for split in [0, 1, 7, body.len() / 2, body.len() - 3] {
+                let mut s = scrubber(real.as_bytes(), ph.as_bytes());
+                let mut out = s.push(&body[..split]).to_vec();
+                out.extend_from_slice(s.push(&body[split..]));
+                out.extend_from_slice(s.finish());
+                assert_eq!(out.len(), body.len());
+                // Decoded as the client would, no 10-byte run is left.
+                let text = String::from_utf8_lossy(&out).to_string();
+                let shadow = super::super::unescape::Shadow::of(&out)
+                    .map(|s| s.bytes)
+                    .unwrap_or(out.clone());
+                let fwd = real.as_bytes();
+                for w in fwd.windows(super::super::forms::WINDOW) {
+                    assert!(!shadow.windows(w.len()).any(|x| x == w), "{echo} -> {text}");
+                }
+            }
         }
     }
 }

@@ -292,6 +292,14 @@ fn read_value(
     Ok(Zeroizing::new(trimmed.to_string()))
 }
 
+impl SecretConfig {
+    /// The file the value is read from, if that is its source (`~/`
+    /// expanded): hidden from sandboxed commands like the value itself.
+    pub fn source_file(&self, home: Option<&Path>) -> Option<PathBuf> {
+        self.file.as_deref().map(|f| expand(f, home))
+    }
+}
+
 fn expand(f: &str, home: Option<&Path>) -> PathBuf {
     match (f.strip_prefix("~/"), home) {
         (Some(rest), Some(h)) => h.join(rest),

@@ -1,7 +1,9 @@
 //! Placeholders: random, exactly as long as the value (so a substitution
 //! never changes a header's or body's length), keeping a value's public
 //! format prefix (`ghp_`, `sk-ant-`, `npm_`, `glpat-`) so tools that check
-//! the shape of a token accept it.
+//! the shape of a token accept it. Only prefixes of documented token
+//! formats are kept: any other characters of the value are secret, and a
+//! placeholder never copies them (atk27 F8).
 
 use rand::Rng;
 
@@ -12,22 +14,42 @@ pub const MIN_LEN: usize = 8;
 /// Random characters a placeholder keeps at least.
 const MIN_RANDOM: usize = 8;
 
-/// The format prefix of `value`: the characters up to and including the
-/// last `_` or `-` within its first 8, if all before it are alphanumeric.
+/// Public prefixes of documented token formats (GitHub, GitLab, npm,
+/// PyPI, Slack, Stripe, OpenAI, Anthropic, Hugging Face), longest first
+/// where one begins another.
+const PUBLIC_PREFIXES: &[&str] = &[
+    "github_pat_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "glpat-",
+    "npm_",
+    "pypi-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xapp-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "sk-ant-api03-",
+    "sk-ant-",
+    "sk-proj-",
+    "sk-",
+    "hf_",
+];
+
+/// The documented format prefix `value` starts with, if any (and the
+/// value has enough characters after it).
 fn prefix(value: &str) -> &str {
-    let head: &str = value.get(..8.min(value.len())).unwrap_or("");
-    let Some(i) = head.rfind(['_', '-']) else {
-        return "";
-    };
-    let p = &value[..=i];
-    if p.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        && value.len() - p.len() >= MIN_RANDOM
-    {
-        p
-    } else {
-        ""
-    }
+    PUBLIC_PREFIXES
+        .iter()
+        .find(|p| value.starts_with(*p) && value.len() - p.len() >= MIN_RANDOM)
+        .copied()
+        .unwrap_or("")
 }
 
 /// A fresh placeholder for `value`; `None` when the value is too short.
@@ -70,6 +92,19 @@ mod tests {
         );
         assert_eq!(make("hunter2pw").unwrap().len(), 9);
         assert!(make("short").is_none());
+        // Anything else shaped like a prefix is the value's own: not kept.
+        for v in ["Hk7Qz2p_mN4vR8sL1xT6wB3", "db-pass-word-0001-secret"] {
+            let p = make(v).unwrap();
+            assert!(
+                p.bytes().zip(v.bytes()).take_while(|(a, b)| a == b).count() < 3,
+                "{p}"
+            );
+        }
+        assert!(
+            make("sk-live-Abc123Def456Ghi789")
+                .unwrap()
+                .starts_with("sk-")
+        );
         // A value with a multi-byte character: same byte length.
         assert_eq!(make("pässwörd-1234").unwrap().len(), "pässwörd-1234".len());
     }

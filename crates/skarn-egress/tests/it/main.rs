@@ -10,3 +10,4 @@ mod proxy;
 mod relay_integrity;
 mod secrets;
 mod secrets_echo;
+mod secrets_stream;

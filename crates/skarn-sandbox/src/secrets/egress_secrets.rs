@@ -75,6 +75,8 @@ pub struct RunSecrets {
     pub specs: Vec<SecretSpec>,
     /// The run's CA.
     pub ca: CaMaterial,
+    /// The values in every form the proxy's scrubber knows.
+    finder: skarn_egress::ValueFinder,
 }
 
 impl RunSecrets {
@@ -85,7 +87,8 @@ impl RunSecrets {
         }
         let hosts: Vec<String> = specs.iter().flat_map(|s| s.hosts.clone()).collect();
         let ca = make_run_ca(&hosts).map_err(|e| e.to_string())?;
-        Ok(Some(RunSecrets { specs, ca }))
+        let finder = skarn_egress::ValueFinder::new(&specs);
+        Ok(Some(RunSecrets { specs, ca, finder }))
     }
 
     /// Where the user's dotfiles held a granted value, the same setting
@@ -106,7 +109,7 @@ impl RunSecrets {
         let mut vars = Vec::new();
         if let Some((p, text)) = read(".npmrc") {
             for l in text.lines() {
-                if let Some(r) = self.with_placeholders(l.trim()) {
+                if let Some(r) = self.npmrc_line(l.trim()) {
                     lines.push((p.clone(), r));
                 }
             }
@@ -122,7 +125,7 @@ impl RunSecrets {
                     "extra-index-url" | "extra_index_url" => "PIP_EXTRA_INDEX_URL",
                     _ => continue,
                 };
-                if let Some(r) = self.with_placeholders(v.trim())
+                if let Some(r) = self.pip_urls(v.trim())
                     && !vars.iter().any(|(n, _): &(String, String)| n == var)
                 {
                     vars.push((var.to_string(), r));
@@ -132,26 +135,77 @@ impl RunSecrets {
         (lines, vars)
     }
 
-    /// `text` with each value replaced by its placeholder, if it held one.
-    fn with_placeholders(&self, text: &str) -> Option<String> {
-        if !self.holds_value(text.as_bytes()) {
-            return None;
-        }
-        let mut t = text.to_string();
-        for s in &self.specs {
-            if !s.value.is_empty() {
-                t = t.replace(s.value.as_str(), &s.placeholder);
-            }
-        }
-        Some(t)
+    /// The placeholder of the granted value `v` is exactly (quotes and
+    /// blanks aside), if it is one.
+    fn placeholder_of(&self, v: &str) -> Option<&str> {
+        let v = v.trim().trim_matches(['"', '\'']);
+        self.specs
+            .iter()
+            .find(|s| !s.value.is_empty() && s.value.as_str() == v)
+            .map(|s| s.placeholder.as_str())
     }
 
-    /// Whether `text` holds one of the values.
+    /// An `~/.npmrc` line `key=<granted value>` as `key=<placeholder>`;
+    /// nothing else of the line is kept (atk27 F7: the rest of a line
+    /// could hold another, ungranted credential).
+    fn npmrc_line(&self, l: &str) -> Option<String> {
+        let (k, v) = l.split_once('=')?;
+        let k = k.trim();
+        let ph = self.placeholder_of(v)?;
+        let ok =
+            !k.is_empty() && !k.contains(char::is_whitespace) && !self.holds_value(k.as_bytes());
+        ok.then(|| format!("{k}={ph}"))
+    }
+
+    /// A pip index URL list holding a granted value: each URL whose user
+    /// or password is exactly a granted value gets its placeholder there,
+    /// every other URL loses its userinfo (as in the sanitised pip.conf).
+    fn pip_urls(&self, v: &str) -> Option<String> {
+        if !self.holds_value(v.as_bytes()) {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut any = false;
+        for url in v.split_whitespace() {
+            let stripped = crate::secrets::dotfiles::strip_userinfo(url);
+            let with_ph = url.split_once("://").and_then(|(scheme, rest)| {
+                let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+                let (userinfo, host) = rest[..end].rsplit_once('@')?;
+                let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+                let (user, pass) = match (self.placeholder_of(user), self.placeholder_of(pass)) {
+                    (Some(u), None) if pass.is_empty() => (u.to_string(), None),
+                    (None, Some(p)) if !self.holds_value(user.as_bytes()) => {
+                        (user.to_string(), Some(p.to_string()))
+                    }
+                    _ => return None,
+                };
+                let userinfo = match pass {
+                    Some(p) => format!("{user}:{p}"),
+                    None => user,
+                };
+                Some(format!("{scheme}://{userinfo}@{host}{}", &rest[end..]))
+            });
+            match with_ph {
+                Some(u) if !self.holds_value(u.as_bytes()) => {
+                    any = true;
+                    out.push(u);
+                }
+                _ if !self.holds_value(stripped.as_bytes()) => out.push(stripped),
+                _ => {}
+            }
+        }
+        any.then(|| out.join(" "))
+    }
+
+    /// Whether `text` holds one of the values: verbatim, or a run of its
+    /// secret part in any form the proxy's scrubber knows (reversed, hex,
+    /// base64 as in `Basic user:value`, JSON or `%XX` escapes; atk27 F6).
     pub fn holds_value(&self, text: &[u8]) -> bool {
-        self.specs.iter().any(|s| {
-            let v = s.value.as_bytes();
-            !v.is_empty() && text.windows(v.len()).any(|w| w == v)
-        })
+        self.finder.found_in(text)
+            || self.specs.iter().any(|s| {
+                let v = s.value.as_bytes();
+                !v.is_empty() && text.windows(v.len()).any(|w| w == v)
+            })
     }
 
     fn hosts(&self) -> Vec<String> {

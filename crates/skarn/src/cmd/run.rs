@@ -353,6 +353,18 @@ fn run_confined(
     {
         // Settings without credentials (git identity, registry mirrors).
         policy.home_files = skarn_sandbox::secrets::dotfiles::home_files(&h);
+        // No line carries a granted value in, in any form (atk27 F6).
+        if let Some(s) = &secrets {
+            for (_, text) in policy.home_files.iter_mut() {
+                if s.holds_value(text.as_bytes()) {
+                    *text = text
+                        .lines()
+                        .filter(|l| !s.holds_value(l.as_bytes()))
+                        .map(|l| format!("{l}\n"))
+                        .collect();
+                }
+            }
+        }
     }
     // Where the user's dotfiles held a granted value: the placeholder.
     let mut dot_vars = Vec::new();

@@ -19,6 +19,11 @@ pub(crate) fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, Pol
             l.grant_flag(flag, p, at)?;
         }
     }
+    // A configured secret's own source file is hidden like a --deny-read
+    // path, whatever grant (the workspace, --read) covers it (atk27 F9).
+    for f in crate::cmd::run_secrets::source_files(at.home) {
+        l.grant_flag(GrantFlag::DenyRead, &f, at)?;
+    }
     l.net_flags(
         &args.net,
         &args.deny_host,

@@ -47,6 +47,34 @@ pub fn resolve(
     Ok(cfg.resolve_granted(flags, home)?)
 }
 
+/// The `file` sources of every secret the user configured, granted or
+/// not: never readable inside a run, whatever grant covers them (atk27
+/// F9), with the name each is reached by and its target.
+pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
+    let files: Vec<std::path::PathBuf> = home
+        .and_then(|h| load_secrets(&user_file(h)).ok())
+        .map(|c| {
+            c.secrets
+                .values()
+                .filter_map(|s| s.source_file(home))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for f in files {
+        if std::fs::symlink_metadata(&f).is_err() {
+            continue;
+        }
+        if let Ok(real) = std::fs::canonicalize(&f)
+            && real != f
+        {
+            out.push(real);
+        }
+        out.push(f);
+    }
+    out
+}
+
 /// The `from_env` variables of every secret the user configured, granted
 /// or not: a declared secret's source variable never reaches a command.
 pub fn source_variables(home: Option<&Path>) -> Vec<String> {

@@ -107,6 +107,7 @@ mod run_protections;
 mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]

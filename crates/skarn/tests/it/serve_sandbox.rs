@@ -435,16 +435,22 @@ fn a_server_gets_a_placeholder_for_its_secret() {
         &cfg,
         format!(
             "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
-             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.g.sandbox]\nread = [{d:?}]\n\n\
              [servers.u]\ncommand = {h:?}\nargs = [\"--name\", \"u\"]\n\
              env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.u.sandbox]\nenabled = false\n",
-            h = hostile.display().to_string()
+            h = hostile.display().to_string(),
+            d = dir.path().display().to_string()
         ),
     )
     .unwrap();
     let stderr = dir.path().join("stderr.log");
     let mut s = Session::start(&cfg, &home, &stderr);
     s.settle();
+    // atk27 F9: the secret's own source file, under the server's read
+    // grant, is hidden.
+    let out = s.call(4, "g__attack", json!({"read": val}));
+    assert!(out.contains(": failed"), "{out}");
+    assert!(!out.contains(VALUE), "{out}");
     let state = state_dir(&home, "g");
     let bundle = state.join(".cache/skarn-run/ca-bundle.pem");
     let out = s.call(2, "g__attack", json!({"read": bundle}));

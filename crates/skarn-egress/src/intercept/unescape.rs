@@ -1,0 +1,149 @@
+//! Escaped text, decoded for the scrubber (atk27 F13): JSON string
+//! escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX` for
+//! any character, a surrogate pair for one past the BMP) and URL `%XX`
+//! escapes. The shadow copy holds the decoded bytes and, for each, where
+//! its escape (or raw byte) starts, so a match found in the shadow is
+//! rewritten in the original, each escape keeping its length. Decoding is
+//! one pass, no larger than its input, one level deep.
+
+/// Most bytes of escaped text one decoded byte can come from (`\u0041`).
+pub(crate) const ESCAPE_MAX: usize = 6;
+
+pub(crate) struct Shadow {
+    /// The decoded bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// For each decoded byte, where its source starts.
+    starts: Vec<usize>,
+}
+
+fn hex_val(c: u8) -> Option<u32> {
+    (c as char).to_digit(16)
+}
+
+fn hex4(b: &[u8]) -> Option<u32> {
+    if b.len() < 4 {
+        return None;
+    }
+    b[..4]
+        .iter()
+        .try_fold(0u32, |acc, c| Some(acc * 16 + hex_val(*c)?))
+}
+
+/// One escape at the start of `b`: (decoded character's bytes, length).
+fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+    match b {
+        [b'%', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 3)),
+        [b'\\', c, rest @ ..] => {
+            let one = |x: u8| Some((vec![x], 2));
+            match c {
+                b'"' | b'\\' | b'/' => one(*c),
+                b'b' => one(8),
+                b'f' => one(12),
+                b'n' => one(b'\n'),
+                b'r' => one(b'\r'),
+                b't' => one(b'\t'),
+                b'u' | b'U' => {
+                    let u = hex4(rest)?;
+                    let (ch, len) = if (0xD800..0xDC00).contains(&u) {
+                        let lo = match &rest[4..] {
+                            [b'\\', b'u' | b'U', more @ ..] => hex4(more)?,
+                            _ => return None,
+                        };
+                        if !(0xDC00..0xE000).contains(&lo) {
+                            return None;
+                        }
+                        (0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00), 12)
+                    } else {
+                        (u, 6)
+                    };
+                    let ch = char::from_u32(ch)?;
+                    let mut buf = [0u8; 4];
+                    Some((ch.encode_utf8(&mut buf).as_bytes().to_vec(), len))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+impl Shadow {
+    /// The decoded copy of `raw`; `None` when it holds no escape.
+    pub(crate) fn of(raw: &[u8]) -> Option<Shadow> {
+        let first = memchr::memchr2(b'\\', b'%', raw)?;
+        let mut bytes = Vec::with_capacity(raw.len());
+        let mut starts = Vec::with_capacity(raw.len());
+        bytes.extend_from_slice(&raw[..first]);
+        starts.extend(0..first);
+        let mut i = first;
+        let mut any = false;
+        while i < raw.len() {
+            if matches!(raw[i], b'\\' | b'%')
+                && let Some((dec, len)) = escape(&raw[i..])
+            {
+                starts.extend(std::iter::repeat_n(i, dec.len()));
+                bytes.extend_from_slice(&dec);
+                i += len;
+                any = true;
+                continue;
+            }
+            bytes.push(raw[i]);
+            starts.push(i);
+            i += 1;
+        }
+        any.then_some(Shadow { bytes, starts })
+    }
+
+    /// The source span of decoded byte `j` (`len`: the source's length).
+    pub(crate) fn span(&self, j: usize, len: usize) -> (usize, usize) {
+        let s = self.starts[j];
+        let e = self.starts[j + 1..]
+            .iter()
+            .find(|x| **x != s)
+            .copied()
+            .unwrap_or(len);
+        (s, e)
+    }
+}
+
+/// Overwrite one escape `slot` so it carries byte `r` instead, as long as
+/// it was and still an escape of its kind (`%XX`, `\u00XX`; a two-byte
+/// escape becomes `r` twice).
+pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let hx = [H[usize::from(r >> 4)], H[usize::from(r & 15)]];
+    match slot.len() {
+        3 if slot[0] == b'%' => slot[1..].copy_from_slice(&hx),
+        n if n % 6 == 0 && slot[0] == b'\\' => {
+            for c in slot.chunks_mut(6) {
+                c.copy_from_slice(&[b'\\', b'u', b'0', b'0', hx[0], hx[1]]);
+            }
+        }
+        _ => slot.fill(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_decode_with_their_spans() {
+        let raw = br#"a\"b\u00e9%41\ud83d\ude00\q%zz"#;
+        let s = Shadow::of(raw).unwrap();
+        assert_eq!(s.bytes, "a\"béA😀\\q%zz".as_bytes());
+        assert_eq!(s.span(1, raw.len()), (1, 3));
+        assert_eq!(s.span(3, raw.len()), (4, 10));
+        assert_eq!(s.span(4, raw.len()), (4, 10));
+        assert_eq!(s.span(5, raw.len()), (10, 13));
+        assert_eq!(s.span(6, raw.len()), (13, 25));
+        assert!(Shadow::of(b"plain text").is_none());
+        assert!(Shadow::of(b"100% \\x").is_none());
+        let mut slot = *b"\\u00e9";
+        rewrite(&mut slot, b'Q');
+        assert_eq!(&slot, b"\\u0051");
+        let mut slot = *b"%41";
+        rewrite(&mut slot, b'Q');
+        assert_eq!(&slot, b"%51");
+    }
+}
