@@ -78,6 +78,10 @@ pub mod grants;
 pub mod helper;
 #[cfg(unix)]
 pub mod home_links;
+#[cfg(unix)]
+pub mod home_mention_places;
+#[cfg(unix)]
+pub mod home_mentions;
 #[cfg(target_os = "linux")]
 pub mod host;
 #[cfg(target_os = "linux")]
