@@ -91,6 +91,10 @@ pub struct HostFacts {
     /// (`file: line`; said in the report, see [`crate::shell_sources`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unresolved: Vec<String>,
+    /// Writable grants a home configuration file names (set by
+    /// [`HostFacts::observe_policy`]; see [`crate::home_mentions`]).
+    #[serde(default)]
+    pub home_mentions: crate::home_mentions::Mentions,
     /// Why the workspace is not a project directory, when the user allowed
     /// it anyway (set by [`HostFacts::observe_policy`]; see
     /// [`crate::workspace_kind`]): it is then protected like a home.

@@ -127,6 +127,7 @@ impl HostFacts {
             trusted_unfinished: Vec::new(),
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
+            home_mentions: Default::default(),
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
             home_real,
@@ -157,6 +158,14 @@ impl HostFacts {
             self.walk_closed_files(policy);
         }
         self.observe_trusted(policy);
+        if let Some(h) = &self.home
+            && policy.protect_persistence
+        {
+            let grants: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
+                .chain(policy.write.iter().map(|g| g.path.clone()))
+                .collect();
+            self.home_mentions = crate::home_mentions::scan(h, &grants);
+        }
     }
 
     /// Follow the home's trusted files, git's global configuration and

@@ -18,6 +18,7 @@ mod grants;
 mod hint;
 mod landlock;
 mod limits;
+mod mentions;
 mod mechanisms;
 mod model;
 mod network;

@@ -22,10 +22,12 @@ pub(super) const DEMOTED: &str = " (read-only: a home start-up file reaches it)"
 /// directory, a directory they source by pattern or through a variable, a
 /// `PATH` directory they add) become read-only for the run, said.
 pub(super) fn demote(
+    policy: &crate::Policy,
     host: &HostFacts,
     binds: &mut [(PathBuf, Access, String)],
     report: &mut RestrictionReport,
 ) {
+    super::mentions::demote(policy, host, binds, report);
     for (p, a, src) in binds.iter_mut() {
         if *a != Access::ReadWrite {
             continue;

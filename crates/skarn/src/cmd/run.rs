@@ -87,6 +87,14 @@ pub struct Args {
     /// protected, existing or not.
     #[arg(long)]
     pub allow_home_workspace: bool,
+    /// Keep the workspace (and write grants) writable although a home
+    /// configuration file names a path in it (a shell rc, ~/.gitconfig,
+    /// ~/.ssh/config, ~/.vimrc, ...: host programs may run what the
+    /// command writes there). By default such a grant is read-only for
+    /// the run [config: [run] trust_home_config_workspace in
+    /// ~/.config/skarn/config.toml only].
+    #[arg(long)]
+    pub trust_home_config_workspace: bool,
     /// Accept a workspace that is not a project directory: /tmp or
     /// /var/tmp themselves, a shared or system directory (/srv, /mnt,
     /// /var/lib, /run, ...), $TMPDIR, or a directory on PATH (refused
@@ -233,6 +241,12 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
             args.allow_home_workspace,
             true,
             "--allow-home-workspace",
+        ),
+        (
+            &mut l.trust_home_config_workspace,
+            args.trust_home_config_workspace,
+            true,
+            "--trust-home-config-workspace",
         ),
         (
             &mut l.private_home,
