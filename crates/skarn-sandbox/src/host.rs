@@ -91,6 +91,10 @@ pub struct HostFacts {
     /// (`file: line`; said in the report, see [`crate::shell_sources`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unresolved: Vec<String>,
+    /// Relative names the home's start-up files source (see
+    /// [`crate::home_links::Found::relative`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup_relative: Vec<(PathBuf, String)>,
     /// Writable grants a home configuration file names (set by
     /// [`HostFacts::observe_policy`]; see [`crate::home_mentions`]).
     #[serde(default)]

@@ -128,6 +128,7 @@ impl HostFacts {
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
             home_mentions: Default::default(),
+            startup_relative: Vec::new(),
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
             home_real,
@@ -179,6 +180,7 @@ impl HostFacts {
             found = f.trusted;
             self.trusted_unfinished = f.unfinished;
             self.trusted_unresolved = f.unresolved;
+            self.startup_relative = f.relative;
             for (p, via, secret) in crate::host_programs::global_git_programs(&h) {
                 if let Some(target) = cache.resolve(&p) {
                     found.push(Trusted::new(&p, target, via, secret));
@@ -234,6 +236,14 @@ impl HostFacts {
                     found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
                 }
             }
+        }
+        // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn
+        // runs it on the host.
+        if let Some(p) = crate::yarn_path::named(&policy.workspace)
+            && let Some(target) = cache.resolve(&p)
+        {
+            let via = "the yarnPath of the workspace's .yarnrc.yml (yarn runs it)";
+            found.push(Trusted::new(&p, target, via.into(), false));
         }
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);

@@ -157,6 +157,8 @@ pub mod venv_guard;
 pub mod windows;
 pub mod workspace;
 pub mod workspace_kind;
+#[cfg(unix)]
+pub mod yarn_path;
 
 pub use assemble::{LayerHost, PolicyError};
 #[cfg(target_os = "linux")]

@@ -179,6 +179,24 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             }
         }
     }
+    // A relative name a start-up file sources is read from the directory
+    // the shell starts in: any writable grant (an editor's terminal).
+    for (name, how) in &host.startup_relative {
+        for (p, a, _) in &g.binds {
+            if *a != Access::ReadWrite {
+                continue;
+            }
+            report.notes.push(format!(
+                "{} is kept read-only (reserved if missing): {how}",
+                p.join(name).display()
+            ));
+            out.push(FsOp::Protect {
+                path: p.join(name),
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
+    }
     if !host.trusted_unresolved.is_empty() {
         report.degrade(format!(
             "the home's start-up files source paths skarn cannot expand ({}): a file they \

@@ -505,6 +505,18 @@ fn run_confined(
         std::env::var_os("PATH").as_deref(),
     );
     plan.report.notes.extend(grant_notes);
+    if !args.report && !args.json {
+        // A workspace made read-only is said even without --report: the
+        // command's writes fail, and the user should learn why at once.
+        for n in plan
+            .report
+            .notes
+            .iter()
+            .filter(|n| n.contains(" is read-only for this run: the home's"))
+        {
+            eprintln!("skarn: {n}");
+        }
+    }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
         let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
