@@ -93,6 +93,7 @@ mod run_links_round3b;
 #[cfg(target_os = "linux")]
 mod run_links_round3c;
 #[cfg(target_os = "linux")]
+mod run_home_mentions;
 mod run_links_round4;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
