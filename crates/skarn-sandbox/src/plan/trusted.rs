@@ -27,7 +27,6 @@ pub(super) fn demote(
     binds: &mut [(PathBuf, Access, String)],
     report: &mut RestrictionReport,
 ) {
-    super::mentions::demote(policy, host, binds, report);
     for (p, a, src) in binds.iter_mut() {
         if *a != Access::ReadWrite {
             continue;
@@ -51,6 +50,8 @@ pub(super) fn demote(
         *a = Access::ReadExec;
         src.push_str(DEMOTED);
     }
+    // What the precise rules above left writable.
+    super::mentions::demote(policy, host, binds, report);
 }
 
 /// The protecting steps for trusted places inside writable grants.
