@@ -63,9 +63,15 @@ pub const PLACES: &[Place] = &[
     d(".config/zsh", SH),
     d(".config/bash", SH),
     d(".config/shell", SH),
-    d(".config/fish", "fish reads config.fish, conf.d/ and functions/"),
+    d(
+        ".config/fish",
+        "fish reads config.fish, conf.d/ and functions/",
+    ),
     d(".oh-my-zsh/custom", SH),
-    f(".inputrc", "readline (every bash) reads it, with its $include files"),
+    f(
+        ".inputrc",
+        "readline (every bash) reads it, with its $include files",
+    ),
     f(".editrc", "libedit reads it"),
     f(".envrc", "direnv runs it"),
     f(".direnvrc", "direnv runs it"),
@@ -81,7 +87,10 @@ pub const PLACES: &[Place] = &[
     f(".xsessionrc", SH),
     f(".xserverrc", SH),
     d(".config/systemd/user", "systemd starts the user units"),
-    d(".config/environment.d", "systemd sets the session's variables"),
+    d(
+        ".config/environment.d",
+        "systemd sets the session's variables",
+    ),
     d(".config/autostart", "the desktop starts these programs"),
     d(
         ".local/share/applications",
@@ -125,7 +134,10 @@ pub const PLACES: &[Place] = &[
     d(".config/i3", TERM),
     d(".config/sway", TERM),
     d(".config/hypr", TERM),
-    f(".config/starship.toml", "the prompt runs its custom commands"),
+    f(
+        ".config/starship.toml",
+        "the prompt runs its custom commands",
+    ),
     // Version control.
     f(".gitconfig", "git runs its programs, hooks and includes"),
     d(".config/git", "git runs its programs, hooks and includes"),
@@ -134,14 +146,20 @@ pub const PLACES: &[Place] = &[
     d(".config/jj", "jj runs the programs it names"),
     f(".config/gh/config.yml", "gh runs its shell aliases"),
     // ssh (read here only to search it; nothing of it is shown).
-    f(".ssh/config", "ssh runs Match exec, ProxyCommand, LocalCommand"),
+    f(
+        ".ssh/config",
+        "ssh runs Match exec, ProxyCommand, LocalCommand",
+    ),
     d(".ssh/config.d", "ssh includes these"),
     f(".ssh/rc", "sshd runs it at each login"),
     f(".ssh/environment", "sshd sets these variables"),
     f(".ssh/authorized_keys", "sshd runs each key's command="),
     // Language tools.
     f(".cargo/config", "cargo runs rustc-wrapper, runner, linker"),
-    f(".cargo/config.toml", "cargo runs rustc-wrapper, runner, linker"),
+    f(
+        ".cargo/config.toml",
+        "cargo runs rustc-wrapper, runner, linker",
+    ),
     f(".cargo/env", SH),
     f(".npmrc", "npm passes node-options and runs script-shell"),
     f(".yarnrc", "yarn runs yarn-path"),
@@ -155,7 +173,10 @@ pub const PLACES: &[Place] = &[
     f(".pythonrc", "python runs it (PYTHONSTARTUP)"),
     f(".pythonrc.py", "python runs it (PYTHONSTARTUP)"),
     d(".ipython", "ipython runs its profiles' startup files"),
-    d(".config/ipython", "ipython runs its profiles' startup files"),
+    d(
+        ".config/ipython",
+        "ipython runs its profiles' startup files",
+    ),
     d(".jupyter", "jupyter runs its configuration files"),
     f(".irbrc", "irb runs it"),
     f(".pryrc", "pry runs it"),
@@ -175,7 +196,10 @@ pub const PLACES: &[Place] = &[
     f(".claude/settings.json", "the agent runs its hooks"),
     f(".claude/settings.local.json", "the agent runs its hooks"),
     f(".codex/config.toml", "the agent runs its MCP servers"),
-    f(".gemini/settings.json", "the agent runs its hooks and MCP servers"),
+    f(
+        ".gemini/settings.json",
+        "the agent runs its hooks and MCP servers",
+    ),
     f(".cursor/mcp.json", "the editor runs these MCP servers"),
     // Programs on the user's PATH.
     d(".local/bin", "the shell runs these programs"),

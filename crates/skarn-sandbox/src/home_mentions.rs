@@ -19,6 +19,7 @@
 //! ([`MAX_FILES`], [`MAX_BYTES`], [`MAX_FILE_BYTES`], [`MAX_ENTRIES`]);
 //! past a bound every grant counts as mentioned, and the report says so.
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,13 @@ pub struct Mentions {
     pub bytes: u64,
 }
 
+impl Mentions {
+    /// Nothing found and no bound hit.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty() && self.over_budget.is_none()
+    }
+}
+
 /// One grant's names: as the policy gives it, canonical, and through the
 /// home's other name.
 struct Target {
@@ -103,13 +111,13 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
         home_text: lossy(home),
         targets,
         out: Mentions::default(),
-        seen: Vec::new(),
+        seen: HashSet::new(),
         cache: CanonicalCache::following_dangling_links(),
         entries: 0,
         resolved: 0,
         todo: Vec::new(),
     };
-    if s.targets.is_empty() {
+    if s.targets.is_empty() || !home.is_absolute() {
         return s.out;
     }
     for p in PLACES {
@@ -204,7 +212,7 @@ struct Scanner {
     home_text: String,
     targets: Vec<Target>,
     out: Mentions,
-    seen: Vec<PathBuf>,
+    seen: HashSet<PathBuf>,
     cache: CanonicalCache,
     entries: usize,
     resolved: usize,
@@ -275,13 +283,11 @@ impl Scanner {
                 }
                 // A linked directory is entered once (its target may
                 // also be listed).
-                if ft.is_symlink() {
-                    if let Some(real) = self.cache.resolve(&path) {
-                        if self.seen.contains(&real) {
-                            continue;
-                        }
-                        self.seen.push(real);
-                    }
+                if ft.is_symlink()
+                    && let Some(real) = self.cache.resolve(&path)
+                    && !self.seen.insert(real)
+                {
+                    continue;
                 }
                 self.walk(&path, level + 1, below_links);
             } else if !links_only && !is_state_name(&name) {
@@ -316,7 +322,7 @@ impl Scanner {
         if self.seen.contains(&real) {
             return;
         }
-        self.seen.push(real.clone());
+        self.seen.insert(real.clone());
         let Ok(meta) = std::fs::metadata(f) else {
             return;
         };
@@ -330,7 +336,9 @@ impl Scanner {
             return;
         }
         if self.out.files >= MAX_FILES {
-            return self.over(format!("more than {MAX_FILES} configuration files in the home"));
+            return self.over(format!(
+                "more than {MAX_FILES} configuration files in the home"
+            ));
         }
         if meta.len() > MAX_FILE_BYTES {
             return self.over(format!(
@@ -475,7 +483,10 @@ fn lexical(p: &Path) -> PathBuf {
 /// Whether the pattern `p` (glob characters or unknown `$VAR`s in some
 /// components) can name `target` or a path inside it.
 fn pattern_reaches(p: &Path, target: &Path) -> bool {
-    let pc: Vec<String> = p.components().map(|c| lossy(c.as_os_str().as_ref())).collect();
+    let pc: Vec<String> = p
+        .components()
+        .map(|c| lossy(c.as_os_str().as_ref()))
+        .collect();
     let tc: Vec<String> = target
         .components()
         .map(|c| lossy(c.as_os_str().as_ref()))
@@ -483,7 +494,10 @@ fn pattern_reaches(p: &Path, target: &Path) -> bool {
     if pc.iter().any(|c| c.contains('$')) {
         // A variable may stand for several components: the literal
         // part before it must lead to (or into) the target.
-        let lit = pc.iter().take_while(|c| !c.contains(['$', '*', '?', '['])).count();
+        let lit = pc
+            .iter()
+            .take_while(|c| !c.contains(['$', '*', '?', '[']))
+            .count();
         let n = lit.min(tc.len());
         return lit > 1 && pc[..n] == tc[..n];
     }
@@ -535,7 +549,9 @@ pub fn normalise(line: &str, home: &str) -> String {
     }
     s = replace_var(&s, "$HOME", home);
     // ssh's `%d` and systemd's `%h` are the home.
-    s = s.replace("%d/", &format!("{home}/")).replace("%h/", &format!("{home}/"));
+    s = s
+        .replace("%d/", &format!("{home}/"))
+        .replace("%h/", &format!("{home}/"));
     // `~` at the start of a word.
     let mut out = String::with_capacity(s.len());
     let mut prev: Option<char> = None;

@@ -55,24 +55,53 @@ fn every_finding_form_is_a_mention_and_history_is_not() {
     std::fs::create_dir_all(&ws).unwrap();
     let cases: &[(&str, &str)] = &[
         (".bashrc", "eval \"$(~/proj/bin/prompt init)\"\n"),
-        (".bashrc", "export PYTHONPATH=\"$HOME/proj/src${PYTHONPATH:+:$PYTHONPATH}\"\n"),
+        (
+            ".bashrc",
+            "export PYTHONPATH=\"$HOME/proj/src${PYTHONPATH:+:$PYTHONPATH}\"\n",
+        ),
         (".vimrc", "set runtimepath+=~/proj/vimfiles\n"),
-        (".tmux.conf", "if-shell \"test -f ~/proj/t.conf\" \"source-file ~/proj/t.conf\"\n"),
+        (
+            ".tmux.conf",
+            "if-shell \"test -f ~/proj/t.conf\" \"source-file ~/proj/t.conf\"\n",
+        ),
         (".ssh/config", "Match exec \"~/proj/bin/onvpn\"\n"),
         (".gitconfig", "[core]\n\tfsmonitor = ~/proj/g/fsmon\n"),
-        (".config/fish/conf.d/p.fish", "fish_add_path ~/proj/fishbin\n"),
+        (
+            ".config/fish/conf.d/p.fish",
+            "fish_add_path ~/proj/fishbin\n",
+        ),
         (".zshenv", "export ZDOTDIR=~/proj/zsh\n"),
         (".inputrc", "$include ~/proj/inputrc\n"),
-        (".cargo/config.toml", "[build]\nrustc-wrapper = \"proj/tools/wrap.sh\"\n"),
-        (".npmrc", "node-options=--require ${HOME}/proj/hooks/req.js\n"),
-        (".local/lib/python3.11/site-packages/_p.pth", "../../../../proj/src\n"),
+        (
+            ".cargo/config.toml",
+            "[build]\nrustc-wrapper = \"proj/tools/wrap.sh\"\n",
+        ),
+        (
+            ".npmrc",
+            "node-options=--require ${HOME}/proj/hooks/req.js\n",
+        ),
+        (
+            ".local/lib/python3.11/site-packages/_p.pth",
+            "../../../../proj/src\n",
+        ),
         (".bashrc", "source ${DF:-$HOME/proj/sh}/env.sh\n"),
         (".bashrc", "for f in ~/*/env.d/*.sh; do . $f; done\n"),
         (".local/share/direnv/allow/abc", "PLACEHOLDER/.envrc\n"),
     ];
     for (rel, text) in cases {
-        let _ = std::fs::remove_dir_all(&home.join(".config"));
-        for f in [".bashrc", ".vimrc", ".tmux.conf", ".ssh", ".gitconfig", ".zshenv", ".inputrc", ".cargo", ".npmrc", ".local"] {
+        let _ = std::fs::remove_dir_all(home.join(".config"));
+        for f in [
+            ".bashrc",
+            ".vimrc",
+            ".tmux.conf",
+            ".ssh",
+            ".gitconfig",
+            ".zshenv",
+            ".inputrc",
+            ".cargo",
+            ".npmrc",
+            ".local",
+        ] {
             let p = home.join(f);
             let _ = std::fs::remove_file(&p);
             let _ = std::fs::remove_dir_all(&p);
@@ -86,8 +115,14 @@ fn every_finding_form_is_a_mention_and_history_is_not() {
     }
     // History, editor state and another project's mention: not mentions.
     put(&home.join(".bash_history"), "cd ~/proj\n");
-    put(&home.join(".config/Code/User/globalStorage/storage.json"), "\"/h/proj\"\n");
-    put(&home.join(".bashrc"), "alias x='cd ~/project2'\nsource ~/proj.bak/x\n");
+    put(
+        &home.join(".config/Code/User/globalStorage/storage.json"),
+        "\"/h/proj\"\n",
+    );
+    put(
+        &home.join(".bashrc"),
+        "alias x='cd ~/project2'\nsource ~/proj.bak/x\n",
+    );
     let m = scan(&home, std::slice::from_ref(&ws));
     assert!(m.found.is_empty() && m.over_budget.is_none(), "{m:?}");
     std::fs::remove_dir_all(&t).unwrap();
@@ -122,7 +157,10 @@ fn a_file_over_the_budget_counts_as_a_mention() {
     let t = tempdir("budget");
     let (home, ws) = (t.join("home"), t.join("ws"));
     std::fs::create_dir_all(&ws).unwrap();
-    put(&home.join(".bashrc"), &"x".repeat(MAX_FILE_BYTES as usize + 1));
+    put(
+        &home.join(".bashrc"),
+        &"x".repeat(MAX_FILE_BYTES as usize + 1),
+    );
     let m = scan(&home, std::slice::from_ref(&ws));
     assert!(m.over_budget.is_some(), "{m:?}");
     std::fs::remove_dir_all(&t).unwrap();

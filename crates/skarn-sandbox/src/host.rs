@@ -97,7 +97,10 @@ pub struct HostFacts {
     pub startup_relative: Vec<(PathBuf, String)>,
     /// Writable grants a home configuration file names (set by
     /// [`HostFacts::observe_policy`]; see [`crate::home_mentions`]).
-    #[serde(default)]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::home_mentions::Mentions::is_empty"
+    )]
     pub home_mentions: crate::home_mentions::Mentions,
     /// Why the workspace is not a project directory, when the user allowed
     /// it anyway (set by [`HostFacts::observe_policy`]; see

@@ -311,7 +311,11 @@ impl Layer {
         let mut layer = Layer::from_config(&c, home)?;
         // Only the user's own file (or the flag) may keep a workspace the
         // home's configuration names writable: never the workspace's.
-        if layer.trust_home_config_workspace.take().is_some_and(|v| v.value) {
+        if layer
+            .trust_home_config_workspace
+            .take()
+            .is_some_and(|v| v.value)
+        {
             notes.push(format!(
                 "warning: {}: trust_home_config_workspace is ignored: only \
                  ~/.config/skarn/config.toml or --trust-home-config-workspace may set it",

@@ -191,7 +191,11 @@ pub const ENTRIES: &[Entry] = &[
     e(".nvim.lua", Always, "run by Neovim on open with 'exrc'"),
     e(".nvimrc", Always, "run by Neovim on open with 'exrc'"),
     e(".exrc", Always, "run by Vim and Neovim on open with 'exrc'"),
-    e(".vimrc", Always, "run by Vim on open with 'exrc' (before .exrc)"),
+    e(
+        ".vimrc",
+        Always,
+        "run by Vim on open with 'exrc' (before .exrc)",
+    ),
     e("_vimrc", Always, "run by Vim on open with 'exrc'"),
     e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
     e("_gvimrc", Always, "run by gVim on open with 'exrc'"),

@@ -24,7 +24,11 @@ pub fn named(ws: &Path) -> Option<PathBuf> {
 fn parse(text: &str) -> Option<String> {
     text.lines().find_map(|l| {
         let v = l.strip_prefix("yarnPath:")?;
-        let v = v.split(" #").next()?.trim().trim_matches(|c| c == '"' || c == '\'');
+        let v = v
+            .split(" #")
+            .next()?
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'');
         (!v.is_empty()).then(|| v.to_owned())
     })
 }

@@ -38,12 +38,7 @@ pub(super) fn demote(
                 x.file.display(),
                 x.named
             ),
-            Some(x) => format!(
-                "{}:{} names {}",
-                x.file.display(),
-                x.line,
-                x.named
-            ),
+            Some(x) => format!("{}:{} names {}", x.file.display(), x.line, x.named),
             None => match &m.over_budget {
                 // Past a bound: every grant looked for counts as named.
                 Some(b) if scanned.iter().any(|g| p.starts_with(g)) => format!(

@@ -71,7 +71,11 @@ fn plant_is_refused(tag: &str, files: &[(&str, &str)], victim: &str) {
     );
     assert!(err(&o).contains(files[0].0), "{tag}: {}", err(&o));
     assert_eq!(read(&ws.join(victim)), before, "{tag}: planted");
-    assert_eq!(read(&ws.join(format!("{victim}.keep"))), "", "{tag}: planted");
+    assert_eq!(
+        read(&ws.join(format!("{victim}.keep"))),
+        "",
+        "{tag}: planted"
+    );
 }
 
 /// F1: programs a plain ~/.bashrc runs (`eval "$(~/proj/bin/prompt)"`,
@@ -85,9 +89,16 @@ fn f1_programs_a_bashrc_runs_and_their_neighbours() {
         "eval \"$(~/proj/bin/prompt init)\"\n\
          [ -x ~/proj/bin/motd ] && ~/proj/bin/motd\n",
     );
-    t.file("home/proj/bin/prompt", "#!/bin/sh\n. \"$(dirname \"$0\")/../lib/l.sh\"\necho true\n");
+    t.file(
+        "home/proj/bin/prompt",
+        "#!/bin/sh\n. \"$(dirname \"$0\")/../lib/l.sh\"\necho true\n",
+    );
     t.file("home/proj/lib/l.sh", "true\n");
-    Command::new("chmod").arg("+x").arg(ws.join("bin/prompt")).status().unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(ws.join("bin/prompt"))
+        .status()
+        .unwrap();
     let plant = "echo 'echo PWN-lib >&2' > lib/l.sh; \
                  printf '#!/bin/sh\\necho PWN-motd\\n' > bin/motd; chmod +x bin/motd; true";
     let o = run_in(&ws, &home, &[], &["sh", "-c", plant]);
@@ -104,12 +115,24 @@ fn f1_programs_a_bashrc_runs_and_their_neighbours() {
 #[test]
 fn f2_f3_f8_f17_shell_forms() {
     for (tag, rc, victim) in [
-        ("m-f2", "source ~/proj/.venv/bin/activate\n", ".venv/lib/evil.pth"),
-        ("m-f3", "export PYTHONPATH=\"$HOME/proj/src${PYTHONPATH:+:$PYTHONPATH}\"\n", "src/json.py"),
+        (
+            "m-f2",
+            "source ~/proj/.venv/bin/activate\n",
+            ".venv/lib/evil.pth",
+        ),
+        (
+            "m-f3",
+            "export PYTHONPATH=\"$HOME/proj/src${PYTHONPATH:+:$PYTHONPATH}\"\n",
+            "src/json.py",
+        ),
         ("m-f8a", ". \"$HOME\"/proj/a/env.sh\n", "a/env.sh"),
         ("m-f8b", "source ~/'proj/b/env.sh'\n", "b/env.sh"),
         ("m-f8c", "source \"${HOME}/proj\"/c/env.sh\n", "c/env.sh"),
-        ("m-f17", "[ -d ~/wd ] && DF=~/wd\nsource ${DF:-$HOME/proj/sh}/env.sh\n", "sh/env.sh"),
+        (
+            "m-f17",
+            "[ -d ~/wd ] && DF=~/wd\nsource ${DF:-$HOME/proj/sh}/env.sh\n",
+            "sh/env.sh",
+        ),
     ] {
         plant_is_refused(tag, &[(".bashrc", rc)], victim);
     }
@@ -119,10 +142,17 @@ fn f2_f3_f8_f17_shell_forms() {
 /// idiom through `exe 'source ' . expand(...)`.
 #[test]
 fn f4_f7_vim_forms() {
-    plant_is_refused("m-f4", &[(".vimrc", "set runtimepath+=~/proj/vimfiles\n")], "vimfiles/plugin/e.vim");
+    plant_is_refused(
+        "m-f4",
+        &[(".vimrc", "set runtimepath+=~/proj/vimfiles\n")],
+        "vimfiles/plugin/e.vim",
+    );
     plant_is_refused(
         "m-f7",
-        &[(".vimrc", "if filereadable(expand('~/proj/vimrc.local')) | exe 'source ' . expand('~/proj/vimrc.local') | endif\n")],
+        &[(
+            ".vimrc",
+            "if filereadable(expand('~/proj/vimrc.local')) | exe 'source ' . expand('~/proj/vimrc.local') | endif\n",
+        )],
         "vimrc.local",
     );
 }
@@ -131,13 +161,24 @@ fn f4_f7_vim_forms() {
 /// program's neighbour.
 #[test]
 fn f5_files_named_but_not_sourced() {
-    plant_is_refused("m-f5a", &[(".bashrc", "export BASH_ENV=~/proj/env/bashenv\n")], "env/common.sh");
+    plant_is_refused(
+        "m-f5a",
+        &[(".bashrc", "export BASH_ENV=~/proj/env/bashenv\n")],
+        "env/common.sh",
+    );
     plant_is_refused(
         "m-f5b",
-        &[(".tmux.conf", "if-shell \"test -f ~/proj/tmux/local.conf\" \"source-file ~/proj/tmux/local.conf\"\n")],
+        &[(
+            ".tmux.conf",
+            "if-shell \"test -f ~/proj/tmux/local.conf\" \"source-file ~/proj/tmux/local.conf\"\n",
+        )],
         "tmux/local.conf",
     );
-    plant_is_refused("m-f5c", &[(".gitconfig", "[alias]\n\tst = !~/proj/gitbin/st\n")], "gitbin/common.sh");
+    plant_is_refused(
+        "m-f5c",
+        &[(".gitconfig", "[alias]\n\tst = !~/proj/gitbin/st\n")],
+        "gitbin/common.sh",
+    );
 }
 
 /// F6: `~/.ssh/config` `Match exec` and `ProxyCommand` programs.
@@ -145,7 +186,10 @@ fn f5_files_named_but_not_sourced() {
 fn f6_ssh_config_programs() {
     plant_is_refused(
         "m-f6",
-        &[(".ssh/config", "Match exec \"~/proj/bin/onvpn\"\n  User x\nHost h1\n  ProxyCommand ~/proj/bin/proxy %h\n")],
+        &[(
+            ".ssh/config",
+            "Match exec \"~/proj/bin/onvpn\"\n  User x\nHost h1\n  ProxyCommand ~/proj/bin/proxy %h\n",
+        )],
         "bin/proxy",
     );
 }
@@ -153,7 +197,11 @@ fn f6_ssh_config_programs() {
 /// F9: global git programs and their neighbours.
 #[test]
 fn f9_global_git_programs() {
-    plant_is_refused("m-f9", &[(".gitconfig", "[core]\n\tfsmonitor = ~/proj/g/fsmon\n")], "g/lib-fsmon.sh");
+    plant_is_refused(
+        "m-f9",
+        &[(".gitconfig", "[core]\n\tfsmonitor = ~/proj/g/fsmon\n")],
+        "g/lib-fsmon.sh",
+    );
 }
 
 /// F10: an allowed `.envrc` (direnv's record names it): what it sources.
@@ -169,15 +217,25 @@ fn f10_allowed_envrc() {
 /// F13: zsh `ZDOTDIR`, fish `conf.d` sources and `fish_add_path`.
 #[test]
 fn f13_zdotdir_and_fish_conf_d() {
-    plant_is_refused("m-f13a", &[(".zshenv", "export ZDOTDIR=~/proj/zsh\n")], "zsh/.zshrc");
+    plant_is_refused(
+        "m-f13a",
+        &[(".zshenv", "export ZDOTDIR=~/proj/zsh\n")],
+        "zsh/.zshrc",
+    );
     plant_is_refused(
         "m-f13b",
-        &[(".config/fish/conf.d/proj.fish", "source ~/proj/fish/env.fish\n")],
+        &[(
+            ".config/fish/conf.d/proj.fish",
+            "source ~/proj/fish/env.fish\n",
+        )],
         "fish/env.fish",
     );
     plant_is_refused(
         "m-f13c",
-        &[(".config/fish/conf.d/path.fish", "fish_add_path ~/proj/fishbin\n")],
+        &[(
+            ".config/fish/conf.d/path.fish",
+            "fish_add_path ~/proj/fishbin\n",
+        )],
         "fishbin/ls",
     );
 }
@@ -187,7 +245,10 @@ fn f13_zdotdir_and_fish_conf_d() {
 fn f14_user_site_pth() {
     plant_is_refused(
         "m-f14",
-        &[(".local/lib/python3.11/site-packages/_mypkg.pth", "@WS@/src\n")],
+        &[(
+            ".local/lib/python3.11/site-packages/_mypkg.pth",
+            "@WS@/src\n",
+        )],
         "src/usercustomize.py",
     );
 }
@@ -197,12 +258,18 @@ fn f14_user_site_pth() {
 fn f15_cargo_and_npm_programs() {
     plant_is_refused(
         "m-f15a",
-        &[(".cargo/config.toml", "[build]\nrustc-wrapper = \"@WS@/tools/wrap.sh\"\n")],
+        &[(
+            ".cargo/config.toml",
+            "[build]\nrustc-wrapper = \"@WS@/tools/wrap.sh\"\n",
+        )],
         "tools/wrap.sh",
     );
     plant_is_refused(
         "m-f15b",
-        &[(".npmrc", "node-options=--require ${HOME}/proj/hooks/req.js\n")],
+        &[(
+            ".npmrc",
+            "node-options=--require ${HOME}/proj/hooks/req.js\n",
+        )],
         "hooks/req.js",
     );
 }
@@ -210,7 +277,11 @@ fn f15_cargo_and_npm_programs() {
 /// F19: `~/.inputrc` `$include`.
 #[test]
 fn f19_inputrc_include() {
-    plant_is_refused("m-f19", &[(".inputrc", "$include ~/proj/inputrc\n")], "inputrc");
+    plant_is_refused(
+        "m-f19",
+        &[(".inputrc", "$include ~/proj/inputrc\n")],
+        "inputrc",
+    );
 }
 
 /// F18: a linked dotfiles repository: the whole repository (shared/,
@@ -222,14 +293,21 @@ fn f18_the_rest_of_a_linked_dotfiles_repository() {
     let home = t.dir("home");
     let ws = t.dir("home/dotfiles");
     git(&ws, &["init", "-q"]);
-    t.file("home/dotfiles/bash/bashrc", ". \"$HOME\"/dotfiles/shared/aliases.sh\n");
+    t.file(
+        "home/dotfiles/bash/bashrc",
+        ". \"$HOME\"/dotfiles/shared/aliases.sh\n",
+    );
     t.file("home/dotfiles/shared/aliases.sh", "true\n");
     symlink("dotfiles/bash/bashrc", home.join(".bashrc")).unwrap();
     let o = run_in(
         &ws,
         &home,
         &[],
-        &["sh", "-c", "echo 'echo PWN-shared' > shared/aliases.sh; echo x > new.txt; true"],
+        &[
+            "sh",
+            "-c",
+            "echo 'echo PWN-shared' > shared/aliases.sh; echo x > new.txt; true",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("shared/aliases.sh")), "true\n");
@@ -270,7 +348,11 @@ fn f16_workspace_vimrc_is_a_persistence_path() {
         &ws,
         &home,
         &[],
-        &["sh", "-c", "for f in .vimrc _vimrc .gvimrc; do echo PWN > $f; done; echo ok > w; true"],
+        &[
+            "sh",
+            "-c",
+            "for f in .vimrc _vimrc .gvimrc; do echo PWN > $f; done; echo ok > w; true",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("w")), "ok\n");
@@ -290,7 +372,11 @@ fn yarn_path_is_read_only() {
         &ws,
         &home,
         &[],
-        &["sh", "-c", "echo PWN > tools/yarn.cjs; echo PWN > .yarnrc.yml; echo ok > w; true"],
+        &[
+            "sh",
+            "-c",
+            "echo PWN > tools/yarn.cjs; echo PWN > .yarnrc.yml; echo ok > w; true",
+        ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("w")), "ok\n");
@@ -309,13 +395,19 @@ fn f11_write_grant_through_a_link_into_a_git_dir_is_refused() {
         git(&t.dir(format!("home/{d}")), &["init", "-q"]);
     }
     symlink("../B/.git/hooks", home.join("A/build")).unwrap();
-    t.file("home/.config/skarn/config.toml", "[run]\nwrite = [\"~/A/build\"]\n");
+    t.file(
+        "home/.config/skarn/config.toml",
+        "[run]\nwrite = [\"~/A/build\"]\n",
+    );
     let hook = home.join("B/.git/hooks/pre-commit");
     let o = Command::new(exe())
         .args(["run", "--workspace"])
         .arg(home.join("C"))
         .args(["--", "sh", "-c"])
-        .arg(format!("echo PWN > {}", home.join("A/build/pre-commit").display()))
+        .arg(format!(
+            "echo PWN > {}",
+            home.join("A/build/pre-commit").display()
+        ))
         .env("HOME", &home)
         .env_remove("XDG_STATE_HOME")
         .env_remove("XDG_CONFIG_HOME")
@@ -334,12 +426,22 @@ fn a_workspace_no_configuration_names_stays_writable() {
     let (t, home, ws) = project("m-usable");
     let w = ws.display().to_string();
     t.file("home/.bash_history", format!("cd {w}\n"));
-    t.file("home/.config/Code/User/globalStorage/storage.json", format!("{{\"folder\":\"file://{w}\"}}\n"));
-    t.file("home/.bashrc", "alias p='cd ~/proj2'\nsource ~/proj.old/env.sh\n");
+    t.file(
+        "home/.config/Code/User/globalStorage/storage.json",
+        format!("{{\"folder\":\"file://{w}\"}}\n"),
+    );
+    t.file(
+        "home/.bashrc",
+        "alias p='cd ~/proj2'\nsource ~/proj.old/env.sh\n",
+    );
     let o = run_in(&ws, &home, &["--report"], &["sh", "-c", "echo ok > w"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("w")), "ok\n", "{}", err(&o));
-    assert!(!err(&o).contains("is read-only for this run"), "{}", err(&o));
+    assert!(
+        !err(&o).contains("is read-only for this run"),
+        "{}",
+        err(&o)
+    );
 }
 
 /// Usability: `--trust-home-config-workspace` keeps the workspace
@@ -369,7 +471,10 @@ fn the_trust_flag_restores_writes_and_says_the_gap() {
 fn only_the_users_config_may_trust() {
     let (t, home, ws) = project("m-trustcfg");
     t.file("home/.bashrc", "source ~/proj/sh/env.sh\n");
-    t.file("home/proj/skarn.toml", "[run]\ntrust_home_config_workspace = true\n");
+    t.file(
+        "home/proj/skarn.toml",
+        "[run]\ntrust_home_config_workspace = true\n",
+    );
     let run = |home: &Path| {
         Command::new(exe())
             .args(["run", "--workspace"])
@@ -382,9 +487,16 @@ fn only_the_users_config_may_trust() {
             .unwrap()
     };
     let o = run(&home);
-    assert!(err(&o).contains("trust_home_config_workspace is ignored"), "{}", err(&o));
+    assert!(
+        err(&o).contains("trust_home_config_workspace is ignored"),
+        "{}",
+        err(&o)
+    );
     assert!(!ws.join("w").exists(), "{}", err(&o));
-    t.file("home/.config/skarn/config.toml", "[run]\ntrust_home_config_workspace = true\n");
+    t.file(
+        "home/.config/skarn/config.toml",
+        "[run]\ntrust_home_config_workspace = true\n",
+    );
     let o = run(&home);
     assert_eq!(read(&ws.join("w")), "ok\n", "{}", err(&o));
 }
