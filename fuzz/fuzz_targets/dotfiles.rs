@@ -8,8 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skarn_sandbox::dotfiles::{sanitized_gitconfig, sanitized_npmrc, sanitized_pipconf};
-use skarn_sandbox::gitconfig;
+use skarn_sandbox::secrets::dotfiles::{sanitized_gitconfig, sanitized_npmrc, sanitized_pipconf};
+use skarn_sandbox::protect::git::gitconfig;
 
 const TOKEN: &str = "ghp_Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5Sg0Ya2Ue";
 const TOKEN_MARK: &str = "Mk7Qz2Lw9Xr4Tb6Nc8Vd1Fh3Jp5";

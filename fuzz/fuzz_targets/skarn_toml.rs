@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skarn_sandbox::config::RunConfig;
+use skarn_sandbox::policy::config::RunConfig;
 use skarn_sandbox::{Layer, LayerHost, Policy, Workspace};
 use std::sync::OnceLock;
 

@@ -137,7 +137,30 @@ pub async fn serve_http(
 
 #[cfg(test)]
 mod tests {
-    use super::bearer;
+    use super::{bearer, ct_eq};
+
+    #[test]
+    fn the_token_comparison_is_exact() {
+        let t = b"0123456789abcdef";
+        assert!(ct_eq(t, t));
+        // Every prefix, every longer string, every one-byte change fails.
+        for n in 0..t.len() {
+            assert!(!ct_eq(&t[..n], t), "prefix {n}");
+        }
+        let mut longer = t.to_vec();
+        longer.extend_from_slice(t);
+        assert!(!ct_eq(&longer, t));
+        // A repetition of the token (the comparison wraps around it) too.
+        assert!(!ct_eq(b"0123456789abcdef0", t));
+        for i in 0..t.len() {
+            let mut c = *t;
+            c[i] ^= 1;
+            assert!(!ct_eq(&c, t), "byte {i}");
+        }
+        // An empty token never matches, not even an empty credential.
+        assert!(!ct_eq(b"", b""));
+        assert!(!ct_eq(b"x", b""));
+    }
 
     #[test]
     fn the_bearer_scheme_is_case_insensitive() {

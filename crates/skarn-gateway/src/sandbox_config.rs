@@ -125,7 +125,11 @@ impl SandboxConfig {
         for list in [&mut self.read, &mut self.write, &mut self.exec] {
             for p in list.iter_mut() {
                 if !p.is_absolute() {
-                    *p = skarn_sandbox::config::expand_path(&p.to_string_lossy(), base, home);
+                    *p = skarn_sandbox::policy::config::expand_path(
+                        &p.to_string_lossy(),
+                        base,
+                        home,
+                    );
                 }
             }
         }

@@ -47,7 +47,7 @@ pub fn fact_only(line: &str) -> String {
     let mut s = line.to_owned();
     // Only the Linux helper writes that advice.
     #[cfg(target_os = "linux")]
-    for a in skarn_sandbox::plan::FAILURE_ADVICE {
+    for a in skarn_sandbox::linux::plan::FAILURE_ADVICE {
         s = s.replace(a, "");
     }
     s

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use skarn_sandbox::{
     Grant, Layer, LayerHost, LimitKey, NetPolicy, Policy, PolicyError, Sourced, Workspace,
-    provenance,
+    policy::provenance,
 };
 
 use crate::sandbox_config::SandboxConfig;

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use skarn_egress::secrets::config::SecretsConfig;
-use skarn_sandbox::egress_secrets::RunSecrets;
+use skarn_sandbox::secrets::egress_secrets::RunSecrets;
 
 use crate::sandbox_spawn::SandboxError;
 

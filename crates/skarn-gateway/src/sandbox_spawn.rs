@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 #[cfg(target_os = "linux")]
+use skarn_sandbox::prepare::PrepareError;
+#[cfg(target_os = "linux")]
 use skarn_sandbox::{HostFacts, NetPolicy, PlanError};
 
 use crate::sandbox_config::SandboxConfig;
@@ -61,7 +63,9 @@ pub enum SandboxError {
     #[error("secrets: {0}")]
     Secrets(String),
     #[error(transparent)]
-    Grant(#[from] skarn_sandbox::grants::GrantError),
+    Grant(#[from] skarn_sandbox::policy::grants::GrantError),
+    #[error(transparent)]
+    Prepare(#[from] skarn_sandbox::prepare::PrepareError),
     #[cfg(target_os = "linux")]
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -69,7 +73,7 @@ pub enum SandboxError {
     Policy(#[from] skarn_sandbox::PolicyError),
     #[cfg(target_os = "linux")]
     #[error(transparent)]
-    Launch(#[from] skarn_sandbox::launch::LaunchError),
+    Launch(#[from] skarn_sandbox::linux::launch::LaunchError),
 }
 
 /// What to run.
@@ -132,25 +136,21 @@ fn make_private_dir(p: &Path) -> Result<PathBuf, SandboxError> {
     std::fs::canonicalize(p).map_err(err)
 }
 
-/// The host's facts for `policy`. Probed, and (for root) the walk of the
-/// system directories for entries closed to others done, once per
-/// gateway: a server's restart does not pay for them again. Only the
-/// workspace's owner depends on the policy.
+/// The host's facts, probed and (for root) walked for system entries
+/// closed to others once per gateway: a server's restart does not pay
+/// for them again. What depends on a server's grants is observed again
+/// for each one by [`skarn_sandbox::prepare::prepare`].
 #[cfg(target_os = "linux")]
 fn host_facts(policy: &skarn_sandbox::Policy) -> HostFacts {
-    let mut h = HOST
-        .get_or_init(|| {
-            let mut h = HostFacts::probe();
-            h.observe_policy(policy);
-            // Each server's helper is a fresh exec that binds its own
-            // idmapped trees: the gateway keeps none mounted.
-            skarn_sandbox::idmap::release();
-            h
-        })
-        .clone();
-    use std::os::unix::fs::MetadataExt;
-    h.workspace_owner = std::fs::metadata(&policy.workspace).ok().map(|m| m.uid());
-    h
+    HOST.get_or_init(|| {
+        let mut h = HostFacts::probe();
+        h.observe_policy(policy);
+        // Each server's helper is a fresh exec that binds its own
+        // idmapped trees: the gateway keeps none mounted.
+        skarn_sandbox::linux::idmap::release();
+        h
+    })
+    .clone()
 }
 
 /// Prepare the start of a stdio server: confined when its configuration
@@ -250,7 +250,7 @@ pub fn prepare(
         roots.sort();
         roots.dedup();
         facts.install_roots = roots;
-        facts.resolv_target = skarn_sandbox::assemble::resolv_conf_target();
+        facts.resolv_target = skarn_sandbox::policy::assemble::resolv_conf_target();
 
         let tools = toolchain_of(command, &facts);
         let mut policy = server_policy(alias, cfg, &facts, home.as_deref(), &tools)?;
@@ -319,26 +319,35 @@ pub fn prepare(
             env.retain(|(_, v)| !s.holds_value(v.as_encoded_bytes()));
         }
         if secrets.is_some() {
-            skarn_sandbox::egress_secrets::tidy_ca_dir(&state);
+            skarn_sandbox::secrets::egress_secrets::tidy_ca_dir(&state);
         }
-        let notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-        let host = host_facts(&policy);
         let mut argv: Vec<OsString> = vec![command_arg.into()];
         argv.extend(args.iter().map(OsString::from));
-        let mut plan = match skarn_sandbox::plan(&policy, &host, &argv) {
+        let host = host_facts(&policy);
+        let prepared = match skarn_sandbox::prepare::prepare(skarn_sandbox::prepare::Request {
+            purpose: skarn_sandbox::prepare::Purpose::Server,
+            policy,
+            argv: &argv,
+            home: home.as_deref(),
+            host: Some(host),
+            path_var: None,
+        }) {
             Ok(p) => p,
-            Err(PlanError::CannotEnforce(why)) => return Ok((off(why)?, env)),
+            Err(PrepareError::Plan(PlanError::CannotEnforce(why))) => return Ok((off(why)?, env)),
             Err(e) => return Err(e.into()),
         };
-        plan.report.notes.extend(notes);
+        for w in &prepared.warnings {
+            tracing::warn!("server {alias}: {w}");
+        }
+        let (policy, mut plan) = (prepared.policy, prepared.plan);
         if let Some(s) = secrets {
             s.attach(
                 &mut plan,
-                &state.join(skarn_sandbox::egress_secrets::CA_DIR),
+                &state.join(skarn_sandbox::secrets::egress_secrets::CA_DIR),
             )
             .map_err(SandboxError::Secrets)?;
         }
-        plan.report_format = skarn_sandbox::plan::ReportFormat::None;
+        plan.report_format = skarn_sandbox::linux::plan::ReportFormat::None;
         env.retain(|(k, _)| {
             !k.to_str()
                 .is_some_and(|k| k == "HOME" || k == "TMPDIR" || k.starts_with("XDG_"))
@@ -354,7 +363,7 @@ pub fn prepare(
         if plan.report.status != skarn_sandbox::Status::FullyEnforced {
             mode.push_str(", partly enforced on this host: see `skarn doctor`");
         }
-        let cmd = skarn_sandbox::launch::helper_command(exe, &plan, &env)?;
+        let cmd = skarn_sandbox::linux::launch::helper_command(exe, &plan, &env)?;
         return Ok((Prepared::Confined { cmd, mode }, env));
     }
 }

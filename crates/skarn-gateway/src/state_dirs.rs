@@ -100,10 +100,10 @@ pub fn sweep(dir: &Path) {
             // killed run's (its pid may still be a zombie).
             let stage = name
                 .to_str()
-                .is_some_and(|n| n.starts_with(skarn_sandbox::staging::STAGE_PREFIX));
+                .is_some_and(|n| n.starts_with(skarn_sandbox::linux::staging::STAGE_PREFIX));
             if stage
                 && e.file_type().is_ok_and(|t| t.is_dir())
-                && let Some(msg) = skarn_sandbox::staging::finalize(dir, &e.path(), true)
+                && let Some(msg) = skarn_sandbox::linux::staging::finalize(dir, &e.path(), true)
             {
                 tracing::info!("{msg}");
             }
@@ -130,7 +130,7 @@ fn remove_placeholders(dir: &Path, depth: usize, budget: &mut usize) {
         }
         *budget -= 1;
         let path = e.path();
-        if skarn_sandbox::placeholder::is_placeholder(&path).is_some() {
+        if skarn_sandbox::protect::placeholder::is_placeholder(&path).is_some() {
             let _ = std::fs::remove_file(&path);
         } else if depth < MAX_DEPTH && e.file_type().is_ok_and(|t| t.is_dir()) {
             remove_placeholders(&path, depth + 1, budget);

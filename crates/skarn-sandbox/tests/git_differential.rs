@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use skarn_sandbox::gitconfig;
+use skarn_sandbox::protect::git::gitconfig;
 use std::path::Path;
 use std::process::Command;
 
@@ -89,8 +89,15 @@ fn check_once(bytes: &[u8]) -> Result<bool, String> {
             p.bad_lines
         ));
     }
-    let mine: Vec<(String, Option<String>)> =
-        p.items.iter().map(|i| (i.key(), i.value.clone())).collect();
+    let mine: Vec<(String, Option<String>)> = p
+        .items
+        .iter()
+        .map(|i| {
+            // Our text keeps raw bytes as stand-ins: compare the bytes.
+            let shown = |s: &str| String::from_utf8_lossy(&gitconfig::raw_bytes(s)).into_owned();
+            (shown(&i.key()), i.value.as_deref().map(shown))
+        })
+        .collect();
     if mine != git {
         return Err(format!(
             "{:?}:\n  git:  {git:?}\n  ours: {mine:?}",
@@ -304,6 +311,13 @@ fn git_config_regressions() {
         b"[a]\n\tk = \"\" x\n",
         b"[a]\n\tk = a \"\"\n",
         b"[a]\n\tk = a \\\n\n",
+        // Bytes that are not UTF-8, split by quotes: one character to git
+        // (fuzz finding 17).
+        b"[core]\n\tk = \xdf\"\xa6\"\n",
+        b"[core \"\xf5\xd1\"]\n\tk = \x13\xbd\xdf\"\xa6\"]\n",
+        // Headers one after another on a line (fuzz finding 16).
+        b"[core][core]\n\thooksPath = ../h\n",
+        b"[a] [core] fsmonitor = echo x\n",
         // A continuation at the end of the file.
         b"[a]\n\tk = v\\",
         // Headers git accepts: dotted with a subsection, empty name with
@@ -349,7 +363,7 @@ fn git_dir_of(dir: &Path, ceiling: &Path) -> Option<String> {
 /// A `.git` file and a `commondir` file name the directory git uses.
 #[test]
 fn git_file_and_commondir_match_git() {
-    use skarn_sandbox::git_vet;
+    use skarn_sandbox::protect::git::git_vet;
     if git_list(Path::new("/dev/null"), false).is_none() {
         skarn_test_support::skip!("git is not installed; the differential test needs it");
     }
@@ -578,7 +592,7 @@ fn sanitised_gitconfig_drops_credentials_and_keeps_settings() {
             let Some(Some(input)) = git_list(&f, false) else {
                 return Ok(()); // a spelling git refuses: nothing to keep
             };
-            let out = skarn_sandbox::dotfiles::sanitized_gitconfig(&text);
+            let out = skarn_sandbox::secrets::dotfiles::sanitized_gitconfig(&text);
             prop_assert!(
                 !out.to_ascii_lowercase().contains("secretmark"),
                 "credential kept:\n{text}\n=>\n{out}"

@@ -66,7 +66,7 @@ pub fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr(),
                 "skarn: error: {}",
-                skarn_sandbox::terminal_filter::one_line(&format!("{err:#}"))
+                skarn_sandbox::protect::terminal_filter::one_line(&format!("{err:#}"))
             );
             ExitCode::from(EXIT_USAGE)
         }

@@ -121,13 +121,13 @@ impl Config {
             }
         })?;
         if let Some((name, (line, column))) =
-            skarn_sandbox::config::unknown_top_level(raw.other.into_keys(), text)
+            skarn_sandbox::policy::config::unknown_top_level(raw.other.into_keys(), text)
         {
             return Err(ConfigError {
                 file: file.to_owned(),
                 line,
                 column,
-                message: skarn_sandbox::config::unknown_top_level_message(&name),
+                message: skarn_sandbox::policy::config::unknown_top_level_message(&name),
             });
         }
         let gateway_span = table_header_offset(text, "gateway");

@@ -9,7 +9,7 @@
 //! through `PATH`) and every argument naming an existing file, resolved
 //! the same way; each kept when its directory is a project directory (not
 //! a system, home or `PATH` directory, which sandboxed commands cannot
-//! write: `skarn_sandbox::workspace_kind::non_project`).
+//! write: `skarn_sandbox::policy::workspace_kind::non_project`).
 
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,8 @@ impl Config {
                 };
                 let in_project = real.is_file()
                     && real.parent().is_some_and(|d| {
-                        skarn_sandbox::workspace_kind::non_project(d, home.as_deref()).is_none()
+                        skarn_sandbox::policy::workspace_kind::non_project(d, home.as_deref())
+                            .is_none()
                     });
                 let entry = (s.alias.clone(), real);
                 if in_project && !out.contains(&entry) {

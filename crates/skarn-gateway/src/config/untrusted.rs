@@ -1,5 +1,5 @@
 //! A configuration the user has not trusted (`skarn trust`, see
-//! `skarn_sandbox::trust`): a cloned repository's `skarn.toml` or one the
+//! `skarn_sandbox::policy::trust`): a cloned repository's `skarn.toml` or one the
 //! agent wrote. Its servers still run, but never unconfined and never with
 //! more than the default server sandbox: `sandbox.enabled = false` becomes
 //! required, grants, a network wider than `deny` and limits above the
@@ -29,13 +29,13 @@ impl Config {
         let home = std::env::var_os("HOME")
             .map(std::path::PathBuf::from)
             .filter(|h| h.is_absolute());
-        let store = skarn_sandbox::trust::TrustStore::for_home(home.as_deref());
+        let store = skarn_sandbox::policy::trust::TrustStore::for_home(home.as_deref());
         let mut changed = Vec::new();
         if store.trusts(path, text.as_bytes()) {
             // Its unconfined servers' programs in project directories must
             // be what the user trusted with it (ADR 0095).
             for (alias, p) in cfg.unconfined_programs() {
-                let same = skarn_sandbox::trust::digest_file(&p)
+                let same = skarn_sandbox::policy::trust::digest_file(&p)
                     .is_some_and(|d| store.trusts_digest(&p, &d));
                 if !same {
                     changed.push(format!(

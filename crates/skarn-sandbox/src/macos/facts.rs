@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 use crate::policy::Policy;
+use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// The system's `/private` links: `/tmp`, `/var` and `/etc` are symlinks
 /// to `/private/tmp`, `/private/var` and `/private/etc` on macOS.
@@ -35,7 +35,7 @@ pub struct MacFacts {
     /// Workspace-relative persistence entries that exist.
     pub present: BTreeSet<String>,
     /// Paths of the workspace's git layout to keep read-only
-    /// ([`crate::git_vet::guards`]).
+    /// ([`crate::protect::git::git_vet::guards`]).
     pub git_guards: Vec<PathBuf>,
     /// Canonical targets of symlinks found inside secret directories: a
     /// read through the link is checked against the target's path.
@@ -85,7 +85,7 @@ impl MacFacts {
         {
             let mut writable = vec![ws.clone(), run_temp.to_path_buf()];
             writable.extend(policy.write.iter().map(|g| g.path.clone()));
-            f.git_guards = crate::git_vet::guards(ws, &writable, f.home.as_deref())
+            f.git_guards = crate::protect::git::git_vet::guards(ws, &writable, f.home.as_deref())
                 .into_iter()
                 .map(|g| g.path)
                 .collect();

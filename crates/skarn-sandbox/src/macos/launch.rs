@@ -21,9 +21,9 @@ use std::time::Duration;
 use super::egress::{self, EgressError};
 use super::facts::MacFacts;
 use super::profile::{ProfileError, profile};
-use crate::grants::GrantError;
+use crate::policy::grants::GrantError;
+use crate::policy::provenance::Provenance;
 use crate::policy::{NetPolicy, Policy};
-use crate::provenance::Provenance;
 use crate::report::ReportFormat;
 
 /// `sandbox-exec`, by absolute path.
@@ -181,7 +181,7 @@ fn rlimits(policy: &Policy) -> (Vec<(libc::c_int, libc::rlim_t)>, bool) {
 /// Run `command` confined by `policy`; returns its exit status (128+N for
 /// signal N, 124 after the timeout, 126/127 when it cannot be executed or
 /// found). `env` is the caller's environment: secret-looking variables are
-/// removed ([`crate::env::scrub`]) and reported by name; `provenance`
+/// removed ([`crate::policy::env::scrub`]) and reported by name; `provenance`
 /// (from assembling `policy`) goes into the report.
 pub fn run(
     policy: &Policy,
@@ -197,8 +197,8 @@ pub fn run(
         return Err(MacosError::NoSandboxExec);
     }
     let mut policy = policy.clone();
-    let grant_notes = crate::grants::canonicalize(&mut policy)?;
-    let (mut kept, removed) = crate::env::scrub(env, &policy.allow_env);
+    let grant_notes = crate::policy::grants::canonicalize(&mut policy)?;
+    let (mut kept, removed) = crate::policy::env::scrub(env, &policy.allow_env);
     let home = kept
         .iter()
         .find(|(k, _)| k == "HOME")
@@ -227,7 +227,7 @@ pub fn run(
     let mut report = super::report(&policy, &facts);
     report.notes.extend(grant_notes);
     report.removed_env = removed;
-    report.provenance = crate::report_provenance::for_report(&policy, provenance);
+    report.provenance = crate::report::report_provenance::for_report(&policy, provenance);
 
     kept.retain(|(k, _)| k != "TMPDIR");
     kept.push(("TMPDIR".into(), temp.0.clone().into_os_string()));
@@ -236,16 +236,18 @@ pub fn run(
         kept.extend(
             // (No network namespace here: the loopback is the host's, so
             // NO_PROXY keeps it.)
-            crate::egress_env::proxy_env(p.http, p.socks, &[])
+            crate::policy::egress_env::proxy_env(p.http, p.socks, &[])
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into())),
         );
     }
-    if crate::offline_env::is_offline(&policy.net) {
-        let set = crate::offline_env::offline_env(&policy.net);
+    if crate::policy::offline_env::is_offline(&policy.net) {
+        let set = crate::policy::offline_env::offline_env(&policy.net);
         kept.retain(|(k, _)| !set.iter().any(|(s, _)| k.as_os_str() == s.as_str()));
         kept.extend(set.into_iter().map(|(k, v)| (k.into(), v.into())));
-        report.notes.push(crate::offline_env::offline_note());
+        report
+            .notes
+            .push(crate::policy::offline_env::offline_note());
     }
     let target = match resolve_command(first, &kept, &cwd) {
         Ok(t) => t,

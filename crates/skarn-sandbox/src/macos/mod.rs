@@ -5,8 +5,8 @@
 //! never lifted):
 //! - **Writes** only under the workspace, the per-run temporary directory
 //!   and `--write` grants, plus a few character devices. The workspace's
-//!   persistence paths ([`crate::persistence`], the git layout of
-//!   [`crate::git_vet`]) are neither written nor created, and neither they
+//!   persistence paths ([`crate::protect::persistence`], the git layout of
+//!   [`crate::protect::git::git_vet`]) are neither written nor created, and neither they
 //!   nor the writable roots are renamed away or deleted. Set-id bits are
 //!   never written.
 //! - **Reads are coarse**: everything the user can read, minus the secret

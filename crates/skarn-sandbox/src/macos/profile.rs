@@ -24,8 +24,8 @@ use super::sbpl::{self, QuoteError};
 use super::services::{
     MAC_HOME_SECRET_PATHS, MAC_SYSTEM_SECRET_PATHS, MACH_SERVICES, SYSCTL_NAMES, SYSCTL_PREFIXES,
 };
-use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::policy::{HOME_PERSISTENCE_PATHS, NetPolicy, Policy, default_secret_paths};
+use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 
 /// Why no profile could be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,7 +17,7 @@
 //! - **Processes**: a job object (kill on close, no breakaway, memory per
 //!   process, active process count, UI restrictions); the child is
 //!   created suspended and resumed only once in the job; it inherits only
-//!   its stdio pipe ends; the environment is scrubbed ([`crate::env`]).
+//!   its stdio pipe ends; the environment is scrubbed ([`crate::policy::env`]).
 //! - **Limits**: timeout (job terminated, exit 124).
 //!
 //! The plan ([`plan::plan`]) is pure and compiled on every OS; the

@@ -7,8 +7,8 @@ use super::acl_plan::{AceType, AclBuilder, Inheritance, PathKind, Placeholder, R
 use super::host_facts::WindowsHostFacts;
 use super::plan::Root;
 use super::winpath;
-use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::policy::HOME_PERSISTENCE_PATHS;
+use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::report::GrantReport;
 
 /// Protect one existing path (deny write, and deny delete on the

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use skarn_sandbox::plan::{FsOp, LandlockAccess, PlanError};
+use skarn_sandbox::linux::plan::{FsOp, LandlockAccess, PlanError};
 use skarn_sandbox::{Grant, HostFacts, NetPolicy, Policy, Status, plan};
 
 fn host() -> HostFacts {
@@ -131,7 +131,7 @@ fn granting_a_secret_directly_is_dropped() {
     let p = plan(&pol, &host(), &argv()).unwrap();
     assert!(!p.fs.contains(&FsOp::Bind {
         path: "/home/u/.ssh".into(),
-        access: skarn_sandbox::plan::Access::Read
+        access: skarn_sandbox::linux::plan::Access::Read
     }));
     assert!(
         p.report
@@ -306,7 +306,7 @@ fn private_home_and_cache_layers() {
     assert!(home < first_bind, "home tmpfs before the grants under it");
     assert!(p.fs.contains(&FsOp::Bind {
         path: "/home/u/.cargo/registry".into(),
-        access: skarn_sandbox::plan::Access::Private
+        access: skarn_sandbox::linux::plan::Access::Private
     }));
     assert!(p.fs.contains(&FsOp::Symlink {
         path: "/home/u/tools".into(),
@@ -431,7 +431,7 @@ fn root_without_idmapped_binds_says_the_walk_is_used() {
 
 #[test]
 fn root_namespace_fallback_hides_the_unwalked_idmapped_dirs_whole() {
-    use skarn_sandbox::plan::NsFallback;
+    use skarn_sandbox::linux::plan::NsFallback;
     let mut h = root_host();
     h.owner_only = vec![];
     let p = plan(&Policy::new("/work/proj"), &h, &argv()).unwrap();
@@ -464,7 +464,7 @@ fn root_namespace_fallback_hides_the_unwalked_idmapped_dirs_whole() {
 
 #[test]
 fn memory_limit_counts_every_mapping() {
-    use skarn_sandbox::plan::Rlimit;
+    use skarn_sandbox::linux::plan::Rlimit;
     let mut pol = policy();
     pol.limits.memory_mb = Some(64);
     let mib = 1024 * 1024;

@@ -147,7 +147,7 @@ fn emit(
     let mut out = std::io::stdout().lock();
     // The text goes to an agent's context or a terminal: no control
     // strings (clipboard writes, title reports) from the command.
-    out.write_all(&skarn_sandbox::terminal_filter::neutralise(
+    out.write_all(&skarn_sandbox::protect::terminal_filter::neutralise(
         outcome.text.as_bytes(),
     ))?;
     out.flush()?;

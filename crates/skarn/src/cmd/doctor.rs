@@ -63,12 +63,14 @@ fn agent_settings() -> Vec<String> {
     let mut out = Vec::new();
     for f in [".claude/settings.json", ".claude/settings.local.json"] {
         let p = cwd.join(f);
-        match skarn_sandbox::config::read_text(&p) {
+        match skarn_sandbox::policy::config::read_text(&p) {
             Ok(Some(t)) => {
                 out.extend(super::init_project::findings(&p, &t, "hook claude-code"));
             }
             Ok(None) => {}
-            Err(e) => out.push(skarn_sandbox::terminal_filter::one_line(&e.to_string())),
+            Err(e) => out.push(skarn_sandbox::protect::terminal_filter::one_line(
+                &e.to_string(),
+            )),
         }
     }
     out
@@ -76,7 +78,7 @@ fn agent_settings() -> Vec<String> {
 
 fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
     let host = HostFacts::probe();
-    let kinds = skarn_sandbox::ns::probe_kinds(host.needs_userns);
+    let kinds = skarn_sandbox::linux::ns::probe_kinds(host.needs_userns);
     let userns = kinds.iter().any(|(n, ok)| *n == "user" && *ok);
     let namespaces = kinds
         .into_iter()
@@ -138,7 +140,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         status,
         net_policies,
         degraded,
-        seccomp_denied: skarn_sandbox::seccomp::DENY_LIST
+        seccomp_denied: skarn_sandbox::linux::seccomp::DENY_LIST
             .iter()
             .map(|r| r.name.to_string())
             .collect(),

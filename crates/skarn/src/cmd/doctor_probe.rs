@@ -115,7 +115,7 @@ pub(super) fn vsock_attempt(exe: &Path, root: &Path, net: &str) -> (bool, String
     if let Some(o) = child.stdout.take() {
         let _ = std::io::BufReader::new(o).read_line(&mut line);
     }
-    let free = skarn_sandbox::probe::host_can_bind_vsock(port);
+    let free = skarn_sandbox::linux::probe::host_can_bind_vsock(port);
     drop(child.stdin.take());
     let _ = child.wait();
     match free {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use skarn_gateway::ServerHealth;
-use skarn_sandbox::terminal_filter::one_line as esc;
+use skarn_sandbox::protect::terminal_filter::one_line as esc;
 
 /// Print the section for the servers of `config` (`None`: no such file).
 pub fn print(config: &Path, servers: Option<&[ServerHealth]>) {

@@ -153,7 +153,7 @@ fn cwd() -> anyhow::Result<PathBuf> {
 
 /// `p` made absolute against `cwd`, `.` and `..` removed, no link resolved.
 fn lexical(p: &Path, cwd: &Path) -> PathBuf {
-    skarn_sandbox::config::normalize(&cwd.join(p))
+    skarn_sandbox::policy::config::normalize(&cwd.join(p))
 }
 
 /// The skarn configuration as a file `init` may write: it must stay in the
@@ -283,7 +283,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         let local = cwd.join(".claude/settings.local.json");
         if client == Client::ClaudeCode
             && !changes.iter().any(|c| c.target.path == local)
-            && let Ok(Some(text)) = skarn_sandbox::config::read_text(&local)
+            && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&local)
         {
             found.extend(super::init_project::findings(&local, &text, &agent));
         }

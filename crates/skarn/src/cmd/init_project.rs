@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use skarn_sandbox::terminal_filter::one_line;
+use skarn_sandbox::protect::terminal_filter::one_line;
 
 /// Most findings listed per file (the rest are counted).
 const MAX_SHOWN: usize = 40;

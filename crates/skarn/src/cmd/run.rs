@@ -9,11 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 #[cfg(target_os = "linux")]
-use skarn_sandbox::HostFacts;
-use skarn_sandbox::granted::GrantLog;
-use skarn_sandbox::layer_flags::{FlagContext, GrantFlag};
-#[cfg(target_os = "linux")]
-use skarn_sandbox::plan::ReportFormat;
+use skarn_sandbox::linux::plan::ReportFormat;
+use skarn_sandbox::policy::granted::GrantLog;
+use skarn_sandbox::policy::layer_flags::{FlagContext, GrantFlag};
 use skarn_sandbox::{
     Layer, LayerHost, LimitKey, Policy, PolicyError, Provenance, Sourced, Workspace, WorkspaceRoot,
 };
@@ -268,38 +266,7 @@ fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
 
 /// Where the directories sandboxed runs could write are recorded.
 fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
-    skarn_sandbox::granted::log_path(home)
-}
-
-/// Record this run's workspace and write grants before it starts, so that
-/// later runs do not trust configuration it may leave inside them.
-pub(crate) fn record_granted(policy: &Policy) {
-    use skarn_sandbox::granted::Kind;
-    // Never create the user's home: a HOME naming a missing directory
-    // (as root, a path under `/`) gets no record.
-    let Some(file) = granted_log_path(home().filter(|h| h.is_dir()).as_deref()) else {
-        eprintln!(
-            "skarn: warning: HOME is unset or not an existing directory: this run's writable \
-             directories are not recorded"
-        );
-        return;
-    };
-    let mut dirs = vec![(Kind::Workspace, policy.workspace.clone())];
-    dirs.extend(policy.write.iter().map(|g| (Kind::Write, g.path.clone())));
-    if dirs.iter().any(|(_, d)| file.starts_with(d)) {
-        eprintln!(
-            "skarn: warning: the record of writable directories ({}) lies inside this run's \
-             writable directories: a command may change it",
-            file.display()
-        );
-    }
-    if let Err(e) = GrantLog::record(&file, &dirs) {
-        eprintln!(
-            "skarn: warning: cannot record this run's writable directories in {}: {e}; \
-             a later run may trust a skarn.toml this run writes below its workspace",
-            file.display()
-        );
-    }
+    skarn_sandbox::policy::granted::log_path(home)
 }
 
 /// Build the policy from defaults, config files and flags.
@@ -317,7 +284,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
             .map(|p| GrantLog::load(&p))
             .unwrap_or_default();
         let notes;
-        let trust = skarn_sandbox::trust::TrustStore::for_home(home.as_deref());
+        let trust = skarn_sandbox::policy::trust::TrustStore::for_home(home.as_deref());
         (layers, notes) = Layer::config_files(&ws.path, home.as_deref(), &granted, &trust)?;
         for n in notes {
             eprintln!("skarn: {n}");
@@ -334,7 +301,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     // Whoever started this command chose its directory (an agent, a
     // gateway's `run` tool): the workspace must be a project directory
     // unless the user said otherwise.
-    skarn_sandbox::workspace_kind::refuse_non_project_workspace(
+    skarn_sandbox::policy::workspace_kind::refuse_non_project_workspace(
         &policy.workspace,
         home.as_deref(),
         policy.allow_home_workspace,
@@ -344,9 +311,9 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
     // read-only; one too large to read whole is refused, not half-kept.
     #[cfg(unix)]
     if policy.protect_persistence
-        && let Some(l) = skarn_sandbox::git_vet::discover(&policy.workspace)
+        && let Some(l) = skarn_sandbox::protect::git::git_vet::discover(&policy.workspace)
     {
-        skarn_sandbox::git_vet::checked_guards_for(&l, &[], home.as_deref())?;
+        skarn_sandbox::protect::git::git_vet::checked_guards_for(&l, &[], home.as_deref())?;
     }
     for n in &provenance.notes {
         eprintln!("skarn: {n}");
@@ -364,7 +331,8 @@ fn whole_mib(s: &str) -> Result<u64, String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (policy, provenance) = build_policy(&args)?;
-    let (mut env, mut removed) = skarn_sandbox::env::scrub(std::env::vars_os(), &policy.allow_env);
+    let (mut env, mut removed) =
+        skarn_sandbox::policy::env::scrub(std::env::vars_os(), &policy.allow_env);
     // Sources of configured secrets, granted or not (issue 27).
     let sources = crate::cmd::run_secrets::source_variables(home().as_deref());
     env.retain(|(k, _)| {
@@ -438,13 +406,13 @@ fn run_confined(
     secrets: Vec<skarn_egress::secrets::SecretSpec>,
 ) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
-    let secrets =
-        skarn_sandbox::egress_secrets::RunSecrets::new(secrets).map_err(|e| anyhow::anyhow!(e))?;
+    let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
+        .map_err(|e| anyhow::anyhow!(e))?;
     if policy.private_home
         && let Some(h) = home()
     {
         // Settings without credentials (git identity, registry mirrors).
-        policy.home_files = skarn_sandbox::dotfiles::home_files(&h);
+        policy.home_files = skarn_sandbox::secrets::dotfiles::home_files(&h);
     }
     // Where the user's dotfiles held a granted value: the placeholder.
     let mut dot_vars = Vec::new();
@@ -487,24 +455,20 @@ fn run_confined(
             !holds
         });
     }
-    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    record_granted(&policy);
-    let mut host = HostFacts::probe();
-    host.observe_policy(&policy);
-    if let Some(n) =
-        skarn_sandbox::workspace_kind::non_project(&policy.workspace, home().as_deref())
-    {
-        // Allowed by a flag (build_policy refused it otherwise).
-        host.treat_workspace_as_home(&policy, n.to_string());
+    let home = home();
+    let path_var = std::env::var_os("PATH");
+    let prepared = skarn_sandbox::prepare::prepare(skarn_sandbox::prepare::Request {
+        purpose: skarn_sandbox::prepare::Purpose::Run,
+        policy,
+        argv: &args.command,
+        home: home.as_deref(),
+        host: None,
+        path_var: path_var.as_deref(),
+    })?;
+    for w in &prepared.warnings {
+        eprintln!("skarn: warning: {w}");
     }
-    let mut plan = skarn_sandbox::plan(&policy, &host, &args.command)?;
-    plan.not_found_hint = skarn_sandbox::plan::not_found_hint(
-        &policy,
-        &host,
-        &plan,
-        std::env::var_os("PATH").as_deref(),
-    );
-    plan.report.notes.extend(grant_notes);
+    let (policy, mut plan) = (prepared.policy, prepared.plan);
     if !args.report && !args.json {
         // A workspace made read-only is said even without --report: the
         // command's writes fail, and the user should learn why at once.
@@ -518,12 +482,13 @@ fn run_confined(
         }
     }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
-        let dir = h.join(skarn_sandbox::egress_secrets::CA_DIR);
+        let dir = h.join(skarn_sandbox::secrets::egress_secrets::CA_DIR);
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
         plan.set_env.extend(dot_vars);
     }
     plan.report.removed_env = removed;
-    plan.report.provenance = skarn_sandbox::report_provenance::for_report(&policy, provenance);
+    plan.report.provenance =
+        skarn_sandbox::report::report_provenance::for_report(&policy, provenance);
     plan.report_format = if args.json {
         ReportFormat::Json
     } else if args.report {
@@ -533,26 +498,29 @@ fn run_confined(
     };
     let filter_tty = !args.compress.compress
         && !args.no_terminal_filter
-        && skarn_sandbox::tty_relay::output_is_terminal();
+        && skarn_sandbox::linux::tty_relay::output_is_terminal();
     if filter_tty {
-        let cmd = skarn_sandbox::launch::helper_command(
+        let cmd = skarn_sandbox::linux::launch::helper_command(
             std::path::Path::new("/proc/self/exe"),
             &plan,
             &env,
         )?;
-        return Ok(skarn_sandbox::tty_relay::run(cmd)?);
+        return Ok(skarn_sandbox::linux::tty_relay::run(cmd)?);
     }
     if !args.compress.compress {
         // Usually the helper runs right here (this process is
         // single-threaded: no runtime or thread exists in `skarn run`);
         // otherwise it is a fresh exec of this binary.
-        match skarn_sandbox::launch::run_in_this_process(plan, &env) {
+        match skarn_sandbox::linux::launch::run_in_this_process(plan, &env) {
             Ok(code) => return Ok(ExitCode::from(code.clamp(0, 255) as u8)),
             Err(p) => plan = *p,
         }
     }
-    let mut cmd =
-        skarn_sandbox::launch::helper_command(std::path::Path::new("/proc/self/exe"), &plan, &env)?;
+    let mut cmd = skarn_sandbox::linux::launch::helper_command(
+        std::path::Path::new("/proc/self/exe"),
+        &plan,
+        &env,
+    )?;
     if args.compress.compress {
         // Capture the sandboxed command's stdout and stderr on one pipe and
         // hand the agent the compressed text; the exit status passes through.

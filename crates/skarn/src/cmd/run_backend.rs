@@ -17,6 +17,14 @@ use skarn_sandbox::{Policy, Provenance};
 
 use super::run::Args;
 
+/// `$HOME` when it is an absolute path (where the grant log lives).
+#[cfg(any(windows, target_os = "macos"))]
+fn home() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
 /// The error of a build without a sandbox backend for its OS.
 pub const NO_BACKEND: &str = "skarn run: no sandbox backend for this OS in this build";
 
@@ -54,8 +62,11 @@ fn appcontainer(policy: Policy, provenance: &Provenance, args: &Args) -> anyhow:
         anyhow::bail!("--compress is not available with the Windows sandbox yet");
     }
     let mut policy = policy;
-    let grant_notes = skarn_sandbox::grants::canonicalize(&mut policy)?;
-    crate::cmd::run::record_granted(&policy);
+    let settled = skarn_sandbox::prepare::settle_grants(&mut policy, home().as_deref())?;
+    for w in &settled.warnings {
+        eprintln!("skarn: warning: {w}");
+    }
+    let grant_notes = settled.notes;
     let format = if args.json {
         ReportFormat::Json
     } else if args.report {
@@ -89,7 +100,16 @@ pub fn run_confined(
     if args.compress.compress {
         anyhow::bail!("skarn run: --compress is not available with the macOS sandbox yet");
     }
-    crate::cmd::run::record_granted(&policy);
+    let mut policy = policy;
+    let settled = skarn_sandbox::prepare::settle_grants(&mut policy, home().as_deref())?;
+    for w in &settled.warnings {
+        eprintln!("skarn: warning: {w}");
+    }
+    if args.report || args.json {
+        for n in &settled.notes {
+            eprintln!("skarn: note: {n}");
+        }
+    }
     let format = if args.json {
         ReportFormat::Json
     } else if args.report {

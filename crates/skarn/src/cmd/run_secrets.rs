@@ -63,7 +63,7 @@ pub fn source_variables(home: Option<&Path>) -> Vec<String> {
 /// [`SecretsConfig::load`], read without ever blocking (a `skarn.toml`
 /// that is a FIFO or a device is refused, not waited on).
 fn load_secrets(p: &Path) -> anyhow::Result<SecretsConfig> {
-    match skarn_sandbox::config::read_text(p)? {
+    match skarn_sandbox::policy::config::read_text(p)? {
         Some(t) => Ok(SecretsConfig::parse(&t, &p.display().to_string())?),
         None => Ok(SecretsConfig::default()),
     }

@@ -1,6 +1,6 @@
 //! Hidden entry `__sandbox-helper`: the fresh single-threaded helper that
 //! builds the confinement and execs the target (logic in
-//! `skarn_sandbox::helper`). `__sandbox-helper probe KIND ARG` runs one
+//! `skarn_sandbox::linux::helper`). `__sandbox-helper probe KIND ARG` runs one
 //! escape probe instead (used inside the sandbox by `skarn doctor
 //! --self-test` and by the tests).
 
@@ -11,9 +11,9 @@ use std::process::ExitCode;
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(2).collect();
     let code = if args.first().map(String::as_str) == Some("probe") {
-        skarn_sandbox::probe::run_probe(&args[1..])
+        skarn_sandbox::linux::probe::run_probe(&args[1..])
     } else {
-        skarn_sandbox::helper::helper_main()
+        skarn_sandbox::linux::helper::helper_main()
     };
     ExitCode::from(code.clamp(0, 255) as u8)
 }

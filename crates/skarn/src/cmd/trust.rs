@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use skarn_sandbox::trust::{TrustStore, store_path};
+use skarn_sandbox::policy::trust::{TrustStore, store_path};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -38,7 +38,7 @@ pub struct Args {
     pub list: bool,
 }
 
-pub use skarn_sandbox::terminal_filter::one_line;
+pub use skarn_sandbox::protect::terminal_filter::one_line;
 
 /// A path from a configuration (or naming one) as printed: on one line,
 /// every control character spelled out (a file name or a value may hold
@@ -50,7 +50,7 @@ pub fn shown(p: &Path) -> String {
 /// The text of a configuration file, read as `skarn run` reads it: never
 /// blocking (a FIFO or a device is refused with the reason), at most 1 MiB.
 pub fn read_config(p: &Path) -> anyhow::Result<String> {
-    match skarn_sandbox::config::read_text(p) {
+    match skarn_sandbox::policy::config::read_text(p) {
         Ok(Some(t)) => Ok(t),
         Ok(None) => anyhow::bail!("{}: no such file", shown(p)),
         Err(e) => anyhow::bail!("{}", one_line(&e.to_string())),
@@ -73,7 +73,7 @@ pub fn trusted(path: &Path, text: &str) -> bool {
 pub fn record(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
     for (_, p) in programs(path, text) {
-        let digest = skarn_sandbox::trust::digest_file(&p)
+        let digest = skarn_sandbox::policy::trust::digest_file(&p)
             .with_context(|| format!("cannot read {}", p.display()))?;
         TrustStore::record_digest(&store, &p, digest)
             .with_context(|| format!("cannot write {}", store.display()))?;
@@ -96,8 +96,8 @@ fn programs(path: &Path, text: &str) -> Vec<(String, PathBuf)> {
 
 /// What `text` (the file `path`) widens, one line each (empty: nothing).
 pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
-    use skarn_sandbox::config::RunConfig;
-    use skarn_sandbox::layers::Layer;
+    use skarn_sandbox::policy::config::RunConfig;
+    use skarn_sandbox::policy::layers::Layer;
     let home = home();
     let mut lines = Vec::new();
     let base = path.parent().unwrap_or(Path::new("."));
@@ -110,7 +110,7 @@ pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
             before.push(Layer::from_config(&u, home.as_deref())?);
         }
         let l = Layer::from_config(&c, home.as_deref())?;
-        let (_, dropped) = skarn_sandbox::untrusted::narrow(l, &before);
+        let (_, dropped) = skarn_sandbox::policy::untrusted::narrow(l, &before);
         if !dropped.is_empty() {
             lines.push(format!("[run] widens: {}", dropped.join(", ")));
         }
@@ -211,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Never blocks (a FIFO or device is refused), at most 1 MiB.
     let text = read_config(&args.file)?;
     let lines = widening(&args.file, &text)?;
-    let shown = shown(&skarn_sandbox::trust::identity(&args.file));
+    let shown = shown(&skarn_sandbox::policy::trust::identity(&args.file));
     if lines.is_empty() {
         eprintln!("skarn: {shown} widens nothing");
     } else {

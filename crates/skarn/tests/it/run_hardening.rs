@@ -550,7 +550,7 @@ fn namespaces_refused_at_run_time_fall_back_to_the_planned_plan() {
     let outside = t.join("outside");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    let progs = skarn_sandbox::seccomp::deny_programs(&[]).unwrap();
+    let progs = skarn_sandbox::linux::seccomp::deny_programs(&[]).unwrap();
     let mut c = Command::new(SKARN);
     c.args(["run", "--no-config", "--report", "--workspace"])
         .arg(&ws)
@@ -567,7 +567,7 @@ fn namespaces_refused_at_run_time_fall_back_to_the_planned_plan() {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            skarn_sandbox::seccomp::install(&progs).map_err(std::io::Error::other)
+            skarn_sandbox::linux::seccomp::install(&progs).map_err(std::io::Error::other)
         });
     }
     let out = c.output().unwrap();

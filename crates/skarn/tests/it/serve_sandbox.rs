@@ -646,3 +646,134 @@ fn an_existing_argument_file_in_a_write_grant_stays_writable() {
     s.finish();
     assert_eq!(std::fs::read_to_string(&db).unwrap(), "pwned");
 }
+
+/// Issue 29: a sandboxed server goes through the same front door as
+/// `skarn run` (`skarn_sandbox::prepare`), so its write grant is recorded
+/// in the grant log: a `skarn.toml` it could plant below that grant is
+/// not trusted by a later `skarn run` there. Checked from outside: the
+/// file the planted configuration would have allowed is not written.
+#[test]
+fn a_skarn_toml_a_server_could_plant_is_not_trusted_by_a_later_run() {
+    let dir = TempDir::new("serve_grant_log");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.d]\ncommand = {h:?}\n\
+             args = [\"--name\", \"d\"]\n[servers.d.sandbox]\nwrite = [{data:?}]\n",
+            h = hostile.display().to_string(),
+            data = data.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    // The server can write below its grant...
+    let probe = data.join("probe");
+    let out = s.call(2, "d__attack", json!({"write": probe}));
+    assert!(out.contains(": OK"), "{out}");
+    s.finish();
+    let log = std::fs::read_to_string(home.join(".local/state/skarn/granted-dirs"))
+        .expect("the server's grants are recorded");
+    let real_data = std::fs::canonicalize(&data).unwrap();
+    assert!(
+        log.contains(&format!("write\t{}", real_data.display())),
+        "{log}"
+    );
+    // ...so what it could have planted there (a repository of its own
+    // with settings widening the sandbox) is not trusted by `skarn run`.
+    let sub = data.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&sub)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(
+        sub.join("skarn.toml"),
+        format!("[run]\nwrite = [{:?}]\n", outside.display().to_string()),
+    )
+    .unwrap();
+    let o = Command::new(SKARN)
+        .args(["run", "--", "sh", "-c"])
+        .arg(format!("echo x > {}/marker", outside.display()))
+        .current_dir(&sub)
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!outside.join("marker").exists(), "{e}");
+    assert!(e.contains("not used"), "{e}");
+}
+
+/// Issue 29: the places the host trusts that lead into a server's grants
+/// (home start-up files linking there) are found for each server's own
+/// grants, not once for whichever server started first. Three servers,
+/// each with its own write grant holding the target of one of the home's
+/// start-up files: none can rewrite it (checked from outside).
+#[test]
+fn each_servers_grants_get_their_own_trusted_places() {
+    let dir = TempDir::new("serve_trusted_each");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let mut cfg_text = String::from("[gateway]\npassthrough = true\n");
+    let mut targets = Vec::new();
+    // Each grant in a tree of its own (none below another server's grants).
+    let trees: Vec<TempDir> = (0..3)
+        .map(|_| TempDir::new("serve_trusted_grant"))
+        .collect();
+    for (tree, (alias, rc)) in
+        trees
+            .iter()
+            .zip([("a", ".bashrc"), ("b", ".profile"), ("c", ".zshrc")])
+    {
+        let data = tree.path().join(format!("data-{alias}"));
+        std::fs::create_dir_all(&data).unwrap();
+        let target = data.join("rc");
+        std::fs::write(&target, "# the user's\n").unwrap();
+        std::os::unix::fs::symlink(&target, home.join(rc)).unwrap();
+        targets.push((alias, target));
+        cfg_text.push_str(&format!(
+            "\n[servers.{alias}]\ncommand = {h:?}\nargs = [\"--name\", \"{alias}\"]\n\
+             [servers.{alias}.sandbox]\nwrite = [{data:?}]\n",
+            h = hostile.display().to_string(),
+            data = data.display().to_string(),
+        ));
+    }
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(&cfg, cfg_text).unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    for (i, (alias, target)) in targets.iter().enumerate() {
+        let out = s.call(
+            10 + i as u64,
+            &format!("{alias}__attack"),
+            json!({"write": target}),
+        );
+        assert!(out.contains(": failed"), "server {alias}: {out}");
+    }
+    s.finish();
+    for (alias, target) in &targets {
+        assert_eq!(
+            std::fs::read_to_string(target).unwrap(),
+            "# the user's\n",
+            "server {alias} rewrote {}",
+            target.display()
+        );
+    }
+}

@@ -15,7 +15,7 @@ pub(super) fn container_env(
     profile: &str,
     notes: &mut Vec<String>,
 ) -> (Vec<(String, String)>, Vec<String>) {
-    let (kept, removed) = crate::env::scrub(env.iter().cloned(), &policy.allow_env);
+    let (kept, removed) = crate::policy::env::scrub(env.iter().cloned(), &policy.allow_env);
     let mut env: Vec<(String, String)> = kept
         .into_iter()
         .map(|(k, v)| {
@@ -26,11 +26,11 @@ pub(super) fn container_env(
         })
         .filter(|(k, _)| !k.eq_ignore_ascii_case("TEMP") && !k.eq_ignore_ascii_case("TMP"))
         .collect();
-    if crate::offline_env::is_offline(&policy.net) {
-        let set = crate::offline_env::offline_env(&policy.net);
+    if crate::policy::offline_env::is_offline(&policy.net) {
+        let set = crate::policy::offline_env::offline_env(&policy.net);
         env.retain(|(k, _)| !set.iter().any(|(s, _)| k.eq_ignore_ascii_case(s)));
         env.extend(set);
-        notes.push(crate::offline_env::offline_note());
+        notes.push(crate::policy::offline_env::offline_note());
     }
     match &facts.local_app_data {
         Some(l) => {

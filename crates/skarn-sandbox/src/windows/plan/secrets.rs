@@ -5,8 +5,8 @@ use super::super::acl_plan::{AceType, AclBuilder, Rights};
 use super::super::host_facts::WindowsHostFacts;
 use super::super::winpath;
 use super::roots::{Root, s};
-use crate::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS, Policy};
+use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 use crate::report::GrantReport;
 
 /// Credential stores under the Windows profile, beyond [`HOME_SECRET_PATHS`]

@@ -15,7 +15,7 @@ use super::job::Job;
 use super::sid::Sid;
 use super::{acl, ctrl, last_error, spawn};
 use crate::policy::Policy;
-use crate::provenance::Provenance;
+use crate::policy::provenance::Provenance;
 use crate::report::{Enforcement, ReportFormat, RestrictionReport};
 use crate::windows::journal::{self, Journal};
 use crate::windows::{WindowsError, WindowsHostFacts, WindowsPlan, layers, plan};
@@ -35,7 +35,7 @@ pub fn run(
 ) -> Result<i32, WindowsError> {
     let facts = WindowsHostFacts::probe(policy);
     let mut plan = plan(policy, &facts, command, env, report_format)?;
-    plan.report.provenance = crate::report_provenance::for_report(policy, provenance);
+    plan.report.provenance = crate::report::report_provenance::for_report(policy, provenance);
     let Some(lad) = facts.local_app_data.as_deref() else {
         return Err(WindowsError::Os {
             call: "reading %LOCALAPPDATA%".into(),

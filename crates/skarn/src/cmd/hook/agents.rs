@@ -100,9 +100,9 @@ pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> 
 /// `fail_closed = false`. An unreadable or invalid file counts as yes:
 /// `skarn run` would refuse it anyway, and the user should see the command.
 fn may_fail_open(ws: &str) -> bool {
-    use skarn_sandbox::granted::{GrantLog, log_path};
-    use skarn_sandbox::layers::Layer;
-    use skarn_sandbox::trust::TrustStore;
+    use skarn_sandbox::policy::granted::{GrantLog, log_path};
+    use skarn_sandbox::policy::layers::Layer;
+    use skarn_sandbox::policy::trust::TrustStore;
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
@@ -390,8 +390,8 @@ fn windsurf_workspace(info: &Value, ctx: &Ctx) -> anyhow::Result<Result<String, 
                 "skarn: this command's directory {} lies outside the workspace {} that Windsurf \
                  opened (the hook's own directory, or its --workspace), so it is blocked: run \
                  commands inside the workspace, or open that project in Windsurf",
-                skarn_sandbox::terminal_filter::one_line(cwd),
-                skarn_sandbox::terminal_filter::one_line(&ws)
+                skarn_sandbox::protect::terminal_filter::one_line(cwd),
+                skarn_sandbox::protect::terminal_filter::one_line(&ws)
             )));
         }
     }

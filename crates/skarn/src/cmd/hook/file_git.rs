@@ -1,6 +1,6 @@
 //! The paths git's configuration makes run programs on the host, decided
 //! by the same function `skarn run` uses to keep them read-only
-//! ([`skarn_sandbox::git_vet::guards_for`]): the git and common
+//! ([`skarn_sandbox::protect::git::git_vet::guards_for`]): the git and common
 //! directories' hooks and configuration, every `core.hooksPath` directory
 //! (`tools/hooks`, `.husky`), every included configuration file, a linked
 //! worktree's files, a `.git` file.
@@ -13,7 +13,7 @@ pub struct Protected {
     /// Protected paths, as git's configuration names them and resolved.
     paths: Vec<PathBuf>,
     /// A repository whose configuration is too large to vet (bounded,
-    /// linear read: [`skarn_sandbox::git_vet::MAX_INCLUDES`]): every write
+    /// linear read: [`skarn_sandbox::protect::git::git_vet::MAX_INCLUDES`]): every write
     /// is refused, as what it protects is not known.
     too_much: Option<String>,
 }
@@ -21,7 +21,7 @@ pub struct Protected {
 impl Protected {
     #[cfg(unix)]
     pub fn new(ws: &Path, candidates: &[PathBuf], home: Option<&Path>) -> Protected {
-        use skarn_sandbox::git_vet::{checked_guards_for, discover};
+        use skarn_sandbox::protect::git::git_vet::{checked_guards_for, discover};
         let mut starts: Vec<PathBuf> = vec![ws.to_path_buf()];
         // The nearest existing directory of each candidate.
         starts.extend(

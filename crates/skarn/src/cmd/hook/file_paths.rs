@@ -10,7 +10,7 @@ pub const MAX_LINKS: usize = 40;
 
 /// `p` made absolute against `cwd`, `.` and `..` removed.
 fn absolute(p: &Path, cwd: &Path) -> PathBuf {
-    skarn_sandbox::config::normalize(&cwd.join(p))
+    skarn_sandbox::policy::config::normalize(&cwd.join(p))
 }
 
 /// Where `p` really leads: the deepest part that exists resolved (links
@@ -37,9 +37,9 @@ pub fn resolved(p: &Path) -> Result<Option<PathBuf>, String> {
         match std::fs::read_link(&found) {
             Ok(target) => {
                 let dir = found.parent().unwrap_or(Path::new("/"));
-                let mut next = skarn_sandbox::config::normalize(&dir.join(target));
+                let mut next = skarn_sandbox::policy::config::normalize(&dir.join(target));
                 if !rest.as_os_str().is_empty() {
-                    next = skarn_sandbox::config::normalize(&next.join(rest));
+                    next = skarn_sandbox::policy::config::normalize(&next.join(rest));
                 }
                 p = next;
             }
@@ -75,7 +75,7 @@ pub fn candidates(path: &str, cwd: &Path, home: Option<&Path>) -> Result<Vec<Pat
                  HOME set); name the file by its absolute path"
             ));
         };
-        push(skarn_sandbox::config::normalize(&h.join(rest)))?;
+        push(skarn_sandbox::policy::config::normalize(&h.join(rest)))?;
     }
     push(absolute(Path::new(path), cwd))?;
     Ok(out)

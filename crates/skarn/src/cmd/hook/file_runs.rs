@@ -6,13 +6,13 @@
 //!
 //! - refuses while a sandboxed run whose writable area the path touches
 //!   (as written, or at any link it passes through) is still alive
-//!   ([`skarn_sandbox::run_record::live`]: a run's record stays locked
+//!   ([`skarn_sandbox::protect::run_record::live`]: a run's record stays locked
 //!   until no process of its sandbox is left). With no confined process
 //!   alive, nothing can swap the path before the write;
 //! - refuses a path that leaves the workspace through a link inside it
 //!   (a link left there by an earlier run, or one of the project's);
 //! - first runs the pending check of a run killed before its own
-//!   ([`skarn_sandbox::run_record::catch_up`], attack 24 F4).
+//!   ([`skarn_sandbox::protect::run_record::catch_up`], attack 24 F4).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -67,11 +67,12 @@ pub fn trail(p: &Path) -> Trail {
         };
         let mut rest: Vec<OsString> = parts(&target);
         rest.reverse();
-        let mut full = skarn_sandbox::config::normalize(&target);
+        let mut full = skarn_sandbox::policy::config::normalize(&target);
         for r in todo.iter().rev() {
             full.push(r);
         }
-        t.steps.push(skarn_sandbox::config::normalize(&full));
+        t.steps
+            .push(skarn_sandbox::policy::config::normalize(&full));
         // Start again from the root with the target, then the rest.
         todo.extend(rest);
         acc = PathBuf::from("/");
@@ -123,7 +124,7 @@ pub fn link_out(abs: &Path, ws_names: &[PathBuf]) -> Option<String> {
 /// first (their findings on stderr).
 #[cfg(target_os = "linux")]
 pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
-    use skarn_sandbox::run_record;
+    use skarn_sandbox::protect::run_record;
     let dir = run_record::dir(home);
     if std::fs::symlink_metadata(&dir).is_err() {
         return None; // no run recorded yet
@@ -140,7 +141,7 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
     for w in run_record::catch_up(&dir, &touches) {
         eprintln!(
             "skarn: warning: {}",
-            skarn_sandbox::terminal_filter::printable(&w)
+            skarn_sandbox::protect::terminal_filter::printable(&w)
         );
     }
     let run = run_record::live(&dir)

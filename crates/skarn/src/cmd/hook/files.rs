@@ -9,7 +9,7 @@
 //!   `.gemini`, `.codex`, `.cursor`, `.vscode`, `.github/hooks`,
 //!   `.windsurf`, and their user-level files);
 //! - the persistence paths `skarn run` protects in the workspace
-//!   (`skarn_sandbox::persistence`), and their like in the home (shell
+//!   (`skarn_sandbox::protect::persistence`), and their like in the home (shell
 //!   start-up files, systemd user units, autostart entries, `~/.local/bin`,
 //!   ...);
 //! - the skarn program's own directory (a script written over it would
@@ -20,19 +20,19 @@
 //! `.claude/settings.json` is refused; names compare as on a
 //! case-insensitive volume. The lists are `skarn run`'s own (ADR 0095): the
 //! persistence entries (those read in any directory matched at any depth),
-//! the home rule of `skarn_sandbox::workspace_kind::home_place`, and git's
-//! protected paths from `skarn_sandbox::git_vet` (`core.hooksPath`,
+//! the home rule of `skarn_sandbox::policy::workspace_kind::home_place`, and git's
+//! protected paths from `skarn_sandbox::protect::git::git_vet` (`core.hooksPath`,
 //! includes, a linked git directory).
 
 use std::path::{Path, PathBuf};
 
-use skarn_sandbox::persistence::{ENTRIES, GIT_DIR_ENTRIES, any_depth};
-use skarn_sandbox::workspace_kind::{ALLOW_HOME_FLAG, home_place, non_project};
+use skarn_sandbox::policy::workspace_kind::{ALLOW_HOME_FLAG, home_place, non_project};
+use skarn_sandbox::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, any_depth};
 
 use super::file_paths::{candidates, fold};
 
 /// Agent settings and hooks, relative to the workspace, besides the
-/// agents' entries of `skarn_sandbox::persistence`.
+/// agents' entries of `skarn_sandbox::protect::persistence`.
 const PROJECT_AGENT: &[&str] = &[".github/hooks"];
 
 /// Agent settings and hooks in the home (named as such when refused; the
@@ -192,7 +192,7 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         if c.file_name().is_some_and(|n| {
             fold(Path::new(n))
                 .to_string_lossy()
-                .ends_with(skarn_sandbox::persistence::WORKSPACE_FILE_SUFFIX)
+                .ends_with(skarn_sandbox::protect::persistence::WORKSPACE_FILE_SUFFIX)
         }) {
             return Some(format!(
                 "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
@@ -204,7 +204,7 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
 }
 
 /// Why `c` may not be written as a file an `.envrc` above it makes direnv
-/// read unchecked ([`skarn_sandbox::envrc`], the list `skarn run` keeps
+/// read unchecked ([`skarn_sandbox::protect::envrc`], the list `skarn run` keeps
 /// read-only).
 fn envrc_refusal(c: &Path) -> Option<String> {
     for dir in c.ancestors().skip(1).take(64) {
@@ -212,7 +212,7 @@ fn envrc_refusal(c: &Path) -> Option<String> {
         if std::fs::symlink_metadata(&envrc).is_err() {
             continue;
         }
-        if skarn_sandbox::envrc::sourced(&envrc)
+        if skarn_sandbox::protect::envrc::sourced(&envrc)
             .iter()
             .any(|p| fold(p) == fold(c))
         {
@@ -254,7 +254,7 @@ fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<Stri
     // read-only.
     #[cfg(unix)]
     if let Some(h) = home {
-        for t in skarn_sandbox::home_links::scan(h).trusted {
+        for t in skarn_sandbox::protect::home_links::scan(h).trusted {
             if fold(c).starts_with(fold(&t.target)) {
                 return Some(format!(
                     "{} is (or lies in) {}, which the home reaches as {}: host programs read \

@@ -65,7 +65,7 @@ impl Settings {
         if let Some(f) = file {
             // Never blocks: a FIFO or device is an error (the hook then
             // blocks the call), not a hang past the client's timeout.
-            match skarn_sandbox::config::read_text(f) {
+            match skarn_sandbox::policy::config::read_text(f) {
                 Ok(Some(text)) => {
                     let shape: FileShape = toml::from_str(&text)
                         .with_context(|| format!("{}: [hook]", f.display()))?;

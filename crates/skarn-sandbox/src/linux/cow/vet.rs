@@ -1,0 +1,316 @@
+//! The protection decisions for one change in a run's layer, before it
+//! reaches the workspace. The lists are the ones the direct mode uses
+//! (the plan's `Protect`/`Mask` paths from [`crate::protect::persistence::ENTRIES`]
+//! and [`crate::protect::git::git_vet`], [`crate::protect::persistence::any_depth_name`],
+//! [`crate::protect::grant_walk::UPWARD`], [`crate::protect::git::nested_git`]'s repository
+//! check, [`crate::linux::staging`]'s configuration allow-list,
+//! [`crate::protect::git::git_sweep`]'s odd entries, [`crate::protect::rebase_todo`]'s state
+//! directories, [`crate::protect::home_links`]' link guards and
+//! [`crate::protect::path_shadow`]'s missing `PATH` directories): a change the
+//! direct mode would have refused or set aside is refused here, before
+//! any host program can see it.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+use crate::linux::plan::{FsOp, Plan};
+
+/// What the run did to one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Removed (a whiteout, or an entry of an opaque directory).
+    Delete,
+    /// A directory made or changed (its entries are vetted one by one).
+    Dir,
+    /// A regular file made or changed.
+    File,
+    /// A symbolic link, FIFO, socket or device node made.
+    Special,
+}
+
+/// The decisions' inputs, taken from the plan of the run (or of the next
+/// run in the same workspace, for a layer left by a killed one).
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    /// The workspace (canonical).
+    pub ws: PathBuf,
+    /// Protected paths, with whether a missing one may not be created
+    /// (reserved in the direct mode).
+    pub protected: Vec<(PathBuf, bool)>,
+    /// Links home files pass through ([`crate::protect::home_links`]).
+    pub link_guards: Vec<PathBuf>,
+    /// `PATH` directories missing before the run, with the later ones.
+    pub path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// The workspace holds the home: its dot entries before the run.
+    pub home_dots: Option<Vec<String>>,
+}
+
+impl Rules {
+    /// The rules of `plan` (`fs`: its resolved steps).
+    pub fn of(plan: &Plan, fs: &[FsOp]) -> Rules {
+        let mut protected = Vec::new();
+        for op in fs {
+            match op {
+                FsOp::Protect {
+                    path,
+                    reserve,
+                    reserve_if,
+                } => {
+                    if is_git_config(path) {
+                        continue;
+                    }
+                    let r = *reserve || reserve_if.iter().any(|p| p.symlink_metadata().is_ok());
+                    protected.push((path.clone(), r));
+                }
+                FsOp::Mask {
+                    path,
+                    reserve: true,
+                } => protected.push((path.clone(), true)),
+                _ => {}
+            }
+        }
+        if let Some(r) = &plan.reservation {
+            for g in crate::protect::git::git_vet::guards(
+                &r.workspace,
+                &r.nested_roots,
+                r.git_home.as_deref(),
+            ) {
+                if !is_git_config(&g.path) {
+                    protected.push((g.path, true));
+                }
+            }
+        }
+        let a = plan.after_run.as_ref();
+        Rules {
+            ws: plan.workspace.clone(),
+            protected,
+            link_guards: a
+                .map(|a| a.link_guards.iter().map(|(p, _)| p.clone()).collect())
+                .unwrap_or_default(),
+            path_dirs: a.map(|a| a.missing_path_dirs.clone()).unwrap_or_default(),
+            home_dots: a
+                .and_then(|a| a.quarantine_home.as_ref())
+                .filter(|q| q.home == plan.workspace)
+                .map(|q| q.existing.clone()),
+        }
+    }
+}
+
+/// Whether `p` is a repository's `.git/config`: writable in the layer
+/// (`git remote add`, `git config user.email` work) and vetted key by key
+/// when applied (see [`config`]), instead of kept read-only.
+pub fn is_git_config(p: &Path) -> bool {
+    p.file_name() == Some(OsStr::new("config"))
+        && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
+}
+
+fn names(rel: &Path) -> Vec<&OsStr> {
+    rel.components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether the change `what` at `rel` (relative to the workspace) may be
+/// applied; `Err` says why not. `upper` is the entry in the layer (read
+/// for a file's content), `host` whether the workspace has that entry,
+/// `git` the index in `rel` of the git directory it lies in, if any (a
+/// `.git`, a bare repository, a submodule's git directory).
+pub fn check(
+    rules: &Rules,
+    rel: &Path,
+    what: Change,
+    upper: &Path,
+    host: bool,
+    git: Option<usize>,
+) -> Result<(), String> {
+    let abs = rules.ws.join(rel);
+    for (p, reserve) in &rules.protected {
+        if abs == *p || abs.starts_with(p) {
+            // A missing unreserved path may be made (as in the direct mode).
+            if what != Change::Delete && (host || *reserve || abs != *p) {
+                return Err("a protected path (host tools read it and run what it names)".into());
+            }
+            if what == Change::Delete && abs == *p {
+                return Err("a protected path may not be removed".into());
+            }
+        }
+        if what == Change::Special && p.starts_with(&abs) && abs != *p {
+            return Err(format!(
+                "a link or special file in place of a directory holding the protected {}",
+                p.display()
+            ));
+        }
+    }
+    if rules
+        .link_guards
+        .iter()
+        .any(|l| abs == *l || abs.starts_with(l))
+    {
+        return Err("a link that home files pass through".into());
+    }
+    if what == Change::Delete {
+        return Ok(());
+    }
+    let n = names(rel);
+    if what != Change::Dir && n.last().is_some_and(|l| *l == ".git") {
+        return Err("a .git link to another repository".into());
+    }
+    if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) {
+        return git_inner(&n[i + 1..], what, upper, &rules.ws.join(rel), host);
+    }
+    if n.iter()
+        .any(|c| crate::protect::grant_walk::SKIPPED.iter().any(|s| c == s))
+    {
+        return Ok(()); // dependency and build trees: as in the direct mode
+    }
+    if let Some(c) = n
+        .iter()
+        .find(|c| crate::protect::persistence::any_depth_name(c))
+    {
+        return Err(format!(
+            "{}: agents, editors and shells read it in any directory",
+            c.to_string_lossy()
+        ));
+    }
+    for (k, c) in n.iter().enumerate() {
+        if let Some((_, inner, why)) = crate::protect::grant_walk::UPWARD
+            .iter()
+            .find(|(u, _, _)| c == u)
+        {
+            let leaf = k + 1 == n.len();
+            let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
+            if inner.is_empty() || inside || (leaf && what != Change::Dir) {
+                return Err((*why).to_string());
+            }
+        }
+    }
+    if n.len() == 1
+        && n[0]
+            .to_string_lossy()
+            .to_lowercase()
+            .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
+    {
+        return Err("an editor workspace file (tasks and settings applied on open)".into());
+    }
+    if let (Some(ex), Some(first)) = (&rules.home_dots, n.first()) {
+        let f = first.to_string_lossy();
+        if f.starts_with('.') && !ex.iter().any(|e| *e == f) {
+            return Err("a new dot entry of the home (host programs read them by name)".into());
+        }
+    }
+    if what != Change::Dir
+        && let Some(name) = abs.file_name()
+    {
+        for (dir, later) in &rules.path_dirs {
+            if abs.parent() == Some(dir.as_path())
+                && later
+                    .iter()
+                    .any(|l| crate::protect::path_shadow::is_program(&l.join(name)))
+            {
+                return Err(format!(
+                    "{} is on PATH: this program would shadow the later one",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A change inside a git directory (`inner`: the names below it; the
+/// directory itself, made in the run, is vetted whole by the caller with
+/// [`crate::protect::git::nested_git::unsafe_repo`]).
+fn git_inner(
+    inner: &[&OsStr],
+    what: Change,
+    upper: &Path,
+    host_path: &Path,
+    host: bool,
+) -> Result<(), String> {
+    let Some(last) = inner.last() else {
+        return Ok(());
+    };
+    if what == Change::Special {
+        return Err("an entry git never makes (host git would write through it or hang)".into());
+    }
+    let first = inner[0];
+    let in_module = first == "modules" || first == "worktrees";
+    if crate::protect::rebase_todo::STATE_DIRS
+        .iter()
+        .any(|s| first == *s || (first == "worktrees" && inner.get(2).is_some_and(|x| x == s)))
+    {
+        return Err(
+            "rebase or cherry-pick state (`--continue` on the host runs what it names)".into(),
+        );
+    }
+    let hooks = inner
+        .iter()
+        .position(|c| *c == "hooks")
+        .is_some_and(|i| i == 0 || (in_module && first == "modules"));
+    if hooks {
+        let sample = last.to_string_lossy().ends_with(".sample");
+        return if what == Change::Dir || sample {
+            Ok(())
+        } else {
+            Err("a git hook".into())
+        };
+    }
+    if what == Change::Dir {
+        return Ok(());
+    }
+    if *last == "config" && (inner.len() == 1 || in_module) {
+        return config(upper, host_path);
+    }
+    if *last == "commondir" && first == "worktrees" && inner.len() == 3 {
+        let t = std::fs::read(upper).unwrap_or_default();
+        return if !host && t.trim_ascii_end() == b"../.." {
+            Ok(())
+        } else {
+            Err("a commondir other than the repository's own".into())
+        };
+    }
+    if *last == "commondir" || *last == "config.worktree" || *last == "alternates" {
+        return Err(format!(
+            "{} redirects git (objects, hooks or configuration)",
+            last.to_string_lossy()
+        ));
+    }
+    Ok(())
+}
+
+/// A git configuration may change only in allow-listed keys
+/// ([`crate::linux::staging::allowed_key`]): every other item must be in the
+/// host's file already, with the same value.
+fn config(upper: &Path, host_path: &Path) -> Result<(), String> {
+    let new = crate::protect::git::gitconfig::read_file(upper)
+        .map_err(|w| format!("a git config that is {w}"))?
+        .unwrap_or_default();
+    let old = crate::protect::git::gitconfig::read_file(host_path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let (new, old) = (
+        crate::protect::git::gitconfig::parse(&new),
+        crate::protect::git::gitconfig::parse(&old),
+    );
+    if new.bad_lines.len() > old.bad_lines.len() {
+        return Err("git config lines that do not parse".into());
+    }
+    let bad: Vec<String> = new
+        .items
+        .iter()
+        .filter(|it| !crate::linux::staging::allowed_key(it) && !old.items.contains(it))
+        .map(|it| it.key())
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "git config keys that run programs or redirect git: {}",
+            bad.join(", ")
+        ))
+    }
+}

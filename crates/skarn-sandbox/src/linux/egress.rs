@@ -1,0 +1,249 @@
+//! `--net allow:...` (issue 11), sandbox side: the plan part, the proxy
+//! process and the hand-over of its listening sockets.
+//!
+//! Before the namespaces exist, the helper forks the **proxy process**,
+//! which stays in the host's network (and user) namespace. After `lo` is up
+//! in the new network namespace, init binds the HTTP and SOCKS5 listening
+//! sockets on 127.0.0.1 there and passes them to the proxy over a unix
+//! socket pair (`SCM_RIGHTS`). A listening socket keeps the namespace it
+//! was created in, so the proxy accepts inside and connects outside, to
+//! the allowed hosts only. The proxy confines itself (Landlock: a few
+//! resolver files readable, nothing writable, no TCP bind), dies with the
+//! helper (parent-death signal, and the helper kills it after the run),
+//! and returns its counters for the report.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::linux::sys;
+use crate::policy::NetPolicy;
+use crate::report::RestrictionReport;
+
+/// Port of the HTTP proxy inside the sandbox (127.0.0.1).
+pub const HTTP_PORT: u16 = 3128;
+/// Port of the SOCKS5 proxy inside the sandbox (127.0.0.1).
+pub const SOCKS_PORT: u16 = 1080;
+
+static HANDOVER_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Remember the helper's end of the proxy socket pair for init.
+pub fn set_handover_fd(fd: RawFd) {
+    HANDOVER_FD.store(fd, Ordering::SeqCst);
+}
+
+/// The descriptor init sends the listening sockets on.
+pub fn handover_fd() -> RawFd {
+    HANDOVER_FD.load(Ordering::SeqCst)
+}
+
+/// The proxy part of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EgressPlan {
+    /// Allow patterns.
+    pub allow: Vec<String>,
+    /// Deny patterns (win over `allow`).
+    pub deny: Vec<String>,
+    /// HTTP proxy port inside.
+    pub http_port: u16,
+    /// SOCKS5 proxy port inside.
+    pub socks_port: u16,
+    /// Connections at once.
+    pub max_connections: usize,
+    /// Connect (and resolve) timeout, seconds.
+    pub connect_timeout_secs: u64,
+    /// Idle timeout, seconds.
+    pub idle_timeout_secs: u64,
+    /// Total bytes carried before connections are closed.
+    pub max_total_bytes: Option<u64>,
+    /// Secrets bound to hosts (issue 27; see [`crate::secrets::egress_secrets`]).
+    /// The helper clears their values once the proxy has them.
+    #[serde(default)]
+    pub secrets: Vec<skarn_egress::secrets::SecretSpec>,
+    /// The run's CA (with its key, cleared as the values are).
+    #[serde(default)]
+    pub ca: Option<skarn_egress::CaMaterial>,
+}
+
+impl EgressPlan {
+    /// Forget the secrets' values and the CA key (after the proxy forked).
+    pub fn forget_secrets(&mut self) {
+        for s in &mut self.secrets {
+            s.clear_value();
+        }
+        if let Some(ca) = &mut self.ca {
+            ca.clear_key();
+        }
+    }
+}
+
+pub use crate::policy::egress_env::proxy_env;
+
+/// Plan the proxy for `net` (None unless `AllowHosts` with a network
+/// namespace); adds the proxy variables to `set_env`.
+pub fn plan_egress(
+    net: &NetPolicy,
+    netns: bool,
+    set_env: &mut Vec<(String, String)>,
+) -> Option<EgressPlan> {
+    let NetPolicy::AllowHosts(list) = net else {
+        return None;
+    };
+    if !netns {
+        return None;
+    }
+    set_env.extend(proxy_env(HTTP_PORT, SOCKS_PORT, &list.allow));
+    Some(EgressPlan {
+        allow: list.allow.clone(),
+        deny: list.deny.clone(),
+        http_port: HTTP_PORT,
+        socks_port: SOCKS_PORT,
+        max_connections: list.max_connections.unwrap_or(256),
+        connect_timeout_secs: 15,
+        idle_timeout_secs: 300,
+        max_total_bytes: list.max_total_bytes,
+        secrets: Vec::new(),
+        ca: None,
+    })
+}
+
+/// Report notes for `--net allow:...`.
+pub fn plan_notes(net: &NetPolicy, netns: bool, report: &mut RestrictionReport) {
+    let NetPolicy::AllowHosts(list) = net else {
+        return;
+    };
+    if netns {
+        report.notes.push(format!(
+            "net allow: private network namespace with only lo; an HTTP proxy on \
+             127.0.0.1:{HTTP_PORT} and a SOCKS5 proxy on 127.0.0.1:{SOCKS_PORT} are carried \
+             outside by skarn, which connects only to: {}{}; no resolver inside",
+            list.allow.join(", "),
+            if list.deny.is_empty() {
+                String::new()
+            } else {
+                format!(" (never: {})", list.deny.join(", "))
+            }
+        ));
+    } else {
+        report.degrade(
+            "net allow without a network namespace: no network at all (the proxy needs one)",
+        );
+    }
+}
+
+/// The running proxy process, seen from the helper.
+pub struct ProxyProc {
+    pid: libc::pid_t,
+    fd: RawFd,
+}
+
+impl ProxyProc {
+    /// The helper's end of the socket pair (init sends the listeners on it).
+    pub fn fd(&self) -> RawFd {
+        self.fd
+    }
+
+    /// Ask the proxy to stop, collect its counters, make sure it is gone.
+    pub fn finish(self) -> Option<skarn_egress::EgressReport> {
+        sys::write_fd(self.fd, b"stop");
+        let mut pfd = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 2000) } > 0;
+        let mut buf = vec![0u8; 1 << 20];
+        let n = if ready {
+            // SAFETY: buf is valid for its length.
+            unsafe { libc::recv(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) }
+        } else {
+            -1
+        };
+        self.kill();
+        (n > 0)
+            .then(|| serde_json::from_slice(&buf[..n as usize]).ok())
+            .flatten()
+    }
+
+    /// Kill and reap the proxy.
+    pub fn kill(self) {
+        sys::kill(self.pid, libc::SIGKILL);
+        let mut st = 0;
+        // SAFETY: reaping our own child; closing our own descriptor.
+        unsafe {
+            while libc::waitpid(self.pid, &mut st, 0) < 0
+                && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+            {}
+            libc::close(self.fd);
+        }
+    }
+}
+
+/// Fork the proxy process (call before creating the namespaces).
+pub fn spawn(plan: &EgressPlan) -> io::Result<ProxyProc> {
+    let mut sv = [0; 2];
+    // SAFETY: sv is a valid 2-int array.
+    sys::check(unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            sv.as_mut_ptr(),
+        )
+    })?;
+    // SAFETY: getpid cannot fail.
+    let parent = unsafe { libc::getpid() };
+    match sys::fork() {
+        Ok(0) => {
+            // SAFETY: closing the helper's end in the child.
+            unsafe { libc::close(sv[0]) };
+            crate::linux::egress_proxy::proxy_main(plan, sv[1], parent)
+        }
+        Ok(pid) => {
+            // SAFETY: closing the child's end in the helper.
+            unsafe { libc::close(sv[1]) };
+            Ok(ProxyProc { pid, fd: sv[0] })
+        }
+        Err(e) => {
+            // SAFETY: closing both ends we own.
+            unsafe {
+                libc::close(sv[0]);
+                libc::close(sv[1]);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// In init, after `lo` is up: bind the proxy's listening sockets in this
+/// network namespace and send them to the proxy. Closes `fd`.
+pub fn hand_over(fd: RawFd, plan: &EgressPlan) -> io::Result<()> {
+    let http = std::net::TcpListener::bind(("127.0.0.1", plan.http_port))?;
+    let socks = std::net::TcpListener::bind(("127.0.0.1", plan.socks_port))?;
+    use std::os::fd::AsRawFd;
+    let r = crate::linux::egress_fd::send_fds(fd, &[http.as_raw_fd(), socks.as_raw_fd()]);
+    // SAFETY: closing our own descriptor (the listeners close on drop).
+    unsafe { libc::close(fd) };
+    r
+}
+
+/// Probe for `skarn doctor --self-test`: `CONNECT addr` through the
+/// in-sandbox HTTP proxy, then send the probe marker.
+pub fn probe_connect(addr: &str) -> io::Result<()> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", HTTP_PORT))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    s.write_all(format!("CONNECT {addr} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())?;
+    let mut b = [0u8; 512];
+    let n = s.read(&mut b)?;
+    let head = String::from_utf8_lossy(&b[..n]);
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(io::Error::other(
+            head.lines().next().unwrap_or("").to_string(),
+        ));
+    }
+    s.write_all(crate::linux::probe::MARKER)
+}

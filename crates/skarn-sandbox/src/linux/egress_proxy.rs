@@ -1,0 +1,154 @@
+//! The proxy process of `--net allow:...` (see [`crate::linux::egress`]): it
+//! receives its listening sockets, confines itself, serves them with
+//! `skarn_egress::Proxy` until the helper asks for its counters, and exits.
+
+use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
+use std::path::PathBuf;
+
+use crate::linux::egress::EgressPlan;
+use crate::linux::plan::{LandlockAccess, LandlockPlan, LandlockRule};
+use crate::{linux::landlock_rules, linux::privs, linux::sys};
+
+fn resolver_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = [
+        "/etc/hosts",
+        "/etc/resolv.conf",
+        "/etc/nsswitch.conf",
+        "/etc/host.conf",
+        "/etc/gai.conf",
+        "/etc/ld.so.cache",
+        "/usr",
+        "/lib",
+        "/lib64",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    if let Ok(t) = std::fs::canonicalize("/etc/resolv.conf") {
+        v.push(t);
+    }
+    v
+}
+
+pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> ! {
+    let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    if !plan.secrets.is_empty() {
+        // It holds the secrets' values and the CA key: no core dump, and
+        // no same-user process may read its memory.
+        // SAFETY: prctl with integer arguments only.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    }
+    // SAFETY: getppid/signal take integers only.
+    unsafe {
+        if libc::getppid() != parent {
+            sys::exit_now(0);
+        }
+        // The terminal's signals are for the command; the helper ends us.
+        for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTSTP, libc::SIGHUP] {
+            libc::signal(s, libc::SIG_IGN);
+        }
+    }
+    // SAFETY: `fd` is the handover socket, open in this freshly forked
+    // process until `recv_fds` below; the borrow ends before that.
+    let keep = unsafe { BorrowedFd::borrow_raw(fd) };
+    // Freshly forked: no Rust object here owns another descriptor above 2.
+    skarn_confine::fds::close_above_stderr(Some(keep));
+    let Ok(fds) = crate::linux::egress_fd::recv_fds(fd, 2) else {
+        sys::exit_now(0)
+    };
+    let rules = match skarn_egress::Rules::parse(&plan.allow, &plan.deny) {
+        Ok(r) => r,
+        Err(e) => {
+            sys::write_fd(2, format!("skarn: error: {e}\n").as_bytes());
+            sys::exit_now(2)
+        }
+    };
+    // Root certificates are read now, before the proxy confines itself.
+    let interceptor = match (&plan.ca, plan.secrets.is_empty()) {
+        (_, true) => None,
+        (Some(ca), false) => match skarn_egress::Interceptor::new(&plan.secrets, ca) {
+            Ok(ic) => Some(ic),
+            Err(e) => {
+                sys::write_fd(2, format!("skarn: error: secrets: {e}\n").as_bytes());
+                sys::exit_now(2)
+            }
+        },
+        (None, false) => {
+            sys::write_fd(2, b"skarn: error: secrets without the run's CA\n");
+            sys::exit_now(2)
+        }
+    };
+    let ll = LandlockPlan {
+        rules: resolver_files()
+            .into_iter()
+            .map(|path| LandlockRule {
+                path,
+                access: LandlockAccess::Read,
+            })
+            .collect(),
+        secrets: Vec::new(),
+        deny_tcp_bind: true,
+        deny_tcp_connect: false,
+        scope_signal: true,
+        scope_abstract_unix: true,
+    };
+    let _ = privs::set_no_new_privs();
+    let _ = landlock_rules::apply(&ll);
+    // SAFETY: the descriptors were just received and are owned by us.
+    let (http, socks) = unsafe {
+        (
+            std::net::TcpListener::from_raw_fd(fds[0]),
+            std::net::TcpListener::from_raw_fd(fds[1]),
+        )
+    };
+    let limits = skarn_egress::Limits {
+        max_connections: plan.max_connections,
+        connect_timeout: std::time::Duration::from_secs(plan.connect_timeout_secs),
+        idle_timeout: std::time::Duration::from_secs(plan.idle_timeout_secs),
+        max_total_bytes: plan.max_total_bytes,
+    };
+    let mut proxy = skarn_egress::Proxy::new(rules, skarn_egress::Resolver::system(), limits);
+    if let Some(ic) = interceptor {
+        proxy = proxy.with_secrets(ic);
+    }
+    let proxy = std::sync::Arc::new(proxy);
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => sys::exit_now(2),
+    };
+    let listeners = skarn_egress::Listeners {
+        http: Some(http),
+        socks: Some(socks),
+    };
+    let stop = async move {
+        // Any message (or EOF: the helper is gone) ends the proxy.
+        let _ = tokio::task::spawn_blocking(move || {
+            let mut b = [0u8; 16];
+            // SAFETY: b is valid for its length.
+            unsafe { libc::recv(fd, b.as_mut_ptr().cast(), b.len(), 0) }
+        })
+        .await;
+    };
+    let mut report = rt
+        .block_on(proxy.serve(listeners, stop))
+        .unwrap_or_default();
+    // One datagram carries the counters back: keep it well under the
+    // socket buffer (the busiest hosts first).
+    report
+        .allowed
+        .sort_by_key(|a| std::cmp::Reverse(a.bytes_in + a.bytes_out));
+    report.denied.sort_by_key(|d| std::cmp::Reverse(d.count));
+    let mut json = serde_json::to_vec(&report).unwrap_or_default();
+    while json.len() > 100_000 {
+        report.allowed.truncate(report.allowed.len() / 2);
+        report.denied.truncate(report.denied.len() / 2);
+        json = serde_json::to_vec(&report).unwrap_or_default();
+    }
+    // SAFETY: sending our own buffer on our own socket.
+    unsafe { libc::send(fd, json.as_ptr().cast(), json.len(), libc::MSG_NOSIGNAL) };
+    sys::exit_now(0)
+}

@@ -1,0 +1,151 @@
+//! The workspace's copy-on-write layer around the run (ADR 0130, see
+//! [`crate::linux::cow`]): layers left by killed runs in the same workspace are
+//! applied first; then the run's own layer is made and init mounts it in
+//! place of the workspace's read-write bind; after the run its changes are
+//! vetted and applied.
+
+use crate::linux::cow;
+use crate::linux::plan::{Access, FsOp, Plan};
+use crate::linux::sys;
+use crate::report::{RefusedChange, RestrictionReport, WorkspaceChanges};
+
+/// The run's layer and what it needs after the run.
+pub(super) struct Cow {
+    /// The new-root steps: the workspace's bind replaced by the layer, no
+    /// name reserved (nothing reaches the host unvetted).
+    pub(super) fs: Vec<FsOp>,
+    pub(super) layer: cow::Layer,
+    pub(super) rules: cow::Rules,
+    /// skarn's state directory for layers.
+    pub(super) state: Option<std::path::PathBuf>,
+}
+
+/// Make the run's layer (None: the plan has none, or it could not be made:
+/// then the run writes the workspace directly, and the report says so).
+pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> {
+    let wl = plan.workspace_layer.as_ref()?;
+    let ws = &plan.workspace;
+    let rules = cow::Rules::of(plan, &plan.fs);
+    for old in cow::pending(ws, wl.state.as_deref()) {
+        let base = old.base.display().to_string();
+        let out = cow::finish(old, &rules);
+        report.notes.push(format!(
+            "a run in this workspace ended without applying its changes (it was killed): they \
+             were vetted and applied now from {base}: {} applied, {} refused{}",
+            out.applied.len(),
+            out.refused.len(),
+            refused_names(&out)
+        ));
+        if let Some(line) = cow::refused_line(&out) {
+            warn(&line);
+        }
+    }
+    let bound = plan
+        .fs
+        .iter()
+        .any(|op| matches!(op, FsOp::Bind { path, access: Access::ReadWrite } if path == ws));
+    if !bound {
+        return None;
+    }
+    let layer = match cow::make(ws, wl.state.as_deref()) {
+        Ok(l) => l,
+        Err(e) => {
+            report.degrade(format!(
+                "the workspace's copy-on-write layer could not be made ({e}): the command writes \
+                 {} directly; missing protected names are reserved by placeholders and the \
+                 checks after the run set aside what they find",
+                ws.display()
+            ));
+            return None;
+        }
+    };
+    report.notes.push(format!(
+        "workspace {}: written through a copy-on-write layer ({}); its changes are applied \
+         after the run, those to protected paths refused",
+        ws.display(),
+        if layer.same_fs {
+            "on the workspace's file system: applied by rename"
+        } else {
+            "on another file system: applied by copy"
+        }
+    ));
+    Some(Cow {
+        fs: Vec::new(),
+        layer,
+        rules,
+        state: wl.state.clone(),
+    })
+}
+
+impl Cow {
+    /// Take the reservation step's resolved steps: the workspace's bind
+    /// becomes the layer, and every protected path resolved there (nested
+    /// repositories' files, other names of protected files) is vetted too.
+    pub(super) fn take_steps(&mut self, fs: Vec<FsOp>) -> Vec<FsOp> {
+        let ws = self.rules.ws.clone();
+        for op in &fs {
+            if let FsOp::Protect { path, .. } = op
+                && !cow::vet::is_git_config(path)
+                && !self.rules.protected.iter().any(|(p, _)| p == path)
+            {
+                self.rules.protected.push((path.clone(), true));
+            }
+        }
+        self.fs = fs
+            .into_iter()
+            // A repository's config stays writable in the layer: its
+            // changes are vetted key by key when applied.
+            .filter(|op| !matches!(op, FsOp::Protect { path, .. } if cow::vet::is_git_config(path)))
+            .map(|op| match op {
+                FsOp::Bind {
+                    path,
+                    access: Access::ReadWrite,
+                } if path == ws => FsOp::Layer {
+                    path,
+                    upper: self.layer.upper.clone(),
+                    work: self.layer.work.clone(),
+                },
+                other => other,
+            })
+            .collect();
+        self.fs.clone()
+    }
+}
+
+fn refused_names(out: &cow::Outcome) -> String {
+    if out.refused.is_empty() {
+        return String::new();
+    }
+    let n: Vec<&str> = out
+        .refused
+        .iter()
+        .take(20)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    format!(" ({})", n.join(", "))
+}
+
+fn warn(line: &str) {
+    let line = crate::protect::terminal_filter::printable(line);
+    sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
+}
+
+/// After the run (no process of it is left): vet and apply the layer.
+pub(super) fn finish(c: Cow, report: &mut RestrictionReport) {
+    let out = cow::finish(c.layer, &c.rules);
+    if let Some(line) = cow::refused_line(&out) {
+        warn(&line);
+    }
+    for n in &out.notes {
+        warn(n.strip_prefix("skarn: ").unwrap_or(n));
+        report.notes.push(n.clone());
+    }
+    report.workspace_changes = Some(WorkspaceChanges {
+        applied: out.applied,
+        refused: out
+            .refused
+            .into_iter()
+            .map(|(path, why)| RefusedChange { path, why })
+            .collect(),
+    });
+}

@@ -1,0 +1,455 @@
+//! The helper: a single-threaded process that executes a [`Plan`] and
+//! never changes it. It is either the `skarn run` process itself (checked
+//! single-threaded, see [`crate::linux::launch::run_in_this_process`]) or, from a
+//! multi-threaded caller, a fresh exec of the binary with `__sandbox-helper`.
+//!
+//! Process tree and the module doing each job:
+//! - **helper** (this process, [`run`]): the reservation step
+//!   ([`reserve`], undone by [`release`]), the check of files given as
+//!   standard descriptors ([`stdio_files`]), the reaper ([`reaper`]), the
+//!   run's cgroups ([`cgroup`]), the proxy ([`egress`](self::egress)), the
+//!   user/PID/network/IPC/UTS namespaces (or the plan's namespace
+//!   fallback), the host private tmp ([`host_tmp`]), then supervision
+//!   ([`supervision`]: timeout, signals, report, exit status) and the
+//!   persistence checks after the run ([`persistence`]);
+//! - **init** (PID 1 of the new PID namespace, [`init`]): builds the new
+//!   root in a fresh mount namespace, starts the target and reaps; when it
+//!   exits the kernel kills everything left in the namespace;
+//! - **target** ([`target`]): new session, parent-death signal, rlimits,
+//!   caps dropped, no_new_privs, Landlock, seccomp, descriptors > 2
+//!   closed, `execve`.
+//!
+//! Init and the target report to the helper with typed messages
+//! ([`stage_status`]). All three are single-threaded, so allocating
+//! between fork and exec is safe.
+
+mod cgroup;
+mod egress;
+mod host_tmp;
+mod init;
+mod layer;
+mod layer_report;
+mod persistence;
+mod reaper;
+mod release;
+mod reserve;
+mod signals;
+mod stage_status;
+mod stdio_files;
+mod supervision;
+mod target;
+mod ws_entries;
+
+use std::os::fd::AsFd;
+use std::path::Path;
+
+use crate::linux::plan::{FsOp, NsFallback, Plan};
+use crate::{linux::ns, linux::privs, linux::sys, linux::terminal};
+use release::Reserved;
+
+/// Environment variable carrying the JSON plan to the helper.
+pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
+
+/// The variable holding piece `i` of the plan: [`PLAN_ENV`] for the first,
+/// `SKARN_SANDBOX_PLAN_<i>` for the others.
+pub fn plan_piece_var(i: usize) -> String {
+    if i == 0 {
+        PLAN_ENV.to_owned()
+    } else {
+        format!("{PLAN_ENV}_{i}")
+    }
+}
+
+/// Exit status for a set-up failure.
+pub const EXIT_SETUP: i32 = 2;
+/// Exit status when the timeout fired.
+pub const EXIT_TIMEOUT: i32 = 124;
+/// Exit status when the command could not be executed.
+pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+/// Exit status when the command was not found.
+pub const EXIT_NOT_FOUND: i32 = 127;
+
+fn err_line(msg: &str) {
+    sys::write_fd(2, format!("skarn: error: {msg}\n").as_bytes());
+}
+
+/// Entry point of `skarn __sandbox-helper`: reads the plan from
+/// [`PLAN_ENV`], runs the command, returns the exit status.
+pub fn helper_main() -> i32 {
+    let Some(first) = std::env::var_os(PLAN_ENV) else {
+        err_line("internal: sandbox helper started without a plan");
+        return EXIT_SETUP;
+    };
+    // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
+    unsafe { std::env::remove_var(PLAN_ENV) };
+    // The text may hold secrets' values (issue 27): zeroed once parsed.
+    let mut raw = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(first));
+    // The rest of a plan too large for one variable (see `launch`).
+    for i in 1.. {
+        let name = plan_piece_var(i);
+        let Some(piece) = std::env::var_os(&name) else {
+            break;
+        };
+        // SAFETY: as above.
+        unsafe { std::env::remove_var(&name) };
+        let piece = zeroize::Zeroizing::new(std::os::unix::ffi::OsStringExt::into_vec(piece));
+        raw.extend_from_slice(&piece);
+    }
+    let plan: Plan = match serde_json::from_slice(&raw) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&format!("internal: bad sandbox plan: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    drop(raw);
+    run(plan)
+}
+
+/// The plan with what the helper made or saw at run time, handed to init
+/// and the target.
+#[derive(Clone, Copy)]
+pub(super) struct Run<'a> {
+    /// The plan.
+    pub(super) plan: &'a Plan,
+    /// The new-root steps after the reservation step.
+    pub(super) fs: &'a [FsOp],
+    /// The host private tmp made from the plan's `host_tmp`.
+    pub(super) host_tmp: Option<&'a Path>,
+    /// The memory cgroup was planned but not made: its `fallback_as`
+    /// applies.
+    pub(super) memory_fallback: bool,
+    /// The run's cgroups as made, and how init enters them.
+    cgroup: &'a cgroup::CgroupSetup,
+    cgroup_entry: &'a cgroup::Entry,
+}
+
+/// A pipe with both ends close-on-exec: (read, write).
+fn pipe() -> Option<(libc::c_int, libc::c_int)> {
+    let mut p = [0; 2];
+    // SAFETY: p is a valid 2-int array.
+    (unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } >= 0).then_some((p[0], p[1]))
+}
+
+/// Where the run's sandboxed commands can write, for its record: the
+/// writable grants the check after the run vets (without a mount
+/// namespace, the Landlock rules' writable host paths), and the workspace.
+fn record_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
+    let mut roots: Vec<_> = plan
+        .after_run
+        .as_ref()
+        .map(|a| a.vet_roots.clone())
+        .unwrap_or_default();
+    if !plan.ns.mount
+        && let Some(l) = &plan.landlock
+    {
+        roots.extend(
+            l.rules
+                .iter()
+                .filter(|r| r.access == crate::linux::plan::LandlockAccess::ReadWrite)
+                .map(|r| r.path.clone()),
+        );
+    }
+    if !roots.contains(&plan.workspace) {
+        roots.push(plan.workspace.clone());
+    }
+    roots
+}
+
+/// Run a recorded pending check ([`crate::protect::run_record`]).
+pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
+    persistence::catch_up(record)
+}
+
+/// Namespace flags the helper unshares (all but the mount namespace, which
+/// init creates so that this process keeps the host view for clean-up).
+fn unshare_flags(plan: &Plan) -> libc::c_int {
+    let ns = plan.ns;
+    [
+        (ns.user, libc::CLONE_NEWUSER),
+        (ns.pid, libc::CLONE_NEWPID),
+        (ns.net, libc::CLONE_NEWNET),
+        (ns.ipc, libc::CLONE_NEWIPC),
+        (ns.uts, libc::CLONE_NEWUTS),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, f)| acc | f)
+}
+
+/// Execute `plan`; the command's exit status.
+pub(crate) fn run(mut plan: Plan) -> i32 {
+    if plan.die_with_parent {
+        let _ = privs::set_parent_death_signal(libc::SIGKILL);
+    }
+    if plan
+        .fs
+        .iter()
+        .any(|o| matches!(o, crate::linux::plan::FsOp::IdmapBind { .. }))
+        && let Err(e) = crate::linux::idmap::prepare()
+    {
+        err_line(&format!(
+            "sandbox set-up failed: user namespace for the idmapped binds: {e}"
+        ));
+        return EXIT_SETUP;
+    }
+    let mut report = plan.report.clone();
+    // A run killed before its check after the run (SIGKILL): that check
+    // first, then this run's own record (attack 24 F4, F2).
+    let roots = record_roots(&plan);
+    let mut record = None;
+    if let Some(dir) = &plan.runs_dir {
+        for w in crate::protect::run_record::catch_up(dir, &|i| i.overlaps(&roots)) {
+            persistence::tell(&w, &mut report);
+        }
+        let (run, vet) = crate::protect::run_record::new_paths(dir);
+        let info = crate::protect::run_record::Info {
+            workspace: plan.workspace.clone(),
+            roots: roots.clone(),
+            pid: std::process::id(),
+        };
+        match crate::protect::run_record::Held::start(&run, &vet, &info) {
+            Ok(h) => record = Some(h),
+            Err(e) => report.notes.push(format!(
+                "could not record the run in {} ({e}): a check after the run cut short by a \
+                 kill is not caught up later, and the file guard of `skarn hook` does not see \
+                 this run",
+                dir.display()
+            )),
+        }
+    }
+    let mut rnotes = reserve::ReserveNotes::default();
+    // The workspace as a copy-on-write layer (ADR 0130): nothing to
+    // reserve on the host; the changes are vetted after the run.
+    let mut cow = layer::start(&plan, &mut report);
+    let mut reserved = match &plan.reservation {
+        Some(r) => reserve::reserve(&plan, r, &mut rnotes, cow.is_some()),
+        None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
+    };
+    if let Some(c) = cow.as_mut() {
+        reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+    }
+    report.notes.append(&mut rnotes.info);
+    if let Some(why) = stdio_files::refusal(&reserved.fs) {
+        err_line(&why);
+        release::release(reserved);
+        return EXIT_SETUP;
+    }
+    let cg_parents = cgroup::parents(&plan);
+    let reaper = if !cg_parents.is_empty()
+        || reserved.leaves_anything()
+        || cow.is_some()
+        || record.is_some()
+    {
+        reaper::spawn(&cg_parents, &reserved, cow.as_ref(), record.as_ref())
+    } else {
+        Some(())
+    };
+    let cg = cgroup::set_up(&plan, reaper.is_some(), &mut report);
+    let entry = cg.cgroup.as_ref().map(|c| c.entry()).unwrap_or_default();
+    // Init born into a v2 cgroup also gets its PID namespace from that
+    // clone3: a clone failing after the kernel gave it a pid would leave an
+    // unshared PID namespace unusable (no first process), while a failed
+    // clone3 with CLONE_NEWPID leaves nothing behind.
+    let pid_ns_by_clone = entry.born_into.is_some() && plan.ns.pid;
+    let proxy = match egress::start(&plan) {
+        Ok(p) => p,
+        Err(e) => {
+            err_line(&format!("cannot start the network proxy: {e}"));
+            release::release(reserved);
+            return EXIT_SETUP;
+        }
+    };
+    // The proxy has the secrets' values and the CA key now; init, forked
+    // next, must not carry them.
+    if let Some(e) = plan.egress.as_mut() {
+        e.forget_secrets();
+    }
+    let flags = unshare_flags(&plan)
+        & !if pid_ns_by_clone {
+            libc::CLONE_NEWPID
+        } else {
+            0
+        };
+    if flags != 0 {
+        let r = sys::unshare(flags).and_then(|_| {
+            if plan.ns.user {
+                ns::write_self_maps(plan.uid, plan.gid)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = r {
+            if let Some(p) = proxy {
+                p.kill();
+            }
+            release::release(reserved);
+            if let Some(c) = cg.cgroup {
+                c.remove();
+            }
+            if let Some(h) = record.take() {
+                h.finish();
+            }
+            return fall_back(&plan, &e);
+        }
+    }
+    report.layers.push(layer_report::namespaces(&plan));
+    let host_tmp = plan.host_tmp.as_ref().and_then(host_tmp::make);
+
+    // Host terminal settings, put back after the run whatever happens to it.
+    let tty = terminal::Saved::take();
+    let Some((rd, wr)) = pipe() else {
+        err_line("pipe2 failed");
+        return EXIT_SETUP;
+    };
+    // Cgroup hand-shake (v2 only): init waits on `cg_rd` until the helper
+    // has moved it into the run's cgroup (b'1') or failed to (b'0').
+    let (cg_rd, cg_wr) = if entry.by_helper.is_empty() {
+        (-1, -1)
+    } else {
+        match pipe() {
+            Some(p) => p,
+            None => {
+                err_line("pipe2 failed");
+                return EXIT_SETUP;
+            }
+        }
+    };
+    let saved = cow
+        .is_none()
+        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested));
+    if let Some(h) = &record
+        && let Some(saved) = &saved
+        && let Some(bytes) = persistence::pending(&plan, saved, &reserved.nested)
+        && let Err(e) = h.pending(&bytes)
+    {
+        report.notes.push(format!(
+            "could not record the check after the run ({e}): if this run is killed, that \
+             check is not caught up later"
+        ));
+    }
+    let stages = Run {
+        plan: &plan,
+        fs: &reserved.fs,
+        host_tmp: host_tmp.as_deref(),
+        memory_fallback: cg.memory_fallback,
+        cgroup: &cg,
+        cgroup_entry: &entry,
+    };
+    // v2: init born inside the run's cgroup when the kernel can; else the
+    // PID namespace as usual, a fork, and the helper's move.
+    let born = entry
+        .born_into
+        .as_ref()
+        .and_then(|fd| sys::fork_into_cgroup(fd.as_fd(), pid_ns_by_clone).ok());
+    let forked = match born {
+        Some(pid) => Ok(pid),
+        None if pid_ns_by_clone => sys::unshare(libc::CLONE_NEWPID).and_then(|()| sys::fork()),
+        None => sys::fork(),
+    };
+    let child = match forked {
+        Ok(0) => {
+            // SAFETY: closing our copies of the helper's pipe ends.
+            unsafe {
+                libc::close(rd);
+                if cg_wr >= 0 {
+                    libc::close(cg_wr);
+                }
+            }
+            init::init_main(&stages, wr, cg_rd)
+        }
+        Ok(pid) => pid,
+        Err(e) => {
+            err_line(&format!("fork failed: {e}"));
+            return EXIT_SETUP;
+        }
+    };
+    // Init has its own copy of the prepared idmapped trees.
+    crate::linux::idmap::release();
+    if cg_wr >= 0 {
+        let joined = born.is_some() || entry.attach(child).is_ok();
+        sys::write_fd(cg_wr, if joined { b"1" } else { b"0" });
+        // SAFETY: closing our own pipe ends.
+        unsafe {
+            libc::close(cg_wr);
+            libc::close(cg_rd);
+        }
+    }
+    drop(entry);
+    // SAFETY: closing our copy of the write end.
+    unsafe { libc::close(wr) };
+    signals::install_forwarders();
+    let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
+    // The terminal first: anything written to it before (a note on
+    // stderr) would block for good if the command stopped its output.
+    let restored = tty.any().then(|| tty.restore());
+    // Without a PID namespace, what the command left running (a daemon in
+    // its own session) is still in the run's cgroup: killed before the
+    // check, so that nothing sandboxed outlives the run.
+    if let Some(c) = &cg.cgroup {
+        c.kill_all();
+    }
+    match (saved, cow) {
+        (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),
+        (None, Some(c)) => layer::finish(c, &mut report),
+        (None, None) => {}
+    }
+    if let Some(h) = record.take() {
+        h.finish();
+    }
+    if let Some(n) = restored {
+        report.notes.push(if n > 0 {
+            format!(
+                "host terminal settings changed by the command were restored on {n} descriptor(s)"
+            )
+        } else {
+            "host terminal inherited: its settings are restored after the run; TIOCSWINSZ refused"
+                .into()
+        });
+    }
+    if let Some(c) = &cg.cgroup {
+        c.remove_once(); // the reaper removes what is still busy
+    }
+    drop(cg);
+    egress::finish(proxy, &mut report);
+    release::release(reserved);
+    if let Some(t) = &host_tmp {
+        host_tmp::remove(t);
+    }
+    let code = supervision::finish(&plan, report, out, rnotes.degraded);
+    let left = crate::protect::set_aside::left_in_place();
+    if left > 0 {
+        // Never a plant kept with only a warning (attack 24 F14).
+        err_line(&format!(
+            "{left} entries the command made could be neither set aside nor removed after the \
+             run (named in the warnings above): review them before using that directory"
+        ));
+        return if code == 0 { EXIT_SETUP } else { code };
+    }
+    code
+}
+
+/// Creating the namespaces failed at run time: run the plan's fallback
+/// (planned for this host without namespaces), or refuse as it says.
+fn fall_back(plan: &Plan, e: &std::io::Error) -> i32 {
+    match &plan.ns_fallback {
+        Some(NsFallback::Plan { plan: f }) => {
+            let mut p = (**f).clone();
+            // Set by the caller after planning.
+            p.report_format = plan.report_format;
+            p.report.removed_env = plan.report.removed_env.clone();
+            p.report.provenance = plan.report.provenance.clone();
+            p.report
+                .degrade(format!("creating namespaces failed at run time: {e}"));
+            run(p)
+        }
+        Some(NsFallback::Refuse { reason }) => {
+            err_line(&format!("{reason} (namespaces failed: {e})"));
+            EXIT_SETUP
+        }
+        None => {
+            err_line(&format!("creating namespaces failed: {e}"));
+            EXIT_SETUP
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Persistence checks around the run, on the host: snapshots of the
+//! protected files taken before the target starts (a host rename could
+//! detach a read-only bind), and after the run the plan's
+//! [`crate::linux::plan::AfterRun`] checks (HEAD, new repositories, new dot
+//! entries of a home workspace) and the snapshot comparison
+//! ([`crate::linux::lapse`]) and the sweep of the git directories for links,
+//! FIFOs and device nodes made during the run ([`crate::protect::git::git_sweep`]). Each
+//! finding is a warning and a degradation.
+
+use std::path::PathBuf;
+
+use crate::linux::plan::{AfterRun, FsOp, Plan};
+use crate::linux::sys;
+use crate::protect::git::nested_git::HeadGuard;
+use crate::report::RestrictionReport;
+
+/// What was saved before the run.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Before {
+    snapshots: Vec<crate::linux::lapse::Snapshot>,
+    head: Option<HeadGuard>,
+    git_odd: Option<crate::protect::git::git_sweep::Before>,
+    todos: Option<crate::protect::rebase_todo::Before>,
+    /// When the checks started (files changed since are the run's: set
+    /// aside; a margin covers the file system's coarse clock).
+    start: std::time::SystemTime,
+}
+
+/// Save the state the checks after the run compare with (`fs`: the
+/// resolved new-root steps; `nested`: repositories found by the
+/// reservation step).
+pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
+    let protected: Vec<PathBuf> = fs
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Protect { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let git_dirs = plan
+        .after_run
+        .as_ref()
+        .map(|a| crate::protect::git::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
+    Before {
+        start: std::time::SystemTime::now() - std::time::Duration::from_millis(50),
+        todos: git_dirs.as_deref().map(crate::protect::rebase_todo::before),
+        snapshots: crate::linux::lapse::snapshot(&protected),
+        head: plan
+            .after_run
+            .as_ref()
+            .map(|_| HeadGuard::save(&plan.workspace)),
+        git_odd: git_dirs.map(crate::protect::git::git_sweep::before),
+    }
+}
+
+/// What the checks after a run need, as recorded before the command
+/// starts ([`crate::protect::run_record`]): a run killed before its own check is
+/// checked later from this.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Pending {
+    after_run: Option<AfterRun>,
+    nested: Vec<PathBuf>,
+    before: Before,
+}
+
+/// The record of the pending check of this run (JSON).
+pub(super) fn pending(plan: &Plan, saved: &Before, nested: &[PathBuf]) -> Option<Vec<u8>> {
+    #[derive(serde::Serialize)]
+    struct Ref<'a> {
+        after_run: &'a Option<AfterRun>,
+        nested: &'a [PathBuf],
+        before: &'a Before,
+    }
+    serde_json::to_vec(&Ref {
+        after_run: &plan.after_run,
+        nested,
+        before: saved,
+    })
+    .ok()
+}
+
+/// Run the checks of a recorded pending check (a run killed before its
+/// own); the findings, or why the record is unusable.
+pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
+    let p: Pending = serde_json::from_slice(record).map_err(|e| e.to_string())?;
+    Ok(checks(p.after_run.as_ref(), &p.before, &p.nested))
+}
+
+/// Run the checks after the run (`nested`: repositories found by the
+/// reservation step). Called once the target's PID namespace is gone
+/// (init reaped: the kernel had killed and reaped every process in it),
+/// so no sandboxed process can race the checks.
+pub(super) fn after(
+    plan: &Plan,
+    saved: Before,
+    nested: &[PathBuf],
+    report: &mut RestrictionReport,
+) {
+    for w in checks(plan.after_run.as_ref(), &saved, nested) {
+        tell(&w, report);
+    }
+}
+
+/// One finding: on stderr and in the report.
+pub(super) fn tell(w: &str, report: &mut RestrictionReport) {
+    // Paths the command chose may hold control strings.
+    let w = crate::protect::terminal_filter::printable(w);
+    sys::write_fd(2, format!("skarn: warning: {w}\n").as_bytes());
+    report.degrade(w);
+}
+
+/// The checks themselves; one line per finding.
+fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    if let (Some(a), Some(head)) = (after_run, &saved.head) {
+        found.extend(head.check());
+        if let Some(q) = &a.quarantine_home {
+            found.extend(crate::protect::git::nested_git::quarantine_new_dot_entries(
+                &q.home,
+                &q.existing,
+            ));
+        }
+        // (Repositories, files host tools look up from any directory and
+        // settings read in any directory: one walk.)
+        found.extend(crate::protect::git::nested_git::vet_new(
+            &a.vet_roots,
+            nested,
+            &a.hooks_rel,
+            Some(saved.start),
+        ));
+        found.extend(crate::protect::home_links::restore_links(&a.link_guards));
+        found.extend(crate::protect::path_shadow::set_aside_shadows(
+            &a.missing_path_dirs,
+            &a.vet_roots,
+        ));
+    }
+    if let Some(b) = &saved.git_odd {
+        found.extend(crate::protect::git::git_sweep::sweep(b, b.dirs()));
+    }
+    if let Some(t) = &saved.todos {
+        found.extend(crate::protect::rebase_todo::after(t));
+    }
+    found.extend(crate::linux::lapse::check(&saved.snapshots));
+    found
+}

@@ -1,0 +1,562 @@
+//! The reservation step ([`crate::linux::plan::Reservation`]): before any
+//! namespace exists, look at the workspace's persistence paths on the host
+//! and turn the plan's `Protect` and reserving `Mask` steps into the steps
+//! init mounts. Existing paths are bound read-only by init; missing
+//! reserved ones get a placeholder ([`crate::protect::placeholder`], covered
+//! read-only, removed after the run) so they cannot be created during it.
+//! The git directory follows git's effective layout and configuration
+//! ([`crate::protect::git::git_vet`]); a missing `.git` is staged ([`crate::linux::staging`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::release::{Reserved, open_dir};
+use super::ws_entries::WsEntries;
+use crate::linux::plan::{FsOp, Plan, Reservation};
+use crate::protect::placeholder::{is_placeholder, make_socket_inode};
+
+/// Messages of the reservation step.
+#[derive(Default)]
+pub(super) struct ReserveNotes {
+    /// Report notes (status unchanged), added at once.
+    pub(super) info: Vec<String>,
+    /// Gaps (lower the status), added after the run.
+    pub(super) degraded: Vec<String>,
+}
+
+/// One protection to resolve: path, reserve when missing, is a mask.
+type Op = (PathBuf, bool, bool);
+
+/// Run the reservation step: the steps init mounts, and what to undo after
+/// the run. With `layered` (the workspace is a copy-on-write layer, ADR
+/// 0130) nothing is made on the host: no placeholder, empty file or stage
+/// (what the run creates is vetted before it reaches the workspace); the
+/// existing protected paths, other names of protected places and sockets
+/// are resolved as always.
+pub(super) fn reserve(
+    plan: &Plan,
+    r: &Reservation,
+    notes: &mut ReserveNotes,
+    layered: bool,
+) -> Reserved {
+    let ws = r.workspace.clone();
+    let lock_fd = open_dir(&ws).unwrap_or(-1);
+    if lock_fd >= 0 {
+        // SAFETY: lock_fd is open. Blocks only while another run removes
+        // its placeholders.
+        unsafe { libc::flock(lock_fd, libc::LOCK_SH) };
+    }
+    let git = &r.git;
+    let git_md = std::fs::symlink_metadata(git).ok();
+    let unborn = git_md.is_none() || crate::linux::staging::is_unborn(git);
+    let stage = if unborn && !layered {
+        match crate::linux::staging::prepare(&ws) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                notes.degraded.push(format!(
+                    "could not stage a new .git ({e}); .git is reserved instead"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
+    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
+    let mut empty_kind = Vec::new();
+    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
+    // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
+    // their `config.worktree` (read with extensions.worktreeConfig; an
+    // empty one is harmless) and `commondir`, `gitdir` (where host git in
+    // that worktree goes for hooks and configuration).
+    if let Ok(rd) = std::fs::read_dir(r.git.join("worktrees")) {
+        for e in rd.flatten().take(256) {
+            let d = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            empty_kind.push(d.join("config.worktree"));
+            ops.push((d.join("config.worktree"), true, false));
+            for f in ["commondir", "gitdir"] {
+                ops.push((d.join(f), false, false));
+            }
+        }
+    }
+    // A missing `objects/info/alternates` is reserved as an empty file:
+    // git reads it on every object lookup, and an empty one is "no
+    // alternates" where an unreadable placeholder makes git warn.
+    for (p, _, _) in &ops {
+        if p.ends_with("objects/info/alternates") {
+            empty_kind.push(p.clone());
+        }
+    }
+    if stage.is_none() {
+        let guards =
+            crate::protect::git::git_vet::guards(&ws, &r.nested_roots, r.git_home.as_deref());
+        let mut extra = Vec::new();
+        for g in guards {
+            if g.empty_file {
+                empty_kind.push(g.path.clone());
+            }
+            match ops.iter_mut().find(|(p, _, _)| *p == g.path) {
+                Some(o) => o.1 |= g.reserve,
+                None => {
+                    extra.push(g.path.display().to_string());
+                    ops.push((g.path, g.reserve, false));
+                }
+            }
+        }
+        if !extra.is_empty() {
+            notes.info.push(format!(
+                "read-only as named by the effective git configuration: {}",
+                extra.join(", ")
+            ));
+        }
+    }
+    let mut done = Resolved {
+        layered,
+        // Listed here, right before the names are resolved: a name the
+        // host removes after this is caught by init (see mounts), one it
+        // creates is still protected by the bind of the existing path.
+        entries: Some(WsEntries::read(&ws)),
+        // The workspace is a directory when its lock could be opened:
+        // searches for a missing component start there, not at `/`.
+        known_dir: (lock_fd >= 0).then(|| ws.clone()),
+        ..Resolved::default()
+    };
+    for op in ops {
+        resolve(op, &empty_kind, &mut done, notes);
+    }
+    if let Some(s) = &stage {
+        done.steps.push(FsOp::Stage {
+            path: git.clone(),
+            from: s.clone(),
+        });
+        notes.info.push(
+            "the workspace has no .git: a repository created by the command is staged and \
+             moved into place after the run without hooks or code-running configuration"
+                .into(),
+        );
+    }
+    if !done.placeholders.is_empty() {
+        notes.info.push(format!(
+            "{} missing persistence paths are reserved during the run by placeholders \
+             (unreadable socket inodes, removed afterwards)",
+            done.placeholders.len()
+        ));
+    }
+    let at = at.unwrap_or(out.len());
+    out.splice(at..at, done.steps);
+    Reserved {
+        fs: out,
+        lock_fd,
+        paths: done.placeholders,
+        stage,
+        ws,
+        absent: done.absent,
+        empties: done.empties,
+        nested,
+    }
+}
+
+/// Split the plan's steps: the protections to resolve, the other steps,
+/// and where the resolved ones go (the first protection's place).
+fn planned_ops(
+    plan: &Plan,
+    git: &Path,
+    staged: bool,
+    git_is_dir: bool,
+) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
+    let mut ops: Vec<Op> = Vec::new();
+    let mut out = Vec::new();
+    let mut at = None;
+    // (Families of names share one answer: each path is looked at once.)
+    let mut exists: HashMap<PathBuf, bool> = HashMap::new();
+    for op in &plan.fs {
+        let (path, reserve, reserve_if) = match op {
+            FsOp::Protect {
+                path,
+                reserve,
+                reserve_if,
+            } => (path, reserve, reserve_if.as_slice()),
+            FsOp::Mask {
+                path,
+                reserve: true,
+            } => {
+                // A secret under a writable grant: reserved when missing.
+                at.get_or_insert(out.len());
+                ops.push((path.clone(), true, true));
+                continue;
+            }
+            _ => {
+                out.push(op.clone());
+                continue;
+            }
+        };
+        at.get_or_insert(out.len());
+        let reserve = *reserve
+            || reserve_if.iter().any(|p| {
+                // Another run's placeholder is not the tool's file: it
+                // must not make this run reserve (and leave) more names.
+                *exists.entry(p.clone()).or_insert_with(|| {
+                    std::fs::symlink_metadata(p).is_ok() && is_placeholder(p).is_none()
+                })
+            });
+        if path.starts_with(git) && path != git {
+            if staged {
+                continue; // staged: vetted after the run
+            }
+            if !git_is_dir {
+                // .git missing (no stage) or a gitdir file: protect .git itself.
+                if !ops.iter().any(|(p, _, _)| p == git) {
+                    ops.push((git.to_path_buf(), true, false));
+                }
+                continue;
+            }
+        }
+        ops.push((path.clone(), reserve, false));
+    }
+    (ops, out, at)
+}
+
+/// Repositories nested below the writable grants: their hooks and
+/// configuration are protected too (a missing hooks directory reserved).
+fn nested_repos(
+    r: &Reservation,
+    ops: &mut Vec<Op>,
+    empty_kind: &mut Vec<PathBuf>,
+    notes: &mut ReserveNotes,
+) -> Vec<PathBuf> {
+    // Other names of protected places (hard links, another mount of the
+    // same tree): the same device and inode, wherever the name is.
+    let mut places: Vec<(PathBuf, bool)> = ops.iter().map(|(p, _, m)| (p.clone(), *m)).collect();
+    let named = places.len();
+    places.extend(r.aliases.iter().cloned());
+    crate::protect::grant_walk::add_files_below(&mut places, named);
+    let mut inodes = crate::protect::grant_walk::Inodes::default();
+    for (i, (p, _)) in places.iter().enumerate() {
+        // The home's names are followed to the file host programs open.
+        inodes.add(p, i, i >= named);
+    }
+    let w = crate::protect::grant_walk::walk(
+        &r.nested_roots,
+        crate::protect::git::nested_git::BEFORE,
+        true,
+        &inodes,
+    );
+    let (nested, sockets, truncated) = (w.repos, w.sockets, w.truncated);
+    for (alias, i) in w.aliases {
+        let Some((orig, secret)) = places.get(i) else {
+            continue;
+        };
+        if alias == *orig || ops.iter().any(|(p, _, _)| *p == alias) {
+            continue;
+        }
+        notes.info.push(format!(
+            "{} is another name (the same file: a hard link or another mount) of {}: {}",
+            alias.display(),
+            orig.display(),
+            if *secret { "hidden" } else { "kept read-only" }
+        ));
+        ops.push((alias, false, *secret));
+    }
+    // Files host tools look up from any directory (rust-toolchain.toml,
+    // .hg, mise.toml, ...), below the roots: kept read-only (new ones are
+    // set aside after the run).
+    for p in &w.upward {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some((_, inner, _)) = crate::protect::grant_walk::UPWARD
+            .iter()
+            .find(|(n, _, _)| *n == name)
+        else {
+            continue;
+        };
+        if inner.is_empty() {
+            ops.push((p.clone(), false, false));
+        } else {
+            // (A placeholder `sharedpath` would stop hg there; jj's
+            // `repo` is its store when a directory, checked after the run
+            // when a file.)
+            for f in inner.iter().filter(|f| **f != "repo") {
+                let q = p.join(f);
+                if !ops.iter().any(|(o, _, _)| *o == q) {
+                    ops.push((q, crate::protect::grant_walk::reserve_inner(name, f), false));
+                }
+            }
+        }
+    }
+    // Settings read in any directory (`sub/.claude`, `sub/.envrc`): kept
+    // read-only like the workspace's own; new ones are set aside after.
+    for s in &w.settings {
+        ops.push((s.clone(), false, false));
+        // What a nested `.envrc` makes direnv read unchecked (attack 24
+        // F15): read-only, reserved when missing, inside the grants only.
+        if s.file_name().is_some_and(|n| n == ".envrc") {
+            for p in crate::protect::envrc::sourced(s) {
+                if r.nested_roots.iter().any(|root| p.starts_with(root))
+                    && !ops.iter().any(|(q, _, _)| *q == p)
+                {
+                    ops.push((p, true, false));
+                }
+            }
+        }
+    }
+    if w.sockets_capped {
+        notes.degraded.push(format!(
+            "more than {} unix sockets inside the writable grants: those past the first {} are \
+             not hidden (a host server's socket among them is reachable)",
+            crate::protect::git::nested_git::MAX_SOCKETS,
+            crate::protect::git::nested_git::MAX_SOCKETS
+        ));
+    }
+    if w.truncated_late {
+        notes.degraded.push(format!(
+            "the walk of the dependency and build trees ({}) and git directories in the writable \
+             grants stopped (more than {} directories or {} ms in all): unix sockets and other \
+             names of protected files there are not covered",
+            crate::protect::grant_walk::SKIPPED.join(", "),
+            crate::protect::git::nested_git::MAX_DIRS,
+            crate::protect::git::nested_git::MAX_WALK.as_millis()
+        ));
+    }
+    // Virtual environments (activated or not): their start-up files.
+    for v in &w.venvs {
+        for p in crate::protect::venv_guard::protected(v) {
+            ops.push((p, false, false));
+        }
+    }
+    for d in w.unlisted {
+        // A directory the walk cannot list (search-only): a host server's
+        // socket may lie below it, by a name the run could know.
+        notes.info.push(format!(
+            "{} inside a writable grant cannot be listed (search-only): hidden (a host \
+             server's socket may lie below it)",
+            d.display()
+        ));
+        ops.push((d, false, true));
+    }
+    for s in sockets {
+        // A host server listening there (a project database with trust
+        // authentication, an editor's IPC) would be reachable under any
+        // network policy: hidden like a secret.
+        notes.info.push(format!(
+            "unix socket {} inside a writable grant: hidden (a host server may listen there)",
+            s.display()
+        ));
+        ops.push((s, false, true));
+    }
+    // A relative `core.hooksPath` of the global git configuration names a
+    // hooks directory in each nested work tree: kept read-only, reserved
+    // when missing.
+    let hooks_rel = crate::protect::git::git_vet::global_relative_hooks(r.git_home.as_deref());
+    for g in &nested {
+        if g.file_name() == Some(std::ffi::OsStr::new(".git"))
+            && let Some(top) = g.parent()
+        {
+            for rel in &hooks_rel {
+                ops.push((top.join(rel), true, false));
+            }
+        }
+        if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
+            // Its config may turn on per-worktree config: then a new
+            // `config.worktree` would be read by host git, so a missing
+            // one is reserved (as an empty file, which git reads fine).
+            let worktree_config = crate::protect::git::gitconfig::read_file(&g.join("config"))
+                .ok()
+                .flatten()
+                .is_some_and(|c| c.to_ascii_lowercase().contains("worktreeconfig"));
+            // The same entries as the workspace's own git directory.
+            for en in crate::protect::persistence::GIT_DIR_ENTRIES {
+                let name = en.path.trim_start_matches(".git/");
+                let mut reserve = en.reserve == crate::protect::persistence::Reserve::Always;
+                if name == "config.worktree" && worktree_config {
+                    reserve = true;
+                    empty_kind.push(g.join(name));
+                }
+                ops.push((g.join(name), reserve, false));
+            }
+            // A `commondir` sends git to another directory for objects,
+            // refs, config and hooks: keep that one's config and hooks
+            // read-only too.
+            if let Some(common) = common_dir(g) {
+                for name in ["config", "hooks"] {
+                    ops.push((common.join(name), false, false));
+                }
+            }
+        } else {
+            ops.push((g.clone(), false, false));
+        }
+    }
+    if truncated {
+        notes.degraded.push(format!(
+            "the walk of the writable grants stopped (more than {} directories or {} ms): \
+             repositories and unix sockets in the directories it did not reach are not \
+             protected",
+            crate::protect::git::nested_git::MAX_DIRS,
+            crate::protect::git::nested_git::MAX_WALK.as_millis()
+        ));
+    }
+    nested
+}
+
+/// The resolved protections and what they left on the host.
+#[derive(Default)]
+struct Resolved {
+    /// The workspace is a copy-on-write layer: nothing is reserved.
+    layered: bool,
+    steps: Vec<FsOp>,
+    placeholders: Vec<PathBuf>,
+    absent: Vec<PathBuf>,
+    empties: Vec<(PathBuf, u64)>,
+    /// A directory known to exist (the workspace).
+    known_dir: Option<PathBuf>,
+    /// The workspace's entries as listed right before the protections are
+    /// resolved (before any placeholder was made).
+    entries: Option<WsEntries>,
+}
+
+/// Apply the rule for one protection (see [`crate::linux::plan::Reservation`]).
+fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut ReserveNotes) {
+    let (mut target, reserve, is_mask) = op;
+    let listed = done.entries.as_ref();
+    // (The listing predates this run's placeholders.)
+    let missing = !done.placeholders.contains(&target)
+        && !listed.map_or_else(
+            || std::fs::symlink_metadata(&target).is_ok(),
+            |e| e.exists(&target),
+        );
+    // An existing entry the listing saw as no socket is no placeholder.
+    let maybe_placeholder = missing || listed.is_none_or(|e| e.may_be_placeholder(&target));
+    if missing && done.layered {
+        return; // vetted after the run instead
+    }
+    if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
+        done.absent.push(target.clone());
+    }
+    if missing && !reserve {
+        return;
+    }
+    // (A missing file whose directory is missing too: reserved at its
+    // first missing component below, like any protected path.)
+    let parent_there = target.parent().is_some_and(|d| d.is_dir());
+    if missing && empty_kind.contains(&target) && parent_there {
+        match make_empty_file(&target) {
+            Ok(ino) => done.empties.push((target.clone(), ino)),
+            Err(e) => {
+                notes.degraded.push(format!(
+                    "could not reserve missing git file {} ({e}); it is not protected",
+                    target.display()
+                ));
+                return;
+            }
+        }
+    } else if missing {
+        // Reserve the first missing component: with it taken, nothing
+        // below it can be created either.
+        match first_missing(&target, done.known_dir.as_deref()) {
+            Ok(Some(c)) => target = c,
+            Ok(None) => return, // an ancestor is not a directory
+            Err(why) => {
+                notes.degraded.push(format!(
+                    "could not reserve missing protected path {} ({why}); it is not protected",
+                    target.display()
+                ));
+                return;
+            }
+        }
+        if done.placeholders.contains(&target) {
+            return;
+        }
+        if let Err(e) = make_socket_inode(&target)
+            && std::fs::symlink_metadata(&target).is_err()
+        {
+            notes.degraded.push(format!(
+                "could not reserve missing protected path {} ({e}); it is not protected",
+                target.display()
+            ));
+            return;
+        }
+    }
+    if maybe_placeholder
+        && is_placeholder(&target).is_some()
+        && !done.placeholders.contains(&target)
+    {
+        done.placeholders.push(target.clone());
+    }
+    done.steps.push(if is_mask {
+        FsOp::Mask {
+            path: target,
+            reserve,
+        }
+    } else {
+        FsOp::Protect {
+            path: target,
+            reserve,
+            reserve_if: Vec::new(),
+        }
+    });
+}
+
+fn make_empty_file(p: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(p)?;
+    Ok(f.metadata()?.ino())
+}
+
+/// The first component of `path` (found missing) that does not exist (`path` itself when
+/// only its last component is missing). `Ok(None)` when an existing
+/// ancestor is not a directory (nothing can be created below it); an error
+/// when an ancestor is a symlink (the name would be created wherever it
+/// points). `known_dir`, a directory known to exist, is where the search
+/// starts when `path` lies below it (its own ancestors are not looked at
+/// again).
+fn first_missing(path: &Path, known_dir: Option<&Path>) -> Result<Option<PathBuf>, &'static str> {
+    let (mut acc, rest) = match known_dir.and_then(|d| Some((d, path.strip_prefix(d).ok()?))) {
+        Some((d, rest)) if !rest.as_os_str().is_empty() => (d.to_path_buf(), rest),
+        _ => (PathBuf::new(), path),
+    };
+    if !acc.as_os_str().is_empty() && path.parent() == Some(acc.as_path()) {
+        // A missing entry right in the known directory (`path` was found
+        // missing by the caller).
+        return Ok(Some(path.to_path_buf()));
+    }
+    for c in rest.components() {
+        acc.push(c);
+        match std::fs::symlink_metadata(&acc) {
+            Ok(m) if m.file_type().is_symlink() => return Err("an ancestor is a symlink"),
+            Ok(m) if acc.as_path() != path && !m.is_dir() => return Ok(None),
+            Ok(_) => {}
+            Err(_) => return Ok(Some(acc)),
+        }
+    }
+    Ok(None)
+}
+
+/// The directory a git directory's `commondir` file names (resolved
+/// against it, `..` taken lexically), when it is another directory.
+fn common_dir(git: &Path) -> Option<PathBuf> {
+    let text = crate::protect::git::gitconfig::read_file(&git.join("commondir")).ok()??;
+    let rel = text.lines().next()?.trim();
+    if rel.is_empty() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in git
+        .join(crate::protect::git::gitconfig::value_path(rel))
+        .components()
+    {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    (out != git && std::fs::symlink_metadata(&out).is_ok_and(|m| m.is_dir())).then_some(out)
+}

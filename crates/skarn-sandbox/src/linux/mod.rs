@@ -1,0 +1,34 @@
+//! The Linux backend: the pure planner ([`plan`]) from a [`crate::Policy`]
+//! and the host's facts ([`host`], probed by [`host_probe`]), and the
+//! mechanisms that carry out a plan: the helper process ([`helper`],
+//! started by [`launch`]), mounts ([`mounts`], [`idmap`]), the copy-on-write
+//! workspace layer ([`cow`]), namespaces ([`ns`]), Landlock
+//! ([`landlock_rules`]), the seccomp deny-list ([`seccomp`]), privileges
+//! ([`privs`]), memory limits ([`memory`]), the egress proxy's process
+//! ([`egress`]), the terminal relay ([`tty_relay`]), and the escape probes of
+//! `skarn doctor` ([`probe`]).
+
+pub mod cow;
+pub mod egress;
+pub mod egress_fd;
+pub mod egress_proxy;
+pub mod fdmount;
+pub mod helper;
+pub mod host;
+pub mod host_probe;
+pub mod idmap;
+pub mod idmap_plan;
+pub mod landlock_rules;
+pub mod lapse;
+pub mod launch;
+pub mod memory;
+pub mod mounts;
+pub mod ns;
+pub mod plan;
+pub mod privs;
+pub mod probe;
+pub mod seccomp;
+pub mod staging;
+pub mod sys;
+pub mod terminal;
+pub mod tty_relay;

@@ -1,0 +1,326 @@
+//! Planning part 3: what stays out of the command's reach inside its
+//! grants. Secrets are masked; persistence paths (`.git/hooks`, `.envrc`,
+//! the home's start-up files when the workspace holds the home) are kept
+//! read-only or reserved; their ancestors inside a writable grant are
+//! pinned; the reservation step and the checks after the run are planned.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::grants::Granted;
+use super::{Access, AfterRun, FsOp, HomeQuarantine, Namespaces, Reservation};
+use crate::linux::host::HostFacts;
+use crate::policy::{HOME_PERSISTENCE_PATHS, Policy};
+use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
+use crate::report::{GrantReport, RestrictionReport};
+
+/// The protecting steps, appended after the root steps (with a mount
+/// namespace): pins, masks, then protected paths.
+pub(super) fn steps(
+    policy: &Policy,
+    host: &HostFacts,
+    g: &Granted,
+    ns: Namespaces,
+    report: &mut RestrictionReport,
+) -> Vec<FsOp> {
+    // Secrets under a grant are hidden; under a writable grant, reserved too.
+    let masked: Vec<(PathBuf, bool)> = g
+        .secrets
+        .iter()
+        .filter(|(s, _)| g.deciding(s).is_some())
+        .map(|(s, _)| (s.clone(), g.writable(s).is_some()))
+        .collect();
+    // Protected paths (persistence) and masked secrets under writable
+    // grants, for pinning their ancestors.
+    let mut guarded: Vec<PathBuf> = Vec::new();
+    if ns.mount {
+        guarded.extend(masked.iter().filter(|(_, r)| *r).map(|(s, _)| s.clone()));
+    }
+    let protects = persistence(policy, host, g, ns, report);
+    for op in &protects {
+        if let FsOp::Protect { path, .. } = op
+            && g.writable(path).is_some()
+        {
+            guarded.push(path.clone());
+        }
+    }
+    let mut fs: Vec<FsOp> = pins(g, &guarded)
+        .into_iter()
+        .map(|path| FsOp::Pin { path })
+        .collect();
+    if ns.mount {
+        fs.extend(
+            masked
+                .into_iter()
+                .map(|(path, reserve)| FsOp::Mask { path, reserve }),
+        );
+    }
+    fs.extend(protects);
+    fs
+}
+
+/// Ancestors of guarded paths inside their writable grant, shallow first:
+/// pinned so that no rename can carry a protected path away from where the
+/// next run looks for it.
+fn pins(g: &Granted, guarded: &[PathBuf]) -> Vec<PathBuf> {
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for p in guarded {
+        let Some(w) = g.writable(p) else { continue };
+        let mut a = p.parent();
+        while let Some(d) = a {
+            if d == w || !d.starts_with(&w) {
+                break;
+            }
+            if !pins.iter().any(|q| q == d) {
+                pins.push(d.to_path_buf());
+            }
+            a = d.parent();
+        }
+    }
+    pins.sort_by_key(|p| p.components().count());
+    pins
+}
+
+/// The persistence paths to keep read-only (or reserve).
+fn persistence(
+    policy: &Policy,
+    host: &HostFacts,
+    g: &Granted,
+    ns: Namespaces,
+    report: &mut RestrictionReport,
+) -> Vec<FsOp> {
+    let ws = &policy.workspace;
+    let mut protects: Vec<FsOp> = Vec::new();
+    if !policy.protect_persistence {
+        report.notes.push(
+            "persistence paths (.git/hooks, .git/config, .envrc, ...) are writable \
+             (protect_persistence is off)"
+                .into(),
+        );
+        return protects;
+    }
+    if !ns.mount {
+        report.degrade(
+            "persistence paths (.git/hooks, .envrc, ...) are not write-protected: \
+             this needs a mount namespace",
+        );
+        return protects;
+    }
+    let ws_is_home = g.homes.contains(ws) || host.home_like_workspace.is_some();
+    // A workspace made read-only (plan/trusted.rs `demote`) needs no
+    // protected paths, and could hold no placeholder.
+    let ws_entries = if g.writable(ws).is_some() {
+        GIT_DIR_ENTRIES.iter().chain(ENTRIES).collect()
+    } else {
+        Vec::new()
+    };
+    for en in ws_entries {
+        let (reserve, reserve_if) = match en.reserve {
+            Reserve::Always => (true, Vec::new()),
+            Reserve::IfHome => (ws_is_home, Vec::new()),
+            Reserve::Never => (false, Vec::new()),
+            Reserve::IfAny(fam) => (false, fam.iter().map(|r| ws.join(r)).collect()),
+        };
+        protects.push(FsOp::Protect {
+            path: ws.join(en.path),
+            reserve,
+            reserve_if,
+        });
+    }
+    // What the workspace's `.envrc` makes direnv read unchecked
+    // (`source_env_if_exists .envrc.local`, `dotenv`, ...): read-only,
+    // reserved when missing (inside the workspace only).
+    for p in crate::protect::envrc::sourced(&ws.join(".envrc")) {
+        if p.starts_with(ws)
+            && !protects
+                .iter()
+                .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+        {
+            protects.push(FsOp::Protect {
+                path: p,
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
+    }
+    // Other writable directories: their existing persistence paths.
+    for (w, a, _) in &g.binds {
+        if *a == Access::ReadWrite && w != ws {
+            for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
+                protects.push(FsOp::Protect {
+                    path: w.join(en.path),
+                    reserve: false,
+                    reserve_if: Vec::new(),
+                });
+            }
+        }
+    }
+    // The home's own persistence paths, wherever a grant makes them
+    // writable (the workspace holds the home).
+    let shell_rc = ENTRIES
+        .iter()
+        .filter(|en| en.reserve == Reserve::IfHome)
+        .map(|en| en.path);
+    let home_paths: Vec<&str> = HOME_PERSISTENCE_PATHS
+        .iter()
+        .copied()
+        .chain(shell_rc)
+        .collect();
+    let mut listed: HashSet<PathBuf> = protects
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Protect { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut protect_in_home = |p: PathBuf, reserve: bool| {
+        if g.writable(&p).is_some() && listed.insert(p.clone()) {
+            protects.push(FsOp::Protect {
+                path: p,
+                reserve,
+                reserve_if: Vec::new(),
+            });
+        }
+    };
+    for h in &g.homes {
+        // Nothing under this home is writable unless a writable grant
+        // holds the home or lies inside it.
+        let touches_home = g
+            .binds
+            .iter()
+            .any(|(w, a, _)| *a == Access::ReadWrite && (h.starts_with(w) || w.starts_with(h)));
+        if !touches_home {
+            continue;
+        }
+        // Every existing top-level dot entry of the home, too: host
+        // programs read them (toolchains, caches, configurations).
+        for rel in &host.home_entries {
+            protect_in_home(h.join(rel), false);
+        }
+        for rel in &home_paths {
+            protect_in_home(h.join(rel), true);
+        }
+    }
+    // A workspace that is not a project (allowed by the user): its
+    // existing dot entries stay read-only, as a home's do.
+    for rel in &host.workspace_dot_entries {
+        protect_in_home(ws.join(rel), false);
+    }
+    for op in super::trusted::protects(host, g, report) {
+        if let FsOp::Protect { path, .. } = &op
+            && listed.insert(path.clone())
+        {
+            protects.push(op);
+        }
+    }
+    let all: Vec<&str> = GIT_DIR_ENTRIES
+        .iter()
+        .chain(ENTRIES)
+        .map(|en| en.path)
+        .collect();
+    report.grants.push(GrantReport {
+        path: format!("{}/{{{}}}", ws.display(), all.join(",")),
+        access: "read-only (persistence)".into(),
+        source: "default (protect_persistence)".into(),
+    });
+    protects
+}
+
+/// The reservation step (with a mount namespace).
+pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Reservation {
+    Reservation {
+        workspace: policy.workspace.clone(),
+        git: policy.workspace.join(".git"),
+        nested_roots: writable_roots(g),
+        git_home: host.home.clone(),
+        aliases: alias_places(host),
+    }
+}
+
+/// The places whose other names (same device and inode) inside writable
+/// grants are protected too: the home's persistence and secret paths,
+/// skarn's own configuration, and every trusted place found by following
+/// links and configurations ([`HostFacts::trusted`]).
+fn alias_places(host: &HostFacts) -> Vec<(PathBuf, bool)> {
+    let mut out: Vec<(PathBuf, bool)> = host
+        .trusted
+        .iter()
+        .map(|t| (t.target.clone(), t.secret))
+        .collect();
+    if let Some(home) = &host.home {
+        let rc = ENTRIES
+            .iter()
+            .filter(|e| e.reserve == Reserve::IfHome)
+            .map(|e| e.path);
+        for rel in HOME_PERSISTENCE_PATHS.iter().copied().chain(rc) {
+            out.push((home.join(rel), false));
+        }
+        for rel in crate::policy::HOME_SECRET_PATHS {
+            out.push((home.join(rel), true));
+        }
+        out.push((home.join(".config/skarn/config.toml"), true));
+    }
+    out.sort();
+    out.dedup();
+    // Secrets first: the files below them are looked at within a budget.
+    out.sort_by_key(|(_, secret)| !*secret);
+    out
+}
+
+/// The checks after the run (with a mount namespace and persistence
+/// protection).
+pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> AfterRun {
+    let quarantine_home = match &host.home {
+        Some(h) if policy.allow_home_workspace && h.starts_with(&policy.workspace) => {
+            Some(HomeQuarantine {
+                home: h.clone(),
+                existing: host.home_entries.clone(),
+            })
+        }
+        _ if host.home_like_workspace.is_some() => Some(HomeQuarantine {
+            home: policy.workspace.clone(),
+            existing: host.workspace_dot_entries.clone(),
+        }),
+        _ => None,
+    };
+    let mut link_guards: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for t in &host.trusted {
+        for (hop, text) in t.hops.iter().zip(&t.hop_texts) {
+            if g.writable(hop).is_some()
+                && !text.as_os_str().is_empty()
+                && !link_guards.iter().any(|(p, _)| p == hop)
+            {
+                link_guards.push((hop.clone(), text.clone()));
+            }
+        }
+    }
+    let cwd = policy.cwd.as_ref().unwrap_or(&policy.workspace);
+    let dirs = crate::protect::host_programs::path_dirs(cwd, host.home.as_deref());
+    let missing_path_dirs = dirs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| missing_in_grant(d, g))
+        .map(|(i, d)| (d.clone(), dirs[i + 1..].to_vec()))
+        .take(64)
+        .collect();
+    AfterRun {
+        vet_roots: writable_roots(g),
+        quarantine_home,
+        link_guards,
+        missing_path_dirs,
+        hooks_rel: crate::protect::git::git_vet::global_relative_hooks(host.home.as_deref()),
+    }
+}
+
+/// A `PATH` directory missing before the run, inside a writable grant.
+pub(super) fn missing_in_grant(d: &std::path::Path, g: &Granted) -> bool {
+    std::fs::symlink_metadata(d).is_err() && g.writable(d).is_some()
+}
+
+fn writable_roots(g: &Granted) -> Vec<PathBuf> {
+    g.binds
+        .iter()
+        .filter(|(_, a, src)| *a == Access::ReadWrite || src.ends_with(super::trusted::DEMOTED))
+        .map(|(p, _, _)| p.clone())
+        .collect()
+}

@@ -1,0 +1,375 @@
+//! [`Layer`]: the settings one source of policy gives (the user's config
+//! file, the workspace's `skarn.toml`, the command line, a gateway
+//! server's table), each value with its provenance. [`crate::policy::assemble`]
+//! merges a list of layers into a [`crate::Policy`].
+//!
+//! Merge rules (later layers are applied after earlier ones):
+//! - grant lists, `allow_env`, allowed and denied hosts add up;
+//! - scalars (`net`, limits, booleans) take the last layer's value;
+//! - the preset selection is replaced by the last layer that names one.
+
+use std::path::Path;
+
+use crate::policy::config::{ConfigError, RunConfig};
+use crate::policy::granted::GrantLog;
+use crate::policy::presets;
+use crate::policy::trust::TrustStore;
+use crate::policy::{Grant, HostList, NetPolicy, split_list};
+
+/// A value and the layer that set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was set (`--net`, `/ws/skarn.toml:3:7`, ...).
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    /// Shorthand constructor.
+    pub fn new(value: T, source: impl Into<String>) -> Sourced<T> {
+        Sourced {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+/// One resource limit key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LimitKey {
+    /// Wall-clock seconds.
+    Timeout,
+    /// Per-process data, MiB.
+    Memory,
+    /// Processes.
+    MaxProcs,
+    /// Largest file, MiB.
+    MaxFileSize,
+}
+
+impl LimitKey {
+    /// Every key, in report order.
+    pub const ALL: [LimitKey; 4] = [
+        LimitKey::Timeout,
+        LimitKey::Memory,
+        LimitKey::MaxProcs,
+        LimitKey::MaxFileSize,
+    ];
+
+    /// The config key (`timeout`, `memory`, `max_procs`, `max_file_size`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitKey::Timeout => "timeout",
+            LimitKey::Memory => "memory",
+            LimitKey::MaxProcs => "max_procs",
+            LimitKey::MaxFileSize => "max_file_size",
+        }
+    }
+
+    /// The key for a config name.
+    pub fn from_name(name: &str) -> Option<LimitKey> {
+        LimitKey::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The flag spelling (`--max-procs`).
+    pub fn flag(self) -> String {
+        format!("--{}", self.name().replace('_', "-"))
+    }
+}
+
+/// Whether a layer is a config file or the command line (some checks
+/// differ: flags must be coherent on their own, a file may leave
+/// `deny_hosts` unused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LayerKind {
+    /// A configuration file or table.
+    #[default]
+    Config,
+    /// The command line.
+    Flags,
+}
+
+/// The settings one source gives; `None` / empty means "not set here".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layer {
+    /// Config file or command line.
+    pub kind: LayerKind,
+    /// Read-only grants (absolute paths).
+    pub read: Vec<Grant>,
+    /// Read-write grants.
+    pub write: Vec<Grant>,
+    /// Read+execute grants.
+    pub exec: Vec<Grant>,
+    /// Never readable.
+    pub deny_read: Vec<Grant>,
+    /// Network policy.
+    pub net: Option<Sourced<NetPolicy>>,
+    /// Host patterns added to the allow list (may hold `registries`).
+    pub allow_hosts: Vec<Sourced<String>>,
+    /// Host patterns never reached.
+    pub deny_hosts: Vec<Sourced<String>>,
+    /// Total proxy traffic, MiB.
+    pub net_max_bytes_mib: Option<Sourced<u64>>,
+    /// Connections at once through the proxy (0 = default).
+    pub net_max_connections: Option<Sourced<usize>>,
+    /// Toolchain presets (`auto`, `none`, `rust`, ...); `Some(empty)`
+    /// selects none at all.
+    pub presets: Option<Vec<Sourced<String>>>,
+    /// Resource limits (0 = no limit).
+    pub limits: Vec<(LimitKey, Sourced<u64>)>,
+    /// Secret-looking variables kept.
+    pub allow_env: Vec<Sourced<String>>,
+    /// Keep workspace persistence paths read-only.
+    pub protect_persistence: Option<Sourced<bool>>,
+    /// Refuse to run unconfined.
+    pub fail_closed: Option<Sourced<bool>>,
+    /// Accept a workspace holding the home directory.
+    pub allow_home_workspace: Option<Sourced<bool>>,
+    /// Keep a grant a home configuration file names writable (ADR 0160).
+    pub trust_home_config_workspace: Option<Sourced<bool>>,
+    /// A private, discarded home.
+    pub private_home: Option<Sourced<bool>>,
+    /// How the workspace is written (ADR 0130).
+    pub workspace_layer: Option<Sourced<crate::policy::WorkspaceLayerMode>>,
+}
+
+/// The network spellings accepted.
+pub const NET_HELP: &str = "deny, loopback, outbound, all or allow:PATTERN[,PATTERN...]";
+
+/// Check each host pattern (the `registries` keyword is expanded later).
+pub fn check_patterns(list: &[String]) -> Result<(), String> {
+    for p in list {
+        if p != skarn_egress::registries::KEYWORD {
+            skarn_egress::Pattern::parse(p).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Check a preset name.
+pub fn check_preset(p: &str) -> Result<(), String> {
+    if p == "auto" || p == "none" || presets::PRESETS.contains(&p) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown preset {p:?} (expected auto, none, rust, node or python)"
+        ))
+    }
+}
+
+impl Layer {
+    /// The `[run]` section of a loaded config file; every value is checked
+    /// here and an error names `file:line:column`.
+    pub fn from_config(c: &RunConfig, home: Option<&Path>) -> Result<Layer, ConfigError> {
+        let r = &c.run;
+        let mut l = Layer::default();
+        for (key, list, dst) in [
+            ("read", &r.read, &mut l.read),
+            ("write", &r.write, &mut l.write),
+            ("exec", &r.exec, &mut l.exec),
+            ("deny_read", &r.deny_read, &mut l.deny_read),
+        ] {
+            for v in list {
+                let p = c.resolve(v.get_ref(), home);
+                // Like `--read`/`--exec`: a grant of nothing is a mistake
+                // (a typo, another machine's path), said rather than
+                // granted in silence. (`write` keeps its own rule: a
+                // missing directory is made when the run starts.)
+                if matches!(key, "read" | "exec") && std::fs::symlink_metadata(&p).is_err() {
+                    return Err(c.error(
+                        v.span(),
+                        format!(
+                            "{key} {:?}: no such file or directory ({}); create it or remove the entry",
+                            v.get_ref(),
+                            p.display()
+                        ),
+                    ));
+                }
+                dst.push(Grant::new(p, c.at(v.span())));
+            }
+        }
+        if let Some(n) = &r.net {
+            let net = NetPolicy::parse(n.get_ref()).ok_or_else(|| {
+                c.error(
+                    n.span(),
+                    format!("net must be {NET_HELP}, not {:?}", n.get_ref()),
+                )
+            })?;
+            if let NetPolicy::AllowHosts(h) = &net {
+                check_patterns(&h.allow).map_err(|m| c.error(n.span(), m))?;
+                let at = c.at(n.span());
+                l.allow_hosts
+                    .extend(h.allow.iter().map(|a| Sourced::new(a.clone(), &at)));
+            }
+            l.net = Some(Sourced::new(net, c.at(n.span())));
+        }
+        for h in &r.allow_hosts {
+            let list = split_list(h.get_ref());
+            check_patterns(&list).map_err(|m| c.error(h.span(), m))?;
+            let at = c.at(h.span());
+            l.allow_hosts
+                .extend(list.into_iter().map(|a| Sourced::new(a, &at)));
+            if l.net.is_none() {
+                // `allow_hosts` alone implies `net = "allow:..."`.
+                l.net = Some(Sourced::new(NetPolicy::AllowHosts(HostList::default()), at));
+            }
+        }
+        for h in &r.deny_hosts {
+            let list = split_list(h.get_ref());
+            check_patterns(&list).map_err(|m| c.error(h.span(), m))?;
+            let at = c.at(h.span());
+            l.deny_hosts
+                .extend(list.into_iter().map(|a| Sourced::new(a, &at)));
+        }
+        if let Some(w) = &r.workspace_layer {
+            let mode = crate::policy::WorkspaceLayerMode::parse(w.get_ref()).ok_or_else(|| {
+                c.error(
+                    w.span(),
+                    format!(
+                        "workspace_layer must be \"cow\" or \"direct\", not {:?}",
+                        w.get_ref()
+                    ),
+                )
+            })?;
+            l.workspace_layer = Some(Sourced::new(mode, c.at(w.span())));
+        }
+        if let Some(p) = &r.preset {
+            let at = c.at(p.span());
+            let mut names = Vec::new();
+            for s in p.get_ref().to_vec() {
+                check_preset(&s).map_err(|m| c.error(p.span(), m))?;
+                names.push(Sourced::new(s, &at));
+            }
+            l.presets = Some(names);
+        }
+        for (key, n, at) in c.limits()? {
+            if let Some(k) = LimitKey::from_name(key) {
+                l.limits.push((k, Sourced::new(n, at)));
+            }
+        }
+        // `allow_env` entries carry no span in the file's shape: the file
+        // is their provenance.
+        let file = c.path.display().to_string();
+        l.allow_env = r
+            .allow_env
+            .iter()
+            .map(|n| Sourced::new(n.clone(), &file))
+            .collect();
+        for (v, dst) in [
+            (r.protect_persistence, &mut l.protect_persistence),
+            (r.fail_closed, &mut l.fail_closed),
+            (r.allow_home_workspace, &mut l.allow_home_workspace),
+            (
+                r.trust_home_config_workspace,
+                &mut l.trust_home_config_workspace,
+            ),
+            (r.private_home, &mut l.private_home),
+        ] {
+            *dst = v.map(|b| Sourced::new(b, &file));
+        }
+        Ok(l)
+    }
+
+    /// The user's config file (`~/.config/skarn/config.toml`), then the
+    /// workspace's `skarn.toml`, as layers (absent files give none), and
+    /// notes. The workspace file may come from a cloned repository or the
+    /// agent itself: unless `trust` holds its exact content (`skarn
+    /// trust`), only its narrowing settings apply ([`crate::policy::untrusted`])
+    /// and a note names the ones ignored. A file that earlier sandboxed
+    /// runs could have written (`granted`: see [`crate::policy::granted`]) is
+    /// treated the same way, with a note saying why.
+    pub fn config_files(
+        workspace: &Path,
+        home: Option<&Path>,
+        granted: &GrantLog,
+        trust: &TrustStore,
+    ) -> Result<(Vec<Layer>, Vec<String>), ConfigError> {
+        let mut out = Vec::new();
+        let mut notes = Vec::new();
+        let user_file = home.map(|h| h.join(".config/skarn/config.toml"));
+        if user_file.as_deref().is_some_and(hard_linked) {
+            // Another name of the same file may lie in a directory a run
+            // can write: not trusted.
+            notes.push(format!(
+                "warning: {} is not used: it has other names (hard links), and one may lie \
+                 where a sandboxed command can write it",
+                user_file
+                    .as_deref()
+                    .map(Path::display)
+                    .map_or_else(String::new, |d| d.to_string())
+            ));
+        } else if let Some(h) = home
+            && let Some(c) = RunConfig::load(&h.join(".config/skarn/config.toml"), h)?
+        {
+            out.push(Layer::from_config(&c, home)?);
+        }
+        let file = workspace.join("skarn.toml");
+        let Some(c) = RunConfig::load(&file, workspace)? else {
+            return Ok((out, notes));
+        };
+        let mut layer = Layer::from_config(&c, home)?;
+        // Only the user's own file (or the flag) may keep a workspace the
+        // home's configuration names writable: never the workspace's.
+        if layer
+            .trust_home_config_workspace
+            .take()
+            .is_some_and(|v| v.value)
+        {
+            notes.push(format!(
+                "warning: {}: trust_home_config_workspace is ignored: only \
+                 ~/.config/skarn/config.toml or --trust-home-config-workspace may set it",
+                file.display()
+            ));
+        }
+        if trust.trusts(&file, c.text.as_bytes()) {
+            out.push(layer);
+            return Ok((out, notes));
+        }
+        let (narrowed, dropped) = crate::policy::untrusted::narrow(layer, &out);
+        out.push(narrowed);
+        if let Some(root) = granted.writable_by_earlier_runs(&file) {
+            notes.push(format!(
+                "warning: {}: its settings that widen the sandbox are not used: it lies inside \
+                 {}, which an earlier sandboxed run could write, so a command may have put it \
+                 there (the record of such directories: {}); check it and run `skarn trust {}` \
+                 to use it",
+                file.display(),
+                root.display(),
+                granted
+                    .file
+                    .as_deref()
+                    .map_or_else(|| "none".into(), |f| f.display().to_string()),
+                file.display(),
+            ));
+        } else if !dropped.is_empty() {
+            notes.push(untrusted_note(&file, &dropped));
+        }
+        Ok((out, notes))
+    }
+}
+
+/// The note for an untrusted file whose widening settings were ignored.
+pub fn untrusted_note(file: &Path, dropped: &[String]) -> String {
+    format!(
+        "warning: {} is not trusted: its settings that widen the sandbox ({}) are ignored \
+         (narrowing ones apply); if you wrote it, check it and run `skarn trust {}`",
+        file.display(),
+        dropped.join(", "),
+        file.display()
+    )
+}
+
+/// Whether `p` is a file with more than one name.
+fn hard_linked(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        false
+    }
+}

@@ -1,0 +1,417 @@
+//! What may be a workspace: a project directory. Not the home's
+//! configuration, state, start-up or data directories (`~/.config/...`,
+//! `~/.local/...`, `~/bin`, `~/go`, the XDG directories), not a directory a
+//! home dotfile links into, not `/tmp` or `/var/tmp` themselves (host
+//! sockets live there), not a system directory (`/var/lib`, `/srv`,
+//! `/run`, ...), not a directory on the caller's `PATH`. The directory a
+//! command starts in is chosen by whoever starts it (an agent, a gateway's
+//! `run` tool given a `cwd`), so this rule is applied by `skarn run`
+//! itself ([`refuse_non_project_workspace`]); each refusal names the flag
+//! that allows it, and an allowed one is protected like a home workspace.
+
+use std::path::{Path, PathBuf};
+
+use crate::policy::assemble::PolicyError;
+
+/// The flag accepting a workspace in or at the home's own directories.
+pub const ALLOW_HOME_FLAG: &str = "--allow-home-workspace";
+/// The flag accepting a temporary, system or `PATH` directory.
+pub const ALLOW_NON_PROJECT_FLAG: &str = "--allow-non-project-workspace";
+
+/// Why a directory is not a project directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonProject {
+    /// What it is instead.
+    pub why: String,
+    /// The flag that accepts it anyway.
+    pub flag: &'static str,
+}
+
+impl std::fmt::Display for NonProject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+/// Exactly these directories are shared places, not projects.
+const SHARED_EXACT: &[&str] = &[
+    "/",
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/home",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/var",
+    "/opt",
+    "/root",
+    "/usr/local",
+    "/private/tmp",
+    "/private/var",
+    "/private/var/tmp",
+    "/Users",
+    "/Volumes",
+];
+
+/// These directories and everything below them belong to the system.
+const SYSTEM_TREES: &[&str] = &[
+    "/var/lib",
+    "/var/cache",
+    "/var/spool",
+    "/var/log",
+    "/var/mail",
+    "/var/db",
+    "/var/backups",
+    "/var/run",
+    "/var/lock",
+    "/run",
+    "/proc",
+    "/sys",
+    "/boot",
+    "/snap",
+    "/nix",
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/System",
+    "/Library",
+    "/private/etc",
+];
+
+/// Top-level entries of the home that host programs run or load from
+/// without a leading dot (besides every dot entry): `~/Library` (macOS
+/// launch agents, Python user site, application settings) and `~/AppData`
+/// (Windows start-up folder, application settings) included.
+pub const HOME_PROGRAM_DIRS: &[&str] = &[
+    "bin",
+    "go/bin",
+    "go/pkg",
+    "snap",
+    "node_modules",
+    "perl5",
+    "R",
+    "Library",
+    "AppData",
+];
+
+/// The entry of the home that `rel` (a path relative to the home) lies in
+/// when host programs read, load or run it on their own: any top-level dot
+/// entry (`skarn run` keeps those read-only, and sets new ones aside, when
+/// the home is writable) or a [`HOME_PROGRAM_DIRS`] entry. This one rule
+/// decides what may not be a workspace here and what the agent's file
+/// tools may not write (`skarn hook`). Names compare without regard to
+/// ASCII case (macOS and Windows homes usually ignore it).
+pub fn home_place(rel: &Path) -> Option<String> {
+    let first = rel.components().next()?.as_os_str().to_string_lossy();
+    if first.starts_with('.') {
+        return Some(first.into_owned());
+    }
+    HOME_PROGRAM_DIRS
+        .iter()
+        .find(|d| {
+            let n = Path::new(d).components().count();
+            let head: Vec<_> = rel.components().take(n).collect();
+            head.len() == n
+                && head.iter().zip(Path::new(d).components()).all(|(a, b)| {
+                    a.as_os_str()
+                        .to_string_lossy()
+                        .eq_ignore_ascii_case(&b.as_os_str().to_string_lossy())
+                })
+        })
+        .map(|d| (*d).to_string())
+}
+
+fn env_dir(n: &str) -> Option<PathBuf> {
+    std::env::var_os(n)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+fn home_names(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = home.into_iter().map(Path::to_path_buf).collect();
+    if let Some(real) = home.and_then(|h| std::fs::canonicalize(h).ok())
+        && !v.contains(&real)
+    {
+        v.push(real);
+    }
+    v
+}
+
+/// Why `ws` (canonical) is not a project directory, if it is not one.
+/// `home` is `$HOME`. Looks at the environment (`PATH`, `TMPDIR`, the XDG
+/// directories) and, on unix, at where the home's dotfiles link.
+pub fn non_project(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
+    home_reason(ws, home).or_else(|| other_reason(ws))
+}
+
+/// Every reason, at most one per flag.
+fn reasons(ws: &Path, home: Option<&Path>) -> Vec<NonProject> {
+    home_reason(ws, home)
+        .into_iter()
+        .chain(other_reason(ws))
+        .collect()
+}
+
+fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
+    let home_flag = |why: String| {
+        Some(NonProject {
+            why,
+            flag: ALLOW_HOME_FLAG,
+        })
+    };
+    let homes = home_names(home);
+    for h in &homes {
+        if h.starts_with(ws) {
+            return home_flag(format!(
+                "{} is the home directory or holds it",
+                ws.display()
+            ));
+        }
+        if let Ok(rel) = ws.strip_prefix(h)
+            && let Some(place) = home_place(rel)
+        {
+            return home_flag(format!(
+                "{} lies in {}, a directory of the home that host programs read, load or \
+                 run on their own (configuration, state, start-up files, data, programs)",
+                ws.display(),
+                h.join(place).display()
+            ));
+        }
+    }
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        if let Some(d) = env_dir(var)
+            && ws.starts_with(&d)
+        {
+            return home_flag(format!("{} lies in ${var} ({})", ws.display(), d.display()));
+        }
+    }
+    #[cfg(unix)]
+    if let Some(h) = home {
+        for t in crate::protect::home_links::scan(h).trusted {
+            // A start-up file's directory tree (`tree`) is accepted as a
+            // workspace, read-only for the run (plan/trusted.rs `demote`).
+            if t.tree.is_none() && ws.starts_with(&t.target) && t.target.is_dir() {
+                return home_flag(format!(
+                    "{} lies in {}, which the home reaches as {}",
+                    ws.display(),
+                    t.target.display(),
+                    t.via
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn other_reason(ws: &Path) -> Option<NonProject> {
+    let other = |why: String| {
+        Some(NonProject {
+            why,
+            flag: ALLOW_NON_PROJECT_FLAG,
+        })
+    };
+    if let Some(g) = git_dir_holding(ws) {
+        return other(format!(
+            "{} lies in the git directory {} (its hooks and configuration run on the host)",
+            ws.display(),
+            g.display()
+        ));
+    }
+    if SHARED_EXACT.iter().any(|d| ws == Path::new(d)) {
+        return other(format!(
+            "{} is a shared or temporary directory (other programs' files and sockets live \
+             there), not a project",
+            ws.display()
+        ));
+    }
+    if let Some(d) = SYSTEM_TREES.iter().find(|d| ws.starts_with(d)) {
+        return other(format!("{} lies in the system directory {d}", ws.display()));
+    }
+    for var in ["TMPDIR", "XDG_RUNTIME_DIR"] {
+        if let Some(d) = env_dir(var)
+            && ws == d
+        {
+            return other(format!(
+                "{} is ${var}, a shared directory (sockets of host programs live there)",
+                ws.display()
+            ));
+        }
+    }
+    if let Some(rt) = env_dir("XDG_RUNTIME_DIR")
+        && ws.starts_with(&rt)
+    {
+        return other(format!(
+            "{} lies in $XDG_RUNTIME_DIR ({}), where host programs keep their sockets",
+            ws.display(),
+            rt.display()
+        ));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        // A relative or empty entry (`.`, a trailing `:`) is the directory
+        // a host shell is in: the workspace (or a directory in it) for
+        // every shell started there.
+        if let Some(d) = std::env::split_paths(&path).find(|d| !d.is_absolute()) {
+            return other(format!(
+                "your PATH has the relative entry {:?} (`.`, an empty entry or a relative \
+                 name): in {} it names the workspace or a directory in it, so a program the \
+                 command put there would run for a host shell started there (remove the entry \
+                 from PATH)",
+                d.display().to_string(),
+                ws.display()
+            ));
+        }
+        for d in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
+            let real = std::fs::canonicalize(&d).unwrap_or(d.clone());
+            if ws == real {
+                return other(format!(
+                    "{} is on your PATH ({}): a program the command put there would run on \
+                     the host",
+                    ws.display(),
+                    d.display()
+                ));
+            }
+            // A virtual environment whose `bin` is on PATH: its python
+            // loads `.pth` files and modules from `lib` on every start.
+            if real.parent() == Some(ws)
+                && ["pyvenv.cfg", "conda-meta"]
+                    .iter()
+                    .any(|m| std::fs::symlink_metadata(ws.join(m)).is_ok())
+            {
+                return other(format!(
+                    "{} is a virtual environment whose programs are on your PATH ({}): code \
+                     the command put in it would run in the host's next python there",
+                    ws.display(),
+                    d.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The git directory `ws` is (strictly) inside: a `.git` component, or an
+/// ancestor git takes for a bare repository (HEAD, objects, refs).
+fn git_dir_holding(ws: &Path) -> Option<PathBuf> {
+    let mut acc = PathBuf::new();
+    for c in ws.components() {
+        acc.push(c);
+        if c.as_os_str() == ".git" && acc != ws {
+            return Some(acc);
+        }
+    }
+    ws.ancestors().skip(1).find_map(|a| {
+        let bare = ["HEAD", "objects", "refs"]
+            .iter()
+            .all(|n| std::fs::symlink_metadata(a.join(n)).is_ok());
+        bare.then(|| a.to_path_buf())
+    })
+}
+
+/// Refuse a workspace that is not a project directory unless the flag
+/// naming its kind was given (`allow_home`: [`ALLOW_HOME_FLAG`];
+/// `allow_other`: [`ALLOW_NON_PROJECT_FLAG`]). `ws` is canonical, `home`
+/// is `$HOME`. This is the rule `skarn run` applies to every workspace it
+/// is started with, whoever chose the directory.
+pub fn refuse_non_project_workspace(
+    ws: &Path,
+    home: Option<&Path>,
+    allow_home: bool,
+    allow_other: bool,
+) -> Result<(), PolicyError> {
+    let refused: Vec<NonProject> = reasons(ws, home)
+        .into_iter()
+        .filter(|n| match n.flag {
+            ALLOW_HOME_FLAG => !allow_home,
+            _ => !allow_other,
+        })
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let why: Vec<String> = refused.iter().map(|n| n.why.clone()).collect();
+    let flags: Vec<&str> = refused.iter().map(|n| n.flag).collect();
+    Err(PolicyError::Workspace(format!(
+        "workspace refused: {}; run in a project directory, name one with --workspace, or \
+         pass {} to accept it (it is then protected like a home workspace)",
+        why.join("; "),
+        flags.join(" and ")
+    )))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// What `skarn run` protects in a writable home is a home place too
+    /// (the hook's file guard uses [`home_place`]): one list, no drift.
+    #[test]
+    fn run_home_protections_are_home_places() {
+        for p in crate::policy::HOME_PERSISTENCE_PATHS {
+            // `~/go/src` holds projects; its `bin` and `pkg` are places.
+            let p = if *p == "go" { "go/bin" } else { p };
+            assert!(home_place(Path::new(p)).is_some(), "{p}");
+        }
+        assert_eq!(home_place(Path::new("src/p")), None);
+    }
+
+    #[test]
+    fn shared_system_home_and_path_directories_are_not_projects() {
+        let home = Path::new("/nonexistent-home-for-test");
+        for (ws, flag) in [
+            ("/tmp", ALLOW_NON_PROJECT_FLAG),
+            ("/var/tmp", ALLOW_NON_PROJECT_FLAG),
+            ("/var/lib/x", ALLOW_NON_PROJECT_FLAG),
+            ("/run/user/1000", ALLOW_NON_PROJECT_FLAG),
+            ("/srv", ALLOW_NON_PROJECT_FLAG),
+            (
+                "/nonexistent-home-for-test/.config/systemd/user",
+                ALLOW_HOME_FLAG,
+            ),
+            (
+                "/nonexistent-home-for-test/.ipython/profile_default/startup",
+                ALLOW_HOME_FLAG,
+            ),
+            ("/nonexistent-home-for-test/bin", ALLOW_HOME_FLAG),
+            ("/nonexistent-home-for-test/go/bin", ALLOW_HOME_FLAG),
+            ("/nonexistent-home-for-test", ALLOW_HOME_FLAG),
+        ] {
+            let n = non_project(Path::new(ws), Some(home));
+            assert_eq!(n.map(|n| n.flag), Some(flag), "{ws}");
+        }
+        for ws in [
+            "/srv/project",
+            "/nonexistent-home-for-test/src/p",
+            "/nonexistent-home-for-test/go/src/example.org/p",
+            "/tmp/x/y",
+        ] {
+            assert_eq!(non_project(Path::new(ws), Some(home)), None, "{ws}");
+        }
+        // Case variants of the home's program places (macOS, Windows).
+        for ws in [
+            "/nonexistent-home-for-test/Library/LaunchAgents",
+            "/nonexistent-home-for-test/library/launchagents",
+            "/nonexistent-home-for-test/AppData/Roaming",
+            "/nonexistent-home-for-test/GO/BIN",
+        ] {
+            let n = non_project(Path::new(ws), Some(home));
+            assert_eq!(n.map(|n| n.flag), Some(ALLOW_HOME_FLAG), "{ws}");
+        }
+        let e = refuse_non_project_workspace(Path::new("/tmp"), Some(home), true, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(ALLOW_NON_PROJECT_FLAG), "{e}");
+        assert!(refuse_non_project_workspace(Path::new("/tmp"), Some(home), false, true).is_ok());
+    }
+}

@@ -1,0 +1,13 @@
+//! Git's files, read as git reads them: configuration syntax
+//! ([`gitconfig`]), finding a repository's git directory and what its
+//! configuration makes git run ([`git_vet`]), repositories nested in the
+//! workspace ([`nested_git`]), and the after-run sweep of what a run left
+//! in git's places ([`git_sweep`]).
+
+#[cfg(unix)]
+pub mod git_sweep;
+#[cfg(unix)]
+pub mod git_vet;
+pub mod gitconfig;
+#[cfg(target_os = "linux")]
+pub mod nested_git;

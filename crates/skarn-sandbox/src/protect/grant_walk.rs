@@ -1,0 +1,395 @@
+//! One bounded, breadth-first walk of the writable grants (host side).
+//!
+//! Before a run it finds what the run's protections must cover below the
+//! grants' roots: nested repositories, files that host tools look up from
+//! any directory (`rust-toolchain.toml`, `.hg`, ...: [`UPWARD`]) and
+//! settings that agents, editors and shells read in any directory
+//! (`sub/.claude`, `sub/.envrc`: [`crate::protect::persistence::any_depth`]), unix
+//! sockets (a host server's: Landlock cannot stop `connect(2)`), and other
+//! names of protected files (hard links, another mount of the same tree:
+//! the same `(st_dev, st_ino)`, compared through the directory entry's
+//! inode number, so without a `stat` per entry). After a run it finds the
+//! repositories, [`UPWARD`] files and settings entries to vet.
+//!
+//! Directories are visited level by level, so a bound cuts off the deepest
+//! ones, never a shallow one behind a large sibling. Dependency and build
+//! trees ([`SKIPPED`]) and nested git directories are visited last and only
+//! for sockets and other names (a repository planted there is reached only
+//! by a user who enters it by hand); a bound reached there is said apart.
+
+use std::collections::{HashMap, VecDeque};
+use std::os::unix::fs::{DirEntryExt, FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Directory names walked only for sockets and other names of protected
+/// files (dependency and build trees, large and rebuilt by tools).
+pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__"];
+
+/// Names that host tools look for in the current directory and its
+/// parents, so in any subdirectory (a shell prompt runs them on `cd`),
+/// with the file inside that matters for a directory. The workspace root's
+/// are [`crate::protect::persistence::ENTRIES`].
+pub const UPWARD: &[(&str, &[&str], &str)] = &[
+    (
+        "rust-toolchain.toml",
+        &[],
+        "rustup runs the toolchain it names",
+    ),
+    ("rust-toolchain", &[], "rustup runs the toolchain it names"),
+    (".bazeliskrc", &[], "bazelisk runs the bazel it names"),
+    (".lfsconfig", &[], "git-lfs transfer agents (programs)"),
+    ("mise.toml", &[], "mise hooks, tasks and env scripts"),
+    (".mise.toml", &[], "mise hooks, tasks and env scripts"),
+    ("mise.local.toml", &[], "mise hooks, tasks and env scripts"),
+    (".mise.local.toml", &[], "mise hooks, tasks and env scripts"),
+    (".tool-versions", &[], "mise/asdf tools (path: versions)"),
+    (
+        ".hg",
+        &["hgrc", "hgrc-not-shared", "sharedpath"],
+        "Mercurial hooks of any hg command there",
+    ),
+    (
+        ".jj",
+        &["repo", "repo/config.toml"],
+        "Jujutsu settings that run programs",
+    ),
+    (
+        ".cargo",
+        &["config.toml", "config"],
+        "cargo runs the wrappers, runners and aliases it names (`cargo metadata` on open)",
+    ),
+];
+
+/// [`UPWARD`] names found at the roots too: the root's own are protected
+/// by [`crate::protect::persistence::ENTRIES`] before the run, but files inside
+/// them the run creates (`.hg/hgrc-not-shared`, `.cargo/config.toml`) are
+/// set aside after it like the subdirectories'.
+pub const UPWARD_AT_ROOT: &[&str] = &[".hg", ".cargo"];
+
+/// Whether a missing `inner` file of an [`UPWARD`] directory is reserved
+/// (a placeholder) before the run. Not hg's `sharedpath` (a placeholder
+/// stops hg there) nor cargo's files (cargo fails on a placeholder
+/// config): those are set aside after the run when made.
+pub fn reserve_inner(dir: &str, inner: &str) -> bool {
+    inner != "sharedpath" && dir != ".cargo"
+}
+
+/// How far one walk may go.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// Directories read at most.
+    pub dirs: usize,
+    /// Time at most.
+    pub time: Duration,
+}
+
+/// Inodes of protected places, looked for under other names.
+#[derive(Debug, Default)]
+pub struct Inodes {
+    by_ino: HashMap<u64, Vec<(u64, usize)>>,
+}
+
+impl Inodes {
+    /// Record `path`'s inode as number `idx` (with `follow`, of the place
+    /// its links lead to; else nothing for a link).
+    pub fn add(&mut self, path: &Path, idx: usize, follow: bool) {
+        let m = if follow {
+            std::fs::metadata(path)
+        } else {
+            std::fs::symlink_metadata(path)
+        };
+        if let Ok(m) = m
+            && !m.file_type().is_symlink()
+        {
+            self.by_ino.entry(m.ino()).or_default().push((m.dev(), idx));
+        }
+    }
+
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        self.by_ino.is_empty()
+    }
+
+    /// The recorded place `path` (whose entry gave inode `ino`) is, if any.
+    fn hit(&self, ino: u64, path: &Path) -> Option<usize> {
+        let cands = self.by_ino.get(&ino)?;
+        let m = std::fs::symlink_metadata(path).ok()?;
+        cands
+            .iter()
+            .find(|(dev, _)| *dev == m.dev() && m.ino() == ino)
+            .map(|(_, i)| *i)
+    }
+}
+
+/// Files below each directory of `places[from..]` (path, secret), added
+/// to `places` so that a hard link of one (`~/.aws/credentials` when
+/// `~/.aws` is listed) is found too: 3 levels, 128 entries per directory
+/// listed, 4096 in all, links followed as the host programs would.
+pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) {
+    let mut total = 0usize;
+    let dirs: Vec<(PathBuf, bool)> = places[from..]
+        .iter()
+        .filter(|(p, _)| p.is_dir())
+        .cloned()
+        .collect();
+    for (dir, secret) in dirs {
+        let mut each = 0usize;
+        let mut stack = vec![(dir, 0usize)];
+        while let Some((d, level)) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if each >= 128 || total >= 4096 {
+                    break;
+                }
+                each += 1;
+                total += 1;
+                let p = e.path();
+                if p.is_dir() {
+                    if level + 1 < 3 && !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                        stack.push((p, level + 1));
+                    }
+                } else {
+                    places.push((p, secret));
+                }
+            }
+        }
+    }
+}
+
+/// What one walk found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Nested `.git` entries and bare repositories (roots excluded, unless
+    /// a root itself is a bare repository).
+    pub repos: Vec<PathBuf>,
+    /// [`UPWARD`] names below the roots (not at a root).
+    pub upward: Vec<PathBuf>,
+    /// Other entries below the roots that their programs read in any
+    /// directory ([`crate::protect::persistence::any_depth`]: `sub/.claude`,
+    /// `sub/.envrc`, ...): kept read-only like the roots' own.
+    pub settings: Vec<PathBuf>,
+    /// Unix sockets.
+    pub sockets: Vec<PathBuf>,
+    /// Python virtual environments ([`crate::protect::venv_guard`]).
+    pub venvs: Vec<PathBuf>,
+    /// Directories below the roots the walk could not list (search-only:
+    /// a socket or anything else inside is unknown): hidden by the caller.
+    pub unlisted: Vec<PathBuf>,
+    /// More than [`MAX_FOUND`] sockets: those past it are not listed.
+    pub sockets_capped: bool,
+    /// Entries that are a recorded inode under another name, with its number.
+    pub aliases: Vec<(PathBuf, usize)>,
+    /// The walk of the ordinary directories stopped at a bound.
+    pub truncated: bool,
+    /// The walk of [`SKIPPED`] trees and git directories stopped at a bound.
+    pub truncated_late: bool,
+    /// Directories read.
+    pub dirs: usize,
+}
+
+/// Sockets, [`UPWARD`] names, settings and aliases kept at most each.
+pub const MAX_FOUND: usize = 4096;
+
+/// Walk `roots` within `bounds`. With `late`, the [`SKIPPED`] trees and git
+/// directories are walked too (after the rest) for sockets and `inodes`.
+pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> Walk {
+    let deadline = Instant::now() + bounds.time;
+    let mut w = Walk::default();
+    let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();
+    let mut later: VecDeque<PathBuf> = VecDeque::new();
+    let over = |w: &Walk| {
+        w.dirs >= bounds.dirs || (w.dirs.is_multiple_of(64) && Instant::now() > deadline)
+    };
+    while let Some((dir, is_root)) = first.pop_front() {
+        if over(&w) {
+            w.truncated = true;
+            return w;
+        }
+        w.dirs += 1;
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            if !is_root && w.unlisted.len() < MAX_FOUND {
+                w.unlisted.push(dir);
+            }
+            continue;
+        };
+        let entries: Vec<_> = rd.flatten().collect();
+        // A bare repository (HEAD, objects, refs; or HEAD and a
+        // `commondir`): host git uses it when run inside it. (A root too:
+        // with its `.git` missing or spoiled, git takes it for one.)
+        let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
+        if has("pyvenv.cfg") && w.venvs.len() < MAX_FOUND {
+            w.venvs.push(dir.clone());
+        }
+        if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
+            w.repos.push(dir.clone());
+            if !is_root {
+                continue;
+            }
+        }
+        for e in entries {
+            let name = e.file_name();
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            if note(&mut w, &e, &ft, &path, inodes) {
+                continue;
+            }
+            if !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
+                if UPWARD.iter().any(|(n, _, _)| name == *n) {
+                    if w.upward.len() < MAX_FOUND {
+                        w.upward.push(path.clone());
+                    }
+                } else if crate::protect::persistence::any_depth_name(&name)
+                    && w.settings.len() < MAX_FOUND
+                {
+                    w.settings.push(path.clone());
+                }
+            }
+            if name == ".git" {
+                if !is_root {
+                    w.repos.push(path.clone());
+                }
+                if late && ft.is_dir() {
+                    later.push_back(path);
+                }
+            } else if ft.is_dir() {
+                if SKIPPED.iter().any(|s| name == *s) {
+                    if crate::protect::venv_guard::is_venv(&path) && w.venvs.len() < MAX_FOUND {
+                        w.venvs.push(path.clone());
+                    }
+                    if late {
+                        later.push_back(path);
+                    }
+                } else {
+                    first.push_back((path, false));
+                }
+            }
+        }
+    }
+    while let Some(dir) = later.pop_front() {
+        if over(&w) {
+            w.truncated_late = true;
+            break;
+        }
+        w.dirs += 1;
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            if w.unlisted.len() < MAX_FOUND {
+                w.unlisted.push(dir);
+            }
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            if !note(&mut w, &e, &ft, &path, inodes) && ft.is_dir() {
+                later.push_back(path);
+            }
+        }
+    }
+    w.repos.sort();
+    w
+}
+
+/// Record a socket or an alias; true when the entry is an alias (not
+/// walked into: the whole place is covered).
+fn note(
+    w: &mut Walk,
+    e: &std::fs::DirEntry,
+    ft: &std::fs::FileType,
+    path: &Path,
+    inodes: &Inodes,
+) -> bool {
+    if ft.is_socket() {
+        if w.sockets.len() < MAX_FOUND {
+            w.sockets.push(path.to_path_buf());
+        } else {
+            w.sockets_capped = true;
+        }
+        return false;
+    }
+    if inodes.is_empty() || ft.is_symlink() {
+        return false;
+    }
+    if let Some(i) = inodes.hit(e.ino(), path) {
+        if w.aliases.len() < MAX_FOUND {
+            w.aliases.push((path.to_path_buf(), i));
+        }
+        return true;
+    }
+    false
+}
+
+/// Whether `p` was changed (created, written, renamed, chmod-ed) at or
+/// after `since`: its status-change time, which no process can set.
+pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
+    let Ok(m) = std::fs::symlink_metadata(p) else {
+        return false;
+    };
+    let Ok(s) = since.duration_since(std::time::UNIX_EPOCH) else {
+        return true;
+    };
+    let c = Duration::new(
+        u64::try_from(m.ctime()).unwrap_or(0),
+        u32::try_from(m.ctime_nsec()).unwrap_or(0),
+    );
+    c >= s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sockets_aliases_and_upward_names_level_by_level() {
+        let tmp = skarn_test_support::TempDir::new("grant-walk");
+        let d = tmp.path().to_path_buf();
+        std::fs::create_dir_all(d.join("a/b/c")).unwrap();
+        std::fs::create_dir_all(d.join("node_modules/x/.cache")).unwrap();
+        std::fs::create_dir_all(d.join("sub/.hg")).unwrap();
+        std::fs::write(d.join("sub/rust-toolchain.toml"), "").unwrap();
+        std::fs::write(d.join("rust-toolchain.toml"), "").unwrap();
+        let outside = d.join("outside");
+        std::fs::write(&outside, "x").unwrap();
+        std::fs::hard_link(&outside, d.join("node_modules/x/alias")).unwrap();
+        std::fs::hard_link(&outside, d.join("a/b/c/alias")).unwrap();
+        let s1 = std::os::unix::net::UnixListener::bind(d.join("node_modules/x/.cache/s.sock"));
+        let s2 = std::os::unix::net::UnixListener::bind(d.join("a/s.sock"));
+        let (_s1, _s2) = (s1.unwrap(), s2.unwrap());
+        let mut ino = Inodes::default();
+        ino.add(&outside, 7, false);
+        let b = Bounds {
+            dirs: 1000,
+            time: Duration::from_secs(60),
+        };
+        let w = walk(std::slice::from_ref(&d), b, true, &ino);
+        assert!(!w.truncated && !w.truncated_late);
+        assert_eq!(w.sockets.len(), 2, "{w:?}");
+        let mut al: Vec<_> = w.aliases.iter().map(|(p, i)| (p.clone(), *i)).collect();
+        al.sort();
+        // (The original, at the root, is an alias of itself: the caller
+        // drops a hit on the recorded path.)
+        assert!(al.contains(&(d.join("a/b/c/alias"), 7)), "{al:?}");
+        assert!(al.contains(&(d.join("node_modules/x/alias"), 7)), "{al:?}");
+        assert_eq!(
+            w.upward,
+            vec![d.join("sub/.hg"), d.join("sub/rust-toolchain.toml")]
+                .into_iter()
+                .filter(|p| w.upward.contains(p))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(w.upward.len(), 2);
+        // Without `late`, node_modules is not walked.
+        let w = walk(std::slice::from_ref(&d), b, false, &ino);
+        assert_eq!(w.sockets.len(), 1);
+        // A bound of 2 directories cuts the deeper ones, not `a`'s socket.
+        let b2 = Bounds {
+            dirs: 5,
+            time: Duration::from_secs(60),
+        };
+        let w = walk(std::slice::from_ref(&d), b2, true, &ino);
+        assert!(w.truncated || w.truncated_late);
+        assert!(w.sockets.contains(&d.join("a/s.sock")), "{w:?}");
+    }
+}

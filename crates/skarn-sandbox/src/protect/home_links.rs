@@ -1,0 +1,447 @@
+//! Where the home's trusted files really are (host side, before planning).
+//!
+//! Host programs open `~/.bashrc`, `~/.gitconfig`, `~/.config/nvim`,
+//! `~/.aws/credentials` or skarn's own `~/.config/skarn/config.toml` by
+//! name, and the kernel follows the links on the way: a dotfiles
+//! repository (`~/.bashrc -> ~/dotfiles/bashrc`) puts the real file
+//! wherever the link points, possibly inside the workspace. Deciding by
+//! name would leave those targets writable (or readable) from inside.
+//!
+//! [`scan`] resolves every home persistence and secret path (links at
+//! every level: the path itself, its ancestors, and the links found
+//! inside it, walked to a bounded depth and entry count) to its canonical
+//! place, plus the files the global and system git configuration
+//! includes. The planner then protects each target that lies in a
+//! writable grant (read-only, reserved when missing) and hides each
+//! secret target under any grant. What the walk could not finish is said
+//! (the report is then not `FullyEnforced`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::grants::CanonicalCache;
+use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS};
+use crate::protect::persistence::{ENTRIES, Reserve};
+
+/// One place the host trusts, found by following its name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trusted {
+    /// Canonical place (dangling links followed to where the name would
+    /// be created).
+    pub target: PathBuf,
+    /// How the host reaches it, for the report (`~/.bashrc (a link)`,
+    /// `include.path of /home/u/.gitconfig`, `PATH entry`).
+    pub via: String,
+    /// A secret (hidden under every grant) rather than a file a host
+    /// program runs or trusts (read-only under writable grants).
+    pub secret: bool,
+    /// The links passed on the way (their own places): one inside a
+    /// writable grant could be pointed elsewhere by the command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hops: Vec<PathBuf>,
+    /// What each of `hops` pointed at when seen (same order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hop_texts: Vec<PathBuf>,
+    /// Protect the directory tree at `target` rather than one file: a
+    /// start-up file's directory, or one it reaches in a way that cannot
+    /// be resolved exactly (a pattern, a variable, a `PATH` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<Tree>,
+}
+
+/// How much a tree entry ([`Trusted::tree`]) protects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tree {
+    /// The directory and everything below it, where it lies in a writable
+    /// grant (the grant itself read-only when the directory is its root).
+    Dir,
+    /// That, and every writable grant below the directory (a pattern that
+    /// reaches more than one level down: `~/src/*/env.sh`).
+    Below,
+}
+
+impl Trusted {
+    /// The place `name` leads to (`target`, already resolved), with the
+    /// links on the way.
+    pub fn new(name: &Path, target: PathBuf, via: String, secret: bool) -> Trusted {
+        let hops = link_hops(name);
+        let hop_texts = hops
+            .iter()
+            .map(|h| std::fs::read_link(h).unwrap_or_default())
+            .collect();
+        Trusted {
+            target,
+            via,
+            secret,
+            hops,
+            hop_texts,
+            tree: None,
+        }
+    }
+
+    /// A tree entry: the directory `dir` (resolved) is protected whole.
+    pub fn tree(dir: &Path, target: PathBuf, via: String, tree: Tree) -> Trusted {
+        Trusted {
+            tree: Some(tree),
+            ..Trusted::new(dir, target, via, false)
+        }
+    }
+}
+
+/// The symbolic links met while resolving `p` component by component
+/// (their own places), at most 40.
+pub fn link_hops(p: &Path) -> Vec<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let mut hops = Vec::new();
+    let mut done = PathBuf::from("/");
+    let mut rest: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let push_all = |rest: &mut VecDeque<std::ffi::OsString>, p: &Path, front: bool| {
+        let parts: Vec<std::ffi::OsString> = p
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for x in parts.into_iter().rev() {
+                rest.push_front(x);
+            }
+        } else {
+            rest.extend(parts);
+        }
+    };
+    push_all(&mut rest, p, false);
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&c);
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops.push(next.clone());
+                if hops.len() >= 40 {
+                    break;
+                }
+                let Ok(t) = std::fs::read_link(&next) else {
+                    break;
+                };
+                if t.is_absolute() {
+                    done = PathBuf::from("/");
+                }
+                push_all(&mut rest, &t, true);
+            }
+            _ => done = next,
+        }
+    }
+    hops
+}
+
+/// What [`scan`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Found {
+    /// Targets reached through a link, or named by a configuration.
+    pub trusted: Vec<Trusted>,
+    /// Directories whose walk stopped at a bound (said in the report).
+    pub unfinished: Vec<PathBuf>,
+    /// Start-up file lines sourcing what could not be expanded (said).
+    pub unresolved: Vec<String>,
+    /// Relative names start-up files source (kept read-only in every
+    /// writable grant: a shell started there reads them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relative: Vec<(PathBuf, String)>,
+}
+
+/// Entries examined by one scan (all roots together).
+pub const MAX_ENTRIES: usize = 30_000;
+/// Directory levels walked below each root.
+pub const MAX_DEPTH: usize = 8;
+/// Targets kept (a bound on what a hostile home could make us carry).
+pub const MAX_FOUND: usize = 4096;
+
+/// Home roots that are caches or data: walked one level only (links deep
+/// inside them are not start-up files).
+const SHALLOW: &[&str] = &[".cache", ".npm", ".rustup", ".pyenv", ".nvm", ".gradle"];
+
+/// Home roots holding many other programs' files: walked after the others.
+const BROAD: &[&str] = &[".config", ".local"];
+
+/// Scan the home `home` (as `$HOME` names it).
+pub fn scan(home: &Path) -> Found {
+    let mut s = Scan {
+        found: Found::default(),
+        cache: CanonicalCache::following_dangling_links(),
+        budget: MAX_ENTRIES,
+        home: home.to_path_buf(),
+    };
+    let shell_rc = ENTRIES
+        .iter()
+        .filter(|e| e.reserve == Reserve::IfHome)
+        .map(|e| e.path);
+    // Secrets first: the budget must never run out before them.
+    for rel in HOME_SECRET_PATHS {
+        s.root(home, rel, true);
+    }
+    s.root_file(
+        &home.join(".config/skarn/config.toml"),
+        true,
+        "skarn's own configuration",
+    );
+    // Every top-level entry of the home that is a link, whatever its
+    // name: the home is the user's, and host programs read its entries.
+    s.walk(home, 1, false);
+    // The named roots, broad ones (whole `.config`, `.local`) last, so
+    // that a large tree there cannot use up the budget before them.
+    let (broad, named): (Vec<&str>, Vec<&str>) = HOME_PERSISTENCE_PATHS
+        .iter()
+        .copied()
+        .chain(shell_rc)
+        .partition(|r| BROAD.contains(r) || SHALLOW.contains(r));
+    for rel in named.into_iter().chain(broad) {
+        s.root(home, rel, false);
+    }
+    for (file, via) in crate::protect::host_programs::global_git_includes(home) {
+        s.named_startup(&file, via);
+    }
+    let sc = crate::protect::shell_sources::sourced(home);
+    for r in sc.reached {
+        match r.tree {
+            Some(tree) => {
+                if let Some(real) = s.cache.resolve(&r.path) {
+                    s.keep(Trusted::tree(&r.path, real, r.via, tree));
+                }
+            }
+            // A program a start-up file runs: that file.
+            None if !r.via.starts_with("sourced by") => s.named(&r.path, r.via, false),
+            // A sourced file: its directory too.
+            None => s.named_startup(&r.path, r.via),
+        }
+    }
+    // Files sourced past the bounds are not followed: said.
+    s.found.unfinished.extend(sc.stopped);
+    s.found.unresolved = sc.unresolved;
+    s.found.relative = sc.relative;
+    s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
+    s.found.trusted.dedup_by(|a, b| {
+        a.target == b.target && a.secret == b.secret && a.tree == b.tree && a.via == b.via
+    });
+    s.found
+}
+
+struct Scan {
+    found: Found,
+    cache: CanonicalCache,
+    budget: usize,
+    home: PathBuf,
+}
+
+/// Home places whose links lead to programs, caches or data rather than
+/// start-up files: their targets are protected as files, not with their
+/// directory.
+const NOT_STARTUP: &[&str] = &["bin", ".local/bin", ".cargo/bin"];
+
+impl Scan {
+    fn keep(&mut self, t: Trusted) {
+        if self.found.trusted.len() < MAX_FOUND {
+            self.found.trusted.push(t);
+        }
+    }
+
+    fn push(&mut self, name: &Path, target: PathBuf, via: String, secret: bool) {
+        // A start-up or configuration file of the home that leads
+        // elsewhere: what it reaches is not all known (it may source,
+        // load or run its neighbours by any means), so the directory
+        // tree it lives in is protected too.
+        let startup = !secret
+            && name.strip_prefix(&self.home).is_ok_and(|rel| {
+                rel.to_string_lossy().starts_with('.')
+                    && !NOT_STARTUP
+                        .iter()
+                        .chain(SHALLOW)
+                        .any(|n| rel.starts_with(n))
+            });
+        if startup {
+            self.startup_dir(name, &target, &via);
+        }
+        self.keep(Trusted::new(name, target, via, secret));
+    }
+
+    /// The directory tree of a start-up file's real place `target`.
+    fn startup_dir(&mut self, name: &Path, target: &Path, via: &str) {
+        if let Some(dir) = target.parent() {
+            let why = format!(
+                "the directory of {} ({via}): a start-up file's neighbours may be read as \
+                 code by it",
+                target.display()
+            );
+            self.keep(Trusted::tree(name, dir.to_path_buf(), why, Tree::Dir));
+        }
+    }
+
+    /// A file a start-up file sources (or git includes): itself and its
+    /// directory tree.
+    fn named_startup(&mut self, p: &Path, via: String) {
+        if let Some(real) = self.cache.resolve(p) {
+            self.startup_dir(p, &real, &via);
+            self.keep(Trusted::new(p, real, via, false));
+        }
+    }
+
+    /// A path a configuration names: its canonical place, always kept.
+    fn named(&mut self, p: &Path, via: String, secret: bool) {
+        if let Some(real) = self.cache.resolve(p) {
+            self.keep(Trusted::new(p, real, via, secret));
+        }
+    }
+
+    fn root_file(&mut self, p: &Path, secret: bool, what: &str) {
+        if let Some(real) = self.cache.resolve(p)
+            && real != p
+        {
+            self.push(
+                p,
+                real,
+                format!("{} ({what}, through a link)", p.display()),
+                secret,
+            );
+        }
+    }
+
+    /// One listed home path: where it leads, and the links inside it.
+    fn root(&mut self, home: &Path, rel: &str, secret: bool) {
+        let p = home.join(rel);
+        let Some(real) = self.cache.resolve(&p) else {
+            return;
+        };
+        if real != p {
+            // The name leads elsewhere (the path or an ancestor is a
+            // link): that place is the one to protect, whole.
+            self.push(
+                &p,
+                real,
+                format!("{} (through a link)", p.display()),
+                secret,
+            );
+            return;
+        }
+        let depth = if SHALLOW.contains(&rel) { 1 } else { MAX_DEPTH };
+        self.walk(&p, depth, secret);
+    }
+
+    /// The links inside `dir` (a real directory), `depth` levels deep.
+    fn walk(&mut self, dir: &Path, depth: usize, secret: bool) {
+        let mut stack = vec![(dir.to_path_buf(), 0usize)];
+        while let Some((d, level)) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                if self.budget == 0 {
+                    if self.found.unfinished.len() < 8 {
+                        self.found.unfinished.push(d.clone());
+                    }
+                    return;
+                }
+                self.budget -= 1;
+                let Ok(ft) = e.file_type() else { continue };
+                let path = e.path();
+                if ft.is_symlink() {
+                    if let Some(real) = self.cache.resolve(&path) {
+                        self.push(&path, real, format!("{} (a link)", path.display()), secret);
+                    }
+                } else if ft.is_dir() {
+                    if level + 1 < depth {
+                        stack.push((path, level + 1));
+                    } else if depth == MAX_DEPTH && self.found.unfinished.len() < 8 {
+                        // Deeper links are not followed: said, not hidden.
+                        self.found.unfinished.push(path);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// After a run: put back each link of `guards` (place, text) the run
+/// removed or changed, setting aside what it left there; one warning each.
+pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, text) in guards {
+        let same = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::read_link(p).is_ok_and(|t| t == *text);
+        if same {
+            continue;
+        }
+        let aside = if std::fs::symlink_metadata(p).is_err() {
+            crate::protect::set_aside::Aside::Removed
+        } else {
+            crate::protect::set_aside::set_aside(p, "skarn-set-aside")
+        };
+        let moved = !matches!(aside, crate::protect::set_aside::Aside::Left(_));
+        let back = moved && std::os::unix::fs::symlink(text, p).is_ok();
+        out.push(format!(
+            "{} is a link host programs pass through (to {}); the run changed it: {}",
+            p.display(),
+            text.display(),
+            if back {
+                match &aside {
+                    crate::protect::set_aside::Aside::Moved(a) => {
+                        format!("put back (what the run left is {})", a.display())
+                    }
+                    _ => "put back".into(),
+                }
+            } else {
+                "it could not be put back: check it before using the host programs that read it"
+                    .into()
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn links_at_every_level_are_followed() {
+        let t = tempdir();
+        let (home, ws) = (t.join("home"), t.join("ws"));
+        std::fs::create_dir_all(home.join(".config/nvim/lua")).unwrap();
+        std::fs::create_dir_all(home.join(".aws")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        symlink(ws.join("bashrc"), home.join(".bashrc")).unwrap();
+        symlink(ws.join("init.lua"), home.join(".config/nvim/lua/init.lua")).unwrap();
+        symlink(ws.join("creds"), home.join(".aws/credentials")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[include]\npath = ../ws/git.inc\n").unwrap();
+        let f = scan(&home);
+        let has = |p: &str, secret: bool| {
+            f.trusted
+                .iter()
+                .any(|t| t.target == ws.join(p) && t.secret == secret)
+        };
+        assert!(has("bashrc", false), "{f:?}");
+        assert!(has("init.lua", false), "{f:?}");
+        assert!(has("creds", true), "{f:?}");
+        assert!(has("git.inc", false), "{f:?}");
+        assert!(f.unfinished.is_empty());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    fn tempdir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "skarn-home-links-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::canonicalize(d).unwrap()
+    }
+}

@@ -1,0 +1,589 @@
+//! Places the host's own configuration makes host programs run or read
+//! (host side, before planning): the files the global and system git
+//! configuration includes, the programs and directories it names
+//! (`core.pager`, `core.editor`, `sequence.editor`, `init.templateDir`,
+//! credential helpers, diff and merge tools, filters, `gpg.program`, ...),
+//! and the directories of the caller's `PATH`. Any of them inside a
+//! writable grant would let a command plant what the host runs next; the
+//! planner keeps each such place read-only (reserved when missing).
+
+use std::path::{Path, PathBuf};
+
+use crate::protect::git::gitconfig;
+
+/// Include files read per configuration file, at most (a bound).
+const MAX_INCLUDE_DEPTH: u32 = 10;
+
+/// The global and system git configuration files (those git reads
+/// without a repository), in git's order.
+pub fn global_git_files(home: &Path) -> Vec<PathBuf> {
+    let env = |n: &str| {
+        std::env::var_os(n)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let mut v = vec![env("GIT_CONFIG_SYSTEM").unwrap_or_else(|| PathBuf::from("/etc/gitconfig"))];
+    let xdg = env("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+    v.push(xdg.join("git/config"));
+    v.push(home.join(".gitconfig"));
+    if let Some(g) = env("GIT_CONFIG_GLOBAL") {
+        v.push(g);
+    }
+    v
+}
+
+/// `~` and relative paths of a git configuration value, as git reads them.
+fn expand(v: &str, base: &Path, home: &Path) -> Option<PathBuf> {
+    let v = v.trim().trim_matches('"').trim_matches('\'');
+    if v.is_empty() {
+        return None;
+    }
+    // The bytes git uses (see `gitconfig::decode_bytes`).
+    let p = if let Some(rest) = v.strip_prefix("~/") {
+        home.join(gitconfig::value_path(rest))
+    } else if v == "~" {
+        home.to_path_buf()
+    } else {
+        base.join(gitconfig::value_path(v))
+    };
+    Some(crate::policy::config::normalize(&p))
+}
+
+/// Every file the global and system git configuration include (any
+/// condition), with how it is reached.
+pub fn global_git_includes(home: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for f in global_git_files(home) {
+        walk(&f, home, 0, &mut out, &mut Vec::new());
+    }
+    out
+}
+
+/// The programs and directories the global and system git configuration
+/// (with its includes) names, with the key naming each.
+pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
+    let mut files: Vec<PathBuf> = global_git_files(home);
+    files.extend(global_git_includes(home).into_iter().map(|(p, _)| p));
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(Some(text)) = read(&f) else { continue };
+        for it in gitconfig::parse(&text).items {
+            let Some(v) = it.value.as_deref() else {
+                continue;
+            };
+            if !names_program(&it) {
+                continue;
+            }
+            // `credential.helper = store --file X`: X holds the tokens.
+            let store = it.section == "credential" && v.contains("store");
+            let via = format!("{} of {}", it.key(), f.display());
+            for p in command_paths(v, home) {
+                out.push((p, via.clone(), store));
+            }
+        }
+    }
+    // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
+    // keys given by the environment.
+    let n: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    for i in 0..n.min(1000) {
+        let (Ok(k), Ok(v)) = (
+            std::env::var(format!("GIT_CONFIG_KEY_{i}")),
+            std::env::var(format!("GIT_CONFIG_VALUE_{i}")),
+        ) else {
+            continue;
+        };
+        let parts: Vec<&str> = k.split('.').collect();
+        let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+            continue;
+        };
+        let it = gitconfig::Item {
+            section: first.to_ascii_lowercase(),
+            sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
+            name: last.to_ascii_lowercase(),
+            value: Some(v.clone()),
+        };
+        if names_program(&it) {
+            for p in command_paths(&v, home) {
+                out.push((p, format!("GIT_CONFIG_KEY_{i} ({k})"), false));
+            }
+        }
+    }
+    out
+}
+
+/// The paths a shell command line names as the shell would expand them:
+/// absolute, `~/`, `$HOME/...` and `${VAR}/...` words, also after `=` in
+/// an option (`--file=X`); relative words are not paths git resolves.
+pub fn command_paths(v: &str, home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for word in v.split(|c: char| c.is_whitespace() || c == '|' || c == ';' || c == '&') {
+        for part in word.split('=') {
+            let t = part
+                .trim_start_matches('!')
+                .trim_matches('"')
+                .trim_matches('\'');
+            let t = expand_vars(t, home);
+            if (t.starts_with('/') || t.starts_with("~/"))
+                && let Some(p) = expand(&t, Path::new("/"), home)
+            {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `$VAR` and `${VAR}` at the start of a word, from this environment
+/// (`HOME` from `home`).
+fn expand_vars(t: &str, home: &Path) -> String {
+    let Some(rest) = t.strip_prefix('$') else {
+        return t.to_string();
+    };
+    let (name, tail) = if let Some(r) = rest.strip_prefix('{') {
+        match r.split_once('}') {
+            Some((n, tail)) => (n, tail),
+            None => return t.to_string(),
+        }
+    } else {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (&rest[..end], &rest[end..])
+    };
+    let value = if name == "HOME" {
+        Some(home.display().to_string())
+    } else {
+        std::env::var(name).ok()
+    };
+    match value {
+        Some(v) => format!("{v}{}", tail.trim_start_matches('"')),
+        None => t.to_string(),
+    }
+}
+
+/// Whether a git configuration key names a program (or a directory of
+/// programs) git runs.
+fn names_program(it: &gitconfig::Item) -> bool {
+    let (sec, name) = (it.section.as_str(), it.name.as_str());
+    matches!(
+        (sec, name),
+        (
+            "core",
+            "pager" | "editor" | "fsmonitor" | "hookspath" | "sshcommand" | "askpass"
+        ) | ("sequence", "editor")
+            | ("init", "templatedir")
+            | ("credential", "helper")
+            | ("diff", "command" | "textconv" | "external")
+            | ("merge", "driver")
+            | ("difftool" | "mergetool", "cmd" | "path")
+            | ("filter", "clean" | "smudge" | "process")
+            | ("gpg", "program")
+            | ("interactive", "difffilter")
+            | ("pager", _)
+            | ("alias", _)
+            | ("sendemail", "smtpserver" | "tocmd" | "cccmd")
+            | ("uploadpack", "packobjectshook")
+            | ("core", "gitproxy")
+            | ("gpg", "defaultkeycommand")
+            | ("tar", "command")
+            | ("browser", "cmd" | "path")
+            | ("man", "cmd" | "path")
+            | ("sendemail", "sendmailcmd")
+            | ("trailer", "command" | "cmd")
+            | ("guitool", "cmd")
+            | ("remote", "uploadpack" | "receivepack")
+            | ("credential", _)
+    )
+}
+
+fn read(f: &Path) -> Result<Option<String>, &'static str> {
+    // The global files are the user's own: follow a final link (a
+    // dotfiles repository), unlike a repository's files.
+    match std::fs::metadata(f) {
+        Ok(m) if m.is_file() && m.len() <= gitconfig::MAX_FILE => {}
+        Ok(_) => return Err("not a small regular file"),
+        Err(_) => return Ok(None),
+    }
+    std::fs::read(f)
+        .map(|b| Some(gitconfig::decode_bytes(&b)))
+        .map_err(|_| "unreadable")
+}
+
+fn walk(
+    f: &Path,
+    home: &Path,
+    depth: u32,
+    out: &mut Vec<(PathBuf, String)>,
+    seen: &mut Vec<PathBuf>,
+) {
+    if depth > MAX_INCLUDE_DEPTH || seen.iter().any(|s| s == f) {
+        return;
+    }
+    seen.push(f.to_path_buf());
+    let Ok(Some(text)) = read(f) else { return };
+    let base = f.parent().unwrap_or(Path::new("/"));
+    for it in gitconfig::parse(&text).items {
+        if matches!(it.section.as_str(), "include" | "includeif")
+            && it.name == "path"
+            && let Some(p) = it.value.as_deref().and_then(|v| expand(v, base, home))
+        {
+            out.push((p.clone(), format!("include.path of {}", f.display())));
+            walk(&p, home, depth + 1, out, seen);
+        }
+    }
+}
+
+/// The directories of `PATH` as a shell looks them up: relative ones
+/// (and an empty entry, the current directory) against `cwd`, a leading
+/// `~` against `home` (bash expands it there).
+pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(p) = std::env::var_os("PATH") else {
+        return Vec::new();
+    };
+    std::env::split_paths(&p)
+        .take(1000)
+        .map(|d| {
+            let s = d.to_string_lossy();
+            if let (Some(rest), Some(h)) = (s.strip_prefix("~/"), home) {
+                h.join(rest)
+            } else if d.is_absolute() {
+                d
+            } else {
+                crate::policy::config::normalize(&cwd.join(d))
+            }
+        })
+        .collect()
+}
+
+/// What a `PATH` directory `dir` (real place `real`) makes the host run
+/// besides its own entries: the places its links lead to (`~/bin/foo ->
+/// ../dotfiles/scripts/foo.sh`; system directories are not listed, at most
+/// 4096 entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
+/// or `conda-meta` beside it), the environment itself (its python loads
+/// `.pth` files and modules from `lib`).
+pub fn path_dir_places(
+    dir: &Path,
+    real: &Path,
+    cache: &mut crate::policy::grants::CanonicalCache,
+) -> Vec<crate::protect::home_links::Trusted> {
+    use crate::protect::home_links::Trusted;
+    let mut out = Vec::new();
+    if let Some(env) = real.parent()
+        && ["pyvenv.cfg", "conda-meta"]
+            .iter()
+            .any(|m| std::fs::symlink_metadata(env.join(m)).is_ok())
+    {
+        let via = format!(
+            "the environment whose bin is the PATH entry {}",
+            dir.display()
+        );
+        out.push(Trusted::new(env, env.to_path_buf(), via, false));
+    }
+    if crate::policy::SYSTEM_EXEC_DIRS
+        .iter()
+        .any(|s| real.starts_with(s))
+    {
+        return out;
+    }
+    let Ok(rd) = std::fs::read_dir(real) else {
+        return out;
+    };
+    for e in rd.flatten().take(4096) {
+        if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+            continue;
+        }
+        let p = e.path();
+        if let Some(target) = cache.resolve(&p) {
+            let via = format!(
+                "{} (a link in the PATH entry {})",
+                p.display(),
+                dir.display()
+            );
+            out.push(Trusted::new(&p, target, via, false));
+        }
+    }
+    out
+}
+
+/// `~/.ssh/config` keywords naming a key, a certificate or a socket
+/// (a secret wherever it lies, `~/dotfiles/keys/id_work` too).
+const SSH_FILES: &[&str] = &[
+    "identityfile",
+    "certificatefile",
+    "identityagent",
+    "controlpath",
+    "revokedhostkeys",
+    "pkcs11provider",
+    "securitykeyprovider",
+];
+
+/// `~/.ssh/config` keywords naming a program host ssh runs.
+const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+
+/// `Include` files of `~/.ssh/config` (recursively, bounded): each file,
+/// and for a glob its directory (a new matching file must not appear);
+/// and the keys, certificates, sockets and programs those files name
+/// ([`SSH_FILES`], [`SSH_COMMANDS`]). All are hidden from the run.
+pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![home.join(".ssh/config")];
+    let mut seen = 0;
+    while let Some(f) = todo.pop() {
+        seen += 1;
+        if seen > 64 {
+            break;
+        }
+        let Ok(Some(text)) = read(&f) else { continue };
+        for line in text.lines() {
+            let l = line.trim();
+            let Some((k, rest)) = l.split_once(|c: char| c.is_whitespace() || c == '=') else {
+                continue;
+            };
+            let k = k.to_ascii_lowercase();
+            if SSH_COMMANDS.contains(&k.as_str()) {
+                // Programs host ssh runs: hidden like the keys.
+                for p in command_paths(rest, home) {
+                    out.push((p, format!("{k} of {}", f.display())));
+                }
+                continue;
+            }
+            if SSH_FILES.contains(&k.as_str()) {
+                // Keys, certificates, agent and master sockets: `%d` is the
+                // home; a name with other tokens or a glob, its directory.
+                let w = rest.trim().trim_matches('"').replace("%d", "~");
+                let p = if let Some(r) = w.strip_prefix("~/") {
+                    home.join(r)
+                } else if w.starts_with('/') {
+                    PathBuf::from(&w)
+                } else {
+                    continue;
+                };
+                let p = if w.contains(['%', '*', '?', '[']) {
+                    // (Only a directory of the home's: `/tmp/ssh-%r`'s
+                    // directory is everyone's.)
+                    match p.parent() {
+                        Some(d) if d.starts_with(home) && d != home => d.to_path_buf(),
+                        _ => continue,
+                    }
+                } else {
+                    p
+                };
+                out.push((p, format!("{k} of {}", f.display())));
+                continue;
+            }
+            if k != "include" {
+                continue;
+            }
+            for w in rest.split_whitespace() {
+                let w = w.trim_matches('"');
+                let p = if let Some(r) = w.strip_prefix("~/") {
+                    home.join(r)
+                } else if w.starts_with('/') {
+                    PathBuf::from(w)
+                } else {
+                    home.join(".ssh").join(w)
+                };
+                let via = format!("Include of {}", f.display());
+                if w.contains(['*', '?', '[']) {
+                    if let Some(dir) = p.parent() {
+                        out.push((dir.to_path_buf(), via));
+                    }
+                } else {
+                    out.push((p.clone(), via));
+                    todo.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Cloud tool configurations of the home and the keys they name: (file,
+/// separator, keys naming a secret file, keys naming a program the host
+/// tool runs). A client key of `~/.kube/config` kept in a dotfiles
+/// repository is as secret as the config itself.
+const CLOUD_CONFIGS: &[(&str, char, &[&str], &[&str])] = &[
+    (
+        ".kube/config",
+        ':',
+        &[
+            "client-key",
+            "client-certificate",
+            "certificate-authority",
+            "tokenfile",
+        ],
+        &["command", "cmd-path"],
+    ),
+    (
+        ".aws/config",
+        '=',
+        &["web_identity_token_file", "ca_bundle"],
+        &["credential_process"],
+    ),
+];
+
+/// Files and programs `~/.kube/config` and `~/.aws/config` name
+/// ([`CLOUD_CONFIGS`]): (place, why, secret). Files are secrets, hidden
+/// like the configs (a relative name is relative to the config's
+/// directory); programs are trusted places (read-only in a writable grant).
+pub fn cloud_config_places(home: &Path) -> Vec<(PathBuf, String, bool)> {
+    let mut out = Vec::new();
+    for (name, sep, files, programs) in CLOUD_CONFIGS {
+        let f = home.join(name);
+        let Ok(Some(text)) = read(&f) else { continue };
+        for line in text.lines() {
+            let l = line.trim().trim_start_matches("- ").trim();
+            let Some((k, v)) = l.split_once(*sep) else {
+                continue;
+            };
+            let k = k.trim().to_ascii_lowercase();
+            let v = v.trim().trim_matches(['"', '\'']);
+            let via = format!("{k} of {}", f.display());
+            if programs.contains(&k.as_str()) {
+                for p in command_paths(v, home) {
+                    out.push((p, via.clone(), false));
+                }
+            } else if files.contains(&k.as_str()) && !v.is_empty() {
+                let p = if let Some(r) = v.strip_prefix("~/") {
+                    home.join(r)
+                } else {
+                    // (Absolute stays absolute.)
+                    f.parent().unwrap_or(home).join(v)
+                };
+                out.push((p, via, true));
+            }
+            if out.len() >= 256 {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Environment variables of the caller naming a file or directory a host
+/// program reads on its own (start-up files, configuration homes) or a
+/// program it runs: (variable, secret).
+pub const ENV_PLACES: &[(&str, bool)] = &[
+    ("XDG_CONFIG_HOME", false),
+    ("XDG_DATA_HOME", false),
+    ("XDG_STATE_HOME", false),
+    ("ZDOTDIR", false),
+    ("BASH_ENV", false),
+    ("ENV", false),
+    ("INPUTRC", false),
+    ("PYTHONSTARTUP", false),
+    ("GIT_CONFIG_GLOBAL", false),
+    ("NPM_CONFIG_USERCONFIG", false),
+    ("PIP_CONFIG_FILE", false),
+    ("MYVIMRC", false),
+    ("EDITOR", false),
+    ("VISUAL", false),
+    ("PAGER", false),
+    ("GIT_EDITOR", false),
+    ("GIT_PAGER", false),
+    ("GIT_SSH", false),
+    ("GIT_SSH_COMMAND", false),
+    ("GIT_ASKPASS", false),
+    ("SSH_ASKPASS", false),
+    ("SUDO_ASKPASS", false),
+    ("BROWSER", false),
+    ("SHELL", false),
+    ("LESSOPEN", false),
+    ("LESSCLOSE", false),
+    // Search paths host programs load code from (the PATH class for other
+    // loaders: a `json.py` in a PYTHONPATH directory shadows the standard
+    // library's for every host python; a library in an LD_LIBRARY_PATH
+    // directory is loaded by every dynamically linked program).
+    ("PYTHONPATH", false),
+    ("PYTHONUSERBASE", false),
+    ("NODE_PATH", false),
+    ("NODE_OPTIONS", false),
+    ("LD_LIBRARY_PATH", false),
+    ("LD_PRELOAD", false),
+    ("LD_AUDIT", false),
+    ("PERL5LIB", false),
+    ("PERLLIB", false),
+    ("RUBYLIB", false),
+    ("GEM_PATH", false),
+    ("GEM_HOME", false),
+    ("CLASSPATH", false),
+    ("JULIA_LOAD_PATH", false),
+    ("R_LIBS", false),
+    ("R_LIBS_USER", false),
+    ("GUILE_LOAD_PATH", false),
+    ("TCLLIBPATH", false),
+    ("GIT_EXEC_PATH", false),
+    ("XDG_CONFIG_DIRS", false),
+    ("XDG_DATA_DIRS", false),
+    ("SKARN_CONFIG", true),
+    ("SKARN_COMPRESS_RULES", true),
+    ("SKARN_RECALL_DIR", true),
+    ("GNUPGHOME", true),
+    ("KUBECONFIG", true),
+    ("AWS_SHARED_CREDENTIALS_FILE", true),
+    ("AWS_CONFIG_FILE", true),
+    ("DOCKER_CONFIG", true),
+    ("CLOUDSDK_CONFIG", true),
+    ("AZURE_CONFIG_DIR", true),
+    ("GH_CONFIG_DIR", true),
+    ("NETRC", true),
+    ("PASSWORD_STORE_DIR", true),
+    ("GOOGLE_APPLICATION_CREDENTIALS", true),
+];
+
+/// The places [`ENV_PLACES`] name in this process's environment (each
+/// absolute or `~/` word of the value; `:`-separated lists split), with
+/// how each is named and whether it is a secret.
+pub fn env_places(home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
+    let mut out = Vec::new();
+    for (var, secret) in ENV_PLACES {
+        let Some(v) = std::env::var_os(var) else {
+            continue;
+        };
+        let v = v.to_string_lossy().into_owned();
+        let h = home.unwrap_or(Path::new("/nonexistent"));
+        for word in v.split(':') {
+            for p in command_paths(word, h) {
+                out.push((p, format!("${var}"), *secret));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_and_includes_are_named() {
+        let d = std::env::temp_dir().join(format!("skarn-host-programs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join(".gitconfig"),
+            "[core]\n pager = \"/ws/bin/pager --x\"\n[include]\n path = inc.cfg\n\
+             [alias]\n st = !~/ws/st.sh\n[user]\n name = /not/a/program\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("inc.cfg"), "[init]\n templateDir = ~/tpl\n").unwrap();
+        let inc = global_git_includes(&d);
+        assert!(inc.iter().any(|(p, _)| *p == d.join("inc.cfg")), "{inc:?}");
+        let progs: Vec<PathBuf> = global_git_programs(&d)
+            .into_iter()
+            .map(|(p, _, _)| p)
+            .collect();
+        for want in [
+            PathBuf::from("/ws/bin/pager"),
+            d.join("ws/st.sh"),
+            d.join("tpl"),
+        ] {
+            assert!(progs.contains(&want), "{want:?} not in {progs:?}");
+        }
+        assert!(!progs.contains(&PathBuf::from("/not/a/program")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,44 @@
+//! Protection of what the host runs or trusts later, read on the host and
+//! used by every backend: the workspace's persistence paths
+//! ([`persistence`]), the home's start-up files and what they name
+//! ([`home_links`], [`shell_sources`], [`shell_words`], [`host_programs`]),
+//! `.envrc` ([`envrc`]), virtual environments ([`venv_guard`]), links out of
+//! grants ([`grant_links`], [`grant_walk`]), what is set aside after a run
+//! ([`set_aside`], [`run_record`]), the terminal output filter
+//! ([`terminal_filter`]), and git's files ([`git`]).
+
+pub mod envrc;
+pub mod git;
+pub mod grant_links;
+#[cfg(unix)]
+pub mod grant_walk;
+#[cfg(unix)]
+pub mod home_links;
+#[cfg(unix)]
+pub mod home_mention_places;
+#[cfg(unix)]
+pub mod home_mentions;
+#[cfg(unix)]
+pub mod host_programs;
+#[cfg(unix)]
+pub mod owner_only;
+#[cfg(unix)]
+pub mod path_shadow;
+pub mod persistence;
+#[cfg(target_os = "linux")]
+pub mod placeholder;
+#[cfg(unix)]
+pub mod rebase_todo;
+#[cfg(target_os = "linux")]
+pub mod run_record;
+#[cfg(unix)]
+pub mod set_aside;
+#[cfg(unix)]
+pub mod shell_sources;
+#[cfg(unix)]
+pub mod shell_words;
+pub mod terminal_filter;
+#[cfg(unix)]
+pub mod venv_guard;
+#[cfg(unix)]
+pub mod yarn_path;

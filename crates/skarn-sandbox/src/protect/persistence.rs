@@ -1,0 +1,502 @@
+//! Workspace files that make host tools run code later (persistence), as
+//! data: each entry says when a missing path is reserved and why it is
+//! listed. The planner turns every entry into an
+//! [`crate::linux::plan::FsOp::Protect`] step: a path that exists is bound
+//! read-only; a missing one is reserved (a placeholder, ADR 0004) per
+//! [`Reserve`]. The git directory is handled apart (ADR 0044): its
+//! effective layout is read on the host before the run ([`crate::protect::git::git_vet`]).
+//!
+//! Deliberately not listed: `AGENTS.md` and similar instruction files
+//! (text, not code), `.github/workflows` (runs remotely, not on this host),
+//! `Makefile`, `package.json` scripts and other sources (run only when the
+//! user invokes them, like any source), `.gitattributes` and
+//! `.git/info/attributes` (they only select filter and diff drivers, whose
+//! commands must be configured in a git config file, which is protected).
+
+/// When a missing persistence path is reserved (kept from being created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reserve {
+    /// Always: the tool reads the path whenever the folder is opened.
+    Always,
+    /// Only when the workspace is the home directory (shell start-up files).
+    IfHome,
+    /// Only when one of these workspace paths exists (the tool is set up
+    /// in this project; without it, a new file is never read on its own).
+    IfAny(&'static [&'static str]),
+    /// Never: any inode there changes how tools behave; write-protected
+    /// only when present.
+    Never,
+}
+
+/// One persistence path, relative to the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Path relative to the workspace root.
+    pub path: &'static str,
+    /// Reservation rule when it is missing.
+    pub reserve: Reserve,
+    /// Why a host tool runs code from it.
+    pub reason: &'static str,
+}
+
+const fn e(path: &'static str, reserve: Reserve, reason: &'static str) -> Entry {
+    Entry {
+        path,
+        reserve,
+        reason,
+    }
+}
+
+use Reserve::{Always, IfAny, IfHome, Never};
+
+const LEFTHOOK: &[&str] = &[
+    "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook",
+    ".lefthook-local",
+];
+const LINT_STAGED: &[&str] = &[
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.js",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.mjs",
+    "lint-staged.config.js",
+    "lint-staged.config.cjs",
+    "lint-staged.config.mjs",
+];
+const MISE: &[&str] = &[
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".mise",
+    ".tool-versions",
+];
+const DIRENV: &[&str] = &[".envrc"];
+const BAZEL: &[&str] = &[
+    ".bazeliskrc",
+    ".bazelversion",
+    "WORKSPACE",
+    "WORKSPACE.bazel",
+    "MODULE.bazel",
+    "REPO.bazel",
+];
+
+/// Every workspace persistence path, with its rule and reason.
+pub const ENTRIES: &[Entry] = &[
+    e(
+        "HEAD",
+        Always,
+        "with objects/ and refs/ beside it, git takes the workspace itself for a bare \
+         repository (and runs its config) when .git is missing or spoiled",
+    ),
+    e(
+        ".gitmodules",
+        Always,
+        "submodule URLs and update commands used by later git commands",
+    ),
+    // Agents and editors that run commands configured in the folder.
+    e(".claude", Always, "agent hooks and MCP servers run on open"),
+    e(".cursor", Always, "editor rules, hooks and MCP servers"),
+    e(
+        ".gemini",
+        Always,
+        "agent settings start MCP servers and hooks",
+    ),
+    e(".codex", Always, "agent configuration with commands"),
+    e(".opencode", Always, "agent plugins and commands"),
+    e("opencode.json", Always, "agent MCP servers and commands"),
+    e(
+        "opencode.jsonc",
+        Always,
+        "agent MCP servers and commands (opencode.json's JSONC form)",
+    ),
+    e(".zed", Always, "editor tasks and language-server commands"),
+    e(
+        ".vscode",
+        Always,
+        "editor tasks, launch configs and settings",
+    ),
+    e(".idea", Always, "IDE run configurations and tool paths"),
+    e(
+        ".devcontainer",
+        Always,
+        "container definitions with host-side commands",
+    ),
+    e(
+        ".devcontainer.json",
+        Always,
+        "container definition at the top (initializeCommand runs on the host)",
+    ),
+    e(".mcp.json", Always, "MCP servers started by agents on open"),
+    e(".kiro", Always, "agent hooks, steering and MCP servers"),
+    e(".qwen", Always, "agent settings start MCP servers"),
+    e(".kilocode", Always, "agent MCP servers and rules"),
+    e(".clinerules", Always, "agent hooks and rules"),
+    e(
+        ".windsurf",
+        Always,
+        "agent rules, workflows and MCP servers",
+    ),
+    e(".factory", Always, "agent MCP servers and hooks"),
+    e(".junie", Always, "agent MCP servers"),
+    e(".amp", Always, "agent settings and MCP servers"),
+    e(".goose", Always, "agent extensions (commands)"),
+    e(".trae", Always, "agent rules and MCP servers"),
+    e(".augment", Always, "agent settings and MCP servers"),
+    e(".openhands", Always, "agent setup scripts"),
+    e(
+        ".mvn",
+        Always,
+        "Maven JVM options, extensions and wrapper run by IDE import",
+    ),
+    e(
+        "tools/bazel",
+        IfAny(BAZEL),
+        "bazel and bazelisk run this wrapper for every command",
+    ),
+    e(
+        "gradle/wrapper/gradle-wrapper.properties",
+        Never,
+        "the Gradle distribution IDE import downloads and runs",
+    ),
+    e(".roo", Always, "agent rules, modes and MCP servers"),
+    e(".amazonq", Always, "agent MCP servers and rules"),
+    e(".continue", Always, "agent MCP servers and commands"),
+    e(
+        "crush.json",
+        Always,
+        "agent MCP servers and language servers",
+    ),
+    e(
+        ".crush.json",
+        Always,
+        "agent MCP servers and language servers",
+    ),
+    e(
+        ".aider.conf.yml",
+        Always,
+        "agent settings: lint and test commands it runs",
+    ),
+    e(".helix", Always, "editor language servers and formatters"),
+    e(".nvim.lua", Always, "run by Neovim on open with 'exrc'"),
+    e(".nvimrc", Always, "run by Neovim on open with 'exrc'"),
+    e(".exrc", Always, "run by Vim and Neovim on open with 'exrc'"),
+    e(
+        ".vimrc",
+        Always,
+        "run by Vim on open with 'exrc' (before .exrc)",
+    ),
+    e("_vimrc", Always, "run by Vim on open with 'exrc'"),
+    e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
+    e("_gvimrc", Always, "run by gVim on open with 'exrc'"),
+    e(".yarnrc.yml", Never, "yarn runs its yarnPath and plugins"),
+    e(".yarn/releases", Never, "the yarn program a yarnPath names"),
+    e(".yarn/plugins", Never, "yarn plugins yarn loads"),
+    e(
+        ".lfsconfig",
+        Always,
+        "git-lfs custom transfer agents (programs) and endpoints",
+    ),
+    e(
+        "rust-toolchain.toml",
+        Always,
+        "rustup runs the toolchain it names (`path =`: any directory) for every cargo or \
+         rustc run here, prompts included",
+    ),
+    e(
+        "rust-toolchain",
+        Always,
+        "rustup's older toolchain file, same as rust-toolchain.toml",
+    ),
+    e(
+        ".bazeliskrc",
+        Always,
+        "bazelisk downloads and runs the bazel it names (kept from being made in any \
+         workspace: the run could make the directory a bazel workspace too)",
+    ),
+    e(
+        ".hg/hgrc",
+        Always,
+        "Mercurial hooks run by any hg command here (reserving it keeps a new .hg from \
+         being made)",
+    ),
+    e(
+        ".hg/hgrc-not-shared",
+        Never,
+        "Mercurial hooks of a share-safe repository (the default since 6.1), read like \
+         .hg/hgrc (a missing one is reserved when .hg exists: crate::protect::grant_walk::UPWARD)",
+    ),
+    e(
+        ".hg/sharedpath",
+        Never,
+        "sends hg to another repository's .hg (its hgrc and hooks)",
+    ),
+    e(
+        ".hg/requires",
+        Never,
+        "with `shared`, makes hg follow .hg/sharedpath",
+    ),
+    e(
+        ".cargo/config.toml",
+        Never,
+        "cargo runs the programs it names (build.rustc-wrapper, rustc, target runners, \
+         aliases) for every cargo command here and below, `cargo metadata` on open included",
+    ),
+    e(
+        ".cargo/config",
+        Never,
+        "cargo's older name of .cargo/config.toml (preferred when both exist)",
+    ),
+    e(
+        ".jj/repo/config.toml",
+        Always,
+        "Jujutsu repository settings (fsmonitor, signing and diff programs)",
+    ),
+    e(
+        "skarn.toml",
+        Always,
+        "our own configuration, trusted by later runs",
+    ),
+    // Hook managers: hooks they install run their configuration.
+    e(
+        ".pre-commit-config.yaml",
+        Always,
+        "commands run by installed pre-commit hooks",
+    ),
+    e(
+        ".husky",
+        Always,
+        "hook scripts when core.hooksPath names it",
+    ),
+    e("lefthook.yml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e("lefthook.yaml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(".lefthook.yml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(".lefthook.yaml", IfAny(LEFTHOOK), "lefthook hook commands"),
+    e(
+        "lefthook-local.yml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        "lefthook-local.yaml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        ".lefthook-local.yml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(
+        ".lefthook-local.yaml",
+        IfAny(LEFTHOOK),
+        "local lefthook overrides",
+    ),
+    e(".lefthook", IfAny(LEFTHOOK), "lefthook hook scripts"),
+    e(
+        ".lefthook-local",
+        IfAny(LEFTHOOK),
+        "local lefthook hook scripts",
+    ),
+    e(".lintstagedrc", IfAny(LINT_STAGED), "lint-staged commands"),
+    e(
+        ".lintstagedrc.json",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(
+        ".lintstagedrc.yaml",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(
+        ".lintstagedrc.yml",
+        IfAny(LINT_STAGED),
+        "lint-staged commands",
+    ),
+    e(".lintstagedrc.js", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.cjs", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.mjs", IfAny(LINT_STAGED), "lint-staged code"),
+    e(
+        "lint-staged.config.js",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.cjs",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.mjs",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    // Environment managers that run code when a shell enters the folder.
+    e(
+        ".envrc",
+        Always,
+        "direnv runs it when a shell enters the folder",
+    ),
+    e(
+        "mise.toml",
+        IfAny(MISE),
+        "mise hooks, tasks and env scripts (trust is kept per path)",
+    ),
+    e(
+        ".mise.toml",
+        IfAny(MISE),
+        "mise hooks, tasks and env scripts",
+    ),
+    e("mise.local.toml", IfAny(MISE), "mise local overrides"),
+    e(".mise.local.toml", IfAny(MISE), "mise local overrides"),
+    e(".mise", IfAny(MISE), "mise configuration and task scripts"),
+    e(
+        ".tool-versions",
+        IfAny(MISE),
+        "mise/asdf tool selection (mise path: versions put workspace binaries on PATH)",
+    ),
+    e(
+        "flake.nix",
+        IfAny(DIRENV),
+        "evaluated (shellHook) by `use flake` in .envrc",
+    ),
+    e(
+        "flake.lock",
+        IfAny(DIRENV),
+        "pins the inputs `use flake` evaluates",
+    ),
+    e(
+        "shell.nix",
+        IfAny(DIRENV),
+        "evaluated (shellHook) by `use nix`",
+    ),
+    e(
+        "default.nix",
+        IfAny(DIRENV),
+        "evaluated by `use nix` without shell.nix",
+    ),
+    e(
+        "devenv.nix",
+        IfAny(DIRENV),
+        "evaluated (enterShell runs) by `use devenv` in .envrc",
+    ),
+    e(
+        "devenv.yaml",
+        IfAny(DIRENV),
+        "the inputs and imports `use devenv` evaluates",
+    ),
+    e(
+        ".direnv",
+        IfAny(DIRENV),
+        "direnv layouts and nix-direnv caches sourced on entry",
+    ),
+    // Shell start-up files (read only from the home directory).
+    e(".bashrc", IfHome, "shell start-up file"),
+    e(".bash_profile", IfHome, "shell start-up file"),
+    e(".bash_login", IfHome, "shell start-up file"),
+    e(".bash_logout", IfHome, "shell start-up file"),
+    e(".profile", IfHome, "shell start-up file"),
+    e(".zshrc", IfHome, "shell start-up file"),
+    e(".zshenv", IfHome, "shell start-up file"),
+    e(".zprofile", IfHome, "shell start-up file"),
+    e(".zlogin", IfHome, "shell start-up file"),
+    e(".zlogout", IfHome, "shell start-up file"),
+    e(".kshrc", IfHome, "shell start-up file"),
+    e(".cshrc", IfHome, "shell start-up file"),
+    e(".tcshrc", IfHome, "shell start-up file"),
+];
+
+/// Entries read only at the top of a repository or build (git, hook
+/// managers' configuration, the VCS directories themselves), as opposed to
+/// the other [`Reserve::Always`] entries, which their program reads in
+/// whichever directory it starts in, is opened on or a shell enters.
+const TOP_ONLY: &[&str] = &[
+    "HEAD",
+    ".gitmodules",
+    ".husky",
+    ".lfsconfig",
+    ".pre-commit-config.yaml",
+    ".hg/hgrc",
+    ".jj/repo/config.toml",
+];
+
+/// [`Reserve::Never`] entries read in any directory and its parents (cargo
+/// reads `.cargo/config.toml` of the current directory and every parent):
+/// protected wherever they lie, never reserved (a placeholder there stops
+/// cargo); new ones are set aside after the run
+/// ([`crate::protect::grant_walk::UPWARD`]).
+const ANY_DEPTH_PRESENT: &[&str] = &[".cargo/config.toml", ".cargo/config"];
+
+/// Whether `en` is read in any directory, not only at the workspace's top:
+/// agents' and editors' folder settings (an agent started, an editor
+/// opened, in `packages/api` reads `packages/api/.claude/settings.json`),
+/// direnv's `.envrc` and mise's files (a shell entering the directory),
+/// rustup's toolchain file (cargo run there), `skarn.toml`. Such a name is
+/// protected at any depth: by `skarn hook`'s file guard, and by `skarn run`
+/// (existing ones read-only, new ones set aside after the run).
+pub fn any_depth(en: &Entry) -> bool {
+    match en.reserve {
+        Reserve::Always => !TOP_ONLY.contains(&en.path),
+        Reserve::IfAny(fam) => fam == MISE,
+        Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
+        Reserve::IfHome => false,
+    }
+}
+
+/// Whether an entry named `name` below the top of a writable grant is one
+/// of the [`any_depth`] entries.
+pub fn any_depth_name(name: &std::ffi::OsStr) -> bool {
+    ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
+}
+
+/// Files found by this suffix at the workspace's top level are kept
+/// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,
+/// settings and extension recommendations applied on open).
+pub const WORKSPACE_FILE_SUFFIX: &str = ".code-workspace";
+
+/// Paths inside the workspace's `.git` directory planned statically (when
+/// `.git` is a directory at the workspace root). The helper adds what the
+/// effective configuration names ([`crate::protect::git::git_vet`]) before the run.
+pub const GIT_DIR_ENTRIES: &[Entry] = &[
+    e(".git/hooks", Always, "hooks run by git on the host"),
+    e(
+        ".git/config",
+        Always,
+        "core.hooksPath, fsmonitor, filters, aliases",
+    ),
+    e(
+        ".git/modules",
+        Always,
+        "submodules' git directories (hooks, config)",
+    ),
+    e(
+        ".git/objects/info/alternates",
+        Always,
+        "makes git read objects from anywhere (a place the command chose)",
+    ),
+    e(
+        ".git/commondir",
+        Never,
+        "redirects the common directory (hooks, config); an unreadable one stops git",
+    ),
+    e(
+        ".git/config.worktree",
+        Never,
+        "per-worktree config when extensions.worktreeConfig is set",
+    ),
+];
+
+#[cfg(test)]
+#[path = "persistence_tests.rs"]
+mod tests;

@@ -1,0 +1,332 @@
+//! Secrets for a run (issue 27), sandbox side: the bound hosts join the
+//! proxy's allow list, the run's CA goes into the private home (the
+//! certificate only: its key, like the values, goes to the proxy process
+//! alone), and the command's environment gets the placeholders and the
+//! variables that make the usual tools trust the run's CA.
+
+use std::path::{Path, PathBuf};
+
+use skarn_egress::secrets::SecretSpec;
+use skarn_egress::{CaMaterial, make_run_ca};
+
+use crate::linux::plan::Plan;
+use crate::policy::{HostList, NetPolicy};
+
+/// Where the run CA's certificate and the bundle (system roots + run CA)
+/// are put in the private home.
+pub const CA_DIR: &str = ".cache/skarn-run";
+
+/// Before a gateway server's start, remove what is not ours on the way to
+/// its run CA files: its state directory ([`CA_DIR`] below its HOME) is
+/// writable by the server and kept between starts, and a link left at
+/// `.cache`, `.cache/skarn-run` or a CA file's name (attack atk27 F11)
+/// would otherwise be protected read-only by the plan and make set-up
+/// fail (init never writes through it: see `mounts::beneath`). Called
+/// while the server is not running; links are removed, never followed.
+pub fn tidy_ca_dir(home: &Path) {
+    let mut p = home.to_path_buf();
+    for part in [".cache", "skarn-run"] {
+        p.push(part);
+        match std::fs::symlink_metadata(&p) {
+            Ok(md) if md.is_dir() => {}
+            Ok(_) => {
+                let _ = std::fs::remove_file(&p);
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+    for f in ["run-ca.pem", "ca-bundle.pem"] {
+        let f = p.join(f);
+        if let Ok(md) = std::fs::symlink_metadata(&f)
+            && !md.is_file()
+        {
+            if md.is_dir() {
+                let _ = std::fs::remove_dir_all(&f);
+            } else {
+                let _ = std::fs::remove_file(&f);
+            }
+        }
+    }
+}
+
+/// A variable: (name, value).
+pub type EnvVar = (String, String);
+
+/// Variables pointing tools at a CA bundle (system roots and the run CA).
+const BUNDLE_VARS: &[&str] = &[
+    "SSL_CERT_FILE",
+    "CURL_CA_BUNDLE",
+    "REQUESTS_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+    "CARGO_HTTP_CAINFO",
+    "PIP_CERT",
+    "npm_config_cafile",
+    "AWS_CA_BUNDLE",
+    "DENO_CERT",
+];
+
+/// Variables naming extra CAs only (added to the tool's own roots).
+const EXTRA_VARS: &[&str] = &["NODE_EXTRA_CA_CERTS"];
+
+/// The secrets granted to one run, with its CA.
+pub struct RunSecrets {
+    /// The bound secrets (values included).
+    pub specs: Vec<SecretSpec>,
+    /// The run's CA.
+    pub ca: CaMaterial,
+}
+
+impl RunSecrets {
+    /// Make the run's CA for `specs`; `None` without secrets.
+    pub fn new(specs: Vec<SecretSpec>) -> Result<Option<RunSecrets>, String> {
+        if specs.is_empty() {
+            return Ok(None);
+        }
+        let hosts: Vec<String> = specs.iter().flat_map(|s| s.hosts.clone()).collect();
+        let ca = make_run_ca(&hosts).map_err(|e| e.to_string())?;
+        Ok(Some(RunSecrets { specs, ca }))
+    }
+
+    /// Where the user's dotfiles held a granted value, the same setting
+    /// with the placeholder: lines to add to the sanitised copies
+    /// (`~/.npmrc`: `//host/:_authToken=...` and the like) and variables
+    /// (`PIP_INDEX_URL`/`PIP_EXTRA_INDEX_URL` for a pip index URL with the
+    /// value as its password; an INI section cannot be appended to).
+    pub fn dotfile_placeholders(&self, home: &Path) -> (Vec<(PathBuf, String)>, Vec<EnvVar>) {
+        let read = |rel: &str| {
+            let p = home.join(rel);
+            std::fs::metadata(&p)
+                .ok()
+                .filter(|m| m.is_file() && m.len() < 1 << 20)
+                .and_then(|_| std::fs::read_to_string(&p).ok())
+                .map(|t| (p, t))
+        };
+        let mut lines = Vec::new();
+        let mut vars = Vec::new();
+        if let Some((p, text)) = read(".npmrc") {
+            for l in text.lines() {
+                if let Some(r) = self.with_placeholders(l.trim()) {
+                    lines.push((p.clone(), r));
+                }
+            }
+        }
+        for rel in [".config/pip/pip.conf", ".pip/pip.conf"] {
+            let Some((_, text)) = read(rel) else { continue };
+            for l in text.lines() {
+                let Some((k, v)) = l.split_once(['=', ':']) else {
+                    continue;
+                };
+                let var = match k.trim() {
+                    "index-url" | "index_url" => "PIP_INDEX_URL",
+                    "extra-index-url" | "extra_index_url" => "PIP_EXTRA_INDEX_URL",
+                    _ => continue,
+                };
+                if let Some(r) = self.with_placeholders(v.trim())
+                    && !vars.iter().any(|(n, _): &(String, String)| n == var)
+                {
+                    vars.push((var.to_string(), r));
+                }
+            }
+        }
+        (lines, vars)
+    }
+
+    /// `text` with each value replaced by its placeholder, if it held one.
+    fn with_placeholders(&self, text: &str) -> Option<String> {
+        if !self.holds_value(text.as_bytes()) {
+            return None;
+        }
+        let mut t = text.to_string();
+        for s in &self.specs {
+            if !s.value.is_empty() {
+                t = t.replace(s.value.as_str(), &s.placeholder);
+            }
+        }
+        Some(t)
+    }
+
+    /// Whether `text` holds one of the values.
+    pub fn holds_value(&self, text: &[u8]) -> bool {
+        self.specs.iter().any(|s| {
+            let v = s.value.as_bytes();
+            !v.is_empty() && text.windows(v.len()).any(|w| w == v)
+        })
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for h in self.specs.iter().flat_map(|s| &s.hosts) {
+            if !v.contains(h) {
+                v.push(h.clone());
+            }
+        }
+        v
+    }
+
+    /// Route the bound hosts through the proxy: `deny` becomes
+    /// `allow:<bound hosts>`, an allow list gains them; a direct network
+    /// policy is refused (the command would reach the hosts around the
+    /// proxy, with placeholders that do not work).
+    pub fn widen_net(&self, net: &mut NetPolicy) -> Result<(), String> {
+        let hosts = self.hosts();
+        match net {
+            NetPolicy::DenyAll => {
+                *net = NetPolicy::AllowHosts(HostList {
+                    allow: hosts,
+                    ..HostList::default()
+                });
+                Ok(())
+            }
+            NetPolicy::AllowHosts(list) => {
+                for h in hosts {
+                    if !list.allow.contains(&h) {
+                        list.allow.push(h);
+                    }
+                }
+                Ok(())
+            }
+            _ => Err(
+                "secrets need --net deny (the default) or --net allow:...: with a direct \
+                 network the command would bypass the proxy that puts them in"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Name secret `name`'s placeholder variable `var` instead (a gateway
+    /// server's `env = { VAR = { secret = "name" } }`).
+    pub fn rename_env(specs: &mut [SecretSpec], name: &str, var: &str) {
+        for s in specs.iter_mut().filter(|s| s.name == name) {
+            s.env = var.to_string();
+        }
+    }
+
+    /// Hand the secrets to the planned proxy and set the command's
+    /// variables: each secret's placeholder, and the CA variables naming
+    /// the run CA's certificate and the bundle, which init writes into
+    /// `dir` (a directory the command sees at the same path: the private
+    /// home's [`CA_DIR`], a gateway server's state directory).
+    pub fn attach(self, plan: &mut Plan, dir: &Path) -> Result<(), String> {
+        let Some(e) = plan.egress.as_mut() else {
+            return Err(
+                "secrets need the egress proxy, which needs a network namespace (not \
+                 available here)"
+                    .into(),
+            );
+        };
+        let bundle = dir.join("ca-bundle.pem").display().to_string();
+        let ca = dir.join("run-ca.pem").display().to_string();
+        // Written at every start (a state directory keeps an older run's).
+        plan.fs.push(crate::linux::plan::FsOp::Bundle {
+            path: dir.join("run-ca.pem"),
+            system: PathBuf::new(),
+            extra: self.ca.cert_pem.clone(),
+        });
+        plan.fs.push(crate::linux::plan::FsOp::Bundle {
+            path: dir.join("ca-bundle.pem"),
+            system: system_bundle().unwrap_or_default(),
+            extra: self.ca.cert_pem.clone(),
+        });
+        let env = &mut plan.set_env;
+        for s in &self.specs {
+            env.push((s.env.clone(), s.placeholder.clone()));
+        }
+        env.extend(BUNDLE_VARS.iter().map(|v| (v.to_string(), bundle.clone())));
+        env.extend(EXTRA_VARS.iter().map(|v| (v.to_string(), ca.clone())));
+        plan.report.notes.push(format!(
+            "secrets: {} hold placeholders; the proxy terminates TLS for {} with this run's CA \
+             (trusted inside only) and puts the values in requests allowed to carry them",
+            self.specs
+                .iter()
+                .map(|s| format!("{} (${})", s.name, s.env))
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.hosts().join(", ")
+        ));
+        e.secrets = self.specs;
+        e.ca = Some(self.ca);
+        Ok(())
+    }
+}
+
+/// The text of a system CA bundle, the host tree being under `root` (`/`
+/// outside, the old root while init builds the new one): the file, or
+/// every `*.pem`/`*.crt` file of a directory (`/etc/ssl/certs` without a
+/// bundle file), absolute links resolved under `root`; at most 8 MiB in
+/// all; empty when unreadable. Ends with a newline unless empty.
+pub fn read_system_bundle(root: &Path, p: &Path) -> String {
+    const MAX: usize = 8 << 20;
+    if p.as_os_str().is_empty() {
+        return String::new();
+    }
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(under(root, p)) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| p.join(e.file_name()))
+            .filter(|f| f.extension().is_some_and(|x| x == "pem" || x == "crt"))
+            .collect(),
+        Err(_) => vec![p.to_path_buf()],
+    };
+    files.sort();
+    let mut text = String::new();
+    for f in files {
+        let Some(t) = read_under(root, &f, MAX - text.len().min(MAX)) else {
+            continue;
+        };
+        text.push_str(&t);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn under(root: &Path, p: &Path) -> PathBuf {
+    root.join(p.strip_prefix("/").unwrap_or(p))
+}
+
+/// A regular file's text, links followed under `root` (8 hops), if it
+/// fits in `room` bytes.
+fn read_under(root: &Path, p: &Path, room: usize) -> Option<String> {
+    let mut cur = p.to_path_buf();
+    for _ in 0..8 {
+        let real = under(root, &cur);
+        let md = std::fs::symlink_metadata(&real).ok()?;
+        if md.file_type().is_symlink() {
+            let t = std::fs::read_link(&real).ok()?;
+            cur = if t.is_absolute() {
+                t
+            } else {
+                cur.parent()?.join(t)
+            };
+            continue;
+        }
+        if !md.is_file() || md.len() as usize > room {
+            return None;
+        }
+        return std::fs::read_to_string(real).ok();
+    }
+    None
+}
+
+/// The system's CA bundle: the caller's `SSL_CERT_FILE`, else the first
+/// usual location that exists, else the certificates directory.
+fn system_bundle() -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(f) = std::env::var_os("SSL_CERT_FILE") {
+        candidates.push(f.into());
+    }
+    for p in [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+    ] {
+        candidates.push(p.into());
+    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .or_else(|| Some(PathBuf::from("/etc/ssl/certs")).filter(|d| d.is_dir()))
+}
