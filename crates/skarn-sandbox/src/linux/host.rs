@@ -91,6 +91,17 @@ pub struct HostFacts {
     /// (`file: line`; said in the report, see [`crate::protect::shell_sources`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unresolved: Vec<String>,
+    /// Relative names the home's start-up files source (see
+    /// [`crate::protect::home_links::Found::relative`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup_relative: Vec<(PathBuf, String)>,
+    /// Writable grants a home configuration file names (set by
+    /// [`HostFacts::observe_policy`]; see [`crate::protect::home_mentions`]).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::protect::home_mentions::Mentions::is_empty"
+    )]
+    pub home_mentions: crate::protect::home_mentions::Mentions,
     /// Why the workspace is not a project directory, when the user allowed
     /// it anyway (set by [`HostFacts::observe_policy`]; see
     /// [`crate::policy::workspace_kind`]): it is then protected like a home.

@@ -127,6 +127,8 @@ impl HostFacts {
             trusted_unfinished: Vec::new(),
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
+            home_mentions: Default::default(),
+            startup_relative: Vec::new(),
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
             home_real,
@@ -167,6 +169,14 @@ impl HostFacts {
             self.home_entries.sort();
         }
         self.observe_trusted(policy);
+        if let Some(h) = &self.home
+            && policy.protect_persistence
+        {
+            let grants: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
+                .chain(policy.write.iter().map(|g| g.path.clone()))
+                .collect();
+            self.home_mentions = crate::protect::home_mentions::scan(h, &grants);
+        }
     }
 
     /// Follow the home's trusted files, git's global configuration and
@@ -180,6 +190,7 @@ impl HostFacts {
             found = f.trusted;
             self.trusted_unfinished = f.unfinished;
             self.trusted_unresolved = f.unresolved;
+            self.startup_relative = f.relative;
             for (p, via, secret) in crate::protect::host_programs::global_git_programs(&h) {
                 if let Some(target) = cache.resolve(&p) {
                     found.push(Trusted::new(&p, target, via, secret));
@@ -235,6 +246,14 @@ impl HostFacts {
                     found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
                 }
             }
+        }
+        // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn
+        // runs it on the host.
+        if let Some(p) = crate::protect::yarn_path::named(&policy.workspace)
+            && let Some(target) = cache.resolve(&p)
+        {
+            let via = "the yarnPath of the workspace's .yarnrc.yml (yarn runs it)";
+            found.push(Trusted::new(&p, target, via.into(), false));
         }
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);

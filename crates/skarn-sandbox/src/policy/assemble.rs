@@ -164,6 +164,12 @@ impl Policy {
                 &mut prov,
             );
             set_bool(
+                &mut p.trust_home_config_workspace,
+                &l.trust_home_config_workspace,
+                "trust_home_config_workspace",
+                &mut prov,
+            );
+            set_bool(
                 &mut p.private_home,
                 &l.private_home,
                 "private_home",

@@ -21,6 +21,7 @@
 //! private_home = true            # a private, writable, discarded $HOME
 //! workspace_layer = "direct"      # or "cow" (ADR 0130)
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
+//! trust_home_config_workspace = false  # keep a workspace the home's configuration names writable
 //! secrets = ["github"]           # user file only: see skarn_egress::secrets::config
 //! ```
 
@@ -118,6 +119,9 @@ pub struct RunSection {
     pub fail_closed: Option<bool>,
     /// Accept a workspace that holds the home directory.
     pub allow_home_workspace: Option<bool>,
+    /// Keep a workspace writable although a home configuration file
+    /// names it (the user's own file only).
+    pub trust_home_config_workspace: Option<bool>,
     /// Private writable home (default true).
     pub private_home: Option<bool>,
     /// How the workspace is written: `direct` (default) or `cow`.

@@ -154,6 +154,21 @@ fn linked_why(
         ));
     }
     let real = canonical_lossy(path)?;
+    // Whoever made the link (a run under another HOME is in no record
+    // here), a write grant led into a git directory or another place host
+    // programs run code from is refused (atk22b F11).
+    if is_write
+        && let Some(n) = real
+            .components()
+            .map(|c| c.as_os_str())
+            .find(|n| *n == ".git" || *n == ".hg" || crate::protect::persistence::any_depth_name(n))
+    {
+        return Some(format!(
+            "it leads to {}, inside {}, a place host programs run code from",
+            real.display(),
+            n.to_string_lossy()
+        ));
+    }
     let place = crate::protect::grant_links::home_place(&real, home.filter(|_| is_write)?)?;
     Some(format!(
         "it leads to {}, the home's start-up, configuration or secret place {}",

@@ -126,6 +126,8 @@ pub struct Layer {
     pub fail_closed: Option<Sourced<bool>>,
     /// Accept a workspace holding the home directory.
     pub allow_home_workspace: Option<Sourced<bool>>,
+    /// Keep a grant a home configuration file names writable (ADR 0160).
+    pub trust_home_config_workspace: Option<Sourced<bool>>,
     /// A private, discarded home.
     pub private_home: Option<Sourced<bool>>,
     /// How the workspace is written (ADR 0130).
@@ -258,6 +260,10 @@ impl Layer {
             (r.protect_persistence, &mut l.protect_persistence),
             (r.fail_closed, &mut l.fail_closed),
             (r.allow_home_workspace, &mut l.allow_home_workspace),
+            (
+                r.trust_home_config_workspace,
+                &mut l.trust_home_config_workspace,
+            ),
             (r.private_home, &mut l.private_home),
         ] {
             *dst = v.map(|b| Sourced::new(b, &file));
@@ -302,7 +308,20 @@ impl Layer {
         let Some(c) = RunConfig::load(&file, workspace)? else {
             return Ok((out, notes));
         };
-        let layer = Layer::from_config(&c, home)?;
+        let mut layer = Layer::from_config(&c, home)?;
+        // Only the user's own file (or the flag) may keep a workspace the
+        // home's configuration names writable: never the workspace's.
+        if layer
+            .trust_home_config_workspace
+            .take()
+            .is_some_and(|v| v.value)
+        {
+            notes.push(format!(
+                "warning: {}: trust_home_config_workspace is ignored: only \
+                 ~/.config/skarn/config.toml or --trust-home-config-workspace may set it",
+                file.display()
+            ));
+        }
         if trust.trusts(&file, c.text.as_bytes()) {
             out.push(layer);
             return Ok((out, notes));

@@ -221,6 +221,10 @@ pub struct Policy {
     /// under it is then protected, whether or not it exists.
     #[serde(default)]
     pub allow_home_workspace: bool,
+    /// Keep a grant writable although a home configuration file names a
+    /// path in it (ADR 0160; the user's own config or the flag only).
+    #[serde(default)]
+    pub trust_home_config_workspace: bool,
     /// Files written into the private home before the command starts
     /// (sanitised copies of the host's dotfiles: settings without
     /// credentials), as (path, contents).
@@ -290,6 +294,7 @@ impl Policy {
             cache_dirs: Vec::new(),
             private_home: true,
             allow_home_workspace: false,
+            trust_home_config_workspace: false,
             home_files: Vec::new(),
             workspace_layer: WorkspaceLayerMode::default(),
             sources: Default::default(),

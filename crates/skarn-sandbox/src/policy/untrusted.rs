@@ -139,6 +139,12 @@ pub fn narrow(layer: Layer, before: &[Layer]) -> (Layer, Vec<String>) {
         "allow_home_workspace",
         &mut drop,
     );
+    out.trust_home_config_workspace = keep(
+        layer.trust_home_config_workspace,
+        false,
+        "trust_home_config_workspace",
+        &mut drop,
+    );
     (out, dropped)
 }
 

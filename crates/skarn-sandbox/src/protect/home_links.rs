@@ -151,6 +151,10 @@ pub struct Found {
     pub unfinished: Vec<PathBuf>,
     /// Start-up file lines sourcing what could not be expanded (said).
     pub unresolved: Vec<String>,
+    /// Relative names start-up files source (kept read-only in every
+    /// writable grant: a shell started there reads them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relative: Vec<(PathBuf, String)>,
 }
 
 /// Entries examined by one scan (all roots together).
@@ -221,6 +225,7 @@ pub fn scan(home: &Path) -> Found {
     // Files sourced past the bounds are not followed: said.
     s.found.unfinished.extend(sc.stopped);
     s.found.unresolved = sc.unresolved;
+    s.found.relative = sc.relative;
     s.found.trusted.sort_by(|a, b| a.target.cmp(&b.target));
     s.found.trusted.dedup_by(|a, b| {
         a.target == b.target && a.secret == b.secret && a.tree == b.tree && a.via == b.via

@@ -15,6 +15,10 @@ pub mod grant_walk;
 #[cfg(unix)]
 pub mod home_links;
 #[cfg(unix)]
+pub mod home_mention_places;
+#[cfg(unix)]
+pub mod home_mentions;
+#[cfg(unix)]
 pub mod host_programs;
 #[cfg(unix)]
 pub mod owner_only;
@@ -36,3 +40,5 @@ pub mod shell_words;
 pub mod terminal_filter;
 #[cfg(unix)]
 pub mod venv_guard;
+#[cfg(unix)]
+pub mod yarn_path;

@@ -192,6 +192,17 @@ pub const ENTRIES: &[Entry] = &[
     e(".nvimrc", Always, "run by Neovim on open with 'exrc'"),
     e(".exrc", Always, "run by Vim and Neovim on open with 'exrc'"),
     e(
+        ".vimrc",
+        Always,
+        "run by Vim on open with 'exrc' (before .exrc)",
+    ),
+    e("_vimrc", Always, "run by Vim on open with 'exrc'"),
+    e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
+    e("_gvimrc", Always, "run by gVim on open with 'exrc'"),
+    e(".yarnrc.yml", Never, "yarn runs its yarnPath and plugins"),
+    e(".yarn/releases", Never, "the yarn program a yarnPath names"),
+    e(".yarn/plugins", Never, "yarn plugins yarn loads"),
+    e(
         ".lfsconfig",
         Always,
         "git-lfs custom transfer agents (programs) and endpoints",

@@ -68,6 +68,10 @@ pub struct Scanned {
     pub stopped: Option<PathBuf>,
     /// Lines that source a path that could not be expanded (file: line).
     pub unresolved: Vec<String>,
+    /// Relative sourced names (`. .bashrc.local`): a shell resolves them
+    /// from the directory it starts in, which may be any workspace (an
+    /// editor's terminal), as (name, how).
+    pub relative: Vec<(PathBuf, String)>,
 }
 
 /// Read the home's start-up files and what they source.
@@ -257,7 +261,15 @@ fn source(
         // home) or not expandable at all.
         let rel = !arg.contains('$') && !arg.contains('`') && !arg.starts_with('/');
         if rel {
-            let p = home.join(arg.trim_matches(|c| c == '"' || c == '\''));
+            let name = PathBuf::from(arg.trim_matches(|c| c == '"' || c == '\''));
+            let plain = name
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if plain && s.relative.len() < 64 && !s.relative.iter().any(|(n, _)| *n == name) {
+                let how = format!("{by} (`{}`), read from the shell's directory", short(line));
+                s.relative.push((name.clone(), how));
+            }
+            let p = home.join(&name);
             next.push(p.clone());
             push(s, p, by, None);
         } else if s.unresolved.len() < 16 {

@@ -29,6 +29,8 @@ pub fn nonroot() -> HostFacts {
         trusted_unfinished: vec![],
         trusted_unresolved: vec![],
         home_like_workspace: None,
+        home_mentions: Default::default(),
+        startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
         home_real: None,
         passwd_home: None,

@@ -2,7 +2,8 @@
 //! a home start-up file and a secret that link into the workspace, a host
 //! server's socket inside it and below node_modules, a start-up file's
 //! hard link, a file it sources, a rust-toolchain.toml in a subdirectory,
-//! and `/tmp` itself as the workspace. All in
+//! `/tmp` itself as the workspace, and a file `~/.inputrc` includes from
+//! a workspace its configuration names (ADR 0160). All in
 //! the self-test's scratch directory; each verdict decided from outside.
 
 use std::os::unix::fs::symlink;
@@ -11,6 +12,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::doctor_probe::{first_line, sandboxed};
+
+/// The attempts below test the precise protections, which hold whether or
+/// not the user trusts a workspace the home's configuration names (the
+/// first attempt makes `~/.bashrc` a link into it): trusted, so that a
+/// read-only workspace does not hide them. The last attempt is without.
+const TRUST: &[&str] = &["--trust-home-config-workspace"];
 
 /// Run the attempts under `root` (holding `ws` and `home`); `push` records
 /// (attempt, escaped, detail).
@@ -24,7 +31,7 @@ pub(super) fn attempts(
     std::fs::write(&rc, "# rc\n")?;
     symlink(&rc, home.join(".bashrc"))?;
     let rc_s = rc.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &rc_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["write", &rc_s]);
     let changed = std::fs::read_to_string(&rc).map_or(true, |s| s != "# rc\n");
     push(
         "change a home start-up file that links into the workspace",
@@ -38,7 +45,7 @@ pub(super) fn attempts(
     std::fs::create_dir_all(home.join(".aws"))?;
     symlink(&creds, home.join(".aws/credentials"))?;
     let creds_s = creds.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["read", &creds_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["read", &creds_s]);
     push(
         "read a secret that links into the workspace",
         o.contains(secret),
@@ -49,7 +56,7 @@ pub(super) fn attempts(
     let l = UnixListener::bind(&sock)?;
     l.set_nonblocking(true)?;
     let sock_s = sock.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["unix", &sock_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["unix", &sock_s]);
     push(
         "connect to a host server's socket inside the workspace",
         l.accept().is_ok(),
@@ -63,7 +70,7 @@ pub(super) fn attempts(
     std::fs::write(home.join(".zshrc"), "# zrc\n")?;
     std::fs::hard_link(home.join(".zshrc"), &hl)?;
     let hl_s = hl.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &hl_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["write", &hl_s]);
     let changed = std::fs::read_to_string(home.join(".zshrc")).map_or(true, |s| s != "# zrc\n");
     push(
         "change a home start-up file through a hard link in the workspace",
@@ -76,7 +83,7 @@ pub(super) fn attempts(
     let l2 = UnixListener::bind(&deep)?;
     l2.set_nonblocking(true)?;
     let deep_s = deep.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["unix", &deep_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["unix", &deep_s]);
     push(
         "connect to a host server's socket below node_modules",
         l2.accept().is_ok(),
@@ -86,7 +93,7 @@ pub(super) fn attempts(
     std::fs::create_dir_all(ws.join("crate"))?;
     let tc = ws.join("crate/rust-toolchain.toml");
     let tc_s = tc.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &tc_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["write", &tc_s]);
     push(
         "leave a rust-toolchain.toml in a subdirectory for the host's rustup",
         tc.exists(),
@@ -97,11 +104,26 @@ pub(super) fn attempts(
     std::fs::write(&sourced, "# sourced\n")?;
     std::fs::write(home.join(".profile"), format!(". {}\n", sourced.display()))?;
     let sourced_s = sourced.display().to_string();
-    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &sourced_s]);
+    let (_, o) = sandboxed(exe, root, "deny", TRUST, &["write", &sourced_s]);
     let changed = std::fs::read_to_string(&sourced).map_or(true, |s| s != "# sourced\n");
     push(
         "change a file the home's ~/.profile sources from the workspace",
         changed,
+        first_line(&o),
+    );
+
+    // ADR 0160: a workspace a home configuration file names (here
+    // `~/.inputrc`'s `$include`, a missing file) is read-only as a whole.
+    let inc = ws.join("planted-inputrc");
+    std::fs::write(
+        home.join(".inputrc"),
+        format!("$include \"{}\"\n", inc.display()),
+    )?;
+    let inc_s = inc.display().to_string();
+    let (_, o) = sandboxed(exe, root, "deny", &[], &["write", &inc_s]);
+    push(
+        "plant a file the home's ~/.inputrc includes from the workspace",
+        inc.exists(),
         first_line(&o),
     );
 

@@ -89,6 +89,14 @@ pub struct Args {
     /// protected, existing or not.
     #[arg(long)]
     pub allow_home_workspace: bool,
+    /// Keep the workspace (and write grants) writable although a home
+    /// configuration file names a path in it (a shell rc, ~/.gitconfig,
+    /// ~/.ssh/config, ~/.vimrc, ...: host programs may run what the
+    /// command writes there). By default such a grant is read-only for
+    /// the run [config: [run] trust_home_config_workspace in
+    /// ~/.config/skarn/config.toml only].
+    #[arg(long)]
+    pub trust_home_config_workspace: bool,
     /// Accept a workspace that is not a project directory: /tmp or
     /// /var/tmp themselves, a shared or system directory (/srv, /mnt,
     /// /var/lib, /run, ...), $TMPDIR, or a directory on PATH (refused
@@ -436,6 +444,18 @@ fn run_confined(
                 "published: 127.0.0.1:{h} on the host is relayed to port {s} of the sandbox's \
                  loopback (--publish)"
             ));
+        }
+    }
+    if !args.report && !args.json {
+        // A workspace made read-only is said even without --report: the
+        // command's writes fail, and the user should learn why at once.
+        for n in plan
+            .report
+            .notes
+            .iter()
+            .filter(|n| n.contains(" is read-only for this run: the home's"))
+        {
+            eprintln!("skarn: {n}");
         }
     }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {

@@ -54,6 +54,12 @@ pub(crate) fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, Pol
             "--allow-home-workspace",
         ),
         (
+            &mut l.trust_home_config_workspace,
+            args.trust_home_config_workspace,
+            true,
+            "--trust-home-config-workspace",
+        ),
+        (
             &mut l.private_home,
             args.no_private_home,
             false,

@@ -83,6 +83,8 @@ mod run_git_protections;
 #[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
+mod run_home_mentions;
+#[cfg(target_os = "linux")]
 mod run_host_runs;
 #[cfg(target_os = "linux")]
 mod run_lifecycle;
@@ -94,7 +96,6 @@ mod run_links_out;
 mod run_links_round3b;
 #[cfg(target_os = "linux")]
 mod run_links_round3c;
-#[cfg(target_os = "linux")]
 mod run_links_round4;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;

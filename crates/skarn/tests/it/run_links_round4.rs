@@ -117,7 +117,13 @@ fn what_a_home_start_up_file_reaches_inside_the_workspace_is_read_only() {
                  printf '#!/bin/sh\\necho \"echo PWN-prompt\"\\n' > tools/prompt; \
                  printf '#!/bin/sh\\necho PWN-ls\\n' > pbin/ls; chmod +x pbin/ls; \
                  echo ok > written.txt; true";
-    let o = run_in(&ws, &home, &["--report"], &["sh", "-c", plant]);
+    // Trusted (ADR 0160): the precise protections still hold.
+    let o = run_in(
+        &ws,
+        &home,
+        &["--report", "--trust-home-config-workspace"],
+        &["sh", "-c", plant],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("written.txt")), "ok\n", "{}", err(&o));
     assert!(!ws.join("bash.d/z.sh").exists(), "{}", err(&o));
@@ -164,7 +170,10 @@ fn editor_and_tmux_start_up_places_are_read_only() {
     t.file("home/proj/tmux/status.sh", "#!/bin/sh\ntrue\n");
     let plant = "echo 'call writefile([\"PWN\"], \"/tmp/x\")' > vim/plugin/evil.vim; \
                  printf '#!/bin/sh\\necho PWN\\n' > tmux/status.sh; echo ok > ok.txt; true";
-    let o = run_in(&ws, &home, &[], &["sh", "-c", plant]);
+    // Trusted (ADR 0160), so that the rest of the workspace stays
+    // writable: the precise protections still hold.
+    let trust = ["--trust-home-config-workspace"];
+    let o = run_in(&ws, &home, &trust, &["sh", "-c", plant]);
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(read(&ws.join("ok.txt")), "ok\n", "{}", err(&o));
     assert!(!ws.join("vim/plugin/evil.vim").exists(), "{}", err(&o));

@@ -27,6 +27,8 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         trusted_unfinished: vec![],
         trusted_unresolved: vec![],
         home_like_workspace: None,
+        home_mentions: Default::default(),
+        startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
         home_real: None,
         passwd_home: None,

@@ -96,7 +96,7 @@ pub(super) fn collect(
         }
         !hit
     });
-    super::trusted::demote(host, &mut binds, report);
+    super::trusted::demote(policy, host, &mut binds, report);
     // Shallow paths first so a nested grant is mounted on top of its parent.
     binds.sort_by_key(|(p, _, _)| p.components().count());
     for (p, a, src) in &binds {

@@ -19,6 +19,7 @@ mod hint;
 mod landlock;
 mod limits;
 mod mechanisms;
+mod mentions;
 mod model;
 mod network;
 mod protect;

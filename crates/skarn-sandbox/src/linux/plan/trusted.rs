@@ -22,6 +22,7 @@ pub(super) const DEMOTED: &str = " (read-only: a home start-up file reaches it)"
 /// directory, a directory they source by pattern or through a variable, a
 /// `PATH` directory they add) become read-only for the run, said.
 pub(super) fn demote(
+    policy: &crate::Policy,
     host: &HostFacts,
     binds: &mut [(PathBuf, Access, String)],
     report: &mut RestrictionReport,
@@ -49,6 +50,8 @@ pub(super) fn demote(
         *a = Access::ReadExec;
         src.push_str(DEMOTED);
     }
+    // What the precise rules above left writable.
+    super::mentions::demote(policy, host, binds, report);
 }
 
 /// The protecting steps for trusted places inside writable grants.
@@ -175,6 +178,24 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
                     repo.display()
                 ));
             }
+        }
+    }
+    // A relative name a start-up file sources is read from the directory
+    // the shell starts in: any writable grant (an editor's terminal).
+    for (name, how) in &host.startup_relative {
+        for (p, a, _) in &g.binds {
+            if *a != Access::ReadWrite {
+                continue;
+            }
+            report.notes.push(format!(
+                "{} is kept read-only (reserved if missing): {how}",
+                p.join(name).display()
+            ));
+            out.push(FsOp::Protect {
+                path: p.join(name),
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
         }
     }
     if !host.trusted_unresolved.is_empty() {

@@ -1,0 +1,259 @@
+//! Where code-running configuration lives in a home: the list
+//! [`crate::protect::home_mentions`] reads (ADR 0160). Data, with a reason per
+//! entry. What is left out on purpose: history files, caches, editor and
+//! agent state (recent-folder lists such as VS Code's `storage.json` or
+//! `~/.claude.json`), which name projects without running anything.
+
+/// One home place (relative to the home).
+pub struct Place {
+    /// The path below the home.
+    pub path: &'static str,
+    /// A directory read whole (bounded), or one file.
+    pub dir: bool,
+    /// Why a host program runs what it names.
+    pub why: &'static str,
+}
+
+const fn f(path: &'static str, why: &'static str) -> Place {
+    Place {
+        path,
+        dir: false,
+        why,
+    }
+}
+
+const fn d(path: &'static str, why: &'static str) -> Place {
+    Place {
+        path,
+        dir: true,
+        why,
+    }
+}
+
+const SH: &str = "a shell reads it at start-up";
+const EDITOR: &str = "an editor runs it at start-up";
+const TERM: &str = "a terminal or window manager runs the programs it names";
+
+/// The places, in the order they are read.
+pub const PLACES: &[Place] = &[
+    // Shells and their login files.
+    f(".profile", SH),
+    f(".bash_profile", SH),
+    f(".bash_login", SH),
+    f(".bashrc", SH),
+    f(".bash_logout", SH),
+    f(".bash_aliases", SH),
+    f(".bash_functions", SH),
+    f(".shrc", SH),
+    f(".kshrc", SH),
+    f(".mkshrc", SH),
+    f(".zshenv", SH),
+    f(".zprofile", SH),
+    f(".zshrc", SH),
+    f(".zlogin", SH),
+    f(".zlogout", SH),
+    f(".cshrc", SH),
+    f(".tcshrc", SH),
+    f(".login", SH),
+    f(".logout", SH),
+    d(".bashrc.d", SH),
+    d(".zshrc.d", SH),
+    d(".profile.d", SH),
+    d(".zsh", SH),
+    d(".config/zsh", SH),
+    d(".config/bash", SH),
+    d(".config/shell", SH),
+    d(
+        ".config/fish",
+        "fish reads config.fish, conf.d/ and functions/",
+    ),
+    d(".oh-my-zsh/custom", SH),
+    f(
+        ".inputrc",
+        "readline (every bash) reads it, with its $include files",
+    ),
+    f(".editrc", "libedit reads it"),
+    f(".envrc", "direnv runs it"),
+    f(".direnvrc", "direnv runs it"),
+    d(".config/direnv", "direnv runs direnvrc and lib/"),
+    d(
+        ".local/share/direnv/allow",
+        "direnv runs each allowed .envrc named here",
+    ),
+    // Session start-up.
+    f(".xprofile", SH),
+    f(".xinitrc", SH),
+    f(".xsession", SH),
+    f(".xsessionrc", SH),
+    f(".xserverrc", SH),
+    d(".config/systemd/user", "systemd starts the user units"),
+    d(
+        ".config/environment.d",
+        "systemd sets the session's variables",
+    ),
+    d(".config/autostart", "the desktop starts these programs"),
+    d(
+        ".local/share/applications",
+        "the desktop runs these launchers' programs",
+    ),
+    // Editors.
+    f(".vimrc", EDITOR),
+    f(".gvimrc", EDITOR),
+    f(".exrc", EDITOR),
+    f(".nvimrc", EDITOR),
+    d(".vim", EDITOR),
+    d(".config/nvim", EDITOR),
+    f(".emacs", EDITOR),
+    f(".emacs.el", EDITOR),
+    f(".spacemacs", EDITOR),
+    d(".emacs.d", EDITOR),
+    d(".config/emacs", EDITOR),
+    d(".doom.d", EDITOR),
+    d(".config/doom", EDITOR),
+    f(".nanorc", EDITOR),
+    d(".config/helix", EDITOR),
+    d(".config/kak", EDITOR),
+    f(".config/Code/User/settings.json", EDITOR),
+    f(".config/Code/User/tasks.json", EDITOR),
+    f(".config/Code/User/keybindings.json", EDITOR),
+    f(".config/VSCodium/User/settings.json", EDITOR),
+    f(".config/VSCodium/User/tasks.json", EDITOR),
+    f(".config/Cursor/User/settings.json", EDITOR),
+    f(".config/Cursor/User/tasks.json", EDITOR),
+    // Terminals, multiplexers, window managers.
+    f(".tmux.conf", TERM),
+    d(".config/tmux", TERM),
+    d(".tmux", TERM),
+    f(".screenrc", TERM),
+    f(".wezterm.lua", TERM),
+    d(".config/wezterm", TERM),
+    d(".config/kitty", TERM),
+    d(".config/alacritty", TERM),
+    d(".config/ghostty", TERM),
+    d(".config/zellij", TERM),
+    d(".config/i3", TERM),
+    d(".config/sway", TERM),
+    d(".config/hypr", TERM),
+    f(
+        ".config/starship.toml",
+        "the prompt runs its custom commands",
+    ),
+    // Version control.
+    f(".gitconfig", "git runs its programs, hooks and includes"),
+    d(".config/git", "git runs its programs, hooks and includes"),
+    f(".hgrc", "hg runs its hooks and extensions"),
+    d(".config/hg", "hg runs its hooks and extensions"),
+    d(".config/jj", "jj runs the programs it names"),
+    f(".config/gh/config.yml", "gh runs its shell aliases"),
+    // ssh (read here only to search it; nothing of it is shown).
+    f(
+        ".ssh/config",
+        "ssh runs Match exec, ProxyCommand, LocalCommand",
+    ),
+    d(".ssh/config.d", "ssh includes these"),
+    f(".ssh/rc", "sshd runs it at each login"),
+    f(".ssh/environment", "sshd sets these variables"),
+    f(".ssh/authorized_keys", "sshd runs each key's command="),
+    // Language tools.
+    f(".cargo/config", "cargo runs rustc-wrapper, runner, linker"),
+    f(
+        ".cargo/config.toml",
+        "cargo runs rustc-wrapper, runner, linker",
+    ),
+    f(".cargo/env", SH),
+    f(".npmrc", "npm passes node-options and runs script-shell"),
+    f(".yarnrc", "yarn runs yarn-path"),
+    f(".yarnrc.yml", "yarn runs yarnPath"),
+    f(".bunfig.toml", "bun preloads the files it names"),
+    d(".config/pnpm", "pnpm runs the programs it names"),
+    f(".pip/pip.conf", "pip runs the build tools it names"),
+    d(".config/pip", "pip runs the build tools it names"),
+    f(".pydistutils.cfg", "setuptools reads it"),
+    f(".condarc", "conda runs its hooks"),
+    f(".pythonrc", "python runs it (PYTHONSTARTUP)"),
+    f(".pythonrc.py", "python runs it (PYTHONSTARTUP)"),
+    d(".ipython", "ipython runs its profiles' startup files"),
+    d(
+        ".config/ipython",
+        "ipython runs its profiles' startup files",
+    ),
+    d(".jupyter", "jupyter runs its configuration files"),
+    f(".irbrc", "irb runs it"),
+    f(".pryrc", "pry runs it"),
+    f(".gemrc", "gem runs the programs it names"),
+    f(".Rprofile", "R runs it"),
+    f(".perldb", "the perl debugger runs it"),
+    f(".gdbinit", "gdb runs it"),
+    d(".config/gdb", "gdb runs it"),
+    f(".lldbinit", "lldb runs it"),
+    f(".psqlrc", "psql runs its \\! commands"),
+    f(".sqliterc", "sqlite3 runs it"),
+    f(".mailcap", "mail programs run the viewers it names"),
+    f(".lessfilter", "less runs it on every file"),
+    f(".config/mise/config.toml", "mise runs its hooks and tasks"),
+    f(".mise.toml", "mise runs its hooks and tasks"),
+    // Agents and their hooks.
+    f(".claude/settings.json", "the agent runs its hooks"),
+    f(".claude/settings.local.json", "the agent runs its hooks"),
+    f(".codex/config.toml", "the agent runs its MCP servers"),
+    f(
+        ".gemini/settings.json",
+        "the agent runs its hooks and MCP servers",
+    ),
+    f(".cursor/mcp.json", "the editor runs these MCP servers"),
+    // Programs on the user's PATH.
+    d(".local/bin", "the shell runs these programs"),
+    d("bin", "the shell runs these programs"),
+];
+
+/// Directory names inside [`PLACES`] directories that hold plugins,
+/// packages, caches or state: only their links (up to three levels) are
+/// looked at, never their files.
+pub const LINKS_ONLY: &[&str] = &[
+    "pack",
+    "plugged",
+    "bundle",
+    "plugins",
+    "elpa",
+    "straight",
+    "quelpa",
+    "el-get",
+    "node_modules",
+    "site-packages",
+];
+
+/// Directory names never entered: state, caches, histories.
+pub const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".cache",
+    "cache",
+    "eln-cache",
+    "auto-save-list",
+    "backups",
+    "backup",
+    "swap",
+    "undo",
+    "view",
+    "sessions",
+    "shada",
+    "__pycache__",
+    "db",
+    "history",
+];
+
+/// Whether a file name is state, never configuration: histories, logs,
+/// swap files, databases.
+pub fn is_state_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("history")
+        || n.ends_with(".log")
+        || n.ends_with(".swp")
+        || n.ends_with(".sqlite")
+        || n.ends_with(".db")
+        || n == "viminfo"
+        || n == ".viminfo"
+        || n == ".netrwhist"
+        || n == "storage.json"
+        || n == "recentf"
+        || n == "projects"
+}
