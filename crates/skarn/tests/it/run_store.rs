@@ -104,6 +104,8 @@ fn npm_fetches_once_then_installs_offline_from_this_workspaces_store_only() {
         "NO_PROXY= no_proxy= npm install --no-audit --no-fund --registry http://127.0.0.1:{}/",
         srv.port
     );
+    // Files made just before a run count as the run's (a 50 ms margin).
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let net = format!("allow:127.0.0.1:{}", srv.port);
 
     // Run 1 fetches.
@@ -293,6 +295,10 @@ fn cargo_builds_offline_from_what_the_first_run_fetched() {
         cargo_project(&t, "ws1", srv.port),
         cargo_project(&t, "ws2", srv.port),
     );
+    // The after-run check counts a file made just before a run (a 50 ms
+    // margin) as the run's: its `.cargo/config.toml` would be set aside
+    // as a plant on a loaded machine.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let net = format!("allow:127.0.0.1:{}", srv.port);
     // The test's home holds no cargo home: the first run fetches into a
     // cache the host never had.
