@@ -28,9 +28,14 @@ fn scratch(probe: &Probe) -> Option<PathBuf> {
         "skarn-cargo-registry-{}-{nanos}",
         std::process::id()
     ));
-    let mut b = std::fs::DirBuilder::new();
     #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    let b = {
+        let mut b = std::fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b
+    };
+    #[cfg(not(unix))]
+    let b = std::fs::DirBuilder::new();
     b.create(&d).ok()?;
     Some(d)
 }
