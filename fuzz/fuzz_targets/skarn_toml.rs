@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
         resolv_target: None,
         dns_source: "fuzz".into(),
         expand_registries: false,
+        command: Vec::new(),
     };
     let ws = Workspace::fixed(&dir, "fuzz");
     let _ = Policy::from_layers(&ws, &[layer], &host);

@@ -76,7 +76,9 @@ mod run_env_round4b;
 mod run_escapes;
 #[cfg(target_os = "linux")]
 mod run_failure_line;
+#[cfg(target_os = "linux")]
 mod run_git_config;
+#[cfg(target_os = "linux")]
 mod run_git_links;
 #[cfg(target_os = "linux")]
 mod run_git_protections;
@@ -96,11 +98,13 @@ mod run_links_out;
 mod run_links_round3b;
 #[cfg(target_os = "linux")]
 mod run_links_round3c;
+#[cfg(target_os = "linux")]
 mod run_links_round4;
 #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
 mod run_no_backend;
 #[cfg(target_os = "linux")]
 mod run_offline;
+#[cfg(target_os = "linux")]
 mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_protections;
@@ -108,16 +112,18 @@ mod run_protections;
 mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+#[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]
 mod run_usability;
-// ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
+// ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
 mod run_workspace_layer;
+#[cfg(target_os = "linux")]
 mod run_workspace_owner;
 mod serve_conformance;
 mod serve_execute;

@@ -244,7 +244,7 @@ pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<
     let base = format!("lowerdir={lower},upperdir={u},workdir={w}");
     let mut last = None;
     for extra in [
-        ",userxattr,redirect_dir=off,metacopy=off,index=off",
+        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
         ",redirect_dir=off,metacopy=off,index=off",
         ",userxattr",
         "",

@@ -43,8 +43,10 @@ pub(super) fn store_layer(
     let base = format!("lowerdir={lower},upperdir={ue},workdir={we}");
     // No redirects and no metadata-only copies: the upper directory holds
     // whole entries, so the host's cache changing between runs is safe.
+    // In a user namespace (`userxattr`) overlayfs refuses
+    // `redirect_dir=off` and takes `nofollow` (none made, none followed).
     for extra in [
-        ",userxattr,redirect_dir=off,metacopy=off,index=off",
+        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
         ",redirect_dir=off,metacopy=off,index=off",
     ] {
         if sys::mount(
