@@ -244,8 +244,10 @@ pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<
     let base = format!("lowerdir={lower},upperdir={u},workdir={w}");
     let mut last = None;
     for extra in [
-        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
+        // Root outside a user namespace (trusted xattrs), then a user
+        // namespace, which refuses `redirect_dir=off` for `nofollow`.
         ",redirect_dir=off,metacopy=off,index=off",
+        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
         ",userxattr",
         "",
     ] {

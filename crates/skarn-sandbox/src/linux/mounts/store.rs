@@ -46,8 +46,10 @@ pub(super) fn store_layer(
     // In a user namespace (`userxattr`) overlayfs refuses
     // `redirect_dir=off` and takes `nofollow` (none made, none followed).
     for extra in [
-        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
+        // Root outside a user namespace (trusted xattrs), then a user
+        // namespace, which refuses `redirect_dir=off` for `nofollow`.
         ",redirect_dir=off,metacopy=off,index=off",
+        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
     ] {
         if sys::mount(
             Some(Path::new("overlay")),
