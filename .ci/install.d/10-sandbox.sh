@@ -11,6 +11,7 @@ command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 command -v bwrap >/dev/null || need+=(bubblewrap)   # benchmark peer (bench/run)
 [ -x /usr/bin/time ] || need+=(time)                  # benchmark peak RSS
+command -v go >/dev/null || need+=(golang-go)          # the go preset (run_go_preset)
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 mod cargo;
 mod cargo_default;
+mod go;
 mod probe;
 mod tools;
 
@@ -72,7 +73,7 @@ fn is_address_pattern(p: &str) -> bool {
                 .all(|b| b.is_ascii_digit() || b == b'.' || b == b'x'))
 }
 
-/// Registries for `tools` (`node`, `python`, `rust`) of workspace `ws`.
+/// Registries for `tools` (`node`, `python`, `rust`, `go`) of workspace `ws`.
 /// `writable` holds every other path the sandbox may write: nothing under
 /// it or `ws` is run, imported or read (see the `probe` module), so a sandboxed
 /// command cannot choose what a later run allows. The caller's
@@ -102,6 +103,7 @@ pub fn discover_in(
             "node" => tools::npm(&probe, &mut f),
             "python" => tools::pip(&probe, &mut f),
             "rust" => cargo::cargo(ws, &probe, &mut f),
+            "go" => go::go(&probe, &mut f),
             _ => {}
         }
     }

@@ -153,3 +153,58 @@ fn probes_start_in_the_neutral_directory_without_workspace_variables() {
     let out = output(sh.args(["-c", "pwd; echo \"$PIP_CONFIG_FILE\""])).unwrap();
     assert_eq!(out, "/\n\n");
 }
+
+#[test]
+fn go_reports_its_proxies_and_a_workspace_settings_file_is_not_read() {
+    let Ok(go) = which_go() else {
+        skarn_test_support::skip!("go is not installed (.ci/install.d installs it)");
+    };
+    let t = TempDir::new("reg-go");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let path = go.parent().unwrap().to_path_buf();
+    // The user's settings file (what `go env -w` writes) names a mirror.
+    std::fs::create_dir_all(home.join(".config/go")).unwrap();
+    std::fs::write(
+        home.join(".config/go/env"),
+        "GOPROXY=https://gomirror.test/mod,direct\nGOSUMDB=sums.test+abc https://sums.test:8443/\n",
+    )
+    .unwrap();
+    let f = discover_in(&ws, &[], &["go"], env(&[("HOME", &home), ("PATH", &path)]));
+    assert_eq!(f.patterns, ["gomirror.test", "sums.test:8443"], "{f:?}");
+    assert!(f.notes.iter().any(|n| n.contains("direct")), "{f:?}");
+    // The same file inside a writable root is never read: go's own
+    // defaults only.
+    let f = discover_in(
+        &ws,
+        &[home.clone()],
+        &["go"],
+        env(&[("HOME", &home), ("PATH", &path)]),
+    );
+    assert!(
+        !f.patterns
+            .iter()
+            .any(|p| p.ends_with(".test") || p.contains(":8443")),
+        "{f:?}"
+    );
+    // A variable wins over the file, as in go.
+    let f = discover_in(
+        &ws,
+        &[],
+        &["go"],
+        vec![
+            ("HOME".into(), home.clone().into_os_string()),
+            ("PATH".into(), path.clone().into_os_string()),
+            ("GOPROXY".into(), "https://fromenv.test".into()),
+            ("GOSUMDB".into(), "off".into()),
+        ],
+    );
+    assert_eq!(f.patterns, ["fromenv.test"], "{f:?}");
+}
+
+fn which_go() -> Result<PathBuf, ()> {
+    std::env::split_paths(&system_path())
+        .map(|d| d.join("go"))
+        .find(|p| p.is_file())
+        .map(|p| std::fs::canonicalize(p).unwrap())
+        .ok_or(())
+}

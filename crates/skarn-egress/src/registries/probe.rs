@@ -190,6 +190,12 @@ fn kept_var(k: &str) -> bool {
         "OLDPWD",
         "RUSTUP_HOME",
         "RUSTUP_TOOLCHAIN",
+        // What `go env GOPROXY GOSUMDB` reads.
+        "GOPROXY",
+        "GOSUMDB",
+        "GOENV",
+        "GOROOT",
+        "GOPATH",
     ];
     const PREFIXES: &[&str] = &[
         "npm_config_",

@@ -153,7 +153,7 @@ pub fn check_preset(p: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "unknown preset {p:?} (expected auto, none, rust, node or python)"
+            "unknown preset {p:?} (expected auto, none, rust, node, python or go)"
         ))
     }
 }

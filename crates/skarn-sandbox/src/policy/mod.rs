@@ -4,6 +4,7 @@ pub mod assemble;
 pub mod config;
 pub mod egress_env;
 pub mod env;
+pub mod go_env;
 pub mod granted;
 pub mod grants;
 pub mod layer_flags;

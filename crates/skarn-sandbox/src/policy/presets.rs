@@ -14,7 +14,7 @@ use crate::policy::{Grant, Policy};
 const CACHE_FILES: &[&str] = &[".package-cache", ".package-cache-mutate", ".global-cache"];
 
 /// Known preset names.
-pub const PRESETS: &[&str] = &["rust", "node", "python"];
+pub const PRESETS: &[&str] = &["rust", "node", "python", "go"];
 
 /// Files whose presence in the workspace selects a preset.
 pub const DETECT: &[(&str, &[&str])] = &[
@@ -32,6 +32,7 @@ pub const DETECT: &[(&str, &[&str])] = &[
             "pytest.ini",
         ],
     ),
+    ("go", &["go.mod", "go.work"]),
 ];
 
 /// Presets detected from the workspace's files.
@@ -59,6 +60,7 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
             "pip", "pipx", "python", "uv", "uvx", "poetry", "pdm", "hatch", "tox", "pytest",
         ],
     ),
+    ("go", &["go", "gofmt"]),
 ];
 
 /// Most bytes of the command's words looked at for programs.
@@ -189,6 +191,16 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                 vec![],
             ]
         }
+        "go" => {
+            // Go's module cache is trusted by the host's `go build` once
+            // downloaded (checksums are checked only when fetching), and
+            // its build cache by action id: both are private layers.
+            let var = |k: &str| std::env::var(k).ok();
+            let d = super::go_env::go_dirs(home, &var);
+            let mut exec = vec![d.bin, h("sdk")];
+            exec.extend(d.root);
+            [exec, vec![d.mod_cache, d.build_cache], vec![]]
+        }
         _ => return None,
     })
 }
@@ -283,6 +295,10 @@ mod tests {
         assert_eq!(
             from_command(&words(&["bash", "-c", "cargo build;npx eslint"])),
             ["rust", "node"]
+        );
+        assert_eq!(
+            from_command(&words(&["sh", "-c", "go test ./... && gofmt -l ."])),
+            ["go"]
         );
         assert!(from_command(&words(&["make", "test"])).is_empty());
         assert!(from_command(&words(&["echo", "cargoes"])).is_empty());

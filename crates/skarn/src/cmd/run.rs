@@ -171,7 +171,7 @@ pub struct Grants {
     /// Never allow reading PATH, even under a granted directory (repeatable).
     #[arg(long, value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
-    /// Toolchain preset: auto (detect from workspace files), none, rust, node, python (repeatable) [default: auto].
+    /// Toolchain preset: auto (detect from workspace files), none, rust, node, python, go (repeatable) [default: auto].
     #[arg(long, value_name = "NAME")]
     pub preset: Vec<String>,
     /// Keep the secret-looking environment variable NAME (repeatable).

@@ -83,6 +83,8 @@ mod run_git_links;
 #[cfg(target_os = "linux")]
 mod run_git_protections;
 #[cfg(target_os = "linux")]
+mod run_go_preset;
+#[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
 mod run_home_mentions;
