@@ -176,7 +176,7 @@ fn go_reports_its_proxies_and_a_workspace_settings_file_is_not_read() {
     // defaults only.
     let f = discover_in(
         &ws,
-        &[home.clone()],
+        std::slice::from_ref(&home),
         &["go"],
         env(&[("HOME", &home), ("PATH", &path)]),
     );
