@@ -30,7 +30,7 @@ const DEP: &str = "example.test/dep";
 /// A module proxy directory holding `example.test/dep@v1.0.0`.
 fn proxy(t: &TempDir) -> PathBuf {
     let root = t.dir("proxy");
-    let v = t.dir(&format!("proxy/{DEP}/@v"));
+    let v = t.dir(format!("proxy/{DEP}/@v"));
     std::fs::write(v.join("list"), "v1.0.0\n").unwrap();
     std::fs::write(
         v.join("v1.0.0.info"),
