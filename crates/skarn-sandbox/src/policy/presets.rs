@@ -187,7 +187,15 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
             }
             [
                 exec,
-                vec![h(".cache/uv"), h(".cache/pypoetry/cache"), h(".cache/pip")],
+                vec![
+                    h(".cache/uv"),
+                    h(".cache/pypoetry/cache"),
+                    h(".cache/pip"),
+                    // `pip install --user`: the user site and its scripts,
+                    // kept for this workspace's next runs over the host's.
+                    h(".local/lib"),
+                    h(".local/bin"),
+                ],
                 vec![],
             ]
         }

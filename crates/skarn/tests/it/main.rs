@@ -119,6 +119,8 @@ mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]
+mod run_store_pip;
+#[cfg(target_os = "linux")]
 mod run_usability;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
