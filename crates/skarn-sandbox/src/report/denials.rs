@@ -39,6 +39,23 @@ impl Caller {
         }
     }
 
+    /// Who started the run, from the environment read through `var`:
+    /// `SKARN_CALLER` when set, else an agent's own marker for the
+    /// commands it runs (Claude Code's `CLAUDECODE`, Gemini CLI's
+    /// `GEMINI_CLI`): such a command reached `skarn run` through the hook,
+    /// where flags cannot be added. It only chooses the wording of the
+    /// advice; no setting depends on it.
+    pub fn detect(var: impl Fn(&str) -> Option<String>) -> Caller {
+        if let Some(v) = var("SKARN_CALLER") {
+            return Caller::parse(Some(&v));
+        }
+        let set = |k: &str| var(k).is_some_and(|v| !v.is_empty() && v != "0");
+        if set("CLAUDECODE") || set("GEMINI_CLI") {
+            return Caller::Hook;
+        }
+        Caller::Terminal
+    }
+
     /// Whether the plan's value is the default (for serde).
     pub fn is_terminal(&self) -> bool {
         *self == Caller::Terminal
@@ -192,5 +209,24 @@ mod tests {
         assert!(l.contains("write .git/hooks/pre-commit (a git hook)") && !l.contains("--net"));
         assert_eq!(Caller::parse(Some("hook")), Caller::Hook);
         assert_eq!(Caller::parse(None), Caller::Terminal);
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(Caller::detect(env(&[("CLAUDECODE", "1")])), Caller::Hook);
+        assert_eq!(Caller::detect(env(&[("GEMINI_CLI", "1")])), Caller::Hook);
+        assert_eq!(
+            Caller::detect(env(&[("CLAUDECODE", "1"), ("SKARN_CALLER", "gateway")])),
+            Caller::Gateway
+        );
+        assert_eq!(
+            Caller::detect(env(&[("CLAUDECODE", "0")])),
+            Caller::Terminal
+        );
+        assert_eq!(Caller::detect(env(&[])), Caller::Terminal);
     }
 }

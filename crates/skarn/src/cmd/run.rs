@@ -429,9 +429,7 @@ fn run_confined(
         eprintln!("skarn: warning: {w}");
     }
     let (policy, mut plan) = (prepared.policy, prepared.plan);
-    plan.caller = skarn_sandbox::report::denials::Caller::parse(
-        std::env::var("SKARN_CALLER").ok().as_deref(),
-    );
+    plan.caller = skarn_sandbox::report::denials::Caller::detect(|k| std::env::var(k).ok());
     if !args.publish.is_empty() {
         if !matches!(policy.net, skarn_sandbox::NetPolicy::AllowLoopback) || !plan.loopback_up {
             anyhow::bail!(

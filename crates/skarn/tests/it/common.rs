@@ -42,6 +42,10 @@ pub fn run_command(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> Comm
         .env("HOME", home)
         // Records of granted directories go to the test's home.
         .env_remove("XDG_STATE_HOME")
+        // An agent's marker would make the failure line speak to an agent.
+        .env_remove("CLAUDECODE")
+        .env_remove("GEMINI_CLI")
+        .env_remove("SKARN_CALLER")
         .stdin(Stdio::null());
     c
 }

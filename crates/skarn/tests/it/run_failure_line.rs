@@ -50,6 +50,18 @@ fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
     let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
     assert!(line.contains("under [run]"), "{e}");
     assert!(!line.contains("--net allow:"), "{e}");
+    // An agent's own marker in the command's environment says the same
+    // (Claude Code sets CLAUDECODE for the commands it runs).
+    let o = run_command(&ws, &home, &[], &cmd)
+        .env("CLAUDECODE", "1")
+        .output()
+        .unwrap();
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(
+        line.contains("under [run]") && !line.contains("--net allow:"),
+        "{e}"
+    );
     // In --report --json too.
     let o = run_in(&ws, &home, &["--report", "--json"], &cmd);
     assert!(err(&o).contains("\"kind\":\"network\""), "{}", err(&o));
