@@ -207,6 +207,13 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Whether `path` (links followed, as the open follows them) is a socket.
+#[cfg(unix)]
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
 /// Largest configuration file read (a policy file is a few KiB).
 pub const MAX_CONFIG_FILE: u64 = 1 << 20;
 
@@ -236,6 +243,12 @@ pub fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
         // A socket cannot be opened (ENXIO): a placeholder, absent.
         #[cfg(unix)]
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(None),
+        // Another live run's placeholder is a mode-000 socket: a user
+        // other than root is refused before the open could say ENXIO.
+        #[cfg(unix)]
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && is_socket(path) => {
+            return Ok(None);
+        }
         Err(e) => return Err(io(e)),
     };
     let meta = f.metadata().map_err(io)?;

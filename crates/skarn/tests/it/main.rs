@@ -109,6 +109,8 @@ mod run_offline;
 #[cfg(target_os = "linux")]
 mod run_outside_grants;
 #[cfg(target_os = "linux")]
+mod run_overlap;
+#[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")]
 mod run_registries_detect;
