@@ -190,18 +190,46 @@ pub struct Walk {
     pub dirs: usize,
 }
 
-/// Sockets, [`UPWARD`] names, settings and aliases kept at most each.
+/// Sockets and aliases kept at most each.
 pub const MAX_FOUND: usize = 4096;
+
+/// Repositories, [`UPWARD`] names, settings entries and virtual
+/// environments kept at most in all: no list is cut silently (attack
+/// atk24c F1); past this the walk stops as at a bound ([`Walk::truncated`]).
+pub const MAX_VETTED: usize = 1_000_000;
+
+/// What the walk looks for in the [`SKIPPED`] trees and git directories,
+/// which it visits last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Late {
+    /// Not visited.
+    No,
+    /// Sockets and other names of protected files only (before a run:
+    /// what is there is the user's, and large).
+    SocketsOnly,
+    /// Everything, as in the other directories (after a run: a repository
+    /// or settings file made inside `target/` or `.venv/` is vetted like
+    /// one made anywhere else, attack atk24c F7).
+    All,
+}
 
 /// Walk `roots` within `bounds`. With `late`, the [`SKIPPED`] trees and git
 /// directories are walked too (after the rest) for sockets and `inodes`.
 pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> Walk {
+    let late = if late { Late::SocketsOnly } else { Late::No };
+    walk_with(roots, bounds, late, inodes)
+}
+
+/// [`walk`] with the late trees visited as `late` says.
+pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes) -> Walk {
     let deadline = Instant::now() + bounds.time;
     let mut w = Walk::default();
     let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();
     let mut later: VecDeque<PathBuf> = VecDeque::new();
     let over = |w: &Walk| {
-        w.dirs >= bounds.dirs || (w.dirs.is_multiple_of(64) && Instant::now() > deadline)
+        w.dirs >= bounds.dirs
+            || w.vetted() > MAX_VETTED
+            || (w.dirs.is_multiple_of(64) && Instant::now() > deadline)
     };
     while let Some((dir, is_root)) = first.pop_front() {
         if over(&w) {
@@ -216,55 +244,14 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
             continue;
         };
         let entries: Vec<_> = rd.flatten().collect();
-        // A bare repository (HEAD, objects, refs; or HEAD and a
-        // `commondir`): host git uses it when run inside it. (A root too:
-        // with its `.git` missing or spoiled, git takes it for one.)
-        let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
-        if has("pyvenv.cfg") && w.venvs.len() < MAX_FOUND {
-            w.venvs.push(dir.clone());
-        }
-        if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
-            w.repos.push(dir.clone());
-            if !is_root {
-                continue;
-            }
-        }
-        for e in entries {
-            let name = e.file_name();
-            let Ok(ft) = e.file_type() else { continue };
-            let path = e.path();
-            if note(&mut w, &e, &ft, &path, inodes) {
-                continue;
-            }
-            if !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
-                if UPWARD.iter().any(|(n, _, _)| name == *n) {
-                    if w.upward.len() < MAX_FOUND {
-                        w.upward.push(path.clone());
-                    }
-                } else if crate::protect::persistence::any_depth_name(&name)
-                    && w.settings.len() < MAX_FOUND
-                {
-                    w.settings.push(path.clone());
-                }
-            }
-            if name == ".git" {
-                if !is_root {
-                    w.repos.push(path.clone());
-                }
-                if late && ft.is_dir() {
-                    later.push_back(path);
-                }
-            } else if ft.is_dir() {
-                if SKIPPED.iter().any(|s| name == *s) {
-                    if crate::protect::venv_guard::is_venv(&path) && w.venvs.len() < MAX_FOUND {
-                        w.venvs.push(path.clone());
-                    }
-                    if late {
-                        later.push_back(path);
-                    }
-                } else {
-                    first.push_back((path, false));
-                }
+        let Some(subdirs) = classify(&mut w, &dir, entries, is_root, inodes) else {
+            continue;
+        };
+        for (path, kind) in subdirs {
+            match kind {
+                Sub::Plain => first.push_back((path, false)),
+                Sub::Late if late != Late::No => later.push_back(path),
+                Sub::Late => {}
             }
         }
     }
@@ -280,7 +267,14 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
             }
             continue;
         };
-        for e in rd.flatten() {
+        let entries: Vec<_> = rd.flatten().collect();
+        if late == Late::All {
+            if let Some(subdirs) = classify(&mut w, &dir, entries, false, inodes) {
+                later.extend(subdirs.into_iter().map(|(p, _)| p));
+            }
+            continue;
+        }
+        for e in entries {
             let Ok(ft) = e.file_type() else { continue };
             let path = e.path();
             if !note(&mut w, &e, &ft, &path, inodes) && ft.is_dir() {
@@ -290,6 +284,80 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
     }
     w.repos.sort();
     w
+}
+
+/// Where a subdirectory is walked.
+enum Sub {
+    /// With the other directories, level by level.
+    Plain,
+    /// Last: a [`SKIPPED`] tree or a git directory.
+    Late,
+}
+
+/// Record what `dir`'s `entries` hold; the subdirectories to walk, or
+/// `None` when `dir` is a bare repository (not walked further unless it
+/// is a root).
+fn classify(
+    w: &mut Walk,
+    dir: &Path,
+    entries: Vec<std::fs::DirEntry>,
+    is_root: bool,
+    inodes: &Inodes,
+) -> Option<Vec<(PathBuf, Sub)>> {
+    // A bare repository (HEAD, objects, refs; or HEAD and a `commondir`):
+    // host git uses it when run inside it. (A root too: with its `.git`
+    // missing or spoiled, git takes it for one.)
+    let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
+    if has("pyvenv.cfg") {
+        w.venvs.push(dir.to_path_buf());
+    }
+    if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
+        w.repos.push(dir.to_path_buf());
+        if !is_root {
+            return None;
+        }
+    }
+    let mut subdirs = Vec::new();
+    for e in entries {
+        let name = e.file_name();
+        let Ok(ft) = e.file_type() else { continue };
+        let path = e.path();
+        if note(w, &e, &ft, &path, inodes) {
+            continue;
+        }
+        if !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
+            if UPWARD.iter().any(|(n, _, _)| name == *n) {
+                w.upward.push(path.clone());
+            } else if crate::protect::persistence::any_depth_name(&name) {
+                w.settings.push(path.clone());
+            }
+        }
+        if name == ".git" {
+            if !is_root {
+                w.repos.push(path.clone());
+            }
+            if ft.is_dir() {
+                subdirs.push((path, Sub::Late));
+            }
+        } else if ft.is_dir() {
+            if SKIPPED.iter().any(|s| name == *s) {
+                if crate::protect::venv_guard::is_venv(&path) {
+                    w.venvs.push(path.clone());
+                }
+                subdirs.push((path, Sub::Late));
+            } else {
+                subdirs.push((path, Sub::Plain));
+            }
+        }
+    }
+    Some(subdirs)
+}
+
+impl Walk {
+    /// Entries found that their checks look at one by one.
+    fn vetted(&self) -> usize {
+        self.repos.len() + self.upward.len() + self.settings.len() + self.venvs.len()
+    }
 }
 
 /// Record a socket or an alias; true when the entry is an alias (not

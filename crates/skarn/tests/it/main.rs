@@ -56,6 +56,8 @@ mod hook_cli;
 #[cfg(target_os = "macos")]
 mod macos_run;
 #[cfg(target_os = "linux")]
+mod run_after_check;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -476,6 +476,14 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         ));
         return if code == 0 { EXIT_SETUP } else { code };
     }
+    if crate::protect::git::nested_git::check_incomplete() {
+        // Never a plant kept with only a warning (attack atk24c F2).
+        err_line(
+            "the check after the run could not finish (named in the warnings above): the run \
+             counts as failed; review the workspace before running git or other tools there",
+        );
+        return if code == 0 { EXIT_SETUP } else { code };
+    }
     code
 }
 

@@ -42,7 +42,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
         .as_ref()
         .map(|a| crate::protect::git::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
-        start: std::time::SystemTime::now() - std::time::Duration::from_millis(50),
+        start: file_system_now(),
         todos: git_dirs.as_deref().map(crate::protect::rebase_todo::before),
         snapshots: crate::linux::lapse::snapshot(&protected),
         head: plan
@@ -61,6 +61,34 @@ pub(crate) struct Pending {
     after_run: Option<AfterRun>,
     nested: Vec<PathBuf>,
     before: Before,
+}
+
+/// The time file systems stamp a change with now: the status-change time
+/// of a file made for the purpose (the kernel's coarse clock, which can
+/// lag the precise one by a tick). A file changed after this call has a
+/// status-change time at or after it; one the user made a moment before
+/// the run does not count as the run's. Without a scratch file, the
+/// precise clock less 50 ms.
+fn file_system_now() -> std::time::SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    let fallback = || std::time::SystemTime::now() - std::time::Duration::from_millis(50);
+    // An unnamed file (O_TMPFILE): nothing to remove, nothing seen.
+    let f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(std::env::temp_dir())
+    };
+    let Ok(m) = f.and_then(|f| f.metadata()) else {
+        return fallback();
+    };
+    let (Ok(secs), Ok(nanos)) = (u64::try_from(m.ctime()), u32::try_from(m.ctime_nsec())) else {
+        return fallback();
+    };
+    std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos)
 }
 
 /// The record of the pending check of this run (JSON).

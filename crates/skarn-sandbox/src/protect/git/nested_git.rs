@@ -27,12 +27,64 @@ pub const BEFORE: crate::protect::grant_walk::Bounds = crate::protect::grant_wal
     time: MAX_WALK,
 };
 
-/// The bounds of the walk after the run (the run paid for every directory
-/// it made; past them the check stops and says what it did not vet).
+/// The bounds of the walk after the run. The run paid for every
+/// directory it made, so they are wide (a command must make millions of
+/// directories to reach them); past them the check is incomplete, which
+/// fails the run ([`check_incomplete`]) instead of only saying so
+/// (attack atk24c F2).
 pub const AFTER: crate::protect::grant_walk::Bounds = crate::protect::grant_walk::Bounds {
-    dirs: 400_000,
-    time: std::time::Duration::from_secs(8),
+    dirs: 4_000_000,
+    time: std::time::Duration::from_secs(120),
 };
+
+/// Checks after a run (in this process) that stopped at [`AFTER`].
+static INCOMPLETE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Whether a check after a run in this process stopped at its bounds:
+/// plants past them may remain, so the run must not end as a success.
+pub fn check_incomplete() -> bool {
+    INCOMPLETE.load(std::sync::atomic::Ordering::Relaxed) > 0
+}
+
+/// Whether the git directory (or `.git` link file) `git` was made or
+/// changed at or after `since` where it matters to host git: itself, its
+/// configuration, HEAD, `commondir`, and its hooks.
+fn git_changed_since(git: &Path, since: std::time::SystemTime) -> bool {
+    use crate::protect::grant_walk::changed_since;
+    if changed_since(git, since) {
+        return true;
+    }
+    let inside = [
+        "config",
+        "config.worktree",
+        "HEAD",
+        "commondir",
+        "hooks",
+        "info",
+    ];
+    if inside.iter().any(|n| changed_since(&git.join(n), since)) {
+        return true;
+    }
+    std::fs::read_dir(git.join("hooks")).is_ok_and(|rd| {
+        rd.flatten()
+            .take(10_000)
+            .any(|e| changed_since(&e.path(), since))
+    })
+}
+
+/// Whether `p` lies in a tree the walk before the run does not record
+/// repositories in (a [`SKIPPED`] tree or a git directory).
+fn in_late_tree(p: &Path, roots: &[PathBuf]) -> bool {
+    let rel = roots
+        .iter()
+        .find_map(|r| p.strip_prefix(r).ok())
+        .unwrap_or(p);
+    let parts: Vec<_> = rel.components().collect();
+    parts.iter().take(parts.len().saturating_sub(1)).any(|c| {
+        let n = c.as_os_str();
+        n == ".git" || SKIPPED.iter().any(|s| n == *s)
+    })
+}
 
 /// Nested `.git` entries under `roots` (their own root level excluded),
 /// and whether the walk stopped at [`MAX_DIRS`] or [`MAX_WALK`].
@@ -196,9 +248,36 @@ pub fn vet_new(
     hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
 ) -> Vec<String> {
-    let w = crate::protect::grant_walk::walk(roots, AFTER, false, &Default::default());
+    vet_new_within(roots, before, hooks_rel, since, AFTER)
+}
+
+fn vet_new_within(
+    roots: &[PathBuf],
+    before: &[PathBuf],
+    hooks_rel: &[PathBuf],
+    since: Option<std::time::SystemTime>,
+    bounds: crate::protect::grant_walk::Bounds,
+) -> Vec<String> {
+    let w = crate::protect::grant_walk::walk_with(
+        roots,
+        bounds,
+        crate::protect::grant_walk::Late::All,
+        &Default::default(),
+    );
     let mut out = Vec::new();
-    for git in w.repos.iter().filter(|g| !before.contains(g)) {
+    let mut repos = w.repos.clone();
+    repos.dedup();
+    // A repository is vetted when it is new, or when its git directory
+    // changed during the run: one that existed before may have been made
+    // by another run that was live then, and set aside and made again
+    // since (attack atk24c F4). A repository in a tree the walk before the
+    // run does not look at (`target/`, `.venv/`: F7) counts as new only
+    // when it changed.
+    let vet = |g: &PathBuf| match since {
+        Some(t) => git_changed_since(g, t) || (!before.contains(g) && !in_late_tree(g, roots)),
+        None => !before.contains(g),
+    };
+    for git in repos.iter().filter(|g| vet(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }
@@ -243,16 +322,17 @@ pub fn vet_new(
         }
         out.extend(set_aside_settings(&top, since));
     }
-    if w.truncated {
+    if w.truncated || w.truncated_late {
+        INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         out.push(format!(
             "the check after the run stopped after {} directories of the writable grants \
              (bounds: {} directories, {} s): repositories and files host tools look up from \
              any directory (rust-toolchain.toml, .hg, mise.toml, ...) created in the \
-             directories it did not reach were not vetted; review {} before running git, \
-             rustup or hg below it",
+             directories it did not reach were not vetted, so the run fails; review {} before \
+             running git, rustup or hg below it",
             w.dirs,
-            AFTER.dirs,
-            AFTER.time.as_secs(),
+            bounds.dirs,
+            bounds.time.as_secs(),
             roots
                 .iter()
                 .map(|r| r.display().to_string())
@@ -321,7 +401,11 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime) -> Vec<Stri
         else {
             continue;
         };
-        let targets: Vec<PathBuf> = if inner.is_empty() {
+        // A link made during the run (`sub/.cargo -> ../cfgdir`): host
+        // tools follow it to whatever it names, so the link itself is set
+        // aside (renamed, never followed).
+        let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        let targets: Vec<PathBuf> = if inner.is_empty() || is_link {
             vec![p.clone()]
         } else {
             inner.iter().map(|i| p.join(i)).collect()
@@ -431,5 +515,41 @@ mod tests {
             "ref: refs/heads/main\n"
         );
         assert!(g.check().is_none());
+    }
+
+    #[test]
+    fn a_check_cut_short_fails_the_run_and_late_trees_are_vetted() {
+        let tmp = skarn_test_support::TempDir::new("nested-late");
+        let d = tmp.path().to_path_buf();
+        let roots = vec![d.clone()];
+        let since = std::time::SystemTime::now() - std::time::Duration::from_secs(1);
+        // Made "during the run": a repository inside target/ (F7), an
+        // upward name made as a link (F6).
+        std::fs::create_dir_all(d.join("target/.git")).unwrap();
+        std::fs::write(
+            d.join("target/.git/config"),
+            "[core]\n\tfsmonitor = touch /tmp/p\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::create_dir_all(d.join("cfgdir")).unwrap();
+        std::os::unix::fs::symlink("../cfgdir", d.join("sub/.cargo")).unwrap();
+        let w = vet_new(&roots, &[], &[], Some(since));
+        assert!(!d.join("target/.git").exists(), "{w:?}");
+        assert!(
+            std::fs::symlink_metadata(d.join("sub/.cargo")).is_err(),
+            "{w:?}"
+        );
+        assert!(d.join("cfgdir").is_dir(), "the link's target is left alone");
+        assert!(!check_incomplete());
+        // A walk cut short by its bounds fails the run.
+        std::fs::create_dir_all(d.join("a/b/c/d")).unwrap();
+        let tiny = crate::protect::grant_walk::Bounds {
+            dirs: 2,
+            time: std::time::Duration::from_secs(60),
+        };
+        let w = vet_new_within(&roots, &[], &[], Some(since), tiny);
+        assert!(w.iter().any(|l| l.contains("the run fails")), "{w:?}");
+        assert!(check_incomplete());
     }
 }
