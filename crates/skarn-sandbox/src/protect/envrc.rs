@@ -22,7 +22,31 @@ const MAX_DEPTH: usize = 4;
 
 /// Names protected whenever an `.envrc` names a file it cannot resolve
 /// (a variable, a glob): the usual companions.
-pub const USUAL: &[&str] = &[".envrc.local", ".envrc.private", ".env", ".env.local"];
+pub const USUAL: &[&str] = &[
+    ".envrc.local",
+    ".envrc.private",
+    ".envrc.user",
+    ".env",
+    ".env.local",
+];
+
+/// Words bash reads before a command's name without making them the
+/// command: reserved words, `!`, a brace group, and the prefixes that run
+/// the rest (attack atk24c F3: `if ...; then source_env X; fi`).
+const PREFIXES: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
+    "command", "builtin", "nohup", "exec", "-p", "--",
+];
+
+/// Whether `w` is a variable assignment (`NAME=value`), which bash reads
+/// before the command's name.
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !n.as_bytes()[0].is_ascii_digit()
+    })
+}
 
 /// direnv's standard library calls whose arguments are files it reads,
 /// and the file read with no argument.
@@ -84,12 +108,74 @@ fn read(p: &Path) -> Option<String> {
 
 /// The files named by one `.envrc` text, relative names against `dir`.
 pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
+    names_within(text, dir, 0)
+}
+
+/// Nested texts (`eval`, `$(...)`) followed at most this deep.
+const MAX_NESTING: usize = 4;
+
+fn names_within(text: &str, dir: &Path, nesting: usize) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut unresolved = false;
+    let mut loop_words: Vec<String> = Vec::new();
     for cmd in commands(text) {
+        let mut cmd: &[String] = &cmd;
+        while let Some(first) = cmd.first()
+            && (PREFIXES.contains(&first.as_str()) || is_assignment(first))
+        {
+            cmd = &cmd[1..];
+        }
+        // Input redirections read a file (`done < .envrc.user`), whatever
+        // the command.
+        let mut words = cmd.iter().peekable();
+        while let Some(w) = words.next() {
+            let target = if w == "<" {
+                words.peek().map(|n| n.as_str())
+            } else {
+                w.strip_prefix('<')
+                    .filter(|r| !r.is_empty() && !r.starts_with(['<', '(', '&']))
+            };
+            if let Some(t) = target {
+                match resolve(t, dir) {
+                    Some(p) => out.push(p),
+                    None => unresolved = true,
+                }
+            }
+            // A command substitution's own commands (`eval "$(cat x)"`).
+            if let Some(inner) = w.split_once("$(").map(|(_, r)| r)
+                && nesting < MAX_NESTING
+            {
+                let inner = inner.rsplit_once(')').map_or(inner, |(i, _)| i);
+                out.extend(names_within(inner, dir, nesting + 1));
+                if cmd.first().is_some_and(|c| c == "eval") {
+                    // What it prints is run: every file it names counts.
+                    for c in commands(inner) {
+                        for a in c.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                            match resolve(a, dir) {
+                                Some(p) => out.push(p),
+                                None => unresolved = true,
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let Some((name, args)) = cmd.split_first() else {
             continue;
         };
+        if name == "for" {
+            // `for f in A B; do source_env "$f"; done`: the words may be
+            // what a later call names through a variable.
+            loop_words.extend(args.iter().skip_while(|a| *a != "in").skip(1).cloned());
+            continue;
+        }
+        if name == "eval" && nesting < MAX_NESTING {
+            let joined = args.join(" ");
+            if !joined.contains("$(") {
+                out.extend(names_within(&joined, dir, nesting + 1));
+            }
+            continue;
+        }
         let Some((_, default)) = CALLS.iter().find(|(c, _)| c == name) else {
             continue;
         };
@@ -121,7 +207,16 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
     }
     if unresolved {
         out.extend(USUAL.iter().map(|u| dir.join(u)));
+        out.extend(loop_words.iter().filter_map(|w| resolve(w, dir)));
     }
+    let mut seen = Vec::new();
+    out.retain(|p| {
+        let new = !seen.contains(p);
+        if new {
+            seen.push(p.clone());
+        }
+        new
+    });
     out
 }
 
@@ -175,6 +270,26 @@ fn commands(text: &str) -> Vec<Vec<String>> {
                             }
                         }
                         _ => w.push(d),
+                    }
+                }
+            }
+            // A command substitution stays one word (`$(cat x)`): its
+            // own commands are read by the caller.
+            '$' if chars.peek() == Some(&'(') => {
+                in_word = true;
+                w.push('$');
+                let mut depth = 0usize;
+                for d in chars.by_ref() {
+                    w.push(d);
+                    match d {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -242,6 +357,76 @@ mod tests {
         assert!(v.contains(&PathBuf::from("/w/.envrc.local")) && v.len() == USUAL.len());
         assert!(n("export FOO=source_env\necho source_env").is_empty());
         assert!(n("").is_empty());
+    }
+
+    /// What real bash runs: each candidate file holds a line that reports
+    /// its own name when executed, direnv's calls are stubbed to source
+    /// their file, and `.envrc` is sourced as direnv does. Every file
+    /// bash ran must be among those [`names`] gives (attack atk24c F3).
+    #[test]
+    fn every_file_bash_runs_is_named() {
+        if std::process::Command::new("bash")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            skarn_test_support::skip!("bash is not installed");
+        }
+        let cases = [
+            "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+            "if [[ -f .envrc.user ]]; then\n  source_env .envrc.user\nfi",
+            "for f in .envrc.x; do source_env \"$f\"; done",
+            "{ source_env .envrc.x; }",
+            "time source_env .envrc.x",
+            "eval \"$(cat .envrc.x)\"",
+            "eval $(cat a.env)",
+            "! source_env .envrc.x",
+            "X=1 source .envrc.x",
+            "builtin source .envrc.x",
+            "command . ./a.env",
+            "[[ -f a.env ]] && source_env a.env || true",
+            "test -f a.env && . ./a.env",
+            "while false; do :; done; source_env_if_exists .envrc.x",
+            "case x in x) source_env .envrc.x ;; esac",
+            "f() { source_env .envrc.x; }; f",
+        ];
+        let stubs = "source_env(){ builtin source \"$1\"; }; \
+                     source_env_if_exists(){ [ -f \"$1\" ] && builtin source \"$1\"; }; \
+                     dotenv(){ builtin source \"${1:-.env}\"; }; \
+                     dotenv_if_exists(){ [ -f \"${1:-.env}\" ] && builtin source \"${1:-.env}\"; }; \
+                     watch_file(){ :; }";
+        for text in cases {
+            let t = skarn_test_support::TempDir::new("envrc-bash");
+            let d = t.path().to_path_buf();
+            for f in [".envrc.user", ".envrc.x", "a.env", ".env"] {
+                std::fs::write(d.join(f), format!("echo \"RAN:{f}\" >&3\n")).unwrap();
+            }
+            std::fs::write(d.join(".envrc"), text).unwrap();
+            let o = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!(
+                    "{stubs}; cd \"$1\" && builtin source ./.envrc 3>&1 >/dev/null 2>&1"
+                ))
+                .arg("bash")
+                .arg(&d)
+                .output()
+                .unwrap();
+            let ran: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("RAN:").map(str::to_string))
+                .collect();
+            assert!(
+                !ran.is_empty(),
+                "bash ran nothing for {text:?}: the case tests nothing"
+            );
+            let named = names(text, &d);
+            for f in ran {
+                assert!(
+                    named.contains(&d.join(&f)),
+                    "{text:?}: bash ran {f}, named only {named:?}"
+                );
+            }
+        }
     }
 
     #[test]
