@@ -134,6 +134,9 @@ pub async fn tools(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Tool>,
         }
     });
     for t in &mut tools {
+        // Display strings (title, description, annotations, schema
+        // texts) escaped as the search answers are (atk25c F5).
+        crate::text_safe::visible_typed(t, &["name"]);
         if let Some(d) = &t.description
             && d.len() > MAX_DESCRIPTION_BYTES
         {
@@ -149,11 +152,15 @@ pub async fn resources(
     peer: &Peer<RoleClient>,
     caps: ListCaps,
 ) -> Result<Vec<Resource>, ListError> {
-    collect("resources/list", caps, |c| async move {
+    let mut items = collect("resources/list", caps, |c| async move {
         let r = peer.list_resources(params(c)).await?;
         Ok((r.resources, r.next_cursor))
     })
-    .await
+    .await?;
+    items
+        .iter_mut()
+        .for_each(|r| crate::text_safe::visible_typed(r, &["uri"]));
+    Ok(items)
 }
 
 /// `resources/templates/list`, every page.
@@ -161,20 +168,28 @@ pub async fn templates(
     peer: &Peer<RoleClient>,
     caps: ListCaps,
 ) -> Result<Vec<ResourceTemplate>, ListError> {
-    collect("resources/templates/list", caps, |c| async move {
+    let mut items = collect("resources/templates/list", caps, |c| async move {
         let r = peer.list_resource_templates(params(c)).await?;
         Ok((r.resource_templates, r.next_cursor))
     })
-    .await
+    .await?;
+    items
+        .iter_mut()
+        .for_each(|r| crate::text_safe::visible_typed(r, &["uriTemplate"]));
+    Ok(items)
 }
 
 /// `prompts/list`, every page.
 pub async fn prompts(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Prompt>, ListError> {
-    collect("prompts/list", caps, |c| async move {
+    let mut items = collect("prompts/list", caps, |c| async move {
         let r = peer.list_prompts(params(c)).await?;
         Ok((r.prompts, r.next_cursor))
     })
-    .await
+    .await?;
+    items
+        .iter_mut()
+        .for_each(|p| crate::text_safe::visible_typed(p, &["name"]));
+    Ok(items)
 }
 
 #[cfg(test)]

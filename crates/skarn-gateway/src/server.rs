@@ -386,6 +386,17 @@ impl ServerHandler for GatewayServer {
             for t in &cat.tools {
                 let mut tool = t.tool.clone();
                 tool.name = t.qualified.clone().into();
+                // A display title names its server: clients show it in
+                // place of the name (atk25c F5).
+                let alias = self.gw.servers[t.server].alias();
+                if let Some(title) = &tool.title {
+                    tool.title = Some(format!("{alias}: {title}"));
+                }
+                if let Some(a) = tool.annotations.as_mut()
+                    && let Some(title) = &a.title
+                {
+                    a.title = Some(format!("{alias}: {title}"));
+                }
                 tools.push(tool);
             }
         }

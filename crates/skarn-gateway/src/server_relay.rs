@@ -50,7 +50,11 @@ impl GatewayServer {
             .iter()
             .map(|(s, r)| {
                 let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                let alias = self.gw.servers[*s].alias();
+                r.name = format!("{alias}{sep}{}", r.name);
+                if let Some(t) = &r.title {
+                    r.title = Some(format!("{alias}: {t}"));
+                }
                 r
             })
             .collect();
@@ -68,7 +72,11 @@ impl GatewayServer {
             .iter()
             .map(|(s, r)| {
                 let mut r = r.clone();
-                r.name = format!("{}{sep}{}", self.gw.servers[*s].alias(), r.name);
+                let alias = self.gw.servers[*s].alias();
+                r.name = format!("{alias}{sep}{}", r.name);
+                if let Some(t) = &r.title {
+                    r.title = Some(format!("{alias}: {t}"));
+                }
                 r
             })
             .collect();
@@ -84,9 +92,12 @@ impl GatewayServer {
             .prompts
             .iter()
             .zip(&cat.prompt_names)
-            .map(|((_, p), name)| {
+            .map(|((s, p), name)| {
                 let mut p = p.clone();
                 p.name = name.clone();
+                if let Some(t) = &p.title {
+                    p.title = Some(format!("{}: {t}", self.gw.servers[*s].alias()));
+                }
                 p
             })
             .collect();

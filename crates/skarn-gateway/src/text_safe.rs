@@ -3,8 +3,10 @@
 //! sequences), line and paragraph separators, and invisible format
 //! characters (bidi overrides such as U+202E, zero-width characters) are
 //! shown as `\u{..}`, so a server cannot add lines to a one-result-per-line
-//! answer, drive a terminal, or reorder what the user reads. The JSON forms
-//! are left alone (JSON escapes control characters itself).
+//! answer, drive a terminal, or reorder what the user reads. What the
+//! gateway passes on from a server (listings, elicitation forms, sampling
+//! messages) gets the same treatment in its JSON form ([`visible_json`]):
+//! clients show those strings to the user.
 //!
 //! Tool names are checked against the MCP rules (2025-11-25, "Tool names":
 //! 1-128 characters, ASCII letters, digits, `_`, `-` and `.`; all SHOULDs):
@@ -13,19 +15,31 @@
 //! departures from the rules are kept, since real servers use `/` or
 //! somewhat longer names.
 
-/// Characters shown escaped: every control character, U+2028/U+2029, and
-/// the invisible format characters that reorder or hide text.
+/// Characters shown escaped: every control character, U+2028/U+2029,
+/// every invisible format character (Unicode's general category Cf: bidi
+/// controls, zero-width characters, the TAG characters U+E0000-E007F that
+/// spell hidden ASCII, the soft hyphen, ...: attack atk25c F3), and the
+/// other characters that render as nothing (variation selectors, the
+/// combining grapheme joiner, Hangul fillers).
 fn hidden(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory, get_general_category};
     c.is_control()
         || matches!(
+            get_general_category(c),
+            GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+        || matches!(
             c,
-            '\u{061C}'
-                | '\u{180E}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{2028}'..='\u{202E}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{FEFF}'
-                | '\u{FFF9}'..='\u{FFFB}'
+            '\u{034F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FFA0}'
+                | '\u{E0000}'..='\u{E0FFF}'
         )
 }
 
@@ -54,6 +68,52 @@ pub fn visible(s: &str) -> String {
 /// either: attack atk25b F1).
 pub fn visible_block(s: &str) -> String {
     s.split('\n').map(visible).collect::<Vec<_>>().join("\n| ")
+}
+
+/// Every string of `v` (not the object keys) through [`visible_block`]:
+/// the display text of a downstream's elicitation form (titles,
+/// descriptions, `enumNames`, `oneOf` titles), of a sampling request's
+/// messages, of a listing's titles and schemas (attack atk25c F1, F2, F5).
+/// Strings holding nothing hidden are left as they are. `skip` names
+/// top-level keys left alone (identities such as a tool's `name` or a
+/// resource's `uri`).
+pub fn visible_json(v: &mut serde_json::Value, skip: &[&str]) {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) if s.chars().any(hidden) => *s = visible_block(s),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            serde_json::Value::Object(m) => m.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if !skip.contains(&k.as_str()) {
+                    walk(x);
+                }
+            }
+        }
+        other => walk(other),
+    }
+}
+
+/// `t` (an rmcp type) with [`visible_json`] applied to its JSON form;
+/// unchanged when the form does not read back.
+pub fn visible_typed<T>(t: &mut T, skip: &[&str])
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let Ok(mut v) = serde_json::to_value(&*t) else {
+        return;
+    };
+    let before = v.clone();
+    visible_json(&mut v, skip);
+    if v != before
+        && let Ok(back) = serde_json::from_value(v)
+    {
+        *t = back;
+    }
 }
 
 /// Longest tool name kept, in bytes: twice the 128 characters of the MCP
@@ -99,6 +159,39 @@ mod tests {
     }
 
     #[test]
+    fn display_strings_of_forms_messages_and_listings_are_escaped() {
+        // An elicitation form's labels (atk25c F1).
+        let mut form = serde_json::json!({"type": "object", "properties": {
+            "t": {"type": "string", "title": "\u{1b}[2J\r[MCP server \"github\" asks] token",
+                  "description": "\u{1b}]0;github\u{7}paste\u{202e}token"},
+            "c": {"type": "string", "enum": ["a"], "enumNames": ["\u{1b}[31mgithub\r"]},
+            "o": {"oneOf": [{"const": "x", "title": "\r\u{1b}[2Kgithub says"}]}
+        }});
+        visible_json(&mut form, &[]);
+        let text = form.to_string();
+        for bad in ["\\u001b", "\\r", "\u{202e}", "\\u0007"] {
+            assert!(!text.contains(bad), "{bad} in {text}");
+        }
+        assert!(
+            text.contains("[MCP server"),
+            "the text itself is kept: {text}"
+        );
+        // A listed tool: its name (an identity) is left, its title and
+        // schema texts escaped (F5).
+        let mut tool: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
+            "name": "imp", "title": "\u{1b}[2K\rgithub: create_issue",
+            "description": "ok", "inputSchema": {"type": "object", "properties":
+                {"p": {"type": "string", "description": "\u{1b}[31mpaste token\r"}}},
+            "annotations": {"title": "github__create_issue\u{1b}[8m"}
+        }))
+        .unwrap();
+        visible_typed(&mut tool, &["name"]);
+        let text = serde_json::to_string(&tool).unwrap();
+        assert!(!text.contains("\\u001b") && !text.contains("\\r"), "{text}");
+        assert_eq!(tool.name, "imp");
+    }
+
+    #[test]
     fn escapes_what_could_forge_or_hide() {
         assert_eq!(visible("plain - text"), "plain - text");
         assert_eq!(visible("a\r\nb"), "a\\u{d}\\u{a}b");
@@ -107,6 +200,28 @@ mod tests {
             "\\u{1b}[31mred\\u{1b}]0;t\\u{7}"
         );
         assert_eq!(visible("abc\u{202e}fed"), "abc\\u{202e}fed");
+        // ASCII smuggled in TAG characters, and other invisible ones
+        // (attack atk25c F3).
+        let tagged: String = "safe"
+            .chars()
+            .chain(
+                "hide"
+                    .chars()
+                    .map(|c| char::from_u32(0xE0000 + c as u32).unwrap()),
+            )
+            .chain([
+                '\u{206a}',
+                '\u{ad}',
+                '\u{1d173}',
+                '\u{34f}',
+                '\u{fe0f}',
+                '\u{3164}',
+            ])
+            .collect();
+        let shown = visible(&tagged);
+        assert!(shown.starts_with("safe\\u{e0068}"), "{shown}");
+        assert!(shown.is_ascii(), "{shown}");
+        assert_eq!(visible("café ✓ 日本"), "café ✓ 日本");
         assert_eq!(visible("x\u{2028}y\u{200b}"), "x\\u{2028}y\\u{200b}");
         assert_eq!(visible("été ü 日本"), "été ü 日本");
         assert!(!visible("\u{85}\u{9b}").contains(['\u{85}', '\u{9b}']));

@@ -140,6 +140,8 @@ impl Relay {
             Some(p) => format!("{by}\n{}", crate::text_safe::visible_block(&p)),
             None => by,
         });
+        // The messages are shown for approval too (atk25c F2).
+        crate::text_safe::visible_typed(&mut params.messages, &[]);
         name_server(params.meta.get_or_insert_with(Default::default), alias);
         // A 2026-07-28 client's call in flight for this server: asked in
         // an input_required round of that call.
@@ -180,6 +182,14 @@ impl Relay {
         mut params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
         let shown = format!("[MCP server {alias:?} asks, through skarn] ");
+        // The form's labels are shown too (atk25c F1): every string of
+        // the requested schema, escaped as the message is.
+        if let ElicitRequestParams::FormElicitationParams {
+            requested_schema, ..
+        } = &mut params
+        {
+            crate::text_safe::visible_typed(requested_schema, &[]);
+        }
         match &mut params {
             ElicitRequestParams::FormElicitationParams { meta, message, .. }
             | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {

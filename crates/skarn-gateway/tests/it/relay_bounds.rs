@@ -233,11 +233,12 @@ fn search_text_cannot_be_forged_by_tool_names_or_descriptions() {
         assert!(!lines.iter().any(|l| l.starts_with("hostile__forged")), "{text}");
         let evil = lines.iter().find(|l| l.starts_with("h__evil_desc")).unwrap();
         assert!(evil.contains("\\u{1b}[31m") && evil.contains("\\u{1b}]0;pwned\\u{7}"), "{evil}");
-        // The JSON form keeps the description as it was (JSON-escaped).
+        // The JSON form holds the escaped text too: clients show a
+        // listing's descriptions and titles (attack atk25c F5).
         let desc = results.iter().find(|x| x["name"] == "h__evil_desc").unwrap()["description"]
             .as_str()
             .unwrap();
-        assert!(desc.contains('\u{1b}'), "{desc:?}");
+        assert!(!desc.contains('\u{1b}') && desc.contains("\\u{1b}"), "{desc:?}");
         // read_tool_docs too.
         let r = up
             .request(
