@@ -214,7 +214,7 @@ fn envrc_refusal(c: &Path) -> Option<String> {
         }
         if skarn_sandbox::protect::envrc::sourced(&envrc)
             .iter()
-            .any(|p| fold(p) == fold(c))
+            .any(|p| fold(c).starts_with(fold(p)))
         {
             return Some(format!(
                 "{} is read by {} (direnv runs what it holds without asking, unlike the \
