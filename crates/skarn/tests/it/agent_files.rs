@@ -156,8 +156,15 @@ fn the_guard_refuses_the_homes_places_as_run_does() {
     ] {
         assert!(judge(&p, &ws, &home).is_some(), "{p}: no answer");
     }
+    // Ordinary files of the home: not the home rule's; outside the
+    // workspace, so the boundary of the agent's commands (ADR 0192).
     for p in [h("notes/todo.md"), h("go/src/example.org/p/main.go")] {
-        assert_eq!(judge(&p, &ws, &home), None, "{p}");
+        let why = judge(&p, &ws, &home);
+        assert!(
+            why.as_deref()
+                .is_some_and(|w| w.contains("outside the workspace")),
+            "{p}: {why:?}"
+        );
     }
 }
 
