@@ -24,7 +24,13 @@ const MAX_DEPTH: usize = 4;
 
 /// Names protected whenever an `.envrc` names a file it cannot resolve
 /// (a variable, a glob): the usual companions.
-pub const USUAL: &[&str] = &[".envrc.local", ".envrc.private", ".env", ".env.local"];
+pub const USUAL: &[&str] = &[
+    ".envrc.local",
+    ".envrc.private",
+    ".envrc.user",
+    ".env",
+    ".env.local",
+];
 
 /// direnv's standard library calls whose arguments are files it reads,
 /// and the file read with no argument.
@@ -486,6 +492,76 @@ mod tests {
                 assert!(
                     named.contains(&PathBuf::from(line)),
                     "{text:?}: bash ran {line}, the reader named {named:?}"
+                );
+            }
+        }
+    }
+
+    /// What real bash runs: each candidate file holds a line that reports
+    /// its own name when executed, direnv's calls are stubbed to source
+    /// their file, and `.envrc` is sourced as direnv does. Every file
+    /// bash ran must be among those [`names`] gives (attack atk24c F3).
+    #[test]
+    fn every_file_bash_runs_is_named() {
+        if std::process::Command::new("bash")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            skarn_test_support::skip!("bash is not installed");
+        }
+        let cases = [
+            "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+            "if [[ -f .envrc.user ]]; then\n  source_env .envrc.user\nfi",
+            "for f in .envrc.x; do source_env \"$f\"; done",
+            "{ source_env .envrc.x; }",
+            "time source_env .envrc.x",
+            "eval \"$(cat .envrc.x)\"",
+            "eval $(cat a.env)",
+            "! source_env .envrc.x",
+            "X=1 source .envrc.x",
+            "builtin source .envrc.x",
+            "command . ./a.env",
+            "[[ -f a.env ]] && source_env a.env || true",
+            "test -f a.env && . ./a.env",
+            "while false; do :; done; source_env_if_exists .envrc.x",
+            "case x in x) source_env .envrc.x ;; esac",
+            "f() { source_env .envrc.x; }; f",
+        ];
+        let stubs = "source_env(){ builtin source \"$1\"; }; \
+                     source_env_if_exists(){ [ -f \"$1\" ] && builtin source \"$1\"; }; \
+                     dotenv(){ builtin source \"${1:-.env}\"; }; \
+                     dotenv_if_exists(){ [ -f \"${1:-.env}\" ] && builtin source \"${1:-.env}\"; }; \
+                     watch_file(){ :; }";
+        for text in cases {
+            let t = skarn_test_support::TempDir::new("envrc-bash");
+            let d = t.path().to_path_buf();
+            for f in [".envrc.user", ".envrc.x", "a.env", ".env"] {
+                std::fs::write(d.join(f), format!("echo \"RAN:{f}\" >&3\n")).unwrap();
+            }
+            std::fs::write(d.join(".envrc"), text).unwrap();
+            let o = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!(
+                    "{stubs}; cd \"$1\" && builtin source ./.envrc 3>&1 >/dev/null 2>&1"
+                ))
+                .arg("bash")
+                .arg(&d)
+                .output()
+                .unwrap();
+            let ran: Vec<String> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.strip_prefix("RAN:").map(str::to_string))
+                .collect();
+            assert!(
+                !ran.is_empty(),
+                "bash ran nothing for {text:?}: the case tests nothing"
+            );
+            let named = names(text, &d);
+            for f in ran {
+                assert!(
+                    named.contains(&d.join(&f)),
+                    "{text:?}: bash ran {f}, named only {named:?}"
                 );
             }
         }

@@ -225,7 +225,10 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
     let deadline = Instant::now() + bounds.time;
     let mut w = Walk::default();
     let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();
-    let mut later: VecDeque<PathBuf> = VecDeque::new();
+    // (A late directory, and whether it is vetted like the others: the
+    // dependency and build trees after a run; never a git directory,
+    // whose own repository is the one being vetted.)
+    let mut later: VecDeque<(PathBuf, bool)> = VecDeque::new();
     let over = |w: &Walk| {
         w.dirs >= bounds.dirs
             || w.vetted() > MAX_VETTED
@@ -250,12 +253,14 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
         for (path, kind) in subdirs {
             match kind {
                 Sub::Plain => first.push_back((path, false)),
-                Sub::Late if late != Late::No => later.push_back(path),
-                Sub::Late => {}
+                Sub::Late if late == Late::No => {}
+                Sub::Late => later.push_back((path, late == Late::All)),
+                Sub::Git if late == Late::No => {}
+                Sub::Git => later.push_back((path, false)),
             }
         }
     }
-    while let Some(dir) = later.pop_front() {
+    while let Some((dir, vet)) = later.pop_front() {
         if over(&w) {
             w.truncated_late = true;
             break;
@@ -268,9 +273,13 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
             continue;
         };
         let entries: Vec<_> = rd.flatten().collect();
-        if late == Late::All {
+        if vet {
             if let Some(subdirs) = classify(&mut w, &dir, entries, false, inodes) {
-                later.extend(subdirs.into_iter().map(|(p, _)| p));
+                later.extend(
+                    subdirs
+                        .into_iter()
+                        .map(|(p, k)| (p, !matches!(k, Sub::Git))),
+                );
             }
             continue;
         }
@@ -278,7 +287,7 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
             let Ok(ft) = e.file_type() else { continue };
             let path = e.path();
             if !note(&mut w, &e, &ft, &path, inodes) && ft.is_dir() {
-                later.push_back(path);
+                later.push_back((path, false));
             }
         }
     }
@@ -290,8 +299,10 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
 enum Sub {
     /// With the other directories, level by level.
     Plain,
-    /// Last: a [`SKIPPED`] tree or a git directory.
+    /// Last: a [`SKIPPED`] tree.
     Late,
+    /// Last, for sockets and other names only: a git directory.
+    Git,
 }
 
 /// Record what `dir`'s `entries` hold; the subdirectories to walk, or
@@ -337,7 +348,7 @@ fn classify(
                 w.repos.push(path.clone());
             }
             if ft.is_dir() {
-                subdirs.push((path, Sub::Late));
+                subdirs.push((path, Sub::Git));
             }
         } else if ft.is_dir() {
             if SKIPPED.iter().any(|s| name == *s) {

@@ -168,6 +168,36 @@ fn the_guard_refuses_the_homes_places_as_run_does() {
     }
 }
 
+/// Issue 24 item 6: the agent's file tools stay inside the boundary its
+/// commands have; as root nothing else stops a `Write` to a system place
+/// that the host runs (attack atk24c's observation).
+#[test]
+fn the_guard_refuses_places_outside_the_commands_boundary() {
+    let t = TempDir::new("guard_outside");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    for p in [
+        "/etc/profile.d/skarn-guard-test.sh",
+        "/etc/cron.d/skarn-guard-test",
+        "/usr/local/lib/skarn-guard-test.so",
+        "/var/spool/cron/crontabs/skarn-guard-test",
+    ] {
+        let why = judge(p, &ws, &home).unwrap_or_else(|| panic!("{p}: no answer"));
+        assert!(why.contains("outside the workspace"), "{p}: {why}");
+    }
+    // The host's temporary directory too: the commands' /tmp is private
+    // (ADR 0192).
+    let why = judge("/tmp/skarn-guard-scratch.txt", &ws, &home);
+    assert!(
+        why.as_deref()
+            .is_some_and(|w| w.contains("outside the workspace")),
+        "{why:?}"
+    );
+    assert_eq!(
+        judge(&ws.join("src/lib.rs").display().to_string(), &ws, &home),
+        None
+    );
+}
+
 /// F11: files their programs read in whichever directory they start in
 /// (agent and editor settings, direnv, mise) are refused one directory
 /// down as at the top; `.husky` only matters where `core.hooksPath` names

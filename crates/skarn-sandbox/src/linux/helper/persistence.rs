@@ -24,6 +24,12 @@ pub(crate) struct Before {
     /// When the checks started (files changed since are the run's: set
     /// aside; a margin covers the file system's coarse clock).
     start: std::time::SystemTime,
+    /// The inode of each nested repository's git entry found before the
+    /// run: one at the same path with another inode after it was made
+    /// again during the run (after another live run's plant there was set
+    /// aside: attack atk24c F4) and is vetted like a new one.
+    #[serde(default)]
+    nested_inodes: Vec<(PathBuf, u64, u64)>,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -43,6 +49,14 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
         .map(|a| crate::protect::git::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
         start: file_system_now(),
+        nested_inodes: nested
+            .iter()
+            .filter_map(|p| {
+                use std::os::unix::fs::MetadataExt;
+                let m = std::fs::symlink_metadata(p).ok()?;
+                Some((p.clone(), m.dev(), m.ino()))
+            })
+            .collect(),
         todos: git_dirs.as_deref().map(crate::protect::rebase_todo::before),
         snapshots: crate::linux::lapse::snapshot(&protected),
         head: plan
@@ -150,9 +164,23 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         }
         // (Repositories, files host tools look up from any directory and
         // settings read in any directory: one walk.)
+        // A nested repository made again since the walk before the run
+        // (another inode at its path) is not the one found there.
+        let same: Vec<PathBuf> = nested
+            .iter()
+            .filter(|p| {
+                use std::os::unix::fs::MetadataExt;
+                let now = std::fs::symlink_metadata(p).ok();
+                match saved.nested_inodes.iter().find(|(q, _, _)| q == *p) {
+                    Some((_, dev, ino)) => now.is_some_and(|m| m.dev() == *dev && m.ino() == *ino),
+                    None => true,
+                }
+            })
+            .cloned()
+            .collect();
         found.extend(crate::protect::git::nested_git::vet_new(
             &a.vet_roots,
-            nested,
+            &same,
             &a.hooks_rel,
             Some(saved.start),
         ));

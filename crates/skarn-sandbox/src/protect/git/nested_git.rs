@@ -267,15 +267,14 @@ fn vet_new_within(
     let mut out = Vec::new();
     let mut repos = w.repos.clone();
     repos.dedup();
-    // A repository is vetted when it is new, or when its git directory
-    // changed during the run: one that existed before may have been made
-    // by another run that was live then, and set aside and made again
-    // since (attack atk24c F4). A repository in a tree the walk before the
-    // run does not look at (`target/`, `.venv/`: F7) counts as new only
-    // when it changed.
-    let vet = |g: &PathBuf| match since {
-        Some(t) => git_changed_since(g, t) || (!before.contains(g) && !in_late_tree(g, roots)),
-        None => !before.contains(g),
+    // A repository is vetted when it is new (`before` holds only those
+    // still the same inode as before the run: one made again in its place
+    // is new, attack atk24c F4). A repository in a tree the walk before the
+    // run does not look at (`target/`, `.venv/`: F7) counts as new when
+    // its git directory changed during the run.
+    let vet = |g: &PathBuf| {
+        !before.contains(g)
+            && (!in_late_tree(g, roots) || since.is_none_or(|t| git_changed_since(g, t)))
     };
     for git in repos.iter().filter(|g| vet(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {

@@ -71,7 +71,19 @@ mod tests {
         let r = roots(&ws, Some(&home)).unwrap();
         assert!(outside(&[ws.join("src/a.rs")], &r, &ws).is_none());
         assert!(outside(&[out.join("x")], &r, &ws).is_some());
-        assert!(outside(&[PathBuf::from("/etc/profile.d/x.sh")], &r, &ws).is_some());
+        // System places (what root's file tools could otherwise write),
+        // the home, the host's temporary directory (the commands' is
+        // private).
+        for p in [
+            "/etc/profile.d/x.sh",
+            "/etc/cron.d/x",
+            "/usr/local/lib/x.so",
+            "/var/spool/cron/crontabs/root",
+            "/tmp/scratch.txt",
+        ] {
+            assert!(outside(&[PathBuf::from(p)], &r, &ws).is_some(), "{p}");
+        }
+        assert!(outside(&[home.join("notes.md")], &r, &ws).is_some());
         std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
         std::fs::write(
             home.join(".config/skarn/config.toml"),
