@@ -132,14 +132,8 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
     if r.unresolved {
         out.extend(USUAL.iter().map(|u| dir.join(u)));
     }
-    let mut seen = Vec::new();
-    out.retain(|p| {
-        let new = !seen.contains(p);
-        if new && seen.len() < MAX_PATHS * 4 {
-            seen.push(p.clone());
-        }
-        new
-    });
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
     out
 }
 
@@ -582,6 +576,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(sourced(&d.join(".envrc")), vec![d.join(".envrc.local")]);
+        // Texts at the size bound read quickly, whatever their shape.
+        for unit in [
+            "eval \"$(eval \"$(cat x)\")\" ",
+            "$($($($(",
+            "source_env a; ",
+            "<(<(<(",
+            "watch_file a b c d e f; ",
+        ] {
+            let big = unit.repeat(MAX_BYTES as usize / unit.len());
+            let v = names(&big, &d);
+            let mut u = v.clone();
+            u.sort();
+            u.dedup();
+            assert_eq!(u.len(), v.len(), "no name twice");
+        }
         let many: String = (0..500).map(|i| format!("watch_file f{i}\n")).collect();
         std::fs::write(d.join(".envrc"), many).unwrap();
         assert_eq!(sourced(&d.join(".envrc")).len(), MAX_PATHS);
