@@ -26,13 +26,42 @@ pub struct Snapshot {
     bytes: Option<Vec<u8>>,
 }
 
-/// Snapshot the existing regular files among `paths`.
+/// When the earliest other live run in this workspace started (set once
+/// by the helper before [`snapshot`]).
+static OTHERS_SINCE: std::sync::OnceLock<Option<std::time::SystemTime>> =
+    std::sync::OnceLock::new();
+
+/// Record when the earliest other live run whose roots overlap this run's
+/// started ([`crate::protect::run_record::live_since`]): [`snapshot`]
+/// leaves out the files changed since (they may be that run's plants,
+/// attack 24c F4: a snapshot is what a lapse restores).
+pub fn other_runs_since(t: Option<std::time::SystemTime>) {
+    let _ = OTHERS_SINCE.set(t);
+}
+
+/// Changed at or after `since` (status-change time: a rename or a write
+/// sets it, `touch -d` cannot set it back).
+fn changed_since(md: &std::fs::Metadata, since: std::time::SystemTime) -> bool {
+    let ctime = std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(md.ctime()).unwrap_or(0),
+            u32::try_from(md.ctime_nsec()).unwrap_or(0),
+        );
+    ctime >= since
+}
+
+/// Snapshot the existing regular files among `paths`, leaving out those
+/// changed since another live run started ([`other_runs_since`]).
 pub fn snapshot(paths: &[PathBuf]) -> Vec<Snapshot> {
+    snapshot_unless_since(paths, OTHERS_SINCE.get().copied().flatten())
+}
+
+fn snapshot_unless_since(paths: &[PathBuf], since: Option<std::time::SystemTime>) -> Vec<Snapshot> {
     paths
         .iter()
         .filter_map(|p| {
             let md = std::fs::symlink_metadata(p).ok()?;
-            if !md.is_file() {
+            if !md.is_file() || since.is_some_and(|t| changed_since(&md, t)) {
                 return None;
             }
             let bytes = (md.len() <= MAX_SNAPSHOT)
@@ -134,6 +163,40 @@ pub fn check(snaps: &[Snapshot]) -> Vec<String> {
                 .into_iter()
                 .filter(|e| !old.contains(e))
                 .collect();
+            // Bytes that run code themselves are never written back
+            // (they may be another run's plant, attack 24c F4).
+            let before_runs: Vec<String> =
+                crate::protect::git::gitconfig::parse(&String::from_utf8_lossy(before))
+                    .items
+                    .into_iter()
+                    .filter(|i| runs_code(&i.key(), i.value.as_deref()))
+                    .map(|i| format!("{}={}", i.key(), i.value.unwrap_or_default()))
+                    .collect();
+            if !added.is_empty() && !before_runs.is_empty() {
+                let kept = crate::protect::set_aside::set_aside(&s.path, "skarn-rejected");
+                let old = s.path.with_file_name(format!(
+                    "{}.skarn-before-{}",
+                    s.path.file_name().unwrap_or_default().to_string_lossy(),
+                    crate::protect::set_aside::random_suffix()
+                ));
+                let saved = write_new(&old, before);
+                out.push(format!(
+                    "{} was replaced during the run and gained settings outside the allow-list \
+                     ({}); the version from before the run runs programs too ({}), so it is not \
+                     put back either: the changed one {}; the earlier one {}. Review both \
+                     before running git there",
+                    s.path.display(),
+                    added.join(", "),
+                    before_runs.join(", "),
+                    kept.describe("review it"),
+                    if saved {
+                        format!("is kept as {}", old.display())
+                    } else {
+                        "could not be kept".to_string()
+                    }
+                ));
+                continue;
+            }
             if !added.is_empty() {
                 let kept = crate::protect::set_aside::set_aside(&s.path, "skarn-rejected");
                 let restored = !matches!(kept, crate::protect::set_aside::Aside::Left(_))
@@ -162,6 +225,20 @@ pub fn check(snaps: &[Snapshot]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Write `bytes` to a new file `p` (never through an existing name).
+fn write_new(p: &Path, bytes: &[u8]) -> bool {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)
+        .and_then(|mut f| f.write_all(bytes))
+        .is_ok()
 }
 
 #[cfg(test)]
@@ -213,6 +290,50 @@ mod tests {
         );
         // Unchanged inode: nothing to say.
         assert!(check(&snapshot(std::slice::from_ref(&cfg))).is_empty());
+    }
+
+    /// Attack 24c F4: a snapshot that itself runs code (another live
+    /// run's plant taken for the user's) is never written back.
+    #[test]
+    fn a_snapshot_that_runs_code_is_not_restored() {
+        let tmp = skarn_test_support::TempDir::new("lapse-planted");
+        let d = tmp.path().to_path_buf();
+        std::fs::create_dir_all(d.join("pkg/.git")).unwrap();
+        let cfg = d.join("pkg/.git/config");
+        std::fs::write(&cfg, "[core]\n\tfsmonitor = echo A-PLANT\n").unwrap();
+        let snaps = snapshot_unless_since(std::slice::from_ref(&cfg), None);
+        assert_eq!(snaps.len(), 1);
+        std::fs::write(d.join("tmp"), "[core]\n\tfsmonitor = echo B-PLANT\n").unwrap();
+        std::fs::rename(d.join("tmp"), &cfg).unwrap();
+        let w = check(&snaps);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("not put back"), "{}", w[0]);
+        let now = std::fs::read_to_string(&cfg).unwrap_or_default();
+        assert!(!now.contains("fsmonitor"), "{now}");
+    }
+
+    /// A file changed since another live run started is not snapshotted.
+    #[test]
+    fn files_changed_since_another_run_started_are_not_snapshotted() {
+        let tmp = skarn_test_support::TempDir::new("lapse-since");
+        let d = tmp.path().to_path_buf();
+        let (old, new) = (d.join("old"), d.join("new"));
+        std::fs::write(&old, "x").unwrap();
+        let md = std::fs::metadata(&old).unwrap();
+        let t = std::time::UNIX_EPOCH
+            + std::time::Duration::new(md.ctime() as u64, md.ctime_nsec() as u32 + 1);
+        std::fs::write(&new, "y").unwrap();
+        // (Stamp `new` after `t` whatever the clock's granularity.)
+        let later = std::fs::metadata(&new).unwrap();
+        if !changed_since(&later, t) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::rename(&new, d.join("n2")).unwrap();
+            std::fs::rename(d.join("n2"), &new).unwrap();
+        }
+        let s = snapshot_unless_since(&[old.clone(), new.clone()], Some(t));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].path, old);
+        assert_eq!(snapshot_unless_since(&[old, new], None).len(), 2);
     }
 
     #[test]

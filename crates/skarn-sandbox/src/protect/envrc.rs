@@ -13,6 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protect::shell_words::{self, Token, Vars};
+
 /// Largest `.envrc` read.
 const MAX_BYTES: u64 = 256 * 1024;
 /// Paths named at most (past it the rest are not followed).
@@ -29,24 +31,6 @@ pub const USUAL: &[&str] = &[
     ".env",
     ".env.local",
 ];
-
-/// Words bash reads before a command's name without making them the
-/// command: reserved words, `!`, a brace group, and the prefixes that run
-/// the rest (attack atk24c F3: `if ...; then source_env X; fi`).
-const PREFIXES: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
-    "command", "builtin", "nohup", "exec", "-p", "--",
-];
-
-/// Whether `w` is a variable assignment (`NAME=value`), which bash reads
-/// before the command's name.
-fn is_assignment(w: &str) -> bool {
-    w.split_once('=').is_some_and(|(n, _)| {
-        !n.is_empty()
-            && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            && !n.as_bytes()[0].is_ascii_digit()
-    })
-}
 
 /// direnv's standard library calls whose arguments are files it reads,
 /// and the file read with no argument.
@@ -106,225 +90,260 @@ fn read(p: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&b).into_owned())
 }
 
+/// Words bash reads before a command's name (reserved words, prefixes):
+/// `then source_env x`, `{ source_env x; }`, `time source_env x`.
+const PREFIXES: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
+    "-p", "command", "builtin", "exec", "nohup", "noglob", "coproc", "[[", "]]",
+];
+
+/// Programs whose file arguments are read as data: in `eval "$(cat x)"`,
+/// `x` is code.
+const READERS: &[&str] = &[
+    "cat", "head", "tail", "sed", "awk", "grep", "cut", "tr", "envsubst", "sort", "uniq", "tac",
+    "jq", "yq", "xargs", "base64", "gunzip", "zcat", "paste", "strings",
+];
+
+/// Nesting of `eval`/substitutions followed at most.
+const MAX_NEST: usize = 4;
+
 /// The files named by one `.envrc` text, relative names against `dir`.
+///
+/// Read as bash reads commands: reserved words and prefixes before a
+/// command's name are skipped, a direnv call or `source` is found at any
+/// place in a command (`.` only as its name), `eval`'s text and command
+/// substitutions are read again, and the target of an input redirection
+/// (`< x`) is named. Variables are those the text assigns (`for f in x`,
+/// `F=x`, [`crate::protect::shell_words::Vars`]). Whatever cannot be
+/// resolved names the usual companions ([`USUAL`]).
 pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
-    names_within(text, dir, 0)
+    let mut vars = Vars::default();
+    for line in text.lines().take(65_536) {
+        vars.learn(&shell_words::words(line));
+    }
+    let mut r = Reader {
+        dir,
+        vars,
+        out: Vec::new(),
+        unresolved: false,
+    };
+    r.text(text, 0, false);
+    let mut out = r.out;
+    if r.unresolved {
+        out.extend(USUAL.iter().map(|u| dir.join(u)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
 }
 
-/// Nested texts (`eval`, `$(...)`) followed at most this deep.
-const MAX_NESTING: usize = 4;
+struct Reader<'a> {
+    dir: &'a Path,
+    vars: Vars,
+    out: Vec<PathBuf>,
+    unresolved: bool,
+}
 
-fn names_within(text: &str, dir: &Path, nesting: usize) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut unresolved = false;
-    let mut loop_words: Vec<String> = Vec::new();
-    for cmd in commands(text) {
-        let mut cmd: &[String] = &cmd;
-        while let Some(first) = cmd.first()
-            && (PREFIXES.contains(&first.as_str()) || is_assignment(first))
-        {
-            cmd = &cmd[1..];
+impl Reader<'_> {
+    /// Read `text`'s commands; `code`: what they print is run (inside
+    /// `eval "$(...)"` or a file argument's substitution).
+    fn text(&mut self, text: &str, nest: usize, code: bool) {
+        if nest > MAX_NEST {
+            self.unresolved = true;
+            return;
         }
-        // Input redirections read a file (`done < .envrc.user`), whatever
-        // the command.
-        let mut words = cmd.iter().peekable();
-        while let Some(w) = words.next() {
-            let target = if w == "<" {
-                words.peek().map(|n| n.as_str())
-            } else {
-                w.strip_prefix('<')
-                    .filter(|r| !r.is_empty() && !r.starts_with(['<', '(', '&']))
-            };
-            if let Some(t) = target {
-                match resolve(t, dir) {
-                    Some(p) => out.push(p),
-                    None => unresolved = true,
-                }
-            }
-            // A command substitution's own commands (`eval "$(cat x)"`).
-            if let Some(inner) = w.split_once("$(").map(|(_, r)| r)
-                && nesting < MAX_NESTING
-            {
-                let inner = inner.rsplit_once(')').map_or(inner, |(i, _)| i);
-                out.extend(names_within(inner, dir, nesting + 1));
-                if cmd.first().is_some_and(|c| c == "eval") {
-                    // What it prints is run: every file it names counts.
-                    for c in commands(inner) {
-                        for a in c.iter().skip(1).filter(|a| !a.starts_with('-')) {
-                            match resolve(a, dir) {
-                                Some(p) => out.push(p),
-                                None => unresolved = true,
-                            }
-                        }
+        for cmd in shell_words::commands(text) {
+            self.command(&cmd, nest, code);
+        }
+    }
+
+    fn command(&mut self, cmd: &[Token], nest: usize, code: bool) {
+        // Redirections: a file read is named; their targets are no words.
+        let mut words: Vec<&str> = Vec::new();
+        let mut it = cmd.iter();
+        while let Some(t) = it.next() {
+            match t {
+                Token::Word(w) => words.push(w),
+                Token::In => {
+                    if let Some(Token::Word(f)) = it.next() {
+                        self.file(f, nest);
                     }
                 }
+                Token::Other => {
+                    it.next();
+                }
             }
         }
-        let Some((name, args)) = cmd.split_first() else {
-            continue;
-        };
-        if name == "for" {
-            // `for f in A B; do source_env "$f"; done`: the words may be
-            // what a later call names through a variable.
-            loop_words.extend(args.iter().skip_while(|a| *a != "in").skip(1).cloned());
-            continue;
-        }
-        if name == "eval" && nesting < MAX_NESTING {
-            let joined = args.join(" ");
-            if !joined.contains("$(") {
-                out.extend(names_within(&joined, dir, nesting + 1));
+        // Command substitutions anywhere: read as commands of their own.
+        for w in &words {
+            for inner in substitutions(w) {
+                self.text(inner, nest + 1, false);
             }
-            continue;
         }
-        let Some((_, default)) = CALLS.iter().find(|(c, _)| c == name) else {
-            continue;
-        };
-        let args: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+        let first = words
+            .iter()
+            .position(|w| !PREFIXES.contains(w) && !is_assignment(w));
+        for (i, w) in words.iter().enumerate() {
+            let at_name = Some(i) == first;
+            let args = &words[i + 1..];
+            if *w == "eval" && at_name {
+                self.eval(&args.join(" "), nest);
+            } else if code && at_name && READERS.contains(w) {
+                // Inside a substitution: what it prints is code.
+                for a in args.iter().filter(|a| !a.starts_with('-')) {
+                    self.file(a, nest);
+                }
+            } else if let Some((_, default)) =
+                CALLS.iter().find(|(c, _)| c == w && (at_name || *c != "."))
+            {
+                self.call(w, default, args, nest);
+            }
+        }
+        if code && first.is_some_and(|f| !READERS.contains(&words[f])) {
+            // `eval "$(lorri direnv)"`: code from a program's output.
+            self.unresolved = true;
+        }
+    }
+
+    fn eval(&mut self, text: &str, nest: usize) {
+        let subs = substitutions(text);
+        if text.contains('$') && subs.is_empty() {
+            self.unresolved = true;
+        }
+        for inner in subs {
+            self.text(inner, nest + 1, true);
+        }
+        self.text(text, nest + 1, false);
+    }
+
+    fn call(&mut self, name: &str, default: &Option<&str>, args: &[&str], nest: usize) {
+        let args: Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| !a.starts_with('-'))
+            .collect();
         if args.is_empty() {
             if let Some(d) = default {
-                out.push(dir.join(d));
+                self.out.push(self.dir.join(d));
             }
-            continue;
+            return;
         }
-        // `source_up file` reads `file` in the parent directories: the
-        // name here too (a nested `.envrc` looks up into the workspace).
         for a in args {
-            match resolve(a, dir) {
-                Some(p) => {
-                    // `source_env dir` reads `dir/.envrc`.
-                    if p.is_dir() {
-                        out.push(p.join(".envrc"));
-                    }
-                    out.push(p);
-                }
-                None => unresolved = true,
-            }
-            if *name == "source_env" || *name == "source_env_if_exists" {
+            self.file(a, nest);
+            if name == "source_env" || name == "source_env_if_exists" {
                 // (One file each; further words are its arguments.)
                 break;
             }
         }
     }
-    if unresolved {
-        out.extend(USUAL.iter().map(|u| dir.join(u)));
-        out.extend(loop_words.iter().filter_map(|w| resolve(w, dir)));
-    }
-    let mut seen = Vec::new();
-    out.retain(|p| {
-        let new = !seen.contains(p);
-        if new {
-            seen.push(p.clone());
+
+    /// One word naming a file read.
+    fn file(&mut self, a: &str, nest: usize) {
+        // `source <(cat x)`, `source_env "$(cat x)"`: what `x` holds
+        // decides.
+        for inner in substitutions(a) {
+            self.text(inner, nest + 1, true);
         }
-        new
-    });
+        match resolve(a, self.dir, &self.vars) {
+            Some(ps) => {
+                for (p, how) in ps {
+                    // `source_env dir` reads `dir/.envrc` (the directory
+                    // itself is named only for a glob in it).
+                    if p.is_dir() && how != How::Glob {
+                        self.out.push(p.join(".envrc"));
+                    } else {
+                        self.out.push(p);
+                    }
+                    self.unresolved |= how != How::Exact;
+                }
+            }
+            None => self.unresolved = true,
+        }
+    }
+}
+
+/// `NAME=value` (a prefix assignment).
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(n, _)| {
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The texts of the `$(...)` in a word (as [`shell_words::commands`]
+/// keeps them).
+fn substitutions(w: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = w;
+    while let Some(at) = rest.find("$(") {
+        let body = &rest[at + 2..];
+        let mut depth = 1u32;
+        let mut end = body.len();
+        for (i, c) in body.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(&body[..end]);
+        rest = &body[(end + 1).min(body.len())..];
+    }
     out
 }
 
-/// One argument as a path (`None`: it depends on what only bash knows).
-fn resolve(a: &str, dir: &Path) -> Option<PathBuf> {
-    let rest = ["$PWD/", "${PWD}/"].iter().find_map(|p| a.strip_prefix(p));
-    let a = match rest {
-        Some(r) => r,
-        None => a,
-    };
-    if a.is_empty() || a.contains(['$', '`', '*', '?', '[', '{', '~']) {
-        return None;
-    }
-    Some(crate::policy::config::normalize(&dir.join(a)))
+/// How a path was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Written out.
+    Exact,
+    /// Through a variable's value (it may differ when bash runs).
+    Var,
+    /// The fixed directory of a glob (everything in it).
+    Glob,
 }
 
-/// The commands of a shell text as lists of words: split at newlines,
-/// `;`, `&&`, `||` and `|`, quotes removed (no expansion), comments
-/// dropped. An approximation that errs towards naming more files.
-fn commands(text: &str) -> Vec<Vec<String>> {
-    let mut cmds = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut w = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars().peekable();
-    let end_word = |w: &mut String, in_word: &mut bool, words: &mut Vec<String>| {
-        if *in_word {
-            words.push(std::mem::take(w));
-            *in_word = false;
-        }
+/// One argument as paths; `None`: only bash knows.
+fn resolve(a: &str, dir: &Path, vars: &Vars) -> Option<Vec<(PathBuf, How)>> {
+    if a.is_empty() || a.contains("$(") || a.contains(['`', '~']) {
+        return None;
+    }
+    let rest = ["$PWD/", "${PWD}/"].iter().find_map(|p| a.strip_prefix(p));
+    let a = rest.unwrap_or(a);
+    let paths: Vec<(PathBuf, How)> = if a.contains('$') {
+        let abs = if a.starts_with('$') {
+            shell_words::expand(a, dir, vars)
+        } else {
+            None
+        };
+        let e =
+            abs.or_else(|| shell_words::expand(&format!("{}/{a}", dir.display()), dir, vars))?;
+        e.into_iter().map(|e| (e.path, How::Var)).collect()
+    } else {
+        vec![(dir.join(a), How::Exact)]
     };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for d in chars.by_ref() {
-                    if d == '\'' {
-                        break;
-                    }
-                    w.push(d);
-                }
+    let mut out = Vec::new();
+    for (p, approx) in paths {
+        let p = crate::policy::config::normalize(&p);
+        if shell_words::is_pattern(&p) {
+            // A glob: its fixed directory when below `dir`, else unknown.
+            let (base, _) = shell_words::pattern_base(&p);
+            if base == dir || !base.starts_with(dir) {
+                return None;
             }
-            '"' => {
-                in_word = true;
-                while let Some(d) = chars.next() {
-                    match d {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(e) = chars.next() {
-                                w.push(e);
-                            }
-                        }
-                        _ => w.push(d),
-                    }
-                }
-            }
-            // A command substitution stays one word (`$(cat x)`): its
-            // own commands are read by the caller.
-            '$' if chars.peek() == Some(&'(') => {
-                in_word = true;
-                w.push('$');
-                let mut depth = 0usize;
-                for d in chars.by_ref() {
-                    w.push(d);
-                    match d {
-                        '(' => depth += 1,
-                        ')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            '\\' => {
-                if let Some(e) = chars.next()
-                    && e != '\n'
-                {
-                    in_word = true;
-                    w.push(e);
-                }
-            }
-            '#' if !in_word => {
-                for d in chars.by_ref() {
-                    if d == '\n' {
-                        break;
-                    }
-                }
-                end_word(&mut w, &mut in_word, &mut words);
-                cmds.push(std::mem::take(&mut words));
-            }
-            '\n' | ';' | '&' | '|' | '(' | ')' => {
-                end_word(&mut w, &mut in_word, &mut words);
-                cmds.push(std::mem::take(&mut words));
-            }
-            c if c.is_whitespace() => end_word(&mut w, &mut in_word, &mut words),
-            c => {
-                in_word = true;
-                w.push(c);
-            }
+            out.push((base, How::Glob));
+        } else {
+            out.push((p, approx));
         }
     }
-    end_word(&mut w, &mut in_word, &mut words);
-    cmds.push(words);
-    cmds.retain(|c| !c.is_empty());
-    cmds
+    Some(out)
 }
 
 #[cfg(test)]
@@ -357,6 +376,119 @@ mod tests {
         assert!(v.contains(&PathBuf::from("/w/.envrc.local")) && v.len() == USUAL.len());
         assert!(n("export FOO=source_env\necho source_env").is_empty());
         assert!(n("").is_empty());
+    }
+
+    /// Attack 24c F3: the call after a reserved word or prefix, `eval`,
+    /// an input redirection.
+    #[test]
+    fn commands_are_read_as_bash_reads_them() {
+        let d = Path::new("/w");
+        let user = PathBuf::from("/w/.envrc.user");
+        for t in [
+            "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+            "if [[ -f .envrc.user ]]; then\n  source_env .envrc.user\nfi",
+            "for f in .envrc.user; do source_env \"$f\"; done",
+            "{ source_env .envrc.user; }",
+            "time source_env .envrc.user",
+            "time -p command source .envrc.user",
+            "! builtin . ./.envrc.user",
+            "if false; then :; else source_env .envrc.user; fi",
+            "if false; then :; elif true; then dotenv .envrc.user; fi",
+            "eval \"$(cat .envrc.user)\"",
+            "eval `cat .envrc.user`",
+            "eval \"source_env .envrc.user\"",
+            "while read -r l; do export \"$l\"; done < .envrc.user",
+            "while read -r l; do export \"$l\"; done <.envrc.user",
+            "source <(cat .envrc.user)",
+            "X=1 source_env .envrc.user",
+            "test -f .envrc.user && watch_file .envrc.user && source_env .envrc.user",
+            "F=.envrc.user\nsource_env \"$F\"",
+        ] {
+            assert!(names(t, d).contains(&user), "{t:?}: {:?}", names(t, d));
+        }
+        // What only bash knows: the usual companions.
+        for t in [
+            "eval \"$(lorri direnv)\"",
+            "eval \"$SETUP\"",
+            "load() { source_env \"$1\"; }; load x",
+            "source_env \"$(find_up .envrc.user)\"",
+            "for f in *.sh; do source_env \"$f\"; done",
+        ] {
+            let v = names(t, d);
+            assert!(
+                v.contains(&PathBuf::from("/w/.envrc.local")),
+                "{t:?}: {v:?}"
+            );
+        }
+        // Plain commands name nothing: no companions reserved for them.
+        for t in [
+            "export GIT_SHA=$(git rev-parse HEAD)",
+            "PATH_add bin; layout python3; use nix",
+            "find . -name x > out.txt 2>&1",
+            "cat <<EOF > x\nhello\nEOF",
+        ] {
+            assert!(names(t, d).is_empty(), "{t:?}: {:?}", names(t, d));
+        }
+        // A glob in a directory below: that directory.
+        assert!(
+            names("for f in .envrc.d/*.sh; do source_env \"$f\"; done", d)
+                .contains(&PathBuf::from("/w/.envrc.d"))
+        );
+    }
+
+    /// What bash itself runs when the `.envrc` is read (direnv's stdlib
+    /// calls defined as sourcing functions, as direnv does): every file
+    /// whose code ran is one [`names`] named.
+    #[test]
+    fn differential_against_bash() {
+        let t = skarn_test_support::TempDir::new("envrc_bash");
+        let d = t.path().to_path_buf();
+        let log = d.join("ran.log");
+        let texts = [
+            "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+            "for f in .envrc.user; do source_env \"$f\"; done",
+            "{ source_env .envrc.user; }",
+            "time source_env .envrc.user 2>/dev/null",
+            "eval \"$(cat .envrc.user)\"",
+            "eval `cat .envrc.user`",
+            "while read -r l; do eval \"$l\"; done < .envrc.user",
+            "source <(cat .envrc.user)",
+            "! builtin . ./.envrc.user",
+            "X=1 source_env_if_exists .envrc.user",
+            "F=.envrc.user; dotenv \"$F\"",
+            "test -f .envrc.user && { watch_file .envrc.user; source_env .envrc.user; }",
+            "case x in x) source_env .envrc.user;; esac",
+            "if true; then source \"${PWD}/.envrc.user\"; fi",
+        ];
+        let stdlib = "source_env() { . \"$1\"; }\nsource_env_if_exists() { [ -f \"$1\" ] && . \"$1\"; }\n\
+                      dotenv() { . \"$1\"; }\nwatch_file() { :; }\n";
+        for text in texts {
+            let _ = std::fs::remove_file(&log);
+            std::fs::write(d.join(".envrc"), text).unwrap();
+            std::fs::write(
+                d.join(".envrc.user"),
+                format!("echo \"$PWD/.envrc.user\" >> {}\n", log.display()),
+            )
+            .unwrap();
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("{stdlib}. ./.envrc"))
+                .current_dir(&d)
+                .output()
+                .unwrap();
+            let ran = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                !ran.is_empty(),
+                "bash did not run the file for {text:?}: {out:?}"
+            );
+            let named = sourced(&d.join(".envrc"));
+            for line in ran.lines() {
+                assert!(
+                    named.contains(&PathBuf::from(line)),
+                    "{text:?}: bash ran {line}, the reader named {named:?}"
+                );
+            }
+        }
     }
 
     /// What real bash runs: each candidate file holds a line that reports
@@ -444,6 +576,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(sourced(&d.join(".envrc")), vec![d.join(".envrc.local")]);
+        // Texts at the size bound read quickly, whatever their shape.
+        for unit in [
+            "eval \"$(eval \"$(cat x)\")\" ",
+            "$($($($(",
+            "source_env a; ",
+            "<(<(<(",
+            "watch_file a b c d e f; ",
+        ] {
+            let big = unit.repeat(MAX_BYTES as usize / unit.len());
+            let v = names(&big, &d);
+            let mut u = v.clone();
+            u.sort();
+            u.dedup();
+            assert_eq!(u.len(), v.len(), "no name twice");
+        }
         let many: String = (0..500).map(|i| format!("watch_file f{i}\n")).collect();
         std::fs::write(d.join(".envrc"), many).unwrap();
         assert_eq!(sourced(&d.join(".envrc")).len(), MAX_PATHS);

@@ -206,6 +206,38 @@ pub fn live(dir: &Path) -> Vec<Info> {
     out
 }
 
+/// When the earliest of the other live runs of `dir` whose roots overlap
+/// `roots` started (its record's modification time, stamped by the file
+/// system's clock), leaving out the record `own`. A file changed since
+/// may be that run's (attack 24c F4): not taken for the user's.
+pub fn live_since(
+    dir: &Path,
+    own: Option<&Path>,
+    roots: &[PathBuf],
+) -> Option<std::time::SystemTime> {
+    let mut first: Option<std::time::SystemTime> = None;
+    for p in records(dir) {
+        if Some(p.as_path()) == own {
+            continue;
+        }
+        let Some(mut f) = open(&p) else { continue };
+        if lock(&f, libc::LOCK_SH) {
+            continue; // over
+        }
+        let Some(t) = f.metadata().and_then(|m| m.modified()).ok() else {
+            continue;
+        };
+        let overlaps = read_bounded(&mut f, MAX_INFO)
+            .and_then(|b| serde_json::from_slice::<Info>(&b).ok())
+            // An unreadable record of a live run: taken as overlapping.
+            .is_none_or(|i| i.overlaps(roots));
+        if overlaps && first.is_none_or(|f| t < f) {
+            first = Some(t);
+        }
+    }
+    first
+}
+
 /// Run the pending check of every dead run of `dir` whose record `want`
 /// accepts, and remove those records; one line per finding, each naming
 /// the run. `check` runs a pending check's record (the helper's checks

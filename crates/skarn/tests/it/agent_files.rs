@@ -156,8 +156,15 @@ fn the_guard_refuses_the_homes_places_as_run_does() {
     ] {
         assert!(judge(&p, &ws, &home).is_some(), "{p}: no answer");
     }
+    // Ordinary files of the home: not the home rule's; outside the
+    // workspace, so the boundary of the agent's commands (ADR 0192).
     for p in [h("notes/todo.md"), h("go/src/example.org/p/main.go")] {
-        assert_eq!(judge(&p, &ws, &home), None, "{p}");
+        let why = judge(&p, &ws, &home);
+        assert!(
+            why.as_deref()
+                .is_some_and(|w| w.contains("outside the workspace")),
+            "{p}: {why:?}"
+        );
     }
 }
 
@@ -177,7 +184,14 @@ fn the_guard_refuses_places_outside_the_commands_boundary() {
         let why = judge(p, &ws, &home).unwrap_or_else(|| panic!("{p}: no answer"));
         assert!(why.contains("outside the workspace"), "{p}: {why}");
     }
-    assert_eq!(judge("/tmp/skarn-guard-scratch.txt", &ws, &home), None);
+    // The host's temporary directory too: the commands' /tmp is private
+    // (ADR 0192).
+    let why = judge("/tmp/skarn-guard-scratch.txt", &ws, &home);
+    assert!(
+        why.as_deref()
+            .is_some_and(|w| w.contains("outside the workspace")),
+        "{why:?}"
+    );
     assert_eq!(
         judge(&ws.join("src/lib.rs").display().to_string(), &ws, &home),
         None

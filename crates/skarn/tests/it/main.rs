@@ -25,6 +25,8 @@ mod agent_atk24;
 #[cfg(target_os = "linux")]
 mod agent_atk24b;
 #[cfg(target_os = "linux")]
+mod agent_atk24c;
+#[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
 #[cfg(target_os = "linux")]

@@ -230,6 +230,15 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
                 dir.display()
             )),
         }
+        // Files changed since another live run here started may be its
+        // plants: never snapshotted as the user's (attack 24c F4).
+        crate::linux::lapse::other_runs_since(crate::protect::run_record::live_since(
+            dir,
+            record
+                .as_ref()
+                .map(|h: &crate::protect::run_record::Held| h.path()),
+            &roots,
+        ));
     }
     let mut rnotes = reserve::ReserveNotes::default();
     // The workspace as a copy-on-write layer (ADR 0130): nothing to

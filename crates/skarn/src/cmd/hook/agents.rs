@@ -174,6 +174,22 @@ fn file_refusal(
     }) {
         return Ok(Some(super::files::reason(tool, &why)));
     }
+    // Inside what the agent's commands could write (issue 24 item 6).
+    if ctx.settings.file_boundary {
+        let roots = match super::file_boundary::roots(Path::new(ws), home.as_deref()) {
+            Ok(r) => r,
+            Err(why) => return Ok(Some(super::files::reason(tool, &why))),
+        };
+        for path in &paths {
+            let c = match super::file_paths::candidates(path, Path::new(cwd), home.as_deref()) {
+                Ok(c) => c,
+                Err(why) => return Ok(Some(super::files::reason(tool, &why))),
+            };
+            if let Some(why) = super::file_boundary::outside(&c, &roots, Path::new(ws)) {
+                return Ok(Some(super::files::reason(tool, &why)));
+            }
+        }
+    }
     // No sandboxed command may be alive where the write goes (attack 24
     // F2): it could swap a name for a link before the tool writes.
     #[cfg(target_os = "linux")]

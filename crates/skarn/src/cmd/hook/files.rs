@@ -151,9 +151,6 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         if let Some(why) = home_refusal(c, &homes, home) {
             return Some(why);
         }
-        if let Some(why) = outside_refusal(c, &bases, &homes, ws, home) {
-            return Some(why);
-        }
         for b in &bases {
             for rel in PROJECT_AGENT {
                 if under(c, b, rel) {
@@ -217,7 +214,7 @@ fn envrc_refusal(c: &Path) -> Option<String> {
         }
         if skarn_sandbox::protect::envrc::sourced(&envrc)
             .iter()
-            .any(|p| fold(p) == fold(c))
+            .any(|p| fold(c).starts_with(fold(p)))
         {
             return Some(format!(
                 "{} is read by {} (direnv runs what it holds without asking, unlike the \
@@ -274,66 +271,6 @@ fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<Stri
         .map(|n| format!("{n}; sandboxed commands cannot write there either"))
 }
 
-/// Why `c` may not be written as a place outside the boundary the agent's
-/// commands have: not in the workspace (or its repository), the home
-/// (whose own sensitive places [`home_refusal`] judges), a temporary
-/// directory, or a write grant of the user's configuration. As root the
-/// agent's file tools could otherwise write `/etc/profile.d`, `/usr/lib`
-/// or `/var/spool/cron` (attack atk24c, issue 24 item 6), which no
-/// sandboxed command may write.
-fn outside_refusal(
-    c: &Path,
-    bases: &[PathBuf],
-    homes: &[PathBuf],
-    ws: &Path,
-    home: Option<&Path>,
-) -> Option<String> {
-    let mut allowed: Vec<PathBuf> = bases.iter().chain(homes).cloned().collect();
-    allowed.extend(both_names(
-        ["/tmp", "/var/tmp", "/dev/shm"]
-            .into_iter()
-            .map(PathBuf::from)
-            .chain(std::env::var_os("TMPDIR").map(PathBuf::from)),
-    ));
-    let inside = |allowed: &[PathBuf]| {
-        allowed
-            .iter()
-            .any(|a| a.as_os_str().len() > 1 && fold(c).starts_with(fold(a)))
-    };
-    if inside(&allowed) {
-        return None;
-    }
-    allowed.extend(both_names(config_write_grants(ws, home)));
-    if inside(&allowed) {
-        return None;
-    }
-    Some(format!(
-        "{} is outside the workspace, the home and the temporary directories: the agent's \
-         commands cannot write there either (the user may grant it with `write` under [run] in \
-         ~/.config/skarn/config.toml)",
-        c.display()
-    ))
-}
-
-/// The write grants of the `[run]` policy in force for `ws` (the user's
-/// file, then the workspace's as `skarn run` reads it: untrusted widening
-/// ignored).
-fn config_write_grants(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    use skarn_sandbox::policy::granted::{GrantLog, log_path};
-    use skarn_sandbox::policy::layers::Layer;
-    use skarn_sandbox::policy::trust::TrustStore;
-    let granted = log_path(home)
-        .map(|p| GrantLog::load(&p))
-        .unwrap_or_default();
-    match Layer::config_files(ws, home, &granted, &TrustStore::for_home(home)) {
-        Ok((layers, _)) => layers
-            .iter()
-            .flat_map(|l| l.write.iter().map(|g| g.path.clone()))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
 /// What the agent is told.
 pub fn reason(tool: &str, why: &str) -> String {
     format!(
@@ -387,13 +324,6 @@ mod tests {
         assert!(!no("src/main.rs"));
         assert!(!no("README.md"));
         assert!(!no("docs/claude.md"));
-        // Outside the workspace, the home and the temporary directories:
-        // what no sandboxed command may write (as root: system places).
-        assert!(no("/etc/profile.d/skarn-test.sh"));
-        assert!(no("/usr/local/lib/x.so"));
-        assert!(no("/var/spool/cron/crontabs/root"));
-        assert!(!no("/tmp/scratch.txt"));
-        assert!(!no(&home.join("notes.md").display().to_string()));
         // The skarn program (and its directory), PATH directories.
         let exe = std::env::current_exe().unwrap();
         assert!(no(&exe.display().to_string()));

@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod file_boundary;
 mod file_git;
 mod file_paths;
 mod file_runs;
@@ -92,7 +93,8 @@ of the hook). Config: [hook] in ~/.config/skarn/config.toml (decision, \
 unsandboxed, guard_files); the command itself runs with the [run] policy of \
 ~/.config/skarn/config.toml and <workspace>/skarn.toml (which only narrows \
 until `skarn trust`). File tools (Write, Edit, ...): writes to skarn's \
-configuration, agent settings and persistence paths are denied. Docs: \
+configuration, agent settings and persistence paths, and outside the \
+workspace and the user's [run] write grants, are denied. Docs: \
 docs/hook.md.")]
 pub struct Args {
     /// Which agent's hook contract to speak.
@@ -123,6 +125,11 @@ pub struct Args {
     /// writes are refused; also [hook] guard_files = false).
     #[arg(long)]
     pub no_file_guard: bool,
+    /// Let the agent's file tools write outside the workspace and the
+    /// user's [run] write grants (default: refused, as `skarn run` keeps
+    /// commands from writing there; also [hook] file_boundary = false).
+    #[arg(long)]
+    pub no_file_boundary: bool,
 }
 
 /// What the hook tells the agent.
@@ -203,6 +210,9 @@ fn answer(args: &Args) -> anyhow::Result<Answer> {
     let mut settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
     if args.no_file_guard {
         settings.guard_files = false;
+    }
+    if args.no_file_boundary {
+        settings.file_boundary = false;
     }
     let mut text = String::new();
     std::io::stdin()

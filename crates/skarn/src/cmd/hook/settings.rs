@@ -8,6 +8,8 @@
 //! guard_files = true            # refuse the agent's own file tools' writes
 //!                               # to skarn's config, agent settings and
 //!                               # persistence paths (see `files`)
+//! file_boundary = true          # and writes outside the workspace and the
+//!                               # [run] write grants (see `file_boundary`)
 //! ```
 
 use std::path::Path;
@@ -34,6 +36,7 @@ struct HookSection {
     #[serde(default)]
     unsandboxed: Vec<String>,
     guard_files: Option<bool>,
+    file_boundary: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -48,6 +51,9 @@ pub struct Settings {
     pub unsandboxed: Vec<String>,
     /// Judge the agent's file-writing tools (default true).
     pub guard_files: bool,
+    /// Refuse file tool writes outside what `skarn run` could write
+    /// (default true; only with `guard_files`).
+    pub file_boundary: bool,
 }
 
 impl Settings {
@@ -61,6 +67,7 @@ impl Settings {
             decision: Decision::Allow,
             unsandboxed: Vec::new(),
             guard_files: true,
+            file_boundary: true,
         };
         if let Some(f) = file {
             // Never blocks: a FIFO or device is an error (the hook then
@@ -76,6 +83,9 @@ impl Settings {
                         s.unsandboxed = h.unsandboxed;
                         if let Some(g) = h.guard_files {
                             s.guard_files = g;
+                        }
+                        if let Some(b) = h.file_boundary {
+                            s.file_boundary = b;
                         }
                     }
                 }

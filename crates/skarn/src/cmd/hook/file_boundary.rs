@@ -1,0 +1,105 @@
+//! The agent's file tools inside the boundary of its commands (issue 24
+//! item 6, ADR 0192): a Write, Edit, ... outside what a `skarn run` in the
+//! workspace could write is refused. That place is the workspace and the
+//! write grants of the user's configuration (`~/.config/skarn/config.toml`,
+//! a trusted workspace `skarn.toml`: the layers `skarn run` reads, an
+//! untrusted file's widening left out). Without this, root's Write of
+//! `/etc/profile.d/x.sh` or any user's of a file beside the project met no
+//! objection from the hook while the same write from a command failed.
+
+use std::path::{Path, PathBuf};
+
+use skarn_sandbox::policy::granted::{GrantLog, log_path};
+use skarn_sandbox::policy::layers::Layer;
+use skarn_sandbox::policy::trust::TrustStore;
+
+use super::file_paths::fold;
+
+/// Where a `skarn run` in `ws` could write: the workspace and the write
+/// grants of the configuration it reads (each as given and canonical).
+/// `Err`: the configuration cannot be read (the run would refuse to
+/// start: so does the guard).
+pub fn roots(ws: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+    let granted = log_path(home)
+        .map(|p| GrantLog::load(&p))
+        .unwrap_or_default();
+    let (layers, _) = Layer::config_files(ws, home, &granted, &TrustStore::for_home(home))
+        .map_err(|e| {
+            format!(
+                "skarn's configuration for {} cannot be read ({e})",
+                ws.display()
+            )
+        })?;
+    let mut out = vec![ws.to_path_buf()];
+    out.extend(
+        layers
+            .iter()
+            .flat_map(|l| l.write.iter().map(|g| g.path.clone())),
+    );
+    let canon: Vec<PathBuf> = out
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    out.extend(canon);
+    out.retain(|p| p.is_absolute());
+    Ok(out)
+}
+
+/// Why `candidates` (the absolute names one tool path may write, as
+/// written and resolved) are not all inside `roots`.
+pub fn outside(candidates: &[PathBuf], roots: &[PathBuf], ws: &Path) -> Option<String> {
+    let c = candidates
+        .iter()
+        .find(|c| !roots.iter().any(|r| fold(c).starts_with(fold(r))))?;
+    Some(format!(
+        "{} is outside the workspace {} and the places the user's skarn configuration lets \
+         commands write: the agent's commands cannot write there, and its file tools stay \
+         inside the same boundary",
+        c.display(),
+        ws.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_and_write_grants_only() {
+        let t = skarn_test_support::TempDir::new("hook_boundary");
+        let (ws, home, out) = (t.dir("ws"), t.dir("home"), t.dir("shared"));
+        let r = roots(&ws, Some(&home)).unwrap();
+        assert!(outside(&[ws.join("src/a.rs")], &r, &ws).is_none());
+        assert!(outside(&[out.join("x")], &r, &ws).is_some());
+        // System places (what root's file tools could otherwise write),
+        // the home, the host's temporary directory (the commands' is
+        // private).
+        for p in [
+            "/etc/profile.d/x.sh",
+            "/etc/cron.d/x",
+            "/usr/local/lib/x.so",
+            "/var/spool/cron/crontabs/root",
+            "/tmp/scratch.txt",
+        ] {
+            assert!(outside(&[PathBuf::from(p)], &r, &ws).is_some(), "{p}");
+        }
+        assert!(outside(&[home.join("notes.md")], &r, &ws).is_some());
+        std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+        std::fs::write(
+            home.join(".config/skarn/config.toml"),
+            format!("[run]\nwrite = [{:?}]\n", out.display().to_string()),
+        )
+        .unwrap();
+        let r = roots(&ws, Some(&home)).unwrap();
+        assert!(outside(&[out.join("x")], &r, &ws).is_none(), "{r:?}");
+        // A workspace file's widening, untrusted: not a grant.
+        let other = t.dir("other");
+        std::fs::write(
+            ws.join("skarn.toml"),
+            format!("[run]\nwrite = [{:?}]\n", other.display().to_string()),
+        )
+        .unwrap();
+        let r = roots(&ws, Some(&home)).unwrap();
+        assert!(outside(&[other.join("x")], &r, &ws).is_some(), "{r:?}");
+    }
+}
