@@ -170,6 +170,10 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
         }
         "python" => {
             let pyenv = env_dir("PYENV_ROOT").unwrap_or_else(|| h(".pyenv"));
+            // pyenv's shims are rewritten after every `pip install`
+            // (`pyenv rehash`, whose failure fails the install): a private
+            // layer the command may rewrite, never the host's.
+            let shims = pyenv.join("shims");
             let mut exec = vec![
                 pyenv,
                 h(".local/bin"),
@@ -195,6 +199,7 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
                     // kept for this workspace's next runs over the host's.
                     h(".local/lib"),
                     h(".local/bin"),
+                    shims,
                 ],
                 vec![],
             ]

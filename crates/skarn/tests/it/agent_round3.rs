@@ -43,20 +43,34 @@ fn run_keeps_its_own_program_read_only_in_the_workspace() {
     let bin = t.dir("ws/bin").join("skarn");
     std::fs::copy(exe(), &bin).unwrap();
     let len = std::fs::metadata(&bin).unwrap().len();
-    let o = Command::new(&bin)
-        .args(["run", "--workspace"])
-        .arg(&ws)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "printf '#!/bin/sh\\nexit 0\\n' > bin/new; chmod +x bin/new; mv -f bin/new bin/skarn; \
-             (: > bin/skarn); rm -f bin/skarn; (echo x >> bin/skarn); true",
-        ])
-        .current_dir(&ws)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
+    let run = || {
+        Command::new(&bin)
+            .args(["run", "--workspace"])
+            .arg(&ws)
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "printf '#!/bin/sh\\nexit 0\\n' > bin/new; chmod +x bin/new; mv -f bin/new bin/skarn; \
+                 (: > bin/skarn); rm -f bin/skarn; (echo x >> bin/skarn); true",
+            ])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .output()
+    };
+    // A child another test forked while the copy was open for writing
+    // holds that descriptor a moment (ETXTBSY): try again.
+    let mut o = run();
+    for _ in 0..100 {
+        match &o {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                o = run();
+            }
+            _ => break,
+        }
+    }
+    let o = o.unwrap();
     assert_eq!(code(&o), 0, "{o:?}");
     let md = std::fs::metadata(&bin).unwrap();
     assert_eq!(md.len(), len, "the program was changed: {}", err(&o));
