@@ -134,6 +134,37 @@ fn env_dir(n: &str) -> Option<PathBuf> {
         .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
 }
 
+/// The home directories of the accounts in `/etc/passwd` (and every
+/// directory directly in `/home`), canonical, that exist and are not `/`.
+fn account_homes() -> Vec<(String, PathBuf)> {
+    use std::io::Read;
+    let mut text = String::new();
+    if let Ok(f) = std::fs::File::open("/etc/passwd") {
+        let _ = f.take(1 << 20).read_to_string(&mut text);
+    }
+    let mut out: Vec<(String, PathBuf)> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            let (user, dir) = (f.first()?, f.get(5)?);
+            Some((user.to_string(), PathBuf::from(dir)))
+        })
+        .collect();
+    if let Ok(rd) = std::fs::read_dir("/home") {
+        out.extend(rd.flatten().take(10_000).filter_map(|e| {
+            e.file_type()
+                .ok()?
+                .is_dir()
+                .then(|| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        }));
+    }
+    out.into_iter()
+        .filter(|(_, d)| d.is_absolute() && d.as_os_str() != "/")
+        .filter_map(|(u, d)| std::fs::canonicalize(&d).ok().map(|c| (u, c)))
+        .filter(|(_, d)| d.as_os_str() != "/" && d.is_dir())
+        .collect()
+}
+
 fn home_names(home: Option<&Path>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = home.into_iter().map(Path::to_path_buf).collect();
     if let Some(real) = home.and_then(|h| std::fs::canonicalize(h).ok())
@@ -195,6 +226,30 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
             && ws.starts_with(&d)
         {
             return home_flag(format!("{} lies in ${var} ({})", ws.display(), d.display()));
+        }
+    }
+    // Another account's home (as root, or a shared home a user may
+    // write): its start-up files, keys and units are that account's
+    // persistence (attack atk22c F4).
+    for (user, h) in account_homes() {
+        if homes.contains(&h) {
+            continue;
+        }
+        if h.starts_with(ws) {
+            return home_flag(format!(
+                "{} is the home directory of the account {user:?} or holds it",
+                ws.display()
+            ));
+        }
+        if let Ok(rel) = ws.strip_prefix(&h)
+            && let Some(place) = home_place(rel)
+        {
+            return home_flag(format!(
+                "{} lies in {}, a directory of the account {user:?}'s home that host programs \
+                 read, load or run on their own",
+                ws.display(),
+                h.join(place).display()
+            ));
         }
     }
     #[cfg(unix)]

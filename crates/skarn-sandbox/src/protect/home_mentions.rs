@@ -35,8 +35,9 @@ pub const MAX_BYTES: u64 = 32 << 20;
 pub const MAX_FILE_BYTES: u64 = 2 << 20;
 /// Directory entries looked at, all walks together.
 pub const MAX_ENTRIES: usize = 40_000;
-/// Levels of "a home file names another home file" followed.
-const MAX_FOLLOW: usize = 4;
+/// Levels of "a home file names another home file" followed; a deeper
+/// chain counts as over the budget (attack atk22c F7).
+const MAX_FOLLOW: usize = 8;
 /// Paths resolved through links (each costs syscalls).
 const MAX_RESOLVE: usize = 50_000;
 
@@ -434,13 +435,22 @@ impl Scanner {
         // A home file this one names (a sourced file, a program, an
         // include): read too.
         let name = p.file_name().map(|x| x.to_string_lossy().into_owned());
-        if depth + 1 < MAX_FOLLOW
-            && (p.starts_with(&self.home) || real.starts_with(&self.home))
+        if (p.starts_with(&self.home) || real.starts_with(&self.home))
             && name.is_some_and(|n| !is_state_name(&n))
             && !self.seen.contains(&real)
             && real.is_file()
         {
-            self.todo.push((p.to_path_buf(), depth + 1));
+            if depth + 1 < MAX_FOLLOW {
+                self.todo.push((p.to_path_buf(), depth + 1));
+            } else {
+                // A chain deeper than the reader follows: what the last
+                // file names is unknown, so the check fails closed (attack
+                // atk22c F7), as for any other budget.
+                self.over(format!(
+                    "{} is named through more than {MAX_FOLLOW} files sourced one from another",
+                    p.display()
+                ));
+            }
         }
     }
 }

@@ -192,6 +192,11 @@ pub const ENTRIES: &[Entry] = &[
     e(".nvimrc", Always, "run by Neovim on open with 'exrc'"),
     e(".exrc", Always, "run by Vim and Neovim on open with 'exrc'"),
     e(
+        ".pdbrc",
+        Always,
+        "run by Python's debugger (pdb, breakpoint()) started in this directory",
+    ),
+    e(
         ".vimrc",
         Always,
         "run by Vim on open with 'exrc' (before .exrc)",

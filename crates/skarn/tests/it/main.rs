@@ -60,6 +60,8 @@ mod macos_run;
 #[cfg(target_os = "linux")]
 mod run_after_check;
 #[cfg(target_os = "linux")]
+mod run_atk22c;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -143,3 +143,38 @@ fn an_allowed_non_project_workspace_is_protected_like_a_home() {
     assert!(!tools.join(".newrc").exists());
     assert_eq!(std::fs::read_to_string(tools.join("tool")).unwrap(), "ok\n");
 }
+
+/// Attack atk22c F4: another account's home (a directory of /home, any
+/// home of /etc/passwd) is not a project: as root a run there could plant
+/// that account's start-up files, keys and user units.
+#[test]
+fn another_accounts_home_is_refused() {
+    if !skarn_test_support::is_root() {
+        skarn_test_support::skip!("only root may make a directory in /home");
+    }
+    let t = TempDir::new("other-home");
+    let home = t.dir("home");
+    let other = Path::new("/home").join(format!("skarn-test-{}", std::process::id()));
+    std::fs::create_dir_all(&other).unwrap();
+    struct Gone<'a>(&'a Path);
+    impl Drop for Gone<'_> {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0);
+        }
+    }
+    let _gone = Gone(&other);
+    let o = run_from(&other, &home, &[], "touch .bash_profile");
+    assert_ne!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("home directory of the account"),
+        "{}",
+        err(&o)
+    );
+    assert!(!other.join(".bash_profile").exists());
+    // Its configuration directory too.
+    let cfg = other.join(".config");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let o = run_from(&cfg, &home, &[], "touch x");
+    assert_ne!(code(&o), 0, "{}", err(&o));
+    assert!(!cfg.join("x").exists());
+}
