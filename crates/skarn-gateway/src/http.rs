@@ -6,6 +6,8 @@
 //! time. Connections are bounded by [`crate::http_conn`], which may close
 //! connections that have not shown the token to make room.
 
+/// A listener for [`serve_http`] with the gateway's listen backlog.
+pub use crate::http_conn::bind;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

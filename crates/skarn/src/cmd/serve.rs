@@ -220,9 +220,8 @@ async fn serve_http(
             "skarn: warning: listening on non-loopback address {addr}; anyone who can reach it and holds the token can run tools"
         );
     }
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+    let listener =
+        skarn_gateway::http::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
     eprintln!("skarn: serving MCP (Streamable HTTP) at http://{local}/mcp");
     let stop = tokio_util::sync::CancellationToken::new();
