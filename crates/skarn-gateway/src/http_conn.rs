@@ -167,6 +167,9 @@ pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     } else {
         tokio::net::TcpSocket::new_v6()?
     };
+    // (As std's listener does on unix; on Windows the same option would
+    // let another program take the port.)
+    #[cfg(unix)]
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(LISTEN_BACKLOG)
