@@ -65,3 +65,26 @@ fn a_pdbrc_in_the_workspace_is_protected() {
         );
     }
 }
+
+/// F2: `~/.lesskey` naming a program in the workspace (`LESSOPEN`): the
+/// workspace is read-only for the run, so the program cannot be planted.
+#[test]
+fn a_lesskey_naming_the_workspace_keeps_it_read_only() {
+    let t = TempDir::new("atk22c-f2");
+    let home = t.dir("home");
+    let ws = t.dir("home/proj");
+    git(&ws, &["init", "-q"]);
+    t.file(
+        "home/.lesskey",
+        format!("#env\nLESSOPEN=|{}/lessopen.sh %s\n", ws.display()),
+    );
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "echo 'echo pwned' > lessopen.sh; true"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!ws.join("lessopen.sh").exists(), "planted: {}", err(&o));
+    assert!(err(&o).contains(".lesskey"), "{}", err(&o));
+}
