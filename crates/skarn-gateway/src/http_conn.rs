@@ -4,9 +4,9 @@
 //! for a request's headers, and an idle timeout that closes a connection
 //! with no traffic either way. When every slot is taken, the oldest
 //! connection that has not yet shown the token is closed to make room for
-//! the new one, once it has been open for [`EVICTION_GRACE`] (50 ms; until
-//! then, and while every slot holds an authenticated connection, a new one
-//! waits in the kernel's backlog of [`LISTEN_BACKLOG`]). A request without the
+//! the new one, once it has been open for [`EVICTION_GRACE`] (until then,
+//! and while every slot holds an authenticated connection, a new one waits
+//! in the kernel's backlog of [`LISTEN_BACKLOG`]). A request without the
 //! token is answered 401 and its connection closed (`crate::http`).
 
 use std::collections::BTreeMap;
@@ -146,15 +146,17 @@ impl ConnAuth {
 /// of its body).
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 
-/// How long a new connection is safe from eviction: a client sends its
-/// request head right after connecting (well within this on loopback and
-/// any local network). It is short on purpose: while every slot is taken,
-/// each new connection closes the oldest unauthenticated one past it, so
-/// clients without the token that reconnect as fast as they can only
-/// push each other out, and the accept queue never fills up ahead of an
-/// authorized client (attack atk25c F4: with a grace of 1 s, 256
-/// connections a second were taken in and the backlog held the rest).
-pub const EVICTION_GRACE: Duration = Duration::from_millis(50);
+/// How long a new connection is safe from eviction: a client that sends
+/// its request head within this time of being accepted (one round trip on
+/// any sane network) is never closed to make room, however fast clients
+/// without the token connect meanwhile. While every unauthenticated
+/// connection is younger than this, new connections wait in the kernel's
+/// backlog; so at most `max_connections` connections are taken in per
+/// grace period, and a waiting client is accepted within
+/// (backlog / `max_connections`) grace periods. (A shorter grace takes
+/// reconnecting floods in faster but closes a slow authorized client
+/// before its head arrives: attack atk25c F4 is open, SECURITY.md.)
+pub const EVICTION_GRACE: Duration = Duration::from_secs(1);
 
 /// The listen backlog the gateway asks for (the kernel caps it at
 /// `net.core.somaxconn`).

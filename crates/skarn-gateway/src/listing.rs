@@ -136,7 +136,7 @@ pub async fn tools(peer: &Peer<RoleClient>, caps: ListCaps) -> Result<Vec<Tool>,
     for t in &mut tools {
         // Display strings (title, description, annotations, schema
         // texts) escaped as the search answers are (atk25c F5).
-        crate::text_safe::visible_typed(t, &["name"]);
+        crate::text_safe::visible_tool(t);
         if let Some(d) = &t.description
             && d.len() > MAX_DESCRIPTION_BYTES
         {

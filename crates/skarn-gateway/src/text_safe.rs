@@ -23,6 +23,10 @@
 /// combining grapheme joiner, Hangul fillers).
 fn hidden(c: char) -> bool {
     use unicode_general_category::{GeneralCategory, get_general_category};
+    // (Most text is ASCII: no table lookup for it.)
+    if c.is_ascii() {
+        return c.is_ascii_control();
+    }
     c.is_control()
         || matches!(
             get_general_category(c),
@@ -70,7 +74,8 @@ pub fn visible_block(s: &str) -> String {
     s.split('\n').map(visible).collect::<Vec<_>>().join("\n| ")
 }
 
-/// Every string of `v` (not the object keys) through [`visible_block`]:
+/// Every string of `v` (not the object keys) through [`visible`], line by
+/// line (newlines kept):
 /// the display text of a downstream's elicitation form (titles,
 /// descriptions, `enumNames`, `oneOf` titles), of a sampling request's
 /// messages, of a listing's titles and schemas (attack atk25c F1, F2, F5).
@@ -80,7 +85,12 @@ pub fn visible_block(s: &str) -> String {
 pub fn visible_json(v: &mut serde_json::Value, skip: &[&str]) {
     fn walk(v: &mut serde_json::Value) {
         match v {
-            serde_json::Value::String(s) if s.chars().any(hidden) => *s = visible_block(s),
+            // Newlines kept (multi-line descriptions stay as written; the
+            // text answers quote each line themselves); every other hidden
+            // character escaped, so none can overwrite or reorder a line.
+            serde_json::Value::String(s) if s.chars().any(|c| c != '\n' && hidden(c)) => {
+                *s = s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
+            }
             serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
             serde_json::Value::Object(m) => m.values_mut().for_each(walk),
             _ => {}
@@ -95,6 +105,59 @@ pub fn visible_json(v: &mut serde_json::Value, skip: &[&str]) {
             }
         }
         other => walk(other),
+    }
+}
+
+/// Whether any string of `v` holds a character [`visible_json`] escapes
+/// (a pass that allocates nothing).
+pub fn json_has_hidden(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.chars().any(|c| c != '\n' && hidden(c)),
+        serde_json::Value::Array(a) => a.iter().any(json_has_hidden),
+        serde_json::Value::Object(m) => m.values().any(json_has_hidden),
+        _ => false,
+    }
+}
+
+/// `s` with [`visible`] applied line by line (newlines kept), borrowed
+/// when nothing is hidden.
+fn visible_lines(s: &str) -> Option<String> {
+    s.chars()
+        .any(|c| c != '\n' && hidden(c))
+        .then(|| s.split('\n').map(visible).collect::<Vec<_>>().join("\n"))
+}
+
+/// A listed tool's display strings (title, description, the annotations'
+/// title, every string of its schemas) escaped as [`visible_json`] does,
+/// without copying a tool that holds nothing hidden (a catalogue may list
+/// tens of thousands).
+pub fn visible_tool(t: &mut rmcp::model::Tool) {
+    if let Some(v) = t.title.as_deref().and_then(visible_lines) {
+        t.title = Some(v);
+    }
+    if let Some(v) = t.description.as_deref().and_then(visible_lines) {
+        t.description = Some(v.into());
+    }
+    if let Some(a) = t.annotations.as_mut()
+        && let Some(v) = a.title.as_deref().and_then(visible_lines)
+    {
+        a.title = Some(v);
+    }
+    let schema_hidden =
+        |o: &serde_json::Map<String, serde_json::Value>| o.values().any(json_has_hidden);
+    if schema_hidden(&t.input_schema) {
+        let mut v = serde_json::Value::Object((*t.input_schema).clone());
+        visible_json(&mut v, &[]);
+        if let serde_json::Value::Object(m) = v {
+            t.input_schema = std::sync::Arc::new(m);
+        }
+    }
+    if let Some(o) = t.output_schema.as_ref().filter(|o| schema_hidden(o)) {
+        let mut v = serde_json::Value::Object((**o).clone());
+        visible_json(&mut v, &[]);
+        if let serde_json::Value::Object(m) = v {
+            t.output_schema = Some(std::sync::Arc::new(m));
+        }
     }
 }
 
@@ -185,7 +248,7 @@ mod tests {
             "annotations": {"title": "github__create_issue\u{1b}[8m"}
         }))
         .unwrap();
-        visible_typed(&mut tool, &["name"]);
+        visible_tool(&mut tool);
         let text = serde_json::to_string(&tool).unwrap();
         assert!(!text.contains("\\u001b") && !text.contains("\\r"), "{text}");
         assert_eq!(tool.name, "imp");
