@@ -2,7 +2,9 @@
 //! throughput of one 100 MiB transfer and of 50 parallel transfers, and the
 //! time to the first byte of a small answer, direct vs through the proxy's
 //! CONNECT tunnel (zero-copy path, and the copying path it replaced),
-//! interleaved round by round. See bench/egress/relay.sh.
+//! interleaved round by round, beside a bare blocking splice forwarder
+//! with no checks (the floor any relay on this host can reach). See
+//! bench/egress/relay.sh.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -38,6 +40,48 @@ fn source() -> Res<u16> {
         }
     });
     Ok(port)
+}
+
+/// The floor of any relay on this host: a bare forwarder to the source,
+/// one thread per direction, blocking `splice(2)` through a 256 KiB pipe,
+/// no checks, no runtime. Whatever it loses against direct is the kernel's
+/// cost of a second TCP hop, not the proxy's.
+fn floor(port: u16) -> Res<u16> {
+    use rustix::pipe::{SpliceFlags, fcntl_setpipe_size, pipe, splice};
+    fn pump(src: TcpStream, dst: TcpStream) {
+        let Ok((r, w)) = pipe() else { return };
+        let _ = fcntl_setpipe_size(&w, 256 * 1024);
+        loop {
+            match splice(&src, None, &w, None, 256 * 1024, SpliceFlags::MOVE) {
+                Ok(0) | Err(_) => break,
+                Ok(mut n) => {
+                    while n > 0 {
+                        match splice(&r, None, &dst, None, n, SpliceFlags::MOVE) {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => n -= k,
+                        }
+                    }
+                }
+            }
+        }
+        let _ = dst.shutdown(std::net::Shutdown::Write);
+    }
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    let fport = l.local_addr()?.port();
+    std::thread::spawn(move || {
+        for c in l.incoming().flatten() {
+            let Ok(u) = TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let _ = (c.set_nodelay(true), u.set_nodelay(true));
+            let (Ok(c2), Ok(u2)) = (c.try_clone(), u.try_clone()) else {
+                continue;
+            };
+            std::thread::spawn(move || pump(c, u));
+            std::thread::spawn(move || pump(u2, c2));
+        }
+    });
+    Ok(fport)
 }
 
 /// Open a stream to the source, directly or through the proxy's CONNECT.
@@ -122,13 +166,21 @@ fn main() -> Res<()> {
         Ok(())
     });
     const BIG: usize = 100 << 20;
-    let names = ["direct", "proxy zero-copy", "proxy copying"];
-    let mut big = [vec![], vec![], vec![]];
-    let mut par = [vec![], vec![], vec![]];
-    let mut ttfb = [vec![], vec![], vec![]];
+    let fport = floor(port)?;
+    let names = [
+        "direct",
+        "proxy zero-copy",
+        "proxy copying",
+        "bare splice relay",
+    ];
+    let mut big = [vec![], vec![], vec![], vec![]];
+    let mut par = [vec![], vec![], vec![], vec![]];
+    let mut ttfb = [vec![], vec![], vec![], vec![]];
     for _ in 0..rounds {
-        for (i, via) in [(0, None), (1, Some(proxy)), (2, Some(proxy))] {
+        for (i, via) in [(0, None), (1, Some(proxy)), (2, Some(proxy)), (3, None)] {
             skarn_egress::bench_copy_only(i == 2);
+            // The bare relay is reached like the source itself, on its port.
+            let port = if i == 3 { fport } else { port };
             let (_, t) = fetch(port, via, BIG)?;
             big[i].push(BIG as f64 / t.as_secs_f64() / f64::from(1 << 20));
             let t = parallel(port, via, 50, BIG)?;
@@ -139,12 +191,15 @@ fn main() -> Res<()> {
             }
         }
     }
-    println!("{rounds} interleaved rounds, medians (loopback, proxy in-process with 2 workers)");
+    println!(
+        "{rounds} interleaved rounds, medians (loopback, proxy in-process with 2 workers; \
+         bare splice relay: blocking threads, no checks, the floor of any relay)"
+    );
     println!(
         "{:<16} {:>14} {:>18} {:>16}",
         "", "100 MiB MiB/s", "50 parallel MiB/s", "first byte ms"
     );
-    for i in 0..3 {
+    for i in 0..4 {
         println!(
             "{:<16} {:>14.0} {:>18.0} {:>16.3}",
             names[i],
