@@ -10,6 +10,7 @@ pub mod grants;
 pub mod layer_flags;
 pub mod layers;
 pub mod offline_env;
+pub mod policy_error;
 pub mod presets;
 pub mod provenance;
 pub mod trust;
