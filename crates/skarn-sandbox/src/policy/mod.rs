@@ -2,6 +2,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod config_files;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;
