@@ -2,7 +2,10 @@
 """Module cycles of the workspace's crates: which modules use each other,
 directly or around a loop (strongly connected groups of two or more).
 
-Usage: scripts/module-cycles.py [--depth N] [CRATE ...]
+Usage: scripts/module-cycles.py [--depth N] [--edges] [CRATE ...]
+
+--edges also prints, under each group, the uses between its modules (the
+ones to move or turn around to break it).
 
 An edge A -> B means a file of module A names `crate::B...` (or reaches B
 through `super::`). Modules are counted N path segments deep (default 1:
@@ -130,9 +133,12 @@ def sccs(edges):
 
 def main():
     args = sys.argv[1:]
-    depth = 1
-    if args[:1] == ["--depth"]:
-        depth, args = int(args[1]), args[2:]
+    depth, show_edges = 1, False
+    while args[:1] in (["--depth"], ["--edges"]):
+        if args[0] == "--edges":
+            show_edges, args = True, args[1:]
+        else:
+            depth, args = int(args[1]), args[2:]
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates")
     crates = args or sorted(os.listdir(root))
     found = 0
@@ -140,11 +146,16 @@ def main():
         src = os.path.join(root, c, "src")
         if not os.path.isdir(src):
             continue
-        groups = sccs(crate_graph(src, depth))
-        for g in groups:
+        edges = crate_graph(src, depth)
+        for g in sccs(edges):
             found += 1
             names = ["::".join(m) for m in g]
             print(f"{c}: {len(g)} modules in a cycle: {', '.join(names)}")
+            if show_edges:
+                for a in g:
+                    for b in sorted(edges.get(a, ())):
+                        if b in g:
+                            print(f"    {'::'.join(a)} -> {'::'.join(b)}")
     if not found:
         print("no module cycles")
     return 1 if found else 0

@@ -21,6 +21,27 @@ pub(crate) struct EarlierCuts {
     pub(crate) stack_units: u64,
 }
 
+// The error's own methods for the cap live here, beside the cap, so that
+// `outcome` (the result types) does not depend on this module.
+impl ExecError {
+    /// Bytes of text this error carries: its message and details as they
+    /// stand inside JSON strings (escapes included), as the error cap
+    /// counts them.
+    pub fn text_bytes(&self) -> usize {
+        text_bytes(self)
+    }
+
+    /// Cut the message and details to at most `max_bytes` bytes of text (as
+    /// [`text_bytes`](Self::text_bytes) counts; exact for `max_bytes` of at
+    /// least 384, which [`Limits::error_bytes`](crate::Limits::error_bytes)
+    /// always is). The message keeps its start and ends with
+    /// "… [truncated N bytes]"; details are kept in order while they fit and
+    /// a last one says how many were cut. Unchanged when it already fits.
+    pub fn bound(&mut self, max_bytes: usize) {
+        fit(self, max_bytes, EarlierCuts::default());
+    }
+}
+
 /// Bytes of `s` inside a JSON string literal.
 pub(crate) fn json_len(s: &str) -> usize {
     crate::convert::escaped_len(s)

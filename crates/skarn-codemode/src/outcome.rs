@@ -71,23 +71,6 @@ impl ExecError {
             details: Vec::new(),
         }
     }
-
-    /// Bytes of text this error carries: its message and details as they
-    /// stand inside JSON strings (escapes included), as the error cap
-    /// counts them.
-    pub fn text_bytes(&self) -> usize {
-        crate::errcap::text_bytes(self)
-    }
-
-    /// Cut the message and details to at most `max_bytes` bytes of text (as
-    /// [`text_bytes`](Self::text_bytes) counts; exact for `max_bytes` of at
-    /// least 384, which [`Limits::error_bytes`](crate::Limits::error_bytes)
-    /// always is). The message keeps its start and ends with
-    /// "… [truncated N bytes]"; details are kept in order while they fit and
-    /// a last one says how many were cut. Unchanged when it already fits.
-    pub fn bound(&mut self, max_bytes: usize) {
-        crate::errcap::fit(self, max_bytes, crate::errcap::EarlierCuts::default());
-    }
 }
 
 impl std::fmt::Display for ExecError {

@@ -13,8 +13,9 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use crate::downstream::{Conn, DownError, Downstream, short};
+use crate::downstream::{Conn, DownError, Downstream};
 use crate::relay::Caller;
+use crate::sync_util::short;
 
 impl Downstream {
     /// Call one tool with the per-call timeout.
@@ -276,7 +277,7 @@ impl Downstream {
     /// Pass the clients' log level on, if the server logs.
     #[allow(deprecated)]
     pub async fn set_level(self: &Arc<Self>, level: rmcp::model::LoggingLevel) {
-        let Some(conn) = crate::downstream::lock(&self.conn).clone() else {
+        let Some(conn) = crate::sync_util::lock(&self.conn).clone() else {
             return;
         };
         let peer = conn.service.peer();

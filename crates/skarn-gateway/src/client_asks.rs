@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::GatewayConfig;
-use crate::downstream::lock;
+use crate::sync_util::lock;
 
 /// The limits, from `[gateway]`.
 #[derive(Debug, Clone, Copy, PartialEq)]

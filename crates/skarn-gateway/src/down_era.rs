@@ -93,7 +93,7 @@ impl ResourceListens {
         on: bool,
     ) -> Result<(), rmcp::ServiceError> {
         if !on {
-            if let Some(h) = crate::downstream::lock(&self.streams).remove(uri) {
+            if let Some(h) = crate::sync_util::lock(&self.streams).remove(uri) {
                 h.abort();
             }
             return Ok(());
@@ -109,7 +109,7 @@ impl ResourceListens {
                 }
             }
         });
-        if let Some(old) = crate::downstream::lock(&self.streams).insert(uri.to_owned(), task) {
+        if let Some(old) = crate::sync_util::lock(&self.streams).insert(uri.to_owned(), task) {
             old.abort();
         }
         Ok(())
@@ -118,7 +118,7 @@ impl ResourceListens {
 
 impl Drop for ResourceListens {
     fn drop(&mut self) {
-        for (_, h) in crate::downstream::lock(&self.streams).drain() {
+        for (_, h) in crate::sync_util::lock(&self.streams).drain() {
             h.abort();
         }
     }

@@ -25,7 +25,7 @@ use rmcp::service::Peer;
 use rmcp::{RoleClient, ServiceError};
 use serde_json::{Map, Value, json};
 
-use crate::downstream::lock;
+use crate::sync_util::lock;
 
 /// The tools of one connection known to run only as tasks.
 #[derive(Default)]

@@ -13,6 +13,8 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use crate::sync_util::lock;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
@@ -192,24 +194,6 @@ pub struct Downstream {
     pub(crate) shared: Arc<crate::starting::Shared>,
     /// Its sandbox: confined or not, hosts refused (issue 12).
     pub sandbox: Arc<crate::sandbox_state::SandboxState>,
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn short(e: impl std::fmt::Display) -> String {
-    let s = e.to_string();
-    let s = s.trim();
-    if s.len() > 400 {
-        let mut end = 400;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}…", &s[..end])
-    } else {
-        s.to_owned()
-    }
 }
 
 impl Downstream {

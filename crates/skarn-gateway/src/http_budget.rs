@@ -9,24 +9,20 @@
 //! value. Redirects are followed as rmcp's own client does: same origin,
 //! 307/308 only, at most 10 hops.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use futures::stream::BoxStream;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 
-use crate::http_post::Post;
+use crate::http_post::{Events, Headers, Post};
 use crate::json_budget::over_budget;
 use crate::oversize::{IdScanner, too_large};
 
-pub(crate) type Headers = HashMap<axum::http::HeaderName, axum::http::HeaderValue>;
-pub(crate) type Events = BoxStream<'static, Result<Sse, SseError>>;
 type Answer = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
 /// rmcp's default bound on one SSE event (16 MiB).
@@ -214,7 +210,7 @@ impl StreamableHttpClient for BudgetedClient {
 mod tests {
     use super::*;
     use crate::content_blocks::MAX_CONTENT_BLOCKS;
-    use crate::oversize::MAX_VALUES;
+    use crate::json_budget::MAX_VALUES;
 
     fn event(data: String) -> Sse {
         Sse {

@@ -23,10 +23,17 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::SseStream;
 
-use crate::http_budget::{Events, Headers};
 use crate::json_budget::JsonBudget;
 
 type Error = StreamableHttpError<reqwest::Error>;
+/// Headers a configured server adds to each request.
+pub(crate) type Headers =
+    std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>;
+/// The SSE events of one answer.
+pub(crate) type Events = futures::stream::BoxStream<
+    'static,
+    Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>,
+>;
 
 /// Headers the transport sets itself; a configured header may not replace
 /// them (rmcp's worker passes `MCP-Protocol-Version` and the 2026-07-28

@@ -32,10 +32,10 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::downstream::lock;
 use crate::relay::Caller;
 use crate::relay::rounds::{Ask, Rounds};
 use crate::server::GatewayServer;
+use crate::sync_util::lock;
 use futures::future::BoxFuture;
 
 /// Calls that may wait for a client's answers at once.

@@ -8,7 +8,9 @@
 //! ([`crate::http_budget`]).
 
 use crate::content_blocks::{BlockCounter, MAX_CONTENT_BLOCKS};
-use crate::oversize::MAX_VALUES;
+/// Most JSON values (counted by `[`, `{` and `,` outside strings) one line
+/// from a downstream may hold.
+pub(crate) const MAX_VALUES: usize = 1_000_000;
 
 /// Deepest nesting of arrays and objects one message may have (below
 /// serde_json's own recursion limit of 128, so that the cause is named).

@@ -85,6 +85,7 @@ pub mod state_dirs;
 mod state_guard;
 pub mod stdio;
 mod stdio_child;
+mod sync_util;
 mod text_safe;
 mod tls;
 pub mod tsig;

@@ -18,8 +18,9 @@ use rmcp::model::{
 use rmcp::service::SubscriptionContext;
 use tokio::sync::{broadcast, mpsc};
 
-use crate::downstream::{ListKind, lock};
+use crate::downstream::ListKind;
 use crate::server::GatewayServer;
+use crate::sync_util::lock;
 
 /// Updates queued for one listener before the rest are dropped (a listener
 /// that does not read its stream cannot hold the gateway's memory).

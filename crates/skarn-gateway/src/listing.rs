@@ -66,7 +66,7 @@ where
     for _ in 0..caps.pages {
         let (got, next) = page(cursor).await.map_err(|e| ListError::Failed {
             method,
-            cause: crate::downstream::short(e),
+            cause: crate::sync_util::short(e),
         })?;
         for it in &got {
             bytes += serde_json::to_vec(it).map_or(0, |v| v.len());

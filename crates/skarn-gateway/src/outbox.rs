@@ -24,7 +24,7 @@ use rmcp::service::{Peer, ServiceError};
 use serde_json::json;
 
 use crate::config::GatewayConfig;
-use crate::downstream::lock;
+use crate::sync_util::lock;
 
 /// How much one client's queue may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

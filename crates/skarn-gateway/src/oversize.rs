@@ -6,7 +6,7 @@
 //! `max_line` bytes, skips the rest as it arrives, picks the top-level `"id"`
 //! out of the skipped bytes with a small streaming scanner, and hands the
 //! transport a JSON-RPC error for that id instead, so the caller gets a
-//! clear error at once. A line of more than [`MAX_VALUES`] JSON values is
+//! clear error at once. A line of more than [`MAX_VALUES`](crate::json_budget::MAX_VALUES) JSON values is
 //! treated the same way: parsing costs the gateway about a hundred bytes
 //! per value, so 16 MiB of `[1,1,1,…]` would otherwise take over 800 MiB.
 //! So is an answer with more content blocks than
@@ -18,10 +18,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::json_budget::JsonBudget;
-
-/// Most JSON values (counted by `[`, `{` and `,` outside strings) one line
-/// from a downstream may hold.
-pub const MAX_VALUES: usize = 1_000_000;
 
 /// JSON-RPC "internal error" code used for the substituted answer.
 pub const TOO_LARGE_CODE: i64 = -32603;

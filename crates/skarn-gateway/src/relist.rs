@@ -20,9 +20,10 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::Notify;
 
 use crate::down_guard::Tripwire;
-use crate::downstream::{Downstream, Health, ListChanged, ListKind, Listing, lock};
+use crate::downstream::{Downstream, Health, ListChanged, ListKind, Listing};
 use crate::listing::{self, ListCaps, ListError};
 use crate::relay::Relay;
+use crate::sync_util::lock;
 
 /// Lists a server said are stale, and the wake-up of its refresh task.
 #[derive(Debug, Default)]

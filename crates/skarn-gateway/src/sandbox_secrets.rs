@@ -8,8 +8,6 @@ use std::path::Path;
 use skarn_egress::secrets::config::SecretsConfig;
 use skarn_sandbox::secrets::egress_secrets::RunSecrets;
 
-use crate::sandbox_spawn::SandboxError;
-
 /// Resolve `(VAR, secret name)` pairs; `None` when there are none.
 /// The `file` sources of every secret the user configured (and the
 /// targets of linked ones): never readable by a sandboxed server, whatever
@@ -39,11 +37,11 @@ pub(crate) fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
 pub(crate) fn resolve(
     pairs: &[(String, String)],
     home: Option<&Path>,
-) -> Result<Option<RunSecrets>, SandboxError> {
+) -> Result<Option<RunSecrets>, String> {
     if pairs.is_empty() {
         return Ok(None);
     }
-    let err = |e: String| SandboxError::Secrets(e);
+    let err = |e: String| e;
     let home =
         home.ok_or_else(|| err("no HOME: the secrets' definitions cannot be read".into()))?;
     let cfg = SecretsConfig::load(&home.join(".config/skarn/config.toml"))

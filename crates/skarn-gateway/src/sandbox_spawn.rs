@@ -317,7 +317,8 @@ pub fn prepare(
                 .deny_read
                 .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
         }
-        let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())?;
+        let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
+            .map_err(SandboxError::Secrets)?;
         if let Some(s) = &secrets {
             s.widen_net(&mut policy.net)
                 .map_err(SandboxError::Secrets)?;

@@ -9,6 +9,8 @@
 
 use std::sync::Mutex;
 
+use crate::sync_util::lock;
+
 use serde::Serialize;
 
 /// Most distinct refused hosts kept per server.
@@ -34,10 +36,6 @@ pub struct SandboxState {
     /// servers and servers not started yet.
     mode: Mutex<String>,
     denied: Mutex<Vec<Denial>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl SandboxState {

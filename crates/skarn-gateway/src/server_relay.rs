@@ -307,7 +307,7 @@ impl GatewayServer {
     /// `notifications/roots/list_changed`: passed on to every server.
     pub(crate) async fn roots_changed(&self) {
         for s in &self.gw.servers {
-            let conn = crate::downstream::lock(&s.conn).clone();
+            let conn = crate::sync_util::lock(&s.conn).clone();
             if let Some(c) = conn {
                 let _ = c.service.peer().notify_roots_list_changed().await;
             }

@@ -10,9 +10,10 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 use serde_json::{Value, json};
 
-use crate::downstream::{Conn, DownError, Downstream, Health, ListKind, Listing, lock};
+use crate::downstream::{Conn, DownError, Downstream, Health, ListKind, Listing};
 use crate::gateway::{Gateway, ServerHealth};
 use crate::relay::Relay;
+use crate::sync_util::lock;
 
 /// What every downstream server of one gateway shares.
 #[derive(Debug)]

@@ -242,7 +242,7 @@ async fn stderr_tail(
                 if t.len() >= 20 {
                     t.pop_front();
                 }
-                t.push_back(crate::downstream::short(text));
+                t.push_back(crate::sync_util::short(text));
             }
         }
         if eof {

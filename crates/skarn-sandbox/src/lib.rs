@@ -66,8 +66,9 @@ pub mod windows;
 pub use linux::host::HostFacts;
 #[cfg(target_os = "linux")]
 pub use linux::plan::{Plan, PlanError, plan};
-pub use policy::assemble::{LayerHost, PolicyError};
+pub use policy::assemble::LayerHost;
 pub use policy::layers::{Layer, LimitKey, Sourced};
+pub use policy::policy_error::PolicyError;
 pub use policy::provenance::Provenance;
 pub use policy::workspace::{Workspace, WorkspaceRoot};
 pub use policy::{Grant, HostList, Limits, NetPolicy, Policy};

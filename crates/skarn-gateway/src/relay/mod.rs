@@ -27,8 +27,8 @@ use serde_json::json;
 
 use crate::client_asks::{AskGate, AskLimits};
 use crate::down_guard::Tripwire;
-use crate::downstream::lock;
 use crate::outbox::{Note, Outbox, QueueCaps};
+use crate::sync_util::lock;
 
 mod asks;
 pub(crate) mod rounds;

@@ -229,21 +229,3 @@ pub fn hand_over(fd: RawFd, plan: &EgressPlan) -> io::Result<()> {
     unsafe { libc::close(fd) };
     r
 }
-
-/// Probe for `skarn doctor --self-test`: `CONNECT addr` through the
-/// in-sandbox HTTP proxy, then send the probe marker.
-pub fn probe_connect(addr: &str) -> io::Result<()> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", HTTP_PORT))?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
-    s.write_all(format!("CONNECT {addr} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())?;
-    let mut b = [0u8; 512];
-    let n = s.read(&mut b)?;
-    let head = String::from_utf8_lossy(&b[..n]);
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(io::Error::other(
-            head.lines().next().unwrap_or("").to_string(),
-        ));
-    }
-    s.write_all(crate::linux::probe::MARKER)
-}

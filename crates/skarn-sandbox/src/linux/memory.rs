@@ -41,8 +41,6 @@ pub fn mech_rlimit_as(bytes: u64) -> String {
     )
 }
 
-pub use crate::linux::host_probe::find_memory_cgroup;
-
 /// The files to write in a new child of `parent` to cap it at `bytes`, in
 /// order (v1: RAM first, then RAM+swap, which must not be below it; v2:
 /// RAM, and no swap). Files marked optional may be missing (no swap

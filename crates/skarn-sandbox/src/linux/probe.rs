@@ -116,7 +116,7 @@ pub fn run_probe(args: &[String]) -> i32 {
         ),
         "tcp-bind" => res(std::net::TcpListener::bind(arg), "tcp bind"),
         // ---- egress (issue 11): CONNECT through the in-sandbox proxy ----
-        "proxy-connect" => res(crate::linux::egress::probe_connect(arg), "proxy CONNECT"),
+        "proxy-connect" => res(probe_connect(arg), "proxy CONNECT"),
         "udp" => res(
             std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(MARKER, arg)),
             "udp send",
@@ -458,4 +458,21 @@ fn self_confine(addr: &str) -> i32 {
         println!("ESCAPED {}", escaped.join(", "));
         1
     }
+}
+
+/// Probe for `skarn doctor --self-test`: `CONNECT addr` through the
+/// in-sandbox HTTP proxy, then send the probe marker.
+fn probe_connect(addr: &str) -> std::io::Result<()> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", crate::linux::egress::HTTP_PORT))?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    s.write_all(format!("CONNECT {addr} HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())?;
+    let mut b = [0u8; 512];
+    let n = s.read(&mut b)?;
+    let head = String::from_utf8_lossy(&b[..n]);
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(std::io::Error::other(
+            head.lines().next().unwrap_or("").to_string(),
+        ));
+    }
+    s.write_all(MARKER)
 }

@@ -9,29 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::config::{ConfigError, expand_path};
+use crate::policy::config::expand_path;
 use crate::policy::layers::{Layer, LayerKind, LimitKey, Sourced};
+use crate::policy::policy_error::PolicyError;
 use crate::policy::presets;
 use crate::policy::provenance::Provenance;
 use crate::policy::workspace::Workspace;
 use crate::policy::{Grant, NetPolicy, Policy};
-
-/// Why a policy could not be assembled. Config errors carry `file:line:column`.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    /// A config file is unreadable or holds a bad value.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// A bad or inconsistent flag (the message names it).
-    #[error("{0}")]
-    Flag(String),
-    /// The workspace is missing or not a directory.
-    #[error("{0}")]
-    Workspace(String),
-    /// The network allow list is empty or invalid once expanded.
-    #[error("{0}")]
-    Net(String),
-}
 
 /// What assembly needs to know about the host.
 #[derive(Debug, Clone, PartialEq, Eq)]

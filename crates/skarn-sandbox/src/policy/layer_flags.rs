@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::assemble::PolicyError;
 use crate::policy::config::normalize;
 use crate::policy::layers::{
     Layer, LayerKind, LimitKey, NET_HELP, Sourced, check_patterns, check_preset,
 };
+use crate::policy::policy_error::PolicyError;
 use crate::policy::{Grant, NetPolicy, default_secret_paths, split_list};
 
 /// Which grant flag.

@@ -2,6 +2,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod config_files;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;
@@ -10,6 +11,7 @@ pub mod grants;
 pub mod layer_flags;
 pub mod layers;
 pub mod offline_env;
+pub mod policy_error;
 pub mod presets;
 pub mod provenance;
 pub mod trust;

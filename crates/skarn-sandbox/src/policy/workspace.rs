@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::assemble::PolicyError;
+use crate::policy::policy_error::PolicyError;
 
 /// How the default workspace is chosen when none is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::policy::assemble::PolicyError;
+use crate::policy::policy_error::PolicyError;
 
 /// The flag accepting a workspace in or at the home's own directories.
 pub const ALLOW_HOME_FLAG: &str = "--allow-home-workspace";

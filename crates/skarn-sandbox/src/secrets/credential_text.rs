@@ -7,8 +7,6 @@
 //! The dotfiles sanitiser ([`crate::secrets::dotfiles`]) drops every value this
 //! says yes to, wherever it sits (an alias, an index URL, a proxy).
 
-use crate::secrets::dotfiles::url_has_credentials;
-
 /// Query parameters that carry a credential.
 const SECRET_PARAMS: &[&str] = &[
     "token",
@@ -80,6 +78,25 @@ fn token_shaped(word: &str) -> bool {
         && digits >= 3
         && letters >= 3;
     bare_key || (tokenish && word.len() >= 32 && digits >= 4 && letters >= 8)
+}
+
+/// Whether `url` carries credentials: a password (`user:pass@`) in any
+/// scheme, or any user name over http(s) (tokens are passed that way). An
+/// ssh user name (`git@host:`) is not a credential.
+pub fn url_has_credentials(url: &str) -> bool {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s.to_ascii_lowercase(), r),
+        None => (String::new(), url),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return false;
+    };
+    if userinfo.contains(':') {
+        // scp-like `user@host:path` has its ':' after the '@'.
+        return true;
+    }
+    !(scheme.is_empty() || scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git")
 }
 
 /// Whether a URL that starts inside `word` (after `?`, `=`, `(`... as in

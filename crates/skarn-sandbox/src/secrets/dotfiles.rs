@@ -5,26 +5,7 @@
 //! host files that the private home does not have).
 
 use crate::protect::git::gitconfig::{self, Item};
-use crate::secrets::credential_text::carries_credential;
-
-/// Whether `url` carries credentials: a password (`user:pass@`) in any
-/// scheme, or any user name over http(s) (tokens are passed that way). An
-/// ssh user name (`git@host:`) is not a credential.
-pub fn url_has_credentials(url: &str) -> bool {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (s.to_ascii_lowercase(), r),
-        None => (String::new(), url),
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let Some((userinfo, _)) = authority.rsplit_once('@') else {
-        return false;
-    };
-    if userinfo.contains(':') {
-        // scp-like `user@host:path` has its ':' after the '@'.
-        return true;
-    }
-    !(scheme.is_empty() || scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git")
-}
+use crate::secrets::credential_text::{carries_credential, url_has_credentials};
 
 /// `url` without its userinfo (`https://tok@h/x` -> `https://h/x`).
 pub fn strip_userinfo(url: &str) -> String {
