@@ -232,10 +232,12 @@ fn presets_replace_and_empty_means_auto() {
     let py = layer(&t.0, "p.toml", "[run]\npreset = \"python\"\n");
     let none = layer(&t.0, "n.toml", "[run]\npreset = \"none\"\n");
     let empty = layer(&t.0, "e.toml", "[run]\npreset = []\n");
+    // (pip's cache, and pyenv's shims where the host has pyenv.)
     let o = overlays(&[none.clone(), py.clone()]);
-    assert_eq!(o.len(), 1);
+    assert!(!o.is_empty());
     assert!(
-        o[0].starts_with("preset python (") && o[0].contains("p.toml:2:10"),
+        o.iter()
+            .all(|s| s.starts_with("preset python (") && s.contains("p.toml:2:10")),
         "{o:?}"
     );
     assert!(overlays(&[py.clone(), none]).is_empty());
