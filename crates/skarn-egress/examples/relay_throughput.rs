@@ -45,7 +45,8 @@ fn source() -> Res<u16> {
 /// The floor of any relay on this host: a bare forwarder to the source,
 /// one thread per direction, blocking `splice(2)` through a 256 KiB pipe,
 /// no checks, no runtime. Whatever it loses against direct is the kernel's
-/// cost of a second TCP hop, not the proxy's.
+/// cost of a second TCP hop, not the proxy's. (Linux: `splice(2)`.)
+#[cfg(target_os = "linux")]
 fn floor(port: u16) -> Res<u16> {
     use rustix::pipe::{SpliceFlags, fcntl_setpipe_size, pipe, splice};
     fn pump(src: TcpStream, dst: TcpStream) {
@@ -82,6 +83,12 @@ fn floor(port: u16) -> Res<u16> {
         }
     });
     Ok(fport)
+}
+
+/// Elsewhere the bare forwarder is not measured.
+#[cfg(not(target_os = "linux"))]
+fn floor(_port: u16) -> Res<u16> {
+    Err("the bare splice forwarder runs on Linux only".into())
 }
 
 /// Open a stream to the source, directly or through the proxy's CONNECT.
