@@ -35,7 +35,6 @@ pub mod run_record;
 pub mod set_aside;
 #[cfg(unix)]
 pub mod shell_sources;
-#[cfg(unix)]
 pub mod shell_words;
 pub mod terminal_filter;
 #[cfg(unix)]
