@@ -363,7 +363,7 @@ mod tests {
     /// character as `\uXXXX` too) or percent-encoded byte by byte, is
     /// scrubbed however the escaped text is split across reads.
     #[test]
-    fn json_and_percent_escaped_echoes_are_replaced() {
+    fn json_percent_c_and_html_escaped_echoes_are_replaced() {
         let real = "Xk7\"Qz2\\mN4\"vR8\\sL1\txT6é€w😀B3pY9";
         let ph = super::super::super::secrets::placeholder::make(real).unwrap();
         let json = serde_json::to_string(real).unwrap();
@@ -373,6 +373,19 @@ mod tests {
             format!("{{\"you_sent\": {json}}}"),
             format!("[\"{ascii}\"]"),
             format!("q={pct}&x=1"),
+            // C-style and HTML forms (atk27c F1).
+            real.bytes()
+                .map(|b| format!("\\x{b:02x}"))
+                .collect::<String>(),
+            real.bytes()
+                .map(|b| format!("\\{b:03o}"))
+                .collect::<String>(),
+            real.chars()
+                .map(|c| format!("&#{};", c as u32))
+                .collect::<String>(),
+            real.chars()
+                .map(|c| format!("&#x{:x};", c as u32))
+                .collect::<String>(),
         ] {
             let body = echo.as_bytes();
             for split in [0, 1, 7, body.len() / 2, body.len() - 3] {

@@ -1,13 +1,19 @@
 //! Escaped text, decoded for the scrubber (atk27 F13): JSON string
 //! escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX` for
 //! any character, a surrogate pair for one past the BMP) and URL `%XX`
-//! escapes. The shadow copy holds the decoded bytes and, for each, where
+//! escapes; C-style `\xHH` and octal `\NNN`; HTML numeric character
+//! references `&#DDD;` and `&#xHH;` (atk27c F1). The shadow copy holds the
+//! decoded bytes and, for each, where
 //! its escape (or raw byte) starts, so a match found in the shadow is
 //! rewritten in the original, each escape keeping its length. Decoding is
 //! one pass, no larger than its input, one level deep.
 
-/// Most bytes of escaped text one decoded byte can come from (`\u0041`).
-pub(crate) const ESCAPE_MAX: usize = 6;
+/// Most bytes of escaped text one decoded byte can come from
+/// (`&#x0000041;`: an HTML reference's digits are bounded to 7).
+pub(crate) const ESCAPE_MAX: usize = 11;
+
+/// Digits an HTML numeric reference may have (leading zeros included).
+const HTML_DIGITS: usize = 7;
 
 pub(crate) struct Shadow {
     /// The decoded bytes.
@@ -29,10 +35,53 @@ fn hex4(b: &[u8]) -> Option<u32> {
         .try_fold(0u32, |acc, c| Some(acc * 16 + hex_val(*c)?))
 }
 
+/// An HTML numeric character reference at the start of `b` (`&#65;`,
+/// `&#x41;`): (character, length).
+fn html_ref(b: &[u8]) -> Option<(u32, usize)> {
+    let rest = b.strip_prefix(b"&#")?;
+    let (radix, digits, skip) = match rest.first() {
+        Some(b'x' | b'X') => (16, &rest[1..], 3),
+        _ => (10, rest, 2),
+    };
+    let n = digits
+        .iter()
+        .take(HTML_DIGITS + 1)
+        .take_while(|c| (**c as char).is_digit(radix))
+        .count();
+    if n == 0 || n > HTML_DIGITS || digits.get(n) != Some(&b';') {
+        return None;
+    }
+    let v = digits[..n].iter().try_fold(0u32, |acc, c| {
+        Some(acc * radix + (*c as char).to_digit(radix)?)
+    })?;
+    Some((v, skip + n + 1))
+}
+
+fn utf8(ch: u32) -> Option<Vec<u8>> {
+    let ch = char::from_u32(ch)?;
+    let mut buf = [0u8; 4];
+    Some(ch.encode_utf8(&mut buf).as_bytes().to_vec())
+}
+
 /// One escape at the start of `b`: (decoded character's bytes, length).
 fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
     match b {
         [b'%', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 3)),
+        [b'&', b'#', ..] => {
+            let (ch, len) = html_ref(b)?;
+            Some((utf8(ch)?, len))
+        }
+        [b'\\', b'x' | b'X', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 4)),
+        [
+            b'\\',
+            a @ b'0'..=b'3',
+            o1 @ b'0'..=b'7',
+            o2 @ b'0'..=b'7',
+            ..,
+        ] => Some((
+            vec![((a - b'0') << 6) | ((o1 - b'0') << 3) | (o2 - b'0')],
+            4,
+        )),
         [b'\\', c, rest @ ..] => {
             let one = |x: u8| Some((vec![x], 2));
             match c {
@@ -70,7 +119,7 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
 impl Shadow {
     /// The decoded copy of `raw`; `None` when it holds no escape.
     pub(crate) fn of(raw: &[u8]) -> Option<Shadow> {
-        let first = memchr::memchr2(b'\\', b'%', raw)?;
+        let first = memchr::memchr3(b'\\', b'%', b'&', raw)?;
         let mut bytes = Vec::with_capacity(raw.len());
         let mut starts = Vec::with_capacity(raw.len());
         bytes.extend_from_slice(&raw[..first]);
@@ -78,7 +127,7 @@ impl Shadow {
         let mut i = first;
         let mut any = false;
         while i < raw.len() {
-            if matches!(raw[i], b'\\' | b'%')
+            if matches!(raw[i], b'\\' | b'%' | b'&')
                 && let Some((dec, len)) = escape(&raw[i..])
             {
                 starts.extend(std::iter::repeat_n(i, dec.len()));
@@ -114,6 +163,26 @@ pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
     let hx = [H[usize::from(r >> 4)], H[usize::from(r & 15)]];
     match slot.len() {
         3 if slot[0] == b'%' => slot[1..].copy_from_slice(&hx),
+        // `\xHH`, `\NNN`.
+        4 if slot[0] == b'\\' && matches!(slot[1], b'x' | b'X') => slot[2..].copy_from_slice(&hx),
+        4 if slot[0] == b'\\' && slot[1].is_ascii_digit() => {
+            slot[1..].copy_from_slice(&[b'0' + (r >> 6), b'0' + ((r >> 3) & 7), b'0' + (r & 7)]);
+        }
+        // `&#...;` of the same length and radix, zero-padded.
+        n if n >= 4 && slot.starts_with(b"&#") && slot[n - 1] == b';' => {
+            let hex = matches!(slot[2], b'x' | b'X');
+            let (at, width) = if hex { (3, n - 4) } else { (2, n - 3) };
+            let digits = if hex {
+                format!("{r:0width$x}")
+            } else {
+                format!("{r:0width$}")
+            };
+            if digits.len() == width {
+                slot[at..n - 1].copy_from_slice(digits.as_bytes());
+            } else {
+                slot.fill(r);
+            }
+        }
         n if n % 6 == 0 && slot[0] == b'\\' => {
             for c in slot.chunks_mut(6) {
                 c.copy_from_slice(&[b'\\', b'u', b'0', b'0', hx[0], hx[1]]);
@@ -138,6 +207,22 @@ mod tests {
         assert_eq!(s.span(5, raw.len()), (10, 13));
         assert_eq!(s.span(6, raw.len()), (13, 25));
         assert!(Shadow::of(b"plain text").is_none());
+        // C and HTML forms (atk27c F1).
+        let raw = br"\x41\102&#67;&#x44;&#0069;&#;&#x;\x4";
+        let s = Shadow::of(raw).unwrap();
+        assert_eq!(s.bytes, br"ABCDE&#;&#x;\x4");
+        for (slot, r, want) in [
+            (&br"\x41"[..], b'Z', &br"\x5a"[..]),
+            (br"\101", b'Z', br"\132"),
+            (b"&#65;", b'Z', b"&#90;"),
+            (b"&#x41;", b'Z', b"&#x5a;"),
+            (b"&#0065;", b'Z', b"&#0090;"),
+            (b"&#9;", b'Z', b"ZZZZ"),
+        ] {
+            let mut v = slot.to_vec();
+            rewrite(&mut v, r);
+            assert_eq!(v, want, "{}", String::from_utf8_lossy(slot));
+        }
         assert!(Shadow::of(b"100% \\x").is_none());
         let mut slot = *b"\\u00e9";
         rewrite(&mut slot, b'Q');
