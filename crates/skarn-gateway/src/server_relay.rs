@@ -174,12 +174,24 @@ impl GatewayServer {
 
     /// The server owning a URI (waiting for starts when nobody owns it yet).
     pub(crate) async fn resource_owner(&self, uri: &str) -> Result<usize, ErrorData> {
-        match self.gw.resource_server(uri) {
+        match self.route_off_runtime(uri).await {
             Err(RouteError::NotFound(_)) => {
                 self.gw.wait_for_starts().await;
-                self.gw.resource_server(uri).map_err(route)
+                self.route_off_runtime(uri).await.map_err(route)
             }
             other => other.map_err(route),
+        }
+    }
+
+    /// [`crate::gateway::Gateway::resource_server`] on a blocking thread:
+    /// matching a URI against many templates is bounded work but can take
+    /// a while, and must not hold a runtime thread that other requests
+    /// (a `ping`) need (attack atk25c F7).
+    async fn route_off_runtime(&self, uri: &str) -> Result<usize, RouteError> {
+        let (gw, u) = (self.gw.clone(), uri.to_owned());
+        match tokio::task::spawn_blocking(move || gw.resource_server(&u)).await {
+            Ok(r) => r,
+            Err(_) => Err(RouteError::NotFound(uri.to_owned())),
         }
     }
 
