@@ -196,6 +196,16 @@ fn the_guard_refuses_places_outside_the_commands_boundary() {
         judge(&ws.join("src/lib.rs").display().to_string(), &ws, &home),
         None
     );
+    // A project directory `skarn run` refuses as a workspace (`/`, `/etc`)
+    // is no boundary either (attack atk24d F2).
+    for (dir, p) in [
+        ("/", "/etc/cron.d/skarn-guard-test"),
+        ("/etc", "/etc/ld.so.preload"),
+    ] {
+        let why = judge(p, std::path::Path::new(dir), &home)
+            .unwrap_or_else(|| panic!("{p} from {dir}: no answer"));
+        assert!(why.contains("outside the workspace"), "{p}: {why}");
+    }
 }
 
 /// F11: files their programs read in whichever directory they start in

@@ -30,7 +30,15 @@ pub fn roots(ws: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
                 ws.display()
             )
         })?;
-    let mut out = vec![ws.to_path_buf()];
+    // A workspace `skarn run` refuses (`/`, a system or shared directory,
+    // a home: `workspace_kind::non_project`) is no boundary for the file
+    // tools either (attack atk24d F2): only the user's write grants are.
+    let real = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+    let mut out = if skarn_sandbox::policy::workspace_kind::non_project(&real, home).is_some() {
+        Vec::new()
+    } else {
+        vec![ws.to_path_buf()]
+    };
     out.extend(
         layers
             .iter()
