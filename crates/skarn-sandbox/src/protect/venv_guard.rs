@@ -26,6 +26,12 @@ pub fn is_venv(dir: &Path) -> bool {
 fn site_dirs(env: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for lib in ["lib", "lib64"] {
+        // `lib64 -> lib` (what `python3 -m venv` makes): the same files,
+        // already listed under `lib`; a path through a link cannot be
+        // bound read-only (attack atk24d F7: every run failed at set-up).
+        if std::fs::symlink_metadata(env.join(lib)).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
         let Ok(rd) = std::fs::read_dir(env.join(lib)) else {
             continue;
         };

@@ -93,3 +93,39 @@ fn a_plant_behind_thousands_of_decoys_is_still_set_aside() {
     }
     assert!(!Path::new(&ws.join("a4200/rust-toolchain.toml")).exists());
 }
+
+/// Attack atk24d F7: a standard `python3 -m venv .venv` (its `lib64 ->
+/// lib` link) with `.pth` files does not make every run fail at set-up,
+/// and a `.pth` a run writes is still set aside.
+#[test]
+fn a_standard_venv_with_pth_files_still_runs_and_new_pth_files_are_set_aside() {
+    if !host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    let t = TempDir::new("after-venv");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    git(&ws, &["init", "-q"]);
+    let o = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(ws.join(".venv"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let lib = std::fs::read_dir(ws.join(".venv/lib"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("user.pth"), "").unwrap();
+    if !ws.join(".venv/lib64").exists() {
+        std::os::unix::fs::symlink("lib", ws.join(".venv/lib64")).unwrap();
+    }
+    let plant = format!("echo 'import os' > {}/new.pth; echo ran", lib.display());
+    let o = run_in(&ws, &home, &[], &["sh", "-c", &plant]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o).trim(), "ran");
+    assert!(!lib.join("new.pth").exists(), "kept: {}", err(&o));
+}
