@@ -37,6 +37,10 @@ pub const AFTER: crate::protect::grant_walk::Bounds = crate::protect::grant_walk
     time: std::time::Duration::from_secs(120),
 };
 
+/// Entries of a writable grant's top directory looked at for editor
+/// workspace files after a run (past it the run fails).
+const TOP_ENTRIES: usize = 1_000_000;
+
 /// Checks after a run (in this process) that stopped at [`AFTER`].
 static INCOMPLETE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -306,17 +310,27 @@ fn vet_new_within(
         let mut top = Vec::new();
         for r in roots {
             if let Ok(rd) = std::fs::read_dir(r) {
-                top.extend(
-                    rd.flatten()
-                        .take(100_000)
-                        .filter(|e| {
-                            e.file_name()
-                                .to_string_lossy()
-                                .to_lowercase()
-                                .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
-                        })
-                        .map(|e| e.path()),
-                );
+                let mut seen = 0usize;
+                for e in rd.flatten() {
+                    seen += 1;
+                    if seen > TOP_ENTRIES {
+                        // Never a silent cap (attack atk24d F1).
+                        INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        out.push(format!(
+                            "{} holds more than {TOP_ENTRIES} entries: editor workspace files \
+                             (*.code-workspace) past them were not vetted, so the run fails",
+                            r.display()
+                        ));
+                        break;
+                    }
+                    if e.file_name()
+                        .to_string_lossy()
+                        .to_lowercase()
+                        .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
+                    {
+                        top.push(e.path());
+                    }
+                }
             }
         }
         out.extend(set_aside_settings(&top, since));
