@@ -116,3 +116,18 @@ pub fn trust(file: &Path, home: &Path) {
         .expect("spawn skarn trust");
     assert_eq!(code(&o), 0, "skarn trust: {}", err(&o));
 }
+
+/// Clears every workspace store of `home` when a test ends, passed or not
+/// (an overlayfs work directory is mode 0, and go's module cache
+/// read-only: plain removal cannot empty them).
+pub struct Stores(pub PathBuf);
+
+impl Drop for Stores {
+    fn drop(&mut self) {
+        let _ = Command::new(exe())
+            .args(["cache", "clear", "--all"])
+            .env("HOME", &self.0)
+            .stdin(Stdio::null())
+            .output();
+    }
+}

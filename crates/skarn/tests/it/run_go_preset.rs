@@ -11,20 +11,6 @@ use std::process::{Command, Stdio};
 use crate::common::*;
 use skarn_test_support::TempDir;
 
-/// Clears the stores of `home` when the test ends (overlay work
-/// directories and go's read-only module cache need skarn's own removal).
-struct Stores(PathBuf);
-
-impl Drop for Stores {
-    fn drop(&mut self) {
-        let _ = Command::new(exe())
-            .args(["cache", "clear", "--all"])
-            .env("HOME", &self.0)
-            .stdin(Stdio::null())
-            .output();
-    }
-}
-
 const DEP: &str = "example.test/dep";
 
 /// A module proxy directory holding `example.test/dep@v1.0.0`.

@@ -12,16 +12,6 @@ use crate::common::*;
 use crate::static_http::Server;
 use skarn_test_support::TempDir;
 
-/// Clears every store of `home` when the test ends, passed or not (an
-/// overlayfs work directory is mode 0: plain removal cannot list it).
-struct Stores(PathBuf);
-
-impl Drop for Stores {
-    fn drop(&mut self) {
-        let _ = cache(&self.0, &["clear", "--all"]);
-    }
-}
-
 fn cache(home: &Path, args: &[&str]) -> Output {
     Command::new(exe())
         .arg("cache")

@@ -3,23 +3,11 @@
 //! workspace's store for the next run of the same workspace; the host's
 //! `~/.local` never changes and another workspace does not see them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
 use skarn_test_support::TempDir;
-
-struct Stores(PathBuf);
-
-impl Drop for Stores {
-    fn drop(&mut self) {
-        let _ = Command::new(exe())
-            .args(["cache", "clear", "--all"])
-            .env("HOME", &self.0)
-            .stdin(Stdio::null())
-            .output();
-    }
-}
 
 const NAME: &str = "skarn_user_fixture";
 

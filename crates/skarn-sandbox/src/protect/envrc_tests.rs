@@ -1,0 +1,248 @@
+//! Tests of `envrc`.
+use super::*;
+
+#[test]
+fn the_files_an_envrc_reads_are_named() {
+    let d = Path::new("/w");
+    let n = |t: &str| names(t, d);
+    assert_eq!(
+        n("source_env_if_exists .envrc.local\n"),
+        vec![PathBuf::from("/w/.envrc.local")]
+    );
+    assert_eq!(n("use flake; dotenv\n"), vec![PathBuf::from("/w/.env")]);
+    assert_eq!(
+        n("[ -f x ] && source \"$PWD/.envrc.private\" # comment .nope"),
+        vec![PathBuf::from("/w/.envrc.private")]
+    );
+    assert_eq!(
+        n("dotenv_if_exists 'config/.env.dev'"),
+        vec![PathBuf::from("/w/config/.env.dev")]
+    );
+    assert_eq!(
+        n("watch_file a b"),
+        vec![PathBuf::from("/w/a"), PathBuf::from("/w/b")]
+    );
+    // A name only bash knows: the usual companions instead.
+    let v = n("source_env \"$HOME_ENV\"");
+    assert!(v.contains(&PathBuf::from("/w/.envrc.local")) && v.len() == USUAL.len());
+    assert!(n("export FOO=source_env\necho source_env").is_empty());
+    assert!(n("").is_empty());
+}
+
+/// Attack 24c F3: the call after a reserved word or prefix, `eval`,
+/// an input redirection.
+#[test]
+fn commands_are_read_as_bash_reads_them() {
+    let d = Path::new("/w");
+    let user = PathBuf::from("/w/.envrc.user");
+    for t in [
+        "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+        "if [[ -f .envrc.user ]]; then\n  source_env .envrc.user\nfi",
+        "for f in .envrc.user; do source_env \"$f\"; done",
+        "{ source_env .envrc.user; }",
+        "time source_env .envrc.user",
+        "time -p command source .envrc.user",
+        "! builtin . ./.envrc.user",
+        "if false; then :; else source_env .envrc.user; fi",
+        "if false; then :; elif true; then dotenv .envrc.user; fi",
+        "eval \"$(cat .envrc.user)\"",
+        "eval `cat .envrc.user`",
+        "eval \"source_env .envrc.user\"",
+        "while read -r l; do export \"$l\"; done < .envrc.user",
+        "while read -r l; do export \"$l\"; done <.envrc.user",
+        "source <(cat .envrc.user)",
+        "X=1 source_env .envrc.user",
+        "test -f .envrc.user && watch_file .envrc.user && source_env .envrc.user",
+        "F=.envrc.user\nsource_env \"$F\"",
+    ] {
+        assert!(names(t, d).contains(&user), "{t:?}: {:?}", names(t, d));
+    }
+    // What only bash knows: the usual companions.
+    for t in [
+        "eval \"$(lorri direnv)\"",
+        "eval \"$SETUP\"",
+        "load() { source_env \"$1\"; }; load x",
+        "source_env \"$(find_up .envrc.user)\"",
+        "for f in *.sh; do source_env \"$f\"; done",
+    ] {
+        let v = names(t, d);
+        assert!(
+            v.contains(&PathBuf::from("/w/.envrc.local")),
+            "{t:?}: {v:?}"
+        );
+    }
+    // Plain commands name nothing: no companions reserved for them.
+    for t in [
+        "export GIT_SHA=$(git rev-parse HEAD)",
+        "PATH_add bin; layout python3; use nix",
+        "find . -name x > out.txt 2>&1",
+        "cat <<EOF > x\nhello\nEOF",
+    ] {
+        assert!(names(t, d).is_empty(), "{t:?}: {:?}", names(t, d));
+    }
+    // A glob in a directory below: that directory.
+    assert!(
+        names("for f in .envrc.d/*.sh; do source_env \"$f\"; done", d)
+            .contains(&PathBuf::from("/w/.envrc.d"))
+    );
+}
+
+/// What bash itself runs when the `.envrc` is read (direnv's stdlib
+/// calls defined as sourcing functions, as direnv does): every file
+/// whose code ran is one [`names`] named.
+#[test]
+fn differential_against_bash() {
+    let t = skarn_test_support::TempDir::new("envrc_bash");
+    let d = t.path().to_path_buf();
+    let log = d.join("ran.log");
+    let texts = [
+        "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+        "for f in .envrc.user; do source_env \"$f\"; done",
+        "{ source_env .envrc.user; }",
+        "time source_env .envrc.user 2>/dev/null",
+        "eval \"$(cat .envrc.user)\"",
+        "eval `cat .envrc.user`",
+        "while read -r l; do eval \"$l\"; done < .envrc.user",
+        "source <(cat .envrc.user)",
+        "! builtin . ./.envrc.user",
+        "X=1 source_env_if_exists .envrc.user",
+        "F=.envrc.user; dotenv \"$F\"",
+        "test -f .envrc.user && { watch_file .envrc.user; source_env .envrc.user; }",
+        "case x in x) source_env .envrc.user;; esac",
+        "if true; then source \"${PWD}/.envrc.user\"; fi",
+    ];
+    let stdlib = "source_env() { . \"$1\"; }\nsource_env_if_exists() { [ -f \"$1\" ] && . \"$1\"; }\n\
+                  dotenv() { . \"$1\"; }\nwatch_file() { :; }\n";
+    for text in texts {
+        let _ = std::fs::remove_file(&log);
+        std::fs::write(d.join(".envrc"), text).unwrap();
+        std::fs::write(
+            d.join(".envrc.user"),
+            format!("echo \"$PWD/.envrc.user\" >> {}\n", log.display()),
+        )
+        .unwrap();
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{stdlib}. ./.envrc"))
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            !ran.is_empty(),
+            "bash did not run the file for {text:?}: {out:?}"
+        );
+        let named = sourced(&d.join(".envrc"));
+        for line in ran.lines() {
+            assert!(
+                named.contains(&PathBuf::from(line)),
+                "{text:?}: bash ran {line}, the reader named {named:?}"
+            );
+        }
+    }
+}
+
+/// What real bash runs: each candidate file holds a line that reports
+/// its own name when executed, direnv's calls are stubbed to source
+/// their file, and `.envrc` is sourced as direnv does. Every file
+/// bash ran must be among those [`names`] gives (attack atk24c F3).
+#[test]
+fn every_file_bash_runs_is_named() {
+    if std::process::Command::new("bash")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skarn_test_support::skip!("bash is not installed");
+    }
+    let cases = [
+        "if [ -f .envrc.user ]; then source_env .envrc.user; fi",
+        "if [[ -f .envrc.user ]]; then\n  source_env .envrc.user\nfi",
+        "for f in .envrc.x; do source_env \"$f\"; done",
+        "{ source_env .envrc.x; }",
+        "time source_env .envrc.x",
+        "eval \"$(cat .envrc.x)\"",
+        "eval $(cat a.env)",
+        "! source_env .envrc.x",
+        "X=1 source .envrc.x",
+        "builtin source .envrc.x",
+        "command . ./a.env",
+        "[[ -f a.env ]] && source_env a.env || true",
+        "test -f a.env && . ./a.env",
+        "while false; do :; done; source_env_if_exists .envrc.x",
+        "case x in x) source_env .envrc.x ;; esac",
+        "f() { source_env .envrc.x; }; f",
+    ];
+    let stubs = "source_env(){ builtin source \"$1\"; }; \
+                 source_env_if_exists(){ [ -f \"$1\" ] && builtin source \"$1\"; }; \
+                 dotenv(){ builtin source \"${1:-.env}\"; }; \
+                 dotenv_if_exists(){ [ -f \"${1:-.env}\" ] && builtin source \"${1:-.env}\"; }; \
+                 watch_file(){ :; }";
+    for text in cases {
+        let t = skarn_test_support::TempDir::new("envrc-bash");
+        let d = t.path().to_path_buf();
+        for f in [".envrc.user", ".envrc.x", "a.env", ".env"] {
+            std::fs::write(d.join(f), format!("echo \"RAN:{f}\" >&3\n")).unwrap();
+        }
+        std::fs::write(d.join(".envrc"), text).unwrap();
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "{stubs}; cd \"$1\" && builtin source ./.envrc 3>&1 >/dev/null 2>&1"
+            ))
+            .arg("bash")
+            .arg(&d)
+            .output()
+            .unwrap();
+        let ran: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.strip_prefix("RAN:").map(str::to_string))
+            .collect();
+        assert!(
+            !ran.is_empty(),
+            "bash ran nothing for {text:?}: the case tests nothing"
+        );
+        let named = names(text, &d);
+        for f in ran {
+            assert!(
+                named.contains(&d.join(&f)),
+                "{text:?}: bash ran {f}, named only {named:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn chains_are_followed_within_bounds() {
+    let t = skarn_test_support::TempDir::new("envrc");
+    let d = t.path().to_path_buf();
+    std::fs::write(d.join(".envrc"), "source_env .envrc.local\n").unwrap();
+    std::fs::write(d.join(".envrc.local"), "dotenv .env.secret\n").unwrap();
+    let v = sourced(&d.join(".envrc"));
+    assert_eq!(v, vec![d.join(".envrc.local"), d.join(".env.secret")]);
+    // A loop ends.
+    std::fs::write(
+        d.join(".envrc.local"),
+        "source_env .envrc\nsource_env .envrc.local\n",
+    )
+    .unwrap();
+    assert_eq!(sourced(&d.join(".envrc")), vec![d.join(".envrc.local")]);
+    // Texts at the size bound read quickly, whatever their shape.
+    for unit in [
+        "eval \"$(eval \"$(cat x)\")\" ",
+        "$($($($(",
+        "source_env a; ",
+        "<(<(<(",
+        "watch_file a b c d e f; ",
+    ] {
+        let big = unit.repeat(MAX_BYTES as usize / unit.len());
+        let v = names(&big, &d);
+        let mut u = v.clone();
+        u.sort();
+        u.dedup();
+        assert_eq!(u.len(), v.len(), "no name twice");
+    }
+    let many: String = (0..500).map(|i| format!("watch_file f{i}\n")).collect();
+    std::fs::write(d.join(".envrc"), many).unwrap();
+    assert_eq!(sourced(&d.join(".envrc")).len(), MAX_PATHS);
+}
