@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
+use crate::http_token::{bearer, ct_eq};
 use crate::server::GatewayServer;
 
 /// Generate a random token (32 bytes, hex).
@@ -28,27 +29,6 @@ pub fn generate_token() -> String {
     let mut b = [0u8; 32];
     rand::rng().fill_bytes(&mut b);
     b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// Whether the presented credential `given` equals `token`, in time that
-/// depends only on the length of `given` (which the client chose): every
-/// byte of it is compared, also when the lengths differ, so neither the
-/// token's bytes nor its length shape the time taken.
-fn ct_eq(given: &[u8], token: &[u8]) -> bool {
-    let mut acc = u8::from(given.len() != token.len()) | u8::from(token.is_empty());
-    let n = token.len().max(1);
-    for (i, x) in given.iter().enumerate() {
-        let y = token.get(i % n).copied().unwrap_or(0);
-        acc |= x ^ y;
-    }
-    std::hint::black_box(acc) == 0
-}
-
-/// The credentials of an `Authorization: Bearer <token>` header (the
-/// scheme name is case-insensitive, RFC 9110 section 11.1).
-fn bearer(value: &str) -> Option<&str> {
-    let (scheme, rest) = value.trim_start().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
 }
 
 async fn check_token(token: Arc<String>, req: Request, next: Next) -> Response {
@@ -128,48 +108,12 @@ pub async fn serve_http(
             config,
         );
     let token = Arc::new(token);
+    let token_for_conn = token.clone();
     let router =
         axum::Router::new()
             .nest_service("/mcp", service)
             .layer(axum::middleware::from_fn(move |req, next| {
                 check_token(token.clone(), req, next)
             }));
-    crate::http_conn::serve(listener, router, limits, stop).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{bearer, ct_eq};
-
-    #[test]
-    fn the_token_comparison_is_exact() {
-        let t = b"0123456789abcdef";
-        assert!(ct_eq(t, t));
-        // Every prefix, every longer string, every one-byte change fails.
-        for n in 0..t.len() {
-            assert!(!ct_eq(&t[..n], t), "prefix {n}");
-        }
-        let mut longer = t.to_vec();
-        longer.extend_from_slice(t);
-        assert!(!ct_eq(&longer, t));
-        // A repetition of the token (the comparison wraps around it) too.
-        assert!(!ct_eq(b"0123456789abcdef0", t));
-        for i in 0..t.len() {
-            let mut c = *t;
-            c[i] ^= 1;
-            assert!(!ct_eq(&c, t), "byte {i}");
-        }
-        // An empty token never matches, not even an empty credential.
-        assert!(!ct_eq(b"", b""));
-        assert!(!ct_eq(b"x", b""));
-    }
-
-    #[test]
-    fn the_bearer_scheme_is_case_insensitive() {
-        assert_eq!(bearer("Bearer abc"), Some("abc"));
-        assert_eq!(bearer("bearer abc"), Some("abc"));
-        assert_eq!(bearer("BEARER  abc "), Some("abc"));
-        assert_eq!(bearer("Basic abc"), None);
-        assert_eq!(bearer("Bearerabc"), None);
-    }
+    crate::http_conn::serve(listener, router, limits, token_for_conn, stop).await
 }

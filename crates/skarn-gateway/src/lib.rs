@@ -54,6 +54,7 @@ mod http_budget;
 mod http_conn;
 mod http_post;
 mod http_target;
+mod http_token;
 pub mod init;
 mod input_rounds;
 mod json_budget;

@@ -86,5 +86,9 @@ fn init_logging(filter: &str) {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
+        // A log line that cannot be written (the client closed our stderr)
+        // is dropped: tracing's own report of that would panic in
+        // `eprintln!` and take `skarn serve` down with every session.
+        .log_internal_errors(false)
         .try_init();
 }

@@ -59,7 +59,8 @@ pub struct GatewayConfig {
     /// way before it is closed (default 120).
     pub http_idle_timeout: f64,
     /// `--http`: connections served at once (default 256, and never more
-    /// than half the descriptor limit); more wait to be accepted.
+    /// than a third of the descriptor limit); half as many again may wait
+    /// for their request head.
     pub http_max_connections: usize,
     /// `--http`: host names (or `host:port`) besides loopback that requests
     /// may name in their `Host` header, e.g. the name of the load balancer

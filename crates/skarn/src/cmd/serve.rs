@@ -38,9 +38,10 @@ pub struct Args {
     #[arg(long)]
     pub passthrough: bool,
 
-    /// With --http: connections served at once; more wait to be accepted
-    /// (overrides [gateway] http_max_connections, default 256; never more
-    /// than half the descriptor limit).
+    /// With --http: connections served at once; half as many again may
+    /// wait for their request head (overrides [gateway]
+    /// http_max_connections, default 256; never more than a third of the
+    /// descriptor limit).
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,
 
