@@ -118,6 +118,13 @@ pub struct Args {
     /// the command runs [default: direct; config: [run] workspace_layer].
     #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
     pub workspace_layer: Option<String>,
+    /// Directories of the writable grants walked at most before the run
+    /// (for nested repositories, settings and host servers' unix sockets
+    /// to protect); a run whose walk stops there makes no unix socket and
+    /// says so. Raising it only costs time (about 15 µs a directory)
+    /// [default: 50000; config: [run] walk_max_dirs].
+    #[arg(long, value_name = "N")]
+    pub walk_max_dirs: Option<u64>,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]
