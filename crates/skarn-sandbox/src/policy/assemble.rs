@@ -163,6 +163,10 @@ impl Policy {
                 p.workspace_layer = w.value;
                 prov.set("workspace_layer", &w.source);
             }
+            if let Some(w) = &l.walk_max_dirs {
+                p.walk_max_dirs = Some(w.value);
+                prov.set("walk_max_dirs", &w.source);
+            }
         }
         let is_allow = matches!(p.net, NetPolicy::AllowHosts(_));
         if !is_allow

@@ -20,6 +20,7 @@
 //! fail_closed = true
 //! private_home = true            # a private, writable, discarded $HOME
 //! workspace_layer = "direct"      # or "cow" (ADR 0130)
+//! walk_max_dirs = 200000         # walk of the writable grants before a run (ADR 0204)
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
 //! trust_home_config_workspace = false  # keep a workspace the home's configuration names writable
 //! secrets = ["github"]           # user file only: see skarn_egress::secrets::config
@@ -126,6 +127,9 @@ pub struct RunSection {
     pub private_home: Option<bool>,
     /// How the workspace is written: `direct` (default) or `cow`.
     pub workspace_layer: Option<Spanned<String>>,
+    /// Directories the walk of the writable grants before a run reads at
+    /// most (ADR 0204).
+    pub walk_max_dirs: Option<Spanned<u64>>,
     /// Secrets granted to every run (`[secrets.NAME]`, issue 27): read
     /// from the user's file only; a workspace file's list is ignored.
     #[serde(default)]

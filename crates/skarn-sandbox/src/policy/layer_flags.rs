@@ -155,6 +155,16 @@ impl Layer {
         Ok(())
     }
 
+    /// `--walk-max-dirs N`.
+    pub fn walk_flag(&mut self, dirs: Option<u64>) -> Result<(), PolicyError> {
+        if let Some(n) = dirs {
+            crate::policy::layers::check_walk_max_dirs(n)
+                .map_err(|m| flag_error(format!("--walk-max-dirs: {m}")))?;
+            self.walk_max_dirs = Some(Sourced::new(n, "--walk-max-dirs"));
+        }
+        Ok(())
+    }
+
     /// `--preset NAME` (repeatable; replaces the config files' choice).
     pub fn preset_flags(&mut self, names: &[String]) -> Result<(), PolicyError> {
         if names.is_empty() {

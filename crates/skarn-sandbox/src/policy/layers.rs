@@ -130,6 +130,18 @@ pub struct Layer {
     pub private_home: Option<Sourced<bool>>,
     /// How the workspace is written (ADR 0130).
     pub workspace_layer: Option<Sourced<crate::policy::WorkspaceLayerMode>>,
+    /// Directories the walk of the writable grants before a run reads at
+    /// most (ADR 0204).
+    pub walk_max_dirs: Option<Sourced<u64>>,
+}
+
+/// Why a `walk_max_dirs` value is refused, if it is.
+pub fn check_walk_max_dirs(n: u64) -> Result<(), String> {
+    let max = crate::protect::git::nested_git::MAX_DIRS_SETTING;
+    if n == 0 || n > max {
+        return Err(format!("walk_max_dirs must be 1 to {max}, not {n}"));
+    }
+    Ok(())
 }
 
 /// The network spellings accepted.
@@ -231,6 +243,10 @@ impl Layer {
                 )
             })?;
             l.workspace_layer = Some(Sourced::new(mode, c.at(w.span())));
+        }
+        if let Some(w) = &r.walk_max_dirs {
+            check_walk_max_dirs(*w.get_ref()).map_err(|m| c.error(w.span(), m))?;
+            l.walk_max_dirs = Some(Sourced::new(*w.get_ref(), c.at(w.span())));
         }
         if let Some(p) = &r.preset {
             let at = c.at(p.span());

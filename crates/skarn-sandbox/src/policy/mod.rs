@@ -237,6 +237,12 @@ pub struct Policy {
     /// applied, vetted, after the run (`cow`), or directly (`direct`).
     #[serde(default)]
     pub workspace_layer: WorkspaceLayerMode,
+    /// Directories the walk of the writable grants before a run reads at
+    /// most (`--walk-max-dirs`, `[run] walk_max_dirs`; None: the default,
+    /// [`crate::protect::git::nested_git::MAX_DIRS`]). Past it the run
+    /// makes no unix socket (ADR 0204).
+    #[serde(default)]
+    pub walk_max_dirs: Option<u64>,
     /// Provenance of scalar settings (`net`, `timeout`, `memory`,
     /// `max_procs`, `max_file_size`) for the report; missing = `default`.
     pub sources: std::collections::BTreeMap<String, String>,
@@ -300,6 +306,7 @@ impl Policy {
             trust_home_config_workspace: false,
             home_files: Vec::new(),
             workspace_layer: WorkspaceLayerMode::default(),
+            walk_max_dirs: None,
             sources: Default::default(),
         }
     }

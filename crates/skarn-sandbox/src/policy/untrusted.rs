@@ -4,7 +4,8 @@
 //! keeps only the settings that make the sandbox stricter than what the
 //! layers before it (and the defaults) give: more secret paths, more
 //! refused hosts, a stricter network, lower limits, `protect_persistence`,
-//! `fail_closed` and `private_home` on, `allow_home_workspace` off, no
+//! `fail_closed` and `private_home` on, `allow_home_workspace` off, a wider
+//! walk before the run (`walk_max_dirs`: it only costs time), no
 //! presets. Every other setting it holds (grants, `allow_env`, allowed
 //! hosts, a wider network, higher or no limits, toolchain presets, the
 //! booleans the other way) is dropped and named, so the caller can say so.
@@ -123,6 +124,21 @@ pub fn narrow(layer: Layer, before: &[Layer]) -> (Layer, Vec<String>) {
     );
     out.fail_closed = keep(layer.fail_closed, true, "fail_closed", &mut drop);
     out.private_home = keep(layer.private_home, true, "private_home", &mut drop);
+    // A wider walk only spends time before the run (ADR 0204): kept when it
+    // raises the bound, dropped when it lowers it (a narrower walk keeps
+    // fewer repositories read-only).
+    if let Some(w) = layer.walk_max_dirs {
+        let old = before
+            .iter()
+            .rev()
+            .find_map(|l| l.walk_max_dirs.as_ref().map(|s| s.value))
+            .unwrap_or(crate::protect::git::nested_git::MAX_DIRS as u64);
+        if w.value >= old {
+            out.walk_max_dirs = Some(w);
+        } else {
+            drop("walk_max_dirs");
+        }
+    }
     // The layer is the stricter mode: a file skarn does not trust may ask
     // for it, never turn it off.
     out.workspace_layer = layer.workspace_layer.and_then(|w| {
@@ -218,5 +234,23 @@ mod tests {
         };
         let (l, dropped) = narrow(more, &[user]);
         assert!(l.net.is_none() && l.allow_hosts.is_empty(), "{dropped:?}");
+    }
+
+    /// A wider walk before the run only costs time (ADR 0204): kept; a
+    /// narrower one keeps fewer repositories read-only: dropped.
+    #[test]
+    fn the_walk_may_be_widened_not_narrowed() {
+        let walk = |n| Layer {
+            walk_max_dirs: Some(s(n)),
+            ..Layer::default()
+        };
+        let (l, dropped) = narrow(walk(400_000), &[]);
+        assert_eq!(l.walk_max_dirs.map(|w| w.value), Some(400_000));
+        assert!(dropped.is_empty());
+        let (l, dropped) = narrow(walk(10), &[]);
+        assert!(l.walk_max_dirs.is_none());
+        assert_eq!(dropped, vec!["walk_max_dirs".to_owned()]);
+        let (l, _) = narrow(walk(100_000), &[walk(200_000)]);
+        assert!(l.walk_max_dirs.is_none(), "below the user's own bound");
     }
 }

@@ -186,8 +186,33 @@ pub struct Walk {
     pub truncated: bool,
     /// The walk of [`SKIPPED`] trees and git directories stopped at a bound.
     pub truncated_late: bool,
+    /// Which bound stopped the walk, when one did.
+    pub stopped_by: Option<Stop>,
+    /// More than [`MAX_FOUND`] directories could not be listed: those past
+    /// it are not in [`Walk::unlisted`].
+    pub unlisted_capped: bool,
     /// Directories read.
     pub dirs: usize,
+}
+
+/// The bound that stopped a walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// [`Bounds::dirs`] directories were read.
+    Dirs,
+    /// [`Bounds::time`] went by.
+    Time,
+    /// More than [`MAX_VETTED`] entries to vet were found.
+    Vetted,
+}
+
+impl Walk {
+    /// Whether something a host server's unix socket may lie in was not
+    /// covered (a bound or a cap reached): the caller then makes no unix
+    /// socket reachable (ADR 0204).
+    pub fn sockets_uncovered(&self) -> bool {
+        self.truncated || self.truncated_late || self.sockets_capped || self.unlisted_capped
+    }
 }
 
 /// Sockets and aliases kept at most each.
@@ -230,19 +255,26 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
     // whose own repository is the one being vetted.)
     let mut later: VecDeque<(PathBuf, bool)> = VecDeque::new();
     let over = |w: &Walk| {
-        w.dirs >= bounds.dirs
-            || w.vetted() > MAX_VETTED
-            || (w.dirs.is_multiple_of(64) && Instant::now() > deadline)
+        if w.dirs >= bounds.dirs {
+            Some(Stop::Dirs)
+        } else if w.vetted() > MAX_VETTED {
+            Some(Stop::Vetted)
+        } else if w.dirs.is_multiple_of(64) && Instant::now() > deadline {
+            Some(Stop::Time)
+        } else {
+            None
+        }
     };
     while let Some((dir, is_root)) = first.pop_front() {
-        if over(&w) {
+        if let Some(stop) = over(&w) {
             w.truncated = true;
+            w.stopped_by = Some(stop);
             return w;
         }
         w.dirs += 1;
         let Ok(rd) = std::fs::read_dir(&dir) else {
-            if !is_root && w.unlisted.len() < MAX_FOUND {
-                w.unlisted.push(dir);
+            if !is_root {
+                unlisted(&mut w, dir);
             }
             continue;
         };
@@ -261,15 +293,14 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
         }
     }
     while let Some((dir, vet)) = later.pop_front() {
-        if over(&w) {
+        if let Some(stop) = over(&w) {
             w.truncated_late = true;
+            w.stopped_by = Some(stop);
             break;
         }
         w.dirs += 1;
         let Ok(rd) = std::fs::read_dir(&dir) else {
-            if w.unlisted.len() < MAX_FOUND {
-                w.unlisted.push(dir);
-            }
+            unlisted(&mut w, dir);
             continue;
         };
         let entries: Vec<_> = rd.flatten().collect();
@@ -293,6 +324,16 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
     }
     w.repos.sort();
     w
+}
+
+/// Record a directory the walk cannot list (past [`MAX_FOUND`], only
+/// that there are more).
+fn unlisted(w: &mut Walk, dir: PathBuf) {
+    if w.unlisted.len() < MAX_FOUND {
+        w.unlisted.push(dir);
+    } else {
+        w.unlisted_capped = true;
+    }
 }
 
 /// Where a subdirectory is walked.

@@ -118,6 +118,14 @@ pub struct Args {
     /// the command runs [default: direct; config: [run] workspace_layer].
     #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
     pub workspace_layer: Option<String>,
+    /// Directories of the writable grants walked at most before the run
+    /// (for nested repositories, settings and host servers' unix sockets
+    /// to protect); a run whose walk stops there makes no unix socket and
+    /// says so. Raising it only costs time: the walk's time bound becomes
+    /// 50 µs a directory (750 ms at least) [default: 50000 directories and
+    /// 750 ms; config: [run] walk_max_dirs].
+    #[arg(long, value_name = "N")]
+    pub walk_max_dirs: Option<u64>,
     /// Give the command the real home layout instead of a private, writable,
     /// discarded home (granted paths only, read-only).
     #[arg(long)]

@@ -73,6 +73,7 @@ pub(crate) fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, Pol
         .as_deref()
         .and_then(skarn_sandbox::policy::WorkspaceLayerMode::parse)
         .map(|m| Sourced::new(m, "--workspace-layer"));
+    l.walk_flag(args.walk_max_dirs)?;
     l.preset_flags(&g.preset)?;
     Ok(l)
 }

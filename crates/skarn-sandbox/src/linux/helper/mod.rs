@@ -42,6 +42,7 @@ mod stdio_files;
 mod store;
 mod supervision;
 mod target;
+mod walk_cut;
 mod ws_entries;
 
 use std::os::fd::AsFd;
@@ -123,6 +124,9 @@ pub(super) struct Run<'a> {
     /// The memory cgroup was planned but not made: its `fallback_as`
     /// applies.
     pub(super) memory_fallback: bool,
+    /// The walk of the writable grants was cut short: the target's
+    /// filter refuses unix sockets ([`walk_cut`]).
+    pub(super) deny_unix_sockets: bool,
     /// The run's cgroups as made, and how init enters them.
     cgroup: &'a cgroup::CgroupSetup,
     cgroup_entry: &'a cgroup::Entry,
@@ -267,6 +271,22 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
     }
     report.notes.append(&mut rnotes.info);
+    if let Some(line) = &rnotes.walk_cut {
+        if plan.seccomp.is_none() && plan.fail_closed {
+            // Nothing to refuse unix sockets with: a host server's socket
+            // past the bound would be reachable.
+            err_line(&format!(
+                "{line}; but seccomp is unavailable here, so unix sockets cannot be refused: \
+                 the run is refused (--fail-open runs it with the socket reachable)"
+            ));
+            release::release(reserved);
+            return EXIT_SETUP;
+        }
+        // Said whatever the report format: the user must know why unix
+        // sockets fail and how to get them back.
+        sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
+        rnotes.degraded.push(line.clone());
+    }
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
         err_line(&why);
         release::release(reserved);
@@ -369,7 +389,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     };
     let saved = cow
         .is_none()
-        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested));
+        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested, rnotes.repos_cut));
     if let Some(h) = &record
         && let Some(saved) = &saved
         && let Some(bytes) = persistence::pending(&plan, saved, &reserved.nested)
@@ -385,6 +405,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         fs: &reserved.fs,
         host_tmp: host_tmp.as_deref(),
         memory_fallback: cg.memory_fallback,
+        deny_unix_sockets: rnotes.walk_cut.is_some(),
         cgroup: &cg,
         cgroup_entry: &entry,
     };

@@ -30,12 +30,17 @@ pub(crate) struct Before {
     /// aside: attack atk24c F4) and is vetted like a new one.
     #[serde(default)]
     nested_inodes: Vec<(PathBuf, u64, u64)>,
+    /// The walk before the run stopped before it reached every ordinary
+    /// directory: a repository not found then may be the user's, so one
+    /// is vetted only when changed during the run (ADR 0204).
+    #[serde(default)]
+    walk_cut: bool,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
 /// resolved new-root steps; `nested`: repositories found by the
 /// reservation step).
-pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
+pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: bool) -> Before {
     let protected: Vec<PathBuf> = fs
         .iter()
         .filter_map(|o| match o {
@@ -49,6 +54,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf]) -> Before {
         .map(|a| crate::protect::git::git_sweep::git_dirs(&plan.workspace, nested, &a.vet_roots));
     Before {
         start: file_system_now(),
+        walk_cut,
         nested_inodes: nested
             .iter()
             .filter_map(|p| {
@@ -183,6 +189,7 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             &same,
             &a.hooks_rel,
             Some(saved.start),
+            saved.walk_cut,
         ));
         found.extend(crate::protect::home_links::restore_links(&a.link_guards));
         found.extend(crate::protect::path_shadow::set_aside_shadows(

@@ -22,6 +22,13 @@ pub(super) struct ReserveNotes {
     pub(super) info: Vec<String>,
     /// Gaps (lower the status), added after the run.
     pub(super) degraded: Vec<String>,
+    /// The walk of the writable grants did not cover them all: why, and
+    /// what the run loses (no unix socket; ADR 0204).
+    pub(super) walk_cut: Option<String>,
+    /// The walk stopped before it reached every ordinary directory: a
+    /// repository it did not find is vetted after the run only when
+    /// changed during it.
+    pub(super) repos_cut: bool,
 }
 
 /// One protection to resolve: path, reserve when missing, is a mask.
@@ -246,13 +253,11 @@ fn nested_repos(
         // The home's names are followed to the file host programs open.
         inodes.add(p, i, i >= named);
     }
-    let w = crate::protect::grant_walk::walk(
-        &r.nested_roots,
-        crate::protect::git::nested_git::BEFORE,
-        true,
-        &inodes,
-    );
-    let (nested, sockets, truncated) = (w.repos, w.sockets, w.truncated);
+    let bounds = crate::protect::git::nested_git::before_bounds(r.walk_max_dirs);
+    let w = crate::protect::grant_walk::walk(&r.nested_roots, bounds, true, &inodes);
+    notes.walk_cut = super::walk_cut::line(&w, bounds);
+    notes.repos_cut = w.truncated;
+    let (nested, sockets) = (w.repos, w.sockets);
     for (alias, i) in w.aliases {
         let Some((orig, secret)) = places.get(i) else {
             continue;
@@ -309,22 +314,11 @@ fn nested_repos(
             }
         }
     }
-    if w.sockets_capped {
-        notes.degraded.push(format!(
-            "more than {} unix sockets inside the writable grants: those past the first {} are \
-             not hidden (a host server's socket among them is reachable)",
-            crate::protect::git::nested_git::MAX_SOCKETS,
-            crate::protect::git::nested_git::MAX_SOCKETS
-        ));
-    }
     if w.truncated_late {
         notes.degraded.push(format!(
             "the walk of the dependency and build trees ({}) and git directories in the writable \
-             grants stopped (more than {} directories or {} ms in all): unix sockets and other \
-             names of protected files there are not covered",
+             grants stopped: other names of protected files (hard links) there are not covered",
             crate::protect::grant_walk::SKIPPED.join(", "),
-            crate::protect::git::nested_git::MAX_DIRS,
-            crate::protect::git::nested_git::MAX_WALK.as_millis()
         ));
     }
     // Virtual environments (activated or not): their start-up files.
@@ -394,15 +388,6 @@ fn nested_repos(
         } else {
             ops.push((g.clone(), false, false));
         }
-    }
-    if truncated {
-        notes.degraded.push(format!(
-            "the walk of the writable grants stopped (more than {} directories or {} ms): \
-             repositories and unix sockets in the directories it did not reach are not \
-             protected",
-            crate::protect::git::nested_git::MAX_DIRS,
-            crate::protect::git::nested_git::MAX_WALK.as_millis()
-        ));
     }
     nested
 }

@@ -151,6 +151,9 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
             if s.deny_tiocswinsz_on_host_tty && terminal::host_tty_inherited() {
                 extra.push(seccomp::DENY_TIOCSWINSZ);
             }
+            if run.deny_unix_sockets {
+                extra.extend(seccomp::DENY_UNIX_SOCKETS);
+            }
             match seccomp::deny_programs(&extra) {
                 Ok(p) => Some((p, seccomp::DENY_LIST.len() + extra.len())),
                 Err(e) => fatal(wr, &e.to_string()),

@@ -95,6 +95,10 @@ pub struct Reservation {
     /// like it ([`crate::protect::grant_walk`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<(PathBuf, bool)>,
+    /// Directories the walk of `nested_roots` before the run reads at most
+    /// (None: [`crate::protect::git::nested_git::MAX_DIRS`]; ADR 0204).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk_max_dirs: Option<u64>,
 }
 
 /// The home's top-level dot entries before the run (the workspace holds

@@ -235,6 +235,7 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
         nested_roots: writable_roots(g),
         git_home: host.home.clone(),
         aliases: alias_places(host),
+        walk_max_dirs: policy.walk_max_dirs,
     }
 }
 

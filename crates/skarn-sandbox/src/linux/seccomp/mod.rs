@@ -30,7 +30,7 @@ pub use skarn_confine::seccomp::{
     ArgCheck, ArgMatch, BpfProgram, Cmp, OnMatch, SeccompError, SyscallRule, Width,
 };
 pub use socket_families::{
-    DENY_INET_SOCKETS, DENY_LISTEN, NETLINK_ALLOWED, SOCKET_FAMILIES_ALLOWED,
+    DENY_INET_SOCKETS, DENY_LISTEN, DENY_UNIX_SOCKETS, NETLINK_ALLOWED, SOCKET_FAMILIES_ALLOWED,
 };
 pub use terminal_ioctls::{
     DENY_TIOCSWINSZ, TIOCCONS, TIOCEXCL, TIOCLINUX, TIOCSETD, TIOCSTI, TIOCSWINSZ, TIOCVHANGUP,
@@ -142,7 +142,8 @@ mod tests {
     #[test]
     fn every_rule_gets_its_errno_and_unnamed_calls_run() {
         use skarn_confine::seccomp::eval::{self, Call, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO};
-        let extra = [DENY_LISTEN, DENY_INET_SOCKETS, DENY_TIOCSWINSZ];
+        let mut extra = vec![DENY_LISTEN, DENY_INET_SOCKETS, DENY_TIOCSWINSZ];
+        extra.extend(DENY_UNIX_SOCKETS);
         let progs = deny_programs(&extra).expect("compiles");
         let pid = Context::current().own_pid;
         let all: Vec<SyscallRule> = DENY_LIST.iter().chain(&extra).copied().collect();
@@ -184,6 +185,36 @@ mod tests {
             eval::evaluate_all(&progs, &foreign).expect("evaluates"),
             eval::SECCOMP_RET_KILL_PROCESS
         );
+    }
+
+    #[test]
+    fn a_cut_walk_refuses_unix_sockets_but_stream_pairs() {
+        use skarn_confine::seccomp::eval::{self, Call, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO};
+        let progs = deny_programs(&DENY_UNIX_SOCKETS).expect("compiles");
+        let unix = libc::AF_UNIX as u64;
+        let cloexec = libc::SOCK_CLOEXEC as u64;
+        let verdict = |nr: i64, family: u64, ty: u64| {
+            eval::evaluate_all(&progs, &Call::native(nr, [family, ty, 0, 0, 0, 0]))
+                .expect("evaluates")
+        };
+        let refused = SECCOMP_RET_ERRNO | libc::EACCES as u32;
+        for ty in [libc::SOCK_STREAM, libc::SOCK_DGRAM, libc::SOCK_SEQPACKET] {
+            let ty = ty as u64;
+            assert_eq!(verdict(libc::SYS_socket, unix, ty), refused);
+            assert_eq!(verdict(libc::SYS_socket, unix, ty | cloexec), refused);
+        }
+        for ty in [libc::SOCK_STREAM, libc::SOCK_SEQPACKET] {
+            let ty = ty as u64 | cloexec;
+            assert_eq!(verdict(libc::SYS_socketpair, unix, ty), SECCOMP_RET_ALLOW);
+        }
+        for ty in [libc::SOCK_DGRAM, libc::SOCK_RAW] {
+            let ty = ty as u64;
+            assert_eq!(verdict(libc::SYS_socketpair, unix, ty), refused);
+            assert_eq!(verdict(libc::SYS_socketpair, unix, ty | cloexec), refused);
+        }
+        let inet = libc::AF_INET as u64;
+        let stream = libc::SOCK_STREAM as u64;
+        assert_eq!(verdict(libc::SYS_socket, inet, stream), SECCOMP_RET_ALLOW);
     }
 
     #[test]

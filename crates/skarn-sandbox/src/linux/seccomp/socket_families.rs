@@ -94,3 +94,63 @@ pub const DENY_LISTEN: SyscallRule = SyscallRule {
     on_match: OnMatch::Errno(libc::EACCES),
     why: "outbound-only network: accept no inbound connections",
 };
+
+/// `socketpair(2)` types that make unix datagram sockets (`SOCK_RAW` is
+/// one for `AF_UNIX`), matched on the type's low bits (flags such as
+/// `SOCK_CLOEXEC` lie above them).
+const UNIX_DGRAM_PAIR: [ArgCheck; 2] = [
+    ArgCheck::dword(0, Cmp::Eq(libc::AF_UNIX as u64)),
+    ArgCheck::dword(
+        1,
+        Cmp::MaskedEq {
+            mask: 0xf,
+            value: libc::SOCK_DGRAM as u64,
+        },
+    ),
+];
+const UNIX_RAW_PAIR: [ArgCheck; 2] = [
+    ArgCheck::dword(0, Cmp::Eq(libc::AF_UNIX as u64)),
+    ArgCheck::dword(
+        1,
+        Cmp::MaskedEq {
+            mask: 0xf,
+            value: libc::SOCK_RAW as u64,
+        },
+    ),
+];
+
+/// Extra rules for a run whose walk of the writable grants was cut short
+/// (ADR 0204): a host server's socket it did not reach is not hidden, so
+/// no socket that could name a path is made. `socket(AF_UNIX, ...)` is
+/// refused whatever the type; `socketpair(AF_UNIX, ...)` stays allowed for
+/// stream and seqpacket pairs (connected to each other for good: neither
+/// `connect(2)` nor a `sendto(2)` address moves them), not for datagram
+/// ones, which `sendto(2)` or a new `connect(2)` can point at any path.
+pub const DENY_UNIX_SOCKETS: [SyscallRule; 3] = [
+    SyscallRule {
+        name: "socket(AF_UNIX) [walk cut short]",
+        nr: libc::SYS_socket,
+        args: ArgMatch::OneOf {
+            arg: 0,
+            width: Width::Dword,
+            values: &[libc::AF_UNIX as u64],
+        },
+        on_match: OnMatch::Errno(libc::EACCES),
+        why: "the walk of the writable grants stopped at a bound: a host server's unix socket \
+              past it is not hidden",
+    },
+    SyscallRule {
+        name: "socketpair(AF_UNIX, SOCK_DGRAM) [walk cut short]",
+        nr: libc::SYS_socketpair,
+        args: ArgMatch::All(&UNIX_DGRAM_PAIR),
+        on_match: OnMatch::Errno(libc::EACCES),
+        why: "a unix datagram socket can send to any path (sendto, connect)",
+    },
+    SyscallRule {
+        name: "socketpair(AF_UNIX, SOCK_RAW) [walk cut short]",
+        nr: libc::SYS_socketpair,
+        args: ArgMatch::All(&UNIX_RAW_PAIR),
+        on_match: OnMatch::Errno(libc::EACCES),
+        why: "SOCK_RAW is a datagram type for AF_UNIX",
+    },
+];

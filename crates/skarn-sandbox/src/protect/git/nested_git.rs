@@ -27,6 +27,29 @@ pub const BEFORE: crate::protect::grant_walk::Bounds = crate::protect::grant_wal
     time: MAX_WALK,
 };
 
+/// Time the walk before the run may take per directory of a bound the
+/// user set: enough for a busy machine (about 35 µs a directory measured
+/// with two shared cores), so that the directory bound, which the user
+/// chose, is the one reached.
+const WALK_PER_DIR: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// The most directories a walk before the run may be given (the walk
+/// after it reads up to [`AFTER`]'s).
+pub const MAX_DIRS_SETTING: u64 = 2_000_000;
+
+/// The bounds of the walk before the run with at most `dirs` directories
+/// (`--walk-max-dirs`; None: [`BEFORE`]): the time bound grows with it
+/// ([`MAX_WALK`] at least, [`WALK_PER_DIR`] per directory), so one setting raises
+/// both (ADR 0204).
+pub fn before_bounds(dirs: Option<u64>) -> crate::protect::grant_walk::Bounds {
+    let Some(d) = dirs else { return BEFORE };
+    let d = d.min(MAX_DIRS_SETTING);
+    crate::protect::grant_walk::Bounds {
+        dirs: usize::try_from(d).unwrap_or(usize::MAX),
+        time: MAX_WALK.max(WALK_PER_DIR * u32::try_from(d).unwrap_or(u32::MAX)),
+    }
+}
+
 /// The bounds of the walk after the run. The run paid for every
 /// directory it made, so they are wide (a command must make millions of
 /// directories to reach them); past them the check is incomplete, which
@@ -245,14 +268,18 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String>
 /// ([`crate::protect::grant_walk::UPWARD`]) or settings entry read in any
 /// directory ([`crate::protect::grant_walk::Walk::settings`]) that was made or
 /// changed at or after `since`; returns one line per repository or entry
-/// set aside.
+/// set aside. With `before_cut` (the walk before the run stopped at its
+/// bounds, so `before` may lack the user's own repositories), a
+/// repository not in `before` is vetted only when its git directory
+/// changed during the run, as in the trees that walk skips (ADR 0204).
 pub fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
     hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
+    before_cut: bool,
 ) -> Vec<String> {
-    vet_new_within(roots, before, hooks_rel, since, AFTER)
+    vet_new_within(roots, before, hooks_rel, since, before_cut, AFTER)
 }
 
 fn vet_new_within(
@@ -260,6 +287,7 @@ fn vet_new_within(
     before: &[PathBuf],
     hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
+    before_cut: bool,
     bounds: crate::protect::grant_walk::Bounds,
 ) -> Vec<String> {
     let w = crate::protect::grant_walk::walk_with(
@@ -278,7 +306,8 @@ fn vet_new_within(
     // its git directory changed during the run.
     let vet = |g: &PathBuf| {
         !before.contains(g)
-            && (!in_late_tree(g, roots) || since.is_none_or(|t| git_changed_since(g, t)))
+            && ((!before_cut && !in_late_tree(g, roots))
+                || since.is_none_or(|t| git_changed_since(g, t)))
     };
     for git in repos.iter().filter(|g| vet(g)) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {

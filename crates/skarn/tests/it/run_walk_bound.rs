@@ -1,0 +1,185 @@
+//! `skarn run`, attack atk24d F6 (ADR 0204): the walk of the writable
+//! grants before the run, which hides host servers' unix sockets, stops
+//! at `--walk-max-dirs`. Past it a host socket would be reachable, so the
+//! run makes no unix socket and says so on stderr; below it sockets are
+//! hidden as before, and a run's own unix sockets work. Checked from
+//! outside: the host listener gets nothing.
+
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// The bound the tests set (quick to pass with a few hundred decoys).
+const BOUND: &str = "100";
+
+/// A workspace with `decoys` empty directories at its top and a host
+/// "database" listening on `db/run/.s.PGSQL.5432` (one level below them,
+/// so a walk of at most 100 directories never reaches it when the top
+/// holds more); the listener does not block.
+fn workspace(t: &TempDir, decoys: usize) -> (PathBuf, PathBuf, UnixListener, String) {
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    for i in 0..decoys {
+        std::fs::create_dir(ws.join(format!("d{i}"))).unwrap();
+    }
+    let sock = t.dir("ws/db/run").join(".s.PGSQL.5432");
+    let l = UnixListener::bind(&sock).unwrap();
+    l.set_nonblocking(true).unwrap();
+    (ws, home, l, sock.display().to_string())
+}
+
+/// The listener accepted no connection.
+fn got_nothing(l: &UnixListener, what: &str) {
+    assert!(
+        l.accept().is_err(),
+        "{what}: the host listener got a connection"
+    );
+}
+
+const PYTHON: &str = "/usr/bin/python3";
+
+fn python(ws: &Path, home: &Path, flags: &[&str], script: &str) -> std::process::Output {
+    run_in(ws, home, flags, &[PYTHON, "-c", script])
+}
+
+const LINE: &str = "unix sockets are unavailable in this run";
+
+#[test]
+fn a_walk_cut_short_makes_no_unix_socket_and_says_so() {
+    let t = TempDir::new("walkcut");
+    let (ws, home, l, sock) = workspace(&t, 150);
+    let flags = ["--walk-max-dirs", BOUND];
+    let o = probe(&ws, &home, &flags, &["unix", &sock]);
+    assert_eq!(code(&o), 1, "the socket was reachable: {}", out(&o));
+    got_nothing(&l, "past the bound");
+    let e = err(&o);
+    assert!(e.contains(LINE), "no line on stderr: {e}");
+    assert!(e.contains("bound of 100 directories"), "{e}");
+    assert!(e.contains("--walk-max-dirs"), "the fix is not named: {e}");
+    // The report says the run is partly enforced, with the same line.
+    let o = run_in(
+        &ws,
+        &home,
+        &["--walk-max-dirs", BOUND, "--report"],
+        &["true"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let e = err(&o);
+    assert!(e.contains("PartiallyEnforced") && e.contains(LINE), "{e}");
+    // The setting raised past the tree: the socket is hidden, no line.
+    let o = probe(&ws, &home, &["--walk-max-dirs", "1000"], &["unix", &sock]);
+    assert_eq!(code(&o), 1, "the socket was reachable: {}", out(&o));
+    got_nothing(&l, "bound raised");
+    assert!(!err(&o).contains(LINE), "{}", err(&o));
+}
+
+#[test]
+fn socket_pairs_still_work_when_the_walk_is_cut_short() {
+    if !Path::new(PYTHON).exists() {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    let t = TempDir::new("walkcut-pair");
+    let (ws, home, l, _) = workspace(&t, 150);
+    let o = python(
+        &ws,
+        &home,
+        &["--walk-max-dirs", BOUND],
+        "import socket
+a, b = socket.socketpair()
+a.sendall(b'pair-ok')
+print(b.recv(16).decode())
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect('db/run/.s.PGSQL.5432')
+    print('reached')
+except OSError as e:
+    print('refused', e.errno)
+try:
+    p, q = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    p.sendto(b'x', 'db/run/.s.PGSQL.5432')
+    print('reached')
+except OSError as e:
+    print('refused', e.errno)
+",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let s = out(&o);
+    assert!(s.contains("pair-ok"), "a stream socket pair failed: {s}");
+    assert!(!s.contains("reached"), "{s}");
+    assert_eq!(s.matches("refused 13").count(), 2, "{s}");
+    got_nothing(&l, "datagram pair or socket");
+}
+
+#[test]
+fn below_the_bound_the_socket_is_hidden_and_own_sockets_work() {
+    let t = TempDir::new("walkcut-below");
+    let (ws, home, l, sock) = workspace(&t, 50);
+    let o = probe(&ws, &home, &["--walk-max-dirs", BOUND], &["unix", &sock]);
+    assert_eq!(code(&o), 1, "the socket was reachable: {}", out(&o));
+    got_nothing(&l, "below the bound");
+    assert!(!err(&o).contains(LINE), "{}", err(&o));
+    if !Path::new(PYTHON).exists() {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    // A command's own server and client on a unix socket in the
+    // workspace (a test database, a language server): they work.
+    let o = python(
+        &ws,
+        &home,
+        &[],
+        "import socket, threading
+srv = socket.socket(socket.AF_UNIX)
+srv.bind('own.sock')
+srv.listen(1)
+def serve():
+    c, _ = srv.accept()
+    c.sendall(c.recv(16).upper())
+threading.Thread(target=serve).start()
+cl = socket.socket(socket.AF_UNIX)
+cl.connect('own.sock')
+cl.sendall(b'own-ok')
+print(cl.recv(16).decode())
+",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(out(&o).contains("OWN-OK"), "{}", out(&o));
+    assert!(!err(&o).contains(LINE), "{}", err(&o));
+}
+
+/// The user's own repository past the bound (a hook of their own) is
+/// kept after an ordinary run; one the run changed is set aside.
+#[test]
+fn the_users_repository_past_the_bound_is_kept() {
+    let t = TempDir::new("walkcut-repo");
+    let (ws, home, _l, _) = workspace(&t, 150);
+    for name in ["mine", "theirs"] {
+        let hooks = t.dir(format!("ws/db/{name}/.git/hooks"));
+        std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+        let git = hooks.parent().unwrap();
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+    }
+    let o = run_in(
+        &ws,
+        &home,
+        &["--walk-max-dirs", BOUND],
+        &[
+            "sh",
+            "-c",
+            "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> db/theirs/.git/config",
+        ],
+    );
+    assert!(err(&o).contains(LINE), "{}", err(&o));
+    assert!(
+        ws.join("db/mine/.git/hooks/pre-commit").exists(),
+        "the user's repository was set aside: {}",
+        err(&o)
+    );
+    assert!(
+        !ws.join("db/theirs/.git").exists(),
+        "the repository the run changed was kept: {}",
+        err(&o)
+    );
+}
