@@ -213,9 +213,9 @@ pub fn set_aside(roots: &[PathBuf], envs: &[PathBuf], since: std::time::SystemTi
     out
 }
 
-/// The rule of [`set_aside`] for one change in a copy-on-write layer
-/// (`names`: its path relative to the workspace; `file`: a regular file,
-/// read at `upper`; else a link or special file): `Err` when host python
+/// The rule of [`set_aside`] for one change in a copy-on-write layer other
+/// than a directory (`names`: its path relative to the workspace; `file`:
+/// a regular file, read at `upper`; else a link or special file): `Err` when host python
 /// would run it at start. Applied in every `site-packages` directory of
 /// the layer (a venv's `lib64` or `python3.X` may be a link to one
 /// anywhere), and to a link in place of a site-packages directory.

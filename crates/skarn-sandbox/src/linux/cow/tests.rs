@@ -87,4 +87,6 @@ fn dependency_and_build_trees_are_vetted_too() {
     assert!(!ok(sp, Change::Special, false));
     assert!(!ok(".venv/pyvenv.cfg", Change::File, true));
     assert!(ok("new-env/pyvenv.cfg", Change::File, false));
+    assert!(ok(sp, Change::Dir, false));
+    assert!(ok(&format!("{sp}/pkg"), Change::Dir, false));
 }

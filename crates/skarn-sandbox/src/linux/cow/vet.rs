@@ -185,7 +185,9 @@ pub fn check(
     // (The dependency and build trees, `target/`, `.venv/`,
     // `node_modules/`, are vetted like any other directory, as the direct
     // mode's check after the run does: attack atk24d F9.)
-    crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+    if what != Change::Dir {
+        crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+    }
     if let Some(c) = n
         .iter()
         .find(|c| crate::protect::persistence::any_depth_name(c))
