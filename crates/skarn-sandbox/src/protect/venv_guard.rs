@@ -37,8 +37,9 @@ pub fn is_venv(dir: &Path) -> bool {
 }
 
 /// The site-packages directories found so far (real paths, each once).
-#[derive(Default)]
 struct Sites {
+    /// `lib*` entries looked at, at most.
+    limit: usize,
     seen_libs: HashSet<PathBuf>,
     seen: HashSet<PathBuf>,
     dirs: Vec<PathBuf>,
@@ -49,6 +50,17 @@ struct Sites {
 }
 
 impl Sites {
+    fn new(limit: usize) -> Sites {
+        Sites {
+            limit,
+            seen_libs: HashSet::new(),
+            seen: HashSet::new(),
+            dirs: Vec::new(),
+            looked: 0,
+            incomplete: false,
+        }
+    }
+
     /// Add the site-packages directories of the environment `env`
     /// (`lib/python3.X/site-packages`, `lib64/...`, any `lib*/*/`), by
     /// their real paths.
@@ -60,7 +72,7 @@ impl Sites {
             if !e.file_name().as_encoded_bytes().starts_with(b"lib") {
                 continue;
             }
-            if self.looked >= MAX_LIB_ENTRIES {
+            if self.looked >= self.limit {
                 self.incomplete = true;
                 return;
             }
@@ -77,7 +89,7 @@ impl Sites {
                 continue;
             };
             for v in rd.flatten() {
-                if self.looked >= MAX_LIB_ENTRIES {
+                if self.looked >= self.limit {
                     self.incomplete = true;
                     return;
                 }
@@ -108,7 +120,7 @@ pub fn protected(env: &Path) -> Vec<PathBuf> {
     let Ok(real_env) = std::fs::canonicalize(env) else {
         return out;
     };
-    let mut sites = Sites::default();
+    let mut sites = Sites::new(MAX_LIB_ENTRIES);
     sites.add(env);
     for sp in sites.dirs.iter().filter(|s| s.starts_with(&real_env)) {
         let Ok(rd) = std::fs::read_dir(sp) else {
@@ -159,12 +171,21 @@ pub struct Checked {
 /// `since`, in each site-packages directory that lies inside `roots` (the
 /// writable grants: the run wrote nowhere else); one line each.
 pub fn set_aside(roots: &[PathBuf], envs: &[PathBuf], since: std::time::SystemTime) -> Checked {
+    set_aside_within(roots, envs, since, MAX_LIB_ENTRIES)
+}
+
+fn set_aside_within(
+    roots: &[PathBuf],
+    envs: &[PathBuf],
+    since: std::time::SystemTime,
+    limit: usize,
+) -> Checked {
     let mut out = Checked::default();
     let roots: Vec<PathBuf> = roots
         .iter()
         .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
         .collect();
-    let mut sites = Sites::default();
+    let mut sites = Sites::new(limit);
     for env in envs {
         sites.add(env);
         if sites.incomplete {
@@ -203,7 +224,7 @@ pub fn set_aside(roots: &[PathBuf], envs: &[PathBuf], since: std::time::SystemTi
              their lib directories: site-packages directories past them were not vetted for \
              .pth files and customize modules that host python runs at start, so the run \
              fails; review {} before using their python",
-            MAX_LIB_ENTRIES,
+            limit,
             envs.iter()
                 .map(|e| e.display().to_string())
                 .collect::<Vec<_>>()

@@ -70,6 +70,28 @@ fn no_decoy_count_hides_a_plant() {
     assert!(!c.incomplete);
 }
 
+/// Past the bound of `lib*` entries the check is incomplete (the run
+/// fails), never silently short.
+#[test]
+fn a_check_cut_short_says_so() {
+    let tmp = skarn_test_support::TempDir::new("venv-guard-bound");
+    let env = tmp.path().join(".venv");
+    for i in 0..20 {
+        std::fs::create_dir_all(env.join(format!("lib/python{i}/site-packages"))).unwrap();
+    }
+    std::fs::write(env.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    let roots = [tmp.path().to_path_buf()];
+    let c = set_aside_within(&roots, std::slice::from_ref(&env), since_now(), 10);
+    assert!(c.incomplete);
+    assert!(
+        c.lines.iter().any(|l| l.contains("so the run fails")),
+        "{:?}",
+        c.lines
+    );
+    let c = set_aside_within(&roots, std::slice::from_ref(&env), since_now(), 100);
+    assert!(!c.incomplete && c.lines.is_empty(), "{:?}", c.lines);
+}
+
 #[test]
 fn layer_changes_that_run_at_start_are_refused() {
     let tmp = skarn_test_support::TempDir::new("venv-guard-layer");
