@@ -8,60 +8,129 @@
 //! is set aside. A `.pth` of plain paths (what editable installs of
 //! src-layout projects by pip, hatchling or flit write) is kept, so
 //! `pip install -e .` inside works and stays installed.
+//!
+//! Every `lib*/*/site-packages` of an environment is looked at, by its
+//! real path (`lib64 -> lib` once; a link the run made to another
+//! directory of the grants leads to that directory, which is vetted), and
+//! every entry of each is matched by name: no list is cut silently
+//! (attack atk24d F10). The `lib*` directories and their entries are
+//! counted against [`MAX_LIB_ENTRIES`]; past it the check is incomplete, which
+//! fails the run.
 
+use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// Site-packages directories looked at per environment, at most.
-const MAX_SITE: usize = 8;
-/// Entries looked at per site-packages directory, at most.
-const MAX_ENTRIES: usize = 20_000;
+/// `lib*` directories of the environments and their entries looked at in
+/// all by one check (each may name a site-packages directory); past it the check
+/// after a run is incomplete and the run fails.
+pub const MAX_LIB_ENTRIES: usize = crate::protect::grant_walk::MAX_VETTED;
+
+/// Start-up files kept read-only before a run, at most, in all: past it
+/// the others stay writable during the run (one changed is still set
+/// aside after it: the check after the run has no such bound).
+const MAX_PROTECTED: usize = 4096;
 
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).
 pub fn is_venv(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
 }
 
-/// The site-packages directories of the environment `env`
-/// (`lib/python3.X/site-packages`, `lib64/...`).
-fn site_dirs(env: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for lib in ["lib", "lib64"] {
-        // `lib64 -> lib` (what `python3 -m venv` makes): the same files,
-        // already listed under `lib`; a path through a link cannot be
-        // bound read-only (attack atk24d F7: every run failed at set-up).
-        if std::fs::symlink_metadata(env.join(lib)).is_ok_and(|m| m.file_type().is_symlink()) {
-            continue;
+/// The site-packages directories found so far (real paths, each once).
+struct Sites {
+    /// `lib*` entries looked at, at most.
+    limit: usize,
+    seen_libs: HashSet<PathBuf>,
+    seen: HashSet<PathBuf>,
+    dirs: Vec<PathBuf>,
+    /// `lib*` entries looked at.
+    looked: usize,
+    /// Stopped at [`MAX_LIB_ENTRIES`].
+    incomplete: bool,
+}
+
+impl Sites {
+    fn new(limit: usize) -> Sites {
+        Sites {
+            limit,
+            seen_libs: HashSet::new(),
+            seen: HashSet::new(),
+            dirs: Vec::new(),
+            looked: 0,
+            incomplete: false,
         }
-        let Ok(rd) = std::fs::read_dir(env.join(lib)) else {
-            continue;
+    }
+
+    /// Add the site-packages directories of the environment `env`
+    /// (`lib/python3.X/site-packages`, `lib64/...`, any `lib*/*/`), by
+    /// their real paths.
+    fn add(&mut self, env: &Path) {
+        let Ok(rd) = std::fs::read_dir(env) else {
+            return;
         };
-        for e in rd.flatten().take(64) {
-            let sp = e.path().join("site-packages");
-            if e.file_name().to_string_lossy().starts_with("python")
-                && std::fs::symlink_metadata(&sp).is_ok_and(|m| m.is_dir())
-                && out.len() < MAX_SITE
-            {
-                out.push(sp);
+        for e in rd.flatten() {
+            if !e.file_name().as_encoded_bytes().starts_with(b"lib") {
+                continue;
+            }
+            if self.looked >= self.limit {
+                self.incomplete = true;
+                return;
+            }
+            self.looked += 1;
+            // (`lib64 -> lib`, what `python3 -m venv` makes: the same
+            // files, listed once, attack atk24d F7.)
+            let Ok(lib) = std::fs::canonicalize(e.path()) else {
+                continue;
+            };
+            if !lib.is_dir() || !self.seen_libs.insert(lib.clone()) {
+                continue;
+            }
+            let Ok(rd) = std::fs::read_dir(&lib) else {
+                continue;
+            };
+            for v in rd.flatten() {
+                if self.looked >= self.limit {
+                    self.incomplete = true;
+                    return;
+                }
+                self.looked += 1;
+                let Ok(sp) = std::fs::canonicalize(v.path().join("site-packages")) else {
+                    continue;
+                };
+                if sp.is_dir() && self.seen.insert(sp.clone()) {
+                    self.dirs.push(sp);
+                }
             }
         }
     }
-    out
 }
 
-fn start_up_name(n: &str) -> bool {
-    n.ends_with(".pth") || n == "sitecustomize.py" || n == "usercustomize.py"
+/// Whether `name` is one Python's start-up reads in a site-packages
+/// directory.
+pub fn start_up_name(n: &OsStr) -> bool {
+    let n = n.as_encoded_bytes();
+    n.ends_with(b".pth") || n == b"sitecustomize.py" || n == b"usercustomize.py"
 }
 
 /// The files to keep read-only before a run: `pyvenv.cfg` and each
-/// `.pth` and customize module of the environment `env`.
+/// `.pth` and customize module of the environment `env` (real paths
+/// inside it only: a path through a link cannot be bound read-only).
 pub fn protected(env: &Path) -> Vec<PathBuf> {
     let mut out = vec![env.join("pyvenv.cfg")];
-    for sp in site_dirs(env) {
-        let Ok(rd) = std::fs::read_dir(&sp) else {
+    let Ok(real_env) = std::fs::canonicalize(env) else {
+        return out;
+    };
+    let mut sites = Sites::new(MAX_LIB_ENTRIES);
+    sites.add(env);
+    for sp in sites.dirs.iter().filter(|s| s.starts_with(&real_env)) {
+        let Ok(rd) = std::fs::read_dir(sp) else {
             continue;
         };
-        for e in rd.flatten().take(MAX_ENTRIES) {
-            if start_up_name(&e.file_name().to_string_lossy()) {
+        for e in rd.flatten() {
+            if out.len() > MAX_PROTECTED {
+                return out;
+            }
+            if start_up_name(&e.file_name()) {
                 out.push(e.path());
             }
         }
@@ -75,79 +144,134 @@ pub fn runs_code(text: &str) -> bool {
         .any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
+/// Whether the start-up file `name` (`.pth` or customize module, its
+/// content at `p`) would run code: a customize module always; a `.pth`
+/// with an `import` line, or one that cannot be read as text within the
+/// size bound.
+pub fn start_up_runs_code(name: &OsStr, p: &Path) -> bool {
+    if !name.as_encoded_bytes().ends_with(b".pth") {
+        return true;
+    }
+    let text = crate::protect::git::gitconfig::read_file(p).ok().flatten();
+    text.as_deref().is_none_or(runs_code)
+}
+
+/// What the check after a run did to virtual environments.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// One line per file set aside.
+    pub lines: Vec<String>,
+    /// Stopped at [`MAX_LIB_ENTRIES`]: a site-packages directory may be
+    /// unvetted, so the run must fail.
+    pub incomplete: bool,
+}
+
 /// After a run: set aside, in each environment of `envs`, every `.pth`
 /// that runs code and every customize module made or changed at or after
-/// `since`; one line each.
-pub fn set_aside(envs: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
-    let mut out = Vec::new();
+/// `since`, in each site-packages directory that lies inside `roots` (the
+/// writable grants: the run wrote nowhere else); one line each.
+pub fn set_aside(roots: &[PathBuf], envs: &[PathBuf], since: std::time::SystemTime) -> Checked {
+    set_aside_within(roots, envs, since, MAX_LIB_ENTRIES)
+}
+
+fn set_aside_within(
+    roots: &[PathBuf],
+    envs: &[PathBuf],
+    since: std::time::SystemTime,
+    limit: usize,
+) -> Checked {
+    let mut out = Checked::default();
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    let mut sites = Sites::new(limit);
     for env in envs {
-        for sp in site_dirs(env) {
-            // Only inside a real directory (a link the run made could lead
-            // to a host directory).
-            if std::fs::canonicalize(&sp).ok().as_deref() != Some(sp.as_path()) {
-                continue;
-            }
-            let Ok(rd) = std::fs::read_dir(&sp) else {
-                continue;
-            };
-            for e in rd.flatten().take(MAX_ENTRIES) {
-                let n = e.file_name().to_string_lossy().into_owned();
-                let p = e.path();
-                if !start_up_name(&n) || !crate::protect::grant_walk::changed_since(&p, since) {
-                    continue;
-                }
-                if n.ends_with(".pth") {
-                    let text = crate::protect::git::gitconfig::read_file(&p).ok().flatten();
-                    // (Unreadable or too large: set aside too.)
-                    if text.as_deref().is_some_and(|t| !runs_code(t)) {
-                        continue;
-                    }
-                }
-                let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
-                out.push(format!(
-                    "{} was written during the run and the environment's python runs it at \
-                     every start (host too); {}",
-                    p.display(),
-                    aside.describe("review it before renaming it back or using that python")
-                ));
-            }
+        sites.add(env);
+        if sites.incomplete {
+            break;
         }
+    }
+    for sp in sites
+        .dirs
+        .iter()
+        .filter(|s| roots.iter().any(|r| s.starts_with(r)))
+    {
+        let Ok(rd) = std::fs::read_dir(sp) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if !start_up_name(&e.file_name())
+                || !crate::protect::grant_walk::changed_since(&p, since)
+                || !start_up_runs_code(&e.file_name(), &p)
+            {
+                continue;
+            }
+            let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
+            out.lines.push(format!(
+                "{} was written during the run and the environment's python runs it at \
+                 every start (host too); {}",
+                p.display(),
+                aside.describe("review it before renaming it back or using that python")
+            ));
+        }
+    }
+    if sites.incomplete {
+        out.incomplete = true;
+        out.lines.push(format!(
+            "the check of the virtual environments after the run stopped after {} entries of \
+             their lib directories: site-packages directories past them were not vetted for \
+             .pth files and customize modules that host python runs at start, so the run \
+             fails; review {} before using their python",
+            limit,
+            envs.iter()
+                .map(|e| e.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pth_lines_that_run_code_are_told_apart() {
-        assert!(runs_code("/x/src\nimport os; os.system('x')\n"));
-        assert!(runs_code("import\t__editable___p_finder\n"));
-        assert!(!runs_code("/home/u/proj/src\n# import nothing\n ../lib\n"));
+/// The rule of [`set_aside`] for one change in a copy-on-write layer other
+/// than a directory (`names`: its path relative to the workspace; `file`:
+/// a regular file, read at `upper`; else a link or special file): `Err` when host python
+/// would run it at start. Applied in every `site-packages` directory of
+/// the layer (a venv's `lib64` or `python3.X` may be a link to one
+/// anywhere), and to a link in place of a site-packages directory.
+pub fn check_layer_change(
+    names: &[&OsStr],
+    file: bool,
+    upper: &Path,
+    host: bool,
+) -> Result<(), String> {
+    let Some((last, dir)) = names.split_last() else {
+        return Ok(());
+    };
+    if !file && *last == "site-packages" {
+        return Err(
+            "a link in place of a site-packages directory (python reads the .pth \
+                    files and customize modules of where it leads at every start)"
+                .into(),
+        );
     }
-
-    #[test]
-    fn new_code_pth_is_set_aside_and_path_pth_kept() {
-        let tmp = skarn_test_support::TempDir::new("venv-guard");
-        let env = tmp.path().join(".venv");
-        let sp = env.join("lib/python3.11/site-packages");
-        std::fs::create_dir_all(&sp).unwrap();
-        std::fs::write(env.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
-        std::fs::write(sp.join("old.pth"), "import os\n").unwrap();
-        assert!(is_venv(&env));
-        assert_eq!(protected(&env).len(), 2);
-        // (Past the coarse clock of status-change times.)
-        std::thread::sleep(std::time::Duration::from_millis(60));
-        let since = std::time::SystemTime::now();
-        std::thread::sleep(std::time::Duration::from_millis(60));
-        std::fs::write(sp.join("__editable__.p.pth"), "/proj/src\n").unwrap();
-        std::fs::write(sp.join("evil.pth"), "import os; os.system('x')\n").unwrap();
-        std::fs::write(sp.join("sitecustomize.py"), "x = 1\n").unwrap();
-        let lines = set_aside(std::slice::from_ref(&env), since);
-        assert!(sp.join("__editable__.p.pth").exists());
-        assert!(!sp.join("evil.pth").exists());
-        assert!(!sp.join("sitecustomize.py").exists());
-        assert_eq!(lines.len(), 2, "{lines:?}");
+    if *last == "pyvenv.cfg" && host {
+        return Err("a virtual environment's pyvenv.cfg (where its python is taken from)".into());
     }
+    if dir.last().is_some_and(|d| *d == "site-packages")
+        && start_up_name(last)
+        && (!file || start_up_runs_code(last, upper))
+    {
+        return Err(
+            "a .pth file that runs code, or a customize module, of a site-packages directory \
+             (python runs it at every start, host too)"
+                .into(),
+        );
+    }
+    Ok(())
 }
+
+#[cfg(test)]
+#[path = "venv_guard_tests.rs"]
+mod tests;

@@ -131,6 +131,8 @@ mod run_store_pip;
 #[cfg(target_os = "linux")]
 mod run_usability;
 #[cfg(target_os = "linux")]
+mod run_venv_guard;
+#[cfg(target_os = "linux")]
 mod run_walk_bound;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;

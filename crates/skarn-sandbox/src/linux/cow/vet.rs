@@ -182,10 +182,11 @@ pub fn check(
     if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) {
         return git_inner(&n[i + 1..], what, upper, &rules.ws.join(rel), host);
     }
-    if n.iter()
-        .any(|c| crate::protect::grant_walk::SKIPPED.iter().any(|s| c == s))
-    {
-        return Ok(()); // dependency and build trees: as in the direct mode
+    // (The dependency and build trees, `target/`, `.venv/`,
+    // `node_modules/`, are vetted like any other directory, as the direct
+    // mode's check after the run does: attack atk24d F9.)
+    if what != Change::Dir {
+        crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
     }
     if let Some(c) = n
         .iter()

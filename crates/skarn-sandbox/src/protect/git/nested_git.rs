@@ -333,7 +333,12 @@ fn vet_new_within(
     if let Some(since) = since {
         out.extend(set_aside_upward(&w.upward, since));
         out.extend(set_aside_settings(&w.settings, since));
-        out.extend(crate::protect::venv_guard::set_aside(&w.venvs, since));
+        let venvs = crate::protect::venv_guard::set_aside(roots, &w.venvs, since);
+        if venvs.incomplete {
+            // Never a silent cap (attack atk24d F10).
+            INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        out.extend(venvs.lines);
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name.
         let mut top = Vec::new();
