@@ -3,6 +3,7 @@
 pub mod assemble;
 pub mod config;
 pub mod config_files;
+pub mod config_read;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;

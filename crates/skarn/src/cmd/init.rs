@@ -170,7 +170,7 @@ fn config_target(config: &Path, cwd: &Path) -> anyhow::Result<init_files::Target
 
 fn starter(args: &Args) -> anyhow::Result<ExitCode> {
     let target = config_target(&args.config, &cwd()?)?;
-    if target.real.exists() && !args.force {
+    if !skarn_sandbox::policy::config_read::is_absent(&target.real) && !args.force {
         bail!(
             "{} already exists (use --force to overwrite it; a backup is kept)",
             target.path.display()
@@ -209,7 +209,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     // is written unless every file can be.
     let mut starter = None;
     let mut config = absolute(&args.config)?;
-    if !config.exists() && args.http.is_none() {
+    if skarn_sandbox::policy::config_read::is_absent(&config) && args.http.is_none() {
         let t = config_target(&args.config, &cwd)?;
         if args.print {
             eprintln!(
@@ -304,6 +304,15 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock().write_all(first.new.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // A live run's placeholder on any file to write: stop before the first.
+    for t in starter.iter().chain(
+        changes
+            .iter()
+            .filter(|c| c.old.as_deref() != Some(c.new.as_str()))
+            .map(|c| &c.target),
+    ) {
+        init_files::refuse_placeholder(t)?;
+    }
     let stamp = utc_stamp();
     if let Some(text) = &adopt {
         let store = super::trust::record(&config, text)?;
@@ -369,7 +378,11 @@ fn refuse_disabled_hooks(cwd: &Path, home: &Path) -> anyhow::Result<()> {
         cwd.join(".claude/settings.local.json"),
         home.join(".claude/settings.json"),
     ] {
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        // Absent (or a live run's placeholder): nothing to refuse; an
+        // unreadable file is an error (it may say exactly that).
+        let Some(text) = skarn_sandbox::policy::config_read::read_text(&f)
+            .map_err(|e| anyhow::anyhow!("{}", super::trust::one_line(&e.to_string())))?
+        else {
             continue;
         };
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();

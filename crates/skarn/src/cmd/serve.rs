@@ -93,7 +93,7 @@ fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (mut config, warning) = Config::load_checked(&args.config).map_err(|e| {
-        if !args.config.exists() {
+        if skarn_sandbox::policy::config_read::is_absent(&args.config) {
             anyhow::anyhow!("{e} (create one with `skarn init`)")
         } else {
             anyhow::anyhow!("{e}")
