@@ -87,7 +87,7 @@ fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<String, Value>>
 pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     match agent {
         Agent::ClaudeCode => claude(input, ctx, "Bash", &["CLAUDE_PROJECT_DIR"]),
-        Agent::Vscode => claude(input, ctx, "run_in_terminal", &[]),
+        Agent::Vscode => vscode(input, ctx),
         Agent::Windsurf => windsurf(input, ctx),
         Agent::GeminiCli => gemini(input, ctx),
         Agent::Codex => codex(input, ctx),
@@ -280,6 +280,37 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             out(decision, reason, Some(Value::Object(updated)))
         }
     })
+}
+
+/// VS Code's agent hooks: Claude Code's contract, and a refusal for its
+/// tools that run code other than through `run_in_terminal`.
+fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if event.is_none_or(|e| e == "PreToolUse")
+        && let Some(tool) = input.get("tool_name").and_then(Value::as_str)
+    {
+        let ws = workspace(ctx, &[], input.get("cwd")).ok();
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if let Some(why) = super::vscode_tools::refusal(
+            tool,
+            input,
+            ws.as_deref(),
+            ctx.settings.guard_files,
+            home.as_deref(),
+        ) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
+    claude(input, ctx, "run_in_terminal", &[])
 }
 
 fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
