@@ -32,8 +32,13 @@ a --config outside the project only to a file in its own directory. A link \
 leading elsewhere, or to nothing, is refused with an error naming it and \
 its target; the real file is the one changed and backed up.
 
-Exit status: 0 done, 2 usage error, a refused link, or a file that cannot \
-be merged (then nothing is written).")]
+While a `skarn run` is alive here, the names it reserves (its empty \
+placeholders: skarn.toml, .mcp.json, .claude, ...) read as absent, and init \
+refuses to write over one: run it again once that run has ended.
+
+Exit status: 0 done, 2 usage error, a refused link, a file that cannot \
+be merged, or a live run's placeholder in the way (then nothing is \
+written).")]
 pub struct Args {
     /// The skarn configuration to write, or to point the client at.
     #[arg(long, short = 'c', default_value = "skarn.toml")]
