@@ -50,7 +50,11 @@ fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
 
 /// The workspace: `--workspace`, else the first set variable of `vars`,
 /// else `fallback` (the input's cwd); it must be an absolute path.
-fn workspace(ctx: &Ctx, vars: &[&str], fallback: Option<&Value>) -> anyhow::Result<String> {
+pub(super) fn workspace(
+    ctx: &Ctx,
+    vars: &[&str],
+    fallback: Option<&Value>,
+) -> anyhow::Result<String> {
     let ws = ctx
         .workspace
         .as_ref()
@@ -87,7 +91,7 @@ fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<String, Value>>
 pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     match agent {
         Agent::ClaudeCode => claude(input, ctx, "Bash", &["CLAUDE_PROJECT_DIR"]),
-        Agent::Vscode => vscode(input, ctx),
+        Agent::Vscode => super::vscode_tools::answer(input, ctx),
         Agent::Windsurf => windsurf(input, ctx),
         Agent::GeminiCli => gemini(input, ctx),
         Agent::Codex => codex(input, ctx),
@@ -214,7 +218,12 @@ fn unsandboxed_reason(p: &str) -> String {
 
 /// Claude Code's contract, also VS Code's agent hooks (same output, the
 /// terminal tool is `run_in_terminal` there and matchers are ignored).
-fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyhow::Result<Answer> {
+pub(super) fn claude(
+    input: &Value,
+    ctx: &Ctx,
+    shell_tool: &str,
+    dir_vars: &[&str],
+) -> anyhow::Result<Answer> {
     let event = input
         .get("hook_event_name")
         .or_else(|| input.get("hookEventName"))
@@ -280,37 +289,6 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             out(decision, reason, Some(Value::Object(updated)))
         }
     })
-}
-
-/// VS Code's agent hooks: Claude Code's contract, and a refusal for its
-/// tools that run code other than through `run_in_terminal`.
-fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
-    let event = input
-        .get("hook_event_name")
-        .or_else(|| input.get("hookEventName"))
-        .and_then(Value::as_str);
-    if event.is_none_or(|e| e == "PreToolUse")
-        && let Some(tool) = input.get("tool_name").and_then(Value::as_str)
-    {
-        let ws = workspace(ctx, &[], input.get("cwd")).ok();
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute());
-        if let Some(why) = super::vscode_tools::refusal(
-            tool,
-            input,
-            ws.as_deref(),
-            ctx.settings.guard_files,
-            home.as_deref(),
-        ) {
-            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": why,
-            }})));
-        }
-    }
-    claude(input, ctx, "run_in_terminal", &[])
 }
 
 fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
