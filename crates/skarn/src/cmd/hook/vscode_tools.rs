@@ -8,9 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
-use super::agents::Ctx;
+use serde_json::Value;
 
 /// The tool ids (core and Copilot's, as VS Code names them in its hook
 /// input) and why each is refused.
@@ -92,37 +90,6 @@ pub fn refusal(
         "skarn: {tool} refused: {why}. Run the command with run_in_terminal instead: skarn runs \
          it confined (skarn run, the workspace's [run] policy)."
     ))
-}
-
-/// VS Code's agent hooks: Claude Code's contract, and a refusal for its
-/// tools that run code other than through `run_in_terminal`.
-pub(super) fn answer(input: &Value, ctx: &Ctx) -> anyhow::Result<super::Answer> {
-    let event = input
-        .get("hook_event_name")
-        .or_else(|| input.get("hookEventName"))
-        .and_then(Value::as_str);
-    if event.is_none_or(|e| e == "PreToolUse")
-        && let Some(tool) = input.get("tool_name").and_then(Value::as_str)
-    {
-        let ws = super::agents::workspace(ctx, &[], input.get("cwd")).ok();
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute());
-        if let Some(why) = refusal(
-            tool,
-            input,
-            ws.as_deref(),
-            ctx.settings.guard_files,
-            home.as_deref(),
-        ) {
-            return Ok(super::Answer::Json(json!({ "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": why,
-            }})));
-        }
-    }
-    super::agents::claude(input, ctx, "run_in_terminal", &[])
 }
 
 #[cfg(test)]
