@@ -30,30 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-/// A config error with its location.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// Unreadable file.
-    #[error("{path}: {err}")]
-    Io {
-        /// File.
-        path: String,
-        /// Cause.
-        err: std::io::Error,
-    },
-    /// Syntax or type error.
-    #[error("{path}:{line}:{column}: {msg}")]
-    At {
-        /// File.
-        path: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Message.
-        msg: String,
-    },
-}
+pub use super::config_error::ConfigError;
 
 /// One-or-many strings. (Located as a whole: `toml`'s spans do not pass
 /// through an untagged enum, which made every `preset` value an error.)

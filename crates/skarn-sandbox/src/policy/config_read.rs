@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::config::ConfigError;
+use super::config_error::ConfigError;
 
 /// Largest configuration file read (a policy file is a few KiB).
 pub const MAX_CONFIG_FILE: u64 = 1 << 20;
