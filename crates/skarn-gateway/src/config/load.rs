@@ -73,10 +73,13 @@ impl Config {
         };
         let text = match skarn_sandbox::policy::config_read::read_text(path) {
             Ok(Some(t)) => t,
-            Ok(None) if skarn_sandbox::policy::config_read::is_run_placeholder(path) => {
+            Ok(None)
+                if skarn_sandbox::policy::config_read::run_placeholder_on_the_way(path)
+                    .is_some() =>
+            {
                 return Err(err(
-                    "no such file (only the placeholder of a `skarn run` that is running in \
-                     this directory)"
+                    "no such file (a `skarn run` that is running there holds an empty \
+                     placeholder in its place until it ends)"
                         .into(),
                 ));
             }
