@@ -63,12 +63,32 @@ impl Config {
     /// Read and validate `path`; also the text read (to check the user's
     /// trust in exactly what was parsed).
     pub fn load_text(path: &Path) -> Result<(Config, String), ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        // The reader `skarn run` uses: never blocking, at most 1 MiB, and a
+        // live run's placeholder at this name is "absent", not an error.
+        let err = |message: String| ConfigError {
             file: path.display().to_string(),
             line: 0,
             column: 0,
-            message: format!("cannot read the configuration: {e}"),
-        })?;
+            message,
+        };
+        let text = match skarn_sandbox::policy::config_read::read_text(path) {
+            Ok(Some(t)) => t,
+            Ok(None)
+                if skarn_sandbox::policy::config_read::run_placeholder_on_the_way(path)
+                    .is_some() =>
+            {
+                return Err(err(
+                    "no such file (a `skarn run` that is running there holds an empty \
+                     placeholder in its place until it ends)"
+                        .into(),
+                ));
+            }
+            Ok(None) => return Err(err("no such file".into())),
+            Err(skarn_sandbox::policy::config::ConfigError::Io { err: e, .. }) => {
+                return Err(err(format!("cannot read the configuration: {e}")));
+            }
+            Err(e) => return Err(err(format!("cannot read the configuration: {e}"))),
+        };
         let mut cfg = Config::parse(&text, &path.display().to_string())?;
         cfg.path = Some(path.to_path_buf());
         // Relative working directories are relative to the file.

@@ -31,30 +31,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-/// A config error with its location.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// Unreadable file.
-    #[error("{path}: {err}")]
-    Io {
-        /// File.
-        path: String,
-        /// Cause.
-        err: std::io::Error,
-    },
-    /// Syntax or type error.
-    #[error("{path}:{line}:{column}: {msg}")]
-    At {
-        /// File.
-        path: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// Message.
-        msg: String,
-    },
-}
+pub use super::config_error::ConfigError;
 
 /// One-or-many strings. (Located as a whole: `toml`'s spans do not pass
 /// through an untagged enum, which made every `preset` value an error.)
@@ -211,74 +188,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Whether `path` (links followed, as the open follows them) is a socket.
-#[cfg(unix)]
-fn is_socket(path: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
-}
-
-/// Largest configuration file read (a policy file is a few KiB).
-pub const MAX_CONFIG_FILE: u64 = 1 << 20;
-
-/// The text of the configuration file `path` (links followed), read
-/// without ever blocking: `Ok(None)` when it does not exist or is a socket
-/// (a run's persistence placeholder); an error when it is another kind
-/// of file (a FIFO or a device, which would make a blocking read hang
-/// forever: a cloned repository can ship `skarn.toml` as a link to one),
-/// unreadable, not UTF-8 or larger than [`MAX_CONFIG_FILE`].
-pub fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
-    use std::io::Read;
-    let io = |err: std::io::Error| ConfigError::Io {
-        path: path.display().to_string(),
-        err,
-    };
-    let mut open = std::fs::OpenOptions::new();
-    open.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Opening a FIFO for reading would wait for a writer.
-        open.custom_flags(libc::O_NONBLOCK);
-    }
-    let f = match open.open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        // A socket cannot be opened (ENXIO): a placeholder, absent.
-        #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(None),
-        // Another live run's placeholder is a mode-000 socket: a user
-        // other than root is refused before the open could say ENXIO.
-        #[cfg(unix)]
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && is_socket(path) => {
-            return Ok(None);
-        }
-        Err(e) => return Err(io(e)),
-    };
-    let meta = f.metadata().map_err(io)?;
-    if !meta.is_file() {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if meta.file_type().is_socket() {
-                return Ok(None);
-            }
-        }
-        return Err(io(std::io::Error::other(
-            "not a regular file (a FIFO, a device or a directory): refused",
-        )));
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_CONFIG_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_CONFIG_FILE {
-        return Err(io(std::io::Error::other("larger than 1 MiB: refused")));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| io(std::io::Error::other("not UTF-8 text")))
-}
+pub use super::config_read::{MAX_CONFIG_FILE, read_text};
 
 impl RunConfig {
     /// Load `path`; `Ok(None)` when it does not exist (see [`read_text`]).

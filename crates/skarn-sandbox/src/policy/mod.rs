@@ -2,7 +2,9 @@
 
 pub mod assemble;
 pub mod config;
+pub mod config_error;
 pub mod config_files;
+pub mod config_read;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;

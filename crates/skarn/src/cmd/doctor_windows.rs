@@ -44,10 +44,10 @@ struct Findings {
 
 fn server_health(args: &Args) -> anyhow::Result<Option<Vec<skarn_gateway::ServerHealth>>> {
     let explicit = args.config != Path::new("skarn.toml");
-    if !explicit && !args.config.exists() {
+    if !explicit && skarn_sandbox::policy::config_read::is_absent(&args.config) {
         return Ok(None);
     }
-    if !args.config.exists() {
+    if skarn_sandbox::policy::config_read::is_absent(&args.config) {
         bail!("{}: no such configuration file", args.config.display());
     }
     Ok(Some(skarn_gateway::health_report_checked(&args.config)?))

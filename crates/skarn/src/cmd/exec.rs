@@ -150,7 +150,7 @@ pub fn build_bridge(
     match &args.config {
         None => Ok((Arc::new(NoServers), None)),
         Some(path) => {
-            if !path.exists() {
+            if skarn_sandbox::policy::config_read::is_absent(path) {
                 bail!("{}: no such configuration file", path.display());
             }
             let (bridge, handle) = skarn_gateway::bridge_from_checked_config(path)?;
@@ -162,7 +162,9 @@ pub fn build_bridge(
 /// The configuration's `[gateway]` section, when `--config` names a file.
 fn gateway_config(args: &Args) -> anyhow::Result<Option<skarn_gateway::config::GatewayConfig>> {
     match &args.config {
-        Some(path) if path.exists() => Ok(Some(skarn_gateway::Config::load(path)?.gateway)),
+        Some(path) if !skarn_sandbox::policy::config_read::is_absent(path) => {
+            Ok(Some(skarn_gateway::Config::load(path)?.gateway))
+        }
         _ => Ok(None),
     }
 }

@@ -32,8 +32,13 @@ a --config outside the project only to a file in its own directory. A link \
 leading elsewhere, or to nothing, is refused with an error naming it and \
 its target; the real file is the one changed and backed up.
 
-Exit status: 0 done, 2 usage error, a refused link, or a file that cannot \
-be merged (then nothing is written).")]
+While a `skarn run` is alive here, the names it reserves (its empty \
+placeholders: skarn.toml, .mcp.json, .claude, ...) read as absent, and init \
+refuses to write over one: run it again once that run has ended.
+
+Exit status: 0 done, 2 usage error, a refused link, a file that cannot \
+be merged, or a live run's placeholder in the way (then nothing is \
+written).")]
 pub struct Args {
     /// The skarn configuration to write, or to point the client at.
     #[arg(long, short = 'c', default_value = "skarn.toml")]
@@ -170,7 +175,7 @@ fn config_target(config: &Path, cwd: &Path) -> anyhow::Result<init_files::Target
 
 fn starter(args: &Args) -> anyhow::Result<ExitCode> {
     let target = config_target(&args.config, &cwd()?)?;
-    if target.real.exists() && !args.force {
+    if !skarn_sandbox::policy::config_read::is_absent(&target.real) && !args.force {
         bail!(
             "{} already exists (use --force to overwrite it; a backup is kept)",
             target.path.display()
@@ -209,7 +214,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     // is written unless every file can be.
     let mut starter = None;
     let mut config = absolute(&args.config)?;
-    if !config.exists() && args.http.is_none() {
+    if skarn_sandbox::policy::config_read::is_absent(&config) && args.http.is_none() {
         let t = config_target(&args.config, &cwd)?;
         if args.print {
             eprintln!(
@@ -304,6 +309,15 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock().write_all(first.new.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // A live run's placeholder on any file to write: stop before the first.
+    for t in starter.iter().chain(
+        changes
+            .iter()
+            .filter(|c| c.old.as_deref() != Some(c.new.as_str()))
+            .map(|c| &c.target),
+    ) {
+        init_files::refuse_placeholder(t)?;
+    }
     let stamp = utc_stamp();
     if let Some(text) = &adopt {
         let store = super::trust::record(&config, text)?;
@@ -369,7 +383,11 @@ fn refuse_disabled_hooks(cwd: &Path, home: &Path) -> anyhow::Result<()> {
         cwd.join(".claude/settings.local.json"),
         home.join(".claude/settings.json"),
     ] {
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        // Absent (or a live run's placeholder): nothing to refuse; an
+        // unreadable file is an error (it may say exactly that).
+        let Some(text) = skarn_sandbox::policy::config_read::read_text(&f)
+            .map_err(|e| anyhow::anyhow!("{}", super::trust::one_line(&e.to_string())))?
+        else {
             continue;
         };
         let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();

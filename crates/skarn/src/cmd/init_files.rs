@@ -99,19 +99,43 @@ fn relocate(path: &Path, base: &Path, base_real: &Path) -> PathBuf {
     }
 }
 
-/// The current text of the real file, `None` if there is none.
+/// The current text of the real file, `None` if there is none (or only a
+/// live run's placeholder: see `skarn_sandbox::policy::config_read`).
 pub fn read(t: &Target) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(&t.real) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", t.real.display())),
+    skarn_sandbox::policy::config_read::read_text(&t.real)
+        .with_context(|| format!("cannot read {}", t.real.display()))
+}
+
+/// Refuse to write `t` while a `skarn run` holds a placeholder at it or
+/// at a directory on the way: the run covers that name in its sandbox,
+/// and replacing the placeholder on the host would lift the cover for the
+/// rest of the run (the sandboxed command could then rewrite what `init`
+/// wrote). Waiting is no answer either (a dev server can run for hours),
+/// so `init` stops before writing anything, and says when to try again.
+pub fn refuse_placeholder(t: &Target) -> anyhow::Result<()> {
+    if let Some(p) = skarn_sandbox::policy::config_read::run_placeholder_on_the_way(&t.real) {
+        let at = if p == t.real {
+            String::new()
+        } else {
+            format!(" (through {})", p.display())
+        };
+        bail!(
+            "{}{at} is reserved by a `skarn run` that is running in this project: its empty \
+             placeholder keeps the sandboxed command from creating that name, and init does \
+             not replace it. Nothing was written; run `skarn init` again once that run has \
+             ended (a background command, e.g. a dev server or a watcher, started through \
+             `skarn run`)",
+            t.path.display()
+        );
     }
+    Ok(())
 }
 
 /// Replace the real file with `text`: a backup of the old file next to it
 /// first (when there is one), then a temporary file in the same directory
 /// renamed over it. Returns the backup's path.
 pub fn write(t: &Target, text: &str, stamp: &str) -> anyhow::Result<Option<PathBuf>> {
+    refuse_placeholder(t)?;
     let backup = if t.real.exists() {
         Some(backup(&t.real, stamp)?)
     } else {

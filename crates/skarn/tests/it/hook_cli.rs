@@ -338,3 +338,60 @@ fn vscode_and_windsurf() {
     let o = f.hook(&["windsurf"], r#"{"agent_action_name": "pre_run_command"}"#);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// VS Code's tools that run code other than through `run_in_terminal`
+/// (attack atk24d F8): each gets a deny naming the confined way, exit 0,
+/// as VS Code reads it; the terminal tools that run nothing still pass.
+#[test]
+fn vscode_code_running_tools_are_denied() {
+    let f = Fixture::new();
+    let ws = f.ws();
+    let pwn = f.dir.path().join("pwn");
+    let touch = format!("touch {}", pwn.display());
+    let calls = [
+        ("send_to_terminal", json!({"id": "1", "command": touch})),
+        (
+            "create_and_run_task",
+            json!({"workspaceFolder": ws, "task": {"label": "x", "type": "shell", "command": touch}}),
+        ),
+        ("run_task", json!({"id": "shell: x", "workspaceFolder": ws})),
+        (
+            "run_vscode_command",
+            json!({"commandId": "workbench.action.terminal.sendSequence", "name": "x",
+                   "args": [{"text": touch}]}),
+        ),
+        (
+            "run_notebook_cell",
+            json!({"filePath": ws.join("a.ipynb"), "cellId": "c1"}),
+        ),
+        ("runTests", json!({"files": [ws.join("t.py")]})),
+        ("copilot_runTests1", json!({"files": [ws.join("t.py")]})),
+        ("install_extension", json!({"id": "x.y", "name": "y"})),
+    ];
+    for (tool, input) in calls {
+        let v = json!({"hookEventName": "PreToolUse", "cwd": ws, "tool_name": tool,
+                       "tool_input": input});
+        let out = json_out(&f.hook(&["vscode"], &v.to_string()));
+        let o = &out["hookSpecificOutput"];
+        assert_eq!(o["permissionDecision"], "deny", "{tool}: {out}");
+        let why = o["permissionDecisionReason"].as_str().unwrap();
+        assert!(
+            why.contains(tool) && why.contains("run_in_terminal"),
+            "{why}"
+        );
+        if tool == "create_and_run_task" {
+            assert!(why.contains(".vscode/tasks.json is protected"), "{why}");
+        }
+    }
+    assert!(!pwn.exists() && !ws.join(".vscode").exists());
+    for tool in ["get_terminal_output", "kill_terminal", "read_file"] {
+        let v = json!({"hookEventName": "PreToolUse", "cwd": ws, "tool_name": tool,
+                       "tool_input": {"id": "1"}});
+        let o = f.hook(&["vscode"], &v.to_string());
+        assert_eq!(
+            (o.status.code(), o.stdout.len()),
+            (Some(0), 0),
+            "{tool}: {o:?}"
+        );
+    }
+}

@@ -116,6 +116,9 @@ mod run_offline;
 mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_overlap;
+// Attack atk24d F5: doctor, serve and init while a run lives.
+#[cfg(target_os = "linux")]
+mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")]

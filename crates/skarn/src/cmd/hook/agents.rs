@@ -87,7 +87,7 @@ fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<String, Value>>
 pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     match agent {
         Agent::ClaudeCode => claude(input, ctx, "Bash", &["CLAUDE_PROJECT_DIR"]),
-        Agent::Vscode => claude(input, ctx, "run_in_terminal", &[]),
+        Agent::Vscode => vscode(input, ctx),
         Agent::Windsurf => windsurf(input, ctx),
         Agent::GeminiCli => gemini(input, ctx),
         Agent::Codex => codex(input, ctx),
@@ -119,25 +119,6 @@ fn may_fail_open(ws: &str) -> bool {
         Err(_) => true,
     }
 }
-
-/// File-writing tools whose targets the hook judges: Claude Code's
-/// (also named so in VS Code's Claude-format hooks), Gemini CLI's, VS
-/// Code's agent tools and Codex's `apply_patch` (see `file_targets`).
-const FILE_TOOLS: &[&str] = &[
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "NotebookEdit",
-    "write_file",
-    "replace",
-    "create_file",
-    "create_directory",
-    "replace_string_in_file",
-    "multi_replace_string_in_file",
-    "insert_edit_into_file",
-    "edit_notebook_file",
-    "apply_patch",
-];
 
 /// Why this file tool call must not run (`None`: not the hook's to refuse,
 /// or the guard is off). `tool_input` must name at least one path (else
@@ -225,7 +206,7 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
-    if FILE_TOOLS.contains(&tool) {
+    if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(
@@ -282,6 +263,37 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
     })
 }
 
+/// VS Code's agent hooks: Claude Code's contract, and a refusal for its
+/// tools that run code other than through `run_in_terminal`.
+fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if event.is_none_or(|e| e == "PreToolUse")
+        && let Some(tool) = input.get("tool_name").and_then(Value::as_str)
+    {
+        let ws = workspace(ctx, &[], input.get("cwd")).ok();
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if let Some(why) = super::vscode_tools::refusal(
+            tool,
+            input,
+            ws.as_deref(),
+            ctx.settings.guard_files,
+            home.as_deref(),
+        ) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
+    claude(input, ctx, "run_in_terminal", &[])
+}
+
 fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     if let Some(e) = input.get("hook_event_name").and_then(Value::as_str)
         && e != "BeforeTool"
@@ -289,7 +301,7 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         bail!("skarn hook gemini-cli handles BeforeTool, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
-    if FILE_TOOLS.contains(&tool) {
+    if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(Answer::Json(

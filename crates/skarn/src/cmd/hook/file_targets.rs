@@ -25,6 +25,25 @@ const PATH_KEYS: &[&str] = &[
 /// Keys that may hold a patch text.
 const PATCH_KEYS: &[&str] = &["input", "patch", "command"];
 
+/// File-writing tools whose targets the hook judges: Claude Code's
+/// (also named so in VS Code's Claude-format hooks), Gemini CLI's, VS
+/// Code's agent tools and Codex's `apply_patch` (their paths: [`targets`]).
+pub const FILE_TOOLS: &[&str] = &[
+    "Write",
+    "Edit",
+    "MultiEdit",
+    "NotebookEdit",
+    "write_file",
+    "replace",
+    "create_file",
+    "create_directory",
+    "replace_string_in_file",
+    "multi_replace_string_in_file",
+    "insert_edit_into_file",
+    "edit_notebook_file",
+    "apply_patch",
+];
+
 /// The paths named on a patch's file lines.
 fn patch_paths(text: &str) -> Vec<String> {
     const MARKS: &[&str] = &[

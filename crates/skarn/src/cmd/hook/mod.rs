@@ -20,6 +20,7 @@ mod settings;
 mod shell;
 #[cfg(test)]
 mod shell_vs_bash;
+mod vscode_tools;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -1,0 +1,117 @@
+//! VS Code's agent tools that run code some other way than
+//! `run_in_terminal` (attack atk24d F8). VS Code sends every tool call to
+//! the hook (its matchers are ignored), and a call without an answer runs
+//! as the model asked: these would run on the host, unconfined, with VS
+//! Code's own confirmation as the only barrier. Each is denied, and the
+//! reason names the way that is confined: `run_in_terminal`, which the
+//! hook rewrites to `skarn run`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The tool ids (core and Copilot's, as VS Code names them in its hook
+/// input) and why each is refused.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "send_to_terminal",
+        "it types text into a terminal that is already open, whose shell is not confined (only \
+         the one command run_in_terminal started in it was)",
+    ),
+    (
+        "create_and_run_task",
+        "it writes a task into .vscode/tasks.json and runs it as a VS Code task, on the host, \
+         unconfined",
+    ),
+    (
+        "run_task",
+        "it runs a VS Code task (.vscode/tasks.json, package.json scripts, ...) on the host, \
+         unconfined",
+    ),
+    (
+        "run_vscode_command",
+        "it runs an editor command, and editor commands can run programs or type into \
+         terminals (e.g. workbench.action.terminal.sendSequence, \
+         workbench.action.tasks.runTask) unconfined; no command id is allowed",
+    ),
+    (
+        "run_notebook_cell",
+        "it runs the cell in the notebook's kernel, a host process that is not confined",
+    ),
+    (
+        "runTests",
+        "it runs the tests through VS Code's test extensions, on the host, unconfined",
+    ),
+    (
+        "copilot_runTests1",
+        "it runs the tests through VS Code's test extensions, on the host, unconfined",
+    ),
+    (
+        "install_extension",
+        "an extension's code runs in VS Code's extension host, unconfined (install extensions \
+         yourself)",
+    ),
+];
+
+/// Why the VS Code tool `tool` must not run (`None`: not one of these).
+/// `guard_files`: whether the file guard is on (`create_and_run_task`'s
+/// write of `.vscode/tasks.json` is judged by it, and named).
+/// `ws`: the workspace, when known.
+pub fn refusal(
+    tool: &str,
+    input: &Value,
+    ws: Option<&str>,
+    guard_files: bool,
+    home: Option<&Path>,
+) -> Option<String> {
+    let (_, why) = REFUSED.iter().find(|(t, _)| *t == tool)?;
+    let mut why = (*why).to_string();
+    if let Some(ws) = ws
+        && tool == "create_and_run_task"
+        && guard_files
+    {
+        let folder = input
+            .get("tool_input")
+            .and_then(|i| i.get("workspaceFolder"))
+            .and_then(Value::as_str)
+            .filter(|f| f.starts_with('/'))
+            .map_or_else(|| PathBuf::from(ws), PathBuf::from);
+        let tasks = folder.join(".vscode/tasks.json");
+        if let Some(g) =
+            super::files::refusal(&tasks.to_string_lossy(), Path::new(ws), Path::new(ws), home)
+        {
+            why.push_str(&format!(
+                "; and the file guard refuses its write of {}: {g}",
+                tasks.display()
+            ));
+        }
+    }
+    Some(format!(
+        "skarn: {tool} refused: {why}. Run the command with run_in_terminal instead: skarn runs \
+         it confined (skarn run, the workspace's [run] policy)."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_running_tool_is_refused_and_others_are_not() {
+        for (t, _) in REFUSED {
+            let r = refusal(t, &Value::Null, Some("/w"), false, None).unwrap();
+            assert!(r.contains("run_in_terminal"), "{r}");
+        }
+        for t in [
+            "read_file",
+            "get_terminal_output",
+            "kill_terminal",
+            "run_in_terminal",
+        ] {
+            assert!(
+                refusal(t, &Value::Null, Some("/w"), true, None).is_none(),
+                "{t}"
+            );
+        }
+    }
+}
