@@ -1,9 +1,12 @@
 //! Secrets kept out of the sandbox: the private home's dotfiles without
 //! credentials ([`dotfiles`]), credential-looking text
 //! ([`credential_text`]), and a run's granted secrets: placeholders and the
-//! egress proxy's CA ([`egress_secrets`], Linux).
+//! egress proxy's CA ([`egress_secrets`], Linux), and the files of the
+//! grants that already hold a granted value ([`stored_values`]).
 
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
+#[cfg(target_os = "linux")]
+pub mod stored_values;

@@ -364,6 +364,9 @@ fn run_confined(
     let mut policy = policy;
     let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
         .map_err(|e| anyhow::anyhow!(e))?;
+    if let Some(s) = &secrets {
+        refuse_stored_values(s, &policy)?;
+    }
     if policy.private_home
         && let Some(h) = home()
     {
@@ -526,4 +529,35 @@ fn parse_publish(s: &str) -> Result<(u16, u16), String> {
             .ok_or_else(|| format!("{p:?} is not a port (1-65535)"))
     };
     Ok((port(h)?, port(c)?))
+}
+
+/// A granted secret's value already in a file the run can read (a clone
+/// URL in `.git/config`, a project `.npmrc` or `.env`) would reach the
+/// command despite the placeholder: refuse the run and name the files
+/// (atk27d F3).
+#[cfg(target_os = "linux")]
+fn refuse_stored_values(
+    secrets: &skarn_sandbox::secrets::egress_secrets::RunSecrets,
+    policy: &Policy,
+) -> anyhow::Result<()> {
+    let mut roots = vec![policy.workspace.clone()];
+    roots.extend(
+        policy
+            .write
+            .iter()
+            .chain(&policy.read)
+            .map(|g| g.path.clone())
+            .filter(|p| p.is_dir()),
+    );
+    let found = skarn_sandbox::secrets::stored_values::stored_in(secrets, &roots);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+    anyhow::bail!(
+        "a granted secret's real value is stored in {}, which the command could read: \
+         remove it from there (a credential helper or the secret's placeholder takes its place) \
+         and run again",
+        names.join(", ")
+    )
 }

@@ -128,6 +128,8 @@ mod run_report;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
+mod run_secret_stored;
+#[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]
 mod run_store_pip;

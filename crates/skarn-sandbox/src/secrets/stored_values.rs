@@ -1,0 +1,154 @@
+//! Where a granted secret's value already lies in a file the run can read
+//! (attack atk27d F3): the credential places of the workspace and of the
+//! other grants — a clone URL with the token in `.git/config`, a project
+//! `.npmrc`, a `.env`. A run granted the secret gets a placeholder in its
+//! environment, so a file holding the real value would hand it over
+//! anyway; the run is refused and the file named instead.
+
+use std::path::{Path, PathBuf};
+
+use super::egress_secrets::RunSecrets;
+
+/// Files tools read credentials from, relative to a project directory.
+const PLACES: &[&str] = &[
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    ".netrc",
+    "_netrc",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".docker/config.json",
+    ".gem/credentials",
+    ".config/gh/hosts.yml",
+];
+
+/// Most bytes of one file looked at; a longer file is looked at up to it.
+const MAX_FILE: u64 = 4 << 20;
+
+/// Most `.git/worktrees/*` and `.env*` entries looked at per directory.
+const MAX_ENTRIES: usize = 4096;
+
+/// The files under `roots` (each a directory the run may read) whose text
+/// holds a granted value in any form the proxy's scrubber knows.
+pub fn stored_in(secrets: &RunSecrets, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for root in roots {
+        for f in candidates(root) {
+            if !found.contains(&f) && holds(secrets, &f) {
+                found.push(f);
+            }
+        }
+    }
+    found
+}
+
+fn holds(secrets: &RunSecrets, f: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(f) else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut text = Vec::new();
+    if file.take(MAX_FILE).read_to_end(&mut text).is_err() {
+        return false;
+    }
+    secrets.holds_value(&text)
+}
+
+/// The credential places of one directory: [`PLACES`], every `.env*`, and
+/// the git configuration of its repository (a `.git` directory, or the
+/// directory a `.git` file names, with its linked work trees).
+fn candidates(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = PLACES.iter().map(|p| root.join(p)).collect();
+    if let Ok(rd) = std::fs::read_dir(root) {
+        for e in rd.flatten().take(MAX_ENTRIES) {
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with(".env") {
+                out.push(e.path());
+            }
+        }
+    }
+    if let Some(git) = git_dir(root) {
+        out.push(git.join("config"));
+        out.push(git.join("config.worktree"));
+        if let Ok(common) = std::fs::read_to_string(git.join("commondir")) {
+            let common = git.join(common.trim());
+            out.push(common.join("config"));
+        }
+        if let Ok(rd) = std::fs::read_dir(git.join("worktrees")) {
+            for e in rd.flatten().take(MAX_ENTRIES) {
+                out.push(e.path().join("config.worktree"));
+            }
+        }
+    }
+    out
+}
+
+/// `root/.git` when it is a directory, or the directory a `.git` file's
+/// `gitdir:` line names (relative to `root`).
+fn git_dir(root: &Path) -> Option<PathBuf> {
+    let dot = root.join(".git");
+    let meta = std::fs::metadata(&dot).ok()?;
+    if meta.is_dir() {
+        return Some(dot);
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let named = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    Some(root.join(named))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skarn_egress::secrets::SecretSpec;
+
+    fn secrets(value: &str) -> RunSecrets {
+        let spec = SecretSpec {
+            name: "tok".into(),
+            env: "TOKEN".into(),
+            placeholder: "p".repeat(value.len()),
+            value: zeroize::Zeroizing::new(value.into()),
+            hosts: vec!["example.test".into()],
+            methods: Vec::new(),
+            paths: Vec::new(),
+            header: None,
+        };
+        RunSecrets::new(vec![spec]).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_value_in_the_workspace_credential_places_is_found() {
+        let dir = skarn_test_support::TempDir::new("stored_values");
+        let ws = dir.path().to_path_buf();
+        let value = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
+        let s = secrets(value);
+        assert!(stored_in(&s, std::slice::from_ref(&ws)).is_empty());
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            format!("[remote \"origin\"]\n\turl = https://x:{value}@example.test/r.git\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            ws.join(".npmrc"),
+            format!("//example.test/:_authToken={value}\n"),
+        )
+        .unwrap();
+        std::fs::write(ws.join(".env.local"), format!("TOKEN={value}\n")).unwrap();
+        std::fs::write(ws.join("README"), format!("{value}\n")).unwrap();
+        let found = stored_in(&s, std::slice::from_ref(&ws));
+        let names: Vec<String> = found
+            .iter()
+            .map(|p| p.strip_prefix(&ws).unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, [".npmrc", ".env.local", ".git/config"], "{names:?}");
+    }
+}

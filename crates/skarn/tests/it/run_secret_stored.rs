@@ -1,0 +1,92 @@
+//! Attack finding atk27d F3: a granted secret's real value already stored
+//! in a file the run can read — a clone URL in `.git/config`, a project
+//! `.npmrc`, a `.env` — would reach the command although its environment
+//! holds only the placeholder. The run is refused and the files named; the
+//! command does not run (checked outside: its marker file is absent).
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+const REAL: &str = "tok-REAL-stored-0123456789abcdef";
+
+fn home(t: &TempDir) -> PathBuf {
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), format!("{REAL}\n")).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"localhost:4443\"]\nenv = \"TOKEN\"\n",
+            vals.join("tok").display()
+        ),
+    )
+    .unwrap();
+    home
+}
+
+fn run_marking(ws: &Path, home: &Path) -> std::process::Output {
+    run_command(
+        ws,
+        home,
+        &["--secret", "tok"],
+        &[
+            "sh",
+            "-c",
+            "touch ran; cat .git/config .npmrc .env 2>/dev/null; true",
+        ],
+    )
+    .output()
+    .unwrap()
+}
+
+#[test]
+fn a_granted_value_stored_in_the_workspace_refuses_the_run_and_names_the_files() {
+    let t = TempDir::new("sec-stored");
+    let home = home(&t);
+    let ws = t.dir("ws");
+    git_init(&ws);
+    // Without the value anywhere: the run goes ahead.
+    let o = run_marking(&ws, &home);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(ws.join("ran").exists());
+    std::fs::remove_file(ws.join("ran")).unwrap();
+
+    for (file, text) in [
+        (
+            ".git/config",
+            format!(
+                "[remote \"origin\"]\n\turl = https://x-access-token:{REAL}@localhost:4443/r.git\n"
+            ),
+        ),
+        (".npmrc", format!("//localhost:4443/:_authToken={REAL}\n")),
+        (".env", format!("TOKEN={REAL}\n")),
+    ] {
+        let before = std::fs::read_to_string(ws.join(file)).unwrap_or_default();
+        std::fs::write(ws.join(file), format!("{before}{text}")).unwrap();
+        let o = run_marking(&ws, &home);
+        assert_eq!(code(&o), 2, "{file}: {}", err(&o));
+        assert!(
+            err(&o).contains(&ws.join(file).display().to_string()),
+            "{file}: {}",
+            err(&o)
+        );
+        assert!(!ws.join("ran").exists(), "{file}: the command ran");
+        assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
+        std::fs::write(ws.join(file), before).unwrap();
+    }
+}
+
+fn git_init(ws: &Path) {
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(ws)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    }
+}
