@@ -54,12 +54,16 @@ pub const AS_FIXED_MARGIN_BYTES: u64 = 48 << 20;
 
 /// RLIMIT_AS for a worker whose address space was `baseline` bytes at
 /// start-up and that must honour these QuickJS limits: the heap plus a
-/// quarter (fragmentation grows with the heap), twice the stack, and the
-/// fixed margin.
+/// quarter (fragmentation grows with the heap), the tool answers in hand
+/// outside the heap (the held answers' budget, one `reply_cap` of an
+/// eighth of the heap, counted four times: the line read, its decoded
+/// value, the JSON text handed to the engine and the reader's buffer;
+/// atk25c F6), twice the stack, and the fixed margin.
 pub fn address_space_limit(baseline: u64, memory_bytes: u64, stack_bytes: u64) -> u64 {
     baseline
         .saturating_add(memory_bytes)
         .saturating_add(memory_bytes / 4)
+        .saturating_add(memory_bytes / 2)
         .saturating_add(stack_bytes.saturating_mul(2))
         .saturating_add(AS_FIXED_MARGIN_BYTES)
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures_channel::oneshot;
@@ -131,7 +131,7 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
         );
     }
     let bridge = Arc::new(PipeBridge::default());
-    let Some(jobs) = start_reader(bridge.pending.clone()) else {
+    let Some(jobs) = start_reader(bridge.pending.clone(), bridge.held.clone()) else {
         send(&FromWorker::Fatal {
             message: "could not start the reader thread".into(),
         });
@@ -204,7 +204,10 @@ pub fn main(args: impl Iterator<Item = OsString>) -> ExitCode {
 /// script, the replies to its host calls, each routed to the waiting call.
 /// When the parent closes the pipe or sends anything else there is nothing
 /// left to do but die.
-fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToWorker, String>>> {
+fn start_reader(
+    pending: Pending,
+    held: Arc<AtomicUsize>,
+) -> Option<std::sync::mpsc::Receiver<Result<ToWorker, String>>> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let mut input = LineReader::new(std::io::stdin(), JOB_LINE_CAP);
     std::thread::Builder::new()
@@ -215,6 +218,7 @@ fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToW
                     .map_err(|e| format!("malformed job: {e}")),
                 Err(e) => Err(format!("no job: {e}")),
             };
+            let mut budget = 0usize;
             let replies_follow = match &job {
                 Ok(ToWorker::Job {
                     limits,
@@ -223,7 +227,8 @@ fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToW
                 }) => {
                     // The parent never sends more than `reply_cap`; the
                     // slack covers the envelope around the result.
-                    input.set_cap(reply_cap(limits).saturating_add(64 << 10));
+                    budget = reply_cap(limits).saturating_add(64 << 10);
+                    input.set_cap(budget);
                     true
                 }
                 _ => false,
@@ -237,11 +242,32 @@ fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToW
                     Ok(l) => l,
                     Err(_) => std::process::exit(i32::from(exit::PROTOCOL)),
                 };
+                // Answers decoded but not yet taken by the script live
+                // outside the engine's memory accounting, and the worker's
+                // address-space limit leaves room for one of the largest
+                // (`confine::address_space_limit`): past that an answer
+                // becomes an error the script can catch, instead of the
+                // worker aborting (atk25c F6: 64 answers of 8 MB awaited
+                // at once).
+                let n = line.len();
+                let in_hand = held.load(Ordering::Relaxed);
+                if in_hand > 0 && in_hand.saturating_add(n) > budget {
+                    let Ok(ReplyId { id }) = crate::protocol::decode::<ReplyId>(&line) else {
+                        std::process::exit(i32::from(exit::PROTOCOL));
+                    };
+                    drop(line);
+                    let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
+                    if let Some(tx) = tx {
+                        let _ = tx.send((Err(over_budget(budget)), 0));
+                    }
+                    continue;
+                }
                 match crate::protocol::decode::<ToWorker>(&line) {
                     Ok(ToWorker::Reply { id, result }) => {
                         let tx = pending.lock().ok().and_then(|mut p| p.remove(&id));
                         if let Some(tx) = tx {
-                            let _ = tx.send(result);
+                            held.fetch_add(n, Ordering::Relaxed);
+                            let _ = tx.send((result, n));
                         }
                     }
                     _ => std::process::exit(i32::from(exit::PROTOCOL)),
@@ -252,7 +278,23 @@ fn start_reader(pending: Pending) -> Option<std::sync::mpsc::Receiver<Result<ToW
     Some(rx)
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, BridgeError>>>>>;
+/// An answer for the waiting call, with the bytes it counts against the
+/// budget of answers in hand.
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<(Result<Value, BridgeError>, usize)>>>>;
+
+/// Just the id of a reply line (its result skipped without being built).
+#[derive(serde::Deserialize)]
+struct ReplyId {
+    id: u64,
+}
+
+fn over_budget(budget: usize) -> BridgeError {
+    BridgeError::Other {
+        message: format!(
+            "the answers this script awaits at once exceed {budget} bytes in hand; await fewer or smaller calls at a time"
+        ),
+    }
+}
 
 /// A [`ToolBridge`] whose every call is one `call` line to the parent and
 /// whose future resolves when the matching `reply` line arrives.
@@ -260,6 +302,8 @@ type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, BridgeError>
 pub struct PipeBridge {
     next_id: AtomicU64,
     pending: Pending,
+    /// Bytes of answers decoded and not yet taken by the script.
+    held: Arc<AtomicUsize>,
 }
 
 impl PipeBridge {
@@ -270,12 +314,17 @@ impl PipeBridge {
             p.insert(id, tx);
         }
         send(&FromWorker::Call { id, call });
+        let held = self.held.clone();
         Box::pin(async move {
-            rx.await.unwrap_or_else(|_| {
-                Err(BridgeError::Other {
+            match rx.await {
+                Ok((result, n)) => {
+                    held.fetch_sub(n, Ordering::Relaxed);
+                    result
+                }
+                Err(_) => Err(BridgeError::Other {
                     message: "the worker lost its connection to the gateway".into(),
-                })
-            })
+                }),
+            }
         })
     }
 }

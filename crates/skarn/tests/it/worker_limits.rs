@@ -183,3 +183,34 @@ fn a_job_above_the_warm_memory_size_gets_its_own_worker() {
         assert_eq!(w.result, Ok(json!(100)));
     }
 }
+
+/// Attack finding atk25c F6: a script awaiting 64 answers of 7 MB at once
+/// (each under the per-answer cap of an eighth of the heap) killed the
+/// worker with SIGABRT: the answers piled up, decoded, outside the
+/// engine's accounting until the address space ran out. Now the worker
+/// keeps at most one such answer in hand; the others fail with an error
+/// the script can catch, and the run ends normally.
+#[test]
+fn many_large_answers_awaited_at_once_fail_calls_not_the_worker() {
+    let ex = executor();
+    let big = FakeBridge::echo().on_call(|_, _, _| Ok(json!("z".repeat(7_000_000))));
+    let code = "const r = await Promise.all(Array.from({length: 64}, () => \
+                skarn.callTool('s', 't', {}).then(x => 'ok', e => String(e)))); \
+                return [r.filter(x => x === 'ok').length, r.find(x => x !== 'ok')];";
+    let limits = Limits {
+        deadline: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    let o = ex.execute(code, Arc::new(big), &limits);
+    let v = o.outcome.result.expect("the run ends normally");
+    let ok = v[0].as_u64().unwrap();
+    assert!(ok >= 1, "{v}");
+    if ok < 64 {
+        assert!(
+            v[1].as_str()
+                .unwrap()
+                .contains("await fewer or smaller calls"),
+            "{v}"
+        );
+    }
+}
