@@ -3,6 +3,7 @@
 pub mod assemble;
 pub mod config;
 pub mod config_files;
+pub mod dir_identity;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;

@@ -375,6 +375,24 @@ pub fn commands(text: &str) -> Vec<Vec<Token>> {
                 }
                 cmds.push(std::mem::take(&mut cur));
             }
+            // An extglob group (`@(a|b)`, `+(x)`, `!(y)`): part of the word.
+            '(' if in_word && w.ends_with(['@', '+', '!', '?', '*']) => {
+                w.push('(');
+                let mut depth = 1u32;
+                for d in chars.by_ref() {
+                    w.push(d);
+                    match d {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
             '\n' | ';' | '&' | '|' | '(' | ')' => {
                 end(&mut w, &mut in_word, &mut cur);
                 cmds.push(std::mem::take(&mut cur));
