@@ -410,6 +410,31 @@ pub fn commands(text: &str) -> Vec<Vec<Token>> {
     cmds
 }
 
+/// `line` up to a comment: a `chars` character outside quotes (at a
+/// word's start when `word_start`).
+pub fn strip_comment<'a>(line: &'a str, chars: &[char], word_start: bool) -> &'a str {
+    let (mut quote, mut esc, mut prev) = (None::<char>, false, ' ');
+    for (i, c) in line.char_indices() {
+        if esc {
+            esc = false;
+        } else if c == '\\' && quote != Some('\'') {
+            esc = true;
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else if c == '"' || c == '\'' && word_start {
+            quote = Some(c);
+        } else if chars.contains(&c)
+            && (!word_start || prev.is_whitespace() || matches!(prev, ';' | '&' | '|' | '('))
+        {
+            return &line[..i];
+        }
+        prev = c;
+    }
+    line
+}
+
 /// Whether a path holds a glob character.
 pub fn is_pattern(p: &Path) -> bool {
     p.to_string_lossy().contains(['*', '?', '['])

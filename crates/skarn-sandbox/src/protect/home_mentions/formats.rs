@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::protect::shell_words::{Token, commands};
+use crate::protect::shell_words::{Token, commands, strip_comment};
 
 /// How a file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,31 +173,6 @@ impl Lines {
             }
         }
     }
-}
-
-/// `line` up to a comment: a `chars` character outside quotes (at a
-/// word's start when `word_start`).
-fn strip_comment<'a>(line: &'a str, chars: &[char], word_start: bool) -> &'a str {
-    let (mut quote, mut esc, mut prev) = (None::<char>, false, ' ');
-    for (i, c) in line.char_indices() {
-        if esc {
-            esc = false;
-        } else if c == '\\' && quote != Some('\'') {
-            esc = true;
-        } else if let Some(q) = quote {
-            if c == q {
-                quote = None;
-            }
-        } else if c == '"' || c == '\'' && word_start {
-            quote = Some(c);
-        } else if chars.contains(&c)
-            && (!word_start || prev.is_whitespace() || matches!(prev, ';' | '&' | '|' | '('))
-        {
-            return &line[..i];
-        }
-        prev = c;
-    }
-    line
 }
 
 /// A shell line that only defines navigation: `alias p='cd ~/proj'`, a
