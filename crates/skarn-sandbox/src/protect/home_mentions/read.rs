@@ -114,7 +114,9 @@ impl Scanner {
             if word.is_empty() || word.len() > 4096 {
                 continue;
             }
-            let texts: Vec<String> = if word.starts_with('/') {
+            // A word led by a variable is no relative path: `$X/...` may
+            // be anything (its known part is matched).
+            let texts: Vec<String> = if word.starts_with(['/', '$']) {
                 vec![word.to_string()]
             } else if word.contains('/') || word.starts_with('.') && word.len() > 2 {
                 dirs.iter()

@@ -303,3 +303,41 @@ fn a_file_over_the_budget_counts_as_a_mention() {
     assert!(m.over_budget.is_some(), "{m:?}");
     std::fs::remove_dir_all(&t).unwrap();
 }
+
+/// Usability: common start-up files (a distribution's `.bashrc`, version
+/// managers, prompt tools) name no project.
+#[test]
+fn common_start_up_files_name_no_project() {
+    let t = tempdir("common");
+    let home = t.join("home");
+    let grants = [home.join("src/app"), home.join("proj"), home.join("bin2")];
+    for g in &grants {
+        std::fs::create_dir_all(g).unwrap();
+    }
+    let skel = std::fs::read_to_string("/etc/skel/.bashrc").unwrap_or_default();
+    let rc = format!(
+        "{skel}\n\
+         export NVM_DIR=\"$HOME/.nvm\"\n\
+         [ -s \"$NVM_DIR/nvm.sh\" ] && \\. \"$NVM_DIR/nvm.sh\"\n\
+         export PYENV_ROOT=\"$HOME/.pyenv\"\n\
+         [[ -d $PYENV_ROOT/bin ]] && export PATH=\"$PYENV_ROOT/bin:$PATH\"\n\
+         eval \"$(pyenv init - bash)\"\n\
+         eval \"$(starship init bash)\"\n\
+         [ -f ~/.fzf.bash ] && source ~/.fzf.bash\n\
+         for f in ~/.bashrc.d/*.sh; do [ -r \"$f\" ] && . \"$f\"; done\n\
+         __conda_setup=\"$('/opt/conda/bin/conda' 'shell.bash' 'hook' 2> /dev/null)\"\n\
+         case $- in *i*) ;; *) return;; esac\n\
+         export GOPATH=$HOME/go; export PATH=$PATH:$GOPATH/bin:${{CARGO_HOME:-$HOME/.cargo}}/bin\n\
+         source <(kubectl completion bash)\n\
+         PS1='${{debian_chroot:+($debian_chroot)}}\\u@\\h:\\w\\$ '\n"
+    );
+    put(&home.join(".bashrc"), &rc);
+    put(&home.join(".bashrc.d/a.sh"), "alias ll='ls -l'\n");
+    put(
+        &home.join(".vimrc"),
+        "set nocompatible\nset undodir=~/.vim/undo//\nlet g:x = expand('~/.vim/*')\n",
+    );
+    let m = scan(&home, &grants);
+    assert!(m.is_empty(), "{m:?}");
+    std::fs::remove_dir_all(&t).unwrap();
+}
