@@ -149,7 +149,7 @@ fn names(p: &Path) -> Vec<String> {
 fn comp_matches(c: &Comp, name: &str) -> bool {
     match c {
         Comp::Lit(s) => s == name,
-        Comp::Glob(g) => glob(g.as_bytes(), name.as_bytes(), 0),
+        Comp::Glob(g) => glob(g.as_bytes(), name.as_bytes()),
         Comp::Any => true,
     }
 }
@@ -183,9 +183,19 @@ pub fn reaches(w: &[Comp], grant: &Path, floor: usize) -> bool {
 }
 
 /// Shell glob match of one component: `*`, `?`, `[...]` (ranges, `!`/`^`),
-/// an extglob group as `*` (safe side). `steps` bounds the work.
-pub fn glob(p: &[u8], s: &[u8], steps: usize) -> bool {
-    if steps > 10_000 || p.iter().filter(|b| **b == b'*').count() > 8 {
+/// an extglob group as `*` (safe side). The work is bounded: past
+/// [`MAX_GLOB_STEPS`] the answer is "matches" (safe side).
+pub fn glob(p: &[u8], s: &[u8]) -> bool {
+    let mut steps = 0usize;
+    glob_in(p, s, &mut steps)
+}
+
+/// Match steps of one [`glob`] call at most.
+const MAX_GLOB_STEPS: usize = 100_000;
+
+fn glob_in(p: &[u8], s: &[u8], steps: &mut usize) -> bool {
+    *steps += 1;
+    if *steps > MAX_GLOB_STEPS {
         return true;
     }
     match p.split_first() {
@@ -197,23 +207,26 @@ pub fn glob(p: &[u8], s: &[u8], steps: usize) -> bool {
                 .unwrap_or(rest.len() - 1);
             let mut q = b"*".to_vec();
             q.extend_from_slice(&rest[close + 1..]);
-            glob(&q, s, steps + 1)
+            glob_in(&q, s, steps)
         }
-        Some((b'*', rest)) => (0..=s.len()).any(|i| glob(rest, &s[i..], steps + 1)),
-        Some((b'?', rest)) => !s.is_empty() && glob(rest, &s[1..], steps + 1),
+        Some((b'*', rest)) => {
+            let rest = rest.strip_prefix(b"*").unwrap_or(rest);
+            (0..=s.len()).any(|i| glob_in(rest, &s[i..], steps))
+        }
+        Some((b'?', rest)) => !s.is_empty() && glob_in(rest, &s[1..], steps),
         Some((b'[', rest)) => match class(rest) {
             Some((set, neg, after)) => {
                 let Some((&c, srest)) = s.split_first() else {
                     return false;
                 };
-                in_class(set, c) != neg && glob(after, srest, steps + 1)
+                in_class(set, c) != neg && glob_in(after, srest, steps)
             }
-            None => s.first() == Some(&b'[') && glob(rest, &s[1..], steps + 1),
+            None => s.first() == Some(&b'[') && glob_in(rest, &s[1..], steps),
         },
         Some((b'\\', rest)) if !rest.is_empty() => {
-            s.first() == rest.first() && glob(&rest[1..], &s[1..], steps + 1)
+            s.first() == rest.first() && glob_in(&rest[1..], s.get(1..).unwrap_or(&[]), steps)
         }
-        Some((c, rest)) => s.first() == Some(c) && glob(rest, &s[1..], steps + 1),
+        Some((c, rest)) => s.first() == Some(c) && glob_in(rest, &s[1..], steps),
     }
 }
 

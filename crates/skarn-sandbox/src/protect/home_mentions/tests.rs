@@ -57,7 +57,11 @@ fn patterns_reach_into_the_target() {
     assert_eq!(alts.len(), 2, "{alts:?}");
     assert!(alts.iter().any(|a| r(a)));
     assert!(pattern::braces("/h/{a,{b,c}}/{1..3}").len() == 3);
-    assert!(pattern::glob(b"p*j", b"proj", 0) && !pattern::glob(b"p*x", b"proj", 0));
+    assert!(pattern::glob(b"p*j", b"proj") && !pattern::glob(b"p*x", b"proj"));
+    // Bounded work on a pattern built to backtrack (answer: safe side).
+    let (p, n) = ("*a".repeat(40) + "b", "a".repeat(250));
+    let _ = pattern::glob(p.as_bytes(), n.as_bytes());
+    assert!(pattern::braces(&"{a,b}".repeat(20)).len() <= 64);
 }
 
 /// Attack atk22c F1: words that reach the workspace through expansion.

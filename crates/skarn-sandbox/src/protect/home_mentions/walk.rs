@@ -133,7 +133,7 @@ impl Scanner {
                     }
                     let n = e.file_name().to_string_lossy().into_owned();
                     if (!n.starts_with('.') || g.starts_with('.'))
-                        && glob(g.as_bytes(), n.as_bytes(), 0)
+                        && glob(g.as_bytes(), n.as_bytes())
                     {
                         next.push(e.path());
                     }
