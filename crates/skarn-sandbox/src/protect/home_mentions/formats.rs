@@ -200,33 +200,38 @@ fn shell_inert(line: &str) -> bool {
         return !body.is_empty() && navigation(&body);
     }
     words.iter().all(|c| match c.as_slice() {
+        // fish: `alias p 'cd ~/proj'`.
+        ["alias", name, v] if !name.contains('=') => nav_value(v),
         ["alias", defs @ ..] => {
             !defs.is_empty()
-                && defs.iter().all(|d| {
-                    d.split_once('=').is_some_and(|(_, v)| {
-                        let inner: Vec<Vec<String>> = commands(v)
-                            .into_iter()
-                            .map(|c| {
-                                c.into_iter()
-                                    .filter_map(|t| match t {
-                                        Token::Word(w) => Some(w),
-                                        _ => None,
-                                    })
-                                    .collect()
-                            })
-                            .collect();
-                        let inner: Vec<Vec<&str>> = inner
-                            .iter()
-                            .map(|c| c.iter().map(String::as_str).collect())
-                            .collect();
-                        navigation(&inner)
-                    })
-                })
+                && defs
+                    .iter()
+                    .all(|d| d.split_once('=').is_some_and(|(_, v)| nav_value(v)))
         }
         ["export", a] | [a] => a.starts_with("CDPATH=") || a.starts_with("cdpath="),
         ["hash", "-d", defs @ ..] => !defs.is_empty() && defs.iter().all(|d| d.contains('=')),
         _ => false,
     })
+}
+
+/// An alias's text that only navigates.
+fn nav_value(v: &str) -> bool {
+    let inner: Vec<Vec<String>> = commands(v)
+        .into_iter()
+        .map(|c| {
+            c.into_iter()
+                .filter_map(|t| match t {
+                    Token::Word(w) => Some(w),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    let inner: Vec<Vec<&str>> = inner
+        .iter()
+        .map(|c| c.iter().map(String::as_str).collect())
+        .collect();
+    navigation(&inner)
 }
 
 /// The commands of a one-line function's body.
@@ -275,7 +280,9 @@ fn navigation(cmds: &[Vec<&str>]) -> bool {
 /// (`additionalDirectories`, VS Code's `git.defaultCloneDirectory`), one
 /// per line; `None` when it does not parse (then read line by line).
 pub fn json_lines(text: &str) -> Option<Vec<String>> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let v: serde_json::Value = serde_json::from_str(text)
+        .or_else(|_| serde_json::from_str(&jsonc(&jsonc(text, false), true)))
+        .ok()?;
     let mut out = Vec::new();
     let mut stack = vec![&v];
     while let Some(v) = stack.pop() {
@@ -298,4 +305,49 @@ pub fn json_lines(text: &str) -> Option<Vec<String>> {
         }
     }
     Some(out)
+}
+
+/// JSON with comments and trailing commas (VS Code's settings) as JSON:
+/// `//` and `/* */` comments outside strings dropped (`commas`: a comma
+/// before `}` or `]` dropped instead).
+fn jsonc(text: &str, commas: bool) -> String {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut in_str) = (0, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            out.push(c);
+            if c == '\\' && i + 1 < b.len() {
+                out.push(b[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+            out.push(c);
+        } else if c == '/' && b.get(i + 1) == Some(&'/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == '*' && b.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+            continue;
+        } else if c == ',' && commas {
+            let next = b[i + 1..].iter().find(|c| !c.is_whitespace());
+            if !matches!(next, Some('}' | ']')) {
+                out.push(c);
+            }
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
 }

@@ -133,6 +133,11 @@ fn lines_that_run_nothing_are_not_mentions() {
             ".config/Code/User/settings.json",
             format!("{{\"git.defaultCloneDirectory\":\"{w}\"}}"),
         ),
+        (
+            ".config/Code/User/settings.json",
+            format!("{{\n  // mine\n  \"git.defaultCloneDirectory\": \"{w}\", /* x */\n}}\n"),
+        ),
+        (".config/fish/config.fish", format!("alias p 'cd {w}'\n")),
     ];
     for (rel, text) in cases {
         put(&home.join(rel), text);
