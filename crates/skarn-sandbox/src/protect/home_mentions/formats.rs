@@ -134,15 +134,20 @@ impl Lines {
             Kind::Git => {
                 let l = strip_comment(line, &['#', ';'], false);
                 let l_t = l.trim();
+                let mut l_t = l_t;
                 if let Some(h) = l_t.strip_prefix('[') {
                     // A section header: its condition (`includeIf
-                    // "gitdir:..."`) names where, not what runs.
+                    // "gitdir:..."`) names where, not what runs; a
+                    // variable may follow on the same line.
                     self.section = h
                         .split(|c: char| c == ']' || c.is_whitespace() || c == '"')
                         .next()
                         .unwrap_or("")
                         .to_ascii_lowercase();
-                    return None;
+                    l_t = h.split_once(']').map_or("", |(_, r)| r.trim());
+                    if l_t.is_empty() {
+                        return None;
+                    }
                 }
                 let key = l_t
                     .split(|c: char| c == '=' || c.is_whitespace())
@@ -153,7 +158,7 @@ impl Lines {
                     (self.section.as_str(), key.as_str()),
                     ("safe", "directory") | ("core", "excludesfile")
                 );
-                (!l_t.is_empty() && !inert).then_some(l)
+                (!l_t.is_empty() && !inert).then_some(l_t)
             }
             Kind::Ssh => {
                 let key = t

@@ -108,6 +108,7 @@ fn lines_that_run_nothing_are_not_mentions() {
             format!("[core]\n\texcludesFile = {w}/.gi\n; {w}/x\n"),
         ),
         (".config/git/ignore", format!("{w}/build/\n")),
+        (".gitconfig", format!("[includeIf \"gitdir:{w}/\"]\n")),
         (".local/share/direnv/allow/abc", format!("{w}/.envrc\n")),
         (
             ".ssh/config",
@@ -148,6 +149,11 @@ fn lines_that_run_nothing_are_not_mentions() {
     // The same files still count where they run something.
     for (rel, text) in [
         (".gitconfig", "[core]\n\tpager = ~/proj/p\n"),
+        (".gitconfig", "[core] pager = ~/proj/p\n"),
+        (
+            ".gitconfig",
+            "[includeIf \"gitdir:/x/\"]\n\tpath = ~/proj/inc\n",
+        ),
         (".bashrc", "alias p='cd ~/proj && . ./env.sh'\n"),
         (".bashrc", "cd ~/proj\n"),
         (".ssh/config", "Host x\n  ProxyCommand ~/proj/p\n"),
