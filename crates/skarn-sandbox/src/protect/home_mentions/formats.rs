@@ -112,6 +112,7 @@ pub fn kind(rel: Option<&Path>, f: &Path, head: &[u8]) -> Kind {
 pub struct Lines {
     kind: Kind,
     section: String,
+    quote: Option<char>,
 }
 
 impl Lines {
@@ -119,6 +120,7 @@ impl Lines {
         Lines {
             kind,
             section: String::new(),
+            quote: None,
         }
     }
 
@@ -128,8 +130,15 @@ impl Lines {
         match self.kind {
             Kind::Inert => None,
             Kind::Shell => {
+                // Inside a quote opened on an earlier line: all of it is
+                // text a later `eval` or alias may run.
+                if self.quote.is_some() {
+                    self.quote = quote_after(line, self.quote);
+                    return Some(line);
+                }
                 let l = strip_comment(line, &['#'], true);
-                (!l.trim().is_empty() && !shell_inert(l)).then_some(l)
+                self.quote = quote_after(l, None);
+                (!l.trim().is_empty() && (self.quote.is_some() || !shell_inert(l))).then_some(l)
             }
             Kind::Git => {
                 let l = strip_comment(line, &['#', ';'], false);
@@ -178,6 +187,26 @@ impl Lines {
             }
         }
     }
+}
+
+/// The quote still open at the end of `text` (shell rules), starting
+/// inside `open`.
+fn quote_after(text: &str, open: Option<char>) -> Option<char> {
+    let (mut quote, mut esc) = (open, false);
+    for c in text.chars() {
+        if esc {
+            esc = false;
+        } else if c == '\\' && quote != Some('\'') {
+            esc = true;
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else if c == '"' || c == '\'' {
+            quote = Some(c);
+        }
+    }
+    quote
 }
 
 /// A shell line that only defines navigation: `alias p='cd ~/proj'`, a

@@ -156,6 +156,7 @@ fn lines_that_run_nothing_are_not_mentions() {
         ),
         (".bashrc", "alias p='cd ~/proj && . ./env.sh'\n"),
         (".bashrc", "cd ~/proj\n"),
+        (".bashrc", "X='true\n# ; . ~/proj/env.sh'\neval \"$X\"\n"),
         (".ssh/config", "Host x\n  ProxyCommand ~/proj/p\n"),
         (".claude/settings.json", "{\"hooks\":{\"x\":\"~/proj/h\"}}"),
     ] {
