@@ -167,6 +167,9 @@ fn places(p: &str, file: &Path, dirs: &[PathBuf]) -> Vec<String> {
     let mut texts = vec![p.to_string()];
     if p.contains(DIR) {
         texts = own.iter().map(|d| p.replace(DIR, d)).collect();
+        // bash's `$0` in a sourced file is the shell's, not the file's:
+        // the directory may be any (the known rest must spell a grant).
+        texts.push(p.replace(DIR, &ANY.to_string()));
     }
     let texts: Vec<String> = texts
         .into_iter()
