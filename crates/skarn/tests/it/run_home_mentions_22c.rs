@@ -173,7 +173,9 @@ fn f5_the_home_under_a_second_name() {
     let script = format!(
         "mount --bind '{h}' '{a}' || exit 99\n\
          cd '{a}' && '{exe}' run --no-config -- sh -c 'echo PW >> .bash_profile'; echo rc1=$?\n\
-         cd '{a}/proj' && '{exe}' run --no-config -- sh -c \"{PLANT}\"; echo rc2=$?\n",
+         cd '{a}/proj' && '{exe}' run --no-config -- sh -c \"{PLANT}\"; echo rc2=$?\n\
+         cd '{a}' && '{exe}' run --no-config --allow-home-workspace -- sh -c \
+           'echo PW >> .bash_profile; echo PW >> proj/env.sh; true'; echo rc3=$?\n",
         h = home.display(),
         a = alias.display(),
         exe = exe().display(),
@@ -195,4 +197,8 @@ fn f5_the_home_under_a_second_name() {
     assert!(so.contains("rc2=0"), "{so}{se}");
     assert_eq!(read(&ws.join("env.sh")), "true\n", "planted: {se}");
     assert!(!ws.join("new.txt").exists(), "{se}");
+    // Accepted with --allow-home-workspace: still nothing written.
+    assert!(so.contains("rc3=0"), "{so}{se}");
+    assert!(!home.join(".bash_profile").exists(), "{se}");
+    assert_eq!(read(&ws.join("env.sh")), "true\n", "planted: {se}");
 }

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::dir_identity::{holds_home, id_of, through_home_alias};
+use crate::policy::dir_identity::{id_of, through_home_alias};
 use crate::policy::grants::CanonicalCache;
 use crate::protect::home_mention_places::{PLACES, SOURCED_WHOLE};
 use pattern::ANY;
@@ -110,7 +110,10 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
         .iter()
         // A grant that holds the home is mentioned by every home path:
         // such a workspace is protected like a home (ADR 0135) instead.
-        .filter(|g| !home.starts_with(g) && !home_real.starts_with(g) && !holds_home(g, home))
+        // One that holds it under another name (a bind mount) stays: every
+        // home file lies in it, so it is read-only for the run (fail
+        // closed; the home's protections are placed by path).
+        .filter(|g| !home.starts_with(g) && !home_real.starts_with(g))
         .map(|g| target(g, home, &home_real))
         .collect();
     let mut s = Scanner {
