@@ -203,6 +203,40 @@ fn target(g: &Path, home: &Path, home_real: &Path) -> Target {
     }
 }
 
+/// Whether one line of the home file `file` can name `grant` (or a path
+/// inside it) as bash expands its words, without reading the disk (no
+/// links resolved, no files followed): the word reading of [`scan`], for
+/// tests and fuzzing.
+pub fn line_reaches(line: &str, home: &Path, file: &Path, grant: &Path) -> bool {
+    let dirs: Vec<PathBuf> = file
+        .parent()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .chain([home.to_path_buf()])
+        .collect();
+    let home_text = home.display().to_string();
+    let mut lines = vec![(line.to_string(), 0usize)];
+    while let Some((l, nest)) = lines.pop() {
+        let mut inner = Vec::new();
+        for w in words::shell_words(&l, &home_text, file, &dirs, &mut inner) {
+            for alt in pattern::braces(&w) {
+                let c = pattern::comps(&alt);
+                let hit = match pattern::literal_path(&c) {
+                    Some(p) => p.starts_with(grant),
+                    None => pattern::reaches(&c, grant, home.components().count()),
+                };
+                if hit {
+                    return true;
+                }
+            }
+        }
+        if nest < words::MAX_NEST {
+            lines.extend(inner.into_iter().map(|t| (t, nest + 1)));
+        }
+    }
+    false
+}
+
 fn lossy(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }

@@ -357,3 +357,31 @@ fn common_start_up_files_name_no_project() {
     assert!(m.is_empty(), "{m:?}");
     std::fs::remove_dir_all(&t).unwrap();
 }
+
+/// The disk-free word reading (the fuzz target's function).
+#[test]
+fn line_reaches_reads_words_as_bash_expands_them() {
+    let (h, f, g) = (
+        Path::new("/h"),
+        Path::new("/h/.bashrc"),
+        Path::new("/h/proj"),
+    );
+    for l in [
+        ". ~/pro[j]/env.sh",
+        ". ~/{x,proj}/env.sh",
+        ". ~/p\\roj/env.sh",
+        ". ~/@(proj)/env.sh",
+        ". \"${BASH_SOURCE%/*}/proj/env.sh\"",
+        "x=\"$(dirname \"$0\")/proj\"",
+        "eval \"$(~/proj/bin/init)\"",
+    ] {
+        assert!(line_reaches(l, h, f, g), "{l}");
+    }
+    for l in [
+        ". ~/other/env.sh",
+        "eval \"$(starship init bash)\"",
+        ". \"$NVM_DIR/nvm.sh\"",
+    ] {
+        assert!(!line_reaches(l, h, f, g), "{l}");
+    }
+}
