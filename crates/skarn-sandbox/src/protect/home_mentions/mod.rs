@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy::dir_identity::{id_of, through_home_alias};
 use crate::policy::grants::CanonicalCache;
 use crate::protect::home_mention_places::{PLACES, SOURCED_WHOLE};
-use pattern::ANY;
+use pattern::{ANY, Comp};
 pub use words::normalise;
 
 /// Files read at most.
@@ -124,6 +124,7 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
         seen: HashSet::new(),
         cache: CanonicalCache::following_dangling_links(),
         ids: HashMap::new(),
+        globbed: HashSet::new(),
         entries: 0,
         resolved: 0,
         todo: Vec::new(),
@@ -249,6 +250,7 @@ struct Scanner {
     seen: HashSet<PathBuf>,
     cache: CanonicalCache,
     ids: HashMap<PathBuf, Option<(u64, u64)>>,
+    globbed: HashSet<Vec<Comp>>,
     entries: usize,
     resolved: usize,
     todo: Vec<(PathBuf, usize)>,

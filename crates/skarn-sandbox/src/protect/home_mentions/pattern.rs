@@ -13,7 +13,7 @@ pub const ANY: char = '\u{2}';
 const MAX_BRACE: usize = 64;
 
 /// One component of a word.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Comp {
     /// Plain text.
     Lit(String),

@@ -100,6 +100,10 @@ impl Scanner {
     /// `~/.config/projdi?`) matches: read next (attack atk22c F1). Past
     /// the bounds the check fails closed.
     pub(super) fn glob_follow(&mut self, w: &[Comp], depth: usize) {
+        // Each pattern is expanded once (the same line in many files).
+        if !self.globbed.insert(w.to_vec()) {
+            return;
+        }
         let lead = w.iter().take_while(|c| matches!(c, Comp::Lit(_))).count();
         let mut base = PathBuf::new();
         for c in &w[..lead] {

@@ -85,7 +85,11 @@ fn expand(piece: &str, home: &str, inner: &mut Vec<String>) -> Option<String> {
         }
         rest = b.get(end + 1..).unwrap_or("");
     }
-    let s = normalise(piece, home);
+    let s = if piece.contains(['~', '$', '%']) {
+        normalise(piece, home)
+    } else {
+        piece.to_string()
+    };
     let mut out = String::with_capacity(s.len());
     let mut rest = s.as_str();
     while let Some(i) = rest.find('$') {
