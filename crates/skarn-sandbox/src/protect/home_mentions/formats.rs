@@ -108,6 +108,42 @@ pub fn kind(rel: Option<&Path>, f: &Path, head: &[u8]) -> Kind {
     Kind::Other
 }
 
+/// The lines of `text` with continuations joined: a shell line ending in
+/// an unescaped `\` goes on with the next (`. ~/pro\` + `j/env.sh`), and
+/// in vim's files a line starting with `\` continues the one before. The
+/// joined line is numbered as the last of its parts.
+pub fn joined<'a>(text: &'a str, kind: Kind, f: &Path) -> Vec<std::borrow::Cow<'a, str>> {
+    use std::borrow::Cow;
+    let vim = f.to_string_lossy().contains("vim");
+    let mut out: Vec<Cow<'a, str>> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        let cont_vim = vim && line.trim_start().starts_with('\\');
+        if (open || cont_vim)
+            && let Some(last) = out.last_mut()
+        {
+            let mut s = last.to_string();
+            if open {
+                s.pop();
+            }
+            s.push_str(if cont_vim {
+                &line.trim_start()[1..]
+            } else {
+                line
+            });
+            // The joined line takes the place of its parts (numbering
+            // kept: an empty line stands for the earlier part).
+            *last = Cow::Borrowed("");
+            out.push(Cow::Owned(s));
+        } else {
+            out.push(Cow::Borrowed(line));
+        }
+        let trailing = line.len() - line.trim_end_matches('\\').len();
+        open = kind == Kind::Shell && trailing % 2 == 1;
+    }
+    out
+}
+
 /// Reads one file's lines in order (git's current section).
 pub struct Lines {
     kind: Kind,

@@ -78,7 +78,7 @@ impl Scanner {
             return;
         }
         let mut reader = formats::Lines::new(kind);
-        for (i, line) in text.lines().enumerate() {
+        for (i, line) in formats::joined(&text, kind, f).iter().enumerate() {
             if let Some(l) = reader.effective(line) {
                 self.line(f, i + 1, l, &dirs, depth, 0);
             }

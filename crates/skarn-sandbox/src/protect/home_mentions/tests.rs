@@ -86,6 +86,7 @@ fn expanded_words_are_mentions() {
         ". \"$(cat ~/.config/projdi?)\"/env.sh",
         ". \"$(cat ~/.config/projdi[r])\"/env.sh",
         "d=pr; . ~/${d}oj/env.sh",
+        ". ~/pro\\\nj/env.sh",
     ] {
         put(&home.join(".bashrc"), &format!("{rc}\n"));
         let m = scan(&home, std::slice::from_ref(&ws));
