@@ -5,6 +5,7 @@ pub mod config;
 pub mod config_error;
 pub mod config_files;
 pub mod config_read;
+pub mod dir_identity;
 pub mod egress_env;
 pub mod env;
 pub mod go_env;

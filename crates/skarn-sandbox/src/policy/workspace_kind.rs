@@ -198,7 +198,24 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
         })
     };
     let homes = home_names(home);
-    for h in &homes {
+    // The home under a second name (a bind mount, a volume): compared by
+    // directory identity (attack atk22c F5).
+    if let Some(h) = home
+        && !homes.iter().any(|n| n.starts_with(ws))
+        && crate::policy::dir_identity::holds_home(ws, h)
+    {
+        return home_flag(format!(
+            "{} is the home directory {} or holds it (the same directory under another name)",
+            ws.display(),
+            h.display()
+        ));
+    }
+    let alias = home.and_then(|h| crate::policy::dir_identity::through_home_alias(ws, h));
+    for (h, ws) in homes.iter().flat_map(|h| {
+        std::iter::once(ws)
+            .chain(alias.as_deref())
+            .map(move |w| (h, w))
+    }) {
         if h.starts_with(ws) {
             return home_flag(format!(
                 "{} is the home directory or holds it",

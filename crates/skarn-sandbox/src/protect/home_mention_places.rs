@@ -235,14 +235,13 @@ pub const PLACES: &[Place] = &[
     d("bin", "the shell runs these programs"),
 ];
 
-/// Directory names inside [`PLACES`] directories that hold plugins,
-/// packages, caches or state: only their links (up to three levels) are
-/// looked at, never their files.
+/// Directory names inside [`PLACES`] directories that package managers
+/// fill (third-party code): only their links (up to three levels) are
+/// looked at. Plugin directories (`pack`, `plugged`, `bundle`, `plugins`)
+/// are read like the rest, but for subdirectories that are git checkouts
+/// (a plugin manager's clone): links only there too (attack atk22c F8,
+/// ADR 0206).
 pub const LINKS_ONLY: &[&str] = &[
-    "pack",
-    "plugged",
-    "bundle",
-    "plugins",
     "elpa",
     "straight",
     "quelpa",
@@ -251,7 +250,9 @@ pub const LINKS_ONLY: &[&str] = &[
     "site-packages",
 ];
 
-/// Directory names never entered: state, caches, histories.
+/// Directory names never entered: program-written state (undo, swap and
+/// backup copies, views and sessions, caches, histories). `cache` is
+/// entered below a shell's directories (zsh keeps sourced caches there).
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
     ".cache",
@@ -270,15 +271,25 @@ pub const SKIP_DIRS: &[&str] = &[
     "history",
 ];
 
-/// Whether a file name is state, never configuration: histories, logs,
-/// swap files, databases.
+/// Directory names whose every file a shell or fish sources (a
+/// `for f in ~/.bashrc.d/*` loop, fish's `conf.d`): read whatever the
+/// file names (attack atk22c F8).
+pub const SOURCED_WHOLE: &[&str] = &[
+    ".bashrc.d",
+    ".zshrc.d",
+    ".profile.d",
+    "conf.d",
+    "functions",
+    "completions",
+];
+
+/// Whether a file name is a list the program keeps of places used
+/// (histories, recent files, known projects), never configuration. Read
+/// all the same in a [`SOURCED_WHOLE`] directory and when a read file
+/// names it.
 pub fn is_state_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n.contains("history")
-        || n.ends_with(".log")
-        || n.ends_with(".swp")
-        || n.ends_with(".sqlite")
-        || n.ends_with(".db")
         || n == "viminfo"
         || n == ".viminfo"
         || n == ".netrwhist"

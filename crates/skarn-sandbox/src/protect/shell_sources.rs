@@ -148,6 +148,12 @@ fn scan_file(
         if line.starts_with('#') || line.starts_with('"') && !line.starts_with("\"$") {
             continue;
         }
+        // A trailing comment names nothing run (attack atk22c F3).
+        let line = if editor {
+            line
+        } else {
+            crate::protect::shell_words::strip_comment(line, &['#'], true)
+        };
         let ws = words(line);
         vars.learn(&ws);
         for arg in source_args(&ws) {

@@ -375,6 +375,24 @@ pub fn commands(text: &str) -> Vec<Vec<Token>> {
                 }
                 cmds.push(std::mem::take(&mut cur));
             }
+            // An extglob group (`@(a|b)`, `+(x)`, `!(y)`): part of the word.
+            '(' if in_word && w.ends_with(['@', '+', '!', '?', '*']) => {
+                w.push('(');
+                let mut depth = 1u32;
+                for d in chars.by_ref() {
+                    w.push(d);
+                    match d {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
             '\n' | ';' | '&' | '|' | '(' | ')' => {
                 end(&mut w, &mut in_word, &mut cur);
                 cmds.push(std::mem::take(&mut cur));
@@ -390,6 +408,31 @@ pub fn commands(text: &str) -> Vec<Vec<Token>> {
     cmds.push(cur);
     cmds.retain(|c| !c.is_empty());
     cmds
+}
+
+/// `line` up to a comment: a `chars` character outside quotes (at a
+/// word's start when `word_start`).
+pub fn strip_comment<'a>(line: &'a str, chars: &[char], word_start: bool) -> &'a str {
+    let (mut quote, mut esc, mut prev) = (None::<char>, false, ' ');
+    for (i, c) in line.char_indices() {
+        if esc {
+            esc = false;
+        } else if c == '\\' && quote != Some('\'') {
+            esc = true;
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+        } else if c == '"' || c == '\'' && word_start {
+            quote = Some(c);
+        } else if chars.contains(&c)
+            && (!word_start || prev.is_whitespace() || matches!(prev, ';' | '&' | '|' | '('))
+        {
+            return &line[..i];
+        }
+        prev = c;
+    }
+    line
 }
 
 /// Whether a path holds a glob character.

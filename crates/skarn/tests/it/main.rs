@@ -94,6 +94,7 @@ mod run_go_preset;
 mod run_hardening;
 #[cfg(target_os = "linux")]
 mod run_home_mentions;
+mod run_home_mentions_22c;
 #[cfg(target_os = "linux")]
 mod run_host_runs;
 #[cfg(target_os = "linux")]

@@ -204,14 +204,26 @@ fn f9_global_git_programs() {
     );
 }
 
-/// F10: an allowed `.envrc` (direnv's record names it): what it sources.
+/// F10 (turned by atk22c F3): direnv's allow list names an `.envrc`, which
+/// is code only through that `.envrc` and what it sources, both kept
+/// read-only (by name and by the `.envrc` reader, ADR 0148); the rest of
+/// the project stays writable.
 #[test]
 fn f10_allowed_envrc() {
-    plant_is_refused(
-        "m-f10",
-        &[(".local/share/direnv/allow/0123abcd", "@WS@/.envrc\n")],
-        "scripts/dev-env.sh",
+    let (t, home, ws) = project("m-f10");
+    t.file(
+        "home/.local/share/direnv/allow/0123abcd",
+        format!("{}/.envrc\n", ws.display()),
     );
+    t.file("home/proj/.envrc", "source_env scripts/dev-env.sh\n");
+    t.file("home/proj/scripts/dev-env.sh", "true\n");
+    let plant = "echo 'echo PWN' > scripts/dev-env.sh; echo 'echo PWN' >> .envrc; \
+                 echo ok > w; true";
+    let o = run_in(&ws, &home, &[], &["sh", "-c", plant]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("w")), "ok\n", "{}", err(&o));
+    assert_eq!(read(&ws.join("scripts/dev-env.sh")), "true\n");
+    assert_eq!(read(&ws.join(".envrc")), "source_env scripts/dev-env.sh\n");
 }
 
 /// F13: zsh `ZDOTDIR`, fish `conf.d` sources and `fish_add_path`.

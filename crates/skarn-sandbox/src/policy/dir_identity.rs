@@ -1,0 +1,71 @@
+//! One directory under two names (a bind mount, an NFS or container
+//! volume): compared by (device, inode), not by path text (attack atk22c
+//! F5, ADR 0206).
+
+use std::path::{Path, PathBuf};
+
+/// (device, inode) of `p` (links followed), on unix.
+pub fn id_of(p: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        None
+    }
+}
+
+/// `p` and its ancestors, nearest first (at most 64).
+fn self_and_ancestors(p: &Path) -> impl Iterator<Item = &Path> {
+    p.ancestors().take(64)
+}
+
+/// Where `p` lies in `home` when one of `p`'s directories (itself or an
+/// ancestor) is the home's directory by identity although its path is
+/// not the home's: the same place written below the home's own name.
+/// `None` when `p` is not reached through such a second name.
+pub fn through_home_alias(p: &Path, home: &Path) -> Option<PathBuf> {
+    let hid = id_of(home)?;
+    let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    for a in self_and_ancestors(p) {
+        if a == home || a == home_real {
+            return None;
+        }
+        if id_of(a) == Some(hid) {
+            let rel = p.strip_prefix(a).ok()?;
+            return Some(home.join(rel));
+        }
+    }
+    None
+}
+
+/// Whether the directory `dir` is the home or one of its ancestors by
+/// identity (it holds the home under some name).
+pub fn holds_home(dir: &Path, home: &Path) -> bool {
+    let Some(did) = id_of(dir) else {
+        return false;
+    };
+    self_and_ancestors(home)
+        .filter(|a| a.parent().is_some())
+        .any(|a| id_of(a) == Some(did))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_path_is_no_alias() {
+        let t = std::env::temp_dir().join(format!("skarn-dirid-{}", std::process::id()));
+        let h = t.join("h");
+        std::fs::create_dir_all(h.join("p")).unwrap();
+        assert_eq!(through_home_alias(&h.join("p"), &h), None);
+        assert!(holds_home(&h, &h));
+        assert!(holds_home(&t, &h));
+        assert!(!holds_home(&h.join("p"), &h));
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+}

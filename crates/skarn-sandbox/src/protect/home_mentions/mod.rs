@@ -1,0 +1,284 @@
+//! Does a home configuration file name the workspace? (host side, before
+//! planning; ADR 0160, ADR 0206).
+//!
+//! Host programs run what their configuration names: a shell its rc
+//! files' sources, programs and `PATH`, vim its `runtimepath`, ssh its
+//! `Match exec`, git its pager and hooks, cargo its `rustc-wrapper`, npm
+//! its `node-options`, python the directories of a user-site `.pth`.
+//! Parsing each format exactly was tried (ADR 0135, 0140) and keeps
+//! missing forms. This check reads the files where code-running
+//! configuration lives ([`crate::protect::home_mention_places::PLACES`],
+//! the user site's `.pth` and `*customize.py`, the user's crontab when
+//! readable, and the home files these name, literally or by a pattern).
+//! Each line is read twice: as text (quote characters dropped; `~`,
+//! `$HOME`, `${HOME}`, `${HOME:-...}`, `$XDG_CONFIG_HOME` expanded) and as
+//! bash expands its words ([`words::shell_words`]: quotes and backslashes
+//! removed; a word with `*`, `?`, `[...]`, braces or an extglob group is a
+//! pattern; an unknown variable or `$(...)` may stand for anything; the
+//! "directory of this file" idioms name the file's directory). A path at
+//! or inside a writable grant, or a pattern that can name one (or one of
+//! its directories), is a mention ([`pattern::reaches`]); a grant is also
+//! found by (device, inode) when the home names it under another path
+//! (a bind mount). Lines known to run nothing are skipped
+//! ([`formats`]: comments, git's `safe.directory`, an ssh key, a `cd`
+//! alias, direnv's allow list). A grant found is read-only for the run
+//! (`plan/trusted.rs` `demote`) unless the user trusts it
+//! (`--trust-home-config-workspace`). Reading is bounded ([`MAX_FILES`],
+//! [`MAX_BYTES`], [`MAX_FILE_BYTES`], [`MAX_ENTRIES`]); past a bound every
+//! grant counts as mentioned, and the report says so.
+
+mod formats;
+mod pattern;
+mod read;
+mod walk;
+pub mod words;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::dir_identity::{id_of, through_home_alias};
+use crate::policy::grants::CanonicalCache;
+use crate::protect::home_mention_places::{PLACES, SOURCED_WHOLE};
+use pattern::{ANY, Comp};
+pub use words::normalise;
+
+/// Files read at most.
+pub const MAX_FILES: usize = 3000;
+/// Bytes read at most, all files together.
+pub const MAX_BYTES: u64 = 32 << 20;
+/// Bytes of one file; a larger text file counts as over the budget.
+pub const MAX_FILE_BYTES: u64 = 2 << 20;
+/// Directory entries looked at, all walks and patterns together.
+pub const MAX_ENTRIES: usize = 40_000;
+/// Levels of "a home file names another home file" followed; a deeper
+/// chain counts as over the budget (attack atk22c F7).
+const MAX_FOLLOW: usize = 8;
+/// Paths resolved through links (each costs syscalls).
+const MAX_RESOLVE: usize = 50_000;
+
+/// One mention: `file` line `line` names `named`, at or inside `grant`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mention {
+    /// The writable grant mentioned (as the policy names it).
+    pub grant: PathBuf,
+    /// The home file (as reached from the home).
+    pub file: PathBuf,
+    /// Line number (1-based); 0 when the file itself lies in the grant.
+    pub line: usize,
+    /// The path named, as normalised.
+    pub named: String,
+}
+
+/// What [`scan`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mentions {
+    /// At most one per grant (the first found), in grant order.
+    pub found: Vec<Mention>,
+    /// A bound hit: every grant counts as mentioned (why).
+    pub over_budget: Option<String>,
+    /// Files read.
+    pub files: usize,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+impl Mentions {
+    /// Nothing found and no bound hit.
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty() && self.over_budget.is_none()
+    }
+}
+
+/// One grant's names: as the policy gives it, canonical, and through the
+/// home's other names (a link, a bind mount).
+struct Target {
+    grant: PathBuf,
+    forms: Vec<String>,
+    canons: Vec<PathBuf>,
+    id: Option<(u64, u64)>,
+    /// Components of the home's depth for a grant in the home (patterns
+    /// naming a directory of the grant deeper than this are mentions).
+    floor: usize,
+}
+
+/// Look through the home `home` for the writable `grants`.
+pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
+    let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    let targets: Vec<Target> = grants
+        .iter()
+        // A grant that holds the home is mentioned by every home path:
+        // such a workspace is protected like a home (ADR 0135) instead.
+        // One that holds it under another name (a bind mount) stays: every
+        // home file lies in it, so it is read-only for the run (fail
+        // closed; the home's protections are placed by path).
+        .filter(|g| !home.starts_with(g) && !home_real.starts_with(g))
+        .map(|g| target(g, home, &home_real))
+        .collect();
+    let mut s = Scanner {
+        home: home.to_path_buf(),
+        home_text: home.display().to_string(),
+        targets,
+        out: Mentions::default(),
+        seen: HashSet::new(),
+        cache: CanonicalCache::following_dangling_links(),
+        ids: HashMap::new(),
+        globbed: HashSet::new(),
+        entries: 0,
+        resolved: 0,
+        todo: Vec::new(),
+    };
+    if s.targets.is_empty() || !home.is_absolute() {
+        return s.out;
+    }
+    for p in PLACES {
+        let at = home.join(p.path);
+        if p.dir {
+            let whole = at
+                .file_name()
+                .is_some_and(|n| SOURCED_WHOLE.contains(&n.to_string_lossy().as_ref()));
+            let shell = formats::kind(Some(Path::new(p.path).join("x").as_path()), &at, b"")
+                == formats::Kind::Shell;
+            s.walk(&at, 0, false, whole, shell);
+        } else {
+            s.todo.push((at, 0));
+        }
+    }
+    for f in walk::user_site_files(home) {
+        s.todo.push((f, 0));
+    }
+    for f in walk::crontab_files() {
+        s.todo.push((f, 0));
+    }
+    s.todo.reverse();
+    while let Some((f, depth)) = s.todo.pop() {
+        if s.out.over_budget.is_some() {
+            break;
+        }
+        s.file(&f, depth);
+    }
+    s.out
+}
+
+fn target(g: &Path, home: &Path, home_real: &Path) -> Target {
+    let canon = std::fs::canonicalize(g).unwrap_or_else(|_| g.to_path_buf());
+    let mut canons = vec![canon.clone()];
+    // The grant under the home's own name when it is reached through a
+    // second name of the home (attack atk22c F5).
+    if let Some(a) = through_home_alias(&canon, home) {
+        canons.push(a.clone());
+        if let Ok(rel) = a.strip_prefix(home) {
+            canons.push(home_real.join(rel));
+        }
+    }
+    let mut forms: Vec<String> = vec![lossy(g)];
+    for c in canons.clone() {
+        forms.push(lossy(&c));
+        for (a, b) in [(home_real, home), (home, home_real)] {
+            if let Ok(rel) = c.strip_prefix(a) {
+                let p = b.join(rel);
+                forms.push(lossy(&p));
+                canons.push(p);
+            }
+        }
+    }
+    forms.sort();
+    forms.dedup();
+    canons.sort();
+    canons.dedup();
+    let floor = if canons
+        .iter()
+        .any(|c| c.starts_with(home_real) || c.starts_with(home))
+    {
+        home_real.components().count()
+    } else {
+        2
+    };
+    Target {
+        grant: g.to_path_buf(),
+        forms,
+        canons,
+        id: id_of(&canon),
+        floor,
+    }
+}
+
+/// Whether one line of the home file `file` can name `grant` (or a path
+/// inside it) as bash expands its words, without reading the disk (no
+/// links resolved, no files followed): the word reading of [`scan`], for
+/// tests and fuzzing.
+pub fn line_reaches(line: &str, home: &Path, file: &Path, grant: &Path) -> bool {
+    let dirs: Vec<PathBuf> = file
+        .parent()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .chain([home.to_path_buf()])
+        .collect();
+    let home_text = home.display().to_string();
+    let mut lines = vec![(line.to_string(), 0usize)];
+    while let Some((l, nest)) = lines.pop() {
+        let mut inner = Vec::new();
+        for w in words::shell_words(&l, &home_text, file, &dirs, &mut inner) {
+            for alt in pattern::braces(&w) {
+                let c = pattern::comps(&alt);
+                let hit = match pattern::literal_path(&c) {
+                    Some(p) => p.starts_with(grant),
+                    None => pattern::reaches(&c, grant, home.components().count()),
+                };
+                if hit {
+                    return true;
+                }
+            }
+        }
+        if nest < words::MAX_NEST {
+            lines.extend(inner.into_iter().map(|t| (t, nest + 1)));
+        }
+    }
+    false
+}
+
+fn lossy(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+struct Scanner {
+    home: PathBuf,
+    home_text: String,
+    targets: Vec<Target>,
+    out: Mentions,
+    seen: HashSet<PathBuf>,
+    cache: CanonicalCache,
+    ids: HashMap<PathBuf, Option<(u64, u64)>>,
+    globbed: HashSet<Vec<Comp>>,
+    entries: usize,
+    resolved: usize,
+    todo: Vec<(PathBuf, usize)>,
+}
+
+impl Scanner {
+    fn over(&mut self, why: String) {
+        self.out.over_budget.get_or_insert(why);
+    }
+
+    fn all_found(&self) -> bool {
+        self.targets
+            .iter()
+            .all(|t| self.out.found.iter().any(|m| m.grant == t.grant))
+    }
+
+    fn found(&mut self, t: usize, file: &Path, line: usize, named: String) {
+        let grant = self.targets[t].grant.clone();
+        if !self.out.found.iter().any(|m| m.grant == grant) {
+            self.out.found.push(Mention {
+                grant,
+                file: file.to_path_buf(),
+                line,
+                named: named.replace(ANY, "$?"),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,219 @@
+//! The home's configuration directories walked, pattern words expanded
+//! against the disk, and the other files read (user site, crontab).
+
+use std::path::{Path, PathBuf};
+
+use super::pattern::{Comp, glob};
+use super::{MAX_ENTRIES, Scanner};
+use crate::protect::home_mention_places::{LINKS_ONLY, SKIP_DIRS, SOURCED_WHOLE, is_state_name};
+
+/// Files a pattern word adds to the reading at most.
+const MAX_GLOB_FILES: usize = 256;
+
+impl Scanner {
+    /// The directory `dir`, `level` deep; `links_only` below a package
+    /// directory or a git checkout in a plugin directory; `whole` in a
+    /// directory shells source file by file whatever the names; `shell`
+    /// below a shell's directory.
+    pub(super) fn walk(
+        &mut self,
+        dir: &Path,
+        level: usize,
+        links_only: bool,
+        whole: bool,
+        shell: bool,
+    ) {
+        if level == 0 {
+            // The directory itself may be a link into a grant.
+            self.place_is_inside(dir);
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        // A plugin cloned with git: third-party code (only its links are
+        // looked at; ADR 0206).
+        let links_only = links_only || level > 0 && dir.join(".git").exists();
+        for e in rd.flatten() {
+            self.entries += 1;
+            if self.entries > MAX_ENTRIES {
+                self.over(format!(
+                    "more than {MAX_ENTRIES} entries under the home's configuration \
+                     directories (at {})",
+                    dir.display()
+                ));
+                return;
+            }
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if ft.is_symlink() && self.place_is_inside(&path) {
+                continue;
+            }
+            let is_dir = if ft.is_symlink() {
+                path.is_dir()
+            } else {
+                ft.is_dir()
+            };
+            if is_dir {
+                if SKIP_DIRS.contains(&name.as_str()) && !(shell && name == "cache") {
+                    continue;
+                }
+                let below_links = links_only || LINKS_ONLY.contains(&name.as_str());
+                if below_links && level >= 3 || level >= 8 {
+                    continue;
+                }
+                // A linked directory is entered once (its target may
+                // also be listed).
+                if ft.is_symlink()
+                    && let Some(real) = self.cache.resolve(&path)
+                    && !self.seen.insert(real)
+                {
+                    continue;
+                }
+                let whole = whole || SOURCED_WHOLE.contains(&name.as_str());
+                self.walk(&path, level + 1, below_links, whole, shell);
+            } else if !links_only && (whole || !is_state_name(&name)) {
+                self.todo.push((path, 0));
+            }
+        }
+    }
+
+    /// Whether the real place of `p` lies in a grant (recorded).
+    pub(super) fn place_is_inside(&mut self, p: &Path) -> bool {
+        if std::fs::symlink_metadata(p).is_err() {
+            return false;
+        }
+        let Some(real) = self.cache.resolve(p) else {
+            return false;
+        };
+        let mut hit = false;
+        for t in 0..self.targets.len() {
+            if self.targets[t].canons.iter().any(|c| real.starts_with(c)) {
+                self.found(t, p, 0, real.display().to_string());
+                hit = true;
+            }
+        }
+        hit
+    }
+
+    /// The files of the home a pattern word (`~/.bashrc.d/*`,
+    /// `~/.config/projdi?`) matches: read next (attack atk22c F1). Past
+    /// the bounds the check fails closed.
+    pub(super) fn glob_follow(&mut self, w: &[Comp], depth: usize) {
+        // Each pattern is expanded once (the same line in many files).
+        if !self.globbed.insert(w.to_vec()) {
+            return;
+        }
+        let lead = w.iter().take_while(|c| matches!(c, Comp::Lit(_))).count();
+        let mut base = PathBuf::new();
+        for c in &w[..lead] {
+            if let Comp::Lit(s) = c {
+                base.push(s);
+            }
+        }
+        if !base.starts_with(&self.home) || w[lead..].contains(&Comp::Any) {
+            return;
+        }
+        let mut level = vec![base];
+        for c in &w[lead..] {
+            let mut next = Vec::new();
+            for d in &level {
+                if let Comp::Lit(s) = c {
+                    next.push(d.join(s));
+                    continue;
+                }
+                let Comp::Glob(g) = c else { continue };
+                let Ok(rd) = std::fs::read_dir(d) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    self.entries += 1;
+                    if self.entries > MAX_ENTRIES {
+                        return self.over(format!(
+                            "more than {MAX_ENTRIES} entries looked at for patterns in the \
+                             home's configuration (at {})",
+                            d.display()
+                        ));
+                    }
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if (!n.starts_with('.') || g.starts_with('.'))
+                        && glob(g.as_bytes(), n.as_bytes())
+                    {
+                        next.push(e.path());
+                    }
+                }
+            }
+            if next.len() > MAX_GLOB_FILES {
+                return self.over(format!(
+                    "a pattern in the home's configuration matches more than {MAX_GLOB_FILES} \
+                     files"
+                ));
+            }
+            level = next;
+        }
+        for p in level {
+            if p.is_file() {
+                self.follow(&p, depth);
+            }
+        }
+    }
+}
+
+/// The user site's `.pth` files and `*customize.py` (every Python
+/// version under `~/.local/lib`).
+pub(super) fn user_site_files(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(home.join(".local/lib")) else {
+        return out;
+    };
+    for py in rd.flatten().take(64) {
+        let site = py.path().join("site-packages");
+        let Ok(rd) = std::fs::read_dir(&site) else {
+            continue;
+        };
+        for e in rd.flatten().take(10_000) {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.ends_with(".pth") || n == "usercustomize.py" || n == "sitecustomize.py" {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// The caller's crontab in the spool, when readable (root's, usually).
+pub(super) fn crontab_files() -> Vec<PathBuf> {
+    let Some(name) = user_name() else {
+        return Vec::new();
+    };
+    ["/var/spool/cron/crontabs", "/var/spool/cron"]
+        .iter()
+        .map(|d| Path::new(d).join(&name))
+        .collect()
+}
+
+/// The caller's user name from the password database.
+fn user_name() -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: zeroed passwd is a valid out-parameter.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: getuid has no preconditions; every pointer is valid for the
+    // call and buf outlives its use.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() || pw.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: pw_name points into buf, NUL-terminated by getpwuid_r.
+    let n = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
+    let n = n.to_str().ok()?;
+    (!n.is_empty() && !n.contains('/')).then(|| n.to_owned())
+}

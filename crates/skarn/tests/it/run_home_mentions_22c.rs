@@ -1,0 +1,204 @@
+//! `skarn run`: attack pass atk22c on the home-mentions scan (ADR 0160,
+//! ADR 0206). F1: a start-up line that reaches the workspace through
+//! shell expansion (a bracket or `?` glob, braces, an extglob group, a
+//! backslash in the name, `${BASH_SOURCE%/*}`, `$(cat <a home file found
+//! by a pattern>)`) keeps the workspace read-only: the planted file is not
+//! written and the host bash runs nothing planted. F5: the home under a
+//! second name (a bind mount) is still the home. F8: the user's code in a
+//! plugin directory counts. F3 (usability): lines that run nothing (git's
+//! `safe.directory`, direnv's allow list, a `cd` alias, a comment, an ssh
+//! key, an agent's extra directories) leave the project writable.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+/// A host interactive bash with `home` as HOME.
+fn host_bash(home: &Path) -> String {
+    let o = Command::new("bash")
+        .args(["-i", "-c", "true"])
+        .current_dir(home)
+        .env("HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A home with the project `home/proj` (holding `env.sh`) as workspace.
+fn project(tag: &str) -> (TempDir, PathBuf, PathBuf) {
+    let t = TempDir::new(tag);
+    let home = t.dir("home");
+    let ws = t.dir("home/proj");
+    git(&ws, &["init", "-q"]);
+    t.file("home/proj/env.sh", "true\n");
+    (t, home, ws)
+}
+
+/// The run's attempt to plant `env.sh` and add a file.
+const PLANT: &str = "echo 'echo PWN-planted' > env.sh; echo ok > new.txt; true";
+
+/// F1: every expansion form of the finding (and its two variants) keeps
+/// the workspace read-only; the host bash runs nothing planted.
+#[test]
+fn f1_words_reaching_the_workspace_by_expansion() {
+    for (i, rc) in [
+        ". ~/pro[j]/env.sh",
+        ". ~/{proj,x}/env.sh",
+        ". ~/pr\\oj/env.sh",
+        ". ~/p\\roj/env.sh",
+        "shopt -s extglob\n. ~/@(proj)/env.sh",
+        ". ~/pro?/env.sh",
+        ". \"${BASH_SOURCE%/*}/proj/env.sh\"",
+        ". \"$(dirname \"$BASH_SOURCE\")/proj/env.sh\"",
+        ". \"$(cat ~/.config/projdi?)\"/env.sh",
+        ". \"$(cat ~/.config/projdi[r])\"/env.sh",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (t, home, ws) = project(&format!("m22c-f1-{i}"));
+        t.file("home/.bashrc", format!("{rc}\n"));
+        t.file("home/.config/projdir", format!("{}\n", ws.display()));
+        let o = run_in(&ws, &home, &[], &["sh", "-c", PLANT]);
+        assert_eq!(code(&o), 0, "{rc}: {}", err(&o));
+        assert!(
+            err(&o).contains("is read-only for this run: the home's"),
+            "{rc}: {}",
+            err(&o)
+        );
+        assert_eq!(read(&ws.join("env.sh")), "true\n", "{rc}: planted");
+        assert!(!ws.join("new.txt").exists(), "{rc}");
+        let host = host_bash(&home);
+        assert!(
+            !host.contains("PWN"),
+            "{rc}: host bash ran planted code: {host}"
+        );
+    }
+}
+
+/// F8: the user's own plugin code (vim start package, oh-my-zsh custom
+/// plugin, a file of `~/.bashrc.d` with a log-like name) names the
+/// workspace: read-only, the planted file not written.
+#[test]
+fn f8_plugin_directories_are_read() {
+    for (i, rel) in [
+        ".vim/pack/my/start/p/plugin/p.vim",
+        ".oh-my-zsh/custom/plugins/my/my.plugin.zsh",
+        ".config/nvim/lua/plugins/x.lua",
+        ".bashrc.d/dev.log",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (t, home, ws) = project(&format!("m22c-f8-{i}"));
+        t.file(
+            format!("home/{rel}"),
+            format!("source {}/env.sh\n", ws.display()),
+        );
+        let o = run_in(&ws, &home, &[], &["sh", "-c", PLANT]);
+        assert_eq!(code(&o), 0, "{rel}: {}", err(&o));
+        assert!(err(&o).contains(rel), "{rel}: {}", err(&o));
+        assert_eq!(read(&ws.join("env.sh")), "true\n", "{rel}: planted");
+        assert!(!ws.join("new.txt").exists(), "{rel}");
+    }
+}
+
+/// F3: ordinary lines that run nothing leave the project writable (and
+/// the run says nothing about it).
+#[test]
+fn f3_lines_that_run_nothing_leave_the_project_writable() {
+    let (t, home, ws) = project("m22c-f3");
+    let w = ws.display().to_string();
+    t.file(
+        "home/.gitconfig",
+        format!("[safe]\n\tdirectory = {w}\n[core]\n\texcludesFile = {w}/.gi\n"),
+    );
+    t.file("home/.config/git/ignore", format!("{w}/build/\n"));
+    t.file(
+        "home/.local/share/direnv/allow/0123abcd",
+        format!("{w}/.envrc\n"),
+    );
+    t.file(
+        "home/.ssh/config",
+        format!("Host x\n  IdentityFile {w}/key\n"),
+    );
+    t.file(
+        "home/.bashrc",
+        format!(
+            "alias p='cd {w}'\np2() {{ cd ~/proj; }}\nexport CDPATH=.:{w}\n\
+             export PATH=$PATH:$HOME/go/bin  # {w}\n# . {w}/env.sh\n"
+        ),
+    );
+    t.file(
+        "home/.claude/settings.json",
+        format!("{{\"permissions\":{{\"additionalDirectories\":[\"{w}\"]}}}}\n"),
+    );
+    let o = run_in(&ws, &home, &[], &["sh", "-c", "echo ok > w; true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("w")), "ok\n", "{}", err(&o));
+    assert!(
+        !err(&o).contains("is read-only for this run"),
+        "{}",
+        err(&o)
+    );
+}
+
+/// F5: the home reached through a bind mount made in a private mount
+/// namespace: the alias of the home is refused as a workspace, and a
+/// project the home's `.bashrc` sources, entered through the alias, stays
+/// read-only (the planted file not written).
+#[test]
+fn f5_the_home_under_a_second_name() {
+    if !skarn_test_support::is_root() {
+        skarn_test_support::skip!("a bind mount in a private mount namespace needs root");
+    }
+    if !host_has("unshare", "--version") {
+        skarn_test_support::skip!("unshare (util-linux) is needed");
+    }
+    let (t, home, ws) = project("m22c-f5");
+    t.file("home/.bashrc", ". ~/proj/env.sh\n");
+    let alias = t.dir("alias");
+    let script = format!(
+        "mount --bind '{h}' '{a}' || exit 99\n\
+         cd '{a}' && '{exe}' run --no-config -- sh -c 'echo PW >> .bash_profile'; echo rc1=$?\n\
+         cd '{a}/proj' && '{exe}' run --no-config -- sh -c \"{PLANT}\"; echo rc2=$?\n\
+         cd '{a}' && '{exe}' run --no-config --allow-home-workspace -- sh -c \
+           'echo PW >> .bash_profile; echo PW >> proj/env.sh; true'; echo rc3=$?\n",
+        h = home.display(),
+        a = alias.display(),
+        exe = exe().display(),
+    );
+    let o = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    if code(&o) == 99 {
+        skarn_test_support::skip!("mount --bind failed here: {}", err(&o));
+    }
+    let (so, se) = (out(&o), err(&o));
+    assert!(so.contains("rc1=") && !so.contains("rc1=0"), "{so}{se}");
+    assert!(se.contains("the same directory under another name"), "{se}");
+    assert!(!home.join(".bash_profile").exists(), "{se}");
+    assert!(so.contains("rc2=0"), "{so}{se}");
+    assert_eq!(read(&ws.join("env.sh")), "true\n", "planted: {se}");
+    assert!(!ws.join("new.txt").exists(), "{se}");
+    // Accepted with --allow-home-workspace: still nothing written.
+    assert!(so.contains("rc3=0"), "{so}{se}");
+    assert!(!home.join(".bash_profile").exists(), "{se}");
+    assert_eq!(read(&ws.join("env.sh")), "true\n", "planted: {se}");
+}
