@@ -8,6 +8,9 @@
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
 pub mod envrc;
+mod envrc_exports;
+mod envrc_mentions;
+pub mod envrc_static;
 pub mod git;
 pub mod grant_links;
 #[cfg(unix)]

@@ -132,6 +132,13 @@ fn persistence(
     // (`source_env_if_exists .envrc.local`, `dotenv`, ...): read-only,
     // reserved when missing (inside the workspace only).
     for p in crate::protect::envrc::sourced(&ws.join(".envrc")) {
+        if p == *ws {
+            // More names than the reader keeps: the whole workspace.
+            report.notes.push(format!(
+                "{}/.envrc names too many files: the workspace is read-only for this run",
+                ws.display()
+            ));
+        }
         if p.starts_with(ws)
             && !protects
                 .iter()
