@@ -147,6 +147,7 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
         vars,
         out: Vec::new(),
         unresolved: false,
+        nix_walked: false,
     };
     r.text(text, 0, false);
     let mut out = r.out;
@@ -166,6 +167,7 @@ struct Reader<'a> {
     vars: Vars,
     out: Vec<PathBuf>,
     unresolved: bool,
+    nix_walked: bool,
 }
 
 impl Reader<'_> {
@@ -199,8 +201,12 @@ impl Reader<'_> {
             }
         }
         // What it exports that host programs load (atk24d F3).
-        self.out
-            .extend(super::envrc_exports::places(&words, self.dir, &self.vars));
+        self.out.extend(super::envrc_exports::places(
+            &words,
+            self.dir,
+            &self.vars,
+            &mut self.nix_walked,
+        ));
         // `s=source_env; $s x`: a command named through a variable.
         let named: Vec<String> = words.iter().map(|w| self.called(w)).collect();
         let words: Vec<&str> = named.iter().map(String::as_str).collect();

@@ -27,8 +27,9 @@ fn watched(name: &str) -> bool {
 }
 
 /// The places one command of an `.envrc` (its words, quotes removed)
-/// exports, each absolute; `dir` is the `.envrc`'s directory.
-pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars) -> Vec<PathBuf> {
+/// exports, each absolute; `dir` is the `.envrc`'s directory. `walked`:
+/// the tree was already searched for `.nix` files (once per text).
+pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars, walked: &mut bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let first = words.iter().position(|w| !is_assignment(w));
     let name = first.map(|i| words[i]);
@@ -68,8 +69,8 @@ pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars) -> Vec<PathBuf> {
         }
         ("layout", [kind, ..]) => layout(kind, dir, &mut out),
         (l, _) if l.starts_with("layout_") => layout(&l["layout_".len()..], dir, &mut out),
-        ("use", [what, ..]) => uses(what, dir, &mut out),
-        (u, _) if u.starts_with("use_") => uses(&u["use_".len()..], dir, &mut out),
+        ("use", [what, ..]) => uses(what, dir, &mut out, walked),
+        (u, _) if u.starts_with("use_") => uses(&u["use_".len()..], dir, &mut out, walked),
         _ => {}
     }
     out
@@ -93,6 +94,7 @@ fn value_places(var: &str, v: &str, dir: &Path, vars: &Vars, out: &mut Vec<PathB
     let Some(v) = super::envrc_static::substitute(v, dir) else {
         return;
     };
+    let top = super::envrc_static::git_top(dir);
     for piece in v
         .split(|c: char| c == ':' || c.is_whitespace())
         .filter(|p| !p.is_empty())
@@ -118,9 +120,7 @@ fn value_places(var: &str, v: &str, dir: &Path, vars: &Vars, out: &mut Vec<PathB
         };
         for p in paths {
             let p = crate::policy::config::normalize(&p);
-            if !p.starts_with(dir)
-                && super::envrc_static::git_top(dir).is_none_or(|t| !p.starts_with(t))
-            {
+            if !p.starts_with(dir) && top.as_ref().is_none_or(|t| !p.starts_with(t)) {
                 continue;
             }
             if dir.starts_with(&p) {
@@ -147,13 +147,18 @@ fn layout(kind: &str, dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// `use flake` / `use nix`: every `.nix` file and `flake.lock` of the
 /// tree (a flake imports them); `use devbox`: its files.
-fn uses(what: &str, dir: &Path, out: &mut Vec<PathBuf>) {
+fn uses(what: &str, dir: &Path, out: &mut Vec<PathBuf>, walked: &mut bool) {
+    let mut nix = |out: &mut Vec<PathBuf>| {
+        if !std::mem::replace(walked, true) {
+            nix_files(dir, out);
+        }
+    };
     match what {
-        "flake" | "nix" => nix_files(dir, out),
+        "flake" | "nix" => nix(out),
         "devbox" => out.extend(["devbox.json", "devbox.lock", "devbox.d"].map(|f| dir.join(f))),
         "devenv" => {
             out.extend(["devenv.nix", "devenv.yaml", "devenv.lock"].map(|f| dir.join(f)));
-            nix_files(dir, out);
+            nix(out);
         }
         _ => {}
     }
@@ -204,7 +209,7 @@ mod tests {
                     _ => None,
                 })
                 .collect();
-            out.extend(places(&w, Path::new("/w"), &Vars::default()));
+            out.extend(places(&w, Path::new("/w"), &Vars::default(), &mut false));
         }
         out
     }

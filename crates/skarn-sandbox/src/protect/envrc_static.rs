@@ -181,41 +181,41 @@ fn expand_braces(w: &str, out: &mut Vec<String>, depth: usize) -> Option<()> {
 }
 
 /// The first `{a,b}` of `w` (not `${`): its bounds and alternatives.
+/// One pass with a stack (linear in the word's length).
 fn first_brace(w: &str) -> Option<(usize, usize, Vec<&str>)> {
+    // (open index, eligible, top-level commas)
+    let mut stack: Vec<(usize, bool, Vec<usize>)> = Vec::new();
+    let mut best: Option<(usize, usize, Vec<usize>)> = None;
     let b = w.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'{' && (i == 0 || b[i - 1] != b'$') {
-            let mut depth = 0i32;
-            let mut commas = Vec::new();
-            for (j, c) in w[i..].char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            let end = i + j;
-                            if commas.is_empty() {
-                                break;
-                            }
-                            let mut alts = Vec::new();
-                            let mut from = i + 1;
-                            for c in &commas {
-                                alts.push(&w[from..*c]);
-                                from = c + 1;
-                            }
-                            alts.push(&w[from..end]);
-                            return Some((i, end, alts));
-                        }
-                    }
-                    ',' if depth == 1 => commas.push(i + j),
-                    _ => {}
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'{' => stack.push((i, i == 0 || b[i - 1] != b'$', Vec::new())),
+            b',' => {
+                if let Some(top) = stack.last_mut() {
+                    top.2.push(i);
                 }
             }
+            b'}' => {
+                if let Some((open, eligible, commas)) = stack.pop()
+                    && eligible
+                    && !commas.is_empty()
+                    && best.as_ref().is_none_or(|(o, _, _)| open < *o)
+                {
+                    best = Some((open, i, commas));
+                }
+            }
+            _ => {}
         }
-        i += 1;
     }
-    None
+    let (open, close, commas) = best?;
+    let mut alts = Vec::new();
+    let mut from = open + 1;
+    for c in commas {
+        alts.push(&w[from..c]);
+        from = c + 1;
+    }
+    alts.push(&w[from..close]);
+    Some((open, close, alts))
 }
 
 #[cfg(test)]

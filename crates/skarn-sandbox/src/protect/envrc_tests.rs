@@ -299,6 +299,12 @@ fn chains_are_followed_within_bounds() {
         "source_env a; ",
         "<(<(<(",
         "watch_file a b c d e f; ",
+        "{{{{{,",
+        "source_env x.{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}; ",
+        "source_env \"$(dirname \"$(dirname \"$(pwd)\")\")/$'\\x2e'a\"; ",
+        "export PATH=$PWD/a:$PATH PYTHONPATH=${X:-b}; ",
+        "use flake; layout python; ",
+        "eval \"$(x)\" a/b.sh ${Y}/c.sh ",
     ] {
         let big = unit.repeat(MAX_BYTES as usize / unit.len());
         let v = names(&big, &d);
