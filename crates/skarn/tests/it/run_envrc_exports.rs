@@ -197,4 +197,10 @@ fn too_many_envrc_names_make_the_workspace_read_only() {
     assert!(!ws.join("x.sh").exists(), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("read-only for this run"), "{err}");
+    // The file guard refuses the same tree.
+    let why = judge(&ws.join("other.txt").display().to_string(), &ws, &home);
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("too many")),
+        "{why:?}"
+    );
 }
