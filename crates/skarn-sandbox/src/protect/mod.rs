@@ -36,6 +36,7 @@ pub mod rebase_todo;
 pub mod run_record;
 #[cfg(unix)]
 pub mod set_aside;
+mod shell_ansi;
 #[cfg(unix)]
 pub mod shell_sources;
 pub mod shell_words;
