@@ -138,6 +138,21 @@ const MAX_NEST: usize = 4;
 /// `F=x`, [`crate::protect::shell_words::Vars`]). Whatever cannot be
 /// resolved names the usual companions ([`USUAL`]).
 pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
+    read_text(text, dir).0
+}
+
+/// The `PATH` directories an `.envrc` (this file only) exports
+/// (`PATH_add bin`, `PATH=$PWD/bin:$PATH`): among [`sourced`]'s names; a
+/// missing one is checked after the run instead of reserved (a reserved
+/// `node_modules/.bin` would stop `npm install`).
+pub fn path_dirs(envrc: &Path) -> Vec<PathBuf> {
+    match (envrc.parent(), read(envrc)) {
+        (Some(dir), Some(text)) => read_text(&text, dir).1,
+        _ => Vec::new(),
+    }
+}
+
+fn read_text(text: &str, dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut vars = Vars::default();
     for line in text.lines().take(65_536) {
         vars.learn(&shell_words::words(line));
@@ -148,6 +163,7 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
         out: Vec::new(),
         unresolved: false,
         nix_walked: false,
+        path_dirs: Vec::new(),
     };
     r.text(text, 0, false);
     let mut out = r.out;
@@ -159,7 +175,10 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
-    out
+    let mut path = r.path_dirs;
+    path.sort();
+    path.dedup();
+    (out, path)
 }
 
 struct Reader<'a> {
@@ -168,6 +187,8 @@ struct Reader<'a> {
     out: Vec<PathBuf>,
     unresolved: bool,
     nix_walked: bool,
+    /// `PATH` directories the text exports.
+    path_dirs: Vec<PathBuf>,
 }
 
 impl Reader<'_> {
@@ -206,6 +227,7 @@ impl Reader<'_> {
             self.dir,
             &self.vars,
             &mut self.nix_walked,
+            &mut self.path_dirs,
         ));
         // `s=source_env; $s x`: a command named through a variable.
         let named: Vec<String> = words.iter().map(|w| self.called(w)).collect();

@@ -29,7 +29,16 @@ fn watched(name: &str) -> bool {
 /// The places one command of an `.envrc` (its words, quotes removed)
 /// exports, each absolute; `dir` is the `.envrc`'s directory. `walked`:
 /// the tree was already searched for `.nix` files (once per text).
-pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars, walked: &mut bool) -> Vec<PathBuf> {
+/// `PATH` directories (`PATH=`, `PATH_add`, `path_add PATH`) also go to
+/// `path` (a missing one is left to the after-run check, as a missing
+/// directory of the caller's `PATH` is).
+pub(super) fn places(
+    words: &[&str],
+    dir: &Path,
+    vars: &Vars,
+    walked: &mut bool,
+    path: &mut Vec<PathBuf>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let first = words.iter().position(|w| !is_assignment(w));
     let name = first.map(|i| words[i]);
@@ -44,7 +53,11 @@ pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars, walked: &mut bool)
         };
         let n = n.trim_end_matches('+');
         if watched(n) {
+            let at = out.len();
             value_places(n, v, dir, vars, &mut out);
+            if n == "PATH" {
+                path.extend_from_slice(&out[at..]);
+            }
         }
     }
     let args: Vec<&str> = first
@@ -57,7 +70,13 @@ pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars, walked: &mut bool)
         })
         .unwrap_or_default();
     match (name.unwrap_or_default(), args.as_slice()) {
-        ("PATH_add" | "load_prefix", dirs) => {
+        ("PATH_add", dirs) => {
+            for d in dirs {
+                value_places("PATH", d, dir, vars, &mut out);
+            }
+            path.extend_from_slice(&out);
+        }
+        ("load_prefix", dirs) => {
             for d in dirs {
                 value_places("PATH", d, dir, vars, &mut out);
             }
@@ -65,6 +84,9 @@ pub(super) fn places(words: &[&str], dir: &Path, vars: &Vars, walked: &mut bool)
         ("path_add", [var, dirs @ ..]) if watched(var) => {
             for d in dirs {
                 value_places(var, d, dir, vars, &mut out);
+            }
+            if *var == "PATH" {
+                path.extend_from_slice(&out);
             }
         }
         ("layout", [kind, ..]) => layout(kind, dir, &mut out),
@@ -209,7 +231,13 @@ mod tests {
                     _ => None,
                 })
                 .collect();
-            out.extend(places(&w, Path::new("/w"), &Vars::default(), &mut false));
+            out.extend(places(
+                &w,
+                Path::new("/w"),
+                &Vars::default(),
+                &mut false,
+                &mut Vec::new(),
+            ));
         }
         out
     }

@@ -204,3 +204,37 @@ fn too_many_envrc_names_make_the_workspace_read_only() {
         "{why:?}"
     );
 }
+
+/// F3: a missing `PATH_add` directory is not reserved (`npm install`
+/// makes `node_modules/.bin`): the run creates it, and a new program
+/// there named like a host program is set aside after the run; the
+/// user's shell with the `.envrc`'s `PATH` runs the host's.
+#[test]
+fn a_missing_path_add_directory_is_checked_after_the_run() {
+    let t = TempDir::new("envrc_path_add");
+    let (ws, home) = workspace(&t, "PATH_add node_modules/.bin\n");
+    let mark = t.path().join("ran");
+    let o = run_sh(
+        &ws,
+        &home,
+        &format!(
+            "mkdir -p node_modules/.bin && printf '#!/bin/sh\\necho LS >> {}\\n' > \
+             node_modules/.bin/ls && chmod +x node_modules/.bin/ls && \
+             echo tool > node_modules/.bin/my-own-tool && echo ok > other.txt",
+            mark.display()
+        ),
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("other.txt")).unwrap_or_default(),
+        "ok\n",
+        "{o:?}"
+    );
+    assert!(ws.join("node_modules/.bin/my-own-tool").exists(), "{o:?}");
+    assert!(!ws.join("node_modules/.bin/ls").exists(), "{o:?}");
+    let path = format!(
+        "{}:/usr/local/bin:/usr/bin:/bin",
+        ws.join("node_modules/.bin").display()
+    );
+    host(&ws, &[("PATH", path)], "sh", &["-c", "ls >/dev/null"]);
+    assert!(!mark.exists(), "the planted ls ran");
+}
