@@ -113,7 +113,7 @@ fn read(p: &Path) -> Option<String> {
 
 /// Words bash reads before a command's name (reserved words, prefixes):
 /// `then source_env x`, `{ source_env x; }`, `time source_env x`.
-const PREFIXES: &[&str] = &[
+pub(super) const PREFIXES: &[&str] = &[
     "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
     "-p", "command", "builtin", "exec", "nohup", "noglob", "coproc", "[[", "]]",
 ];

@@ -40,6 +40,13 @@ pub(super) fn places(
     path: &mut Vec<PathBuf>,
 ) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    // (`if ...; then export X=...; fi`: reserved words are no name.)
+    let words: Vec<&str> = words
+        .iter()
+        .copied()
+        .skip_while(|w| super::envrc::PREFIXES.contains(w))
+        .collect();
+    let words = words.as_slice();
     let first = words.iter().position(|w| !is_assignment(w));
     let name = first.map(|i| words[i]);
     // Assignments: before the name, or the arguments of `export`.
@@ -261,6 +268,10 @@ mod tests {
             [w("/w/sitecustomize.py"), w("/w/usercustomize.py")]
         );
         assert_eq!(p("layout python3"), [w("/w/.direnv")]);
+        assert_eq!(
+            p("if true; then export BASH_ENV=$PWD/e.sh; fi"),
+            [w("/w/e.sh")]
+        );
         assert_eq!(p("use devbox")[0], w("/w/devbox.json"));
         assert!(p("export FOO=$PWD/x; echo PATH=bin; export PATH=/usr/bin").is_empty());
     }
