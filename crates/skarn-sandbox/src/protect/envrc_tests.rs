@@ -343,3 +343,32 @@ fn exports_are_named() {
         assert!(v.contains(&PathBuf::from(want)), "{want}: {v:?}");
     }
 }
+
+/// atk24d F3: `use flake` names the `.nix` files the flake imports;
+/// `use devbox` its `devbox.json`.
+#[test]
+fn loaders_name_their_files() {
+    let t = skarn_test_support::TempDir::new("envrc_nix");
+    let d = t.path().to_path_buf();
+    std::fs::create_dir_all(d.join("nix/shells")).unwrap();
+    for f in [
+        "flake.nix",
+        "flake.lock",
+        "nix/devshell.nix",
+        "nix/shells/py.nix",
+    ] {
+        std::fs::write(d.join(f), "{}").unwrap();
+    }
+    std::fs::write(d.join("nix/README.md"), "x").unwrap();
+    let v = names("use flake\nuse devbox\n", &d);
+    for f in [
+        "flake.nix",
+        "flake.lock",
+        "nix/devshell.nix",
+        "nix/shells/py.nix",
+        "devbox.json",
+    ] {
+        assert!(v.contains(&d.join(f)), "{f}: {v:?}");
+    }
+    assert!(!v.contains(&d.join("nix/README.md")), "{v:?}");
+}
