@@ -6,10 +6,13 @@
 //! `.`) are not checked by direnv: a sandboxed command that writes one of
 //! them gets code run in the user's shell at the next `cd`. [`sourced`]
 //! reads an `.envrc` the way a careful reader would (no evaluation: words
-//! of each command, quotes removed, `$PWD` and `~/` expanded, anything
-//! else with `$` or a glob not followed) and names every file it could
-//! make direnv read. `skarn run` keeps them read-only (reserved when
-//! missing) and the file guard of `skarn hook` refuses them: one list.
+//! of each command, quotes removed, what bash resolves without running
+//! the project expanded: [`super::envrc_static`]) and names every file it
+//! could make direnv read, and every place its exports make host programs
+//! load (`envrc_exports`, ADR 0198); what it cannot resolve
+//! names every path the text mentions (`envrc_mentions`).
+//! `skarn run` keeps them read-only (reserved when missing) and the file
+//! guard of `skarn hook` refuses them: one list.
 
 use std::path::{Path, PathBuf};
 
@@ -135,8 +138,11 @@ const MAX_NEST: usize = 4;
 /// place in a command (`.` only as its name), `eval`'s text and command
 /// substitutions are read again, and the target of an input redirection
 /// (`< x`) is named. Variables are those the text assigns (`for f in x`,
-/// `F=x`, [`crate::protect::shell_words::Vars`]). Whatever cannot be
-/// resolved names the usual companions ([`USUAL`]).
+/// `F=x`, arrays, [`crate::protect::shell_words::Vars`]); substitutions
+/// bash resolves statically are replaced by their value. Exports of
+/// names host programs load are named too. Whatever cannot be resolved
+/// names the usual companions ([`USUAL`]) and every path the text
+/// mentions.
 pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
     read_text(text, dir).0
 }
