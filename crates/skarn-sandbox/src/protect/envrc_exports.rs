@@ -224,7 +224,8 @@ fn nix_files(dir: &Path, out: &mut Vec<PathBuf>) {
     out.extend(found);
 }
 
-#[cfg(test)]
+// (Unix paths.)
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -133,7 +133,8 @@ fn plausible(s: &str) -> bool {
             .is_some_and(|(b, e)| !b.is_empty() && e.starts_with(|c: char| c.is_ascii_alphabetic()))
 }
 
-#[cfg(test)]
+// (Unix paths.)
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -218,7 +218,8 @@ fn first_brace(w: &str) -> Option<(usize, usize, Vec<&str>)> {
     Some((open, close, alts))
 }
 
-#[cfg(test)]
+// (Unix paths.)
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

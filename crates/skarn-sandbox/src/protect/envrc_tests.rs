@@ -145,6 +145,7 @@ fn differential_against_bash() {
 /// its own name when executed, direnv's calls are stubbed to source
 /// their file, and `.envrc` is sourced as direnv does. Every file
 /// bash ran must be among those [`names`] gives (attack atk24c F3).
+#[cfg(unix)]
 #[test]
 fn every_file_bash_runs_is_named() {
     if std::process::Command::new("bash")
@@ -325,6 +326,7 @@ fn chains_are_followed_within_bounds() {
 }
 
 /// atk24d F3: what an `.envrc` exports that host programs load.
+#[cfg(unix)]
 #[test]
 fn exports_are_named() {
     let d = Path::new("/w");
@@ -346,6 +348,7 @@ fn exports_are_named() {
 
 /// atk24d F3: `use flake` names the `.nix` files the flake imports;
 /// `use devbox` its `devbox.json`.
+#[cfg(unix)]
 #[test]
 fn loaders_name_their_files() {
     let t = skarn_test_support::TempDir::new("envrc_nix");
