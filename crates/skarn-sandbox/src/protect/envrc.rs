@@ -90,8 +90,9 @@ pub fn over_cap(envrc: &Path) -> Option<String> {
     let dir = envrc.parent()?;
     sourced(envrc).iter().any(|p| p == dir).then(|| {
         format!(
-            "{} names more than {MAX_PATHS} files direnv would read or host programs load: \
-             all of {} is read-only for this run",
+            "{} names more files direnv would read or host programs load than skarn lists \
+             (more than {MAX_PATHS} names, or more than 100,000 entries searched for `use \
+             flake`): all of {} is read-only for this run",
             envrc.display(),
             dir.display()
         )

@@ -193,7 +193,8 @@ fn uses(what: &str, dir: &Path, out: &mut Vec<PathBuf>, walked: &mut bool) {
     }
 }
 
-/// Every `*.nix` and `flake.lock` below `dir` (not in `.git`); past
+/// Every `*.nix` and `flake.lock` below `dir` (not in `.git`, `.direnv`
+/// or the dependency and build trees); past
 /// [`MAX_WALK`] entries, `dir` itself (the whole tree, fail closed).
 fn nix_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut seen = 0usize;
@@ -213,7 +214,13 @@ fn nix_files(dir: &Path, out: &mut Vec<PathBuf>) {
             let name = name.to_string_lossy();
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
-                if name != ".git" {
+                // (Dependency and build trees are no flake's source; a
+                // flake that imports from one names it in `flake.nix`,
+                // which stays read-only.)
+                if name != ".git"
+                    && name != ".direnv"
+                    && !crate::protect::grant_walk::SKIPPED.contains(&name.as_ref())
+                {
                     todo.push(e.path());
                 }
             } else if name.ends_with(".nix") || name == "flake.lock" {
