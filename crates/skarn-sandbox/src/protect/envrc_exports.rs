@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protect::host_programs::ENV_PLACES;
 use crate::protect::shell_words::{self, Vars};
 
 /// Entries looked at for `use flake` / `use nix` (past it: the whole
@@ -21,9 +20,20 @@ const MAX_WALK: usize = 100_000;
 /// Commands that export their assignment words.
 const EXPORTERS: &[&str] = &["export", "declare", "typeset", "readonly", "local"];
 
-/// Whether host programs load code from what `name` names.
+/// Dependency and build trees not searched for `.nix` files (the walk's
+/// list, `grant_walk::SKIPPED`, which is Unix-only).
+const DEP_TREES: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__"];
+
+/// Whether host programs load code from what `name` names (on Unix, the
+/// caller-environment list `host_programs::ENV_PLACES`).
 fn watched(name: &str) -> bool {
-    name == "PATH" || ENV_PLACES.iter().any(|(n, secret)| !*secret && *n == name)
+    #[cfg(unix)]
+    let listed = crate::protect::host_programs::ENV_PLACES
+        .iter()
+        .any(|(n, secret)| !*secret && *n == name);
+    #[cfg(not(unix))]
+    let listed = false;
+    name == "PATH" || listed
 }
 
 /// The places one command of an `.envrc` (its words, quotes removed)
@@ -217,10 +227,7 @@ fn nix_files(dir: &Path, out: &mut Vec<PathBuf>) {
                 // (Dependency and build trees are no flake's source; a
                 // flake that imports from one names it in `flake.nix`,
                 // which stays read-only.)
-                if name != ".git"
-                    && name != ".direnv"
-                    && !crate::protect::grant_walk::SKIPPED.contains(&name.as_ref())
-                {
+                if name != ".git" && name != ".direnv" && !DEP_TREES.contains(&name.as_ref()) {
                     todo.push(e.path());
                 }
             } else if name.ends_with(".nix") || name == "flake.lock" {
