@@ -375,3 +375,68 @@ fn loaders_name_their_files() {
     }
     assert!(!v.contains(&d.join("nix/README.md")), "{v:?}");
 }
+
+/// Texts made of the characters the reader treats specially (a fixed
+/// pseudo-random sequence): no panic, absolute names only, none twice
+/// (what the fuzz target `envrc` checks, here on every test run).
+#[test]
+fn shell_significant_noise_is_read_safely() {
+    const ALPHABET: &[&str] = &[
+        "$",
+        "(",
+        ")",
+        "{",
+        "}",
+        ",",
+        "'",
+        "\"",
+        "`",
+        "\\",
+        "$'",
+        "${",
+        "[",
+        "]",
+        ":",
+        "=",
+        "-",
+        "/",
+        ".",
+        " ",
+        "\n",
+        ";",
+        "x",
+        "é",
+        "source_env ",
+        "export PATH=",
+        "PATH_add ",
+        "$(pwd)",
+        "$(dirname ",
+        "${BASH_SOURCE[0]}",
+        "use flake ",
+        "eval ",
+        "arr=(",
+        "#",
+        ":-",
+        ":=",
+        "\\x2",
+        "\\u00e9",
+        "\\777",
+    ];
+    let d = Path::new("/nonexistent-skarn/w");
+    let mut seed: u64 = 0x5eed_1234_abcd_0001;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..(seed % 40) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push_str(ALPHABET[(seed % ALPHABET.len() as u64) as usize]);
+        }
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let v = names(&text, d);
+        for (i, p) in v.iter().enumerate() {
+            assert!(p.is_absolute(), "{text:?}: {p:?}");
+            assert!(!v[..i].contains(p), "{text:?}: {p:?} twice");
+        }
+    }
+}
