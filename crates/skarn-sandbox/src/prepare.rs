@@ -135,10 +135,17 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         plan.not_found_hint = crate::linux::plan::not_found_hint(&policy, &host, &plan, path_var);
     }
     plan.report.notes.extend(settled.notes);
+    let mut warnings = settled.warnings;
+    if purpose == Purpose::Run
+        && policy.protect_persistence
+        && let Some(w) = crate::protect::envrc::over_cap(&policy.workspace.join(".envrc"))
+    {
+        warnings.push(w);
+    }
     Ok(Prepared {
         policy,
         host,
         plan,
-        warnings: settled.warnings,
+        warnings,
     })
 }

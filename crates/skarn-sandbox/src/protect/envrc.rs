@@ -6,10 +6,13 @@
 //! `.`) are not checked by direnv: a sandboxed command that writes one of
 //! them gets code run in the user's shell at the next `cd`. [`sourced`]
 //! reads an `.envrc` the way a careful reader would (no evaluation: words
-//! of each command, quotes removed, `$PWD` and `~/` expanded, anything
-//! else with `$` or a glob not followed) and names every file it could
-//! make direnv read. `skarn run` keeps them read-only (reserved when
-//! missing) and the file guard of `skarn hook` refuses them: one list.
+//! of each command, quotes removed, what bash resolves without running
+//! the project expanded: [`super::envrc_static`]) and names every file it
+//! could make direnv read, and every place its exports make host programs
+//! load (`envrc_exports`, ADR 0198); what it cannot resolve
+//! names every path the text mentions (`envrc_mentions`).
+//! `skarn run` keeps them read-only (reserved when missing) and the file
+//! guard of `skarn hook` refuses them: one list.
 
 use std::path::{Path, PathBuf};
 
@@ -17,8 +20,9 @@ use crate::protect::shell_words::{self, Token, Vars};
 
 /// Largest `.envrc` read.
 const MAX_BYTES: u64 = 256 * 1024;
-/// Paths named at most (past it the rest are not followed).
-const MAX_PATHS: usize = 64;
+/// Paths named at most: past it the `.envrc`'s whole directory tree is
+/// named instead (fail closed, [`over_cap`] says so).
+const MAX_PATHS: usize = 4096;
 /// `source_env` chains followed at most.
 const MAX_DEPTH: usize = 4;
 
@@ -49,9 +53,13 @@ const CALLS: &[(&str, Option<&str>)] = &[
 /// The files `envrc` (an `.envrc` path) could make direnv read, inside
 /// its own directory tree and next to it (`dir/x`, `dir/sub/x`; never
 /// the `.envrc` itself). Missing files are named too (they could be
-/// created). Bounded: [`MAX_BYTES`] per file, [`MAX_PATHS`], [`MAX_DEPTH`].
+/// created), and what it exports that host programs load
+/// (`export PYTHONPATH=$PWD/src`: the directory, named whole). Bounded:
+/// [`MAX_BYTES`] per file, [`MAX_DEPTH`]; past [`MAX_PATHS`] names, the
+/// `.envrc`'s directory itself (its whole tree).
 pub fn sourced(envrc: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    let top = envrc.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut todo = vec![(envrc.to_path_buf(), 0usize)];
     while let Some((f, depth)) = todo.pop() {
         let Some(dir) = f.parent().map(Path::to_path_buf) else {
@@ -60,6 +68,8 @@ pub fn sourced(envrc: &Path) -> Vec<PathBuf> {
         let Some(text) = read(&f) else { continue };
         for p in names(&text, &dir) {
             if out.len() >= MAX_PATHS {
+                // No silent cut: the whole tree.
+                out.push(top);
                 return out;
             }
             if p == envrc || out.contains(&p) {
@@ -72,6 +82,21 @@ pub fn sourced(envrc: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The line to show when [`sourced`] named the `.envrc`'s whole tree
+/// (more than [`MAX_PATHS`] names), `None` otherwise.
+pub fn over_cap(envrc: &Path) -> Option<String> {
+    let dir = envrc.parent()?;
+    sourced(envrc).iter().any(|p| p == dir).then(|| {
+        format!(
+            "{} names more files direnv would read or host programs load than skarn lists \
+             (more than {MAX_PATHS} names, or more than 100,000 entries searched for `use \
+             flake`): all of {} is read-only for this run",
+            envrc.display(),
+            dir.display()
+        )
+    })
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -92,7 +117,7 @@ fn read(p: &Path) -> Option<String> {
 
 /// Words bash reads before a command's name (reserved words, prefixes):
 /// `then source_env x`, `{ source_env x; }`, `time source_env x`.
-const PREFIXES: &[&str] = &[
+pub(super) const PREFIXES: &[&str] = &[
     "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
     "-p", "command", "builtin", "exec", "nohup", "noglob", "coproc", "[[", "]]",
 ];
@@ -114,9 +139,27 @@ const MAX_NEST: usize = 4;
 /// place in a command (`.` only as its name), `eval`'s text and command
 /// substitutions are read again, and the target of an input redirection
 /// (`< x`) is named. Variables are those the text assigns (`for f in x`,
-/// `F=x`, [`crate::protect::shell_words::Vars`]). Whatever cannot be
-/// resolved names the usual companions ([`USUAL`]).
+/// `F=x`, arrays, [`crate::protect::shell_words::Vars`]); substitutions
+/// bash resolves statically are replaced by their value. Exports of
+/// names host programs load are named too. Whatever cannot be resolved
+/// names the usual companions ([`USUAL`]) and every path the text
+/// mentions.
 pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
+    read_text(text, dir).0
+}
+
+/// The `PATH` directories an `.envrc` (this file only) exports
+/// (`PATH_add bin`, `PATH=$PWD/bin:$PATH`): among [`sourced`]'s names; a
+/// missing one is checked after the run instead of reserved (a reserved
+/// `node_modules/.bin` would stop `npm install`).
+pub fn path_dirs(envrc: &Path) -> Vec<PathBuf> {
+    match (envrc.parent(), read(envrc)) {
+        (Some(dir), Some(text)) => read_text(&text, dir).1,
+        _ => Vec::new(),
+    }
+}
+
+fn read_text(text: &str, dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut vars = Vars::default();
     for line in text.lines().take(65_536) {
         vars.learn(&shell_words::words(line));
@@ -126,15 +169,23 @@ pub fn names(text: &str, dir: &Path) -> Vec<PathBuf> {
         vars,
         out: Vec::new(),
         unresolved: false,
+        nix_walked: false,
+        path_dirs: Vec::new(),
     };
     r.text(text, 0, false);
     let mut out = r.out;
     if r.unresolved {
         out.extend(USUAL.iter().map(|u| dir.join(u)));
+        // Not only the usual names: every path the text mentions
+        // (`"$(find_up x)/scripts/env.sh"`: its literal tail).
+        out.extend(super::envrc_mentions::mentioned(text, dir));
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
-    out
+    let mut path = r.path_dirs;
+    path.sort();
+    path.dedup();
+    (out, path)
 }
 
 struct Reader<'a> {
@@ -142,6 +193,9 @@ struct Reader<'a> {
     vars: Vars,
     out: Vec<PathBuf>,
     unresolved: bool,
+    nix_walked: bool,
+    /// `PATH` directories the text exports.
+    path_dirs: Vec<PathBuf>,
 }
 
 impl Reader<'_> {
@@ -174,6 +228,17 @@ impl Reader<'_> {
                 }
             }
         }
+        // What it exports that host programs load (atk24d F3).
+        self.out.extend(super::envrc_exports::places(
+            &words,
+            self.dir,
+            &self.vars,
+            &mut self.nix_walked,
+            &mut self.path_dirs,
+        ));
+        // `s=source_env; $s x`: a command named through a variable.
+        let named: Vec<String> = words.iter().map(|w| self.called(w)).collect();
+        let words: Vec<&str> = named.iter().map(String::as_str).collect();
         // Command substitutions anywhere: read as commands of their own.
         for w in &words {
             for inner in substitutions(w) {
@@ -203,6 +268,27 @@ impl Reader<'_> {
             // `eval "$(lorri direnv)"`: code from a program's output.
             self.unresolved = true;
         }
+    }
+
+    /// `w`, or the direnv call (or `eval`/`source`) a variable `w` holds.
+    fn called(&self, w: &str) -> String {
+        let name = w
+            .strip_prefix("${")
+            .and_then(|n| n.strip_suffix('}'))
+            .or_else(|| w.strip_prefix('$'))
+            .filter(|n| {
+                n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_[]@*".contains(c))
+            });
+        let Some(name) = name.map(|n| n.split_once('[').map_or(n, |(n, _)| n)) else {
+            return w.to_string();
+        };
+        self.vars
+            .get(name)
+            .iter()
+            .find(|v| *v == "eval" || CALLS.iter().any(|(c, _)| c == v))
+            .cloned()
+            .unwrap_or_else(|| w.to_string())
     }
 
     fn eval(&mut self, text: &str, nest: usize) {
@@ -240,9 +326,11 @@ impl Reader<'_> {
     /// One word naming a file read.
     fn file(&mut self, a: &str, nest: usize) {
         // `source <(cat x)`, `source_env "$(cat x)"`: what `x` holds
-        // decides.
-        for inner in substitutions(a) {
-            self.text(inner, nest + 1, true);
+        // decides (unless bash knows the value: `$(pwd)/x`).
+        if super::envrc_static::substitute(a, self.dir).is_none() {
+            for inner in substitutions(a) {
+                self.text(inner, nest + 1, true);
+            }
         }
         match resolve(a, self.dir, &self.vars) {
             Some(ps) => {
@@ -310,8 +398,19 @@ enum How {
     Glob,
 }
 
-/// One argument as paths; `None`: only bash knows.
+/// One argument as paths; `None`: only bash knows. Static
+/// substitutions (`$(pwd)`, `$(dirname "${BASH_SOURCE[0]}")`) and brace
+/// expansion first ([`super::envrc_static`]).
 fn resolve(a: &str, dir: &Path, vars: &Vars) -> Option<Vec<(PathBuf, How)>> {
+    let a = super::envrc_static::substitute(a, dir)?;
+    let mut out = Vec::new();
+    for w in super::envrc_static::braces(&a)? {
+        out.extend(resolve_one(&w, dir, vars)?);
+    }
+    Some(out)
+}
+
+fn resolve_one(a: &str, dir: &Path, vars: &Vars) -> Option<Vec<(PathBuf, How)>> {
     if a.is_empty() || a.contains("$(") || a.contains(['`', '~']) {
         return None;
     }

@@ -74,7 +74,6 @@ fn commands_are_read_as_bash_reads_them() {
     // Plain commands name nothing: no companions reserved for them.
     for t in [
         "export GIT_SHA=$(git rev-parse HEAD)",
-        "PATH_add bin; layout python3; use nix",
         "find . -name x > out.txt 2>&1",
         "cat <<EOF > x\nhello\nEOF",
     ] {
@@ -146,6 +145,7 @@ fn differential_against_bash() {
 /// its own name when executed, direnv's calls are stubbed to source
 /// their file, and `.envrc` is sourced as direnv does. Every file
 /// bash ran must be among those [`names`] gives (attack atk24c F3).
+#[cfg(unix)]
 #[test]
 fn every_file_bash_runs_is_named() {
     if std::process::Command::new("bash")
@@ -172,18 +172,83 @@ fn every_file_bash_runs_is_named() {
         "while false; do :; done; source_env_if_exists .envrc.x",
         "case x in x) source_env .envrc.x ;; esac",
         "f() { source_env .envrc.x; }; f",
+        // atk24d F4: names bash resolves without running the project.
+        "source_env \"$(pwd)/x.sh\"",
+        "source_env \"$PWD/x.sh\"",
+        "source_env \"$(dirname \"${BASH_SOURCE[0]}\")/x.sh\"",
+        "source_env \"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)/scripts/env.sh\"",
+        "source_env \"$(git rev-parse --show-toplevel)/x.sh\"",
+        "source_env x.{sh,zz}",
+        "source_env scripts/{env,none}.sh",
+        "source_env $'x.sh'",
+        "source_env $'x\\x2esh'",
+        "source_env ${F:-x.sh}",
+        "source_env ${F-x.sh}",
+        "source_env ${F:=x.sh}",
+        "source_env \"$(echo x.sh)\"",
+        "source_env `echo x.sh`",
+        "source_env \"$(realpath x.sh)\"",
+        "arr=(x.sh); source_env \"${arr[0]}\"",
+        "s=source_env; $s x.sh",
+        // Unresolved: the literal tail, every path the text mentions.
+        "top() { echo .; }; source_env \"$(top)/scripts/env.sh\"",
+        "load() { source_env \"$1\"; }; load x.sh",
+        "d=$(printf scripts); source_env \"$d/env.sh\"",
+        // atk24d F3: what the exports make host programs run.
+        "export BASH_ENV=\"$PWD/x.sh\"; bash -c true",
+        "export PYTHONPATH=\"$PWD/py\"; python3 -c pass",
+        "PATH_add bin; hello-skarn",
+        "export PATH=$PWD/bin:$PATH; hello-skarn",
     ];
     let stubs = "source_env(){ builtin source \"$1\"; }; \
                  source_env_if_exists(){ [ -f \"$1\" ] && builtin source \"$1\"; }; \
                  dotenv(){ builtin source \"${1:-.env}\"; }; \
                  dotenv_if_exists(){ [ -f \"${1:-.env}\" ] && builtin source \"${1:-.env}\"; }; \
-                 watch_file(){ :; }";
+                 watch_file(){ :; }; \
+                 PATH_add(){ for d in \"$@\"; do PATH=\"$PWD/$d:$PATH\"; done; export PATH; }";
+    let python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .output()
+        .is_ok_and(|o| o.status.success());
     for text in cases {
+        if text.contains("python3") && !python {
+            continue; // (python is no part of what bash reads itself)
+        }
         let t = skarn_test_support::TempDir::new("envrc-bash");
         let d = t.path().to_path_buf();
-        for f in [".envrc.user", ".envrc.x", "a.env", ".env"] {
-            std::fs::write(d.join(f), format!("echo \"RAN:{f}\" >&3\n")).unwrap();
+        let _ = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&d)
+            .output();
+        for f in [
+            ".envrc.user",
+            ".envrc.x",
+            "a.env",
+            ".env",
+            "x.sh",
+            "scripts/env.sh",
+            "bin/hello-skarn",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+            let sh = if f.starts_with("bin/") {
+                "#!/bin/sh\n"
+            } else {
+                ""
+            };
+            std::fs::write(d.join(f), format!("{sh}echo \"RAN:{f}\" >&3\n")).unwrap();
         }
+        std::fs::set_permissions(
+            d.join("bin/hello-skarn"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.join("py")).unwrap();
+        std::fs::write(
+            d.join("py/sitecustomize.py"),
+            "import os\nos.write(3, b'RAN:py/sitecustomize.py\\n')\n",
+        )
+        .unwrap();
         std::fs::write(d.join(".envrc"), text).unwrap();
         let o = std::process::Command::new("bash")
             .arg("-c")
@@ -204,8 +269,9 @@ fn every_file_bash_runs_is_named() {
         );
         let named = names(text, &d);
         for f in ran {
+            // (A directory is named whole.)
             assert!(
-                named.contains(&d.join(&f)),
+                named.iter().any(|n| d.join(&f).starts_with(n)),
                 "{text:?}: bash ran {f}, named only {named:?}"
             );
         }
@@ -234,6 +300,12 @@ fn chains_are_followed_within_bounds() {
         "source_env a; ",
         "<(<(<(",
         "watch_file a b c d e f; ",
+        "{{{{{,",
+        "source_env x.{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}; ",
+        "source_env \"$(dirname \"$(dirname \"$(pwd)\")\")/$'\\x2e'a\"; ",
+        "export PATH=$PWD/a:$PATH PYTHONPATH=${X:-b}; ",
+        "use flake; layout python; ",
+        "eval \"$(x)\" a/b.sh ${Y}/c.sh ",
     ] {
         let big = unit.repeat(MAX_BYTES as usize / unit.len());
         let v = names(&big, &d);
@@ -242,7 +314,129 @@ fn chains_are_followed_within_bounds() {
         u.dedup();
         assert_eq!(u.len(), v.len(), "no name twice");
     }
-    let many: String = (0..500).map(|i| format!("watch_file f{i}\n")).collect();
+    // Past the cap: the whole tree, said (atk24d F4: no silent cut).
+    let many: String = (0..5000).map(|i| format!("watch_file f{i}\n")).collect();
     std::fs::write(d.join(".envrc"), many).unwrap();
-    assert_eq!(sourced(&d.join(".envrc")).len(), MAX_PATHS);
+    let v = sourced(&d.join(".envrc"));
+    assert_eq!(v.len(), MAX_PATHS + 1);
+    assert_eq!(v.last(), Some(&d));
+    assert!(over_cap(&d.join(".envrc")).is_some());
+    std::fs::write(d.join(".envrc"), "watch_file a\n").unwrap();
+    assert!(over_cap(&d.join(".envrc")).is_none());
+}
+
+/// atk24d F3: what an `.envrc` exports that host programs load.
+#[cfg(unix)]
+#[test]
+fn exports_are_named() {
+    let d = Path::new("/w");
+    let v = names(
+        "export PYTHONPATH=\"$PWD/src\"\nexport NODE_OPTIONS=\"--require $PWD/lib/init.js\"\n\
+         export BASH_ENV=\"$PWD/lib/bashenv\"\nPATH_add bin\nlayout python3",
+        d,
+    );
+    for want in [
+        "/w/src",
+        "/w/lib/init.js",
+        "/w/lib/bashenv",
+        "/w/bin",
+        "/w/.direnv",
+    ] {
+        assert!(v.contains(&PathBuf::from(want)), "{want}: {v:?}");
+    }
+}
+
+/// atk24d F3: `use flake` names the `.nix` files the flake imports;
+/// `use devbox` its `devbox.json`.
+#[cfg(unix)]
+#[test]
+fn loaders_name_their_files() {
+    let t = skarn_test_support::TempDir::new("envrc_nix");
+    let d = t.path().to_path_buf();
+    std::fs::create_dir_all(d.join("nix/shells")).unwrap();
+    for f in [
+        "flake.nix",
+        "flake.lock",
+        "nix/devshell.nix",
+        "nix/shells/py.nix",
+    ] {
+        std::fs::write(d.join(f), "{}").unwrap();
+    }
+    std::fs::write(d.join("nix/README.md"), "x").unwrap();
+    let v = names("use flake\nuse devbox\n", &d);
+    for f in [
+        "flake.nix",
+        "flake.lock",
+        "nix/devshell.nix",
+        "nix/shells/py.nix",
+        "devbox.json",
+    ] {
+        assert!(v.contains(&d.join(f)), "{f}: {v:?}");
+    }
+    assert!(!v.contains(&d.join("nix/README.md")), "{v:?}");
+}
+
+/// Texts made of the characters the reader treats specially (a fixed
+/// pseudo-random sequence): no panic, absolute names only, none twice
+/// (what the fuzz target `envrc` checks, here on every test run).
+#[test]
+fn shell_significant_noise_is_read_safely() {
+    const ALPHABET: &[&str] = &[
+        "$",
+        "(",
+        ")",
+        "{",
+        "}",
+        ",",
+        "'",
+        "\"",
+        "`",
+        "\\",
+        "$'",
+        "${",
+        "[",
+        "]",
+        ":",
+        "=",
+        "-",
+        "/",
+        ".",
+        " ",
+        "\n",
+        ";",
+        "x",
+        "é",
+        "source_env ",
+        "export PATH=",
+        "PATH_add ",
+        "$(pwd)",
+        "$(dirname ",
+        "${BASH_SOURCE[0]}",
+        "use flake ",
+        "eval ",
+        "arr=(",
+        "#",
+        ":-",
+        ":=",
+        "\\x2",
+        "\\u00e9",
+        "\\777",
+    ];
+    let d = Path::new("/nonexistent-skarn/w");
+    let mut seed: u64 = 0x5eed_1234_abcd_0001;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..(seed % 40) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push_str(ALPHABET[(seed % ALPHABET.len() as u64) as usize]);
+        }
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let v = names(&text, d);
+        for (i, p) in v.iter().enumerate() {
+            assert!(p.is_absolute(), "{text:?}: {p:?}");
+            assert!(!v[..i].contains(p), "{text:?}: {p:?} twice");
+        }
+    }
 }

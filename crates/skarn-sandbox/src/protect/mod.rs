@@ -8,6 +8,9 @@
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
 pub mod envrc;
+mod envrc_exports;
+mod envrc_mentions;
+pub mod envrc_static;
 pub mod git;
 pub mod grant_links;
 #[cfg(unix)]
@@ -33,6 +36,7 @@ pub mod rebase_todo;
 pub mod run_record;
 #[cfg(unix)]
 pub mod set_aside;
+mod shell_ansi;
 #[cfg(unix)]
 pub mod shell_sources;
 pub mod shell_words;

@@ -25,10 +25,22 @@ impl Vars {
             return;
         }
         let v = self.0.entry(name.to_string()).or_default();
-        let value = unquote(value).to_string();
-        if v.len() < MAX_VALUES && !v.contains(&value) {
-            v.push(value);
+        // `arr=(a b)`: each element a value.
+        let items: Vec<&str> = match value.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+            Some(inner) => inner.split_whitespace().collect(),
+            None => vec![value],
+        };
+        for item in items {
+            let value = unquote(item).to_string();
+            if v.len() < MAX_VALUES && !v.contains(&value) {
+                v.push(value);
+            }
         }
+    }
+
+    /// The values recorded for `name` (none when unknown).
+    pub fn get(&self, name: &str) -> &[String] {
+        self.0.get(name).map(Vec::as_slice).unwrap_or_default()
     }
 
     /// Record the assignments of one line's `words` (see [`words`]).
@@ -181,30 +193,40 @@ pub fn expand(word: &str, home: &Path, vars: &Vars) -> Option<Vec<Expanded>> {
         let after = &rest[at + 1..];
         let (name, default, tail) = if let Some(b) = after.strip_prefix('{') {
             let (inner, tail) = b.split_once('}')?;
-            match inner.split_once(":-").or_else(|| inner.split_once('-')) {
-                Some((n, d)) => (n, Some(d), tail),
-                None => (inner, None, tail),
-            }
+            let (n, d) = operator(inner);
+            // `${arr[0]}`, `${arr[@]}`: the array's values.
+            (n.split_once('[').map_or(n, |(n, _)| n), d, tail)
         } else {
             let end = after
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(after.len());
             (&after[..end], None, &after[end..])
         };
-        let values: Vec<(String, bool)> = if name == "HOME" {
+        let mut values: Vec<(String, bool)> = if name == "HOME" {
             vec![(home.display().to_string(), false)]
         } else if let Some(v) = vars.0.get(name) {
             v.iter().map(|x| (x.clone(), true)).collect()
         } else if let Ok(v) = std::env::var(name) {
             vec![(v, true)]
-        } else if let Some(d) = default {
-            let d = expand(d, home, vars)?;
-            d.into_iter()
-                .map(|e| (e.path.display().to_string(), e.approx))
-                .collect()
         } else {
-            return None;
+            Vec::new()
         };
+        // `${V:-x}`, `${V=x}`: the default too (the variable may be unset
+        // where the text runs).
+        if let Some(d) = default {
+            let d = if d.starts_with(['/', '~', '$']) {
+                expand(d, home, vars)?
+                    .into_iter()
+                    .map(|e| (e.path.display().to_string(), true))
+                    .collect()
+            } else {
+                vec![(unquote(d).to_string(), true)]
+            };
+            values.extend(d);
+        }
+        if values.is_empty() {
+            return None;
+        }
         let mut next = Vec::new();
         for (s, a) in &acc {
             for (v, va) in &values {
@@ -230,6 +252,22 @@ pub fn expand(word: &str, home: &Path, vars: &Vars) -> Option<Vec<Expanded>> {
         })
         .collect();
     (!out.is_empty()).then_some(out)
+}
+
+/// The name and default of a `${...}` body: `V:-x`, `V-x`, `V:=x`, `V=x`
+/// (`:+`/`+` give their word only when set: kept as a default too).
+fn operator(inner: &str) -> (&str, Option<&str>) {
+    let end = inner
+        .find(|c: char| {
+            !(c.is_ascii_alphanumeric() || c == '_' || c == '[' || c == ']' || c == '@' || c == '*')
+        })
+        .unwrap_or(inner.len());
+    let (n, rest) = inner.split_at(end);
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    match rest.chars().next() {
+        Some('-' | '=' | '+') => (n, Some(&rest[1..])),
+        _ => (n, None),
+    }
 }
 
 /// One token of a command ([`commands`]).
@@ -332,6 +370,12 @@ pub fn commands(text: &str) -> Vec<Vec<Token>> {
                 chars.next();
                 in_word = true;
                 subst(&mut chars, &mut w);
+            }
+            '$' if chars.peek() == Some(&'\'') => {
+                // ANSI-C quoting: `$'x\x2esh'`.
+                chars.next();
+                in_word = true;
+                super::shell_ansi::ansi_c(&mut chars, &mut w);
             }
             '`' => {
                 in_word = true;

@@ -63,6 +63,7 @@ mod run_after_check;
 mod run_atk22c;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
+// Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;
 #[cfg(target_os = "linux")]
@@ -78,6 +79,8 @@ mod run_egress_secrets;
 #[cfg(target_os = "linux")]
 mod run_env_round4;
 mod run_env_round4b;
+#[cfg(target_os = "linux")]
+mod run_envrc_exports;
 #[cfg(target_os = "linux")]
 mod run_escapes;
 #[cfg(target_os = "linux")]

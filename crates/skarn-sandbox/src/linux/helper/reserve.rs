@@ -306,6 +306,13 @@ fn nested_repos(
         // F15): read-only, reserved when missing, inside the grants only.
         if s.file_name().is_some_and(|n| n == ".envrc") {
             for p in crate::protect::envrc::sourced(s) {
+                if s.parent() == Some(p.as_path()) {
+                    notes.degraded.push(format!(
+                        "{} names more files than skarn lists: its directory is read-only for \
+                         this run",
+                        s.display()
+                    ));
+                }
                 if r.nested_roots.iter().any(|root| p.starts_with(root))
                     && !ops.iter().any(|(q, _, _)| *q == p)
                 {

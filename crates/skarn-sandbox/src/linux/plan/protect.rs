@@ -131,7 +131,26 @@ fn persistence(
     // What the workspace's `.envrc` makes direnv read unchecked
     // (`source_env_if_exists .envrc.local`, `dotenv`, ...): read-only,
     // reserved when missing (inside the workspace only).
+    let envrc_path = crate::protect::envrc::path_dirs(&ws.join(".envrc"));
     for p in crate::protect::envrc::sourced(&ws.join(".envrc")) {
+        if envrc_path.contains(&p) && missing_in_grant(&p, g) {
+            // A missing `PATH_add` directory: made by the tools
+            // (`node_modules/.bin`), checked after the run.
+            report.notes.push(format!(
+                "{} (a PATH directory the workspace's .envrc adds) is missing: the run may \
+                 create it; new programs in it named like programs later on PATH are set \
+                 aside after the run",
+                p.display()
+            ));
+            continue;
+        }
+        if p == *ws {
+            // More names than the reader keeps: the whole workspace.
+            report.notes.push(format!(
+                "{}/.envrc names too many files: the workspace is read-only for this run",
+                ws.display()
+            ));
+        }
         if p.starts_with(ws)
             && !protects
                 .iter()
@@ -298,13 +317,24 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
     }
     let cwd = policy.cwd.as_ref().unwrap_or(&policy.workspace);
     let dirs = crate::protect::host_programs::path_dirs(cwd, host.home.as_deref());
-    let missing_path_dirs = dirs
+    let mut missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)> = dirs
         .iter()
         .enumerate()
         .filter(|(_, d)| missing_in_grant(d, g))
         .map(|(i, d)| (d.clone(), dirs[i + 1..].to_vec()))
         .take(64)
         .collect();
+    // The `PATH` directories the workspace's `.envrc` adds in front of
+    // the caller's (not reserved: see `persistence`).
+    if policy.protect_persistence {
+        for d in crate::protect::envrc::path_dirs(&policy.workspace.join(".envrc"))
+            .into_iter()
+            .filter(|d| missing_in_grant(d, g))
+            .take(64)
+        {
+            missing_path_dirs.push((d, dirs.clone()));
+        }
+    }
     AfterRun {
         vet_roots: writable_roots(g),
         quarantine_home,

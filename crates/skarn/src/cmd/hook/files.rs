@@ -212,13 +212,21 @@ fn envrc_refusal(c: &Path) -> Option<String> {
         if std::fs::symlink_metadata(&envrc).is_err() {
             continue;
         }
-        if skarn_sandbox::protect::envrc::sourced(&envrc)
-            .iter()
-            .any(|p| fold(c).starts_with(fold(p)))
-        {
+        let named = skarn_sandbox::protect::envrc::sourced(&envrc);
+        if named.iter().any(|p| p == dir) {
+            // Past the reader's cap: the whole tree (as `skarn run` does).
             return Some(format!(
-                "{} is read by {} (direnv runs what it holds without asking, unlike the \
-                 .envrc itself); sandboxed commands cannot write it either",
+                "{} names too many files for skarn to list: everything below {} is refused; \
+                 sandboxed commands cannot write there either",
+                envrc.display(),
+                dir.display()
+            ));
+        }
+        if named.iter().any(|p| fold(c).starts_with(fold(p))) {
+            return Some(format!(
+                "{} is read by {} or lies in a place it exports to host programs (direnv \
+                 runs or loads it without asking, unlike the .envrc itself); sandboxed \
+                 commands cannot write it either",
                 c.display(),
                 envrc.display()
             ));
