@@ -3,6 +3,7 @@
 //! `.npmrc`, a `.env` — would reach the command although its environment
 //! holds only the placeholder. The run is refused and the files named; the
 //! command does not run (checked outside: its marker file is absent).
+//! And other names (hard links) of secret sources are hidden (F4).
 
 use std::path::{Path, PathBuf};
 
@@ -89,4 +90,30 @@ fn git_init(ws: &Path) {
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
     }
+}
+
+/// Attack finding atk27d F4: another name (a hard link) of a secret's
+/// `file` source, or of a `--deny-read` path, inside the workspace is
+/// hidden like the path itself.
+#[test]
+fn a_hard_link_to_a_secret_source_or_a_denied_file_is_hidden() {
+    let t = TempDir::new("sec-stored");
+    let home = home(&t);
+    let ws = t.dir("ws");
+    let denied = t.dir("vals").join("denied.txt");
+    std::fs::write(&denied, "denied-CONTENT-42\n").unwrap();
+    std::fs::hard_link(t.dir("vals").join("tok"), ws.join(".tok")).unwrap();
+    std::fs::hard_link(&denied, ws.join(".denied")).unwrap();
+    let deny = format!("--deny-read={}", denied.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", &deny],
+        &["sh", "-c", "cat .tok; cat .denied; true"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!out(&o).contains(REAL), "{}", out(&o));
+    assert!(!out(&o).contains("denied-CONTENT-42"), "{}", out(&o));
 }

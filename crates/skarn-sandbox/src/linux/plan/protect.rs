@@ -253,7 +253,7 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
         git: policy.workspace.join(".git"),
         nested_roots: writable_roots(g),
         git_home: host.home.clone(),
-        aliases: alias_places(host),
+        aliases: alias_places(policy, host),
         walk_max_dirs: policy.walk_max_dirs,
     }
 }
@@ -262,12 +262,16 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
 /// grants are protected too: the home's persistence and secret paths,
 /// skarn's own configuration, and every trusted place found by following
 /// links and configurations ([`HostFacts::trusted`]).
-fn alias_places(host: &HostFacts) -> Vec<(PathBuf, bool)> {
+fn alias_places(policy: &Policy, host: &HostFacts) -> Vec<(PathBuf, bool)> {
     let mut out: Vec<(PathBuf, bool)> = host
         .trusted
         .iter()
         .map(|t| (t.target.clone(), t.secret))
         .collect();
+    // `--deny-read` paths and the secrets' own `file` sources (added to
+    // them): a hard link inside a writable grant is hidden too (attack
+    // atk27d F4).
+    out.extend(policy.deny_read.iter().map(|g| (g.path.clone(), true)));
     if let Some(home) = &host.home {
         let rc = ENTRIES
             .iter()
