@@ -94,7 +94,7 @@ impl MacFacts {
         // large, and privacy-protected (a walk would be refused or prompt).
         let library = f.home.as_ref().map(|h| h.join("Library"));
         let mut budget = 0;
-        for s in super::profile::secret_paths(policy, f.home.as_deref()) {
+        for s in super::secret_paths::secret_paths(policy, f.home.as_deref()) {
             if library.as_ref().is_some_and(|l| s.starts_with(l)) {
                 continue;
             }

@@ -33,6 +33,7 @@ pub mod facts;
 pub mod profile;
 pub mod report;
 pub mod sbpl;
+pub mod secret_paths;
 pub mod services;
 
 #[cfg(target_os = "macos")]

@@ -21,10 +21,9 @@ use std::path::{Path, PathBuf};
 
 use super::facts::MacFacts;
 use super::sbpl::{self, QuoteError};
-use super::services::{
-    MAC_HOME_SECRET_PATHS, MAC_SYSTEM_SECRET_PATHS, MACH_SERVICES, SYSCTL_NAMES, SYSCTL_PREFIXES,
-};
-use crate::policy::{HOME_PERSISTENCE_PATHS, NetPolicy, Policy, default_secret_paths};
+pub use super::secret_paths::secret_paths;
+use super::services::{MACH_SERVICES, SYSCTL_NAMES, SYSCTL_PREFIXES};
+use crate::policy::{HOME_PERSISTENCE_PATHS, NetPolicy, Policy};
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
 
 /// Why no profile could be made.
@@ -69,21 +68,6 @@ pub const SYSTEM_DIRS: &[&str] = &[
 fn bad(what: impl Into<String>) -> impl FnOnce(QuoteError) -> ProfileError {
     let what = what.into();
     move |source| ProfileError::Path { what, source }
-}
-
-/// Every path never readable for `policy`: the default secrets (Linux and
-/// macOS lists) and the policy's `deny_read` grants under both names.
-pub fn secret_paths(policy: &Policy, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut v = default_secret_paths(home);
-    v.extend(MAC_SYSTEM_SECRET_PATHS.iter().map(PathBuf::from));
-    if let Some(h) = home {
-        v.extend(MAC_HOME_SECRET_PATHS.iter().map(|p| h.join(p)));
-    }
-    for g in &policy.deny_read {
-        v.push(g.path.clone());
-        v.extend(g.alias.clone());
-    }
-    dedup(v)
 }
 
 /// The writable roots: workspace, per-run temporary directory, `--write`

@@ -135,9 +135,15 @@ pub struct Layer {
     pub walk_max_dirs: Option<Sourced<u64>>,
 }
 
+/// Directories the walk before a run reads at most by default (ADR 0204).
+pub const WALK_MAX_DIRS_DEFAULT: u64 = 50_000;
+
+/// The most directories `walk_max_dirs` may ask for.
+pub const WALK_MAX_DIRS_LIMIT: u64 = 2_000_000;
+
 /// Why a `walk_max_dirs` value is refused, if it is.
 pub fn check_walk_max_dirs(n: u64) -> Result<(), String> {
-    let max = crate::protect::git::nested_git::MAX_DIRS_SETTING;
+    let max = WALK_MAX_DIRS_LIMIT;
     if n == 0 || n > max {
         return Err(format!("walk_max_dirs must be 1 to {max}, not {n}"));
     }

@@ -132,7 +132,7 @@ pub fn narrow(layer: Layer, before: &[Layer]) -> (Layer, Vec<String>) {
             .iter()
             .rev()
             .find_map(|l| l.walk_max_dirs.as_ref().map(|s| s.value))
-            .unwrap_or(crate::protect::git::nested_git::MAX_DIRS as u64);
+            .unwrap_or(crate::policy::layers::WALK_MAX_DIRS_DEFAULT);
         if w.value >= old {
             out.walk_max_dirs = Some(w);
         } else {

@@ -2,7 +2,7 @@
 //! the usual C runtime parser (`CommandLineToArgvW` rules) gives the
 //! program back exactly the argv it was asked to run.
 
-use super::plan::WindowsPlanError;
+use super::plan_error::WindowsPlanError;
 
 /// Quote one argument (not the program name): wrapped in quotes when empty
 /// or holding a space, tab, newline or quote; backslashes doubled only

@@ -49,7 +49,7 @@ impl WindowsHostFacts {
             system_drive: var("SystemDrive"),
             present: BTreeMap::new(),
         };
-        for c in super::plan::candidates(policy, f.home.as_deref()) {
+        for c in super::secret_places::candidates(policy, f.home.as_deref()) {
             if let Ok(m) = std::fs::symlink_metadata(&c) {
                 let k = if m.is_dir() {
                     PathKind::Dir

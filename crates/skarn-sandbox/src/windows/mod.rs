@@ -28,12 +28,15 @@
 pub mod acl_plan;
 pub mod capabilities;
 pub mod cmdline;
+mod grant_root;
 pub mod host_facts;
 pub mod journal;
 pub mod layers;
 pub mod plan;
+pub mod plan_error;
 pub mod profile_name;
 mod protect;
+pub mod secret_places;
 pub mod winpath;
 
 #[cfg(windows)]

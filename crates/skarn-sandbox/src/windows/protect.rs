@@ -4,8 +4,8 @@
 //! removed after the run if created.
 
 use super::acl_plan::{AceType, AclBuilder, Inheritance, PathKind, Placeholder, Rights};
+use super::grant_root::Root;
 use super::host_facts::WindowsHostFacts;
-use super::plan::Root;
 use super::winpath;
 use crate::policy::HOME_PERSISTENCE_PATHS;
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};

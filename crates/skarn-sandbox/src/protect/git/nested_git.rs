@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 /// Directories walked at most per run (per walk before the run).
-pub const MAX_DIRS: usize = 50_000;
+pub const MAX_DIRS: usize = crate::policy::layers::WALK_MAX_DIRS_DEFAULT as usize;
 
 /// Directory names not walked for repositories ([`crate::protect::grant_walk`]).
 pub const SKIPPED: &[&str] = crate::protect::grant_walk::SKIPPED;
@@ -35,7 +35,7 @@ const WALK_PER_DIR: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The most directories a walk before the run may be given (the walk
 /// after it reads up to [`AFTER`]'s).
-pub const MAX_DIRS_SETTING: u64 = 2_000_000;
+pub const MAX_DIRS_SETTING: u64 = crate::policy::layers::WALK_MAX_DIRS_LIMIT;
 
 /// The bounds of the walk before the run with at most `dirs` directories
 /// (`--walk-max-dirs`; None: [`BEFORE`]): the time bound grows with it

@@ -24,11 +24,11 @@ use crate::policy::Policy;
 use crate::report::ReportFormat;
 use crate::report::{Backend, RestrictionReport, Status};
 
+pub use super::plan_error::WindowsPlanError;
+pub use super::secret_places::{WINDOWS_HOME_SECRET_PATHS, candidates, secret_paths};
 pub use environment::container_temp;
-pub(in crate::windows) use roots::Root;
 pub use roots::SYSTEM_DIRS;
 use roots::{check_paths, s};
-pub use secrets::{WINDOWS_HOME_SECRET_PATHS, candidates, secret_paths};
 
 /// Job object settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,43 +95,6 @@ pub struct WindowsPlan {
     pub report: RestrictionReport,
     /// How the report is printed after the run.
     pub report_format: ReportFormat,
-}
-
-/// Why a policy cannot be planned on Windows.
-#[derive(Debug, thiserror::Error)]
-pub enum WindowsPlanError {
-    /// No command.
-    #[error("no command given")]
-    EmptyCommand,
-    /// A program name that cannot be passed on a Windows command line.
-    #[error("program name {0:?} cannot be passed to CreateProcessW")]
-    BadProgram(String),
-    /// An argument holding a NUL character.
-    #[error("an argument holds a NUL character")]
-    NulInArgument,
-    /// A batch file given directly.
-    #[error(
-        "{0}: batch files re-parse their arguments with cmd.exe's rules; run it as `cmd /c {0} ...`"
-    )]
-    BatchFile(String),
-    /// A path is not absolute.
-    #[error("path must be absolute: {0}")]
-    RelativePath(String),
-    /// A grant would rewrite the ACL of a whole drive or share.
-    #[error("refusing to grant {0}: it is a drive or share root (every file's ACL would change)")]
-    RootGrant(String),
-    /// The workspace holds the profile directory.
-    #[error(
-        "workspace {0} holds the profile directory: a command could then change what the host \
-         runs or trusts; run from a project directory, or pass --allow-home-workspace"
-    )]
-    HomeWorkspace(String),
-    /// A writable grant in a system directory.
-    #[error("refusing to make {0} writable: it is, holds or lies in a system directory")]
-    SystemWrite(String),
-    /// The working directory lies outside the workspace.
-    #[error("working directory {0} lies outside the workspace")]
-    CwdOutside(String),
 }
 
 /// Plan one run. Pure: the same inputs give the same plan on every OS.

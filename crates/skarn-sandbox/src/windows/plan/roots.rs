@@ -22,13 +22,7 @@ pub(super) fn s(p: &std::path::Path) -> String {
     winpath::normalize(&p.to_string_lossy())
 }
 
-/// A container grant (path, rights label, source, writable).
-pub(in crate::windows) struct Root {
-    pub(in crate::windows) path: String,
-    pub(in crate::windows) access: &'static str,
-    pub(in crate::windows) source: String,
-    pub(in crate::windows) writable: bool,
-}
+pub(in crate::windows) use super::super::grant_root::Root;
 
 pub(super) fn from_policy(policy: &Policy, notes: &mut Vec<String>) -> Vec<Root> {
     let mut out = vec![Root {
