@@ -115,12 +115,7 @@ fn read(p: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&b).into_owned())
 }
 
-/// Words bash reads before a command's name (reserved words, prefixes):
-/// `then source_env x`, `{ source_env x; }`, `time source_env x`.
-pub(super) const PREFIXES: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
-    "-p", "command", "builtin", "exec", "nohup", "noglob", "coproc", "[[", "]]",
-];
+use super::envrc_exports::PREFIXES;
 
 /// Programs whose file arguments are read as data: in `eval "$(cat x)"`,
 /// `x` is code.

@@ -11,6 +11,13 @@
 
 use std::path::{Path, PathBuf};
 
+/// Words bash reads before a command's name (reserved words, prefixes):
+/// `then source_env x`, `{ source_env x; }`, `time source_env x`.
+pub(super) const PREFIXES: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "{", "}", "!", "time",
+    "-p", "command", "builtin", "exec", "nohup", "noglob", "coproc", "[[", "]]",
+];
+
 use crate::protect::shell_words::{self, Vars};
 
 /// Entries looked at for `use flake` / `use nix` (past it: the whole
@@ -54,7 +61,7 @@ pub(super) fn places(
     let words: Vec<&str> = words
         .iter()
         .copied()
-        .skip_while(|w| super::envrc::PREFIXES.contains(w))
+        .skip_while(|w| PREFIXES.contains(w))
         .collect();
     let words = words.as_slice();
     let first = words.iter().position(|w| !is_assignment(w));
