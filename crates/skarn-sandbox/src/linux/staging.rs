@@ -13,7 +13,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::protect::git::gitconfig::{self, Item};
+use crate::protect::git::gitconfig;
 
 /// Name prefix of a run's stage directory inside `.git`.
 pub const STAGE_PREFIX: &str = ".skarn-stage-";
@@ -87,48 +87,7 @@ fn sweep_empty_stages(git: &Path) {
     }
 }
 
-/// Whether a git configuration item is on the allow-list of settings that
-/// run nothing (identity, remotes without `ext::`/`fd::` transports,
-/// branches, submodules without `!command` updates, repository format). Used to vet any repository a run created
-/// or changed.
-pub fn allowed_key(it: &Item) -> bool {
-    let v = it.value.as_deref().unwrap_or("");
-    match (it.section.as_str(), it.sub.is_some(), it.name.as_str()) {
-        (
-            "core",
-            false,
-            "repositoryformatversion"
-            | "filemode"
-            | "bare"
-            | "logallrefupdates"
-            | "ignorecase"
-            | "precomposeunicode"
-            | "symlinks"
-            | "autocrlf"
-            | "eol",
-        ) => true,
-        ("extensions", false, "objectformat" | "refstorage") => true,
-        ("remote", true, "url" | "pushurl") => {
-            let l = v.trim_start().to_ascii_lowercase();
-            !(l.starts_with("ext::") || l.starts_with("fd::") || l.starts_with('-'))
-        }
-        ("remote", true, "fetch" | "tagopt" | "prune") => true,
-        ("branch", true, "remote" | "merge" | "rebase") => true,
-        ("submodule", true, "url") => {
-            let l = v.trim_start().to_ascii_lowercase();
-            !(l.starts_with("ext::") || l.starts_with("fd::") || l.starts_with('-'))
-        }
-        ("submodule", true, "active" | "branch" | "shallow" | "ignore") => true,
-        ("submodule", true, "fetchrecursesubmodules") => true,
-        // `!command` runs a program; the named strategies do not.
-        ("submodule", true, "update") => {
-            matches!(v.trim(), "checkout" | "rebase" | "merge" | "none")
-        }
-        ("user", false, "name" | "email") => true,
-        ("init", false, "defaultbranch") => true,
-        _ => false,
-    }
-}
+pub use crate::protect::git::safe_keys::allowed_key;
 
 /// Keep the allow-listed keys of a staged repository's config; returns the
 /// new text and the dropped keys.

@@ -173,7 +173,7 @@ pub struct Walk {
     pub settings: Vec<PathBuf>,
     /// Unix sockets.
     pub sockets: Vec<PathBuf>,
-    /// Python virtual environments ([`crate::protect::venv_guard`]).
+    /// Python virtual environments (vetted by the venv guard).
     pub venvs: Vec<PathBuf>,
     /// Directories below the roots the walk could not list (search-only:
     /// a socket or anything else inside is unknown): hidden by the caller.
@@ -393,7 +393,7 @@ fn classify(
             }
         } else if ft.is_dir() {
             if SKIPPED.iter().any(|s| name == *s) {
-                if crate::protect::venv_guard::is_venv(&path) {
+                if is_venv(&path) {
                     w.venvs.push(path.clone());
                 }
                 subdirs.push((path, Sub::Late));
@@ -455,6 +455,11 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
         u32::try_from(m.ctime_nsec()).unwrap_or(0),
     );
     c >= s
+}
+
+/// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).
+pub fn is_venv(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
 }
 
 #[cfg(test)]

@@ -40,6 +40,8 @@ mod shell_ansi;
 #[cfg(unix)]
 pub mod shell_sources;
 pub mod shell_words;
+#[cfg(unix)]
+pub mod small_file;
 pub mod terminal_filter;
 #[cfg(unix)]
 pub mod venv_guard;

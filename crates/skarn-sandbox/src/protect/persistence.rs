@@ -239,7 +239,7 @@ pub const ENTRIES: &[Entry] = &[
         ".hg/hgrc-not-shared",
         Never,
         "Mercurial hooks of a share-safe repository (the default since 6.1), read like \
-         .hg/hgrc (a missing one is reserved when .hg exists: crate::protect::grant_walk::UPWARD)",
+         .hg/hgrc (a missing one is reserved when .hg exists: the walk's upward names)",
     ),
     e(
         ".hg/sharedpath",
@@ -440,7 +440,7 @@ const TOP_ONLY: &[&str] = &[
 /// reads `.cargo/config.toml` of the current directory and every parent):
 /// protected wherever they lie, never reserved (a placeholder there stops
 /// cargo); new ones are set aside after the run
-/// ([`crate::protect::grant_walk::UPWARD`]).
+/// (the walk's upward names).
 const ANY_DEPTH_PRESENT: &[&str] = &[".cargo/config.toml", ".cargo/config"];
 
 /// Whether `en` is read in any directory, not only at the workspace's top:

@@ -31,10 +31,7 @@ pub const MAX_LIB_ENTRIES: usize = crate::protect::grant_walk::MAX_VETTED;
 /// aside after it: the check after the run has no such bound).
 const MAX_PROTECTED: usize = 4096;
 
-/// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).
-pub fn is_venv(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
-}
+pub use crate::protect::grant_walk::is_venv;
 
 /// The site-packages directories found so far (real paths, each once).
 struct Sites {
@@ -152,7 +149,10 @@ pub fn start_up_runs_code(name: &OsStr, p: &Path) -> bool {
     if !name.as_encoded_bytes().ends_with(b".pth") {
         return true;
     }
-    let text = crate::protect::git::gitconfig::read_file(p).ok().flatten();
+    let text = crate::protect::small_file::read_bytes(p)
+        .ok()
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     text.as_deref().is_none_or(runs_code)
 }
 

@@ -8,7 +8,7 @@
 //! `git commit` write outside the workspace; a FIFO would hang it. Git
 //! itself creates none of these (a symlinked `HEAD` needs the obsolete
 //! `core.preferSymlinkRefs`, and is treated as hostile), so a staged
-//! repository holding one is refused ([`crate::linux::staging`]), and after every
+//! repository holding one is refused (the staging of a new repository), and after every
 //! run the git directories under the writable grants are swept: what was
 //! not there before the run (same path, inode and, for a link, target) is
 //! removed and named.

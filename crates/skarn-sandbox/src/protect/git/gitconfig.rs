@@ -31,7 +31,7 @@ impl Item {
 
 /// Largest configuration file read (git's own are a few KiB).
 #[cfg(unix)]
-pub const MAX_FILE: u64 = 1 << 20;
+pub use crate::protect::small_file::MAX_FILE;
 
 /// Read a configuration file (or a `.git` link, `commondir`) as git
 /// would see it, without following a final symlink: `Ok(None)` when it
@@ -117,34 +117,7 @@ pub fn value_path(s: &str) -> std::path::PathBuf {
 
 /// [`read_file`]'s bytes as they are (for paths, which need not be UTF-8).
 #[cfg(unix)]
-pub fn read_bytes(p: &std::path::Path) -> Result<Option<Vec<u8>>, &'static str> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(p)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err("a symbolic link"),
-        Err(_) => return Err("unreadable"),
-    };
-    match f.metadata() {
-        Ok(m) if !m.is_file() => return Err("not a regular file"),
-        Ok(m) if m.len() > MAX_FILE => return Err("larger than 1 MiB"),
-        Ok(_) => {}
-        Err(_) => return Err("unreadable"),
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|_| "unreadable")?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err("larger than 1 MiB");
-    }
-    Ok(Some(bytes))
-}
+pub use crate::protect::small_file::read_bytes;
 
 /// A parsed file: its items and whether every line was understood.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -14,4 +14,6 @@ pub mod nested_git;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
 #[cfg(target_os = "linux")]
+pub mod safe_keys;
+#[cfg(target_os = "linux")]
 pub mod submodules;

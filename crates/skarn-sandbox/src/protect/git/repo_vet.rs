@@ -1,6 +1,6 @@
 //! Whether a repository made or changed during a run could make host git
 //! run programs: its hooks, its configuration (an allow-list of keys,
-//! [`crate::linux::staging::allowed_key`], plus a `core.worktree` that stays in
+//! [`super::safe_keys::allowed_key`], plus a `core.worktree` that stays in
 //! the workspace), entries git never makes, and `.git` files that link
 //! to another repository (a linked worktree of the workspace's own
 //! repository, made by `git worktree add`, is kept).
@@ -9,12 +9,12 @@ use std::path::{Component, Path};
 
 use crate::protect::git::gitconfig::Item;
 
-/// [`crate::linux::staging::allowed_key`], and `core.worktree` when the git
+/// [`super::safe_keys::allowed_key`], and `core.worktree` when the git
 /// directory lies `depth` directories below the workspace and the value
 /// (relative, resolved against it) stays inside the workspace: a
 /// submodule's git directory names its work tree so.
 pub fn allowed_key_at(it: &Item, depth: Option<usize>) -> bool {
-    if crate::linux::staging::allowed_key(it) {
+    if super::safe_keys::allowed_key(it) {
         return true;
     }
     if (it.section.as_str(), it.sub.is_some(), it.name.as_str()) != ("core", false, "worktree") {

@@ -27,7 +27,7 @@ pub fn allowed(it: &Item) -> bool {
                 && !p.components().any(|c| c.as_os_str() == ".git")
         }
         "url" | "branch" | "shallow" | "ignore" | "fetchrecursesubmodules" | "update" => {
-            crate::linux::staging::allowed_key(it)
+            super::safe_keys::allowed_key(it)
         }
         _ => false,
     }
