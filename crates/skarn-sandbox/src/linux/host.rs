@@ -83,7 +83,7 @@ pub struct HostFacts {
     /// only when inside one of the policy's grants (set by
     /// [`HostFacts::observe_policy`]; see [`crate::protect::home_links`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub trusted: Vec<crate::protect::home_links::Trusted>,
+    pub trusted: Vec<crate::protect::trusted::Trusted>,
     /// Home directories whose links were not all followed (a bound).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unfinished: Vec<PathBuf>,

@@ -39,7 +39,7 @@ fn secret_aliases(home: Option<&Path>, uid: u32) -> Vec<PathBuf> {
     let named: Vec<PathBuf> = primary.iter().chain(out.iter()).cloned().collect();
     // Missing secrets too: a symlinked home (or ~/.config) moves where a
     // secret would be created, and that place must be reserved as well.
-    let mut cache = crate::policy::grants::CanonicalCache::following_dangling_links();
+    let mut cache = crate::policy::canonical::CanonicalCache::following_dangling_links();
     for p in named {
         if let Some(real) = cache.resolve(&p)
             && real != p
@@ -104,7 +104,7 @@ impl HostFacts {
         let passwd_home = passwd_home(uid).filter(|p| Some(p) != home.as_ref());
         let home_real = home
             .as_deref()
-            .and_then(crate::policy::grants::canonical_lossy)
+            .and_then(crate::policy::canonical::canonical_lossy)
             .filter(|r| Some(r) != home.as_ref());
         HostFacts {
             uid,
@@ -182,9 +182,9 @@ impl HostFacts {
     /// Follow the home's trusted files, git's global configuration and
     /// `PATH` to their real places; keep those inside a grant.
     fn observe_trusted(&mut self, policy: &crate::Policy) {
-        use crate::protect::home_links::Trusted;
+        use crate::protect::trusted::Trusted;
         let mut found = Vec::new();
-        let mut cache = crate::policy::grants::CanonicalCache::following_dangling_links();
+        let mut cache = crate::policy::canonical::CanonicalCache::following_dangling_links();
         if let Some(h) = self.home.clone() {
             let f = crate::protect::home_links::scan(&h);
             found = f.trusted;
@@ -276,7 +276,7 @@ impl HostFacts {
                 && roots.iter().any(|r| {
                     t.target.starts_with(r)
                         || t.hops.iter().any(|h| h.starts_with(r))
-                        || t.tree == Some(crate::protect::home_links::Tree::Below)
+                        || t.tree == Some(crate::protect::trusted::Tree::Below)
                             && r.starts_with(&t.target)
                 })
         });

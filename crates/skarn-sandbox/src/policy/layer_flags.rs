@@ -82,8 +82,8 @@ impl Layer {
             return Ok(());
         }
         if std::fs::symlink_metadata(&a).is_err() {
-            let real: PathBuf = crate::policy::grants::canonical_lossy(&a).unwrap_or(a.clone());
-            let planted = crate::policy::grants::first_symlink(&a)
+            let real: PathBuf = crate::policy::canonical::canonical_lossy(&a).unwrap_or(a.clone());
+            let planted = crate::policy::canonical::first_symlink(&a)
                 .is_some_and(|l| l.starts_with(at.workspace));
             if flag == GrantFlag::Write
                 && !planted

@@ -1,6 +1,7 @@
 //! The declarative [`Policy`]: what a sandboxed command may touch.
 
 pub mod assemble;
+pub mod canonical;
 pub mod config;
 pub mod config_error;
 pub mod config_files;

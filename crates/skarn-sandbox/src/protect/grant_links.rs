@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 use crate::policy::granted::GrantLog;
 
 /// The link on `path`'s way (every hop, see
-/// [`crate::protect::home_links::link_hops`]) that lies inside a directory an
+/// [`crate::protect::trusted::link_hops`]) that lies inside a directory an
 /// earlier sandboxed run could write, with that directory.
 pub fn planted_by_earlier_run(path: &Path, log: &GrantLog) -> Option<(PathBuf, PathBuf)> {
     #[cfg(unix)]
-    let hops = crate::protect::home_links::link_hops(path);
+    let hops = crate::protect::trusted::link_hops(path);
     #[cfg(not(unix))]
-    let hops: Vec<PathBuf> = crate::policy::grants::first_symlink(path)
+    let hops: Vec<PathBuf> = crate::policy::canonical::first_symlink(path)
         .into_iter()
         .collect();
     for hop in hops {
@@ -45,7 +45,7 @@ pub fn home_place(real: &Path, home: &Path) -> Option<PathBuf> {
         .filter(|e| e.reserve == crate::protect::persistence::Reserve::IfHome)
         .map(|e| e.path);
     let homes: Vec<PathBuf> = std::iter::once(home.to_path_buf())
-        .chain(crate::policy::grants::canonical_lossy(home))
+        .chain(crate::policy::canonical::canonical_lossy(home))
         .collect();
     for h in &homes {
         for rel in crate::policy::HOME_PERSISTENCE_PATHS

@@ -267,9 +267,9 @@ pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 pub fn path_dir_places(
     dir: &Path,
     real: &Path,
-    cache: &mut crate::policy::grants::CanonicalCache,
-) -> Vec<crate::protect::home_links::Trusted> {
-    use crate::protect::home_links::Trusted;
+    cache: &mut crate::policy::canonical::CanonicalCache,
+) -> Vec<crate::protect::trusted::Trusted> {
+    use crate::protect::trusted::Trusted;
     let mut out = Vec::new();
     if let Some(env) = real.parent()
         && ["pyvenv.cfg", "conda-meta"]

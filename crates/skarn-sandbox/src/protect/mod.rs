@@ -44,6 +44,8 @@ pub mod shell_words;
 pub mod small_file;
 pub mod terminal_filter;
 #[cfg(unix)]
+pub mod trusted;
+#[cfg(unix)]
 pub mod venv_guard;
 #[cfg(unix)]
 pub mod yarn_path;

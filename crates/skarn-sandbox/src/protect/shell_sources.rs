@@ -18,10 +18,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protect::home_links::Tree;
 use crate::protect::shell_words::{
     Expanded, Vars, expand, is_pattern, path_pieces, pattern_base, words,
 };
+use crate::protect::trusted::Tree;
 
 /// Files read at most (start-up files included).
 pub const MAX_FILES: usize = 64;

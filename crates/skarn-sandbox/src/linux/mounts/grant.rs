@@ -91,7 +91,7 @@ fn bind_grant_depth(
         .iter()
         .any(|d| Path::new(d) == path)
         || depth > 0;
-    if !system && crate::policy::grants::passes_through_symlink(&src) {
+    if !system && crate::policy::canonical::passes_through_symlink(&src) {
         // Grants are canonical when planned: a symlink here appeared since
         // (a concurrent run in the same tree). Never follow it.
         notes.push(format!(

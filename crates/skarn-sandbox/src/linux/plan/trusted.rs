@@ -18,7 +18,7 @@ use crate::report::RestrictionReport;
 pub(super) const DEMOTED: &str = " (read-only: a home start-up file reaches it)";
 
 /// Writable grants inside a directory tree the home's start-up files
-/// reach ([`crate::protect::home_links::Trusted::tree`]: a start-up file's own
+/// reach ([`crate::protect::trusted::Trusted::tree`]: a start-up file's own
 /// directory, a directory they source by pattern or through a variable, a
 /// `PATH` directory they add) become read-only for the run, said.
 pub(super) fn demote(

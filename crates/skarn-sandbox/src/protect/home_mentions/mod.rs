@@ -38,8 +38,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::canonical::CanonicalCache;
 use crate::policy::dir_identity::{id_of, through_home_alias};
-use crate::policy::grants::CanonicalCache;
 use crate::protect::home_mention_places::{PLACES, SOURCED_WHOLE};
 use pattern::{ANY, Comp};
 pub use words::normalise;
