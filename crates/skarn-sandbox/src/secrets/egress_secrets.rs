@@ -16,6 +16,21 @@ use crate::policy::{HostList, NetPolicy};
 /// are put in the private home.
 pub const CA_DIR: &str = ".cache/skarn-run";
 
+/// The other places tried, in order, when a grant covers [`CA_DIR`].
+const CA_DIR_OTHERS: &[&str] = &[".local/share/skarn-run", ".skarn-run"];
+
+/// Where init writes the run CA files in the private home `home`:
+/// [`CA_DIR`], unless one of `granted` (the run's grants) covers it — a
+/// `--write ~/.cache` binds the host's directory there, read-only or
+/// shared with the host (attack atk27d L3) — then the first other place
+/// no grant covers; `None` when every one is covered.
+pub fn ca_dir(home: &Path, granted: &[&Path]) -> Option<PathBuf> {
+    std::iter::once(CA_DIR)
+        .chain(CA_DIR_OTHERS.iter().copied())
+        .map(|rel| home.join(rel))
+        .find(|d| !granted.iter().any(|g| d.starts_with(g)))
+}
+
 /// Before a gateway server's start, remove what is not ours on the way to
 /// its run CA files: its state directory ([`CA_DIR`] below its HOME) is
 /// writable by the server and kept between starts, and a link left at

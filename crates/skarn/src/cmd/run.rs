@@ -468,7 +468,23 @@ fn run_confined(
         }
     }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {
-        let dir = h.join(skarn_sandbox::secrets::egress_secrets::CA_DIR);
+        let granted: Vec<&std::path::Path> = policy
+            .read
+            .iter()
+            .chain(&policy.write)
+            .chain(&policy.exec)
+            .chain(&policy.overlay)
+            .map(|g| g.path.as_path())
+            .chain(policy.cache_dirs.iter().map(|p| p.as_path()))
+            .collect();
+        let dir =
+            skarn_sandbox::secrets::egress_secrets::ca_dir(&h, &granted).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "secrets need a place in the private home for the run's CA certificate that no \
+                 grant covers; the grants cover {}/.cache, .local/share and the home itself",
+                    h.display()
+                )
+            })?;
         s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
         plan.set_env.extend(dot_vars);
     }

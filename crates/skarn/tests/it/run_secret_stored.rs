@@ -117,3 +117,27 @@ fn a_hard_link_to_a_secret_source_or_a_denied_file_is_hidden() {
     assert!(!out(&o).contains(REAL), "{}", out(&o));
     assert!(!out(&o).contains("denied-CONTENT-42"), "{}", out(&o));
 }
+
+/// Attack finding atk27d L3: `--secret` with `--write ~/.cache` failed at
+/// set-up (the run CA was written into the host's `~/.cache`, read-only
+/// there); the CA now goes where no grant covers, and the run works.
+#[test]
+fn a_secret_with_the_home_cache_granted_still_gets_its_ca() {
+    let t = TempDir::new("sec-stored");
+    let home = home(&t);
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    let ws = t.dir("ws");
+    let cache = format!("--write={}", home.join(".cache").display());
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", &cache],
+        &["sh", "-c", "test -s \"$SSL_CERT_FILE\" && echo CA-OK"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(out(&o).contains("CA-OK"), "{}", out(&o));
+    // Nothing of the run's CA landed in the host's cache.
+    assert!(!home.join(".cache/skarn-run").exists());
+}
