@@ -108,7 +108,8 @@ impl RunSecrets {
 
     /// Where the user's dotfiles held a granted value, the same setting
     /// with the placeholder: lines to add to the sanitised copies
-    /// (`~/.npmrc`: `//host/:_authToken=...` and the like) and variables
+    /// (`~/.npmrc`: `//host/:_authToken=...` and the like; git's stored
+    /// credentials, `https://user:<placeholder>@host`) and variables
     /// (`PIP_INDEX_URL`/`PIP_EXTRA_INDEX_URL` for a pip index URL with the
     /// value as its password; an INI section cannot be appended to).
     pub fn dotfile_placeholders(&self, home: &Path) -> (Vec<(PathBuf, String)>, Vec<EnvVar>) {
@@ -128,6 +129,29 @@ impl RunSecrets {
                     lines.push((p.clone(), r));
                 }
             }
+        }
+        // Git's stored credentials (`credential.helper = store`): each URL
+        // whose user or password is a granted value, with the placeholder
+        // there, in the private home's `~/.git-credentials`, and the
+        // sanitised `~/.gitconfig` told to use that store (attack atk27d
+        // L1: `git push` with the credentials the user already keeps).
+        let mut stored = false;
+        for rel in [".git-credentials", ".config/git/credentials"] {
+            let Some((_, text)) = read(rel) else { continue };
+            for l in text.lines() {
+                if let Some(r) = self.pip_urls(l.trim())
+                    && !r.contains(char::is_whitespace)
+                {
+                    lines.push((home.join(".git-credentials"), r));
+                    stored = true;
+                }
+            }
+        }
+        if stored {
+            lines.push((
+                home.join(".gitconfig"),
+                "[credential]\n\thelper = store".to_string(),
+            ));
         }
         for rel in [".config/pip/pip.conf", ".pip/pip.conf"] {
             let Some((_, text)) = read(rel) else { continue };

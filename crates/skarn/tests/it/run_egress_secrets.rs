@@ -324,6 +324,65 @@ fn git_push_over_https_with_the_placeholder_in_the_url() {
     assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
 }
 
+/// Attack finding atk27d L1: the user's own stored git credentials
+/// (`~/.git-credentials`, `credential.helper = store`) hold the value; the
+/// private home gets them with the placeholder, so a plain `git push` to a
+/// URL without credentials works and the server gets the value.
+#[test]
+fn git_push_with_the_users_stored_credentials() {
+    if !host_has("git", "--version") || !Path::new("/usr/lib/git-core/git-http-backend").exists() {
+        skarn_test_support::skip!("git or git-http-backend is not installed");
+    }
+    let t = TempDir::new("sec-git");
+    let (ca, ca_file) = setup(&t);
+    let served = t.dir("served");
+    let bare = served.join("repo.git");
+    assert!(
+        git(&served, &["init", "-q", "--bare", bare.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let srv = TlsServer::start(&ca, &["localhost"], git_backend(served.clone()));
+    let home = home_with_secrets(&t, srv.port, 1);
+    std::fs::write(
+        home.join(".git-credentials"),
+        format!("https://me:{REAL}@localhost:{}\n", srv.port),
+    )
+    .unwrap();
+    std::fs::write(home.join(".gitconfig"), "[credential]\n\thelper = store\n").unwrap();
+    let ws = t.dir("ws");
+    assert!(git(&ws, &["init", "-q", "-b", "main"]).status.success());
+    std::fs::write(ws.join("f.txt"), "hello\n").unwrap();
+    assert!(git(&ws, &["add", "f.txt"]).status.success());
+    assert!(git(&ws, &["commit", "-qm", "one"]).status.success());
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; cat ~/.git-credentials; \
+         git push \"https://localhost:{}/repo.git\" main 2>&1",
+        srv.port
+    );
+    let o = run(
+        &ws,
+        &home,
+        &ca_file,
+        &["--secret", "tok", "--net", &net],
+        &script,
+    );
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+    let log = Command::new("git")
+        .args([
+            "--git-dir",
+            bare.to_str().unwrap(),
+            "log",
+            "--format=%s",
+            "main",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "one");
+    assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
+}
+
 /// Static files under `root`, only with Basic `me:<value>`.
 fn index_with_password(root: PathBuf) -> impl Fn(&Request) -> Response + Send + Sync + 'static {
     move |r| {
