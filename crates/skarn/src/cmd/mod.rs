@@ -34,6 +34,7 @@ pub mod init_files;
 pub mod init_project;
 pub mod recall;
 pub mod run;
+pub mod run_args;
 #[cfg(not(target_os = "linux"))]
 pub mod run_backend;
 pub mod run_flags;

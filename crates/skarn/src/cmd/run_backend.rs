@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use skarn_sandbox::{Policy, Provenance};
 
-use super::run::Args;
+use super::run_args::Args;
 
 /// `$HOME` when it is an absolute path (where the grant log lives).
 #[cfg(any(windows, target_os = "macos"))]

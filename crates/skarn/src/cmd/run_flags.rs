@@ -3,7 +3,7 @@
 use skarn_sandbox::policy::layer_flags::{FlagContext, GrantFlag};
 use skarn_sandbox::{Layer, LimitKey, PolicyError, Sourced};
 
-use crate::cmd::run::Args;
+use crate::cmd::run_args::Args;
 
 /// The command line as the last policy layer.
 pub(crate) fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, PolicyError> {
