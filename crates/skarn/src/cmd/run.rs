@@ -1,6 +1,7 @@
 //! `skarn run [OPTIONS] -- CMD [ARGS...]`: run one command inside the
 //! kernel-enforced sandbox (see `skarn-sandbox`).
 
+#[cfg(target_os = "linux")]
 use std::ffi::OsString;
 #[cfg(unix)]
 use std::os::unix::process::CommandExt;
