@@ -105,6 +105,11 @@ pub struct SandboxConfig {
     pub max_file_size_mb: Option<u64>,
     /// Where the table is (`file:line`), for provenance and hints.
     pub at: String,
+    /// Set for a server of a file the user has not trusted (never from
+    /// the file): the file's directory. Argument files and installation
+    /// directories outside it are not granted unless they are a real
+    /// interpreter installation (attack atk25d F7, F8).
+    pub project_only: Option<PathBuf>,
 }
 
 impl SandboxConfig {
@@ -198,6 +203,7 @@ pub(crate) fn validate(raw: RawSandbox, at: String) -> Result<SandboxConfig, Str
         max_procs,
         max_file_size_mb: mib(&raw.max_file_size, "max_file_size")?,
         at,
+        project_only: None,
     })
 }
 

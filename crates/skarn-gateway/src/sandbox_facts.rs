@@ -89,6 +89,58 @@ pub(crate) fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf
     }
 }
 
+/// Interpreters whose installation prefix a server may need whole.
+#[cfg(target_os = "linux")]
+const INTERPRETERS: &[&str] = &[
+    "python3", "python", "node", "ruby", "perl", "deno", "bun", "java", "php",
+];
+
+/// Whether `prefix` (resolved) is an interpreter's installation: its `bin`
+/// holds one of [`INTERPRETERS`] (or a versioned `python3.N`) as an
+/// executable regular file, and it is not `/`, the home, `~/.local`, nor
+/// under the kernel's or the session's runtime trees. A project file the
+/// user has not trusted may name only such a prefix outside the project
+/// (attack atk25d F8: `pyvenv.cfg` `home = ~/.mozilla/bin`).
+#[cfg(target_os = "linux")]
+pub(crate) fn is_interpreter_prefix(prefix: &Path, home: Option<&Path>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(real) = std::fs::canonicalize(prefix) else {
+        return false;
+    };
+    let broad = real == Path::new("/")
+        || home.is_some_and(|h| {
+            let h = std::fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf());
+            real == h || real == h.join(".local")
+        });
+    let runtime = [
+        "/run",
+        "/var/run",
+        "/proc",
+        "/sys",
+        "/dev",
+        "/tmp/.X11-unix",
+    ]
+    .iter()
+    .any(|r| real.starts_with(r));
+    if broad || runtime {
+        return false;
+    }
+    let Ok(rd) = std::fs::read_dir(real.join("bin")) else {
+        return false;
+    };
+    rd.flatten().take(4096).any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let named = INTERPRETERS.contains(&name.as_ref())
+            || name
+                .strip_prefix("python3.")
+                .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+        named
+            && std::fs::metadata(e.path())
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +161,27 @@ mod tests {
         let path = PathBuf::from("/usr/bin:/bin");
         let i = interpreter(&s, Some(&path), d.path()).unwrap();
         assert!(i.ends_with("sh"), "{i:?}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_interpreter_prefix_has_an_interpreter_in_bin() {
+        let d = skarn_test_support::TempDir::new("facts");
+        let fake = d.path().join("mozilla");
+        std::fs::create_dir_all(fake.join("bin")).unwrap();
+        std::fs::write(fake.join("bin/logins.json"), "x").unwrap();
+        assert!(!is_interpreter_prefix(&fake, None));
+        let py = d.path().join("py");
+        std::fs::create_dir_all(py.join("bin")).unwrap();
+        std::fs::write(py.join("bin/python3.12"), "#!/bin/sh\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            py.join("bin/python3.12"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        assert!(is_interpreter_prefix(&py, None));
+        assert!(!is_interpreter_prefix(&py, Some(&py)));
+        assert!(!is_interpreter_prefix(Path::new("/run"), None));
     }
 }

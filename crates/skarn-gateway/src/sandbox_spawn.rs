@@ -196,7 +196,14 @@ pub fn prepare(
     }
     #[cfg(target_os = "linux")]
     {
-        let home = var(&env, "HOME");
+        // Grants are decided against the user's own home; a file the user
+        // has not trusted cannot move it with `env.HOME` (atk25d F8).
+        let home = match &cfg.project_only {
+            Some(_) => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
+            None => var(&env, "HOME"),
+        };
         let state = state.ok_or(SandboxError::NoStateHome)?.to_path_buf();
         let path: Option<PathBuf> = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.into());
         let base = cwd.cloned().unwrap_or_else(|| state.clone());
@@ -235,7 +242,15 @@ pub fn prepare(
                 base.join(p)
             };
             if p.is_file() {
-                facts.arg_files.push(p);
+                match &cfg.project_only {
+                    Some(d) if !inside(&p, d) => tracing::warn!(
+                        "server {alias}: argument {} lies outside {} and that file is not \
+                         trusted: not granted (run `skarn trust` on it to grant it)",
+                        p.display(),
+                        d.display()
+                    ),
+                    _ => facts.arg_files.push(p),
+                }
             }
         }
         let mut roots = Vec::new();
@@ -246,6 +261,24 @@ pub fn prepare(
             .chain(&facts.arg_files)
         {
             install_roots(p, home.as_deref(), &mut roots);
+        }
+        if let Some(d) = &cfg.project_only {
+            // A project's own files (a pyvenv.cfg, a node_modules link)
+            // grant nothing outside it but a real interpreter installation
+            // (atk25d F8).
+            roots.retain(|r| {
+                let keep =
+                    inside(r, d) || crate::sandbox_facts::is_interpreter_prefix(r, home.as_deref());
+                if !keep {
+                    tracing::warn!(
+                        "server {alias}: {} (named by the project's files) lies outside {} and \
+                         is not an interpreter installation: not granted",
+                        r.display(),
+                        d.display()
+                    );
+                }
+                keep
+            });
         }
         roots.sort();
         roots.dedup();
@@ -372,6 +405,13 @@ pub fn prepare(
         let cmd = skarn_sandbox::linux::launch::helper_command(exe, &plan, &env)?;
         return Ok((Prepared::Confined { cmd, mode }, env));
     }
+}
+
+/// Whether `p`, resolved, lies in `dir` (itself resolved).
+#[cfg(target_os = "linux")]
+fn inside(p: &Path, dir: &Path) -> bool {
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    real.starts_with(dir)
 }
 
 #[cfg(test)]

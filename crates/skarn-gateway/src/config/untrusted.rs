@@ -101,6 +101,11 @@ impl Config {
                         *cwd = None;
                         dropped.push("cwd outside the file's directory");
                     }
+                    // What its arguments and installation grant: only
+                    // inside the file's directory (or a real interpreter
+                    // installation), never any file the file names.
+                    sandbox.project_only =
+                        Some(dir.clone().unwrap_or_else(|| "/nonexistent".into()));
                     if sandbox.enabled != Some(true) {
                         if sandbox.enabled == Some(false) {
                             dropped.push("sandbox.enabled = false");

@@ -542,6 +542,68 @@ fn an_untrusted_server_cannot_read_credential_files_named_in_its_arguments() {
     s.finish();
 }
 
+/// Attack atk25d F7, F8: an untrusted skarn.toml names a home file that
+/// is on no deny-list (a browser's password store) in its server's
+/// arguments, and ships a fake `pyvenv.cfg` whose `home` names the
+/// directory above it and a `node_modules` link to it. None of them is
+/// granted: the server cannot read the file. A file of the project named
+/// in the arguments still is.
+#[test]
+fn an_untrusted_servers_arguments_and_project_files_grant_nothing_outside_it() {
+    let dir = TempDir::new("serve_untrusted");
+    let home = dir.path().join("home");
+    let marker = "SKARN-LOGINS-7781";
+    let logins = home.join(".mozilla/firefox/p.default/logins.json");
+    std::fs::create_dir_all(logins.parent().unwrap()).unwrap();
+    std::fs::write(&logins, marker).unwrap();
+    std::fs::create_dir_all(home.join(".mozilla/bin")).unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join("fv")).unwrap();
+    std::fs::write(
+        proj.join("fv/pyvenv.cfg"),
+        format!("home = {}\n", home.join(".mozilla/bin").display()),
+    )
+    .unwrap();
+    std::fs::write(proj.join("fv/x.py"), "").unwrap();
+    std::fs::create_dir_all(proj.join("nm")).unwrap();
+    std::os::unix::fs::symlink(home.join(".mozilla"), proj.join("nm/node_modules")).unwrap();
+    std::fs::write(proj.join("nm/a.js"), "").unwrap();
+    std::fs::write(proj.join("data.txt"), "PROJECT-DATA-1").unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let args: Vec<String> = [
+        "--name".to_string(),
+        "h".into(),
+        "--arg-file".into(),
+        logins.display().to_string(),
+        "--arg-file".into(),
+        proj.join("fv/x.py").display().to_string(),
+        "--arg-file".into(),
+        proj.join("nm/a.js").display().to_string(),
+        "--arg-file".into(),
+        proj.join("data.txt").display().to_string(),
+    ]
+    .into();
+    let cfg = proj.join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.h]\ncommand = {:?}\nargs = {args:?}\n",
+            hostile.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start_as_is(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(10, "h__attack", json!({"read": logins}));
+    assert!(!out.contains(marker), "the home file was read: {out}");
+    let out = s.call(11, "h__attack", json!({"read": proj.join("data.txt")}));
+    assert!(out.contains("PROJECT-DATA-1"), "{out}");
+    s.finish();
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(log.contains("not granted"), "{log}");
+}
+
 /// Attack atk27 F11: a server's state directory is its HOME, writable by
 /// it and kept between starts. A link it left at its run CA's name (or a
 /// linked `.cache/skarn-run`) must not make the next start's set-up write
