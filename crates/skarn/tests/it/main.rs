@@ -123,6 +123,7 @@ mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
 #[cfg(target_os = "linux")]
+mod run_secret_aliases;
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_store;
