@@ -125,6 +125,7 @@ mod run_report;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 mod run_secret_forms;
+mod run_secret_plan;
 mod run_secret_sources;
 #[cfg(target_os = "linux")]
 mod run_store;
