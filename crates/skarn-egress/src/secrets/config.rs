@@ -153,29 +153,6 @@ impl SecretsConfig {
         }
     }
 
-    /// What the configured secrets (granted or not) make skarn run or read
-    /// on the host, as (path, why, secret): each `command` source's
-    /// program and scripts ([`SecretConfig::command_files`]) and each
-    /// absolute `file` source that does not exist yet (to be reserved: a
-    /// link planted there would make another file the secret, atk27d F6).
-    pub fn host_places(&self, home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
-        let mut out = Vec::new();
-        for (name, s) in &self.secrets {
-            for p in s.command_files(home) {
-                let why = format!("the command of secret {name} (run on the host)");
-                out.push((p, why, false));
-            }
-            if let Some(f) = s.source_file(home)
-                && f.is_absolute()
-                && std::fs::symlink_metadata(&f).is_err()
-            {
-                let why = format!("the file source of secret {name} (not created yet)");
-                out.push((f, why, true));
-            }
-        }
-        out
-    }
-
     /// Resolve the secrets named in `[run] secrets` and `extra` (flags),
     /// each once, in order.
     pub fn resolve_granted(
@@ -332,55 +309,7 @@ impl SecretConfig {
     }
 }
 
-impl SecretConfig {
-    /// The files a `command` source runs, as far as can be known: its
-    /// program (a bare name found through the caller's `PATH`, a relative
-    /// one from the current directory) and every argument naming a path
-    /// (absolute, `~/`, or an existing relative file: a script an
-    /// interpreter is given, also after `=` in an option). A sandboxed
-    /// command that could rewrite one would run code on the host at the
-    /// next resolution (atk27d F5): the planner keeps them read-only.
-    pub fn command_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
-        let Some((prog, args)) = self.command.as_deref().and_then(|c| c.split_first()) else {
-            return Vec::new();
-        };
-        let cwd = std::env::current_dir().ok();
-        let mut out = Vec::new();
-        if prog.contains('/') {
-            out.extend(absolute(&expand(prog, home), cwd.as_deref()));
-        } else if let Some(path) = std::env::var_os("PATH") {
-            let found = std::env::split_paths(&path)
-                .filter_map(|d| absolute(&d.join(prog), cwd.as_deref()))
-                .find(|p| p.is_file());
-            out.extend(found);
-        }
-        for a in args {
-            for part in std::iter::once(a.as_str()).chain(a.split_once('=').map(|(_, v)| v)) {
-                if part.is_empty() || part.contains("://") {
-                    continue;
-                }
-                let p = expand(part, home);
-                if p.is_absolute() || (part.contains('/') || p.is_file()) && p.exists() {
-                    out.extend(absolute(&p, cwd.as_deref()));
-                }
-            }
-        }
-        out.sort();
-        out.dedup();
-        out
-    }
-}
-
-/// `p` made absolute against `cwd` (none: only an absolute `p`).
-fn absolute(p: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
-    if p.is_absolute() {
-        Some(p.to_path_buf())
-    } else {
-        cwd.map(|c| c.join(p))
-    }
-}
-
-fn expand(f: &str, home: Option<&Path>) -> PathBuf {
+pub(super) fn expand(f: &str, home: Option<&Path>) -> PathBuf {
     match (f.strip_prefix("~/"), home) {
         (Some(rest), Some(h)) => h.join(rest),
         _ => PathBuf::from(f),
