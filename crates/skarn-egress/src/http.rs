@@ -90,20 +90,47 @@ pub(crate) async fn open_or_reply(
     host: &str,
     port: u16,
 ) -> Option<(TcpStream, String)> {
+    match open_or_reply_with(s, sh, host, port, false).await {
+        Opened::Up(up, key) => Some((up, key)),
+        Opened::BoundHost(_) | Opened::Replied => None,
+    }
+}
+
+/// What [`open_or_reply_with`] did.
+pub(crate) enum Opened {
+    /// Connected.
+    Up(TcpStream, String),
+    /// A plain tunnel to a host a secret is bound to: nothing connected,
+    /// nothing answered yet.
+    BoundHost(Target),
+    /// Refused or failed; the client was answered.
+    Replied,
+}
+
+/// Open `host:port`; with `plain`, a host a secret is bound to (by any of
+/// its addresses) is not connected but handed back.
+pub(crate) async fn open_or_reply_with(
+    s: &mut TcpStream,
+    sh: &Shared,
+    host: &str,
+    port: u16,
+    plain: bool,
+) -> Opened {
     let Some(t) = Target::parse(host) else {
         let d = Denial::Unsupported(format!("{host:?} is not a host name or address"));
         refuse(s, sh, host, port, d).await;
-        return None;
+        return Opened::Replied;
     };
-    match sh.open(&t, port).await {
-        Ok(x) => Some(x),
+    match sh.open_with(&t, port, plain).await {
+        Ok((up, key)) => Opened::Up(up, key),
+        Err(OpenError::BoundHost) => Opened::BoundHost(t),
         Err(OpenError::Denied(d)) => {
             let status = match d {
                 Denial::ByteLimit(_) => "503 Service Unavailable",
                 _ => "403 Forbidden",
             };
             reply(s, status, &format!("skarn: net: denied {t}:{port} ({d})\n")).await;
-            None
+            Opened::Replied
         }
         Err(OpenError::Failed(why)) => {
             reply(
@@ -112,7 +139,7 @@ pub(crate) async fn open_or_reply(
                 &format!("skarn: net: {t}:{port}: {why}\n"),
             )
             .await;
-            None
+            Opened::Replied
         }
     }
 }
@@ -160,17 +187,32 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
             crate::intercept::connect(s, sh, t, port, !rest.is_empty()).await;
             return;
         }
-        // Its address (or an address its name resolves to): a plain
-        // tunnel would relay its answers unscrubbed.
-        if let Some(t) = Target::parse(&host)
-            && sh.tunnel_to_bound_host(&t, port).await
-        {
-            let d = Denial::Unsupported(crate::socks::BOUND_HOST_TUNNEL.into());
-            refuse(&mut s, sh, &host, port, d).await;
-            return;
-        }
-        let Some((mut up, key)) = open_or_reply(&mut s, sh, &host, port).await else {
-            return;
+        // Another name or address of a bound host (an alias, a CNAME, an
+        // address its lookup did not return): a plain tunnel would relay
+        // its answers unscrubbed (attacks atk27 F5, atk27d F1). A name is
+        // served like the bound host, TLS terminated and answers
+        // scrubbed, without any secret (the name does not match); an
+        // address is refused (the run's CA makes no certificate a client
+        // would accept for an address).
+        let (mut up, key) = match open_or_reply_with(&mut s, sh, &host, port, true).await {
+            Opened::Up(up, key) => (up, key),
+            Opened::Replied => return,
+            Opened::BoundHost(t @ Target::Name(_)) => {
+                if let Some(log) = sh.log.as_ref() {
+                    log(&format!(
+                        "skarn: net: {}:{port} shares an address with a host a secret is bound \
+                         to: TLS terminated and answers scrubbed; no secret is sent to it",
+                        crate::server::printable(&host)
+                    ));
+                }
+                crate::intercept::connect(s, sh, t, port, !rest.is_empty()).await;
+                return;
+            }
+            Opened::BoundHost(Target::Ip(_)) => {
+                let d = Denial::Unsupported(crate::socks::BOUND_HOST_TUNNEL.into());
+                refuse(&mut s, sh, &host, port, d).await;
+                return;
+            }
         };
         if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await

@@ -23,6 +23,7 @@
 //!   from each tool's own configuration and defaults.
 
 pub mod addr;
+mod bound;
 pub mod ca;
 mod error;
 mod http;

@@ -61,7 +61,7 @@ pub struct Proxy {
     pub(crate) limits: Limits,
     pub(crate) stats: Arc<Stats>,
     pub(crate) secrets: Option<Arc<crate::intercept::Interceptor>>,
-    log: Option<DenialLog>,
+    pub(crate) log: Option<DenialLog>,
 }
 
 pub(crate) type Shared = Proxy;
@@ -70,6 +70,10 @@ pub(crate) type Shared = Proxy;
 pub(crate) enum OpenError {
     Denied(Denial),
     Failed(String),
+    /// A tunnel that would not be scrubbed, to a host a secret is bound
+    /// to (by name, by address, or by sharing an address with it):
+    /// nothing was connected.
+    BoundHost,
 }
 
 impl Proxy {
@@ -214,41 +218,17 @@ impl Proxy {
         }
     }
 
-    /// Whether a tunnel (SOCKS5, or `CONNECT` outside the TLS-terminating
-    /// path) to `t:port` would reach a host a secret is bound to: by a
-    /// name or address its binding names, or by an address one of its
-    /// bound names resolves to. Such a tunnel would relay the host's
-    /// answers unscrubbed (attack atk27 F5), so it is refused: bound hosts
-    /// are reached through the HTTP proxy (`HTTPS_PROXY`), whose answers
-    /// are scrubbed.
-    pub(crate) async fn tunnel_to_bound_host(&self, t: &Target, port: u16) -> bool {
-        let Some(ic) = self.secrets.as_deref() else {
-            return false;
-        };
-        if ic.bindings.binds(t, port) {
-            return true;
-        }
-        let Target::Ip(ip) = t else {
-            return false;
-        };
-        for name in ic.bindings.exact_names(port) {
-            let r = tokio::time::timeout(self.limits.connect_timeout, self.resolver.lookup(&name));
-            match r.await {
-                Ok(Ok(addrs)) if addrs.contains(ip) => return true,
-                Ok(Ok(_)) => {}
-                // Unknown: refuse rather than relay what might be the
-                // bound host unscrubbed.
-                _ => return true,
-            }
-        }
-        false
-    }
-
     /// Decide, resolve, check every address, connect to a checked one.
-    pub(crate) async fn open(
+    /// With `plain` (a tunnel whose answers are not
+    /// scrubbed), a destination that is a host a secret is bound to, by
+    /// any of its resolved addresses, is not connected
+    /// ([`OpenError::BoundHost`]): the addresses checked are the ones
+    /// connected to, so a name cannot resolve differently in between.
+    pub(crate) async fn open_with(
         &self,
         t: &Target,
         port: u16,
+        plain: bool,
     ) -> Result<(TcpStream, String), OpenError> {
         let shown = t.to_string();
         let refuse = |d: Denial| {
@@ -269,6 +249,9 @@ impl Proxy {
                 }
             }
         };
+        if plain && self.shares_bound_host(t, &addrs, port).await {
+            return Err(OpenError::BoundHost);
+        }
         let mut first_denial = None;
         let mut ok = Vec::new();
         for ip in addrs {

@@ -101,8 +101,8 @@ fn show(host: &str) -> String {
 
 /// Why a tunnel to a host a secret is bound to is refused.
 pub(crate) const BOUND_HOST_TUNNEL: &str = "a host a secret is bound to is reached through the HTTP \
-     proxy only (HTTPS_PROXY), where its answers are scrubbed; a SOCKS5 or address tunnel to it \
-     is refused";
+     proxy only (HTTPS_PROXY), where its answers are scrubbed; a SOCKS5 tunnel to it, or a tunnel \
+     to its address, under any name or address that reaches it, is refused";
 
 /// Serve one client connection.
 pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
@@ -115,18 +115,19 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         reply(&mut s, REP_NOT_ALLOWED).await;
         return;
     };
-    if sh.tunnel_to_bound_host(&t, port).await {
-        let d = Denial::Unsupported(BOUND_HOST_TUNNEL.into());
-        sh.deny(&show(&host), port, &d);
-        reply(&mut s, REP_NOT_ALLOWED).await;
-        return;
-    }
-    match sh.open(&t, port).await {
+    match sh.open_with(&t, port, true).await {
         Ok((up, key)) => {
             reply(&mut s, REP_OK).await;
             crate::relay::relay(s, up, &key, sh).await;
         }
         Err(OpenError::Denied(_)) => reply(&mut s, REP_NOT_ALLOWED).await,
+        // A host a secret is bound to, by any name or address: SOCKS5
+        // cannot be answered on the scrubbing path (atk27d F1).
+        Err(OpenError::BoundHost) => {
+            let d = Denial::Unsupported(BOUND_HOST_TUNNEL.into());
+            sh.deny(&show(&host), port, &d);
+            reply(&mut s, REP_NOT_ALLOWED).await;
+        }
         Err(OpenError::Failed(why)) => {
             let rep = if why.contains("resolve") || why.contains("no address") {
                 REP_HOST_UNREACHABLE

@@ -34,6 +34,16 @@ pub(crate) fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// [`SecretsConfig::host_places`] of the user's configuration.
+pub(crate) fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool)> {
+    let Some(h) = home else {
+        return Vec::new();
+    };
+    SecretsConfig::load(&h.join(".config/skarn/config.toml"))
+        .map(|c| c.host_places(home))
+        .unwrap_or_default()
+}
+
 pub(crate) fn resolve(
     pairs: &[(String, String)],
     home: Option<&Path>,

@@ -350,6 +350,7 @@ pub fn prepare(
                 .deny_read
                 .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
         }
+        policy.host_places = crate::sandbox_secrets::host_places(home.as_deref());
         let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
             .map_err(SandboxError::Secrets)?;
         if let Some(s) = &secrets {

@@ -135,35 +135,40 @@ impl TlsServer {
         TlsServer::start_with(ca, names, Arc::new(move |r| Answer::Raw(handler(r))))
     }
 
+    /// As [`TlsServer::start`], listening on `[::1]` at the same port as
+    /// well (another address of the same host); `None` where IPv6
+    /// loopback is not available.
+    pub fn start_dual(
+        ca: &TestCa,
+        names: &[&str],
+        handler: impl Fn(&Request) -> Response + Send + Sync + 'static,
+    ) -> Option<TlsServer> {
+        let handler: Handler = Arc::new(move |r| Answer::Framed(handler(r)));
+        for _ in 0..20 {
+            let v4 = TcpListener::bind("127.0.0.1:0").ok()?;
+            let port = v4.local_addr().ok()?.port();
+            let Ok(v6) = TcpListener::bind(("::1", port)) else {
+                if TcpListener::bind("[::1]:0").is_err() {
+                    return None;
+                }
+                continue;
+            };
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let cfg = server_config(ca, names);
+            for l in [v4, v6] {
+                accept_in_thread(l, cfg.clone(), seen.clone(), handler.clone());
+            }
+            return Some(TlsServer { port, seen });
+        }
+        None
+    }
+
     fn start_with(ca: &TestCa, names: &[&str], handler: Handler) -> TlsServer {
-        let (chain, key) = ca.leaf(names);
-        let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("test TLS server")
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .expect("test TLS server");
-        let cfg = Arc::new(cfg);
+        let cfg = server_config(ca, names);
         let l = TcpListener::bind("127.0.0.1:0").expect("test TLS server");
         let port = l.local_addr().expect("test TLS server").port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let s2 = seen.clone();
-        std::thread::spawn(move || {
-            for c in l.incoming() {
-                let Ok(c) = c else { continue };
-                let (cfg, seen, handler) = (cfg.clone(), s2.clone(), handler.clone());
-                std::thread::spawn(move || {
-                    let _ = c.set_nodelay(true);
-                    let Ok(conn) = rustls::ServerConnection::new(cfg) else {
-                        return;
-                    };
-                    let tls = rustls::StreamOwned::new(conn, c);
-                    serve(tls, &seen, &handler);
-                });
-            }
-        });
+        accept_in_thread(l, cfg, seen.clone(), handler);
         TlsServer { port, seen }
     }
 
@@ -179,6 +184,41 @@ impl TlsServer {
             .map(|r| format!("{}{}", r.head, String::from_utf8_lossy(&r.body)))
             .collect()
     }
+}
+
+fn server_config(ca: &TestCa, names: &[&str]) -> Arc<rustls::ServerConfig> {
+    let (chain, key) = ca.leaf(names);
+    let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("test TLS server")
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .expect("test TLS server");
+    Arc::new(cfg)
+}
+
+fn accept_in_thread(
+    l: TcpListener,
+    cfg: Arc<rustls::ServerConfig>,
+    seen: Arc<Mutex<Vec<Request>>>,
+    handler: Handler,
+) {
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(c) = c else { continue };
+            let (cfg, seen, handler) = (cfg.clone(), seen.clone(), handler.clone());
+            std::thread::spawn(move || {
+                let _ = c.set_nodelay(true);
+                let Ok(conn) = rustls::ServerConnection::new(cfg) else {
+                    return;
+                };
+                let tls = rustls::StreamOwned::new(conn, c);
+                serve(tls, &seen, &handler);
+            });
+        }
+    });
 }
 
 fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {

@@ -29,6 +29,9 @@ use crate::server::Shared;
 /// What the proxy needs to terminate TLS for bound hosts.
 pub struct Interceptor {
     pub(crate) bindings: Bindings,
+    /// Names (and ports) the TLS-terminating path served for a binding,
+    /// resolved when a tunnel is checked (see `bound.rs`), at most 64.
+    pub(crate) seen: std::sync::Mutex<Vec<(String, u16)>>,
     /// Header values the proxy made (value inside) and what the client
     /// sent, for the whole run: a bound host that stores a header and
     /// shows it later, on another connection, is scrubbed too.
@@ -88,6 +91,7 @@ impl Interceptor {
         let engine = Arc::new(scrub::Engine::new(&bindings.echo_pairs(), windows.clone()));
         Ok(Interceptor {
             produced: std::sync::Mutex::new(Vec::new()),
+            seen: std::sync::Mutex::new(Vec::new()),
             windows,
             engine: std::sync::Mutex::new((0, engine)),
             bindings,
@@ -204,6 +208,9 @@ pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16,
     let Some((up, key)) = crate::http::open_or_reply(&mut s, sh, &bare, port).await else {
         return;
     };
+    if ic.bindings.binds(&t, port) {
+        sh.saw_bound_name(&t, port);
+    }
     let Some(name) = server_name(&t) else {
         crate::http::reply_plain(&mut s, "400 Bad Request", "skarn: net: bad host name\n").await;
         return;

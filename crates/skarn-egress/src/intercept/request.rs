@@ -193,6 +193,11 @@ pub(crate) fn prepare(
     {
         return Err(secret_refusal(*f, why));
     }
+    if let Some(f) = used.first()
+        && let Some(why) = host_override(req.headers)
+    {
+        return Err(secret_refusal(*f, why));
+    }
     // Identity bodies, so an echoed value is found in the response.
     out.extend_from_slice(b"Accept-Encoding: identity\r\n\r\n");
     Ok(Outgoing {
@@ -224,6 +229,35 @@ const OVERRIDE_HEADERS: &[&str] = &[
     "x-forwarded-uri",
     "x-envoy-original-path",
 ];
+
+/// Request headers through which front ends and frameworks behind them
+/// take another host (or a whole URL) than the request's own: a request
+/// carrying a secret may not name one (atk27 L5, atk27d L2), since the
+/// credential would then be used for, or links built towards, another
+/// virtual host.
+const HOST_OVERRIDE_HEADERS: &[&str] = &[
+    "x-forwarded-host",
+    "x-forwarded-server",
+    "x-host",
+    "x-original-host",
+    "x-original-url",
+    "x-rewrite-url",
+];
+
+/// Why a request carrying a secret is refused for naming another host.
+fn host_override(headers: &[httparse::Header<'_>]) -> Option<String> {
+    headers.iter().find_map(|h| {
+        let named = HOST_OVERRIDE_HEADERS
+            .iter()
+            .any(|o| h.name.eq_ignore_ascii_case(o))
+            || h.name.eq_ignore_ascii_case("forwarded")
+                && String::from_utf8_lossy(h.value)
+                    .to_ascii_lowercase()
+                    .split([';', ','])
+                    .any(|p| p.trim_start().starts_with("host"));
+        named.then(|| format!("header {} could name another host", h.name))
+    })
+}
 
 /// Why a request that carries a method- or path-bound secret is refused
 /// for naming another method or path (finding F4): an override header,
@@ -437,6 +471,21 @@ mod tests {
             let head = format!("GET /v1/x?{q} HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n");
             assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
         }
+        // Host overrides: refused with any secret (atk27d L2).
+        let plain = "Authorization: Bearer PH0123456789\r\n";
+        for extra in [
+            "X-Forwarded-Host: evil.example\r\n",
+            "Forwarded: for=1.2.3.4; host=evil.example\r\n",
+            "X-Host: evil.example\r\n",
+            "X-Original-Host: evil.example\r\n",
+            "X-Original-URL: https://evil.example/\r\n",
+        ] {
+            let head = format!("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\n{plain}{extra}\r\n");
+            assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
+        }
+        ok(&format!(
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nForwarded: for=1.2.3.4\r\n{plain}\r\n"
+        ));
         // Without the secret, or with a harmless parameter, they pass.
         ok(
             "GET /v1/x?_method=DELETE HTTP/1.1\r\nHost: api.test:8443\r\nX-HTTP-Method-Override: PUT\r\n\r\n",

@@ -167,14 +167,49 @@ impl Engine {
         if !win.is_match(&sh.bytes) {
             return;
         }
+        // What each matched decoded byte becomes (overlapping windows of
+        // one value agree: the same offset of its placeholder).
+        let mut rep_at: Vec<Option<u8>> = vec![None; sh.bytes.len()];
         for m in win.find_overlapping_iter(&sh.bytes) {
             let rep = &with[m.pattern().as_usize()];
             for j in m.start()..m.end() {
-                let (s, e) = sh.span(j, raw.len());
-                if e - s > 1 && !overlaps(done, s, e) {
-                    rewrite(&mut out[s..e], rep[j - m.start()]);
-                } else if e - s == 1 && !overlaps(done, s, e) {
-                    out[s] = rep[j - m.start()];
+                rep_at[j] = Some(rep[j - m.start()]);
+            }
+        }
+        // Each run of matched bytes is rewritten as one region of the
+        // escaped text: the placeholder's bytes, then the last of them
+        // repeated to the region's length. Where the value's escaped
+        // characters were does not show (only how many bytes their
+        // escapes added: atk27d F7).
+        let mut j = 0;
+        while j < rep_at.len() {
+            if rep_at[j].is_none() {
+                j += 1;
+                continue;
+            }
+            let a = j;
+            while j < rep_at.len() && rep_at[j].is_some() {
+                j += 1;
+            }
+            let region: Vec<u8> = rep_at[a..j].iter().flatten().copied().collect();
+            let (s, _) = sh.span(a, raw.len());
+            let (_, e) = sh.span(j - 1, raw.len());
+            if !overlaps(done, s, e) {
+                let n = region.len().min(e - s);
+                out[s..s + n].copy_from_slice(&region[..n]);
+                out[s + n..e].fill(region[n - 1]);
+                continue;
+            }
+            // Partly a whole value put back exactly: byte by byte outside it.
+            for (k, r) in (a..j).zip(region) {
+                let (s, e) = sh.span(k, raw.len());
+                if overlaps(done, s, e) {
+                    continue;
+                }
+                if e - s > 1 {
+                    rewrite(&mut out[s..e], r);
+                } else {
+                    out[s] = r;
                 }
             }
         }

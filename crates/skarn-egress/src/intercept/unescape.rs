@@ -2,14 +2,18 @@
 //! escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX` for
 //! any character, a surrogate pair for one past the BMP) and URL `%XX`
 //! escapes; C-style `\xHH` and octal `\NNN`; HTML numeric character
-//! references `&#DDD;` and `&#xHH;` (atk27c F1). The shadow copy holds the
+//! references `&#DDD;` and `&#xHH;` (atk27c F1) and the named ones for
+//! ASCII characters and the no-break space (`&quot;`, `&lt;`, `&amp;`,
+//! `&apos;`, `&sol;`, ..., the four legacy ones without `;` too: atk27d
+//! F7). The shadow copy holds the
 //! decoded bytes and, for each, where
 //! its escape (or raw byte) starts, so a match found in the shadow is
 //! rewritten in the original, each escape keeping its length. Decoding is
 //! one pass, no larger than its input, one level deep.
 
 /// Most bytes of escaped text one decoded byte can come from
-/// (`&#x0000041;`: an HTML reference's digits are bounded to 7).
+/// (`&#x0000041;`: an HTML reference's digits are bounded to 7; the
+/// named references kept are at most 10 bytes, `&UnderBar;`).
 pub(crate) const ESCAPE_MAX: usize = 11;
 
 /// Digits an HTML numeric reference may have (leading zeros included).
@@ -57,6 +61,79 @@ fn html_ref(b: &[u8]) -> Option<(u32, usize)> {
     Some((v, skip + n + 1))
 }
 
+/// The HTML named character references of ASCII characters (and the
+/// no-break space), as HTML5 defines them, those of at most 10 bytes
+/// with the `&` (the three longer spellings, of `` ` ``, `~` and `|`,
+/// are left out: see SECURITY.md).
+const HTML_NAMED: &[(&str, char)] = &[
+    ("quot;", '"'),
+    ("QUOT;", '"'),
+    ("amp;", '&'),
+    ("AMP;", '&'),
+    ("lt;", '<'),
+    ("LT;", '<'),
+    ("gt;", '>'),
+    ("GT;", '>'),
+    ("apos;", '\''),
+    ("nbsp;", '\u{a0}'),
+    ("Tab;", '\t'),
+    ("NewLine;", '\n'),
+    ("excl;", '!'),
+    ("num;", '#'),
+    ("dollar;", '$'),
+    ("percnt;", '%'),
+    ("lpar;", '('),
+    ("rpar;", ')'),
+    ("ast;", '*'),
+    ("midast;", '*'),
+    ("plus;", '+'),
+    ("comma;", ','),
+    ("period;", '.'),
+    ("sol;", '/'),
+    ("colon;", ':'),
+    ("semi;", ';'),
+    ("equals;", '='),
+    ("quest;", '?'),
+    ("commat;", '@'),
+    ("lsqb;", '['),
+    ("lbrack;", '['),
+    ("bsol;", '\\'),
+    ("rsqb;", ']'),
+    ("rbrack;", ']'),
+    ("Hat;", '^'),
+    ("lowbar;", '_'),
+    ("UnderBar;", '_'),
+    ("grave;", '`'),
+    ("lcub;", '{'),
+    ("lbrace;", '{'),
+    ("verbar;", '|'),
+    ("vert;", '|'),
+    ("rcub;", '}'),
+    ("rbrace;", '}'),
+    ("tilde;", '~'),
+    // Legacy forms browsers decode without the semicolon.
+    ("quot", '"'),
+    ("QUOT", '"'),
+    ("amp", '&'),
+    ("AMP", '&'),
+    ("lt", '<'),
+    ("LT", '<'),
+    ("gt", '>'),
+    ("GT", '>'),
+    ("nbsp", '\u{a0}'),
+];
+
+/// An HTML named reference at the start of `b` (`&quot;`): (character,
+/// length); the longest name that matches.
+fn html_named(b: &[u8]) -> Option<(char, usize)> {
+    let rest = b.strip_prefix(b"&")?;
+    HTML_NAMED
+        .iter()
+        .filter(|(n, _)| rest.starts_with(n.as_bytes()))
+        .max_by_key(|(n, _)| n.len())
+        .map(|(n, c)| (*c, n.len() + 1))
+}
+
 fn utf8(ch: u32) -> Option<Vec<u8>> {
     let ch = char::from_u32(ch)?;
     let mut buf = [0u8; 4];
@@ -70,6 +147,10 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
         [b'&', b'#', ..] => {
             let (ch, len) = html_ref(b)?;
             Some((utf8(ch)?, len))
+        }
+        [b'&', ..] => {
+            let (ch, len) = html_named(b)?;
+            Some((utf8(u32::from(ch))?, len))
         }
         [b'\\', b'x' | b'X', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 4)),
         [
@@ -230,5 +311,62 @@ mod tests {
         let mut slot = *b"%41";
         rewrite(&mut slot, b'Q');
         assert_eq!(&slot, b"%51");
+    }
+
+    #[test]
+    fn html_named_references_decode() {
+        let s = Shadow::of(b"a&quot;b&lt;c&gt;d&amp;e&apos;f&sol;g&bsol;h&ampi&UnderBar;&bogus;")
+            .unwrap();
+        assert_eq!(s.bytes, b"a\"b<c>d&e'f/g\\h&i_&bogus;");
+    }
+
+    fn scrub(real: &[u8], ph: &[u8], body: &[u8]) -> Vec<u8> {
+        use super::super::scrub::{Engine, Scrubber, Windows};
+        use std::sync::Arc;
+        let whole = vec![(zeroize::Zeroizing::new(real.to_vec()), ph.to_vec())];
+        let w = Arc::new(Windows::new(&super::super::forms::pairs(real, ph)));
+        let mut s = Scrubber::new(Arc::new(Engine::new(&whole, w)));
+        let mut out = s.push(body).to_vec();
+        out.extend_from_slice(s.finish());
+        out
+    }
+
+    /// atk27d F7: an escaped echo of the value comes back as the
+    /// placeholder then filler, whatever the escaped characters' places
+    /// (HTML named references too); only the count of added bytes shows.
+    #[test]
+    fn escaped_echoes_do_not_show_where_the_escaped_characters_are() {
+        let ph = b"CXU0rFRAWOveFdUj5qbJGnikGySyOHf";
+        let mut seen = Vec::new();
+        // Two values with the same escaped characters at other places.
+        let first = br#"Xk7"Qz2\mN4"vR8\sL1"xT6\wB3"pY9"#.to_vec();
+        let second: Vec<u8> = first.iter().rev().copied().collect();
+        for real in [&first[..], &second[..]] {
+            assert_eq!(real.len(), ph.len());
+            let json: Vec<u8> = real
+                .iter()
+                .flat_map(|c| match c {
+                    b'"' => b"\\\"".to_vec(),
+                    b'\\' => b"\\\\".to_vec(),
+                    c => vec![*c],
+                })
+                .collect();
+            let html: Vec<u8> = real
+                .iter()
+                .flat_map(|c| match c {
+                    b'"' => b"&quot;".to_vec(),
+                    c => vec![*c],
+                })
+                .collect();
+            for body in [json, html] {
+                let out = scrub(real, ph, &body);
+                assert_eq!(out.len(), body.len());
+                assert!(out.starts_with(ph), "{}", String::from_utf8_lossy(&out));
+                assert!(out[ph.len()..].iter().all(|c| *c == ph[ph.len() - 1]));
+                seen.push(out);
+            }
+        }
+        // The same shape for both values.
+        assert_eq!(seen[0], seen[2]);
     }
 }

@@ -276,6 +276,15 @@ fn read_value(
             std::env::var(v).map_err(|_| fail(format!("environment variable {v} is not set")))?,
         )
     } else if let Some(f) = &c.file {
+        // Relative to what? The caller's directory changes from run to
+        // run, and a planted `rel/tok` there would become the secret
+        // (atk27d F6): refused.
+        if !(f.starts_with('/') || f.starts_with("~/")) {
+            return Err(SecretError::Invalid {
+                name: name.to_string(),
+                msg: format!("file = {f:?}: give an absolute path or one starting with ~/"),
+            });
+        }
         let p = expand(f, home);
         read_file(&p).map_err(|e| fail(format!("{}: {e}", p.display())))?
     } else if let Some(cmd) = &c.command {
@@ -300,7 +309,7 @@ impl SecretConfig {
     }
 }
 
-fn expand(f: &str, home: Option<&Path>) -> PathBuf {
+pub(super) fn expand(f: &str, home: Option<&Path>) -> PathBuf {
     match (f.strip_prefix("~/"), home) {
         (Some(rest), Some(h)) => h.join(rest),
         _ => PathBuf::from(f),

@@ -14,6 +14,7 @@ pub mod config;
 mod keyring;
 mod matcher;
 pub mod placeholder;
+mod places;
 
 pub use matcher::{Bindings, Found, PathGlob};
 

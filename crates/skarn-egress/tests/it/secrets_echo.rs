@@ -138,7 +138,11 @@ fn spec(name: &str, value: &str, host: String, routes: bool) -> SecretSpec {
 fn setup() -> Setup {
     let test_ca = TestCa::new();
     let store = Arc::new(Mutex::new(String::new()));
-    let a = TlsServer::start(&test_ca, &["api.test"], handler(store.clone()));
+    let a = TlsServer::start(
+        &test_ca,
+        &["api.test", "alias.test"],
+        handler(store.clone()),
+    );
     let b = TlsServer::start(&test_ca, &["other.test"], handler(store.clone()));
     let c = TlsServer::start(&test_ca, &["unbound.test"], handler(store));
     let sa = spec("alpha", REAL, format!("api.test:{}", a.port), true);
@@ -150,9 +154,11 @@ fn setup() -> Setup {
     let resolver = Resolver::system()
         .with_override("api.test", lo.clone())
         .with_override("other.test", lo.clone())
+        .with_override("alias.test", lo.clone())
         .with_override("unbound.test", lo);
     let allow = [
         format!("api.test:{}", a.port),
+        format!("alias.test:{}", a.port),
         format!("other.test:{}", b.port),
         format!("unbound.test:{}", c.port),
         "127.0.0.1:*".to_string(),
@@ -424,4 +430,48 @@ fn a_bound_host_is_never_reached_through_a_plain_tunnel() {
         "{}",
         String::from_utf8_lossy(&other.stderr)
     );
+}
+
+/// Attack atk27d F1: another name of a bound host (an alias resolving to
+/// its address) was a plain tunnel, so a value the host stored came back
+/// raw. Through the HTTP proxy it is now served like the bound host (TLS
+/// terminated, the answer scrubbed, no secret sent); through SOCKS5 it is
+/// refused.
+#[test]
+fn another_name_of_a_bound_host_is_scrubbed_or_refused() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup();
+    assert_eq!(s.get("/store"), b"stored");
+    let url = format!("https://alias.test:{}/fetch", s.a.port);
+    let out = s.curl(&["-k", &url]);
+    assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
+    assert!(
+        String::from_utf8_lossy(&out).contains(&s.ph),
+        "the alias was not served (scrubbed): {}",
+        String::from_utf8_lossy(&out)
+    );
+    // The placeholder sent to the alias is not replaced.
+    let hdr = format!("Authorization: Bearer {}", s.ph);
+    let with_value = |s: &Setup| s.a.seen().iter().filter(|r| r.head.contains(REAL)).count();
+    let before = with_value(&s);
+    let _ = s.curl(&[
+        "-k",
+        "-H",
+        &hdr,
+        &format!("https://alias.test:{}/echo", s.a.port),
+    ]);
+    assert_eq!(with_value(&s), before, "the value was sent to the alias");
+    let socks = s.proxy.as_ref().unwrap().socks;
+    let o = Command::new("curl")
+        .args(["-sS", "-k", "--max-time", "20", "--socks5-hostname"])
+        .arg(format!("127.0.0.1:{socks}"))
+        .arg(&url)
+        .output()
+        .unwrap();
+    let mut out = o.stdout.clone();
+    out.extend_from_slice(&o.stderr);
+    assert!(!shows_value(&out), "{}", String::from_utf8_lossy(&out));
+    assert!(!o.status.success(), "{}", String::from_utf8_lossy(&out));
 }

@@ -212,6 +212,13 @@ impl HostFacts {
                 found.push(Trusted::new(&p, target, via, secret));
             }
         }
+        // What the user's configuration makes skarn run or read on the
+        // host (a secret's command and script, a missing file source).
+        for (p, via, secret) in &policy.host_places {
+            if let Some(target) = cache.resolve(p) {
+                found.push(Trusted::new(p, target, via.clone(), *secret));
+            }
+        }
         let cwd = policy
             .cwd
             .clone()

@@ -46,7 +46,7 @@ pub fn helper_command(
             plan.set_env.push((k.to_owned(), v.to_owned()));
         }
     }
-    let json = serde_json::to_string(&plan)?;
+    let json = zeroize::Zeroizing::new(serde_json::to_string(&plan)?);
     if json.len() > MAX_PLAN_BYTES {
         return Err(LaunchError::TooLarge(json.len()));
     }
@@ -54,15 +54,68 @@ pub fn helper_command(
     cmd.arg(HELPER_ARG);
     cmd.env_clear();
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    // Linux caps one environment string at 128 KiB: a larger plan (many
-    // grants, the secret list's masks) goes in pieces, `PLAN_ENV` then
-    // `PLAN_ENV_1`, `PLAN_ENV_2`, ..., which the helper joins.
+    // The plan holds the secrets' values and the run CA's key (issue 27):
+    // not in the environment, which any process of the same user reads in
+    // /proc/PID/environ for the helper's whole life (atk27d F2), but in a
+    // pipe the helper inherits and empties at once.
+    if let Some(fd) = plan_pipe(json.as_bytes()) {
+        use std::os::fd::{AsRawFd, OwnedFd};
+        use std::os::unix::process::CommandExt;
+        let raw = fd.as_raw_fd();
+        cmd.env(crate::linux::helper::PLAN_FD_ENV, raw.to_string());
+        let fd: std::sync::Arc<OwnedFd> = std::sync::Arc::new(fd);
+        // SAFETY: between fork and exec only fcntl(2), async-signal-safe,
+        // runs: the read end (close-on-exec in this process, so no other
+        // child inherits it) is kept open across this child's exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let _keep = &fd;
+                if libc::fcntl(raw, libc::F_SETFD, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        return Ok(cmd);
+    }
+    // No pipe could hold it: the environment, as before. Linux caps one
+    // environment string at 128 KiB: a larger plan (many grants, the
+    // secret list's masks) goes in pieces, `PLAN_ENV` then `PLAN_ENV_1`,
+    // `PLAN_ENV_2`, ..., which the helper joins.
     use std::os::unix::ffi::OsStrExt;
     for (i, piece) in json.as_bytes().chunks(PLAN_PIECE_BYTES).enumerate() {
         let name = crate::linux::helper::plan_piece_var(i);
         cmd.env(name, std::ffi::OsStr::from_bytes(piece));
     }
     Ok(cmd)
+}
+
+/// A pipe holding all of `data`, its write end closed: the read end
+/// (close-on-exec), or `None` when the pipe cannot be made or grown to
+/// hold it (the write never blocks).
+fn plan_pipe(data: &[u8]) -> Option<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let mut p = [0; 2];
+    // SAFETY: p is a valid 2-int array.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } < 0 {
+        return None;
+    }
+    // SAFETY: pipe2 succeeded: both descriptors are new and ours.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) };
+    let want = libc::c_int::try_from(data.len().max(1)).ok()?;
+    // SAFETY: fcntl on a descriptor we own.
+    let size = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    // SAFETY: as above.
+    if size < want && unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, want) } < want {
+        return None;
+    }
+    // SAFETY: clearing O_NONBLOCK on the read end, which we own (the helper
+    // reads it blocking).
+    unsafe { libc::fcntl(r.as_raw_fd(), libc::F_SETFL, 0) };
+    let mut f = std::fs::File::from(w);
+    f.write_all(data).ok()?;
+    Some(r)
 }
 
 /// Bytes of the plan in one environment variable (under Linux's 128 KiB
@@ -168,12 +221,18 @@ mod loader_tests {
             !names.iter().any(|k| k == "LD_PRELOAD" || k == "GCONV_PATH"),
             "{names:?}"
         );
-        let json = cmd
+        // The plan travels in a pipe, never in the environment (atk27d F2).
+        assert!(!names.iter().any(|k| k == crate::linux::helper::PLAN_ENV));
+        let fd: i32 = cmd
             .get_envs()
-            .find(|(k, _)| *k == crate::linux::helper::PLAN_ENV)
+            .find(|(k, _)| *k == crate::linux::helper::PLAN_FD_ENV)
             .and_then(|(_, v)| v)
+            .and_then(|v| v.to_str()?.parse().ok())
             .unwrap();
-        let sent: Plan = serde_json::from_str(json.to_str().unwrap()).unwrap();
+        // SAFETY: `fd` is open (held by `cmd`); a copy is read and closed.
+        let copy = unsafe { libc::dup(fd) };
+        let sent = crate::linux::helper::read_plan_fd(copy).unwrap();
+        let sent: Plan = serde_json::from_slice(&sent).unwrap();
         assert!(
             sent.set_env
                 .contains(&("LD_PRELOAD".into(), "/repo/evil.so".into()))

@@ -237,6 +237,13 @@ pub struct Policy {
     /// credentials), as (path, contents).
     #[serde(default)]
     pub home_files: Vec<(PathBuf, String)>,
+    /// Places skarn itself runs or reads on the host, outside any
+    /// sandbox, named by the user's configuration (a secret's `command`
+    /// program and script, a `file` source not created yet), as (path,
+    /// why, secret): inside a writable grant each is kept read-only
+    /// (hidden when `secret`), reserved when missing (atk27d F5, F6).
+    #[serde(default)]
+    pub host_places: Vec<(PathBuf, String, bool)>,
     /// How the command writes the workspace: into a copy-on-write layer
     /// applied, vetted, after the run (`cow`), or directly (`direct`).
     #[serde(default)]
@@ -309,6 +316,7 @@ impl Policy {
             allow_home_workspace: false,
             trust_home_config_workspace: false,
             home_files: Vec::new(),
+            host_places: Vec::new(),
             workspace_layer: WorkspaceLayerMode::default(),
             walk_max_dirs: None,
             sources: Default::default(),

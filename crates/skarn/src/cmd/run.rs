@@ -167,6 +167,7 @@ fn run_confined(
     secrets: Vec<skarn_egress::secrets::SecretSpec>,
 ) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
+    policy.host_places = crate::cmd::run_secrets::host_places(home().as_deref());
     let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
         .map_err(|e| anyhow::anyhow!(e))?;
     if let Some(s) = &secrets {

@@ -75,6 +75,19 @@ pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// What the user's secrets make skarn run or read on the host, for every
+/// secret configured, granted or not (`Policy::host_places`): each
+/// `command` source's program and scripts (kept read-only inside writable
+/// grants: a rewritten one would run on the host at the next resolution,
+/// atk27d F5) and each `file` source that does not exist yet (reserved:
+/// a link planted there would make another file the secret, atk27d F6).
+pub fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool)> {
+    let Some(c) = home.and_then(|h| load_secrets(&user_file(h)).ok()) else {
+        return Vec::new();
+    };
+    c.host_places(home)
+}
+
 /// The `from_env` variables of every secret the user configured, granted
 /// or not: a declared secret's source variable never reaches a command.
 pub fn source_variables(home: Option<&Path>) -> Vec<String> {

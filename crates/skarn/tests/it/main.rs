@@ -130,7 +130,10 @@ mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
 #[cfg(target_os = "linux")]
+mod run_secret_aliases;
 mod run_secret_forms;
+mod run_secret_plan;
+mod run_secret_sources;
 #[cfg(target_os = "linux")]
 mod run_secret_stored;
 #[cfg(target_os = "linux")]

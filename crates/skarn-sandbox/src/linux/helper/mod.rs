@@ -55,6 +55,28 @@ use release::Reserved;
 /// Environment variable carrying the JSON plan to the helper.
 pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
 
+/// Environment variable naming the inherited pipe the plan is read from
+/// (the usual way; [`PLAN_ENV`] only when no pipe could hold it).
+pub const PLAN_FD_ENV: &str = "SKARN_SANDBOX_PLAN_FD";
+
+/// Read the whole plan from the inherited descriptor `fd` and close it.
+pub fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    if fd < 3 {
+        return None;
+    }
+    // SAFETY: `fd` was inherited for this purpose (`launch::helper_command`)
+    // and nothing else in this fresh process uses it: it is taken over and
+    // closed here.
+    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut buf = zeroize::Zeroizing::new(Vec::new());
+    f.take(crate::linux::launch::MAX_PLAN_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(buf)
+}
+
 /// The variable holding piece `i` of the plan: [`PLAN_ENV`] for the first,
 /// `SKARN_SANDBOX_PLAN_<i>` for the others.
 pub fn plan_piece_var(i: usize) -> String {
@@ -81,6 +103,28 @@ fn err_line(msg: &str) {
 /// Entry point of `skarn __sandbox-helper`: reads the plan from
 /// [`PLAN_ENV`], runs the command, returns the exit status.
 pub fn helper_main() -> i32 {
+    if let Some(fd) = std::env::var_os(PLAN_FD_ENV) {
+        // SAFETY: the helper is single-threaded (fresh exec, no threads spawned).
+        unsafe { std::env::remove_var(PLAN_FD_ENV) };
+        let Some(raw) = fd
+            .to_str()
+            .and_then(|f| f.parse().ok())
+            .and_then(read_plan_fd)
+        else {
+            err_line("internal: the sandbox plan could not be read");
+            return EXIT_SETUP;
+        };
+        return match serde_json::from_slice::<Plan>(&raw) {
+            Ok(plan) => {
+                drop(raw);
+                run(plan)
+            }
+            Err(e) => {
+                err_line(&format!("internal: bad sandbox plan: {e}"));
+                EXIT_SETUP
+            }
+        };
+    }
     let Some(first) = std::env::var_os(PLAN_ENV) else {
         err_line("internal: sandbox helper started without a plan");
         return EXIT_SETUP;

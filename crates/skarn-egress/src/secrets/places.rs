@@ -1,0 +1,126 @@
+//! What the configured secrets make skarn run or read on the host
+//! (attack atk27d F5, F6): kept read-only, or reserved, inside the
+//! writable grants of every run and sandboxed server.
+
+use std::path::{Path, PathBuf};
+
+use super::config::{SecretConfig, SecretsConfig, expand};
+
+impl SecretsConfig {
+    /// What the configured secrets (granted or not) make skarn run or read
+    /// on the host, as (path, why, secret): each `command` source's
+    /// program and scripts ([`SecretConfig::command_files`]) and each
+    /// absolute `file` source that does not exist yet (to be reserved: a
+    /// link planted there would make another file the secret, atk27d F6).
+    pub fn host_places(&self, home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
+        let mut out = Vec::new();
+        for (name, s) in &self.secrets {
+            for p in s.command_files(home) {
+                let why = format!("the command of secret {name} (run on the host)");
+                out.push((p, why, false));
+            }
+            if let Some(f) = s.source_file(home)
+                && f.is_absolute()
+                && std::fs::symlink_metadata(&f).is_err()
+            {
+                let why = format!("the file source of secret {name} (not created yet)");
+                out.push((f, why, true));
+            }
+        }
+        out
+    }
+}
+
+impl SecretConfig {
+    /// The files a `command` source runs, as far as can be known: its
+    /// program (a bare name found through the caller's `PATH`, a relative
+    /// one from the current directory) and every argument naming a file
+    /// (absolute, `~/`, or an existing relative file: a script an
+    /// interpreter is given, also after `=` in an option). A sandboxed
+    /// command that could rewrite one would run code on the host at the
+    /// next resolution (atk27d F5): the planner keeps them read-only.
+    pub fn command_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let Some((prog, args)) = self.command.as_deref().and_then(|c| c.split_first()) else {
+            return Vec::new();
+        };
+        let cwd = std::env::current_dir().ok();
+        let mut out = Vec::new();
+        if prog.contains('/') {
+            out.extend(absolute(&expand(prog, home), cwd.as_deref()));
+        } else if let Some(path) = std::env::var_os("PATH") {
+            let found = std::env::split_paths(&path)
+                .filter_map(|d| absolute(&d.join(prog), cwd.as_deref()))
+                .find(|p| p.is_file());
+            out.extend(found);
+        }
+        for a in args {
+            for part in std::iter::once(a.as_str()).chain(a.split_once('=').map(|(_, v)| v)) {
+                if part.is_empty() || part.contains("://") {
+                    continue;
+                }
+                let p = expand(part, home);
+                // A directory is no program (a `--dir` option's value).
+                if p.is_dir() {
+                    continue;
+                }
+                if p.is_absolute() || (part.contains('/') || p.is_file()) && p.exists() {
+                    out.extend(absolute(&p, cwd.as_deref()));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// `p` made absolute against `cwd` (none: only an absolute `p`).
+fn absolute(p: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
+    if p.is_absolute() {
+        Some(p.to_path_buf())
+    } else {
+        cwd.map(|c| c.join(p))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// atk27d F5, F6: what a `command` runs and a missing `file` source
+    /// are host places; a relative `file` is refused.
+    #[test]
+    fn command_files_and_missing_sources_are_host_places() {
+        let d = std::env::temp_dir().join(format!("skarn-sec-hp-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("bin")).unwrap();
+        std::fs::write(d.join("bin/tok.sh"), "#!/bin/sh\n").unwrap();
+        let text = format!(
+            "[secrets.a]\ncommand = [\"sh\", \"{s}\", \"--dir\", \"{d}\", \"--f=~/x.txt\"]\nhosts = [\"h\"]\n\
+             [secrets.b]\nfile = \"{m}\"\nhosts = [\"h\"]\n\
+             [secrets.c]\nfile = \"rel/tok\"\nhosts = [\"h\"]\n",
+            s = d.join("bin/tok.sh").display(),
+            d = d.display(),
+            m = d.join("missing/tok").display()
+        );
+        let cfg = SecretsConfig::parse(&text, "t").unwrap();
+        let places = cfg.host_places(Some(Path::new("/home/u")));
+        let paths: Vec<&Path> = places.iter().map(|(p, _, _)| p.as_path()).collect();
+        assert!(
+            paths.contains(&d.join("bin/tok.sh").as_path()),
+            "{places:?}"
+        );
+        assert!(paths.contains(&Path::new("/home/u/x.txt")), "{places:?}");
+        assert!(!paths.contains(&d.as_path()), "{places:?}");
+        assert!(
+            places
+                .iter()
+                .any(|(p, _, secret)| *p == d.join("missing/tok") && *secret),
+            "{places:?}"
+        );
+        let e = super::super::config::resolve("c", &cfg.secrets["c"], None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("absolute path"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,125 @@
+//! The sources of a secret as a sandboxed command could change them
+//! (attack atk27d F5, F6): a `command` source's program or script inside
+//! a writable grant is read-only, so the next `skarn run --secret` cannot
+//! run a rewritten one on the host; a `file` source that does not exist
+//! yet is reserved, so no link can be planted there; a relative `file`
+//! source is refused. Each check is made outside the sandbox.
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+fn config(home: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
+}
+
+#[test]
+fn a_secrets_command_and_script_in_the_workspace_cannot_be_rewritten() {
+    let t = TempDir::new("sec-cmd");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let tools = ws.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let original = "#!/bin/sh\necho cmd-token-0123456789abcdef\n";
+    for f in ["prog.sh", "script.sh"] {
+        std::fs::write(tools.join(f), original).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tools.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    config(
+        &home,
+        &format!(
+            "[secrets.prog]\ncommand = [\"{p}\"]\nhosts = [\"localhost:1\"]\nenv = \"PROG\"\n\n\
+             [secrets.script]\ncommand = [\"sh\", \"{s}\"]\nhosts = [\"localhost:1\"]\n",
+            p = tools.join("prog.sh").display(),
+            s = tools.join("script.sh").display()
+        ),
+    );
+    let marker = t.path().join("PLANTED_RAN");
+    let evil = format!(
+        "#!/bin/sh\ntouch {}\necho evil-0123456789abcdef\n",
+        marker.display()
+    );
+    let script = format!(
+        "for f in tools/prog.sh tools/script.sh; do printf '%s' '{evil}' > $f; \
+         rm -f $f.new; printf '%s' '{evil}' > $f.new && mv -f $f.new $f; done; true"
+    );
+    // A run without the secret, then one granted it, both try.
+    for flags in [&[][..], &["--secret", "prog", "--secret", "script"][..]] {
+        let o = run_command(&ws, &home, flags, &["sh", "-c", &script])
+            .output()
+            .unwrap();
+        assert!(!marker.exists(), "{}", err(&o));
+        for f in ["prog.sh", "script.sh"] {
+            let now = std::fs::read_to_string(tools.join(f)).unwrap();
+            assert_eq!(now, original, "{f} rewritten: {}", err(&o));
+        }
+    }
+    // The user's next run resolves both: the original programs ran.
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "prog", "--secret", "script"],
+        &["sh", "-c", "echo ran"],
+    )
+    .output()
+    .unwrap();
+    assert!(!marker.exists(), "a rewritten helper ran on the host");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("the command of secret prog") || out(&o).contains("ran"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn a_missing_file_source_is_reserved_and_a_relative_one_refused() {
+    let t = TempDir::new("sec-miss");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let decoy = t.dir("elsewhere").join("vault-token");
+    std::fs::write(&decoy, "hvs.DecoyVaultToken0123456789").unwrap();
+    let missing = ws.join(".secrets/missing.txt");
+    config(
+        &home,
+        &format!(
+            "[secrets.miss]\nfile = \"{}\"\nhosts = [\"localhost:1\"]\nenv = \"MISS\"\n\n\
+             [secrets.rel]\nfile = \"rel/tok.txt\"\nhosts = [\"localhost:1\"]\n",
+            missing.display()
+        ),
+    );
+    let script = format!(
+        "mkdir -p .secrets; ln -s {d} .secrets/missing.txt; ln -s {d} {m}; true",
+        d = decoy.display(),
+        m = missing.display()
+    );
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        std::fs::symlink_metadata(&missing).is_err(),
+        "a link was planted at the missing source: {}",
+        err(&o)
+    );
+    // The next run with the secret: no value (the source is still missing).
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "miss"],
+        &["sh", "-c", "echo \"M=$MISS\""],
+    )
+    .output()
+    .unwrap();
+    assert_ne!(code(&o), 0, "{}", out(&o));
+    assert!(!out(&o).contains("DecoyVault") && !err(&o).contains("DecoyVault"));
+    // A relative source: refused, said clearly.
+    std::fs::create_dir_all(ws.join("rel")).unwrap();
+    std::fs::write(ws.join("rel/tok.txt"), "rel-token-0123456789").unwrap();
+    let o = run_command(&ws, &home, &["--secret", "rel"], &["true"])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert_ne!(code(&o), 0);
+    assert!(err(&o).contains("absolute path"), "{}", err(&o));
+}
