@@ -11,6 +11,7 @@ mod downstream;
 mod hostile;
 #[cfg(unix)]
 mod http_isolation;
+mod relay_asks;
 mod relay_bounds;
 mod relay_logs;
 mod relay_order;
