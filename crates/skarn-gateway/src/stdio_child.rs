@@ -233,7 +233,10 @@ async fn stderr_tail(
         };
         r.consume(n);
         if done {
-            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            // Escaped as it comes (atk25d F5): the tail ends up in the
+            // gateway's own log, in failure causes and in answers to the
+            // client, none of which may carry a server's terminal escapes.
+            let text = crate::text_safe::visible(String::from_utf8_lossy(&line).trim());
             line.clear();
             if !text.is_empty() {
                 watch.see(&text);

@@ -248,6 +248,19 @@ impl Relay {
         {
             crate::text_safe::visible_typed(requested_schema, &[]);
         }
+        // A link holding control or invisible characters can show one
+        // host and open another (atk25d F2): refused, not rewritten.
+        if let ElicitRequestParams::UrlElicitationParams { url, .. } = &params
+            && crate::text_safe::has_hidden(url)
+        {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "the gateway refused this URL-mode elicitation of server {alias:?}: its URL holds control or invisible characters"
+                ),
+                None,
+            ));
+        }
         match &mut params {
             ElicitRequestParams::FormElicitationParams { meta, message, .. }
             | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {

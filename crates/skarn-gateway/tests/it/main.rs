@@ -15,4 +15,5 @@ mod relay_asks;
 mod relay_bounds;
 mod relay_logs;
 mod relay_order;
+mod relay_text;
 mod starts;
