@@ -99,3 +99,30 @@ fn server_text_reaches_the_client_escaped_everywhere() {
         gw.shutdown();
     });
 }
+
+/// A URL-mode elicitation whose link holds an escape that conceals its
+/// real host is refused, not forwarded (the server gets the error).
+#[test]
+fn a_link_with_hidden_characters_is_refused() {
+    rt().block_on(async {
+        let gw = gateway(&hostile("h", &[], ""), "passthrough = true").await;
+        let caps = json!({"elicitation": {"form": {}, "url": {}}});
+        let mut up = Upstream::connect_with(gw.clone(), 1 << 20, caps).await;
+        let params = json!({"mode": "url", "message": "sign in", "elicitationId": "e1",
+            "url": "https://github.com\u{1b}[8m@evil.example/"});
+        let r = up
+            .request(
+                "tools/call",
+                json!({"name": "h__sample", "arguments": {"count": 1, "kind": "raw",
+                    "method": "elicitation/create", "params": params, "wait_errors": 1}}),
+            )
+            .await;
+        assert!(r.to_string().contains("URL holds control"), "{r}");
+        assert!(
+            up.seen.iter().all(|m| m["method"] != "elicitation/create"),
+            "{:?}",
+            up.seen
+        );
+        gw.shutdown();
+    });
+}
