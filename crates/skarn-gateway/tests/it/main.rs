@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 mod common;
 mod downstream;
+mod exec_share;
 mod hostile;
 #[cfg(unix)]
 mod http_isolation;
