@@ -43,6 +43,9 @@ pub struct Spec<'a> {
     pub sandbox: &'a crate::sandbox_config::SandboxConfig,
     /// Where the sandbox's mode and refused hosts are recorded.
     pub state: Arc<crate::sandbox_state::SandboxState>,
+    /// Most items of one listing page (`gateway.max_list_items`), counted
+    /// before the page is decoded.
+    pub max_items: usize,
 }
 
 /// Start the child; its last stderr lines go to `tail`.
@@ -141,6 +144,7 @@ pub fn spawn(
         stdout,
         to_rmcp,
         MAX_LINE,
+        spec.max_items,
         spec.alias.to_owned(),
     ));
     let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
