@@ -141,7 +141,8 @@ impl ToolBridge for GatewayBridge {
                         if t.is_empty() {
                             "the tool reported an error".into()
                         } else {
-                            t
+                            // The gateway's own failure line quotes it.
+                            crate::text_safe::visible_block(&t)
                         }
                     },
                     server,

@@ -293,7 +293,16 @@ impl Downstream {
         }
     }
 
+    /// A server's error as the gateway's: its message escaped (atk25d
+    /// F2), since the gateway's own error lines quote it.
     pub(crate) fn service_error(&self, conn: &Arc<Conn>, e: ServiceError) -> DownError {
+        let e = match e {
+            ServiceError::McpError(mut data) => {
+                data.message = crate::text_safe::visible(&data.message).into();
+                ServiceError::McpError(data)
+            }
+            other => other,
+        };
         match e {
             ServiceError::McpError(data) if data.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
                 DownError::InvalidParams(data.message.to_string())

@@ -58,6 +58,7 @@ impl Downstream {
                     cwd: cwd.as_ref(),
                     sandbox,
                     state: self.sandbox.clone(),
+                    max_items: self.cfg.list_caps.items,
                 };
                 let (transport, mut child) = crate::stdio_child::spawn(&spec, tail.clone())?;
                 let pgid = child.pid;

@@ -10,7 +10,11 @@
 pub const MAX_CONTENT_BLOCKS: usize = 4096;
 
 /// Keys of `result` whose array elements are content blocks.
-const BLOCK_KEYS: [&[u8]; 3] = [b"content", b"contents", b"messages"];
+const BLOCK_KEYS: &[&[u8]] = &[b"content", b"contents", b"messages"];
+
+/// Keys of `result` whose array elements are listed items (a listing's
+/// page), counted by [`BlockCounter::for_lists`].
+const LIST_KEYS: &[&[u8]] = &[b"tools", b"resources", b"resourceTemplates", b"prompts"];
 
 /// Longest key kept while scanning (longer ones never match).
 const KEY_CAP: usize = 16;
@@ -31,6 +35,8 @@ pub struct BlockCounter {
     /// Inside a block array (depth 3).
     tracking: bool,
     blocks: usize,
+    /// Counting a listing's items instead of content blocks.
+    lists: bool,
 }
 
 impl BlockCounter {
@@ -41,8 +47,17 @@ impl BlockCounter {
         }
     }
 
-    /// Blocks seen so far.
-    #[cfg(test)]
+    /// A counter of the items of a listing's page (`result.tools`,
+    /// `resources`, `resourceTemplates`, `prompts`), counted as content
+    /// blocks are (atk25d F3: the item cap applies before decoding).
+    pub fn for_lists() -> BlockCounter {
+        BlockCounter {
+            lists: true,
+            ..BlockCounter::default()
+        }
+    }
+
+    /// Blocks (or items) seen so far.
     pub fn blocks(&self) -> usize {
         self.blocks
     }
@@ -91,7 +106,8 @@ impl BlockCounter {
                     && self.objs[1]
                     && self.objs[2]
                     && self.keys[1] == b"result"
-                    && BLOCK_KEYS.contains(&self.keys[2].as_slice())
+                    && (if self.lists { LIST_KEYS } else { BLOCK_KEYS })
+                        .contains(&self.keys[2].as_slice())
                 {
                     self.tracking = true;
                 }

@@ -288,7 +288,7 @@ impl Downstream {
                 self.health.send_replace(Health::Failed { cause, at });
                 return;
             }
-            tracing::warn!(server = %self.cfg.alias, %cause, "downstream server crashed");
+            tracing::warn!(server = %self.cfg.alias, cause = %crate::text_safe::visible(&cause), "downstream server crashed");
             self.health.send_replace(Health::Crashed { cause, at });
         }
     }
@@ -411,7 +411,7 @@ impl Downstream {
     }
 
     pub(crate) fn fail(&self, cause: String) {
-        tracing::warn!(server = %self.cfg.alias, %cause, "downstream server failed to start");
+        tracing::warn!(server = %self.cfg.alias, cause = %crate::text_safe::visible(&cause), "downstream server failed to start");
         {
             let mut r = lock(&self.restart);
             r.failures += 1;

@@ -68,10 +68,11 @@ struct ParkedCall {
 
 impl ParkedCall {
     /// Keep a question for the next round, under the server's own name
-    /// for it when it gave one that is free.
+    /// for it when it gave one that is free and holds nothing hidden
+    /// (atk25d F2: the client may show the key).
     fn add(&mut self, ask: Ask) {
         let key = match ask.key {
-            Some(k) if !self.pending.contains_key(&k) => k,
+            Some(k) if !self.pending.contains_key(&k) && !crate::text_safe::has_hidden(&k) => k,
             _ => loop {
                 self.next_key += 1;
                 let k = format!("q{}", self.next_key);

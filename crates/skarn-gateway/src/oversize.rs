@@ -136,7 +136,7 @@ pub(crate) fn too_large(id: Value, server: &str, why: &str) -> Vec<u8> {
 /// Copy `input` to `output` line by line until either side closes,
 /// replacing each line longer than `max_line` by an error answer for its id
 /// (or dropping it when it has none).
-pub async fn pump<R, W>(input: R, mut output: W, max_line: usize, server: String)
+pub async fn pump<R, W>(input: R, mut output: W, max_line: usize, max_items: usize, server: String)
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -144,7 +144,7 @@ where
     let mut input = BufReader::new(input);
     let mut line: Vec<u8> = Vec::new();
     let mut skipping: Option<(IdScanner, String)> = None;
-    let mut budget = JsonBudget::default();
+    let mut budget = JsonBudget::with_items(max_items);
     loop {
         let (used, done) = {
             let Ok(avail) = input.fill_buf().await else {
@@ -181,7 +181,7 @@ where
         if !done {
             continue;
         }
-        budget = JsonBudget::default();
+        budget = budget.fresh();
         let out = match skipping.take() {
             Some((scan, over)) => match scan.id() {
                 Some(id) => {
@@ -236,7 +236,7 @@ mod tests {
         );
         let input = format!("{{\"id\":1}}\n{big}{{\"id\":2}}\n");
         let mut out = Vec::new();
-        pump(input.as_bytes(), &mut out, 1000, "s".into()).await;
+        pump(input.as_bytes(), &mut out, 1000, 10_000, "s".into()).await;
         let lines: Vec<Value> = out
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
@@ -259,7 +259,7 @@ mod tests {
         let strings = format!("{{\"id\":8,\"result\":\"{}\"}}\n", ",".repeat(1_200_000));
         let input = format!("{many}{strings}");
         let mut out = Vec::new();
-        pump(input.as_bytes(), &mut out, 16 << 20, "s".into()).await;
+        pump(input.as_bytes(), &mut out, 16 << 20, 10_000, "s".into()).await;
         let lines: Vec<Value> = out
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
@@ -280,7 +280,7 @@ mod tests {
             format!("{{\"jsonrpc\":\"2.0\",\"result\":{{\"content\":[{blocks}]}},\"id\":9}}\n");
         let input = format!("{{\"id\":1}}\n{many}{{\"id\":2}}\n");
         let mut out = Vec::new();
-        pump(input.as_bytes(), &mut out, 1 << 20, "s".into()).await;
+        pump(input.as_bytes(), &mut out, 1 << 20, 10_000, "s".into()).await;
         let lines: Vec<Value> = out
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())

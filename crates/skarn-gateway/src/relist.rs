@@ -3,6 +3,10 @@
 //! list as stale and wakes that server's own refresh task, so whatever the
 //! number of notifications there is at most one re-list in flight and one
 //! pending per server, and a slow server delays no one else's refresh.
+//! Re-lists of one server are at least [`RELIST_GAP`] apart (atk25d F6:
+//! a server sending `list_changed` 50 times a second kept the gateway
+//! re-reading and re-indexing a 15 MB listing back to back); what changes
+//! meanwhile is read in the next one.
 // Sampling, roots and logging are deprecated in rmcp (SEP-2577) but are
 // part of every protocol revision clients speak today.
 #![allow(deprecated)]
@@ -24,6 +28,9 @@ use crate::downstream::{Downstream, Health, ListChanged, ListKind, Listing};
 use crate::listing::{self, ListCaps, ListError};
 use crate::relay::Relay;
 use crate::sync_util::lock;
+
+/// Shortest time between two re-list rounds of one server.
+pub const RELIST_GAP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Lists a server said are stale, and the wake-up of its refresh task.
 #[derive(Debug, Default)]
@@ -273,6 +280,10 @@ impl Downstream {
                     return;
                 }
             }
+            // Not holding the server meanwhile: a notification during the
+            // gap is kept (one wake-up) and read after it.
+            drop(me);
+            tokio::time::sleep(RELIST_GAP).await;
         }
     }
 }

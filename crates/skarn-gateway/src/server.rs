@@ -49,6 +49,15 @@ pub struct GatewayServer {
     /// client has initialized, so that growth during the handshake is not
     /// lost).
     pub(crate) changes: Arc<Mutex<Option<broadcast::Receiver<ListKind>>>>,
+    /// This session's share of the execute slots (atk25d F9): half of
+    /// them (at least one), so that one session's scripts cannot hold
+    /// every slot while another session waits.
+    pub(crate) exec_share: Arc<tokio::sync::Semaphore>,
+}
+
+/// The execute slots one session may hold at once, of `slots`.
+pub fn session_share(slots: usize) -> usize {
+    (slots / 2).max(1)
 }
 
 impl GatewayServer {
@@ -60,10 +69,12 @@ impl GatewayServer {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         let rx = first.unwrap_or_else(|| gw.changes.subscribe());
+        let share = session_share(gw.config.gateway.max_concurrent_executes);
         GatewayServer {
             gw,
             client,
             changes: Arc::new(Mutex::new(Some(rx))),
+            exec_share: Arc::new(tokio::sync::Semaphore::new(share)),
         }
     }
 }
@@ -147,7 +158,10 @@ impl GatewayServer {
             GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
                 .for_caller(caller),
         );
-        // Bounded concurrency: each running script may hold a worker process.
+        // Bounded concurrency: each running script may hold a worker
+        // process. The session's own share first, so that its queued
+        // scripts wait there, not in front of other sessions'.
+        let _share = self.exec_share.clone().acquire_owned().await;
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
         let (outcome, isolation, note) = run_script(
             self.gw.executor().await,

@@ -45,9 +45,12 @@ impl GatewayServer {
         self.gw.wait_for_starts().await;
         let cat = self.gw.catalog();
         let sep = &self.gw.config.gateway.namespace_separator;
+        // A URI holding hidden characters is not listed (escaping it would
+        // name another resource: atk25d F2).
         let items = cat
             .resources
             .iter()
+            .filter(|(_, r)| !crate::text_safe::has_hidden(&r.uri))
             .map(|(s, r)| {
                 let mut r = r.clone();
                 let alias = self.gw.servers[*s].alias();
@@ -70,6 +73,7 @@ impl GatewayServer {
         let items = cat
             .templates
             .iter()
+            .filter(|(_, r)| !crate::text_safe::has_hidden(&r.uri_template))
             .map(|(s, r)| {
                 let mut r = r.clone();
                 let alias = self.gw.servers[*s].alias();
@@ -154,7 +158,10 @@ impl GatewayServer {
         let s = self.gw.servers[i].clone();
         let relay = &self.gw.shared.relay;
         let _calling = caller.as_ref().map(|c| relay.calling(Some(i), c));
-        s.get_prompt(&name, request.arguments).await.map_err(down)
+        let mut r = s.get_prompt(&name, request.arguments).await.map_err(down)?;
+        // Shown to the user as the prompt's text (atk25d F2).
+        crate::text_safe::visible_typed(&mut r, &[]);
+        Ok(r)
     }
 
     /// `resources/read` at the owning server; its questions go to `caller`.
@@ -237,10 +244,10 @@ impl GatewayServer {
             }
         };
         let s = self.gw.servers[server].clone();
-        s.complete(request)
-            .await
-            .map(crate::era::completion_complete)
-            .map_err(down)
+        let mut r = s.complete(request).await.map_err(down)?;
+        // Suggestions the client shows (atk25d F2).
+        crate::text_safe::visible_typed(&mut r, &[]);
+        Ok(crate::era::completion_complete(r))
     }
 
     /// `resources/subscribe` and `unsubscribe`: to the owning server (once

@@ -298,7 +298,7 @@ impl Gateway {
                     unavailable.push(json!({
                         "server": name,
                         "status": h.status(),
-                        "cause": cause,
+                        "cause": crate::text_safe::visible(cause),
                         "given_up": true,
                     }));
                 }
@@ -319,7 +319,7 @@ impl Gateway {
                     unavailable.push(json!({
                         "server": name,
                         "status": h.status(),
-                        "cause": cause,
+                        "cause": crate::text_safe::visible(cause),
                         "retry_in_ms": retry.as_millis() as u64,
                     }));
                 }

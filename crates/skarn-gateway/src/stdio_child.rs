@@ -43,6 +43,9 @@ pub struct Spec<'a> {
     pub sandbox: &'a crate::sandbox_config::SandboxConfig,
     /// Where the sandbox's mode and refused hosts are recorded.
     pub state: Arc<crate::sandbox_state::SandboxState>,
+    /// Most items of one listing page (`gateway.max_list_items`), counted
+    /// before the page is decoded.
+    pub max_items: usize,
 }
 
 /// Start the child; its last stderr lines go to `tail`.
@@ -141,6 +144,7 @@ pub fn spawn(
         stdout,
         to_rmcp,
         MAX_LINE,
+        spec.max_items,
         spec.alias.to_owned(),
     ));
     let transport = AsyncRwTransport::new_client(guarded, stdin).with_max_line_length(MAX_LINE + 1);
@@ -233,7 +237,10 @@ async fn stderr_tail(
         };
         r.consume(n);
         if done {
-            let text = String::from_utf8_lossy(&line).trim().to_owned();
+            // Escaped as it comes (atk25d F5): the tail ends up in the
+            // gateway's own log, in failure causes and in answers to the
+            // client, none of which may carry a server's terminal escapes.
+            let text = crate::text_safe::visible(String::from_utf8_lossy(&line).trim());
             line.clear();
             if !text.is_empty() {
                 watch.see(&text);

@@ -47,6 +47,11 @@ fn hidden(c: char) -> bool {
         )
 }
 
+/// Whether `s` holds a character [`visible`] escapes.
+pub fn has_hidden(s: &str) -> bool {
+    s.chars().any(hidden)
+}
+
 /// `s` with every hidden character written as `\u{..}` (one line, whatever
 /// `s` holds).
 pub fn visible(s: &str) -> String {
@@ -74,8 +79,9 @@ pub fn visible_block(s: &str) -> String {
     s.split('\n').map(visible).collect::<Vec<_>>().join("\n| ")
 }
 
-/// Every string of `v` (not the object keys) through [`visible`], line by
-/// line (newlines kept):
+/// Every string of `v` through [`visible`], line by line (newlines kept),
+/// and every object key holding a hidden character through [`visible`]
+/// (a schema's property names are shown as argument labels: atk25d F2):
 /// the display text of a downstream's elicitation form (titles,
 /// descriptions, `enumNames`, `oneOf` titles), of a sampling request's
 /// messages, of a listing's titles and schemas (attack atk25c F1, F2, F5).
@@ -92,12 +98,16 @@ pub fn visible_json(v: &mut serde_json::Value, skip: &[&str]) {
                 *s = s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
-            serde_json::Value::Object(m) => m.values_mut().for_each(walk),
+            serde_json::Value::Object(m) => {
+                escape_keys(m);
+                m.values_mut().for_each(walk)
+            }
             _ => {}
         }
     }
     match v {
         serde_json::Value::Object(m) => {
+            escape_keys(m);
             for (k, x) in m.iter_mut() {
                 if !skip.contains(&k.as_str()) {
                     walk(x);
@@ -108,13 +118,28 @@ pub fn visible_json(v: &mut serde_json::Value, skip: &[&str]) {
     }
 }
 
-/// Whether any string of `v` holds a character [`visible_json`] escapes
-/// (a pass that allocates nothing).
+/// The keys of `m` holding a hidden character, escaped (a key that
+/// would then clash with another is dropped).
+fn escape_keys(m: &mut serde_json::Map<String, serde_json::Value>) {
+    if !m.keys().any(|k| k.chars().any(hidden)) {
+        return;
+    }
+    let old = std::mem::take(m);
+    for (k, x) in old {
+        let k = visible(&k);
+        m.entry(k).or_insert(x);
+    }
+}
+
+/// Whether any string or key of `v` holds a character [`visible_json`]
+/// escapes (a pass that allocates nothing).
 pub fn json_has_hidden(v: &serde_json::Value) -> bool {
     match v {
         serde_json::Value::String(s) => s.chars().any(|c| c != '\n' && hidden(c)),
         serde_json::Value::Array(a) => a.iter().any(json_has_hidden),
-        serde_json::Value::Object(m) => m.values().any(json_has_hidden),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| k.chars().any(hidden) || json_has_hidden(x)),
         _ => false,
     }
 }
@@ -143,8 +168,10 @@ pub fn visible_tool(t: &mut rmcp::model::Tool) {
     {
         a.title = Some(v);
     }
-    let schema_hidden =
-        |o: &serde_json::Map<String, serde_json::Value>| o.values().any(json_has_hidden);
+    let schema_hidden = |o: &serde_json::Map<String, serde_json::Value>| {
+        o.iter()
+            .any(|(k, x)| k.chars().any(hidden) || json_has_hidden(x))
+    };
     if schema_hidden(&t.input_schema) {
         let mut v = serde_json::Value::Object((*t.input_schema).clone());
         visible_json(&mut v, &[]);

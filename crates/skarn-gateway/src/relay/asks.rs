@@ -24,30 +24,79 @@ fn name_server(meta: &mut RequestMetaObject, alias: &str) {
         .insert(SERVER_META_KEY.into(), serde_json::Value::from(alias));
 }
 
+/// Whose call a request of a downstream server belongs to.
+pub(crate) enum Pick {
+    /// The one client (one session, or one 2026-07-28 request) whose
+    /// calls to that server are in flight.
+    One(Caller),
+    /// Calls of several clients are in flight to that server: a
+    /// 2025-11-25 server's request names none of them, so the gateway
+    /// does not guess (atk25d F4).
+    Several,
+    /// No call to that server is in flight: the idle-server rule applies.
+    Idle,
+}
+
+/// Whether a registered call is still waiting: a stateless (HTTP)
+/// request's own stream has closed once its round went out, while its
+/// call still waits for the retry.
+fn live(c: &Caller) -> bool {
+    c.rounds.is_some() || !c.peer.is_transport_closed()
+}
+
+/// The same client: the same session and, for 2026-07-28 calls, the
+/// same request (each has its own rounds).
+fn same(a: &Caller, b: &Caller) -> bool {
+    a.client == b.client
+        && match (&a.rounds, &b.rounds) {
+            (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+            (None, None) => true,
+            _ => false,
+        }
+}
+
+fn several(what: &str, alias: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "the gateway refused this {what} request of server {alias:?}: calls of several clients to it are in flight, and the request does not say which call it belongs to"
+        ),
+        None,
+    )
+}
+
 impl Relay {
-    /// Who a request of `server` goes to: the client of the most recent
-    /// call in flight to that server, else of the most recent call or
-    /// script in flight, else the most recently connected client.
-    fn target(&self, server: usize) -> Option<Peer<RoleServer>> {
-        let from_call = {
-            let callers = lock(&self.callers);
-            let live = |c: &&(u64, Option<usize>, Caller)| !c.2.peer.is_transport_closed();
-            let mine = callers
-                .iter()
-                .rev()
-                .filter(live)
-                .find(|(_, s, _)| *s == Some(server));
-            mine.or_else(|| callers.iter().rev().find(live))
-                .map(|(_, _, c)| c.peer.clone())
+    /// The client whose call a request of `server` belongs to: the only
+    /// client with calls to `server` in flight (never "the most recent
+    /// caller", who may be another user's session).
+    pub(crate) fn pick(&self, server: usize) -> Pick {
+        let callers = lock(&self.callers);
+        let mut mine = callers
+            .iter()
+            .filter(|(_, s, c)| *s == Some(server) && live(c))
+            .map(|(_, _, c)| c);
+        let Some(first) = mine.next() else {
+            return Pick::Idle;
         };
-        from_call.or_else(|| self.clients().last().map(|(_, p, _)| p.clone()))
+        if mine.all(|c| same(c, first)) {
+            Pick::One(first.clone())
+        } else {
+            Pick::Several
+        }
     }
 
-    /// Whether a call to `server` is in flight (directly or from a script).
-    fn busy(&self, server: usize) -> bool {
-        lock(&self.callers)
+    /// Who a request of an idle server goes to, when idle servers may ask
+    /// (`client_requests_from_idle_servers`): the client of the most
+    /// recent call or script in flight, else the most recently connected
+    /// client. Never into a 2026-07-28 call's rounds: those belong to the
+    /// servers that call reaches (atk25d F1).
+    fn idle_target(&self) -> Option<Peer<RoleServer>> {
+        let from_call = lock(&self.callers)
             .iter()
-            .any(|(_, s, c)| *s == Some(server) && !c.peer.is_transport_closed())
+            .rev()
+            .find(|(_, _, c)| c.rounds.is_none() && !c.peer.is_transport_closed())
+            .map(|(_, _, c)| c.peer.clone());
+        from_call.or_else(|| self.clients().last().map(|(_, p, _)| p.clone()))
     }
 
     /// The client a sampling or elicitation request of `server` goes to:
@@ -56,21 +105,26 @@ impl Relay {
     /// declared what `has` checks.
     fn target_with(
         &self,
-        server: usize,
+        pick: Pick,
         alias: &str,
         what: &str,
         has: impl Fn(&Peer<RoleServer>) -> bool,
     ) -> Result<Peer<RoleServer>, ErrorData> {
-        if !self.asks.limits().from_idle && !self.busy(server) {
-            return Err(ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "the gateway refused this {what} request of server {alias:?}: no call to it is in flight, and only a server the client is calling may ask the client or the user (gateway.client_requests_from_idle_servers = false)"
-                ),
-                None,
-            ));
-        }
-        let peer = self.target(server).ok_or_else(|| {
+        let peer = match pick {
+            Pick::One(c) => Some(c.peer),
+            Pick::Several => return Err(several(what, alias)),
+            Pick::Idle if !self.asks.limits().from_idle => {
+                return Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "the gateway refused this {what} request of server {alias:?}: no call to it is in flight, and only a server the client is calling may ask the client or the user (gateway.client_requests_from_idle_servers = false)"
+                    ),
+                    None,
+                ));
+            }
+            Pick::Idle => self.idle_target(),
+        };
+        let peer = peer.ok_or_else(|| {
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("no client is connected to the gateway to answer {what}"),
@@ -143,12 +197,16 @@ impl Relay {
         // The messages are shown for approval too (atk25c F2).
         crate::text_safe::visible_typed(&mut params.messages, &[]);
         name_server(params.meta.get_or_insert_with(Default::default), alias);
-        // A 2026-07-28 client's call in flight for this server: asked in
+        // A 2026-07-28 client's call in flight to this server: asked in
         // an input_required round of that call.
-        if let Some(r) = self.rounds_for(server) {
-            return self.sampling_round(server, &r, params).await;
+        let pick = self.pick(server);
+        if let Pick::One(Caller {
+            rounds: Some(r), ..
+        }) = &pick
+        {
+            return self.sampling_round(server, r, params).await;
         }
-        let peer = self.target_with(server, alias, "sampling", |p| {
+        let peer = self.target_with(pick, alias, "sampling", |p| {
             p.peer_info()
                 .is_some_and(|i| i.capabilities.sampling.is_some())
         })?;
@@ -190,6 +248,19 @@ impl Relay {
         {
             crate::text_safe::visible_typed(requested_schema, &[]);
         }
+        // A link holding control or invisible characters can show one
+        // host and open another (atk25d F2): refused, not rewritten.
+        if let ElicitRequestParams::UrlElicitationParams { url, .. } = &params
+            && crate::text_safe::has_hidden(url)
+        {
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "the gateway refused this URL-mode elicitation of server {alias:?}: its URL holds control or invisible characters"
+                ),
+                None,
+            ));
+        }
         match &mut params {
             ElicitRequestParams::FormElicitationParams { meta, message, .. }
             | ElicitRequestParams::UrlElicitationParams { meta, message, .. } => {
@@ -205,8 +276,12 @@ impl Relay {
                 ));
             }
         }
-        if let Some(r) = self.rounds_for(server) {
-            return self.elicitation_round(server, &r, params).await;
+        let pick = self.pick(server);
+        if let Pick::One(Caller {
+            rounds: Some(r), ..
+        }) = &pick
+        {
+            return self.elicitation_round(server, r, params).await;
         }
         let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
         let mode = if url {
@@ -214,7 +289,7 @@ impl Relay {
         } else {
             "elicitation"
         };
-        let peer = self.target_with(server, alias, mode, |p| {
+        let peer = self.target_with(pick, alias, mode, |p| {
             p.peer_info().is_some_and(|i| {
                 i.capabilities.elicitation.as_ref().is_some_and(|e| {
                     if url {
@@ -237,10 +312,16 @@ impl Relay {
     /// when no client offers roots; forwarded within the same per-server
     /// bounds as sampling and elicitation.
     pub async fn list_roots(&self, server: usize) -> Result<ListRootsResult, ErrorData> {
-        if let Some(r) = self.rounds_for(server) {
-            return self.roots_round(server, &r).await;
-        }
-        let Some(peer) = self.target(server) else {
+        let peer = match self.pick(server) {
+            Pick::One(Caller {
+                rounds: Some(r), ..
+            }) => return self.roots_round(server, &r).await,
+            Pick::One(c) => Some(c.peer),
+            // Which client's roots is not known: none.
+            Pick::Several => None,
+            Pick::Idle => self.idle_target(),
+        };
+        let Some(peer) = peer else {
             return Ok(ListRootsResult::default());
         };
         if peer

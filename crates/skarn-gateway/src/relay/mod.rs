@@ -244,6 +244,10 @@ impl Relay {
             .cloned();
         if let Some((client, peer, token)) = to {
             p.progress_token = token;
+            // Shown to the user as the server's words (atk25d F2).
+            if let Some(m) = p.message.as_deref() {
+                p.message = Some(crate::text_safe::visible_block(m));
+            }
             self.outbox(client, &peer).push(Note::Progress(p));
         }
     }
@@ -359,10 +363,13 @@ impl Relay {
             w.sent += 1;
             dropped
         };
+        // The logger carries the attribution: a server's part of it, and
+        // its data, cannot hold escapes or invisible text (atk25d F2).
         m.logger = Some(match m.logger.take() {
-            Some(l) => format!("{alias}/{l}"),
+            Some(l) => format!("{alias}/{}", crate::text_safe::visible(&l)),
             None => alias.to_owned(),
         });
+        crate::text_safe::visible_json(&mut m.data, &[]);
         let mut notes = Vec::new();
         if dropped > 0 {
             let mut n = LoggingMessageNotificationParam::new(

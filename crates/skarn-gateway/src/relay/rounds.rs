@@ -57,25 +57,6 @@ impl Rounds {
 }
 
 impl Relay {
-    /// The rounds of the call a request of `server` belongs to, when that
-    /// call came from a 2026-07-28 client (the same choice of call as
-    /// [`Relay::target`] makes).
-    pub(crate) fn rounds_for(&self, server: usize) -> Option<Arc<Rounds>> {
-        let callers = lock(&self.callers);
-        // A stateless (HTTP) request's own stream has closed once its
-        // round went out; its call still waits for the retry.
-        let live = |c: &&(u64, Option<usize>, Caller)| {
-            c.2.rounds.is_some() || !c.2.peer.is_transport_closed()
-        };
-        let mine = callers
-            .iter()
-            .rev()
-            .filter(live)
-            .find(|(_, s, _)| *s == Some(server));
-        mine.or_else(|| callers.iter().rev().find(live))
-            .and_then(|(_, _, c)| c.rounds.clone())
-    }
-
     /// Ask the client of `rounds` through an `input_required` round,
     /// within the per-server bounds and timeout of every client request.
     pub(crate) async fn ask_in_round(

@@ -111,6 +111,42 @@ fn endless_listing_fails_the_server_with_a_clear_cause() {
     });
 }
 
+/// A listing page of more items than `max_list_items` is refused while
+/// its line is read, before anything decodes it (atk25d F3: 240 000
+/// minimal tools were decoded in full first, 667 MB); the server fails
+/// with that cause and the other server is unaffected.
+#[test]
+fn a_listing_past_the_item_cap_is_refused_before_it_is_decoded() {
+    rt().block_on(async {
+        let dir = skarn_test_support::TempDir::new("item-cap");
+        let file = dir.s("tools.json");
+        let tools: Vec<Value> = (0..50)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        std::fs::write(&file, Value::Array(tools).to_string()).unwrap();
+        let servers = format!(
+            "{}{}",
+            hostile(
+                "many",
+                &["--tools-file", &file],
+                "[servers.many.sandbox]\nenabled = false"
+            ),
+            hostile("fine", &[], "")
+        );
+        let gw = gateway(&servers, "max_list_items = 40").await;
+        let h = gw.health();
+        let many = h.iter().find(|s| s.name == "many").unwrap();
+        assert_eq!(many.status, "failed", "{h:?}");
+        let cause = many.cause.clone().unwrap_or_default();
+        assert!(
+            cause.contains("more than 40 items") && cause.contains("before parsing"),
+            "{cause}"
+        );
+        assert_eq!(h.iter().find(|s| s.name == "fine").unwrap().status, "ready");
+        gw.shutdown();
+    });
+}
+
 /// Poll `list_count` until it stops moving and the catalogue holds the
 /// listing it counts; bounded.
 async fn settled_list_count(gw: &Arc<Gateway>, alias: &str) -> u64 {

@@ -8,10 +8,13 @@
 #[allow(dead_code)]
 mod common;
 mod downstream;
+mod exec_share;
 mod hostile;
 #[cfg(unix)]
 mod http_isolation;
+mod relay_asks;
 mod relay_bounds;
 mod relay_logs;
 mod relay_order;
+mod relay_text;
 mod starts;
