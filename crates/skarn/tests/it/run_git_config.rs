@@ -192,3 +192,41 @@ fn a_gitmodules_that_names_a_command_is_put_back() {
     assert!(!ws.join(".gitmodules").exists(), "{}", err(&o));
     assert!(err(&o).contains("submodule.x.update"), "{}", err(&o));
 }
+
+/// A workspace on another file system than skarn's state directory (a
+/// tmpfs under /dev/shm; `/tmp` on many distributions): the git layer's
+/// directory then lies in the workspace, and every run used to warn that
+/// `.git/config`, `hooks`, `modules` and `objects` "were not applied" (the
+/// reservation took the layer's upper `.git` for a nested repository).
+/// Now a plain run says nothing, and a planted hook is still dropped.
+#[test]
+fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() || std::fs::metadata(shm).is_ok_and(|m| m.permissions().readonly()) {
+        skarn_test_support::skip!("/dev/shm is not a writable directory here");
+    }
+    let t = TempDir::new_in(shm, "gitcfg-tmpfs");
+    let home = TempDir::new("gitcfg-tmpfs-home");
+    let ws = t.dir("ws");
+    repo(&ws);
+    let o = run_in(&ws, home.path(), &[], &["true"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!err(&o).contains("was not applied"), "{}", err(&o));
+    let planted = t.path().join("planted");
+    let script = format!(
+        "printf '#!/bin/sh\\ntouch {p}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+        p = planted.display()
+    );
+    let o = run_in(&ws, home.path(), &[], &["sh", "-c", &script]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!ws.join(".git/hooks/pre-commit").exists(), "hook planted");
+    let names: Vec<String> = std::fs::read_dir(&ws)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [".git"], "left in the workspace: {names:?}");
+}

@@ -100,9 +100,17 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<GitLa
 impl GitLayer {
     /// The paths whose protection the layer takes over: `.git`, and
     /// `.gitmodules` (`git submodule add` writes it; vetted after the run,
-    /// see [`crate::protect::git::submodules`]).
+    /// see [`crate::protect::git::submodules`]), and the layer's own
+    /// directory when it lies in the workspace (a workspace on another
+    /// file system than skarn's state, e.g. tmpfs): its upper `.git` is
+    /// not a nested repository to reserve names in (that made every run
+    /// there warn about `.git/config`, `hooks`, `modules` and `objects`).
     pub(super) fn left_to_layer(&self) -> Vec<PathBuf> {
-        vec![self.git.clone(), self.rules.ws.join(".gitmodules")]
+        let mut v = vec![self.git.clone(), self.rules.ws.join(".gitmodules")];
+        if self.layer.base.starts_with(&self.rules.ws) {
+            v.push(self.layer.base.clone());
+        }
+        v
     }
 
     /// The resolved steps with the layer mounted over `.git` right after
