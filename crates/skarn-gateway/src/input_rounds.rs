@@ -61,6 +61,8 @@ struct ParkedCall {
     what: String,
     result: oneshot::Receiver<Result<Finished, ErrorData>>,
     asks: mpsc::UnboundedReceiver<Ask>,
+    /// The call's rounds (marked attended while a request serves it).
+    rounds: std::sync::Arc<crate::relay::rounds::Rounds>,
     /// Questions asked and not answered yet (asked again each round).
     pending: HashMap<String, (InputRequest, oneshot::Sender<Value>)>,
     next_key: u32,
@@ -231,6 +233,7 @@ impl GatewayServer {
                         None,
                     ));
                 }
+                c.rounds.set_attended(true);
                 let mut answers = answers.unwrap_or_default();
                 // A question left unanswered is asked again.
                 let asked = std::mem::take(&mut c.pending);
@@ -250,7 +253,7 @@ impl GatewayServer {
                 let caps = context.client_capabilities().unwrap_or_default();
                 let (rounds, asks) = Rounds::new(caps, answers);
                 let mut caller = self.caller(context);
-                caller.rounds = Some(rounds);
+                caller.rounds = Some(rounds.clone());
                 let (tx, result) = oneshot::channel();
                 tokio::spawn(async move {
                     let _ = tx.send(start(caller).await);
@@ -259,6 +262,7 @@ impl GatewayServer {
                     what,
                     result,
                     asks,
+                    rounds,
                     pending: HashMap::new(),
                     next_key: 0,
                 }
@@ -287,6 +291,7 @@ impl GatewayServer {
             .iter()
             .map(|(k, (q, _))| (k.clone(), q.clone()))
             .collect();
+        call.rounds.set_attended(false);
         let state = relay.parked.park(call)?;
         // Dropped after the answer timeout (which has failed the server's
         // waiting requests by then).

@@ -44,6 +44,16 @@ fn live(c: &Caller) -> bool {
     c.rounds.is_some() || !c.peer.is_transport_closed()
 }
 
+/// Whether a request of the call's client is being served now: a
+/// 2025-11-25 session's call while its stream is open, a 2026-07-28
+/// call while its first request or a retry is served (not while parked).
+fn attended(c: &Caller) -> bool {
+    match &c.rounds {
+        Some(r) => r.attended(),
+        None => !c.peer.is_transport_closed(),
+    }
+}
+
 /// The same client: the same session and, for 2026-07-28 calls, the
 /// same request (each has its own rounds).
 fn same(a: &Caller, b: &Caller) -> bool {
@@ -79,9 +89,21 @@ impl Relay {
             return Pick::Idle;
         };
         if mine.all(|c| same(c, first)) {
-            Pick::One(first.clone())
-        } else {
-            Pick::Several
+            return Pick::One(first.clone());
+        }
+        // A 2026-07-28 call whose round went out waits, parked, for a
+        // retry that may never come; a server that answers calls one
+        // question at a time asks only in a call whose client is being
+        // served. So when exactly one client's calls to `server` are
+        // being served, the request is theirs.
+        let open: Vec<&Caller> = callers
+            .iter()
+            .filter(|(_, s, c)| *s == Some(server) && attended(c))
+            .map(|(_, _, c)| c)
+            .collect();
+        match open.first() {
+            Some(f) if open.iter().all(|c| same(c, f)) => Pick::One((*f).clone()),
+            _ => Pick::Several,
         }
     }
 

@@ -31,6 +31,11 @@ pub struct Rounds {
     /// Answers the client sent with its first request (no `requestState`):
     /// given to the first downstream call, which may complete with them.
     first_answers: Mutex<Option<rmcp::model::InputResponses>>,
+    /// Whether a request of the client is being served for this call now
+    /// (the first one, or a retry), rather than the call waiting parked
+    /// for a retry that may never come: a server's question then belongs
+    /// to it (`Relay::pick`).
+    attended: std::sync::atomic::AtomicBool,
 }
 
 impl Rounds {
@@ -45,6 +50,7 @@ impl Rounds {
                 caps,
                 asks: tx,
                 first_answers,
+                attended: std::sync::atomic::AtomicBool::new(true),
             }),
             rx,
         )
@@ -53,6 +59,17 @@ impl Rounds {
     /// The client's unsolicited answers, once.
     pub fn take_first_answers(&self) -> Option<rmcp::model::InputResponses> {
         lock(&self.first_answers).take()
+    }
+
+    /// Note whether a request of the client is being served for the call.
+    pub fn set_attended(&self, now: bool) {
+        self.attended
+            .store(now, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a request of the client is being served for the call.
+    pub fn attended(&self) -> bool {
+        self.attended.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -50,7 +50,19 @@ pub const MAX_FOUND: usize = 4096;
 
 /// Home roots that are caches or data: walked one level only (links deep
 /// inside them are not start-up files).
-const SHALLOW: &[&str] = &[".cache", ".npm", ".rustup", ".pyenv", ".nvm", ".gradle"];
+const SHALLOW: &[&str] = &[
+    ".cache",
+    ".npm",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    ".gradle",
+    // skarn's own state: its stores hold what runs wrote in their cache
+    // layers (links of package managers among them), which no host
+    // program follows; walking them cost every run about 60,000 system
+    // calls with a few hundred stores (issue 30).
+    ".local/state/skarn",
+];
 
 /// Home roots holding many other programs' files: walked after the others.
 const BROAD: &[&str] = &[".config", ".local"];

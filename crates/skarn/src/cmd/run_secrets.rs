@@ -81,6 +81,7 @@ pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
 /// grants: a rewritten one would run on the host at the next resolution,
 /// atk27d F5) and each `file` source that does not exist yet (reserved:
 /// a link planted there would make another file the secret, atk27d F6).
+#[cfg(target_os = "linux")]
 pub fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool)> {
     let Some(c) = home.and_then(|h| load_secrets(&user_file(h)).ok()) else {
         return Vec::new();

@@ -131,8 +131,11 @@ mod run_registries_detect;
 mod run_report;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
+#[cfg(target_os = "linux")]
 mod run_secret_forms;
+#[cfg(target_os = "linux")]
 mod run_secret_plan;
+#[cfg(target_os = "linux")]
 mod run_secret_sources;
 #[cfg(target_os = "linux")]
 mod run_secret_stored;
