@@ -102,11 +102,23 @@ impl Sites {
     }
 }
 
+/// Modules Python imports at every start from a site-packages directory:
+/// the customize hooks, and the one every pip-made environment's
+/// `distutils-precedence.pth` imports (atk24e F4).
+const START_UP_MODULES: &[&[u8]] = &[b"sitecustomize", b"usercustomize", b"_distutils_hack"];
+
 /// Whether `name` is one Python's start-up reads in a site-packages
-/// directory.
+/// directory: a `.pth`, or a start-up module in any form the import
+/// system loads (`.py`, `.pyc`, an extension module, a package
+/// directory; atk24e F3).
 pub fn start_up_name(n: &OsStr) -> bool {
     let n = n.as_encoded_bytes();
-    n.ends_with(b".pth") || n == b"sitecustomize.py" || n == b"usercustomize.py"
+    n.ends_with(b".pth")
+        || START_UP_MODULES.iter().any(|m| {
+            n == *m
+                || n.strip_prefix(*m)
+                    .is_some_and(|rest| rest.starts_with(b"."))
+        })
 }
 
 /// The files to keep read-only before a run: `pyvenv.cfg` and each
@@ -135,9 +147,12 @@ pub fn protected(env: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Whether `.pth` text has a line Python executes (`import ...`).
+/// Whether `.pth` text has a line Python executes (`import ...`), with
+/// lines split as Python's text reader splits them (`\r`, `\n` or
+/// `\r\n`; a byte-order mark at the start dropped; atk24e F2).
 pub fn runs_code(text: &str) -> bool {
-    text.lines()
+    text.trim_start_matches('\u{feff}')
+        .split(['\r', '\n'])
         .any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
@@ -203,7 +218,7 @@ fn set_aside_within(
         for e in rd.flatten() {
             let p = e.path();
             if !start_up_name(&e.file_name())
-                || !crate::protect::grant_walk::changed_since(&p, since)
+                || !tree_changed_since(&p, since)
                 || !start_up_runs_code(&e.file_name(), &p)
             {
                 continue;
@@ -259,6 +274,16 @@ pub fn check_layer_change(
     if *last == "pyvenv.cfg" && host {
         return Err("a virtual environment's pyvenv.cfg (where its python is taken from)".into());
     }
+    // Inside a start-up package (`site-packages/_distutils_hack/...`).
+    if let Some(i) = dir.iter().position(|d| *d == "site-packages")
+        && dir.get(i + 1).is_some_and(|m| start_up_name(m))
+    {
+        return Err(
+            "a file of a module python imports at every start from a site-packages \
+             directory (host too)"
+                .into(),
+        );
+    }
     if dir.last().is_some_and(|d| *d == "site-packages")
         && start_up_name(last)
         && (!file || start_up_runs_code(last, upper))
@@ -270,6 +295,36 @@ pub fn check_layer_change(
         );
     }
     Ok(())
+}
+
+/// Whether `p`, or anything below it when it is a directory (a start-up
+/// package), changed at or after `since`; past 10,000 entries, yes.
+fn tree_changed_since(p: &Path, since: std::time::SystemTime) -> bool {
+    if crate::protect::grant_walk::changed_since(p, since) {
+        return true;
+    }
+    let mut stack = vec![p.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = stack.pop() {
+        if !std::fs::symlink_metadata(&d).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > 10_000 {
+                return true;
+            }
+            let q = e.path();
+            if crate::protect::grant_walk::changed_since(&q, since) {
+                return true;
+            }
+            stack.push(q);
+        }
+    }
+    false
 }
 
 #[cfg(test)]

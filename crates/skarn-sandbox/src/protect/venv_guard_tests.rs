@@ -113,3 +113,34 @@ fn layer_changes_that_run_at_start_are_refused() {
     assert!(chk(".venv/pyvenv.cfg", true, &path, true).is_err());
     assert!(chk("new/pyvenv.cfg", true, &path, false).is_ok());
 }
+
+#[test]
+fn start_up_forms_python_loads_are_recognised() {
+    use std::ffi::OsStr;
+    // atk24e F2: a line Python's reader splits at a lone CR or after a BOM.
+    assert!(runs_code("# x\rimport os"));
+    assert!(runs_code("\u{feff}import os"));
+    assert!(!runs_code("/some/path\n"));
+    // atk24e F3, F4: compiled, extension and package forms, and the
+    // module every pip-made environment's .pth imports.
+    for n in [
+        "sitecustomize.pyc",
+        "sitecustomize",
+        "usercustomize.cpython-312-x86_64-linux-gnu.so",
+        "_distutils_hack",
+        "a.pth",
+    ] {
+        assert!(start_up_name(OsStr::new(n)), "{n}");
+    }
+    for n in ["sitecustomizer.py", "requests", "_distutils_hacks"] {
+        assert!(!start_up_name(OsStr::new(n)), "{n}");
+    }
+    // A file inside a start-up package, in the copy-on-write layer.
+    let names = [
+        OsStr::new("lib"),
+        OsStr::new("site-packages"),
+        OsStr::new("_distutils_hack"),
+        OsStr::new("__init__.py"),
+    ];
+    assert!(check_layer_change(&names, true, std::path::Path::new("/nonexistent"), true).is_err());
+}

@@ -28,7 +28,8 @@ const PLACES: &[&str] = &[
     ".config/gh/hosts.yml",
 ];
 
-/// Most bytes of one file looked at; a longer file is looked at up to it.
+/// Most bytes of one file looked at; a longer file counts as holding a
+/// value (it cannot be ruled out).
 const MAX_FILE: u64 = 4 << 20;
 
 /// Most `.git/worktrees/*` and `.env*` entries looked at per directory.
@@ -53,8 +54,16 @@ fn holds(secrets: &RunSecrets, f: &Path) -> bool {
     let Ok(file) = std::fs::File::open(f) else {
         return false;
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
+    let Ok(md) = file.metadata() else {
         return false;
+    };
+    if !md.is_file() {
+        return false;
+    }
+    // Past the bound the value cannot be ruled out: counted as holding it
+    // (a run could pad the user's file to hide it; atk24e F6).
+    if md.len() > MAX_FILE {
+        return true;
     }
     let mut text = Vec::new();
     if file.take(MAX_FILE).read_to_end(&mut text).is_err() {

@@ -363,9 +363,9 @@ fn refuse_stored_values(
     }
     let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
     anyhow::bail!(
-        "a granted secret's real value is stored in {}, which the command could read: \
-         remove it from there (a credential helper or the secret's placeholder takes its place) \
-         and run again",
+        "a granted secret's real value is stored in {} (or the file is over 4 MiB and cannot \
+         be checked), which the command could read: remove it from there (a credential helper \
+         or the secret's placeholder takes its place) and run again",
         names.join(", ")
     )
 }

@@ -249,6 +249,12 @@ fn quote_after(text: &str, open: Option<char>) -> Option<char> {
 /// one-line function `p() { cd ~/proj; }`, `CDPATH=...`, zsh's
 /// `hash -d p=~/proj`.
 fn shell_inert(line: &str) -> bool {
+    // A substitution runs a program whatever command holds it
+    // (`alias p='cd "$(python3 ~/proj/x.py)"'`, `CDPATH=$(...)`): never
+    // harmless (atk22d F1).
+    if ["$(", "`", "<(", ">("].iter().any(|s| line.contains(s)) {
+        return false;
+    }
     let cmds = commands(line);
     let words: Vec<Vec<&str>> = cmds
         .iter()

@@ -150,6 +150,15 @@ fn file_refusal(
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
+    // A URI (`file:///...`, `vscode-remote://...`) names a file the way
+    // the checks below do not read: refused, whatever it names (atk24e
+    // F10).
+    if let Some(uri) = paths.iter().find(|p| p.contains("://")) {
+        return Ok(Some(super::files::reason(
+            tool,
+            &format!("{uri} is a URI; name the file by its absolute path"),
+        )));
+    }
     if let Some(why) = paths.iter().find_map(|path| {
         super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
     }) {

@@ -47,6 +47,28 @@ const REFUSED: &[(&str, &str)] = &[
         "it runs the tests through VS Code's test extensions, on the host, unconfined",
     ),
     (
+        "install_python_packages",
+        "pip runs the packages' build code on the host, unconfined (run pip install through \
+         run_in_terminal)",
+    ),
+    (
+        "configure_python_environment",
+        "it makes or changes a Python environment on the host, unconfined (use run_in_terminal)",
+    ),
+    (
+        "notebook_install_packages",
+        "it installs packages into the notebook's kernel on the host, unconfined",
+    ),
+    (
+        "configure_notebook",
+        "it starts or changes the notebook's kernel, a host process that is not confined",
+    ),
+    (
+        "run_vs_code_task",
+        "it runs a VS Code task (.vscode/tasks.json, package.json scripts, ...) on the host, \
+         unconfined",
+    ),
+    (
         "install_extension",
         "an extension's code runs in VS Code's extension host, unconfined (install extensions \
          yourself)",
