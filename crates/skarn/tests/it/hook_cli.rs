@@ -367,6 +367,18 @@ fn vscode_code_running_tools_are_denied() {
         ("runTests", json!({"files": [ws.join("t.py")]})),
         ("copilot_runTests1", json!({"files": [ws.join("t.py")]})),
         ("install_extension", json!({"id": "x.y", "name": "y"})),
+        // atk24e F5.
+        ("install_python_packages", json!({"packageList": ["x"]})),
+        ("configure_python_environment", json!({"resourcePath": ws})),
+        ("notebook_install_packages", json!({"packageList": ["x"]})),
+        (
+            "configure_notebook",
+            json!({"filePath": ws.join("a.ipynb")}),
+        ),
+        (
+            "run_vs_code_task",
+            json!({"id": "shell: x", "workspaceFolder": ws}),
+        ),
     ];
     for (tool, input) in calls {
         let v = json!({"hookEventName": "PreToolUse", "cwd": ws, "tool_name": tool,
@@ -393,5 +405,20 @@ fn vscode_code_running_tools_are_denied() {
             (Some(0), 0),
             "{tool}: {o:?}"
         );
+    }
+}
+
+/// Attack finding atk24e F10: a file tool's path given as a URI
+/// (`file:///...`, `vscode-remote://...`) is refused, whatever it names.
+#[test]
+fn a_file_tool_path_given_as_a_uri_is_refused() {
+    let f = Fixture::new();
+    let ws = f.ws();
+    for uri in ["file:///root/.bashrc", "vscode-remote://ssh-remote+h/etc/x"] {
+        let v = json!({"hookEventName": "PreToolUse", "cwd": ws, "tool_name": "create_file",
+                       "tool_input": {"filePath": uri, "content": "x"}});
+        let out = json_out(&f.hook(&["vscode"], &v.to_string()));
+        let o = &out["hookSpecificOutput"];
+        assert_eq!(o["permissionDecision"], "deny", "{uri}: {out}");
     }
 }
