@@ -2,18 +2,37 @@
 //! operators, recognising an already-wrapped command and matching the
 //! `unsandboxed` patterns.
 
-/// `s` as one single-quoted shell word (`'` becomes `'\''`).
+/// `s` as one shell word that POSIX shells and fish read alike (atk24e
+/// F8: fish reads `\'` and `\\` inside single quotes as escapes, so
+/// `'\''` let a command end the quote early there): runs of other
+/// characters single-quoted, each `'` as `"'"` and each `\` as `"\\"`
+/// (a backslash-escaped backslash in double quotes, the same in both).
 pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
+    let mut open = false;
     for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
+        match c {
+            '\'' | '\\' => {
+                if open {
+                    out.push('\'');
+                    open = false;
+                }
+                out.push_str(if c == '\'' { "\"'\"" } else { "\"\\\\\"" });
+            }
+            _ => {
+                if !open {
+                    out.push('\'');
+                    open = true;
+                }
+                out.push(c);
+            }
         }
     }
-    out.push('\'');
+    if open {
+        out.push('\'');
+    } else if out.is_empty() {
+        out.push_str("''");
+    }
     out
 }
 
@@ -59,9 +78,11 @@ fn words(cmd: &str) -> impl Iterator<Item = &str> {
 
 /// Whether `cmd` is exactly what this hook writes for workspace `ws`:
 /// this executable, `run --workspace WS -- bash -c`, then one word made
-/// only of single-quoted text and `\'`. Anything else (another program
-/// named skarn, extra flags such as `--no-sandbox` or `--net all`, another
-/// workspace, a trailing command) is not "wrapped" and is confined again.
+/// only of single-quoted runs without a backslash, `"'"` and `"\\"` (as
+/// [`quote`] writes them), read the same by POSIX shells and fish.
+/// Anything else (another program named skarn, extra flags such as
+/// `--no-sandbox` or `--net all`, another workspace, a trailing command, a
+/// backslash inside single quotes) is not "wrapped" and is confined again.
 pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
     let prefix = format!("{} run --workspace {} -- bash -c ", quote(exe), quote(ws));
     let Some(mut rest) = cmd.strip_prefix(&prefix) else {
@@ -71,12 +92,14 @@ pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
         return false;
     }
     while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("\\'") {
+        if let Some(r) = rest.strip_prefix("\"'\"") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("\"\\\\\"") {
             rest = r;
         } else if let Some(r) = rest.strip_prefix('\'') {
             match r.find('\'') {
-                Some(end) => rest = &r[end + 1..],
-                None => return false,
+                Some(end) if !r[..end].contains('\\') => rest = &r[end + 1..],
+                _ => return false,
             }
         } else {
             return false;
@@ -247,12 +270,40 @@ mod tests {
 
     #[test]
     fn quoting_round_trips_through_sh() {
-        for s in ["plain", "it's", "'", "a\"b$HOME`x`", "", "''\\'"] {
-            let out = std::process::Command::new("sh")
-                .args(["-c", &format!("printf %s {}", quote(s))])
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8(out.stdout).unwrap(), s);
+        // Also read by fish when it is installed (atk24e F8: `\'` inside
+        // single quotes is an escape there).
+        let shells: Vec<&str> = ["sh", "bash", "fish"]
+            .into_iter()
+            .filter(|sh| {
+                std::process::Command::new(sh)
+                    .args(["-c", "true"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .collect();
+        for s in [
+            "plain",
+            "it's",
+            "'",
+            "a\"b$HOME`x`",
+            "",
+            "''\\'",
+            "echo a\\'; touch /tmp/x #",
+            "\\\\'\\",
+        ] {
+            for sh in &shells {
+                let out = std::process::Command::new(sh)
+                    .args(["-c", &format!("printf %s {}", quote(s))])
+                    .output()
+                    .unwrap();
+                assert_eq!(String::from_utf8(out.stdout).unwrap(), s, "{sh}: {s}");
+            }
+            // No backslash is ever inside single quotes.
+            let q = quote(s);
+            assert!(
+                !q.split('"').step_by(2).any(|part| part.contains('\\')),
+                "{q}"
+            );
         }
     }
 
@@ -312,6 +363,10 @@ mod tests {
             "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x'; id"
         ));
         assert!(!w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x"));
+        // A backslash inside single quotes reads differently in fish.
+        assert!(!w(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a\\'\\''; touch x #'"
+        ));
         assert!(matches("git status", "git"));
         assert!(matches("git push origin", "git push"));
         assert!(!matches("gitk", "git"));
