@@ -274,13 +274,17 @@ fn git_backend(root: PathBuf) -> impl Fn(&Request) -> Response + Send + Sync + '
     }
 }
 
-#[test]
-fn git_push_over_https_with_the_placeholder_in_the_url() {
-    if !host_has("git", "--version") || !Path::new("/usr/lib/git-core/git-http-backend").exists() {
-        skarn_test_support::skip!("git or git-http-backend is not installed");
-    }
-    let t = TempDir::new("sec-git");
-    let (ca, ca_file) = setup(&t);
+/// A bare repository served over HTTPS by git-http-backend, and a home
+/// whose config binds `tok` to that server.
+struct GitServed {
+    ca_file: PathBuf,
+    bare: PathBuf,
+    srv: TlsServer,
+    home: PathBuf,
+}
+
+fn git_served(t: &TempDir) -> GitServed {
+    let (ca, ca_file) = setup(t);
     let served = t.dir("served");
     let bare = served.join("repo.git");
     assert!(
@@ -289,12 +293,54 @@ fn git_push_over_https_with_the_placeholder_in_the_url() {
             .success()
     );
     let srv = TlsServer::start(&ca, &["localhost"], git_backend(served.clone()));
-    let home = home_with_secrets(&t, srv.port, 1);
+    let home = home_with_secrets(t, srv.port, 1);
+    GitServed {
+        ca_file,
+        bare,
+        srv,
+        home,
+    }
+}
+
+/// A workspace repository with one commit ("one").
+fn repo_with_a_commit(t: &TempDir) -> PathBuf {
     let ws = t.dir("ws");
     assert!(git(&ws, &["init", "-q", "-b", "main"]).status.success());
     std::fs::write(ws.join("f.txt"), "hello\n").unwrap();
     assert!(git(&ws, &["add", "f.txt"]).status.success());
     assert!(git(&ws, &["commit", "-qm", "one"]).status.success());
+    ws
+}
+
+/// The subject of `main`'s last commit in the bare repository, read from
+/// outside.
+fn last_subject(bare: &Path) -> String {
+    let log = Command::new("git")
+        .args([
+            "--git-dir",
+            bare.to_str().unwrap(),
+            "log",
+            "--format=%s",
+            "main",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&log.stdout).trim().to_owned()
+}
+
+#[test]
+fn git_push_over_https_with_the_placeholder_in_the_url() {
+    if !host_has("git", "--version") || !Path::new("/usr/lib/git-core/git-http-backend").exists() {
+        skarn_test_support::skip!("git or git-http-backend is not installed");
+    }
+    let t = TempDir::new("sec-git");
+    let GitServed {
+        ca_file,
+        bare,
+        srv,
+        home,
+    } = git_served(&t);
+    let ws = repo_with_a_commit(&t);
     let net = format!("allow:127.0.0.1:{}", srv.port);
     let script = format!(
         "export NO_PROXY= no_proxy=; \
@@ -310,17 +356,7 @@ fn git_push_over_https_with_the_placeholder_in_the_url() {
     );
     assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
     // From outside: the bare repository has the commit.
-    let log = Command::new("git")
-        .args([
-            "--git-dir",
-            bare.to_str().unwrap(),
-            "log",
-            "--format=%s",
-            "main",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "one");
+    assert_eq!(last_subject(&bare), "one");
     assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
 }
 
@@ -334,27 +370,19 @@ fn git_push_with_the_users_stored_credentials() {
         skarn_test_support::skip!("git or git-http-backend is not installed");
     }
     let t = TempDir::new("sec-git");
-    let (ca, ca_file) = setup(&t);
-    let served = t.dir("served");
-    let bare = served.join("repo.git");
-    assert!(
-        git(&served, &["init", "-q", "--bare", bare.to_str().unwrap()])
-            .status
-            .success()
-    );
-    let srv = TlsServer::start(&ca, &["localhost"], git_backend(served.clone()));
-    let home = home_with_secrets(&t, srv.port, 1);
+    let GitServed {
+        ca_file,
+        bare,
+        srv,
+        home,
+    } = git_served(&t);
     std::fs::write(
         home.join(".git-credentials"),
         format!("https://me:{REAL}@localhost:{}\n", srv.port),
     )
     .unwrap();
     std::fs::write(home.join(".gitconfig"), "[credential]\n\thelper = store\n").unwrap();
-    let ws = t.dir("ws");
-    assert!(git(&ws, &["init", "-q", "-b", "main"]).status.success());
-    std::fs::write(ws.join("f.txt"), "hello\n").unwrap();
-    assert!(git(&ws, &["add", "f.txt"]).status.success());
-    assert!(git(&ws, &["commit", "-qm", "one"]).status.success());
+    let ws = repo_with_a_commit(&t);
     let net = format!("allow:127.0.0.1:{}", srv.port);
     let script = format!(
         "export NO_PROXY= no_proxy=; cat ~/.git-credentials; \
@@ -369,17 +397,7 @@ fn git_push_with_the_users_stored_credentials() {
         &script,
     );
     assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
-    let log = Command::new("git")
-        .args([
-            "--git-dir",
-            bare.to_str().unwrap(),
-            "log",
-            "--format=%s",
-            "main",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "one");
+    assert_eq!(last_subject(&bare), "one");
     assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
 }
 
