@@ -183,3 +183,49 @@ fn the_users_repository_past_the_bound_is_kept() {
         err(&o)
     );
 }
+
+/// Attack finding atk24e F7: in a run whose walk was cut short, a hook or
+/// `core.fsmonitor` planted in a past-the-bound repository's submodule git
+/// directory (`.git/modules/sub/`) used to be kept (only the git
+/// directory's own entries were compared). The repository is now set
+/// aside; one whose submodule the run did not touch is kept.
+#[test]
+fn a_plant_in_a_submodule_git_directory_past_the_bound_is_set_aside() {
+    let t = TempDir::new("walkcut-sub");
+    let (ws, home, _l, _) = workspace(&t, 150);
+    for name in ["mine", "theirs"] {
+        let git = t.dir(format!("ws/db/{name}/.git"));
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+        let m = t.dir(format!("ws/db/{name}/.git/modules/sub"));
+        std::fs::create_dir_all(m.join("hooks")).unwrap();
+        std::fs::write(m.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            m.join("config"),
+            "[core]\n\tbare = false\n\tworktree = ../../../sub\n",
+        )
+        .unwrap();
+    }
+    let o = run_in(
+        &ws,
+        &home,
+        &["--walk-max-dirs", BOUND],
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\ntouch /tmp/x\\n' > db/theirs/.git/modules/sub/hooks/post-checkout",
+        ],
+    );
+    assert!(err(&o).contains(LINE), "{}", err(&o));
+    assert!(
+        ws.join("db/mine/.git/modules/sub/config").exists(),
+        "the user's untouched repository was set aside: {}",
+        err(&o)
+    );
+    assert!(
+        !ws.join("db/theirs/.git/modules/sub/hooks/post-checkout")
+            .exists(),
+        "the hook planted in the submodule's git directory was kept: {}",
+        err(&o)
+    );
+}

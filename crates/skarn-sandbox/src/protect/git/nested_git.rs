@@ -92,11 +92,48 @@ fn git_changed_since(git: &Path, since: std::time::SystemTime) -> bool {
     if inside.iter().any(|n| changed_since(&git.join(n), since)) {
         return true;
     }
-    std::fs::read_dir(git.join("hooks")).is_ok_and(|rd| {
+    if std::fs::read_dir(git.join("hooks")).is_ok_and(|rd| {
         rd.flatten()
             .take(10_000)
             .any(|e| changed_since(&e.path(), since))
-    })
+    }) {
+        return true;
+    }
+    // The git directories it keeps for submodules and linked worktrees,
+    // the same entries of each (atk24e F7); past 256, changed.
+    let mut budget = 256usize;
+    let mut stack = vec![git.join("modules"), git.join("worktrees")];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if budget == 0 {
+                return true;
+            }
+            budget -= 1;
+            let p = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if changed_since(&p, since)
+                || inside.iter().any(|n| changed_since(&p.join(n), since))
+                || std::fs::read_dir(p.join("hooks")).is_ok_and(|rd| {
+                    rd.flatten()
+                        .take(10_000)
+                        .any(|e| changed_since(&e.path(), since))
+                })
+            {
+                return true;
+            }
+            stack.push(p.join("modules"));
+            if std::fs::symlink_metadata(p.join("HEAD")).is_err() {
+                // A submodule name with slashes.
+                stack.push(p);
+            }
+        }
+    }
+    false
 }
 
 /// Whether `p` lies in a tree the walk before the run does not record

@@ -5,7 +5,7 @@
 //! to another repository (a linked worktree of the workspace's own
 //! repository, made by `git worktree add`, is kept).
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use crate::protect::git::gitconfig::Item;
 
@@ -130,7 +130,58 @@ fn lexical(p: &Path) -> std::path::PathBuf {
 
 /// Why a repository created during the run is not kept, if it is not.
 pub(crate) fn unsafe_repo(git: &Path) -> Option<String> {
-    unsafe_repo_at(git, None)
+    unsafe_repo_at(git, None).or_else(|| unsafe_inner(git))
+}
+
+/// The git directories a repository keeps inside its own: each submodule's
+/// (`modules/<name>`, nested submodules too) is vetted like a repository,
+/// and a linked worktree's (`worktrees/<wt>`) may not hold its own
+/// `config.worktree` (attack atk24e F7: hooks and `core.fsmonitor`
+/// planted in `.git/modules/sub/` ran when host git entered the
+/// submodule). At most 256 directories are looked at; past that, unsafe.
+fn unsafe_inner(git: &Path) -> Option<String> {
+    let mut budget = 256usize;
+    let mut stack: Vec<(PathBuf, usize)> = vec![(git.join("modules"), 0)];
+    while let Some((dir, k)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if budget == 0 {
+                return Some("more submodule git directories than are vetted (256)".into());
+            }
+            budget -= 1;
+            let p = e.path();
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if std::fs::symlink_metadata(p.join("HEAD")).is_ok() {
+                // A submodule's git directory: `core.worktree` may climb
+                // to the superproject's top (`.git`, `modules`, the name).
+                if let Some(why) = unsafe_repo_at(&p, Some(2 + k + 1)) {
+                    return Some(format!("submodule git directory {}: {why}", p.display()));
+                }
+                stack.push((p.join("modules"), 0));
+            } else if k < 4 {
+                // A name with slashes (`modules/a/b`).
+                stack.push((p, k + 1));
+            }
+        }
+    }
+    let Ok(rd) = std::fs::read_dir(git.join("worktrees")) else {
+        return None;
+    };
+    for e in rd.flatten().take(256) {
+        let p = e.path();
+        if std::fs::symlink_metadata(p.join("config.worktree")).is_ok() {
+            return Some(format!("worktree {} has config.worktree", p.display()));
+        }
+        let hooks = p.join("hooks");
+        if std::fs::symlink_metadata(&hooks).is_ok() {
+            return Some(format!("worktree {} has hooks", p.display()));
+        }
+    }
+    None
 }
 
 /// [`unsafe_repo`] for a git directory `depth` directories below the
