@@ -191,6 +191,8 @@ pub struct Walk {
     /// More than [`MAX_FOUND`] directories could not be listed: those past
     /// it are not in [`Walk::unlisted`].
     pub unlisted_capped: bool,
+    /// A directory vanished while the walk ran ([`unreadable`]).
+    pub vanished: bool,
     /// Directories read.
     pub dirs: usize,
 }
@@ -211,7 +213,11 @@ impl Walk {
     /// covered (a bound or a cap reached): the caller then makes no unix
     /// socket reachable (ADR 0204).
     pub fn sockets_uncovered(&self) -> bool {
-        self.truncated || self.truncated_late || self.sockets_capped || self.unlisted_capped
+        self.truncated
+            || self.truncated_late
+            || self.sockets_capped
+            || self.unlisted_capped
+            || self.vanished
     }
 }
 
@@ -272,11 +278,14 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
             return w;
         }
         w.dirs += 1;
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            if !is_root {
-                unlisted(&mut w, dir);
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                if !is_root {
+                    unreadable(&mut w, dir, &e);
+                }
+                continue;
             }
-            continue;
         };
         let entries: Vec<_> = rd.flatten().collect();
         let Some(subdirs) = classify(&mut w, &dir, entries, is_root, inodes) else {
@@ -299,9 +308,12 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
             break;
         }
         w.dirs += 1;
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            unlisted(&mut w, dir);
-            continue;
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                unreadable(&mut w, dir, &e);
+                continue;
+            }
         };
         let entries: Vec<_> = rd.flatten().collect();
         if vet {
@@ -328,6 +340,19 @@ pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes)
 
 /// Record a directory the walk cannot list (past [`MAX_FOUND`], only
 /// that there are more).
+/// A directory that could not be listed: one that vanished while the walk
+/// ran (renamed or removed, e.g. by another run in the same workspace)
+/// makes the walk incomplete for sockets (a host server's socket in it
+/// may now be elsewhere, attack atk24e F1); one that cannot be read is
+/// hidden by name ([`unlisted`]).
+fn unreadable(w: &mut Walk, dir: PathBuf, e: &std::io::Error) {
+    if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) {
+        w.vanished = true;
+    } else {
+        unlisted(w, dir);
+    }
+}
+
 fn unlisted(w: &mut Walk, dir: PathBuf) {
     if w.unlisted.len() < MAX_FOUND {
         w.unlisted.push(dir);
@@ -516,5 +541,22 @@ mod tests {
         let w = walk(std::slice::from_ref(&d), b2, true, &ino);
         assert!(w.truncated || w.truncated_late);
         assert!(w.sockets.contains(&d.join("a/s.sock")), "{w:?}");
+    }
+
+    #[test]
+    fn a_directory_that_vanished_leaves_sockets_uncovered() {
+        let mut w = Walk::default();
+        unreadable(
+            &mut w,
+            PathBuf::from("/x/denied"),
+            &std::io::Error::from_raw_os_error(libc::EACCES),
+        );
+        assert!(!w.sockets_uncovered() && w.unlisted.len() == 1);
+        unreadable(
+            &mut w,
+            PathBuf::from("/x/moved"),
+            &std::io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        assert!(w.sockets_uncovered() && w.unlisted.len() == 1);
     }
 }

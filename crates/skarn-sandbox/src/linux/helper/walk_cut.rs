@@ -47,6 +47,12 @@ pub(super) fn line(w: &Walk, bounds: Bounds) -> Option<String> {
             ),
             "remove the generated ones from the writable grants".to_owned(),
         ),
+        None if w.vanished && !w.unlisted_capped && !w.sockets_capped => (
+            "a directory of the writable grants vanished while the walk before the run read \
+             them (another process, or another run in this workspace, renamed or removed it)"
+                .to_owned(),
+            "run again once nothing moves directories in the workspace".to_owned(),
+        ),
         None if w.sockets_capped => (
             format!("the writable grants hold more than {MAX_FOUND} unix sockets"),
             "remove the stale ones from the writable grants".to_owned(),
