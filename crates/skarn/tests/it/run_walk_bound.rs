@@ -46,6 +46,14 @@ fn python(ws: &Path, home: &Path, flags: &[&str], script: &str) -> std::process:
 
 const LINE: &str = "unix sockets are unavailable in this run";
 
+/// `sh -c script` in a run whose walk is cut short at [`BOUND`] (said on
+/// stderr, checked here).
+fn cut_run(ws: &Path, home: &Path, script: &str) -> std::process::Output {
+    let o = run_in(ws, home, &["--walk-max-dirs", BOUND], &["sh", "-c", script]);
+    assert!(err(&o).contains(LINE), "{}", err(&o));
+    o
+}
+
 #[test]
 fn a_walk_cut_short_makes_no_unix_socket_and_says_so() {
     let t = TempDir::new("walkcut");
@@ -161,17 +169,11 @@ fn the_users_repository_past_the_bound_is_kept() {
         std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
     }
-    let o = run_in(
+    let o = cut_run(
         &ws,
         &home,
-        &["--walk-max-dirs", BOUND],
-        &[
-            "sh",
-            "-c",
-            "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> db/theirs/.git/config",
-        ],
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/x\\n' >> db/theirs/.git/config",
     );
-    assert!(err(&o).contains(LINE), "{}", err(&o));
     assert!(
         ws.join("db/mine/.git/hooks/pre-commit").exists(),
         "the user's repository was set aside: {}",
@@ -206,17 +208,11 @@ fn a_plant_in_a_submodule_git_directory_past_the_bound_is_set_aside() {
         )
         .unwrap();
     }
-    let o = run_in(
+    let o = cut_run(
         &ws,
         &home,
-        &["--walk-max-dirs", BOUND],
-        &[
-            "sh",
-            "-c",
-            "printf '#!/bin/sh\\ntouch /tmp/x\\n' > db/theirs/.git/modules/sub/hooks/post-checkout",
-        ],
+        "printf '#!/bin/sh\\ntouch /tmp/x\\n' > db/theirs/.git/modules/sub/hooks/post-checkout",
     );
-    assert!(err(&o).contains(LINE), "{}", err(&o));
     assert!(
         ws.join("db/mine/.git/modules/sub/config").exists(),
         "the user's untouched repository was set aside: {}",
