@@ -176,7 +176,7 @@ impl RunSecrets {
 
     /// The placeholder of the granted value `v` is exactly (quotes and
     /// blanks aside), if it is one.
-    fn placeholder_of(&self, v: &str) -> Option<&str> {
+    pub(crate) fn placeholder_of(&self, v: &str) -> Option<&str> {
         let v = v.trim().trim_matches(['"', '\'']);
         self.specs
             .iter()

@@ -1,12 +1,16 @@
 //! Secrets kept out of the sandbox: the private home's dotfiles without
 //! credentials ([`dotfiles`]), credential-looking text
 //! ([`credential_text`]), and a run's granted secrets: placeholders and the
-//! egress proxy's CA ([`egress_secrets`], Linux), and the files of the
+//! egress proxy's CA ([`egress_secrets`], Linux), placeholder copies of
+//! cargo's and git's own credential settings ([`tool_credentials`]), and the files of the
 //! grants that already hold a granted value ([`stored_values`]).
 
+pub mod cargo_config;
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 #[cfg(target_os = "linux")]
 pub mod stored_values;
+#[cfg(target_os = "linux")]
+pub mod tool_credentials;

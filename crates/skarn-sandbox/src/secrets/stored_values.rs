@@ -35,12 +35,18 @@ const MAX_FILE: u64 = 4 << 20;
 /// Most `.git/worktrees/*` and `.env*` entries looked at per directory.
 const MAX_ENTRIES: usize = 4096;
 
-/// The files under `roots` (each a directory the run may read) whose text
+/// The files under `roots` (each a directory or file the run may read) whose text
 /// holds a granted value in any form the proxy's scrubber knows.
 pub fn stored_in(secrets: &RunSecrets, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for root in roots {
-        for f in candidates(root) {
+        // A granted file (a preset's `config.toml`) is looked at itself.
+        let files = if root.is_file() {
+            vec![root.clone()]
+        } else {
+            candidates(root)
+        };
+        for f in files {
             if !found.contains(&f) && holds(secrets, &f) {
                 found.push(f);
             }

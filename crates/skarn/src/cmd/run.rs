@@ -170,6 +170,20 @@ fn run_confined(
     policy.host_places = crate::cmd::run_secrets::host_places(home().as_deref());
     let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
         .map_err(|e| anyhow::anyhow!(e))?;
+    if policy.private_home
+        && let Some(h) = home()
+    {
+        // Cargo's configuration as the rust preset grants it, but without
+        // the registry tokens and passwords cargo also accepts there (a
+        // copy in the private home; before the check below, which would
+        // otherwise refuse a file the run never sees).
+        for f in skarn_sandbox::secrets::cargo_config::replace_granted(&mut policy, &h) {
+            tracing::info!(
+                "{}: holds a credential; the run reads a copy without it",
+                f.display()
+            );
+        }
+    }
     if let Some(s) = &secrets {
         refuse_stored_values(s, &policy)?;
     }
@@ -177,7 +191,9 @@ fn run_confined(
         && let Some(h) = home()
     {
         // Settings without credentials (git identity, registry mirrors).
-        policy.home_files = skarn_sandbox::secrets::dotfiles::home_files(&h);
+        policy
+            .home_files
+            .extend(skarn_sandbox::secrets::dotfiles::home_files(&h));
         // No line carries a granted value in, in any form (atk27 F6).
         if let Some(s) = &secrets {
             for (_, text) in policy.home_files.iter_mut() {
@@ -194,20 +210,7 @@ fn run_confined(
     // Where the user's dotfiles held a granted value: the placeholder.
     let mut dot_vars = Vec::new();
     if let (Some(s), Some(h), true) = (&secrets, home(), policy.private_home) {
-        let (lines, vars) = s.dotfile_placeholders(&h);
-        for (path, line) in lines {
-            match policy.home_files.iter_mut().find(|(p, _)| *p == path) {
-                Some((_, text)) => {
-                    if !text.is_empty() && !text.ends_with('\n') {
-                        text.push('\n');
-                    }
-                    text.push_str(&line);
-                    text.push('\n');
-                }
-                None => policy.home_files.push((path, format!("{line}\n"))),
-            }
-        }
-        dot_vars = vars;
+        dot_vars = crate::cmd::run_secrets::place_dotfile_placeholders(s, &h, &mut policy);
     }
     let secrets_home = match (&secrets, home()) {
         (None, _) => None,
@@ -354,8 +357,10 @@ fn refuse_stored_values(
             .write
             .iter()
             .chain(&policy.read)
+            .chain(&policy.exec)
+            .chain(&policy.overlay)
             .map(|g| g.path.clone())
-            .filter(|p| p.is_dir()),
+            .filter(|p| p.exists()),
     );
     let found = skarn_sandbox::secrets::stored_values::stored_in(secrets, &roots);
     if found.is_empty() {

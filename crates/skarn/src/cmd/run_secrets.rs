@@ -110,3 +110,46 @@ fn load_secrets(p: &Path) -> anyhow::Result<SecretsConfig> {
         None => Ok(SecretsConfig::default()),
     }
 }
+
+/// Where the user's dotfiles held a granted value, the same setting with
+/// its placeholder in the private home's copies (`~/.npmrc`, git's stored
+/// credentials, `http.extraHeader` and `url.<base>.insteadOf`, cargo's
+/// `credentials.toml`); returns the variables that carry the rest (pip's
+/// index URLs, cargo's registry tokens).
+#[cfg(target_os = "linux")]
+pub fn place_dotfile_placeholders(
+    s: &skarn_sandbox::secrets::egress_secrets::RunSecrets,
+    h: &Path,
+    policy: &mut skarn_sandbox::policy::Policy,
+) -> Vec<(String, String)> {
+    use skarn_sandbox::secrets::tool_credentials::cargo_home;
+    let (mut lines, mut vars) = s.dotfile_placeholders(h);
+    let git = s.git_settings(h);
+    if !git.is_empty() {
+        lines.push((h.join(".gitconfig"), git.trim_end().to_string()));
+    }
+    let cargo_home = cargo_home(h);
+    let cargo = s.cargo_tokens(&cargo_home);
+    if !cargo.file.is_empty() && cargo_home.starts_with(h) {
+        lines.push((
+            cargo_home.join("credentials.toml"),
+            cargo.file.trim_end().to_string(),
+        ));
+    }
+    // Also as variables: cargo reads them first, wherever its home is and
+    // whatever grant covers it.
+    vars.extend(cargo.vars);
+    for (path, line) in lines {
+        match policy.home_files.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, text)) => {
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str(&line);
+                text.push('\n');
+            }
+            None => policy.home_files.push((path, format!("{line}\n"))),
+        }
+    }
+    vars
+}

@@ -1,0 +1,139 @@
+//! Cargo's own configuration without credentials. The rust preset lets
+//! commands read the user's `$CARGO_HOME/config.toml` (registry mirrors,
+//! build settings), but cargo also accepts registry tokens there
+//! (`registry.token`, `registries.<name>.token`) and URLs or proxies with
+//! passwords: such a file is replaced, for the run, by a copy in the
+//! private home without them, read with the TOML parser cargo uses.
+
+use std::path::PathBuf;
+
+use crate::policy::Policy;
+use crate::secrets::credential_text::carries_credential;
+
+/// Largest configuration file read; a bigger one is not granted.
+const MAX_FILE: u64 = 1 << 20;
+
+/// Keys whose value is a credential wherever they sit.
+const SECRET_KEYS: &[&str] = &["token", "secret-key", "secret-key-subject"];
+
+/// `value` without credentials: secret keys and credential-bearing
+/// strings removed at any depth; whether anything was removed.
+fn strip(value: &mut toml::Value) -> bool {
+    match value {
+        toml::Value::Table(t) => {
+            let before = t.len();
+            t.retain(|k, v| {
+                !SECRET_KEYS.contains(&k) && !v.as_str().is_some_and(carries_credential)
+            });
+            let mut changed = t.len() != before;
+            for (_, v) in t.iter_mut() {
+                changed |= strip(v);
+            }
+            changed
+        }
+        toml::Value::Array(a) => {
+            let before = a.len();
+            a.retain(|v| !v.as_str().is_some_and(carries_credential));
+            let mut changed = a.len() != before;
+            for v in a.iter_mut() {
+                changed |= strip(v);
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// The text of cargo configuration `text` without credentials, `None`
+/// when it holds none. A file that does not parse gives an empty copy
+/// (cargo would refuse it too).
+pub fn sanitized(text: &str) -> Option<String> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Some(String::new());
+    };
+    let mut v = toml::Value::Table(table);
+    if !strip(&mut v) {
+        return None;
+    }
+    Some(toml::to_string(&v).unwrap_or_default())
+}
+
+/// Each read grant of `policy` that is a cargo configuration file
+/// (`config.toml` or `config` in a `.cargo` directory or `$CARGO_HOME`)
+/// holding a credential is taken away; under the private home `home`
+/// (where the run sees the host's path) the sanitised copy takes its
+/// place. Returns the files replaced.
+pub fn replace_granted(policy: &mut Policy, home: &std::path::Path) -> Vec<PathBuf> {
+    let cargo_home = super::tool_credentials::cargo_home(home);
+    let is_config = |p: &std::path::Path| {
+        p.parent()
+            .is_some_and(|d| d == cargo_home || d.ends_with(".cargo"))
+            && p.file_name()
+                .is_some_and(|n| n == "config.toml" || n == "config")
+    };
+    let mut replaced = Vec::new();
+    let mut copies = Vec::new();
+    policy.read.retain(|g| {
+        if !is_config(&g.path) {
+            return true;
+        }
+        let text = match std::fs::metadata(&g.path) {
+            Ok(md) if md.is_file() && md.len() <= MAX_FILE => {
+                std::fs::read_to_string(&g.path).unwrap_or_default()
+            }
+            Ok(md) if md.is_file() => {
+                replaced.push(g.path.clone());
+                return false;
+            }
+            _ => return true,
+        };
+        match sanitized(&text) {
+            None => true,
+            Some(copy) => {
+                replaced.push(g.path.clone());
+                copies.push((g.path.clone(), copy));
+                false
+            }
+        }
+    });
+    for (p, copy) in copies {
+        if p.starts_with(home) && !policy.home_files.iter().any(|(f, _)| *f == p) {
+            policy.home_files.push((p, copy));
+        }
+    }
+    replaced
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_and_urls_with_passwords_go_and_the_rest_stays() {
+        let text = "[registry]\ntoken = \"cio-abc\"\ndefault = \"mine\"\n\n\
+                    [registries.mine]\nindex = \"sparse+https://u:pw123456@reg.test/\"\n\
+                    token = \"x\"\n\n[source.mirror]\nregistry = \"sparse+https://mirror.test/\"\n\n\
+                    [http]\nproxy = \"http://u:secretpw@proxy.test:3128\"\n\n[build]\njobs = 2\n";
+        let out = sanitized(text).unwrap();
+        let t: toml::Table = out.parse().unwrap();
+        assert!(t["registry"].get("token").is_none(), "{out}");
+        assert_eq!(t["registry"]["default"].as_str(), Some("mine"));
+        assert!(t["registries"]["mine"].get("index").is_none(), "{out}");
+        assert!(t["http"].get("proxy").is_none(), "{out}");
+        assert_eq!(
+            t["source"]["mirror"]["registry"].as_str(),
+            Some("sparse+https://mirror.test/")
+        );
+        assert_eq!(t["build"]["jobs"].as_integer(), Some(2));
+        assert!(!out.contains("pw123456") && !out.contains("secretpw") && !out.contains("cio-"));
+    }
+
+    #[test]
+    fn a_file_without_credentials_is_granted_as_it_is() {
+        assert_eq!(
+            sanitized("[build]\njobs = 2\n[net]\noffline = true\n"),
+            None
+        );
+        assert_eq!(sanitized("not toml ["), Some(String::new()));
+    }
+}
