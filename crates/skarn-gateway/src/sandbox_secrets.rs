@@ -68,3 +68,34 @@ pub(crate) fn resolve(
     }
     RunSecrets::new(specs).map_err(err)
 }
+
+/// A server granted secrets whose grants hold a granted value in a file
+/// tools read credentials from (a clone URL in `.git/config`, an `.npmrc`,
+/// a `.env`): not started, the file named (as `skarn run` refuses; the
+/// placeholder in its variable would be worth nothing while the file
+/// hands over the value).
+pub(crate) fn refuse_stored_values(
+    s: &RunSecrets,
+    policy: &skarn_sandbox::policy::Policy,
+) -> Result<(), String> {
+    let roots: Vec<std::path::PathBuf> = policy
+        .write
+        .iter()
+        .chain(&policy.read)
+        .chain(&policy.exec)
+        .chain(&policy.overlay)
+        .map(|g| g.path.clone())
+        .filter(|p| p.exists())
+        .collect();
+    let found = skarn_sandbox::secrets::stored_values::stored_in(s, &roots);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "a granted secret's real value is stored in {} (or the file is over 4 MiB and \
+         cannot be checked), which the server could read: remove it from there (a \
+         credential helper or the secret's placeholder takes its place)",
+        names.join(", ")
+    ))
+}

@@ -354,6 +354,8 @@ pub fn prepare(
         let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
             .map_err(SandboxError::Secrets)?;
         if let Some(s) = &secrets {
+            crate::sandbox_secrets::refuse_stored_values(s, &policy)
+                .map_err(SandboxError::Secrets)?;
             s.widen_net(&mut policy.net)
                 .map_err(SandboxError::Secrets)?;
             env.retain(|(_, v)| !s.holds_value(v.as_encoded_bytes()));

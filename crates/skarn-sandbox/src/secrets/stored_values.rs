@@ -35,19 +35,22 @@ const MAX_FILE: u64 = 4 << 20;
 /// Most `.git/worktrees/*` and `.env*` entries looked at per directory.
 const MAX_ENTRIES: usize = 4096;
 
-/// The files under `roots` (each a directory or file the run may read) whose text
-/// holds a granted value in any form the proxy's scrubber knows.
+/// The files under `roots` (each a directory or file the run may read)
+/// whose text holds a granted value in any form the proxy's scrubber
+/// knows.
 pub fn stored_in(secrets: &RunSecrets, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for root in roots {
-        // A granted file (a preset's `config.toml`) is looked at itself.
+        // A granted file (a preset's `config.toml`, a server's program) is
+        // looked at itself; past the size bound only one named like a
+        // credential place counts as holding a value (a program does not).
         let files = if root.is_file() {
-            vec![root.clone()]
+            vec![(root.clone(), is_place_name(root))]
         } else {
-            candidates(root)
+            candidates(root).into_iter().map(|f| (f, true)).collect()
         };
-        for f in files {
-            if !found.contains(&f) && holds(secrets, &f) {
+        for (f, big_holds) in files {
+            if !found.contains(&f) && holds(secrets, &f, big_holds) {
                 found.push(f);
             }
         }
@@ -55,7 +58,16 @@ pub fn stored_in(secrets: &RunSecrets, roots: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-fn holds(secrets: &RunSecrets, f: &Path) -> bool {
+/// Whether `f`'s name is that of a credential place (its last part, or
+/// a `.env*` file).
+fn is_place_name(f: &Path) -> bool {
+    let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    name.starts_with(".env") || PLACES.iter().any(|p| p.rsplit('/').next() == Some(name))
+}
+
+fn holds(secrets: &RunSecrets, f: &Path, big_holds: bool) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(f) else {
         return false;
@@ -69,7 +81,7 @@ fn holds(secrets: &RunSecrets, f: &Path) -> bool {
     // Past the bound the value cannot be ruled out: counted as holding it
     // (a run could pad the user's file to hide it; atk24e F6).
     if md.len() > MAX_FILE {
-        return true;
+        return big_holds;
     }
     let mut text = Vec::new();
     if file.take(MAX_FILE).read_to_end(&mut text).is_err() {

@@ -474,6 +474,56 @@ fn a_server_gets_a_placeholder_for_its_secret() {
     assert!(!log.contains(VALUE));
 }
 
+/// Issue 27: a server granted a secret whose grants hold the real value in
+/// a credential file (a project `.npmrc` under its `read` grant) is not
+/// started, and the gateway's log names the file (as `skarn run`
+/// refuses): the placeholder would be worth nothing beside it.
+#[test]
+fn a_server_whose_grants_store_its_secrets_value_is_not_started() {
+    const VALUE: &str = "ghp_REALVALUE0123456789abcdefghijklmnop";
+    let dir = TempDir::new("serve_secret_stored");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let val = dir.path().join("gh-token");
+    std::fs::write(&val, VALUE).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.gh]\nfile = {:?}\nhosts = [\"api.github.test\"]\n",
+            val.display().to_string()
+        ),
+    )
+    .unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(
+        proj.join(".npmrc"),
+        format!("//r.test/:_authToken={VALUE}\n"),
+    )
+    .unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.g.sandbox]\nread = [{d:?}]\n",
+            h = hostile.display().to_string(),
+            d = proj.display().to_string()
+        ),
+    )
+    .unwrap();
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(2, "search", json!({"query": "attack"}));
+    assert!(!out.contains("g__attack"), "{out}");
+    s.finish();
+    let log = std::fs::read_to_string(&stderr).unwrap();
+    assert!(log.contains(".npmrc"), "{log}");
+    assert!(!log.contains(VALUE));
+}
+
 /// Credential files of common tools, relative to HOME (attack F11: an
 /// untrusted server read ~/.s3cfg, ~/.boto, ~/.claude.json and ~/.env).
 pub const CREDENTIAL_FILES: &[&str] = &[
