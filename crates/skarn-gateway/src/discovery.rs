@@ -5,7 +5,8 @@
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
-use crate::server::{GatewayServer, arg_str, text_result};
+use crate::results::{arg_str, text_result};
+use crate::server::GatewayServer;
 use crate::text_safe::visible;
 use crate::tsig;
 

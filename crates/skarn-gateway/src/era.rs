@@ -67,6 +67,13 @@ pub(crate) fn resource_not_found(message: impl Into<String>, uri: &str) -> Error
     ErrorData::resource_not_found(message.into(), Some(json!({ "uri": uri })))
 }
 
+/// Whether this request speaks 2026-07-28 or later.
+pub(crate) fn is_modern(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,36 +17,22 @@
 //! timeout, which also fails the server's waiting request.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
-use rand::RngCore;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    InputRequests, InputRequiredResult, InputResponses, ReadResourceRequestParams,
+    ReadResourceResponse,
 };
 use rmcp::service::RequestContext;
-use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use crate::relay::Caller;
-use crate::relay::rounds::{Ask, Rounds};
+use crate::relay::parked::{Finished, ParkedCall};
+use crate::relay::rounds::Rounds;
 use crate::server::GatewayServer;
-use crate::sync_util::lock;
 use futures::future::BoxFuture;
-
-/// Calls that may wait for a client's answers at once.
-const MAX_PARKED: usize = 256;
-
-/// What a call ends with.
-pub(crate) enum Finished {
-    Tool(CallToolResult),
-    Prompt(GetPromptResult),
-    Resource(ReadResourceResult),
-}
 
 /// A round's answer to the client: the end, or more questions.
 enum Outcome {
@@ -55,71 +41,6 @@ enum Outcome {
 }
 
 type Start = Box<dyn FnOnce(Caller) -> BoxFuture<'static, Result<Finished, ErrorData>> + Send>;
-
-struct ParkedCall {
-    /// The method and name the call was made with (a retry must match).
-    what: String,
-    result: oneshot::Receiver<Result<Finished, ErrorData>>,
-    asks: mpsc::UnboundedReceiver<Ask>,
-    /// The call's rounds (marked attended while a request serves it).
-    rounds: std::sync::Arc<crate::relay::rounds::Rounds>,
-    /// Questions asked and not answered yet (asked again each round).
-    pending: HashMap<String, (InputRequest, oneshot::Sender<Value>)>,
-    next_key: u32,
-}
-
-impl ParkedCall {
-    /// Keep a question for the next round, under the server's own name
-    /// for it when it gave one that is free and holds nothing hidden
-    /// (atk25d F2: the client may show the key).
-    fn add(&mut self, ask: Ask) {
-        let key = match ask.key {
-            Some(k) if !self.pending.contains_key(&k) && !crate::text_safe::has_hidden(&k) => k,
-            _ => loop {
-                self.next_key += 1;
-                let k = format!("q{}", self.next_key);
-                if !self.pending.contains_key(&k) {
-                    break k;
-                }
-            },
-        };
-        self.pending.insert(key, (ask.request, ask.reply));
-    }
-}
-
-/// The calls waiting for their client's next retry, by `requestState`.
-#[derive(Default)]
-pub struct Parked {
-    calls: Mutex<HashMap<String, ParkedCall>>,
-}
-
-impl Parked {
-    fn park(&self, call: ParkedCall) -> Result<String, ErrorData> {
-        let mut calls = lock(&self.calls);
-        if calls.len() >= MAX_PARKED {
-            return Err(ErrorData::internal_error(
-                "too many calls are waiting for their clients' answers",
-                None,
-            ));
-        }
-        let mut id = [0u8; 16];
-        rand::rng().fill_bytes(&mut id);
-        let state: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        calls.insert(state.clone(), call);
-        Ok(state)
-    }
-
-    fn take(&self, state: &str) -> Option<ParkedCall> {
-        lock(&self.calls).remove(state)
-    }
-}
-
-/// Whether this request speaks 2026-07-28 or later.
-pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
 
 impl GatewayServer {
     /// `tools/call` of a 2026-07-28 client: run or resume the call, and

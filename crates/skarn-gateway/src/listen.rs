@@ -7,55 +7,13 @@
 //! relay counts them); updates come back through the relay, which accepts
 //! them only from the owning server.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use rmcp::ErrorData;
-use rmcp::model::{
-    ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
-    SubscriptionFilter,
-};
+use rmcp::model::{ResourceUpdatedNotification, ServerNotification, SubscriptionFilter};
 use rmcp::service::SubscriptionContext;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::downstream::ListKind;
 use crate::server::GatewayServer;
-use crate::sync_util::lock;
-
-/// Updates queued for one listener before the rest are dropped (a listener
-/// that does not read its stream cannot hold the gateway's memory).
-const QUEUE: usize = 64;
-
-/// The open listen streams' update queues, by their id in the relay.
-#[derive(Default)]
-pub struct Listeners {
-    queues: Mutex<HashMap<u64, mpsc::Sender<ResourceUpdatedNotificationParam>>>,
-}
-
-impl Listeners {
-    fn add(&self, id: u64) -> mpsc::Receiver<ResourceUpdatedNotificationParam> {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        lock(&self.queues).insert(id, tx);
-        rx
-    }
-
-    fn remove(&self, id: u64) {
-        lock(&self.queues).remove(&id);
-    }
-
-    /// Hand an update to the listeners among `who` (ids subscribed to it).
-    pub fn deliver(
-        &self,
-        p: &ResourceUpdatedNotificationParam,
-        who: &std::collections::HashSet<u64>,
-    ) {
-        for (id, tx) in lock(&self.queues).iter() {
-            if who.contains(id) {
-                let _ = tx.try_send(p.clone());
-            }
-        }
-    }
-}
 
 fn only_true(b: Option<bool>) -> Option<bool> {
     b.filter(|on| *on)

@@ -13,7 +13,7 @@
 //!    even when there is only one.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The value a script receives for a tool result.
 pub fn tool_value(r: &CallToolResult) -> Value {
@@ -120,6 +120,26 @@ pub fn without_payloads(v: &Value) -> Value {
         ),
         other => other.clone(),
     }
+}
+
+/// A tool result of one text block (and structured content).
+pub(crate) fn text_result(
+    text: impl Into<String>,
+    structured: Option<Value>,
+    is_error: bool,
+) -> CallToolResult {
+    let mut r = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    r.structured_content = structured;
+    r
+}
+
+/// A string argument of a tool call.
+pub(crate) fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a str> {
+    args.as_ref()?.get(key)?.as_str()
 }
 
 #[cfg(test)]

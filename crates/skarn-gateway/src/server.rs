@@ -116,23 +116,8 @@ pub fn meta_tools() -> Vec<Tool> {
     ]
 }
 
-pub(crate) fn text_result(
-    text: impl Into<String>,
-    structured: Option<Value>,
-    is_error: bool,
-) -> CallToolResult {
-    let mut r = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
-    r.structured_content = structured;
-    r
-}
+use crate::results::{arg_str, text_result};
 
-pub(crate) fn arg_str<'a>(args: &'a Option<Map<String, Value>>, key: &str) -> Option<&'a str> {
-    args.as_ref()?.get(key)?.as_str()
-}
 
 /// The text copy of a returned value: pretty-printed when that stays within
 /// the output cap, else compact (the cap was checked on the compact form;
@@ -424,7 +409,7 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if crate::input_rounds::is_modern(&context) {
+        if crate::era::is_modern(&context) {
             return self.call_in_rounds(request, context).await;
         }
         let caller = self.caller(&context);
@@ -455,7 +440,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if crate::input_rounds::is_modern(&context) {
+        if crate::era::is_modern(&context) {
             return self.read_in_rounds(request, context).await;
         }
         let caller = self.caller(&context);

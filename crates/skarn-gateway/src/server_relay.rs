@@ -140,7 +140,7 @@ impl GatewayServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        if crate::input_rounds::is_modern(&context) {
+        if crate::era::is_modern(&context) {
             return self.prompt_in_rounds(request, context).await;
         }
         let caller = self.caller(&context);

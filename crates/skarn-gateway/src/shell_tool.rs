@@ -19,7 +19,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncReadExt;
 
-use crate::server::text_result;
+use crate::results::text_result;
 
 /// Largest output read back from one command (the compressed text).
 const MAX_OUTPUT: u64 = 1 << 20;

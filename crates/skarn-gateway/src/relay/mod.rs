@@ -31,6 +31,8 @@ use crate::outbox::{Note, Outbox, QueueCaps};
 use crate::sync_util::lock;
 
 mod asks;
+pub(crate) mod listeners;
+pub(crate) mod parked;
 pub(crate) mod rounds;
 
 /// Log messages one server may send per second before the rest are dropped.
@@ -96,9 +98,9 @@ pub struct Relay {
     levels: Mutex<HashMap<u64, LoggingLevel>>,
     logs: Mutex<HashMap<usize, LogWindow>>,
     /// The `subscriptions/listen` streams of 2026-07-28 clients.
-    pub(crate) listeners: crate::listen::Listeners,
+    pub(crate) listeners: listeners::Listeners,
     /// Calls of 2026-07-28 clients waiting for their answers.
-    pub(crate) parked: crate::input_rounds::Parked,
+    pub(crate) parked: parked::Parked,
 }
 
 impl std::fmt::Debug for Relay {
