@@ -9,8 +9,9 @@ use rmcp::service::ClientServiceExt;
 
 use crate::config::ServerTransport;
 use crate::down_guard::{Guarded, OnTrip, Tripwire};
+use crate::down_handler::DownHandler;
 use crate::downstream::{Conn, Downstream, Listing};
-use crate::relist::{DownHandler, list_everything};
+use crate::relist::list_everything;
 use crate::sync_util::{lock, short};
 
 impl Downstream {

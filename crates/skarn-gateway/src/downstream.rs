@@ -18,73 +18,13 @@ use crate::sync_util::lock;
 use std::time::{Duration, Instant};
 
 use rmcp::RoleClient;
-use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 use rmcp::service::RunningService;
 use tokio::sync::{mpsc, watch};
 
 pub use crate::children::ChildRegistry;
 use crate::config::ServerConfig;
-use crate::relist::{DownHandler, RelistSignal};
-
-/// A change a downstream server announced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListKind {
-    Tools,
-    Resources,
-    Prompts,
-}
-
-/// What the gateway hears from downstream servers.
-#[derive(Debug, Clone)]
-pub struct ListChanged {
-    pub server: usize,
-    pub kind: ListKind,
-}
-
-/// Health of one downstream server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Health {
-    /// `enabled = false` in the configuration.
-    Disabled,
-    /// Waiting for a start slot (at most as many servers start at once as
-    /// there are cores); since when.
-    Queued { since: Instant },
-    /// Connecting; since when (the start timeout counts from here).
-    Starting { since: Instant },
-    /// Connected and listed.
-    Ready,
-    /// The last start failed.
-    Failed { cause: String, at: Instant },
-    /// It was ready and then died.
-    Crashed { cause: String, at: Instant },
-}
-
-impl Health {
-    /// Short status word: disabled, starting, ready, failed, crashed.
-    pub fn status(&self) -> &'static str {
-        match self {
-            Health::Disabled => "disabled",
-            Health::Queued { .. } => "queued",
-            Health::Starting { .. } => "starting",
-            Health::Ready => "ready",
-            Health::Failed { .. } => "failed",
-            Health::Crashed { .. } => "crashed",
-        }
-    }
-
-    /// Queued or starting: its listing is still to come.
-    pub fn is_pending(&self) -> bool {
-        matches!(self, Health::Queued { .. } | Health::Starting { .. })
-    }
-
-    /// The cause, for failed and crashed servers.
-    pub fn cause(&self) -> Option<&str> {
-        match self {
-            Health::Failed { cause, .. } | Health::Crashed { cause, .. } => Some(cause),
-            _ => None,
-        }
-    }
-}
+use crate::down_handler::{DownHandler, RelistSignal};
+pub use crate::down_types::{Health, ListChanged, ListKind, Listing};
 
 /// A live connection.
 pub struct Conn {
@@ -128,15 +68,6 @@ impl Conn {
             .back()
             .cloned()
     }
-}
-
-/// What a server offers.
-#[derive(Debug, Clone, Default)]
-pub struct Listing {
-    pub tools: Vec<Tool>,
-    pub resources: Vec<Resource>,
-    pub templates: Vec<ResourceTemplate>,
-    pub prompts: Vec<Prompt>,
 }
 
 /// Why a downstream operation failed (mapped to the script's and client's
@@ -191,7 +122,7 @@ pub struct Downstream {
     /// its catalogue lazily when it is behind).
     pub(crate) dirty: Arc<AtomicU64>,
     /// What the servers share: start slots and the relay to the clients.
-    pub(crate) shared: Arc<crate::starting::Shared>,
+    pub(crate) shared: Arc<crate::shared::Shared>,
     /// Its sandbox: confined or not, hosts refused (issue 12).
     pub sandbox: Arc<crate::sandbox_state::SandboxState>,
 }
@@ -203,7 +134,7 @@ impl Downstream {
         registry: Arc<ChildRegistry>,
         events: mpsc::UnboundedSender<ListChanged>,
         dirty: Arc<AtomicU64>,
-        shared: Arc<crate::starting::Shared>,
+        shared: Arc<crate::shared::Shared>,
     ) -> Downstream {
         let initial = if cfg.enabled {
             Health::Queued {
@@ -368,7 +299,7 @@ impl Downstream {
         drop(_slot);
         match result {
             Ok(Ok((conn, listing))) => {
-                let kinds = crate::starting::offered(&listing);
+                let kinds = crate::down_types::offered(&listing);
                 *lock(&self.listing) = Arc::new(listing);
                 // Before the health change: whoever sees "ready" must also
                 // see the new listing in the catalogue.
@@ -430,5 +361,18 @@ impl Downstream {
     pub fn disconnect(&self) {
         let conn = lock(&self.conn).take();
         drop(conn);
+    }
+}
+
+impl DownHandler {
+    /// The handler of a connection of `d` over `wire`.
+    pub(crate) fn new(d: &Downstream, wire: Arc<crate::down_guard::Tripwire>) -> DownHandler {
+        DownHandler {
+            signal: d.relist.clone(),
+            server: d.index,
+            alias: d.cfg.alias.as_str().into(),
+            relay: d.shared.relay.clone(),
+            wire,
+        }
     }
 }

@@ -104,7 +104,7 @@ pub struct Gateway {
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
     /// Start slots and the relay back to the clients.
-    pub shared: Arc<crate::starting::Shared>,
+    pub shared: Arc<crate::shared::Shared>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -147,7 +147,7 @@ impl Gateway {
             crate::client_asks::AskLimits::from_config(&config.gateway),
         );
         let shared = Arc::new(
-            crate::starting::Shared::by_cores(Arc::new(relay))
+            crate::shared::Shared::by_cores(Arc::new(relay))
                 .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway))
                 .with_config_file(config.path.clone()),
         );

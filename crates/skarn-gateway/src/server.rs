@@ -118,7 +118,6 @@ pub fn meta_tools() -> Vec<Tool> {
 
 use crate::results::{arg_str, text_result};
 
-
 /// The text copy of a returned value: pretty-printed when that stays within
 /// the output cap, else compact (the cap was checked on the compact form;
 /// indentation of a deeply nested value could multiply it many times).

@@ -82,4 +82,3 @@ impl Parked {
         lock(&self.calls).remove(state)
     }
 }
-
