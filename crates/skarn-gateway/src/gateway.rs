@@ -104,7 +104,7 @@ pub struct Gateway {
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
     /// Start slots and the relay back to the clients.
-    pub shared: Arc<crate::shared::Shared>,
+    pub shared: Arc<crate::downstream::shared::Shared>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -147,8 +147,10 @@ impl Gateway {
             crate::client_asks::AskLimits::from_config(&config.gateway),
         );
         let shared = Arc::new(
-            crate::shared::Shared::by_cores(Arc::new(relay))
-                .with_guard(crate::down_guard::GuardLimits::from_config(&config.gateway))
+            crate::downstream::shared::Shared::by_cores(Arc::new(relay))
+                .with_guard(crate::downstream::guard::GuardLimits::from_config(
+                    &config.gateway,
+                ))
                 .with_config_file(config.path.clone()),
         );
         let (changes, first_changes) = broadcast::channel(64);

@@ -31,22 +31,13 @@
 //! Built on the official `rmcp` SDK for both the server and client sides.
 
 pub mod bridge;
-mod calls;
 mod catalog;
 mod child_env;
 pub mod children;
 mod client_asks;
 pub mod config;
-mod connect;
 mod content_blocks;
 mod discovery;
-mod down_era;
-mod down_guard;
-mod down_handler;
-mod down_probe;
-mod down_rounds;
-mod down_tasks;
-mod down_types;
 pub mod downstream;
 mod era;
 mod exec;
@@ -66,7 +57,6 @@ mod listing;
 mod outbox;
 mod oversize;
 mod relay;
-mod relist;
 mod results;
 mod sandbox_config;
 #[cfg(target_os = "linux")]
@@ -81,9 +71,7 @@ mod sandbox_state;
 pub mod search;
 mod server;
 mod server_relay;
-mod shared;
 mod shell_tool;
-mod starting;
 pub mod state_dirs;
 #[cfg(target_os = "linux")]
 mod state_guard;

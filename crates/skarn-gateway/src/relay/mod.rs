@@ -26,7 +26,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 
 use crate::client_asks::{AskGate, AskLimits};
-use crate::down_guard::Tripwire;
+use crate::downstream::guard::Tripwire;
 use crate::outbox::{Note, Outbox, QueueCaps};
 use crate::sync_util::lock;
 

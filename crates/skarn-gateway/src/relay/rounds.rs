@@ -93,7 +93,9 @@ impl Relay {
                 .map_err(|e| ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None))?,
         );
         let (reply, answer) = oneshot::channel();
-        let key = crate::down_rounds::INPUT_KEY.try_with(Clone::clone).ok();
+        let key = crate::downstream::rounds::INPUT_KEY
+            .try_with(Clone::clone)
+            .ok();
         rounds
             .asks
             .send(Ask {

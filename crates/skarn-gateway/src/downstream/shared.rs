@@ -1,5 +1,5 @@
 //! What every downstream server of one gateway shares: the start slots
-//! (scheduled by [`crate::starting`]), the relay back to the clients, the
+//! (scheduled by [`crate::downstream::starting`]), the relay back to the clients, the
 //! per-connection bounds and the configuration file.
 
 use std::sync::Arc;
@@ -17,7 +17,7 @@ pub struct Shared {
     /// logs, progress, resource updates).
     pub relay: Arc<Relay>,
     /// Bounds on what each server's connection may make the gateway hold.
-    pub guard: crate::down_guard::GuardLimits,
+    pub guard: crate::downstream::guard::GuardLimits,
     /// The configuration file (keys each server's state directory).
     pub config_file: Option<std::path::PathBuf>,
 }
@@ -41,7 +41,7 @@ impl Shared {
     }
 
     /// With these per-connection bounds.
-    pub fn with_guard(mut self, guard: crate::down_guard::GuardLimits) -> Shared {
+    pub fn with_guard(mut self, guard: crate::downstream::guard::GuardLimits) -> Shared {
         self.guard = guard;
         self
     }

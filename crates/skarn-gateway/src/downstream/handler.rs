@@ -1,7 +1,7 @@
 //! The client side of one downstream connection (rmcp's `ClientHandler`):
 //! questions and notifications meant for the user's client go through the
 //! relay; `list_changed` marks the list stale in the server's
-//! [`RelistSignal`], which its refresh task ([`crate::relist`]) waits on.
+//! [`RelistSignal`], which its refresh task ([`crate::downstream::relist`]) waits on.
 // Sampling, roots and logging are deprecated in rmcp (SEP-2577) but are
 // part of every protocol revision clients speak today.
 #![allow(deprecated)]
@@ -18,8 +18,8 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::Notify;
 
-use crate::down_guard::Tripwire;
-use crate::down_types::ListKind;
+use crate::downstream::guard::Tripwire;
+use crate::downstream::types::ListKind;
 use crate::relay::Relay;
 
 /// Lists a server said are stale, and the wake-up of its refresh task.

@@ -8,10 +8,10 @@ use std::time::Duration;
 use rmcp::service::ClientServiceExt;
 
 use crate::config::ServerTransport;
-use crate::down_guard::{Guarded, OnTrip, Tripwire};
-use crate::down_handler::DownHandler;
+use crate::downstream::guard::{Guarded, OnTrip, Tripwire};
+use crate::downstream::handler::DownHandler;
+use crate::downstream::relist::list_everything;
 use crate::downstream::{Conn, Downstream, Listing};
-use crate::relist::list_everything;
 use crate::sync_util::{lock, short};
 
 impl Downstream {
@@ -70,7 +70,7 @@ impl Downstream {
                 // early (down_probe).
                 let mut early = rmcp::ClientHandler::get_info(&handler);
                 early.protocol_version = rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE;
-                let transport = crate::down_probe::EarlyInitialize::new(
+                let transport = crate::downstream::probe::EarlyInitialize::new(
                     transport,
                     early,
                     self.cfg.discover_timeout,
@@ -79,7 +79,7 @@ impl Downstream {
                     Guarded::new(transport, alias, limits, self.on_trip(pgid), wire.clone());
                 match handler
                     .clone()
-                    .serve_with_lifecycle(transport, crate::down_era::lifecycle())
+                    .serve_with_lifecycle(transport, crate::downstream::era::lifecycle())
                     .await
                 {
                     Ok(s) => (s, pgid, Some(child), wire),
@@ -151,7 +151,7 @@ impl Downstream {
                     Guarded::new(transport, alias, limits, self.on_trip(None), wire.clone());
                 let s = match handler
                     .clone()
-                    .serve_with_lifecycle(transport, crate::down_era::lifecycle())
+                    .serve_with_lifecycle(transport, crate::downstream::era::lifecycle())
                     .await
                 {
                     Ok(s) => s,
@@ -170,7 +170,7 @@ impl Downstream {
             listens: Default::default(),
             tasks: Default::default(),
         };
-        crate::down_era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
+        crate::downstream::era::follow_lists(conn.service.peer(), handler.signal.clone(), alias);
         let listing = list_everything(conn.service.peer(), self.cfg.list_caps)
             .await
             .map_err(|e| match conn.wire.cause() {

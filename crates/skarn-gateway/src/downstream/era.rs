@@ -14,8 +14,8 @@ use rmcp::RoleClient;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::service::{ClientLifecycleMode, Peer};
 
-use crate::down_handler::RelistSignal;
-use crate::down_types::ListKind;
+use crate::downstream::handler::RelistSignal;
+use crate::downstream::types::ListKind;
 
 /// `server/discover` first (2026-07-28), else `initialize` (2025-11-25).
 pub(crate) fn lifecycle() -> ClientLifecycleMode {

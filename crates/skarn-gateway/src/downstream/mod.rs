@@ -10,6 +10,19 @@
 //! left when the gateway exits. Connecting is in `connect.rs`, requests in
 //! `calls.rs`, re-listing in `relist.rs`.
 
+pub(crate) mod calls;
+pub(crate) mod connect;
+pub(crate) mod era;
+pub(crate) mod guard;
+pub(crate) mod handler;
+pub(crate) mod probe;
+pub(crate) mod relist;
+pub(crate) mod rounds;
+pub(crate) mod shared;
+pub(crate) mod starting;
+pub(crate) mod tasks;
+pub(crate) mod types;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,8 +36,8 @@ use tokio::sync::{mpsc, watch};
 
 pub use crate::children::ChildRegistry;
 use crate::config::ServerConfig;
-use crate::down_handler::{DownHandler, RelistSignal};
-pub use crate::down_types::{Health, ListChanged, ListKind, Listing};
+use crate::downstream::handler::{DownHandler, RelistSignal};
+pub use crate::downstream::types::{Health, ListChanged, ListKind, Listing};
 
 /// A live connection.
 pub struct Conn {
@@ -34,11 +47,11 @@ pub struct Conn {
     pub(crate) registry: Arc<ChildRegistry>,
     pub(crate) stderr_tail: Arc<Mutex<VecDeque<String>>>,
     /// Why the gateway cut this connection off, once it did.
-    pub(crate) wire: Arc<crate::down_guard::Tripwire>,
+    pub(crate) wire: Arc<crate::downstream::guard::Tripwire>,
     /// A 2026-07-28 server's resource subscriptions.
-    pub(crate) listens: crate::down_era::ResourceListens,
+    pub(crate) listens: crate::downstream::era::ResourceListens,
     /// A 2025-11-25 server's tools that run only as tasks.
-    pub(crate) tasks: crate::down_tasks::TaskTools,
+    pub(crate) tasks: crate::downstream::tasks::TaskTools,
 }
 
 impl Drop for Conn {
@@ -122,7 +135,7 @@ pub struct Downstream {
     /// its catalogue lazily when it is behind).
     pub(crate) dirty: Arc<AtomicU64>,
     /// What the servers share: start slots and the relay to the clients.
-    pub(crate) shared: Arc<crate::shared::Shared>,
+    pub(crate) shared: Arc<crate::downstream::shared::Shared>,
     /// Its sandbox: confined or not, hosts refused (issue 12).
     pub sandbox: Arc<crate::sandbox_state::SandboxState>,
 }
@@ -134,7 +147,7 @@ impl Downstream {
         registry: Arc<ChildRegistry>,
         events: mpsc::UnboundedSender<ListChanged>,
         dirty: Arc<AtomicU64>,
-        shared: Arc<crate::shared::Shared>,
+        shared: Arc<crate::downstream::shared::Shared>,
     ) -> Downstream {
         let initial = if cfg.enabled {
             Health::Queued {
@@ -299,7 +312,7 @@ impl Downstream {
         drop(_slot);
         match result {
             Ok(Ok((conn, listing))) => {
-                let kinds = crate::down_types::offered(&listing);
+                let kinds = crate::downstream::types::offered(&listing);
                 *lock(&self.listing) = Arc::new(listing);
                 // Before the health change: whoever sees "ready" must also
                 // see the new listing in the catalogue.
@@ -366,7 +379,10 @@ impl Downstream {
 
 impl DownHandler {
     /// The handler of a connection of `d` over `wire`.
-    pub(crate) fn new(d: &Downstream, wire: Arc<crate::down_guard::Tripwire>) -> DownHandler {
+    pub(crate) fn new(
+        d: &Downstream,
+        wire: Arc<crate::downstream::guard::Tripwire>,
+    ) -> DownHandler {
         DownHandler {
             signal: d.relist.clone(),
             server: d.index,

@@ -47,19 +47,22 @@ impl Downstream {
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
         // A 2025-11-25 server's tool may run only as a task (down_tasks).
-        let legacy = !crate::down_era::is_modern(&peer);
+        let legacy = !crate::downstream::era::is_modern(&peer);
         let ttl = t.as_millis() as u64;
         let call = async {
             if legacy && conn.tasks.known_required(tool) {
                 let args = params.arguments.clone();
-                return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+                return crate::downstream::tasks::call_as_task(&peer, tool, args, ttl).await;
             }
             // A 2026-07-28 server may answer `input_required`: each round
             // is relayed and the call retried (down_rounds).
-            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+            for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
                 let handle = peer
-                    .send_request_with_option(request, crate::down_rounds::options_for(caller))
+                    .send_request_with_option(
+                        request,
+                        crate::downstream::rounds::options_for(caller),
+                    )
                     .await?;
                 let _progress = caller.and_then(|c| {
                     relay.track_progress(self.index, handle.progress_token.clone(), c)
@@ -72,13 +75,18 @@ impl Downstream {
                 match answer {
                     ServerResult::CallToolResult(r) if legacy && conn.tasks.refused(tool, &r) => {
                         let args = params.arguments.clone();
-                        return crate::down_tasks::call_as_task(&peer, tool, args, ttl).await;
+                        return crate::downstream::tasks::call_as_task(&peer, tool, args, ttl)
+                            .await;
                     }
                     ServerResult::CallToolResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
-                        let (responses, state) =
-                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
-                                .await?;
+                        let (responses, state) = crate::downstream::rounds::fulfil(
+                            relay,
+                            self.index,
+                            &self.cfg.alias,
+                            ir,
+                        )
+                        .await?;
                         params.input_responses = responses;
                         params.request_state = state;
                     }
@@ -86,7 +94,7 @@ impl Downstream {
                 }
             }
             Err(ServiceError::InputRequiredRoundsExceeded {
-                max_rounds: crate::down_rounds::MAX_ROUNDS,
+                max_rounds: crate::downstream::rounds::MAX_ROUNDS,
             })
         };
         match tokio::time::timeout(t, call).await {
@@ -123,16 +131,20 @@ impl Downstream {
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
         let read = async {
-            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+            for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
                 let request = ClientRequest::ReadResourceRequest(
                     rmcp::model::ReadResourceRequest::new(params.clone()),
                 );
                 match peer.send_request(request).await? {
                     ServerResult::ReadResourceResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
-                        let (responses, state) =
-                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
-                                .await?;
+                        let (responses, state) = crate::downstream::rounds::fulfil(
+                            relay,
+                            self.index,
+                            &self.cfg.alias,
+                            ir,
+                        )
+                        .await?;
                         params.input_responses = responses;
                         params.request_state = state;
                     }
@@ -140,7 +152,7 @@ impl Downstream {
                 }
             }
             Err(ServiceError::InputRequiredRoundsExceeded {
-                max_rounds: crate::down_rounds::MAX_ROUNDS,
+                max_rounds: crate::downstream::rounds::MAX_ROUNDS,
             })
         };
         match tokio::time::timeout(t, read).await {
@@ -168,16 +180,20 @@ impl Downstream {
         let relay = &self.shared.relay;
         // A 2026-07-28 server may answer `input_required` (down_rounds).
         let get = async {
-            for _ in 0..crate::down_rounds::MAX_ROUNDS {
+            for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
                 let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(
                     params.clone(),
                 ));
                 match peer.send_request(request).await? {
                     ServerResult::GetPromptResult(r) => return Ok(r),
                     ServerResult::InputRequiredResult(ir) => {
-                        let (responses, state) =
-                            crate::down_rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
-                                .await?;
+                        let (responses, state) = crate::downstream::rounds::fulfil(
+                            relay,
+                            self.index,
+                            &self.cfg.alias,
+                            ir,
+                        )
+                        .await?;
                         params.input_responses = responses;
                         params.request_state = state;
                     }
@@ -185,7 +201,7 @@ impl Downstream {
                 }
             }
             Err(ServiceError::InputRequiredRoundsExceeded {
-                max_rounds: crate::down_rounds::MAX_ROUNDS,
+                max_rounds: crate::downstream::rounds::MAX_ROUNDS,
             })
         };
         match tokio::time::timeout(t, get).await {
@@ -241,7 +257,7 @@ impl Downstream {
         }
         let peer = conn.service.peer();
         let t = self.cfg.call_timeout;
-        if crate::down_era::is_modern(peer) {
+        if crate::downstream::era::is_modern(peer) {
             // 2026-07-28: one listen stream per subscribed URI.
             let relay = self.shared.relay.clone();
             let r =

@@ -47,7 +47,7 @@ impl Downstream {
                         let secs = (when - now).as_secs_f64();
                         let what = if crashed {
                             "crashed"
-                        } else if cause.starts_with(crate::down_guard::CUT_OFF) {
+                        } else if cause.starts_with(crate::downstream::guard::CUT_OFF) {
                             "was"
                         } else {
                             "failed to start"
