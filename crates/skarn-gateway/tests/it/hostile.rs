@@ -190,6 +190,40 @@ fn list_changed_flood_is_coalesced() {
     });
 }
 
+/// atk25d F6: a server that keeps announcing list changes, one after
+/// another for seconds, is re-listed about once a second
+/// (`RELIST_GAP`), not once per announcement. The bound is taken from the
+/// time the announcements really took, so a slow machine only widens it;
+/// enough are sent that one re-list each would be far above it.
+#[test]
+fn a_steady_stream_of_list_changed_is_relisted_about_once_a_second() {
+    rt().block_on(async {
+        let gw = gateway(&hostile("drip", &[], ""), "").await;
+        let before = settled_list_count(&gw, "drip").await;
+        let start = std::time::Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < Duration::from_secs(3) || sent < 100 {
+            gw.call_tool("drip", "notify", args(json!({"count": 1})))
+                .await
+                .unwrap();
+            sent += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let took = start.elapsed().as_secs() + 1;
+        let lists = settled_list_count(&gw, "drip").await - before;
+        eprintln!("{sent} list_changed over {took} s: {lists} re-lists");
+        assert!(
+            lists <= took + 2,
+            "{lists} re-lists for {sent} announcements in {took} s"
+        );
+        assert!(
+            sent >= 3 * (took + 2),
+            "too few announcements to tell: {sent}"
+        );
+        gw.shutdown();
+    });
+}
+
 #[test]
 fn a_slow_server_does_not_block_other_refreshes() {
     rt().block_on(async {
