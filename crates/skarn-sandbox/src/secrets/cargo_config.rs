@@ -13,8 +13,46 @@ use crate::secrets::credential_text::carries_credential;
 /// Largest configuration file read; a bigger one is not granted.
 const MAX_FILE: u64 = 1 << 20;
 
-/// Keys whose value is a credential wherever they sit.
-const SECRET_KEYS: &[&str] = &["token", "secret-key", "secret-key-subject"];
+/// Keys whose value is a credential, or a command that may carry one
+/// (cargo's credential providers), wherever they sit.
+const SECRET_KEYS: &[&str] = &[
+    "token",
+    "secret-key",
+    "secret-key-subject",
+    "credential-provider",
+    "global-credential-providers",
+    "credential-alias",
+];
+
+/// Words that make any key (an `[env]` variable a build script reads, a
+/// tool's own table) name a credential.
+const SECRET_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "apikey",
+    "api_key",
+    "api-key",
+    "auth",
+    "credential",
+    "private_key",
+    "private-key",
+];
+
+/// Whether key `k` names a credential.
+fn secret_key(k: &str) -> bool {
+    let k = k.to_ascii_lowercase();
+    SECRET_KEYS.contains(&k.as_str()) || SECRET_WORDS.iter().any(|w| k.contains(w))
+}
+
+/// Whether string `v` holds a credential: the shapes of
+/// [`carries_credential`], also for a proxy or URL written without its
+/// scheme (`user:pass@host:3128`, as `http.proxy` accepts).
+fn credential_value(v: &str) -> bool {
+    carries_credential(v)
+        || (!v.contains("://") && v.contains('@') && carries_credential(&format!("http://{v}")))
+}
 
 /// `value` without credentials: secret keys and credential-bearing
 /// strings removed at any depth; whether anything was removed.
@@ -22,9 +60,7 @@ fn strip(value: &mut toml::Value) -> bool {
     match value {
         toml::Value::Table(t) => {
             let before = t.len();
-            t.retain(|k, v| {
-                !SECRET_KEYS.contains(&k) && !v.as_str().is_some_and(carries_credential)
-            });
+            t.retain(|k, v| !secret_key(k) && !v.as_str().is_some_and(credential_value));
             let mut changed = t.len() != before;
             for (_, v) in t.iter_mut() {
                 changed |= strip(v);
@@ -33,7 +69,7 @@ fn strip(value: &mut toml::Value) -> bool {
         }
         toml::Value::Array(a) => {
             let before = a.len();
-            a.retain(|v| !v.as_str().is_some_and(carries_credential));
+            a.retain(|v| !v.as_str().is_some_and(credential_value));
             let mut changed = a.len() != before;
             for v in a.iter_mut() {
                 changed |= strip(v);
@@ -126,6 +162,25 @@ mod tests {
         );
         assert_eq!(t["build"]["jobs"].as_integer(), Some(2));
         assert!(!out.contains("pw123456") && !out.contains("secretpw") && !out.contains("cio-"));
+    }
+
+    #[test]
+    fn credential_providers_secret_env_keys_and_schemeless_proxies_go() {
+        let text = "[registry]\nglobal-credential-providers = [\"cargo:token-from-stdout echo abc\"]\n\
+                    [credential-alias]\nmine = [\"cargo:token-from-stdout\", \"echo\", \"abc\"]\n\
+                    [env]\nDEPLOY_API_TOKEN = \"short1\"\nMY_PASSWORD = { value = \"pw\" }\nCC = \"clang\"\n\
+                    [http]\nproxy = \"bob:hunter2@proxy.test:3128\"\n";
+        let out = sanitized(text).unwrap();
+        let t: toml::Table = out.parse().unwrap();
+        assert!(t.get("credential-alias").is_none(), "{out}");
+        assert!(
+            t["registry"].get("global-credential-providers").is_none(),
+            "{out}"
+        );
+        assert!(t["env"].get("DEPLOY_API_TOKEN").is_none(), "{out}");
+        assert!(t["env"].get("MY_PASSWORD").is_none(), "{out}");
+        assert_eq!(t["env"]["CC"].as_str(), Some("clang"));
+        assert!(!out.contains("hunter2") && !out.contains("short1"), "{out}");
     }
 
     #[test]
