@@ -101,6 +101,10 @@ pub struct Gateway {
     executor: tokio::sync::OnceCell<Result<Arc<skarn_worker::Executor>, String>>,
     /// One permit per script allowed to run at once.
     pub exec_slots: Arc<tokio::sync::Semaphore>,
+    /// The share of those slots that 2026-07-28 requests hold together
+    /// (half): each such request is a session of its own, so a per-session
+    /// share would not bound many of them (atk25d F9).
+    pub(crate) stateless_share: Arc<tokio::sync::Semaphore>,
     worker_command: Mutex<skarn_worker::WorkerCommand>,
     pub started_at: Instant,
     /// Start slots and the relay back to the clients.
@@ -186,6 +190,9 @@ impl Gateway {
             rebuilding: Mutex::new(()),
             executor: tokio::sync::OnceCell::new(),
             exec_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
+            stateless_share: Arc::new(tokio::sync::Semaphore::new(crate::server::session_share(
+                slots,
+            ))),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),
             started_at: Instant::now(),
             shared,

@@ -138,14 +138,22 @@ impl GatewayServer {
         // Requests the servers send while the script runs go to this client.
         let _calling = self.gw.shared.relay.calling(None, &caller);
         let flush_for = caller.progress.is_some().then(|| caller.clone());
+        let stateless = caller.rounds.is_some();
         let bridge = Arc::new(
             GatewayBridge::new(self.gw.clone(), tokio::runtime::Handle::current())
                 .for_caller(caller),
         );
         // Bounded concurrency: each running script may hold a worker
         // process. The session's own share first, so that its queued
-        // scripts wait there, not in front of other sessions'.
-        let _share = self.exec_share.clone().acquire_owned().await;
+        // scripts wait there, not in front of other sessions'; the
+        // requests of 2026-07-28 clients (each a session of its own over
+        // HTTP) share one such share.
+        let share = if stateless {
+            self.gw.stateless_share.clone()
+        } else {
+            self.exec_share.clone()
+        };
+        let _share = share.acquire_owned().await;
         let _slot = self.gw.exec_slots.clone().acquire_owned().await;
         let (outcome, isolation, note) = run_script(
             self.gw.executor().await,

@@ -16,10 +16,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::common::{config, hostile, rt};
 
-const TOKEN: &str = "isolation-token";
+pub(crate) const TOKEN: &str = "isolation-token";
 
 /// One raw client: its session and everything it has read.
-struct Client {
+pub(crate) struct Client {
     addr: String,
     session: String,
     seen: Arc<Mutex<Vec<Value>>>,
@@ -29,7 +29,7 @@ struct Client {
 /// Send one request (`session`: a session id, or whole header lines when
 /// it holds a colon) and read its head and the `data:` messages of its
 /// body until `until` says stop (or the body ends).
-fn exchange(
+pub(crate) fn exchange(
     addr: &str,
     method: &str,
     session: Option<&str>,
@@ -80,7 +80,7 @@ fn exchange(
 }
 
 impl Client {
-    fn connect(addr: &str) -> Client {
+    pub(crate) fn connect(addr: &str) -> Client {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
@@ -117,7 +117,7 @@ impl Client {
         c
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = json!(self.next);
         let m = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -263,7 +263,7 @@ fn two_http_clients_never_see_each_others_subscriptions_progress_or_logs() {
 }
 
 /// A 2026-07-28 request (no session): its headers and its message.
-fn modern(id: u64, method: &str, name: &str, mut params: Value) -> (String, String) {
+pub(crate) fn modern(id: u64, method: &str, name: &str, mut params: Value) -> (String, String) {
     params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
     params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
     params["_meta"]["io.modelcontextprotocol/clientInfo"] = json!({"name": "t", "version": "0"});
