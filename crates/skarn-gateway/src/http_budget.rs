@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 use crate::http_post::{Events, Headers, Post};
-use crate::json_budget::over_budget;
+use crate::json_budget::over_budget_items;
 use crate::oversize::{IdScanner, too_large};
 
 type Answer = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
@@ -33,11 +33,14 @@ const MAX_SSE_EVENT: usize = 16 << 20;
 pub(crate) struct BudgetedClient {
     inner: reqwest::Client,
     server: Arc<str>,
+    /// Most items of one listing page (`gateway.max_list_items`).
+    max_items: usize,
 }
 
 impl BudgetedClient {
-    /// A client for server `server`.
-    pub(crate) fn new(server: &str) -> Result<Self, String> {
+    /// A client for server `server`, whose listing pages hold at most
+    /// `max_items` items.
+    pub(crate) fn new(server: &str, max_items: usize) -> Result<Self, String> {
         let inner = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())
@@ -46,15 +49,18 @@ impl BudgetedClient {
         Ok(Self {
             inner,
             server: server.into(),
+            max_items,
         })
     }
 
     async fn post(&self, p: Post, limits: StreamableHttpResponseLimits) -> Answer {
-        let r = crate::http_post::post(&self.inner, &self.server, p, limits).await?;
+        let r =
+            crate::http_post::post(&self.inner, &self.server, p, limits, self.max_items).await?;
         Ok(match r {
-            StreamableHttpPostResponse::Sse(events, sid) => {
-                StreamableHttpPostResponse::Sse(budget_events(events, self.server.clone()), sid)
-            }
+            StreamableHttpPostResponse::Sse(events, sid) => StreamableHttpPostResponse::Sse(
+                budget_events(events, self.server.clone(), self.max_items),
+                sid,
+            ),
             other => other,
         })
     }
@@ -79,11 +85,11 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
 
 /// The event, or an error answer for its id in its place when over budget
 /// (its data dropped when it has no id).
-fn budget_event(mut sse: Sse, server: &str) -> Sse {
+fn budget_event(mut sse: Sse, server: &str, max_items: usize) -> Sse {
     let Some(data) = sse.data.as_deref() else {
         return sse;
     };
-    let Some(over) = over_budget(data.as_bytes()) else {
+    let Some(over) = over_budget_items(data.as_bytes(), max_items) else {
         return sse;
     };
     let mut scan = IdScanner::default();
@@ -102,9 +108,9 @@ fn budget_event(mut sse: Sse, server: &str) -> Sse {
     sse
 }
 
-fn budget_events(events: Events, server: Arc<str>) -> Events {
+fn budget_events(events: Events, server: Arc<str>, max_items: usize) -> Events {
     events
-        .map(move |e| e.map(|sse| budget_event(sse, &server)))
+        .map(move |e| e.map(|sse| budget_event(sse, &server, max_items)))
         .boxed()
 }
 
@@ -202,7 +208,7 @@ impl StreamableHttpClient for BudgetedClient {
                 max_sse_event_size,
             )
             .await?;
-        Ok(budget_events(events, self.server.clone()))
+        Ok(budget_events(events, self.server.clone(), self.max_items))
     }
 }
 
@@ -223,7 +229,7 @@ mod tests {
     fn events_with_too_many_values_become_errors_for_their_id() {
         let many = vec!["1"; MAX_VALUES + 1].join(",");
         let data = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"x":[{many}]}}}}"#);
-        let out = budget_event(event(data), "hostile");
+        let out = budget_event(event(data), "hostile", usize::MAX);
         let v: serde_json::Value = serde_json::from_str(out.data.as_deref().unwrap()).unwrap();
         assert_eq!(v["id"], 7);
         let msg = v["error"]["message"].as_str().unwrap();
@@ -237,7 +243,7 @@ mod tests {
     fn events_with_too_many_blocks_become_errors_for_their_id() {
         let blocks = vec![r#"{"type":"text","text":"x"}"#; MAX_CONTENT_BLOCKS + 1].join(",");
         let data = format!(r#"{{"jsonrpc":"2.0","id":"a","result":{{"content":[{blocks}]}}}}"#);
-        let out = budget_event(event(data), "s");
+        let out = budget_event(event(data), "s", usize::MAX);
         let v: serde_json::Value = serde_json::from_str(out.data.as_deref().unwrap()).unwrap();
         assert_eq!(v["id"], "a");
         assert!(
@@ -251,7 +257,7 @@ mod tests {
     #[test]
     fn events_within_budget_pass_unchanged() {
         let data = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#.to_owned();
-        let out = budget_event(event(data.clone()), "s");
+        let out = budget_event(event(data.clone()), "s", usize::MAX);
         assert_eq!(out.data.as_deref(), Some(data.as_str()));
     }
 }

@@ -82,13 +82,17 @@ enum Refused {
 
 /// Read a JSON body, checking its budget chunk by chunk; stops reading at
 /// the first excess.
-async fn read_json<S>(body: S, max_bytes: usize) -> Result<Result<Vec<u8>, Refused>, Error>
+async fn read_json<S>(
+    body: S,
+    max_bytes: usize,
+    max_items: usize,
+) -> Result<Result<Vec<u8>, Refused>, Error>
 where
     S: Stream<Item = Result<Bytes, reqwest::Error>>,
 {
     futures::pin_mut!(body);
     let mut out = Vec::new();
-    let mut budget = JsonBudget::default();
+    let mut budget = JsonBudget::with_items(max_items);
     while let Some(chunk) = body.try_next().await.map_err(Error::Client)? {
         if chunk.len() > max_bytes - out.len() {
             return Ok(Err(Refused::Bytes(max_bytes)));
@@ -161,12 +165,14 @@ fn discover_rejected(
     ))
 }
 
-/// Post `p` with `client`; answers of server `server` held to its budgets.
+/// Post `p` with `client`; answers of server `server` held to its budgets
+/// (a listing page to `max_items` items, counted before decoding).
 pub(crate) async fn post(
     client: &reqwest::Client,
     server: &str,
     p: Post,
     limits: StreamableHttpResponseLimits,
+    max_items: usize,
 ) -> Result<StreamableHttpPostResponse, Error> {
     let mut req = client.post(p.uri.as_ref()).header(
         ACCEPT,
@@ -235,7 +241,7 @@ pub(crate) async fn post(
     if !status.is_success() {
         let auth = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
         let parsed = if is_json && !auth {
-            match read_json(resp.bytes_stream(), max).await? {
+            match read_json(resp.bytes_stream(), max, max_items).await? {
                 Ok(body) => serde_json::from_slice::<ServerJsonRpcMessage>(&body).ok(),
                 Err(why) => {
                     tracing::warn!(server = %server, "an error answer that {} discarded", why.why());
@@ -263,7 +269,7 @@ pub(crate) async fn post(
             bounded_events(resp.bytes_stream(), limits.max_sse_event_size),
             session,
         )),
-        Some(_) if is_json => match read_json(resp.bytes_stream(), max).await? {
+        Some(_) if is_json => match read_json(resp.bytes_stream(), max, max_items).await? {
             Err(why) => Ok(refused(server, &p.message, &why.why())),
             Ok(body) => match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                 Ok(m) => Ok(StreamableHttpPostResponse::Json(m, session)),

@@ -119,7 +119,16 @@ impl JsonBudget {
     }
 }
 
+/// The budget's verdict on a whole message whose listing pages hold at
+/// most `max_items` items.
+pub(crate) fn over_budget_items(data: &[u8], max_items: usize) -> Option<String> {
+    let mut b = JsonBudget::with_items(max_items);
+    b.feed(data);
+    b.over().map(str::to_owned)
+}
+
 /// The budget's verdict on a whole message.
+#[cfg(test)]
 pub(crate) fn over_budget(data: &[u8]) -> Option<String> {
     let mut b = JsonBudget::default();
     b.feed(data);

@@ -145,7 +145,8 @@ impl Downstream {
                     map.insert(name, value);
                 }
                 config = config.custom_headers(map);
-                let client = crate::http_budget::BudgetedClient::new(alias)?;
+                let client =
+                    crate::http_budget::BudgetedClient::new(alias, self.cfg.list_caps.items)?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 let transport =
                     Guarded::new(transport, alias, limits, self.on_trip(None), wire.clone());

@@ -147,6 +147,102 @@ fn a_listing_past_the_item_cap_is_refused_before_it_is_decoded() {
     });
 }
 
+/// A Streamable HTTP server on loopback whose `tools/list` page holds 50
+/// tools, as a JSON body or as one SSE event; its URL.
+fn http_server_listing_50(sse: bool) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len.min(1 << 20)];
+            if r.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let m: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let id = m["id"].clone();
+            let result = match m["method"].as_str().unwrap_or_default() {
+                _ if id.is_null() => {
+                    let _ = s.write_all(
+                        b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    );
+                    continue;
+                }
+                "initialize" => json!({"protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "0"}}),
+                "tools/list" => json!({"tools": (0..50)
+                    .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+                    .collect::<Vec<_>>()}),
+                _ => Value::Null,
+            };
+            let answer = if result.is_null() {
+                json!({"jsonrpc": "2.0", "id": id,
+                       "error": {"code": -32601, "message": "method not found"}})
+            } else {
+                json!({"jsonrpc": "2.0", "id": id, "result": result})
+            }
+            .to_string();
+            let (ctype, body) = if sse {
+                (
+                    "text/event-stream",
+                    format!("event: message\ndata: {answer}\n\n"),
+                )
+            } else {
+                ("application/json", answer)
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+/// The same cap for a Streamable HTTP server, whether its page comes as a
+/// JSON body or as an SSE event (a known gap after atk25d: HTTP pages were
+/// counted only once decoded).
+#[test]
+fn an_http_listing_past_the_item_cap_is_refused_before_it_is_decoded() {
+    rt().block_on(async {
+        let servers = format!(
+            "[servers.asjson]\nurl = {:?}\nallow_private = true\n\n\
+             [servers.assse]\nurl = {:?}\nallow_private = true\n\n{}",
+            http_server_listing_50(false),
+            http_server_listing_50(true),
+            hostile("fine", &[], "")
+        );
+        let gw = gateway(&servers, "max_list_items = 40").await;
+        let h = gw.health();
+        for name in ["asjson", "assse"] {
+            let s = h.iter().find(|s| s.name == name).unwrap();
+            assert_eq!(s.status, "failed", "{h:?}");
+            let cause = s.cause.clone().unwrap_or_default();
+            assert!(
+                cause.contains("more than 40 items") && cause.contains("before parsing"),
+                "{name}: {cause}"
+            );
+        }
+        assert_eq!(h.iter().find(|s| s.name == "fine").unwrap().status, "ready");
+        gw.shutdown();
+    });
+}
+
 /// Poll `list_count` until it stops moving and the catalogue holds the
 /// listing it counts; bounded.
 async fn settled_list_count(gw: &Arc<Gateway>, alias: &str) -> u64 {
