@@ -202,3 +202,46 @@ fn f5_the_home_under_a_second_name() {
     assert!(!home.join(".bash_profile").exists(), "{se}");
     assert_eq!(read(&ws.join("env.sh")), "true\n", "planted: {se}");
 }
+
+/// atk22d F10: a home program whose `#!` interpreter lies in the project
+/// (`~/.local/bin/tool` run by the user's shell): the project is
+/// read-only, the interpreter cannot be replaced, and the host running the
+/// tool runs nothing planted.
+#[test]
+fn f10_a_shebang_interpreter_in_the_project() {
+    let (t, home, ws) = project("m22d-f10");
+    t.file("home/proj/run.sh", "#!/bin/sh\necho fine\n");
+    t.file(
+        "home/.local/bin/tool",
+        format!("#!{}/run.sh\n", ws.display()),
+    );
+    let tool = home.join(".local/bin/tool");
+    use std::os::unix::fs::PermissionsExt;
+    for f in [&tool, &ws.join("run.sh")] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\necho PWN-planted\\n' > run.sh; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("is read-only for this run: the home's"),
+        "{}",
+        err(&o)
+    );
+    // From outside: the interpreter is the user's, and running the tool
+    // on the host runs it.
+    assert_eq!(read(&ws.join("run.sh")), "#!/bin/sh\necho fine\n");
+    let host = Command::new(&tool).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&host.stdout).contains("PWN"),
+        "the host ran the planted interpreter"
+    );
+}

@@ -77,6 +77,14 @@ impl Scanner {
             }
             return;
         }
+        // A `#!` line is no comment: the kernel runs its interpreter
+        // (`~/.local/bin/tool` starting `#!/home/u/proj/.venv/bin/python3`,
+        // or `#!/usr/bin/env -S ...`; atk22d F10).
+        if let Some(first) = text.lines().next()
+            && let Some(interp) = first.strip_prefix("#!")
+        {
+            self.line(f, 1, interp.trim(), &dirs, depth, 0);
+        }
         let mut reader = formats::Lines::new(kind);
         for (i, line) in formats::joined(&text, kind, f).iter().enumerate() {
             if let Some(l) = reader.effective(line) {
@@ -171,7 +179,11 @@ impl Scanner {
     /// identity), or a home file to read next.
     fn word(&mut self, f: &Path, n: usize, p: &Path, depth: usize) {
         if self.resolved >= MAX_RESOLVE {
-            return;
+            // Past the budget a path can no longer be ruled out: fail
+            // closed, and say so (atk22d F6: this cut was silent).
+            return self.over(format!(
+                "the home's configuration names more than {MAX_RESOLVE} paths"
+            ));
         }
         self.resolved += 1;
         let Some(real) = self.cache.resolve(p) else {

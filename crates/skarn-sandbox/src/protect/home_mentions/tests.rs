@@ -386,3 +386,61 @@ fn line_reaches_reads_words_as_bash_expands_them() {
         assert!(!line_reaches(l, h, f, g), "{l}");
     }
 }
+
+/// atk22d F10: a home script's `#!` interpreter inside the project is a
+/// mention (the kernel runs it), also behind `env -S`.
+#[test]
+fn a_shebang_interpreter_in_the_project_is_a_mention() {
+    let t = tempdir("shebang");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(ws.join(".venv/bin")).unwrap();
+    for (i, first) in [
+        format!("#!{}/.venv/bin/python3", ws.display()),
+        format!("#!/usr/bin/env -S {}/.venv/bin/python3 -u", ws.display()),
+        format!("#! {}/run.sh", ws.display()),
+    ]
+    .iter()
+    .enumerate()
+    {
+        put(
+            &home.join(".local/bin/tool"),
+            &format!("{first}\nimport sys\n"),
+        );
+        let m = scan(&home, std::slice::from_ref(&ws));
+        assert_eq!(m.found.len(), 1, "{i}: {m:?}");
+        assert_eq!(m.found[0].line, 1, "{i}: {m:?}");
+    }
+    // An interpreter elsewhere names nothing.
+    put(
+        &home.join(".local/bin/tool"),
+        "#!/usr/bin/python3\nimport sys\n",
+    );
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert!(m.found.is_empty(), "{m:?}");
+    std::fs::remove_dir_all(&t).unwrap();
+}
+
+/// atk22d F6: past the budget of paths resolved the scan fails closed
+/// and says so (it stopped silently).
+#[test]
+fn too_many_paths_to_resolve_is_over_budget() {
+    let t = tempdir("resolve-budget");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut text = String::new();
+    for i in 0..(super::MAX_RESOLVE / 10 + 10) {
+        text.push_str(&format!(
+            "alias a{i}='x /p{i}/a /p{i}/b /p{i}/c /p{i}/d /p{i}/e /p{i}/f /p{i}/g /p{i}/h /p{i}/i /p{i}/j /p{i}/k'\n"
+        ));
+    }
+    put(&home.join(".bashrc"), &text);
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert!(
+        m.over_budget
+            .as_deref()
+            .is_some_and(|w| w.contains("more than")),
+        "{:?}",
+        m.over_budget
+    );
+    std::fs::remove_dir_all(&t).unwrap();
+}
