@@ -16,6 +16,27 @@ const MAX_ENTRIES: usize = 4096;
 /// `PATH` directories after it), set aside every entry whose name is a
 /// program of a later directory; one line per directory with any.
 pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], roots: &[PathBuf]) -> Vec<String> {
+    set_aside_shadows_since(dirs, roots, None)
+}
+
+/// As [`set_aside_shadows`], for `PATH` directories that existed before
+/// the run (a relative entry of a start-up file, atk22d F9): only entries
+/// changed since `since` (their status change time) are looked at, so the
+/// project's own programs stay.
+pub fn set_aside_shadows_since(
+    dirs: &[(PathBuf, Vec<PathBuf>)],
+    roots: &[PathBuf],
+    since: Option<std::time::SystemTime>,
+) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let changed = |e: &std::fs::DirEntry| match since {
+        None => true,
+        Some(t) => e.metadata().is_ok_and(|m| {
+            let at = std::time::UNIX_EPOCH
+                + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
+            at >= t
+        }),
+    };
     let mut out = Vec::new();
     for (named, later) in dirs {
         // Where the name leads now, through whatever links the run made:
@@ -43,7 +64,9 @@ pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], roots: &[PathBuf]) ->
         for e in rd.flatten().take(MAX_ENTRIES) {
             let name = e.file_name();
             let n = name.to_string_lossy();
-            if n.contains(".skarn-set-aside-") || !later.iter().any(|l| is_program(&l.join(&name)))
+            if n.contains(".skarn-set-aside-")
+                || !later.iter().any(|l| is_program(&l.join(&name)))
+                || !changed(&e)
             {
                 continue;
             }
@@ -55,9 +78,14 @@ pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], roots: &[PathBuf]) ->
         }
         if !moved.is_empty() || !kept.is_empty() {
             out.push(format!(
-                "{} is on your PATH and was created during the run; programs in it named like \
+                "{} is on your PATH and {} during the run; programs in it named like \
                  programs later on PATH would run instead of them: {}{}",
                 named.display(),
+                if since.is_some() {
+                    "changed"
+                } else {
+                    "was created"
+                },
                 if moved.is_empty() {
                     String::new()
                 } else {

@@ -245,3 +245,53 @@ fn f10_a_shebang_interpreter_in_the_project() {
         "the host ran the planted interpreter"
     );
 }
+
+/// atk22d F9: a relative `PATH` entry of the user's `.bashrc`
+/// (`./node_modules/.bin`, `.`) is searched in the project by the host's
+/// shell: a program the run puts there named like a system program is set
+/// aside after the run (said on stderr), the host's `ls` in the project
+/// runs the system's; a program of the project's own name stays.
+#[test]
+fn f9_relative_path_entries_of_a_start_up_file() {
+    for (i, (rc, plant)) in [
+        (
+            "export PATH=\"./node_modules/.bin:$PATH\"",
+            "mkdir -p node_modules/.bin && cd node_modules/.bin",
+        ),
+        ("PATH=.:$PATH", "true"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (t, home, ws) = project(&format!("m22d-f9-{i}"));
+        t.file("home/.bashrc", format!("{rc}\n"));
+        let script = format!(
+            "{plant} && for n in ls my-own-tool; do printf '#!/bin/sh\\necho PWN-$n\\n' > $n; chmod +x $n; done"
+        );
+        let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+        assert_eq!(code(&o), 0, "{rc}: {}", err(&o));
+        assert!(err(&o).contains("is on your PATH"), "{rc}: {}", err(&o));
+        let dir = if i == 0 {
+            ws.join("node_modules/.bin")
+        } else {
+            ws.clone()
+        };
+        assert!(!dir.join("ls").exists(), "{rc}: the planted ls stayed");
+        assert!(
+            dir.join("my-own-tool").exists(),
+            "{rc}: the project's tool went"
+        );
+        // From outside: the user's shell in the project runs the system's ls.
+        let host = Command::new("bash")
+            .args(["-i", "-c", "ls >/dev/null; echo done"])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("bash");
+        let out = String::from_utf8_lossy(&host.stdout);
+        assert!(!out.contains("PWN"), "{rc}: host ran the planted ls: {out}");
+        assert!(out.contains("done"), "{rc}: {out}");
+    }
+}

@@ -87,7 +87,15 @@ impl Rules {
             link_guards: a
                 .map(|a| a.link_guards.iter().map(|(p, _)| p.clone()).collect())
                 .unwrap_or_default(),
-            path_dirs: a.map(|a| a.missing_path_dirs.clone()).unwrap_or_default(),
+            // In the layer every entry is a change: missing and existing
+            // `PATH` directories alike.
+            path_dirs: a
+                .map(|a| {
+                    let mut d = a.missing_path_dirs.clone();
+                    d.extend(a.changed_path_dirs.iter().cloned());
+                    d
+                })
+                .unwrap_or_default(),
             home_dots: a
                 .and_then(|a| a.quarantine_home.as_ref())
                 .filter(|q| q.home == plan.workspace)

@@ -196,6 +196,11 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             &a.missing_path_dirs,
             &a.vet_roots,
         ));
+        found.extend(crate::protect::path_shadow::set_aside_shadows_since(
+            &a.changed_path_dirs,
+            &a.vet_roots,
+            Some(saved.start),
+        ));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::protect::git::git_sweep::sweep(b, b.dirs()));

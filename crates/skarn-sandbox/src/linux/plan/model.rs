@@ -139,6 +139,12 @@ pub struct AfterRun {
     /// named like later ones are set aside ([`crate::protect::path_shadow`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// `PATH` directories inside writable grants that exist before the run
+    /// and that a relative entry of a home start-up file names (atk22d
+    /// F9: `./node_modules/.bin`, `.`): programs changed there during the
+    /// run and named like later ones are set aside.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
     /// Relative `core.hooksPath` values of the global git configuration
     /// (`.githooks`): a repository created during the run with that
     /// directory is set aside ([`crate::protect::git::nested_git`]).

@@ -339,11 +339,27 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             missing_path_dirs.push((d, dirs.clone()));
         }
     }
+    // Relative `PATH` entries of the home's shell start-up files (atk22d
+    // F9): a host shell in a writable root (the project) searches them
+    // there. Not reserved either (npm makes `node_modules/.bin`).
+    let mut changed_path_dirs: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+    let roots = writable_roots(g);
+    for rel in &host.home_mentions.relative_path {
+        for w in roots.iter().take(16) {
+            let d = crate::policy::config::normalize(&w.join(rel));
+            if missing_in_grant(&d, g) {
+                missing_path_dirs.push((d, dirs.clone()));
+            } else if g.writable(&d).is_some() && d.is_dir() {
+                changed_path_dirs.push((d, dirs.clone()));
+            }
+        }
+    }
     AfterRun {
-        vet_roots: writable_roots(g),
+        vet_roots: roots,
         quarantine_home,
         link_guards,
         missing_path_dirs,
+        changed_path_dirs,
         hooks_rel: crate::protect::git::git_vet::global_relative_hooks(host.home.as_deref()),
     }
 }

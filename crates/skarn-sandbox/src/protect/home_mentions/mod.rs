@@ -30,6 +30,7 @@
 mod formats;
 mod pattern;
 mod read;
+pub mod relative_path;
 mod walk;
 pub mod words;
 
@@ -82,12 +83,16 @@ pub struct Mentions {
     pub files: usize,
     /// Bytes read.
     pub bytes: u64,
+    /// Relative `PATH` entries the shell start-up files set (`.`,
+    /// `./node_modules/.bin`), as written ([`relative_path`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relative_path: Vec<String>,
 }
 
 impl Mentions {
-    /// Nothing found and no bound hit.
+    /// Nothing found, no bound hit, no relative `PATH` entry.
     pub fn is_empty(&self) -> bool {
-        self.found.is_empty() && self.over_budget.is_none()
+        self.found.is_empty() && self.over_budget.is_none() && self.relative_path.is_empty()
     }
 }
 

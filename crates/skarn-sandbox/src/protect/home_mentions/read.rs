@@ -8,6 +8,7 @@ use super::pattern::{self, ANY, Comp};
 use super::words::{self, MAX_NEST, SEPARATORS, find_path, normalise};
 use super::{
     MAX_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_FOLLOW, MAX_RESOLVE, Scanner, formats, lossy,
+    relative_path,
 };
 use crate::policy::dir_identity::id_of;
 use crate::protect::home_mention_places::is_state_name;
@@ -88,6 +89,14 @@ impl Scanner {
         let mut reader = formats::Lines::new(kind);
         for (i, line) in formats::joined(&text, kind, f).iter().enumerate() {
             if let Some(l) = reader.effective(line) {
+                if kind == formats::Kind::Shell {
+                    for e in relative_path::entries(l) {
+                        let rel = &mut self.out.relative_path;
+                        if !rel.contains(&e) && rel.len() < relative_path::MAX_ENTRIES {
+                            rel.push(e);
+                        }
+                    }
+                }
                 self.line(f, i + 1, l, &dirs, depth, 0);
             }
         }
