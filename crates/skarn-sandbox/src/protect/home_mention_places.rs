@@ -230,6 +230,26 @@ pub const PLACES: &[Place] = &[
         "the agent runs its hooks and MCP servers",
     ),
     f(".cursor/mcp.json", "the editor runs these MCP servers"),
+    // Tool configurations that name programs or folders of programs
+    // (attack atk22d F11): docker's `cliPluginsExtraDirs` (searched before
+    // its own plugins: `docker compose`, `docker build` run them) and
+    // credential helpers, terraform's `dev_overrides` and plugin folders,
+    // kubectl's `exec` credential plugins, the AWS CLI's
+    // `credential_process`.
+    f(
+        ".docker/config.json",
+        "docker runs the CLI plugins of the folders it names",
+    ),
+    f(
+        ".terraformrc",
+        "terraform runs the providers of the folders it names",
+    ),
+    f(
+        "terraform.rc",
+        "terraform runs the providers of the folders it names",
+    ),
+    f(".kube/config", "kubectl runs its exec credential plugins"),
+    f(".aws/config", "the AWS CLI runs its credential_process"),
     // Programs on the user's PATH.
     d(".local/bin", "the shell runs these programs"),
     d("bin", "the shell runs these programs"),

@@ -295,3 +295,37 @@ fn f9_relative_path_entries_of_a_start_up_file() {
         assert!(out.contains("done"), "{rc}: {out}");
     }
 }
+
+/// atk22d F11: `~/.docker/config.json` naming a plugin folder of the
+/// project (`cliPluginsExtraDirs`, searched before docker's own
+/// plugins): the project is read-only, the planted `docker-compose` is not
+/// written.
+#[test]
+fn f11_a_docker_plugin_folder_in_the_project() {
+    let (t, home, ws) = project("m22d-f11");
+    t.file("home/proj/plugins/.keep", "");
+    t.file(
+        "home/.docker/config.json",
+        format!(
+            "{{\"cliPluginsExtraDirs\": [\"{}/plugins\"]}}\n",
+            ws.display()
+        ),
+    );
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\necho PWN\\n' > plugins/docker-compose; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("is read-only for this run: the home's"),
+        "{}",
+        err(&o)
+    );
+    assert!(!ws.join("plugins/docker-compose").exists());
+}

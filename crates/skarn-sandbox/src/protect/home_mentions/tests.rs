@@ -444,3 +444,42 @@ fn too_many_paths_to_resolve_is_over_budget() {
     );
     std::fs::remove_dir_all(&t).unwrap();
 }
+
+/// atk22d F11: tool configurations that name a folder of programs or a
+/// program in the project (docker, terraform, kubectl, the AWS CLI) are
+/// mentions of it.
+#[test]
+fn tool_configurations_naming_program_folders_are_mentions() {
+    let t = tempdir("tool-configs");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(ws.join("plugins")).unwrap();
+    let p = ws.display();
+    for (rel, text) in [
+        (
+            ".docker/config.json",
+            format!("{{\"auths\": {{}}, \"cliPluginsExtraDirs\": [\"{p}/plugins\"]}}"),
+        ),
+        (
+            ".terraformrc",
+            format!(
+                "provider_installation {{\n  dev_overrides {{\n    \"hashicorp/x\" = \"{p}/bin\"\n  }}\n  direct {{}}\n}}\n"
+            ),
+        ),
+        (
+            ".kube/config",
+            format!(
+                "users:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {p}/auth.sh\n"
+            ),
+        ),
+        (
+            ".aws/config",
+            format!("[default]\ncredential_process = {p}/cred.sh --profile x\n"),
+        ),
+    ] {
+        let _ = std::fs::remove_dir_all(&home);
+        put(&home.join(rel), &text);
+        let m = scan(&home, std::slice::from_ref(&ws));
+        assert_eq!(m.found.len(), 1, "{rel}: {m:?}");
+    }
+    std::fs::remove_dir_all(&t).unwrap();
+}
