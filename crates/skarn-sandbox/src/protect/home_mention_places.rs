@@ -270,9 +270,14 @@ pub const LINKS_ONLY: &[&str] = &[
     "site-packages",
 ];
 
-/// Directory names never entered: program-written state (undo, swap and
-/// backup copies, views and sessions, caches, histories). `cache` is
-/// entered below a shell's directories (zsh keeps sourced caches there).
+/// Directory names never entered at any depth: git's own, caches of
+/// compiled code.
+pub const ALWAYS_SKIP: &[&str] = &[".git", ".cache", "__pycache__", "eln-cache"];
+
+/// Directory names not entered right below a place: program-written state
+/// (undo, swap and backup copies, views and sessions, caches, histories);
+/// deeper they are read (a user's `lua/plugins/db/`). `cache` is entered
+/// below a shell's directories (zsh keeps sourced caches there).
 pub const SKIP_DIRS: &[&str] = &[
     ".git",
     ".cache",

@@ -193,8 +193,13 @@ fn plugin_directories_are_read() {
         assert_eq!(m.found.len(), 1, "{rel}: {m:?}");
         std::fs::remove_dir_all(home.join(rel.split('/').next().unwrap())).unwrap();
     }
-    // A plugin manager's clone: third-party code, links only.
+    // A plugin manager's clone (it has a remote): third-party code,
+    // links only.
     put(&home.join(".vim/plugged/p/.git/HEAD"), "ref\n");
+    put(
+        &home.join(".vim/plugged/p/.git/config"),
+        "[remote \"origin\"]\n\turl = https://example.test/p.git\n",
+    );
     put(&home.join(".vim/plugged/p/plugin/p.vim"), &line);
     assert!(scan(&home, std::slice::from_ref(&ws)).is_empty());
     std::fs::remove_dir_all(&t).unwrap();
@@ -481,5 +486,40 @@ fn tool_configurations_naming_program_folders_are_mentions() {
         let m = scan(&home, std::slice::from_ref(&ws));
         assert_eq!(m.found.len(), 1, "{rel}: {m:?}");
     }
+    std::fs::remove_dir_all(&t).unwrap();
+}
+
+/// atk22d F12: the user's own plugin kept in git (a checkout without a
+/// remote) is read, a cloned one is not (links only, ADR 0206); a folder
+/// named like state deeper in the configuration (`lua/plugins/db`) is
+/// read, right below the place (`~/.vim/view`) it is not.
+#[test]
+fn own_plugin_checkouts_and_deep_state_names_are_read() {
+    let t = tempdir("own-plugins");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let line = format!("source {}/.vimlocal\n", ws.display());
+    let own = home.join(".vim/pack/mine/start/work");
+    put(&own.join("plugin/work.vim"), &line);
+    put(&own.join(".git/HEAD"), "ref: refs/heads/main\n");
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert_eq!(m.found.len(), 1, "own checkout: {m:?}");
+    put(
+        &own.join(".git/config"),
+        "[remote \"origin\"]\n\turl = https://example.test/x.git\n",
+    );
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert!(m.found.is_empty(), "a clone is links only: {m:?}");
+    std::fs::remove_dir_all(home.join(".vim")).unwrap();
+    put(
+        &home.join(".config/nvim/lua/plugins/db/init.lua"),
+        &format!("vim.opt.rtp:append(\"{}/nvim\")\n", ws.display()),
+    );
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert_eq!(m.found.len(), 1, "deep db folder: {m:?}");
+    std::fs::remove_dir_all(home.join(".config")).unwrap();
+    put(&home.join(".vim/view/x.vim"), &line);
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert!(m.found.is_empty(), "vim's view folder is state: {m:?}");
     std::fs::remove_dir_all(&t).unwrap();
 }

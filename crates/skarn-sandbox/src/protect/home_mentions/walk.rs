@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::pattern::{Comp, glob};
 use super::{MAX_ENTRIES, Scanner};
-use crate::protect::home_mention_places::{LINKS_ONLY, SKIP_DIRS, SOURCED_WHOLE, is_state_name};
+use crate::protect::home_mention_places::{
+    ALWAYS_SKIP, LINKS_ONLY, SKIP_DIRS, SOURCED_WHOLE, is_state_name,
+};
 
 /// Files a pattern word adds to the reading at most.
 const MAX_GLOB_FILES: usize = 256;
@@ -31,8 +33,9 @@ impl Scanner {
             return;
         };
         // A plugin cloned with git: third-party code (only its links are
-        // looked at; ADR 0206).
-        let links_only = links_only || level > 0 && dir.join(".git").exists();
+        // looked at; ADR 0206) — unless the checkout has no remote: the
+        // user's own plugin kept in git is read like the rest (atk22d F12).
+        let links_only = links_only || level > 0 && is_clone(dir);
         for e in rd.flatten() {
             self.entries += 1;
             if self.entries > MAX_ENTRIES {
@@ -55,7 +58,13 @@ impl Scanner {
                 ft.is_dir()
             };
             if is_dir {
-                if SKIP_DIRS.contains(&name.as_str()) && !(shell && name == "cache") {
+                // Program state is skipped where the programs keep it
+                // (`~/.vim/view`, `~/.emacs.d/backups`: right below a
+                // place), git's own directories anywhere; deeper, a `db`
+                // or `sessions` folder is the user's configuration
+                // (atk22d F12: nvim's `lua/plugins/db/init.lua`).
+                let state = SKIP_DIRS.contains(&name.as_str()) && !(shell && name == "cache");
+                if state && (level == 0 || ALWAYS_SKIP.contains(&name.as_str())) {
                     continue;
                 }
                 let below_links = links_only || LINKS_ONLY.contains(&name.as_str());
@@ -216,4 +225,35 @@ fn user_name() -> Option<String> {
     let n = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) };
     let n = n.to_str().ok()?;
     (!n.is_empty() && !n.contains('/')).then(|| n.to_owned())
+}
+
+/// Whether `dir` is a git checkout cloned from somewhere (its
+/// configuration names a remote); a checkout without one is the user's
+/// own.
+fn is_clone(dir: &Path) -> bool {
+    let git = dir.join(".git");
+    if std::fs::symlink_metadata(&git).is_err() {
+        return false;
+    }
+    let config = if git.is_dir() {
+        git.join("config")
+    } else {
+        // A `gitdir:` file (a submodule): its configuration is elsewhere;
+        // counted as a clone, as before.
+        return true;
+    };
+    let Ok(md) = std::fs::metadata(&config) else {
+        return false;
+    };
+    if md.len() > 1 << 20 {
+        return true;
+    }
+    std::fs::read_to_string(&config)
+        .map(|t| {
+            crate::protect::git::gitconfig::parse(&t)
+                .items
+                .iter()
+                .any(|i| i.section == "remote")
+        })
+        .unwrap_or(true)
 }
