@@ -66,7 +66,19 @@ pub fn sourced(envrc: &Path) -> Vec<PathBuf> {
             continue;
         };
         let Some(text) = read(&f) else { continue };
-        for p in names(&text, &dir) {
+        // A relative name in a file the `.envrc` sources is resolved by
+        // bash against the directory direnv runs in (the `.envrc`'s),
+        // by `source_env` against the file's own: both are named
+        // (atk22d F3: `scripts/env.sh` sourcing `scripts/lib.sh`).
+        let mut named = names(&text, &dir);
+        if dir != top {
+            for p in names(&text, &top) {
+                if !named.contains(&p) {
+                    named.push(p);
+                }
+            }
+        }
+        for p in named {
             if out.len() >= MAX_PATHS {
                 // No silent cut: the whole tree.
                 out.push(top);

@@ -440,3 +440,17 @@ fn shell_significant_noise_is_read_safely() {
         }
     }
 }
+
+/// atk22d F3: a file sourced by a file the `.envrc` sources, named
+/// relative to the `.envrc`'s directory (where bash runs it), is named.
+#[test]
+fn a_second_level_relative_source_is_named_against_the_envrc_directory() {
+    let t = skarn_test_support::TempDir::new("envrc-chain");
+    let d = t.path().to_path_buf();
+    std::fs::create_dir_all(d.join("scripts")).unwrap();
+    std::fs::write(d.join(".envrc"), "source scripts/env.sh\n").unwrap();
+    std::fs::write(d.join("scripts/env.sh"), "export A=1\n. scripts/lib.sh\n").unwrap();
+    let v = sourced(&d.join(".envrc"));
+    assert!(v.contains(&d.join("scripts/env.sh")), "{v:?}");
+    assert!(v.contains(&d.join("scripts/lib.sh")), "{v:?}");
+}

@@ -226,6 +226,34 @@ fn f10_allowed_envrc() {
     assert_eq!(read(&ws.join(".envrc")), "source_env scripts/dev-env.sh\n");
 }
 
+/// atk22d F3: what a file the `.envrc` sources sources in turn (named
+/// relative to the project, where direnv's bash runs it) is protected too;
+/// direnv's bash sourcing the `.envrc` on the host runs nothing planted.
+#[test]
+fn f3_a_second_level_source_of_an_allowed_envrc() {
+    let (t, home, ws) = project("m-f3-22d");
+    t.file(
+        "home/.local/share/direnv/allow/0123abcd",
+        format!("{}/.envrc\n", ws.display()),
+    );
+    t.file("home/proj/.envrc", "source scripts/env.sh\n");
+    t.file("home/proj/scripts/env.sh", "export A=1\n. scripts/lib.sh\n");
+    t.file("home/proj/scripts/lib.sh", "true\n");
+    let plant = "echo 'echo PWN-planted' >> scripts/lib.sh; echo ok > w; true";
+    let o = run_in(&ws, &home, &[], &["sh", "-c", plant]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("w")), "ok\n", "{}", err(&o));
+    assert_eq!(read(&ws.join("scripts/lib.sh")), "true\n");
+    // From outside: what direnv does on `cd` (bash sources the .envrc in
+    // the project).
+    let host = std::process::Command::new("bash")
+        .args(["-c", ". ./.envrc"])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&host.stdout).contains("PWN"));
+}
+
 /// F13: zsh `ZDOTDIR`, fish `conf.d` sources and `fish_add_path`.
 #[test]
 fn f13_zdotdir_and_fish_conf_d() {
