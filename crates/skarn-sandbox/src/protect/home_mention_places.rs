@@ -250,10 +250,17 @@ pub const PLACES: &[Place] = &[
     ),
     f(".kube/config", "kubectl runs its exec credential plugins"),
     f(".aws/config", "the AWS CLI runs its credential_process"),
+    // node's global folders: `require()` anywhere loads the packages
+    // (links made by `npm link`-style set-ups) found there (atk22d F2).
+    d(".node_modules", "node loads its packages from anywhere"),
+    d(".node_libraries", "node loads its packages from anywhere"),
     // Programs on the user's PATH.
     d(".local/bin", "the shell runs these programs"),
     d("bin", "the shell runs these programs"),
 ];
+
+/// [`PLACES`] directories of packages: only their links are looked at.
+pub const LINKS_ONLY_PLACES: &[&str] = &[".node_modules", ".node_libraries"];
 
 /// Directory names inside [`PLACES`] directories that package managers
 /// fill (third-party code): only their links (up to three levels) are

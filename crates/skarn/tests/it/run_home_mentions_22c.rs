@@ -329,3 +329,38 @@ fn f11_a_docker_plugin_folder_in_the_project() {
     );
     assert!(!ws.join("plugins/docker-compose").exists());
 }
+
+/// atk22d F2: a package in node's global folder `~/.node_modules` linked
+/// to the project (`npm link`-style): the project is read-only, the
+/// planted `index.js` not written, and the host's `require` of it runs
+/// the user's code.
+#[test]
+fn f2_a_node_global_package_linked_to_the_project() {
+    let (t, home, ws) = project("m22d-f2");
+    t.file("home/proj/index.js", "module.exports = 'fine';\n");
+    std::fs::create_dir_all(home.join(".node_modules")).unwrap();
+    std::os::unix::fs::symlink(&ws, home.join(".node_modules/mytool")).unwrap();
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "echo \"console.log('PWN')\" > index.js; true"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("is read-only for this run: the home's"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(read(&ws.join("index.js")), "module.exports = 'fine';\n");
+    if host_has("node", "--version") {
+        let host = Command::new("node")
+            .args(["-e", "console.log(require('mytool'))"])
+            .current_dir(&t.dir("elsewhere"))
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&host.stdout);
+        assert!(out.contains("fine") && !out.contains("PWN"), "{out}");
+    }
+}

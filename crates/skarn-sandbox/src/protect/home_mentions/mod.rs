@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::canonical::CanonicalCache;
 use crate::policy::dir_identity::{id_of, through_home_alias};
-use crate::protect::home_mention_places::{PLACES, SOURCED_WHOLE};
+use crate::protect::home_mention_places::{LINKS_ONLY_PLACES, PLACES, SOURCED_WHOLE};
 use pattern::{ANY, Comp};
 pub use words::normalise;
 
@@ -145,13 +145,18 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
                 .is_some_and(|n| SOURCED_WHOLE.contains(&n.to_string_lossy().as_ref()));
             let shell = formats::kind(Some(Path::new(p.path).join("x").as_path()), &at, b"")
                 == formats::Kind::Shell;
-            s.walk(&at, 0, false, whole, shell);
+            let packages = LINKS_ONLY_PLACES.contains(&p.path);
+            s.walk(&at, 0, packages, whole, shell);
         } else {
             s.todo.push((at, 0));
         }
     }
-    for f in walk::user_site_files(home) {
+    let (site, site_links) = walk::site_files(home);
+    for f in site {
         s.todo.push((f, 0));
+    }
+    for l in site_links {
+        s.place_is_inside(&l);
     }
     for f in walk::crontab_files() {
         s.todo.push((f, 0));

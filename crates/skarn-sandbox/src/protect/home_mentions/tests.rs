@@ -523,3 +523,43 @@ fn own_plugin_checkouts_and_deep_state_names_are_read() {
     assert!(m.found.is_empty(), "vim's view folder is state: {m:?}");
     std::fs::remove_dir_all(&t).unwrap();
 }
+
+/// atk22d F2: editable installs and module links in the home's Python
+/// environments (pyenv, pipx, virtualenvs, conda) name the project.
+#[test]
+fn editable_installs_in_the_homes_environments_are_mentions() {
+    let t = tempdir("editables");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(ws.join("src/mytool")).unwrap();
+    let src = format!("{}/src\n", ws.display());
+    for (rel, text) in [
+        (
+            ".pyenv/versions/3.11.9/lib/python3.11/site-packages/__editable__.mytool-0.1.pth",
+            src.clone(),
+        ),
+        (
+            ".local/share/pipx/venvs/mytool/lib/python3.12/site-packages/__editable__.mytool-0.1.pth",
+            src.clone(),
+        ),
+        (
+            ".virtualenvs/main/lib/python3.11/site-packages/mytool.egg-link",
+            format!("{src}.\n"),
+        ),
+        (
+            "miniconda3/envs/x/lib/python3.10/site-packages/__editable___mytool_finder.py",
+            format!("MAPPING = {{'mytool': '{}/src/mytool'}}\n", ws.display()),
+        ),
+    ] {
+        let _ = std::fs::remove_dir_all(&home);
+        put(&home.join(rel), &text);
+        let m = scan(&home, std::slice::from_ref(&ws));
+        assert_eq!(m.found.len(), 1, "{rel}: {m:?}");
+    }
+    let _ = std::fs::remove_dir_all(&home);
+    let site = home.join(".pyenv/versions/3.11.9/lib/python3.11/site-packages");
+    std::fs::create_dir_all(&site).unwrap();
+    std::os::unix::fs::symlink(ws.join("src/mytool"), site.join("mytool")).unwrap();
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert_eq!(m.found.len(), 1, "a linked module: {m:?}");
+    std::fs::remove_dir_all(&t).unwrap();
+}

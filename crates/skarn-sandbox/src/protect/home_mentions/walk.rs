@@ -168,26 +168,87 @@ impl Scanner {
     }
 }
 
-/// The user site's `.pth` files and `*customize.py` (every Python
-/// version under `~/.local/lib`).
-pub(super) fn user_site_files(home: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(home.join(".local/lib")) else {
-        return out;
-    };
-    for py in rd.flatten().take(64) {
-        let site = py.path().join("site-packages");
-        let Ok(rd) = std::fs::read_dir(&site) else {
-            continue;
-        };
-        for e in rd.flatten().take(10_000) {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if n.ends_with(".pth") || n == "usercustomize.py" || n == "sitecustomize.py" {
-                out.push(e.path());
+/// Where Python environments under the home keep their `site-packages`,
+/// as `lib/python*/site-packages` below each match: the user site, pyenv
+/// versions and their virtualenvs, pipx and uv tool environments,
+/// virtualenvwrapper and pipenv, conda environments (attack atk22d F2:
+/// editable installs there name the project).
+const ENV_ROOTS: &[&str] = &[
+    ".local",
+    ".pyenv/versions/*",
+    ".pyenv/versions/*/envs/*",
+    ".local/share/pipx/venvs/*",
+    ".local/pipx/venvs/*",
+    ".local/share/uv/tools/*",
+    ".virtualenvs/*",
+    ".local/share/virtualenvs/*",
+    ".conda/envs/*",
+    "miniconda3",
+    "miniconda3/envs/*",
+    "anaconda3",
+    "anaconda3/envs/*",
+    "miniforge3",
+    "miniforge3/envs/*",
+];
+
+/// Environments looked at per root, and entries per `site-packages`.
+const MAX_ENVS: usize = 64;
+const MAX_SITE_ENTRIES: usize = 10_000;
+
+/// Directories matching `rel` below `home` (`*` a whole component),
+/// bounded.
+fn expand(home: &Path, rel: &str) -> Vec<PathBuf> {
+    let mut level = vec![home.to_path_buf()];
+    for c in rel.split('/') {
+        let mut next = Vec::new();
+        for d in &level {
+            if c == "*" {
+                if let Ok(rd) = std::fs::read_dir(d) {
+                    next.extend(rd.flatten().take(MAX_ENVS).map(|e| e.path()));
+                }
+            } else {
+                next.push(d.join(c));
+            }
+        }
+        level = next;
+    }
+    level
+}
+
+/// What the Python environments under the home load at every start or
+/// import from elsewhere: `.pth` files, `*.egg-link`, the editable
+/// finders (`__editable__*.py`), `*customize.py` (read as start-up
+/// files), and the links among their entries (a module linked into a
+/// project).
+pub(super) fn site_files(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut files, mut links) = (Vec::new(), Vec::new());
+    for root in ENV_ROOTS {
+        for env in expand(home, root) {
+            let Ok(rd) = std::fs::read_dir(env.join("lib")) else {
+                continue;
+            };
+            for py in rd.flatten().take(MAX_ENVS) {
+                let site = py.path().join("site-packages");
+                let Ok(rd) = std::fs::read_dir(&site) else {
+                    continue;
+                };
+                for e in rd.flatten().take(MAX_SITE_ENTRIES) {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                        links.push(e.path());
+                    } else if n.ends_with(".pth")
+                        || n.ends_with(".egg-link")
+                        || n.starts_with("__editable__") && n.ends_with(".py")
+                        || n == "usercustomize.py"
+                        || n == "sitecustomize.py"
+                    {
+                        files.push(e.path());
+                    }
+                }
             }
         }
     }
-    out
+    (files, links)
 }
 
 /// The caller's crontab in the spool, when readable (root's, usually).
