@@ -356,7 +356,7 @@ fn f2_a_node_global_package_linked_to_the_project() {
     if host_has("node", "--version") {
         let host = Command::new("node")
             .args(["-e", "console.log(require('mytool'))"])
-            .current_dir(&t.dir("elsewhere"))
+            .current_dir(t.dir("elsewhere"))
             .env("HOME", &home)
             .output()
             .unwrap();
