@@ -250,6 +250,18 @@ pub const PLACES: &[Place] = &[
     ),
     f(".kube/config", "kubectl runs its exec credential plugins"),
     f(".aws/config", "the AWS CLI runs its credential_process"),
+    // Path-based allow lists of shell plugins that source a directory's
+    // `.env` on `cd` with no content check (atk22d F8): oh-my-zsh's
+    // dotenv, zsh-autoenv, autoenv.
+    f(
+        ".oh-my-zsh/cache/dotenv-allowed.list",
+        "oh-my-zsh's dotenv sources .env in the directories listed",
+    ),
+    f(
+        ".local/share/autoenv_auth",
+        "zsh-autoenv sources the files listed",
+    ),
+    f(".autoenv_authorized", "autoenv sources the files listed"),
     // node's global folders: `require()` anywhere loads the packages
     // (links made by `npm link`-style set-ups) found there (atk22d F2).
     d(".node_modules", "node loads its packages from anywhere"),

@@ -201,6 +201,29 @@ pub const ENTRIES: &[Entry] = &[
         Always,
         "run by Vim on open with 'exrc' (before .exrc)",
     ),
+    // Interactive interpreters started in the directory (atk22d F4): kept
+    // read-only when present, not reserved (a placeholder in every
+    // workspace for each); a new one is set aside after the run
+    // ([`AFTER_RUN_TOP`]).
+    e(
+        ".Rprofile",
+        Never,
+        "run by R and Rscript started in this directory",
+    ),
+    e(".irbrc", Never, "run by irb started in this directory"),
+    e(".pryrc", Never, "run by pry started in this directory"),
+    e(".ghci", Never, "run by ghci started in this directory"),
+    e(
+        ".octaverc",
+        Never,
+        "run by Octave started in this directory",
+    ),
+    e(".iex.exs", Never, "run by iex started in this directory"),
+    e(
+        ".ocamlinit",
+        Never,
+        "run by the OCaml toplevel started in this directory",
+    ),
     e("_vimrc", Always, "run by Vim on open with 'exrc'"),
     e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
     e("_gvimrc", Always, "run by gVim on open with 'exrc'"),
@@ -464,6 +487,18 @@ pub fn any_depth(en: &Entry) -> bool {
 pub fn any_depth_name(name: &std::ffi::OsStr) -> bool {
     ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
 }
+
+/// Top-level names not reserved but set aside when a run creates or
+/// changes them (interactive interpreters' start-up files, atk22d F4).
+pub const AFTER_RUN_TOP: &[&str] = &[
+    ".Rprofile",
+    ".irbrc",
+    ".pryrc",
+    ".ghci",
+    ".octaverc",
+    ".iex.exs",
+    ".ocamlinit",
+];
 
 /// Files found by this suffix at the workspace's top level are kept
 /// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,

@@ -364,3 +364,36 @@ fn f2_a_node_global_package_linked_to_the_project() {
         assert!(out.contains("fine") && !out.contains("PWN"), "{out}");
     }
 }
+
+/// atk22d F4: interpreters' start-up files in the project (`.irbrc`,
+/// `.Rprofile`, ...): a new one is set aside after the run (never left
+/// where irb or R started there would run it), an existing one is
+/// read-only, and none is reserved (the listing inside shows no
+/// placeholder for them).
+#[test]
+fn f4_interpreter_start_up_files() {
+    let (t, home, ws) = project("m22d-f4");
+    t.file("home/proj/.pryrc", "# mine\n");
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "ls -a; echo 'system(\"id\")' > .irbrc; echo 'system(\"id\")' > .Rprofile; \
+             echo x >> .pryrc; echo ok > w; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let listing = out(&o);
+    assert!(
+        !listing.contains(".irbrc") && !listing.contains(".Rprofile"),
+        "{listing}"
+    );
+    assert_eq!(read(&ws.join("w")), "ok\n");
+    assert!(!ws.join(".irbrc").exists(), "{}", err(&o));
+    assert!(!ws.join(".Rprofile").exists(), "{}", err(&o));
+    assert_eq!(read(&ws.join(".pryrc")), "# mine\n");
+    assert!(err(&o).contains(".irbrc"), "{}", err(&o));
+}

@@ -225,6 +225,11 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
+    if n.len() == 1
+        && crate::protect::persistence::AFTER_RUN_TOP.contains(&n[0].to_string_lossy().as_ref())
+    {
+        return Err("an interpreter's start-up file (run when it starts here)".into());
+    }
     if let (Some(ex), Some(first)) = (&rules.home_dots, n.first()) {
         let f = first.to_string_lossy();
         if f.starts_with('.') && !ex.iter().any(|e| *e == f) {

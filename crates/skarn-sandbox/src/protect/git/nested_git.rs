@@ -377,7 +377,8 @@ fn vet_new_within(
         }
         out.extend(venvs.lines);
         // Editor workspace files at the top (`*.code-workspace`; existing
-        // ones were read-only): found by pattern, not by name.
+        // ones were read-only): found by pattern, not by name; and the
+        // interpreters' start-up files, which are not reserved.
         let mut top = Vec::new();
         for r in roots {
             if let Ok(rd) = std::fs::read_dir(r) {
@@ -394,10 +395,11 @@ fn vet_new_within(
                         ));
                         break;
                     }
-                    if e.file_name()
-                        .to_string_lossy()
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name
                         .to_lowercase()
                         .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
+                        || crate::protect::persistence::AFTER_RUN_TOP.contains(&name.as_str())
                     {
                         top.push(e.path());
                     }

@@ -563,3 +563,19 @@ fn editable_installs_in_the_homes_environments_are_mentions() {
     assert_eq!(m.found.len(), 1, "a linked module: {m:?}");
     std::fs::remove_dir_all(&t).unwrap();
 }
+
+/// atk22d F8: oh-my-zsh's dotenv allow list naming the project is a
+/// mention (its plugin sources the project's `.env` on `cd`).
+#[test]
+fn a_dotenv_allow_list_naming_the_project_is_a_mention() {
+    let t = tempdir("dotenv-allow");
+    let (home, ws) = (t.join("home"), t.join("proj"));
+    std::fs::create_dir_all(&ws).unwrap();
+    put(
+        &home.join(".oh-my-zsh/cache/dotenv-allowed.list"),
+        &format!("{}\n", ws.display()),
+    );
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert_eq!(m.found.len(), 1, "{m:?}");
+    std::fs::remove_dir_all(&t).unwrap();
+}
