@@ -397,3 +397,54 @@ fn f4_interpreter_start_up_files() {
     assert_eq!(read(&ws.join(".pryrc")), "# mine\n");
     assert!(err(&o).contains(".irbrc"), "{}", err(&o));
 }
+
+/// atk22d F5: a start-up file's PATTERN naming the project under a
+/// bind-mount alias (`for f in /srv/proj/*.sh; do . $f; done`) is a
+/// mention: the planted file is not written (root: the alias is a bind
+/// mount in a private mount namespace).
+#[test]
+fn f5_a_pattern_through_a_bind_alias_of_the_project() {
+    if !skarn_test_support::is_root() {
+        skarn_test_support::skip!("a bind mount in a private mount namespace needs root");
+    }
+    if !host_has("unshare", "--version") {
+        skarn_test_support::skip!("unshare (util-linux) is needed");
+    }
+    for (i, line) in ["for f in {a}/*.sh; do . $f; done", ". {a2}/pro[j]/env.sh"]
+        .iter()
+        .enumerate()
+    {
+        let (t, home, ws) = project(&format!("m22d-f5-{i}"));
+        let alias_top = t.dir("srv");
+        let alias = t.dir("srv/proj");
+        t.file(
+            "home/.bashrc",
+            format!(
+                "{}\n",
+                line.replace("{a}", &alias.display().to_string())
+                    .replace("{a2}", &alias_top.display().to_string())
+            ),
+        );
+        let script = format!(
+            "mount --bind '{w}' '{a}' || exit 99\n\
+             cd '{w}' && '{exe}' run --no-config -- sh -c \"{PLANT}; echo PW > zevil.sh; true\"; echo rc=$?\n",
+            w = ws.display(),
+            a = alias.display(),
+            exe = exe().display(),
+        );
+        let o = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .env("HOME", &home)
+            .env_remove("XDG_STATE_HOME")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        if code(&o) == 99 {
+            skarn_test_support::skip!("mount --bind failed here: {}", err(&o));
+        }
+        let (so, se) = (out(&o), err(&o));
+        assert!(so.contains("rc=0"), "{line}: {so}{se}");
+        assert!(!ws.join("zevil.sh").exists(), "{line}: planted: {se}");
+        assert_eq!(read(&ws.join("env.sh")), "true\n", "{line}: {se}");
+    }
+}

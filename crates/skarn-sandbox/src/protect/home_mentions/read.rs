@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::pattern::{self, ANY, Comp};
 use super::words::{self, MAX_NEST, SEPARATORS, find_path, normalise};
 use super::{
-    MAX_BYTES, MAX_FILE_BYTES, MAX_FILES, MAX_FOLLOW, MAX_RESOLVE, Scanner, formats, lossy,
-    relative_path,
+    MAX_BYTES, MAX_ENTRIES, MAX_FILE_BYTES, MAX_FILES, MAX_FOLLOW, MAX_RESOLVE, Scanner, formats,
+    lossy, relative_path,
 };
 use crate::policy::dir_identity::id_of;
 use crate::protect::home_mention_places::is_state_name;
@@ -168,6 +168,7 @@ impl Scanner {
                 self.word(f, n, &p, depth);
                 continue;
             }
+            let mut matched: Option<Vec<PathBuf>> = None;
             for t in 0..self.targets.len() {
                 let floor = self.targets[t].floor;
                 if self.targets[t]
@@ -175,6 +176,17 @@ impl Scanner {
                     .iter()
                     .any(|g| pattern::reaches(&c, g, floor))
                 {
+                    self.found(t, f, n, alt.clone());
+                    continue;
+                }
+                // Another name of the grant (a bind mount): the places
+                // the pattern matches on disk, by directory identity
+                // (atk22d F5).
+                if matched.is_none() {
+                    matched = Some(self.pattern_dirs(&c));
+                }
+                let dirs = matched.clone().unwrap_or_default();
+                if dirs.iter().any(|d| self.same_dir_inside(d, t)) {
                     self.found(t, f, n, alt.clone());
                 }
             }
@@ -272,4 +284,57 @@ fn read_file(f: &Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     file.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+impl Scanner {
+    /// Directories a pattern's components match on disk, following its
+    /// literal prefix and expanding at most three pattern components (at most
+    /// 256 entries each); a `**`-like component ends the expansion there.
+    pub(super) fn pattern_dirs(&mut self, c: &[Comp]) -> Vec<PathBuf> {
+        const MAX_LEVELS: usize = 3;
+        const MAX_MATCHES: usize = 256;
+        let mut level = vec![PathBuf::from("/")];
+        let mut globs = 0;
+        for comp in c {
+            let mut next = Vec::new();
+            match comp {
+                Comp::Lit(s) => next.extend(level.iter().map(|d| d.join(s))),
+                Comp::Glob(g) => {
+                    globs += 1;
+                    if globs > MAX_LEVELS {
+                        break;
+                    }
+                    for d in &level {
+                        let Ok(rd) = std::fs::read_dir(d) else {
+                            continue;
+                        };
+                        for e in rd.flatten().take(MAX_MATCHES) {
+                            self.entries += 1;
+                            if self.entries > MAX_ENTRIES {
+                                self.over(format!(
+                                    "more than {MAX_ENTRIES} entries looked at for patterns in the \
+                                     home's configuration (at {})",
+                                    d.display()
+                                ));
+                                return Vec::new();
+                            }
+                            let n = e.file_name().to_string_lossy().into_owned();
+                            if (!n.starts_with('.') || g.starts_with('.'))
+                                && pattern::glob(g.as_bytes(), n.as_bytes())
+                            {
+                                next.push(e.path());
+                            }
+                        }
+                    }
+                }
+                Comp::Any => break,
+            }
+            if next.is_empty() {
+                return level;
+            }
+            level = next;
+            level.truncate(MAX_MATCHES);
+        }
+        level
+    }
 }
