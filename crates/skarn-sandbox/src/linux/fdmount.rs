@@ -138,7 +138,12 @@ pub fn set_tree_attrs(tree: &OwnedFd, set: u64) -> io::Result<()> {
 /// Attach a detached tree (from [`clone_tree`]) at `dst`, opened following
 /// no symlink.
 pub fn attach(tree: &OwnedFd, dst: &Path) -> io::Result<()> {
-    let d = open_nofollow(dst)?;
+    attach_to(tree, &open_nofollow(dst)?)
+}
+
+/// Attach a detached tree onto exactly what `d` (an `O_PATH` descriptor)
+/// opened, wherever its name now leads.
+pub fn attach_to(tree: &OwnedFd, d: &OwnedFd) -> io::Result<()> {
     let empty = c"";
     // SAFETY: both descriptors are open; empty paths select them.
     check(unsafe {

@@ -54,7 +54,8 @@ fn plan_invariants() {
         assert!(
             p.fs.contains(&FsOp::Mask {
                 path: s.into(),
-                reserve
+                reserve,
+                pin: None,
             }),
             "{s} not masked"
         );
@@ -253,7 +254,8 @@ fn workspace_holding_home_is_fully_protected() {
         assert!(
             p.fs.contains(&FsOp::Mask {
                 path: s.into(),
-                reserve: true
+                reserve: true,
+                pin: None,
             }),
             "{s}"
         );
@@ -347,7 +349,8 @@ fn owner_only_files_are_hidden_and_duplicates_merged() {
     let p = plan(&pol, &h, &argv()).unwrap();
     assert!(p.fs.contains(&FsOp::Mask {
         path: "/etc/wireguard".into(),
-        reserve: false
+        reserve: false,
+        pin: None,
     }));
     let ws: Vec<_> = p
         .report
@@ -414,7 +417,8 @@ fn root_without_idmapped_binds_says_the_walk_is_used() {
     let p = plan(&Policy::new("/work/proj"), &h, &argv()).unwrap();
     assert!(p.fs.contains(&FsOp::Mask {
         path: "/opt/x/key".into(),
-        reserve: false
+        reserve: false,
+        pin: None,
     }));
     let note = p.report.notes.iter().find(|n| n.contains("walk")).unwrap();
     assert!(

@@ -65,6 +65,7 @@ impl Rules {
                 FsOp::Mask {
                     path,
                     reserve: true,
+                    ..
                 } => protected.push((path.clone(), true)),
                 _ => {}
             }

@@ -29,6 +29,8 @@ pub(super) struct ReserveNotes {
     /// repository it did not find is vetted after the run only when
     /// changed during it.
     pub(super) repos_cut: bool,
+    /// The unix sockets the walk found, with their (device, inode).
+    pub(super) socket_pins: Vec<(PathBuf, (u64, u64))>,
 }
 
 /// One protection to resolve: path, reserve when missing, is a mask.
@@ -142,6 +144,13 @@ pub(super) fn reserve(
     for op in ops {
         resolve(op, &empty_kind, &mut done, notes);
     }
+    for step in done.steps.iter_mut() {
+        if let FsOp::Mask { path, pin, .. } = step
+            && let Some((_, id)) = notes.socket_pins.iter().find(|(p, _)| p == path)
+        {
+            *pin = Some(*id);
+        }
+    }
     if let Some(s) = &stage {
         done.steps.push(FsOp::Stage {
             path: git.clone(),
@@ -197,6 +206,7 @@ fn planned_ops(
             FsOp::Mask {
                 path,
                 reserve: true,
+                ..
             } => {
                 // A secret under a writable grant: reserved when missing.
                 at.get_or_insert(out.len());
@@ -345,6 +355,10 @@ fn nested_repos(
         ops.push((d, false, true));
     }
     for s in sockets {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::symlink_metadata(&s) {
+            notes.socket_pins.push((s.clone(), (m.dev(), m.ino())));
+        }
         // A host server listening there (a project database with trust
         // authentication, an editor's IPC) would be reachable under any
         // network policy: hidden like a secret.
@@ -487,6 +501,7 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         FsOp::Mask {
             path: target,
             reserve,
+            pin: None,
         }
     } else {
         FsOp::Protect {

@@ -101,6 +101,7 @@ mod tests {
             FsOp::Mask {
                 path: "/ws/.env.secret".into(),
                 reserve: false,
+                pin: None,
             },
         ];
         let refused = |p: &str| kept_unchanged(Path::new(p), &fs).is_some();

@@ -151,7 +151,7 @@ pub(super) fn target_main(run: &Run, wr: libc::c_int) -> ! {
             if s.deny_tiocswinsz_on_host_tty && terminal::host_tty_inherited() {
                 extra.push(seccomp::DENY_TIOCSWINSZ);
             }
-            if run.deny_unix_sockets {
+            if run.deny_unix_sockets || crate::linux::mounts::socket_moved() {
                 extra.extend(seccomp::DENY_UNIX_SOCKETS);
             }
             match seccomp::deny_programs(&extra) {

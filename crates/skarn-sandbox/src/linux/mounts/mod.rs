@@ -102,6 +102,65 @@ fn tmpfs(dst: &Path, flags: libc::c_ulong, opts: &str) -> Result<(), MountError>
     )
 }
 
+/// Set when a host server's socket the walk found was not where it was by
+/// the time init hid it ([`mask_pinned_socket`]): the target then makes no
+/// unix socket (read by [`socket_moved`] after the mounts, in the target
+/// forked from init).
+static SOCKET_MOVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a pinned socket had moved (see [`SOCKET_MOVED`]).
+pub fn socket_moved() -> bool {
+    SOCKET_MOVED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Hide the host server's socket found at `path` with (device, inode)
+/// `id`: its name is opened (no symlink followed) and checked to be that
+/// inode, and the placeholder is mounted through that descriptor, so a
+/// rename between the check and the mount cannot move the socket out from
+/// under it (attack atk24e F1). Anything else there: the socket moved
+/// (a concurrent run renamed a directory) and the run makes no unix
+/// socket.
+fn mask_pinned_socket(
+    path: &Path,
+    id: (u64, u64),
+    notes: &mut Vec<String>,
+) -> Result<(), MountError> {
+    use std::os::unix::fs::MetadataExt;
+    let dst = under(NEW, path);
+    let opened = crate::linux::fdmount::open_nofollow(&dst)
+        .ok()
+        .and_then(|fd| {
+            let md = std::fs::File::from(fd.try_clone().ok()?).metadata().ok()?;
+            ((md.dev(), md.ino()) == id && md.file_type().is_socket()).then_some(fd)
+        });
+    let Some(fd) = opened else {
+        SOCKET_MOVED.store(true, std::sync::atomic::Ordering::Relaxed);
+        notes.push(format!(
+            "the host server's unix socket {} was moved while the run was set up (another run \
+             renamed a directory?): this run makes no unix socket",
+            path.display()
+        ));
+        return Ok(());
+    };
+    let tree = crate::linux::fdmount::clone_tree(
+        Path::new("/empty.s"),
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        None,
+    );
+    match tree.and_then(|t| crate::linux::fdmount::attach_to(&t, &fd)) {
+        Ok(()) => Ok(()),
+        // Kernels without the new mount API: by path, checked once more.
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            bind(Path::new("/empty.s"), &dst, false)
+        }
+        Err(e) => Err(MountError {
+            what: "bind onto a pinned socket",
+            path: dst.display().to_string(),
+            err: e,
+        }),
+    }
+}
+
 fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
     bind_with(src, dst, writable, false)
 }
@@ -278,7 +337,12 @@ pub fn build_root(
                 ctx(mkdir_p(&t), "mkdir", &t)?;
                 tmpfs(&t, libc::MS_NOSUID | libc::MS_NODEV, &tmpfs_opts)?;
             }
-            FsOp::Mask { path, reserve } => {
+            FsOp::Mask {
+                path,
+                pin: Some(id),
+                ..
+            } => mask_pinned_socket(path, *id, notes)?,
+            FsOp::Mask { path, reserve, .. } => {
                 let dst = under(NEW, path);
                 let Ok(md) = std::fs::symlink_metadata(&dst) else {
                     if *reserve {

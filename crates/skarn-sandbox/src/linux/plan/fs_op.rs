@@ -127,6 +127,13 @@ pub enum FsOp {
         /// Reserve the name when it does not exist.
         #[serde(default)]
         reserve: bool,
+        /// A host server's unix socket: its (device, inode) when the walk
+        /// found it. Init hides exactly that inode (opened by path and
+        /// checked, then covered through the open descriptor); when the
+        /// path holds something else by then (a concurrent run renamed a
+        /// directory: attack atk24e F1), the run makes no unix socket.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pin: Option<(u64, u64)>,
     },
     /// Keep a workspace persistence path read-only; when missing and
     /// `reserve` is set, an empty read-only placeholder keeps it from being

@@ -49,11 +49,11 @@ pub(super) fn steps(
         .map(|path| FsOp::Pin { path })
         .collect();
     if ns.mount {
-        fs.extend(
-            masked
-                .into_iter()
-                .map(|(path, reserve)| FsOp::Mask { path, reserve }),
-        );
+        fs.extend(masked.into_iter().map(|(path, reserve)| FsOp::Mask {
+            path,
+            reserve,
+            pin: None,
+        }));
     }
     fs.extend(protects);
     fs
