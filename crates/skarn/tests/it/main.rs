@@ -142,6 +142,8 @@ mod run_secret_stored;
 #[cfg(target_os = "linux")]
 mod run_secret_tools;
 #[cfg(target_os = "linux")]
+mod run_socket_race;
+#[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]
 mod run_store_pip;

@@ -53,6 +53,20 @@ pub(super) fn reserve(
 ) -> Reserved {
     let ws = r.workspace.clone();
     let lock_fd = open_dir(&ws).unwrap_or(-1);
+    if lock_fd >= 0 && other_run_in(&ws) {
+        // Another run in this workspace (each holds the workspace's lock
+        // shared) can rename directories while this one walks and mounts:
+        // a host server's socket could move out from under the hiding
+        // (attack atk24e F1). This run then makes no unix socket.
+        notes.walk_cut.get_or_insert_with(|| {
+            format!(
+                "another skarn run in {} is under way, and its command could move a host \
+                 server's unix socket while this run hides them: unix sockets are unavailable \
+                 in this run (run the two one after the other to keep them)",
+                ws.display()
+            )
+        });
+    }
     if lock_fd >= 0 {
         // SAFETY: lock_fd is open. Blocks only while another run removes
         // its placeholders.
@@ -265,7 +279,9 @@ fn nested_repos(
     }
     let bounds = crate::protect::git::nested_git::before_bounds(r.walk_max_dirs);
     let w = crate::protect::grant_walk::walk(&r.nested_roots, bounds, true, &inodes);
-    notes.walk_cut = super::walk_cut::line(&w, bounds);
+    if let Some(line) = super::walk_cut::line(&w, bounds) {
+        notes.walk_cut = Some(line);
+    }
     notes.repos_cut = w.truncated;
     let (nested, sockets) = (w.repos, w.sockets);
     for (alias, i) in w.aliases {
@@ -510,6 +526,21 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
             reserve_if: Vec::new(),
         }
     });
+}
+
+/// Whether another run holds the workspace `ws`'s lock (every run holds it
+/// shared for its whole life): an exclusive lock on a fresh descriptor is
+/// refused then.
+fn other_run_in(ws: &Path) -> bool {
+    let Some(fd) = open_dir(ws) else {
+        return false;
+    };
+    // SAFETY: fd is open and ours.
+    let held = unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+    // SAFETY: fd is open and ours; closing it releases a lock taken.
+    unsafe { libc::close(fd) };
+    held
 }
 
 fn make_empty_file(p: &Path) -> std::io::Result<u64> {

@@ -1,0 +1,86 @@
+//! Attack atk24e F1: a run whose command keeps renaming the directory of
+//! a host server's unix socket, while another run in the same workspace
+//! walks and hides the sockets it finds. The second run sees the first
+//! (the workspace's lock) and makes no unix socket, said on stderr; each
+//! socket it hides is pinned by inode. Checked from outside: the host
+//! listener got no connection.
+
+use std::os::unix::net::UnixListener;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+#[test]
+fn a_socket_moved_by_a_concurrent_run_stays_unreachable() {
+    if !host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 is needed");
+    }
+    let t = TempDir::new("sockrace");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    for n in ["p1", "p2", "p3"] {
+        t.dir(&format!("ws/{n}"));
+    }
+    let sock = t.dir("ws/p0/db").join("s.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let (started, stop) = (ws.join("started.flag"), ws.join("stop.flag"));
+    // Run A: renames db/ around the four directories until told to stop.
+    let renamer = format!(
+        "touch {s}; cur=p0; end=$(( $(date +%s) + 60 )); \
+         while [ ! -e {x} ] && [ $(date +%s) -lt $end ]; do \
+           for n in p1 p2 p3 p0; do mv $cur/db $n/db 2>/dev/null && cur=$n; done; done; \
+         [ $cur = p0 ] || mv $cur/db p0/db",
+        s = started.display(),
+        x = stop.display()
+    );
+    let mut a = run_command(&ws, &home, &[], &["sh", "-c", &renamer])
+        .current_dir(&ws)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !started.exists() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if !started.exists() {
+        let _ = a.kill();
+        let o = a.wait_with_output().unwrap();
+        panic!(
+            "run A did not start: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // Run B: tries every name the socket can have, for a while.
+    let probe = "import socket, time\n\
+                 end = time.time() + 2\n\
+                 while time.time() < end:\n\
+                 \x20   for n in ('p0', 'p1', 'p2', 'p3'):\n\
+                 \x20       try:\n\
+                 \x20           s = socket.socket(socket.AF_UNIX); s.connect(n + '/db/s.sock'); s.send(b'RACE'); print('CONNECTED', n)\n\
+                 \x20       except OSError:\n\
+                 \x20           pass\n";
+    let mut outs = Vec::new();
+    for _ in 0..3 {
+        outs.push(
+            run_command(&ws, &home, &[], &["python3", "-c", probe])
+                .current_dir(&ws)
+                .output()
+                .unwrap(),
+        );
+    }
+    std::fs::write(&stop, "").unwrap();
+    let _ = a.wait();
+    for o in &outs {
+        assert!(!out(o).contains("CONNECTED"), "{}{}", out(o), err(o));
+        assert!(
+            err(o).contains("another skarn run in") && err(o).contains("unavailable in this run"),
+            "{}",
+            err(o)
+        );
+    }
+    assert!(l.accept().is_err(), "the host listener got a connection");
+}
