@@ -8,6 +8,8 @@
 //! exists and was not changed during it is removed; it is a cache, Python
 //! compiles it again from the source. One written for a source the run
 //! changed (the user sees that change) is kept, as is everything else.
+//! Under `--workspace-layer cow` such a file is not applied
+//! ([`check_layer_change`]).
 
 use std::path::{Path, PathBuf};
 
@@ -71,4 +73,41 @@ fn stale_plant(parent: &Path, name: &std::ffi::OsStr, since: std::time::SystemTi
     let src = parent.join(format!("{stem}.py"));
     std::fs::symlink_metadata(&src).is_ok()
         && !crate::protect::grant_walk::changed_since(&src, since)
+}
+
+/// Under `--workspace-layer cow`: refuse a file in a `__pycache__` for a source (`NAME.py` next to it) that the
+/// workspace has and the layer did not change: Python would load it
+/// instead of the source, and git shows nothing (attack atk24e F9).
+pub fn check_layer_change(ws: &Path, rel: &Path, upper: &Path) -> Result<(), String> {
+    let Some(dir) = rel
+        .parent()
+        .filter(|d| d.file_name() == Some(std::ffi::OsStr::new("__pycache__")))
+    else {
+        return Ok(());
+    };
+    let Some(stem) = rel
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .and_then(|f| f.split('.').next().map(str::to_owned))
+        .filter(|s| !s.is_empty())
+    else {
+        return Ok(());
+    };
+    let src = dir
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(format!("{stem}.py"));
+    let Some(upper_root) = upper.ancestors().nth(rel.components().count()) else {
+        return Ok(());
+    };
+    let on_host = std::fs::symlink_metadata(ws.join(&src)).is_ok();
+    let changed = std::fs::symlink_metadata(upper_root.join(&src)).is_ok();
+    if on_host && !changed {
+        return Err(
+            "a compiled Python file for a source the run did not change (python would \
+             load it instead of the source)"
+                .into(),
+        );
+    }
+    Ok(())
 }
