@@ -175,6 +175,8 @@ pub struct Walk {
     pub sockets: Vec<PathBuf>,
     /// Python virtual environments (vetted by the venv guard).
     pub venvs: Vec<PathBuf>,
+    /// `__pycache__` directories (vetted after a run by the pyc guard).
+    pub pycache: Vec<PathBuf>,
     /// Directories below the roots the walk could not list (search-only:
     /// a socket or anything else inside is unknown): hidden by the caller.
     pub unlisted: Vec<PathBuf>,
@@ -418,6 +420,9 @@ fn classify(
             }
         } else if ft.is_dir() {
             if SKIPPED.iter().any(|s| name == *s) {
+                if name == "__pycache__" {
+                    w.pycache.push(path.clone());
+                }
                 if is_venv(&path) {
                     w.venvs.push(path.clone());
                 }
@@ -433,7 +438,11 @@ fn classify(
 impl Walk {
     /// Entries found that their checks look at one by one.
     fn vetted(&self) -> usize {
-        self.repos.len() + self.upward.len() + self.settings.len() + self.venvs.len()
+        self.repos.len()
+            + self.upward.len()
+            + self.settings.len()
+            + self.venvs.len()
+            + self.pycache.len()
     }
 }
 

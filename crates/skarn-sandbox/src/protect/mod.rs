@@ -31,6 +31,8 @@ pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
 #[cfg(unix)]
+pub mod pyc_guard;
+#[cfg(unix)]
 pub mod rebase_todo;
 #[cfg(target_os = "linux")]
 pub mod run_record;

@@ -126,6 +126,8 @@ mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
 #[cfg(target_os = "linux")]
+mod run_pyc_guard;
+#[cfg(target_os = "linux")]
 mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
@@ -149,7 +151,6 @@ mod run_store;
 mod run_store_pip;
 #[cfg(target_os = "linux")]
 mod run_usability;
-#[cfg(target_os = "linux")]
 mod run_venv_guard;
 #[cfg(target_os = "linux")]
 mod run_walk_bound;

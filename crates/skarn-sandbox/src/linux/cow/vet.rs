@@ -196,6 +196,7 @@ pub fn check(
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
         crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+        crate::protect::pyc_guard::check_layer_change(&rules.ws, rel, upper)?;
     }
     if let Some(c) = n
         .iter()

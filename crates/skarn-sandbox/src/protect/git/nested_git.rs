@@ -333,6 +333,11 @@ fn vet_new_within(
         crate::protect::grant_walk::Late::All,
         &Default::default(),
     );
+    // Cut short: the top entries as they are before anything is set
+    // aside, to set aside those the run changed (attack atk24d F11).
+    let cut_top = (w.truncated || w.truncated_late)
+        .then(|| since.map(|_| super::cut_aside::snapshot(roots, TOP_ENTRIES)))
+        .flatten();
     let mut out = Vec::new();
     let mut repos = w.repos.clone();
     repos.dedup();
@@ -376,6 +381,8 @@ fn vet_new_within(
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         out.extend(venvs.lines);
+        // Compiled files under untouched sources (attack atk24e F9).
+        out.extend(crate::protect::pyc_guard::vet(&w.pycache, since));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name; and the
         // interpreters' start-up files, which are not reserved.
@@ -410,12 +417,16 @@ fn vet_new_within(
     }
     if w.truncated || w.truncated_late {
         INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let (Some(top), Some(since)) = (&cut_top, since) {
+            out.extend(super::cut_aside::set_aside_changed(top, since));
+        }
         out.push(format!(
             "the check after the run stopped after {} directories of the writable grants \
              (bounds: {} directories, {} s): repositories and files host tools look up from \
              any directory (rust-toolchain.toml, .hg, mise.toml, ...) created in the \
-             directories it did not reach were not vetted, so the run fails; review {} before \
-             running git, rustup or hg below it",
+             directories it did not reach were not vetted, so every entry at the top that \
+             the run made or changed was set aside (above) and the run fails; review {} \
+             before running git, rustup or hg below it",
             w.dirs,
             bounds.dirs,
             bounds.time.as_secs(),

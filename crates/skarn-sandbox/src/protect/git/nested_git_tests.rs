@@ -111,6 +111,54 @@ fn a_check_cut_short_fails_the_run_and_late_trees_are_vetted() {
     let w = vet_new_within(&roots, &[], &[], Some(since), false, tiny);
     assert!(w.iter().any(|l| l.contains("the run fails")), "{w:?}");
     assert!(check_incomplete());
+    // What it did not reach was set aside (attack atk24d F11).
+    assert!(!d.join("a").exists(), "{w:?}");
+    assert!(w.iter().any(|l| l.contains("did not finish")), "{w:?}");
+}
+
+/// A check cut short sets aside every top entry the run changed: a
+/// repository planted past the bound is not where host git looks; an
+/// entry the run did not touch and the grant's own `.git` stay.
+#[test]
+fn a_cut_check_sets_aside_the_changed_top_entries() {
+    let tmp = skarn_test_support::TempDir::new("nested-cut-aside");
+    let d = tmp.path().to_path_buf();
+    std::fs::create_dir_all(d.join("mine/deep")).unwrap();
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let since = std::time::SystemTime::now();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let marker = d.join("FSMONITOR-RAN");
+    let r = d.join("zz/y/r");
+    std::fs::create_dir_all(&r).unwrap();
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&r)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skarn_test_support::skip!("git is not installed");
+    }
+    std::fs::write(
+        r.join(".git/config"),
+        format!(
+            "[core]\n\tfsmonitor = \"touch {}; false\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(d.join(".git/config"), "x").unwrap();
+    let top = super::super::cut_aside::snapshot(std::slice::from_ref(&d), 1000);
+    let w = super::super::cut_aside::set_aside_changed(&top, since);
+    assert!(!d.join("zz").exists(), "{w:?}");
+    assert!(d.join("mine/deep").is_dir(), "{w:?}");
+    assert!(d.join(".git/config").is_file(), "{w:?}");
+    assert_eq!(w.len(), 1, "{w:?}");
+    // Host git where the plant was: nothing runs it.
+    let _ = std::process::Command::new("git")
+        .args(["-C", &r.to_string_lossy(), "status"])
+        .output();
+    assert!(!marker.exists());
 }
 
 /// A walk before the run cut short (ADR 0204): the user's own repository
