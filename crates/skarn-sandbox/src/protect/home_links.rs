@@ -62,6 +62,11 @@ const SHALLOW: &[&str] = &[
     // program follows; walking them cost every run about 60,000 system
     // calls with a few hundred stores (issue 30).
     ".local/state/skarn",
+    // The state directories of `skarn serve`'s sandboxed servers: each is
+    // a server's workspace (what it wrote), which host programs do not
+    // read on their own; a few thousand of them cost every run about
+    // 12,000 system calls (issue 30).
+    ".local/state/skarn-servers",
 ];
 
 /// Home roots holding many other programs' files: walked after the others.
@@ -373,7 +378,7 @@ mod tests {
     }
 
     #[test]
-    fn skarn_state_is_walked_one_level_from_dot_local_too() {
+    fn skarn_state_and_server_states_are_walked_one_level_from_dot_local_too() {
         let t = tempdir();
         let (home, ws) = (t.join("home"), t.join("ws"));
         let deep = home.join(".local/state/skarn/store/k/c/l");
@@ -382,6 +387,9 @@ mod tests {
         std::fs::create_dir_all(&ws).unwrap();
         symlink(ws.join("deep"), deep.join("link")).unwrap();
         symlink(ws.join("top"), home.join(".local/state/skarn/top")).unwrap();
+        let server = home.join(".local/state/skarn-servers/a-1/w");
+        std::fs::create_dir_all(&server).unwrap();
+        symlink(ws.join("server"), server.join("link")).unwrap();
         symlink(ws.join("plugin"), home.join(".local/share/app/plugins/p")).unwrap();
         let f = scan(&home);
         let has = |p: &str| f.trusted.iter().any(|t| t.target == ws.join(p));
@@ -390,6 +398,7 @@ mod tests {
         assert!(has("plugin"), "{f:?}");
         assert!(has("top"), "{f:?}");
         assert!(!has("deep"), "{f:?}");
+        assert!(!has("server"), "{f:?}");
         std::fs::remove_dir_all(&t).unwrap();
     }
 
