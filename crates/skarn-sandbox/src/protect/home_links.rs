@@ -62,13 +62,45 @@ const SHALLOW: &[&str] = &[
     // program follows; walking them cost every run about 60,000 system
     // calls with a few hundred stores (issue 30).
     ".local/state/skarn",
+    // The state directories of `skarn serve`'s sandboxed servers: each is
+    // a server's workspace (what it wrote), which host programs do not
+    // read on their own; a few thousand of them cost every run about
+    // 12,000 system calls (issue 30).
+    ".local/state/skarn-servers",
 ];
 
 /// Home roots holding many other programs' files: walked after the others.
 const BROAD: &[&str] = &[".config", ".local"];
 
+/// Scans kept for the rest of the process (see [`remember_scans`]).
+static REMEMBERED: std::sync::Mutex<Option<Vec<(PathBuf, Found)>>> = std::sync::Mutex::new(None);
+
+/// From now on, [`scan`] of a home already scanned in this process returns
+/// the first scan's result. For a short-lived process that asks the same
+/// question several times before one run starts (`skarn run` asked it
+/// three times: is the workspace a home place, twice, and where the home's
+/// links lead); never for a long-lived one, whose home may change.
+pub fn remember_scans() {
+    let mut r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    r.get_or_insert_with(Vec::new);
+}
+
 /// Scan the home `home` (as `$HOME` names it).
 pub fn scan(home: &Path) -> Found {
+    let mut r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(kept) = r.as_mut() else {
+        drop(r);
+        return scan_now(home);
+    };
+    if let Some((_, f)) = kept.iter().find(|(h, _)| h == home) {
+        return f.clone();
+    }
+    let f = scan_now(home);
+    kept.push((home.to_path_buf(), f.clone()));
+    f
+}
+
+fn scan_now(home: &Path) -> Found {
     let mut s = Scan {
         found: Found::default(),
         cache: CanonicalCache::following_dangling_links(),
@@ -229,10 +261,17 @@ impl Scan {
         self.walk(&p, depth, secret);
     }
 
+    /// Whether `p` is one of the home's [`SHALLOW`] roots.
+    fn is_shallow(&self, p: &Path) -> bool {
+        p.strip_prefix(&self.home)
+            .is_ok_and(|rel| SHALLOW.iter().any(|s| rel == Path::new(s)))
+    }
+
     /// The links inside `dir` (a real directory), `depth` levels deep.
     fn walk(&mut self, dir: &Path, depth: usize, secret: bool) {
-        let mut stack = vec![(dir.to_path_buf(), 0usize)];
-        while let Some((d, level)) = stack.pop() {
+        // (directory, its level, the depth its walk stops at)
+        let mut stack = vec![(dir.to_path_buf(), 0usize, depth)];
+        while let Some((d, level, depth)) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
             };
@@ -252,7 +291,15 @@ impl Scan {
                     }
                 } else if ft.is_dir() {
                     if level + 1 < depth {
-                        stack.push((path, level + 1));
+                        // A cache or data root reached from a broader one
+                        // (`.local/state/skarn` from `.local`) is walked
+                        // one level, as when it is walked itself.
+                        let depth = if self.is_shallow(&path) {
+                            depth.min(level + 2)
+                        } else {
+                            depth
+                        };
+                        stack.push((path, level + 1, depth));
                     } else if depth == MAX_DEPTH && self.found.unfinished.len() < 8 {
                         // Deeper links are not followed: said, not hidden.
                         self.found.unfinished.push(path);
@@ -327,6 +374,31 @@ mod tests {
         assert!(has("creds", true), "{f:?}");
         assert!(has("git.inc", false), "{f:?}");
         assert!(f.unfinished.is_empty());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn skarn_state_and_server_states_are_walked_one_level_from_dot_local_too() {
+        let t = tempdir();
+        let (home, ws) = (t.join("home"), t.join("ws"));
+        let deep = home.join(".local/state/skarn/store/k/c/l");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(home.join(".local/share/app/plugins")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        symlink(ws.join("deep"), deep.join("link")).unwrap();
+        symlink(ws.join("top"), home.join(".local/state/skarn/top")).unwrap();
+        let server = home.join(".local/state/skarn-servers/a-1/w");
+        std::fs::create_dir_all(&server).unwrap();
+        symlink(ws.join("server"), server.join("link")).unwrap();
+        symlink(ws.join("plugin"), home.join(".local/share/app/plugins/p")).unwrap();
+        let f = scan(&home);
+        let has = |p: &str| f.trusted.iter().any(|t| t.target == ws.join(p));
+        // Another program's data under `.local` is walked deep; skarn's
+        // own stores only one level, from whichever root reaches them.
+        assert!(has("plugin"), "{f:?}");
+        assert!(has("top"), "{f:?}");
+        assert!(!has("deep"), "{f:?}");
+        assert!(!has("server"), "{f:?}");
         std::fs::remove_dir_all(&t).unwrap();
     }
 

@@ -215,9 +215,20 @@ pub fn live_since(
     own: Option<&Path>,
     roots: &[PathBuf],
 ) -> Option<std::time::SystemTime> {
+    live_since_except(dir, own, roots, &Default::default())
+}
+
+/// [`live_since`], not opening the records in `dead` (found dead by
+/// [`catch_up_noting_dead`]: their runs are over for good).
+pub fn live_since_except(
+    dir: &Path,
+    own: Option<&Path>,
+    roots: &[PathBuf],
+    dead: &std::collections::HashSet<PathBuf>,
+) -> Option<std::time::SystemTime> {
     let mut first: Option<std::time::SystemTime> = None;
     for p in records(dir) {
-        if Some(p.as_path()) == own {
+        if Some(p.as_path()) == own || dead.contains(&p) {
             continue;
         }
         let Some(mut f) = open(&p) else { continue };
@@ -243,22 +254,42 @@ pub fn live_since(
 /// the run. `check` runs a pending check's record (the helper's checks
 /// after the run).
 pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
+    catch_up_noting_dead(dir, want).0
+}
+
+/// [`catch_up`], also returning the records it found dead and left in
+/// place (another workspace's): a dead run's record is never locked by
+/// its run again, so [`live_since`] need not open them a second time.
+pub fn catch_up_noting_dead(
+    dir: &Path,
+    want: &dyn Fn(&Info) -> bool,
+) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
     let mut out = Vec::new();
+    let mut dead = std::collections::HashSet::new();
     for p in records(dir) {
-        out.extend(catch_up_one(&p, want));
+        let (found, was_dead) = check(&p, want, false);
+        out.extend(found);
+        if was_dead {
+            dead.insert(p);
+        }
     }
     out.extend(found_files(dir, want));
-    out
+    (out, dead)
 }
 
 /// Run one record's pending check if its run is dead and `want` accepts
 /// it; with `keep`, the findings are also written for later display.
 fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String> {
+    check(run, want, keep).0
+}
+
+/// [`check_one`], and whether the record was found dead and left in place.
+fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, bool) {
     let Some(mut f) = open(run) else {
-        return Vec::new();
+        return (Vec::new(), false);
     };
     if !lock(&f, libc::LOCK_EX) {
-        return Vec::new(); // alive, or another process catches it up
+        return (Vec::new(), false); // alive, or another process catches it up
     }
     // Still the record at that name (not one removed meanwhile by another
     // catch-up that held the lock before us).
@@ -267,7 +298,7 @@ fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String
         _ => false,
     };
     if !same {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let info = read_bounded(&mut f, MAX_INFO).and_then(|b| serde_json::from_slice::<Info>(&b).ok());
     // A run whose workspace is gone, or dead for a day, is taken by
@@ -284,7 +315,7 @@ fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String
         && !stale
         && std::fs::symlink_metadata(&i.workspace).is_ok()
     {
-        return Vec::new();
+        return (Vec::new(), true);
     }
     let vet = run.with_extension("vet");
     let mut out = Vec::new();
@@ -325,7 +356,7 @@ fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String
     }
     let _ = std::fs::remove_file(&vet);
     let _ = std::fs::remove_file(run);
-    out
+    (out, false)
 }
 
 /// Findings a reaper could not show.

@@ -91,6 +91,10 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // One run, one look at where the home's links lead (asked by the
+    // workspace checks and the planner alike).
+    #[cfg(unix)]
+    skarn_sandbox::protect::home_links::remember_scans();
     let (policy, provenance) = build_policy(&args)?;
     let (mut env, mut removed) =
         skarn_sandbox::policy::env::scrub(std::env::vars_os(), &policy.allow_env);

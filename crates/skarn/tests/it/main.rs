@@ -99,6 +99,8 @@ mod run_hardening;
 mod run_home_mentions;
 mod run_home_mentions_22c;
 #[cfg(target_os = "linux")]
+mod run_home_scan_size;
+#[cfg(target_os = "linux")]
 mod run_host_runs;
 #[cfg(target_os = "linux")]
 mod run_lifecycle;

@@ -260,7 +260,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     let roots = record_roots(&plan);
     let mut record = None;
     if let Some(dir) = &plan.runs_dir {
-        for w in crate::protect::run_record::catch_up(dir, &|i| i.overlaps(&roots)) {
+        let (found, dead) =
+            crate::protect::run_record::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
+        for w in found {
             persistence::tell(&w, &mut report);
         }
         let (run, vet) = crate::protect::run_record::new_paths(dir);
@@ -280,12 +282,13 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         }
         // Files changed since another live run here started may be its
         // plants: never snapshotted as the user's (attack 24c F4).
-        crate::linux::lapse::other_runs_since(crate::protect::run_record::live_since(
+        crate::linux::lapse::other_runs_since(crate::protect::run_record::live_since_except(
             dir,
             record
                 .as_ref()
                 .map(|h: &crate::protect::run_record::Held| h.path()),
             &roots,
+            &dead,
         ));
     }
     let mut rnotes = reserve::ReserveNotes::default();
