@@ -190,7 +190,7 @@ impl Gateway {
             rebuilding: Mutex::new(()),
             executor: tokio::sync::OnceCell::new(),
             exec_slots: Arc::new(tokio::sync::Semaphore::new(slots)),
-            stateless_share: Arc::new(tokio::sync::Semaphore::new(crate::server::session_share(
+            stateless_share: Arc::new(tokio::sync::Semaphore::new(crate::limits::session_share(
                 slots,
             ))),
             worker_command: Mutex::new(skarn_worker::WorkerCommand::current_exe()),

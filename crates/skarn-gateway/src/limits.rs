@@ -136,6 +136,11 @@ fn build(raw: RawLimits) -> Result<Limits, String> {
     Ok(l)
 }
 
+/// The execute slots one session may hold at once, of `slots`.
+pub fn session_share(slots: usize) -> usize {
+    (slots / 2).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

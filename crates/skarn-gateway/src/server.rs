@@ -55,10 +55,7 @@ pub struct GatewayServer {
     pub(crate) exec_share: Arc<tokio::sync::Semaphore>,
 }
 
-/// The execute slots one session may hold at once, of `slots`.
-pub fn session_share(slots: usize) -> usize {
-    (slots / 2).max(1)
-}
+pub use crate::limits::session_share;
 
 impl GatewayServer {
     pub fn new(gw: Arc<Gateway>) -> GatewayServer {

@@ -21,7 +21,7 @@ fn a_socket_moved_by_a_concurrent_run_stays_unreachable() {
     let home = t.dir("home");
     let ws = t.dir("ws");
     for n in ["p1", "p2", "p3"] {
-        t.dir(&format!("ws/{n}"));
+        t.dir(format!("ws/{n}"));
     }
     let sock = t.dir("ws/p0/db").join("s.sock");
     let l = UnixListener::bind(&sock).unwrap();
