@@ -5,7 +5,7 @@
 //! passwords: such a file is replaced, for the run, by a copy in the
 //! private home without them, read with the TOML parser cargo uses.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::policy::Policy;
 use crate::secrets::credential_text::carries_credential;
@@ -99,9 +99,9 @@ pub fn sanitized(text: &str) -> Option<String> {
 /// holding a credential is taken away; under the private home `home`
 /// (where the run sees the host's path) the sanitised copy takes its
 /// place. Returns the files replaced.
-pub fn replace_granted(policy: &mut Policy, home: &std::path::Path) -> Vec<PathBuf> {
-    let cargo_home = super::tool_credentials::cargo_home(home);
-    let is_config = |p: &std::path::Path| {
+pub fn replace_granted(policy: &mut Policy, home: &Path) -> Vec<PathBuf> {
+    let cargo_home = cargo_home(home);
+    let is_config = |p: &Path| {
         p.parent()
             .is_some_and(|d| d == cargo_home || d.ends_with(".cargo"))
             && p.file_name()
@@ -138,6 +138,15 @@ pub fn replace_granted(policy: &mut Policy, home: &std::path::Path) -> Vec<PathB
         }
     }
     replaced
+}
+
+/// Where cargo keeps its files for the caller: `$CARGO_HOME` when
+/// absolute, else `~/.cargo`.
+pub fn cargo_home(home: &Path) -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".cargo"))
 }
 
 #[cfg(test)]

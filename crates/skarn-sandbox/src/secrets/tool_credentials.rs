@@ -11,7 +11,7 @@
 //! copied, nothing else of the file (the rest may hold credentials the run
 //! was not granted).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use base64::Engine;
 
@@ -228,14 +228,7 @@ impl RunSecrets {
     }
 }
 
-/// Where cargo keeps its files for the caller: `$CARGO_HOME` when
-/// absolute, else `~/.cargo`.
-pub fn cargo_home(home: &Path) -> PathBuf {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".cargo"))
-}
+pub use super::cargo_config::cargo_home;
 
 #[cfg(test)]
 #[path = "tool_credentials_tests.rs"]
