@@ -62,6 +62,7 @@ fn one_sessions_scripts_leave_slots_for_another_session() {
 /// Four 2026-07-28 `execute` requests over HTTP (stateless: each its own
 /// session), all blocked at the server: together they hold at most half
 /// the slots, and a 2025-11-25 session's script still runs.
+#[cfg(unix)] // the raw HTTP client of `http_isolation`
 #[test]
 fn many_stateless_requests_leave_slots_for_a_session() {
     use crate::http_isolation::{Client, exchange, modern};

@@ -97,6 +97,7 @@ mod run_go_preset;
 mod run_hardening;
 #[cfg(target_os = "linux")]
 mod run_home_mentions;
+#[cfg(target_os = "linux")]
 mod run_home_mentions_22c;
 #[cfg(target_os = "linux")]
 mod run_home_scan_size;
