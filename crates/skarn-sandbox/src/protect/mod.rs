@@ -27,6 +27,8 @@ pub mod host_programs;
 pub mod owner_only;
 #[cfg(unix)]
 pub mod path_shadow;
+#[cfg(unix)]
+pub mod path_shadow_walk;
 pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;

@@ -296,6 +296,47 @@ fn f9_relative_path_entries_of_a_start_up_file() {
     }
 }
 
+/// atk22d F9, below the top: a relative entry (`bin`, `.`) names a
+/// directory in whatever subdirectory the user's shell is in, so a
+/// program the run plants in `sub/deep/bin` (or `sub/deep`) named like a
+/// system one is set aside too; the host's `ls` there runs the system's.
+#[test]
+fn f9_relative_path_entries_name_subdirectories_too() {
+    for (i, (rc, at)) in [
+        ("PATH=bin:$PATH", "sub/deep/bin"),
+        ("PATH=:$PATH", "sub/deep"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (t, home, ws) = project(&format!("m22d-f9s-{i}"));
+        t.file("home/.bashrc", format!("{rc}\n"));
+        let script = format!(
+            "mkdir -p {at} && cd {at} && for n in ls my-own-tool; do printf '#!/bin/sh\\necho PWN-$n\\n' > $n; chmod +x $n; done"
+        );
+        let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+        assert_eq!(code(&o), 0, "{rc}: {}", err(&o));
+        assert!(err(&o).contains("is on your PATH"), "{rc}: {}", err(&o));
+        let dir = ws.join(at);
+        assert!(!dir.join("ls").exists(), "{rc}: the planted ls stayed");
+        assert!(
+            dir.join("my-own-tool").exists(),
+            "{rc}: the project's tool went"
+        );
+        let host = Command::new("bash")
+            .args(["-i", "-c", "ls >/dev/null; echo done"])
+            .current_dir(ws.join("sub/deep"))
+            .env("HOME", &home)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("bash");
+        let out = String::from_utf8_lossy(&host.stdout);
+        assert!(!out.contains("PWN"), "{rc}: host ran the planted ls: {out}");
+        assert!(out.contains("done"), "{rc}: {out}");
+    }
+}
+
 /// atk22d F11: `~/.docker/config.json` naming a plugin folder of the
 /// project (`cliPluginsExtraDirs`, searched before docker's own
 /// plugins): the project is read-only, the planted `docker-compose` is not

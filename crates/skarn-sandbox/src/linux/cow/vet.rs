@@ -41,6 +41,9 @@ pub struct Rules {
     pub link_guards: Vec<PathBuf>,
     /// `PATH` directories missing before the run, with the later ones.
     pub path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Relative `PATH` entries (any directory they name) and the absolute
+    /// `PATH` directories ([`crate::protect::path_shadow_walk`]).
+    pub relative_path: (Vec<String>, Vec<PathBuf>),
     /// The workspace holds the home: its dot entries before the run.
     pub home_dots: Option<Vec<String>>,
 }
@@ -96,6 +99,9 @@ impl Rules {
                     d.extend(a.changed_path_dirs.iter().cloned());
                     d
                 })
+                .unwrap_or_default(),
+            relative_path: a
+                .map(|a| (a.relative_path.clone(), a.path_later.clone()))
                 .unwrap_or_default(),
             home_dots: a
                 .and_then(|a| a.quarantine_home.as_ref())
@@ -252,6 +258,19 @@ pub fn check(
                     dir.display()
                 ));
             }
+        }
+        let (rels, later) = &rules.relative_path;
+        if let Some(dir) = abs.parent()
+            && crate::protect::path_shadow_walk::named_by(dir, rels)
+            && later
+                .iter()
+                .any(|l| crate::protect::path_shadow::is_program(&l.join(name)))
+        {
+            return Err(format!(
+                "{} is on PATH in a shell there (a relative entry of your PATH): this \
+                 program would shadow the later one",
+                dir.display()
+            ));
         }
     }
     Ok(())

@@ -201,6 +201,14 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             &a.vet_roots,
             Some(saved.start),
         ));
+        let top: Vec<PathBuf> = a.changed_path_dirs.iter().map(|(d, _)| d.clone()).collect();
+        found.extend(crate::protect::path_shadow_walk::set_aside(
+            &a.relative_path,
+            &a.path_later,
+            &a.vet_roots,
+            &top,
+            Some(saved.start),
+        ));
     }
     if let Some(b) = &saved.git_odd {
         found.extend(crate::protect::git::git_sweep::sweep(b, b.dirs()));

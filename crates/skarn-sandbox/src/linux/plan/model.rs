@@ -145,6 +145,16 @@ pub struct AfterRun {
     /// run and named like later ones are set aside.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_path_dirs: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Relative `PATH` entries (of home start-up files and of the caller's
+    /// `PATH`), searched by a host shell in whatever directory the user is
+    /// in: after the run every directory of the writable grants they can
+    /// name is looked at ([`crate::protect::path_shadow_walk`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub relative_path: Vec<String>,
+    /// The absolute `PATH` directories, whose programs' names a relative
+    /// entry's directory must not take.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_later: Vec<PathBuf>,
     /// Relative `core.hooksPath` values of the global git configuration
     /// (`.githooks`): a repository created during the run with that
     /// directory is set aside ([`crate::protect::git::nested_git`]).

@@ -354,12 +354,40 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             }
         }
     }
+    // The same entries below the top (and the caller's own relative
+    // entries): looked for by a walk after the run.
+    let mut relative_path = host.home_mentions.relative_path.clone();
+    if let Some(p) = std::env::var_os("PATH") {
+        for d in std::env::split_paths(&p).take(1000) {
+            let s = d.to_string_lossy();
+            if !d.is_absolute() && !s.starts_with('~') {
+                let e = if s.is_empty() {
+                    ".".to_string()
+                } else {
+                    s.into_owned()
+                };
+                if !relative_path.contains(&e) && relative_path.len() < 64 {
+                    relative_path.push(e);
+                }
+            }
+        }
+    }
+    let path_later = if relative_path.is_empty() {
+        Vec::new()
+    } else {
+        dirs.iter()
+            .filter(|d| g.writable(d).is_none())
+            .cloned()
+            .collect()
+    };
     AfterRun {
         vet_roots: roots,
         quarantine_home,
         link_guards,
         missing_path_dirs,
         changed_path_dirs,
+        relative_path,
+        path_later,
         hooks_rel: crate::protect::git::git_vet::global_relative_hooks(host.home.as_deref()),
     }
 }
