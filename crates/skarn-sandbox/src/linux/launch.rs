@@ -15,7 +15,7 @@ pub enum LaunchError {
     /// The plan could not be serialised.
     #[error("cannot serialise the sandbox plan: {0}")]
     Serialize(#[from] serde_json::Error),
-    /// The plan is larger than [`MAX_PLAN_BYTES`].
+    /// The plan is larger than [`crate::linux::helper::MAX_PLAN_BYTES`].
     #[error("sandbox plan too large ({0} bytes, at most 1 MiB); use fewer grants")]
     TooLarge(usize),
 }
@@ -47,7 +47,7 @@ pub fn helper_command(
         }
     }
     let json = zeroize::Zeroizing::new(serde_json::to_string(&plan)?);
-    if json.len() > MAX_PLAN_BYTES {
+    if json.len() > crate::linux::helper::MAX_PLAN_BYTES {
         return Err(LaunchError::TooLarge(json.len()));
     }
     let mut cmd = Command::new(exe);
@@ -121,10 +121,6 @@ fn plan_pipe(data: &[u8]) -> Option<std::os::fd::OwnedFd> {
 /// Bytes of the plan in one environment variable (under Linux's 128 KiB
 /// per string).
 const PLAN_PIECE_BYTES: usize = 100 * 1024;
-
-/// The largest plan handed to the helper (its pieces share the 2 MiB the
-/// kernel allows for arguments and environment with the command's own).
-pub const MAX_PLAN_BYTES: usize = 1024 * 1024;
 
 /// Whether the loader or the C library acts on variable `k` before `main`
 /// (`LD_*`, and glibc's other variables it drops for set-user-ID programs).

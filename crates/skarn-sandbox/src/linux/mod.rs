@@ -11,13 +11,11 @@
 pub mod cow;
 pub mod egress;
 pub mod egress_fd;
-pub mod egress_proxy;
 pub mod fdmount;
 pub mod helper;
 pub mod host;
 pub mod host_probe;
 pub mod idmap;
-pub mod idmap_plan;
 pub mod idmap_workspace;
 pub mod landlock_rules;
 pub mod lapse;

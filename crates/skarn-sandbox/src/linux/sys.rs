@@ -115,9 +115,16 @@ pub fn unshare(flags: libc::c_int) -> io::Result<()> {
     unshare(UnshareFlags::from_bits_retain(flags as u32))
 }
 
-/// fork(2). Only call from a single-threaded process.
-pub fn fork() -> io::Result<libc::pid_t> {
-    // SAFETY: callers are single-threaded (the helper is a fresh exec).
+/// fork(2).
+///
+/// # Safety
+///
+/// The calling process must be single-threaded (the helper and the
+/// processes it forks are): in a threaded process the child may only make
+/// async-signal-safe calls before it execs or exits, which Rust code
+/// cannot promise (a lock held by another thread stays held for ever).
+pub unsafe fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: the caller is single-threaded (this function's contract).
     let r = unsafe { libc::fork() };
     if r < 0 {
         Err(io::Error::last_os_error())
@@ -148,9 +155,14 @@ struct CloneArgs {
 /// fork(2) with the child born inside the cgroup v2 directory `cgroup`
 /// (clone3 with `CLONE_INTO_CGROUP`), and as PID 1 of a new PID namespace
 /// when `new_pid_ns`: no migration, so no wait for the RCU grace period a
-/// move by pid costs. Only call from a single-threaded process. Errors
-/// (kernel before 5.7, v1 directory, ...) leave no child and no namespace.
-pub fn fork_into_cgroup(
+/// move by pid costs. Errors (kernel before 5.7, v1 directory, ...) leave
+/// no child and no namespace.
+///
+/// # Safety
+///
+/// As [`fork`]: the calling process must be single-threaded, or the child
+/// must make only async-signal-safe calls before it exits.
+pub unsafe fn fork_into_cgroup(
     cgroup: std::os::fd::BorrowedFd<'_>,
     new_pid_ns: bool,
 ) -> io::Result<libc::pid_t> {
@@ -331,7 +343,8 @@ mod tests {
         let want = want.as_bytes();
         let path = c"/proc/self/cgroup";
         for new_pid_ns in [false, true] {
-            let r = fork_into_cgroup(fd.as_fd(), new_pid_ns);
+            // SAFETY: the child makes only async-signal-safe calls (above).
+            let r = unsafe { fork_into_cgroup(fd.as_fd(), new_pid_ns) };
             if matches!(r, Ok(0)) {
                 let mut buf = [0u8; 4096];
                 // SAFETY: open/read/_exit on valid buffers (async-signal-safe).

@@ -12,7 +12,8 @@
 //! - `<id>.vet`: what the check after the run needs (the pending check).
 //!   A run killed before its check (SIGKILL of `skarn run`) leaves both
 //!   files with the lock free: the reaper, the next `skarn run` and the
-//!   file guard run that check ([`catch_up`]) and remove the record.
+//!   file guard run that check
+//!   ([`crate::linux::helper::dead_runs::catch_up`]) and remove the record.
 //!
 //! Names in progress are `.tmp-<id>` (locked from creation; renamed into
 //! place once written), so a reader never sees a record unlocked before
@@ -20,7 +21,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,13 +30,13 @@ use serde::{Deserialize, Serialize};
 pub const DIR: &str = ".local/state/skarn/runs";
 
 /// Records looked at, at most, per scan.
-const MAX_RECORDS: usize = 65_536;
+pub(crate) const MAX_RECORDS: usize = 65_536;
 /// A dead run's record this old is caught up by any caller.
-const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+pub(crate) const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 /// Largest `.run` read.
-const MAX_INFO: u64 = 1 << 20;
+pub(crate) const MAX_INFO: u64 = 1 << 20;
 /// Largest `.vet` read (its file snapshots are at most 1 MiB each).
-const MAX_VET: u64 = 256 << 20;
+pub(crate) const MAX_VET: u64 = 256 << 20;
 
 /// The record directory of `home`.
 pub fn dir(home: &Path) -> PathBuf {
@@ -81,14 +82,14 @@ pub fn new_paths(dir: &Path) -> (PathBuf, PathBuf) {
     (dir.join(format!("{id}.run")), dir.join(format!("{id}.vet")))
 }
 
-fn lock(f: &std::fs::File, how: libc::c_int) -> bool {
+pub(crate) fn lock(f: &std::fs::File, how: libc::c_int) -> bool {
     // SAFETY: flock on an open descriptor we own.
     unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) == 0 }
 }
 
 /// Write `bytes` to `to` through a locked `.tmp-` name in `dir`; the open
 /// (still locked) file.
-fn write_locked(dir: &Path, to: &Path, bytes: &[u8]) -> std::io::Result<std::fs::File> {
+pub(crate) fn write_locked(dir: &Path, to: &Path, bytes: &[u8]) -> std::io::Result<std::fs::File> {
     let tmp = dir.join(format!(
         ".tmp-{}",
         crate::protect::set_aside::random_suffix()
@@ -162,7 +163,7 @@ impl Held {
 }
 
 /// Open a record read-only, not following links, never blocking.
-fn open(p: &Path) -> Option<std::fs::File> {
+pub(crate) fn open(p: &Path) -> Option<std::fs::File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -171,14 +172,14 @@ fn open(p: &Path) -> Option<std::fs::File> {
     f.metadata().ok()?.is_file().then_some(f)
 }
 
-fn read_bounded(f: &mut std::fs::File, max: u64) -> Option<Vec<u8>> {
+pub(crate) fn read_bounded(f: &mut std::fs::File, max: u64) -> Option<Vec<u8>> {
     let mut b = Vec::new();
     f.take(max + 1).read_to_end(&mut b).ok()?;
     (b.len() as u64 <= max).then_some(b)
 }
 
 /// The `.run` records of `dir`.
-fn records(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn records(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -247,201 +248,4 @@ pub fn live_since_except(
         }
     }
     first
-}
-
-/// Run the pending check of every dead run of `dir` whose record `want`
-/// accepts, and remove those records; one line per finding, each naming
-/// the run. `check` runs a pending check's record (the helper's checks
-/// after the run).
-pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
-    catch_up_noting_dead(dir, want).0
-}
-
-/// [`catch_up`], also returning the records it found dead and left in
-/// place (another workspace's): a dead run's record is never locked by
-/// its run again, so [`live_since`] need not open them a second time.
-pub fn catch_up_noting_dead(
-    dir: &Path,
-    want: &dyn Fn(&Info) -> bool,
-) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
-    let mut out = Vec::new();
-    let mut dead = std::collections::HashSet::new();
-    for p in records(dir) {
-        let (found, was_dead) = check(&p, want, false);
-        out.extend(found);
-        if was_dead {
-            dead.insert(p);
-        }
-    }
-    out.extend(found_files(dir, want));
-    (out, dead)
-}
-
-/// Run one record's pending check if its run is dead and `want` accepts
-/// it; with `keep`, the findings are also written for later display.
-fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String> {
-    check(run, want, keep).0
-}
-
-/// [`check_one`], and whether the record was found dead and left in place.
-fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, bool) {
-    let Some(mut f) = open(run) else {
-        return (Vec::new(), false);
-    };
-    if !lock(&f, libc::LOCK_EX) {
-        return (Vec::new(), false); // alive, or another process catches it up
-    }
-    // Still the record at that name (not one removed meanwhile by another
-    // catch-up that held the lock before us).
-    let same = match (f.metadata(), std::fs::symlink_metadata(run)) {
-        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-        _ => false,
-    };
-    if !same {
-        return (Vec::new(), false);
-    }
-    let info = read_bounded(&mut f, MAX_INFO).and_then(|b| serde_json::from_slice::<Info>(&b).ok());
-    // A run whose workspace is gone, or dead for a day, is taken by
-    // anyone: records of places nobody runs in again (a killed gateway's
-    // server, a deleted checkout) do not pile up.
-    let stale = f
-        .metadata()
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > STALE);
-    if let Some(i) = &info
-        && !want(i)
-        && !stale
-        && std::fs::symlink_metadata(&i.workspace).is_ok()
-    {
-        return (Vec::new(), true);
-    }
-    let vet = run.with_extension("vet");
-    let mut out = Vec::new();
-    let who = info.as_ref().map_or_else(
-        || "an earlier run".to_string(),
-        |i| {
-            format!(
-                "an earlier run in {} (helper pid {})",
-                i.workspace.display(),
-                i.pid
-            )
-        },
-    );
-    // (No `.vet`: killed before the command started.)
-    if let Some(bytes) = open(&vet).and_then(|mut v| read_bounded(&mut v, MAX_VET)) {
-        match crate::linux::helper::catch_up(&bytes) {
-            Ok(found) => out.extend(found.into_iter().map(|w| {
-                format!("{who} ended before its check after the run (killed); checked now: {w}")
-            })),
-            Err(e) => out.push(format!(
-                "{who} ended before its check after the run, and its record is unreadable \
-                 ({e}): review what it may have left in its workspace"
-            )),
-        }
-    }
-    if keep
-        && !out.is_empty()
-        && let Some(i) = info
-        && let Ok(b) = serde_json::to_vec(&Found {
-            run: i,
-            lines: out.clone(),
-        })
-    {
-        // Kept for whoever shows findings next (the reaper has no
-        // terminal): the next run or file-guard call in that workspace.
-        let dir = run.parent().unwrap_or(Path::new("/"));
-        let _ = write_locked(dir, &run.with_extension("found"), &b);
-    }
-    let _ = std::fs::remove_file(&vet);
-    let _ = std::fs::remove_file(run);
-    (out, false)
-}
-
-/// Findings a reaper could not show.
-#[derive(Serialize, Deserialize)]
-struct Found {
-    run: Info,
-    lines: Vec<String>,
-}
-
-/// [`catch_up_one`] from the reaper: the findings stay in `<id>.found`.
-pub fn catch_up_to_file(run: &Path) {
-    let _ = check_one(run, &|_| true, true);
-}
-
-/// [`catch_up`] for one record (`<id>.run`).
-pub fn catch_up_one(run: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
-    check_one(run, want, false)
-}
-
-/// Findings of checks caught up by a reaper (`<id>.found`) of the runs
-/// `want` accepts, removed once read.
-fn found_files(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for p in rd
-        .flatten()
-        .take(MAX_RECORDS)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "found"))
-    {
-        let found = open(&p)
-            .and_then(|mut f| read_bounded(&mut f, MAX_VET))
-            .and_then(|b| serde_json::from_slice::<Found>(&b).ok());
-        match found {
-            Some(f) if !want(&f.run) => continue,
-            Some(f) => out.extend(f.lines),
-            None => {}
-        }
-        let _ = std::fs::remove_file(&p);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_held_record_is_live_and_a_released_one_is_caught_up() {
-        let t = skarn_test_support::TempDir::new("run_record");
-        let d = dir(t.path());
-        std::fs::create_dir_all(t.path().join("ws")).unwrap();
-        let info = Info {
-            workspace: t.path().join("ws"),
-            roots: vec![t.path().join("ws")],
-            pid: 1,
-        };
-        let (run, vet) = new_paths(&d);
-        let held = Held::start(&run, &vet, &info).unwrap();
-        assert_eq!(live(&d), vec![info.clone()]);
-        assert!(info.covers(&t.path().join("ws/a/b")));
-        assert!(!info.covers(&t.path().join("other")));
-        assert!(catch_up(&d, &|_| true).is_empty());
-        assert!(run.exists(), "a live record stays");
-        // The helper dies (its descriptor closes) without finishing.
-        drop(held);
-        assert!(live(&d).is_empty());
-        assert!(catch_up(&d, &|_| false).is_empty());
-        assert!(run.exists(), "not wanted: kept");
-        let _ = catch_up(&d, &|_| true);
-        assert!(!run.exists());
-        // A dead run whose workspace is gone is taken by anyone.
-        let gone = Info {
-            workspace: t.path().join("gone"),
-            ..info.clone()
-        };
-        let (run, vet) = new_paths(&d);
-        drop(Held::start(&run, &vet, &gone).unwrap());
-        let _ = catch_up(&d, &|_| false);
-        assert!(!run.exists());
-        // A finished run leaves nothing.
-        let (run, vet) = new_paths(&d);
-        Held::start(&run, &vet, &info).unwrap().finish();
-        assert!(records(&d).is_empty());
-    }
 }

@@ -95,7 +95,9 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
         memory_fallback: run.memory_fallback || !joined,
         ..*run
     };
-    let t = match sys::fork() {
+    // SAFETY: init is single-threaded (forked from the single-threaded
+    // helper; it starts no threads).
+    let t = match unsafe { sys::fork() } {
         Ok(0) => target::target_main(&run, wr),
         Ok(pid) => pid,
         Err(e) => fatal(wr, &format!("fork: {e}")),

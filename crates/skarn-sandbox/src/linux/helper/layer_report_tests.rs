@@ -112,7 +112,7 @@ fn namespaces_name_what_was_made() {
     let e = namespaces(&p);
     assert_eq!(e.status, Status::FullyEnforced);
     assert_eq!(e.detail, "new user, pid, net, ipc, uts");
-    let without = crate::linux::idmap_plan::without_namespaces(&host(1000, true, 6, true, false));
+    let without = crate::linux::plan::idmap::without_namespaces(&host(1000, true, 6, true, false));
     let f = namespaces(&plan_for(&without, NetPolicy::DenyAll));
     assert_eq!(f.status, Status::NotEnforced);
 }
@@ -141,7 +141,7 @@ fn network_entries_follow_the_namespace_and_the_filters_in_force() {
         network_on_host(&all, None, true).status,
         Status::FullyEnforced
     );
-    let bare = crate::linux::idmap_plan::without_namespaces(&h);
+    let bare = crate::linux::plan::idmap::without_namespaces(&h);
     let deny = plan_for(&bare, NetPolicy::DenyAll);
     let e = network_on_host(&deny, Some(Status::FullyEnforced), true);
     assert!(e.detail.contains("refused by seccomp"), "{e:?}");

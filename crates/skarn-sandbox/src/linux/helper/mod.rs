@@ -24,6 +24,7 @@
 //! between fork and exec is safe.
 
 mod cgroup;
+pub mod dead_runs;
 mod egress;
 mod git_layer;
 mod home_writes;
@@ -44,6 +45,10 @@ mod supervision;
 mod target;
 mod walk_cut;
 mod ws_entries;
+
+/// The largest plan handed to the helper (its pieces share the 2 MiB the
+/// kernel allows for arguments and environment with the command's own).
+pub const MAX_PLAN_BYTES: usize = 1024 * 1024;
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -71,7 +76,7 @@ pub fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
     // closed here.
     let f = unsafe { std::fs::File::from_raw_fd(fd) };
     let mut buf = zeroize::Zeroizing::new(Vec::new());
-    f.take(crate::linux::launch::MAX_PLAN_BYTES as u64 + 1)
+    f.take(MAX_PLAN_BYTES as u64 + 1)
         .read_to_end(&mut buf)
         .ok()?;
     Some(buf)
@@ -260,8 +265,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     let roots = record_roots(&plan);
     let mut record = None;
     if let Some(dir) = &plan.runs_dir {
-        let (found, dead) =
-            crate::protect::run_record::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
+        let (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
         for w in found {
             persistence::tell(&w, &mut report);
         }
@@ -461,11 +465,17 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     let born = entry
         .born_into
         .as_ref()
-        .and_then(|fd| sys::fork_into_cgroup(fd.as_fd(), pid_ns_by_clone).ok());
+        // SAFETY: the helper is single-threaded (a fresh exec that starts no threads).
+        .and_then(|fd| unsafe { sys::fork_into_cgroup(fd.as_fd(), pid_ns_by_clone) }.ok());
     let forked = match born {
         Some(pid) => Ok(pid),
-        None if pid_ns_by_clone => sys::unshare(libc::CLONE_NEWPID).and_then(|()| sys::fork()),
-        None => sys::fork(),
+        None if pid_ns_by_clone => sys::unshare(libc::CLONE_NEWPID).and_then(|()| {
+            // SAFETY: the helper is single-threaded (a fresh exec that
+            // starts no threads).
+            unsafe { sys::fork() }
+        }),
+        // SAFETY: the helper is single-threaded (a fresh exec that starts no threads).
+        None => unsafe { sys::fork() },
     };
     let child = match forked {
         Ok(0) => {

@@ -34,14 +34,16 @@ impl Listeners {
         if self.0.is_empty() {
             return;
         }
-        match crate::linux::sys::fork() {
+        // SAFETY: the helper is single-threaded (a fresh exec that starts no threads).
+        match unsafe { crate::linux::sys::fork() } {
             Ok(0) => {
                 // In the run's PID namespace the relay is handed to its
                 // init (which reaps it, and whose end kills it): a child
                 // of the helper left unreaped would keep the namespace
                 // from ending. Without one, it dies with the helper.
                 if pid_ns {
-                    match crate::linux::sys::fork() {
+                    // SAFETY: a child of the single-threaded helper.
+                    match unsafe { crate::linux::sys::fork() } {
                         Ok(0) => {}
                         _ => crate::linux::sys::exit_now(0),
                     }

@@ -36,7 +36,8 @@ pub(super) fn spawn(
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
         return None;
     }
-    if let Ok(0) = sys::fork() {
+    // SAFETY: the helper is single-threaded (a fresh exec that starts no threads).
+    if let Ok(0) = unsafe { sys::fork() } {
         // SAFETY: setsid/open/dup2/read/close on our own descriptors. Our
         // copy of the workspace lock is closed at once so that it does not
         // keep other runs from cleaning up.
@@ -121,7 +122,7 @@ pub(super) fn spawn(
                 if std::fs::symlink_metadata(run).is_err() {
                     break;
                 }
-                crate::protect::run_record::catch_up_to_file(run);
+                crate::linux::helper::dead_runs::catch_up_to_file(run);
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
         }

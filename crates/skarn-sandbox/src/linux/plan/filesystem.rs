@@ -94,7 +94,7 @@ pub(super) fn root_steps(
         }
     }
     let granted: Vec<(PathBuf, Access)> = g.binds.iter().map(|(p, a, _)| (p.clone(), *a)).collect();
-    fs.extend(crate::linux::idmap_plan::bind_steps(
+    fs.extend(crate::linux::plan::idmap::bind_steps(
         &granted,
         &host.idmap_dirs,
     ));

@@ -242,7 +242,7 @@ fn secrets(
     // mask could not be reserved).
     let all: HashSet<PathBuf> = secrets.iter().map(|(s, _)| s.clone()).collect();
     secrets.retain(|(s, _)| !s.ancestors().skip(1).any(|a| all.contains(a)));
-    crate::linux::idmap_plan::note(host, host.namespaces, report);
+    crate::linux::plan::idmap::note(host, host.namespaces, report);
     if host.owner_only_truncated {
         report.notes.push(
             "too many entries under /etc, /opt and /srv: the directories not examined are \

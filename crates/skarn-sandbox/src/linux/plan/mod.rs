@@ -12,10 +12,12 @@
 //! [`hint`](self::hint). The data types are in `fs_op`, `mechanisms` and
 //! `model`.
 
+pub mod egress;
 mod filesystem;
 mod fs_op;
 mod grants;
 mod hint;
+pub mod idmap;
 mod landlock;
 mod limits;
 mod mechanisms;
@@ -49,7 +51,7 @@ use crate::report::{Backend, RestrictionReport, Status};
 pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan, PlanError> {
     let mut p = plan_for(policy, host, argv)?;
     if p.ns.helper_unshares_any() {
-        let without = crate::linux::idmap_plan::without_namespaces(host);
+        let without = crate::linux::plan::idmap::without_namespaces(host);
         p.ns_fallback = Some(match plan_for(policy, &without, argv) {
             Ok(f) => NsFallback::Plan { plan: Box::new(f) },
             Err(e) => NsFallback::Refuse {
@@ -121,7 +123,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         set_env.push(("TMPDIR".to_string(), "/tmp".to_string()));
     }
     // ---- egress (issue 11) ----
-    let egress = crate::linux::egress::plan_egress(&policy.net, ns.net, &mut set_env);
+    let egress = egress::plan_egress(&policy.net, ns.net, &mut set_env);
     if crate::policy::offline_env::is_offline(&policy.net) {
         set_env.extend(crate::policy::offline_env::offline_env(&policy.net));
         report

@@ -194,7 +194,7 @@ pub struct Plan {
     pub stdio_sockets_kept: bool,
     /// The allow-list proxy (`--net allow:...`), when it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub egress: Option<crate::linux::egress::EgressPlan>,
+    pub egress: Option<crate::linux::plan::egress::EgressPlan>,
     /// New-root steps (only with a mount namespace).
     pub fs: Vec<FsOp>,
     /// The reservation step (only with a mount namespace).

@@ -78,6 +78,8 @@ pub(super) fn notes(
                 .into(),
         ),
         // ---- egress (issue 11) ----
-        NetPolicy::AllowHosts(_) => crate::linux::egress::plan_notes(&policy.net, ns.net, report),
+        NetPolicy::AllowHosts(_) => {
+            crate::linux::plan::egress::plan_notes(&policy.net, ns.net, report)
+        }
     }
 }

@@ -138,7 +138,7 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
         .collect();
     let ws = [ws.to_path_buf()];
     let touches = |i: &run_record::Info| i.overlaps(&ws) || steps.iter().any(|s| i.covers(s));
-    for w in run_record::catch_up(&dir, &touches) {
+    for w in skarn_sandbox::linux::helper::dead_runs::catch_up(&dir, &touches) {
         eprintln!(
             "skarn: warning: {}",
             skarn_sandbox::protect::terminal_filter::printable(&w)

@@ -10,22 +10,19 @@
 //! the allowed hosts only. The proxy confines itself (Landlock: a few
 //! resolver files readable, nothing writable, no TCP bind), dies with the
 //! helper (parent-death signal, and the helper kills it after the run),
-//! and returns its counters for the report.
+//! and returns its counters for the report. The plan part is
+//! [`crate::linux::plan::egress`].
+
+pub mod proxy;
 
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::linux::plan::egress::{
+    EgressPlan, HTTP_PORT, SOCKS_PORT, plan_egress, plan_notes, proxy_env,
+};
 use crate::linux::sys;
-use crate::policy::NetPolicy;
-use crate::report::RestrictionReport;
-
-/// Port of the HTTP proxy inside the sandbox (127.0.0.1).
-pub const HTTP_PORT: u16 = 3128;
-/// Port of the SOCKS5 proxy inside the sandbox (127.0.0.1).
-pub const SOCKS_PORT: u16 = 1080;
 
 static HANDOVER_FD: AtomicI32 = AtomicI32::new(-1);
 
@@ -37,100 +34,6 @@ pub fn set_handover_fd(fd: RawFd) {
 /// The descriptor init sends the listening sockets on.
 pub fn handover_fd() -> RawFd {
     HANDOVER_FD.load(Ordering::SeqCst)
-}
-
-/// The proxy part of a plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EgressPlan {
-    /// Allow patterns.
-    pub allow: Vec<String>,
-    /// Deny patterns (win over `allow`).
-    pub deny: Vec<String>,
-    /// HTTP proxy port inside.
-    pub http_port: u16,
-    /// SOCKS5 proxy port inside.
-    pub socks_port: u16,
-    /// Connections at once.
-    pub max_connections: usize,
-    /// Connect (and resolve) timeout, seconds.
-    pub connect_timeout_secs: u64,
-    /// Idle timeout, seconds.
-    pub idle_timeout_secs: u64,
-    /// Total bytes carried before connections are closed.
-    pub max_total_bytes: Option<u64>,
-    /// Secrets bound to hosts (issue 27; see [`crate::secrets::egress_secrets`]).
-    /// The helper clears their values once the proxy has them.
-    #[serde(default)]
-    pub secrets: Vec<skarn_egress::secrets::SecretSpec>,
-    /// The run's CA (with its key, cleared as the values are).
-    #[serde(default)]
-    pub ca: Option<skarn_egress::CaMaterial>,
-}
-
-impl EgressPlan {
-    /// Forget the secrets' values and the CA key (after the proxy forked).
-    pub fn forget_secrets(&mut self) {
-        for s in &mut self.secrets {
-            s.clear_value();
-        }
-        if let Some(ca) = &mut self.ca {
-            ca.clear_key();
-        }
-    }
-}
-
-pub use crate::policy::egress_env::proxy_env;
-
-/// Plan the proxy for `net` (None unless `AllowHosts` with a network
-/// namespace); adds the proxy variables to `set_env`.
-pub fn plan_egress(
-    net: &NetPolicy,
-    netns: bool,
-    set_env: &mut Vec<(String, String)>,
-) -> Option<EgressPlan> {
-    let NetPolicy::AllowHosts(list) = net else {
-        return None;
-    };
-    if !netns {
-        return None;
-    }
-    set_env.extend(proxy_env(HTTP_PORT, SOCKS_PORT, &list.allow));
-    Some(EgressPlan {
-        allow: list.allow.clone(),
-        deny: list.deny.clone(),
-        http_port: HTTP_PORT,
-        socks_port: SOCKS_PORT,
-        max_connections: list.max_connections.unwrap_or(256),
-        connect_timeout_secs: 15,
-        idle_timeout_secs: 300,
-        max_total_bytes: list.max_total_bytes,
-        secrets: Vec::new(),
-        ca: None,
-    })
-}
-
-/// Report notes for `--net allow:...`.
-pub fn plan_notes(net: &NetPolicy, netns: bool, report: &mut RestrictionReport) {
-    let NetPolicy::AllowHosts(list) = net else {
-        return;
-    };
-    if netns {
-        report.notes.push(format!(
-            "net allow: private network namespace with only lo; an HTTP proxy on \
-             127.0.0.1:{HTTP_PORT} and a SOCKS5 proxy on 127.0.0.1:{SOCKS_PORT} are carried \
-             outside by skarn, which connects only to: {}{}; no resolver inside",
-            list.allow.join(", "),
-            if list.deny.is_empty() {
-                String::new()
-            } else {
-                format!(" (never: {})", list.deny.join(", "))
-            }
-        ));
-    } else {
-        report.degrade(
-            "net allow without a network namespace: no network at all (the proxy needs one)",
-        );
-    }
 }
 
 /// The running proxy process, seen from the helper.
@@ -196,11 +99,12 @@ pub fn spawn(plan: &EgressPlan) -> io::Result<ProxyProc> {
     })?;
     // SAFETY: getpid cannot fail.
     let parent = unsafe { libc::getpid() };
-    match sys::fork() {
+    // SAFETY: the helper is single-threaded (a fresh exec that starts no threads).
+    match unsafe { sys::fork() } {
         Ok(0) => {
             // SAFETY: closing the helper's end in the child.
             unsafe { libc::close(sv[0]) };
-            crate::linux::egress_proxy::proxy_main(plan, sv[1], parent)
+            crate::linux::egress::proxy::proxy_main(plan, sv[1], parent)
         }
         Ok(pid) => {
             // SAFETY: closing the child's end in the helper.

@@ -5,7 +5,7 @@
 use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
 use std::path::PathBuf;
 
-use crate::linux::egress::EgressPlan;
+use crate::linux::plan::egress::EgressPlan;
 use crate::linux::plan::{LandlockAccess, LandlockPlan, LandlockRule};
 use crate::{linux::landlock_rules, linux::privs, linux::sys};
 

@@ -1,0 +1,211 @@
+//! The checks after the run of runs killed before theirs (ADR 0145): a
+//! dead run's record (its lock free, [`crate::protect::run_record`]) has
+//! its pending check run here by the reaper, the next `skarn run` or the
+//! file guard, and is then removed.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protect::run_record::{
+    Info, MAX_INFO, MAX_RECORDS, MAX_VET, STALE, lock, open, read_bounded, records, write_locked,
+};
+
+/// Run the pending check of every dead run of `dir` whose record `want`
+/// accepts, and remove those records; one line per finding, each naming
+/// the run. `check` runs a pending check's record (the helper's checks
+/// after the run).
+pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
+    catch_up_noting_dead(dir, want).0
+}
+
+/// [`catch_up`], also returning the records it found dead and left in
+/// place (another workspace's): a dead run's record is never locked by
+/// its run again, so [`live_since`] need not open them a second time.
+pub fn catch_up_noting_dead(
+    dir: &Path,
+    want: &dyn Fn(&Info) -> bool,
+) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
+    let mut out = Vec::new();
+    let mut dead = std::collections::HashSet::new();
+    for p in records(dir) {
+        let (found, was_dead) = check(&p, want, false);
+        out.extend(found);
+        if was_dead {
+            dead.insert(p);
+        }
+    }
+    out.extend(found_files(dir, want));
+    (out, dead)
+}
+
+/// Run one record's pending check if its run is dead and `want` accepts
+/// it; with `keep`, the findings are also written for later display.
+fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String> {
+    check(run, want, keep).0
+}
+
+/// [`check_one`], and whether the record was found dead and left in place.
+fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, bool) {
+    let Some(mut f) = open(run) else {
+        return (Vec::new(), false);
+    };
+    if !lock(&f, libc::LOCK_EX) {
+        return (Vec::new(), false); // alive, or another process catches it up
+    }
+    // Still the record at that name (not one removed meanwhile by another
+    // catch-up that held the lock before us).
+    let same = match (f.metadata(), std::fs::symlink_metadata(run)) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    };
+    if !same {
+        return (Vec::new(), false);
+    }
+    let info = read_bounded(&mut f, MAX_INFO).and_then(|b| serde_json::from_slice::<Info>(&b).ok());
+    // A run whose workspace is gone, or dead for a day, is taken by
+    // anyone: records of places nobody runs in again (a killed gateway's
+    // server, a deleted checkout) do not pile up.
+    let stale = f
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE);
+    if let Some(i) = &info
+        && !want(i)
+        && !stale
+        && std::fs::symlink_metadata(&i.workspace).is_ok()
+    {
+        return (Vec::new(), true);
+    }
+    let vet = run.with_extension("vet");
+    let mut out = Vec::new();
+    let who = info.as_ref().map_or_else(
+        || "an earlier run".to_string(),
+        |i| {
+            format!(
+                "an earlier run in {} (helper pid {})",
+                i.workspace.display(),
+                i.pid
+            )
+        },
+    );
+    // (No `.vet`: killed before the command started.)
+    if let Some(bytes) = open(&vet).and_then(|mut v| read_bounded(&mut v, MAX_VET)) {
+        match crate::linux::helper::catch_up(&bytes) {
+            Ok(found) => out.extend(found.into_iter().map(|w| {
+                format!("{who} ended before its check after the run (killed); checked now: {w}")
+            })),
+            Err(e) => out.push(format!(
+                "{who} ended before its check after the run, and its record is unreadable \
+                 ({e}): review what it may have left in its workspace"
+            )),
+        }
+    }
+    if keep
+        && !out.is_empty()
+        && let Some(i) = info
+        && let Ok(b) = serde_json::to_vec(&Found {
+            run: i,
+            lines: out.clone(),
+        })
+    {
+        // Kept for whoever shows findings next (the reaper has no
+        // terminal): the next run or file-guard call in that workspace.
+        let dir = run.parent().unwrap_or(Path::new("/"));
+        let _ = write_locked(dir, &run.with_extension("found"), &b);
+    }
+    let _ = std::fs::remove_file(&vet);
+    let _ = std::fs::remove_file(run);
+    (out, false)
+}
+
+/// Findings a reaper could not show.
+#[derive(Serialize, Deserialize)]
+struct Found {
+    run: Info,
+    lines: Vec<String>,
+}
+
+/// [`catch_up_one`] from the reaper: the findings stay in `<id>.found`.
+pub fn catch_up_to_file(run: &Path) {
+    let _ = check_one(run, &|_| true, true);
+}
+
+/// [`catch_up`] for one record (`<id>.run`).
+pub fn catch_up_one(run: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
+    check_one(run, want, false)
+}
+
+/// Findings of checks caught up by a reaper (`<id>.found`) of the runs
+/// `want` accepts, removed once read.
+fn found_files(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for p in rd
+        .flatten()
+        .take(MAX_RECORDS)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "found"))
+    {
+        let found = open(&p)
+            .and_then(|mut f| read_bounded(&mut f, MAX_VET))
+            .and_then(|b| serde_json::from_slice::<Found>(&b).ok());
+        match found {
+            Some(f) if !want(&f.run) => continue,
+            Some(f) => out.extend(f.lines),
+            None => {}
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protect::run_record::{Held, dir, live, new_paths};
+
+    #[test]
+    fn a_held_record_is_live_and_a_released_one_is_caught_up() {
+        let t = skarn_test_support::TempDir::new("run_record");
+        let d = dir(t.path());
+        std::fs::create_dir_all(t.path().join("ws")).unwrap();
+        let info = Info {
+            workspace: t.path().join("ws"),
+            roots: vec![t.path().join("ws")],
+            pid: 1,
+        };
+        let (run, vet) = new_paths(&d);
+        let held = Held::start(&run, &vet, &info).unwrap();
+        assert_eq!(live(&d), vec![info.clone()]);
+        assert!(info.covers(&t.path().join("ws/a/b")));
+        assert!(!info.covers(&t.path().join("other")));
+        assert!(catch_up(&d, &|_| true).is_empty());
+        assert!(run.exists(), "a live record stays");
+        // The helper dies (its descriptor closes) without finishing.
+        drop(held);
+        assert!(live(&d).is_empty());
+        assert!(catch_up(&d, &|_| false).is_empty());
+        assert!(run.exists(), "not wanted: kept");
+        let _ = catch_up(&d, &|_| true);
+        assert!(!run.exists());
+        // A dead run whose workspace is gone is taken by anyone.
+        let gone = Info {
+            workspace: t.path().join("gone"),
+            ..info.clone()
+        };
+        let (run, vet) = new_paths(&d);
+        drop(Held::start(&run, &vet, &gone).unwrap());
+        let _ = catch_up(&d, &|_| false);
+        assert!(!run.exists());
+        // A finished run leaves nothing.
+        let (run, vet) = new_paths(&d);
+        Held::start(&run, &vet, &info).unwrap().finish();
+        assert!(records(&d).is_empty());
+    }
+}
