@@ -13,7 +13,7 @@ fn cmsg_space() -> usize {
 }
 
 /// Send `fds` (at most 4) with a one-byte payload.
-pub fn send_fds(sock: RawFd, fds: &[RawFd]) -> io::Result<()> {
+pub(crate) fn send_fds(sock: RawFd, fds: &[RawFd]) -> io::Result<()> {
     if fds.len() > MAX_FDS {
         return Err(io::Error::other("too many descriptors"));
     }
@@ -46,7 +46,7 @@ pub fn send_fds(sock: RawFd, fds: &[RawFd]) -> io::Result<()> {
 
 /// Receive exactly `n` descriptors (close-on-exec); an error on EOF or
 /// when a different number arrives.
-pub fn recv_fds(sock: RawFd, n: usize) -> io::Result<Vec<RawFd>> {
+pub(crate) fn recv_fds(sock: RawFd, n: usize) -> io::Result<Vec<RawFd>> {
     let mut payload = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: payload.as_mut_ptr().cast(),

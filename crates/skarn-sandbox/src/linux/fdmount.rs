@@ -47,7 +47,7 @@ fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
 }
 
 /// An `O_PATH` descriptor of `p`, refusing any symlink on the way (ELOOP).
-pub fn open_nofollow(p: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn open_nofollow(p: &Path) -> io::Result<OwnedFd> {
     let c = cstr(p.as_os_str())?;
     let how = OpenHow {
         flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
@@ -77,7 +77,11 @@ pub fn bind(src: &Path, dst: &Path, set: u64) -> io::Result<()> {
 /// no symlink) with mount attributes `set`; with `userns`, also
 /// `MOUNT_ATTR_IDMAP` through that user namespace's id maps (see
 /// [`crate::linux::idmap`]). Closing the descriptor unattached discards the copy.
-pub fn clone_tree(src: &Path, set: u64, userns: Option<BorrowedFd<'_>>) -> io::Result<OwnedFd> {
+pub(crate) fn clone_tree(
+    src: &Path,
+    set: u64,
+    userns: Option<BorrowedFd<'_>>,
+) -> io::Result<OwnedFd> {
     let s = open_nofollow(src)?;
     let empty = c"";
     // SAFETY: s is an open descriptor, empty a valid C string.
@@ -113,7 +117,7 @@ pub fn clone_tree(src: &Path, set: u64, userns: Option<BorrowedFd<'_>>) -> io::R
 }
 
 /// Add mount attributes `set` to every mount of a detached tree.
-pub fn set_tree_attrs(tree: &OwnedFd, set: u64) -> io::Result<()> {
+pub(crate) fn set_tree_attrs(tree: &OwnedFd, set: u64) -> io::Result<()> {
     let empty = c"";
     let attr = MountAttr {
         attr_set: set,
@@ -143,7 +147,7 @@ pub fn attach(tree: &OwnedFd, dst: &Path) -> io::Result<()> {
 
 /// Attach a detached tree onto exactly what `d` (an `O_PATH` descriptor)
 /// opened, wherever its name now leads.
-pub fn attach_to(tree: &OwnedFd, d: &OwnedFd) -> io::Result<()> {
+pub(crate) fn attach_to(tree: &OwnedFd, d: &OwnedFd) -> io::Result<()> {
     let empty = c"";
     // SAFETY: both descriptors are open; empty paths select them.
     check(unsafe {

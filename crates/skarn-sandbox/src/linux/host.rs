@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// `landlock-scope`, `seccomp`, `cgroup`, `memory-cgroup`, `idmap`). A testing aid to exercise the
 /// degraded paths on a fully capable host; it can only weaken confinement,
 /// and every weakening shows up in the report.
-pub const SIMULATE_MISSING_ENV: &str = "SKARN_SANDBOX_SIMULATE_MISSING";
+pub(crate) const SIMULATE_MISSING_ENV: &str = "SKARN_SANDBOX_SIMULATE_MISSING";
 
 /// Facts about the host that the pure planner needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

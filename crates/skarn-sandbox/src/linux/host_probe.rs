@@ -408,7 +408,7 @@ fn access_w(p: &Path) -> bool {
 /// run's cgroup: its own cgroup in the v1 `memory` hierarchy, or in the v2
 /// hierarchy its own cgroup (or the root) when `memory` is delegated to
 /// children.
-pub fn find_memory_cgroup() -> Option<PathBuf> {
+pub(crate) fn find_memory_cgroup() -> Option<PathBuf> {
     let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     for line in cg.lines() {
         let mut parts = line.splitn(3, ':');

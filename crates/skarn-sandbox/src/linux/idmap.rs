@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use crate::linux::sys::{MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 
 /// Directories bound idmapped (the ones [`crate::protect::owner_only`] walks).
-pub const DIRS: &[&str] = crate::protect::owner_only::WALKED_DIRS;
+pub(crate) const DIRS: &[&str] = crate::protect::owner_only::WALKED_DIRS;
 
 /// The id that on-disk uid and gid 0 become inside (every other id is
 /// unmapped and shows as the overflow id, also 65534 by default).

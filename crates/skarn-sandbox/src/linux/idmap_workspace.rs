@@ -28,7 +28,7 @@ static PREPARED: Mutex<Option<(PathBuf, OwnedFd)>> = Mutex::new(None);
 
 /// The map lines (`on-disk shown count`) that swap `owner` and 0 and keep
 /// every other id.
-pub fn swap_map(owner: u32) -> String {
+pub(crate) fn swap_map(owner: u32) -> String {
     if owner == 0 {
         return format!("0 0 {}\n", LAST_ID + 1);
     }
@@ -53,7 +53,7 @@ pub fn prepare(ws: &Path, uid: u32, gid: u32) -> io::Result<()> {
 }
 
 /// [`prepare`] for the workspace `ws`'s owner and group, as they are now.
-pub fn prepare_for(ws: &Path) -> io::Result<()> {
+pub(crate) fn prepare_for(ws: &Path) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(ws)?;
     prepare(ws, m.uid(), m.gid())

@@ -57,7 +57,7 @@ fn fs_access(kind: LandlockAccess) -> BitFlags<AccessFs> {
 /// children except the secret (recursively). Used when no mount namespace
 /// can hide the secret. Files created later directly in such a directory
 /// are not covered.
-pub fn expand_excluding(path: &Path, secrets: &[PathBuf], out: &mut Vec<PathBuf>) {
+pub(crate) fn expand_excluding(path: &Path, secrets: &[PathBuf], out: &mut Vec<PathBuf>) {
     if secrets.iter().any(|s| path.starts_with(s)) {
         return;
     }
@@ -84,7 +84,7 @@ pub fn apply(plan: &LandlockPlan) -> Result<Enforced, LandlockError> {
 }
 
 /// [`apply`], returning the kit's per-part outcome.
-pub fn apply_reporting(plan: &LandlockPlan) -> Result<ll::Outcome, LandlockError> {
+pub(crate) fn apply_reporting(plan: &LandlockPlan) -> Result<ll::Outcome, LandlockError> {
     let mut net: BitFlags<AccessNet> = BitFlags::empty();
     if plan.deny_tcp_bind {
         net |= AccessNet::BindTcp;
@@ -125,7 +125,7 @@ pub fn apply_reporting(plan: &LandlockPlan) -> Result<ll::Outcome, LandlockError
 /// signals or abstract-unix connections outside the domain. Sets
 /// no_new_privs. Meant for a worker that already holds every descriptor it
 /// needs.
-pub fn restrict_nothing() -> Result<Enforced, LandlockError> {
+pub(crate) fn restrict_nothing() -> Result<Enforced, LandlockError> {
     apply(&LandlockPlan {
         rules: Vec::new(),
         secrets: Vec::new(),

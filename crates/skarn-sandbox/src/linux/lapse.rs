@@ -35,7 +35,7 @@ static OTHERS_SINCE: std::sync::OnceLock<Option<std::time::SystemTime>> =
 /// started ([`crate::protect::run_record::live_since`]): [`snapshot`]
 /// leaves out the files changed since (they may be that run's plants,
 /// attack 24c F4: a snapshot is what a lapse restores).
-pub fn other_runs_since(t: Option<std::time::SystemTime>) {
+pub(crate) fn other_runs_since(t: Option<std::time::SystemTime>) {
     let _ = OTHERS_SINCE.set(t);
 }
 

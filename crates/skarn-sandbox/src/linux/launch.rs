@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::linux::plan::Plan;
 
 /// Arguments placed after the executable to enter the helper.
-pub const HELPER_ARG: &str = "__sandbox-helper";
+pub(crate) const HELPER_ARG: &str = "__sandbox-helper";
 
 /// Errors preparing the helper command.
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +124,7 @@ const PLAN_PIECE_BYTES: usize = 100 * 1024;
 
 /// Whether the loader or the C library acts on variable `k` before `main`
 /// (`LD_*`, and glibc's other variables it drops for set-user-ID programs).
-pub fn loader_variable(k: &std::ffi::OsStr) -> bool {
+pub(crate) fn loader_variable(k: &std::ffi::OsStr) -> bool {
     const OTHERS: &[&str] = &[
         "GCONV_PATH",
         "GETCONF_DIR",
@@ -145,7 +145,7 @@ pub fn loader_variable(k: &std::ffi::OsStr) -> bool {
 
 /// Whether the calling process has exactly one thread (read from
 /// `/proc/self/stat`; false when that cannot be read).
-pub fn is_single_threaded() -> bool {
+pub(crate) fn is_single_threaded() -> bool {
     let Ok(stat) = std::fs::read("/proc/self/stat") else {
         return false;
     };

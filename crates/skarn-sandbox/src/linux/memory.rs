@@ -18,11 +18,11 @@
 use std::path::Path;
 
 /// `LimitReport.mechanism` with a memory cgroup.
-pub const MECH_CGROUP: &str =
+pub(crate) const MECH_CGROUP: &str =
     "memory cgroup (every page of the whole tree; OOM kill over it) + RLIMIT_DATA per process";
 
 /// Note when no memory cgroup is available.
-pub const NOTE_NO_CGROUP: &str = "memory: no writable memory cgroup (unprivileged, or no memory \
+pub(crate) const NOTE_NO_CGROUP: &str = "memory: no writable memory cgroup (unprivileged, or no memory \
      controller): limited per process by RLIMIT_AS (address space, with a margin) and \
      RLIMIT_DATA, not across the process tree";
 
@@ -33,7 +33,7 @@ pub fn address_space_limit(bytes: u64) -> u64 {
 }
 
 /// `LimitReport.mechanism` without a memory cgroup.
-pub fn mech_rlimit_as(bytes: u64) -> String {
+pub(crate) fn mech_rlimit_as(bytes: u64) -> String {
     format!(
         "RLIMIT_AS {} MiB per process (address space: limit + margin) + RLIMIT_DATA per \
          process; no memory cgroup",
@@ -45,7 +45,7 @@ pub fn mech_rlimit_as(bytes: u64) -> String {
 /// order (v1: RAM first, then RAM+swap, which must not be below it; v2:
 /// RAM, and no swap). Files marked optional may be missing (no swap
 /// accounting).
-pub fn limit_files(parent: &Path, bytes: u64) -> Vec<(&'static str, String, bool)> {
+pub(crate) fn limit_files(parent: &Path, bytes: u64) -> Vec<(&'static str, String, bool)> {
     let b = bytes.to_string();
     if parent.join("memory.limit_in_bytes").exists() {
         // v1 charges socket buffers to a cgroup only once its TCP limit is

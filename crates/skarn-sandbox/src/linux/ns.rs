@@ -23,13 +23,13 @@ pub fn loopback_up() -> io::Result<()> {
 /// raw or abstract-unix traffic leaves it. Non-root callers get a user
 /// namespace first (uid/gid mapped to themselves). Sockets opened before
 /// the call keep working. The kit's one way, also taken by the worker.
-pub fn unshare_network() -> io::Result<()> {
+pub(crate) fn unshare_network() -> io::Result<()> {
     namespaces::enter_empty_network(SelfMap::Write).map(|_| ())
 }
 
 /// Whether a namespace set can be created here: tried in a forked child,
 /// the caller is untouched.
-pub fn namespace_works(flags: libc::c_int) -> bool {
+pub(crate) fn namespace_works(flags: libc::c_int) -> bool {
     namespaces::can_unshare(UnshareFlags::from_bits_retain(flags as u32))
 }
 

@@ -19,7 +19,7 @@ pub fn set_no_new_privs() -> io::Result<()> {
 /// caller outside a user namespace) the bounding set is left as is and the
 /// other sets, which are already empty for such a caller, are cleared.
 /// Returns whether the bounding set was cleared.
-pub fn drop_all_capabilities() -> io::Result<bool> {
+pub(crate) fn drop_all_capabilities() -> io::Result<bool> {
     caps::drop_all().map(|b| b == caps::Bounding::Cleared)
 }
 
@@ -39,12 +39,12 @@ pub fn neutralize_stdio_handles(keep_net_sockets: bool) -> io::Result<Vec<fds::R
 
 /// Mark every descriptor above 2 close-on-exec, so the next execve
 /// inherits only stdin, stdout and stderr.
-pub fn close_fds_above_stderr_on_exec() -> io::Result<()> {
+pub(crate) fn close_fds_above_stderr_on_exec() -> io::Result<()> {
     fds::cloexec_above_stderr()
 }
 
 /// setrlimit(2) with soft = hard = `value`.
-pub fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
+pub(crate) fn set_rlimit(resource: libc::__rlimit_resource_t, value: u64) -> io::Result<()> {
     let limit = match resource {
         libc::RLIMIT_AS => Limit::As,
         libc::RLIMIT_DATA => Limit::Data,

@@ -35,7 +35,7 @@ fn is_stage(name: &std::ffi::OsStr) -> bool {
 
 /// Whether `git` is a directory holding nothing but stage directories
 /// (a `.git` made by runs, with no repository yet).
-pub fn is_unborn(git: &Path) -> bool {
+pub(crate) fn is_unborn(git: &Path) -> bool {
     let Ok(md) = std::fs::symlink_metadata(git) else {
         return false;
     };
@@ -91,7 +91,7 @@ pub use crate::protect::git::safe_keys::allowed_key;
 
 /// Keep the allow-listed keys of a staged repository's config; returns the
 /// new text and the dropped keys.
-pub fn sanitize_config(text: &str) -> (String, Vec<String>) {
+pub(crate) fn sanitize_config(text: &str) -> (String, Vec<String>) {
     let p = gitconfig::parse(text);
     let mut dropped = Vec::new();
     if !p.bad_lines.is_empty() {

@@ -61,16 +61,16 @@ struct MountAttr {
 }
 
 /// MOUNT_ATTR_RDONLY.
-pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub(crate) const MOUNT_ATTR_RDONLY: u64 = 0x1;
 /// MOUNT_ATTR_NOSUID.
-pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub(crate) const MOUNT_ATTR_NOSUID: u64 = 0x2;
 /// MOUNT_ATTR_NODEV.
-pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub(crate) const MOUNT_ATTR_NODEV: u64 = 0x4;
 /// MOUNT_ATTR_NOEXEC.
-pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+pub(crate) const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 /// mount_setattr(2) on `target` (recursively when `recursive`).
-pub fn mount_setattr(target: &Path, set: u64, recursive: bool) -> io::Result<()> {
+pub(crate) fn mount_setattr(target: &Path, set: u64, recursive: bool) -> io::Result<()> {
     let t = cstr(target.as_os_str())?;
     let attr = MountAttr {
         attr_set: set,
@@ -94,7 +94,7 @@ pub fn mount_setattr(target: &Path, set: u64, recursive: bool) -> io::Result<()>
 }
 
 /// pivot_root(2).
-pub fn pivot_root(new_root: &Path, put_old: &Path) -> io::Result<()> {
+pub(crate) fn pivot_root(new_root: &Path, put_old: &Path) -> io::Result<()> {
     let a = cstr(new_root.as_os_str())?;
     let b = cstr(put_old.as_os_str())?;
     // SAFETY: valid NUL-terminated paths.
@@ -103,7 +103,7 @@ pub fn pivot_root(new_root: &Path, put_old: &Path) -> io::Result<()> {
 }
 
 /// umount2(2).
-pub fn umount2(target: &Path, flags: libc::c_int) -> io::Result<()> {
+pub(crate) fn umount2(target: &Path, flags: libc::c_int) -> io::Result<()> {
     let t = cstr(target.as_os_str())?;
     // SAFETY: valid path.
     check(unsafe { libc::umount2(t.as_ptr(), flags) }).map(|_| ())
@@ -162,7 +162,7 @@ struct CloneArgs {
 ///
 /// As [`fork`]: the calling process must be single-threaded, or the child
 /// must make only async-signal-safe calls before it exits.
-pub unsafe fn fork_into_cgroup(
+pub(crate) unsafe fn fork_into_cgroup(
     cgroup: std::os::fd::BorrowedFd<'_>,
     new_pid_ns: bool,
 ) -> io::Result<libc::pid_t> {
@@ -205,20 +205,20 @@ pub fn write_file(path: &Path, data: &[u8]) -> io::Result<()> {
 }
 
 /// chdir(2).
-pub fn chdir(p: &Path) -> io::Result<()> {
+pub(crate) fn chdir(p: &Path) -> io::Result<()> {
     let c = cstr(p.as_os_str())?;
     // SAFETY: valid path.
     check(unsafe { libc::chdir(c.as_ptr()) }).map(|_| ())
 }
 
 /// Write raw bytes to a descriptor, ignoring errors (diagnostics only).
-pub fn write_fd(fd: libc::c_int, data: &[u8]) {
+pub(crate) fn write_fd(fd: libc::c_int, data: &[u8]) {
     // SAFETY: data is a valid buffer of data.len() bytes.
     let _ = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
 }
 
 /// _exit(2): leave without running destructors or atexit handlers.
-pub fn exit_now(code: i32) -> ! {
+pub(crate) fn exit_now(code: i32) -> ! {
     // SAFETY: _exit never returns.
     unsafe { libc::_exit(code) }
 }
@@ -226,7 +226,7 @@ pub fn exit_now(code: i32) -> ! {
 /// Whether no process has pid `pid` (in this PID namespace): `kill(pid,
 /// 0)` fails with `ESRCH`. A pid that exists but cannot be signalled
 /// counts as alive.
-pub fn pid_gone(pid: libc::pid_t) -> bool {
+pub(crate) fn pid_gone(pid: libc::pid_t) -> bool {
     // SAFETY: signal 0 only checks whether the pid exists.
     let r = unsafe { libc::kill(pid, 0) };
     r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)

@@ -21,7 +21,7 @@ fn is_tty(fd: libc::c_int) -> bool {
 }
 
 /// Whether any of fds 0, 1, 2 is a terminal.
-pub fn host_tty_inherited() -> bool {
+pub(crate) fn host_tty_inherited() -> bool {
     (0..3).any(is_tty)
 }
 

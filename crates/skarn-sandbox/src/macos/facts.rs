@@ -10,7 +10,7 @@ use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// The system's `/private` links: `/tmp`, `/var` and `/etc` are symlinks
 /// to `/private/tmp`, `/private/var` and `/private/etc` on macOS.
-pub const PRIVATE_LINKS: &[(&str, &str)] = &[
+pub(crate) const PRIVATE_LINKS: &[(&str, &str)] = &[
     ("/tmp", "/private/tmp"),
     ("/var", "/private/var"),
     ("/etc", "/private/etc"),
@@ -19,7 +19,7 @@ pub const PRIVATE_LINKS: &[(&str, &str)] = &[
 /// The data volume's mount point: `/Users`, `/private`, `/usr/local`,
 /// `/opt`, `/Applications`, ... are firmlinks into it, so each such path
 /// also has a name below it.
-pub const DATA_VOLUME: &str = "/System/Volumes/Data";
+pub(crate) const DATA_VOLUME: &str = "/System/Volumes/Data";
 
 /// Host facts for one run.
 #[derive(Debug, Clone, PartialEq, Eq)]

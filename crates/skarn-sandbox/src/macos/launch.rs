@@ -29,11 +29,11 @@ use crate::report::ReportFormat;
 /// `sandbox-exec`, by absolute path.
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 /// Exit status after the timeout killed the process group.
-pub const EXIT_TIMEOUT: i32 = 124;
+pub(crate) const EXIT_TIMEOUT: i32 = 124;
 /// The command exists but cannot be executed.
-pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+pub(crate) const EXIT_NOT_EXECUTABLE: i32 = 126;
 /// The command was not found.
-pub const EXIT_NOT_FOUND: i32 = 127;
+pub(crate) const EXIT_NOT_FOUND: i32 = 127;
 
 /// Why the command could not be run confined.
 #[derive(Debug, thiserror::Error)]

@@ -72,7 +72,7 @@ fn bad(what: impl Into<String>) -> impl FnOnce(QuoteError) -> ProfileError {
 
 /// The writable roots: workspace, per-run temporary directory, `--write`
 /// grants (canonical and as written).
-pub fn writable_roots(policy: &Policy, facts: &MacFacts) -> Vec<PathBuf> {
+pub(crate) fn writable_roots(policy: &Policy, facts: &MacFacts) -> Vec<PathBuf> {
     let mut v = vec![policy.workspace.clone(), facts.run_temp.clone()];
     for g in &policy.write {
         v.push(g.path.clone());
@@ -85,7 +85,7 @@ pub fn writable_roots(policy: &Policy, facts: &MacFacts) -> Vec<PathBuf> {
 /// persistence entries of the workspace (per their [`Reserve`] rule; a
 /// deny on a missing path keeps it from being created), the git layout's
 /// guards, and the home's persistence paths under a writable root.
-pub fn protected_paths(policy: &Policy, facts: &MacFacts) -> Vec<PathBuf> {
+pub(crate) fn protected_paths(policy: &Policy, facts: &MacFacts) -> Vec<PathBuf> {
     let ws = &policy.workspace;
     let home = facts.home.as_deref();
     let ws_is_home = home.is_some_and(|h| h.starts_with(ws));

@@ -37,7 +37,7 @@ pub enum QuoteError {
 }
 
 /// The path as checked text: UTF-8, absolute, without control characters.
-pub fn path_text(p: &Path) -> Result<&str, QuoteError> {
+pub(crate) fn path_text(p: &Path) -> Result<&str, QuoteError> {
     let s = p
         .to_str()
         .ok_or_else(|| QuoteError::NotUtf8(p.to_string_lossy().into_owned()))?;
@@ -90,7 +90,7 @@ const REGEX_META: &str = ".*+?()|{}^$";
 /// The case- and normalisation-insensitive regex for `p` and everything
 /// below it, under any prefix: `^(/.*)?P(/.*)?$`, where a leading
 /// `/private` of `p` is dropped (the prefix covers it).
-pub fn deny_regex(p: &Path) -> Result<String, QuoteError> {
+pub(crate) fn deny_regex(p: &Path) -> Result<String, QuoteError> {
     let s = path_text(p)?;
     let s = strip_private(s);
     let mut re = String::from("^(/.*)?");
@@ -128,7 +128,7 @@ pub fn deny_regex(p: &Path) -> Result<String, QuoteError> {
 }
 
 /// `p` without a leading `/private` (before `/tmp`, `/var`, `/etc`).
-pub fn strip_private(s: &str) -> &str {
+pub(crate) fn strip_private(s: &str) -> &str {
     for top in ["/tmp", "/var", "/etc"] {
         if let Some(rest) = s.strip_prefix("/private")
             && (rest == top || rest.starts_with(&format!("{top}/")))

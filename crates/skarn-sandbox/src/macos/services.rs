@@ -30,7 +30,7 @@ const fn svc(name: &'static str, network_only: bool, why: &'static str) -> Servi
 }
 
 /// Mach services looked up by common command-line tools.
-pub const MACH_SERVICES: &[Service] = &[
+pub(crate) const MACH_SERVICES: &[Service] = &[
     svc(
         "com.apple.system.opendirectoryd.libinfo",
         false,
@@ -90,7 +90,7 @@ pub const MACH_SERVICES: &[Service] = &[
 
 /// Sysctl names (exact) readable by the command: hardware and OS facts
 /// that runtimes, compilers and build tools query at start-up.
-pub const SYSCTL_NAMES: &[&str] = &[
+pub(crate) const SYSCTL_NAMES: &[&str] = &[
     "kern.argmax",
     "kern.bootargs",
     "kern.hostname",
@@ -118,12 +118,13 @@ pub const SYSCTL_NAMES: &[&str] = &[
 /// Sysctl name prefixes readable by the command. `kern.proc.pid.` is a
 /// process's own information (Rust's, Go's and Node's runtimes read it for
 /// themselves; it names one pid, not a list).
-pub const SYSCTL_PREFIXES: &[&str] = &["hw.", "machdep.cpu.", "machdep.ptrauth", "kern.proc.pid."];
+pub(crate) const SYSCTL_PREFIXES: &[&str] =
+    &["hw.", "machdep.cpu.", "machdep.ptrauth", "kern.proc.pid."];
 
 /// macOS locations holding credentials or private data, relative to the
 /// home directory, denied in addition to
 /// [`crate::policy::HOME_SECRET_PATHS`].
-pub const MAC_HOME_SECRET_PATHS: &[&str] = &[
+pub(crate) const MAC_HOME_SECRET_PATHS: &[&str] = &[
     // Keychain files (the keychain daemon is not reachable either).
     "Library/Keychains",
     // Browser cookies, saved passwords and sessions.
@@ -151,7 +152,7 @@ pub const MAC_HOME_SECRET_PATHS: &[&str] = &[
 ];
 
 /// System-wide macOS secrets (readable by root).
-pub const MAC_SYSTEM_SECRET_PATHS: &[&str] = &[
+pub(crate) const MAC_SYSTEM_SECRET_PATHS: &[&str] = &[
     "/Library/Keychains",
     "/private/var/db/sudo",
     "/private/var/root",

@@ -164,7 +164,7 @@ pub fn unknown_top_level_message(name: &str) -> String {
 /// by its owner (`[run]` here, `[gateway]`/`[servers]` by the gateway,
 /// `[secrets]` by the egress proxy, `[hook]` by `skarn hook`). Anything
 /// else is a typo that would otherwise be ignored in silence.
-pub const KNOWN_TABLES: &[&str] = &["run", "gateway", "servers", "secrets", "hook"];
+pub(crate) const KNOWN_TABLES: &[&str] = &["run", "gateway", "servers", "secrets", "hook"];
 
 /// A loaded `[run]` section plus what is needed to locate its values.
 #[derive(Debug, Clone)]

@@ -89,7 +89,7 @@ impl Layer {
 }
 
 /// The note for an untrusted file whose widening settings were ignored.
-pub fn untrusted_note(file: &Path, dropped: &[String]) -> String {
+pub(crate) fn untrusted_note(file: &Path, dropped: &[String]) -> String {
     format!(
         "warning: {} is not trusted: its settings that widen the sandbox ({}) are ignored \
          (narrowing ones apply); if you wrote it, check it and run `skarn trust {}`",

@@ -55,7 +55,7 @@ pub fn is_absent(path: &Path) -> bool {
 /// covers that name in its sandbox, and replacing the inode on the host
 /// would lift that cover (and the run would then leave the new file as
 /// the user's).
-pub fn is_run_placeholder(path: &Path) -> bool {
+pub(crate) fn is_run_placeholder(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

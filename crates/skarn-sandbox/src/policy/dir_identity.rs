@@ -27,7 +27,7 @@ fn self_and_ancestors(p: &Path) -> impl Iterator<Item = &Path> {
 /// ancestor) is the home's directory by identity although its path is
 /// not the home's: the same place written below the home's own name.
 /// `None` when `p` is not reached through such a second name.
-pub fn through_home_alias(p: &Path, home: &Path) -> Option<PathBuf> {
+pub(crate) fn through_home_alias(p: &Path, home: &Path) -> Option<PathBuf> {
     let hid = id_of(home)?;
     let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     for a in self_and_ancestors(p) {
@@ -44,7 +44,7 @@ pub fn through_home_alias(p: &Path, home: &Path) -> Option<PathBuf> {
 
 /// Whether the directory `dir` is the home or one of its ancestors by
 /// identity (it holds the home under some name).
-pub fn holds_home(dir: &Path, home: &Path) -> bool {
+pub(crate) fn holds_home(dir: &Path, home: &Path) -> bool {
     let Some(did) = id_of(dir) else {
         return false;
     };

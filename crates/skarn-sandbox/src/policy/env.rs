@@ -5,7 +5,7 @@
 use std::ffi::{OsStr, OsString};
 
 /// Substrings (upper-cased) that mark a variable name as secret.
-pub const SECRET_NAME_PARTS: &[&str] = &[
+pub(crate) const SECRET_NAME_PARTS: &[&str] = &[
     "TOKEN",
     "SECRET",
     "PASSWORD",
@@ -24,11 +24,11 @@ pub const SECRET_NAME_PARTS: &[&str] = &[
 
 /// Name suffixes (upper-cased) that mark a variable as secret
 /// (`OPENAI_KEY`, `DB_PASS`, `STRIPE_SK`, `SENTRY_DSN`, ...).
-pub const SECRET_NAME_SUFFIXES: &[&str] = &["_KEY", "_PASS", "_PWD", "_SK", "_DSN", "_AUTH"];
+pub(crate) const SECRET_NAME_SUFFIXES: &[&str] = &["_KEY", "_PASS", "_PWD", "_SK", "_DSN", "_AUTH"];
 
 /// Name prefixes (upper-cased) that mark a variable as secret: password
 /// manager sessions (`OP_SESSION_<account>`), CI job credentials.
-pub const SECRET_NAME_PREFIXES: &[&str] = &[
+pub(crate) const SECRET_NAME_PREFIXES: &[&str] = &[
     "AZURE_",
     "GITHUB_TOKEN",
     "GH_",
@@ -40,7 +40,7 @@ pub const SECRET_NAME_PREFIXES: &[&str] = &[
 ];
 
 /// Exact names (upper-cased) treated as secret.
-pub const SECRET_NAMES: &[&str] = &[
+pub(crate) const SECRET_NAMES: &[&str] = &[
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
     "DATABASE_URL",
@@ -60,7 +60,7 @@ pub const SECRET_NAMES: &[&str] = &[
 
 /// Names kept although a part or suffix above matches them: configuration
 /// that names a file or region, not a credential.
-pub const NOT_SECRET_NAMES: &[&str] = &[
+pub(crate) const NOT_SECRET_NAMES: &[&str] = &[
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
     "AWS_PROFILE",
@@ -72,7 +72,7 @@ pub const NOT_SECRET_NAMES: &[&str] = &[
 ];
 
 /// Whether `name` looks like a secret.
-pub fn looks_secret(name: &OsStr) -> bool {
+pub(crate) fn looks_secret(name: &OsStr) -> bool {
     let up = name.to_string_lossy().to_ascii_uppercase();
     if NOT_SECRET_NAMES.contains(&up.as_str()) {
         return false;
@@ -189,7 +189,7 @@ fn aws_key_id(w: &str) -> bool {
 /// a URL with an embedded password, a JWT, an AWS access key id, or a
 /// well-known token prefix. Checked word by word (a value may hold several,
 /// e.g. `--token=ghp_...` in an options variable).
-pub fn value_looks_secret(value: &OsStr) -> bool {
+pub(crate) fn value_looks_secret(value: &OsStr) -> bool {
     let v = value.to_string_lossy();
     if url_with_password(&v) || connection_string_password(&v) {
         return true;

@@ -13,7 +13,7 @@ const MAX_ENV_FILE: u64 = 64 * 1024;
 
 /// The Go directories a preset grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GoDirs {
+pub(crate) struct GoDirs {
     /// `$GOPATH/bin` (where `go install` puts programs).
     pub bin: PathBuf,
     /// The module cache (`GOMODCACHE`).
@@ -26,7 +26,7 @@ pub struct GoDirs {
 
 /// Go's directories for a user whose home is `home`, with the caller's
 /// environment read through `var`.
-pub fn go_dirs(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> GoDirs {
+pub(crate) fn go_dirs(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> GoDirs {
     let file = settings_file(home, var)
         .map(|p| read_settings(&p))
         .unwrap_or_default();
@@ -68,7 +68,7 @@ pub fn go_dirs(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> GoDirs {
 }
 
 /// The settings file go reads, or `None` when `GOENV=off`.
-pub fn settings_file(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+pub(crate) fn settings_file(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     match var("GOENV") {
         Some(v) if v == "off" => None,
         Some(v) if Path::new(&v).is_absolute() => Some(PathBuf::from(v)),

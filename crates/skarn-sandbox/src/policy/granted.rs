@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Size past which the log is compacted.
-pub const MAX_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_BYTES: u64 = 256 * 1024;
 
 /// What a recorded directory was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -110,7 +110,7 @@ pub(crate) fn unescape(s: &[u8]) -> PathBuf {
 /// Returns warnings for the caller to show: nothing is recorded without
 /// an existing home (a `HOME` naming a missing directory is never
 /// created), or when the log cannot be written.
-pub fn record_policy(policy: &crate::Policy, home: Option<&Path>) -> Vec<String> {
+pub(crate) fn record_policy(policy: &crate::Policy, home: Option<&Path>) -> Vec<String> {
     let Some(file) = log_path(home.filter(|h| h.is_dir())) else {
         return vec![
             "HOME is unset or not an existing directory: this run's writable directories \

@@ -136,13 +136,13 @@ pub struct Layer {
 }
 
 /// Directories the walk before a run reads at most by default (ADR 0204).
-pub const WALK_MAX_DIRS_DEFAULT: u64 = 50_000;
+pub(crate) const WALK_MAX_DIRS_DEFAULT: u64 = 50_000;
 
 /// The most directories `walk_max_dirs` may ask for.
-pub const WALK_MAX_DIRS_LIMIT: u64 = 2_000_000;
+pub(crate) const WALK_MAX_DIRS_LIMIT: u64 = 2_000_000;
 
 /// Why a `walk_max_dirs` value is refused, if it is.
-pub fn check_walk_max_dirs(n: u64) -> Result<(), String> {
+pub(crate) fn check_walk_max_dirs(n: u64) -> Result<(), String> {
     let max = WALK_MAX_DIRS_LIMIT;
     if n == 0 || n > max {
         return Err(format!("walk_max_dirs must be 1 to {max}, not {n}"));
@@ -164,7 +164,7 @@ pub fn check_patterns(list: &[String]) -> Result<(), String> {
 }
 
 /// Check a preset name.
-pub fn check_preset(p: &str) -> Result<(), String> {
+pub(crate) fn check_preset(p: &str) -> Result<(), String> {
     if p == "auto" || p == "none" || presets::PRESETS.contains(&p) {
         Ok(())
     } else {

@@ -173,13 +173,13 @@ impl Default for Limits {
 }
 
 /// Default wall-clock limit: one hour.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 3600;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 3600;
 /// Default per-process data limit: 8 GiB.
-pub const DEFAULT_MEMORY_MB: u64 = 8192;
+pub(crate) const DEFAULT_MEMORY_MB: u64 = 8192;
 /// Default process cap.
-pub const DEFAULT_MAX_PROCS: u64 = 1024;
+pub(crate) const DEFAULT_MAX_PROCS: u64 = 1024;
 /// Default largest writable file: 4 GiB.
-pub const DEFAULT_MAX_FILE_SIZE_MB: u64 = 4096;
+pub(crate) const DEFAULT_MAX_FILE_SIZE_MB: u64 = 4096;
 
 /// A declarative sandbox policy. Build one with [`Policy::new`] and adjust
 /// the public fields; turn it into an executable [`crate::Plan`] with
@@ -340,7 +340,7 @@ pub const SYSTEM_EXEC_DIRS: &[&str] = &[
 
 /// Host files that are secret even though they live in granted system
 /// directories (readable by root).
-pub const SYSTEM_SECRET_PATHS: &[&str] = &[
+pub(crate) const SYSTEM_SECRET_PATHS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
@@ -353,7 +353,7 @@ pub const SYSTEM_SECRET_PATHS: &[&str] = &[
 ];
 
 /// Secret paths relative to the home directory, never granted.
-pub const HOME_SECRET_PATHS: &[&str] = &[
+pub(crate) const HOME_SECRET_PATHS: &[&str] = &[
     ".ssh",
     ".aws",
     ".gnupg",
@@ -428,7 +428,7 @@ pub const HOME_SECRET_PATHS: &[&str] = &[
 /// Protected like secrets' writes whenever they lie under a writable grant,
 /// which happens only when the workspace is the home directory or an
 /// ancestor of it (refused unless the policy allows it).
-pub const HOME_PERSISTENCE_PATHS: &[&str] = &[
+pub(crate) const HOME_PERSISTENCE_PATHS: &[&str] = &[
     // git runs core.fsmonitor, hooksPath hooks, filters and pagers from here.
     ".gitconfig",
     ".config/git",
@@ -528,7 +528,7 @@ pub const HOME_PERSISTENCE_PATHS: &[&str] = &[
 ];
 
 /// All default secret paths for a home directory.
-pub fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = SYSTEM_SECRET_PATHS.iter().map(PathBuf::from).collect();
     if let Some(home) = home {
         v.extend(HOME_SECRET_PATHS.iter().map(|p| home.join(p)));

@@ -10,7 +10,7 @@
 use crate::policy::NetPolicy;
 
 /// (variable, value, tool): each tool's documented way to work offline.
-pub const OFFLINE_ENV: &[(&str, &str, &str)] = &[
+pub(crate) const OFFLINE_ENV: &[(&str, &str, &str)] = &[
     // npm, npx and pnpm: cache only (`--offline`).
     ("npm_config_offline", "true", "npm"),
     // Yarn 2+ (`enableOfflineMode`).
@@ -29,7 +29,7 @@ pub const OFFLINE_ENV: &[(&str, &str, &str)] = &[
 ];
 
 /// Whether `net` leaves no network at all.
-pub fn is_offline(net: &NetPolicy) -> bool {
+pub(crate) fn is_offline(net: &NetPolicy) -> bool {
     matches!(net, NetPolicy::DenyAll)
 }
 
@@ -46,7 +46,7 @@ pub fn offline_env(net: &NetPolicy) -> Vec<(String, String)> {
 }
 
 /// The report note saying which tools were told.
-pub fn offline_note() -> String {
+pub(crate) fn offline_note() -> String {
     let mut tools: Vec<&str> = OFFLINE_ENV.iter().map(|(_, _, t)| *t).collect();
     tools.dedup();
     format!(

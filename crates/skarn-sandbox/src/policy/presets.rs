@@ -14,10 +14,10 @@ use crate::policy::{Grant, Policy};
 const CACHE_FILES: &[&str] = &[".package-cache", ".package-cache-mutate", ".global-cache"];
 
 /// Known preset names.
-pub const PRESETS: &[&str] = &["rust", "node", "python", "go"];
+pub(crate) const PRESETS: &[&str] = &["rust", "node", "python", "go"];
 
 /// Files whose presence in the workspace selects a preset.
-pub const DETECT: &[(&str, &[&str])] = &[
+pub(crate) const DETECT: &[(&str, &[&str])] = &[
     ("rust", &["Cargo.toml"]),
     ("node", &["package.json"]),
     (
@@ -46,7 +46,7 @@ pub fn detect(workspace: &Path) -> Vec<&'static str> {
 
 /// Programs whose use selects a preset (a version suffix such as
 /// `python3.11` or `pip3` is ignored).
-pub const COMMANDS: &[(&str, &[&str])] = &[
+pub(crate) const COMMANDS: &[(&str, &[&str])] = &[
     ("rust", &["cargo", "rustc", "rustup", "rustdoc"]),
     (
         "node",
@@ -70,7 +70,11 @@ const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// lies in the workspace) up to the workspace, and from the programs the
 /// command names (its words, also inside a `sh -c` script), in the order
 /// of [`PRESETS`].
-pub fn detect_for(workspace: &Path, cwd: Option<&Path>, command: &[String]) -> Vec<&'static str> {
+pub(crate) fn detect_for(
+    workspace: &Path,
+    cwd: Option<&Path>,
+    command: &[String],
+) -> Vec<&'static str> {
     let mut found: Vec<&'static str> = Vec::new();
     let start = cwd
         .filter(|c| c.starts_with(workspace))
@@ -90,7 +94,7 @@ pub fn detect_for(workspace: &Path, cwd: Option<&Path>, command: &[String]) -> V
 }
 
 /// Presets named by the programs in `command`'s words.
-pub fn from_command(command: &[String]) -> Vec<&'static str> {
+pub(crate) fn from_command(command: &[String]) -> Vec<&'static str> {
     let mut out = Vec::new();
     let mut budget = MAX_COMMAND_BYTES;
     for arg in command {
@@ -124,7 +128,7 @@ fn env_dir(var: &str) -> Option<PathBuf> {
 
 /// (read+exec, private layer, read-only) path lists of a preset, before
 /// filtering out what does not exist. `None` for an unknown name.
-pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
+pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
     let h = |p: &str| home.join(p);
     Some(match name {
         "rust" => {
@@ -222,7 +226,7 @@ pub fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]> {
 /// caches), so that the interpreter a command finds on PATH is the one it
 /// finds outside (a pyenv python in a node project), with provenance
 /// `toolchains (PATH)`.
-pub fn apply_toolchains(policy: &mut Policy, home: &Path) {
+pub(crate) fn apply_toolchains(policy: &mut Policy, home: &Path) {
     for name in PRESETS {
         if let Some([exec, _, _]) = preset_paths(name, home) {
             for p in exec.into_iter().filter(|p| p.exists()) {

@@ -81,7 +81,7 @@ impl Workspace {
 /// The top of the git work tree holding `cwd` (the nearest directory with
 /// a `.git` entry), if it lies strictly below the home directory (a
 /// dotfiles repository in the home is not a project) and is not `/`.
-pub fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+pub(crate) fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let mut d = Some(cwd);
     while let Some(dir) = d {
         if let Some(h) = home

@@ -16,7 +16,7 @@ use crate::policy::policy_error::PolicyError;
 /// The flag accepting a workspace in or at the home's own directories.
 pub const ALLOW_HOME_FLAG: &str = "--allow-home-workspace";
 /// The flag accepting a temporary, system or `PATH` directory.
-pub const ALLOW_NON_PROJECT_FLAG: &str = "--allow-non-project-workspace";
+pub(crate) const ALLOW_NON_PROJECT_FLAG: &str = "--allow-non-project-workspace";
 
 /// Why a directory is not a project directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,7 +88,7 @@ const SYSTEM_TREES: &[&str] = &[
 /// without a leading dot (besides every dot entry): `~/Library` (macOS
 /// launch agents, Python user site, application settings) and `~/AppData`
 /// (Windows start-up folder, application settings) included.
-pub const HOME_PROGRAM_DIRS: &[&str] = &[
+pub(crate) const HOME_PROGRAM_DIRS: &[&str] = &[
     "bin",
     "go/bin",
     "go/pkg",

@@ -28,7 +28,7 @@ const MAX_DEPTH: usize = 4;
 
 /// Names protected whenever an `.envrc` names a file it cannot resolve
 /// (a variable, a glob): the usual companions.
-pub const USUAL: &[&str] = &[
+pub(crate) const USUAL: &[&str] = &[
     ".envrc.local",
     ".envrc.private",
     ".envrc.user",

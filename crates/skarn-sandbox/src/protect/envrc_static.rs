@@ -15,7 +15,7 @@ const MAX_DEPTH: usize = 4;
 const MAX_BRACES: usize = 64;
 
 /// The git top above `dir` (`git rev-parse --show-toplevel`), if any.
-pub fn git_top(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_top(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .take(64)
         .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())

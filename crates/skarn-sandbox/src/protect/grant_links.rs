@@ -17,7 +17,7 @@ use crate::policy::granted::GrantLog;
 /// The link on `path`'s way (every hop, see
 /// [`crate::protect::trusted::link_hops`]) that lies inside a directory an
 /// earlier sandboxed run could write, with that directory.
-pub fn planted_by_earlier_run(path: &Path, log: &GrantLog) -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn planted_by_earlier_run(path: &Path, log: &GrantLog) -> Option<(PathBuf, PathBuf)> {
     #[cfg(unix)]
     let hops = crate::protect::trusted::link_hops(path);
     #[cfg(not(unix))]
@@ -65,7 +65,7 @@ pub fn home_place(real: &Path, home: &Path) -> Option<PathBuf> {
 
 /// The log of directories earlier runs could write, for the home named by
 /// `$HOME` (empty without one).
-pub fn earlier_runs() -> GrantLog {
+pub(crate) fn earlier_runs() -> GrantLog {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())

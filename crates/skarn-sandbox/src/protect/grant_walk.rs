@@ -30,7 +30,7 @@ pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pyc
 /// parents, so in any subdirectory (a shell prompt runs them on `cd`),
 /// with the file inside that matters for a directory. The workspace root's
 /// are [`crate::protect::persistence::ENTRIES`].
-pub const UPWARD: &[(&str, &[&str], &str)] = &[
+pub(crate) const UPWARD: &[(&str, &[&str], &str)] = &[
     (
         "rust-toolchain.toml",
         &[],
@@ -65,7 +65,7 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
 /// by [`crate::protect::persistence::ENTRIES`] before the run, but files inside
 /// them the run creates (`.hg/hgrc-not-shared`, `.cargo/config.toml`) are
 /// set aside after it like the subdirectories'.
-pub const UPWARD_AT_ROOT: &[&str] = &[".hg", ".cargo"];
+pub(crate) const UPWARD_AT_ROOT: &[&str] = &[".hg", ".cargo"];
 
 /// Whether a missing `inner` file of an [`UPWARD`] directory is reserved
 /// (a placeholder) before the run. Not hg's `sharedpath` (a placeholder
@@ -224,12 +224,12 @@ impl Walk {
 }
 
 /// Sockets and aliases kept at most each.
-pub const MAX_FOUND: usize = 4096;
+pub(crate) const MAX_FOUND: usize = 4096;
 
 /// Repositories, [`UPWARD`] names, settings entries and virtual
 /// environments kept at most in all: no list is cut silently (attack
 /// atk24c F1); past this the walk stops as at a bound ([`Walk::truncated`]).
-pub const MAX_VETTED: usize = 1_000_000;
+pub(crate) const MAX_VETTED: usize = 1_000_000;
 
 /// What the walk looks for in the [`SKIPPED`] trees and git directories,
 /// which it visits last.
@@ -254,7 +254,7 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
 }
 
 /// [`walk`] with the late trees visited as `late` says.
-pub fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes) -> Walk {
+pub(crate) fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes) -> Walk {
     let deadline = Instant::now() + bounds.time;
     let mut w = Walk::default();
     let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();

@@ -46,7 +46,7 @@ pub const MAX_ENTRIES: usize = 30_000;
 /// Directory levels walked below each root.
 pub const MAX_DEPTH: usize = 8;
 /// Targets kept (a bound on what a hostile home could make us carry).
-pub const MAX_FOUND: usize = 4096;
+pub(crate) const MAX_FOUND: usize = 4096;
 
 /// Home roots that are caches or data: walked one level only (links deep
 /// inside them are not start-up files).

@@ -35,7 +35,7 @@ const EDITOR: &str = "an editor runs it at start-up";
 const TERM: &str = "a terminal or window manager runs the programs it names";
 
 /// The places, in the order they are read.
-pub const PLACES: &[Place] = &[
+pub(crate) const PLACES: &[Place] = &[
     // Shells and their login files.
     f(".profile", SH),
     f(".bash_profile", SH),
@@ -272,7 +272,7 @@ pub const PLACES: &[Place] = &[
 ];
 
 /// [`PLACES`] directories of packages: only their links are looked at.
-pub const LINKS_ONLY_PLACES: &[&str] = &[".node_modules", ".node_libraries"];
+pub(crate) const LINKS_ONLY_PLACES: &[&str] = &[".node_modules", ".node_libraries"];
 
 /// Directory names inside [`PLACES`] directories that package managers
 /// fill (third-party code): only their links (up to three levels) are
@@ -280,7 +280,7 @@ pub const LINKS_ONLY_PLACES: &[&str] = &[".node_modules", ".node_libraries"];
 /// are read like the rest, but for subdirectories that are git checkouts
 /// (a plugin manager's clone): links only there too (attack atk22c F8,
 /// ADR 0206).
-pub const LINKS_ONLY: &[&str] = &[
+pub(crate) const LINKS_ONLY: &[&str] = &[
     "elpa",
     "straight",
     "quelpa",
@@ -291,13 +291,13 @@ pub const LINKS_ONLY: &[&str] = &[
 
 /// Directory names never entered at any depth: git's own, caches of
 /// compiled code.
-pub const ALWAYS_SKIP: &[&str] = &[".git", ".cache", "__pycache__", "eln-cache"];
+pub(crate) const ALWAYS_SKIP: &[&str] = &[".git", ".cache", "__pycache__", "eln-cache"];
 
 /// Directory names not entered right below a place: program-written state
 /// (undo, swap and backup copies, views and sessions, caches, histories);
 /// deeper they are read (a user's `lua/plugins/db/`). `cache` is entered
 /// below a shell's directories (zsh keeps sourced caches there).
-pub const SKIP_DIRS: &[&str] = &[
+pub(crate) const SKIP_DIRS: &[&str] = &[
     ".git",
     ".cache",
     "cache",
@@ -318,7 +318,7 @@ pub const SKIP_DIRS: &[&str] = &[
 /// Directory names whose every file a shell or fish sources (a
 /// `for f in ~/.bashrc.d/*` loop, fish's `conf.d`): read whatever the
 /// file names (attack atk22c F8).
-pub const SOURCED_WHOLE: &[&str] = &[
+pub(crate) const SOURCED_WHOLE: &[&str] = &[
     ".bashrc.d",
     ".zshrc.d",
     ".profile.d",
@@ -331,7 +331,7 @@ pub const SOURCED_WHOLE: &[&str] = &[
 /// (histories, recent files, known projects), never configuration. Read
 /// all the same in a [`SOURCED_WHOLE`] directory and when a read file
 /// names it.
-pub fn is_state_name(name: &str) -> bool {
+pub(crate) fn is_state_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n.contains("history")
         || n == "viminfo"

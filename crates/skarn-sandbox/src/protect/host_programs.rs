@@ -16,7 +16,7 @@ const MAX_INCLUDE_DEPTH: u32 = 10;
 
 /// The global and system git configuration files (those git reads
 /// without a repository), in git's order.
-pub fn global_git_files(home: &Path) -> Vec<PathBuf> {
+pub(crate) fn global_git_files(home: &Path) -> Vec<PathBuf> {
     let env = |n: &str| {
         std::env::var_os(n)
             .map(PathBuf::from)
@@ -51,7 +51,7 @@ fn expand(v: &str, base: &Path, home: &Path) -> Option<PathBuf> {
 
 /// Every file the global and system git configuration include (any
 /// condition), with how it is reached.
-pub fn global_git_includes(home: &Path) -> Vec<(PathBuf, String)> {
+pub(crate) fn global_git_includes(home: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for f in global_git_files(home) {
         walk(&f, home, 0, &mut out, &mut Vec::new());
@@ -466,7 +466,7 @@ pub fn cloud_config_places(home: &Path) -> Vec<(PathBuf, String, bool)> {
 /// Environment variables of the caller naming a file or directory a host
 /// program reads on its own (start-up files, configuration homes) or a
 /// program it runs: (variable, secret).
-pub const ENV_PLACES: &[(&str, bool)] = &[
+pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("XDG_CONFIG_HOME", false),
     ("XDG_DATA_HOME", false),
     ("XDG_STATE_HOME", false),

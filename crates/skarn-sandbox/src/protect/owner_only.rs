@@ -6,7 +6,7 @@
 //! a secret, so what is closed to others outside stays closed inside.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// System directories walked for owner-only entries, with the depth walked
 /// in each: all of each. The walk is root's fallback where the idmapped
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// [`MAX_ENTRIES`], hides every directory it has not walked (fail closed).
 /// The package-managed trees (`/usr`, `/lib*`, `/nix/store`) are
 /// world-readable by design.
-pub const WALKED: &[(&str, usize)] = &[
+pub(crate) const WALKED: &[(&str, usize)] = &[
     ("/etc", usize::MAX),
     ("/opt", usize::MAX),
     ("/srv", usize::MAX),
@@ -102,11 +102,6 @@ fn find_to_depth(dirs: &[(&str, usize)], skip: &[PathBuf]) -> OwnerOnly {
     }
     out.paths.sort();
     out
-}
-
-/// Whether `p` lies in one of the walked directories.
-pub fn is_walked(p: &Path) -> bool {
-    WALKED_DIRS.iter().any(|d| p.starts_with(d))
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ pub fn set_aside_shadows_since(
     out
 }
 
-pub(crate) fn is_program(p: &Path) -> bool {
+pub fn is_program(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -484,7 +484,7 @@ pub fn any_depth(en: &Entry) -> bool {
 
 /// Whether an entry named `name` below the top of a writable grant is one
 /// of the [`any_depth`] entries.
-pub fn any_depth_name(name: &std::ffi::OsStr) -> bool {
+pub(crate) fn any_depth_name(name: &std::ffi::OsStr) -> bool {
     ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
 }
 

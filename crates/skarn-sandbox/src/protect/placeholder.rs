@@ -11,7 +11,7 @@ use crate::linux::sys;
 /// creating and removing one touches no data block, git ignores it (so
 /// `git status`/`git add -A` stay clean), and `open(2)` on it fails at once
 /// with ENXIO for everyone, root included, so host tools never hang on it.
-pub const PLACEHOLDER_MODE: u32 = 0o000;
+pub(crate) const PLACEHOLDER_MODE: u32 = 0o000;
 
 /// The metadata of `path` if it is a placeholder made by a run.
 pub fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
@@ -23,7 +23,7 @@ pub fn is_placeholder(path: &Path) -> Option<std::fs::Metadata> {
 
 /// Create a socket inode at `path` with mode 000 (`mknod(S_IFSOCK)`: no
 /// listener, no `sun_path` length limit, no privilege needed).
-pub fn make_socket_inode(path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_socket_inode(path: &Path) -> std::io::Result<()> {
     let c = sys::cstr(path.as_os_str())?;
     // SAFETY: valid path; S_IFSOCK needs no capability.
     sys::check(unsafe { libc::mknod(c.as_ptr(), libc::S_IFSOCK | PLACEHOLDER_MODE, 0) }).map(|_| ())

@@ -77,7 +77,7 @@ pub struct Held {
 }
 
 /// The record's paths for a fresh random id: (`.run`, `.vet`).
-pub fn new_paths(dir: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn new_paths(dir: &Path) -> (PathBuf, PathBuf) {
     let id = crate::protect::set_aside::random_suffix();
     (dir.join(format!("{id}.run")), dir.join(format!("{id}.vet")))
 }
@@ -221,7 +221,7 @@ pub fn live_since(
 
 /// [`live_since`], not opening the records in `dead` (found dead by
 /// [`catch_up_noting_dead`]: their runs are over for good).
-pub fn live_since_except(
+pub(crate) fn live_since_except(
     dir: &Path,
     own: Option<&Path>,
     roots: &[PathBuf],

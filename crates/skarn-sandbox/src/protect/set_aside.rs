@@ -49,7 +49,7 @@ pub fn left_in_place() -> usize {
 }
 
 /// 32 random hex digits (128 bits from the kernel).
-pub fn random_suffix() -> String {
+pub(crate) fn random_suffix() -> String {
     let mut b = [0u8; 16];
     fill_random(&mut b);
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -125,7 +125,7 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// The name `p` gets when set aside with `tag` (`skarn-quarantine`,
 /// `skarn-set-aside`) and a fresh random suffix.
-pub fn aside_name(p: &Path, tag: &str) -> PathBuf {
+pub(crate) fn aside_name(p: &Path, tag: &str) -> PathBuf {
     let mut s = p.as_os_str().to_owned();
     s.push(format!(".{tag}-{}", random_suffix()));
     PathBuf::from(s)
@@ -140,7 +140,7 @@ pub fn set_aside(p: &Path, tag: &str) -> Aside {
 
 /// [`set_aside`] with the new name made from `base` instead of `p`
 /// (`base.<tag>-<suffix>`, in `base`'s directory).
-pub fn set_aside_as(p: &Path, base: &Path, tag: &str) -> Aside {
+pub(crate) fn set_aside_as(p: &Path, base: &Path, tag: &str) -> Aside {
     let why = match renames(p, base, tag) {
         Ok(a) => return a,
         Err(why) => why,

@@ -24,11 +24,11 @@ use crate::protect::shell_words::{
 use crate::protect::trusted::Tree;
 
 /// Files read at most (start-up files included).
-pub const MAX_FILES: usize = 64;
+pub(crate) const MAX_FILES: usize = 64;
 /// Levels of sourcing followed.
 pub const MAX_DEPTH: usize = 4;
 /// Places kept.
-pub const MAX_FOUND: usize = 2048;
+pub(crate) const MAX_FOUND: usize = 2048;
 /// Bytes read per file.
 const MAX_BYTES: u64 = 1 << 20;
 

@@ -125,7 +125,7 @@ pub fn words(line: &str) -> Vec<String> {
 /// The pieces of a line that may be paths: split at blanks, quotes,
 /// command separators, parentheses, backquotes, and at `=`, `:` and `,`
 /// outside `${...}` (assignments, `PATH` lists, vim option lists).
-pub fn path_pieces(line: &str) -> Vec<String> {
+pub(crate) fn path_pieces(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut brace = 0u32;
@@ -480,13 +480,13 @@ pub fn strip_comment<'a>(line: &'a str, chars: &[char], word_start: bool) -> &'a
 }
 
 /// Whether a path holds a glob character.
-pub fn is_pattern(p: &Path) -> bool {
+pub(crate) fn is_pattern(p: &Path) -> bool {
     p.to_string_lossy().contains(['*', '?', '['])
 }
 
 /// The directory before the first pattern component of `p`, and how many
 /// components follow it.
-pub fn pattern_base(p: &Path) -> (PathBuf, usize) {
+pub(crate) fn pattern_base(p: &Path) -> (PathBuf, usize) {
     let mut base = PathBuf::new();
     let mut rest = 0;
     for c in p.components() {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// `lib*` directories of the environments and their entries looked at in
 /// all by one check (each may name a site-packages directory); past it the check
 /// after a run is incomplete and the run fails.
-pub const MAX_LIB_ENTRIES: usize = crate::protect::grant_walk::MAX_VETTED;
+pub(crate) const MAX_LIB_ENTRIES: usize = crate::protect::grant_walk::MAX_VETTED;
 
 /// Start-up files kept read-only before a run, at most, in all: past it
 /// the others stay writable during the run (one changed is still set
@@ -111,7 +111,7 @@ const START_UP_MODULES: &[&[u8]] = &[b"sitecustomize", b"usercustomize", b"_dist
 /// directory: a `.pth`, or a start-up module in any form the import
 /// system loads (`.py`, `.pyc`, an extension module, a package
 /// directory; atk24e F3).
-pub fn start_up_name(n: &OsStr) -> bool {
+pub(crate) fn start_up_name(n: &OsStr) -> bool {
     let n = n.as_encoded_bytes();
     n.ends_with(b".pth")
         || START_UP_MODULES.iter().any(|m| {

@@ -105,7 +105,7 @@ impl SettingSource {
 }
 
 /// A source as shown in `--report` (config files shortened).
-pub fn short_source(source: &str) -> String {
+pub(crate) fn short_source(source: &str) -> String {
     let Some(file) = config_file(source) else {
         return source.to_string();
     };

@@ -83,7 +83,7 @@ fn token_shaped(word: &str) -> bool {
 /// Whether `url` carries credentials: a password (`user:pass@`) in any
 /// scheme, or any user name over http(s) (tokens are passed that way). An
 /// ssh user name (`git@host:`) is not a credential.
-pub fn url_has_credentials(url: &str) -> bool {
+pub(crate) fn url_has_credentials(url: &str) -> bool {
     let (scheme, rest) = match url.split_once("://") {
         Some((s, r)) => (s.to_ascii_lowercase(), r),
         None => (String::new(), url),
@@ -112,7 +112,7 @@ fn inner_url_has_credentials(word: &str) -> bool {
 }
 
 /// Whether `value` carries a credential anywhere (see the module text).
-pub fn carries_credential(value: &str) -> bool {
+pub(crate) fn carries_credential(value: &str) -> bool {
     for raw in value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')) {
         if raw.is_empty() {
             continue;

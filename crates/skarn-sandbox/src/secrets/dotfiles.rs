@@ -8,7 +8,7 @@ use crate::protect::git::gitconfig::{self, Item};
 use crate::secrets::credential_text::{carries_credential, url_has_credentials};
 
 /// `url` without its userinfo (`https://tok@h/x` -> `https://h/x`).
-pub fn strip_userinfo(url: &str) -> String {
+pub(crate) fn strip_userinfo(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };

@@ -66,7 +66,7 @@ pub fn tidy_ca_dir(home: &Path) {
 }
 
 /// A variable: (name, value).
-pub type EnvVar = (String, String);
+pub(crate) type EnvVar = (String, String);
 
 /// Variables pointing tools at a CA bundle (system roots and the run CA).
 const BUNDLE_VARS: &[&str] = &[
@@ -348,7 +348,7 @@ impl RunSecrets {
 /// every `*.pem`/`*.crt` file of a directory (`/etc/ssl/certs` without a
 /// bundle file), absolute links resolved under `root`; at most 8 MiB in
 /// all; empty when unreadable. Ends with a newline unless empty.
-pub fn read_system_bundle(root: &Path, p: &Path) -> String {
+pub(crate) fn read_system_bundle(root: &Path, p: &Path) -> String {
     const MAX: usize = 8 << 20;
     if p.as_os_str().is_empty() {
         return String::new();

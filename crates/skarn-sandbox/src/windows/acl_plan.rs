@@ -100,7 +100,7 @@ impl PathKind {
 
 /// Accumulates changes without duplicates.
 #[derive(Debug, Default)]
-pub struct AclBuilder {
+pub(crate) struct AclBuilder {
     /// Changes in order.
     pub changes: Vec<AclChange>,
     /// Placeholders in order.

@@ -16,16 +16,16 @@ pub struct Capability {
 }
 
 /// `internetClient`: outgoing connections to the internet.
-pub const INTERNET_CLIENT: (&str, &str) = ("internetClient", "S-1-15-3-1");
+pub(crate) const INTERNET_CLIENT: (&str, &str) = ("internetClient", "S-1-15-3-1");
 /// `internetClientServer`: incoming and outgoing internet connections.
-pub const INTERNET_CLIENT_SERVER: (&str, &str) = ("internetClientServer", "S-1-15-3-2");
+pub(crate) const INTERNET_CLIENT_SERVER: (&str, &str) = ("internetClientServer", "S-1-15-3-2");
 /// `privateNetworkClientServer`: home and work networks, both directions.
-pub const PRIVATE_NETWORK: (&str, &str) = ("privateNetworkClientServer", "S-1-15-3-3");
+pub(crate) const PRIVATE_NETWORK: (&str, &str) = ("privateNetworkClientServer", "S-1-15-3-3");
 
 /// Capabilities and report notes for a network policy. Every policy is
 /// either enforced as asked or made stricter (never looser), and the note
 /// says which.
-pub fn for_net(net: &NetPolicy) -> (Vec<Capability>, Vec<String>) {
+pub(crate) fn for_net(net: &NetPolicy) -> (Vec<Capability>, Vec<String>) {
     let caps = |l: &[(&str, &str)]| {
         l.iter()
             .map(|(n, s)| Capability {

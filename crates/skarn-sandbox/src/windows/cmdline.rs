@@ -7,7 +7,7 @@ use super::plan_error::WindowsPlanError;
 /// Quote one argument (not the program name): wrapped in quotes when empty
 /// or holding a space, tab, newline or quote; backslashes doubled only
 /// where they precede a quote.
-pub fn quote_arg(arg: &str, out: &mut String) {
+pub(crate) fn quote_arg(arg: &str, out: &mut String) {
     let needs = arg.is_empty() || arg.contains([' ', '\t', '\n', '\u{b}', '"']);
     if !needs {
         out.push_str(arg);

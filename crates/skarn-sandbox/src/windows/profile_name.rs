@@ -9,9 +9,9 @@ use sha2::{Digest, Sha256};
 use super::winpath;
 
 /// Longest profile name Windows accepts.
-pub const MAX_NAME: usize = 64;
+pub(crate) const MAX_NAME: usize = 64;
 /// Longest display name Windows accepts.
-pub const MAX_DISPLAY_NAME: usize = 512;
+pub(crate) const MAX_DISPLAY_NAME: usize = 512;
 
 /// Name, display name and description given to `CreateAppContainerProfile`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,7 +41,7 @@ pub fn for_workspace(workspace: &str) -> ContainerProfile {
 }
 
 /// Whether `name` is a valid AppContainer profile name.
-pub fn is_valid(name: &str) -> bool {
+pub(crate) fn is_valid(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME
         && name

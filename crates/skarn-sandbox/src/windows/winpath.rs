@@ -85,7 +85,7 @@ fn key(p: &str) -> Vec<String> {
 }
 
 /// Whether `p` is `base` or lies under it (case-insensitive).
-pub fn is_under(p: &str, base: &str) -> bool {
+pub(crate) fn is_under(p: &str, base: &str) -> bool {
     let (p, b) = (key(p), key(base));
     p.len() >= b.len() && p[..b.len()] == b[..]
 }

@@ -61,12 +61,12 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
 }
 
 /// The upper directory of a git layer (made by [`make_git_upper`]).
-pub fn git_upper(layer: &Layer) -> std::path::PathBuf {
+pub(crate) fn git_upper(layer: &Layer) -> std::path::PathBuf {
     layer.upper.join(".git")
 }
 
 /// Make the upper directory of a git layer inside `layer`.
-pub fn make_git_upper(layer: &Layer) -> std::io::Result<std::path::PathBuf> {
+pub(crate) fn make_git_upper(layer: &Layer) -> std::io::Result<std::path::PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let p = git_upper(layer);
     std::fs::DirBuilder::new().mode(0o755).create(&p)?;
@@ -77,7 +77,7 @@ pub fn make_git_upper(layer: &Layer) -> std::io::Result<std::path::PathBuf> {
 /// only (the direct mode's git layer, ADR 0181), then remove it: the
 /// layer's upper directory holds the `.git` of the workspace of `rules`
 /// (overlayfs's upper directory is `upper/.git`, see [`git_upper`]).
-pub fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
+pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
     let mut out = Outcome::default();
     let r = (|| -> std::io::Result<()> {
         let flags = rustix::fs::OFlags::RDONLY
@@ -113,7 +113,7 @@ pub fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
 }
 
 /// The one-line summary of refused changes, for stderr (None when none).
-pub fn refused_line(out: &Outcome) -> Option<String> {
+pub(crate) fn refused_line(out: &Outcome) -> Option<String> {
     const SHOWN: usize = 8;
     if out.refused.is_empty() {
         return None;

@@ -114,7 +114,7 @@ impl Rules {
 /// Whether `p` is a repository's `.git/config`: writable in the layer
 /// (`git remote add`, `git config user.email` work) and vetted key by key
 /// when applied (see [`config`]), instead of kept read-only.
-pub fn is_git_config(p: &Path) -> bool {
+pub(crate) fn is_git_config(p: &Path) -> bool {
     p.file_name() == Some(OsStr::new("config"))
         && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
 }
@@ -122,13 +122,13 @@ pub fn is_git_config(p: &Path) -> bool {
 /// Whether `p` is a repository's `.git/modules`: writable in the layer
 /// (`git submodule add` clones there) and vetted entry by entry when
 /// applied (hooks, configuration, redirects), instead of reserved.
-pub fn is_git_modules(p: &Path) -> bool {
+pub(crate) fn is_git_modules(p: &Path) -> bool {
     p.file_name() == Some(OsStr::new("modules"))
         && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
 }
 
 /// [`is_git_config`] or [`is_git_modules`]: left writable in a layer.
-pub fn vetted_in_layer(p: &Path) -> bool {
+pub(crate) fn vetted_in_layer(p: &Path) -> bool {
     is_git_config(p) || is_git_modules(p)
 }
 
@@ -352,7 +352,7 @@ fn git_depth(host_path: &Path) -> Option<usize> {
 /// the index of its git directory as in [`check`]), if it is one:
 /// `.git/config`, or the configuration of a submodule's or worktree's git
 /// directory.
-pub fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
+pub(crate) fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
     let n = names(rel);
     let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) else {
         return false;
@@ -367,7 +367,7 @@ pub fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
 /// file (`host_path`) already, with the same value; the rest reaches the
 /// repository. Returns one line per dropped item. `Err` when the text
 /// does not parse (the whole file is then refused by [`check`]).
-pub fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<String>, String> {
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a git config that is {w}"))?
         .unwrap_or_default();

@@ -27,12 +27,12 @@ use crate::linux::sys;
 static HANDOVER_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// Remember the helper's end of the proxy socket pair for init.
-pub fn set_handover_fd(fd: RawFd) {
+pub(crate) fn set_handover_fd(fd: RawFd) {
     HANDOVER_FD.store(fd, Ordering::SeqCst);
 }
 
 /// The descriptor init sends the listening sockets on.
-pub fn handover_fd() -> RawFd {
+pub(crate) fn handover_fd() -> RawFd {
     HANDOVER_FD.load(Ordering::SeqCst)
 }
 
@@ -124,7 +124,7 @@ pub fn spawn(plan: &EgressPlan) -> io::Result<ProxyProc> {
 
 /// In init, after `lo` is up: bind the proxy's listening sockets in this
 /// network namespace and send them to the proxy. Closes `fd`.
-pub fn hand_over(fd: RawFd, plan: &EgressPlan) -> io::Result<()> {
+pub(crate) fn hand_over(fd: RawFd, plan: &EgressPlan) -> io::Result<()> {
     let http = std::net::TcpListener::bind(("127.0.0.1", plan.http_port))?;
     let socks = std::net::TcpListener::bind(("127.0.0.1", plan.socks_port))?;
     use std::os::fd::AsRawFd;

@@ -23,7 +23,7 @@ pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
 /// [`catch_up`], also returning the records it found dead and left in
 /// place (another workspace's): a dead run's record is never locked by
 /// its run again, so [`live_since`] need not open them a second time.
-pub fn catch_up_noting_dead(
+pub(crate) fn catch_up_noting_dead(
     dir: &Path,
     want: &dyn Fn(&Info) -> bool,
 ) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
@@ -129,14 +129,9 @@ struct Found {
     lines: Vec<String>,
 }
 
-/// [`catch_up_one`] from the reaper: the findings stay in `<id>.found`.
-pub fn catch_up_to_file(run: &Path) {
+/// One record's pending check, from the reaper: the findings stay in `<id>.found`.
+pub(crate) fn catch_up_to_file(run: &Path) {
     let _ = check_one(run, &|_| true, true);
-}
-
-/// [`catch_up`] for one record (`<id>.run`).
-pub fn catch_up_one(run: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
-    check_one(run, want, false)
 }
 
 /// Findings of checks caught up by a reaper (`<id>.found`) of the runs

@@ -48,7 +48,7 @@ mod ws_entries;
 
 /// The largest plan handed to the helper (its pieces share the 2 MiB the
 /// kernel allows for arguments and environment with the command's own).
-pub const MAX_PLAN_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_PLAN_BYTES: usize = 1024 * 1024;
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -58,14 +58,14 @@ use crate::{linux::ns, linux::privs, linux::sys, linux::terminal};
 use release::Reserved;
 
 /// Environment variable carrying the JSON plan to the helper.
-pub const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
+pub(crate) const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
 
 /// Environment variable naming the inherited pipe the plan is read from
 /// (the usual way; [`PLAN_ENV`] only when no pipe could hold it).
-pub const PLAN_FD_ENV: &str = "SKARN_SANDBOX_PLAN_FD";
+pub(crate) const PLAN_FD_ENV: &str = "SKARN_SANDBOX_PLAN_FD";
 
 /// Read the whole plan from the inherited descriptor `fd` and close it.
-pub fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
+pub(crate) fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
     use std::io::Read;
     use std::os::fd::FromRawFd;
     if fd < 3 {
@@ -84,7 +84,7 @@ pub fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
 
 /// The variable holding piece `i` of the plan: [`PLAN_ENV`] for the first,
 /// `SKARN_SANDBOX_PLAN_<i>` for the others.
-pub fn plan_piece_var(i: usize) -> String {
+pub(crate) fn plan_piece_var(i: usize) -> String {
     if i == 0 {
         PLAN_ENV.to_owned()
     } else {
@@ -93,13 +93,13 @@ pub fn plan_piece_var(i: usize) -> String {
 }
 
 /// Exit status for a set-up failure.
-pub const EXIT_SETUP: i32 = 2;
+pub(crate) const EXIT_SETUP: i32 = 2;
 /// Exit status when the timeout fired.
-pub const EXIT_TIMEOUT: i32 = 124;
+pub(crate) const EXIT_TIMEOUT: i32 = 124;
 /// Exit status when the command could not be executed.
-pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+pub(crate) const EXIT_NOT_EXECUTABLE: i32 = 126;
 /// Exit status when the command was not found.
-pub const EXIT_NOT_FOUND: i32 = 127;
+pub(crate) const EXIT_NOT_FOUND: i32 = 127;
 
 fn err_line(msg: &str) {
     sys::write_fd(2, format!("skarn: error: {msg}\n").as_bytes());

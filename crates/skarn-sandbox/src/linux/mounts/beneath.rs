@@ -91,7 +91,7 @@ fn parent_and_name(root: &Path, path: &Path) -> io::Result<(OwnedFd, std::ffi::O
 
 /// Write `data` at `path` (a path inside the sandbox) below `root`: a
 /// fresh file (mode 0644) replacing whatever had the name, a link included.
-pub fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
+pub(crate) fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
     let (dir, name) = parent_and_name(root, path)?;
     let c = cstr(&name)?;
     // SAFETY: dir is open, c a valid name. Removing a link removes the
@@ -108,7 +108,7 @@ pub fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
 
 /// Write `data` at `path` below `root` only when nothing has that name
 /// (an existing entry, a dangling link included, is left alone).
-pub fn create_file_if_missing(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
+pub(crate) fn create_file_if_missing(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
     let (dir, name) = parent_and_name(root, path)?;
     let c = cstr(&name)?;
     match create_new(&dir, &c, data) {
@@ -119,7 +119,7 @@ pub fn create_file_if_missing(root: &Path, path: &Path, data: &[u8]) -> io::Resu
 
 /// Make the symlink `path -> target` below `root` when nothing has that
 /// name, its parent reached without following a link.
-pub fn symlink_if_missing(root: &Path, path: &Path, target: &Path) -> io::Result<()> {
+pub(crate) fn symlink_if_missing(root: &Path, path: &Path, target: &Path) -> io::Result<()> {
     let (dir, name) = parent_and_name(root, path)?;
     let c = cstr(&name)?;
     let t = cstr(target.as_os_str())?;

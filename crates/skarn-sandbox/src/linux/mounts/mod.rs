@@ -26,7 +26,7 @@ const NEW: &str = "/newroot";
 /// A failed step, with the path involved.
 #[derive(Debug, thiserror::Error)]
 #[error("{what} {path}: {err}")]
-pub struct MountError {
+pub(crate) struct MountError {
     what: &'static str,
     path: String,
     #[source]
@@ -109,7 +109,7 @@ fn tmpfs(dst: &Path, flags: libc::c_ulong, opts: &str) -> Result<(), MountError>
 static SOCKET_MOVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether a pinned socket had moved (see [`SOCKET_MOVED`]).
-pub fn socket_moved() -> bool {
+pub(crate) fn socket_moved() -> bool {
     SOCKET_MOVED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
@@ -228,7 +228,7 @@ pub type Notes = Vec<String>;
 
 /// Build the new root and pivot into it. Must run inside a new mount
 /// namespace (and, for /proc, inside the new PID namespace).
-pub fn build_root(
+pub(crate) fn build_root(
     ops: &[FsOp],
     tmpfs_bytes: Option<u64>,
     notes: &mut Notes,

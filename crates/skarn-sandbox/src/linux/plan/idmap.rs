@@ -25,7 +25,7 @@ fn depth(p: &Path) -> usize {
 /// `dirs` granted only through a read-only ancestor (`--read /`) gets an
 /// idmapped bind of its own on top. Everything else is a plain
 /// [`FsOp::Bind`].
-pub fn bind_steps(binds: &[(PathBuf, Access)], dirs: &[PathBuf]) -> Vec<FsOp> {
+pub(crate) fn bind_steps(binds: &[(PathBuf, Access)], dirs: &[PathBuf]) -> Vec<FsOp> {
     let in_writable = |p: &Path| {
         binds
             .iter()
@@ -71,7 +71,7 @@ pub fn bind_steps(binds: &[(PathBuf, Access)], dirs: &[PathBuf]) -> Vec<FsOp> {
 /// bound idmapped were not walked for files closed to others, so they are
 /// listed as closed entries themselves and hidden whole (fail closed, the
 /// rule of a walk stopped at its cap); the fallback's report says so.
-pub fn without_namespaces(host: &HostFacts) -> HostFacts {
+pub(crate) fn without_namespaces(host: &HostFacts) -> HostFacts {
     let mut h = HostFacts {
         namespaces: false,
         ..host.clone()

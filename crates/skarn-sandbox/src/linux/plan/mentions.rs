@@ -14,7 +14,7 @@ use crate::linux::host::HostFacts;
 use crate::report::RestrictionReport;
 
 /// The flag that keeps such a grant writable.
-pub const TRUST_FLAG: &str = "--trust-home-config-workspace";
+pub(crate) const TRUST_FLAG: &str = "--trust-home-config-workspace";
 
 /// Make each writable grant a home configuration file names read-only
 /// (or, trusted, say the gap).

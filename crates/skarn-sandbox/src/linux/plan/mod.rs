@@ -66,7 +66,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
 /// (printed when the command is not found, exit 127), for callers to put
 /// in [`Plan::not_found_hint`]. Looks at the host (the command's `PATH`,
 /// the file system), so it stays out of the pure [`plan`].
-pub fn not_found_hint(
+pub(crate) fn not_found_hint(
     policy: &Policy,
     host: &HostFacts,
     plan: &Plan,

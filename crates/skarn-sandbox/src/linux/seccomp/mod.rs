@@ -41,7 +41,7 @@ pub use terminal_ioctls::{
 /// number, i.e. a syscall added by a later kernel that nobody has looked
 /// at, fails with ENOSYS, the answer of a kernel that lacks it, so libc and
 /// runtimes fall back to older calls.
-pub const HIGHEST_AUDITED_SYSCALL: u32 = 469;
+pub(crate) const HIGHEST_AUDITED_SYSCALL: u32 = 469;
 
 /// Syscalls newer than the `libc` crate's tables (same number on x86_64
 /// and aarch64).

@@ -39,7 +39,7 @@ fn is_socket(t: &std::fs::FileType) -> bool {
 
 /// Set aside each of `top` (from [`snapshot`]) whose tree changed at or
 /// after `since`; one line each.
-pub fn set_aside_changed(top: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
+pub(crate) fn set_aside_changed(top: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
     let mut budget = BUDGET;
     let mut out = Vec::new();
     for p in top {

@@ -158,7 +158,7 @@ pub struct Named {
 pub const MAX_INCLUDES: usize = 1000;
 
 /// Most configuration text read for one repository, all files together.
-pub const MAX_CONFIG_BYTES: usize = 8 << 20;
+pub(crate) const MAX_CONFIG_BYTES: usize = 8 << 20;
 
 /// One walk over a repository's configuration files: each include is
 /// read once (a set of seen paths keeps the walk linear), and the walk

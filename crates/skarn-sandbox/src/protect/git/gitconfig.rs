@@ -110,7 +110,7 @@ pub fn raw_bytes(s: &str) -> Vec<u8> {
 /// A configuration value (or a part of one) as the path git uses: the
 /// bytes [`read_file`] read.
 #[cfg(unix)]
-pub fn value_path(s: &str) -> std::path::PathBuf {
+pub(crate) fn value_path(s: &str) -> std::path::PathBuf {
     use std::os::unix::ffi::OsStringExt;
     std::path::PathBuf::from(std::ffi::OsString::from_vec(raw_bytes(s)))
 }

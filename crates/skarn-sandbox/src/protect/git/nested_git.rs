@@ -19,10 +19,10 @@ pub const SKIPPED: &[&str] = crate::protect::grant_walk::SKIPPED;
 
 /// Time one walk before the run may take at most (beyond it, the walk
 /// stops as at [`MAX_DIRS`], and says so).
-pub const MAX_WALK: std::time::Duration = std::time::Duration::from_millis(750);
+pub(crate) const MAX_WALK: std::time::Duration = std::time::Duration::from_millis(750);
 
 /// The bounds of the walk before the run.
-pub const BEFORE: crate::protect::grant_walk::Bounds = crate::protect::grant_walk::Bounds {
+pub(crate) const BEFORE: crate::protect::grant_walk::Bounds = crate::protect::grant_walk::Bounds {
     dirs: MAX_DIRS,
     time: MAX_WALK,
 };
@@ -35,13 +35,13 @@ const WALK_PER_DIR: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The most directories a walk before the run may be given (the walk
 /// after it reads up to [`AFTER`]'s).
-pub const MAX_DIRS_SETTING: u64 = crate::policy::layers::WALK_MAX_DIRS_LIMIT;
+pub(crate) const MAX_DIRS_SETTING: u64 = crate::policy::layers::WALK_MAX_DIRS_LIMIT;
 
 /// The bounds of the walk before the run with at most `dirs` directories
 /// (`--walk-max-dirs`; None: [`BEFORE`]): the time bound grows with it
 /// ([`MAX_WALK`] at least, [`WALK_PER_DIR`] per directory), so one setting raises
 /// both (ADR 0204).
-pub fn before_bounds(dirs: Option<u64>) -> crate::protect::grant_walk::Bounds {
+pub(crate) fn before_bounds(dirs: Option<u64>) -> crate::protect::grant_walk::Bounds {
     let Some(d) = dirs else { return BEFORE };
     let d = d.min(MAX_DIRS_SETTING);
     crate::protect::grant_walk::Bounds {
@@ -55,7 +55,7 @@ pub fn before_bounds(dirs: Option<u64>) -> crate::protect::grant_walk::Bounds {
 /// directories to reach them); past them the check is incomplete, which
 /// fails the run ([`check_incomplete`]) instead of only saying so
 /// (attack atk24c F2).
-pub const AFTER: crate::protect::grant_walk::Bounds = crate::protect::grant_walk::Bounds {
+pub(crate) const AFTER: crate::protect::grant_walk::Bounds = crate::protect::grant_walk::Bounds {
     dirs: 4_000_000,
     time: std::time::Duration::from_secs(120),
 };
@@ -69,7 +69,7 @@ static INCOMPLETE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsi
 
 /// Whether a check after a run in this process stopped at its bounds:
 /// plants past them may remain, so the run must not end as a success.
-pub fn check_incomplete() -> bool {
+pub(crate) fn check_incomplete() -> bool {
     INCOMPLETE.load(std::sync::atomic::Ordering::Relaxed) > 0
 }
 
@@ -157,9 +157,6 @@ pub fn find(roots: &[PathBuf]) -> (Vec<PathBuf>, bool) {
     (w.repos, w.truncated)
 }
 
-/// Sockets kept at most (a bound on what a tree can make us carry).
-pub const MAX_SOCKETS: usize = crate::protect::grant_walk::MAX_FOUND;
-
 /// The hooks directory a relative `core.hooksPath` of the global git
 /// configuration (`hooks_rel`) names in the work tree of `git` (a `.git`
 /// entry), if one is there: host git runs what it holds.
@@ -189,7 +186,7 @@ pub(crate) use crate::protect::git::repo_vet::unsafe_repo;
 /// spoils it (a `.git` that is no longer a repository makes git take the
 /// workspace itself for one, with a configuration the command wrote).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub struct HeadGuard {
+pub(crate) struct HeadGuard {
     head: Option<(PathBuf, String)>,
 }
 
@@ -238,7 +235,7 @@ impl HeadGuard {
 /// `home/.skarn-quarantine-<run id>/`, since host programs read dot files
 /// there by name (`.lesskey`, `.psqlrc`, `.hgrc`, ...). Placeholders of the
 /// run itself are left to their own clean-up.
-pub fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String> {
+pub(crate) fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(home) else {
         return Vec::new();
     };
@@ -309,7 +306,7 @@ pub fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<String>
 /// bounds, so `before` may lack the user's own repositories), a
 /// repository not in `before` is vetted only when its git directory
 /// changed during the run, as in the trees that walk skips (ADR 0204).
-pub fn vet_new(
+pub(crate) fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
     hooks_rel: &[PathBuf],

@@ -13,7 +13,7 @@ use crate::protect::git::gitconfig::Item;
 /// directory lies `depth` directories below the workspace and the value
 /// (relative, resolved against it) stays inside the workspace: a
 /// submodule's git directory names its work tree so.
-pub fn allowed_key_at(it: &Item, depth: Option<usize>) -> bool {
+pub(crate) fn allowed_key_at(it: &Item, depth: Option<usize>) -> bool {
     if super::safe_keys::allowed_key(it) {
         return true;
     }
@@ -47,7 +47,7 @@ pub fn allowed_key_at(it: &Item, depth: Option<usize>) -> bool {
 /// submodule's (`git submodule add`: `<repo>/.git/modules/<name>`, a git
 /// directory). Host git there runs the hooks and configuration kept in
 /// `<repo>/.git`, which are protected and vetted as the workspace's own.
-pub fn linked_worktree(dotgit: &Path, content: &[u8]) -> bool {
+pub(crate) fn linked_worktree(dotgit: &Path, content: &[u8]) -> bool {
     linked_to_worktrees(dotgit, content) || linked_to_modules(dotgit, content)
 }
 

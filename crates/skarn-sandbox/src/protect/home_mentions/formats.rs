@@ -355,7 +355,7 @@ fn navigation(cmds: &[Vec<&str>]) -> bool {
 /// The strings of a JSON document but those of inert keys
 /// (`additionalDirectories`, VS Code's `git.defaultCloneDirectory`), one
 /// per line; `None` when it does not parse (then read line by line).
-pub fn json_lines(text: &str) -> Option<Vec<String>> {
+pub(crate) fn json_lines(text: &str) -> Option<Vec<String>> {
     let v: serde_json::Value = serde_json::from_str(text)
         .or_else(|_| serde_json::from_str(&jsonc(&jsonc(text, false), true)))
         .ok()?;

@@ -46,11 +46,11 @@ use pattern::{ANY, Comp};
 pub use words::normalise;
 
 /// Files read at most.
-pub const MAX_FILES: usize = 3000;
+pub(crate) const MAX_FILES: usize = 3000;
 /// Bytes read at most, all files together.
-pub const MAX_BYTES: u64 = 32 << 20;
+pub(crate) const MAX_BYTES: u64 = 32 << 20;
 /// Bytes of one file; a larger text file counts as over the budget.
-pub const MAX_FILE_BYTES: u64 = 2 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 2 << 20;
 /// Directory entries looked at, all walks and patterns together.
 pub const MAX_ENTRIES: usize = 40_000;
 /// Levels of "a home file names another home file" followed; a deeper

@@ -14,7 +14,7 @@ const MAX_BRACE: usize = 64;
 
 /// One component of a word.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Comp {
+pub(crate) enum Comp {
     /// Plain text.
     Lit(String),
     /// A pattern of one component.
@@ -24,7 +24,7 @@ pub enum Comp {
 }
 
 /// Whether `s` holds a pattern character bash expands.
-pub fn has_glob(s: &str) -> bool {
+pub(crate) fn has_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
         || ["@(", "+(", "!("].iter().any(|g| s.contains(g))
         || s.contains('{') && s.contains('}')
@@ -101,7 +101,7 @@ fn split_top(inner: &str) -> Vec<&str> {
 /// The components of an absolute word (no braces left), `.` and `..`
 /// resolved while the word is literal; a `..` after a pattern makes the
 /// rest [`Comp::Any`].
-pub fn comps(w: &str) -> Vec<Comp> {
+pub(crate) fn comps(w: &str) -> Vec<Comp> {
     let mut out = vec![Comp::Lit("/".into())];
     for c in w.split('/').filter(|c| !c.is_empty() && *c != ".") {
         let literal_so_far = out.iter().all(|c| matches!(c, Comp::Lit(_)));
@@ -129,7 +129,7 @@ pub fn comps(w: &str) -> Vec<Comp> {
 }
 
 /// The path of a word with only literal components.
-pub fn literal_path(c: &[Comp]) -> Option<PathBuf> {
+pub(crate) fn literal_path(c: &[Comp]) -> Option<PathBuf> {
     let mut p = PathBuf::new();
     for x in c {
         match x {

@@ -12,7 +12,7 @@ use crate::protect::shell_words::{Token, commands};
 
 /// Nesting of `$(...)` read at most; deeper text is not looked into (its
 /// word is [`ANY`] all the same).
-pub const MAX_NEST: usize = 3;
+pub(crate) const MAX_NEST: usize = 3;
 
 /// Stands for the directory of the file read (`${BASH_SOURCE%/*}`).
 const DIR: char = '\u{3}';
@@ -24,7 +24,7 @@ const FILE: char = '\u{4}';
 /// (its directories as reached and real in `dirs`, then the home); the
 /// texts of command substitutions are added to `inner` to be read as
 /// lines of their own.
-pub fn shell_words(
+pub(crate) fn shell_words(
     line: &str,
     home: &str,
     file: &Path,

@@ -207,7 +207,7 @@ pub fn plan(
 
 /// User-interface restrictions of the job (names of the
 /// `JOB_OBJECT_UILIMIT_*` flags the launcher sets).
-pub const UI_RESTRICTIONS: &[&str] = &[
+pub(crate) const UI_RESTRICTIONS: &[&str] = &[
     "desktop",
     "display_settings",
     "exit_windows",

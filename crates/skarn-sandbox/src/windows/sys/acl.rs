@@ -254,7 +254,7 @@ pub fn add(path: &str, changes: &[&AclChange], sid: PSID) -> Result<(), WindowsE
 
 /// Remove every explicit allow/deny ACE naming `sid` from `path`'s DACL.
 /// A missing path is fine (nothing to revert). Returns whether it changed.
-pub fn remove_sid(path: &str, sid: PSID) -> Result<bool, WindowsError> {
+pub(crate) fn remove_sid(path: &str, sid: PSID) -> Result<bool, WindowsError> {
     let w = wide(path);
     let Some(d) = read_dacl(&w, path)? else {
         return Ok(false);

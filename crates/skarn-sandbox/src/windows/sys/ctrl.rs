@@ -12,7 +12,7 @@ use windows_sys::Win32::System::JobObjects::TerminateJobObject;
 use windows_sys::core::BOOL;
 
 /// Exit status after Ctrl-C (as on Linux: 128 + SIGINT).
-pub const INTERRUPTED: u32 = 130;
+pub(crate) const INTERRUPTED: u32 = 130;
 
 static JOB: AtomicUsize = AtomicUsize::new(0);
 static HIT: AtomicBool = AtomicBool::new(false);
@@ -65,6 +65,6 @@ impl Drop for Guard {
 }
 
 /// Tell a waiting close handler that the ACLs are restored.
-pub fn restored() {
+pub(crate) fn restored() {
     RESTORED.store(true, Ordering::SeqCst);
 }

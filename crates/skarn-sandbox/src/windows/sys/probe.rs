@@ -7,7 +7,7 @@ use crate::windows::plan::JobLimits;
 use crate::windows::profile_name::ContainerProfile;
 
 /// Name of the profile `skarn doctor` creates (or reuses).
-pub const DOCTOR_PROFILE: &str = "skarn.doctor";
+pub(crate) const DOCTOR_PROFILE: &str = "skarn.doctor";
 
 /// One check: what was tried, and the outcome (detail or error).
 pub type Check = (String, Result<String, String>);

@@ -21,7 +21,7 @@ use crate::windows::journal::{self, Journal};
 use crate::windows::{WindowsError, WindowsHostFacts, WindowsPlan, layers, plan};
 
 /// Exit status when the timeout killed the command.
-pub const TIMEOUT_EXIT: i32 = 124;
+pub(crate) const TIMEOUT_EXIT: i32 = 124;
 
 /// Run `command` confined per `policy` (assembled with `provenance`, for
 /// the report) in the workspace's AppContainer; returns the command's exit

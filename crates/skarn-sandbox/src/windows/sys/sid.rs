@@ -14,7 +14,7 @@ use crate::windows::WindowsError;
 use crate::windows::profile_name::ContainerProfile;
 
 /// A SID owned by this process, freed the way it was allocated.
-pub enum Sid {
+pub(crate) enum Sid {
     /// From `CreateAppContainerProfile` / `Derive...`: `FreeSid`.
     Container(PSID),
     /// From `ConvertStringSidToSidW`: `LocalFree`.
@@ -78,7 +78,7 @@ impl Drop for Sid {
 const HR_ALREADY_EXISTS: i32 = (0x8007_0000u32 | ERROR_ALREADY_EXISTS) as i32;
 
 /// Create the workspace's profile (first run) or open it, and return its SID.
-pub fn container_sid(p: &ContainerProfile) -> Result<Sid, WindowsError> {
+pub(crate) fn container_sid(p: &ContainerProfile) -> Result<Sid, WindowsError> {
     let (name, display, desc) = (wide(&p.name), wide(&p.display_name), wide(&p.description));
     let mut sid: PSID = std::ptr::null_mut();
     // SAFETY: NUL-terminated strings; no capabilities (null, 0); `sid`

@@ -10,7 +10,7 @@ pub fn wide(s: impl AsRef<OsStr>) -> Vec<u16> {
 
 /// A `CREATE_UNICODE_ENVIRONMENT` block: `NAME=value` strings, each
 /// NUL-terminated, sorted by upper-cased name, ending with an extra NUL.
-pub fn env_block(env: &[(String, String)]) -> Vec<u16> {
+pub(crate) fn env_block(env: &[(String, String)]) -> Vec<u16> {
     let mut sorted: Vec<&(String, String)> = env.iter().filter(|(k, _)| !k.is_empty()).collect();
     sorted.sort_by_key(|(k, _)| k.to_uppercase());
     let mut out = Vec::new();
@@ -29,7 +29,7 @@ pub fn env_block(env: &[(String, String)]) -> Vec<u16> {
 ///
 /// # Safety
 /// `p` is null or points to a NUL-terminated UTF-16 string.
-pub unsafe fn from_wide_ptr(p: *const u16) -> String {
+pub(crate) unsafe fn from_wide_ptr(p: *const u16) -> String {
     if p.is_null() {
         return String::new();
     }
