@@ -490,7 +490,7 @@ fn tool_configurations_naming_program_folders_are_mentions() {
 }
 
 /// atk22d F12: the user's own plugin kept in git (a checkout without a
-/// remote) is read, a cloned one is not (links only, ADR 0206); a folder
+/// remote, or one they committed in) is read, a cloned one is not (links only, ADR 0206); a folder
 /// named like state deeper in the configuration (`lua/plugins/db`) is
 /// read, right below the place (`~/.vim/view`) it is not.
 #[test]
@@ -508,8 +508,20 @@ fn own_plugin_checkouts_and_deep_state_names_are_read() {
         &own.join(".git/config"),
         "[remote \"origin\"]\n\turl = https://example.test/x.git\n",
     );
+    put(
+        &own.join(".git/logs/HEAD"),
+        "0000 1111 A <a@x> 1 +0000\tclone: from https://example.test/x.git\n",
+    );
     let m = scan(&home, std::slice::from_ref(&ws));
     assert!(m.found.is_empty(), "a clone is links only: {m:?}");
+    // The user committed in it: their own plugin, pushed somewhere.
+    put(
+        &own.join(".git/logs/HEAD"),
+        "0000 1111 A <a@x> 1 +0000\tclone: from https://example.test/x.git\n\
+         1111 2222 A <a@x> 2 +0000\tcommit: load the project's settings\n",
+    );
+    let m = scan(&home, std::slice::from_ref(&ws));
+    assert_eq!(m.found.len(), 1, "own plugin with a remote: {m:?}");
     std::fs::remove_dir_all(home.join(".vim")).unwrap();
     put(
         &home.join(".config/nvim/lua/plugins/db/init.lua"),

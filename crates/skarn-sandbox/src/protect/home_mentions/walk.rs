@@ -33,8 +33,9 @@ impl Scanner {
             return;
         };
         // A plugin cloned with git: third-party code (only its links are
-        // looked at; ADR 0206) — unless the checkout has no remote: the
-        // user's own plugin kept in git is read like the rest (atk22d F12).
+        // looked at; ADR 0206) — unless the checkout has no remote or the
+        // user committed in it: the user's own plugin kept in git is read
+        // like the rest (atk22d F12).
         let links_only = links_only || level > 0 && is_clone(dir);
         for e in rd.flatten() {
             self.entries += 1;
@@ -309,12 +310,40 @@ fn is_clone(dir: &Path) -> bool {
     if md.len() > 1 << 20 {
         return true;
     }
-    std::fs::read_to_string(&config)
+    let remote = std::fs::read_to_string(&config)
         .map(|t| {
             crate::protect::git::gitconfig::parse(&t)
                 .items
                 .iter()
                 .any(|i| i.section == "remote")
         })
-        .unwrap_or(true)
+        .unwrap_or(true);
+    // The user's own plugin, pushed somewhere: they committed in it (a
+    // plugin manager clones, pulls and checks out, never commits).
+    remote && !has_own_commits(&git)
+}
+
+/// Most bytes of a checkout's `logs/HEAD` read (its end).
+const MAX_REFLOG: u64 = 256 << 10;
+
+/// Whether the reflog of the git directory `git` records a commit made
+/// in it (`commit:`, `commit (initial):`, `(amend)`, `(merge)`).
+fn has_own_commits(git: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(git.join("logs/HEAD")) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_REFLOG && f.seek(SeekFrom::Start(len - MAX_REFLOG)).is_err() {
+        return false;
+    }
+    let mut b = Vec::new();
+    if f.take(MAX_REFLOG).read_to_end(&mut b).is_err() {
+        return false;
+    }
+    b.split(|&c| c == b'\n').any(|l| {
+        l.iter()
+            .position(|&c| c == b'\t')
+            .is_some_and(|i| l[i + 1..].starts_with(b"commit"))
+    })
 }
