@@ -84,3 +84,61 @@ fn a_socket_moved_by_a_concurrent_run_stays_unreachable() {
     }
     assert!(l.accept().is_err(), "the host listener got a connection");
 }
+
+/// atk24e F1, the other order: a run that begins in the workspace while
+/// this one walks for sockets to hide is found after the walk (its live
+/// record, here written and locked by the test as that run's helper
+/// does), and this run makes no unix socket. From outside: the host
+/// listener in the workspace got no connection.
+#[test]
+fn a_run_begun_during_the_walk_takes_unix_sockets_away() {
+    use std::os::fd::AsRawFd;
+    if !host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 is needed");
+    }
+    let t = TempDir::new("sockrace-late");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let sock = ws.join("s.sock");
+    let l = UnixListener::bind(&sock).unwrap();
+    l.set_nonblocking(true).unwrap();
+    let probe = "import socket\n\
+                 s = socket.socket(socket.AF_UNIX); s.connect('s.sock'); s.send(b'LATE'); print('CONNECTED')\n";
+    // Without another run: the walk hides the socket, but unix sockets
+    // of the run's own stay usable (a python socket object is made).
+    let o = run_command(
+        &ws,
+        &home,
+        &[],
+        &[
+            "python3",
+            "-c",
+            "import socket; socket.socket(socket.AF_UNIX); print('MADE')",
+        ],
+    )
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("MADE"), "{}{}", out(&o), err(&o));
+    // The other run's record, live (locked) while this run starts.
+    let runs = home.join(".local/state/skarn/runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let rec = runs.join("other.run");
+    let info = serde_json::json!({"workspace": ws, "roots": [ws], "pid": 1});
+    std::fs::write(&rec, info.to_string()).unwrap();
+    let f = std::fs::File::open(&rec).unwrap();
+    // SAFETY: f is open; the lock lasts until f is dropped.
+    assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let o = run_command(&ws, &home, &[], &["python3", "-c", probe])
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    drop(f);
+    assert!(!out(&o).contains("CONNECTED"), "{}{}", out(&o), err(&o));
+    assert!(
+        err(&o).contains("began while this run looked for unix sockets"),
+        "{}",
+        err(&o)
+    );
+    assert!(l.accept().is_err(), "the host listener got a connection");
+}

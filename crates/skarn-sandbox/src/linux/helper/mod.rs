@@ -264,8 +264,10 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // first, then this run's own record (attack 24 F4, F2).
     let roots = record_roots(&plan);
     let mut record = None;
+    let mut dead = std::collections::HashSet::new();
     if let Some(dir) = &plan.runs_dir {
-        let (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
+        let found;
+        (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
         for w in found {
             persistence::tell(&w, &mut report);
         }
@@ -322,6 +324,30 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
     }
     report.notes.append(&mut rnotes.info);
+    // A run that began in an overlapping workspace while this one looked
+    // for unix sockets to hide: its command could have moved a host
+    // server's socket out of the walk's way (attack atk24e F1; a run
+    // already under way was caught before the walk).
+    if rnotes.walk_cut.is_none()
+        && let Some(dir) = &plan.runs_dir
+        && crate::protect::run_record::live_since_except(
+            dir,
+            record
+                .as_ref()
+                .map(|h: &crate::protect::run_record::Held| h.path()),
+            &roots,
+            &dead,
+        )
+        .is_some()
+    {
+        rnotes.walk_cut = Some(format!(
+            "another skarn run in {} began while this run looked for unix sockets to hide, \
+             and its command could have moved a host server's socket out of the way: unix \
+             sockets are unavailable in this run (run the two one after the other to keep \
+             them)",
+            plan.workspace.display()
+        ));
+    }
     if let Some(line) = &rnotes.walk_cut {
         if plan.seccomp.is_none() && plan.fail_closed {
             // Nothing to refuse unix sockets with: a host server's socket
