@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
 
 /// The `skarn` binary under test.
 pub fn exe() -> PathBuf {
@@ -130,4 +131,31 @@ impl Drop for Stores {
             .stdin(Stdio::null())
             .output();
     }
+}
+
+/// The `XDG_STATE_HOME` of the gateway, doctor and exec commands a test
+/// starts without a HOME of its own: one directory per test process in
+/// the system temp dir, so that sandboxed servers' state directories (and
+/// the run records naming them) do not pile up in the real home; those of
+/// finished test processes are removed here.
+pub fn state_home() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        #[cfg(target_os = "linux")]
+        if let Ok(rd) = std::fs::read_dir(&tmp) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(pid) = n.strip_prefix("skarn-it-state-")
+                    && !Path::new("/proc").join(pid).exists()
+                {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let d = tmp.join(format!("skarn-it-state-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+    .clone()
 }

@@ -6,7 +6,11 @@ use crate::common::*;
 
 #[test]
 fn doctor_reports_mechanisms_as_text_and_json() {
-    let o = Command::new(exe()).arg("doctor").output().unwrap();
+    let o = Command::new(exe())
+        .env("XDG_STATE_HOME", crate::common::state_home())
+        .arg("doctor")
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 0, "{}", err(&o));
     let s = out(&o);
     for needle in [
@@ -26,6 +30,7 @@ fn doctor_reports_mechanisms_as_text_and_json() {
         assert_eq!(degraded, ["degraded: nothing"], "{s}");
     }
     let o = Command::new(exe())
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--json"])
         .output()
         .unwrap();
@@ -38,6 +43,7 @@ fn doctor_reports_mechanisms_as_text_and_json() {
 #[test]
 fn self_test_blocks_every_escape() {
     let o = Command::new(exe())
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--self-test", "--json"])
         .output()
         .unwrap();
@@ -50,6 +56,7 @@ fn self_test_blocks_every_escape() {
     }
     assert_eq!(code(&o), 0);
     let o = Command::new(exe())
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--self-test"])
         .output()
         .unwrap();

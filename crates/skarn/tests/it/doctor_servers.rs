@@ -23,6 +23,7 @@ fn doctor_lists_servers_with_health_and_code_mode_isolation() {
     )
     .unwrap();
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--json", "--config"])
         .arg(&cfg)
         .output()
@@ -49,6 +50,7 @@ fn doctor_lists_servers_with_health_and_code_mode_isolation() {
 
     // A configuration file the user named but that does not exist: exit 2.
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--config"])
         .arg(dir.join("missing.toml"))
         .output()

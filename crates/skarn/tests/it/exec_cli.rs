@@ -6,7 +6,9 @@ use std::process::{Command, Output, Stdio};
 use skarn_test_support::TempDir;
 
 fn skarn() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_skarn"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_skarn"));
+    c.env("XDG_STATE_HOME", crate::common::state_home());
+    c
 }
 
 fn exec(args: &[&str]) -> Output {

@@ -24,6 +24,7 @@ fn json(out: &std::process::Output) -> serde_json::Value {
 fn isolation_flag_is_honoured_and_reported() {
     for (mode, expect) in [("worker", "worker"), ("in_process", "in_process")] {
         let out = Command::new(SKARN)
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .args([
                 "exec",
                 "--json",
@@ -39,6 +40,7 @@ fn isolation_flag_is_honoured_and_reported() {
         assert_eq!(v["isolation"], expect, "{v}");
     }
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["exec", "--isolation", "sideways", "--code", "return 1"])
         .output()
         .unwrap();
@@ -48,6 +50,7 @@ fn isolation_flag_is_honoured_and_reported() {
 #[test]
 fn limits_hold_inside_the_worker() {
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args([
             "exec",
             "--json",
@@ -87,6 +90,7 @@ fn config_connects_scripts_to_downstream_servers() {
         return { sum: r.sum, err };
     "#;
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["exec", "--json", "--config"])
         .arg(&cfg)
         .args(["--code", script])
@@ -101,6 +105,7 @@ fn config_connects_scripts_to_downstream_servers() {
     );
     // A named configuration that does not exist: one clear error, exit 2.
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["exec", "--config"])
         .arg(dir.join("missing.toml"))
         .args(["--code", "return 1"])
@@ -112,6 +117,7 @@ fn config_connects_scripts_to_downstream_servers() {
 #[test]
 fn a_closed_stderr_does_not_lose_the_value() {
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["exec", "--code", "skarn.log('noise'); return 5"])
         .stderr(std::process::Stdio::null())
         .output()
@@ -124,6 +130,7 @@ fn a_closed_stderr_does_not_lose_the_value() {
 fn deep_recursion_at_the_largest_stack_ends_as_a_limit_not_a_crash() {
     for mode in ["in_process", "worker"] {
         let out = Command::new(SKARN)
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .args(["exec", "--json", "--stack", "16M", "--isolation", mode])
             .args([
                 "--code",
@@ -135,6 +142,7 @@ fn deep_recursion_at_the_largest_stack_ends_as_a_limit_not_a_crash() {
         assert_eq!(json(&out)["error"]["kind"], "stack", "{mode}");
     }
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["exec", "--stack", "64M", "--code", "return 1"])
         .output()
         .unwrap();
@@ -158,6 +166,7 @@ fn config_limits_mapping_and_invalid_arguments() {
     .unwrap();
     let run = |extra: &[&str], code: &str| {
         let out = Command::new(SKARN)
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .args(["exec", "--json", "--isolation", "in_process", "--config"])
             .arg(&cfg)
             .args(extra)

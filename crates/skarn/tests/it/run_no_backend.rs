@@ -33,6 +33,7 @@ fn run_refuses_and_the_command_does_not_run() {
 #[test]
 fn doctor_says_nothing_is_enforced() {
     let o = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["doctor", "--json", "-c", "no-such-skarn.toml"])
         .env_remove("SKARN_CONFIG")
         .output()
@@ -41,6 +42,7 @@ fn doctor_says_nothing_is_enforced() {
     assert_eq!(o.status.code(), Some(2));
     let dir = TempDir::new("run_no_backend");
     let o = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .current_dir(dir.path())
         .args(["doctor", "--json"])
         .env_remove("SKARN_CONFIG")
@@ -52,6 +54,7 @@ fn doctor_says_nothing_is_enforced() {
     assert_eq!(v["reason"], NO_BACKEND);
     assert_eq!(v["code_mode"]["auto_picks"], "in_process");
     let o = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .current_dir(dir.path())
         .args(["doctor", "--self-test"])
         .output()

@@ -53,6 +53,7 @@ fn start_gateway(dir: &Path, passthrough: bool) -> Gateway {
     )
     .unwrap();
     let mut child = Command::new(&skarn)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--config"])
         .arg(&cfg)
         .args(["--http", "127.0.0.1:0"])

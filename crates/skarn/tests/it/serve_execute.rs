@@ -18,6 +18,7 @@ const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 /// Send every request, then collect the responses by id.
 fn serve(config: &Path, isolation: &str, calls: &[(u64, &str, Value)]) -> Vec<Value> {
     let mut child = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--isolation", isolation, "--config"])
         .arg(config)
         .stdin(Stdio::piped())
@@ -145,6 +146,7 @@ fn a_huge_thrown_error_reaches_the_client_cut_to_the_error_cap() {
 /// Send each message; collect the answer of each request (with an id).
 fn exchange(config: &Path, messages: &[Value]) -> Vec<Value> {
     let mut child = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--isolation", "in_process", "--config"])
         .arg(config)
         .stdin(Stdio::piped())

@@ -403,6 +403,7 @@ fn http_accepts_localhost_as_the_host() {
     let cfg = dir.path().join("skarn.toml");
     std::fs::write(&cfg, "").unwrap();
     let mut child = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--http", "localhost:0", "--config"])
         .arg(&cfg)
         .env("SKARN_HTTP_TOKEN", "t")

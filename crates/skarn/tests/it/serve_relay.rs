@@ -39,6 +39,7 @@ impl Session {
         )
         .unwrap();
         let mut child = Command::new(SKARN)
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .args(["serve", "--config"])
             .arg(&cfg)
             .stdin(Stdio::piped())

@@ -425,6 +425,7 @@ fn config_errors_name_file_line_and_column() {
         "[gateway]\npassthrough = false\n\n[servers.a]\ncommand = \"x\"\nbogus_key = 1\n",
     );
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--config"])
         .arg(&cfg)
         .stdin(Stdio::null())
@@ -438,6 +439,7 @@ fn config_errors_name_file_line_and_column() {
     assert_eq!(err.lines().count(), 1, "{err}");
 
     let out = Command::new(SKARN)
+        .env("XDG_STATE_HOME", crate::common::state_home())
         .args(["serve", "--config"])
         .arg(dir.path().join("none.toml"))
         .stdin(Stdio::null())

@@ -33,8 +33,10 @@ mod init;
 mod layer;
 mod layer_report;
 mod persistence;
+mod plan_transfer;
 mod publish;
 mod reaper;
+mod records;
 mod release;
 mod reserve;
 mod signals;
@@ -46,10 +48,6 @@ mod target;
 mod walk_cut;
 mod ws_entries;
 
-/// The largest plan handed to the helper (its pieces share the 2 MiB the
-/// kernel allows for arguments and environment with the command's own).
-pub(crate) const MAX_PLAN_BYTES: usize = 1024 * 1024;
-
 use std::os::fd::AsFd;
 use std::path::Path;
 
@@ -57,40 +55,9 @@ use crate::linux::plan::{FsOp, NsFallback, Plan};
 use crate::{linux::ns, linux::privs, linux::sys, linux::terminal};
 use release::Reserved;
 
-/// Environment variable carrying the JSON plan to the helper.
-pub(crate) const PLAN_ENV: &str = "SKARN_SANDBOX_PLAN";
-
-/// Environment variable naming the inherited pipe the plan is read from
-/// (the usual way; [`PLAN_ENV`] only when no pipe could hold it).
-pub(crate) const PLAN_FD_ENV: &str = "SKARN_SANDBOX_PLAN_FD";
-
-/// Read the whole plan from the inherited descriptor `fd` and close it.
-pub(crate) fn read_plan_fd(fd: i32) -> Option<zeroize::Zeroizing<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::fd::FromRawFd;
-    if fd < 3 {
-        return None;
-    }
-    // SAFETY: `fd` was inherited for this purpose (`launch::helper_command`)
-    // and nothing else in this fresh process uses it: it is taken over and
-    // closed here.
-    let f = unsafe { std::fs::File::from_raw_fd(fd) };
-    let mut buf = zeroize::Zeroizing::new(Vec::new());
-    f.take(MAX_PLAN_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .ok()?;
-    Some(buf)
-}
-
-/// The variable holding piece `i` of the plan: [`PLAN_ENV`] for the first,
-/// `SKARN_SANDBOX_PLAN_<i>` for the others.
-pub(crate) fn plan_piece_var(i: usize) -> String {
-    if i == 0 {
-        PLAN_ENV.to_owned()
-    } else {
-        format!("{PLAN_ENV}_{i}")
-    }
-}
+pub(crate) use plan_transfer::{
+    MAX_PLAN_BYTES, PLAN_ENV, PLAN_FD_ENV, plan_piece_var, read_plan_fd,
+};
 
 /// Exit status for a set-up failure.
 pub(crate) const EXIT_SETUP: i32 = 2;
@@ -188,31 +155,6 @@ fn pipe() -> Option<(libc::c_int, libc::c_int)> {
     (unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } >= 0).then_some((p[0], p[1]))
 }
 
-/// Where the run's sandboxed commands can write, for its record: the
-/// writable grants the check after the run vets (without a mount
-/// namespace, the Landlock rules' writable host paths), and the workspace.
-fn record_roots(plan: &Plan) -> Vec<std::path::PathBuf> {
-    let mut roots: Vec<_> = plan
-        .after_run
-        .as_ref()
-        .map(|a| a.vet_roots.clone())
-        .unwrap_or_default();
-    if !plan.ns.mount
-        && let Some(l) = &plan.landlock
-    {
-        roots.extend(
-            l.rules
-                .iter()
-                .filter(|r| r.access == crate::linux::plan::LandlockAccess::ReadWrite)
-                .map(|r| r.path.clone()),
-        );
-    }
-    if !roots.contains(&plan.workspace) {
-        roots.push(plan.workspace.clone());
-    }
-    roots
-}
-
 /// Run a recorded pending check ([`crate::protect::run_record`]).
 pub(crate) fn catch_up(record: &[u8]) -> Result<Vec<String>, String> {
     persistence::catch_up(record)
@@ -260,43 +202,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             plan.workspace.display()
         ));
     }
-    // A run killed before its check after the run (SIGKILL): that check
-    // first, then this run's own record (attack 24 F4, F2).
-    let roots = record_roots(&plan);
-    let mut record = None;
-    let mut dead = std::collections::HashSet::new();
-    if let Some(dir) = &plan.runs_dir {
-        let found;
-        (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(&roots));
-        for w in found {
-            persistence::tell(&w, &mut report);
-        }
-        let (run, vet) = crate::protect::run_record::new_paths(dir);
-        let info = crate::protect::run_record::Info {
-            workspace: plan.workspace.clone(),
-            roots: roots.clone(),
-            pid: std::process::id(),
-        };
-        match crate::protect::run_record::Held::start(&run, &vet, &info) {
-            Ok(h) => record = Some(h),
-            Err(e) => report.notes.push(format!(
-                "could not record the run in {} ({e}): a check after the run cut short by a \
-                 kill is not caught up later, and the file guard of `skarn hook` does not see \
-                 this run",
-                dir.display()
-            )),
-        }
-        // Files changed since another live run here started may be its
-        // plants: never snapshotted as the user's (attack 24c F4).
-        crate::linux::lapse::other_runs_since(crate::protect::run_record::live_since_except(
-            dir,
-            record
-                .as_ref()
-                .map(|h: &crate::protect::run_record::Held| h.path()),
-            &roots,
-            &dead,
-        ));
-    }
+    let (runs, mut record) = records::Runs::start(&plan, &mut report);
     let mut rnotes = reserve::ReserveNotes::default();
     // The workspace as a copy-on-write layer (ADR 0130): nothing to
     // reserve on the host; the changes are vetted after the run.
@@ -325,21 +231,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     }
     report.notes.append(&mut rnotes.info);
     // A run that began in an overlapping workspace while this one looked
-    // for unix sockets to hide: its command could have moved a host
-    // server's socket out of the walk's way (attack atk24e F1; a run
-    // already under way was caught before the walk).
-    if rnotes.walk_cut.is_none()
-        && let Some(dir) = &plan.runs_dir
-        && crate::protect::run_record::live_since_except(
-            dir,
-            record
-                .as_ref()
-                .map(|h: &crate::protect::run_record::Held| h.path()),
-            &roots,
-            &dead,
-        )
-        .is_some()
-    {
+    // for unix sockets to hide (attack atk24e F1; one already under way
+    // was caught before the walk).
+    if rnotes.walk_cut.is_none() && runs.another_is_live() {
         rnotes.walk_cut = Some(format!(
             "another skarn run in {} began while this run looked for unix sockets to hide, \
              and its command could have moved a host server's socket out of the way: unix \
