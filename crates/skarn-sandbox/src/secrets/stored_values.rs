@@ -67,9 +67,33 @@ fn is_place_name(f: &Path) -> bool {
     name.starts_with(".env") || PLACES.iter().any(|p| p.rsplit('/').next() == Some(name))
 }
 
+/// `f` opened for reading without blocking: a FIFO or a device named
+/// like a credential file (a run can make one) never stalls the check
+/// (atk27g F10); the caller keeps regular files only.
+fn open_nonblocking(f: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(f)
+}
+
+/// A small regular file's text (a `.git` file, `commondir`); nothing for
+/// anything else.
+fn read_small(f: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = open_nonblocking(f).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(64 << 10).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 fn holds(secrets: &RunSecrets, f: &Path, big_holds: bool) -> bool {
     use std::io::Read;
-    let Ok(file) = std::fs::File::open(f) else {
+    let Ok(file) = open_nonblocking(f) else {
         return false;
     };
     let Ok(md) = file.metadata() else {
@@ -106,7 +130,7 @@ fn candidates(root: &Path) -> Vec<PathBuf> {
     if let Some(git) = git_dir(root) {
         out.push(git.join("config"));
         out.push(git.join("config.worktree"));
-        if let Ok(common) = std::fs::read_to_string(git.join("commondir")) {
+        if let Some(common) = read_small(&git.join("commondir")) {
             let common = git.join(common.trim());
             out.push(common.join("config"));
         }
@@ -127,7 +151,7 @@ fn git_dir(root: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return Some(dot);
     }
-    let text = std::fs::read_to_string(&dot).ok()?;
+    let text = read_small(&dot)?;
     let named = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     Some(root.join(named))
 }
@@ -149,6 +173,21 @@ mod tests {
             header: None,
         };
         RunSecrets::new(vec![spec]).unwrap().unwrap()
+    }
+
+    /// atk27g F10: a FIFO named like an env file (or `.git`) does not
+    /// stall the check; it holds nothing.
+    #[test]
+    fn a_fifo_named_like_a_credential_file_does_not_block() {
+        let dir = skarn_test_support::TempDir::new("stored_fifo");
+        let ws = dir.path().to_path_buf();
+        for n in [".env.production", ".git"] {
+            let c = std::ffi::CString::new(ws.join(n).as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        }
+        let s = secrets("sk-live-Abc123Def456Ghi789Jkl012Mno345");
+        assert!(stored_in(&s, std::slice::from_ref(&ws)).is_empty());
     }
 
     #[test]
