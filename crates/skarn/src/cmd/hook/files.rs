@@ -81,6 +81,15 @@ fn both_names(dirs: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
 /// Why the agent may not write `path`, or `None` when the hook has
 /// nothing against it (the agent's own permissions still apply).
 pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option<String> {
+    // A client may trim or clean the path before it writes (Claude Code
+    // trims blanks): a path that is not exactly what would be written is
+    // refused rather than judged as another file (atk24h F8).
+    if path.trim() != path || path.chars().any(char::is_control) {
+        return Some(format!(
+            "the path {path:?} has leading or trailing blanks or control characters: \
+             write to the plain path instead"
+        ));
+    }
     let candidates = match candidates(path, cwd, home) {
         Ok(c) => c,
         Err(why) => return Some(why),
@@ -297,6 +306,11 @@ mod tests {
         let (ws, home) = (t.dir("ws"), t.dir("home"));
         let no = |p: &str| refusal(p, &ws, &ws, Some(&home)).is_some();
         assert!(no("skarn.toml"));
+        // Blanks and control characters a client may trim (atk24h F8).
+        assert!(no(" /home/u/.bashrc"));
+        assert!(no(".mcp.json\r"));
+        assert!(no("lefthook.yml\t"));
+        assert!(!no("src/main.rs"));
         assert!(no("sub/dir/skarn.toml"));
         assert!(no(".claude/settings.json"));
         assert!(no(".claude/settings.local.json"));
