@@ -13,12 +13,14 @@
 use crate::policy::layers::{Layer, LimitKey, Sourced};
 use crate::policy::{Limits, NetPolicy};
 
-/// How open a network policy is (higher: more).
+/// How open a network policy is (higher: more). An allow list is wider
+/// than `loopback`: its namespace has the same private `lo`, and a proxy
+/// that reaches the listed hosts besides (atk24h F1).
 fn openness(n: &NetPolicy) -> u8 {
     match n {
         NetPolicy::DenyAll => 0,
-        NetPolicy::AllowHosts(_) => 1,
-        NetPolicy::AllowLoopback => 2,
+        NetPolicy::AllowLoopback => 1,
+        NetPolicy::AllowHosts(_) => 2,
         NetPolicy::AllowOutbound => 3,
         NetPolicy::AllowAll => 4,
     }
@@ -171,6 +173,30 @@ mod tests {
 
     fn s<T>(v: T) -> Sourced<T> {
         Sourced::new(v, "ws")
+    }
+
+    /// atk24h F1: an allow list is wider than the user's `loopback`;
+    /// `loopback` under an allow list narrows.
+    #[test]
+    fn an_allow_list_does_not_narrow_loopback() {
+        let user = |n: NetPolicy| Layer {
+            net: Some(Sourced::new(n, "user")),
+            ..Layer::default()
+        };
+        let hosts = NetPolicy::parse("allow:example.test").unwrap();
+        let ws = Layer {
+            net: Some(s(hosts.clone())),
+            ..Layer::default()
+        };
+        let (l, dropped) = narrow(ws, &[user(NetPolicy::AllowLoopback)]);
+        assert!(l.net.is_none(), "{dropped:?}");
+        assert!(dropped.iter().any(|d| d == "net"));
+        let ws = Layer {
+            net: Some(s(NetPolicy::AllowLoopback)),
+            ..Layer::default()
+        };
+        let (l, _) = narrow(ws, &[user(hosts)]);
+        assert_eq!(l.net.map(|n| n.value), Some(NetPolicy::AllowLoopback));
     }
 
     #[test]
