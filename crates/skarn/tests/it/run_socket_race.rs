@@ -76,11 +76,9 @@ fn a_socket_moved_by_a_concurrent_run_stays_unreachable() {
     let _ = a.wait();
     for o in &outs {
         assert!(!out(o).contains("CONNECTED"), "{}{}", out(o), err(o));
-        assert!(
-            err(o).contains("another skarn run in") && err(o).contains("unavailable in this run"),
-            "{}",
-            err(o)
-        );
+        // Said as another run under way, or as a directory that vanished
+        // during the walk (whichever the run saw first).
+        assert!(err(o).contains("unavailable in this run"), "{}", err(o));
     }
     assert!(l.accept().is_err(), "the host listener got a connection");
 }
