@@ -246,6 +246,20 @@ fn f10_a_shebang_interpreter_in_the_project() {
     );
 }
 
+/// What the user's interactive bash prints running `ls` in `dir` (with
+/// `home`'s start-up files and a system `PATH`).
+fn host_ls(dir: &std::path::Path, home: &std::path::Path) -> String {
+    let host = Command::new("bash")
+        .args(["-i", "-c", "ls >/dev/null; echo done"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("bash");
+    String::from_utf8_lossy(&host.stdout).into_owned()
+}
+
 /// atk22d F9: a relative `PATH` entry of the user's `.bashrc`
 /// (`./node_modules/.bin`, `.`) is searched in the project by the host's
 /// shell: a program the run puts there named like a system program is set
@@ -282,15 +296,7 @@ fn f9_relative_path_entries_of_a_start_up_file() {
             "{rc}: the project's tool went"
         );
         // From outside: the user's shell in the project runs the system's ls.
-        let host = Command::new("bash")
-            .args(["-i", "-c", "ls >/dev/null; echo done"])
-            .current_dir(&ws)
-            .env("HOME", &home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("bash");
-        let out = String::from_utf8_lossy(&host.stdout);
+        let out = host_ls(&ws, &home);
         assert!(!out.contains("PWN"), "{rc}: host ran the planted ls: {out}");
         assert!(out.contains("done"), "{rc}: {out}");
     }
@@ -323,15 +329,7 @@ fn f9_relative_path_entries_name_subdirectories_too() {
             dir.join("my-own-tool").exists(),
             "{rc}: the project's tool went"
         );
-        let host = Command::new("bash")
-            .args(["-i", "-c", "ls >/dev/null; echo done"])
-            .current_dir(ws.join("sub/deep"))
-            .env("HOME", &home)
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("bash");
-        let out = String::from_utf8_lossy(&host.stdout);
+        let out = host_ls(&ws.join("sub/deep"), &home);
         assert!(!out.contains("PWN"), "{rc}: host ran the planted ls: {out}");
         assert!(out.contains("done"), "{rc}: {out}");
     }
