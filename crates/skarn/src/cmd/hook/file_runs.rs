@@ -12,7 +12,7 @@
 //! - refuses a path that leaves the workspace through a link inside it
 //!   (a link left there by an earlier run, or one of the project's);
 //! - first runs the pending check of a run killed before its own
-//!   ([`skarn_sandbox::protect::run_record::catch_up`], attack 24 F4).
+//!   ([`skarn_sandbox::linux::helper::dead_runs::catch_up`], attack 24 F4).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
