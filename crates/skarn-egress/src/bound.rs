@@ -6,8 +6,8 @@
 
 use std::net::IpAddr;
 
+use crate::proxy::Proxy;
 use crate::rules::Target;
-use crate::server::Proxy;
 
 /// At most this many names seen on the TLS-terminating path are kept
 /// (the names pattern bindings matched, resolved like exact ones).

@@ -4,9 +4,11 @@
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::authority::split_authority;
+use crate::open::{Opened, open_or_reply, open_or_reply_with, refuse, reply};
+use crate::proxy::Shared;
 use crate::relay::forward;
 use crate::rules::{Denial, Target};
-use crate::server::{OpenError, Shared};
 
 const MAX_HEAD: usize = 64 * 1024;
 
@@ -35,113 +37,6 @@ async fn read_head(s: &mut TcpStream, sh: &Shared) -> Option<(usize, Vec<u8>)> {
 
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
-}
-
-/// Split an authority `host[:port]` / `[v6][:port]`.
-pub(crate) fn split_authority(a: &str, default_port: Option<u16>) -> Option<(String, u16)> {
-    let (host, port) = if let Some(rest) = a.strip_prefix('[') {
-        let end = rest.find(']')?;
-        let after = &rest[end + 1..];
-        let port = match after.strip_prefix(':') {
-            Some(p) => Some(p),
-            None if after.is_empty() => None,
-            None => return None,
-        };
-        (&rest[..end], port)
-    } else {
-        match a.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (a, None),
-        }
-    };
-    let port = match port {
-        Some(p) => p.parse::<u16>().ok().filter(|p| *p != 0)?,
-        None => default_port?,
-    };
-    (!host.is_empty()).then(|| (host.to_string(), port))
-}
-
-pub(crate) async fn reply_plain(s: &mut TcpStream, status: &str, body: &str) {
-    reply(s, status, body).await
-}
-
-async fn reply(s: &mut TcpStream, status: &str, body: &str) {
-    let msg = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = s.write_all(msg.as_bytes()).await;
-    let _ = s.shutdown().await;
-}
-
-async fn refuse(s: &mut TcpStream, sh: &Shared, host: &str, port: u16, d: Denial) {
-    sh.deny(host, port, &d);
-    reply(
-        s,
-        "403 Forbidden",
-        &format!("skarn: net: denied {host}:{port} ({d})\n"),
-    )
-    .await;
-}
-
-pub(crate) async fn open_or_reply(
-    s: &mut TcpStream,
-    sh: &Shared,
-    host: &str,
-    port: u16,
-) -> Option<(TcpStream, String)> {
-    match open_or_reply_with(s, sh, host, port, false).await {
-        Opened::Up(up, key) => Some((up, key)),
-        Opened::BoundHost(_) | Opened::Replied => None,
-    }
-}
-
-/// What [`open_or_reply_with`] did.
-pub(crate) enum Opened {
-    /// Connected.
-    Up(TcpStream, String),
-    /// A plain tunnel to a host a secret is bound to: nothing connected,
-    /// nothing answered yet.
-    BoundHost(Target),
-    /// Refused or failed; the client was answered.
-    Replied,
-}
-
-/// Open `host:port`; with `plain`, a host a secret is bound to (by any of
-/// its addresses) is not connected but handed back.
-pub(crate) async fn open_or_reply_with(
-    s: &mut TcpStream,
-    sh: &Shared,
-    host: &str,
-    port: u16,
-    plain: bool,
-) -> Opened {
-    let Some(t) = Target::parse(host) else {
-        let d = Denial::Unsupported(format!("{host:?} is not a host name or address"));
-        refuse(s, sh, host, port, d).await;
-        return Opened::Replied;
-    };
-    match sh.open_with(&t, port, plain).await {
-        Ok((up, key)) => Opened::Up(up, key),
-        Err(OpenError::BoundHost) => Opened::BoundHost(t),
-        Err(OpenError::Denied(d)) => {
-            let status = match d {
-                Denial::ByteLimit(_) => "503 Service Unavailable",
-                _ => "403 Forbidden",
-            };
-            reply(s, status, &format!("skarn: net: denied {t}:{port} ({d})\n")).await;
-            Opened::Replied
-        }
-        Err(OpenError::Failed(why)) => {
-            reply(
-                s,
-                "502 Bad Gateway",
-                &format!("skarn: net: {t}:{port}: {why}\n"),
-            )
-            .await;
-            Opened::Replied
-        }
-    }
 }
 
 /// Serve one client connection.
@@ -202,7 +97,7 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
                     log(&format!(
                         "skarn: net: {}:{port} shares an address with a host a secret is bound \
                          to: TLS terminated and answers scrubbed; no secret is sent to it",
-                        crate::server::printable(&host)
+                        crate::proxy::printable(&host)
                     ));
                 }
                 crate::intercept::connect(s, sh, t, port, !rest.is_empty()).await;
@@ -293,7 +188,7 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         && let Some(f) = ic.bindings.find(&buf[..head_len]).first()
     {
         let name = ic.bindings.name(*f);
-        let shown = crate::server::printable(&host);
+        let shown = crate::proxy::printable(&host);
         let p = path.split(['?', '#']).next().unwrap_or("");
         let why = "plain HTTP: placeholders are replaced only on the TLS path";
         sh.secret_event(name, &format!("{shown}:{port}"), method, p, Some(why));
@@ -374,31 +269,5 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
             crate::intercept::exchange::plain(s, up, &cx, asked).await
         }
         _ => crate::relay::relay(s, up, &key, sh).await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_authority;
-
-    #[test]
-    fn authorities() {
-        assert_eq!(
-            split_authority("a.com:443", None),
-            Some(("a.com".into(), 443))
-        );
-        assert_eq!(
-            split_authority("a.com", Some(80)),
-            Some(("a.com".into(), 80))
-        );
-        assert_eq!(split_authority("a.com", None), None);
-        assert_eq!(
-            split_authority("[::1]:8080", None),
-            Some(("::1".into(), 8080))
-        );
-        assert_eq!(split_authority("[::1]", Some(80)), Some(("::1".into(), 80)));
-        assert_eq!(split_authority("a.com:0", None), None);
-        assert_eq!(split_authority("a.com:x", None), None);
-        assert_eq!(split_authority("[::1", None), None);
     }
 }

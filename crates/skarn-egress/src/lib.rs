@@ -23,19 +23,22 @@
 //!   from each tool's own configuration and defaults.
 
 pub mod addr;
+mod authority;
 mod bound;
 pub mod ca;
 mod error;
 mod http;
 mod intercept;
 mod link;
+mod open;
 mod pattern;
+pub mod proxy;
 pub mod registries;
 mod relay;
 mod resolve;
 mod rules;
 pub mod secrets;
-pub mod server;
+mod server;
 mod socks;
 #[cfg(target_os = "linux")]
 mod splice;
@@ -45,9 +48,9 @@ pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
 pub use intercept::{Interceptor, ValueFinder};
 pub use pattern::{HostMatch, Pattern, Ports};
+pub use proxy::{DenialLog, Limits, Listeners, Proxy};
 #[doc(hidden)]
 pub use relay::bench_copy_only;
 pub use resolve::Resolver;
 pub use rules::{Denial, Rules, Target};
-pub use server::{Limits, Listeners, Proxy};
 pub use stats::{EgressReport, HostDenial, HostUsage, SecretUse};

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::link::Link;
-use crate::server::Shared;
+use crate::proxy::Shared;
 
 /// Benchmarks only: relay through a buffer even where zero-copy relaying
 /// is available, to compare the two paths in one run.

@@ -13,8 +13,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::proxy::{OpenError, Shared};
 use crate::rules::{Denial, Target};
-use crate::server::{OpenError, Shared};
 
 const VER: u8 = 5;
 const REP_OK: u8 = 0;

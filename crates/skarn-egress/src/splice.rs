@@ -14,7 +14,7 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use crate::link::Link;
-use crate::server::Shared;
+use crate::proxy::Shared;
 
 /// Pipe capacity asked for. Larger moves more per system call; the
 /// kernel's per-user budget of pipe pages (`pipe-user-pages-soft`, 64 MiB

@@ -5,6 +5,9 @@
 //! and passes each request through [`request::prepare`] and each response
 //! through the echo scrubber.
 
+mod body;
+mod connect;
+mod context;
 mod decode;
 pub(crate) mod exchange;
 mod forms;
@@ -17,14 +20,9 @@ mod websocket;
 use std::sync::Arc;
 
 use rustls::ClientConfig;
-use rustls::pki_types::ServerName;
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
 use crate::ca::{CaError, CaMaterial, LeafMaker};
-use crate::rules::Target;
 use crate::secrets::{Bindings, SecretSpec};
-use crate::server::Shared;
 
 /// What the proxy needs to terminate TLS for bound hosts.
 pub struct Interceptor {
@@ -178,123 +176,4 @@ fn value_forms(b: &Bindings) -> scrub::Pairs {
         .collect()
 }
 
-fn server_name(t: &Target) -> Option<ServerName<'static>> {
-    match t {
-        Target::Ip(ip) => Some(ServerName::IpAddress((*ip).into())),
-        Target::Name(n) => ServerName::try_from(n.clone()).ok(),
-    }
-}
-
-/// Serve a `CONNECT` to a bound host.
-pub(crate) async fn connect(mut s: TcpStream, sh: &Shared, t: Target, port: u16, early: bool) {
-    let Some(ic) = sh.secrets.as_deref() else {
-        return;
-    };
-    let shown = t.to_string();
-    if early {
-        crate::http::reply_plain(
-            &mut s,
-            "400 Bad Request",
-            "skarn: net: data sent before the tunnel was established\n",
-        )
-        .await;
-        return;
-    }
-    // `open_or_reply` takes the host as a client writes it (no brackets).
-    let bare = match &t {
-        Target::Ip(ip) => ip.to_string(),
-        Target::Name(n) => n.clone(),
-    };
-    let Some((up, key)) = crate::http::open_or_reply(&mut s, sh, &bare, port).await else {
-        return;
-    };
-    if ic.bindings.binds(&t, port) {
-        sh.saw_bound_name(&t, port);
-    }
-    let Some(name) = server_name(&t) else {
-        crate::http::reply_plain(&mut s, "400 Bad Request", "skarn: net: bad host name\n").await;
-        return;
-    };
-    let connector = tokio_rustls::TlsConnector::from(ic.upstream.clone());
-    let up =
-        match tokio::time::timeout(sh.limits.connect_timeout, connector.connect(name, up)).await {
-            Ok(Ok(u)) => u,
-            Ok(Err(e)) => {
-                // Generic text: the error of a failed handshake can carry
-                // upstream bytes (the names of the presented certificate),
-                // and none go into the proxy's own messages (atk27 F12).
-                let why = format!("the upstream TLS handshake failed: {}", tls_failure(&e));
-                sh.deny(&shown, port, &crate::Denial::Unsupported(why.clone()));
-                crate::http::reply_plain(
-                    &mut s,
-                    "502 Bad Gateway",
-                    &format!("skarn: net: {shown}:{port}: {why}\n"),
-                )
-                .await;
-                return;
-            }
-            Err(_) => {
-                crate::http::reply_plain(
-                    &mut s,
-                    "504 Gateway Timeout",
-                    "skarn: net: the upstream TLS handshake timed out\n",
-                )
-                .await;
-                return;
-            }
-        };
-    let cfg = match ic.leaves.server_config(&t) {
-        Ok(c) => c,
-        Err(e) => {
-            crate::http::reply_plain(&mut s, "502 Bad Gateway", &format!("skarn: net: {e}\n"))
-                .await;
-            return;
-        }
-    };
-    if s.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        .await
-        .is_err()
-    {
-        return;
-    }
-    let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-    let client = match tokio::time::timeout(sh.limits.idle_timeout, acceptor.accept(s)).await {
-        Ok(Ok(c)) => c,
-        _ => return,
-    };
-    // The name the client asked the TLS layer for must be the tunnel's.
-    if let Some(sni) = client.get_ref().1.server_name()
-        && Target::parse(sni).as_ref() != Some(&t)
-    {
-        let why = format!("TLS server name {sni:?} differs from the tunnel's host");
-        sh.deny(&shown, port, &crate::Denial::HostMismatch(why));
-        let mut client = client;
-        let _ = client.shutdown().await;
-        return;
-    }
-    let cx = exchange::Ctx {
-        sh,
-        t: &t,
-        port,
-        key: &key,
-    };
-    exchange::serve(client, up, &cx).await;
-}
-
-/// A fixed description of a failed upstream TLS handshake: nothing of the
-/// error's own text, which can quote the server's certificate.
-fn tls_failure(e: &std::io::Error) -> &'static str {
-    use rustls::{CertificateError as C, Error as E};
-    match e.get_ref().and_then(|i| i.downcast_ref::<E>()) {
-        Some(E::InvalidCertificate(c)) => match c {
-            C::NotValidForName | C::NotValidForNameContext { .. } => {
-                "the server's certificate is not valid for the host's name"
-            }
-            C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired",
-            C::UnknownIssuer => "the server's certificate is not issued by a trusted authority",
-            _ => "the server's certificate is invalid",
-        },
-        Some(_) => "TLS protocol error",
-        None => "connection error",
-    }
-}
+pub(crate) use connect::connect;

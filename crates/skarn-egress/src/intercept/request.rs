@@ -9,7 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use zeroize::Zeroizing;
 
-use crate::http::split_authority;
+use crate::authority::split_authority;
 use crate::rules::Target;
 use crate::secrets::{Bindings, Found};
 

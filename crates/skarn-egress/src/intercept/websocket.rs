@@ -20,7 +20,7 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::exchange::{Ctx, put};
+use super::context::{Ctx, put};
 use super::io::Reader;
 use super::scrub::Scrubber;
 

@@ -38,7 +38,7 @@ pub(super) fn read(service: &str, user: &str) -> Result<Zeroizing<String>, Strin
     let argv = lookup_argv(service, user).ok_or_else(|| {
         "the keyring source is not available on this system: use command = [...]".to_string()
     })?;
-    super::config::run_command(&argv).map_err(|e| {
+    super::command::run_command(&argv).map_err(|e| {
         format!(
             "keyring entry service={service:?} user={user:?} through `{}`: {e} (the Secret \
              Service needs a D-Bus session; without one use file or command)",

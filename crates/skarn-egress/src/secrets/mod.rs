@@ -10,6 +10,7 @@
 //! - [`config`]: `[secrets.NAME]` in the user's configuration and the
 //!   sources a value is read from.
 
+mod command;
 pub mod config;
 mod keyring;
 mod matcher;

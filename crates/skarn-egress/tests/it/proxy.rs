@@ -168,7 +168,7 @@ fn hostile_host_names_are_logged_as_one_printable_line() {
             .enable_all()
             .build()
             .unwrap();
-        let log: skarn_egress::server::DenialLog =
+        let log: skarn_egress::DenialLog =
             Arc::new(move |l: &str| l2.lock().unwrap().push(l.to_string()));
         let p =
             Arc::new(Proxy::new(rules, Resolver::system(), Limits::default()).with_log(Some(log)));

@@ -1,0 +1,164 @@
+//! A message body on its way through an intercepted connection: read with
+//! its framing, passed through the filter (decoding, scrubbing), written
+//! with the outgoing framing, every write counted.
+
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::context::{Ctx, put};
+use super::decode::{DecodeError, Decoder};
+use super::io::{Reader, chunk_size};
+use super::request::Framing;
+use super::scrub::Scrubber;
+
+/// What a body passes through on its way.
+pub(super) enum Filter<'a> {
+    None,
+    Scrub(&'a mut Scrubber),
+    Decode(&'a mut Decoder, &'a mut Scrubber),
+}
+
+/// Where filtered bytes go: raw, or each piece as one chunk (one write,
+/// so one TLS record run per piece).
+async fn emit<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    d: &[u8],
+    chunked: bool,
+    frame: &mut Vec<u8>,
+    cx: &Ctx<'_>,
+    out: bool,
+) -> io::Result<()> {
+    if d.is_empty() {
+        return Ok(());
+    }
+    if !chunked {
+        return put(w, d, cx, out).await;
+    }
+    frame.clear();
+    frame.extend_from_slice(format!("{:x}\r\n", d.len()).as_bytes());
+    frame.extend_from_slice(d);
+    frame.extend_from_slice(b"\r\n");
+    put(w, frame, cx, out).await
+}
+
+fn undecodable(e: DecodeError) -> io::Error {
+    io::Error::other(e.0)
+}
+
+impl Filter<'_> {
+    /// Pass `d` through the filter to `w`.
+    async fn pass<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut W,
+        d: &[u8],
+        chunked: bool,
+        frame: &mut Vec<u8>,
+        cx: &Ctx<'_>,
+        out: bool,
+    ) -> io::Result<()> {
+        match self {
+            Filter::None => emit(w, d, chunked, frame, cx, out).await,
+            Filter::Scrub(s) => emit(w, s.push(d), chunked, frame, cx, out).await,
+            Filter::Decode(dec, s) => {
+                let mut rest = d;
+                loop {
+                    let (n, o) = dec.step(rest).map_err(undecodable)?;
+                    rest = &rest[n..];
+                    if n == 0 && o.is_empty() {
+                        if rest.is_empty() {
+                            return Ok(());
+                        }
+                        return Err(io::Error::other("the decoder made no progress"));
+                    }
+                    emit(w, s.push(&o), chunked, frame, cx, out).await?;
+                }
+            }
+        }
+    }
+
+    /// The end of the body: what the filter still holds.
+    async fn finish<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut W,
+        chunked: bool,
+        frame: &mut Vec<u8>,
+        cx: &Ctx<'_>,
+        out: bool,
+    ) -> io::Result<()> {
+        match self {
+            Filter::None => Ok(()),
+            Filter::Scrub(s) => emit(w, s.finish(), chunked, frame, cx, out).await,
+            Filter::Decode(dec, s) => {
+                let o = dec.finish().map_err(undecodable)?;
+                emit(w, s.push(&o), chunked, frame, cx, out).await?;
+                emit(w, s.finish(), chunked, frame, cx, out).await
+            }
+        }
+    }
+}
+
+/// Pass a body read with framing `inf` on with framing `outf` (the same,
+/// or chunked/until-close for a decoded one), through `filter`.
+pub(super) async fn body<R, W>(
+    r: &mut Reader<R>,
+    w: &mut W,
+    inf: Framing,
+    outf: Framing,
+    mut filter: Filter<'_>,
+    cx: &Ctx<'_>,
+    out: bool,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    const STEP: usize = 256 * 1024;
+    let chunked = outf == Framing::Chunked;
+    let mut frame = Vec::new();
+    let mut left = match inf {
+        Framing::Length(n) => n,
+        _ => u64::MAX,
+    };
+    loop {
+        let want = match inf {
+            Framing::Chunked => {
+                let line = r.line().await?;
+                let n = chunk_size(&line).ok_or_else(|| io::Error::other("bad chunk size"))?;
+                if n == 0 {
+                    // Trailers are dropped.
+                    while !r.line().await?.is_empty() {}
+                    break;
+                }
+                n
+            }
+            _ if left == 0 => break,
+            _ => left,
+        };
+        let mut this = want;
+        while this > 0 {
+            let cap = this.min(STEP as u64) as usize;
+            let d = r.some_ref(cap).await?;
+            if d.is_empty() {
+                if inf == Framing::UntilClose {
+                    left = 0;
+                    break;
+                }
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            this -= d.len() as u64;
+            if inf != Framing::Chunked {
+                left -= d.len() as u64;
+            }
+            filter.pass(w, d, chunked, &mut frame, cx, out).await?;
+        }
+        if inf == Framing::Chunked && !r.line().await?.is_empty() {
+            return Err(io::Error::other("chunk data longer than its size"));
+        }
+    }
+    filter.finish(w, chunked, &mut frame, cx, out).await?;
+    if chunked {
+        put(w, b"0\r\n\r\n", cx, out).await?;
+    }
+    Ok(())
+}
