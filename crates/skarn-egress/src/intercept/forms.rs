@@ -12,7 +12,10 @@
 //!   and searched as verbatim text;
 //! - as standard or URL-safe base64, at each of the three alignments a
 //!   value can have inside a longer encoded text (so `user:value` in a
-//!   `Basic` header, or the value inside a base64 JSON field, is found).
+//!   `Basic` header, or the value inside a base64 JSON field, is found);
+//! - as UTF-16, little- and big-endian (what Windows tools and some
+//!   JSON encoders write), and UTF-16LE in base64 (PowerShell's encoded
+//!   commands) (atk27g F6).
 //!
 //! Overlapping windows are all replaced, so a longer run disappears whole.
 //! What is not covered: runs shorter than [`WINDOW`], other encodings
@@ -41,6 +44,14 @@ fn hex(b: &[u8]) -> Vec<u8> {
     const H: &[u8; 16] = b"0123456789abcdef";
     b.iter()
         .flat_map(|c| [H[usize::from(c >> 4)], H[usize::from(c & 15)]])
+        .collect()
+}
+
+/// `b` as UTF-16 code units (ASCII and Latin-1 bytes map one to one),
+/// little- or big-endian.
+fn utf16(b: &[u8], little: bool) -> Vec<u8> {
+    b.iter()
+        .flat_map(|&c| if little { [c, 0] } else { [0, c] })
         .collect()
 }
 
@@ -92,16 +103,27 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
             window: 2 * n,
         },
     ];
-    for url in [false, true] {
-        for align in 0..3 {
-            let a = Zeroizing::new(base64_middle(v, align, url));
-            let b = base64_middle(p, align, url);
-            if a.len() == b.len() && !a.is_empty() {
-                forms.push(Form {
-                    value: a,
-                    placeholder: b,
-                    window: (4 * n / 3).max(1),
-                });
+    for little in [true, false] {
+        forms.push(Form {
+            value: Zeroizing::new(utf16(v, little)),
+            placeholder: utf16(p, little),
+            window: 2 * n,
+        });
+    }
+    let wide_v = Zeroizing::new(utf16(v, true));
+    let wide_p = utf16(p, true);
+    for (bytes, ph, per) in [(&v[..], p, 1), (&wide_v[..], &wide_p[..], 2)] {
+        for url in [false, true] {
+            for align in 0..3 {
+                let a = Zeroizing::new(base64_middle(bytes, align, url));
+                let b = base64_middle(ph, align, url);
+                if a.len() == b.len() && !a.is_empty() {
+                    forms.push(Form {
+                        value: a,
+                        placeholder: b,
+                        window: (4 * per * n / 3).max(1),
+                    });
+                }
             }
         }
     }
@@ -138,6 +160,13 @@ mod tests {
         assert!(has(b"REALvalue0"));
         assert!(has(b"9876543210"));
         assert!(has(&hex(b"REALvalue0")));
+        assert!(has(&utf16(b"REALvalue0", true)));
+        assert!(has(&utf16(b"REALvalue0", false)));
+        let wide = STANDARD_NO_PAD.encode(utf16(b"x ghp_REALvalue0123456789", true));
+        assert!(
+            ps.iter()
+                .any(|(a, _)| wide.as_bytes().windows(a.len()).any(|w| w == &a[..]))
+        );
         let b64 = STANDARD_NO_PAD.encode(b"u:ghp_REALvalue0123456789");
         assert!(
             ps.iter()

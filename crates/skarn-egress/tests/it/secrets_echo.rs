@@ -70,6 +70,23 @@ fn handler(store: Arc<Mutex<String>>) -> impl Fn(&Request) -> Response {
             "/b64" => STANDARD.encode(&auth),
             "/lower" => auth.to_ascii_lowercase(),
             "/hex" => auth.bytes().map(|b| format!("{b:02x}")).collect(),
+            // atk27g F6: UTF-16 in either byte order, and UTF-16LE in
+            // base64 (PowerShell's encoded commands).
+            "/utf16le" | "/utf16be" => {
+                let le = r.path == "/utf16le";
+                let b: Vec<u8> = auth
+                    .encode_utf16()
+                    .flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() })
+                    .collect();
+                return Response::ok(b);
+            }
+            "/b64-utf16" => {
+                let b: Vec<u8> = format!("x{auth}")
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect();
+                STANDARD.encode(b)
+            }
             "/store" => {
                 *store.lock().unwrap() = auth;
                 "stored".into()
@@ -219,10 +236,31 @@ fn shows_value(out: &[u8]) -> bool {
         .filter_map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok())
         .collect();
     let hexed = String::from_utf8_lossy(&hexed).to_ascii_lowercase();
+    // UTF-16 (either order) read back as bytes: every other byte dropped,
+    // at both offsets, also after base64.
+    let narrow = |b: &[u8]| -> String {
+        let even: Vec<u8> = b.iter().step_by(2).copied().collect();
+        let odd: Vec<u8> = b.iter().skip(1).step_by(2).copied().collect();
+        format!(
+            "{} {}",
+            String::from_utf8_lossy(&even),
+            String::from_utf8_lossy(&odd)
+        )
+        .to_ascii_lowercase()
+    };
+    let wide = narrow(out);
+    let wide_b64: Vec<u8> = String::from_utf8_lossy(out)
+        .split_whitespace()
+        .filter_map(|w| STANDARD.decode(w).ok())
+        .flatten()
+        .collect();
+    let wide_b64 = narrow(&wide_b64);
     let v = REAL.to_ascii_lowercase();
     (0..=v.len() - 10).any(|i| {
         let w = &v[i..i + 10];
-        text.contains(w) || rev.contains(w) || b64.contains(w) || hexed.contains(w)
+        [&text, &rev, &b64, &hexed, &wide, &wide_b64]
+            .iter()
+            .any(|t| t.contains(w))
     })
 }
 
@@ -243,6 +281,9 @@ fn partial_transformed_and_compressed_echoes_are_scrubbed() {
         "/b64",
         "/lower",
         "/hex",
+        "/utf16le",
+        "/utf16be",
+        "/b64-utf16",
         "/gz",
         "/deflate",
         "/br",

@@ -52,6 +52,41 @@ fn secret_key(k: &str) -> bool {
 fn credential_value(v: &str) -> bool {
     carries_credential(v)
         || (!v.contains("://") && v.contains('@') && carries_credential(&format!("http://{v}")))
+        || secret_flag_value(v.split_whitespace())
+}
+
+/// Whether a command line (an alias, a runner, a linker's arguments)
+/// passes a value to a flag named like a credential (`--token X`,
+/// `--password=X`, `--api-key X`) whatever the value looks like (atk27g
+/// F5: `[alias] pub = "publish --token <short token>"` kept its token).
+fn secret_flag_value<'a>(words: impl Iterator<Item = &'a str>) -> bool {
+    let mut words = words.peekable();
+    while let Some(w) = words.next() {
+        let Some(flag) = w.strip_prefix('-') else {
+            continue;
+        };
+        let flag = flag.trim_start_matches('-');
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (flag, None),
+        };
+        if !secret_key(name) {
+            continue;
+        }
+        let has_value = match inline {
+            Some(v) => !v.is_empty(),
+            None => words.peek().is_some_and(|n| !n.starts_with('-')),
+        };
+        if has_value {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether an array of strings is a command line passing a credential.
+fn secret_flag_array(a: &[toml::Value]) -> bool {
+    secret_flag_value(a.iter().filter_map(toml::Value::as_str))
 }
 
 /// `value` without credentials: secret keys and credential-bearing
@@ -60,7 +95,11 @@ fn strip(value: &mut toml::Value) -> bool {
     match value {
         toml::Value::Table(t) => {
             let before = t.len();
-            t.retain(|k, v| !secret_key(k) && !v.as_str().is_some_and(credential_value));
+            t.retain(|k, v| {
+                !secret_key(k)
+                    && !v.as_str().is_some_and(credential_value)
+                    && !v.as_array().is_some_and(|a| secret_flag_array(a))
+            });
             let mut changed = t.len() != before;
             for (_, v) in t.iter_mut() {
                 changed |= strip(v);
@@ -69,7 +108,10 @@ fn strip(value: &mut toml::Value) -> bool {
         }
         toml::Value::Array(a) => {
             let before = a.len();
-            a.retain(|v| !v.as_str().is_some_and(credential_value));
+            a.retain(|v| {
+                !v.as_str().is_some_and(credential_value)
+                    && !v.as_array().is_some_and(|a| secret_flag_array(a))
+            });
             let mut changed = a.len() != before;
             for v in a.iter_mut() {
                 changed |= strip(v);
@@ -199,5 +241,17 @@ mod tests {
             None
         );
         assert_eq!(sanitized("not toml ["), Some(String::new()));
+    }
+
+    #[test]
+    fn aliases_passing_a_token_flag_go_whatever_the_token_looks_like() {
+        let text = "[alias]\npub = \"publish --token hunter2\"\npub2 = [\"publish\", \"--token\", \"hunter3\"]\n\
+                    pub3 = \"publish --token=hunter4\"\nb = \"build --release\"\nt = [\"test\", \"--\", \"--nocapture\"]\n";
+        let out = sanitized(text).expect("changed");
+        assert!(!out.contains("hunter"), "{out}");
+        assert!(
+            out.contains("build --release") && out.contains("nocapture"),
+            "{out}"
+        );
     }
 }

@@ -144,6 +144,87 @@ pub(crate) fn carries_credential(value: &str) -> bool {
     false
 }
 
+/// Whether `text`, a setting copied into the sandbox with `placeholders`
+/// where granted values were, still carries a credential of its own
+/// (atk27g F11: the copy kept a URL password, a query-string secret or an
+/// `insteadOf` password next to the placeholder). A URL's user info or a
+/// base64 `user:password` pair that holds a placeholder is allowed only
+/// as `user:PLACEHOLDER` or `PLACEHOLDER[:]` with a user name that is not
+/// token-shaped; everything else is judged by [`carries_credential`]
+/// with the placeholders taken out.
+pub(crate) fn carries_other_credential(text: &str, placeholders: &[&str]) -> bool {
+    let mut rest = String::with_capacity(text.len());
+    for word in text.split_inclusive(|c: char| c.is_whitespace()) {
+        let (w, tail) = match word.char_indices().last() {
+            Some((i, c)) if c.is_whitespace() => (&word[..i], &word[i..]),
+            _ => (word, ""),
+        };
+        match without_placeholder_userinfo(w, placeholders) {
+            Some(Ok(stripped)) => rest.push_str(&stripped),
+            Some(Err(())) => return true,
+            None if decoded_pair_holds_placeholder(w, placeholders) => {
+                if !pair_is_clean(&decode_b64(w).unwrap_or_default(), placeholders) {
+                    return true;
+                }
+            }
+            None => rest.push_str(w),
+        }
+        rest.push_str(tail);
+    }
+    for ph in placeholders.iter().filter(|p| !p.is_empty()) {
+        rest = rest.replace(ph, "x");
+    }
+    carries_credential(&rest)
+}
+
+/// `user:pass` (or `user`) holding a placeholder, with nothing else
+/// secret: the password is a placeholder or empty, the user a placeholder
+/// or a plain name.
+fn pair_is_clean(pair: &str, placeholders: &[&str]) -> bool {
+    let is_ph = |s: &str| placeholders.contains(&s);
+    let (user, pass) = pair.split_once(':').unwrap_or((pair, ""));
+    let user_ok = is_ph(user)
+        || (!placeholders.iter().any(|p| user.contains(p))
+            && !user.split(|c: char| !is_token_char(c)).any(token_shaped)
+            && !user.contains(['@', '/', '?']));
+    let pass_ok = pass.is_empty() || is_ph(pass);
+    user_ok && pass_ok && (is_ph(user) || is_ph(pass))
+}
+
+/// For a URL word whose user info holds a placeholder: `Ok` with the user
+/// info taken out when that user info is clean, `Err` when it is not;
+/// `None` when the word has no such user info.
+fn without_placeholder_userinfo(word: &str, placeholders: &[&str]) -> Option<Result<String, ()>> {
+    let (scheme, rest) = word.split_once("://")?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (userinfo, host) = rest[..end].rsplit_once('@')?;
+    if !placeholders
+        .iter()
+        .any(|p| !p.is_empty() && userinfo.contains(p))
+    {
+        return None;
+    }
+    if !pair_is_clean(userinfo, placeholders) {
+        return Some(Err(()));
+    }
+    Some(Ok(format!("{scheme}://{host}{}", &rest[end..])))
+}
+
+fn decode_b64(word: &str) -> Option<String> {
+    use base64::Engine;
+    let b = base64::engine::general_purpose::STANDARD
+        .decode(word)
+        .ok()?;
+    String::from_utf8(b).ok()
+}
+
+/// Whether `word` is base64 of text holding a placeholder.
+fn decoded_pair_holds_placeholder(word: &str, placeholders: &[&str]) -> bool {
+    word.len() >= 8
+        && decode_b64(word)
+            .is_some_and(|d| placeholders.iter().any(|p| !p.is_empty() && d.contains(p)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +260,40 @@ mod tests {
             "https://host/packages/some-long-package-name-without-digits/x",
         ] {
             assert!(!carries_credential(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn other_credentials_next_to_a_placeholder_are_found() {
+        const PH: &str = "PLACEHOLDER-xyzw09876543210";
+        let b64 = |s: &str| {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.encode(s)
+        };
+        let phs = [PH];
+        for clean in [
+            format!("Authorization: Bearer {PH}"),
+            format!(
+                "Authorization: Basic {}",
+                b64(&format!("x-access-token:{PH}"))
+            ),
+            format!("Authorization: Basic {}", b64(&format!("{PH}:"))),
+            format!("https://me:{PH}@git.test/"),
+            format!("https://{PH}@git.test/org/"),
+            "https://git.test/".to_string(),
+        ] {
+            assert!(!carries_other_credential(&clean, &phs), "{clean}");
+        }
+        for dirty in [
+            format!("https://{PH}:hunter2@git.test/"),
+            format!("https://me:{PH}@git.test/?sig=abc"),
+            format!("https://me:{PH}@git.test/ https://u:pw@other.test/"),
+            format!("Authorization: Basic {}", b64(&format!("{PH}:hunter2"))),
+            format!("Authorization: Bearer {PH} ghp_abcdefghijklmnopqrstuv"),
+            format!("https://ghp_abcdefghijklmnopqrstuv:{PH}@git.test/"),
+            "https://u:pw@git.test/".to_string(),
+        ] {
+            assert!(carries_other_credential(&dirty, &phs), "{dirty}");
         }
     }
 }

@@ -225,11 +225,15 @@ impl RunSecrets {
                 Some(format!("{scheme}://{userinfo}@{host}{}", &rest[end..]))
             });
             match with_ph {
-                Some(u) if !self.holds_value(u.as_bytes()) => {
+                Some(u) if !self.holds_value(u.as_bytes()) && !self.carries_other(&u) => {
                     any = true;
                     out.push(u);
                 }
-                _ if !self.holds_value(stripped.as_bytes()) => out.push(stripped),
+                _ if !self.holds_value(stripped.as_bytes())
+                    && !super::credential_text::carries_credential(&stripped) =>
+                {
+                    out.push(stripped)
+                }
                 _ => {}
             }
         }

@@ -74,6 +74,15 @@ impl RunSecrets {
         (!self.holds_value(out.as_bytes())).then_some(out)
     }
 
+    /// Whether `copy`, a setting with placeholders where granted values
+    /// were, still carries a credential the run was not granted (a URL
+    /// password, a query secret, a token next to the placeholder): such a
+    /// setting is not copied at all.
+    pub(crate) fn carries_other(&self, copy: &str) -> bool {
+        let phs: Vec<&str> = self.specs.iter().map(|s| s.placeholder.as_str()).collect();
+        super::credential_text::carries_other_credential(copy, &phs)
+    }
+
     /// Each base64 word of `text` whose decoded text holds a value,
     /// decoded, swapped and encoded again.
     fn swap_in_base64(&self, text: &str) -> String {
@@ -204,7 +213,10 @@ impl RunSecrets {
     fn swapped_header(&self, it: &Item) -> Option<Item> {
         let v = self.swap_values(it.value.as_deref()?)?;
         let sub = it.sub.as_deref();
-        if sub.is_some_and(|s| self.holds_value(s.as_bytes())) || v.contains(['\n', '\r']) {
+        if sub.is_some_and(|s| self.holds_value(s.as_bytes()) || self.carries_other(s))
+            || v.contains(['\n', '\r'])
+            || self.carries_other(&v)
+        {
             return None;
         }
         Some(Item {
@@ -218,7 +230,11 @@ impl RunSecrets {
     fn swapped_base(&self, it: &Item) -> Option<Item> {
         let base = self.swap_values(it.sub.as_deref()?)?;
         let v = it.value.as_deref()?;
-        if self.holds_value(v.as_bytes()) || base.contains(['\n', '\r', '"']) {
+        if self.holds_value(v.as_bytes())
+            || base.contains(['\n', '\r', '"'])
+            || self.carries_other(&base)
+            || self.carries_other(v)
+        {
             return None;
         }
         Some(Item {

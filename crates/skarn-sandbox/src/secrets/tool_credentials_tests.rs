@@ -123,3 +123,27 @@ fn swap_values_refuses_a_value_left_in_another_form() {
         Some(&*format!("Bearer {PH}"))
     );
 }
+
+#[test]
+fn git_settings_that_keep_another_credential_are_not_copied() {
+    // atk27g F11: the copy kept a URL password, a query-string secret and
+    // an `insteadOf` password of the same entry.
+    let dir = skarn_test_support::TempDir::new("tool-cred-git-other");
+    let home = dir.path();
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!(
+            "[url \"https://{VALUE}:OTHERpass1@a.test/\"]\n\tinsteadOf = https://a.test/\n\
+             [url \"https://me:{VALUE}@b.test/?sig=OTHERsig\"]\n\tinsteadOf = https://b.test/\n\
+             [url \"https://me:{VALUE}@c.test/\"]\n\tinsteadOf = https://u:OTHERpw@c.test/\n\
+             [http \"https://u:OTHERsub@d.test/\"]\n\textraHeader = Authorization: Bearer {VALUE}\n\
+             [http \"https://e.test/\"]\n\textraHeader = Authorization: Basic {}\n\
+             [url \"https://me:{VALUE}@ok.test/\"]\n\tinsteadOf = https://ok.test/\n",
+            b64(&format!("{VALUE}:OTHERb64"))
+        ),
+    )
+    .unwrap();
+    let out = secrets().git_settings(home);
+    assert!(!out.contains("OTHER"), "{out}");
+    assert!(out.contains(&format!("https://me:{PH}@ok.test/")), "{out}");
+}

@@ -257,3 +257,60 @@ fn an_ungranted_token_in_cargos_config_is_not_readable_inside() {
     let host = std::fs::read_to_string(cargo_home.join("config.toml")).unwrap();
     assert!(host.contains(UNGRANTED));
 }
+
+/// atk27g F5 and F11: the placeholder copies of git's settings and the
+/// cleaned cargo configuration keep no credential the run was not
+/// granted: not a URL password, a query secret or an `insteadOf` password
+/// beside the granted value, nor a short token in a cargo alias. Checked
+/// by searching the whole private home from inside.
+#[test]
+fn copies_of_tool_settings_keep_no_other_credential() {
+    let t = TempDir::new("sec-other-creds");
+    let home = home_with_secret(&t, 4443);
+    std::fs::write(
+        home.join(".gitconfig"),
+        format!(
+            "[url \"https://{REAL}:OTHERpass1@a.test/\"]\n\tinsteadOf = https://a.test/\n\
+             [url \"https://me:{REAL}@b.test/?sig=OTHERsig\"]\n\tinsteadOf = https://b.test/\n\
+             [url \"https://me:{REAL}@c.test/\"]\n\tinsteadOf = https://u:OTHERpw@c.test/\n\
+             [http \"https://u:OTHERsub@d.test/\"]\n\textraHeader = Authorization: Bearer {REAL}\n\
+             [url \"https://me:{REAL}@ok.test/\"]\n\tinsteadOf = https://ok.test/\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".git-credentials"),
+        format!("https://me:{REAL}@e.test/?token=OTHERquery\nhttps://me:{REAL}@f.test\n"),
+    )
+    .unwrap();
+    let cargo_home = home.join(".cargo");
+    std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
+    std::fs::write(
+        cargo_home.join("config.toml"),
+        "[alias]\npub = \"publish --token OTHERalias\"\npub2 = [\"publish\", \"--token\", \"OTHERarr\"]\n\
+         b = \"build --release\"\n",
+    )
+    .unwrap();
+    let ws = t.dir("ws");
+    let mut c = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", "--preset", "rust"],
+        &[
+            "sh",
+            "-c",
+            "cat ~/.gitconfig ~/.git-credentials ~/.cargo/config.toml 2>&1; \
+             grep -r -a -l OTHER ~ 2>/dev/null; true",
+        ],
+    );
+    c.env("CARGO_HOME", &cargo_home);
+    let o = c.output().unwrap();
+    let stdout = out(&o);
+    assert_eq!(code(&o), 0, "{stdout}{}", err(&o));
+    assert!(!stdout.contains("OTHER"), "{stdout}");
+    assert!(!stdout.contains(REAL), "{stdout}");
+    // What holds only the granted value is still copied.
+    assert!(stdout.contains("ok.test"), "{stdout}");
+    assert!(stdout.contains("f.test"), "{stdout}");
+    assert!(stdout.contains("build --release"), "{stdout}");
+}
