@@ -112,7 +112,7 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
     }
     let wide_v = Zeroizing::new(utf16(v, true));
     let wide_p = utf16(p, true);
-    for (bytes, ph, per) in [(&v[..], p, 1), (&wide_v[..], &wide_p[..], 2)] {
+    for (bytes, ph, per) in [(v, p, 1), (&wide_v[..], &wide_p[..], 2)] {
         for url in [false, true] {
             for align in 0..3 {
                 let a = Zeroizing::new(base64_middle(bytes, align, url));
