@@ -164,10 +164,9 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
             let vars: Vec<String> = env
                 .iter()
                 .map(|(k, v)| match v {
-                    EnvValue::Literal(x) => {
-                        let x: String = x.chars().take(80).collect();
-                        super::hook::quote(&format!("{k}={x}"))
-                    }
+                    // Whole: the user trusts exactly what they were shown
+                    // (atk24h F13: values were cut at 80 characters).
+                    EnvValue::Literal(x) => super::hook::quote(&format!("{k}={x}")),
                     EnvValue::FromEnv(_) => format!("{k} (from skarn's environment)"),
                     EnvValue::StateFile(_) => format!("{k} (a state file)"),
                     EnvValue::Secret(_) => format!("{k} (a secret)"),

@@ -422,3 +422,25 @@ fn a_file_tool_path_given_as_a_uri_is_refused() {
         assert_eq!(o["permissionDecision"], "deny", "{uri}: {out}");
     }
 }
+
+/// atk24g F4: Claude Code's `PowerShell` tool (Windows) is in the
+/// installed matcher and refused, so its commands never run unconfined.
+#[test]
+fn claude_codes_powershell_tool_is_refused() {
+    let f = Fixture::new();
+    let input = json!({
+        "session_id": "s", "cwd": f.ws(), "hook_event_name": "PreToolUse",
+        "tool_name": "PowerShell", "tool_use_id": "toolu_1",
+        "tool_input": {"command": "Remove-Item -Recurse C:\\\\Users", "description": "d"}
+    })
+    .to_string();
+    let v = json_out(&f.hook(&["claude-code"], &input));
+    let out = &v["hookSpecificOutput"];
+    assert_eq!(out["permissionDecision"], "deny", "{v}");
+    assert!(
+        out["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("Bash")),
+        "{v}"
+    );
+}

@@ -243,3 +243,28 @@ fn skarn_trust_from_inside_the_sandbox_records_nothing() {
     );
     assert!(!outside.join("marker").exists(), "{}", err(&o));
 }
+
+/// atk24h F13: `skarn trust` shows a server's environment values whole
+/// (they were cut at 80 characters, so the user trusted what they did not
+/// see), with control characters spelled out.
+#[test]
+fn skarn_trust_shows_server_environment_values_whole() {
+    let t = TempDir::new("trust-env-whole");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let tail = "END-OF-THE-VALUE";
+    let long = format!("{}{tail}", "a".repeat(200));
+    let file = ws.join("skarn.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[servers.docs]\ncommand = \"docs-server\"\nenv = {{ LONG = \"{long}\", ESC = \"x\\u001b[2Ky\" }}\n"
+        ),
+    )
+    .unwrap();
+    let o = trust(&file, &home);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains(tail), "{e}");
+    assert!(!e.contains('\u{1b}'), "{e}");
+}

@@ -198,6 +198,9 @@ fn file_refusal(
 
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
+const POWERSHELL_REFUSED: &str = "skarn: the PowerShell tool cannot run confined; use the Bash \
+     tool instead (its commands run under skarn run)";
+
 fn unsandboxed_reason(p: &str) -> String {
     format!("skarn: matches the unsandboxed pattern {p:?}: runs WITHOUT the sandbox")
 }
@@ -228,6 +231,16 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
                 None => Answer::Nothing,
             },
         );
+    }
+    if shell_tool == "Bash" && tool == "PowerShell" {
+        // Claude Code's PowerShell tool (Windows) runs its command in
+        // PowerShell, which `skarn run`'s wrapping does not speak: refused,
+        // so the model uses the Bash tool, which is confined (atk24g F4).
+        return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": POWERSHELL_REFUSED,
+        }})));
     }
     if tool != shell_tool {
         return Ok(Answer::Nothing);

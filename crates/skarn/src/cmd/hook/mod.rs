@@ -32,9 +32,9 @@ pub use shell::quote;
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
 
-/// Claude Code tools the hook is installed for: the shell and the file
-/// writing tools (see `files`).
-pub const CLAUDE_MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
+/// Claude Code tools the hook is installed for: the shells (`PowerShell`
+/// on Windows, refused) and the file writing tools (see `files`).
+pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit";
 
 /// Gemini CLI tools the hook is installed for (`save_memory` writes
 /// `~/.gemini/GEMINI.md`, which later sessions load).
