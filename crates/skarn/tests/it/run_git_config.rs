@@ -230,3 +230,46 @@ fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
         .collect();
     assert_eq!(names, [".git"], "left in the workspace: {names:?}");
 }
+
+/// atk22e: a run cannot redirect where the host's git sends the
+/// repository: an existing remote keeps its URL and gets no push URL, and
+/// a branch's upstream cannot move to a remote the host does not have;
+/// a new remote is still added. Checked with host git after the run.
+#[test]
+fn existing_remotes_and_upstreams_are_not_redirected() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-redirect");
+    let (ws, home, up) = (t.dir("ws"), t.dir("home"), t.dir("upstream"));
+    repo(&up);
+    repo(&ws);
+    let ups = up.to_str().unwrap();
+    assert!(git(&ws, &["remote", "add", "origin", ups]).status.success());
+    assert!(git(&ws, &["fetch", "-q", "origin"]).status.success());
+    assert!(git(&ws, &["branch", "-u", "origin/main"]).status.success());
+    let script = "git remote set-url origin https://evil.test/p.git; \
+                  git remote set-url --push origin https://evil.test/push.git; \
+                  git remote add evil https://evil.test/q.git; \
+                  git config branch.main.remote evil; \
+                  git remote add fork https://fork.test/p.git; true";
+    let o = run_in(&ws, &home, &["--read", ups], &["sh", "-c", script]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        host_git(&ws, &["config", "--get-all", "remote.origin.url"]).trim(),
+        ups
+    );
+    assert_eq!(
+        host_git(&ws, &["config", "--get-all", "remote.origin.pushurl"]).trim(),
+        ""
+    );
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "branch.main.remote"]).trim(),
+        "origin"
+    );
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "remote.fork.url"]).trim(),
+        "https://fork.test/p.git"
+    );
+    assert!(err(&o).contains("remote.origin.url"), "{}", err(&o));
+}

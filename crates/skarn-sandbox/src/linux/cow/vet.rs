@@ -14,6 +14,7 @@ use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use crate::linux::plan::{FsOp, Plan};
+use crate::protect::git::remote_redirect::redirects_host_remote;
 
 /// What the run did to one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,11 +384,25 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
         return Err("git config lines that do not parse".into());
     }
     let depth = git_depth(host_path);
-    let (keep, drop): (Vec<_>, Vec<_>) = pn.items.into_iter().partition(|it| {
-        crate::protect::git::repo_vet::allowed_key_at(it, depth) || po.items.contains(it)
+    let (mut keep, drop): (Vec<_>, Vec<_>) = pn.items.into_iter().partition(|it| {
+        (crate::protect::git::repo_vet::allowed_key_at(it, depth)
+            && !redirects_host_remote(it, &po.items))
+            || po.items.contains(it)
     });
     if drop.is_empty() {
         return Ok(Vec::new());
+    }
+    // A redirect replaced the host's value: the host's items of that key
+    // come back (the remote keeps its URL, the branch its upstream).
+    for d in drop.iter().filter(|d| redirects_host_remote(d, &po.items)) {
+        let same = |h: &&crate::protect::git::gitconfig::Item| {
+            h.section == d.section && h.sub == d.sub && h.name == d.name
+        };
+        for h in po.items.iter().filter(same) {
+            if !keep.contains(h) {
+                keep.push(h.clone());
+            }
+        }
     }
     // Only dropped items changed: the host's text as it was (comments and
     // layout kept); else the kept items, written anew.
@@ -405,7 +420,8 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
         .map(|it| {
             format!(
                 "git config {} = {:?} was dropped: it runs programs or redirects git (allowed: \
-                 identity, remotes, branches, submodules; see docs/sandbox.md)",
+                 identity, new remotes, branches tracking known remotes, submodules; see \
+                 docs/sandbox.md)",
                 it.key(),
                 it.value.as_deref().unwrap_or("true")
             )
@@ -435,7 +451,9 @@ fn config(upper: &Path, host_path: &Path, depth: Option<usize>) -> Result<(), St
         .items
         .iter()
         .filter(|it| {
-            !crate::protect::git::repo_vet::allowed_key_at(it, depth) && !old.items.contains(it)
+            !(crate::protect::git::repo_vet::allowed_key_at(it, depth)
+                && !redirects_host_remote(it, &old.items))
+                && !old.items.contains(it)
         })
         .map(|it| it.key())
         .collect();

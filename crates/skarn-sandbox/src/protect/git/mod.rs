@@ -14,6 +14,8 @@ pub mod gitconfig;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
 #[cfg(target_os = "linux")]
+pub(crate) mod remote_redirect;
+#[cfg(target_os = "linux")]
 pub mod repo_vet;
 #[cfg(target_os = "linux")]
 pub mod safe_keys;
