@@ -451,9 +451,9 @@ fn config(upper: &Path, host_path: &Path, depth: Option<usize>) -> Result<(), St
         .items
         .iter()
         .filter(|it| {
-            !(crate::protect::git::repo_vet::allowed_key_at(it, depth)
-                && !redirects_host_remote(it, &old.items))
-                && !old.items.contains(it)
+            let allowed = crate::protect::git::repo_vet::allowed_key_at(it, depth)
+                && !redirects_host_remote(it, &old.items);
+            !allowed && !old.items.contains(it)
         })
         .map(|it| it.key())
         .collect();
