@@ -273,3 +273,35 @@ fn existing_remotes_and_upstreams_are_not_redirected() {
     );
     assert!(err(&o).contains("remote.origin.url"), "{}", err(&o));
 }
+
+/// atk22e: replace refs (loose or packed), grafts and new exclude lines
+/// made by a run do not reach the repository: host git would show and
+/// check out other objects than the refs name (a planted `.envrc` on the
+/// user's next `git checkout`), or hide files from `git status`.
+#[test]
+fn replace_refs_grafts_and_exclude_lines_do_not_reach_the_repository() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-replace");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    repo(&ws);
+    std::fs::write(ws.join("a.txt"), "real\n").unwrap();
+    assert!(git(&ws, &["add", "a.txt"]).status.success());
+    assert!(git(&ws, &["commit", "-q", "-m", "a"]).status.success());
+    let script = "set -e; old=$(git rev-parse HEAD:a.txt); \
+                  new=$(printf 'planted\\n' | git hash-object -w --stdin); \
+                  git replace \"$old\" \"$new\"; \
+                  echo secret-file >> .git/info/exclude; \
+                  git pack-refs --all; git replace -l";
+    let o = run_in(&ws, &home, &[], &["sh", "-c", script]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        !out(&o).trim().is_empty(),
+        "the replace ref was made inside"
+    );
+    assert_eq!(host_git(&ws, &["replace", "-l"]).trim(), "");
+    assert_eq!(host_git(&ws, &["show", "HEAD:a.txt"]), "real\n");
+    let exclude = std::fs::read_to_string(ws.join(".git/info/exclude")).unwrap_or_default();
+    assert!(!exclude.contains("secret-file"), "{exclude}");
+}

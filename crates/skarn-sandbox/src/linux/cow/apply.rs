@@ -188,6 +188,13 @@ impl Apply<'_> {
                         .extend(dropped.into_iter().map(|d| format!("{}: {d}", r.display())));
                 }
             }
+            let in_git = git.is_some() || r.components().any(|c| c.as_os_str() == ".git");
+            if what == Change::File && in_git && n == "packed-refs" {
+                let host_path = self.rules.ws.join(&r);
+                if let Some(d) = vet::sanitize_packed_refs(&upath, &host_path) {
+                    self.out.notes.push(format!("{}: {d}", r.display()));
+                }
+            }
             if let Err(why) = vet::check(self.rules, &r, what, &upath, there.is_some(), git) {
                 self.refuse(&r, why);
                 continue;

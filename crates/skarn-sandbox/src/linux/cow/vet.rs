@@ -318,6 +318,32 @@ fn git_inner(
     if what == Change::Dir {
         return Ok(());
     }
+    // What makes host git show or check out other objects than the
+    // refs name, or hide files from its status (atk22e): replace refs,
+    // grafts, new exclude lines.
+    let tail2 = &inner[inner.len().saturating_sub(2)..];
+    if inner
+        .windows(2)
+        .any(|w| w[0] == "refs" && w[1] == "replace")
+    {
+        return Err("a replace ref (host git would show and check out other objects)".into());
+    }
+    if tail2 == ["info", "grafts"] {
+        return Err("grafts (host git would show and check out other history)".into());
+    }
+    // (A repository made in the run gets git's own exclude file.)
+    let repo_on_host = || {
+        host_path
+            .parent()
+            .and_then(Path::parent)
+            .is_some_and(|g| g.join("HEAD").exists())
+    };
+    if tail2 == ["info", "exclude"] && repo_on_host() {
+        return Err("exclude lines (host git status would not show files)".into());
+    }
+    if *last == "packed-refs" && adds_replace_refs(upper, host_path) {
+        return Err("packed replace refs (host git would show other objects)".into());
+    }
     if *last == "config" && (inner.len() == 1 || in_module) {
         return config(upper, host_path, git_depth(host_path));
     }
@@ -336,6 +362,59 @@ fn git_inner(
         ));
     }
     Ok(())
+}
+
+/// The replace-ref lines of a `packed-refs` file.
+fn replace_lines(p: &Path) -> Vec<String> {
+    std::fs::read(p)
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .lines()
+                .filter(|l| l.contains("refs/replace/"))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the `packed-refs` a run wrote names a replace ref the host's
+/// does not.
+fn adds_replace_refs(upper: &Path, host_path: &Path) -> bool {
+    let host = replace_lines(host_path);
+    replace_lines(upper).iter().any(|l| !host.contains(l))
+}
+
+/// Drop from the `packed-refs` a run wrote (`upper`, rewritten in place)
+/// the replace refs the host's file does not have, with their peeled
+/// lines; the other refs (`git pack-refs --all` moves every branch there)
+/// are applied. One line for the user when something was dropped.
+pub(crate) fn sanitize_packed_refs(upper: &Path, host_path: &Path) -> Option<String> {
+    if !adds_replace_refs(upper, host_path) {
+        return None;
+    }
+    let host = replace_lines(host_path);
+    let text = String::from_utf8_lossy(&std::fs::read(upper).ok()?).into_owned();
+    let mut out = String::with_capacity(text.len());
+    let mut skipping = false;
+    for l in text.lines() {
+        if l.starts_with('^') {
+            if !skipping {
+                out.push_str(l);
+                out.push('\n');
+            }
+            continue;
+        }
+        skipping = l.contains("refs/replace/") && !host.iter().any(|h| h == l);
+        if !skipping {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    let tmp = upper.with_extension("skarn-vetted");
+    std::fs::write(&tmp, out)
+        .and_then(|()| std::fs::rename(&tmp, upper))
+        .ok()?;
+    Some("replace refs were dropped: host git would show and check out other objects".into())
 }
 
 /// How many directories below the workspace the git directory holding
