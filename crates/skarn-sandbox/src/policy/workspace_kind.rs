@@ -84,6 +84,20 @@ const SYSTEM_TREES: &[&str] = &[
     "/private/etc",
 ];
 
+/// Directories of `/var` that hold people's projects or homes; every
+/// other one (`/var/opt`, `/var/local`, `/var/crash`, a package's own
+/// directory) is the system's (atk22e: `/var/opt` and `/var/local` were
+/// accepted as workspaces).
+const VAR_USER_DIRS: &[&str] = &["tmp", "home", "roothome", "www", "srv", "mnt", "git"];
+
+/// The `/var/<name>` directory `ws` lies in when `<name>` is not one of
+/// [`VAR_USER_DIRS`].
+fn var_system_dir(ws: &Path) -> Option<PathBuf> {
+    let rel = ws.strip_prefix("/var").ok()?;
+    let first = rel.components().next()?.as_os_str();
+    (!VAR_USER_DIRS.iter().any(|d| first == *d)).then(|| Path::new("/var").join(first))
+}
+
 /// Top-level entries of the home that host programs run or load from
 /// without a leading dot (besides every dot entry): `~/Library` (macOS
 /// launch agents, Python user site, application settings) and `~/AppData`
@@ -311,6 +325,13 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
     if let Some(d) = SYSTEM_TREES.iter().find(|d| ws.starts_with(d)) {
         return other(format!("{} lies in the system directory {d}", ws.display()));
     }
+    if let Some(d) = var_system_dir(ws) {
+        return other(format!(
+            "{} lies in the system directory {}",
+            ws.display(),
+            d.display()
+        ));
+    }
     for var in ["TMPDIR", "XDG_RUNTIME_DIR"] {
         if let Some(d) = env_dir(var)
             && ws == d
@@ -445,6 +466,9 @@ mod tests {
             ("/tmp", ALLOW_NON_PROJECT_FLAG),
             ("/var/tmp", ALLOW_NON_PROJECT_FLAG),
             ("/var/lib/x", ALLOW_NON_PROJECT_FLAG),
+            ("/var/opt/x", ALLOW_NON_PROJECT_FLAG),
+            ("/var/local", ALLOW_NON_PROJECT_FLAG),
+            ("/var/local/share/p", ALLOW_NON_PROJECT_FLAG),
             ("/run/user/1000", ALLOW_NON_PROJECT_FLAG),
             ("/srv", ALLOW_NON_PROJECT_FLAG),
             (
@@ -464,6 +488,9 @@ mod tests {
         }
         for ws in [
             "/srv/project",
+            "/var/home/u/p",
+            "/var/www/site",
+            "/var/tmp/x/y",
             "/nonexistent-home-for-test/src/p",
             "/nonexistent-home-for-test/go/src/example.org/p",
             "/tmp/x/y",

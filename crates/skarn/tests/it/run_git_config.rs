@@ -305,3 +305,29 @@ fn replace_refs_grafts_and_exclude_lines_do_not_reach_the_repository() {
     let exclude = std::fs::read_to_string(ws.join(".git/info/exclude")).unwrap_or_default();
     assert!(!exclude.contains("secret-file"), "{exclude}");
 }
+
+/// atk22f: a HOME naming a missing directory is never created (the git
+/// layer made `.local/state/skarn/layers` in it); the repository's
+/// configuration still changes as it would.
+#[test]
+fn a_missing_home_is_never_created() {
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("gitcfg-nohome");
+    let ws = t.dir("ws");
+    repo(&ws);
+    let home = t.join("missing-home");
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["git", "config", "user.email", "me@example.test"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(!home.exists(), "{} was created", home.display());
+    assert_eq!(
+        host_git(&ws, &["config", "--get", "user.email"]).trim(),
+        "me@example.test"
+    );
+}

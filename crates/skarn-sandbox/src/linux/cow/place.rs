@@ -103,6 +103,15 @@ pub fn make(ws: &Path, state: Option<&Path>) -> io::Result<Layer> {
 
 fn make_in(dir: &Path, prefix: &str, ws: &Path, same_fs: bool) -> io::Result<Layer> {
     if prefix == STATE_PREFIX {
+        // The home itself is never made (atk22f: a HOME naming a missing
+        // directory got `.local/state/skarn/layers` created).
+        let home = dir.ancestors().nth(4);
+        if dir.ends_with(".local/state/skarn/layers") && !home.is_some_and(Path::is_dir) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "HOME is not an existing directory",
+            ));
+        }
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
