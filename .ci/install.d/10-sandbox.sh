@@ -12,6 +12,8 @@ command -v npm >/dev/null || need+=(npm)
 command -v bwrap >/dev/null || need+=(bubblewrap)   # benchmark peer (bench/run)
 [ -x /usr/bin/time ] || need+=(time)                  # benchmark peak RSS
 command -v go >/dev/null || need+=(golang-go)          # the go preset (run_go_preset)
+command -v zsh >/dev/null || need+=(zsh)               # the installed hook line under each
+command -v fish >/dev/null || need+=(fish)             # user shell (agent_boundary)
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null

@@ -65,7 +65,7 @@ fn agent_settings() -> Vec<String> {
         let p = cwd.join(f);
         match skarn_sandbox::policy::config::read_text(&p) {
             Ok(Some(t)) => {
-                out.extend(super::init_project::findings(&p, &t, "hook claude-code"));
+                out.extend(super::init_project::findings(&p, &t, "claude-code"));
             }
             Ok(None) => {}
             Err(e) => out.push(skarn_sandbox::protect::terminal_filter::one_line(

@@ -276,7 +276,7 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     if !(args.user || matches!(client, Client::Codex | Client::Windsurf)) {
         let agent = clap::ValueEnum::to_possible_value(&client)
-            .map(|v| format!("hook {}", v.get_name()))
+            .map(|v| v.get_name().to_string())
             .unwrap_or_default();
         let mut found = Vec::new();
         for c in &changes {

@@ -129,7 +129,10 @@ pub fn plan(
                     agent: "claude-code",
                     entry: json!({
                         "matcher": super::hook::CLAUDE_MATCHER,
-                        "hooks": [{ "type": "command", "command": hook("claude-code") }],
+                        // Seconds; past it Claude Code lets the call go
+                        // ahead, so the hook's own limit stays below it.
+                        "hooks": [{ "type": "command", "command": hook("claude-code"),
+                                    "timeout": AGENT_TIMEOUT_SECS }],
                     }),
                     version: None,
                 },
@@ -216,7 +219,9 @@ pub fn plan(
                     agent: "gemini-cli",
                     entry: json!({
                         "matcher": super::hook::GEMINI_MATCHER,
-                        "hooks": [{ "type": "command", "command": hook("gemini-cli") }],
+                        // Milliseconds, as Gemini CLI reads it.
+                        "hooks": [{ "type": "command", "command": hook("gemini-cli"),
+                                    "timeout": AGENT_TIMEOUT_SECS * 1000 }],
                     }),
                     version: None,
                 },
@@ -224,6 +229,11 @@ pub fn plan(
         ],
     }
 }
+
+/// The agent's own time limit for the hook that `init` writes where the
+/// agent's settings have one (Claude Code, Gemini CLI): three times the
+/// hook's own default limit (`[hook] timeout`, 20 s), which blocks.
+const AGENT_TIMEOUT_SECS: u64 = 60;
 
 /// The id of VS Code's password prompt for the bearer token.
 const VSCODE_INPUT: &str = "skarn-http-token";

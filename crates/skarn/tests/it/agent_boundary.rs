@@ -109,7 +109,12 @@ fn installed(client: &str, proj: &Path, home: &Path) -> (String, String) {
 /// Run a hook command as the clients do: through a shell, the input on
 /// stdin.
 fn run_hook(cmd: &str, input: &str, home: &Path, cwd: &Path) -> Output {
-    let mut c = Command::new("sh")
+    run_hook_in("sh", cmd, input, home, cwd)
+}
+
+/// The agents run hook commands through the user's shell.
+fn run_hook_in(shell: &str, cmd: &str, input: &str, home: &Path, cwd: &Path) -> Output {
+    let mut c = Command::new(shell)
         .args(["-c", cmd])
         .current_dir(cwd)
         .env("HOME", home)
@@ -166,23 +171,48 @@ fn installed_hooks_block_when_the_binary_is_moved_or_deleted() {
             _ => assert_eq!(code(&o), 0, "{client}: {o:?}"),
         }
     }
+    // Under every shell a user may have as the agent's (atk24g F1: fish
+    // read the POSIX line as a parse error and exited 0).
+    let shells = ["sh", "bash", "dash", "zsh", "fish"];
+    for sh in shells {
+        let there = Command::new(sh)
+            .args(["-c", "exit 0"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !there {
+            skarn_test_support::skip!("{sh} is not installed");
+        }
+    }
+    for sh in shells {
+        for (client, (cmd, input)) in &hooks {
+            let o = run_hook_in(sh, cmd, input, &home, &proj);
+            match *client {
+                "codex" | "windsurf" => assert_eq!(code(&o), 2, "{sh} {client}: {o:?}"),
+                _ => assert_eq!(code(&o), 0, "{sh} {client}: {o:?}"),
+            }
+        }
+    }
     let moved = t.join("bin/skarn-1.0-old");
     std::fs::rename(&bin, &moved).unwrap();
-    for (client, (cmd, input)) in &hooks {
-        let o = run_hook(cmd, input, &home, &proj);
-        assert_eq!(code(&o), 2, "{client} (moved): {o:?}");
-        assert!(
-            err(&o).contains(&format!("skarn init --client {client}")),
-            "{client}: {}",
-            err(&o)
-        );
-        assert!(out(&o).is_empty(), "{client}: {o:?}");
+    for sh in shells {
+        for (client, (cmd, input)) in &hooks {
+            let o = run_hook_in(sh, cmd, input, &home, &proj);
+            assert_eq!(code(&o), 2, "{sh} {client} (moved): {o:?}");
+            assert!(
+                err(&o).contains(&format!("skarn init --client {client}")),
+                "{sh} {client}: {}",
+                err(&o)
+            );
+            assert!(out(&o).is_empty(), "{sh} {client}: {o:?}");
+        }
     }
     std::fs::remove_file(&moved).unwrap();
-    for (client, (cmd, input)) in &hooks {
-        let o = run_hook(cmd, input, &home, &proj);
-        assert_eq!(code(&o), 2, "{client} (deleted): {o:?}");
-        assert!(err(&o).contains("blocked"), "{client}: {}", err(&o));
+    for sh in shells {
+        for (client, (cmd, input)) in &hooks {
+            let o = run_hook_in(sh, cmd, input, &home, &proj);
+            assert_eq!(code(&o), 2, "{sh} {client} (deleted): {o:?}");
+            assert!(err(&o).contains("blocked"), "{sh} {client}: {}", err(&o));
+        }
     }
 }
 

@@ -444,3 +444,48 @@ fn claude_codes_powershell_tool_is_refused() {
         "{v}"
     );
 }
+
+/// atk24h F12: the hook has its own time limit, below the agents' (past
+/// theirs they let the call go ahead): stuck on input that never ends, it
+/// blocks the call (exit 2) and says why.
+#[test]
+fn a_hook_that_cannot_answer_in_time_blocks_the_call() {
+    let f = Fixture::new();
+    let mut c = Command::new(SKARN)
+        .args(["hook", "claude-code", "--timeout", "300ms"])
+        .current_dir(f.ws())
+        .env("HOME", f.home())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = c.stdin.take();
+    let o = c.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("timeout"),
+        "{o:?}"
+    );
+    // The same limit from [hook] timeout.
+    std::fs::create_dir_all(f.home().join(".config/skarn")).unwrap();
+    std::fs::write(
+        f.home().join(".config/skarn/config.toml"),
+        "[hook]\ntimeout = \"250ms\"\n",
+    )
+    .unwrap();
+    let mut c = Command::new(SKARN)
+        .args(["hook", "claude-code"])
+        .current_dir(f.ws())
+        .env("HOME", f.home())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = c.stdin.take();
+    let o = c.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+}

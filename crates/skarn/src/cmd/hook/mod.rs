@@ -40,13 +40,56 @@ pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookE
 /// `~/.gemini/GEMINI.md`, which later sessions load).
 pub const GEMINI_MATCHER: &str = "run_shell_command|write_file|replace|save_memory";
 
-/// The command `skarn init` installs for `agent` (a POSIX shell line, as
-/// every client runs hook commands through a shell). It fails closed:
-/// when the binary cannot run at all (moved or deleted by an upgrade:
-/// the shell's 127, a crash, a signal) it still exits 2, which every
-/// client reads as "block this call", and says how to repair it; the
-/// hook's own exit 2 keeps its reason as the only message.
+/// The command `skarn init` installs for `agent`. It fails closed: when
+/// the binary cannot run at all (moved or deleted by an upgrade: the
+/// shell's 127, a crash, a signal) it still exits 2, which every client
+/// reads as "block this call", and says how to repair it; the hook's own
+/// exit 2 keeps its reason as the only message. The agents run hook
+/// commands through the user's shell, which may be fish, where POSIX
+/// syntax (`s=$?`) is a parse error that exits 0 (atk24g F1): so the line
+/// is one `/bin/sh -c` call whose script is a constant with no `'` or
+/// `\\` (read alike by POSIX shells and fish), and the binary, agent and
+/// message are its arguments, quoted by [`quote`] (also read alike).
 pub fn installed_command(exe: &str, agent: &str) -> String {
+    let msg = format!(
+        "skarn hook: cannot run {exe} (moved or removed, e.g. by an upgrade?), so this tool \
+         call is blocked. Repair: run `skarn init --client {agent}` again with the skarn you \
+         now have, or remove the skarn hook from this agent's settings."
+    );
+    format!(
+        "/bin/sh -c '{INSTALLED_SCRIPT}' skarn-hook {} {} {}",
+        quote(exe),
+        quote(agent),
+        quote(&msg)
+    )
+}
+
+/// Whether `cmd` is exactly a command `skarn init` installs (or
+/// installed in earlier versions) for `agent`, for some binary: `init`
+/// replaces those and reports every other hook of a project's settings. A
+/// command that merely mentions `hook AGENT` is not one.
+pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
+    let new_prefix = format!("/bin/sh -c '{INSTALLED_SCRIPT}' skarn-hook ");
+    if let Some(rest) = cmd.strip_prefix(&new_prefix) {
+        return shell::unquote_words(rest)
+            .is_some_and(|w| w.len() == 3 && installed_command(&w[0], agent) == cmd);
+    }
+    // Before atk24g F1: a POSIX line starting with the quoted binary, or,
+    // before ADR 0066, the bare `'EXE' hook AGENT`.
+    let Some(exe) = cmd
+        .split_once(" hook ")
+        .and_then(|(first, _)| shell::unquote_words(first))
+        .filter(|w| w.len() == 1)
+        .map(|mut w| w.remove(0))
+    else {
+        return false;
+    };
+    let bare = format!("{} hook {agent}", quote(&exe));
+    cmd == bare || cmd == legacy_command(&exe, agent)
+}
+
+/// The POSIX-only line `skarn init` wrote before atk24g F1.
+fn legacy_command(exe: &str, agent: &str) -> String {
     let msg = format!(
         "skarn hook: cannot run {exe} (moved or removed, e.g. by an upgrade?), so this tool \
          call is blocked. Repair: run `skarn init --client {agent}` again with the skarn you \
@@ -59,6 +102,10 @@ pub fn installed_command(exe: &str, agent: &str) -> String {
         quote(&msg)
     )
 }
+
+/// The script of [`installed_command`]: `$1 hook $2`, exit 0 or 2 only.
+const INSTALLED_SCRIPT: &str = "\"$1\" hook \"$2\"; s=$?; [ \"$s\" = 0 ] && exit 0; \
+     [ \"$s\" = 2 ] || printf \"%s (exit %s)\\n\" \"$3\" \"$s\" >&2; exit 2";
 
 /// Largest hook input read (a tool call is far smaller).
 const MAX_INPUT: u64 = 16 << 20;
@@ -131,6 +178,15 @@ pub struct Args {
     /// commands from writing there; also [hook] file_boundary = false).
     #[arg(long)]
     pub no_file_boundary: bool,
+    /// Block the call (exit 2) if no answer is ready after this long, e.g.
+    /// `20s` [default: 20s, or [hook] timeout]. Keep it below the agent's
+    /// own hook timeout, past which the agent lets the call go ahead.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub timeout: Option<std::time::Duration>,
+}
+
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    skarn_units::parse_duration(s, skarn_units::DurationUnit::Secs).map_err(|e| e.to_string())
 }
 
 /// What the hook tells the agent.
@@ -150,6 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "skarn hook: internal error (the command is blocked): {info}"
         );
     }));
+    start_watchdog(&args);
     let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(&args)))
         .unwrap_or_else(|_| Ok(Answer::Block(String::new())))
         .unwrap_or_else(|e| Answer::Block(format!("skarn hook: {e:#}")));
@@ -172,6 +229,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     Ok(ExitCode::from(code))
+}
+
+/// Block the call (exit 2, a reason on stderr) once the hook's time limit
+/// has passed, whatever it is doing (atk24h F12: a slow scan ran into the
+/// agent's own timeout, which the agents treat as "go ahead").
+fn start_watchdog(args: &Args) {
+    let limit = args.timeout.unwrap_or_else(|| {
+        Settings::load(config_path(args).as_deref(), None, &[])
+            .map(|s| s.timeout)
+            .unwrap_or(settings::DEFAULT_TIMEOUT)
+    });
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        let _ = writeln!(
+            std::io::stderr(),
+            "skarn hook: no answer within {}s ([hook] timeout), so this tool call is blocked",
+            limit.as_secs_f64()
+        );
+        std::process::exit(i32::from(EXIT_BLOCK));
+    });
 }
 
 /// Largest answer the hook gives, in characters. Claude Code caps a
@@ -202,12 +279,17 @@ fn bounded(answer: Answer) -> Answer {
     ))
 }
 
-fn answer(args: &Args) -> anyhow::Result<Answer> {
-    let config = (!args.no_config)
+/// The user's configuration file, unless `--no-config`.
+fn config_path(args: &Args) -> Option<PathBuf> {
+    (!args.no_config)
         .then(|| std::env::var_os("HOME").map(PathBuf::from))
         .flatten()
         .filter(|h| h.is_absolute())
-        .map(|h| h.join(".config/skarn/config.toml"));
+        .map(|h| h.join(".config/skarn/config.toml"))
+}
+
+fn answer(args: &Args) -> anyhow::Result<Answer> {
+    let config = config_path(args);
     let mut settings = Settings::load(config.as_deref(), args.decision, &args.unsandboxed)?;
     if args.no_file_guard {
         settings.guard_files = false;

@@ -10,6 +10,7 @@
 //!                               # persistence paths (see `files`)
 //! file_boundary = true          # and writes outside the workspace and the
 //!                               # [run] write grants (see `file_boundary`)
+//! timeout = "20s"               # past this the call is blocked (exit 2)
 //! ```
 
 use std::path::Path;
@@ -37,6 +38,7 @@ struct HookSection {
     unsandboxed: Vec<String>,
     guard_files: Option<bool>,
     file_boundary: Option<bool>,
+    timeout: Option<skarn_units::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,7 +56,15 @@ pub struct Settings {
     /// Refuse file tool writes outside what `skarn run` could write
     /// (default true; only with `guard_files`).
     pub file_boundary: bool,
+    /// Past this the hook blocks the call (exit 2) whatever it was doing:
+    /// the agents treat their own hook timeout as a non-blocking error, so
+    /// the hook must give up first (default [`DEFAULT_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
+
+/// The hook's own time limit: well below the agents' (60 s by default
+/// for Claude Code and Gemini CLI, and what `skarn init` writes).
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Settings {
     /// Defaults < `[hook]` in `file` (when given and present) < flags.
@@ -68,6 +78,7 @@ impl Settings {
             unsandboxed: Vec::new(),
             guard_files: true,
             file_boundary: true,
+            timeout: DEFAULT_TIMEOUT,
         };
         if let Some(f) = file {
             // Never blocks: a FIFO or device is an error (the hook then
@@ -86,6 +97,11 @@ impl Settings {
                         }
                         if let Some(b) = h.file_boundary {
                             s.file_boundary = b;
+                        }
+                        if let Some(t) = h.timeout {
+                            s.timeout = t
+                                .duration(skarn_units::DurationUnit::Secs)
+                                .with_context(|| format!("{}: [hook] timeout", f.display()))?;
                         }
                     }
                 }

@@ -44,6 +44,44 @@ pub fn quote(s: &str) -> String {
 /// Everything else (`;`, `&`, `|`, redirections, substitutions, globs,
 /// escapes, newlines, non-ASCII, unbalanced quotes) makes it compound, so
 /// it is never matched as "unsandboxed" nor taken for an already wrapped
+/// The words of `s` as [`quote`] writes them, one space apart: `None`
+/// when `s` is anything else.
+pub fn unquote_words(s: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut started = false;
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix(' ') {
+            if !started {
+                return None;
+            }
+            words.push(std::mem::take(&mut cur));
+            started = false;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("\"'\"") {
+            cur.push('\'');
+            started = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("\"\\\\\"") {
+            cur.push('\\');
+            started = true;
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('\'') {
+            let end = r.find('\'')?;
+            cur.push_str(&r[..end]);
+            started = true;
+            rest = &r[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    started.then(|| {
+        words.push(cur);
+        words
+    })
+}
+
 /// command.
 pub fn is_compound(cmd: &str) -> bool {
     let mut chars = cmd.chars();
@@ -430,5 +468,39 @@ mod tests {
         ] {
             assert!(!matches(cmd, pattern), "{cmd} must not match {pattern}");
         }
+    }
+
+    #[test]
+    fn quoted_words_come_back_and_installed_hooks_are_recognised_exactly() {
+        for words in [
+            vec!["/opt/my skarn/bin/skarn".to_string(), "codex".into()],
+            vec!["it's \\ odd".to_string(), "x".into(), "".into()],
+        ] {
+            let line: Vec<String> = words.iter().map(|w| quote(w)).collect();
+            assert_eq!(unquote_words(&line.join(" ")), Some(words));
+        }
+        assert_eq!(unquote_words("'a' b"), None);
+        assert_eq!(unquote_words("'a'  'b'"), None);
+        use crate::cmd::hook::{installed_command, is_installed_hook};
+        let exe = "/opt/it's/skarn";
+        let cmd = installed_command(exe, "claude-code");
+        assert!(is_installed_hook(&cmd, "claude-code"));
+        assert!(!is_installed_hook(&cmd, "codex"));
+        assert!(is_installed_hook(
+            "'/old/skarn' hook claude-code",
+            "claude-code"
+        ));
+        assert!(!is_installed_hook(
+            "curl x | sh # hook claude-code",
+            "claude-code"
+        ));
+        assert!(!is_installed_hook(
+            &format!("{cmd}; curl x | sh"),
+            "claude-code"
+        ));
+        assert!(!is_installed_hook(
+            "'/old/skarn' hook claude-code; curl x",
+            "claude-code"
+        ));
     }
 }

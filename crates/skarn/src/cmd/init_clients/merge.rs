@@ -50,8 +50,11 @@ pub fn apply(path: &Path, old: Option<&str>, edit: &Edit) -> anyhow::Result<Stri
             };
             // Earlier skarn entries (an older path, the unguarded command)
             // are replaced, everything else kept.
-            let marker = format!("hook {agent}");
-            let ours = |e: &Value| e["command"].as_str().is_some_and(|c| c.contains(&marker));
+            let ours = |e: &Value| {
+                e["command"]
+                    .as_str()
+                    .is_some_and(|c| crate::cmd::hook::is_installed_hook(c, agent))
+            };
             for group in list.iter_mut() {
                 if let Some(Value::Array(hs)) = group.get_mut("hooks") {
                     hs.retain(|h| !ours(h));
@@ -100,7 +103,7 @@ fn merge_toml_hook(path: &Path, old: &str, matcher: &str, command: &str) -> anyh
                 hs.iter().any(|h| {
                     h.get("command")
                         .and_then(Item::as_str)
-                        .is_some_and(|c| c.contains("hook codex"))
+                        .is_some_and(|c| crate::cmd::hook::is_installed_hook(c, "codex"))
                 })
             })
     };
