@@ -224,6 +224,22 @@ pub const ENTRIES: &[Entry] = &[
         Never,
         "run by the OCaml toplevel started in this directory",
     ),
+    // More of the same kind (atk22e): other names irb reads, Perl's
+    // debugger, R's environment file (it can name a profile to run), and
+    // Ansible's configuration (plugin paths, vault password scripts).
+    e("irb.rc", Never, "run by irb started in this directory"),
+    e("_irbrc", Never, "run by irb started in this directory"),
+    e(".perldb", Never, "run by perl -d started in this directory"),
+    e(
+        ".Renviron",
+        Never,
+        "read by R started in this directory (R_PROFILE_USER names code to run)",
+    ),
+    e(
+        "ansible.cfg",
+        Never,
+        "read by ansible run in this directory (plugin paths, vault password scripts)",
+    ),
     e("_vimrc", Always, "run by Vim on open with 'exrc'"),
     e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
     e("_gvimrc", Always, "run by gVim on open with 'exrc'"),
@@ -459,12 +475,28 @@ const TOP_ONLY: &[&str] = &[
     ".jj/repo/config.toml",
 ];
 
-/// [`Reserve::Never`] entries read in any directory and its parents (cargo
-/// reads `.cargo/config.toml` of the current directory and every parent):
-/// protected wherever they lie, never reserved (a placeholder there stops
-/// cargo); new ones are set aside after the run
-/// (the walk's upward names).
-const ANY_DEPTH_PRESENT: &[&str] = &[".cargo/config.toml", ".cargo/config"];
+/// [`Reserve::Never`] entries read in any directory (cargo reads
+/// `.cargo/config.toml` of the current directory and every parent; the
+/// interactive interpreters read their start-up files in whatever
+/// directory they start in, atk22e): protected wherever they lie, never
+/// reserved (a placeholder there stops cargo, and would sit in every
+/// directory); new ones are set aside after the run.
+const ANY_DEPTH_PRESENT: &[&str] = &[
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".Rprofile",
+    ".Renviron",
+    ".irbrc",
+    "irb.rc",
+    "_irbrc",
+    ".pryrc",
+    ".ghci",
+    ".octaverc",
+    ".iex.exs",
+    ".ocamlinit",
+    ".perldb",
+    "ansible.cfg",
+];
 
 /// Whether `en` is read in any directory, not only at the workspace's top:
 /// agents' and editors' folder settings (an agent started, an editor
@@ -492,12 +524,17 @@ pub(crate) fn any_depth_name(name: &std::ffi::OsStr) -> bool {
 /// changes them (interactive interpreters' start-up files, atk22d F4).
 pub const AFTER_RUN_TOP: &[&str] = &[
     ".Rprofile",
+    ".Renviron",
     ".irbrc",
+    "irb.rc",
+    "_irbrc",
     ".pryrc",
     ".ghci",
     ".octaverc",
     ".iex.exs",
     ".ocamlinit",
+    ".perldb",
+    "ansible.cfg",
 ];
 
 /// Files found by this suffix at the workspace's top level are kept

@@ -487,3 +487,35 @@ fn f5_a_pattern_through_a_bind_alias_of_the_project() {
         assert_eq!(read(&ws.join("env.sh")), "true\n", "{line}: {se}");
     }
 }
+
+/// atk22e: the interpreters read their start-up files in whatever
+/// directory they start in, so a new one below the top (`sub/.irbrc`,
+/// `sub/.Rprofile`, `irb.rc`, `.perldb`, `.Renviron`, `ansible.cfg`) is
+/// set aside after the run too, and an existing one there is read-only.
+#[test]
+fn interpreter_start_up_files_below_the_top() {
+    let (t, home, ws) = project("m22e-interp");
+    t.file("home/proj/pkg/.ghci", ":! mine\n");
+    let names = [
+        "sub/.irbrc",
+        "sub/deeper/.Rprofile",
+        "sub/irb.rc",
+        "sub/_irbrc",
+        "sub/.perldb",
+        "sub/.Renviron",
+        "sub/ansible.cfg",
+        ".perldb",
+    ];
+    let script = format!(
+        "mkdir -p sub/deeper; for f in {}; do echo 'system(\"id\")' > $f; done; \
+         echo x >> pkg/.ghci; echo ok > sub/w; true",
+        names.join(" ")
+    );
+    let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("sub/w")), "ok\n");
+    for n in names {
+        assert!(!ws.join(n).exists(), "{n} was left: {}", err(&o));
+    }
+    assert_eq!(read(&ws.join("pkg/.ghci")), ":! mine\n");
+}
