@@ -516,6 +516,19 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("GUILE_LOAD_PATH", false),
     ("TCLLIBPATH", false),
     ("GIT_EXEC_PATH", false),
+    ("GIT_TEMPLATE_DIR", false),
+    // Options that make a runtime load code from a file on every start
+    // (atk22e: `JAVA_TOOL_OPTIONS=-javaagent:<workspace jar>`); glued
+    // forms (`-I/dir`, `@argfile`) are read too.
+    ("JAVA_TOOL_OPTIONS", false),
+    ("_JAVA_OPTIONS", false),
+    ("JDK_JAVA_OPTIONS", false),
+    ("MAVEN_OPTS", false),
+    ("GRADLE_OPTS", false),
+    ("PERL5OPT", false),
+    ("RUBYOPT", false),
+    ("PYTHONHOME", false),
+    ("PROMPT_COMMAND", false),
     ("XDG_CONFIG_DIRS", false),
     ("XDG_DATA_DIRS", false),
     ("SKARN_CONFIG", true),
@@ -548,6 +561,16 @@ pub fn env_places(home: Option<&Path>) -> Vec<(PathBuf, String, bool)> {
         for word in v.split(':') {
             for p in command_paths(word, h) {
                 out.push((p, format!("${var}"), *secret));
+            }
+            // An option glued to its path (`-I/dir`, `-r/x.rb`, `@/argfile`).
+            for w in word.split_whitespace() {
+                if w.starts_with(['-', '@'])
+                    && let Some(i) = w.find('/')
+                {
+                    for p in command_paths(&w[i..], h) {
+                        out.push((p, format!("${var}"), *secret));
+                    }
+                }
             }
         }
     }

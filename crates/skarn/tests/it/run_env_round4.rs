@@ -323,3 +323,48 @@ fn venv_start_up_files_cannot_be_planted_and_pip_editable_works() {
     assert!(out(&o).contains("PIP-OK"), "{}", err(&o));
     assert_eq!(out(&h).trim(), "42", "editable install lost: {}", err(&h));
 }
+
+/// atk22e: the caller's options that make a runtime load code on every
+/// start (`JAVA_TOOL_OPTIONS=-javaagent:<jar>`, `PERL5OPT=-I<dir>`,
+/// `RUBYOPT=-r<file>`, `JDK_JAVA_OPTIONS=@<argfile>`) name files the run
+/// cannot change when they lie in the workspace.
+#[test]
+fn runtime_option_variables_name_read_only_files() {
+    let t = TempDir::new("r4-opts");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    git(&ws, &["init", "-q"]);
+    t.file("ws/agent.jar", "jar\n");
+    t.file("ws/args.txt", "-Dx=1\n");
+    t.file("ws/init.rb", "# mine\n");
+    let perl = t.dir("ws/perl");
+    let o = run_command(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo PWN > agent.jar; echo PWN > args.txt; echo PWN > init.rb; \
+             echo PWN > perl/strict.pm; echo ok > other; true",
+        ],
+    )
+    .env(
+        "JAVA_TOOL_OPTIONS",
+        format!("-javaagent:{}=opt", ws.join("agent.jar").display()),
+    )
+    .env(
+        "JDK_JAVA_OPTIONS",
+        format!("@{}", ws.join("args.txt").display()),
+    )
+    .env("RUBYOPT", format!("-r{}", ws.join("init.rb").display()))
+    .env("PERL5OPT", format!("-I{} -Mstrict", perl.display()))
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("agent.jar")), "jar\n", "{}", err(&o));
+    assert_eq!(read(&ws.join("args.txt")), "-Dx=1\n");
+    assert_eq!(read(&ws.join("init.rb")), "# mine\n");
+    assert!(!perl.join("strict.pm").exists(), "{}", err(&o));
+    assert_eq!(read(&ws.join("other")), "ok\n");
+}
