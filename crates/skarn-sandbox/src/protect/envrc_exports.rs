@@ -113,8 +113,8 @@ pub(super) fn places(
                 path.extend_from_slice(&out);
             }
         }
-        ("layout", [kind, ..]) => layout(kind, dir, &mut out),
-        (l, _) if l.starts_with("layout_") => layout(&l["layout_".len()..], dir, &mut out),
+        ("layout", [kind, ..]) => layout(kind, dir, &mut out, path),
+        (l, _) if l.starts_with("layout_") => layout(&l["layout_".len()..], dir, &mut out, path),
         ("use", [what, ..]) => uses(what, dir, &mut out, walked),
         (u, _) if u.starts_with("use_") => uses(&u["use_".len()..], dir, &mut out, walked),
         _ => {}
@@ -182,12 +182,21 @@ fn value_places(var: &str, v: &str, dir: &Path, vars: &Vars, out: &mut Vec<PathB
     }
 }
 
-/// `layout python` and the others keep their environment in `.direnv`
-/// (and `layout go` adds `bin` to `PATH`).
-fn layout(kind: &str, dir: &Path, out: &mut Vec<PathBuf>) {
+/// `layout python` and the others keep their environment in `.direnv`;
+/// `layout go`, `layout node` and `layout php` put the project's `bin`,
+/// `node_modules/.bin` and `vendor/bin` on `PATH` (atk22e: the last two
+/// were not seen), named as `PATH_add` names them.
+fn layout(kind: &str, dir: &Path, out: &mut Vec<PathBuf>, path: &mut Vec<PathBuf>) {
     out.push(dir.join(".direnv"));
-    if kind == "go" {
-        out.push(dir.join("bin"));
+    let bin = match kind {
+        "go" => Some("bin"),
+        "node" => Some("node_modules/.bin"),
+        "php" => Some("vendor/bin"),
+        _ => None,
+    };
+    if let Some(b) = bin {
+        out.push(dir.join(b));
+        path.push(dir.join(b));
     }
 }
 
@@ -290,6 +299,11 @@ mod tests {
             [w("/w/sitecustomize.py"), w("/w/usercustomize.py")]
         );
         assert_eq!(p("layout python3"), [w("/w/.direnv")]);
+        assert_eq!(
+            p("layout node"),
+            [w("/w/.direnv"), w("/w/node_modules/.bin")]
+        );
+        assert_eq!(p("layout_php"), [w("/w/.direnv"), w("/w/vendor/bin")]);
         assert_eq!(
             p("if true; then export BASH_ENV=$PWD/e.sh; fi"),
             [w("/w/e.sh")]

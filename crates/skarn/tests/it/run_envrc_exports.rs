@@ -238,3 +238,29 @@ fn a_missing_path_add_directory_is_checked_after_the_run() {
     host(&ws, &[("PATH", path)], "sh", &["-c", "ls >/dev/null"]);
     assert!(!mark.exists(), "the planted ls ran");
 }
+
+/// atk22e: `layout node` and `layout php` put `node_modules/.bin` and
+/// `vendor/bin` on the user's PATH (direnv's standard library): a program
+/// planted there, named like a host program, is not left for the host.
+#[test]
+fn layout_node_and_php_bin_directories_get_no_planted_programs() {
+    for (layout, bin) in [("node", "node_modules/.bin"), ("php", "vendor/bin")] {
+        let t = TempDir::new(&format!("envrc_layout_{layout}"));
+        let (ws, home) = workspace(&t, &format!("layout {layout}\n"));
+        std::fs::create_dir_all(ws.join(bin)).unwrap();
+        let o = run_sh(
+            &ws,
+            &home,
+            &format!(
+                "printf '#!/bin/sh\\necho PWN\\n' > {bin}/git; chmod +x {bin}/git; \
+                 echo ok > other.txt"
+            ),
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("other.txt")).unwrap_or_default(),
+            "ok\n",
+            "{o:?}"
+        );
+        assert!(!ws.join(bin).join("git").exists(), "{layout}: {o:?}");
+    }
+}
