@@ -39,19 +39,17 @@ pub fn named(ws: &Path) -> Vec<PathBuf> {
 /// the key or value quoted or not; the last one counts, as in yarn).
 fn parse_v1(text: &str) -> Option<String> {
     let unquote = |s: &str| s.trim().trim_matches('"').to_owned();
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let rest = l
-                .strip_prefix("\"yarn-path\"")
-                .or_else(|| l.strip_prefix("yarn-path"))?;
-            if !rest.starts_with([' ', '\t']) {
-                return None;
-            }
-            let v = unquote(rest);
-            (!v.is_empty()).then_some(v)
-        })
-        .last()
+    text.lines().rev().find_map(|l| {
+        let l = l.trim();
+        let rest = l
+            .strip_prefix("\"yarn-path\"")
+            .or_else(|| l.strip_prefix("yarn-path"))?;
+        if !rest.starts_with([' ', '\t']) {
+            return None;
+        }
+        let v = unquote(rest);
+        (!v.is_empty()).then_some(v)
+    })
 }
 
 /// The `yarnPath` value of a `.yarnrc.yml` text (top-level key, quotes
