@@ -256,11 +256,12 @@ impl HostFacts {
         }
         // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn
         // runs it on the host.
-        if let Some(p) = crate::protect::yarn_path::named(&policy.workspace)
-            && let Some(target) = cache.resolve(&p)
-        {
-            let via = "the yarnPath of the workspace's .yarnrc.yml (yarn runs it)";
-            found.push(Trusted::new(&p, target, via.into(), false));
+        for p in crate::protect::yarn_path::named(&policy.workspace) {
+            if let Some(target) = cache.resolve(&p) {
+                let via = "the yarn program the workspace's .yarnrc.yml (yarnPath) or \
+                           .yarnrc (yarn-path) names (yarn runs it)";
+                found.push(Trusted::new(&p, target, via.into(), false));
+            }
         }
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);

@@ -177,6 +177,9 @@ pub struct Walk {
     pub venvs: Vec<PathBuf>,
     /// `__pycache__` directories (vetted after a run by the pyc guard).
     pub pycache: Vec<PathBuf>,
+    /// `*.pyc` files outside `__pycache__` (sourceless modules: set aside
+    /// after a run by the pyc guard when the run made or changed them).
+    pub pyc_files: Vec<PathBuf>,
     /// Directories below the roots the walk could not list (search-only:
     /// a socket or anything else inside is unknown): hidden by the caller.
     pub unlisted: Vec<PathBuf>,
@@ -418,6 +421,11 @@ fn classify(
             if ft.is_dir() {
                 subdirs.push((path, Sub::Git));
             }
+        } else if !ft.is_dir()
+            && crate::protect::pyc_guard::is_compiled(&name)
+            && dir.file_name().is_none_or(|d| d != "__pycache__")
+        {
+            w.pyc_files.push(path.clone());
         } else if ft.is_dir() {
             if SKIPPED.iter().any(|s| name == *s) {
                 if name == "__pycache__" {
@@ -443,6 +451,7 @@ impl Walk {
             + self.settings.len()
             + self.venvs.len()
             + self.pycache.len()
+            + self.pyc_files.len()
     }
 }
 

@@ -244,6 +244,7 @@ pub const ENTRIES: &[Entry] = &[
     e(".gvimrc", Always, "run by gVim on open with 'exrc'"),
     e("_gvimrc", Always, "run by gVim on open with 'exrc'"),
     e(".yarnrc.yml", Never, "yarn runs its yarnPath and plugins"),
+    e(".yarnrc", Never, "yarn 1 runs its yarn-path"),
     e(".yarn/releases", Never, "the yarn program a yarnPath names"),
     e(".yarn/plugins", Never, "yarn plugins yarn loads"),
     e(

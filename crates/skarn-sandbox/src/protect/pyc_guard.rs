@@ -1,39 +1,37 @@
-//! Compiled Python files a run leaves next to sources it did not change
-//! (attack atk24e F9). Python loads `__pycache__/NAME.TAG.pyc` instead of
-//! `NAME.py` when the header's size and time match the source (or, for
-//! an unchecked hash-based file, without looking at the source at all),
-//! and `__pycache__` is ignored by git: a run could leave its own code
-//! there under an untouched source, unseen by any diff. So after a run,
-//! every file in a `__pycache__` made or changed during it whose source
-//! exists and was not changed during it is removed; it is a cache, Python
-//! compiles it again from the source. One written for a source the run
-//! changed (the user sees that change) is kept, as is everything else.
-//! Under `--workspace-layer cow` such a file is not applied
+//! Compiled Python files a run leaves behind (attacks atk24e F9, atk24h
+//! F11). Python loads `__pycache__/NAME.TAG.pyc` instead of `NAME.py` when
+//! the header's size and time match the source (or, for an unchecked
+//! hash-based file, without looking at the source at all), and imports a
+//! sourceless `NAME.pyc` found in a directory of `sys.path` (the script's
+//! own directory first) when no `NAME.py` is there: `json.pyc` next to a
+//! script shadows the standard library's `json`. Neither shows in a diff.
+//!
+//! Whether a source "was changed" cannot be told from its metadata: a
+//! no-op `chmod` or `utime` of it moves its change time without changing a
+//! byte, so any rule that keeps a compiled file for a changed source is a
+//! way around the guard. So after a run every file in a `__pycache__` made
+//! or changed during it is removed (a cache: Python compiles it again from
+//! the source), and every other `*.pyc` made or changed during it is set
+//! aside. Under `--workspace-layer cow` neither is applied
 //! ([`check_layer_change`]).
 
 use std::path::{Path, PathBuf};
 
-/// Entries of one `__pycache__` looked at at most; past it every changed
-/// entry is removed, whatever its source (fails closed).
-const MAX_ENTRIES: usize = 100_000;
-
 /// Remove the compiled files in `dirs` (`__pycache__` directories found by
-/// the walk after the run) made or changed at or after `since` whose
-/// source was not; returns one line for the user when any were.
-pub fn vet(dirs: &[PathBuf], since: std::time::SystemTime) -> Option<String> {
+/// the walk after the run) and set aside the `loose` ones (`*.pyc` files
+/// elsewhere) made or changed at or after `since`; one line for the user
+/// when any were.
+pub fn vet(dirs: &[PathBuf], loose: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
     let mut removed = 0usize;
     let mut left = Vec::new();
+    let mut out = Vec::new();
     for d in dirs {
-        let Some(parent) = d.parent() else { continue };
         let Ok(rd) = std::fs::read_dir(d) else {
             continue;
         };
-        for (i, e) in rd.flatten().enumerate() {
+        for e in rd.flatten() {
             let p = e.path();
             if !crate::protect::grant_walk::changed_since(&p, since) {
-                continue;
-            }
-            if i < MAX_ENTRIES && !stale_plant(parent, &e.file_name(), since) {
                 continue;
             }
             if e.file_type().is_ok_and(|t| t.is_dir()) {
@@ -45,69 +43,71 @@ pub fn vet(dirs: &[PathBuf], since: std::time::SystemTime) -> Option<String> {
             }
         }
     }
-    if removed == 0 && left.is_empty() {
-        return None;
+    if removed > 0 || !left.is_empty() {
+        let mut line = format!(
+            "{removed} compiled Python file(s) in __pycache__ written during the run were \
+             removed (Python would load them instead of the source; it compiles them again)"
+        );
+        if !left.is_empty() {
+            line.push_str(&format!(
+                "; could not remove: {} (remove them before running Python there)",
+                left.join(", ")
+            ));
+        }
+        out.push(line);
     }
-    let mut line = format!(
-        "{removed} compiled Python file(s) in __pycache__ written during the run for sources \
-         it did not change were removed (Python loads them instead of the source; it \
-         compiles them again)"
-    );
-    if !left.is_empty() {
-        line.push_str(&format!(
-            "; could not remove: {} (remove them before running Python there)",
-            left.join(", ")
+    for p in loose {
+        if !crate::protect::grant_walk::changed_since(p, since)
+            || std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+        {
+            continue;
+        }
+        let aside = crate::protect::set_aside::set_aside(p, "skarn-quarantine");
+        out.push(format!(
+            "a compiled Python file {} was written during the run: Python imports it as a \
+             module (before the standard library's, next to a script) without any source; {}",
+            p.display(),
+            aside.describe("review it before renaming it back")
         ));
     }
-    Some(line)
+    out
 }
 
-/// Whether the entry `name` of `parent/__pycache__` would be loaded for a
-/// source that exists and did not change at or after `since`.
-fn stale_plant(parent: &Path, name: &std::ffi::OsStr, since: std::time::SystemTime) -> bool {
-    let name = name.to_string_lossy();
-    // A module name has no dot: `NAME.cpython-311.pyc`, `NAME.TAG.opt-1.pyc`.
-    let Some(stem) = name.split('.').next().filter(|s| !s.is_empty()) else {
-        return false;
-    };
-    let src = parent.join(format!("{stem}.py"));
-    std::fs::symlink_metadata(&src).is_ok()
-        && !crate::protect::grant_walk::changed_since(&src, since)
+/// Whether `name` is one Python loads as compiled code (`*.pyc`, compared
+/// as a case-insensitive volume does).
+pub fn is_compiled(name: &std::ffi::OsStr) -> bool {
+    name.to_string_lossy().to_lowercase().ends_with(".pyc")
 }
 
-/// Under `--workspace-layer cow`: refuse a file in a `__pycache__` for a source (`NAME.py` next to it) that the
-/// workspace has and the layer did not change: Python would load it
-/// instead of the source, and git shows nothing (attack atk24e F9).
-pub fn check_layer_change(ws: &Path, rel: &Path, upper: &Path) -> Result<(), String> {
-    let Some(dir) = rel
+/// Under `--workspace-layer cow`: refuse a compiled Python file the layer
+/// made or changed (`rel`, relative to the workspace; not for a deletion),
+/// in a `__pycache__` or not: Python would load it instead of the source
+/// or as a module of its own, and git shows nothing.
+pub fn check_layer_change(rel: &Path) -> Result<(), String> {
+    let in_cache = rel
         .parent()
-        .filter(|d| d.file_name() == Some(std::ffi::OsStr::new("__pycache__")))
-    else {
-        return Ok(());
-    };
-    let Some(stem) = rel
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .and_then(|f| f.split('.').next().map(str::to_owned))
-        .filter(|s| !s.is_empty())
-    else {
-        return Ok(());
-    };
-    let src = dir
-        .parent()
-        .unwrap_or(Path::new(""))
-        .join(format!("{stem}.py"));
-    let Some(upper_root) = upper.ancestors().nth(rel.components().count()) else {
-        return Ok(());
-    };
-    let on_host = std::fs::symlink_metadata(ws.join(&src)).is_ok();
-    let changed = std::fs::symlink_metadata(upper_root.join(&src)).is_ok();
-    if on_host && !changed {
+        .and_then(Path::file_name)
+        .is_some_and(|d| d == "__pycache__");
+    if in_cache || rel.file_name().is_some_and(is_compiled) {
         return Err(
-            "a compiled Python file for a source the run did not change (python would \
-             load it instead of the source)"
+            "a compiled Python file (python would load it instead of the source, or \
+             as a module without one; it compiles its own from the sources)"
                 .into(),
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_compiled_file_of_the_layer_is_refused() {
+        assert!(check_layer_change(Path::new("a/__pycache__/app.cpython-312.pyc")).is_err());
+        assert!(check_layer_change(Path::new("json.pyc")).is_err());
+        assert!(check_layer_change(Path::new("pkg/Mod.PYC")).is_err());
+        assert!(check_layer_change(Path::new("app.py")).is_ok());
+        assert!(check_layer_change(Path::new("notes.pyc.txt")).is_ok());
+    }
 }

@@ -81,7 +81,7 @@ fn files_an_envrc_reads_after_a_reserved_word_are_protected() {
 }
 
 /// The hook run as `skarn hook <args>` in `dir` with `input` on stdin.
-fn hook(args: &[&str], input: &str, home: &Path, dir: &Path) -> Output {
+pub(crate) fn hook(args: &[&str], input: &str, home: &Path, dir: &Path) -> Output {
     let mut c = Command::new(exe())
         .arg("hook")
         .args(args)
@@ -100,7 +100,7 @@ fn hook(args: &[&str], input: &str, home: &Path, dir: &Path) -> Output {
 }
 
 /// Claude Code's answer: `Some(reason)` for a deny, `None` for none.
-fn claude_file(
+pub(crate) fn claude_file(
     tool: &str,
     tool_input: Value,
     ws: &Path,

@@ -424,6 +424,32 @@ fn yarn_path_is_read_only() {
     assert_eq!(read(&ws.join(".yarnrc.yml")), "yarnPath: tools/yarn.cjs\n");
 }
 
+/// atk24h F10: Yarn 1's `.yarnrc` `yarn-path` names a program host yarn
+/// runs: the file and the program stay read-only.
+#[test]
+fn yarn1_yarn_path_is_read_only() {
+    let (t, home, ws) = project("m-yarn1");
+    t.file("home/proj/.yarnrc", "yarn-path \"./tools/yarn1.js\"\n");
+    t.file("home/proj/tools/yarn1.js", "// yarn\n");
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "echo PWN > tools/yarn1.js; echo 'yarn-path x.js' > .yarnrc; echo ok > w; true",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(read(&ws.join("w")), "ok\n");
+    assert_eq!(read(&ws.join("tools/yarn1.js")), "// yarn\n");
+    assert_eq!(
+        read(&ws.join(".yarnrc")),
+        "yarn-path \"./tools/yarn1.js\"\n"
+    );
+}
+
 /// F11: a write grant of the user's config through a link into another
 /// repository's `.git/hooks` (made by a run under another HOME) is
 /// refused; the hook is not written.

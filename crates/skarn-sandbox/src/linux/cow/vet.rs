@@ -203,7 +203,9 @@ pub fn check(
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
         crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
-        crate::protect::pyc_guard::check_layer_change(&rules.ws, rel, upper)?;
+        if what != Change::Delete {
+            crate::protect::pyc_guard::check_layer_change(rel)?;
+        }
     }
     if let Some(c) = n
         .iter()

@@ -378,8 +378,12 @@ fn vet_new_within(
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         out.extend(venvs.lines);
-        // Compiled files under untouched sources (attack atk24e F9).
-        out.extend(crate::protect::pyc_guard::vet(&w.pycache, since));
+        // Compiled Python files (attacks atk24e F9, atk24h F11).
+        out.extend(crate::protect::pyc_guard::vet(
+            &w.pycache,
+            &w.pyc_files,
+            since,
+        ));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name; and the
         // interpreters' start-up files, which are not reserved.

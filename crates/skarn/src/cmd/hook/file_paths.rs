@@ -8,51 +8,37 @@ use std::path::{Component, Path, PathBuf};
 /// Links followed at most while resolving one path (Linux's own bound).
 pub const MAX_LINKS: usize = 40;
 
-/// `p` made absolute against `cwd`, `.` and `..` removed.
+/// `p` made absolute against `cwd`, `.` and `..` removed by name (what a
+/// tool that cleans its path first, as Node's `path.resolve` does, writes).
 fn absolute(p: &Path, cwd: &Path) -> PathBuf {
     skarn_sandbox::policy::config::normalize(&cwd.join(p))
 }
 
-/// Where `p` really leads: the deepest part that exists resolved (links
-/// followed, dangling ones too), then the rest. `Err` past [`MAX_LINKS`]
+/// `p` (absolute) as the kernel reads it (what a tool that hands the path
+/// to `open` as given writes, Codex's `apply_patch` among them): a `..`
+/// goes up from where the part before it leads, so `link/..` is the
+/// parent of the link's target, not the directory holding the link
+/// (atk24g F6). `Err`: a link loop on the way.
+fn as_kernel_reads(p: &Path) -> Result<PathBuf, String> {
+    Ok(resolved(p)?.unwrap_or_else(|| p.to_path_buf()))
+}
+
+/// Where `p` really leads: links followed one at a time (dangling ones
+/// too) and each `..` taken from where the part before it leads, as the
+/// kernel does ([`super::file_runs::trail`]). `Err` past [`MAX_LINKS`]
 /// hops (a loop).
 pub fn resolved(p: &Path) -> Result<Option<PathBuf>, String> {
-    let mut p = p.to_path_buf();
-    for _ in 0..=MAX_LINKS {
-        if let Ok(r) = std::fs::canonicalize(&p) {
-            return Ok(Some(r));
-        }
-        // The deepest entry of `p` that exists (as a link or otherwise).
-        let Some(found) = p
-            .ancestors()
-            .find(|a| std::fs::symlink_metadata(a).is_ok())
-            .map(Path::to_path_buf)
-        else {
-            return Ok(None);
-        };
-        let rest = p
-            .strip_prefix(&found)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        match std::fs::read_link(&found) {
-            Ok(target) => {
-                let dir = found.parent().unwrap_or(Path::new("/"));
-                let mut next = skarn_sandbox::policy::config::normalize(&dir.join(target));
-                if !rest.as_os_str().is_empty() {
-                    next = skarn_sandbox::policy::config::normalize(&next.join(rest));
-                }
-                p = next;
-            }
-            Err(_) => {
-                return Ok(std::fs::canonicalize(&found).ok().map(|r| r.join(rest)));
-            }
-        }
+    if let Ok(r) = std::fs::canonicalize(p) {
+        return Ok(Some(r));
     }
-    Err(format!(
-        "{} leads through more than {MAX_LINKS} symbolic links (a loop?), so the hook cannot \
-         tell which file it is",
-        p.display()
-    ))
+    match super::file_runs::trail(p).end {
+        Some(end) => Ok(Some(end)),
+        None => Err(format!(
+            "{} leads through more than {MAX_LINKS} symbolic links (a loop?), so the hook \
+             cannot tell which file it is",
+            p.display()
+        )),
+    }
 }
 
 /// The paths a tool's `path` may name: as written (against `cwd`), as
@@ -76,9 +62,23 @@ pub fn candidates(path: &str, cwd: &Path, home: Option<&Path>) -> Result<Vec<Pat
             ));
         };
         push(skarn_sandbox::policy::config::normalize(&h.join(rest)))?;
+        push(as_kernel_reads(&h.join(rest))?)?;
     }
     push(absolute(Path::new(path), cwd))?;
+    push(as_kernel_reads(&cwd.join(path))?)?;
+    out.dedup();
     Ok(out)
+}
+
+/// The absolute forms of `path` before any `.` or `..` is removed (for
+/// following it one link at a time: [`super::file_runs::trail`] reads
+/// `..` as the kernel does).
+pub fn raw_forms(path: &str, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![cwd.join(path)];
+    if let (Some(rest), Some(h)) = (path.strip_prefix("~/"), home) {
+        out.push(h.join(rest));
+    }
+    out
 }
 
 /// `p` as compared by name: each component lower-cased, trailing dots and

@@ -106,8 +106,12 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         );
     }
     // A name in the workspace that leads out of it through a link
-    // (attack 24 F2).
-    for c in &candidates {
+    // (attack 24 F2), also a link before a `..` (followed as written:
+    // `trail` reads `..` as the kernel does, atk24g F6).
+    for c in candidates
+        .iter()
+        .chain(&super::file_paths::raw_forms(path, cwd, home))
+    {
         if let Some(why) = super::file_runs::link_out(c, &bases) {
             return Some(why);
         }
