@@ -43,7 +43,11 @@ impl SecretsConfig {
             out.extend(s.source_file(home));
             for a in s.command.iter().flatten().skip(1) {
                 let words = a.split(|c: char| {
-                    c.is_whitespace() || matches!(c, '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`')
+                    c.is_whitespace()
+                        || matches!(
+                            c,
+                            '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
+                        )
                 });
                 for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
                     let p = expand(w, home);

@@ -69,12 +69,7 @@ const VARS: &[(&str, Names)] = &[
     ("KUBECONFIG", Names::Files),
     (
         "CARGO_HOME",
-        Names::Dir(&[
-            "config.toml",
-            "config",
-            "credentials.toml",
-            "credentials",
-        ]),
+        Names::Dir(&["config.toml", "config", "credentials.toml", "credentials"]),
     ),
     ("DOCKER_CONFIG", Names::Dir(&["config.json"])),
     ("GH_CONFIG_DIR", Names::Dir(&["hosts.yml", "config.yml"])),

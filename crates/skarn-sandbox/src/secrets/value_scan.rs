@@ -157,9 +157,7 @@ impl<'a> Walk<'a> {
                         Some("bin" | "sbin" | "etc" | "conf" | "condarc.d" | "Scripts")
                     );
                     stack.push((path, depth + 1, whole));
-                } else if ft.is_file()
-                    && (all_files || depth == 0 || is_credential_name(&path))
-                {
+                } else if ft.is_file() && (all_files || depth == 0 || is_credential_name(&path)) {
                     stack.push((path, depth + 1, false));
                 }
             }

@@ -41,7 +41,12 @@ pub fn scope(
     for w in std::iter::once(&policy.workspace).chain(policy.write.iter().map(|g| &g.path)) {
         s.walked.push(canon(w));
     }
-    for g in policy.read.iter().chain(&policy.exec).chain(&policy.overlay) {
+    for g in policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.overlay)
+    {
         let p = canon(&g.path);
         if is_system(&p) {
             continue;

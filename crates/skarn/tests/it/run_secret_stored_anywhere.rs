@@ -48,10 +48,7 @@ fn cat(
     env: &[(&str, String)],
     files: &[PathBuf],
 ) -> std::process::Output {
-    let list: Vec<String> = files
-        .iter()
-        .map(|f| format!("'{}'", f.display()))
-        .collect();
+    let list: Vec<String> = files.iter().map(|f| format!("'{}'", f.display())).collect();
     let script = format!("touch ran; cat {} 2>/dev/null; true", list.join(" "));
     let mut f = vec!["--secret", "tok"];
     f.extend_from_slice(flags);
@@ -89,15 +86,24 @@ fn the_value_in_any_workspace_file_refuses_the_run() {
             ".git-credentials",
             format!("https://u:{REAL}@localhost:4443\n"),
         ),
-        ("pip.conf", format!("[global]\nindex-url = https://u:{REAL}@h/simple\n")),
+        (
+            "pip.conf",
+            format!("[global]\nindex-url = https://u:{REAL}@h/simple\n"),
+        ),
         ("app/config/.env", format!("TOKEN={REAL}\n")),
         ("pkgs/web/.npmrc", format!("//h/:_authToken={REAL}\n")),
         (
             ".git/modules/sub/config",
             format!("[remote \"o\"]\n\turl = https://x:{REAL}@h/r\n"),
         ),
-        (".aws/credentials", format!("[default]\naws_secret_access_key = {REAL}\n")),
-        (".kube/config", format!("users:\n- user:\n    token: {REAL}\n")),
+        (
+            ".aws/credentials",
+            format!("[default]\naws_secret_access_key = {REAL}\n"),
+        ),
+        (
+            ".kube/config",
+            format!("users:\n- user:\n    token: {REAL}\n"),
+        ),
         (".m2/settings.xml", format!("<password>{REAL}</password>\n")),
         (".pgpass", format!("h:5432:*:u:{REAL}\n")),
         ("auth.json", format!("{{\"token\": \"{REAL}\"}}\n")),
