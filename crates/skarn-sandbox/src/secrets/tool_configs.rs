@@ -263,7 +263,7 @@ fn prefixes(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    fn with(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + '_ {
+    fn with<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |k| {
             vars.iter()
                 .find(|(n, _)| *n == k)

@@ -250,3 +250,107 @@ fn is_git_objects(p: &Path) -> bool {
             .and_then(|d| d.file_name())
             .is_some_and(|n| n == ".git")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skarn_egress::secrets::SecretSpec;
+
+    const VALUE: &str = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
+
+    fn secrets() -> RunSecrets {
+        let spec = SecretSpec {
+            name: "tok".into(),
+            env: "TOKEN".into(),
+            placeholder: "p".repeat(VALUE.len()),
+            value: zeroize::Zeroizing::new(VALUE.into()),
+            hosts: vec!["example.test".into()],
+            methods: Vec::new(),
+            paths: Vec::new(),
+            header: None,
+        };
+        RunSecrets::new(vec![spec]).unwrap().unwrap()
+    }
+
+    /// A walk past its budget is an error naming what ran out, never a
+    /// pass; within it, every file holding the value is found, at any
+    /// depth and under any name, and a hidden file's other name is not.
+    #[test]
+    fn the_walk_finds_every_file_and_fails_closed_past_its_budget() {
+        let dir = skarn_test_support::TempDir::new("value_scan");
+        let root = dir.path().to_path_buf();
+        for i in 0..40 {
+            let d = root.join(format!("d{}/e{}", i % 4, i % 3));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(format!("f{i}")), "nothing here\n").unwrap();
+        }
+        std::fs::write(root.join("d1/e2/notes.txt"), format!("x {VALUE}\n")).unwrap();
+        std::fs::write(root.join("src"), format!("{VALUE}\n")).unwrap();
+        std::fs::hard_link(root.join("src"), root.join("d0/other-name")).unwrap();
+        let s = secrets();
+        let mut w = Walk::new(&s, Budget::default(), &[root.join("src")]);
+        w.walk(&root).unwrap();
+        assert_eq!(w.found, [root.join("d1/e2/notes.txt")]);
+        for (budget, what) in [
+            (
+                Budget {
+                    entries: 20,
+                    ..Budget::default()
+                },
+                "entries",
+            ),
+            (
+                Budget {
+                    bytes: 100,
+                    ..Budget::default()
+                },
+                "bytes",
+            ),
+        ] {
+            let mut w = Walk::new(&s, budget, &[]);
+            let e = w.walk(&root).unwrap_err();
+            assert_eq!(e.what, what);
+            assert!(e.to_string().contains("could not be ruled out"), "{e}");
+        }
+    }
+
+    /// A toolchain's tree is looked at in its credential places only: its
+    /// top, `bin` and `etc`, files named like credential files.
+    #[test]
+    fn a_toolchain_is_looked_at_in_its_credential_places() {
+        let dir = skarn_test_support::TempDir::new("value_scan_tc");
+        let root = dir.path().to_path_buf();
+        let put = |rel: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, format!("{VALUE}\n")).unwrap();
+        };
+        for rel in [
+            "versions/node/v20.0.0/etc/npmrc",
+            "versions/3.12.0/pip.conf",
+            "versions/3.12.0/bin/wrapper",
+            "top-level-file",
+            "lib/python3.12/site-packages/pkg/module.py",
+        ] {
+            put(rel);
+        }
+        let s = secrets();
+        let mut w = Walk::new(&s, Budget::default(), &[]);
+        w.walk_toolchain(&root).unwrap();
+        let mut got: Vec<String> = w
+            .found
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "top-level-file",
+                "versions/3.12.0/bin/wrapper",
+                "versions/3.12.0/pip.conf",
+                "versions/node/v20.0.0/etc/npmrc",
+            ]
+        );
+    }
+}
