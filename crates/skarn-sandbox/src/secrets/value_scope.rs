@@ -66,14 +66,50 @@ pub fn scope(
     let env = |k: &str| std::env::var_os(k);
     s.files = super::tool_configs::config_files(&env, home, &policy.workspace);
     for f in value_places {
-        s.files.push(f.clone());
-        if let Some(dir) = f.parent()
-            && let Ok(rd) = std::fs::read_dir(dir)
-        {
-            s.files.extend(rd.flatten().take(1024).map(|e| e.path()));
-        }
+        s.files.extend(beside(f));
     }
     s.hidden = policy.deny_read.iter().map(|g| g.path.clone()).collect();
     s.hidden.extend(default_secret_paths(home));
     s
+}
+
+/// Most entries of a directory looked at beside a secret's source; a
+/// larger directory (`/usr/bin` beside a program) gives the usual names
+/// of copies of the file only.
+const BESIDE_MAX: usize = 256;
+
+/// `f` and the files beside it: every file of its directory when that is
+/// small (a directory of secrets: an editor's backup, an older copy), or
+/// the names editors and tools give copies (`f~`, `.f.swp`, `#f#`,
+/// `f.bak`, `f.orig`, `f.old`, `f.save`).
+fn beside(f: &Path) -> Vec<PathBuf> {
+    let mut out = vec![f.to_path_buf()];
+    let (Some(dir), Some(name)) = (f.parent(), f.file_name().and_then(|n| n.to_str())) else {
+        return out;
+    };
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let all: Vec<PathBuf> = rd
+            .flatten()
+            .take(BESIDE_MAX + 1)
+            .map(|e| e.path())
+            .collect();
+        if all.len() <= BESIDE_MAX {
+            out.extend(all);
+            return out;
+        }
+    }
+    for n in [
+        format!("{name}~"),
+        format!(".{name}.swp"),
+        format!(".{name}.swo"),
+        format!("#{name}#"),
+        format!(".#{name}"),
+        format!("{name}.bak"),
+        format!("{name}.orig"),
+        format!("{name}.old"),
+        format!("{name}.save"),
+    ] {
+        out.push(dir.join(n));
+    }
+    out
 }
