@@ -191,7 +191,7 @@ impl<'a> Walk<'a> {
             "entries"
         } else if self.bytes > self.budget.bytes {
             "bytes"
-        } else if self.entries % 256 == 0 && self.started.elapsed() > self.budget.time {
+        } else if self.entries.is_multiple_of(256) && self.started.elapsed() > self.budget.time {
             "time"
         } else {
             return Ok(());
