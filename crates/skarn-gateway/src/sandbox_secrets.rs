@@ -70,32 +70,46 @@ pub(crate) fn resolve(
 }
 
 /// A server granted secrets whose grants hold a granted value in a file
-/// tools read credentials from (a clone URL in `.git/config`, an `.npmrc`,
-/// a `.env`): not started, the file named (as `skarn run` refuses; the
-/// placeholder in its variable would be worth nothing while the file
-/// hands over the value).
+/// it could read (a clone URL in `.git/config`, an `.npmrc`, a `.env`,
+/// a toolchain's `etc/npmrc`, a system `gitconfig`, what a `command`
+/// source reads): such a file in its writable grants keeps it from
+/// starting, the file named (as `skarn run` refuses; the placeholder in
+/// its variable would be worth nothing while the file hands over the
+/// value); elsewhere it is hidden (ADR 0217).
 pub(crate) fn refuse_stored_values(
     s: &RunSecrets,
-    policy: &skarn_sandbox::policy::Policy,
+    policy: &mut skarn_sandbox::policy::Policy,
+    home: Option<&Path>,
 ) -> Result<(), String> {
-    let roots: Vec<std::path::PathBuf> = policy
-        .write
-        .iter()
-        .chain(&policy.read)
-        .chain(&policy.exec)
-        .chain(&policy.overlay)
-        .map(|g| g.path.clone())
-        .filter(|p| p.exists())
-        .collect();
-    let found = skarn_sandbox::secrets::stored_values::stored_in(s, &roots);
-    if found.is_empty() {
+    use skarn_sandbox::secrets::{stored_values, value_scan::Budget, value_scope};
+    let places = home
+        .and_then(|h| SecretsConfig::load(&h.join(".config/skarn/config.toml")).ok())
+        .map(|c| c.value_places(home))
+        .unwrap_or_default();
+    let mut refuse_under = vec![policy.workspace.clone()];
+    for g in &policy.write {
+        refuse_under.push(g.path.clone());
+        if let Ok(c) = std::fs::canonicalize(&g.path) {
+            refuse_under.push(c);
+        }
+    }
+    let scope = value_scope::scope(policy, refuse_under, &places, home);
+    let v = stored_values::check(s, &scope, Budget::default()).map_err(|e| e.to_string())?;
+    for f in v.hide {
+        policy.deny_read.push(skarn_sandbox::policy::Grant::new(
+            f,
+            "default (holds a granted secret's value)",
+        ));
+    }
+    if v.refuse.is_empty() {
         return Ok(());
     }
-    let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+    let names: Vec<String> = v.refuse.iter().map(|p| p.display().to_string()).collect();
     Err(format!(
-        "a granted secret's real value is stored in {} (or the file is over 4 MiB and \
-         cannot be checked), which the server could read: remove it from there (a \
-         credential helper or the secret's placeholder takes its place)",
+        "a granted secret's real value is stored in {} (or the file is over 1 MiB and \
+         named like a credential file, and cannot be checked), which the server could \
+         read: remove it from there (a credential helper or the secret's placeholder \
+         takes its place)",
         names.join(", ")
     ))
 }

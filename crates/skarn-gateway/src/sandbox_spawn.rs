@@ -354,7 +354,7 @@ pub fn prepare(
         let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
             .map_err(SandboxError::Secrets)?;
         if let Some(s) = &secrets {
-            crate::sandbox_secrets::refuse_stored_values(s, &policy)
+            crate::sandbox_secrets::refuse_stored_values(s, &mut policy, home.as_deref())
                 .map_err(SandboxError::Secrets)?;
             s.widen_net(&mut policy.net)
                 .map_err(SandboxError::Secrets)?;

@@ -31,6 +31,38 @@ impl SecretsConfig {
     }
 }
 
+impl SecretsConfig {
+    /// Where the configured secrets' values are read from on the host
+    /// (atk27g F3): each `file` source, and every file a `command` source
+    /// names (an argument, or a word of an argument a shell is given:
+    /// `sh -c "cat /path/tok"`). The run looks at these and the files
+    /// next to them (an editor's `tok~`) for the value.
+    pub fn value_places(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for s in self.secrets.values() {
+            out.extend(s.source_file(home));
+            for a in s.command.iter().flatten().skip(1) {
+                let words = a.split(|c: char| {
+                    c.is_whitespace()
+                        || matches!(
+                            c,
+                            '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
+                        )
+                });
+                for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
+                    let p = expand(w, home);
+                    if p.is_file() {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 impl SecretConfig {
     /// The files a `command` source runs, as far as can be known: its
     /// program (a bare name found through the caller's `PATH`, a relative
@@ -117,6 +149,9 @@ mod tests {
                 .any(|(p, _, secret)| *p == d.join("missing/tok") && *secret),
             "{places:?}"
         );
+        let vp = cfg.value_places(Some(Path::new("/home/u")));
+        assert!(vp.contains(&d.join("bin/tok.sh")), "{vp:?}");
+        assert!(vp.contains(&d.join("missing/tok")), "{vp:?}");
         let e = super::super::config::resolve("c", &cfg.secrets["c"], None)
             .unwrap_err()
             .to_string();

@@ -3,7 +3,9 @@
 //! ([`credential_text`]), and a run's granted secrets: placeholders and the
 //! egress proxy's CA ([`egress_secrets`], Linux), placeholder copies of
 //! cargo's and git's own credential settings ([`tool_credentials`]), and the files of the
-//! grants that already hold a granted value ([`stored_values`]).
+//! grants that already hold a granted value ([`stored_values`], walking
+//! them with [`value_scan`]; the tools' own configuration files found by
+//! [`tool_configs`]).
 
 pub mod cargo_config;
 pub mod credential_text;
@@ -12,5 +14,10 @@ pub mod dotfiles;
 pub mod egress_secrets;
 #[cfg(target_os = "linux")]
 pub mod stored_values;
+pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
+#[cfg(target_os = "linux")]
+pub mod value_scan;
+#[cfg(target_os = "linux")]
+pub mod value_scope;

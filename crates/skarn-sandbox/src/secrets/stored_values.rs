@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::egress_secrets::RunSecrets;
+use super::value_scan::{Budget, Exhausted, Walk};
 
 /// Files tools read credentials from, relative to a project directory.
 const PLACES: &[&str] = &[
@@ -26,6 +27,15 @@ const PLACES: &[&str] = &[
     ".docker/config.json",
     ".gem/credentials",
     ".config/gh/hosts.yml",
+    ".config/git/credentials",
+    ".git-credentials",
+    ".aws/credentials",
+    ".kube/config",
+    ".m2/settings.xml",
+    ".pgpass",
+    "auth.json",
+    "gradle.properties",
+    ".condarc",
 ];
 
 /// Most bytes of one file looked at; a longer file counts as holding a
@@ -58,13 +68,91 @@ pub fn stored_in(secrets: &RunSecrets, roots: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
+/// What a run may read, for [`check`].
+#[derive(Debug, Default)]
+pub struct Scope {
+    /// Where a file holding a value refuses the run (the workspace; a
+    /// server's writable grants); elsewhere it is hidden.
+    pub refuse_under: Vec<PathBuf>,
+    /// Grants walked whole: writable ones and those the user named.
+    pub walked: Vec<PathBuf>,
+    /// Grants skarn makes for toolchains (presets, version managers):
+    /// their credential places only ([`Walk::walk_toolchain`]).
+    pub toolchains: Vec<PathBuf>,
+    /// Files looked at wherever they lie: the tools' configuration
+    /// ([`super::tool_configs::config_files`]) and the files next to each
+    /// secret's source (an editor's backup, what a `command` reads).
+    pub files: Vec<PathBuf>,
+    /// Paths hidden from the run anyway (not looked at; their other names
+    /// neither).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// The files of a run's reach holding a granted value: each to be
+/// refused (inside [`Scope::refuse_under`]) or hidden.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Files that refuse the run.
+    pub refuse: Vec<PathBuf>,
+    /// Files to hide.
+    pub hide: Vec<PathBuf>,
+}
+
+/// Look for a granted value in everything `scope` names, within `budget`
+/// (ADR 0217). An exhausted budget is an error, never a pass.
+pub fn check(secrets: &RunSecrets, scope: &Scope, budget: Budget) -> Result<Verdict, Exhausted> {
+    let mut w = Walk::new(secrets, budget, &scope.hidden);
+    for root in &scope.walked {
+        // The repository's configuration may lie outside the root (a
+        // `.git` file naming another directory).
+        look_at(&mut w, root)?;
+        w.walk(root)?;
+    }
+    for root in &scope.toolchains {
+        w.walk_toolchain(root)?;
+    }
+    for f in &scope.files {
+        if let Ok(md) = std::fs::metadata(f)
+            && md.is_file()
+        {
+            w.file(f, &md)?;
+        }
+    }
+    let mut v = Verdict::default();
+    for f in w.found {
+        if scope.refuse_under.iter().any(|r| f.starts_with(r)) {
+            v.refuse.push(f);
+        } else {
+            v.hide.push(f);
+        }
+    }
+    Ok(v)
+}
+
+/// The credential places of `root` ([`candidates`]) through the walk.
+fn look_at(w: &mut Walk<'_>, root: &Path) -> Result<(), Exhausted> {
+    if !root.is_dir() {
+        return Ok(());
+    }
+    for f in candidates(root) {
+        if let Ok(md) = std::fs::symlink_metadata(&f)
+            && md.is_file()
+        {
+            w.file(&f, &md)?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether `f`'s name is that of a credential place (its last part, or
 /// a `.env*` file).
-fn is_place_name(f: &Path) -> bool {
+pub(crate) fn is_place_name(f: &Path) -> bool {
     let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
-    name.starts_with(".env") || PLACES.iter().any(|p| p.rsplit('/').next() == Some(name))
+    name.starts_with(".env")
+        || PLACES.iter().any(|p| p.rsplit('/').next() == Some(name))
+        || super::value_scan::is_credential_name(f)
 }
 
 /// `f` opened for reading without blocking: a FIFO or a device named
@@ -91,7 +179,7 @@ fn read_small(f: &Path) -> Option<String> {
     Some(text)
 }
 
-fn holds(secrets: &RunSecrets, f: &Path, big_holds: bool) -> bool {
+pub(crate) fn holds(secrets: &RunSecrets, f: &Path, big_holds: bool) -> bool {
     use std::io::Read;
     let Ok(file) = open_nonblocking(f) else {
         return false;

@@ -189,7 +189,7 @@ fn run_confined(
         }
     }
     if let Some(s) = &secrets {
-        refuse_stored_values(s, &policy)?;
+        refuse_stored_values(s, &mut policy)?;
     }
     if policy.private_home
         && let Some(h) = home()
@@ -347,34 +347,44 @@ fn run_confined(
 }
 
 /// A granted secret's value already in a file the run can read (a clone
-/// URL in `.git/config`, a project `.npmrc` or `.env`) would reach the
-/// command despite the placeholder: refuse the run and name the files
-/// (atk27d F3).
+/// URL in `.git/config`, a project `.npmrc` or `.env`, a toolchain's
+/// `etc/npmrc`, a system `gitconfig`, the file a `command` source reads)
+/// would reach the command despite the placeholder (atk27d F3, atk27g):
+/// such a file in the workspace refuses the run, naming it; elsewhere it
+/// is hidden. A check that cannot finish within its budget refuses the
+/// run (ADR 0217).
 #[cfg(target_os = "linux")]
 fn refuse_stored_values(
     secrets: &skarn_sandbox::secrets::egress_secrets::RunSecrets,
-    policy: &Policy,
+    policy: &mut Policy,
 ) -> anyhow::Result<()> {
-    let mut roots = vec![policy.workspace.clone()];
-    roots.extend(
-        policy
-            .write
-            .iter()
-            .chain(&policy.read)
-            .chain(&policy.exec)
-            .chain(&policy.overlay)
-            .map(|g| g.path.clone())
-            .filter(|p| p.exists()),
+    use skarn_sandbox::secrets::{stored_values, value_scan::Budget, value_scope};
+    let home = home();
+    let places = crate::cmd::run_secrets::value_places(home.as_deref());
+    let ws = std::fs::canonicalize(&policy.workspace).unwrap_or_else(|_| policy.workspace.clone());
+    let scope = value_scope::scope(
+        policy,
+        vec![policy.workspace.clone(), ws],
+        &places,
+        home.as_deref(),
     );
-    let found = skarn_sandbox::secrets::stored_values::stored_in(secrets, &roots);
-    if found.is_empty() {
+    let v = stored_values::check(secrets, &scope, Budget::default())?;
+    for f in v.hide {
+        tracing::info!("{}: holds a granted secret's value; hidden", f.display());
+        policy.deny_read.push(skarn_sandbox::policy::Grant::new(
+            f,
+            "default (holds a granted secret's value)",
+        ));
+    }
+    if v.refuse.is_empty() {
         return Ok(());
     }
-    let names: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+    let names: Vec<String> = v.refuse.iter().map(|p| p.display().to_string()).collect();
     anyhow::bail!(
-        "a granted secret's real value is stored in {} (or the file is over 4 MiB and cannot \
-         be checked), which the command could read: remove it from there (a credential helper \
-         or the secret's placeholder takes its place) and run again",
+        "a granted secret's real value is stored in {} (or the file is over 1 MiB and named \
+         like a credential file, and cannot be checked), which the command could read: \
+         remove it from there (a credential helper or the secret's placeholder takes its \
+         place) and run again",
         names.join(", ")
     )
 }

@@ -89,6 +89,14 @@ pub fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool
     c.host_places(home)
 }
 
+/// Where the user's configured secrets' values are read from on the host
+/// (`SecretsConfig::value_places`).
+pub fn value_places(home: Option<&Path>) -> Vec<std::path::PathBuf> {
+    home.and_then(|h| load_secrets(&user_file(h)).ok())
+        .map(|c| c.value_places(home))
+        .unwrap_or_default()
+}
+
 /// The `from_env` variables of every secret the user configured, granted
 /// or not: a declared secret's source variable never reaches a command.
 pub fn source_variables(home: Option<&Path>) -> Vec<String> {

@@ -148,6 +148,8 @@ mod run_secret_sources;
 #[cfg(target_os = "linux")]
 mod run_secret_stored;
 #[cfg(target_os = "linux")]
+mod run_secret_stored_anywhere;
+#[cfg(target_os = "linux")]
 mod run_secret_tools;
 #[cfg(target_os = "linux")]
 mod run_socket_race;

@@ -20,7 +20,10 @@ fn a_secrets_command_and_script_in_the_workspace_cannot_be_rewritten() {
     let ws = t.dir("ws");
     let tools = ws.join("tools");
     std::fs::create_dir_all(&tools).unwrap();
-    let original = "#!/bin/sh\necho cmd-token-0123456789abcdef\n";
+    // The script makes the value without holding it (one holding it in
+    // the workspace would refuse the run: ADR 0217).
+    let original =
+        "#!/bin/sh\nprintf 'cmd-tok%s\\n' \"en-$(printf %s 01234)$(printf %s 56789ab)cdef\"\n";
     for f in ["prog.sh", "script.sh"] {
         std::fs::write(tools.join(f), original).unwrap();
         use std::os::unix::fs::PermissionsExt;
@@ -36,10 +39,7 @@ fn a_secrets_command_and_script_in_the_workspace_cannot_be_rewritten() {
         ),
     );
     let marker = t.path().join("PLANTED_RAN");
-    let evil = format!(
-        "#!/bin/sh\ntouch {}\necho evil-0123456789abcdef\n",
-        marker.display()
-    );
+    let evil = format!("#!/bin/sh\ntouch {}\necho evil-run\n", marker.display());
     let script = format!(
         "for f in tools/prog.sh tools/script.sh; do printf '%s' '{evil}' > $f; \
          rm -f $f.new; printf '%s' '{evil}' > $f.new && mv -f $f.new $f; done; true"

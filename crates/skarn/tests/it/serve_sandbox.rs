@@ -34,11 +34,22 @@ impl Session {
         Session::start_as_is(config, home, stderr)
     }
 
+    /// Trusting the file, with more variables for the gateway.
+    fn start_with_env(config: &Path, home: &Path, stderr: &Path, env: &[(&str, &Path)]) -> Session {
+        crate::common::trust(config, home);
+        Session::spawn(config, home, stderr, env)
+    }
+
     /// Without trusting the file first.
     fn start_as_is(config: &Path, home: &Path, stderr: &Path) -> Session {
+        Session::spawn(config, home, stderr, &[])
+    }
+
+    fn spawn(config: &Path, home: &Path, stderr: &Path, env: &[(&str, &Path)]) -> Session {
         let mut child = Command::new(SKARN)
             .args(["serve", "--config"])
             .arg(config)
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .env("HOME", home)
             .env_remove("XDG_STATE_HOME")
             .env("SKARN_TEST_GATEWAY_SECRET", "topsecret-4242")
@@ -474,10 +485,12 @@ fn a_server_gets_a_placeholder_for_its_secret() {
     assert!(!log.contains(VALUE));
 }
 
-/// Issue 27: a server granted a secret whose grants hold the real value in
-/// a credential file (a project `.npmrc` under its `read` grant) is not
-/// started, and the gateway's log names the file (as `skarn run`
-/// refuses): the placeholder would be worth nothing beside it.
+/// Issue 27: a server granted a secret whose writable grants hold the
+/// real value in a file (a project `.npmrc` under its `write` grant) is
+/// not started, and the gateway's log names the file (as `skarn run`
+/// refuses): the placeholder would be worth nothing beside it. Under a
+/// `read` grant the file (and a toolchain's `etc/npmrc`, atk27g F1) is
+/// hidden instead, and the server starts (ADR 0217).
 #[test]
 fn a_server_whose_grants_store_its_secrets_value_is_not_started() {
     const VALUE: &str = "ghp_REALVALUE0123456789abcdefghijklmnop";
@@ -501,27 +514,46 @@ fn a_server_whose_grants_store_its_secrets_value_is_not_started() {
         format!("//r.test/:_authToken={VALUE}\n"),
     )
     .unwrap();
+    std::fs::write(proj.join("plain.txt"), "plain-CONTENT-77").unwrap();
+    let nvm = dir.path().join("nvm");
+    let npmrc = nvm.join("versions/node/v20.0.0/etc/npmrc");
+    std::fs::create_dir_all(npmrc.parent().unwrap()).unwrap();
+    std::fs::write(&npmrc, format!("//r.test/:_authToken={VALUE}\n")).unwrap();
     let hostile = sibling("skarn-hostile-server");
-    let cfg = dir.path().join("skarn.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
-             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.g.sandbox]\nread = [{d:?}]\n",
-            h = hostile.display().to_string(),
-            d = proj.display().to_string()
-        ),
-    )
-    .unwrap();
-    let stderr = dir.path().join("stderr.log");
-    let mut s = Session::start(&cfg, &home, &stderr);
-    s.settle();
-    let out = s.call(2, "search", json!({"query": "attack"}));
-    assert!(!out.contains("g__attack"), "{out}");
-    s.finish();
-    let log = std::fs::read_to_string(&stderr).unwrap();
-    assert!(log.contains(".npmrc"), "{log}");
-    assert!(!log.contains(VALUE));
+    for (grant, started) in [("read", true), ("write", false)] {
+        let cfg = dir.path().join("skarn.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
+                 env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.g.sandbox]\n{grant} = [{d:?}]\n",
+                h = hostile.display().to_string(),
+                d = proj.display().to_string()
+            ),
+        )
+        .unwrap();
+        let stderr = dir.path().join(format!("stderr-{grant}.log"));
+        let mut s = Session::start_with_env(&cfg, &home, &stderr, &[("NVM_DIR", &nvm)]);
+        s.settle();
+        let out = s.call(2, "search", json!({"query": "attack"}));
+        assert_eq!(out.contains("g__attack"), started, "{grant}: {out}");
+        if started {
+            // The attack tool reads what is not hidden (the check below
+            // is not empty).
+            let out = s.call(9, "g__attack", json!({ "read": proj.join("plain.txt") }));
+            assert!(out.contains("plain-CONTENT-77"), "{out}");
+            for (i, f) in [proj.join(".npmrc"), npmrc.clone()].iter().enumerate() {
+                let out = s.call(3 + i as u64, "g__attack", json!({ "read": f }));
+                assert!(!out.contains(VALUE), "{} was read: {out}", f.display());
+            }
+        }
+        s.finish();
+        let log = std::fs::read_to_string(&stderr).unwrap();
+        if !started {
+            assert!(log.contains(".npmrc"), "{log}");
+        }
+        assert!(!log.contains(VALUE));
+    }
 }
 
 /// Credential files of common tools, relative to HOME (attack F11: an

@@ -1,0 +1,356 @@
+//! The walk of a run's grants for a granted secret's value (ADR 0217):
+//! every regular file of the writable grants and of the non-system read
+//! grants, up to [`SMALL`] bytes each, looked at in every form the proxy's
+//! scrubber knows, within a [`Budget`] of files, bytes and time. A walk
+//! that runs out of its budget is an error (the caller refuses the run
+//! naming the grant), never a silent pass.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::egress_secrets::RunSecrets;
+
+/// Largest file read by the walk; a larger one is looked at only when it
+/// is named like a credential file (it then counts as holding the value).
+pub const SMALL: u64 = 1 << 20;
+
+/// What one check of the grants may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Entries (files and directories) looked at.
+    pub entries: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Wall-clock time.
+    pub time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            entries: 200_000,
+            bytes: 1 << 30,
+            time: Duration::from_secs(20),
+        }
+    }
+}
+
+/// The walk stopped before looking at everything.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the grants hold more than the check for a granted secret's value may read ({what}; \
+     stopped in {}): the value could not be ruled out there; grant fewer or smaller \
+     directories",
+    at.display()
+)]
+pub struct Exhausted {
+    /// Which part of the budget ran out.
+    pub what: &'static str,
+    /// Where the walk was.
+    pub at: PathBuf,
+}
+
+/// One walk over several roots, sharing one budget.
+pub struct Walk<'a> {
+    secrets: &'a RunSecrets,
+    budget: Budget,
+    started: Instant,
+    entries: u64,
+    bytes: u64,
+    /// Paths not descended into (hidden anyway).
+    skip: HashSet<PathBuf>,
+    /// Files (device, inode) hidden anyway (a `file` source, a denied
+    /// path, under other names).
+    skip_ids: HashSet<(u64, u64)>,
+    seen_dirs: HashSet<(u64, u64)>,
+    /// Files found holding a value.
+    pub found: Vec<PathBuf>,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk skipping `hidden` (paths hidden from the run anyway, and
+    /// their other names).
+    pub fn new(secrets: &'a RunSecrets, budget: Budget, hidden: &[PathBuf]) -> Walk<'a> {
+        let skip_ids = hidden
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+            .collect();
+        Walk {
+            secrets,
+            budget,
+            started: Instant::now(),
+            entries: 0,
+            bytes: 0,
+            skip: hidden.iter().cloned().collect(),
+            skip_ids,
+            seen_dirs: HashSet::new(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Every file under `root` (a directory or a file; links not
+    /// followed).
+    pub fn walk(&mut self, root: &Path) -> Result<(), Exhausted> {
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(p) = stack.pop() {
+            self.spend(&p, 0)?;
+            if self.skip.contains(&p) {
+                continue;
+            }
+            let Ok(md) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if md.is_dir() {
+                if !self.seen_dirs.insert((md.dev(), md.ino())) || is_git_objects(&p) {
+                    continue;
+                }
+                let Ok(rd) = std::fs::read_dir(&p) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    stack.push(e.path());
+                }
+            } else if md.is_file() {
+                self.file(&p, &md)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The places of a toolchain grant (a version manager's tree, a
+    /// preset's directory: tens of thousands of installed files) where a
+    /// user's credential lands: every file of the grant's top, of each
+    /// `bin`, `etc` and `conf` directory (wrapper scripts, `etc/npmrc`),
+    /// and each file named like a credential file (`pip.conf`, `.condarc`,
+    /// `npmrc`, ...), down to [`TOOLCHAIN_DEPTH`] levels.
+    pub fn walk_toolchain(&mut self, root: &Path) -> Result<(), Exhausted> {
+        let mut stack = vec![(root.to_path_buf(), 0usize, true)];
+        while let Some((p, depth, all_files)) = stack.pop() {
+            self.spend(&p, 0)?;
+            if self.skip.contains(&p) {
+                continue;
+            }
+            let Ok(md) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if md.is_file() {
+                self.file(&p, &md)?;
+                continue;
+            }
+            if !md.is_dir() || !self.seen_dirs.insert((md.dev(), md.ino())) {
+                continue;
+            }
+            let Ok(rd) = std::fs::read_dir(&p) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(ft) = e.file_type() else { continue };
+                let path = e.path();
+                if ft.is_dir() && depth < TOOLCHAIN_DEPTH {
+                    let name = e.file_name();
+                    let whole = matches!(
+                        name.to_str(),
+                        Some("bin" | "sbin" | "etc" | "conf" | "condarc.d" | "Scripts")
+                    );
+                    stack.push((path, depth + 1, whole));
+                } else if ft.is_file() && (all_files || depth == 0 || is_credential_name(&path)) {
+                    stack.push((path, depth + 1, false));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Look at one file (also outside any walked root: a configuration
+    /// file a tool reads).
+    pub fn file(&mut self, p: &Path, md: &std::fs::Metadata) -> Result<(), Exhausted> {
+        if self.skip_ids.contains(&(md.dev(), md.ino())) || self.found.iter().any(|f| f == p) {
+            return Ok(());
+        }
+        if md.len() > SMALL {
+            if super::stored_values::is_place_name(p) {
+                self.found.push(p.to_path_buf());
+            }
+            return Ok(());
+        }
+        self.spend(p, md.len())?;
+        if super::stored_values::holds(self.secrets, p, true) {
+            self.found.push(p.to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn spend(&mut self, at: &Path, bytes: u64) -> Result<(), Exhausted> {
+        self.entries += 1;
+        self.bytes += bytes;
+        let what = if self.entries > self.budget.entries {
+            "entries"
+        } else if self.bytes > self.budget.bytes {
+            "bytes"
+        } else if self.entries.is_multiple_of(256) && self.started.elapsed() > self.budget.time {
+            "time"
+        } else {
+            return Ok(());
+        };
+        Err(Exhausted {
+            what,
+            at: at.to_path_buf(),
+        })
+    }
+}
+
+/// How deep [`Walk::walk_toolchain`] looks (`~/.nvm/versions/node/vX/
+/// etc/npmrc` is at depth 5).
+pub const TOOLCHAIN_DEPTH: usize = 6;
+
+/// Names of files tools read credentials from, wherever they lie.
+const CREDENTIAL_NAMES: &[&str] = &[
+    "npmrc",
+    ".npmrc",
+    "gitconfig",
+    ".gitconfig",
+    ".git-credentials",
+    "pip.conf",
+    "pip.ini",
+    ".pypirc",
+    ".condarc",
+    "condarc",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    "settings.xml",
+    "gradle.properties",
+    "auth.json",
+    "hosts.yml",
+    "credentials",
+    "credentials.toml",
+    "config.json",
+    "config.toml",
+    ".yarnrc",
+    ".yarnrc.yml",
+];
+
+/// Whether `p` is named like a file tools read credentials from.
+pub(crate) fn is_credential_name(p: &Path) -> bool {
+    let Some(n) = p.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    n.starts_with(".env") || CREDENTIAL_NAMES.contains(&n)
+}
+
+/// A repository's object store: compressed, no simple form of a value
+/// shows there (pack files are larger than [`SMALL`] anyway).
+fn is_git_objects(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == "objects")
+        && p.parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|n| n == ".git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skarn_egress::secrets::SecretSpec;
+
+    const VALUE: &str = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
+
+    fn secrets() -> RunSecrets {
+        let spec = SecretSpec {
+            name: "tok".into(),
+            env: "TOKEN".into(),
+            placeholder: "p".repeat(VALUE.len()),
+            value: zeroize::Zeroizing::new(VALUE.into()),
+            hosts: vec!["example.test".into()],
+            methods: Vec::new(),
+            paths: Vec::new(),
+            header: None,
+        };
+        RunSecrets::new(vec![spec]).unwrap().unwrap()
+    }
+
+    /// A walk past its budget is an error naming what ran out, never a
+    /// pass; within it, every file holding the value is found, at any
+    /// depth and under any name, and a hidden file's other name is not.
+    #[test]
+    fn the_walk_finds_every_file_and_fails_closed_past_its_budget() {
+        let dir = skarn_test_support::TempDir::new("value_scan");
+        let root = dir.path().to_path_buf();
+        for i in 0..40 {
+            let d = root.join(format!("d{}/e{}", i % 4, i % 3));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(format!("f{i}")), "nothing here\n").unwrap();
+        }
+        std::fs::write(root.join("d1/e2/notes.txt"), format!("x {VALUE}\n")).unwrap();
+        std::fs::write(root.join("src"), format!("{VALUE}\n")).unwrap();
+        std::fs::hard_link(root.join("src"), root.join("d0/other-name")).unwrap();
+        let s = secrets();
+        let mut w = Walk::new(&s, Budget::default(), &[root.join("src")]);
+        w.walk(&root).unwrap();
+        assert_eq!(w.found, [root.join("d1/e2/notes.txt")]);
+        for (budget, what) in [
+            (
+                Budget {
+                    entries: 20,
+                    ..Budget::default()
+                },
+                "entries",
+            ),
+            (
+                Budget {
+                    bytes: 100,
+                    ..Budget::default()
+                },
+                "bytes",
+            ),
+        ] {
+            let mut w = Walk::new(&s, budget, &[]);
+            let e = w.walk(&root).unwrap_err();
+            assert_eq!(e.what, what);
+            assert!(e.to_string().contains("could not be ruled out"), "{e}");
+        }
+    }
+
+    /// A toolchain's tree is looked at in its credential places only: its
+    /// top, `bin` and `etc`, files named like credential files.
+    #[test]
+    fn a_toolchain_is_looked_at_in_its_credential_places() {
+        let dir = skarn_test_support::TempDir::new("value_scan_tc");
+        let root = dir.path().to_path_buf();
+        let put = |rel: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, format!("{VALUE}\n")).unwrap();
+        };
+        for rel in [
+            "versions/node/v20.0.0/etc/npmrc",
+            "versions/3.12.0/pip.conf",
+            "versions/3.12.0/bin/wrapper",
+            "top-level-file",
+            "lib/python3.12/site-packages/pkg/module.py",
+        ] {
+            put(rel);
+        }
+        let s = secrets();
+        let mut w = Walk::new(&s, Budget::default(), &[]);
+        w.walk_toolchain(&root).unwrap();
+        let mut got: Vec<String> = w
+            .found
+            .iter()
+            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                "top-level-file",
+                "versions/3.12.0/bin/wrapper",
+                "versions/3.12.0/pip.conf",
+                "versions/node/v20.0.0/etc/npmrc",
+            ]
+        );
+    }
+}

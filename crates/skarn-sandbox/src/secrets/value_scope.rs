@@ -1,0 +1,115 @@
+//! What a run or a sandboxed server granted a secret can read, as the
+//! check for the value stored in a file sees it (ADR 0217): which grants
+//! are walked whole, which are toolchains looked at in their credential
+//! places only, which files are looked at wherever they lie.
+
+use std::path::{Path, PathBuf};
+
+use super::stored_values::Scope;
+use crate::policy::{Grant, Policy, SYSTEM_EXEC_DIRS, default_secret_paths};
+
+/// Whether a grant is one skarn makes for an installed toolchain (its
+/// defaults, a preset, a server's own installation): tens of thousands
+/// of installed files, looked at in their credential places only.
+fn is_toolchain(g: &Grant) -> bool {
+    let s = g.source.as_str();
+    s.starts_with("default") || s.starts_with("preset ") || s.contains(": its ")
+}
+
+/// A system directory or one holding them (`/`): granted to every run,
+/// too large to walk; their tools' configuration files are looked at
+/// instead ([`super::tool_configs`]).
+fn is_system(p: &Path) -> bool {
+    SYSTEM_EXEC_DIRS.iter().any(|d| Path::new(d).starts_with(p))
+}
+
+/// The scope of `policy`: a file holding a value inside `refuse_under`
+/// refuses the run; `value_places` are where the secrets are read from
+/// ([`skarn_egress::secrets::config::SecretsConfig::value_places`]): the
+/// files beside them are looked at too.
+pub fn scope(
+    policy: &Policy,
+    refuse_under: Vec<PathBuf>,
+    value_places: &[PathBuf],
+    home: Option<&Path>,
+) -> Scope {
+    let mut s = Scope {
+        refuse_under,
+        ..Scope::default()
+    };
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    for w in std::iter::once(&policy.workspace).chain(policy.write.iter().map(|g| &g.path)) {
+        s.walked.push(canon(w));
+    }
+    for g in policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.overlay)
+    {
+        let p = canon(&g.path);
+        if is_system(&p) {
+            continue;
+        }
+        if is_toolchain(g) {
+            s.toolchains.push(p);
+        } else {
+            s.walked.push(p);
+        }
+    }
+    s.toolchains
+        .extend(policy.cache_dirs.iter().map(|p| canon(p)));
+    for list in [&mut s.walked, &mut s.toolchains] {
+        list.sort();
+        list.dedup();
+    }
+    let env = |k: &str| std::env::var_os(k);
+    s.files = super::tool_configs::config_files(&env, home, &policy.workspace);
+    for f in value_places {
+        s.files.extend(beside(f));
+    }
+    s.hidden = policy.deny_read.iter().map(|g| g.path.clone()).collect();
+    s.hidden.extend(default_secret_paths(home));
+    s
+}
+
+/// Most entries of a directory looked at beside a secret's source; a
+/// larger directory (`/usr/bin` beside a program) gives the usual names
+/// of copies of the file only.
+const BESIDE_MAX: usize = 256;
+
+/// `f` and the files beside it: every file of its directory when that is
+/// small (a directory of secrets: an editor's backup, an older copy), or
+/// the names editors and tools give copies (`f~`, `.f.swp`, `#f#`,
+/// `f.bak`, `f.orig`, `f.old`, `f.save`).
+fn beside(f: &Path) -> Vec<PathBuf> {
+    let mut out = vec![f.to_path_buf()];
+    let (Some(dir), Some(name)) = (f.parent(), f.file_name().and_then(|n| n.to_str())) else {
+        return out;
+    };
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let all: Vec<PathBuf> = rd
+            .flatten()
+            .take(BESIDE_MAX + 1)
+            .map(|e| e.path())
+            .collect();
+        if all.len() <= BESIDE_MAX {
+            out.extend(all);
+            return out;
+        }
+    }
+    for n in [
+        format!("{name}~"),
+        format!(".{name}.swp"),
+        format!(".{name}.swo"),
+        format!("#{name}#"),
+        format!(".#{name}"),
+        format!("{name}.bak"),
+        format!("{name}.orig"),
+        format!("{name}.old"),
+        format!("{name}.save"),
+    ] {
+        out.push(dir.join(n));
+    }
+    out
+}
