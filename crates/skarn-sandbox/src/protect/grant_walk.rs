@@ -422,7 +422,7 @@ fn classify(
                 subdirs.push((path, Sub::Git));
             }
         } else if !ft.is_dir()
-            && crate::protect::pyc_guard::is_compiled(&name)
+            && is_compiled(&name)
             && dir.file_name().is_none_or(|d| d != "__pycache__")
         {
             w.pyc_files.push(path.clone());
@@ -503,6 +503,11 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).
 pub fn is_venv(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
+}
+
+/// Whether `name` is a compiled Python file (`*.pyc`, any case).
+pub fn is_compiled(name: &std::ffi::OsStr) -> bool {
+    name.to_string_lossy().to_lowercase().ends_with(".pyc")
 }
 
 #[cfg(test)]

@@ -73,12 +73,6 @@ pub fn vet(dirs: &[PathBuf], loose: &[PathBuf], since: std::time::SystemTime) ->
     out
 }
 
-/// Whether `name` is one Python loads as compiled code (`*.pyc`, compared
-/// as a case-insensitive volume does).
-pub fn is_compiled(name: &std::ffi::OsStr) -> bool {
-    name.to_string_lossy().to_lowercase().ends_with(".pyc")
-}
-
 /// Under `--workspace-layer cow`: refuse a compiled Python file the layer
 /// made or changed (`rel`, relative to the workspace; not for a deletion),
 /// in a `__pycache__` or not: Python would load it instead of the source
@@ -88,7 +82,11 @@ pub fn check_layer_change(rel: &Path) -> Result<(), String> {
         .parent()
         .and_then(Path::file_name)
         .is_some_and(|d| d == "__pycache__");
-    if in_cache || rel.file_name().is_some_and(is_compiled) {
+    if in_cache
+        || rel
+            .file_name()
+            .is_some_and(crate::protect::grant_walk::is_compiled)
+    {
         return Err(
             "a compiled Python file (python would load it instead of the source, or \
              as a module without one; it compiles its own from the sources)"

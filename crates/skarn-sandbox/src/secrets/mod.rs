@@ -4,7 +4,7 @@
 //! egress proxy's CA ([`egress_secrets`], Linux), placeholder copies of
 //! cargo's and git's own credential settings ([`tool_credentials`]), and the files of the
 //! grants that already hold a granted value ([`stored_values`], walking
-//! them with [`value_scan`]; the tools' own configuration files found by
+//! them with [`value_scan`], one file judged by `value_file`; the tools' own configuration files found by
 //! [`tool_configs`]).
 
 pub mod cargo_config;
@@ -17,6 +17,8 @@ pub mod stored_values;
 pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
+#[cfg(target_os = "linux")]
+pub(crate) mod value_file;
 #[cfg(target_os = "linux")]
 pub mod value_scan;
 #[cfg(target_os = "linux")]

@@ -8,39 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use super::egress_secrets::RunSecrets;
+use super::value_file::{PLACES, holds, is_place_name, open_nonblocking};
 use super::value_scan::{Budget, Exhausted, Walk};
-
-/// Files tools read credentials from, relative to a project directory.
-const PLACES: &[&str] = &[
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    "pip.conf",
-    "pip.ini",
-    ".pypirc",
-    ".netrc",
-    "_netrc",
-    ".cargo/config.toml",
-    ".cargo/config",
-    ".cargo/credentials.toml",
-    ".cargo/credentials",
-    ".docker/config.json",
-    ".gem/credentials",
-    ".config/gh/hosts.yml",
-    ".config/git/credentials",
-    ".git-credentials",
-    ".aws/credentials",
-    ".kube/config",
-    ".m2/settings.xml",
-    ".pgpass",
-    "auth.json",
-    "gradle.properties",
-    ".condarc",
-];
-
-/// Most bytes of one file looked at; a longer file counts as holding a
-/// value (it cannot be ruled out).
-const MAX_FILE: u64 = 4 << 20;
 
 /// Most `.git/worktrees/*` and `.env*` entries looked at per directory.
 const MAX_ENTRIES: usize = 4096;
@@ -144,28 +113,6 @@ fn look_at(w: &mut Walk<'_>, root: &Path) -> Result<(), Exhausted> {
     Ok(())
 }
 
-/// Whether `f`'s name is that of a credential place (its last part, or
-/// a `.env*` file).
-pub(crate) fn is_place_name(f: &Path) -> bool {
-    let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    name.starts_with(".env")
-        || PLACES.iter().any(|p| p.rsplit('/').next() == Some(name))
-        || super::value_scan::is_credential_name(f)
-}
-
-/// `f` opened for reading without blocking: a FIFO or a device named
-/// like a credential file (a run can make one) never stalls the check
-/// (atk27g F10); the caller keeps regular files only.
-fn open_nonblocking(f: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(f)
-}
-
 /// A small regular file's text (a `.git` file, `commondir`); nothing for
 /// anything else.
 fn read_small(f: &Path) -> Option<String> {
@@ -177,29 +124,6 @@ fn read_small(f: &Path) -> Option<String> {
     let mut text = String::new();
     file.take(64 << 10).read_to_string(&mut text).ok()?;
     Some(text)
-}
-
-pub(crate) fn holds(secrets: &RunSecrets, f: &Path, big_holds: bool) -> bool {
-    use std::io::Read;
-    let Ok(file) = open_nonblocking(f) else {
-        return false;
-    };
-    let Ok(md) = file.metadata() else {
-        return false;
-    };
-    if !md.is_file() {
-        return false;
-    }
-    // Past the bound the value cannot be ruled out: counted as holding it
-    // (a run could pad the user's file to hide it; atk24e F6).
-    if md.len() > MAX_FILE {
-        return big_holds;
-    }
-    let mut text = Vec::new();
-    if file.take(MAX_FILE).read_to_end(&mut text).is_err() {
-        return false;
-    }
-    secrets.holds_value(&text)
 }
 
 /// The credential places of one directory: [`PLACES`], every `.env*`, and

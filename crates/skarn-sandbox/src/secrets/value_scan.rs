@@ -157,7 +157,9 @@ impl<'a> Walk<'a> {
                         Some("bin" | "sbin" | "etc" | "conf" | "condarc.d" | "Scripts")
                     );
                     stack.push((path, depth + 1, whole));
-                } else if ft.is_file() && (all_files || depth == 0 || is_credential_name(&path)) {
+                } else if ft.is_file()
+                    && (all_files || depth == 0 || super::value_file::is_credential_name(&path))
+                {
                     stack.push((path, depth + 1, false));
                 }
             }
@@ -172,13 +174,13 @@ impl<'a> Walk<'a> {
             return Ok(());
         }
         if md.len() > SMALL {
-            if super::stored_values::is_place_name(p) {
+            if super::value_file::is_place_name(p) {
                 self.found.push(p.to_path_buf());
             }
             return Ok(());
         }
         self.spend(p, md.len())?;
-        if super::stored_values::holds(self.secrets, p, true) {
+        if super::value_file::holds(self.secrets, p, true) {
             self.found.push(p.to_path_buf());
         }
         Ok(())
@@ -206,41 +208,6 @@ impl<'a> Walk<'a> {
 /// How deep [`Walk::walk_toolchain`] looks (`~/.nvm/versions/node/vX/
 /// etc/npmrc` is at depth 5).
 pub const TOOLCHAIN_DEPTH: usize = 6;
-
-/// Names of files tools read credentials from, wherever they lie.
-const CREDENTIAL_NAMES: &[&str] = &[
-    "npmrc",
-    ".npmrc",
-    "gitconfig",
-    ".gitconfig",
-    ".git-credentials",
-    "pip.conf",
-    "pip.ini",
-    ".pypirc",
-    ".condarc",
-    "condarc",
-    ".netrc",
-    "_netrc",
-    ".pgpass",
-    "settings.xml",
-    "gradle.properties",
-    "auth.json",
-    "hosts.yml",
-    "credentials",
-    "credentials.toml",
-    "config.json",
-    "config.toml",
-    ".yarnrc",
-    ".yarnrc.yml",
-];
-
-/// Whether `p` is named like a file tools read credentials from.
-pub(crate) fn is_credential_name(p: &Path) -> bool {
-    let Some(n) = p.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    n.starts_with(".env") || CREDENTIAL_NAMES.contains(&n)
-}
 
 /// A repository's object store: compressed, no simple form of a value
 /// shows there (pack files are larger than [`SMALL`] anyway).
