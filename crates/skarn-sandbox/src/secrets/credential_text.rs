@@ -144,6 +144,7 @@ pub(crate) fn carries_credential(value: &str) -> bool {
     false
 }
 
+#[cfg(target_os = "linux")]
 /// Whether `text`, a setting copied into the sandbox with `placeholders`
 /// where granted values were, still carries a credential of its own
 /// (atk27g F11: the copy kept a URL password, a query-string secret or an
@@ -177,6 +178,7 @@ pub(crate) fn carries_other_credential(text: &str, placeholders: &[&str]) -> boo
     carries_credential(&rest)
 }
 
+#[cfg(target_os = "linux")]
 /// `user:pass` (or `user`) holding a placeholder, with nothing else
 /// secret: the password is a placeholder or empty, the user a placeholder
 /// or a plain name.
@@ -191,6 +193,7 @@ fn pair_is_clean(pair: &str, placeholders: &[&str]) -> bool {
     user_ok && pass_ok && (is_ph(user) || is_ph(pass))
 }
 
+#[cfg(target_os = "linux")]
 /// For a URL word whose user info holds a placeholder: `Ok` with the user
 /// info taken out when that user info is clean, `Err` when it is not;
 /// `None` when the word has no such user info.
@@ -210,6 +213,7 @@ fn without_placeholder_userinfo(word: &str, placeholders: &[&str]) -> Option<Res
     Some(Ok(format!("{scheme}://{host}{}", &rest[end..])))
 }
 
+#[cfg(target_os = "linux")]
 fn decode_b64(word: &str) -> Option<String> {
     use base64::Engine;
     let b = base64::engine::general_purpose::STANDARD
@@ -218,6 +222,7 @@ fn decode_b64(word: &str) -> Option<String> {
     String::from_utf8(b).ok()
 }
 
+#[cfg(target_os = "linux")]
 /// Whether `word` is base64 of text holding a placeholder.
 fn decoded_pair_holds_placeholder(word: &str, placeholders: &[&str]) -> bool {
     word.len() >= 8
@@ -263,6 +268,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn other_credentials_next_to_a_placeholder_are_found() {
         const PH: &str = "PLACEHOLDER-xyzw09876543210";

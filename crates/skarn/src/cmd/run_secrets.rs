@@ -91,6 +91,7 @@ pub fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool
 
 /// Where the user's configured secrets' values are read from on the host
 /// (`SecretsConfig::value_places`).
+#[cfg(target_os = "linux")]
 pub fn value_places(home: Option<&Path>) -> Vec<std::path::PathBuf> {
     home.and_then(|h| load_secrets(&user_file(h)).ok())
         .map(|c| c.value_places(home))
