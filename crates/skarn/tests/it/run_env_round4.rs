@@ -57,7 +57,13 @@ fn relative_path_entry_is_refused() {
 /// run with one is set aside; host git commits there run no planted hook.
 #[test]
 fn global_relative_hooks_path_is_protected_in_nested_repositories() {
-    let t = TempDir::new("r4-hookspath");
+    for layer in ["direct", "cow"] {
+        hooks_path_case(layer);
+    }
+}
+
+fn hooks_path_case(layer: &str) {
+    let t = TempDir::new(&format!("r4-hookspath-{layer}"));
     let home = t.dir("home");
     let ws = t.dir("ws");
     let marker = t.path().join("pwn-hook");
@@ -73,7 +79,12 @@ fn global_relative_hooks_path_is_protected_in_nested_repositories() {
            printf '{hook}' > $d/.githooks/pre-commit && chmod +x $d/.githooks/pre-commit || true; done
          echo ok"
     );
-    let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+    let o = run_in(
+        &ws,
+        &home,
+        &["--workspace-layer", layer],
+        &["sh", "-c", &script],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(out(&o).contains("ok"), "{}", err(&o));
     // Host git, as the user (the global configuration applies), commits.
@@ -90,7 +101,7 @@ fn global_relative_hooks_path_is_protected_in_nested_repositories() {
     }
     assert!(
         !marker.exists(),
-        "host git ran the planted hook: {}",
+        "{layer}: host git ran the planted hook: {}",
         err(&o)
     );
 }

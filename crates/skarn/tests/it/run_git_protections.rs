@@ -196,7 +196,15 @@ fn linked_worktree_and_its_common_dir_stay_protected() {
     if !host_has("git", "--version") {
         skarn_test_support::skip!("git is not installed on this host");
     }
-    let t = TempDir::new("gitwt");
+    // The workspace's layer must not change what is reserved in another
+    // writable grant (`--write` of the main checkout, written directly).
+    for layer in ["direct", "cow"] {
+        linked_worktree_case(layer);
+    }
+}
+
+fn linked_worktree_case(layer: &str) {
+    let t = TempDir::new(&format!("gitwt-{layer}"));
     let (main, home) = (t.dir("main"), t.dir("home"));
     assert!(git(&main, &["init", "-q"]).status.success());
     std::fs::write(main.join("f"), "x").unwrap();
@@ -224,7 +232,12 @@ fn linked_worktree_and_its_common_dir_stay_protected() {
         w = wt.display(),
         m = main_s
     );
-    let o = run_in(&ws, &home, &["--write", &main_s], &["sh", "-c", &script]);
+    let o = run_in(
+        &ws,
+        &home,
+        &["--write", &main_s, "--workspace-layer", layer],
+        &["sh", "-c", &script],
+    );
     assert!(ws.join("normal.txt").exists(), "{}", err(&o));
     assert_eq!(
         std::fs::read_to_string(wt.join("commondir")).unwrap(),
