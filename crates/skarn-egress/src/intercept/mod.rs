@@ -34,10 +34,14 @@ pub struct Interceptor {
     /// sent, for the whole run: a bound host that stores a header and
     /// shows it later, on another connection, is scrubbed too.
     produced: std::sync::Mutex<scrub::Pairs>,
-    /// The windows of every value's forms, built once for the run.
-    windows: Arc<scrub::Windows>,
-    /// The scrubbing engine and how many produced values it knows.
-    engine: std::sync::Mutex<(usize, Arc<scrub::Engine>)>,
+    /// The windows of every value's forms, built once for the run, when
+    /// the first response is scrubbed (thousands of windows: building
+    /// them was most of a run's start-up, and most runs never reach a
+    /// bound host).
+    windows: std::sync::OnceLock<Arc<scrub::Windows>>,
+    /// The scrubbing engine and how many produced values it knows (none
+    /// until the first response).
+    engine: std::sync::Mutex<(usize, Option<Arc<scrub::Engine>>)>,
     leaves: LeafMaker,
     upstream: Arc<ClientConfig>,
 }
@@ -85,13 +89,11 @@ impl Interceptor {
                 .with_root_certificates(roots)
                 .with_no_client_auth();
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let windows = Arc::new(scrub::Windows::new(&value_forms(&bindings)));
-        let engine = Arc::new(scrub::Engine::new(&bindings.echo_pairs(), windows.clone()));
         Ok(Interceptor {
             produced: std::sync::Mutex::new(Vec::new()),
             seen: std::sync::Mutex::new(Vec::new()),
-            windows,
-            engine: std::sync::Mutex::new((0, engine)),
+            windows: std::sync::OnceLock::new(),
+            engine: std::sync::Mutex::new((0, None)),
             bindings,
             leaves: LeafMaker::new(ca)?,
             upstream: Arc::new(cfg),
@@ -135,13 +137,20 @@ impl Interceptor {
     fn engine(&self) -> Arc<scrub::Engine> {
         let produced = self.produced.lock().unwrap_or_else(|e| e.into_inner());
         let mut cached = self.engine.lock().unwrap_or_else(|e| e.into_inner());
-        if cached.0 != produced.len() {
-            let mut whole = self.bindings.echo_pairs();
-            whole.extend(produced.iter().cloned());
-            let engine = scrub::Engine::new(&whole, self.windows.clone());
-            *cached = (produced.len(), Arc::new(engine));
+        if let Some(e) = &cached.1
+            && cached.0 == produced.len()
+        {
+            return e.clone();
         }
-        cached.1.clone()
+        let windows = self
+            .windows
+            .get_or_init(|| Arc::new(scrub::Windows::new(&value_forms(&self.bindings))))
+            .clone();
+        let mut whole = self.bindings.echo_pairs();
+        whole.extend(produced.iter().cloned());
+        let engine = Arc::new(scrub::Engine::new(&whole, windows));
+        *cached = (produced.len(), Some(engine.clone()));
+        engine
     }
 }
 
@@ -159,7 +168,7 @@ impl ValueFinder {
             .iter()
             .flat_map(|s| forms::pairs(s.value.as_bytes(), s.placeholder.as_bytes()))
             .collect();
-        ValueFinder(scrub::Windows::new(&pairs))
+        ValueFinder(scrub::Windows::for_search(&pairs))
     }
 
     /// Whether `text` shows a value in one of those forms.

@@ -32,9 +32,21 @@ pub(crate) struct Windows {
 
 impl Windows {
     pub(crate) fn new(pairs: &Pairs) -> Windows {
+        Windows::of_kind(pairs, AhoCorasickKind::DFA)
+    }
+
+    /// For a yes/no search made once per run start (the check of files
+    /// and variables): the contiguous automaton, built many times faster
+    /// than the DFA (thousands of windows: the DFA's build was most of a
+    /// run's start-up) and searching nearly as fast.
+    pub(crate) fn for_search(pairs: &Pairs) -> Windows {
+        Windows::of_kind(pairs, AhoCorasickKind::ContiguousNFA)
+    }
+
+    fn of_kind(pairs: &Pairs, kind: AhoCorasickKind) -> Windows {
         let p = usable(pairs);
         Windows {
-            ac: automaton(&p, MatchKind::Standard, Some(AhoCorasickKind::DFA)),
+            ac: automaton(&p, MatchKind::Standard, Some(kind)),
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
         }
@@ -45,7 +57,7 @@ impl Windows {
         let Some(ac) = &self.ac else {
             return false;
         };
-        ac.is_match(text) || Shadow::of(text).is_some_and(|s| ac.is_match(&s.bytes))
+        ac.is_match(text) || super::unescape::decoded(text).is_some_and(|s| ac.is_match(&s))
     }
 }
 

@@ -247,8 +247,13 @@ impl RunSecrets {
         self.finder.found_in(text)
             || self.specs.iter().any(|s| {
                 let v = s.value.as_bytes();
-                !v.is_empty() && text.windows(v.len()).any(|w| w == v)
+                !v.is_empty() && memchr::memmem::find(text, v).is_some()
             })
+    }
+
+    /// The granted values, as bytes (for [`super::value_cache`]'s key).
+    pub(crate) fn values(&self) -> impl Iterator<Item = &[u8]> {
+        self.specs.iter().map(|s| s.value.as_bytes())
     }
 
     fn hosts(&self) -> Vec<String> {

@@ -55,6 +55,9 @@ pub struct Scope {
     /// Paths hidden from the run anyway (not looked at; their other names
     /// neither).
     pub hidden: Vec<PathBuf>,
+    /// The user's home, below which earlier checks' clean verdicts are
+    /// kept ([`super::value_cache`]); `None`: everything is read.
+    pub cache_home: Option<PathBuf>,
 }
 
 /// The files of a run's reach holding a granted value: each to be
@@ -70,11 +73,34 @@ pub struct Verdict {
 /// Look for a granted value in everything `scope` names, within `budget`
 /// (ADR 0217). An exhausted budget is an error, never a pass.
 pub fn check(secrets: &RunSecrets, scope: &Scope, budget: Budget) -> Result<Verdict, Exhausted> {
-    let mut w = Walk::new(secrets, budget, &scope.hidden);
+    let cache = scope.cache_home.as_deref().and_then(|h| {
+        let visible: Vec<PathBuf> = (scope.walked.iter())
+            .chain(&scope.toolchains)
+            .chain(&scope.refuse_under)
+            .cloned()
+            .collect();
+        super::value_cache::Cache::open(h, secrets, &visible)
+    });
+    let mut w = Walk::new(secrets, budget, &scope.hidden).with_cache(cache);
+    let walked = walk_scope(&mut w, scope);
+    w.save();
+    walked?;
+    let mut v = Verdict::default();
+    for f in w.found {
+        if scope.refuse_under.iter().any(|r| f.starts_with(r)) {
+            v.refuse.push(f);
+        } else {
+            v.hide.push(f);
+        }
+    }
+    Ok(v)
+}
+
+fn walk_scope(w: &mut Walk<'_>, scope: &Scope) -> Result<(), Exhausted> {
     for root in &scope.walked {
         // The repository's configuration may lie outside the root (a
         // `.git` file naming another directory).
-        look_at(&mut w, root)?;
+        look_at(w, root)?;
         w.walk(root)?;
     }
     for root in &scope.toolchains {
@@ -87,15 +113,7 @@ pub fn check(secrets: &RunSecrets, scope: &Scope, budget: Budget) -> Result<Verd
             w.file(f, &md)?;
         }
     }
-    let mut v = Verdict::default();
-    for f in w.found {
-        if scope.refuse_under.iter().any(|r| f.starts_with(r)) {
-            v.refuse.push(f);
-        } else {
-            v.hide.push(f);
-        }
-    }
-    Ok(v)
+    Ok(())
 }
 
 /// The credential places of `root` ([`candidates`]) through the walk.

@@ -67,6 +67,8 @@ pub struct Walk<'a> {
     seen_dirs: HashSet<(u64, u64)>,
     /// Files found holding a value.
     pub found: Vec<PathBuf>,
+    /// Earlier checks' clean verdicts (ADR 0230).
+    cache: Option<super::value_cache::Cache>,
 }
 
 impl<'a> Walk<'a> {
@@ -89,6 +91,22 @@ impl<'a> Walk<'a> {
             skip_ids,
             seen_dirs: HashSet::new(),
             found: Vec::new(),
+            cache: None,
+        }
+    }
+
+    /// Skip files an earlier check found clean and that have not changed
+    /// since, and keep this walk's clean verdicts ([`Walk::save`]).
+    pub fn with_cache(mut self, cache: Option<super::value_cache::Cache>) -> Walk<'a> {
+        self.cache = cache;
+        self
+    }
+
+    /// Keep the clean verdicts of what was looked at (also after a walk
+    /// that ran out of its budget: the next one starts further on).
+    pub fn save(&mut self) {
+        if let Some(c) = self.cache.take() {
+            c.save();
         }
     }
 
@@ -179,9 +197,16 @@ impl<'a> Walk<'a> {
             }
             return Ok(());
         }
+        if let Some(c) = &mut self.cache
+            && c.is_clean(md)
+        {
+            return self.spend(p, 0);
+        }
         self.spend(p, md.len())?;
         if super::value_file::holds(self.secrets, p, true) {
             self.found.push(p.to_path_buf());
+        } else if let Some(c) = &mut self.cache {
+            c.note_clean(md);
         }
         Ok(())
     }

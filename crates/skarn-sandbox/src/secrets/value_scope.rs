@@ -35,6 +35,7 @@ pub fn scope(
 ) -> Scope {
     let mut s = Scope {
         refuse_under,
+        cache_home: home.map(Path::to_path_buf),
         ..Scope::default()
     };
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());

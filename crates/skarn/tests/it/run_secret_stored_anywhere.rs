@@ -239,3 +239,49 @@ fn tool_configuration_under_system_directories_is_hidden() {
     assert!(ws.join("ran").exists(), "{}", err(&o));
     no_value(&o, "under /opt");
 }
+
+/// ADR 0230: the clean verdicts a run keeps never hide a later change.
+/// A file seen clean is rewritten to hold the value with its size and
+/// modification time kept (what a run could do to look unchanged): the
+/// next run still reads it and refuses. A second file, unchanged, is
+/// the one the cache spares.
+#[test]
+fn a_kept_clean_verdict_never_hides_a_change() {
+    let t = TempDir::new("sec-cache");
+    let vals = t.dir("vals");
+    write(&vals.join("tok"), &format!("{REAL}\n"));
+    let home = home(&t, &vals.join("tok"), &vals.join("cmdtok"));
+    let ws = t.dir("ws");
+    let f = ws.join("notes.txt");
+    let pad = "x".repeat(REAL.len() + 8);
+    write(&f, &format!("{pad}\n"));
+    write(&ws.join("other.txt"), "nothing\n");
+    // Verdicts are kept only for files unchanged for two seconds.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    for _ in 0..2 {
+        let o = cat(&ws, &home, &[], &[], &[]);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+    }
+    let kept = home.join(".local/state/skarn/value-checks");
+    assert!(
+        std::fs::read_dir(&kept).unwrap().count() >= 2,
+        "no verdicts kept in {}",
+        kept.display()
+    );
+    let before = std::fs::metadata(&f).unwrap();
+    write(&f, &format!("{REAL}xxxxxxxx\n"));
+    let t0 = std::fs::FileTimes::new().set_modified(before.modified().unwrap());
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_times(t0)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), before.len());
+    std::fs::remove_file(ws.join("ran")).unwrap();
+    let o = cat(&ws, &home, &[], &[], std::slice::from_ref(&f));
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(err(&o).contains("notes.txt"), "{}", err(&o));
+    no_value(&o, "a changed file behind a kept verdict");
+    assert!(!ws.join("ran").exists());
+}
