@@ -432,3 +432,24 @@ fn system_bundle() -> Option<PathBuf> {
         .find(|p| p.is_file())
         .or_else(|| Some(PathBuf::from("/etc/ssl/certs")).filter(|d| d.is_dir()))
 }
+
+#[cfg(test)]
+impl RunSecrets {
+    /// The tests' fixture: one secret `tok` (variable `TOKEN`) of `value`,
+    /// its placeholder `placeholder` (`None`: `p` repeated), bound to `host`.
+    pub(crate) fn for_tests(value: &str, placeholder: Option<&str>, host: &str) -> RunSecrets {
+        let spec = skarn_egress::secrets::SecretSpec {
+            name: "tok".into(),
+            env: "TOKEN".into(),
+            placeholder: placeholder.map_or_else(|| "p".repeat(value.len()), str::to_string),
+            value: zeroize::Zeroizing::new(value.into()),
+            hosts: vec![host.into()],
+            methods: Vec::new(),
+            paths: Vec::new(),
+            header: None,
+        };
+        RunSecrets::new(vec![spec])
+            .expect("a valid fixture")
+            .expect("one secret")
+    }
+}

@@ -189,20 +189,9 @@ fn git_dir(root: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skarn_egress::secrets::SecretSpec;
 
     fn secrets(value: &str) -> RunSecrets {
-        let spec = SecretSpec {
-            name: "tok".into(),
-            env: "TOKEN".into(),
-            placeholder: "p".repeat(value.len()),
-            value: zeroize::Zeroizing::new(value.into()),
-            hosts: vec!["example.test".into()],
-            methods: Vec::new(),
-            paths: Vec::new(),
-            header: None,
-        };
-        RunSecrets::new(vec![spec]).unwrap().unwrap()
+        RunSecrets::for_tests(value, None, "example.test")
     }
 
     /// atk27g F10: a FIFO named like an env file (or `.git`) does not

@@ -1,22 +1,11 @@
 use super::*;
-use skarn_egress::secrets::SecretSpec;
 
 const VALUE: &str = "cio-REAL-Abc123Def456Ghi789";
 /// As long as the value, as real placeholders are.
 const PH: &str = "PLACEHOLDER-xyzw09876543210";
 
 fn secrets() -> RunSecrets {
-    let spec = SecretSpec {
-        name: "tok".into(),
-        env: "TOKEN".into(),
-        placeholder: PH.into(),
-        value: zeroize::Zeroizing::new(VALUE.into()),
-        hosts: vec!["reg.test".into()],
-        methods: Vec::new(),
-        paths: Vec::new(),
-        header: None,
-    };
-    RunSecrets::new(vec![spec]).unwrap().unwrap()
+    RunSecrets::for_tests(VALUE, Some(PH), "reg.test")
 }
 
 fn b64(s: &str) -> String {

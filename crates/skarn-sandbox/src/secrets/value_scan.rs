@@ -246,22 +246,11 @@ fn is_git_objects(p: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skarn_egress::secrets::SecretSpec;
 
     const VALUE: &str = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
 
     fn secrets() -> RunSecrets {
-        let spec = SecretSpec {
-            name: "tok".into(),
-            env: "TOKEN".into(),
-            placeholder: "p".repeat(VALUE.len()),
-            value: zeroize::Zeroizing::new(VALUE.into()),
-            hosts: vec!["example.test".into()],
-            methods: Vec::new(),
-            paths: Vec::new(),
-            header: None,
-        };
-        RunSecrets::new(vec![spec]).unwrap().unwrap()
+        RunSecrets::for_tests(VALUE, None, "example.test")
     }
 
     /// A walk past its budget is an error naming what ran out, never a

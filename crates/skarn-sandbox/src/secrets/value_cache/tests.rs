@@ -1,23 +1,11 @@
 use std::time::Duration;
 
-use skarn_egress::secrets::SecretSpec;
-
 use super::*;
 
 const VALUE: &str = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
 
 fn secrets(value: &str) -> RunSecrets {
-    let spec = SecretSpec {
-        name: "tok".into(),
-        env: "TOKEN".into(),
-        placeholder: "p".repeat(value.len()),
-        value: zeroize::Zeroizing::new(value.into()),
-        hosts: vec!["example.test".into()],
-        methods: Vec::new(),
-        paths: Vec::new(),
-        header: None,
-    };
-    RunSecrets::new(vec![spec]).unwrap().unwrap()
+    RunSecrets::for_tests(value, None, "example.test")
 }
 
 fn md(p: &Path) -> std::fs::Metadata {
