@@ -48,6 +48,8 @@ pub mod shell_words;
 pub mod small_file;
 pub mod terminal_filter;
 #[cfg(unix)]
+pub mod tool_homes;
+#[cfg(unix)]
 pub mod trusted;
 #[cfg(unix)]
 pub mod venv_guard;
