@@ -50,6 +50,8 @@ pub mod terminal_filter;
 #[cfg(unix)]
 pub mod tool_homes;
 #[cfg(unix)]
+pub mod toolchain_links;
+#[cfg(unix)]
 pub mod trusted;
 #[cfg(unix)]
 pub mod venv_guard;
