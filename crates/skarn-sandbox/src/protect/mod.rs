@@ -56,4 +56,6 @@ pub mod trusted;
 #[cfg(unix)]
 pub mod venv_guard;
 #[cfg(unix)]
+pub mod venv_programs;
+#[cfg(unix)]
 pub mod yarn_path;
