@@ -70,11 +70,9 @@ fn a_customize_module_in_a_directory_a_pth_names_is_not_left_for_host_python() {
             "import os; open({:?}, 'a').write('x')\n",
             marker.display().to_string()
         );
-        let script = format!(
-            "printf '%s' \"$P\" > src/sitecustomize.py; mkdir -p src/deep; \
-             printf '%s' \"$P\" > src/deep/sitecustomize.py; echo ok > src/mod.py"
-        );
-        let o = run_command(&ws, &home, flags, &["sh", "-c", &script])
+        let script = "printf '%s' \"$P\" > src/sitecustomize.py; mkdir -p src/deep; \
+             printf '%s' \"$P\" > src/deep/sitecustomize.py; echo ok > src/mod.py";
+        let o = run_command(&ws, &home, flags, &["sh", "-c", script])
             .env("P", &plant)
             .output()
             .unwrap();
