@@ -207,6 +207,15 @@ impl HostFacts {
                 }
             }
         }
+        // The homes and caches of the host's build tools (cargo, rustup,
+        // go) where the caller's variables and the tools' settings put
+        // them: a build there runs what lies in them (issue 22, C).
+        let var = |k: &str| std::env::var(k).ok();
+        found.extend(crate::protect::tool_homes::trusted(
+            self.home.as_deref(),
+            &var,
+            &mut cache,
+        ));
         for (p, via, secret) in crate::protect::host_programs::env_places(self.home.as_deref()) {
             if let Some(target) = cache.resolve(&p) {
                 found.push(Trusted::new(&p, target, via, secret));

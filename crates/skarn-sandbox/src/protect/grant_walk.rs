@@ -407,10 +407,11 @@ fn classify(
         if note(w, &e, &ft, &path, inodes) {
             continue;
         }
-        if !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
+        let customize = crate::protect::venv_guard::customize_module(&name);
+        if customize || !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
             if UPWARD.iter().any(|(n, _, _)| name == *n) {
                 w.upward.push(path.clone());
-            } else if crate::protect::persistence::any_depth_name(&name) {
+            } else if customize || crate::protect::persistence::any_depth_name(&name) {
                 w.settings.push(path.clone());
             }
         }

@@ -150,6 +150,15 @@ fn scan_now(home: &Path) -> Found {
             None => s.named_startup(&r.path, r.via),
         }
     }
+    // Toolchains and Python environments the host runs later, and the
+    // links inside them (issue 22, items A and B).
+    let var = |k: &str| std::env::var(k).ok();
+    let places = crate::protect::toolchain_links::places(home, &var);
+    let tl = crate::protect::toolchain_links::scan(&places, &mut s.cache);
+    for t in tl.trusted {
+        s.keep(t);
+    }
+    s.found.unfinished.extend(tl.unfinished);
     // Files sourced past the bounds are not followed: said.
     s.found.unfinished.extend(sc.stopped);
     s.found.unresolved = sc.unresolved;

@@ -48,8 +48,14 @@ pub mod shell_words;
 pub mod small_file;
 pub mod terminal_filter;
 #[cfg(unix)]
+pub mod tool_homes;
+#[cfg(unix)]
+pub mod toolchain_links;
+#[cfg(unix)]
 pub mod trusted;
 #[cfg(unix)]
 pub mod venv_guard;
+#[cfg(unix)]
+pub mod venv_programs;
 #[cfg(unix)]
 pub mod yarn_path;

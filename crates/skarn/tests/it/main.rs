@@ -126,6 +126,12 @@ mod run_offline;
 mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_overlap;
+#[cfg(target_os = "linux")]
+mod run_tool_homes_22;
+#[cfg(target_os = "linux")]
+mod run_toolchains_22;
+#[cfg(target_os = "linux")]
+mod run_venv_22;
 // Attack atk24d F5: doctor, serve and init while a run lives.
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;

@@ -226,9 +226,20 @@ pub fn check(
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
         crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+        crate::protect::venv_programs::check_layer_change(&rules.ws, &n)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(rel)?;
         }
+    }
+    if let Some(c) = n
+        .iter()
+        .find(|c| crate::protect::venv_guard::customize_module(c))
+    {
+        return Err(format!(
+            "{}: python imports it at start from any directory on its path (a plain .pth \
+             line names the directory, PYTHONPATH)",
+            c.to_string_lossy()
+        ));
     }
     if let Some(c) = n
         .iter()

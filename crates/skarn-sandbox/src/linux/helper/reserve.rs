@@ -360,6 +360,10 @@ fn nested_repos(
         for p in crate::protect::venv_guard::protected(v) {
             ops.push((p, false, false));
         }
+        // Its interpreters and activation scripts (issue 22, A).
+        for p in crate::protect::venv_programs::protected(v) {
+            ops.push((p, false, false));
+        }
     }
     for d in w.unlisted {
         // A directory the walk cannot list (search-only): a host server's

@@ -42,8 +42,9 @@ pub(super) fn demote(
             continue;
         }
         report.notes.push(format!(
-            "{} is read-only for this run: the home's start-up files reach it ({}); skarn does \
-             not parse what they run from there, so the whole tree is kept read-only",
+            "{} is read-only for this run: the home's start-up files, toolchains or build tools \
+             reach it ({}); skarn does not parse what they run from there, so the whole tree is \
+             kept read-only",
             p.display(),
             why.join("; ")
         ));
@@ -99,8 +100,9 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             // read-only by `demote`): the tree, read-only, reserved if
             // missing.
             report.notes.push(format!(
-                "{} lies inside the writable {} and the home's start-up files reach it ({}): \
-                 the directory tree is kept read-only (reserved if missing)",
+                "{} lies inside the writable {} and the home's start-up files, toolchains or \
+                 build tools reach it ({}): the directory tree is kept read-only (reserved if \
+                 missing)",
                 t.target.display(),
                 w.display(),
                 t.via

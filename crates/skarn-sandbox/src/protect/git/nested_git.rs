@@ -378,6 +378,14 @@ fn vet_new_within(
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         out.extend(venvs.lines);
+        // Their interpreters and activation scripts (issue 22, A).
+        for v in w
+            .venvs
+            .iter()
+            .filter(|v| roots.iter().any(|r| v.starts_with(r)))
+        {
+            out.extend(crate::protect::venv_programs::set_aside(v, since));
+        }
         // Compiled Python files (attacks atk24e F9, atk24h F11).
         out.extend(crate::protect::pyc_guard::vet(
             &w.pycache,

@@ -1,0 +1,114 @@
+//! The programs of a virtual environment the host runs by path (issue 22,
+//! item A): `bin/python*` (an IDE's interpreter discovery on open, `uv
+//! run`, a shebang line of every console script there) and the
+//! `bin/activate*` scripts a shell sources. A run that replaced one of
+//! them (a link to the system python turned into a script) would have the
+//! host run its code next. `pip install` inside never writes them, so they
+//! are kept read-only when they are files, and one made or changed during
+//! the run (a link cannot be bound read-only) is set aside after it
+//! (refused in the copy-on-write layer).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// Whether `name`, in an environment's `bin` directory, is one of its
+/// interpreters or activation scripts.
+pub fn entry_point(name: &OsStr) -> bool {
+    let n = name.as_encoded_bytes();
+    n.starts_with(b"python") || n.starts_with(b"activate") || n.starts_with(b"Activate")
+}
+
+/// The entry points of the environment `env` (at most 64).
+fn entries(env: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(env.join("bin"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| entry_point(&e.file_name()))
+                .take(64)
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Entry points to keep read-only before a run: the regular files (a link
+/// cannot be bound read-only; it is checked after the run).
+pub fn protected(env: &Path) -> Vec<PathBuf> {
+    entries(env)
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .collect()
+}
+
+/// After a run: set aside each entry point of `env` made or changed at or
+/// after `since`; one line each.
+pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in entries(env) {
+        if !crate::protect::grant_walk::changed_since(&p, since) {
+            continue;
+        }
+        let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
+        out.push(format!(
+            "{} was made or changed during the run: it is the environment's interpreter or \
+             activation script, which host programs run or source by that path; {}",
+            p.display(),
+            aside.describe("review it before renaming it back or using that environment")
+        ));
+    }
+    out
+}
+
+/// The rule of [`set_aside`] for one change in a copy-on-write layer
+/// (`names`: its path relative to the workspace `ws`): `Err` for an entry
+/// point of an environment the host already has.
+pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
+    let [dir @ .., bin, last] = names else {
+        return Ok(());
+    };
+    if *bin != "bin" || !entry_point(last) {
+        return Ok(());
+    }
+    let env: PathBuf = std::iter::once(ws.as_os_str())
+        .chain(dir.iter().copied())
+        .collect();
+    if std::fs::symlink_metadata(env.join("pyvenv.cfg")).is_ok() {
+        return Err(
+            "a virtual environment's interpreter or activation script (host programs run or \
+             source it by path)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_interpreter_link_is_set_aside_and_console_scripts_kept() {
+        let tmp = skarn_test_support::TempDir::new("venv-programs");
+        let env = tmp.path().join(".venv");
+        std::fs::create_dir_all(env.join("bin")).unwrap();
+        std::fs::write(env.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        std::fs::write(env.join("bin/activate"), "# sourced\n").unwrap();
+        std::os::unix::fs::symlink("/usr/bin/python3", env.join("bin/python")).unwrap();
+        assert_eq!(protected(&env), vec![env.join("bin/activate")]);
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let since = std::time::SystemTime::now();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        std::fs::remove_file(env.join("bin/python")).unwrap();
+        std::fs::write(env.join("bin/python"), "#!/bin/sh\n").unwrap();
+        std::fs::write(env.join("bin/tool"), "#!/bin/sh\n").unwrap();
+        let lines = set_aside(&env, since);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(!env.join("bin/python").exists());
+        assert!(env.join("bin/tool").exists() && env.join("bin/activate").exists());
+        let n = |s: &'static str| OsStr::new(s);
+        let ws = tmp.path();
+        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("python3")]).is_err());
+        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("tool")]).is_ok());
+        assert!(check_layer_change(ws, &[n("other"), n("bin"), n("python")]).is_ok());
+    }
+}
