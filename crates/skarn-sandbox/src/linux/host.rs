@@ -87,6 +87,12 @@ pub struct HostFacts {
     /// Home directories whose links were not all followed (a bound).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unfinished: Vec<PathBuf>,
+    /// Trusted files a tool reads but tolerates empty (a cargo home's
+    /// `config.toml`): when missing in a writable grant, reserved as an
+    /// empty, read-only file rather than an unreadable placeholder, so
+    /// the command's own tool keeps working ([`crate::protect::tool_homes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_when_missing: Vec<PathBuf>,
     /// Home start-up file lines that source a path skarn could not expand
     /// (`file: line`; said in the report, see [`crate::protect::shell_sources`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -125,6 +125,7 @@ impl HostFacts {
             workspace_owner: None,
             trusted: Vec::new(),
             trusted_unfinished: Vec::new(),
+            empty_when_missing: Vec::new(),
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
             home_mentions: Default::default(),
@@ -211,11 +212,10 @@ impl HostFacts {
         // go) where the caller's variables and the tools' settings put
         // them: a build there runs what lies in them (issue 22, C).
         let var = |k: &str| std::env::var(k).ok();
-        found.extend(crate::protect::tool_homes::trusted(
-            self.home.as_deref(),
-            &var,
-            &mut cache,
-        ));
+        let (homes, empty) =
+            crate::protect::tool_homes::trusted(self.home.as_deref(), &var, &mut cache);
+        found.extend(homes);
+        self.empty_when_missing = empty;
         for (p, via, secret) in crate::protect::host_programs::env_places(self.home.as_deref()) {
             if let Some(target) = cache.resolve(&p) {
                 found.push(Trusted::new(&p, target, via, secret));

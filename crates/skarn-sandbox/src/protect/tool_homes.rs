@@ -36,8 +36,6 @@ const CARGO_PARTS: &[(&str, bool)] = &[
     ("env.fish", false),
     ("env.nu", false),
     (".global-cache", false),
-    (".package-cache", false),
-    (".package-cache-mutate", false),
     (".crates.toml", false),
     (".crates2.json", false),
 ];
@@ -169,19 +167,35 @@ pub fn trusted(
     home: Option<&Path>,
     var: &dyn Fn(&str) -> Option<String>,
     cache: &mut crate::policy::canonical::CanonicalCache,
-) -> Vec<Trusted> {
+) -> (Vec<Trusted>, Vec<PathBuf>) {
     let mut out = Vec::new();
+    let mut empty = Vec::new();
     for p in places(home, var) {
         let Some(target) = cache.resolve(&p.path) else {
             continue;
         };
+        if !p.tree && empty_is_no_settings(&p.path) {
+            empty.push(target.clone());
+        }
         out.push(if p.tree {
             Trusted::tree(&p.path, target, p.via, Tree::Dir)
         } else {
             Trusted::new(&p.path, target, p.via, false)
         });
     }
-    out
+    (out, empty)
+}
+
+/// Files of a tool home that the tool reads when present and takes as
+/// "no settings" when empty: a missing one is reserved empty, so the
+/// command's own cargo reads it (an unreadable placeholder stopped every
+/// cargo command of a run whose `CARGO_HOME` lies in the workspace).
+/// (Cargo's lock files, `.package-cache*`, hold nothing the host trusts
+/// and are not protected: cargo must create and lock them.)
+fn empty_is_no_settings(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| matches!(n, "config.toml" | "config" | "env" | "env.fish" | "env.nu"))
 }
 
 #[cfg(test)]

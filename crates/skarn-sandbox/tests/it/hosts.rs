@@ -27,6 +27,7 @@ pub fn nonroot() -> HostFacts {
         home_entries: vec![],
         trusted: vec![],
         trusted_unfinished: vec![],
+        empty_when_missing: vec![],
         trusted_unresolved: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),

@@ -171,3 +171,62 @@ fn a_go_module_cache_inside_the_workspace_gets_nothing_the_host_builds() {
         );
     }
 }
+
+/// The protection above must not stop the command's own cargo: with a
+/// cargo home in the workspace that has no configuration yet, a build
+/// inside works (its configuration files are reserved empty, cargo's
+/// lock files are not protected), and nothing is left behind.
+#[test]
+fn the_commands_own_cargo_works_with_its_home_in_the_workspace() {
+    if !host_has("cargo", "--version") {
+        skarn_test_support::skip!("no cargo on the host");
+    }
+    let t = TempDir::new("th22-cargo-use");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let cargo_home = t.dir("ws/.cargo-home");
+    t.file(
+        "ws/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    t.file("ws/src/main.rs", "fn main() { println!(\"built\"); }\n");
+    let which = |p: &str| {
+        let o = Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .unwrap();
+        std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+    };
+    let cargo_dir = std::fs::canonicalize(which("cargo")).unwrap();
+    let mut flags: Vec<String> = vec![
+        "--exec".into(),
+        cargo_dir.parent().unwrap().display().to_string(),
+    ];
+    for d in [
+        std::env::var("RUSTUP_HOME").ok(),
+        std::env::var("HOME").ok().map(|h| format!("{h}/.rustup")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if Path::new(&d).is_dir() {
+            flags.extend(["--exec".into(), d]);
+        }
+    }
+    let f: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let o = run_command(&ws, &home, &f, &["cargo", "run", "--offline", "-q"])
+        .env("CARGO_HOME", &cargo_home)
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(out(&o).contains("built"), "{}{}", out(&o), err(&o));
+    for n in ["config.toml", "config", ".global-cache", "registry"] {
+        let p = cargo_home.join(n);
+        assert!(
+            std::fs::symlink_metadata(&p).is_err(),
+            "{} left behind",
+            p.display()
+        );
+    }
+}

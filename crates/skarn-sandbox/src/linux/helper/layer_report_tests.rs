@@ -25,6 +25,7 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         home_entries: vec![],
         trusted: vec![],
         trusted_unfinished: vec![],
+        empty_when_missing: vec![],
         trusted_unresolved: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),

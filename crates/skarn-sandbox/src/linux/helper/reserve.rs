@@ -90,7 +90,7 @@ pub(super) fn reserve(
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
-    let mut empty_kind = Vec::new();
+    let mut empty_kind = r.empty_files.clone();
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
     // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
     // their `config.worktree` (read with extensions.worktreeConfig; an

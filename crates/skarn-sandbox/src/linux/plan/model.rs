@@ -99,6 +99,11 @@ pub struct Reservation {
     /// (None: [`crate::protect::git::nested_git::MAX_DIRS`]; ADR 0204).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walk_max_dirs: Option<u64>,
+    /// Missing protected files reserved as empty, read-only files (a
+    /// tool reads them and an empty one means "no settings"), not as
+    /// unreadable placeholders ([`HostFacts::empty_when_missing`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_files: Vec<PathBuf>,
 }
 
 /// The home's top-level dot entries before the run (the workspace holds

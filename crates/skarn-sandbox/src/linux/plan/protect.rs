@@ -255,6 +255,12 @@ pub(super) fn reservation(policy: &Policy, host: &HostFacts, g: &Granted) -> Res
         git_home: host.home.clone(),
         aliases: alias_places(policy, host),
         walk_max_dirs: policy.walk_max_dirs,
+        empty_files: host
+            .empty_when_missing
+            .iter()
+            .filter(|p| g.writable(p).is_some())
+            .cloned()
+            .collect(),
     }
 }
 
