@@ -223,12 +223,17 @@ impl HostFacts {
             .cwd
             .clone()
             .unwrap_or_else(|| policy.workspace.clone());
+        let mut listed: Vec<PathBuf> = Vec::new();
         for d in crate::protect::host_programs::path_dirs(&cwd, self.home.as_deref()) {
             if let Some(target) = cache.resolve(&d) {
                 let via = format!("PATH entry {}", d.display());
-                found.extend(crate::protect::host_programs::path_dir_places(
-                    &d, &target, &mut cache,
-                ));
+                // `/bin` and `/usr/bin` are one directory: read once.
+                if !listed.contains(&target) {
+                    listed.push(target.clone());
+                    found.extend(crate::protect::host_programs::path_dir_places(
+                        &d, &target, &mut cache,
+                    ));
+                }
                 found.push(Trusted::new(&d, target, via, false));
             }
         }
@@ -288,15 +293,22 @@ impl HostFacts {
                             && r.starts_with(&t.target)
                 })
         });
-        // Outside the system grants, only for secrets.
+        // Outside the system grants, only for secrets. A system target
+        // reached through a link inside a writable grant stays (h22b D:
+        // `~/.local/bin/x -> <ws>/link -> /usr/bin/true`: the command can
+        // re-point the link).
         found.retain(|t| {
+            let writable = |p: &Path| {
+                std::iter::once(&policy.workspace)
+                    .chain(policy.write.iter().map(|g| &g.path))
+                    .any(|w| p.starts_with(w))
+            };
             t.secret
                 || !crate::policy::SYSTEM_EXEC_DIRS
                     .iter()
                     .any(|d| t.target.starts_with(d))
-                || std::iter::once(&policy.workspace)
-                    .chain(policy.write.iter().map(|g| &g.path))
-                    .any(|w| t.target.starts_with(w))
+                || writable(&t.target)
+                || t.hops.iter().any(|h| writable(h))
         });
         self.trusted = found;
     }

@@ -258,10 +258,13 @@ pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Entries of one `PATH` directory looked at for links, at most.
+pub const MAX_PATH_DIR_ENTRIES: usize = 65_536;
+
 /// What a `PATH` directory `dir` (real place `real`) makes the host run
 /// besides its own entries: the places its links lead to (`~/bin/foo ->
-/// ../dotfiles/scripts/foo.sh`; system directories are not listed, at most
-/// 4096 entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
+/// ../dotfiles/scripts/foo.sh`, system directories included, at most
+/// [`MAX_PATH_DIR_ENTRIES`] entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
 /// or `conda-meta` beside it), the environment itself (its python loads
 /// `.pth` files and modules from `lib`).
 pub fn path_dir_places(
@@ -282,16 +285,13 @@ pub fn path_dir_places(
         );
         out.push(Trusted::new(env, env.to_path_buf(), via, false));
     }
-    if crate::policy::SYSTEM_EXEC_DIRS
-        .iter()
-        .any(|s| real.starts_with(s))
-    {
-        return out;
-    }
+    // System directories too (h22b D): `/usr/local/bin/tool ->
+    // ~/proj/tool` is the user's own link, and the host's next `tool`
+    // runs what the workspace holds. Only links are resolved.
     let Ok(rd) = std::fs::read_dir(real) else {
         return out;
     };
-    for e in rd.flatten().take(4096) {
+    for e in rd.flatten().take(MAX_PATH_DIR_ENTRIES) {
         if !e.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }

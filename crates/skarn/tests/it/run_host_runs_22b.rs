@@ -59,3 +59,141 @@ fn agent_configuration_linked_from_the_home_cannot_be_planted() {
         );
     }
 }
+
+/// Removes a link made for a test in a shared directory, passed or not.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn program(p: &Path, says: &str) {
+    std::fs::write(p, format!("#!/bin/sh\necho {says}\n")).unwrap();
+    let mut m = std::fs::metadata(p).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut m, 0o755);
+    std::fs::set_permissions(p, m).unwrap();
+}
+
+/// What the host's next `name` prints, with `path` as its `PATH`.
+fn host_runs(name: &str, path: &str) -> String {
+    let o = std::process::Command::new(name)
+        .env("PATH", path)
+        .output()
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A link in a `PATH` directory leading to a program in the workspace:
+/// the run cannot rewrite that program. As root the link is made where
+/// users make them (`/usr/local/bin`, a system directory the old code did
+/// not look into); an unprivileged user cannot write there, so the same
+/// link is made in the home's `~/.local/bin`.
+#[test]
+fn a_path_link_into_the_workspace_keeps_its_program() {
+    let t = TempDir::new("h22b-syslink");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let tool = ws.join("tool.sh");
+    program(&tool, "good");
+    let name = format!("skarn-h22b-{}", std::process::id());
+    let sys = Path::new("/usr/local/bin");
+    let dir = if skarn_test_support::is_root() && sys.is_dir() {
+        sys.to_path_buf()
+    } else {
+        t.dir("home/.local/bin")
+    };
+    let link = dir.join(&name);
+    std::os::unix::fs::symlink(&tool, &link).unwrap();
+    let _gone = RemoveOnDrop(link.clone());
+    let path = format!("{}:/usr/bin:/bin", dir.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\necho EVIL\\n' > tool.sh; true",
+        ],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(host_runs(&name, &path), "good", "{}", err(&o));
+}
+
+/// A `PATH` link whose chain passes through a link in the workspace and
+/// ends at a system program (`~/.local/bin/x -> <ws>/link ->
+/// /usr/bin/true`): the run re-points the workspace link at a program of
+/// its own; after the run the link is put back and the host's `x` runs
+/// the system program.
+#[test]
+fn a_path_link_chain_through_a_workspace_link_is_put_back() {
+    let t = TempDir::new("h22b-chain");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let bin = t.dir("home/.local/bin");
+    std::os::unix::fs::symlink("/bin/echo", ws.join("link")).unwrap();
+    std::os::unix::fs::symlink(ws.join("link"), bin.join("h22b-x")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\necho EVIL\\n' > evil; chmod +x evil; ln -sfn evil link; true",
+        ],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(host_runs("h22b-x", &path), "", "{}", err(&o));
+    assert_eq!(
+        std::fs::read_link(ws.join("link")).unwrap(),
+        Path::new("/bin/echo")
+    );
+}
+
+/// An empty `PATH` entry (leading, trailing or doubled `:`) is the
+/// directory the host shell is in: the workspace is refused, and when the
+/// user allows it, a program the run leaves there named like a later one
+/// is set aside (at the top and below).
+#[test]
+fn an_empty_path_entry_is_the_shells_directory() {
+    let t = TempDir::new("h22b-emptypath");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.dir("ws/sub");
+    let plant =
+        "for d in . sub; do printf '#!/bin/sh\\necho EVIL\\n' > $d/ls; chmod +x $d/ls; done; true";
+    for path in [":/usr/bin:/bin", "/usr/bin:/bin:", "/usr/bin::/bin"] {
+        let o = run_command(&ws, &home, &[], &["sh", "-c", plant])
+            .env("PATH", path)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert_ne!(code(&o), 0, "{path:?}: accepted");
+        assert!(err(&o).contains("relative entry"), "{path:?}: {}", err(&o));
+        assert!(!ws.join("ls").exists());
+        let o = run_command(
+            &ws,
+            &home,
+            &["--allow-non-project-workspace"],
+            &["sh", "-c", plant],
+        )
+        .env("PATH", path)
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+        assert_eq!(code(&o), 0, "{path:?}: {}", err(&o));
+        for d in [ws.clone(), ws.join("sub")] {
+            assert!(!d.join("ls").exists(), "{path:?}: {} kept", d.display());
+        }
+    }
+}
