@@ -128,6 +128,7 @@ impl HostFacts {
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
             home_mentions: Default::default(),
+            configured_programs: Vec::new(),
             startup_relative: Vec::new(),
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
@@ -176,6 +177,10 @@ impl HostFacts {
                 .chain(policy.write.iter().map(|g| g.path.clone()))
                 .collect();
             self.home_mentions = crate::protect::home_mentions::scan(h, &grants);
+        }
+        if policy.protect_persistence {
+            self.configured_programs =
+                crate::protect::configured_programs::names(self.home.as_deref(), &policy.workspace);
         }
     }
 

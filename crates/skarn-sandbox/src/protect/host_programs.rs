@@ -84,10 +84,26 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     }
     // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
     // keys given by the environment.
+    for (via, it) in env_git_items() {
+        if names_program(&it)
+            && let Some(v) = it.value.as_deref()
+        {
+            for p in command_paths(v, home) {
+                out.push((p, via.clone(), false));
+            }
+        }
+    }
+    out
+}
+
+/// The configuration items `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` /
+/// `GIT_CONFIG_VALUE_n` give git, with how each is named.
+pub(crate) fn env_git_items() -> Vec<(String, gitconfig::Item)> {
     let n: usize = std::env::var("GIT_CONFIG_COUNT")
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
+    let mut out = Vec::new();
     for i in 0..n.min(1000) {
         let (Ok(k), Ok(v)) = (
             std::env::var(format!("GIT_CONFIG_KEY_{i}")),
@@ -103,15 +119,23 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
             section: first.to_ascii_lowercase(),
             sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
             name: last.to_ascii_lowercase(),
-            value: Some(v.clone()),
+            value: Some(v),
         };
-        if names_program(&it) {
-            for p in command_paths(&v, home) {
-                out.push((p, format!("GIT_CONFIG_KEY_{i} ({k})"), false));
-            }
-        }
+        out.push((format!("GIT_CONFIG_KEY_{i} ({k})"), it));
     }
     out
+}
+
+/// The files a git configuration file `f` includes (any condition,
+/// recursively, bounded), with how each is reached.
+pub(crate) fn includes_of(f: &Path, home: &Path, out: &mut Vec<(PathBuf, String)>) {
+    walk(f, home, 0, out, &mut Vec::new());
+}
+
+/// A git configuration file's text, as [`global_git_programs`] reads it
+/// (a final link followed; `None` when missing).
+pub(crate) fn read_git_file(f: &Path) -> Result<Option<String>, &'static str> {
+    read(f)
 }
 
 /// The paths a shell command line names as the shell would expand them:
@@ -166,7 +190,7 @@ fn expand_vars(t: &str, home: &Path) -> String {
 
 /// Whether a git configuration key names a program (or a directory of
 /// programs) git runs.
-fn names_program(it: &gitconfig::Item) -> bool {
+pub(crate) fn names_program(it: &gitconfig::Item) -> bool {
     let (sec, name) = (it.section.as_str(), it.name.as_str());
     matches!(
         (sec, name),

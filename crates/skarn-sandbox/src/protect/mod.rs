@@ -7,6 +7,8 @@
 //! ([`set_aside`], [`run_record`]), the terminal output filter
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
+#[cfg(unix)]
+pub mod configured_programs;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;

@@ -197,3 +197,68 @@ fn an_empty_path_entry_is_the_shells_directory() {
         }
     }
 }
+
+/// Programs git runs by configuration but that are not installed
+/// (`diff.external` of the repository, `credential.helper` of the global
+/// configuration): a run that creates them in a `PATH` directory it can
+/// write (here `<ws>/bin`, on the caller's `PATH` and missing before the
+/// run) has them set aside, and the host's next `git diff` and `git
+/// credential fill` do not run them.
+#[test]
+fn programs_git_runs_by_configuration_cannot_be_planted_on_path() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("no git on the host");
+    }
+    let t = TempDir::new("h22b-gitnames");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let marker = t.path().join("PLANT-RAN");
+    git(&ws, &["init", "-q"]);
+    t.file("ws/a", "1\n");
+    git(&ws, &["add", "a"]);
+    git(&ws, &["commit", "-qm", "a"]);
+    git(&ws, &["config", "diff.external", "h22b-difft"]);
+    t.file("home/.gitconfig", "[credential]\n\thelper = h22b-mgr\n");
+    let bin = ws.join("bin");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let plant = format!(
+        "mkdir bin; for n in h22b-difft git-credential-h22b-mgr; do \
+         printf '#!/bin/sh\\ntouch {}\\n' > bin/$n; chmod +x bin/$n; done; echo 2 > a; true",
+        marker.display()
+    );
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &plant])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // The host's git, as the user runs it next.
+    let host_git = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut c = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(args)
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let _ = c.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let _ = c.wait();
+    };
+    host_git(&["diff"], "");
+    host_git(
+        &["credential", "fill"],
+        "protocol=https\nhost=h22b.invalid\n\n",
+    );
+    assert!(
+        !marker.exists(),
+        "the host's git ran a program the run planted on PATH: {}",
+        err(&o)
+    );
+    assert!(err(&o).contains("set aside"), "{}", err(&o));
+}
