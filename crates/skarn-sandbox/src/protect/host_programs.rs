@@ -554,6 +554,13 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("PYTHONHOME", false),
     ("PROMPT_COMMAND", false),
     ("XDG_CONFIG_DIRS", false),
+    // Jupyter's search paths (attack pass h22b F): kernel specs there are
+    // programs jupyter starts; configuration files it runs.
+    ("JUPYTER_PATH", false),
+    ("JUPYTER_DATA_DIR", false),
+    ("JUPYTER_CONFIG_DIR", false),
+    ("JUPYTER_CONFIG_PATH", false),
+    ("IPYTHONDIR", false),
     ("XDG_DATA_DIRS", false),
     ("SKARN_CONFIG", true),
     ("SKARN_COMPRESS_RULES", true),

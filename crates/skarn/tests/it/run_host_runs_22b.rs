@@ -262,3 +262,50 @@ fn programs_git_runs_by_configuration_cannot_be_planted_on_path() {
     );
     assert!(err(&o).contains("set aside"), "{}", err(&o));
 }
+
+/// A jupyter kernel spec of the home (`kernel.json`, whose argv jupyter
+/// starts for a notebook) naming a script in the workspace, and (as root,
+/// who alone can write there) a system start-up file (`/etc/profile.d`)
+/// sourcing one: the run cannot rewrite what they name.
+#[test]
+fn files_kernel_specs_and_system_startup_files_name_stay_unchanged() {
+    let t = TempDir::new("h22b-kernels");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.file("ws/launch.py", "print(1)\n");
+    t.file("ws/env.sh", "X=1\n");
+    t.file(
+        "home/.local/share/jupyter/kernels/proj/kernel.json",
+        &format!(
+            "{{\"argv\": [\"/usr/bin/python3\", \"{}\", \"-f\", \"{{connection_file}}\"], \
+             \"display_name\": \"proj\", \"language\": \"python\"}}\n",
+            ws.join("launch.py").display()
+        ),
+    );
+    let profile_d = Path::new("/etc/profile.d");
+    let etc_file = (skarn_test_support::is_root() && profile_d.is_dir()).then(|| {
+        let f = profile_d.join(format!("skarn-h22b-{}.sh", std::process::id()));
+        std::fs::write(&f, format!(". {}\n", ws.join("env.sh").display())).unwrap();
+        RemoveOnDrop(f)
+    });
+    let o = sh(
+        &ws,
+        &home,
+        "echo 'import os; os.system(\"touch /tmp/PWNED\")' > launch.py; echo 'touch /tmp/PWNED' > env.sh; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("launch.py")).unwrap(),
+        "print(1)\n",
+        "the kernel's script was rewritten: {}",
+        err(&o)
+    );
+    if etc_file.is_some() {
+        assert_eq!(
+            std::fs::read_to_string(ws.join("env.sh")).unwrap(),
+            "X=1\n",
+            "the file /etc/profile.d sources was rewritten: {}",
+            err(&o)
+        );
+    }
+}
