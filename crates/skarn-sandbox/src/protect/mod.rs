@@ -25,6 +25,7 @@ pub mod home_mention_places;
 pub mod home_mentions;
 #[cfg(unix)]
 pub mod host_programs;
+pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;
 #[cfg(unix)]

@@ -309,3 +309,43 @@ fn files_kernel_specs_and_system_startup_files_name_stay_unchanged() {
         );
     }
 }
+
+/// What a workspace's mise configuration makes mise run or load on `cd`
+/// (`[env] _.source`, `_.file`, `_.path`, `[hooks]`) cannot be planted:
+/// the named files keep their content (missing ones are not created), and
+/// a program left in the `_.path` directory named like a system one is
+/// set aside.
+#[test]
+fn files_the_mise_configuration_names_cannot_be_planted() {
+    let t = TempDir::new("h22b-mise");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.file("ws/scripts/env.sh", "export A=1\n");
+    t.file("ws/scripts/enter.sh", "true\n");
+    t.file(
+        "ws/mise.toml",
+        "[env]\n_.source = \"./scripts/env.sh\"\n_.file = [\".env\", {path = \"{{config_root}}/x.json\"}]\n\
+         _.path = [\"tools\"]\n[hooks]\nenter = \"./scripts/enter.sh\"\n",
+    );
+    let o = sh(
+        &ws,
+        &home,
+        "echo 'touch /tmp/PWNED' > scripts/env.sh; echo 'touch /tmp/PWNED' > scripts/enter.sh; \
+         echo LD_PRELOAD=/tmp/x.so > .env; echo '{}' > x.json; mkdir tools; \
+         printf '#!/bin/sh\\necho EVIL\\n' > tools/ls; chmod +x tools/ls; true",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(ws.join("scripts/env.sh")).unwrap(),
+        "export A=1\n",
+        "{}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("scripts/enter.sh")).unwrap(),
+        "true\n"
+    );
+    for f in [".env", "x.json", "tools/ls"] {
+        assert!(!ws.join(f).exists(), "{f} was left: {}", err(&o));
+    }
+}
