@@ -233,7 +233,8 @@ mod tests {
 
     #[test]
     fn names_git_runs_through_path() {
-        let cases: &[(&str, Option<&str>, &str, &str, &[&str])] = &[
+        type Case<'a> = (&'a str, Option<&'a str>, &'a str, &'a str, &'a [&'a str]);
+        let cases: &[Case] = &[
             ("core", None, "pager", "delta --dark", &["delta"]),
             ("core", None, "pager", "LESS=R less | cat", &["cat", "less"]),
             ("core", None, "fsmonitor", "true", &[]),

@@ -276,7 +276,7 @@ fn files_kernel_specs_and_system_startup_files_name_stay_unchanged() {
     t.file("ws/env.sh", "X=1\n");
     t.file(
         "home/.local/share/jupyter/kernels/proj/kernel.json",
-        &format!(
+        format!(
             "{{\"argv\": [\"/usr/bin/python3\", \"{}\", \"-f\", \"{{connection_file}}\"], \
              \"display_name\": \"proj\", \"language\": \"python\"}}\n",
             ws.join("launch.py").display()
