@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::protect::git::gitconfig;
+use crate::protect::trusted::link_hops_to;
 
 /// Include files read per configuration file, at most (a bound).
 const MAX_INCLUDE_DEPTH: u32 = 10;
@@ -315,11 +316,34 @@ pub fn path_dir_places(
     let Ok(rd) = std::fs::read_dir(real) else {
         return out;
     };
+    let system = |p: &Path| {
+        crate::policy::SYSTEM_EXEC_DIRS
+            .iter()
+            .any(|s| p.starts_with(s))
+    };
+    let in_system = system(real);
     for e in rd.flatten().take(MAX_PATH_DIR_ENTRIES) {
         if !e.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
         let p = e.path();
+        // In a system directory, a link to a name of the same directory
+        // (`python3 -> python3.12`) leads where that entry leads, and that
+        // entry is looked at itself: skipped (most of `/usr/bin`'s links).
+        if in_system
+            && std::fs::read_link(&p).is_ok_and(|t| t.components().count() == 1 && !t.has_root())
+        {
+            continue;
+        }
+        // A chain that stays in system directories is no place a run can
+        // change: not carried (the planner would drop it). Walked once,
+        // link by link, before the exact resolution.
+        if in_system {
+            let (hops, end) = link_hops_to(&p);
+            if hops.len() < 40 && system(&end) && hops.iter().all(|h| system(h)) {
+                continue;
+            }
+        }
         if let Some(target) = cache.resolve(&p) {
             let via = format!(
                 "{} (a link in the PATH entry {})",
