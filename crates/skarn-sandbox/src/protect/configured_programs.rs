@@ -9,7 +9,8 @@
 //! read on the host before the run, as git reads its configuration (the
 //! system, global and XDG files with their includes, the workspace
 //! repository's own, `GIT_CONFIG_COUNT`), and the environment variables
-//! naming programs; [`crate::protect::path_shadow`] treats each as a
+//! naming programs, with git's own defaults (`less`, `vi`, `ssh`, the
+//! signing programs); [`crate::protect::path_shadow`] treats each as a
 //! program of a later directory.
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,11 @@ const ENV_COMMANDS: &[&str] = &[
     "VISUAL",
     "BROWSER",
 ];
+
+/// Programs git runs by name when nothing is configured: its default
+/// pager and editor, the ssh transport, the signing programs of
+/// `gpg.format` (openpgp, x509, ssh) and the default askpass.
+const GIT_DEFAULTS: &[&str] = &["less", "vi", "ssh", "gpg", "gpgsm", "ssh-keygen"];
 
 /// Words that run the next word as the command.
 const WRAPPERS: &[&str] = &["env", "exec", "command", "nohup", "nice", "time", "builtin"];
@@ -192,7 +198,7 @@ fn repo_config(ws: &Path) -> Option<PathBuf> {
 /// Every program name the host's configuration runs through `PATH`
 /// (sorted, deduplicated, at most [`MAX_NAMES`]).
 pub fn names(home: Option<&Path>, workspace: &Path) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<String> = GIT_DEFAULTS.iter().map(|s| s.to_string()).collect();
     for f in git_files(home, workspace) {
         let Ok(Some(text)) = crate::protect::host_programs::read_git_file(&f) else {
             continue;
@@ -295,5 +301,6 @@ mod tests {
         let n = names(Some(&home), &ws);
         assert!(n.contains(&"zz-pager".to_string()), "{n:?}");
         assert!(n.contains(&"zz-gpg".to_string()), "{n:?}");
+        assert!(n.contains(&"less".to_string()), "{n:?}");
     }
 }
