@@ -108,6 +108,12 @@ pub struct HostFacts {
         skip_serializing_if = "crate::protect::home_mentions::Mentions::is_empty"
     )]
     pub home_mentions: crate::protect::home_mentions::Mentions,
+    /// Program names the host's configuration runs through `PATH` (git's
+    /// pager, credential helpers, `$EDITOR`...; set by
+    /// [`HostFacts::observe_policy`]; see
+    /// [`crate::protect::configured_programs`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configured_programs: Vec<String>,
     /// Why the workspace is not a project directory, when the user allowed
     /// it anyway (set by [`HostFacts::observe_policy`]; see
     /// [`crate::policy::workspace_kind`]): it is then protected like a home.

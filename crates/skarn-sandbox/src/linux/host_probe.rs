@@ -129,6 +129,7 @@ impl HostFacts {
             trusted_unresolved: Vec::new(),
             home_like_workspace: None,
             home_mentions: Default::default(),
+            configured_programs: Vec::new(),
             startup_relative: Vec::new(),
             workspace_dot_entries: Vec::new(),
             home_entries: Vec::new(),
@@ -177,6 +178,10 @@ impl HostFacts {
                 .chain(policy.write.iter().map(|g| g.path.clone()))
                 .collect();
             self.home_mentions = crate::protect::home_mentions::scan(h, &grants);
+        }
+        if policy.protect_persistence {
+            self.configured_programs =
+                crate::protect::configured_programs::names(self.home.as_deref(), &policy.workspace);
         }
     }
 
@@ -232,12 +237,17 @@ impl HostFacts {
             .cwd
             .clone()
             .unwrap_or_else(|| policy.workspace.clone());
+        let mut listed: Vec<PathBuf> = Vec::new();
         for d in crate::protect::host_programs::path_dirs(&cwd, self.home.as_deref()) {
             if let Some(target) = cache.resolve(&d) {
                 let via = format!("PATH entry {}", d.display());
-                found.extend(crate::protect::host_programs::path_dir_places(
-                    &d, &target, &mut cache,
-                ));
+                // `/bin` and `/usr/bin` are one directory: read once.
+                if !listed.contains(&target) {
+                    listed.push(target.clone());
+                    found.extend(crate::protect::host_programs::path_dir_places(
+                        &d, &target, &mut cache,
+                    ));
+                }
                 found.push(Trusted::new(&d, target, via, false));
             }
         }
@@ -297,15 +307,22 @@ impl HostFacts {
                             && r.starts_with(&t.target)
                 })
         });
-        // Outside the system grants, only for secrets.
+        // Outside the system grants, only for secrets. A system target
+        // reached through a link inside a writable grant stays (h22b D:
+        // `~/.local/bin/x -> <ws>/link -> /usr/bin/true`: the command can
+        // re-point the link).
         found.retain(|t| {
+            let writable = |p: &Path| {
+                std::iter::once(&policy.workspace)
+                    .chain(policy.write.iter().map(|g| &g.path))
+                    .any(|w| p.starts_with(w))
+            };
             t.secret
                 || !crate::policy::SYSTEM_EXEC_DIRS
                     .iter()
                     .any(|d| t.target.starts_with(d))
-                || std::iter::once(&policy.workspace)
-                    .chain(policy.write.iter().map(|g| &g.path))
-                    .any(|w| t.target.starts_with(w))
+                || writable(&t.target)
+                || t.hops.iter().any(|h| writable(h))
         });
         self.trusted = found;
     }

@@ -1,5 +1,6 @@
 //! The declarative [`Policy`]: what a sandboxed command may touch.
 
+pub mod agent_home;
 pub mod assemble;
 pub mod canonical;
 pub mod config;
@@ -427,8 +428,14 @@ pub(crate) const HOME_SECRET_PATHS: &[&str] = &[
 /// configuration, autostart entries, user services, programs on PATH).
 /// Protected like secrets' writes whenever they lie under a writable grant,
 /// which happens only when the workspace is the home directory or an
-/// ancestor of it (refused unless the policy allows it).
-pub(crate) const HOME_PERSISTENCE_PATHS: &[&str] = &[
+/// ancestor of it (refused unless the policy allows it). Agents' and
+/// editors' own places follow, with their reasons ([`agent_home`]).
+pub(crate) const HOME_PERSISTENCE_PATHS: &[&str] = &HOME_PATHS_ALL;
+
+const HOME_PATHS_ALL: [&str; HOME_PATHS_BASE.len() + agent_home::COUNT] =
+    agent_home::with_agent_paths(HOME_PATHS_BASE);
+
+const HOME_PATHS_BASE: &[&str] = &[
     // git runs core.fsmonitor, hooksPath hooks, filters and pagers from here.
     ".gitconfig",
     ".config/git",

@@ -178,6 +178,17 @@ pub(crate) const PLACES: &[Place] = &[
         "ipython runs its profiles' startup files",
     ),
     d(".jupyter", "jupyter runs its configuration files"),
+    // Attack pass h22b F: kernel specs (`kernel.json`'s argv is the
+    // program jupyter starts for a notebook), in jupyter's user data
+    // directory (Linux and macOS).
+    d(
+        ".local/share/jupyter/kernels",
+        "jupyter starts the argv of each kernel.json",
+    ),
+    d(
+        "Library/Jupyter/kernels",
+        "jupyter starts the argv of each kernel.json (macOS)",
+    ),
     f(".irbrc", "irb runs it"),
     f(".pryrc", "pry runs it"),
     f(".gemrc", "gem runs the programs it names"),
@@ -272,6 +283,60 @@ pub(crate) const PLACES: &[Place] = &[
 ];
 
 /// [`PLACES`] directories of packages: only their links are looked at.
+/// System places (absolute) where code-running configuration of every
+/// user lives (attack pass h22b F): a system start-up file or kernel spec
+/// naming a path inside a writable grant runs what the command left there
+/// at the user's next login or notebook. Read like [`PLACES`].
+pub(crate) const SYSTEM_PLACES: &[Place] = &[
+    f("/etc/profile", SH),
+    d("/etc/profile.d", SH),
+    f("/etc/bash.bashrc", SH),
+    f("/etc/bashrc", SH),
+    f("/etc/bash.bash_logout", SH),
+    f("/etc/zshenv", SH),
+    f("/etc/zprofile", SH),
+    f("/etc/zshrc", SH),
+    f("/etc/zlogin", SH),
+    d("/etc/zsh", SH),
+    f("/etc/csh.cshrc", SH),
+    f("/etc/csh.login", SH),
+    d(
+        "/etc/fish",
+        "fish reads config.fish and conf.d/ for every user",
+    ),
+    f(
+        "/etc/environment",
+        "pam_env sets it for every login (LD_PRELOAD, PATH)",
+    ),
+    d(
+        "/etc/environment.d",
+        "systemd sets it for every user session",
+    ),
+    f(
+        "/etc/security/pam_env.conf",
+        "pam_env sets it for every login",
+    ),
+    d("/etc/xdg/autostart", TERM),
+    d("/etc/X11/Xsession.d", SH),
+    f("/etc/inputrc", "readline (every bash) reads it"),
+    d(
+        "/usr/local/share/jupyter/kernels",
+        "jupyter starts the argv of each kernel.json",
+    ),
+    d(
+        "/usr/share/jupyter/kernels",
+        "jupyter starts the argv of each kernel.json",
+    ),
+    d(
+        "/etc/jupyter",
+        "jupyter runs its system configuration files",
+    ),
+    d(
+        "/usr/local/etc/jupyter",
+        "jupyter runs its system configuration files",
+    ),
+];
+
 pub(crate) const LINKS_ONLY_PLACES: &[&str] = &[".node_modules", ".node_libraries"];
 
 /// Directory names inside [`PLACES`] directories that package managers

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::protect::git::gitconfig;
+use crate::protect::trusted::link_hops_to;
 
 /// Include files read per configuration file, at most (a bound).
 const MAX_INCLUDE_DEPTH: u32 = 10;
@@ -84,10 +85,26 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     }
     // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
     // keys given by the environment.
+    for (via, it) in env_git_items() {
+        if names_program(&it)
+            && let Some(v) = it.value.as_deref()
+        {
+            for p in command_paths(v, home) {
+                out.push((p, via.clone(), false));
+            }
+        }
+    }
+    out
+}
+
+/// The configuration items `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` /
+/// `GIT_CONFIG_VALUE_n` give git, with how each is named.
+pub(crate) fn env_git_items() -> Vec<(String, gitconfig::Item)> {
     let n: usize = std::env::var("GIT_CONFIG_COUNT")
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
+    let mut out = Vec::new();
     for i in 0..n.min(1000) {
         let (Ok(k), Ok(v)) = (
             std::env::var(format!("GIT_CONFIG_KEY_{i}")),
@@ -103,15 +120,23 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
             section: first.to_ascii_lowercase(),
             sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
             name: last.to_ascii_lowercase(),
-            value: Some(v.clone()),
+            value: Some(v),
         };
-        if names_program(&it) {
-            for p in command_paths(&v, home) {
-                out.push((p, format!("GIT_CONFIG_KEY_{i} ({k})"), false));
-            }
-        }
+        out.push((format!("GIT_CONFIG_KEY_{i} ({k})"), it));
     }
     out
+}
+
+/// The files a git configuration file `f` includes (any condition,
+/// recursively, bounded), with how each is reached.
+pub(crate) fn includes_of(f: &Path, home: &Path, out: &mut Vec<(PathBuf, String)>) {
+    walk(f, home, 0, out, &mut Vec::new());
+}
+
+/// A git configuration file's text, as [`global_git_programs`] reads it
+/// (a final link followed; `None` when missing).
+pub(crate) fn read_git_file(f: &Path) -> Result<Option<String>, &'static str> {
+    read(f)
 }
 
 /// The paths a shell command line names as the shell would expand them:
@@ -166,7 +191,7 @@ fn expand_vars(t: &str, home: &Path) -> String {
 
 /// Whether a git configuration key names a program (or a directory of
 /// programs) git runs.
-fn names_program(it: &gitconfig::Item) -> bool {
+pub(crate) fn names_program(it: &gitconfig::Item) -> bool {
     let (sec, name) = (it.section.as_str(), it.name.as_str());
     matches!(
         (sec, name),
@@ -258,10 +283,13 @@ pub fn path_dirs(cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Entries of one `PATH` directory looked at for links, at most.
+pub const MAX_PATH_DIR_ENTRIES: usize = 65_536;
+
 /// What a `PATH` directory `dir` (real place `real`) makes the host run
 /// besides its own entries: the places its links lead to (`~/bin/foo ->
-/// ../dotfiles/scripts/foo.sh`; system directories are not listed, at most
-/// 4096 entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
+/// ../dotfiles/scripts/foo.sh`, system directories included, at most
+/// [`MAX_PATH_DIR_ENTRIES`] entries) and, for the `bin` of a virtual environment (`pyvenv.cfg`
 /// or `conda-meta` beside it), the environment itself (its python loads
 /// `.pth` files and modules from `lib`).
 pub fn path_dir_places(
@@ -282,20 +310,40 @@ pub fn path_dir_places(
         );
         out.push(Trusted::new(env, env.to_path_buf(), via, false));
     }
-    if crate::policy::SYSTEM_EXEC_DIRS
-        .iter()
-        .any(|s| real.starts_with(s))
-    {
-        return out;
-    }
+    // System directories too (h22b D): `/usr/local/bin/tool ->
+    // ~/proj/tool` is the user's own link, and the host's next `tool`
+    // runs what the workspace holds. Only links are resolved.
     let Ok(rd) = std::fs::read_dir(real) else {
         return out;
     };
-    for e in rd.flatten().take(4096) {
+    let system = |p: &Path| {
+        crate::policy::SYSTEM_EXEC_DIRS
+            .iter()
+            .any(|s| p.starts_with(s))
+    };
+    let in_system = system(real);
+    for e in rd.flatten().take(MAX_PATH_DIR_ENTRIES) {
         if !e.file_type().is_ok_and(|t| t.is_symlink()) {
             continue;
         }
         let p = e.path();
+        // In a system directory, a link to a name of the same directory
+        // (`python3 -> python3.12`) leads where that entry leads, and that
+        // entry is looked at itself: skipped (most of `/usr/bin`'s links).
+        if in_system
+            && std::fs::read_link(&p).is_ok_and(|t| t.components().count() == 1 && !t.has_root())
+        {
+            continue;
+        }
+        // A chain that stays in system directories is no place a run can
+        // change: not carried (the planner would drop it). Walked once,
+        // link by link, before the exact resolution.
+        if in_system {
+            let (hops, end) = link_hops_to(&p);
+            if hops.len() < 40 && system(&end) && hops.iter().all(|h| system(h)) {
+                continue;
+            }
+        }
         if let Some(target) = cache.resolve(&p) {
             let via = format!(
                 "{} (a link in the PATH entry {})",
@@ -530,6 +578,13 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("PYTHONHOME", false),
     ("PROMPT_COMMAND", false),
     ("XDG_CONFIG_DIRS", false),
+    // Jupyter's search paths (attack pass h22b F): kernel specs there are
+    // programs jupyter starts; configuration files it runs.
+    ("JUPYTER_PATH", false),
+    ("JUPYTER_DATA_DIR", false),
+    ("JUPYTER_CONFIG_DIR", false),
+    ("JUPYTER_CONFIG_PATH", false),
+    ("IPYTHONDIR", false),
     ("XDG_DATA_DIRS", false),
     ("SKARN_CONFIG", true),
     ("SKARN_COMPRESS_RULES", true),

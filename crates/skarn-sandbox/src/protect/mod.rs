@@ -7,6 +7,8 @@
 //! ([`set_aside`], [`run_record`]), the terminal output filter
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
+#[cfg(unix)]
+pub mod configured_programs;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;
@@ -23,6 +25,7 @@ pub mod home_mention_places;
 pub mod home_mentions;
 #[cfg(unix)]
 pub mod host_programs;
+pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;
 #[cfg(unix)]

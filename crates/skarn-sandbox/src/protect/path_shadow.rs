@@ -14,9 +14,25 @@ const MAX_ENTRIES: usize = 4096;
 
 /// After the run: in each of `dirs` (a missing `PATH` directory, with the
 /// `PATH` directories after it), set aside every entry whose name is a
-/// program of a later directory; one line per directory with any.
-pub fn set_aside_shadows(dirs: &[(PathBuf, Vec<PathBuf>)], roots: &[PathBuf]) -> Vec<String> {
-    set_aside_shadows_since(dirs, roots, None)
+/// program of a later directory, or a name the host's configuration runs
+/// through `PATH` (`configured`, see
+/// [`crate::protect::configured_programs`]); one line per directory with
+/// any.
+pub fn set_aside_shadows(
+    dirs: &[(PathBuf, Vec<PathBuf>)],
+    roots: &[PathBuf],
+    configured: &[String],
+) -> Vec<String> {
+    set_aside_shadows_since(dirs, roots, None, configured)
+}
+
+/// Whether a program named `name` in a `PATH` directory would run instead
+/// of a host program: one of a later directory (`later`), or one the
+/// host's configuration runs by that name (`configured`: `core.pager =
+/// delta` with no delta installed).
+pub fn shadows(name: &std::ffi::OsStr, later: &[PathBuf], configured: &[String]) -> bool {
+    configured.iter().any(|c| std::ffi::OsStr::new(c) == name)
+        || later.iter().any(|l| is_program(&l.join(name)))
 }
 
 /// As [`set_aside_shadows`], for `PATH` directories that existed before
@@ -27,6 +43,7 @@ pub fn set_aside_shadows_since(
     dirs: &[(PathBuf, Vec<PathBuf>)],
     roots: &[PathBuf],
     since: Option<std::time::SystemTime>,
+    configured: &[String],
 ) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let changed = |e: &std::fs::DirEntry| match since {
@@ -64,9 +81,7 @@ pub fn set_aside_shadows_since(
         for e in rd.flatten().take(MAX_ENTRIES) {
             let name = e.file_name();
             let n = name.to_string_lossy();
-            if n.contains(".skarn-set-aside-")
-                || !later.iter().any(|l| is_program(&l.join(&name)))
-                || !changed(&e)
+            if n.contains(".skarn-set-aside-") || !shadows(&name, later, configured) || !changed(&e)
             {
                 continue;
             }
@@ -79,7 +94,8 @@ pub fn set_aside_shadows_since(
         if !moved.is_empty() || !kept.is_empty() {
             out.push(format!(
                 "{} is on your PATH and {} during the run; programs in it named like \
-                 programs later on PATH would run instead of them: {}{}",
+                 programs later on PATH (or that your configuration runs by name) would run \
+                 instead of them: {}{}",
                 named.display(),
                 if since.is_some() {
                     "changed"
@@ -130,12 +146,18 @@ mod tests {
             std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
             std::fs::set_permissions(dir.join(n), p).unwrap();
         }
+        std::fs::write(new.join("delta"), "#!/bin/sh\n").unwrap();
         let w = set_aside_shadows(
             &[(new.clone(), vec![sys.clone()])],
             std::slice::from_ref(&d),
+            &["delta".to_string()],
         );
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(!new.join("ls").exists());
+        assert!(
+            !new.join("delta").exists(),
+            "a configured name is set aside"
+        );
         assert!(std::fs::read_dir(&new).unwrap().flatten().any(|e| {
             e.file_name()
                 .to_string_lossy()

@@ -88,12 +88,14 @@ pub fn shadowing_dirs(
     roots: &[PathBuf],
     skip: &[PathBuf],
     since: SystemTime,
+    configured: &[String],
 ) -> (Vec<PathBuf>, Option<String>) {
     let suffixes: Vec<Vec<String>> = rels.iter().map(|r| suffix(r)).collect();
     if suffixes.is_empty() {
         return (Vec::new(), None);
     }
-    let names = program_names(later);
+    let mut names = program_names(later);
+    names.extend(configured.iter().map(std::ffi::OsString::from));
     if names.is_empty() {
         return (Vec::new(), None);
     }
@@ -142,7 +144,8 @@ pub fn shadowing_dirs(
     (out, None)
 }
 
-/// After the run: [`shadowing_dirs`], each set aside as
+/// After the run: [`shadowing_dirs`] (names of `later` and `configured`),
+/// each set aside as
 /// [`crate::protect::path_shadow::set_aside_shadows_since`] does.
 pub fn set_aside(
     rels: &[String],
@@ -150,14 +153,20 @@ pub fn set_aside(
     roots: &[PathBuf],
     skip: &[PathBuf],
     since: Option<SystemTime>,
+    configured: &[String],
 ) -> Vec<String> {
     let Some(since) = since else {
         return Vec::new();
     };
-    let (dirs, cut) = shadowing_dirs(rels, later, roots, skip, since);
+    let (dirs, cut) = shadowing_dirs(rels, later, roots, skip, since, configured);
     let pairs: Vec<(PathBuf, Vec<PathBuf>)> =
         dirs.into_iter().map(|d| (d, later.to_vec())).collect();
-    let mut out = crate::protect::path_shadow::set_aside_shadows_since(&pairs, roots, Some(since));
+    let mut out = crate::protect::path_shadow::set_aside_shadows_since(
+        &pairs,
+        roots,
+        Some(since),
+        configured,
+    );
     out.extend(cut);
     out
 }
@@ -204,6 +213,7 @@ mod tests {
             std::slice::from_ref(&ws),
             &[],
             Some(since),
+            &[],
         );
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(!ws.join("a/b/bin/ls").exists());

@@ -75,6 +75,12 @@ impl Trusted {
 /// The symbolic links met while resolving `p` component by component
 /// (their own places), at most 40.
 pub fn link_hops(p: &Path) -> Vec<PathBuf> {
+    link_hops_to(p).0
+}
+
+/// [`link_hops`], and the path the walk ended at (where `p` leads, when
+/// no bound was hit).
+pub fn link_hops_to(p: &Path) -> (Vec<PathBuf>, PathBuf) {
     use std::collections::VecDeque;
     use std::path::Component;
     let mut hops = Vec::new();
@@ -121,5 +127,5 @@ pub fn link_hops(p: &Path) -> Vec<PathBuf> {
             _ => done = next,
         }
     }
-    hops
+    (hops, done)
 }

@@ -31,6 +31,7 @@ pub fn nonroot() -> HostFacts {
         trusted_unresolved: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),
+        configured_programs: Vec::new(),
         startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
         home_real: None,

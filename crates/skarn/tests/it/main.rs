@@ -106,6 +106,10 @@ mod run_home_mentions_22c;
 mod run_home_scan_size;
 #[cfg(target_os = "linux")]
 mod run_host_runs;
+// Issue 22, attack pass h22b: PATH links, programs git runs by
+// configuration, agents' home configuration.
+#[cfg(target_os = "linux")]
+mod run_host_runs_22b;
 #[cfg(target_os = "linux")]
 mod run_lifecycle;
 #[cfg(target_os = "linux")]

@@ -45,6 +45,9 @@ pub struct Rules {
     /// Relative `PATH` entries (any directory they name) and the absolute
     /// `PATH` directories ([`crate::protect::path_shadow_walk`]).
     pub relative_path: (Vec<String>, Vec<PathBuf>),
+    /// Program names the host's configuration runs through `PATH`
+    /// ([`crate::protect::configured_programs`]).
+    pub configured: Vec<String>,
     /// The workspace holds the home: its dot entries before the run.
     pub home_dots: Option<Vec<String>>,
     /// Relative `core.hooksPath` values of the system and global git
@@ -108,6 +111,7 @@ impl Rules {
             relative_path: a
                 .map(|a| (a.relative_path.clone(), a.path_later.clone()))
                 .unwrap_or_default(),
+            configured: a.map(|a| a.path_configured.clone()).unwrap_or_default(),
             home_dots: a
                 .and_then(|a| a.quarantine_home.as_ref())
                 .filter(|q| q.home == plan.workspace)
@@ -286,9 +290,7 @@ pub fn check(
     {
         for (dir, later) in &rules.path_dirs {
             if abs.parent() == Some(dir.as_path())
-                && later
-                    .iter()
-                    .any(|l| crate::protect::path_shadow::is_program(&l.join(name)))
+                && crate::protect::path_shadow::shadows(name, later, &rules.configured)
             {
                 return Err(format!(
                     "{} is on PATH: this program would shadow the later one",
@@ -299,9 +301,7 @@ pub fn check(
         let (rels, later) = &rules.relative_path;
         if let Some(dir) = abs.parent()
             && crate::protect::path_shadow_walk::named_by(dir, rels)
-            && later
-                .iter()
-                .any(|l| crate::protect::path_shadow::is_program(&l.join(name)))
+            && crate::protect::path_shadow::shadows(name, later, &rules.configured)
         {
             return Err(format!(
                 "{} is on PATH in a shell there (a relative entry of your PATH): this \

@@ -29,6 +29,7 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         trusted_unresolved: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),
+        configured_programs: Vec::new(),
         startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
         home_real: None,

@@ -195,11 +195,13 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         found.extend(crate::protect::path_shadow::set_aside_shadows(
             &a.missing_path_dirs,
             &a.vet_roots,
+            &a.path_configured,
         ));
         found.extend(crate::protect::path_shadow::set_aside_shadows_since(
             &a.changed_path_dirs,
             &a.vet_roots,
             Some(saved.start),
+            &a.path_configured,
         ));
         let top: Vec<PathBuf> = a.changed_path_dirs.iter().map(|(d, _)| d.clone()).collect();
         found.extend(crate::protect::path_shadow_walk::set_aside(
@@ -208,6 +210,7 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             &a.vet_roots,
             &top,
             Some(saved.start),
+            &a.path_configured,
         ));
     }
     if let Some(b) = &saved.git_odd {

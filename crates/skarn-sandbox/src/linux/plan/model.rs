@@ -160,6 +160,12 @@ pub struct AfterRun {
     /// entry's directory must not take.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path_later: Vec<PathBuf>,
+    /// Program names the host's configuration runs through `PATH`
+    /// (`core.pager = delta`): a new program by such a name in one of the
+    /// `PATH` directories above is set aside too
+    /// ([`crate::protect::configured_programs`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_configured: Vec<String>,
     /// Relative `core.hooksPath` values of the global git configuration
     /// (`.githooks`): a repository created during the run with that
     /// directory is set aside ([`crate::protect::git::nested_git`]).

@@ -163,6 +163,39 @@ fn persistence(
             });
         }
     }
+    // What the workspace's mise configuration makes mise run or load on
+    // `cd` (`[env] _.source`, `_.file`, `_.path`, `[hooks]`): the same
+    // (attack pass h22b F).
+    let mise = crate::protect::mise_env::named(ws, host.home.as_deref());
+    for p in mise.files.iter().chain(&mise.path_dirs) {
+        if mise.path_dirs.contains(p) && missing_in_grant(p, g) {
+            report.notes.push(format!(
+                "{} (a PATH directory the workspace's mise configuration adds) is missing: \
+                 the run may create it; new programs in it named like programs later on PATH \
+                 are set aside after the run",
+                p.display()
+            ));
+            continue;
+        }
+        if p == ws {
+            report.notes.push(format!(
+                "{}: the mise configuration names a file skarn cannot place (a template): \
+                 the workspace is read-only for this run",
+                ws.display()
+            ));
+        }
+        if g.writable(p).is_some()
+            && !protects
+                .iter()
+                .any(|o| matches!(o, FsOp::Protect { path, .. } if path == p))
+        {
+            protects.push(FsOp::Protect {
+                path: p.clone(),
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
+    }
     // Other writable directories: their existing persistence paths.
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {
@@ -344,6 +377,15 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         {
             missing_path_dirs.push((d, dirs.clone()));
         }
+        // And those its mise configuration adds (`[env] _.path`).
+        for d in crate::protect::mise_env::named(&policy.workspace, host.home.as_deref())
+            .path_dirs
+            .into_iter()
+            .filter(|d| missing_in_grant(d, g))
+            .take(64)
+        {
+            missing_path_dirs.push((d, dirs.clone()));
+        }
     }
     // Relative `PATH` entries of the home's shell start-up files (atk22d
     // F9): a host shell in a writable root (the project) searches them
@@ -394,6 +436,7 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         changed_path_dirs,
         relative_path,
         path_later,
+        path_configured: host.configured_programs.clone(),
         hooks_rel: crate::protect::git::git_vet::global_relative_hooks(host.home.as_deref()),
     }
 }

@@ -41,7 +41,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::canonical::CanonicalCache;
 use crate::policy::dir_identity::{id_of, through_home_alias};
-use crate::protect::home_mention_places::{LINKS_ONLY_PLACES, PLACES, SOURCED_WHOLE};
+use crate::protect::home_mention_places::{
+    LINKS_ONLY_PLACES, PLACES, SOURCED_WHOLE, SYSTEM_PLACES,
+};
 use pattern::{ANY, Comp};
 pub use words::normalise;
 
@@ -137,7 +139,9 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
     if s.targets.is_empty() || !home.is_absolute() {
         return s.out;
     }
-    for p in PLACES {
+    // The system's start-up files and kernel specs too (absolute: the
+    // join keeps them as they are).
+    for p in PLACES.iter().chain(SYSTEM_PLACES) {
         let at = home.join(p.path);
         if p.dir {
             let whole = at
