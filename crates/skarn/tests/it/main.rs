@@ -36,6 +36,7 @@ mod agent_boundary;
 mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+mod agent_trust_code;
 // Issue 24, third attack pass.
 #[cfg(target_os = "linux")]
 mod agent_round3;
