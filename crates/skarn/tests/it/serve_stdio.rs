@@ -319,7 +319,13 @@ fn gateway_with_children(dir: &Path) -> (Session, Vec<u32>) {
          [servers.wrapped.sandbox]\nexec = [{ex:?}]\n",
         example_server("a", ""),
         // One server unconfined: the process-tree clean-up holds for both.
-        example_server("b", "[servers.b.sandbox]\nenabled = false"),
+        // Installed where no sandbox may write, or it runs confined (ADR 0237).
+        format!(
+            "[servers.b]\ncommand = {:?}\n[servers.b.sandbox]\nenabled = false\n",
+            crate::common::installed(&example_bin(), &dir.join("trusting-home"))
+                .display()
+                .to_string()
+        ),
         format!("{ex}; exit 0"),
     );
     let cfg = write_config(dir, &body);
@@ -503,7 +509,10 @@ fn a_setsid_grandchild_does_not_survive_the_gateway() {
         // sandboxed case is in serve_sandbox.rs.
         "[servers.h]\ncommand = {:?}\nargs = [\"--setsid-child\", {:?}]\n\
          [servers.h.sandbox]\nenabled = false\n",
-        hostile_bin().display().to_string(),
+        // Installed where no sandbox may write (ADR 0237).
+        crate::common::installed(&hostile_bin(), &dir.path().join("trusting-home"))
+            .display()
+            .to_string(),
         pid_file.display().to_string()
     );
     let cfg = write_config(dir.path(), &body);
