@@ -59,6 +59,7 @@ mod exec_self_confined;
 mod exec_wiring;
 #[cfg(target_os = "linux")]
 mod hook_cli;
+mod hook_unknown_tools;
 #[cfg(target_os = "macos")]
 mod macos_run;
 #[cfg(target_os = "linux")]
