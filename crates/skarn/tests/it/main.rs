@@ -60,6 +60,7 @@ mod exec_wiring;
 #[cfg(target_os = "linux")]
 mod hook_cli;
 mod hook_unknown_tools;
+mod init_gemini_trust;
 #[cfg(target_os = "macos")]
 mod macos_run;
 #[cfg(target_os = "linux")]

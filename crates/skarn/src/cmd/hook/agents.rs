@@ -224,6 +224,7 @@ const GEMINI_HARMLESS: &[&str] = &[
     "search_file_content",
     "google_web_search",
     "web_fetch",
+    "write_todos",
 ];
 
 /// Why a tool that reached the hook but is neither handled nor in
