@@ -50,6 +50,15 @@ const CODE_VARS: &[&str] = &[
     "ENV",
 ];
 
+/// Programs that load code from the directory they start in (a project's
+/// `node_modules`, `pyproject.toml`, build files, import maps): run
+/// unconfined there, the project decides what runs.
+const CWD_RUNNERS: &[&str] = &[
+    "npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun", "deno", "uv", "poetry", "pipenv", "pdm",
+    "hatch", "cargo", "go", "make", "just", "rake", "bundle", "composer", "mvn", "gradle",
+    "dotnet",
+];
+
 /// Script extensions: an argument with one names a file the interpreter
 /// runs, even before it exists.
 const SCRIPT_EXT: &[&str] = &[
@@ -107,8 +116,10 @@ impl Config {
             let w = Writable {
                 home: home.as_deref(),
             };
+            let start = cwd.as_deref().or(here.as_deref());
             let why = w
                 .command(command, &bases, value("PATH").as_deref())
+                .or_else(|| start.and_then(|d| w.start_dir(command, args, d)))
                 .or_else(|| args.iter().find_map(|a| w.argument(a, &bases)))
                 .or_else(|| {
                     CODE_VARS.iter().filter(|v| **v != "PATH").find_map(|v| {
@@ -224,6 +235,29 @@ impl Writable<'_> {
         None
     }
 
+    /// A program that loads code from its start directory `dir` (a
+    /// package runner, a build tool, `python -m`/`-c`) started in a place
+    /// a sandboxed command may write.
+    fn start_dir(&self, command: &str, args: &[String], dir: &Path) -> Option<String> {
+        let name = Path::new(command).file_name()?.to_str()?;
+        let python = name.starts_with("python")
+            && args.iter().take_while(|a| a.starts_with('-')).any(|a| {
+                a == "-m"
+                    || a == "-c"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.ends_with(['m', 'c']))
+            });
+        if !(CWD_RUNNERS.contains(&name) || python) {
+            return None;
+        }
+        let w = self.place(dir)?;
+        Some(format!(
+            "{name} loads code from the directory it starts in ({}, in {}, a directory a \
+             sandboxed command may write: a project's node_modules, build or package files)",
+            dir.display(),
+            w.display()
+        ))
+    }
+
     fn argument(&self, arg: &str, bases: &[&Path]) -> Option<String> {
         let v = match arg.split_once('=') {
             Some((k, v)) if k.starts_with('-') => v,
@@ -290,5 +324,16 @@ mod tests {
         let found = c.unconfined_from_writable();
         let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
         assert_eq!(aliases, ["a", "c"], "{found:?}");
+        let npx = format!(
+            "[servers.n]\ncommand = \"npx\"\nargs = [\"-y\", \"@scope/pkg\"]\ncwd = {:?}\n\
+             [servers.n.sandbox]\nenabled = false\n\
+             [servers.p]\ncommand = \"python3\"\nargs = [\"-m\", \"srv\"]\ncwd = {:?}\n\
+             [servers.p.sandbox]\nenabled = false\n",
+            proj.display().to_string(),
+            proj.display().to_string()
+        );
+        let found = cfg(&npx, &proj).unconfined_from_writable();
+        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(aliases, ["n", "p"], "{found:?}");
     }
 }
