@@ -1,24 +1,75 @@
-//! The program files an unconfined server runs from a project directory
-//! (ADR 0095): `skarn trust` records their digests with the file's, and a
-//! trusted file whose unconfined server's program changed since (the agent,
-//! confined, may write the project) counts as untrusted until the user
-//! trusts it again.
+//! Where an unconfined server's code comes from (ADR 0237): a trusted
+//! file's server with `sandbox.enabled = false` runs unconfined only when
+//! nothing it runs lies where a sandboxed command may write. Otherwise it
+//! runs confined (`sandbox.enabled = true`, the file's other settings
+//! kept) and stderr says why.
 //!
-//! Counted: the command (a relative one with a slash against the server's
-//! `cwd`, the gateway's directory and the file's directory; a bare name
-//! through `PATH`) and every argument naming an existing file, resolved
-//! the same way; each kept when its directory is a project directory (not
-//! a system, home or `PATH` directory, which sandboxed commands cannot
-//! write: `skarn_sandbox::policy::workspace_kind::non_project`).
+//! A digest of the named files (ADR 0096) could not cover what an
+//! interpreter loads beside them (a module next to the script, a new
+//! `json.py` that shadows the standard one, `node_modules` up the tree) nor
+//! a program planted in a `PATH` directory searched before the real one:
+//! the place decides, not the content.
+//!
+//! Looked at, against the server's `cwd`, the gateway's directory and the
+//! file's directory: the command (a bare name through the `PATH` the
+//! server gets: every directory searched before the program is found, and
+//! the program's own file); every argument that names an existing path,
+//! or looks like a script (`./x`, `../x`, a script extension); the paths in
+//! the variables that make an interpreter load code (`PYTHONPATH`,
+//! `NODE_OPTIONS`, `LD_PRELOAD`, `HOME`, ...). A place a sandboxed command
+//! may write is a directory with an ancestor (or itself) that `skarn run`
+//! accepts as a workspace (`workspace_kind::non_project` is `None`).
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, ServerTransport};
+use super::{Config, EnvValue, ServerTransport};
+
+/// Variables whose values make an interpreter or the loader run code from
+/// the paths they name.
+const CODE_VARS: &[&str] = &[
+    "PATH",
+    "HOME",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "PERL5LIB",
+    "PERL5OPT",
+    "RUBYLIB",
+    "RUBYOPT",
+    "GEM_HOME",
+    "GEM_PATH",
+    "CLASSPATH",
+    "BASH_ENV",
+    "ENV",
+];
+
+/// Programs that load code from the directory they start in (a project's
+/// `node_modules`, `pyproject.toml`, build files, import maps): run
+/// unconfined there, the project decides what runs.
+const CWD_RUNNERS: &[&str] = &[
+    "npx", "pnpx", "bunx", "npm", "pnpm", "yarn", "bun", "deno", "uv", "poetry", "pipenv", "pdm",
+    "hatch", "cargo", "go", "make", "just", "rake", "bundle", "composer", "mvn", "gradle",
+    "dotnet",
+];
+
+/// Script extensions: an argument with one names a file the interpreter
+/// runs, even before it exists.
+const SCRIPT_EXT: &[&str] = &[
+    "py", "pyc", "js", "mjs", "cjs", "ts", "mts", "rb", "pl", "pm", "php", "lua", "sh", "bash",
+    "jar", "tcl", "r", "jl",
+];
 
 impl Config {
-    /// The program files of each unconfined stdio server that lie in a
-    /// project directory, with the server's alias; sorted, unique.
-    pub fn unconfined_programs(&self) -> Vec<(String, PathBuf)> {
+    /// Each enabled unconfined stdio server that runs code from a place a
+    /// sandboxed command may write, with the reason; in alias order.
+    pub fn unconfined_from_writable(&self) -> Vec<(String, String)> {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute());
@@ -35,6 +86,7 @@ impl Config {
                 args,
                 cwd,
                 sandbox,
+                env,
                 ..
             } = &s.transport
             else {
@@ -43,40 +95,245 @@ impl Config {
             if sandbox.enabled != Some(false) {
                 continue;
             }
+            let cwd = cwd.as_ref().map(|c| match &here {
+                Some(h) => h.join(c),
+                None => c.clone(),
+            });
             let bases: Vec<&Path> = [cwd.as_deref(), here.as_deref(), file_dir.as_deref()]
                 .into_iter()
                 .flatten()
                 .collect();
-            let mut names: Vec<PathBuf> = Vec::new();
-            if command.contains('/') || Path::new(command).is_absolute() {
-                names.extend(bases.iter().map(|b| b.join(command)));
-            } else if let Some(p) = std::env::var_os("PATH") {
-                names.extend(
-                    std::env::split_paths(&p)
-                        .filter(|d| d.is_absolute())
-                        .map(|d| d.join(command))
-                        .find(|f| f.is_file()),
-                );
-            }
-            for a in args {
-                names.extend(bases.iter().map(|b| b.join(a)));
-            }
-            for n in names {
-                let Ok(real) = std::fs::canonicalize(&n) else {
-                    continue;
-                };
-                let in_project = real.is_file()
-                    && real.parent().is_some_and(|d| {
-                        skarn_sandbox::policy::workspace_kind::non_project(d, home.as_deref())
-                            .is_none()
-                    });
-                let entry = (s.alias.clone(), real);
-                if in_project && !out.contains(&entry) {
-                    out.push(entry);
+            let value = |name: &str| -> Option<std::ffi::OsString> {
+                match env.get(name) {
+                    Some(EnvValue::Literal(v)) => Some(v.into()),
+                    Some(EnvValue::FromEnv(f)) => std::env::var_os(&f.from_env),
+                    Some(_) => None,
+                    // Only the base variables reach the server.
+                    None if crate::child_env::is_base(name) => std::env::var_os(name),
+                    None => None,
                 }
+            };
+            let w = Writable {
+                home: home.as_deref(),
+            };
+            let start = cwd.as_deref().or(here.as_deref());
+            let why = w
+                .command(command, &bases, value("PATH").as_deref())
+                .or_else(|| start.and_then(|d| w.start_dir(command, args, d)))
+                .or_else(|| args.iter().find_map(|a| w.argument(a, &bases)))
+                .or_else(|| {
+                    CODE_VARS.iter().filter(|v| **v != "PATH").find_map(|v| {
+                        let val = value(v)?;
+                        w.variable(v, &val.to_string_lossy(), &bases)
+                    })
+                });
+            if let Some(why) = why {
+                out.push((s.alias.clone(), why));
             }
         }
-        out.sort();
         out
+    }
+
+    /// Confine each trusted unconfined server whose code lies where a
+    /// sandboxed command may write; one line per server for stderr.
+    pub fn confine_writable_code(&mut self) -> Vec<String> {
+        let found = self.unconfined_from_writable();
+        let mut notes = Vec::new();
+        for (alias, why) in found {
+            if let Some(s) = self.servers.iter_mut().find(|s| s.alias == alias)
+                && let ServerTransport::Stdio { sandbox, .. } = &mut s.transport
+            {
+                sandbox.enabled = Some(true);
+                notes.push(format!(
+                    "[servers.{alias}] sandbox.enabled = false is ignored: it runs confined, \
+                     because {why}; a sandboxed command (the agent's) could change what it runs. \
+                     Install it where no sandbox may write (a system directory, ~/.local) to run \
+                     it unconfined"
+                ));
+            }
+        }
+        notes
+    }
+}
+
+struct Writable<'a> {
+    home: Option<&'a Path>,
+}
+
+impl Writable<'_> {
+    /// The directory holding `p` (or `p`, a directory) may be written by a
+    /// sandboxed command: it or an ancestor may be a workspace. A missing
+    /// path is judged by its nearest existing ancestor.
+    fn place(&self, p: &Path) -> Option<PathBuf> {
+        let mut at = std::path::absolute(p).ok()?;
+        let real = loop {
+            if let Ok(r) = std::fs::canonicalize(&at) {
+                break r;
+            }
+            if !at.pop() {
+                return None;
+            }
+        };
+        let mut dir = if real.is_dir() {
+            real.clone()
+        } else {
+            real.parent()?.to_path_buf()
+        };
+        loop {
+            if skarn_sandbox::policy::workspace_kind::non_project(&dir, self.home).is_none() {
+                return Some(dir);
+            }
+            if !dir.pop() {
+                return None;
+            }
+        }
+    }
+
+    fn named(&self, what: &str, p: &Path) -> Option<String> {
+        let d = self.place(p)?;
+        Some(format!(
+            "{what} {}, in {}, a directory a sandboxed command may write",
+            p.display(),
+            d.display()
+        ))
+    }
+
+    fn command(
+        &self,
+        command: &str,
+        bases: &[&Path],
+        path: Option<&std::ffi::OsStr>,
+    ) -> Option<String> {
+        if command.contains('/') || Path::new(command).is_absolute() {
+            return bases
+                .iter()
+                .find_map(|b| self.named("its program", &b.join(command)));
+        }
+        let path = path?;
+        for d in std::env::split_paths(path) {
+            if !d.is_absolute() {
+                return Some(format!(
+                    "its PATH has the relative entry {:?}: a program put in the directory it \
+                     names would run in place of {command}",
+                    d.display().to_string()
+                ));
+            }
+            let f = d.join(command);
+            if f.is_file() {
+                return self.named("its program", &f);
+            }
+            if let Some(w) = self.place(&d) {
+                return Some(format!(
+                    "its PATH directory {} (searched before {command} is found) lies in {}, \
+                     where a sandboxed command may write: a program put there would run in \
+                     its place",
+                    d.display(),
+                    w.display()
+                ));
+            }
+        }
+        None
+    }
+
+    /// A program that loads code from its start directory `dir` (a
+    /// package runner, a build tool, `python -m`/`-c`) started in a place
+    /// a sandboxed command may write.
+    fn start_dir(&self, command: &str, args: &[String], dir: &Path) -> Option<String> {
+        let name = Path::new(command).file_name()?.to_str()?;
+        let python = name.starts_with("python")
+            && args.iter().take_while(|a| a.starts_with('-')).any(|a| {
+                a == "-m"
+                    || a == "-c"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.ends_with(['m', 'c']))
+            });
+        if !(CWD_RUNNERS.contains(&name) || python) {
+            return None;
+        }
+        let w = self.place(dir)?;
+        Some(format!(
+            "{name} loads code from the directory it starts in ({}, in {}, a directory a \
+             sandboxed command may write: a project's node_modules, build or package files)",
+            dir.display(),
+            w.display()
+        ))
+    }
+
+    fn argument(&self, arg: &str, bases: &[&Path]) -> Option<String> {
+        let v = match arg.split_once('=') {
+            Some((k, v)) if k.starts_with('-') => v,
+            _ if arg.starts_with('-') => return None,
+            _ => arg,
+        };
+        if v.is_empty() || v.contains("://") {
+            return None;
+        }
+        let scriptish = v.starts_with("./")
+            || v.starts_with("../")
+            || Path::new(v)
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| SCRIPT_EXT.contains(&e.to_ascii_lowercase().as_str()));
+        bases.iter().find_map(|b| {
+            let p = b.join(v);
+            if scriptish || std::fs::symlink_metadata(&p).is_ok() {
+                self.named("its argument", &p)
+            } else {
+                None
+            }
+        })
+    }
+
+    fn variable(&self, name: &str, value: &str, bases: &[&Path]) -> Option<String> {
+        value
+            .split([':', ' ', '='])
+            .filter(|part| {
+                part.starts_with('/') || part.starts_with("./") || part.starts_with("../")
+            })
+            .find_map(|part| {
+                bases
+                    .iter()
+                    .find_map(|b| self.named(&format!("{name} names"), &b.join(part)))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(text: &str, dir: &Path) -> Config {
+        let mut c = Config::parse(text, "t.toml").unwrap();
+        c.path = Some(dir.join("skarn.toml"));
+        c
+    }
+
+    #[test]
+    fn a_program_in_a_project_is_writable_code() {
+        let t = skarn_test_support::TempDir::new("programs");
+        let proj = t.dir("proj");
+        std::fs::write(proj.join("srv.py"), "").unwrap();
+        let c = cfg(
+            "[servers.a]\ncommand = \"/usr/bin/env\"\nargs = [\"python3\", \"srv.py\"]\n\
+             [servers.a.sandbox]\nenabled = false\n\
+             [servers.b]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"cat\"]\n\
+             [servers.b.sandbox]\nenabled = false\n\
+             [servers.c]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"cat\"]\n\
+             env = { PYTHONPATH = \"./lib\" }\n[servers.c.sandbox]\nenabled = false\n",
+            &proj,
+        );
+        let found = c.unconfined_from_writable();
+        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(aliases, ["a", "c"], "{found:?}");
+        let npx = format!(
+            "[servers.n]\ncommand = \"npx\"\nargs = [\"-y\", \"@scope/pkg\"]\ncwd = {:?}\n\
+             [servers.n.sandbox]\nenabled = false\n\
+             [servers.p]\ncommand = \"python3\"\nargs = [\"-m\", \"srv\"]\ncwd = {:?}\n\
+             [servers.p.sandbox]\nenabled = false\n",
+            proj.display().to_string(),
+            proj.display().to_string()
+        );
+        let found = cfg(&npx, &proj).unconfined_from_writable();
+        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(aliases, ["n", "p"], "{found:?}");
     }
 }

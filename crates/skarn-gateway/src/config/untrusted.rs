@@ -30,28 +30,21 @@ impl Config {
             .map(std::path::PathBuf::from)
             .filter(|h| h.is_absolute());
         let store = skarn_sandbox::policy::trust::TrustStore::for_home(home.as_deref());
-        let mut changed = Vec::new();
         if store.trusts(path, text.as_bytes()) {
-            // Its unconfined servers' programs in project directories must
-            // be what the user trusted with it (ADR 0095).
-            for (alias, p) in cfg.unconfined_programs() {
-                let same = skarn_sandbox::policy::trust::digest_file(&p)
-                    .is_some_and(|d| store.trusts_digest(&p, &d));
-                if !same {
-                    changed.push(format!(
-                        "[servers.{alias}] runs {}, which changed since the file was trusted \
-                         (a sandboxed command or the agent may write it): the whole file is \
-                         treated as untrusted",
-                        p.display()
-                    ));
-                }
-            }
-            if changed.is_empty() {
+            // Trusted, but an unconfined server whose code lies where a
+            // sandboxed command may write runs confined (ADR 0237).
+            let notes = cfg.confine_writable_code();
+            if notes.is_empty() {
                 return Ok((cfg, None));
             }
+            let mut w = format!("{}: trusted, but:", path.display());
+            for n in notes {
+                w.push_str("\n  ");
+                w.push_str(&n);
+            }
+            return Ok((cfg, Some(w)));
         }
-        let mut notes = changed;
-        notes.extend(cfg.narrow_untrusted());
+        let notes = cfg.narrow_untrusted();
         if notes.is_empty() {
             return Ok((cfg, None));
         }

@@ -362,6 +362,11 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         "url": args.http,
         "files": summary,
     });
+    // Gemini CLI skips a project's settings, the hook with them, in a
+    // folder it does not trust (issue 24 item 3).
+    if client == Client::GeminiCli && !args.user && edits.iter().any(|(_, e)| e.is_hook()) {
+        eprintln!("{}", super::init_gemini_trust::note(&cwd, &home));
+    }
     if let Some(url) = &args.http {
         eprintln!(
             "skarn: the client connects to {url}; start `skarn serve --http ...` with the same \

@@ -31,6 +31,7 @@ pub mod hook;
 pub mod init;
 pub mod init_clients;
 pub mod init_files;
+mod init_gemini_trust;
 pub mod init_project;
 pub mod recall;
 pub mod run;

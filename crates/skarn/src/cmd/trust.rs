@@ -68,30 +68,12 @@ pub fn trusted(path: &Path, text: &str) -> bool {
     TrustStore::for_home(home().as_deref()).trusts(path, text.as_bytes())
 }
 
-/// Record `text` (read from `path`) as trusted, with the program files its
-/// unconfined servers run from project directories (ADR 0095).
+/// Record `text` (read from `path`) as trusted.
 pub fn record(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
     let store = store_path(home().as_deref()).context("HOME is not set to an absolute path")?;
-    for (_, p) in programs(path, text) {
-        let digest = skarn_sandbox::policy::trust::digest_file(&p)
-            .with_context(|| format!("cannot read {}", p.display()))?;
-        TrustStore::record_digest(&store, &p, digest)
-            .with_context(|| format!("cannot write {}", store.display()))?;
-    }
     TrustStore::record(&store, path, text.as_bytes())
         .with_context(|| format!("cannot write {}", store.display()))?;
     Ok(store)
-}
-
-/// The program files `text`'s unconfined servers run from project
-/// directories (none when it does not parse as a gateway file).
-fn programs(path: &Path, text: &str) -> Vec<(String, PathBuf)> {
-    skarn_gateway::Config::parse(text, &path.display().to_string())
-        .map(|mut c| {
-            c.path = Some(path.to_path_buf());
-            c.unconfined_programs()
-        })
-        .unwrap_or_default()
 }
 
 /// What `text` (the file `path`) widens, one line each (empty: nothing).
@@ -121,11 +103,12 @@ pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
         lines.push(format!("[servers.{}] {}", s.alias, describe(s)));
     }
     cfg.path = Some(path.to_path_buf());
-    for (alias, p) in cfg.unconfined_programs() {
+    // Even trusted, an unconfined server whose code a sandboxed command
+    // may change runs confined (ADR 0237): said before the user trusts.
+    for (alias, why) in cfg.unconfined_from_writable() {
         lines.push(format!(
-            "[servers.{alias}] runs {} unconfined from a project directory: trusted with this \
-             content only (any change, e.g. by the agent, makes the file untrusted again)",
-            p.display()
+            "[servers.{alias}] will run CONFINED even once trusted (sandbox.enabled = false is \
+             ignored): {why}"
         ));
     }
     for n in cfg.narrow_untrusted() {

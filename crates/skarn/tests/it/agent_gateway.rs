@@ -14,7 +14,7 @@ use crate::common::*;
 use skarn_test_support::TempDir;
 
 /// `skarn serve --config cfg` (HOME = `home`), initialized.
-struct Gw {
+pub(crate) struct Gw {
     child: Child,
     lines: Receiver<String>,
     /// The client's roots (`file:` URIs), when it declares the capability.
@@ -22,16 +22,27 @@ struct Gw {
 }
 
 impl Gw {
-    fn start(cfg: &Path, home: &Path) -> Gw {
-        Gw::start_with_roots(cfg, home, None)
+    pub(crate) fn start(cfg: &Path, home: &Path) -> Gw {
+        Gw::start_env(cfg, home, None, &[])
     }
 
     fn start_with_roots(cfg: &Path, home: &Path, roots: Option<&[&Path]>) -> Gw {
+        Gw::start_env(cfg, home, roots, &[])
+    }
+
+    /// Started with `vars` set in its environment too.
+    pub(crate) fn start_env(
+        cfg: &Path,
+        home: &Path,
+        roots: Option<&[&Path]>,
+        vars: &[(&str, &std::ffi::OsStr)],
+    ) -> Gw {
         let mut child = Command::new(exe())
             .args(["serve", "--config"])
             .arg(cfg)
             .current_dir(cfg.parent().unwrap())
             .env("HOME", home)
+            .envs(vars.iter().map(|(k, v)| (*k, *v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -102,14 +113,14 @@ impl Gw {
         }
     }
 
-    fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                          "params": {"name": tool, "arguments": args}}));
         self.answer(id)
     }
 
     /// Stop it; its stderr.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         drop(self.child.stdin.take());
         let _ = self.child.kill();
         let o = self.child.wait_with_output().unwrap();
@@ -188,74 +199,6 @@ fn search_relays_the_fact_not_the_advice_to_widen() {
     }
     // The user still gets the advice.
     assert!(stderr.contains("allow:registries"), "{stderr}");
-}
-
-/// F5: trust covers the program an unconfined server runs from the
-/// project: after a confined command (what the agent's Bash call runs)
-/// rewrites it, `skarn serve` no longer runs that server unconfined, and
-/// says why on stderr.
-#[test]
-fn a_trusted_unconfined_servers_program_rewritten_by_the_agent_runs_confined() {
-    let t = TempDir::new("gw_program");
-    let (repo, home, outside) = (t.dir("repo"), t.dir("home"), t.dir("outside"));
-    for d in [t.path(), &repo, &outside] {
-        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    }
-    let srv = repo.join("srv.sh");
-    std::fs::write(&srv, "#!/bin/sh\nexec cat\n").unwrap();
-    std::fs::set_permissions(&srv, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let cfg = repo.join("skarn.toml");
-    std::fs::write(
-        &cfg,
-        "[servers.docs]\ncommand = \"./srv.sh\"\nstart_timeout = 10\n[servers.docs.sandbox]\nenabled = false\n",
-    )
-    .unwrap();
-    let o = Command::new(exe())
-        .arg("trust")
-        .arg(&cfg)
-        .env("HOME", &home)
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{o:?}");
-    assert!(
-        err(&o).contains("srv.sh"),
-        "the review names the program: {}",
-        err(&o)
-    );
-    // The agent, confined, rewrites the program.
-    let marker = outside.join("pwn");
-    let o = run_in(
-        &repo,
-        &home,
-        &[],
-        &[
-            "sh",
-            "-c",
-            &format!(
-                "printf '#!/bin/sh\\necho PWN > {}\\nexec cat\\n' > srv.sh",
-                marker.display()
-            ),
-        ],
-    );
-    assert_eq!(code(&o), 0, "{o:?}");
-    assert!(std::fs::read_to_string(&srv).unwrap().contains("PWN"));
-    let mut g = Gw::start(&cfg, &home);
-    g.call(2, "search", json!({"query": "docs"}));
-    let stderr = g.stop();
-    assert!(
-        !marker.exists(),
-        "the rewritten program ran unconfined: {stderr}"
-    );
-    assert!(stderr.contains("changed since"), "{stderr}");
-    // Trusted again by the user: it runs as configured (unconfined).
-    trust(&cfg, &home);
-    let mut g = Gw::start(&cfg, &home);
-    g.call(2, "search", json!({"query": "docs"}));
-    g.stop();
-    assert!(
-        marker.exists(),
-        "the control: the program runs unconfined once re-trusted"
-    );
 }
 
 /// Issue 24 item 4, the client's roots: with `[gateway] shell = true` and

@@ -159,3 +159,17 @@ pub fn state_home() -> PathBuf {
     })
     .clone()
 }
+
+/// `program` installed as `home/.local/bin/<its name>` (a hard link, else a
+/// copy): where no sandbox may write, so a trusted file's server with
+/// `sandbox.enabled = false` runs it unconfined (ADR 0237; the build
+/// directory is a project, which a sandboxed command may write).
+pub fn installed(program: &Path, home: &Path) -> PathBuf {
+    let dir = home.join(".local/bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let to = dir.join(program.file_name().unwrap());
+    if !to.exists() && std::fs::hard_link(program, &to).is_err() {
+        std::fs::copy(program, &to).unwrap();
+    }
+    to
+}

@@ -323,7 +323,12 @@ fn vscode_and_windsurf() {
         String::from_utf8_lossy(&f.sh(upd["command"].as_str().unwrap()).stdout),
         "ok\n"
     );
+    // editFiles is a file tool (issue 24): naming no file it is
+    // malformed, and blocked (exit 2).
     let v = json!({"cwd": "/", "tool_name": "editFiles", "tool_input": {"files": []}});
+    let o = f.hook(&["vscode"], &v.to_string());
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(2), 0));
+    let v = json!({"cwd": "/", "tool_name": "read_file", "tool_input": {"filePath": "/a"}});
     let o = f.hook(&["vscode"], &v.to_string());
     assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));
     // Windsurf: block with the confined command.

@@ -36,6 +36,7 @@ mod agent_boundary;
 mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+mod agent_trust_code;
 // Issue 24, third attack pass.
 #[cfg(target_os = "linux")]
 mod agent_round3;
@@ -58,6 +59,8 @@ mod exec_self_confined;
 mod exec_wiring;
 #[cfg(target_os = "linux")]
 mod hook_cli;
+mod hook_unknown_tools;
+mod init_gemini_trust;
 #[cfg(target_os = "macos")]
 mod macos_run;
 #[cfg(target_os = "linux")]
@@ -175,6 +178,8 @@ mod run_walk_bound;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
 // ADR 0130: the workspace as a copy-on-write layer.
+#[cfg(target_os = "linux")]
+mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_workspace_layer;
 #[cfg(target_os = "linux")]

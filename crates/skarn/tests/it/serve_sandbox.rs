@@ -447,9 +447,12 @@ fn a_server_gets_a_placeholder_for_its_secret() {
         format!(
             "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
              env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.g.sandbox]\nread = [{d:?}]\n\n\
-             [servers.u]\ncommand = {h:?}\nargs = [\"--name\", \"u\"]\n\
+             [servers.u]\ncommand = {u:?}\nargs = [\"--name\", \"u\"]\n\
              env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }} }}\n[servers.u.sandbox]\nenabled = false\n",
             h = hostile.display().to_string(),
+            // Unconfined only when installed where no sandbox may write
+            // (ADR 0237).
+            u = crate::common::installed(&hostile, &home).display().to_string(),
             d = dir.path().display().to_string()
         ),
     )

@@ -314,12 +314,16 @@ fn wait_gone(pids: &[u32]) -> Vec<u32> {
 /// session and every descendant process.
 fn gateway_with_children(dir: &Path) -> (Session, Vec<u32>) {
     let ex = example_bin().display().to_string();
+    // One server unconfined: the process-tree clean-up holds for both.
+    // Installed where no sandbox may write, or it runs confined (ADR 0237).
+    let b = crate::common::installed(&example_bin(), &dir.join("trusting-home"))
+        .display()
+        .to_string();
     let body = format!(
-        "{}{}[servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\n\
+        "{}[servers.b]\ncommand = {b:?}\n[servers.b.sandbox]\nenabled = false\n\n\
+         [servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {:?}]\n\
          [servers.wrapped.sandbox]\nexec = [{ex:?}]\n",
         example_server("a", ""),
-        // One server unconfined: the process-tree clean-up holds for both.
-        example_server("b", "[servers.b.sandbox]\nenabled = false"),
         format!("{ex}; exit 0"),
     );
     let cfg = write_config(dir, &body);
@@ -503,7 +507,10 @@ fn a_setsid_grandchild_does_not_survive_the_gateway() {
         // sandboxed case is in serve_sandbox.rs.
         "[servers.h]\ncommand = {:?}\nargs = [\"--setsid-child\", {:?}]\n\
          [servers.h.sandbox]\nenabled = false\n",
-        hostile_bin().display().to_string(),
+        // Installed where no sandbox may write (ADR 0237).
+        crate::common::installed(&hostile_bin(), &dir.path().join("trusting-home"))
+            .display()
+            .to_string(),
         pid_file.display().to_string()
     );
     let cfg = write_config(dir.path(), &body);

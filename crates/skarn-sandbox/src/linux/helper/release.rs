@@ -18,6 +18,13 @@ pub(super) struct Reserved {
     pub(super) fs: Vec<FsOp>,
     pub(super) lock_fd: libc::c_int,
     pub(super) paths: Vec<PathBuf>,
+    /// A copy-on-write run's missing protected paths: it makes no
+    /// placeholder, but a direct run that overlapped it may have, and left
+    /// them to the last run out (issue 24 item 14). Swept like `paths`.
+    pub(super) sweep: Vec<PathBuf>,
+    /// A copy-on-write run found no `.git`: an empty one a direct run
+    /// staged meanwhile is removed by the last run out.
+    pub(super) git_was_missing: bool,
     pub(super) stage: Option<PathBuf>,
     pub(super) ws: PathBuf,
     /// Files git would follow that were absent at the start and cannot be
@@ -37,6 +44,8 @@ impl Reserved {
             fs,
             lock_fd: -1,
             paths: Vec::new(),
+            sweep: Vec::new(),
+            git_was_missing: false,
             stage: None,
             ws,
             absent: Vec::new(),
@@ -48,6 +57,7 @@ impl Reserved {
     /// Whether anything must be undone after the run.
     pub(super) fn leaves_anything(&self) -> bool {
         !self.paths.is_empty()
+            || !self.sweep.is_empty()
             || self.stage.is_some()
             || !self.absent.is_empty()
             || !self.empties.is_empty()
@@ -99,6 +109,19 @@ pub(super) fn remove_placeholders(paths: &[PathBuf]) {
     }
 }
 
+/// Remove the placeholders another run left at `paths` or at one of their
+/// ancestors below `ws` (a run reserves a missing path's first missing
+/// component).
+fn sweep_placeholders(ws: &Path, paths: &[PathBuf]) {
+    for p in paths {
+        for a in p.ancestors().take_while(|a| a.starts_with(ws) && *a != ws) {
+            if is_placeholder(a).is_some() {
+                let _ = std::fs::remove_file(a);
+            }
+        }
+    }
+}
+
 /// Remove the placeholders if no other run holds the workspace lock, and
 /// move a repository created in the sandbox into place (vetted).
 pub(super) fn release(r: Reserved) {
@@ -117,12 +140,20 @@ pub(super) fn release(r: Reserved) {
         return;
     }
     let mut exclusive = false;
-    if !r.paths.is_empty() || r.stage.is_some() || !r.empties.is_empty() {
+    if !r.paths.is_empty() || !r.sweep.is_empty() || r.stage.is_some() || !r.empties.is_empty() {
         // SAFETY: lock_fd is open; a non-blocking exclusive attempt.
         exclusive = unsafe { libc::flock(r.lock_fd, libc::LOCK_EX | libc::LOCK_NB) } == 0;
         if exclusive {
             remove_placeholders(&r.paths);
+            sweep_placeholders(&r.ws, &r.sweep);
             remove_empties(&r.empties);
+            let git = r.ws.join(".git");
+            if r.git_was_missing
+                && std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir())
+                && std::fs::read_dir(&git).is_ok_and(|mut d| d.next().is_none())
+            {
+                let _ = std::fs::remove_dir(&git);
+            }
         }
     }
     if let Some(stage) = &r.stage

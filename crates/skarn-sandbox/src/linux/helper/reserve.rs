@@ -190,6 +190,8 @@ pub(super) fn reserve(
         fs: out,
         lock_fd,
         paths: done.placeholders,
+        sweep: done.sweep,
+        git_was_missing: layered && git_md.is_none(),
         stage,
         ws,
         absent: done.absent,
@@ -444,6 +446,9 @@ struct Resolved {
     ws: PathBuf,
     steps: Vec<FsOp>,
     placeholders: Vec<PathBuf>,
+    /// Missing protected paths of a copy-on-write workspace (see
+    /// `Reserved::sweep`).
+    sweep: Vec<PathBuf>,
     absent: Vec<PathBuf>,
     empties: Vec<(PathBuf, u64)>,
     /// A directory known to exist (the workspace).
@@ -469,7 +474,13 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
     // writable grant (`--write`, a linked worktree's git directory) is
     // written directly, so it is reserved as in the direct mode.
     if missing && done.layered && target.starts_with(&done.ws) {
-        return; // vetted after the run instead
+        // Vetted after the run instead; a direct run in the same workspace
+        // may reserve it meanwhile, and leave its placeholder to the last
+        // run out, which may be this one.
+        if reserve {
+            done.sweep.push(target);
+        }
+        return;
     }
     if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
         done.absent.push(target.clone());

@@ -196,6 +196,51 @@ fn file_refusal(
     Ok(None)
 }
 
+/// Claude Code tools that neither write files nor run code (a matcher
+/// may match inside a name: `Write` in `TodoWrite`, `Bash` in
+/// `BashOutput`; a user's wider matcher sends the readers).
+const CLAUDE_HARMLESS: &[&str] = &[
+    "TodoWrite",
+    "TodoRead",
+    "BashOutput",
+    "KillBash",
+    "KillShell",
+    "Read",
+    "Glob",
+    "Grep",
+    "LS",
+    "NotebookRead",
+    "WebFetch",
+    "WebSearch",
+    "ExitPlanMode",
+];
+
+/// Gemini CLI tools that neither write files nor run code.
+const GEMINI_HARMLESS: &[&str] = &[
+    "read_file",
+    "read_many_files",
+    "list_directory",
+    "glob",
+    "search_file_content",
+    "google_web_search",
+    "web_fetch",
+    "write_todos",
+];
+
+/// Why a tool that reached the hook but is neither handled nor in
+/// `harmless` must not run (`None`: harmless, or the user allowed it with
+/// `[hook] allow_tools`).
+fn unknown_tool(tool: &str, harmless: &[&str], ctx: &Ctx) -> Option<String> {
+    if harmless.contains(&tool) || ctx.settings.allows_tool(tool) {
+        return None;
+    }
+    Some(format!(
+        "skarn: {tool} refused: the skarn hook does not know this tool, and it may write files \
+         or run code unconfined. If it neither writes files nor runs code, the user may allow \
+         it: allow_tools = [\"{tool}\"] under [hook] in ~/.config/skarn/config.toml."
+    ))
+}
+
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
 const POWERSHELL_REFUSED: &str = "skarn: the PowerShell tool cannot run confined; use the Bash \
@@ -243,6 +288,19 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         }})));
     }
     if tool != shell_tool {
+        // What `init`'s matcher sends beyond the tools handled above
+        // (Claude Code's matcher may match inside a name: TodoWrite,
+        // BashOutput) is known harmless; any other tool is refused, not
+        // let through (issue 24: unknown tools fail closed).
+        if shell_tool == "Bash"
+            && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, ctx)
+        {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
         return Ok(Answer::Nothing);
     }
     let tool_input = object(input, "tool_input")?;
@@ -312,6 +370,15 @@ fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
                 "permissionDecisionReason": why,
             }})));
         }
+        // Every tool reaches the hook (VS Code ignores matchers): one it
+        // does not know is refused, not let through (issue 24).
+        if let Some(why) = super::vscode_tools::unknown(tool, &ctx.settings) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
     }
     claude(input, ctx, "run_in_terminal", &[])
 }
@@ -353,7 +420,14 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         }));
     }
     if tool != "run_shell_command" {
-        return Ok(Answer::Json(json!({})));
+        // Only what `init`'s matcher names reaches here; another tool the
+        // matcher happens to match is refused (unknown tools fail closed).
+        return Ok(Answer::Json(
+            match unknown_tool(tool, GEMINI_HARMLESS, ctx) {
+                Some(why) => json!({ "decision": "deny", "reason": why }),
+                None => json!({}),
+            },
+        ));
     }
     object(input, "tool_input")?;
     let cmd = str_field(&input["tool_input"], "command", "tool_input")?;
@@ -401,7 +475,12 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         );
     }
     if tool != "Bash" {
-        return Ok(Answer::Nothing);
+        // Codex honours only a refusal: an unknown tool (one `init`'s
+        // matcher does not name) is refused (fail closed).
+        return Ok(match unknown_tool(tool, &[], ctx) {
+            Some(why) => Answer::Block(why),
+            None => Answer::Nothing,
+        });
     }
     let cmd = codex_command(input)?;
     let ws = workspace(ctx, &[], input.get("cwd"))?;

@@ -42,6 +42,18 @@ pub const FILE_TOOLS: &[&str] = &[
     "insert_edit_into_file",
     "edit_notebook_file",
     "apply_patch",
+    // VS Code: the hooks reference's `editFiles` (`files[]`), its
+    // placeholder id, and the Copilot extension's contributed ids.
+    "editFiles",
+    "edit_files",
+    "copilot_editFiles",
+    "copilot_createFile",
+    "copilot_createDirectory",
+    "copilot_replaceString",
+    "copilot_multiReplaceString",
+    "copilot_insertEdit",
+    "copilot_editNotebook",
+    "copilot_applyPatch",
 ];
 
 /// The paths named on a patch's file lines.
@@ -78,6 +90,27 @@ pub fn targets(tool_input: &Value) -> Result<Vec<String>, String> {
                 .filter_map(|r| r.get("filePath").and_then(Value::as_str))
                 .map(str::to_owned),
         );
+    }
+    // VS Code's `editFiles`: `files` holds paths, or objects naming one.
+    if let Some(Value::Array(fs)) = tool_input.get("files") {
+        for f in fs {
+            match f {
+                Value::String(p) => out.push(p.clone()),
+                Value::Object(o) => {
+                    let named: Vec<String> = PATH_KEYS
+                        .iter()
+                        .chain(["uri"].iter())
+                        .filter_map(|k| o.get(*k).and_then(Value::as_str))
+                        .map(str::to_owned)
+                        .collect();
+                    if named.is_empty() {
+                        return Err("an entry of files names no path the hook can read".into());
+                    }
+                    out.extend(named);
+                }
+                _ => return Err("an entry of files is neither a path nor an object".into()),
+            }
+        }
     }
     for k in PATCH_KEYS {
         if let Some(t) = tool_input.get(*k).and_then(Value::as_str) {
@@ -118,6 +151,11 @@ mod tests {
             "Codex puts the patch in command"
         );
         assert!(targets(&json!({"content": "x"})).unwrap().is_empty());
+        assert_eq!(
+            targets(&json!({"files": ["src/a.ts", {"filePath": "/w/b"}]})).unwrap(),
+            ["src/a.ts", "/w/b"]
+        );
+        assert!(targets(&json!({"files": [1]})).is_err());
         let many: String = (0..300).map(|i| format!("*** Add File: f{i}\n")).collect();
         assert!(targets(&json!({"input": many})).is_err());
     }

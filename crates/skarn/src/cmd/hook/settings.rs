@@ -11,6 +11,9 @@
 //! file_boundary = true          # and writes outside the workspace and the
 //!                               # [run] write grants (see `file_boundary`)
 //! timeout = "20s"               # past this the call is blocked (exit 2)
+//! allow_tools = ["mcp_docs_*"]  # tools you know neither write files nor
+//!                               # run code, answered nothing instead of
+//!                               # refused (unknown tools are refused)
 //! ```
 
 use std::path::Path;
@@ -39,6 +42,8 @@ struct HookSection {
     guard_files: Option<bool>,
     file_boundary: Option<bool>,
     timeout: Option<skarn_units::Value>,
+    #[serde(default)]
+    allow_tools: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,6 +65,19 @@ pub struct Settings {
     /// the agents treat their own hook timeout as a non-blocking error, so
     /// the hook must give up first (default [`DEFAULT_TIMEOUT`]).
     pub timeout: std::time::Duration,
+    /// Tool names (a trailing `*`: a prefix) the user allows although the
+    /// hook does not know them; every other unknown tool is refused.
+    pub allow_tools: Vec<String>,
+}
+
+impl Settings {
+    /// Whether the user allowed the tool `name` (`[hook] allow_tools`).
+    pub fn allows_tool(&self, name: &str) -> bool {
+        self.allow_tools.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p,
+        })
+    }
 }
 
 /// The hook's own time limit: well below the agents' (60 s by default
@@ -79,6 +97,7 @@ impl Settings {
             guard_files: true,
             file_boundary: true,
             timeout: DEFAULT_TIMEOUT,
+            allow_tools: Vec::new(),
         };
         if let Some(f) = file {
             // Never blocks: a FIFO or device is an error (the hook then
@@ -92,6 +111,7 @@ impl Settings {
                             s.decision = d;
                         }
                         s.unsandboxed = h.unsandboxed;
+                        s.allow_tools = h.allow_tools;
                         if let Some(g) = h.guard_files {
                             s.guard_files = g;
                         }

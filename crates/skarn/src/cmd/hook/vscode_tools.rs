@@ -75,6 +75,81 @@ const REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
+/// VS Code tools that neither write files nor run code (core and the
+/// Copilot extension's ids, as its tool list names them): answered
+/// nothing. `run_in_terminal` (confined) and the file tools (guarded) are
+/// handled apart; every other tool is refused (issue 24: CMake, Python
+/// environment, notebook and extension tools, and any new one, write files
+/// or run code the hook cannot judge).
+const KNOWN_SAFE: &[&str] = &[
+    "semantic_search",
+    "get_vscode_api",
+    "test_failure",
+    "file_search",
+    "grep_search",
+    "read_file",
+    "list_dir",
+    "get_errors",
+    "get_changed_files",
+    "read_project_structure",
+    "search_workspace_symbols",
+    "list_code_usages",
+    "copilot_getNotebookSummary",
+    "read_notebook_cell_output",
+    "fetch_webpage",
+    "test_search",
+    "get_project_setup_info",
+    "get_search_view_results",
+    "get_doc_info",
+    "github_repo",
+    "manage_todo_list",
+    "get_terminal_output",
+    "terminal_selection",
+    "terminal_last_command",
+    "get_task_output",
+    "kill_terminal",
+    "vscode_get_confirmation",
+    "vscode_get_terminal_confirmation",
+    "copilot_searchCodebase",
+    "copilot_searchWorkspaceSymbols",
+    "copilot_listCodeUsages",
+    "copilot_getVSCodeAPI",
+    "copilot_testFailure",
+    "copilot_findFiles",
+    "copilot_findTextInFiles",
+    "copilot_readFile",
+    "copilot_listDirectory",
+    "copilot_getErrors",
+    "copilot_getDocInfo",
+    "copilot_getChangedFiles",
+    "copilot_readProjectStructure",
+    "copilot_readNotebookCellOutput",
+    "copilot_fetchWebPage",
+    "copilot_findTestFiles",
+    "copilot_getProjectSetupInfo",
+    "copilot_getSearchResults",
+    "copilot_githubRepo",
+];
+
+/// Why a VS Code tool the hook does not know must not run (`None`: known
+/// to be harmless, or allowed by `[hook] allow_tools`).
+pub fn unknown(tool: &str, settings: &super::settings::Settings) -> Option<String> {
+    if KNOWN_SAFE.contains(&tool)
+        || tool == "run_in_terminal"
+        || super::file_targets::FILE_TOOLS.contains(&tool)
+        || settings.allows_tool(tool)
+    {
+        return None;
+    }
+    Some(format!(
+        "skarn: {tool} refused: skarn does not know this tool, and a tool may write files or run \
+         code on the host, unconfined. Run commands with run_in_terminal (skarn runs them \
+         confined) and edit files with the file tools. If you know {tool} neither writes files \
+         nor runs code, the user may allow it: allow_tools = [\"{tool}\"] under [hook] in \
+         ~/.config/skarn/config.toml."
+    ))
+}
+
 /// Why the VS Code tool `tool` must not run (`None`: not one of these).
 /// `guard_files`: whether the file guard is on (`create_and_run_task`'s
 /// write of `.vscode/tasks.json` is judged by it, and named).
@@ -124,12 +199,25 @@ mod tests {
             let r = refusal(t, &Value::Null, Some("/w"), false, None).unwrap();
             assert!(r.contains("run_in_terminal"), "{r}");
         }
+        let s = super::super::settings::Settings::load(None, None, &[]).unwrap();
+        for t in [
+            "Build_CMakeTools",
+            "create_virtual_environment",
+            "memory",
+            "mcp_x_y",
+        ] {
+            assert!(unknown(t, &s).is_some(), "{t}");
+        }
+        for t in REFUSED.iter().map(|(t, _)| *t) {
+            assert!(unknown(t, &s).is_some(), "{t}");
+        }
         for t in [
             "read_file",
             "get_terminal_output",
             "kill_terminal",
             "run_in_terminal",
         ] {
+            assert!(unknown(t, &s).is_none(), "{t}");
             assert!(
                 refusal(t, &Value::Null, Some("/w"), true, None).is_none(),
                 "{t}"
