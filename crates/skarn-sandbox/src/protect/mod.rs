@@ -22,6 +22,8 @@ pub mod home_mention_places;
 #[cfg(unix)]
 pub mod home_mentions;
 #[cfg(unix)]
+pub mod host_places;
+#[cfg(unix)]
 pub mod host_programs;
 #[cfg(unix)]
 pub mod owner_only;
