@@ -188,100 +188,21 @@ impl HostFacts {
     /// Follow the home's trusted files, git's global configuration and
     /// `PATH` to their real places; keep those inside a grant.
     fn observe_trusted(&mut self, policy: &crate::Policy) {
-        use crate::protect::trusted::Trusted;
-        let mut found = Vec::new();
-        let mut cache = crate::policy::canonical::CanonicalCache::following_dangling_links();
-        if let Some(h) = self.home.clone() {
-            let f = crate::protect::home_links::scan(&h);
-            found = f.trusted;
-            self.trusted_unfinished = f.unfinished;
-            self.trusted_unresolved = f.unresolved;
-            self.startup_relative = f.relative;
-            for (p, via, secret) in crate::protect::host_programs::global_git_programs(&h) {
-                if let Some(target) = cache.resolve(&p) {
-                    found.push(Trusted::new(&p, target, via, secret));
-                }
-            }
-            for (p, via, secret) in crate::protect::host_programs::cloud_config_places(&h) {
-                if let Some(target) = cache.resolve(&p) {
-                    found.push(Trusted::new(&p, target, via, secret));
-                }
-            }
-            for (p, via) in crate::protect::host_programs::ssh_includes(&h) {
-                if let Some(target) = cache.resolve(&p) {
-                    found.push(Trusted::new(&p, target, via, true));
-                }
-            }
-        }
-        // The homes and caches of the host's build tools (cargo, rustup,
-        // go) where the caller's variables and the tools' settings put
-        // them: a build there runs what lies in them (issue 22, C).
-        let var = |k: &str| std::env::var(k).ok();
-        let (homes, empty) =
-            crate::protect::tool_homes::trusted(self.home.as_deref(), &var, &mut cache);
-        found.extend(homes);
-        self.empty_when_missing = empty;
-        for (p, via, secret) in crate::protect::host_programs::env_places(self.home.as_deref()) {
-            if let Some(target) = cache.resolve(&p) {
-                found.push(Trusted::new(&p, target, via, secret));
-            }
-        }
-        // What the user's configuration makes skarn run or read on the
-        // host (a secret's command and script, a missing file source).
-        for (p, via, secret) in &policy.host_places {
-            if let Some(target) = cache.resolve(p) {
-                found.push(Trusted::new(p, target, via.clone(), *secret));
-            }
-        }
         let cwd = policy
             .cwd
             .clone()
             .unwrap_or_else(|| policy.workspace.clone());
-        let mut listed: Vec<PathBuf> = Vec::new();
-        for d in crate::protect::host_programs::path_dirs(&cwd, self.home.as_deref()) {
-            if let Some(target) = cache.resolve(&d) {
-                let via = format!("PATH entry {}", d.display());
-                // `/bin` and `/usr/bin` are one directory: read once.
-                if !listed.contains(&target) {
-                    listed.push(target.clone());
-                    found.extend(crate::protect::host_programs::path_dir_places(
-                        &d, &target, &mut cache,
-                    ));
-                }
-                found.push(Trusted::new(&d, target, via, false));
-            }
-        }
-        // The skarn program itself: the agent hook and MCP clients run it
-        // unconfined by its path (when it lies in a writable grant, e.g. a
-        // source checkout's target/debug/skarn).
-        if let Ok(exe) = std::env::current_exe()
-            && let Some(target) = cache.resolve(&exe)
-        {
-            let via = "the skarn program (agent hooks and MCP clients run it)";
-            found.push(Trusted::new(&exe, target, via.into(), false));
-        }
-        // Editor workspace files (`*.code-workspace`: tasks, settings and
-        // extensions run on open) are found by pattern, not by name.
-        if let Ok(rd) = std::fs::read_dir(&policy.workspace) {
-            for e in rd.flatten().take(100_000) {
-                if e.file_name()
-                    .to_string_lossy()
-                    .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
-                {
-                    let via = "an editor workspace file (tasks and settings run on open)";
-                    found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
-                }
-            }
-        }
-        // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn
-        // runs it on the host.
-        for p in crate::protect::yarn_path::named(&policy.workspace) {
-            if let Some(target) = cache.resolve(&p) {
-                let via = "the yarn program the workspace's .yarnrc.yml (yarnPath) or \
-                           .yarnrc (yarn-path) names (yarn runs it)";
-                found.push(Trusted::new(&p, target, via.into(), false));
-            }
-        }
+        let f = crate::protect::host_places::collect(
+            self.home.as_deref(),
+            &policy.workspace,
+            &cwd,
+            &policy.host_places,
+        );
+        let mut found = f.trusted;
+        self.trusted_unfinished = f.unfinished;
+        self.trusted_unresolved = f.unresolved;
+        self.startup_relative = f.relative;
+        self.empty_when_missing = f.empty_when_missing;
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);
         let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())

@@ -42,10 +42,10 @@ fn linked_why(
     // here), a write grant led into a git directory or another place host
     // programs run code from is refused (atk22b F11).
     if is_write
-        && let Some(n) = real
-            .components()
-            .map(|c| c.as_os_str())
-            .find(|n| *n == ".git" || *n == ".hg" || crate::protect::persistence::any_depth_name(n))
+        && let Some(n) = real.components().map(|c| c.as_os_str()).find(|n| {
+            [".git", ".hg", ".sl", ".jj"].iter().any(|v| *n == *v)
+                || crate::protect::persistence::any_depth_name(n)
+        })
     {
         return Some(format!(
             "it leads to {}, inside {}, a place host programs run code from",

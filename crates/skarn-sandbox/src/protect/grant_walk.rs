@@ -50,6 +50,11 @@ pub(crate) const UPWARD: &[(&str, &[&str], &str)] = &[
         "Mercurial hooks of any hg command there",
     ),
     (
+        ".sl",
+        &["config", "hgrc", "sharedpath"],
+        "Sapling hooks of any sl command there",
+    ),
+    (
         ".jj",
         &["repo", "repo/config.toml"],
         "Jujutsu settings that run programs",
@@ -65,7 +70,7 @@ pub(crate) const UPWARD: &[(&str, &[&str], &str)] = &[
 /// by [`crate::protect::persistence::ENTRIES`] before the run, but files inside
 /// them the run creates (`.hg/hgrc-not-shared`, `.cargo/config.toml`) are
 /// set aside after it like the subdirectories'.
-pub(crate) const UPWARD_AT_ROOT: &[&str] = &[".hg", ".cargo"];
+pub(crate) const UPWARD_AT_ROOT: &[&str] = &[".hg", ".sl", ".cargo"];
 
 /// Whether a missing `inner` file of an [`UPWARD`] directory is reserved
 /// (a placeholder) before the run. Not hg's `sharedpath` (a placeholder

@@ -39,6 +39,11 @@ pub struct Found {
     /// writable grant: a shell started there reads them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relative: Vec<(PathBuf, String)>,
+    /// Files of build tools' homes reserved empty when missing
+    /// ([`crate::protect::tool_homes`]; only from
+    /// [`crate::protect::host_places::collect`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_when_missing: Vec<PathBuf>,
 }
 
 /// Entries examined by one scan (all roots together).

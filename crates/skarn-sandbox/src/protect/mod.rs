@@ -24,6 +24,8 @@ pub mod home_mention_places;
 #[cfg(unix)]
 pub mod home_mentions;
 #[cfg(unix)]
+pub mod host_places;
+#[cfg(unix)]
 pub mod host_programs;
 pub mod mise_env;
 #[cfg(unix)]

@@ -292,6 +292,28 @@ pub const ENTRIES: &[Entry] = &[
         "with `shared`, makes hg follow .hg/sharedpath",
     ),
     e(
+        ".sl/config",
+        Always,
+        "Sapling's repository settings: hooks run by any sl command here, like \
+         Mercurial's (reserving it keeps a new .sl from being made)",
+    ),
+    e(
+        ".sl/hgrc",
+        Never,
+        "Sapling's older name of .sl/config (same hooks; a missing one is reserved when .sl \
+         exists: the walk's upward names)",
+    ),
+    e(
+        ".sl/sharedpath",
+        Never,
+        "sends sl to another repository's .sl (its configuration and hooks)",
+    ),
+    e(
+        ".sl/requires",
+        Never,
+        "with `shared`, makes sl follow .sl/sharedpath",
+    ),
+    e(
         ".cargo/config.toml",
         Never,
         "cargo runs the programs it names (build.rustc-wrapper, rustc, target runners, \
@@ -473,6 +495,7 @@ const TOP_ONLY: &[&str] = &[
     ".lfsconfig",
     ".pre-commit-config.yaml",
     ".hg/hgrc",
+    ".sl/config",
     ".jj/repo/config.toml",
 ];
 

@@ -136,6 +136,27 @@ pub(crate) fn start_up_name(n: &OsStr) -> bool {
         })
 }
 
+/// Directories Python's start-up reads `.pth` files and customize
+/// modules from (`dist-packages`: Debian's name for the system ones).
+const SITE_DIRS: &[&str] = &["site-packages", "dist-packages"];
+
+/// Whether `p` names one of the files [`protected`] and [`set_aside`]
+/// keep from being planted, in whatever environment it lies, existing or
+/// not yet made: a `pyvenv.cfg` (it makes its directory an environment and
+/// names the interpreter), or a start-up name ([`start_up_name`]: a `.pth`,
+/// a customize module in any form) directly inside a site-packages
+/// directory. For writers that bypass the sandbox (an agent's own file
+/// tools, judged by `skarn hook`), which no check after a run follows.
+pub fn start_up_path(p: &Path) -> bool {
+    if p.file_name().is_some_and(|n| n == "pyvenv.cfg") {
+        return true;
+    }
+    let names: Vec<&OsStr> = p.iter().collect();
+    names
+        .windows(2)
+        .any(|w| SITE_DIRS.iter().any(|d| w[0] == *d) && start_up_name(w[1]))
+}
+
 /// The files to keep read-only before a run: `pyvenv.cfg` and each
 /// `.pth` and customize module of the environment `env` (real paths
 /// inside it only: a path through a link cannot be bound read-only).

@@ -26,6 +26,9 @@ mod agent_atk24;
 mod agent_atk24b;
 #[cfg(target_os = "linux")]
 mod agent_atk24c;
+// Issue 24, attack pass atk24i: the file guard asks `skarn run`'s sources.
+#[cfg(target_os = "linux")]
+mod agent_atk24i;
 // Issue 24, attack pass atk24g/h.
 #[cfg(target_os = "linux")]
 mod agent_atk24g;

@@ -39,11 +39,14 @@ pub fn roots(ws: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
     } else {
         vec![ws.to_path_buf()]
     };
-    out.extend(
-        layers
-            .iter()
-            .flat_map(|l| l.write.iter().map(|g| g.path.clone())),
-    );
+    let grants: Vec<skarn_sandbox::Grant> = layers
+        .iter()
+        .flat_map(|l| l.write.iter().cloned())
+        .collect();
+    for g in settled_grants(ws, grants) {
+        out.extend(g.alias);
+        out.push(g.path);
+    }
     let canon: Vec<PathBuf> = out
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
@@ -51,6 +54,29 @@ pub fn roots(ws: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
     out.extend(canon);
     out.retain(|p| p.is_absolute());
     Ok(out)
+}
+
+/// The write grants as `skarn run` binds them
+/// ([`skarn_sandbox::policy::grants::canonicalize`], the function the run
+/// itself calls): a grant it refuses (a link a confined command could
+/// have planted, one leading into a home place) or drops is no root, and
+/// a kept one counts under its canonical and written names. Only the
+/// canonical path is a root, never the link's target reached otherwise
+/// (attack atk24i F2). A refused grant is left out and the others are
+/// settled again, as many times as there are grants.
+fn settled_grants(ws: &Path, mut grants: Vec<skarn_sandbox::Grant>) -> Vec<skarn_sandbox::Grant> {
+    use skarn_sandbox::policy::grants::{GrantError, canonicalize};
+    for _ in 0..=grants.len() {
+        let mut policy = skarn_sandbox::Policy::new(ws);
+        policy.write = grants.clone();
+        match canonicalize(&mut policy) {
+            Ok(_) => return policy.write,
+            Err(GrantError::LinkedGrant { path, .. } | GrantError::PlantedSymlink { path, .. }) => {
+                grants.retain(|g| g.path != path)
+            }
+        }
+    }
+    Vec::new()
 }
 
 /// Why `candidates` (the absolute names one tool path may write, as

@@ -81,17 +81,25 @@ pub fn raw_forms(path: &str, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-/// `p` as compared by name: each component lower-cased, trailing dots and
+/// `p` as compared by name: each component case-folded, trailing dots and
 /// blanks and any `:stream` suffix dropped (what macOS and Windows volumes
 /// ignore or strip), so `.CLAUDE/Settings.json` and `skarn.toml.` are
 /// judged as what they are there. On a case-sensitive volume this only
 /// refuses a few more names, never fewer.
+///
+/// Folding is upper-casing, then lower-casing ([`fold_name`]): NTFS
+/// compares upper-cased names (`ſ` upper-cases to `S`), and Unicode case
+/// folding, which APFS and casefold ext4/tmpfs volumes apply, maps `ſ` to
+/// `s`, the Kelvin sign to `k` and `ﬁ` to `fi`; lower-casing alone leaves
+/// `ſkarn.toml` and `.vſcode` unlike the names they open there (attack
+/// atk24i F7). Every name either folding makes ASCII, this one makes the
+/// same ASCII.
 pub fn fold(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
             Component::Normal(n) => {
-                let s = n.to_string_lossy().to_lowercase();
+                let s = fold_name(&n.to_string_lossy());
                 let s = s.split(':').next().unwrap_or_default();
                 let s = s.trim_end_matches(['.', ' ']);
                 out.push(if s.is_empty() { "." } else { s });
@@ -100,6 +108,13 @@ pub fn fold(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// One name folded as [`fold`] says: upper-cased (NTFS's comparison, and
+/// the full mappings that take `ﬁ` to `FI`), then lower-cased (back to
+/// the form of the protected names, `ſ` and `S` both `s`).
+pub fn fold_name(n: &str) -> String {
+    n.to_uppercase().to_lowercase()
 }
 
 #[cfg(all(test, unix))]
@@ -123,6 +138,21 @@ mod tests {
             fold(Path::new("/H/.Claude/Settings.JSON. ")),
             PathBuf::from("/h/.claude/settings.json")
         );
+        // Case folding, not lower-casing (atk24i F7): long s, ligatures,
+        // the Kelvin sign, final sigma.
+        for (odd, plain) in [
+            ("/w/\u{17f}karn.toml", "/w/skarn.toml"),
+            ("/w/.v\u{17f}code/x", "/w/.vscode/x"),
+            (
+                "/w/.pre-commit-con\u{fb01}g.yaml",
+                "/w/.pre-commit-config.yaml",
+            ),
+            ("/w/ru\u{fb06}-toolchain.toml", "/w/rust-toolchain.toml"),
+            ("/w/\u{212a}", "/w/k"),
+        ] {
+            assert_eq!(fold(Path::new(odd)), fold(Path::new(plain)), "{odd}");
+        }
+        assert_eq!(fold(Path::new("/\u{3c2}")), fold(Path::new("/\u{3a3}")));
         assert_eq!(
             fold(Path::new("/w/skarn.toml::$DATA")),
             PathBuf::from("/w/skarn.toml")

@@ -127,13 +127,14 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
             .unwrap_or_default(),
     );
     let git = super::file_git::Protected::new(ws, &candidates, home);
+    let host = super::file_host::HostPlaces::new(ws, cwd, home);
     for c in &candidates {
         // A version-control directory's files anywhere (a nested
         // repository's `.git/config` or hooks, a `.git` file naming a git
         // directory): host git, hg and jj run what they name.
         if let Some(vcs) = fold(c).components().find_map(|x| {
             let n = x.as_os_str();
-            [".git", ".hg", ".jj"].into_iter().find(|v| n == *v)
+            [".git", ".hg", ".sl", ".jj"].into_iter().find(|v| n == *v)
         }) {
             return Some(format!(
                 "{} is inside a {vcs} directory (or is one): the host's version control runs \
@@ -141,8 +142,23 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 c.display()
             ));
         }
+        if let Some(why) = host.refusal(c) {
+            return Some(why);
+        }
         if let Some(why) = git.refusal(c) {
             return Some(why);
+        }
+        // A Python environment's start-up files, the environment made
+        // yet or not (`skarn run` keeps them read-only and sets new ones
+        // aside; host python runs them at every start; atk24i F3).
+        #[cfg(unix)]
+        if skarn_sandbox::protect::venv_guard::start_up_path(&fold(c)) {
+            return Some(format!(
+                "{} is a Python environment's start-up file (pyvenv.cfg, a .pth or a \
+                 customize module in site-packages: host python runs it at every start); \
+                 sandboxed commands cannot plant it either",
+                c.display()
+            ));
         }
         if let Some(why) = envrc_refusal(c) {
             return Some(why);
@@ -268,23 +284,6 @@ fn home_refusal(c: &Path, homes: &[PathBuf], home: Option<&Path>) -> Option<Stri
                  (sandboxed commands cannot write there either)",
                 c.display()
             ));
-        }
-    }
-    // What the home's dotfiles lead to, files as well as directories
-    // (`~/.bashrc -> ~/dotfiles/bashrc`): `skarn run` keeps the same list
-    // read-only.
-    #[cfg(unix)]
-    if let Some(h) = home {
-        for t in skarn_sandbox::protect::home_links::scan(h).trusted {
-            if fold(c).starts_with(fold(&t.target)) {
-                return Some(format!(
-                    "{} is (or lies in) {}, which the home reaches as {}: host programs read \
-                     or run it; sandboxed commands cannot write it either",
-                    c.display(),
-                    t.target.display(),
-                    t.via
-                ));
-            }
         }
     }
     non_project(c, home)

@@ -1,0 +1,116 @@
+//! The places host programs run or trust, found from the host's side (the
+//! home's links and start-up files, git's global configuration, cloud
+//! tools' configuration, ssh includes, the files the caller's runtime
+//! variables name, `PATH`, the skarn program, editor workspace files, the
+//! yarn program a `.yarnrc.yml` names): one list, read by `skarn run`
+//! ([`crate::HostFacts`]: those inside a grant are kept read-only or
+//! hidden) and by `skarn hook`'s file guard (the agent's own file tools
+//! may not write them), so the two cannot differ (attack atk24i F9).
+
+use std::path::{Path, PathBuf};
+
+use crate::protect::home_links::Found;
+use crate::protect::trusted::Trusted;
+
+/// Every place host programs run or trust for a command in `workspace`
+/// started from `cwd`, with `home` and the caller's environment;
+/// `host_places`: what the user's configuration makes skarn itself run
+/// or read on the host. Not yet narrowed to any grant.
+pub fn collect(
+    home: Option<&Path>,
+    workspace: &Path,
+    cwd: &Path,
+    host_places: &[(PathBuf, String, bool)],
+) -> Found {
+    let mut out = Found::default();
+    let mut cache = crate::policy::canonical::CanonicalCache::following_dangling_links();
+    let found = &mut out.trusted;
+    if let Some(h) = home {
+        let f = crate::protect::home_links::scan(h);
+        found.extend(f.trusted);
+        out.unfinished = f.unfinished;
+        out.unresolved = f.unresolved;
+        out.relative = f.relative;
+        for (p, via, secret) in crate::protect::host_programs::global_git_programs(h) {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted::new(&p, target, via, secret));
+            }
+        }
+        for (p, via, secret) in crate::protect::host_programs::cloud_config_places(h) {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted::new(&p, target, via, secret));
+            }
+        }
+        for (p, via) in crate::protect::host_programs::ssh_includes(h) {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted::new(&p, target, via, true));
+            }
+        }
+    }
+    // The homes and caches of the host's build tools (cargo, rustup, go)
+    // where the caller's variables and the tools' settings put them: a
+    // build there runs what lies in them (issue 22, C).
+    let var = |k: &str| std::env::var(k).ok();
+    let (homes, empty) = crate::protect::tool_homes::trusted(home, &var, &mut cache);
+    found.extend(homes);
+    out.empty_when_missing = empty;
+    let found = &mut out.trusted;
+    for (p, via, secret) in crate::protect::host_programs::env_places(home) {
+        if let Some(target) = cache.resolve(&p) {
+            found.push(Trusted::new(&p, target, via, secret));
+        }
+    }
+    // What the user's configuration makes skarn run or read on the host
+    // (a secret's command and script, a missing file source).
+    for (p, via, secret) in host_places {
+        if let Some(target) = cache.resolve(p) {
+            found.push(Trusted::new(p, target, via.clone(), *secret));
+        }
+    }
+    let mut listed: Vec<PathBuf> = Vec::new();
+    for d in crate::protect::host_programs::path_dirs(cwd, home) {
+        if let Some(target) = cache.resolve(&d) {
+            let via = format!("PATH entry {}", d.display());
+            // `/bin` and `/usr/bin` are one directory: read once.
+            if !listed.contains(&target) {
+                listed.push(target.clone());
+                found.extend(crate::protect::host_programs::path_dir_places(
+                    &d, &target, &mut cache,
+                ));
+            }
+            found.push(Trusted::new(&d, target, via, false));
+        }
+    }
+    // The skarn program itself: the agent hook and MCP clients run it
+    // unconfined by its path (when it lies in a writable grant, e.g. a
+    // source checkout's target/debug/skarn).
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(target) = cache.resolve(&exe)
+    {
+        let via = "the skarn program (agent hooks and MCP clients run it)";
+        found.push(Trusted::new(&exe, target, via.into(), false));
+    }
+    // Editor workspace files (`*.code-workspace`: tasks, settings and
+    // extensions run on open) are found by pattern, not by name.
+    if let Ok(rd) = std::fs::read_dir(workspace) {
+        for e in rd.flatten().take(100_000) {
+            if e.file_name()
+                .to_string_lossy()
+                .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
+            {
+                let via = "an editor workspace file (tasks and settings run on open)";
+                found.push(Trusted::new(&e.path(), e.path(), via.into(), false));
+            }
+        }
+    }
+    // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn runs
+    // it on the host.
+    for p in crate::protect::yarn_path::named(workspace) {
+        if let Some(target) = cache.resolve(&p) {
+            let via = "the yarn program the workspace's .yarnrc.yml (yarnPath) or .yarnrc \
+                       (yarn-path) names (yarn runs it)";
+            found.push(Trusted::new(&p, target, via.into(), false));
+        }
+    }
+    out
+}
