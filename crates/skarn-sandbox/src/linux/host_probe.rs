@@ -212,6 +212,25 @@ impl HostFacts {
                 found.push(Trusted::new(&p, target, via, secret));
             }
         }
+        // Secret files the caller's environment and git's configuration
+        // name (`PGPASSFILE`, `http.sslKey`, the key of `core.sshCommand`):
+        // hidden wherever they lie inside a grant.
+        let here = std::env::current_dir().unwrap_or_else(|_| policy.workspace.clone());
+        let mut secret_files = crate::secrets::env_files::places(self.home.as_deref(), &here);
+        if let Some(h) = &self.home {
+            let git = policy.workspace.join(".git");
+            let repo = git.is_dir().then_some(git.as_path());
+            secret_files.extend(crate::secrets::git_files::places(
+                h,
+                repo,
+                &policy.workspace,
+            ));
+        }
+        for (p, via) in secret_files {
+            if let Some(target) = cache.resolve(&p) {
+                found.push(Trusted::new(&p, target, via, true));
+            }
+        }
         // What the user's configuration makes skarn run or read on the
         // host (a secret's command and script, a missing file source).
         for (p, via, secret) in &policy.host_places {

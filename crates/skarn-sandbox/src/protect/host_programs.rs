@@ -84,6 +84,23 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     }
     // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
     // keys given by the environment.
+    for (it, via) in env_config_items() {
+        if let Some(v) = it.value.as_deref()
+            && names_program(&it)
+        {
+            for p in command_paths(v, home) {
+                out.push((p, via.clone(), false));
+            }
+        }
+    }
+    out
+}
+
+/// The items of git's configuration the environment gives
+/// (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>`), each
+/// with how it is named.
+pub(crate) fn env_config_items() -> Vec<(gitconfig::Item, String)> {
+    let mut out = Vec::new();
     let n: usize = std::env::var("GIT_CONFIG_COUNT")
         .ok()
         .and_then(|c| c.parse().ok())
@@ -103,13 +120,9 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
             section: first.to_ascii_lowercase(),
             sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
             name: last.to_ascii_lowercase(),
-            value: Some(v.clone()),
+            value: Some(v),
         };
-        if names_program(&it) {
-            for p in command_paths(&v, home) {
-                out.push((p, format!("GIT_CONFIG_KEY_{i} ({k})"), false));
-            }
-        }
+        out.push((it, format!("GIT_CONFIG_KEY_{i} ({k})")));
     }
     out
 }
@@ -531,20 +544,7 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("PROMPT_COMMAND", false),
     ("XDG_CONFIG_DIRS", false),
     ("XDG_DATA_DIRS", false),
-    ("SKARN_CONFIG", true),
-    ("SKARN_COMPRESS_RULES", true),
-    ("SKARN_RECALL_DIR", true),
-    ("GNUPGHOME", true),
-    ("KUBECONFIG", true),
-    ("AWS_SHARED_CREDENTIALS_FILE", true),
-    ("AWS_CONFIG_FILE", true),
-    ("DOCKER_CONFIG", true),
-    ("CLOUDSDK_CONFIG", true),
-    ("AZURE_CONFIG_DIR", true),
-    ("GH_CONFIG_DIR", true),
-    ("NETRC", true),
-    ("PASSWORD_STORE_DIR", true),
-    ("GOOGLE_APPLICATION_CREDENTIALS", true),
+    // (Variables naming secret files are `secrets::env_files`'s list.)
 ];
 
 /// The places [`ENV_PLACES`] name in this process's environment (each

@@ -142,6 +142,8 @@ mod run_secret_aliases;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
+mod run_secret_named;
+#[cfg(target_os = "linux")]
 mod run_secret_plan;
 #[cfg(target_os = "linux")]
 mod run_secret_sources;
