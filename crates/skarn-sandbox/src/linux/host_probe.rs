@@ -226,6 +226,16 @@ impl HostFacts {
                 &policy.workspace,
             ));
         }
+        // A secret directory among them, or one `--deny-read` names: the
+        // links inside it lead on to what is as secret.
+        let inner = crate::protect::home_links::secret_links(
+            secret_files
+                .iter()
+                .map(|(p, _)| p.as_path())
+                .chain(policy.deny_read.iter().map(|g| g.path.as_path())),
+        );
+        found.extend(inner.trusted);
+        self.trusted_unfinished.extend(inner.unfinished);
         for (p, via) in secret_files {
             if let Some(target) = cache.resolve(&p) {
                 found.push(Trusted::new(&p, target, via, true));

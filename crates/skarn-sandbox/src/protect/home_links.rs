@@ -162,6 +162,26 @@ fn scan_now(home: &Path) -> Found {
     s.found
 }
 
+/// The links inside secret places named elsewhere than by the home's
+/// fixed names (the caller's environment, git's configuration,
+/// `--deny-read`), followed like those of the home's secret directories:
+/// what they reach is as secret.
+pub fn secret_links<'a>(places: impl IntoIterator<Item = &'a Path>) -> Found {
+    let mut s = Scan {
+        found: Found::default(),
+        cache: CanonicalCache::following_dangling_links(),
+        budget: MAX_ENTRIES,
+        home: PathBuf::new(),
+        walked: Vec::new(),
+    };
+    for p in places {
+        if let Some(real) = s.cache.resolve(p) {
+            s.walk_into(&real);
+        }
+    }
+    s.found
+}
+
 struct Scan {
     found: Found,
     cache: CanonicalCache,

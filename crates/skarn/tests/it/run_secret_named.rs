@@ -265,3 +265,36 @@ fn links_inside_secret_directories_kept_elsewhere_are_hidden_in_any_grant() {
         ],
     );
 }
+
+/// A secret directory the caller's environment names (`DOCKER_CONFIG`,
+/// `GNUPGHOME`) or `--deny-read` names, kept outside the grants: the links
+/// inside it that reach into the workspace are hidden too.
+#[test]
+fn links_inside_secret_directories_named_elsewhere_are_hidden() {
+    let t = TempDir::new("named-dir-links");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let other = t.dir("other");
+    t.file("ws/plain", "PLAIN-OK\n");
+    let dock = t.file("ws/docker.json", "{\"auths\":\"SECRET-K2-DOCK\"}\n");
+    let gpg = t.file("ws/gpgkeys/k.key", "SECRET-K2-GPG\n");
+    let denied = t.file("ws/vault.txt", "SECRET-K2-DENIED\n");
+    t.dir("other/docker");
+    symlink(&dock, other.join("docker/config.json")).unwrap();
+    t.dir("other/gnupg");
+    symlink(ws.join("gpgkeys"), other.join("gnupg/private-keys-v1.d")).unwrap();
+    t.dir("other/vault");
+    symlink(&denied, other.join("vault/token")).unwrap();
+    let deny = format!("--deny-read={}", other.join("vault").display());
+    let o = run_command(
+        &ws,
+        &home,
+        &[&deny],
+        &["sh", "-c", &cat_all(&[&dock, &gpg, &denied])],
+    )
+    .env("DOCKER_CONFIG", other.join("docker"))
+    .env("GNUPGHOME", other.join("gnupg"))
+    .output()
+    .unwrap();
+    assert_hidden(&o, &["SECRET-K2-DOCK", "SECRET-K2-GPG", "SECRET-K2-DENIED"]);
+}
