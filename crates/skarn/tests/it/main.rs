@@ -91,6 +91,8 @@ mod run_failure_line;
 #[cfg(target_os = "linux")]
 mod run_git_config;
 #[cfg(target_os = "linux")]
+mod run_git_index;
+#[cfg(target_os = "linux")]
 mod run_git_links;
 #[cfg(target_os = "linux")]
 mod run_git_protections;

@@ -199,6 +199,18 @@ impl Apply<'_> {
                 self.refuse(&r, why);
                 continue;
             }
+            if what == Change::File && in_git && super::index::is_index(&r) {
+                match super::index::vet_index(self.rules, &r, &upath) {
+                    Ok(notes) => self
+                        .out
+                        .notes
+                        .extend(notes.into_iter().map(|d| format!("{}: {d}", r.display()))),
+                    Err(why) => {
+                        self.refuse(&r, why);
+                        continue;
+                    }
+                }
+            }
             if there.is_some_and(|t| changed_since(&t, self.since)) {
                 self.refuse(&r, HOST_CHANGED.into());
                 continue;
