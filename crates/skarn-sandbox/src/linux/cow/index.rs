@@ -38,9 +38,15 @@ pub(super) fn is_index(rel: &Path) -> bool {
             .any(|c| c.as_os_str() == OsStr::new(".git"))
 }
 
-/// Vet the run's `upper` file for the index at `rel`: the notes of what
-/// was changed in it, or why it is refused.
-pub(super) fn vet_index(rules: &Rules, rel: &Path, upper: &Path) -> Result<Vec<String>, String> {
+/// Vet the run's `upper` file for the index at `rel` (`since`: when the
+/// run started): the notes of what was changed in it, or why it is
+/// refused.
+pub(super) fn vet_index(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+    since: (i64, i64),
+) -> Result<Vec<String>, String> {
     let new = read(upper).ok_or("the index the run left could not be read")?;
     let old = read(&rules.ws.join(rel));
     // The working tree of `<top>/.git/index` is `<top>`; another index's
@@ -50,15 +56,26 @@ pub(super) fn vet_index(rules: &Rules, rel: &Path, upper: &Path) -> Result<Vec<S
         .parent()
         .filter(|g| g.file_name() == Some(OsStr::new(".git")))
         .and_then(Path::parent);
-    let protected = |p: &[u8]| match top {
+    // A path is the run's to stage when the run could have written it:
+    // the layer's own decision, for a file that was there before the run
+    // (tracked, or on the host and not made since the run started) or
+    // one that was not (a missing unreserved name may be made).
+    let protected = |p: &[u8], tracked: bool| match top {
+        // `.gitmodules` is the layer's to vet (`git submodule add` stages
+        // it; its content is vetted where git reads it, ADR 0181), and
+        // git refuses the commands it could name.
+        Some(_) if p == b".gitmodules" => false,
         Some(t) => {
             let path = t.join(OsStr::from_bytes(p));
+            let there = tracked
+                || rustix::fs::lstat(&rules.ws.join(&path))
+                    .is_ok_and(|st| !super::apply::changed_since(&st, since));
             check(
                 rules,
                 &path,
                 Change::File,
                 Path::new("/nonexistent"),
-                true,
+                there,
                 None,
             )
             .is_err()

@@ -205,8 +205,9 @@ pub enum Verdict {
 
 /// Vet `new` (the run's index) against `old` (the host's before the run,
 /// if there was one). `protected` says whether a path of the repository
-/// (relative to its top, `/`-separated) is one the run could not write.
-pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8]) -> bool) -> Verdict {
+/// (relative to its top, `/`-separated; with whether the host's index
+/// tracked it) is one the run could not write.
+pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8], bool) -> bool) -> Verdict {
     if old == Some(new) {
         return Verdict::Keep;
     }
@@ -240,7 +241,7 @@ pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8]) -> bool) ->
     for e in &ix.entries {
         let was = prior(e);
         let same = was.is_some_and(|w| w.mode == e.mode && w.oid == e.oid);
-        if !same && protected(&e.path) {
+        if !same && protected(&e.path, was.is_some()) {
             return Verdict::Refuse(format!(
                 "the run staged content for the protected path {} through the index only \
                  (host git would commit it or check it out): the host's index is kept",

@@ -14,7 +14,7 @@ fn git(dir: &Path, args: &[&str]) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn envrc(p: &[u8]) -> bool {
+fn envrc(p: &[u8], _tracked: bool) -> bool {
     p == b".envrc"
 }
 
@@ -86,7 +86,7 @@ fn staged_protected_paths_refuse_and_new_flags_are_cleared() {
         );
         // The same index is fine when the path is not protected.
         assert!(!matches!(
-            vet(Some(&before), &after, &|_| false),
+            vet(Some(&before), &after, &|_, _| false),
             Verdict::Refuse(_)
         ));
         // Unchanged: nothing to do; garbage: refused.
