@@ -341,8 +341,14 @@ const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscomma
 /// and the keys, certificates, sockets and programs those files name
 /// ([`SSH_FILES`], [`SSH_COMMANDS`]). All are hidden from the run.
 pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
+    ssh_config_places(home, home.join(".ssh/config"))
+}
+
+/// [`ssh_includes`] of the ssh configuration file `start` (one an ssh
+/// command line names with `-F`).
+pub fn ssh_config_places(home: &Path, start: PathBuf) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let mut todo = vec![home.join(".ssh/config")];
+    let mut todo = vec![start];
     let mut seen = 0;
     while let Some(f) = todo.pop() {
         seen += 1;

@@ -199,10 +199,7 @@ pub fn places_with(
                 Some((k, _)) if !k.contains('/') => Vec::new(),
                 _ => one(&v, h, cwd).into_iter().collect(),
             },
-            SshCommand => crate::secrets::ssh_keys::named(&v, h, cwd)
-                .into_iter()
-                .map(|(p, _)| p)
-                .collect(),
+            SshCommand => crate::secrets::ssh_keys::named_deep(&v, h, cwd),
             Inside(entries) => match one(&v, h, cwd) {
                 Some(d) => entries.iter().map(|e| d.join(e)).collect(),
                 None => Vec::new(),

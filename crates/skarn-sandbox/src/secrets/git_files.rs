@@ -69,10 +69,7 @@ fn named(it: &Item, home: &Path, cwd: &Path) -> Vec<PathBuf> {
     match (it.section.as_str(), it.name.as_str()) {
         ("http", n) if HTTP_FILES.contains(&n) => vec![path(v, home, cwd)],
         ("user", "signingkey") => signing_key(v, home, cwd),
-        ("core", "sshcommand") => crate::secrets::ssh_keys::named(v, home, cwd)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect(),
+        ("core", "sshcommand") => crate::secrets::ssh_keys::named_deep(v, home, cwd),
         _ => Vec::new(),
     }
 }

@@ -94,6 +94,23 @@ fn split(cmd: &str) -> Vec<String> {
     out
 }
 
+/// [`named`], and for each `-F` file the keys, certificates and files
+/// it names in turn (read as `~/.ssh/config` is, includes followed).
+pub fn named_deep(cmd: &str, home: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (p, how) in named(cmd, home, cwd) {
+        if how == "ssh -F" {
+            out.extend(
+                crate::protect::host_programs::ssh_config_places(home, p.clone())
+                    .into_iter()
+                    .map(|(q, _)| q),
+            );
+        }
+        out.push(p);
+    }
+    out
+}
+
 /// One named file: `~/`, `$HOME` and `$VAR` expanded, relative to `cwd`.
 fn place(word: &str, home: &Path, cwd: &Path) -> Option<PathBuf> {
     let w = word.trim().trim_matches(['"', '\'']);

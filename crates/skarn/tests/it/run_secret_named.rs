@@ -57,6 +57,12 @@ fn secret_files_the_callers_environment_names_are_hidden() {
     let netrc = t.file("ws/netrc", "machine h password SECRET-I-NETRC\n");
     let key = t.file("ws/deploy key", "SECRET-I-SSHKEY\n");
     let cargo = t.file("ws/cargo/credentials.toml", "token = \"SECRET-I-CARGO\"\n");
+    // A key named by the ssh configuration file `-F` names.
+    let cfg_key = t.file("ws/cfg_key", "SECRET-I-SSHCFG\n");
+    let ssh_cfg = t.file(
+        "ws/ssh_config",
+        format!("Host *\n  IdentityFile {}\n", cfg_key.display()),
+    );
     // `NETRC` names a link in the home that leads into the workspace.
     symlink(&netrc, home.join("netrc-link")).unwrap();
     let p = |f: &Path| f.display().to_string();
@@ -87,7 +93,7 @@ fn secret_files_the_callers_environment_names_are_hidden() {
     .env("NETRC", "~/netrc-link")
     .env(
         "GIT_SSH_COMMAND",
-        format!("ssh -o BatchMode=yes -i '{}'", p(&key)),
+        format!("ssh -o BatchMode=yes -i '{}' -F {}", p(&key), p(&ssh_cfg)),
     )
     .env("CARGO_HOME", p(&ws.join("cargo")))
     .output()
@@ -107,6 +113,7 @@ fn secret_files_the_callers_environment_names_are_hidden() {
             "SECRET-I-NETRC",
             "SECRET-I-SSHKEY",
             "SECRET-I-CARGO",
+            "SECRET-I-SSHCFG",
         ],
     );
     // Hidden, not lost.
@@ -297,4 +304,25 @@ fn links_inside_secret_directories_named_elsewhere_are_hidden() {
     .output()
     .unwrap();
     assert_hidden(&o, &["SECRET-K2-DOCK", "SECRET-K2-GPG", "SECRET-K2-DENIED"]);
+}
+
+/// The ssh configuration file `GIT_SSH_COMMAND` names with `-F`: the key
+/// it names is hidden (alone: with other variables set, another
+/// protection may hide the directory).
+#[test]
+fn a_key_the_ssh_configuration_of_git_ssh_command_names_is_hidden() {
+    let t = TempDir::new("named-ssh-f");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    t.file("ws/plain", "PLAIN-OK\n");
+    let key = t.file("ws/cfg_key", "SECRET-I2-SSHCFG\n");
+    let cfg = t.file(
+        "ws/ssh_config",
+        format!("Host *\n  IdentityFile {}\n", key.display()),
+    );
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &cat_all(&[&key])])
+        .env("GIT_SSH_COMMAND", format!("ssh -F {}", cfg.display()))
+        .output()
+        .unwrap();
+    assert_hidden(&o, &["SECRET-I2-SSHCFG"]);
 }

@@ -68,7 +68,7 @@ pub(super) fn vet_index(
         Some(t) => {
             let path = t.join(OsStr::from_bytes(p));
             let there = tracked
-                || rustix::fs::lstat(&rules.ws.join(&path))
+                || rustix::fs::lstat(rules.ws.join(&path))
                     .is_ok_and(|st| !super::apply::changed_since(&st, since));
             check(
                 rules,
