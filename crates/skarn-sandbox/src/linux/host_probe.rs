@@ -203,6 +203,39 @@ impl HostFacts {
         self.trusted_unresolved = f.unresolved;
         self.startup_relative = f.relative;
         self.empty_when_missing = f.empty_when_missing;
+        // Secret files the caller's environment and git's configuration
+        // name (`PGPASSFILE`, `http.sslKey`, the key of `core.sshCommand`):
+        // hidden wherever they lie inside a grant.
+        {
+            use crate::protect::trusted::Trusted;
+            let mut cache = crate::policy::canonical::CanonicalCache::following_dangling_links();
+            let here = std::env::current_dir().unwrap_or_else(|_| policy.workspace.clone());
+            let mut secret_files = crate::secrets::env_files::places(self.home.as_deref(), &here);
+            if let Some(h) = &self.home {
+                let git = policy.workspace.join(".git");
+                let repo = git.is_dir().then_some(git.as_path());
+                secret_files.extend(crate::secrets::git_files::places(
+                    h,
+                    repo,
+                    &policy.workspace,
+                ));
+            }
+            // A secret directory among them, or one `--deny-read` names:
+            // the links inside it lead on to what is as secret.
+            let inner = crate::protect::home_links::secret_links(
+                secret_files
+                    .iter()
+                    .map(|(p, _)| p.as_path())
+                    .chain(policy.deny_read.iter().map(|g| g.path.as_path())),
+            );
+            found.extend(inner.trusted);
+            self.trusted_unfinished.extend(inner.unfinished);
+            for (p, via) in secret_files {
+                if let Some(target) = cache.resolve(&p) {
+                    found.push(Trusted::new(&p, target, via, true));
+                }
+            }
+        }
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);
         let roots: Vec<&Path> = std::iter::once(policy.workspace.as_path())

@@ -421,6 +421,21 @@ pub(crate) const HOME_SECRET_PATHS: &[&str] = &[
     ".cache/huggingface/token",
     ".psql_history",
     ".mysql_history",
+    // Found by attack round 3 (issue 22): git's cookie file, mysql's
+    // login file, mail and other clients' stored passwords, key stores.
+    ".gitcookies",
+    ".mylogin.cnf",
+    ".authinfo",
+    ".authinfo.gpg",
+    ".msmtprc",
+    ".config/msmtp",
+    ".fetchmailrc",
+    ".subversion/auth",
+    ".kaggle",
+    ".config/kaggle",
+    ".config/solana",
+    ".config/helm/repositories.yaml",
+    ".vnc/passwd",
 ];
 
 /// Paths under the home directory that a host program runs or trusts

@@ -209,9 +209,8 @@ pub fn names(home: Option<&Path>, workspace: &Path) -> Vec<String> {
             }
         }
     }
-    for (k, v) in crate::protect::host_programs::env_git_items() {
-        let _ = k;
-        out.extend(git_item_names(&v));
+    for (it, _) in crate::protect::host_programs::env_config_items() {
+        out.extend(git_item_names(&it));
     }
     for var in ENV_COMMANDS {
         if let Ok(v) = std::env::var(var) {

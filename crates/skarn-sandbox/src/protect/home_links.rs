@@ -111,6 +111,7 @@ fn scan_now(home: &Path) -> Found {
         cache: CanonicalCache::following_dangling_links(),
         budget: MAX_ENTRIES,
         home: home.to_path_buf(),
+        walked: Vec::new(),
     };
     let shell_rc = ENTRIES
         .iter()
@@ -175,11 +176,34 @@ fn scan_now(home: &Path) -> Found {
     s.found
 }
 
+/// The links inside secret places named elsewhere than by the home's
+/// fixed names (the caller's environment, git's configuration,
+/// `--deny-read`), followed like those of the home's secret directories:
+/// what they reach is as secret.
+pub fn secret_links<'a>(places: impl IntoIterator<Item = &'a Path>) -> Found {
+    let mut s = Scan {
+        found: Found::default(),
+        cache: CanonicalCache::following_dangling_links(),
+        budget: MAX_ENTRIES,
+        home: PathBuf::new(),
+        walked: Vec::new(),
+    };
+    for p in places {
+        if let Some(real) = s.cache.resolve(p) {
+            s.walk_into(&real);
+        }
+    }
+    s.found
+}
+
 struct Scan {
     found: Found,
     cache: CanonicalCache,
     budget: usize,
     home: PathBuf,
+    /// Real directories a secret walk went into through a link (each once:
+    /// links may loop).
+    walked: Vec<PathBuf>,
 }
 
 /// Home places whose links lead to programs, caches or data rather than
@@ -265,14 +289,37 @@ impl Scan {
             // link): that place is the one to protect, whole.
             self.push(
                 &p,
-                real,
+                real.clone(),
                 format!("{} (through a link)", p.display()),
                 secret,
             );
+            // A secret directory kept elsewhere (`~/.aws -> ~/sync/aws`):
+            // the links inside it lead on, and what they reach is as
+            // secret (`credentials -> ~/project/creds`).
+            if secret {
+                self.walk_into(&real);
+            }
             return;
         }
         let depth = if SHALLOW.contains(&rel) { 1 } else { MAX_DEPTH };
         self.walk(&p, depth, secret);
+    }
+
+    /// Walk the real directory `real` a secret path leads to (once).
+    fn walk_into(&mut self, real: &Path) {
+        if self.first_walk(real) {
+            self.walk(real, MAX_DEPTH, true);
+        }
+    }
+
+    /// Whether `real` is a directory no secret walk went into yet (and
+    /// record it).
+    fn first_walk(&mut self, real: &Path) -> bool {
+        if !real.is_dir() || self.walked.iter().any(|w| w == real) {
+            return false;
+        }
+        self.walked.push(real.to_path_buf());
+        true
     }
 
     /// Whether `p` is one of the home's [`SHALLOW`] roots.
@@ -301,7 +348,17 @@ impl Scan {
                 let path = e.path();
                 if ft.is_symlink() {
                     if let Some(real) = self.cache.resolve(&path) {
-                        self.push(&path, real, format!("{} (a link)", path.display()), secret);
+                        self.push(
+                            &path,
+                            real.clone(),
+                            format!("{} (a link)", path.display()),
+                            secret,
+                        );
+                        // An entry of a secret directory linking to a
+                        // directory: its own links are followed too.
+                        if secret && level + 1 < depth && self.first_walk(&real) {
+                            stack.push((real, level + 1, depth));
+                        }
                     }
                 } else if ft.is_dir() {
                     if level + 1 < depth {
@@ -362,68 +419,5 @@ pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::symlink;
-
-    #[test]
-    fn links_at_every_level_are_followed() {
-        let t = tempdir();
-        let (home, ws) = (t.join("home"), t.join("ws"));
-        std::fs::create_dir_all(home.join(".config/nvim/lua")).unwrap();
-        std::fs::create_dir_all(home.join(".aws")).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        symlink(ws.join("bashrc"), home.join(".bashrc")).unwrap();
-        symlink(ws.join("init.lua"), home.join(".config/nvim/lua/init.lua")).unwrap();
-        symlink(ws.join("creds"), home.join(".aws/credentials")).unwrap();
-        std::fs::write(home.join(".gitconfig"), "[include]\npath = ../ws/git.inc\n").unwrap();
-        let f = scan(&home);
-        let has = |p: &str, secret: bool| {
-            f.trusted
-                .iter()
-                .any(|t| t.target == ws.join(p) && t.secret == secret)
-        };
-        assert!(has("bashrc", false), "{f:?}");
-        assert!(has("init.lua", false), "{f:?}");
-        assert!(has("creds", true), "{f:?}");
-        assert!(has("git.inc", false), "{f:?}");
-        assert!(f.unfinished.is_empty());
-        std::fs::remove_dir_all(&t).unwrap();
-    }
-
-    #[test]
-    fn skarn_state_and_server_states_are_walked_one_level_from_dot_local_too() {
-        let t = tempdir();
-        let (home, ws) = (t.join("home"), t.join("ws"));
-        let deep = home.join(".local/state/skarn/store/k/c/l");
-        std::fs::create_dir_all(&deep).unwrap();
-        std::fs::create_dir_all(home.join(".local/share/app/plugins")).unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        symlink(ws.join("deep"), deep.join("link")).unwrap();
-        symlink(ws.join("top"), home.join(".local/state/skarn/top")).unwrap();
-        let server = home.join(".local/state/skarn-servers/a-1/w");
-        std::fs::create_dir_all(&server).unwrap();
-        symlink(ws.join("server"), server.join("link")).unwrap();
-        symlink(ws.join("plugin"), home.join(".local/share/app/plugins/p")).unwrap();
-        let f = scan(&home);
-        let has = |p: &str| f.trusted.iter().any(|t| t.target == ws.join(p));
-        // Another program's data under `.local` is walked deep; skarn's
-        // own stores only one level, from whichever root reaches them.
-        assert!(has("plugin"), "{f:?}");
-        assert!(has("top"), "{f:?}");
-        assert!(!has("deep"), "{f:?}");
-        assert!(!has("server"), "{f:?}");
-        std::fs::remove_dir_all(&t).unwrap();
-    }
-
-    fn tempdir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "skarn-home-links-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::canonicalize(d).unwrap()
-    }
-}
+#[path = "home_links_tests.rs"]
+mod tests;

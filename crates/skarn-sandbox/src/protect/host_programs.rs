@@ -85,9 +85,9 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     }
     // GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n: the same
     // keys given by the environment.
-    for (via, it) in env_git_items() {
-        if names_program(&it)
-            && let Some(v) = it.value.as_deref()
+    for (it, via) in env_config_items() {
+        if let Some(v) = it.value.as_deref()
+            && names_program(&it)
         {
             for p in command_paths(v, home) {
                 out.push((p, via.clone(), false));
@@ -97,9 +97,10 @@ pub fn global_git_programs(home: &Path) -> Vec<(PathBuf, String, bool)> {
     out
 }
 
-/// The configuration items `GIT_CONFIG_COUNT` / `GIT_CONFIG_KEY_n` /
-/// `GIT_CONFIG_VALUE_n` give git, with how each is named.
-pub(crate) fn env_git_items() -> Vec<(String, gitconfig::Item)> {
+/// The items of git's configuration the environment gives
+/// (`GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>`), each
+/// with how it is named.
+pub(crate) fn env_config_items() -> Vec<(gitconfig::Item, String)> {
     let n: usize = std::env::var("GIT_CONFIG_COUNT")
         .ok()
         .and_then(|c| c.parse().ok())
@@ -122,7 +123,7 @@ pub(crate) fn env_git_items() -> Vec<(String, gitconfig::Item)> {
             name: last.to_ascii_lowercase(),
             value: Some(v),
         };
-        out.push((format!("GIT_CONFIG_KEY_{i} ({k})"), it));
+        out.push((it, format!("GIT_CONFIG_KEY_{i} ({k})")));
     }
     out
 }
@@ -376,8 +377,14 @@ const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscomma
 /// and the keys, certificates, sockets and programs those files name
 /// ([`SSH_FILES`], [`SSH_COMMANDS`]). All are hidden from the run.
 pub fn ssh_includes(home: &Path) -> Vec<(PathBuf, String)> {
+    ssh_config_places(home, home.join(".ssh/config"))
+}
+
+/// [`ssh_includes`] of the ssh configuration file `start` (one an ssh
+/// command line names with `-F`).
+pub fn ssh_config_places(home: &Path, start: PathBuf) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let mut todo = vec![home.join(".ssh/config")];
+    let mut todo = vec![start];
     let mut seen = 0;
     while let Some(f) = todo.pop() {
         seen += 1;
@@ -586,20 +593,7 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("JUPYTER_CONFIG_PATH", false),
     ("IPYTHONDIR", false),
     ("XDG_DATA_DIRS", false),
-    ("SKARN_CONFIG", true),
-    ("SKARN_COMPRESS_RULES", true),
-    ("SKARN_RECALL_DIR", true),
-    ("GNUPGHOME", true),
-    ("KUBECONFIG", true),
-    ("AWS_SHARED_CREDENTIALS_FILE", true),
-    ("AWS_CONFIG_FILE", true),
-    ("DOCKER_CONFIG", true),
-    ("CLOUDSDK_CONFIG", true),
-    ("AZURE_CONFIG_DIR", true),
-    ("GH_CONFIG_DIR", true),
-    ("NETRC", true),
-    ("PASSWORD_STORE_DIR", true),
-    ("GOOGLE_APPLICATION_CREDENTIALS", true),
+    // (Variables naming secret files are `secrets::env_files`'s list.)
 ];
 
 /// The places [`ENV_PLACES`] name in this process's environment (each

@@ -5,13 +5,21 @@
 //! cargo's and git's own credential settings ([`tool_credentials`]), and the files of the
 //! grants that already hold a granted value ([`stored_values`], walking
 //! them with [`value_scan`], one file judged by `value_file`; the tools' own configuration files found by
-//! [`tool_configs`]).
+//! [`tool_configs`]); secret files named elsewhere: by the caller's
+//! environment ([`env_files`]), by git's configuration ([`git_files`]),
+//! by an ssh command line ([`ssh_keys`]).
 
 pub mod cargo_config;
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
+#[cfg(target_os = "linux")]
+pub mod env_files;
+#[cfg(target_os = "linux")]
+pub mod git_files;
+#[cfg(target_os = "linux")]
+pub mod ssh_keys;
 #[cfg(target_os = "linux")]
 pub mod stored_values;
 pub mod tool_configs;

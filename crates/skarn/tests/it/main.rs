@@ -97,6 +97,8 @@ mod run_failure_line;
 #[cfg(target_os = "linux")]
 mod run_git_config;
 #[cfg(target_os = "linux")]
+mod run_git_index;
+#[cfg(target_os = "linux")]
 mod run_git_links;
 #[cfg(target_os = "linux")]
 mod run_git_protections;
@@ -157,6 +159,8 @@ mod run_report;
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
+#[cfg(target_os = "linux")]
+mod run_secret_named;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
 #[cfg(target_os = "linux")]

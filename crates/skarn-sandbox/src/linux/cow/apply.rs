@@ -73,7 +73,7 @@ fn is_git_dir(d: BorrowedFd<'_>) -> bool {
 }
 
 /// Whether `st` was changed at or after `since` (seconds, nanoseconds).
-fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
+pub(super) fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
     // (`st_ctime` is an i64 on every 64-bit Linux target.)
     #[allow(clippy::useless_conversion)]
     let sec = i64::try_from(st.st_ctime).unwrap_or(i64::MAX);
@@ -198,6 +198,18 @@ impl Apply<'_> {
             if let Err(why) = vet::check(self.rules, &r, what, &upath, there.is_some(), git) {
                 self.refuse(&r, why);
                 continue;
+            }
+            if what == Change::File && in_git && super::index::is_index(&r) {
+                match super::index::vet_index(self.rules, &r, &upath, self.since) {
+                    Ok(notes) => self
+                        .out
+                        .notes
+                        .extend(notes.into_iter().map(|d| format!("{}: {d}", r.display()))),
+                    Err(why) => {
+                        self.refuse(&r, why);
+                        continue;
+                    }
+                }
             }
             if there.is_some_and(|t| changed_since(&t, self.since)) {
                 self.refuse(&r, HOST_CHANGED.into());

@@ -8,6 +8,7 @@
 //! refused ones are reported and discarded with the layer.
 
 mod apply;
+mod index;
 mod place;
 pub mod vet;
 

@@ -11,6 +11,8 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+#[cfg(unix)]
+pub mod index_vet;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,96 @@
+//! A repository index the run changed, vetted before it is applied
+//! ([`crate::protect::git::index_vet`], ADR 0235): the host's index stays
+//! when the run staged content for a path it could not write; flags the
+//! run set are cleared and the cached trees dropped otherwise.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::vet::{Change, Rules, check};
+use crate::protect::git::index_vet::{MAX_INDEX, Verdict, vet};
+
+/// Read a regular file of at most [`MAX_INDEX`] bytes, never through a
+/// link.
+fn read(p: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(p)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut v = Vec::new();
+    f.take(MAX_INDEX as u64 + 1).read_to_end(&mut v).ok()?;
+    Some(v)
+}
+
+/// Whether `rel` (relative to the workspace) is a repository's index in
+/// its git directory (`.git/index`, `sub/.git/index`, a linked worktree's
+/// `.git/worktrees/<name>/index`).
+pub(super) fn is_index(rel: &Path) -> bool {
+    rel.file_name() == Some(OsStr::new("index"))
+        && rel
+            .components()
+            .any(|c| c.as_os_str() == OsStr::new(".git"))
+}
+
+/// Vet the run's `upper` file for the index at `rel` (`since`: when the
+/// run started): the notes of what was changed in it, or why it is
+/// refused.
+pub(super) fn vet_index(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+    since: (i64, i64),
+) -> Result<Vec<String>, String> {
+    let new = read(upper).ok_or("the index the run left could not be read")?;
+    let old = read(&rules.ws.join(rel));
+    // The working tree of `<top>/.git/index` is `<top>`; another index's
+    // (a linked worktree's) is elsewhere: its flags and cached trees are
+    // still vetted.
+    let top = rel
+        .parent()
+        .filter(|g| g.file_name() == Some(OsStr::new(".git")))
+        .and_then(Path::parent);
+    // A path is the run's to stage when the run could have written it:
+    // the layer's own decision, for a file that was there before the run
+    // (tracked, or on the host and not made since the run started) or
+    // one that was not (a missing unreserved name may be made).
+    let protected = |p: &[u8], tracked: bool| match top {
+        // `.gitmodules` is the layer's to vet (`git submodule add` stages
+        // it; its content is vetted where git reads it, ADR 0181), and
+        // git refuses the commands it could name.
+        Some(_) if p == b".gitmodules" => false,
+        Some(t) => {
+            let path = t.join(OsStr::from_bytes(p));
+            let there = tracked
+                || rustix::fs::lstat(rules.ws.join(&path))
+                    .is_ok_and(|st| !super::apply::changed_since(&st, since));
+            check(
+                rules,
+                &path,
+                Change::File,
+                Path::new("/nonexistent"),
+                there,
+                None,
+            )
+            .is_err()
+        }
+        None => false,
+    };
+    match vet(old.as_deref(), &new, &protected) {
+        Verdict::Keep => Ok(Vec::new()),
+        Verdict::Refuse(why) => Err(why),
+        Verdict::Rewrite(bytes, notes) => {
+            let tmp = upper.with_extension("skarn-vetted");
+            std::fs::write(&tmp, bytes)
+                .and_then(|()| std::fs::rename(&tmp, upper))
+                .map_err(|e| format!("the index could not be vetted ({e})"))?;
+            Ok(notes)
+        }
+    }
+}
