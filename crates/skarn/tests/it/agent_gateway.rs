@@ -14,7 +14,7 @@ use crate::common::*;
 use skarn_test_support::TempDir;
 
 /// `skarn serve --config cfg` (HOME = `home`), initialized.
-struct Gw {
+pub(crate) struct Gw {
     child: Child,
     lines: Receiver<String>,
     /// The client's roots (`file:` URIs), when it declares the capability.
@@ -22,7 +22,7 @@ struct Gw {
 }
 
 impl Gw {
-    fn start(cfg: &Path, home: &Path) -> Gw {
+    pub(crate) fn start(cfg: &Path, home: &Path) -> Gw {
         Gw::start_with_roots(cfg, home, None)
     }
 
@@ -102,14 +102,14 @@ impl Gw {
         }
     }
 
-    fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
+    pub(crate) fn call(&mut self, id: u64, tool: &str, args: Value) -> Value {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                          "params": {"name": tool, "arguments": args}}));
         self.answer(id)
     }
 
     /// Stop it; its stderr.
-    fn stop(mut self) -> String {
+    pub(crate) fn stop(mut self) -> String {
         drop(self.child.stdin.take());
         let _ = self.child.kill();
         let o = self.child.wait_with_output().unwrap();
