@@ -52,6 +52,20 @@ struct Findings {
     /// What the current project's Claude Code settings do beside skarn's
     /// hook (`disableAllHooks` turns it off; other hooks, env overrides).
     agent_settings: Vec<String>,
+    /// Why Codex does not run skarn's hook of `~/.codex/config.toml` (no
+    /// approval on record, or disabled; `None`: fine or not installed).
+    codex_hook: Option<String>,
+}
+
+/// See [`Findings::codex_hook`].
+fn codex_hook() -> Option<String> {
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute())?;
+    let path = home.join(".codex/config.toml");
+    let text = skarn_sandbox::policy::config::read_text(&path).ok()??;
+    super::codex_trust::not_approved(&path, &text)
+        .map(|l| skarn_sandbox::protect::terminal_filter::one_line(&l))
 }
 
 /// The current project's `.claude/settings(.local).json` entries that can
@@ -147,6 +161,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         code_mode: skarn_worker::doctor_summary(),
         servers,
         agent_settings: agent_settings(),
+        codex_hook: codex_hook(),
     }
 }
 
@@ -239,6 +254,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for l in &f.agent_settings {
                 println!("  warning: {l}");
             }
+        }
+        if let Some(l) = &f.codex_hook {
+            println!("codex hook: warning: {l}");
         }
     }
     if !args.self_test {
