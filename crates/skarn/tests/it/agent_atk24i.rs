@@ -317,3 +317,41 @@ fn codexs_hook_approval_is_asked_for_and_checked() {
     let d = doctor();
     assert!(!d.contains("codex hook: warning"), "{d}");
 }
+
+/// F5, an entry written before: `doctor` names a skarn hook entry of the
+/// project's Claude Code settings that lacks `onFailure: "block"`.
+#[test]
+fn doctor_names_a_claude_hook_that_fails_open() {
+    let t = TempDir::new("atk24i_f5doc");
+    let (proj, home) = (t.dir("proj"), t.dir("home"));
+    std::fs::create_dir_all(proj.join(".git")).unwrap();
+    let init = Command::new(exe())
+        .args(["init", "--client", "claude-code", "--hook-only"])
+        .current_dir(&proj)
+        .env("HOME", &home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&init), 0, "{}", err(&init));
+    let doctor = || {
+        let o = Command::new(exe())
+            .arg("doctor")
+            .current_dir(&proj)
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", state_home())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        out(&o)
+    };
+    assert!(!doctor().contains("onFailure"), "{}", doctor());
+    // The entry as an older `init` wrote it.
+    let f = proj.join(".claude/settings.json");
+    let old = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace(",\"onFailure\":\"block\"", "");
+    let old = old.replace("\"onFailure\": \"block\"", "\"x\": 0");
+    std::fs::write(&f, old).unwrap();
+    let d = doctor();
+    assert!(d.contains("no onFailure"), "{d}");
+}
