@@ -41,21 +41,9 @@ pub fn fetch_hint(alias: &str, command: &str, cfg: &SandboxConfig, mode: &str) -
 
 /// A server's last stderr line as relayed to the model: the sandbox
 /// helper's advice to widen the policy (flags, `--report`) removed, the
-/// fact kept (ADR 0095's rule for §5 of issue 24).
+/// fact kept (ADR 0095's rule for §5 of issue 24; ADR 0240).
 pub fn fact_only(line: &str) -> String {
-    #[allow(unused_mut)]
-    let mut s = line.to_owned();
-    // Only the Linux helper writes that advice.
-    #[cfg(target_os = "linux")]
-    for a in skarn_sandbox::linux::plan::FAILURE_ADVICE {
-        s = s.replace(a, "");
-    }
-    // The failure line's fix (ADR 0182): everything after its marker.
-    #[cfg(target_os = "linux")]
-    if let Some(i) = s.find(skarn_sandbox::report::denials::FIX_MARKER) {
-        s.truncate(i);
-    }
-    s
+    skarn_sandbox::report::advice::fact_only(line)
 }
 
 #[cfg(test)]

@@ -254,7 +254,12 @@ pub async fn call(
     let mut text = format!("exit {code}\n");
     text.push_str(&String::from_utf8_lossy(&out));
     if !err.is_empty() {
-        text.push_str(&String::from_utf8_lossy(&err));
+        // `skarn run` leaves its advice to widen out for this caller
+        // (SKARN_CALLER=gateway); cut again here, whatever printed it: the
+        // model gets the facts, the user decides (issue 24 item 5).
+        text.push_str(&skarn_sandbox::report::advice::fact_only(
+            &String::from_utf8_lossy(&err),
+        ));
     }
     text_result(text, Some(json!({"exit_code": code})), code != 0)
 }

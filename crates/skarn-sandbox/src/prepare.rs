@@ -136,6 +136,7 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     }
     plan.report.notes.extend(settled.notes);
     let mut warnings = settled.warnings;
+    warnings.extend(crate::linux::simulate::simulation_ignored());
     if purpose == Purpose::Run
         && policy.protect_persistence
         && let Some(w) = crate::protect::envrc::over_cap(&policy.workspace.join(".envrc"))

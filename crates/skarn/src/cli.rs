@@ -71,7 +71,9 @@ pub fn main() -> ExitCode {
             let _ = writeln!(
                 std::io::stderr(),
                 "skarn: error: {}",
-                skarn_sandbox::protect::terminal_filter::one_line(&format!("{err:#}"))
+                skarn_sandbox::protect::terminal_filter::one_line(&cmd::run::for_reader(&format!(
+                    "{err:#}"
+                )))
             );
             ExitCode::from(EXIT_USAGE)
         }

@@ -361,7 +361,9 @@ impl Downstream {
             r.failures += 1;
             r.ready_since = None;
         }
-        let cause = self.with_give_up(cause);
+        // The cause reaches the model (`search`): the fact, not the advice
+        // to widen, which the log line above keeps for the user (ADR 0240).
+        let cause = self.with_give_up(skarn_sandbox::report::advice::fact_only(&cause));
         *lock(&self.listing) = Arc::new(Listing::default());
         self.dirty.fetch_add(1, Ordering::AcqRel);
         self.health.send_replace(Health::Failed {

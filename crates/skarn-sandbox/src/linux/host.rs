@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// Environment variable naming mechanisms to treat as missing, comma
 /// separated (`namespaces`, `userns`, `landlock`, `landlock-net`,
 /// `landlock-scope`, `seccomp`, `cgroup`, `memory-cgroup`, `idmap`). A testing aid to exercise the
-/// degraded paths on a fully capable host; it can only weaken confinement,
-/// and every weakening shows up in the report.
+/// degraded paths on a fully capable host, honoured only by builds made for
+/// tests ([`crate::linux::simulate`]): any other build ignores it and says so.
 pub(crate) const SIMULATE_MISSING_ENV: &str = "SKARN_SANDBOX_SIMULATE_MISSING";
 
 /// Facts about the host that the pure planner needs.

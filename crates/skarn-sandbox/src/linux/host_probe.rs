@@ -56,9 +56,8 @@ fn secret_aliases(home: Option<&Path>, uid: u32) -> Vec<PathBuf> {
 impl HostFacts {
     /// Probe the running host. Cheap (a few syscalls and small file reads).
     pub fn probe() -> HostFacts {
-        let missing = std::env::var(SIMULATE_MISSING_ENV).unwrap_or_default();
-        let missing: Vec<&str> = missing.split(',').map(str::trim).collect();
-        let has = |m: &str| !missing.contains(&m);
+        let missing = crate::linux::simulate::simulated_missing();
+        let has = |m: &str| !missing.iter().any(|x| x == m);
         // SAFETY: getuid/getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let mut abi = if has("landlock") {
@@ -326,7 +325,7 @@ fn read_num(path: &str) -> Option<i64> {
 }
 
 /// Whether the sysctls allow unprivileged user namespaces.
-fn userns_sysctls_allow() -> bool {
+pub(crate) fn userns_sysctls_allow() -> bool {
     if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
         return false;
     }
@@ -336,7 +335,7 @@ fn userns_sysctls_allow() -> bool {
     true
 }
 
-fn seccomp_available() -> bool {
+pub(crate) fn seccomp_available() -> bool {
     // PR_GET_SECCOMP returns 0 when seccomp is compiled in and unused here.
     // SAFETY: prctl(PR_GET_SECCOMP) reads no memory from us.
     let r = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };

@@ -6,7 +6,7 @@
 //! ([`landlock_rules`]), the seccomp deny-list ([`seccomp`]), privileges
 //! ([`privs`]), memory limits ([`memory`]), the egress proxy's process
 //! ([`egress`]), the terminal relay ([`tty_relay`]), and the escape probes of
-//! `skarn doctor` ([`probe`]).
+//! `skarn doctor` ([`probe`]); the testing aid [`simulate`].
 
 pub mod cow;
 pub mod egress;
@@ -27,6 +27,7 @@ pub mod plan;
 pub mod privs;
 pub mod probe;
 pub mod seccomp;
+pub mod simulate;
 pub mod staging;
 pub mod store;
 pub mod sys;

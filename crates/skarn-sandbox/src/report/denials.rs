@@ -7,9 +7,9 @@
 //! command that fails with nothing recorded (`exit 7`, a failing test)
 //! gets no line; `--report` then says what the sandbox denies by policy.
 //!
-//! The fix is said in the caller's terms ([`Caller`]): a flag for a
-//! person at a terminal, a configuration key for an agent behind the
-//! hook or the gateway's `run` tool (which cannot pass flags).
+//! The fix is said to a person at a terminal only (a flag); an agent
+//! behind the hook or the gateway's `run` tool ([`Caller`]) gets the fact
+//! (issue 24 item 5: the host in the line is the one the command chose).
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,13 @@ impl Caller {
             return Caller::Hook;
         }
         Caller::Terminal
+    }
+
+    /// Whether a model reads what this run prints (the hook's commands,
+    /// the gateway's `run` tool): advice to widen is then left out
+    /// ([`crate::report::advice`]).
+    pub fn model_facing(&self) -> bool {
+        matches!(self, Caller::Hook | Caller::Gateway)
     }
 
     /// Whether the plan's value is the default (for serde).
@@ -116,23 +123,22 @@ pub fn from_egress(report: &RestrictionReport) -> Vec<Denial> {
         .collect()
 }
 
-/// How to widen the network, in the caller's terms.
-fn net_fix(caller: Caller, host: Option<&str>) -> String {
+/// How to widen the network, for a person at a terminal only: a model
+/// (the hook's commands, the gateway's `run` tool) gets the fact, since
+/// the host in a denial is the one the command chose (attack atk24i F1).
+fn net_fix(caller: Caller, host: Option<&str>) -> Option<String> {
     let value = match host {
         Some(h) => format!("allow:{h}"),
         None => "allow:HOST".into(),
     };
     match caller {
-        Caller::Terminal => format!("--net {value} (or --net outbound)"),
-        Caller::Hook | Caller::Gateway => format!(
-            "net = \"{value}\" under [run] in ~/.config/skarn/config.toml (or the workspace's \
-             skarn.toml once trusted with `skarn trust`); an agent cannot pass --net"
-        ),
+        Caller::Terminal => Some(format!("--net {value} (or --net outbound)")),
+        Caller::Hook | Caller::Gateway => None,
     }
 }
 
-/// Where the failure line's fix starts (what relays the line to a model,
-/// the gateway, cuts it there: the model gets the fact).
+/// Where the failure line's fix starts ([`crate::report::advice`] cuts a
+/// line there for a model).
 pub const FIX_MARKER: &str = "; to allow the network: ";
 
 /// Most denials named in the line (the rest are counted; `--report
@@ -164,7 +170,9 @@ pub fn line(denied: &[Denial], caller: Caller) -> Option<String> {
         .iter()
         .any(|d| d.kind == "host" || d.kind == "network")
     {
-        format!("{FIX_MARKER}{}", net_fix(caller, host))
+        net_fix(caller, host)
+            .map(|f| format!("{FIX_MARKER}{f}"))
+            .unwrap_or_default()
     } else {
         String::new()
     };
@@ -197,7 +205,7 @@ mod tests {
         );
         let h = line(&d, Caller::Hook).unwrap();
         assert!(
-            !h.contains("--net allow") && h.contains("under [run]"),
+            !h.contains("--net") && !h.contains("allow") && h.contains("network: 2"),
             "{h}"
         );
         let w = [Denial {

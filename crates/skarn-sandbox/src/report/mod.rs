@@ -1,5 +1,6 @@
 //! [`RestrictionReport`]: what was and was not enforced for one run.
 
+pub mod advice;
 pub mod denials;
 pub mod report_provenance;
 pub mod report_text;

@@ -52,6 +52,51 @@ struct Findings {
     /// What the current project's Claude Code settings do beside skarn's
     /// hook (`disableAllHooks` turns it off; other hooks, env overrides).
     agent_settings: Vec<String>,
+    /// Why Codex does not run skarn's hook of `~/.codex/config.toml` (no
+    /// approval on record, or disabled; `None`: fine or not installed).
+    codex_hook: Option<String>,
+}
+
+/// skarn's Claude Code hook entries of `path` (holding `text`) without
+/// `onFailure: "block"`: a hook that cannot start or is killed at the
+/// client's time limit then lets the call run (attack atk24i F5).
+fn fails_open(path: &std::path::Path, text: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let groups = v
+        .pointer("/hooks/PreToolUse")
+        .and_then(serde_json::Value::as_array);
+    let missing = groups
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(serde_json::Value::as_array))
+        .flatten()
+        .filter(|h| {
+            h.get("command")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|c| crate::cmd::hook::is_installed_hook(c, "claude-code"))
+        })
+        .any(|h| h.get("onFailure").and_then(serde_json::Value::as_str) != Some("block"));
+    if !missing {
+        return Vec::new();
+    }
+    vec![format!(
+        "{}: skarn's hook has no onFailure: \"block\", so a hook that cannot start or times \
+         out lets the command run unconfined: run `skarn init --client claude-code` again",
+        skarn_sandbox::protect::terminal_filter::one_line(&path.display().to_string())
+    )]
+}
+
+/// See [`Findings::codex_hook`].
+fn codex_hook() -> Option<String> {
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute())?;
+    let path = home.join(".codex/config.toml");
+    let text = skarn_sandbox::policy::config::read_text(&path).ok()??;
+    super::codex_trust::not_approved(&path, &text)
+        .map(|l| skarn_sandbox::protect::terminal_filter::one_line(&l))
 }
 
 /// The current project's `.claude/settings(.local).json` entries that can
@@ -66,6 +111,7 @@ fn agent_settings() -> Vec<String> {
         match skarn_sandbox::policy::config::read_text(&p) {
             Ok(Some(t)) => {
                 out.extend(super::init_project::findings(&p, &t, "claude-code"));
+                out.extend(fails_open(&p, &t));
             }
             Ok(None) => {}
             Err(e) => out.push(skarn_sandbox::protect::terminal_filter::one_line(
@@ -147,6 +193,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         code_mode: skarn_worker::doctor_summary(),
         servers,
         agent_settings: agent_settings(),
+        codex_hook: codex_hook(),
     }
 }
 
@@ -239,6 +286,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for l in &f.agent_settings {
                 println!("  warning: {l}");
             }
+        }
+        if let Some(l) = &f.codex_hook {
+            println!("codex hook: warning: {l}");
         }
     }
     if !args.self_test {

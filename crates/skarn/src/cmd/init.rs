@@ -355,6 +355,10 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         }
         summary.push(serde_json::json!({"path": path, "changed": true, "backup": backup}));
     }
+    if client == Client::Codex {
+        // Codex does not run the hook until the user approves it (F12).
+        eprintln!("skarn: {}", super::codex_trust::APPROVE);
+    }
     let doc = serde_json::json!({
         // The name the user types (`claude-code`), not the Rust variant.
         "client": clap::ValueEnum::to_possible_value(&client).map(|v| v.get_name().to_owned()),

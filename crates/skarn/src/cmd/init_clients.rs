@@ -130,9 +130,13 @@ pub fn plan(
                     entry: json!({
                         "matcher": super::hook::CLAUDE_MATCHER,
                         // Seconds; past it Claude Code lets the call go
-                        // ahead, so the hook's own limit stays below it.
+                        // ahead unless `onFailure` says "block" (Claude Code
+                        // 2.1.295 on: a hook that cannot start, times out or
+                        // exits otherwise blocks the call; older versions
+                        // ignore the key), so the hook's own limit stays
+                        // below it (attack atk24i F5).
                         "hooks": [{ "type": "command", "command": hook("claude-code"),
-                                    "timeout": AGENT_TIMEOUT_SECS }],
+                                    "timeout": AGENT_TIMEOUT_SECS, "onFailure": "block" }],
                     }),
                     version: None,
                 },

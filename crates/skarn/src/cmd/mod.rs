@@ -4,6 +4,7 @@
 
 #[cfg(target_os = "linux")]
 pub mod cache;
+pub mod codex_trust;
 pub mod completions;
 pub mod compress;
 #[cfg(target_os = "linux")]

@@ -28,6 +28,19 @@ fn home() -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
+/// `skarn: LINE` on stderr; a model reads it when the hook or the
+/// gateway started this run, and then gets the fact without the advice to
+/// widen ([`skarn_sandbox::report::advice`]).
+pub fn say(line: &str) {
+    eprintln!("skarn: {}", for_reader(line));
+}
+
+/// `text` as whoever started this process may read it (see [`say`]).
+pub fn for_reader(text: &str) -> String {
+    let caller = skarn_sandbox::report::denials::Caller::detect(|k| std::env::var(k).ok());
+    skarn_sandbox::report::advice::for_caller(text, caller)
+}
+
 /// Where the directories sandboxed runs could write are recorded.
 fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {
     skarn_sandbox::policy::granted::log_path(home)
@@ -51,7 +64,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         let trust = skarn_sandbox::policy::trust::TrustStore::for_home(home.as_deref());
         (layers, notes) = Layer::config_files(&ws.path, home.as_deref(), &granted, &trust)?;
         for n in notes {
-            eprintln!("skarn: {n}");
+            say(&n);
         }
     }
     let at = FlagContext {
@@ -85,7 +98,7 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         skarn_sandbox::protect::git::git_vet::checked_guards_for(&l, &[], home.as_deref())?;
     }
     for n in &provenance.notes {
-        eprintln!("skarn: {n}");
+        say(n);
     }
     Ok((policy, provenance))
 }
@@ -250,7 +263,7 @@ fn run_confined(
         path_var: path_var.as_deref(),
     })?;
     for w in &prepared.warnings {
-        eprintln!("skarn: warning: {w}");
+        say(&format!("warning: {w}"));
     }
     let (policy, mut plan) = (prepared.policy, prepared.plan);
     plan.caller = skarn_sandbox::report::denials::Caller::detect(|k| std::env::var(k).ok());
@@ -277,7 +290,7 @@ fn run_confined(
             .iter()
             .filter(|n| n.contains(" is read-only for this run: the home's"))
         {
-            eprintln!("skarn: {n}");
+            say(n);
         }
     }
     if let (Some(s), Some(h)) = (secrets, secrets_home) {

@@ -94,7 +94,8 @@ pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
         let l = Layer::from_config(&c, home.as_deref())?;
         let (_, dropped) = skarn_sandbox::policy::untrusted::narrow(l, &before);
         if !dropped.is_empty() {
-            lines.push(format!("[run] widens: {}", dropped.join(", ")));
+            let shown: Vec<String> = dropped.iter().map(|k| with_value(text, "run", k)).collect();
+            lines.push(format!("[run] widens: {}", shown.join(", ")));
         }
     }
     let mut cfg = skarn_gateway::Config::parse(text, &path.display().to_string())
@@ -112,9 +113,72 @@ pub fn widening(path: &Path, text: &str) -> anyhow::Result<Vec<String>> {
         ));
     }
     for n in cfg.narrow_untrusted() {
-        lines.push(format!("{n}: applied only once trusted"));
+        lines.push(format!(
+            "{}: applied only once trusted",
+            note_with_value(text, &n)
+        ));
     }
     Ok(lines)
+}
+
+/// `key = VALUE` as the file `text` sets it under `[section]` (the value
+/// in TOML's inline form, escaped as the server lines are: the user
+/// trusts what they were shown, attack atk24i F6); the key alone when the
+/// file does not set it by that name. `net limits` shows the `net_max_*`
+/// keys.
+fn with_value(text: &str, section: &str, key: &str) -> String {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return key.to_owned();
+    };
+    let mut table = Some(&doc);
+    for part in section.split('.') {
+        table = table
+            .and_then(|t| t.get(part))
+            .and_then(toml::Value::as_table);
+    }
+    let Some(table) = table else {
+        return key.to_owned();
+    };
+    let shown = |k: &str, v: &toml::Value| {
+        skarn_sandbox::protect::terminal_filter::one_line(&format!("{k} = {v}"))
+    };
+    if let Some(v) = table.get(key) {
+        return shown(key, v);
+    }
+    let limits: Vec<String> = table
+        .iter()
+        .filter(|(k, _)| key == "net limits" && k.starts_with("net_max"))
+        .map(|(k, v)| shown(k, v))
+        .collect();
+    if limits.is_empty() {
+        key.to_owned()
+    } else {
+        limits.join(", ")
+    }
+}
+
+/// A `[gateway] KEY (...)` or `[gateway.limits] KEY` line of
+/// `narrow_untrusted` with the value the file gives KEY.
+fn note_with_value(text: &str, note: &str) -> String {
+    let Some(rest) = note.strip_prefix('[') else {
+        return note.to_owned();
+    };
+    let Some((section, rest)) = rest.split_once("] ") else {
+        return note.to_owned();
+    };
+    if section != "gateway" && section != "gateway.limits" {
+        return note.to_owned();
+    }
+    let key: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let tail = &rest[key.len()..];
+    // `isolation = "in_process" (...)` already says its value.
+    if key.is_empty() || tail.starts_with(" =") {
+        return note.to_owned();
+    }
+    format!("[{section}] {}{tail}", with_value(text, section, &key))
 }
 
 /// A server as the user should see it before trusting it.

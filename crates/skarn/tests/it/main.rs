@@ -32,6 +32,9 @@ mod agent_atk24i;
 // Issue 24, attack pass atk24g/h.
 #[cfg(target_os = "linux")]
 mod agent_atk24g;
+// Issue 24, attack pass atk24i.
+#[cfg(target_os = "linux")]
+mod agent_atk24i_b;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.

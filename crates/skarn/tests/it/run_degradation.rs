@@ -108,8 +108,22 @@ fn degradation_is_reported_and_fail_closed_refuses() {
     assert!(!out(&o).contains("DEGRADED-SECRET"));
     assert!(out(&o).contains("fine"), "{}", err(&o));
     assert!(err(&o).contains("PartiallyEnforced"), "{}", err(&o));
-    // Missing seccomp and Landlock scopes are notes.
-    let o = run("seccomp,landlock-scope", &[], &["true"]);
+    // Missing Landlock scopes are a note; missing seccomp refuses (attack
+    // atk24i F4) unless failing open, where it is a note too.
+    let o = run("landlock-scope", &[], &["true"]);
+    assert!(
+        err(&o).contains("PartiallyEnforced") && err(&o).contains("ABI 5"),
+        "{}",
+        err(&o)
+    );
+    let o = run("seccomp", &[], &["true"]);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(
+        err(&o).contains("refusing") && err(&o).contains("seccomp"),
+        "{}",
+        err(&o)
+    );
+    let o = run("seccomp,landlock-scope", &["--fail-open"], &["true"]);
     let e = err(&o);
     assert!(
         e.contains("PartiallyEnforced") && e.contains("seccomp unavailable") && e.contains("ABI 5"),

@@ -1,7 +1,8 @@
 //! The failure line (issue 23 item 6, ADR 0182): printed only when this
 //! run recorded a denial (the network namespace's no-route counters, the
 //! proxy's refusals, a layer's refused changes), naming it, with the fix
-//! in the caller's terms; never after a command that fails on its own.
+//! for a person at a terminal and the fact alone for a model (ADR 0240);
+//! never after a command that fails on its own.
 
 use crate::common::*;
 use skarn_test_support::TempDir;
@@ -28,7 +29,7 @@ fn a_command_that_fails_on_its_own_gets_no_line() {
 }
 
 #[test]
-fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
+fn a_refused_name_lookup_is_named_with_the_flag_or_as_a_fact_alone() {
     if !host_has("getent", "--version") && !std::path::Path::new("/usr/bin/getent").exists() {
         skarn_test_support::skip!("getent is not installed");
     }
@@ -41,15 +42,19 @@ fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
     let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
     assert!(line.contains("network:"), "{e}");
     assert!(line.contains("--net allow:"), "{e}");
-    // Behind the hook (or the gateway): no flag an agent cannot pass.
+    // Behind the hook (or the gateway) a model reads the line: the fact,
+    // no advice to widen (issue 24 item 5, attack atk24i F1).
     let o = run_command(&ws, &home, &[], &cmd)
         .env("SKARN_CALLER", "hook")
         .output()
         .unwrap();
     let e = err(&o);
     let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
-    assert!(line.contains("under [run]"), "{e}");
-    assert!(!line.contains("--net allow:"), "{e}");
+    assert!(line.contains("network:"), "{e}");
+    assert!(
+        !line.contains("under [run]") && !line.contains("allow:"),
+        "{e}"
+    );
     // An agent's own marker in the command's environment says the same
     // (Claude Code sets CLAUDECODE for the commands it runs).
     let o = run_command(&ws, &home, &[], &cmd)
@@ -59,7 +64,7 @@ fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
     let e = err(&o);
     let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
     assert!(
-        line.contains("under [run]") && !line.contains("--net allow:"),
+        line.contains("network:") && !line.contains("under [run]") && !line.contains("allow:"),
         "{e}"
     );
     // In --report --json too.

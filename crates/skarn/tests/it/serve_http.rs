@@ -225,12 +225,13 @@ fn a_gateway_reaches_an_http_downstream_with_a_bearer_token_from_the_environment
     assert_eq!(bad["server"], "locked", "{sc}");
     assert_eq!(bad["status"], "failed", "{sc}");
     assert!(!bad["cause"].as_str().unwrap().is_empty(), "{sc}");
-    // A loopback URL without `allow_private = true` is refused (issue 12).
+    // A loopback URL without `allow_private = true` is refused (issue 12);
+    // the model reads the fact, not the switch (attack atk24i F8).
     let private = &sc["servers_unavailable"][1];
     assert_eq!(private["server"], "unlisted", "{sc}");
     let cause = private["cause"].as_str().unwrap();
     assert!(
-        cause.contains("loopback") && cause.contains("allow_private = true"),
+        cause.contains("loopback") && !cause.contains("allow_private"),
         "{sc}"
     );
     // A call through the HTTP downstream works end to end (once the inner

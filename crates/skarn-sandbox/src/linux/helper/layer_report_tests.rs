@@ -40,8 +40,9 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
 fn plan_for(h: &HostFacts, net: NetPolicy) -> Plan {
     let mut p = Policy::new("/home/u/proj");
     p.net = net;
-    // A host with nothing to enforce is planned only when failing open.
-    p.fail_closed = h.namespaces || h.landlock_abi > 0;
+    // A host with nothing to enforce, or without seccomp, is planned only
+    // when failing open.
+    p.fail_closed = (h.namespaces || h.landlock_abi > 0) && h.seccomp;
     crate::linux::plan::plan(&p, h, &["true".into()]).expect("plans")
 }
 

@@ -246,9 +246,12 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         if plan.seccomp.is_none() && plan.fail_closed {
             // Nothing to refuse unix sockets with: a host server's socket
             // past the bound would be reachable.
-            err_line(&format!(
-                "{line}; but seccomp is unavailable here, so unix sockets cannot be refused: \
-                 the run is refused (--fail-open runs it with the socket reachable)"
+            err_line(&crate::report::advice::for_caller(
+                &format!(
+                    "{line}; but seccomp is unavailable here, so unix sockets cannot be \
+                     refused: the run is refused (--fail-open runs it with the socket reachable)"
+                ),
+                plan.caller,
             ));
             release::release(reserved);
             return EXIT_SETUP;

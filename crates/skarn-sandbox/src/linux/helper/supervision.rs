@@ -200,6 +200,7 @@ pub(super) fn finish(
     report.denied.extend(proxy);
     if !out.timed_out && !fatal && out.code == 127 && plan.not_found_hint.is_some() {
         if let Some(h) = &plan.not_found_hint {
+            let h = crate::report::advice::for_caller(h, plan.caller);
             sys::write_fd(2, format!("{h}\n").as_bytes());
         }
     } else if !out.timed_out && !fatal && out.code != 0 {

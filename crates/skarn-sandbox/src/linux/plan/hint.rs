@@ -10,11 +10,7 @@ use crate::policy::{NetPolicy, Policy};
 /// The parts of [`failure_hint`]'s line that name a wider policy (flags
 /// and where to read more): for a person at a terminal. What relays the
 /// line to a model (the gateway) removes them: the model gets the fact.
-pub const ADVICE: &[&str] = &[
-    "; --net loopback|outbound|all",
-    " (--net outbound|all)",
-    "; run with --report for the full policy",
-];
+pub const ADVICE: &[&str] = crate::report::advice::FRAGMENTS;
 
 /// What the sandbox denies, in one line, for an agent to tell a denial
 /// from a bug and ask for exactly the grant it needs.

@@ -103,6 +103,15 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             .notes
             .push(format!("{why}: only seccomp and limits apply"));
     }
+    if !host.seccomp && policy.fail_closed {
+        // Without the filter, ptrace, bpf, io_uring, new user namespaces and
+        // the socket families the plan refuses stay open (attack atk24i F4).
+        return Err(PlanError::CannotEnforce(
+            "this host cannot install seccomp filters, so dangerous syscalls (ptrace, bpf, \
+             io_uring, ...) would not be filtered"
+                .to_string(),
+        ));
+    }
     let g = grants::collect(policy, host, &mut report)?;
     let ns = filesystem::namespaces(policy, host, &mut report);
     let home = filesystem::private_home(policy, &g, ns, &mut report);

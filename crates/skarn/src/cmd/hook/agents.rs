@@ -120,6 +120,31 @@ fn may_fail_open(ws: &str) -> bool {
     }
 }
 
+/// Why `allow` ("runs confined") would promise too much, for an `ask`
+/// instead: the `[run]` policy may fail open ([`may_fail_open`]), or this
+/// host lacks a layer without which `skarn run` refuses every command
+/// (attack atk24i F4).
+fn allow_withheld(ws: &str) -> Option<String> {
+    if may_fail_open(ws) {
+        return Some(
+            "skarn: runs under skarn run, but [run] fail_closed = false may run it unconfined \
+             on this host"
+                .to_string(),
+        );
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let missing = skarn_sandbox::linux::simulate::missing_required_layers();
+        if !missing.is_empty() {
+            return Some(format!(
+                "skarn: this host lacks {}: skarn run refuses to run the command",
+                missing.join(" and ")
+            ));
+        }
+    }
+    None
+}
+
 /// Why this file tool call must not run (`None`: not the hook's to refuse,
 /// or the guard is off). `tool_input` must name at least one path (else
 /// the call is malformed: refused); every path named is judged.
@@ -328,13 +353,10 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             let (decision, reason) = match ctx.settings.decision {
                 // `allow` promises confinement: not if the policy may run
                 // the command unconfined on a host that cannot confine it.
-                Decision::Allow if may_fail_open(&ws) => (
-                    Some("ask"),
-                    "skarn: runs under skarn run, but [run] fail_closed = false may run it \
-                     unconfined on this host"
-                        .to_string(),
-                ),
-                Decision::Allow => (Some("allow"), CONFINED.to_string()),
+                Decision::Allow => match allow_withheld(&ws) {
+                    Some(why) => (Some("ask"), why),
+                    None => (Some("allow"), CONFINED.to_string()),
+                },
                 Decision::Ask => (Some("ask"), CONFINED.to_string()),
                 Decision::None => (None, String::new()),
             };
@@ -575,7 +597,10 @@ fn cursor(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let ws = workspace(ctx, &[], root.or(input.get("cwd")))?;
     Ok(Answer::Json(match plan(cmd, &ws, ctx) {
         Plan::Wrapped => match ctx.settings.decision {
-            Decision::Allow => json!({ "permission": "allow" }),
+            Decision::Allow => match allow_withheld(&ws) {
+                Some(why) => json!({ "permission": "ask", "user_message": why }),
+                None => json!({ "permission": "allow" }),
+            },
             Decision::Ask => json!({ "permission": "ask" }),
             Decision::None => json!({}),
         },
