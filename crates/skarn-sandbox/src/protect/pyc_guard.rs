@@ -17,6 +17,16 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether `p` names a file [`vet`] removes or sets aside after a run: one
+/// inside a `__pycache__` directory, or a `*.pyc` anywhere (any case).
+/// For writers that bypass the sandbox (an agent's own file tools, judged
+/// by `skarn hook`), which no check after a run follows.
+pub fn compiled_path(p: &Path) -> bool {
+    p.iter().any(|c| c.eq_ignore_ascii_case("__pycache__"))
+        || p.file_name()
+            .is_some_and(crate::protect::grant_walk::is_compiled)
+}
+
 /// Remove the compiled files in `dirs` (`__pycache__` directories found by
 /// the walk after the run) and set aside the `loose` ones (`*.pyc` files
 /// elsewhere) made or changed at or after `since`; one line for the user

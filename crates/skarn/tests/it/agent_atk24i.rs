@@ -203,6 +203,19 @@ fn a_venvs_start_up_files_cannot_be_planted_by_the_file_tools() {
         !marker.exists(),
         "host python ran the planted start-up line"
     );
+    // Compiled Python, which `skarn run` removes or sets aside after a
+    // run (python loads it in place of the source).
+    for f in [
+        ws.join("src/__pycache__/m.cpython-312.pyc"),
+        ws.join("json.PYC"),
+    ] {
+        let w = claude_write(&f, &ws, &home, &[], "x");
+        assert!(
+            w.as_deref().is_some_and(|w| w.contains("compiled Python")),
+            "{f:?}: {w:?}"
+        );
+        assert!(!f.exists(), "{f:?}");
+    }
     // Plain files of the environment and of the project are not refused.
     assert_eq!(
         claude_write(&sp.join("mod.py"), &ws, &home, &[], "x = 1\n"),

@@ -160,6 +160,16 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 c.display()
             ));
         }
+        // Compiled Python (`skarn run` removes or sets aside those a run
+        // leaves: python loads them instead of the source).
+        #[cfg(unix)]
+        if skarn_sandbox::protect::pyc_guard::compiled_path(&fold(c)) {
+            return Some(format!(
+                "{} is compiled Python (a __pycache__ entry or a .pyc: host python loads it in \
+                 place of the source); sandboxed commands cannot leave one either",
+                c.display()
+            ));
+        }
         if let Some(why) = envrc_refusal(c) {
             return Some(why);
         }
