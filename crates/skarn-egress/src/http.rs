@@ -169,7 +169,14 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case("host"))
-        .map(|h| String::from_utf8_lossy(h.value).trim().to_string());
+        // Only SP/HTAB trimmed; a value with other bytes names no host
+        // (atk27h F1).
+        .map(|h| {
+            crate::fields::strict_value(h.value).map_or_else(
+                || String::from_utf8_lossy(h.value).into_owned(),
+                str::to_string,
+            )
+        });
     if let Some(h) = &host_hdr {
         let same = split_authority(h, Some(80)).is_some_and(|(hh, hp)| {
             hp == port

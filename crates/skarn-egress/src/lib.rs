@@ -27,6 +27,7 @@ mod authority;
 mod bound;
 pub mod ca;
 mod error;
+mod fields;
 mod http;
 mod intercept;
 mod link;

@@ -383,11 +383,24 @@ pub fn prepare(
         }
         let (policy, mut plan) = (prepared.policy, prepared.plan);
         if let Some(s) = secrets {
-            s.attach(
-                &mut plan,
-                &state.join(skarn_sandbox::secrets::egress_secrets::CA_DIR),
-            )
-            .map_err(SandboxError::Secrets)?;
+            // The proxy's upstream roots are the gateway's own (the
+            // user's), never the server's environment nor a place it can
+            // write (atk27h F2, F3).
+            let writable: Vec<std::path::PathBuf> = [policy.workspace.clone(), state.clone()]
+                .into_iter()
+                .chain(policy.write.iter().map(|g| g.path.clone()))
+                .chain(policy.cache_dirs.iter().cloned())
+                .collect();
+            for w in s
+                .attach(
+                    &mut plan,
+                    &state.join(skarn_sandbox::secrets::egress_secrets::CA_DIR),
+                    &writable,
+                )
+                .map_err(SandboxError::Secrets)?
+            {
+                tracing::warn!("server {alias}: {w}");
+            }
         }
         plan.report_format = skarn_sandbox::linux::plan::ReportFormat::None;
         env.retain(|(k, _)| {

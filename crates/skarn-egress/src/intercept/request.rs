@@ -10,6 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use zeroize::Zeroizing;
 
 use crate::authority::split_authority;
+use crate::fields::{name_in, name_is, strict_value};
 use crate::rules::Target;
 use crate::secrets::{Bindings, Found};
 
@@ -117,33 +118,64 @@ pub(crate) fn prepare(
             "a placeholder in the URL is never replaced (headers only)".into(),
         ));
     }
+    // Names a server behind the proxy reads as a header the proxy judges
+    // or drops (CGI/WSGI fold `_` into `-`): only the dashed spelling is
+    // taken, any other is refused rather than passed on unjudged (atk27h F5).
+    if let Some(h) = req
+        .headers
+        .iter()
+        .find(|h| name_in(h.name, JUDGED) && !JUDGED.iter().any(|k| h.name.eq_ignore_ascii_case(k)))
+    {
+        return Err(bad(format!(
+            "header {} is read as another header by some servers",
+            h.name
+        )));
+    }
     let hosts: Vec<_> = req
         .headers
         .iter()
         .filter(|h| h.name.eq_ignore_ascii_case("host"))
         .collect();
-    match hosts.as_slice() {
-        [h] if same_host(String::from_utf8_lossy(h.value).trim(), t, port) => {}
-        [_] => {
-            return Err(bad(format!(
-                "the Host header names another host than {t}:{port}"
-            )));
-        }
+    // The Host is judged on its exact bytes (only SP/HTAB trimmed) and
+    // forwarded as judged (atk27h F1).
+    let host_value = match hosts.as_slice() {
+        [h] => match strict_value(h.value) {
+            Some(v) if same_host(v, t, port) => v.to_string(),
+            _ => {
+                return Err(bad(format!(
+                    "the Host header names another host than {t}:{port} (or is not a plain host[:port])"
+                )));
+            }
+        },
         [] => return Err(bad("no Host header")),
         _ => return Err(bad("several Host headers")),
-    }
+    };
     let mut te = Vec::new();
     let mut cl = Vec::new();
     let mut close = version == 0;
     let mut expect_continue = false;
     for h in req.headers.iter() {
-        let v = String::from_utf8_lossy(h.value).trim().to_ascii_lowercase();
-        match h.name.to_ascii_lowercase().as_str() {
+        let name = h.name.to_ascii_lowercase();
+        if !matches!(
+            name.as_str(),
+            "transfer-encoding" | "content-length" | "connection" | "expect"
+        ) {
+            continue;
+        }
+        // Judged on the bytes a server reads: no Unicode trim, no
+        // non-ASCII (atk27h F1).
+        let Some(v) = strict_value(h.value) else {
+            return Err(bad(format!(
+                "header {} holds bytes outside visible ASCII",
+                h.name
+            )));
+        };
+        let v = v.to_ascii_lowercase();
+        match name.as_str() {
             "transfer-encoding" => te.push(v),
             "content-length" => cl.push(v),
-            "connection" => close |= v.split(',').any(|x| x.trim() == "close"),
-            "expect" => expect_continue = v == "100-continue",
-            _ => {}
+            "connection" => close |= v.split(',').any(|x| x.trim_matches([' ', '\t']) == "close"),
+            _ => expect_continue = v == "100-continue",
         }
     }
     let framing = match (te.as_slice(), cl.as_slice()) {
@@ -164,18 +196,21 @@ pub(crate) fn prepare(
     let mut used: Vec<Found> = Vec::new();
     let mut pairs = Vec::new();
     for h in req.headers.iter() {
-        let name = h.name.to_ascii_lowercase();
-        if matches!(
-            name.as_str(),
-            "proxy-connection"
-                | "proxy-authorization"
-                | "keep-alive"
-                | "expect"
-                | "accept-encoding"
-                // No WebSocket extension (permessage-deflate): the
-                // messages must come back plain to be scrubbed (atk27 F3).
-                | "sec-websocket-extensions"
+        if name_in(h.name, DROPPED) {
+            continue;
+        }
+        if name_in(
+            h.name,
+            &["host", "transfer-encoding", "content-length", "connection"],
         ) {
+            // Forwarded exactly as judged above.
+            let v = strict_value(h.value).unwrap_or_default();
+            let v = if name_is(h.name, "host") {
+                &host_value
+            } else {
+                v
+            };
+            out.extend_from_slice(format!("{}: {v}\r\n", h.name).as_bytes());
             continue;
         }
         let value = substituted(h.name, h.value, t, port, method, &path, b, &mut used)
@@ -214,6 +249,36 @@ pub(crate) fn prepare(
     })
 }
 
+/// Headers the proxy takes out of a request.
+const DROPPED: &[&str] = &[
+    "proxy-connection",
+    "proxy-authorization",
+    "keep-alive",
+    "expect",
+    "accept-encoding",
+    // No WebSocket extension (permessage-deflate): the messages must come
+    // back plain to be scrubbed (atk27 F3).
+    "sec-websocket-extensions",
+];
+
+/// Headers the proxy judges or drops: only their dashed spelling is
+/// accepted.
+const JUDGED: &[&str] = &[
+    "host",
+    "transfer-encoding",
+    "content-length",
+    "connection",
+    "expect",
+    "proxy-connection",
+    "proxy-authorization",
+    "keep-alive",
+    "accept-encoding",
+    "sec-websocket-extensions",
+    "upgrade",
+    "te",
+    "trailer",
+];
+
 /// Request headers through which common frameworks and gateways let a
 /// request name another method or path than its request line's.
 const OVERRIDE_HEADERS: &[&str] = &[
@@ -247,10 +312,8 @@ const HOST_OVERRIDE_HEADERS: &[&str] = &[
 /// Why a request carrying a secret is refused for naming another host.
 fn host_override(headers: &[httparse::Header<'_>]) -> Option<String> {
     headers.iter().find_map(|h| {
-        let named = HOST_OVERRIDE_HEADERS
-            .iter()
-            .any(|o| h.name.eq_ignore_ascii_case(o))
-            || h.name.eq_ignore_ascii_case("forwarded")
+        let named = name_in(h.name, HOST_OVERRIDE_HEADERS)
+            || name_is(h.name, "forwarded")
                 && String::from_utf8_lossy(h.value)
                     .to_ascii_lowercase()
                     .split([';', ','])
@@ -264,11 +327,7 @@ fn host_override(headers: &[httparse::Header<'_>]) -> Option<String> {
 /// or a `_method` query parameter (Rails, Laravel, Express), under any
 /// percent-encoding of its name.
 fn route_override(headers: &[httparse::Header<'_>], path: &str) -> Option<String> {
-    if let Some(h) = headers.iter().find(|h| {
-        OVERRIDE_HEADERS
-            .iter()
-            .any(|o| h.name.eq_ignore_ascii_case(o))
-    }) {
+    if let Some(h) = headers.iter().find(|h| name_in(h.name, OVERRIDE_HEADERS)) {
         return Some(format!(
             "header {} could override the bound method or path",
             h.name
@@ -493,5 +552,56 @@ mod tests {
         ok(&format!(
             "GET /v1/x?method=a&x_method=b HTTP/1.1\r\nHost: api.test:8443\r\n{auth}\r\n"
         ));
+    }
+
+    /// atk27h F5: CGI/WSGI servers read `X_HTTP_Method_Override` as
+    /// `X-HTTP-Method-Override`; every name the checks know is compared so.
+    #[test]
+    fn underscore_spellings_of_known_headers_are_the_same_headers() {
+        let auth = "Authorization: Bearer PH0123456789\r\n";
+        for extra in [
+            "X_HTTP_Method_Override: DELETE\r\n",
+            "x-http_method: DELETE\r\n",
+            "X_Original_URL: /admin\r\n",
+            "X_Forwarded_Host: evil.example\r\n",
+            "x_forwarded-HOST: evil.example\r\n",
+            "X_Original_Host: evil.example\r\n",
+        ] {
+            let head = format!("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\n{auth}{extra}\r\n");
+            assert!(matches!(refused(&head), Refusal::Secret { .. }), "{head}");
+        }
+        for extra in [
+            "Content_Length: 5\r\n",
+            "Transfer_Encoding: chunked\r\n",
+            "Proxy_Authorization: x\r\n",
+            "Accept_Encoding: gzip\r\n",
+        ] {
+            let head = format!("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\n{extra}\r\n");
+            assert!(matches!(refused(&head), Refusal::Bad(_)), "{head}");
+        }
+        ok("GET /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nX_Custom: 1\r\n\r\n");
+    }
+
+    /// atk27h F1: Host and framing are judged on their bytes (SP/HTAB
+    /// only trimmed) and forwarded as judged.
+    #[test]
+    fn host_and_framing_are_judged_on_their_exact_bytes() {
+        for head in [
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:8443\u{a0}\r\n\r\n",
+            "GET /v1/x HTTP/1.1\r\nHost: \u{3000}api.test:8443\r\n\r\n",
+            "GET /v1/x HTTP/1.1\r\nHost: [api.test]:8443\r\n\r\n",
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:+8443\r\n\r\n",
+            "GET /v1/x HTTP/1.1\r\nHost: api.test:08443\r\n\r\n",
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nTransfer-Encoding: chunked\u{85}\r\n\r\n",
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nContent-Length: 5\u{a0}\r\n\r\n",
+            "POST /v1/x HTTP/1.1\r\nHost: api.test:8443\r\nConnection: close\u{2000}\r\n\r\n",
+        ] {
+            assert!(matches!(refused(head), Refusal::Bad(_)), "{head:?}");
+        }
+        let o = ok("POST /v1/x HTTP/1.1\r\nHost: \tapi.test:8443 \r\nContent-Length:  3\t\r\n\r\n");
+        let h = String::from_utf8_lossy(&o.head).to_string();
+        assert!(h.contains("\r\nHost: api.test:8443\r\n"), "{h}");
+        assert!(h.contains("\r\nContent-Length: 3\r\n"), "{h}");
+        assert_eq!(o.framing, Framing::Length(3));
     }
 }

@@ -361,6 +361,57 @@ fn override_headers_get_no_value_where_method_or_path_is_bound() {
     );
 }
 
+/// atk27h F5 and F1: the underscore spellings CGI/WSGI servers read as the
+/// override headers, and Host/framing values a front end reads otherwise
+/// than the proxy's check (non-ASCII white space, `[name]`, `+port`,
+/// `0port`), get no value: checked on what the bound host received.
+#[test]
+fn underscore_overrides_and_odd_host_spellings_get_no_value() {
+    if curl_missing() {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let mut s = setup();
+    let hdr = format!("Authorization: Bearer {}", s.ph);
+    let port = s.a.port;
+    let url = format!("https://api.test:{port}/x");
+    let nbsp = String::from_utf8_lossy(b"\xc2\xa0").into_owned();
+    let host_nbsp = format!("Host: api.test:{port}{nbsp}");
+    let host_ideo = format!("Host: \u{3000}api.test:{port}");
+    let host_br = format!("Host: [api.test]:{port}");
+    let host_plus = format!("Host: api.test:+{port}");
+    let host_zero = format!("Host: api.test:0{port}");
+    let cl_nbsp = format!("Content-Length: 2{nbsp}");
+    for extra in [
+        "X_HTTP_Method_Override: DELETE",
+        "X_Forwarded_Host: evil.example",
+        "x_original_url: /admin/delete-all",
+        &host_nbsp,
+        &host_ideo,
+        &host_br,
+        &host_plus,
+        &host_zero,
+        &cl_nbsp,
+    ] {
+        // A GET (the bound method) with a body, so only the header decides.
+        let out = s.curl(&["-H", &hdr, "-H", extra, "-X", "GET", "-d", "ab", &url]);
+        let out = String::from_utf8_lossy(&out);
+        assert!(
+            out.contains("was not sent") || out.contains("400") || out.contains("skarn:"),
+            "{extra}: {out}"
+        );
+    }
+    let seen = s.a.seen_text();
+    assert!(
+        !seen.contains(REAL),
+        "the bound host received the value: {seen}"
+    );
+    assert!(s.a.seen().is_empty(), "{seen}");
+    // The dashed spellings of the same request still go (control).
+    let ok = s.curl(&["-H", &hdr, &url]);
+    assert_eq!(String::from_utf8_lossy(&ok), "ok");
+    drop(s.proxy.take());
+}
+
 /// F7: a value the bound host stores, read back through another host. The
 /// proxy scrubs what it can read: a bound host's responses (any secret's
 /// value) and plain HTTP. A tunnel to an unbound host keeps end-to-end TLS

@@ -308,8 +308,16 @@ impl RunSecrets {
     /// variables: each secret's placeholder, and the CA variables naming
     /// the run CA's certificate and the bundle, which init writes into
     /// `dir` (a directory the command sees at the same path: the private
-    /// home's [`CA_DIR`], a gateway server's state directory).
-    pub fn attach(self, plan: &mut Plan, dir: &Path) -> Result<(), String> {
+    /// home's [`CA_DIR`], a gateway server's state directory). The proxy
+    /// verifies bound hosts against the caller's roots, any inside
+    /// `writable` (the grants the command can write) left out
+    /// ([`super::upstream_roots`]). Returns warnings to show the user.
+    pub fn attach(
+        self,
+        plan: &mut Plan,
+        dir: &Path,
+        writable: &[PathBuf],
+    ) -> Result<Vec<String>, String> {
         let Some(e) = plan.egress.as_mut() else {
             return Err(
                 "secrets need the egress proxy, which needs a network namespace (not \
@@ -346,9 +354,12 @@ impl RunSecrets {
                 .join(", "),
             self.hosts().join(", ")
         ));
+        let mut warnings = Vec::new();
+        e.upstream_roots = Some(super::upstream_roots::from_caller(writable, &mut warnings));
+        plan.report.notes.extend(warnings.iter().cloned());
         e.secrets = self.specs;
         e.ca = Some(self.ca);
-        Ok(())
+        Ok(warnings)
     }
 }
 

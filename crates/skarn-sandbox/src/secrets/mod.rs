@@ -26,6 +26,8 @@ pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
 #[cfg(target_os = "linux")]
+pub mod upstream_roots;
+#[cfg(target_os = "linux")]
 pub mod value_cache;
 #[cfg(target_os = "linux")]
 pub(crate) mod value_file;

@@ -53,7 +53,7 @@ pub struct Scope {
     /// secret's source (an editor's backup, what a `command` reads).
     pub files: Vec<PathBuf>,
     /// Paths hidden from the run anyway (not looked at; their other names
-    /// neither).
+    /// met in any walked grant are hidden too, atk27h F6).
     pub hidden: Vec<PathBuf>,
     /// The user's home, below which earlier checks' clean verdicts are
     /// kept ([`super::value_cache`]); `None`: everything is read.
@@ -85,7 +85,10 @@ pub fn check(secrets: &RunSecrets, scope: &Scope, budget: Budget) -> Result<Verd
     let walked = walk_scope(&mut w, scope);
     w.save();
     walked?;
-    let mut v = Verdict::default();
+    let mut v = Verdict {
+        hide: std::mem::take(&mut w.other_names),
+        ..Verdict::default()
+    };
     for f in w.found {
         if scope.refuse_under.iter().any(|r| f.starts_with(r)) {
             v.refuse.push(f);

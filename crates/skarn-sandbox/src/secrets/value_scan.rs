@@ -67,13 +67,18 @@ pub struct Walk<'a> {
     seen_dirs: HashSet<(u64, u64)>,
     /// Files found holding a value.
     pub found: Vec<PathBuf>,
+    /// Other names (hard links) of files hidden anyway, wherever the walk
+    /// met them: each is to be hidden too (atk27h F6), since the grant
+    /// they lie in may be one no other-names walk covers (a read grant)
+    /// or one whose walk stopped at its time bound.
+    pub other_names: Vec<PathBuf>,
     /// Earlier checks' clean verdicts (ADR 0230).
     cache: Option<super::value_cache::Cache>,
 }
 
 impl<'a> Walk<'a> {
-    /// A walk skipping `hidden` (paths hidden from the run anyway, and
-    /// their other names).
+    /// A walk skipping `hidden` (paths hidden from the run anyway) and
+    /// listing their other names in [`Walk::other_names`].
     pub fn new(secrets: &'a RunSecrets, budget: Budget, hidden: &[PathBuf]) -> Walk<'a> {
         let skip_ids = hidden
             .iter()
@@ -91,6 +96,7 @@ impl<'a> Walk<'a> {
             skip_ids,
             seen_dirs: HashSet::new(),
             found: Vec::new(),
+            other_names: Vec::new(),
             cache: None,
         }
     }
@@ -188,7 +194,13 @@ impl<'a> Walk<'a> {
     /// Look at one file (also outside any walked root: a configuration
     /// file a tool reads).
     pub fn file(&mut self, p: &Path, md: &std::fs::Metadata) -> Result<(), Exhausted> {
-        if self.skip_ids.contains(&(md.dev(), md.ino())) || self.found.iter().any(|f| f == p) {
+        if self.skip_ids.contains(&(md.dev(), md.ino())) {
+            if !self.skip.contains(p) && !self.other_names.iter().any(|f| f == p) {
+                self.other_names.push(p.to_path_buf());
+            }
+            return self.spend(p, 0);
+        }
+        if self.found.iter().any(|f| f == p) {
             return Ok(());
         }
         if md.len() > SMALL {
@@ -255,7 +267,8 @@ mod tests {
 
     /// A walk past its budget is an error naming what ran out, never a
     /// pass; within it, every file holding the value is found, at any
-    /// depth and under any name, and a hidden file's other name is not.
+    /// depth and under any name, and a hidden file's other name is listed
+    /// apart, to be hidden (atk27h F6).
     #[test]
     fn the_walk_finds_every_file_and_fails_closed_past_its_budget() {
         let dir = skarn_test_support::TempDir::new("value_scan");
@@ -272,6 +285,7 @@ mod tests {
         let mut w = Walk::new(&s, Budget::default(), &[root.join("src")]);
         w.walk(&root).unwrap();
         assert_eq!(w.found, [root.join("d1/e2/notes.txt")]);
+        assert_eq!(w.other_names, [root.join("d0/other-name")]);
         for (budget, what) in [
             (
                 Budget {

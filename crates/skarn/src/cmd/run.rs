@@ -311,7 +311,19 @@ fn run_confined(
                     h.display()
                 )
             })?;
-        s.attach(&mut plan, &dir).map_err(|e| anyhow::anyhow!(e))?;
+        // The proxy's upstream roots: the caller's, never from a place the
+        // command can write (atk27h F3).
+        let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
+            .chain(policy.write.iter().map(|g| g.path.clone()))
+            .chain(policy.cache_dirs.iter().cloned())
+            .chain(std::iter::once(h.clone()))
+            .collect();
+        for w in s
+            .attach(&mut plan, &dir, &writable)
+            .map_err(|e| anyhow::anyhow!(e))?
+        {
+            eprintln!("skarn: warning: {w}");
+        }
         plan.set_env.extend(dot_vars);
     }
     plan.report.removed_env = removed;

@@ -167,8 +167,9 @@ mod run_secret_named;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
 #[cfg(target_os = "linux")]
-mod run_secret_sources;
+mod run_secret_roots;
 #[cfg(target_os = "linux")]
+mod run_secret_sources;
 mod run_secret_stored;
 #[cfg(target_os = "linux")]
 mod run_secret_stored_anywhere;

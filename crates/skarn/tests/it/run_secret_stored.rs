@@ -118,6 +118,44 @@ fn a_hard_link_to_a_secret_source_or_a_denied_file_is_hidden() {
     assert!(!out(&o).contains("denied-CONTENT-42"), "{}", out(&o));
 }
 
+/// Attack finding atk27h F6: other names (hard links) of a secret's
+/// `file` source and of `~/.netrc` in a `--read` grant were skipped by
+/// the value check and readable; they are hidden like the paths
+/// themselves. Checked on what the command could read.
+#[test]
+fn a_hard_link_to_a_hidden_file_in_a_read_grant_is_hidden() {
+    let t = TempDir::new("sec-stored");
+    let home = home(&t);
+    let ws = t.dir("ws");
+    let rd = t.dir("rd");
+    std::fs::write(
+        home.join(".netrc"),
+        format!("machine localhost login x password {REAL}\n"),
+    )
+    .unwrap();
+    std::fs::hard_link(t.dir("vals").join("tok"), rd.join("tok-link")).unwrap();
+    std::fs::hard_link(home.join(".netrc"), rd.join("netrc.bak")).unwrap();
+    std::fs::write(rd.join("plain.txt"), "visible-CONTENT\n").unwrap();
+    let read = format!("--read={}", rd.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", &read],
+        &[
+            "sh",
+            "-c",
+            "cd \"$1\"; cat plain.txt tok-link netrc.bak 2>&1; true",
+            "sh",
+            rd.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(out(&o).contains("visible-CONTENT"), "{}", out(&o));
+    assert!(!out(&o).contains(REAL), "{}", out(&o));
+}
+
 /// Attack finding atk27d L3: `--secret` with `--write ~/.cache` failed at
 /// set-up (the run CA was written into the host's `~/.cache`, read-only
 /// there); the CA now goes where no grant covers, and the run works.

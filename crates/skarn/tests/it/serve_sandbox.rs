@@ -930,3 +930,63 @@ fn each_servers_grants_get_their_own_trusted_places() {
         );
     }
 }
+
+/// Attack findings atk27h F2 and F3: a sandboxed server's proxy verifies
+/// its bound host against the gateway's own (the user's) roots: a CA the
+/// server names in its `env` table is not taken (F3), and the gateway's
+/// `SSL_CERT_FILE` reaches the proxy (F2). Checked on the proxy's answer
+/// to the server's CONNECT to the bound host, whose certificate only the
+/// test CA vouches for (the proxy verifies it before answering).
+#[test]
+fn a_servers_proxy_trusts_the_gateways_roots_not_the_servers() {
+    use skarn_test_support::tls_server::{Response, TestCa, TlsServer};
+    let dir = TempDir::new("serve_secret_roots");
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], |_| Response::ok("ok\n"));
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let val = dir.path().join("gh-token");
+    std::fs::write(&val, "ghp_REALVALUE0123456789abcdefghijklmnop").unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.gh]\nfile = {:?}\nhosts = [\"localhost:{}\"]\n",
+            val.display().to_string(),
+            srv.port
+        ),
+    )
+    .unwrap();
+    let ca_file = dir.path().join("test-ca.pem");
+    std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+    let hostile = sibling("skarn-hostile-server");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\nargs = [\"--name\", \"g\"]\n\
+             env = {{ GITHUB_TOKEN = {{ secret = \"gh\" }}, SSL_CERT_FILE = {c:?} }}\n\
+             [servers.g.sandbox]\nread = [{d:?}]\nnet = \"allow:127.0.0.1:{p}\"\n",
+            h = hostile.display().to_string(),
+            c = ca_file.display().to_string(),
+            d = dir.path().display().to_string(),
+            p = srv.port
+        ),
+    )
+    .unwrap();
+    let target = format!("localhost:{}", srv.port);
+    // F3: the server's SSL_CERT_FILE names the test CA; the gateway's
+    // environment does not. The proxy must not take it.
+    let stderr = dir.path().join("stderr.log");
+    let mut s = Session::start(&cfg, &home, &stderr);
+    s.settle();
+    let out = s.call(2, "g__attack", json!({"proxy_connect": target}));
+    s.finish();
+    assert!(out.contains(&format!("proxy {target}: failed")), "{out}");
+    // F2: the gateway's own SSL_CERT_FILE reaches its server's proxy.
+    let stderr2 = dir.path().join("stderr2.log");
+    let mut s = Session::start_with_env(&cfg, &home, &stderr2, &[("SSL_CERT_FILE", &ca_file)]);
+    s.settle();
+    let out = s.call(3, "g__attack", json!({"proxy_connect": target}));
+    s.finish();
+    assert!(out.contains(&format!("proxy {target}: OK")), "{out}");
+}

@@ -66,7 +66,14 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
     // Root certificates are read now, before the proxy confines itself.
     let interceptor = match (&plan.ca, plan.secrets.is_empty()) {
         (_, true) => None,
-        (Some(ca), false) => match skarn_egress::Interceptor::new(&plan.secrets, ca) {
+        // From the paths the user chose (the plan), never this process's
+        // environment, which for a gateway server is the server's (atk27h F3).
+        (Some(ca), false) => match skarn_egress::Interceptor::with_root_paths(
+            &plan.secrets,
+            ca,
+            plan.upstream_roots.as_ref().and_then(|r| r.file.as_deref()),
+            plan.upstream_roots.as_ref().and_then(|r| r.dir.as_deref()),
+        ) {
             Ok(ic) => Some(ic),
             Err(e) => {
                 sys::write_fd(2, format!("skarn: error: secrets: {e}\n").as_bytes());

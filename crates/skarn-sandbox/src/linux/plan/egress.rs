@@ -38,6 +38,10 @@ pub struct EgressPlan {
     /// The run's CA (with its key, cleared as the values are).
     #[serde(default)]
     pub ca: Option<skarn_egress::CaMaterial>,
+    /// Where the proxy reads the roots it verifies bound hosts against,
+    /// chosen by the user (atk27h F2, F3); never the helper's environment.
+    #[serde(default)]
+    pub upstream_roots: Option<crate::secrets::upstream_roots::UpstreamRoots>,
 }
 
 impl EgressPlan {
@@ -79,6 +83,7 @@ pub fn plan_egress(
         max_total_bytes: list.max_total_bytes,
         secrets: Vec::new(),
         ca: None,
+        upstream_roots: None,
     })
 }
 

@@ -1,0 +1,80 @@
+//! Attack finding atk27h F3: the roots the proxy verifies a bound host
+//! against come from the user only. A caller's `SSL_CERT_FILE` naming a
+//! file inside the workspace (which the command can rewrite with a CA of
+//! its own) is not taken: the bound host, whose certificate only that file
+//! vouches for, gets no request and no value. Checked on what the server
+//! received.
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+use skarn_test_support::tls_server::{Response, TestCa, TlsServer};
+
+const REAL: &str = "tok-REAL-roots-0123456789abcdef";
+
+#[test]
+fn a_callers_ca_file_in_the_workspace_does_not_vouch_for_a_bound_host() {
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let t = TempDir::new("sec-roots");
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], |_| Response::ok("ok\n"));
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), REAL).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"localhost:{}\"]\nenv = \"TOKEN\"\n",
+            vals.join("tok").display(),
+            srv.port
+        ),
+    )
+    .unwrap();
+    let ws = t.dir("ws");
+    // The CA the command could have planted, where the caller's variable
+    // points.
+    std::fs::write(ws.join("devca.pem"), &ca.cert_pem).unwrap();
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; curl -sS -H \"Authorization: Bearer $TOKEN\" \
+         https://localhost:{}/x; true",
+        srv.port
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", ws.join("devca.pem"))
+    .output()
+    .unwrap();
+    let (stdout, stderr) = (out(&o), err(&o));
+    assert!(
+        srv.seen().is_empty(),
+        "the bound host was reached: {}\n{stdout}{stderr}",
+        srv.seen_text()
+    );
+    assert!(stderr.contains("SSL_CERT_FILE"), "no warning: {stderr}");
+    // The same CA file outside the writable grants is taken (control).
+    let outside = t.dir("ca").join("ca.pem");
+    std::fs::write(&outside, &ca.cert_pem).unwrap();
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", &outside)
+    .output()
+    .unwrap();
+    assert_eq!(out(&o).trim(), "ok", "{}", err(&o));
+    let seen = srv.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(&*format!("Bearer {REAL}"))
+    );
+}
