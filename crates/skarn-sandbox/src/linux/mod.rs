@@ -26,6 +26,7 @@ pub mod ns;
 pub mod plan;
 pub mod privs;
 pub mod probe;
+pub mod required_layers;
 pub mod seccomp;
 pub mod simulate;
 pub mod staging;

@@ -1,10 +1,9 @@
 //! `SKARN_SANDBOX_SIMULATE_MISSING` ([`SIMULATE_MISSING_ENV`]), a testing
 //! aid that pretends a mechanism is missing: honoured only by builds made
 //! for tests (attack atk24i F4, ADR 0240), and the layers without which
-//! `fail_closed` refuses ([`missing_required_layers`]).
+//! `fail_closed` refuses ([`super::required_layers`]).
 
 use crate::linux::host::SIMULATE_MISSING_ENV;
-use crate::linux::host_probe;
 
 /// Whether this build honours [`SIMULATE_MISSING_ENV`]: only builds made
 /// for tests (the `simulate-missing` feature, which the test suite enables
@@ -51,28 +50,6 @@ fn ignored_warning(value: Option<&std::ffi::OsStr>, honoured: bool) -> Option<St
             crate::protect::terminal_filter::one_line(&v.to_string_lossy())
         )
     })
-}
-
-/// The layers without which `fail_closed` refuses every run on this host
-/// (none on a host that can confine): seccomp, and the pair "namespaces or
-/// Landlock". Cheap (a prctl, two sysctls, the Landlock ABI): for callers
-/// that promise confinement before planning, such as the agent hook.
-pub fn missing_required_layers() -> Vec<&'static str> {
-    let missing = simulated_missing();
-    let has = |m: &str| !missing.iter().any(|x| x == m);
-    let mut out = Vec::new();
-    if !(has("seccomp") && host_probe::seccomp_available()) {
-        out.push("seccomp");
-    }
-    // SAFETY: getuid cannot fail and touches no memory.
-    let root = unsafe { libc::getuid() } == 0 && has("root");
-    let namespaces =
-        has("namespaces") && (root || (has("userns") && host_probe::userns_sysctls_allow()));
-    let landlock = has("landlock") && crate::linux::landlock_rules::kernel_abi() > 0;
-    if !namespaces && !landlock {
-        out.push("namespaces and Landlock");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -412,7 +412,7 @@ fn classify(
         if note(w, &e, &ft, &path, inodes) {
             continue;
         }
-        let customize = crate::protect::venv_guard::customize_module(&name);
+        let customize = crate::protect::py_startup::customize_module(&name);
         if customize || !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
             if UPWARD.iter().any(|(n, _, _)| name == *n) {
                 w.upward.push(path.clone());

@@ -38,6 +38,8 @@ pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
 #[cfg(unix)]
+pub mod py_startup;
+#[cfg(unix)]
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;

@@ -107,21 +107,6 @@ impl Sites {
 /// `distutils-precedence.pth` imports (atk24e F4).
 const START_UP_MODULES: &[&[u8]] = &[b"sitecustomize", b"usercustomize", b"_distutils_hack"];
 
-/// Whether `name` is a customize module (`sitecustomize`, `usercustomize`)
-/// in any form the import system loads. Python imports it at start from
-/// any directory on its path, not only site-packages: a directory a
-/// plain `.pth` line names (an editable install's `src`), `PYTHONPATH`'s
-/// (issue 22, A). One made or changed in any directory of a writable
-/// grant is set aside after the run, as agents' settings are.
-pub(crate) fn customize_module(n: &OsStr) -> bool {
-    let n = n.as_encoded_bytes();
-    [&b"sitecustomize"[..], b"usercustomize"].iter().any(|m| {
-        n == *m
-            || n.strip_prefix(*m)
-                .is_some_and(|rest| rest.starts_with(b"."))
-    })
-}
-
 /// Whether `name` is one Python's start-up reads in a site-packages
 /// directory: a `.pth`, or a start-up module in any form the import
 /// system loads (`.py`, `.pyc`, an extension module, a package

@@ -19,6 +19,8 @@ pub const APPROVE: &str = "Codex runs a hook from ~/.codex/config.toml only afte
 /// not run (`None`: not installed, or approved and enabled on record).
 /// Codex compares the recorded hash with the hook's; a hash recorded for
 /// an earlier form of the hook is not detected here.
+// (`skarn doctor`'s Codex check is Linux-only for now.)
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn not_approved(path: &Path, text: &str) -> Option<String> {
     let doc: toml::Table = text.parse().ok()?;
     let hooks = doc.get("hooks")?.as_table()?;

@@ -42,6 +42,7 @@ pub mod run_backend;
 pub mod run_flags;
 pub mod run_secrets;
 pub mod sandbox_helper;
+pub mod say;
 pub mod serve;
 pub mod trust;
 pub mod worker;

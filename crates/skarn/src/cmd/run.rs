@@ -28,18 +28,7 @@ fn home() -> Option<PathBuf> {
         .filter(|p| p.is_absolute())
 }
 
-/// `skarn: LINE` on stderr; a model reads it when the hook or the
-/// gateway started this run, and then gets the fact without the advice to
-/// widen ([`skarn_sandbox::report::advice`]).
-pub fn say(line: &str) {
-    eprintln!("skarn: {}", for_reader(line));
-}
-
-/// `text` as whoever started this process may read it (see [`say`]).
-pub fn for_reader(text: &str) -> String {
-    let caller = skarn_sandbox::report::denials::Caller::detect(|k| std::env::var(k).ok());
-    skarn_sandbox::report::advice::for_caller(text, caller)
-}
+pub use crate::cmd::say::{for_reader, say};
 
 /// Where the directories sandboxed runs could write are recorded.
 fn granted_log_path(home: Option<&std::path::Path>) -> Option<PathBuf> {

@@ -64,7 +64,7 @@ fn appcontainer(policy: Policy, provenance: &Provenance, args: &Args) -> anyhow:
     let mut policy = policy;
     let settled = skarn_sandbox::prepare::settle_grants(&mut policy, home().as_deref())?;
     for w in &settled.warnings {
-        crate::cmd::run::say(&format!("warning: {w}"));
+        crate::cmd::say::say(&format!("warning: {w}"));
     }
     let grant_notes = settled.notes;
     let format = if args.json {
@@ -103,7 +103,7 @@ pub fn run_confined(
     let mut policy = policy;
     let settled = skarn_sandbox::prepare::settle_grants(&mut policy, home().as_deref())?;
     for w in &settled.warnings {
-        crate::cmd::run::say(&format!("warning: {w}"));
+        crate::cmd::say::say(&format!("warning: {w}"));
     }
     if args.report || args.json {
         for n in &settled.notes {

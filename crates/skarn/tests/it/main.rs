@@ -42,6 +42,7 @@ mod agent_boundary;
 mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+#[cfg(target_os = "linux")]
 mod agent_trust_code;
 // Issue 24, third attack pass.
 #[cfg(target_os = "linux")]

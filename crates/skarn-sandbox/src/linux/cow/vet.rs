@@ -237,7 +237,7 @@ pub fn check(
     }
     if let Some(c) = n
         .iter()
-        .find(|c| crate::protect::venv_guard::customize_module(c))
+        .find(|c| crate::protect::py_startup::customize_module(c))
     {
         return Err(format!(
             "{}: python imports it at start from any directory on its path (a plain .pth \

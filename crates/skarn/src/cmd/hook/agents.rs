@@ -134,7 +134,7 @@ fn allow_withheld(ws: &str) -> Option<String> {
     }
     #[cfg(target_os = "linux")]
     {
-        let missing = skarn_sandbox::linux::simulate::missing_required_layers();
+        let missing = skarn_sandbox::linux::required_layers::missing_required_layers();
         if !missing.is_empty() {
             return Some(format!(
                 "skarn: this host lacks {}: skarn run refuses to run the command",
