@@ -7,6 +7,8 @@ use anyhow::{Context, bail};
 use serde_json::{Map, Value, json};
 
 use super::settings::{Decision, Settings};
+use super::unknown_tools::{CLAUDE_HARMLESS, GEMINI_HARMLESS, unknown_tool};
+use super::withheld::allow_withheld;
 use super::{Agent, Answer, shell};
 
 /// What one call knows besides its input.
@@ -95,56 +97,6 @@ pub fn answer(agent: Agent, input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> 
     }
 }
 
-/// Whether the `[run]` policy in force (the user's file, then the
-/// workspace's as `skarn run` reads it: untrusted widening ignored) says
-/// `fail_closed = false`. An unreadable or invalid file counts as yes:
-/// `skarn run` would refuse it anyway, and the user should see the command.
-fn may_fail_open(ws: &str) -> bool {
-    use skarn_sandbox::policy::granted::{GrantLog, log_path};
-    use skarn_sandbox::policy::layers::Layer;
-    use skarn_sandbox::policy::trust::TrustStore;
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
-    let home = home.as_deref();
-    let granted = log_path(home)
-        .map(|p| GrantLog::load(&p))
-        .unwrap_or_default();
-    match Layer::config_files(Path::new(ws), home, &granted, &TrustStore::for_home(home)) {
-        Ok((layers, _)) => layers
-            .iter()
-            .rev()
-            .find_map(|l| l.fail_closed.as_ref())
-            .is_some_and(|f| !f.value),
-        Err(_) => true,
-    }
-}
-
-/// Why `allow` ("runs confined") would promise too much, for an `ask`
-/// instead: the `[run]` policy may fail open ([`may_fail_open`]), or this
-/// host lacks a layer without which `skarn run` refuses every command
-/// (attack atk24i F4).
-fn allow_withheld(ws: &str) -> Option<String> {
-    if may_fail_open(ws) {
-        return Some(
-            "skarn: runs under skarn run, but [run] fail_closed = false may run it unconfined \
-             on this host"
-                .to_string(),
-        );
-    }
-    #[cfg(target_os = "linux")]
-    {
-        let missing = skarn_sandbox::linux::required_layers::missing_required_layers();
-        if !missing.is_empty() {
-            return Some(format!(
-                "skarn: this host lacks {}: skarn run refuses to run the command",
-                missing.join(" and ")
-            ));
-        }
-    }
-    None
-}
-
 /// Why this file tool call must not run (`None`: not the hook's to refuse,
 /// or the guard is off). `tool_input` must name at least one path (else
 /// the call is malformed: refused); every path named is judged.
@@ -221,51 +173,6 @@ fn file_refusal(
     Ok(None)
 }
 
-/// Claude Code tools that neither write files nor run code (a matcher
-/// may match inside a name: `Write` in `TodoWrite`, `Bash` in
-/// `BashOutput`; a user's wider matcher sends the readers).
-const CLAUDE_HARMLESS: &[&str] = &[
-    "TodoWrite",
-    "TodoRead",
-    "BashOutput",
-    "KillBash",
-    "KillShell",
-    "Read",
-    "Glob",
-    "Grep",
-    "LS",
-    "NotebookRead",
-    "WebFetch",
-    "WebSearch",
-    "ExitPlanMode",
-];
-
-/// Gemini CLI tools that neither write files nor run code.
-const GEMINI_HARMLESS: &[&str] = &[
-    "read_file",
-    "read_many_files",
-    "list_directory",
-    "glob",
-    "search_file_content",
-    "google_web_search",
-    "web_fetch",
-    "write_todos",
-];
-
-/// Why a tool that reached the hook but is neither handled nor in
-/// `harmless` must not run (`None`: harmless, or the user allowed it with
-/// `[hook] allow_tools`).
-fn unknown_tool(tool: &str, harmless: &[&str], ctx: &Ctx) -> Option<String> {
-    if harmless.contains(&tool) || ctx.settings.allows_tool(tool) {
-        return None;
-    }
-    Some(format!(
-        "skarn: {tool} refused: the skarn hook does not know this tool, and it may write files \
-         or run code unconfined. If it neither writes files nor runs code, the user may allow \
-         it: allow_tools = [\"{tool}\"] under [hook] in ~/.config/skarn/config.toml."
-    ))
-}
-
 const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
 const POWERSHELL_REFUSED: &str = "skarn: the PowerShell tool cannot run confined; use the Bash \
@@ -318,7 +225,7 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         // BashOutput) is known harmless; any other tool is refused, not
         // let through (issue 24: unknown tools fail closed).
         if shell_tool == "Bash"
-            && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, ctx)
+            && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, &ctx.settings)
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -445,7 +352,7 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         // Only what `init`'s matcher names reaches here; another tool the
         // matcher happens to match is refused (unknown tools fail closed).
         return Ok(Answer::Json(
-            match unknown_tool(tool, GEMINI_HARMLESS, ctx) {
+            match unknown_tool(tool, GEMINI_HARMLESS, &ctx.settings) {
                 Some(why) => json!({ "decision": "deny", "reason": why }),
                 None => json!({}),
             },
@@ -499,7 +406,7 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     if tool != "Bash" {
         // Codex honours only a refusal: an unknown tool (one `init`'s
         // matcher does not name) is refused (fail closed).
-        return Ok(match unknown_tool(tool, &[], ctx) {
+        return Ok(match unknown_tool(tool, &[], &ctx.settings) {
             Some(why) => Answer::Block(why),
             None => Answer::Nothing,
         });

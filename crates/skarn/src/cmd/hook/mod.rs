@@ -21,7 +21,9 @@ mod settings;
 mod shell;
 #[cfg(test)]
 mod shell_vs_bash;
+mod unknown_tools;
 mod vscode_tools;
+mod withheld;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
