@@ -55,7 +55,15 @@ pub fn collect(
     found.extend(homes);
     out.empty_when_missing = empty;
     let found = &mut out.trusted;
-    for (p, via, secret) in crate::protect::host_programs::env_places(home) {
+    let listed: Vec<&str> = crate::protect::host_programs::ENV_PLACES
+        .iter()
+        .map(|(k, _)| *k)
+        .collect();
+    let named = crate::protect::env_named::places(std::env::vars_os(), home, &listed);
+    for (p, via, secret) in crate::protect::host_programs::env_places(home)
+        .into_iter()
+        .chain(named)
+    {
         if let Some(target) = cache.resolve(&p) {
             found.push(Trusted::new(&p, target, via, secret));
         }

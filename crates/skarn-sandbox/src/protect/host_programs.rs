@@ -548,6 +548,44 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("SHELL", false),
     ("LESSOPEN", false),
     ("LESSCLOSE", false),
+    // Start-up and configuration files of other host programs that run
+    // commands from them (attack atk22g F1: vim `!cmd`, less `#env
+    // LESSOPEN`, ripgrep `--pre`, starship `[custom]`, psql `\!`, ...).
+    // Any other variable naming an existing file is caught by the shape
+    // rule (`protect::env_named`); listed ones also reserve a missing name.
+    ("VIMINIT", false),
+    ("EXINIT", false),
+    ("GVIMINIT", false),
+    ("LESSKEYIN", false),
+    ("LESSKEY", false),
+    ("RIPGREP_CONFIG_PATH", false),
+    ("STARSHIP_CONFIG", false),
+    ("PSQLRC", false),
+    ("R_PROFILE", false),
+    ("R_PROFILE_USER", false),
+    ("R_ENVIRON_USER", false),
+    ("LUA_INIT", false),
+    ("PHPRC", false),
+    ("PHP_INI_SCAN_DIR", false),
+    ("IRBRC", false),
+    ("PRYRC", false),
+    ("GEMRC", false),
+    ("HGRCPATH", false),
+    ("SCREENRC", false),
+    ("FZF_DEFAULT_OPTS_FILE", false),
+    ("WGETRC", false),
+    ("CURL_HOME", false),
+    ("GIT_SEQUENCE_EDITOR", false),
+    ("GIT_EXTERNAL_DIFF", false),
+    ("KUBE_EDITOR", false),
+    ("MANPAGER", false),
+    ("RUSTC_WRAPPER", false),
+    ("RUSTC_WORKSPACE_WRAPPER", false),
+    ("CMAKE_TOOLCHAIN_FILE", false),
+    ("BUNDLE_GEMFILE", false),
+    ("npm_config_userconfig", false),
+    ("npm_config_globalconfig", false),
+    ("NPM_CONFIG_GLOBALCONFIG", false),
     // Search paths host programs load code from (the PATH class for other
     // loaders: a `json.py` in a PYTHONPATH directory shadows the standard
     // library's for every host python; a library in an LD_LIBRARY_PATH

@@ -9,6 +9,7 @@
 
 #[cfg(unix)]
 pub mod configured_programs;
+pub mod env_named;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;

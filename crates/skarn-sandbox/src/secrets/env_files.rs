@@ -172,7 +172,92 @@ const MAX_PER_VAR: usize = 64;
 /// `~/` is `home`; a relative place is relative to `cwd` (where the
 /// caller's tools run).
 pub fn places(home: Option<&Path>, cwd: &Path) -> Vec<(PathBuf, String)> {
-    places_with(|n| std::env::var(n).ok(), home, cwd)
+    let mut out = places_with(|n| std::env::var(n).ok(), home, cwd);
+    out.extend(shaped_with(std::env::vars(), home, cwd));
+    out
+}
+
+/// Name endings of variables that hold the path of a credential file
+/// (`ANSIBLE_VAULT_PASSWORD_FILE`, `RESTIC_PASSWORD_FILE`,
+/// `CONSUL_HTTP_TOKEN_FILE`, `PIP_CLIENT_CERT`, `NOMAD_CLIENT_KEY`, ...):
+/// no list of tools is complete, so any variable of this shape that is
+/// not in [`ENV_SECRET_FILES`] is read as one (attack atk22g F3).
+const SECRET_SHAPES: &[&str] = &[
+    "_PASSWORD_FILE",
+    "_PASSWD_FILE",
+    "_PASS_FILE",
+    "_PASSFILE",
+    "_PASSPHRASE_FILE",
+    "_TOKEN_FILE",
+    "_TOKEN_PATH",
+    "_SECRET_FILE",
+    "_SECRETS_FILE",
+    "_KEY_FILE",
+    "_KEYFILE",
+    "_KEY_PATH",
+    "_PRIVATE_KEY",
+    "_CLIENT_KEY",
+    "_CLIENT_CERT",
+    "_CLIENT_CERTIFICATE",
+    "_CERTIFICATE_PATH",
+    "_CREDENTIALS",
+    "_CREDENTIALS_FILE",
+    "_CREDENTIALS_PATH",
+    "_CREDS_FILE",
+    "_CREDS_PATH",
+    "_AUTH_FILE",
+    "_REGISTRY_CONFIG",
+    "_KUBECONFIG",
+];
+
+/// Further variables of other shapes that name credential files.
+const SECRET_NAMED: &[&str] = &[
+    "KUBE_CONFIG_PATH",
+    "OS_CLIENT_CONFIG_FILE",
+    "ETCDCTL_KEY",
+    "ETCDCTL_CERT",
+    "VAULT_CLIENT_CERT",
+    "BORG_KEY_FILE",
+    "GOOGLE_GHA_CREDS_PATH",
+];
+
+/// The places the variables of `vars` that have a credential file's
+/// shape name (those [`ENV_SECRET_FILES`] lists are read by
+/// [`places_with`]).
+pub fn shaped_with(
+    vars: impl IntoIterator<Item = (String, String)>,
+    home: Option<&Path>,
+    cwd: &Path,
+) -> Vec<(PathBuf, String)> {
+    let h = home.unwrap_or(Path::new("/nonexistent"));
+    let mut out = Vec::new();
+    for (k, v) in vars.into_iter().take(1024) {
+        let up = k.to_ascii_uppercase();
+        if ENV_SECRET_FILES.iter().any(|(n, _, _)| *n == k)
+            || v.trim().is_empty()
+            || v.len() > MAX_VALUE
+            || !(SECRET_NAMED.contains(&up.as_str())
+                || SECRET_SHAPES.iter().any(|s| up.ends_with(s)))
+        {
+            continue;
+        }
+        // A value that is not a path (a URL, a literal key) names nothing.
+        if v.contains("://") || !(v.contains('/') || v.starts_with('.')) {
+            continue;
+        }
+        for w in v.split(':').take(MAX_PER_VAR) {
+            if let Some(p) = one(w, h, cwd) {
+                out.push((
+                    p,
+                    format!("${k}: a credential file (by the variable's name)"),
+                ));
+            }
+        }
+        if out.len() >= 256 {
+            break;
+        }
+    }
+    out
 }
 
 /// [`places`] with the environment looked up by `get`.
@@ -227,6 +312,35 @@ fn one(w: &str, home: &Path, cwd: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variables_shaped_like_credential_files_are_read() {
+        let vars = [
+            ("ANSIBLE_VAULT_PASSWORD_FILE", "/ws/.vault_pass"),
+            ("RESTIC_PASSWORD_FILE", "~/restic"),
+            ("pip_client_cert", "rel/client.pem"),
+            ("KUBE_CONFIG_PATH", "/k/a:/k/b"),
+            ("PGPASSFILE", "/listed/elsewhere"),
+            ("SERVICE_TOKEN_FILE", "https://example.invalid/x"),
+            ("MY_PRIVATE_KEY", "-----BEGIN"),
+            ("EDITOR", "/usr/bin/vi"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let got: Vec<PathBuf> = shaped_with(vars, Some(Path::new("/h")), Path::new("/ws"))
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        let want: Vec<PathBuf> = [
+            "/ws/.vault_pass",
+            "/h/restic",
+            "/ws/rel/client.pem",
+            "/k/a",
+            "/k/b",
+        ]
+        .map(PathBuf::from)
+        .to_vec();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn each_form_names_its_places() {

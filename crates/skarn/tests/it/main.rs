@@ -90,6 +90,7 @@ mod run_egress_registries;
 #[cfg(target_os = "linux")]
 mod run_egress_secrets;
 #[cfg(target_os = "linux")]
+mod run_env_named_22g;
 mod run_env_round4;
 mod run_env_round4b;
 #[cfg(target_os = "linux")]
