@@ -47,6 +47,7 @@ pub mod rebase_todo;
 #[cfg(target_os = "linux")]
 pub mod run_record;
 #[cfg(unix)]
+pub mod secret_shape;
 pub mod set_aside;
 mod shell_ansi;
 #[cfg(unix)]

@@ -112,6 +112,7 @@ mod run_go_preset;
 #[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
+mod run_home_links_22g;
 mod run_home_mentions;
 #[cfg(target_os = "linux")]
 mod run_home_mentions_22c;
