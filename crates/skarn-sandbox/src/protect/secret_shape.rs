@@ -48,6 +48,7 @@ const NAMES: &[&str] = &[
     ".pgpass",
     ".my.cnf",
     "history.db",
+    "linode-cli",
 ];
 
 /// (directory, file) pairs whose file is a credential store only there.
@@ -67,7 +68,6 @@ const PLACES: &[(&str, &str)] = &[
     ("jira", ".config.yml"),
     (".bluemix", "config.json"),
     ("openai", "config.json"),
-    ("linode-cli", ""),
 ];
 
 /// Whether the home-side name `rel` (relative to the home or a
@@ -92,8 +92,7 @@ pub fn looks_secret(rel: &Path) -> bool {
         || file.starts_with("jfrog-cli.conf")
         || PLACES
             .iter()
-            .any(|(d, f)| parent == *d && (f.is_empty() || file == *f))
-        || (parent == "linode-cli")
+            .any(|(d, f)| parent == *d && file == *f)
 }
 
 #[cfg(test)]
