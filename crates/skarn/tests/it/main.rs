@@ -35,6 +35,7 @@ mod agent_atk24g;
 // Issue 24, attack pass atk24i.
 #[cfg(target_os = "linux")]
 mod agent_atk24i_b;
+mod agent_atk24i_c;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.

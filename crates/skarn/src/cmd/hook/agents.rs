@@ -42,12 +42,7 @@ fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
     {
         return Plan::Unsandboxed(p.clone());
     }
-    Plan::Confine(format!(
-        "{} run --workspace {} -- bash -c {}",
-        shell::quote(&ctx.exe),
-        shell::quote(ws),
-        shell::quote(cmd)
-    ))
+    Plan::Confine(shell::confined(&ctx.exe, ws, cmd))
 }
 
 /// The workspace: `--workspace`, else the first set variable of `vars`,
