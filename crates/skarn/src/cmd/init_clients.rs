@@ -47,6 +47,9 @@ pub enum Edit {
         entry: Value,
         version: Option<u64>,
     },
+    /// Gemini CLI's hooks system on (`hooksConfig.enabled`) and skarn's
+    /// hook out of its disabled lists (`cmd::gemini_hooks`).
+    GeminiHooksOn,
     /// Codex's `[[hooks.PreToolUse]]` with `matcher` and one command hook.
     TomlHook {
         matcher: &'static str,
@@ -93,7 +96,10 @@ pub fn http_url(s: &str) -> Result<String, String> {
 /// Whether the edit is the hook (for --no-hook / --hook-only).
 impl Edit {
     pub fn is_hook(&self) -> bool {
-        matches!(self, Edit::JsonHook { .. } | Edit::TomlHook { .. })
+        matches!(
+            self,
+            Edit::JsonHook { .. } | Edit::TomlHook { .. } | Edit::GeminiHooksOn
+        )
     }
 }
 
@@ -223,12 +229,20 @@ pub fn plan(
                     agent: "gemini-cli",
                     entry: json!({
                         "matcher": super::hook::GEMINI_MATCHER,
-                        // Milliseconds, as Gemini CLI reads it.
-                        "hooks": [{ "type": "command", "command": hook("gemini-cli"),
+                        // Milliseconds, as Gemini CLI reads it; the name is
+                        // what its disabled list and `/hooks` use.
+                        "hooks": [{ "type": "command", "name": super::gemini_hooks::HOOK_NAME,
+                                    "command": hook("gemini-cli"),
                                     "timeout": AGENT_TIMEOUT_SECS * 1000 }],
                     }),
                     version: None,
                 },
+            ),
+            // Gemini CLI runs no hook while its hooks system is off (off by
+            // default before 0.27): on, in the file holding the hook.
+            (
+                at(".gemini/settings.json", ".gemini/settings.json"),
+                Edit::GeminiHooksOn,
             ),
         ],
     }

@@ -84,6 +84,8 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
             f.push(format!("{k} is {}", short(x)));
         }
     }
+    // Gemini CLI's switches that keep skarn's hook from running.
+    f.extend(crate::cmd::gemini_hooks::switches_off(&v));
     if let Some(Value::Object(env)) = v.get("env") {
         for (k, x) in env {
             f.push(format!("env sets {}={}", one_line(k), short(x)));
