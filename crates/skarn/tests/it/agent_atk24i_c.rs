@@ -224,3 +224,54 @@ fn the_gateways_own_tools_pass_the_hook_without_configuration() {
     assert_eq!(code(&o), 0, "{o:?}");
     assert!(o.stdout.is_empty(), "{o:?}");
 }
+
+/// F11 (atk24i): a gateway server granted the project lives as long as the
+/// agent's session, and the live-run check refused every Write there "for
+/// now", naming a helper pid and a state directory, with "wait until it has
+/// ended" as the way out. No hook-side check can let the write through
+/// soundly while the server may swap names (ADR 0242): the refusal now
+/// names the server, the grant and what ends it, and the write outside the
+/// grant still passes.
+#[test]
+fn a_writable_gateway_server_is_named_in_the_file_tools_refusal() {
+    let t = TempDir::new("h24e_f11");
+    let (p, home) = (t.dir("p"), t.dir("home"));
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    std::fs::create_dir_all(p.join("data")).unwrap();
+    let cfg = p.join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[servers.fs]\ncommand = {:?}\n[servers.fs.sandbox]\nwrite = [{:?}]\n",
+            sibling("skarn-example-server").display().to_string(),
+            p.join("data").display().to_string()
+        ),
+    )
+    .unwrap();
+    trust(&cfg, &home);
+    let mut g = crate::agent_gateway::Gw::start(&cfg, &home);
+    let _ = g.call(2, "search", json!({"query": "add"}));
+    let write = |file: &Path| {
+        let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": p,
+                       "tool_input": {"file_path": file, "content": "x"}});
+        hook("claude-code", &i, &p, &home)
+    };
+    let o = write(&p.join("data/notes.md"));
+    let stop = g.stop();
+    assert_eq!(code(&o), 0, "{o:?}");
+    let v = json_of(&o);
+    let why = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not refused: {v} (serve: {stop})"));
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(
+        why.contains("MCP server fs")
+            && why.contains("[servers.fs.sandbox] write")
+            && why.contains("shell command"),
+        "{why}"
+    );
+    // Once the server has stopped, the same write passes.
+    let o = write(&p.join("data/notes.md"));
+    assert_eq!(code(&o), 0, "{o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+}
