@@ -26,6 +26,8 @@ pub const MARKERS: &[&str] = &[
     PRIVATE_ADVICE,
     // A tool the agent hook does not know.
     USER_MAY_ALLOW,
+    // A workspace the home's start-up files name (atk24j F4).
+    " (to keep it writable",
 ];
 
 /// The clause of the agent hook's refusal of a tool it does not know that

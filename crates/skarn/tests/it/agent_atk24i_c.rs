@@ -275,3 +275,47 @@ fn a_writable_gateway_server_is_named_in_the_file_tools_refusal() {
     assert_eq!(code(&o), 0, "{o:?}");
     assert!(o.stdout.is_empty(), "{o:?}");
 }
+
+/// atk24j F4: the note for a workspace the home's start-up files name
+/// ("kept read-only ... to keep it writable, pass
+/// --trust-home-config-workspace or set [run] trust_home_config_workspace
+/// = true") reached the model whole. The model gets the fact.
+#[test]
+fn the_home_config_workspace_note_carries_no_advice_for_the_model() {
+    let t = TempDir::new("h24e_f4j");
+    let home = t.dir("home");
+    let p = home.join("proj");
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    std::fs::create_dir_all(p.join("tools")).unwrap();
+    std::fs::write(p.join("tools/prompt.fish"), "true\n").unwrap();
+    let confd = home.join(".config/fish/conf.d");
+    std::fs::create_dir_all(&confd).unwrap();
+    std::fs::write(
+        confd.join("proj.fish"),
+        format!("source {}/tools/prompt.fish\n", p.display()),
+    )
+    .unwrap();
+    let run = |flags: &[&str]| {
+        Command::new(exe())
+            .arg("run")
+            .args(flags)
+            .arg("--workspace")
+            .arg(&p)
+            .args(["--", "true"])
+            .env("HOME", &home)
+            .env_remove("CLAUDECODE")
+            .env_remove("GEMINI_CLI")
+            .env_remove("SKARN_CALLER")
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(err(&o).contains("trust_home_config_workspace"), "{}", err(&o));
+    let o = run(&["--caller", "hook"]);
+    let e = err(&o);
+    assert!(e.contains("is read-only for this run"), "{e}");
+    assert!(!e.contains("trust_home_config_workspace") && !e.contains("--trust-home"), "{e}");
+}
