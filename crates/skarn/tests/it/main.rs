@@ -36,6 +36,7 @@ mod agent_atk24g;
 #[cfg(target_os = "linux")]
 mod agent_atk24i_b;
 mod agent_atk24i_c;
+mod agent_atk24j;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.

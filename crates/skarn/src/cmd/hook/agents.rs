@@ -317,6 +317,9 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        if let Some(why) = gemini_env(tool_input, input.get("cwd"), &ws, ctx) {
+            return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
+        }
         return Ok(Answer::Json(
             match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
                 Some(why) => json!({ "decision": "deny", "reason": why }),
@@ -365,6 +368,31 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
                 "tool_input": { "command": new },
             }
         })),
+    })
+}
+
+/// Gemini CLI's own `.env` among the paths a file tool names (see
+/// `file_run_sets::gemini_env`), judged from its working directory and
+/// the workspace.
+fn gemini_env(tool_input: &Value, cwd: Option<&Value>, ws: &str, ctx: &Ctx) -> Option<String> {
+    if !ctx.settings.guard_files {
+        return None;
+    }
+    let cwd = cwd
+        .and_then(Value::as_str)
+        .filter(|c| c.starts_with('/'))
+        .unwrap_or(ws);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let paths = super::file_targets::targets(tool_input).ok()?;
+    paths.iter().find_map(|p| {
+        let c = super::file_paths::candidates(p, Path::new(cwd), home.as_deref()).ok()?;
+        c.iter().find_map(|c| {
+            super::file_run_sets::gemini_env(c, Path::new(cwd))
+                .or_else(|| super::file_run_sets::gemini_env(c, Path::new(ws)))
+                .map(|why| super::files::reason("write_file", &why))
+        })
     })
 }
 

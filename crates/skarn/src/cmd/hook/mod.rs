@@ -14,6 +14,7 @@ mod file_boundary;
 mod file_git;
 mod file_host;
 mod file_paths;
+mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
