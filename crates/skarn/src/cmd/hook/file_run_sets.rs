@@ -62,7 +62,7 @@ pub fn refusal(c: &Path, bases: &[std::path::PathBuf], home: Option<&Path>) -> O
         }
         if skarn_sandbox::protect::py_startup::customize_module(std::ffi::OsStr::new(&name)) {
             return Some(format!(
-                "{} is a Python customize module: python imports it at start from any \
+                "{} is a Python start-up file (a customize module): python imports it at start from any \
                  directory on its path (an editable install's source directory too); \
                  sandboxed commands cannot leave one either",
                 c.display()
