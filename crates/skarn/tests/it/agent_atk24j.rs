@@ -140,3 +140,55 @@ fn geminis_own_env_file_is_refused() {
     assert_eq!(decision("gemini-cli", &ws, &home, &ws.join("sub/.env")), "none");
     assert_eq!(decision("claude-code", &ws, &home, &ws.join(".env")), "none");
 }
+
+/// F10: with another PreToolUse hook on Bash, Claude Code may keep
+/// skarn's `allow` and drop its rewrite, auto-approving the model's
+/// original command unconfined. Then the hook gives no `allow` with a
+/// rewrite: it refuses and names the confined command, which passes when
+/// the model runs it.
+#[test]
+fn beside_another_bash_hook_claude_gets_no_allow_with_a_rewrite() {
+    let t = TempDir::new("atk24j_peers");
+    let (ws, home) = project(&t);
+    let bash = |cmd: &str| {
+        let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": ws,
+                       "tool_input": {"command": cmd}});
+        let mut c = Command::new(exe())
+            .args(["hook", "claude-code"])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{o:?}");
+        if o.stdout.is_empty() {
+            return Value::Null;
+        }
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["hookSpecificOutput"].clone()
+    };
+    let v = bash("id");
+    assert_eq!(v["permissionDecision"], "allow", "{v}");
+    assert!(v["updatedInput"].is_object(), "{v}");
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/settings.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash",
+            "hooks": [{"type": "command", "command": "rtk-rewrite.sh"}]}]}}"#,
+    )
+    .unwrap();
+    let v = bash("id");
+    assert_eq!(v["permissionDecision"], "deny", "{v}");
+    assert!(v.get("updatedInput").is_none(), "{v}");
+    let why = v["permissionDecisionReason"].as_str().unwrap();
+    let named = why.split_once("Run exactly this instead: ").unwrap().1;
+    assert!(named.contains(" run --caller hook --workspace "), "{why}");
+    // The model runs the named command: no answer (the agent's own rules).
+    assert_eq!(bash(named), Value::Null);
+}

@@ -248,6 +248,24 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
     Ok(match plan(cmd, &ws, ctx) {
         Plan::Wrapped => Answer::Nothing,
         Plan::Unsandboxed(p) => out(Some("ask"), unsandboxed_reason(&p), None),
+        Plan::Confine(new)
+            if shell_tool == "Bash"
+                && ctx.settings.decision != Decision::None
+                && !peers(&ws).is_empty() =>
+        {
+            // Another hook on Bash: Claude Code may keep an `allow` and drop
+            // the rewrite (atk24j F10), so the model is told what to run.
+            let n = peers(&ws).len();
+            out(
+                Some("deny"),
+                format!(
+                    "skarn: shell commands here must run confined, and {n} other hook(s) run \
+                     on Bash beside skarn's, with which the agent may drop skarn's rewrite. \
+                     Run exactly this instead: {new}"
+                ),
+                None,
+            )
+        }
         Plan::Confine(new) => {
             // updatedInput replaces the whole input: keep every other field.
             let mut updated = tool_input.clone();
@@ -265,6 +283,14 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             out(decision, reason, Some(Value::Object(updated)))
         }
     })
+}
+
+/// Other hooks Claude Code runs on Bash for the project `ws`.
+fn peers(ws: &str) -> Vec<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    super::claude_peers::other_bash_hooks(Path::new(ws), home.as_deref())
 }
 
 /// VS Code's agent hooks: Claude Code's contract, and a refusal for its

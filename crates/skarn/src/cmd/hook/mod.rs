@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod claude_peers;
 mod file_boundary;
 mod file_git;
 mod file_host;
