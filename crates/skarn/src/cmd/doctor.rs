@@ -97,7 +97,9 @@ fn codex_hook() -> Option<String> {
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .filter(|h| h.is_absolute())?;
-    let path = home.join(".codex/config.toml");
+    let path = super::init_clients::client_dir("CODEX_HOME")
+        .unwrap_or_else(|| home.join(".codex"))
+        .join("config.toml");
     let text = skarn_sandbox::policy::config::read_text(&path).ok()??;
     super::codex_trust::not_approved(&path, &text)
         .map(|l| skarn_sandbox::protect::terminal_filter::one_line(&l))

@@ -125,11 +125,26 @@ pub fn plan(
         }
     };
     let hook = |agent: &str| super::hook::installed_command(exe, agent);
+    // Where the client reads its user files when its variable names a
+    // directory (atk24j F9): Claude Code `$CLAUDE_CONFIG_DIR`, Codex
+    // `$CODEX_HOME`.
+    let claude_user = |file: &str, default: &str| match client_dir("CLAUDE_CONFIG_DIR") {
+        Some(d) if user => d.join(file),
+        _ => at(default, default),
+    };
+    let codex = client_dir("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
     match client {
         Client::ClaudeCode => vec![
-            (at(".mcp.json", ".claude.json"), mcp("mcpServers")),
             (
-                at(".claude/settings.json", ".claude/settings.json"),
+                if user {
+                    claude_user(".claude.json", ".claude.json")
+                } else {
+                    at(".mcp.json", ".claude.json")
+                },
+                mcp("mcpServers"),
+            ),
+            (
+                claude_user("settings.json", ".claude/settings.json"),
                 Edit::JsonHook {
                     event: "PreToolUse",
                     agent: "claude-code",
@@ -165,13 +180,13 @@ pub fn plan(
         ],
         Client::Codex => vec![
             (
-                home.join(".codex/config.toml"),
+                codex.join("config.toml"),
                 Edit::McpToml {
                     keys: toml_keys(exe, transport),
                 },
             ),
             (
-                home.join(".codex/config.toml"),
+                codex.join("config.toml"),
                 Edit::TomlHook {
                     matcher: "^(Bash|apply_patch)$",
                     command: hook("codex"),
@@ -246,6 +261,13 @@ pub fn plan(
             ),
         ],
     }
+}
+
+/// The directory the environment variable `var` names (absolute only).
+pub fn client_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
 }
 
 /// The agent's own time limit for the hook that `init` writes where the

@@ -192,3 +192,53 @@ fn beside_another_bash_hook_claude_gets_no_allow_with_a_rewrite() {
     // The model runs the named command: no answer (the agent's own rules).
     assert_eq!(bash(named), Value::Null);
 }
+
+/// F9: `init --user` wrote `~/.claude/settings.json` while Claude Code
+/// read `$CLAUDE_CONFIG_DIR`, and `init --client codex` `~/.codex` while
+/// Codex read `$CODEX_HOME`: the hook was never started. init writes where
+/// the client reads, and the file guard refuses writes there.
+#[test]
+fn init_writes_where_the_client_reads_its_user_files() {
+    let t = TempDir::new("atk24j_cfgdir");
+    let (ws, home) = project(&t);
+    let (claude, codex) = (home.join("claude-work"), home.join("codex-work"));
+    for (client, var, dir, file) in [
+        ("claude-code", "CLAUDE_CONFIG_DIR", &claude, "settings.json"),
+        ("codex", "CODEX_HOME", &codex, "config.toml"),
+    ] {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut args = vec!["init", "--client", client];
+        if client == "claude-code" {
+            args.push("--user");
+        }
+        let o = Command::new(exe())
+            .args(&args)
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env(var, dir)
+            .env_remove("XDG_CONFIG_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{client}: {}", err(&o));
+        let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
+        assert!(text.contains("hook"), "{client}: {}: {text}", dir.join(file).display());
+        // The agent's file tools may not write there.
+        let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": ws,
+                       "tool_input": {"file_path": dir.join(file), "content": "{}"}});
+        let mut c = Command::new(exe())
+            .args(["hook", "claude-code"])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env(var, dir)
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+        let o = c.wait_with_output().unwrap();
+        assert!(String::from_utf8_lossy(&o.stdout).contains("\"deny\""), "{client}: {o:?}");
+    }
+}

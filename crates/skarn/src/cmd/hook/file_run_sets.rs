@@ -18,6 +18,8 @@
 //! - the shape of a git directory below the top (`src/HEAD` beside
 //!   `src/objects`): host git anywhere below it would use its
 //!   configuration, as `skarn run`'s nested-repository check knows;
+//! - the agents' user directories named by `$CLAUDE_CONFIG_DIR`,
+//!   `$CODEX_HOME`, `$GEMINI_CLI_HOME/.gemini` (atk24j F9);
 //! - a file with another name elsewhere (a hard link: the write changes
 //!   every name; `skarn run` keeps the home's protected files read-only by
 //!   inode).
@@ -46,6 +48,24 @@ pub fn refusal(c: &Path, bases: &[std::path::PathBuf], home: Option<&Path>) -> O
     let parent = c.parent()?;
     if let Some(why) = hard_link(c) {
         return Some(why);
+    }
+    // The agents' user directories their variables name (atk24j F9).
+    for (var, sub) in [
+        ("CLAUDE_CONFIG_DIR", ""),
+        ("CODEX_HOME", ""),
+        ("GEMINI_CLI_HOME", ".gemini"),
+    ] {
+        if let Some(d) = crate::cmd::init_clients::client_dir(var).map(|d| d.join(sub))
+            && [d.clone(), std::fs::canonicalize(&d).unwrap_or_default()]
+                .iter()
+                .any(|d| d.parent().is_some() && fold(c).starts_with(fold(d)))
+        {
+            return Some(format!(
+                "{} lies in {} (${var}), the agent's own settings: only the user changes them",
+                c.display(),
+                d.display()
+            ));
+        }
     }
     #[cfg(unix)]
     {
