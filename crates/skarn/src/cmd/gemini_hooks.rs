@@ -333,14 +333,23 @@ mod tests {
 
     #[test]
     fn the_last_switch_wins_and_disabled_lists_add_up() {
-        let user = f("/h/.gemini/settings.json", r#"{"hooksConfig": {"enabled": false}}"#);
+        let user = f(
+            "/h/.gemini/settings.json",
+            r#"{"hooksConfig": {"enabled": false}}"#,
+        );
         let proj = f(
             "/p/.gemini/settings.json",
             "{ // mine\n \"hooksConfig\": {\"enabled\": true /* on */}}",
         );
         assert!(blockers(&[user, proj]).0.is_empty());
-        let user = f("/h/.gemini/settings.json", r#"{"hooksConfig": {"enabled": true}}"#);
-        let sys = f("/etc/gemini-cli/settings.json", r#"{"hooksConfig": {"enabled": false}}"#);
+        let user = f(
+            "/h/.gemini/settings.json",
+            r#"{"hooksConfig": {"enabled": true}}"#,
+        );
+        let sys = f(
+            "/etc/gemini-cli/settings.json",
+            r#"{"hooksConfig": {"enabled": false}}"#,
+        );
         let (c, _) = blockers(&[user, sys]);
         assert_eq!(c.len(), 1, "{c:?}");
         assert!(c[0].starts_with("/etc/gemini-cli/settings.json"), "{c:?}");
@@ -352,7 +361,11 @@ mod tests {
         let (c, l) = blockers(&[proj]);
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(l.len(), 2, "{l:?}");
-        assert!(blockers(&[f("/x", "{\"a\": \"// not a comment\"}")]).0.is_empty());
+        assert!(
+            blockers(&[f("/x", "{\"a\": \"// not a comment\"}")])
+                .0
+                .is_empty()
+        );
     }
 
     #[test]

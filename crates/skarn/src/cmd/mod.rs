@@ -25,9 +25,9 @@ mod doctor_self_test;
 mod doctor_self_test_boundary;
 pub mod doctor_servers;
 pub mod exec;
-pub mod gemini_hooks;
 #[cfg(target_os = "linux")]
 pub mod exec_confined;
+pub mod gemini_hooks;
 pub mod hidden;
 pub mod hook;
 pub mod init;

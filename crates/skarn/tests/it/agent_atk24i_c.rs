@@ -30,7 +30,11 @@ fn hook(agent: &str, input: &Value, ws: &Path, home: &Path) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut c = c.spawn().unwrap();
-    let _ = c.stdin.take().unwrap().write_all(input.to_string().as_bytes());
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
     c.wait_with_output().unwrap()
 }
 
@@ -107,7 +111,14 @@ fn every_clients_confined_command_prints_the_fact_not_the_advice() {
     let (ws, home) = (t.dir("ws"), t.dir("home"));
     std::fs::create_dir_all(ws.join(".git")).unwrap();
     std::fs::write(ws.join("skarn.toml"), "[run]\nnet = \"all\"\n").unwrap();
-    for client in ["claude-code", "vscode", "gemini-cli", "codex", "windsurf", "cursor"] {
+    for client in [
+        "claude-code",
+        "vscode",
+        "gemini-cli",
+        "codex",
+        "windsurf",
+        "cursor",
+    ] {
         let cmd = command_run(client, "echo ran-$((40+2))", &ws, &home);
         let o = Command::new("sh")
             .args(["-c", &cmd])
@@ -166,8 +177,14 @@ fn the_hooks_own_refusals_carry_no_advice_for_the_model() {
     let out = &v["hookSpecificOutput"];
     assert_eq!(out["permissionDecision"], "deny", "{v}");
     let why = out["permissionDecisionReason"].as_str().unwrap();
-    assert!(why.contains("refused") && !why.contains("allow_tools"), "{v}");
-    assert!(v["systemMessage"].as_str().unwrap().contains("allow_tools"), "{v}");
+    assert!(
+        why.contains("refused") && !why.contains("allow_tools"),
+        "{v}"
+    );
+    assert!(
+        v["systemMessage"].as_str().unwrap().contains("allow_tools"),
+        "{v}"
+    );
     let i = json!({"hook_event_name": "PreToolUse", "tool_name": "unified_exec",
                    "cwd": ws, "tool_input": {"cmd": "id"}});
     let o = hook("codex", &i, &ws, &home);
@@ -180,7 +197,10 @@ fn the_hooks_own_refusals_carry_no_advice_for_the_model() {
                    "cwd": ws, "tool_input": {}});
     let v = json_of(&hook("gemini-cli", &i, &ws, &home));
     assert_eq!(v["decision"], "deny", "{v}");
-    assert!(!v["reason"].as_str().unwrap().contains("allow_tools"), "{v}");
+    assert!(
+        !v["reason"].as_str().unwrap().contains("allow_tools"),
+        "{v}"
+    );
 }
 
 /// Item 3: in VS Code every MCP tool reaches the hook, and the skarn
@@ -313,9 +333,16 @@ fn the_home_config_workspace_note_carries_no_advice_for_the_model() {
             .unwrap()
     };
     let o = run(&[]);
-    assert!(err(&o).contains("trust_home_config_workspace"), "{}", err(&o));
+    assert!(
+        err(&o).contains("trust_home_config_workspace"),
+        "{}",
+        err(&o)
+    );
     let o = run(&["--caller", "hook"]);
     let e = err(&o);
     assert!(e.contains("is read-only for this run"), "{e}");
-    assert!(!e.contains("trust_home_config_workspace") && !e.contains("--trust-home"), "{e}");
+    assert!(
+        !e.contains("trust_home_config_workspace") && !e.contains("--trust-home"),
+        "{e}"
+    );
 }

@@ -73,7 +73,11 @@ fn environment_and_tool_start_up_files_are_refused() {
     std::fs::create_dir_all(ws.join("env/conda-meta")).unwrap();
     std::fs::create_dir_all(ws.join("scripts")).unwrap();
     std::fs::write(ws.join("scripts/env.sh"), ": env\n").unwrap();
-    std::fs::write(ws.join("mise.toml"), "[env]\n_.source = \"scripts/env.sh\"\n").unwrap();
+    std::fs::write(
+        ws.join("mise.toml"),
+        "[env]\n_.source = \"scripts/env.sh\"\n",
+    )
+    .unwrap();
     let sp = ws.join(".venv/lib/python3.12/site-packages");
     std::fs::create_dir_all(&sp).unwrap();
     std::fs::write(
@@ -81,7 +85,11 @@ fn environment_and_tool_start_up_files_are_refused() {
         "import __editable___proj_0_1_finder; __editable___proj_0_1_finder.install('x')\n",
     )
     .unwrap();
-    std::fs::write(sp.join("__editable___proj_0_1_finder.py"), "def install(x): pass\n").unwrap();
+    std::fs::write(
+        sp.join("__editable___proj_0_1_finder.py"),
+        "def install(x): pass\n",
+    )
+    .unwrap();
     for f in [
         ".venv/bin/activate",
         ".venv/bin/python3",
@@ -93,10 +101,22 @@ fn environment_and_tool_start_up_files_are_refused() {
         "src/usercustomize.py",
         ".venv/lib/python3.12/site-packages/__editable___proj_0_1_finder.py",
     ] {
-        assert_eq!(decision("claude-code", &ws, &home, &ws.join(f)), "deny", "{f}");
+        assert_eq!(
+            decision("claude-code", &ws, &home, &ws.join(f)),
+            "deny",
+            "{f}"
+        );
     }
-    for f in ["src/main.py", "scripts/other.sh", ".venv/lib/python3.12/site-packages/x.py"] {
-        assert_eq!(decision("claude-code", &ws, &home, &ws.join(f)), "none", "{f}");
+    for f in [
+        "src/main.py",
+        "scripts/other.sh",
+        ".venv/lib/python3.12/site-packages/x.py",
+    ] {
+        assert_eq!(
+            decision("claude-code", &ws, &home, &ws.join(f)),
+            "none",
+            "{f}"
+        );
     }
 }
 
@@ -109,10 +129,23 @@ fn a_git_directory_below_the_top_cannot_be_made() {
     std::fs::create_dir_all(ws.join("src/objects")).unwrap();
     std::fs::create_dir_all(ws.join("lib")).unwrap();
     std::fs::write(ws.join("lib/HEAD"), "ref: refs/heads/main\n").unwrap();
-    for f in ["src/HEAD", "src/config", "lib/refs/heads/main", "lib/objects/.keep", "lib/config"] {
-        assert_eq!(decision("claude-code", &ws, &home, &ws.join(f)), "deny", "{f}");
+    for f in [
+        "src/HEAD",
+        "src/config",
+        "lib/refs/heads/main",
+        "lib/objects/.keep",
+        "lib/config",
+    ] {
+        assert_eq!(
+            decision("claude-code", &ws, &home, &ws.join(f)),
+            "deny",
+            "{f}"
+        );
     }
-    assert_eq!(decision("claude-code", &ws, &home, &ws.join("docs/config")), "none");
+    assert_eq!(
+        decision("claude-code", &ws, &home, &ws.join("docs/config")),
+        "none"
+    );
 }
 
 /// F8: another name of a protected home file inside the workspace.
@@ -124,9 +157,15 @@ fn a_hard_link_to_a_file_outside_is_refused() {
     if std::fs::hard_link(home.join(".bashrc"), ws.join("notes.md")).is_err() {
         skarn_test_support::skip!("hard links are not allowed here");
     }
-    assert_eq!(decision("claude-code", &ws, &home, &ws.join("notes.md")), "deny");
+    assert_eq!(
+        decision("claude-code", &ws, &home, &ws.join("notes.md")),
+        "deny"
+    );
     std::fs::write(ws.join("plain.md"), "x").unwrap();
-    assert_eq!(decision("claude-code", &ws, &home, &ws.join("plain.md")), "none");
+    assert_eq!(
+        decision("claude-code", &ws, &home, &ws.join("plain.md")),
+        "none"
+    );
 }
 
 /// F12: Gemini CLI loads the project's `.env` into its own environment
@@ -137,8 +176,14 @@ fn geminis_own_env_file_is_refused() {
     let t = TempDir::new("atk24j_genv");
     let (ws, home) = project(&t);
     assert_eq!(decision("gemini-cli", &ws, &home, &ws.join(".env")), "deny");
-    assert_eq!(decision("gemini-cli", &ws, &home, &ws.join("sub/.env")), "none");
-    assert_eq!(decision("claude-code", &ws, &home, &ws.join(".env")), "none");
+    assert_eq!(
+        decision("gemini-cli", &ws, &home, &ws.join("sub/.env")),
+        "none"
+    );
+    assert_eq!(
+        decision("claude-code", &ws, &home, &ws.join(".env")),
+        "none"
+    );
 }
 
 /// F10: with another PreToolUse hook on Bash, Claude Code may keep
@@ -222,7 +267,11 @@ fn init_writes_where_the_client_reads_its_user_files() {
             .unwrap();
         assert_eq!(code(&o), 0, "{client}: {}", err(&o));
         let text = std::fs::read_to_string(dir.join(file)).unwrap_or_default();
-        assert!(text.contains("hook"), "{client}: {}: {text}", dir.join(file).display());
+        assert!(
+            text.contains("hook"),
+            "{client}: {}: {text}",
+            dir.join(file).display()
+        );
         // The agent's file tools may not write there.
         let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": ws,
                        "tool_input": {"file_path": dir.join(file), "content": "{}"}});
@@ -239,6 +288,9 @@ fn init_writes_where_the_client_reads_its_user_files() {
             .unwrap();
         let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
         let o = c.wait_with_output().unwrap();
-        assert!(String::from_utf8_lossy(&o.stdout).contains("\"deny\""), "{client}: {o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("\"deny\""),
+            "{client}: {o:?}"
+        );
     }
 }

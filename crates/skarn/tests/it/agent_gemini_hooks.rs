@@ -156,7 +156,11 @@ fn a_projects_switches_are_listed_and_turned_back_on() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     let v = settings(&p.join(".gemini/settings.json"));
     assert_eq!(v["hooksConfig"]["enabled"], true, "{v}");
-    assert_eq!(v["hooksConfig"]["disabled"], serde_json::json!(["fmt"]), "{v}");
+    assert_eq!(
+        v["hooksConfig"]["disabled"],
+        serde_json::json!(["fmt"]),
+        "{v}"
+    );
     // What Gemini CLI before 0.28 reads is switched on too.
     assert_eq!(v["tools"]["enableHooks"], true, "{v}");
 }

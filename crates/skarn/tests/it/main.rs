@@ -42,9 +42,9 @@ mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
 #[cfg(target_os = "linux")]
 mod agent_files;
-mod agent_gemini_hooks;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+mod agent_gemini_hooks;
 #[cfg(target_os = "linux")]
 mod agent_trust_code;
 // Issue 24, third attack pass.

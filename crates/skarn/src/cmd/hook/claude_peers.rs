@@ -16,7 +16,10 @@ use serde_json::Value;
 /// empty or `*`, a regular expression, or a plain alternation with a name
 /// found inside `Bash` (matchers match inside a name).
 fn may_match_bash(matcher: Option<&str>) -> bool {
-    let Some(m) = matcher.map(str::trim).filter(|m| !m.is_empty() && *m != "*") else {
+    let Some(m) = matcher
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && *m != "*")
+    else {
         return true;
     };
     m.split('|').any(|t| {
@@ -38,7 +41,12 @@ fn others(v: &Value) -> Vec<String> {
         if !may_match_bash(g.get("matcher").and_then(Value::as_str)) {
             continue;
         }
-        for h in g.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+        for h in g
+            .get("hooks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let cmd = h.get("command").and_then(Value::as_str).unwrap_or("");
             if !crate::cmd::hook::is_installed_hook(cmd, "claude-code") {
                 out.push(
@@ -72,7 +80,9 @@ fn files(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         let mut dirs = vec![(c.join("plugins"), 0)];
         let mut seen = 0;
         while let Some((d, depth)) = dirs.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
             for e in rd.flatten().take(256) {
                 seen += 1;
                 if seen > 4096 {
@@ -118,7 +128,15 @@ mod tests {
 
     #[test]
     fn matchers_that_may_reach_bash() {
-        for m in [None, Some(""), Some("*"), Some("Bash"), Some("Bas"), Some("B.*"), Some("Write|Bash")] {
+        for m in [
+            None,
+            Some(""),
+            Some("*"),
+            Some("Bash"),
+            Some("Bas"),
+            Some("B.*"),
+            Some("Write|Bash"),
+        ] {
             assert!(may_match_bash(m), "{m:?}");
         }
         for m in ["Write|Edit", "Read", "mcp__x__y"] {

@@ -29,7 +29,14 @@ use std::path::Path;
 use super::file_paths::{fold, fold_name};
 
 /// Files of a git directory, and its directories.
-const GIT_FILES: &[&str] = &["head", "config", "commondir", "gitdir", "packed-refs", "index"];
+const GIT_FILES: &[&str] = &[
+    "head",
+    "config",
+    "commondir",
+    "gitdir",
+    "packed-refs",
+    "index",
+];
 const GIT_DIRS: &[&str] = &["objects", "refs", "hooks", "info", "worktrees"];
 
 /// `dir` holds an entry named (as [`fold_name`] compares) one of `names`.
@@ -314,7 +321,11 @@ mod tests {
         std::fs::hard_link(ws.join("a.txt"), t.dir("out").join("b")).unwrap();
         assert!(no("a.txt"));
         // mise.
-        std::fs::write(ws.join("mise.toml"), "[env]\n_.source = \"scripts/env.sh\"\n").unwrap();
+        std::fs::write(
+            ws.join("mise.toml"),
+            "[env]\n_.source = \"scripts/env.sh\"\n",
+        )
+        .unwrap();
         assert!(no("scripts/env.sh"));
         assert!(!no("scripts/other.sh"));
     }

@@ -150,7 +150,10 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
     let root = steps
         .iter()
         .find_map(|s| run.roots.iter().find(|r| s.starts_with(r)))
-        .map_or_else(|| run.workspace.display().to_string(), |r| r.display().to_string());
+        .map_or_else(
+            || run.workspace.display().to_string(),
+            |r| r.display().to_string(),
+        );
     if let Some(alias) = server_alias(&run.workspace) {
         // A gateway server lives as long as the agent's session (atk24i
         // F11): say so, and what ends the refusal (ADR 0242).

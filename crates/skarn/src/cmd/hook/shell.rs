@@ -401,10 +401,14 @@ mod tests {
     #[test]
     fn wrapped_and_patterns() {
         let w = |c: &str| is_wrapped(c, "/usr/bin/skarn", "/w");
-        assert!(w("'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'a; b'"));
+        assert!(w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'a; b'"
+        ));
         assert!(w(&confined("/usr/bin/skarn", "/w", "it's; $(x)")));
         // Without the marker that a model reads the output: confined again.
-        assert!(!w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"
+        ));
         assert!(w(&format!(
             "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c {}",
             quote("it's; $(x)")
@@ -416,11 +420,15 @@ mod tests {
         assert!(!w(
             "'/usr/bin/skarn' run --caller hook --no-sandbox --workspace '/w' -- bash -c 'x'"
         ));
-        assert!(!w("'/usr/bin/skarn' run --caller hook --workspace '/' -- bash -c 'x'"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/' -- bash -c 'x'"
+        ));
         assert!(!w(
             "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'x'; id"
         ));
-        assert!(!w("'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'x"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'x"
+        ));
         // A backslash inside single quotes reads differently in fish.
         assert!(!w(
             "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'a\\'\\''; touch x #'"
