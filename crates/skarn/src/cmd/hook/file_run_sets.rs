@@ -281,7 +281,7 @@ mod tests {
     fn what_skarn_run_keeps_is_refused_and_ordinary_files_are_not() {
         let t = skarn_test_support::TempDir::new("hook_run_sets");
         let ws = t.dir("ws");
-        let no = |p: &str| refusal(&ws.join(p), &[ws.clone()], None).is_some();
+        let no = |p: &str| refusal(&ws.join(p), std::slice::from_ref(&ws), None).is_some();
         // Environments.
         std::fs::create_dir_all(ws.join(".venv/bin")).unwrap();
         std::fs::write(ws.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
