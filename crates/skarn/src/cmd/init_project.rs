@@ -99,6 +99,18 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
     if let Some(c) = v.pointer("/statusLine/command") {
         f.push(format!("statusLine runs {}", short(c)));
     }
+    // Gemini CLI runs these to find and call the project's own tools;
+    // Claude Code installs and runs the plugins these name (atk24j F5).
+    for (ptr, key) in [
+        ("/tools/discoveryCommand", "tools.discoveryCommand runs"),
+        ("/tools/callCommand", "tools.callCommand runs"),
+        ("/enabledPlugins", "enabledPlugins turns on"),
+        ("/extraKnownMarketplaces", "extraKnownMarketplaces adds"),
+    ] {
+        if let Some(x) = v.pointer(ptr) {
+            f.push(format!("{key} {}", short(x)));
+        }
+    }
     for key in ["mcpServers", "servers"] {
         if let Some(Value::Object(s)) = v.get(key) {
             for (name, x) in s.iter().filter(|(n, _)| n.as_str() != "skarn") {
@@ -179,5 +191,15 @@ mod tests {
         );
         assert!(!all.chars().any(|c| c.is_control() && c != '\n'));
         assert!(findings(Path::new("x"), r#"{"model": "x"}"#, "x").is_empty());
+        let g = findings(
+            Path::new("/p/.gemini/settings.json"),
+            r#"{"tools": {"discoveryCommand": "tools/d.sh", "callCommand": "tools/c.sh"}}"#,
+            "gemini-cli",
+        );
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert!(
+            g[0].contains("tools.discoveryCommand runs tools/d.sh"),
+            "{g:?}"
+        );
     }
 }

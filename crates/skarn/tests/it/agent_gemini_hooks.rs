@@ -164,3 +164,25 @@ fn a_projects_switches_are_listed_and_turned_back_on() {
     // What Gemini CLI before 0.28 reads is switched on too.
     assert_eq!(v["tools"]["enableHooks"], true, "{v}");
 }
+
+/// atk24j F5: a project's Gemini CLI settings that run commands of their
+/// own (`tools.discoveryCommand`, `tools.callCommand`) are listed, and
+/// init stops until the user accepts them.
+#[test]
+fn a_projects_tool_discovery_commands_are_listed() {
+    let t = TempDir::new("gemini_discovery");
+    let (p, home) = project(&t);
+    std::fs::create_dir_all(p.join(".gemini")).unwrap();
+    std::fs::write(
+        p.join(".gemini/settings.json"),
+        r#"{"tools": {"discoveryCommand": "tools/discover.sh"}}"#,
+    )
+    .unwrap();
+    let o = skarn(&["init", "--client", "gemini-cli"], &p, &home);
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(
+        err(&o).contains("tools.discoveryCommand runs tools/discover.sh"),
+        "{}",
+        err(&o)
+    );
+}
