@@ -30,7 +30,7 @@ pub const SKIPPED: &[&str] = &["node_modules", "target", ".venv", "venv", "__pyc
 /// parents, so in any subdirectory (a shell prompt runs them on `cd`),
 /// with the file inside that matters for a directory. The workspace root's
 /// are [`crate::protect::persistence::ENTRIES`].
-pub(crate) const UPWARD: &[(&str, &[&str], &str)] = &[
+pub const UPWARD: &[(&str, &[&str], &str)] = &[
     (
         "rust-toolchain.toml",
         &[],

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 /// plain `.pth` line names (an editable install's `src`), `PYTHONPATH`'s
 /// (issue 22, A). One made or changed in any directory of a writable
 /// grant is set aside after the run, as agents' settings are.
-pub(crate) fn customize_module(n: &OsStr) -> bool {
+pub fn customize_module(n: &OsStr) -> bool {
     let n = n.as_encoded_bytes();
     [&b"sitecustomize"[..], b"usercustomize"].iter().any(|m| {
         n == *m

@@ -24,7 +24,15 @@ pub const MARKERS: &[&str] = &[
     ": grant its directory with --exec",
     // An HTTP downstream on a private address.
     PRIVATE_ADVICE,
+    // A tool the agent hook does not know.
+    USER_MAY_ALLOW,
+    // A workspace the home's start-up files name (atk24j F4).
+    " (to keep it writable",
 ];
+
+/// The clause of the agent hook's refusal of a tool it does not know that
+/// says how the user allows it (`[hook] allow_tools`).
+pub const USER_MAY_ALLOW: &str = "; the user may allow it";
 
 /// The clause of the gateway's address check that names its switch.
 pub const PRIVATE_ADVICE: &str =

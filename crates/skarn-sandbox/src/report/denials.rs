@@ -29,6 +29,9 @@ pub enum Caller {
     Gateway,
 }
 
+/// The caller [`Caller::set_for_process`] fixed for this process.
+static PROCESS_CALLER: std::sync::OnceLock<Caller> = std::sync::OnceLock::new();
+
 impl Caller {
     /// From the value of `SKARN_CALLER`.
     pub fn parse(v: Option<&str>) -> Caller {
@@ -46,6 +49,9 @@ impl Caller {
     /// where flags cannot be added. It only chooses the wording of the
     /// advice; no setting depends on it.
     pub fn detect(var: impl Fn(&str) -> Option<String>) -> Caller {
+        if let Some(c) = PROCESS_CALLER.get() {
+            return *c;
+        }
         if let Some(v) = var("SKARN_CALLER") {
             return Caller::parse(Some(&v));
         }
@@ -54,6 +60,17 @@ impl Caller {
             return Caller::Hook;
         }
         Caller::Terminal
+    }
+
+    /// Say that a model reads what this process prints, whatever the
+    /// environment says (`skarn run --caller hook`, which the hook writes
+    /// into every command it confines, for every client: VS Code, Codex,
+    /// Cursor and Windsurf set no variable of their own). Only a
+    /// model-facing caller can be set, and only once.
+    pub fn set_for_process(c: Caller) {
+        if c.model_facing() {
+            let _ = PROCESS_CALLER.set(c);
+        }
     }
 
     /// Whether a model reads what this run prints (the hook's commands,

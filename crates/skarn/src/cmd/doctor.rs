@@ -55,6 +55,10 @@ struct Findings {
     /// Why Codex does not run skarn's hook of `~/.codex/config.toml` (no
     /// approval on record, or disabled; `None`: fine or not installed).
     codex_hook: Option<String>,
+    /// Gemini CLI and skarn's hook for this project: where it is, whether
+    /// Gemini's hooks system is on, what keeps it from running (attack
+    /// atk24i F10; empty: no Gemini settings file holds the hook).
+    gemini_hook: Vec<String>,
 }
 
 /// skarn's Claude Code hook entries of `path` (holding `text`) without
@@ -93,10 +97,23 @@ fn codex_hook() -> Option<String> {
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .filter(|h| h.is_absolute())?;
-    let path = home.join(".codex/config.toml");
+    let path = super::init_clients::client_dir("CODEX_HOME")
+        .unwrap_or_else(|| home.join(".codex"))
+        .join("config.toml");
     let text = skarn_sandbox::policy::config::read_text(&path).ok()??;
     super::codex_trust::not_approved(&path, &text)
         .map(|l| skarn_sandbox::protect::terminal_filter::one_line(&l))
+}
+
+/// See [`Findings::gemini_hook`].
+fn gemini_hook() -> Vec<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    match (std::env::current_dir(), home) {
+        (Ok(cwd), Some(home)) => super::gemini_hooks::doctor_lines(&cwd, &home),
+        _ => Vec::new(),
+    }
 }
 
 /// The current project's `.claude/settings(.local).json` entries that can
@@ -194,6 +211,7 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         servers,
         agent_settings: agent_settings(),
         codex_hook: codex_hook(),
+        gemini_hook: gemini_hook(),
     }
 }
 
@@ -289,6 +307,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         if let Some(l) = &f.codex_hook {
             println!("codex hook: warning: {l}");
+        }
+        for l in &f.gemini_hook {
+            println!("gemini hook: {l}");
         }
     }
     if !args.self_test {

@@ -294,6 +294,15 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
     }
+    if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
+        let written: Vec<(PathBuf, String)> = changes
+            .iter()
+            .map(|c| (c.target.real.clone(), c.new.clone()))
+            .collect();
+        for l in super::gemini_hooks::check_after_init(&cwd, &home, &written)? {
+            eprintln!("skarn: warning: {l}");
+        }
+    }
     if args.print {
         let first = &changes[0];
         eprintln!(

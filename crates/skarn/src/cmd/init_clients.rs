@@ -47,6 +47,9 @@ pub enum Edit {
         entry: Value,
         version: Option<u64>,
     },
+    /// Gemini CLI's hooks system on (`hooksConfig.enabled`) and skarn's
+    /// hook out of its disabled lists (`cmd::gemini_hooks`).
+    GeminiHooksOn,
     /// Codex's `[[hooks.PreToolUse]]` with `matcher` and one command hook.
     TomlHook {
         matcher: &'static str,
@@ -93,7 +96,10 @@ pub fn http_url(s: &str) -> Result<String, String> {
 /// Whether the edit is the hook (for --no-hook / --hook-only).
 impl Edit {
     pub fn is_hook(&self) -> bool {
-        matches!(self, Edit::JsonHook { .. } | Edit::TomlHook { .. })
+        matches!(
+            self,
+            Edit::JsonHook { .. } | Edit::TomlHook { .. } | Edit::GeminiHooksOn
+        )
     }
 }
 
@@ -119,11 +125,26 @@ pub fn plan(
         }
     };
     let hook = |agent: &str| super::hook::installed_command(exe, agent);
+    // Where the client reads its user files when its variable names a
+    // directory (atk24j F9): Claude Code `$CLAUDE_CONFIG_DIR`, Codex
+    // `$CODEX_HOME`.
+    let claude_user = |file: &str, default: &str| match client_dir("CLAUDE_CONFIG_DIR") {
+        Some(d) if user => d.join(file),
+        _ => at(default, default),
+    };
+    let codex = client_dir("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
     match client {
         Client::ClaudeCode => vec![
-            (at(".mcp.json", ".claude.json"), mcp("mcpServers")),
             (
-                at(".claude/settings.json", ".claude/settings.json"),
+                if user {
+                    claude_user(".claude.json", ".claude.json")
+                } else {
+                    at(".mcp.json", ".claude.json")
+                },
+                mcp("mcpServers"),
+            ),
+            (
+                claude_user("settings.json", ".claude/settings.json"),
                 Edit::JsonHook {
                     event: "PreToolUse",
                     agent: "claude-code",
@@ -159,13 +180,13 @@ pub fn plan(
         ],
         Client::Codex => vec![
             (
-                home.join(".codex/config.toml"),
+                codex.join("config.toml"),
                 Edit::McpToml {
                     keys: toml_keys(exe, transport),
                 },
             ),
             (
-                home.join(".codex/config.toml"),
+                codex.join("config.toml"),
                 Edit::TomlHook {
                     matcher: "^(Bash|apply_patch)$",
                     command: hook("codex"),
@@ -223,15 +244,30 @@ pub fn plan(
                     agent: "gemini-cli",
                     entry: json!({
                         "matcher": super::hook::GEMINI_MATCHER,
-                        // Milliseconds, as Gemini CLI reads it.
-                        "hooks": [{ "type": "command", "command": hook("gemini-cli"),
+                        // Milliseconds, as Gemini CLI reads it; the name is
+                        // what its disabled list and `/hooks` use.
+                        "hooks": [{ "type": "command", "name": super::gemini_hooks::HOOK_NAME,
+                                    "command": hook("gemini-cli"),
                                     "timeout": AGENT_TIMEOUT_SECS * 1000 }],
                     }),
                     version: None,
                 },
             ),
+            // Gemini CLI runs no hook while its hooks system is off (off by
+            // default before 0.27): on, in the file holding the hook.
+            (
+                at(".gemini/settings.json", ".gemini/settings.json"),
+                Edit::GeminiHooksOn,
+            ),
         ],
     }
+}
+
+/// The directory the environment variable `var` names (absolute only).
+pub fn client_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
 }
 
 /// The agent's own time limit for the hook that `init` writes where the

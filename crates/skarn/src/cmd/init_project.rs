@@ -84,6 +84,8 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
             f.push(format!("{k} is {}", short(x)));
         }
     }
+    // Gemini CLI's switches that keep skarn's hook from running.
+    f.extend(crate::cmd::gemini_hooks::switches_off(&v));
     if let Some(Value::Object(env)) = v.get("env") {
         for (k, x) in env {
             f.push(format!("env sets {}={}", one_line(k), short(x)));
@@ -96,6 +98,18 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
     }
     if let Some(c) = v.pointer("/statusLine/command") {
         f.push(format!("statusLine runs {}", short(c)));
+    }
+    // Gemini CLI runs these to find and call the project's own tools;
+    // Claude Code installs and runs the plugins these name (atk24j F5).
+    for (ptr, key) in [
+        ("/tools/discoveryCommand", "tools.discoveryCommand runs"),
+        ("/tools/callCommand", "tools.callCommand runs"),
+        ("/enabledPlugins", "enabledPlugins turns on"),
+        ("/extraKnownMarketplaces", "extraKnownMarketplaces adds"),
+    ] {
+        if let Some(x) = v.pointer(ptr) {
+            f.push(format!("{key} {}", short(x)));
+        }
     }
     for key in ["mcpServers", "servers"] {
         if let Some(Value::Object(s)) = v.get(key) {
@@ -177,5 +191,15 @@ mod tests {
         );
         assert!(!all.chars().any(|c| c.is_control() && c != '\n'));
         assert!(findings(Path::new("x"), r#"{"model": "x"}"#, "x").is_empty());
+        let g = findings(
+            Path::new("/p/.gemini/settings.json"),
+            r#"{"tools": {"discoveryCommand": "tools/d.sh", "callCommand": "tools/c.sh"}}"#,
+            "gemini-cli",
+        );
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert!(
+            g[0].contains("tools.discoveryCommand runs tools/d.sh"),
+            "{g:?}"
+        );
     }
 }

@@ -27,6 +27,7 @@ pub mod doctor_servers;
 pub mod exec;
 #[cfg(target_os = "linux")]
 pub mod exec_confined;
+pub mod gemini_hooks;
 pub mod hidden;
 pub mod hook;
 pub mod init;

@@ -93,6 +93,12 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // A model reads this run's output (before anything is said).
+    if let Some(c) = &args.caller {
+        skarn_sandbox::report::denials::Caller::set_for_process(
+            skarn_sandbox::report::denials::Caller::parse(Some(c)),
+        );
+    }
     // One run, one look at where the home's links lead (asked by the
     // workspace checks and the planner alike).
     #[cfg(unix)]

@@ -144,6 +144,11 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub compress: crate::cmd::compress::RunCompressArgs,
+    /// Who reads what this run prints: `hook` (a model, through an agent's
+    /// hook; `skarn hook` writes it into every command it confines), which
+    /// leaves out advice to widen the sandbox (issue 24 item 5).
+    #[arg(long, hide = true, value_name = "WHO", value_parser = ["hook", "gateway"])]
+    pub caller: Option<String>,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,

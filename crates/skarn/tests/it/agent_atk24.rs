@@ -88,7 +88,7 @@ fn an_answer_past_the_clients_output_limit_blocks() {
         v["hookSpecificOutput"]["updatedInput"]["command"]
             .as_str()
             .unwrap()
-            .contains("run --workspace")
+            .contains("run --caller hook --workspace")
     );
 }
 
@@ -241,7 +241,7 @@ fn windsurf_cwd_outside_the_opened_workspace_is_refused() {
     std::fs::write(other.join("taxes.txt"), "mine").unwrap();
     let q = |s: &str| format!("'{s}'");
     let wrapped = format!(
-        "{} run --workspace {} -- bash -c 'echo PWNED > taxes.txt'",
+        "{} run --caller hook --workspace {} -- bash -c 'echo PWNED > taxes.txt'",
         q(&exe().display().to_string()),
         q(&other.display().to_string())
     );

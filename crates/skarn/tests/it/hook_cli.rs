@@ -93,7 +93,7 @@ fn claude_code_confines_the_command_and_keeps_other_fields() {
     assert_eq!(upd["future_field"], json!([1]));
     let new = upd["command"].as_str().unwrap();
     assert!(
-        new.starts_with(&format!("'{SKARN}' run --workspace ")),
+        new.starts_with(&format!("'{SKARN}' run --caller hook --workspace ")),
         "{new}"
     );
     let o = f.sh(new);
@@ -141,7 +141,7 @@ fn claude_code_fails_closed() {
     let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
     let exe = std::fs::canonicalize(SKARN).unwrap();
     let ours = format!(
-        "{} run --workspace {} -- bash -c 'ls'",
+        "{} run --caller hook --workspace {} -- bash -c 'ls'",
         q(exe.to_str().unwrap()),
         q(f.ws().to_str().unwrap())
     );

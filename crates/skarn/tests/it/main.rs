@@ -35,6 +35,13 @@ mod agent_atk24g;
 // Issue 24, attack pass atk24i.
 #[cfg(target_os = "linux")]
 mod agent_atk24i_b;
+// Issue 24 after atk24i (h24e): every client's output model-facing, the
+// gateway's own tools, a writable server named.
+#[cfg(target_os = "linux")]
+mod agent_atk24i_c;
+// Issue 24, attack pass atk24j: more of skarn run's sources in the guard.
+#[cfg(target_os = "linux")]
+mod agent_atk24j;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
@@ -42,6 +49,8 @@ mod agent_boundary;
 mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
+// Attack atk24i F10: Gemini CLI's hooks system.
+mod agent_gemini_hooks;
 #[cfg(target_os = "linux")]
 mod agent_trust_code;
 // Issue 24, third attack pass.

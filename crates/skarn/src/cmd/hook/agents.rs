@@ -42,12 +42,7 @@ fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
     {
         return Plan::Unsandboxed(p.clone());
     }
-    Plan::Confine(format!(
-        "{} run --workspace {} -- bash -c {}",
-        shell::quote(&ctx.exe),
-        shell::quote(ws),
-        shell::quote(cmd)
-    ))
+    Plan::Confine(shell::confined(&ctx.exe, ws, cmd))
 }
 
 /// The workspace: `--workspace`, else the first set variable of `vars`,
@@ -253,6 +248,24 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
     Ok(match plan(cmd, &ws, ctx) {
         Plan::Wrapped => Answer::Nothing,
         Plan::Unsandboxed(p) => out(Some("ask"), unsandboxed_reason(&p), None),
+        Plan::Confine(new)
+            if shell_tool == "Bash"
+                && ctx.settings.decision != Decision::None
+                && !peers(&ws).is_empty() =>
+        {
+            // Another hook on Bash: Claude Code may keep an `allow` and drop
+            // the rewrite (atk24j F10), so the model is told what to run.
+            let n = peers(&ws).len();
+            out(
+                Some("deny"),
+                format!(
+                    "skarn: shell commands here must run confined, and {n} other hook(s) run \
+                     on Bash beside skarn's, with which the agent may drop skarn's rewrite. \
+                     Run exactly this instead: {new}"
+                ),
+                None,
+            )
+        }
         Plan::Confine(new) => {
             // updatedInput replaces the whole input: keep every other field.
             let mut updated = tool_input.clone();
@@ -270,6 +283,14 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
             out(decision, reason, Some(Value::Object(updated)))
         }
     })
+}
+
+/// Other hooks Claude Code runs on Bash for the project `ws`.
+fn peers(ws: &str) -> Vec<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    super::claude_peers::other_bash_hooks(Path::new(ws), home.as_deref())
 }
 
 /// VS Code's agent hooks: Claude Code's contract, and a refusal for its
@@ -322,6 +343,9 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        if let Some(why) = gemini_env(tool_input, input.get("cwd"), &ws, ctx) {
+            return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
+        }
         return Ok(Answer::Json(
             match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
                 Some(why) => json!({ "decision": "deny", "reason": why }),
@@ -370,6 +394,31 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
                 "tool_input": { "command": new },
             }
         })),
+    })
+}
+
+/// Gemini CLI's own `.env` among the paths a file tool names (see
+/// `file_run_sets::gemini_env`), judged from its working directory and
+/// the workspace.
+fn gemini_env(tool_input: &Value, cwd: Option<&Value>, ws: &str, ctx: &Ctx) -> Option<String> {
+    if !ctx.settings.guard_files {
+        return None;
+    }
+    let cwd = cwd
+        .and_then(Value::as_str)
+        .filter(|c| c.starts_with('/'))
+        .unwrap_or(ws);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let paths = super::file_targets::targets(tool_input).ok()?;
+    paths.iter().find_map(|p| {
+        let c = super::file_paths::candidates(p, Path::new(cwd), home.as_deref()).ok()?;
+        c.iter().find_map(|c| {
+            super::file_run_sets::gemini_env(c, Path::new(cwd))
+                .or_else(|| super::file_run_sets::gemini_env(c, Path::new(ws)))
+                .map(|why| super::files::reason("write_file", &why))
+        })
     })
 }
 

@@ -147,19 +147,69 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
     let run = run_record::live(&dir)
         .into_iter()
         .find(|i| steps.iter().any(|s| i.covers(s)))?;
+    let root = steps
+        .iter()
+        .find_map(|s| run.roots.iter().find(|r| s.starts_with(r)))
+        .map_or_else(
+            || run.workspace.display().to_string(),
+            |r| r.display().to_string(),
+        );
+    if let Some(alias) = server_alias(&run.workspace) {
+        // A gateway server lives as long as the agent's session (atk24i
+        // F11): say so, and what ends the refusal (ADR 0242).
+        return Some(format!(
+            "the MCP server {alias} (sandboxed by skarn serve, helper pid {}) may write {root}, \
+             where this path leads, and runs as long as the agent's session: it could swap a \
+             name on the way for a link between this check and the write, so the file tools do \
+             not write there while it runs. Write the file with a shell command instead (it \
+             runs confined, like the server). The user can end this by narrowing the server's \
+             write grant ([servers.{alias}.sandbox] write) to what it needs, away from the \
+             files the agent edits, or by stopping the server",
+            run.pid
+        ));
+    }
     Some(format!(
         "a sandboxed command (skarn run, helper pid {}, workspace {}) is still running and can \
-         write where this path leads: it could swap a name on the way for a link between this \
-         check and the write. Wait until it has ended (or stop it), or write the file with a \
-         shell command, which runs confined",
+         write {root}, where this path leads: it could swap a name on the way for a link \
+         between this check and the write. Wait until it has ended (or stop it), or write the \
+         file with a shell command, which runs confined",
         run.pid,
         run.workspace.display()
     ))
 }
 
+/// The alias of the gateway server whose state directory is `ws`
+/// (`.../skarn-servers/<alias>-<16 hex digits>`, see
+/// `skarn_gateway::state_dirs::dir_name`); `None`: a `skarn run`.
+fn server_alias(ws: &Path) -> Option<String> {
+    let parent = ws.parent()?;
+    if parent.file_name()? != "skarn-servers" {
+        return None;
+    }
+    let name = ws.file_name()?.to_str()?;
+    let (alias, hex) = name.rsplit_once('-')?;
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()) && !alias.is_empty())
+        .then(|| skarn_sandbox::protect::terminal_filter::one_line(alias))
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gateway_servers_state_directory_names_its_alias() {
+        let a = |p: &str| server_alias(Path::new(p));
+        assert_eq!(
+            a("/h/.local/state/skarn-servers/fs-0123456789abcdef").as_deref(),
+            Some("fs")
+        );
+        assert_eq!(
+            a("/h/.local/state/skarn-servers/my-docs-0123456789abcdef").as_deref(),
+            Some("my-docs")
+        );
+        assert_eq!(a("/h/project"), None);
+        assert_eq!(a("/h/skarn-servers/fs-123"), None);
+    }
 
     #[test]
     fn trails_record_every_link_and_links_out_of_the_workspace_are_refused() {

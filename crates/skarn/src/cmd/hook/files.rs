@@ -148,6 +148,9 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         if let Some(why) = git.refusal(c) {
             return Some(why);
         }
+        if let Some(why) = super::file_run_sets::refusal(c, &bases, home) {
+            return Some(why);
+        }
         // A Python environment's start-up files, the environment made
         // yet or not (`skarn run` keeps them read-only and sets new ones
         // aside; host python runs them at every start; atk24i F3).

@@ -10,10 +10,12 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+mod claude_peers;
 mod file_boundary;
 mod file_git;
 mod file_host;
 mod file_paths;
+mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
@@ -213,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(&args)))
         .unwrap_or_else(|_| Ok(Answer::Block(String::new())))
         .unwrap_or_else(|e| Answer::Block(format!("skarn hook: {e:#}")));
-    let answer = bounded(answer);
+    let answer = bounded(model_facing(answer));
     let code = match answer {
         Answer::Json(v) => {
             let mut out = std::io::stdout().lock();
@@ -252,6 +254,44 @@ fn start_watchdog(args: &Args) {
         );
         std::process::exit(i32::from(EXIT_BLOCK));
     });
+}
+
+/// `answer` as the model may read it: every client passes the hook's
+/// reason to the model (Claude Code's and VS Code's
+/// `permissionDecisionReason`, Gemini CLI's `reason`, Cursor's
+/// `agent_message`, Codex's and Windsurf's stderr on exit 2), so advice
+/// to widen the sandbox is cut from it (atk24i F1, ADR 0240); where the
+/// client has a field the user reads (`systemMessage`), the whole text
+/// goes there.
+fn model_facing(answer: Answer) -> Answer {
+    use skarn_sandbox::report::advice::fact_only;
+    match answer {
+        Answer::Block(m) => Answer::Block(fact_only(&m)),
+        Answer::Json(mut v) => {
+            let mut advice = None;
+            for ptr in [
+                "/hookSpecificOutput/permissionDecisionReason",
+                "/reason",
+                "/agent_message",
+            ] {
+                if let Some(serde_json::Value::String(t)) = v.pointer_mut(ptr) {
+                    let fact = fact_only(t);
+                    if fact != *t {
+                        advice = Some(std::mem::replace(t, fact));
+                    }
+                }
+            }
+            // Claude Code, VS Code and Gemini CLI show `systemMessage` to
+            // the user; Cursor's `user_message` is the user's already.
+            if let (Some(full), Some(o)) = (advice, v.as_object_mut())
+                && (o.contains_key("hookSpecificOutput") || o.contains_key("decision"))
+            {
+                o.insert("systemMessage".into(), full.into());
+            }
+            Answer::Json(v)
+        }
+        Answer::Nothing => Answer::Nothing,
+    }
 }
 
 /// Largest answer the hook gives, in characters. Claude Code caps a

@@ -114,15 +114,32 @@ fn words(cmd: &str) -> impl Iterator<Item = &str> {
     cmd.split([' ', '\t']).filter(|w| !w.is_empty())
 }
 
-/// Whether `cmd` is exactly what this hook writes for workspace `ws`:
-/// this executable, `run --workspace WS -- bash -c`, then one word made
+/// The command the hook runs in place of `cmd`: `skarn run` confines it
+/// in `ws`, and `--caller hook` says a model reads what the run prints
+/// (the advice to widen is left out, for every client: atk24i F1).
+pub fn confined(exe: &str, ws: &str, cmd: &str) -> String {
+    format!(
+        "{} run --caller hook --workspace {} -- bash -c {}",
+        quote(exe),
+        quote(ws),
+        quote(cmd)
+    )
+}
+
+/// Whether `cmd` is exactly what this hook writes for workspace `ws`
+/// ([`confined`]): this executable, `run --caller hook --workspace WS --
+/// bash -c`, then one word made
 /// only of single-quoted runs without a backslash, `"'"` and `"\\"` (as
 /// [`quote`] writes them), read the same by POSIX shells and fish.
 /// Anything else (another program named skarn, extra flags such as
 /// `--no-sandbox` or `--net all`, another workspace, a trailing command, a
 /// backslash inside single quotes) is not "wrapped" and is confined again.
 pub fn is_wrapped(cmd: &str, exe: &str, ws: &str) -> bool {
-    let prefix = format!("{} run --workspace {} -- bash -c ", quote(exe), quote(ws));
+    let prefix = format!(
+        "{} run --caller hook --workspace {} -- bash -c ",
+        quote(exe),
+        quote(ws)
+    );
     let Some(mut rest) = cmd.strip_prefix(&prefix) else {
         return false;
     };
@@ -384,9 +401,16 @@ mod tests {
     #[test]
     fn wrapped_and_patterns() {
         let w = |c: &str| is_wrapped(c, "/usr/bin/skarn", "/w");
-        assert!(w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"));
+        assert!(w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'a; b'"
+        ));
+        assert!(w(&confined("/usr/bin/skarn", "/w", "it's; $(x)")));
+        // Without the marker that a model reads the output: confined again.
+        assert!(!w(
+            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a; b'"
+        ));
         assert!(w(&format!(
-            "'/usr/bin/skarn' run --workspace '/w' -- bash -c {}",
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c {}",
             quote("it's; $(x)")
         )));
         // Another program called skarn, widening flags, another workspace,
@@ -394,16 +418,20 @@ mod tests {
         assert!(!w("skarn run -- ls"));
         assert!(!w("bin/skarn run --workspace . -- make"));
         assert!(!w(
-            "'/usr/bin/skarn' run --no-sandbox --workspace '/w' -- bash -c 'x'"
+            "'/usr/bin/skarn' run --caller hook --no-sandbox --workspace '/w' -- bash -c 'x'"
         ));
-        assert!(!w("'/usr/bin/skarn' run --workspace '/' -- bash -c 'x'"));
         assert!(!w(
-            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x'; id"
+            "'/usr/bin/skarn' run --caller hook --workspace '/' -- bash -c 'x'"
         ));
-        assert!(!w("'/usr/bin/skarn' run --workspace '/w' -- bash -c 'x"));
+        assert!(!w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'x'; id"
+        ));
+        assert!(!w(
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'x"
+        ));
         // A backslash inside single quotes reads differently in fish.
         assert!(!w(
-            "'/usr/bin/skarn' run --workspace '/w' -- bash -c 'a\\'\\''; touch x #'"
+            "'/usr/bin/skarn' run --caller hook --workspace '/w' -- bash -c 'a\\'\\''; touch x #'"
         ));
         assert!(matches("git status", "git"));
         assert!(matches("git push origin", "git push"));

@@ -4,7 +4,7 @@
 //! in a throwaway directory, starts at most the one program the command
 //! names and nothing else; whenever the hook takes a command for one it
 //! wrapped ([`is_wrapped`]), bash starts exactly that executable with
-//! exactly `run --workspace WS -- bash -c X`. `PROPTEST_CASES` raises the
+//! exactly `run --caller hook --workspace WS -- bash -c X`. `PROPTEST_CASES` raises the
 //! case count for long local runs.
 #![cfg(unix)]
 
@@ -355,7 +355,7 @@ fn wrapped_commands_start_exactly_the_wrapper() {
     runner
         .run(&strategy, |(inner, tail, quoted)| {
             let mut cmd = format!(
-                "{} run --workspace {} -- bash -c {}",
+                "{} run --caller hook --workspace {} -- bash -c {}",
                 quote(&exe),
                 quote(ws),
                 if quoted { quote(&inner) } else { inner.clone() }
@@ -374,8 +374,19 @@ fn wrapped_commands_start_exactly_the_wrapper() {
                 .map(|l| l.trim_end_matches('\0').split('\0').collect())
                 .collect();
             let ok = runs.len() == 1
-                && runs[0].len() == 8
-                && runs[0][..7] == ["skarn", "run", "--workspace", ws, "--", "bash", "-c"];
+                && runs[0].len() == 10
+                && runs[0][..9]
+                    == [
+                        "skarn",
+                        "run",
+                        "--caller",
+                        "hook",
+                        "--workspace",
+                        ws,
+                        "--",
+                        "bash",
+                        "-c",
+                    ];
             prop_assert!(ok, "{cmd:?} is taken as wrapped, but bash ran {runs:?}");
             Ok(())
         })

@@ -137,6 +137,7 @@ pub fn unknown(tool: &str, settings: &super::settings::Settings) -> Option<Strin
     if KNOWN_SAFE.contains(&tool)
         || tool == "run_in_terminal"
         || super::file_targets::FILE_TOOLS.contains(&tool)
+        || super::unknown_tools::gateway_tool(tool)
         || settings.allows_tool(tool)
     {
         return None;
@@ -144,9 +145,9 @@ pub fn unknown(tool: &str, settings: &super::settings::Settings) -> Option<Strin
     Some(format!(
         "skarn: {tool} refused: skarn does not know this tool, and a tool may write files or run \
          code on the host, unconfined. Run commands with run_in_terminal (skarn runs them \
-         confined) and edit files with the file tools. If you know {tool} neither writes files \
-         nor runs code, the user may allow it: allow_tools = [\"{tool}\"] under [hook] in \
-         ~/.config/skarn/config.toml."
+         confined) and edit files with the file tools{} if it neither writes files nor runs \
+         code: allow_tools = [\"{tool}\"] under [hook] in ~/.config/skarn/config.toml",
+        super::unknown_tools::ALLOW_ADVICE
     ))
 }
 

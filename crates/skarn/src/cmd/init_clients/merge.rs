@@ -64,6 +64,12 @@ pub fn apply(path: &Path, old: Option<&str>, edit: &Edit) -> anyhow::Result<Stri
             list.push(entry.clone());
             to_text(&root)
         }
+        Edit::GeminiHooksOn => {
+            let mut root = parse_json(path, old)?;
+            let obj = root.as_object_mut().context("not an object")?;
+            crate::cmd::gemini_hooks::turn_on(obj);
+            to_text(&root)
+        }
         Edit::TomlHook { matcher, command } => {
             merge_toml_hook(path, old.unwrap_or(""), matcher, command)
         }
