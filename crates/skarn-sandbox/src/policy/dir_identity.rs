@@ -53,6 +53,47 @@ pub(crate) fn holds_home(dir: &Path, home: &Path) -> bool {
         .any(|a| id_of(a) == Some(did))
 }
 
+/// The home place (a top-level dot directory of `home`, or one of the
+/// program directories) that `p` or one of its ancestors is by identity
+/// while its path is not under the home: `~/.config` bound elsewhere
+/// (attack atk22g F15). At most 256 of the home's entries are compared.
+pub(crate) fn in_home_place_by_identity(p: &Path, home: &Path) -> Option<PathBuf> {
+    let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    if p.starts_with(home) || p.starts_with(&home_real) {
+        // Judged by the path (`home_place`).
+        return None;
+    }
+    let mut places: Vec<((u64, u64), PathBuf)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(home) {
+        for e in rd.flatten().take(256) {
+            let n = e.file_name();
+            if n.to_string_lossy().starts_with('.') {
+                let path = e.path();
+                if let Some(id) = id_of(&path).filter(|_| path.is_dir()) {
+                    places.push((id, path));
+                }
+            }
+        }
+    }
+    for d in crate::policy::workspace_kind::HOME_PROGRAM_DIRS {
+        let path = home.join(d);
+        if let Some(id) = id_of(&path).filter(|_| path.is_dir()) {
+            places.push((id, path));
+        }
+    }
+    if places.is_empty() {
+        return None;
+    }
+    for a in self_and_ancestors(p) {
+        if let Some(id) = id_of(a)
+            && let Some((_, place)) = places.iter().find(|(pid, _)| *pid == id)
+        {
+            return Some(place.clone());
+        }
+    }
+    None
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

@@ -90,9 +90,7 @@ pub fn looks_secret(rel: &Path) -> bool {
         || file.ends_with("_history")
         || file.ends_with(".key")
         || file.starts_with("jfrog-cli.conf")
-        || PLACES
-            .iter()
-            .any(|(d, f)| parent == *d && file == *f)
+        || PLACES.iter().any(|(d, f)| parent == *d && file == *f)
 }
 
 #[cfg(test)]

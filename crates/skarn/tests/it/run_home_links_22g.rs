@@ -11,7 +11,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use crate::common::*;
-use skarn_test_support::TempDir;
+use skarn_test_support::{TempDir, is_root};
 
 const LAYERS: &[&str] = &["direct", "cow"];
 
@@ -120,4 +120,39 @@ fn credential_stores_linked_from_the_home_are_hidden_by_their_shape() {
     for v in &values {
         assert!(!said.contains(v.as_str()), "{v} readable inside: {said}");
     }
+}
+
+/// F15: `~/.config` a bind mount of another directory; a run started in
+/// that directory's `fish/conf.d` under its other name is refused, and
+/// nothing is planted there.
+#[test]
+fn a_home_place_under_another_name_is_not_a_workspace() {
+    if !is_root() {
+        skarn_test_support::skip!("bind mounts need root");
+    }
+    if !host_has("unshare", "--version") {
+        skarn_test_support::skip!("unshare is not installed");
+    }
+    let t = TempDir::new("home-place-alias");
+    let home = t.dir("home/.config");
+    let home = home.parent().unwrap().to_path_buf();
+    let conf_d = t.dir("persist/.config/fish/conf.d");
+    let persist = conf_d.parent().unwrap().parent().unwrap().to_path_buf();
+    let script = format!(
+        "mount --bind '{p}' '{h}/.config' && cd '{c}' && \
+         HOME='{h}' '{skarn}' run --no-config -- sh -c 'echo touch /tmp/x > planted.fish'; echo rc=$?",
+        p = persist.display(),
+        h = home.display(),
+        c = conf_d.display(),
+        skarn = exe().display(),
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(said.contains("rc=2"), "the run was not refused: {said}");
+    assert!(!conf_d.join("planted.fish").exists(), "planted: {said}");
 }
