@@ -112,6 +112,9 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         path_var,
     } = req;
     let settled = settle_grants(&mut policy, home)?;
+    // From here to the plan nothing is written on the host: each name's
+    // answer is asked once (ADR 0247).
+    let _facts = crate::policy::link_facts::Scope::enter();
     let host = match host {
         Some(mut h) => {
             h.observe_policy_without_walk(&policy);

@@ -412,3 +412,7 @@ pub(crate) fn find_memory_cgroup() -> Option<PathBuf> {
     }
     None
 }
+
+#[cfg(test)]
+#[path = "host_probe_tests.rs"]
+mod tests;

@@ -4,6 +4,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
+#[cfg(not(unix))]
+use self::plain as facts;
+#[cfg(unix)]
+use crate::policy::link_facts as facts;
+
 /// The canonical form of `p` even when its last components do not exist:
 /// the longest existing prefix is resolved (symlinks followed) and the
 /// missing rest appended. `None` when `p` is relative or a component
@@ -76,9 +81,10 @@ impl CanonicalCache {
             }
         }?;
         let candidate = real_parent.join(name);
-        match std::fs::symlink_metadata(&candidate) {
-            // A link: the kernel follows it (and any link it leads to).
-            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&candidate) {
+        match facts::kind(&candidate) {
+            // A link: followed as the kernel follows it (and any link it
+            // leads to).
+            Ok(facts::Kind::Link) => match facts::canonicalize(&candidate) {
                 Ok(real) => Some(real),
                 // A dangling link: the longest existing prefix is the
                 // link's own directory, unless asked to follow it.
@@ -87,7 +93,7 @@ impl CanonicalCache {
                         return Some(candidate);
                     }
                     self.hops += 1;
-                    let to = real_parent.join(std::fs::read_link(&candidate).ok()?);
+                    let to = real_parent.join(facts::read_link(&candidate).ok()?);
                     self.resolve_dotdot(&to)
                 }
                 Err(_) => None,
@@ -112,8 +118,8 @@ pub fn first_symlink(p: &Path) -> Option<PathBuf> {
             Component::RootDir => acc.push("/"),
             Component::Normal(n) => {
                 acc.push(n);
-                match std::fs::symlink_metadata(&acc) {
-                    Ok(m) if m.file_type().is_symlink() => return Some(acc),
+                match facts::kind(&acc) {
+                    Ok(facts::Kind::Link) => return Some(acc),
                     Ok(_) => {}
                     Err(_) => return None,
                 }
@@ -122,4 +128,33 @@ pub fn first_symlink(p: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// Outside Unix: the kernel's answers, each time.
+#[cfg(not(unix))]
+mod plain {
+    use std::path::{Path, PathBuf};
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        Link,
+        Other,
+    }
+
+    pub fn kind(p: &Path) -> std::io::Result<Kind> {
+        let m = std::fs::symlink_metadata(p)?;
+        Ok(if m.file_type().is_symlink() {
+            Kind::Link
+        } else {
+            Kind::Other
+        })
+    }
+
+    pub fn canonicalize(p: &Path) -> std::io::Result<PathBuf> {
+        std::fs::canonicalize(p)
+    }
+
+    pub fn read_link(p: &Path) -> std::io::Result<PathBuf> {
+        std::fs::read_link(p)
+    }
 }

@@ -15,6 +15,8 @@ pub mod granted;
 pub mod grants;
 pub mod layer_flags;
 pub mod layers;
+#[cfg(unix)]
+pub mod link_facts;
 pub mod offline_env;
 pub mod policy_error;
 pub mod presets;

@@ -106,6 +106,8 @@ pub fn scan(home: &Path) -> Found {
 }
 
 fn scan_now(home: &Path) -> Found {
+    // Only looks (ADR 0247).
+    let _facts = crate::policy::link_facts::Scope::enter();
     let mut s = Scan {
         found: Found::default(),
         cache: CanonicalCache::following_dangling_links(),

@@ -332,7 +332,8 @@ pub fn path_dir_places(
         // (`python3 -> python3.12`) leads where that entry leads, and that
         // entry is looked at itself: skipped (most of `/usr/bin`'s links).
         if in_system
-            && std::fs::read_link(&p).is_ok_and(|t| t.components().count() == 1 && !t.has_root())
+            && crate::policy::link_facts::read_link(&p)
+                .is_ok_and(|t| t.components().count() == 1 && !t.has_root())
         {
             continue;
         }

@@ -110,13 +110,13 @@ pub fn link_hops_to(p: &Path) -> (Vec<PathBuf>, PathBuf) {
             continue;
         }
         let next = done.join(&c);
-        match std::fs::symlink_metadata(&next) {
-            Ok(m) if m.file_type().is_symlink() => {
+        match crate::policy::link_facts::kind(&next) {
+            Ok(crate::policy::link_facts::Kind::Link) => {
                 hops.push(next.clone());
                 if hops.len() >= 40 {
                     break;
                 }
-                let Ok(t) = std::fs::read_link(&next) else {
+                let Ok(t) = crate::policy::link_facts::read_link(&next) else {
                     break;
                 };
                 if t.is_absolute() {

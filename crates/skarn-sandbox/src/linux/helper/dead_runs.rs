@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::dead_index;
+
 use crate::protect::run_record::{
     Info, MAX_INFO, MAX_RECORDS, MAX_VET, STALE, lock, open, read_bounded, records, write_locked,
 };
@@ -29,12 +31,32 @@ pub(crate) fn catch_up_noting_dead(
 ) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
     let mut out = Vec::new();
     let mut dead = std::collections::HashSet::new();
+    // Records found dead and left in place before (ADR 0248): decided
+    // from what they said, without opening them again.
+    let known = dead_index::read(dir);
+    let mut index = dead_index::Index::default();
     for p in records(dir) {
-        let (found, was_dead) = check(&p, want, false);
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some((name, e)) = name.and_then(|n| known.runs.get(&n).map(|e| (n, e)))
+            && !want(&e.info)
+            && !e.older_than(STALE)
+            && std::fs::symlink_metadata(&e.info.workspace).is_ok()
+        {
+            index.runs.insert(name, e.clone());
+            dead.insert(p);
+            continue;
+        }
+        let (found, left) = check(&p, want, false);
         out.extend(found);
-        if was_dead {
+        if let Some(e) = left {
+            if let Some(n) = p.file_name() {
+                index.runs.insert(n.to_string_lossy().into_owned(), e);
+            }
             dead.insert(p);
         }
+    }
+    if index != known {
+        dead_index::write(dir, &index);
     }
     out.extend(found_files(dir, want));
     (out, dead)
@@ -46,13 +68,18 @@ fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String
     check(run, want, keep).0
 }
 
-/// [`check_one`], and whether the record was found dead and left in place.
-fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, bool) {
+/// [`check_one`], and what the record said when it was found dead and
+/// left in place.
+fn check(
+    run: &Path,
+    want: &dyn Fn(&Info) -> bool,
+    keep: bool,
+) -> (Vec<String>, Option<dead_index::Entry>) {
     let Some(mut f) = open(run) else {
-        return (Vec::new(), false);
+        return (Vec::new(), None);
     };
     if !lock(&f, libc::LOCK_EX) {
-        return (Vec::new(), false); // alive, or another process catches it up
+        return (Vec::new(), None); // alive, or another process catches it up
     }
     // Still the record at that name (not one removed meanwhile by another
     // catch-up that held the lock before us).
@@ -61,16 +88,14 @@ fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, 
         _ => false,
     };
     if !same {
-        return (Vec::new(), false);
+        return (Vec::new(), None);
     }
     let info = read_bounded(&mut f, MAX_INFO).and_then(|b| serde_json::from_slice::<Info>(&b).ok());
     // A run whose workspace is gone, or dead for a day, is taken by
     // anyone: records of places nobody runs in again (a killed gateway's
     // server, a deleted checkout) do not pile up.
-    let stale = f
-        .metadata()
-        .and_then(|m| m.modified())
-        .ok()
+    let modified = f.metadata().and_then(|m| m.modified()).ok();
+    let stale = modified
         .and_then(|t| t.elapsed().ok())
         .is_some_and(|age| age > STALE);
     if let Some(i) = &info
@@ -78,7 +103,15 @@ fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, 
         && !stale
         && std::fs::symlink_metadata(&i.workspace).is_ok()
     {
-        return (Vec::new(), true);
+        // Rounded down: the index never makes a record younger.
+        let modified = modified
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs());
+        let entry = dead_index::Entry {
+            info: i.clone(),
+            modified,
+        };
+        return (Vec::new(), Some(entry));
     }
     let vet = run.with_extension("vet");
     let mut out = Vec::new();
@@ -119,7 +152,7 @@ fn check(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> (Vec<String>, 
     }
     let _ = std::fs::remove_file(&vet);
     let _ = std::fs::remove_file(run);
-    (out, false)
+    (out, None)
 }
 
 /// Findings a reaper could not show.
@@ -198,6 +231,36 @@ mod tests {
         drop(Held::start(&run, &vet, &gone).unwrap());
         let _ = catch_up(&d, &|_| false);
         assert!(!run.exists());
+        // A dead record over another workspace is remembered (ADR 0248):
+        // a later run decides from the index without reading it again (its
+        // text replaced here by garbage, which a full check would take as
+        // a record to catch up and remove)...
+        let other = Info {
+            workspace: t.path().join("ws"),
+            roots: vec![t.path().join("ws")],
+            pid: 2,
+        };
+        let (run, vet) = new_paths(&d);
+        drop(Held::start(&run, &vet, &other).unwrap());
+        let (_, dead) = catch_up_noting_dead(&d, &|_| false);
+        assert!(dead.contains(&run), "not noted dead");
+        assert!(d.join(dead_index::NAME).exists(), "no index written");
+        std::fs::write(&run, "not json").unwrap();
+        let (_, dead) = catch_up_noting_dead(&d, &|_| false);
+        assert!(run.exists(), "the index was not used");
+        assert!(dead.contains(&run));
+        // ...but a run over its places still checks it in full.
+        let _ = catch_up(&d, &|_| true);
+        assert!(!run.exists(), "an overlapping run did not catch it up");
+        // Its workspace gone: checked in full, taken by anyone.
+        let (run, vet) = new_paths(&d);
+        drop(Held::start(&run, &vet, &other).unwrap());
+        let _ = catch_up(&d, &|_| false);
+        assert!(run.exists());
+        std::fs::remove_dir(t.path().join("ws")).unwrap();
+        let _ = catch_up(&d, &|_| false);
+        assert!(!run.exists(), "a record of a gone workspace stayed");
+        std::fs::create_dir(t.path().join("ws")).unwrap();
         // A finished run leaves nothing.
         let (run, vet) = new_paths(&d);
         Held::start(&run, &vet, &info).unwrap().finish();

@@ -24,6 +24,7 @@
 //! between fork and exec is safe.
 
 mod cgroup;
+mod dead_index;
 pub mod dead_runs;
 mod egress;
 mod git_layer;
