@@ -26,6 +26,7 @@ pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
 #[cfg(target_os = "linux")]
+pub mod root_files;
 pub mod upstream_roots;
 #[cfg(target_os = "linux")]
 pub mod value_cache;
