@@ -19,14 +19,14 @@ pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
 #[cfg(target_os = "linux")]
+pub mod root_files;
+#[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]
 pub mod stored_values;
 pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
-#[cfg(target_os = "linux")]
-pub mod root_files;
 pub mod upstream_roots;
 #[cfg(target_os = "linux")]
 pub mod value_cache;

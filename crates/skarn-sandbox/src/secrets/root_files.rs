@@ -48,8 +48,14 @@ impl Places {
             add(w, "a writable grant of this run");
         }
         if let Some(h) = home {
-            add(&h.join(".local/state/skarn"), "skarn's state, where runs keep their stores");
-            add(&h.join(".local/state/skarn-servers"), "the gateway servers' state");
+            add(
+                &h.join(".local/state/skarn"),
+                "skarn's state, where runs keep their stores",
+            );
+            add(
+                &h.join(".local/state/skarn-servers"),
+                "the gateway servers' state",
+            );
             if let Some(f) = crate::policy::granted::log_path(Some(h)) {
                 let log = crate::policy::granted::GrantLog::load(&f);
                 for (_, root) in log.roots {
@@ -114,7 +120,10 @@ pub fn resolve(p: &Path, places: &Places) -> Result<PathBuf, String> {
             continue;
         }
         if let Some(why) = places.inside(&next) {
-            return Err(format!("it goes through the link {}, and {why}", next.display()));
+            return Err(format!(
+                "it goes through the link {}, and {why}",
+                next.display()
+            ));
         }
         links += 1;
         if links > MAX_LINKS {

@@ -86,4 +86,3 @@ fn system(places: &Places) -> String {
         .or_else(|| root_files::read_dir(Path::new(SYSTEM_DIR), places).ok())
         .unwrap_or_default()
 }
-
