@@ -153,6 +153,14 @@ impl RunSecrets {
                 "[credential]\n\thelper = store".to_string(),
             ));
         }
+        // `~/.netrc` (curl, git over HTTPS, pip/requests, wget): the
+        // entries holding a granted value, with the placeholder (atk27i F5).
+        if let Some((p, text)) = read(".netrc") {
+            let copy = super::netrc_copy::placeholder_copy(self, &text);
+            if !copy.is_empty() {
+                lines.push((p, copy.trim_end().to_string()));
+            }
+        }
         for rel in [".config/pip/pip.conf", ".pip/pip.conf"] {
             let Some((_, text)) = read(rel) else { continue };
             for l in text.lines() {

@@ -19,6 +19,7 @@ pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
 #[cfg(target_os = "linux")]
+pub mod netrc_copy;
 pub mod root_files;
 #[cfg(target_os = "linux")]
 pub mod ssh_keys;
