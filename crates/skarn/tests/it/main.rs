@@ -166,8 +166,9 @@ mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_named;
 #[cfg(target_os = "linux")]
-mod run_secret_plan;
+mod run_secret_netrc;
 #[cfg(target_os = "linux")]
+mod run_secret_plan;
 mod run_secret_roots;
 #[cfg(target_os = "linux")]
 mod run_secret_sources;
