@@ -129,6 +129,10 @@ impl RunSecrets {
                     lines.push((p.clone(), r));
                 }
             }
+            // Basic auth, base64-encoded (atk27i F6).
+            for r in super::encoded_copies::npmrc_basic_lines(self, &text) {
+                lines.push((p.clone(), r));
+            }
         }
         // Git's stored credentials (`credential.helper = store`): each URL
         // whose user or password is a granted value, with the placeholder
@@ -219,7 +223,9 @@ impl RunSecrets {
                 let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
                 let (userinfo, host) = rest[..end].rsplit_once('@')?;
                 let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                let (user, pass) = match (self.placeholder_of(user), self.placeholder_of(pass)) {
+                // Userinfo is percent-encoded (atk27i F6).
+                let enc = |v| super::encoded_copies::placeholder_of_encoded(self, v);
+                let (user, pass) = match (enc(user), enc(pass)) {
                     (Some(u), None) if pass.is_empty() => (u.to_string(), None),
                     (None, Some(p)) if !self.holds_value(user.as_bytes()) => {
                         (user.to_string(), Some(p.to_string()))

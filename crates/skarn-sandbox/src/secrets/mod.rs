@@ -15,11 +15,14 @@ pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 #[cfg(target_os = "linux")]
+pub mod encoded_copies;
+#[cfg(target_os = "linux")]
 pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
 #[cfg(target_os = "linux")]
 pub mod netrc_copy;
+#[cfg(target_os = "linux")]
 pub mod root_files;
 #[cfg(target_os = "linux")]
 pub mod ssh_keys;
@@ -28,6 +31,7 @@ pub mod stored_values;
 pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
+#[cfg(target_os = "linux")]
 pub mod upstream_roots;
 #[cfg(target_os = "linux")]
 pub mod value_cache;
