@@ -37,6 +37,7 @@ pub mod proxy;
 pub mod registries;
 mod relay;
 mod resolve;
+pub mod root_pem;
 mod rules;
 pub mod secrets;
 mod server;

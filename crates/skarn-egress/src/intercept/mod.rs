@@ -57,24 +57,9 @@ impl Interceptor {
     }
 
     /// As [`Interceptor::new`], verifying upstream certificates against
-    /// the PEM bundle `file` and the PEM files of `dir` only, whatever the
-    /// environment says (atk27h F3: the caller picks them).
-    pub fn with_root_paths(
-        specs: &[SecretSpec],
-        ca: &CaMaterial,
-        file: Option<&std::path::Path>,
-        dir: Option<&std::path::Path>,
-    ) -> Result<Interceptor, CaError> {
-        let mut roots = rustls::RootCertStore::empty();
-        if file.is_some() || dir.is_some() {
-            let found = rustls_native_certs::load_certs_from_paths(file, dir);
-            roots.add_parsable_certificates(found.certs);
-        }
-        Interceptor::with_roots(specs, ca, roots)
-    }
-
-    /// As [`Interceptor::new`], verifying upstream certificates against
-    /// the certificates in `pem` only (tests: a local server's own CA).
+    /// the certificates in `pem` only, whatever the environment says: the
+    /// roots the user chose, vetted and read by the planning process
+    /// (atk27h F3, atk27i F7), or in tests a local server's own CA.
     pub fn with_upstream_roots(
         specs: &[SecretSpec],
         ca: &CaMaterial,

@@ -129,6 +129,10 @@ impl RunSecrets {
                     lines.push((p.clone(), r));
                 }
             }
+            // Basic auth, base64-encoded (atk27i F6).
+            for r in super::encoded_copies::npmrc_basic_lines(self, &text) {
+                lines.push((p.clone(), r));
+            }
         }
         // Git's stored credentials (`credential.helper = store`): each URL
         // whose user or password is a granted value, with the placeholder
@@ -152,6 +156,14 @@ impl RunSecrets {
                 home.join(".gitconfig"),
                 "[credential]\n\thelper = store".to_string(),
             ));
+        }
+        // `~/.netrc` (curl, git over HTTPS, pip/requests, wget): the
+        // entries holding a granted value, with the placeholder (atk27i F5).
+        if let Some((p, text)) = read(".netrc") {
+            let copy = super::netrc_copy::placeholder_copy(self, &text);
+            if !copy.is_empty() {
+                lines.push((p, copy.trim_end().to_string()));
+            }
         }
         for rel in [".config/pip/pip.conf", ".pip/pip.conf"] {
             let Some((_, text)) = read(rel) else { continue };
@@ -211,7 +223,9 @@ impl RunSecrets {
                 let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
                 let (userinfo, host) = rest[..end].rsplit_once('@')?;
                 let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                let (user, pass) = match (self.placeholder_of(user), self.placeholder_of(pass)) {
+                // Userinfo is percent-encoded (atk27i F6).
+                let enc = |v| super::encoded_copies::placeholder_of_encoded(self, v);
+                let (user, pass) = match (enc(user), enc(pass)) {
                     (Some(u), None) if pass.is_empty() => (u.to_string(), None),
                     (None, Some(p)) if !self.holds_value(user.as_bytes()) => {
                         (user.to_string(), Some(p.to_string()))
@@ -330,12 +344,14 @@ impl RunSecrets {
         // Written at every start (a state directory keeps an older run's).
         plan.fs.push(crate::linux::plan::FsOp::Bundle {
             path: dir.join("run-ca.pem"),
-            system: PathBuf::new(),
+            roots: false,
             extra: self.ca.cert_pem.clone(),
         });
+        // The system part is the proxy's roots (set below): the user's CA
+        // files read by this process, certificates only (atk27i F7).
         plan.fs.push(crate::linux::plan::FsOp::Bundle {
             path: dir.join("ca-bundle.pem"),
-            system: system_bundle().unwrap_or_default(),
+            roots: true,
             extra: self.ca.cert_pem.clone(),
         });
         let env = &mut plan.set_env;
@@ -361,87 +377,6 @@ impl RunSecrets {
         e.ca = Some(self.ca);
         Ok(warnings)
     }
-}
-
-/// The text of a system CA bundle, the host tree being under `root` (`/`
-/// outside, the old root while init builds the new one): the file, or
-/// every `*.pem`/`*.crt` file of a directory (`/etc/ssl/certs` without a
-/// bundle file), absolute links resolved under `root`; at most 8 MiB in
-/// all; empty when unreadable. Ends with a newline unless empty.
-pub(crate) fn read_system_bundle(root: &Path, p: &Path) -> String {
-    const MAX: usize = 8 << 20;
-    if p.as_os_str().is_empty() {
-        return String::new();
-    }
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(under(root, p)) {
-        Ok(rd) => rd
-            .flatten()
-            .map(|e| p.join(e.file_name()))
-            .filter(|f| f.extension().is_some_and(|x| x == "pem" || x == "crt"))
-            .collect(),
-        Err(_) => vec![p.to_path_buf()],
-    };
-    files.sort();
-    let mut text = String::new();
-    for f in files {
-        let Some(t) = read_under(root, &f, MAX - text.len().min(MAX)) else {
-            continue;
-        };
-        text.push_str(&t);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-    }
-    text
-}
-
-fn under(root: &Path, p: &Path) -> PathBuf {
-    root.join(p.strip_prefix("/").unwrap_or(p))
-}
-
-/// A regular file's text, links followed under `root` (8 hops), if it
-/// fits in `room` bytes.
-fn read_under(root: &Path, p: &Path, room: usize) -> Option<String> {
-    let mut cur = p.to_path_buf();
-    for _ in 0..8 {
-        let real = under(root, &cur);
-        let md = std::fs::symlink_metadata(&real).ok()?;
-        if md.file_type().is_symlink() {
-            let t = std::fs::read_link(&real).ok()?;
-            cur = if t.is_absolute() {
-                t
-            } else {
-                cur.parent()?.join(t)
-            };
-            continue;
-        }
-        if !md.is_file() || md.len() as usize > room {
-            return None;
-        }
-        return std::fs::read_to_string(real).ok();
-    }
-    None
-}
-
-/// The system's CA bundle: the caller's `SSL_CERT_FILE`, else the first
-/// usual location that exists, else the certificates directory.
-fn system_bundle() -> Option<PathBuf> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(f) = std::env::var_os("SSL_CERT_FILE") {
-        candidates.push(f.into());
-    }
-    for p in [
-        "/etc/ssl/certs/ca-certificates.crt",
-        "/etc/pki/tls/certs/ca-bundle.crt",
-        "/etc/ssl/ca-bundle.pem",
-        "/etc/ssl/cert.pem",
-    ] {
-        candidates.push(p.into());
-    }
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .or_else(|| Some(PathBuf::from("/etc/ssl/certs")).filter(|d| d.is_dir()))
 }
 
 #[cfg(test)]

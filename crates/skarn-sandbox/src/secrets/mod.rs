@@ -15,9 +15,15 @@ pub mod dotfiles;
 #[cfg(target_os = "linux")]
 pub mod egress_secrets;
 #[cfg(target_os = "linux")]
+pub mod encoded_copies;
+#[cfg(target_os = "linux")]
 pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
+#[cfg(target_os = "linux")]
+pub mod netrc_copy;
+#[cfg(target_os = "linux")]
+pub mod root_files;
 #[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]

@@ -1,24 +1,25 @@
 //! The roots the proxy verifies bound hosts' certificates against
-//! (atk27h F2, F3): chosen by the user only, in the process that plans the
-//! sandbox (`skarn run`, the gateway), from its own `SSL_CERT_FILE` /
-//! `SSL_CERT_DIR`, and handed to the proxy through the plan. The proxy
-//! never reads them from its environment, which for a gateway server is
-//! the server's (its `env` table, its state files). A file or directory
-//! the user named that lies inside a writable grant is ignored (the
-//! sandboxed command could plant a CA there), with a warning; the system's
-//! store is used instead.
+//! (atk27h F2, F3), which are also the system part of the CA bundle the
+//! sandbox gets (atk27i F7): chosen by the user only, in the process that
+//! plans the sandbox (`skarn run`, the gateway), from its own
+//! `SSL_CERT_FILE` / `SSL_CERT_DIR`, read there ([`super::root_files`]:
+//! never through a place a run may write, certificates only) and handed
+//! to the proxy and to init as PEM text in the plan. Neither reads a file
+//! named by an environment (for a gateway server, the server's). A file
+//! or directory the user named that is refused is left out with a
+//! warning; the system's store is used instead.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// Where the proxy reads its upstream roots.
+use super::root_files::{self, Places};
+
+/// The roots, as PEM certificates (nothing else).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UpstreamRoots {
-    /// A PEM bundle.
-    pub file: Option<PathBuf>,
-    /// A directory of PEM files.
-    pub dir: Option<PathBuf>,
+    /// `CERTIFICATE` blocks only ([`skarn_egress::root_pem`]).
+    pub pem: String,
 }
 
 /// System bundle files, in the order distributions place them.
@@ -31,70 +32,57 @@ const SYSTEM_FILES: &[&str] = &[
 ];
 const SYSTEM_DIR: &str = "/etc/ssl/certs";
 
-/// The caller's roots (its `SSL_CERT_FILE`/`SSL_CERT_DIR`), any inside
-/// `writable` dropped with a warning in `warnings`; the system's store
-/// when none is left.
+/// The caller's roots (its `SSL_CERT_FILE`/`SSL_CERT_DIR`), any a run may
+/// have written or redirected (`writable`: this run's writable grants;
+/// see [`Places`] for the rest) dropped with a warning in `warnings`; the
+/// system's store when none is left.
 pub fn from_caller(writable: &[PathBuf], warnings: &mut Vec<String>) -> UpstreamRoots {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let places = Places::new(writable, home.as_deref());
+    let mut pem = String::new();
+    let mut refuse = |name: &str, p: &Path, why: String| {
+        warnings.push(format!(
+            "secrets: {name}={} is not used: {why}; a sandboxed run could have planted a              certificate authority there (only the user's own files outside every place a              run may write are taken); the proxy verifies bound hosts against the system's              store instead",
+            p.display()
+        ))
     };
-    let mut keep = |name: &str, p: Option<PathBuf>| -> Option<PathBuf> {
-        let p = p?;
-        if let Some(g) = inside(&p, writable) {
-            warnings.push(format!(
-                "secrets: {name}={} is inside the writable grant {}, where the command could \
-                 plant a certificate authority; the proxy verifies bound hosts against the \
-                 system's store instead",
-                p.display(),
-                g.display()
-            ));
-            return None;
+    if let Some(f) = std::env::var_os("SSL_CERT_FILE").filter(|v| !v.is_empty()) {
+        let f = PathBuf::from(f);
+        match root_files::read_file(&f, &places) {
+            Ok(t) if t.is_empty() => refuse("SSL_CERT_FILE", &f, "it holds no certificate".into()),
+            Ok(t) => pem.push_str(&t),
+            Err(why) => refuse("SSL_CERT_FILE", &f, why),
         }
-        Some(p)
-    };
-    let file = keep("SSL_CERT_FILE", var("SSL_CERT_FILE"));
-    // `SSL_CERT_DIR` may list several directories; the proxy takes the
-    // first one outside the writable grants.
-    let dir = std::env::var_os("SSL_CERT_DIR").and_then(|v| {
-        std::env::split_paths(&v)
-            .filter(|d| !d.as_os_str().is_empty())
-            .find_map(|d| keep("SSL_CERT_DIR", Some(d)))
-    });
-    if file.is_some() || dir.is_some() {
-        return UpstreamRoots { file, dir };
     }
-    UpstreamRoots {
-        file: SYSTEM_FILES.iter().map(PathBuf::from).find(|p| p.is_file()),
-        dir: Some(PathBuf::from(SYSTEM_DIR)).filter(|d| d.is_dir()),
+    // `SSL_CERT_DIR` may list several directories; the first usable one
+    // is taken.
+    if let Some(v) = std::env::var_os("SSL_CERT_DIR") {
+        for d in std::env::split_paths(&v).filter(|d| !d.as_os_str().is_empty()) {
+            match root_files::read_dir(&d, &places) {
+                Ok(t) if t.is_empty() => {}
+                Ok(t) => {
+                    pem.push_str(&t);
+                    break;
+                }
+                Err(why) => refuse("SSL_CERT_DIR", &d, why),
+            }
+        }
     }
+    if pem.is_empty() {
+        pem = system(&places);
+    }
+    UpstreamRoots { pem }
 }
 
-/// The writable grant `p` (links resolved) lies in.
-fn inside<'a>(p: &Path, writable: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    writable.iter().find(|g| {
-        let g_real = std::fs::canonicalize(g).unwrap_or_else(|_| g.to_path_buf());
-        real.starts_with(&g_real) || p.starts_with(g)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_root_inside_a_writable_grant_is_not_taken() {
-        let t = skarn_test_support::TempDir::new("upstream_roots");
-        let ws = t.dir("ws");
-        let out = t.dir("out");
-        std::fs::write(ws.join("ca.pem"), "x").unwrap();
-        std::fs::write(out.join("ca.pem"), "x").unwrap();
-        std::os::unix::fs::symlink(ws.join("ca.pem"), out.join("link.pem")).unwrap();
-        let w = vec![ws.clone()];
-        assert!(inside(&ws.join("ca.pem"), &w).is_some());
-        assert!(inside(&out.join("link.pem"), &w).is_some());
-        assert!(inside(&out.join("ca.pem"), &w).is_none());
-    }
+/// The system's store: the first bundle file holding certificates, else
+/// the certificates directory.
+fn system(places: &Places) -> String {
+    SYSTEM_FILES
+        .iter()
+        .filter_map(|f| root_files::read_file(Path::new(f), places).ok())
+        .find(|t| !t.is_empty())
+        .or_else(|| root_files::read_dir(Path::new(SYSTEM_DIR), places).ok())
+        .unwrap_or_default()
 }

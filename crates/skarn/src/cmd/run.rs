@@ -307,11 +307,12 @@ fn run_confined(
                 )
             })?;
         // The proxy's upstream roots: the caller's, never from a place the
-        // command can write (atk27h F3).
+        // command (or an earlier run) can write (atk27h F3, atk27i F4).
+        // The rest of the home is not one: the command's home is a private
+        // tmpfs, so a CA kept there (mkcert's) is the user's (atk27i F3).
         let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
             .chain(policy.write.iter().map(|g| g.path.clone()))
             .chain(policy.cache_dirs.iter().cloned())
-            .chain(std::iter::once(h.clone()))
             .collect();
         for w in s
             .attach(&mut plan, &dir, &writable)

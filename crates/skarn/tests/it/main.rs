@@ -173,12 +173,14 @@ mod run_report;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]
+mod run_secret_encoded;
+#[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_named;
+mod run_secret_netrc;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
-#[cfg(target_os = "linux")]
 mod run_secret_roots;
 #[cfg(target_os = "linux")]
 mod run_secret_sources;

@@ -68,11 +68,12 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         (_, true) => None,
         // From the paths the user chose (the plan), never this process's
         // environment, which for a gateway server is the server's (atk27h F3).
-        (Some(ca), false) => match skarn_egress::Interceptor::with_root_paths(
+        // Certificates only, read and vetted by the planning process
+        // (atk27i F3, F4, F7).
+        (Some(ca), false) => match skarn_egress::Interceptor::with_upstream_roots(
             &plan.secrets,
             ca,
-            plan.upstream_roots.as_ref().and_then(|r| r.file.as_deref()),
-            plan.upstream_roots.as_ref().and_then(|r| r.dir.as_deref()),
+            plan.upstream_roots.as_ref().map_or("", |r| r.pem.as_str()),
         ) {
             Ok(ic) => Some(ic),
             Err(e) => {

@@ -26,7 +26,12 @@ pub(super) fn init_main(run: &Run, wr: libc::c_int, cg_rd: libc::c_int) -> ! {
             fatal(wr, &format!("mount namespace: {e}"));
         }
         let mut notes = Vec::new();
-        if let Err(e) = mounts::build_root(run.fs, plan.tmpfs_bytes, &mut notes) {
+        let roots = plan
+            .egress
+            .as_ref()
+            .and_then(|e| e.upstream_roots.as_ref())
+            .map_or("", |r| r.pem.as_str());
+        if let Err(e) = mounts::build_root(run.fs, roots, plan.tmpfs_bytes, &mut notes) {
             fatal(wr, &e.to_string());
         }
         let steps = run.fs.len();

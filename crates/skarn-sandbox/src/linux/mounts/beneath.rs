@@ -103,15 +103,17 @@ pub(crate) fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<
             return Err(e);
         }
     }
-    create_new(&dir, &c, data)
+    create_new(&dir, &c, data, 0o644)
 }
 
 /// Write `data` at `path` below `root` only when nothing has that name
-/// (an existing entry, a dangling link included, is left alone).
+/// (an existing entry, a dangling link included, is left alone), owner
+/// only: the private home's copies of the user's credential files
+/// (`~/.netrc`, which Python's `netrc` refuses when others may read it).
 pub(crate) fn create_file_if_missing(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
     let (dir, name) = parent_and_name(root, path)?;
     let c = cstr(&name)?;
-    match create_new(&dir, &c, data) {
+    match create_new(&dir, &c, data, 0o600) {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
         r => r,
     }
@@ -134,7 +136,7 @@ pub(crate) fn symlink_if_missing(root: &Path, path: &Path, target: &Path) -> io:
     Ok(())
 }
 
-fn create_new(dir: &OwnedFd, name: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+fn create_new(dir: &OwnedFd, name: &std::ffi::CStr, data: &[u8], mode: u32) -> io::Result<()> {
     // SAFETY: dir is open, name a valid C string; O_EXCL with O_CREAT never
     // follows a link at the last component.
     let fd = owned(unsafe {
@@ -142,7 +144,7 @@ fn create_new(dir: &OwnedFd, name: &std::ffi::CStr, data: &[u8]) -> io::Result<(
             dir.as_raw_fd(),
             name.as_ptr(),
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            0o644 as libc::c_uint,
+            mode as libc::c_uint,
         )
     })?;
     std::fs::File::from(fd).write_all(data)

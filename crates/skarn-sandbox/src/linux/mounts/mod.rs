@@ -230,6 +230,7 @@ pub type Notes = Vec<String>;
 /// namespace (and, for /proc, inside the new PID namespace).
 pub(crate) fn build_root(
     ops: &[FsOp],
+    upstream_roots: &str,
     tmpfs_bytes: Option<u64>,
     notes: &mut Notes,
 ) -> Result<(), MountError> {
@@ -370,19 +371,16 @@ pub(crate) fn build_root(
                 bind(Path::new(src), &dst, false)?;
             }
             FsOp::Home { path } => mount_home(path, tmpfs_bytes)?,
-            FsOp::Bundle {
-                path,
-                system,
-                extra,
-            } => {
+            FsOp::Bundle { path, roots, extra } => {
                 // The directory may be writable inside and kept between
                 // starts (a server's state directory): never write through
                 // a link left there ([`beneath`]).
                 let dst = under(NEW, path);
-                let mut text = crate::secrets::egress_secrets::read_system_bundle(
-                    Path::new("/oldroot"),
-                    system,
-                );
+                let mut text = if *roots {
+                    upstream_roots.to_string()
+                } else {
+                    String::new()
+                };
                 text.push_str(extra);
                 ctx(
                     beneath::replace_file(Path::new(NEW), path, text.as_bytes()),

@@ -38,8 +38,10 @@ pub struct EgressPlan {
     /// The run's CA (with its key, cleared as the values are).
     #[serde(default)]
     pub ca: Option<skarn_egress::CaMaterial>,
-    /// Where the proxy reads the roots it verifies bound hosts against,
-    /// chosen by the user (atk27h F2, F3); never the helper's environment.
+    /// The roots the proxy verifies bound hosts against, chosen by the
+    /// user and read by the planning process, certificates only (atk27h
+    /// F2, F3, atk27i F7); never the helper's environment. Also the system
+    /// part of the sandbox's CA bundle (`FsOp::Bundle`).
     #[serde(default)]
     pub upstream_roots: Option<crate::secrets::upstream_roots::UpstreamRoots>,
 }

@@ -88,15 +88,15 @@ pub enum FsOp {
         /// Contents.
         contents: String,
     },
-    /// A CA bundle written into the private home (issue 27): the host's
-    /// system bundle `system` (read by init before the new root is entered,
-    /// skipped when missing or over 8 MiB), then `extra`. Kept out of the
-    /// plan's text: the system bundle alone would overflow it.
+    /// A CA bundle written into the private home (issue 27): the proxy's
+    /// upstream roots when `roots` (the plan's egress part holds them once,
+    /// certificates only, read and vetted by the planning process: atk27i
+    /// F7), then `extra`.
     Bundle {
         /// Path (under the private home).
         path: PathBuf,
-        /// The host's system CA bundle.
-        system: PathBuf,
+        /// Whether the proxy's upstream roots come first.
+        roots: bool,
         /// Appended certificates (PEM).
         extra: String,
     },
