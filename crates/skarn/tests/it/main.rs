@@ -35,6 +35,9 @@ mod agent_atk24g;
 // Issue 24, attack pass atk24i.
 #[cfg(target_os = "linux")]
 mod agent_atk24i_b;
+// Issue 24, attack pass atk24j: what a path is (h24f).
+#[cfg(target_os = "linux")]
+mod agent_atk24j;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.

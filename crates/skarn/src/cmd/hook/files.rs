@@ -170,6 +170,11 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 c.display()
             ));
         }
+        // What `skarn run` refuses or sets aside, asked of its own
+        // judgement; a git directory's shape; a file's other names.
+        if let Some(why) = super::file_layer::refusal(c, &bases, home) {
+            return Some(why);
+        }
         if let Some(why) = envrc_refusal(c) {
             return Some(why);
         }

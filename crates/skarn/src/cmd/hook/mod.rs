@@ -13,6 +13,7 @@ mod agents;
 mod file_boundary;
 mod file_git;
 mod file_host;
+mod file_layer;
 mod file_paths;
 mod file_runs;
 mod file_targets;
