@@ -17,12 +17,19 @@ use skarn_test_support::TempDir;
 
 /// `skarn hook CLIENT` with `input`, started in `ws`.
 fn hook(client: &str, input: &Value, home: &Path, ws: &Path) -> Output {
+    let dir_var = match client {
+        "claude-code" => "CLAUDE_PROJECT_DIR",
+        "gemini-cli" => "GEMINI_PROJECT_DIR",
+        _ => "SKARN_TEST_UNUSED",
+    };
     let mut c = Command::new(exe())
         .args(["hook", client])
         .current_dir(ws)
         .env("HOME", home)
-        .env("CLAUDE_PROJECT_DIR", ws)
-        .env("GEMINI_PROJECT_DIR", ws)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("GEMINI_PROJECT_DIR")
+        .env_remove("GEMINI_CLI")
+        .env(dir_var, ws)
         .env_remove("XDG_CONFIG_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -309,4 +316,125 @@ fn another_name_of_a_home_file_is_judged_by_what_it_is() {
     let o = hook("claude-code", &i, &home, &ws);
     assert!(!goes_on("claude-code", &o), "{o:?}");
     assert!(err(&o).contains("hard links"), "{}", err(&o));
+}
+
+/// F12: the project's `.env` is Gemini CLI's own environment file; Gemini's
+/// write_file created one naming `BASH_ENV`, and the shell Gemini starts for
+/// the next (confined) command sourced the agent's script on the host
+/// first. Refused to Gemini, and to every client once Gemini CLI is set up
+/// for the project; a project without Gemini keeps its `.env` writable.
+#[test]
+fn geminis_own_environment_file_is_refused() {
+    let t = TempDir::new("atk24j_f12");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    repo(&ws);
+    let w = |path: &Path| {
+        json!({"hook_event_name": "BeforeTool", "tool_name": "write_file", "cwd": ws,
+               "tool_input": {"file_path": path, "content": "x"}})
+    };
+    for p in [ws.join(".env"), ws.join("packages/api/.env")] {
+        let o = hook("gemini-cli", &w(&p), &home, &ws);
+        assert!(!goes_on("gemini-cli", &o), "{}: {o:?}", p.display());
+    }
+    // Another client in a project without Gemini CLI: an ordinary file.
+    assert_eq!(clients_writing(&ws, &home, &ws.join(".env")).len(), 6);
+    // Gemini set up for the project: refused to every client; the host
+    // shell with the file's variables did not run the agent's script.
+    std::fs::create_dir_all(ws.join(".gemini")).unwrap();
+    let victim = t.path().join("by-bash-env");
+    std::fs::write(ws.join(".bashenv"), format!("touch {}\n", victim.display())).unwrap();
+    let line = format!("BASH_ENV={}\n", ws.join(".bashenv").display());
+    let who = written_if_allowed(&ws, &home, &ws.join(".env"), &line);
+    assert!(who.is_empty(), "written by {who:?}");
+    let env_text = std::fs::read_to_string(ws.join(".env")).unwrap_or_default();
+    let mut c = Command::new("bash");
+    c.args(["-c", "true"]);
+    for l in env_text.lines() {
+        if let Some((k, v)) = l.split_once('=') {
+            c.env(k, v);
+        }
+    }
+    assert!(c.status().unwrap().success());
+    assert!(
+        !victim.exists(),
+        "the host shell ran the agent's BASH_ENV script"
+    );
+}
+
+/// F3: a project hook the user accepted runs `scripts/lint.sh`, the
+/// repository's `core.fsmonitor` runs `tools/fsmon.sh`, a `.mcp.json`
+/// server runs `tools/m.sh`: the configuration was protected, the scripts
+/// it names were not, so a confined command or a file tool rewrote them and
+/// the client (or host git) ran the agent's code unconfined. Both layers
+/// now keep them: `skarn run` read-only, every client's file tools refused.
+#[test]
+fn scripts_protected_configuration_runs_are_kept_in_both_layers() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is missing");
+    }
+    let t = TempDir::new("atk24j_f3");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    repo(&ws);
+    for d in [".claude", "scripts", "tools"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"\"$CLAUDE_PROJECT_DIR\"/scripts/lint.sh"}]}]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        r#"{"mcpServers":{"x":{"command":"tools/m.sh"}}}"#,
+    )
+    .unwrap();
+    assert!(
+        git(&ws, &["config", "core.fsmonitor", "tools/fsmon.sh"])
+            .status
+            .success()
+    );
+    for f in ["scripts/lint.sh", "tools/fsmon.sh", "tools/m.sh"] {
+        std::fs::write(ws.join(f), "#!/bin/sh\n: ok\n").unwrap();
+    }
+    let victim = t.path().join("unconfined");
+    let plant = format!("touch {}\n", victim.display());
+    // A confined command rewriting each (the agent's hooked Bash).
+    for f in ["scripts/lint.sh", "tools/fsmon.sh", "tools/m.sh"] {
+        let o = run_in(
+            &ws,
+            &home,
+            &[],
+            &["sh", "-c", &format!("printf '{}' >> {f}", plant.trim_end())],
+        );
+        assert_ne!(code(&o), 0, "skarn run wrote {f}: {}", err(&o));
+        let who = written_if_allowed(&ws, &home, &ws.join(f), &plant);
+        assert!(who.is_empty(), "{f} written by {who:?}");
+    }
+    // A missing script a hook names is not made either.
+    std::fs::remove_file(ws.join("scripts/lint.sh")).unwrap();
+    let who = written_if_allowed(&ws, &home, &ws.join("scripts/lint.sh"), &plant);
+    assert!(
+        who.is_empty(),
+        "the missing hook script was made by {who:?}"
+    );
+    std::fs::write(ws.join("scripts/lint.sh"), "#!/bin/sh\n: ok\n").unwrap();
+    // What the client and host git run next, outside any sandbox.
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "sh \"$CLAUDE_PROJECT_DIR\"/scripts/lint.sh; sh tools/m.sh",
+        ])
+        .current_dir(&ws)
+        .env("CLAUDE_PROJECT_DIR", &ws)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let _ = git(&ws, &["status", "--porcelain"]);
+    assert!(!victim.exists(), "the host ran the agent's code");
+    // The rest of the project stays writable.
+    std::fs::write(ws.join("scripts/build.sh"), "x\n").unwrap();
+    assert_eq!(
+        clients_writing(&ws, &home, &ws.join("scripts/build.sh")).len(),
+        8
+    );
 }

@@ -36,6 +36,9 @@ pub fn refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<Strin
     if let Some(why) = other_names(c) {
         return Some(why);
     }
+    if let Some(why) = gemini_env(c, home) {
+        return Some(why);
+    }
     layer_refusal(c, bases, home)
 }
 
@@ -84,8 +87,25 @@ fn layer_refusal(_c: &Path, _bases: &[PathBuf], _home: Option<&Path>) -> Option<
     None
 }
 
-/// `c` is named `HEAD` or lies in a directory holding a `HEAD` entry: a
-/// git directory, made or to be made.
+/// Entries of a git directory that, beside a `HEAD`, make one (or change
+/// what host git does there).
+const GIT_PARTS: &[&str] = &[
+    "objects",
+    "refs",
+    "commondir",
+    "config",
+    "config.worktree",
+    "packed-refs",
+    "hooks",
+    "info",
+    "worktrees",
+    "modules",
+    "gitdir",
+];
+
+/// `c` is named `HEAD`, or lies in a directory holding a `HEAD` entry and
+/// a git directory's other parts (or would add one): a git directory,
+/// made or to be made.
 fn git_dir_shape(c: &Path) -> Option<String> {
     if c.file_name()
         .is_some_and(|n| fold(Path::new(n)) == Path::new("head"))
@@ -102,7 +122,19 @@ fn git_dir_shape(c: &Path) -> Option<String> {
             break;
         }
         // (A case-insensitive volume finds `head` under this name too.)
-        if std::fs::symlink_metadata(d.join("HEAD")).is_ok() {
+        // A HEAD with a git directory's other parts, or a write making
+        // one of them (an empty HEAD a killed run left is no repository
+        // until objects/ or refs/ join it).
+        let below = c
+            .strip_prefix(d)
+            .ok()
+            .and_then(|r| r.components().next())
+            .map(|x| fold(Path::new(x.as_os_str())));
+        let part = |n: &str| d.join(n).symlink_metadata().is_ok();
+        if std::fs::symlink_metadata(d.join("HEAD")).is_ok()
+            && (["objects", "refs", "commondir"].iter().any(|n| part(n))
+                || below.is_some_and(|b| GIT_PARTS.iter().any(|p| b == Path::new(p))))
+        {
             return Some(format!(
                 "{} lies in {}, which holds a HEAD entry: a git directory (host git run below \
                  it uses its configuration and hooks)",
@@ -112,6 +144,34 @@ fn git_dir_shape(c: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// `c` is a `.env` file where Gemini CLI runs: it loads the first `.env`
+/// (or `.gemini/.env`) it finds from its working directory up into its own
+/// environment at start, and every process it starts inherits it (the hook,
+/// and the shell that starts each confined command: `BASH_ENV`,
+/// `LD_PRELOAD` there run before `skarn run` does; atk24j F12). Refused at
+/// any depth (Gemini may start in a sub-directory) when Gemini CLI is the
+/// client or is set up for the user or the project (a `.gemini` directory
+/// in the home or above the file), whichever client writes it.
+fn gemini_env(c: &Path, home: Option<&Path>) -> Option<String> {
+    if c.file_name()
+        .is_none_or(|n| fold(Path::new(n)) != Path::new(".env"))
+    {
+        return None;
+    }
+    let gemini = std::env::var_os("GEMINI_PROJECT_DIR").is_some()
+        || std::env::var_os("GEMINI_CLI").is_some()
+        || home.is_some_and(|h| h.join(".gemini").is_dir())
+        || c.ancestors().skip(1).any(|a| a.join(".gemini").is_dir());
+    gemini.then(|| {
+        format!(
+            "{} is an environment file Gemini CLI loads into its own process at start (the \
+             shell of every later command inherits it, outside the sandbox); only the user \
+             writes it",
+            c.display()
+        )
+    })
 }
 
 /// `c` is an existing file with more than one name.

@@ -14,6 +14,7 @@ mod file_boundary;
 mod file_git;
 mod file_host;
 mod file_layer;
+mod file_named;
 mod file_paths;
 mod file_runs;
 mod file_targets;
