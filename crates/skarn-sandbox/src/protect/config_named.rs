@@ -75,7 +75,6 @@ const EXTRA: &[&str] = &[
     ".github/hooks",
     "mise.toml",
     ".mise.toml",
-    ".envrc",
 ];
 
 /// Files read at most.
@@ -121,7 +120,10 @@ fn read_as_configuration(p: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    if name == "launch.json" || name.ends_with(".sample") {
+    // skarn's own servers run confined unless nothing they run lies where
+    // a sandboxed command may write (ADR 0237): their scripts stay the
+    // project's.
+    if name == "launch.json" || name == "skarn.toml" || name.ends_with(".sample") {
         return false;
     }
     match Path::new(&name).extension().and_then(|x| x.to_str()) {

@@ -149,9 +149,6 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         if let Some(why) = git.refusal(c) {
             return Some(why);
         }
-        if let Some(why) = named.refusal(c) {
-            return Some(why);
-        }
         // A Python environment's start-up files, the environment made
         // yet or not (`skarn run` keeps them read-only and sets new ones
         // aside; host python runs them at every start; atk24i F3).
@@ -241,6 +238,11 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
                 c.display()
             ));
+        }
+        // What the protected configuration names (after the checks
+        // with their own reasons: `.envrc`'s, git's).
+        if let Some(why) = named.refusal(c) {
+            return Some(why);
         }
         // What `skarn run` refuses or sets aside, asked of its own
         // judgement; a git directory's shape; a file's other names.
