@@ -7,6 +7,7 @@
 //! ([`set_aside`], [`run_record`]), the terminal output filter
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
+pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
 pub mod env_named;

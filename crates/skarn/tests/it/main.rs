@@ -39,6 +39,9 @@ mod agent_atk24i_b;
 // gateway's own tools, a writable server named.
 #[cfg(target_os = "linux")]
 mod agent_atk24i_c;
+// Issue 24, attack pass atk24j: what a path is (h24f).
+#[cfg(target_os = "linux")]
+mod agent_atk24j_f;
 // Issue 24, attack pass atk24j: more of skarn run's sources in the guard.
 #[cfg(target_os = "linux")]
 mod agent_atk24j;

@@ -196,6 +196,23 @@ fn persistence(
             });
         }
     }
+    // The files the workspace's protected configuration names (a project
+    // hook's script, a server's command, `core.fsmonitor`, a pre-commit
+    // `repo: local` entry, ...): run outside any sandbox by the agent's
+    // client or a host tool, so the same (attack atk24j F3).
+    for (p, _) in crate::protect::config_named::named(ws) {
+        if g.writable(&p).is_some()
+            && !protects
+                .iter()
+                .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+        {
+            protects.push(FsOp::Protect {
+                path: p,
+                reserve: true,
+                reserve_if: Vec::new(),
+            });
+        }
+    }
     // Other writable directories: their existing persistence paths.
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {

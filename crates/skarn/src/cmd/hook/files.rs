@@ -128,6 +128,7 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
     );
     let git = super::file_git::Protected::new(ws, &candidates, home);
     let host = super::file_host::HostPlaces::new(ws, cwd, home);
+    let named = super::file_named::Named::new(&bases);
     for c in &candidates {
         // A version-control directory's files anywhere (a nested
         // repository's `.git/config` or hooks, a `.git` file naming a git
@@ -240,6 +241,16 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
                 c.display()
             ));
+        }
+        // What the protected configuration names (after the checks
+        // with their own reasons: `.envrc`'s, git's).
+        if let Some(why) = named.refusal(c) {
+            return Some(why);
+        }
+        // What `skarn run` refuses or sets aside, asked of its own
+        // judgement; a git directory's shape; a file's other names.
+        if let Some(why) = super::file_layer::refusal(c, &bases, home) {
+            return Some(why);
         }
     }
     None

@@ -14,6 +14,8 @@ mod claude_peers;
 mod file_boundary;
 mod file_git;
 mod file_host;
+mod file_layer;
+mod file_named;
 mod file_paths;
 mod file_run_sets;
 mod file_runs;

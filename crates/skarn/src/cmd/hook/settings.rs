@@ -100,6 +100,19 @@ impl Settings {
             allow_tools: Vec::new(),
         };
         if let Some(f) = file {
+            // A file with other names (hard links) may be written under one
+            // of them where the agent's tools or commands can: its `[hook]`
+            // section would switch the guard off (atk24j F8). `skarn run`
+            // ignores such a file's `[run]`; the hook blocks until the user
+            // removes the other names.
+            if hard_linked(f) {
+                anyhow::bail!(
+                    "{} has other names (hard links), one of which may lie where the agent \
+                     can write: the hook does not read it, and blocks every call until the \
+                     other names are removed",
+                    f.display()
+                );
+            }
             // Never blocks: a FIFO or device is an error (the hook then
             // blocks the call), not a hang past the client's timeout.
             match skarn_sandbox::policy::config::read_text(f) {
@@ -134,6 +147,20 @@ impl Settings {
         }
         s.unsandboxed.extend(unsandboxed.iter().cloned());
         Ok(s)
+    }
+}
+
+/// Whether `p` is a file with more than one name.
+fn hard_linked(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.nlink() > 1)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        false
     }
 }
 

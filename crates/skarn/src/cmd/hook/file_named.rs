@@ -1,0 +1,44 @@
+//! The files the workspace's protected configuration names, refused to
+//! the agent's file tools: [`skarn_sandbox::protect::config_named`], the
+//! list `skarn run` keeps read-only (attack atk24j F3).
+
+use std::path::{Path, PathBuf};
+
+use super::file_paths::fold;
+
+/// The named files, as found and folded.
+pub struct Named {
+    /// (folded, named file, the configuration naming it).
+    files: Vec<(PathBuf, PathBuf, PathBuf)>,
+}
+
+impl Named {
+    /// The files the configuration of each base names.
+    pub fn new(bases: &[PathBuf]) -> Named {
+        let mut files = Vec::new();
+        for base in bases {
+            for (f, cfg) in skarn_sandbox::protect::config_named::named(base) {
+                files.push((fold(&f), f, cfg));
+            }
+        }
+        Named { files }
+    }
+
+    /// Why `c` may not be written, if the configuration names it.
+    pub fn refusal(&self, c: &Path) -> Option<String> {
+        let fc = fold(c);
+        self.files
+            .iter()
+            .find(|(f, _, _)| *f == fc)
+            .map(|(_, f, cfg)| {
+                format!(
+                    "{} is named by {}, which an agent client or a host tool runs outside any \
+                     sandbox (a hook, a server, a task, a git or toolchain setting): rewriting \
+                     it is rewriting that configuration; sandboxed commands cannot write it \
+                     either",
+                    f.display(),
+                    cfg.display()
+                )
+            })
+    }
+}
