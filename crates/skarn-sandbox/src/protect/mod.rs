@@ -8,6 +8,8 @@
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
 #[cfg(unix)]
+pub mod ancestor_config;
+#[cfg(unix)]
 pub mod configured_programs;
 pub mod env_named;
 pub mod envrc;
