@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protect::trusted::{Trusted, Tree};
+use crate::protect::trusted::{Tree, Trusted};
 
 /// Ancestors of a grant read at most (deeper ones are not read; real
 /// paths have far fewer levels).
@@ -132,7 +132,10 @@ fn named_by(a: &Path, grant: &Path, home: Option<&Path>) -> Vec<(PathBuf, String
         out.push((p, via_mise.clone()));
     }
     for p in crate::protect::yarn_path::named(a) {
-        out.push((p, format!("the yarn program {}/.yarnrc* names", a.display())));
+        out.push((
+            p,
+            format!("the yarn program {}/.yarnrc* names", a.display()),
+        ));
     }
     // Every path-like word of the upward-searched files: relative ones as
     // the programs resolve them (against `a`, the parent of `.cargo`),
@@ -187,7 +190,13 @@ fn enclosing_repo_named(grant: &Path, home: Option<&Path>) -> Vec<(PathBuf, Stri
     let over = names.len() > crate::protect::git::config_names::MAX_PATHS;
     names
         .into_iter()
-        .map(|p| if over && p == layout.top { grant.to_path_buf() } else { p })
+        .map(|p| {
+            if over && p == layout.top {
+                grant.to_path_buf()
+            } else {
+                p
+            }
+        })
         .map(|p| {
             let via = format!(
                 "named by the git configuration of the enclosing repository {}",

@@ -22,11 +22,17 @@ fn path_words_resolve_as_the_programs_do() {
         &[b],
         Some(h),
     );
-    assert!(got.contains(&PathBuf::from("/w/proj/tools/wrap")), "{got:?}");
+    assert!(
+        got.contains(&PathBuf::from("/w/proj/tools/wrap")),
+        "{got:?}"
+    );
     assert!(got.contains(&PathBuf::from("/h/x/tc")), "{got:?}");
     assert!(got.contains(&PathBuf::from("/w/p")), "{got:?}");
     assert!(!got.iter().any(|p| p.starts_with("/host")), "{got:?}");
-    assert!(!got.iter().any(|p| p.to_string_lossy().contains('*')), "{got:?}");
+    assert!(
+        !got.iter().any(|p| p.to_string_lossy().contains('*')),
+        "{got:?}"
+    );
 }
 
 #[test]
@@ -44,7 +50,10 @@ fn parents_configuration_naming_grant_files_is_found() {
         &d.join(".cargo/config.toml"),
         &format!("[build]\nrustc-wrapper = \"{}/tools/wrap\"\n", ws.display()),
     );
-    put(&d.join("work/rust-toolchain.toml"), "[toolchain]\npath = \"proj/tc\"\n");
+    put(
+        &d.join("work/rust-toolchain.toml"),
+        "[toolchain]\npath = \"proj/tc\"\n",
+    );
     put(&d.join("work/.yarnrc"), "yarn-path \"proj/y.js\"\n");
     let got: Vec<(PathBuf, bool)> = places(&ws, None)
         .into_iter()
@@ -57,7 +66,11 @@ fn parents_configuration_naming_grant_files_is_found() {
         (ws.join("tc"), false),
         (ws.join("y.js"), false),
     ] {
-        assert!(got.contains(&(p.clone(), tree)), "{} {tree}: {got:?}", p.display());
+        assert!(
+            got.contains(&(p.clone(), tree)),
+            "{} {tree}: {got:?}",
+            p.display()
+        );
     }
     // Nothing outside the grant.
     assert!(got.iter().all(|(p, _)| p.starts_with(&ws)), "{got:?}");

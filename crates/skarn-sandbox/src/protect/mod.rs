@@ -30,6 +30,8 @@ pub mod home_mentions;
 pub mod host_places;
 #[cfg(unix)]
 pub mod host_programs;
+#[cfg(unix)]
+pub mod links_out;
 pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;

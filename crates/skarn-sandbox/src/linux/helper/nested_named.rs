@@ -32,7 +32,11 @@ pub(super) fn add(
     let mut added = Vec::new();
     for p in named {
         // Past the bound: the nested work tree whole.
-        let p = if over && p == layout.top { top.to_path_buf() } else { p };
+        let p = if over && p == layout.top {
+            top.to_path_buf()
+        } else {
+            p
+        };
         let inside = r.nested_roots.iter().any(|root| p.starts_with(root));
         if !inside || p == layout.git_dir || ops.iter().any(|(q, _, _)| *q == p) {
             continue;

@@ -46,7 +46,10 @@ pub fn named(layout: &Layout, home: Option<&Path>) -> Vec<PathBuf> {
         layout.git_dir.join("config.worktree"),
     ];
     files.extend(n.includes);
-    for f in files.iter().take(crate::protect::git::git_vet::MAX_INCLUDES) {
+    for f in files
+        .iter()
+        .take(crate::protect::git::git_vet::MAX_INCLUDES)
+    {
         let Ok(Some(text)) = gitconfig::read_file(f) else {
             continue;
         };
