@@ -107,7 +107,7 @@ fn what_parents_cargo_rustup_and_yarn_configuration_names_stays_as_it_was() {
         let tc = t.file("work/proj/tc/bin/cargo", "#!/bin/sh\n");
         t.file(
             "work/.cargo/config.toml",
-            &format!("[build]\nrustc-wrapper = \"{}\"\n", wrap.display()),
+            format!("[build]\nrustc-wrapper = \"{}\"\n", wrap.display()),
         );
         t.file(
             "work/rust-toolchain.toml",
