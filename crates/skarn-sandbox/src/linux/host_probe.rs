@@ -202,6 +202,14 @@ impl HostFacts {
         self.trusted_unresolved = f.unresolved;
         self.startup_relative = f.relative;
         self.empty_when_missing = f.empty_when_missing;
+        // The same upward-searched configuration for the other writable
+        // grants (the workspace's is in `collect`).
+        for g in &policy.write {
+            found.extend(crate::protect::ancestor_config::places(
+                &g.path,
+                self.home.as_deref(),
+            ));
+        }
         // Secret files the caller's environment and git's configuration
         // name (`PGPASSFILE`, `http.sslKey`, the key of `core.sshCommand`):
         // hidden wherever they lie inside a grant.

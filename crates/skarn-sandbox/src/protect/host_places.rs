@@ -111,6 +111,12 @@ pub fn collect(
             }
         }
     }
+    // What the upward-searched configuration of the workspace's parents
+    // (and the enclosing repository, `$CARGO_HOME`) names inside it
+    // (attack atk22g F16-F18).
+    if let Some(ws) = cache.resolve(workspace) {
+        found.extend(crate::protect::ancestor_config::places(&ws, home));
+    }
     // The program a workspace `.yarnrc.yml` names (`yarnPath`): yarn runs
     // it on the host.
     for p in crate::protect::yarn_path::named(workspace) {

@@ -9,6 +9,8 @@
 
 pub mod config_named;
 #[cfg(unix)]
+pub mod ancestor_config;
+#[cfg(unix)]
 pub mod configured_programs;
 pub mod env_named;
 pub mod envrc;
@@ -29,6 +31,8 @@ pub mod home_mentions;
 pub mod host_places;
 #[cfg(unix)]
 pub mod host_programs;
+#[cfg(unix)]
+pub mod links_out;
 pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;

@@ -132,6 +132,7 @@ mod run_home_mentions_22c;
 mod run_home_scan_size;
 #[cfg(target_os = "linux")]
 mod run_host_runs;
+mod run_upward_config_22g;
 // Issue 22, attack pass h22b: PATH links, programs git runs by
 // configuration, agents' home configuration.
 #[cfg(target_os = "linux")]

@@ -224,7 +224,15 @@ fn a_grant_through_a_link_an_earlier_run_made_is_refused() {
         ],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(std::fs::symlink_metadata(a.join("build")).is_ok_and(|m| m.is_symlink()));
+    // The link out to a writable home directory does not survive the run
+    // (atk22g F8: set aside after it). Made again here, as a run of an
+    // older skarn left it, for the check of the next run's grant.
+    assert!(
+        std::fs::read_link(a.join("build")).is_err(),
+        "the link out survived: {}",
+        err(&o)
+    );
+    symlink("../.config/systemd/user", a.join("build")).unwrap();
     let grant = a.join("build");
     let plant = format!("echo '[Service]' > {}/evil.service", grant.display());
     let o = run_in(

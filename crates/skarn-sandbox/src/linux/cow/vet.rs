@@ -193,6 +193,11 @@ pub fn check(
             ));
         }
     }
+    // A new link out of the workspace to a directory the host user can
+    // write (atk22g F8).
+    if what == Change::Special {
+        crate::protect::links_out::check_layer_link(&rules.ws, &abs, upper)?;
+    }
     if rules
         .link_guards
         .iter()

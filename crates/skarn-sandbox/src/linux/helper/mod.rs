@@ -33,6 +33,7 @@ mod host_tmp;
 mod init;
 mod layer;
 mod layer_report;
+mod nested_named;
 mod persistence;
 mod plan_transfer;
 mod publish;

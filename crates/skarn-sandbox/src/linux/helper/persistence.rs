@@ -192,6 +192,11 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             saved.walk_cut,
         ));
         found.extend(crate::protect::home_links::restore_links(&a.link_guards));
+        // Links the run made to writable directories outside the grants.
+        found.extend(crate::protect::links_out::set_aside(
+            &a.vet_roots,
+            saved.start,
+        ));
         found.extend(crate::protect::path_shadow::set_aside_shadows(
             &a.missing_path_dirs,
             &a.vet_roots,

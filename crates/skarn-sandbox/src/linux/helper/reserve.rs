@@ -403,6 +403,10 @@ fn nested_repos(
                 ops.push((top.join(rel), true, false));
             }
         }
+        // What its configuration names inside the grants (hooks
+        // directory, fsmonitor, filters, includes): read-only, reserved
+        // when missing (attack atk22g F19).
+        super::nested_named::add(g, r, ops, notes);
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
             // Its config may turn on per-worktree config: then a new
             // `config.worktree` would be read by host git, so a missing

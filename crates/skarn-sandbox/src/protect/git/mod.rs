@@ -4,6 +4,8 @@
 //! workspace ([`nested_git`]), and the after-run sweep of what a run left
 //! in git's places ([`git_sweep`]).
 
+#[cfg(unix)]
+pub mod config_names;
 #[cfg(target_os = "linux")]
 pub mod cut_aside;
 #[cfg(unix)]

@@ -1,0 +1,127 @@
+//! Links out of the writable grants that a run leaves behind (attack
+//! atk22g F8). A run makes `target/debug` a link to `~/.local/bin`; the
+//! host's next plain `cargo build` (which runs nothing of the project)
+//! writes the crate's binary, named `git`, through it, and the host's
+//! next `git` runs it. Any tool with a fixed output directory (`dist/`,
+//! `build/`, `.next/`, a venv's `bin`) writes the same way. The rule, for
+//! a symbolic link the run made in a writable grant: when it leads to an
+//! existing DIRECTORY outside the grants that the host user can write,
+//! it is set aside after the run (direct layer) or refused when the layer
+//! is applied (copy-on-write layer). Links to files (`.venv/bin/python ->
+//! /usr/bin/python3`) and to directories the user cannot write
+//! (`/usr/lib/...`) stay: a host writer cannot write there through them.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Directories walked at most after the run.
+pub const MAX_DIRS: usize = 1_000_000;
+/// Time the walk after the run may take at most.
+pub const MAX_TIME: Duration = Duration::from_secs(60);
+
+/// Where the link `link` leads when that is a directory outside every
+/// root of `roots` which this process may write; `None` otherwise.
+pub fn leads_out(link: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
+    let target = std::fs::canonicalize(link).ok()?;
+    if roots.iter().any(|r| target.starts_with(r)) {
+        return None;
+    }
+    if !std::fs::metadata(&target).ok()?.is_dir() {
+        return None;
+    }
+    writable(&target).then_some(target)
+}
+
+fn writable(d: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(d.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Walk `roots` (every directory, build and dependency trees included;
+/// links not followed) for links made since `since` that lead out
+/// ([`leads_out`]), set each aside, and say so; past the bounds, say the
+/// check is incomplete.
+pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = Vec::new();
+    let start = Instant::now();
+    let since_s = since
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let mut todo: Vec<PathBuf> = roots.to_vec();
+    let mut dirs = 0usize;
+    while let Some(d) = todo.pop() {
+        dirs += 1;
+        if dirs > MAX_DIRS || start.elapsed() > MAX_TIME {
+            found.push(format!(
+                "the check for links out of the writable grants stopped after {} directories: \
+                 links made by the run below them were not checked",
+                dirs - 1
+            ));
+            break;
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                todo.push(p);
+                continue;
+            }
+            if !ft.is_symlink() {
+                continue;
+            }
+            // A link's change time is when it was made (links are never
+            // modified in place); the run cannot set it back.
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if m.ctime() < since_s {
+                continue;
+            }
+            let Some(target) = leads_out(&p, roots) else {
+                continue;
+            };
+            let aside = crate::protect::set_aside::set_aside(&p, "skarn-link-out");
+            found.push(format!(
+                "{} is a link the run made to the directory {} outside the writable grants \
+                 (host tools would write through it): {}",
+                p.display(),
+                target.display(),
+                aside.describe("check where it points before renaming it back")
+            ));
+        }
+    }
+    found
+}
+
+/// The copy-on-write check of one new link `upper` (in the layer) at
+/// `abs` (its place in the workspace `ws`): `Err` when it leads to a
+/// writable directory outside the workspace.
+pub fn check_layer_link(ws: &Path, abs: &Path, upper: &Path) -> Result<(), String> {
+    let Ok(t) = std::fs::read_link(upper) else {
+        return Ok(());
+    };
+    let base = abs.parent().unwrap_or(ws);
+    let lexical = crate::policy::config::normalize(&base.join(&t));
+    if lexical.starts_with(ws) {
+        // Inside (links through other new links are resolved when the
+        // layer's entries reach the workspace one by one).
+        return Ok(());
+    }
+    match leads_out(&lexical, &[ws.to_path_buf()]) {
+        Some(target) => Err(format!(
+            "a link to the directory {} outside the workspace (host tools would write through \
+             it)",
+            target.display()
+        )),
+        None => Ok(()),
+    }
+}
