@@ -78,3 +78,63 @@ fn a_callers_ca_file_in_the_workspace_does_not_vouch_for_a_bound_host() {
         Some(&*format!("Bearer {REAL}"))
     );
 }
+
+/// Attack finding atk27h F4, `skarn run` side: each use and each refusal
+/// of a secret is on the caller's stderr at the default level (secret
+/// name, host, method, path), never the value.
+#[test]
+fn a_runs_secret_uses_and_refusals_are_on_stderr_by_default() {
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let t = TempDir::new("sec-audit");
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], |_| Response::ok("ok\n"));
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), REAL).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"localhost:{}\"]\nmethods = [\"GET\"]\n\
+             env = \"TOKEN\"\n",
+            vals.join("tok").display(),
+            srv.port
+        ),
+    )
+    .unwrap();
+    let ws = t.dir("ws");
+    let ca_file = t.dir("ca").join("ca.pem");
+    std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; A=\"Authorization: Bearer $TOKEN\"; \
+         curl -sS -H \"$A\" https://localhost:{p}/v1/used; \
+         curl -sS -X DELETE -H \"$A\" https://localhost:{p}/v1/refused; true",
+        p = srv.port
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", &ca_file)
+    .output()
+    .unwrap();
+    let stderr = err(&o);
+    let dest = format!("localhost:{}", srv.port);
+    assert!(
+        stderr.contains(&format!("skarn: secret: tok sent to {dest} GET /v1/used")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "skarn: secret: refused tok for {dest} DELETE /v1/refused"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(REAL), "{stderr}");
+    assert_eq!(srv.seen().len(), 1, "{}", srv.seen_text());
+}
