@@ -182,3 +182,36 @@ fn a_secrets_command_does_not_load_modules_planted_in_the_workspace() {
     assert!(out(&o).starts_with("CMDTOK="), "{}{}", out(&o), err(&o));
     assert!(!out(&o).contains("cwd-tok-REAL"), "{}", out(&o));
 }
+
+/// ADR 0243 (atk27h F7): a secret bound to a token endpoint is granted
+/// with a warning that what that endpoint returns is not bound; one bound
+/// to ordinary API paths gets none.
+#[test]
+fn a_secret_bound_to_a_token_endpoint_is_granted_with_a_warning() {
+    let t = TempDir::new("sec-derived");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("rt"), "rt-REAL-derived-0123456789abcd").unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.rt]\nfile = \"{f}\"\nhosts = [\"localhost:1\"]\nmethods = [\"POST\"]\n\
+             paths = [\"/oauth/token\"]\n\n[secrets.api]\nfile = \"{f}\"\nhosts = [\"localhost:1\"]\n\
+             paths = [\"/v1/*\"]\nenv = \"API\"\n",
+            f = vals.join("rt").display()
+        ),
+    );
+    let o = run_command(&ws, &home, &["--secret", "rt"], &["true"])
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(
+        e.contains("secret rt is bound to /oauth/token") && e.contains("ADR 0243"),
+        "{e}"
+    );
+    let o = run_command(&ws, &home, &["--secret", "api"], &["true"])
+        .output()
+        .unwrap();
+    assert!(!err(&o).contains("ADR 0243"), "{}", err(&o));
+}
