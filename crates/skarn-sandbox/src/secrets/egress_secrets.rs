@@ -333,9 +333,11 @@ impl RunSecrets {
             system: PathBuf::new(),
             extra: self.ca.cert_pem.clone(),
         });
+        // The caller's `SSL_CERT_FILE` only where the command cannot write
+        // it (the same rule as the proxy's roots, below).
         plan.fs.push(crate::linux::plan::FsOp::Bundle {
             path: dir.join("ca-bundle.pem"),
-            system: system_bundle().unwrap_or_default(),
+            system: system_bundle(writable).unwrap_or_default(),
             extra: self.ca.cert_pem.clone(),
         });
         let env = &mut plan.set_env;
@@ -363,11 +365,16 @@ impl RunSecrets {
     }
 }
 
-/// The text of a system CA bundle, the host tree being under `root` (`/`
-/// outside, the old root while init builds the new one): the file, or
-/// every `*.pem`/`*.crt` file of a directory (`/etc/ssl/certs` without a
-/// bundle file), absolute links resolved under `root`; at most 8 MiB in
-/// all; empty when unreadable. Ends with a newline unless empty.
+/// The certificates of a system CA bundle, the host tree being under
+/// `root` (`/` outside, the old root while init builds the new one): of
+/// the file, or of every `*.pem`/`*.crt` file of a directory
+/// (`/etc/ssl/certs` without a bundle file), absolute links resolved under
+/// `root`; at most 8 MiB read in all; empty when unreadable. Only PEM
+/// certificate blocks are kept ([`super::pem_certs::certificates_only`]):
+/// the file may have been replaced by a link to any file the caller can
+/// read (the secret's source, a private key) by an earlier run, and its
+/// text goes into the sandbox (atk27i F7). Ends with a newline unless
+/// empty.
 pub(crate) fn read_system_bundle(root: &Path, p: &Path) -> String {
     const MAX: usize = 8 << 20;
     if p.as_os_str().is_empty() {
@@ -387,6 +394,10 @@ pub(crate) fn read_system_bundle(root: &Path, p: &Path) -> String {
         let Some(t) = read_under(root, &f, MAX - text.len().min(MAX)) else {
             continue;
         };
+        let t = super::pem_certs::certificates_only(&t);
+        if t.is_empty() {
+            continue;
+        }
         text.push_str(&t);
         if !text.ends_with('\n') {
             text.push('\n');
@@ -423,12 +434,16 @@ fn read_under(root: &Path, p: &Path, room: usize) -> Option<String> {
     None
 }
 
-/// The system's CA bundle: the caller's `SSL_CERT_FILE`, else the first
-/// usual location that exists, else the certificates directory.
-fn system_bundle() -> Option<PathBuf> {
+/// The system's CA bundle: the caller's `SSL_CERT_FILE` unless it lies
+/// in `writable`, else the first usual location that exists, else the
+/// certificates directory.
+fn system_bundle(writable: &[PathBuf]) -> Option<PathBuf> {
     let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(f) = std::env::var_os("SSL_CERT_FILE") {
-        candidates.push(f.into());
+    if let Some(f) = std::env::var_os("SSL_CERT_FILE").filter(|f| !f.is_empty()) {
+        let f = PathBuf::from(f);
+        if super::upstream_roots::inside(&f, writable).is_none() {
+            candidates.push(f);
+        }
     }
     for p in [
         "/etc/ssl/certs/ca-certificates.crt",

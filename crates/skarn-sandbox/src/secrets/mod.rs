@@ -19,6 +19,8 @@ pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
 #[cfg(target_os = "linux")]
+pub mod pem_certs;
+#[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]
 pub mod stored_values;

@@ -72,7 +72,7 @@ pub fn from_caller(writable: &[PathBuf], warnings: &mut Vec<String>) -> Upstream
 }
 
 /// The writable grant `p` (links resolved) lies in.
-fn inside<'a>(p: &Path, writable: &'a [PathBuf]) -> Option<&'a PathBuf> {
+pub(crate) fn inside<'a>(p: &Path, writable: &'a [PathBuf]) -> Option<&'a PathBuf> {
     let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     writable.iter().find(|g| {
         let g_real = std::fs::canonicalize(g).unwrap_or_else(|_| g.to_path_buf());

@@ -138,3 +138,73 @@ fn a_runs_secret_uses_and_refusals_are_on_stderr_by_default() {
     assert!(!stderr.contains(REAL), "{stderr}");
     assert_eq!(srv.seen().len(), 1, "{}", srv.seen_text());
 }
+
+/// Attack finding atk27i F7: the sandbox's CA bundle is built from the
+/// caller's `SSL_CERT_FILE`; an earlier run replaced that file (in its
+/// workspace) by a link to the secret's `file` source. Neither the next
+/// run there nor one in another project finds the value (or anything but
+/// certificates) in the bundle. Checked on what the command read.
+#[test]
+fn a_ca_file_turned_into_a_link_does_not_carry_a_file_into_the_bundle() {
+    let t = TempDir::new("sec-bundle-link");
+    let ca = TestCa::new();
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), REAL).unwrap();
+    std::fs::write(
+        vals.join("key"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nc3NoS0VZbWF0ZXJpYWxSRUFM\n\
+         -----END OPENSSH PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"localhost:1\"]\nenv = \"TOKEN\"\n",
+            vals.join("tok").display()
+        ),
+    )
+    .unwrap();
+    let ws_a = t.dir("wsA");
+    let ws_b = t.dir("wsB");
+    let ca_file = ws_a.join("cacert.pem");
+    for target in [vals.join("tok"), vals.join("key")] {
+        std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+        // Run 1, no secret, in project A: the link.
+        let plant = format!("ln -sf {} cacert.pem", target.display());
+        let o = run_command(&ws_a, &home, &[], &["sh", "-c", &plant])
+            .env("SSL_CERT_FILE", &ca_file)
+            .output()
+            .unwrap();
+        assert!(
+            std::fs::symlink_metadata(&ca_file).is_ok_and(|m| m.file_type().is_symlink()),
+            "{}",
+            err(&o)
+        );
+        // Run 2, granted the secret, in A and in B.
+        for ws in [&ws_a, &ws_b] {
+            let o = run_command(
+                ws,
+                &home,
+                &["--secret", "tok"],
+                &[
+                    "sh",
+                    "-c",
+                    "cat \"$SSL_CERT_FILE\"; echo; echo TOKEN=$TOKEN",
+                ],
+            )
+            .env("SSL_CERT_FILE", &ca_file)
+            .output()
+            .unwrap();
+            let (o_, e_) = (out(&o), err(&o));
+            assert!(o_.contains("TOKEN="), "{o_}{e_}");
+            assert!(!o_.contains(REAL), "the value is in the bundle: {o_}");
+            assert!(
+                !o_.contains("PRIVATE KEY"),
+                "the key is in the bundle: {o_}"
+            );
+        }
+        std::fs::remove_file(&ca_file).unwrap();
+    }
+}
