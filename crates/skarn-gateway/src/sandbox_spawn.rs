@@ -394,6 +394,11 @@ pub fn prepare(
                 .into_iter()
                 .chain(policy.write.iter().map(|g| g.path.clone()))
                 .chain(policy.cache_dirs.iter().cloned())
+                .chain(
+                    skarn_sandbox::secrets::upstream_roots::written_by_earlier_runs(
+                        home.as_deref(),
+                    ),
+                )
                 .collect();
             for w in s
                 .attach(

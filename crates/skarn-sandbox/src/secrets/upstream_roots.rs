@@ -71,6 +71,17 @@ pub fn from_caller(writable: &[PathBuf], warnings: &mut Vec<String>) -> Upstream
     }
 }
 
+/// The directories earlier sandboxed runs could write (their workspaces
+/// and write grants, from the record in Skarn's state directory, which no
+/// run can write): a CA file there may have been rewritten by one of them
+/// (atk27i F4), so it counts as writable for every later run.
+pub fn written_by_earlier_runs(home: Option<&Path>) -> Vec<PathBuf> {
+    crate::policy::granted::log_path(home)
+        .map(|f| crate::policy::granted::GrantLog::load(&f))
+        .map(|l| l.roots.into_iter().map(|(_, p)| p).collect())
+        .unwrap_or_default()
+}
+
 /// The writable grant `p` (links resolved) lies in.
 pub(crate) fn inside<'a>(p: &Path, writable: &'a [PathBuf]) -> Option<&'a PathBuf> {
     let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());

@@ -301,11 +301,13 @@ fn run_confined(
                 )
             })?;
         // The proxy's upstream roots: the caller's, never from a place the
-        // command can write (atk27h F3).
+        // command can write (atk27h F3) or an earlier run could (atk27i
+        // F4). The home itself is not one: the command writes a private
+        // copy (atk27i F3: a CA file kept under the home is the user's).
         let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
             .chain(policy.write.iter().map(|g| g.path.clone()))
             .chain(policy.cache_dirs.iter().cloned())
-            .chain(std::iter::once(h.clone()))
+            .chain(skarn_sandbox::secrets::upstream_roots::written_by_earlier_runs(Some(&h)))
             .collect();
         for w in s
             .attach(&mut plan, &dir, &writable)

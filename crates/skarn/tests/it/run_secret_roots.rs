@@ -208,3 +208,76 @@ fn a_ca_file_turned_into_a_link_does_not_carry_a_file_into_the_bundle() {
         std::fs::remove_file(&ca_file).unwrap();
     }
 }
+
+/// Attack findings atk27i F3 and F4: a caller's CA file under the home
+/// (mkcert's place) vouches for a bound host (the command writes only a
+/// private copy of the home); one in another project's workspace, where
+/// an earlier run could rewrite it, does not. Checked on what the bound
+/// host received.
+#[test]
+fn a_ca_file_in_the_home_is_taken_and_one_an_earlier_run_could_write_is_not() {
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let t = TempDir::new("sec-roots-home");
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], |_| Response::ok("ok\n"));
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), REAL).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"localhost:{}\"]\nenv = \"TOKEN\"\n",
+            vals.join("tok").display(),
+            srv.port
+        ),
+    )
+    .unwrap();
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; curl -sS -H \"Authorization: Bearer $TOKEN\" \
+         https://localhost:{}/x; true",
+        srv.port
+    );
+    let ws_b = t.dir("wsB");
+    // F3: under the home.
+    let in_home = home.join(".local/share/mkcert/rootCA.pem");
+    std::fs::create_dir_all(in_home.parent().unwrap()).unwrap();
+    std::fs::write(&in_home, &ca.cert_pem).unwrap();
+    let o = run_command(
+        &ws_b,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", &in_home)
+    .output()
+    .unwrap();
+    assert_eq!(out(&o).trim(), "ok", "{}", err(&o));
+    assert_eq!(srv.seen().len(), 1);
+    // F4: in project A, which a run there could write.
+    let ws_a = t.dir("wsA");
+    let in_a = ws_a.join("cacert.pem");
+    std::fs::write(&in_a, &ca.cert_pem).unwrap();
+    let o = run_command(&ws_a, &home, &[], &["true"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let o = run_command(
+        &ws_b,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", &in_a)
+    .output()
+    .unwrap();
+    assert_eq!(
+        srv.seen().len(),
+        1,
+        "reached: {}\n{}",
+        srv.seen_text(),
+        err(&o)
+    );
+    assert!(err(&o).contains("SSL_CERT_FILE"), "no warning: {}", err(&o));
+}
