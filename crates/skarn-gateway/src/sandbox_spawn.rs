@@ -76,7 +76,8 @@ pub enum SandboxError {
     Launch(#[from] skarn_sandbox::linux::launch::LaunchError),
 }
 
-/// What to run.
+/// What to run (made once per server start: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// The helper command (environment and plan set) and a description of
     /// the confinement (`sandboxed (net deny)`).

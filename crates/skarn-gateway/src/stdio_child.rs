@@ -54,6 +54,7 @@ pub fn spawn(
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
     let parent: Vec<_> = std::env::vars_os().collect();
+    refuse_secret_sources(spec.env)?;
     let name = crate::state_dirs::dir_name(spec.config_file, spec.alias, spec.command);
     let state = crate::sandbox_spawn::ensure_state_dir(&name, &parent)
         .map_err(|e| format!("sandbox: {e}"))?;
@@ -252,4 +253,38 @@ async fn stderr_tail(
             return;
         }
     }
+}
+
+/// A server's `{ from_env = "X" }` naming the variable a configured secret
+/// is read from (`[secrets.S] from_env = "X"`) would hand it the real
+/// value, which `skarn run` never passes in (atk27i F8): refused, pointing
+/// at `{ secret = "S" }`.
+fn refuse_secret_sources(env: &BTreeMap<String, EnvValue>) -> Result<(), String> {
+    let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+    else {
+        return Ok(());
+    };
+    let Ok(cfg) =
+        skarn_egress::secrets::config::SecretsConfig::load(&home.join(".config/skarn/config.toml"))
+    else {
+        return Ok(());
+    };
+    for (name, v) in env {
+        let EnvValue::FromEnv(f) = v else { continue };
+        if let Some((secret, _)) = cfg
+            .secrets
+            .iter()
+            .find(|(_, c)| c.from_env.as_deref() == Some(f.from_env.as_str()))
+        {
+            return Err(format!(
+                "env {name} = {{ from_env = \"{var}\" }}: {var} holds the value of secret \
+                 {secret}, which a server gets only as a placeholder: write {name} = \
+                 {{ secret = \"{secret}\" }}",
+                var = f.from_env
+            ));
+        }
+    }
+    Ok(())
 }

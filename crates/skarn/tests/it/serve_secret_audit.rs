@@ -110,3 +110,54 @@ fn a_servers_secret_uses_are_logged_from_the_proxy_not_its_stderr() {
     );
     assert!(!log.contains(REAL), "the value is in the log:\n{log}");
 }
+
+/// Attack finding atk27i F8: `{ from_env = "X" }` where X is the variable
+/// a configured secret is read from would hand a server the real value:
+/// the server is not started, and the message names `{ secret = ... }`.
+/// Checked on the environment the server would have dumped.
+#[test]
+fn a_server_cannot_take_a_secrets_source_variable_with_from_env() {
+    let dir = TempDir::new("serve_secret_from_env");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[secrets.gh]\nfrom_env = \"GH_SOURCE_TOKEN\"\nhosts = [\"localhost:1\"]\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let dump = out_dir.join("env.txt");
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {h:?}\n\
+             args = [\"--name\", \"g\", \"--env-dump\", {f:?}]\n\
+             env = {{ NODE_ENV = {{ from_env = \"GH_SOURCE_TOKEN\" }} }}\n\
+             [servers.g.sandbox]\nwrite = [{o:?}]\n",
+            h = sibling("skarn-hostile-server").display().to_string(),
+            f = dump.display().to_string(),
+            o = out_dir.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("serve.log");
+    let value = std::path::Path::new("ghp_FROMENVREAL0123456789abcdefghij");
+    let mut s = Session::start_logging(&cfg, &home, &log, &[("GH_SOURCE_TOKEN", value)], "warn");
+    s.settle();
+    let out = s.call(2, "g__attack", json!({}));
+    s.finish();
+    let dumped = std::fs::read_to_string(&dump).unwrap_or_default();
+    assert!(
+        !dumped.contains("ghp_FROMENVREAL"),
+        "the server got the value: {dumped}"
+    );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log.contains("secret = \\\"gh\\\"")
+            || log.contains("secret = \"gh\"")
+            || out.contains("secret = \\\"gh\\\""),
+        "no advice:\n{log}\n{out}"
+    );
+}
