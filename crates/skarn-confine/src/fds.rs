@@ -28,18 +28,36 @@ fn open_above_stderr() -> io::Result<Vec<i32>> {
 /// first thing in a process, before any Rust object owns a descriptor
 /// above 2 other than `keep` (their owners would close a reused number).
 pub fn close_above_stderr(keep: Option<BorrowedFd<'_>>) {
-    let ranges: Vec<(u32, u32)> = match keep.map(|k| k.as_raw_fd().unsigned_abs()) {
-        Some(k) if k > 3 => vec![(3, k - 1), (k + 1, u32::MAX)],
-        Some(3) => vec![(4, u32::MAX)],
-        _ => vec![(3, u32::MAX)],
-    };
+    close_above_stderr_keeping(keep.as_slice());
+}
+
+/// [`close_above_stderr`] keeping each descriptor of `keep`.
+pub fn close_above_stderr_keeping(keep: &[BorrowedFd<'_>]) {
+    let mut kept: Vec<u32> = keep
+        .iter()
+        .map(|k| k.as_raw_fd().unsigned_abs())
+        .filter(|&k| k > 2)
+        .collect();
+    kept.sort_unstable();
+    kept.dedup();
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    let mut first = 3u32;
+    for k in &kept {
+        if *k > first {
+            ranges.push((first, k - 1));
+        }
+        first = k + 1;
+    }
+    ranges.push((first, u32::MAX));
     if ranges.iter().all(|&(a, b)| close_range(a, b, 0).is_ok()) {
         return;
     }
     // Kernels before 5.9: close what /proc lists, or a fixed span.
-    let keep = keep.map(|k| k.as_raw_fd());
     let fds = open_above_stderr().unwrap_or_else(|_| (3..1024).collect());
-    for fd in fds.into_iter().filter(|fd| Some(*fd) != keep) {
+    for fd in fds
+        .into_iter()
+        .filter(|fd| !kept.contains(&fd.unsigned_abs()))
+    {
         // SAFETY: as above; EBADF for an unused number is harmless.
         unsafe { libc::close(fd) };
     }

@@ -23,6 +23,7 @@
 //!   from each tool's own configuration and defaults.
 
 pub mod addr;
+pub mod audit;
 mod authority;
 mod bound;
 pub mod ca;
@@ -46,6 +47,7 @@ mod socks;
 mod splice;
 pub mod stats;
 
+pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
 pub use intercept::{Interceptor, ValueFinder};

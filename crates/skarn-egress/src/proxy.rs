@@ -62,6 +62,7 @@ pub struct Proxy {
     pub(crate) stats: Arc<Stats>,
     pub(crate) secrets: Option<Arc<crate::intercept::Interceptor>>,
     pub(crate) log: Option<DenialLog>,
+    pub(crate) audit: Option<crate::audit::AuditSink>,
 }
 
 pub(crate) type Shared = Proxy;
@@ -90,7 +91,16 @@ impl Proxy {
                 use std::io::Write;
                 let _ = writeln!(std::io::stderr(), "{l}");
             })),
+            audit: None,
         }
+    }
+
+    /// Also send every use and refusal of a secret and every refused
+    /// destination to `sink`, as records (atk27h F4: the gateway's audit
+    /// channel, which the sandboxed program does not hold).
+    pub fn with_audit(mut self, sink: Option<crate::audit::AuditSink>) -> Proxy {
+        self.audit = sink;
+        self
     }
 
     /// Replace (or, with `None`, silence) the refusal log.
@@ -126,16 +136,21 @@ impl Proxy {
             &path,
             refused.map(|w| w.chars().take(300).collect()),
         );
+        if refused.is_none() && !first {
+            return;
+        }
+        let rec = crate::audit::AuditRecord::Secret {
+            name: name.to_owned(),
+            dest: printable(dest),
+            method,
+            path,
+            refused: refused.map(|w| w.chars().take(300).collect()),
+        };
         if let Some(log) = &self.log {
-            match refused {
-                Some(why) => log(&format!(
-                    "skarn: secret: refused {name} for {dest} {method} {path} ({why})"
-                )),
-                None if first => log(&format!(
-                    "skarn: secret: {name} sent to {dest} {method} {path}"
-                )),
-                None => {}
-            }
+            log(&rec.text());
+        }
+        if let Some(audit) = &self.audit {
+            audit(&rec);
         }
     }
 
@@ -149,8 +164,15 @@ impl Proxy {
         let key = format!("{}:{port}", printable(target));
         let why: String = d.to_string().chars().take(300).collect();
         self.stats.denied(&key, &why);
+        let rec = crate::audit::AuditRecord::Denied {
+            dest: key,
+            reason: why,
+        };
         if let Some(log) = &self.log {
-            log(&format!("skarn: net: denied {key} ({why})"));
+            log(&rec.text());
+        }
+        if let Some(audit) = &self.audit {
+            audit(&rec);
         }
     }
 

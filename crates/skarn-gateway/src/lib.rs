@@ -56,6 +56,8 @@ mod listen;
 mod listing;
 mod outbox;
 mod oversize;
+#[cfg(target_os = "linux")]
+mod proxy_audit;
 mod relay;
 mod results;
 mod sandbox_config;

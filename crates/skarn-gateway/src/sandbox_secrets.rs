@@ -61,6 +61,9 @@ pub(crate) fn resolve(
         let c = cfg.secrets.get(name).ok_or_else(|| {
             err(skarn_egress::secrets::config::SecretError::Unknown(name.clone()).to_string())
         })?;
+        if let Some(n) = skarn_egress::secrets::derived::derived_credential_note(name, c) {
+            tracing::warn!("{n}");
+        }
         let mut s = skarn_egress::secrets::config::resolve(name, c, Some(home))
             .map_err(|e| err(e.to_string()))?;
         s.env = var.clone();

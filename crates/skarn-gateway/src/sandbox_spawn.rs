@@ -76,13 +76,18 @@ pub enum SandboxError {
     Launch(#[from] skarn_sandbox::linux::launch::LaunchError),
 }
 
-/// What to run.
+/// What to run (made once per server start: its size does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Prepared {
     /// The helper command (environment and plan set) and a description of
     /// the confinement (`sandboxed (net deny)`).
     Confined {
         cmd: std::process::Command,
         mode: String,
+        /// The read end of its network proxy's audit pipe, when it has
+        /// one (atk27h F4).
+        #[cfg(target_os = "linux")]
+        audit: Option<crate::proxy_audit::AuditPipe>,
     },
     /// Run the command itself; why it is not confined.
     Unconfined { reason: String },
@@ -418,8 +423,9 @@ pub fn prepare(
         if plan.report.status != skarn_sandbox::Status::FullyEnforced {
             mode.push_str(", partly enforced on this host: see `skarn doctor`");
         }
-        let cmd = skarn_sandbox::linux::launch::helper_command(exe, &plan, &env)?;
-        return Ok((Prepared::Confined { cmd, mode }, env));
+        let (cmd, audit) = skarn_sandbox::linux::launch::helper_command_audited(exe, &plan, &env)?;
+        let audit = audit.map(crate::proxy_audit::AuditPipe);
+        return Ok((Prepared::Confined { cmd, mode, audit }, env));
     }
 }
 

@@ -2,10 +2,9 @@
 //! confined (and if not, why) and which hosts its egress proxy refused,
 //! each with the configuration line that would allow it.
 //!
-//! Refusals arrive on the server's stderr as the proxy's
-//! `skarn: net: denied HOST:PORT (REASON)` lines (the proxy shares the
-//! helper's stderr). A server can print such a line itself: that only
-//! adds a false entry to its own state, never grants anything.
+//! Refusals arrive as the proxy's records on its audit pipe
+//! ([`crate::proxy_audit`]), which the server does not hold: a line the
+//! server prints on its stderr adds nothing here (atk27h F4).
 
 use std::sync::Mutex;
 
@@ -54,6 +53,7 @@ impl SandboxState {
     }
 
     /// Record a refusal; true when the host is new (log it then).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn record(&self, host: &str, reason: &str, allow_line: String) -> bool {
         let mut d = lock(&self.denied);
         if let Some(e) = d.iter_mut().find(|e| e.host == host) {
@@ -74,18 +74,9 @@ impl SandboxState {
     }
 }
 
-/// Parse the proxy's refusal line: `(host:port, reason)`.
-pub fn parse_denial(line: &str) -> Option<(&str, &str)> {
-    let rest = line.trim().strip_prefix("skarn: net: denied ")?;
-    let (host, reason) = match rest.split_once(" (") {
-        Some((h, r)) => (h, r.strip_suffix(')').unwrap_or(r)),
-        None => (rest, ""),
-    };
-    (!host.is_empty()).then_some((host, reason))
-}
-
 /// The allow pattern for `host:port`: the host alone for ports 80 and 443
 /// (a pattern without a port means those two), else `host:port`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn pattern_for(host_port: &str) -> String {
     match host_port.rsplit_once(':') {
         Some((h, "443" | "80")) => h.to_owned(),
@@ -99,11 +90,6 @@ mod tests {
 
     #[test]
     fn parses_and_records() {
-        assert_eq!(
-            parse_denial("skarn: net: denied evil.test:443 (not in the allow list)"),
-            Some(("evil.test:443", "not in the allow list"))
-        );
-        assert_eq!(parse_denial("hello"), None);
         assert_eq!(pattern_for("evil.test:443"), "evil.test");
         assert_eq!(pattern_for("evil.test:8443"), "evil.test:8443");
         assert_eq!(pattern_for("[::1]:80"), "[::1]");

@@ -54,6 +54,7 @@ pub fn spawn(
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
     let parent: Vec<_> = std::env::vars_os().collect();
+    refuse_secret_sources(spec.env)?;
     let name = crate::state_dirs::dir_name(spec.config_file, spec.alias, spec.command);
     let state = crate::sandbox_spawn::ensure_state_dir(&name, &parent)
         .map_err(|e| format!("sandbox: {e}"))?;
@@ -85,7 +86,20 @@ pub fn spawn(
             secrets[0].0
         ));
     }
+    #[cfg(target_os = "linux")]
+    let mut audit = None;
     let mut cmd = match prepared {
+        #[cfg(target_os = "linux")]
+        crate::sandbox_spawn::Prepared::Confined {
+            cmd,
+            mode,
+            audit: a,
+        } => {
+            spec.state.set_mode(mode);
+            audit = a;
+            tokio::process::Command::from(cmd)
+        }
+        #[cfg(not(target_os = "linux"))]
         crate::sandbox_spawn::Prepared::Confined { cmd, mode } => {
             spec.state.set_mode(mode);
             tokio::process::Command::from(cmd)
@@ -130,14 +144,24 @@ pub fn spawn(
     let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
         return Err("the child's pipes are missing".into());
     };
-    let mut stderr_reader = None;
-    if let Some(stderr) = child.stderr().take() {
-        let watch = DenialWatch {
+    // The proxy's records (atk27h F4); its write end closes with `wrap`.
+    #[cfg(target_os = "linux")]
+    if let Some(pipe) = audit {
+        let watch = crate::proxy_audit::Watch {
             alias: spec.alias.to_owned(),
             cfg: spec.sandbox.clone(),
             state: spec.state.clone(),
+            tail: tail.clone(),
         };
-        stderr_reader = Some(tokio::spawn(stderr_tail(stderr, watch, tail)));
+        crate::proxy_audit::spawn_reader(pipe, watch);
+    }
+    let mut stderr_reader = None;
+    if let Some(stderr) = child.stderr().take() {
+        stderr_reader = Some(tokio::spawn(stderr_tail(
+            stderr,
+            spec.alias.to_owned(),
+            tail,
+        )));
     }
     let (guarded, to_rmcp) = tokio::io::duplex(1 << 16);
     tokio::spawn(crate::oversize::pump(
@@ -161,36 +185,6 @@ pub fn spawn(
 /// Longest stderr line kept (the rest of a longer line is skipped unread
 /// into memory).
 const MAX_STDERR_LINE: usize = 4096;
-
-/// Keep the child's last 20 stderr lines (each cut at
-/// [`MAX_STDERR_LINE`]) for failure causes; log them at debug level.
-/// Who reads a server's stderr for the egress proxy's refusals.
-struct DenialWatch {
-    alias: String,
-    cfg: crate::sandbox_config::SandboxConfig,
-    state: Arc<crate::sandbox_state::SandboxState>,
-}
-
-impl DenialWatch {
-    /// Record a refusal line; log each new host once, with the line that
-    /// would allow it.
-    fn see(&self, line: &str) {
-        let Some((host, reason)) = crate::sandbox_state::parse_denial(line) else {
-            return;
-        };
-        let pattern = crate::sandbox_state::pattern_for(host);
-        let allow = self.cfg.net_line_allowing(&pattern);
-        if self.state.record(host, reason, allow.clone()) {
-            tracing::warn!(
-                server = %self.alias,
-                "network access to {host} denied ({reason}); to allow it, set in \
-                 [servers.{}.sandbox] ({}): {allow}",
-                self.alias,
-                self.cfg.at
-            );
-        }
-    }
-}
 
 /// What a server that failed to start said: the last lines of its own
 /// stderr (at most [`STARTUP_LINES`]), then the sandbox's last `skarn:`
@@ -216,12 +210,16 @@ pub fn own_error(tail: &VecDeque<String>) -> Option<String> {
 /// Lines of a failed start's stderr shown in its cause.
 pub const STARTUP_LINES: usize = 8;
 
+/// Keep the child's last 20 stderr lines (each cut at
+/// [`MAX_STDERR_LINE`]) for failure causes; log them at debug level, as
+/// the server's own words: the proxy's refusals and secret uses come on
+/// their own pipe ([`crate::proxy_audit`]), never from here (a server can
+/// print anything).
 async fn stderr_tail(
     stderr: tokio::process::ChildStderr,
-    watch: DenialWatch,
+    alias: String,
     tail: Arc<Mutex<VecDeque<String>>>,
 ) {
-    let alias = watch.alias.clone();
     let mut r = tokio::io::BufReader::new(stderr);
     let mut line: Vec<u8> = Vec::new();
     loop {
@@ -243,7 +241,6 @@ async fn stderr_tail(
             let text = crate::text_safe::visible(String::from_utf8_lossy(&line).trim());
             line.clear();
             if !text.is_empty() {
-                watch.see(&text);
                 tracing::debug!(server = %alias, "stderr: {text}");
                 let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
                 if t.len() >= 20 {
@@ -256,4 +253,38 @@ async fn stderr_tail(
             return;
         }
     }
+}
+
+/// A server's `{ from_env = "X" }` naming the variable a configured secret
+/// is read from (`[secrets.S] from_env = "X"`) would hand it the real
+/// value, which `skarn run` never passes in (atk27i F8): refused, pointing
+/// at `{ secret = "S" }`.
+fn refuse_secret_sources(env: &BTreeMap<String, EnvValue>) -> Result<(), String> {
+    let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+    else {
+        return Ok(());
+    };
+    let Ok(cfg) =
+        skarn_egress::secrets::config::SecretsConfig::load(&home.join(".config/skarn/config.toml"))
+    else {
+        return Ok(());
+    };
+    for (name, v) in env {
+        let EnvValue::FromEnv(f) = v else { continue };
+        if let Some((secret, _)) = cfg
+            .secrets
+            .iter()
+            .find(|(_, c)| c.from_env.as_deref() == Some(f.from_env.as_str()))
+        {
+            return Err(format!(
+                "env {name} = {{ from_env = \"{var}\" }}: {var} holds the value of secret \
+                 {secret}, which a server gets only as a placeholder: write {name} = \
+                 {{ secret = \"{secret}\" }}",
+                var = f.from_env
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,11 @@
 //! Reading a value from a program's standard output (the `command` source,
 //! and the `keyring` source through the system's own tool): bounded in
-//! size and time, stderr passed through.
+//! size and time, stderr passed through, started in a neutral directory:
+//! never the caller's (the workspace, which every sandboxed run may
+//! write), where interpreters find modules before their own (`python3 -c`
+//! and `-m` put it first on `sys.path`, `npx` its `node_modules/.bin`,
+//! version shims their pin files): a module planted there by one run would
+//! run on the host when the next one resolves the secret (atk27i F1).
 
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -18,6 +23,7 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
     };
     let mut child = std::process::Command::new(prog)
         .args(args)
+        .current_dir(neutral_dir())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
@@ -56,4 +62,14 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
     }
     let s = std::str::from_utf8(&buf).map_err(|_| "its output is not UTF-8".to_string())?;
     Ok(Zeroizing::new(s.to_string()))
+}
+
+/// Where a source program starts: nothing there is a project, and no run
+/// is granted it.
+fn neutral_dir() -> std::path::PathBuf {
+    #[cfg(windows)]
+    if let Some(r) = std::env::var_os("SystemRoot") {
+        return std::path::PathBuf::from(r);
+    }
+    std::path::PathBuf::from("/")
 }

@@ -12,6 +12,7 @@
 
 mod command;
 pub mod config;
+pub mod derived;
 mod keyring;
 mod matcher;
 pub mod placeholder;

@@ -18,6 +18,9 @@ pub enum LaunchError {
     /// The plan is larger than [`crate::linux::helper::MAX_PLAN_BYTES`].
     #[error("sandbox plan too large ({0} bytes, at most 1 MiB); use fewer grants")]
     TooLarge(usize),
+    /// The proxy's audit pipe could not be made.
+    #[error("cannot make the network proxy's audit pipe: {0}")]
+    Audit(std::io::Error),
 }
 
 /// Build the command that runs `plan` through the helper: `exe` must be a
@@ -88,6 +91,53 @@ pub fn helper_command(
         cmd.env(name, std::ffi::OsStr::from_bytes(piece));
     }
     Ok(cmd)
+}
+
+/// [`helper_command`], and when the plan has a network proxy, the read
+/// end of a pipe (close-on-exec here) on which the proxy writes its
+/// records ([`skarn_egress::AuditRecord`], one JSON line each): each use
+/// and refusal of a secret and each refused destination, instead of on
+/// the stderr it shares with the sandboxed program (atk27h F4). Only the
+/// helper inherits the write end, and it closes it once the proxy is
+/// forked: the program cannot write there. The write end stays open in
+/// this process until the command is dropped.
+pub fn helper_command_audited(
+    exe: &Path,
+    plan: &Plan,
+    env: &[(OsString, OsString)],
+) -> Result<(Command, Option<std::os::fd::OwnedFd>), LaunchError> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    if plan.egress.is_none() {
+        return Ok((helper_command(exe, plan, env)?, None));
+    }
+    let mut p = [0; 2];
+    // SAFETY: p is a valid 2-int array.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(LaunchError::Audit(std::io::Error::last_os_error()));
+    }
+    // SAFETY: pipe2 succeeded: both descriptors are new and ours.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) };
+    let raw = w.as_raw_fd();
+    let mut plan = plan.clone();
+    if let Some(e) = plan.egress.as_mut() {
+        e.audit_fd = Some(raw);
+    }
+    let mut cmd = helper_command(exe, &plan, env)?;
+    let w = std::sync::Arc::new(w);
+    // SAFETY: between fork and exec only fcntl(2), async-signal-safe,
+    // runs: the write end (close-on-exec in this process, so no other
+    // child inherits it) is kept open across this child's exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let _keep = &w;
+            if libc::fcntl(raw, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok((cmd, Some(r)))
 }
 
 /// A pipe holding all of `data`, its write end closed: the read end

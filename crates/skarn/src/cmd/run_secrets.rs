@@ -44,7 +44,17 @@ pub fn resolve(
         }
         _ => SecretsConfig::default(),
     };
-    Ok(cfg.resolve_granted(flags, home)?)
+    let specs = cfg.resolve_granted(flags, home)?;
+    for s in &specs {
+        if let Some(n) = cfg
+            .secrets
+            .get(&s.name)
+            .and_then(|c| skarn_egress::secrets::derived::derived_credential_note(&s.name, c))
+        {
+            eprintln!("skarn: warning: {n}");
+        }
+    }
+    Ok(specs)
 }
 
 /// The `file` sources of every secret the user configured, granted or

@@ -123,3 +123,95 @@ fn a_missing_file_source_is_reserved_and_a_relative_one_refused() {
     assert_ne!(code(&o), 0);
     assert!(err(&o).contains("absolute path"), "{}", err(&o));
 }
+
+/// Attack finding atk27i F1: a `command` source starts in a neutral
+/// directory, not the workspace: a `json.py` a run planted there is not
+/// imported by `python3 -c "import json; ..."` on the host when the next
+/// run resolves the secret. Checked on a marker the planted module would
+/// write outside every grant.
+#[test]
+fn a_secrets_command_does_not_load_modules_planted_in_the_workspace() {
+    if !host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    let t = TempDir::new("sec-cmd-cwd");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    std::fs::write(
+        vals.join("v.json"),
+        "{\"token\": \"cwd-tok-REAL-4242abcdefgh\"}\n",
+    )
+    .unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.cmdtok]\ncommand = [\"python3\", \"-c\", \"import json; \
+             print(json.load(open('{}'))['token'])\"]\nhosts = [\"localhost:1\"]\nenv = \"CMDTOK\"\n",
+            vals.join("v.json").display()
+        ),
+    );
+    let marker = t.path().join("HOST_CODE_RAN");
+    let module = format!(
+        "import sys\nopen({:?}, 'w').write('ran')\ndel sys.modules['json']\nsys.path.pop(0)\n\
+         import json as _j\nsys.modules['json'] = _j\nfrom json import *\n",
+        marker.display().to_string()
+    );
+    // Run 1, no secret: plants the module in its workspace.
+    let plant = format!("cat > json.py <<'E'\n{module}E\n");
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &plant])
+        .output()
+        .unwrap();
+    assert!(ws.join("json.py").exists(), "{}", err(&o));
+    // Run 2, started in the workspace as usual, resolves the secret: the
+    // planted module must not run.
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "cmdtok"],
+        &["sh", "-c", "echo CMDTOK=$CMDTOK"],
+    )
+    .current_dir(&ws)
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "the planted module ran on the host: {}",
+        err(&o)
+    );
+    assert!(out(&o).starts_with("CMDTOK="), "{}{}", out(&o), err(&o));
+    assert!(!out(&o).contains("cwd-tok-REAL"), "{}", out(&o));
+}
+
+/// ADR 0243 (atk27h F7): a secret bound to a token endpoint is granted
+/// with a warning that what that endpoint returns is not bound; one bound
+/// to ordinary API paths gets none.
+#[test]
+fn a_secret_bound_to_a_token_endpoint_is_granted_with_a_warning() {
+    let t = TempDir::new("sec-derived");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("rt"), "rt-REAL-derived-0123456789abcd").unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.rt]\nfile = \"{f}\"\nhosts = [\"localhost:1\"]\nmethods = [\"POST\"]\n\
+             paths = [\"/oauth/token\"]\n\n[secrets.api]\nfile = \"{f}\"\nhosts = [\"localhost:1\"]\n\
+             paths = [\"/v1/*\"]\nenv = \"API\"\n",
+            f = vals.join("rt").display()
+        ),
+    );
+    let o = run_command(&ws, &home, &["--secret", "rt"], &["true"])
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(
+        e.contains("secret rt is bound to /oauth/token") && e.contains("ADR 0243"),
+        "{e}"
+    );
+    let o = run_command(&ws, &home, &["--secret", "api"], &["true"])
+        .output()
+        .unwrap();
+    assert!(!err(&o).contains("ADR 0243"), "{}", err(&o));
+}

@@ -20,14 +20,14 @@ use skarn_test_support::TempDir;
 
 const SKARN: &str = env!("CARGO_BIN_EXE_skarn");
 
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
 }
 
 impl Session {
-    fn start(config: &Path, home: &Path, stderr: &Path) -> Session {
+    pub(crate) fn start(config: &Path, home: &Path, stderr: &Path) -> Session {
         // The test wrote the file: the user trusts it (an untrusted one's
         // servers get only the default sandbox).
         crate::common::trust(config, home);
@@ -45,8 +45,31 @@ impl Session {
         Session::spawn(config, home, stderr, &[])
     }
 
+    /// Trusting the file, logging at `level` (`--log`).
+    pub(crate) fn start_logging(
+        config: &Path,
+        home: &Path,
+        stderr: &Path,
+        env: &[(&str, &Path)],
+        level: &str,
+    ) -> Session {
+        crate::common::trust(config, home);
+        Session::spawn_with(config, home, stderr, env, &["--log", level])
+    }
+
     fn spawn(config: &Path, home: &Path, stderr: &Path, env: &[(&str, &Path)]) -> Session {
+        Session::spawn_with(config, home, stderr, env, &[])
+    }
+
+    fn spawn_with(
+        config: &Path,
+        home: &Path,
+        stderr: &Path,
+        env: &[(&str, &Path)],
+        pre: &[&str],
+    ) -> Session {
         let mut child = Command::new(SKARN)
+            .args(pre)
             .args(["serve", "--config"])
             .arg(config)
             .envs(env.iter().map(|(k, v)| (*k, *v)))
@@ -101,7 +124,7 @@ impl Session {
     }
 
     /// A tool call's text.
-    fn call(&mut self, id: u64, name: &str, args: Value) -> String {
+    pub(crate) fn call(&mut self, id: u64, name: &str, args: Value) -> String {
         let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
         self.send(&req.to_string());
         let r = self.response(json!(id));
@@ -112,7 +135,7 @@ impl Session {
     }
 
     /// Wait until no server is starting (search says which still are).
-    fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         for i in 0..600 {
             let out = self.call(1000 + i, "search", json!({"query": "x"}));
             if !out.contains("still starting") {
@@ -123,7 +146,7 @@ impl Session {
     }
 
     /// Close stdin and wait for the gateway to exit.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin.take());
         let _ = self.child.wait();
     }

@@ -40,11 +40,13 @@
 //! - `--tool-name blocks`: lists the tool `blocks {count}`, which answers
 //!   with `count` empty text blocks (see `many_blocks`).
 //!
-//! Tool `attack {read?, write?, connect?, proxy_connect?, spawn_marker?}`
+//! Tool `attack {read?, write?, connect?, proxy_connect?, sh?, spawn_marker?}`
 //! (issue 12, sandbox tests): tries each thing it is given (read a file,
 //! write a file, open TCP to `host:port` and send a line, ask the
-//! `HTTP_PROXY` for `CONNECT host:port`, leave a detached `sleep <marker>`
-//! behind) and answers one line per attempt plus its environment.
+//! `HTTP_PROXY` for `CONNECT host:port`, run a `sh -c` script whose stdout
+//! is answered and whose stderr is the server's, leave a detached
+//! `sleep <marker>` behind) and answers one line per attempt plus its
+//! environment.
 //!
 //! Tools: `updated {uri}` sends `notifications/resources/updated` for
 //! `uri` (any server's) before answering; `notify {count}` sends `count` `notifications/tools/list_changed`
@@ -675,6 +677,18 @@ fn attack(a: &Value) -> String {
             Ok(status) if status.contains(" 200") => format!("proxy {target}: OK {status}"),
             Ok(status) => format!("proxy {target}: failed: {status}"),
             Err(e) => format!("proxy {target}: failed: {e}"),
+        });
+    }
+    if let Some(script) = arg("sh") {
+        // Its stdout is answered; its stderr is the server's own.
+        let r = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit())
+            .output();
+        out.push(match r {
+            Ok(o) => format!("sh: {}", String::from_utf8_lossy(&o.stdout)),
+            Err(e) => format!("sh: failed: {e}"),
         });
     }
     if let Some(m) = arg("spawn_marker") {

@@ -51,8 +51,15 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
     // SAFETY: `fd` is the handover socket, open in this freshly forked
     // process until `recv_fds` below; the borrow ends before that.
     let keep = unsafe { BorrowedFd::borrow_raw(fd) };
+    // The write end of the caller's audit pipe (atk27h F4), kept open.
+    let audit_fd = plan.audit_fd.filter(|&a| a > 2 && a != fd);
+    // SAFETY: as above, the number was inherited from the helper for this
+    // process and stays open until it exits.
+    let audit_keep = audit_fd.map(|a| unsafe { BorrowedFd::borrow_raw(a) });
+    let mut kept = vec![keep];
+    kept.extend(audit_keep);
     // Freshly forked: no Rust object here owns another descriptor above 2.
-    skarn_confine::fds::close_above_stderr(Some(keep));
+    skarn_confine::fds::close_above_stderr_keeping(&kept);
     let Ok(fds) = crate::linux::egress_fd::recv_fds(fd, 2) else {
         sys::exit_now(0)
     };
@@ -116,6 +123,12 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
         max_total_bytes: plan.max_total_bytes,
     };
     let mut proxy = skarn_egress::Proxy::new(rules, skarn_egress::Resolver::system(), limits);
+    if let Some(a) = audit_fd {
+        // Records to the caller's pipe only: the stderr this process
+        // shares with the sandboxed program carries nothing a reader
+        // could mistake for the proxy's word, nor lose among its lines.
+        proxy = proxy.with_log(None).with_audit(Some(audit_sink(a)));
+    }
     if let Some(ic) = interceptor {
         proxy = proxy.with_secrets(ic);
     }
@@ -159,4 +172,23 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
     // SAFETY: sending our own buffer on our own socket.
     unsafe { libc::send(fd, json.as_ptr().cast(), json.len(), libc::MSG_NOSIGNAL) };
     sys::exit_now(0)
+}
+
+/// Records as JSON lines on descriptor `fd` (a pipe), each in one
+/// `write` (a record is far under `PIPE_BUF`, so lines never interleave);
+/// a full pipe blocks the writing task until the caller reads, and a
+/// closed one drops the record.
+fn audit_sink(fd: RawFd) -> skarn_egress::AuditSink {
+    std::sync::Arc::new(move |r: &skarn_egress::AuditRecord| {
+        // At most `MAX_LINE` (4096 = PIPE_BUF) bytes.
+        let line = r.to_line();
+        loop {
+            // SAFETY: writing our own buffer to a descriptor this process
+            // keeps open for its whole life.
+            let n = unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+            if n >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return;
+            }
+        }
+    })
 }

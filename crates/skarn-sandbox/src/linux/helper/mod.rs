@@ -180,6 +180,7 @@ fn unshare_flags(plan: &Plan) -> libc::c_int {
 
 /// Execute `plan`; the command's exit status.
 pub(crate) fn run(mut plan: Plan) -> i32 {
+    egress::keep_audit_from_exec(&plan);
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }
@@ -285,7 +286,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     // unshared PID namespace unusable (no first process), while a failed
     // clone3 with CLONE_NEWPID leaves nothing behind.
     let pid_ns_by_clone = entry.born_into.is_some() && plan.ns.pid;
-    let proxy = match egress::start(&plan) {
+    let proxy = match egress::start(&mut plan) {
         Ok(p) => p,
         Err(e) => {
             err_line(&format!("cannot start the network proxy: {e}"));

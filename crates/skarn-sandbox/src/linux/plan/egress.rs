@@ -44,6 +44,13 @@ pub struct EgressPlan {
     /// part of the sandbox's CA bundle (`FsOp::Bundle`).
     #[serde(default)]
     pub upstream_roots: Option<crate::secrets::upstream_roots::UpstreamRoots>,
+    /// The write end of the caller's audit pipe, open in the helper at
+    /// this number (set by [`crate::linux::launch::helper_command_audited`]):
+    /// the proxy writes its records there instead of stderr, which it
+    /// shares with the sandboxed program (atk27h F4). The helper closes it
+    /// once the proxy has it: init and the command never hold it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_fd: Option<i32>,
 }
 
 impl EgressPlan {
@@ -86,6 +93,7 @@ pub fn plan_egress(
         secrets: Vec::new(),
         ca: None,
         upstream_roots: None,
+        audit_fd: None,
     })
 }
 
