@@ -22,6 +22,8 @@ pub const MARKERS: &[&str] = &[
     " (--fail-open runs it",
     // A program outside what the run may see.
     ": grant its directory with --exec",
+    // A path outside what the run may read.
+    READ_ADVICE,
     // An HTTP downstream on a private address.
     PRIVATE_ADVICE,
     // A tool the agent hook does not know.
@@ -33,6 +35,10 @@ pub const MARKERS: &[&str] = &[
 /// The clause of the agent hook's refusal of a tool it does not know that
 /// says how the user allows it (`[hook] allow_tools`).
 pub const USER_MAY_ALLOW: &str = "; the user may allow it";
+
+/// Where the advice of the line naming paths outside what the run may
+/// read starts (the grant).
+pub const READ_ADVICE: &str = "; to grant it: --read ";
 
 /// The clause of the gateway's address check that names its switch.
 pub const PRIVATE_ADVICE: &str =

@@ -4,6 +4,8 @@
 //! place of the workspace's read-write bind; after the run its changes are
 //! vetted and applied.
 
+use std::path::PathBuf;
+
 use crate::linux::cow;
 use crate::linux::plan::{Access, FsOp, Plan};
 use crate::linux::sys;
@@ -85,6 +87,12 @@ impl Cow {
         let ws = self.rules.ws.clone();
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
+                && cow::vet::is_gitmodules(path)
+                && !self.rules.gitmodules.contains(path)
+            {
+                self.rules.gitmodules.push(path.clone());
+            }
+            if let FsOp::Protect { path, .. } = op
                 && !cow::vet::vetted_in_layer(path)
                 && !self.rules.protected.iter().any(|(p, _)| p == path)
             {
@@ -111,6 +119,26 @@ impl Cow {
             })
             .collect();
         self.fs.clone()
+    }
+}
+
+impl Cow {
+    /// The missing protected names the reservation step found in the
+    /// workspace (nested settings, what a nested `.envrc` sources, ...):
+    /// reserved in the direct mode, so none may be made here either (no
+    /// step names them, so [`Cow::take_steps`] does not see them).
+    pub(super) fn protect_missing(&mut self, missing: &[PathBuf]) {
+        for p in missing {
+            if cow::vet::is_gitmodules(p) {
+                if !self.rules.gitmodules.contains(p) {
+                    self.rules.gitmodules.push(p.clone());
+                }
+            } else if !cow::vet::vetted_in_layer(p)
+                && !self.rules.protected.iter().any(|(q, _)| q == p)
+            {
+                self.rules.protected.push((p.clone(), true));
+            }
+        }
     }
 }
 
