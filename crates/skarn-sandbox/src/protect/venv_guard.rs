@@ -104,8 +104,16 @@ impl Sites {
 
 /// Modules Python imports at every start from a site-packages directory:
 /// the customize hooks, and the one every pip-made environment's
-/// `distutils-precedence.pth` imports (atk24e F4).
-const START_UP_MODULES: &[&[u8]] = &[b"sitecustomize", b"usercustomize", b"_distutils_hack"];
+/// `distutils-precedence.pth` imports (atk24e F4), and those start-up
+/// imports when the interpreter lacks them (`readline` for an interactive
+/// python, `apport_python_hook` for Debian's `sitecustomize`).
+const START_UP_MODULES: &[&[u8]] = &[
+    b"sitecustomize",
+    b"usercustomize",
+    b"_distutils_hack",
+    b"readline",
+    b"apport_python_hook",
+];
 
 /// Whether `name` is one Python's start-up reads in a site-packages
 /// directory: a `.pth`, or a start-up module in any form the import

@@ -255,13 +255,13 @@ pub fn check(
         ));
     }
     for (k, c) in n.iter().enumerate() {
-        if let Some((_, inner, why)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(u, _, _)| c == u)
-        {
+        if let Some((u, inner, why)) = crate::protect::grant_walk::upward_entry(c.as_ref()) {
             let leaf = k + 1 == n.len();
             let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
-            if inner.is_empty() || inside || (leaf && what != Change::Dir) {
+            // (A file named `mise` or `.config` is no configuration: mise
+            // reads only the directories.)
+            let dir_only = matches!(*u, ".config" | "mise");
+            if inner.is_empty() || inside || (leaf && what != Change::Dir && !dir_only) {
                 return Err((*why).to_string());
             }
         }

@@ -307,10 +307,7 @@ fn nested_repos(
     // set aside after the run).
     for p in &w.upward {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let Some((_, inner, _)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(n, _, _)| *n == name)
-        else {
+        let Some((_, inner, _)) = crate::protect::grant_walk::upward_entry(name.as_ref()) else {
             continue;
         };
         if inner.is_empty() {

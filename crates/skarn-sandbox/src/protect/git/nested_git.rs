@@ -501,10 +501,7 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime) -> Vec<Stri
         let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let Some((_, inner, why)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(n, _, _)| *n == name)
-        else {
+        let Some((_, inner, why)) = crate::protect::grant_walk::upward_entry(name.as_ref()) else {
             continue;
         };
         // A link made during the run (`sub/.cargo -> ../cfgdir`): host

@@ -1,0 +1,378 @@
+//! `skarn run`, issue 22 (helper h22d): what SECURITY.md still listed open
+//! for run round 3. Each attack is made with a real `skarn run` in both
+//! workspace layers and judged from outside: the host program did not run
+//! the planted code, the file stayed as it was.
+//! - `git-<word>` and the other commands a tool finds on `PATH` by prefix;
+//! - mise's per-environment and `.config/mise` files;
+//! - a start-up module an interpreter lacks (`readline`) left in a
+//!   directory a plain `.pth` line names;
+//! - the system's schedulers and service managers (`/etc/cron.d`,
+//!   `/etc/systemd/user`) naming a script in the workspace.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// The two workspace layers.
+const LAYERS: [&[&str]; 2] = [
+    &["--workspace-layer", "direct"],
+    &["--workspace-layer", "cow"],
+];
+
+/// Removes a file made for a test in a shared directory, passed or not.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `git <word>` runs `git-<word>` from `PATH`, installed or not: a run
+/// that makes `bin/git-sync` (and `bin/git-remote-evil`, which a
+/// `evil::` remote runs) in a `PATH` directory missing before the run does
+/// not leave them for the host's next `git sync`.
+#[test]
+fn commands_git_finds_by_prefix_cannot_be_planted_on_path() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("no git on the host");
+    }
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-gitprefix");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        let marker = t.path().join("PLANT-RAN");
+        let bin = ws.join("bin");
+        let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+        let plant = format!(
+            "mkdir bin; for n in git-sync git-remote-evil cargo-fmtx; do \
+             printf '#!/bin/sh\\ntouch {}\\n' > bin/$n; chmod +x bin/$n; done; true",
+            marker.display()
+        );
+        let o = run_command(&ws, &home, flags, &["sh", "-c", &plant])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        for args in [&["sync"][..], &["ls-remote", "evil::x"][..]] {
+            let _ = Command::new("git")
+                .arg("-C")
+                .arg(&ws)
+                .args(args)
+                .env("PATH", &path)
+                .env("HOME", &home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+        }
+        assert!(
+            !marker.exists(),
+            "{flags:?}: the host's git ran a command the run planted on PATH: {}",
+            err(&o)
+        );
+        for n in ["git-sync", "git-remote-evil", "cargo-fmtx"] {
+            assert!(
+                !bin.join(n).exists(),
+                "{flags:?}: bin/{n} kept: {}",
+                err(&o)
+            );
+        }
+    }
+}
+
+/// mise reads `mise.<env>.toml` when the host's `MISE_ENV` names `<env>`,
+/// and `.config/mise/config.toml`, `.config/mise.toml` and
+/// `mise/config.toml` in any project directory: a run cannot leave new
+/// ones (with hooks) there, nor rewrite an existing one, at the top or
+/// below.
+#[test]
+fn mise_files_of_any_environment_cannot_be_planted() {
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-mise");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        t.file("ws/mise.toml", "[tools]\n");
+        t.file("ws/mise.staging.toml", "[tools]\n");
+        t.file("ws/sub/keep.txt", "1\n");
+        let hook = "[hooks]\nenter = \"touch /tmp/PWNED\"\n";
+        let o = run_command(
+            &ws,
+            &home,
+            flags,
+            &[
+                "sh",
+                "-c",
+                "for d in . sub; do mkdir -p $d/.config/mise $d/mise; \
+                 printf '%s' \"$H\" > $d/mise.dev.toml; printf '%s' \"$H\" > $d/.mise.ci.local.toml; \
+                 printf '%s' \"$H\" > $d/.config/mise/config.toml; printf '%s' \"$H\" > $d/.config/mise.toml; \
+                 printf '%s' \"$H\" > $d/mise/config.toml; done; \
+                 printf '%s' \"$H\" > mise.staging.toml; echo 2 > sub/keep.txt; true",
+            ],
+        )
+        .env("H", hook)
+        .output()
+        .unwrap();
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        assert_eq!(
+            std::fs::read_to_string(ws.join("mise.staging.toml")).unwrap(),
+            "[tools]\n",
+            "{flags:?}: an existing mise.<env>.toml was rewritten: {}",
+            err(&o)
+        );
+        for d in [ws.clone(), ws.join("sub")] {
+            for f in [
+                "mise.dev.toml",
+                ".mise.ci.local.toml",
+                ".config/mise/config.toml",
+                ".config/mise.toml",
+                "mise/config.toml",
+            ] {
+                let p = d.join(f);
+                let planted = std::fs::read_to_string(&p).is_ok_and(|s| s.contains("PWNED"));
+                assert!(
+                    !planted,
+                    "{flags:?}: {} was left for host mise: {}",
+                    p.display(),
+                    err(&o)
+                );
+            }
+        }
+        // The rest of the project stays the run's.
+        assert_eq!(
+            std::fs::read_to_string(ws.join("sub/keep.txt")).unwrap(),
+            "2\n",
+            "{flags:?}: {}",
+            err(&o)
+        );
+    }
+}
+
+/// A virtual environment `ws/.venv` made by host python, with a plain
+/// `.pth` naming `ws/src` (what an editable install writes).
+fn venv(ws: &Path) -> Option<PathBuf> {
+    git(ws, &["init", "-q"]);
+    let o = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(ws.join(".venv"))
+        .output()
+        .ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    let ver = std::fs::read_dir(ws.join(".venv/lib"))
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("python"))?;
+    let sp = ver.path().join("site-packages");
+    std::fs::create_dir_all(&sp).ok()?;
+    std::fs::create_dir_all(ws.join("src")).ok()?;
+    std::fs::write(
+        sp.join("__editable__.proj.pth"),
+        format!("{}\n", ws.join("src").display()),
+    )
+    .ok()?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    Some(sp)
+}
+
+/// An interpreter without `readline` (python's own is an extension module
+/// in `lib-dynload`; builds without it exist) imports the first
+/// `readline` on its path when started interactively: one a run leaves
+/// in a directory a plain `.pth` line names (or in site-packages) is not
+/// left for host python. Host python is started with `lib-dynload` left
+/// out of its path, as such a build is.
+#[test]
+fn a_start_up_module_the_interpreter_lacks_is_not_left_on_its_path() {
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-readline");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        let Some(sp) = venv(&ws) else {
+            skarn_test_support::skip!("host python3 cannot make a virtual environment");
+        };
+        let marker = t.path().join("PLANT-RAN");
+        let plant = format!("open({:?}, 'a').write('x')\n", marker.display().to_string());
+        let script = format!(
+            "printf '%s' \"$P\" > src/readline.py; printf '%s' \"$P\" > {}/readline.py; \
+             mkdir -p src/apport_python_hook; printf '%s' \"$P\" > src/apport_python_hook/__init__.py; \
+             echo ok > src/mod.py",
+            sp.display()
+        );
+        let o = run_command(&ws, &home, flags, &["sh", "-c", &script])
+            .env("P", &plant)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        let host = Command::new(ws.join(".venv/bin/python"))
+            .args([
+                "-c",
+                "import sys; sys.path = [p for p in sys.path if 'lib-dynload' not in p]; \
+                 sys.modules.pop('readline', None)\n\
+                 try:\n  import readline\nexcept ImportError: pass\n\
+                 try:\n  import apport_python_hook\nexcept ImportError: pass\n",
+            ])
+            .env_remove("PYTHONPATH")
+            .output()
+            .unwrap();
+        assert!(
+            host.status.success(),
+            "{}",
+            String::from_utf8_lossy(&host.stderr)
+        );
+        assert!(
+            !marker.exists(),
+            "{flags:?}: host python imported a start-up module the run planted: {}",
+            err(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.join("src/mod.py")).unwrap(),
+            "ok\n",
+            "{flags:?}: the rest of the source directory stays writable: {}",
+            err(&o)
+        );
+    }
+}
+
+/// The system's schedulers and service managers run what they name on
+/// their own: a cron entry in `/etc/cron.d` and a user unit in
+/// `/etc/systemd/user` naming scripts in the workspace (as root, who alone
+/// can write there): the run cannot rewrite the scripts. As any user, the
+/// home's own user unit (`~/.config/systemd/user`) likewise, in a run of
+/// its own (one mention makes the whole workspace read-only).
+#[test]
+fn scripts_system_schedulers_name_stay_unchanged() {
+    let id = std::process::id();
+    for flags in LAYERS {
+        let mut cases: Vec<(&str, Vec<(String, String)>)> = vec![(
+            "user.sh",
+            vec![(
+                "home/.config/systemd/user/h22d.service".to_string(),
+                "[Service]\nExecStart={ws}/user.sh\n".to_string(),
+            )],
+        )];
+        if skarn_test_support::is_root() {
+            for (dir, file, text, name) in [
+                (
+                    "/etc/cron.d",
+                    format!("skarn-h22d-{id}"),
+                    "* * * * * root {ws}/job.sh\n",
+                    "job.sh",
+                ),
+                (
+                    "/etc/systemd/user",
+                    format!("skarn-h22d-{id}.service"),
+                    "[Service]\nExecStart=/bin/sh {ws}/svc.sh\n",
+                    "svc.sh",
+                ),
+            ] {
+                if Path::new(dir).is_dir() {
+                    cases.push((name, vec![(format!("{dir}/{file}"), text.to_string())]));
+                }
+            }
+        }
+        for (name, files) in cases {
+            let t = TempDir::new("h22d-cron");
+            let home = t.dir("home");
+            let ws = t.dir("ws");
+            t.file(&format!("ws/{name}"), "true\n");
+            let mut made = Vec::new();
+            for (f, text) in files {
+                let text = text.replace("{ws}", &ws.display().to_string());
+                if f.starts_with('/') {
+                    std::fs::write(&f, text).unwrap();
+                    made.push(RemoveOnDrop(PathBuf::from(f)));
+                } else {
+                    t.file(&f, text);
+                }
+            }
+            let o = run_in(
+                &ws,
+                &home,
+                flags,
+                &[
+                    "sh",
+                    "-c",
+                    &format!("echo 'touch /tmp/PWNED' > {name}; true"),
+                ],
+            );
+            drop(made);
+            assert_eq!(code(&o), 0, "{flags:?} {name}: {}", err(&o));
+            assert_eq!(
+                std::fs::read_to_string(ws.join(name)).unwrap(),
+                "true\n",
+                "{flags:?}: {name}, named by a scheduler, was rewritten: {}",
+                err(&o)
+            );
+        }
+    }
+}
+
+/// A home configuration directory kept elsewhere (`~/.vim ->
+/// ~/sync/vim`), or one of its entries (`~/.config/nvim ->
+/// ~/sync/nvim`), holding links deep inside that lead into the workspace
+/// (vim runs `pack/*/start/*/plugin/*.vim`): the run cannot rewrite what
+/// they reach, also when the user trusts the workspace the home's
+/// configuration names (that flag is about mentions, not links).
+#[test]
+fn links_deep_in_home_directories_kept_elsewhere_are_followed() {
+    for flags in LAYERS {
+        for trust in [false, true] {
+            let t = TempDir::new("h22d-homelinks");
+            let home = t.dir("home");
+            let ws = t.dir("ws");
+            let out = t.dir("sync");
+            t.file("ws/x.vim", "\" fine\n");
+            t.file("ws/y.lua", "-- fine\n");
+            t.file("ws/other.txt", "1\n");
+            let plugin = out.join("vim/pack/a/start/p/plugin");
+            std::fs::create_dir_all(&plugin).unwrap();
+            std::os::unix::fs::symlink(ws.join("x.vim"), plugin.join("x.vim")).unwrap();
+            std::os::unix::fs::symlink(out.join("vim"), home.join(".vim")).unwrap();
+            let deep = out.join("nvim/lua/user/plugins/deep");
+            std::fs::create_dir_all(&deep).unwrap();
+            std::os::unix::fs::symlink(ws.join("y.lua"), deep.join("x.lua")).unwrap();
+            t.dir("home/.config");
+            std::os::unix::fs::symlink(out.join("nvim"), home.join(".config/nvim")).unwrap();
+            let mut f: Vec<&str> = flags.to_vec();
+            if trust {
+                f.push("--trust-home-config-workspace");
+            }
+            let o = run_in(
+                &ws,
+                &home,
+                &f,
+                &[
+                    "sh",
+                    "-c",
+                    "echo 'silent !touch /tmp/PWNED' > x.vim; echo 'os.execute(\"touch /tmp/PWNED\")' > y.lua; \
+                     echo 2 > other.txt; true",
+                ],
+            );
+            assert_eq!(code(&o), 0, "{f:?}: {}", err(&o));
+            assert_eq!(
+                std::fs::read_to_string(ws.join("x.vim")).unwrap(),
+                "\" fine\n",
+                "{f:?}: a vim plugin linked from ~/.vim (kept elsewhere) was rewritten: {}",
+                err(&o)
+            );
+            assert_eq!(
+                std::fs::read_to_string(ws.join("y.lua")).unwrap(),
+                "-- fine\n",
+                "{f:?}: an nvim file linked from ~/.config/nvim (kept elsewhere) was rewritten: {}",
+                err(&o)
+            );
+            if trust {
+                assert_eq!(
+                    std::fs::read_to_string(ws.join("other.txt")).unwrap(),
+                    "2\n",
+                    "{f:?}: the rest stays writable: {}",
+                    err(&o)
+                );
+            }
+        }
+    }
+}
