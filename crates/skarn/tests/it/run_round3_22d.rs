@@ -376,3 +376,67 @@ fn links_deep_in_home_directories_kept_elsewhere_are_followed() {
         }
     }
 }
+
+/// Modules the import lines of a virtual environment's `.pth` files name
+/// (virtualenv's `_virtualenv`, setuptools' editable finder, a package)
+/// run at every start of its python: a run cannot rewrite them (atk22g
+/// F9). Judged by the host's next `python -c pass` of the environment.
+#[test]
+fn modules_a_pth_imports_are_not_left_for_host_python() {
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-pthimports");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        let Some(sp) = venv(&ws) else {
+            skarn_test_support::skip!("host python3 cannot make a virtual environment");
+        };
+        std::fs::write(sp.join("_virtualenv.pth"), "import _virtualenv\n").unwrap();
+        std::fs::write(sp.join("_virtualenv.py"), "# patches\n").unwrap();
+        std::fs::write(
+            sp.join("__editable__.app-1.0.pth"),
+            "import __editable___app_1_0_finder; __editable___app_1_0_finder.install()\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sp.join("__editable___app_1_0_finder.py"),
+            "def install():\n    pass\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(sp.join("hookpkg")).unwrap();
+        std::fs::write(sp.join("hookpkg.pth"), "import hookpkg\n").unwrap();
+        std::fs::write(sp.join("hookpkg/__init__.py"), "\n").unwrap();
+        std::fs::write(sp.join("other.py"), "X = 1\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let marker = t.path().join("PLANT-RAN");
+        let m = marker.display().to_string();
+        let script = format!(
+            "cd {sp}; echo 'open(\"{m}\", \"a\")' >> _virtualenv.py; \
+             printf 'def install():\\n    open(\"{m}\", \"a\")\\n' > __editable___app_1_0_finder.py; \
+             echo 'open(\"{m}\", \"a\")' > hookpkg/__init__.py; echo 'X = 2' > other.py; true",
+            sp = sp.display()
+        );
+        let o = run_in(&ws, &home, flags, &["sh", "-c", &script]);
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        let host = Command::new(ws.join(".venv/bin/python"))
+            .args(["-c", "pass"])
+            .env_remove("PYTHONPATH")
+            .output()
+            .unwrap();
+        assert!(
+            host.status.success(),
+            "{}",
+            String::from_utf8_lossy(&host.stderr)
+        );
+        assert!(
+            !marker.exists(),
+            "{flags:?}: host python ran a module a .pth imports, as the run left it: {}",
+            err(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(sp.join("other.py")).unwrap(),
+            "X = 2\n",
+            "{flags:?}: other modules stay writable: {}",
+            err(&o)
+        );
+    }
+}

@@ -229,7 +229,13 @@ pub fn check(
     // `node_modules/`, are vetted like any other directory, as the direct
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
-        crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+        crate::protect::venv_guard::check_layer_change(
+            &n,
+            what == Change::File,
+            upper,
+            host,
+            &abs,
+        )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, &n)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(rel)?;
