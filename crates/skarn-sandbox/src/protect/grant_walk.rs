@@ -311,6 +311,16 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
 pub(crate) fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes) -> Walk {
     let deadline = Instant::now() + bounds.time;
     let mut w = Walk::default();
+    // A grant inside an environment (its `lib`, its `site-packages`, atk22g
+    // F2): that environment's start-up files inside the grant are vetted
+    // as for one found below.
+    for r in roots {
+        if let Some(env) = enclosing_env(r)
+            && !w.venvs.contains(&env)
+        {
+            w.venvs.push(env);
+        }
+    }
     let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();
     // (A late directory, and whether it is vetted like the others: the
     // dependency and build trees after a run; never a git directory,
@@ -550,6 +560,16 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
         u32::try_from(m.ctime_nsec()).unwrap_or(0),
     );
     c >= s
+}
+
+/// The Python environment (a `pyvenv.cfg` or `conda-meta` beside its
+/// `lib`) a grant `root` lies strictly inside, looking up to 6 levels
+/// (`<env>/lib/python3.X/site-packages/<pkg>/<sub>`).
+pub fn enclosing_env(root: &Path) -> Option<PathBuf> {
+    root.ancestors().skip(1).take(6).find_map(|a| {
+        (is_venv(a) || std::fs::symlink_metadata(a.join("conda-meta")).is_ok_and(|m| m.is_dir()))
+            .then(|| a.to_path_buf())
+    })
 }
 
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).

@@ -154,6 +154,7 @@ fn scan_now(home: &Path) -> Found {
     for (file, via) in crate::protect::host_programs::global_git_includes(home) {
         s.named_startup(&file, via);
     }
+    s.other_roots(home);
     let sc = crate::protect::shell_sources::sourced(home);
     for r in sc.reached {
         match r.tree {
@@ -441,6 +442,9 @@ pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
     }
     out
 }
+
+#[path = "home_links_other.rs"]
+mod other;
 
 #[cfg(test)]
 #[path = "home_links_tests.rs"]

@@ -440,3 +440,108 @@ fn modules_a_pth_imports_are_not_left_for_host_python() {
         );
     }
 }
+
+/// A workspace that is a virtual environment's `site-packages` or `lib`
+/// (an agent given that `cwd`): a `.pth` with an import line and a
+/// customize module the run leaves there are not left for the host's next
+/// python of that environment (atk22g F2).
+#[test]
+fn a_workspace_inside_a_virtual_environment_keeps_its_start_up_files() {
+    for flags in LAYERS {
+        for at_lib in [false, true] {
+            let t = TempDir::new("h22d-inenv");
+            let home = t.dir("home");
+            let env = t.path().join("venv");
+            let ok = Command::new("python3")
+                .args(["-m", "venv", "--without-pip"])
+                .arg(&env)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !ok {
+                skarn_test_support::skip!("host python3 cannot make a virtual environment");
+            }
+            let sp = std::fs::read_dir(env.join("lib"))
+                .unwrap()
+                .flatten()
+                .find(|e| e.file_name().to_string_lossy().starts_with("python"))
+                .unwrap()
+                .path()
+                .join("site-packages");
+            std::fs::create_dir_all(&sp).unwrap();
+            let ws = if at_lib { env.join("lib") } else { sp.clone() };
+            let marker = t.path().join("PLANT-RAN");
+            let m = marker.display().to_string();
+            let script = format!(
+                "cd {sp}; echo 'import os; open(\"{m}\", \"a\")' > zz.pth; \
+                 echo 'open(\"{m}\", \"a\")' > sitecustomize.py; echo 'X = 1' > plain.py; true",
+                sp = sp.display()
+            );
+            let o = run_in(
+                &ws,
+                &home,
+                &[flags, &["--allow-non-project-workspace"][..]].concat(),
+                &["sh", "-c", &script],
+            );
+            assert_eq!(code(&o), 0, "{flags:?} {}: {}", ws.display(), err(&o));
+            let host = Command::new(env.join("bin/python"))
+                .args(["-c", "pass"])
+                .env_remove("PYTHONPATH")
+                .output()
+                .unwrap();
+            assert!(
+                host.status.success(),
+                "{}",
+                String::from_utf8_lossy(&host.stderr)
+            );
+            assert!(
+                !marker.exists(),
+                "{flags:?}: workspace {}: host python ran a start-up file the run left: {}",
+                ws.display(),
+                err(&o)
+            );
+            assert!(sp.join("plain.py").exists(), "{flags:?}: {}", err(&o));
+        }
+    }
+}
+
+/// Files tools read whether or not the project set them up: a new
+/// `.yarnrc`/`.yarnrc.yml` naming a `yarn-path` the run wrote (a global
+/// yarn runs it for any command), a new `mise.toml` or `.tool-versions`,
+/// and GitHub Copilot CLI's `.github/hooks/*.json` (atk22g F4, F5): none
+/// is left on the host after the run.
+#[test]
+fn files_global_tools_read_cannot_be_created() {
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-yarnrc");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        t.file("ws/package.json", "{\"name\":\"p\"}\n");
+        t.file("ws/.github/workflows/ci.yml", "on: push\n");
+        let o = run_in(
+            &ws,
+            &home,
+            flags,
+            &[
+                "sh",
+                "-c",
+                "mkdir -p scripts .github/hooks; echo 'require(\"fs\")' > scripts/y.js; \
+                 echo 'yarn-path \"./scripts/y.js\"' > .yarnrc; echo 'yarnPath: ./scripts/y.js' > .yarnrc.yml; \
+                 printf '[hooks]\\nenter = \"touch /tmp/PWNED\"\\n' > mise.toml; echo 'python path:./tc' > .tool-versions; \
+                 echo '{\"hooks\":{\"sessionStart\":[{\"bash\":\"touch /tmp/PWNED\"}]}}' > .github/hooks/x.json; true",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        for f in [
+            ".yarnrc",
+            ".yarnrc.yml",
+            "mise.toml",
+            ".tool-versions",
+            ".github/hooks/x.json",
+        ] {
+            assert!(!ws.join(f).exists(), "{flags:?}: {f} was left: {}", err(&o));
+        }
+        assert!(ws.join("scripts/y.js").exists(), "{flags:?}: {}", err(&o));
+        assert!(ws.join(".github/workflows/ci.yml").exists());
+    }
+}

@@ -229,8 +229,11 @@ pub fn check(
     // `node_modules/`, are vetted like any other directory, as the direct
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
+        // By the whole path: a workspace that is itself a site-packages
+        // directory, or lies in one, is judged by where it is (atk22g F2).
+        let whole = names(&abs);
         crate::protect::venv_guard::check_layer_change(
-            &n,
+            &whole,
             what == Change::File,
             upper,
             host,
@@ -280,10 +283,15 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
-    if n.len() == 1
-        && crate::protect::persistence::AFTER_RUN_TOP.contains(&n[0].to_string_lossy().as_ref())
+    if crate::protect::persistence::AFTER_RUN_TOP
+        .iter()
+        .any(|p| rel.starts_with(p))
     {
-        return Err("an interpreter's start-up file (run when it starts here)".into());
+        return Err(
+            "a file a tool started here reads and runs what it names (interpreters' start-up \
+             files, yarn, mise, Copilot's hooks)"
+                .into(),
+        );
     }
     if let (Some(ex), Some(first)) = (&rules.home_dots, n.first()) {
         let f = first.to_string_lossy();

@@ -356,11 +356,19 @@ fn nested_repos(
     }
     // Virtual environments (activated or not): their start-up files.
     for v in &w.venvs {
-        for p in crate::protect::venv_guard::protected(v) {
+        // (Only inside the grants: an environment a grant lies in has its
+        // `pyvenv.cfg` outside them.)
+        for p in crate::protect::venv_guard::protected(v)
+            .into_iter()
+            .filter(|p| r.nested_roots.iter().any(|root| p.starts_with(root)))
+        {
             ops.push((p, false, false));
         }
         // Its interpreters and activation scripts (issue 22, A).
-        for p in crate::protect::venv_programs::protected(v) {
+        for p in crate::protect::venv_programs::protected(v)
+            .into_iter()
+            .filter(|p| r.nested_roots.iter().any(|root| p.starts_with(root)))
+        {
             ops.push((p, false, false));
         }
     }

@@ -4,6 +4,7 @@
 //! workspace ([`nested_git`]), and the after-run sweep of what a run left
 //! in git's places ([`git_sweep`]).
 
+pub mod config_parameters;
 #[cfg(target_os = "linux")]
 pub mod cut_aside;
 #[cfg(unix)]

@@ -397,6 +397,14 @@ fn vet_new_within(
         // interpreters' start-up files, which are not reserved.
         let mut top = Vec::new();
         for r in roots {
+            for p in crate::protect::persistence::AFTER_RUN_TOP
+                .iter()
+                .filter(|p| p.contains('/'))
+            {
+                if std::fs::symlink_metadata(r.join(p)).is_ok() {
+                    top.push(r.join(p));
+                }
+            }
             if let Ok(rd) = std::fs::read_dir(r) {
                 let mut seen = 0usize;
                 for e in rd.flatten() {
