@@ -545,3 +545,133 @@ fn files_global_tools_read_cannot_be_created() {
         assert!(ws.join(".github/workflows/ci.yml").exists());
     }
 }
+
+/// Links in the home's other places lead into the workspace (atk22g F10,
+/// F11, F13): an unlisted top-level dot directory (`~/.cpan/CPAN/
+/// MyConfig.pm`, which cpan loads), a relocated `XDG_CONFIG_HOME`
+/// (`<cfg>/fish/config.fish`) and the hooks directory the global git
+/// configuration names (`~/.githooks/pre-commit`): the run cannot rewrite
+/// what they reach. Checked from outside: the host's git commit in another
+/// repository does not run the planted hook, the files keep their text.
+#[test]
+fn links_in_the_homes_other_places_are_followed() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("no git on the host");
+    }
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-otherdots");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        let cfg = t.dir("cfg");
+        let marker = t.path().join("PLANT-RAN");
+        t.file("ws/perl/MyConfig.pm", "1;\n");
+        t.file("ws/fish/config.fish", "set -g x 1\n");
+        t.file("ws/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
+        let mut p = std::fs::metadata(ws.join("hooks/pre-commit")).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+        std::fs::set_permissions(ws.join("hooks/pre-commit"), p).unwrap();
+        for (link, target) in [
+            (".cpan/CPAN/MyConfig.pm", "perl/MyConfig.pm"),
+            (".githooks/pre-commit", "hooks/pre-commit"),
+        ] {
+            let l = home.join(link);
+            std::fs::create_dir_all(l.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(ws.join(target), &l).unwrap();
+        }
+        t.dir("cfg/fish");
+        std::os::unix::fs::symlink(ws.join("fish/config.fish"), cfg.join("fish/config.fish"))
+            .unwrap();
+        t.file(
+            "home/.gitconfig",
+            "[user]\n\tname = u\n\temail = u@x\n[core]\n\thooksPath = ~/.githooks\n",
+        );
+        let m = marker.display().to_string();
+        let o = run_command(
+            &ws,
+            &home,
+            &[flags, &["--trust-home-config-workspace"][..]].concat(),
+            &[
+                "sh",
+                "-c",
+                &format!(
+                    "echo 'system(\"touch {m}\"); 1;' > perl/MyConfig.pm; \
+                     echo 'touch {m}' >> fish/config.fish; \
+                     printf '#!/bin/sh\\ntouch {m}\\n' > hooks/pre-commit; echo 1 > other.txt; true"
+                ),
+            ],
+        )
+        .env("XDG_CONFIG_HOME", &cfg)
+        .output()
+        .unwrap();
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        let repo = t.dir("repo");
+        git(&repo, &["init", "-q"]);
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["commit", "-q", "--allow-empty", "-m", "x"])
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(
+            !marker.exists(),
+            "{flags:?}: the host's git ran the hook the run planted: {}",
+            err(&o)
+        );
+        for (f, text) in [
+            ("perl/MyConfig.pm", "1;\n"),
+            ("fish/config.fish", "set -g x 1\n"),
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(ws.join(f)).unwrap(),
+                text,
+                "{flags:?}: {f}, reached from the home, was rewritten: {}",
+                err(&o)
+            );
+        }
+        assert!(ws.join("other.txt").exists(), "{flags:?}: {}", err(&o));
+    }
+}
+
+/// Secret files named by `GIT_CONFIG_PARAMETERS` (the `-c` items a git
+/// command passes on, in both its forms) and by a file the workspace
+/// repository's own `config` includes: their values cannot be read inside.
+#[test]
+fn secret_files_git_config_parameters_and_repository_includes_name_are_hidden() {
+    let t = TempDir::new("h22d-gitparams");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    git(&ws, &["init", "-q"]);
+    t.file("ws/plain", "PLAIN-OK\n");
+    t.file("ws/keys/new.key", "SECRET-P-NEW\n");
+    t.file("ws/keys/old.key", "SECRET-P-OLD\n");
+    t.file("ws/keys/inc.key", "SECRET-P-INC\n");
+    t.file(
+        "ws/.git/extra.cfg",
+        format!("[http]\n\tsslKey = {}/keys/inc.key\n", ws.display()),
+    );
+    git(&ws, &["config", "include.path", "extra.cfg"]);
+    let params = format!(
+        "'http.https://a.test/.sslKey'='{w}/keys/new.key' 'http.proxySSLKey={w}/keys/old.key'",
+        w = ws.display()
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "cat plain; cat keys/new.key; cat keys/old.key; cat keys/inc.key; true",
+        ],
+    )
+    .env("GIT_CONFIG_PARAMETERS", &params)
+    .output()
+    .unwrap();
+    let seen = format!("{}{}", out(&o), err(&o));
+    assert!(seen.contains("PLAIN-OK"), "the command did not run: {seen}");
+    for v in ["SECRET-P-NEW", "SECRET-P-OLD", "SECRET-P-INC"] {
+        assert!(!seen.contains(v), "{v} readable inside: {seen}");
+    }
+}
