@@ -248,6 +248,17 @@ pub const ENTRIES: &[Entry] = &[
     e(".yarn/releases", Never, "the yarn program a yarnPath names"),
     e(".yarn/plugins", Never, "yarn plugins yarn loads"),
     e(
+        ".npmrc",
+        Never,
+        "npm, pnpm and yarn 1 run the programs it names (git, script-shell, node-options), \
+         --ignore-scripts or not",
+    ),
+    e(
+        ".pnpmfile.cjs",
+        Never,
+        "pnpm loads it as code on every install, --ignore-scripts or not",
+    ),
+    e(
         ".github/hooks",
         Never,
         "GitHub Copilot CLI runs the commands of .github/hooks/*.json when started here",
@@ -577,6 +588,8 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     ".mise.local.toml",
     ".tool-versions",
     ".github/hooks",
+    ".npmrc",
+    ".pnpmfile.cjs",
 ];
 
 /// Files found by this suffix at the workspace's top level are kept

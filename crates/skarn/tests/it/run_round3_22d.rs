@@ -507,8 +507,9 @@ fn a_workspace_inside_a_virtual_environment_keeps_its_start_up_files() {
 /// Files tools read whether or not the project set them up: a new
 /// `.yarnrc`/`.yarnrc.yml` naming a `yarn-path` the run wrote (a global
 /// yarn runs it for any command), a new `mise.toml` or `.tool-versions`,
-/// and GitHub Copilot CLI's `.github/hooks/*.json` (atk22g F4, F5): none
-/// is left on the host after the run.
+/// GitHub Copilot CLI's `.github/hooks/*.json`, and npm's and pnpm's
+/// `.npmrc` (its `git` program) and `.pnpmfile.cjs` (atk22g F4, F5, F22):
+/// none is left on the host after the run.
 #[test]
 fn files_global_tools_read_cannot_be_created() {
     for flags in LAYERS {
@@ -528,7 +529,8 @@ fn files_global_tools_read_cannot_be_created() {
                 "mkdir -p scripts .github/hooks; echo 'require(\"fs\")' > scripts/y.js; \
                  echo 'yarn-path \"./scripts/y.js\"' > .yarnrc; echo 'yarnPath: ./scripts/y.js' > .yarnrc.yml; \
                  printf '[hooks]\\nenter = \"touch /tmp/PWNED\"\\n' > mise.toml; echo 'python path:./tc' > .tool-versions; \
-                 echo '{\"hooks\":{\"sessionStart\":[{\"bash\":\"touch /tmp/PWNED\"}]}}' > .github/hooks/x.json; true",
+                 echo '{\"hooks\":{\"sessionStart\":[{\"bash\":\"touch /tmp/PWNED\"}]}}' > .github/hooks/x.json; \
+                 echo 'git=./scripts/y.js' > .npmrc; echo 'module.exports = {}' > .pnpmfile.cjs; true",
             ],
         );
         assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
@@ -538,6 +540,8 @@ fn files_global_tools_read_cannot_be_created() {
             "mise.toml",
             ".tool-versions",
             ".github/hooks/x.json",
+            ".npmrc",
+            ".pnpmfile.cjs",
         ] {
             assert!(!ws.join(f).exists(), "{flags:?}: {f} was left: {}", err(&o));
         }
@@ -567,7 +571,9 @@ fn links_in_the_homes_other_places_are_followed() {
         t.file("ws/perl/MyConfig.pm", "1;\n");
         t.file("ws/fish/config.fish", "set -g x 1\n");
         t.file("ws/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
-        let mut p = std::fs::metadata(ws.join("hooks/pre-commit")).unwrap().permissions();
+        let mut p = std::fs::metadata(ws.join("hooks/pre-commit"))
+            .unwrap()
+            .permissions();
         std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
         std::fs::set_permissions(ws.join("hooks/pre-commit"), p).unwrap();
         for (link, target) in [
@@ -673,5 +679,105 @@ fn secret_files_git_config_parameters_and_repository_includes_name_are_hidden() 
     assert!(seen.contains("PLAIN-OK"), "the command did not run: {seen}");
     for v in ["SECRET-P-NEW", "SECRET-P-OLD", "SECRET-P-INC"] {
         assert!(!seen.contains(v), "{v} readable inside: {seen}");
+    }
+}
+
+/// A virtual environment's own tool configuration (`pip.conf`: its
+/// `find-links` make the host's next `pip install` build a planted
+/// package; Jupyter's kernel specs start their `argv`) cannot be planted
+/// by a run (atk22g F24).
+#[test]
+fn a_virtual_environments_tool_configuration_cannot_be_planted() {
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-pipconf");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        if venv(&ws).is_none() {
+            skarn_test_support::skip!("host python3 cannot make a virtual environment");
+        }
+        let o = run_in(
+            &ws,
+            &home,
+            flags,
+            &[
+                "sh",
+                "-c",
+                "printf '[global]\\nfind-links = ./pkgs\\nno-index = true\\n' > .venv/pip.conf; \
+                 mkdir -p .venv/share/jupyter/kernels/x; echo '{\"argv\":[\"sh\"]}' > .venv/share/jupyter/kernels/x/kernel.json; \
+                 echo ok > src/mod.py; true",
+            ],
+        );
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        for f in [
+            ".venv/pip.conf",
+            ".venv/share/jupyter/kernels/x/kernel.json",
+        ] {
+            assert!(!ws.join(f).exists(), "{flags:?}: {f} was left: {}", err(&o));
+        }
+        assert!(ws.join("src/mod.py").exists(), "{flags:?}: {}", err(&o));
+    }
+}
+
+/// The programs the workspace repository's own configuration names by a
+/// path in the work tree (`core.fsmonitor = tools/fs.sh`, a `!` alias, a
+/// filter) are kept: the host's next `git status` does not run what the
+/// run wrote there (atk22g F20).
+#[test]
+fn programs_the_repositorys_own_configuration_names_cannot_be_rewritten() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("no git on the host");
+    }
+    for flags in LAYERS {
+        let t = TempDir::new("h22d-fsmon");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        git(&ws, &["config", "core.fsmonitor", "tools/fs.sh"]);
+        git(&ws, &["config", "alias.fmt", "!tools/fmt.sh"]);
+        git(&ws, &["config", "filter.x.clean", "tools/clean.sh %f"]);
+        for f in ["tools/fs.sh", "tools/fmt.sh", "tools/clean.sh"] {
+            t.file(&format!("ws/{f}"), "#!/bin/sh\nexit 0\n");
+            let mut p = std::fs::metadata(ws.join(f)).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+            std::fs::set_permissions(ws.join(f), p).unwrap();
+        }
+        let marker = t.path().join("PLANT-RAN");
+        let o = run_in(
+            &ws,
+            &home,
+            flags,
+            &[
+                "sh",
+                "-c",
+                &format!(
+                    "for f in tools/fs.sh tools/fmt.sh tools/clean.sh; do \
+                     printf '#!/bin/sh\\ntouch {}\\n' > $f; done; echo 1 > other.txt; true",
+                    marker.display()
+                ),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{flags:?}: {}", err(&o));
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(["status"])
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(
+            !marker.exists(),
+            "{flags:?}: the host's git status ran the fsmonitor program the run rewrote: {}",
+            err(&o)
+        );
+        for f in ["tools/fmt.sh", "tools/clean.sh"] {
+            assert_eq!(
+                std::fs::read_to_string(ws.join(f)).unwrap(),
+                "#!/bin/sh\nexit 0\n",
+                "{flags:?}: {f} was rewritten: {}",
+                err(&o)
+            );
+        }
+        assert!(ws.join("other.txt").exists(), "{flags:?}: {}", err(&o));
     }
 }
