@@ -45,6 +45,10 @@ const DOT_SKIPPED: &[&str] = &[
     ".Trash",
     ".local",
     ".config",
+    // Node's global folders: the home-mentions check reads their links
+    // (a link to a project there makes it read-only, atk22d F2).
+    ".node_modules",
+    ".node_libraries",
 ];
 
 impl Scan {
