@@ -264,7 +264,7 @@ pub fn check(
         ));
     }
     for (k, c) in n.iter().enumerate() {
-        if let Some((u, inner, why)) = crate::protect::grant_walk::upward_entry(c.as_ref()) {
+        if let Some((u, inner, why)) = crate::protect::grant_walk::upward_entry(c) {
             let leaf = k + 1 == n.len();
             let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
             // (A file named `mise` or `.config` is no configuration: mise
