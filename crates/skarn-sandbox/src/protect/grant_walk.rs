@@ -45,6 +45,16 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
     (".mise.local.toml", &[], "mise hooks, tasks and env scripts"),
     (".tool-versions", &[], "mise/asdf tools (path: versions)"),
     (
+        ".config",
+        &["mise", "mise.toml"],
+        "mise reads .config/mise.toml and .config/mise/ (hooks, tasks, env scripts)",
+    ),
+    (
+        "mise",
+        &["config.toml", "config.local.toml", "conf.d"],
+        "mise reads mise/config.toml (hooks, tasks, env scripts)",
+    ),
+    (
         ".hg",
         &["hgrc", "hgrc-not-shared", "sharedpath"],
         "Mercurial hooks of any hg command there",
@@ -70,14 +80,50 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
 /// by [`crate::protect::persistence::ENTRIES`] before the run, but files inside
 /// them the run creates (`.hg/hgrc-not-shared`, `.cargo/config.toml`) are
 /// set aside after it like the subdirectories'.
-pub(crate) const UPWARD_AT_ROOT: &[&str] = &[".hg", ".sl", ".cargo"];
+pub(crate) const UPWARD_AT_ROOT: &[&str] = &[".hg", ".sl", ".cargo", ".config", "mise"];
+
+/// The entry of mise's per-environment files (`mise.<env>.toml`,
+/// `.mise.<env>.local.toml`: read when `MISE_ENV` names `<env>`, which the
+/// host's shell may set to anything later), matched by pattern.
+const MISE_ENV_FILE: (&str, &[&str], &str) = (
+    "mise.<env>.toml",
+    &[],
+    "mise reads mise.<env>.toml when MISE_ENV names it (hooks, tasks, env scripts)",
+);
+
+/// Whether `name` is one of mise's per-environment configuration files.
+pub fn mise_env_file(name: &str) -> bool {
+    let rest = name.strip_prefix('.').unwrap_or(name);
+    rest.strip_prefix("mise.")
+        .and_then(|r| r.strip_suffix(".toml"))
+        .is_some_and(|mid| !mid.is_empty() && !mid.contains('/'))
+}
+
+/// The [`UPWARD`] entry for a directory entry named `name` (by pattern
+/// for mise's per-environment files), if any.
+pub fn upward_entry(
+    name: &std::ffi::OsStr,
+) -> Option<&'static (&'static str, &'static [&'static str], &'static str)> {
+    let n = name.to_str()?;
+    UPWARD
+        .iter()
+        .find(|(u, _, _)| *u == n)
+        .or_else(|| mise_env_file(n).then_some(&MISE_ENV_FILE))
+}
+
+/// Whether an entry named `name` at a grant's root is an [`UPWARD`] one
+/// to look at there too ([`UPWARD_AT_ROOT`], mise's per-environment
+/// files).
+pub fn upward_at_root(name: &std::ffi::OsStr) -> bool {
+    UPWARD_AT_ROOT.iter().any(|n| name == *n) || name.to_str().is_some_and(mise_env_file)
+}
 
 /// Whether a missing `inner` file of an [`UPWARD`] directory is reserved
 /// (a placeholder) before the run. Not hg's `sharedpath` (a placeholder
 /// stops hg there) nor cargo's files (cargo fails on a placeholder
 /// config): those are set aside after the run when made.
 pub fn reserve_inner(dir: &str, inner: &str) -> bool {
-    inner != "sharedpath" && dir != ".cargo"
+    inner != "sharedpath" && !matches!(dir, ".cargo" | ".config" | "mise")
 }
 
 /// How far one walk may go.
@@ -265,6 +311,16 @@ pub fn walk(roots: &[PathBuf], bounds: Bounds, late: bool, inodes: &Inodes) -> W
 pub(crate) fn walk_with(roots: &[PathBuf], bounds: Bounds, late: Late, inodes: &Inodes) -> Walk {
     let deadline = Instant::now() + bounds.time;
     let mut w = Walk::default();
+    // A grant inside an environment (its `lib`, its `site-packages`, atk22g
+    // F2): that environment's start-up files inside the grant are vetted
+    // as for one found below.
+    for r in roots {
+        if let Some(env) = enclosing_env(r)
+            && !w.venvs.contains(&env)
+        {
+            w.venvs.push(env);
+        }
+    }
     let mut first: VecDeque<(PathBuf, bool)> = roots.iter().map(|r| (r.clone(), true)).collect();
     // (A late directory, and whether it is vetted like the others: the
     // dependency and build trees after a run; never a git directory,
@@ -413,8 +469,8 @@ fn classify(
             continue;
         }
         let customize = crate::protect::py_startup::customize_module(&name);
-        if customize || !is_root || UPWARD_AT_ROOT.iter().any(|n| name == *n) {
-            if UPWARD.iter().any(|(n, _, _)| name == *n) {
+        if customize || !is_root || upward_at_root(&name) {
+            if upward_entry(&name).is_some() {
                 w.upward.push(path.clone());
             } else if customize || crate::protect::persistence::any_depth_name(&name) {
                 w.settings.push(path.clone());
@@ -504,6 +560,16 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
         u32::try_from(m.ctime_nsec()).unwrap_or(0),
     );
     c >= s
+}
+
+/// The Python environment (a `pyvenv.cfg` or `conda-meta` beside its
+/// `lib`) a grant `root` lies strictly inside, looking up to 6 levels
+/// (`<env>/lib/python3.X/site-packages/<pkg>/<sub>`).
+pub fn enclosing_env(root: &Path) -> Option<PathBuf> {
+    root.ancestors().skip(1).take(6).find_map(|a| {
+        (is_venv(a) || std::fs::symlink_metadata(a.join("conda-meta")).is_ok_and(|m| m.is_dir()))
+            .then(|| a.to_path_buf())
+    })
 }
 
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).

@@ -74,6 +74,18 @@ const SHALLOW: &[&str] = &[
     ".local/state/skarn-servers",
 ];
 
+/// Trees a link's target is not walked in ([`Scan::first_walk`]).
+const SYSTEM_TREES: &[&str] = &[
+    "/usr",
+    "/nix/store",
+    "/gnu/store",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/snap",
+    "/boot",
+];
+
 /// Home roots holding many other programs' files: walked after the others.
 const BROAD: &[&str] = &[".config", ".local"];
 
@@ -146,6 +158,7 @@ fn scan_now(home: &Path) -> Found {
     for (file, via) in crate::protect::host_programs::global_git_includes(home) {
         s.named_startup(&file, via);
     }
+    s.other_roots(home);
     let sc = crate::protect::shell_sources::sourced(home);
     for r in sc.reached {
         match r.tree {
@@ -316,11 +329,14 @@ impl Scan {
                 format!("{} (through a link)", p.display()),
                 secret,
             );
-            // A secret directory kept elsewhere (`~/.aws -> ~/sync/aws`):
-            // the links inside it lead on, and what they reach is as
-            // secret (`credentials -> ~/project/creds`).
-            if secret {
-                self.walk_into(&real);
+            // A directory kept elsewhere (`~/.aws -> ~/sync/aws`, `~/.vim
+            // -> ~/sync/vim`): the links inside it lead on, and what they
+            // reach is as secret (`credentials -> ~/project/creds`) or
+            // as trusted (`pack/x/start/p/plugin/p.vim -> ~/project/p.vim`,
+            // which vim runs).
+            let depth = if SHALLOW.contains(&rel) { 1 } else { MAX_DEPTH };
+            if self.first_walk(&real) {
+                self.walk(&real, depth, secret);
             }
             return;
         }
@@ -335,10 +351,17 @@ impl Scan {
         }
     }
 
-    /// Whether `real` is a directory no secret walk went into yet (and
-    /// record it).
+    /// Whether `real` is a directory no walk through a link went into yet
+    /// (and record it). The system's own trees are not entered: only
+    /// their owner (root) could have put links there, and they are large.
     fn first_walk(&mut self, real: &Path) -> bool {
-        if !real.is_dir() || self.walked.iter().any(|w| w == real) {
+        // (Nor the home or a directory above it: its own walk covers it.)
+        if !real.is_dir()
+            || SYSTEM_TREES.iter().any(|t| real.starts_with(t))
+            || (!self.home.as_os_str().is_empty() && self.home.starts_with(real))
+            || real == Path::new("/")
+            || self.walked.iter().any(|w| w == real)
+        {
             return false;
         }
         self.walked.push(real.to_path_buf());
@@ -380,9 +403,11 @@ impl Scan {
                             format!("{} (a link)", path.display()),
                             secret,
                         );
-                        // An entry of a secret directory linking to a
-                        // directory: its own links are followed too.
-                        if secret && level + 1 < depth && self.first_walk(&real) {
+                        // An entry linking to a directory (`~/.ssh/keys
+                        // -> ~/sync/keys`, `~/.config/nvim ->
+                        // ~/dotfiles/nvim`): its own links are followed
+                        // too, within the same depth.
+                        if level + 1 < depth && self.first_walk(&real) {
                             stack.push((real, level + 1, depth));
                         }
                     }
@@ -544,6 +569,9 @@ pub fn restore_links(guards: &[(PathBuf, PathBuf)]) -> Vec<String> {
     }
     out
 }
+
+#[path = "home_links_other.rs"]
+mod other;
 
 #[cfg(test)]
 #[path = "home_links_tests.rs"]

@@ -33,6 +33,8 @@ const fn d(path: &'static str, why: &'static str) -> Place {
 const SH: &str = "a shell reads it at start-up";
 const EDITOR: &str = "an editor runs it at start-up";
 const TERM: &str = "a terminal or window manager runs the programs it names";
+const CRON: &str = "cron runs the commands it names on its schedule";
+const UNITS: &str = "systemd starts the programs its units name";
 
 /// The places, in the order they are read.
 pub(crate) const PLACES: &[Place] = &[
@@ -318,6 +320,60 @@ pub(crate) const SYSTEM_PLACES: &[Place] = &[
     ),
     d("/etc/xdg/autostart", TERM),
     d("/etc/X11/Xsession.d", SH),
+    // Schedulers and service managers: what they name runs on its own,
+    // for every user or as root, with no shell of the user involved.
+    f("/etc/crontab", CRON),
+    f("/etc/anacrontab", CRON),
+    d("/etc/cron.d", CRON),
+    d("/etc/cron.hourly", CRON),
+    d("/etc/cron.daily", CRON),
+    d("/etc/cron.weekly", CRON),
+    d("/etc/cron.monthly", CRON),
+    d("/etc/systemd/user", UNITS),
+    d("/etc/systemd/system", UNITS),
+    d("/etc/xdg/systemd/user", UNITS),
+    d("/etc/systemd/user-environment-generators", UNITS),
+    f("/etc/rc.local", "the boot runs it as root"),
+    d(
+        "/etc/update-motd.d",
+        "pam_motd runs each script as root at every login",
+    ),
+    d(
+        "/etc/bash_completion.d",
+        "bash-completion sources each file in every interactive bash",
+    ),
+    f(
+        "/etc/ld.so.preload",
+        "the dynamic loader loads each library it names into every program",
+    ),
+    d(
+        "/etc/ld.so.conf.d",
+        "the dynamic loader searches the directories it names",
+    ),
+    f(
+        "/etc/ld.so.conf",
+        "the dynamic loader searches the directories it names",
+    ),
+    d(
+        "/etc/logrotate.d",
+        "logrotate runs its prerotate and postrotate scripts as root",
+    ),
+    d(
+        "/etc/apt/apt.conf.d",
+        "apt runs its Pre-Invoke and Post-Invoke commands as root",
+    ),
+    d(
+        "/etc/udev/rules.d",
+        "udev runs the RUN programs of its rules as root",
+    ),
+    d(
+        "/etc/NetworkManager/dispatcher.d",
+        "NetworkManager runs each script as root",
+    ),
+    f(
+        "/etc/gitconfig",
+        "every user's git runs the programs it names",
+    ),
     f("/etc/inputrc", "readline (every bash) reads it"),
     d(
         "/usr/local/share/jupyter/kernels",

@@ -125,6 +125,24 @@ pub(crate) fn env_config_items() -> Vec<(gitconfig::Item, String)> {
         };
         out.push((it, format!("GIT_CONFIG_KEY_{i} ({k})")));
     }
+    // GIT_CONFIG_PARAMETERS: the `-c` items a git command passes on.
+    let params = std::env::var("GIT_CONFIG_PARAMETERS").unwrap_or_default();
+    for (k, v) in crate::protect::git::config_parameters::parse(&params) {
+        let parts: Vec<&str> = k.split('.').collect();
+        let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
+            continue;
+        };
+        if parts.len() < 2 {
+            continue;
+        }
+        let it = gitconfig::Item {
+            section: first.to_ascii_lowercase(),
+            sub: (parts.len() > 2).then(|| parts[1..parts.len() - 1].join(".")),
+            name: last.to_ascii_lowercase(),
+            value: v,
+        };
+        out.push((it, format!("GIT_CONFIG_PARAMETERS ({k})")));
+    }
     out
 }
 

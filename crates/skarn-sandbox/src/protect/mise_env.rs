@@ -47,6 +47,35 @@ pub struct Named {
 pub fn named(ws: &Path, home: Option<&Path>) -> Named {
     let mut out = Named::default();
     let mut files: Vec<PathBuf> = FILES.iter().map(|f| ws.join(f)).collect();
+    // The per-environment files (`mise.<env>.toml`, `.mise.<env>.local.toml`,
+    // `.config/mise/config.<env>.toml`): the host's shell may name any
+    // environment later, so all are read.
+    for (d, config_dir) in [
+        (ws.to_path_buf(), false),
+        (ws.join(".config"), false),
+        (ws.join(".config/mise"), true),
+        (ws.join(".mise"), true),
+        (ws.join("mise"), true),
+    ] {
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            files.extend(
+                rd.flatten()
+                    .filter(|e| {
+                        let n = e.file_name();
+                        let n = n.to_string_lossy();
+                        if config_dir {
+                            n.starts_with("config.") && n.ends_with(".toml")
+                        } else {
+                            crate::protect::grant_walk::mise_env_file(&n)
+                        }
+                    })
+                    .map(|e| e.path())
+                    .take(64),
+            );
+        }
+    }
+    files.sort();
+    files.dedup();
     for d in [".mise/conf.d", ".config/mise/conf.d"] {
         if let Ok(rd) = std::fs::read_dir(ws.join(d)) {
             files.extend(

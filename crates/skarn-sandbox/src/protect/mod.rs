@@ -44,8 +44,9 @@ pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
 #[cfg(unix)]
-pub mod py_startup;
+pub mod pth_imports;
 #[cfg(unix)]
+pub mod py_startup;
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;

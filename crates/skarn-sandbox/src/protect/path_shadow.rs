@@ -32,7 +32,33 @@ pub fn set_aside_shadows(
 /// delta` with no delta installed).
 pub fn shadows(name: &std::ffi::OsStr, later: &[PathBuf], configured: &[String]) -> bool {
     configured.iter().any(|c| std::ffi::OsStr::new(c) == name)
+        || dispatched(name)
         || later.iter().any(|l| is_program(&l.join(name)))
+}
+
+/// Tools that run `<tool>-<word>` found on `PATH` for any `<tool> <word>`
+/// the user types (or their configuration names), with the reason: a
+/// program by such a name is a command of the host's tool, installed or
+/// not.
+pub const DISPATCHERS: &[(&str, &str)] = &[
+    (
+        "git-",
+        "git runs git-<word> for `git <word>`, a `<word>::` remote (git-remote-<word>) \
+         and its credential helpers",
+    ),
+    ("cargo-", "cargo runs cargo-<word> for `cargo <word>`"),
+    ("kubectl-", "kubectl runs its plugins kubectl-<word>"),
+    ("oc-", "oc runs its plugins oc-<word>"),
+    ("brew-", "brew runs external commands brew-<word>"),
+];
+
+/// Whether `name` is a command a host tool finds on `PATH` by its prefix
+/// ([`DISPATCHERS`]).
+pub fn dispatched(name: &std::ffi::OsStr) -> bool {
+    let n = name.to_string_lossy();
+    DISPATCHERS
+        .iter()
+        .any(|(p, _)| n.len() > p.len() && n.starts_with(p))
 }
 
 /// As [`set_aside_shadows`], for `PATH` directories that existed before
@@ -147,6 +173,7 @@ mod tests {
             std::fs::set_permissions(dir.join(n), p).unwrap();
         }
         std::fs::write(new.join("delta"), "#!/bin/sh\n").unwrap();
+        std::fs::write(new.join("git-sync"), "#!/bin/sh\n").unwrap();
         let w = set_aside_shadows(
             &[(new.clone(), vec![sys.clone()])],
             std::slice::from_ref(&d),
@@ -163,6 +190,10 @@ mod tests {
                 .to_string_lossy()
                 .starts_with("ls.skarn-set-aside-")
         }));
+        assert!(
+            !new.join("git-sync").exists(),
+            "a command git finds by its prefix is set aside"
+        );
         assert!(new.join("jest").exists());
     }
 }

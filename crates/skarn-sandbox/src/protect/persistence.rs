@@ -248,6 +248,22 @@ pub const ENTRIES: &[Entry] = &[
     e(".yarn/releases", Never, "the yarn program a yarnPath names"),
     e(".yarn/plugins", Never, "yarn plugins yarn loads"),
     e(
+        ".npmrc",
+        Never,
+        "npm, pnpm and yarn 1 run the programs it names (git, script-shell, node-options), \
+         --ignore-scripts or not",
+    ),
+    e(
+        ".pnpmfile.cjs",
+        Never,
+        "pnpm loads it as code on every install, --ignore-scripts or not",
+    ),
+    e(
+        ".github/hooks",
+        Never,
+        "GitHub Copilot CLI runs the commands of .github/hooks/*.json when started here",
+    ),
+    e(
         ".lfsconfig",
         Always,
         "git-lfs custom transfer agents (programs) and endpoints",
@@ -544,8 +560,10 @@ pub(crate) fn any_depth_name(name: &std::ffi::OsStr) -> bool {
     ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
 }
 
-/// Top-level names not reserved but set aside when a run creates or
-/// changes them (interactive interpreters' start-up files, atk22d F4).
+/// Top-level names (or paths) not reserved but set aside when a run
+/// creates or changes them (interactive interpreters' start-up files,
+/// atk22d F4; tools' files read whether or not the project set the tool
+/// up, atk22g F4, F5).
 pub const AFTER_RUN_TOP: &[&str] = &[
     ".Rprofile",
     ".Renviron",
@@ -559,6 +577,19 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     ".ocamlinit",
     ".perldb",
     "ansible.cfg",
+    // Read by tools set up outside the project (a global yarn or asdf, a
+    // shell's `mise activate`), so a new one counts even where none was
+    // (atk22g F5).
+    ".yarnrc",
+    ".yarnrc.yml",
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".tool-versions",
+    ".github/hooks",
+    ".npmrc",
+    ".pnpmfile.cjs",
 ];
 
 /// Files found by this suffix at the workspace's top level are kept

@@ -104,8 +104,16 @@ impl Sites {
 
 /// Modules Python imports at every start from a site-packages directory:
 /// the customize hooks, and the one every pip-made environment's
-/// `distutils-precedence.pth` imports (atk24e F4).
-const START_UP_MODULES: &[&[u8]] = &[b"sitecustomize", b"usercustomize", b"_distutils_hack"];
+/// `distutils-precedence.pth` imports (atk24e F4), and those start-up
+/// imports when the interpreter lacks them (`readline` for an interactive
+/// python, `apport_python_hook` for Debian's `sitecustomize`).
+const START_UP_MODULES: &[&[u8]] = &[
+    b"sitecustomize",
+    b"usercustomize",
+    b"_distutils_hack",
+    b"readline",
+    b"apport_python_hook",
+];
 
 /// Whether `name` is one Python's start-up reads in a site-packages
 /// directory: a `.pth`, or a start-up module in any form the import
@@ -156,11 +164,13 @@ pub fn protected(env: &Path) -> Vec<PathBuf> {
         let Ok(rd) = std::fs::read_dir(sp) else {
             continue;
         };
+        let imported = crate::protect::pth_imports::of_dir(sp);
         for e in rd.flatten() {
             if out.len() > MAX_PROTECTED {
                 return out;
             }
-            if start_up_name(&e.file_name()) {
+            let n = e.file_name();
+            if start_up_name(&n) || imported.has_entry(n.as_encoded_bytes()) {
                 out.push(e.path());
             }
         }
@@ -236,12 +246,15 @@ fn set_aside_within(
         let Ok(rd) = std::fs::read_dir(sp) else {
             continue;
         };
+        // The modules the import lines of its `.pth` files name run at
+        // every start too (atk22g F9): those of the `.pth` files as they
+        // are now (one the run made or changed is itself set aside).
+        let imported = crate::protect::pth_imports::of_dir(sp);
         for e in rd.flatten() {
             let p = e.path();
-            if !start_up_name(&e.file_name())
-                || !tree_changed_since(&p, since)
-                || !start_up_runs_code(&e.file_name(), &p)
-            {
+            let n = e.file_name();
+            let start = start_up_name(&n) || imported.has_entry(n.as_encoded_bytes());
+            if !start || !tree_changed_since(&p, since) || !start_up_runs_code(&e.file_name(), &p) {
                 continue;
             }
             let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
@@ -281,10 +294,35 @@ pub fn check_layer_change(
     file: bool,
     upper: &Path,
     host: bool,
+    host_path: &Path,
 ) -> Result<(), String> {
     let Some((last, dir)) = names.split_last() else {
         return Ok(());
     };
+    // A module (or a file of a package) an import line of a `.pth` of its
+    // site-packages directory names, on the host or in the layer (atk22g
+    // F9).
+    if let Some(i) = names
+        .iter()
+        .position(|d| SITE_DIRS.iter().any(|s| *d == *s))
+        && let Some(module) = names.get(i + 1)
+    {
+        let up = names.len() - 1 - i;
+        let site = |p: &Path| p.ancestors().nth(up).map(Path::to_path_buf);
+        let named = [site(host_path), site(upper)]
+            .into_iter()
+            .flatten()
+            .any(|sp| {
+                crate::protect::pth_imports::of_dir(&sp).has_entry(module.as_encoded_bytes())
+            });
+        if named {
+            return Err(format!(
+                "{}: a module an import line of a .pth file of its site-packages directory \
+                 names (python runs it at every start, host too)",
+                module.to_string_lossy()
+            ));
+        }
+    }
     if !file && *last == "site-packages" {
         return Err(
             "a link in place of a site-packages directory (python reads the .pth \

@@ -102,7 +102,7 @@ fn layer_changes_that_run_at_start_are_refused() {
     let sp = ".venv/lib/python3.12/site-packages";
     let chk = |p: &str, file: bool, up: &Path, host: bool| {
         let s: &'static str = Box::leak(p.to_string().into_boxed_str());
-        check_layer_change(&n(s), file, up, host)
+        check_layer_change(&n(s), file, up, host, std::path::Path::new("/nonexistent"))
     };
     assert!(chk(&format!("{sp}/evil.pth"), true, &code, false).is_err());
     assert!(chk(&format!("{sp}/__editable__.p.pth"), true, &path, false).is_ok());
@@ -142,5 +142,14 @@ fn start_up_forms_python_loads_are_recognised() {
         OsStr::new("_distutils_hack"),
         OsStr::new("__init__.py"),
     ];
-    assert!(check_layer_change(&names, true, std::path::Path::new("/nonexistent"), true).is_err());
+    assert!(
+        check_layer_change(
+            &names,
+            true,
+            std::path::Path::new("/nonexistent"),
+            true,
+            std::path::Path::new("/nonexistent"),
+        )
+        .is_err()
+    );
 }

@@ -18,9 +18,24 @@ pub fn entry_point(name: &OsStr) -> bool {
     n.starts_with(b"python") || n.starts_with(b"activate") || n.starts_with(b"Activate")
 }
 
-/// The entry points of the environment `env` (at most 64).
+/// The environment's own configuration of the tools run from it (atk22g
+/// F24), relative to it: pip's site file (`find-links` to planted
+/// packages, `no-build-isolation`), conda's, and the Jupyter and IPython
+/// configuration and kernel specs (Python run and programs started by a
+/// front end started from that environment).
+pub const CONFIG: &[&str] = &[
+    "pip.conf",
+    ".condarc",
+    "condarc",
+    "etc/jupyter",
+    "etc/ipython",
+    "share/jupyter/kernels",
+];
+
+/// The entry points of the environment `env` (at most 64), and its
+/// [`CONFIG`] files present.
 fn entries(env: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(env.join("bin"))
+    let mut out: Vec<PathBuf> = std::fs::read_dir(env.join("bin"))
         .map(|rd| {
             rd.flatten()
                 .filter(|e| entry_point(&e.file_name()))
@@ -28,15 +43,23 @@ fn entries(env: &Path) -> Vec<PathBuf> {
                 .map(|e| e.path())
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    out.extend(
+        CONFIG
+            .iter()
+            .map(|c| env.join(c))
+            .filter(|p| std::fs::symlink_metadata(p).is_ok()),
+    );
+    out
 }
 
-/// Entry points to keep read-only before a run: the regular files (a link
-/// cannot be bound read-only; it is checked after the run).
+/// Entry points and configuration to keep read-only before a run: the
+/// regular files and directories (a link cannot be bound read-only; it is
+/// checked after the run).
 pub fn protected(env: &Path) -> Vec<PathBuf> {
     entries(env)
         .into_iter()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()))
         .collect()
 }
 
@@ -50,8 +73,9 @@ pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
         }
         let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
         out.push(format!(
-            "{} was made or changed during the run: it is the environment's interpreter or \
-             activation script, which host programs run or source by that path; {}",
+            "{} was made or changed during the run: it is the environment's interpreter, \
+             activation script or tool configuration, which host programs run, source or read \
+             by that path; {}",
             p.display(),
             aside.describe("review it before renaming it back or using that environment")
         ));
@@ -63,6 +87,24 @@ pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
 /// (`names`: its path relative to the workspace `ws`): `Err` for an entry
 /// point of an environment the host already has.
 pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
+    // The environment's tool configuration ([`CONFIG`]), at any depth
+    // below an environment the host has.
+    for k in 0..names.len() {
+        for c in CONFIG {
+            let comps: Vec<&str> = c.split('/').collect();
+            let rest = &names[k..];
+            if rest.len() >= comps.len() && rest.iter().zip(&comps).all(|(a, b)| *a == *b) {
+                let env: PathBuf = std::iter::once(ws.as_os_str())
+                    .chain(names[..k].iter().copied())
+                    .collect();
+                if crate::protect::grant_walk::is_venv(&env) {
+                    return Err(format!(
+                        "a virtual environment's {c} (the tools run from it read it)"
+                    ));
+                }
+            }
+        }
+    }
     let [dir @ .., bin, last] = names else {
         return Ok(());
     };

@@ -35,6 +35,10 @@ pub fn places(home: &Path, repo: Option<&Path>, cwd: &Path) -> Vec<(PathBuf, Str
     );
     if let Some(r) = repo {
         files.push(r.join("config"));
+        // With its includes (any condition), as git reads them.
+        let mut inc = Vec::new();
+        crate::protect::host_programs::includes_of(&r.join("config"), home, &mut inc);
+        files.extend(inc.into_iter().map(|(p, _)| p));
     }
     let mut items: Vec<(Item, String)> = Vec::new();
     for f in files {

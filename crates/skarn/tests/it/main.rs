@@ -158,6 +158,8 @@ mod run_outside_grants;
 #[cfg(target_os = "linux")]
 mod run_overlap;
 #[cfg(target_os = "linux")]
+mod run_round3_22d;
+#[cfg(target_os = "linux")]
 mod run_tool_homes_22;
 #[cfg(target_os = "linux")]
 mod run_toolchains_22;

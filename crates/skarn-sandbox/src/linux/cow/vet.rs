@@ -264,7 +264,16 @@ pub fn check(
     // `node_modules/`, are vetted like any other directory, as the direct
     // mode's check after the run does: attack atk24d F9.)
     if what != Change::Dir {
-        crate::protect::venv_guard::check_layer_change(&n, what == Change::File, upper, host)?;
+        // By the whole path: a workspace that is itself a site-packages
+        // directory, or lies in one, is judged by where it is (atk22g F2).
+        let whole = names(&abs);
+        crate::protect::venv_guard::check_layer_change(
+            &whole,
+            what == Change::File,
+            upper,
+            host,
+            &abs,
+        )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, &n)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(rel)?;
@@ -290,13 +299,13 @@ pub fn check(
         ));
     }
     for (k, c) in n.iter().enumerate() {
-        if let Some((_, inner, why)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(u, _, _)| c == u)
-        {
+        if let Some((u, inner, why)) = crate::protect::grant_walk::upward_entry(c) {
             let leaf = k + 1 == n.len();
             let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
-            if inner.is_empty() || inside || (leaf && what != Change::Dir) {
+            // (A file named `mise` or `.config` is no configuration: mise
+            // reads only the directories.)
+            let dir_only = matches!(*u, ".config" | "mise");
+            if inner.is_empty() || inside || (leaf && what != Change::Dir && !dir_only) {
                 return Err((*why).to_string());
             }
         }
@@ -309,10 +318,15 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
-    if n.len() == 1
-        && crate::protect::persistence::AFTER_RUN_TOP.contains(&n[0].to_string_lossy().as_ref())
+    if crate::protect::persistence::AFTER_RUN_TOP
+        .iter()
+        .any(|p| rel.starts_with(p))
     {
-        return Err("an interpreter's start-up file (run when it starts here)".into());
+        return Err(
+            "a file a tool started here reads and runs what it names (interpreters' start-up \
+             files, yarn, mise, Copilot's hooks)"
+                .into(),
+        );
     }
     if let (Some(ex), Some(first)) = (&rules.home_dots, n.first()) {
         let f = first.to_string_lossy();

@@ -307,10 +307,7 @@ fn nested_repos(
     // set aside after the run).
     for p in &w.upward {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let Some((_, inner, _)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(n, _, _)| *n == name)
-        else {
+        let Some((_, inner, _)) = crate::protect::grant_walk::upward_entry(name.as_ref()) else {
             continue;
         };
         if inner.is_empty() {
@@ -359,11 +356,19 @@ fn nested_repos(
     }
     // Virtual environments (activated or not): their start-up files.
     for v in &w.venvs {
-        for p in crate::protect::venv_guard::protected(v) {
+        // (Only inside the grants: an environment a grant lies in has its
+        // `pyvenv.cfg` outside them.)
+        for p in crate::protect::venv_guard::protected(v)
+            .into_iter()
+            .filter(|p| r.nested_roots.iter().any(|root| p.starts_with(root)))
+        {
             ops.push((p, false, false));
         }
         // Its interpreters and activation scripts (issue 22, A).
-        for p in crate::protect::venv_programs::protected(v) {
+        for p in crate::protect::venv_programs::protected(v)
+            .into_iter()
+            .filter(|p| r.nested_roots.iter().any(|root| p.starts_with(root)))
+        {
             ops.push((p, false, false));
         }
     }

@@ -146,6 +146,10 @@ pub struct Named {
     pub includes: Vec<PathBuf>,
     /// `extensions.worktreeConfig` is true somewhere.
     pub worktree_config: bool,
+    /// Paths the program-valued keys name (`core.fsmonitor =
+    /// tools/fs.sh`, `filter.x.clean`, `alias.x = !tools/p.sh`), relative
+    /// ones against the work tree's top, where git runs them (atk22g F20).
+    pub programs: Vec<PathBuf>,
     /// The configuration named more than [`MAX_INCLUDES`] includes or
     /// more than [`MAX_CONFIG_BYTES`] of configuration: reading stopped,
     /// so the lists above are incomplete. No real configuration comes
@@ -200,6 +204,25 @@ impl Walk<'_> {
                         return;
                     }
                     self.n.hooks_paths.push(p);
+                }
+            }
+            _ if crate::protect::host_programs::names_program(it)
+                && !(it.section == "core" && it.name == "hookspath") =>
+            {
+                for w in v.unwrap_or_default().split(|c: char| {
+                    c.is_whitespace() || matches!(c, '|' | ';' | '&' | '(' | ')' | '=')
+                }) {
+                    let w = w.trim_start_matches('!').trim_matches(['"', '\'']);
+                    if !w.contains('/') || w.contains("://") || w.starts_with('-') {
+                        continue;
+                    }
+                    if self.n.programs.len() >= MAX_INCLUDES {
+                        self.n.over_limit = true;
+                        return;
+                    }
+                    if let Some(p) = resolve(self.top, w, self.home) {
+                        self.n.programs.push(p);
+                    }
                 }
             }
             ("extensions", "worktreeconfig") if it.sub.is_none() => {
@@ -381,6 +404,9 @@ fn guards_from(layout: &Layout, n: Named, writable: &[PathBuf]) -> Vec<Guard> {
     }
     for h in n.hooks_paths {
         add(h, true, false);
+    }
+    for p in n.programs {
+        add(p, false, false);
     }
     for i in n.includes {
         add(i, true, true);

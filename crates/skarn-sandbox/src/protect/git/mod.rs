@@ -6,6 +6,7 @@
 
 #[cfg(unix)]
 pub mod config_names;
+pub mod config_parameters;
 #[cfg(target_os = "linux")]
 pub mod cut_aside;
 #[cfg(unix)]

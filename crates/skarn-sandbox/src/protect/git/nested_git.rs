@@ -397,6 +397,14 @@ fn vet_new_within(
         // interpreters' start-up files, which are not reserved.
         let mut top = Vec::new();
         for r in roots {
+            for p in crate::protect::persistence::AFTER_RUN_TOP
+                .iter()
+                .filter(|p| p.contains('/'))
+            {
+                if std::fs::symlink_metadata(r.join(p)).is_ok() {
+                    top.push(r.join(p));
+                }
+            }
             if let Ok(rd) = std::fs::read_dir(r) {
                 let mut seen = 0usize;
                 for e in rd.flatten() {
@@ -501,10 +509,7 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime) -> Vec<Stri
         let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
-        let Some((_, inner, why)) = crate::protect::grant_walk::UPWARD
-            .iter()
-            .find(|(n, _, _)| *n == name)
-        else {
+        let Some((_, inner, why)) = crate::protect::grant_walk::upward_entry(name.as_ref()) else {
             continue;
         };
         // A link made during the run (`sub/.cargo -> ../cfgdir`): host
