@@ -126,8 +126,6 @@ fn scan_now(home: &Path) -> Found {
         budget: MAX_ENTRIES,
         home: home.to_path_buf(),
         walked: Vec::new(),
-        startup_roots: Vec::new(),
-        files_only: false,
     };
     let shell_rc = ENTRIES
         .iter()
@@ -182,10 +180,6 @@ fn scan_now(home: &Path) -> Found {
         s.keep(t);
     }
     s.found.unfinished.extend(tl.unfinished);
-    // The rest of the home's dot directories, relocated configuration
-    // homes and the directories git's global configuration names, with
-    // what budget is left (attack atk22g F10, F11, F13).
-    s.more_roots(home);
     // Files sourced past the bounds are not followed: said.
     s.found.unfinished.extend(sc.stopped);
     s.found.unresolved = sc.unresolved;
@@ -208,8 +202,6 @@ pub fn secret_links<'a>(places: impl IntoIterator<Item = &'a Path>) -> Found {
         budget: MAX_ENTRIES,
         home: PathBuf::new(),
         walked: Vec::new(),
-        startup_roots: Vec::new(),
-        files_only: false,
     };
     for p in places {
         if let Some(real) = s.cache.resolve(p) {
@@ -227,14 +219,6 @@ struct Scan {
     /// Real directories a secret walk went into through a link (each once:
     /// links may loop).
     walked: Vec<PathBuf>,
-    /// Roots outside the home's dot entries whose links are start-up files
-    /// ([`Scan::more_roots`]).
-    startup_roots: Vec<PathBuf>,
-    /// Walking places no list names: only links to files are kept, as
-    /// files (a link to a directory there is a package or environment
-    /// linked to a project, `npm link`'s `~/.node_modules/x -> proj`,
-    /// which must stay the project's).
-    files_only: bool,
 }
 
 /// Home places whose links lead to programs, caches or data rather than
@@ -260,14 +244,14 @@ impl Scan {
         // load or run its neighbours by any means), so the directory
         // tree it lives in is protected too.
         let startup = !secret
-            && (name.strip_prefix(&self.home).is_ok_and(|rel| {
+            && name.strip_prefix(&self.home).is_ok_and(|rel| {
                 rel.to_string_lossy().starts_with('.')
                     && !NOT_STARTUP
                         .iter()
                         .chain(SHALLOW)
                         .any(|n| rel.starts_with(n))
-            }) || self.startup_roots.iter().any(|r| name.starts_with(r)));
-        if startup && !self.files_only {
+            });
+        if startup {
             self.startup_dir(name, &target, &via);
         }
         self.keep(Trusted::new(name, target, via, secret));
@@ -394,9 +378,6 @@ impl Scan {
                 let path = e.path();
                 if ft.is_symlink() {
                     if let Some(real) = self.cache.resolve(&path) {
-                        if self.files_only && real.is_dir() {
-                            continue;
-                        }
                         self.push(
                             &path,
                             real.clone(),
@@ -429,107 +410,6 @@ impl Scan {
                 }
             }
         }
-    }
-}
-
-/// Levels walked in the home's unlisted dot directories and in the
-/// directories git's global configuration names.
-const OTHER_DEPTH: usize = 4;
-
-/// Top-level dot directories holding data or caches no host program runs
-/// on its own (large: walking them would use up the budget for nothing).
-const NOT_WALKED: &[&str] = &[
-    ".git",
-    ".m2",
-    ".vscode-server",
-    ".cursor-server",
-    ".windsurf-server",
-    ".Trash",
-    ".thumbnails",
-    ".var",
-    ".steam",
-    ".wine",
-    ".android",
-    ".conda",
-];
-
-impl Scan {
-    /// Roots the listed ones leave out:
-    /// - every other top-level dot directory of the home (any of them may
-    ///   be a program's start-up place: `~/.cpan/CPAN/MyConfig.pm`,
-    ///   `~/.ghc/ghci.conf`, `~/.xmonad/xmonad.hs`);
-    /// - `$XDG_CONFIG_HOME`, `$XDG_DATA_HOME`, `$XDG_STATE_HOME` and
-    ///   `$ZDOTDIR` where they are not the default places (fish, git,
-    ///   systemd and zsh read their start-up files there);
-    /// - the directories the global git configuration names
-    ///   (`core.hooksPath`, `init.templateDir`): the hooks inside run in
-    ///   every repository.
-    ///
-    /// Links found there are start-up files: their targets and the
-    /// directories holding them are kept, as for the listed roots.
-    fn more_roots(&mut self, home: &Path) {
-        let mut roots: Vec<PathBuf> = Vec::new();
-        for var in [
-            "XDG_CONFIG_HOME",
-            "XDG_DATA_HOME",
-            "XDG_STATE_HOME",
-            "ZDOTDIR",
-        ] {
-            if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-                let p = PathBuf::from(v);
-                if p.is_absolute()
-                    && p != home.join(".config")
-                    && p != home.join(".local/share")
-                    && p != home.join(".local/state")
-                    && p != home
-                {
-                    roots.push(p);
-                }
-            }
-        }
-        for (p, _, _) in crate::protect::host_programs::global_git_programs(home) {
-            if p.is_dir() && !roots.contains(&p) {
-                roots.push(p);
-            }
-        }
-        for r in roots {
-            let Some(real) = self.cache.resolve(&r) else {
-                continue;
-            };
-            if self.first_walk(&real) {
-                self.startup_roots.push(real.clone());
-                self.walk(&real, OTHER_DEPTH, false);
-            }
-        }
-        let listed = |name: &str| {
-            HOME_PERSISTENCE_PATHS
-                .iter()
-                .chain(HOME_SECRET_PATHS)
-                .any(|p| *p == name)
-                || BROAD.contains(&name)
-                || SHALLOW.contains(&name)
-                || NOT_WALKED.contains(&name)
-        };
-        let Ok(rd) = std::fs::read_dir(home) else {
-            return;
-        };
-        let mut dirs: Vec<PathBuf> = rd
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter(|e| {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                n.starts_with('.') && !listed(&n)
-            })
-            .map(|e| e.path())
-            .take(1024)
-            .collect();
-        dirs.sort();
-        self.files_only = true;
-        for d in dirs {
-            self.walk(&d, OTHER_DEPTH, false);
-        }
-        self.files_only = false;
     }
 }
 

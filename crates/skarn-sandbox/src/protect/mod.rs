@@ -7,9 +7,9 @@
 //! ([`set_aside`], [`run_record`]), the terminal output filter
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
-pub mod config_named;
 #[cfg(unix)]
 pub mod ancestor_config;
+pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
 pub mod env_named;
