@@ -364,10 +364,21 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
         ));
     }
     if let Some(path) = std::env::var_os("PATH") {
+        // A leading `~` is the home for bash, which expands it when it
+        // searches (atk22g F14): judged as that absolute place.
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let entries: Vec<PathBuf> = std::env::split_paths(&path)
+            .take(1000)
+            .map(|d| match (&home, d.to_str()) {
+                (Some(h), Some("~")) => h.clone(),
+                (Some(h), Some(s)) if s.starts_with("~/") => h.join(&s[2..]),
+                _ => d,
+            })
+            .collect();
         // A relative or empty entry (`.`, a trailing `:`) is the directory
         // a host shell is in: the workspace (or a directory in it) for
         // every shell started there.
-        if let Some(d) = std::env::split_paths(&path).find(|d| !d.is_absolute()) {
+        if let Some(d) = entries.iter().find(|d| !d.is_absolute()) {
             return other(format!(
                 "your PATH has the relative entry {:?} (`.`, an empty entry or a relative \
                  name): in {} it names the workspace or a directory in it, so a program the \
@@ -377,8 +388,24 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
                 ws.display()
             ));
         }
-        for d in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
+        for d in entries.into_iter().filter(|d| d.is_absolute()) {
             let real = std::fs::canonicalize(&d).unwrap_or(d.clone());
+            // The installation tree a `bin` on PATH takes its programs'
+            // code from (`~/npm/bin/tool -> ../lib/node_modules/tool/...`,
+            // a prefix's `lib/python3.X/site-packages`): the programs'
+            // modules there run in the host's next call (atk22g F23).
+            if real.file_name().is_some_and(|n| n == "bin")
+                && let Some(prefix) = real.parent()
+                && prefix.parent().is_some()
+                && ws.starts_with(prefix.join("lib"))
+            {
+                return other(format!(
+                    "{} lies in {}, the installation tree of the programs your PATH runs from                      {}: code the command put there would run in the host's next call",
+                    ws.display(),
+                    prefix.join("lib").display(),
+                    d.display()
+                ));
+            }
             if ws == real {
                 return other(format!(
                     "{} is on your PATH ({}): a program the command put there would run on \

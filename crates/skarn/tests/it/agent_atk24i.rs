@@ -92,7 +92,12 @@ fn a_grant_turned_into_a_link_by_a_confined_command_is_no_root() {
         &["ln", "-s", victim.to_str().unwrap(), "build"],
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(ws.join("build").is_symlink());
+    // A link the run made to a writable directory outside the grants is
+    // set aside after the run (atk22g F8); made again by hand, the
+    // planted link of the attack is there for what follows.
+    if !ws.join("build").is_symlink() {
+        std::os::unix::fs::symlink(&victim, ws.join("build")).unwrap();
+    }
     // `skarn run` with the configuration refuses the grant.
     let o = Command::new(exe())
         .args(["run", "--workspace"])

@@ -212,6 +212,7 @@ mod run_workspace_kind;
 #[cfg(target_os = "linux")]
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
+mod run_workspace_kind_22g;
 mod run_workspace_layer;
 #[cfg(target_os = "linux")]
 mod run_workspace_owner;

@@ -37,7 +37,7 @@ fn start_up_files_linked_from_unlisted_home_places_stay_as_they_were() {
             (".githooks/pre-commit", "hooks/pre-commit"),
             (".git-templates/hooks/post-checkout", "hooks/post-checkout"),
         ] {
-            let tgt = t.file(&format!("ws/{target}"), "ORIGINAL\n");
+            let tgt = t.file(format!("ws/{target}"), "ORIGINAL\n");
             let l = home.join(link);
             std::fs::create_dir_all(l.parent().unwrap()).unwrap();
             symlink(&tgt, &l).unwrap();
@@ -99,7 +99,7 @@ fn credential_stores_linked_from_the_home_are_hidden_by_their_shape() {
     .enumerate()
     {
         let v = format!("SECRET-F12-{i}");
-        let tgt = t.file(&format!("ws/s{i}"), format!("{v}\n"));
+        let tgt = t.file(format!("ws/s{i}"), format!("{v}\n"));
         let l = home.join(link);
         std::fs::create_dir_all(l.parent().unwrap()).unwrap();
         symlink(&tgt, &l).unwrap();

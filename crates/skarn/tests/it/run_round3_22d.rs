@@ -278,7 +278,7 @@ fn scripts_system_schedulers_name_stay_unchanged() {
             let t = TempDir::new("h22d-cron");
             let home = t.dir("home");
             let ws = t.dir("ws");
-            t.file(&format!("ws/{name}"), "true\n");
+            t.file(format!("ws/{name}"), "true\n");
             let mut made = Vec::new();
             for (f, text) in files {
                 let text = text.replace("{ws}", &ws.display().to_string());
@@ -736,7 +736,7 @@ fn programs_the_repositorys_own_configuration_names_cannot_be_rewritten() {
         git(&ws, &["config", "alias.fmt", "!tools/fmt.sh"]);
         git(&ws, &["config", "filter.x.clean", "tools/clean.sh %f"]);
         for f in ["tools/fs.sh", "tools/fmt.sh", "tools/clean.sh"] {
-            t.file(&format!("ws/{f}"), "#!/bin/sh\nexit 0\n");
+            t.file(format!("ws/{f}"), "#!/bin/sh\nexit 0\n");
             let mut p = std::fs::metadata(ws.join(f)).unwrap().permissions();
             std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
             std::fs::set_permissions(ws.join(f), p).unwrap();
