@@ -57,7 +57,12 @@ pub fn find(policy: &Policy, host: &HostFacts) -> Found {
     }
     let writable = writable_roots(policy);
     let mut roots: Vec<PathBuf> = Vec::new();
-    for g in policy.read.iter().chain(&policy.exec).chain(&policy.overlay) {
+    for g in policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.overlay)
+    {
         let p = &g.path;
         if crate::secrets::value_scope::is_system(p)
             || crate::secrets::value_scope::is_toolchain(g)
@@ -108,7 +113,12 @@ pub fn find(policy: &Policy, host: &HostFacts) -> Found {
 fn hidden_places(policy: &Policy, host: &HostFacts) -> Vec<PathBuf> {
     let mut named: Vec<PathBuf> = crate::policy::default_secret_paths(host.home.as_deref());
     named.extend(host.secret_aliases.iter().cloned());
-    named.extend(host.trusted.iter().filter(|t| t.secret).map(|t| t.target.clone()));
+    named.extend(
+        host.trusted
+            .iter()
+            .filter(|t| t.secret)
+            .map(|t| t.target.clone()),
+    );
     named.extend(policy.deny_read.iter().map(|g| g.path.clone()));
     let mut places: Vec<(PathBuf, bool)> = named
         .into_iter()
@@ -136,7 +146,12 @@ fn writable_roots(policy: &Policy) -> Vec<PathBuf> {
 /// Every grant's path (read, write, exec, overlay, the workspace).
 fn grant_roots(policy: &Policy) -> Vec<PathBuf> {
     let mut v = writable_roots(policy);
-    for g in policy.read.iter().chain(&policy.exec).chain(&policy.overlay) {
+    for g in policy
+        .read
+        .iter()
+        .chain(&policy.exec)
+        .chain(&policy.overlay)
+    {
         v.push(g.path.clone());
     }
     v
@@ -245,13 +260,19 @@ mod tests {
                     4 1 8:2 /home/u/.ssh /srv/other rw - ext4 /dev/sdb1 rw\n\
                     5 1 8:1 /srv/kube /home/u/.kube rw - ext4 /dev/sda1 rw\n";
         let mounts = parse_mountinfo(text);
-        let hidden = [PathBuf::from("/home/u/.ssh"), PathBuf::from("/home/u/.kube")];
+        let hidden = [
+            PathBuf::from("/home/u/.ssh"),
+            PathBuf::from("/home/u/.kube"),
+        ];
         let names: Vec<PathBuf> = mount_names(&hidden, &mounts)
             .into_iter()
             .map(|(n, _)| n)
             .collect();
         assert!(names.contains(&PathBuf::from("/srv/rd/ssh")), "{names:?}");
-        assert!(names.contains(&PathBuf::from("/mnt/home copy/u/.ssh")), "{names:?}");
+        assert!(
+            names.contains(&PathBuf::from("/mnt/home copy/u/.ssh")),
+            "{names:?}"
+        );
         assert!(!names.contains(&PathBuf::from("/srv/other")), "{names:?}");
         // The source of a bind mount onto a secret is another name of it.
         assert!(names.contains(&PathBuf::from("/srv/kube")), "{names:?}");
