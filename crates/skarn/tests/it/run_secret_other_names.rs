@@ -138,3 +138,28 @@ fn a_bind_mount_of_a_secret_directory_in_a_read_grant_is_hidden() {
     }
     assert_hidden(&o);
 }
+
+/// Past the walk's bound the report says that other names may be left
+/// (and the run is not reported fully enforced).
+#[test]
+fn a_cut_walk_of_the_read_grants_is_said() {
+    let t = TempDir::new("sec-othername");
+    let home = home(&t);
+    let ws = t.dir("ws");
+    let rd = t.dir("rd");
+    let deep = rd.join("a/b/c");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::hard_link(home.join(".ssh/id_ed25519"), deep.join("id.bak")).unwrap();
+    let read = format!("--read={}", rd.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &["--report", "--walk-max-dirs", "2", &read],
+        &["true"],
+    )
+    .output()
+    .unwrap();
+    let e = err(&o);
+    assert!(e.contains("the walk of the read grants"), "{e}");
+    assert!(!e.contains("FullyEnforced"), "{e}");
+}
