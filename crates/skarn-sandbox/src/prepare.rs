@@ -21,7 +21,9 @@
 //! 4. **Non-project workspaces** ([`crate::policy::workspace_kind`]): for
 //!    [`Purpose::Run`], a workspace the user allowed although it is not a
 //!    project (a flag) is protected like a home.
-//! 5. **The plan** ([`crate::plan()`]), with the grant notes and, for
+//! 5. **Other names of hidden files** ([`crate::protect::secret_names`]): hard
+//!    links and bind mounts of them inside the grants are hidden too.
+//! 6. **The plan** ([`crate::plan()`]), with the grant notes and, for
 //!    [`Purpose::Run`], the hint naming a host program the sandbox hides.
 
 use std::path::Path;
@@ -100,7 +102,7 @@ pub struct Prepared {
     pub warnings: Vec<String>,
 }
 
-/// Steps 1 to 5 (see the module text).
+/// Steps 1 to 6 (see the module text).
 #[cfg(target_os = "linux")]
 pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     let Request {
@@ -133,7 +135,26 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         // Allowed by a flag (`skarn run` refuses it otherwise).
         host.treat_workspace_as_home(&policy, n.to_string());
     }
+    // Other names (hard links, bind mounts) of hidden files inside the
+    // grants are hidden too, for every run (atk27i F2, atk22g F6).
+    let other = crate::protect::secret_names::find(&policy, &host);
+    for (p, _) in &other.hide {
+        policy.deny_read.push(crate::policy::Grant::new(
+            p.clone(),
+            "default (another name of a hidden file)",
+        ));
+    }
     let mut plan = crate::plan(&policy, &host, argv)?;
+    for (p, orig) in &other.hide {
+        plan.report.notes.push(format!(
+            "{} is another name (a hard link or another mount) of {}: hidden",
+            p.display(),
+            orig.display()
+        ));
+    }
+    if let Some(cut) = other.cut {
+        plan.report.degrade(cut);
+    }
     if purpose == Purpose::Run {
         plan.not_found_hint = crate::linux::plan::not_found_hint(&policy, &host, &plan, path_var);
         plan.read_hint = crate::linux::plan::read_hint(&policy, &host, &plan);

@@ -52,6 +52,8 @@ pub mod pyc_guard;
 pub mod rebase_todo;
 #[cfg(target_os = "linux")]
 pub mod run_record;
+#[cfg(target_os = "linux")]
+pub mod secret_names;
 #[cfg(unix)]
 pub mod secret_shape;
 pub mod set_aside;

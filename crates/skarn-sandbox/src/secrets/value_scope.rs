@@ -11,7 +11,7 @@ use crate::policy::{Grant, Policy, SYSTEM_EXEC_DIRS, default_secret_paths};
 /// Whether a grant is one skarn makes for an installed toolchain (its
 /// defaults, a preset, a server's own installation): tens of thousands
 /// of installed files, looked at in their credential places only.
-fn is_toolchain(g: &Grant) -> bool {
+pub(crate) fn is_toolchain(g: &Grant) -> bool {
     let s = g.source.as_str();
     s.starts_with("default") || s.starts_with("preset ") || s.contains(": its ")
 }
@@ -19,7 +19,7 @@ fn is_toolchain(g: &Grant) -> bool {
 /// A system directory or one holding them (`/`): granted to every run,
 /// too large to walk; their tools' configuration files are looked at
 /// instead ([`super::tool_configs`]).
-fn is_system(p: &Path) -> bool {
+pub(crate) fn is_system(p: &Path) -> bool {
     SYSTEM_EXEC_DIRS.iter().any(|d| Path::new(d).starts_with(p))
 }
 

@@ -186,6 +186,8 @@ mod run_secret_forms;
 mod run_secret_named;
 mod run_secret_netrc;
 #[cfg(target_os = "linux")]
+mod run_secret_other_names;
+#[cfg(target_os = "linux")]
 mod run_secret_plan;
 mod run_secret_roots;
 #[cfg(target_os = "linux")]
