@@ -15,6 +15,13 @@ const OTHER_ROOT_ENTRIES: usize = 2000;
 /// of the home, browsers' and games' profiles.
 const DOT_SKIPPED: &[&str] = &[
     ".cargo",
+    // Python environments kept in the home: their links are the
+    // toolchain scan's (`protect::toolchain_links`), which knows what in
+    // them runs (a linked `site-packages` keeps its start-up files, not
+    // the project it lies in).
+    ".venv",
+    ".virtualenvs",
+    ".pixi",
     ".m2",
     ".ivy2",
     ".conda",
