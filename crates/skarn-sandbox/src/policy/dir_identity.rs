@@ -57,7 +57,11 @@ pub(crate) fn holds_home(dir: &Path, home: &Path) -> bool {
 /// program directories) that `p` or one of its ancestors is by identity
 /// while its path is not under the home: `~/.config` bound elsewhere
 /// (attack atk22g F15). At most 256 of the home's entries are compared.
-pub(crate) fn in_home_place_by_identity(p: &Path, home: &Path) -> Option<PathBuf> {
+pub(crate) fn in_home_place_by_identity(
+    p: &Path,
+    home: &Path,
+    program_dirs: &[&str],
+) -> Option<PathBuf> {
     let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     if p.starts_with(home) || p.starts_with(&home_real) {
         // Judged by the path (`home_place`).
@@ -75,7 +79,7 @@ pub(crate) fn in_home_place_by_identity(p: &Path, home: &Path) -> Option<PathBuf
             }
         }
     }
-    for d in crate::policy::workspace_kind::HOME_PROGRAM_DIRS {
+    for d in program_dirs {
         let path = home.join(d);
         if let Some(id) = id_of(&path).filter(|_| path.is_dir()) {
             places.push((id, path));

@@ -251,7 +251,8 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
     // `/persist/home/u/.config`): compared by directory identity with
     // every ancestor of the workspace (attack atk22g F15).
     if let Some(h) = home
-        && let Some(place) = crate::policy::dir_identity::in_home_place_by_identity(ws, h)
+        && let Some(place) =
+            crate::policy::dir_identity::in_home_place_by_identity(ws, h, HOME_PROGRAM_DIRS)
     {
         return home_flag(format!(
             "{} lies in {}, a directory of the home that host programs read, load or run on              their own (the same directory under another name)",

@@ -208,39 +208,10 @@ fn expand_vars(t: &str, home: &Path) -> String {
     }
 }
 
-/// Whether a git configuration key names a program (or a directory of
-/// programs) git runs.
+/// Whether a git configuration key names a program (see
+/// [`crate::protect::git::program_keys`]).
 pub(crate) fn names_program(it: &gitconfig::Item) -> bool {
-    let (sec, name) = (it.section.as_str(), it.name.as_str());
-    matches!(
-        (sec, name),
-        (
-            "core",
-            "pager" | "editor" | "fsmonitor" | "hookspath" | "sshcommand" | "askpass"
-        ) | ("sequence", "editor")
-            | ("init", "templatedir")
-            | ("credential", "helper")
-            | ("diff", "command" | "textconv" | "external")
-            | ("merge", "driver")
-            | ("difftool" | "mergetool", "cmd" | "path")
-            | ("filter", "clean" | "smudge" | "process")
-            | ("gpg", "program")
-            | ("interactive", "difffilter")
-            | ("pager", _)
-            | ("alias", _)
-            | ("sendemail", "smtpserver" | "tocmd" | "cccmd")
-            | ("uploadpack", "packobjectshook")
-            | ("core", "gitproxy")
-            | ("gpg", "defaultkeycommand")
-            | ("tar", "command")
-            | ("browser", "cmd" | "path")
-            | ("man", "cmd" | "path")
-            | ("sendemail", "sendmailcmd")
-            | ("trailer", "command" | "cmd")
-            | ("guitool", "cmd")
-            | ("remote", "uploadpack" | "receivepack")
-            | ("credential", _)
-    )
+    crate::protect::git::program_keys::names_program(it)
 }
 
 fn read(f: &Path) -> Result<Option<String>, &'static str> {

@@ -40,6 +40,7 @@ pub mod owner_only;
 pub mod path_shadow;
 #[cfg(unix)]
 pub mod path_shadow_walk;
+pub mod path_words;
 pub mod persistence;
 #[cfg(target_os = "linux")]
 pub mod placeholder;

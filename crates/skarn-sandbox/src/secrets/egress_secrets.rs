@@ -399,3 +399,12 @@ impl RunSecrets {
             .expect("one secret")
     }
 }
+
+impl super::value_swap::ValueSwap for RunSecrets {
+    fn placeholder_of(&self, v: &str) -> Option<&str> {
+        RunSecrets::placeholder_of(self, v)
+    }
+    fn holds_value(&self, text: &[u8]) -> bool {
+        RunSecrets::holds_value(self, text)
+    }
+}

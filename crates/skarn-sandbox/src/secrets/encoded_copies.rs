@@ -9,7 +9,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use super::egress_secrets::RunSecrets;
+use super::value_swap::ValueSwap;
 
 /// `s` with `%XX` escapes decoded; `None` when the result is not UTF-8.
 pub fn percent_decode(s: &str) -> Option<String> {
@@ -33,7 +33,7 @@ pub fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// The placeholder of the granted value `v` is, once percent-decoded.
-pub fn placeholder_of_encoded<'a>(s: &'a RunSecrets, v: &str) -> Option<&'a str> {
+pub fn placeholder_of_encoded<'a>(s: &'a impl ValueSwap, v: &str) -> Option<&'a str> {
     s.placeholder_of(v)
         .or_else(|| s.placeholder_of(&percent_decode(v)?))
 }
@@ -42,7 +42,7 @@ pub fn placeholder_of_encoded<'a>(s: &'a RunSecrets, v: &str) -> Option<&'a str>
 /// `_auth` whose password, and each `_password` that is a granted value,
 /// with the placeholder, base64-encoded as npm reads them, plus the
 /// `username` line a `_password` goes with.
-pub fn npmrc_basic_lines(s: &RunSecrets, text: &str) -> Vec<String> {
+pub fn npmrc_basic_lines(s: &impl ValueSwap, text: &str) -> Vec<String> {
     let settings: Vec<(&str, &str)> = text
         .lines()
         .filter_map(|l| l.trim().split_once('='))
@@ -100,7 +100,10 @@ mod tests {
     #[test]
     fn encoded_values_get_encoded_placeholders() {
         let v = "p@ss/word:1234567890ABCdefXYZ";
-        let s = RunSecrets::for_tests(v, Some("PHplaceholder0123456789abcd"), "localhost:18443");
+        let s = crate::secrets::value_swap::OneValue {
+            value: v.into(),
+            placeholder: "PHplaceholder0123456789abcd".into(),
+        };
         assert_eq!(
             placeholder_of_encoded(&s, "p%40ss%2Fword%3a1234567890ABCdefXYZ"),
             Some("PHplaceholder0123456789abcd")

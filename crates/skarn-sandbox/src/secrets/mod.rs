@@ -41,3 +41,5 @@ pub(crate) mod value_file;
 pub mod value_scan;
 #[cfg(target_os = "linux")]
 pub mod value_scope;
+#[cfg(target_os = "linux")]
+pub mod value_swap;

@@ -6,7 +6,7 @@
 //! placeholder in its place. Every other entry, `account` and `macdef`
 //! is dropped (it could hold an ungranted credential).
 
-use super::egress_secrets::RunSecrets;
+use super::value_swap::ValueSwap;
 
 /// The `.netrc` tokens of `text`: whitespace-separated words, a `"..."`
 /// word with `\` escapes as one token; a `macdef` body (up to an empty
@@ -107,7 +107,7 @@ fn entries(text: &str) -> Vec<Entry> {
 /// The copy's text for the user's `.netrc` `text`: each entry whose
 /// password (or login) is a granted value, with its placeholder; empty
 /// when none is.
-pub fn placeholder_copy(s: &RunSecrets, text: &str) -> String {
+pub fn placeholder_copy(s: &impl ValueSwap, text: &str) -> String {
     let mut out = String::new();
     let safe = |w: &str| {
         !w.is_empty()
@@ -143,8 +143,11 @@ mod tests {
     #[test]
     fn granted_entries_get_the_placeholder_others_are_dropped() {
         let v = "freeREALvalue9876543210zyxwvuQ";
-        let s = RunSecrets::for_tests(v, None, "localhost:18443");
         let ph = "p".repeat(v.len());
+        let s = crate::secrets::value_swap::OneValue {
+            value: v.into(),
+            placeholder: ph.clone(),
+        };
         let text = format!(
             "machine localhost login x password {v}\n\
              machine other.example login y password otherSECRETvalue123\n\

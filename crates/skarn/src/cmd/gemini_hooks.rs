@@ -245,6 +245,7 @@ pub fn check_after_init(
 /// skarn's hook is installed, whether the hooks system is on and which
 /// file says so, and each setting that keeps the hook from running
 /// (`warning: ` lines). Nothing when no settings file holds the hook.
+#[cfg(target_os = "linux")]
 pub fn doctor_lines(cwd: &Path, home: &Path) -> Vec<String> {
     let fs = files(cwd, home);
     let installed: Vec<String> = fs

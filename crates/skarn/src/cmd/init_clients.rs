@@ -265,9 +265,7 @@ pub fn plan(
 
 /// The directory the environment variable `var` names (absolute only).
 pub fn client_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
+    crate::cmd::hook::file_run_sets::client_dir(var)
 }
 
 /// The agent's own time limit for the hook that `init` writes where the

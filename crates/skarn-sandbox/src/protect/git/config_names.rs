@@ -61,7 +61,7 @@ pub fn named(layout: &Layout, home: Option<&Path>) -> Vec<PathBuf> {
             if names_no_file(&it) {
                 continue;
             }
-            out.extend(crate::protect::ancestor_config::path_words(
+            out.extend(crate::protect::path_words::path_words(
                 v,
                 &[&layout.top, &own],
                 home,

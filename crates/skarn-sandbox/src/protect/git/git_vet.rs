@@ -206,7 +206,7 @@ impl Walk<'_> {
                     self.n.hooks_paths.push(p);
                 }
             }
-            _ if crate::protect::host_programs::names_program(it)
+            _ if crate::protect::git::program_keys::names_program(it)
                 && !(it.section == "core" && it.name == "hookspath") =>
             {
                 for w in v.unwrap_or_default().split(|c: char| {

@@ -18,6 +18,7 @@ pub mod gitconfig;
 pub mod index_vet;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
+pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]

@@ -62,7 +62,7 @@ pub fn refusal(c: &Path, bases: &[std::path::PathBuf], home: Option<&Path>) -> O
         ("CODEX_HOME", ""),
         ("GEMINI_CLI_HOME", ".gemini"),
     ] {
-        if let Some(d) = crate::cmd::init_clients::client_dir(var).map(|d| d.join(sub))
+        if let Some(d) = client_dir(var).map(|d| d.join(sub))
             && [d.clone(), std::fs::canonicalize(&d).unwrap_or_default()]
                 .iter()
                 .any(|d| d.parent().is_some() && fold(c).starts_with(fold(d)))
@@ -329,4 +329,12 @@ mod tests {
         assert!(no("scripts/env.sh"));
         assert!(!no("scripts/other.sh"));
     }
+}
+
+/// A client's configuration directory an absolute variable moves
+/// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
+pub fn client_dir(var: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(var)
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
 }

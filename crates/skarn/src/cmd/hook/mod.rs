@@ -17,7 +17,7 @@ mod file_host;
 mod file_layer;
 mod file_named;
 mod file_paths;
-mod file_run_sets;
+pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
