@@ -12,6 +12,7 @@ pub mod ancestor_config;
 pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
+#[cfg(unix)]
 pub mod env_named;
 pub mod envrc;
 mod envrc_exports;
@@ -33,6 +34,7 @@ pub mod host_places;
 pub mod host_programs;
 #[cfg(unix)]
 pub mod links_out;
+#[cfg(unix)]
 pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;
@@ -48,6 +50,7 @@ pub mod placeholder;
 pub mod pth_imports;
 #[cfg(unix)]
 pub mod py_startup;
+#[cfg(unix)]
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;

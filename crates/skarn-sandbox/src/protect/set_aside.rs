@@ -158,15 +158,26 @@ pub(crate) fn set_aside_as(p: &Path, base: &Path, tag: &str) -> Aside {
             }
         },
     };
+    #[cfg(unix)]
     if let Some((dir, mode)) = unlocked {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode));
     }
+    #[cfg(not(unix))]
+    let _ = unlocked;
     got
 }
 
 /// Give `p`'s directory write and search permission for its owner when it
 /// lacks them; the directory and its mode before, to put back.
+#[cfg(not(unix))]
+fn unlock_parent(_: &Path) -> Option<(&Path, u32)> {
+    None
+}
+
+/// Give `p`'s directory write and search permission for its owner when it
+/// lacks them (unix); the directory and its mode before, to put back.
+#[cfg(unix)]
 fn unlock_parent(p: &Path) -> Option<(&Path, u32)> {
     use std::os::unix::fs::PermissionsExt;
     let dir = p.parent().filter(|d| !d.as_os_str().is_empty())?;

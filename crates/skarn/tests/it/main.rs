@@ -53,6 +53,7 @@ mod agent_files;
 #[cfg(target_os = "linux")]
 mod agent_gateway;
 // Attack atk24i F10: Gemini CLI's hooks system.
+#[cfg(target_os = "linux")]
 mod agent_gemini_hooks;
 #[cfg(target_os = "linux")]
 mod agent_trust_code;
@@ -103,6 +104,7 @@ mod run_egress_registries;
 mod run_egress_secrets;
 #[cfg(target_os = "linux")]
 mod run_env_named_22g;
+#[cfg(target_os = "linux")]
 mod run_env_round4;
 mod run_env_round4b;
 #[cfg(target_os = "linux")]
@@ -125,6 +127,7 @@ mod run_go_preset;
 mod run_hardening;
 #[cfg(target_os = "linux")]
 mod run_home_links_22g;
+#[cfg(target_os = "linux")]
 mod run_home_mentions;
 #[cfg(target_os = "linux")]
 mod run_home_mentions_22c;
@@ -132,6 +135,7 @@ mod run_home_mentions_22c;
 mod run_home_scan_size;
 #[cfg(target_os = "linux")]
 mod run_host_runs;
+#[cfg(target_os = "linux")]
 mod run_upward_config_22g;
 // Issue 22, attack pass h22b: PATH links, programs git runs by
 // configuration, agents' home configuration.
@@ -184,11 +188,13 @@ mod run_secret_encoded;
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_named;
+#[cfg(target_os = "linux")]
 mod run_secret_netrc;
 #[cfg(target_os = "linux")]
 mod run_secret_other_names;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
+#[cfg(target_os = "linux")]
 mod run_secret_roots;
 #[cfg(target_os = "linux")]
 mod run_secret_sources;
@@ -215,6 +221,7 @@ mod run_workspace_kind;
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind_22g;
+#[cfg(target_os = "linux")]
 mod run_workspace_layer;
 #[cfg(target_os = "linux")]
 mod run_workspace_owner;

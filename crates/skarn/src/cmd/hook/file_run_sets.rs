@@ -51,6 +51,8 @@ fn holds(dir: &Path, names: &[&str]) -> bool {
 /// Why `c` (absolute, as it resolves) may not be written; `bases`: the
 /// workspace and the repository the file is in.
 pub fn refusal(c: &Path, bases: &[std::path::PathBuf], home: Option<&Path>) -> Option<String> {
+    #[cfg(not(unix))]
+    let _ = (bases, home);
     let name = fold_name(&c.file_name()?.to_string_lossy());
     let parent = c.parent()?;
     if let Some(why) = hard_link(c) {
@@ -105,6 +107,7 @@ pub fn refusal(c: &Path, bases: &[std::path::PathBuf], home: Option<&Path>) -> O
     if let Some(why) = git_shape(c, &name, parent) {
         return Some(why);
     }
+    #[cfg(unix)]
     for b in bases {
         let named = skarn_sandbox::protect::mise_env::named(b, home);
         let fc = fold(c);
@@ -169,10 +172,7 @@ fn environment_program(c: &Path, name: &str, parent: &Path) -> Option<String> {
     let dir = fold_name(&parent.file_name()?.to_string_lossy());
     let venv = env.join("pyvenv.cfg").is_file();
     let conda = env.join("conda-meta").is_dir();
-    if (dir == "bin" || dir == "scripts")
-        && (venv || conda)
-        && skarn_sandbox::protect::venv_programs::entry_point(std::ffi::OsStr::new(name))
-    {
+    if (dir == "bin" || dir == "scripts") && (venv || conda) && entry_point(name) {
         return Some(format!(
             "{} is an environment's interpreter or activation script: the host runs or \
              sources it by that path (an IDE, `source activate`); sandboxed commands cannot \
@@ -337,4 +337,18 @@ pub fn client_dir(var: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(var)
         .map(std::path::PathBuf::from)
         .filter(|p| p.is_absolute())
+}
+
+/// An environment's interpreter or activation script by name (as
+/// `skarn run`'s venv guard reads it, on unix).
+#[cfg(unix)]
+fn entry_point(name: &str) -> bool {
+    skarn_sandbox::protect::venv_programs::entry_point(std::ffi::OsStr::new(name))
+}
+
+/// (Elsewhere: the interpreters and activation scripts by their names.)
+#[cfg(not(unix))]
+fn entry_point(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("python") || n.starts_with("activate") || n.starts_with("pip")
 }

@@ -181,7 +181,7 @@ pub fn live_refusal(abs: &[PathBuf], ws: &Path, home: &Path) -> Option<String> {
 /// The alias of the gateway server whose state directory is `ws`
 /// (`.../skarn-servers/<alias>-<16 hex digits>`, see
 /// `skarn_gateway::state_dirs::dir_name`); `None`: a `skarn run`.
-#[cfg(any(target_os = "linux", test))]
+#[cfg(any(target_os = "linux", all(test, unix)))]
 fn server_alias(ws: &Path) -> Option<String> {
     let parent = ws.parent()?;
     if parent.file_name()? != "skarn-servers" {
