@@ -543,6 +543,22 @@ const HOME_PATHS_BASE: &[&str] = &[
     ".deno",
     ".Xresources",
     ".xbindkeysrc",
+    // Code-running places of the XDG data home, for a grant below
+    // `~/.local` (attack atk24k F10).
+    ".local/share/applications",
+    ".local/share/systemd",
+    ".local/share/dbus-1",
+    ".local/share/gnome-shell/extensions",
+    ".local/share/kio/servicemenus",
+    ".local/share/nautilus/scripts",
+    ".local/share/konsole",
+    ".local/share/fish/vendor_conf.d",
+    ".local/share/fish/vendor_functions.d",
+    ".local/share/fish/vendor_completions.d",
+    ".local/share/zsh/site-functions",
+    ".local/share/nvim/site",
+    ".local/share/vim",
+    ".local/share/jupyter/kernels",
     // Non-dot entries host programs load or run from.
     "go",
     "node_modules",

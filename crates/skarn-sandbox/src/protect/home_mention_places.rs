@@ -98,6 +98,35 @@ pub(crate) const PLACES: &[Place] = &[
         ".local/share/applications",
         "the desktop runs these launchers' programs",
     ),
+    // Attack pass atk24k F10: code-running places of the XDG data home
+    // (a broad `~/.local/share` grant).
+    d(".local/share/systemd/user", UNITS),
+    d(
+        ".local/share/dbus-1/services",
+        "D-Bus starts a session service's Exec= when a program asks for its name",
+    ),
+    d(
+        ".local/share/gnome-shell/extensions",
+        "GNOME Shell loads each enabled extension's code at login",
+    ),
+    d(
+        ".local/share/kio/servicemenus",
+        "the file manager's service menus run their Exec=",
+    ),
+    d(
+        ".local/share/nautilus/scripts",
+        "the file manager runs these scripts",
+    ),
+    d(".local/share/konsole", TERM),
+    d(".local/share/fish/vendor_conf.d", SH),
+    d(".local/share/fish/vendor_functions.d", SH),
+    d(".local/share/fish/vendor_completions.d", SH),
+    d(".local/share/zsh/site-functions", SH),
+    d(
+        ".local/share/nvim/site",
+        "nvim loads its plugin/, ftplugin/, after/ and pack/*/start trees",
+    ),
+    d(".local/share/vim", EDITOR),
     // Editors.
     f(".vimrc", EDITOR),
     f(".gvimrc", EDITOR),

@@ -21,6 +21,8 @@ pub mod envrc_static;
 pub mod git;
 pub mod grant_links;
 #[cfg(unix)]
+pub mod grant_tops;
+#[cfg(unix)]
 pub mod grant_walk;
 #[cfg(unix)]
 pub mod home_links;

@@ -536,6 +536,13 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
     ".ocamlinit",
     ".perldb",
     "ansible.cfg",
+    // npm, pnpm and yarn read the configuration of the package they run
+    // in (the nearest `package.json`), so a nested package's own (attack
+    // atk24k F2).
+    ".npmrc",
+    ".pnpmfile.cjs",
+    ".yarnrc",
+    ".yarnrc.yml",
 ];
 
 /// Whether `en` is read in any directory, not only at the workspace's top:
@@ -548,7 +555,11 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
 pub fn any_depth(en: &Entry) -> bool {
     match en.reserve {
         Reserve::Always => !TOP_ONLY.contains(&en.path),
-        Reserve::IfAny(fam) => fam == MISE,
+        // lint-staged uses the configuration closest to each staged file;
+        // nix-direnv's caches lie beside each `.envrc` (atk24k F2). Not
+        // the nix files direnv evaluates (`default.nix` is a usual
+        // source file in sub-directories).
+        Reserve::IfAny(fam) => fam == MISE || fam == LINT_STAGED || en.path == ".direnv",
         Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
         Reserve::IfHome => false,
     }
@@ -590,6 +601,18 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     ".github/hooks",
     ".npmrc",
     ".pnpmfile.cjs",
+    // Run by a host `git commit` whose hook runs lint-staged, whether the
+    // project names lint-staged in a file or in `package.json` (atk24k F2).
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.js",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.mjs",
+    "lint-staged.config.js",
+    "lint-staged.config.cjs",
+    "lint-staged.config.mjs",
 ];
 
 /// Files found by this suffix at the workspace's top level are kept

@@ -124,6 +124,8 @@ mod run_git_protections;
 #[cfg(target_os = "linux")]
 mod run_go_preset;
 #[cfg(target_os = "linux")]
+mod run_grant_tops_24k;
+#[cfg(target_os = "linux")]
 mod run_hardening;
 #[cfg(target_os = "linux")]
 mod run_home_links_22g;

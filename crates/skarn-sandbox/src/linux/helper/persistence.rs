@@ -191,6 +191,10 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             Some(saved.start),
             saved.walk_cut,
         ));
+        found.extend(crate::protect::grant_tops::set_aside_new(
+            &a.other_tops,
+            saved.start,
+        ));
         found.extend(crate::protect::home_links::restore_links(&a.link_guards));
         // Links the run made to writable directories outside the grants.
         found.extend(crate::protect::links_out::set_aside(

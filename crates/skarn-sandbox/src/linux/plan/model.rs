@@ -131,6 +131,11 @@ pub struct AfterRun {
     /// The workspace's HEAD is checked, and repositories created below
     /// these writable grants are vetted ([`crate::protect::git::nested_git`]).
     pub vet_roots: Vec<PathBuf>,
+    /// The writable grants other than the workspace: persistence paths
+    /// the run makes at their tops are set aside
+    /// ([`crate::protect::grant_tops`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_tops: Vec<PathBuf>,
     /// New top-level dot entries of the home are moved aside.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_home: Option<HomeQuarantine>,

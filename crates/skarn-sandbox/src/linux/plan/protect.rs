@@ -419,6 +419,21 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             }
         }
     }
+    // A writable grant that is itself a `PATH` directory (`$PNPM_HOME`,
+    // `~/tools/bin`, granted for global installs; attack atk24k F11): the
+    // user let the run install programs there, not shadow the ones the
+    // host finds later on `PATH`.
+    for (i, d) in dirs.iter().enumerate().take(1000) {
+        let Some(real) = crate::policy::canonical::canonical_lossy(d) else {
+            continue;
+        };
+        if g.writable(&real).is_some_and(|w| w == real)
+            && real.is_dir()
+            && !changed_path_dirs.iter().any(|(p, _)| *p == real)
+        {
+            changed_path_dirs.push((real, dirs[i + 1..].to_vec()));
+        }
+    }
     // The same entries below the top (and the caller's own relative
     // entries): looked for by a walk after the run.
     let mut relative_path = host.home_mentions.relative_path.clone();
@@ -445,7 +460,17 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
             .cloned()
             .collect()
     };
+    let other_tops = if policy.protect_persistence {
+        roots
+            .iter()
+            .filter(|r| **r != policy.workspace && g.writable(r).is_some_and(|w| w == **r))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
     AfterRun {
+        other_tops,
         vet_roots: roots,
         quarantine_home,
         link_guards,

@@ -124,7 +124,9 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             // with --allow-home-workspace or --allow-non-project-workspace,
             // or a --write grant): said, not undone.
             report.degrade(format!(
-                "{} is the writable grant {} itself: the host trusts it ({}); not protected",
+                "{} is the writable grant {} itself: the host trusts it ({}); not protected \
+                 (a PATH directory's new programs named like later ones are set aside after \
+                 the run)",
                 t.target.display(),
                 w.display(),
                 t.via
