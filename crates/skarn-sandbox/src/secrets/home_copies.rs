@@ -178,10 +178,7 @@ mod tests {
     use super::*;
 
     fn policy() -> Policy {
-        Policy {
-            workspace: "/w".into(),
-            ..Policy::default()
-        }
+        Policy::new("/w")
     }
 
     #[test]
