@@ -124,13 +124,13 @@ fn append(text: &mut String, more: &str) {
     text.push_str(more);
 }
 
+/// (files, the files that hold a placeholder, variables).
+type Copies = (Vec<(PathBuf, String)>, Vec<PathBuf>, Vec<(String, String)>);
+
 /// The copies under the user's home `home`: (files, the files that hold a
 /// placeholder, variables). Sanitised settings first; no line carries a
 /// granted value in, in any form (atk27 F6); then the placeholder lines.
-fn copies(
-    secrets: Option<&RunSecrets>,
-    home: &Path,
-) -> (Vec<(PathBuf, String)>, Vec<PathBuf>, Vec<(String, String)>) {
+fn copies(secrets: Option<&RunSecrets>, home: &Path) -> Copies {
     let mut files = super::dotfiles::home_files(home);
     let Some(s) = secrets else {
         return (files, Vec::new(), Vec::new());

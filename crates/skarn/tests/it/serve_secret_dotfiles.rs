@@ -26,12 +26,12 @@ fn files_holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf>
         let p = e.path();
         match e.file_type() {
             Ok(t) if t.is_dir() => out.extend(files_holding(&p, needle)),
-            Ok(t) if t.is_file() => {
-                if std::fs::read(&p)
-                    .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
-                {
-                    out.push(p);
-                }
+            Ok(t)
+                if t.is_file()
+                    && std::fs::read(&p)
+                        .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes())) =>
+            {
+                out.push(p);
             }
             _ => {}
         }
