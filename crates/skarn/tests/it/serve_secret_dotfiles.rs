@@ -168,3 +168,66 @@ fn a_server_reads_placeholder_copies_of_the_users_dotfiles() {
     );
     assert!(!log.contains(REAL), "the value is in the log");
 }
+
+/// The gateway's `run` tool (`[gateway] shell = true`) is `skarn run`
+/// with the user's `[run] secrets`: its command reads the same
+/// placeholder copy, and the bound host gets the value.
+#[test]
+fn the_run_tool_reads_the_placeholder_copy_of_npmrc() {
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let dir = TempDir::new("serve_secret_dotfiles_run");
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], |_| Response::ok("ok\n"));
+    let port = srv.port;
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let vals = dir.path().join("vals");
+    std::fs::create_dir_all(&vals).unwrap();
+    std::fs::write(vals.join("tok"), REAL).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[run]\nsecrets = [\"tok\"]\nnet = \"allow:127.0.0.1:{port}\"\n\n[secrets.tok]\nfile = {:?}\nhosts = [\"localhost:{port}\"]\n",
+            vals.join("tok").display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".npmrc"),
+        format!("registry=https://localhost:{port}/npm/\n//localhost:{port}/:_authToken={REAL}\n"),
+    )
+    .unwrap();
+    let ca_file = dir.path().join("test-ca.pem");
+    std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let cfg = ws.join("skarn.toml");
+    std::fs::write(&cfg, "[gateway]\nshell = true\n").unwrap();
+    let script = format!(
+        "export NO_PROXY= no_proxy=; cat ~/.npmrc; \
+         T=$(sed -n 's#^//localhost:{port}/:_authToken=##p' ~/.npmrc); \
+         curl -sS -H \"Authorization: Bearer $T\" https://localhost:{port}/npm/x"
+    );
+    let log = dir.path().join("serve.log");
+    let mut s = Session::start_logging(&cfg, &home, &log, &[("SSL_CERT_FILE", &ca_file)], "info");
+    let out = s.call(
+        2,
+        "run",
+        json!({ "command": script, "cwd": ws.display().to_string() }),
+    );
+    s.finish();
+    assert!(!out.contains(REAL), "the value is readable inside:\n{out}");
+    assert!(
+        out.contains(&format!("//localhost:{port}/:_authToken=")),
+        "no placeholder in the .npmrc copy:\n{out}"
+    );
+    let seen = srv.seen();
+    assert_eq!(seen.len(), 1, "{out}\n{}", srv.seen_text());
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(&*format!("Bearer {REAL}")),
+        "{out}"
+    );
+}
