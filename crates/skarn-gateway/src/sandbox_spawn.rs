@@ -358,6 +358,26 @@ pub fn prepare(
         policy.host_places = crate::sandbox_secrets::host_places(home.as_deref());
         let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
             .map_err(SandboxError::Secrets)?;
+        // The server's home is its state directory: where the user's
+        // dotfiles held a granted value, the copy with the placeholder is
+        // written there at start (as `skarn run` gets it in its private
+        // home); before the check below, which would otherwise refuse a
+        // cargo configuration the server never sees.
+        let copies = home.as_deref().map(|h| {
+            let c = skarn_sandbox::secrets::home_copies::place(
+                &mut policy,
+                secrets.as_ref(),
+                h,
+                skarn_sandbox::secrets::home_copies::Home::State(&state),
+            );
+            for f in c.replaced() {
+                tracing::info!(
+                    "server {alias}: {}: holds a credential; the server reads a copy without it",
+                    f.display()
+                );
+            }
+            c
+        });
         if let Some(s) = &secrets {
             crate::sandbox_secrets::refuse_stored_values(s, &mut policy, home.as_deref())
                 .map_err(SandboxError::Secrets)?;
@@ -406,6 +426,9 @@ pub fn prepare(
             {
                 tracing::warn!("server {alias}: {w}");
             }
+        }
+        if let Some(c) = copies {
+            c.attach(&mut plan);
         }
         plan.report_format = skarn_sandbox::linux::plan::ReportFormat::None;
         env.retain(|(k, _)| {

@@ -2,7 +2,8 @@
 //! credentials ([`dotfiles`]), credential-looking text
 //! ([`credential_text`]), and a run's granted secrets: placeholders and the
 //! egress proxy's CA ([`egress_secrets`], Linux), placeholder copies of
-//! cargo's and git's own credential settings ([`tool_credentials`]), and the files of the
+//! cargo's and git's own credential settings ([`tool_credentials`]), the
+//! home's copies every sandboxed command gets ([`home_copies`]), and the files of the
 //! grants that already hold a granted value ([`stored_values`], walking
 //! them with [`value_scan`], one file judged by `value_file`; the tools' own configuration files found by
 //! [`tool_configs`]); secret files named elsewhere: by the caller's
@@ -20,6 +21,8 @@ pub mod encoded_copies;
 pub mod env_files;
 #[cfg(target_os = "linux")]
 pub mod git_files;
+#[cfg(target_os = "linux")]
+pub mod home_copies;
 #[cfg(target_os = "linux")]
 pub mod netrc_copy;
 #[cfg(target_os = "linux")]

@@ -182,47 +182,27 @@ fn run_confined(
     policy.host_places = crate::cmd::run_secrets::host_places(home().as_deref());
     let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
         .map_err(|e| anyhow::anyhow!(e))?;
-    if policy.private_home
-        && let Some(h) = home()
-    {
-        // Cargo's configuration as the rust preset grants it, but without
-        // the registry tokens and passwords cargo also accepts there (a
-        // copy in the private home; before the check below, which would
-        // otherwise refuse a file the run never sees).
-        for f in skarn_sandbox::secrets::cargo_config::replace_granted(&mut policy, &h) {
+    // The home's copies of the user's dotfiles (cargo's configuration as
+    // the rust preset grants it, settings without credentials, and where a
+    // file held a granted value, its placeholder): before the check
+    // below, which would otherwise refuse a file the run never sees.
+    let copies = home().map(|h| {
+        let c = skarn_sandbox::secrets::home_copies::place(
+            &mut policy,
+            secrets.as_ref(),
+            &h,
+            skarn_sandbox::secrets::home_copies::Home::Private,
+        );
+        for f in c.replaced() {
             tracing::info!(
                 "{}: holds a credential; the run reads a copy without it",
                 f.display()
             );
         }
-    }
+        c
+    });
     if let Some(s) = &secrets {
         refuse_stored_values(s, &mut policy)?;
-    }
-    if policy.private_home
-        && let Some(h) = home()
-    {
-        // Settings without credentials (git identity, registry mirrors).
-        policy
-            .home_files
-            .extend(skarn_sandbox::secrets::dotfiles::home_files(&h));
-        // No line carries a granted value in, in any form (atk27 F6).
-        if let Some(s) = &secrets {
-            for (_, text) in policy.home_files.iter_mut() {
-                if s.holds_value(text.as_bytes()) {
-                    *text = text
-                        .lines()
-                        .filter(|l| !s.holds_value(l.as_bytes()))
-                        .map(|l| format!("{l}\n"))
-                        .collect();
-                }
-            }
-        }
-    }
-    // Where the user's dotfiles held a granted value: the placeholder.
-    let mut dot_vars = Vec::new();
-    if let (Some(s), Some(h), true) = (&secrets, home(), policy.private_home) {
-        dot_vars = crate::cmd::run_secrets::place_dotfile_placeholders(s, &h, &mut policy);
     }
     let secrets_home = match (&secrets, home()) {
         (None, _) => None,
@@ -320,7 +300,9 @@ fn run_confined(
         {
             eprintln!("skarn: warning: {w}");
         }
-        plan.set_env.extend(dot_vars);
+    }
+    if let Some(c) = copies {
+        c.attach(&mut plan);
     }
     plan.report.removed_env = removed;
     plan.report.provenance =

@@ -249,6 +249,8 @@ mod serve_sandbox;
 #[cfg(target_os = "linux")]
 mod serve_secret_audit;
 #[cfg(target_os = "linux")]
+mod serve_secret_dotfiles;
+#[cfg(target_os = "linux")]
 mod serve_stdio;
 #[cfg(target_os = "linux")]
 mod units_init_cli;

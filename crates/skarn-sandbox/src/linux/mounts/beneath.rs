@@ -92,6 +92,16 @@ fn parent_and_name(root: &Path, path: &Path) -> io::Result<(OwnedFd, std::ffi::O
 /// Write `data` at `path` (a path inside the sandbox) below `root`: a
 /// fresh file (mode 0644) replacing whatever had the name, a link included.
 pub(crate) fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<()> {
+    replace_file_mode(root, path, data, 0o644)
+}
+
+/// [`replace_file`] with the new file's `mode`.
+pub(crate) fn replace_file_mode(
+    root: &Path,
+    path: &Path,
+    data: &[u8],
+    mode: u32,
+) -> io::Result<()> {
     let (dir, name) = parent_and_name(root, path)?;
     let c = cstr(&name)?;
     // SAFETY: dir is open, c a valid name. Removing a link removes the
@@ -103,7 +113,7 @@ pub(crate) fn replace_file(root: &Path, path: &Path, data: &[u8]) -> io::Result<
             return Err(e);
         }
     }
-    create_new(&dir, &c, data, 0o644)
+    create_new(&dir, &c, data, mode)
 }
 
 /// Write `data` at `path` below `root` only when nothing has that name

@@ -405,6 +405,18 @@ pub(crate) fn build_root(
                     &dst,
                 )?;
             }
+            FsOp::StateFile { path, contents } => {
+                // Kept between starts and writable inside: never through a
+                // link left there ([`beneath`]).
+                if let Err(e) =
+                    beneath::replace_file_mode(Path::new(NEW), path, contents.as_bytes(), 0o600)
+                {
+                    notes.push(format!(
+                        "{}: the copy with the secret's placeholder was not written: {e}",
+                        path.display()
+                    ));
+                }
+            }
             FsOp::File { path, contents } => {
                 let dst = under(NEW, path);
                 ctx(

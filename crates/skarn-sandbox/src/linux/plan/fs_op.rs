@@ -88,6 +88,18 @@ pub enum FsOp {
         /// Contents.
         contents: String,
     },
+    /// A copy of a user's dotfile holding a granted secret's placeholder,
+    /// written at every start into a directory kept between starts (a
+    /// gateway server's state directory, its `$HOME`; issue 27, ADR 0252):
+    /// it replaces whatever has the name, never written through a link
+    /// (owner-only). A failure is a note: the command then lacks the
+    /// credential, it never gets a value.
+    StateFile {
+        /// Path (under a granted, writable state directory).
+        path: PathBuf,
+        /// Contents.
+        contents: String,
+    },
     /// A CA bundle written into the private home (issue 27): the proxy's
     /// upstream roots when `roots` (the plan's egress part holds them once,
     /// certificates only, read and vetted by the planning process: atk27i
