@@ -10,6 +10,8 @@
 #[cfg(unix)]
 pub mod ancestor_config;
 pub mod config_named;
+#[cfg(target_os = "linux")]
+pub mod edit_lease;
 #[cfg(unix)]
 pub mod configured_programs;
 #[cfg(unix)]

@@ -16,6 +16,7 @@ pub mod egress;
 mod filesystem;
 mod fs_op;
 mod grants;
+mod held;
 mod hint;
 pub mod idmap;
 mod landlock;
@@ -32,6 +33,7 @@ use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
 pub use hint::ADVICE as FAILURE_ADVICE;
+pub use held::failure_line as held_failure_line;
 pub use hint::READ_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
@@ -195,6 +197,11 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         caller: Default::default(),
         publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),
+        pending_edits: if ns.mount {
+            held::paths(host, &g)
+        } else {
+            Vec::new()
+        },
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
