@@ -95,11 +95,6 @@ fn a_run_started_after_an_allowed_write_cannot_turn_its_path_into_a_link() {
     // Then (another subagent, or while the user reads the diff) confined
     // commands start and swap the names.
     let o = confined(&ws, &home, &format!("rm -f notes.md; ln -s {rcs} notes.md"));
-    assert!(
-        err(&o).contains("pending edit"),
-        "the failure line says why: {}",
-        err(&o)
-    );
     confined(
         &ws,
         &home,
@@ -120,6 +115,11 @@ fn a_run_started_after_an_allowed_write_cannot_turn_its_path_into_a_link() {
         let md = std::fs::symlink_metadata(f).unwrap();
         assert!(md.is_file(), "{} is a plain file", f.display());
     }
+    assert!(
+        err(&o).contains("pending edit") && err(&o).contains("notes.md"),
+        "the failure line says why: {}",
+        err(&o)
+    );
 }
 
 #[test]

@@ -68,16 +68,15 @@ pub(super) fn hold(
 
 /// The line printed when the command fails while edits are held.
 pub fn failure_line(held: &[PathBuf]) -> Option<String> {
-    let first = held.first()?;
-    let more = if held.len() > 1 {
-        format!(" (and {} more)", held.len() - 1)
-    } else {
-        String::new()
-    };
+    held.first()?;
+    let mut names: Vec<String> = held.iter().take(3).map(|p| p.display().to_string()).collect();
+    if held.len() > 3 {
+        names.push(format!("{} more", held.len() - 3));
+    }
     Some(format!(
-        "skarn: sandbox: {}{more} is held read-only for this run: a pending edit of the agent's \
-         file tool holds that path until the tool has written it or its lease expires \
+        "skarn: sandbox: held read-only for this run: {}: a pending edit of the agent's file \
+         tool holds each of these paths until the tool has written it or its lease expires \
          ([hook] edit_lease); run the command again after that",
-        first.display()
+        names.join(", ")
     ))
 }
