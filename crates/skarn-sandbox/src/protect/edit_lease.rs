@@ -110,7 +110,11 @@ pub fn record(home: &Path, key: &str, paths: &[PathBuf], ttl: Duration) -> Resul
     }
     let name = file_name(key);
     let mut count = 0;
-    for e in std::fs::read_dir(&d).map_err(io)?.flatten().take(4 * MAX_LEASES) {
+    for e in std::fs::read_dir(&d)
+        .map_err(io)?
+        .flatten()
+        .take(4 * MAX_LEASES)
+    {
         let n = e.file_name();
         let Some(n) = n.to_str() else { continue };
         if !n.ends_with(".lease") || n == name {
@@ -177,7 +181,11 @@ pub fn pending(home: &Path) -> (Vec<PathBuf>, bool) {
     };
     let t = now();
     for e in rd.flatten().take(4 * MAX_LEASES) {
-        if !e.file_name().to_str().is_some_and(|n| n.ends_with(".lease")) {
+        if !e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.ends_with(".lease"))
+        {
             continue;
         }
         let Some(l) = read(&e.path()) else { continue };

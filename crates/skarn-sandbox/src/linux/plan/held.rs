@@ -69,7 +69,11 @@ pub(super) fn hold(
 /// The line printed when the command fails while edits are held.
 pub fn failure_line(held: &[PathBuf]) -> Option<String> {
     held.first()?;
-    let mut names: Vec<String> = held.iter().take(3).map(|p| p.display().to_string()).collect();
+    let mut names: Vec<String> = held
+        .iter()
+        .take(3)
+        .map(|p| p.display().to_string())
+        .collect();
     if held.len() > 3 {
         names.push(format!("{} more", held.len() - 3));
     }

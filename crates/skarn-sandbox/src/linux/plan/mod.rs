@@ -32,8 +32,8 @@ mod trusted;
 use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
-pub use hint::ADVICE as FAILURE_ADVICE;
 pub use held::failure_line as held_failure_line;
+pub use hint::ADVICE as FAILURE_ADVICE;
 pub use hint::READ_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{

@@ -196,13 +196,17 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         .get("hook_event_name")
         .or_else(|| input.get("hookEventName"))
         .and_then(Value::as_str);
-    if event == Some("PostToolUse") {
-        // The file tool has written: its leases are dropped (ADR 0244).
-        // Nothing is answered; the call is done.
+    if event == Some("PostToolUse")
+        && input
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .is_some_and(|t| super::file_targets::FILE_TOOLS.contains(&t))
+    {
+        // A file tool has written (what `init` installs PostToolUse for):
+        // its leases are dropped (ADR 0244). Nothing is answered; any other
+        // PostToolUse is refused below, like every other event.
         #[cfg(target_os = "linux")]
-        if let Some(tool) = input.get("tool_name").and_then(Value::as_str)
-            && super::file_targets::FILE_TOOLS.contains(&tool)
-            && let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
+        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
             && h.is_absolute()
         {
             let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
@@ -219,14 +223,21 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
     if let Some(e) = event
         && e != "PreToolUse"
     {
-        bail!("skarn hook handles PreToolUse and PostToolUse, not {e}");
+        bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx, input.get("tool_use_id"))? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
                     "permissionDecision": "deny",
@@ -379,7 +390,14 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
             return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
         }
         return Ok(Answer::Json(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx, input.get("tool_use_id"))? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => json!({ "decision": "deny", "reason": why }),
                 None => json!({}),
             },
@@ -478,7 +496,14 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         let ws = workspace(ctx, &[], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx, input.get("tool_use_id"))? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => Answer::Block(why),
                 None => Answer::Nothing,
             },

@@ -34,7 +34,10 @@ fn held(path: &str, cwd: &Path, home: &Path) -> Vec<PathBuf> {
     };
     for c in forms {
         let t = trail(&c);
-        let dirs = t.links.iter().filter_map(|l| l.parent().map(Path::to_path_buf));
+        let dirs = t
+            .links
+            .iter()
+            .filter_map(|l| l.parent().map(Path::to_path_buf));
         for p in t.steps.into_iter().chain(t.end).chain(dirs) {
             let p = skarn_sandbox::policy::config::normalize(&p);
             if !out.contains(&p) {
