@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(pending(h).0, vec![a.clone()]);
         release(h, "id1\0/w/notes.md");
         assert!(pending(h).0.is_empty());
-        record(h, "k", &[a.clone()], Duration::from_secs(60)).unwrap();
+        record(h, "k", std::slice::from_ref(&a), Duration::from_secs(60)).unwrap();
         // Corrupt and expired files hold nothing.
         std::fs::write(dir(h).join("00.lease"), b"{not json").unwrap();
         std::fs::write(
