@@ -151,3 +151,62 @@ fn a_run_after_the_write_or_after_the_lease_expired_works_as_before() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "replaced\n");
     assert!(std::fs::symlink_metadata(&b).unwrap().is_symlink());
 }
+
+/// `skarn init --client claude-code` installs the PostToolUse hook, and
+/// its command (run through `/bin/sh -c`, as Claude Code runs it) drops
+/// the lease the PreToolUse one left: a run afterwards replaces the file.
+#[test]
+fn init_installs_the_post_tool_hook_that_drops_the_lease() {
+    let t = TempDir::new("edit_lease_init");
+    let (ws, home) = project(&t);
+    let o = Command::new(exe())
+        .args(["init", "--client", "claude-code"])
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let post = &v["hooks"]["PostToolUse"][0];
+    assert_eq!(post["matcher"], "Write|Edit|MultiEdit|NotebookEdit", "{v}");
+    let cmd = post["hooks"][0]["command"].as_str().unwrap().to_string();
+    assert_eq!(
+        Some(cmd.as_str()),
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str()
+    );
+    let f = ws.join("notes.md");
+    std::fs::write(&f, "notes\n").unwrap();
+    allowed(&ws, &home, "toolu_i", &f);
+    let mut c = Command::new("/bin/sh")
+        .args(["-c", &cmd])
+        .current_dir(&ws)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"hook_event_name": "PostToolUse", "tool_name": "Write",
+                       "tool_use_id": "toolu_i", "cwd": ws,
+                       "tool_input": {"file_path": f, "content": "x"}});
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{o:?}");
+    let o = confined(
+        &ws,
+        &home,
+        "mv notes.md notes.old && echo replaced > notes.md",
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "replaced\n");
+}
