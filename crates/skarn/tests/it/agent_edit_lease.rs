@@ -210,3 +210,35 @@ fn init_installs_the_post_tool_hook_that_drops_the_lease() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "replaced\n");
 }
+
+/// The write goes through a link at the top of the workspace
+/// (`readme.md -> docs/readme.md`): the run cannot point the link at the
+/// home's start-up file either.
+#[test]
+fn a_link_on_the_way_cannot_be_repointed_by_a_later_run() {
+    let t = TempDir::new("edit_lease_link");
+    let (ws, home) = project(&t);
+    let rc = home.join(".bashrc");
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("docs/readme.md"), "readme\n").unwrap();
+    std::os::unix::fs::symlink("docs/readme.md", ws.join("readme.md")).unwrap();
+    let f = ws.join("readme.md");
+    allowed(&ws, &home, "toolu_l", &f);
+    let rcs = rc.to_str().unwrap();
+    let o = confined(
+        &ws,
+        &home,
+        &format!("rm -f readme.md; ln -s {rcs} readme.md"),
+    );
+    let _ = std::fs::write(&f, "echo PWNED-by-write\n");
+    assert_eq!(
+        std::fs::read_to_string(&rc).unwrap(),
+        "# my bashrc\n",
+        "the agent's Write landed in the home's start-up file ({})",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("docs/readme.md")).unwrap(),
+        "echo PWNED-by-write\n"
+    );
+}

@@ -15,11 +15,14 @@ use super::{FsOp, Namespaces};
 use crate::linux::host::HostFacts;
 use crate::report::RestrictionReport;
 
-/// The pending edits this run must hold: those inside its writable grants.
+/// The pending edits this run must hold: those inside its writable
+/// grants. A grant's root itself is held too (read-only for the run): the
+/// hook names a directory only as the place of a link the write passes
+/// through, and a link cannot be bound over, so its directory is kept.
 pub(super) fn paths(host: &HostFacts, g: &Granted) -> Vec<PathBuf> {
     host.pending_edits
         .iter()
-        .filter(|p| g.writable(p).is_some_and(|w| w != **p))
+        .filter(|p| g.writable(p).is_some())
         .cloned()
         .collect()
 }
