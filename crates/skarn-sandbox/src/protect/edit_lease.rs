@@ -174,9 +174,14 @@ fn read(p: &Path) -> Option<Lease> {
 /// absolute paths only, at most [`MAX_HELD`]), and whether some were left
 /// out for the bound.
 pub fn pending(home: &Path) -> (Vec<PathBuf>, bool) {
+    pending_in(&dir(home))
+}
+
+/// [`pending`] for the lease directory `d`.
+pub fn pending_in(d: &Path) -> (Vec<PathBuf>, bool) {
     let mut out: Vec<PathBuf> = Vec::new();
     let mut cut = false;
-    let Ok(rd) = std::fs::read_dir(dir(home)) else {
+    let Ok(rd) = std::fs::read_dir(d) else {
         return (out, false);
     };
     let t = now();

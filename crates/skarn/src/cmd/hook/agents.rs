@@ -162,17 +162,20 @@ fn file_refusal(
             .filter_map(|p| super::file_paths::candidates(p, Path::new(cwd), Some(h)).ok())
             .flatten()
             .collect();
-        if let Some(why) = super::file_runs::live_refusal(&abs, Path::new(ws), h) {
-            return Ok(Some(format!("skarn: {tool} refused for now: {why}.")));
-        }
-        // Allowed: a run starting before the tool writes must not change
-        // the path either (atk24j F7, ADR 0244).
+        // A run starting before the tool writes must not change the path
+        // either (atk24j F7, ADR 0244): the lease is recorded first, then
+        // live runs are looked for. A run reads the leases again once its
+        // own record exists, so one of the two always sees the other.
         let ttl = ctx.settings.edit_lease;
         if let Err(why) = super::file_lease::record(&paths, Path::new(cwd), h, call, ttl) {
             return Ok(Some(format!(
                 "skarn: {tool} refused for now: {why}; without it a sandboxed command started \
                  before the write could swap a name on the way for a link."
             )));
+        }
+        if let Some(why) = super::file_runs::live_refusal(&abs, Path::new(ws), h) {
+            super::file_lease::release_paths(&paths, Path::new(cwd), h, call);
+            return Ok(Some(format!("skarn: {tool} refused for now: {why}.")));
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -73,10 +73,14 @@ pub fn record(
 /// Drop the leases of a call that has written (Claude Code's PostToolUse:
 /// the same tool input, call id and cwd as its PreToolUse).
 pub fn release(tool_input: &Value, cwd: &Path, home: &Path, call: Option<&Value>) {
-    let Ok(paths) = super::file_targets::targets(tool_input) else {
-        return;
-    };
-    for path in &paths {
+    if let Ok(paths) = super::file_targets::targets(tool_input) {
+        release_paths(&paths, cwd, home, call);
+    }
+}
+
+/// Drop the leases of `paths` (a call refused after they were recorded).
+pub fn release_paths(paths: &[String], cwd: &Path, home: &Path, call: Option<&Value>) {
+    for path in paths {
         skarn_sandbox::protect::edit_lease::release(home, &key(call, cwd, path));
     }
 }
