@@ -197,11 +197,9 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         caller: Default::default(),
         publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),
-        pending_edits: if ns.mount {
-            held::paths(host, &g)
-        } else {
-            Vec::new()
-        },
+        // Seen when planned (held only with a mount namespace: the
+        // report says otherwise).
+        pending_edits: held::paths(host, &g),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
