@@ -24,7 +24,9 @@
 //! 5. **Other names of hidden files** ([`crate::protect::secret_names`]): hard
 //!    links and bind mounts of them inside the grants are hidden too.
 //! 6. **The plan** ([`crate::plan()`]), with the grant notes and, for
-//!    [`Purpose::Run`], the hint naming a host program the sandbox hides.
+//!    [`Purpose::Run`], the hint naming a host program the sandbox hides;
+//!    the agent's pending file-tool edits ([`crate::protect::edit_lease`],
+//!    ADR 0244) are held by every plan.
 
 use std::path::Path;
 
@@ -129,6 +131,12 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         }
     };
     let mut host = host;
+    // The agent's file tools' pending edits (ADR 0244): held by every
+    // run, whoever starts it.
+    let mut leases_cut = false;
+    if let Some(h) = home {
+        (host.pending_edits, leases_cut) = crate::protect::edit_lease::pending(h);
+    }
     if purpose == Purpose::Run
         && let Some(n) = crate::policy::workspace_kind::non_project(&policy.workspace, home)
     {
@@ -160,6 +168,12 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         plan.read_hint = crate::linux::plan::read_hint(&policy, &host, &plan);
     }
     plan.report.notes.extend(settled.notes);
+    if leases_cut {
+        plan.report.notes.push(format!(
+            "more than {} paths of pending edits: the rest are not held by this run",
+            crate::protect::edit_lease::MAX_HELD
+        ));
+    }
     let mut warnings = settled.warnings;
     warnings.extend(crate::linux::simulate::simulation_ignored());
     if purpose == Purpose::Run

@@ -122,4 +122,9 @@ pub struct HostFacts {
     /// Top-level dot entries of such a workspace (read-only in the run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workspace_dot_entries: Vec<String>,
+    /// Paths the agent's file tools were allowed to write and have not
+    /// written yet (the hook's leases, [`crate::protect::edit_lease`]; set by
+    /// [`crate::prepare`]): kept as they are in writable grants (ADR 0244).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_edits: Vec<PathBuf>,
 }

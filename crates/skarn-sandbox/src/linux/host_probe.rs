@@ -131,6 +131,7 @@ impl HostFacts {
             configured_programs: Vec::new(),
             startup_relative: Vec::new(),
             workspace_dot_entries: Vec::new(),
+            pending_edits: Vec::new(),
             home_entries: Vec::new(),
             home_real,
             passwd_home,

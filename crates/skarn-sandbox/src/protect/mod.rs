@@ -12,6 +12,8 @@ pub mod ancestor_config;
 pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
+#[cfg(target_os = "linux")]
+pub mod edit_lease;
 #[cfg(unix)]
 pub mod env_named;
 pub mod envrc;

@@ -34,6 +34,7 @@ pub fn nonroot() -> HostFacts {
         configured_programs: Vec::new(),
         startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
+        pending_edits: vec![],
         home_real: None,
         passwd_home: None,
     }

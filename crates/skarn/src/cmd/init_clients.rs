@@ -162,6 +162,21 @@ pub fn plan(
                     version: None,
                 },
             ),
+            (
+                // After a file tool has written: the lease that held its
+                // path from sandboxed runs is dropped (ADR 0244).
+                claude_user("settings.json", ".claude/settings.json"),
+                Edit::JsonHook {
+                    event: "PostToolUse",
+                    agent: "claude-code",
+                    entry: json!({
+                        "matcher": super::hook::CLAUDE_POST_MATCHER,
+                        "hooks": [{ "type": "command", "command": hook("claude-code"),
+                                    "timeout": AGENT_TIMEOUT_SECS }],
+                    }),
+                    version: None,
+                },
+            ),
         ],
         Client::Cursor => vec![
             (

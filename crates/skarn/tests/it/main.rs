@@ -47,6 +47,9 @@ mod agent_atk24j_f;
 mod agent_atk24j;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
+// Attack atk24j F7: a run started after the guard allowed a write (h24g).
+#[cfg(target_os = "linux")]
+mod agent_edit_lease;
 // Issue 24: the file-tool guard and `skarn run` decide from one list.
 #[cfg(target_os = "linux")]
 mod agent_files;

@@ -32,6 +32,7 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         configured_programs: Vec::new(),
         startup_relative: Vec::new(),
         workspace_dot_entries: vec![],
+        pending_edits: vec![],
         home_real: None,
         passwd_home: None,
     }

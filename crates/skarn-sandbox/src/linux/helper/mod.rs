@@ -206,6 +206,23 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         ));
     }
     let (runs, mut record) = records::Runs::start(&plan, &mut report);
+    if let Some(p) = runs.edit_since_planned(&plan) {
+        // The agent's file tool was allowed to write there while this run
+        // was being planned: not held by the plan (ADR 0244).
+        if let Some(r) = record.take() {
+            r.finish();
+        }
+        sys::write_fd(
+            2,
+            format!(
+                "skarn: sandbox: the agent's file tool was allowed to write {} while this run \
+                 was being prepared; the command did not start: run it again\n",
+                crate::protect::terminal_filter::printable(&p.display().to_string())
+            )
+            .as_bytes(),
+        );
+        return EXIT_SETUP;
+    }
     let mut rnotes = reserve::ReserveNotes::default();
     // The workspace as a copy-on-write layer (ADR 0130): nothing to
     // reserve on the host; the changes are vetted after the run.

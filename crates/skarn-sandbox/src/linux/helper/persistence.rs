@@ -44,7 +44,9 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
     let protected: Vec<PathBuf> = fs
         .iter()
         .filter_map(|o| match o {
-            FsOp::Protect { path, .. } => Some(path.clone()),
+            // A path held for the agent's pending edit is the agent's
+            // to write during the run (ADR 0244): not a lapse.
+            FsOp::Protect { path, .. } if !plan.pending_edits.contains(path) => Some(path.clone()),
             _ => None,
         })
         .collect();

@@ -7,7 +7,7 @@
 //! server's socket out of the walk's way, attack atk24e F1).
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{dead_runs, persistence};
 use crate::linux::plan::Plan;
@@ -66,6 +66,25 @@ impl Runs {
         // plants: never snapshotted as the user's (attack 24c F4).
         crate::linux::lapse::other_runs_since(runs.live_since());
         (runs, held)
+    }
+
+    /// A path the agent's file tool was allowed to write after this run
+    /// was planned (so the plan does not hold it) and before its record
+    /// existed (so the guard did not see it): the run must not start
+    /// (ADR 0244). The guard records its lease before it looks for live
+    /// runs, and this is read after the record is made: one of the two
+    /// sees the other.
+    pub(super) fn edit_since_planned(&self, plan: &Plan) -> Option<PathBuf> {
+        // `<home>/.local/state/skarn/runs` -> `.../skarn/edits`.
+        let runs = self.dir.as_ref()?;
+        self.own.as_ref()?;
+        let edits = runs
+            .parent()?
+            .join(Path::new(crate::protect::edit_lease::DIR).file_name()?);
+        let (now, _) = crate::protect::edit_lease::pending_in(&edits);
+        now.into_iter().find(|p| {
+            !plan.pending_edits.contains(p) && self.roots.iter().any(|r| p.starts_with(r))
+        })
     }
 
     /// When the earliest other live run over this run's places began.

@@ -204,6 +204,13 @@ pub(super) fn finish(
             sys::write_fd(2, format!("{h}\n").as_bytes());
         }
     } else if !out.timed_out && !fatal && out.code != 0 {
+        // Paths held for the agent's pending edits (ADR 0244): a write
+        // there failed because of that, not because of the policy.
+        if plan.ns.mount
+            && let Some(l) = crate::linux::plan::held_failure_line(&plan.pending_edits)
+        {
+            sys::write_fd(2, format!("{}\n", terminal_filter_line(&l)).as_bytes());
+        }
         // Only what was recorded as denied (ADR 0182): a command that
         // fails on its own (`exit 7`, a failing test) gets no line.
         match crate::report::denials::line(&report.denied, plan.caller) {

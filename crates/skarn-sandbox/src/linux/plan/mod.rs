@@ -16,6 +16,7 @@ pub mod egress;
 mod filesystem;
 mod fs_op;
 mod grants;
+mod held;
 mod hint;
 pub mod idmap;
 mod landlock;
@@ -31,6 +32,7 @@ mod trusted;
 use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
+pub use held::failure_line as held_failure_line;
 pub use hint::ADVICE as FAILURE_ADVICE;
 pub use hint::READ_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
@@ -195,6 +197,9 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         caller: Default::default(),
         publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),
+        // Seen when planned (held only with a mount namespace: the
+        // report says otherwise).
+        pending_edits: held::paths(host, &g),
         after_run: (ns.mount && policy.protect_persistence)
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,

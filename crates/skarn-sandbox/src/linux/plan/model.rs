@@ -277,6 +277,13 @@ pub struct Plan {
     /// (e.g. `git worktree add ../wt`), since that is discarded.
     #[serde(default)]
     pub tmp_watch: Option<PathBuf>,
+    /// The agent's pending edits inside the writable grants when planned,
+    /// held with a mount namespace (ADR 0244): the failure line names
+    /// them, the checks after the run leave them out (the agent's tool
+    /// writes them during the run), and a lease that appears before the
+    /// run's record exists stops the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_edits: Vec<PathBuf>,
     /// Checks on the host after the run (None: persistence not protected).
     #[serde(default)]
     pub after_run: Option<AfterRun>,

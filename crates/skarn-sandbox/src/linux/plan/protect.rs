@@ -36,7 +36,9 @@ pub(super) fn steps(
     if ns.mount {
         guarded.extend(masked.iter().filter(|(_, r)| *r).map(|(s, _)| s.clone()));
     }
-    let protects = persistence(policy, host, g, ns, report);
+    let mut protects = persistence(policy, host, g, ns, report);
+    // The agent's pending edits (ADR 0244): held for every run.
+    super::held::hold(&super::held::paths(host, g), ns, &mut protects, report);
     for op in &protects {
         if let FsOp::Protect { path, .. } = op
             && g.writable(path).is_some()

@@ -101,6 +101,7 @@ fn file_refusal(
     cwd: Option<&Value>,
     ws: &str,
     ctx: &Ctx,
+    call: Option<&Value>,
 ) -> anyhow::Result<Option<String>> {
     if !ctx.settings.guard_files {
         return Ok(None);
@@ -161,10 +162,24 @@ fn file_refusal(
             .filter_map(|p| super::file_paths::candidates(p, Path::new(cwd), Some(h)).ok())
             .flatten()
             .collect();
+        // A run starting before the tool writes must not change the path
+        // either (atk24j F7, ADR 0244): the lease is recorded first, then
+        // live runs are looked for. A run reads the leases again once its
+        // own record exists, so one of the two always sees the other.
+        let ttl = ctx.settings.edit_lease;
+        if let Err(why) = super::file_lease::record(&paths, Path::new(cwd), h, call, ttl) {
+            return Ok(Some(format!(
+                "skarn: {tool} refused for now: {why}; without it a sandboxed command started \
+                 before the write could swap a name on the way for a link."
+            )));
+        }
         if let Some(why) = super::file_runs::live_refusal(&abs, Path::new(ws), h) {
+            super::file_lease::release_paths(&paths, Path::new(cwd), h, call);
             return Ok(Some(format!("skarn: {tool} refused for now: {why}.")));
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = call;
     Ok(None)
 }
 
@@ -184,17 +199,48 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         .get("hook_event_name")
         .or_else(|| input.get("hookEventName"))
         .and_then(Value::as_str);
+    if event == Some("PostToolUse")
+        && input
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .is_some_and(|t| super::file_targets::FILE_TOOLS.contains(&t))
+    {
+        // A file tool has written (what `init` installs PostToolUse for):
+        // its leases are dropped (ADR 0244). Nothing is answered; any other
+        // PostToolUse is refused below, like every other event.
+        #[cfg(target_os = "linux")]
+        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
+            && h.is_absolute()
+        {
+            let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+            let cwd = input
+                .get("cwd")
+                .and_then(Value::as_str)
+                .filter(|c| c.starts_with('/'))
+                .unwrap_or(&ws);
+            let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+            super::file_lease::release(tool_input, Path::new(cwd), &h, input.get("tool_use_id"));
+        }
+        return Ok(Answer::Nothing);
+    }
     if let Some(e) = event
         && e != "PreToolUse"
     {
-        bail!("skarn hook handles PreToolUse, not {e}");
+        bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
                     "permissionDecision": "deny",
@@ -347,7 +393,14 @@ fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
             return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
         }
         return Ok(Answer::Json(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => json!({ "decision": "deny", "reason": why }),
                 None => json!({}),
             },
@@ -446,7 +499,14 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         let ws = workspace(ctx, &[], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         return Ok(
-            match file_refusal(tool_input, tool, input.get("cwd"), &ws, ctx)? {
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
                 Some(why) => Answer::Block(why),
                 None => Answer::Nothing,
             },
@@ -517,7 +577,7 @@ fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
             Err(why) => return Ok(Answer::Block(why)),
         };
         return Ok(
-            match file_refusal(info, "pre_write_code", None, &ws, ctx)? {
+            match file_refusal(info, "pre_write_code", None, &ws, ctx, None)? {
                 Some(why) => Answer::Block(why),
                 None => Answer::Nothing,
             },

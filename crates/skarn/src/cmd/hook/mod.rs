@@ -15,6 +15,8 @@ mod file_boundary;
 mod file_git;
 mod file_host;
 mod file_layer;
+#[cfg(target_os = "linux")]
+mod file_lease;
 mod file_named;
 mod file_paths;
 pub(crate) mod file_run_sets;
@@ -42,6 +44,10 @@ pub const EXIT_BLOCK: u8 = 2;
 /// Claude Code tools the hook is installed for: the shells (`PowerShell`
 /// on Windows, refused) and the file writing tools (see `files`).
 pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit";
+
+/// Claude Code tools whose PostToolUse runs the hook: the file writing
+/// tools, whose leases it drops (ADR 0244).
+pub const CLAUDE_POST_MATCHER: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
 /// Gemini CLI tools the hook is installed for (`save_memory` writes
 /// `~/.gemini/GEMINI.md`, which later sessions load).

@@ -14,6 +14,9 @@
 //! allow_tools = ["mcp_docs_*"]  # tools you know neither write files nor
 //!                               # run code, answered nothing instead of
 //!                               # refused (unknown tools are refused)
+//! edit_lease = "5m"             # how long a path the file guard allowed
+//!                               # stays held from sandboxed runs when the
+//!                               # client does not say it has written it
 //! ```
 
 use std::path::Path;
@@ -44,6 +47,7 @@ struct HookSection {
     timeout: Option<skarn_units::Value>,
     #[serde(default)]
     allow_tools: Vec<String>,
+    edit_lease: Option<skarn_units::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,6 +72,11 @@ pub struct Settings {
     /// Tool names (a trailing `*`: a prefix) the user allows although the
     /// hook does not know them; every other unknown tool is refused.
     pub allow_tools: Vec<String>,
+    /// How long a write the file guard allowed keeps its path held from
+    /// sandboxed runs, at most (ADR 0244; default [`DEFAULT_EDIT_LEASE`]):
+    /// Claude Code's PostToolUse hook drops the lease as soon as the tool
+    /// has written.
+    pub edit_lease: std::time::Duration,
 }
 
 impl Settings {
@@ -84,6 +93,13 @@ impl Settings {
 /// for Claude Code and Gemini CLI, and what `skarn init` writes).
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// How long an allowed file-tool write holds its path by default: long
+/// enough for a user to read and approve the edit.
+pub const DEFAULT_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The longest lease the configuration may set (a day).
+const MAX_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 impl Settings {
     /// Defaults < `[hook]` in `file` (when given and present) < flags.
     pub fn load(
@@ -98,6 +114,7 @@ impl Settings {
             file_boundary: true,
             timeout: DEFAULT_TIMEOUT,
             allow_tools: Vec::new(),
+            edit_lease: DEFAULT_EDIT_LEASE,
         };
         if let Some(f) = file {
             // A file with other names (hard links) may be written under one
@@ -130,6 +147,18 @@ impl Settings {
                         }
                         if let Some(b) = h.file_boundary {
                             s.file_boundary = b;
+                        }
+                        if let Some(t) = h.edit_lease {
+                            let d = t
+                                .duration(skarn_units::DurationUnit::Secs)
+                                .with_context(|| format!("{}: [hook] edit_lease", f.display()))?;
+                            if d.is_zero() || d > MAX_EDIT_LEASE {
+                                anyhow::bail!(
+                                    "{}: [hook] edit_lease must be between 1 s and 24 h",
+                                    f.display()
+                                );
+                            }
+                            s.edit_lease = d;
                         }
                         if let Some(t) = h.timeout {
                             s.timeout = t
