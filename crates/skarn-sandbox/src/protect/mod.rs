@@ -14,6 +14,8 @@ pub mod config_named;
 pub mod configured_programs;
 #[cfg(unix)]
 pub mod env_named;
+#[cfg(unix)]
+pub mod dotenv;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;

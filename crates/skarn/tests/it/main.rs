@@ -142,6 +142,8 @@ mod run_upward_config_22g;
 #[cfg(target_os = "linux")]
 mod run_host_runs_22b;
 #[cfg(target_os = "linux")]
+mod run_host_loads_22f;
+#[cfg(target_os = "linux")]
 mod run_lifecycle;
 #[cfg(target_os = "linux")]
 mod run_limits;

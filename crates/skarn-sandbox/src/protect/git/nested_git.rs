@@ -386,6 +386,8 @@ fn vet_new_within(
         {
             out.extend(crate::protect::venv_programs::set_aside(v, since));
         }
+        // Environment files agents load at start (ADR 0246).
+        out.extend(crate::protect::dotenv::set_aside_changed(&w.env_files, since));
         // Compiled Python files (attacks atk24e F9, atk24h F11).
         out.extend(crate::protect::pyc_guard::vet(
             &w.pycache,
