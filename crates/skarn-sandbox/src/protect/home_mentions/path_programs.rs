@@ -58,8 +58,14 @@ impl Scanner {
                     ));
                 }
                 let p = e.path();
-                let Ok(target) = std::fs::canonicalize(&p) else {
-                    continue;
+                // (The directory is a real path: only a link needs resolving.)
+                let target = if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                    let Ok(t) = std::fs::canonicalize(&p) else {
+                        continue;
+                    };
+                    t
+                } else {
+                    p.clone()
                 };
                 if self.inside_grant(&target) || !self.seen.insert(target.clone()) {
                     continue;
@@ -73,6 +79,10 @@ impl Scanner {
                         MAX_SCRIPT_BYTES >> 20
                     ));
                 }
+                if !self.may_name_a_grant(&text) {
+                    continue;
+                }
+                let text = String::from_utf8_lossy(&text).into_owned();
                 self.script_lines(&p, &text);
                 if self.all_found() {
                     return;
@@ -88,22 +98,25 @@ impl Scanner {
             .any(|t| t.canons.iter().any(|c| real.starts_with(c)))
     }
 
+    /// Cheap first: whether the script's bytes hold a grant's name at all
+    /// (as written, or the part below the home when it is led by `~` or
+    /// `$HOME`).
+    fn may_name_a_grant(&self, text: &[u8]) -> bool {
+        let home = self.home_text.as_str();
+        self.targets.iter().any(|t| {
+            t.forms.iter().any(|form| {
+                let part = form
+                    .strip_prefix(home)
+                    .filter(|rest| rest.len() > 1)
+                    .unwrap_or(form);
+                memchr::memmem::find(text, part.as_bytes()).is_some()
+            })
+        })
+    }
+
     /// Each line of the script `f` naming a grant is a mention.
     fn script_lines(&mut self, f: &Path, text: &str) {
-        // Cheap first: the script holds a grant's name at all (as written,
-        // or the part below the home when it is led by `~` or `$HOME`).
         let home = self.home_text.clone();
-        let any = self.targets.iter().any(|t| {
-            t.forms.iter().any(|form| {
-                text.contains(form.as_str())
-                    || form
-                        .strip_prefix(home.as_str())
-                        .is_some_and(|rest| rest.len() > 1 && text.contains(rest))
-            })
-        });
-        if !any {
-            return;
-        }
         for (i, line) in text.split(['\r', '\n']).enumerate() {
             let trimmed = line.trim_start();
             if i > 0 && trimmed.starts_with('#') {
@@ -126,7 +139,7 @@ impl Scanner {
 /// The text of `p` when it is a script (a regular file starting `#!`),
 /// its bytes added to `total`; `None` for anything else (one read of two
 /// bytes for a program).
-fn script(p: &Path, total: &mut u64) -> Option<String> {
+fn script(p: &Path, total: &mut u64) -> Option<Vec<u8>> {
     let m = std::fs::metadata(p).ok()?;
     if !m.is_file() || m.len() < 2 {
         return None;
@@ -138,12 +151,12 @@ fn script(p: &Path, total: &mut u64) -> Option<String> {
     if head != *b"#!" {
         return None;
     }
-    let mut rest = Vec::new();
-    f.read_to_end(&mut rest).ok()?;
-    *total += 2 + rest.len() as u64;
+    let mut text = b"#!".to_vec();
+    f.read_to_end(&mut text).ok()?;
+    *total += text.len() as u64;
     // A payload past a script's head is no text to read.
-    if rest.iter().take(8192).any(|b| *b == 0) {
+    if text.iter().take(8192).any(|b| *b == 0) {
         return None;
     }
-    Some(format!("#!{}", String::from_utf8_lossy(&rest)))
+    Some(text)
 }
