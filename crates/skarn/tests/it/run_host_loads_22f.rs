@@ -220,3 +220,58 @@ fn a_program_on_path_outside_the_home_keeps_the_workspace_file_it_runs() {
         );
     }
 }
+
+#[test]
+fn a_linked_worktrees_index_cannot_stage_a_protected_file() {
+    for layer in LAYERS {
+        let t = TempDir::new("wtindex22f");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        t.file("ws/README", "hi\n");
+        git(&ws, &["add", "README"]);
+        git(&ws, &["commit", "-qm", "one"]);
+        let feat = t.join("feat");
+        let o = git(&ws, &["worktree", "add", "-q", feat.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", err(&o));
+        settle();
+        let marker = t.join("PLANTED-RAN");
+        // Content for `.envrc` staged in the linked worktree's index only
+        // (the run cannot write that work tree).
+        let script = format!(
+            "b=$(printf 'touch {m}\\n' | git hash-object -w --stdin) && \
+             GIT_DIR=.git/worktrees/feat git update-index --add --cacheinfo 100644,$b,.envrc; \
+             echo staged=$?; echo RAN",
+            m = marker.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &["--report", "--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        // On the host, in the linked worktree: `git checkout -- .`, then a
+        // shell enters it (direnv sources `.envrc`).
+        let _ = Command::new("git")
+            .args(["checkout", "--", "."])
+            .current_dir(&feat)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &home)
+            .output();
+        if feat.join(".envrc").exists() {
+            let _ = Command::new("sh")
+                .arg(feat.join(".envrc"))
+                .current_dir(&feat)
+                .output();
+        }
+        assert!(
+            !marker.exists(),
+            "{layer}: the linked worktree's index brought the planted .envrc to the host: {said}"
+        );
+    }
+}
