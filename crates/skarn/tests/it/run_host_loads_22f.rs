@@ -275,3 +275,62 @@ fn a_linked_worktrees_index_cannot_stage_a_protected_file() {
         );
     }
 }
+
+#[test]
+fn a_commit_the_run_made_cannot_bring_a_protected_file_to_the_host() {
+    for layer in LAYERS {
+        let t = TempDir::new("commit22f");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        t.file("ws/README", "hi\n");
+        git(&ws, &["add", "README"]);
+        git(&ws, &["commit", "-qm", "one"]);
+        settle();
+        let marker = t.join("PLANTED-RAN");
+        // A commit whose tree holds `.envrc` (the work tree's cannot be
+        // written), on a branch of its own, and an ordinary one.
+        let script = format!(
+            "set -e; G='git -c user.name=a -c user.email=a@a'; \
+             b=$(printf 'touch {m}\\n' | git hash-object -w --stdin); \
+             GIT_INDEX_FILE=.git/agent-index git read-tree HEAD; \
+             GIT_INDEX_FILE=.git/agent-index git update-index --add --cacheinfo 100644,$b,.envrc; \
+             tr=$(GIT_INDEX_FILE=.git/agent-index git write-tree); \
+             c=$($G commit-tree $tr -p HEAD -m planted); git update-ref refs/heads/agent $c; \
+             rm -f .git/agent-index; \
+             echo more > NOTES; git add NOTES; $G commit -qm notes; echo RAN",
+            m = marker.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &["--report", "--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        // On the host: the agent's branch is checked out, a shell enters
+        // the directory (direnv sources `.envrc`).
+        let _ = git(&ws, &["checkout", "-q", "agent"]);
+        if ws.join(".envrc").exists() {
+            let _ = Command::new("sh")
+                .arg(ws.join(".envrc"))
+                .current_dir(&ws)
+                .output();
+        }
+        assert!(
+            !marker.exists(),
+            "{layer}: the run's commit brought the planted .envrc to the host: {said}"
+        );
+        // The ordinary commit stays.
+        let _ = git(&ws, &["checkout", "-q", "-f", "-"]);
+        let log = git(&ws, &["log", "--format=%s", "-1"]);
+        assert!(
+            String::from_utf8_lossy(&log.stdout).contains("notes"),
+            "{layer}: the run's ordinary commit was lost: {said}"
+        );
+    }
+}

@@ -386,6 +386,12 @@ fn vet_new_within(
         {
             out.extend(crate::protect::venv_programs::set_aside(v, since));
         }
+        // Commits the run made with content at protected paths.
+        let commits = super::new_commits::vet(roots, since);
+        if commits.incomplete {
+            INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        out.extend(commits.lines);
         // Environment files agents load at start (ADR 0246).
         out.extend(crate::protect::dotenv::set_aside_changed(&w.env_files, since));
         // Compiled Python files (attacks atk24e F9, atk24h F11).
