@@ -181,8 +181,7 @@ impl HostFacts {
                 .clone()
                 .unwrap_or_else(|| policy.workspace.clone());
             let path = crate::protect::host_programs::path_dirs(&cwd, Some(h));
-            self.home_mentions =
-                crate::protect::home_mentions::scan_with_path(h, &grants, &path);
+            self.home_mentions = crate::protect::home_mentions::scan_with_path(h, &grants, &path);
         }
         if policy.protect_persistence {
             self.configured_programs =

@@ -230,7 +230,10 @@ pub fn judge(p: &Path) -> Option<String> {
 /// at or after `since` (itself, or the file a link of it leads to) and
 /// that [`judge`] refuses; one line each.
 #[cfg(unix)]
-pub fn set_aside_changed(found: &[std::path::PathBuf], since: std::time::SystemTime) -> Vec<String> {
+pub fn set_aside_changed(
+    found: &[std::path::PathBuf],
+    since: std::time::SystemTime,
+) -> Vec<String> {
     use crate::protect::grant_walk::changed_since;
     let mut out = Vec::new();
     for p in found {

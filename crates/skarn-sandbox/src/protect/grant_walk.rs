@@ -578,9 +578,10 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
 /// `lib`) a grant `root` lies strictly inside, looking up to 6 levels
 /// (`<env>/lib/python3.X/site-packages/<pkg>/<sub>`).
 pub fn enclosing_env(root: &Path) -> Option<PathBuf> {
-    root.ancestors().skip(1).take(6).find_map(|a| {
-        is_python_env(a).then(|| a.to_path_buf())
-    })
+    root.ancestors()
+        .skip(1)
+        .take(6)
+        .find_map(|a| is_python_env(a).then(|| a.to_path_buf()))
 }
 
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).

@@ -13,9 +13,9 @@ pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
 #[cfg(unix)]
-pub mod env_named;
-#[cfg(unix)]
 pub mod dotenv;
+#[cfg(unix)]
+pub mod env_named;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;

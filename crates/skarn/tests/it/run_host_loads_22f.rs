@@ -49,7 +49,10 @@ fn an_agents_env_file_cannot_make_its_next_commands_run_planted_code() {
         git(&ws, &["init", "-q"]);
         // One the user set up with a start-up variable of their own, one
         // of the application's, none yet in `sub`.
-        let own = t.file("ws/tools/.env", "PYTHONPATH=/usr/lib/python3/dist-packages\n");
+        let own = t.file(
+            "ws/tools/.env",
+            "PYTHONPATH=/usr/lib/python3/dist-packages\n",
+        );
         t.dir("ws/sub");
         settle();
         let marker = t.join("PLANTED-RAN");
@@ -73,7 +76,10 @@ fn an_agents_env_file_cannot_make_its_next_commands_run_planted_code() {
         .output()
         .unwrap();
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         for (f, dir) in [
             (ws.join(".env"), ws.clone()),
             (own.clone(), ws.join("tools")),
@@ -154,7 +160,10 @@ fn a_conda_environments_activation_scripts_cannot_be_planted() {
         .output()
         .unwrap();
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         activate(&ws.join(".pixi/envs/default"));
         activate(&ws.join("envs/dev"));
         assert!(
@@ -164,7 +173,8 @@ fn a_conda_environments_activation_scripts_cannot_be_planted() {
         // A package installed into the environment stays.
         if *layer == "direct" {
             assert!(
-                ws.join("envs/dev/lib/python3.12/site-packages/mine.py").exists(),
+                ws.join("envs/dev/lib/python3.12/site-packages/mine.py")
+                    .exists(),
                 "{layer}: {said}"
             );
         }
@@ -207,7 +217,10 @@ fn a_program_on_path_outside_the_home_keeps_the_workspace_file_it_runs() {
         .output()
         .unwrap();
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         // The user types the program's name on the host.
         let _ = Command::new("mytool").env("PATH", &path).output();
         assert!(
@@ -254,7 +267,10 @@ fn a_linked_worktrees_index_cannot_stage_a_protected_file() {
         .output()
         .unwrap();
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         // On the host, in the linked worktree: `git checkout -- .`, then a
         // shell enters it (direnv sources `.envrc`).
         let _ = Command::new("git")
@@ -311,7 +327,10 @@ fn a_commit_the_run_made_cannot_bring_a_protected_file_to_the_host() {
         .output()
         .unwrap();
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         // On the host: the agent's branch is checked out, a shell enters
         // the directory (direnv sources `.envrc`).
         let _ = git(&ws, &["checkout", "-q", "agent"]);

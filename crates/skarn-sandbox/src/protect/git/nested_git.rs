@@ -393,7 +393,10 @@ fn vet_new_within(
         }
         out.extend(commits.lines);
         // Environment files agents load at start (ADR 0246).
-        out.extend(crate::protect::dotenv::set_aside_changed(&w.env_files, since));
+        out.extend(crate::protect::dotenv::set_aside_changed(
+            &w.env_files,
+            since,
+        ));
         // Compiled Python files (attacks atk24e F9, atk24h F11).
         out.extend(crate::protect::pyc_guard::vet(
             &w.pycache,

@@ -190,7 +190,9 @@ impl Objects {
             return None;
         }
         if depth > MAX_DEPTH {
-            return Some(format!("its tree at {prefix} is deeper than {MAX_DEPTH} levels"));
+            return Some(format!(
+                "its tree at {prefix} is deeper than {MAX_DEPTH} levels"
+            ));
         }
         let Some((kind, body)) = self.read(hex) else {
             return Some(format!("its tree at '{prefix}' cannot be read"));
@@ -293,7 +295,12 @@ mod tests {
         ] {
             assert!(protected(p), "{p}");
         }
-        for p in ["src/main.rs", "README.md", ".bashrc", "docs/x.code-workspace"] {
+        for p in [
+            "src/main.rs",
+            "README.md",
+            ".bashrc",
+            "docs/x.code-workspace",
+        ] {
             assert!(!protected(p), "{p}");
         }
     }
