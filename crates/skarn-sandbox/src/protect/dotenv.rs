@@ -63,7 +63,7 @@ pub fn is_env_file(name: &OsStr) -> bool {
 }
 
 /// Variables a host program runs or loads code by, besides the callers'
-/// start-up list ([`crate::protect::host_programs::ENV_PLACES`]), which
+/// start-up list ([`crate::protect::env_places::ENV_PLACES`]), which
 /// is consulted too: the search path of programs, the home and its
 /// relocations (whose start-up files the shells and git then read), and
 /// configuration files that name commands (cloud and cluster credential
@@ -160,7 +160,7 @@ const SUFFIXES: &[&str] = &[
 pub fn runs_code(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
     #[cfg(unix)]
-    let listed = crate::protect::host_programs::ENV_PLACES
+    let listed = crate::protect::env_places::ENV_PLACES
         .iter()
         .any(|(n, secret)| !*secret && n.eq_ignore_ascii_case(&up));
     #[cfg(not(unix))]
@@ -224,56 +224,6 @@ pub fn judge(p: &Path) -> Option<String> {
         }),
         _ => Some("it cannot be read as a small text file".into()),
     }
-}
-
-/// After a run: set aside each file of `found` that was made or changed
-/// at or after `since` (itself, or the file a link of it leads to) and
-/// that [`judge`] refuses; one line each.
-#[cfg(unix)]
-pub fn set_aside_changed(
-    found: &[std::path::PathBuf],
-    since: std::time::SystemTime,
-) -> Vec<String> {
-    use crate::protect::grant_walk::changed_since;
-    let mut out = Vec::new();
-    for p in found {
-        let Ok(m) = std::fs::symlink_metadata(p) else {
-            continue;
-        };
-        let target = m
-            .file_type()
-            .is_symlink()
-            .then(|| std::fs::canonicalize(p).ok())
-            .flatten();
-        let changed =
-            changed_since(p, since) || target.as_deref().is_some_and(|t| changed_since(t, since));
-        if !changed {
-            continue;
-        }
-        let why = match &target {
-            // (A link: what the loaders read is where it leads.)
-            Some(t) => judge(t).map(|w| format!("(a link to {}) {w}", t.display())),
-            None if m.file_type().is_symlink() => Some("it is a link that leads nowhere".into()),
-            None => judge(p),
-        };
-        let Some(why) = why else { continue };
-        let aside = crate::protect::set_aside::set_aside(p, "skarn-set-aside");
-        out.push(set_aside_line(p, &why, &aside));
-    }
-    out
-}
-
-/// The line for one file set aside after a run.
-fn set_aside_line(p: &Path, why: &str, aside: &crate::protect::set_aside::Aside) -> String {
-    format!(
-        "{} was written during the run and {why}; agents and runtimes load it on the host at \
-         their next start; {}",
-        p.display(),
-        aside.describe(
-            "review it before renaming it back: an application's own settings may stay, \
-             variables that start programs may not"
-        )
-    )
 }
 
 #[cfg(test)]

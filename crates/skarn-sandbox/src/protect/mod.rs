@@ -16,6 +16,8 @@ pub mod configured_programs;
 pub mod dotenv;
 #[cfg(unix)]
 pub mod env_named;
+#[cfg(unix)]
+pub mod env_places;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;
