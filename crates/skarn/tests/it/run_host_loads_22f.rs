@@ -114,10 +114,10 @@ fn an_agents_env_file_cannot_make_its_next_commands_run_planted_code() {
 /// A conda prefix as conda, micromamba and pixi make one (its
 /// `conda-meta` directory), with `activate.d` scripts or not.
 fn conda_env(t: &TempDir, rel: &str, script: Option<&str>) {
-    t.file(&format!("{rel}/conda-meta/history"), "==> 2026-01-01 <==\n");
-    t.file(&format!("{rel}/lib/python3.12/site-packages/ok.py"), "");
+    t.file(format!("{rel}/conda-meta/history"), "==> 2026-01-01 <==\n");
+    t.file(format!("{rel}/lib/python3.12/site-packages/ok.py"), "");
     if let Some(s) = script {
-        t.file(&format!("{rel}/etc/conda/activate.d/{s}"), "export X=1\n");
+        t.file(format!("{rel}/etc/conda/activate.d/{s}"), "export X=1\n");
     }
 }
 
@@ -192,7 +192,7 @@ fn a_program_on_path_outside_the_home_keeps_the_workspace_file_it_runs() {
         let main = t.file("ws/tool/main.sh", "echo tool v1\n");
         let wrapper = t.file(
             "sysbin/mytool",
-            &format!("#!/bin/sh\nexec sh {} \"$@\"\n", main.display()),
+            format!("#!/bin/sh\nexec sh {} \"$@\"\n", main.display()),
         );
         {
             use std::os::unix::fs::PermissionsExt;
