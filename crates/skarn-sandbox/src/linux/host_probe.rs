@@ -177,7 +177,12 @@ impl HostFacts {
             let grants: Vec<PathBuf> = std::iter::once(policy.workspace.clone())
                 .chain(policy.write.iter().map(|g| g.path.clone()))
                 .collect();
-            self.home_mentions = crate::protect::home_mentions::scan(h, &grants);
+            let cwd = policy
+                .cwd
+                .clone()
+                .unwrap_or_else(|| policy.workspace.clone());
+            let path = crate::protect::host_programs::path_dirs(&cwd, Some(h));
+            self.home_mentions = crate::protect::home_mentions::scan_with_path(h, &grants, &path);
         }
         if policy.protect_persistence {
             self.configured_programs =

@@ -222,6 +222,9 @@ pub struct Walk {
     /// directory ([`crate::protect::persistence::any_depth`]: `sub/.claude`,
     /// `sub/.envrc`, ...): kept read-only like the roots' own.
     pub settings: Vec<PathBuf>,
+    /// Environment files agents load at start, at any depth, the roots'
+    /// own included ([`crate::protect::dotenv::FILES`]).
+    pub env_files: Vec<PathBuf>,
     /// Unix sockets.
     pub sockets: Vec<PathBuf>,
     /// Python virtual environments (vetted by the venv guard).
@@ -451,7 +454,12 @@ fn classify(
     // host git uses it when run inside it. (A root too: with its `.git`
     // missing or spoiled, git takes it for one.)
     let has = |n: &str| entries.iter().any(|e| e.file_name() == n);
-    if has("pyvenv.cfg") {
+    // A virtual environment, or a conda prefix (conda, mamba, pixi's
+    // `.pixi/envs/*`): its start-up files and activation scripts.
+    let conda = entries
+        .iter()
+        .any(|e| e.file_name() == "conda-meta" && e.file_type().is_ok_and(|t| t.is_dir()));
+    if has("pyvenv.cfg") || conda {
         w.venvs.push(dir.to_path_buf());
     }
     if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
@@ -467,6 +475,9 @@ fn classify(
         let path = e.path();
         if note(w, &e, &ft, &path, inodes) {
             continue;
+        }
+        if crate::protect::dotenv::is_env_file(&name) {
+            w.env_files.push(path.clone());
         }
         let customize = crate::protect::py_startup::customize_module(&name);
         if customize || !is_root || upward_at_root(&name) {
@@ -493,7 +504,7 @@ fn classify(
                 if name == "__pycache__" {
                     w.pycache.push(path.clone());
                 }
-                if is_venv(&path) {
+                if is_python_env(&path) {
                     w.venvs.push(path.clone());
                 }
                 subdirs.push((path, Sub::Late));
@@ -511,6 +522,7 @@ impl Walk {
         self.repos.len()
             + self.upward.len()
             + self.settings.len()
+            + self.env_files.len()
             + self.venvs.len()
             + self.pycache.len()
             + self.pyc_files.len()
@@ -566,15 +578,29 @@ pub fn changed_since(p: &Path, since: std::time::SystemTime) -> bool {
 /// `lib`) a grant `root` lies strictly inside, looking up to 6 levels
 /// (`<env>/lib/python3.X/site-packages/<pkg>/<sub>`).
 pub fn enclosing_env(root: &Path) -> Option<PathBuf> {
-    root.ancestors().skip(1).take(6).find_map(|a| {
-        (is_venv(a) || std::fs::symlink_metadata(a.join("conda-meta")).is_ok_and(|m| m.is_dir()))
-            .then(|| a.to_path_buf())
-    })
+    root.ancestors()
+        .skip(1)
+        .take(6)
+        .find_map(|a| is_python_env(a).then(|| a.to_path_buf()))
 }
 
 /// Whether `dir` is a virtual environment (`pyvenv.cfg` in it).
 pub fn is_venv(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir.join("pyvenv.cfg")).is_ok_and(|m| m.is_file())
+}
+
+/// Whether `dir` is a conda prefix (a `conda-meta` directory in it): an
+/// environment made by conda, mamba, micromamba or pixi, whose activation
+/// (`conda activate`, `pixi shell`, `pixi run`) sources its
+/// `etc/conda/activate.d` scripts in the host's shell.
+pub fn is_conda_env(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join("conda-meta")).is_ok_and(|m| m.is_dir())
+}
+
+/// Whether `dir` is a Python environment of either kind ([`is_venv`],
+/// [`is_conda_env`]).
+pub fn is_python_env(dir: &Path) -> bool {
+    is_venv(dir) || is_conda_env(dir)
 }
 
 /// Whether `name` is a compiled Python file (`*.pyc`, any case).

@@ -15,7 +15,11 @@ pub mod configured_programs;
 #[cfg(target_os = "linux")]
 pub mod edit_lease;
 #[cfg(unix)]
+pub mod dotenv;
+#[cfg(unix)]
 pub mod env_named;
+#[cfg(unix)]
+pub mod env_places;
 pub mod envrc;
 mod envrc_exports;
 mod envrc_mentions;

@@ -30,6 +30,15 @@ pub const CONFIG: &[&str] = &[
     "etc/jupyter",
     "etc/ipython",
     "share/jupyter/kernels",
+    // A conda prefix's activation (issue 22; `conda activate`, `mamba
+    // activate`, `pixi shell`, `pixi run`): the scripts of `activate.d`
+    // and `deactivate.d` are sourced in the host's shell, and the
+    // variables of `env_vars.d` and of `conda-meta/state` (`conda env
+    // config vars set`) are exported into it (`LD_PRELOAD`, `BASH_ENV`).
+    "etc/conda/activate.d",
+    "etc/conda/deactivate.d",
+    "etc/conda/env_vars.d",
+    "conda-meta/state",
 ];
 
 /// The entry points of the environment `env` (at most 64), and its
@@ -63,12 +72,52 @@ pub fn protected(env: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether the entry `p` of the environment `env` was made or changed at
+/// or after `since`: itself, a file below it (a directory's scripts: one
+/// rewritten in place leaves the directory's times alone; past 10,000
+/// entries, yes), or a link on the way from `env` (`etc -> elsewhere`,
+/// which leads the activation to other scripts).
+fn changed(env: &Path, p: &Path, since: std::time::SystemTime) -> bool {
+    use crate::protect::grant_walk::changed_since;
+    if changed_since(p, since) {
+        return true;
+    }
+    if let Ok(rel) = p.strip_prefix(env) {
+        let mut at = env.to_path_buf();
+        for c in rel.iter() {
+            at.push(c);
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+                && changed_since(&at, since)
+            {
+                return true;
+            }
+        }
+    }
+    let mut stack = vec![p.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > 10_000 || changed_since(&e.path(), since) {
+                return true;
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    false
+}
+
 /// After a run: set aside each entry point of `env` made or changed at or
 /// after `since`; one line each.
 pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
     let mut out = Vec::new();
     for p in entries(env) {
-        if !crate::protect::grant_walk::changed_since(&p, since) {
+        if !changed(env, &p, since) {
             continue;
         }
         let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
@@ -97,9 +146,10 @@ pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
                 let env: PathBuf = std::iter::once(ws.as_os_str())
                     .chain(names[..k].iter().copied())
                     .collect();
-                if crate::protect::grant_walk::is_venv(&env) {
+                if crate::protect::grant_walk::is_python_env(&env) {
                     return Err(format!(
-                        "a virtual environment's {c} (the tools run from it read it)"
+                        "a Python or conda environment's {c} (the tools run from it, or its \
+                         activation in the host's shell, read or run it)"
                     ));
                 }
             }
@@ -114,7 +164,9 @@ pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
     let env: PathBuf = std::iter::once(ws.as_os_str())
         .chain(dir.iter().copied())
         .collect();
-    if std::fs::symlink_metadata(env.join("pyvenv.cfg")).is_ok() {
+    if std::fs::symlink_metadata(env.join("pyvenv.cfg")).is_ok()
+        || crate::protect::grant_walk::is_conda_env(&env)
+    {
         return Err(
             "a virtual environment's interpreter or activation script (host programs run or \
              source it by path)"

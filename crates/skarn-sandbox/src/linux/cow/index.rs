@@ -38,6 +38,32 @@ pub(super) fn is_index(rel: &Path) -> bool {
             .any(|c| c.as_os_str() == OsStr::new(".git"))
 }
 
+/// The work tree of a linked worktree's index (`<g>/worktrees/<name>/index`,
+/// its `gitdir` file naming `<tree>/.git`), relative to the workspace, and
+/// whether it lies inside it. One outside the workspace (`git worktree
+/// add ../feature`) is judged by names as if at the workspace's top: the
+/// run could write none of it, and host git there writes what the index
+/// holds on `checkout -- .`, `stash` or `reset --hard` (so a staged
+/// `.envrc` or `.vscode/tasks.json` is refused as at the top).
+fn linked_top(rules: &Rules, rel: &Path) -> Option<(std::path::PathBuf, bool)> {
+    let wt = rel.parent()?;
+    if wt.parent()?.file_name() != Some(OsStr::new("worktrees")) {
+        return None;
+    }
+    // The host's `gitdir` file (the run's copy is its own to change).
+    let named = crate::protect::small_file::read_bytes(&rules.ws.join(wt).join("gitdir"))
+        .ok()
+        .flatten()?;
+    let named = std::path::PathBuf::from(OsStr::from_bytes(named.trim_ascii()));
+    let tree = named.parent()?;
+    let real = std::fs::canonicalize(tree).unwrap_or_else(|_| tree.to_path_buf());
+    let ws = std::fs::canonicalize(&rules.ws).unwrap_or_else(|_| rules.ws.clone());
+    match real.strip_prefix(&ws) {
+        Ok(inner) => Some((inner.to_path_buf(), true)),
+        Err(_) => Some((std::path::PathBuf::new(), false)),
+    }
+}
+
 /// Vet the run's `upper` file for the index at `rel` (`since`: when the
 /// run started): the notes of what was changed in it, or why it is
 /// refused.
@@ -55,21 +81,24 @@ pub(super) fn vet_index(
     let top = rel
         .parent()
         .filter(|g| g.file_name() == Some(OsStr::new(".git")))
-        .and_then(Path::parent);
+        .and_then(Path::parent)
+        .map(|t| (t.to_path_buf(), true))
+        .or_else(|| linked_top(rules, rel));
     // A path is the run's to stage when the run could have written it:
     // the layer's own decision, for a file that was there before the run
     // (tracked, or on the host and not made since the run started) or
     // one that was not (a missing unreserved name may be made).
-    let protected = |p: &[u8], tracked: bool| match top {
+    let protected = |p: &[u8], tracked: bool| match &top {
         // `.gitmodules` is the layer's to vet (`git submodule add` stages
         // it; its content is vetted where git reads it, ADR 0181), and
         // git refuses the commands it could name.
         Some(_) if p == b".gitmodules" => false,
-        Some(t) => {
+        Some((t, inside)) => {
             let path = t.join(OsStr::from_bytes(p));
             let there = tracked
-                || rustix::fs::lstat(rules.ws.join(&path))
-                    .is_ok_and(|st| !super::apply::changed_since(&st, since));
+                || *inside
+                    && rustix::fs::lstat(rules.ws.join(&path))
+                        .is_ok_and(|st| !super::apply::changed_since(&st, since));
             check(
                 rules,
                 &path,

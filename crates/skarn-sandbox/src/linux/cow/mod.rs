@@ -57,6 +57,17 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             rules.ws.display()
         ));
     }
+    // Commits the run made, now in the workspace's object store (applied
+    // objects are new by their change time), vetted as after a direct run.
+    let since = std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(layer.since.0).unwrap_or(0),
+            u32::try_from(layer.since.1).unwrap_or(0),
+        );
+    let commits = crate::protect::git::new_commits::vet(std::slice::from_ref(&rules.ws), since);
+    for l in commits.lines {
+        out.refused.push((".git/objects".into(), l));
+    }
     remove(layer);
     out
 }

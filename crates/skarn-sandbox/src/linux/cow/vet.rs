@@ -318,6 +318,30 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
+    // Environment files agents load at start (ADR 0246): judged by what
+    // they set.
+    if let Some(last) = n.last()
+        && crate::protect::dotenv::is_env_file(last)
+    {
+        match what {
+            Change::File => {
+                if let Some(why) = crate::protect::dotenv::judge(upper) {
+                    return Err(format!(
+                        "an environment file agents and runtimes load at their start on the \
+                         host: {why}"
+                    ));
+                }
+            }
+            Change::Special => {
+                return Err(
+                    "a link or special file in place of an environment file agents load at \
+                     their start"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+    }
     if crate::protect::persistence::AFTER_RUN_TOP
         .iter()
         .any(|p| rel.starts_with(p))

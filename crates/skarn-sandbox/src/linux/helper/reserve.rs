@@ -372,6 +372,18 @@ fn nested_repos(
             ops.push((p, false, false));
         }
     }
+    // Environment files agents load at start (ADR 0246): one that already
+    // sets a variable host programs run code by stays as it is.
+    for p in w
+        .env_files
+        .iter()
+        .filter(|p| r.nested_roots.iter().any(|root| p.starts_with(root)))
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+    {
+        if crate::protect::dotenv::judge(p).is_some() {
+            ops.push((p.clone(), false, false));
+        }
+    }
     for d in w.unlisted {
         // A directory the walk cannot list (search-only): a host server's
         // socket may lie below it, by a name the run could know.

@@ -18,6 +18,8 @@ pub mod gitconfig;
 pub mod index_vet;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
+#[cfg(target_os = "linux")]
+pub mod new_commits;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;

@@ -386,6 +386,14 @@ fn vet_new_within(
         {
             out.extend(crate::protect::venv_programs::set_aside(v, since));
         }
+        // Commits the run made with content at protected paths.
+        let commits = super::new_commits::vet(roots, since);
+        if commits.incomplete {
+            INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        out.extend(commits.lines);
+        // Environment files agents load at start (ADR 0246).
+        out.extend(set_aside_env_files(&w.env_files, since));
         // Compiled Python files (attacks atk24e F9, atk24h F11).
         out.extend(crate::protect::pyc_guard::vet(
             &w.pycache,
@@ -546,6 +554,55 @@ fn set_aside_upward(found: &[PathBuf], since: std::time::SystemTime) -> Vec<Stri
         }
     }
     out
+}
+
+/// After a run: set aside each file of `found` that was made or changed
+/// at or after `since` (itself, or the file a link of it leads to) and
+/// that [`crate::protect::dotenv::judge`] refuses (environment files
+/// agents load at start, ADR 0246); one line each.
+fn set_aside_env_files(found: &[std::path::PathBuf], since: std::time::SystemTime) -> Vec<String> {
+    use crate::protect::grant_walk::changed_since;
+    let mut out = Vec::new();
+    for p in found {
+        let Ok(m) = std::fs::symlink_metadata(p) else {
+            continue;
+        };
+        let target = m
+            .file_type()
+            .is_symlink()
+            .then(|| std::fs::canonicalize(p).ok())
+            .flatten();
+        let changed =
+            changed_since(p, since) || target.as_deref().is_some_and(|t| changed_since(t, since));
+        if !changed {
+            continue;
+        }
+        let why = match &target {
+            // (A link: what the loaders read is where it leads.)
+            Some(t) => {
+                crate::protect::dotenv::judge(t).map(|w| format!("(a link to {}) {w}", t.display()))
+            }
+            None if m.file_type().is_symlink() => Some("it is a link that leads nowhere".into()),
+            None => crate::protect::dotenv::judge(p),
+        };
+        let Some(why) = why else { continue };
+        let aside = crate::protect::set_aside::set_aside(p, "skarn-set-aside");
+        out.push(set_aside_line(p, &why, &aside));
+    }
+    out
+}
+
+/// The line for one file set aside after a run.
+fn set_aside_line(p: &Path, why: &str, aside: &crate::protect::set_aside::Aside) -> String {
+    format!(
+        "{} was written during the run and {why}; agents and runtimes load it on the host at \
+         their next start; {}",
+        p.display(),
+        aside.describe(
+            "review it before renaming it back: an application's own settings may stay, \
+             variables that start programs may not"
+        )
+    )
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@
 //! grant counts as mentioned, and the report says so.
 
 mod formats;
+mod path_programs;
 mod pattern;
 mod read;
 pub mod relative_path;
@@ -112,6 +113,12 @@ struct Target {
 
 /// Look through the home `home` for the writable `grants`.
 pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
+    scan_with_path(home, grants, &[])
+}
+
+/// [`scan`], and the scripts of the `PATH` directories `path` (the
+/// caller's, wherever they lie; atk22g F7).
+pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Mentions {
     let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     let targets: Vec<Target> = grants
         .iter()
@@ -171,6 +178,9 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
             break;
         }
         s.file(&f, depth);
+    }
+    if s.out.over_budget.is_none() && !s.all_found() {
+        s.path_programs(path);
     }
     s.out
 }

@@ -1,0 +1,231 @@
+//! Environment files that agents and runtimes load into their own
+//! process at start, on the host (issue 22, ADR 0246): Gemini CLI and
+//! Qwen Code read `.env` of the directory they start in and of each
+//! parent, aider reads `.env` of the repository's top and of the current
+//! directory, and Bun (`bun run`, programs built with it) loads `.env`,
+//! `.env.local` and `.env.<mode>[.local]`. What such a file sets becomes
+//! the environment of the agent and of every command it starts: a
+//! `BASH_ENV` is run by each of its shell commands, `NODE_OPTIONS` loads
+//! code into each node it starts, `LD_PRELOAD` into every program, and an
+//! `AIDER_LINT_CMD` is run by aider itself.
+//!
+//! A project's `.env` is also its application's own settings file, which
+//! its code writes (`cp .env.example .env`, a framework's key
+//! generator). So the file stays writable; what is judged is what it sets
+//! ([`code_variable`]): a variable a host program runs or loads code by
+//! ([`runs_code`]). One such file that exists before a run is kept
+//! read-only for it (the run must not change what the host already runs);
+//! one made or changed during the run that sets such a variable is set
+//! aside after it (refused in the copy-on-write layer), with the variable
+//! and its line named. `.gemini/.env` and `.qwen/.env` lie in directories
+//! protected whole ([`crate::protect::persistence::ENTRIES`]).
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// One environment file name, with who loads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvFile {
+    /// The file's name (in any directory of the workspace).
+    pub name: &'static str,
+    /// Which host programs load it at their start.
+    pub reason: &'static str,
+}
+
+const fn f(name: &'static str, reason: &'static str) -> EnvFile {
+    EnvFile { name, reason }
+}
+
+/// Who loads the Bun names.
+const BUN: &str = "Bun loads it into every program it runs here (bun run, agents built with Bun)";
+
+/// The environment files loaded on their own by agents and runtimes
+/// started in their directory (or below it).
+pub const FILES: &[EnvFile] = &[
+    f(
+        ".env",
+        "Gemini CLI and Qwen Code load it from the directory they start in and its parents, \
+         aider from the repository's top and the current directory, Bun from the current \
+         directory",
+    ),
+    f(".env.local", BUN),
+    f(".env.development", BUN),
+    f(".env.development.local", BUN),
+    f(".env.production", BUN),
+    f(".env.production.local", BUN),
+    f(".env.test", BUN),
+    f(".env.test.local", BUN),
+];
+
+/// Whether `name` is one of [`FILES`].
+pub fn is_env_file(name: &OsStr) -> bool {
+    FILES.iter().any(|f| name == f.name)
+}
+
+/// Variables a host program runs or loads code by, besides the callers'
+/// start-up list ([`crate::protect::env_places::ENV_PLACES`]), which
+/// is consulted too: the search path of programs, the home and its
+/// relocations (whose start-up files the shells and git then read), and
+/// configuration files that name commands (cloud and cluster credential
+/// programs, OpenSSL engines).
+const EXACT: &[&str] = &[
+    "PATH",
+    "HOME",
+    "ENV",
+    "PS1",
+    "PS4",
+    "KUBECONFIG",
+    "AWS_CONFIG_FILE",
+    "DOCKER_CONFIG",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "GCONV_PATH",
+    "PERL5DB",
+    "PERLDB_OPTS",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "PYTHONEXECUTABLE",
+    "PYTHONPYCACHEPREFIX",
+    "GOFLAGS",
+    "GOTOOLCHAIN",
+    "RUSTC",
+    "RUSTDOC",
+    "MAKEFLAGS",
+    "CC",
+    "CXX",
+];
+
+/// Prefixes of variables that steer the loader, git, bash's exported
+/// functions, the agents that load these files (every aider option is an
+/// `AIDER_` variable: its lint and test commands), the package managers
+/// and toolchains (programs and indexes they run or build from), and the
+/// XDG homes (where every program's configuration is read).
+const PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "GIT_",
+    "BASH_FUNC_",
+    "AIDER_",
+    "GEMINI_CLI_",
+    "QWEN_",
+    "NPM_CONFIG_",
+    "YARN_",
+    "PNPM_",
+    "BUN_",
+    "PIP_",
+    "UV_",
+    "CARGO_",
+    "RUSTUP_",
+    "XDG_",
+    "CONDA_",
+    "PIXI_",
+    "MISE_",
+    "DIRENV_",
+    "JAVA_TOOL",
+    "_JAVA",
+    "JDK_JAVA",
+];
+
+/// Shapes of the names of variables that name a program, its options or
+/// its configuration (`FOO_COMMAND`, `FOO_OPTS`, `FOO_CONFIG_FILE`,
+/// `FOO_HOME`). A project's own settings rarely take these shapes; its
+/// paths (`UPLOAD_PATH`) and addresses (`DATABASE_URL`) do not.
+const SUFFIXES: &[&str] = &[
+    "_OPTIONS",
+    "_OPTS",
+    "_COMMAND",
+    "_CMD",
+    "_EDITOR",
+    "_PAGER",
+    "_ASKPASS",
+    "_WRAPPER",
+    "_PRELOAD",
+    "_SHELL",
+    "CONFIG",
+    "_CONFIG_FILE",
+    "_CONFIG_PATH",
+    "_CONFIG_DIR",
+    "_CONFIG_DIRS",
+    "_CONFIG_HOME",
+    "_HOME",
+    "_LIBRARY_PATH",
+    "_LOAD_PATH",
+    "_EXEC_PATH",
+    "_PLUGIN_PATH",
+    "STARTUP",
+];
+
+/// Whether a host program runs or loads code by the variable `name`
+/// (compared without case: Windows has none, and a variant spelling is
+/// cheap to refuse).
+pub fn runs_code(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    #[cfg(unix)]
+    let listed = crate::protect::env_places::ENV_PLACES
+        .iter()
+        .any(|(n, secret)| !*secret && n.eq_ignore_ascii_case(&up));
+    #[cfg(not(unix))]
+    let listed = false;
+    listed
+        || EXACT.contains(&up.as_str())
+        || PREFIXES.iter().any(|p| up.starts_with(p))
+        || SUFFIXES
+            .iter()
+            .any(|s| up.ends_with(s) && up.len() > s.len())
+}
+
+/// The first assignment of `text` (an environment file's bytes) to a
+/// variable [`runs_code`] names: (1-based line, name). Every line is read
+/// on its own, as each loader would start one (lines split at `\r` and
+/// `\n`, a byte-order mark dropped, `export ` and quotes around the name
+/// removed, the name ending at `=`, `:` or a blank): a line inside a
+/// multi-line quoted value is judged too, so no quoting trick hides an
+/// assignment from this reading.
+pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
+    let text = String::from_utf8_lossy(text);
+    let text = text.trim_start_matches('\u{feff}');
+    for (i, line) in text.split(['\r', '\n']).enumerate() {
+        let l = line.trim_start();
+        if l.starts_with('#') {
+            continue;
+        }
+        let l = match l.strip_prefix("export") {
+            Some(rest) if rest.starts_with([' ', '\t']) => rest.trim_start(),
+            _ => l,
+        };
+        let l = l.trim_start_matches(['"', '\'', '`']);
+        let end = l
+            .find(|c: char| c == '=' || c == ':' || c.is_whitespace() || c == '"' || c == '\'')
+            .unwrap_or(l.len());
+        let name = &l[..end];
+        if !name.is_empty() && runs_code(name) {
+            return Some((i + 1, name.to_string()));
+        }
+    }
+    None
+}
+
+/// Why the environment file at `p` must not reach the host as it is:
+/// `Some` when it sets a variable [`runs_code`] names, or cannot be read
+/// as a small file (a loader may still read it); `None` when it sets none
+/// (or is gone, or is a directory, which no loader reads).
+#[cfg(unix)]
+pub fn judge(p: &Path) -> Option<String> {
+    match std::fs::metadata(p) {
+        Err(_) => return None,
+        Ok(m) if m.is_dir() => return None,
+        Ok(_) => {}
+    }
+    match crate::protect::small_file::read_bytes(p) {
+        Ok(Some(b)) => code_variable(&b).map(|(line, name)| {
+            format!(
+                "line {line} sets {name}, by which host programs run or load code (the agents \
+                 that load this file at start pass it to every command they run)"
+            )
+        }),
+        _ => Some("it cannot be read as a small text file".into()),
+    }
+}
+
+#[cfg(test)]
+#[path = "dotenv_tests.rs"]
+mod tests;
