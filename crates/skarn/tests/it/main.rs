@@ -202,6 +202,8 @@ mod run_secret_stored;
 #[cfg(target_os = "linux")]
 mod run_secret_stored_anywhere;
 #[cfg(target_os = "linux")]
+mod run_secret_stream;
+#[cfg(target_os = "linux")]
 mod run_secret_tools;
 #[cfg(target_os = "linux")]
 mod run_socket_race;
