@@ -191,6 +191,8 @@ mod run_secret_named;
 #[cfg(target_os = "linux")]
 mod run_secret_netrc;
 #[cfg(target_os = "linux")]
+mod run_secret_npm_env;
+#[cfg(target_os = "linux")]
 mod run_secret_other_names;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
@@ -250,6 +252,8 @@ mod serve_sandbox;
 mod serve_secret_audit;
 #[cfg(target_os = "linux")]
 mod serve_stdio;
+#[cfg(target_os = "linux")]
+mod trust_secret_listing;
 #[cfg(target_os = "linux")]
 mod units_init_cli;
 #[cfg(windows)]

@@ -51,7 +51,10 @@ fn streamed_events_from_a_bound_host_arrive_as_they_are_sent() {
             std::thread::sleep(Duration::from_millis(50));
         }
         rel.store(m.exists(), Ordering::SeqCst);
-        chunk(w, format!("data: {{\"you_sent\":\"{auth}\"}}\n\n").as_bytes());
+        chunk(
+            w,
+            format!("data: {{\"you_sent\":\"{auth}\"}}\n\n").as_bytes(),
+        );
         chunk(w, b"data: [DONE]\n\n");
         let _ = w.write_all(b"0\r\n\r\n");
         let _ = w.flush();
