@@ -61,12 +61,15 @@ impl Response {
 enum Answer {
     /// Written by the closure, as it goes (a streamed response), then the
     /// connection is closed.
-    Stream(Box<dyn FnOnce(&mut dyn Write)>),
+    Stream(Writer),
     Framed(Response),
     Raw(Vec<u8>),
 }
 
 type Handler = Arc<dyn Fn(&Request) -> Answer + Send + Sync>;
+
+/// Writes a whole streamed response.
+type Writer = Box<dyn FnOnce(&mut dyn Write)>;
 
 /// A test CA.
 pub struct TestCa {
