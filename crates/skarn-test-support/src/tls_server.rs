@@ -59,11 +59,17 @@ impl Response {
 /// What the server sends back: a response it frames, or bytes as they
 /// are (then it closes the connection).
 enum Answer {
+    /// Written by the closure, as it goes (a streamed response), then the
+    /// connection is closed.
+    Stream(Writer),
     Framed(Response),
     Raw(Vec<u8>),
 }
 
 type Handler = Arc<dyn Fn(&Request) -> Answer + Send + Sync>;
+
+/// Writes a whole streamed response.
+type Writer = Box<dyn FnOnce(&mut dyn Write)>;
 
 /// A test CA.
 pub struct TestCa {
@@ -133,6 +139,25 @@ impl TlsServer {
         handler: impl Fn(&Request) -> Vec<u8> + Send + Sync + 'static,
     ) -> TlsServer {
         TlsServer::start_with(ca, names, Arc::new(move |r| Answer::Raw(handler(r))))
+    }
+
+    /// As [`TlsServer::start`], `handler` writing the whole response
+    /// (head included) itself, piece by piece, flushed as it writes (a
+    /// stream with pauses); the connection is closed after it.
+    pub fn start_streaming(
+        ca: &TestCa,
+        names: &[&str],
+        handler: impl Fn(&Request, &mut dyn Write) + Send + Sync + 'static,
+    ) -> TlsServer {
+        let handler = Arc::new(handler);
+        TlsServer::start_with(
+            ca,
+            names,
+            Arc::new(move |r| {
+                let (h, r) = (handler.clone(), r.clone());
+                Answer::Stream(Box::new(move |w| h(&r, w)))
+            }),
+        )
     }
 
     /// As [`TlsServer::start`], listening on `[::1]` at the same port as
@@ -280,6 +305,11 @@ fn serve<S: Read + Write>(s: S, seen: &Mutex<Vec<Request>>, handler: &Handler) {
         seen.lock().expect("test TLS server").push(req.clone());
         let resp = match handler(&req) {
             Answer::Framed(r) => r,
+            Answer::Stream(f) => {
+                f(r.get_mut());
+                let _ = r.get_mut().flush();
+                return;
+            }
             Answer::Raw(bytes) => {
                 let w = r.get_mut();
                 let _ = w.write_all(&bytes);

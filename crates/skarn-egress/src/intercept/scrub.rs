@@ -14,6 +14,14 @@
 //! The windows' automaton is built once per run; only the small automaton
 //! of whole values and produced headers is rebuilt when the proxy makes a
 //! new header, and its input is bounded (atk27 F4).
+//!
+//! Only a tail that could still grow into a match is held back: every
+//! byte of a match (raw, or of the escapes decoded into one) is a byte of
+//! some pattern in either ASCII case or a byte of escape syntax, so the
+//! tail after the last byte outside that set is all that is held. A
+//! streamed response (server-sent events, a line per token) ends each
+//! piece with a newline, which no value holds: each piece is passed on
+//! as it arrives, not when the response ends (atk27j F8).
 
 use std::sync::Arc;
 
@@ -28,6 +36,35 @@ pub(crate) struct Windows {
     ac: Option<AhoCorasick>,
     with: Vec<Vec<u8>>,
     longest: usize,
+    /// The bytes a match can be made of (see [`MayMatch`]).
+    bytes: MayMatch,
+}
+
+/// The bytes that can be part of a match: those of the patterns, in
+/// either ASCII case, and those escapes are written with (`\`, `%`, `&`,
+/// `#`, `;`, `"`, `/` and ASCII letters and digits: [`super::unescape`]).
+#[derive(Clone)]
+pub(crate) struct MayMatch([bool; 256]);
+
+impl MayMatch {
+    fn escapes() -> MayMatch {
+        let mut t = [false; 256];
+        for b in 0..=255u8 {
+            t[usize::from(b)] = b.is_ascii_alphanumeric() || br#"\%&#;"/"#.contains(&b);
+        }
+        MayMatch(t)
+    }
+
+    fn add(&mut self, pattern: &[u8]) {
+        for b in pattern {
+            self.0[usize::from(b.to_ascii_lowercase())] = true;
+            self.0[usize::from(b.to_ascii_uppercase())] = true;
+        }
+    }
+
+    fn has(&self, b: u8) -> bool {
+        self.0[usize::from(b)]
+    }
 }
 
 impl Windows {
@@ -45,10 +82,15 @@ impl Windows {
 
     fn of_kind(pairs: &Pairs, kind: AhoCorasickKind) -> Windows {
         let p = usable(pairs);
+        let mut bytes = MayMatch::escapes();
+        for (a, _) in &p {
+            bytes.add(a);
+        }
         Windows {
             ac: automaton(&p, MatchKind::Standard, Some(kind)),
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
+            bytes,
         }
     }
 
@@ -69,6 +111,8 @@ pub(crate) struct Engine {
     whole_with: Vec<Vec<u8>>,
     windows: Arc<Windows>,
     keep: usize,
+    /// The windows' bytes and those of the whole values and headers.
+    bytes: MayMatch,
 }
 
 fn automaton(
@@ -114,6 +158,10 @@ impl Engine {
             .max()
             .unwrap_or(1)
             - 1;
+        let mut bytes = windows.bytes.clone();
+        for (a, _) in &whole {
+            bytes.add(a);
+        }
         Engine {
             // A contiguous NFA: small and quick to build however many
             // headers the run made.
@@ -125,7 +173,18 @@ impl Engine {
             whole_with: whole.iter().map(|(_, b)| b.clone()).collect(),
             windows,
             keep,
+            bytes,
         }
+    }
+
+    /// How many bytes at the end of `raw` to hold back: the run of bytes
+    /// that could be part of a match, at most the longest match less one.
+    fn hold(&self, raw: &[u8]) -> usize {
+        raw.iter()
+            .rev()
+            .take(self.keep)
+            .take_while(|b| self.bytes.has(**b))
+            .count()
     }
 
     /// Scrub a whole buffer in place.
@@ -276,7 +335,8 @@ impl Scrubber {
         self.engine
             .apply_to(&self.raw, &mut self.buf, &mut self.whole);
         let start = self.sent;
-        self.sent = self.buf.len().saturating_sub(self.engine.keep).max(start);
+        let hold = self.engine.hold(&self.raw);
+        self.sent = self.buf.len().saturating_sub(hold).max(start);
         &self.buf[start..self.sent]
     }
 
@@ -452,5 +512,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// atk27j F8: an event ending in a byte no match can hold is passed
+    /// on whole at once; a tail that could begin an echo is held.
+    #[test]
+    fn streamed_pieces_pass_at_once_and_a_possible_echo_start_is_held() {
+        let mut s = scrubber(b"real-secret-value", b"PLACEHOLDER_12345");
+        let ev = b"data: {\"delta\":\"tok0\"}\n\n";
+        assert_eq!(s.push(ev), ev);
+        let held = s.push(b"data: real-sec").to_vec();
+        assert_eq!(held, b"data: ");
+        let mut rest = s.push(b"ret-value\n\n").to_vec();
+        rest.extend_from_slice(s.finish());
+        assert_eq!(rest, b"PLACEHOLDER_12345\n\n");
     }
 }

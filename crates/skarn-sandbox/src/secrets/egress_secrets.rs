@@ -199,13 +199,44 @@ impl RunSecrets {
     /// An `~/.npmrc` line `key=<granted value>` as `key=<placeholder>`;
     /// nothing else of the line is kept (atk27 F7: the rest of a line
     /// could hold another, ungranted credential).
+    ///
+    /// A value that is only npm's reference to a variable, `${NAME}` or
+    /// `${NAME?}`, is kept as it is when `NAME` is the variable a granted
+    /// secret is given in: inside it holds the placeholder, so npm reads
+    /// that (atk27j F3: npm's documented form of a token). A reference
+    /// to any other variable is not kept (inside it is unset or not the
+    /// user's, and npm refuses a file naming an unset one).
     fn npmrc_line(&self, l: &str) -> Option<String> {
         let (k, v) = l.split_once('=')?;
         let k = k.trim();
-        let ph = self.placeholder_of(v)?;
-        let ok =
-            !k.is_empty() && !k.contains(char::is_whitespace) && !self.holds_value(k.as_bytes());
-        ok.then(|| format!("{k}={ph}"))
+        let v = match self.placeholder_of(v) {
+            Some(ph) => ph.to_string(),
+            None => self.granted_reference(v)?,
+        };
+        let ok = !k.is_empty()
+            && !k.contains(char::is_whitespace)
+            && !k.contains('$')
+            && !self.holds_value(k.as_bytes());
+        ok.then(|| format!("{k}={v}"))
+    }
+
+    /// `v` (quotes and blanks aside) as `${NAME}` when it is exactly
+    /// npm's reference to the variable of a granted secret (`${NAME?}`
+    /// too, npm's optional form).
+    fn granted_reference(&self, v: &str) -> Option<String> {
+        let v = v.trim();
+        let v = [('"', '"'), ('\'', '\'')]
+            .iter()
+            .find_map(|(a, b)| v.strip_prefix(*a)?.strip_suffix(*b))
+            .unwrap_or(v);
+        let inner = v.strip_prefix("${")?.strip_suffix('}')?;
+        let name = inner.strip_suffix('?').unwrap_or(inner);
+        let plain = name
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()));
+        let granted = !name.is_empty() && plain && self.specs.iter().any(|s| s.env == name);
+        granted.then(|| format!("${{{name}}}"))
     }
 
     /// A pip index URL list holding a granted value: each URL whose user

@@ -199,7 +199,7 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
                 Some(false) => "UNCONFINED (sandbox.enabled = false)".to_string(),
                 _ => format!(
                     "sandboxed (net {}, {} read, {} write, {} exec grants)",
-                    sandbox.net.as_str(),
+                    net_shown(&sandbox.net),
                     sandbox.read.len(),
                     sandbox.write.len(),
                     sandbox.exec.len()
@@ -214,9 +214,13 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
                     // Whole: the user trusts exactly what they were shown
                     // (atk24h F13: values were cut at 80 characters).
                     EnvValue::Literal(x) => super::hook::quote(&format!("{k}={x}")),
-                    EnvValue::FromEnv(_) => format!("{k} (from skarn's environment)"),
+                    // Which variable, which secret and where it goes
+                    // (atk27j F9): the user approves what is asked for.
+                    EnvValue::FromEnv(f) => {
+                        format!("{k} <- ${} (from skarn's environment)", word(&f.from_env))
+                    }
                     EnvValue::StateFile(_) => format!("{k} (a state file)"),
-                    EnvValue::Secret(_) => format!("{k} (a secret)"),
+                    EnvValue::Secret(r) => secret_shown(k, &r.secret),
                 })
                 .collect();
             let vars = if vars.is_empty() {
@@ -226,7 +230,63 @@ pub fn describe(s: &skarn_gateway::config::ServerConfig) -> String {
             };
             format!("runs {}{vars}; {sb}", argv.join(" "))
         }
-        ServerTransport::Http { url, .. } => format!("connects to {url}"),
+        ServerTransport::Http { url, auth, .. } => match auth {
+            Some(a) => format!(
+                "connects to {url}, sending it skarn's ${} as `Authorization: Bearer`",
+                word(&a.bearer_env)
+            ),
+            None => format!("connects to {url}"),
+        },
+    }
+}
+
+/// A server's network as the user should see it: the hosts of `allow:`.
+fn net_shown(net: &skarn_sandbox::policy::NetPolicy) -> String {
+    use skarn_sandbox::policy::NetPolicy;
+    match net {
+        NetPolicy::AllowHosts(h) if !h.allow.is_empty() => {
+            let mut s = format!("allow:{}", h.allow.join(","));
+            if !h.deny.is_empty() {
+                s.push_str(&format!(" except {}", h.deny.join(",")));
+            }
+            word(&s)
+        }
+        n => n.as_str().to_string(),
+    }
+}
+
+/// `NAME <- secret S (...)`: the secret by name, with the hosts, methods
+/// and paths the user's configuration binds it to (what the server may
+/// use it for), or that the user's configuration has no such secret.
+fn secret_shown(var: &str, secret: &str) -> String {
+    let cfg = home()
+        .map(|h| h.join(".config/skarn/config.toml"))
+        .and_then(|p| read_config(&p).ok())
+        .and_then(|t| skarn_egress::secrets::config::SecretsConfig::parse(&t, "config").ok());
+    let name = word(secret);
+    let Some(c) = cfg.as_ref().and_then(|c| c.secrets.get(secret)) else {
+        return format!("{var} <- secret {name} (not defined in your configuration)");
+    };
+    let mut to = format!("sent only to {}", c.hosts.join(", "));
+    if !c.methods.is_empty() {
+        to.push_str(&format!("; methods {}", c.methods.join(", ")));
+    }
+    if !c.paths.is_empty() {
+        to.push_str(&format!("; paths {}", c.paths.join(", ")));
+    }
+    format!("{var} <- secret {name} ({})", word(&to))
+}
+
+/// `s` as it is when it is made of plain characters, else shell-quoted
+/// (nothing in it can pass for another line or word of the listing).
+fn word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.:/,*@[]; ".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        super::hook::quote(s)
     }
 }
 

@@ -198,6 +198,8 @@ mod run_secret_named;
 #[cfg(target_os = "linux")]
 mod run_secret_netrc;
 #[cfg(target_os = "linux")]
+mod run_secret_npm_env;
+#[cfg(target_os = "linux")]
 mod run_secret_other_names;
 #[cfg(target_os = "linux")]
 mod run_secret_plan;
@@ -208,6 +210,8 @@ mod run_secret_sources;
 mod run_secret_stored;
 #[cfg(target_os = "linux")]
 mod run_secret_stored_anywhere;
+#[cfg(target_os = "linux")]
+mod run_secret_stream;
 #[cfg(target_os = "linux")]
 mod run_secret_tools;
 #[cfg(target_os = "linux")]
@@ -257,6 +261,8 @@ mod serve_secret_audit;
 mod serve_secret_dotfiles;
 #[cfg(target_os = "linux")]
 mod serve_stdio;
+#[cfg(target_os = "linux")]
+mod trust_secret_listing;
 #[cfg(target_os = "linux")]
 mod units_init_cli;
 #[cfg(windows)]
