@@ -85,13 +85,13 @@ fn f8_f9_persistence_files_at_a_write_grants_top_are_set_aside() {
     let home = t.dir("home");
     let ws = t.dir("home/p");
     git(&ws, &["init", "-q"]);
-    let lib = t.dir("home/lib");
+    let lib = t.dir("home/mylib");
     git(&lib, &["init", "-q"]);
     t.file(
-        "home/lib/Cargo.toml",
+        "home/mylib/Cargo.toml",
         "[package]\nname = \"lib\"\nversion = \"0.1.0\"\n",
     );
-    t.file("home/lib/.vscode/settings.json", "{}\n");
+    t.file("home/mylib/.vscode/settings.json", "{}\n");
     let l = lib.display().to_string();
     let plant = format!(
         "printf '[toolchain]\\npath = \"/tmp/x\"\\n' > {l}/rust-toolchain.toml; \
