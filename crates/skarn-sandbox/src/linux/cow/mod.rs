@@ -9,6 +9,7 @@
 
 mod apply;
 mod place;
+pub mod probe;
 pub mod vet;
 
 use std::os::fd::AsFd;

@@ -182,6 +182,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
                     .home
                     .as_ref()
                     .map(|h| h.join(".local/state/skarn/layers")),
+                asked: policy.sources.contains_key("workspace_layer"),
             }),
         store,
         workspace: ws,
