@@ -47,6 +47,10 @@ pub struct Rules {
     pub relative_path: (Vec<String>, Vec<PathBuf>),
     /// The workspace holds the home: its dot entries before the run.
     pub home_dots: Option<Vec<String>>,
+    /// Relative `core.hooksPath` values of the system and global git
+    /// configuration: a hooks directory in every repository, nested and
+    /// new ones included, so refused at any depth.
+    pub hooks_rel: Vec<PathBuf>,
 }
 
 impl Rules {
@@ -108,6 +112,11 @@ impl Rules {
                 .and_then(|a| a.quarantine_home.as_ref())
                 .filter(|q| q.home == plan.workspace)
                 .map(|q| q.existing.clone()),
+            hooks_rel: plan
+                .reservation
+                .as_ref()
+                .map(|r| crate::protect::git::git_vet::global_relative_hooks(r.git_home.as_deref()))
+                .unwrap_or_default(),
         }
     }
 }
@@ -131,6 +140,13 @@ pub(crate) fn is_git_modules(p: &Path) -> bool {
 /// [`is_git_config`] or [`is_git_modules`]: left writable in a layer.
 pub(crate) fn vetted_in_layer(p: &Path) -> bool {
     is_git_config(p) || is_git_modules(p)
+}
+
+/// Whether the names `n` hold `rel`'s names in a row (the entry is `rel`
+/// or below it, under any directory).
+fn below_at_any_depth(n: &[&OsStr], rel: &Path) -> bool {
+    let r: Vec<&OsStr> = rel.iter().collect();
+    !r.is_empty() && n.windows(r.len()).any(|w| w == r.as_slice())
 }
 
 fn names(rel: &Path) -> Vec<&OsStr> {
@@ -184,6 +200,13 @@ pub fn check(
         return Ok(());
     }
     let n = names(rel);
+    if let Some(h) = rules.hooks_rel.iter().find(|h| below_at_any_depth(&n, h)) {
+        return Err(format!(
+            "{}: a hooks directory of every repository (a relative core.hooksPath of your git \
+             configuration)",
+            h.display()
+        ));
+    }
     if what != Change::Dir && n.last().is_some_and(|l| *l == ".git") {
         let linked = what == Change::File
             && crate::protect::git::repo_vet::linked_worktree(
