@@ -146,6 +146,7 @@ pub(super) fn reserve(
     ops.retain(|(p, _, _)| !git_layer.iter().any(|g| p.starts_with(g)));
     let mut done = Resolved {
         layered,
+        ws: ws.clone(),
         // Listed here, right before the names are resolved: a name the
         // host removes after this is caught by init (see mounts), one it
         // creates is still protected by the bind of the existing path.
@@ -432,8 +433,11 @@ fn nested_repos(
 /// The resolved protections and what they left on the host.
 #[derive(Default)]
 struct Resolved {
-    /// The workspace is a copy-on-write layer: nothing is reserved.
+    /// The workspace is a copy-on-write layer: nothing is reserved in it
+    /// (other writable grants, written directly, still are).
     layered: bool,
+    /// The workspace (see `layered`).
+    ws: PathBuf,
     steps: Vec<FsOp>,
     placeholders: Vec<PathBuf>,
     absent: Vec<PathBuf>,
@@ -457,7 +461,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
         );
     // An existing entry the listing saw as no socket is no placeholder.
     let maybe_placeholder = missing || listed.is_none_or(|e| e.may_be_placeholder(&target));
-    if missing && done.layered {
+    // Only the workspace is the layer: a missing protected name in another
+    // writable grant (`--write`, a linked worktree's git directory) is
+    // written directly, so it is reserved as in the direct mode.
+    if missing && done.layered && target.starts_with(&done.ws) {
         return; // vetted after the run instead
     }
     if missing && target.file_name() == Some(std::ffi::OsStr::new("commondir")) {
