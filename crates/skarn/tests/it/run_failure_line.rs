@@ -67,6 +67,9 @@ fn a_refused_name_lookup_is_named_with_the_flag_or_the_config_key() {
     assert!(err(&o).contains("\"kind\":\"network\""), "{}", err(&o));
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
     if !host_has("git", "--version") {
@@ -78,7 +81,7 @@ fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
     let o = run_in(
         &ws,
         &home,
-        &[],
+        &["--workspace-layer", "direct"],
         &[
             "sh",
             "-c",
