@@ -540,19 +540,31 @@ fn nested_repositories_are_protected_and_new_ones_vetted() {
          git init -q --bare .cache-x; git -C .cache-x config core.fsmonitor 'touch PWNED'; \
          mkdir -p src; echo 'gitdir: ../.cache-x' > src/.git; \
          git init -q clean; mkdir -p vendor/lib/.git/modules/sub/hooks; \
+         printf '#!/bin/sh\\ntouch PWNED\\n' > vendor/lib/.git/modules/sub/hooks/post-checkout; \
+         printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > vendor/lib/.git/modules/sub/config; \
          printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > vendor/lib/.git/config.worktree; true",
     );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!lib.join(".git/hooks/pre-commit").exists());
-    // A submodule's git directory (own hooks and config) cannot be planted.
-    assert!(!lib.join(".git/modules").exists(), "{}", err(&o));
+    // A submodule's git directory (own hooks and config) cannot be planted
+    // (the direct mode reserves `.git/modules`; the layer vets what lands
+    // there: empty directories may, a hook or code-running key may not).
+    let sub = lib.join(".git/modules/sub");
+    assert!(!sub.join("hooks/post-checkout").exists(), "{}", err(&o));
+    let sub_cfg = std::fs::read_to_string(sub.join("config")).unwrap_or_default();
+    assert!(!sub_cfg.contains("fsmonitor"), "{sub_cfg}");
     let wt = std::fs::read_to_string(lib.join(".git/config.worktree")).unwrap_or_default();
     assert!(!wt.contains("fsmonitor"), "{wt}");
     let cfg = std::fs::read_to_string(lib.join(".git/config")).unwrap();
     assert!(!cfg.contains("fsmonitor"), "{cfg}");
-    // The planted gitdir link is set aside; a clean new repository is kept.
+    // The planted gitdir link is set aside (the direct mode) or not applied
+    // (the layer), and said; a clean new repository is kept.
     assert!(!ws.join("src/.git").exists(), "{}", err(&o));
-    assert!(err(&o).contains("set aside"), "{}", err(&o));
+    assert!(
+        err(&o).contains("set aside") || err(&o).contains("src/.git"),
+        "{}",
+        err(&o)
+    );
     assert!(ws.join("clean/.git/HEAD").exists());
     // The bare repository with a code-running setting is set aside too.
     assert!(!ws.join(".cache-x").exists(), "{}", err(&o));

@@ -54,12 +54,17 @@ pub struct Rules {
     /// configuration: a hooks directory in every repository, nested and
     /// new ones included, so refused at any depth.
     pub hooks_rel: Vec<PathBuf>,
+    /// Protected `.gitmodules` files (the workspace's, nested
+    /// repositories'): writable in the layer and vetted item by item when
+    /// applied ([`crate::protect::git::submodules::allowed`]).
+    pub gitmodules: Vec<PathBuf>,
 }
 
 impl Rules {
     /// The rules of `plan` (`fs`: its resolved steps).
     pub fn of(plan: &Plan, fs: &[FsOp]) -> Rules {
         let mut protected = Vec::new();
+        let mut gitmodules = Vec::new();
         for op in fs {
             match op {
                 FsOp::Protect {
@@ -67,6 +72,9 @@ impl Rules {
                     reserve,
                     reserve_if,
                 } => {
+                    if is_gitmodules(path) {
+                        gitmodules.push(path.clone());
+                    }
                     if vetted_in_layer(path) {
                         continue;
                     }
@@ -87,6 +95,9 @@ impl Rules {
                 &r.nested_roots,
                 r.git_home.as_deref(),
             ) {
+                if is_gitmodules(&g.path) {
+                    gitmodules.push(g.path.clone());
+                }
                 if !vetted_in_layer(&g.path) {
                     protected.push((g.path, true));
                 }
@@ -121,6 +132,7 @@ impl Rules {
                 .as_ref()
                 .map(|r| crate::protect::git::git_vet::global_relative_hooks(r.git_home.as_deref()))
                 .unwrap_or_default(),
+            gitmodules,
         }
     }
 }
@@ -141,9 +153,18 @@ pub(crate) fn is_git_modules(p: &Path) -> bool {
         && p.parent().and_then(Path::file_name) == Some(OsStr::new(".git"))
 }
 
-/// [`is_git_config`] or [`is_git_modules`]: left writable in a layer.
+/// Whether `p` is a `.gitmodules` (`git submodule add` writes it):
+/// writable in the layer and vetted item by item when applied, as the
+/// direct mode's git layer does (ADR 0181), when it is protected (see
+/// [`Rules::gitmodules`]).
+pub(crate) fn is_gitmodules(p: &Path) -> bool {
+    p.file_name() == Some(OsStr::new(".gitmodules"))
+}
+
+/// [`is_git_config`], [`is_git_modules`] or [`is_gitmodules`]: left
+/// writable in a layer.
 pub(crate) fn vetted_in_layer(p: &Path) -> bool {
-    is_git_config(p) || is_git_modules(p)
+    is_git_config(p) || is_git_modules(p) || is_gitmodules(p)
 }
 
 /// Whether the names `n` hold `rel`'s names in a row (the entry is `rel`
@@ -176,6 +197,15 @@ pub fn check(
     git: Option<usize>,
 ) -> Result<(), String> {
     let abs = rules.ws.join(rel);
+    // A repository's `.gitmodules` (`git submodule add` writes it): vetted
+    // item by item as the direct mode's git layer does, not refused whole.
+    if rules.gitmodules.contains(&abs) && what != Change::Special {
+        return match what {
+            Change::File => gitmodules(upper, &abs),
+            Change::Delete => Ok(()),
+            _ => Err("a .gitmodules that is not a regular file".into()),
+        };
+    }
     for (p, reserve) in &rules.protected {
         if abs == *p || abs.starts_with(p) {
             // A missing unreserved path may be made (as in the direct mode).
@@ -367,14 +397,10 @@ fn git_inner(
     if tail2 == ["info", "grafts"] {
         return Err("grafts (host git would show and check out other history)".into());
     }
-    // (A repository made in the run gets git's own exclude file.)
-    let repo_on_host = || {
-        host_path
-            .parent()
-            .and_then(Path::parent)
-            .is_some_and(|g| g.join("HEAD").exists())
-    };
-    if tail2 == ["info", "exclude"] && repo_on_host() {
+    // (Decided by content, not by whether the repository was there: the
+    // layer applies a new repository's `HEAD` before its `info/exclude`,
+    // and git's own template file holds only comments.)
+    if tail2 == ["info", "exclude"] && adds_exclude_lines(upper, host_path) {
         return Err("exclude lines (host git status would not show files)".into());
     }
     if *last == "packed-refs" && adds_replace_refs(upper, host_path) {
@@ -398,6 +424,58 @@ fn git_inner(
         ));
     }
     Ok(())
+}
+
+/// The patterns of an exclude file (blank lines and comments hide
+/// nothing).
+fn exclude_lines(p: &Path) -> Vec<Vec<u8>> {
+    std::fs::read(p)
+        .unwrap_or_default()
+        .split(|b| *b == b'\n')
+        .map(|l| l.trim_ascii().to_vec())
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .collect()
+}
+
+/// Whether the exclude file a run wrote (`upper`) has a pattern the
+/// host's (`host_path`, missing for a new repository) has not.
+fn adds_exclude_lines(upper: &Path, host_path: &Path) -> bool {
+    let host = exclude_lines(host_path);
+    exclude_lines(upper).iter().any(|l| !host.contains(l))
+}
+
+/// A `.gitmodules` the run wrote (`upper`) may change only in the keys
+/// [`crate::protect::git::submodules::allowed`] lets a run write; every
+/// other item must be in the host's file (`host_path`) already.
+fn gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
+    let new = crate::protect::git::gitconfig::read_file(upper)
+        .map_err(|w| format!("a .gitmodules that is {w}"))?
+        .unwrap_or_default();
+    let old = crate::protect::git::gitconfig::read_file(host_path)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let (new, old) = (
+        crate::protect::git::gitconfig::parse(&new),
+        crate::protect::git::gitconfig::parse(&old),
+    );
+    if new.bad_lines.len() > old.bad_lines.len() {
+        return Err(".gitmodules lines that do not parse".into());
+    }
+    let bad: Vec<String> = new
+        .items
+        .iter()
+        .filter(|it| !crate::protect::git::submodules::allowed(it) && !old.items.contains(it))
+        .map(|it| format!("{} = {:?}", it.key(), it.value.as_deref().unwrap_or("true")))
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "submodule settings skarn lets no run write: {}",
+            bad.join(", ")
+        ))
+    }
 }
 
 /// The replace-ref lines of a `packed-refs` file.

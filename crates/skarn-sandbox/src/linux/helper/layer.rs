@@ -100,6 +100,12 @@ impl Cow {
         let ws = self.rules.ws.clone();
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
+                && cow::vet::is_gitmodules(path)
+                && !self.rules.gitmodules.contains(path)
+            {
+                self.rules.gitmodules.push(path.clone());
+            }
+            if let FsOp::Protect { path, .. } = op
                 && !cow::vet::vetted_in_layer(path)
                 && !self.rules.protected.iter().any(|(p, _)| p == path)
             {

@@ -31,27 +31,56 @@ fn regular_file_path(fd: libc::c_int) -> Option<PathBuf> {
 /// The protective step of `fs` that covers `file` inside a writable grant,
 /// if there is one.
 fn kept_unchanged<'a>(file: &Path, fs: &'a [FsOp]) -> Option<&'a Path> {
-    let writable = |p: &Path| {
+    // Writable through the sandbox's view: a writable bind, or a
+    // copy-on-write layer (the workspace's, ADR 0130/0226; the git
+    // layer's, ADR 0181), whose host files change only once vetted.
+    // `strictly`: another grant than `p`'s own step.
+    let writable = |p: &Path, strictly: bool| {
         fs.iter().any(|o| match o {
             FsOp::Bind {
                 path,
                 access: Access::ReadWrite | Access::Private,
-            } => p.starts_with(path),
+            }
+            | FsOp::Layer { path, .. } => p.starts_with(path) && !(strictly && p == path),
             _ => false,
         })
     };
     fs.iter()
         .filter_map(|o| match o {
             FsOp::Protect { path, .. } | FsOp::Mask { path, .. } | FsOp::IdmapBind { path, .. } => {
-                Some(path.as_path())
+                Some((path.as_path(), false))
             }
-            // The git layer over `.git` inside the writable workspace (ADR
-            // 0181): its host files change only once vetted.
-            FsOp::Layer { path, .. } => Some(path.as_path()),
-            FsOp::Bind { path, access } if *access != Access::ReadWrite => Some(path.as_path()),
+            // A layer inside a writable grant (the git layer over `.git`
+            // in the writable workspace): its host files change only once
+            // vetted. (The workspace's own layer is no cover by itself: an
+            // ordinary file of it may be given either way.)
+            FsOp::Layer { path, .. } => Some((path.as_path(), true)),
+            FsOp::Bind { path, access } if *access != Access::ReadWrite => {
+                Some((path.as_path(), false))
+            }
             _ => None,
         })
-        .find(|cover| file.starts_with(cover) && writable(cover))
+        .find(|(cover, strictly)| file.starts_with(cover) && writable(cover, *strictly))
+        .map(|(cover, _)| cover)
+        .or_else(|| in_layer_vetted(file, fs))
+}
+
+/// The files a workspace layer leaves writable but vets when applied (a
+/// repository's `.git/config`, `.git/modules`, `.gitmodules`): kept
+/// unchanged on the host until then, so no standard descriptor either.
+fn in_layer_vetted<'a>(file: &Path, fs: &'a [FsOp]) -> Option<&'a Path> {
+    fs.iter().find_map(|o| match o {
+        FsOp::Layer { path, .. }
+            if file.starts_with(path)
+                && file
+                    .ancestors()
+                    .take_while(|a| *a != path.as_path())
+                    .any(crate::linux::cow::vet::vetted_in_layer) =>
+        {
+            Some(path.as_path())
+        }
+        _ => None,
+    })
 }
 
 /// Why the run must not start: a standard descriptor is a file that `fs`
@@ -113,5 +142,29 @@ mod tests {
         assert!(!refused("/usr/share/dict/words"), "read-only, not writable");
         assert!(!refused("/ws/.git/hooksx"), "components, not prefixes");
         assert!(!refused("/var/log/build.log"), "outside every grant");
+    }
+
+    #[test]
+    fn in_a_workspace_layer_protected_and_vetted_files_are_refused() {
+        let fs = vec![
+            bind("/usr", Access::ReadExec),
+            FsOp::Layer {
+                path: "/ws".into(),
+                upper: "/s/u".into(),
+                work: "/s/w".into(),
+            },
+            FsOp::Protect {
+                path: "/ws/.git/hooks".into(),
+                reserve: false,
+                reserve_if: Vec::new(),
+            },
+        ];
+        let refused = |p: &str| kept_unchanged(Path::new(p), &fs).is_some();
+        assert!(refused("/ws/.git/hooks/pre-commit"));
+        assert!(refused("/ws/.git/config"), "vetted when applied");
+        assert!(refused("/ws/.git/modules/x/config"));
+        assert!(refused("/ws/.gitmodules"));
+        assert!(!refused("/ws/src/main.rs"), "an ordinary workspace file");
+        assert!(!refused("/ws/.gitmodulesx"));
     }
 }
