@@ -114,6 +114,13 @@ pub(crate) fn socket_moved() -> bool {
     SOCKET_MOVED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The identities a pinned socket found with (device, inode) `id` may
+/// have once mounted: itself, or, below a copy-on-write layer of device
+/// `layer`, that device with its inode (overlayfs without `xino`).
+fn id_in(id: (u64, u64), layer: Option<u64>) -> [(u64, u64); 2] {
+    [id, layer.map_or(id, |d| (d, id.1))]
+}
+
 /// Hide the host server's socket found at `path` with (device, inode)
 /// `id`: its name is opened (no symlink followed) and checked to be that
 /// inode, and the placeholder is mounted through that descriptor, so a
@@ -123,7 +130,7 @@ pub(crate) fn socket_moved() -> bool {
 /// socket.
 fn mask_pinned_socket(
     path: &Path,
-    id: (u64, u64),
+    id: [(u64, u64); 2],
     notes: &mut Vec<String>,
 ) -> Result<(), MountError> {
     use std::os::unix::fs::MetadataExt;
@@ -132,7 +139,7 @@ fn mask_pinned_socket(
         .ok()
         .and_then(|fd| {
             let md = std::fs::File::from(fd.try_clone().ok()?).metadata().ok()?;
-            ((md.dev(), md.ino()) == id && md.file_type().is_socket()).then_some(fd)
+            (id.contains(&(md.dev(), md.ino())) && md.file_type().is_socket()).then_some(fd)
         });
     let Some(fd) = opened else {
         SOCKET_MOVED.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -305,6 +312,9 @@ pub(crate) fn build_root(
         })
         .collect();
     let mut pinned = Vec::new();
+    // The copy-on-write layers mounted so far, with their device (see
+    // [`mask_pinned_socket`]).
+    let mut layers: Vec<(&Path, u64)> = Vec::new();
     for op in ops {
         match op {
             FsOp::Bind { path, access } | FsOp::IdmapBind { path, access } => {
@@ -342,7 +352,14 @@ pub(crate) fn build_root(
                 path,
                 pin: Some(id),
                 ..
-            } => mask_pinned_socket(path, *id, notes)?,
+            } => {
+                // A socket of a layered workspace is seen through the
+                // layer: overlayfs gives the layer's device, with the
+                // lower file's own inode number (one lower layer, its
+                // upper empty while the run is set up).
+                let layer = layers.iter().find(|(l, _)| path.starts_with(l));
+                mask_pinned_socket(path, id_in(*id, layer.map(|l| l.1)), notes)?
+            }
             FsOp::Mask { path, reserve, .. } => {
                 let dst = under(NEW, path);
                 let Ok(md) = std::fs::symlink_metadata(&dst) else {
@@ -433,6 +450,10 @@ pub(crate) fn build_root(
             }
             FsOp::Layer { path, upper, work } => {
                 grant::workspace_layer(path, upper, work)?;
+                if let Ok(md) = std::fs::symlink_metadata(under(NEW, path)) {
+                    use std::os::unix::fs::MetadataExt;
+                    layers.push((path.as_path(), md.dev()));
+                }
             }
             FsOp::Store { path, upper, work } => store::store_layer(path, upper, work, notes)?,
             FsOp::Stage { path, from } => {
