@@ -4,6 +4,8 @@
 //! place of the workspace's read-write bind; after the run its changes are
 //! vetted and applied.
 
+use std::path::PathBuf;
+
 use crate::linux::cow;
 use crate::linux::plan::{Access, FsOp, Plan};
 use crate::linux::sys;
@@ -132,6 +134,26 @@ impl Cow {
             })
             .collect();
         self.fs.clone()
+    }
+}
+
+impl Cow {
+    /// The missing protected names the reservation step found in the
+    /// workspace (nested settings, what a nested `.envrc` sources, ...):
+    /// reserved in the direct mode, so none may be made here either (no
+    /// step names them, so [`Cow::take_steps`] does not see them).
+    pub(super) fn protect_missing(&mut self, missing: &[PathBuf]) {
+        for p in missing {
+            if cow::vet::is_gitmodules(p) {
+                if !self.rules.gitmodules.contains(p) {
+                    self.rules.gitmodules.push(p.clone());
+                }
+            } else if !cow::vet::vetted_in_layer(p)
+                && !self.rules.protected.iter().any(|(q, _)| q == p)
+            {
+                self.rules.protected.push((p.clone(), true));
+            }
+        }
     }
 }
 

@@ -225,6 +225,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     };
     if let Some(c) = cow.as_mut() {
         reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
+        c.protect_missing(&reserved.sweep);
     }
     if let Some(g) = gitl.as_mut() {
         reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
