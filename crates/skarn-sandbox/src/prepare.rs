@@ -133,6 +133,7 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     let mut plan = crate::plan(&policy, &host, argv)?;
     if purpose == Purpose::Run {
         plan.not_found_hint = crate::linux::plan::not_found_hint(&policy, &host, &plan, path_var);
+        plan.read_hint = crate::linux::plan::read_hint(&policy, &host, &plan);
     }
     plan.report.notes.extend(settled.notes);
     let mut warnings = settled.warnings;

@@ -22,9 +22,15 @@ pub const MARKERS: &[&str] = &[
     " (--fail-open runs it",
     // A program outside what the run may see.
     ": grant its directory with --exec",
+    // A path outside what the run may read.
+    READ_ADVICE,
     // An HTTP downstream on a private address.
     PRIVATE_ADVICE,
 ];
+
+/// Where the advice of the line naming paths outside what the run may
+/// read starts (the grant).
+pub const READ_ADVICE: &str = "; to grant it: --read ";
 
 /// The clause of the gateway's address check that names its switch.
 pub const PRIVATE_ADVICE: &str =

@@ -102,3 +102,50 @@ fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
     assert!(!line.contains("writes outside"), "{e}");
     assert!(!line.contains("--net"), "{e}");
 }
+
+/// Issue 23 item 6: a read outside the grants leaves no kernel record
+/// (the path is not in the run's root: a missing file). When the command
+/// fails and names such a path, the line names it and, for a person at a
+/// terminal, the grant; a model gets the fact alone (ADR 0240). With the
+/// grant the same command reads the file.
+#[test]
+fn a_path_outside_the_grants_the_command_names_is_said_with_its_grant() {
+    let t = TempDir::new("fail-read");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    let outside = t.dir("outside");
+    let f = outside.join("data.csv");
+    std::fs::write(&f, "a,b\n").unwrap();
+    let fs = f.to_str().unwrap();
+    let o = run_in(&ws, &home, &[], &["cat", fs]);
+    assert_ne!(code(&o), 0, "{}", out(&o));
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(line.contains(fs) && line.contains("missing file"), "{e}");
+    assert!(line.contains(&format!("--read {fs}")), "{e}");
+    // Behind the hook: the fact, no advice to widen.
+    let script = format!("wc -l < {fs}");
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &script])
+        .env("SKARN_CALLER", "hook")
+        .output()
+        .unwrap();
+    let e = err(&o);
+    let line = e.lines().find(|l| l.starts_with(LINE)).unwrap_or_default();
+    assert!(line.contains(fs), "{e}");
+    assert!(
+        !line.contains("--read") && !line.contains("under [run]"),
+        "{e}"
+    );
+    // The grant it names works.
+    let o = run_in(&ws, &home, &["--read", fs], &["cat", fs]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(out(&o), "a,b\n");
+    // A path the run may read, a failure of the command's own: no line.
+    let o = run_in(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "cat /etc/hostname >/dev/null; exit 3"],
+    );
+    assert_eq!(code(&o), 3);
+    assert!(!err(&o).contains(LINE), "{}", err(&o));
+}

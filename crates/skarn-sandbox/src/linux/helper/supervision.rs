@@ -208,14 +208,26 @@ pub(super) fn finish(
         // fails on its own (`exit 7`, a failing test) gets no line.
         match crate::report::denials::line(&report.denied, plan.caller) {
             Some(l) => sys::write_fd(2, format!("{}\n", terminal_filter_line(&l)).as_bytes()),
-            None if !plan.failure_hint.is_empty() => report.notes.push(format!(
-                "the command failed and no denial was recorded for this run (file access \
-                 outside the grants fails as a missing or read-only path and leaves no kernel \
-                 record here); what the sandbox denies by policy: {}",
-                plan.failure_hint
-                    .trim_start_matches("skarn: sandbox: the command failed; ")
-            )),
-            None => {}
+            None => {
+                // Nothing recorded: the paths the command names that are
+                // outside the grants (derived from the policy, said so).
+                if let Some(h) = &plan.read_hint {
+                    let h = crate::report::advice::for_caller(h, plan.caller);
+                    sys::write_fd(2, format!("{}\n", terminal_filter_line(&h)).as_bytes());
+                }
+                if !plan.failure_hint.is_empty() {
+                    report.notes.push(format!(
+                        "the command failed and no denial was recorded for this run (a read \
+                         outside the grants finds a missing file, a write there a read-only \
+                         file system; the kernel records neither here); what the sandbox denies \
+                         by policy: {}{}PATH (or read = [...] under [run] in skarn.toml, for \
+                         the hook and the run tool)",
+                        plan.failure_hint
+                            .trim_start_matches("skarn: sandbox: the command failed; "),
+                        crate::linux::plan::READ_ADVICE,
+                    ));
+                }
+            }
         }
     }
     print_report(plan.report_format, &report);

@@ -162,6 +162,93 @@ fn hidden_program(name: &str, path_var: Option<&std::ffi::OsStr>, g: &Granted) -
     Some(found)
 }
 
+/// Where the read hint's advice starts (cut for a model, ADR 0240).
+pub use crate::report::advice::READ_ADVICE;
+
+/// When the command names a path (an argument, a word of a `sh -c`
+/// script, `~/` expanded) the host has outside what the run may see:
+/// inside, that path is a missing file, and the kernel records no denial
+/// for it (paths outside the grants are not in the run's root at all).
+/// The line naming it, with the grant, printed when the command fails and
+/// nothing was recorded (issue 23 item 6). Secrets are never named.
+pub(super) fn read_hint(
+    argv: &[std::ffi::OsString],
+    home: Option<&Path>,
+    g: &Granted,
+) -> Option<String> {
+    let visible = |p: &Path| g.binds.iter().any(|(b, _, _)| p.starts_with(b));
+    let secret = |p: &Path| g.secrets.iter().any(|(s, _)| p.starts_with(s));
+    let mut found: Vec<PathBuf> = Vec::new();
+    for w in path_words(argv) {
+        let p = match (w.strip_prefix("~/"), home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(&w),
+        };
+        if !p.is_absolute()
+            || ["/proc", "/dev", "/sys"].iter().any(|s| p.starts_with(s))
+            || std::fs::symlink_metadata(&p).is_err()
+            || found.contains(&p)
+        {
+            continue;
+        }
+        let real = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+        if visible(&p) || visible(&real) || secret(&p) || secret(&real) {
+            continue;
+        }
+        found.push(p);
+        if found.len() == 4 {
+            break;
+        }
+    }
+    let first = found.first()?.display().to_string();
+    let others: Vec<String> = found[1..]
+        .iter()
+        .map(|p| format!(" {}", p.display()))
+        .collect();
+    Some(format!(
+        "skarn: sandbox: the command failed and no denial was recorded; it names {}, which the \
+         host has outside what this run may read: inside, {} a missing file (the kernel records \
+         nothing for reads outside the grants){READ_ADVICE}{first}{} (or read = [...] under \
+         [run] in skarn.toml, for the hook and the run tool)",
+        found
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if found.len() > 1 { "each is" } else { "it is" },
+        others.concat(),
+    ))
+}
+
+/// The words of `argv` that may be paths: every argument (`--opt=PATH`:
+/// the value), and for a shell given a script, the script's words (at
+/// most 256), quotes removed.
+fn path_words(argv: &[std::ffi::OsString]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |w: &str| {
+        let w = w.trim_matches(['\'', '"']);
+        let w = w.rsplit_once('=').map_or(w, |(_, v)| v);
+        let w = w.trim_start_matches(['<', '>']);
+        if (w.starts_with('/') || w.starts_with("~/")) && !w.contains(['$', '*', '?', '`']) {
+            out.push(w.to_string());
+        }
+    };
+    for a in argv.iter().skip(1) {
+        let a = a.to_string_lossy();
+        if a.contains(char::is_whitespace) {
+            for w in a
+                .split(|c: char| c.is_whitespace() || ";|&()`".contains(c))
+                .take(256)
+            {
+                push(w);
+            }
+        } else {
+            push(&a);
+        }
+    }
+    out
+}
+
 /// The workspace when it lies in the run's private /tmp.
 pub(super) fn tmp_watch(ws: &Path, ns: Namespaces) -> Option<PathBuf> {
     (ns.mount && ws.starts_with("/tmp") && ws != Path::new("/tmp")).then(|| ws.to_path_buf())

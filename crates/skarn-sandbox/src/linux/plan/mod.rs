@@ -32,6 +32,7 @@ use std::ffi::OsString;
 
 pub use fs_op::{Access, FsOp};
 pub use hint::ADVICE as FAILURE_ADVICE;
+pub use hint::READ_ADVICE;
 pub use mechanisms::{LandlockAccess, LandlockPlan, LandlockRule, Namespaces, Rlimit, SeccompPlan};
 pub use model::{
     AfterRun, HomeQuarantine, HostTmp, MemoryCgroup, NsFallback, Plan, PlanError, ReportFormat,
@@ -83,6 +84,19 @@ pub(crate) fn not_found_hint(
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| std::ffi::OsString::from(v));
     hint::not_found_hint(&plan.argv, own.as_deref().or(path_var), &g)
+}
+
+/// The line naming paths the command names that the host has outside
+/// what the run may read (printed when the command fails and nothing was
+/// recorded), for callers to put in [`Plan::read_hint`]. Looks at the
+/// host's file system, so it stays out of the pure [`plan`].
+pub(crate) fn read_hint(policy: &Policy, host: &HostFacts, plan: &Plan) -> Option<String> {
+    // Only a new root hides host paths from the command.
+    if !plan.ns.mount {
+        return None;
+    }
+    let g = grants::collect(policy, host, &mut empty_report(policy, host)).ok()?;
+    hint::read_hint(&plan.argv, host.home.as_deref(), &g)
 }
 
 /// One plan, without its namespace fallback.
@@ -177,6 +191,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         report_format: ReportFormat::None,
         failure_hint: hint::failure_hint(policy, &g, ns, home.is_some()),
         not_found_hint: None,
+        read_hint: None,
         caller: Default::default(),
         publish: Vec::new(),
         tmp_watch: hint::tmp_watch(&ws, ns),

@@ -268,6 +268,11 @@ pub struct Plan {
     /// host has it outside the grants: its host path and the grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_found_hint: Option<String>,
+    /// Printed when the command fails and nothing was recorded, if the
+    /// command names paths the host has outside what the run may read
+    /// (they are missing files inside): the paths and the grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_hint: Option<String>,
     /// The workspace when it lies in `/tmp`, which is private to the run:
     /// after the command, init lists what it wrote beside the workspace
     /// (e.g. `git worktree add ../wt`), since that is discarded.
