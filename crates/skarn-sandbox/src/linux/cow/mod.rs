@@ -10,6 +10,7 @@
 mod apply;
 mod index;
 mod place;
+pub mod probe;
 pub mod vet;
 
 use std::os::fd::AsFd;

@@ -61,6 +61,21 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
             return None;
         }
     };
+    // As the default, a layer overlayfs refuses here (an old kernel, no
+    // overlayfs in user namespaces, a workspace file system it cannot
+    // stack on) falls back to writing the workspace directly, said in the
+    // report; asked for by name, init's mount fails the set-up instead.
+    if !wl.asked && !cow::probe::overlay_mounts(ws, &layer.upper, &layer.work, plan.ns.user) {
+        cow::remove(layer);
+        report.notes.push(format!(
+            "workspace {}: overlayfs refused the copy-on-write layer here, so the command \
+             writes the workspace directly (--workspace-layer direct): missing protected names \
+             are reserved by placeholders for the run and the checks after the run set aside \
+             what they find",
+            ws.display()
+        ));
+        return None;
+    }
     report.notes.push(format!(
         "workspace {}: written through a copy-on-write layer ({}); its changes are applied \
          after the run, those to protected paths refused",

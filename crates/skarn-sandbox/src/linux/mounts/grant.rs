@@ -166,7 +166,7 @@ fn bind_grant_depth(
 pub(super) const LAYERS: &str = "/layers";
 
 /// Escape a path for the comma-separated overlayfs option string.
-pub(super) fn ovl_escape(p: &Path) -> Option<String> {
+pub(crate) fn ovl_escape(p: &Path) -> Option<String> {
     let s = p.to_str()?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -243,14 +243,9 @@ pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<
     };
     let base = format!("lowerdir={lower},upperdir={u},workdir={w}");
     let mut last = None;
-    for extra in [
-        // Root outside a user namespace (trusted xattrs), then a user
-        // namespace, which refuses `redirect_dir=off` for `nofollow`.
-        ",redirect_dir=off,metacopy=off,index=off",
-        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
-        ",userxattr",
-        "",
-    ] {
+    // Root outside a user namespace (trusted xattrs), then a user
+    // namespace, which refuses `redirect_dir=off` for `nofollow`.
+    for extra in crate::linux::cow::probe::OPTION_TAILS {
         match sys::mount(
             Some(Path::new("overlay")),
             &dst,

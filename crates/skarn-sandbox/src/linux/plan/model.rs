@@ -123,6 +123,12 @@ pub struct WorkspaceLayer {
     /// tried first; then the workspace's parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<PathBuf>,
+    /// Whether the layer was asked for by name (`--workspace-layer cow`,
+    /// `[run] workspace_layer`): then overlayfs refusing it fails the
+    /// set-up; as the default, the run falls back to `direct` and says so
+    /// (ADR 0226).
+    #[serde(default)]
+    pub asked: bool,
 }
 
 /// Checks made on the host after the run (persistence protection).
