@@ -447,7 +447,7 @@ pub(crate) fn build_root(
                 }
             }
             FsOp::Layer { path, upper, work } => {
-                grant::workspace_layer(path, upper, work)?;
+                grant::workspace_layer(path, upper, work, notes)?;
                 if let Ok(md) = std::fs::symlink_metadata(under(NEW, path)) {
                     use std::os::unix::fs::MetadataExt;
                     layers.push((path.as_path(), md.dev()));

@@ -253,15 +253,15 @@ fn secrets(
     secrets
 }
 
-/// Whether the workspace is bound through the owner-swapping id mapping
+/// Whether the workspace is seen through the owner-swapping id mapping
 /// ([`crate::linux::idmap_workspace`]): root, a workspace of another owner that
-/// the run may write directly (not through a copy-on-write layer), and a
-/// new root to bind it in.
+/// the run may write, and a new root to mount it in. The direct mode binds
+/// it mapped; the copy-on-write layer stacks on mapped mounts of the
+/// workspace and of its own directory (ADR 0226).
 pub(super) fn workspace_idmap(policy: &Policy, host: &HostFacts, g: &Granted, mount: bool) -> bool {
     host.uid == 0
         && host.workspace_owner.is_some_and(|o| o != 0)
         && mount
-        && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Direct
         && g.writable(&policy.workspace).is_some()
 }
 
