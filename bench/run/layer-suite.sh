@@ -12,7 +12,8 @@
 #    dev-dependencies removed so it builds offline; the whole target/ is
 #    written into the workspace);
 #  - pytest: `python3 -m pytest -q -p no:cacheprovider` of $PYPROJECT (a
-#    directory holding a Python project and its tests), when set.
+#    directory holding a Python project and its tests), when set, with
+#    $PYTEST_ARGS (e.g. an --ignore= of a test file that needs the network).
 # SKARN=/path/to/skarn picks the binary (default target/debug/skarn).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,7 +49,8 @@ def cargo_copy():
     dst = os.path.join(ws, "p")
     shutil.copytree(crate_src(), dst, ignore=shutil.ignore_patterns("benches", "target"))
     p = os.path.join(dst, "Cargo.toml")
-    open(p, "w").write(strip_offline(open(p).read()))
+    toml = strip_offline(open(p).read())
+    open(p, "w").write(toml)
     lock = os.path.join(dst, "Cargo.lock")
     if os.path.exists(lock):
         os.remove(lock)
@@ -65,7 +67,8 @@ def py_copy():
 
 suites = [("cargo test", cargo_copy, ["cargo", "test", "--offline", "-q"])]
 if os.environ.get("PYPROJECT"):
-    suites.append(("pytest", py_copy, ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]))
+    suites.append(("pytest", py_copy, ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+                   + os.environ.get("PYTEST_ARGS", "").split()))
 
 # The toolchains the command needs, named as the developer's shell has them.
 env = dict(os.environ, CARGO_HOME=cargo_home,

@@ -281,9 +281,10 @@ fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut Restrictio
         if workspace_idmap(policy, host, g, host.namespaces) {
             report.notes.push(format!(
                 "running as root without capabilities in a workspace owned by uid {owner}: the \
-                 workspace is bound through an id mapping that swaps uid {owner} and root (and \
-                 the owner's group and root's), so the command writes it as root does bare; \
-                 what it creates belongs to uid {owner} on disk"
+                 workspace (under its copy-on-write layer too) is mounted through an id mapping \
+                 that swaps uid {owner} and root (and the owner's group and root's), so the \
+                 command writes it as root does bare; what it creates belongs to uid {owner} on \
+                 disk"
             ));
         } else {
             report.degrade(format!(

@@ -286,8 +286,9 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_layer: Option<WorkspaceLayer>,
     /// Root in a workspace owned by another uid: the workspace is bound
-    /// through an id mapping that swaps its owner and root
-    /// ([`crate::linux::idmap_workspace`], ADR 0180).
+    /// (or its copy-on-write layer stacked, ADR 0226) through an id mapping
+    /// that swaps its owner and root ([`crate::linux::idmap_workspace`], ADR
+    /// 0180).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub workspace_idmap: bool,
     /// The workspace's store ([`crate::linux::store`], ADR 0175): its directory,
