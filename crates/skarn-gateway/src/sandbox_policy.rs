@@ -126,6 +126,15 @@ pub fn server_policy(
     // A server runs as long as the gateway does.
     own.limits
         .push((LimitKey::Timeout, Sourced::new(0, provenance::DEFAULT)));
+    // ...so its state directory is written directly, not through the
+    // copy-on-write layer `skarn run` uses by default (ADR 0226): the
+    // layer applies a run's changes when it ends, and a server is stopped
+    // with the gateway (its state would wait for the next start), and it
+    // would not see files the host makes there while it runs.
+    own.workspace_layer = Some(Sourced::new(
+        skarn_sandbox::policy::WorkspaceLayerMode::Direct,
+        format!("server {alias}: runs as long as the gateway (ADR 0226)"),
+    ));
     let toolchain = format!("server {alias}: its toolchain");
     own.presets = Some(if tools.is_empty() {
         vec![Sourced::new("none".to_owned(), &toolchain)]

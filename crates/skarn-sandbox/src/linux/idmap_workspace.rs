@@ -78,6 +78,31 @@ pub fn bind(path: &Path, src: &Path, dst: &Path) -> Option<io::Result<()>> {
     )
 }
 
+/// Whether a mapping was prepared for the workspace `ws` (then its
+/// copy-on-write layer is stacked on mapped mounts, ADR 0226).
+pub(crate) fn prepared_for(ws: &Path) -> bool {
+    let guard = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_ref().is_some_and(|(w, _)| w == ws)
+}
+
+/// A detached copy of `src` seen through the prepared mapping, when the
+/// mapping was prepared for the workspace `path` (None otherwise): the
+/// workspace as the layer's lower directory, and the layer's own directory
+/// (its upper and work directories, which the helper gave the owner), so
+/// that what the command makes through the layer is the owner's on disk.
+pub(crate) fn mapped_tree(path: &Path, src: &Path) -> Option<io::Result<OwnedFd>> {
+    let guard = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
+    let (ws, ns) = guard.as_ref()?;
+    if ws != path {
+        return None;
+    }
+    Some(crate::linux::fdmount::clone_tree(
+        src,
+        MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        Some(ns.as_fd()),
+    ))
+}
+
 /// Drop the prepared namespace (the helper, once init has its copy).
 pub fn release() {
     *PREPARED.lock().unwrap_or_else(|e| e.into_inner()) = None;

@@ -161,6 +161,7 @@ impl Policy {
             );
             if let Some(w) = &l.workspace_layer {
                 p.workspace_layer = w.value;
+                p.sources.insert("workspace_layer".into(), w.source.clone());
                 prov.set("workspace_layer", &w.source);
             }
             if let Some(w) = &l.walk_max_dirs {

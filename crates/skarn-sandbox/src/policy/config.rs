@@ -19,7 +19,7 @@
 //! protect_persistence = true
 //! fail_closed = true
 //! private_home = true            # a private, writable, discarded $HOME
-//! workspace_layer = "direct"      # or "cow" (ADR 0130)
+//! workspace_layer = "cow"         # the default, or "direct" (ADRs 0130, 0226)
 //! walk_max_dirs = 200000         # walk of the writable grants before a run (ADR 0204)
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
 //! trust_home_config_workspace = false  # keep a workspace the home's configuration names writable

@@ -268,13 +268,14 @@ pub struct Policy {
 #[serde(rename_all = "snake_case")]
 pub enum WorkspaceLayerMode {
     /// A copy-on-write layer over the workspace; its changes are vetted
-    /// and applied when the run ends.
+    /// and applied when the run ends. The default (ADR 0226): no
+    /// placeholder is ever on the host, nothing unvetted reaches it.
+    #[default]
     Cow,
     /// The workspace bound read-write: the command writes the host's files
     /// as it runs (placeholders reserve missing protected names; checks
-    /// after the run set aside what they find). The default for now (ADR
-    /// 0130 says what keeps `cow` from being it).
-    #[default]
+    /// after the run set aside what they find). Asked for by name, or the
+    /// fallback when the layer cannot be made (the report says so).
     Direct,
 }
 

@@ -283,6 +283,51 @@ fn set_aside_within(
     out
 }
 
+thread_local! {
+    /// While one layer is vetted ([`vetting_layer`]): the `.pth` import
+    /// lines of each site-packages directory, host and layer read together
+    /// at its first file. Read again for each file, a site-packages
+    /// directory of N entries was listed N times (30,000 took minutes).
+    static PTH_CACHE: std::cell::RefCell<Option<PthCache>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+type PthCache = std::collections::HashMap<
+    (Option<PathBuf>, Option<PathBuf>),
+    Vec<crate::protect::pth_imports::Imported>,
+>;
+
+/// Keep [`check_layer_change`]'s reading of `.pth` files for the length of
+/// `f`, one layer's vetting and applying. Sound while the layer is
+/// applied: both sides are read at once, and applying only moves a `.pth`
+/// from the layer to the host, so what was read covers both afterwards.
+pub fn vetting_layer<T>(f: impl FnOnce() -> T) -> T {
+    PTH_CACHE.with(|c| *c.borrow_mut() = Some(PthCache::new()));
+    let out = f();
+    PTH_CACHE.with(|c| *c.borrow_mut() = None);
+    out
+}
+
+/// Whether an import line of a `.pth` file of the site-packages directory
+/// `host` (on the host) or `upper` (in the layer) names `module`.
+fn pth_named(host: Option<PathBuf>, upper: Option<PathBuf>, module: &[u8]) -> bool {
+    let read = |h: &Option<PathBuf>, u: &Option<PathBuf>| -> Vec<_> {
+        [h, u]
+            .into_iter()
+            .flatten()
+            .map(|d| crate::protect::pth_imports::of_dir(d))
+            .collect()
+    };
+    PTH_CACHE.with(|c| match c.borrow_mut().as_mut() {
+        None => read(&host, &upper).iter().any(|i| i.has_entry(module)),
+        Some(m) => m
+            .entry((host.clone(), upper.clone()))
+            .or_insert_with(|| read(&host, &upper))
+            .iter()
+            .any(|i| i.has_entry(module)),
+    })
+}
+
 /// The rule of [`set_aside`] for one change in a copy-on-write layer other
 /// than a directory (`names`: its path relative to the workspace; `file`:
 /// a regular file, read at `upper`; else a link or special file): `Err` when host python
@@ -309,12 +354,7 @@ pub fn check_layer_change(
     {
         let up = names.len() - 1 - i;
         let site = |p: &Path| p.ancestors().nth(up).map(Path::to_path_buf);
-        let named = [site(host_path), site(upper)]
-            .into_iter()
-            .flatten()
-            .any(|sp| {
-                crate::protect::pth_imports::of_dir(&sp).has_entry(module.as_encoded_bytes())
-            });
+        let named = pth_named(site(host_path), site(upper), module.as_encoded_bytes());
         if named {
             return Err(format!(
                 "{}: a module an import line of a .pth file of its site-packages directory \

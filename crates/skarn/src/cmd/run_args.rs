@@ -100,7 +100,9 @@ pub struct Args {
     /// copy-on-write layer whose changes are applied when the run ends,
     /// those to protected paths refused (--report lists both; host programs
     /// see nothing of the run until then); `direct` writes the workspace as
-    /// the command runs [default: direct; config: [run] workspace_layer].
+    /// the command runs (placeholders reserve missing protected names) and
+    /// is the fallback where overlayfs refuses the layer [default: cow;
+    /// config: [run] workspace_layer].
     #[arg(long, value_name = "MODE", value_parser = ["cow", "direct"])]
     pub workspace_layer: Option<String>,
     /// Directories of the writable grants walked at most before the run

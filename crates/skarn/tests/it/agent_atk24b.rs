@@ -13,9 +13,20 @@ use crate::common::*;
 use skarn_test_support::TempDir;
 
 /// `skarn run` in `ws` (HOME = `home`) running `sh -c script`, started.
+/// Pinned to `--workspace-layer direct`: these attacks are on the direct
+/// mode's check after the run (the default layer never lets a plant reach
+/// the host, run_workspace_layer.rs), and the script signals the test
+/// through a file the host sees while the run goes on.
 fn spawn_run(ws: &Path, home: &Path, script: &str) -> Child {
     Command::new(exe())
-        .args(["run", "--timeout", "120s", "--workspace"])
+        .args([
+            "run",
+            "--workspace-layer",
+            "direct",
+            "--timeout",
+            "120s",
+            "--workspace",
+        ])
         .arg(ws)
         .args(["--", "sh", "-c", script])
         .current_dir(ws)

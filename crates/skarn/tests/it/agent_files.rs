@@ -260,7 +260,16 @@ fn files_read_in_any_directory_are_protected_at_any_depth() {
             err(&o)
         );
     }
-    assert!(err(&o).contains("set aside"), "{}", err(&o));
+    // Said: set aside (the direct mode) or not applied (the layer, ADR
+    // 0226), naming what was refused.
+    let e = err(&o);
+    assert!(
+        e.contains("set aside")
+            || (e.contains("were not applied to the workspace: ")
+                && e.contains("new/.claude")
+                && e.contains("new/.envrc")),
+        "{e}"
+    );
 }
 
 /// F8: a link loop is one clear refusal (deny, exit 0), never a crash.

@@ -148,7 +148,15 @@ fn editor_workspace_files_are_guarded_and_set_aside() {
         "left in place: {}",
         err(&o)
     );
-    assert!(err(&o).contains("set aside"), "{}", err(&o));
+    // Said: set aside (the direct mode) or not applied (the layer, ADR
+    // 0226), naming the file.
+    let e = err(&o);
+    assert!(
+        e.contains("set aside")
+            || (e.contains("were not applied to the workspace: ")
+                && e.contains("planted.code-workspace")),
+        "{e}"
+    );
 }
 
 /// F8: `opencode.jsonc`, `.devcontainer.json` and (with an `.envrc`)

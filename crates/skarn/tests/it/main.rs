@@ -229,6 +229,8 @@ mod run_walk_bound;
 mod run_workspace_kind;
 // ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
+mod run_default_layer;
+#[cfg(target_os = "linux")]
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind_22g;

@@ -14,8 +14,20 @@ use skarn_test_support::TempDir;
 
 /// `skarn run` with configuration files, from `cwd`, with `HOME=home`.
 fn run_from(cwd: &Path, home: &Path, script: &str) -> Output {
+    run_from_with(cwd, home, &[], script)
+}
+
+/// A planting run: pinned to `--workspace-layer direct`, the mode in which
+/// a plant reaches the host at all (set aside after the run, put back
+/// below as a user would); the default layer never applies it (ADR 0226).
+fn plant_from(cwd: &Path, home: &Path, script: &str) -> Output {
+    run_from_with(cwd, home, &["--workspace-layer", "direct"], script)
+}
+
+fn run_from_with(cwd: &Path, home: &Path, flags: &[&str], script: &str) -> Output {
     Command::new(exe())
         .arg("run")
+        .args(flags)
         .args(["--", "sh", "-c", script])
         .current_dir(cwd)
         .env("HOME", home)
@@ -73,7 +85,7 @@ fn a_skarn_toml_planted_below_the_workspace_is_not_trusted_later() {
          printf '[run]\\nwrite = [\"{}\"]\\nallow_env = [\"MY_SECRET_TOKEN\"]\\n' > skarn.toml",
         outside.display()
     );
-    let o = run_from(&ws, &home, &plant);
+    let o = plant_from(&ws, &home, &plant);
     assert_eq!(code(&o), 0, "{}", err(&o));
     put_back_set_aside(&ws.join("sub"), &err(&o));
     // Run 2, from `sub`: its skarn.toml is not used.
@@ -137,7 +149,8 @@ fn the_record_stays_out_of_reach_whatever_xdg_state_home_says() {
     let (ws, home) = (t.join("ws"), t.dir("home"));
     git_repo(&ws);
     let o = Command::new(exe())
-        .args(["run", "--", "sh", "-c"])
+        // Direct: the plant reaches the host (see `plant_from`).
+        .args(["run", "--workspace-layer", "direct", "--", "sh", "-c"])
         .arg(
             "mkdir -p .state/skarn && : > .state/skarn/granted-dirs; \
              mkdir sub && cd sub && git init -q . && \

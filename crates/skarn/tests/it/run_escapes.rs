@@ -305,6 +305,8 @@ fn files_the_host_closes_during_a_root_run_stay_closed() {
         .args([
             "run",
             "--no-config",
+            "--workspace-layer",
+            "direct",
             "--report",
             "--timeout",
             "120s",
@@ -446,8 +448,17 @@ fn a_git_config_replaced_by_the_host_during_the_run_gains_no_hooks() {
         .status()
         .unwrap();
     assert!(g.success());
+    // The direct mode's race with the host (the default layer keeps the
+    // run's config in the layer, vetted key by key: run_workspace_layer.rs);
+    // the script also waits for a file the host makes (ADR 0226).
     let mut c = std::process::Command::new(exe())
-        .args(["run", "--no-config", "--workspace"])
+        .args([
+            "run",
+            "--no-config",
+            "--workspace-layer",
+            "direct",
+            "--workspace",
+        ])
         .arg(&ws)
         .args([
             "--",

@@ -72,6 +72,9 @@ fn a_refused_name_lookup_is_named_with_the_flag_or_as_a_fact_alone() {
     assert!(err(&o).contains("\"kind\":\"network\""), "{}", err(&o));
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
     if !host_has("git", "--version") {
@@ -83,7 +86,7 @@ fn a_refused_write_to_a_protected_path_is_named_with_its_reason() {
     let o = run_in(
         &ws,
         &home,
-        &[],
+        &["--workspace-layer", "direct"],
         &[
             "sh",
             "-c",

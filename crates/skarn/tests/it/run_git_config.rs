@@ -170,6 +170,9 @@ fn submodule_add_with_a_local_repository_and_worktree_add_work() {
     );
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn a_gitmodules_that_names_a_command_is_put_back() {
     if skip_without_git() {
@@ -181,7 +184,7 @@ fn a_gitmodules_that_names_a_command_is_put_back() {
     let o = run_in(
         &ws,
         &home,
-        &[],
+        &["--workspace-layer", "direct"],
         &[
             "sh",
             "-c",
@@ -199,6 +202,9 @@ fn a_gitmodules_that_names_a_command_is_put_back() {
 /// `.git/config`, `hooks`, `modules` and `objects` "were not applied" (the
 /// reservation took the layer's upper `.git` for a nested repository).
 /// Now a plain run says nothing, and a planted hook is still dropped.
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
     if skip_without_git() {
@@ -212,7 +218,12 @@ fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
     let home = TempDir::new("gitcfg-tmpfs-home");
     let ws = t.dir("ws");
     repo(&ws);
-    let o = run_in(&ws, home.path(), &[], &["true"]);
+    let o = run_in(
+        &ws,
+        home.path(),
+        &["--workspace-layer", "direct"],
+        &["true"],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!err(&o).contains("was not applied"), "{}", err(&o));
     let planted = t.path().join("planted");
@@ -220,7 +231,12 @@ fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
         "printf '#!/bin/sh\\ntouch {p}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
         p = planted.display()
     );
-    let o = run_in(&ws, home.path(), &[], &["sh", "-c", &script]);
+    let o = run_in(
+        &ws,
+        home.path(),
+        &["--workspace-layer", "direct"],
+        &["sh", "-c", &script],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert!(!ws.join(".git/hooks/pre-commit").exists(), "hook planted");
     let names: Vec<String> = std::fs::read_dir(&ws)

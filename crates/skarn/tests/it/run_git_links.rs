@@ -88,6 +88,9 @@ fn staged_repository_with_a_reflog_link_is_refused() {
     assert!(!t.path().join("outside/dotfile.new").exists());
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn reflog_link_planted_in_an_existing_repository_is_removed() {
     if !host_has("git", "--version") {
@@ -103,7 +106,12 @@ fn reflog_link_planted_in_an_existing_repository_is_removed() {
          ln -s {d} .git/ORIG_HEAD && echo ok",
         d = dot.display()
     );
-    let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+    let o = run_in(
+        &ws,
+        &home,
+        &["--workspace-layer", "direct"],
+        &["sh", "-c", &script],
+    );
     assert_eq!(code(&o), 0, "{}", err(&o));
     assert_eq!(out(&o), "ok\n");
     let e = err(&o);
@@ -154,6 +162,9 @@ fn nested_links_under_refs_and_info_are_removed() {
     assert_eq!(std::fs::read_to_string(&dot).unwrap(), "# original\n");
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn fifo_at_commit_editmsg_is_removed() {
     if !host_has("git", "--version") {
@@ -165,7 +176,7 @@ fn fifo_at_commit_editmsg_is_removed() {
     let o = run_in(
         &ws,
         &home,
-        &[],
+        &["--workspace-layer", "direct"],
         &[
             "sh",
             "-c",

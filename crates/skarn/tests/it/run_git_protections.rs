@@ -6,6 +6,9 @@ use std::process::Command;
 use crate::common::*;
 use skarn_test_support::TempDir;
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
     let t = TempDir::new("persist");
@@ -25,7 +28,12 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
                   echo evil > .zshrc; printf '[run]\\nwrite=[\"/\"]\\n' > skarn.toml; \
                   echo x > .gitmodules; mv .bashrc gone; rm -rf .git/hooks; echo ok > normal.txt";
     let cfg_before = std::fs::read(ws.join(".git/config")).unwrap();
-    let o = run_in(&ws, &home, &[], &["sh", "-c", script]);
+    let o = run_in(
+        &ws,
+        &home,
+        &["--workspace-layer", "direct"],
+        &["sh", "-c", script],
+    );
     assert!(ws.join("normal.txt").exists(), "{}", err(&o));
     assert!(!ws.join(".git/hooks/pre-commit").exists());
     assert!(ws.join(".git/hooks").is_dir());
@@ -54,7 +62,7 @@ fn persistence_paths_stay_read_only_whether_or_not_they_exist() {
     let o = run_in(
         &ws,
         &ws,
-        &[],
+        &["--workspace-layer", "direct"],
         &["sh", "-c", "echo evil > .zshrc; echo evil > .profile"],
     );
     assert_ne!(code(&o), 0);

@@ -265,6 +265,9 @@ fn host_ls(dir: &std::path::Path, home: &std::path::Path) -> String {
 /// shell: a program the run puts there named like a system program is set
 /// aside after the run (said on stderr), the host's `ls` in the project
 /// runs the system's; a program of the project's own name stays.
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn f9_relative_path_entries_of_a_start_up_file() {
     for (i, (rc, plant)) in [
@@ -282,7 +285,12 @@ fn f9_relative_path_entries_of_a_start_up_file() {
         let script = format!(
             "{plant} && for n in ls my-own-tool; do printf '#!/bin/sh\\necho PWN-$n\\n' > $n; chmod +x $n; done"
         );
-        let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+        let o = run_in(
+            &ws,
+            &home,
+            &["--workspace-layer", "direct"],
+            &["sh", "-c", &script],
+        );
         assert_eq!(code(&o), 0, "{rc}: {}", err(&o));
         assert!(err(&o).contains("is on your PATH"), "{rc}: {}", err(&o));
         let dir = if i == 0 {
@@ -306,6 +314,9 @@ fn f9_relative_path_entries_of_a_start_up_file() {
 /// directory in whatever subdirectory the user's shell is in, so a
 /// program the run plants in `sub/deep/bin` (or `sub/deep`) named like a
 /// system one is set aside too; the host's `ls` there runs the system's.
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn f9_relative_path_entries_name_subdirectories_too() {
     for (i, (rc, at)) in [
@@ -320,7 +331,12 @@ fn f9_relative_path_entries_name_subdirectories_too() {
         let script = format!(
             "mkdir -p {at} && cd {at} && for n in ls my-own-tool; do printf '#!/bin/sh\\necho PWN-$n\\n' > $n; chmod +x $n; done"
         );
-        let o = run_in(&ws, &home, &[], &["sh", "-c", &script]);
+        let o = run_in(
+            &ws,
+            &home,
+            &["--workspace-layer", "direct"],
+            &["sh", "-c", &script],
+        );
         assert_eq!(code(&o), 0, "{rc}: {}", err(&o));
         assert!(err(&o).contains("is on your PATH"), "{rc}: {}", err(&o));
         let dir = ws.join(at);

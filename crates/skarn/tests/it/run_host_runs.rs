@@ -93,10 +93,12 @@ fn rebase_todo_exec_lines_left_by_a_run_are_set_aside() {
         let text = std::fs::read_to_string(&p).unwrap_or_default();
         assert!(!text.contains("PWNED"), "{f} still runs the planted line");
     }
-    // Set aside after the run, or (the default mode's git layer, ADR 0181)
-    // never applied to the repository.
+    // Set aside after the run (direct), or never applied to the repository
+    // (the git layer, ADR 0181; the workspace layer, ADRs 0130 and 0226).
     assert!(
-        err(&o).contains("set aside") || err(&o).contains("rebase or cherry-pick state"),
+        err(&o).contains("set aside")
+            || err(&o).contains("rebase or cherry-pick state")
+            || err(&o).contains("were not applied to the workspace: .git/rebase-merge"),
         "{}",
         err(&o)
     );

@@ -91,7 +91,13 @@ fn killing_skarn_leaves_no_placeholders_behind() {
     let t = TempDir::new("kill");
     let ws = t.dir("ws");
     let mut c = Command::new(exe())
-        .args(["run", "--no-config", "--workspace"])
+        .args([
+            "run",
+            "--no-config",
+            "--workspace-layer",
+            "direct",
+            "--workspace",
+        ])
         .arg(&ws)
         .args(["--", "sh", "-c", "echo ready; sleep 30"])
         .stdout(Stdio::piped())

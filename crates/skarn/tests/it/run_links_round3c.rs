@@ -129,6 +129,9 @@ fn sockets_below_dependency_trees_are_unreachable() {
 
 /// `rust-toolchain.toml`, `.hg/hgrc` in subdirectories: an existing one
 /// stays as it was; ones the run writes are set aside after it.
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn files_host_tools_look_up_from_subdirectories_cannot_be_planted() {
     let t = TempDir::new("r3c-upward");
@@ -145,7 +148,7 @@ fn files_host_tools_look_up_from_subdirectories_cannot_be_planted() {
     let o = run_in(
         &ws,
         &home,
-        &[],
+        &["--workspace-layer", "direct"],
         &[
             "sh",
             "-c",

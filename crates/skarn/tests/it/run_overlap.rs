@@ -22,18 +22,31 @@ fn wait_for_placeholder(p: &Path) {
     panic!("no placeholder at {} after 20 s", p.display());
 }
 
+// Pinned to `--workspace-layer direct`: asserts the direct mode's own
+// mechanism (placeholders, set-aside names or its messages); the default
+// layer refuses the same plants when applied (ADR 0226).
 #[test]
 fn a_second_run_starts_while_another_holds_its_placeholders() {
     let t = TempDir::new("overlap-start");
     let (ws, home) = (t.dir("ws"), t.dir("home"));
     git(&ws, &["init", "-q"]);
-    let mut a = run_command(&ws, &home, &[], &["sleep", "5"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut a = run_command(
+        &ws,
+        &home,
+        &["--workspace-layer", "direct"],
+        &["sleep", "5"],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     wait_for_placeholder(&ws.join("skarn.toml"));
-    let b = run_in(&ws, &home, &[], &["echo", "second-run-ok"]);
+    let b = run_in(
+        &ws,
+        &home,
+        &["--workspace-layer", "direct"],
+        &["echo", "second-run-ok"],
+    );
     let _ = a.kill();
     let _ = a.wait();
     assert_eq!(code(&b), 0, "{}", err(&b));

@@ -23,8 +23,11 @@ impl LiveRun {
     /// Start it and wait for its placeholder at `ws/name`.
     fn start(ws: &Path, home: &Path, name: &str) -> LiveRun {
         // Not `--no-config`: the run reads (and reserves) `skarn.toml`.
+        // Pinned to `direct`: the readers take the direct mode's
+        // placeholders, and the run waits for a file the host makes (ADR
+        // 0226: not seen in the default layer until the next run).
         let child = Command::new(exe())
-            .args(["run", "--workspace"])
+            .args(["run", "--workspace-layer", "direct", "--workspace"])
             .arg(ws)
             .args(["--", "sh", "-c", "while [ ! -e stop ]; do sleep 0.05; done"])
             .env("HOME", home)

@@ -36,12 +36,19 @@ fn a_socket_moved_by_a_concurrent_run_stays_unreachable() {
         s = started.display(),
         x = stop.display()
     );
-    let mut a = run_command(&ws, &home, &[], &["sh", "-c", &renamer])
-        .current_dir(&ws)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // Pinned to `direct`: run A's renames must reach the host's tree while
+    // run B walks it, and A waits for a file the host makes (ADR 0226).
+    let mut a = run_command(
+        &ws,
+        &home,
+        &["--workspace-layer", "direct"],
+        &["sh", "-c", &renamer],
+    )
+    .current_dir(&ws)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let t0 = Instant::now();
     while !started.exists() && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(50));

@@ -107,3 +107,66 @@ fn git_works_in_a_checkout_owned_by_another_uid() {
         .unwrap();
     assert!(String::from_utf8_lossy(&l.stdout).contains("one"));
 }
+
+/// The default layer (ADR 0226) in a checkout of another uid: root writes
+/// it through the layer stacked on the owner's id mapping, what it made is
+/// the owner's on disk, the repository's hooks and configuration and a
+/// missing protected name stay protected, and the host sees neither a
+/// placeholder nor an unvetted file while the run goes on.
+#[test]
+fn the_default_layer_writes_a_checkout_of_another_uid_as_its_owner() {
+    use std::io::{BufRead, BufReader, Write};
+    if !is_root() {
+        skarn_test_support::skip!("needs root: only root runs in a checkout of another uid");
+    }
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let t = TempDir::new("owner-layer");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::write(ws.join("a"), "a\n").unwrap();
+    chown_tree(&ws, OWNER);
+    let script = "echo made > made.txt && mkdir d && echo x > d/x && echo b >> a && \
+                  { echo '#!/bin/sh' > .git/hooks/pre-commit; } 2>/dev/null; \
+                  git config core.fsmonitor /bin/true; { echo PWN > .envrc; } 2>/dev/null; \
+                  echo READY; read x";
+    let mut child = run_command(&ws, &home, &[], &["sh", "-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn skarn");
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    let mut l = String::new();
+    while r.read_line(&mut l).unwrap() > 0 && l.trim_end() != "READY" {
+        l.clear();
+    }
+    let mut during: Vec<String> = std::fs::read_dir(&ws)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    during.sort();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(during, [".git", "a"], "the host saw these during the run");
+    assert_eq!(std::fs::read_to_string(ws.join("a")).unwrap(), "a\nb\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    for p in ["made.txt", "d", "d/x", "a"] {
+        let md = std::fs::symlink_metadata(ws.join(p)).unwrap();
+        assert_eq!(
+            (md.uid(), md.gid()),
+            (OWNER, OWNER),
+            "{p} belongs to the owner"
+        );
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists(), "a hook planted");
+    assert!(!ws.join(".envrc").exists(), ".envrc planted");
+    let cfg = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(!cfg.contains("fsmonitor"), "core.fsmonitor applied: {cfg}");
+}

@@ -350,7 +350,9 @@ impl Apply<'_> {
             None => {
                 rustix::fs::mkdirat(host, n, mode)?;
                 self.out.applied.push(format!("+ {}/", r.display()));
-                open_dir(host, n)?
+                let h = open_dir(host, n)?;
+                own_like(h.as_fd(), st);
+                h
             }
         };
         if !host_dir || there.is_some_and(|t| t.st_mode & 0o7777 != st.st_mode & 0o7777) {
@@ -423,6 +425,30 @@ fn strip_xattrs(host: BorrowedFd<'_>, n: &OsStr, st: &rustix::fs::Stat) {
     }
 }
 
+/// Give the workspace entry `fd` the owner and group of the layer's entry
+/// `st`, as a rename does (a copy or a directory made by the helper would
+/// be the helper's): root writing a workspace of another owner through the
+/// mapped layer makes the owner's files (ADR 0226). An unprivileged helper
+/// cannot and need not (the layer's entries are its own).
+fn own_like(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) {
+    let _ = rustix::fs::fchown(
+        fd,
+        Some(rustix::fs::Uid::from_raw(st.st_uid)),
+        Some(rustix::fs::Gid::from_raw(st.st_gid)),
+    );
+}
+
+/// [`own_like`] for the entry `n` of `dir`, never through a link.
+fn own_at(dir: BorrowedFd<'_>, n: &OsStr, st: &rustix::fs::Stat) {
+    let _ = rustix::fs::chownat(
+        dir,
+        n,
+        Some(rustix::fs::Uid::from_raw(st.st_uid)),
+        Some(rustix::fs::Gid::from_raw(st.st_gid)),
+        AtFlags::SYMLINK_NOFOLLOW,
+    );
+}
+
 /// Copy `n` from `upper` into `host` under a temporary name, then rename it
 /// over the workspace's entry.
 fn copy(
@@ -450,6 +476,7 @@ fn copy(
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 mode,
             )?;
+            own_like(dst.as_fd(), st);
             let (mut s, mut d) = (std::fs::File::from(src), std::fs::File::from(dst));
             if let Err(e) = io::copy(&mut s, &mut d).and_then(|_| {
                 d.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode.bits()))
@@ -461,8 +488,12 @@ fn copy(
         FileType::Symlink => {
             let t = rustix::fs::readlinkat(upper, n, Vec::new())?;
             rustix::fs::symlinkat(t.as_c_str(), host, &tmp)?;
+            own_at(host, &tmp, st);
         }
-        FileType::Fifo => rustix::fs::mknodat(host, &tmp, FileType::Fifo, mode, 0)?,
+        FileType::Fifo => {
+            rustix::fs::mknodat(host, &tmp, FileType::Fifo, mode, 0)?;
+            own_at(host, &tmp, st);
+        }
         _ => return Ok(()), // sockets and devices: not carried over
     }
     rustix::fs::renameat_with(host, &tmp, host, n, RenameFlags::empty()).inspect_err(|_| {

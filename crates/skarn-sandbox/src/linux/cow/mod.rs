@@ -10,6 +10,7 @@
 mod apply;
 mod index;
 mod place;
+pub mod probe;
 pub mod vet;
 
 use std::os::fd::AsFd;
@@ -49,7 +50,9 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             out: &mut out,
         };
         let git = None;
-        a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0, git)
+        crate::protect::venv_guard::vetting_layer(|| {
+            a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0, git)
+        })
     })();
     if let Err(e) = r {
         out.notes.push(format!(

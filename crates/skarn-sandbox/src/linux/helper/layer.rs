@@ -61,6 +61,34 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
             return None;
         }
     };
+    // Root in a workspace of another owner (ADR 0180): the layer's upper
+    // and work directories are the owner's, seen as root's through the
+    // mapping init stacks the layer on (what the command makes there is
+    // the owner's on disk, and the workspace's top is root's inside).
+    if crate::linux::idmap_workspace::prepared_for(ws)
+        && let Err(e) = own_like_workspace(ws, &layer)
+    {
+        report.degrade(format!(
+            "workspace {}: its copy-on-write layer could not be given the workspace's owner \
+             ({e}): files there that only their owner may write are read-only to the command",
+            ws.display()
+        ));
+    }
+    // As the default, a layer overlayfs refuses here (an old kernel, no
+    // overlayfs in user namespaces, a workspace file system it cannot
+    // stack on) falls back to writing the workspace directly, said in the
+    // report; asked for by name, init's mount fails the set-up instead.
+    if !wl.asked && !cow::probe::overlay_mounts(ws, &layer.upper, &layer.work, plan.ns.user) {
+        cow::remove(layer);
+        report.notes.push(format!(
+            "workspace {}: overlayfs refused the copy-on-write layer here, so the command \
+             writes the workspace directly (--workspace-layer direct): missing protected names \
+             are reserved by placeholders for the run and the checks after the run set aside \
+             what they find",
+            ws.display()
+        ));
+        return None;
+    }
     report.notes.push(format!(
         "workspace {}: written through a copy-on-write layer ({}); its changes are applied \
          after the run, those to protected paths refused",
@@ -77,6 +105,17 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
         rules,
         state: wl.state.clone(),
     })
+}
+
+/// Give the layer's upper and work directories the owner and group of
+/// the workspace `ws`.
+fn own_like_workspace(ws: &std::path::Path, layer: &cow::Layer) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(ws)?;
+    for d in [&layer.upper, &layer.work] {
+        std::os::unix::fs::lchown(d, Some(m.uid()), Some(m.gid()))?;
+    }
+    Ok(())
 }
 
 impl Cow {

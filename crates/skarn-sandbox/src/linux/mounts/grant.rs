@@ -166,7 +166,7 @@ fn bind_grant_depth(
 pub(super) const LAYERS: &str = "/layers";
 
 /// Escape a path for the comma-separated overlayfs option string.
-pub(super) fn ovl_escape(p: &Path) -> Option<String> {
+pub(crate) fn ovl_escape(p: &Path) -> Option<String> {
     let s = p.to_str()?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -227,14 +227,30 @@ fn overlay(src: &Path, dst: &Path, notes: &mut Notes) -> Result<(), MountError> 
 /// the host is copied by the tool that renames it). Fails the set-up when
 /// overlayfs refuses: the run never falls back to writing the workspace
 /// silently.
-pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<(), MountError> {
+pub(super) fn workspace_layer(
+    path: &Path,
+    upper: &Path,
+    work: &Path,
+    notes: &mut Notes,
+) -> Result<(), MountError> {
     let dst = under(NEW, path);
     ctx(mkdir_p(&dst), "mkdir", &dst)?;
-    let (Some(lower), Some(u), Some(w)) = (
-        ovl_escape(&under(OLD, path)),
-        ovl_escape(&under(OLD, upper)),
-        ovl_escape(&under(OLD, work)),
-    ) else {
+    let (lower, upper, work) = match mapped_layer(path, upper, work) {
+        Ok(Some(l)) => l,
+        Ok(None) => (under(OLD, path), under(OLD, upper), under(OLD, work)),
+        Err(e) => {
+            notes.push(format!(
+                "workspace {}: the id mapping for its owner could not be put under its \
+                 copy-on-write layer ({e}): files there that only their owner may write are \
+                 read-only to the command",
+                path.display()
+            ));
+            (under(OLD, path), under(OLD, upper), under(OLD, work))
+        }
+    };
+    let (Some(lower), Some(u), Some(w)) =
+        (ovl_escape(&lower), ovl_escape(&upper), ovl_escape(&work))
+    else {
         return Err(MountError::new(
             "workspace layer",
             path,
@@ -243,14 +259,9 @@ pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<
     };
     let base = format!("lowerdir={lower},upperdir={u},workdir={w}");
     let mut last = None;
-    for extra in [
-        // Root outside a user namespace (trusted xattrs), then a user
-        // namespace, which refuses `redirect_dir=off` for `nofollow`.
-        ",redirect_dir=off,metacopy=off,index=off",
-        ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
-        ",userxattr",
-        "",
-    ] {
+    // Root outside a user namespace (trusted xattrs), then a user
+    // namespace, which refuses `redirect_dir=off` for `nofollow`.
+    for extra in crate::linux::cow::probe::OPTION_TAILS {
         match sys::mount(
             Some(Path::new("overlay")),
             &dst,
@@ -267,6 +278,44 @@ pub(super) fn workspace_layer(path: &Path, upper: &Path, work: &Path) -> Result<
         path,
         last.unwrap_or_else(|| std::io::Error::other("overlayfs")),
     ))
+}
+
+/// Root in a workspace of another owner (ADR 0180) with the layer (ADR
+/// 0226): the workspace and the layer's directory (upper and work, the
+/// owner's on disk) attached in the set-up root through the owner's id
+/// mapping, as the layer's lower, upper and work directories. The command
+/// then writes the owner's files by their mode bits and what it makes is
+/// the owner's on disk, as with the direct mode's mapped bind. None: no
+/// mapping was prepared for this workspace.
+fn mapped_layer(
+    path: &Path,
+    upper: &Path,
+    work: &Path,
+) -> std::io::Result<Option<(PathBuf, PathBuf, PathBuf)>> {
+    let (Some(base), Some(un), Some(wn)) = (upper.parent(), upper.file_name(), work.file_name())
+    else {
+        return Ok(None);
+    };
+    if work.parent() != Some(base) {
+        return Ok(None);
+    }
+    let Some(lower) = crate::linux::idmap_workspace::mapped_tree(path, &under(OLD, path)) else {
+        return Ok(None);
+    };
+    let lower = lower?;
+    let Some(layer) = crate::linux::idmap_workspace::mapped_tree(path, &under(OLD, base)) else {
+        return Ok(None);
+    };
+    let layer = layer?;
+    let (l, b) = (
+        Path::new(LAYERS).join("ws-lower"),
+        Path::new(LAYERS).join("ws-layer"),
+    );
+    mkdir_p(&l)?;
+    mkdir_p(&b)?;
+    crate::linux::fdmount::attach(&lower, &l)?;
+    crate::linux::fdmount::attach(&layer, &b)?;
+    Ok(Some((l, b.join(un), b.join(wn))))
 }
 
 /// Largest file given a private copy (cargo's database is a few MiB).

@@ -17,6 +17,7 @@ use crate::linux::plan::{Access, FsOp};
 use crate::linux::sys::{
     self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
 };
+pub(crate) use grant::ovl_escape;
 use grant::{LAYERS, bind_excluding, bind_grant};
 use special::{mount_dev, mount_home, mount_proc};
 
@@ -458,7 +459,7 @@ pub(crate) fn build_root(
                 }
             }
             FsOp::Layer { path, upper, work } => {
-                grant::workspace_layer(path, upper, work)?;
+                grant::workspace_layer(path, upper, work, notes)?;
                 if let Ok(md) = std::fs::symlink_metadata(under(NEW, path)) {
                     use std::os::unix::fs::MetadataExt;
                     layers.push((path.as_path(), md.dev()));

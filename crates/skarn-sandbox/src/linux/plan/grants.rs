@@ -253,15 +253,15 @@ fn secrets(
     secrets
 }
 
-/// Whether the workspace is bound through the owner-swapping id mapping
+/// Whether the workspace is seen through the owner-swapping id mapping
 /// ([`crate::linux::idmap_workspace`]): root, a workspace of another owner that
-/// the run may write directly (not through a copy-on-write layer), and a
-/// new root to bind it in.
+/// the run may write, and a new root to mount it in. The direct mode binds
+/// it mapped; the copy-on-write layer stacks on mapped mounts of the
+/// workspace and of its own directory (ADR 0226).
 pub(super) fn workspace_idmap(policy: &Policy, host: &HostFacts, g: &Granted, mount: bool) -> bool {
     host.uid == 0
         && host.workspace_owner.is_some_and(|o| o != 0)
         && mount
-        && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Direct
         && g.writable(&policy.workspace).is_some()
 }
 
@@ -281,9 +281,10 @@ fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut Restrictio
         if workspace_idmap(policy, host, g, host.namespaces) {
             report.notes.push(format!(
                 "running as root without capabilities in a workspace owned by uid {owner}: the \
-                 workspace is bound through an id mapping that swaps uid {owner} and root (and \
-                 the owner's group and root's), so the command writes it as root does bare; \
-                 what it creates belongs to uid {owner} on disk"
+                 workspace (under its copy-on-write layer too) is mounted through an id mapping \
+                 that swaps uid {owner} and root (and the owner's group and root's), so the \
+                 command writes it as root does bare; what it creates belongs to uid {owner} on \
+                 disk"
             ));
         } else {
             report.degrade(format!(

@@ -204,13 +204,17 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
             .then(|| protect::after_run(policy, host, &g)),
         ns_fallback: None,
         workspace_idmap: grants::workspace_idmap(policy, host, &g, ns.mount),
+        // With the protections off (`--no-protect-persistence`) there is
+        // nothing to vet nor reserve: the workspace is written directly.
         workspace_layer: (ns.mount
+            && policy.protect_persistence
             && policy.workspace_layer == crate::policy::WorkspaceLayerMode::Cow)
             .then(|| WorkspaceLayer {
                 state: host
                     .home
                     .as_ref()
                     .map(|h| h.join(".local/state/skarn/layers")),
+                asked: policy.sources.contains_key("workspace_layer"),
             }),
         store,
         workspace: ws,

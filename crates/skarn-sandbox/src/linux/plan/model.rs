@@ -123,6 +123,12 @@ pub struct WorkspaceLayer {
     /// tried first; then the workspace's parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<PathBuf>,
+    /// Whether the layer was asked for by name (`--workspace-layer cow`,
+    /// `[run] workspace_layer`): then overlayfs refusing it fails the
+    /// set-up; as the default, the run falls back to `direct` and says so
+    /// (ADR 0226).
+    #[serde(default)]
+    pub asked: bool,
 }
 
 /// Checks made on the host after the run (persistence protection).
@@ -292,8 +298,9 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_layer: Option<WorkspaceLayer>,
     /// Root in a workspace owned by another uid: the workspace is bound
-    /// through an id mapping that swaps its owner and root
-    /// ([`crate::linux::idmap_workspace`], ADR 0180).
+    /// (or its copy-on-write layer stacked, ADR 0226) through an id mapping
+    /// that swaps its owner and root ([`crate::linux::idmap_workspace`], ADR
+    /// 0180).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub workspace_idmap: bool,
     /// The workspace's store ([`crate::linux::store`], ADR 0175): its directory,
