@@ -14,6 +14,7 @@ mod command;
 pub mod config;
 pub mod derived;
 mod keyring;
+pub mod known;
 mod matcher;
 pub mod placeholder;
 mod places;

@@ -19,12 +19,27 @@ impl SecretsConfig {
                 let why = format!("the command of secret {name} (run on the host)");
                 out.push((p, why, false));
             }
+            // Every absolute `file` source, existing or not: hidden in
+            // every run, a missing one reserved, and the links on the way
+            // to it kept read-only inside writable grants (a re-pointed
+            // link would unhide the old file and make another one the
+            // secret, atk27j F5).
             if let Some(f) = s.source_file(home)
                 && f.is_absolute()
-                && std::fs::symlink_metadata(&f).is_err()
             {
-                let why = format!("the file source of secret {name} (not created yet)");
+                let why = if std::fs::symlink_metadata(&f).is_err() {
+                    format!("the file source of secret {name} (not created yet)")
+                } else {
+                    format!("the file source of secret {name}")
+                };
                 out.push((f, why, true));
+            }
+            // The files a `command` source reads its value from: hidden in
+            // every run, granted that secret or not, like a `file` source
+            // (atk27j F6).
+            for p in s.command_value_files(home) {
+                let why = format!("a file the command of secret {name} names");
+                out.push((p, why, true));
             }
         }
         out
@@ -41,26 +56,74 @@ impl SecretsConfig {
         let mut out = Vec::new();
         for s in self.secrets.values() {
             out.extend(s.source_file(home));
-            for a in s.command.iter().flatten().skip(1) {
-                let words = a.split(|c: char| {
-                    c.is_whitespace()
-                        || matches!(
-                            c,
-                            '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
-                        )
-                });
-                for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
-                    let p = expand(w, home);
-                    if p.is_file() {
-                        out.push(p);
-                    }
-                }
-            }
+            out.extend(s.command_named_files(home));
         }
         out.sort();
         out.dedup();
         out
     }
+}
+
+impl SecretConfig {
+    /// Every existing file a `command` source's arguments name (absolute
+    /// or `~/`, also a word of an argument a shell is given: `sh -c "cat
+    /// /path/tok"`).
+    fn command_named_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for a in self.command.iter().flatten().skip(1) {
+            let words = a.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
+                    )
+            });
+            for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
+                let p = expand(w, home);
+                if p.is_file() {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// The files a `command` source reads its value from, to hide in
+    /// every run ([`Self::command_named_files`]), without the system's
+    /// programs and libraries (`sh -c "/usr/bin/op read ..."`): hiding
+    /// those would break every run, and they hold no value.
+    pub fn command_value_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .command_named_files(home)
+            .into_iter()
+            .filter(|p| {
+                let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                !is_system_place(&real) && !is_system_place(p)
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// Whether `p` lies in the system's program and library directories.
+fn is_system_place(p: &Path) -> bool {
+    const SYSTEM: &[&str] = &[
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/nix/store",
+        "/etc",
+        "/proc",
+        "/sys",
+        "/dev",
+    ];
+    SYSTEM.iter().any(|d| p.starts_with(d))
 }
 
 impl SecretConfig {

@@ -121,6 +121,14 @@ pub fn source_variables(home: Option<&Path>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The values of every configured secret that can be read without
+/// running anything (`file`, `from_env`): no variable holding one reaches
+/// a command, whatever its name (atk27j F2).
+pub fn known_values(home: Option<&Path>) -> Option<skarn_egress::secrets::known::KnownValues> {
+    let c = home.and_then(|h| load_secrets(&user_file(h)).ok())?;
+    Some(c.known_values(home))
+}
+
 /// [`SecretsConfig::load`], read without ever blocking (a `skarn.toml`
 /// that is a FIFO or a device is refused, not waited on).
 fn load_secrets(p: &Path) -> anyhow::Result<SecretsConfig> {
