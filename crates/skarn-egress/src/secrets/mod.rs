@@ -20,6 +20,7 @@ pub mod placeholder;
 mod places;
 
 pub use matcher::{Bindings, Found, PathGlob};
+pub use places::CommandDepends;
 
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;

@@ -169,6 +169,75 @@ impl SecretConfig {
     }
 }
 
+impl SecretConfig {
+    /// What a `command` source depends on, for the check that none lies
+    /// where a sandboxed run may write (atk27j F10, F11): its program as
+    /// found (and, for a bare name, every `PATH` directory looked in
+    /// before it is found), and every word of its arguments that names an
+    /// existing file or directory (absolute, `~/`, or relative to `/`,
+    /// where the source runs), also words of a shell string (`sh -c
+    /// "python3 /p/get.py"`) and after `=`.
+    pub fn command_depends(&self, home: Option<&Path>) -> CommandDepends {
+        let mut d = CommandDepends::default();
+        let Some((prog, args)) = self.command.as_deref().and_then(|c| c.split_first()) else {
+            return d;
+        };
+        let cwd = std::env::current_dir().ok();
+        if prog.contains('/') {
+            d.paths
+                .extend(absolute(&expand(prog, home), cwd.as_deref()));
+        } else if let Some(path) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&path) {
+                let Some(dir) = absolute(&dir, cwd.as_deref()) else {
+                    continue;
+                };
+                d.path_dirs.push(dir.clone());
+                let p = dir.join(prog);
+                if p.is_file() {
+                    d.paths.push(p);
+                    break;
+                }
+            }
+        }
+        for a in args {
+            let words = a.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`' | ','
+                    )
+            });
+            for w in std::iter::once(a.as_str()).chain(words) {
+                if w.is_empty() || w.contains("://") {
+                    continue;
+                }
+                let p = expand(w, home);
+                let p = if p.is_absolute() {
+                    p
+                } else {
+                    Path::new("/").join(p)
+                };
+                if std::fs::symlink_metadata(&p).is_ok() && p != Path::new("/") {
+                    d.paths.push(p);
+                }
+            }
+        }
+        d.paths.sort();
+        d.paths.dedup();
+        d
+    }
+}
+
+/// [`SecretConfig::command_depends`].
+#[derive(Debug, Default)]
+pub struct CommandDepends {
+    /// The program and every file or directory its arguments name.
+    pub paths: Vec<PathBuf>,
+    /// The `PATH` directories a bare program name is looked up in, up to
+    /// the one it is found in.
+    pub path_dirs: Vec<PathBuf>,
+}
+
 /// `p` made absolute against `cwd` (none: only an absolute `p`).
 fn absolute(p: &Path, cwd: Option<&Path>) -> Option<PathBuf> {
     if p.is_absolute() {

@@ -155,10 +155,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
+    let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
+        .chain(policy.write.iter().map(|g| g.path.clone()))
+        .collect();
     let secrets = crate::cmd::run_secrets::resolve(
         &args.secret,
         args.no_config,
         &policy.workspace,
+        &writable,
         home().as_deref(),
     )?;
     #[cfg(target_os = "linux")]

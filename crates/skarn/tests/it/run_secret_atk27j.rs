@@ -4,7 +4,9 @@
 //! file for the next (F5); the file a `command` source reads is hidden in
 //! every run (F6); a configured secret's value under another variable
 //! name does not reach a command (F2); a `command` source's stderr holding
-//! the value is not shown (F4).
+//! the value is not shown (F4); a `command` source that depends on what a
+//! run may write (a script beside which its helpers lie) is refused before
+//! it runs on the host (F10).
 
 use crate::common::*;
 use skarn_test_support::TempDir;
@@ -193,4 +195,59 @@ fn a_command_sources_stderr_holding_the_value_is_not_shown() {
     .unwrap();
     assert!(out(&o).contains("inside CMD="), "{}", seen(&o));
     assert!(!seen(&o).contains(value), "{}", seen(&o));
+}
+
+/// F10: `sh tools/get.sh` in the workspace sources `tools/lib.sh` beside
+/// it; one run rewrites `lib.sh`, the next run granted the secret would run
+/// it on the host. The source is refused: nothing planted ran.
+#[test]
+fn a_command_source_depending_on_a_writable_place_does_not_run() {
+    let t = TempDir::new("sec-27j-cmddep");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let tools = ws.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::write(
+        tools.join("get.sh"),
+        ". \"$(dirname \"$0\")/lib.sh\"\nprintf '%s' \"$v\"\n",
+    )
+    .unwrap();
+    // Makes the value without holding it (a file holding it in the
+    // workspace refuses a granted run on its own, ADR 0217).
+    std::fs::write(
+        tools.join("lib.sh"),
+        "v=\"cmd-tok$(printf %s en-0123)$(printf %s 456789abcdef)\"\n",
+    )
+    .unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.dep]\ncommand = [\"sh\", \"{}\"]\nhosts = [\"localhost:1\"]\nenv = \"DEP\"\n",
+            tools.join("get.sh").display()
+        ),
+    );
+    let marker = t.path().join("PLANTED_RAN");
+    let plant = format!(
+        "printf 'touch {m}\\nv=cmd-token-0123456789abcdef\\n' > tools/lib.sh; echo planted",
+        m = marker.display()
+    );
+    let o = run_command(&ws, &home, &[], &["sh", "-c", &plant])
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("planted"), "{}", seen(&o));
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "dep"],
+        &["sh", "-c", "echo DEP=$DEP"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "planted code ran on the host: {}",
+        seen(&o)
+    );
+    assert_ne!(code(&o), 0, "{}", seen(&o));
+    assert!(err(&o).contains("secret dep"), "{}", err(&o));
 }
