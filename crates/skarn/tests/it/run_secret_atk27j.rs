@@ -251,3 +251,55 @@ fn a_command_source_depending_on_a_writable_place_does_not_run() {
     assert_ne!(code(&o), 0, "{}", seen(&o));
     assert!(err(&o).contains("secret dep"), "{}", err(&o));
 }
+
+/// F11: a program planted by a run in an existing `PATH` directory it was
+/// granted to write, named like the `command` source's program: the next
+/// run granted the secret is refused, the plant did not run on the host.
+#[test]
+fn a_program_planted_earlier_on_path_does_not_run_as_the_source() {
+    let t = TempDir::new("sec-27j-path");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let bin = t.dir("bin");
+    config(
+        &home,
+        "[secrets.pp]\ncommand = [\"sh\", \"-c\", \"echo cmd-token-0123456789abcdef\"]\n\
+         hosts = [\"localhost:1\"]\nenv = \"PPV\"\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let marker = t.path().join("PLANTED_RAN");
+    let plant = format!(
+        "printf '#!/bin/sh\\ntouch {m}\\nexec /bin/sh \"$@\"\\n' > {b}/sh && chmod +x {b}/sh && echo planted",
+        m = marker.display(),
+        b = bin.display()
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--write", bin.to_str().unwrap()],
+        &["/bin/sh", "-c", &plant],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("planted"), "{}", seen(&o));
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "pp"],
+        &["/bin/sh", "-c", "echo PPV=$PPV"],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "planted program ran on the host: {}",
+        seen(&o)
+    );
+    assert!(err(&o).contains("secret pp"), "{}", err(&o));
+}
