@@ -59,6 +59,55 @@ impl KnownValues {
     }
 }
 
+/// Most entries of a source's directory looked at for copies.
+const BESIDE_MAX: usize = 256;
+/// Largest file looked at for a copy.
+const COPY_MAX: u64 = 1 << 20;
+
+/// The regular files beside the `file` source `f` (of `c`) that hold its
+/// value in any form the echo scrubber knows (an editor's backup, a
+/// rotated copy); none when the directory is large.
+pub(super) fn copies_beside(
+    c: &SecretConfig,
+    f: &Path,
+    home: Option<&Path>,
+) -> Vec<std::path::PathBuf> {
+    let (Some(dir), Some(value)) = (f.parent(), cheap_value(c, home)) else {
+        return Vec::new();
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let entries: Vec<std::path::PathBuf> = rd
+        .flatten()
+        .take(BESIDE_MAX + 1)
+        .map(|e| e.path())
+        .collect();
+    if entries.len() > BESIDE_MAX {
+        return Vec::new();
+    }
+    let finder = crate::ValueFinder::for_values([value.as_str()]);
+    let mut out = Vec::new();
+    for p in entries {
+        if p == f {
+            continue;
+        }
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if !m.is_file() || m.len() > COPY_MAX {
+            continue;
+        }
+        let Ok(text) = std::fs::read(&p).map(Zeroizing::new) else {
+            continue;
+        };
+        if memchr::memmem::find(&text, value.as_bytes()).is_some() || finder.found_in(&text) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The value of a `file` or `from_env` source, as resolution reads it
 /// (trailing line breaks dropped); `None` for other sources.
 fn cheap_value(c: &SecretConfig, home: Option<&Path>) -> Option<Zeroizing<String>> {

@@ -32,6 +32,12 @@ impl SecretsConfig {
                 } else {
                     format!("the file source of secret {name}")
                 };
+                // Copies of the value beside it (an editor's `tok~`,
+                // `tok.bak`): hidden in every run too (atk27j F6).
+                for c in super::known::copies_beside(s, &f, home) {
+                    let why = format!("a copy of secret {name}'s file source");
+                    out.push((c, why, true));
+                }
                 out.push((f, why, true));
             }
             // The files a `command` source reads its value from: hidden in

@@ -303,3 +303,36 @@ fn a_program_planted_earlier_on_path_does_not_run_as_the_source() {
     );
     assert!(err(&o).contains("secret pp"), "{}", err(&o));
 }
+
+/// F6: copies beside a `file` source (an editor's `tok~`, `tok.bak`) are
+/// hidden in a run granted no secret, like the source.
+#[test]
+fn copies_beside_a_file_source_are_hidden_in_every_run() {
+    let t = TempDir::new("sec-27j-beside");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let rd = t.dir("rd");
+    let value = "bakREALvalueJ4k5L6m7N8b9V0c1";
+    for n in ["tok", "tok~", "tok.bak"] {
+        std::fs::write(rd.join(n), format!("{value}\n")).unwrap();
+    }
+    std::fs::write(rd.join("notes.txt"), "nothing secret here\n").unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.bk]\nfile = \"{}\"\nhosts = [\"localhost:1\"]\n",
+            rd.join("tok").display()
+        ),
+    );
+    let cat = format!("cd {}; cat tok~ tok.bak notes.txt; echo", rd.display());
+    let o = run_command(
+        &ws,
+        &home,
+        &["--read", rd.to_str().unwrap()],
+        &["sh", "-c", &cat],
+    )
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("nothing secret here"), "{}", seen(&o));
+    assert!(!seen(&o).contains(value), "{}", seen(&o));
+}
