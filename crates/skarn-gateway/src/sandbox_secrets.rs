@@ -46,6 +46,7 @@ pub(crate) fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, Strin
 
 pub(crate) fn resolve(
     pairs: &[(String, String)],
+    writable: &[std::path::PathBuf],
     home: Option<&Path>,
 ) -> Result<Option<RunSecrets>, String> {
     if pairs.is_empty() {
@@ -61,6 +62,10 @@ pub(crate) fn resolve(
         let c = cfg.secrets.get(name).ok_or_else(|| {
             err(skarn_egress::secrets::config::SecretError::Unknown(name.clone()).to_string())
         })?;
+        // A `command` source runs on the host at every start (and
+        // restart): refused when what it runs lies where a sandboxed run
+        // or server may write (atk27j F10, F11).
+        skarn_sandbox::secrets::command_places::check(name, c, writable, Some(home))?;
         if let Some(n) = skarn_egress::secrets::derived::derived_credential_note(name, c) {
             tracing::warn!("{n}");
         }

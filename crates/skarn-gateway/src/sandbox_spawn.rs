@@ -356,7 +356,11 @@ pub fn prepare(
                 .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
         }
         policy.host_places = crate::sandbox_secrets::host_places(home.as_deref());
-        let secrets = crate::sandbox_secrets::resolve(secrets, home.as_deref())
+        let server_writable: Vec<PathBuf> = [policy.workspace.clone(), state.clone()]
+            .into_iter()
+            .chain(policy.write.iter().map(|g| g.path.clone()))
+            .collect();
+        let secrets = crate::sandbox_secrets::resolve(secrets, &server_writable, home.as_deref())
             .map_err(SandboxError::Secrets)?;
         // The server's home is its state directory: where the user's
         // dotfiles held a granted value, the copy with the placeholder is

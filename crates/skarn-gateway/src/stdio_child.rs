@@ -260,24 +260,14 @@ async fn stderr_tail(
 /// value, which `skarn run` never passes in (atk27i F8): refused, pointing
 /// at `{ secret = "S" }`.
 fn refuse_secret_sources(env: &BTreeMap<String, EnvValue>) -> Result<(), String> {
-    let Some(home) = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-    else {
-        return Ok(());
-    };
-    let Ok(cfg) =
-        skarn_egress::secrets::config::SecretsConfig::load(&home.join(".config/skarn/config.toml"))
-    else {
+    let Some(known) = crate::secret_vars::known() else {
         return Ok(());
     };
     for (name, v) in env {
         let EnvValue::FromEnv(f) = v else { continue };
-        if let Some((secret, _)) = cfg
-            .secrets
-            .iter()
-            .find(|(_, c)| c.from_env.as_deref() == Some(f.from_env.as_str()))
-        {
+        // The source variables, and any variable holding a configured
+        // secret's value under another name (atk27j F2).
+        if let Some(secret) = known.variable(&f.from_env) {
             return Err(format!(
                 "env {name} = {{ from_env = \"{var}\" }}: {var} holds the value of secret \
                  {secret}, which a server gets only as a placeholder: write {name} = \

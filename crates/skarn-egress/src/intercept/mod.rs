@@ -173,6 +173,20 @@ impl ValueFinder {
         ValueFinder(scrub::Windows::for_search(&pairs))
     }
 
+    /// For bare values (each paired with a placeholder made for it; a
+    /// value too short for one is left out).
+    pub fn for_values<'a>(values: impl IntoIterator<Item = &'a str>) -> ValueFinder {
+        let pairs: scrub::Pairs = values
+            .into_iter()
+            .filter_map(|v| {
+                let p = crate::secrets::placeholder::make(v)?;
+                Some(forms::pairs(v.as_bytes(), p.as_bytes()))
+            })
+            .flatten()
+            .collect();
+        ValueFinder(scrub::Windows::for_search(&pairs))
+    }
+
     /// Whether `text` shows a value in one of those forms.
     pub fn found_in(&self, text: &[u8]) -> bool {
         self.0.found_in(text)

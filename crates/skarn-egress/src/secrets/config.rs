@@ -313,6 +313,11 @@ pub(super) fn expand(f: &str, home: Option<&Path>) -> PathBuf {
     }
 }
 
+/// A `file` source's text, read as resolution reads it.
+pub(super) fn read_source_file(p: &Path) -> std::io::Result<Zeroizing<String>> {
+    read_file(p)
+}
+
 fn read_file(p: &Path) -> std::io::Result<Zeroizing<String>> {
     let f = std::fs::File::open(p)?;
     let mut buf = Zeroizing::new(Vec::new());

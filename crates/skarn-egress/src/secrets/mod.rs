@@ -14,11 +14,13 @@ mod command;
 pub mod config;
 pub mod derived;
 mod keyring;
+pub mod known;
 mod matcher;
 pub mod placeholder;
 mod places;
 
 pub use matcher::{Bindings, Found, PathGlob};
+pub use places::CommandDepends;
 
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;

@@ -19,12 +19,33 @@ impl SecretsConfig {
                 let why = format!("the command of secret {name} (run on the host)");
                 out.push((p, why, false));
             }
+            // Every absolute `file` source, existing or not: hidden in
+            // every run, a missing one reserved, and the links on the way
+            // to it kept read-only inside writable grants (a re-pointed
+            // link would unhide the old file and make another one the
+            // secret, atk27j F5).
             if let Some(f) = s.source_file(home)
                 && f.is_absolute()
-                && std::fs::symlink_metadata(&f).is_err()
             {
-                let why = format!("the file source of secret {name} (not created yet)");
+                let why = if std::fs::symlink_metadata(&f).is_err() {
+                    format!("the file source of secret {name} (not created yet)")
+                } else {
+                    format!("the file source of secret {name}")
+                };
+                // Copies of the value beside it (an editor's `tok~`,
+                // `tok.bak`): hidden in every run too (atk27j F6).
+                for c in super::known::copies_beside(s, &f, home) {
+                    let why = format!("a copy of secret {name}'s file source");
+                    out.push((c, why, true));
+                }
                 out.push((f, why, true));
+            }
+            // The files a `command` source reads its value from: hidden in
+            // every run, granted that secret or not, like a `file` source
+            // (atk27j F6).
+            for p in s.command_value_files(home) {
+                let why = format!("a file the command of secret {name} names");
+                out.push((p, why, true));
             }
         }
         out
@@ -41,26 +62,74 @@ impl SecretsConfig {
         let mut out = Vec::new();
         for s in self.secrets.values() {
             out.extend(s.source_file(home));
-            for a in s.command.iter().flatten().skip(1) {
-                let words = a.split(|c: char| {
-                    c.is_whitespace()
-                        || matches!(
-                            c,
-                            '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
-                        )
-                });
-                for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
-                    let p = expand(w, home);
-                    if p.is_file() {
-                        out.push(p);
-                    }
-                }
-            }
+            out.extend(s.command_named_files(home));
         }
         out.sort();
         out.dedup();
         out
     }
+}
+
+impl SecretConfig {
+    /// Every existing file a `command` source's arguments name (absolute
+    /// or `~/`, also a word of an argument a shell is given: `sh -c "cat
+    /// /path/tok"`).
+    fn command_named_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for a in self.command.iter().flatten().skip(1) {
+            let words = a.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
+                    )
+            });
+            for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
+                let p = expand(w, home);
+                if p.is_file() {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// The files a `command` source reads its value from, to hide in
+    /// every run ([`Self::command_named_files`]), without the system's
+    /// programs and libraries (`sh -c "/usr/bin/op read ..."`): hiding
+    /// those would break every run, and they hold no value.
+    pub fn command_value_files(&self, home: Option<&Path>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .command_named_files(home)
+            .into_iter()
+            .filter(|p| {
+                let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                !is_system_place(&real) && !is_system_place(p)
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// Whether `p` lies in the system's program and library directories.
+fn is_system_place(p: &Path) -> bool {
+    const SYSTEM: &[&str] = &[
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/nix/store",
+        "/etc",
+        "/proc",
+        "/sys",
+        "/dev",
+    ];
+    SYSTEM.iter().any(|d| p.starts_with(d))
 }
 
 impl SecretConfig {
@@ -104,6 +173,75 @@ impl SecretConfig {
         out.dedup();
         out
     }
+}
+
+impl SecretConfig {
+    /// What a `command` source depends on, for the check that none lies
+    /// where a sandboxed run may write (atk27j F10, F11): its program as
+    /// found (and, for a bare name, every `PATH` directory looked in
+    /// before it is found), and every word of its arguments that names an
+    /// existing file or directory (absolute, `~/`, or relative to `/`,
+    /// where the source runs), also words of a shell string (`sh -c
+    /// "python3 /p/get.py"`) and after `=`.
+    pub fn command_depends(&self, home: Option<&Path>) -> CommandDepends {
+        let mut d = CommandDepends::default();
+        let Some((prog, args)) = self.command.as_deref().and_then(|c| c.split_first()) else {
+            return d;
+        };
+        let cwd = std::env::current_dir().ok();
+        if prog.contains('/') {
+            d.paths
+                .extend(absolute(&expand(prog, home), cwd.as_deref()));
+        } else if let Some(path) = std::env::var_os("PATH") {
+            for dir in std::env::split_paths(&path) {
+                let Some(dir) = absolute(&dir, cwd.as_deref()) else {
+                    continue;
+                };
+                d.path_dirs.push(dir.clone());
+                let p = dir.join(prog);
+                if p.is_file() {
+                    d.paths.push(p);
+                    break;
+                }
+            }
+        }
+        for a in args {
+            let words = a.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`' | ','
+                    )
+            });
+            for w in std::iter::once(a.as_str()).chain(words) {
+                if w.is_empty() || w.contains("://") {
+                    continue;
+                }
+                let p = expand(w, home);
+                let p = if p.is_absolute() {
+                    p
+                } else {
+                    Path::new("/").join(p)
+                };
+                if std::fs::symlink_metadata(&p).is_ok() && p != Path::new("/") {
+                    d.paths.push(p);
+                }
+            }
+        }
+        d.paths.sort();
+        d.paths.dedup();
+        d
+    }
+}
+
+/// [`SecretConfig::command_depends`].
+#[derive(Debug, Default)]
+pub struct CommandDepends {
+    /// The program and every file or directory its arguments name.
+    pub paths: Vec<PathBuf>,
+    /// The `PATH` directories a bare program name is looked up in, up to
+    /// the one it is found in.
+    pub path_dirs: Vec<PathBuf>,
 }
 
 /// `p` made absolute against `cwd` (none: only an absolute `p`).

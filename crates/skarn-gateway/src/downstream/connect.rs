@@ -128,6 +128,7 @@ impl Downstream {
                 crate::tls::install_provider();
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 if let Some(auth) = auth {
+                    crate::secret_vars::refuse_bearer(&auth.bearer_env)?;
                     let token = std::env::var(&auth.bearer_env).map_err(|_| {
                         format!(
                             "environment variable {} (auth.bearer_env) is not set",

@@ -248,6 +248,19 @@ impl HostFacts {
                     found.push(Trusted::new(&p, target, via, true));
                 }
             }
+            // A `--deny-read` path reached through links: the links on the
+            // way stay as they are (kept read-only inside writable grants),
+            // or one run re-points them and the next one reads the old
+            // file (atk27j F5).
+            for g in &policy.deny_read {
+                if crate::protect::trusted::link_hops(&g.path).is_empty() {
+                    continue;
+                }
+                if let Some(target) = cache.resolve(&g.path) {
+                    let via = format!("hidden ({})", g.source);
+                    found.push(Trusted::new(&g.path, target, via, true));
+                }
+            }
         }
         // Secrets are hidden under the default system grants too.
         let system = crate::policy::SYSTEM_EXEC_DIRS.iter().map(Path::new);

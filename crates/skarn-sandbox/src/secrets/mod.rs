@@ -11,6 +11,8 @@
 //! by an ssh command line ([`ssh_keys`]).
 
 pub mod cargo_config;
+#[cfg(target_os = "linux")]
+pub mod command_places;
 pub mod credential_text;
 pub mod dotfiles;
 #[cfg(target_os = "linux")]

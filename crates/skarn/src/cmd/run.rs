@@ -108,8 +108,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         skarn_sandbox::policy::env::scrub(std::env::vars_os(), &policy.allow_env);
     // Sources of configured secrets, granted or not (issue 27).
     let sources = crate::cmd::run_secrets::source_variables(home().as_deref());
-    env.retain(|(k, _)| {
-        let drop = k.to_str().is_some_and(|k| sources.iter().any(|s| s == k));
+    // And a configured secret's value under any other name (atk27j F2).
+    let known = crate::cmd::run_secrets::known_values(home().as_deref());
+    env.retain(|(k, v)| {
+        let drop = k.to_str().is_some_and(|k| sources.iter().any(|s| s == k))
+            || known
+                .as_ref()
+                .is_some_and(|kv| kv.holding(v.as_encoded_bytes()).is_some());
         if drop {
             removed.push(k.to_string_lossy().into_owned());
         }
@@ -150,10 +155,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("skarn: {}: {err}", args.command[0].to_string_lossy());
         return Ok(ExitCode::from(code));
     }
+    let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
+        .chain(policy.write.iter().map(|g| g.path.clone()))
+        .collect();
     let secrets = crate::cmd::run_secrets::resolve(
         &args.secret,
         args.no_config,
         &policy.workspace,
+        &writable,
         home().as_deref(),
     )?;
     #[cfg(target_os = "linux")]

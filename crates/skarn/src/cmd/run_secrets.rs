@@ -20,6 +20,7 @@ pub fn resolve(
     flags: &[String],
     no_config: bool,
     workspace: &Path,
+    writable: &[std::path::PathBuf],
     home: Option<&Path>,
 ) -> anyhow::Result<Vec<SecretSpec>> {
     let ws = load_secrets(&workspace.join("skarn.toml")).unwrap_or_default();
@@ -44,6 +45,15 @@ pub fn resolve(
         }
         _ => SecretsConfig::default(),
     };
+    // A `command` source runs on the host: refused before it runs when
+    // what it runs lies where a sandboxed run may write (atk27j F10, F11).
+    #[cfg(target_os = "linux")]
+    for n in cfg.run_secrets.iter().chain(flags) {
+        if let Some(c) = cfg.secrets.get(n) {
+            skarn_sandbox::secrets::command_places::check(n, c, writable, home)
+                .map_err(|e| anyhow::anyhow!(e))?;
+        }
+    }
     let specs = cfg.resolve_granted(flags, home)?;
     for s in &specs {
         if let Some(n) = cfg
@@ -119,6 +129,14 @@ pub fn source_variables(home: Option<&Path>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The values of every configured secret that can be read without
+/// running anything (`file`, `from_env`): no variable holding one reaches
+/// a command, whatever its name (atk27j F2).
+pub fn known_values(home: Option<&Path>) -> Option<skarn_egress::secrets::known::KnownValues> {
+    let c = home.and_then(|h| load_secrets(&user_file(h)).ok())?;
+    Some(c.known_values(home))
 }
 
 /// [`SecretsConfig::load`], read without ever blocking (a `skarn.toml`

@@ -190,6 +190,8 @@ mod run_report;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27j;
+#[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;

@@ -231,6 +231,10 @@ fn secrets(
     for g in &policy.deny_read {
         secrets.push((g.path.clone(), g.source.clone()));
     }
+    // One mask per place (a configured `file` source is both a trusted
+    // secret and a `deny_read` entry).
+    let mut once: HashSet<PathBuf> = HashSet::new();
+    secrets.retain(|(s, _)| once.insert(s.clone()));
     let mut listed: HashSet<PathBuf> = secrets.iter().map(|(s, _)| s.clone()).collect();
     for p in &host.owner_only {
         if !p.ancestors().any(|a| listed.contains(a)) {

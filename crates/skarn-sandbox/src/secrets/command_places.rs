@@ -1,0 +1,96 @@
+//! A `command` source runs on the host, unsandboxed, each time a run or
+//! server is granted its secret. What it runs must not be something a
+//! sandboxed run could have changed (attack atk27j F10, F11): the program,
+//! a script named in a shell string, a module beside the script (Python
+//! puts the script's directory first on its path, node looks in
+//! `node_modules` above it), a project a `make -C DIR` or `--project DIR`
+//! runs, or a program planted earlier on `PATH`. No list of what each
+//! interpreter loads can be complete, so the rule is by place: a source
+//! whose program, any file or directory its arguments name (or a link on
+//! the way to one), or a `PATH` directory looked in before its program is
+//! found, lies in a place some run may write ([`Places`]) is refused
+//! before it runs, saying which and why.
+
+use std::path::{Path, PathBuf};
+
+use skarn_egress::secrets::config::SecretConfig;
+
+use super::root_files::{Places, resolve};
+
+/// Refuse `c` (secret `name`) when a `command` source depends on a place
+/// a run may write: this run's `writable` grants, earlier runs' (the
+/// `granted-dirs` record), Skarn's stores.
+pub fn check(
+    name: &str,
+    c: &SecretConfig,
+    writable: &[PathBuf],
+    home: Option<&Path>,
+) -> Result<(), String> {
+    let Some(prog) = c.command.as_ref().and_then(|v| v.first()) else {
+        return Ok(());
+    };
+    let places = Places::new(writable, home);
+    let d = c.command_depends(home);
+    for dir in &d.path_dirs {
+        if let Some(why) = writable_place(dir, &places) {
+            return Err(format!(
+                "secret {name}: its command's program {prog} is looked up in the PATH \
+                 directory {}, where a sandboxed run may put a program of that name ({why}): \
+                 give the program's absolute path in command",
+                dir.display()
+            ));
+        }
+    }
+    for p in &d.paths {
+        if let Some(why) = writable_place(p, &places) {
+            return Err(format!(
+                "secret {name}: its command runs on the host and depends on {}, which a \
+                 sandboxed run may change ({why}): keep the program, its scripts and what \
+                 they load outside every workspace and writable grant",
+                p.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why `p` (or a link on the way to it) lies in `places`; `None` when it
+/// does not. A missing path is judged by its name.
+fn writable_place(p: &Path, places: &Places) -> Option<String> {
+    if std::fs::symlink_metadata(p).is_err() {
+        return places.inside(p);
+    }
+    match resolve(p, places) {
+        Ok(_) => None,
+        Err(e) if e.starts_with("cannot read") => places.inside(p),
+        Err(e) => Some(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_script_in_a_shell_string_inside_a_writable_grant_is_refused() {
+        let d = std::env::temp_dir().join(format!("skarn-cmdpl-{}", std::process::id()));
+        let ws = d.join("ws");
+        std::fs::create_dir_all(ws.join("tools")).unwrap();
+        std::fs::write(ws.join("tools/get.py"), "print('x')\n").unwrap();
+        let text = format!(
+            "[secrets.a]\ncommand = [\"sh\", \"-c\", \"python3 {}/tools/get.py\"]\nhosts = [\"h\"]\n\
+             [secrets.b]\ncommand = [\"make\", \"-s\", \"-C\", \"{}\", \"token\"]\nhosts = [\"h\"]\n\
+             [secrets.c]\ncommand = [\"sh\", \"-c\", \"echo tok\"]\nhosts = [\"h\"]\n",
+            ws.display(),
+            ws.display()
+        );
+        let cfg = skarn_egress::secrets::config::SecretsConfig::parse(&text, "t").unwrap();
+        let w = [ws.clone()];
+        let e = check("a", &cfg.secrets["a"], &w, None).unwrap_err();
+        assert!(e.contains("get.py") || e.contains("/ws"), "{e}");
+        assert!(check("b", &cfg.secrets["b"], &w, None).is_err());
+        assert!(check("c", &cfg.secrets["c"], &w, None).is_ok());
+        assert!(check("a", &cfg.secrets["a"], &[], None).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
