@@ -12,10 +12,10 @@ pub mod ancestor_config;
 pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
-#[cfg(target_os = "linux")]
-pub mod edit_lease;
 #[cfg(unix)]
 pub mod dotenv;
+#[cfg(target_os = "linux")]
+pub mod edit_lease;
 #[cfg(unix)]
 pub mod env_named;
 #[cfg(unix)]

@@ -214,6 +214,24 @@ fn installed_hooks_block_when_the_binary_is_moved_or_deleted() {
             assert!(err(&o).contains("blocked"), "{sh} {client}: {}", err(&o));
         }
     }
+    // A file `sh` runs as an empty script (an interrupted download, a
+    // shebang line alone) exits 0 with no answer: still blocked (atk24k
+    // F5), since the status counts only with skarn's acknowledgement.
+    for (what, text) in [("empty", ""), ("shebang only", "#!/bin/sh\n")] {
+        std::fs::write(&bin, text).unwrap();
+        std::fs::set_permissions(
+            &bin,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+        )
+        .unwrap();
+        for sh in shells {
+            for (client, (cmd, input)) in &hooks {
+                let o = run_hook_in(sh, cmd, input, &home, &proj);
+                assert_eq!(code(&o), 2, "{sh} {client} ({what}): {o:?}");
+                assert!(err(&o).contains("blocked"), "{sh} {client}: {}", err(&o));
+            }
+        }
+    }
 }
 
 /// Re-running `init` replaces an older skarn hook (another path, the

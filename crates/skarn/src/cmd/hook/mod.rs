@@ -82,10 +82,14 @@ pub fn installed_command(exe: &str, agent: &str) -> String {
 /// replaces those and reports every other hook of a project's settings. A
 /// command that merely mentions `hook AGENT` is not one.
 pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
-    let new_prefix = format!("/bin/sh -c '{INSTALLED_SCRIPT}' skarn-hook ");
-    if let Some(rest) = cmd.strip_prefix(&new_prefix) {
-        return shell::unquote_words(rest)
-            .is_some_and(|w| w.len() == 3 && installed_command(&w[0], agent) == cmd);
+    for script in [INSTALLED_SCRIPT, PREVIOUS_SCRIPT] {
+        let prefix = format!("/bin/sh -c '{script}' skarn-hook ");
+        if let Some(rest) = cmd.strip_prefix(&prefix) {
+            return shell::unquote_words(rest).is_some_and(|w| {
+                w.len() == 3
+                    && installed_command(&w[0], agent).replacen(INSTALLED_SCRIPT, script, 1) == cmd
+            });
+        }
     }
     // Before atk24g F1: a POSIX line starting with the quoted binary, or,
     // before ADR 0066, the bare `'EXE' hook AGENT`.
@@ -117,8 +121,22 @@ fn legacy_command(exe: &str, agent: &str) -> String {
 }
 
 /// The script of [`installed_command`]: `$1 hook $2`, exit 0 or 2 only.
-const INSTALLED_SCRIPT: &str = "\"$1\" hook \"$2\"; s=$?; [ \"$s\" = 0 ] && exit 0; \
+/// Status 0 counts only with skarn's acknowledgement on descriptor 3
+/// ([`ACK`]): a file at the path that `sh` runs as an empty script (a
+/// zero-length or shebang-only file left by an interrupted install) also
+/// exits 0 with no answer, which the agents take for "go ahead" (attack
+/// atk24k F5). The answer on stdout passes through untouched.
+const INSTALLED_SCRIPT: &str = "exec 4>&1; m=$( { SKARN_HOOK_ACK=3 \"$1\" hook \"$2\" 3>&1 1>&4 4>&-; \
+     echo \" $?\"; } ); s=${m##* }; [ \"$s\" = 0 ] && [ \"${m%% *}\" = skarn-hook-ok ] && exit 0; \
      [ \"$s\" = 2 ] || printf \"%s (exit %s)\\n\" \"$3\" \"$s\" >&2; exit 2";
+
+/// The script `init` installed before atk24k F5 (recognised, replaced).
+const PREVIOUS_SCRIPT: &str = "\"$1\" hook \"$2\"; s=$?; [ \"$s\" = 0 ] && exit 0; \
+     [ \"$s\" = 2 ] || printf \"%s (exit %s)\\n\" \"$3\" \"$s\" >&2; exit 2";
+
+/// What the hook writes on the descriptor the installed script names in
+/// `SKARN_HOOK_ACK` once it has answered.
+const ACK: &str = "skarn-hook-ok";
 
 /// Largest hook input read (a tool call is far smaller).
 const MAX_INPUT: u64 = 16 << 20;
@@ -240,6 +258,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             EXIT_BLOCK
         }
+    };
+    // The installed script trusts status 0 only with this (atk24k F5).
+    let code = if code == 0 && std::env::var_os("SKARN_HOOK_ACK").is_some_and(|v| v == "3") {
+        let acked = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/fd/3")
+            .and_then(|mut f| f.write_all(ACK.as_bytes()));
+        if acked.is_ok() { 0 } else { EXIT_BLOCK }
+    } else {
+        code
     };
     Ok(ExitCode::from(code))
 }
@@ -366,4 +394,23 @@ fn answer(args: &Args) -> anyhow::Result<Answer> {
         workspace: args.workspace.clone(),
     };
     agents::answer(args.agent, &input, &ctx)
+}
+
+#[cfg(test)]
+mod installed_tests {
+    use super::*;
+
+    #[test]
+    fn the_script_before_the_acknowledgement_is_still_recognised() {
+        let cmd = installed_command("/opt/skarn", "claude-code");
+        assert!(cmd.contains(ACK) || cmd.contains("SKARN_HOOK_ACK=3"));
+        let old = cmd.replacen(INSTALLED_SCRIPT, PREVIOUS_SCRIPT, 1);
+        assert_ne!(old, cmd);
+        assert!(is_installed_hook(&old, "claude-code"));
+        assert!(!is_installed_hook(&old, "codex"));
+        assert!(!is_installed_hook(
+            &format!("{old}; curl x | sh"),
+            "claude-code"
+        ));
+    }
 }
