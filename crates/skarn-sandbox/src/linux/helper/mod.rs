@@ -382,10 +382,23 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             }
         }
     };
-    let saved = cow
-        .is_none()
-        .then(|| persistence::before(&plan, &reserved.fs, &reserved.nested, rnotes.repos_cut));
+    // With the layer, the other writable grants are still checked after
+    // the run as in the direct mode (the layer vets only the workspace).
+    let others = cow
+        .as_ref()
+        .and_then(|_| persistence::layered_others(&plan));
+    let saved = match (&cow, &others) {
+        (None, _) => Some(persistence::before(
+            &plan,
+            &reserved.fs,
+            &reserved.nested,
+            rnotes.repos_cut,
+        )),
+        (Some(_), Some(_)) => Some(persistence::before_layered(rnotes.repos_cut)),
+        (Some(_), None) => None,
+    };
     if let Some(h) = &record
+        && cow.is_none()
         && let Some(saved) = &saved
         && let Some(bytes) = persistence::pending(&plan, saved, &reserved.nested)
         && let Err(e) = h.pending(&bytes)
@@ -471,7 +484,13 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         git_layer::finish(g, &mut report);
     }
     match (saved, cow) {
-        (Some(saved), _) => persistence::after(&plan, saved, &reserved.nested, &mut report),
+        (Some(saved), Some(c)) => {
+            layer::finish(c, &mut report);
+            if let Some(o) = &others {
+                persistence::after_layered(o, saved, &reserved.nested, &mut report);
+            }
+        }
+        (Some(saved), None) => persistence::after(&plan, saved, &reserved.nested, &mut report),
         (None, Some(c)) => layer::finish(c, &mut report),
         (None, None) => {}
     }

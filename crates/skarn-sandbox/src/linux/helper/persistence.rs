@@ -35,6 +35,10 @@ pub(crate) struct Before {
     /// is vetted only when changed during the run (ADR 0204).
     #[serde(default)]
     walk_cut: bool,
+    /// The workspace is a copy-on-write layer, vetted when applied: only
+    /// the other writable grants are checked here.
+    #[serde(default)]
+    layered: bool,
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -72,6 +76,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .as_ref()
             .map(|_| HeadGuard::save(&plan.workspace)),
         git_odd: git_dirs.map(crate::protect::git::git_sweep::before),
+        layered: false,
     }
 }
 
@@ -111,6 +116,51 @@ fn file_system_now() -> std::time::SystemTime {
         return fallback();
     };
     std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos)
+}
+
+/// With the workspace in a copy-on-write layer (which vets it when
+/// applied): the checks after the run of the other writable grants (the
+/// user's `--write` directories, PATH directories granted whole), as the
+/// direct mode runs them; `None` when there is no other.
+pub(super) fn layered_others(plan: &Plan) -> Option<AfterRun> {
+    let a = plan.after_run.as_ref()?;
+    let ws = &plan.workspace;
+    let outside = |p: &PathBuf| !p.starts_with(ws);
+    let mut o = a.clone();
+    o.vet_roots.retain(outside);
+    o.other_tops.retain(outside);
+    o.missing_path_dirs.retain(|(d, _)| outside(d));
+    o.changed_path_dirs.retain(|(d, _)| outside(d));
+    o.link_guards.retain(|(l, _)| outside(l));
+    o.quarantine_home = o.quarantine_home.filter(|q| outside(&q.home));
+    (!o.vet_roots.is_empty()).then_some(o)
+}
+
+/// [`before`] for [`layered_others`]: no snapshots, HEAD or git sweep of
+/// the workspace (the layer's).
+pub(super) fn before_layered(walk_cut: bool) -> Before {
+    Before {
+        snapshots: Vec::new(),
+        head: None,
+        git_odd: None,
+        todos: None,
+        start: file_system_now(),
+        nested_inodes: Vec::new(),
+        walk_cut,
+        layered: true,
+    }
+}
+
+/// The checks of [`layered_others`] after the layer was applied.
+pub(super) fn after_layered(
+    others: &AfterRun,
+    saved: Before,
+    nested: &[PathBuf],
+    report: &mut RestrictionReport,
+) {
+    for w in checks(Some(others), &saved, nested) {
+        tell(&w, report);
+    }
 }
 
 /// The record of the pending check of this run (JSON).
@@ -162,8 +212,10 @@ pub(super) fn tell(w: &str, report: &mut RestrictionReport) {
 /// The checks themselves; one line per finding.
 fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
-    if let (Some(a), Some(head)) = (after_run, &saved.head) {
-        found.extend(head.check());
+    if let Some(a) = after_run.filter(|_| saved.head.is_some() || saved.layered) {
+        if let Some(head) = &saved.head {
+            found.extend(head.check());
+        }
         if let Some(q) = &a.quarantine_home {
             found.extend(crate::protect::git::nested_git::quarantine_new_dot_entries(
                 &q.home,
