@@ -536,7 +536,28 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
     ".ocamlinit",
     ".perldb",
     "ansible.cfg",
+    // The package managers' project files: npm, pnpm and yarn read those of
+    // the package they run in (the nearest `package.json`'s directory, a
+    // mono-repository's `frontend/`), yarn berry every `.yarnrc.yml` from
+    // there up (atk24k F2).
+    ".npmrc",
+    ".pnpmfile.cjs",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".yarn/releases",
+    ".yarn/plugins",
+    // A nested Gradle build opened on its own (an included build).
+    "gradle/wrapper/gradle-wrapper.properties",
 ];
+
+/// [`Reserve::IfAny`] entries read below the top too: mise's files (a
+/// shell entering the directory), lint-staged's (the closest configuration
+/// to each staged file, run by the top's hook at the next host commit),
+/// nix-direnv's caches beside a nested `.envrc`, bazel's wrapper of a
+/// nested bazel workspace (atk24k F2).
+fn any_depth_if_any(en: &Entry, fam: &[&str]) -> bool {
+    fam == MISE || fam == LINT_STAGED || matches!(en.path, ".direnv" | "tools/bazel")
+}
 
 /// Whether `en` is read in any directory, not only at the workspace's top:
 /// agents' and editors' folder settings (an agent started, an editor
@@ -548,7 +569,7 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
 pub fn any_depth(en: &Entry) -> bool {
     match en.reserve {
         Reserve::Always => !TOP_ONLY.contains(&en.path),
-        Reserve::IfAny(fam) => fam == MISE,
+        Reserve::IfAny(fam) => any_depth_if_any(en, fam),
         Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
         Reserve::IfHome => false,
     }
@@ -590,6 +611,18 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     ".github/hooks",
     ".npmrc",
     ".pnpmfile.cjs",
+    // lint-staged reads these whether or not one was there: its setup may
+    // be a `package.json` key, and a new file wins over it (atk24k F2).
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.js",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.mjs",
+    "lint-staged.config.js",
+    "lint-staged.config.cjs",
+    "lint-staged.config.mjs",
 ];
 
 /// Files found by this suffix at the workspace's top level are kept
