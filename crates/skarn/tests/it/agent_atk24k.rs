@@ -144,3 +144,67 @@ fn a_nested_packages_project_files_are_protected_in_both_layers() {
     );
     assert!(ok.exists(), "{}", err(&o));
 }
+
+/// The answer to a Bash call as Claude Code reads it: the decision and
+/// whether it carries a rewritten command.
+fn bash_answer(ws: &Path, home: &Path) -> (String, bool) {
+    let o = claude_hook(
+        &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": ws,
+                "tool_input": {"command": "id"}}),
+        home,
+        ws,
+    );
+    if code(&o) == 2 {
+        return ("deny".into(), false);
+    }
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let h = &v["hookSpecificOutput"];
+    (
+        h["permissionDecision"].as_str().unwrap_or("").to_string(),
+        h.get("updatedInput").is_some(),
+    )
+}
+
+/// F6: a plugin declaring its Bash PreToolUse hook in its manifest
+/// (`.claude-plugin/plugin.json`, inline or as a path) is another hook on
+/// Bash: Claude Code may take that hook's `updatedInput`, keeping skarn's
+/// `allow` for the model's original command. The hook must then not pair
+/// `allow` with a rewrite (per Claude Code's documented merging of hook
+/// results; not run against a real Claude Code here).
+#[test]
+fn a_plugin_manifests_bash_hook_is_seen_as_another_hook() {
+    let t = TempDir::new("atk24k_f6");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    assert_eq!(bash_answer(&ws, &home), ("allow".into(), true));
+    let plugin = home.join(".claude/plugins/cache/mkt/rtk/1.0.0");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
+    std::fs::create_dir_all(plugin.join("config")).unwrap();
+    let groups = r#"{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"${CLAUDE_PLUGIN_ROOT}/rw.sh"}]}]}"#;
+    std::fs::write(
+        plugin.join("config/h.json"),
+        format!(r#"{{"hooks":{groups}}}"#),
+    )
+    .unwrap();
+    for manifest in [
+        format!(r#"{{"name":"rtk","version":"1.0.0","hooks":{groups}}}"#),
+        format!(r#"{{"name":"rtk","version":"1.0.0","hooks":{{"hooks":{groups}}}}}"#),
+        r#"{"name":"rtk","version":"1.0.0","hooks":"./config/h.json"}"#.to_string(),
+        r#"{"name":"rtk","version":"1.0.0","hooks":["./config/h.json"]}"#.to_string(),
+        r#"{"name":"rtk","version":"1.0.0","hooks":"./config/missing.json"}"#.to_string(),
+    ] {
+        std::fs::write(plugin.join(".claude-plugin/plugin.json"), &manifest).unwrap();
+        let (decision, rewrite) = bash_answer(&ws, &home);
+        assert!(
+            !(decision == "allow" && rewrite),
+            "allow with a rewrite beside {manifest}"
+        );
+    }
+    // A manifest without Bash hooks changes nothing.
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name":"rtk","version":"1.0.0"}"#,
+    )
+    .unwrap();
+    assert_eq!(bash_answer(&ws, &home), ("allow".into(), true));
+}
