@@ -208,3 +208,112 @@ fn a_plugin_manifests_bash_hook_is_seen_as_another_hook() {
     .unwrap();
     assert_eq!(bash_answer(&ws, &home), ("allow".into(), true));
 }
+
+/// A confined run rewriting `rel` to touch `victim`, then `rel` as
+/// found: whether the run's text was kept.
+fn confined_rewrite(ws: &Path, home: &Path, rel: &str, victim: &Path) -> bool {
+    let script = format!(
+        "printf '#!/bin/sh\\ntouch {v}\\n' > '{rel}'",
+        v = victim.display()
+    );
+    let _ = run_in(ws, home, &[], &["sh", "-c", &script]);
+    std::fs::read_to_string(ws.join(rel)).is_ok_and(|t| t.contains("touch"))
+}
+
+/// F3: an MCP server the user added with `claude mcp add` (kept in
+/// `~/.claude.json`, this project's entry) runs a workspace script; the
+/// next Claude Code session starts it unconfined. Neither layer may let
+/// the agent rewrite it, nor plant beside it; a prompt in the same file
+/// naming another workspace file freezes nothing.
+#[test]
+fn a_user_added_mcp_servers_script_is_protected_in_both_layers() {
+    let t = TempDir::new("atk24k_f3");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(ws.join("server")).unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("server/run.sh"), "#!/bin/sh\n: serve\n").unwrap();
+    std::fs::write(ws.join("docs/a.sh"), ": doc\n").unwrap();
+    let ws_s = ws.to_string_lossy().to_string();
+    let state = json!({"projects": {ws_s.clone(): {
+        "mcpServers": {"mine": {"type": "stdio", "command": "sh",
+                                "args": [format!("{ws_s}/server/run.sh")], "env": {}}},
+        "history": [{"display": format!("look at {ws_s}/docs/a.sh")}]}}});
+    std::fs::write(home.join(".claude.json"), state.to_string()).unwrap();
+    let victim = t.path().join("by-mcp");
+    assert!(
+        !confined_rewrite(&ws, &home, "server/run.sh", &victim),
+        "the run's server/run.sh was kept"
+    );
+    // The server's start as Claude Code makes it (the stored command).
+    let s = Command::new("sh")
+        .arg(ws.join("server/run.sh"))
+        .current_dir(&ws)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{s:?}");
+    assert!(!victim.exists(), "the server ran the agent's script");
+    for f in ["server/run.sh", "server/helper.sh"] {
+        assert!(
+            !write_goes_on(&ws, &home, &ws.join(f)),
+            "Write of {f} goes on"
+        );
+    }
+    assert!(write_goes_on(&ws, &home, &ws.join("docs/a.sh")));
+}
+
+/// F7: an accepted project hook that changes directory first (`cd
+/// "$CLAUDE_PROJECT_DIR"/scripts && sh ./lint.sh`) names its script
+/// relative to that directory; and a named script's neighbours
+/// (`helpers.py` python imports from the script's directory) run too.
+#[test]
+fn an_accepted_hooks_directory_is_protected_in_both_layers() {
+    let t = TempDir::new("atk24k_f7");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(ws.join("scripts")).unwrap();
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::write(ws.join("scripts/lint.sh"), ": lint\n").unwrap();
+    std::fs::write(ws.join("scripts/common.sh"), ": common\n").unwrap();
+    let hook = r#"cd "$CLAUDE_PROJECT_DIR"/scripts && sh ./lint.sh"#;
+    let other = r#"sh "$CLAUDE_PROJECT_DIR"/tools/check.sh"#;
+    std::fs::create_dir_all(ws.join("tools")).unwrap();
+    std::fs::write(
+        ws.join("tools/check.sh"),
+        ". \"$(dirname \"$0\")/common.sh\"\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("tools/common.sh"), ": common\n").unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [
+            {"type": "command", "command": hook}, {"type": "command", "command": other}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let victim = t.path().join("by-hook");
+    for rel in ["scripts/lint.sh", "tools/common.sh"] {
+        assert!(
+            !confined_rewrite(&ws, &home, rel, &victim),
+            "the run's {rel} was kept"
+        );
+        assert!(
+            !write_goes_on(&ws, &home, &ws.join(rel)),
+            "Write of {rel} goes on"
+        );
+    }
+    // The hooks as Claude Code runs them.
+    for cmd in [hook, other] {
+        let s = Command::new("sh")
+            .args(["-c", cmd])
+            .current_dir(&ws)
+            .env("CLAUDE_PROJECT_DIR", &ws)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(s.status.success(), "{s:?}");
+    }
+    assert!(!victim.exists(), "the accepted hook ran the agent's script");
+    assert!(write_goes_on(&ws, &home, &ws.join("src/app.py")));
+}
