@@ -317,3 +317,49 @@ fn an_accepted_hooks_directory_is_protected_in_both_layers() {
     assert!(!victim.exists(), "the accepted hook ran the agent's script");
     assert!(write_goes_on(&ws, &home, &ws.join("src/app.py")));
 }
+
+/// F8, F9: at the top of a write grant outside the workspace (the user's
+/// other project), a confined command planted `rust-toolchain.toml`,
+/// `.envrc`, `.mcp.json`, ...: the workspace's rules apply there too (the
+/// hook already refused the same writes).
+#[test]
+fn a_write_grants_top_keeps_the_workspaces_persistence_rules() {
+    let t = TempDir::new("atk24k_f9");
+    let (ws, home, lib) = (t.dir("ws"), t.dir("home"), t.dir("lib"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    let grant = lib.to_string_lossy().to_string();
+    for f in [
+        "rust-toolchain.toml",
+        ".envrc",
+        ".mcp.json",
+        ".gitmodules",
+        ".pre-commit-config.yaml",
+        ".nvim.lua",
+    ] {
+        let p = lib.join(f);
+        let o = run_in(
+            &ws,
+            &home,
+            &["--write", &grant],
+            &[
+                "sh",
+                "-c",
+                &format!("echo '# planted' >> '{}'", p.display()),
+            ],
+        );
+        let left = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(
+            !left.contains("# planted"),
+            "the run's {f} was kept: {}",
+            err(&o)
+        );
+    }
+    // The grant's ordinary files stay writable.
+    let o = run_in(
+        &ws,
+        &home,
+        &["--write", &grant],
+        &["sh", "-c", &format!("echo x > '{}/notes.txt'", grant)],
+    );
+    assert!(lib.join("notes.txt").exists(), "{}", err(&o));
+}
