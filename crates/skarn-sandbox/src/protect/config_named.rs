@@ -41,15 +41,126 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
                 continue;
             }
             seen.push(cfg.clone());
-            for f in named_in(&cfg, base) {
+            let agent = AGENT_CONFIG.iter().any(|a| cfg.starts_with(base.join(a)));
+            for f in named_in(&cfg, base, agent, false) {
                 if files.len() < MAX_NAMED && !files.iter().any(|(g, _)| *g == f) {
                     files.push((f, cfg.clone()));
                 }
             }
         }
     }
+    // The user's own agent configuration naming this workspace's files
+    // (atk24k F3): `claude mcp add`'s servers in `~/.claude.json`, VS
+    // Code's and Windsurf's user MCP files, Cursor's and Windsurf's user
+    // hooks, Claude Code's user agents' and skills' hooks. Absolute words
+    // only (these files name every project ever opened, in prose too).
+    for cfg in home_configs() {
+        for f in named_in(&cfg, base, true, true) {
+            if files.len() < MAX_NAMED && !files.iter().any(|(g, _)| *g == f) {
+                files.push((f, cfg.clone()));
+            }
+        }
+    }
     files
 }
+
+/// Agent configuration whose words are commands the client runs: the
+/// directory of a file it names is kept too (python puts a script's
+/// directory first on its path, a script sources its neighbours).
+const AGENT_CONFIG: &[&str] = &[
+    ".claude",
+    ".gemini",
+    ".codex",
+    ".cursor",
+    ".github/hooks",
+    ".mcp.json",
+    ".vscode/mcp.json",
+    ".windsurf",
+];
+
+/// Words that set the directory the rest of a command runs in (`cd
+/// scripts && ./lint.sh`, `npm --prefix frontend run lint`, `make -C
+/// sub`): that directory is kept whole (atk24k F7).
+const DIR_WORDS: &[&str] = &[
+    "cd",
+    "pushd",
+    "--prefix",
+    "-C",
+    "--cwd",
+    "--dir",
+    "--directory",
+    "--manifest-path",
+];
+
+/// The user's agent configuration files that may name workspace files.
+fn home_configs() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+    else {
+        return Vec::new();
+    };
+    let claude = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".config"));
+    let claude_dir = claude.clone().unwrap_or_else(|| home.join(".claude"));
+    let mut out = vec![
+        claude.map_or_else(|| home.join(".claude.json"), |c| c.join(".claude.json")),
+        xdg.join("Code/User/mcp.json"),
+        xdg.join("Code - Insiders/User/mcp.json"),
+        home.join(".codeium/windsurf/mcp_config.json"),
+        home.join(".codeium/windsurf/hooks.json"),
+        home.join(".cursor/hooks.json"),
+    ];
+    let mut budget = 128usize;
+    for d in [claude_dir.join("agents"), claude_dir.join("skills")] {
+        let mut stack = vec![(d, 0usize)];
+        while let Some((d, depth)) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten().take(256) {
+                let p = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) && depth < 2 {
+                    stack.push((p, depth + 1));
+                } else if budget > 0 && p.extension().is_some_and(|x| x == "md") {
+                    budget -= 1;
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= MAX_HOME_BYTES));
+    out
+}
+
+/// The `mcpServers` tables of `~/.claude.json` as text (all of it when
+/// it is not JSON: unknown is read whole).
+fn claude_servers(text: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return text.to_string();
+    };
+    let mut out = v
+        .get("mcpServers")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    if let Some(projects) = v.get("projects").and_then(|p| p.as_object()) {
+        for p in projects.values() {
+            if let Some(s) = p.get("mcpServers") {
+                out.push(' ');
+                out.push_str(&s.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Bytes read per home file, at most (`~/.claude.json` keeps history).
+const MAX_HOME_BYTES: u64 = 16 << 20;
 
 /// Configuration read besides the persistence entries (some of them are
 /// entries already; each is read once).
@@ -146,12 +257,21 @@ fn read_as_configuration(p: &Path) -> bool {
     }
 }
 
-/// The files of `base` that the words of `cfg` name.
-fn named_in(cfg: &Path, base: &Path) -> Vec<PathBuf> {
+/// The files of `base` that the words of `cfg` name; with `dirs`, the
+/// directory of each too (not `base` itself); with `absolute`, absolute
+/// words only.
+fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf> {
     let Ok(bytes) = std::fs::read(cfg) else {
         return Vec::new();
     };
     let text = String::from_utf8_lossy(&bytes);
+    // `~/.claude.json` is mostly state (projects, prompts): its server
+    // tables only, the user's and every project's.
+    let text = if cfg.file_name().is_some_and(|n| n == ".claude.json") {
+        std::borrow::Cow::Owned(claude_servers(&text))
+    } else {
+        text
+    };
     let dir = cfg.parent().unwrap_or(base);
     let mut out: Vec<PathBuf> = Vec::new();
     let seps = |c: char| {
@@ -161,7 +281,38 @@ fn named_in(cfg: &Path, base: &Path) -> Vec<PathBuf> {
                 '"' | '\'' | '`' | '=' | ',' | ';' | '(' | ')' | '[' | ']' | '\\'
             )
     };
-    for w in text.split(seps).take(200_000) {
+    // After a `cd` word: the directory the command then runs in.
+    let mut after_dir_word = false;
+    for w in text.split(seps).take(2_000_000) {
+        if DIR_WORDS.contains(&w) {
+            after_dir_word = true;
+            continue;
+        }
+        if after_dir_word {
+            // (Quotes and a leading `$VAR` split the word: `cd
+            // "$CLAUDE_PROJECT_DIR"/scripts`.)
+            let var_only = w.strip_prefix('$').is_some_and(|v| {
+                let v = v.trim_start_matches('{').trim_end_matches('}');
+                !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+            if w.is_empty() || var_only {
+                continue;
+            }
+            after_dir_word = false;
+            if let Some(word) = path_word(w) {
+                let places = match word.strip_prefix('/') {
+                    Some(rest) => vec![PathBuf::from(&word), base.join(rest)],
+                    None if absolute => Vec::new(),
+                    None => vec![base.join(&word)],
+                };
+                for p in places {
+                    let p = crate::policy::config::normalize(&p);
+                    if p.starts_with(base) && p != base && p.is_dir() && !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
         let Some(word) = path_word(w) else { continue };
         // Only words with a slash name a file of the workspace: a bare
         // `lint.sh` runs from PATH.
@@ -171,7 +322,9 @@ fn named_in(cfg: &Path, base: &Path) -> Vec<PathBuf> {
         let places: Vec<PathBuf> = match word.strip_prefix('/') {
             // An absolute path, or the rest after a quoted variable
             // (`"$CLAUDE_PROJECT_DIR"/scripts/lint.sh`).
+            Some(_) if absolute => vec![PathBuf::from(&word)],
             Some(rest) => vec![PathBuf::from(&word), base.join(rest)],
+            None if absolute => Vec::new(),
             None => vec![base.join(&word), dir.join(&word)],
         };
         for p in places {
@@ -182,6 +335,14 @@ fn named_in(cfg: &Path, base: &Path) -> Vec<PathBuf> {
             // A missing file too (a hook naming a missing script is
             // planted by making it), when its directory exists.
             if p.is_file() || p.parent().is_some_and(Path::is_dir) {
+                if dirs
+                    && let Some(d) = p.parent()
+                    && d != base
+                    && d.starts_with(base)
+                    && !out.iter().any(|o| o == d)
+                {
+                    out.push(d.to_path_buf());
+                }
                 out.push(p);
             }
         }

@@ -74,7 +74,29 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
         &["config.toml", "config"],
         "cargo runs the wrappers, runners and aliases it names (`cargo metadata` on open)",
     ),
+    // A nested package's or build's (atk24k F2).
+    (
+        ".yarn",
+        &["releases", "plugins"],
+        "yarn runs the yarnPath release and plugins of the package it runs in",
+    ),
+    (
+        "tools",
+        &["bazel"],
+        "bazel and bazelisk run a bazel workspace's tools/bazel for every command",
+    ),
+    (
+        "gradle",
+        &["wrapper"],
+        "the Gradle distribution an IDE import of the build downloads and runs",
+    ),
 ];
+
+/// [`UPWARD`] directories that are configuration only as directories (a
+/// file named `mise` or `tools` is none).
+pub fn upward_dir_only(name: &str) -> bool {
+    matches!(name, ".config" | "mise" | ".yarn" | "tools" | "gradle")
+}
 
 /// [`UPWARD`] names found at the roots too: the root's own are protected
 /// by [`crate::protect::persistence::ENTRIES`] before the run, but files inside
@@ -123,7 +145,11 @@ pub fn upward_at_root(name: &std::ffi::OsStr) -> bool {
 /// stops hg there) nor cargo's files (cargo fails on a placeholder
 /// config): those are set aside after the run when made.
 pub fn reserve_inner(dir: &str, inner: &str) -> bool {
-    inner != "sharedpath" && !matches!(dir, ".cargo" | ".config" | "mise")
+    inner != "sharedpath"
+        && !matches!(
+            dir,
+            ".cargo" | ".config" | "mise" | ".yarn" | "tools" | "gradle"
+        )
 }
 
 /// How far one walk may go.

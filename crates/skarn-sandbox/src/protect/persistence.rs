@@ -536,14 +536,28 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
     ".ocamlinit",
     ".perldb",
     "ansible.cfg",
-    // npm, pnpm and yarn read the configuration of the package they run
-    // in (the nearest `package.json`), so a nested package's own (attack
-    // atk24k F2).
+    // The package managers' project files: npm, pnpm and yarn read those of
+    // the package they run in (the nearest `package.json`'s directory, a
+    // mono-repository's `frontend/`), yarn berry every `.yarnrc.yml` from
+    // there up (atk24k F2).
     ".npmrc",
     ".pnpmfile.cjs",
     ".yarnrc",
     ".yarnrc.yml",
+    ".yarn/releases",
+    ".yarn/plugins",
+    // A nested Gradle build opened on its own (an included build).
+    "gradle/wrapper/gradle-wrapper.properties",
 ];
+
+/// [`Reserve::IfAny`] entries read below the top too: mise's files (a
+/// shell entering the directory), lint-staged's (the closest configuration
+/// to each staged file, run by the top's hook at the next host commit),
+/// nix-direnv's caches beside a nested `.envrc`, bazel's wrapper of a
+/// nested bazel workspace (atk24k F2).
+fn any_depth_if_any(en: &Entry, fam: &[&str]) -> bool {
+    fam == MISE || fam == LINT_STAGED || matches!(en.path, ".direnv" | "tools/bazel")
+}
 
 /// Whether `en` is read in any directory, not only at the workspace's top:
 /// agents' and editors' folder settings (an agent started, an editor
@@ -555,11 +569,7 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
 pub fn any_depth(en: &Entry) -> bool {
     match en.reserve {
         Reserve::Always => !TOP_ONLY.contains(&en.path),
-        // lint-staged uses the configuration closest to each staged file;
-        // nix-direnv's caches lie beside each `.envrc` (atk24k F2). Not
-        // the nix files direnv evaluates (`default.nix` is a usual
-        // source file in sub-directories).
-        Reserve::IfAny(fam) => fam == MISE || fam == LINT_STAGED || en.path == ".direnv",
+        Reserve::IfAny(fam) => any_depth_if_any(en, fam),
         Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
         Reserve::IfHome => false,
     }
@@ -601,8 +611,8 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     ".github/hooks",
     ".npmrc",
     ".pnpmfile.cjs",
-    // Run by a host `git commit` whose hook runs lint-staged, whether the
-    // project names lint-staged in a file or in `package.json` (atk24k F2).
+    // lint-staged reads these whether or not one was there: its setup may
+    // be a `package.json` key, and a new file wins over it (atk24k F2).
     ".lintstagedrc",
     ".lintstagedrc.json",
     ".lintstagedrc.yaml",

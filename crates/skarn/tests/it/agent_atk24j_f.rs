@@ -431,10 +431,14 @@ fn scripts_protected_configuration_runs_are_kept_in_both_layers() {
     assert!(o.status.success(), "{o:?}");
     let _ = git(&ws, &["status", "--porcelain"]);
     assert!(!victim.exists(), "the host ran the agent's code");
-    // The rest of the project stays writable.
-    std::fs::write(ws.join("scripts/build.sh"), "x\n").unwrap();
+    // The rest of the project stays writable (not the hook script's own
+    // directory: python imports, and scripts source, their neighbours,
+    // atk24k F7).
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/build.sh"), "x\n").unwrap();
     assert_eq!(
-        clients_writing(&ws, &home, &ws.join("scripts/build.sh")).len(),
+        clients_writing(&ws, &home, &ws.join("src/build.sh")).len(),
         8
     );
+    assert!(clients_writing(&ws, &home, &ws.join("scripts/build.sh")).is_empty());
 }

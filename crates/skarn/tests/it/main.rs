@@ -45,6 +45,9 @@ mod agent_atk24j_f;
 // Issue 24, attack pass atk24j: more of skarn run's sources in the guard.
 #[cfg(target_os = "linux")]
 mod agent_atk24j;
+// Issue 24, attack pass atk24k: nested packages, accepted configs (h24h).
+#[cfg(target_os = "linux")]
+mod agent_atk24k;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).

@@ -304,7 +304,7 @@ pub fn check(
             let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
             // (A file named `mise` or `.config` is no configuration: mise
             // reads only the directories.)
-            let dir_only = matches!(*u, ".config" | "mise");
+            let dir_only = crate::protect::grant_walk::upward_dir_only(u);
             if inner.is_empty() || inside || (leaf && what != Change::Dir && !dir_only) {
                 return Err((*why).to_string());
             }

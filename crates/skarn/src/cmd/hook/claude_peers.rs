@@ -91,7 +91,9 @@ fn files(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
                 let p = e.path();
                 if e.file_type().is_ok_and(|t| t.is_dir()) && depth < 6 {
                     dirs.push((p, depth + 1));
-                } else if p.ends_with("hooks/hooks.json") {
+                } else if p.ends_with("hooks/hooks.json")
+                    || p.ends_with(".claude-plugin/plugin.json")
+                {
                     out.push(p);
                 }
             }
@@ -113,11 +115,45 @@ pub fn other_bash_hooks(project: &Path, home: Option<&Path>) -> Vec<String> {
             out.push(format!("{}: not plain JSON", f.display()));
             continue;
         };
-        out.extend(
-            others(&v)
-                .into_iter()
-                .map(|c| format!("{}: {c}", f.display())),
-        );
+        let mut found = others(&v);
+        if f.ends_with(".claude-plugin/plugin.json") {
+            found.extend(manifest_hooks(&f, &v));
+        }
+        out.extend(found.into_iter().map(|c| format!("{}: {c}", f.display())));
+    }
+    out
+}
+
+/// The Bash hooks a plugin's manifest declares (atk24k F6): its `hooks`
+/// is an inline hooks object (with or without the `hooks` wrapper) or one
+/// or more paths, relative to the plugin's directory, of hooks files. A
+/// file that cannot be read as JSON counts as a hook (unknown is refused).
+fn manifest_hooks(manifest: &Path, v: &Value) -> Vec<String> {
+    let Some(h) = v.get("hooks") else {
+        return Vec::new();
+    };
+    let root = manifest.parent().and_then(Path::parent).unwrap_or(manifest);
+    let paths: Vec<&str> = match h {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        Value::Object(_) => {
+            // `{"PreToolUse": ...}` is read by `others` on the manifest
+            // itself; `{"hooks": {"PreToolUse": ...}}` here.
+            return others(h);
+        }
+        _ => return vec![format!("hooks of an unknown form: {h}")],
+    };
+    let mut out = Vec::new();
+    for p in paths {
+        let file = root.join(p);
+        match skarn_sandbox::policy::config::read_text(&file)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
+            Some(hv) => out.extend(others(&hv)),
+            None => out.push(format!("hooks file {} (unreadable)", file.display())),
+        }
     }
     out
 }

@@ -29,7 +29,8 @@ impl Named {
         let fc = fold(c);
         self.files
             .iter()
-            .find(|(f, _, _)| *f == fc)
+            // (A directory named, a `cd` target, covers what lies below.)
+            .find(|(f, _, _)| fc.starts_with(f))
             .map(|(_, f, cfg)| {
                 format!(
                     "{} is named by {}, which an agent client or a host tool runs outside any \
