@@ -215,24 +215,14 @@ fn persistence(
             });
         }
     }
-    // Other writable directories: the workspace's rules at their tops
-    // (a grant is often the user's other project: a new
-    // `rust-toolchain.toml` or `.envrc` there runs at their next command,
-    // atk24k F8, F9).
+    // Other writable directories: their existing persistence paths.
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {
-            let w_is_home = g.homes.contains(w);
             for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
-                let (reserve, reserve_if) = match en.reserve {
-                    Reserve::Always => (true, Vec::new()),
-                    Reserve::IfHome => (w_is_home, Vec::new()),
-                    Reserve::Never => (false, Vec::new()),
-                    Reserve::IfAny(fam) => (false, fam.iter().map(|r| w.join(r)).collect()),
-                };
                 protects.push(FsOp::Protect {
                     path: w.join(en.path),
-                    reserve,
-                    reserve_if,
+                    reserve: false,
+                    reserve_if: Vec::new(),
                 });
             }
         }
