@@ -139,10 +139,12 @@ fn a_nested_packages_project_files_are_protected_in_both_layers() {
         &[
             "sh",
             "-c",
-            "mkdir -p frontend/src && echo x > frontend/src/app.js",
+            // (Not app.js: the Write allowed above holds it for its
+            // pending edit, ADR 0244.)
+            "mkdir -p frontend/src && echo x > frontend/src/main.js",
         ],
     );
-    assert!(ok.exists(), "{}", err(&o));
+    assert!(ws.join("frontend/src/main.js").exists(), "{}", err(&o));
 }
 
 /// The answer to a Bash call as Claude Code reads it: the decision and

@@ -84,7 +84,16 @@ fn streamed_events_from_a_bound_host_arrive_as_they_are_sent() {
     let o = run_command(
         &ws,
         &home,
-        &["--secret", "st", "--net", &net],
+        // Direct: the host reads the marker while the run lasts (the
+        // default layer shows the run's writes only when it ends).
+        &[
+            "--secret",
+            "st",
+            "--net",
+            &net,
+            "--workspace-layer",
+            "direct",
+        ],
         &["sh", "-c", &script],
     )
     .env("SSL_CERT_FILE", &ca_file)

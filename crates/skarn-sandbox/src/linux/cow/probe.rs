@@ -7,13 +7,9 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// The option sets init tries, in its order (`mounts::grant::workspace_layer`).
-pub const OPTION_TAILS: [&str; 4] = [
-    ",redirect_dir=off,metacopy=off,index=off",
-    ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
-    ",userxattr",
-    "",
-];
+/// The option sets init tries, in its order (kept with the mount code,
+/// `mounts::grant::workspace_layer`).
+pub use crate::linux::mounts::OVERLAY_OPTION_TAILS as OPTION_TAILS;
 
 fn c(p: &Path) -> Option<CString> {
     CString::new(p.as_os_str().as_bytes()).ok()

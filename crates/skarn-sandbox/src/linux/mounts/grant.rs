@@ -165,6 +165,15 @@ fn bind_grant_depth(
 /// tmpfs in the set-up root, never reachable from the new root.
 pub(super) const LAYERS: &str = "/layers";
 
+/// The overlayfs option sets tried for the workspace layer, in order (the
+/// layer's probe tries the same, `cow::probe`).
+pub const OVERLAY_OPTION_TAILS: [&str; 4] = [
+    ",redirect_dir=off,metacopy=off,index=off",
+    ",userxattr,redirect_dir=nofollow,metacopy=off,index=off",
+    ",userxattr",
+    "",
+];
+
 /// Escape a path for the comma-separated overlayfs option string.
 pub(crate) fn ovl_escape(p: &Path) -> Option<String> {
     let s = p.to_str()?;
@@ -261,7 +270,7 @@ pub(super) fn workspace_layer(
     let mut last = None;
     // Root outside a user namespace (trusted xattrs), then a user
     // namespace, which refuses `redirect_dir=off` for `nofollow`.
-    for extra in crate::linux::cow::probe::OPTION_TAILS {
+    for extra in OVERLAY_OPTION_TAILS {
         match sys::mount(
             Some(Path::new("overlay")),
             &dst,

@@ -17,6 +17,7 @@ use crate::linux::plan::{Access, FsOp};
 use crate::linux::sys::{
     self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
 };
+pub use grant::OVERLAY_OPTION_TAILS;
 pub(crate) use grant::ovl_escape;
 use grant::{LAYERS, bind_excluding, bind_grant};
 use special::{mount_dev, mount_home, mount_proc};
