@@ -45,6 +45,8 @@ pub fn resolve(
         }
         _ => SecretsConfig::default(),
     };
+    #[cfg(not(target_os = "linux"))]
+    let _ = writable;
     // A `command` source runs on the host: refused before it runs when
     // what it runs lies where a sandboxed run may write (atk27j F10, F11).
     #[cfg(target_os = "linux")]
