@@ -365,3 +365,53 @@ fn a_write_grants_top_keeps_the_workspaces_persistence_rules() {
     );
     assert!(lib.join("notes.txt").exists(), "{}", err(&o));
 }
+
+/// F4: an `unsandboxed` pattern (`"git push"`, the docs' example) matched
+/// `git push --receive-pack='touch V; false' . HEAD:refs/heads/x`, whose
+/// own option runs any program on the host. Such a command is not the
+/// pattern's: it is confined like any other.
+#[test]
+fn an_unsandboxed_pattern_does_not_cover_options_that_run_programs() {
+    let t = TempDir::new("atk24k_f4");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[hook]\nunsandboxed = [\"git push\"]\n",
+    )
+    .unwrap();
+    let answer = |cmd: &str| {
+        let o = claude_hook(
+            &json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": ws,
+                    "tool_input": {"command": cmd}}),
+            &home,
+            &ws,
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        let h = v["hookSpecificOutput"].clone();
+        (
+            h["permissionDecision"].as_str().unwrap_or("").to_string(),
+            h["updatedInput"]["command"].as_str().map(str::to_string),
+        )
+    };
+    // Control: the plain command is the pattern's (asked, unconfined).
+    assert_eq!(answer("git push origin main").0, "ask");
+    let v = t.path().join("by-pack");
+    for cmd in [
+        format!(
+            "git push --receive-pack='touch {}; false' . HEAD:refs/heads/x",
+            v.display()
+        ),
+        format!("git push --upload-pack='touch {}' .", v.display()),
+        format!("git push -c core.sshCommand='touch {}' origin", v.display()),
+        format!("git push --exec='touch {}' .", v.display()),
+    ] {
+        let (decision, rewritten) = answer(&cmd);
+        assert!(
+            decision == "deny"
+                || (decision == "allow" && rewritten.as_deref() != Some(cmd.as_str())),
+            "{cmd}: {decision} {rewritten:?}"
+        );
+    }
+}

@@ -300,6 +300,13 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
     if BASH_BUILTINS.contains(&first) && !RUNS_ANOTHER.contains(&first) {
         return false;
     }
+    // Options of the matched program that run another program (git's
+    // `--receive-pack=`, `-c core.sshCommand=`, `--exec`): a pattern
+    // naming the program does not name them (atk24k F4).
+    let given = words(pattern.trim_end_matches('*')).count();
+    if words(cmd).skip(given.max(1)).any(runs_a_program) {
+        return false;
+    }
     let Some(prefix) = pattern.strip_suffix('*') else {
         let mut have = words(cmd);
         return words(pattern).all(|p| have.next() == Some(p));
@@ -317,6 +324,30 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
     };
     let base = first.rsplit('/').next().unwrap_or(first);
     named && cmd.starts_with(prefix) && (first == program || !RUNS_ANOTHER.contains(&base))
+}
+
+/// Whether the word `w` is an option that makes the program run another
+/// program it names (git's pack programs, configuration and exec path;
+/// rsync's remote shell and program; find's and xargs' exec).
+fn runs_a_program(w: &str) -> bool {
+    const OPTIONS: &[&str] = &[
+        "--receive-pack",
+        "--upload-pack",
+        "--exec",
+        "--exec-path",
+        "--config",
+        "--config-env",
+        "--rsh",
+        "--rsync-path",
+        "-c",
+        "-e",
+        "-exec",
+        "-execdir",
+        "-ok",
+        "-okdir",
+    ];
+    let name = w.split_once('=').map_or(w, |(n, _)| n);
+    OPTIONS.contains(&name) || (w.starts_with("-c") && !w.starts_with("--") && w.contains('='))
 }
 
 #[cfg(test)]
