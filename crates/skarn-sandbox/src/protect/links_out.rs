@@ -109,19 +109,60 @@ pub fn check_layer_link(ws: &Path, abs: &Path, upper: &Path) -> Result<(), Strin
     let Ok(t) = std::fs::read_link(upper) else {
         return Ok(());
     };
+    // `dir/..` is resolved by the kernel after `dir`, which may be a link
+    // (this layer's or the host's): the lexical place says nothing of
+    // where it leads (attack atk22h F10).
+    if climbs_after_a_name(&t) {
+        return Err(format!(
+            "a link whose target `{}` climbs back out of a directory it names (the kernel \
+             follows that directory first, which may itself be a link)",
+            t.display()
+        ));
+    }
     let base = abs.parent().unwrap_or(ws);
     let lexical = crate::policy::config::normalize(&base.join(&t));
-    if lexical.starts_with(ws) {
+    // As the kernel resolves it on the host: links already there on the
+    // way (`shared -> ../shared`, then `out -> shared/bin`) are followed.
+    let real = crate::policy::canonical::canonical_lossy(&lexical).unwrap_or(lexical.clone());
+    if lexical.starts_with(ws) && real.starts_with(ws) {
         // Inside (links through other new links are resolved when the
         // layer's entries reach the workspace one by one).
         return Ok(());
     }
-    match leads_out(&lexical, &[ws.to_path_buf()]) {
+    match leads_out(&real, &[ws.to_path_buf()]) {
         Some(target) => Err(format!(
             "a link to the directory {} outside the workspace (host tools would write through \
              it)",
             target.display()
         )),
         None => Ok(()),
+    }
+}
+
+/// Whether the link text `t` has a `..` after a named component.
+fn climbs_after_a_name(t: &Path) -> bool {
+    use std::path::Component;
+    let mut named = false;
+    for c in t.components() {
+        match c {
+            Component::Normal(_) => named = true,
+            Component::ParentDir if named => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_climb_after_a_name_is_told_from_leading_climbs() {
+        assert!(climbs_after_a_name(Path::new("up/../u/.local/bin")));
+        assert!(climbs_after_a_name(Path::new("/a/b/../c")));
+        assert!(!climbs_after_a_name(Path::new("../../lib/x")));
+        assert!(!climbs_after_a_name(Path::new("./a/b")));
+        assert!(!climbs_after_a_name(Path::new("/usr/bin/python3")));
     }
 }
