@@ -275,3 +275,83 @@ fn an_env_file_cannot_hide_a_code_variable_or_name_a_build_tools() {
         }
     }
 }
+
+#[test]
+fn a_work_tree_inside_the_git_directory_is_refused() {
+    // F30: `core.worktree = hooks` makes host git check tracked files
+    // (a committed `pre-commit`) out into `.git/hooks`.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f30");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        repo(&ws);
+        let marker = t.join("PLANTED-RAN");
+        let script = format!(
+            "printf '#!/bin/sh\\ntouch {m}\\n' > pre-commit && chmod +x pre-commit && \
+             git add pre-commit && git -c user.name=t -c user.email=t@t commit -qm lint && \
+             git config core.worktree hooks; echo RAN",
+            m = marker.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .output()
+        .unwrap();
+        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        let _ = host_git(&ws, &home, &["reset", "-q", "--hard"]);
+        let _ = host_git(&ws, &home, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        assert!(
+            !marker.exists(),
+            "{layer}: host git checked the run's file out into .git/hooks and ran it: {}",
+            err(&o)
+        );
+    }
+}
+
+#[test]
+fn lefthook_files_of_every_format_and_a_python_version_stay_the_users() {
+    // F19: lefthook merges `lefthook-local.toml` (and .json, .jsonc,
+    // `.config/lefthook.yml`) into the hooks host git runs. F20: uv runs
+    // the interpreter a `.python-version` names, a path too.
+    for layer in LAYERS {
+        for (file, text) in [
+            (
+                "lefthook-local.toml",
+                "[pre-commit.commands.lint]\nrun = \"touch /x\"\n",
+            ),
+            ("lefthook.json", "{}\n"),
+            (".config/lefthook.yml", "pre-commit: {}\n"),
+            (".python-version", "./tools/python3\n"),
+        ] {
+            let t = TempDir::new("atk22h-f19");
+            let home = t.dir("home");
+            let ws = t.dir("ws");
+            git(&ws, &["init", "-q"]);
+            t.file("ws/lefthook.yml", "pre-commit:\n  commands: {}\n");
+            t.file("ws/.python-version", "3.11\n");
+            t.dir("ws/.config");
+            let script = format!(
+                "mkdir -p $(dirname {file}); printf '{}' > {file}; echo RAN",
+                text.replace('\n', "\\n")
+            );
+            let o = run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .output()
+            .unwrap();
+            assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+            let now = std::fs::read_to_string(ws.join(file)).unwrap_or_default();
+            assert!(
+                now != text,
+                "{layer}: the run's {file} reached the host: {}",
+                err(&o)
+            );
+        }
+    }
+}
