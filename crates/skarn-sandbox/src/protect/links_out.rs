@@ -7,9 +7,11 @@
 //! a symbolic link the run made in a writable grant: when it leads to an
 //! existing DIRECTORY outside the grants that the host user can write,
 //! it is set aside after the run (direct layer) or refused when the layer
-//! is applied (copy-on-write layer). Links to files (`.venv/bin/python ->
-//! /usr/bin/python3`) and to directories the user cannot write
-//! (`/usr/lib/...`) stay: a host writer cannot write there through them.
+//! is applied (copy-on-write layer). So is a link to a FILE the user can
+//! write outside the grants (`package-lock.json -> ~/.bashrc`: host npm
+//! rewrites it; atk22h F26). Links to the system's files
+//! (`.venv/bin/python -> /usr/bin/python3`) and to what the user cannot
+//! write stay: a host writer cannot write there through them.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -26,10 +28,35 @@ pub fn leads_out(link: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
     if roots.iter().any(|r| target.starts_with(r)) {
         return None;
     }
-    if !std::fs::metadata(&target).ok()?.is_dir() {
+    let m = std::fs::metadata(&target).ok()?;
+    // A FILE too: most writers open an existing name with O_TRUNC and
+    // follow the link (npm's lockfile, `>`, `cp`, editors: attack atk22h
+    // F26). The system's programs and libraries (`.venv/bin/python ->
+    // /usr/bin/python3`) stay even for root, who can write them: host
+    // tools replace files there only through their own package manager.
+    let file_out = m.is_file() && !system_file(&target);
+    if !m.is_dir() && !file_out {
         return None;
     }
     writable(&target).then_some(target)
+}
+
+/// Whether `p` lies where the system keeps programs and libraries.
+fn system_file(p: &Path) -> bool {
+    [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/opt",
+        "/nix/store",
+        "/snap",
+    ]
+    .iter()
+    .any(|s| p.starts_with(s))
 }
 
 fn writable(d: &Path) -> bool {
@@ -91,8 +118,8 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
             };
             let aside = crate::protect::set_aside::set_aside(&p, "skarn-link-out");
             found.push(format!(
-                "{} is a link the run made to the directory {} outside the writable grants \
-                 (host tools would write through it): {}",
+                "{} is a link the run made to {} outside the writable grants (host tools would \
+                 write through it): {}",
                 p.display(),
                 target.display(),
                 aside.describe("check where it points before renaming it back")
@@ -131,8 +158,7 @@ pub fn check_layer_link(ws: &Path, abs: &Path, upper: &Path) -> Result<(), Strin
     }
     match leads_out(&real, &[ws.to_path_buf()]) {
         Some(target) => Err(format!(
-            "a link to the directory {} outside the workspace (host tools would write through \
-             it)",
+            "a link to {} outside the workspace (host tools would write through it)",
             target.display()
         )),
         None => Ok(()),

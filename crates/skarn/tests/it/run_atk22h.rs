@@ -355,3 +355,43 @@ fn lefthook_files_of_every_format_and_a_python_version_stay_the_users() {
         }
     }
 }
+
+#[test]
+fn a_link_to_a_file_the_user_can_write_outside_does_not_stay() {
+    // F26: `package-lock.json -> ~/.bashrc`; host npm (any writer that
+    // truncates an existing name) would rewrite the home's file. A link
+    // to a system program (a venv's python) stays.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f26");
+        let home = t.dir("home");
+        let bashrc = t.file("home/.bashrc", "echo the user's bashrc\n");
+        let ws = t.dir("ws");
+        git(&ws, &["init", "-q"]);
+        let script = format!(
+            "ln -s {} package-lock.json && ln -s /usr/bin/env py && echo RAN",
+            bashrc.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .output()
+        .unwrap();
+        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        // What host npm does with its lockfile.
+        let _ = std::fs::write(ws.join("package-lock.json"), "{\"lockfileVersion\": 3}\n");
+        assert_eq!(
+            std::fs::read_to_string(&bashrc).unwrap(),
+            "echo the user's bashrc\n",
+            "{layer}: a host write went through the run's link: {}",
+            err(&o)
+        );
+        assert!(
+            std::fs::symlink_metadata(ws.join("py")).is_ok_and(|m| m.file_type().is_symlink()),
+            "{layer}: a link to a system program was dropped: {}",
+            err(&o)
+        );
+    }
+}
