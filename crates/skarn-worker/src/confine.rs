@@ -5,7 +5,10 @@
 //!    a switch to uid/gid 65534 with no supplementary groups; otherwise (or
 //!    when `unshare` fails) `unshare(CLONE_NEWUSER | CLONE_NEWNET)`; as root
 //!    of a user namespace where 65534 is not mapped, a nested user namespace
-//!    after the network namespace;
+//!    after the network namespace. With [`Network::SyscallFilter`] (the
+//!    one-shot `skarn exec`, ADR 0261) no network namespace: root switches
+//!    to 65534 (or, where it is not mapped, enters a user namespace), any
+//!    other user enters a user namespace, only to empty its bounding set;
 //! 3. every capability dropped: bounding set, ambient set, then
 //!    effective/permitted/inheritable;
 //! 4. resource limits: address space a little above the QuickJS memory
@@ -76,7 +79,8 @@ pub const NOBODY: u32 = 65534;
 /// message and shown by `skarn doctor`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfinementReport {
-    /// "user+net" or "net" (root, with a switch to uid 65534).
+    /// "user+net" or "net" (root, with a switch to uid 65534); with
+    /// [`Network::SyscallFilter`] "user" or "none" (root, switched to 65534).
     pub namespaces: String,
     /// The uid the worker runs as, seen from its own user namespace.
     pub uid: u32,
@@ -134,6 +138,26 @@ pub struct ConfineOptions {
     /// other layers hold on their own. Such a worker runs only the
     /// self-test, never a script (enforced in [`crate::worker`]).
     pub skip_seccomp: bool,
+    /// Which layers keep the process off the network.
+    pub network: Network,
+}
+
+/// What keeps a confined process off the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// An empty network namespace, under the seccomp allow-list and
+    /// Landlock's TCP rules and scopes (the worker: it is made once per
+    /// pooled process, off the request path).
+    EmptyNamespace,
+    /// No network namespace (ADR 0261): the seccomp allow-list refuses
+    /// every call that makes a descriptor (`socket`, `socketpair`, `accept`,
+    /// `open*`, `io_uring_setup`, `pidfd_getfd`, `recvmsg`, ...), so the
+    /// process has no way to a socket, in any namespace; Landlock's TCP
+    /// rules and scopes stay as a second layer. Never combined with
+    /// `skip_seccomp` (refused in [`confine`]). Used by the one-shot
+    /// `skarn exec`, where an empty network namespace cost most of the
+    /// confinement's start-up.
+    SyscallFilter,
 }
 
 #[cfg(target_os = "linux")]
@@ -148,10 +172,26 @@ pub fn confine(opts: &ConfineOptions) -> Result<ConfinementReport, ConfineError>
         "every descriptor above 2 closed",
     )];
 
-    let (namespaces, uid, bounding_dropped) = enter_namespaces()?;
+    if opts.network == Network::SyscallFilter && opts.skip_seccomp {
+        // Without its namespace the network is closed by seccomp alone.
+        return Err(other(
+            "network",
+            "no network namespace requires the seccomp allow-list",
+        ));
+    }
+    let (namespaces, uid, bounding_dropped) = match opts.network {
+        Network::EmptyNamespace => enter_namespaces()?,
+        Network::SyscallFilter => drop_identity()?,
+    };
     layers.push(Enforcement::full(
         Layer::Namespaces,
-        format!("{namespaces}: empty network namespace, uid {uid}"),
+        match opts.network {
+            Network::EmptyNamespace => format!("{namespaces}: empty network namespace, uid {uid}"),
+            Network::SyscallFilter => format!(
+                "{namespaces}: no network namespace (the seccomp allow-list makes no socket), \
+                 uid {uid}"
+            ),
+        },
     ));
     if !bounding_dropped {
         drop_bounding_and_ambient()?;
@@ -281,6 +321,31 @@ fn enter_namespaces() -> Result<(String, u32, bool), ConfineError> {
             Ok(("user+net".into(), rustix::process::getuid().as_raw(), false))
         }
     }
+}
+
+#[cfg(target_os = "linux")]
+/// [`Network::SyscallFilter`]: the identity part of [`enter_namespaces`]
+/// without the network namespace. Root becomes nobody; root of a user
+/// namespace where 65534 is not mapped, and every other user, enter a new
+/// user namespace (cheap, unlike a network namespace) so that the
+/// bounding set can be emptied. Same return value as [`enter_namespaces`].
+fn drop_identity() -> Result<(String, u32, bool), ConfineError> {
+    if rustix::process::geteuid().is_root() {
+        drop_bounding_and_ambient()?;
+        if namespaces::become_ids(NOBODY, NOBODY).is_ok() {
+            return Ok(("none".into(), NOBODY, true));
+        }
+        step(
+            "unshare(CLONE_NEWUSER)",
+            namespaces::unshare(UnshareFlags::NEWUSER),
+        )?;
+        return Ok(("user".into(), rustix::process::getuid().as_raw(), true));
+    }
+    step(
+        "unshare(CLONE_NEWUSER)",
+        namespaces::unshare(UnshareFlags::NEWUSER),
+    )?;
+    Ok(("user".into(), rustix::process::getuid().as_raw(), false))
 }
 
 #[cfg(target_os = "linux")]

@@ -302,6 +302,7 @@ pub fn doctor_summary_for(cmd: &WorkerCommand) -> DoctorSummary {
                 .into_owned(),
             connect_port: 9,
             spawn_program: "/bin/sh".into(),
+            abstract_name: None,
         };
         let r = selftest(cmd, spec.clone()).unwrap_or_default();
         let _ = std::fs::remove_file(&spec.write_path);

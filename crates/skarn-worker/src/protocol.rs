@@ -108,6 +108,10 @@ pub struct SelftestSpec {
     pub connect_port: u16,
     /// A program to spawn.
     pub spawn_program: String,
+    /// An abstract unix socket name (without the leading NUL) a listener
+    /// of the test's holds, to connect to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abstract_name: Option<String>,
 }
 
 /// The result of one escape attempt.

@@ -74,6 +74,23 @@ fn connect_loopback(port: u16) -> io::Result<String> {
         .map(|_| format!("connected to 127.0.0.1:{port}"))
 }
 
+fn connect_abstract(name: &str) -> io::Result<String> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+        std::os::unix::net::UnixStream::connect_addr(&addr)
+            .map(|_| format!("connected to abstract unix socket {name:?}"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("no abstract unix sockets here ({name:?})"),
+        ))
+    }
+}
+
 fn fork() -> io::Result<String> {
     // SAFETY: in the child we only call _exit, which is async-signal-safe.
     let pid = unsafe { libc::fork() };
@@ -146,6 +163,14 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
             format!("connect to 127.0.0.1:{}", spec.connect_port),
             connect_loopback(spec.connect_port),
         ),
+    ];
+    if let Some(name) = &spec.abstract_name {
+        out.push(attempt(
+            format!("connect to abstract unix socket {name:?}"),
+            connect_abstract(name),
+        ));
+    }
+    out.extend([
         attempt("fork", fork()),
         attempt(
             format!("spawn {}", spec.spawn_program),
@@ -222,7 +247,7 @@ pub fn run(spec: &SelftestSpec) -> Vec<Attempt> {
                 unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) } as libc::c_long,
             )
         }),
-    ];
+    ]);
     out.push(attempt(
         format!("execve {}", spec.spawn_program),
         execve(&spec.spawn_program),

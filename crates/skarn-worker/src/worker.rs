@@ -48,6 +48,7 @@ fn parse_args(args: impl Iterator<Item = OsString>) -> Result<(ConfineOptions, b
         stack_bytes: skarn_codemode::Limits::default().stack_bytes as u64,
         parent_pid: None,
         skip_seccomp: false,
+        network: crate::confine::Network::EmptyNamespace,
     };
     let mut args = args.map(|a| a.to_string_lossy().into_owned());
     while let Some(a) = args.next() {

@@ -1,9 +1,10 @@
 //! `skarn exec` with nothing to bridge (no `--config`): instead of starting
 //! a cold worker, this process applies the worker's own confinement to
-//! itself ([`skarn_worker::confine::confine`]: empty network namespace, no
-//! capabilities, rlimits, `no_new_privs`, a Landlock domain with no
-//! filesystem or network right, the seccomp allow-list) and runs the isolate
-//! here. The result's `isolation` is then `self_confined`. Like a worker,
+//! itself ([`skarn_worker::confine::confine`]: no capabilities, rlimits,
+//! `no_new_privs`, a Landlock domain with no filesystem or network right,
+//! the seccomp allow-list; it refuses every call that makes a socket, so
+//! no network namespace is made: ADR 0261) and runs the isolate here. The
+//! result's `isolation` is then `self_confined`. Like a worker,
 //! whose environment is empty, it first empties its environment and wipes
 //! the environment strings from its memory: no token of the caller's is
 //! left for a script that escaped the isolate to print.
@@ -16,7 +17,7 @@
 use std::os::fd::AsFd;
 
 use skarn_codemode::{ExecOutcome, Limits, bridge::NoServers};
-use skarn_worker::confine::{ConfineOptions, confine, kernel_landlock_abi};
+use skarn_worker::confine::{ConfineOptions, Network, confine, kernel_landlock_abi};
 
 /// Debug builds only: run the worker's escape self-test (a JSON
 /// [`skarn_worker::SelftestSpec`]) after confining, instead of the script,
@@ -63,6 +64,9 @@ pub fn run(code: &str, limits: &Limits) -> Result<Ran, String> {
         stack_bytes: limits.stack_bytes as u64,
         parent_pid: None,
         skip_seccomp: false,
+        // One process, one script: no network namespace, the seccomp
+        // allow-list makes no socket at all (ADR 0261).
+        network: Network::SyscallFilter,
     };
     forget_environment();
     confine(&opts).map_err(|e| format!("confinement failed at {e}"))?;

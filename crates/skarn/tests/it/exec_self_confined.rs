@@ -108,9 +108,11 @@ fn the_running_exec_is_confined_as_seen_from_proc() {
                 "{caps}"
             );
         }
-        let my_net = std::fs::read_link("/proc/self/ns/net").unwrap();
-        let net = std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
-        assert_ne!(net, my_net, "exec must have its own network namespace");
+        // Two filters: the clone3 one and the allow-list, which refuses
+        // every call that makes a socket. There is no network namespace
+        // (ADR 0261): the escape test below shows seccomp is the layer
+        // that stops every network attempt.
+        assert_eq!(status_field(pid, "Seccomp_filters").as_deref(), Some("2"));
         let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
         let field = |name: &str| {
             limits
@@ -144,11 +146,14 @@ fn escape_attempts_from_the_self_confined_exec_fail_and_nothing_happens_outside(
     let target = t.join("written-by-exec");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
+    let (abstract_listener, abstract_name) =
+        super::worker_confinement::abstract_listener("self-confined");
     let spec = serde_json::json!({
         "read_path": secret,
         "write_path": target,
         "connect_port": listener.local_addr().unwrap().port(),
         "spawn_program": "/bin/sh",
+        "abstract_name": abstract_name,
     });
     let o = skarn()
         .args(["exec", "--code", "return 1"])
@@ -171,7 +176,11 @@ fn escape_attempts_from_the_self_confined_exec_fail_and_nothing_happens_outside(
         "for reading",
         "create and write",
         "TCP socket",
-        "connect",
+        "UDP socket",
+        "unix socket",
+        "netlink socket",
+        "connect to 127.0.0.1",
+        "connect to abstract unix socket",
         "fork",
         "execve",
     ] {
@@ -181,6 +190,20 @@ fn escape_attempts_from_the_self_confined_exec_fail_and_nothing_happens_outside(
                 .any(|a| a["what"].as_str().unwrap_or("").contains(needle)),
             "missing attempt {needle}"
         );
+    }
+    // With no network namespace the seccomp allow-list is what stops
+    // every network attempt: each fails at socket() with EPERM (Landlock
+    // would answer a TCP connect with EACCES, a namespace with
+    // ECONNREFUSED or ENETUNREACH).
+    for a in attempts {
+        let what = a["what"].as_str().unwrap_or("");
+        if what.contains("socket") || what.contains("connect") {
+            let detail = a["detail"].as_str().unwrap_or("");
+            assert!(
+                detail.contains("os error 1)"),
+                "{what}: not stopped by seccomp's EPERM: {detail}"
+            );
+        }
     }
     // Checked from outside: no file, no connection, the secret unchanged.
     assert!(!target.exists(), "the exec process wrote a file");
@@ -193,5 +216,6 @@ fn escape_attempts_from_the_self_confined_exec_fail_and_nothing_happens_outside(
         }
         Err(e) => panic!("accept: {e}"),
     }
+    super::worker_confinement::assert_nothing_connected(&abstract_listener);
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "top secret");
 }

@@ -85,12 +85,14 @@ fn escape_attempts_from_inside_fail_and_nothing_happens_outside() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
+    let (abstract_listener, abstract_name) = abstract_listener("worker");
 
     let spec = SelftestSpec {
         read_path: secret.to_string_lossy().into_owned(),
         write_path: target.to_string_lossy().into_owned(),
         connect_port: port,
         spawn_program: "/bin/sh".into(),
+        abstract_name: Some(abstract_name),
     };
     let attempts = skarn_worker::isolation::selftest(&skarn(), spec).expect("self-test ran");
     assert!(attempts.len() >= 10, "{attempts:?}");
@@ -103,6 +105,7 @@ fn escape_attempts_from_inside_fail_and_nothing_happens_outside() {
         "create and write",
         "TCP socket",
         "connect",
+        "abstract unix socket",
         "fork",
         "spawn",
         "execve",
@@ -114,6 +117,7 @@ fn escape_attempts_from_inside_fail_and_nothing_happens_outside() {
     }
     // Checked from outside: no file, no connection, we are alive.
     assert!(!target.exists(), "the worker wrote a file");
+    assert_nothing_connected(&abstract_listener);
     match listener.accept() {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
         Ok((mut s, _)) => {
@@ -155,11 +159,13 @@ fn each_layer_below_seccomp_holds_on_its_own() {
     let target = dir.join("written");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
+    let (abstract_listener, abstract_name) = abstract_listener("layers");
     let spec = SelftestSpec {
         read_path: secret.to_string_lossy().into_owned(),
         write_path: target.to_string_lossy().into_owned(),
         connect_port: listener.local_addr().unwrap().port(),
         spawn_program: "/bin/sh".into(),
+        abstract_name: Some(abstract_name),
     };
     let mut cmd = skarn();
     cmd.args.push("--selftest-skip-seccomp".into());
@@ -174,7 +180,8 @@ fn each_layer_below_seccomp_holds_on_its_own() {
         "for reading",
         "create and write",
         "as a directory",
-        "connect to",
+        "connect to 127",
+        "connect to abstract",
         "execve",
         "signal the parent",
     ] {
@@ -192,6 +199,7 @@ fn each_layer_below_seccomp_holds_on_its_own() {
     }
     assert!(!target.exists());
     assert!(listener.accept().is_err());
+    assert_nothing_connected(&abstract_listener);
     // And such a worker refuses to run a script.
     let mut cfg = PoolConfig::new(cmd);
     cfg.warm = 0;
@@ -252,5 +260,25 @@ fn worker_entry_refuses_bad_input() {
             "{needle}: {stdout}"
         );
         assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    }
+}
+
+/// A listening abstract unix socket with a name unique to this test run
+/// (non-blocking), and the name without its leading NUL.
+pub fn abstract_listener(tag: &str) -> (std::os::unix::net::UnixListener, String) {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("skarn-test-{tag}-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let l = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    l.set_nonblocking(true).unwrap();
+    (l, name)
+}
+
+/// Checked from outside: nobody connected to the listener.
+pub fn assert_nothing_connected(l: &std::os::unix::net::UnixListener) {
+    match l.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok(_) => panic!("the confined process connected to the abstract unix socket"),
+        Err(e) => panic!("accept: {e}"),
     }
 }
