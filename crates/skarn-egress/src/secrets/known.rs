@@ -48,10 +48,18 @@ impl KnownValues {
             .map(|(n, _)| n.as_str())
     }
 
+    /// The secret whose `from_env` source is the variable `var`, if any.
+    pub fn source_of(&self, var: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|(v, _)| v == var)
+            .map(|(_, n)| n.as_str())
+    }
+
     /// The secret the variable `var` is a source of, or whose value the
     /// variable holds in this process's environment.
     pub fn variable(&self, var: &str) -> Option<&str> {
-        if let Some((_, n)) = self.sources.iter().find(|(v, _)| v == var) {
+        if let Some(n) = self.source_of(var) {
             return Some(n);
         }
         let v = std::env::var_os(var)?;

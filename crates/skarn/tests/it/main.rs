@@ -267,6 +267,8 @@ mod serve_secret_audit;
 #[cfg(target_os = "linux")]
 mod serve_secret_dotfiles;
 #[cfg(target_os = "linux")]
+mod serve_secret_wire;
+#[cfg(target_os = "linux")]
 mod serve_stdio;
 #[cfg(target_os = "linux")]
 mod trust_secret_listing;
