@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{SecretConfig, SecretsConfig, expand};
+use super::shell_word::expand_word;
 
 impl SecretsConfig {
     /// What the configured secrets (granted or not) make skarn run or read
@@ -84,9 +85,10 @@ impl SecretConfig {
                         '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
                     )
             });
-            for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
-                let p = expand(w, home);
-                if p.is_file() {
+            // `$HOME/...`, `${VAR}/...` as the shell reads them (atk27k F2).
+            for p in words.filter_map(|w| expand_word(w, home)) {
+                let p = PathBuf::from(p);
+                if p.is_absolute() && p.is_file() {
                     out.push(p);
                 }
             }
@@ -159,7 +161,9 @@ impl SecretConfig {
                 if part.is_empty() || part.contains("://") {
                     continue;
                 }
-                let p = expand(part, home);
+                let Some(p) = expand_word(part, home).map(PathBuf::from) else {
+                    continue;
+                };
                 // A directory is no program (a `--dir` option's value).
                 if p.is_dir() {
                     continue;
@@ -217,13 +221,24 @@ impl SecretConfig {
                 if w.is_empty() || w.contains("://") {
                     continue;
                 }
-                let p = expand(w, home);
-                let p = if p.is_absolute() {
-                    p
-                } else {
-                    Path::new("/").join(p)
+                // `$HOME/...`, `${VAR}` as the shell reads them; a form not
+                // followed is reported, to be refused (atk27k F1).
+                let Some(p) = expand_word(w, home).map(PathBuf::from) else {
+                    d.unknown.push(w.to_string());
+                    continue;
                 };
-                if std::fs::symlink_metadata(&p).is_ok() && p != Path::new("/") {
+                if p.as_os_str().is_empty() || p == Path::new("/") {
+                    continue;
+                }
+                // An absolute path is judged whether or not it exists: one
+                // missing at the check may be created by a concurrent run
+                // before the source's shell looks (atk27k F1b).
+                if p.is_absolute() {
+                    d.paths.push(p);
+                    continue;
+                }
+                let p = Path::new("/").join(p);
+                if std::fs::symlink_metadata(&p).is_ok() {
                     d.paths.push(p);
                 }
             }
@@ -242,6 +257,9 @@ pub struct CommandDepends {
     /// The `PATH` directories a bare program name is looked up in, up to
     /// the one it is found in.
     pub path_dirs: Vec<PathBuf>,
+    /// Words of its arguments using a shell form not followed
+    /// (`${NAME:-...}`, `~user/`): what they name is unknown.
+    pub unknown: Vec<String>,
 }
 
 /// `p` made absolute against `cwd` (none: only an absolute `p`).
