@@ -217,14 +217,17 @@ impl SecretConfig {
                         '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`' | ','
                     )
             });
-            for w in std::iter::once(a.as_str()).chain(words) {
+            for (i, w) in std::iter::once(a.as_str()).chain(words).enumerate() {
                 if w.is_empty() || w.contains("://") {
                     continue;
                 }
                 // `$HOME/...`, `${VAR}` as the shell reads them; a form not
-                // followed is reported, to be refused (atk27k F1).
+                // followed is reported, to be refused (atk27k F1). (The
+                // whole argument, a shell string, is judged by its words.)
                 let Some(p) = expand_word(w, home).map(PathBuf::from) else {
-                    d.unknown.push(w.to_string());
+                    if i > 0 {
+                        d.unknown.push(w.to_string());
+                    }
                     continue;
                 };
                 if p.as_os_str().is_empty() || p == Path::new("/") {

@@ -201,6 +201,8 @@ mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
+mod run_secret_js_forms;
+#[cfg(target_os = "linux")]
 mod run_secret_named;
 #[cfg(target_os = "linux")]
 mod run_secret_netrc;

@@ -181,3 +181,114 @@ fn a_missing_script_a_command_source_names_is_judged_by_its_name() {
         seen(&o)
     );
 }
+
+/// F9: a source's stderr (xtrace quoting the refresh token it read) is
+/// not shown to the run's caller, whose output reaches the agent.
+#[test]
+fn a_command_sources_stderr_is_not_shown() {
+    let t = TempDir::new("sec-27k-f9");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    let refresh = "RefreshTOKEN0123456789abcdefLONGLIVED";
+    std::fs::write(vals.join("refresh"), format!("{refresh}\n")).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.api]\ncommand = [\"sh\", \"-xc\", \"RT=$(cat {}); echo \\\"$RT\\\" | \
+             sha256sum | cut -c1-32 | sed s/^/at_/\"]\nhosts = [\"localhost:1\"]\nenv = \"API\"\n",
+            vals.join("refresh").display()
+        ),
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "api"],
+        &["sh", "-c", "echo API=$API"],
+    )
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("API="), "{}", seen(&o));
+    assert!(!seen(&o).contains(refresh), "{}", seen(&o));
+    assert!(
+        err(&o).contains("bytes on stderr: not shown"),
+        "{}",
+        seen(&o)
+    );
+}
+
+/// F10: `~/.secrets/gh -> ~/sync/keys/gh`, with `gh.bak` beside the
+/// target: the backup is hidden too.
+#[test]
+fn copies_beside_a_file_sources_link_target_are_hidden() {
+    let t = TempDir::new("sec-27k-f10");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let keys = home.join("sync/keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::create_dir_all(home.join(".secrets")).unwrap();
+    let value = "lnkREALvalue0123456789abcdefXYZ";
+    std::fs::write(keys.join("gh"), format!("{value}\n")).unwrap();
+    std::fs::write(keys.join("gh.bak"), format!("{value}\n")).unwrap();
+    std::os::unix::fs::symlink(keys.join("gh"), home.join(".secrets/gh")).unwrap();
+    config(
+        &home,
+        "[secrets.gh]\nfile = \"~/.secrets/gh\"\nhosts = [\"localhost:1\"]\n",
+    );
+    let k = keys.display().to_string();
+    let sync = home.join("sync").display().to_string();
+    let o = run_command(
+        &ws,
+        &home,
+        &["--read", &sync],
+        &["sh", "-c", &format!("cat {k}/gh {k}/gh.bak; echo done")],
+    )
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("done"), "{}", seen(&o));
+    assert!(!out(&o).contains(value), "the value was read: {}", seen(&o));
+}
+
+/// F7: `~/.npmrc` with a registry path holding secret b's value on the
+/// line of secret a's `_authToken`: a run granted only `a` does not get
+/// b's value in its placeholder copy.
+#[test]
+fn a_placeholder_copy_carries_no_other_secrets_value() {
+    let t = TempDir::new("sec-27k-f7");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    let (a, b) = ("aaREALvalue0123456789abcdefXYZ", "Kq1Lp0Xw9Zq8Hs3Jd8");
+    std::fs::write(vals.join("a"), a).unwrap();
+    std::fs::write(vals.join("b"), b).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.a]\nfile = {:?}\nhosts = [\"a.test\"]\n[secrets.b]\nfile = {:?}\nhosts = [\"b.test\"]\n",
+            vals.join("a").display().to_string(),
+            vals.join("b").display().to_string()
+        ),
+    );
+    std::fs::write(
+        home.join(".npmrc"),
+        format!("//a.test/:_authToken={a}\n//a.test/{b}/:_authToken={a}\n"),
+    )
+    .unwrap();
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "a"],
+        &["sh", "-c", "cat ~/.npmrc; echo done"],
+    )
+    .output()
+    .unwrap();
+    assert!(out(&o).contains("done"), "{}", seen(&o));
+    // The first line's placeholder copy is still there.
+    assert!(out(&o).contains("//a.test/:_authToken="), "{}", seen(&o));
+    assert!(
+        !seen(&o).contains(b),
+        "secret b's value inside: {}",
+        seen(&o)
+    );
+    assert!(!seen(&o).contains(a), "{}", seen(&o));
+}
