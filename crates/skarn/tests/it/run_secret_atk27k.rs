@@ -292,3 +292,49 @@ fn a_placeholder_copy_carries_no_other_secrets_value() {
     );
     assert!(!seen(&o).contains(a), "{}", seen(&o));
 }
+
+/// F13: a `keyring` source's tool is never taken from the caller's `PATH`:
+/// a `secret-tool` a run planted in a workspace directory on it does not
+/// run on the host.
+#[test]
+fn a_keyring_sources_tool_is_not_taken_from_path() {
+    let t = TempDir::new("sec-27k-f13");
+    let home = t.dir("home");
+    let ws = home.join("proj");
+    let bin = ws.join("tools/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = t.path().join("PLANTED_RAN");
+    let tool = bin.join("secret-tool");
+    std::fs::write(
+        &tool,
+        format!(
+            "#!/bin/sh\ntouch {}\necho kr-token-0123456789abcdef\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    config(
+        &home,
+        "[secrets.kr]\nkeyring = { service = \"api\", user = \"me\" }\nhosts = [\"localhost:1\"]\nenv = \"KR\"\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "kr"],
+        &["sh", "-c", "echo KR=$KR"],
+    )
+    .env("PATH", path)
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "planted secret-tool ran on the host: {}",
+        seen(&o)
+    );
+}

@@ -222,3 +222,37 @@ fn the_run_tool_gets_no_secrets_value_under_any_name() {
         "the run tool's command read a value: {out}"
     );
 }
+
+/// atk27k F14: a trusted server whose `env` sets `HOME` elsewhere still
+/// has the user's `file` sources hidden (the secrets configuration is
+/// read from the gateway's own home).
+#[test]
+fn a_servers_env_home_does_not_unhide_file_sources() {
+    let t = TempDir::new("serve_secret_home");
+    let home = home(&t);
+    let elsewhere = t.dir("elsewhere");
+    let vals = t.path().join("vals");
+    let cfg = t.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.r]\ncommand = {h:?}\nargs = [\"--name\", \"r\"]\n\
+             env = {{ HOME = {e:?} }}\n[servers.r.sandbox]\nread = [{v:?}]\n",
+            h = sibling("skarn-hostile-server").display().to_string(),
+            e = elsewhere.display().to_string(),
+            v = vals.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let log = t.path().join("serve.log");
+    let mut s = start(&cfg, &home, &log, &[]);
+    s.settle();
+    let out = s.call(
+        2,
+        "r__attack",
+        json!({"sh": format!("cat {}/gl 2>&1; echo done", vals.display())}),
+    );
+    s.finish();
+    assert!(out.contains("done"), "{out}");
+    assert!(!holds_a_value(&out), "the server read a file source: {out}");
+}
