@@ -196,16 +196,25 @@ impl SecretConfig {
         if prog.contains('/') {
             d.paths
                 .extend(absolute(&expand(prog, home), cwd.as_deref()));
-        } else if let Some(path) = std::env::var_os("PATH") {
-            for dir in std::env::split_paths(&path) {
-                let Some(dir) = absolute(&dir, cwd.as_deref()) else {
-                    continue;
-                };
-                d.path_dirs.push(dir.clone());
-                let p = dir.join(prog);
-                if p.is_file() {
-                    d.paths.push(p);
-                    break;
+        } else {
+            d.path_lookup(prog, cwd.as_deref());
+        }
+        // The interpreter the program's `#!` line names (a project's
+        // virtual environment, whose modules a run may change) runs for it
+        // on the host too (atk27k F16); `#!/usr/bin/env NAME` looks NAME
+        // up on `PATH`.
+        if let Some(prog) = d.paths.first().cloned()
+            && let Some(words) = shebang(&prog)
+        {
+            let mut words = words.into_iter();
+            if let Some(interp) = words.next() {
+                let interp = PathBuf::from(interp);
+                let via_env = interp.file_name().is_some_and(|n| n == "env");
+                d.paths.push(interp);
+                if via_env
+                    && let Some(name) = words.find(|w| !w.starts_with('-') && !w.contains('='))
+                {
+                    d.path_lookup(&name, cwd.as_deref());
                 }
             }
         }
@@ -263,6 +272,38 @@ pub struct CommandDepends {
     /// Words of its arguments using a shell form not followed
     /// (`${NAME:-...}`, `~user/`): what they name is unknown.
     pub unknown: Vec<String>,
+}
+
+impl CommandDepends {
+    /// Look the bare program name `prog` up on the caller's `PATH`:
+    /// every directory looked in is recorded, and the program found.
+    fn path_lookup(&mut self, prog: &str, cwd: Option<&Path>) {
+        let Some(path) = std::env::var_os("PATH") else {
+            return;
+        };
+        for dir in std::env::split_paths(&path) {
+            let Some(dir) = absolute(&dir, cwd) else {
+                continue;
+            };
+            self.path_dirs.push(dir.clone());
+            let p = dir.join(prog);
+            if p.is_file() {
+                self.paths.push(p);
+                break;
+            }
+        }
+    }
+}
+
+/// The words of `p`'s `#!` line, if it has one.
+fn shebang(p: &Path) -> Option<Vec<String>> {
+    use std::io::Read;
+    let mut buf = [0u8; 256];
+    let n = std::fs::File::open(p).ok()?.read(&mut buf).ok()?;
+    let line = buf[..n].strip_prefix(b"#!")?;
+    let end = line.iter().position(|c| *c == b'\n').unwrap_or(line.len());
+    let text = std::str::from_utf8(&line[..end]).ok()?;
+    Some(text.split_whitespace().map(str::to_string).collect())
 }
 
 /// `p` made absolute against `cwd` (none: only an absolute `p`).

@@ -338,3 +338,75 @@ fn a_keyring_sources_tool_is_not_taken_from_path() {
         seen(&o)
     );
 }
+
+/// F16: the program's `#!` line names an interpreter in the workspace (a
+/// project's virtual environment): the source is refused, so what a run
+/// puts there never runs on the host.
+#[test]
+fn a_command_sources_interpreter_in_the_workspace_is_judged() {
+    let t = TempDir::new("sec-27k-f16");
+    let home = t.dir("home");
+    let ws = home.join("proj");
+    let venv_bin = ws.join(".venv/bin");
+    std::fs::create_dir_all(&venv_bin).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", venv_bin.join("sh")).unwrap();
+    let tools = t.dir("tools");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), "cmdREALtoken0123456789abcdefXYZ\n").unwrap();
+    let prog = tools.join("gettoken");
+    std::fs::write(
+        &prog,
+        format!(
+            "#!{}/sh\ncat {}\n",
+            venv_bin.display(),
+            vals.join("tok").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.api]\ncommand = [{:?}]\nhosts = [\"localhost:1\"]\nenv = \"API\"\n",
+            prog.display().to_string()
+        ),
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "api"],
+        &["sh", "-c", "echo API=$API"],
+    )
+    .output()
+    .unwrap();
+    assert_ne!(
+        code(&o),
+        0,
+        "an interpreter in the workspace was not judged: {}",
+        seen(&o)
+    );
+    // What a run could do there (its write grant is the workspace).
+    let marker = t.path().join("PLANTED_RAN");
+    std::fs::remove_file(venv_bin.join("sh")).unwrap();
+    std::fs::write(
+        venv_bin.join("sh"),
+        format!(
+            "#!/bin/sh\ntouch {}\nexec /bin/sh \"$@\"\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        venv_bin.join("sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let o = run_command(&ws, &home, &["--secret", "api"], &["true"])
+        .output()
+        .unwrap();
+    assert!(
+        !marker.exists(),
+        "planted interpreter ran on the host: {}",
+        seen(&o)
+    );
+}
