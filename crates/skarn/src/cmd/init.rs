@@ -294,6 +294,9 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
     }
+    if client == Client::ClaudeCode {
+        wrap_hooks(&mut changes, args.user, &cwd, &home, base)?;
+    }
     if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
         let written: Vec<(PathBuf, String)> = changes
             .iter()
@@ -389,6 +392,67 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Claude Code's other hooks and status line, in the settings files
+/// merged into, the project's local settings and the skills' and
+/// subagents' frontmatter, are wrapped to run inside `skarn run` (ADR 0255).
+fn wrap_hooks(
+    changes: &mut Vec<Change>,
+    user: bool,
+    cwd: &Path,
+    home: &Path,
+    base: &Path,
+) -> anyhow::Result<()> {
+    let exe = exe();
+    let trusted = super::hook::trusted_hooks();
+    let settings = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n == "settings.json" || n == "settings.local.json")
+    };
+    for c in changes.iter_mut().filter(|c| settings(&c.target.path)) {
+        let said = super::init_hooks::wrap_json(&mut c.new, &exe, &trusted)?;
+        super::init_hooks::say(&c.target.path, &said);
+    }
+    let mut more = Vec::new();
+    if !user {
+        more.push(cwd.join(".claude/settings.local.json"));
+    }
+    for f in more {
+        if changes.iter().any(|c| c.target.path == f) {
+            continue;
+        }
+        let target = init_files::resolve(&f, base)?;
+        let Some(old) = init_files::read(&target)? else {
+            continue;
+        };
+        let mut new = old.clone();
+        let said = super::init_hooks::wrap_json(&mut new, &exe, &trusted)?;
+        if !said.is_empty() {
+            super::init_hooks::say(&f, &said);
+            changes.push(Change {
+                target,
+                old: Some(old),
+                new,
+            });
+        }
+    }
+    let dir = if user {
+        super::hook::confine_hooks::claude_dir(Some(home))
+    } else {
+        Some(cwd.join(".claude"))
+    };
+    for (f, new, said) in dir
+        .map(|d| super::init_hooks::wrap_frontmatter(&d, &exe, &trusted))
+        .transpose()?
+        .unwrap_or_default()
+    {
+        let target = init_files::resolve(&f, base)?;
+        let old = init_files::read(&target)?;
+        super::init_hooks::say(&f, &said);
+        changes.push(Change { target, old, new });
+    }
+    Ok(())
 }
 
 /// Claude Code runs no hook at all when a settings file it reads says

@@ -229,6 +229,28 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if shell_tool == "Bash" {
+        // Claude Code's other hooks and status line run on the host in the
+        // project: while one is neither wrapped in `skarn run` nor trusted
+        // by the user, nothing is allowed (ADR 0255, atk24k F1).
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let found = super::confine_hooks::unconfined(
+            Path::new(&ws),
+            home.as_deref(),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        );
+        if let Some(why) = super::confine_hooks::refusal(&found) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
