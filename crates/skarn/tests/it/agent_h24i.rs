@@ -1,0 +1,290 @@
+//! Issue 24, the agent's own hooks (ADR 0255, attack atk24k F1; helper
+//! h24i): a hook command the user accepted runs a program on the
+//! project's files (a formatter that loads the project's configuration,
+//! which is code). After `skarn init` it must run inside `skarn run`, so
+//! the code the agent planted cannot write outside the workspace, while
+//! the formatter still formats; a hook left unconfined (the user's
+//! settings, a skill's frontmatter) makes the hook refuse every call until
+//! it is wrapped or trusted. Checked from outside: the marker outside the
+//! workspace, the file formatted, the hook's answer as Claude Code reads
+//! it.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// A formatter installed outside every workspace that, like prettier or
+/// eslint, loads the project's configuration file (`.fmtrc`, code) from
+/// where it runs, then formats (upper-cases) the file the hook input names.
+const FORMATTER: &str = "#!/bin/sh\n\
+    f=$(sed -n 's/.*\"file_path\": *\"\\([^\"]*\\)\".*/\\1/p')\n\
+    [ -f .fmtrc ] && . ./.fmtrc\n\
+    tr a-z A-Z < \"$f\" > \"$f.fmt\" && cat \"$f.fmt\" > \"$f\" && rm -f \"$f.fmt\"\n";
+
+struct Setup {
+    _t: TempDir,
+    home: std::path::PathBuf,
+    ws: std::path::PathBuf,
+    fmt: std::path::PathBuf,
+    victim: std::path::PathBuf,
+}
+
+fn setup(tag: &str) -> Setup {
+    let t = TempDir::new(tag);
+    let (home, ws, tools, victim) = (t.dir("home"), t.dir("home/p"), t.dir("tools"), t.dir("victim"));
+    for d in [t.path(), &home, &ws, &tools, &victim] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
+    std::fs::create_dir_all(ws.join(".git/refs")).unwrap();
+    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.js"), "const a = 1\n").unwrap();
+    let fmt = tools.join("fmt");
+    std::fs::write(&fmt, FORMATTER).unwrap();
+    std::fs::set_permissions(&fmt, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The user's configuration lets confined commands run the formatter
+    // (installed where a sandbox does not see by default).
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!("[run]\nexec = [{:?}]\n", tools.display().to_string()),
+    )
+    .unwrap();
+    Setup {
+        _t: t,
+        home,
+        ws,
+        fmt,
+        victim,
+    }
+}
+
+fn init(s: &Setup, extra: &[&str]) -> Output {
+    Command::new(exe())
+        .args(["init", "--client", "claude-code", "--accept-project-settings"])
+        .args(extra)
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap()
+}
+
+/// Run `cmd` as Claude Code runs a hook: through a shell, in the project,
+/// `$CLAUDE_PROJECT_DIR` set, the input on stdin.
+fn client_runs_hook(s: &Setup, cmd: &str, input: &Value) -> Output {
+    let mut c = Command::new("/bin/sh")
+        .args(["-c", cmd])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("CLAUDE_PROJECT_DIR", &s.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    c.wait_with_output().unwrap()
+}
+
+/// The agent's confined command plants the project's formatter
+/// configuration (an ordinary project file), as the hook's rewrite runs it.
+fn agent_plants_config(s: &Setup) {
+    let marker = s.victim.join("by-fmtrc");
+    let o = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&s.ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!("echo 'touch {}' > .fmtrc", marker.display()))
+        .env("HOME", &s.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(s.ws.join(".fmtrc").is_file(), "the plant landed");
+}
+
+fn post_write(s: &Setup) -> Value {
+    json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "cwd": s.ws,
+           "tool_use_id": "toolu_h24i", "session_id": "s",
+           "tool_input": {"file_path": s.ws.join("src/a.js"), "content": "const a = 1\n"}})
+}
+
+/// The hook's answer to a Bash call (`deny` or `allow`, or "" for none).
+fn bash_decision(s: &Setup) -> (String, String) {
+    let mut c = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("CLAUDE_PROJECT_DIR", &s.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
+                   "tool_input": {"command": "ls"}});
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    if o.stdout.is_empty() {
+        return (String::new(), err(&o));
+    }
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let h = &v["hookSpecificOutput"];
+    (
+        h["permissionDecision"].as_str().unwrap_or("").to_string(),
+        h["permissionDecisionReason"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+/// The project's PostToolUse formatter hook, accepted at `init`: after the
+/// agent plants the formatter's configuration, the client's next run of
+/// the hook must not run it on the host, and the file is still formatted.
+#[test]
+fn an_accepted_formatter_hook_runs_confined_and_still_formats() {
+    let s = setup("h24i_fmt");
+    std::fs::create_dir_all(s.ws.join(".claude")).unwrap();
+    let settings = json!({"hooks": {"PostToolUse": [{"matcher": "Write|Edit",
+        "hooks": [{"type": "command", "command": s.fmt.display().to_string()}]}]}});
+    std::fs::write(s.ws.join(".claude/settings.json"), settings.to_string()).unwrap();
+    let o = init(&s, &[]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.ws.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    // Every PostToolUse command Claude Code would run for a Write.
+    let cmds: Vec<String> = v["hooks"]["PostToolUse"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["hooks"].as_array().unwrap().iter())
+        .filter_map(|h| h["command"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(cmds.len(), 2, "the formatter and skarn's own: {v}");
+    agent_plants_config(&s);
+    for c in &cmds {
+        let o = client_runs_hook(&s, c, &post_write(&s));
+        assert!(
+            code(&o) == 0,
+            "{c}: {} {}",
+            out(&o),
+            err(&o)
+        );
+    }
+    let planted: Vec<_> = std::fs::read_dir(&s.victim).unwrap().flatten().collect();
+    assert!(
+        planted.is_empty(),
+        "the project's configuration ran unconfined on the host: {planted:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("src/a.js")).unwrap(),
+        "CONST A = 1\n",
+        "the wrapped formatter still formats"
+    );
+    // And the hook lets the agent go on: nothing is left unconfined.
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "allow", "{why}");
+}
+
+/// A hook `init` did not wrap (the user's own settings, here a status line
+/// run through a package runner) makes the hook refuse every call, saying
+/// what to do; the user's explicit trust keeps it unconfined.
+#[test]
+fn an_unwrapped_user_hook_is_refused_until_wrapped_or_trusted() {
+    let s = setup("h24i_user");
+    let o = init(&s, &[]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert_eq!(bash_decision(&s).0, "allow");
+    std::fs::create_dir_all(s.home.join(".claude")).unwrap();
+    std::fs::write(
+        s.home.join(".claude/settings.json"),
+        r#"{"statusLine": {"type": "command", "command": "npx ccstatusline"}}"#,
+    )
+    .unwrap();
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "deny", "{why}");
+    assert!(why.contains("npx ccstatusline") && why.contains("trusted_hooks"), "{why}");
+    // `init --user` wraps it.
+    let o = init(&s, &["--user", "--hook-only"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "allow", "{why}");
+    // Or the user trusts it word for word.
+    std::fs::write(
+        s.home.join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make notify"}]}]}}"#,
+    )
+    .unwrap();
+    assert_eq!(bash_decision(&s).0, "deny");
+    let cfg = s.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[hook]\ntrusted_hooks = [\"make notify\"]\n");
+    std::fs::write(&cfg, text).unwrap();
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "allow", "{why}");
+}
+
+/// A skill's frontmatter hook (`.claude/skills/NAME/SKILL.md`, `hooks:`):
+/// refused while unconfined, wrapped by `init`, and then the planted
+/// configuration does not run on the host.
+#[test]
+fn a_skills_frontmatter_hook_is_judged_and_wrapped() {
+    let s = setup("h24i_skill");
+    let o = init(&s, &[]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let skill = s.ws.join(".claude/skills/fmt/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        format!(
+            "---\nname: fmt\ndescription: formats\nhooks:\n  PostToolUse:\n    - matcher: \"Write|Edit\"\n      hooks:\n        - type: command\n          command: \"{}\"\n---\nFormat files.\n",
+            s.fmt.display()
+        ),
+    )
+    .unwrap();
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "deny", "{why}");
+    assert!(why.contains("SKILL.md"), "{why}");
+    let o = init(&s, &[]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("command: "))
+        .unwrap()
+        .to_string();
+    // A YAML single-quoted scalar, as Claude Code reads it.
+    let cmd = line
+        .strip_prefix('\'')
+        .and_then(|l| l.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("{text}"))
+        .replace("''", "'");
+    assert_ne!(cmd, s.fmt.display().to_string(), "{text}");
+    agent_plants_config(&s);
+    let o = client_runs_hook(&s, &cmd, &post_write(&s));
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let planted: Vec<_> = std::fs::read_dir(&s.victim).unwrap().flatten().collect();
+    assert!(planted.is_empty(), "{planted:?}");
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("src/a.js")).unwrap(),
+        "CONST A = 1\n"
+    );
+    assert_eq!(bash_decision(&s).0, "allow");
+}
