@@ -64,7 +64,16 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
             .iter()
             .filter(|c| !crate::cmd::hook::is_installed_hook(c, agent))
         {
-            f.push(format!("a hook runs {}", short(&Value::String(c.clone()))));
+            // Wrapped by `init` (ADR 0255): the command it runs, and how.
+            let line = match crate::cmd::hook::confine_hooks::unwrap(c) {
+                Some((bin, orig)) => format!(
+                    "a hook runs {} (inside skarn run, by {})",
+                    short(&Value::String(orig)),
+                    short(&Value::String(bin))
+                ),
+                None => format!("a hook runs {}", short(&Value::String(c.clone()))),
+            };
+            f.push(line);
         }
     }
     if let Some(Value::Array(a)) = v.pointer("/permissions/allow") {

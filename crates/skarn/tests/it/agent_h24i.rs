@@ -288,3 +288,46 @@ fn a_skills_frontmatter_hook_is_judged_and_wrapped() {
     );
     assert_eq!(bash_decision(&s).0, "allow");
 }
+
+/// Item 3: the agents' homes moved by `$CLAUDE_CONFIG_DIR` and
+/// `$CODEX_HOME` (here into the workspace, as a project-local agent home
+/// is) are protected places of `skarn run`: a confined command neither
+/// changes the settings there nor adds a hooks file or a skill.
+#[test]
+fn moved_agent_homes_are_protected_from_confined_commands() {
+    let s = setup("h24i_homes");
+    let (claude, codex) = (s.ws.join("agent-home"), s.ws.join("codex-home"));
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(claude.join("settings.json"), "{}\n").unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"x\"\n").unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--workspace-layer", "direct", "--workspace"])
+        .arg(&s.ws)
+        .args(["--", "sh", "-c"])
+        .arg(
+            "echo '{\"hooks\":1}' > agent-home/settings.json; mkdir -p agent-home/skills/x; \
+             echo x > agent-home/skills/x/SKILL.md; echo '[hooks]' >> codex-home/config.toml; \
+             echo x > codex-home/hooks.json; echo ran",
+        )
+        .env("HOME", &s.home)
+        .env("CLAUDE_CONFIG_DIR", &claude)
+        .env("CODEX_HOME", &codex)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("ran"), "{} {}", out(&o), err(&o));
+    assert_eq!(
+        std::fs::read_to_string(claude.join("settings.json")).unwrap(),
+        "{}\n",
+        "{}",
+        err(&o)
+    );
+    assert!(!claude.join("skills/x/SKILL.md").exists(), "{}", err(&o));
+    assert_eq!(
+        std::fs::read_to_string(codex.join("config.toml")).unwrap(),
+        "model = \"x\"\n"
+    );
+    assert!(!codex.join("hooks.json").exists());
+}
