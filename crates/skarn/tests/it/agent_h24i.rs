@@ -331,3 +331,69 @@ fn moved_agent_homes_are_protected_from_confined_commands() {
     );
     assert!(!codex.join("hooks.json").exists());
 }
+
+/// atk24l F1: under `unsandboxed = ["git push"]` (the docs' example),
+/// abbreviated or quoted options that make git run a program
+/// (`--rece=`, `"--receive-pack=..."`, `'--exec=...'`) got `ask` with no
+/// rewrite, and the user's yes ran the model's program on the host. What
+/// Claude Code runs after the answer (the rewrite, else the command) must
+/// not write outside the workspace.
+#[test]
+fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is missing");
+    }
+    let s = setup("h24i_unsandboxed");
+    let ok = |o: Output| assert!(o.status.success(), "{o:?}");
+    ok(git(&s.ws, &["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"]));
+    std::fs::write(
+        s.home.join(".config/skarn/config.toml"),
+        "[hook]\nunsandboxed = [\"git push\"]\n",
+    )
+    .unwrap();
+    let v = s.victim.display().to_string();
+    for (i, cmd) in [
+        format!("git push --rece='touch {v}/abbrev; git-receive-pack' . HEAD:refs/heads/a"),
+        format!("git push \"--receive-pack=touch {v}/dquoted; git-receive-pack\" . HEAD:refs/heads/b"),
+        format!("git push '--exec=touch {v}/squoted; git-receive-pack' . HEAD:refs/heads/c"),
+        format!("git push --\"receive-pack\"='touch {v}/split; git-receive-pack' . HEAD:refs/heads/d"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut c = Command::new(exe())
+            .args(["hook", "claude-code"])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env("CLAUDE_PROJECT_DIR", &s.ws)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let i_ = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
+                        "tool_input": {"command": cmd}});
+        let _ = c.stdin.take().unwrap().write_all(i_.to_string().as_bytes());
+        let o = c.wait_with_output().unwrap();
+        let a: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        let h = &a["hookSpecificOutput"];
+        if h["permissionDecision"] == "deny" {
+            continue;
+        }
+        // Allowed, or asked and the user says yes: Claude Code runs the
+        // rewrite when there is one, else the model's command.
+        let run = h["updatedInput"]["command"].as_str().unwrap_or(cmd);
+        let _ = Command::new("bash")
+            .args(["-c", run])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .output()
+            .unwrap();
+        let planted: Vec<_> = std::fs::read_dir(&s.victim).unwrap().flatten().collect();
+        assert!(planted.is_empty(), "#{i} {cmd}: {h} ran on the host: {planted:?}");
+    }
+}
