@@ -397,3 +397,62 @@ fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
         assert!(planted.is_empty(), "#{i} {cmd}: {h} ran on the host: {planted:?}");
     }
 }
+
+/// atk24l F2: Claude Code asks the user after PreToolUse; a lease that
+/// ended by time (`[hook] edit_lease`) while the prompt was still open let
+/// a run started later swap the file for a link, and the approved edit
+/// wrote outside the workspace. Claude Code's leases end when the tool has
+/// run (PostToolUse / PostToolUseFailure), not by time.
+#[test]
+fn a_claude_edit_lease_outlives_a_slow_approval() {
+    let s = setup("h24i_lease");
+    let cfg = s.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[hook]\nedit_lease = \"1s\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let outside = s.victim.join("bashrc");
+    std::fs::write(&outside, "echo user\n").unwrap();
+    let notes = s.ws.join("notes.md");
+    std::fs::write(&notes, "notes\n").unwrap();
+    let mut c = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("CLAUDE_PROJECT_DIR", &s.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Edit", "cwd": s.ws,
+                   "tool_use_id": "toolu_slow",
+                   "tool_input": {"file_path": notes, "old_string": "echo user", "new_string": "x"}});
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{o:?}");
+    assert!(!out(&o).contains("deny"), "{}", out(&o));
+    // The user takes longer than edit_lease to approve; meanwhile the
+    // agent's confined command (a parallel subagent) swaps the file.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let _ = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&s.ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!("rm -f notes.md && ln -s {} notes.md", outside.display()))
+        .env("HOME", &s.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    // Approved: the Edit reads the file and writes it back by its name.
+    let now = std::fs::read_to_string(&notes).unwrap_or_default();
+    std::fs::write(&notes, now.replace("echo user", "touch /tmp/pwned")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "echo user\n",
+        "the approved edit went through a link planted after the lease ended"
+    );
+}

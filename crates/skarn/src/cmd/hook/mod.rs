@@ -387,7 +387,10 @@ pub fn release_written(input: &serde_json::Value) {
     #[cfg(target_os = "linux")]
     if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
         && h.is_absolute()
-        && input.get("hook_event_name").and_then(serde_json::Value::as_str) == Some("PostToolUse")
+        && matches!(
+            input.get("hook_event_name").and_then(serde_json::Value::as_str),
+            Some("PostToolUse" | "PostToolUseFailure")
+        )
         && let Some(cwd) = input
             .get("cwd")
             .and_then(serde_json::Value::as_str)

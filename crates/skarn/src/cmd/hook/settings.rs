@@ -107,7 +107,7 @@ pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 pub const DEFAULT_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The longest lease the configuration may set (a day).
-const MAX_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+pub(crate) const MAX_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 impl Settings {
     /// Defaults < `[hook]` in `file` (when given and present) < flags.
