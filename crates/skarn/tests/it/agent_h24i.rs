@@ -456,3 +456,54 @@ fn a_claude_edit_lease_outlives_a_slow_approval() {
         "the approved edit went through a link planted after the lease ended"
     );
 }
+
+/// Item 4: a plugin loaded for the session with `claude --plugin-dir DIR`
+/// whose hooks run on Bash is a peer hook like an installed plugin's (with
+/// it Claude Code may keep skarn's `allow` and drop its rewrite, atk24j
+/// F10): the hook learns of it from the client's command line and refuses
+/// instead of answering `allow` with a rewrite.
+#[test]
+fn a_plugin_dir_of_the_session_is_seen_by_the_hook() {
+    let s = setup("h24i_plugin_dir");
+    let plugin = s.home.join("dev-plugin");
+    std::fs::create_dir_all(plugin.join("hooks")).unwrap();
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
+    std::fs::write(plugin.join(".claude-plugin/plugin.json"), r#"{"name": "dev"}"#).unwrap();
+    std::fs::write(
+        plugin.join("hooks/hooks.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/rewrite.sh"}]}]}}"#,
+    )
+    .unwrap();
+    // The client (here a shell standing in for it) started with
+    // `--plugin-dir`, running the hook as a child.
+    let mut c = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("'{}' hook claude-code; exit $?", exe().display()))
+        .arg("claude")
+        .arg("--plugin-dir")
+        .arg(&plugin)
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env("CLAUDE_PROJECT_DIR", &s.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
+                   "tool_input": {"command": "id"}});
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let h = &v["hookSpecificOutput"];
+    assert!(
+        !(h["permissionDecision"] == "allow" && h["updatedInput"].is_object()),
+        "allow with a rewrite beside the session plugin's Bash hook: {h}"
+    );
+    assert_eq!(h["permissionDecision"], "deny", "{h}");
+    // Without the plugin the same call is allowed, rewritten.
+    let (d, why) = bash_decision(&s);
+    assert_eq!(d, "allow", "{why}");
+}

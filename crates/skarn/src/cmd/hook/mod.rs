@@ -24,6 +24,7 @@ pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
+mod plugin_dirs;
 pub mod frontmatter_hooks;
 mod settings;
 mod shell;
