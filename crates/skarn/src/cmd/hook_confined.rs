@@ -22,7 +22,10 @@ const EXIT_FAILED: u8 = 1;
 pub fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().skip(2).collect();
     let [cmd] = args.as_slice() else {
-        eprintln!("skarn: {} takes one command", crate::cmd::hook::confine_hooks::ENTRY);
+        eprintln!(
+            "skarn: {} takes one command",
+            crate::cmd::hook::confine_hooks::ENTRY
+        );
         return ExitCode::from(EXIT_FAILED);
     };
     let mut input = Vec::new();
@@ -79,7 +82,11 @@ pub fn main() -> ExitCode {
         });
     }
     match child.wait() {
-        Ok(s) => ExitCode::from(s.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(EXIT_FAILED)),
+        Ok(s) => ExitCode::from(
+            s.code()
+                .and_then(|c| u8::try_from(c).ok())
+                .unwrap_or(EXIT_FAILED),
+        ),
         Err(e) => {
             eprintln!("skarn: {e}");
             ExitCode::from(EXIT_FAILED)

@@ -36,7 +36,12 @@ struct Setup {
 
 fn setup(tag: &str) -> Setup {
     let t = TempDir::new(tag);
-    let (home, ws, tools, victim) = (t.dir("home"), t.dir("home/p"), t.dir("tools"), t.dir("victim"));
+    let (home, ws, tools, victim) = (
+        t.dir("home"),
+        t.dir("home/p"),
+        t.dir("tools"),
+        t.dir("victim"),
+    );
     for d in [t.path(), &home, &ws, &tools, &victim] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
@@ -67,7 +72,12 @@ fn setup(tag: &str) -> Setup {
 
 fn init(s: &Setup, extra: &[&str]) -> Output {
     Command::new(exe())
-        .args(["init", "--client", "claude-code", "--accept-project-settings"])
+        .args([
+            "init",
+            "--client",
+            "claude-code",
+            "--accept-project-settings",
+        ])
         .args(extra)
         .current_dir(&s.ws)
         .env("HOME", &s.home)
@@ -150,7 +160,10 @@ fn bash_decision(s: &Setup) -> (String, String) {
     let h = &v["hookSpecificOutput"];
     (
         h["permissionDecision"].as_str().unwrap_or("").to_string(),
-        h["permissionDecisionReason"].as_str().unwrap_or("").to_string(),
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
     )
 }
 
@@ -181,12 +194,7 @@ fn an_accepted_formatter_hook_runs_confined_and_still_formats() {
     agent_plants_config(&s);
     for c in &cmds {
         let o = client_runs_hook(&s, c, &post_write(&s));
-        assert!(
-            code(&o) == 0,
-            "{c}: {} {}",
-            out(&o),
-            err(&o)
-        );
+        assert!(code(&o) == 0, "{c}: {} {}", out(&o), err(&o));
     }
     let planted: Vec<_> = std::fs::read_dir(&s.victim).unwrap().flatten().collect();
     assert!(
@@ -220,7 +228,10 @@ fn an_unwrapped_user_hook_is_refused_until_wrapped_or_trusted() {
     .unwrap();
     let (d, why) = bash_decision(&s);
     assert_eq!(d, "deny", "{why}");
-    assert!(why.contains("npx ccstatusline") && why.contains("trusted_hooks"), "{why}");
+    assert!(
+        why.contains("npx ccstatusline") && why.contains("trusted_hooks"),
+        "{why}"
+    );
     // `init --user` wraps it.
     let o = init(&s, &["--user", "--hook-only"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
@@ -345,7 +356,20 @@ fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
     }
     let s = setup("h24i_unsandboxed");
     let ok = |o: Output| assert!(o.status.success(), "{o:?}");
-    ok(git(&s.ws, &["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"]));
+    ok(git(
+        &s.ws,
+        &[
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    ));
     std::fs::write(
         s.home.join(".config/skarn/config.toml"),
         "[hook]\nunsandboxed = [\"git push\"]\n",
@@ -354,9 +378,13 @@ fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
     let v = s.victim.display().to_string();
     for (i, cmd) in [
         format!("git push --rece='touch {v}/abbrev; git-receive-pack' . HEAD:refs/heads/a"),
-        format!("git push \"--receive-pack=touch {v}/dquoted; git-receive-pack\" . HEAD:refs/heads/b"),
+        format!(
+            "git push \"--receive-pack=touch {v}/dquoted; git-receive-pack\" . HEAD:refs/heads/b"
+        ),
         format!("git push '--exec=touch {v}/squoted; git-receive-pack' . HEAD:refs/heads/c"),
-        format!("git push --\"receive-pack\"='touch {v}/split; git-receive-pack' . HEAD:refs/heads/d"),
+        format!(
+            "git push --\"receive-pack\"='touch {v}/split; git-receive-pack' . HEAD:refs/heads/d"
+        ),
     ]
     .iter()
     .enumerate()
@@ -394,7 +422,10 @@ fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
             .output()
             .unwrap();
         let planted: Vec<_> = std::fs::read_dir(&s.victim).unwrap().flatten().collect();
-        assert!(planted.is_empty(), "#{i} {cmd}: {h} ran on the host: {planted:?}");
+        assert!(
+            planted.is_empty(),
+            "#{i} {cmd}: {h} ran on the host: {planted:?}"
+        );
     }
 }
 
@@ -441,7 +472,10 @@ fn a_claude_edit_lease_outlives_a_slow_approval() {
         .args(["run", "--workspace"])
         .arg(&s.ws)
         .args(["--", "sh", "-c"])
-        .arg(format!("rm -f notes.md && ln -s {} notes.md", outside.display()))
+        .arg(format!(
+            "rm -f notes.md && ln -s {} notes.md",
+            outside.display()
+        ))
         .env("HOME", &s.home)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_STATE_HOME")
@@ -468,7 +502,11 @@ fn a_plugin_dir_of_the_session_is_seen_by_the_hook() {
     let plugin = s.home.join("dev-plugin");
     std::fs::create_dir_all(plugin.join("hooks")).unwrap();
     std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
-    std::fs::write(plugin.join(".claude-plugin/plugin.json"), r#"{"name": "dev"}"#).unwrap();
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "dev"}"#,
+    )
+    .unwrap();
     std::fs::write(
         plugin.join("hooks/hooks.json"),
         r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/rewrite.sh"}]}]}}"#,

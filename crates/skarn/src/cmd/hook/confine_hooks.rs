@@ -146,7 +146,12 @@ pub fn wrapped(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Option<
 
 /// The unconfined commands of the settings text `text`; text that is not
 /// JSON counts as one (what it runs is unknown).
-pub fn unconfined_in_settings(text: &str, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
+pub fn unconfined_in_settings(
+    text: &str,
+    agent: &str,
+    exe: &str,
+    trusted: &[String],
+) -> Vec<String> {
     let Ok(mut v) = serde_json::from_str::<Value>(text) else {
         return vec!["(not plain JSON: its hooks cannot be read)".into()];
     };
@@ -246,7 +251,10 @@ mod tests {
         );
         assert_eq!(judge(&w, "claude-code", "/opt/sk arn", &[]), Kind::Confined);
         assert_eq!(judge(&w, "claude-code", "/tmp/x", &[]), Kind::Unconfined);
-        assert_eq!(judge(cmd, "claude-code", "/x", &[cmd.into()]), Kind::Trusted);
+        assert_eq!(
+            judge(cmd, "claude-code", "/x", &[cmd.into()]),
+            Kind::Trusted
+        );
         assert_eq!(judge(cmd, "claude-code", "/x", &[]), Kind::Unconfined);
         let mut v: Value = serde_json::json!({
             "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [

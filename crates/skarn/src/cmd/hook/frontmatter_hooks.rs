@@ -213,7 +213,10 @@ mod tests {
         let (new, said) = wrap_text(SKILL, "claude-code", "/sk", &[]).unwrap();
         assert_eq!(said.len(), 2);
         assert!(new.ends_with("---\nbody command: not a hook\n"), "{new}");
-        assert!(unconfined(&new, "claude-code", "/sk", &[]).is_empty(), "{new}");
+        assert!(
+            unconfined(&new, "claude-code", "/sk", &[]).is_empty(),
+            "{new}"
+        );
         assert_eq!(unconfined(&new, "claude-code", "/other", &[]).len(), 2);
         let (again, said) = wrap_text(&new, "claude-code", "/sk", &[]).unwrap();
         assert!(said.is_empty());
@@ -224,6 +227,14 @@ mod tests {
         assert!(wrap_text(block, "claude-code", "/sk", &[]).is_err());
         let flow = "---\nhooks: {Stop: [{hooks: [{type: command, command: make}]}]}\n---\n";
         assert_eq!(unconfined(flow, "claude-code", "/sk", &[]).len(), 1);
-        assert!(unconfined("---\nname: x\n---\nhooks:\n  command: x\n", "claude-code", "/sk", &[]).is_empty());
+        assert!(
+            unconfined(
+                "---\nname: x\n---\nhooks:\n  command: x\n",
+                "claude-code",
+                "/sk",
+                &[]
+            )
+            .is_empty()
+        );
     }
 }

@@ -24,8 +24,8 @@ pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
-mod plugin_dirs;
 pub mod frontmatter_hooks;
+mod plugin_dirs;
 mod settings;
 mod shell;
 #[cfg(test)]
@@ -389,7 +389,9 @@ pub fn release_written(input: &serde_json::Value) {
     if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
         && h.is_absolute()
         && matches!(
-            input.get("hook_event_name").and_then(serde_json::Value::as_str),
+            input
+                .get("hook_event_name")
+                .and_then(serde_json::Value::as_str),
             Some("PostToolUse" | "PostToolUseFailure")
         )
         && let Some(cwd) = input

@@ -524,7 +524,15 @@ mod tests {
             "rsync -avessh a b",
             "scp -S prog a b",
         ] {
-            let p = if c.starts_with("git") { "git*" } else if c.starts_with("ssh") { "ssh*" } else if c.starts_with("rsync") { "rsync*" } else { "scp*" };
+            let p = if c.starts_with("git") {
+                "git*"
+            } else if c.starts_with("ssh") {
+                "ssh*"
+            } else if c.starts_with("rsync") {
+                "rsync*"
+            } else {
+                "scp*"
+            };
             assert!(!matches(c, p), "{c}");
         }
         assert!(!matches("ls", ""));
