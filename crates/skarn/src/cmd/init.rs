@@ -284,13 +284,32 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
                 found.extend(super::init_project::findings(&c.target.path, old, &agent));
             }
         }
-        // Claude Code also reads the project's settings.local.json.
-        let local = cwd.join(".claude/settings.local.json");
-        if client == Client::ClaudeCode
-            && !changes.iter().any(|c| c.target.path == local)
-            && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&local)
-        {
-            found.extend(super::init_project::findings(&local, &text, &agent));
+        // The project files the client reads beside those `init` writes:
+        // Claude Code's settings.local.json; VS Code runs every hook file
+        // of `.github/hooks` and Claude Code's project settings (atk24l F4).
+        let mut also = Vec::new();
+        if matches!(client, Client::ClaudeCode | Client::Vscode) {
+            also.push(cwd.join(".claude/settings.local.json"));
+        }
+        if client == Client::Vscode {
+            also.push(cwd.join(".claude/settings.json"));
+            if let Ok(rd) = std::fs::read_dir(cwd.join(".github/hooks")) {
+                let mut hooks: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .take(256)
+                    .collect();
+                hooks.sort();
+                also.extend(hooks);
+            }
+        }
+        for f in also {
+            if !changes.iter().any(|c| c.target.path == f)
+                && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f)
+            {
+                found.extend(super::init_project::findings(&f, &text, &agent));
+            }
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
     }

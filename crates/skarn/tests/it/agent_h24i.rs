@@ -545,3 +545,45 @@ fn a_plugin_dir_of_the_session_is_seen_by_the_hook() {
     let (d, why) = bash_decision(&s);
     assert_eq!(d, "allow", "{why}");
 }
+
+/// atk24l F4: VS Code runs every hook file of `.github/hooks` and Claude
+/// Code's project settings; `init --client vscode` in a cloned repository
+/// adopted its `.github/hooks/policy.json` silently. It is listed and
+/// `init` refuses (nothing written) without --accept-project-settings.
+#[test]
+fn init_for_vscode_shows_the_repositorys_own_hooks() {
+    let s = setup("h24i_vscode");
+    std::fs::create_dir_all(s.ws.join(".github/hooks")).unwrap();
+    std::fs::write(
+        s.ws.join(".github/hooks/policy.json"),
+        r#"{"hooks": {"PreToolUse": [{"type": "command", "command": "./tools/policy.sh"}]}}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(exe())
+            .args(["init", "--client", "vscode"])
+            .args(extra)
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert_ne!(code(&o), 0, "{}", err(&o));
+    assert!(err(&o).contains("a hook runs ./tools/policy.sh"), "{}", err(&o));
+    assert!(!s.ws.join(".vscode/mcp.json").exists(), "nothing written");
+    assert!(!s.ws.join(".github/hooks/skarn.json").exists());
+    std::fs::remove_file(s.ws.join(".github/hooks/policy.json")).unwrap();
+    std::fs::create_dir_all(s.ws.join(".claude")).unwrap();
+    std::fs::write(
+        s.ws.join(".claude/settings.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make notify"}]}]}}"#,
+    )
+    .unwrap();
+    let o = run(&[]);
+    assert_ne!(code(&o), 0, "{}", err(&o));
+    assert!(err(&o).contains("a hook runs make notify"), "{}", err(&o));
+    let o = run(&["--accept-project-settings"]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+}
