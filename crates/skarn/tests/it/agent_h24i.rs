@@ -571,7 +571,11 @@ fn init_for_vscode_shows_the_repositorys_own_hooks() {
     };
     let o = run(&[]);
     assert_ne!(code(&o), 0, "{}", err(&o));
-    assert!(err(&o).contains("a hook runs ./tools/policy.sh"), "{}", err(&o));
+    assert!(
+        err(&o).contains("a hook runs ./tools/policy.sh"),
+        "{}",
+        err(&o)
+    );
     assert!(!s.ws.join(".vscode/mcp.json").exists(), "nothing written");
     assert!(!s.ws.join(".github/hooks/skarn.json").exists());
     std::fs::remove_file(s.ws.join(".github/hooks/policy.json")).unwrap();
@@ -586,4 +590,59 @@ fn init_for_vscode_shows_the_repositorys_own_hooks() {
     assert!(err(&o).contains("a hook runs make notify"), "{}", err(&o));
     let o = run(&["--accept-project-settings"]);
     assert_eq!(code(&o), 0, "{}", err(&o));
+}
+
+/// atk24l F6: a git hook runs a project script by a path climbing up from
+/// its own place (`. "$(dirname "$0")/../../tools/common.sh"`): the script
+/// is kept from confined runs like one named from the top, so the user's
+/// next `git commit` does not run what the agent wrote.
+#[test]
+fn a_git_hooks_script_named_from_its_own_place_is_kept() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is missing");
+    }
+    let s = setup("h24i_hook_rel");
+    std::fs::create_dir_all(s.ws.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(s.ws.join("tools")).unwrap();
+    let hook = s.ws.join(".git/hooks/commit-msg");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\n. \"$(dirname \"$0\")/../../tools/common.sh\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(s.ws.join("tools/common.sh"), "true\n").unwrap();
+    let marker = s.victim.join("by-commit-msg");
+    let _ = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&s.ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "echo 'touch {}' >> tools/common.sh",
+            marker.display()
+        ))
+        .env("HOME", &s.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    let o = git(
+        &s.ws,
+        &[
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    );
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        !marker.exists(),
+        "the user's git commit ran the agent's script"
+    );
 }
