@@ -265,6 +265,8 @@ fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
         "XDG_DATA_HOME",
         "XDG_STATE_HOME",
         "XDG_CACHE_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
     ] {
         if let Some(d) = env_dir(var)
             && ws.starts_with(&d)

@@ -319,7 +319,7 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
         if !word.contains('/') {
             continue;
         }
-        let places: Vec<PathBuf> = match word.strip_prefix('/') {
+        let mut places: Vec<PathBuf> = match word.strip_prefix('/') {
             // An absolute path, or the rest after a quoted variable
             // (`"$CLAUDE_PROJECT_DIR"/scripts/lint.sh`).
             Some(_) if absolute => vec![PathBuf::from(&word)],
@@ -327,6 +327,13 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
             None if absolute => Vec::new(),
             None => vec![base.join(&word), dir.join(&word)],
         };
+        // A path climbing up from a place a shell computes (a git hook's
+        // `$(dirname "$0")/../../tools/common.sh`, `${GIT_DIR:-.git}/../x`):
+        // its tail is taken from the workspace's top, failing closed
+        // (atk24l F6).
+        if !absolute && let Some(t) = climbing_tail(&word) {
+            places.push(base.join(t));
+        }
         for p in places {
             let p = crate::policy::config::normalize(&p);
             if !p.starts_with(base) || p == base || out.contains(&p) || p.is_dir() {
@@ -354,6 +361,19 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
 /// reads as one: a leading `$VAR`, `${VAR}` or `!` dropped (the rest keeps
 /// its slash); no glob,
 /// pattern or URL characters.
+/// The rest of `word` after a leading climb (`/../../tools/x` ->
+/// `tools/x`), when it climbs and the rest climbs no more.
+fn climbing_tail(word: &str) -> Option<&str> {
+    let mut t = word.trim_start_matches('/');
+    if !t.starts_with("../") {
+        return None;
+    }
+    while let Some(r) = t.strip_prefix("../").or_else(|| t.strip_prefix("./")) {
+        t = r;
+    }
+    (!t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
+}
+
 fn path_word(w: &str) -> Option<String> {
     let w = w.trim_start_matches('!').trim_end_matches([':', '\\']);
     // After a variable, the rest is kept with its slash (taken from the

@@ -11,6 +11,10 @@ pub(crate) const ENV_PLACES: &[(&str, bool)] = &[
     ("XDG_DATA_HOME", false),
     ("XDG_STATE_HOME", false),
     ("ZDOTDIR", false),
+    // The agents' own homes when moved: their settings, hooks, skills and
+    // MCP servers (issue 24; ADR 0255).
+    ("CLAUDE_CONFIG_DIR", false),
+    ("CODEX_HOME", false),
     ("BASH_ENV", false),
     ("ENV", false),
     ("INPUTRC", false),

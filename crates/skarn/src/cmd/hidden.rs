@@ -2,7 +2,9 @@
 //! before anything else happens in `main`:
 //! - `__sandbox-helper`: the single-threaded helper that builds the
 //!   confinement and execs the target (see `sandbox_helper`);
-//! - `__codemode-worker`: the self-confining Code Mode worker (see `worker`).
+//! - `__codemode-worker`: the self-confining Code Mode worker (see `worker`);
+//! - `__hook-confined`: an agent's own hook run inside `skarn run` (see
+//!   `hook_confined`, ADR 0255).
 
 use std::process::ExitCode;
 
@@ -14,6 +16,7 @@ pub fn dispatch() -> Option<ExitCode> {
     match first.to_str()? {
         "__sandbox-helper" => Some(sandbox_helper::main()),
         "__codemode-worker" => Some(worker::main()),
+        super::hook::confine_hooks::ENTRY => Some(super::hook_confined::main()),
         _ => None,
     }
 }

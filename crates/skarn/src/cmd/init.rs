@@ -284,15 +284,37 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
                 found.extend(super::init_project::findings(&c.target.path, old, &agent));
             }
         }
-        // Claude Code also reads the project's settings.local.json.
-        let local = cwd.join(".claude/settings.local.json");
-        if client == Client::ClaudeCode
-            && !changes.iter().any(|c| c.target.path == local)
-            && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&local)
-        {
-            found.extend(super::init_project::findings(&local, &text, &agent));
+        // The project files the client reads beside those `init` writes:
+        // Claude Code's settings.local.json; VS Code runs every hook file
+        // of `.github/hooks` and Claude Code's project settings (atk24l F4).
+        let mut also = Vec::new();
+        if matches!(client, Client::ClaudeCode | Client::Vscode) {
+            also.push(cwd.join(".claude/settings.local.json"));
+        }
+        if client == Client::Vscode {
+            also.push(cwd.join(".claude/settings.json"));
+            if let Ok(rd) = std::fs::read_dir(cwd.join(".github/hooks")) {
+                let mut hooks: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .take(256)
+                    .collect();
+                hooks.sort();
+                also.extend(hooks);
+            }
+        }
+        for f in also {
+            if !changes.iter().any(|c| c.target.path == f)
+                && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f)
+            {
+                found.extend(super::init_project::findings(&f, &text, &agent));
+            }
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
+    }
+    if client == Client::ClaudeCode {
+        wrap_hooks(&mut changes, args.user, &cwd, &home, base)?;
     }
     if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
         let written: Vec<(PathBuf, String)> = changes
@@ -389,6 +411,67 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Claude Code's other hooks and status line, in the settings files
+/// merged into, the project's local settings and the skills' and
+/// subagents' frontmatter, are wrapped to run inside `skarn run` (ADR 0255).
+fn wrap_hooks(
+    changes: &mut Vec<Change>,
+    user: bool,
+    cwd: &Path,
+    home: &Path,
+    base: &Path,
+) -> anyhow::Result<()> {
+    let exe = exe();
+    let trusted = super::hook::trusted_hooks();
+    let settings = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n == "settings.json" || n == "settings.local.json")
+    };
+    for c in changes.iter_mut().filter(|c| settings(&c.target.path)) {
+        let said = super::init_hooks::wrap_json(&mut c.new, &exe, &trusted)?;
+        super::init_hooks::say(&c.target.path, &said);
+    }
+    let mut more = Vec::new();
+    if !user {
+        more.push(cwd.join(".claude/settings.local.json"));
+    }
+    for f in more {
+        if changes.iter().any(|c| c.target.path == f) {
+            continue;
+        }
+        let target = init_files::resolve(&f, base)?;
+        let Some(old) = init_files::read(&target)? else {
+            continue;
+        };
+        let mut new = old.clone();
+        let said = super::init_hooks::wrap_json(&mut new, &exe, &trusted)?;
+        if !said.is_empty() {
+            super::init_hooks::say(&f, &said);
+            changes.push(Change {
+                target,
+                old: Some(old),
+                new,
+            });
+        }
+    }
+    let dir = if user {
+        super::hook::confine_hooks::claude_dir(Some(home))
+    } else {
+        Some(cwd.join(".claude"))
+    };
+    for (f, new, said) in dir
+        .map(|d| super::init_hooks::wrap_frontmatter(&d, &exe, &trusted))
+        .transpose()?
+        .unwrap_or_default()
+    {
+        let target = init_files::resolve(&f, base)?;
+        let old = init_files::read(&target)?;
+        super::init_hooks::say(&f, &said);
+        changes.push(Change { target, old, new });
+    }
+    Ok(())
 }
 
 /// Claude Code runs no hook at all when a settings file it reads says

@@ -177,6 +177,21 @@ pub fn plan(
                     version: None,
                 },
             ),
+            (
+                // After a file tool has failed: the same (atk24l F2: the
+                // lease no longer ends by time for Claude Code).
+                claude_user("settings.json", ".claude/settings.json"),
+                Edit::JsonHook {
+                    event: "PostToolUseFailure",
+                    agent: "claude-code",
+                    entry: json!({
+                        "matcher": super::hook::CLAUDE_POST_MATCHER,
+                        "hooks": [{ "type": "command", "command": hook("claude-code"),
+                                    "timeout": AGENT_TIMEOUT_SECS }],
+                    }),
+                    version: None,
+                },
+            ),
         ],
         Client::Cursor => vec![
             (

@@ -60,11 +60,21 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
     if let Some(h) = v.get("hooks") {
         let mut cmds = Vec::new();
         commands(h, &mut cmds);
-        for c in cmds
-            .iter()
-            .filter(|c| !crate::cmd::hook::is_installed_hook(c, agent))
-        {
-            f.push(format!("a hook runs {}", short(&Value::String(c.clone()))));
+        for c in cmds.iter().filter(|c| {
+            // VS Code also runs Claude Code's project hooks.
+            !crate::cmd::hook::is_installed_hook(c, agent)
+                && !crate::cmd::hook::is_installed_hook(c, "claude-code")
+        }) {
+            // Wrapped by `init` (ADR 0255): the command it runs, and how.
+            let line = match crate::cmd::hook::confine_hooks::unwrap(c) {
+                Some((bin, orig)) => format!(
+                    "a hook runs {} (inside skarn run, by {})",
+                    short(&Value::String(orig)),
+                    short(&Value::String(bin))
+                ),
+                None => format!("a hook runs {}", short(&Value::String(c.clone()))),
+            };
+            f.push(line);
         }
     }
     if let Some(Value::Array(a)) = v.pointer("/permissions/allow") {

@@ -228,6 +228,15 @@ fn beside_another_bash_hook_claude_gets_no_allow_with_a_rewrite() {
             "hooks": [{"type": "command", "command": "rtk-rewrite.sh"}]}]}}"#,
     )
     .unwrap();
+    // Unwrapped and untrusted, it stops everything (ADR 0255)...
+    assert_eq!(bash("id")["permissionDecision"], "deny");
+    // ...trusted (the user keeps it unconfined), the peer rule applies.
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[hook]\ntrusted_hooks = [\"rtk-rewrite.sh\"]\n",
+    )
+    .unwrap();
     let v = bash("id");
     assert_eq!(v["permissionDecision"], "deny", "{v}");
     assert!(v.get("updatedInput").is_none(), "{v}");

@@ -388,6 +388,14 @@ fn scripts_protected_configuration_runs_are_kept_in_both_layers() {
         r#"{"mcpServers":{"x":{"command":"tools/m.sh"}}}"#,
     )
     .unwrap();
+    // The user keeps the hook unconfined on purpose (ADR 0255): what it
+    // names must then be kept from the agent.
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[hook]\ntrusted_hooks = ['\"$CLAUDE_PROJECT_DIR\"/scripts/lint.sh']\n",
+    )
+    .unwrap();
     assert!(
         git(&ws, &["config", "core.fsmonitor", "tools/fsmon.sh"])
             .status

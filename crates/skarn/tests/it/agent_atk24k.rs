@@ -294,6 +294,18 @@ fn an_accepted_hooks_directory_is_protected_in_both_layers() {
         .to_string(),
     )
     .unwrap();
+    // The user keeps both unconfined on purpose (ADR 0255): what they run
+    // must then be kept from the agent.
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[hook]\ntrusted_hooks = [{}, {}]\n",
+            toml_str(hook),
+            toml_str(other)
+        ),
+    )
+    .unwrap();
     let victim = t.path().join("by-hook");
     for rel in ["scripts/lint.sh", "tools/common.sh"] {
         assert!(
@@ -414,4 +426,10 @@ fn an_unsandboxed_pattern_does_not_cover_options_that_run_programs() {
             "{cmd}: {decision} {rewritten:?}"
         );
     }
+}
+
+/// `s` as a TOML literal string.
+fn toml_str(s: &str) -> String {
+    assert!(!s.contains('\''));
+    format!("'{s}'")
 }

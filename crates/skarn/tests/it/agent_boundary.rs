@@ -267,7 +267,9 @@ fn init_replaces_an_old_unguarded_hook() {
     let v = json_file(&proj.join(".claude/settings.json"));
     let list = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(list.len(), 2, "{v}");
-    assert_eq!(list[0]["hooks"][0]["command"], "fmt");
+    // The project's own hook now runs inside skarn run (ADR 0255).
+    let fmt = list[0]["hooks"][0]["command"].as_str().unwrap();
+    assert!(fmt.ends_with(" '__hook-confined' 'fmt'"), "{fmt}");
     let cmd = list[1]["hooks"][0]["command"].as_str().unwrap();
     assert!(!cmd.contains("/old/") && cmd.contains("exit 2"), "{cmd}");
 }

@@ -139,9 +139,21 @@ fn a_run_after_the_write_or_after_the_lease_expired_works_as_before() {
     allowed(&ws, &home, "toolu_a", &a);
     std::fs::write(&a, "written\n").unwrap();
     written(&ws, &home, "toolu_a", &a);
-    // Expired.
+    // Claude Code's lease does not end by time (atk24l F2: the user may
+    // still be approving); dropped by PostToolUseFailure (the tool failed).
     allowed(&ws, &home, "toolu_b", &b);
     std::thread::sleep(std::time::Duration::from_millis(2100));
+    let o = confined(&ws, &home, "rm b.md && ln -s a.md b.md");
+    assert_ne!(code(&o), 0, "held past edit_lease: {}", err(&o));
+    assert!(!std::fs::symlink_metadata(&b).unwrap().is_symlink());
+    let o = hook(
+        &ws,
+        &home,
+        &json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Write",
+                "tool_use_id": "toolu_b", "cwd": ws,
+                "tool_input": {"file_path": b, "content": "x"}, "error": "rejected"}),
+    );
+    assert_eq!(code(&o), 0, "{o:?}");
     let o = confined(
         &ws,
         &home,

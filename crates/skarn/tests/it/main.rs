@@ -50,6 +50,8 @@ mod agent_atk24j;
 mod agent_atk24k;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
+#[cfg(target_os = "linux")]
+mod agent_h24i;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

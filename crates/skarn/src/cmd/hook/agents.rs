@@ -199,7 +199,7 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         .get("hook_event_name")
         .or_else(|| input.get("hookEventName"))
         .and_then(Value::as_str);
-    if event == Some("PostToolUse")
+    if matches!(event, Some("PostToolUse" | "PostToolUseFailure"))
         && input
             .get("tool_name")
             .and_then(Value::as_str)
@@ -229,9 +229,49 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if shell_tool == "Bash" {
+        // Claude Code's other hooks and status line run on the host in the
+        // project: while one is neither wrapped in `skarn run` nor trusted
+        // by the user, nothing is allowed (ADR 0255, atk24k F1).
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let found = super::confine_hooks::unconfined(
+            Path::new(&ws),
+            home.as_deref(),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        );
+        if let Some(why) = super::confine_hooks::refusal(&found) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        // Claude Code drops the lease when the tool has run (PostToolUse,
+        // PostToolUseFailure: what `init` installs); it must not end by
+        // time while the user may still be approving the edit (atk24l
+        // F2): the day-long bound is only the backstop.
+        let claude_ctx;
+        let ctx = if shell_tool == "Bash" {
+            claude_ctx = Ctx {
+                settings: Settings {
+                    edit_lease: super::settings::MAX_EDIT_LEASE,
+                    ..ctx.settings.clone()
+                },
+                exe: ctx.exe.clone(),
+                workspace: ctx.workspace.clone(),
+            };
+            &claude_ctx
+        } else {
+            ctx
+        };
         return Ok(
             match file_refusal(
                 tool_input,

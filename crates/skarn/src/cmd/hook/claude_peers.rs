@@ -74,10 +74,17 @@ fn files(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         project.join(".claude/settings.json"),
         project.join(".claude/settings.local.json"),
     ];
-    if let Some(c) = config {
+    // Plugins loaded for this session with `--plugin-dir` (the client's
+    // command line, read from the hook's ancestors).
+    let session = super::plugin_dirs::from_parents();
+    if let Some(c) = &config {
         out.push(c.join("settings.json"));
+    }
+    if config.is_some() || !session.is_empty() {
         // Installed plugins: `plugins/**/hooks/hooks.json`, a bounded look.
-        let mut dirs = vec![(c.join("plugins"), 0)];
+        let mut dirs: Vec<(PathBuf, usize)> =
+            config.iter().map(|c| (c.join("plugins"), 0)).collect();
+        dirs.extend(session.into_iter().map(|d| (d, 0)));
         let mut seen = 0;
         while let Some((d, depth)) = dirs.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {

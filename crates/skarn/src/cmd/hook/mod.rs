@@ -11,6 +11,7 @@
 
 mod agents;
 mod claude_peers;
+pub mod confine_hooks;
 mod file_boundary;
 mod file_git;
 mod file_host;
@@ -23,6 +24,8 @@ pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
 mod files;
+pub mod frontmatter_hooks;
+mod plugin_dirs;
 mod settings;
 mod shell;
 #[cfg(test)]
@@ -365,6 +368,47 @@ fn config_path(args: &Args) -> Option<PathBuf> {
         .flatten()
         .filter(|h| h.is_absolute())
         .map(|h| h.join(".config/skarn/config.toml"))
+}
+
+/// The hook commands the user keeps unconfined (`[hook] trusted_hooks`
+/// of `~/.config/skarn/config.toml`; none when it cannot be read).
+pub fn trusted_hooks() -> Vec<String> {
+    let f = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .map(|h| h.join(".config/skarn/config.toml"));
+    Settings::load(f.as_deref(), None, &[])
+        .map(|s| s.trusted_hooks)
+        .unwrap_or_default()
+}
+
+/// Drop the leases of a file tool's call that has written (Claude Code's
+/// PostToolUse input `input`), as the hook does for that event.
+pub fn release_written(input: &serde_json::Value) {
+    #[cfg(target_os = "linux")]
+    if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
+        && h.is_absolute()
+        && matches!(
+            input
+                .get("hook_event_name")
+                .and_then(serde_json::Value::as_str),
+            Some("PostToolUse" | "PostToolUseFailure")
+        )
+        && let Some(cwd) = input
+            .get("cwd")
+            .and_then(serde_json::Value::as_str)
+            .filter(|c| c.starts_with('/'))
+    {
+        let tool_input = input.get("tool_input").unwrap_or(&serde_json::Value::Null);
+        file_lease::release(
+            tool_input,
+            std::path::Path::new(cwd),
+            &h,
+            input.get("tool_use_id"),
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = input;
 }
 
 fn answer(args: &Args) -> anyhow::Result<Answer> {

@@ -17,6 +17,10 @@
 //! edit_lease = "5m"             # how long a path the file guard allowed
 //!                               # stays held from sandboxed runs when the
 //!                               # client does not say it has written it
+//! trusted_hooks = ["notify-send done"] # the agent's own hook commands,
+//!                               # word for word, kept running unconfined
+//!                               # (every other one runs inside skarn run
+//!                               # or the hook refuses; ADR 0255)
 //! ```
 
 use std::path::Path;
@@ -48,6 +52,8 @@ struct HookSection {
     #[serde(default)]
     allow_tools: Vec<String>,
     edit_lease: Option<skarn_units::Value>,
+    #[serde(default)]
+    trusted_hooks: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +83,9 @@ pub struct Settings {
     /// Claude Code's PostToolUse hook drops the lease as soon as the tool
     /// has written.
     pub edit_lease: std::time::Duration,
+    /// The agent's hook commands the user keeps unconfined, word for word
+    /// (ADR 0255); every other one must run inside `skarn run`.
+    pub trusted_hooks: Vec<String>,
 }
 
 impl Settings {
@@ -98,7 +107,7 @@ pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 pub const DEFAULT_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// The longest lease the configuration may set (a day).
-const MAX_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+pub(crate) const MAX_EDIT_LEASE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 impl Settings {
     /// Defaults < `[hook]` in `file` (when given and present) < flags.
@@ -115,6 +124,7 @@ impl Settings {
             timeout: DEFAULT_TIMEOUT,
             allow_tools: Vec::new(),
             edit_lease: DEFAULT_EDIT_LEASE,
+            trusted_hooks: Vec::new(),
         };
         if let Some(f) = file {
             // A file with other names (hard links) may be written under one
@@ -142,6 +152,7 @@ impl Settings {
                         }
                         s.unsandboxed = h.unsandboxed;
                         s.allow_tools = h.allow_tools;
+                        s.trusted_hooks = h.trusted_hooks;
                         if let Some(g) = h.guard_files {
                             s.guard_files = g;
                         }

@@ -302,9 +302,20 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
     }
     // Options of the matched program that run another program (git's
     // `--receive-pack=`, `-c core.sshCommand=`, `--exec`): a pattern
-    // naming the program does not name them (atk24k F4).
+    // naming the program does not name them (atk24k F4). Judged on the
+    // words as the shell reads them (quotes removed: `"--exec=..."`,
+    // atk24l F1). A pattern of whole words covers no option past its
+    // words at all (git takes `--rece=` for `--receive-pack=`; every tool
+    // has options that run programs: `npm --script-shell=`, `ssh -o`), so
+    // such a command runs confined; a pattern ending in `*` covers options
+    // but not the ones that run another program, abbreviated or glued.
     let given = words(pattern.trim_end_matches('*')).count();
-    if words(cmd).skip(given.max(1)).any(runs_a_program) {
+    let mut rest = words(cmd).skip(given.max(1)).map(unquoted);
+    if pattern.ends_with('*') {
+        if rest.any(|w| runs_a_program(&w)) {
+            return false;
+        }
+    } else if rest.any(|w| w.starts_with('-')) {
         return false;
     }
     let Some(prefix) = pattern.strip_suffix('*') else {
@@ -326,28 +337,54 @@ pub fn matches(cmd: &str, pattern: &str) -> bool {
     named && cmd.starts_with(prefix) && (first == program || !RUNS_ANOTHER.contains(&base))
 }
 
-/// Whether the word `w` is an option that makes the program run another
-/// program it names (git's pack programs, configuration and exec path;
-/// rsync's remote shell and program; find's and xargs' exec).
+/// A blank-split piece of a plain command as the shell reads it: quotes
+/// removed ([`is_compound`] has refused every form where that is not
+/// all a shell does).
+fn unquoted(w: &str) -> String {
+    w.chars().filter(|c| *c != '\'' && *c != '"').collect()
+}
+
+/// Whether the word `w` (unquoted) is an option that makes the program run
+/// another program it names, or read another repository's or tool's
+/// configuration: git's pack programs, configuration, exec path and
+/// repository (a long option also by any prefix git accepts: `--rece=`);
+/// rsync's remote shell and program; ssh's `-o ProxyCommand=`; scp's
+/// `-S`; find's and xargs' exec; npm's script shell and configuration. A
+/// short-option cluster (`-avessh`, `-oProxyCommand=`) counts when any of
+/// its letters takes such a program or directory.
 fn runs_a_program(w: &str) -> bool {
-    const OPTIONS: &[&str] = &[
+    const LONG: &[&str] = &[
         "--receive-pack",
         "--upload-pack",
         "--exec",
         "--exec-path",
+        "--extcmd",
         "--config",
         "--config-env",
+        "--git-dir",
+        "--work-tree",
+        "--template",
         "--rsh",
         "--rsync-path",
-        "-c",
-        "-e",
-        "-exec",
-        "-execdir",
-        "-ok",
-        "-okdir",
+        "--script-shell",
+        "--node-options",
+        "--userconfig",
+        "--globalconfig",
     ];
+    const FIND: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+    /// Short options that take a program, a configuration or a directory.
+    const SHORT: &str = "ecoSxuOC";
     let name = w.split_once('=').map_or(w, |(n, _)| n);
-    OPTIONS.contains(&name) || (w.starts_with("-c") && !w.starts_with("--") && w.contains('='))
+    if let Some(long) = name.strip_prefix("--") {
+        return !long.is_empty() && LONG.iter().any(|o| o[2..].starts_with(long));
+    }
+    if FIND.contains(&name) {
+        return true;
+    }
+    match name.strip_prefix('-') {
+        Some(cluster) => cluster.chars().any(|c| SHORT.contains(c)),
+        None => false,
+    }
 }
 
 #[cfg(test)]
@@ -469,6 +506,35 @@ mod tests {
         assert!(!matches("gitk", "git"));
         assert!(!matches("git status; rm -rf ~", "git"));
         assert!(matches("docker-compose up", "docker*"));
+        // atk24l F1: options past a whole-word pattern, quoted or
+        // abbreviated ones that run programs past a `*` pattern.
+        assert!(!matches("git push --rece='touch x' .", "git push"));
+        assert!(!matches("git push \"--receive-pack=x\" .", "git push"));
+        assert!(!matches("git push -u origin main", "git push"));
+        assert!(!matches("npm run build --script-shell=/x", "npm run build"));
+        assert!(matches("git push origin main", "git push"));
+        assert!(matches("git push --force origin", "git push*"));
+        for c in [
+            "git push --rece=x .",
+            "git push '--exec=x' .",
+            "git push --\"receive-pack\"=x .",
+            "git --git-dir=/x push",
+            "ssh -oProxyCommand=x host",
+            "ssh -o ProxyCommand=x host",
+            "rsync -avessh a b",
+            "scp -S prog a b",
+        ] {
+            let p = if c.starts_with("git") {
+                "git*"
+            } else if c.starts_with("ssh") {
+                "ssh*"
+            } else if c.starts_with("rsync") {
+                "rsync*"
+            } else {
+                "scp*"
+            };
+            assert!(!matches(c, p), "{c}");
+        }
         assert!(!matches("ls", ""));
     }
 

@@ -1,0 +1,283 @@
+//! The client's other hooks and status line run confined (ADR 0255, attack
+//! atk24k F1). Claude Code runs every hook command and its status line on
+//! the host, in the project directory, with the project's paths on stdin:
+//! a formatter (`npx prettier --write`, a global prettier reading
+//! `prettier.config.js`), `npm run lint`, `make`, `cargo fmt` run code the
+//! agent's confined commands may write. skarn cannot list every file such
+//! a program loads, so no command is judged safe by what it looks like:
+//! every hook command other than skarn's own is either wrapped, so that it
+//! runs inside `skarn run` with the project as its workspace
+//! ([`wrap`]: `'SKARN' __hook-confined 'COMMAND'`), or listed word for word
+//! in the user's `[hook] trusted_hooks` (explicit trust keeps it
+//! unconfined). `skarn init` wraps what it finds in the files it merges
+//! into; the hook refuses every tool call while a file Claude Code reads
+//! holds a command that is neither ([`unconfined`]).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::shell::{quote, unquote_words};
+
+/// The hidden entry of the skarn binary that runs a wrapped hook.
+pub const ENTRY: &str = "__hook-confined";
+
+/// Most findings named in a refusal.
+const MAX_SHOWN: usize = 3;
+
+/// `cmd` as a wrapped hook run by `exe`.
+pub fn wrap(exe: &str, cmd: &str) -> String {
+    format!("{} {} {}", quote(exe), quote(ENTRY), quote(cmd))
+}
+
+/// The binary and the original command of a wrapped hook.
+pub fn unwrap(cmd: &str) -> Option<(String, String)> {
+    let mut w = unquote_words(cmd)?;
+    if w.len() != 3 || w[1] != ENTRY {
+        return None;
+    }
+    let orig = w.pop()?;
+    let _ = w.pop();
+    Some((w.pop()?, orig))
+}
+
+/// What a hook command is, for the skarn binary `exe`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// skarn's own hook (`skarn init` installed it).
+    Skarn,
+    /// Wrapped by this skarn: runs inside `skarn run`.
+    Confined,
+    /// Listed in `[hook] trusted_hooks`: runs unconfined by the user's word.
+    Trusted,
+    /// Runs on the host, unconfined.
+    Unconfined,
+}
+
+/// Whether two paths name the same binary (resolving links).
+fn same_file(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// What `cmd` (a hook for `agent`) is. A wrapped command names the binary
+/// that runs it: only this skarn's counts (a cloned repository's
+/// `'/tmp/x' __hook-confined ...` runs `/tmp/x`).
+pub fn judge(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Kind {
+    if super::is_installed_hook(cmd, agent) {
+        return Kind::Skarn;
+    }
+    if let Some((bin, _)) = unwrap(cmd)
+        && same_file(&bin, exe)
+    {
+        return Kind::Confined;
+    }
+    if trusted.iter().any(|t| t == cmd) {
+        return Kind::Trusted;
+    }
+    Kind::Unconfined
+}
+
+/// Every command string of a hook or status line in a Claude Code
+/// settings value, mutable: each `command` under `hooks` (any event, any
+/// nesting), and `statusLine.command`.
+fn commands_mut(v: &mut Value) -> Vec<&mut String> {
+    fn walk<'a>(v: &'a mut Value, out: &mut Vec<&'a mut String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if let Value::String(s) = x {
+                        if k == "command" {
+                            out.push(s);
+                        }
+                    } else {
+                        walk(x, out);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Value::Object(m) = v {
+        for (k, x) in m.iter_mut() {
+            if k == "hooks" {
+                walk(x, &mut out);
+            } else if k == "statusLine"
+                && let Some(Value::String(s)) = x.get_mut("command")
+            {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// Wrap every unconfined command of the settings value `v`, re-wrap those
+/// another skarn binary wrapped; the lines say what changed.
+pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
+    let mut said = Vec::new();
+    for s in commands_mut(v) {
+        if let Some(new) = wrapped(s, agent, exe, trusted) {
+            said.push(skarn_sandbox::protect::terminal_filter::one_line(s));
+            *s = new;
+        }
+    }
+    said
+}
+
+/// The wrapped form of `cmd`, when it must change.
+pub fn wrapped(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Option<String> {
+    match judge(cmd, agent, exe, trusted) {
+        Kind::Skarn | Kind::Confined | Kind::Trusted => None,
+        Kind::Unconfined => Some(match unwrap(cmd) {
+            // Wrapped by a skarn since moved: the original, wrapped again.
+            Some((_, orig)) => wrap(exe, &orig),
+            None => wrap(exe, cmd),
+        }),
+    }
+}
+
+/// The unconfined commands of the settings text `text`; text that is not
+/// JSON counts as one (what it runs is unknown).
+pub fn unconfined_in_settings(
+    text: &str,
+    agent: &str,
+    exe: &str,
+    trusted: &[String],
+) -> Vec<String> {
+    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+        return vec!["(not plain JSON: its hooks cannot be read)".into()];
+    };
+    commands_mut(&mut v)
+        .into_iter()
+        .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
+        .map(|c| c.clone())
+        .collect()
+}
+
+/// Claude Code's configuration directory (`$CLAUDE_CONFIG_DIR`, else
+/// `~/.claude`).
+pub fn claude_dir(home: Option<&Path>) -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".claude")))
+}
+
+/// The files whose hooks Claude Code runs in the project `ws` that the user
+/// (or `skarn init`) can change: the project's shared and local settings,
+/// the user's, and the skills' and subagents' frontmatter of both.
+pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = vec![
+        ws.join(".claude/settings.json"),
+        ws.join(".claude/settings.local.json"),
+    ];
+    let user = claude_dir(home);
+    if let Some(u) = &user {
+        out.push(u.join("settings.json"));
+    }
+    out.extend(super::frontmatter_hooks::files(&ws.join(".claude")));
+    if let Some(u) = &user {
+        out.extend(super::frontmatter_hooks::files(u));
+    }
+    out
+}
+
+/// The hook commands in the files Claude Code reads for `ws` that run
+/// unconfined, one line each (`file: command`).
+pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files(ws, home) {
+        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
+            continue;
+        };
+        let found = if f.extension().is_some_and(|e| e == "md") {
+            super::frontmatter_hooks::unconfined(&text, "claude-code", exe, trusted)
+        } else {
+            unconfined_in_settings(&text, "claude-code", exe, trusted)
+        };
+        out.extend(found.into_iter().map(|c| {
+            format!(
+                "{}: {}",
+                f.display(),
+                skarn_sandbox::protect::terminal_filter::one_line(&c)
+            )
+        }));
+    }
+    out
+}
+
+/// The refusal while `found` (from [`unconfined`]) is not empty.
+pub fn refusal(found: &[String]) -> Option<String> {
+    if found.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = found.iter().take(MAX_SHOWN).map(String::as_str).collect();
+    let more = found.len().saturating_sub(MAX_SHOWN);
+    Some(format!(
+        "skarn: {} hook command(s) of this agent run outside skarn's sandbox, in the project, \
+         where the code they load may be the agent's ({}{}). The user must run `skarn init \
+         --client claude-code` (with --user for the user's settings) so they run inside skarn \
+         run, or list each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml \
+         to keep it unconfined. Until then every tool call is refused.",
+        found.len(),
+        shown.join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_round_trips_and_judges_by_the_binary() {
+        let cmd = "jq -r '.tool_input.file_path' | xargs npx prettier --write";
+        let w = wrap("/opt/sk arn", cmd);
+        assert_eq!(
+            unwrap(&w),
+            Some(("/opt/sk arn".to_string(), cmd.to_string()))
+        );
+        assert_eq!(judge(&w, "claude-code", "/opt/sk arn", &[]), Kind::Confined);
+        assert_eq!(judge(&w, "claude-code", "/tmp/x", &[]), Kind::Unconfined);
+        assert_eq!(
+            judge(cmd, "claude-code", "/x", &[cmd.into()]),
+            Kind::Trusted
+        );
+        assert_eq!(judge(cmd, "claude-code", "/x", &[]), Kind::Unconfined);
+        let mut v: Value = serde_json::json!({
+            "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [
+                {"type": "command", "command": cmd},
+                {"type": "command", "command": wrap("/old/skarn", "make fmt")}]}]},
+            "statusLine": {"type": "command", "command": "npx ccstatusline"},
+            "env": {"command": "not a hook"}});
+        let said = wrap_settings(&mut v, "claude-code", "/new/skarn", &[]);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(
+            v.pointer("/hooks/PostToolUse/0/hooks/1/command"),
+            Some(&Value::String(wrap("/new/skarn", "make fmt")))
+        );
+        assert_eq!(
+            v.pointer("/statusLine/command"),
+            Some(&Value::String(wrap("/new/skarn", "npx ccstatusline")))
+        );
+        assert_eq!(v.pointer("/env/command"), Some(&Value::from("not a hook")));
+        let text = v.to_string();
+        assert!(unconfined_in_settings(&text, "claude-code", "/new/skarn", &[]).is_empty());
+        assert_eq!(
+            unconfined_in_settings(&text, "claude-code", "/other", &[]).len(),
+            3
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! `skarn __hook-confined COMMAND`: how a wrapped hook of the agent runs
+//! (ADR 0255). The client starts it on the host with the hook's input on
+//! stdin; it runs `/bin/sh -c COMMAND` under `skarn run` with the project
+//! as the workspace (`$CLAUDE_PROJECT_DIR`, else the input's `cwd`, else
+//! the current directory), passes the input on, and exits with the
+//! command's status, so a formatter still formats the file the agent
+//! wrote while the code it loads cannot write outside the workspace.
+//! After a file tool's write it first drops that call's leases (ADR 0244),
+//! which would otherwise hold the file read-only from this very run.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+
+/// The most hook input passed on.
+const MAX_INPUT: u64 = 16 << 20;
+
+/// Status when the wrapped command cannot be started: not 2, which would
+/// block the agent's call for a hook that is not skarn's.
+const EXIT_FAILED: u8 = 1;
+
+pub fn main() -> ExitCode {
+    let args: Vec<_> = std::env::args_os().skip(2).collect();
+    let [cmd] = args.as_slice() else {
+        eprintln!(
+            "skarn: {} takes one command",
+            crate::cmd::hook::confine_hooks::ENTRY
+        );
+        return ExitCode::from(EXIT_FAILED);
+    };
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input) {
+        eprintln!("skarn: cannot read the hook input: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let json: Option<serde_json::Value> = serde_json::from_slice(&input).ok();
+    if let Some(v) = &json {
+        crate::cmd::hook::release_written(v);
+    }
+    let ws = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .chain(
+            json.as_ref()
+                .and_then(|v| v.get("cwd"))
+                .and_then(serde_json::Value::as_str)
+                .map(PathBuf::from),
+        )
+        .chain(std::env::current_dir().ok())
+        .find(|p| p.is_absolute());
+    let Some(ws) = ws else {
+        eprintln!("skarn: no project directory for the hook");
+        return ExitCode::from(EXIT_FAILED);
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("skarn: cannot find the skarn binary: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let child = std::process::Command::new(exe)
+        .arg("run")
+        .arg("--workspace")
+        .arg(&ws)
+        .args(["--", "/bin/sh", "-c"])
+        .arg(cmd)
+        .stdin(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skarn: cannot start skarn run: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // The command may not read it all: a closed pipe is not an error.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&input);
+        });
+    }
+    match child.wait() {
+        Ok(s) => ExitCode::from(
+            s.code()
+                .and_then(|c| u8::try_from(c).ok())
+                .unwrap_or(EXIT_FAILED),
+        ),
+        Err(e) => {
+            eprintln!("skarn: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
