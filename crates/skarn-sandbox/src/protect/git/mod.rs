@@ -4,6 +4,8 @@
 //! workspace ([`nested_git`]), and the after-run sweep of what a run left
 //! in git's places ([`git_sweep`]).
 
+#[cfg(target_os = "linux")]
+pub(crate) mod commit_walk;
 #[cfg(unix)]
 pub mod config_names;
 pub mod config_parameters;
@@ -20,6 +22,8 @@ pub mod index_vet;
 pub mod nested_git;
 #[cfg(target_os = "linux")]
 pub mod new_commits;
+#[cfg(target_os = "linux")]
+pub mod new_packs;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;

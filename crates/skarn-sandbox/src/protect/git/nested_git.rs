@@ -73,6 +73,11 @@ pub(crate) fn check_incomplete() -> bool {
     INCOMPLETE.load(std::sync::atomic::Ordering::Relaxed) > 0
 }
 
+/// Count a check after a run that could not finish (the run fails).
+pub(crate) fn count_incomplete() {
+    INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether the git directory (or `.git` link file) `git` was made or
 /// changed at or after `since` where it matters to host git: itself, its
 /// configuration, HEAD, `commondir`, and its hooks.
