@@ -24,6 +24,8 @@ pub mod nested_git;
 pub mod new_commits;
 #[cfg(target_os = "linux")]
 pub mod new_packs;
+#[cfg(target_os = "linux")]
+pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;

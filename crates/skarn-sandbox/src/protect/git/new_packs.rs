@@ -8,44 +8,31 @@
 //! the upper directory holds (loose or in a pack) that the host's
 //! repository does not.
 //!
-//! The objects are read by the host's `git` (from a system directory,
-//! with no system or global configuration, no replace refs), as git
-//! reads them, deltas and all: each new pack is first checked by `git
-//! index-pack --verify` (its index must say what the pack holds: an index
-//! naming an old object at new content would make host git read planted
-//! content for an old commit's tree), then every object of the upper
-//! directory is listed, the host is asked which it lacks, and each new
-//! commit (and tag of a tree) is judged by [`super::commit_walk`].
+//! The objects are read as git reads them, deltas and all
+//! ([`super::pack_read`]; in skarn's own process: no child process can be
+//! started once the run's PID namespace is gone). Every entry of a new
+//! pack is read and checked against its id (an index naming an old
+//! object at new content would make host git read planted content for an
+//! old commit's tree); those the host's repository lacks (its loose
+//! objects, packs and alternates) are new, and each new commit (and tag
+//! of a tree) is judged by [`super::commit_walk`].
 //!
 //! An unsafe commit, a pack that does not verify, or a pack that could
-//! not be vetted (no git, too many objects) makes every new pack of the
-//! run set aside (renamed so git does not read it), and the run's
-//! removals of objects are not applied (after `git gc` the old packs
-//! hold the repository's history); an unsafe loose commit is set aside
-//! alone.
+//! not be vetted (too many objects, an object too large) makes every new
+//! pack of the run set aside (renamed so git does not read it), and the
+//! run's removals of objects are not applied (after `git gc` the old
+//! packs hold the repository's history); an unsafe loose commit is set
+//! aside alone.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::SystemTime;
 
 use super::commit_walk::{Source, WorkTree, object_unsafe};
+use super::pack_read::{Pack, hash_ok, hex, read_loose, type_name, unhex};
 
-/// Objects of the upper directory looked at, at most.
+/// Objects of the new packs looked at, at most.
 const MAX_OBJECTS: usize = 2_000_000;
-/// Largest object read.
-const MAX_OBJECT: u64 = 64 << 20;
-
-/// Where host git is taken from (never from `PATH`: a run may have put
-/// a `git` in a writable grant on it).
-const GIT: &[&str] = &[
-    "/usr/bin/git",
-    "/bin/git",
-    "/usr/local/bin/git",
-    "/run/current-system/sw/bin/git",
-    "/nix/var/nix/profiles/default/bin/git",
-];
 
 /// What [`vet_layer`] found.
 #[derive(Debug, Default)]
@@ -68,7 +55,10 @@ pub fn vet_layer(upper: &Path, host: &Path, work: &Path, since: SystemTime) -> P
     let why = match vet_packs(upper, host, work, since, &packs, &mut out) {
         Ok(None) => return out,
         Ok(Some(why)) => why,
-        Err(e) => format!("they could not be vetted ({e}), so the run fails"),
+        Err(e) => {
+            crate::protect::git::nested_git::count_incomplete();
+            format!("they could not be vetted ({e}), so the run fails")
+        }
     };
     out.keep_objects = true;
     for stem in &packs {
@@ -90,9 +80,6 @@ pub fn vet_layer(upper: &Path, host: &Path, work: &Path, since: SystemTime) -> P
             moved.join("; ")
         ));
     }
-    if out.lines.iter().any(|l| l.contains("could not be vetted")) {
-        crate::protect::git::nested_git::count_incomplete();
-    }
     out
 }
 
@@ -110,6 +97,22 @@ fn new_packs(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Bytes of an object id of the repository at `git` (its configuration's
+/// `extensions.objectFormat`).
+fn oid_len(git: &Path) -> usize {
+    let text = std::fs::read_to_string(git.join("config")).unwrap_or_default();
+    let flat: String = text
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if flat.contains("objectformat=sha256") {
+        32
+    } else {
+        20
+    }
+}
+
 /// `Ok(Some(why))`: the new packs must be set aside.
 fn vet_packs(
     upper: &Path,
@@ -119,16 +122,9 @@ fn vet_packs(
     packs: &[String],
     out: &mut PackVet,
 ) -> std::io::Result<Option<String>> {
-    let git = GIT
-        .iter()
-        .map(Path::new)
-        .find(|p| p.is_file())
-        .ok_or_else(|| std::io::Error::other("no git in a system directory"))?;
-    let g = Git {
-        bin: git,
-        host: host.to_path_buf(),
-        upper: upper.join("objects"),
-    };
+    let oid_len = oid_len(host);
+    let mut store = Store::open(upper, host, oid_len)?;
+    let mut opened = Vec::new();
     for stem in packs {
         let pack = upper.join("objects/pack").join(format!("{stem}.pack"));
         let idx = upper.join("objects/pack").join(format!("{stem}.idx"));
@@ -139,62 +135,62 @@ fn vet_packs(
                 "{stem} lacks its pack or its index (git would pair it with the host's)"
             )));
         }
-        let ok = g
-            .command(true)
-            .arg("index-pack")
-            .arg("--verify")
-            .arg(&pack)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()?
-            .success();
-        if !ok {
-            return Ok(Some(format!(
-                "{stem}'s index does not match its content (git index-pack --verify failed)"
-            )));
+        opened.push((stem.clone(), Pack::open(&idx, oid_len)?));
+    }
+    if opened.iter().map(|(_, p)| p.count()).sum::<usize>() > MAX_OBJECTS {
+        return Err(std::io::Error::other(format!(
+            "more than {MAX_OBJECTS} objects"
+        )));
+    }
+    // Every entry read and checked against its id; the new ones kept.
+    let mut found: Vec<(String, String)> = Vec::new();
+    for (stem, p) in &mut opened {
+        for i in p.by_offset() {
+            let id = p.id_hex(i);
+            let raw = unhex(&id).unwrap_or_default();
+            let (t, body) = p.read(i, &mut |b| store.read_raw(b))?;
+            if !hash_ok(&raw, type_name(t), &body) {
+                return Ok(Some(format!(
+                    "{stem}'s index names {id} at content that is not that object (host git \
+                     would read it in its place)"
+                )));
+            }
+            if !store.on_host(&raw) {
+                store.new.insert(id.clone());
+                if t == 1 || t == 4 {
+                    found.push((id, type_name(t).to_string()));
+                }
+            }
         }
     }
-    // Every object of the upper directory, then those the host lacks.
-    let listed = g
-        .command(true)
-        .args([
-            "cat-file",
-            "--batch-all-objects",
-            "--batch-check=%(objectname) %(objecttype)",
-        ])
-        .stderr(Stdio::null())
-        .output()?;
-    if !listed.status.success() {
-        return Err(std::io::Error::other("git cat-file could not list the objects"));
-    }
-    let mut all: Vec<(String, String)> = Vec::new();
-    for l in listed.stdout.split(|b| *b == b'\n') {
-        let l = String::from_utf8_lossy(l);
-        if let Some((id, kind)) = l.split_once(' ') {
-            all.push((id.to_string(), kind.to_string()));
-        }
-        if all.len() > MAX_OBJECTS {
-            return Err(std::io::Error::other(format!(
-                "more than {MAX_OBJECTS} objects"
-            )));
+    store.packs = opened.into_iter().map(|(_, p)| p).collect();
+    // Loose objects of the run: new when the host lacks them.
+    let mut loose_new = Vec::new();
+    for id in store.upper_loose() {
+        let raw = unhex(&id).unwrap_or_default();
+        if !store.on_host(&raw) {
+            store.new.insert(id.clone());
+            loose_new.push(id);
         }
     }
-    let new = g.missing_on_host(all.iter().map(|(id, _)| id.as_str()))?;
-    let oid_len = all.first().map_or(20, |(id, _)| id.len() / 2);
-    let mut src = Batch::start(&g, new, oid_len)?;
+    loose_new.sort();
+    for id in loose_new {
+        if let Some((k, _)) = read_loose(&store.upper, &id)
+            && (k == "commit" || k == "tag")
+        {
+            found.push((id, k));
+        }
+    }
     let wt = WorkTree { root: work, since };
     let mut in_pack = None;
-    for (id, kind) in &all {
-        if (kind != "commit" && kind != "tag") || !src.new.contains(id) {
-            continue;
-        }
-        let Some((k, body)) = src.read(id) else {
+    for (id, kind) in &found {
+        let Some((k, body)) = store.read(id) else {
             return Err(std::io::Error::other(format!("{id} could not be read")));
         };
-        let Some(why) = object_unsafe(&mut src, &wt, &k, &body) else {
+        let Some(why) = object_unsafe(&mut store, &wt, &k, &body) else {
             continue;
         };
-        let loose = upper.join("objects").join(&id[..2]).join(&id[2..]);
+        let loose = store.upper.join(&id[..2]).join(&id[2..]);
         if std::fs::symlink_metadata(&loose).is_ok() {
             let a = crate::protect::set_aside::set_aside(&loose, "skarn-set-aside");
             out.lines.push(format!(
@@ -212,164 +208,150 @@ fn vet_packs(
     Ok(in_pack)
 }
 
-/// The object `hex` as host git will read it once the layer over the git
-/// directory is applied (`upper`: the layer's copy of the git directory,
-/// `host`: the host's).
-pub(crate) fn read_object(upper: &Path, host: &Path, hex: &str) -> Option<(String, Vec<u8>)> {
-    let bin = GIT.iter().map(Path::new).find(|p| p.is_file())?;
-    let g = Git {
-        bin,
-        host: host.to_path_buf(),
-        upper: upper.join("objects"),
-    };
-    let mut b = Batch::start(&g, HashSet::new(), hex.len() / 2).ok()?;
-    b.read(hex)
-}
-
-/// Host git, reading the layer's objects (and the host's, as
-/// alternates) the way host git will once they are applied.
-struct Git<'a> {
-    bin: &'a Path,
-    host: PathBuf,
+/// The layer's objects over the host's, as host git will read them once
+/// the layer is applied.
+struct Store {
+    /// The layer's objects directory.
     upper: PathBuf,
-}
-
-impl Git<'_> {
-    /// A git command with a safe environment; `layer`: the layer's
-    /// objects first, the host's as alternates (else the host's only).
-    fn command(&self, layer: bool) -> Command {
-        let mut c = Command::new(self.bin);
-        c.env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("LC_ALL", "C")
-            .env("HOME", "/nonexistent")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_NO_REPLACE_OBJECTS", "1")
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_DIR", &self.host)
-            .args(["-c", "safe.directory=*", "-c", "core.commitGraph=false"])
-            .args(["-c", "core.multiPackIndex=false"])
-            .stdin(Stdio::null());
-        if layer {
-            c.env("GIT_OBJECT_DIRECTORY", &self.upper)
-                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", self.host.join("objects"));
-        }
-        c
-    }
-
-    /// Of `ids`, those the host's repository does not hold.
-    fn missing_on_host<'i>(
-        &self,
-        ids: impl Iterator<Item = &'i str>,
-    ) -> std::io::Result<HashSet<String>> {
-        let input: Vec<u8> = ids.flat_map(|i| [i.as_bytes(), b"\n"].concat()).collect();
-        let mut child = self
-            .command(false)
-            .args(["cat-file", "--batch-check=%(objectname)"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
-        let mut stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("stdin"))?;
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let mut text = Vec::new();
-        if let Some(mut o) = child.stdout.take() {
-            o.read_to_end(&mut text)?;
-        }
-        let _ = writer.join();
-        if !child.wait()?.success() {
-            return Err(std::io::Error::other("git cat-file --batch-check failed"));
-        }
-        Ok(text
-            .split(|b| *b == b'\n')
-            .filter_map(|l| {
-                let l = std::str::from_utf8(l).ok()?;
-                l.strip_suffix(" missing").map(str::to_string)
-            })
-            .collect())
-    }
-}
-
-/// Objects read through one `git cat-file --batch`.
-struct Batch {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The host's objects directories (its own and its alternates).
+    host_dirs: Vec<PathBuf>,
+    host_packs: Vec<Pack>,
+    /// The new packs (once checked).
+    packs: Vec<Pack>,
     new: HashSet<String>,
     oid_len: usize,
 }
 
-impl Batch {
-    fn start(g: &Git<'_>, new: HashSet<String>, oid_len: usize) -> std::io::Result<Batch> {
-        let mut child = g
-            .command(true)
-            .args(["cat-file", "--batch"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()?;
-        let stdin = child.stdin.take().ok_or_else(|| std::io::Error::other("stdin"))?;
-        let stdout = BufReader::new(
-            child
-                .stdout
-                .take()
-                .ok_or_else(|| std::io::Error::other("stdout"))?,
-        );
-        Ok(Batch {
-            child,
-            stdin,
-            stdout,
-            new,
+impl Store {
+    fn open(upper: &Path, host: &Path, oid_len: usize) -> std::io::Result<Store> {
+        let objects = host.join("objects");
+        let mut host_dirs = vec![objects.clone()];
+        if let Ok(t) = std::fs::read_to_string(objects.join("info/alternates")) {
+            for l in t
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                host_dirs.push(objects.join(l));
+            }
+        }
+        let mut host_packs = Vec::new();
+        for d in &host_dirs {
+            for e in std::fs::read_dir(d.join("pack"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "idx") {
+                    host_packs.push(Pack::open(&p, oid_len)?);
+                }
+            }
+        }
+        Ok(Store {
+            upper: upper.join("objects"),
+            host_dirs,
+            host_packs,
+            packs: Vec::new(),
+            new: HashSet::new(),
             oid_len,
         })
     }
-}
 
-impl Drop for Batch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// Whether the host's repository holds the object `raw`.
+    fn on_host(&self, raw: &[u8]) -> bool {
+        let h = hex(raw);
+        self.host_packs.iter().any(|p| p.find(raw).is_some())
+            || self
+                .host_dirs
+                .iter()
+                .any(|d| std::fs::symlink_metadata(d.join(&h[..2]).join(&h[2..])).is_ok())
+    }
+
+    /// The loose objects of the layer (hex).
+    fn upper_loose(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(&self.upper).into_iter().flatten().flatten() {
+            let d = e.file_name().to_string_lossy().into_owned();
+            if d.len() != 2 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            for f in std::fs::read_dir(e.path()).into_iter().flatten().flatten() {
+                let n = f.file_name().to_string_lossy().into_owned();
+                if n.len() == self.oid_len * 2 - 2 && n.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    v.push(format!("{d}{n}"));
+                }
+            }
+        }
+        v
+    }
+
+    /// An object (raw id) from any store, for a delta base.
+    fn read_raw(&mut self, raw: &[u8]) -> Option<(u8, Vec<u8>)> {
+        let (k, b) = self.read(&hex(raw))?;
+        let t = match k.as_str() {
+            "commit" => 1,
+            "tree" => 2,
+            "blob" => 3,
+            "tag" => 4,
+            _ => return None,
+        };
+        Some((t, b))
     }
 }
 
-impl Source for Batch {
+/// The object at `j` of `p` (bases it names by id that `p` lacks are not
+/// looked for elsewhere: packs on disk are whole).
+fn from_pack(p: &mut Pack, j: usize) -> Option<(String, Vec<u8>)> {
+    let mut none = |_: &[u8]| None;
+    let (t, b) = p.read(j, &mut none).ok()?;
+    Some((type_name(t).to_string(), b.to_vec()))
+}
+
+impl Source for Store {
     fn is_new(&self, hex: &str) -> bool {
         self.new.contains(hex)
     }
 
-    fn read(&mut self, hex: &str) -> Option<(String, Vec<u8>)> {
-        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
+    fn read(&mut self, h: &str) -> Option<(String, Vec<u8>)> {
+        let raw = unhex(h)?;
+        for p in &mut self.packs {
+            if let Some(j) = p.find(&raw) {
+                return from_pack(p, j);
+            }
         }
-        self.stdin.write_all(format!("{hex}\n").as_bytes()).ok()?;
-        self.stdin.flush().ok()?;
-        let mut head = String::new();
-        self.stdout.read_line(&mut head).ok()?;
-        let mut f = head.split_whitespace();
-        let (_, kind, size) = (f.next()?, f.next()?.to_string(), f.next()?);
-        let size: u64 = size.parse().ok()?;
-        let mut body = Vec::new();
-        (&mut self.stdout)
-            .take(size.min(MAX_OBJECT))
-            .read_to_end(&mut body)
-            .ok()?;
-        if size > MAX_OBJECT {
-            // The rest is read and dropped; the object counts as unread.
-            std::io::copy(
-                &mut (&mut self.stdout).take(size - MAX_OBJECT + 1),
-                &mut std::io::sink(),
-            )
-            .ok()?;
-            return None;
+        if let Some(o) = read_loose(&self.upper, h) {
+            return Some(o);
         }
-        let mut nl = [0u8; 1];
-        self.stdout.read_exact(&mut nl).ok()?;
-        Some((kind, body))
+        for d in &self.host_dirs {
+            if let Some(o) = read_loose(d, h) {
+                return Some(o);
+            }
+        }
+        for p in &mut self.host_packs {
+            if let Some(j) = p.find(&raw) {
+                return from_pack(p, j);
+            }
+        }
+        None
     }
 
     fn oid_len(&self) -> usize {
         self.oid_len
     }
+}
+
+/// The object `hex` as host git will read it once the layer over the git
+/// directory is applied (`upper`: the layer's copy of the git directory,
+/// `host`: the host's).
+pub(crate) fn read_object(upper: &Path, host: &Path, hex: &str) -> Option<(String, Vec<u8>)> {
+    let oid_len = hex.len() / 2;
+    let mut s = Store::open(upper, host, oid_len).ok()?;
+    for stem in new_packs(&upper.join("objects/pack")) {
+        let idx = upper.join("objects/pack").join(format!("{stem}.idx"));
+        if let Ok(p) = Pack::open(&idx, oid_len) {
+            s.packs.push(p);
+        }
+    }
+    s.read(hex)
 }
