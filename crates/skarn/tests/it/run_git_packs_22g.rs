@@ -165,3 +165,99 @@ fn the_users_own_untracked_envrc_committed_unchanged_keeps_its_commit() {
         }
     }
 }
+
+/// Run `script` in `ws` through skarn (report on); its output.
+fn run_script(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
+    let o = run_command(
+        ws,
+        home,
+        &["--report", "--workspace-layer", layer],
+        &["sh", "-c", script],
+    )
+    .current_dir(ws)
+    .output()
+    .unwrap();
+    format!("{}{}", out(&o), err(&o))
+}
+
+#[test]
+fn a_commit_of_a_tree_an_earlier_run_stored_is_vetted() {
+    // Attack atk22h F1: run 1 stores the tree (no commit), run 2 commits it.
+    for layer in LAYERS {
+        let t = TempDir::new("earlier22g");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        repo(&t, &ws);
+        settle();
+        let marker = t.join("PLANTED-RAN");
+        let one = format!(
+            "b=$(printf 'touch {m}\\n' | git hash-object -w --stdin); \
+             r=$(git rev-parse HEAD:README); \
+             tr=$(printf '100644 blob %s\\t.envrc\\n100644 blob %s\\tREADME\\n' $b $r | git mktree); \
+             echo $tr > .git/agent-tree; echo RAN1",
+            m = marker.display()
+        );
+        let said1 = run_script(&ws, &home, layer, &one);
+        assert!(said1.contains("RAN1"), "{layer}: run 1 did not run: {said1}");
+        settle();
+        let two = "c=$(git -c user.name=a -c user.email=a@a commit-tree $(cat .git/agent-tree) \
+                   -p HEAD -m agent) && git update-ref refs/heads/agent $c && echo RAN2";
+        let said2 = run_script(&ws, &home, layer, two);
+        assert!(said2.contains("RAN2"), "{layer}: run 2 did not run: {said2}");
+        host_checks_out_agent(&ws);
+        assert!(
+            !marker.exists(),
+            "{layer}: a commit of a tree an earlier run stored brought the planted .envrc to \
+             the host: {said1} {said2}"
+        );
+    }
+}
+
+#[test]
+fn a_commit_in_a_nested_repository_is_vetted() {
+    // Attack atk22h F8: a repository inside the workspace.
+    for layer in LAYERS {
+        let t = TempDir::new("nested22g");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        repo(&t, &ws);
+        let core = t.dir("ws/libs/core");
+        git(&core, &["init", "-q", "-b", "main"]);
+        t.file("ws/libs/core/lib.txt", "x\n");
+        git(&core, &["add", "lib.txt"]);
+        git(&core, &["commit", "-qm", "init"]);
+        settle();
+        let marker = t.join("PLANTED-RAN");
+        let script = format!("cd libs/core && {}echo RAN", planted_commit(&marker));
+        let said = run_script(&ws, &home, layer, &script);
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        host_checks_out_agent(&core);
+        assert!(
+            !marker.exists(),
+            "{layer}: the nested repository's commit brought the planted .envrc to the host: \
+             {said}"
+        );
+    }
+}
+
+#[test]
+fn a_gitmodules_staged_through_the_index_only_is_vetted() {
+    for layer in LAYERS {
+        let t = TempDir::new("gitmodules22g");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        repo(&t, &ws);
+        settle();
+        let script = "b=$(printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = ./x\\n\\tupdate = !touch /tmp/pwn\\n' \
+                      | git hash-object -w --stdin) && \
+                      git update-index --add --cacheinfo 100644,$b,.gitmodules && echo RAN";
+        let said = run_script(&ws, &home, layer, script);
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        // From outside: what host git would commit or check out.
+        let staged = git(&ws, &["show", ":.gitmodules"]);
+        assert!(
+            !String::from_utf8_lossy(&staged.stdout).contains("update = !"),
+            "{layer}: the index staged a .gitmodules with a command: {said}"
+        );
+    }
+}

@@ -65,7 +65,7 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     // Commits the run made, now in the workspace's object store (applied
     // objects are new by their change time), vetted as after a direct run.
     let since = since_time(layer.since);
-    let commits = crate::protect::git::new_commits::vet(std::slice::from_ref(&rules.ws), since);
+    let commits = crate::protect::git::new_commits::vet(&repo_tops(&layer, rules, &mut out), since);
     for l in commits.lines {
         out.refused.push((".git/objects".into(), l));
     }
@@ -103,6 +103,46 @@ fn vet_packs(layer: &Layer, rules: &Rules, out: &mut Outcome) -> bool {
         out.refused.push((".git/objects/pack".into(), l));
     }
     v.keep_objects
+}
+
+/// Directories of the layer looked at for nested repositories, at most.
+const NESTED_DIRS: usize = 200_000;
+
+/// The work trees whose commits are vetted after a run: the workspace's
+/// and those of the repositories nested in it whose git directory the run
+/// wrote (a `.git` directory in the layer; attack atk22h F8).
+fn repo_tops(layer: &Layer, rules: &Rules, out: &mut Outcome) -> Vec<std::path::PathBuf> {
+    let mut tops = vec![rules.ws.clone()];
+    let mut todo = vec![std::path::PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = todo.pop() {
+        seen += 1;
+        if seen > NESTED_DIRS {
+            crate::protect::git::nested_git::count_incomplete();
+            out.notes.push(format!(
+                "the run wrote more than {NESTED_DIRS} directories: commits of nested \
+                 repositories past them were not vetted, so the run fails"
+            ));
+            break;
+        }
+        let Ok(rd) = std::fs::read_dir(layer.upper.join(&rel)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let r = rel.join(e.file_name());
+            if e.file_name() == ".git" {
+                if !rel.as_os_str().is_empty() {
+                    tops.push(rules.ws.join(&rel));
+                }
+                continue;
+            }
+            todo.push(r);
+        }
+    }
+    tops
 }
 
 /// The upper directory of a git layer (made by [`make_git_upper`]).

@@ -1,9 +1,10 @@
 //! What makes a commit the run made unsafe for the host (issue 22): its
-//! tree, walked through the objects made during the run only (an older
-//! object holds only content the repository already had), holds new
-//! content at a protected path (the persistence list, the names read in
-//! any directory, the upward-searched names), or an agents' environment
-//! file that sets a variable host programs run code by. Shared by the
+//! tree, compared with its parents' (only where it differs from them:
+//! content an earlier run stored with `git hash-object -w` is judged
+//! too, attack atk22h F1), holds content at a protected path (the
+//! persistence list, the names read in any directory, the upward-searched
+//! names) that no parent holds there, or an agents' environment file that
+//! sets a variable host programs run code by. Shared by the
 //! loose objects' vetting ([`super::new_commits`]) and the packs'
 //! ([`super::new_packs`], ADR 0257): only where the objects are read
 //! from differs ([`Source`]).
@@ -13,7 +14,6 @@
 //! was, with `git add -A`) is not planted: the work tree already holds
 //! it, unchanged since before the run.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -21,11 +21,11 @@ use crate::protect::grant_walk::changed_since;
 
 /// Levels of trees followed.
 const MAX_DEPTH: usize = 64;
+/// Tree entries read per commit where it differs from its parents.
+const MAX_ENTRIES: usize = 1_000_000;
 
 /// Where the objects of a repository are read from.
 pub(crate) trait Source {
-    /// Whether the object `hex` was made during the run.
-    fn is_new(&self, hex: &str) -> bool;
     /// The object's type and body (`None` when it cannot be read).
     fn read(&mut self, hex: &str) -> Option<(String, Vec<u8>)>;
     /// Bytes of an object id (20 for SHA-1, 32 for SHA-256).
@@ -46,8 +46,26 @@ pub(crate) fn object_unsafe(
     kind: &str,
     body: &[u8],
 ) -> Option<String> {
-    let tree = match kind {
-        "commit" => first_line_oid(body, b"tree ")?,
+    let (tree, parents) = match kind {
+        "commit" => {
+            let tree = first_line_oid(body, b"tree ")?;
+            // The parents' trees: what they hold at a path was there
+            // before (each commit the run made is vetted itself).
+            let mut parents = Vec::new();
+            for l in body.split(|b| *b == b'\n') {
+                if l.is_empty() {
+                    break;
+                }
+                if let Some(p) = first_line_oid(l, b"parent ") {
+                    let t = src
+                        .read(&p)
+                        .filter(|(k, _)| k == "commit")
+                        .and_then(|(_, b)| first_line_oid(&b, b"tree "));
+                    parents.extend(t);
+                }
+            }
+            (tree, parents)
+        }
         // A tag naming a tree is checked out as one (`git checkout <tag>
         // -- .`).
         "tag" => {
@@ -59,26 +77,64 @@ pub(crate) fn object_unsafe(
             if !is_tree {
                 return None;
             }
-            target
+            (target, Vec::new())
         }
         _ => return None,
     };
-    let mut seen = HashSet::new();
-    tree_unsafe(src, work, &tree, "", false, 0, &mut seen)
+    let mut budget = MAX_ENTRIES;
+    tree_unsafe(src, work, &tree, &parents, "", false, 0, &mut budget)
+}
+
+/// One entry of a tree: mode, name, object id (hex).
+type TreeEntry = (Vec<u8>, String, String);
+
+/// The entries of the tree `hex` (`None`: it does not read or parse).
+fn entries(src: &mut dyn Source, hex: &str) -> Option<Vec<TreeEntry>> {
+    let (kind, body) = src.read(hex)?;
+    if kind != "tree" {
+        return None;
+    }
+    let oid_len = src.oid_len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let sp = body[i..].iter().position(|b| *b == b' ')? + i;
+        let nul = body[sp..].iter().position(|b| *b == 0)? + sp;
+        let end = nul + 1 + oid_len;
+        if end > body.len() {
+            return None;
+        }
+        out.push((
+            body[i..sp].to_vec(),
+            String::from_utf8_lossy(&body[sp + 1..nul]).into_owned(),
+            body[nul + 1..end]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        ));
+        i = end;
+    }
+    Some(out)
 }
 
 /// Why the tree `hex` (at `prefix`; `all`: the whole tree lies at a
-/// protected path) holds planted content at a protected path.
+/// protected path) holds content at a protected path that none of the
+/// `parents` (their trees at the same path) holds there. Only where the
+/// tree differs from its parents is it read (attack atk22h F1: objects
+/// an earlier run wrote with `git hash-object -w` / `git mktree` and a
+/// later run committed are judged as well).
+#[allow(clippy::too_many_arguments)]
 fn tree_unsafe(
     src: &mut dyn Source,
     work: &WorkTree<'_>,
     hex: &str,
+    parents: &[String],
     prefix: &str,
     all: bool,
     depth: usize,
-    seen: &mut HashSet<(String, String)>,
+    budget: &mut usize,
 ) -> Option<String> {
-    if !src.is_new(hex) || !seen.insert((hex.to_string(), prefix.to_string())) {
+    if parents.iter().any(|p| p == hex) {
         return None;
     }
     if depth > MAX_DEPTH {
@@ -86,45 +142,46 @@ fn tree_unsafe(
             "its tree at {prefix} is deeper than {MAX_DEPTH} levels"
         ));
     }
-    let Some((kind, body)) = src.read(hex) else {
+    let Some(mine) = entries(src, hex) else {
         return Some(format!("its tree at '{prefix}' cannot be read"));
     };
-    if kind != "tree" {
-        return None;
-    }
-    let oid_len = src.oid_len();
-    let mut i = 0;
-    while i < body.len() {
-        let bad = || Some(format!("its tree at '{prefix}' does not parse"));
-        let Some(sp) = body[i..].iter().position(|b| *b == b' ').map(|p| p + i) else {
-            return bad();
-        };
-        let Some(nul) = body[sp..].iter().position(|b| *b == 0).map(|p| p + sp) else {
-            return bad();
-        };
-        let end = nul + 1 + oid_len;
-        if end > body.len() {
-            return bad();
+    let theirs: Vec<Vec<TreeEntry>> = parents
+        .iter()
+        .filter_map(|p| entries(src, p))
+        .collect();
+    for (mode, name, oid) in mine {
+        if *budget == 0 {
+            return Some(format!(
+                "its tree differs from its parents' in more than {MAX_ENTRIES} entries (not \
+                 vetted whole)"
+            ));
         }
-        let mode = body[i..sp].to_vec();
-        let name = String::from_utf8_lossy(&body[sp + 1..nul]).into_owned();
-        let oid: String = body[nul + 1..end]
+        *budget -= 1;
+        // (A submodule's commit is another repository's.)
+        if mode == b"160000" {
+            continue;
+        }
+        let before: Vec<&TreeEntry> = theirs
             .iter()
-            .map(|b| format!("{b:02x}"))
+            .filter_map(|t| t.iter().find(|(_, n, _)| *n == name))
             .collect();
-        i = end;
+        if before.iter().any(|(m, _, o)| *m == mode && *o == oid) {
+            continue;
+        }
         let path = if prefix.is_empty() {
             name.clone()
         } else {
             format!("{prefix}/{name}")
         };
-        // (A submodule's commit is another repository's.)
-        if mode == b"160000" || !src.is_new(&oid) {
-            continue;
-        }
         let here = all || protected(&path);
         if mode == b"40000" {
-            if let Some(why) = tree_unsafe(src, work, &oid, &path, here, depth + 1, seen) {
+            let sub: Vec<String> = before
+                .iter()
+                .filter(|(m, _, _)| m == b"40000")
+                .map(|(_, _, o)| o.clone())
+                .collect();
+            if let Some(why) = tree_unsafe(src, work, &oid, &sub, &path, here, depth + 1, budget)
+            {
                 return Some(why);
             }
             continue;
@@ -134,7 +191,7 @@ fn tree_unsafe(
                 continue;
             }
             return Some(format!(
-                "holds content made during the run at {path}, a path host tools read and run"
+                "holds content its parents do not have at {path}, a path host tools read and run"
             ));
         }
         if crate::protect::dotenv::is_env_file(std::ffi::OsStr::new(&name))

@@ -392,7 +392,18 @@ fn vet_new_within(
             out.extend(crate::protect::venv_programs::set_aside(v, since));
         }
         // Commits the run made with content at protected paths.
-        let commits = super::new_commits::vet(roots, since);
+        // (Also those of the repositories nested in the grants, attack
+        // atk22h F8.)
+        let mut tops: Vec<PathBuf> = roots.to_vec();
+        for g in &repos {
+            if g.file_name().is_some_and(|n| n == ".git")
+                && let Some(t) = g.parent()
+                && !tops.iter().any(|x| x == t)
+            {
+                tops.push(t.to_path_buf());
+            }
+        }
+        let commits = super::new_commits::vet(&tops, since);
         if commits.incomplete {
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

@@ -45,6 +45,8 @@ struct Objects {
     new: HashSet<String>,
     /// Bytes of an object id (20 for SHA-1, 32 for SHA-256).
     oid_len: usize,
+    /// The repository's packs, opened when an older object is read.
+    packs: Option<Vec<super::pack_read::Pack>>,
 }
 
 /// Vet the repositories at the top of each of `roots` (their `.git`
@@ -131,6 +133,7 @@ fn new_objects(dir: &Path, since: SystemTime, out: &mut Vetted) -> Option<Object
         dir: dir.to_path_buf(),
         new,
         oid_len,
+        packs: None,
     })
 }
 
@@ -153,12 +156,30 @@ impl Objects {
 }
 
 impl Source for Objects {
-    fn is_new(&self, hex: &str) -> bool {
-        self.new.contains(hex)
-    }
-
     fn read(&mut self, hex: &str) -> Option<(String, Vec<u8>)> {
-        Objects::read(self, hex)
+        // Older objects (a parent's tree) may lie in a pack.
+        if let Some(o) = Objects::read(self, hex) {
+            return Some(o);
+        }
+        let raw = super::pack_read::unhex(hex)?;
+        let packs = self.packs.get_or_insert_with(|| {
+            std::fs::read_dir(self.dir.join("pack"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+                .filter_map(|p| super::pack_read::Pack::open(&p, self.oid_len).ok())
+                .collect()
+        });
+        for p in packs.iter_mut() {
+            if let Some(j) = p.find(&raw) {
+                let mut none = |_: &[u8]| None;
+                let (t, b) = p.read(j, &mut none).ok()?;
+                return Some((super::pack_read::type_name(t).to_string(), b.to_vec()));
+            }
+        }
+        None
     }
 
     fn oid_len(&self) -> usize {

@@ -155,11 +155,8 @@ fn vet_packs(
                      would read it in its place)"
                 )));
             }
-            if !store.on_host(&raw) {
-                store.new.insert(id.clone());
-                if t == 1 || t == 4 {
-                    found.push((id, type_name(t).to_string()));
-                }
+            if (t == 1 || t == 4) && !store.on_host(&raw) {
+                found.push((id, type_name(t).to_string()));
             }
         }
     }
@@ -169,7 +166,6 @@ fn vet_packs(
     for id in store.upper_loose() {
         let raw = unhex(&id).unwrap_or_default();
         if !store.on_host(&raw) {
-            store.new.insert(id.clone());
             loose_new.push(id);
         }
     }
@@ -218,7 +214,6 @@ struct Store {
     host_packs: Vec<Pack>,
     /// The new packs (once checked).
     packs: Vec<Pack>,
-    new: HashSet<String>,
     oid_len: usize,
 }
 
@@ -253,7 +248,6 @@ impl Store {
             host_dirs,
             host_packs,
             packs: Vec::new(),
-            new: HashSet::new(),
             oid_len,
         })
     }
@@ -309,10 +303,6 @@ fn from_pack(p: &mut Pack, j: usize) -> Option<(String, Vec<u8>)> {
 }
 
 impl Source for Store {
-    fn is_new(&self, hex: &str) -> bool {
-        self.new.contains(hex)
-    }
-
     fn read(&mut self, h: &str) -> Option<(String, Vec<u8>)> {
         let raw = unhex(h)?;
         for p in &mut self.packs {
