@@ -198,12 +198,18 @@ fn a_commit_of_a_tree_an_earlier_run_stored_is_vetted() {
             m = marker.display()
         );
         let said1 = run_script(&ws, &home, layer, &one);
-        assert!(said1.contains("RAN1"), "{layer}: run 1 did not run: {said1}");
+        assert!(
+            said1.contains("RAN1"),
+            "{layer}: run 1 did not run: {said1}"
+        );
         settle();
         let two = "c=$(git -c user.name=a -c user.email=a@a commit-tree $(cat .git/agent-tree) \
                    -p HEAD -m agent) && git update-ref refs/heads/agent $c && echo RAN2";
         let said2 = run_script(&ws, &home, layer, two);
-        assert!(said2.contains("RAN2"), "{layer}: run 2 did not run: {said2}");
+        assert!(
+            said2.contains("RAN2"),
+            "{layer}: run 2 did not run: {said2}"
+        );
         host_checks_out_agent(&ws);
         assert!(
             !marker.exists(),
@@ -230,7 +236,10 @@ fn a_commit_in_a_nested_repository_is_vetted() {
         let marker = t.join("PLANTED-RAN");
         let script = format!("cd libs/core && {}echo RAN", planted_commit(&marker));
         let said = run_script(&ws, &home, layer, &script);
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         host_checks_out_agent(&core);
         assert!(
             !marker.exists(),
@@ -252,7 +261,10 @@ fn a_gitmodules_staged_through_the_index_only_is_vetted() {
                       | git hash-object -w --stdin) && \
                       git update-index --add --cacheinfo 100644,$b,.gitmodules && echo RAN";
         let said = run_script(&ws, &home, layer, script);
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         // From outside: what host git would commit or check out.
         let staged = git(&ws, &["show", ":.gitmodules"]);
         assert!(

@@ -146,14 +146,18 @@ fn staged_gitmodules(
     if old.and_then(|o| staged_oid(o, b".gitmodules")).as_deref() == Some(oid.as_str()) {
         return Ok(());
     }
-    let (Some(upper_git), Some(host_git)) = (upper.parent(), rules.ws.join(rel).parent().map(Path::to_path_buf))
-    else {
+    let (Some(upper_git), Some(host_git)) = (
+        upper.parent(),
+        rules.ws.join(rel).parent().map(Path::to_path_buf),
+    ) else {
         return Ok(());
     };
     let blob = crate::protect::git::new_packs::read_object(upper_git, &host_git, &oid)
         .filter(|(k, _)| k == "blob")
         .map(|(_, b)| b)
-        .ok_or("the run staged a .gitmodules whose content cannot be read: the host's index is kept")?;
+        .ok_or(
+            "the run staged a .gitmodules whose content cannot be read: the host's index is kept",
+        )?;
     let tmp = upper.with_extension(format!(
         "skarn-gitmodules-{}",
         crate::protect::set_aside::random_suffix()
@@ -163,5 +167,7 @@ fn staged_gitmodules(
     let host_file = rules.ws.join(top).join(".gitmodules");
     let r = super::vet::check_gitmodules(&tmp, &host_file);
     let _ = std::fs::remove_file(&tmp);
-    r.map_err(|why| format!("the run staged a .gitmodules through the index: {why}; the host's index is kept"))
+    r.map_err(|why| {
+        format!("the run staged a .gitmodules through the index: {why}; the host's index is kept")
+    })
 }

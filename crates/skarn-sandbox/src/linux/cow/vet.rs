@@ -441,13 +441,14 @@ fn git_inner(
     // is without reading the object (ADR 0257): host git would read
     // content the packs' vetting never saw under an old commit's name.
     // Git rebuilds them (`git gc`, `git commit-graph write`).
-    let graph = inner.windows(2).any(|w| {
-        w[0] == "info"
-            && (w[1] == "commit-graph" || w[1] == "commit-graphs")
-    });
-    if graph || inner.iter().any(|c| {
-        c.to_string_lossy().starts_with("multi-pack-index")
-    }) {
+    let graph = inner
+        .windows(2)
+        .any(|w| w[0] == "info" && (w[1] == "commit-graph" || w[1] == "commit-graphs"));
+    if graph
+        || inner
+            .iter()
+            .any(|c| c.to_string_lossy().starts_with("multi-pack-index"))
+    {
         return Err(
             "a commit graph or multi-pack index (host git would take objects' places and \
              commits' trees from it; git rebuilds it)"

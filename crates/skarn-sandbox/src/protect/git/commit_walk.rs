@@ -145,10 +145,7 @@ fn tree_unsafe(
     let Some(mine) = entries(src, hex) else {
         return Some(format!("its tree at '{prefix}' cannot be read"));
     };
-    let theirs: Vec<Vec<TreeEntry>> = parents
-        .iter()
-        .filter_map(|p| entries(src, p))
-        .collect();
+    let theirs: Vec<Vec<TreeEntry>> = parents.iter().filter_map(|p| entries(src, p)).collect();
     for (mode, name, oid) in mine {
         if *budget == 0 {
             return Some(format!(
@@ -180,8 +177,7 @@ fn tree_unsafe(
                 .filter(|(m, _, _)| m == b"40000")
                 .map(|(_, _, o)| o.clone())
                 .collect();
-            if let Some(why) = tree_unsafe(src, work, &oid, &sub, &path, here, depth + 1, budget)
-            {
+            if let Some(why) = tree_unsafe(src, work, &oid, &sub, &path, here, depth + 1, budget) {
                 return Some(why);
             }
             continue;

@@ -265,7 +265,11 @@ impl Store {
     /// The loose objects of the layer (hex).
     fn upper_loose(&self) -> Vec<String> {
         let mut v = Vec::new();
-        for e in std::fs::read_dir(&self.upper).into_iter().flatten().flatten() {
+        for e in std::fs::read_dir(&self.upper)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let d = e.file_name().to_string_lossy().into_owned();
             if d.len() != 2 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
                 continue;

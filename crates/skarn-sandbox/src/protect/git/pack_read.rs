@@ -34,6 +34,10 @@ fn bad(what: &str) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
 }
 
+/// Reads a delta base named by id that the pack lacks: its type number
+/// and content.
+pub(crate) type BaseById<'a> = dyn FnMut(&[u8]) -> Option<(u8, Vec<u8>)> + 'a;
+
 /// One pack and its index.
 pub(crate) struct Pack {
     file: std::fs::File,
@@ -70,7 +74,11 @@ impl Pack {
             return Err(bad("short index"));
         }
         let ids = b[ids_at..crc_at].to_vec();
-        if ids.chunks(oid_len).zip(ids.chunks(oid_len).skip(1)).any(|(a, c)| a >= c) {
+        if ids
+            .chunks(oid_len)
+            .zip(ids.chunks(oid_len).skip(1))
+            .any(|(a, c)| a >= c)
+        {
             return Err(bad("index ids out of order"));
         }
         let mut offsets = Vec::with_capacity(n);
@@ -142,7 +150,7 @@ impl Pack {
     pub(crate) fn read(
         &mut self,
         i: usize,
-        other: &mut dyn FnMut(&[u8]) -> Option<(u8, Vec<u8>)>,
+        other: &mut BaseById<'_>,
     ) -> std::io::Result<(u8, std::rc::Rc<Vec<u8>>)> {
         let off = self.offsets[i];
         self.read_at(off, other, 0)
@@ -151,7 +159,7 @@ impl Pack {
     fn read_at(
         &mut self,
         off: u64,
-        other: &mut dyn FnMut(&[u8]) -> Option<(u8, Vec<u8>)>,
+        other: &mut BaseById<'_>,
         depth: usize,
     ) -> std::io::Result<(u8, std::rc::Rc<Vec<u8>>)> {
         if let Some((t, b)) = self.cache.get(&off) {
@@ -364,7 +372,7 @@ pub(crate) fn hex(b: &[u8]) -> String {
 
 /// Hex to bytes (`None` when it is not hex).
 pub(crate) fn unhex(h: &str) -> Option<Vec<u8>> {
-    if h.len() % 2 != 0 {
+    if !h.len().is_multiple_of(2) {
         return None;
     }
     (0..h.len())
