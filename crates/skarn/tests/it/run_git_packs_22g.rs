@@ -273,3 +273,65 @@ fn a_gitmodules_staged_through_the_index_only_is_vetted() {
         );
     }
 }
+
+#[test]
+fn the_index_of_a_write_grants_repository_cannot_stage_a_protected_file() {
+    // Attack atk22h F12: a `--write` grant's repository, written directly.
+    for layer in LAYERS {
+        let t = TempDir::new("grantindex22g");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        let lib = t.dir("lib");
+        git(&lib, &["init", "-q", "-b", "main"]);
+        t.file("lib/README", "hi\n");
+        git(&lib, &["add", "README"]);
+        git(&lib, &["commit", "-qm", "init"]);
+        settle();
+        let marker = t.join("PLANTED-RAN");
+        let script = format!(
+            "cd {lib} && b=$(printf 'touch {m}\\n' | git hash-object -w --stdin) && \
+             git update-index --add --cacheinfo 100644,$b,.envrc; echo staged=$?; echo RAN",
+            lib = lib.display(),
+            m = marker.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &[
+                "--report",
+                "--workspace-layer",
+                layer,
+                "--write",
+                lib.to_str().unwrap(),
+            ],
+            &["sh", "-c", &script],
+        )
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
+        // On the host: the user restores the files `git status` shows.
+        let _ = git(&lib, &["checkout", "--", "."]);
+        if lib.join(".envrc").exists() {
+            let _ = Command::new("sh")
+                .arg(lib.join(".envrc"))
+                .current_dir(&lib)
+                .output();
+        }
+        assert!(
+            !marker.exists(),
+            "{layer}: the write grant's index brought the planted .envrc to the host: {said}"
+        );
+        // The repository still works (`git reset` rebuilds a set-aside index).
+        let _ = git(&lib, &["reset", "-q"]);
+        let log = git(&lib, &["log", "--format=%s", "-1"]);
+        assert!(
+            String::from_utf8_lossy(&log.stdout).contains("init"),
+            "{layer}: the repository was lost: {said}"
+        );
+    }
+}

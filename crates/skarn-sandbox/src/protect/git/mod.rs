@@ -16,6 +16,8 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+#[cfg(target_os = "linux")]
+pub(crate) mod index_after;
 #[cfg(unix)]
 pub mod index_vet;
 #[cfg(target_os = "linux")]
