@@ -152,6 +152,8 @@ mod run_upward_config_22g;
 // Issue 22, attack pass h22b: PATH links, programs git runs by
 // configuration, agents' home configuration.
 #[cfg(target_os = "linux")]
+mod run_git_packs_22g;
+#[cfg(target_os = "linux")]
 mod run_host_loads_22f;
 #[cfg(target_os = "linux")]
 mod run_host_runs_22b;

@@ -44,6 +44,9 @@ pub(super) struct Apply<'a> {
     pub(super) since: (i64, i64),
     pub(super) upper_root: &'a Path,
     pub(super) same_fs: bool,
+    /// The run's removals under `.git/objects` are not applied (a pack
+    /// of the run was set aside, ADR 0257).
+    pub(super) keep_objects: bool,
     pub(super) out: &'a mut Outcome,
 }
 
@@ -250,6 +253,16 @@ impl Apply<'_> {
         let Some(there) = lstat_at(host, n) else {
             return;
         };
+        if self.keep_objects && r.starts_with(".git/objects") {
+            const KEPT: &str = "the objects the run removed from .git/objects were kept";
+            if !self.out.notes.iter().any(|n| n.starts_with(KEPT)) {
+                self.out.notes.push(format!(
+                    "{KEPT}: a pack the run made was set aside, and the old packs hold the \
+                     repository's history"
+                ));
+            }
+            return;
+        }
         if changed_since(&there, self.since) {
             self.refuse(&r, HOST_CHANGED.into());
             return;

@@ -111,6 +111,9 @@ pub(super) fn vet_index(
         }
         None => false,
     };
+    if let Some((t, true)) = &top {
+        staged_gitmodules(rules, rel, upper, t, old.as_deref(), &new)?;
+    }
     match vet(old.as_deref(), &new, &protected) {
         Verdict::Keep => Ok(Vec::new()),
         Verdict::Refuse(why) => Err(why),
@@ -122,4 +125,49 @@ pub(super) fn vet_index(
             Ok(notes)
         }
     }
+}
+
+/// A `.gitmodules` the run staged through the index only (not in the
+/// work tree) is vetted as the work tree's file is: host git reads the
+/// index's blob (`git submodule update` on a fresh checkout, `git
+/// checkout -- .gitmodules`).
+fn staged_gitmodules(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+    top: &Path,
+    old: Option<&[u8]>,
+    new: &[u8],
+) -> Result<(), String> {
+    use crate::protect::git::index_vet::staged_oid;
+    let Some(oid) = staged_oid(new, b".gitmodules") else {
+        return Ok(());
+    };
+    if old.and_then(|o| staged_oid(o, b".gitmodules")).as_deref() == Some(oid.as_str()) {
+        return Ok(());
+    }
+    let (Some(upper_git), Some(host_git)) = (
+        upper.parent(),
+        rules.ws.join(rel).parent().map(Path::to_path_buf),
+    ) else {
+        return Ok(());
+    };
+    let blob = crate::protect::git::new_packs::read_object(upper_git, &host_git, &oid)
+        .filter(|(k, _)| k == "blob")
+        .map(|(_, b)| b)
+        .ok_or(
+            "the run staged a .gitmodules whose content cannot be read: the host's index is kept",
+        )?;
+    let tmp = upper.with_extension(format!(
+        "skarn-gitmodules-{}",
+        crate::protect::set_aside::random_suffix()
+    ));
+    std::fs::write(&tmp, &blob)
+        .map_err(|e| format!("the staged .gitmodules could not be vetted ({e})"))?;
+    let host_file = rules.ws.join(top).join(".gitmodules");
+    let r = super::vet::check_gitmodules(&tmp, &host_file);
+    let _ = std::fs::remove_file(&tmp);
+    r.map_err(|why| {
+        format!("the run staged a .gitmodules through the index: {why}; the host's index is kept")
+    })
 }

@@ -40,6 +40,7 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             | rustix::fs::OFlags::DIRECTORY
             | rustix::fs::OFlags::NOFOLLOW
             | rustix::fs::OFlags::CLOEXEC;
+        let keep_objects = vet_packs(&layer, rules, &mut out);
         let upper = rustix::fs::open(&layer.upper, flags, rustix::fs::Mode::empty())?;
         let host = rustix::fs::open(&rules.ws, flags, rustix::fs::Mode::empty())?;
         let mut a = apply::Apply {
@@ -47,6 +48,7 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             since: layer.since,
             upper_root: &layer.upper,
             same_fs: layer.same_fs,
+            keep_objects,
             out: &mut out,
         };
         let git = None;
@@ -62,17 +64,85 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     }
     // Commits the run made, now in the workspace's object store (applied
     // objects are new by their change time), vetted as after a direct run.
-    let since = std::time::UNIX_EPOCH
-        + std::time::Duration::new(
-            u64::try_from(layer.since.0).unwrap_or(0),
-            u32::try_from(layer.since.1).unwrap_or(0),
-        );
-    let commits = crate::protect::git::new_commits::vet(std::slice::from_ref(&rules.ws), since);
+    let since = since_time(layer.since);
+    let commits = crate::protect::git::new_commits::vet(&repo_tops(&layer, rules, &mut out), since);
     for l in commits.lines {
         out.refused.push((".git/objects".into(), l));
     }
     remove(layer);
     out
+}
+
+/// When the run started, as a time.
+fn since_time(since: (i64, i64)) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(since.0).unwrap_or(0),
+            u32::try_from(since.1).unwrap_or(0),
+        )
+}
+
+/// Vet the packs the run made in the workspace's `.git` before the layer
+/// is applied (ADR 0257): unsafe ones are set aside in the layer, and
+/// then the run's removals of objects are not applied (the result).
+fn vet_packs(layer: &Layer, rules: &Rules, out: &mut Outcome) -> bool {
+    let upper = git_upper(layer);
+    let host = rules.ws.join(".git");
+    if !std::fs::symlink_metadata(&upper).is_ok_and(|m| m.is_dir())
+        || !std::fs::symlink_metadata(&host).is_ok_and(|m| m.is_dir())
+    {
+        return false;
+    }
+    let v = crate::protect::git::new_packs::vet_layer(
+        &upper,
+        &host,
+        &rules.ws,
+        since_time(layer.since),
+    );
+    for l in v.lines {
+        out.refused.push((".git/objects/pack".into(), l));
+    }
+    v.keep_objects
+}
+
+/// Directories of the layer looked at for nested repositories, at most.
+const NESTED_DIRS: usize = 200_000;
+
+/// The work trees whose commits are vetted after a run: the workspace's
+/// and those of the repositories nested in it whose git directory the run
+/// wrote (a `.git` directory in the layer; attack atk22h F8).
+fn repo_tops(layer: &Layer, rules: &Rules, out: &mut Outcome) -> Vec<std::path::PathBuf> {
+    let mut tops = vec![rules.ws.clone()];
+    let mut todo = vec![std::path::PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = todo.pop() {
+        seen += 1;
+        if seen > NESTED_DIRS {
+            crate::protect::git::nested_git::count_incomplete();
+            out.notes.push(format!(
+                "the run wrote more than {NESTED_DIRS} directories: commits of nested \
+                 repositories past them were not vetted, so the run fails"
+            ));
+            break;
+        }
+        let Ok(rd) = std::fs::read_dir(layer.upper.join(&rel)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let r = rel.join(e.file_name());
+            if e.file_name() == ".git" {
+                if !rel.as_os_str().is_empty() {
+                    tops.push(rules.ws.join(&rel));
+                }
+                continue;
+            }
+            todo.push(r);
+        }
+    }
+    tops
 }
 
 /// The upper directory of a git layer (made by [`make_git_upper`]).
@@ -99,6 +169,7 @@ pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
             | rustix::fs::OFlags::DIRECTORY
             | rustix::fs::OFlags::NOFOLLOW
             | rustix::fs::OFlags::CLOEXEC;
+        let keep_objects = vet_packs(&layer, rules, &mut out);
         let upper = rustix::fs::open(git_upper(&layer), flags, rustix::fs::Mode::empty())?;
         let host = rustix::fs::open(rules.ws.join(".git"), flags, rustix::fs::Mode::empty())?;
         let mut a = apply::Apply {
@@ -106,6 +177,7 @@ pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
             since: layer.since,
             upper_root: &layer.upper,
             same_fs: layer.same_fs,
+            keep_objects,
             out: &mut out,
         };
         a.dir(

@@ -437,6 +437,24 @@ fn git_inner(
     {
         return Err("a replace ref (host git would show and check out other objects)".into());
     }
+    // Files that tell git where an object lies or what a commit's tree
+    // is without reading the object (ADR 0257): host git would read
+    // content the packs' vetting never saw under an old commit's name.
+    // Git rebuilds them (`git gc`, `git commit-graph write`).
+    let graph = inner
+        .windows(2)
+        .any(|w| w[0] == "info" && (w[1] == "commit-graph" || w[1] == "commit-graphs"));
+    if graph
+        || inner
+            .iter()
+            .any(|c| c.to_string_lossy().starts_with("multi-pack-index"))
+    {
+        return Err(
+            "a commit graph or multi-pack index (host git would take objects' places and \
+             commits' trees from it; git rebuilds it)"
+                .into(),
+        );
+    }
     if tail2 == ["info", "grafts"] {
         return Err("grafts (host git would show and check out other history)".into());
     }
@@ -519,6 +537,11 @@ fn gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
             bad.join(", ")
         ))
     }
+}
+
+/// [`gitmodules`], for a `.gitmodules` staged through the index.
+pub(super) fn check_gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
+    gitmodules(upper, host_path)
 }
 
 /// The replace-ref lines of a `packed-refs` file.

@@ -298,6 +298,35 @@ pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8], bool) -> bo
     Verdict::Rewrite(out, notes)
 }
 
+/// The object id (hex) the index `b` stages at `path` (stage 0), if it
+/// parses and has one.
+pub fn staged_oid(b: &[u8], path: &[u8]) -> Option<String> {
+    let ix = parse(b)?;
+    let e = ix
+        .entries
+        .iter()
+        .find(|e| e.path == path && e.stage() == 0)?;
+    Some(e.oid.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// The stage-0 entries of the index `b`: path, mode, object id (hex).
+pub fn staged_entries(b: &[u8]) -> Option<Vec<(Vec<u8>, u32, String)>> {
+    let ix = parse(b)?;
+    Some(
+        ix.entries
+            .iter()
+            .filter(|e| e.stage() == 0)
+            .map(|e| {
+                (
+                    e.path.clone(),
+                    e.mode,
+                    e.oid.iter().map(|x| format!("{x:02x}")).collect(),
+                )
+            })
+            .collect(),
+    )
+}
+
 /// SHA-1 (git's index checksum; not used for anything secret).
 pub(crate) fn sha1(data: &[u8]) -> [u8; 20] {
     let mut h: [u32; 5] = [

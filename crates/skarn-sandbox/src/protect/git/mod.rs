@@ -4,6 +4,8 @@
 //! workspace ([`nested_git`]), and the after-run sweep of what a run left
 //! in git's places ([`git_sweep`]).
 
+#[cfg(target_os = "linux")]
+pub(crate) mod commit_walk;
 #[cfg(unix)]
 pub mod config_names;
 pub mod config_parameters;
@@ -14,12 +16,18 @@ pub mod git_sweep;
 #[cfg(unix)]
 pub mod git_vet;
 pub mod gitconfig;
+#[cfg(target_os = "linux")]
+pub(crate) mod index_after;
 #[cfg(unix)]
 pub mod index_vet;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
 #[cfg(target_os = "linux")]
 pub mod new_commits;
+#[cfg(target_os = "linux")]
+pub mod new_packs;
+#[cfg(target_os = "linux")]
+pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;

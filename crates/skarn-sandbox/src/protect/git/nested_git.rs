@@ -73,6 +73,11 @@ pub(crate) fn check_incomplete() -> bool {
     INCOMPLETE.load(std::sync::atomic::Ordering::Relaxed) > 0
 }
 
+/// Count a check after a run that could not finish (the run fails).
+pub(crate) fn count_incomplete() {
+    INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether the git directory (or `.git` link file) `git` was made or
 /// changed at or after `since` where it matters to host git: itself, its
 /// configuration, HEAD, `commondir`, and its hooks.
@@ -387,7 +392,24 @@ fn vet_new_within(
             out.extend(crate::protect::venv_programs::set_aside(v, since));
         }
         // Commits the run made with content at protected paths.
-        let commits = super::new_commits::vet(roots, since);
+        // (Also those of the repositories nested in the grants, attack
+        // atk22h F8.)
+        let mut tops: Vec<PathBuf> = roots.to_vec();
+        for g in &repos {
+            if g.file_name().is_some_and(|n| n == ".git")
+                && let Some(t) = g.parent()
+                && !tops.iter().any(|x| x == t)
+            {
+                tops.push(t.to_path_buf());
+            }
+        }
+        let commits = super::new_commits::vet(&tops, since);
+        // Their indexes (the workspace's own is vetted in its layer;
+        // attack atk22h F12).
+        out.extend(
+            tops.iter()
+                .filter_map(|t| super::index_after::vet(t, since)),
+        );
         if commits.incomplete {
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

@@ -9,30 +9,25 @@
 //!
 //! After a run, every loose object of the workspace's repositories made
 //! during it (change time) is read as git stores it (zlib, `<type>
-//! <size>\0`); for each commit, its tree is walked through the trees made
-//! during the run only (an older tree holds only content the repository
-//! already had): an entry at a protected path (the persistence list, the
-//! names read in any directory, the upward-searched names) whose object
-//! was made during the run, or an agents' environment file that sets a
-//! variable host programs run code by, makes the commit unsafe. Its
-//! object is set aside: host git can no longer read, check out or reset
-//! to it (nor to the commits above it), and the report names it. Packs
-//! are not read (`git gc`, a local fetch of more than 100 objects): a
-//! commit packed during the run is not vetted (a known gap).
+//! <size>\0`); each commit (and tag of a tree) is judged by
+//! [`super::commit_walk`]. An unsafe one's object is set aside: host git
+//! can no longer read, check out or reset to it (nor to the commits above
+//! it), and the report names it. Commits the run packed (`git gc`, a
+//! local fetch of more than 100 objects) are vetted before the layer over
+//! `.git` is applied ([`super::new_packs`], ADR 0257).
 
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::commit_walk::{Source, WorkTree, object_unsafe};
 use crate::protect::grant_walk::changed_since;
 
 /// New loose objects looked at per repository, at most.
 const MAX_NEW: usize = 100_000;
 /// Largest object inflated.
 const MAX_OBJECT: u64 = 64 << 20;
-/// Levels of trees followed.
-const MAX_DEPTH: usize = 64;
 
 /// What [`vet`] found.
 #[derive(Debug, Default)]
@@ -50,6 +45,8 @@ struct Objects {
     new: HashSet<String>,
     /// Bytes of an object id (20 for SHA-1, 32 for SHA-256).
     oid_len: usize,
+    /// The repository's packs, opened when an older object is read.
+    packs: Option<Vec<super::pack_read::Pack>>,
 }
 
 /// Vet the repositories at the top of each of `roots` (their `.git`
@@ -61,40 +58,30 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
         if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
             continue;
         }
-        vet_repo(&git, since, &mut out);
+        let work = WorkTree { root: r, since };
+        vet_repo(&git, &work, &mut out);
     }
     out
 }
 
-fn vet_repo(git: &Path, since: SystemTime, out: &mut Vetted) {
+fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
     let dir = git.join("objects");
-    let Some(objs) = new_objects(&dir, since, out) else {
+    let Some(mut objs) = new_objects(&dir, work.since, out) else {
         return;
     };
-    // (Packs are not read: `git gc` in a run repacks the whole
-    // repository, so a pack made during it holds old objects too, and
-    // telling the new ones apart needs the list from before the run.
-    // A commit packed during the run is a known gap, in SECURITY.md.)
-    let mut names: Vec<&String> = objs.new.iter().collect();
+    let mut names: Vec<String> = objs.new.iter().cloned().collect();
     names.sort();
     for hex in names {
-        let Some((kind, body)) = objs.read(hex) else {
+        let Some((kind, body)) = objs.read(&hex) else {
             continue;
         };
-        if kind != "commit" {
-            continue;
-        }
-        let Some(tree) = commit_tree(&body) else {
+        let Some(why) = object_unsafe(&mut objs, work, &kind, &body) else {
             continue;
         };
-        let mut seen = HashSet::new();
-        let Some(why) = objs.tree_unsafe(&tree, "", 0, &mut seen) else {
-            continue;
-        };
-        let file = objs.path(hex);
+        let file = objs.path(&hex);
         let aside = crate::protect::set_aside::set_aside(&file, "skarn-set-aside");
         out.lines.push(format!(
-            "commit {hex} was made during the run and {why}: host git would write it into the \
+            "{kind} {hex} was made during the run and {why}: host git would write it into the \
              work tree on a checkout, reset or stash of that commit; its object {}",
             aside.describe(
                 "git cannot read that commit or those above it; review it with git cat-file \
@@ -146,6 +133,7 @@ fn new_objects(dir: &Path, since: SystemTime, out: &mut Vetted) -> Option<Object
         dir: dir.to_path_buf(),
         new,
         oid_len,
+        packs: None,
     })
 }
 
@@ -165,142 +153,36 @@ impl Objects {
         let kind = head.split(' ').next()?.to_string();
         Some((kind, raw[nul + 1..].to_vec()))
     }
+}
 
-    /// Why the tree `hex` (at `prefix`) holds planted content at a
-    /// protected path; only trees made during the run are read.
-    fn tree_unsafe(
-        &self,
-        hex: &str,
-        prefix: &str,
-        depth: usize,
-        seen: &mut HashSet<String>,
-    ) -> Option<String> {
-        if !self.new.contains(hex) || !seen.insert(hex.to_string()) {
-            return None;
+impl Source for Objects {
+    fn read(&mut self, hex: &str) -> Option<(String, Vec<u8>)> {
+        // Older objects (a parent's tree) may lie in a pack.
+        if let Some(o) = Objects::read(self, hex) {
+            return Some(o);
         }
-        if depth > MAX_DEPTH {
-            return Some(format!(
-                "its tree at {prefix} is deeper than {MAX_DEPTH} levels"
-            ));
-        }
-        let Some((kind, body)) = self.read(hex) else {
-            return Some(format!("its tree at '{prefix}' cannot be read"));
-        };
-        if kind != "tree" {
-            return None;
-        }
-        let mut i = 0;
-        while i < body.len() {
-            let sp = body[i..].iter().position(|b| *b == b' ')? + i;
-            let nul = body[sp..].iter().position(|b| *b == 0)? + sp;
-            let end = nul + 1 + self.oid_len;
-            if end > body.len() {
-                return Some(format!("its tree at '{prefix}' does not parse"));
-            }
-            let mode = &body[i..sp];
-            let name = String::from_utf8_lossy(&body[sp + 1..nul]).into_owned();
-            let oid: String = body[nul + 1..end]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            i = end;
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let new = self.new.contains(&oid);
-            // (A submodule's commit is another repository's.)
-            if mode == b"160000" || !new {
-                continue;
-            }
-            if protected(&path) {
-                return Some(format!(
-                    "holds content made during the run at {path}, a path host tools read and \
-                     run"
-                ));
-            }
-            if mode == b"40000" {
-                if let Some(why) = self.tree_unsafe(&oid, &path, depth + 1, seen) {
-                    return Some(why);
-                }
-            } else if crate::protect::dotenv::is_env_file(std::ffi::OsStr::new(&name))
-                && let Some((_, b)) = self.read(&oid)
-                && let Some((line, var)) = crate::protect::dotenv::code_variable(&b)
-            {
-                return Some(format!(
-                    "holds {path}, whose line {line} sets {var} (agents load it at start and \
-                     pass it to every command)"
-                ));
+        let raw = super::pack_read::unhex(hex)?;
+        let packs = self.packs.get_or_insert_with(|| {
+            std::fs::read_dir(self.dir.join("pack"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+                .filter_map(|p| super::pack_read::Pack::open(&p, self.oid_len).ok())
+                .collect()
+        });
+        for p in packs.iter_mut() {
+            if let Some(j) = p.find(&raw) {
+                let mut none = |_: &[u8]| None;
+                let (t, b) = p.read(j, &mut none).ok()?;
+                return Some((super::pack_read::type_name(t).to_string(), b.to_vec()));
             }
         }
         None
     }
-}
 
-/// The tree a commit's body names.
-fn commit_tree(body: &[u8]) -> Option<String> {
-    let first = body.split(|b| *b == b'\n').next()?;
-    let hex = std::str::from_utf8(first.strip_prefix(b"tree ")?).ok()?;
-    (hex.bytes().all(|b| b.is_ascii_hexdigit()) && (hex.len() == 40 || hex.len() == 64))
-        .then(|| hex.to_string())
-}
-
-/// Whether host tools read and run what a work tree's `path` holds: a
-/// persistence entry (or a path below one; shell start-up files only
-/// matter in a home), a name read in any directory or looked up upward,
-/// an editor workspace file at the top.
-pub(crate) fn protected(path: &str) -> bool {
-    use crate::protect::persistence::{ENTRIES, Reserve, WORKSPACE_FILE_SUFFIX, any_depth_name};
-    let listed = ENTRIES.iter().any(|e| {
-        e.reserve != Reserve::IfHome
-            && (path == e.path
-                || path
-                    .strip_prefix(e.path)
-                    .is_some_and(|rest| rest.starts_with('/')))
-    });
-    let named = path.split('/').any(|c| {
-        let c = std::ffi::OsStr::new(c);
-        any_depth_name(c) || crate::protect::grant_walk::upward_entry(c).is_some()
-    });
-    let top_file = !path.contains('/') && path.to_lowercase().ends_with(WORKSPACE_FILE_SUFFIX);
-    listed || named || top_file
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn protected_paths_are_the_persistence_list_and_the_names_read_anywhere() {
-        for p in [
-            ".envrc",
-            ".vscode/tasks.json",
-            "pkg/.envrc",
-            "sub/.claude/settings.json",
-            ".husky/pre-commit",
-            "x.code-workspace",
-            ".github/hooks/a.json",
-        ] {
-            assert!(protected(p), "{p}");
-        }
-        for p in [
-            "src/main.rs",
-            "README.md",
-            ".bashrc",
-            "docs/x.code-workspace",
-        ] {
-            assert!(!protected(p), "{p}");
-        }
-    }
-
-    #[test]
-    fn a_commits_tree_is_read_from_its_first_line() {
-        let t = "0123456789abcdef0123456789abcdef01234567";
-        assert_eq!(
-            commit_tree(format!("tree {t}\nparent x\n").as_bytes()),
-            Some(t.to_string())
-        );
-        assert_eq!(commit_tree(b"parent x\n"), None);
+    fn oid_len(&self) -> usize {
+        self.oid_len
     }
 }

@@ -1,0 +1,351 @@
+//! Commits a run packed, vetted before the layer over `.git` is applied
+//! (issue 22, ADR 0257). `git gc`, `git repack` or a local fetch of more
+//! than 100 objects stores the run's commits in a pack, which the loose
+//! objects' vetting ([`super::new_commits`]) does not read. Both the copy-
+//! on-write workspace and the direct mode's git layer hold the run's
+//! `.git` changes in an upper directory while the host's `.git` is still
+//! as it was before the run, so what is new is told exactly: an object
+//! the upper directory holds (loose or in a pack) that the host's
+//! repository does not.
+//!
+//! The objects are read as git reads them, deltas and all
+//! ([`super::pack_read`]; in skarn's own process: no child process can be
+//! started once the run's PID namespace is gone). Every entry of a new
+//! pack is read and checked against its id (an index naming an old
+//! object at new content would make host git read planted content for an
+//! old commit's tree); those the host's repository lacks (its loose
+//! objects, packs and alternates) are new, and each new commit (and tag
+//! of a tree) is judged by [`super::commit_walk`].
+//!
+//! An unsafe commit, a pack that does not verify, or a pack that could
+//! not be vetted (too many objects, an object too large) makes every new
+//! pack of the run set aside (renamed so git does not read it), and the
+//! run's removals of objects are not applied (after `git gc` the old
+//! packs hold the repository's history); an unsafe loose commit is set
+//! aside alone.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::commit_walk::{Source, WorkTree, object_unsafe};
+use super::pack_read::{Pack, hash_ok, hex, read_loose, type_name, unhex};
+
+/// Objects of the new packs looked at, at most.
+const MAX_OBJECTS: usize = 2_000_000;
+
+/// What [`vet_layer`] found.
+#[derive(Debug, Default)]
+pub struct PackVet {
+    /// One line per commit or pack set aside.
+    pub lines: Vec<String>,
+    /// The run's removals under `objects` must not be applied.
+    pub keep_objects: bool,
+}
+
+/// Vet the layer over a git directory: `upper` is the layer's copy of
+/// it (what the run wrote), `host` the repository as it was before the
+/// run, `work` its work tree.
+pub fn vet_layer(upper: &Path, host: &Path, work: &Path, since: SystemTime) -> PackVet {
+    let mut out = PackVet::default();
+    let packs = new_packs(&upper.join("objects/pack"));
+    if packs.is_empty() {
+        return out;
+    }
+    let why = match vet_packs(upper, host, work, since, &packs, &mut out) {
+        Ok(None) => return out,
+        Ok(Some(why)) => why,
+        Err(e) => {
+            crate::protect::git::nested_git::count_incomplete();
+            format!("they could not be vetted ({e}), so the run fails")
+        }
+    };
+    out.keep_objects = true;
+    for stem in &packs {
+        let mut moved = Vec::new();
+        for ext in ["pack", "idx", "rev", "bitmap", "mtimes", "keep", "promisor"] {
+            let p = upper.join("objects/pack").join(format!("{stem}.{ext}"));
+            if std::fs::symlink_metadata(&p).is_ok() {
+                let a = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
+                if !matches!(a, crate::protect::set_aside::Aside::Moved(_)) {
+                    crate::protect::git::nested_git::count_incomplete();
+                }
+                moved.push(a.describe("git does not read it"));
+            }
+        }
+        out.lines.push(format!(
+            "the pack {stem} the run made in {}/objects/pack: {why}; its files: {}; the objects \
+             the run removed were kept",
+            host.display(),
+            moved.join("; ")
+        ));
+    }
+    out
+}
+
+/// The stems (`pack-<hex>`) of the packs the upper directory holds.
+fn new_packs(dir: &Path) -> Vec<String> {
+    let mut stems = HashSet::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if let Some(stem) = n.strip_suffix(".pack").or_else(|| n.strip_suffix(".idx")) {
+            stems.insert(stem.to_string());
+        }
+    }
+    let mut v: Vec<String> = stems.into_iter().collect();
+    v.sort();
+    v
+}
+
+/// Bytes of an object id of the repository at `git` (its configuration's
+/// `extensions.objectFormat`).
+fn oid_len(git: &Path) -> usize {
+    let text = std::fs::read_to_string(git.join("config")).unwrap_or_default();
+    let flat: String = text
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if flat.contains("objectformat=sha256") {
+        32
+    } else {
+        20
+    }
+}
+
+/// `Ok(Some(why))`: the new packs must be set aside.
+fn vet_packs(
+    upper: &Path,
+    host: &Path,
+    work: &Path,
+    since: SystemTime,
+    packs: &[String],
+    out: &mut PackVet,
+) -> std::io::Result<Option<String>> {
+    let oid_len = oid_len(host);
+    let mut store = Store::open(upper, host, oid_len)?;
+    let mut opened = Vec::new();
+    for stem in packs {
+        let pack = upper.join("objects/pack").join(format!("{stem}.pack"));
+        let idx = upper.join("objects/pack").join(format!("{stem}.idx"));
+        if !std::fs::symlink_metadata(&pack).is_ok_and(|m| m.is_file())
+            || !std::fs::symlink_metadata(&idx).is_ok_and(|m| m.is_file())
+        {
+            return Ok(Some(format!(
+                "{stem} lacks its pack or its index (git would pair it with the host's)"
+            )));
+        }
+        opened.push((stem.clone(), Pack::open(&idx, oid_len)?));
+    }
+    if opened.iter().map(|(_, p)| p.count()).sum::<usize>() > MAX_OBJECTS {
+        return Err(std::io::Error::other(format!(
+            "more than {MAX_OBJECTS} objects"
+        )));
+    }
+    // Every entry read and checked against its id; the new ones kept.
+    let mut found: Vec<(String, String)> = Vec::new();
+    for (stem, p) in &mut opened {
+        for i in p.by_offset() {
+            let id = p.id_hex(i);
+            let raw = unhex(&id).unwrap_or_default();
+            let (t, body) = p.read(i, &mut |b| store.read_raw(b))?;
+            if !hash_ok(&raw, type_name(t), &body) {
+                return Ok(Some(format!(
+                    "{stem}'s index names {id} at content that is not that object (host git \
+                     would read it in its place)"
+                )));
+            }
+            if (t == 1 || t == 4) && !store.on_host(&raw) {
+                found.push((id, type_name(t).to_string()));
+            }
+        }
+    }
+    store.packs = opened.into_iter().map(|(_, p)| p).collect();
+    // Loose objects of the run: new when the host lacks them.
+    let mut loose_new = Vec::new();
+    for id in store.upper_loose() {
+        let raw = unhex(&id).unwrap_or_default();
+        if !store.on_host(&raw) {
+            loose_new.push(id);
+        }
+    }
+    loose_new.sort();
+    for id in loose_new {
+        if let Some((k, _)) = read_loose(&store.upper, &id)
+            && (k == "commit" || k == "tag")
+        {
+            found.push((id, k));
+        }
+    }
+    let wt = WorkTree { root: work, since };
+    let mut in_pack = None;
+    for (id, kind) in &found {
+        let Some((k, body)) = store.read(id) else {
+            return Err(std::io::Error::other(format!("{id} could not be read")));
+        };
+        let Some(why) = object_unsafe(&mut store, &wt, &k, &body) else {
+            continue;
+        };
+        let loose = store.upper.join(&id[..2]).join(&id[2..]);
+        if std::fs::symlink_metadata(&loose).is_ok() {
+            let a = crate::protect::set_aside::set_aside(&loose, "skarn-set-aside");
+            out.lines.push(format!(
+                "{kind} {id} was made during the run and {why}: host git would write it into \
+                 the work tree on a checkout, reset or stash of it; its object {}",
+                a.describe("review it with git cat-file before renaming it back")
+            ));
+        } else if in_pack.is_none() {
+            in_pack = Some(format!(
+                "it holds {kind} {id}, which {why} (host git would write it into the work tree \
+                 on a checkout, reset or stash of it)"
+            ));
+        }
+    }
+    Ok(in_pack)
+}
+
+/// The layer's objects over the host's, as host git will read them once
+/// the layer is applied.
+struct Store {
+    /// The layer's objects directory.
+    upper: PathBuf,
+    /// The host's objects directories (its own and its alternates).
+    host_dirs: Vec<PathBuf>,
+    host_packs: Vec<Pack>,
+    /// The new packs (once checked).
+    packs: Vec<Pack>,
+    oid_len: usize,
+}
+
+impl Store {
+    fn open(upper: &Path, host: &Path, oid_len: usize) -> std::io::Result<Store> {
+        let objects = host.join("objects");
+        let mut host_dirs = vec![objects.clone()];
+        if let Ok(t) = std::fs::read_to_string(objects.join("info/alternates")) {
+            for l in t
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            {
+                host_dirs.push(objects.join(l));
+            }
+        }
+        let mut host_packs = Vec::new();
+        for d in &host_dirs {
+            for e in std::fs::read_dir(d.join("pack"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "idx") {
+                    host_packs.push(Pack::open(&p, oid_len)?);
+                }
+            }
+        }
+        Ok(Store {
+            upper: upper.join("objects"),
+            host_dirs,
+            host_packs,
+            packs: Vec::new(),
+            oid_len,
+        })
+    }
+
+    /// Whether the host's repository holds the object `raw`.
+    fn on_host(&self, raw: &[u8]) -> bool {
+        let h = hex(raw);
+        self.host_packs.iter().any(|p| p.find(raw).is_some())
+            || self
+                .host_dirs
+                .iter()
+                .any(|d| std::fs::symlink_metadata(d.join(&h[..2]).join(&h[2..])).is_ok())
+    }
+
+    /// The loose objects of the layer (hex).
+    fn upper_loose(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(&self.upper)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let d = e.file_name().to_string_lossy().into_owned();
+            if d.len() != 2 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+                continue;
+            }
+            for f in std::fs::read_dir(e.path()).into_iter().flatten().flatten() {
+                let n = f.file_name().to_string_lossy().into_owned();
+                if n.len() == self.oid_len * 2 - 2 && n.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    v.push(format!("{d}{n}"));
+                }
+            }
+        }
+        v
+    }
+
+    /// An object (raw id) from any store, for a delta base.
+    fn read_raw(&mut self, raw: &[u8]) -> Option<(u8, Vec<u8>)> {
+        let (k, b) = self.read(&hex(raw))?;
+        let t = match k.as_str() {
+            "commit" => 1,
+            "tree" => 2,
+            "blob" => 3,
+            "tag" => 4,
+            _ => return None,
+        };
+        Some((t, b))
+    }
+}
+
+/// The object at `j` of `p` (bases it names by id that `p` lacks are not
+/// looked for elsewhere: packs on disk are whole).
+fn from_pack(p: &mut Pack, j: usize) -> Option<(String, Vec<u8>)> {
+    let mut none = |_: &[u8]| None;
+    let (t, b) = p.read(j, &mut none).ok()?;
+    Some((type_name(t).to_string(), b.to_vec()))
+}
+
+impl Source for Store {
+    fn read(&mut self, h: &str) -> Option<(String, Vec<u8>)> {
+        let raw = unhex(h)?;
+        for p in &mut self.packs {
+            if let Some(j) = p.find(&raw) {
+                return from_pack(p, j);
+            }
+        }
+        if let Some(o) = read_loose(&self.upper, h) {
+            return Some(o);
+        }
+        for d in &self.host_dirs {
+            if let Some(o) = read_loose(d, h) {
+                return Some(o);
+            }
+        }
+        for p in &mut self.host_packs {
+            if let Some(j) = p.find(&raw) {
+                return from_pack(p, j);
+            }
+        }
+        None
+    }
+
+    fn oid_len(&self) -> usize {
+        self.oid_len
+    }
+}
+
+/// The object `hex` as host git will read it once the layer over the git
+/// directory is applied (`upper`: the layer's copy of the git directory,
+/// `host`: the host's).
+pub(crate) fn read_object(upper: &Path, host: &Path, hex: &str) -> Option<(String, Vec<u8>)> {
+    let oid_len = hex.len() / 2;
+    let mut s = Store::open(upper, host, oid_len).ok()?;
+    for stem in new_packs(&upper.join("objects/pack")) {
+        let idx = upper.join("objects/pack").join(format!("{stem}.idx"));
+        if let Ok(p) = Pack::open(&idx, oid_len) {
+            s.packs.push(p);
+        }
+    }
+    s.read(hex)
+}
