@@ -275,13 +275,13 @@ fn planned_ops(
 /// layer shows: no step puts a host directory or file strictly inside it
 /// (a bind of another grant, a store, a stage), so a host server's unix
 /// socket there is reachable through no name (overlayfs does not connect
-/// to a lower layer's socket: ADR 0259).
+/// to a lower layer's socket: ADR 0259). (A pin or a protection binds the
+/// new root's own view of its path onto itself: the layer's.)
 pub(super) fn layer_covers(fs: &[FsOp], ws: &Path) -> bool {
     !fs.iter().any(|op| {
         let p = match op {
             FsOp::Bind { path, .. }
             | FsOp::IdmapBind { path, .. }
-            | FsOp::Pin { path }
             | FsOp::Home { path }
             | FsOp::Store { path, .. }
             | FsOp::Stage { path, .. } => path,
