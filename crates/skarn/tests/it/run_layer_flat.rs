@@ -105,7 +105,11 @@ print(cl.recv(10).decode())",
     );
     let s = out(&o);
     assert!(s.contains("refused"), "{s} {}", err(&o));
-    assert!(s.contains("own-ok"), "the run's own unix socket failed: {s} {}", err(&o));
+    assert!(
+        s.contains("own-ok"),
+        "the run's own unix socket failed: {s} {}",
+        err(&o)
+    );
     assert!(
         l.accept().is_err(),
         "the host listener in the workspace got a connection"

@@ -98,9 +98,8 @@ pub(super) fn reserve(
     // (Only when the workspace is the one writable grant walked: a nested
     // repository's configuration may name a file in another grant, which
     // the run writes directly, so it must be known before the run.)
-    let defer = layered
-        && layer_covers(&plan.fs, &ws)
-        && r.nested_roots.iter().all(|p| *p == r.workspace);
+    let defer =
+        layered && layer_covers(&plan.fs, &ws) && r.nested_roots.iter().all(|p| *p == r.workspace);
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes, defer);
     // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
     // their `config.worktree` (read with extensions.worktreeConfig; an
