@@ -5,6 +5,9 @@
 # SKARN_BASELINE=/path/to/older/skarn adds that binary's default-policy run
 # to the same interleaved loop (before/after comparisons under equal load).
 # Prints median / p90 wall time; peak RSS via /usr/bin/time when present.
+# SKARN_BENCH_DIRS=N fills the (root file system) workspace with N empty
+# directories, 100 per parent, before the loop (issue 30 goal 1: the start-up
+# must not grow with the tree).
 # Run it once as root and once as an unprivileged user (e.g.
 #   setpriv --reuid=65534 --regid=65534 --clear-groups bench/run/bench.sh)
 # after building: root uses a pids cgroup, other users a user namespace.
@@ -17,6 +20,12 @@ WS="$(mktemp -d /tmp/skarn-bench-XXXXXX)"          # on the root filesystem
 SHM="$(mktemp -d /dev/shm/skarn-bench-XXXXXX)"      # on tmpfs
 trap 'rm -rf "$WS" "$SHM"' EXIT
 git -C "$WS" init -q && git -C "$SHM" init -q        # typical workspaces: git repositories
+if [ -n "${SKARN_BENCH_DIRS:-}" ]; then
+  python3 -c 'import os,sys
+n, ws = int(sys.argv[1]), sys.argv[2]
+for i in range(n):
+    os.makedirs(os.path.join(ws, "d%d" % (i // 100), "e%d" % (i % 100)))' "$SKARN_BENCH_DIRS" "$WS"
+fi
 python3 - "$RUNS" "$SKARN" "$WS" "$SHM" "${SKARN_BASELINE:-}" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
 runs, skarn, ws, shm, baseline = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
@@ -51,7 +60,7 @@ def peak(argv):
         return "n/a"
     r = subprocess.run(["/usr/bin/time", "-f", "%M"] + argv, capture_output=True, text=True)
     return f"{int(r.stderr.strip().splitlines()[-1]) / 1024:.1f}MiB"
-print(f"{runs} runs each, uid {os.getuid()}, {os.cpu_count()} CPUs, kernel {os.uname().release}, "
+print(f"{runs} runs each, {os.environ.get('SKARN_BENCH_DIRS') or 0} directories in the workspace, uid {os.getuid()}, {os.cpu_count()} CPUs, kernel {os.uname().release}, "
       f"load {os.getloadavg()[0]:.1f}")
 print(f"{'':40} {'median':>9} {'p90':>9} {'peak RSS':>9}")
 for name, argv in tools.items():

@@ -246,6 +246,8 @@ mod run_workspace_kind;
 #[cfg(target_os = "linux")]
 mod run_default_layer;
 #[cfg(target_os = "linux")]
+mod run_layer_flat;
+#[cfg(target_os = "linux")]
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind_22g;

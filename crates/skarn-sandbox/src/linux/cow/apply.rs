@@ -53,7 +53,7 @@ pub(super) struct Apply<'a> {
 /// Open the directory `name` of `at`: never through a link, never onto
 /// another mount (a host mount inside the workspace is not the
 /// workspace's).
-fn open_dir(at: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+pub(super) fn open_dir(at: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
     let how = ResolveFlags::NO_XDEV | ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
     match rustix::fs::openat2(at, name, DIR_FLAGS, Mode::empty(), how) {
         Err(rustix::io::Errno::NOSYS) => {
@@ -99,15 +99,15 @@ pub(super) fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
     (sec, nsec) >= since
 }
 
-fn lstat_at(at: BorrowedFd<'_>, name: &OsStr) -> Option<rustix::fs::Stat> {
+pub(super) fn lstat_at(at: BorrowedFd<'_>, name: &OsStr) -> Option<rustix::fs::Stat> {
     rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW).ok()
 }
 
-fn is_whiteout(st: &rustix::fs::Stat) -> bool {
+pub(super) fn is_whiteout(st: &rustix::fs::Stat) -> bool {
     FileType::from_raw_mode(st.st_mode) == FileType::CharacterDevice && st.st_rdev == 0
 }
 
-fn is_opaque(dir: BorrowedFd<'_>) -> bool {
+pub(super) fn is_opaque(dir: BorrowedFd<'_>) -> bool {
     let mut b = [0u8; 4];
     ["user.overlay.opaque", "trusted.overlay.opaque"]
         .iter()
@@ -115,7 +115,7 @@ fn is_opaque(dir: BorrowedFd<'_>) -> bool {
 }
 
 /// The names in a directory (without `.` and `..`).
-fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<std::ffi::OsString>> {
+pub(super) fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<std::ffi::OsString>> {
     let fd = rustix::fs::openat(dir, c".", DIR_FLAGS, Mode::empty())?;
     let mut d = rustix::fs::Dir::new(fd)?;
     let mut out = Vec::new();

@@ -8,6 +8,7 @@
 //! refused ones are reported and discarded with the layer.
 
 mod apply;
+mod effect;
 mod index;
 mod place;
 pub mod probe;
@@ -16,6 +17,7 @@ pub mod vet;
 use std::os::fd::AsFd;
 use std::path::Path;
 
+pub use effect::changes_workspace;
 pub use place::{Layer, SIBLING_PREFIX, make, pending, remove};
 pub use vet::Rules;
 

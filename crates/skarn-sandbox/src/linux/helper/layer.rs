@@ -20,6 +20,9 @@ pub(super) struct Cow {
     pub(super) rules: cow::Rules,
     /// skarn's state directory for layers.
     pub(super) state: Option<std::path::PathBuf>,
+    /// The reservation whose walk of the workspace was deferred to the
+    /// layer's application (ADR 0259).
+    pub(super) deferred: Option<crate::linux::plan::Reservation>,
 }
 
 /// Make the run's layer (None: the plan has none, or it could not be made:
@@ -30,6 +33,13 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
     let rules = cow::Rules::of(plan, &plan.fs);
     for old in cow::pending(ws, wl.state.as_deref()) {
         let base = old.base.display().to_string();
+        // Vetted with what the walk of the workspace finds too (ADR 0259).
+        let mut rules = rules.clone();
+        if let Some(r) = &plan.reservation
+            && cow::changes_workspace(&old.upper, ws)
+        {
+            protect(&mut rules, &super::reserve::workspace_protections(r).0);
+        }
         let out = cow::finish(old, &rules);
         report.notes.push(format!(
             "a run in this workspace ended without applying its changes (it was killed): they \
@@ -104,6 +114,7 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
         layer,
         rules,
         state: wl.state.clone(),
+        deferred: None,
     })
 }
 
@@ -162,21 +173,42 @@ impl Cow {
 }
 
 impl Cow {
+    /// The rules to vet a layer of this run with (`upper`: its upper
+    /// directory): with the workspace's walk deferred (ADR 0259) and a
+    /// layer that changes anything, the protections only that walk finds
+    /// are added first; a line when that walk stopped at its bound.
+    pub(super) fn rules_for(&self, upper: &std::path::Path) -> (cow::Rules, Option<String>) {
+        let mut rules = self.rules.clone();
+        let mut cut = None;
+        if let Some(r) = &self.deferred
+            && cow::changes_workspace(upper, &self.rules.ws)
+        {
+            let (paths, line) = super::reserve::workspace_protections(r);
+            protect(&mut rules, &paths);
+            cut = line;
+        }
+        (rules, cut)
+    }
+
     /// The missing protected names the reservation step found in the
     /// workspace (nested settings, what a nested `.envrc` sources, ...):
     /// reserved in the direct mode, so none may be made here either (no
     /// step names them, so [`Cow::take_steps`] does not see them).
     pub(super) fn protect_missing(&mut self, missing: &[PathBuf]) {
-        for p in missing {
-            if cow::vet::is_gitmodules(p) {
-                if !self.rules.gitmodules.contains(p) {
-                    self.rules.gitmodules.push(p.clone());
-                }
-            } else if !cow::vet::vetted_in_layer(p)
-                && !self.rules.protected.iter().any(|(q, _)| q == p)
-            {
-                self.rules.protected.push((p.clone(), true));
+        protect(&mut self.rules, missing);
+    }
+}
+
+/// Add `paths` to the protected paths of `rules` (a `.gitmodules` to those
+/// vetted item by item; a repository's config stays vetted key by key).
+fn protect(rules: &mut cow::Rules, paths: &[PathBuf]) {
+    for p in paths {
+        if cow::vet::is_gitmodules(p) {
+            if !rules.gitmodules.contains(p) {
+                rules.gitmodules.push(p.clone());
             }
+        } else if !cow::vet::vetted_in_layer(p) && !rules.protected.iter().any(|(q, _)| q == p) {
+            rules.protected.push((p.clone(), true));
         }
     }
 }
@@ -211,7 +243,12 @@ pub(super) fn denial(path: &str, why: &str) -> Option<crate::report::Denial> {
 
 /// After the run (no process of it is left): vet and apply the layer.
 pub(super) fn finish(c: Cow, report: &mut RestrictionReport) {
-    let out = cow::finish(c.layer, &c.rules);
+    let (rules, cut) = c.rules_for(&c.layer.upper);
+    if let Some(line) = cut {
+        warn(&line);
+        report.degrade(line);
+    }
+    let out = cow::finish(c.layer, &rules);
     for (p, why) in &out.refused {
         report.denied.extend(denial(p, why));
     }

@@ -246,6 +246,9 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     if let Some(c) = cow.as_mut() {
         reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
         c.protect_missing(&reserved.sweep);
+        if rnotes.ws_walk_deferred {
+            c.deferred = plan.reservation.clone();
+        }
     }
     if let Some(g) = gitl.as_mut() {
         reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));

@@ -101,7 +101,10 @@ pub(super) fn spawn(
                 let free = crate::linux::cow::pending(ws, c.state.as_deref());
                 let none = free.is_empty();
                 for l in free {
-                    let _ = crate::linux::cow::finish(l, &c.rules);
+                    // (With the workspace's walk deferred to this point:
+                    // ADR 0259.)
+                    let (rules, _) = c.rules_for(&l.upper);
+                    let _ = crate::linux::cow::finish(l, &rules);
                 }
                 if !left || !none {
                     break;

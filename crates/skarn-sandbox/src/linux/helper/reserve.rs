@@ -31,6 +31,10 @@ pub(super) struct ReserveNotes {
     pub(super) repos_cut: bool,
     /// The unix sockets the walk found, with their (device, inode).
     pub(super) socket_pins: Vec<(PathBuf, (u64, u64))>,
+    /// The workspace, a copy-on-write layer, was not walked before the
+    /// run (ADR 0259): what only that walk finds is looked for when the
+    /// layer is applied, if it changes anything ([`workspace_protections`]).
+    pub(super) ws_walk_deferred: bool,
 }
 
 /// One protection to resolve: path, reserve when missing, is a mask.
@@ -91,7 +95,12 @@ pub(super) fn reserve(
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
     let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
     let mut empty_kind = r.empty_files.clone();
-    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes);
+    // (Only when the workspace is the one writable grant walked: a nested
+    // repository's configuration may name a file in another grant, which
+    // the run writes directly, so it must be known before the run.)
+    let defer =
+        layered && layer_covers(&plan.fs, &ws) && r.nested_roots.iter().all(|p| *p == r.workspace);
+    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes, defer);
     // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
     // their `config.worktree` (read with extensions.worktreeConfig; an
     // empty one is harmless) and `commondir`, `gitdir` (where host git in
@@ -261,13 +270,83 @@ fn planned_ops(
     (ops, out, at)
 }
 
+/// Whether the workspace `ws`, a copy-on-write layer, shows only what the
+/// layer shows: no step puts a host directory or file strictly inside it
+/// (a bind of another grant, a store, a stage), so a host server's unix
+/// socket there is reachable through no name (overlayfs does not connect
+/// to a lower layer's socket: ADR 0259). (A pin or a protection binds the
+/// new root's own view of its path onto itself: the layer's.)
+pub(super) fn layer_covers(fs: &[FsOp], ws: &Path) -> bool {
+    !fs.iter().any(|op| {
+        let p = match op {
+            FsOp::Bind { path, .. }
+            | FsOp::IdmapBind { path, .. }
+            | FsOp::Home { path }
+            | FsOp::Store { path, .. }
+            | FsOp::Stage { path, .. } => path,
+            _ => return false,
+        };
+        p != ws && p.starts_with(ws)
+    })
+}
+
+/// Hidden places (secret: true) that have another name somewhere (a
+/// non-directory with more than one link), recorded for the walk.
+fn linked_secrets(places: &[(PathBuf, bool)], named: usize) -> crate::protect::grant_walk::Inodes {
+    use std::os::unix::fs::MetadataExt;
+    let mut inodes = crate::protect::grant_walk::Inodes::default();
+    for (i, (p, secret)) in places.iter().enumerate() {
+        let follow = i >= named;
+        let m = if follow {
+            std::fs::metadata(p)
+        } else {
+            std::fs::symlink_metadata(p)
+        };
+        if *secret && m.is_ok_and(|m| !m.is_dir() && m.nlink() > 1) {
+            inodes.add(p, i, follow);
+        }
+    }
+    inodes
+}
+
+/// The protected paths of the workspace that only its walk finds (nested
+/// repositories' files, what their configuration and a nested `.envrc`
+/// name, settings and files read in any directory), for vetting a layer
+/// whose walk was deferred (ADR 0259): the existing ones and the missing
+/// ones the direct mode reserves; and a line when the walk stopped at its
+/// bound.
+pub(super) fn workspace_protections(r: &Reservation) -> (Vec<PathBuf>, Option<String>) {
+    let mut only_ws = r.clone();
+    only_ws.nested_roots = vec![r.workspace.clone()];
+    let (mut ops, mut empty_kind) = (Vec::new(), Vec::new());
+    let mut notes = ReserveNotes::default();
+    nested_repos(&only_ws, &mut ops, &mut empty_kind, &mut notes, false);
+    let paths = ops
+        .into_iter()
+        .filter(|(p, reserve, mask)| !mask && (*reserve || std::fs::symlink_metadata(p).is_ok()))
+        .map(|(p, _, _)| p)
+        .collect();
+    let cut = notes.repos_cut.then(|| {
+        "the walk of the workspace for the protections of its nested repositories and \
+         settings stopped at its bound before the run's changes were applied: changes past \
+         it were vetted by their names only; raise it with --walk-max-dirs or [run] \
+         walk_max_dirs"
+            .to_string()
+    });
+    (paths, cut)
+}
+
 /// Repositories nested below the writable grants: their hooks and
 /// configuration are protected too (a missing hooks directory reserved).
+/// With `defer_ws` (the workspace is a copy-on-write layer that shows no
+/// host directory: [`layer_covers`]) the workspace is walked only for
+/// other names of hidden files, when one has any (ADR 0259).
 fn nested_repos(
     r: &Reservation,
     ops: &mut Vec<Op>,
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
+    defer_ws: bool,
 ) -> Vec<PathBuf> {
     // Other names of protected places (hard links, another mount of the
     // same tree): the same device and inode, wherever the name is.
@@ -281,11 +360,47 @@ fn nested_repos(
         inodes.add(p, i, i >= named);
     }
     let bounds = crate::protect::git::nested_git::before_bounds(r.walk_max_dirs);
-    let w = crate::protect::grant_walk::walk(&r.nested_roots, bounds, true, &inodes);
+    let defer_ws = defer_ws && r.nested_roots.contains(&r.workspace);
+    let roots: Vec<PathBuf> = r
+        .nested_roots
+        .iter()
+        .filter(|p| !defer_ws || **p != r.workspace)
+        .cloned()
+        .collect();
+    let mut w = if roots.is_empty() {
+        crate::protect::grant_walk::Walk::default()
+    } else {
+        crate::protect::grant_walk::walk(&roots, bounds, true, &inodes)
+    };
     if let Some(line) = super::walk_cut::line(&w, bounds) {
         notes.walk_cut = Some(line);
     }
     notes.repos_cut = w.truncated;
+    if defer_ws {
+        notes.ws_walk_deferred = true;
+        // Other names of hidden files: read through the layer like the
+        // files themselves, so looked for before the run, and only when
+        // a hidden file has another name at all.
+        let linked = linked_secrets(&places, named);
+        if !linked.is_empty() {
+            let a = crate::protect::grant_walk::walk(
+                std::slice::from_ref(&r.workspace),
+                bounds,
+                true,
+                &linked,
+            );
+            if a.truncated || a.truncated_late {
+                notes.degraded.push(format!(
+                    "a hidden file has other names (hard links), and the walk of the workspace \
+                     for them stopped at its bound ({} directories, {} ms): other names past it \
+                     are not hidden; raise it with --walk-max-dirs or [run] walk_max_dirs",
+                    bounds.dirs,
+                    bounds.time.as_millis()
+                ));
+            }
+            w.aliases.extend(a.aliases);
+        }
+    }
     let (nested, sockets) = (w.repos, w.sockets);
     for (alias, i) in w.aliases {
         let Some((orig, secret)) = places.get(i) else {
