@@ -350,24 +350,32 @@ pub fn prepare(
             }
             l.allow = allow;
         }
-        for f in crate::sandbox_secrets::source_files(home.as_deref()) {
+        // The secrets configuration, its sources and the dotfiles holding
+        // values are the user's: read from the gateway's own home, never
+        // from a server's `env.HOME`, which would move every source out
+        // of sight (atk27k F14).
+        let user_home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        for f in crate::sandbox_secrets::source_files(user_home.as_deref()) {
             policy
                 .deny_read
                 .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
         }
-        policy.host_places = crate::sandbox_secrets::host_places(home.as_deref());
+        policy.host_places = crate::sandbox_secrets::host_places(user_home.as_deref());
         let server_writable: Vec<PathBuf> = [policy.workspace.clone(), state.clone()]
             .into_iter()
             .chain(policy.write.iter().map(|g| g.path.clone()))
             .collect();
-        let secrets = crate::sandbox_secrets::resolve(secrets, &server_writable, home.as_deref())
-            .map_err(SandboxError::Secrets)?;
+        let secrets =
+            crate::sandbox_secrets::resolve(secrets, &server_writable, user_home.as_deref())
+                .map_err(SandboxError::Secrets)?;
         // The server's home is its state directory: where the user's
         // dotfiles held a granted value, the copy with the placeholder is
         // written there at start (as `skarn run` gets it in its private
         // home); before the check below, which would otherwise refuse a
         // cargo configuration the server never sees.
-        let copies = home.as_deref().map(|h| {
+        let copies = user_home.as_deref().map(|h| {
             let c = skarn_sandbox::secrets::home_copies::place(
                 &mut policy,
                 secrets.as_ref(),
@@ -383,7 +391,7 @@ pub fn prepare(
             c
         });
         if let Some(s) = &secrets {
-            crate::sandbox_secrets::refuse_stored_values(s, &mut policy, home.as_deref())
+            crate::sandbox_secrets::refuse_stored_values(s, &mut policy, user_home.as_deref())
                 .map_err(SandboxError::Secrets)?;
             s.widen_net(&mut policy.net)
                 .map_err(SandboxError::Secrets)?;

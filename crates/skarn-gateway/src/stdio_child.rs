@@ -54,12 +54,18 @@ pub fn spawn(
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
     let parent: Vec<_> = std::env::vars_os().collect();
-    refuse_secret_sources(spec.env)?;
+    let known = crate::secret_vars::known();
+    if let Some(k) = &known {
+        crate::secret_vars::refuse_sources(k, spec.env)?;
+    }
     let name = crate::state_dirs::dir_name(spec.config_file, spec.alias, spec.command);
     let state = crate::sandbox_spawn::ensure_state_dir(&name, &parent)
         .map_err(|e| format!("sandbox: {e}"))?;
-    let env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
+    let mut env = crate::child_env::build_with_state(parent, spec.env, state.as_deref())
         .map_err(|e| e.to_string())?;
+    if let Some(k) = &known {
+        crate::secret_vars::drop_inherited(k, &mut env, spec.env, spec.alias);
+    }
     let secrets: Vec<(String, String)> = spec
         .env
         .iter()
@@ -253,28 +259,4 @@ async fn stderr_tail(
             return;
         }
     }
-}
-
-/// A server's `{ from_env = "X" }` naming the variable a configured secret
-/// is read from (`[secrets.S] from_env = "X"`) would hand it the real
-/// value, which `skarn run` never passes in (atk27i F8): refused, pointing
-/// at `{ secret = "S" }`.
-fn refuse_secret_sources(env: &BTreeMap<String, EnvValue>) -> Result<(), String> {
-    let Some(known) = crate::secret_vars::known() else {
-        return Ok(());
-    };
-    for (name, v) in env {
-        let EnvValue::FromEnv(f) = v else { continue };
-        // The source variables, and any variable holding a configured
-        // secret's value under another name (atk27j F2).
-        if let Some(secret) = known.variable(&f.from_env) {
-            return Err(format!(
-                "env {name} = {{ from_env = \"{var}\" }}: {var} holds the value of secret \
-                 {secret}, which a server gets only as a placeholder: write {name} = \
-                 {{ secret = \"{secret}\" }}",
-                var = f.from_env
-            ));
-        }
-    }
-    Ok(())
 }

@@ -1,8 +1,8 @@
 //! Escaped text, decoded for the scrubber (atk27 F13): JSON string
 //! escapes (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\uXXXX` for
-//! any character, a surrogate pair for one past the BMP) and URL `%XX`
-//! escapes; C-style `\xHH` and octal `\NNN`; HTML numeric character
-//! references `&#DDD;` and `&#xHH;` (atk27c F1) and the named ones for
+//! any character, a surrogate pair for one past the BMP; ECMAScript's
+//! `\u{H..}`) and URL `%XX` escapes (JavaScript's `%uXXXX` too); C-style `\xHH` and octal `\NNN`; HTML numeric character
+//! references `&#DDD;` and `&#xHH;`, the `;` optional (atk27c F1, atk27k F5) and the named ones for
 //! ASCII characters and the no-break space (`&quot;`, `&lt;`, `&amp;`,
 //! `&apos;`, `&sol;`, ..., the four legacy ones without `;` too: atk27d
 //! F7). The shadow copy holds the
@@ -52,13 +52,17 @@ fn html_ref(b: &[u8]) -> Option<(u32, usize)> {
         .take(HTML_DIGITS + 1)
         .take_while(|c| (**c as char).is_digit(radix))
         .count();
-    if n == 0 || n > HTML_DIGITS || digits.get(n) != Some(&b';') {
+    if n == 0 || n > HTML_DIGITS {
         return None;
     }
+    // HTML decodes a reference without its `;` too (a parse error that
+    // every parser forgives: `&#66&#101`, atk27k F5); it then ends at the
+    // first byte that is not a digit.
+    let semi = usize::from(digits.get(n) == Some(&b';'));
     let v = digits[..n].iter().try_fold(0u32, |acc, c| {
         Some(acc * radix + (*c as char).to_digit(radix)?)
     })?;
-    Some((v, skip + n + 1))
+    Some((v, skip + n + semi))
 }
 
 /// The HTML named character references of ASCII characters (and the
@@ -143,6 +147,11 @@ fn utf8(ch: u32) -> Option<Vec<u8>> {
 /// One escape at the start of `b`: (decoded character's bytes, length).
 fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
     match b {
+        // JavaScript's `escape()`: `%uXXXX` (atk27k F5).
+        [b'%', b'u' | b'U', rest @ ..] => {
+            let u = hex4(rest)?;
+            Some((utf8(u)?, 6))
+        }
         [b'%', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 3)),
         [b'&', b'#', ..] => {
             let (ch, len) = html_ref(b)?;
@@ -172,6 +181,21 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
                 b'n' => one(b'\n'),
                 b'r' => one(b'\r'),
                 b't' => one(b'\t'),
+                // ECMAScript's code-point escape `\u{67}` (atk27k F5).
+                b'u' if rest.first() == Some(&b'{') => {
+                    let n = rest[1..]
+                        .iter()
+                        .take(7)
+                        .take_while(|c| c.is_ascii_hexdigit())
+                        .count();
+                    if n == 0 || n > 6 || rest.get(1 + n) != Some(&b'}') {
+                        return None;
+                    }
+                    let v = rest[1..=n]
+                        .iter()
+                        .try_fold(0u32, |acc, c| Some(acc * 16 + hex_val(*c)?))?;
+                    Some((utf8(v)?, 4 + n))
+                }
                 b'u' | b'U' => {
                     let u = hex4(rest)?;
                     let (ch, len) = if (0xD800..0xDC00).contains(&u) {
@@ -275,17 +299,37 @@ pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
         4 if slot[0] == b'\\' && slot[1].is_ascii_digit() => {
             slot[1..].copy_from_slice(&[b'0' + (r >> 6), b'0' + ((r >> 3) & 7), b'0' + (r & 7)]);
         }
-        // `&#...;` of the same length and radix, zero-padded.
-        n if n >= 4 && slot.starts_with(b"&#") && slot[n - 1] == b';' => {
+        // `%uXXXX`.
+        6 if slot[0] == b'%' && matches!(slot[1], b'u' | b'U') => {
+            slot[2..].copy_from_slice(&[b'0', b'0', hx[0], hx[1]]);
+        }
+        // `\u{HH}` of the same length, zero-padded.
+        n if n >= 5 && slot.starts_with(b"\\u{") && slot[n - 1] == b'}' => {
+            let width = n - 4;
+            let digits = format!("{r:0width$x}");
+            if digits.len() == width {
+                slot[3..n - 1].copy_from_slice(digits.as_bytes());
+            } else {
+                slot.fill(r);
+            }
+        }
+        // `&#...;` (or without its `;`) of the same length and radix,
+        // zero-padded.
+        n if n >= 3 && slot.starts_with(b"&#") => {
             let hex = matches!(slot[2], b'x' | b'X');
-            let (at, width) = if hex { (3, n - 4) } else { (2, n - 3) };
+            let semi = usize::from(slot[n - 1] == b';');
+            let (at, width) = if hex {
+                (3, n.saturating_sub(3 + semi))
+            } else {
+                (2, n - 2 - semi)
+            };
             let digits = if hex {
                 format!("{r:0width$x}")
             } else {
                 format!("{r:0width$}")
             };
-            if digits.len() == width {
-                slot[at..n - 1].copy_from_slice(digits.as_bytes());
+            if width > 0 && digits.len() == width {
+                slot[at..at + width].copy_from_slice(digits.as_bytes());
             } else {
                 slot.fill(r);
             }

@@ -6,9 +6,9 @@
 //! and `-m` put it first on `sys.path`, `npx` its `node_modules/.bin`,
 //! version shims their pin files): a module planted there by one run would
 //! run on the host when the next one resolves the secret (atk27i F1).
-//! Its stderr is held until it ends and shown only when it does not hold
-//! the value it printed (shell xtrace, a tool's debug output): what skarn
-//! writes on stderr reaches the agent and its model (atk27j F4).
+//! Its stderr is never shown, only its size (shell xtrace, a tool's debug
+//! output may quote what it read): what skarn writes on stderr reaches the
+//! agent and its model (atk27j F4, atk27k F9).
 
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -54,9 +54,9 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
             Ok(None) if start.elapsed() > COMMAND_TIMEOUT => {
                 let _ = child.kill();
                 let _ = child.wait();
-                let out = reader.join().ok().and_then(Result::ok);
+                let _ = reader.join();
                 let err = err_reader.join().unwrap_or_default();
-                pass_stderr(prog, &err, out.as_deref().map(Vec::as_slice));
+                pass_stderr(prog, &err);
                 return Err(format!("{prog} did not finish within 30s"));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -65,8 +65,7 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
     };
     let buf = reader.join();
     let err = err_reader.join().unwrap_or_default();
-    let out = buf.as_ref().ok().and_then(|r| r.as_ref().ok());
-    pass_stderr(prog, &err, out.map(|b| b.as_slice()));
+    pass_stderr(prog, &err);
     let buf = buf
         .map_err(|_| "reading its output failed".to_string())?
         .map_err(|e| e.to_string())?;
@@ -83,32 +82,20 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
 /// Most of a source program's stderr that is kept (the rest is drained).
 const MAX_STDERR: usize = 64 * 1024;
 
-/// Show what a source program wrote on stderr, unless it holds the value
-/// it printed on stdout (`out`, trailing line breaks dropped) in any form
-/// the echo scrubber knows: then only how much it wrote.
-fn pass_stderr(prog: &str, err: &[u8], out: Option<&[u8]>) {
-    use std::io::Write;
+/// What a source program wrote on stderr is never shown, only how much:
+/// skarn's stderr reaches the agent and its model, and a source's
+/// messages may quote what it read or was given besides the value it
+/// printed (xtrace of a refresh token, a debug log of a token exchange),
+/// which no test against the value can catch (atk27j F4, atk27k F9).
+fn pass_stderr(prog: &str, err: &[u8]) {
     if err.is_empty() {
         return;
     }
-    let value = out
-        .and_then(|o| std::str::from_utf8(o).ok())
-        .map(|v| v.trim_matches(['\n', '\r', ' ', '\t']))
-        .filter(|v| !v.is_empty());
-    let holds = value.is_some_and(|v| {
-        memchr::memmem::find(err, v.as_bytes()).is_some()
-            || crate::ValueFinder::for_values(v.lines().map(str::trim).filter(|l| !l.is_empty()))
-                .found_in(err)
-    });
-    if holds {
-        eprintln!(
-            "skarn: {prog} (a secret's source) wrote {} bytes on stderr that hold the value \
-             it gave: not shown",
-            err.len()
-        );
-    } else {
-        let _ = std::io::stderr().write_all(err);
-    }
+    eprintln!(
+        "skarn: {prog} (a secret's source) wrote {} bytes on stderr: not shown (they may \
+         quote credentials it read); run it yourself to read them",
+        err.len()
+    );
 }
 
 /// Where a source program starts: nothing there is a project, and no run

@@ -6,6 +6,32 @@
 
 use zeroize::Zeroizing;
 
+/// Where the system's tool is looked for, never the caller's `PATH`: a
+/// directory on it that a sandboxed run may make or write (a project's
+/// `tools/bin`) would hold a `secret-tool` the host runs when the secret
+/// is resolved (atk27k F13).
+const SYSTEM_DIRS: &[&str] = &[
+    "/usr/bin",
+    "/bin",
+    "/usr/local/bin",
+    "/run/current-system/sw/bin",
+];
+
+/// The system's `tool`, by absolute path.
+fn system_tool(tool: &str) -> Result<String, String> {
+    SYSTEM_DIRS
+        .iter()
+        .map(|d| std::path::Path::new(d).join(tool))
+        .find(|p| p.is_file())
+        .map(|p| p.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            format!(
+                "{tool} is not in {}: install it there, or use command = [\"/absolute/path\", ...]",
+                SYSTEM_DIRS.join(", ")
+            )
+        })
+}
+
 /// The program and arguments that print the entry.
 fn lookup_argv(service: &str, user: &str) -> Option<Vec<String>> {
     let s = |x: &str| x.to_string();
@@ -35,9 +61,10 @@ fn lookup_argv(service: &str, user: &str) -> Option<Vec<String>> {
 
 /// Read the entry `service`/`user`.
 pub(super) fn read(service: &str, user: &str) -> Result<Zeroizing<String>, String> {
-    let argv = lookup_argv(service, user).ok_or_else(|| {
+    let mut argv = lookup_argv(service, user).ok_or_else(|| {
         "the keyring source is not available on this system: use command = [...]".to_string()
     })?;
+    argv[0] = system_tool(&argv[0])?;
     super::command::run_command(&argv).map_err(|e| {
         format!(
             "keyring entry service={service:?} user={user:?} through `{}`: {e} (the Secret \

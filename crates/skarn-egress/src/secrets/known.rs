@@ -48,10 +48,18 @@ impl KnownValues {
             .map(|(n, _)| n.as_str())
     }
 
+    /// The secret whose `from_env` source is the variable `var`, if any.
+    pub fn source_of(&self, var: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|(v, _)| v == var)
+            .map(|(_, n)| n.as_str())
+    }
+
     /// The secret the variable `var` is a source of, or whose value the
     /// variable holds in this process's environment.
     pub fn variable(&self, var: &str) -> Option<&str> {
-        if let Some((_, n)) = self.sources.iter().find(|(v, _)| v == var) {
+        if let Some(n) = self.source_of(var) {
             return Some(n);
         }
         let v = std::env::var_os(var)?;
@@ -72,9 +80,29 @@ pub(super) fn copies_beside(
     f: &Path,
     home: Option<&Path>,
 ) -> Vec<std::path::PathBuf> {
-    let (Some(dir), Some(value)) = (f.parent(), cheap_value(c, home)) else {
+    let Some(value) = cheap_value(c, home) else {
         return Vec::new();
     };
+    // Beside the configured name and beside the file a link there leads
+    // to (`~/.secrets/gh -> ~/sync/keys/gh` with `gh.bak` next to the
+    // target, atk27k F10).
+    let real = std::fs::canonicalize(f).ok();
+    let mut dirs: Vec<&Path> = f.parent().into_iter().collect();
+    if let Some(d) = real.as_deref().and_then(Path::parent)
+        && !dirs.contains(&d)
+    {
+        dirs.push(d);
+    }
+    let mut out = Vec::new();
+    for dir in dirs {
+        out.extend(copies_in(dir, f, real.as_deref(), &value));
+    }
+    out
+}
+
+/// The regular files in `dir` (not `f` nor its target `real`) holding
+/// `value`; none when the directory is large.
+fn copies_in(dir: &Path, f: &Path, real: Option<&Path>, value: &str) -> Vec<std::path::PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -86,10 +114,10 @@ pub(super) fn copies_beside(
     if entries.len() > BESIDE_MAX {
         return Vec::new();
     }
-    let finder = crate::ValueFinder::for_values([value.as_str()]);
+    let finder = crate::ValueFinder::for_values([value]);
     let mut out = Vec::new();
     for p in entries {
-        if p == f {
+        if p == f || Some(p.as_path()) == real {
             continue;
         }
         let Ok(m) = std::fs::symlink_metadata(&p) else {

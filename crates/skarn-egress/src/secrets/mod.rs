@@ -18,6 +18,7 @@ pub mod known;
 mod matcher;
 pub mod placeholder;
 mod places;
+mod shell_word;
 
 pub use matcher::{Bindings, Found, PathGlob};
 pub use places::CommandDepends;

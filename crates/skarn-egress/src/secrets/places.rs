@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{SecretConfig, SecretsConfig, expand};
+use super::shell_word::expand_word;
 
 impl SecretsConfig {
     /// What the configured secrets (granted or not) make skarn run or read
@@ -84,9 +85,10 @@ impl SecretConfig {
                         '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`'
                     )
             });
-            for w in words.filter(|w| w.starts_with('/') || w.starts_with("~/")) {
-                let p = expand(w, home);
-                if p.is_file() {
+            // `$HOME/...`, `${VAR}/...` as the shell reads them (atk27k F2).
+            for p in words.filter_map(|w| expand_word(w, home)) {
+                let p = PathBuf::from(p);
+                if p.is_absolute() && p.is_file() {
                     out.push(p);
                 }
             }
@@ -159,7 +161,9 @@ impl SecretConfig {
                 if part.is_empty() || part.contains("://") {
                     continue;
                 }
-                let p = expand(part, home);
+                let Some(p) = expand_word(part, home).map(PathBuf::from) else {
+                    continue;
+                };
                 // A directory is no program (a `--dir` option's value).
                 if p.is_dir() {
                     continue;
@@ -192,16 +196,25 @@ impl SecretConfig {
         if prog.contains('/') {
             d.paths
                 .extend(absolute(&expand(prog, home), cwd.as_deref()));
-        } else if let Some(path) = std::env::var_os("PATH") {
-            for dir in std::env::split_paths(&path) {
-                let Some(dir) = absolute(&dir, cwd.as_deref()) else {
-                    continue;
-                };
-                d.path_dirs.push(dir.clone());
-                let p = dir.join(prog);
-                if p.is_file() {
-                    d.paths.push(p);
-                    break;
+        } else {
+            d.path_lookup(prog, cwd.as_deref());
+        }
+        // The interpreter the program's `#!` line names (a project's
+        // virtual environment, whose modules a run may change) runs for it
+        // on the host too (atk27k F16); `#!/usr/bin/env NAME` looks NAME
+        // up on `PATH`.
+        if let Some(prog) = d.paths.first().cloned()
+            && let Some(words) = shebang(&prog)
+        {
+            let mut words = words.into_iter();
+            if let Some(interp) = words.next() {
+                let interp = PathBuf::from(interp);
+                let via_env = interp.file_name().is_some_and(|n| n == "env");
+                d.paths.push(interp);
+                if via_env
+                    && let Some(name) = words.find(|w| !w.starts_with('-') && !w.contains('='))
+                {
+                    d.path_lookup(&name, cwd.as_deref());
                 }
             }
         }
@@ -213,17 +226,31 @@ impl SecretConfig {
                         '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`' | ','
                     )
             });
-            for w in std::iter::once(a.as_str()).chain(words) {
+            for (i, w) in std::iter::once(a.as_str()).chain(words).enumerate() {
                 if w.is_empty() || w.contains("://") {
                     continue;
                 }
-                let p = expand(w, home);
-                let p = if p.is_absolute() {
-                    p
-                } else {
-                    Path::new("/").join(p)
+                // `$HOME/...`, `${VAR}` as the shell reads them; a form not
+                // followed is reported, to be refused (atk27k F1). (The
+                // whole argument, a shell string, is judged by its words.)
+                let Some(p) = expand_word(w, home).map(PathBuf::from) else {
+                    if i > 0 {
+                        d.unknown.push(w.to_string());
+                    }
+                    continue;
                 };
-                if std::fs::symlink_metadata(&p).is_ok() && p != Path::new("/") {
+                if p.as_os_str().is_empty() || p == Path::new("/") {
+                    continue;
+                }
+                // An absolute path is judged whether or not it exists: one
+                // missing at the check may be created by a concurrent run
+                // before the source's shell looks (atk27k F1b).
+                if p.is_absolute() {
+                    d.paths.push(p);
+                    continue;
+                }
+                let p = Path::new("/").join(p);
+                if std::fs::symlink_metadata(&p).is_ok() {
                     d.paths.push(p);
                 }
             }
@@ -242,6 +269,41 @@ pub struct CommandDepends {
     /// The `PATH` directories a bare program name is looked up in, up to
     /// the one it is found in.
     pub path_dirs: Vec<PathBuf>,
+    /// Words of its arguments using a shell form not followed
+    /// (`${NAME:-...}`, `~user/`): what they name is unknown.
+    pub unknown: Vec<String>,
+}
+
+impl CommandDepends {
+    /// Look the bare program name `prog` up on the caller's `PATH`:
+    /// every directory looked in is recorded, and the program found.
+    fn path_lookup(&mut self, prog: &str, cwd: Option<&Path>) {
+        let Some(path) = std::env::var_os("PATH") else {
+            return;
+        };
+        for dir in std::env::split_paths(&path) {
+            let Some(dir) = absolute(&dir, cwd) else {
+                continue;
+            };
+            self.path_dirs.push(dir.clone());
+            let p = dir.join(prog);
+            if p.is_file() {
+                self.paths.push(p);
+                break;
+            }
+        }
+    }
+}
+
+/// The words of `p`'s `#!` line, if it has one.
+fn shebang(p: &Path) -> Option<Vec<String>> {
+    use std::io::Read;
+    let mut buf = [0u8; 256];
+    let n = std::fs::File::open(p).ok()?.read(&mut buf).ok()?;
+    let line = buf[..n].strip_prefix(b"#!")?;
+    let end = line.iter().position(|c| *c == b'\n').unwrap_or(line.len());
+    let text = std::str::from_utf8(&line[..end]).ok()?;
+    Some(text.split_whitespace().map(str::to_string).collect())
 }
 
 /// `p` made absolute against `cwd` (none: only an absolute `p`).

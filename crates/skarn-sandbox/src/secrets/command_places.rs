@@ -41,6 +41,13 @@ pub fn check(
             ));
         }
     }
+    if let Some(w) = d.unknown.first() {
+        return Err(format!(
+            "secret {name}: its command runs on the host and names {w:?}, a shell form skarn \
+             does not follow, so it cannot tell whether a sandboxed run may change what that \
+             names: write the path out (`~/`, `$HOME` and `${{NAME}}` are followed)"
+        ));
+    }
     for p in &d.paths {
         if let Some(why) = writable_place(p, &places) {
             return Err(format!(

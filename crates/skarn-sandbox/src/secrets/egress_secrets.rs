@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use skarn_egress::secrets::SecretSpec;
+use skarn_egress::secrets::config::SecretsConfig;
 use skarn_egress::{CaMaterial, make_run_ca};
 
 use crate::linux::plan::Plan;
@@ -182,6 +183,17 @@ impl RunSecrets {
                     vars.push((var.to_string(), r));
                 }
             }
+        }
+        // A line keeps the user's key or URL around the placeholder: one
+        // holding any configured secret's real value (a token in a
+        // registry path next to another's `_authToken`) is not copied
+        // (atk27k F7).
+        if let Some(known) = SecretsConfig::load(&home.join(".config/skarn/config.toml"))
+            .ok()
+            .map(|c| c.known_values(Some(home)))
+        {
+            lines.retain(|(_, l)| known.holding(l.as_bytes()).is_none());
+            vars.retain(|(_, v)| known.holding(v.as_bytes()).is_none());
         }
         (lines, vars)
     }

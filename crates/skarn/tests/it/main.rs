@@ -197,9 +197,13 @@ mod run_secret_aliases;
 #[cfg(target_os = "linux")]
 mod run_secret_atk27j;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27k;
+#[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
+#[cfg(target_os = "linux")]
+mod run_secret_js_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_named;
 #[cfg(target_os = "linux")]
@@ -268,6 +272,8 @@ mod serve_sandbox;
 mod serve_secret_audit;
 #[cfg(target_os = "linux")]
 mod serve_secret_dotfiles;
+#[cfg(target_os = "linux")]
+mod serve_secret_wire;
 #[cfg(target_os = "linux")]
 mod serve_stdio;
 #[cfg(target_os = "linux")]
