@@ -94,7 +94,8 @@ pub struct SecretConfig {
     pub paths: Vec<String>,
     /// The only request header that may carry it.
     pub header: Option<String>,
-    /// The variable inside that holds the placeholder.
+    /// The variable inside that holds the placeholder (default: the
+    /// `from_env` variable, else the secret's name in capitals).
     pub env: Option<String>,
 }
 
@@ -219,7 +220,15 @@ pub fn resolve(
     {
         return Err(invalid("methods are upper-case words (GET, POST, ...)"));
     }
-    let env = c.env.clone().unwrap_or_else(|| default_env(name));
+    // A `from_env` source's placeholder goes into the variable the value
+    // came from unless `env` says otherwise: the user's tools already read
+    // it there (`_authToken=${NPM_TOKEN}`), as a gateway server's `env` key
+    // gives it (atk27k F17).
+    let env = c
+        .env
+        .clone()
+        .or_else(|| c.from_env.clone())
+        .unwrap_or_else(|| default_env(name));
     if !valid_env_name(&env) {
         return Err(invalid(&format!("{env:?} is not a variable name")));
     }
