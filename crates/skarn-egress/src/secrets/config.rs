@@ -11,7 +11,8 @@
 //! methods = ["GET", "POST"]        # optional: any method when absent
 //! paths = ["/repos/me/*"]          # optional: any path when absent
 //! header = "Authorization"         # optional: the only header that may carry it
-//! env = "GITHUB_TOKEN"             # the variable inside (default: NAME upper-cased)
+//! env = "GITHUB_TOKEN"             # the variable inside (default: the from_env
+//!                                  # variable, else NAME upper-cased)
 //!
 //! [run]
 //! secrets = ["github"]             # granted to every run (or --secret NAME)
