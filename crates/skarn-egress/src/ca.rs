@@ -98,9 +98,12 @@ fn ca_params(hosts: &[Pattern]) -> Result<CertificateParams, CaError> {
         permitted_subtrees: permitted,
         excluded_subtrees: excluded,
     });
+    // The CA lives as long as its process (a gateway server runs for
+    // weeks; its key is never stored): it must not expire under it
+    // (atk27k F11). Leaves stay short and are made again (`LEAF_MAX_AGE`).
     let now = time::OffsetDateTime::now_utc();
     p.not_before = now - time::Duration::hours(1);
-    p.not_after = now + time::Duration::days(2);
+    p.not_after = now + time::Duration::days(CA_DAYS);
     Ok(p)
 }
 
@@ -126,11 +129,18 @@ pub(crate) struct LeafMaker {
     issuer: Issuer<'static, KeyPair>,
     leaf_key: KeyPair,
     ca_der: CertificateDer<'static>,
-    cache: Mutex<HashMap<String, Arc<ServerConfig>>>,
+    /// Each name's settings and when its leaf was made.
+    cache: Mutex<HashMap<String, (std::time::Instant, Arc<ServerConfig>)>>,
 }
 
 /// Leaves kept at once (a `*.domain` binding could ask for many).
 const MAX_CACHED: usize = 256;
+
+/// How long a run's CA is valid: longer than any process lives.
+const CA_DAYS: i64 = 3650;
+
+/// How long a leaf (valid two days) is served before a new one is made.
+const LEAF_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 impl LeafMaker {
     pub(crate) fn new(ca: &CaMaterial) -> Result<LeafMaker, CaError> {
@@ -148,11 +158,12 @@ impl LeafMaker {
     /// TLS server settings presenting a certificate for `t`.
     pub(crate) fn server_config(&self, t: &Target) -> Result<Arc<ServerConfig>, CaError> {
         let key = t.to_string();
-        if let Some(c) = self
+        if let Some((made, c)) = self
             .cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&key)
+            && made.elapsed() < LEAF_MAX_AGE
         {
             return Ok(c.clone());
         }
@@ -183,8 +194,12 @@ impl LeafMaker {
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         let cfg = Arc::new(cfg);
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() < MAX_CACHED {
-            cache.insert(key, cfg.clone());
+        // An expired entry is replaced; a full cache drops its old leaves.
+        if cache.len() >= MAX_CACHED {
+            cache.retain(|_, (made, _)| made.elapsed() < LEAF_MAX_AGE);
+        }
+        if cache.len() < MAX_CACHED || cache.contains_key(&key) {
+            cache.insert(key, (std::time::Instant::now(), cfg.clone()));
         }
         Ok(cfg)
     }

@@ -11,7 +11,8 @@
 //! methods = ["GET", "POST"]        # optional: any method when absent
 //! paths = ["/repos/me/*"]          # optional: any path when absent
 //! header = "Authorization"         # optional: the only header that may carry it
-//! env = "GITHUB_TOKEN"             # the variable inside (default: NAME upper-cased)
+//! env = "GITHUB_TOKEN"             # the variable inside (default: the from_env
+//!                                  # variable, else NAME upper-cased)
 //!
 //! [run]
 //! secrets = ["github"]             # granted to every run (or --secret NAME)
@@ -94,7 +95,8 @@ pub struct SecretConfig {
     pub paths: Vec<String>,
     /// The only request header that may carry it.
     pub header: Option<String>,
-    /// The variable inside that holds the placeholder.
+    /// The variable inside that holds the placeholder (default: the
+    /// `from_env` variable, else the secret's name in capitals).
     pub env: Option<String>,
 }
 
@@ -219,7 +221,15 @@ pub fn resolve(
     {
         return Err(invalid("methods are upper-case words (GET, POST, ...)"));
     }
-    let env = c.env.clone().unwrap_or_else(|| default_env(name));
+    // A `from_env` source's placeholder goes into the variable the value
+    // came from unless `env` says otherwise: the user's tools already read
+    // it there (`_authToken=${NPM_TOKEN}`), as a gateway server's `env` key
+    // gives it (atk27k F17).
+    let env = c
+        .env
+        .clone()
+        .or_else(|| c.from_env.clone())
+        .unwrap_or_else(|| default_env(name));
     if !valid_env_name(&env) {
         return Err(invalid(&format!("{env:?} is not a variable name")));
     }

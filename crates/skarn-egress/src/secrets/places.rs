@@ -226,6 +226,18 @@ impl SecretConfig {
                         '"' | '\'' | ';' | '|' | '&' | '<' | '>' | '(' | ')' | '=' | '`' | ','
                     )
             });
+            // A search path (`PATH=<dir>:/usr/bin tok`, `PYTHONPATH=a:b`,
+            // a `"a:b".split(":")` in code) is judged entry by entry: each
+            // directory is where the source's program or modules may be
+            // found (atk27k F1c). A URL keeps its `:`.
+            let words = words.flat_map(|w| {
+                let parts: Vec<&str> = if w.contains("://") {
+                    vec![w]
+                } else {
+                    w.split(':').collect()
+                };
+                parts
+            });
             for (i, w) in std::iter::once(a.as_str()).chain(words).enumerate() {
                 if w.is_empty() || w.contains("://") {
                     continue;

@@ -29,6 +29,22 @@ const MAX_LINKS: usize = 40;
 #[derive(Debug, Default)]
 pub struct Places {
     dirs: Vec<(PathBuf, String)>,
+    /// Each existing place's directory identity (device, inode): the same
+    /// tree through another mount (a bind-mount alias of the workspace)
+    /// has another name but the same identity (atk27k F18).
+    ids: Vec<((u64, u64), PathBuf)>,
+}
+
+/// The (device, inode) of what `p` names, following links.
+#[cfg(unix)]
+fn identity(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_p: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 impl Places {
@@ -63,13 +79,42 @@ impl Places {
                 }
             }
         }
-        Places { dirs }
+        let mut ids: Vec<((u64, u64), PathBuf)> = Vec::new();
+        for (d, _) in &dirs {
+            if let Some(id) = identity(d)
+                && !ids.iter().any(|(i, _)| *i == id)
+            {
+                ids.push((id, d.clone()));
+            }
+        }
+        Places { dirs, ids }
     }
 
     /// Why `p` (a path without links) lies in a place a run may write.
     pub fn inside(&self, p: &Path) -> Option<String> {
         if let Some((d, why)) = self.dirs.iter().find(|(d, _)| p.starts_with(d)) {
             return Some(format!("{} is {why}", d.display()));
+        }
+        // Another name of such a place: an existing directory on the way
+        // with a place's identity (a bind mount of the workspace).
+        if !self.ids.is_empty() {
+            for a in p.ancestors().filter(|a| a.parent().is_some()) {
+                let Some(id) = identity(a) else { continue };
+                if let Some((_, d)) = self.ids.iter().find(|(i, _)| *i == id) {
+                    let why = self
+                        .dirs
+                        .iter()
+                        .find(|(x, _)| x == d)
+                        .map(|(_, w)| w.as_str())
+                        .unwrap_or("a place a run may write");
+                    return Some(format!(
+                        "{} is another name (the same directory through another mount) of {}, \
+                         which is {why}",
+                        a.display(),
+                        d.display()
+                    ));
+                }
+            }
         }
         // The host temporary directory of a run without a mount namespace.
         for tmp in [PathBuf::from("/tmp"), std::env::temp_dir()] {

@@ -129,6 +129,15 @@ impl<'a> Walk<'a> {
                 continue;
             };
             if md.is_dir() {
+                // A dependency tree (`node_modules`: hundreds of thousands
+                // of files a package manager installed) is looked at like
+                // a toolchain, where a user's credential lands: its top,
+                // `bin`/`etc`/`conf` and files named like credential files
+                // (atk27k F15: a large one refused every granted run).
+                if p != root && p.file_name().is_some_and(|n| n == DEPENDENCY_TREE) {
+                    self.walk_toolchain(&p)?;
+                    continue;
+                }
                 if !self.seen_dirs.insert((md.dev(), md.ino())) || is_git_objects(&p) {
                     continue;
                 }
@@ -241,6 +250,10 @@ impl<'a> Walk<'a> {
         })
     }
 }
+
+/// The directory name of a package manager's dependency tree, walked
+/// like a toolchain.
+const DEPENDENCY_TREE: &str = "node_modules";
 
 /// How deep [`Walk::walk_toolchain`] looks (`~/.nvm/versions/node/vX/
 /// etc/npmrc` is at depth 5).

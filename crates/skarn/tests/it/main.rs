@@ -203,6 +203,8 @@ mod run_secret_atk27j;
 #[cfg(target_os = "linux")]
 mod run_secret_atk27k;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27k_h;
+#[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;

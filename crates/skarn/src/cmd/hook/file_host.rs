@@ -3,7 +3,8 @@
 //! the home's dotfiles and where they lead, the programs git's global
 //! configuration names, the files the caller's `BASH_ENV`,
 //! `PYTHONSTARTUP`, `NODE_OPTIONS`, `PERL5OPT`, `JAVA_TOOL_OPTIONS`, ...
-//! name, `PATH`, the yarn program a `.yarnrc.yml` names): `skarn run`
+//! name, `PATH`, the yarn program a `.yarnrc.yml` names, what the user's
+//! secrets make skarn run on the host): `skarn run`
 //! keeps those inside its grants read-only, and the agent's file tools,
 //! which write outside any sandbox, may not write them anywhere (attack
 //! atk24i F9). The hook runs with the agent's environment, which the
@@ -22,7 +23,15 @@ pub struct HostPlaces {
 impl HostPlaces {
     #[cfg(unix)]
     pub fn new(ws: &Path, cwd: &Path, home: Option<&Path>) -> HostPlaces {
-        let found = skarn_sandbox::protect::host_places::collect(home, ws, cwd, &[]);
+        // The secrets' host places too (a `command` source's program and
+        // scripts, a missing `file` source): the file tools write outside
+        // any sandbox, and the next resolution runs what they wrote on
+        // the host (atk27k F19).
+        #[cfg(target_os = "linux")]
+        let secrets = crate::cmd::run_secrets::host_places(home);
+        #[cfg(not(target_os = "linux"))]
+        let secrets: Vec<(PathBuf, String, bool)> = Vec::new();
+        let found = skarn_sandbox::protect::host_places::collect(home, ws, cwd, &secrets);
         let places = found
             .trusted
             .into_iter()
