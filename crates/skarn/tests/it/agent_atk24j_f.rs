@@ -181,7 +181,21 @@ fn venv_programs_and_mise_named_scripts_are_refused_to_every_client() {
             "echo x >> .venv/bin/activate || echo x >> scripts/env.sh",
         ],
     );
-    assert_ne!(code(&o), 0, "skarn run wrote them: {}", err(&o));
+    // Read-only during the run, or (the copy-on-write layer, which no
+    // longer walks the workspace before the run: ADR 0259) refused when
+    // the layer is applied: either way the host's files are unchanged.
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".venv/bin/activate")).unwrap(),
+        "# activate\n",
+        "skarn run wrote it: {}",
+        err(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("scripts/env.sh")).unwrap(),
+        ": env\n",
+        "skarn run wrote it: {}",
+        err(&o)
+    );
     let victim = t.path().join("by-activate");
     let plant = format!("touch {}\n", victim.display());
     for f in [".venv/bin/activate", ".venv/bin/python3", "scripts/env.sh"] {

@@ -23,6 +23,24 @@ fn repo(dir: &Path) {
     git(dir, &["commit", "-qam", "two"]);
 }
 
+/// `sh -c script` in `ws` under `skarn run` with `layer` and `flags`; the
+/// script ends with `echo RAN`, which must have run (the attack was made).
+fn run_script(
+    ws: &Path,
+    home: &Path,
+    layer: &str,
+    flags: &[&str],
+    script: &str,
+) -> std::process::Output {
+    let mut all = vec!["--workspace-layer", layer];
+    all.extend_from_slice(flags);
+    let o = run_command(ws, home, &all, &["sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+    o
+}
+
 /// Host git in `dir`, with the user's (empty) configuration of `home`.
 fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
@@ -55,15 +73,7 @@ fn a_rebase_to_do_list_left_in_a_write_grants_repository_runs_nothing_on_the_hos
             m = marker.display()
         );
         let lib_s = lib.display().to_string();
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer, "--write", &lib_s],
-            &["sh", "-c", &script],
-        )
-        .output()
-        .unwrap();
-        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        let o = run_script(&ws, &home, layer, &["--write", &lib_s], &script);
         let _ = host_git(&lib, &home, &["rebase", "--continue"]);
         assert!(
             !marker.exists(),
@@ -91,15 +101,7 @@ fn a_link_planted_in_a_write_grants_git_directory_does_not_stay() {
             b = bashrc.display()
         );
         let lib_s = lib.display().to_string();
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer, "--write", &lib_s],
-            &["sh", "-c", &script],
-        )
-        .output()
-        .unwrap();
-        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        let o = run_script(&ws, &home, layer, &["--write", &lib_s], &script);
         std::fs::write(lib.join("a"), "three\n").unwrap();
         let _ = host_git(&lib, &home, &["commit", "-qam", "echo PLANTED"]);
         assert_eq!(
@@ -257,15 +259,7 @@ fn an_env_file_cannot_hide_a_code_variable_or_name_a_build_tools() {
             let planted = t.file("planted.env", text);
             let script = format!("cp {} .env && echo RAN", planted.display());
             let planted_s = planted.display().to_string();
-            let o = run_command(
-                &ws,
-                &home,
-                &["--workspace-layer", layer, "--read", &planted_s],
-                &["sh", "-c", &script],
-            )
-            .output()
-            .unwrap();
-            assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+            let o = run_script(&ws, &home, layer, &["--read", &planted_s], &script);
             let now = std::fs::read_to_string(ws.join(".env")).unwrap_or_default();
             assert!(
                 !now.contains(name),
@@ -292,15 +286,7 @@ fn a_work_tree_inside_the_git_directory_is_refused() {
              git config core.worktree hooks; echo RAN",
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .output()
-        .unwrap();
-        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        let o = run_script(&ws, &home, layer, &[], &script);
         let _ = host_git(&ws, &home, &["reset", "-q", "--hard"]);
         let _ = host_git(&ws, &home, &["commit", "-q", "--allow-empty", "-m", "two"]);
         assert!(
@@ -337,15 +323,7 @@ fn lefthook_files_of_every_format_and_a_python_version_stay_the_users() {
                 "mkdir -p $(dirname {file}); printf '{}' > {file}; echo RAN",
                 text.replace('\n', "\\n")
             );
-            let o = run_command(
-                &ws,
-                &home,
-                &["--workspace-layer", layer],
-                &["sh", "-c", &script],
-            )
-            .output()
-            .unwrap();
-            assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+            let o = run_script(&ws, &home, layer, &[], &script);
             let now = std::fs::read_to_string(ws.join(file)).unwrap_or_default();
             assert!(
                 now != text,
@@ -371,15 +349,7 @@ fn a_link_to_a_file_the_user_can_write_outside_does_not_stay() {
             "ln -s {} package-lock.json && ln -s /usr/bin/env py && echo RAN",
             bashrc.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .output()
-        .unwrap();
-        assert!(out(&o).contains("RAN"), "{layer}: {}{}", out(&o), err(&o));
+        let o = run_script(&ws, &home, layer, &[], &script);
         // What host npm does with its lockfile.
         let _ = std::fs::write(ws.join("package-lock.json"), "{\"lockfileVersion\": 3}\n");
         assert_eq!(

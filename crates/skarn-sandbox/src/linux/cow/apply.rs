@@ -185,6 +185,14 @@ impl Apply<'_> {
             }
             let there = lstat_at(host, n);
             let upath = self.upper_root.join(&r);
+            if vet::git_rebuilt_index(&r, git) {
+                // A cache git rebuilds from the objects: left out.
+                self.out.notes.push(format!(
+                    "{}: not applied (git makes it again from the objects)",
+                    r.display()
+                ));
+                continue;
+            }
             if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
                 self.subdir(upper, host, n, &r, there, &st, depth, git);
                 continue;

@@ -440,15 +440,10 @@ fn git_inner(
     // Files that tell git where an object lies or what a commit's tree
     // is without reading the object (ADR 0257): host git would read
     // content the packs' vetting never saw under an old commit's name.
-    // Git rebuilds them (`git gc`, `git commit-graph write`).
-    let graph = inner
-        .windows(2)
-        .any(|w| w[0] == "info" && (w[1] == "commit-graph" || w[1] == "commit-graphs"));
-    if graph
-        || inner
-            .iter()
-            .any(|c| c.to_string_lossy().starts_with("multi-pack-index"))
-    {
+    // Git rebuilds them (`git gc`, `git commit-graph write`); the layer
+    // leaves them out quietly ([`git_rebuilt_index`]), so this is a
+    // second line.
+    if rebuilt_index(inner) {
         return Err(
             "a commit graph or multi-pack index (host git would take objects' places and \
              commits' trees from it; git rebuilds it)"
@@ -606,6 +601,29 @@ fn git_depth(host_path: &Path) -> Option<usize> {
     let i = n.iter().rposition(|c| c.as_os_str() == ".git")?;
     // `.git/config`: 1; `.git/modules/sub/config`: 3.
     Some(n.len() - 1 - i)
+}
+
+/// Whether `inner` (names below a git directory) is a commit graph or
+/// multi-pack index.
+fn rebuilt_index(inner: &[&OsStr]) -> bool {
+    inner
+        .windows(2)
+        .any(|w| w[0] == "info" && (w[1] == "commit-graph" || w[1] == "commit-graphs"))
+        || inner
+            .iter()
+            .any(|c| c.to_string_lossy().starts_with("multi-pack-index"))
+}
+
+/// Whether `rel` (relative to the workspace, `git` as in [`check`]) is a
+/// git directory's commit graph or multi-pack index: an index git makes
+/// again from the objects (`git gc` writes one), never applied by the
+/// layer (ADR 0257) and left out without a warning.
+pub(crate) fn git_rebuilt_index(rel: &Path, git: Option<usize>) -> bool {
+    let n = names(rel);
+    let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) else {
+        return false;
+    };
+    rebuilt_index(&n[(i + 1).min(n.len())..])
 }
 
 /// The git configuration file at `rel` (relative to the workspace, `git`
