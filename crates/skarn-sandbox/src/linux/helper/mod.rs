@@ -394,7 +394,11 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
             &reserved.nested,
             rnotes.repos_cut,
         )),
-        (Some(_), Some(_)) => Some(persistence::before_layered(rnotes.repos_cut)),
+        (Some(_), Some(o)) => Some(persistence::before_layered(
+            o,
+            &plan.workspace,
+            rnotes.repos_cut,
+        )),
         (Some(_), None) => None,
     };
     if let Some(h) = &record

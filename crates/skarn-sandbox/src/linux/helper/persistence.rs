@@ -39,6 +39,44 @@ pub(crate) struct Before {
     /// the other writable grants are checked here.
     #[serde(default)]
     layered: bool,
+    /// The `.git` at the top of each writable grant other than the
+    /// workspace, with the inode of the one there before the run (None:
+    /// none was): one made during the run is vetted like a repository made
+    /// below the top (attack atk24l F12).
+    #[serde(default)]
+    top_gits: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// The `.git` entries at the tops of `roots` other than `ws`, each with
+/// the device and inode of the one there now.
+fn top_gits(roots: &[PathBuf], ws: &std::path::Path) -> Vec<(PathBuf, Option<(u64, u64)>)> {
+    use std::os::unix::fs::MetadataExt;
+    roots
+        .iter()
+        .filter(|r| r.as_path() != ws)
+        .map(|r| {
+            let g = r.join(".git");
+            let id = std::fs::symlink_metadata(&g)
+                .ok()
+                .map(|m| (m.dev(), m.ino()));
+            (g, id)
+        })
+        .collect()
+}
+
+/// Those of `saved` made during the run: missing before it, or another
+/// inode now.
+fn new_top_gits(saved: &[(PathBuf, Option<(u64, u64)>)]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    saved
+        .iter()
+        .filter(|(g, before)| {
+            std::fs::symlink_metadata(g)
+                .ok()
+                .is_some_and(|m| *before != Some((m.dev(), m.ino())))
+        })
+        .map(|(g, _)| g.clone())
+        .collect()
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -77,6 +115,11 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .map(|_| HeadGuard::save(&plan.workspace)),
         git_odd: git_dirs.map(crate::protect::git::git_sweep::before),
         layered: false,
+        top_gits: plan
+            .after_run
+            .as_ref()
+            .map(|a| top_gits(&a.vet_roots, &plan.workspace))
+            .unwrap_or_default(),
     }
 }
 
@@ -138,8 +181,9 @@ pub(super) fn layered_others(plan: &Plan) -> Option<AfterRun> {
 
 /// [`before`] for [`layered_others`]: no snapshots, HEAD or git sweep of
 /// the workspace (the layer's).
-pub(super) fn before_layered(walk_cut: bool) -> Before {
+pub(super) fn before_layered(others: &AfterRun, ws: &std::path::Path, walk_cut: bool) -> Before {
     Before {
+        top_gits: top_gits(&others.vet_roots, ws),
         snapshots: Vec::new(),
         head: None,
         git_odd: None,
@@ -241,6 +285,7 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         found.extend(crate::protect::git::nested_git::vet_new(
             &a.vet_roots,
             &same,
+            &new_top_gits(&saved.top_gits),
             &a.hooks_rel,
             Some(saved.start),
             saved.walk_cut,
