@@ -215,7 +215,9 @@ fn persistence(
             });
         }
     }
-    // Other writable directories: their existing persistence paths.
+    // Other writable directories: their existing persistence paths, and
+    // what their own protected configuration names, as for the workspace
+    // (attack atk24l F11: the user's other project granted with --write).
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {
             for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
@@ -224,6 +226,18 @@ fn persistence(
                     reserve: false,
                     reserve_if: Vec::new(),
                 });
+            }
+            for p in super::grant_named::named(w, host.home.as_deref(), g) {
+                if !protects
+                    .iter()
+                    .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+                {
+                    protects.push(FsOp::Protect {
+                        path: p,
+                        reserve: true,
+                        reserve_if: Vec::new(),
+                    });
+                }
             }
         }
     }
