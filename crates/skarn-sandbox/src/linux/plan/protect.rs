@@ -299,6 +299,25 @@ fn persistence(
             protects.push(op);
         }
     }
+    // What a protected name of a writable grant leads to through a link
+    // (`.git/hooks/pre-commit -> ../../scripts/pre-commit`, `.claude ->
+    // cfgdir`, `.npmrc -> config/npmrc`; attack atk24l F5): host programs
+    // read it by that name. Reserved when missing (a dangling link).
+    for (w, a, _) in &g.binds {
+        if *a != Access::ReadWrite {
+            continue;
+        }
+        for (t, _) in crate::protect::linked_targets::of(w) {
+            if g.writable(&t).is_some() && listed.insert(t.clone()) {
+                let missing = std::fs::symlink_metadata(&t).is_err();
+                protects.push(FsOp::Protect {
+                    path: t,
+                    reserve: missing,
+                    reserve_if: Vec::new(),
+                });
+            }
+        }
+    }
     let all: Vec<&str> = GIT_DIR_ENTRIES
         .iter()
         .chain(ENTRIES)
