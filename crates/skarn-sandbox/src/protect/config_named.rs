@@ -323,7 +323,16 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
             // An absolute path, or the rest after a quoted variable
             // (`"$CLAUDE_PROJECT_DIR"/scripts/lint.sh`).
             Some(_) if absolute => vec![PathBuf::from(&word)],
-            Some(rest) => vec![PathBuf::from(&word), base.join(rest)],
+            // Or after a command or variable naming the file's own
+            // directory or the git directory (`"$(dirname "$0")"/../../
+            // tools/common.sh` in a hook, `${GIT_DIR:-.git}/../tools/x`;
+            // attack atk24l F6): resolved against the file's directory,
+            // and a path climbing out of it by its tail from the top.
+            Some(rest) => {
+                let mut v = vec![PathBuf::from(&word), base.join(rest), dir.join(rest)];
+                v.extend(climbing_tail(rest).map(|t| base.join(t)));
+                v
+            }
             None if absolute => Vec::new(),
             None => vec![base.join(&word), dir.join(&word)],
         };
@@ -348,6 +357,24 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
         }
     }
     out
+}
+
+/// The rest of `rest` after the `..` (and `.`) it starts with, when it
+/// starts with at least one `..` and climbs no more after.
+fn climbing_tail(rest: &str) -> Option<&str> {
+    let mut t = rest;
+    let mut climbed = false;
+    loop {
+        if let Some(r) = t.strip_prefix("../") {
+            (t, climbed) = (r, true);
+        } else if let Some(r) = t.strip_prefix("./") {
+            t = r;
+        } else {
+            break;
+        }
+    }
+    let t = t.trim_start_matches('/');
+    (climbed && !t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
 }
 
 /// `w` as a path relative to (or absolute inside) the workspace, if it
