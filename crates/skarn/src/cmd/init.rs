@@ -284,13 +284,14 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
                 found.extend(super::init_project::findings(&c.target.path, old, &agent));
             }
         }
-        // Claude Code also reads the project's settings.local.json.
-        let local = cwd.join(".claude/settings.local.json");
-        if client == Client::ClaudeCode
-            && !changes.iter().any(|c| c.target.path == local)
-            && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&local)
-        {
-            found.extend(super::init_project::findings(&local, &text, &agent));
+        // The other project files the client reads hooks and settings
+        // from besides the one `init` edits (attack atk24l F4).
+        for (other, as_agent) in also_read(client, &cwd) {
+            if !changes.iter().any(|c| c.target.path == other)
+                && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&other)
+            {
+                found.extend(super::init_project::findings(&other, &text, as_agent));
+            }
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
     }
@@ -389,6 +390,37 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     writeln!(std::io::stdout().lock(), "{doc}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The project files `client` reads hooks and settings from besides the
+/// one `init` writes, each with the agent whose installed skarn hook is
+/// not a finding there: Claude Code's `settings.local.json`; VS Code's
+/// every `.github/hooks/*.json` and Claude Code's settings files, which
+/// it collects hooks from too.
+fn also_read(client: Client, cwd: &Path) -> Vec<(PathBuf, &'static str)> {
+    let claude = [
+        cwd.join(".claude/settings.json"),
+        cwd.join(".claude/settings.local.json"),
+    ];
+    match client {
+        Client::ClaudeCode => vec![(claude[1].clone(), "claude-code")],
+        Client::Vscode => {
+            let mut v: Vec<(PathBuf, &'static str)> = Vec::new();
+            if let Ok(rd) = std::fs::read_dir(cwd.join(".github/hooks")) {
+                let mut files: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .take(256)
+                    .collect();
+                files.sort();
+                v.extend(files.into_iter().map(|p| (p, "vscode")));
+            }
+            v.extend(claude.into_iter().map(|p| (p, "claude-code")));
+            v
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Claude Code runs no hook at all when a settings file it reads says
