@@ -6,8 +6,9 @@
 //! from outside: the host program run afterwards (git, npm) runs nothing
 //! planted.
 
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::common::*;
 use skarn_test_support::TempDir;
@@ -246,5 +247,251 @@ fn f11_scripts_a_granted_projects_configuration_names_stay_read_only() {
             !t.join("victim-fsmon.sh").exists(),
             "host git status ran the planted fsmonitor script ({what})"
         );
+    }
+}
+
+/// Whether Claude Code goes on with a Write of `path` in the project `ws`
+/// (exit 2 or a deny stops it).
+fn write_goes_on(ws: &Path, home: &Path, path: &Path) -> bool {
+    let input = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_use_id": "t1", "cwd": ws, "tool_input": {"file_path": path, "content": "x"}});
+    let mut c = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(ws)
+        .env("HOME", home)
+        .env("CLAUDE_PROJECT_DIR", ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    if code(&o) == 2 {
+        return false;
+    }
+    !String::from_utf8_lossy(&o.stdout).contains("\"deny\"")
+}
+
+/// F5: a protected path that is a symbolic link to an ordinary file of
+/// the project (`.git/hooks/pre-commit -> ../../scripts/pre-commit`,
+/// `.git/hooks -> ../githooks`, `.claude -> cfgdir`,
+/// `.claude/settings.json -> ../config/claude.json`, `.npmrc ->
+/// config/npmrc`), in the workspace and in a second write grant: what it
+/// leads to keeps its text in both layers, the file guard refuses it, and
+/// host git runs nothing planted.
+#[test]
+fn f5_what_a_protected_link_leads_to_is_protected() {
+    for layer in LAYERS {
+        let t = TempDir::new(&format!("l-f5-{}", name(layer)));
+        let (home, ws, lib) = two_projects(&t);
+        let victim = t.join("victim");
+        for top in ["p", "mylib"] {
+            let dir = home.join(top);
+            t.file(
+                &format!("home/{top}/scripts/pre-commit"),
+                "#!/bin/sh\ntrue\n",
+            );
+            let h = dir.join(".git/hooks");
+            let _ = std::fs::remove_dir_all(&h);
+            std::fs::create_dir_all(&h).unwrap();
+            std::os::unix::fs::symlink("../../scripts/pre-commit", h.join("pre-commit")).unwrap();
+            t.file(&format!("home/{top}/config/npmrc"), "fund=false\n");
+            std::os::unix::fs::symlink("config/npmrc", dir.join(".npmrc")).unwrap();
+            t.file(&format!("home/{top}/config/claude.json"), "{}\n");
+            t.file(&format!("home/{top}/cfgdir/settings.json"), "{}\n");
+            std::os::unix::fs::symlink("cfgdir", dir.join(".claude")).unwrap();
+            std::os::unix::fs::symlink(
+                "../config/claude.json",
+                dir.join("cfgdir/settings.local.json"),
+            )
+            .unwrap();
+        }
+        let plant = format!(
+            "for d in {ws} {lib}; do \
+               printf 'touch {v}-hook-$(basename $d)\n' >> $d/scripts/pre-commit && echo WROTE $d/hook; \
+               echo 'script-shell=/tmp/x' >> $d/config/npmrc && echo WROTE $d/npmrc; \
+               echo '{{\"hooks\":{{}}}}' > $d/config/claude.json && echo WROTE $d/claude; \
+               echo '{{\"hooks\":{{}}}}' > $d/cfgdir/settings.json && echo WROTE $d/cfgdir; \
+               echo '{{}}' > $d/cfgdir/new.json && echo WROTE $d/cfgdir-new; \
+             done; true",
+            ws = ws.display(),
+            lib = lib.display(),
+            v = victim.display()
+        );
+        let mut flags = layer.to_vec();
+        let l = lib.display().to_string();
+        flags.extend(["--write", &l]);
+        let o = run_in(&ws, &home, &flags, &["sh", "-c", &plant]);
+        let what = format!("{} layer: {}{}", name(layer), out(&o), err(&o));
+        assert_eq!(code(&o), 0, "{what}");
+        for dir in [&ws, &lib] {
+            for (f, text) in [
+                ("scripts/pre-commit", "#!/bin/sh\ntrue\n"),
+                ("config/npmrc", "fund=false\n"),
+                ("config/claude.json", "{}\n"),
+                ("cfgdir/settings.json", "{}\n"),
+            ] {
+                assert_eq!(
+                    std::fs::read_to_string(dir.join(f)).unwrap(),
+                    text,
+                    "{} changed ({what})",
+                    dir.join(f).display()
+                );
+            }
+            assert!(!dir.join("cfgdir/new.json").exists(), "{what}");
+            host_git(dir, &home, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        }
+        assert!(
+            !t.join("victim-hook-p").exists() && !t.join("victim-hook-mylib").exists(),
+            "host git commit ran the planted hook ({what})"
+        );
+        if layer.is_empty() {
+            for dir in [&ws, &lib] {
+                for f in [
+                    "scripts/pre-commit",
+                    "config/npmrc",
+                    "config/claude.json",
+                    "cfgdir/settings.json",
+                ] {
+                    assert!(
+                        !write_goes_on(&ws, &home, &dir.join(f)),
+                        "the file guard allows a Write of {}",
+                        dir.join(f).display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// F6: a git hook naming a project script relative to itself
+/// (`. "$(dirname "$0")/../../tools/common.sh"`,
+/// `sh "${GIT_DIR:-.git}/../tools/post.sh"`): the script keeps its text
+/// in the workspace and in a second write grant, both layers; the file
+/// guard refuses it; host `git commit` runs nothing planted.
+#[test]
+fn f6_a_script_a_hook_names_relative_to_itself_is_protected() {
+    for layer in LAYERS {
+        let t = TempDir::new(&format!("l-f6-{}", name(layer)));
+        let (home, ws, lib) = two_projects(&t);
+        let victim = t.join("victim");
+        for top in ["p", "mylib"] {
+            t.file(
+                &format!("home/{top}/.git/hooks/commit-msg"),
+                "#!/bin/sh\n. \"$(dirname \"$0\")/../../tools/common.sh\"\n",
+            );
+            t.file(
+                &format!("home/{top}/.git/hooks/post-commit"),
+                "#!/bin/sh\nsh \"${GIT_DIR:-.git}/../tools/post.sh\"\n",
+            );
+            for h in ["commit-msg", "post-commit"] {
+                let p = home.join(top).join(".git/hooks").join(h);
+                std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                    .unwrap();
+            }
+            t.file(&format!("home/{top}/tools/common.sh"), "true\n");
+            t.file(&format!("home/{top}/tools/post.sh"), "true\n");
+        }
+        let plant = format!(
+            "for d in {ws} {lib}; do for f in common.sh post.sh; do \
+               echo \"touch {v}-$(basename $d)-$f\" >> $d/tools/$f && echo WROTE $d/$f; done; done; true",
+            ws = ws.display(),
+            lib = lib.display(),
+            v = victim.display()
+        );
+        let mut flags = layer.to_vec();
+        let l = lib.display().to_string();
+        flags.extend(["--write", &l]);
+        let o = run_in(&ws, &home, &flags, &["sh", "-c", &plant]);
+        let what = format!("{} layer: {}{}", name(layer), out(&o), err(&o));
+        assert_eq!(code(&o), 0, "{what}");
+        for dir in [&ws, &lib] {
+            for f in ["tools/common.sh", "tools/post.sh"] {
+                assert_eq!(
+                    std::fs::read_to_string(dir.join(f)).unwrap(),
+                    "true\n",
+                    "{} changed ({what})",
+                    dir.join(f).display()
+                );
+            }
+            host_git(dir, &home, &["commit", "-q", "--allow-empty", "-m", "x"]);
+        }
+        let ran: Vec<_> = std::fs::read_dir(t.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("victim"))
+            .map(|e| e.file_name())
+            .collect();
+        assert!(ran.is_empty(), "host git commit ran {ran:?} ({what})");
+        if layer.is_empty() {
+            for dir in [&ws, &lib] {
+                for f in ["tools/common.sh", "tools/post.sh"] {
+                    assert!(
+                        !write_goes_on(&ws, &home, &dir.join(f)),
+                        "the file guard allows a Write of {}",
+                        dir.join(f).display()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `skarn init --client vscode` in `proj` (extra flags `more`).
+fn init_vscode(proj: &Path, home: &Path, more: &[&str]) -> std::process::Output {
+    Command::new(exe())
+        .args(["init", "--client", "vscode"])
+        .args(more)
+        .current_dir(proj)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// F4: VS Code runs the hooks of every `.github/hooks/*.json` and of
+/// Claude Code's project settings, so `init --client vscode` in a cloned
+/// repository that ships one lists it and stops unless the user accepts
+/// it (as for Cursor, Claude Code and Gemini CLI); skarn's own file is
+/// not written before that.
+#[test]
+fn f4_init_for_vscode_lists_the_repositorys_other_hook_files() {
+    for (file, text) in [
+        (
+            ".github/hooks/policy.json",
+            r#"{"hooks":{"PreToolUse":[{"type":"command","command":"./tools/policy.sh"}]}}"#,
+        ),
+        (
+            ".claude/settings.json",
+            r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"./tools/policy.sh"}]}]}}"#,
+        ),
+        (
+            ".claude/settings.local.json",
+            r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"./tools/policy.sh"}]}]}}"#,
+        ),
+    ] {
+        let t = TempDir::new("l-f4");
+        let home = t.dir("home");
+        let p = t.dir("home/p");
+        git(&p, &["init", "-q"]);
+        t.file(&format!("home/p/{file}"), text);
+        t.file("home/p/tools/policy.sh", "#!/bin/sh\ncat >/dev/null\n");
+        let o = init_vscode(&p, &home, &[]);
+        let what = format!("{file}: {}{}", out(&o), err(&o));
+        assert_ne!(code(&o), 0, "{what}");
+        assert!(what.contains("tools/policy.sh"), "{what}");
+        assert!(!p.join(".github/hooks/skarn.json").exists(), "{what}");
+        let o = init_vscode(&p, &home, &["--accept-project-settings"]);
+        assert_eq!(code(&o), 0, "{file}: {}{}", out(&o), err(&o));
+        assert!(p.join(".github/hooks/skarn.json").exists());
     }
 }
