@@ -198,7 +198,7 @@ fn f11_scripts_a_granted_projects_configuration_names_stay_read_only() {
         let (home, ws, lib) = two_projects(&t);
         let scripts = ["fsmon.sh", "build.sh", "check.sh", "hook.sh", "mcp.js"];
         for f in scripts {
-            t.file(&format!("home/mylib/tools/{f}"), "#!/bin/sh\nfalse\n");
+            t.file(format!("home/mylib/tools/{f}"), "#!/bin/sh\nfalse\n");
         }
         git(&lib, &["config", "core.fsmonitor", "tools/fsmon.sh"]);
         t.file(
@@ -296,17 +296,17 @@ fn f5_what_a_protected_link_leads_to_is_protected() {
         for top in ["p", "mylib"] {
             let dir = home.join(top);
             t.file(
-                &format!("home/{top}/scripts/pre-commit"),
+                format!("home/{top}/scripts/pre-commit"),
                 "#!/bin/sh\ntrue\n",
             );
             let h = dir.join(".git/hooks");
             let _ = std::fs::remove_dir_all(&h);
             std::fs::create_dir_all(&h).unwrap();
             std::os::unix::fs::symlink("../../scripts/pre-commit", h.join("pre-commit")).unwrap();
-            t.file(&format!("home/{top}/config/npmrc"), "fund=false\n");
+            t.file(format!("home/{top}/config/npmrc"), "fund=false\n");
             std::os::unix::fs::symlink("config/npmrc", dir.join(".npmrc")).unwrap();
-            t.file(&format!("home/{top}/config/claude.json"), "{}\n");
-            t.file(&format!("home/{top}/cfgdir/settings.json"), "{}\n");
+            t.file(format!("home/{top}/config/claude.json"), "{}\n");
+            t.file(format!("home/{top}/cfgdir/settings.json"), "{}\n");
             std::os::unix::fs::symlink("cfgdir", dir.join(".claude")).unwrap();
             std::os::unix::fs::symlink(
                 "../config/claude.json",
@@ -385,11 +385,11 @@ fn f6_a_script_a_hook_names_relative_to_itself_is_protected() {
         let victim = t.join("victim");
         for top in ["p", "mylib"] {
             t.file(
-                &format!("home/{top}/.git/hooks/commit-msg"),
+                format!("home/{top}/.git/hooks/commit-msg"),
                 "#!/bin/sh\n. \"$(dirname \"$0\")/../../tools/common.sh\"\n",
             );
             t.file(
-                &format!("home/{top}/.git/hooks/post-commit"),
+                format!("home/{top}/.git/hooks/post-commit"),
                 "#!/bin/sh\nsh \"${GIT_DIR:-.git}/../tools/post.sh\"\n",
             );
             for h in ["commit-msg", "post-commit"] {
@@ -397,8 +397,8 @@ fn f6_a_script_a_hook_names_relative_to_itself_is_protected() {
                 std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
                     .unwrap();
             }
-            t.file(&format!("home/{top}/tools/common.sh"), "true\n");
-            t.file(&format!("home/{top}/tools/post.sh"), "true\n");
+            t.file(format!("home/{top}/tools/common.sh"), "true\n");
+            t.file(format!("home/{top}/tools/post.sh"), "true\n");
         }
         let plant = format!(
             "for d in {ws} {lib}; do for f in common.sh post.sh; do \
@@ -483,7 +483,7 @@ fn f4_init_for_vscode_lists_the_repositorys_other_hook_files() {
         let home = t.dir("home");
         let p = t.dir("home/p");
         git(&p, &["init", "-q"]);
-        t.file(&format!("home/p/{file}"), text);
+        t.file(format!("home/p/{file}"), text);
         t.file("home/p/tools/policy.sh", "#!/bin/sh\ncat >/dev/null\n");
         let o = init_vscode(&p, &home, &[]);
         let what = format!("{file}: {}{}", out(&o), err(&o));
