@@ -57,9 +57,14 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
         .collect();
     // What the protected directories hold (a hook installed as a link,
     // `.claude/settings.json` as one).
+    // (Not one that leads to the top or above: its entries are the
+    // project's own.)
     let dirs: Vec<PathBuf> = names
         .iter()
-        .filter(|n| top.join(n).is_dir())
+        .filter(|n| {
+            let d = top.join(n);
+            d.is_dir() && std::fs::canonicalize(&d).is_ok_and(|r| !top.starts_with(r))
+        })
         .cloned()
         .collect();
     for d in dirs {
