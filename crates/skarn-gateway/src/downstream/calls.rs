@@ -97,14 +97,8 @@ impl Downstream {
                 max_rounds: crate::downstream::rounds::MAX_ROUNDS,
             })
         };
-        match tokio::time::timeout(t, call).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{}.{tool}", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
+        self.timed(&conn, || format!("{}.{tool}", self.cfg.alias), call)
+            .await
     }
 
     /// Read one resource with the per-call timeout.
@@ -125,44 +119,21 @@ impl Downstream {
         caller: Option<&Caller>,
     ) -> Result<ReadResourceResult, DownError> {
         let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
-        let mut params = ReadResourceRequestParams::new(uri);
+        let params = ReadResourceRequestParams::new(uri);
         let relay = &self.shared.relay;
         let _calling = caller.map(|c| relay.calling(Some(self.index), c));
         let peer = conn.service.peer().clone();
-        let read = async {
-            for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
-                let request = ClientRequest::ReadResourceRequest(
-                    rmcp::model::ReadResourceRequest::new(params.clone()),
-                );
-                match peer.send_request(request).await? {
-                    ServerResult::ReadResourceResult(r) => return Ok(r),
-                    ServerResult::InputRequiredResult(ir) => {
-                        let (responses, state) = crate::downstream::rounds::fulfil(
-                            relay,
-                            self.index,
-                            &self.cfg.alias,
-                            ir,
-                        )
-                        .await?;
-                        params.input_responses = responses;
-                        params.request_state = state;
-                    }
-                    _ => return Err(ServiceError::UnexpectedResponse),
-                }
-            }
-            Err(ServiceError::InputRequiredRoundsExceeded {
-                max_rounds: crate::downstream::rounds::MAX_ROUNDS,
-            })
-        };
-        match tokio::time::timeout(t, read).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} resources/read", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
+        let read = self.retried_for_input(
+            &peer,
+            params,
+            |p| ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(p)),
+            |answer| match answer {
+                ServerResult::ReadResourceResult(r) => Some(r),
+                _ => None,
+            },
+        );
+        self.timed(&conn, || format!("{} resources/read", self.cfg.alias), read)
+            .await
     }
 
     /// Get one prompt with the per-call timeout.
@@ -172,46 +143,22 @@ impl Downstream {
         args: Option<Map<String, Value>>,
     ) -> Result<rmcp::model::GetPromptResult, DownError> {
         let conn = self.ready().await?;
-        let t = self.cfg.call_timeout;
         let mut params = rmcp::model::GetPromptRequestParams::default();
         params.name = name.to_owned();
         params.arguments = args;
         let peer = conn.service.peer().clone();
-        let relay = &self.shared.relay;
         // A 2026-07-28 server may answer `input_required` (down_rounds).
-        let get = async {
-            for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
-                let request = ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(
-                    params.clone(),
-                ));
-                match peer.send_request(request).await? {
-                    ServerResult::GetPromptResult(r) => return Ok(r),
-                    ServerResult::InputRequiredResult(ir) => {
-                        let (responses, state) = crate::downstream::rounds::fulfil(
-                            relay,
-                            self.index,
-                            &self.cfg.alias,
-                            ir,
-                        )
-                        .await?;
-                        params.input_responses = responses;
-                        params.request_state = state;
-                    }
-                    _ => return Err(ServiceError::UnexpectedResponse),
-                }
-            }
-            Err(ServiceError::InputRequiredRoundsExceeded {
-                max_rounds: crate::downstream::rounds::MAX_ROUNDS,
-            })
-        };
-        match tokio::time::timeout(t, get).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} prompts/get", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
+        let get = self.retried_for_input(
+            &peer,
+            params,
+            |p| ClientRequest::GetPromptRequest(rmcp::model::GetPromptRequest::new(p)),
+            |answer| match answer {
+                ServerResult::GetPromptResult(r) => Some(r),
+                _ => None,
+            },
+        );
+        self.timed(&conn, || format!("{} prompts/get", self.cfg.alias), get)
+            .await
     }
 
     /// `completion/complete`, for one of its prompts or templates.
@@ -228,15 +175,13 @@ impl Downstream {
         if !supported {
             return Ok(CompleteResult::default());
         }
-        let t = self.cfg.call_timeout;
-        match tokio::time::timeout(t, conn.service.peer().complete(params)).await {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} completion/complete", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
-        }
+        let complete = conn.service.peer().complete(params);
+        self.timed(
+            &conn,
+            || format!("{} completion/complete", self.cfg.alias),
+            complete,
+        )
+        .await
     }
 
     /// `resources/subscribe` (or unsubscribe) for one of its resources.
@@ -256,37 +201,22 @@ impl Downstream {
             )));
         }
         let peer = conn.service.peer();
-        let t = self.cfg.call_timeout;
         if crate::downstream::era::is_modern(peer) {
             // 2026-07-28: one listen stream per subscribed URI.
             let relay = self.shared.relay.clone();
-            let r =
-                tokio::time::timeout(t, conn.listens.set(peer, relay, self.index, uri, on)).await;
-            return match r {
-                Err(_) => Err(DownError::Timeout {
-                    what: format!("{} subscriptions/listen", self.cfg.alias),
-                    timeout_ms: t.as_millis() as u64,
-                }),
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(self.service_error(&conn, e)),
-            };
+            let listen = conn.listens.set(peer, relay, self.index, uri, on);
+            let what = || format!("{} subscriptions/listen", self.cfg.alias);
+            return self.timed(&conn, what, listen).await;
         }
         let uri = serde_json::json!({ "uri": uri });
         let bad = |e: serde_json::Error| DownError::Rejected(e.to_string());
-        let r = if on {
+        let what = || format!("{} resources/subscribe", self.cfg.alias);
+        if on {
             let p: SubscribeRequestParams = serde_json::from_value(uri).map_err(bad)?;
-            tokio::time::timeout(t, peer.subscribe(p)).await
+            self.timed(&conn, what, peer.subscribe(p)).await
         } else {
             let p: UnsubscribeRequestParams = serde_json::from_value(uri).map_err(bad)?;
-            tokio::time::timeout(t, peer.unsubscribe(p)).await
-        };
-        match r {
-            Err(_) => Err(DownError::Timeout {
-                what: format!("{} resources/subscribe", self.cfg.alias),
-                timeout_ms: t.as_millis() as u64,
-            }),
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(self.service_error(&conn, e)),
+            self.timed(&conn, what, peer.unsubscribe(p)).await
         }
     }
 
@@ -307,6 +237,52 @@ impl Downstream {
         {
             let _ = tokio::time::timeout(self.cfg.call_timeout, peer.set_level(p)).await;
         }
+    }
+
+    /// `request` under the per-call timeout; a server's error is turned
+    /// into the gateway's (a lost transport marks the server crashed).
+    async fn timed<R>(
+        &self,
+        conn: &Arc<Conn>,
+        what: impl FnOnce() -> String,
+        request: impl std::future::Future<Output = Result<R, ServiceError>>,
+    ) -> Result<R, DownError> {
+        let t = self.cfg.call_timeout;
+        match tokio::time::timeout(t, request).await {
+            Err(_) => Err(DownError::Timeout {
+                what: what(),
+                timeout_ms: t.as_millis() as u64,
+            }),
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.service_error(conn, e)),
+        }
+    }
+
+    /// Send one request, and again after each `input_required` answer of
+    /// a 2026-07-28 server with the answers and its state (down_rounds),
+    /// at most `MAX_ROUNDS` times; `pick` takes the expected result.
+    async fn retried_for_input<P: Clone + InputRound, R>(
+        &self,
+        peer: &rmcp::Peer<rmcp::RoleClient>,
+        mut params: P,
+        request: impl Fn(P) -> ClientRequest,
+        pick: impl Fn(ServerResult) -> Option<R>,
+    ) -> Result<R, ServiceError> {
+        let relay = &self.shared.relay;
+        for _ in 0..crate::downstream::rounds::MAX_ROUNDS {
+            match peer.send_request(request(params.clone())).await? {
+                ServerResult::InputRequiredResult(ir) => {
+                    let (responses, state) =
+                        crate::downstream::rounds::fulfil(relay, self.index, &self.cfg.alias, ir)
+                            .await?;
+                    params.answered(responses, state);
+                }
+                other => return pick(other).ok_or(ServiceError::UnexpectedResponse),
+            }
+        }
+        Err(ServiceError::InputRequiredRoundsExceeded {
+            max_rounds: crate::downstream::rounds::MAX_ROUNDS,
+        })
     }
 
     /// A server's error as the gateway's: its message escaped (atk25d
@@ -363,5 +339,25 @@ impl Downstream {
                 }
             }
         }
+    }
+}
+
+/// Request parameters a 2026-07-28 server's `input_required` answer is
+/// echoed into when the request is sent again.
+trait InputRound {
+    fn answered(&mut self, responses: Option<rmcp::model::InputResponses>, state: Option<String>);
+}
+
+impl InputRound for ReadResourceRequestParams {
+    fn answered(&mut self, responses: Option<rmcp::model::InputResponses>, state: Option<String>) {
+        self.input_responses = responses;
+        self.request_state = state;
+    }
+}
+
+impl InputRound for rmcp::model::GetPromptRequestParams {
+    fn answered(&mut self, responses: Option<rmcp::model::InputResponses>, state: Option<String>) {
+        self.input_responses = responses;
+        self.request_state = state;
     }
 }

@@ -92,6 +92,18 @@ const EXACT: &[&str] = &[
     "MAKEFLAGS",
     "CC",
     "CXX",
+    "MAKEFILES",
+    "GOENV",
+    "GOROOT",
+    "LESS",
+    "PYTHONWARNINGS",
+    "PYTHONBREAKPOINT",
+    "PYTHONHOME",
+    "PYTHONPLATLIBDIR",
+    "PERL5OPT",
+    "RUBYOPT",
+    "EMACSLOADPATH",
+    "CPATH",
 ];
 
 /// Prefixes of variables that steer the loader, git, bash's exported
@@ -123,6 +135,16 @@ const PREFIXES: &[&str] = &[
     "JAVA_TOOL",
     "_JAVA",
     "JDK_JAVA",
+    "DOTNET_",
+    "COMPLUS_",
+    "CORECLR_",
+    "CCACHE_",
+    "LUA_",
+    "TCL",
+    "TK_",
+    "GTK_",
+    "GIO_",
+    "PERL5",
 ];
 
 /// Shapes of the names of variables that name a program, its options or
@@ -152,6 +174,12 @@ const SUFFIXES: &[&str] = &[
     "_EXEC_PATH",
     "_PLUGIN_PATH",
     "STARTUP",
+    "FLAGS",
+    "_PREFIX",
+    "_LIBRARY",
+    "_HOOKS",
+    "_MODULES",
+    "_MODULE_DIR",
 ];
 
 /// Whether a host program runs or loads code by the variable `name`
@@ -174,31 +202,44 @@ pub fn runs_code(name: &str) -> bool {
 }
 
 /// The first assignment of `text` (an environment file's bytes) to a
-/// variable [`runs_code`] names: (1-based line, name). Every line is read
-/// on its own, as each loader would start one (lines split at `\r` and
-/// `\n`, a byte-order mark dropped, `export ` and quotes around the name
-/// removed, the name ending at `=`, `:` or a blank): a line inside a
-/// multi-line quoted value is judged too, so no quoting trick hides an
-/// assignment from this reading.
+/// variable [`runs_code`] names: (1-based line, name). No loader's reading
+/// is copied (they differ: what ends a line, what blank may start one;
+/// attack atk22h F4): every word followed by `=` or `:` (blanks and
+/// quotes between allowed) anywhere in the file is taken as a name, a
+/// word ending at any blank, control or format character (a byte-order
+/// mark, U+2028, U+001C ...), `=`, `:`, `#` or quote. So a line inside a
+/// quoted value, a comment or a value's tail is judged too: no quoting or
+/// spacing trick hides an assignment from this reading.
 pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
     let text = String::from_utf8_lossy(text);
-    let text = text.trim_start_matches('\u{feff}');
-    for (i, line) in text.split(['\r', '\n']).enumerate() {
-        let l = line.trim_start();
-        if l.starts_with('#') {
+    let ends = |c: char| {
+        c.is_whitespace()
+            || c.is_control()
+            || matches!(c, '\u{feff}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
+            || matches!(c, '=' | ':' | '#' | '"' | '\'' | '`')
+    };
+    let mut line = 1usize;
+    let mut word_start: Option<usize> = None;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if !ends(c) {
+            word_start.get_or_insert(i);
             continue;
         }
-        let l = match l.strip_prefix("export") {
-            Some(rest) if rest.starts_with([' ', '\t']) => rest.trim_start(),
-            _ => l,
-        };
-        let l = l.trim_start_matches(['"', '\'', '`']);
-        let end = l
-            .find(|c: char| c == '=' || c == ':' || c.is_whitespace() || c == '"' || c == '\'')
-            .unwrap_or(l.len());
-        let name = &l[..end];
-        if !name.is_empty() && runs_code(name) {
-            return Some((i + 1, name.to_string()));
+        if let Some(start) = word_start.take() {
+            let name = &text[start..i];
+            // Blanks and quotes, then `=` or `:`.
+            let assigned = chars[k..]
+                .iter()
+                .map(|&(_, c)| c)
+                .find(|c| !matches!(c, ' ' | '\t' | '"' | '\'' | '`'))
+                .is_some_and(|c| c == '=' || c == ':');
+            if assigned && runs_code(name) {
+                return Some((line, name.to_string()));
+            }
+        }
+        if c == '\n' {
+            line += 1;
         }
     }
     None

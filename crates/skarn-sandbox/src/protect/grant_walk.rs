@@ -45,6 +45,16 @@ pub const UPWARD: &[(&str, &[&str], &str)] = &[
     (".mise.local.toml", &[], "mise hooks, tasks and env scripts"),
     (".tool-versions", &[], "mise/asdf tools (path: versions)"),
     (
+        ".python-version",
+        &[],
+        "uv runs the interpreter it names (a path too), pyenv and rye the version",
+    ),
+    (
+        ".python-versions",
+        &[],
+        "uv runs the interpreters it names (a path too)",
+    ),
+    (
         ".config",
         &["mise", "mise.toml"],
         "mise reads .config/mise.toml and .config/mise/ (hooks, tasks, env scripts)",

@@ -7,9 +7,11 @@
 //! a symbolic link the run made in a writable grant: when it leads to an
 //! existing DIRECTORY outside the grants that the host user can write,
 //! it is set aside after the run (direct layer) or refused when the layer
-//! is applied (copy-on-write layer). Links to files (`.venv/bin/python ->
-//! /usr/bin/python3`) and to directories the user cannot write
-//! (`/usr/lib/...`) stay: a host writer cannot write there through them.
+//! is applied (copy-on-write layer). So is a link to a FILE the user can
+//! write outside the grants (`package-lock.json -> ~/.bashrc`: host npm
+//! rewrites it; atk22h F26). Links to the system's files
+//! (`.venv/bin/python -> /usr/bin/python3`) and to what the user cannot
+//! write stay: a host writer cannot write there through them.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -26,10 +28,35 @@ pub fn leads_out(link: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
     if roots.iter().any(|r| target.starts_with(r)) {
         return None;
     }
-    if !std::fs::metadata(&target).ok()?.is_dir() {
+    let m = std::fs::metadata(&target).ok()?;
+    // A FILE too: most writers open an existing name with O_TRUNC and
+    // follow the link (npm's lockfile, `>`, `cp`, editors: attack atk22h
+    // F26). The system's programs and libraries (`.venv/bin/python ->
+    // /usr/bin/python3`) stay even for root, who can write them: host
+    // tools replace files there only through their own package manager.
+    let file_out = m.is_file() && !system_file(&target);
+    if !m.is_dir() && !file_out {
         return None;
     }
     writable(&target).then_some(target)
+}
+
+/// Whether `p` lies where the system keeps programs and libraries.
+fn system_file(p: &Path) -> bool {
+    [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/opt",
+        "/nix/store",
+        "/snap",
+    ]
+    .iter()
+    .any(|s| p.starts_with(s))
 }
 
 fn writable(d: &Path) -> bool {
@@ -91,8 +118,8 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
             };
             let aside = crate::protect::set_aside::set_aside(&p, "skarn-link-out");
             found.push(format!(
-                "{} is a link the run made to the directory {} outside the writable grants \
-                 (host tools would write through it): {}",
+                "{} is a link the run made to {} outside the writable grants (host tools would \
+                 write through it): {}",
                 p.display(),
                 target.display(),
                 aside.describe("check where it points before renaming it back")
@@ -109,19 +136,59 @@ pub fn check_layer_link(ws: &Path, abs: &Path, upper: &Path) -> Result<(), Strin
     let Ok(t) = std::fs::read_link(upper) else {
         return Ok(());
     };
+    // `dir/..` is resolved by the kernel after `dir`, which may be a link
+    // (this layer's or the host's): the lexical place says nothing of
+    // where it leads (attack atk22h F10).
+    if climbs_after_a_name(&t) {
+        return Err(format!(
+            "a link whose target `{}` climbs back out of a directory it names (the kernel \
+             follows that directory first, which may itself be a link)",
+            t.display()
+        ));
+    }
     let base = abs.parent().unwrap_or(ws);
     let lexical = crate::policy::config::normalize(&base.join(&t));
-    if lexical.starts_with(ws) {
+    // As the kernel resolves it on the host: links already there on the
+    // way (`shared -> ../shared`, then `out -> shared/bin`) are followed.
+    let real = crate::policy::canonical::canonical_lossy(&lexical).unwrap_or(lexical.clone());
+    if lexical.starts_with(ws) && real.starts_with(ws) {
         // Inside (links through other new links are resolved when the
         // layer's entries reach the workspace one by one).
         return Ok(());
     }
-    match leads_out(&lexical, &[ws.to_path_buf()]) {
+    match leads_out(&real, &[ws.to_path_buf()]) {
         Some(target) => Err(format!(
-            "a link to the directory {} outside the workspace (host tools would write through \
-             it)",
+            "a link to {} outside the workspace (host tools would write through it)",
             target.display()
         )),
         None => Ok(()),
+    }
+}
+
+/// Whether the link text `t` has a `..` after a named component.
+fn climbs_after_a_name(t: &Path) -> bool {
+    use std::path::Component;
+    let mut named = false;
+    for c in t.components() {
+        match c {
+            Component::Normal(_) => named = true,
+            Component::ParentDir if named => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_climb_after_a_name_is_told_from_leading_climbs() {
+        assert!(climbs_after_a_name(Path::new("up/../u/.local/bin")));
+        assert!(climbs_after_a_name(Path::new("/a/b/../c")));
+        assert!(!climbs_after_a_name(Path::new("../../lib/x")));
+        assert!(!climbs_after_a_name(Path::new("./a/b")));
+        assert!(!climbs_after_a_name(Path::new("/usr/bin/python3")));
     }
 }

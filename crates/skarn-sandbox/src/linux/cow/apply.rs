@@ -72,6 +72,21 @@ fn is_git_dir(d: BorrowedFd<'_>) -> bool {
     has("HEAD") && (has("objects") || has("commondir"))
 }
 
+/// Whether the merged view of `upper` over `host` (what host git sees
+/// once the layer is applied) is a git directory: an entry counts if the
+/// layer has it (not a whiteout), or the host has it and the layer
+/// neither whites it out nor hides the host's directory (opaque). Asked
+/// of each side alone, a repository put together over two runs (`objects`
+/// in the first, `HEAD` in the second) was neither (attack atk22h F7).
+fn is_git_dir_merged(upper: BorrowedFd<'_>, host: Option<BorrowedFd<'_>>) -> bool {
+    let opaque = is_opaque(upper);
+    let has = |n: &str| match lstat_at(upper, OsStr::new(n)) {
+        Some(st) => !is_whiteout(&st),
+        None => !opaque && host.is_some_and(|h| lstat_at(h, OsStr::new(n)).is_some()),
+    };
+    has("HEAD") && (has("objects") || has("commondir"))
+}
+
 /// Whether `st` was changed at or after `since` (seconds, nanoseconds).
 pub(super) fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
     // (`st_ctime` is an i64 on every 64-bit Linux target.)
@@ -309,9 +324,19 @@ impl Apply<'_> {
         } else {
             None
         };
-        let is_git = n == ".git"
-            || is_git_dir(usub.as_fd())
-            || hsub_there.as_ref().is_some_and(|h| is_git_dir(h.as_fd()));
+        let host_git = hsub_there.as_ref().is_some_and(|h| is_git_dir(h.as_fd()));
+        let merged_git = is_git_dir_merged(usub.as_fd(), hsub_there.as_ref().map(|h| h.as_fd()));
+        if n != ".git" && hsub_there.is_some() && merged_git && !host_git {
+            // Entries of earlier runs would become a repository's (its
+            // config, hooks, objects) without ever being vetted as such.
+            self.refuse(
+                r,
+                "would turn an existing directory into a git repository (host git would read                  its configuration and hooks)"
+                    .into(),
+            );
+            return Ok(());
+        }
+        let is_git = n == ".git" || merged_git || is_git_dir(usub.as_fd()) || host_git;
         // A linked worktree's git directory (`.git/worktrees/<name>`): its
         // entries are vetted one by one (`commondir` must be `../..`).
         let comps: Vec<&OsStr> = r.iter().collect();

@@ -397,14 +397,18 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         (Some(_), Some(o)) => Some(persistence::before_layered(
             o,
             &plan.workspace,
+            &reserved.nested,
             rnotes.repos_cut,
         )),
         (Some(_), None) => None,
     };
+    let checked_after = match &cow {
+        None => plan.after_run.as_ref(),
+        Some(_) => others.as_ref(),
+    };
     if let Some(h) = &record
-        && cow.is_none()
         && let Some(saved) = &saved
-        && let Some(bytes) = persistence::pending(&plan, saved, &reserved.nested)
+        && let Some(bytes) = persistence::pending(checked_after, saved, &reserved.nested)
         && let Err(e) = h.pending(&bytes)
     {
         report.notes.push(format!(

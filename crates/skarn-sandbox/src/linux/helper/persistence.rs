@@ -99,14 +99,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
     Before {
         start: file_system_now(),
         walk_cut,
-        nested_inodes: nested
-            .iter()
-            .filter_map(|p| {
-                use std::os::unix::fs::MetadataExt;
-                let m = std::fs::symlink_metadata(p).ok()?;
-                Some((p.clone(), m.dev(), m.ino()))
-            })
-            .collect(),
+        nested_inodes: inodes(nested),
         todos: git_dirs.as_deref().map(crate::protect::rebase_todo::before),
         snapshots: crate::linux::lapse::snapshot(&protected),
         head: plan
@@ -121,6 +114,18 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .map(|a| top_gits(&a.vet_roots, &plan.workspace))
             .unwrap_or_default(),
     }
+}
+
+/// The inode of each nested repository's git entry, now.
+fn inodes(nested: &[PathBuf]) -> Vec<(PathBuf, u64, u64)> {
+    nested
+        .iter()
+        .filter_map(|p| {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::symlink_metadata(p).ok()?;
+            Some((p.clone(), m.dev(), m.ino()))
+        })
+        .collect()
 }
 
 /// What the checks after a run need, as recorded before the command
@@ -179,17 +184,25 @@ pub(super) fn layered_others(plan: &Plan) -> Option<AfterRun> {
     (!o.vet_roots.is_empty()).then_some(o)
 }
 
-/// [`before`] for [`layered_others`]: no snapshots, HEAD or git sweep of
-/// the workspace (the layer's).
-pub(super) fn before_layered(others: &AfterRun, ws: &std::path::Path, walk_cut: bool) -> Before {
+/// [`before`] for [`layered_others`]: no snapshots or HEAD of the
+/// workspace (the layer's), but the git directories of the other grants'
+/// repositories (their tops' and the nested ones) are swept and their
+/// rebase to-do lists read as in the direct mode (attack atk22h F2, F3).
+pub(super) fn before_layered(
+    others: &AfterRun,
+    ws: &std::path::Path,
+    nested: &[PathBuf],
+    walk_cut: bool,
+) -> Before {
+    let git_dirs = crate::protect::git::git_sweep::git_dirs_of_grants(nested, &others.vet_roots);
     Before {
         top_gits: top_gits(&others.vet_roots, ws),
         snapshots: Vec::new(),
         head: None,
-        git_odd: None,
-        todos: None,
+        todos: Some(crate::protect::rebase_todo::before(&git_dirs)),
+        git_odd: Some(crate::protect::git::git_sweep::before(git_dirs)),
         start: file_system_now(),
-        nested_inodes: Vec::new(),
+        nested_inodes: inodes(nested),
         walk_cut,
         layered: true,
     }
@@ -207,16 +220,22 @@ pub(super) fn after_layered(
     }
 }
 
-/// The record of the pending check of this run (JSON).
-pub(super) fn pending(plan: &Plan, saved: &Before, nested: &[PathBuf]) -> Option<Vec<u8>> {
+/// The record of the pending check of this run (JSON): `after_run` is
+/// the plan's, or with the layer [`layered_others`]' (a killed run's
+/// layer is dropped, its other grants are checked: attack atk22h F6).
+pub(super) fn pending(
+    after_run: Option<&AfterRun>,
+    saved: &Before,
+    nested: &[PathBuf],
+) -> Option<Vec<u8>> {
     #[derive(serde::Serialize)]
     struct Ref<'a> {
-        after_run: &'a Option<AfterRun>,
+        after_run: Option<&'a AfterRun>,
         nested: &'a [PathBuf],
         before: &'a Before,
     }
     serde_json::to_vec(&Ref {
-        after_run: &plan.after_run,
+        after_run,
         nested,
         before: saved,
     })

@@ -173,6 +173,16 @@ pub fn git_dirs(ws: &Path, nested: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf
         .into_iter()
         .flat_map(layout)
         .collect();
+    // The repository at the top of each writable grant (a `--write`
+    // directory that is a checkout: attack atk22h F2, F3).
+    for r in roots {
+        all.extend(
+            crate::protect::git::git_vet::discover(r)
+                .filter(|l| &l.top == r)
+                .into_iter()
+                .flat_map(layout),
+        );
+    }
     for g in nested {
         match g
             .parent()
@@ -200,6 +210,16 @@ pub fn git_dirs(ws: &Path, nested: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf
         }
     }
     dirs
+}
+
+/// [`git_dirs`] of the writable grants other than the workspace (which a
+/// copy-on-write layer vets itself).
+pub fn git_dirs_of_grants(nested: &[PathBuf], roots: &[PathBuf]) -> Vec<PathBuf> {
+    // (Each root's own repository is looked up by `git_dirs` itself.)
+    match roots.first() {
+        Some(first) => git_dirs(first, nested, roots),
+        None => Vec::new(),
+    }
 }
 
 /// Record the odd entries of `dirs` before the run.

@@ -32,12 +32,19 @@ pub(crate) fn allowed_key_at(it: &Item, depth: Option<usize>) -> bool {
     for c in p.components() {
         match c {
             Component::ParentDir if !down => ups += 1,
+            // Not back into a git directory (`../.git/hooks`).
+            Component::Normal(n) if n.eq_ignore_ascii_case(".git") => return false,
             Component::Normal(_) => down = true,
             Component::CurDir => {}
             _ => return false,
         }
     }
-    ups <= depth
+    // Exactly out of the git directory (`depth` levels: `..` from
+    // `.git`, `../../..` from `.git/modules/<name>`), to the repository's
+    // top or below it; fewer climbs land inside the git directory, where
+    // host git would check tracked files out into `hooks` (attack
+    // atk22h F30).
+    ups == depth
 }
 
 /// Whether the `.git` file `dotgit` (its `content`) links to a git
@@ -292,6 +299,10 @@ mod tests {
             value: Some(v.into()),
         };
         assert!(allowed_key_at(&it("../../../sub"), Some(3)));
+        assert!(allowed_key_at(&it(".."), Some(1)));
+        assert!(!allowed_key_at(&it("hooks"), Some(1)));
+        assert!(!allowed_key_at(&it("../../hooks"), Some(3)));
+        assert!(!allowed_key_at(&it("../.git/hooks"), Some(1)));
         assert!(!allowed_key_at(&it("../../../../x"), Some(3)));
         assert!(!allowed_key_at(&it("/home/u"), Some(3)));
         assert!(!allowed_key_at(&it("../../../a/../../.."), Some(3)));
