@@ -323,7 +323,16 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
             // An absolute path, or the rest after a quoted variable
             // (`"$CLAUDE_PROJECT_DIR"/scripts/lint.sh`).
             Some(_) if absolute => vec![PathBuf::from(&word)],
-            Some(rest) => vec![PathBuf::from(&word), base.join(rest)],
+            // Or after a command or variable naming the file's own
+            // directory or the git directory (`"$(dirname "$0")"/../../
+            // tools/common.sh` in a hook, `${GIT_DIR:-.git}/../tools/x`;
+            // attack atk24l F6): resolved against the file's directory,
+            // and a path climbing out of it by its tail from the top.
+            Some(rest) => {
+                let mut v = vec![PathBuf::from(&word), base.join(rest), dir.join(rest)];
+                v.extend(climbing_tail(rest).map(|t| base.join(t)));
+                v
+            }
             None if absolute => Vec::new(),
             None => vec![base.join(&word), dir.join(&word)],
         };
@@ -357,23 +366,29 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
     out
 }
 
+/// The rest of `word` after a leading climb (`/../../tools/x`,
+/// `./../tools/x` -> `tools/x`), when it climbs and the rest climbs no
+/// more.
+fn climbing_tail(word: &str) -> Option<&str> {
+    let mut t = word.trim_start_matches('/');
+    let mut climbed = false;
+    loop {
+        if let Some(r) = t.strip_prefix("../") {
+            (t, climbed) = (r, true);
+        } else if let Some(r) = t.strip_prefix("./") {
+            t = r;
+        } else {
+            break;
+        }
+    }
+    let t = t.trim_start_matches('/');
+    (climbed && !t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
+}
+
 /// `w` as a path relative to (or absolute inside) the workspace, if it
 /// reads as one: a leading `$VAR`, `${VAR}` or `!` dropped (the rest keeps
 /// its slash); no glob,
 /// pattern or URL characters.
-/// The rest of `word` after a leading climb (`/../../tools/x` ->
-/// `tools/x`), when it climbs and the rest climbs no more.
-fn climbing_tail(word: &str) -> Option<&str> {
-    let mut t = word.trim_start_matches('/');
-    if !t.starts_with("../") {
-        return None;
-    }
-    while let Some(r) = t.strip_prefix("../").or_else(|| t.strip_prefix("./")) {
-        t = r;
-    }
-    (!t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
-}
-
 fn path_word(w: &str) -> Option<String> {
     let w = w.trim_start_matches('!').trim_end_matches([':', '\\']);
     // After a variable, the rest is kept with its slash (taken from the

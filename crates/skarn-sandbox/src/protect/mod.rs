@@ -40,6 +40,7 @@ pub mod home_mentions;
 pub mod host_places;
 #[cfg(unix)]
 pub mod host_programs;
+pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;
 #[cfg(unix)]

@@ -284,31 +284,13 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
                 found.extend(super::init_project::findings(&c.target.path, old, &agent));
             }
         }
-        // The project files the client reads beside those `init` writes:
-        // Claude Code's settings.local.json; VS Code runs every hook file
-        // of `.github/hooks` and Claude Code's project settings (atk24l F4).
-        let mut also = Vec::new();
-        if matches!(client, Client::ClaudeCode | Client::Vscode) {
-            also.push(cwd.join(".claude/settings.local.json"));
-        }
-        if client == Client::Vscode {
-            also.push(cwd.join(".claude/settings.json"));
-            if let Ok(rd) = std::fs::read_dir(cwd.join(".github/hooks")) {
-                let mut hooks: Vec<PathBuf> = rd
-                    .flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                    .take(256)
-                    .collect();
-                hooks.sort();
-                also.extend(hooks);
-            }
-        }
-        for f in also {
-            if !changes.iter().any(|c| c.target.path == f)
-                && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f)
+        // The other project files the client reads hooks and settings
+        // from besides the one `init` edits (attack atk24l F4).
+        for (other, as_agent) in also_read(client, &cwd) {
+            if !changes.iter().any(|c| c.target.path == other)
+                && let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&other)
             {
-                found.extend(super::init_project::findings(&f, &text, &agent));
+                found.extend(super::init_project::findings(&other, &text, as_agent));
             }
         }
         super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
@@ -472,6 +454,37 @@ fn wrap_hooks(
         changes.push(Change { target, old, new });
     }
     Ok(())
+}
+
+/// The project files `client` reads hooks and settings from besides the
+/// one `init` writes, each with the agent whose installed skarn hook is
+/// not a finding there: Claude Code's `settings.local.json`; VS Code's
+/// every `.github/hooks/*.json` and Claude Code's settings files, which
+/// it collects hooks from too.
+fn also_read(client: Client, cwd: &Path) -> Vec<(PathBuf, &'static str)> {
+    let claude = [
+        cwd.join(".claude/settings.json"),
+        cwd.join(".claude/settings.local.json"),
+    ];
+    match client {
+        Client::ClaudeCode => vec![(claude[1].clone(), "claude-code")],
+        Client::Vscode => {
+            let mut v: Vec<(PathBuf, &'static str)> = Vec::new();
+            if let Ok(rd) = std::fs::read_dir(cwd.join(".github/hooks")) {
+                let mut files: Vec<PathBuf> = rd
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .take(256)
+                    .collect();
+                files.sort();
+                v.extend(files.into_iter().map(|p| (p, "vscode")));
+            }
+            v.extend(claude.into_iter().map(|p| (p, "claude-code")));
+            v
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Claude Code runs no hook at all when a settings file it reads says

@@ -45,6 +45,10 @@ mod agent_atk24j_f;
 // Issue 24, attack pass atk24j: more of skarn run's sources in the guard.
 #[cfg(target_os = "linux")]
 mod agent_atk24j;
+// Issue 24, attack pass atk24l: other write grants get the workspace's
+// protections (h24j).
+#[cfg(target_os = "linux")]
+mod run_atk24l;
 // Issue 24, attack pass atk24k: nested packages, accepted configs (h24h).
 #[cfg(target_os = "linux")]
 mod agent_atk24k;

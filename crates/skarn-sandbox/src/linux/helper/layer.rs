@@ -135,15 +135,21 @@ impl Cow {
     /// repositories' files, other names of protected files) is vetted too.
     pub(super) fn take_steps(&mut self, fs: Vec<FsOp>) -> Vec<FsOp> {
         let ws = self.rules.ws.clone();
+        // Only the workspace is the layer: a repository's config in
+        // another writable grant (the user's other project, an enclosing
+        // monorepo) is written on the host directly and nothing vets it
+        // key by key, so its read-only step stays (attack atk24l F8).
+        let in_layer = |p: &std::path::Path| p.starts_with(&ws) && cow::vet::vetted_in_layer(p);
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
+                && path.starts_with(&ws)
                 && cow::vet::is_gitmodules(path)
                 && !self.rules.gitmodules.contains(path)
             {
                 self.rules.gitmodules.push(path.clone());
             }
             if let FsOp::Protect { path, .. } = op
-                && !cow::vet::vetted_in_layer(path)
+                && !in_layer(path)
                 && !self.rules.protected.iter().any(|(p, _)| p == path)
             {
                 self.rules.protected.push((path.clone(), true));
@@ -151,11 +157,9 @@ impl Cow {
         }
         self.fs = fs
             .into_iter()
-            // A repository's config stays writable in the layer: its
-            // changes are vetted key by key when applied.
-            .filter(
-                |op| !matches!(op, FsOp::Protect { path, .. } if cow::vet::vetted_in_layer(path)),
-            )
+            // A repository's config in the workspace stays writable in the
+            // layer: its changes are vetted key by key when applied.
+            .filter(|op| !matches!(op, FsOp::Protect { path, .. } if in_layer(path)))
             .map(|op| match op {
                 FsOp::Bind {
                     path,

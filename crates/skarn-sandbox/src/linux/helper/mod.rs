@@ -399,6 +399,7 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         )),
         (Some(_), Some(o)) => Some(persistence::before_layered(
             o,
+            &plan.workspace,
             &reserved.nested,
             rnotes.repos_cut,
         )),

@@ -39,6 +39,44 @@ pub(crate) struct Before {
     /// the other writable grants are checked here.
     #[serde(default)]
     layered: bool,
+    /// The `.git` at the top of each writable grant other than the
+    /// workspace, with the inode of the one there before the run (None:
+    /// none was): one made during the run is vetted like a repository made
+    /// below the top (attack atk24l F12).
+    #[serde(default)]
+    top_gits: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// The `.git` entries at the tops of `roots` other than `ws`, each with
+/// the device and inode of the one there now.
+fn top_gits(roots: &[PathBuf], ws: &std::path::Path) -> Vec<(PathBuf, Option<(u64, u64)>)> {
+    use std::os::unix::fs::MetadataExt;
+    roots
+        .iter()
+        .filter(|r| r.as_path() != ws)
+        .map(|r| {
+            let g = r.join(".git");
+            let id = std::fs::symlink_metadata(&g)
+                .ok()
+                .map(|m| (m.dev(), m.ino()));
+            (g, id)
+        })
+        .collect()
+}
+
+/// Those of `saved` made during the run: missing before it, or another
+/// inode now.
+fn new_top_gits(saved: &[(PathBuf, Option<(u64, u64)>)]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    saved
+        .iter()
+        .filter(|(g, before)| {
+            std::fs::symlink_metadata(g)
+                .ok()
+                .is_some_and(|m| *before != Some((m.dev(), m.ino())))
+        })
+        .map(|(g, _)| g.clone())
+        .collect()
 }
 
 /// Save the state the checks after the run compare with (`fs`: the
@@ -70,6 +108,11 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .map(|_| HeadGuard::save(&plan.workspace)),
         git_odd: git_dirs.map(crate::protect::git::git_sweep::before),
         layered: false,
+        top_gits: plan
+            .after_run
+            .as_ref()
+            .map(|a| top_gits(&a.vet_roots, &plan.workspace))
+            .unwrap_or_default(),
     }
 }
 
@@ -145,9 +188,15 @@ pub(super) fn layered_others(plan: &Plan) -> Option<AfterRun> {
 /// workspace (the layer's), but the git directories of the other grants'
 /// repositories (their tops' and the nested ones) are swept and their
 /// rebase to-do lists read as in the direct mode (attack atk22h F2, F3).
-pub(super) fn before_layered(others: &AfterRun, nested: &[PathBuf], walk_cut: bool) -> Before {
+pub(super) fn before_layered(
+    others: &AfterRun,
+    ws: &std::path::Path,
+    nested: &[PathBuf],
+    walk_cut: bool,
+) -> Before {
     let git_dirs = crate::protect::git::git_sweep::git_dirs_of_grants(nested, &others.vet_roots);
     Before {
+        top_gits: top_gits(&others.vet_roots, ws),
         snapshots: Vec::new(),
         head: None,
         todos: Some(crate::protect::rebase_todo::before(&git_dirs)),
@@ -255,6 +304,7 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         found.extend(crate::protect::git::nested_git::vet_new(
             &a.vet_roots,
             &same,
+            &new_top_gits(&saved.top_gits),
             &a.hooks_rel,
             Some(saved.start),
             saved.walk_cut,

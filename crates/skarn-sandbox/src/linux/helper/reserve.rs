@@ -401,7 +401,19 @@ fn nested_repos(
             w.aliases.extend(a.aliases);
         }
     }
-    let (nested, sockets) = (w.repos, w.sockets);
+    let (mut nested, sockets) = (w.repos, w.sockets);
+    // The repository at the top of a writable grant other than the
+    // workspace (the user's other project, an enclosing monorepo; the
+    // walk leaves a root's own `.git` out) gets what a nested one gets:
+    // the hooks directory a relative global `core.hooksPath` names, what
+    // its configuration names (includes, fsmonitor, hooks path), its git
+    // directory's entries (attack atk24l F10).
+    for root in r.nested_roots.iter().filter(|root| **root != r.workspace) {
+        let g = root.join(".git");
+        if std::fs::symlink_metadata(&g).is_ok() && !nested.contains(&g) {
+            nested.push(g);
+        }
+    }
     for (alias, i) in w.aliases {
         let Some((orig, secret)) = places.get(i) else {
             continue;

@@ -15,6 +15,7 @@
 pub mod egress;
 mod filesystem;
 mod fs_op;
+mod grant_named;
 mod grants;
 mod held;
 mod hint;

@@ -215,7 +215,9 @@ fn persistence(
             });
         }
     }
-    // Other writable directories: their existing persistence paths.
+    // Other writable directories: their existing persistence paths, and
+    // what their own protected configuration names, as for the workspace
+    // (attack atk24l F11: the user's other project granted with --write).
     for (w, a, _) in &g.binds {
         if *a == Access::ReadWrite && w != ws {
             for en in GIT_DIR_ENTRIES.iter().chain(ENTRIES) {
@@ -224,6 +226,18 @@ fn persistence(
                     reserve: false,
                     reserve_if: Vec::new(),
                 });
+            }
+            for p in super::grant_named::named(w, host.home.as_deref(), g) {
+                if !protects
+                    .iter()
+                    .any(|o| matches!(o, FsOp::Protect { path, .. } if *path == p))
+                {
+                    protects.push(FsOp::Protect {
+                        path: p,
+                        reserve: true,
+                        reserve_if: Vec::new(),
+                    });
+                }
             }
         }
     }
@@ -283,6 +297,25 @@ fn persistence(
             && listed.insert(path.clone())
         {
             protects.push(op);
+        }
+    }
+    // What a protected name of a writable grant leads to through a link
+    // (`.git/hooks/pre-commit -> ../../scripts/pre-commit`, `.claude ->
+    // cfgdir`, `.npmrc -> config/npmrc`; attack atk24l F5): host programs
+    // read it by that name. Reserved when missing (a dangling link).
+    for (w, a, _) in &g.binds {
+        if *a != Access::ReadWrite {
+            continue;
+        }
+        for (t, _) in crate::protect::linked_targets::of(w) {
+            if g.writable(&t).is_some() && listed.insert(t.clone()) {
+                let missing = std::fs::symlink_metadata(&t).is_err();
+                protects.push(FsOp::Protect {
+                    path: t,
+                    reserve: missing,
+                    reserve_if: Vec::new(),
+                });
+            }
         }
     }
     let all: Vec<&str> = GIT_DIR_ENTRIES

@@ -311,19 +311,24 @@ pub(crate) fn quarantine_new_dot_entries(home: &Path, before: &[String]) -> Vec<
 /// bounds, so `before` may lack the user's own repositories), a
 /// repository not in `before` is vetted only when its git directory
 /// changed during the run, as in the trees that walk skips (ADR 0204).
+/// `new_tops`: the `.git` entries the run made at the top of a writable
+/// grant other than the workspace (the walks leave a root's own `.git`
+/// out), vetted like one made below it (attack atk24l F12).
 pub(crate) fn vet_new(
     roots: &[PathBuf],
     before: &[PathBuf],
+    new_tops: &[PathBuf],
     hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
     before_cut: bool,
 ) -> Vec<String> {
-    vet_new_within(roots, before, hooks_rel, since, before_cut, AFTER)
+    vet_new_within(roots, before, new_tops, hooks_rel, since, before_cut, AFTER)
 }
 
 fn vet_new_within(
     roots: &[PathBuf],
     before: &[PathBuf],
+    new_tops: &[PathBuf],
     hooks_rel: &[PathBuf],
     since: Option<std::time::SystemTime>,
     before_cut: bool,
@@ -353,7 +358,8 @@ fn vet_new_within(
             && ((!before_cut && !in_late_tree(g, roots))
                 || since.is_none_or(|t| git_changed_since(g, t)))
     };
-    for git in repos.iter().filter(|g| vet(g)) {
+    let made_at_top = new_tops.iter().filter(|g| !repos.contains(g));
+    for git in repos.iter().filter(|g| vet(g)).chain(made_at_top) {
         if roots.contains(git) && std::fs::symlink_metadata(git.join("HEAD")).is_err() {
             continue;
         }

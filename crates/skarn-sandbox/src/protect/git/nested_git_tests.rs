@@ -38,7 +38,7 @@ fn finds_and_vets_nested_repositories() {
         "[core]\n\tfsmonitor = touch /tmp/p\n",
     )
     .unwrap();
-    let w = vet_new(&roots, &before, &[], None, false);
+    let w = vet_new(&roots, &before, &[], &[], None, false);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(d.join("clone/.git").exists());
     assert!(!d.join("src/.git").exists() && aside_of(&d.join("src"), ".git").is_some());
@@ -48,7 +48,7 @@ fn finds_and_vets_nested_repositories() {
     std::fs::create_dir_all(d.join("refs")).unwrap();
     std::fs::write(d.join("HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(d.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
-    let w = vet_new(&roots, &before, &[], None, false);
+    let w = vet_new(&roots, &before, &[], &[], None, false);
     assert!(
         w.iter().any(|l| l.contains("HEAD.skarn-quarantine-")),
         "{w:?}"
@@ -62,7 +62,7 @@ fn finds_and_vets_nested_repositories() {
     std::fs::write(d.join("cd/X/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::write(d.join("cd/X/commondir"), "../Y\n").unwrap();
     std::fs::write(d.join("cd/Y/config"), "[core]\n\tpager = x\n").unwrap();
-    let w = vet_new(&roots, &before, &[], None, false);
+    let w = vet_new(&roots, &before, &[], &[], None, false);
     assert!(w.iter().any(|l| l.contains("cd/X")), "{w:?}");
     assert!(!d.join("cd/X").exists() && aside_of(&d.join("cd"), "X").is_some());
     // A spoiled .git/HEAD is put back.
@@ -94,7 +94,7 @@ fn a_check_cut_short_fails_the_run_and_late_trees_are_vetted() {
     std::fs::create_dir_all(d.join("sub")).unwrap();
     std::fs::create_dir_all(d.join("cfgdir")).unwrap();
     std::os::unix::fs::symlink("../cfgdir", d.join("sub/.cargo")).unwrap();
-    let w = vet_new(&roots, &[], &[], Some(since), false);
+    let w = vet_new(&roots, &[], &[], &[], Some(since), false);
     assert!(!d.join("target/.git").exists(), "{w:?}");
     assert!(
         std::fs::symlink_metadata(d.join("sub/.cargo")).is_err(),
@@ -108,7 +108,7 @@ fn a_check_cut_short_fails_the_run_and_late_trees_are_vetted() {
         dirs: 2,
         time: std::time::Duration::from_secs(60),
     };
-    let w = vet_new_within(&roots, &[], &[], Some(since), false, tiny);
+    let w = vet_new_within(&roots, &[], &[], &[], Some(since), false, tiny);
     assert!(w.iter().any(|l| l.contains("the run fails")), "{w:?}");
     assert!(check_incomplete());
     // What it did not reach was set aside (attack atk24d F11).
@@ -182,7 +182,7 @@ fn a_cut_walk_keeps_the_users_repositories_it_missed() {
         "[core]\n\tfsmonitor = touch /tmp/p\n",
     )
     .unwrap();
-    let w = vet_new(&roots, &[], &[], Some(since), true);
+    let w = vet_new(&roots, &[], &[], &[], Some(since), true);
     assert!(d.join("mine/.git/hooks/pre-commit").exists(), "{w:?}");
     assert!(!d.join("touched/.git").exists(), "{w:?}");
     assert_eq!(w.len(), 1, "{w:?}");

@@ -10,23 +10,40 @@ use super::file_paths::fold;
 pub struct Named {
     /// (folded, named file, the configuration naming it).
     files: Vec<(PathBuf, PathBuf, PathBuf)>,
+    /// (folded, where a protected name leads through a link, that name):
+    /// [`skarn_sandbox::protect::linked_targets`] (attack atk24l F5).
+    linked: Vec<(PathBuf, PathBuf, PathBuf)>,
 }
 
 impl Named {
     /// The files the configuration of each base names.
     pub fn new(bases: &[PathBuf]) -> Named {
         let mut files = Vec::new();
+        let mut linked = Vec::new();
         for base in bases {
             for (f, cfg) in skarn_sandbox::protect::config_named::named(base) {
                 files.push((fold(&f), f, cfg));
             }
+            for (t, name) in skarn_sandbox::protect::linked_targets::of(base) {
+                linked.push((fold(&t), t, name));
+            }
         }
-        Named { files }
+        Named { files, linked }
     }
 
     /// Why `c` may not be written, if the configuration names it.
     pub fn refusal(&self, c: &Path) -> Option<String> {
         let fc = fold(c);
+        if let Some((_, t, name)) = self.linked.iter().find(|(f, _, _)| fc.starts_with(f)) {
+            return Some(format!(
+                "{} is where the protected path {} leads (a symbolic link): host programs read \
+                 it by that name, so rewriting it is rewriting {}; sandboxed commands cannot \
+                 write it either",
+                t.display(),
+                name.display(),
+                name.display()
+            ));
+        }
         self.files
             .iter()
             // (A directory named, a `cd` target, covers what lies below.)
