@@ -34,7 +34,12 @@ pub fn leads_out(link: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
     // F26). The system's programs and libraries (`.venv/bin/python ->
     // /usr/bin/python3`) stay even for root, who can write them: host
     // tools replace files there only through their own package manager.
-    let file_out = m.is_file() && !system_file(&target);
+    // Programs are left too (a venv's `python3 -> ~/.pyenv/versions/
+    // 3.11/bin/python3`, a uv-managed interpreter): host writers that
+    // truncate a name write data files, not programs.
+    use std::os::unix::fs::PermissionsExt;
+    let program = m.permissions().mode() & 0o111 != 0;
+    let file_out = m.is_file() && !program && !system_file(&target);
     if !m.is_dir() && !file_out {
         return None;
     }
