@@ -99,7 +99,11 @@ fn conda_runtime(env: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(env.join("lib")) else {
         return out;
     };
-    for e in rd.flatten().filter(|e| runtime_name(&e.file_name())).take(16) {
+    for e in rd
+        .flatten()
+        .filter(|e| runtime_name(&e.file_name()))
+        .take(16)
+    {
         let p = e.path();
         if !e.file_type().is_ok_and(|t| t.is_dir()) {
             out.push(p);

@@ -72,7 +72,12 @@ fn a_branch_set_to_track_a_repository_the_run_made_is_not_pulled_by_host_git() {
             &["--workspace-layer", layer],
             &["sh", "-c", script],
         );
-        assert!(out(&o).contains("PLANTED"), "{layer}: {}{}", out(&o), err(&o));
+        assert!(
+            out(&o).contains("PLANTED"),
+            "{layer}: {}{}",
+            out(&o),
+            err(&o)
+        );
         let _ = host_git(&ws, &home, &["pull", "-q"]);
         assert!(
             !ws.join(".cargo/config.toml").exists(),
@@ -124,8 +129,17 @@ fn host_git_never_contacts_a_remote_address_the_run_chose() {
             &["--workspace-layer", layer],
             &["sh", "-c", &script],
         );
-        assert!(out(&o).contains("PLANTED"), "{layer}: {}{}", out(&o), err(&o));
-        for args in [&["push", "-q"][..], &["pull", "-q"], &["fetch", "-q", "--all"]] {
+        assert!(
+            out(&o).contains("PLANTED"),
+            "{layer}: {}{}",
+            out(&o),
+            err(&o)
+        );
+        for args in [
+            &["push", "-q"][..],
+            &["pull", "-q"],
+            &["fetch", "-q", "--all"],
+        ] {
             let _ = host_git(&ws, &home, args);
         }
         assert_eq!(
@@ -162,7 +176,12 @@ fn a_remote_naming_a_repository_no_run_was_granted_brings_nothing_in() {
             &["--workspace-layer", layer],
             &["sh", "-c", &script],
         );
-        assert!(out(&o).contains("PLANTED"), "{layer}: {}{}", out(&o), err(&o));
+        assert!(
+            out(&o).contains("PLANTED"),
+            "{layer}: {}{}",
+            out(&o),
+            err(&o)
+        );
         let _ = host_git(&ws, &home, &["fetch", "-q", "--all"]);
         let o2 = run_in(
             &ws,
@@ -204,7 +223,12 @@ fn repository_format_keys_of_the_hosts_repository_are_not_changed() {
             &["--workspace-layer", layer],
             &["sh", "-c", script],
         );
-        assert!(out(&o).contains("PLANTED"), "{layer}: {}{}", out(&o), err(&o));
+        assert!(
+            out(&o).contains("PLANTED"),
+            "{layer}: {}{}",
+            out(&o),
+            err(&o)
+        );
         let s = host_git(&ws, &home, &["status", "--short"]);
         assert!(
             s.status.success(),
@@ -213,7 +237,11 @@ fn repository_format_keys_of_the_hosts_repository_are_not_changed() {
             err(&o)
         );
         let s = host_git(&ws, &home, &["config", "--get", "core.bare"]);
-        assert_eq!(String::from_utf8_lossy(&s.stdout).trim(), "false", "{layer}");
+        assert_eq!(
+            String::from_utf8_lossy(&s.stdout).trim(),
+            "false",
+            "{layer}"
+        );
     }
 }
 
@@ -240,7 +268,11 @@ fn fifos_a_layered_run_makes_in_the_work_tree_do_not_reach_it() {
         let p = ws.join(n);
         let fifo = std::fs::symlink_metadata(&p)
             .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()));
-        assert!(!fifo, "{n}: the run's FIFO reached the workspace: {}", err(&o));
+        assert!(
+            !fifo,
+            "{n}: the run's FIFO reached the workspace: {}",
+            err(&o)
+        );
     }
     assert_eq!(
         std::fs::read_to_string(ws.join("README.md")).unwrap_or_default(),
@@ -273,12 +305,7 @@ fn removing_a_conda_environments_marker_does_not_unprotect_its_activation() {
                 .to_string(),
         ];
         for s in &steps {
-            let _ = run_in(
-                &ws,
-                &home,
-                &["--workspace-layer", layer],
-                &["sh", "-c", s],
-            );
+            let _ = run_in(&ws, &home, &["--workspace-layer", layer], &["sh", "-c", s]);
         }
         // The host's activation, as conda's activator runs it.
         let _ = Command::new("sh")
@@ -341,7 +368,12 @@ fn a_conda_environments_standard_library_runs_nothing_the_run_wrote() {
             &["--workspace-layer", layer],
             &["sh", "-c", &script],
         );
-        assert!(out(&o).contains("PLANTED"), "{layer}: {}{}", out(&o), err(&o));
+        assert!(
+            out(&o).contains("PLANTED"),
+            "{layer}: {}{}",
+            out(&o),
+            err(&o)
+        );
         // The host: `pixi run python ...`, an editor's interpreter probe.
         let h = Command::new(env.join("bin/python3.11"))
             .arg("-c")

@@ -74,9 +74,10 @@ impl Rules {
         let (mut reach, mut hidden) = (vec![(plan.workspace.clone(), true)], Vec::new());
         for op in fs {
             match op {
-                FsOp::Bind { path, access } => {
-                    reach.push((path.clone(), *access == crate::linux::plan::Access::ReadWrite))
-                }
+                FsOp::Bind { path, access } => reach.push((
+                    path.clone(),
+                    *access == crate::linux::plan::Access::ReadWrite,
+                )),
                 FsOp::IdmapBind { path, .. } => reach.push((path.clone(), false)),
                 FsOp::Mask { path, .. } => hidden.push(path.clone()),
                 _ => {}
@@ -484,7 +485,12 @@ fn git_inner(
         return Err("packed replace refs (host git would show other objects)".into());
     }
     if *last == "config" && (inner.len() == 1 || in_module) {
-        return config(upper, host_path, git_depth(host_path), &rules.reach_for(host_path));
+        return config(
+            upper,
+            host_path,
+            git_depth(host_path),
+            &rules.reach_for(host_path),
+        );
     }
     if *last == "commondir" && first == "worktrees" && inner.len() == 3 {
         let t = std::fs::read(upper).unwrap_or_default();

@@ -118,7 +118,10 @@ impl Reach {
             return false;
         }
         let read = self.paths.iter().any(|(g, _)| p.starts_with(g));
-        let written = self.paths.iter().any(|(g, w)| *w && (p.starts_with(g) || g.starts_with(&p)));
+        let written = self
+            .paths
+            .iter()
+            .any(|(g, w)| *w && (p.starts_with(g) || g.starts_with(&p)));
         read && !(unwritten && written)
     }
 }
@@ -225,7 +228,10 @@ mod tests {
             it("branch", "main", "remote", "origin"),
         ];
         let r = |i: &Item, new: &[Item]| redirects_host_remote(i, &host, new, &rc);
-        assert!(r(&it("remote", "origin", "url", "https://evil.test/p.git"), &[]));
+        assert!(r(
+            &it("remote", "origin", "url", "https://evil.test/p.git"),
+            &[]
+        ));
         assert!(r(
             &it("remote", "origin", "pushurl", "https://evil.test/p.git"),
             &[]
@@ -255,11 +261,21 @@ mod tests {
         }
         // A remote without a URL is fetched from its name.
         assert!(r(
-            &it("remote", private.to_str().unwrap(), "fetch", "+refs/*:refs/*"),
+            &it(
+                "remote",
+                private.to_str().unwrap(),
+                "fetch",
+                "+refs/*:refs/*"
+            ),
             &[]
         ));
         let up = d.join("ro/up");
-        for u in [up.to_str().unwrap(), "./vendor/c.git", "../ro/up", "vendor/new"] {
+        for u in [
+            up.to_str().unwrap(),
+            "./vendor/c.git",
+            "../ro/up",
+            "vendor/new",
+        ] {
             assert!(!r(&it("remote", "m", "url", u), &[]), "{u}");
         }
         // A branch's upstream: the host's remotes, or a new one the run
@@ -275,15 +291,30 @@ mod tests {
         assert!(r(&it("branch", "dev", "pushremote", "bk"), &net));
         assert!(r(&it("branch", "dev", "remote", "nourl"), &[]));
         let with_branch = [ws[0].clone(), it("branch", "dev", "remote", "cache")];
-        assert!(r(&it("branch", "dev", "merge", "refs/heads/main"), &with_branch));
+        assert!(r(
+            &it("branch", "dev", "merge", "refs/heads/main"),
+            &with_branch
+        ));
         let ok_branch = [ro[0].clone(), it("branch", "dev", "remote", "up")];
-        assert!(!r(&it("branch", "dev", "merge", "refs/heads/main"), &ok_branch));
+        assert!(!r(
+            &it("branch", "dev", "merge", "refs/heads/main"),
+            &ok_branch
+        ));
         // Submodule URLs: a local one must be readable; network ones are
         // judged in `.gitmodules`.
-        assert!(r(&it("submodule", "s", "url", private.to_str().unwrap()), &[]));
-        assert!(!r(&it("submodule", "s", "url", "https://git.test/s.git"), &[]));
+        assert!(r(
+            &it("submodule", "s", "url", private.to_str().unwrap()),
+            &[]
+        ));
+        assert!(!r(
+            &it("submodule", "s", "url", "https://git.test/s.git"),
+            &[]
+        ));
         // Unchanged: allowed.
-        assert!(!r(&it("remote", "origin", "url", "https://git.test/me/p.git"), &[]));
+        assert!(!r(
+            &it("remote", "origin", "url", "https://git.test/me/p.git"),
+            &[]
+        ));
         assert!(!r(&it("user", "x", "email", "a@b"), &[]));
     }
 }
