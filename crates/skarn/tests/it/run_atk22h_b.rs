@@ -398,3 +398,47 @@ fn a_conda_environments_standard_library_runs_nothing_the_run_wrote() {
         );
     }
 }
+
+#[test]
+fn folder_files_build_tools_and_editors_run_from_stay_the_users() {
+    // F22, F27: sbt's `.sbtopts`/`.jvmopts`, .NET's `global.json`, version
+    // files, lint-staged's TypeScript configuration, Build Server Protocol
+    // files and `rust-analyzer.toml` were written by the run; the host's
+    // sbt, dotnet, IDE or rust-analyzer would run what they name. (The
+    // tools are not installed here: judged by what reached the folder.)
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f22");
+        let (home, ws) = (t.dir("home"), t.dir("ws"));
+        std::fs::write(ws.join("build.sbt"), "name := \"p\"\n").unwrap();
+        std::fs::write(ws.join(".lintstagedrc.json"), "{}\n").unwrap();
+        std::fs::write(ws.join("global.json"), "{}\n").unwrap();
+        std::fs::write(ws.join(".nvmrc"), "20\n").unwrap();
+        let names = [
+            ".sbtopts",
+            ".jvmopts",
+            "global.json",
+            ".nvmrc",
+            ".lintstagedrc.ts",
+            ".bsp/evil.json",
+            "rust-analyzer.toml",
+        ];
+        let script = "mkdir -p .bsp; for f in .sbtopts .jvmopts global.json .nvmrc \
+                      .lintstagedrc.ts .bsp/evil.json rust-analyzer.toml; do \
+                      echo PLANTED-BY-RUN > \"$f\" 2>/dev/null; done; echo DONE";
+        let o = run_in(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", script],
+        );
+        assert!(out(&o).contains("DONE"), "{layer}: {}{}", out(&o), err(&o));
+        for n in names {
+            let got = std::fs::read_to_string(ws.join(n)).unwrap_or_default();
+            assert!(
+                !got.contains("PLANTED-BY-RUN"),
+                "{layer}: {n} was written by the run: {}",
+                err(&o)
+            );
+        }
+    }
+}
