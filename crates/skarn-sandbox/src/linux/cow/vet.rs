@@ -163,9 +163,15 @@ impl Rules {
             .rposition(|c| c.as_os_str() == ".git")
             .map(|i| n[..i].iter().collect())
             .unwrap_or_else(|| self.ws.clone());
+        // The workspace is the run's, writable, whatever made the rules
+        // (a hand-made `Rules` of the hook's file guard has no binds).
+        let mut paths = self.reach.clone();
+        if !paths.iter().any(|(p, _)| *p == self.ws) {
+            paths.push((self.ws.clone(), true));
+        }
         Reach {
             top,
-            paths: self.reach.clone(),
+            paths,
             hidden: self.hidden.clone(),
         }
     }
