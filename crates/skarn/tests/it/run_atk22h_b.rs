@@ -442,3 +442,84 @@ fn folder_files_build_tools_and_editors_run_from_stay_the_users() {
         }
     }
 }
+
+#[test]
+fn an_editable_install_in_a_python_prefix_on_path_keeps_its_project_code() {
+    // F33: `sudo pip install -e .` into a system-like prefix on PATH
+    // (`/usr/local`, `/opt/python`; here a copy of the system python under
+    // the test's directory) writes a `.pth` naming the workspace's `src`;
+    // the run rewrote the module and the host's console script ran it.
+    let py = Path::new("/usr/bin/python3.11");
+    let stdlib = Path::new("/usr/lib/python3.11");
+    if !py.is_file() || !stdlib.join("encodings").is_dir() {
+        skarn_test_support::skip!("no /usr/bin/python3.11 with its standard library");
+    }
+    let t = TempDir::new("atk22h-f33");
+    let usr = t.dir("usr");
+    std::fs::create_dir_all(usr.join("bin")).unwrap();
+    std::fs::create_dir_all(usr.join("lib")).unwrap();
+    std::fs::copy(py, usr.join("bin/python3.11")).unwrap();
+    std::os::unix::fs::symlink("python3.11", usr.join("bin/python3")).unwrap();
+    let cp = Command::new("cp")
+        .arg("-a")
+        .arg(stdlib)
+        .arg(usr.join("lib/python3.11"))
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let site = usr.join("local/lib/python3.11/dist-packages");
+    std::fs::create_dir_all(&site).unwrap();
+    let path = format!(
+        "{}:{}",
+        usr.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for layer in LAYERS {
+        let lt = TempDir::new("atk22h-f33-ws");
+        let (home, ws) = (lt.dir("home"), lt.dir("ws"));
+        std::fs::create_dir_all(ws.join("src/proj")).unwrap();
+        std::fs::write(ws.join("src/proj/__init__.py"), "").unwrap();
+        std::fs::write(
+            ws.join("src/proj/cli.py"),
+            "def main():\n    print('proj ok')\n",
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("__editable__.proj-0.1.pth"),
+            format!("{}\n", ws.join("src").display()),
+        )
+        .unwrap();
+        let marker = lt.join("PLANTED-RAN");
+        let script = format!(
+            "printf 'import os\\ndef main():\\n    os.mkdir(\"{}\")\\n' > src/proj/cli.py 2>/dev/null; \
+             echo DONE",
+            marker.display()
+        );
+        let o = run_command(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+        assert!(out(&o).contains("DONE"), "{layer}: {}{}", out(&o), err(&o));
+        // The host: the console script of the editable install.
+        let h = Command::new(usr.join("bin/python3"))
+            .args(["-c", "from proj.cli import main; main()"])
+            .env_clear()
+            .output()
+            .unwrap();
+        assert!(
+            !marker.exists(),
+            "{layer}: the prefix's python ran the module the run rewrote: {}",
+            err(&o)
+        );
+        assert!(
+            String::from_utf8_lossy(&h.stdout).contains("proj ok"),
+            "{layer}: the editable install does not load the project: {}",
+            String::from_utf8_lossy(&h.stderr)
+        );
+    }
+}
