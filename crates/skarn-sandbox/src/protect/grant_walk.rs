@@ -495,7 +495,8 @@ fn classify(
     let conda = entries
         .iter()
         .any(|e| e.file_name() == "conda-meta" && e.file_type().is_ok_and(|t| t.is_dir()));
-    if has("pyvenv.cfg") || conda {
+    // (Its activation directories count as a marker too: atk22h F13.)
+    if has("pyvenv.cfg") || conda || (has("etc") && is_conda_env(dir)) {
         w.venvs.push(dir.to_path_buf());
     }
     if has("HEAD") && ((has("objects") && has("refs")) || has("commondir")) {
@@ -628,10 +629,22 @@ pub fn is_venv(dir: &Path) -> bool {
 /// Whether `dir` is a conda prefix (a `conda-meta` directory in it): an
 /// environment made by conda, mamba, micromamba or pixi, whose activation
 /// (`conda activate`, `pixi shell`, `pixi run`) sources its
-/// `etc/conda/activate.d` scripts in the host's shell.
+/// `etc/conda/activate.d` scripts in the host's shell. Its activation
+/// directories count as a marker too: a run that removed `conda-meta`
+/// would otherwise un-protect them for the next run, and a later one put
+/// the marker back (attack atk22h F13).
 pub fn is_conda_env(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir.join("conda-meta")).is_ok_and(|m| m.is_dir())
+    let is_dir = |p: &str| std::fs::symlink_metadata(dir.join(p)).is_ok_and(|m| m.is_dir());
+    is_dir("conda-meta") || CONDA_ACTIVATION.iter().any(|a| is_dir(a))
 }
+
+/// A conda prefix's activation directories: sourced (`activate.d`,
+/// `deactivate.d`) or exported (`env_vars.d`) into the host's shell.
+pub const CONDA_ACTIVATION: &[&str] = &[
+    "etc/conda/activate.d",
+    "etc/conda/deactivate.d",
+    "etc/conda/env_vars.d",
+];
 
 /// Whether `dir` is a Python environment of either kind ([`is_venv`],
 /// [`is_conda_env`]).

@@ -96,7 +96,17 @@ const LINT_STAGED: &[&str] = &[
     "lint-staged.config.js",
     "lint-staged.config.cjs",
     "lint-staged.config.mjs",
+    // lint-staged 15.3+ loads TypeScript configuration too (atk22h F22).
+    ".lintstagedrc.ts",
+    ".lintstagedrc.mts",
+    ".lintstagedrc.cts",
+    "lint-staged.config.ts",
+    "lint-staged.config.mts",
+    "lint-staged.config.cts",
 ];
+/// sbt is set up in the folder (its launcher then reads `.sbtopts` and
+/// `.jvmopts` there).
+const SBT: &[&str] = &["build.sbt", "project/build.properties"];
 const MISE: &[&str] = &[
     "mise.toml",
     ".mise.toml",
@@ -568,6 +578,86 @@ pub const ENTRIES: &[Entry] = &[
         ".python-versions",
         Never,
         "uv runs the interpreters it names (a path too)",
+    ),
+    // Build tools and editors that run what a folder file names (attack
+    // atk22h F22, F27).
+    e(".lintstagedrc.ts", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.mts", IfAny(LINT_STAGED), "lint-staged code"),
+    e(".lintstagedrc.cts", IfAny(LINT_STAGED), "lint-staged code"),
+    e(
+        "lint-staged.config.ts",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.mts",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        "lint-staged.config.cts",
+        IfAny(LINT_STAGED),
+        "lint-staged code",
+    ),
+    e(
+        ".sbtopts",
+        IfAny(SBT),
+        "sbt's launcher options (-J-javaagent, --sbt-jar); Metals starts sbt on open",
+    ),
+    e(
+        ".jvmopts",
+        IfAny(SBT),
+        "the JVM options sbt's launcher passes (-javaagent)",
+    ),
+    e(
+        "global.json",
+        Never,
+        "the .NET SDK runs the SDK its sdk.paths name",
+    ),
+    e(
+        ".node-version",
+        Never,
+        "Node version managers run the interpreter it names (a path with some)",
+    ),
+    e(
+        ".nvmrc",
+        Never,
+        "nvm and other version managers run the Node it names",
+    ),
+    e(
+        ".ruby-version",
+        Never,
+        "Ruby version managers run the interpreter it names (a path with some)",
+    ),
+    e(
+        ".bundle",
+        Never,
+        "Bundler's project configuration (gem paths, build flags)",
+    ),
+    e(
+        ".bsp",
+        Always,
+        "Build Server Protocol connection files: IDEs start their argv on open",
+    ),
+    e(
+        "rust-analyzer.toml",
+        Always,
+        "rust-analyzer runs the commands it names (overrideCommand, proc-macro server) on open",
+    ),
+    e(
+        ".luarc.json",
+        Never,
+        "lua-language-server runs the plugin it names",
+    ),
+    e(
+        ".luarc.jsonc",
+        Never,
+        "lua-language-server runs the plugin it names",
+    ),
+    e(
+        ".bloop",
+        Never,
+        "Bloop build server project files (commands, classpaths)",
     ),
     e(
         "flake.nix",

@@ -66,10 +66,60 @@ fn entries(env: &Path) -> Vec<PathBuf> {
 /// regular files and directories (a link cannot be bound read-only; it is
 /// checked after the run).
 pub fn protected(env: &Path) -> Vec<PathBuf> {
-    entries(env)
-        .into_iter()
+    let mut v = entries(env);
+    if crate::protect::grant_walk::is_conda_env(env) {
+        v.extend(conda_runtime(env));
+    }
+    v.into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() || m.is_dir()))
         .collect()
+}
+
+/// Whether `name`, in a conda prefix's `lib`, is a Python standard
+/// library directory (`python3.11`), or the interpreter's shared library.
+fn runtime_name(name: &OsStr) -> bool {
+    let n = name.as_encoded_bytes();
+    n.starts_with(b"python") || n.starts_with(b"libpython")
+}
+
+/// Whether `name`, in a standard library directory, is where packages go
+/// (writable: `conda install`, `pixi add`, `pip install`).
+fn package_dir(name: &OsStr) -> bool {
+    name == "site-packages" || name == "dist-packages"
+}
+
+/// A conda prefix's own Python runtime (attack atk22h F11): unlike a
+/// virtual environment's, its standard library (`lib/python3.X/*` but
+/// `site-packages`: `encodings` is imported at every start, `lib-dynload`
+/// loaded) and `lib/libpython*` lie inside the prefix, so in the
+/// workspace for pixi (`.pixi/envs/`) and `conda create -p ./env`. Kept
+/// read-only entry by entry (at most 1,024); packages stay installable.
+fn conda_runtime(env: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(env.join("lib")) else {
+        return out;
+    };
+    for e in rd
+        .flatten()
+        .filter(|e| runtime_name(&e.file_name()))
+        .take(16)
+    {
+        let p = e.path();
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.push(p);
+            continue;
+        }
+        if let Ok(inner) = std::fs::read_dir(&p) {
+            out.extend(
+                inner
+                    .flatten()
+                    .filter(|i| !package_dir(&i.file_name()))
+                    .take(1024)
+                    .map(|i| i.path()),
+            );
+        }
+    }
+    out
 }
 
 /// Whether the entry `p` of the environment `env` was made or changed at
@@ -135,9 +185,28 @@ pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
 /// The rule of [`set_aside`] for one change in a copy-on-write layer
 /// (`names`: its path relative to the workspace `ws`): `Err` for an entry
 /// point of an environment the host already has.
-pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
+pub fn check_layer_change(ws: &Path, names: &[&OsStr], delete: bool) -> Result<(), String> {
+    // The marker of a conda environment the host has: removing it would
+    // un-protect the environment for the next run (attack atk22h F13);
+    // its records inside stay writable (`conda install`, `pixi add`).
+    if delete
+        && let [dir @ .., last] = names
+        && *last == "conda-meta"
+    {
+        let env: PathBuf = std::iter::once(ws.as_os_str())
+            .chain(dir.iter().copied())
+            .collect();
+        if crate::protect::grant_walk::is_conda_env(&env) {
+            return Err(
+                "a conda environment's conda-meta (without it the environment's activation                  and interpreter would not be protected in the next run)"
+                    .into(),
+            );
+        }
+    }
     // The environment's tool configuration ([`CONFIG`]), at any depth
-    // below an environment the host has.
+    // below an environment the host has; the activation directories at
+    // any depth whatever is there (an environment assembled over several
+    // runs: the scripts first, `conda-meta` later; atk22h F13).
     for k in 0..names.len() {
         for c in CONFIG {
             let comps: Vec<&str> = c.split('/').collect();
@@ -146,13 +215,30 @@ pub fn check_layer_change(ws: &Path, names: &[&OsStr]) -> Result<(), String> {
                 let env: PathBuf = std::iter::once(ws.as_os_str())
                     .chain(names[..k].iter().copied())
                     .collect();
-                if crate::protect::grant_walk::is_python_env(&env) {
+                let activation = crate::protect::grant_walk::CONDA_ACTIVATION.contains(c)
+                    && rest.len() > comps.len();
+                if activation || crate::protect::grant_walk::is_python_env(&env) {
                     return Err(format!(
                         "a Python or conda environment's {c} (the tools run from it, or its \
                          activation in the host's shell, read or run it)"
                     ));
                 }
             }
+        }
+    }
+    // A conda prefix's standard library and interpreter library.
+    for k in (0..names.len()).filter(|k| names[*k] == "lib") {
+        let runtime = names.get(k + 1).is_some_and(|n| runtime_name(n))
+            && !names.get(k + 2).is_some_and(|n| package_dir(n));
+        let env: PathBuf = std::iter::once(ws.as_os_str())
+            .chain(names[..k].iter().copied())
+            .collect();
+        if runtime && crate::protect::grant_walk::is_conda_env(&env) {
+            return Err(
+                "a conda environment's Python standard library or interpreter library (its \
+                 python loads it at every start)"
+                    .into(),
+            );
         }
     }
     let [dir @ .., bin, last] = names else {
@@ -201,8 +287,25 @@ mod tests {
         assert!(env.join("bin/tool").exists() && env.join("bin/activate").exists());
         let n = |s: &'static str| OsStr::new(s);
         let ws = tmp.path();
-        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("python3")]).is_err());
-        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("tool")]).is_ok());
-        assert!(check_layer_change(ws, &[n("other"), n("bin"), n("python")]).is_ok());
+        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("python3")], false).is_err());
+        assert!(check_layer_change(ws, &[n(".venv"), n("bin"), n("tool")], false).is_ok());
+        assert!(check_layer_change(ws, &[n("other"), n("bin"), n("python")], false).is_ok());
+        // A conda prefix: its marker stays, its records change; activation
+        // scripts are refused anywhere.
+        std::fs::create_dir_all(ws.join("env/conda-meta")).unwrap();
+        assert!(check_layer_change(ws, &[n("env"), n("conda-meta")], true).is_err());
+        assert!(check_layer_change(ws, &[n("env"), n("conda-meta"), n("p.json")], true).is_ok());
+        let act = [n("new"), n("etc"), n("conda"), n("activate.d"), n("x.sh")];
+        assert!(check_layer_change(ws, &act, false).is_err());
+        // Its standard library and libpython; not its packages.
+        let l = |s: &'static [&'static str]| s.iter().map(|x| n(x)).collect::<Vec<_>>();
+        let enc = l(&["env", "lib", "python3.11", "encodings", "__init__.py"]);
+        assert!(check_layer_change(ws, &enc, false).is_err());
+        let so = l(&["env", "lib", "libpython3.11.so.1.0"]);
+        assert!(check_layer_change(ws, &so, false).is_err());
+        let pkg = l(&["env", "lib", "python3.11", "site-packages", "m.py"]);
+        assert!(check_layer_change(ws, &pkg, false).is_ok());
+        let other = l(&["other", "lib", "python3.11", "os.py"]);
+        assert!(check_layer_change(ws, &other, false).is_ok());
     }
 }

@@ -250,7 +250,7 @@ fn a_workspace_on_tmpfs_runs_quietly_and_still_drops_planted_hooks() {
 /// atk22e: a run cannot redirect where the host's git sends the
 /// repository: an existing remote keeps its URL and gets no push URL, and
 /// a branch's upstream cannot move to a remote the host does not have;
-/// a new remote is still added. Checked with host git after the run.
+/// a new remote at a network address is not added. Checked with host git after the run.
 #[test]
 fn existing_remotes_and_upstreams_are_not_redirected() {
     if skip_without_git() {
@@ -283,9 +283,11 @@ fn existing_remotes_and_upstreams_are_not_redirected() {
         host_git(&ws, &["config", "--get", "branch.main.remote"]).trim(),
         "origin"
     );
+    // A new remote at a network address is dropped too: host git would
+    // contact it on `git fetch --all` (atk22h F29, F36, ADR 0267).
     assert_eq!(
         host_git(&ws, &["config", "--get", "remote.fork.url"]).trim(),
-        "https://fork.test/p.git"
+        ""
     );
     assert!(err(&o).contains("remote.origin.url"), "{}", err(&o));
 }

@@ -203,12 +203,26 @@ impl Apply<'_> {
                     self.refuse(&r, "a device node".into());
                     continue;
                 }
+                // A host program that opens the name (an editor, an
+                // agent's file read, `npm install` reading its lockfile)
+                // blocks forever on a FIFO and fails on a socket; the
+                // git sweep refuses them in git directories the same
+                // (attack atk22h F37).
+                FileType::Fifo | FileType::Socket => {
+                    self.refuse(
+                        &r,
+                        "a FIFO or socket (host programs opening it would hang)".into(),
+                    );
+                    continue;
+                }
                 _ => Change::Special,
             };
             if what == Change::File && vet::git_config_file(&r, git) {
                 // Dangerous items are dropped (one line each), the rest
                 // applied; a file that does not parse is refused below.
-                if let Ok(dropped) = vet::sanitize_config(&upath, &self.rules.ws.join(&r)) {
+                if let Ok(dropped) =
+                    vet::sanitize_config(self.rules, &upath, &self.rules.ws.join(&r))
+                {
                     self.out
                         .notes
                         .extend(dropped.into_iter().map(|d| format!("{}: {d}", r.display())));

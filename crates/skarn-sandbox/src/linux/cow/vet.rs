@@ -14,7 +14,7 @@ use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use crate::linux::plan::{FsOp, Plan};
-use crate::protect::git::remote_redirect::redirects_host_remote;
+use crate::protect::git::remote_redirect::{Reach, redirects_host_remote};
 
 /// What the run did to one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +58,12 @@ pub struct Rules {
     /// repositories'): writable in the layer and vetted item by item when
     /// applied ([`crate::protect::git::submodules::allowed`]).
     pub gitmodules: Vec<PathBuf>,
+    /// The host paths the run had (bound), with whether it could write
+    /// them, and the secrets masked inside: a new remote's local URL is
+    /// judged by them ([`crate::protect::git::remote_redirect`]).
+    pub reach: Vec<(PathBuf, bool)>,
+    /// Masked paths inside [`Rules::reach`].
+    pub hidden: Vec<PathBuf>,
 }
 
 impl Rules {
@@ -65,7 +71,17 @@ impl Rules {
     pub fn of(plan: &Plan, fs: &[FsOp]) -> Rules {
         let mut protected = Vec::new();
         let mut gitmodules = Vec::new();
+        let (mut reach, mut hidden) = (vec![(plan.workspace.clone(), true)], Vec::new());
         for op in fs {
+            match op {
+                FsOp::Bind { path, access } => reach.push((
+                    path.clone(),
+                    *access == crate::linux::plan::Access::ReadWrite,
+                )),
+                FsOp::IdmapBind { path, .. } => reach.push((path.clone(), false)),
+                FsOp::Mask { path, .. } => hidden.push(path.clone()),
+                _ => {}
+            }
             match op {
                 FsOp::Protect {
                     path,
@@ -133,6 +149,30 @@ impl Rules {
                 .map(|r| crate::protect::git::git_vet::global_relative_hooks(r.git_home.as_deref()))
                 .unwrap_or_default(),
             gitmodules,
+            reach,
+            hidden,
+        }
+    }
+
+    /// What the run could reach, for the repository whose configuration
+    /// file is `host_path` ([`crate::protect::git::remote_redirect::Reach`]).
+    pub(crate) fn reach_for(&self, host_path: &Path) -> Reach {
+        let n: Vec<Component> = host_path.components().collect();
+        let top = n
+            .iter()
+            .rposition(|c| c.as_os_str() == ".git")
+            .map(|i| n[..i].iter().collect())
+            .unwrap_or_else(|| self.ws.clone());
+        // The workspace is the run's, writable, whatever made the rules
+        // (a hand-made `Rules` of the hook's file guard has no binds).
+        let mut paths = self.reach.clone();
+        if !paths.iter().any(|(p, _)| *p == self.ws) {
+            paths.push((self.ws.clone(), true));
+        }
+        Reach {
+            top,
+            paths,
+            hidden: self.hidden.clone(),
         }
     }
 }
@@ -258,7 +298,7 @@ pub fn check(
         return Ok(());
     }
     if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git")) {
-        return git_inner(&n[i + 1..], what, upper, &rules.ws.join(rel), host);
+        return git_inner(rules, &n[i + 1..], what, upper, &rules.ws.join(rel), host);
     }
     // (The dependency and build trees, `target/`, `.venv/`,
     // `node_modules/`, are vetted like any other directory, as the direct
@@ -274,7 +314,7 @@ pub fn check(
             host,
             &abs,
         )?;
-        crate::protect::venv_programs::check_layer_change(&rules.ws, &n)?;
+        crate::protect::venv_programs::check_layer_change(&rules.ws, &n, what == Change::Delete)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(rel)?;
         }
@@ -390,6 +430,7 @@ pub fn check(
 /// directory itself, made in the run, is vetted whole by the caller with
 /// [`crate::protect::git::nested_git::unsafe_repo`]).
 fn git_inner(
+    rules: &Rules,
     inner: &[&OsStr],
     what: Change,
     upper: &Path,
@@ -463,7 +504,12 @@ fn git_inner(
         return Err("packed replace refs (host git would show other objects)".into());
     }
     if *last == "config" && (inner.len() == 1 || in_module) {
-        return config(upper, host_path, git_depth(host_path));
+        return config(
+            upper,
+            host_path,
+            git_depth(host_path),
+            &rules.reach_for(host_path),
+        );
     }
     if *last == "commondir" && first == "worktrees" && inner.len() == 3 {
         let t = std::fs::read(upper).unwrap_or_default();
@@ -645,7 +691,12 @@ pub(crate) fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
 /// file (`host_path`) already, with the same value; the rest reaches the
 /// repository. Returns one line per dropped item. `Err` when the text
 /// does not parse (the whole file is then refused by [`check`]).
-pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<String>, String> {
+pub(crate) fn sanitize_config(
+    rules: &Rules,
+    upper: &Path,
+    host_path: &Path,
+) -> Result<Vec<String>, String> {
+    let reach = rules.reach_for(host_path);
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a git config that is {w}"))?
         .unwrap_or_default();
@@ -661,9 +712,13 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
         return Err("git config lines that do not parse".into());
     }
     let depth = git_depth(host_path);
+    let all = pn.items.clone();
+    let sends = |it: &crate::protect::git::gitconfig::Item| {
+        redirects_host_remote(it, &po.items, &all, &reach)
+            || crate::protect::git::safe_keys::changes_repository_format(it, &po.items)
+    };
     let (mut keep, drop): (Vec<_>, Vec<_>) = pn.items.into_iter().partition(|it| {
-        (crate::protect::git::repo_vet::allowed_key_at(it, depth)
-            && !redirects_host_remote(it, &po.items))
+        (crate::protect::git::repo_vet::allowed_key_at(it, depth) && !sends(it))
             || po.items.contains(it)
     });
     if drop.is_empty() {
@@ -671,7 +726,7 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
     }
     // A redirect replaced the host's value: the host's items of that key
     // come back (the remote keeps its URL, the branch its upstream).
-    for d in drop.iter().filter(|d| redirects_host_remote(d, &po.items)) {
+    for d in drop.iter().filter(|d| sends(d)) {
         let same = |h: &&crate::protect::git::gitconfig::Item| {
             h.section == d.section && h.sub == d.sub && h.name == d.name
         };
@@ -697,8 +752,8 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
         .map(|it| {
             format!(
                 "git config {} = {:?} was dropped: it runs programs or redirects git (allowed: \
-                 identity, new remotes, branches tracking known remotes, submodules; see \
-                 docs/sandbox.md)",
+                 identity, new remotes naming a local repository the run could read, branches \
+                 tracking the host's remotes, submodules; see docs/sandbox.md)",
                 it.key(),
                 it.value.as_deref().unwrap_or("true")
             )
@@ -709,7 +764,12 @@ pub(crate) fn sanitize_config(upper: &Path, host_path: &Path) -> Result<Vec<Stri
 /// A git configuration may change only in allow-listed keys
 /// ([`crate::protect::git::repo_vet::allowed_key_at`]): every other item must be in the
 /// host's file already, with the same value.
-fn config(upper: &Path, host_path: &Path, depth: Option<usize>) -> Result<(), String> {
+fn config(
+    upper: &Path,
+    host_path: &Path,
+    depth: Option<usize>,
+    reach: &Reach,
+) -> Result<(), String> {
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a git config that is {w}"))?
         .unwrap_or_default();
@@ -729,7 +789,8 @@ fn config(upper: &Path, host_path: &Path, depth: Option<usize>) -> Result<(), St
         .iter()
         .filter(|it| {
             let allowed = crate::protect::git::repo_vet::allowed_key_at(it, depth)
-                && !redirects_host_remote(it, &old.items);
+                && !redirects_host_remote(it, &old.items, &new.items, reach)
+                && !crate::protect::git::safe_keys::changes_repository_format(it, &old.items);
             !allowed && !old.items.contains(it)
         })
         .map(|it| it.key())

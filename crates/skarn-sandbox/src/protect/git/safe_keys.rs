@@ -45,3 +45,18 @@ pub fn allowed_key(it: &Item) -> bool {
         _ => false,
     }
 }
+
+/// Whether item `it` of an EXISTING repository's configuration (the
+/// host's items `host`, not empty) changes how host git reads that
+/// repository: `core.bare`, `core.repositoryformatversion` and
+/// `extensions.*` are what `git init` writes for a new repository; set
+/// on the host's one they make every host git command there fail ("repo
+/// version is 0, but v1-only extension found", "must be run in a work
+/// tree": attack atk22h F32). Only the host's own value is kept.
+pub fn changes_repository_format(it: &Item, host: &[Item]) -> bool {
+    let format = matches!(
+        (it.section.as_str(), it.sub.is_some(), it.name.as_str()),
+        ("core", false, "bare" | "repositoryformatversion") | ("extensions", false, _)
+    );
+    format && !host.is_empty() && !host.contains(it)
+}

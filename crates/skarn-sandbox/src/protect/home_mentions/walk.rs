@@ -223,13 +223,19 @@ fn expand(home: &Path, rel: &str) -> Vec<PathBuf> {
 /// project).
 pub(super) fn site_files(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let (mut files, mut links) = (Vec::new(), Vec::new());
-    for root in ENV_ROOTS {
-        for env in expand(home, root) {
+    let mut envs: Vec<(PathBuf, &str)> = ENV_ROOTS
+        .iter()
+        .flat_map(|root| expand(home, root))
+        .map(|e| (e, "site-packages"))
+        .collect();
+    envs.extend(path_prefixes());
+    for (env, dir) in envs {
+        {
             let Ok(rd) = std::fs::read_dir(env.join("lib")) else {
                 continue;
             };
             for py in rd.flatten().take(MAX_ENVS) {
-                let site = py.path().join("site-packages");
+                let site = py.path().join(dir);
                 let Ok(rd) = std::fs::read_dir(&site) else {
                     continue;
                 };
@@ -250,6 +256,39 @@ pub(super) fn site_files(home: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     (files, links)
+}
+
+/// The prefixes of the Python interpreters on `PATH` (at most 32
+/// directories), with the name of their site directories: an editable
+/// install made with `sudo pip install -e .` into `/usr/local` or
+/// `/opt/python` names the project as one in the home does (attack atk22h
+/// F33). For `<prefix>/bin`: `<prefix>/lib/python*/site-packages` and
+/// `dist-packages`, and Debian's `<prefix>/local/lib/python*/dist-packages`.
+fn path_prefixes() -> Vec<(PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    let Some(path) = std::env::var_os("PATH") else {
+        return out;
+    };
+    for d in std::env::split_paths(&path).take(32) {
+        let has_python = std::fs::read_dir(&d).is_ok_and(|rd| {
+            rd.flatten()
+                .take(4096)
+                .any(|e| e.file_name().as_encoded_bytes().starts_with(b"python"))
+        });
+        let Some(prefix) = d.parent().filter(|_| has_python) else {
+            continue;
+        };
+        for (p, dir) in [
+            (prefix.to_path_buf(), "site-packages"),
+            (prefix.to_path_buf(), "dist-packages"),
+            (prefix.join("local"), "dist-packages"),
+        ] {
+            if !out.iter().any(|(q, n)| *q == p && *n == dir) {
+                out.push((p, dir));
+            }
+        }
+    }
+    out
 }
 
 /// The caller's crontab in the spool, when readable (root's, usually).
