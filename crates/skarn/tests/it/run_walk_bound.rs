@@ -14,12 +14,7 @@ use skarn_test_support::TempDir;
 /// `skarn run` in the direct layer, which walks the workspace before the
 /// run (the copy-on-write layer does not: a host socket in its lower
 /// directory is unreachable, ADR 0259, `run_layer_flat`).
-fn run_in(
-    ws: &Path,
-    home: &Path,
-    flags: &[&str],
-    cmd: &[&str],
-) -> std::process::Output {
+fn run_in(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> std::process::Output {
     let mut all = vec!["--workspace-layer", "direct"];
     all.extend_from_slice(flags);
     crate::common::run_in(ws, home, &all, cmd)
