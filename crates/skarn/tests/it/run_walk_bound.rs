@@ -20,6 +20,13 @@ fn run_in(ws: &Path, home: &Path, flags: &[&str], cmd: &[&str]) -> std::process:
     crate::common::run_in(ws, home, &all, cmd)
 }
 
+/// [`crate::common::probe`] in the direct layer (see [`run_in`]).
+fn probe(ws: &Path, home: &Path, flags: &[&str], args: &[&str]) -> std::process::Output {
+    let mut all = vec!["--workspace-layer", "direct"];
+    all.extend_from_slice(flags);
+    crate::common::probe(ws, home, &all, args)
+}
+
 /// The bound the tests set (quick to pass with a few hundred decoys).
 const BOUND: &str = "100";
 

@@ -186,11 +186,8 @@ impl Apply<'_> {
             let there = lstat_at(host, n);
             let upath = self.upper_root.join(&r);
             if vet::git_rebuilt_index(&r, git) {
-                // A cache git rebuilds from the objects: left out.
-                self.out.notes.push(format!(
-                    "{}: not applied (git makes it again from the objects)",
-                    r.display()
-                ));
+                // A cache git rebuilds from the objects: left out, and
+                // nothing to say.
                 continue;
             }
             if FileType::from_raw_mode(st.st_mode) == FileType::Directory {

@@ -87,6 +87,11 @@ pub fn vet_layer(upper: &Path, host: &Path, work: &Path, since: SystemTime) -> P
 fn new_packs(dir: &Path) -> Vec<String> {
     let mut stems = HashSet::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        // A pack the run removed is a whiteout here, not a new pack (a
+        // second `git gc` replaces the first's pack).
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
         let n = e.file_name().to_string_lossy().into_owned();
         if let Some(stem) = n.strip_suffix(".pack").or_else(|| n.strip_suffix(".idx")) {
             stems.insert(stem.to_string());

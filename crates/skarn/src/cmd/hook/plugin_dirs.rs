@@ -8,27 +8,32 @@
 use std::path::PathBuf;
 
 /// How many ancestors are looked at (the hook's shell, the client, ...).
+#[cfg(target_os = "linux")]
 const MAX_DEPTH: usize = 8;
 
 /// The `--plugin-dir` directories of the hook's ancestors' command lines.
+#[cfg(target_os = "linux")]
 pub fn from_parents() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    #[cfg(target_os = "linux")]
-    {
-        let mut pid = std::process::id();
-        for _ in 0..MAX_DEPTH {
-            let Some(ppid) = parent(pid) else { break };
-            if ppid <= 1 {
-                break;
-            }
-            let cwd = std::fs::read_link(format!("/proc/{ppid}/cwd")).ok();
-            if let Ok(cmdline) = std::fs::read(format!("/proc/{ppid}/cmdline")) {
-                out.extend(plugin_dirs(&cmdline, cwd.as_deref()));
-            }
-            pid = ppid;
+    let mut pid = std::process::id();
+    for _ in 0..MAX_DEPTH {
+        let Some(ppid) = parent(pid) else { break };
+        if ppid <= 1 {
+            break;
         }
+        let cwd = std::fs::read_link(format!("/proc/{ppid}/cwd")).ok();
+        if let Ok(cmdline) = std::fs::read(format!("/proc/{ppid}/cmdline")) {
+            out.extend(plugin_dirs(&cmdline, cwd.as_deref()));
+        }
+        pid = ppid;
     }
     out
+}
+
+/// Elsewhere none are found (docs/hook.md says so).
+#[cfg(not(target_os = "linux"))]
+pub fn from_parents() -> Vec<PathBuf> {
+    Vec::new()
 }
 
 /// The parent of `pid` (`/proc/PID/stat`, the field after the command's
@@ -42,6 +47,7 @@ fn parent(pid: u32) -> Option<u32> {
 
 /// The `--plugin-dir DIR` and `--plugin-dir=DIR` values of a NUL-separated
 /// command line, relative ones against `cwd`.
+#[cfg(any(target_os = "linux", test))]
 fn plugin_dirs(cmdline: &[u8], cwd: Option<&std::path::Path>) -> Vec<PathBuf> {
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
