@@ -46,22 +46,15 @@ pub fn leads_out(link: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
     writable(&target).then_some(target)
 }
 
-/// Whether `p` lies where the system keeps programs and libraries.
+/// Whether `p` lies where the system keeps programs and libraries (the
+/// system directories every run may read and run, but `/etc`, whose files
+/// are data; and `/snap`).
 fn system_file(p: &Path) -> bool {
-    [
-        "/usr",
-        "/bin",
-        "/sbin",
-        "/lib",
-        "/lib32",
-        "/lib64",
-        "/libx32",
-        "/opt",
-        "/nix/store",
-        "/snap",
-    ]
-    .iter()
-    .any(|s| p.starts_with(s))
+    crate::policy::SYSTEM_EXEC_DIRS
+        .iter()
+        .filter(|d| **d != "/etc")
+        .chain(&["/snap"])
+        .any(|s| p.starts_with(s))
 }
 
 fn writable(d: &Path) -> bool {

@@ -185,9 +185,13 @@ impl Apply<'_> {
             }
             let there = lstat_at(host, n);
             let upath = self.upper_root.join(&r);
-            if vet::git_rebuilt_index(&r, git) {
+            let plain = matches!(
+                FileType::from_raw_mode(st.st_mode),
+                FileType::RegularFile | FileType::Directory
+            );
+            if plain && vet::git_rebuilt_index(&r, git) {
                 // A cache git rebuilds from the objects: left out, and
-                // nothing to say.
+                // nothing to say (a link there is refused below, and said).
                 continue;
             }
             if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
