@@ -53,6 +53,7 @@ pub mod path_shadow;
 pub mod path_shadow_walk;
 pub mod path_words;
 pub mod persistence;
+pub(crate) mod persistence_entries;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
 #[cfg(unix)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::protect::persistence_entries::LEFTHOOK;
 
 #[test]
 fn entries_are_unique_relative_and_explained() {
