@@ -164,6 +164,8 @@ mod run_host_loads_22f;
 #[cfg(target_os = "linux")]
 mod run_host_runs_22b;
 #[cfg(target_os = "linux")]
+mod run_index_differential;
+#[cfg(target_os = "linux")]
 mod run_lifecycle;
 #[cfg(target_os = "linux")]
 mod run_limits;

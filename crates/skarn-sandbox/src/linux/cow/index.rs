@@ -111,10 +111,15 @@ pub(super) fn vet_index(
         }
         None => false,
     };
+    let hash_len = rules
+        .ws
+        .join(rel)
+        .parent()
+        .map_or(20, crate::protect::git::object_format::oid_len);
     if let Some((t, true)) = &top {
-        staged_gitmodules(rules, rel, upper, t, old.as_deref(), &new)?;
+        staged_gitmodules(rules, rel, upper, t, old.as_deref(), &new, hash_len)?;
     }
-    match vet(old.as_deref(), &new, &protected) {
+    match vet(old.as_deref(), &new, hash_len, &protected) {
         Verdict::Keep => Ok(Vec::new()),
         Verdict::Refuse(why) => Err(why),
         Verdict::Rewrite(bytes, notes) => {
@@ -138,12 +143,17 @@ fn staged_gitmodules(
     top: &Path,
     old: Option<&[u8]>,
     new: &[u8],
+    hash_len: usize,
 ) -> Result<(), String> {
     use crate::protect::git::index_vet::staged_oid;
-    let Some(oid) = staged_oid(new, b".gitmodules") else {
+    let Some(oid) = staged_oid(new, hash_len, b".gitmodules") else {
         return Ok(());
     };
-    if old.and_then(|o| staged_oid(o, b".gitmodules")).as_deref() == Some(oid.as_str()) {
+    if old
+        .and_then(|o| staged_oid(o, hash_len, b".gitmodules"))
+        .as_deref()
+        == Some(oid.as_str())
+    {
         return Ok(());
     }
     let (Some(upper_git), Some(host_git)) = (

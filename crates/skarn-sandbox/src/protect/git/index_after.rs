@@ -27,7 +27,8 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
         Some("it is too large to vet".to_string())
     } else {
         let b = std::fs::read(&index).ok()?;
-        match crate::protect::git::index_vet::staged_entries(&b) {
+        let hash_len = crate::protect::git::object_format::oid_len(&git);
+        match crate::protect::git::index_vet::staged_entries(&b, hash_len) {
             None => Some("it does not parse as git's index".to_string()),
             Some(entries) => planted(top, &git, &entries, since),
         }

@@ -75,31 +75,84 @@ fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
-/// The checksum length `b` was written with: 20 (SHA-1) or 32 (SHA-256),
-/// whichever checks; with a zero checksum, the one whose entries parse.
-fn parse(b: &[u8]) -> Option<Index> {
+/// The low 12 bits of an entry's flags: its name's length, or this
+/// value when the name is that long or longer (then git reads to the NUL).
+const NAME_MASK: u16 = 0x0fff;
+
+/// Parse `b` as an index whose object ids are `hash_len` bytes (the
+/// repository's object format: [`super::object_format::oid_len`]) the
+/// way git's `read_index_from` does. The checksum must hold (or be all
+/// zeros: `index.skipHash`). Where git would read the bytes another way
+/// than a plain front-to-back reading does (a name whose length in the
+/// flags disagrees with its NUL, the entry blocks and extension offset the
+/// `IEOT` and `EOIE` extensions give git's threaded loader), the index
+/// does not parse: it is refused, never read one way here and another way
+/// by git.
+fn parse(b: &[u8], hash_len: usize) -> Option<Index> {
     if b.len() > MAX_INDEX || b.get(..4)? != b"DIRC" {
         return None;
     }
-    for hash_len in [20, 32] {
-        let Some(body_len) = b.len().checked_sub(hash_len) else {
-            continue;
+    let body_len = b.len().checked_sub(hash_len)?;
+    let (body, sum) = b.split_at(body_len);
+    let zero = sum.iter().all(|x| *x == 0);
+    let good = zero
+        || match hash_len {
+            20 => sha1(body)[..] == *sum,
+            32 => sha2::Sha256::digest(body)[..] == *sum,
+            _ => false,
         };
-        let (body, sum) = b.split_at(body_len);
-        let zero = sum.iter().all(|x| *x == 0);
-        let good = zero
-            || match hash_len {
-                20 => sha1(body)[..] == *sum,
-                _ => sha2::Sha256::digest(body)[..] == *sum,
-            };
-        if good && let Some(ix) = parse_with(b, body_len, hash_len, zero) {
-            return Some(ix);
-        }
+    if !good {
+        return None;
     }
-    None
+    let (ix, starts) = parse_with(b, body_len, hash_len, zero)?;
+    threaded_view_agrees(b, &ix, &starts, body_len, hash_len).then_some(ix)
 }
 
-fn parse_with(b: &[u8], body_len: usize, hash_len: usize, zero: bool) -> Option<Index> {
+/// Each entry's path as git reads it: the name's length comes from the
+/// flags unless it is [`NAME_MASK`] (then up to the NUL), and the byte
+/// after the name must be its NUL. `prev` is the previous entry's path
+/// (version 4 names drop bytes from its end and add their own). Returns
+/// the path and the offset just past the name's NUL.
+fn entry_path(
+    b: &[u8],
+    at: usize,
+    body_len: usize,
+    flags: u16,
+    version: u32,
+    prev: &[u8],
+) -> Option<(Vec<u8>, usize)> {
+    let area = b.get(..body_len)?;
+    let mut at = at;
+    let mut path = Vec::new();
+    if version == 4 {
+        // A varint of the bytes dropped from the previous path, then the
+        // rest of this one.
+        let (drop, n) = varint(area.get(at..)?)?;
+        at += n;
+        let keep = prev.len().checked_sub(usize::try_from(drop).ok()?)?;
+        path.extend_from_slice(&prev[..keep]);
+    }
+    let own = match flags & NAME_MASK {
+        NAME_MASK => area.get(at..)?.iter().position(|c| *c == 0)?,
+        len => usize::from(len).checked_sub(path.len())?,
+    };
+    let name = area.get(at..at.checked_add(own)?)?;
+    if name.contains(&0) || *area.get(at + own)? != 0 {
+        return None;
+    }
+    path.extend_from_slice(name);
+    if flags & NAME_MASK != NAME_MASK && path.len() != usize::from(flags & NAME_MASK) {
+        return None;
+    }
+    Some((path, at + own + 1))
+}
+
+fn parse_with(
+    b: &[u8],
+    body_len: usize,
+    hash_len: usize,
+    zero: bool,
+) -> Option<(Index, Vec<usize>)> {
     let version = u32_at(b, 4)?;
     if !(2..=4).contains(&version) {
         return None;
@@ -107,6 +160,7 @@ fn parse_with(b: &[u8], body_len: usize, hash_len: usize, zero: bool) -> Option<
     let count = u32_at(b, 8)? as usize;
     let mut at = 12;
     let mut entries = Vec::with_capacity(count.min(1 << 20));
+    let mut starts = Vec::with_capacity(count.min(1 << 20));
     let mut prev: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = at;
@@ -125,28 +179,18 @@ fn parse_with(b: &[u8], body_len: usize, hash_len: usize, zero: bool) -> Option<
         } else {
             (None, 0)
         };
-        let path = if version == 4 {
-            // A varint of the bytes dropped from the previous path, then
-            // the rest of this one.
-            let (drop, n) = varint(b.get(at..body_len)?)?;
-            at += n;
-            let keep = prev.len().checked_sub(usize::try_from(drop).ok()?)?;
-            let end = at + b.get(at..body_len)?.iter().position(|c| *c == 0)?;
-            let mut p = prev[..keep].to_vec();
-            p.extend_from_slice(&b[at..end]);
-            at = end + 1;
-            p
+        let (path, after) = entry_path(b, at, body_len, flags, version, &prev)?;
+        at = if version == 4 {
+            after
         } else {
-            let end = at + b.get(at..body_len)?.iter().position(|c| *c == 0)?;
-            let p = b[at..end].to_vec();
             // Padded with NULs to a multiple of 8 bytes (1 to 8 of them).
-            at = start + ((end - start + 8) & !7);
-            p
+            start + ((after - 1 - start + 8) & !7)
         };
         if at > body_len {
             return None;
         }
         prev.clone_from(&path);
+        starts.push(start);
         entries.push(Entry {
             path,
             mode,
@@ -157,6 +201,7 @@ fn parse_with(b: &[u8], body_len: usize, hash_len: usize, zero: bool) -> Option<
             ext,
         });
     }
+    starts.push(at);
     let mut extensions = Vec::new();
     while at < body_len {
         let sig: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
@@ -168,12 +213,84 @@ fn parse_with(b: &[u8], body_len: usize, hash_len: usize, zero: bool) -> Option<
         extensions.push((sig, at, end));
         at = end;
     }
-    Some(Index {
+    let ix = Index {
         entries,
         extensions,
         hash_len,
         skip_hash: zero,
-    })
+    };
+    Some((ix, starts))
+}
+
+/// Whether git's threaded loader would read what [`parse_with`] read.
+/// Git looks for an `EOIE` extension at a fixed place before the
+/// checksum; when there is one, it reads the extensions from the offset
+/// it gives and the entries in the blocks an `IEOT` extension lists
+/// (each block's first name read with no previous one). `starts` holds
+/// each entry's offset and, last, the end of the entries.
+fn threaded_view_agrees(
+    b: &[u8],
+    ix: &Index,
+    starts: &[usize],
+    body_len: usize,
+    hash_len: usize,
+) -> bool {
+    let ends_at = starts.last().copied().unwrap_or(12);
+    let eoie_len = 4 + hash_len;
+    let tail = body_len.checked_sub(8 + eoie_len);
+    let eoie_at_tail = tail.is_some_and(|t| {
+        b.get(t..t + 4) == Some(b"EOIE".as_slice()) && u32_at(b, t + 4) == Some(eoie_len as u32)
+    });
+    let listed = |sig: &[u8; 4]| ix.extensions.iter().filter(|(s, _, _)| s == sig).count();
+    if listed(b"EOIE") > 1 || listed(b"IEOT") > 1 {
+        return false;
+    }
+    if eoie_at_tail {
+        let t = tail.unwrap_or_default();
+        // The EOIE git finds must be the last extension read here, and
+        // point where the entries end.
+        if ix.extensions.last().map(|(s, a, _)| (*s, *a)) != Some((*b"EOIE", t))
+            || u32_at(b, t + 8) != Some(ends_at as u32)
+        {
+            return false;
+        }
+    } else if listed(b"EOIE") > 0 {
+        return false;
+    }
+    let Some((_, s, e)) = ix.extensions.iter().find(|(s, _, _)| s == b"IEOT") else {
+        return true;
+    };
+    // Version (1), then (offset, count) pairs.
+    let data = &b[s + 8..*e];
+    if data.len() < 4 || (data.len() - 4) % 8 != 0 || u32_at(data, 0) != Some(1) {
+        return false;
+    }
+    let mut next = 0usize;
+    for pair in data[4..].chunks_exact(8) {
+        let (Some(offset), Some(nr)) = (u32_at(pair, 0), u32_at(pair, 4)) else {
+            return false;
+        };
+        if starts.get(next) != Some(&(offset as usize)) {
+            return false;
+        }
+        // A version 4 block's first name must not lean on the previous
+        // entry's (git's loader starts the block with none).
+        if let Some(first) = ix.entries.get(next)
+            && next > 0
+            && u32_at(b, 4) == Some(4)
+        {
+            let name_at = first.ext_at.map_or(first.flags_at + 2, |x| x + 2);
+            match varint(&b[name_at..]) {
+                Some((drop, _)) if drop as usize == ix.entries[next - 1].path.len() => {}
+                _ => return false,
+            }
+        }
+        next = match next.checked_add(nr as usize) {
+            Some(n) => n,
+            None => return false,
+        };
+    }
+    next == ix.entries.len()
 }
 
 /// Git's offset varint (version 4 paths): the value and its length.
@@ -204,19 +321,25 @@ pub enum Verdict {
 }
 
 /// Vet `new` (the run's index) against `old` (the host's before the run,
-/// if there was one). `protected` says whether a path of the repository
+/// if there was one), read with object ids of `hash_len` bytes (the
+/// repository's format). `protected` says whether a path of the repository
 /// (relative to its top, `/`-separated; with whether the host's index
 /// tracked it) is one the run could not write.
-pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8], bool) -> bool) -> Verdict {
+pub fn vet(
+    old: Option<&[u8]>,
+    new: &[u8],
+    hash_len: usize,
+    protected: &dyn Fn(&[u8], bool) -> bool,
+) -> Verdict {
     if old == Some(new) {
         return Verdict::Keep;
     }
-    let Some(ix) = parse(new) else {
+    let Some(ix) = parse(new, hash_len) else {
         return Verdict::Refuse(
             "the index the run left does not parse as git's index: the host's is kept".into(),
         );
     };
-    let before = old.and_then(parse);
+    let before = old.and_then(|o| parse(o, hash_len));
     let prior = |e: &Entry| {
         before.as_ref().and_then(|o| {
             o.entries
@@ -300,8 +423,8 @@ pub fn vet(old: Option<&[u8]>, new: &[u8], protected: &dyn Fn(&[u8], bool) -> bo
 
 /// The object id (hex) the index `b` stages at `path` (stage 0), if it
 /// parses and has one.
-pub fn staged_oid(b: &[u8], path: &[u8]) -> Option<String> {
-    let ix = parse(b)?;
+pub fn staged_oid(b: &[u8], hash_len: usize, path: &[u8]) -> Option<String> {
+    let ix = parse(b, hash_len)?;
     let e = ix
         .entries
         .iter()
@@ -310,8 +433,8 @@ pub fn staged_oid(b: &[u8], path: &[u8]) -> Option<String> {
 }
 
 /// The stage-0 entries of the index `b`: path, mode, object id (hex).
-pub fn staged_entries(b: &[u8]) -> Option<Vec<(Vec<u8>, u32, String)>> {
-    let ix = parse(b)?;
+pub fn staged_entries(b: &[u8], hash_len: usize) -> Option<Vec<(Vec<u8>, u32, String)>> {
+    let ix = parse(b, hash_len)?;
     Some(
         ix.entries
             .iter()
@@ -327,59 +450,11 @@ pub fn staged_entries(b: &[u8]) -> Option<Vec<(Vec<u8>, u32, String)>> {
     )
 }
 
-/// SHA-1 (git's index checksum; not used for anything secret).
+/// SHA-1 (git's index checksum and object ids; not used for anything
+/// secret).
 pub(crate) fn sha1(data: &[u8]) -> [u8; 20] {
-    let mut h: [u32; 5] = [
-        0x6745_2301,
-        0xEFCD_AB89,
-        0x98BA_DCFE,
-        0x1032_5476,
-        0xC3D2_E1F0,
-    ];
-    let mut msg = data.to_vec();
-    let bits = (data.len() as u64).wrapping_mul(8);
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
-    }
-    msg.extend_from_slice(&bits.to_be_bytes());
-    for block in msg.chunks_exact(64) {
-        let mut w = [0u32; 80];
-        for (i, c) in block.chunks_exact(4).enumerate() {
-            w[i] = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
-        }
-        for i in 16..80 {
-            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
-        }
-        let [mut a, mut b, mut c, mut d, mut e] = h;
-        for (i, wi) in w.iter().enumerate() {
-            let (f, k) = match i {
-                0..=19 => ((b & c) | (!b & d), 0x5A82_7999),
-                20..=39 => (b ^ c ^ d, 0x6ED9_EBA1),
-                40..=59 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
-                _ => (b ^ c ^ d, 0xCA62_C1D6),
-            };
-            let t = a
-                .rotate_left(5)
-                .wrapping_add(f)
-                .wrapping_add(e)
-                .wrapping_add(k)
-                .wrapping_add(*wi);
-            e = d;
-            d = c;
-            c = b.rotate_left(30);
-            b = a;
-            a = t;
-        }
-        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
-            *x = x.wrapping_add(y);
-        }
-    }
-    let mut out = [0u8; 20];
-    for (i, x) in h.iter().enumerate() {
-        out[i * 4..i * 4 + 4].copy_from_slice(&x.to_be_bytes());
-    }
-    out
+    use sha1::Digest as _;
+    sha1::Sha1::digest(data).into()
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ pub mod nested_git;
 pub mod new_commits;
 #[cfg(target_os = "linux")]
 pub mod new_packs;
+#[cfg(unix)]
+pub mod object_format;
 #[cfg(target_os = "linux")]
 pub(crate) mod pack_read;
 pub mod program_keys;

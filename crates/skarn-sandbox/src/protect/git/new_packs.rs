@@ -103,19 +103,9 @@ fn new_packs(dir: &Path) -> Vec<String> {
 }
 
 /// Bytes of an object id of the repository at `git` (its configuration's
-/// `extensions.objectFormat`).
+/// `extensions.objectFormat`, read as git reads it).
 fn oid_len(git: &Path) -> usize {
-    let text = std::fs::read_to_string(git.join("config")).unwrap_or_default();
-    let flat: String = text
-        .to_ascii_lowercase()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    if flat.contains("objectformat=sha256") {
-        32
-    } else {
-        20
-    }
+    crate::protect::git::object_format::oid_len(git)
 }
 
 /// `Ok(Some(why))`: the new packs must be set aside.
