@@ -273,6 +273,15 @@ impl HostFacts {
                     .map(|g| g.path.as_path()),
             )
             .collect();
+        // A secret file outside every grant can still have another name
+        // inside one (a hard link in the workspace: attack atk22i F5):
+        // its place is kept among the secret paths' other names, whose
+        // hard links the reservation step looks for.
+        let secret_targets: Vec<PathBuf> = found
+            .iter()
+            .filter(|t| t.secret)
+            .map(|t| t.target.clone())
+            .collect();
         found.retain(|t| {
             // `/` or an ancestor of the home is no file a host program
             // runs: a link re-pointed there must not make every path a
@@ -305,6 +314,16 @@ impl HostFacts {
                 || t.hops.iter().any(|h| writable(h))
         });
         self.trusted = found;
+        for t in secret_targets {
+            let too_wide =
+                t.parent().is_none() || self.home.as_ref().is_some_and(|h| h.starts_with(&t));
+            if !too_wide
+                && !self.trusted.iter().any(|k| k.target == t)
+                && !self.secret_aliases.contains(&t)
+            {
+                self.secret_aliases.push(t);
+            }
+        }
     }
 
     /// The workspace is not a project directory (`why`), and the user

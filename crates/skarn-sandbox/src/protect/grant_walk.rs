@@ -209,41 +209,55 @@ impl Inodes {
     }
 }
 
-/// Files below each directory of `places[from..]` (path, secret), added
-/// to `places` so that a hard link of one (`~/.aws/credentials` when
-/// `~/.aws` is listed) is found too: 3 levels, 128 entries per directory
-/// listed, 4096 in all, links followed as the host programs would.
-pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) {
-    let mut total = 0usize;
+/// Entries [`add_files_below`] looks at, in all.
+pub const MAX_BELOW_ENTRIES: usize = 50_000;
+/// Levels [`add_files_below`] goes down.
+const BELOW_LEVELS: usize = 8;
+
+/// Files below each directory of `places[from..]` (path, secret) that
+/// have another name (a non-directory whose link count, links followed
+/// as host programs follow them, is above one), added to `places`, so
+/// that a hard link of one (`~/.aws/credentials` when `~/.aws` is
+/// listed) is found too. A file with one link has no other name: only
+/// those with more are recorded, so the walk can go 8 levels down and
+/// look at [`MAX_BELOW_ENTRIES`] entries (a month of gcloud's logs beside
+/// its `legacy_credentials` is a few hundred: attack atk22i F3). Returns
+/// false when that bound stopped it (the caller says so).
+pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = 0usize;
     let dirs: Vec<(PathBuf, bool)> = places[from..]
         .iter()
         .filter(|(p, _)| p.is_dir())
         .cloned()
         .collect();
     for (dir, secret) in dirs {
-        let mut each = 0usize;
         let mut stack = vec![(dir, 0usize)];
         while let Some((d, level)) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
             };
             for e in rd.flatten() {
-                if each >= 128 || total >= 4096 {
-                    break;
+                if seen >= MAX_BELOW_ENTRIES {
+                    return false;
                 }
-                each += 1;
-                total += 1;
+                seen += 1;
                 let p = e.path();
-                if p.is_dir() {
-                    if level + 1 < 3 && !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                let Ok(m) = std::fs::metadata(&p) else {
+                    continue;
+                };
+                if m.is_dir() {
+                    if level + 1 < BELOW_LEVELS && !link {
                         stack.push((p, level + 1));
                     }
-                } else {
+                } else if m.nlink() > 1 {
                     places.push((p, secret));
                 }
             }
         }
     }
+    true
 }
 
 /// What one walk found.

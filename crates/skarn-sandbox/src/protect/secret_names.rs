@@ -32,9 +32,16 @@ pub struct Found {
 
 /// The other names of `policy`'s hidden places inside its grants.
 pub fn find(policy: &Policy, host: &HostFacts) -> Found {
-    let hidden = hidden_places(policy, host);
+    let (hidden, complete) = hidden_places(policy, host);
     let grants = grant_roots(policy);
     let mut found = Found::default();
+    if !complete {
+        found.cut = Some(format!(
+            "the hidden directories hold more than {} entries: files past them were not looked \
+             at for other names (hard links) in the read grants",
+            crate::protect::grant_walk::MAX_BELOW_ENTRIES
+        ));
+    }
     for (m, orig) in mount_names(&hidden, &read_mountinfo()) {
         if inside_any(&m, &grants) && !covered(&m, &hidden) {
             found.hide.push((m, orig));
@@ -110,7 +117,7 @@ pub fn find(policy: &Policy, host: &HostFacts) -> Found {
 }
 
 /// The hidden places, canonical, with the files of hidden directories.
-fn hidden_places(policy: &Policy, host: &HostFacts) -> Vec<PathBuf> {
+fn hidden_places(policy: &Policy, host: &HostFacts) -> (Vec<PathBuf>, bool) {
     let mut named: Vec<PathBuf> = crate::policy::default_secret_paths(host.home.as_deref());
     named.extend(host.secret_aliases.iter().cloned());
     named.extend(
@@ -125,11 +132,11 @@ fn hidden_places(policy: &Policy, host: &HostFacts) -> Vec<PathBuf> {
         .filter_map(|p| std::fs::canonicalize(&p).ok())
         .map(|p| (p, true))
         .collect();
-    crate::protect::grant_walk::add_files_below(&mut places, 0);
+    let complete = crate::protect::grant_walk::add_files_below(&mut places, 0);
     let mut out: Vec<PathBuf> = places.into_iter().map(|(p, _)| p).collect();
     out.sort();
     out.dedup();
-    out
+    (out, complete)
 }
 
 /// Whether `p` is hidden anyway (a hidden place or below one).

@@ -188,6 +188,8 @@ mod run_overlap;
 #[cfg(target_os = "linux")]
 mod run_round3_22d;
 #[cfg(target_os = "linux")]
+mod run_secret_links_atk22i;
+#[cfg(target_os = "linux")]
 mod run_tool_homes_22;
 #[cfg(target_os = "linux")]
 mod run_toolchains_22;

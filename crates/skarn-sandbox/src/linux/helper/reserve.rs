@@ -353,7 +353,13 @@ fn nested_repos(
     let mut places: Vec<(PathBuf, bool)> = ops.iter().map(|(p, _, m)| (p.clone(), *m)).collect();
     let named = places.len();
     places.extend(r.aliases.iter().cloned());
-    crate::protect::grant_walk::add_files_below(&mut places, named);
+    if !crate::protect::grant_walk::add_files_below(&mut places, named) {
+        notes.degraded.push(format!(
+            "the secret and protected directories hold more than {} entries: files past them \
+             were not looked at for other names (hard links) inside the writable grants",
+            crate::protect::grant_walk::MAX_BELOW_ENTRIES
+        ));
+    }
     let mut inodes = crate::protect::grant_walk::Inodes::default();
     for (i, (p, _)) in places.iter().enumerate() {
         // The home's names are followed to the file host programs open.

@@ -363,6 +363,9 @@ fn alias_places(policy: &Policy, host: &HostFacts) -> Vec<(PathBuf, bool)> {
     // them): a hard link inside a writable grant is hidden too (attack
     // atk27d F4).
     out.extend(policy.deny_read.iter().map(|g| (g.path.clone(), true)));
+    // Other names of the default secret paths, and secret files named by
+    // the caller's variables or git outside every grant (atk22i F5).
+    out.extend(host.secret_aliases.iter().map(|p| (p.clone(), true)));
     if let Some(home) = &host.home {
         let rc = ENTRIES
             .iter()
