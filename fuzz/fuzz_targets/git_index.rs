@@ -26,37 +26,10 @@ fn repo() -> &'static tempfile::TempDir {
     })
 }
 
-type Entries = Vec<(Vec<u8>, u32, String)>;
-
-fn git_entries(index: &[u8]) -> Option<Entries> {
+fn git_entries(index: &[u8]) -> Option<skarn_test_support::git_index::Entries> {
     let dir = repo().path();
     std::fs::write(dir.join(".git/index"), index).ok()?;
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "index.threads=1", "ls-files", "-s", "-z"])
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let mut v = Vec::new();
-    for rec in out.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-        let tab = rec.iter().position(|b| *b == b'\t')?;
-        let head = String::from_utf8_lossy(&rec[..tab]).into_owned();
-        let mut f = head.split(' ');
-        let (mode, oid, stage) = (f.next()?, f.next()?, f.next()?);
-        if stage == "0" {
-            v.push((
-                rec[tab + 1..].to_vec(),
-                u32::from_str_radix(mode, 8).ok()?,
-                oid.to_string(),
-            ));
-        }
-    }
-    Some(v)
+    skarn_test_support::git_index::git_ls_files(dir)
 }
 
 fuzz_target!(|data: &[u8]| {

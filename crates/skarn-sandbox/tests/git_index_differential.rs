@@ -11,53 +11,21 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use skarn_sandbox::protect::git::index_vet::staged_entries;
+use skarn_test_support::git_index::git_ls_files;
 use std::path::Path;
 use std::process::Command;
-
-type Entries = Vec<(Vec<u8>, u32, String)>;
 
 fn git(dir: &Path, args: &[&str]) -> Option<std::process::Output> {
     Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "index.threads=1",
-        ])
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args(args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env_remove("GIT_INDEX_FILE")
         .output()
         .ok()
-}
-
-/// Git's stage-0 entries of the index at `.git/index` of `repo`, or
-/// `None` when git refuses it.
-fn git_entries(repo: &Path) -> Option<Entries> {
-    let o = git(repo, &["ls-files", "-s", "-z"])?;
-    if !o.status.success() {
-        return None;
-    }
-    let mut v = Vec::new();
-    for rec in o.stdout.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-        let tab = rec.iter().position(|b| *b == b'\t')?;
-        let head = String::from_utf8_lossy(&rec[..tab]).into_owned();
-        let mut f = head.split(' ');
-        let (mode, oid, stage) = (f.next()?, f.next()?, f.next()?);
-        if stage == "0" {
-            v.push((
-                rec[tab + 1..].to_vec(),
-                u32::from_str_radix(mode, 8).ok()?,
-                oid.to_string(),
-            ));
-        }
-    }
-    Some(v)
 }
 
 fn with_checksum(mut body: Vec<u8>) -> Vec<u8> {
@@ -103,14 +71,14 @@ fn compare(repo: &Path, body: Vec<u8>) -> Result<(), String> {
         return Ok(());
     };
     std::fs::write(repo.join(".git/index"), &bytes).unwrap();
-    let Some(theirs) = git_entries(repo) else {
+    let Some(theirs) = git_ls_files(repo) else {
         return Ok(());
     };
     if ours == theirs {
         return Ok(());
     }
     // A loaded host can make one git run fail oddly: look twice.
-    match git_entries(repo) {
+    match git_ls_files(repo) {
         Some(again) if again != ours => Err(format!(
             "git reads {again:?}\nwe read {ours:?}\nindex {bytes:?}"
         )),

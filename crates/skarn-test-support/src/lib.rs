@@ -25,6 +25,7 @@
 
 pub mod bins;
 pub mod bridge;
+pub mod git_index;
 pub mod sink;
 pub mod skip;
 pub mod temp;
