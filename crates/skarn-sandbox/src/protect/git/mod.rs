@@ -30,6 +30,8 @@ pub mod new_packs;
 pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
+pub mod ref_repair;
+#[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
