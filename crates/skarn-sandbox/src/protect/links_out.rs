@@ -134,6 +134,13 @@ pub fn check_layer_link(ws: &Path, abs: &Path, upper: &Path) -> Result<(), Strin
     let Ok(t) = std::fs::read_link(upper) else {
         return Ok(());
     };
+    check_link_text(ws, abs, &t)
+}
+
+/// [`check_layer_link`] for the link text `t` of a link that would be
+/// made at `abs`: one a commit or the index stages (host `git checkout`
+/// makes it; attack atk22h F21).
+pub fn check_link_text(ws: &Path, abs: &Path, t: &Path) -> Result<(), String> {
     // `dir/..` is resolved by the kernel after `dir`, which may be a link
     // (this layer's or the host's): the lexical place says nothing of
     // where it leads (attack atk22h F10).

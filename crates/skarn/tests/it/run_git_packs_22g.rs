@@ -15,7 +15,7 @@ use skarn_test_support::TempDir;
 const LAYERS: &[&str] = &["direct", "cow"];
 
 /// Past the after-run check's clock margin (what is here is the user's).
-fn settle() {
+pub(super) fn settle() {
     std::thread::sleep(std::time::Duration::from_millis(200));
 }
 
@@ -31,7 +31,7 @@ fn repo(t: &TempDir, ws: &Path) -> String {
 
 /// Shell lines (in the workspace, inside the run) making a commit whose
 /// tree holds `.envrc` (running `touch marker`) on branch `agent`.
-fn planted_commit(marker: &Path) -> String {
+pub(super) fn planted_commit(marker: &Path) -> String {
     format!(
         "G='git -c user.name=a -c user.email=a@a'; \
          b=$(printf 'touch {m}\\n' | git hash-object -w --stdin); \

@@ -118,6 +118,7 @@ pub(super) fn vet_index(
         .map_or(20, crate::protect::git::object_format::oid_len);
     if let Some((t, true)) = &top {
         staged_gitmodules(rules, rel, upper, t, old.as_deref(), &new, hash_len)?;
+        staged_links(rules, rel, upper, t, old.as_deref(), &new, hash_len)?;
     }
     match vet(old.as_deref(), &new, hash_len, &protected) {
         Verdict::Keep => Ok(Vec::new()),
@@ -180,4 +181,55 @@ fn staged_gitmodules(
     r.map_err(|why| {
         format!("the run staged a .gitmodules through the index: {why}; the host's index is kept")
     })
+}
+
+/// A link the run staged through the index only that leads out of the
+/// work tree (refused in the layer itself): host `git checkout -- .`
+/// would make it (attack atk22h F21).
+fn staged_links(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+    top: &Path,
+    old: Option<&[u8]>,
+    new: &[u8],
+    hash_len: usize,
+) -> Result<(), String> {
+    use crate::protect::git::index_vet::staged_entries;
+    let Some(entries) = staged_entries(new, hash_len) else {
+        return Ok(());
+    };
+    let before = old
+        .and_then(|o| staged_entries(o, hash_len))
+        .unwrap_or_default();
+    let (Some(upper_git), Some(host_git)) = (
+        upper.parent(),
+        rules.ws.join(rel).parent().map(Path::to_path_buf),
+    ) else {
+        return Ok(());
+    };
+    let root = rules.ws.join(top);
+    for (path, mode, oid) in &entries {
+        if *mode & 0o170000 != 0o120000
+            || before
+                .iter()
+                .any(|(p, m, o)| p == path && m == mode && o == oid)
+        {
+            continue;
+        }
+        let p = String::from_utf8_lossy(path);
+        let Some((_, text)) =
+            crate::protect::git::new_packs::read_object(upper_git, &host_git, oid)
+        else {
+            return Err(format!(
+                "the run staged a link at {p} whose target cannot be read: the host's index is kept"
+            ));
+        };
+        if let Err(why) = crate::protect::git::commit_walk::link_out(&root, &p, &text) {
+            return Err(format!(
+                "the run staged {p} through the index, {why}: the host's index is kept"
+            ));
+        }
+    }
+    Ok(())
 }

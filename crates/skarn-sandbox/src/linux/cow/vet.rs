@@ -491,6 +491,24 @@ fn git_inner(
                 .into(),
         );
     }
+    // A loose object is named by its content's hash; a file that is not
+    // (an old object's file rewritten, say HEAD's tree) would be read by
+    // host git as that object.
+    if what == Change::File
+        && let [objects, d, f] = inner
+        && *objects == "objects"
+        && let (Some(d), Some(f)) = (d.to_str(), f.to_str())
+        && d.len() == 2
+        && (f.len() == 38 || f.len() == 62)
+        && d.bytes().chain(f.bytes()).all(|b| b.is_ascii_hexdigit())
+        && !crate::protect::git::new_commits::loose_file_matches(upper, &format!("{d}{f}"))
+    {
+        return Err(
+            "an object file whose content is not the object it names (host git would read it \
+             in place of that object)"
+                .into(),
+        );
+    }
     if tail2 == ["info", "grafts"] {
         return Err("grafts (host git would show and check out other history)".into());
     }

@@ -182,6 +182,15 @@ fn tree_unsafe(
             }
             continue;
         }
+        // A link host `git checkout` would make that leads out of the
+        // work tree to a directory or file the user can write (refused
+        // in the layer itself; attack atk22h F21).
+        if mode == b"120000"
+            && let Some((_, text)) = src.read(&oid)
+            && let Err(why) = link_out(work.root, &path, &text)
+        {
+            return Some(format!("holds {path}, {why}"));
+        }
         if here {
             if users_own(src, work, &path, &mode, &oid) {
                 continue;
@@ -239,6 +248,15 @@ fn users_own(
         return false;
     };
     matches!(src.read(oid), Some((k, body)) if k == "blob" && body == mine)
+}
+
+/// Whether the link with text `text` at `path` of the work tree `root`
+/// leads out of it to a place the user can write
+/// ([`crate::protect::links_out::check_link_text`]).
+pub(crate) fn link_out(root: &Path, path: &str, text: &[u8]) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Path::new(std::ffi::OsStr::from_bytes(text));
+    crate::protect::links_out::check_link_text(root, &root.join(path), t)
 }
 
 /// The object id on the first line of a commit or tag, after `key`.

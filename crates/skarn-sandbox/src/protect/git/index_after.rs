@@ -53,6 +53,20 @@ fn planted(
     let mut head: Option<Option<String>> = None;
     for (path, mode, oid) in entries {
         let p = String::from_utf8_lossy(path);
+        // A link out of the work tree (attack atk22h F21), unless HEAD
+        // has it there.
+        if *mode & 0o170000 == 0o120000
+            && let Some((_, text)) = read(git, oid)
+            && let Err(why) = crate::protect::git::commit_walk::link_out(top, &p, &text)
+        {
+            let at_head = head
+                .get_or_insert_with(|| head_tree(git))
+                .as_deref()
+                .and_then(|t| entry_at(git, t, &p));
+            if at_head.as_deref() != Some(oid.as_str()) {
+                return Some(format!("stages {p}, {why}"));
+            }
+        }
         if !crate::protect::git::commit_walk::protected(&p) {
             continue;
         }

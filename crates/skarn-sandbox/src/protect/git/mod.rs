@@ -32,6 +32,8 @@ pub mod object_format;
 pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
+pub mod ref_repair;
+#[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;

@@ -1,0 +1,156 @@
+//! `skarn run`, attack atk22h (issue 22), the git side left open (helper
+//! h22i): refs moved to a commit that was set aside (F38), replace refs
+//! in every repository a run can write (F15), links out of the work tree
+//! staged in a commit or the index (F21), refs kept in the reftable
+//! format (F40), and a loose object file rewritten with other content.
+//! Each test makes the attack for real, in both workspace layers, in the
+//! workspace's repository and in a `--write` grant's, and judges from
+//! outside: host git still works, did not check out the planted content,
+//! and the planted command did not run.
+
+use std::path::{Path, PathBuf};
+
+use super::run_atk22h::{host_git, repo, run_script};
+use super::run_git_packs_22g::{planted_commit, settle};
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+const LAYERS: &[&str] = &["direct", "cow"];
+
+/// One place to attack: the workspace's repository, or a `--write`
+/// grant's outside it.
+struct Place {
+    home: PathBuf,
+    ws: PathBuf,
+    /// The repository attacked.
+    repo: PathBuf,
+    flags: Vec<String>,
+}
+
+fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
+    let mut v = Vec::new();
+    for (what, grant) in [("workspace", false), ("write grant", true)] {
+        let home = t.dir(&format!("{what}-home").replace(' ', "-"));
+        let ws = t.dir(&format!("{what}-ws").replace(' ', "-"));
+        git(&ws, &["init", "-q"]);
+        let (repo_dir, flags) = if grant {
+            let lib = t.dir(&format!("{what}-lib").replace(' ', "-"));
+            (
+                lib.clone(),
+                vec!["--write".to_string(), lib.display().to_string()],
+            )
+        } else {
+            (ws.clone(), Vec::new())
+        };
+        repo(&repo_dir);
+        v.push((
+            what,
+            Place {
+                home,
+                ws,
+                repo: repo_dir,
+                flags,
+            },
+        ));
+    }
+    v
+}
+
+fn run_in(p: &Place, layer: &str, script: &str) -> String {
+    let flags: Vec<&str> = p.flags.iter().map(String::as_str).collect();
+    let s = format!("cd {} && {script}", p.repo.display());
+    let o = run_script(&p.ws, &p.home, layer, &flags, &s);
+    format!("{}{}", out(&o), err(&o))
+}
+
+fn rev(dir: &Path, home: &Path, what: &str) -> Option<String> {
+    let o = host_git(dir, home, &["rev-parse", "--verify", "-q", what]);
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// Host `git reset --hard` (and `checkout -- .`), then direnv's step:
+/// `.envrc` sourced if it is there.
+fn host_resets(dir: &Path, home: &Path) {
+    let _ = host_git(dir, home, &["reset", "-q", "--hard"]);
+    let _ = host_git(dir, home, &["checkout", "--", "."]);
+    if dir.join(".envrc").exists() {
+        let _ = std::process::Command::new("sh")
+            .arg(dir.join(".envrc"))
+            .current_dir(dir)
+            .output();
+    }
+}
+
+#[test]
+fn a_branch_moved_to_a_commit_set_aside_is_put_back() {
+    // F38: the run commits planted content on the user's branch; the
+    // commit is set aside, and the branch must not be left naming it
+    // ("fatal: bad object HEAD" for every host git command).
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f38");
+        for (what, p) in places(&t) {
+            let before = rev(&p.repo, &p.home, "HEAD").unwrap();
+            settle();
+            let marker = t.join(&format!("PLANTED-{what}"));
+            let script = format!(
+                "{}git update-ref HEAD $(git rev-parse agent) && echo RAN",
+                planted_commit(&marker)
+            );
+            let said = run_in(&p, layer, &script);
+            let log = host_git(&p.repo, &p.home, &["log", "--oneline"]);
+            assert!(
+                log.status.success(),
+                "{layer}, {what}: host git log fails after the run: {} / {said}",
+                err(&log)
+            );
+            assert_eq!(
+                rev(&p.repo, &p.home, "HEAD").as_deref(),
+                Some(before.as_str()),
+                "{layer}, {what}: the branch was not put back: {said}"
+            );
+            let _ = host_git(&p.repo, &p.home, &["checkout", "-q", "agent"]);
+            host_resets(&p.repo, &p.home);
+            assert!(
+                !marker.exists(),
+                "{layer}, {what}: host git checked out the planted .envrc: {said}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_link_out_of_the_work_tree_in_a_commit_or_the_index_is_not_checked_out() {
+    // F21: the layer refuses the link `out -> ~/.local/bin` itself; the
+    // same link in a commit (branch `agent`) or staged in the index
+    // would be made by host `git checkout`.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f21");
+        let bin = t.dir("outside/.local/bin");
+        for (what, p) in places(&t) {
+            settle();
+            let script = format!(
+                "L=$(printf %s {b} | git hash-object -w --stdin) && \
+                 git update-index --add --cacheinfo 120000,$L,out && \
+                 c=$(git -c user.name=a -c user.email=a@a commit-tree $(git write-tree) -p HEAD \
+                 -m out) && git update-ref refs/heads/agent $c && echo RAN",
+                b = bin.display()
+            );
+            let said = run_in(&p, layer, &script);
+            // The index form: the work tree gets what the index stages.
+            let _ = host_git(&p.repo, &p.home, &["checkout", "--", "."]);
+            let link = p.repo.join("out");
+            assert!(
+                std::fs::symlink_metadata(&link).is_err(),
+                "{layer}, {what}: host `git checkout -- .` made the link the run staged: {said}"
+            );
+            // The commit form.
+            let _ = host_git(&p.repo, &p.home, &["checkout", "-q", "-f", "agent"]);
+            assert!(
+                std::fs::read_link(&link).map_or(true, |l| !l.starts_with(&bin)),
+                "{layer}, {what}: host `git checkout agent` made the link out: {said}"
+            );
+        }
+    }
+}
