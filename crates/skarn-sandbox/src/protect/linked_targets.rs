@@ -16,28 +16,78 @@ const MAX_CHILDREN: usize = 256;
 /// Targets kept per base (past it the rest are not followed).
 const MAX_TARGETS: usize = 512;
 
-/// Where `p` leads: itself resolved when it exists, else its resolved
-/// directory with its name (a dangling link: where the name would be
-/// created). `None`: neither resolves.
+/// Links followed per path at most (the kernel's own limit).
+const MAX_HOPS: usize = 40;
+
+/// Where `p` leads, resolved as the kernel resolves it when a program
+/// opens or creates it: each link on the way is followed where it stands
+/// (a `..` after a link climbs from the link's target), and the first
+/// missing component ends the lookup, the rest kept as written (where a
+/// dangling `.cargo -> tools/cargo` makes `.cargo/config.toml` be created:
+/// attack atk22h F35). A link at the end is followed too (creating a file
+/// through a dangling link creates its target). `None`: a loop, or more
+/// than [`MAX_HOPS`] links.
+pub fn kernel_path(p: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut todo: Vec<std::ffi::OsString> = Vec::new();
+    let push = |todo: &mut Vec<std::ffi::OsString>, q: &Path| {
+        for c in q.components().rev() {
+            match c {
+                Component::Normal(n) => todo.push(n.to_os_string()),
+                Component::ParentDir => todo.push("..".into()),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    let mut out = if p.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        std::env::current_dir().ok()?
+    };
+    push(&mut todo, p);
+    let (mut hops, mut missing) = (0usize, false);
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&c);
+        if !missing {
+            match std::fs::symlink_metadata(&next) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    hops += 1;
+                    if hops > MAX_HOPS {
+                        return None;
+                    }
+                    let t = std::fs::read_link(&next).ok()?;
+                    if t.is_absolute() {
+                        out = PathBuf::from("/");
+                    }
+                    push(&mut todo, &t);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(_) => missing = true,
+            }
+        }
+        out = next;
+    }
+    Some(out)
+}
+
+/// When a directory on the way to `p` is a link (`.cargo/config.toml`
+/// with `.cargo -> cfg/cargo`): where the kernel puts `p` (its resolved
+/// directory with its own name; a link at `p` itself is left to the
+/// caller). `None`: no link on the way, or it does not resolve.
+pub fn through_linked_dir(p: &Path) -> Option<PathBuf> {
+    let (dir, name) = (p.parent()?, p.file_name()?);
+    let real = kernel_path(dir)?;
+    (real != dir).then(|| real.join(name))
+}
+
+/// Where `p` leads ([`kernel_path`]).
 fn real(p: &Path) -> Option<PathBuf> {
-    if let Ok(r) = std::fs::canonicalize(p) {
-        return Some(r);
-    }
-    let name = p.file_name()?;
-    let mut r = std::fs::canonicalize(p.parent()?).ok()?;
-    // A dangling link's own text, followed once (`post-checkout ->
-    // ../../scripts/post-checkout` that the run could create).
-    if let Ok(t) = std::fs::read_link(p) {
-        let to = r.join(t);
-        return Some(
-            match (to.parent().map(std::fs::canonicalize), to.file_name()) {
-                (Some(Ok(d)), Some(n)) => d.join(n),
-                _ => to,
-            },
-        );
-    }
-    r.push(name);
-    Some(r)
+    kernel_path(p)
 }
 
 /// The protected paths of `base` (its persistence entries, its git
@@ -126,5 +176,32 @@ mod tests {
         }
         assert!(!got.contains(&top), "{got:?}");
         assert!(!got.iter().any(|g| g.ends_with("notes.md")), "{got:?}");
+    }
+
+    #[test]
+    fn a_dangling_link_on_the_way_leads_where_the_name_would_be_made() {
+        let t = skarn_test_support::TempDir::new("linked-targets-dangling");
+        let p = t.dir("p");
+        t.dir("p/up");
+        std::os::unix::fs::symlink("tools/cargo", p.join(".cargo")).unwrap();
+        std::os::unix::fs::symlink("scripts/envrc", p.join(".envrc")).unwrap();
+        let top = std::fs::canonicalize(&p).unwrap();
+        let got: Vec<PathBuf> = of(&p).into_iter().map(|(t, _)| t).collect();
+        for want in [
+            "tools/cargo/config.toml",
+            "tools/cargo/config",
+            "scripts/envrc",
+        ] {
+            assert!(got.contains(&top.join(want)), "{want} missing: {got:?}");
+        }
+        // `..` after a link climbs from where the link leads.
+        std::os::unix::fs::symlink(top.join("up"), p.join("l")).unwrap();
+        assert_eq!(
+            kernel_path(&top.join("l/../x/y")),
+            Some(top.join("x/y")),
+            "climbs from the target's parent"
+        );
+        std::os::unix::fs::symlink("loop", p.join("loop")).unwrap();
+        assert_eq!(kernel_path(&top.join("loop/x")), None);
     }
 }

@@ -11,7 +11,8 @@
 //! write outside the grants (`package-lock.json -> ~/.bashrc`: host npm
 //! rewrites it; atk22h F26). Links to the system's files
 //! (`.venv/bin/python -> /usr/bin/python3`) and to what the user cannot
-//! write stay: a host writer cannot write there through them.
+//! write stay: a host writer cannot write there through them. The same
+//! walk sets aside the FIFOs the run made (host readers would hang).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -100,6 +101,10 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
                 todo.push(p);
                 continue;
             }
+            if std::os::unix::fs::FileTypeExt::is_fifo(&ft) {
+                found.extend(fifo_made(&p, since_s));
+                continue;
+            }
             if !ft.is_symlink() {
                 continue;
             }
@@ -125,6 +130,25 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
         }
     }
     found
+}
+
+/// A FIFO the run made (changed since `since_s`) is set aside: a host
+/// program opening its name to read (an agent's file tool, an editor,
+/// `npm install` reading a lockfile) would hang. The copy-on-write layer
+/// refuses them (attack atk22h F37); this is the direct mode's and the
+/// other grants' check.
+fn fifo_made(p: &Path, since_s: i64) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).ok()?;
+    if m.ctime() < since_s {
+        return None;
+    }
+    let aside = crate::protect::set_aside::set_aside(p, "skarn-fifo");
+    Some(format!(
+        "{} is a FIFO the run made (host programs opening it would hang): {}",
+        p.display(),
+        aside.describe("remove it unless you made it")
+    ))
 }
 
 /// The copy-on-write check of one new link `upper` (in the layer) at

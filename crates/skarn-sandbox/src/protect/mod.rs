@@ -48,6 +48,8 @@ pub mod mise_env;
 #[cfg(unix)]
 pub mod owner_only;
 #[cfg(unix)]
+pub mod package_json;
+#[cfg(unix)]
 pub mod path_shadow;
 #[cfg(unix)]
 pub mod path_shadow_walk;

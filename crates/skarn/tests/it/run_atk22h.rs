@@ -25,7 +25,7 @@ pub(super) fn repo(dir: &Path) {
 
 /// `sh -c script` in `ws` under `skarn run` with `layer` and `flags`; the
 /// script ends with `echo RAN`, which must have run (the attack was made).
-pub(super) fn run_script(
+pub(crate) fn run_script(
     ws: &Path,
     home: &Path,
     layer: &str,
@@ -42,7 +42,7 @@ pub(super) fn run_script(
 }
 
 /// Host git in `dir`, with the user's (empty) configuration of `home`.
-pub(super) fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])

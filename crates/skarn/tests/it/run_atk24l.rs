@@ -252,7 +252,7 @@ fn f11_scripts_a_granted_projects_configuration_names_stay_read_only() {
 
 /// Whether Claude Code goes on with a Write of `path` in the project `ws`
 /// (exit 2 or a deny stops it).
-fn write_goes_on(ws: &Path, home: &Path, path: &Path) -> bool {
+pub(crate) fn write_goes_on(ws: &Path, home: &Path, path: &Path) -> bool {
     let input = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
         "tool_use_id": "t1", "cwd": ws, "tool_input": {"file_path": path, "content": "x"}});
     let mut c = Command::new(exe())

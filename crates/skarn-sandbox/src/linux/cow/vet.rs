@@ -358,6 +358,18 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
+    // lint-staged's configuration in any `package.json` (host git hooks
+    // run what it names): the rest of the file may change, that key not.
+    if what == Change::File
+        && n.last().is_some_and(|l| *l == "package.json")
+        && crate::protect::package_json::changes_lint_staged(upper, &abs)
+    {
+        return Err(
+            "package.json with another lint-staged configuration (host git hooks run the \
+             commands it names on the next commit)"
+                .into(),
+        );
+    }
     // Environment files agents load at start (ADR 0246): judged by what
     // they set.
     if let Some(last) = n.last()

@@ -125,6 +125,16 @@ impl GitLayer {
             {
                 continue;
             }
+            // A write grant of the `.git` or inside it (`--write .git`) on
+            // its mount: the layer takes its writes, vetted (atk22h F23).
+            if let FsOp::Bind {
+                path,
+                access: Access::ReadWrite,
+            } = &op
+                && super::absorb::absorbed(&self.git, path)
+            {
+                continue;
+            }
             let after =
                 matches!(&op, FsOp::Bind { path, access: Access::ReadWrite } if *path == ws);
             out.push(op);

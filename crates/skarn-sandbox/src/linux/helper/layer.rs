@@ -99,6 +99,21 @@ pub(super) fn start(plan: &Plan, report: &mut RestrictionReport) -> Option<Cow> 
         ));
         return None;
     }
+    for op in &plan.fs {
+        if let FsOp::Bind {
+            path,
+            access: Access::ReadWrite,
+        } = op
+            && path != ws
+            && super::absorb::absorbed(ws, path)
+        {
+            report.notes.push(format!(
+                "{} (a write grant inside the workspace) is written through the workspace's \
+                 copy-on-write layer: its changes are vetted and applied after the run",
+                path.display()
+            ));
+        }
+    }
     report.notes.push(format!(
         "workspace {}: written through a copy-on-write layer ({}); its changes are applied \
          after the run, those to protected paths refused",
@@ -160,6 +175,12 @@ impl Cow {
             // A repository's config in the workspace stays writable in the
             // layer: its changes are vetted key by key when applied.
             .filter(|op| !matches!(op, FsOp::Protect { path, .. } if in_layer(path)))
+            // A write grant inside the workspace on its mount: the layer
+            // takes its writes (vetted), no bind over it (atk22h F23).
+            .filter(|op| {
+                !matches!(op, FsOp::Bind { path, access: Access::ReadWrite }
+                    if *path != ws && super::absorb::absorbed(&ws, path))
+            })
             .map(|op| match op {
                 FsOp::Bind {
                     path,

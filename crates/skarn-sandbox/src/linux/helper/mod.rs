@@ -23,6 +23,7 @@
 //! ([`stage_status`]). All three are single-threaded, so allocating
 //! between fork and exec is safe.
 
+mod absorb;
 mod cgroup;
 mod dead_index;
 pub mod dead_runs;

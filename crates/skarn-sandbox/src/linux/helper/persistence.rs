@@ -45,6 +45,10 @@ pub(crate) struct Before {
     /// below the top (attack atk24l F12).
     #[serde(default)]
     top_gits: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// The `package.json` at the top of each writable grant written
+    /// directly, for its lint-staged key.
+    #[serde(default)]
+    package_json: crate::protect::package_json::Saved,
 }
 
 /// The `.git` entries at the tops of `roots` other than `ws`, each with
@@ -113,6 +117,11 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .as_ref()
             .map(|a| top_gits(&a.vet_roots, &plan.workspace))
             .unwrap_or_default(),
+        package_json: plan
+            .after_run
+            .as_ref()
+            .map(|a| crate::protect::package_json::before(&a.vet_roots))
+            .unwrap_or_default(),
     }
 }
 
@@ -173,7 +182,23 @@ fn file_system_now() -> std::time::SystemTime {
 pub(super) fn layered_others(plan: &Plan) -> Option<AfterRun> {
     let a = plan.after_run.as_ref()?;
     let ws = &plan.workspace;
-    let outside = |p: &PathBuf| !p.starts_with(ws);
+    // A write grant inside the workspace on another mount keeps its bind
+    // (the layer does not show it), so its writes are checked here like
+    // those of the grants outside (attack atk22h F23).
+    let bound_inside: Vec<PathBuf> = plan
+        .fs
+        .iter()
+        .filter_map(|op| match op {
+            FsOp::Bind {
+                path,
+                access: crate::linux::plan::Access::ReadWrite,
+            } if path != ws && path.starts_with(ws) && !super::absorb::absorbed(ws, path) => {
+                Some(path.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    let outside = |p: &PathBuf| !p.starts_with(ws) || bound_inside.iter().any(|b| p.starts_with(b));
     let mut o = a.clone();
     o.vet_roots.retain(outside);
     o.other_tops.retain(outside);
@@ -205,6 +230,7 @@ pub(super) fn before_layered(
         nested_inodes: inodes(nested),
         walk_cut,
         layered: true,
+        package_json: crate::protect::package_json::before(&others.vet_roots),
     }
 }
 
@@ -347,5 +373,6 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
         found.extend(crate::protect::rebase_todo::after(t));
     }
     found.extend(crate::linux::lapse::check(&saved.snapshots));
+    found.extend(crate::protect::package_json::after(&saved.package_json));
     found
 }

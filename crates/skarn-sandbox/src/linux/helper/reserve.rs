@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::release::{Reserved, open_dir};
 use super::ws_entries::WsEntries;
-use crate::linux::plan::{FsOp, Plan, Reservation};
+use crate::linux::plan::{Access, FsOp, Plan, Reservation};
 use crate::protect::placeholder::{is_placeholder, make_socket_inode};
 
 /// Messages of the reservation step.
@@ -100,7 +100,8 @@ pub(super) fn reserve(
     // the run writes directly, so it must be known before the run.)
     let defer =
         layered && layer_covers(&plan.fs, &ws) && r.nested_roots.iter().all(|p| *p == r.workspace);
-    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes, defer);
+    let mut pins = Vec::new();
+    let nested = nested_repos(r, &mut ops, &mut empty_kind, notes, defer, &mut pins);
     // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
     // their `config.worktree` (read with extensions.worktreeConfig; an
     // empty one is harmless) and `commondir`, `gitdir` (where host git in
@@ -153,6 +154,7 @@ pub(super) fn reserve(
     // 0181): nothing is reserved or bound read-only in it, every change is
     // vetted before it reaches the repository.
     ops.retain(|(p, _, _)| !git_layer.iter().any(|g| p.starts_with(g)));
+    through_links(&mut ops, &r.nested_roots);
     let mut done = Resolved {
         layered,
         ws: ws.clone(),
@@ -165,6 +167,10 @@ pub(super) fn reserve(
         known_dir: (lock_fd >= 0).then(|| ws.clone()),
         ..Resolved::default()
     };
+    // (Pins first: a protection below a pinned directory is mounted on
+    // the pin, not hidden by it.)
+    done.steps
+        .extend(pins.into_iter().map(|path| FsOp::Pin { path }));
     for op in ops {
         resolve(op, &empty_kind, &mut done, notes);
     }
@@ -286,7 +292,14 @@ pub(super) fn layer_covers(fs: &[FsOp], ws: &Path) -> bool {
             | FsOp::Stage { path, .. } => path,
             _ => return false,
         };
-        p != ws && p.starts_with(ws)
+        let absorbed = matches!(
+            op,
+            FsOp::Bind {
+                access: Access::ReadWrite,
+                ..
+            }
+        ) && super::absorb::absorbed(ws, p);
+        p != ws && p.starts_with(ws) && !absorbed
     })
 }
 
@@ -320,7 +333,15 @@ pub(super) fn workspace_protections(r: &Reservation) -> (Vec<PathBuf>, Option<St
     only_ws.nested_roots = vec![r.workspace.clone()];
     let (mut ops, mut empty_kind) = (Vec::new(), Vec::new());
     let mut notes = ReserveNotes::default();
-    nested_repos(&only_ws, &mut ops, &mut empty_kind, &mut notes, false);
+    nested_repos(
+        &only_ws,
+        &mut ops,
+        &mut empty_kind,
+        &mut notes,
+        false,
+        &mut Vec::new(),
+    );
+    through_links(&mut ops, &only_ws.nested_roots);
     let paths = ops
         .into_iter()
         .filter(|(p, reserve, mask)| !mask && (*reserve || std::fs::symlink_metadata(p).is_ok()))
@@ -347,6 +368,7 @@ fn nested_repos(
     empty_kind: &mut Vec<PathBuf>,
     notes: &mut ReserveNotes,
     defer_ws: bool,
+    pins: &mut Vec<PathBuf>,
 ) -> Vec<PathBuf> {
     // Other names of protected places (hard links, another mount of the
     // same tree): the same device and inode, wherever the name is.
@@ -489,6 +511,18 @@ fn nested_repos(
     }
     // Virtual environments (activated or not): their start-up files.
     for v in &w.venvs {
+        // A conda prefix's marker stays where it is (a mount point cannot
+        // be removed or renamed; its records stay writable for `conda
+        // install`): with it gone the prefix's programs were no longer
+        // protected in the next run (attack atk22h F13, direct mode; the
+        // copy-on-write layer refuses its removal).
+        let meta = v.join("conda-meta");
+        if crate::protect::grant_walk::is_conda_env(v)
+            && std::fs::symlink_metadata(&meta).is_ok_and(|m| m.is_dir())
+            && r.nested_roots.iter().any(|root| meta.starts_with(root))
+        {
+            pins.push(meta);
+        }
         // (Only inside the grants: an environment a grant lies in has its
         // `pyvenv.cfg` outside them.)
         for p in crate::protect::venv_guard::protected(v)
@@ -702,6 +736,33 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
             reserve_if: Vec::new(),
         }
     });
+}
+
+/// A protected path below a linked directory of a writable grant
+/// (`.cargo/config.toml` with `.cargo -> cfg/cargo`, dangling or not) is
+/// where the kernel puts it: that path is protected instead (a bind
+/// refuses a path through a link, so the run could not start: attack
+/// atk22h F17; and a dangling link's target would be made unprotected:
+/// F35). One that leads out of every writable grant is not writable:
+/// dropped.
+fn through_links(ops: &mut Vec<Op>, roots: &[PathBuf]) {
+    let mut seen: std::collections::HashSet<PathBuf> = ops.iter().map(|o| o.0.clone()).collect();
+    let mut out = Vec::with_capacity(ops.len());
+    for (p, reserve, mask) in ops.drain(..) {
+        if !roots.iter().any(|r| p.starts_with(r)) {
+            out.push((p, reserve, mask));
+            continue;
+        }
+        match crate::protect::linked_targets::through_linked_dir(&p) {
+            None => out.push((p, reserve, mask)),
+            Some(q) => {
+                if roots.iter().any(|r| q.starts_with(r)) && seen.insert(q.clone()) {
+                    out.push((q, reserve, mask));
+                }
+            }
+        }
+    }
+    *ops = out;
 }
 
 /// Whether another run holds the workspace `ws`'s lock (every run holds it

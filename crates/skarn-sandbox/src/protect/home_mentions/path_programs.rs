@@ -16,12 +16,12 @@
 //! protects them), and an entry that links into a grant is the PATH
 //! guard's too (`path_shadow`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Scanner;
-use super::words::{find_path, normalise};
+use super::words::{SEPARATORS, find_path, normalise};
 
 /// Entries of the `PATH` directories looked at, in all.
 pub(crate) const MAX_PATH_ENTRIES: usize = 65_536;
@@ -37,6 +37,7 @@ impl Scanner {
         let mut seen_dirs = HashSet::new();
         let mut entries = 0usize;
         let mut bytes = 0u64;
+        let mut resolved = Resolved::default();
         for d in dirs {
             if !d.is_absolute() {
                 continue;
@@ -79,11 +80,14 @@ impl Scanner {
                         MAX_SCRIPT_BYTES >> 20
                     ));
                 }
-                if !self.may_name_a_grant(&text) {
-                    continue;
-                }
+                let literal = self.may_name_a_grant(&text);
                 let text = String::from_utf8_lossy(&text).into_owned();
-                self.script_lines(&p, &text);
+                if literal {
+                    self.script_lines(&p, &text);
+                }
+                if !self.all_found() {
+                    self.resolved_words(&p, &text, &mut resolved);
+                }
                 if self.all_found() {
                     return;
                 }
@@ -136,10 +140,87 @@ impl Scanner {
     }
 }
 
-/// The text of `p` when it is a script (a regular file starting `#!`),
-/// its bytes added to `total`; `None` for anything else (one read of two
-/// bytes for a program).
+/// Directories of absolute words already resolved, and how many were.
+#[derive(Default)]
+struct Resolved {
+    dirs: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+/// Directories of script words resolved at most (past it, words are
+/// matched as written only, and the reading says it stopped).
+const MAX_RESOLVED_DIRS: usize = 20_000;
+
+impl Scanner {
+    /// Each absolute word of the script `f` resolved as the kernel
+    /// resolves it (a doubled slash, `.`, `..` after a link, a link on
+    /// the way such as `~/src -> /data`): a mention when it lands in a
+    /// grant, whatever name the script used (attack atk22h F9).
+    fn resolved_words(&mut self, f: &Path, text: &str, r: &mut Resolved) {
+        let home = self.home_text.clone();
+        for (i, line) in text.split(['\r', '\n']).enumerate() {
+            if i > 0 && line.trim_start().starts_with('#') {
+                continue;
+            }
+            let norm = normalise(line.trim_start_matches("#!"), &home);
+            for w in norm.split(|c: char| c.is_whitespace() || SEPARATORS.contains(&c)) {
+                // (What follows an expansion is not known: its directory is.)
+                let w = w.split(['$', '*', '?']).next().unwrap_or("");
+                if !w.starts_with('/') || w.len() < 2 {
+                    continue;
+                }
+                let clean = lexical(w);
+                let (Some(dir), Some(name)) = (clean.parent(), clean.file_name()) else {
+                    continue;
+                };
+                if !r.dirs.contains_key(dir) {
+                    if r.dirs.len() >= MAX_RESOLVED_DIRS {
+                        return self.over(format!(
+                            "the scripts of the PATH directories name more than \
+                             {MAX_RESOLVED_DIRS} directories"
+                        ));
+                    }
+                    let real = crate::protect::linked_targets::kernel_path(dir);
+                    r.dirs.insert(dir.to_path_buf(), real);
+                }
+                let Some(Some(real)) = r.dirs.get(dir) else {
+                    continue;
+                };
+                let mut full = real.join(name);
+                if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
+                    && let Some(t) = crate::protect::linked_targets::kernel_path(&full)
+                {
+                    full = t;
+                }
+                let hit = self
+                    .targets
+                    .iter()
+                    .position(|t| t.canons.iter().any(|c| full.starts_with(c)));
+                if let Some(t) = hit {
+                    self.found(t, f, i + 1, w.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// `w` with empty and `.` components dropped (`..` is the kernel's, left
+/// to the resolution).
+fn lexical(w: &str) -> PathBuf {
+    let mut p = PathBuf::from("/");
+    for c in w.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        p.push(c);
+    }
+    p
+}
+
+/// The text of `p` when it is a script, its bytes added to `total`;
+/// `None` for anything else. A script is a regular file starting `#!`,
+/// or an executable one with no NUL in its first bytes: `execve` refuses
+/// a text file without `#!` and every POSIX shell then runs it as a shell
+/// script itself (attack atk22h F14). A program costs one read of its
+/// first bytes (ELF at two).
 fn script(p: &Path, total: &mut u64) -> Option<Vec<u8>> {
+    use std::os::unix::fs::PermissionsExt;
     let m = std::fs::metadata(p).ok()?;
     if !m.is_file() || m.len() < 2 {
         return None;
@@ -148,10 +229,17 @@ fn script(p: &Path, total: &mut u64) -> Option<Vec<u8>> {
     let mut head = [0u8; 2];
     let mut f = f.take(MAX_ONE_SCRIPT);
     f.read_exact(&mut head).ok()?;
+    let mut text = head.to_vec();
     if head != *b"#!" {
-        return None;
+        if m.permissions().mode() & 0o111 == 0 || head == [0x7f, b'E'] {
+            return None;
+        }
+        // (A binary format other than ELF: a NUL in its first bytes.)
+        (&mut f).take(510).read_to_end(&mut text).ok()?;
+        if text.contains(&0) {
+            return None;
+        }
     }
-    let mut text = b"#!".to_vec();
     f.read_to_end(&mut text).ok()?;
     *total += text.len() as u64;
     // A payload past a script's head is no text to read.

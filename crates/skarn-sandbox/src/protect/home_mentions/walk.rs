@@ -270,14 +270,43 @@ fn path_prefixes() -> Vec<(PathBuf, &'static str)> {
         return out;
     };
     for d in std::env::split_paths(&path).take(32) {
-        let has_python = std::fs::read_dir(&d).is_ok_and(|rd| {
-            rd.flatten()
-                .take(4096)
-                .any(|e| e.file_name().as_encoded_bytes().starts_with(b"python"))
-        });
-        let Some(prefix) = d.parent().filter(|_| has_python) else {
+        let pythons: Vec<PathBuf> = std::fs::read_dir(&d)
+            .map(|rd| {
+                rd.flatten()
+                    .take(4096)
+                    .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"python"))
+                    .take(16)
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if pythons.is_empty() {
             continue;
-        };
+        }
+        // The prefix beside the PATH directory, and the one each
+        // interpreter really starts from: python finds its prefix from
+        // its executable with links resolved, so `/usr/local/bin/python3
+        // -> /opt/py/bin/python3` uses `/opt/py` (attack atk22h F33).
+        let mut prefixes: Vec<PathBuf> = d.parent().map(Path::to_path_buf).into_iter().collect();
+        for py in &pythons {
+            if let Some(p) = std::fs::canonicalize(py)
+                .ok()
+                .and_then(|r| r.parent()?.parent().map(Path::to_path_buf))
+                && !prefixes.contains(&p)
+            {
+                prefixes.push(p);
+            }
+        }
+        for prefix in prefixes {
+            add_prefix(&mut out, &prefix);
+        }
+    }
+    out
+}
+
+/// The site directories of the Python prefix `prefix`, added to `out`.
+fn add_prefix(out: &mut Vec<(PathBuf, &'static str)>, prefix: &Path) {
+    {
         for (p, dir) in [
             (prefix.to_path_buf(), "site-packages"),
             (prefix.to_path_buf(), "dist-packages"),
@@ -288,7 +317,6 @@ fn path_prefixes() -> Vec<(PathBuf, &'static str)> {
             }
         }
     }
-    out
 }
 
 /// The caller's crontab in the spool, when readable (root's, usually).
