@@ -100,8 +100,7 @@ pub(super) fn reserve(
         .filter(|m| m.file_type().is_symlink())
         .and_then(|_| std::fs::canonicalize(git).ok())
         .filter(|r| r.is_dir());
-    let (mut ops, mut out, at) =
-        planned_ops(
+    let (mut ops, mut out, at) = planned_ops(
         plan,
         git,
         stage.is_some(),
