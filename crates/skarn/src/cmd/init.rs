@@ -301,6 +301,33 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     if matches!(client, Client::Codex | Client::Windsurf) {
         wrap_client_hooks(&mut changes, client, &cwd, &home, args)?;
     }
+    // The other MCP servers of the files merged into run inside `skarn
+    // run` (ADR 0273).
+    if matches!(client, Client::ClaudeCode | Client::Codex) {
+        let exe = exe();
+        let trusted = super::hook::trusted_hooks();
+        for c in changes.iter_mut() {
+            let name = c.target.path.file_name().and_then(|n| n.to_str());
+            let said = match name {
+                Some(".mcp.json" | ".claude.json") => {
+                    match super::mcp_wrap::wrap_json(&c.new, &exe, &trusted) {
+                        Some((new, said)) => {
+                            c.new = new;
+                            said
+                        }
+                        None => Vec::new(),
+                    }
+                }
+                Some("config.toml") if client == Client::Codex => {
+                    let (new, said) = super::mcp_wrap::wrap_toml(&c.new, &exe, &trusted)?;
+                    c.new = new;
+                    said
+                }
+                _ => Vec::new(),
+            };
+            super::mcp_wrap::say(&c.target.path, &said);
+        }
+    }
     if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
         let written: Vec<(PathBuf, String)> = changes
             .iter()
@@ -521,7 +548,12 @@ fn wrap_client_hooks(
             continue;
         }
         any = true;
-        super::init_hooks::say(f, &said);
+        let hooks: Vec<String> = said
+            .iter()
+            .filter(|s| !s.starts_with("MCP server "))
+            .cloned()
+            .collect();
+        super::init_hooks::say(f, &hooks);
         match (at, target) {
             (Some(i), _) => changes[i].new = new,
             (None, Some(target)) => changes.push(Change { target, old, new }),

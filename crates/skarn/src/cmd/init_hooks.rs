@@ -83,12 +83,19 @@ pub fn wrap_client_file(
     trusted: &[String],
 ) -> anyhow::Result<(String, Vec<String>)> {
     if path.extension().is_some_and(|e| e == "toml") {
-        return client_hooks::wrap_toml(text, exe, trusted).map_err(|e| {
+        let bad = |e: &dyn std::fmt::Display| {
             anyhow::anyhow!(
                 "{}: not valid TOML ({e}); its hooks cannot be wrapped",
                 path.display()
             )
-        });
+        };
+        let (new, mut said) = client_hooks::wrap_toml(text, exe, trusted).map_err(|e| bad(&e))?;
+        // Its MCP servers too (ADR 0273).
+        let (new, servers) =
+            crate::cmd::mcp_wrap::wrap_toml(&new, exe, trusted).map_err(|e| bad(&e))?;
+        crate::cmd::mcp_wrap::say(path, &servers);
+        said.extend(servers.into_iter().map(|s| format!("MCP server {s}")));
+        return Ok((new, said));
     }
     let mut new = text.to_string();
     let said = wrap_json_as(&mut new, agent, exe, trusted)?;

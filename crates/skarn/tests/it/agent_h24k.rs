@@ -379,3 +379,91 @@ fn windsurfs_own_hooks_run_confined_after_init() {
     let o = hook_answer(&c, "windsurf", &write);
     assert_eq!(code(&o), 0, "{o:?}");
 }
+
+/// `doctor`'s lines about MCP servers outside skarn.
+fn doctor_servers(c: &Clients) -> String {
+    let o = Command::new(exe())
+        .arg("doctor")
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .env("XDG_STATE_HOME", state_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    out(&o)
+        .lines()
+        .filter(|l| l.contains("mcp server outside skarn"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// MCP servers a client lists besides skarn's own (a cloned repository's
+/// `.mcp.json`, the user's Codex `[mcp_servers]`) run on the host in the
+/// project, and a server that loads project files runs the agent's code
+/// unconfined; `init` only listed them. Now `init` wraps each local
+/// server in `skarn run` and `doctor` names the ones left (ADR 0273).
+#[test]
+fn mcp_servers_the_clients_list_run_confined_after_init() {
+    let c = clients("k-mcp-wrap");
+    let mcp = serde_json::json!({"mcpServers": {"docs": {"command": c.fmt, "args": [],
+        "env": {"DOCS_TOKEN": "t"}}}});
+    std::fs::write(c.ws.join(".mcp.json"), mcp.to_string()).unwrap();
+    std::fs::create_dir_all(c.home.join(".codex")).unwrap();
+    std::fs::write(
+        c.home.join(".codex/config.toml"),
+        format!("[mcp_servers.lint]\ncommand = {:?}\nargs = []\n", c.fmt),
+    )
+    .unwrap();
+    let before = doctor_servers(&c);
+    assert!(
+        before.contains("docs") && before.contains("lint"),
+        "doctor names both: {before}"
+    );
+    // (Codex's hook only: its `[mcp_servers.skarn]` would name the
+    // project from the home, which makes the project read-only to runs.)
+    for (agent, only) in [("claude-code", None), ("codex", Some("--hook-only"))] {
+        let o = Command::new(exe())
+            .args(["init", "--client", agent, "--accept-project-settings"])
+            .args(only)
+            .current_dir(&c.ws)
+            .env("HOME", &c.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{agent}: {}", err(&o));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.ws.join(".mcp.json")).unwrap()).unwrap();
+    let docs = &v["mcpServers"]["docs"];
+    let cfg: toml::Table = std::fs::read_to_string(c.home.join(".codex/config.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lint = serde_json::to_value(&cfg["mcp_servers"]["lint"]).unwrap();
+    agent_plants(&c);
+    // The client starts each server as configured, in the project.
+    for s in [docs, &lint] {
+        let mut argv = vec![s["command"].as_str().unwrap().to_string()];
+        argv.extend(
+            s["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string()),
+        );
+        let o = client_starts(&c, &argv, Some(""));
+        assert_eq!(code(&o), 0, "{argv:?}: {o:?}");
+    }
+    assert!(
+        victim_empty(&c).is_empty(),
+        "an MCP server ran the planted code on the host: {:?} ({docs}, {lint})",
+        victim_empty(&c)
+    );
+    let after = doctor_servers(&c);
+    assert!(after.is_empty(), "{after}");
+}

@@ -55,7 +55,7 @@ pub enum Kind {
 }
 
 /// Whether two paths name the same binary (resolving links).
-fn same_file(a: &str, b: &str) -> bool {
+pub fn same_file(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
