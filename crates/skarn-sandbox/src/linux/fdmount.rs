@@ -66,6 +66,41 @@ pub(crate) fn open_nofollow(p: &Path) -> io::Result<OwnedFd> {
     })
 }
 
+/// Bind the symbolic link `p` onto itself (its parents opened following no
+/// symlink): the link becomes a mount point, which no rename or unlink
+/// can take away or re-point, so a protected name that is a link keeps
+/// leading where it led (a `.git -> .repo/projects/p.git`).
+pub fn pin_link(p: &Path) -> io::Result<()> {
+    let c = cstr(p.as_os_str())?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: c is a valid path; how is a properly sized open_how. With
+    // O_PATH | O_NOFOLLOW a trailing link is opened itself.
+    let link = owned(unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    })?;
+    let empty = c"";
+    // SAFETY: link is an open descriptor, empty a valid C string.
+    let tree = owned(unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            link.as_raw_fd(),
+            empty.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_EMPTY_PATH as libc::c_uint,
+        )
+    })?;
+    attach_to(&tree, &link)
+}
+
 /// Bind `src` onto `dst` (recursively) with mount attributes `set`
 /// (`MOUNT_ATTR_*`), following no symlink in either path.
 pub fn bind(src: &Path, dst: &Path, set: u64) -> io::Result<()> {

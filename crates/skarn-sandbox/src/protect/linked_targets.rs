@@ -125,8 +125,15 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
             names.push(d.join(e.file_name()));
         }
     }
+    // A `.git` that is itself a link (atk24l F7): the reservation step
+    // protects its git directory's entries where they are, each reserved
+    // or not as git needs (a reserved `commondir` would stop git).
+    let git_link = std::fs::symlink_metadata(top.join(".git")).is_ok_and(|m| m.is_symlink());
     let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
     for n in names {
+        if git_link && n.starts_with(".git") && std::fs::symlink_metadata(top.join(&n)).is_err() {
+            continue;
+        }
         if out.len() >= MAX_TARGETS {
             break;
         }

@@ -59,6 +59,9 @@ struct Findings {
     /// Gemini's hooks system is on, what keeps it from running (attack
     /// atk24i F10; empty: no Gemini settings file holds the hook).
     gemini_hook: Vec<String>,
+    /// MCP servers Claude Code or Codex starts for this project that skarn
+    /// does not run (ADR 0273).
+    unwrapped_servers: Vec<String>,
 }
 
 /// skarn's Claude Code hook entries of `path` (holding `text`) without
@@ -212,6 +215,15 @@ fn findings(servers: Option<Vec<skarn_gateway::ServerHealth>>) -> Findings {
         agent_settings: agent_settings(),
         codex_hook: codex_hook(),
         gemini_hook: gemini_hook(),
+        unwrapped_servers: match (
+            std::env::current_dir(),
+            std::env::var_os("HOME").map(PathBuf::from),
+        ) {
+            (Ok(cwd), Some(home)) if home.is_absolute() => {
+                super::mcp_wrap::doctor_lines(&cwd, &home)
+            }
+            _ => Vec::new(),
+        },
     }
 }
 
@@ -310,6 +322,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         for l in &f.gemini_hook {
             println!("gemini hook: {l}");
+        }
+        for l in &f.unwrapped_servers {
+            println!(
+                "mcp server outside skarn: warning: {l}: it runs unconfined; `skarn init` \
+                 wraps it in skarn run (ADR 0273)"
+            );
         }
     }
     if !args.self_test {

@@ -21,7 +21,10 @@ const EXIT_FAILED: u8 = 1;
 
 pub fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().skip(2).collect();
-    let [cmd] = args.as_slice() else {
+    // A command, and the arguments the client adds (Codex's `notify`
+    // appends its event as JSON, ADR 0272): they reach the command as
+    // `$1...`, and then nothing is read from stdin.
+    let Some((cmd, extra)) = args.split_first() else {
         eprintln!(
             "skarn: {} takes one command",
             crate::cmd::hook::confine_hooks::ENTRY
@@ -29,11 +32,16 @@ pub fn main() -> ExitCode {
         return ExitCode::from(EXIT_FAILED);
     };
     let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input) {
+    if extra.is_empty()
+        && let Err(e) = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)
+    {
         eprintln!("skarn: cannot read the hook input: {e}");
         return ExitCode::from(EXIT_FAILED);
     }
-    let json: Option<serde_json::Value> = serde_json::from_slice(&input).ok();
+    let json: Option<serde_json::Value> = match extra.last() {
+        Some(a) => serde_json::from_str(&a.to_string_lossy()).ok(),
+        None => serde_json::from_slice(&input).ok(),
+    };
     if let Some(v) = &json {
         crate::cmd::hook::release_written(v);
     }
@@ -66,7 +74,13 @@ pub fn main() -> ExitCode {
         .arg(&ws)
         .args(["--", "/bin/sh", "-c"])
         .arg(cmd)
-        .stdin(Stdio::piped())
+        .arg("sh")
+        .args(extra)
+        .stdin(if extra.is_empty() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .spawn();
     let mut child = match child {
         Ok(c) => c,

@@ -298,6 +298,36 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     if client == Client::ClaudeCode {
         wrap_hooks(&mut changes, args.user, &cwd, &home, base)?;
     }
+    if matches!(client, Client::Codex | Client::Windsurf) {
+        wrap_client_hooks(&mut changes, client, &cwd, &home, args)?;
+    }
+    // The other MCP servers of the files merged into run inside `skarn
+    // run` (ADR 0273).
+    if matches!(client, Client::ClaudeCode | Client::Codex) {
+        let exe = exe();
+        let trusted = super::hook::trusted_hooks();
+        for c in changes.iter_mut() {
+            let name = c.target.path.file_name().and_then(|n| n.to_str());
+            let said = match name {
+                Some(".mcp.json" | ".claude.json") => {
+                    match super::mcp_wrap::wrap_json(&c.new, &exe, &trusted) {
+                        Some((new, said)) => {
+                            c.new = new;
+                            said
+                        }
+                        None => Vec::new(),
+                    }
+                }
+                Some("config.toml") if client == Client::Codex => {
+                    let (new, said) = super::mcp_wrap::wrap_toml(&c.new, &exe, &trusted)?;
+                    c.new = new;
+                    said
+                }
+                _ => Vec::new(),
+            };
+            super::mcp_wrap::say(&c.target.path, &said);
+        }
+    }
     if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
         let written: Vec<(PathBuf, String)> = changes
             .iter()
@@ -453,6 +483,92 @@ fn wrap_hooks(
         super::init_hooks::say(&f, &said);
         changes.push(Change { target, old, new });
     }
+    Ok(())
+}
+
+/// Codex's and Windsurf's own hooks (and Codex's `notify`), in the user's
+/// files and the project's in `cwd`, are wrapped to run inside `skarn
+/// run` (ADR 0272); what a project's `.codex/config.toml` or
+/// `.windsurf/hooks.json` sets is shown first and needs
+/// `--accept-project-settings`; a Codex configuration switching hooks off
+/// is refused.
+fn wrap_client_hooks(
+    changes: &mut Vec<Change>,
+    client: Client,
+    cwd: &Path,
+    home: &Path,
+    args: &Args,
+) -> anyhow::Result<()> {
+    let agent = if client == Client::Codex {
+        "codex"
+    } else {
+        "windsurf"
+    };
+    let exe = exe();
+    let trusted = super::hook::trusted_hooks();
+    let files = super::init_hooks::client_files(agent, cwd, home);
+    // What a cloned repository's files make the client do (atk24l).
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| f.starts_with(cwd) && cwd != home) {
+        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(f) else {
+            continue;
+        };
+        if f.extension().is_some_and(|e| e == "toml") {
+            found.extend(super::hook::client_hooks::codex_project_findings(
+                f, &text, &exe, &trusted,
+            ));
+        } else {
+            found.extend(super::init_project::findings(f, &text, agent));
+        }
+    }
+    super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
+    let mut any = false;
+    for f in &files {
+        let at = changes.iter().position(|c| c.target.path == *f);
+        let (target, old, text) = match at {
+            Some(i) => (None, None, changes[i].new.clone()),
+            None => {
+                let base = if f.starts_with(cwd) {
+                    cwd.to_path_buf()
+                } else {
+                    f.parent()
+                        .map_or_else(|| home.to_path_buf(), Path::to_path_buf)
+                };
+                let Ok(t) = init_files::resolve(f, &base) else {
+                    continue;
+                };
+                let Some(old) = init_files::read(&t)? else {
+                    continue;
+                };
+                (Some(t), Some(old.clone()), old)
+            }
+        };
+        let (new, said) = super::init_hooks::wrap_client_file(f, &text, agent, &exe, &trusted)?;
+        if said.is_empty() {
+            continue;
+        }
+        any = true;
+        let hooks: Vec<String> = said
+            .iter()
+            .filter(|s| !s.starts_with("MCP server "))
+            .cloned()
+            .collect();
+        super::init_hooks::say(f, &hooks);
+        match (at, target) {
+            (Some(i), _) => changes[i].new = new,
+            (None, Some(target)) => changes.push(Change { target, old, new }),
+            (None, None) => {}
+        }
+    }
+    if client == Client::Codex {
+        let written: Vec<(PathBuf, String)> = changes
+            .iter()
+            .map(|c| (c.target.path.clone(), c.new.clone()))
+            .collect();
+        let all = super::hook::client_hooks::files(agent, cwd, Some(home));
+        super::init_hooks::refuse_codex_hooks_off(&all, &written)?;
+    }
+    super::init_hooks::say_codex_approval(agent, any);
     Ok(())
 }
 

@@ -7,15 +7,26 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cmd::hook::{confine_hooks, frontmatter_hooks};
+use crate::cmd::hook::{client_hooks, confine_hooks, frontmatter_hooks};
 
 /// Wrap the unconfined hooks of the settings text `text` (JSON); what
 /// changed, one line each (nothing when `text` is not JSON).
 pub fn wrap_json(text: &mut String, exe: &str, trusted: &[String]) -> anyhow::Result<Vec<String>> {
+    wrap_json_as(text, "claude-code", exe, trusted)
+}
+
+/// [`wrap_json`] for the client `agent` (whose installed skarn hook is
+/// left as it is).
+fn wrap_json_as(
+    text: &mut String,
+    agent: &str,
+    exe: &str,
+    trusted: &[String],
+) -> anyhow::Result<Vec<String>> {
     let Ok(mut v) = serde_json::from_str::<serde_json::Value>(text) else {
         return Ok(Vec::new());
     };
-    let said = confine_hooks::wrap_settings(&mut v, "claude-code", exe, trusted);
+    let said = confine_hooks::wrap_settings(&mut v, agent, exe, trusted);
     if !said.is_empty() {
         *text = serde_json::to_string_pretty(&v)? + "\n";
     }
@@ -57,6 +68,85 @@ pub fn say(path: &Path, said: &[String]) {
              workspace; ADR 0255); to keep it unconfined, list it word for word in [hook] \
              trusted_hooks of ~/.config/skarn/config.toml",
             skarn_sandbox::protect::terminal_filter::one_line(&path.display().to_string())
+        );
+    }
+}
+
+/// Codex's or Windsurf's hook file `path` (text `text`) with every
+/// unconfined hook command (and Codex's `notify`) wrapped (ADR 0272):
+/// the new text and what changed.
+pub fn wrap_client_file(
+    path: &Path,
+    text: &str,
+    agent: &str,
+    exe: &str,
+    trusted: &[String],
+) -> anyhow::Result<(String, Vec<String>)> {
+    if path.extension().is_some_and(|e| e == "toml") {
+        let bad = |e: &dyn std::fmt::Display| {
+            anyhow::anyhow!(
+                "{}: not valid TOML ({e}); its hooks cannot be wrapped",
+                path.display()
+            )
+        };
+        let (new, mut said) = client_hooks::wrap_toml(text, exe, trusted).map_err(|e| bad(&e))?;
+        // Its MCP servers too (ADR 0273).
+        let (new, servers) =
+            crate::cmd::mcp_wrap::wrap_toml(&new, exe, trusted).map_err(|e| bad(&e))?;
+        crate::cmd::mcp_wrap::say(path, &servers);
+        said.extend(servers.into_iter().map(|s| format!("MCP server {s}")));
+        return Ok((new, said));
+    }
+    let mut new = text.to_string();
+    let said = wrap_json_as(&mut new, agent, exe, trusted)?;
+    Ok((new, said))
+}
+
+/// The files of `agent` (`codex`, `windsurf`) that `init` run in `cwd`
+/// wraps: the user's, and the project's in `cwd` (a parent project
+/// directory's `.codex/` is named by the hook, for `init` run there).
+pub fn client_files(agent: &str, cwd: &Path, home: &Path) -> Vec<PathBuf> {
+    client_hooks::files(agent, cwd, Some(home))
+        .into_iter()
+        .filter(|f| {
+            let dir = f.parent().and_then(Path::parent);
+            !f.starts_with(cwd) || dir == Some(cwd)
+        })
+        .collect()
+}
+
+/// Refuse a Codex configuration that switches hooks off (`[features]
+/// hooks = false`): Codex would never run skarn's hook, and every command
+/// would run unconfined.
+pub fn refuse_codex_hooks_off(
+    files: &[PathBuf],
+    written: &[(PathBuf, String)],
+) -> anyhow::Result<()> {
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "toml"))
+    {
+        let text = match written.iter().find(|(p, _)| p == f) {
+            Some((_, t)) => Some(t.clone()),
+            None => skarn_sandbox::policy::config::read_text(f).ok().flatten(),
+        };
+        if text.is_some_and(|t| client_hooks::hooks_off(&t)) {
+            anyhow::bail!(
+                "{} sets [features] hooks = false, so Codex would never run the skarn hook and \
+                 its commands would run unconfined; remove that setting (check who put it \
+                 there) and run `skarn init` again",
+                f.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Tell the user that Codex runs a changed hook only after approval.
+pub fn say_codex_approval(agent: &str, any: bool) {
+    if agent == "codex" && any {
+        eprintln!(
+            "skarn: Codex runs a changed hook only after you approve it again (/hooks in codex)"
         );
     }
 }

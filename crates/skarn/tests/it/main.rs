@@ -56,6 +56,9 @@ mod agent_atk24k;
 mod agent_boundary;
 #[cfg(target_os = "linux")]
 mod agent_h24i;
+// Issue 24, what the attack passes of 6 December left open (h24k).
+#[cfg(target_os = "linux")]
+mod agent_h24k;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

@@ -93,7 +93,20 @@ pub(super) fn reserve(
         None
     };
     let git_is_dir = git_md.as_ref().is_some_and(|m| m.is_dir());
-    let (mut ops, mut out, at) = planned_ops(plan, git, stage.is_some(), git_is_dir);
+    // A `.git` that is a symbolic link to the git directory (atk24l F7):
+    // its entries are protected where they are.
+    let git_link = git_md
+        .as_ref()
+        .filter(|m| m.file_type().is_symlink())
+        .and_then(|_| std::fs::canonicalize(git).ok())
+        .filter(|r| r.is_dir());
+    let (mut ops, mut out, at) = planned_ops(
+        plan,
+        git,
+        stage.is_some(),
+        git_is_dir,
+        git_link.as_deref().map(|l| (l, r.nested_roots.as_slice())),
+    );
     let mut empty_kind = r.empty_files.clone();
     // (Only when the workspace is the one writable grant walked: a nested
     // repository's configuration may name a file in another grant, which
@@ -222,6 +235,7 @@ fn planned_ops(
     git: &Path,
     staged: bool,
     git_is_dir: bool,
+    git_link: Option<(&Path, &[PathBuf])>,
 ) -> (Vec<Op>, Vec<FsOp>, Option<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut out = Vec::new();
@@ -245,6 +259,9 @@ fn planned_ops(
                 ops.push((path.clone(), true, true));
                 continue;
             }
+            // A pin through a `.git` link: the protection of where it
+            // leads pins that place's own parents (see mounts).
+            FsOp::Pin { path } if git_link.is_some() && path.starts_with(git) => continue,
             _ => {
                 out.push(op.clone());
                 continue;
@@ -264,9 +281,18 @@ fn planned_ops(
                 continue; // staged: vetted after the run
             }
             if !git_is_dir {
-                // .git missing (no stage) or a gitdir file: protect .git itself.
+                // .git missing (no stage), a gitdir file or a link:
+                // protect .git itself.
                 if !ops.iter().any(|(p, _, _)| p == git) {
                     ops.push((git.to_path_buf(), true, false));
+                }
+                // A link: the same entries where it leads (a place outside
+                // the writable grants is read-only already).
+                if let (Some((real, writable)), Ok(rest)) = (git_link, path.strip_prefix(git)) {
+                    let p = real.join(rest);
+                    if writable.iter().any(|w| p.starts_with(w)) {
+                        ops.push((p, reserve, false));
+                    }
                 }
                 continue;
             }

@@ -446,10 +446,16 @@ pub(crate) fn build_root(
                 let dst = under(NEW, path);
                 pin_parents(path, &roots, &mut pinned)?;
                 match std::fs::symlink_metadata(&dst) {
-                    Ok(md) if md.file_type().is_symlink() => notes.push(format!(
-                        "persistence path {} is a symlink and could not be write-protected",
-                        path.display()
-                    )),
+                    Ok(md) if md.file_type().is_symlink() => {
+                        // The link is pinned (where it leads is protected
+                        // under its own name, see `linked_targets`).
+                        if let Err(e) = crate::linux::fdmount::pin_link(&dst) {
+                            notes.push(format!(
+                                "persistence path {} is a symlink and could not be pinned: {e}",
+                                path.display()
+                            ));
+                        }
+                    }
                     Ok(md) if md.file_type().is_socket() => {
                         // A run's placeholder (or a live socket): cover it.
                         bind_existing(Path::new("/empty.s"), &dst, false)?

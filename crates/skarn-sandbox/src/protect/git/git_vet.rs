@@ -17,7 +17,8 @@ use crate::protect::git::gitconfig::{self, Item};
 pub struct Layout {
     /// Top of the working tree (the directory holding `.git`).
     pub top: PathBuf,
-    /// The `.git` file, when `.git` is a gitdir pointer.
+    /// The `.git` file, when `.git` is a gitdir pointer or a symbolic
+    /// link to the git directory.
     pub git_file: Option<PathBuf>,
     /// The git directory.
     pub git_dir: PathBuf,
@@ -115,6 +116,16 @@ pub fn discover(start: &Path) -> Option<Layout> {
                 let bytes = gitconfig::read_bytes(&dotgit).ok().flatten()?;
                 let target = gitfile_target(&bytes)?;
                 (Some(dotgit.clone()), lexical(&d.join(target)))
+            } else if md.file_type().is_symlink() {
+                // A `.git` that is a symbolic link (the Android `repo`
+                // tool's `.git -> .repo/projects/p.git`, a git directory
+                // kept elsewhere; atk24l F7): host git follows it, so the
+                // git directory is where it leads, and the link itself is
+                // kept like a `.git` file.
+                match std::fs::canonicalize(&dotgit) {
+                    Ok(real) if real.is_dir() => (Some(dotgit.clone()), real),
+                    _ => (None, dotgit.clone()),
+                }
             } else {
                 (None, dotgit.clone())
             };

@@ -531,8 +531,29 @@ fn codex_command(input: &Value) -> anyhow::Result<String> {
     }
 }
 
+/// Why no call may run while `agent`'s own hooks (Codex, Windsurf) hold a
+/// command neither wrapped by this skarn nor trusted (ADR 0272).
+fn client_refusal(agent: &str, ws: &str, ctx: &Ctx) -> Option<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let found = super::client_hooks::unconfined(
+        agent,
+        Path::new(ws),
+        home.as_deref(),
+        &ctx.exe,
+        &ctx.settings.trusted_hooks,
+    );
+    super::confine_hooks::refusal_for(&found, agent)
+}
+
 fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let tool = str_field(input, "tool_name", "the input")?;
+    // Codex's other hooks and `notify` run on the host in the project:
+    // while one is unconfined, nothing is allowed (ADR 0272).
+    if let Some(why) = client_refusal("codex", &workspace(ctx, &[], input.get("cwd"))?, ctx) {
+        return Ok(Answer::Block(why));
+    }
     if tool == "apply_patch" {
         // Codex honours only a refusal; its patch tool names its files
         // in the patch text.
@@ -616,6 +637,9 @@ fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
             Ok(w) => w,
             Err(why) => return Ok(Answer::Block(why)),
         };
+        if let Some(why) = client_refusal("windsurf", &ws, ctx) {
+            return Ok(Answer::Block(why));
+        }
         return Ok(
             match file_refusal(info, "pre_write_code", None, &ws, ctx, None)? {
                 Some(why) => Answer::Block(why),
@@ -633,6 +657,10 @@ fn windsurf(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         Ok(w) => w,
         Err(why) => return Ok(Answer::Block(why)),
     };
+    // Cascade's other hooks run on the host in the workspace (ADR 0272).
+    if let Some(why) = client_refusal("windsurf", &ws, ctx) {
+        return Ok(Answer::Block(why));
+    }
     Ok(match plan(cmd, &ws, ctx) {
         Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
         // Cascade's pre-hooks can only block (exit 2); the reason is shown.

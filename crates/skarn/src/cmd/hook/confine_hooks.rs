@@ -55,7 +55,7 @@ pub enum Kind {
 }
 
 /// Whether two paths name the same binary (resolving links).
-fn same_file(a: &str, b: &str) -> bool {
+pub fn same_file(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
@@ -216,6 +216,11 @@ pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String])
 
 /// The refusal while `found` (from [`unconfined`]) is not empty.
 pub fn refusal(found: &[String]) -> Option<String> {
+    refusal_for(found, "claude-code")
+}
+
+/// [`refusal`] for the client `agent` (`init --client AGENT` repairs it).
+pub fn refusal_for(found: &[String], agent: &str) -> Option<String> {
     if found.is_empty() {
         return None;
     }
@@ -224,8 +229,7 @@ pub fn refusal(found: &[String]) -> Option<String> {
     Some(format!(
         "skarn: {} hook command(s) of this agent run outside skarn's sandbox, in the project, \
          where the code they load may be the agent's ({}{}). The user must run `skarn init \
-         --client claude-code` (with --user for the user's settings) so they run inside skarn \
-         run, or list each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml \
+         --client {agent}`{} so they run inside skarn run, or list each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml \
          to keep it unconfined. Until then every tool call is refused.",
         found.len(),
         shown.join("; "),
@@ -233,7 +237,12 @@ pub fn refusal(found: &[String]) -> Option<String> {
             format!("; and {more} more")
         } else {
             String::new()
-        }
+        },
+        if agent == "claude-code" {
+            " (with --user for the user's settings)"
+        } else {
+            ""
+        },
     ))
 }
 

@@ -11,6 +11,7 @@
 
 mod agents;
 mod claude_peers;
+pub mod client_hooks;
 pub mod confine_hooks;
 mod file_boundary;
 mod file_git;

@@ -1,0 +1,272 @@
+//! MCP servers a client lists that skarn does not run (ADR 0273). A
+//! client starts each local (stdio) server it lists on the host, with the
+//! user's rights, in the project: a cloned repository's `.mcp.json` or
+//! `.codex/config.toml` entry, or a server that loads project files
+//! (`npx` reading the project's `.npmrc`, a Python server importing from
+//! the working directory), runs the agent's code unconfined. `skarn init`
+//! wraps each one in `skarn run` (`SKARN run --timeout 0 [--allow-env
+//! NAME]... -- COMMAND ARGS...`: the directory the client starts it in is
+//! its workspace, no network unless the user adds `--net`), and `skarn
+//! doctor` names the ones left. skarn's own entry (`skarn serve`) and a
+//! server already under `skarn run` by this skarn count as wrapped; a
+//! server whose command line (its argv, shell-quoted) is listed word for
+//! word in `[hook] trusted_hooks` stays unconfined by the user's word.
+//! Remote servers (`url`) run nothing locally.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::cmd::hook::confine_hooks;
+
+/// The argv as one shell line (what `trusted_hooks` lists).
+pub fn line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(crate::cmd::hook::quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `command args` is run by this skarn (`skarn serve`, `skarn
+/// run`), or trusted.
+pub fn confined(command: &str, args: &[String], exe: &str, trusted: &[String]) -> bool {
+    let ours = confine_hooks::same_file(command, exe)
+        && matches!(args.first().map(String::as_str), Some("run" | "serve"));
+    ours || trusted.iter().any(|t| *t == line(command, args))
+}
+
+/// The arguments of `command args` wrapped in `skarn run`, passing the
+/// environment names the client sets for it.
+pub fn wrapped_args(command: &str, args: &[String], env: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = vec!["run".into(), "--timeout".into(), "0".into()];
+    for n in env {
+        out.push("--allow-env".into());
+        out.push(n.clone());
+    }
+    out.push("--".into());
+    out.push(command.into());
+    out.extend(args.iter().cloned());
+    out
+}
+
+fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+    match v {
+        None => Some(Vec::new()),
+        Some(Value::Array(a)) => a.iter().map(|x| x.as_str().map(str::to_owned)).collect(),
+        Some(_) => None,
+    }
+}
+
+/// Every `mcpServers` object of a client's JSON file: at the top and, in
+/// Claude Code's `~/.claude.json`, under each `projects.<dir>`.
+fn server_maps(v: &mut Value) -> Vec<&mut Map<String, Value>> {
+    let mut out = Vec::new();
+    let Value::Object(root) = v else {
+        return out;
+    };
+    for (k, x) in root.iter_mut() {
+        match (k.as_str(), x) {
+            ("mcpServers", Value::Object(m)) => out.push(m),
+            ("projects", Value::Object(ps)) => {
+                for p in ps.values_mut() {
+                    if let Some(Value::Object(m)) = p.get_mut("mcpServers") {
+                        out.push(m);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Wrap every unconfined local server of a client's JSON text; the new
+/// text and one line per server (`None`: not JSON, nothing changed).
+pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, Vec<String>)> {
+    let mut v: Value = serde_json::from_str(text).ok()?;
+    let mut said = Vec::new();
+    for m in server_maps(&mut v) {
+        for (name, s) in m.iter_mut() {
+            let Some(obj) = s.as_object_mut() else {
+                continue;
+            };
+            let Some(cmd) = obj
+                .get("command")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            else {
+                continue; // remote (url)
+            };
+            let Some(args) = strings(obj.get("args")) else {
+                continue;
+            };
+            if confined(&cmd, &args, exe, trusted) {
+                continue;
+            }
+            let env: Vec<String> = obj
+                .get("env")
+                .and_then(Value::as_object)
+                .map(|e| e.keys().cloned().collect())
+                .unwrap_or_default();
+            said.push(format!("{name} ({})", line(&cmd, &args)));
+            obj.insert("command".into(), exe.into());
+            obj.insert("args".into(), wrapped_args(&cmd, &args, &env).into());
+        }
+    }
+    if said.is_empty() {
+        return Some((text.to_string(), said));
+    }
+    Some((serde_json::to_string_pretty(&v).ok()? + "\n", said))
+}
+
+/// Wrap every unconfined local server of a Codex `config.toml`
+/// (`[mcp_servers.<name>]`, layout kept).
+pub fn wrap_toml(
+    text: &str,
+    exe: &str,
+    trusted: &[String],
+) -> anyhow::Result<(String, Vec<String>)> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let mut said = Vec::new();
+    if let Some(servers) = doc
+        .get_mut("mcp_servers")
+        .and_then(|i| i.as_table_like_mut())
+    {
+        for (name, item) in servers.iter_mut() {
+            let Some(t) = item.as_table_like_mut() else {
+                continue;
+            };
+            let Some(cmd) = t.get("command").and_then(|c| c.as_str()).map(str::to_owned) else {
+                continue;
+            };
+            let args: Option<Vec<String>> = match t.get("args") {
+                None => Some(Vec::new()),
+                Some(a) => a
+                    .as_array()
+                    .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_owned)).collect()),
+            };
+            let Some(args) = args else { continue };
+            if confined(&cmd, &args, exe, trusted) {
+                continue;
+            }
+            let env: Vec<String> = t
+                .get("env")
+                .and_then(|e| e.as_table_like())
+                .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
+                .unwrap_or_default();
+            said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
+            t.insert("command", toml_edit::value(exe));
+            let mut a = toml_edit::Array::new();
+            for x in wrapped_args(&cmd, &args, &env) {
+                a.push(x);
+            }
+            t.insert("args", toml_edit::value(a));
+        }
+    }
+    Ok((doc.to_string(), said))
+}
+
+/// The unconfined local servers `path` lists, one line each.
+pub fn unwrapped(path: &Path, text: &str, exe: &str, trusted: &[String]) -> Vec<String> {
+    let said = if path.extension().is_some_and(|e| e == "toml") {
+        wrap_toml(text, exe, trusted)
+            .map(|(_, s)| s)
+            .unwrap_or_default()
+    } else {
+        wrap_json(text, exe, trusted)
+            .map(|(_, s)| s)
+            .unwrap_or_default()
+    };
+    said.into_iter()
+        .map(|s| {
+            skarn_sandbox::protect::terminal_filter::one_line(&format!("{}: {s}", path.display()))
+        })
+        .collect()
+}
+
+/// Tell the user what now runs inside `skarn run`.
+pub fn say(path: &Path, said: &[String]) {
+    for s in said {
+        eprintln!(
+            "skarn: {}: the MCP server {} now runs inside skarn run (the directory the client \
+             starts it in is its workspace, no network; ADR 0273): add `--net outbound` (or \
+             `--net HOST`) before `--` in its args if it needs the network; to keep it \
+             unconfined, list its command line word for word in [hook] trusted_hooks",
+            skarn_sandbox::protect::terminal_filter::one_line(&path.display().to_string()),
+            skarn_sandbox::protect::terminal_filter::one_line(s)
+        );
+    }
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+/// The MCP files of Claude Code and Codex for the project `cwd` (see
+/// `doctor`): the project's `.mcp.json`, `~/.claude.json`, Codex's user
+/// and project `config.toml`.
+pub fn files(cwd: &Path, home: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![cwd.join(".mcp.json"), home.join(".claude.json")];
+    if let Some(c) = crate::cmd::hook::client_hooks::codex_home(Some(home)) {
+        out.push(c.join("config.toml"));
+    }
+    out.push(cwd.join(".codex/config.toml"));
+    out
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+/// `doctor`'s lines: every unconfined local server of those files.
+pub fn doctor_lines(cwd: &Path, home: &Path) -> Vec<String> {
+    let exe = std::env::current_exe()
+        .map(|e| e.display().to_string())
+        .unwrap_or_default();
+    let trusted = crate::cmd::hook::trusted_hooks();
+    let mut out = Vec::new();
+    for f in files(cwd, home) {
+        if let Ok(Some(t)) = skarn_sandbox::policy::config::read_text(&f) {
+            out.extend(unwrapped(&f, &t, &exe, &trusted));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_servers_are_wrapped_and_skarns_own_left() {
+        let json = r#"{"mcpServers": {
+            "docs": {"command": "npx", "args": ["-y", "docs-server"], "env": {"TOKEN": "x"}},
+            "remote": {"type": "http", "url": "https://example.invalid/mcp"},
+            "skarn": {"command": "/s/skarn", "args": ["serve", "--config", "/p/skarn.toml"]}}}"#;
+        let (new, said) = wrap_json(json, "/s/skarn", &[]).unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        let v: Value = serde_json::from_str(&new).unwrap();
+        assert_eq!(v["mcpServers"]["docs"]["command"], "/s/skarn");
+        assert_eq!(
+            v["mcpServers"]["docs"]["args"],
+            serde_json::json!([
+                "run",
+                "--timeout",
+                "0",
+                "--allow-env",
+                "TOKEN",
+                "--",
+                "npx",
+                "-y",
+                "docs-server"
+            ])
+        );
+        assert!(wrap_json(&new, "/s/skarn", &[]).unwrap().1.is_empty());
+        let trusted = vec!["npx -y docs-server".to_string()];
+        assert!(wrap_json(json, "/s/skarn", &trusted).unwrap().1.is_empty());
+        let toml = "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"d\"]\n\
+                    [mcp_servers.docs.env]\nTOKEN = \"x\"\n";
+        let (new, said) = wrap_toml(toml, "/s/skarn", &[]).unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(new.contains("\"--allow-env\", \"TOKEN\""), "{new}");
+        assert!(
+            wrap_toml(&new, "/s/skarn", &[]).unwrap().1.is_empty(),
+            "{new}"
+        );
+    }
+}

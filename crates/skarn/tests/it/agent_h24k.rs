@@ -1,0 +1,469 @@
+//! Issue 24, what the attack passes of 6 December left open (helper
+//! h24k). Each test makes the real attempt and judges from outside: the
+//! run's exit code, what host git runs afterwards, the hook's answer as
+//! the agent reads it.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// The two ways a run writes the workspace.
+const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
+
+fn name(layer: &[&str]) -> &'static str {
+    if layer.is_empty() { "cow" } else { "direct" }
+}
+
+/// Host git in `repo` the way the user runs it, its output ignored: what
+/// it runs is what counts.
+fn host_git(repo: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .unwrap()
+}
+
+/// atk24l F7: a workspace whose `.git` is a symbolic link (the Android
+/// `repo` tool's `.git -> .repo/projects/p.git`; a git directory kept
+/// elsewhere, `.git -> ~/store/p.git`) could run no command: `skarn run`
+/// exited 2 at set-up. Now the command runs, commits land (a git
+/// directory inside the workspace), and the git directory is protected as
+/// a `.git` directory is: its hooks and configuration stay read-only by
+/// either name, and the link cannot be replaced by a directory of the
+/// run's own.
+#[test]
+fn f7_a_workspace_whose_git_is_a_link_runs_with_its_git_directory_protected() {
+    for layer in LAYERS {
+        for outside in [false, true] {
+            let tag = format!("{}-{}", name(layer), if outside { "out" } else { "in" });
+            let t = TempDir::new(&format!("k-f7-{tag}"));
+            let home = t.dir("home");
+            let ws = t.dir("home/p");
+            let real = if outside {
+                t.dir("home/store").join("p.git")
+            } else {
+                t.dir("home/p/.repo/projects").join("p.git")
+            };
+            let st = Command::new("git")
+                .args(["init", "-q", "--bare"])
+                .arg(&real)
+                .status()
+                .unwrap();
+            assert!(st.success());
+            let link = if outside {
+                real.display().to_string()
+            } else {
+                ".repo/projects/p.git".to_string()
+            };
+            std::os::unix::fs::symlink(&link, ws.join(".git")).unwrap();
+            assert!(
+                host_git(&ws, &home, &["config", "core.bare", "false"])
+                    .status
+                    .success()
+            );
+            t.file("home/p/README", "x\n");
+            host_git(&ws, &home, &["add", "README"]);
+            assert!(
+                host_git(&ws, &home, &["commit", "-qm", "init"])
+                    .status
+                    .success()
+            );
+            let victim = t.join("victim");
+            let r = real.display().to_string();
+            let plant = format!(
+                "echo RAN; \
+                 git -c user.name=t -c user.email=t@t commit -q --allow-empty -m inside \
+                 && echo COMMITTED; \
+                 printf '#!/bin/sh\\ntouch {v}-hook\\n' > .git/hooks/pre-commit \
+                 && chmod +x .git/hooks/pre-commit && echo WROTE-hook; \
+                 printf '#!/bin/sh\\ntouch {v}-realhook\\n' > {r}/hooks/post-commit \
+                 && chmod +x {r}/hooks/post-commit && echo WROTE-realhook; \
+                 printf '[core]\\n\\tfsmonitor = \"touch {v}-fsmonitor; false\"\\n' >> .git/config \
+                 && echo WROTE-config; \
+                 (rm -f .git && mkdir -p .git/hooks && cp -r {r}/. .git/ \
+                 && printf '#!/bin/sh\\ntouch {v}-newgit\\n' > .git/hooks/pre-commit \
+                 && chmod +x .git/hooks/pre-commit && echo REPLACED-link) 2>/dev/null; true",
+                v = victim.display()
+            );
+            let o = run_in(&ws, &home, layer, &["sh", "-c", &plant]);
+            let what = format!("{tag}: rc={} {}{}", code(&o), out(&o), err(&o));
+            // The command ran (the old binary failed at set-up, exit 2).
+            assert_eq!(code(&o), 0, "{what}");
+            assert!(out(&o).contains("RAN"), "{what}");
+            assert!(!out(&o).contains("WROTE"), "{what}");
+            assert!(!out(&o).contains("REPLACED"), "{what}");
+            if !outside {
+                // The git directory is in the workspace: git works.
+                assert!(out(&o).contains("COMMITTED"), "{what}");
+                let log = host_git(&ws, &home, &["log", "--format=%s"]);
+                assert!(out(&log).contains("inside"), "{what}: {}", out(&log));
+            }
+            // The link still leads where it led.
+            let md = std::fs::symlink_metadata(ws.join(".git")).unwrap();
+            assert!(md.file_type().is_symlink(), "{what}");
+            assert_eq!(
+                std::fs::read_link(ws.join(".git")).unwrap(),
+                Path::new(&link),
+                "{what}"
+            );
+            // The user's next commit runs nothing the run planted.
+            t.file("home/p/README", "y\n");
+            host_git(&ws, &home, &["commit", "-qam", "user"]);
+            host_git(&ws, &home, &["status"]);
+            for m in ["hook", "realhook", "fsmonitor", "newgit"] {
+                assert!(
+                    !t.join(format!("victim-{m}")).exists(),
+                    "host git ran the planted {m} ({what})"
+                );
+            }
+        }
+    }
+}
+
+/// A formatter installed outside every workspace that, like prettier,
+/// loads the project's configuration (`.fmtrc`, code) from where it runs.
+const FORMATTER: &str = "#!/bin/sh\n[ -f .fmtrc ] && . ./.fmtrc\nexit 0\n";
+
+struct Clients {
+    t: TempDir,
+    home: std::path::PathBuf,
+    ws: std::path::PathBuf,
+    fmt: String,
+    victim: std::path::PathBuf,
+}
+
+fn clients(tag: &str) -> Clients {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TempDir::new(tag);
+    let (home, ws, tools, victim) = (
+        t.dir("home"),
+        t.dir("home/p"),
+        t.dir("tools"),
+        t.dir("victim"),
+    );
+    for d in [t.path(), &home, &ws, &tools, &victim] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    git(&ws, &["init", "-q"]);
+    let fmt = tools.join("fmt");
+    std::fs::write(&fmt, FORMATTER).unwrap();
+    std::fs::set_permissions(&fmt, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!("[run]\nexec = [{:?}]\n", tools.display().to_string()),
+    )
+    .unwrap();
+    Clients {
+        fmt: fmt.display().to_string(),
+        t,
+        home,
+        ws,
+        victim,
+    }
+}
+
+/// A program the client starts on the host in the project (a hook, with
+/// `input` on stdin, or Codex's `notify` argv).
+fn client_starts(c: &Clients, argv: &[String], input: Option<&str>) -> std::process::Output {
+    use std::io::Write;
+    let mut p = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CODEX_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = p.stdin.take().unwrap();
+    let _ = stdin.write_all(input.unwrap_or("").as_bytes());
+    drop(stdin);
+    p.wait_with_output().unwrap()
+}
+
+/// `skarn hook AGENT` with `input`, as the client starts it.
+fn hook_answer(c: &Clients, agent: &str, input: &serde_json::Value) -> std::process::Output {
+    let argv = vec![
+        exe().display().to_string(),
+        "hook".to_string(),
+        agent.to_string(),
+    ];
+    client_starts(c, &argv, Some(&input.to_string()))
+}
+
+fn init_client(c: &Clients, agent: &str) -> std::process::Output {
+    Command::new(exe())
+        .args([
+            "init",
+            "--client",
+            agent,
+            "--hook-only",
+            "--accept-project-settings",
+        ])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The agent's confined command plants the formatter's configuration.
+fn agent_plants(c: &Clients) {
+    let marker = c.victim.join("by-fmtrc");
+    let o = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&c.ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!("echo 'touch {}' > .fmtrc", marker.display()))
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(c.ws.join(".fmtrc").is_file(), "the plant landed");
+}
+
+fn victim_empty(c: &Clients) -> Vec<String> {
+    std::fs::read_dir(&c.victim)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Every `command` string under `v`.
+fn json_commands(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => m.iter().for_each(|(k, x)| match x {
+            serde_json::Value::String(s) if k == "command" => out.push(s.clone()),
+            _ => json_commands(x, out),
+        }),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| json_commands(x, out)),
+        _ => {}
+    }
+}
+
+/// Codex's own hooks (`config.toml` `[hooks]`, a project's
+/// `.codex/hooks.json`) and `notify` ran on the host in the project, and
+/// neither `init --client codex` nor the hook looked at them: a formatter
+/// hook loading the project's configuration ran the agent's code
+/// unconfined. Now the hook refuses every call while one is unwrapped,
+/// `init` wraps them, and the wrapped ones run the planted code confined.
+#[test]
+fn codexs_own_hooks_and_notify_run_confined_after_init() {
+    let c = clients("k-codex-hooks");
+    std::fs::create_dir_all(c.home.join(".codex")).unwrap();
+    std::fs::write(
+        c.home.join(".codex/config.toml"),
+        format!(
+            "# the user's\nnotify = [{f:?}]\n\n[[hooks.PostToolUse]]\nmatcher = \"apply_patch\"\n\
+             [[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = {f:?}\n",
+            f = c.fmt
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(c.ws.join(".codex")).unwrap();
+    let project = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": c.fmt}]}]}});
+    std::fs::write(c.ws.join(".codex/hooks.json"), project.to_string()).unwrap();
+    let patch = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+        "cwd": c.ws, "tool_use_id": "c1",
+        "tool_input": {"command": "*** Begin Patch\n*** Add File: notes.md\n+hi\n*** End Patch\n"}});
+    // Before init: refused (exit 2, the reason on stderr, as Codex reads it).
+    let o = hook_answer(&c, "codex", &patch);
+    assert_eq!(code(&o), 2, "unwrapped hooks must stop every call: {o:?}");
+    assert!(err(&o).contains("hook command(s)"), "{}", err(&o));
+    let o = init_client(&c, "codex");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // What Codex now runs: every hook command of both files, and notify.
+    let cfg: toml::Table = std::fs::read_to_string(c.home.join(".codex/config.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut cmds = Vec::new();
+    json_commands(
+        &serde_json::to_value(cfg.get("hooks").unwrap()).unwrap(),
+        &mut cmds,
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.ws.join(".codex/hooks.json")).unwrap())
+            .unwrap();
+    json_commands(&v, &mut cmds);
+    assert_eq!(cmds.len(), 3, "the two hooks and skarn's own: {cmds:?}");
+    let notify: Vec<String> = cfg["notify"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    agent_plants(&c);
+    let post = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "apply_patch",
+        "cwd": c.ws, "tool_use_id": "c1", "tool_input": {"command": "x"}});
+    for cmd in &cmds {
+        let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmd.clone()];
+        client_starts(&c, &argv, Some(&post.to_string()));
+    }
+    let mut argv = notify.clone();
+    argv.push(serde_json::json!({"type": "agent-turn-complete", "cwd": c.ws}).to_string());
+    let o = client_starts(&c, &argv, None);
+    assert_eq!(code(&o), 0, "notify: {o:?}");
+    assert!(
+        victim_empty(&c).is_empty(),
+        "a Codex hook or notify ran the planted code on the host: {:?} (notify {notify:?})",
+        victim_empty(&c)
+    );
+    // The hooks wrapped, calls go through again.
+    let o = hook_answer(&c, "codex", &patch);
+    assert_eq!(code(&o), 0, "{o:?}");
+    // A project that switches Codex's hooks off (skarn's too) is refused.
+    std::fs::write(
+        c.ws.join(".codex/config.toml"),
+        "[features]\nhooks = false\n",
+    )
+    .unwrap();
+    let o = init_client(&c, "codex");
+    assert_ne!(code(&o), 0, "{}", err(&o));
+    assert!(err(&o).contains("hooks = false"), "{}", err(&o));
+    drop(c.t);
+}
+
+/// Windsurf's workspace `.windsurf/hooks.json` (Cascade runs it on the
+/// host in the workspace) was neither wrapped by `init --client windsurf`
+/// nor looked at by the hook.
+#[test]
+fn windsurfs_own_hooks_run_confined_after_init() {
+    let c = clients("k-windsurf-hooks");
+    std::fs::create_dir_all(c.ws.join(".windsurf")).unwrap();
+    let project = serde_json::json!({"hooks": {"post_write_code": [
+        {"command": c.fmt, "show_output": true}]}});
+    std::fs::write(c.ws.join(".windsurf/hooks.json"), project.to_string()).unwrap();
+    let write = serde_json::json!({"agent_action_name": "pre_write_code",
+        "tool_info": {"file_path": c.ws.join("notes.md"), "edits": []}});
+    let o = hook_answer(&c, "windsurf", &write);
+    assert_eq!(code(&o), 2, "unwrapped hooks must stop every call: {o:?}");
+    assert!(err(&o).contains("hook command(s)"), "{}", err(&o));
+    let o = init_client(&c, "windsurf");
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.ws.join(".windsurf/hooks.json")).unwrap())
+            .unwrap();
+    let mut cmds = Vec::new();
+    json_commands(&v, &mut cmds);
+    assert_eq!(cmds.len(), 1, "{v}");
+    agent_plants(&c);
+    let post = serde_json::json!({"agent_action_name": "post_write_code",
+        "tool_info": {"file_path": c.ws.join("notes.md")}});
+    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmds[0].clone()];
+    client_starts(&c, &argv, Some(&post.to_string()));
+    assert!(
+        victim_empty(&c).is_empty(),
+        "a Windsurf hook ran the planted code on the host: {:?}",
+        victim_empty(&c)
+    );
+    let o = hook_answer(&c, "windsurf", &write);
+    assert_eq!(code(&o), 0, "{o:?}");
+}
+
+/// `doctor`'s lines about MCP servers outside skarn.
+fn doctor_servers(c: &Clients) -> String {
+    let o = Command::new(exe())
+        .arg("doctor")
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .env("XDG_STATE_HOME", state_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    out(&o)
+        .lines()
+        .filter(|l| l.contains("mcp server outside skarn"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// MCP servers a client lists besides skarn's own (a cloned repository's
+/// `.mcp.json`, the user's Codex `[mcp_servers]`) run on the host in the
+/// project, and a server that loads project files runs the agent's code
+/// unconfined; `init` only listed them. Now `init` wraps each local
+/// server in `skarn run` and `doctor` names the ones left (ADR 0273).
+#[test]
+fn mcp_servers_the_clients_list_run_confined_after_init() {
+    let c = clients("k-mcp-wrap");
+    let mcp = serde_json::json!({"mcpServers": {"docs": {"command": c.fmt, "args": [],
+        "env": {"DOCS_TOKEN": "t"}}}});
+    std::fs::write(c.ws.join(".mcp.json"), mcp.to_string()).unwrap();
+    std::fs::create_dir_all(c.home.join(".codex")).unwrap();
+    std::fs::write(
+        c.home.join(".codex/config.toml"),
+        format!("[mcp_servers.lint]\ncommand = {:?}\nargs = []\n", c.fmt),
+    )
+    .unwrap();
+    let before = doctor_servers(&c);
+    assert!(
+        before.contains("docs") && before.contains("lint"),
+        "doctor names both: {before}"
+    );
+    // (Codex's hook only: its `[mcp_servers.skarn]` would name the
+    // project from the home, which makes the project read-only to runs.)
+    for (agent, only) in [("claude-code", None), ("codex", Some("--hook-only"))] {
+        let o = Command::new(exe())
+            .args(["init", "--client", agent, "--accept-project-settings"])
+            .args(only)
+            .current_dir(&c.ws)
+            .env("HOME", &c.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{agent}: {}", err(&o));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.ws.join(".mcp.json")).unwrap()).unwrap();
+    let docs = &v["mcpServers"]["docs"];
+    let cfg: toml::Table = std::fs::read_to_string(c.home.join(".codex/config.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lint = serde_json::to_value(&cfg["mcp_servers"]["lint"]).unwrap();
+    agent_plants(&c);
+    // The client starts each server as configured, in the project.
+    for s in [docs, &lint] {
+        let mut argv = vec![s["command"].as_str().unwrap().to_string()];
+        argv.extend(
+            s["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string()),
+        );
+        let o = client_starts(&c, &argv, Some(""));
+        assert_eq!(code(&o), 0, "{argv:?}: {o:?}");
+    }
+    assert!(
+        victim_empty(&c).is_empty(),
+        "an MCP server ran the planted code on the host: {:?} ({docs}, {lint})",
+        victim_empty(&c)
+    );
+    let after = doctor_servers(&c);
+    assert!(after.is_empty(), "{after}");
+}
