@@ -84,3 +84,103 @@ fn a_server_does_not_read_the_value_from_its_own_installation() {
         "the server did not run:\n{out}\n{log}"
     );
 }
+
+/// Every file name directly in `dir` starting with `prefix`.
+fn names_starting(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// atk27k F6: a server granted a secret whose value the user's `~/.npmrc`
+/// holds gets a placeholder copy of it in its state directory at every
+/// start; the copy skarn wrote is not set aside as if the server had made
+/// it, so three starts leave one `.npmrc` and no
+/// `.npmrc.skarn-quarantine-*` beside it. A copy the server changed is
+/// still set aside (the host never reads the server's text as skarn's).
+#[test]
+fn a_servers_placeholder_npmrc_does_not_pile_up_in_its_state_directory() {
+    const REAL: &str = "npmREALquarantineValue0123456789ab";
+    let dir = TempDir::new("h27l_f6");
+    let home = dir.path().join("home");
+    let vals = dir.path().join("vals");
+    std::fs::create_dir_all(&vals).unwrap();
+    std::fs::write(vals.join("tok"), format!("{REAL}\n")).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.tok]\nfile = {:?}\nhosts = [\"localhost:18443\"]\n",
+            vals.join("tok").display().to_string()
+        ),
+    );
+    std::fs::write(
+        home.join(".npmrc"),
+        format!("registry=https://localhost:18443/npm/\n//localhost:18443/:_authToken={REAL}\n"),
+    )
+    .unwrap();
+    let cfg = dir.path().join("skarn.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[gateway]\npassthrough = true\n\n[servers.g]\ncommand = {:?}\n\
+             args = [\"--name\", \"g\"]\nenv = {{ TOKEN = {{ secret = \"tok\" }} }}\n",
+            sibling("skarn-hostile-server").display().to_string()
+        ),
+    )
+    .unwrap();
+    let state = || {
+        let base = home.join(".local/state/skarn-servers");
+        std::fs::read_dir(&base)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("g-")))
+            .expect("no state directory for server g")
+    };
+    let start = |n: u64, sh: &str| {
+        let log = dir.path().join(format!("serve{n}.log"));
+        let mut s = Session::start_logging(&cfg, &home, &log, &[], "info");
+        s.settle();
+        let out = s.call(2, "g__attack", json!({ "sh": sh }));
+        s.finish();
+        (out, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    for n in 0..3 {
+        let (out, log) = start(n, "cat $HOME/.npmrc; echo done");
+        assert!(out.contains("done"), "start {n}: the server did not run:\n{out}\n{log}");
+        assert!(!out.contains(REAL), "start {n}: the value is readable:\n{out}");
+        assert!(
+            out.contains("//localhost:18443/:_authToken="),
+            "start {n}: no placeholder copy:\n{out}\n{log}"
+        );
+    }
+    let st = state();
+    assert_eq!(names_starting(&st, ".npmrc"), [".npmrc"], "in {}", st.display());
+    // A server that changes its copy: that text is set aside (when the
+    // server ends, or at the next start's catch-up of a killed one), and
+    // the next start reads skarn's copy again.
+    let (out, log) = start(9, "echo 'script-shell=/tmp/x' >> $HOME/.npmrc; echo done");
+    assert!(out.contains("done"), "{out}\n{log}");
+    let (out, log) = start(10, "cat $HOME/.npmrc; echo done");
+    assert!(!out.contains("script-shell"), "{out}");
+    assert!(
+        out.contains("//localhost:18443/:_authToken="),
+        "no placeholder copy after a changed one:\n{out}\n{log}"
+    );
+    let names = names_starting(&st, ".npmrc");
+    assert_eq!(names.len(), 2, "the changed copy was not set aside: {names:?}");
+    let aside = names.iter().find(|n| n.as_str() != ".npmrc").unwrap();
+    assert!(
+        std::fs::read_to_string(st.join(aside))
+            .unwrap()
+            .contains("script-shell=/tmp/x"),
+        "{aside}"
+    );
+}
