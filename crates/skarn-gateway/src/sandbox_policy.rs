@@ -31,6 +31,11 @@ pub struct ServerFacts {
     /// Installation directories found above them (venv roots,
     /// `node_modules` directories).
     pub install_roots: Vec<PathBuf>,
+    /// Those of [`ServerFacts::install_roots`] holding the server's own
+    /// installed files (a `PREFIX/bin/NAME` program's prefix that is no
+    /// interpreter's installation): the check for a granted secret's
+    /// value walks them whole (atk27k F4).
+    pub own_roots: Vec<PathBuf>,
     /// Existing files named in the arguments.
     pub arg_files: Vec<PathBuf>,
     /// The configured working directory, if any.
@@ -96,8 +101,12 @@ pub fn server_policy(
             .push(Grant::new(c, format!("server {alias}: its command")));
     }
     for r in &facts.install_roots {
-        own.exec
-            .push(Grant::new(r, format!("server {alias}: its installation")));
+        let what = if facts.own_roots.contains(r) {
+            skarn_sandbox::secrets::value_scope::OWN_INSTALLATION
+        } else {
+            ": its installation"
+        };
+        own.exec.push(Grant::new(r, format!("server {alias}{what}")));
     }
     // A file named in the arguments inside a writable grant (a database
     // the server keeps in its `write` directory) is left to that grant: a

@@ -287,6 +287,18 @@ pub fn prepare(
         }
         roots.sort();
         roots.dedup();
+        // The server's own installed files, unlike an interpreter's
+        // prefix, a virtual environment or a dependency tree, are few and
+        // walked whole for a granted secret's value (atk27k F4).
+        facts.own_roots = roots
+            .iter()
+            .filter(|r| {
+                !r.ends_with("node_modules")
+                    && !r.join("pyvenv.cfg").exists()
+                    && !crate::sandbox_facts::is_interpreter_prefix(r, home.as_deref())
+            })
+            .cloned()
+            .collect();
         facts.install_roots = roots;
         facts.resolv_target = skarn_sandbox::policy::assemble::resolv_conf_target();
 

@@ -46,6 +46,8 @@ pub mod links_out;
 #[cfg(unix)]
 pub mod mise_env;
 #[cfg(unix)]
+pub mod own_files;
+#[cfg(unix)]
 pub mod owner_only;
 #[cfg(unix)]
 pub mod package_json;

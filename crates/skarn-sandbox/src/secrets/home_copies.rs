@@ -49,6 +49,10 @@ impl HomeCopies {
     /// files are written once its grant is bound).
     pub fn attach(self, plan: &mut Plan) {
         for (path, contents) in self.state_files {
+            if let Some(a) = plan.after_run.as_mut() {
+                a.own_files
+                    .push((path.clone(), crate::protect::own_files::digest(&contents)));
+            }
             plan.fs.push(FsOp::StateFile { path, contents });
         }
         plan.set_env.extend(self.vars);

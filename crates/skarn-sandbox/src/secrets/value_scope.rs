@@ -8,12 +8,46 @@ use std::path::{Path, PathBuf};
 use super::stored_values::Scope;
 use crate::policy::{Grant, Policy, SYSTEM_EXEC_DIRS, default_secret_paths};
 
+/// The end of the provenance of a grant holding a program's own
+/// installed files (a gateway server installed as `PREFIX/bin/NAME`, not
+/// an interpreter's prefix, a virtual environment nor a `node_modules`
+/// directory): walked whole by the check for a granted value (atk27k F4:
+/// `PREFIX/lib/NAME/defaults.yaml` holding the token was read by the
+/// server granted it), unless it lies in or around a toolchain
+/// ([`within_toolchain`]).
+pub const OWN_INSTALLATION: &str = ": its own installation";
+
 /// Whether a grant is one skarn makes for an installed toolchain (its
-/// defaults, a preset, a server's own installation): tens of thousands
-/// of installed files, looked at in their credential places only.
+/// defaults, a preset, a server's command, interpreter and their
+/// installation): tens of thousands of installed files, looked at in
+/// their credential places only.
 pub(crate) fn is_toolchain(g: &Grant) -> bool {
     let s = g.source.as_str();
-    s.starts_with("default") || s.starts_with("preset ") || s.contains(": its ")
+    s.starts_with("default")
+        || s.starts_with("preset ")
+        || (s.contains(": its ") && !s.ends_with(OWN_INSTALLATION))
+}
+
+/// Whether `p` (resolved) is a toolchain's tree after all: inside a
+/// system directory (granted to every run and never walked: `/usr/local`,
+/// `/opt/x`), or in or around a toolchain directory of a preset under
+/// `home` (`~/.cargo` for `~/.cargo/bin/NAME`, a version under `~/.nvm`).
+fn within_toolchain(p: &Path, home: Option<&Path>) -> bool {
+    if SYSTEM_EXEC_DIRS.iter().any(|d| p.starts_with(d)) {
+        return true;
+    }
+    let Some(home) = home else {
+        return false;
+    };
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    crate::policy::presets::PRESETS.iter().any(|name| {
+        crate::policy::presets::preset_paths(name, home).is_some_and(|[exec, private, _]| {
+            exec.iter().chain(&private).any(|t| {
+                let t = canon(t);
+                t.starts_with(p) || p.starts_with(&t)
+            })
+        })
+    })
 }
 
 /// A system directory or one holding them (`/`): granted to every run,
@@ -52,7 +86,9 @@ pub fn scope(
         if is_system(&p) {
             continue;
         }
-        if is_toolchain(g) {
+        let own_in_toolchain =
+            g.source.ends_with(OWN_INSTALLATION) && within_toolchain(&p, home);
+        if is_toolchain(g) || own_in_toolchain {
             s.toolchains.push(p);
         } else {
             s.walked.push(p);

@@ -301,6 +301,10 @@ pub(super) fn tell(w: &str, report: &mut RestrictionReport) {
 /// The checks themselves; one line per finding.
 fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
+    if let Some(a) = after_run {
+        // skarn's own placeholder copies are not the run's (atk27k F6).
+        crate::protect::own_files::drop_unchanged(&a.own_files);
+    }
     if let Some(a) = after_run.filter(|_| saved.head.is_some() || saved.layered) {
         if let Some(head) = &saved.head {
             found.extend(head.check());

@@ -182,6 +182,12 @@ pub struct AfterRun {
     /// directory is set aside ([`crate::protect::git::nested_git`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hooks_rel: Vec<PathBuf>,
+    /// The files skarn writes into a kept state directory at start
+    /// ([`FsOp::StateFile`]), each with the SHA-256 (hex) of its text:
+    /// removed before the checks while they still hold it, so skarn's own
+    /// copy is never set aside as the run's (atk27k F6).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_files: Vec<(PathBuf, String)>,
 }
 
 /// Everything the helper needs, serialisable (passed as JSON). Final: the

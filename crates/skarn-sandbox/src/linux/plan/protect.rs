@@ -518,6 +518,7 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         path_later,
         path_configured: host.configured_programs.clone(),
         hooks_rel: crate::protect::git::git_vet::global_relative_hooks(host.home.as_deref()),
+        own_files: Vec::new(),
     }
 }
 
