@@ -28,11 +28,19 @@ struct Place {
 }
 
 fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
+    places_with(t, &[])
+}
+
+/// [`places`] whose repositories are made with `git init <init>` (a
+/// reftable one: `--ref-format=reftable`); empty when git cannot.
+fn places_with(t: &TempDir, init: &[&str]) -> Vec<(&'static str, Place)> {
     let mut v = Vec::new();
     for (what, grant) in [("workspace", false), ("write grant", true)] {
         let home = t.dir(&format!("{what}-home").replace(' ', "-"));
         let ws = t.dir(&format!("{what}-ws").replace(' ', "-"));
-        git(&ws, &["init", "-q"]);
+        if grant || init.is_empty() {
+            git(&ws, &["init", "-q"]);
+        }
         let (repo_dir, flags) = if grant {
             let lib = t.dir(&format!("{what}-lib").replace(' ', "-"));
             (
@@ -42,6 +50,13 @@ fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
         } else {
             (ws.clone(), Vec::new())
         };
+        if !init.is_empty() {
+            let mut a = vec!["init", "-q"];
+            a.extend_from_slice(init);
+            if !git(&repo_dir, &a).status.success() {
+                return Vec::new();
+            }
+        }
         repo(&repo_dir);
         v.push((
             what,
@@ -151,6 +166,142 @@ fn a_link_out_of_the_work_tree_in_a_commit_or_the_index_is_not_checked_out() {
                 std::fs::read_link(&link).map_or(true, |l| !l.starts_with(&bin)),
                 "{layer}, {what}: host `git checkout agent` made the link out: {said}"
             );
+        }
+    }
+}
+
+/// Shell lines (in the repository, inside the run) storing a tree that
+/// is HEAD's plus `.envrc` (running `touch marker`): its id in `$T`.
+fn planted_tree(marker: &Path) -> String {
+    format!(
+        "B=$(printf 'touch {m}\\n' | git hash-object -w --stdin) && \
+         GIT_INDEX_FILE=.git/agent-index git read-tree HEAD && \
+         GIT_INDEX_FILE=.git/agent-index git update-index --add --cacheinfo 100644,$B,.envrc && \
+         T=$(GIT_INDEX_FILE=.git/agent-index git write-tree) && rm -f .git/agent-index && ",
+        m = marker.display()
+    )
+}
+
+/// After the run: host git works, and its reset brought nothing planted.
+fn judge(p: &Place, layer: &str, what: &str, marker: &Path, said: &str) {
+    host_resets(&p.repo, &p.home);
+    assert!(
+        !marker.exists() && !p.repo.join(".envrc").exists(),
+        "{layer}, {what}: host git checked out the planted tree: {said}"
+    );
+}
+
+#[test]
+fn replace_refs_of_any_type_do_not_reach_host_git() {
+    // F15: `git replace <HEAD's tree> <planted tree>` (no commit made),
+    // the same packed, and a replaced commit: host `git reset --hard`
+    // would check out the planted `.envrc`.
+    let variants = [
+        ("tree", "git replace -f $(git rev-parse HEAD^{tree}) $T"),
+        (
+            "packed tree",
+            "git replace -f $(git rev-parse HEAD^{tree}) $T && git pack-refs --all",
+        ),
+        (
+            "commit",
+            "C=$(git -c user.name=a -c user.email=a@a commit-tree $T -p HEAD~1 -m two) && \
+             git replace -f HEAD $C",
+        ),
+    ];
+    for layer in LAYERS {
+        for (kind, replace) in variants {
+            let t = TempDir::new("atk22h-f15");
+            for (what, p) in places(&t) {
+                settle();
+                let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+                let script = format!("{}{replace} && echo RAN", planted_tree(&marker));
+                let said = run_in(&p, layer, &script);
+                let log = host_git(&p.repo, &p.home, &["log", "--oneline"]);
+                assert!(
+                    log.status.success(),
+                    "{layer}, {what}, {kind}: host git log fails after the run: {} / {said}",
+                    err(&log)
+                );
+                judge(&p, layer, &format!("{what}, {kind}"), &marker, &said);
+            }
+        }
+    }
+}
+
+#[test]
+fn replace_refs_kept_in_the_reftable_format_do_not_reach_host_git() {
+    // F40: a repository whose refs are in the reftable format (binary
+    // tables the loose and packed rules do not read).
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f40");
+        let places = places_with(&t, &["--ref-format=reftable"]);
+        if places.is_empty() {
+            skarn_test_support::skip!("git without the reftable format");
+        }
+        for (what, p) in places {
+            settle();
+            let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+            let script = format!(
+                "{}git replace -f $(git rev-parse HEAD^{{tree}}) $T && echo RAN",
+                planted_tree(&marker)
+            );
+            let said = run_in(&p, layer, &script);
+            judge(&p, layer, what, &marker, &said);
+        }
+    }
+}
+
+#[test]
+fn moving_the_workspaces_refs_to_reftable_keeps_the_hosts_refs() {
+    // F40, the one-run form: `git refs migrate` of the host's repository,
+    // then the replace ref in the new tables.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-f40m");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        repo(&ws);
+        let before = rev(&ws, &home, "HEAD").unwrap();
+        settle();
+        let marker = t.join("PLANTED");
+        let script = format!(
+            "rm -rf .git/logs && git refs migrate --ref-format=reftable && {}\
+             git replace -f $(git rev-parse HEAD^{{tree}}) $T; echo RAN",
+            planted_tree(&marker)
+        );
+        let o = run_script(&ws, &home, layer, &[], &script);
+        let said = format!("{}{}", out(&o), err(&o));
+        assert_eq!(
+            rev(&ws, &home, "HEAD").as_deref(),
+            Some(before.as_str()),
+            "{layer}: the host's repository lost its refs: {said}"
+        );
+        host_resets(&ws, &home);
+        assert!(
+            !marker.exists() && !ws.join(".envrc").exists(),
+            "{layer}: host git checked out the planted tree: {said}"
+        );
+    }
+}
+
+#[test]
+fn an_object_file_rewritten_with_other_content_is_not_read_by_host_git() {
+    // h22g's gap: the loose file of HEAD's tree overwritten with the
+    // planted tree's; host git reads an object file without checking it
+    // against its name.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22h-obj");
+        for (what, p) in places(&t) {
+            settle();
+            let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+            let script = format!(
+                "{}H=$(git rev-parse HEAD^{{tree}}) && \
+                 F=.git/objects/$(echo $H | cut -c1-2)/$(echo $H | cut -c3-) && \
+                 N=.git/objects/$(echo $T | cut -c1-2)/$(echo $T | cut -c3-) && \
+                 rm -f $F && cp $N $F && echo RAN",
+                planted_tree(&marker)
+            );
+            let said = run_in(&p, layer, &script);
+            judge(&p, layer, what, &marker, &said);
         }
     }
 }

@@ -9,6 +9,7 @@
 
 mod apply;
 mod effect;
+mod git_refs;
 mod index;
 mod place;
 pub mod probe;

@@ -275,10 +275,27 @@ pub fn check(
     {
         return Err("a link that home files pass through".into());
     }
+    let n = names(rel);
+    // The refs of a repository the run moved to the reftable format
+    // (attack atk22h F40): none of its ref changes, removals included.
+    if let Some(i) = git.or_else(|| n.iter().position(|c| *c == ".git"))
+        && let inner = &n[(i + 1).min(n.len())..]
+        && super::git_refs::ref_store(inner)
+        && let (Some(up), Some(hg)) = (
+            upper.ancestors().nth(inner.len()),
+            abs.ancestors().nth(inner.len()),
+        )
+        && super::git_refs::migrating(up, hg)
+    {
+        return Err(
+            "the run moved the refs of the host's repository to the reftable format (its \
+             format keys stay the host's): the host's refs are kept"
+                .into(),
+        );
+    }
     if what == Change::Delete {
         return Ok(());
     }
-    let n = names(rel);
     if let Some(h) = rules.hooks_rel.iter().find(|h| below_at_any_depth(&n, h)) {
         return Err(format!(
             "{}: a hooks directory of every repository (a relative core.hooksPath of your git \
@@ -479,6 +496,9 @@ fn git_inner(
     }
     if what == Change::Dir {
         return Ok(());
+    }
+    if first == "reftable" {
+        return super::git_refs::check_table(inner, upper, host_path, host);
     }
     // What makes host git show or check out other objects than the
     // refs name, or hide files from its status (atk22e): replace refs,

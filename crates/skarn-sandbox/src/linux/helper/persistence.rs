@@ -21,6 +21,10 @@ pub(crate) struct Before {
     head: Option<HeadGuard>,
     git_odd: Option<crate::protect::git::git_sweep::Before>,
     todos: Option<crate::protect::rebase_todo::Before>,
+    /// Replace refs and grafts of the git directories written directly
+    /// (attack atk22h F15).
+    #[serde(default)]
+    history: Option<crate::protect::git::history_refs::Before>,
     /// When the checks started (files changed since are the run's: set
     /// aside; a margin covers the file system's coarse clock).
     start: std::time::SystemTime,
@@ -105,6 +109,9 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
         walk_cut,
         nested_inodes: inodes(nested),
         todos: git_dirs.as_deref().map(crate::protect::rebase_todo::before),
+        history: git_dirs
+            .as_deref()
+            .map(crate::protect::git::history_refs::before),
         snapshots: crate::linux::lapse::snapshot(&protected),
         head: plan
             .after_run
@@ -225,6 +232,7 @@ pub(super) fn before_layered(
         snapshots: Vec::new(),
         head: None,
         todos: Some(crate::protect::rebase_todo::before(&git_dirs)),
+        history: Some(crate::protect::git::history_refs::before(&git_dirs)),
         git_odd: Some(crate::protect::git::git_sweep::before(git_dirs)),
         start: file_system_now(),
         nested_inodes: inodes(nested),
@@ -375,6 +383,9 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
     }
     if let Some(t) = &saved.todos {
         found.extend(crate::protect::rebase_todo::after(t));
+    }
+    if let Some(h) = &saved.history {
+        found.extend(crate::protect::git::history_refs::after(h));
     }
     found.extend(crate::linux::lapse::check(&saved.snapshots));
     found.extend(crate::protect::package_json::after(&saved.package_json));

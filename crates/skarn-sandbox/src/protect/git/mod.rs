@@ -17,6 +17,8 @@ pub mod git_sweep;
 pub mod git_vet;
 pub mod gitconfig;
 #[cfg(target_os = "linux")]
+pub mod history_refs;
+#[cfg(target_os = "linux")]
 pub(crate) mod index_after;
 #[cfg(unix)]
 pub mod index_vet;
@@ -33,6 +35,8 @@ pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub mod ref_repair;
+#[cfg(target_os = "linux")]
+pub(crate) mod reftable_read;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
