@@ -140,67 +140,163 @@ impl Scanner {
     }
 }
 
-/// Directories of absolute words already resolved, and how many were.
+/// Directories of absolute words already resolved, and the words
+/// already looked at (scripts repeat the same few paths).
 #[derive(Default)]
 struct Resolved {
     dirs: HashMap<PathBuf, Option<PathBuf>>,
+    words: HashSet<String>,
 }
 
 /// Directories of script words resolved at most (past it, words are
 /// matched as written only, and the reading says it stopped).
 const MAX_RESOLVED_DIRS: usize = 20_000;
+/// Distinct absolute words of scripts looked at, at most.
+const MAX_WORDS: usize = 200_000;
 
 impl Scanner {
     /// Each absolute word of the script `f` resolved as the kernel
     /// resolves it (a doubled slash, `.`, `..` after a link, a link on
     /// the way such as `~/src -> /data`): a mention when it lands in a
-    /// grant, whatever name the script used (attack atk22h F9).
+    /// grant, whatever name the script used (attack atk22h F9). Read by
+    /// bytes (every script of `PATH` is read at every run): a word starts
+    /// with `/` after a separator; the lines spelling the home (`~/`,
+    /// `$HOME`) are expanded first.
     fn resolved_words(&mut self, f: &Path, text: &str, r: &mut Resolved) {
-        let home = self.home_text.clone();
-        for (i, line) in text.split(['\r', '\n']).enumerate() {
-            if i > 0 && line.trim_start().starts_with('#') {
+        let bytes = text.as_bytes();
+        for pos in memchr::memchr_iter(b'/', bytes) {
+            if pos > 0 && !is_separator(bytes[pos - 1]) {
                 continue;
             }
-            let norm = normalise(line.trim_start_matches("#!"), &home);
-            for w in norm.split(|c: char| c.is_whitespace() || SEPARATORS.contains(&c)) {
-                // (What follows an expansion is not known: its directory is.)
-                let w = w.split(['$', '*', '?']).next().unwrap_or("");
-                if !w.starts_with('/') || w.len() < 2 {
-                    continue;
-                }
-                let clean = lexical(w);
-                let (Some(dir), Some(name)) = (clean.parent(), clean.file_name()) else {
+            let end = bytes[pos..]
+                .iter()
+                .position(|b| is_separator(*b) || matches!(b, b'$' | b'*' | b'?'))
+                .map_or(bytes.len(), |n| pos + n);
+            // (Separators are ASCII: `pos` and `end` are char boundaries.)
+            let (Some(w), Some(line)) = (text.get(pos..end), line_at(text, pos)) else {
+                continue;
+            };
+            if commented(text, line) {
+                continue;
+            }
+            if self.resolved_word(f, w, line, text, r) {
+                return;
+            }
+        }
+        let home = self.home_text.clone();
+        for needle in [
+            &b"~/"[..],
+            b"$HOME",
+            b"${HOME",
+            b"$XDG_",
+            b"${XDG_",
+            b"$CARGO_HOME",
+        ] {
+            for pos in memchr::memmem::find_iter(bytes, needle) {
+                let Some(start) = line_at(text, pos) else {
                     continue;
                 };
-                if !r.dirs.contains_key(dir) {
-                    if r.dirs.len() >= MAX_RESOLVED_DIRS {
-                        return self.over(format!(
-                            "the scripts of the PATH directories name more than \
-                             {MAX_RESOLVED_DIRS} directories"
-                        ));
+                let end =
+                    memchr::memchr2(b'\n', b'\r', &bytes[pos..]).map_or(bytes.len(), |n| pos + n);
+                if commented(text, start) {
+                    continue;
+                }
+                let Some(line) = text.get(start..end) else {
+                    continue;
+                };
+                let norm = normalise(line.trim_start_matches("#!"), &home);
+                for w in norm.split(|c: char| c.is_ascii() && is_separator(c as u8)) {
+                    let w = w.split(['$', '*', '?']).next().unwrap_or("");
+                    if w.starts_with('/') && self.resolved_word(f, w, start, text, r) {
+                        return;
                     }
-                    let real = crate::protect::linked_targets::kernel_path(dir);
-                    r.dirs.insert(dir.to_path_buf(), real);
-                }
-                let Some(Some(real)) = r.dirs.get(dir) else {
-                    continue;
-                };
-                let mut full = real.join(name);
-                if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
-                    && let Some(t) = crate::protect::linked_targets::kernel_path(&full)
-                {
-                    full = t;
-                }
-                let hit = self
-                    .targets
-                    .iter()
-                    .position(|t| t.canons.iter().any(|c| full.starts_with(c)));
-                if let Some(t) = hit {
-                    self.found(t, f, i + 1, w.to_string());
                 }
             }
         }
     }
+
+    /// One absolute word `w` of the script `f` (its line starting at byte
+    /// `line` of `text`); true when the reading must stop (a bound).
+    fn resolved_word(
+        &mut self,
+        f: &Path,
+        w: &str,
+        line: usize,
+        text: &str,
+        r: &mut Resolved,
+    ) -> bool {
+        if w.len() < 2 || !r.words.insert(w.to_string()) {
+            return false;
+        }
+        if r.words.len() > MAX_WORDS {
+            self.over(format!(
+                "the scripts of the PATH directories name more than {MAX_WORDS} paths"
+            ));
+            return true;
+        }
+        let clean = lexical(w);
+        let (Some(dir), Some(name)) = (clean.parent(), clean.file_name()) else {
+            return false;
+        };
+        if !r.dirs.contains_key(dir) {
+            if r.dirs.len() >= MAX_RESOLVED_DIRS {
+                self.over(format!(
+                    "the scripts of the PATH directories name more than {MAX_RESOLVED_DIRS} \
+                     directories"
+                ));
+                return true;
+            }
+            let real = crate::protect::linked_targets::kernel_path(dir);
+            r.dirs.insert(dir.to_path_buf(), real);
+        }
+        let Some(Some(real)) = r.dirs.get(dir) else {
+            return false;
+        };
+        let mut full = real.join(name);
+        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
+            && let Some(t) = crate::protect::linked_targets::kernel_path(&full)
+        {
+            full = t;
+        }
+        let hit = self
+            .targets
+            .iter()
+            .position(|t| t.canons.iter().any(|c| full.starts_with(c)));
+        if let Some(t) = hit {
+            let n = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..line]).count();
+            self.found(t, f, n, w.to_string());
+        }
+        false
+    }
+}
+
+/// Whether the byte `b` ends a path word (blank or one of [`SEPARATORS`]).
+fn is_separator(b: u8) -> bool {
+    SEPARATOR_BYTES[usize::from(b)]
+}
+
+/// [`is_separator`] as a table (every byte of every script is looked at).
+static SEPARATOR_BYTES: std::sync::LazyLock<[bool; 256]> = std::sync::LazyLock::new(|| {
+    let mut t = [false; 256];
+    for (i, e) in t.iter_mut().enumerate() {
+        let b = i as u8;
+        *e = b.is_ascii_whitespace() || SEPARATORS.iter().any(|c| *c as u32 == u32::from(b));
+    }
+    t
+});
+
+/// The start of the line holding byte `pos` of `text`.
+fn line_at(text: &str, pos: usize) -> Option<usize> {
+    let b = text.as_bytes().get(..pos)?;
+    Some(memchr::memrchr2(b'\n', b'\r', b).map_or(0, |n| n + 1))
+}
+
+/// Whether the line starting at `start` is a comment (not the `#!` line).
+fn commented(text: &str, start: usize) -> bool {
+    start > 0
+        && text
+            .get(start..)
+            .is_some_and(|l| l.trim_start_matches([' ', '\t']).starts_with('#'))
 }
 
 /// `w` with empty and `.` components dropped (`..` is the kernel's, left
