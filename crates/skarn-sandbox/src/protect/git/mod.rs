@@ -10,6 +10,8 @@ pub(crate) mod commit_walk;
 pub mod config_names;
 pub mod config_parameters;
 #[cfg(target_os = "linux")]
+pub(crate) mod fetch_maps;
+#[cfg(target_os = "linux")]
 pub mod cut_aside;
 #[cfg(unix)]
 pub mod git_sweep;
@@ -29,6 +31,8 @@ pub mod new_packs;
 #[cfg(target_os = "linux")]
 pub(crate) mod pack_read;
 pub mod program_keys;
+#[cfg(target_os = "linux")]
+pub(crate) mod tree_refs;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
