@@ -148,6 +148,7 @@ fn a_lightweight_ref_naming_a_tree_is_judged_like_a_tag_of_it() {
 /// stranger's pull request `refs/pull/1/head` adding
 /// `.claude/settings.json`; `ws`'s `master` tracks `origin/master`.
 fn origin_with_pull_request(dir: &Path, ws: &Path, home: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "--bare"]);
     let d = dir.to_str().unwrap();
     git(ws, &["remote", "add", "origin", d]);
