@@ -85,6 +85,18 @@ pub(crate) fn object_unsafe(
     tree_unsafe(src, work, &tree, &parents, "", false, 0, &mut budget)
 }
 
+/// Why the object `hex` a ref names is unsafe when it is a tree: judged
+/// as a tag of that tree (a lightweight ref is checked out as one; atk22i
+/// F10). Other objects are judged as objects.
+pub(crate) fn tree_ref_unsafe(src: &mut dyn Source, work: &WorkTree<'_>, hex: &str) -> Option<String> {
+    let (kind, _) = src.read(hex)?;
+    if kind != "tree" {
+        return None;
+    }
+    let mut budget = MAX_ENTRIES;
+    tree_unsafe(src, work, hex, &[], "", false, 0, &mut budget)
+}
+
 /// One entry of a tree: mode, name, object id (hex).
 type TreeEntry = (Vec<u8>, String, String);
 
@@ -154,10 +166,6 @@ fn tree_unsafe(
             ));
         }
         *budget -= 1;
-        // (A submodule's commit is another repository's.)
-        if mode == b"160000" {
-            continue;
-        }
         let before: Vec<&TreeEntry> = theirs
             .iter()
             .filter_map(|t| t.iter().find(|(_, n, _)| *n == name))
@@ -171,6 +179,19 @@ fn tree_unsafe(
             format!("{prefix}/{name}")
         };
         let here = all || protected(&path);
+        // A submodule's commit is another repository's, but host `git
+        // submodule update` checks it out at this path: one at (or above)
+        // a protected path plants that repository's files there (attack
+        // atk22i F12, ADR 0278).
+        if mode == b"160000" {
+            if here || holds_protected(&path) {
+                return Some(format!(
+                    "holds a submodule at {path}, a path host tools read and run (host git \
+                     submodule update would check another repository out there)"
+                ));
+            }
+            continue;
+        }
         if mode == b"40000" {
             let sub: Vec<String> = before
                 .iter()
@@ -288,6 +309,23 @@ pub(crate) fn protected(path: &str) -> bool {
     listed || named || top_file
 }
 
+/// Whether a directory at `path` would hold a protected path: it is one,
+/// or a persistence entry lies below it (`.vscode` holds
+/// `.vscode/tasks.json`). A submodule or link there would fill it from
+/// elsewhere (ADR 0278).
+pub(crate) fn holds_protected(path: &str) -> bool {
+    use crate::protect::persistence::{ENTRIES, Reserve};
+    let path = path.trim_end_matches('/');
+    protected(path)
+        || ENTRIES.iter().any(|e| {
+            e.reserve != Reserve::IfHome
+                && (path.is_empty()
+                    || e.path
+                        .strip_prefix(path)
+                        .is_some_and(|rest| rest.starts_with('/')))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,6 +350,12 @@ mod tests {
             "docs/x.code-workspace",
         ] {
             assert!(!protected(p), "{p}");
+        }
+        for p in [".claude", ".vscode", ".github", "sub/.claude"] {
+            assert!(holds_protected(p), "{p}");
+        }
+        for p in ["vendor/lib", "src", "docs"] {
+            assert!(!holds_protected(p), "{p}");
         }
     }
 

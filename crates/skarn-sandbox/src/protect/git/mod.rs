@@ -10,6 +10,8 @@ pub(crate) mod commit_walk;
 pub mod config_names;
 pub mod config_parameters;
 #[cfg(target_os = "linux")]
+pub(crate) mod fetch_maps;
+#[cfg(target_os = "linux")]
 pub mod cut_aside;
 #[cfg(unix)]
 pub mod git_sweep;
@@ -37,6 +39,8 @@ pub mod program_keys;
 pub mod ref_repair;
 #[cfg(target_os = "linux")]
 pub(crate) mod reftable_read;
+#[cfg(target_os = "linux")]
+pub(crate) mod tree_refs;
 #[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]

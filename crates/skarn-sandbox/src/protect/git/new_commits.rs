@@ -104,6 +104,10 @@ fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
             )
         ));
     }
+    // Refs naming a tree directly (ADR 0278).
+    let (lines, incomplete) = super::tree_refs::vet(git, work, &mut objs);
+    out.lines.extend(lines);
+    out.incomplete |= incomplete;
 }
 
 /// The loose objects under `dir` made at or after `since`.

@@ -166,6 +166,11 @@ pub(crate) fn redirects_host_remote(it: &Item, host: &[Item], new: &[Item], reac
     if host.contains(it) {
         return false;
     }
+    // Refs host git fetches or merges: the remote's branches only (atk22i
+    // F11, ADR 0279).
+    if super::fetch_maps::maps_refs_elsewhere(it) {
+        return true;
+    }
     let v = it.value.as_deref().unwrap_or("");
     match (it.section.as_str(), it.name.as_str()) {
         ("remote", "url" | "pushurl") => host_has_remote(host, sub) || !reach.local_ok(v, false),
@@ -187,11 +192,18 @@ pub(crate) fn redirects_host_remote(it: &Item, host: &[Item], new: &[Item], reac
                 && !host.contains(n)
                 && !upstream_ok(n, host, new, reach)
         }),
-        // `git submodule update` clones from it: a local path must be one
-        // the run could read.
-        ("submodule", "url") => matches!(url_kind(v), Url::Local(_)) && !reach.local_ok(v, false),
+        // `git submodule update` clones from it: a local path the run
+        // could read; a network address is the run's choice (atk22i F9,
+        // ADR 0278: the host's own submodule URLs stay, as above).
+        ("submodule", "url") => !reach.local_ok(v, false),
         _ => false,
     }
+}
+
+/// Whether git reaches `url` over a network or through a transport
+/// helper, not as a local path (ADR 0278).
+pub(crate) fn names_elsewhere(url: &str) -> bool {
+    url_kind(url) == Url::Elsewhere
 }
 
 #[cfg(test)]
@@ -300,16 +312,27 @@ mod tests {
             &it("branch", "dev", "merge", "refs/heads/main"),
             &ok_branch
         ));
-        // Submodule URLs: a local one must be readable; network ones are
-        // judged in `.gitmodules`.
+        // Submodule URLs: a local one must be readable; a new network
+        // one is the run's choice.
         assert!(r(
             &it("submodule", "s", "url", private.to_str().unwrap()),
             &[]
         ));
-        assert!(!r(
+        assert!(r(
             &it("submodule", "s", "url", "https://git.test/s.git"),
             &[]
         ));
+        assert!(!r(&it("submodule", "s", "url", "../ro/up"), &[]));
+        // Fetch refspecs and merged refs: the remote's branches only.
+        assert!(r(
+            &it("remote", "origin", "fetch", "+refs/pull/1/head:refs/replace/x"),
+            &[]
+        ));
+        assert!(!r(
+            &it("remote", "origin", "fetch", "+refs/heads/*:refs/remotes/origin/*"),
+            &[]
+        ));
+        assert!(r(&it("branch", "main", "merge", "refs/pull/1/head"), &[]));
         // Unchanged: allowed.
         assert!(!r(
             &it("remote", "origin", "url", "https://git.test/me/p.git"),

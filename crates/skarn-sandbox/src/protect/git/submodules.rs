@@ -25,8 +25,16 @@ pub fn allowed(it: &Item) -> bool {
                 && p.components()
                     .all(|c| matches!(c, std::path::Component::Normal(_)))
                 && !p.components().any(|c| c.as_os_str() == ".git")
+                // Host `git submodule update` checks the submodule out
+                // there: never at or above a protected path (atk22i F12).
+                && !super::commit_walk::holds_protected(v)
         }
-        "url" | "branch" | "shallow" | "ignore" | "fetchrecursesubmodules" | "update" => {
+        // Host `git submodule update --init` connects to it: a network
+        // address the run chose carries what the run put in it past the
+        // network policy (atk22i F9, ADR 0278). Relative and local URLs
+        // are judged where git reads them (`.git/config`).
+        "url" => super::safe_keys::allowed_key(it) && !super::remote_redirect::names_elsewhere(v),
+        "branch" | "shallow" | "ignore" | "fetchrecursesubmodules" | "update" => {
             super::safe_keys::allowed_key(it)
         }
         _ => false,
