@@ -467,3 +467,50 @@ fn mcp_servers_the_clients_list_run_confined_after_init() {
     let after = doctor_servers(&c);
     assert!(after.is_empty(), "{after}");
 }
+
+/// atk24l F9: current Codex applies a PreToolUse hook's `updatedInput`
+/// with `allow` (the last finished rewrite wins among its hooks); older
+/// releases took such an answer as invalid and ran the original command.
+/// With `[hook] codex_rewrite = true` the hook rewrites like Claude
+/// Code's, and the command Codex then runs is confined; with another
+/// PreToolUse hook beside skarn's, or by default, it refuses as before.
+#[test]
+fn codex_gets_the_confined_command_as_a_rewrite_when_the_user_says_so() {
+    let c = clients("k-codex-rewrite");
+    let cfg = c.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[hook]\ncodex_rewrite = true\n");
+    std::fs::write(&cfg, text).unwrap();
+    let outside = c.victim.join("written");
+    let bash = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "cwd": c.ws, "tool_use_id": "c2",
+        "tool_input": {"command": format!("touch {}", outside.display())}});
+    let o = hook_answer(&c, "codex", &bash);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "allow", "{v}");
+    let cmd = h["updatedInput"]["command"].as_str().unwrap().to_string();
+    // What Codex runs: the rewritten command.
+    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmd.clone()];
+    client_starts(&c, &argv, None);
+    assert!(
+        !outside.exists(),
+        "the rewritten command ran unconfined: {cmd}"
+    );
+    // Another PreToolUse hook (trusted by the user, so not refused for
+    // being unconfined) could replace the rewrite: refused instead.
+    std::fs::create_dir_all(c.ws.join(".codex")).unwrap();
+    let peer = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "audit-log"}]}]}});
+    std::fs::write(c.ws.join(".codex/hooks.json"), peer.to_string()).unwrap();
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text = text.replace(
+        "codex_rewrite = true\n",
+        "codex_rewrite = true\ntrusted_hooks = [\"audit-log\"]\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = hook_answer(&c, "codex", &bash);
+    assert_eq!(code(&o), 2, "{o:?}");
+    assert!(err(&o).contains("Run exactly this instead"), "{}", err(&o));
+}

@@ -585,7 +585,31 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let ws = workspace(ctx, &[], input.get("cwd"))?;
     Ok(match plan(&cmd, &ws, ctx) {
         Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
-        // Codex honours only a refusal: the reason goes to the model, which
+        // Current Codex applies `updatedInput` with `allow` (the last
+        // finished rewrite wins): used when the user says their Codex does
+        // and no other PreToolUse hook could replace it (ADR 0272).
+        Plan::Confine(new)
+            if ctx.settings.codex_rewrite
+                && ctx.settings.decision == Decision::Allow
+                && allow_withheld(&ws).is_none()
+                && super::client_hooks::codex_peers(
+                    Path::new(&ws),
+                    std::env::var_os("HOME")
+                        .map(PathBuf::from)
+                        .filter(|h| h.is_absolute())
+                        .as_deref(),
+                ) == 0 =>
+        {
+            let mut updated = input["tool_input"].as_object().cloned().unwrap_or_default();
+            updated.insert("command".into(), new.into());
+            Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": CONFINED,
+                "updatedInput": updated,
+            }}))
+        }
+        // Otherwise a refusal: the reason goes to the model, which
         // re-issues the command confined (and that one passes).
         Plan::Confine(new) => Answer::Block(format!(
             "skarn: shell commands here must run confined. Run exactly this instead: {new}"
