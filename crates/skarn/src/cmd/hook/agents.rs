@@ -555,7 +555,7 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         return Ok(Answer::Block(why));
     }
     if tool == "apply_patch" {
-        // Codex honours only a refusal; its patch tool names its files
+        // A refusal (correct on every Codex release); its patch tool names its files
         // in the patch text.
         let ws = workspace(ctx, &[], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
@@ -574,7 +574,7 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         );
     }
     if tool != "Bash" {
-        // Codex honours only a refusal: an unknown tool (one `init`'s
+        // A refusal: an unknown tool (one `init`'s
         // matcher does not name) is refused (fail closed).
         return Ok(match unknown_tool(tool, &[], &ctx.settings) {
             Some(why) => Answer::Block(why),

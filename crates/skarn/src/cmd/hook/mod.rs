@@ -153,8 +153,9 @@ pub enum Agent {
     /// Gemini CLI BeforeTool on run_shell_command: rewrites the command
     /// (hookSpecificOutput.tool_input).
     GeminiCli,
-    /// Codex PreToolUse on Bash: can only deny; the reason tells the model
-    /// the confined command to run instead.
+    /// Codex PreToolUse on Bash: denies, the reason telling the model the
+    /// confined command to run instead; with `[hook] codex_rewrite` it
+    /// rewrites (updatedInput, applied by current releases; ADR 0272).
     Codex,
     /// Cursor beforeShellExecution: can only allow, ask or deny; denies with
     /// the confined command to run instead.
