@@ -229,6 +229,15 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if shell_tool == "Bash"
+        && let Some(why) = relative_dir("CLAUDE_CONFIG_DIR")
+    {
+        return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": why,
+        }})));
+    }
     if shell_tool == "Bash" {
         // Claude Code's other hooks and status line run on the host in the
         // project: while one is neither wrapped in `skarn run` nor trusted
@@ -531,6 +540,24 @@ fn codex_command(input: &Value) -> anyhow::Result<String> {
     }
 }
 
+/// Why no call may run while the client's configuration directory
+/// variable is relative: the client resolves it against its own working
+/// directory (the project, where the agent writes), skarn cannot tell
+/// which, so neither the run nor the hook could keep it (atk24m F9).
+fn relative_dir(var: &str) -> Option<String> {
+    let v = std::env::var_os(var)?;
+    if v.is_empty() || Path::new(&v).is_absolute() {
+        return None;
+    }
+    Some(format!(
+        "skarn: ${var} is the relative path {}: the agent's client reads its settings and \
+         hooks there, relative to its working directory, which skarn cannot keep from the \
+         agent's commands. The user must set ${var} to an absolute path (or unset it) and \
+         restart the agent. Until then every tool call is refused.",
+        skarn_sandbox::protect::terminal_filter::one_line(&v.to_string_lossy())
+    ))
+}
+
 /// Why no call may run while `agent`'s own hooks (Codex, Windsurf) hold a
 /// command neither wrapped by this skarn nor trusted (ADR 0272).
 fn client_refusal(agent: &str, ws: &str, ctx: &Ctx) -> Option<String> {
@@ -549,6 +576,9 @@ fn client_refusal(agent: &str, ws: &str, ctx: &Ctx) -> Option<String> {
 
 fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let tool = str_field(input, "tool_name", "the input")?;
+    if let Some(why) = relative_dir("CODEX_HOME") {
+        return Ok(Answer::Block(why));
+    }
     // Codex's other hooks and `notify` run on the host in the project:
     // while one is unconfined, nothing is allowed (ADR 0272).
     if let Some(why) = client_refusal("codex", &workspace(ctx, &[], input.get("cwd"))?, ctx) {

@@ -150,8 +150,13 @@ pub fn unconfined(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for f in files(agent, ws, home) {
-        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
-            continue;
+        let text = match skarn_sandbox::policy::config::read_text(&f) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(confine_hooks::unreadable(&f, &e.to_string()));
+                continue;
+            }
         };
         out.extend(
             unconfined_in(&f, &text, agent, exe, trusted)
