@@ -467,3 +467,211 @@ fn mcp_servers_the_clients_list_run_confined_after_init() {
     let after = doctor_servers(&c);
     assert!(after.is_empty(), "{after}");
 }
+
+/// atk24l F9: current Codex applies a PreToolUse hook's `updatedInput`
+/// with `allow` (the last finished rewrite wins among its hooks); older
+/// releases took such an answer as invalid and ran the original command.
+/// With `[hook] codex_rewrite = true` the hook rewrites like Claude
+/// Code's, and the command Codex then runs is confined; with another
+/// PreToolUse hook beside skarn's, or by default, it refuses as before.
+#[test]
+fn codex_gets_the_confined_command_as_a_rewrite_when_the_user_says_so() {
+    let c = clients("k-codex-rewrite");
+    let cfg = c.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[hook]\ncodex_rewrite = true\n");
+    std::fs::write(&cfg, text).unwrap();
+    let outside = c.victim.join("written");
+    let bash = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "cwd": c.ws, "tool_use_id": "c2",
+        "tool_input": {"command": format!("touch {}", outside.display())}});
+    let o = hook_answer(&c, "codex", &bash);
+    assert_eq!(code(&o), 0, "{o:?}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "allow", "{v}");
+    let cmd = h["updatedInput"]["command"].as_str().unwrap().to_string();
+    // What Codex runs: the rewritten command.
+    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmd.clone()];
+    client_starts(&c, &argv, None);
+    assert!(
+        !outside.exists(),
+        "the rewritten command ran unconfined: {cmd}"
+    );
+    // Another PreToolUse hook (trusted by the user, so not refused for
+    // being unconfined) could replace the rewrite: refused instead.
+    std::fs::create_dir_all(c.ws.join(".codex")).unwrap();
+    let peer = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "audit-log"}]}]}});
+    std::fs::write(c.ws.join(".codex/hooks.json"), peer.to_string()).unwrap();
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text = text.replace(
+        "codex_rewrite = true\n",
+        "codex_rewrite = true\ntrusted_hooks = [\"audit-log\"]\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = hook_answer(&c, "codex", &bash);
+    assert_eq!(code(&o), 2, "{o:?}");
+    assert!(err(&o).contains("Run exactly this instead"), "{}", err(&o));
+}
+
+/// `skarn hook claude-code` for a Bash call in `c.ws` with `env` set: the
+/// decision as Claude Code reads it ("" for no answer) and the reason.
+fn claude_decision(c: &Clients, env: &[(&str, &str)]) -> (String, String) {
+    use std::io::Write;
+    let mut cmd = Command::new(exe());
+    cmd.args(["hook", "claude-code"])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env("CLAUDE_PROJECT_DIR", &c.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut p = cmd.spawn().unwrap();
+    let i = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "cwd": c.ws, "tool_use_id": "t1", "tool_input": {"command": "true"}});
+    let _ = p.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = p.wait_with_output().unwrap();
+    if o.stdout.is_empty() {
+        return (String::new(), err(&o));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &v["hookSpecificOutput"];
+    (
+        h["permissionDecision"].as_str().unwrap_or("").to_string(),
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+    )
+}
+
+/// atk24m F1: the form `init` installs counted as skarn's own hook for any
+/// binary: a cloned repository's `'sh' hook claude-code` (Claude Code runs
+/// `sh` on the workspace file `hook`) was neither refused by the hook nor
+/// wrapped by `init`. Now only the form naming this skarn is skarn's own.
+#[test]
+fn m_f1_the_installed_hook_form_naming_another_binary_is_not_skarns() {
+    let c = clients("k-m-f1");
+    std::fs::create_dir_all(c.ws.join(".claude")).unwrap();
+    let settings = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "'sh' hook claude-code"}]}]}});
+    std::fs::write(c.ws.join(".claude/settings.json"), settings.to_string()).unwrap();
+    let (d, why) = claude_decision(&c, &[]);
+    assert_eq!(d, "deny", "{why}");
+    let o = Command::new(exe())
+        .args([
+            "init",
+            "--client",
+            "claude-code",
+            "--accept-project-settings",
+        ])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.ws.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let mut stop = Vec::new();
+    json_commands(&v["hooks"]["Stop"], &mut stop);
+    assert_eq!(stop.len(), 1, "{v}");
+    // The agent's confined command writes the workspace file `hook`.
+    let marker = c.victim.join("by-stop-hook");
+    let o = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&c.ws)
+        .args(["--", "sh", "-c"])
+        .arg(format!("echo 'touch {}' > hook", marker.display()))
+        .env("HOME", &c.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // Claude Code runs the Stop hook at the end of the turn.
+    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), stop[0].clone()];
+    let input = serde_json::json!({"hook_event_name": "Stop", "cwd": c.ws}).to_string();
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env("CLAUDE_PROJECT_DIR", &c.ws)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME");
+    let _ = {
+        use std::io::Write;
+        let mut p = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = p.stdin.take().unwrap().write_all(input.as_bytes());
+        p.wait_with_output().unwrap()
+    };
+    assert!(
+        !marker.exists(),
+        "the Stop hook ran the workspace's file on the host: {stop:?}"
+    );
+    assert_eq!(claude_decision(&c, &[]).0, "allow");
+}
+
+/// atk24m F13: a settings file skarn could not read (one non-UTF-8 byte,
+/// over its size bound) was skipped, while Claude Code reads it and runs
+/// its hooks: now it counts as holding unconfined hooks. atk24m F9: a
+/// relative `$CLAUDE_CONFIG_DIR` / `$CODEX_HOME` (the client reads it
+/// relative to the project, where the agent writes) was ignored: now
+/// every call is refused until it is absolute.
+#[test]
+fn m_f13_f9_unreadable_settings_and_relative_config_dirs_are_refused() {
+    let c = clients("k-m-f13");
+    std::fs::create_dir_all(c.ws.join(".claude")).unwrap();
+    assert_eq!(claude_decision(&c, &[]).0, "allow");
+    std::fs::write(
+        c.ws.join(".claude/settings.local.json"),
+        b"{\"x\": \"caf\xe9\", \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"id\"}]}]}}",
+    )
+    .unwrap();
+    let (d, why) = claude_decision(&c, &[]);
+    assert_eq!(d, "deny", "{why}");
+    std::fs::remove_file(c.ws.join(".claude/settings.local.json")).unwrap();
+    std::fs::create_dir_all(c.ws.join("cc2")).unwrap();
+    let (d, why) = claude_decision(&c, &[("CLAUDE_CONFIG_DIR", "cc2")]);
+    assert_eq!(d, "deny", "{why}");
+    assert!(why.contains("CLAUDE_CONFIG_DIR"), "{why}");
+    let patch = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
+        "cwd": c.ws, "tool_use_id": "c1",
+        "tool_input": {"command": "*** Begin Patch\n*** Add File: notes.md\n+hi\n*** End Patch\n"}});
+    let o = Command::new(exe())
+        .args(["hook", "codex"])
+        .current_dir(&c.ws)
+        .env("HOME", &c.home)
+        .env("CODEX_HOME", "cdx")
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut p| {
+            use std::io::Write;
+            let _ = p
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(patch.to_string().as_bytes());
+            p.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(code(&o), 2, "{o:?}");
+    assert!(err(&o).contains("CODEX_HOME"), "{}", err(&o));
+}

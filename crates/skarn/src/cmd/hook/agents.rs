@@ -229,6 +229,15 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
         bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    if shell_tool == "Bash"
+        && let Some(why) = relative_dir("CLAUDE_CONFIG_DIR")
+    {
+        return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": why,
+        }})));
+    }
     if shell_tool == "Bash" {
         // Claude Code's other hooks and status line run on the host in the
         // project: while one is neither wrapped in `skarn run` nor trusted
@@ -531,6 +540,24 @@ fn codex_command(input: &Value) -> anyhow::Result<String> {
     }
 }
 
+/// Why no call may run while the client's configuration directory
+/// variable is relative: the client resolves it against its own working
+/// directory (the project, where the agent writes), skarn cannot tell
+/// which, so neither the run nor the hook could keep it (atk24m F9).
+fn relative_dir(var: &str) -> Option<String> {
+    let v = std::env::var_os(var)?;
+    if v.is_empty() || Path::new(&v).is_absolute() {
+        return None;
+    }
+    Some(format!(
+        "skarn: ${var} is the relative path {}: the agent's client reads its settings and \
+         hooks there, relative to its working directory, which skarn cannot keep from the \
+         agent's commands. The user must set ${var} to an absolute path (or unset it) and \
+         restart the agent. Until then every tool call is refused.",
+        skarn_sandbox::protect::terminal_filter::one_line(&v.to_string_lossy())
+    ))
+}
+
 /// Why no call may run while `agent`'s own hooks (Codex, Windsurf) hold a
 /// command neither wrapped by this skarn nor trusted (ADR 0272).
 fn client_refusal(agent: &str, ws: &str, ctx: &Ctx) -> Option<String> {
@@ -549,13 +576,16 @@ fn client_refusal(agent: &str, ws: &str, ctx: &Ctx) -> Option<String> {
 
 fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let tool = str_field(input, "tool_name", "the input")?;
+    if let Some(why) = relative_dir("CODEX_HOME") {
+        return Ok(Answer::Block(why));
+    }
     // Codex's other hooks and `notify` run on the host in the project:
     // while one is unconfined, nothing is allowed (ADR 0272).
     if let Some(why) = client_refusal("codex", &workspace(ctx, &[], input.get("cwd"))?, ctx) {
         return Ok(Answer::Block(why));
     }
     if tool == "apply_patch" {
-        // Codex honours only a refusal; its patch tool names its files
+        // A refusal (correct on every Codex release); its patch tool names its files
         // in the patch text.
         let ws = workspace(ctx, &[], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
@@ -574,7 +604,7 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         );
     }
     if tool != "Bash" {
-        // Codex honours only a refusal: an unknown tool (one `init`'s
+        // A refusal: an unknown tool (one `init`'s
         // matcher does not name) is refused (fail closed).
         return Ok(match unknown_tool(tool, &[], &ctx.settings) {
             Some(why) => Answer::Block(why),
@@ -585,7 +615,31 @@ fn codex(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
     let ws = workspace(ctx, &[], input.get("cwd"))?;
     Ok(match plan(&cmd, &ws, ctx) {
         Plan::Wrapped | Plan::Unsandboxed(_) => Answer::Nothing,
-        // Codex honours only a refusal: the reason goes to the model, which
+        // Current Codex applies `updatedInput` with `allow` (the last
+        // finished rewrite wins): used when the user says their Codex does
+        // and no other PreToolUse hook could replace it (ADR 0272).
+        Plan::Confine(new)
+            if ctx.settings.codex_rewrite
+                && ctx.settings.decision == Decision::Allow
+                && allow_withheld(&ws).is_none()
+                && super::client_hooks::codex_peers(
+                    Path::new(&ws),
+                    std::env::var_os("HOME")
+                        .map(PathBuf::from)
+                        .filter(|h| h.is_absolute())
+                        .as_deref(),
+                ) == 0 =>
+        {
+            let mut updated = input["tool_input"].as_object().cloned().unwrap_or_default();
+            updated.insert("command".into(), new.into());
+            Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": CONFINED,
+                "updatedInput": updated,
+            }}))
+        }
+        // Otherwise a refusal: the reason goes to the model, which
         // re-issues the command confined (and that one passes).
         Plan::Confine(new) => Answer::Block(format!(
             "skarn: shell commands here must run confined. Run exactly this instead: {new}"

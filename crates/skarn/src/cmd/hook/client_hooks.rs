@@ -150,8 +150,13 @@ pub fn unconfined(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for f in files(agent, ws, home) {
-        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
-            continue;
+        let text = match skarn_sandbox::policy::config::read_text(&f) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(confine_hooks::unreadable(&f, &e.to_string()));
+                continue;
+            }
         };
         out.extend(
             unconfined_in(&f, &text, agent, exe, trusted)
@@ -166,6 +171,49 @@ pub fn unconfined(
         );
     }
     out
+}
+
+/// Codex's `PreToolUse` hook commands for `ws` other than skarn's own:
+/// Codex runs them together and applies the rewrite of the one that
+/// finishes last, so beside one skarn's rewrite may be lost.
+pub fn codex_peers(ws: &Path, home: Option<&Path>) -> usize {
+    let mut n = 0;
+    for f in files("codex", ws, home) {
+        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
+            continue;
+        };
+        let pre: Vec<String> = if is_toml(&f) {
+            let Ok(doc) = text.parse::<toml::Table>() else {
+                n += 1;
+                continue;
+            };
+            let Some(h) = doc.get("hooks").and_then(|h| h.get("PreToolUse")) else {
+                continue;
+            };
+            let t = format!("[hooks]\nPreToolUse = {h}\n");
+            toml_commands(&t).unwrap_or_default()
+        } else {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                n += 1;
+                continue;
+            };
+            let Some(p) = v.pointer("/hooks/PreToolUse") else {
+                continue;
+            };
+            let wrapped = serde_json::json!({ "hooks": { "PreToolUse": p } });
+            let mut all = Vec::new();
+            if let Ok(mut w) = serde_json::from_value::<serde_json::Value>(wrapped) {
+                all =
+                    confine_hooks::unconfined_in_settings(&w.take().to_string(), "codex", "", &[]);
+            }
+            all
+        };
+        n += pre
+            .iter()
+            .filter(|c| !super::is_installed_hook(c, "codex"))
+            .count();
+    }
+    n
 }
 
 /// Wrap every unconfined hook command and `notify` of a Codex

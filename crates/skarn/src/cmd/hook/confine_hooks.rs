@@ -69,7 +69,10 @@ pub fn same_file(a: &str, b: &str) -> bool {
 /// that runs it: only this skarn's counts (a cloned repository's
 /// `'/tmp/x' __hook-confined ...` runs `/tmp/x`).
 pub fn judge(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Kind {
-    if super::is_installed_hook(cmd, agent) {
+    // skarn's own only when it runs this skarn: the installed form with
+    // another binary (`'sh' hook claude-code` runs the workspace's `hook`)
+    // is any other command (atk24m F1).
+    if super::installed_exe(cmd, agent).is_some_and(|b| same_file(&b, exe)) {
         return Kind::Skarn;
     }
     if let Some((bin, _)) = unwrap(cmd)
@@ -195,8 +198,15 @@ pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for f in files(ws, home) {
-        let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
-            continue;
+        let text = match skarn_sandbox::policy::config::read_text(&f) {
+            Ok(Some(t)) => t,
+            Ok(None) => continue,
+            // The client may read what skarn cannot (one non-UTF-8 byte, a
+            // large file): its hooks are unknown, so unconfined (atk24m F13).
+            Err(e) => {
+                out.push(unreadable(&f, &e.to_string()));
+                continue;
+            }
         };
         let found = if f.extension().is_some_and(|e| e == "md") {
             super::frontmatter_hooks::unconfined(&text, "claude-code", exe, trusted)
@@ -212,6 +222,15 @@ pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String])
         }));
     }
     out
+}
+
+/// The finding for a hook file skarn cannot read.
+pub fn unreadable(f: &Path, why: &str) -> String {
+    skarn_sandbox::protect::terminal_filter::one_line(&format!(
+        "{}: (cannot be read as plain UTF-8 text of a bounded size: {why}; its hooks count as \
+         unconfined until it is fixed)",
+        f.display()
+    ))
 }
 
 /// The refusal while `found` (from [`unconfined`]) is not empty.

@@ -109,6 +109,25 @@ pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
     cmd == bare || cmd == legacy_command(&exe, agent)
 }
 
+/// The binary a command `skarn init` installs for `agent` runs (`None`:
+/// not such a command).
+pub fn installed_exe(cmd: &str, agent: &str) -> Option<String> {
+    if !is_installed_hook(cmd, agent) {
+        return None;
+    }
+    for script in [INSTALLED_SCRIPT, PREVIOUS_SCRIPT] {
+        let prefix = format!("/bin/sh -c '{script}' skarn-hook ");
+        if let Some(rest) = cmd.strip_prefix(&prefix) {
+            return shell::unquote_words(rest)
+                .and_then(|mut w| (!w.is_empty()).then(|| w.remove(0)));
+        }
+    }
+    cmd.split_once(" hook ")
+        .and_then(|(first, _)| shell::unquote_words(first))
+        .filter(|w| w.len() == 1)
+        .map(|mut w| w.remove(0))
+}
+
 /// The POSIX-only line `skarn init` wrote before atk24g F1.
 fn legacy_command(exe: &str, agent: &str) -> String {
     let msg = format!(
@@ -153,8 +172,9 @@ pub enum Agent {
     /// Gemini CLI BeforeTool on run_shell_command: rewrites the command
     /// (hookSpecificOutput.tool_input).
     GeminiCli,
-    /// Codex PreToolUse on Bash: can only deny; the reason tells the model
-    /// the confined command to run instead.
+    /// Codex PreToolUse on Bash: denies, the reason telling the model the
+    /// confined command to run instead; with `[hook] codex_rewrite` it
+    /// rewrites (updatedInput, applied by current releases; ADR 0272).
     Codex,
     /// Cursor beforeShellExecution: can only allow, ask or deny; denies with
     /// the confined command to run instead.

@@ -21,6 +21,10 @@
 //!                               # word for word, kept running unconfined
 //!                               # (every other one runs inside skarn run
 //!                               # or the hook refuses; ADR 0255)
+//! codex_rewrite = false         # Codex releases that apply a hook's
+//!                               # updatedInput: rewrite its commands
+//!                               # instead of refusing (older releases run
+//!                               # the original command on such an answer)
 //! ```
 
 use std::path::Path;
@@ -54,6 +58,7 @@ struct HookSection {
     edit_lease: Option<skarn_units::Value>,
     #[serde(default)]
     trusted_hooks: Vec<String>,
+    codex_rewrite: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +91,11 @@ pub struct Settings {
     /// The agent's hook commands the user keeps unconfined, word for word
     /// (ADR 0255); every other one must run inside `skarn run`.
     pub trusted_hooks: Vec<String>,
+    /// Codex gets the confined command as `updatedInput` with `allow`
+    /// instead of a refusal (default false: Codex releases before the
+    /// rewrite took such an answer as invalid and ran the original
+    /// command, unconfined).
+    pub codex_rewrite: bool,
 }
 
 impl Settings {
@@ -125,6 +135,7 @@ impl Settings {
             allow_tools: Vec::new(),
             edit_lease: DEFAULT_EDIT_LEASE,
             trusted_hooks: Vec::new(),
+            codex_rewrite: false,
         };
         if let Some(f) = file {
             // A file with other names (hard links) may be written under one
@@ -153,6 +164,7 @@ impl Settings {
                         s.unsandboxed = h.unsandboxed;
                         s.allow_tools = h.allow_tools;
                         s.trusted_hooks = h.trusted_hooks;
+                        s.codex_rewrite = h.codex_rewrite.unwrap_or(false);
                         if let Some(g) = h.guard_files {
                             s.guard_files = g;
                         }
