@@ -102,7 +102,16 @@ pub fn main() -> ExitCode {
         eprintln!("skarn: the hook's answer was not read whole: dropped");
         out.clear();
     }
-    let (answer, dropped) = crate::cmd::hook_answer::narrow(&out);
+    // A status line or file completion (its input names no hook event)
+    // prints text the client shows, not a decision.
+    let shown = json
+        .as_ref()
+        .is_some_and(|v| v.is_object() && v.get("hook_event_name").is_none());
+    let (answer, dropped) = if shown {
+        (out, Vec::new())
+    } else {
+        crate::cmd::hook_answer::narrow(&out)
+    };
     if !dropped.is_empty() {
         eprintln!(
             "skarn: dropped from a confined hook's answer (it may refuse or ask, not allow or \

@@ -137,3 +137,160 @@ fn a_wrapped_hook_skarn_refuses_to_run_does_not_block() {
     let o = confined_hook("echo no >&2; exit 2", &input, &home, &ws);
     assert_eq!(code(&o), 2, "{o:?}");
 }
+
+/// `skarn init --client claude-code --accept-project-settings` in `proj`.
+fn init(proj: &Path, home: &Path) -> Output {
+    Command::new(exe())
+        .args([
+            "init",
+            "--client",
+            "claude-code",
+            "--accept-project-settings",
+        ])
+        .current_dir(proj)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap()
+}
+
+/// Runs the settings entry `e` as Claude Code does: the shell form with
+/// `/bin/sh -c`, the exec form (`args`) spawned directly.
+fn run_entry(e: &Value, proj: &Path, home: &Path, input: &Value) -> Output {
+    let cmd = e["command"].as_str().unwrap();
+    let mut c = match e.get("args").and_then(Value::as_array) {
+        Some(a) => {
+            let mut c = Command::new(cmd);
+            c.args(a.iter().map(|x| x.as_str().unwrap()));
+            c
+        }
+        None => {
+            let mut c = Command::new("/bin/sh");
+            c.args(["-c", cmd]);
+            c
+        }
+    };
+    let mut ch = c
+        .current_dir(proj)
+        .env("HOME", home)
+        .env("CLAUDE_PROJECT_DIR", proj)
+        .env_remove("XDG_CONFIG_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = ch
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    ch.wait_with_output().unwrap()
+}
+
+fn settings(proj: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(proj.join(".claude/settings.json")).unwrap())
+        .unwrap()
+}
+
+/// F4: `fileSuggestion` and `subagentStatusLine` run a command in the
+/// project like the status line. Before `init` the hook refuses tool
+/// calls while they are there; `init` lists and wraps them, and the
+/// command then cannot write outside the project.
+#[test]
+fn file_suggestion_and_subagent_status_line_commands_are_refused_or_wrapped() {
+    let t = TempDir::new("atk24m-f4");
+    let (proj, home) = (t.dir("proj"), t.dir("home"));
+    git(&proj, &["init", "-q", "."]);
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    let outside = t.path().join("outside");
+    std::fs::write(
+        proj.join("files.sh"),
+        format!("id > {}; echo README.md\n", outside.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"fileSuggestion": {"type": "command", "command": "sh files.sh"},
+               "subagentStatusLine": {"type": "command", "command": "sh files.sh"}})
+        .to_string(),
+    )
+    .unwrap();
+    // The hook refuses while they run unconfined.
+    let o = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(&proj)
+        .env("HOME", &home)
+        .env("CLAUDE_PROJECT_DIR", &proj)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "cwd": proj, "tool_use_id": "t", "tool_input": {"command": "true"}});
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(input.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let refused = code(&o) == 2 || out(&o).contains("\"deny\"");
+    assert!(refused, "not refused: {o:?}");
+    assert!(out(&o).contains("files.sh") || err(&o).contains("files.sh"));
+    // init lists and wraps them.
+    let o = init(&proj, &home);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(err(&o).contains("fileSuggestion runs sh files.sh"), "{}", err(&o));
+    let s = settings(&proj);
+    for k in ["fileSuggestion", "subagentStatusLine"] {
+        let c = s[k]["command"].as_str().unwrap();
+        assert!(c.contains("__hook-confined"), "{k}: {s}");
+        let o = run_entry(&s[k], &proj, &home, &json!({"query": "RE"}));
+        assert!(out(&o).contains("README.md"), "{k}: {o:?}");
+        assert!(!outside.exists(), "{k} wrote outside");
+    }
+}
+
+/// F14: an exec-form hook (`command` + `args`, no shell). `init` lists
+/// its arguments and wraps the whole command line, so the hook still
+/// runs (inside skarn run) instead of naming a program that is not there.
+#[test]
+fn an_exec_form_hook_is_listed_whole_and_still_runs_wrapped() {
+    let t = TempDir::new("atk24m-f14");
+    let (proj, home) = (t.dir("proj"), t.dir("home"));
+    git(&proj, &["init", "-q", "."]);
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/bin/sh",
+            "args": ["-c", "echo ran > ran.txt"]}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let o = init(&proj, &home);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    assert!(
+        err(&o).contains("a hook runs '/bin/sh' '-c' 'echo ran > ran.txt'"),
+        "{}",
+        err(&o)
+    );
+    let s = settings(&proj);
+    let e = &s["hooks"]["Stop"][0]["hooks"][0];
+    let o = run_entry(
+        e,
+        &proj,
+        &home,
+        &json!({"hook_event_name": "Stop", "cwd": proj}),
+    );
+    assert_eq!(code(&o), 0, "{e}: {o:?}");
+    assert_eq!(
+        std::fs::read_to_string(proj.join("ran.txt")).unwrap_or_default(),
+        "ran\n",
+        "{e}"
+    );
+}
