@@ -50,6 +50,11 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(&cli.log);
+    let failed = match &cli.command {
+        Command::Run(a) => a.own_failure_exit,
+        _ => None,
+    }
+    .unwrap_or(EXIT_USAGE);
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
@@ -75,7 +80,7 @@ pub fn main() -> ExitCode {
                     "{err:#}"
                 )))
             );
-            ExitCode::from(EXIT_USAGE)
+            ExitCode::from(failed)
         }
     }
 }

@@ -7,12 +7,18 @@
 //! wrote while the code it loads cannot write outside the workspace.
 //! After a file tool's write it first drops that call's leases (ADR 0244),
 //! which would otherwise hold the file read-only from this very run.
+//!
+//! The command's stdout, the answer the client reads, passes through
+//! [`crate::cmd::hook_answer::narrow`]: a confined hook may refuse or ask,
+//! never allow or rewrite the agent's call (ADR 0282). When skarn itself
+//! refuses (the workspace is the home directory, ...), the status is 1,
+//! a non-blocking error, not skarn's usual 2 (attack atk24m F10).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{ExitCode, Stdio};
 
-/// The most hook input passed on.
+/// The most hook input passed on, and the most answer read.
 const MAX_INPUT: u64 = 16 << 20;
 
 /// Status when the wrapped command cannot be started: not 2, which would
@@ -70,6 +76,8 @@ pub fn main() -> ExitCode {
     };
     let child = std::process::Command::new(exe)
         .arg("run")
+        .arg("--own-failure-exit")
+        .arg(EXIT_FAILED.to_string())
         .arg("--workspace")
         .arg(&ws)
         .args(["--", "/bin/sh", "-c"])
@@ -81,6 +89,7 @@ pub fn main() -> ExitCode {
         } else {
             Stdio::null()
         })
+        .stdout(Stdio::piped())
         .spawn();
     let mut child = match child {
         Ok(c) => c,
@@ -95,7 +104,38 @@ pub fn main() -> ExitCode {
             let _ = stdin.write_all(&input);
         });
     }
-    match child.wait() {
+    let mut out = Vec::new();
+    let read = child.stdout.take().map(|mut o| {
+        let r = (&mut o).take(MAX_INPUT + 1).read_to_end(&mut out);
+        // Drain the rest so the command is not stopped by a full pipe.
+        let _ = std::io::copy(&mut o, &mut std::io::sink());
+        r
+    });
+    let status = child.wait();
+    if matches!(read, Some(Err(_))) || out.len() as u64 > MAX_INPUT {
+        eprintln!("skarn: the hook's answer was not read whole: dropped");
+        out.clear();
+    }
+    // A status line or file completion (its input names no hook event)
+    // prints text the client shows, not a decision.
+    let shown = json
+        .as_ref()
+        .is_some_and(|v| v.is_object() && v.get("hook_event_name").is_none());
+    let (answer, dropped) = if shown {
+        (out, Vec::new())
+    } else {
+        crate::cmd::hook_answer::narrow(&out)
+    };
+    if !dropped.is_empty() {
+        eprintln!(
+            "skarn: dropped from a confined hook's answer (it may refuse or ask, not allow or \
+             change the agent's call): {}",
+            dropped.join(", ")
+        );
+    }
+    let _ = std::io::stdout().write_all(&answer);
+    let _ = std::io::stdout().flush();
+    match status {
         Ok(s) => ExitCode::from(
             s.code()
                 .and_then(|c| u8::try_from(c).ok())

@@ -31,9 +31,15 @@ fn short(v: &Value) -> String {
     one_line(&s)
 }
 
-/// Every `command` string under `v` (hooks nest them in groups).
+/// Every `command` string under `v` (hooks nest them in groups); an
+/// exec-form entry's with its `args` (attack atk24m F14).
 fn commands(v: &Value, out: &mut Vec<String>) {
     match v {
+        Value::Object(m) if m.contains_key("args") => {
+            if let Some(c) = crate::cmd::hook::confine_hooks::full_command(m) {
+                out.push(c);
+            }
+        }
         Value::Object(m) => {
             for (k, x) in m {
                 match x {
@@ -106,8 +112,14 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
             f.push(format!("{k} runs {}", short(x)));
         }
     }
-    if let Some(c) = v.pointer("/statusLine/command") {
-        f.push(format!("statusLine runs {}", short(c)));
+    // Commands Claude Code runs for the status line, a subagent's line,
+    // the `@` file completion (attack atk24m F4).
+    for k in ["statusLine", "subagentStatusLine", "fileSuggestion"] {
+        if let Some(Value::Object(m)) = v.get(k)
+            && let Some(c) = crate::cmd::hook::confine_hooks::full_command(m)
+        {
+            f.push(format!("{k} runs {}", short(&Value::String(c))));
+        }
     }
     // Gemini CLI runs these to find and call the project's own tools;
     // Claude Code installs and runs the plugins these name (atk24j F5).

@@ -30,6 +30,7 @@ pub mod exec_confined;
 pub mod gemini_hooks;
 pub mod hidden;
 pub mod hook;
+mod hook_answer;
 mod hook_confined;
 pub mod init;
 pub mod init_clients;

@@ -151,6 +151,12 @@ pub struct Args {
     /// leaves out advice to widen the sandbox (issue 24 item 5).
     #[arg(long, hide = true, value_name = "WHO", value_parser = ["hook", "gateway"])]
     pub caller: Option<String>,
+    /// The status when skarn itself fails or refuses (before or around the
+    /// command): `__hook-confined` asks for 1, which agents read as a
+    /// non-blocking error, where skarn's usual 2 would block the agent's
+    /// call for a hook that is not skarn's (attack atk24m F10).
+    #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub own_failure_exit: Option<u8>,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,

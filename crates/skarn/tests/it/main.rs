@@ -52,6 +52,9 @@ mod run_atk24l;
 // Issue 24, attack pass atk24k: nested packages, accepted configs (h24h).
 #[cfg(target_os = "linux")]
 mod agent_atk24k;
+// Issue 24, attack pass atk24m: what a wrapped hook answers (h24l).
+#[cfg(target_os = "linux")]
+mod agent_atk24m;
 #[cfg(target_os = "linux")]
 mod agent_boundary;
 #[cfg(target_os = "linux")]

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::shell::{quote, unquote_words};
 
@@ -86,36 +86,68 @@ pub fn judge(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Kind {
     Kind::Unconfined
 }
 
-/// Every command string of a hook or status line in a Claude Code
-/// settings value, mutable: each `command` under `hooks` (any event, any
-/// nesting), and `statusLine.command`.
-fn commands_mut(v: &mut Value) -> Vec<&mut String> {
-    fn walk<'a>(v: &'a mut Value, out: &mut Vec<&'a mut String>) {
+/// The command line an entry with a string `command` runs: the shell
+/// form as it is; the exec form (`command` + `args`, spawned without a
+/// shell, attack atk24m F14) as one shell line of the quoted words, so it
+/// is judged, listed and wrapped whole. `args` that are not all strings
+/// are kept as their JSON text (judged unconfined).
+pub fn full_command(m: &Map<String, Value>) -> Option<String> {
+    let Value::String(cmd) = m.get("command")? else {
+        return None;
+    };
+    Some(match m.get("args") {
+        None | Some(Value::Null) => cmd.clone(),
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
+            std::iter::once(cmd.as_str())
+                .chain(a.iter().filter_map(Value::as_str))
+                .map(quote)
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        Some(other) => format!("{} {other}", quote(cmd)),
+    })
+}
+
+/// Settings keys whose `command` Claude Code runs (attack atk24m F4):
+/// the status line, the agent panel's line per subagent, the `@` file
+/// completion. Any other `{"type": "command", "command": ...}` object
+/// outside `env` counts too (a key a later release adds).
+const COMMAND_OBJECTS: &[&str] = &["statusLine", "subagentStatusLine", "fileSuggestion"];
+
+/// Every entry that runs a command in a Claude Code settings value,
+/// mutable: each object with a string `command` under `hooks` (any event,
+/// any nesting), the [`COMMAND_OBJECTS`], and any other object typed
+/// `command`.
+fn commands_mut(v: &mut Value) -> Vec<&mut Map<String, Value>> {
+    fn walk<'a>(v: &'a mut Value, any: bool, out: &mut Vec<&'a mut Map<String, Value>>) {
         match v {
             Value::Object(m) => {
-                for (k, x) in m.iter_mut() {
-                    if let Value::String(s) = x {
-                        if k == "command" {
-                            out.push(s);
-                        }
-                    } else {
-                        walk(x, out);
-                    }
+                let site = matches!(m.get("command"), Some(Value::String(_)))
+                    && (any || m.get("type").and_then(Value::as_str) == Some("command"));
+                if site {
+                    out.push(m);
+                } else {
+                    m.values_mut().for_each(|x| walk(x, any, out));
                 }
             }
-            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, out)),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, any, out)),
             _ => {}
         }
     }
     let mut out = Vec::new();
     if let Value::Object(m) = v {
         for (k, x) in m.iter_mut() {
-            if k == "hooks" {
-                walk(x, &mut out);
-            } else if k == "statusLine"
-                && let Some(Value::String(s)) = x.get_mut("command")
-            {
-                out.push(s);
+            match k.as_str() {
+                "env" => {}
+                "hooks" => walk(x, true, &mut out),
+                _ if COMMAND_OBJECTS.contains(&k.as_str()) => {
+                    if let Value::Object(o) = x
+                        && matches!(o.get("command"), Some(Value::String(_)))
+                    {
+                        out.push(o);
+                    }
+                }
+                _ => walk(x, false, &mut out),
             }
         }
     }
@@ -123,13 +155,18 @@ fn commands_mut(v: &mut Value) -> Vec<&mut String> {
 }
 
 /// Wrap every unconfined command of the settings value `v`, re-wrap those
-/// another skarn binary wrapped; the lines say what changed.
+/// another skarn binary wrapped; the lines say what changed. An exec-form
+/// entry becomes the shell form of its whole command line.
 pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut said = Vec::new();
-    for s in commands_mut(v) {
-        if let Some(new) = wrapped(s, agent, exe, trusted) {
-            said.push(skarn_sandbox::protect::terminal_filter::one_line(s));
-            *s = new;
+    for m in commands_mut(v) {
+        let Some(full) = full_command(m) else {
+            continue;
+        };
+        if let Some(new) = wrapped(&full, agent, exe, trusted) {
+            said.push(skarn_sandbox::protect::terminal_filter::one_line(&full));
+            m.insert("command".into(), Value::String(new));
+            m.remove("args");
         }
     }
     said
@@ -160,8 +197,8 @@ pub fn unconfined_in_settings(
     };
     commands_mut(&mut v)
         .into_iter()
+        .filter_map(|m| full_command(m))
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
-        .map(|c| c.clone())
         .collect()
 }
 
