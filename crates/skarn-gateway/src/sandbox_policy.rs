@@ -106,7 +106,8 @@ pub fn server_policy(
         } else {
             ": its installation"
         };
-        own.exec.push(Grant::new(r, format!("server {alias}{what}")));
+        own.exec
+            .push(Grant::new(r, format!("server {alias}{what}")));
     }
     // A file named in the arguments inside a writable grant (a database
     // the server keeps in its `write` directory) is left to that grant: a

@@ -126,5 +126,10 @@ pub fn collect(
             found.push(Trusted::new(&p, target, via.into(), false));
         }
     }
+    // Each place's other names through other mounts of its filesystem
+    // (a `PATH` entry that is a bind-mount alias of the workspace's `bin`:
+    // a run writes it under the workspace's name; atk27k F18b).
+    #[cfg(target_os = "linux")]
+    crate::protect::mount_aliases::add_other_names(&mut out.trusted);
     out
 }

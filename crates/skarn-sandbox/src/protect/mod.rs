@@ -45,6 +45,8 @@ pub mod linked_targets;
 pub mod links_out;
 #[cfg(unix)]
 pub mod mise_env;
+#[cfg(target_os = "linux")]
+pub mod mount_aliases;
 #[cfg(unix)]
 pub mod own_files;
 #[cfg(unix)]

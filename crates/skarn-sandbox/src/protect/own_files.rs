@@ -49,9 +49,8 @@ fn unchanged(path: &Path, sum: &str) -> bool {
     md.is_file()
         && md.nlink() == 1
         && md.len() <= MAX
-        && std::fs::read(path).is_ok_and(|b| {
-            crate::protect::git::pack_read::hex(&sha2::Sha256::digest(&b)) == sum
-        })
+        && std::fs::read(path)
+            .is_ok_and(|b| crate::protect::git::pack_read::hex(&sha2::Sha256::digest(&b)) == sum)
 }
 
 #[cfg(test)]

@@ -177,7 +177,14 @@ pub(crate) struct Mount {
     point: PathBuf,
 }
 
-fn read_mountinfo() -> Vec<Mount> {
+impl Mount {
+    /// Its device (`major:minor`).
+    pub(crate) fn dev(&self) -> &str {
+        &self.dev
+    }
+}
+
+pub(crate) fn read_mountinfo() -> Vec<Mount> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse_mountinfo(&t))
         .unwrap_or_default()

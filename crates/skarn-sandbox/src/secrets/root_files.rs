@@ -116,6 +116,19 @@ impl Places {
                 }
             }
         }
+        // A name through another mount of a directory below such a place
+        // (a bind mount of the workspace's `bin`, atk27k F18b).
+        #[cfg(target_os = "linux")]
+        for (name, _) in crate::protect::mount_aliases::other_names(&[p.to_path_buf()]) {
+            if let Some((d, why)) = self.dirs.iter().find(|(d, _)| name.starts_with(d)) {
+                return Some(format!(
+                    "{} is another name (through another mount) of {}, in {}, which is {why}",
+                    p.display(),
+                    name.display(),
+                    d.display()
+                ));
+            }
+        }
         // The host temporary directory of a run without a mount namespace.
         for tmp in [PathBuf::from("/tmp"), std::env::temp_dir()] {
             if let Ok(rest) = p.strip_prefix(&tmp)

@@ -86,8 +86,7 @@ pub fn scope(
         if is_system(&p) {
             continue;
         }
-        let own_in_toolchain =
-            g.source.ends_with(OWN_INSTALLATION) && within_toolchain(&p, home);
+        let own_in_toolchain = g.source.ends_with(OWN_INSTALLATION) && within_toolchain(&p, home);
         if is_toolchain(g) || own_in_toolchain {
             s.toolchains.push(p);
         } else {

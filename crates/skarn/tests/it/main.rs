@@ -229,9 +229,9 @@ mod run_secret_atk27k_h;
 #[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
-mod run_secret_h27l;
-#[cfg(target_os = "linux")]
 mod run_secret_forms;
+#[cfg(target_os = "linux")]
+mod run_secret_h27l;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]

@@ -1,14 +1,18 @@
 //! Attack atk27k, what helper h27l fixed, each checked from outside: a
 //! gateway server granted a secret does not read the real value from its
-//! own installation (F4).
+//! own installation (F4); its placeholder copies do not pile up in its
+//! state directory (F6); a `PATH` directory that is a bind-mount alias of
+//! a workspace directory is the workspace's directory, for the host's
+//! shells and for a `command` source (F18b).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::json;
 use skarn_test_support::TempDir;
 
-use crate::common::sibling;
+use crate::common::{code, err, exe, out, sibling};
 use crate::serve_sandbox::Session;
 
 fn config(home: &Path, text: &str) {
@@ -141,7 +145,10 @@ fn a_servers_placeholder_npmrc_does_not_pile_up_in_its_state_directory() {
             .unwrap()
             .flatten()
             .map(|e| e.path())
-            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("g-")))
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("g-"))
+            })
             .expect("no state directory for server g")
     };
     let start = |n: u64, sh: &str| {
@@ -154,15 +161,26 @@ fn a_servers_placeholder_npmrc_does_not_pile_up_in_its_state_directory() {
     };
     for n in 0..3 {
         let (out, log) = start(n, "cat $HOME/.npmrc; echo done");
-        assert!(out.contains("done"), "start {n}: the server did not run:\n{out}\n{log}");
-        assert!(!out.contains(REAL), "start {n}: the value is readable:\n{out}");
+        assert!(
+            out.contains("done"),
+            "start {n}: the server did not run:\n{out}\n{log}"
+        );
+        assert!(
+            !out.contains(REAL),
+            "start {n}: the value is readable:\n{out}"
+        );
         assert!(
             out.contains("//localhost:18443/:_authToken="),
             "start {n}: no placeholder copy:\n{out}\n{log}"
         );
     }
     let st = state();
-    assert_eq!(names_starting(&st, ".npmrc"), [".npmrc"], "in {}", st.display());
+    assert_eq!(
+        names_starting(&st, ".npmrc"),
+        [".npmrc"],
+        "in {}",
+        st.display()
+    );
     // A server that changes its copy: that text is set aside (when the
     // server ends, or at the next start's catch-up of a killed one), and
     // the next start reads skarn's copy again.
@@ -175,7 +193,11 @@ fn a_servers_placeholder_npmrc_does_not_pile_up_in_its_state_directory() {
         "no placeholder copy after a changed one:\n{out}\n{log}"
     );
     let names = names_starting(&st, ".npmrc");
-    assert_eq!(names.len(), 2, "the changed copy was not set aside: {names:?}");
+    assert_eq!(
+        names.len(),
+        2,
+        "the changed copy was not set aside: {names:?}"
+    );
     let aside = names.iter().find(|n| n.as_str() != ".npmrc").unwrap();
     assert!(
         std::fs::read_to_string(st.join(aside))
@@ -183,4 +205,113 @@ fn a_servers_placeholder_npmrc_does_not_pile_up_in_its_state_directory() {
             .contains("script-shell=/tmp/x"),
         "{aside}"
     );
+}
+
+/// atk27k F18b: the caller's `PATH` ends with a bind-mount alias of the
+/// workspace's `bin` (the whole workspace bound elsewhere, or `bin`
+/// alone). A run in the workspace (direct and copy-on-write layer) tries
+/// to rewrite `bin/tool` and add `bin/newtool` under the workspace's
+/// names; a host shell then runs `tool` and `newtool` through that `PATH`
+/// entry: the real one, never planted code. And a `command` source found
+/// through that `PATH` entry (or named through the alias) is refused,
+/// never run after a run rewrote it. Needs a private mount namespace
+/// (root).
+#[test]
+fn a_path_directory_through_a_bind_mount_alias_is_the_workspaces() {
+    if !skarn_test_support::is_root() {
+        skarn_test_support::skip!("a bind mount in a private mount namespace needs root");
+    }
+    for (form, bind_src, path_dir, layer) in [
+        ("workspace alias, direct", "", "bin", "direct"),
+        ("workspace alias, cow", "", "bin", "cow"),
+        ("bin alias, direct", "bin", "", "direct"),
+    ] {
+        let t = TempDir::new("h27l_f18b");
+        let home = t.dir("home");
+        let ws = home.join("proj");
+        std::fs::create_dir_all(ws.join("bin")).unwrap();
+        let _ = Command::new("git")
+            .args(["init", "-q", "."])
+            .current_dir(&ws)
+            .output();
+        let alias = t.dir("alias");
+        let marker = t.path().join("PLANTED_RAN");
+        let tool = ws.join("bin/tool");
+        std::fs::write(&tool, "#!/bin/sh\necho real-tool\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let vals = t.dir("vals");
+        std::fs::write(vals.join("tok"), "aliasPATHtoken0123456789abcdefXY\n").unwrap();
+        let helper = ws.join("bin/tok-h27l");
+        std::fs::write(
+            &helper,
+            format!("#!/bin/sh\nexec cat {}\n", vals.join("tok").display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        config(
+            &home,
+            "[secrets.api]\ncommand = [\"tok-h27l\"]\nhosts = [\"localhost:1\"]\nenv = \"API\"\n",
+        );
+        let alias_path = alias.join(path_dir);
+        let planted = format!("#!/bin/sh\\ntouch {}\\necho planted\\n", marker.display());
+        let run = format!(
+            "{} run --no-config --workspace {} --workspace-layer {layer}",
+            exe().display(),
+            ws.display()
+        );
+        let script = format!(
+            "set -u\nmount --bind {src} {alias} || exit 77\ncd {ws}\n\
+             {run} -- sh -c \"printf '{planted}' > bin/tool; printf '{planted}' > bin/newtool; \
+             chmod +x bin/newtool; printf '{planted}' > bin/tok-h27l\" > {d}/plant 2>&1\n\
+             cd /\n\
+             tool > {d}/tool 2>&1; newtool > {d}/newtool 2>&1\n\
+             cd {ws}\n\
+             {run} --secret api -- true > {d}/granted 2>&1; echo $? > {d}/granted.rc\n",
+            src = ws.join(bind_src).display(),
+            alias = alias.display(),
+            ws = ws.display(),
+            d = t.path().display(),
+        );
+        let o = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .env("HOME", &home)
+            .env(
+                "PATH",
+                format!("/usr/local/bin:/usr/bin:/bin:{}", alias_path.display()),
+            )
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDECODE")
+            .env_remove("SKARN_CALLER")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        if code(&o) == 77 {
+            skarn_test_support::skip!("mount --bind failed: {}{}", out(&o), err(&o));
+        }
+        let read = |n: &str| std::fs::read_to_string(t.path().join(n)).unwrap_or_default();
+        let all = format!(
+            "plant: {}\ntool: {}\nnewtool: {}\ngranted: {}",
+            read("plant"),
+            read("tool"),
+            read("newtool"),
+            read("granted")
+        );
+        assert!(
+            !marker.exists(),
+            "{form}: planted code ran on the host:\n{all}"
+        );
+        assert!(read("tool").contains("real-tool"), "{form}:\n{all}");
+        assert_eq!(
+            std::fs::read_to_string(&tool).unwrap(),
+            "#!/bin/sh\necho real-tool\n",
+            "{form}: the workspace's bin/tool changed:\n{all}"
+        );
+        // The `command` source is refused (its PATH directory is the
+        // workspace's), or ran the real helper: never the planted one.
+        assert!(
+            read("granted.rc").trim() != "0" || !read("granted").contains("planted"),
+            "{form}:\n{all}"
+        );
+    }
 }
