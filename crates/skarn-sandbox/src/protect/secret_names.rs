@@ -170,7 +170,7 @@ pub(crate) struct Mount {
     point: PathBuf,
 }
 
-fn read_mountinfo() -> Vec<Mount> {
+pub(crate) fn read_mountinfo() -> Vec<Mount> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse_mountinfo(&t))
         .unwrap_or_default()

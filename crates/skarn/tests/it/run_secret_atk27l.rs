@@ -280,3 +280,288 @@ fn a_run_or_gateway_holding_a_value_leaves_no_core() {
     let found = holding(&ws, ENV_VALUE);
     assert!(found.is_empty(), "skarn serve left {found:?}: {}", seen(&o));
 }
+
+const REFLECTED: &str = "gwREALvalue0123456789abcdefXYZ";
+
+/// A bound host answering the Authorization header in the escape forms of
+/// F11/F11b, one per line.
+fn reflect_padded(
+    r: &skarn_test_support::tls_server::Request,
+) -> skarn_test_support::tls_server::Response {
+    let auth = r.header("authorization").unwrap_or("").to_string();
+    let each = |f: &dyn Fn(u32) -> String| auth.chars().map(|c| f(c as u32)).collect::<String>();
+    let lines = [
+        // ECMAScript: leading zeros beyond six digits.
+        each(&|c| format!("\\u{{{c:08x}}}")),
+        each(&|c| format!("\\u{{{c:016x}}}")),
+        // Python, YAML, C: eight digits.
+        each(&|c| format!("\\U{c:08x}")),
+        // Rust: `_` between digits; Perl, C++23: `\x{...}`.
+        each(&|c| format!("\\u{{{}_{}}}", c >> 4, format_args!("{:x}", c & 15))),
+        each(&|c| format!("\\x{{{c:04x}}}")),
+    ];
+    skarn_test_support::tls_server::Response::ok(format!("{}\n", lines.join("\n")))
+}
+
+/// `text` read as those decoders read it (braced escapes with any `_`
+/// and leading zeros, `\U` with eight digits).
+fn decode_padded(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest
+            .strip_prefix("\\u{")
+            .or_else(|| rest.strip_prefix("\\x{"))
+            && let Some(end) = r.find('}')
+            && let Ok(v) = u32::from_str_radix(&r[..end].replace('_', ""), 16)
+        {
+            out.push(char::from_u32(v).unwrap_or('?'));
+            rest = &r[end + 1..];
+            continue;
+        }
+        if let Some(r) = rest.strip_prefix("\\U")
+            && r.len() >= 8
+            && let Ok(v) = u32::from_str_radix(&r[..8], 16)
+        {
+            out.push(char::from_u32(v).unwrap_or('?'));
+            rest = &r[8..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// F11, F11b: a value a bound host reflects as `\u{00000074}`,
+/// `\U00000074`, `\u{7_4}` or `\x{0074}` comes back as the placeholder:
+/// checked on what the command printed, decoded here as JavaScript,
+/// Python, YAML, Rust or Perl would.
+#[test]
+fn a_value_reflected_in_padded_escapes_is_scrubbed() {
+    use skarn_test_support::tls_server::{TestCa, TlsServer};
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let t = TempDir::new("sec-27l-f11");
+    let ca = TestCa::new();
+    let ca_file = t.dir("ca").join("test-ca.pem");
+    std::fs::write(&ca_file, &ca.cert_pem).unwrap();
+    let srv = TlsServer::start(&ca, &["localhost"], reflect_padded);
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), REFLECTED).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.tok]\nfile = {:?}\nhosts = [\"localhost:{}\"]\nenv = \"TOKEN\"\n",
+            vals.join("tok").display().to_string(),
+            srv.port
+        ),
+    );
+    let ws = t.dir("ws");
+    let net = format!("allow:127.0.0.1:{}", srv.port);
+    let script = format!(
+        "export NO_PROXY= no_proxy=; \
+         curl -sS -H \"Authorization: Bearer $TOKEN\" https://localhost:{}/x",
+        srv.port
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "tok", "--net", &net],
+        &["sh", "-c", &script],
+    )
+    .env("SSL_CERT_FILE", &ca_file)
+    .output()
+    .unwrap();
+    let stdout = out(&o);
+    assert!(
+        srv.seen_text().contains(REFLECTED),
+        "the host did not get the value: {}",
+        seen(&o)
+    );
+    assert_eq!(stdout.lines().count(), 5, "{}", seen(&o));
+    for line in decode_padded(&stdout).lines() {
+        assert!(
+            !line.contains(REFLECTED),
+            "reflected value readable: {line}\n{stdout}"
+        );
+    }
+}
+
+/// F8: a sandboxed server whose `env` sets `HOME` has its writable grants
+/// recorded in the user's grant log (which ADR 0250's check of `command`
+/// sources reads), not under the server's `HOME`; nothing is created
+/// there.
+#[test]
+fn a_servers_env_home_does_not_move_the_grant_log() {
+    let t = TempDir::new("sec-27l-f8");
+    let home = t.dir("home");
+    let fake = t.dir("fakehome");
+    let srv = t.dir("srv");
+    let outd = t.dir("srvw");
+    let report = outd.join("started");
+    std::fs::write(
+        srv.join("server.sh"),
+        format!("echo up > {}\nexec cat > /dev/null\n", report.display()),
+    )
+    .unwrap();
+    let cfg = srv.join("gw.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[servers.r]\ncommand = \"/bin/sh\"\nargs = [{s:?}]\nenv = {{ HOME = {f:?} }}\n\
+             [servers.r.sandbox]\nenabled = true\nread = [{d:?}]\nwrite = [{o:?}]\n",
+            s = srv.join("server.sh").display().to_string(),
+            f = fake.display().to_string(),
+            d = srv.display().to_string(),
+            o = outd.display().to_string(),
+        ),
+    )
+    .unwrap();
+    trust(&cfg, &home);
+    let o = serve_until(&cfg, &home, &[], || report.exists());
+    assert!(report.exists(), "the server did not start: {}", err(&o));
+    let user_log =
+        std::fs::read_to_string(home.join(".local/state/skarn/granted-dirs")).unwrap_or_default();
+    assert!(
+        user_log.contains(&outd.display().to_string()),
+        "the user's grant log lacks the server's write grant: {user_log:?}"
+    );
+    assert!(
+        !fake.join(".local/state/skarn/granted-dirs").exists(),
+        "a grant log was created under the server's HOME"
+    );
+}
+
+/// F7: a build cache under `node_modules` (babel-loader's, vite's) holding
+/// a granted value is looked at whole: the granted run does not read the
+/// value there (it is refused, the file named).
+#[test]
+fn a_build_cache_under_node_modules_holding_the_value_is_found() {
+    let t = TempDir::new("sec-27l-f7");
+    let home = t.dir("home");
+    let vals = t.dir("vals");
+    let ws = t.dir("ws");
+    let value = "sk-live-Abc123Def456Ghi789Jkl012Mno345";
+    std::fs::write(vals.join("tok"), format!("{value}\n")).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.tok]\nfile = {:?}\nhosts = [\"localhost:1\"]\n",
+            vals.join("tok").display().to_string()
+        ),
+    );
+    for cache in [".cache/babel-loader", ".vite/deps"] {
+        let d = ws.join("node_modules").join(cache);
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("1a2b.json");
+        std::fs::write(&f, format!("{{\"code\":\"const k=\\\"{value}\\\";\"}}\n")).unwrap();
+        let o = run_command(
+            &ws,
+            &home,
+            &["--secret", "tok"],
+            &["cat", f.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+        assert!(
+            !out(&o).contains(value),
+            "{cache}: the value was read: {}",
+            seen(&o)
+        );
+        assert_ne!(code(&o), 0, "{cache}: {}", seen(&o));
+        std::fs::remove_dir_all(ws.join("node_modules")).unwrap();
+    }
+}
+
+/// F9: `~/` opening a `command` source's program or an argument is the
+/// home when the source runs, as its checks read it: the source resolves
+/// and the granted run starts.
+#[test]
+fn a_command_sources_home_paths_are_expanded_when_it_runs() {
+    let t = TempDir::new("sec-27l-f9");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("val"), "tok-ABCDEFGHIJKLMNOP\n").unwrap();
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    let tok = home.join("bin/tok");
+    std::fs::write(
+        &tok,
+        format!("#!/bin/sh\ncat {}\n", vals.join("val").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tok, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    config(
+        &home,
+        "[secrets.tilde]\ncommand = [\"~/bin/tok\"]\nhosts = [\"localhost:1\"]\nenv = \"T1\"\n\
+         [secrets.tildearg]\ncommand = [\"/bin/sh\", \"~/bin/tok\"]\nhosts = [\"localhost:1\"]\nenv = \"T2\"\n",
+    );
+    for s in ["tilde", "tildearg"] {
+        let o = run_command(&ws, &home, &["--secret", s], &["sh", "-c", "echo started"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{s}: {}", seen(&o));
+        assert!(out(&o).contains("started"), "{s}: {}", seen(&o));
+    }
+}
+
+/// F10: a `command` source whose program lies in a bind mount of a
+/// directory inside a writable place (`~/dotfiles/bin` bound at `~/bin`)
+/// is judged as lying in that place: the granted run is refused before
+/// the source runs (a run there could rewrite what the host runs). In a
+/// private mount namespace (root only).
+#[test]
+fn a_bind_mount_of_a_directory_inside_a_workspace_is_judged_as_the_workspace() {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 || !host_has("unshare", "--version") {
+        skarn_test_support::skip!("bind mounts in a private mount namespace need root and unshare");
+    }
+    let t = TempDir::new("sec-27l-f10");
+    let home = t.dir("home");
+    let dot = t.dir("dot");
+    let hbin = t.dir("hbin");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("val"), "tok-ABCDEFGHIJKLMNOP\n").unwrap();
+    std::fs::create_dir_all(dot.join("bin")).unwrap();
+    let marker = t.path().join("SOURCE_RAN");
+    let tok = dot.join("bin/tok");
+    std::fs::write(
+        &tok,
+        format!(
+            "#!/bin/sh\ntouch {}\ncat {}\n",
+            marker.display(),
+            vals.join("val").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tok, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    config(
+        &home,
+        &format!(
+            "[secrets.bm]\ncommand = [{:?}]\nhosts = [\"localhost:1\"]\n",
+            hbin.join("tok").display().to_string()
+        ),
+    );
+    let script = "mount --make-rprivate / && mount --bind \"$1\"/bin \"$2\" && \
+                  exec \"$0\" run --no-config --workspace \"$1\" --secret bm -- true";
+    let o = Command::new("unshare")
+        .args(["-m", "sh", "-c", script])
+        .arg(exe())
+        .arg(&dot)
+        .arg(&hbin)
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(code(&o), 0, "the granted run started: {}", seen(&o));
+    assert!(
+        !marker.exists(),
+        "the source in the workspace ran on the host: {}",
+        seen(&o)
+    );
+    assert!(err(&o).contains("another name"), "{}", seen(&o));
+}
