@@ -34,10 +34,26 @@ fn write_proc(path: &str, data: &[u8]) -> io::Result<()> {
 /// outside) to themselves inside, the only map an unprivileged process
 /// may write for itself. `setgroups` is denied first, as the kernel
 /// requires.
+///
+/// A process made undumpable (one holding secrets' values) has its
+/// `/proc/self` files owned by root, which an unprivileged caller cannot
+/// open for writing: it is dumpable only while the maps are written, and
+/// undumpable again at once (its core size limit stays as it was).
 pub fn write_self_maps(uid: u32, gid: u32) -> io::Result<()> {
-    write_proc("/proc/self/setgroups", b"deny")?;
-    write_proc("/proc/self/uid_map", format!("{uid} {uid} 1\n").as_bytes())?;
-    write_proc("/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes())
+    use rustix::process::{DumpableBehavior, dumpable_behavior, set_dumpable_behavior};
+    let was = dumpable_behavior()?;
+    if was != DumpableBehavior::Dumpable {
+        set_dumpable_behavior(DumpableBehavior::Dumpable)?;
+    }
+    let r = (|| {
+        write_proc("/proc/self/setgroups", b"deny")?;
+        write_proc("/proc/self/uid_map", format!("{uid} {uid} 1\n").as_bytes())?;
+        write_proc("/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes())
+    })();
+    if was != DumpableBehavior::Dumpable {
+        set_dumpable_behavior(was)?;
+    }
+    r
 }
 
 /// Drop every supplementary group and switch real, effective and saved

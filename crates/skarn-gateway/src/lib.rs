@@ -71,7 +71,7 @@ mod sandbox_secrets;
 pub mod sandbox_spawn;
 mod sandbox_state;
 pub mod search;
-mod secret_vars;
+pub mod secret_vars;
 mod server;
 mod server_relay;
 mod shell_tool;

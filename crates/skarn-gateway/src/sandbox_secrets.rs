@@ -8,17 +8,15 @@ use std::path::Path;
 use skarn_egress::secrets::config::SecretsConfig;
 use skarn_sandbox::secrets::egress_secrets::RunSecrets;
 
-/// Resolve `(VAR, secret name)` pairs; `None` when there are none.
 /// The `file` sources of every secret the user configured (and the
 /// targets of linked ones): never readable by a sandboxed server, whatever
-/// its `read` grants cover (atk27 F9).
-pub(crate) fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
+/// its `read` grants cover (atk27 F9). A configuration that does not parse
+/// is an error (atk27l F13b), not "no sources".
+pub(crate) fn source_files(home: Option<&Path>) -> Result<Vec<std::path::PathBuf>, String> {
     let Some(h) = home else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let Ok(cfg) = SecretsConfig::load(&h.join(".config/skarn/config.toml")) else {
-        return Vec::new();
-    };
+    let cfg = load(h)?;
     let mut out = Vec::new();
     for f in cfg.secrets.values().filter_map(|c| c.source_file(home)) {
         if std::fs::symlink_metadata(&f).is_err() {
@@ -31,19 +29,28 @@ pub(crate) fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
         }
         out.push(f);
     }
-    out
+    Ok(out)
 }
 
-/// [`SecretsConfig::host_places`] of the user's configuration.
-pub(crate) fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool)> {
+/// [`SecretsConfig::host_places`] of the user's configuration (an error
+/// when it does not parse).
+pub(crate) fn host_places(
+    home: Option<&Path>,
+) -> Result<Vec<(std::path::PathBuf, String, bool)>, String> {
     let Some(h) = home else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    SecretsConfig::load(&h.join(".config/skarn/config.toml"))
-        .map(|c| c.host_places(home))
-        .unwrap_or_default()
+    Ok(load(h)?.host_places(home))
 }
 
+/// The user's secrets configuration under `home`; one that does not parse
+/// stops the server's start.
+fn load(home: &Path) -> Result<SecretsConfig, String> {
+    SecretsConfig::load(&home.join(".config/skarn/config.toml"))
+        .map_err(|e| format!("{e}: the secrets configuration must parse before a server starts"))
+}
+
+/// Resolve `(VAR, secret name)` pairs; `None` when there are none.
 pub(crate) fn resolve(
     pairs: &[(String, String)],
     writable: &[std::path::PathBuf],
@@ -55,8 +62,7 @@ pub(crate) fn resolve(
     let err = |e: String| e;
     let home =
         home.ok_or_else(|| err("no HOME: the secrets' definitions cannot be read".into()))?;
-    let cfg = SecretsConfig::load(&home.join(".config/skarn/config.toml"))
-        .map_err(|e| err(e.to_string()))?;
+    let cfg = load(home)?;
     let mut specs = Vec::new();
     for (var, name) in pairs {
         let c = cfg.secrets.get(name).ok_or_else(|| {
@@ -90,10 +96,10 @@ pub(crate) fn refuse_stored_values(
     home: Option<&Path>,
 ) -> Result<(), String> {
     use skarn_sandbox::secrets::{stored_values, value_scan::Budget, value_scope};
-    let places = home
-        .and_then(|h| SecretsConfig::load(&h.join(".config/skarn/config.toml")).ok())
-        .map(|c| c.value_places(home))
-        .unwrap_or_default();
+    let places = match home {
+        Some(h) => load(h)?.value_places(home),
+        None => Vec::new(),
+    };
     let mut refuse_under = vec![policy.workspace.clone()];
     for g in &policy.write {
         refuse_under.push(g.path.clone());

@@ -369,12 +369,15 @@ pub fn prepare(
         let user_home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute());
-        for f in crate::sandbox_secrets::source_files(user_home.as_deref()) {
+        for f in crate::sandbox_secrets::source_files(user_home.as_deref())
+            .map_err(SandboxError::Secrets)?
+        {
             policy
                 .deny_read
                 .push(skarn_sandbox::policy::Grant::new(f, "[secrets] file"));
         }
-        policy.host_places = crate::sandbox_secrets::host_places(user_home.as_deref());
+        policy.host_places = crate::sandbox_secrets::host_places(user_home.as_deref())
+            .map_err(SandboxError::Secrets)?;
         let server_writable: Vec<PathBuf> = [policy.workspace.clone(), state.clone()]
             .into_iter()
             .chain(policy.write.iter().map(|g| g.path.clone()))
@@ -419,7 +422,10 @@ pub fn prepare(
             purpose: skarn_sandbox::prepare::Purpose::Server,
             policy,
             argv: &argv,
-            home: home.as_deref(),
+            // The grant log and the edit leases are the user's: a server's
+            // `env.HOME` would record its writable grants where no later
+            // run's check looks (atk27l F8).
+            home: user_home.as_deref(),
             host: Some(host),
             path_var: None,
         }) {

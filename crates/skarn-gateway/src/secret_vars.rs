@@ -15,21 +15,34 @@ use skarn_egress::secrets::known::KnownValues;
 
 use crate::config::EnvValue;
 
-/// The user's configured secrets' readable values (`None`: no home or no
-/// readable configuration).
-pub(crate) fn known() -> Option<KnownValues> {
-    let home = std::env::var_os("HOME")
+/// The user's secrets configuration, read from the gateway's own home
+/// (`None`: no absolute `HOME`). A file that exists but cannot be read or
+/// parsed is an error, never an empty configuration: every consumer (the
+/// `from_env` and `bearer_env` refusals, the inherited-variable filter,
+/// the hiding of `file` sources and of what `command` sources run) fails
+/// closed, and the server does not start (atk27l F13).
+pub fn user_config() -> Result<Option<(PathBuf, SecretsConfig)>, String> {
+    let Some(home) = std::env::var_os("HOME")
         .map(PathBuf::from)
-        .filter(|h| h.is_absolute())?;
-    let cfg = SecretsConfig::load(&home.join(".config/skarn/config.toml")).ok()?;
-    Some(cfg.known_values(Some(&home)))
+        .filter(|h| h.is_absolute())
+    else {
+        return Ok(None);
+    };
+    let cfg = SecretsConfig::load(&home.join(".config/skarn/config.toml"))
+        .map_err(|e| format!("{e}: the secrets configuration must parse before a server starts"))?;
+    Ok(Some((home, cfg)))
+}
+
+/// The user's configured secrets' readable values (`None`: no home).
+pub(crate) fn known() -> Result<Option<KnownValues>, String> {
+    Ok(user_config()?.map(|(home, cfg)| cfg.known_values(Some(&home))))
 }
 
 /// An HTTP server's `auth = { bearer_env = "X" }` where `X` holds a
 /// configured secret's value: refused (the gateway itself would send it to
 /// the server's URL, which is not one of the secret's hosts).
 pub(crate) fn refuse_bearer(var: &str) -> Result<(), String> {
-    let Some(known) = known() else {
+    let Some(known) = known()? else {
         return Ok(());
     };
     match known.variable(var) {

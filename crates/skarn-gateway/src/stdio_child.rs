@@ -54,7 +54,7 @@ pub fn spawn(
     tail: Arc<Mutex<VecDeque<String>>>,
 ) -> Result<(ChildTransport, StdioChild), String> {
     let parent: Vec<_> = std::env::vars_os().collect();
-    let known = crate::secret_vars::known();
+    let known = crate::secret_vars::known()?;
     if let Some(k) = &known {
         crate::secret_vars::refuse_sources(k, spec.env)?;
     }

@@ -42,7 +42,8 @@ pub(crate) struct Windows {
 
 /// The bytes that can be part of a match: those of the patterns, in
 /// either ASCII case, and those escapes are written with (`\`, `%`, `&`,
-/// `#`, `;`, `"`, `/` and ASCII letters and digits: [`super::unescape`]).
+/// `#`, `;`, `"`, `/`, `{`, `}`, `_` and ASCII letters and digits:
+/// [`super::unescape`]).
 #[derive(Clone)]
 pub(crate) struct MayMatch([bool; 256]);
 
@@ -50,7 +51,7 @@ impl MayMatch {
     fn escapes() -> MayMatch {
         let mut t = [false; 256];
         for b in 0..=255u8 {
-            t[usize::from(b)] = b.is_ascii_alphanumeric() || br#"\%&#;"/"#.contains(&b);
+            t[usize::from(b)] = b.is_ascii_alphanumeric() || br#"\%&#;"/{}_"#.contains(&b);
         }
         MayMatch(t)
     }

@@ -12,9 +12,16 @@
 //! one pass, no larger than its input, one level deep.
 
 /// Most bytes of escaped text one decoded byte can come from
-/// (`&#x0000041;`: an HTML reference's digits are bounded to 7; the
+/// (`\u{000000000000000074}`: a braced escape's digits are bounded to
+/// [`BRACE_DIGITS`]; `&#x0000041;`: an HTML reference's digits to 7; the
 /// named references kept are at most 10 bytes, `&UnderBar;`).
-pub(crate) const ESCAPE_MAX: usize = 11;
+pub(crate) const ESCAPE_MAX: usize = 3 + BRACE_DIGITS + 1;
+
+/// Digits (and `_` separators) a braced escape `\u{...}`, `\x{...}` may
+/// have, leading zeros included. ECMAScript takes any number of leading
+/// zeros and Rust `_` between digits (atk27l F11): up to this many are
+/// read; a longer one is left as it is (SECURITY.md).
+const BRACE_DIGITS: usize = 16;
 
 /// Digits an HTML numeric reference may have (leading zeros included).
 const HTML_DIGITS: usize = 7;
@@ -138,6 +145,27 @@ fn html_named(b: &[u8]) -> Option<(char, usize)> {
         .map(|(n, c)| (*c, n.len() + 1))
 }
 
+/// The digits of a braced escape after its `{` and the `}`: (value,
+/// length of digits and separators). A `_` may stand between digits
+/// (Rust); at most [`BRACE_DIGITS`] of both, at least one digit first.
+fn braced(b: &[u8]) -> Option<(u32, usize)> {
+    let n = b
+        .iter()
+        .take(BRACE_DIGITS + 1)
+        .take_while(|c| c.is_ascii_hexdigit() || **c == b'_')
+        .count();
+    if n == 0 || n > BRACE_DIGITS || !b[0].is_ascii_hexdigit() || b.get(n) != Some(&b'}') {
+        return None;
+    }
+    let v = b[..n]
+        .iter()
+        .filter(|c| **c != b'_')
+        .try_fold(0u32, |acc, c| {
+            acc.checked_mul(16)?.checked_add(hex_val(*c)?)
+        })?;
+    Some((v, n))
+}
+
 fn utf8(ch: u32) -> Option<Vec<u8>> {
     let ch = char::from_u32(ch)?;
     let mut buf = [0u8; 4];
@@ -161,7 +189,9 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
             let (ch, len) = html_named(b)?;
             Some((utf8(u32::from(ch))?, len))
         }
-        [b'\\', b'x' | b'X', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 4)),
+        [b'\\', b'x' | b'X', h, l, ..] if *h != b'{' => {
+            Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 4))
+        }
         [
             b'\\',
             a @ b'0'..=b'3',
@@ -181,20 +211,20 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
                 b'n' => one(b'\n'),
                 b'r' => one(b'\r'),
                 b't' => one(b'\t'),
-                // ECMAScript's code-point escape `\u{67}` (atk27k F5).
-                b'u' if rest.first() == Some(&b'{') => {
-                    let n = rest[1..]
-                        .iter()
-                        .take(7)
-                        .take_while(|c| c.is_ascii_hexdigit())
-                        .count();
-                    if n == 0 || n > 6 || rest.get(1 + n) != Some(&b'}') {
-                        return None;
-                    }
-                    let v = rest[1..=n]
+                // Code-point escapes in braces: ECMAScript's and PHP's
+                // `\u{67}` (any leading zeros: atk27k F5, atk27l F11),
+                // Rust's (`_` between digits), Perl's and C++23's `\x{67}`.
+                b'u' | b'x' if rest.first() == Some(&b'{') => {
+                    let (v, n) = braced(&rest[1..])?;
+                    Some((utf8(v)?, 4 + n))
+                }
+                // Python's, YAML's and C's `\U0000XXXX` (atk27l F11b);
+                // four digits where eight are not there.
+                b'U' if rest.len() >= 8 && rest[..8].iter().all(u8::is_ascii_hexdigit) => {
+                    let v = rest[..8]
                         .iter()
                         .try_fold(0u32, |acc, c| Some(acc * 16 + hex_val(*c)?))?;
-                    Some((utf8(v)?, 4 + n))
+                    Some((utf8(v)?, 10))
                 }
                 b'u' | b'U' => {
                     let u = hex4(rest)?;
@@ -303,8 +333,15 @@ pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
         6 if slot[0] == b'%' && matches!(slot[1], b'u' | b'U') => {
             slot[2..].copy_from_slice(&[b'0', b'0', hx[0], hx[1]]);
         }
-        // `\u{HH}` of the same length, zero-padded.
-        n if n >= 5 && slot.starts_with(b"\\u{") && slot[n - 1] == b'}' => {
+        // `\U000000HH`.
+        10 if slot.starts_with(b"\\U") => {
+            slot[2..].copy_from_slice(&[b'0', b'0', b'0', b'0', b'0', b'0', hx[0], hx[1]]);
+        }
+        // `\u{HH}` (`\x{HH}`) of the same length, zero-padded.
+        n if n >= 5
+            && (slot.starts_with(b"\\u{") || slot.starts_with(b"\\x{"))
+            && slot[n - 1] == b'}' =>
+        {
             let width = n - 4;
             let digits = format!("{r:0width$x}");
             if digits.len() == width {
@@ -392,6 +429,44 @@ mod tests {
         let mut slot = *b"%41";
         rewrite(&mut slot, b'Q');
         assert_eq!(&slot, b"%51");
+    }
+
+    /// atk27l F11, F11b: braced escapes with leading zeros or `_`
+    /// separators and `\U` with eight digits decode as JavaScript, Rust,
+    /// Perl, Python and YAML read them; each rewrites to its own form.
+    #[test]
+    fn padded_braced_and_eight_digit_escapes_decode() {
+        let raw = br"\u{00000074}\u{0000000000000074}\U00000074\u{7_4}\x{74}\u{00000000000000074}";
+        let s = Shadow::of(raw).unwrap();
+        assert_eq!(s.bytes, br"ttttt\u{00000000000000074}");
+        assert_eq!(s.span(0, raw.len()), (0, 12));
+        assert_eq!(s.span(2, raw.len()), (32, 42));
+        for (slot, want) in [
+            (&br"\u{00000074}"[..], &br"\u{0000005a}"[..]),
+            (br"\U00000074", br"\U0000005a"),
+            (br"\x{0074}", br"\x{005a}"),
+        ] {
+            let mut v = slot.to_vec();
+            rewrite(&mut v, b'Z');
+            assert_eq!(v, want, "{}", String::from_utf8_lossy(slot));
+        }
+        // The value whatever its padding, as one decoded form.
+        let ph = b"CXU0rFRAWOveFdUj5qbJGnikGySyOHf";
+        let real = b"gwREALvalue0123456789abcdefXYZ_";
+        for f in [
+            |c: u8| format!("\\u{{{c:08x}}}"),
+            |c: u8| format!("\\U{c:08x}"),
+            |c: u8| format!("\\u{{{}_{:x}}}", c >> 4, c & 15),
+        ] {
+            let body: String = real.iter().map(|c| f(*c)).collect();
+            let out = scrub(real, ph, body.as_bytes());
+            let dec = decoded(&out).unwrap_or(out.clone());
+            assert!(
+                !dec.windows(10).any(|w| real.windows(10).any(|r| r == w)),
+                "{}",
+                String::from_utf8_lossy(&out)
+            );
+        }
     }
 
     #[test]

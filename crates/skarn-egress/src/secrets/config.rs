@@ -295,7 +295,16 @@ fn read_value(
         let p = expand(f, home);
         read_file(&p).map_err(|e| fail(format!("{}: {e}", p.display())))?
     } else if let Some(cmd) = &c.command {
-        run_command(cmd).map_err(fail)?
+        // `~/` opening the program or an argument is the home, as the
+        // checks of what the source runs read it (atk27l F9).
+        let argv: Vec<String> = cmd
+            .iter()
+            .map(|w| match w.starts_with("~/") {
+                true => expand(w, home).to_string_lossy().into_owned(),
+                false => w.clone(),
+            })
+            .collect();
+        run_command(&argv).map_err(fail)?
     } else if let Some(k) = &c.keyring {
         super::keyring::read(&k.service, &k.user).map_err(fail)?
     } else {

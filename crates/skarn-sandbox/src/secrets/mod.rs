@@ -28,6 +28,8 @@ pub mod home_copies;
 #[cfg(target_os = "linux")]
 pub mod netrc_copy;
 #[cfg(target_os = "linux")]
+pub mod no_core;
+#[cfg(target_os = "linux")]
 pub mod root_files;
 #[cfg(target_os = "linux")]
 pub mod ssh_keys;

@@ -79,6 +79,26 @@ impl Places {
                 }
             }
         }
+        // Other names of a place, or of a directory inside one, through
+        // another mount of its filesystem (`~/dotfiles/bin` bound at
+        // `~/bin`: atk27l F10); the identities below catch a place's top
+        // only.
+        let tops: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
+        let mounts = crate::protect::secret_names::read_mountinfo();
+        for (name, of) in crate::protect::secret_names::mount_names(&tops, &mounts) {
+            let why = dirs
+                .iter()
+                .find(|(d, _)| *d == of)
+                .map(|(_, w)| w.clone())
+                .unwrap_or_default();
+            dirs.push((
+                name,
+                format!(
+                    "another name (the same directory through another mount) of {}, which is {why}",
+                    of.display()
+                ),
+            ));
+        }
         let mut ids: Vec<((u64, u64), PathBuf)> = Vec::new();
         for (d, _) in &dirs {
             if let Some(id) = identity(d)

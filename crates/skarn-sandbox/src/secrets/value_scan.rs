@@ -135,6 +135,12 @@ impl<'a> Walk<'a> {
                 // `bin`/`etc`/`conf` and files named like credential files
                 // (atk27k F15: a large one refused every granted run).
                 if p != root && p.file_name().is_some_and(|n| n == DEPENDENCY_TREE) {
+                    // Its build caches (`.cache/babel-loader`, `.vite`,
+                    // `.prisma`: what host builds wrote, environment
+                    // values inlined) are walked whole first (atk27l F7).
+                    for c in build_caches(&p) {
+                        self.walk(&c)?;
+                    }
                     self.walk_toolchain(&p)?;
                     continue;
                 }
@@ -254,6 +260,31 @@ impl<'a> Walk<'a> {
 /// The directory name of a package manager's dependency tree, walked
 /// like a toolchain.
 const DEPENDENCY_TREE: &str = "node_modules";
+
+/// The package stores a dependency tree keeps in its dot-directories
+/// (pnpm's, deno's, npm's and yarn's: installed packages, walked like the
+/// rest of the tree) and its links to programs.
+const PACKAGE_STORES: &[&str] = &[
+    ".pnpm", ".deno", ".bin", ".ignored", ".staging", ".store", ".yarn",
+];
+
+/// The other dot-directories directly in dependency tree `tree`: build
+/// tools' caches and generated code (`.cache`, `.vite`, `.prisma`, ...),
+/// which hold what a host build wrote rather than installed packages.
+fn build_caches(tree: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(tree) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with('.') && n.len() > 1 && !PACKAGE_STORES.contains(&n))
+        })
+        .map(|e| e.path())
+        .collect()
+}
 
 /// How deep [`Walk::walk_toolchain`] looks (`~/.nvm/versions/node/vX/
 /// etc/npmrc` is at depth 5).

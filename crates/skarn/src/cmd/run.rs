@@ -103,18 +103,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // workspace checks and the planner alike).
     #[cfg(unix)]
     skarn_sandbox::protect::home_links::remember_scans();
+    // The user's secrets configuration must parse before anything else:
+    // every source's hiding depends on it (atk27l F13c).
+    let user_secrets = crate::cmd::run_secrets::user_config(home().as_deref())?;
+    // A run that may hold a secret's value (a `from_env` source in this
+    // environment, a resolved value) leaves no core dump (atk27l F12).
+    #[cfg(target_os = "linux")]
+    if !user_secrets.secrets.is_empty() || !args.secret.is_empty() {
+        skarn_sandbox::secrets::no_core::forbid_core_dumps()
+            .map_err(|e| anyhow::anyhow!("cannot turn off core dumps: {e}"))?;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = user_secrets;
     let (policy, provenance) = build_policy(&args)?;
     let (mut env, mut removed) =
         skarn_sandbox::policy::env::scrub(std::env::vars_os(), &policy.allow_env);
     // Sources of configured secrets, granted or not (issue 27).
-    let sources = crate::cmd::run_secrets::source_variables(home().as_deref());
+    let sources = crate::cmd::run_secrets::source_variables(home().as_deref())?;
     // And a configured secret's value under any other name (atk27j F2).
-    let known = crate::cmd::run_secrets::known_values(home().as_deref());
+    let known = crate::cmd::run_secrets::known_values(home().as_deref())?;
     env.retain(|(k, v)| {
         let drop = k.to_str().is_some_and(|k| sources.iter().any(|s| s == k))
-            || known
-                .as_ref()
-                .is_some_and(|kv| kv.holding(v.as_encoded_bytes()).is_some());
+            || known.holding(v.as_encoded_bytes()).is_some();
         if drop {
             removed.push(k.to_string_lossy().into_owned());
         }
@@ -188,7 +198,7 @@ fn run_confined(
     secrets: Vec<skarn_egress::secrets::SecretSpec>,
 ) -> anyhow::Result<ExitCode> {
     let mut policy = policy;
-    policy.host_places = crate::cmd::run_secrets::host_places(home().as_deref());
+    policy.host_places = crate::cmd::run_secrets::host_places(home().as_deref())?;
     let secrets = skarn_sandbox::secrets::egress_secrets::RunSecrets::new(secrets)
         .map_err(|e| anyhow::anyhow!(e))?;
     // The home's copies of the user's dotfiles (cargo's configuration as
@@ -372,7 +382,7 @@ fn refuse_stored_values(
 ) -> anyhow::Result<()> {
     use skarn_sandbox::secrets::{stored_values, value_scan::Budget, value_scope};
     let home = home();
-    let places = crate::cmd::run_secrets::value_places(home.as_deref());
+    let places = crate::cmd::run_secrets::value_places(home.as_deref())?;
     let ws = std::fs::canonicalize(&policy.workspace).unwrap_or_else(|_| policy.workspace.clone());
     let scope = value_scope::scope(
         policy,

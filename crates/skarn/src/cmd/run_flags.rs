@@ -21,7 +21,9 @@ pub(crate) fn flags_layer(args: &Args, at: FlagContext<'_>) -> Result<Layer, Pol
     }
     // A configured secret's own source file is hidden like a --deny-read
     // path, whatever grant (the workspace, --read) covers it (atk27 F9).
-    for f in crate::cmd::run_secrets::source_files(at.home) {
+    let files = crate::cmd::run_secrets::source_files(at.home)
+        .map_err(|e| PolicyError::Flag(format!("{e:#}")))?;
+    for f in files {
         l.grant_flag(GrantFlag::DenyRead, &f, at)?;
     }
     l.net_flags(

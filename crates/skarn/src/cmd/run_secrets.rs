@@ -31,20 +31,17 @@ pub fn resolve(
             workspace.join("skarn.toml").display()
         );
     }
-    if flags.is_empty() && no_config {
+    // The user's file is read even with --no-config and no --secret: the
+    // hiding of every configured source depends on it, so one that does
+    // not parse stops the run (atk27l F13c). --no-config drops only
+    // [run] secrets; --secret still names secrets defined there.
+    let mut cfg = user_config(home)?;
+    if no_config {
+        cfg.run_secrets.clear();
+    }
+    if flags.is_empty() && cfg.run_secrets.is_empty() {
         return Ok(Vec::new());
     }
-    let cfg = match (no_config, home) {
-        (false, Some(h)) => load_secrets(&user_file(h))?,
-        (true, Some(h)) if !flags.is_empty() => {
-            // --no-config drops [run] secrets, but --secret still names
-            // secrets defined in the user's file.
-            let mut c = load_secrets(&user_file(h))?;
-            c.run_secrets.clear();
-            c
-        }
-        _ => SecretsConfig::default(),
-    };
     #[cfg(not(target_os = "linux"))]
     let _ = writable;
     // A `command` source runs on the host: refused before it runs when
@@ -69,19 +66,28 @@ pub fn resolve(
     Ok(specs)
 }
 
+/// The user's secrets configuration (empty without a home or a file).
+/// One that cannot be read or parsed is an error for every consumer:
+/// the hiding of sources and values never falls back to "no secrets"
+/// (atk27l F13c); `skarn run` stops with exit code 2.
+pub fn user_config(home: Option<&Path>) -> anyhow::Result<SecretsConfig> {
+    match home {
+        Some(h) => load_secrets(&user_file(h)).map_err(|e| {
+            anyhow::anyhow!("{e:#}: the secrets configuration must parse before a run starts")
+        }),
+        None => Ok(SecretsConfig::default()),
+    }
+}
+
 /// The `file` sources of every secret the user configured, granted or
 /// not: never readable inside a run, whatever grant covers them (atk27
 /// F9), with the name each is reached by and its target.
-pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
-    let files: Vec<std::path::PathBuf> = home
-        .and_then(|h| load_secrets(&user_file(h)).ok())
-        .map(|c| {
-            c.secrets
-                .values()
-                .filter_map(|s| s.source_file(home))
-                .collect()
-        })
-        .unwrap_or_default();
+pub fn source_files(home: Option<&Path>) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let files: Vec<std::path::PathBuf> = user_config(home)?
+        .secrets
+        .values()
+        .filter_map(|s| s.source_file(home))
+        .collect();
     let mut out = Vec::new();
     for f in files {
         if std::fs::symlink_metadata(&f).is_err() {
@@ -94,7 +100,7 @@ pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
         }
         out.push(f);
     }
-    out
+    Ok(out)
 }
 
 /// What the user's secrets make skarn run or read on the host, for every
@@ -104,41 +110,34 @@ pub fn source_files(home: Option<&Path>) -> Vec<std::path::PathBuf> {
 /// atk27d F5) and each `file` source that does not exist yet (reserved:
 /// a link planted there would make another file the secret, atk27d F6).
 #[cfg(target_os = "linux")]
-pub fn host_places(home: Option<&Path>) -> Vec<(std::path::PathBuf, String, bool)> {
-    let Some(c) = home.and_then(|h| load_secrets(&user_file(h)).ok()) else {
-        return Vec::new();
-    };
-    c.host_places(home)
+pub fn host_places(home: Option<&Path>) -> anyhow::Result<Vec<(std::path::PathBuf, String, bool)>> {
+    Ok(user_config(home)?.host_places(home))
 }
 
 /// Where the user's configured secrets' values are read from on the host
 /// (`SecretsConfig::value_places`).
 #[cfg(target_os = "linux")]
-pub fn value_places(home: Option<&Path>) -> Vec<std::path::PathBuf> {
-    home.and_then(|h| load_secrets(&user_file(h)).ok())
-        .map(|c| c.value_places(home))
-        .unwrap_or_default()
+pub fn value_places(home: Option<&Path>) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    Ok(user_config(home)?.value_places(home))
 }
 
 /// The `from_env` variables of every secret the user configured, granted
 /// or not: a declared secret's source variable never reaches a command.
-pub fn source_variables(home: Option<&Path>) -> Vec<String> {
-    home.and_then(|h| load_secrets(&user_file(h)).ok())
-        .map(|c| {
-            c.secrets
-                .values()
-                .filter_map(|s| s.from_env.clone())
-                .collect()
-        })
-        .unwrap_or_default()
+pub fn source_variables(home: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    Ok(user_config(home)?
+        .secrets
+        .values()
+        .filter_map(|s| s.from_env.clone())
+        .collect())
 }
 
 /// The values of every configured secret that can be read without
 /// running anything (`file`, `from_env`): no variable holding one reaches
 /// a command, whatever its name (atk27j F2).
-pub fn known_values(home: Option<&Path>) -> Option<skarn_egress::secrets::known::KnownValues> {
-    let c = home.and_then(|h| load_secrets(&user_file(h)).ok())?;
-    Some(c.known_values(home))
+pub fn known_values(
+    home: Option<&Path>,
+) -> anyhow::Result<skarn_egress::secrets::known::KnownValues> {
+    Ok(user_config(home)?.known_values(home))
 }
 
 /// [`SecretsConfig::load`], read without ever blocking (a `skarn.toml`

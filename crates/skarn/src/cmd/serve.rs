@@ -102,6 +102,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::anyhow!("{e}")
         }
     })?;
+    // Every server's secrets checks read the user's secrets configuration:
+    // one that does not parse stops the gateway here, with its error, not
+    // a check that quietly finds no secrets (atk27l F13).
+    let user_secrets = skarn_gateway::secret_vars::user_config().map_err(|e| anyhow::anyhow!(e))?;
+    // A gateway with secrets configured holds their values (`from_env`
+    // sources in its environment, resolved values): no core dump (atk27l
+    // F12).
+    #[cfg(target_os = "linux")]
+    if user_secrets.is_some_and(|(_, c)| !c.secrets.is_empty()) {
+        skarn_sandbox::secrets::no_core::forbid_core_dumps()
+            .map_err(|e| anyhow::anyhow!("cannot turn off core dumps: {e}"))?;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = user_secrets;
     if let Some(w) = warning {
         // A cloned repository's or the agent's file: its servers run, but
         // never with more than the default server sandbox (ADR 0065).

@@ -41,8 +41,8 @@ pub fn overlay_mounts(ws: &Path, upper: &Path, work: &Path, userns: bool) -> boo
         libc::CLONE_NEWNS
     };
     // SAFETY: everything the child uses was allocated before the fork; it
-    // calls only async-signal-safe system calls (unshare, open, write,
-    // close, mount, _exit) on those buffers. The parent reaps it.
+    // calls only async-signal-safe system calls (unshare, prctl, open,
+    // write, close, mount, _exit) on those buffers. The parent reaps it.
     unsafe {
         let pid = libc::fork();
         if pid == 0 {
@@ -50,6 +50,10 @@ pub fn overlay_mounts(ws: &Path, upper: &Path, work: &Path, userns: bool) -> boo
                 libc::_exit(1);
             }
             if userns {
+                // An undumpable parent (holding secrets) leaves this child's
+                // /proc files to root: dumpable for the maps (the core
+                // size limit stays 0 where the parent set it).
+                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
                 for (f, v) in [
                     (c"/proc/self/setgroups", "deny".as_bytes()),
                     (c"/proc/self/uid_map", uid_map.as_bytes()),

@@ -182,6 +182,16 @@ fn unshare_flags(plan: &Plan) -> libc::c_int {
 /// Execute `plan`; the command's exit status.
 pub(crate) fn run(mut plan: Plan) -> i32 {
     egress::keep_audit_from_exec(&plan);
+    // The plan holds the secrets' values and the run CA's key: a helper
+    // started by a fresh `execve` is dumpable again (atk27l F12).
+    if plan.egress.as_ref().is_some_and(|e| !e.secrets.is_empty())
+        && let Err(e) = crate::secrets::no_core::forbid_core_dumps()
+    {
+        err_line(&format!(
+            "sandbox set-up failed: cannot turn off core dumps: {e}"
+        ));
+        return EXIT_SETUP;
+    }
     if plan.die_with_parent {
         let _ = privs::set_parent_death_signal(libc::SIGKILL);
     }

@@ -28,7 +28,9 @@ impl HostPlaces {
         // any sandbox, and the next resolution runs what they wrote on
         // the host (atk27k F19).
         #[cfg(target_os = "linux")]
-        let secrets = crate::cmd::run_secrets::host_places(home);
+        // A configuration that does not parse names no place: the hook's
+        // own check of the configuration refuses the edit then.
+        let secrets = crate::cmd::run_secrets::host_places(home).unwrap_or_default();
         #[cfg(not(target_os = "linux"))]
         let secrets: Vec<(PathBuf, String, bool)> = Vec::new();
         let found = skarn_sandbox::protect::host_places::collect(home, ws, cwd, &secrets);
