@@ -72,6 +72,9 @@ impl Rules {
         let mut protected = Vec::new();
         let mut gitmodules = Vec::new();
         let (mut reach, mut hidden) = (vec![(plan.workspace.clone(), true)], Vec::new());
+        // A family's members share one answer: each path is looked at once
+        // (the lefthook family alone named 22 paths 22 times each).
+        let mut exists: std::collections::HashMap<&Path, bool> = std::collections::HashMap::new();
         for op in fs {
             match op {
                 FsOp::Bind { path, access } => reach.push((
@@ -94,7 +97,12 @@ impl Rules {
                     if vetted_in_layer(path) {
                         continue;
                     }
-                    let r = *reserve || reserve_if.iter().any(|p| p.symlink_metadata().is_ok());
+                    let r = *reserve
+                        || reserve_if.iter().any(|p| {
+                            *exists
+                                .entry(p.as_path())
+                                .or_insert_with(|| p.symlink_metadata().is_ok())
+                        });
                     protected.push((path.clone(), r));
                 }
                 FsOp::Mask {
