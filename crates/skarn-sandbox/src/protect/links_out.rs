@@ -168,7 +168,7 @@ pub fn check_link_text(ws: &Path, abs: &Path, t: &Path) -> Result<(), String> {
     // `dir/..` is resolved by the kernel after `dir`, which may be a link
     // (this layer's or the host's): the lexical place says nothing of
     // where it leads (attack atk22h F10).
-    if climbs_after_a_name(&t) {
+    if climbs_after_a_name(t) {
         return Err(format!(
             "a link whose target `{}` climbs back out of a directory it names (the kernel \
              follows that directory first, which may itself be a link)",
@@ -176,7 +176,7 @@ pub fn check_link_text(ws: &Path, abs: &Path, t: &Path) -> Result<(), String> {
         ));
     }
     let base = abs.parent().unwrap_or(ws);
-    let lexical = crate::policy::config::normalize(&base.join(&t));
+    let lexical = crate::policy::config::normalize(&base.join(t));
     // As the kernel resolves it on the host: links already there on the
     // way (`shared -> ../shared`, then `out -> shared/bin`) are followed.
     let real = crate::policy::canonical::canonical_lossy(&lexical).unwrap_or(lexical.clone());

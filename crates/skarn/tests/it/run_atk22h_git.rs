@@ -36,13 +36,13 @@ fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
 fn places_with(t: &TempDir, init: &[&str]) -> Vec<(&'static str, Place)> {
     let mut v = Vec::new();
     for (what, grant) in [("workspace", false), ("write grant", true)] {
-        let home = t.dir(&format!("{what}-home").replace(' ', "-"));
-        let ws = t.dir(&format!("{what}-ws").replace(' ', "-"));
+        let home = t.dir(format!("{what}-home").replace(' ', "-"));
+        let ws = t.dir(format!("{what}-ws").replace(' ', "-"));
         if grant || init.is_empty() {
             git(&ws, &["init", "-q"]);
         }
         let (repo_dir, flags) = if grant {
-            let lib = t.dir(&format!("{what}-lib").replace(' ', "-"));
+            let lib = t.dir(format!("{what}-lib").replace(' ', "-"));
             (
                 lib.clone(),
                 vec!["--write".to_string(), lib.display().to_string()],
@@ -108,7 +108,7 @@ fn a_branch_moved_to_a_commit_set_aside_is_put_back() {
         for (what, p) in places(&t) {
             let before = rev(&p.repo, &p.home, "HEAD").unwrap();
             settle();
-            let marker = t.join(&format!("PLANTED-{what}"));
+            let marker = t.join(format!("PLANTED-{what}"));
             let script = format!(
                 "{}git update-ref HEAD $(git rev-parse agent) && echo RAN",
                 planted_commit(&marker)
@@ -213,7 +213,7 @@ fn replace_refs_of_any_type_do_not_reach_host_git() {
             let t = TempDir::new("atk22h-f15");
             for (what, p) in places(&t) {
                 settle();
-                let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+                let marker = t.join(format!("PLANTED-{}", what.replace(' ', "-")));
                 let script = format!("{}{replace} && echo RAN", planted_tree(&marker));
                 let said = run_in(&p, layer, &script);
                 let log = host_git(&p.repo, &p.home, &["log", "--oneline"]);
@@ -240,7 +240,7 @@ fn replace_refs_kept_in_the_reftable_format_do_not_reach_host_git() {
         }
         for (what, p) in places {
             settle();
-            let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+            let marker = t.join(format!("PLANTED-{}", what.replace(' ', "-")));
             let script = format!(
                 "{}git replace -f $(git rev-parse HEAD^{{tree}}) $T && echo RAN",
                 planted_tree(&marker)
@@ -292,7 +292,7 @@ fn an_object_file_rewritten_with_other_content_is_not_read_by_host_git() {
         let t = TempDir::new("atk22h-obj");
         for (what, p) in places(&t) {
             settle();
-            let marker = t.join(&format!("PLANTED-{}", what.replace(' ', "-")));
+            let marker = t.join(format!("PLANTED-{}", what.replace(' ', "-")));
             let script = format!(
                 "{}H=$(git rev-parse HEAD^{{tree}}) && \
                  F=.git/objects/$(echo $H | cut -c1-2)/$(echo $H | cut -c3-) && \
@@ -304,4 +304,146 @@ fn an_object_file_rewritten_with_other_content_is_not_read_by_host_git() {
             judge(&p, layer, what, &marker, &said);
         }
     }
+}
+
+// Attack atk22i (same session), assigned to h22i: F4, F1, F6.
+
+#[test]
+fn a_commit_above_an_unsafe_commit_of_the_run_is_set_aside_too() {
+    // atk22i F4: Y adds `.envrc`; C has Y's tree and Y as parent, and a
+    // name sorting before Y's: judged against Y it looked unchanged.
+    for layer in LAYERS {
+        let t = TempDir::new("atk22i-f4");
+        for (what, p) in places(&t) {
+            settle();
+            let marker = t.join(format!("PLANTED-{}", what.replace(' ', "-")));
+            let script = format!(
+                "{}G='git -c user.name=a -c user.email=a@a' && Y=$($G commit-tree $T -p HEAD -m y) && \
+                 i=0; while :; do C=$($G commit-tree $T -p $Y -m c$i); \
+                 [ \"$C\" \\< \"$Y\" ] && break; i=$((i+1)); done; \
+                 git update-ref refs/heads/feature $C && echo RAN",
+                planted_tree(&marker)
+            );
+            let said = run_in(&p, layer, &script);
+            let _ = host_git(&p.repo, &p.home, &["checkout", "-q", "-f", "feature"]);
+            judge(&p, layer, what, &marker, &said);
+        }
+    }
+}
+
+#[test]
+fn legacy_remote_files_bring_no_hidden_repository_in() {
+    // atk22i F1: `.git/remotes/origin` / `.git/branches/origin` naming a
+    // repository no run was granted; host `git fetch` would copy it into
+    // the repository, where the next run reads it.
+    let files = [
+        (
+            "remotes",
+            "mkdir -p .git/remotes && printf 'URL: {u}\\nPull: +refs/heads/*:refs/remotes/origin/*\\n' \
+             > .git/remotes/origin",
+        ),
+        (
+            "branches",
+            "mkdir -p .git/branches && printf '{u}\\n' > .git/branches/origin",
+        ),
+    ];
+    for layer in LAYERS {
+        for (kind, plant) in files {
+            let t = TempDir::new("atk22i-f1");
+            let private = t.dir("private");
+            repo(&private);
+            for (what, p) in places(&t) {
+                let script = format!(
+                    "{} && echo RAN",
+                    plant.replace("{u}", &private.display().to_string())
+                );
+                let said = run_in(&p, layer, &script);
+                let _ = host_git(&p.repo, &p.home, &["fetch", "-q"]);
+                let refs = host_git(
+                    &p.repo,
+                    &p.home,
+                    &["for-each-ref", "refs/remotes", "FETCH_HEAD"],
+                );
+                let fetched = host_git(
+                    &p.repo,
+                    &p.home,
+                    &["rev-parse", "--verify", "-q", "FETCH_HEAD"],
+                );
+                assert!(
+                    out(&refs).trim().is_empty() && !fetched.status.success(),
+                    "{layer}, {what}, {kind}: host git fetch took the run's remote file: {} / {said}",
+                    out(&refs)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_remote_through_a_link_the_layer_adds_is_judged_with_the_link() {
+    // atk22i F6: `mirror -> <a repository the run cannot read and no one
+    // can write>`, `git remote add m ./mirror`: the configuration was
+    // judged before the link reached the host. The repository is made
+    // unwritable by a read-only bind (root, in a mount namespace of its
+    // own) or by its mode (another user).
+    let root = skarn_test_support::is_root();
+    if root
+        && !std::process::Command::new("unshare")
+            .args(["-m", "true"])
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        skarn_test_support::skip!("unshare -m is not available to root here");
+    }
+    let t = TempDir::new("atk22i-f6");
+    let home = t.dir("home");
+    let vault = t.dir("vault");
+    let store = t.dir("vault/store");
+    repo(&store);
+    std::fs::write(store.join("s.txt"), "VAULT-SECRET\n").unwrap();
+    git(&store, &["add", "s.txt"]);
+    git(&store, &["commit", "-qm", "s"]);
+    let ws = t.dir("ws");
+    repo(&ws);
+    let script = format!(
+        "ln -s {s} mirror && git remote add m ./mirror && echo RAN",
+        s = store.display()
+    );
+    let v = vault.display().to_string();
+    let mut c = if root {
+        let mut c = std::process::Command::new("unshare");
+        c.args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount --bind {v} {v} && mount -o remount,bind,ro {v} {v} && exec \"$@\""
+            ))
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_skarn"));
+        c
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o555)).unwrap();
+        std::process::Command::new(env!("CARGO_BIN_EXE_skarn"))
+    };
+    let o = c
+        .args(["run", "--no-config", "--workspace"])
+        .arg(&ws)
+        .args(["--", "sh", "-c", &script])
+        .env("HOME", &home)
+        .env_remove("XDG_STATE_HOME")
+        .current_dir(&ws)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(said.contains("RAN"), "the run did not run: {said}");
+    let _ = host_git(&ws, &home, &["fetch", "-q", "--all"]);
+    let refs = host_git(&ws, &home, &["for-each-ref", "refs/remotes"]);
+    if !root {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&vault, std::fs::Permissions::from_mode(0o755));
+    }
+    assert!(
+        out(&refs).trim().is_empty(),
+        "host git fetch --all copied the unreadable repository in: {} / {said}",
+        out(&refs)
+    );
 }

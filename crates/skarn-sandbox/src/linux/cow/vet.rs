@@ -181,6 +181,7 @@ impl Rules {
             top,
             paths,
             hidden: self.hidden.clone(),
+            layer: None,
         }
     }
 }
@@ -508,6 +509,20 @@ fn git_inner(
     if first == "reftable" {
         return super::git_refs::check_table(inner, upper, host_path, host);
     }
+    // Git's pre-config remote files: with no `remote.<name>.url`, host
+    // `git fetch`/`pull`/`push` take the URL of `<name>` from them
+    // (attack atk22i F1).
+    let legacy = |i: usize| {
+        inner
+            .get(i)
+            .is_some_and(|x| *x == "remotes" || *x == "branches")
+    };
+    if legacy(0) || (first == "modules" && legacy(2)) {
+        return Err(
+            "a legacy remote file (host git fetch, pull and push take a remote's URL from it)"
+                .into(),
+        );
+    }
     // What makes host git show or check out other objects than the
     // refs name, or hide files from its status (atk22e): replace refs,
     // grafts, new exclude lines.
@@ -562,12 +577,8 @@ fn git_inner(
         return Err("packed replace refs (host git would show other objects)".into());
     }
     if *last == "config" && (inner.len() == 1 || in_module) {
-        return config(
-            upper,
-            host_path,
-            git_depth(host_path),
-            &rules.reach_for(host_path),
-        );
+        let reach = layer_reach(rules, upper, host_path);
+        return config(upper, host_path, git_depth(host_path), &reach);
     }
     if *last == "commondir" && first == "worktrees" && inner.len() == 3 {
         let t = std::fs::read(upper).unwrap_or_default();
@@ -744,6 +755,19 @@ pub(crate) fn git_config_file(rel: &Path, git: Option<usize>) -> bool {
         && (inner.len() == 1 || inner[0] == "modules" || inner[0] == "worktrees")
 }
 
+/// [`Rules::reach_for`] of the configuration file `upper` of the layer
+/// (at `host_path` in the workspace), with the layer's root: a URL
+/// through a link the layer adds is not readable (attack atk22i F6).
+fn layer_reach(rules: &Rules, upper: &Path, host_path: &Path) -> Reach {
+    let mut reach = rules.reach_for(host_path);
+    if let Ok(rel) = host_path.strip_prefix(&rules.ws)
+        && let Some(root) = upper.ancestors().nth(rel.components().count())
+    {
+        reach.layer = Some((rules.ws.clone(), root.to_path_buf()));
+    }
+    reach
+}
+
 /// Drop from the configuration the run wrote (`upper`, rewritten in
 /// place) every item that is neither allow-listed nor in the workspace's
 /// file (`host_path`) already, with the same value; the rest reaches the
@@ -754,7 +778,7 @@ pub(crate) fn sanitize_config(
     upper: &Path,
     host_path: &Path,
 ) -> Result<Vec<String>, String> {
-    let reach = rules.reach_for(host_path);
+    let reach = layer_reach(rules, upper, host_path);
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a git config that is {w}"))?
         .unwrap_or_default();

@@ -30,6 +30,11 @@ struct Repo {
     /// Replace refs of the reftable (name, value as text); `None`: none,
     /// or it did not read whole.
     reftable: Option<Vec<(String, String)>>,
+    /// Files of `remotes/` and `branches/` (git's pre-config remotes:
+    /// with no `remote.<name>.url`, host git fetches from and pushes to
+    /// the URL one names; attack atk22i F1): path and content.
+    #[serde(default)]
+    legacy: Vec<(PathBuf, Vec<u8>)>,
 }
 
 /// The saved states.
@@ -93,12 +98,28 @@ fn packed(git: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The files of `remotes/` and `branches/` of `git` (at most 256 each).
+fn legacy(git: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for d in ["remotes", "branches"] {
+        let Ok(rd) = std::fs::read_dir(git.join(d)) else {
+            continue;
+        };
+        for e in rd.flatten().take(256) {
+            let c = std::fs::read(e.path()).unwrap_or_default();
+            out.push((e.path(), c));
+        }
+    }
+    out
+}
+
 fn state(git: &Path) -> Repo {
     Repo {
         loose: loose(git).into_iter().map(|(n, c, _)| (n, c)).collect(),
         packed: packed(git),
         grafts: std::fs::read(git.join("info/grafts")).ok(),
         reftable: reftable(git),
+        legacy: legacy(git),
     }
 }
 
@@ -151,6 +172,18 @@ pub fn after(b: &Before) -> Vec<String> {
                     .map(|s| s.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
+            ));
+        }
+        for (p, c) in legacy(git) {
+            if was.legacy.iter().any(|(wp, wc)| *wp == p && *wc == c) {
+                continue;
+            }
+            let a = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
+            out.push(format!(
+                "the run wrote the legacy remote file {} (host git fetch, pull and push take a \
+                 remote's URL from it): it was {}",
+                p.display(),
+                a.describe("review it before renaming it back")
             ));
         }
         let grafts = git.join("info/grafts");

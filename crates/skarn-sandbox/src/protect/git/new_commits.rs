@@ -16,7 +16,7 @@
 //! local fetch of more than 100 objects) are vetted before the layer over
 //! `.git` is applied ([`super::new_packs`], ADR 0257).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -74,6 +74,11 @@ fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
     };
     let mut names: Vec<String> = objs.new.iter().cloned().collect();
     names.sort();
+    // Every verdict first, then a commit (or tag) above an unsafe one of
+    // the run is unsafe too, whatever its own tree: judged against an
+    // unsafe parent it would look unchanged (attack atk22i F4).
+    let mut unsafe_: HashMap<String, (String, String)> = HashMap::new();
+    let mut above: Vec<(String, String, Vec<String>)> = Vec::new();
     for hex in names {
         let Some((kind, body, whole)) = objs.read_whole(&hex) else {
             continue;
@@ -85,14 +90,40 @@ fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
         if whole && !name_ok(&hex, &kind, &body) {
             let aside = crate::protect::set_aside::set_aside(&objs.path(&hex), "skarn-set-aside");
             out.lines.push(format!(
-                "the object file {hex} was written during the run with content that is not                  that object (host git would read it in place of the object it names); it {}",
+                "the object file {hex} was written during the run with content that is not \
+                 that object (host git would read it in place of the object it names); its \
+                 file was {}",
                 aside.describe("review it with git cat-file; git fsck names what needs it")
             ));
             continue;
         }
-        let Some(why) = object_unsafe(&mut objs, work, &kind, &body) else {
-            continue;
-        };
+        let below = linked(&kind, &body);
+        if let Some(why) = object_unsafe(&mut objs, work, &kind, &body) {
+            unsafe_.insert(hex.clone(), (kind.clone(), why));
+        }
+        if !below.is_empty() {
+            above.push((hex, kind, below));
+        }
+    }
+    loop {
+        let mut more = false;
+        for (hex, kind, below) in &above {
+            if unsafe_.contains_key(hex) {
+                continue;
+            }
+            if let Some(b) = below.iter().find(|b| unsafe_.contains_key(*b)) {
+                let why = format!("lies above {b}, which the run made unsafe");
+                unsafe_.insert(hex.clone(), (kind.clone(), why));
+                more = true;
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    let mut found: Vec<(String, (String, String))> = unsafe_.into_iter().collect();
+    found.sort();
+    for (hex, (kind, why)) in found {
         let file = objs.path(&hex);
         let aside = crate::protect::set_aside::set_aside(&file, "skarn-set-aside");
         out.lines.push(format!(
@@ -108,6 +139,19 @@ fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
     let (lines, incomplete) = super::tree_refs::vet(git, work, &mut objs);
     out.lines.extend(lines);
     out.incomplete |= incomplete;
+}
+
+/// The objects a commit (its parents) or a tag (its target) stands on.
+fn linked(kind: &str, body: &[u8]) -> Vec<String> {
+    let key: &[u8] = match kind {
+        "commit" => b"parent ",
+        "tag" => b"object ",
+        _ => return Vec::new(),
+    };
+    body.split(|b| *b == b'\n')
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| super::commit_walk::first_line_oid(l, key))
+        .collect()
 }
 
 /// The loose objects under `dir` made at or after `since`.

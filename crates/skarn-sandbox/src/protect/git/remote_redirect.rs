@@ -31,6 +31,12 @@ pub(crate) struct Reach {
     pub paths: Vec<(PathBuf, bool)>,
     /// Paths hidden from the run inside them (masked secrets).
     pub hidden: Vec<PathBuf>,
+    /// With a copy-on-write layer being applied: the workspace and the
+    /// layer's upper directory. A local URL whose way passes an entry the
+    /// layer makes a link (or a special file) is judged as not readable:
+    /// the host's tree does not have that link yet when the configuration
+    /// is applied (attack atk22i F6).
+    pub layer: Option<(PathBuf, PathBuf)>,
 }
 
 /// How a remote URL is reached, as git reads it.
@@ -100,11 +106,36 @@ fn resolve(p: &Path) -> Option<PathBuf> {
 impl Reach {
     /// Whether the local `url` names a place the run could read; with
     /// `unwritten`, one it could not write either.
+    /// Whether the lexical path `p` passes, inside the workspace, an
+    /// entry the layer makes other than a directory.
+    fn through_layer_link(&self, p: &Path) -> bool {
+        let Some((ws, upper)) = &self.layer else {
+            return false;
+        };
+        let p = crate::policy::config::normalize(p);
+        let Ok(rel) = p.strip_prefix(ws) else {
+            return false;
+        };
+        let mut at = upper.clone();
+        for c in rel.components() {
+            at.push(c);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return true,
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
     fn local_ok(&self, url: &str, unwritten: bool) -> bool {
         let Url::Local(p) = url_kind(url) else {
             return false;
         };
         if url.trim_start().starts_with('~') {
+            return false;
+        }
+        if self.through_layer_link(&self.top.join(&p)) {
             return false;
         }
         let Some(p) = resolve(&self.top.join(p)) else {
@@ -221,6 +252,7 @@ mod tests {
 
     fn reach(d: &Path) -> Reach {
         Reach {
+            layer: None,
             top: d.join("ws"),
             paths: vec![(d.join("ws"), true), (d.join("ro"), false)],
             hidden: vec![d.join("ro/secret")],
