@@ -18,7 +18,8 @@ use skarn_test_support::TempDir;
 const LAYERS: &[&str] = &["direct", "cow"];
 
 /// A Claude Code settings file whose `SessionStart` hook runs a command.
-const HOOK: &str = r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch PWNED"}]}]}}"#;
+const HOOK: &str =
+    r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch PWNED"}]}]}}"#;
 
 /// Host git in `dir` with the user's (empty) configuration of `home`,
 /// never prompting.
@@ -67,7 +68,12 @@ fn listener() -> (u16, Arc<AtomicUsize>) {
 
 /// Run `script` with `sh -c` in `ws`; it must print PLANTED.
 fn attack(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
-    let o = run_in(ws, home, &["--workspace-layer", layer], &["sh", "-c", script]);
+    let o = run_in(
+        ws,
+        home,
+        &["--workspace-layer", layer],
+        &["sh", "-c", script],
+    );
     assert!(
         out(&o).contains("PLANTED"),
         "{layer}: {}{}",
@@ -187,7 +193,10 @@ fn a_fetch_refspec_added_to_the_hosts_remote_maps_only_its_branches() {
         skarn_test_support::skip!("git is not installed");
     }
     for layer in LAYERS {
-        for dst in ["refs/replace/$(git rev-parse HEAD)", "refs/remotes/origin/master"] {
+        for dst in [
+            "refs/replace/$(git rev-parse HEAD)",
+            "refs/remotes/origin/master",
+        ] {
             let t = TempDir::new("atk22i-f11");
             let (home, ws) = (t.dir("home"), t.dir("ws"));
             repo(&ws, "README", "hi\n");

@@ -10,9 +10,9 @@ pub(crate) mod commit_walk;
 pub mod config_names;
 pub mod config_parameters;
 #[cfg(target_os = "linux")]
-pub(crate) mod fetch_maps;
-#[cfg(target_os = "linux")]
 pub mod cut_aside;
+#[cfg(target_os = "linux")]
+pub(crate) mod fetch_maps;
 #[cfg(unix)]
 pub mod git_sweep;
 #[cfg(unix)]
@@ -32,8 +32,6 @@ pub mod new_packs;
 pub(crate) mod pack_read;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
-pub(crate) mod tree_refs;
-#[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
@@ -41,3 +39,5 @@ pub mod repo_vet;
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
 pub mod submodules;
+#[cfg(target_os = "linux")]
+pub(crate) mod tree_refs;
