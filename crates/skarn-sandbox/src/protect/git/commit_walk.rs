@@ -88,7 +88,11 @@ pub(crate) fn object_unsafe(
 /// Why the object `hex` a ref names is unsafe when it is a tree: judged
 /// as a tag of that tree (a lightweight ref is checked out as one; atk22i
 /// F10). Other objects are judged as objects.
-pub(crate) fn tree_ref_unsafe(src: &mut dyn Source, work: &WorkTree<'_>, hex: &str) -> Option<String> {
+pub(crate) fn tree_ref_unsafe(
+    src: &mut dyn Source,
+    work: &WorkTree<'_>,
+    hex: &str,
+) -> Option<String> {
     let (kind, _) = src.read(hex)?;
     if kind != "tree" {
         return None;

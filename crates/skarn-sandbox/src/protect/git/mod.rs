@@ -10,9 +10,9 @@ pub(crate) mod commit_walk;
 pub mod config_names;
 pub mod config_parameters;
 #[cfg(target_os = "linux")]
-pub(crate) mod fetch_maps;
-#[cfg(target_os = "linux")]
 pub mod cut_aside;
+#[cfg(target_os = "linux")]
+pub(crate) mod fetch_maps;
 #[cfg(unix)]
 pub mod git_sweep;
 #[cfg(unix)]
@@ -49,3 +49,5 @@ pub mod repo_vet;
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
 pub mod submodules;
+#[cfg(target_os = "linux")]
+pub(crate) mod tree_refs;

@@ -60,11 +60,41 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
         }
         let work = WorkTree { root: r, since };
         vet_repo(&git, &work, &mut out);
+        // The submodules' git directories: host `git submodule update`
+        // checks their commits out below the superproject (atk22i F12,
+        // ADR 0278). Judged as at their own top, no file there being the
+        // user's: stricter than at the submodule's path.
+        let mut modules = Vec::new();
+        module_dirs(&git.join("modules"), 0, &mut modules);
+        for m in modules {
+            let work = WorkTree { root: &m, since };
+            vet_repo(&m, &work, &mut out);
+        }
         // Refs the run moved to a commit set aside (or above it) are put
         // back (attack atk22h F38).
         out.lines.extend(super::ref_repair::repair(&git, since));
     }
     out
+}
+
+/// The git directories under `dir` (`.git/modules/<name>`, nested as
+/// `modules/<name>/modules/<sub>` and by names with slashes).
+fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 16 || out.len() >= 10_000 {
+        return;
+    }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let p = e.path();
+        if std::fs::symlink_metadata(p.join("objects")).is_ok_and(|m| m.is_dir()) {
+            module_dirs(&p.join("modules"), depth + 1, out);
+            out.push(p);
+        } else {
+            module_dirs(&p, depth + 1, out);
+        }
+    }
 }
 
 fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {

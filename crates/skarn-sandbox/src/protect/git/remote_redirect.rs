@@ -357,11 +357,21 @@ mod tests {
         assert!(!r(&it("submodule", "s", "url", "../ro/up"), &[]));
         // Fetch refspecs and merged refs: the remote's branches only.
         assert!(r(
-            &it("remote", "origin", "fetch", "+refs/pull/1/head:refs/replace/x"),
+            &it(
+                "remote",
+                "origin",
+                "fetch",
+                "+refs/pull/1/head:refs/replace/x"
+            ),
             &[]
         ));
         assert!(!r(
-            &it("remote", "origin", "fetch", "+refs/heads/*:refs/remotes/origin/*"),
+            &it(
+                "remote",
+                "origin",
+                "fetch",
+                "+refs/heads/*:refs/remotes/origin/*"
+            ),
             &[]
         ));
         assert!(r(&it("branch", "main", "merge", "refs/pull/1/head"), &[]));

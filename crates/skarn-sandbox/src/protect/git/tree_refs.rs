@@ -44,7 +44,11 @@ pub(crate) fn vet(git: &Path, work: &WorkTree<'_>, src: &mut dyn Source) -> (Vec
         let Some(why) = file_unsafe(&f, work, src, &mut seen) else {
             continue;
         };
-        let rel = f.strip_prefix(git).unwrap_or(&f).to_string_lossy().into_owned();
+        let rel = f
+            .strip_prefix(git)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .into_owned();
         let base = git.join(rel.replace('/', "_"));
         let aside = crate::protect::set_aside::set_aside_as(&f, &base, "skarn-set-aside");
         lines.push(format!(
