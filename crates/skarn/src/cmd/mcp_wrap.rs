@@ -257,7 +257,7 @@ mod tests {
             ])
         );
         assert!(wrap_json(&new, "/s/skarn", &[]).unwrap().1.is_empty());
-        let trusted = vec!["npx -y docs-server".to_string()];
+        let trusted = vec![line("npx", &["-y".into(), "docs-server".into()])];
         assert!(wrap_json(json, "/s/skarn", &trusted).unwrap().1.is_empty());
         let toml = "[mcp_servers.docs]\ncommand = \"npx\"\nargs = [\"-y\", \"d\"]\n\
                     [mcp_servers.docs.env]\nTOKEN = \"x\"\n";

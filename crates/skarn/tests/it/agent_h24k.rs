@@ -599,10 +599,9 @@ fn m_f1_the_installed_hook_form_naming_another_binary_is_not_skarns() {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", err(&o));
     // Claude Code runs the Stop hook at the end of the turn.
-    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), stop[0].clone()];
     let input = serde_json::json!({"hook_event_name": "Stop", "cwd": c.ws}).to_string();
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
+    let mut cmd = Command::new("/bin/sh");
+    cmd.args(["-c", &stop[0]])
         .current_dir(&c.ws)
         .env("HOME", &c.home)
         .env("CLAUDE_PROJECT_DIR", &c.ws)
@@ -674,4 +673,22 @@ fn m_f13_f9_unreadable_settings_and_relative_config_dirs_are_refused() {
         .unwrap();
     assert_eq!(code(&o), 2, "{o:?}");
     assert!(err(&o).contains("CODEX_HOME"), "{}", err(&o));
+}
+
+/// atk24m F11, F12: a slash command's frontmatter hooks
+/// (`.claude/commands/NAME.md`) and a subagent deeper than three
+/// directories (`.claude/agents/a/b/c/d/x.md`) were never judged, while
+/// Claude Code loads both and runs their hooks on the host.
+#[test]
+fn m_f11_f12_commands_and_deep_agents_frontmatter_hooks_are_judged() {
+    let md = "---\nname: x\ndescription: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: id\n---\nbody\n";
+    for rel in [".claude/commands/x.md", ".claude/agents/a/b/c/d/deep.md"] {
+        let c = clients("k-m-f11");
+        let f = c.ws.join(rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        assert_eq!(claude_decision(&c, &[]).0, "allow", "{rel}");
+        std::fs::write(&f, md).unwrap();
+        let (d, why) = claude_decision(&c, &[]);
+        assert_eq!(d, "deny", "{rel}: {why}");
+    }
 }

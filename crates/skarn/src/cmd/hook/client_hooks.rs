@@ -200,13 +200,8 @@ pub fn codex_peers(ws: &Path, home: Option<&Path>) -> usize {
             let Some(p) = v.pointer("/hooks/PreToolUse") else {
                 continue;
             };
-            let wrapped = serde_json::json!({ "hooks": { "PreToolUse": p } });
-            let mut all = Vec::new();
-            if let Ok(mut w) = serde_json::from_value::<serde_json::Value>(wrapped) {
-                all =
-                    confine_hooks::unconfined_in_settings(&w.take().to_string(), "codex", "", &[]);
-            }
-            all
+            let only = serde_json::json!({ "hooks": { "PreToolUse": p } });
+            confine_hooks::unconfined_in_settings(&only.to_string(), "codex", "", &[])
         };
         n += pre
             .iter()
@@ -249,22 +244,17 @@ pub fn wrap_toml(
                 }
             }
             Value::Array(a) => a.iter_mut().for_each(|x| value(x, None, one)),
-            Value::InlineTable(t) => t
-                .iter_mut()
-                .for_each(|(k, x)| value(x, Some(&k.get().to_string()), one)),
+            Value::InlineTable(t) => t.iter_mut().for_each(|(k, x)| value(x, Some(k.get()), one)),
             _ => {}
         }
     }
     fn item(i: &mut Item, key: Option<&str>, one: &mut dyn FnMut(&str) -> Option<String>) {
         match i {
             Item::Value(v) => value(v, key, one),
-            Item::Table(t) => t
+            Item::Table(t) => t.iter_mut().for_each(|(k, x)| item(x, Some(k.get()), one)),
+            Item::ArrayOfTables(a) => a
                 .iter_mut()
-                .for_each(|(k, x)| item(x, Some(&k.get().to_string()), one)),
-            Item::ArrayOfTables(a) => a.iter_mut().for_each(|t| {
-                t.iter_mut()
-                    .for_each(|(k, x)| item(x, Some(&k.get().to_string()), one))
-            }),
+                .for_each(|t| t.iter_mut().for_each(|(k, x)| item(x, Some(k.get()), one))),
             Item::None => {}
         }
     }

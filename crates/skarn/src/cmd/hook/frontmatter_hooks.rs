@@ -28,26 +28,40 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    // Subagents: `agents/*.md`, also in sub-directories (bounded).
-    let mut dirs = vec![(dir.join("agents"), 0)];
-    while let Some((d, depth)) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten().take(MAX_FILES) {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() && depth < 3 => dirs.push((p, depth + 1)),
-                _ if p.extension().is_some_and(|x| x == "md") => out.push(p),
-                _ => {}
-            }
-            if out.len() >= MAX_FILES {
-                return out;
+    // Subagents: `agents/**/*.md`, and slash commands (skills too, with
+    // their own frontmatter hooks): `commands/**/*.md`, at any depth
+    // Claude Code loads (atk24m F11, F12). Past the bounds the directory
+    // itself is listed: it cannot be read as a file, so it counts as
+    // holding unconfined hooks (fail closed).
+    for top in ["agents", "commands"] {
+        let mut dirs = vec![(dir.join(top), 0)];
+        while let Some((d, depth)) = dirs.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            let mut n = 0;
+            for e in rd.flatten() {
+                n += 1;
+                let p = e.path();
+                if n > MAX_FILES || out.len() >= MAX_FILES {
+                    out.push(d.clone());
+                    return out;
+                }
+                match e.file_type() {
+                    Ok(t) if t.is_dir() && depth < MAX_DEPTH => dirs.push((p, depth + 1)),
+                    Ok(t) if t.is_dir() => out.push(p),
+                    _ if p.extension().is_some_and(|x| x == "md") => out.push(p),
+                    _ => {}
+                }
             }
         }
     }
     out
 }
+
+/// Deepest sub-directory of `agents/` or `commands/` walked; a deeper one
+/// counts as unconfined (see [`files`]).
+const MAX_DEPTH: usize = 16;
 
 /// One `command:` found: its line, the byte offset of its value, and the
 /// value (`None`: a form not read here).
