@@ -294,3 +294,48 @@ fn an_exec_form_hook_is_listed_whole_and_still_runs_wrapped() {
         "{e}"
     );
 }
+
+/// F18: while a hook runs unconfined, the refusal the model reads
+/// (`permissionDecisionReason`) gives the fact; how to keep the hook
+/// unconfined (`trusted_hooks`) goes to the user (`systemMessage`).
+#[test]
+fn the_unconfined_hook_refusal_tells_the_user_not_the_model_how_to_trust() {
+    let t = TempDir::new("atk24m-f18");
+    let (proj, home) = (t.dir("proj"), t.dir("home"));
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make notify"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut c = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(&proj)
+        .env("HOME", &home)
+        .env("CLAUDE_PROJECT_DIR", &proj)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": proj,
+        "tool_use_id": "t", "tool_input": {"command": "true"}});
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let why = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(why.contains("make notify"), "{why}");
+    assert!(!why.contains("trusted_hooks"), "the model is told: {why}");
+    let user = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(user.contains("trusted_hooks"), "{v}");
+}

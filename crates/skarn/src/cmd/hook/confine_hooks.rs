@@ -260,17 +260,20 @@ pub fn refusal(found: &[String]) -> Option<String> {
     let more = found.len().saturating_sub(MAX_SHOWN);
     Some(format!(
         "skarn: {} hook command(s) of this agent run outside skarn's sandbox, in the project, \
-         where the code they load may be the agent's ({}{}). The user must run `skarn init \
-         --client claude-code` (with --user for the user's settings) so they run inside skarn \
-         run, or list each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml \
-         to keep it unconfined. Until then every tool call is refused.",
+         where the code they load may be the agent's ({}{}); every tool call is refused until \
+         they run inside skarn run{}: `skarn init --client claude-code` (with --user for the \
+         user's settings) confines them, or list each exact command in [hook] trusted_hooks of \
+         ~/.config/skarn/config.toml to keep it unconfined.",
         found.len(),
         shown.join("; "),
         if more > 0 {
             format!("; and {more} more")
         } else {
             String::new()
-        }
+        },
+        // What the user does is advice to widen: the model gets the fact
+        // only (atk24m F18, ADR 0240).
+        skarn_sandbox::report::advice::USER_MAY_CONFINE,
     ))
 }
 
