@@ -339,3 +339,65 @@ fn the_unconfined_hook_refusal_tells_the_user_not_the_model_how_to_trust() {
     let user = v["systemMessage"].as_str().unwrap_or_default();
     assert!(user.contains("trusted_hooks"), "{v}");
 }
+
+/// F6: with `unsandboxed = ["git*"]`, git forms that run a program they
+/// name as a word or a long option missing from the option list (`bisect
+/// run`, `submodule foreach`, `--open-files-in-pager=`, `filter-branch
+/// --tree-filter`, `instaweb --httpd=`, `worktree add ../x`) were asked
+/// unconfined: the user's approval then ran `./evil` on the host. They
+/// must run confined (or be refused).
+#[test]
+fn a_star_pattern_does_not_stretch_over_git_forms_that_run_programs() {
+    let t = TempDir::new("atk24m-f6");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[hook]\nunsandboxed = [\"git*\"]\n",
+    )
+    .unwrap();
+    let answer = |cmd: &str| {
+        let mut c = Command::new(exe())
+            .args(["hook", "claude-code"])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env("CLAUDE_PROJECT_DIR", &ws)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": ws,
+            "tool_use_id": "t", "tool_input": {"command": cmd}});
+        let _ = c
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes());
+        let o = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        v["hookSpecificOutput"].clone()
+    };
+    // Control: the pattern's own command is asked, unconfined.
+    assert_eq!(answer("git status")["permissionDecision"], "ask");
+    for cmd in [
+        "git bisect run ./evil",
+        "git submodule foreach ./evil",
+        "git grep --open-files-in-pager=./evil foo",
+        "git grep --open-files=./evil foo",
+        "git filter-branch --tree-filter ./evil HEAD",
+        "git instaweb --httpd=./evil",
+        "git send-email --smtp-server=./evil x",
+        "git worktree add ../x",
+        "git archive --remote=./e.git HEAD",
+    ] {
+        let h = answer(cmd);
+        let d = h["permissionDecision"].as_str().unwrap_or("");
+        let confined = h["updatedInput"]["command"]
+            .as_str()
+            .is_some_and(|c| c != cmd && c.contains(" run "));
+        assert!(d == "deny" || confined, "{cmd}: {h}");
+    }
+}
