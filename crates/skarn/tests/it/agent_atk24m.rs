@@ -96,11 +96,11 @@ fn a_confined_hooks_answer_cannot_redirect_a_write_or_grant_a_permission() {
     let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": ws,
         "tool_use_id": "t2", "tool_input": {"file_path": ws.join("notes.md"), "content": "hi"}});
     let a = answer(&confined_hook(&cmd, &input, &home, &ws));
-    assert!(
-        a["hookSpecificOutput"].get("updatedInput").is_none(),
+    assert!(a["hookSpecificOutput"].get("updatedInput").is_none(), "{a}");
+    assert_ne!(
+        a["hookSpecificOutput"]["permissionDecision"], "allow",
         "{a}"
     );
-    assert_ne!(a["hookSpecificOutput"]["permissionDecision"], "allow", "{a}");
 
     let grant = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
         "decision": {"behavior": "allow", "updatedInput": {"command": "id"},
@@ -245,7 +245,11 @@ fn file_suggestion_and_subagent_status_line_commands_are_refused_or_wrapped() {
     // init lists and wraps them.
     let o = init(&proj, &home);
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(err(&o).contains("fileSuggestion runs sh files.sh"), "{}", err(&o));
+    assert!(
+        err(&o).contains("fileSuggestion runs sh files.sh"),
+        "{}",
+        err(&o)
+    );
     let s = settings(&proj);
     for k in ["fileSuggestion", "subagentStatusLine"] {
         let c = s[k]["command"].as_str().unwrap();

@@ -94,13 +94,11 @@ pub fn full_command(m: &Map<String, Value>) -> Option<String> {
     };
     Some(match m.get("args") {
         None | Some(Value::Null) => cmd.clone(),
-        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
-            std::iter::once(cmd.as_str())
-                .chain(a.iter().filter_map(Value::as_str))
-                .map(quote)
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => std::iter::once(cmd.as_str())
+            .chain(a.iter().filter_map(Value::as_str))
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" "),
         Some(other) => format!("{} {other}", quote(cmd)),
     })
 }
