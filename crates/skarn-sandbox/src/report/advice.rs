@@ -30,7 +30,13 @@ pub const MARKERS: &[&str] = &[
     USER_MAY_ALLOW,
     // A workspace the home's start-up files name (atk24j F4).
     " (to keep it writable",
+    // The agent's own hooks that run unconfined (atk24m F18).
+    USER_MAY_CONFINE,
 ];
+
+/// The clause of the agent hook's refusal while the agent's own hooks run
+/// unconfined that says how the user confines or trusts them.
+pub const USER_MAY_CONFINE: &str = " or the user trusts them";
 
 /// The clause of the agent hook's refusal of a tool it does not know that
 /// says how the user allows it (`[hook] allow_tools`).

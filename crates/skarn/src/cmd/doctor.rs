@@ -316,6 +316,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for l in &f.agent_settings {
                 println!("  warning: {l}");
             }
+            // The hook refuses tool calls only (atk24m F5).
+            println!(
+                "  note: a status line, fileSuggestion or hook on a non-tool event (SessionStart, \
+                 UserPromptSubmit, Stop, ...) that is not wrapped runs unconfined when Claude Code \
+                 starts or the event fires, before the skarn hook can refuse anything: re-run \
+                 `skarn init --client claude-code` after every pull that changes .claude/"
+            );
         }
         if let Some(l) = &f.codex_hook {
             println!("codex hook: warning: {l}");

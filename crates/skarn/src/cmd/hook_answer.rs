@@ -56,7 +56,10 @@ pub fn narrow(out: &[u8]) -> (Vec<u8>, Vec<String>) {
         }
         Ok(_) if !text.contains('{') => (out.to_vec(), Vec::new()),
         Err(_) if !text.contains('{') => (out.to_vec(), Vec::new()),
-        _ => (Vec::new(), vec!["the whole answer (not a JSON object skarn can read)".into()]),
+        _ => (
+            Vec::new(),
+            vec!["the whole answer (not a JSON object skarn can read)".into()],
+        ),
     }
 }
 

@@ -96,11 +96,11 @@ fn a_confined_hooks_answer_cannot_redirect_a_write_or_grant_a_permission() {
     let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": ws,
         "tool_use_id": "t2", "tool_input": {"file_path": ws.join("notes.md"), "content": "hi"}});
     let a = answer(&confined_hook(&cmd, &input, &home, &ws));
-    assert!(
-        a["hookSpecificOutput"].get("updatedInput").is_none(),
+    assert!(a["hookSpecificOutput"].get("updatedInput").is_none(), "{a}");
+    assert_ne!(
+        a["hookSpecificOutput"]["permissionDecision"], "allow",
         "{a}"
     );
-    assert_ne!(a["hookSpecificOutput"]["permissionDecision"], "allow", "{a}");
 
     let grant = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
         "decision": {"behavior": "allow", "updatedInput": {"command": "id"},
@@ -245,7 +245,11 @@ fn file_suggestion_and_subagent_status_line_commands_are_refused_or_wrapped() {
     // init lists and wraps them.
     let o = init(&proj, &home);
     assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(err(&o).contains("fileSuggestion runs sh files.sh"), "{}", err(&o));
+    assert!(
+        err(&o).contains("fileSuggestion runs sh files.sh"),
+        "{}",
+        err(&o)
+    );
     let s = settings(&proj);
     for k in ["fileSuggestion", "subagentStatusLine"] {
         let c = s[k]["command"].as_str().unwrap();
@@ -293,4 +297,111 @@ fn an_exec_form_hook_is_listed_whole_and_still_runs_wrapped() {
         "ran\n",
         "{e}"
     );
+}
+
+/// F18: while a hook runs unconfined, the refusal the model reads
+/// (`permissionDecisionReason`) gives the fact; how to keep the hook
+/// unconfined (`trusted_hooks`) goes to the user (`systemMessage`).
+#[test]
+fn the_unconfined_hook_refusal_tells_the_user_not_the_model_how_to_trust() {
+    let t = TempDir::new("atk24m-f18");
+    let (proj, home) = (t.dir("proj"), t.dir("home"));
+    std::fs::create_dir_all(proj.join(".claude")).unwrap();
+    std::fs::write(
+        proj.join(".claude/settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make notify"}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut c = Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(&proj)
+        .env("HOME", &home)
+        .env("CLAUDE_PROJECT_DIR", &proj)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": proj,
+        "tool_use_id": "t", "tool_input": {"command": "true"}});
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    let why = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    assert!(why.contains("make notify"), "{why}");
+    assert!(!why.contains("trusted_hooks"), "the model is told: {why}");
+    let user = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(user.contains("trusted_hooks"), "{v}");
+}
+
+/// F6: with `unsandboxed = ["git*"]`, git forms that run a program they
+/// name as a word or a long option missing from the option list (`bisect
+/// run`, `submodule foreach`, `--open-files-in-pager=`, `filter-branch
+/// --tree-filter`, `instaweb --httpd=`, `worktree add ../x`) were asked
+/// unconfined: the user's approval then ran `./evil` on the host. They
+/// must run confined (or be refused).
+#[test]
+fn a_star_pattern_does_not_stretch_over_git_forms_that_run_programs() {
+    let t = TempDir::new("atk24m-f6");
+    let (ws, home) = (t.dir("ws"), t.dir("home"));
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[hook]\nunsandboxed = [\"git*\"]\n",
+    )
+    .unwrap();
+    let answer = |cmd: &str| {
+        let mut c = Command::new(exe())
+            .args(["hook", "claude-code"])
+            .current_dir(&ws)
+            .env("HOME", &home)
+            .env("CLAUDE_PROJECT_DIR", &ws)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": ws,
+            "tool_use_id": "t", "tool_input": {"command": cmd}});
+        let _ = c
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes());
+        let o = c.wait_with_output().unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        v["hookSpecificOutput"].clone()
+    };
+    // Control: the pattern's own command is asked, unconfined.
+    assert_eq!(answer("git status")["permissionDecision"], "ask");
+    for cmd in [
+        "git bisect run ./evil",
+        "git submodule foreach ./evil",
+        "git grep --open-files-in-pager=./evil foo",
+        "git grep --open-files=./evil foo",
+        "git filter-branch --tree-filter ./evil HEAD",
+        "git instaweb --httpd=./evil",
+        "git send-email --smtp-server=./evil x",
+        "git worktree add ../x",
+        "git archive --remote=./e.git HEAD",
+    ] {
+        let h = answer(cmd);
+        let d = h["permissionDecision"].as_str().unwrap_or("");
+        let confined = h["updatedInput"]["command"]
+            .as_str()
+            .is_some_and(|c| c != cmd && c.contains(" run "));
+        assert!(d == "deny" || confined, "{cmd}: {h}");
+    }
 }

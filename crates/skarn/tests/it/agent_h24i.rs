@@ -229,7 +229,8 @@ fn an_unwrapped_user_hook_is_refused_until_wrapped_or_trusted() {
     let (d, why) = bash_decision(&s);
     assert_eq!(d, "deny", "{why}");
     assert!(
-        why.contains("npx ccstatusline") && why.contains("trusted_hooks"),
+        // How to trust it is said to the user, not the model (atk24m F18).
+        why.contains("npx ccstatusline") && !why.contains("trusted_hooks"),
         "{why}"
     );
     // `init --user` wraps it.

@@ -49,5 +49,3 @@ pub mod repo_vet;
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
 pub mod submodules;
-#[cfg(target_os = "linux")]
-pub(crate) mod tree_refs;

@@ -97,13 +97,11 @@ pub fn full_command(m: &Map<String, Value>) -> Option<String> {
     };
     Some(match m.get("args") {
         None | Some(Value::Null) => cmd.clone(),
-        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {
-            std::iter::once(cmd.as_str())
-                .chain(a.iter().filter_map(Value::as_str))
-                .map(quote)
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => std::iter::once(cmd.as_str())
+            .chain(a.iter().filter_map(Value::as_str))
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" "),
         Some(other) => format!("{} {other}", quote(cmd)),
     })
 }
@@ -284,9 +282,10 @@ pub fn refusal_for(found: &[String], agent: &str) -> Option<String> {
     let more = found.len().saturating_sub(MAX_SHOWN);
     Some(format!(
         "skarn: {} hook command(s) of this agent run outside skarn's sandbox, in the project, \
-         where the code they load may be the agent's ({}{}). The user must run `skarn init \
-         --client {agent}`{} so they run inside skarn run, or list each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml \
-         to keep it unconfined. Until then every tool call is refused.",
+         where the code they load may be the agent's ({}{}); every tool call is refused until \
+         they run inside skarn run{}: `skarn init --client {agent}`{} confines them, or list \
+         each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it \
+         unconfined.",
         found.len(),
         shown.join("; "),
         if more > 0 {
@@ -294,6 +293,9 @@ pub fn refusal_for(found: &[String], agent: &str) -> Option<String> {
         } else {
             String::new()
         },
+        // What the user does is advice to widen: the model gets the fact
+        // only (atk24m F18, ADR 0240).
+        skarn_sandbox::report::advice::USER_MAY_CONFINE,
         if agent == "claude-code" {
             " (with --user for the user's settings)"
         } else {

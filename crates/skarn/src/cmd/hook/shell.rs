@@ -370,6 +370,38 @@ fn runs_a_program(w: &str) -> bool {
         "--node-options",
         "--userconfig",
         "--globalconfig",
+        // git grep's pager, instaweb's server, send-email's SMTP program,
+        // filter-branch's filters, archive's remote (atk24m F6).
+        "--open-files-in-pager",
+        "--httpd",
+        "--smtp-server",
+        "--tree-filter",
+        "--index-filter",
+        "--msg-filter",
+        "--env-filter",
+        "--commit-filter",
+        "--parent-filter",
+        "--tag-name-filter",
+        "--remote",
+        "--tool",
+    ];
+    /// Words (not options) that make the program run another program or
+    /// write outside the repository (`git bisect run X`, `git submodule
+    /// foreach X`, `git filter-branch`, `git worktree add ../x`, `npm run`,
+    /// `cargo run`, ...): a `*` pattern does not stretch over them
+    /// (atk24m F6); such a command runs confined.
+    const RUNNERS: &[&str] = &[
+        "run",
+        "foreach",
+        "filter-branch",
+        "filter-repo",
+        "instaweb",
+        "send-email",
+        "worktree",
+        "difftool",
+        "mergetool",
+        "daemon",
+        "exec",
     ];
     const FIND: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
     /// Short options that take a program, a configuration or a directory.
@@ -378,7 +410,7 @@ fn runs_a_program(w: &str) -> bool {
     if let Some(long) = name.strip_prefix("--") {
         return !long.is_empty() && LONG.iter().any(|o| o[2..].starts_with(long));
     }
-    if FIND.contains(&name) {
+    if FIND.contains(&name) || RUNNERS.contains(&w) {
         return true;
     }
     match name.strip_prefix('-') {
