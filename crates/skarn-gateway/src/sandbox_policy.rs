@@ -232,6 +232,7 @@ mod tests {
             command: vec!["/opt/v/bin/srv".into()],
             interpreter: vec!["/opt/v/bin/python".into()],
             install_roots: vec!["/opt/v".into()],
+            own_roots: Vec::new(),
             arg_files: vec!["/home/u/.ssh/id".into(), "/home/u/s.py".into()],
             cwd: None,
             resolv_target: None,

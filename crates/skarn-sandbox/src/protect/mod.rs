@@ -47,6 +47,8 @@ pub mod links_out;
 pub mod mise_env;
 #[cfg(target_os = "linux")]
 pub mod mount_aliases;
+#[cfg(target_os = "linux")]
+pub mod mountinfo;
 #[cfg(unix)]
 pub mod own_files;
 #[cfg(unix)]

@@ -2,14 +2,14 @@
 //! mount of the workspace at `/data/code`, a devcontainer volume): the
 //! same directory under another path, which a comparison of paths misses
 //! (atk27k F18, F18b). Read from `/proc/self/mountinfo`
-//! ([`crate::protect::secret_names::mount_names`]), each name checked to be
+//! ([`crate::protect::mountinfo::mount_names`]), each name checked to be
 //! the same place by directory identity (a mount over the name would
 //! show something else there).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::protect::secret_names::{Mount, mount_names, read_mountinfo};
+use crate::protect::mountinfo::{Mount, mount_names, read_mountinfo};
 use crate::protect::trusted::Trusted;
 
 /// The mounts, when any filesystem is mounted more than once (else no

@@ -84,7 +84,7 @@ impl Places {
         // `~/bin`: atk27l F10); the identities below catch a place's top
         // only.
         let tops: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
-        let mounts = crate::protect::secret_names::read_mountinfo();
+        let mounts = crate::protect::mountinfo::read_mountinfo();
         for (name, of) in crate::protect::secret_names::mount_names(&tops, &mounts) {
             let why = dirs
                 .iter()
