@@ -85,7 +85,7 @@ impl Places {
         // only.
         let tops: Vec<PathBuf> = dirs.iter().map(|(d, _)| d.clone()).collect();
         let mounts = crate::protect::mountinfo::read_mountinfo();
-        for (name, of) in crate::protect::secret_names::mount_names(&tops, &mounts) {
+        for (name, of) in crate::protect::mountinfo::mount_names(&tops, &mounts) {
             let why = dirs
                 .iter()
                 .find(|(d, _)| *d == of)
