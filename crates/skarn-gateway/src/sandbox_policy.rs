@@ -236,7 +236,6 @@ mod tests {
             arg_files: vec!["/home/u/.ssh/id".into(), "/home/u/s.py".into()],
             cwd: None,
             resolv_target: None,
-            own_roots: vec![],
         }
     }
 
