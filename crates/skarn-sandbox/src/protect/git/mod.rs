@@ -40,8 +40,6 @@ pub mod ref_repair;
 #[cfg(target_os = "linux")]
 pub(crate) mod reftable_read;
 #[cfg(target_os = "linux")]
-pub(crate) mod tree_refs;
-#[cfg(target_os = "linux")]
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
@@ -49,3 +47,5 @@ pub mod repo_vet;
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
 pub mod submodules;
+#[cfg(target_os = "linux")]
+pub(crate) mod tree_refs;
