@@ -137,7 +137,7 @@ fn index_reading_matches_git() {
                 }
                 _ => {}
             }
-            compare(&repo, body).map_err(|e| TestCaseError::fail(e))
+            compare(&repo, body).map_err(TestCaseError::fail)
         })
         .unwrap();
 }

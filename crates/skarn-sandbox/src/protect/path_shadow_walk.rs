@@ -49,6 +49,18 @@ pub fn named_by(dir: &Path, rels: &[String]) -> bool {
     rels.iter().any(|r| ends_with(dir, &suffix(r)))
 }
 
+/// Whether a link at `link` would stand for a directory one of the
+/// relative entries `rels` names, or for one of its parents (`node_modules
+/// -> nm` for `./node_modules/.bin`), when the user is in some directory
+/// of the grant: the shell would run what the link leads to (attack
+/// atk22i F7).
+pub fn link_on_the_way(link: &Path, rels: &[String]) -> bool {
+    rels.iter().any(|r| {
+        let s = suffix(r);
+        (1..=s.len()).any(|k| ends_with(link, &s[..k]))
+    })
+}
+
 /// Names of programs in `later` (the `PATH` directories a relative entry
 /// comes before).
 fn program_names(later: &[PathBuf]) -> HashSet<std::ffi::OsString> {

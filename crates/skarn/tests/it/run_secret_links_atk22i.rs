@@ -45,11 +45,11 @@ fn hard_links_of_files_variables_and_git_name_are_hidden() {
             ("priv/key.pem", "SSLKEY-SECRET-4"),
         ];
         for (p, v) in secrets {
-            t.file(p, &format!("{v}\n"));
+            t.file(p, format!("{v}\n"));
         }
         t.file(
             "home/.gitconfig",
-            &format!(
+            format!(
                 "[credential]\n\thelper = store --file={g}\n[http]\n\tsslKey = {k}\n",
                 g = t.join("priv/gitcreds").display(),
                 k = t.join("priv/key.pem").display()
@@ -100,7 +100,7 @@ fn a_hard_link_deep_in_a_large_secret_directory_is_hidden() {
         for d in 1..=30 {
             for i in 1..=8 {
                 t.file(
-                    &format!("home/.config/gcloud/logs/2026.11.{d:02}/{i}.log"),
+                    format!("home/.config/gcloud/logs/2026.11.{d:02}/{i}.log"),
                     "",
                 );
             }

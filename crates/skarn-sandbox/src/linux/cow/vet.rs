@@ -436,6 +436,24 @@ pub fn check(
             return Err("a new dot entry of the home (host programs read them by name)".into());
         }
     }
+    // A link made at a PATH directory the host lacks, or above one, makes
+    // the host's shell run what it leads to (attack atk22i F7).
+    if what == Change::Special {
+        if let Some((dir, _)) = rules.path_dirs.iter().find(|(d, _)| d.starts_with(&abs)) {
+            return Err(format!(
+                "{} is on PATH: a link there or above it would make the host's shell run the \
+                 programs it leads to",
+                dir.display()
+            ));
+        }
+        if crate::protect::path_shadow_walk::link_on_the_way(&abs, &rules.relative_path.0) {
+            return Err(
+                "a relative entry of your PATH names this place or one below it: a link here \
+                 would make the host's shell run the programs it leads to"
+                    .into(),
+            );
+        }
+    }
     if what != Change::Dir
         && let Some(name) = abs.file_name()
     {

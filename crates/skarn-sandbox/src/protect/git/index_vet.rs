@@ -262,7 +262,7 @@ fn threaded_view_agrees(
     };
     // Version (1), then (offset, count) pairs.
     let data = &b[s + 8..*e];
-    if data.len() < 4 || (data.len() - 4) % 8 != 0 || u32_at(data, 0) != Some(1) {
+    if data.len() < 4 || !(data.len() - 4).is_multiple_of(8) || u32_at(data, 0) != Some(1) {
         return false;
     }
     let mut next = 0usize;
