@@ -18,7 +18,7 @@ use sha2::Digest;
 
 /// The digest recorded for a text skarn writes (SHA-256, hex).
 pub fn digest(text: &str) -> String {
-    crate::protect::git::pack_read::hex(&sha2::Sha256::digest(text.as_bytes()))
+    hex(&sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// Remove each of `files` (path, [`digest`] of skarn's text) that still
@@ -49,8 +49,12 @@ fn unchanged(path: &Path, sum: &str) -> bool {
     md.is_file()
         && md.nlink() == 1
         && md.len() <= MAX
-        && std::fs::read(path)
-            .is_ok_and(|b| crate::protect::git::pack_read::hex(&sha2::Sha256::digest(&b)) == sum)
+        && std::fs::read(path).is_ok_and(|b| hex(&sha2::Sha256::digest(&b)) == sum)
+}
+
+/// Lower-case hex of `b`.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

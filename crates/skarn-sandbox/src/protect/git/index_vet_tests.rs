@@ -152,7 +152,10 @@ fn a_name_length_git_reads_from_the_flags_is_the_one_read_here() {
         .output()
         .unwrap();
     let hex = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    let blob = super::super::pack_read::unhex(&hex).unwrap();
+    let blob: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
     let crafted = index_hiding_envrc(&blob);
     std::fs::write(ws.join(".git/index"), &crafted).unwrap();
     let o = Command::new("git")

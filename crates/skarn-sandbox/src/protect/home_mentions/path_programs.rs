@@ -235,6 +235,12 @@ impl Scanner {
             return true;
         }
         let clean = lexical(w);
+        // `/dev/stdin`, `/proc/self/fd/N`: the running script's own
+        // descriptors and state, resolved here they would name skarn's
+        // (a workspace file given as skarn's standard input).
+        if clean.starts_with("/dev") || clean.starts_with("/proc") {
+            return false;
+        }
         let (Some(dir), Some(name)) = (clean.parent(), clean.file_name()) else {
             return false;
         };
