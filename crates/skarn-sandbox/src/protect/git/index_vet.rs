@@ -144,6 +144,11 @@ fn entry_path(
     if flags & NAME_MASK != NAME_MASK && path.len() != usize::from(flags & NAME_MASK) {
         return None;
     }
+    // Git never stages an empty path (it names the work tree itself, and
+    // `git ls-files` shows it as `./`): an index holding one is refused.
+    if path.is_empty() {
+        return None;
+    }
     Some((path, at + own + 1))
 }
 

@@ -189,3 +189,19 @@ fn the_hash_length_is_the_callers() {
     assert!(staged_entries(&b, 32).is_some());
     assert!(staged_entries(&b, 20).is_none());
 }
+
+/// An entry with an empty path (which git never stages, and lists as
+/// `./`) makes the index one that does not parse, so callers refuse it
+/// (found by the `git_index` fuzz target's differential).
+#[test]
+fn an_empty_path_is_refused() {
+    let mut b = b"DIRC".to_vec();
+    b.extend_from_slice(&2u32.to_be_bytes());
+    b.extend_from_slice(&1u32.to_be_bytes());
+    b.extend(entry_head(0o100644, &[7; 20], 0, 0));
+    b.extend_from_slice(&[0; 8]);
+    let sum = sha1(&b);
+    b.extend_from_slice(&sum);
+    assert!(staged_entries(&b, 20).is_none());
+    assert!(matches!(vet(None, &b, 20, &envrc), Verdict::Refuse(_)));
+}
