@@ -119,6 +119,8 @@ mod run_atk22i_git;
 mod run_atk22i_paths;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
+#[cfg(target_os = "linux")]
+mod run_git_paths_atk22j;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -120,9 +120,16 @@ fn entries(src: &mut dyn Source, hex: &str) -> Option<Vec<TreeEntry>> {
         if end > body.len() {
             return None;
         }
+        // The mode as git reads it (`040000` is a directory: atk22j
+        // F1), and a name git would write (no `/`, `..`, `.git`).
+        let mode = crate::protect::git::path_check::tree_mode(&body[i..sp])?;
+        let name = &body[sp + 1..nul];
+        if name.contains(&b'/') || !crate::protect::git::path_check::git_accepts(name, mode) {
+            return None;
+        }
         out.push((
-            body[i..sp].to_vec(),
-            String::from_utf8_lossy(&body[sp + 1..nul]).into_owned(),
+            crate::protect::git::path_check::mode_text(mode).to_vec(),
+            String::from_utf8_lossy(name).into_owned(),
             body[nul + 1..end]
                 .iter()
                 .map(|b| format!("{b:02x}"))

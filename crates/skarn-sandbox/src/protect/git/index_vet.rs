@@ -144,11 +144,6 @@ fn entry_path(
     if flags & NAME_MASK != NAME_MASK && path.len() != usize::from(flags & NAME_MASK) {
         return None;
     }
-    // Git never stages an empty path (it names the work tree itself, and
-    // `git ls-files` shows it as `./`): an index holding one is refused.
-    if path.is_empty() {
-        return None;
-    }
     Some((path, at + own + 1))
 }
 
@@ -185,6 +180,11 @@ fn parse_with(
             (None, 0)
         };
         let (path, after) = entry_path(b, at, body_len, flags, version, &prev)?;
+        // A path git itself would never write (`x/../.git/hooks/x`):
+        // its checkout writes wherever the path leads (atk22j F2).
+        if !crate::protect::git::path_check::git_accepts(&path, mode) {
+            return None;
+        }
         at = if version == 4 {
             after
         } else {

@@ -34,6 +34,8 @@ pub mod new_packs;
 pub mod object_format;
 #[cfg(target_os = "linux")]
 pub(crate) mod pack_read;
+#[cfg(unix)]
+pub(crate) mod path_check;
 pub mod program_keys;
 #[cfg(target_os = "linux")]
 pub mod ref_repair;
