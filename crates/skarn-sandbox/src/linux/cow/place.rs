@@ -117,6 +117,11 @@ fn make_in(dir: &Path, prefix: &str, ws: &Path, same_fs: bool) -> io::Result<Lay
             .mode(0o700)
             .create(dir)?;
     }
+    // Overlayfs is given these paths after the root has moved: a link on
+    // the way (a home reached through `/home -> /data/home`) would then
+    // be resolved inside the new root, where its target is missing and
+    // every run failed to start (atk27m F4).
+    let dir = &std::fs::canonicalize(dir)?;
     let mut err = io::Error::other("no free name");
     for _ in 0..8 {
         let base = dir.join(random_name(prefix));

@@ -134,7 +134,9 @@ pub(super) fn store_steps(
     if caches.is_empty() {
         return None;
     }
-    let dir = crate::linux::store::dir_for(host_home, &policy.workspace);
+    // The canonical home: overlayfs gets these paths after the root moved,
+    // where a link on the way would not resolve (atk27m F4).
+    let dir = crate::linux::store::dir_for(home, &policy.workspace);
     let step = |path: &PathBuf| {
         let (upper, work) = crate::linux::store::slot(&dir, path);
         FsOp::Store {
