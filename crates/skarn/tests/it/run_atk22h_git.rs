@@ -19,12 +19,12 @@ const LAYERS: &[&str] = &["direct", "cow"];
 
 /// One place to attack: the workspace's repository, or a `--write`
 /// grant's outside it.
-struct Place {
-    home: PathBuf,
-    ws: PathBuf,
+pub(crate) struct Place {
+    pub(crate) home: PathBuf,
+    pub(crate) ws: PathBuf,
     /// The repository attacked.
-    repo: PathBuf,
-    flags: Vec<String>,
+    pub(crate) repo: PathBuf,
+    pub(crate) flags: Vec<String>,
 }
 
 fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
@@ -33,7 +33,7 @@ fn places(t: &TempDir) -> Vec<(&'static str, Place)> {
 
 /// [`places`] whose repositories are made with `git init <init>` (a
 /// reftable one: `--ref-format=reftable`); empty when git cannot.
-fn places_with(t: &TempDir, init: &[&str]) -> Vec<(&'static str, Place)> {
+pub(crate) fn places_with(t: &TempDir, init: &[&str]) -> Vec<(&'static str, Place)> {
     let mut v = Vec::new();
     for (what, grant) in [("workspace", false), ("write grant", true)] {
         let home = t.dir(format!("{what}-home").replace(' ', "-"));
@@ -71,7 +71,7 @@ fn places_with(t: &TempDir, init: &[&str]) -> Vec<(&'static str, Place)> {
     v
 }
 
-fn run_in(p: &Place, layer: &str, script: &str) -> String {
+pub(crate) fn run_in(p: &Place, layer: &str, script: &str) -> String {
     let flags: Vec<&str> = p.flags.iter().map(String::as_str).collect();
     let s = format!("cd {} && {script}", p.repo.display());
     let o = run_script(&p.ws, &p.home, layer, &flags, &s);
@@ -172,7 +172,7 @@ fn a_link_out_of_the_work_tree_in_a_commit_or_the_index_is_not_checked_out() {
 
 /// Shell lines (in the repository, inside the run) storing a tree that
 /// is HEAD's plus `.envrc` (running `touch marker`): its id in `$T`.
-fn planted_tree(marker: &Path) -> String {
+pub(crate) fn planted_tree(marker: &Path) -> String {
     format!(
         "B=$(printf 'touch {m}\\n' | git hash-object -w --stdin) && \
          GIT_INDEX_FILE=.git/agent-index git read-tree HEAD && \

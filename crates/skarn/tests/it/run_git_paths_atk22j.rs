@@ -13,8 +13,9 @@ use crate::common::*;
 use crate::run_atk22i_git::{LAYERS, attack, host_git, repo, skip_without_git};
 use skarn_test_support::TempDir;
 
-/// Python that adds a stage-0 entry with any path (argv 1) for the blob
-/// argv 2 (hex) to a version 2 `.git/index`, as a run can.
+/// Python that adds an entry with any path (argv 1) for the blob argv 2
+/// (hex), at stage argv 3 (default 0), to a version 2 `.git/index`, as a
+/// run can.
 const MKINDEX: &str = r#"
 import sys, struct, hashlib
 path = sys.argv[1].encode(); blob = bytes.fromhex(sys.argv[2])
@@ -24,7 +25,8 @@ at = 12; ents = []
 for i in range(cnt):
     n = struct.unpack('>H', b[at+60:at+62])[0] & 0xfff
     end = at + ((62 + n + 8) & ~7); ents.append(b[at:end]); at = end
-e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + blob + struct.pack('>H', len(path)) + path
+stage = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o100755, 0, 0, 0) + blob + struct.pack('>H', min(len(path), 0xfff) | stage << 12) + path
 e += b'\0' * (8 - len(e) % 8)
 ents.append(e)
 ents.sort(key=lambda e: e[62:62 + (struct.unpack('>H', e[60:62])[0] & 0xfff)])
@@ -68,11 +70,27 @@ fn a_subtree_behind_a_zero_padded_directory_mode_is_vetted() {
 /// Run `MKINDEX` inside a run in `ws` on the repository `repo_dir`,
 /// staging a planted blob at `path`.
 fn plant_index(ws: &Path, home: &Path, tools: &Path, flags: &[&str], repo_dir: &Path, path: &str) {
+    plant_index_stages(ws, home, tools, flags, repo_dir, path, &["0"]);
+}
+
+/// [`plant_index`] with one entry per stage in `stages`.
+fn plant_index_stages(
+    ws: &Path,
+    home: &Path,
+    tools: &Path,
+    flags: &[&str],
+    repo_dir: &Path,
+    path: &str,
+    stages: &[&str],
+) {
+    let adds: Vec<String> = stages
+        .iter()
+        .map(|st| format!("python3 '{}/mkindex.py' '{path}' $B {st}", tools.display()))
+        .collect();
     let script = format!(
-        "set -e; cd '{}'; B=$(printf '#!/bin/sh\\ntouch PWNED\\n' | git hash-object -w --stdin); \
-         python3 '{}/mkindex.py' '{path}' $B",
+        "set -e; cd '{}'; B=$(printf '#!/bin/sh\\ntouch PWNED\\n' | git hash-object -w --stdin); {}",
         repo_dir.display(),
-        tools.display()
+        adds.join("; ")
     );
     let mut all = vec!["--read", tools.to_str().unwrap()];
     all.extend_from_slice(flags);
@@ -132,6 +150,125 @@ fn index_paths_git_would_refuse_to_write_are_refused() {
                  {staged}",
                 planted.display()
             );
+        }
+    }
+}
+
+#[test]
+fn index_paths_out_of_the_work_tree_are_refused() {
+    // F13, F13b: an absolute path and one climbing out: host `git
+    // checkout -- .` wrote the user's file outside with the run's bytes.
+    if skip_without_tools() {
+        skarn_test_support::skip!("git or python3 is not installed");
+    }
+    for layer in LAYERS {
+        for form in ["absolute", "climbing"] {
+            let t = TempDir::new("atk22j-f13");
+            let (home, ws, tools) = (t.dir("home"), t.dir("ws"), t.dir("tools"));
+            std::fs::write(tools.join("mkindex.py"), MKINDEX).unwrap();
+            let victim = t.file("outside/.bashrc", "# the user's bashrc\n");
+            repo(&ws, "README", "hi\n");
+            std::fs::create_dir(ws.join("x")).unwrap();
+            let staged = match form {
+                "absolute" => victim.display().to_string(),
+                _ => "x/../../outside/.bashrc".to_string(),
+            };
+            plant_index(
+                &ws,
+                &home,
+                &tools,
+                &["--workspace-layer", layer],
+                &ws,
+                &staged,
+            );
+            let _ = host_git(&ws, &home, &["checkout", "--", "."]);
+            assert_eq!(
+                std::fs::read_to_string(&victim).unwrap(),
+                "# the user's bashrc\n",
+                "{layer}, {form}: host `git checkout -- .` wrote outside the work tree"
+            );
+        }
+    }
+}
+
+#[test]
+fn unmerged_entries_and_split_indexes_of_a_write_grant_are_judged() {
+    // F2c: stages 2 and 3 at `.envrc` (`git checkout --theirs -- .envrc`
+    // wrote stage 3). F2d: a split index whose new shared file stages
+    // `.envrc` (`git checkout -- .`).
+    if skip_without_tools() {
+        skarn_test_support::skip!("git or python3 is not installed");
+    }
+    for case in ["unmerged", "split"] {
+        for layer in LAYERS {
+            let t = TempDir::new("atk22j-f2c");
+            let (home, ws, tools, other) =
+                (t.dir("home"), t.dir("ws"), t.dir("tools"), t.dir("other"));
+            std::fs::write(tools.join("mkindex.py"), MKINDEX).unwrap();
+            repo(&ws, "README", "hi\n");
+            repo(&other, "a", "a\n");
+            let grant = other.display().to_string();
+            let flags = ["--workspace-layer", layer, "--write", grant.as_str()];
+            if case == "unmerged" {
+                plant_index_stages(&ws, &home, &tools, &flags, &other, ".envrc", &["2", "3"]);
+                let _ = host_git(&other, &home, &["checkout", "--theirs", "--", ".envrc"]);
+            } else {
+                let _ = host_git(&other, &home, &["update-index", "--split-index"]);
+                let script = format!(
+                    "set -e; cd '{grant}'; B=$(printf 'touch PWNED\\n' | git hash-object -w --stdin); \
+                     git update-index --add --cacheinfo 100644,$B,.envrc; \
+                     git update-index --split-index; echo PLANTED"
+                );
+                let mut all = vec!["--read", tools.to_str().unwrap()];
+                all.extend_from_slice(&flags);
+                let o = run_in(&ws, &home, &all, &["sh", "-c", &script]);
+                assert!(out(&o).contains("PLANTED"), "{}{}", out(&o), err(&o));
+                let _ = host_git(&other, &home, &["checkout", "--", "."]);
+            }
+            assert!(
+                !other.join(".envrc").exists(),
+                "{case}, {layer}: host git wrote the run's .envrc"
+            );
+        }
+    }
+}
+
+#[test]
+fn refs_to_planted_trees_in_reftable_and_in_padded_ref_files_are_judged() {
+    // F7: a lightweight tag naming a planted tree in a reftable
+    // repository. F10: a loose ref file holding the tree's id and then 17
+    // MB of blanks (git reads the id). Host `git checkout v1 -- .` wrote
+    // the planted `.envrc`.
+    use crate::run_atk22h_git::{places_with, planted_tree, run_in as run_at};
+    use crate::run_git_packs_22g::settle;
+    let forms: [(&str, &[&str], &str); 2] = [
+        ("reftable", &["--ref-format=reftable"], "git tag v1 $T"),
+        (
+            "padded ref file",
+            &[],
+            "printf '%s' $T > .git/refs/tags/v1 && \
+             head -c 17000000 /dev/zero | tr '\\0' ' ' >> .git/refs/tags/v1",
+        ),
+    ];
+    for (form, init, tag) in forms {
+        for layer in LAYERS {
+            let t = TempDir::new("atk22j-f7");
+            let places = places_with(&t, init);
+            if places.is_empty() {
+                skarn_test_support::skip!("git without the reftable format");
+            }
+            for (what, p) in places {
+                settle();
+                let marker = t.path().join(format!("PLANTED-{}", what.replace(' ', "-")));
+                let script = format!("{}{tag} && echo RAN", planted_tree(&marker));
+                let said = run_at(&p, layer, &script);
+                let _ = host_git(&p.repo, &p.home, &["checkout", "v1", "--", "."]);
+                assert!(
+                    !p.repo.join(".envrc").exists(),
+                    "{form}, {layer}, {what}: host `git checkout v1 -- .` wrote the planted \
+                     tree: {said}"
+                );
+            }
         }
     }
 }

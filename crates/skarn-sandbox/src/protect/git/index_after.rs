@@ -28,9 +28,17 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
     } else {
         let b = std::fs::read(&index).ok()?;
         let hash_len = crate::protect::git::object_format::oid_len(&git);
-        match crate::protect::git::index_vet::staged_entries(&b, hash_len) {
-            None => Some("it does not parse as git's index".to_string()),
-            Some(entries) => planted(top, &git, &entries, since),
+        // Every stage (atk22j F2c: `git checkout --theirs` writes stage
+        // 3); a split index's shared file is not read (F2d).
+        match crate::protect::git::index_vet::all_entries(&b, hash_len) {
+            None => Some(
+                "it does not parse as git's index (or holds a path git would never write)"
+                    .to_string(),
+            ),
+            Some((_, true)) => {
+                Some("is a split index whose entries in its shared file are not vetted".to_string())
+            }
+            Some((entries, false)) => planted(top, &git, &entries, since),
         }
     };
     let why = why?;

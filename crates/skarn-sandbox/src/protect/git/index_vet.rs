@@ -357,12 +357,16 @@ pub fn vet(
             .as_ref()
             .is_some_and(|o| o.extensions.iter().any(|(s, _, _)| s == sig))
     };
-    if ix.extensions.iter().any(|(s, _, _)| s == b"link") && !had(b"link") {
-        return Verdict::Refuse(
-            "the run made the index a split index (its entries live in another file): the \
-             host's index is kept"
-                .into(),
-        );
+    // A split index keeps entries in a shared index file this does not
+    // read (a run may write a new one and point the index at it: atk22j
+    // F2d), so a changed split index is never applied.
+    if ix.extensions.iter().any(|(s, _, _)| s == b"link") {
+        let why = if had(b"link") {
+            "the run changed a split index (its entries live in another file, not vetted here)"
+        } else {
+            "the run made the index a split index (its entries live in another file)"
+        };
+        return Verdict::Refuse(format!("{why}: the host's index is kept"));
     }
     let mut bytes = new.to_vec();
     let mut notes = Vec::new();
@@ -453,6 +457,26 @@ pub fn staged_entries(b: &[u8], hash_len: usize) -> Option<Vec<(Vec<u8>, u32, St
             })
             .collect(),
     )
+}
+
+/// Every entry of the index `b`, whatever its stage (git checks
+/// unmerged ones out too: `git checkout --theirs`), and whether it is a
+/// split index (entries in a shared file not read here).
+pub fn all_entries(b: &[u8], hash_len: usize) -> Option<(Vec<(Vec<u8>, u32, String)>, bool)> {
+    let ix = parse(b, hash_len)?;
+    let split = ix.extensions.iter().any(|(s, _, _)| s == b"link");
+    let entries = ix
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.path.clone(),
+                e.mode,
+                e.oid.iter().map(|x| format!("{x:02x}")).collect(),
+            )
+        })
+        .collect();
+    Some((entries, split))
 }
 
 /// SHA-1 (git's index checksum and object ids; not used for anything

@@ -18,6 +18,8 @@ use crate::protect::grant_walk::changed_since;
 /// Ref files read per repository, at most; refs beyond are not judged
 /// and the caller is told.
 const MAX_REFS: usize = 200_000;
+/// Largest reflog read.
+const MAX_REFLOG: u64 = 256 << 20;
 
 /// One line per ref removed (or per repository not fully read).
 pub(crate) fn vet(git: &Path, work: &WorkTree<'_>, src: &mut dyn Source) -> (Vec<String>, bool) {
@@ -41,7 +43,8 @@ pub(crate) fn vet(git: &Path, work: &WorkTree<'_>, src: &mut dyn Source) -> (Vec
     let mut lines = Vec::new();
     let mut seen = std::collections::HashMap::new();
     for f in files {
-        let Some(why) = file_unsafe(&f, work, src, &mut seen) else {
+        let reflog = f.strip_prefix(git).is_ok_and(|r| r.starts_with("logs"));
+        let Some(why) = file_unsafe(&f, reflog, work, src, &mut seen) else {
             continue;
         };
         let rel = f
@@ -63,17 +66,76 @@ pub(crate) fn vet(git: &Path, work: &WorkTree<'_>, src: &mut dyn Source) -> (Vec
     {
         lines.push(l);
     }
+    if let Some(l) = reftable(git, work, src, &mut seen) {
+        lines.push(l);
+    }
     if incomplete {
         lines.push(format!(
-            "more than {MAX_REFS} ref files were changed during the run in {}: refs naming \
-             trees were not all vetted, so the run fails",
+            "more than {MAX_REFS} ref files, or refs more than 64 levels deep, were changed \
+             during the run in {}: refs naming trees were not all vetted, so the run fails",
             git.display()
         ));
     }
     (lines, incomplete)
 }
 
-/// The regular files under `dir` changed during the run.
+/// The refs of the reftable tables written during the run (atk22j F7):
+/// a table cannot be rewritten here, so a ref naming a tree with content
+/// at a protected path, or a new table that does not read whole, makes
+/// the repository's `HEAD` set aside, as a replace ref does (ADR 0268).
+fn reftable(
+    git: &Path,
+    work: &WorkTree<'_>,
+    src: &mut dyn Source,
+    seen: &mut std::collections::HashMap<String, Option<String>>,
+) -> Option<String> {
+    use super::reftable_read::{Value, read_table, table_refs};
+    let dir = git.join("reftable");
+    let list = dir.join("tables.list");
+    if !changed_since(&list, work.since) {
+        return None;
+    }
+    let text = std::fs::read(&list).ok()?;
+    let mut why = None;
+    for name in String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|l| !l.is_empty())
+    {
+        let t = dir.join(name);
+        if name.contains('/') || !changed_since(&t, work.since) {
+            continue;
+        }
+        let Some(refs) = read_table(&t).and_then(|b| table_refs(&b)) else {
+            why = Some(format!("its table {name} does not read whole"));
+            break;
+        };
+        why = refs.into_iter().find_map(|(n, v)| {
+            let Some(Value::Oid(raw)) = v else {
+                return None;
+            };
+            let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+            let w = seen
+                .entry(hex)
+                .or_insert_with_key(|o| tree_ref_unsafe(src, work, o))
+                .clone()?;
+            Some(format!("{n} names a tree that {w}"))
+        });
+        if why.is_some() {
+            break;
+        }
+    }
+    let why = why?;
+    let head = git.join("HEAD");
+    let a = crate::protect::set_aside::set_aside(&head, "skarn-quarantine");
+    Some(format!(
+        "the reftable refs the run wrote in {}: {why} (host git would write it into the work          tree on `git checkout <ref> -- .`); its HEAD was {}",
+        git.display(),
+        a.describe("delete that ref with `git update-ref -d` before renaming it back")
+    ))
+}
+
+/// The regular files under `dir` changed during the run (deeper than
+/// git's own refs go: `incomplete`).
 fn collect(
     dir: &Path,
     work: &WorkTree<'_>,
@@ -82,6 +144,7 @@ fn collect(
     incomplete: &mut bool,
 ) {
     if depth > 64 {
+        *incomplete = true;
         return;
     }
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -116,15 +179,27 @@ fn oids(text: &str) -> Vec<String> {
 /// Why the ref (or reflog) file `f` names an unsafe tree, if it does.
 fn file_unsafe(
     f: &Path,
+    reflog: bool,
     work: &WorkTree<'_>,
     src: &mut dyn Source,
     seen: &mut std::collections::HashMap<String, Option<String>>,
 ) -> Option<String> {
+    use std::io::Read as _;
     let m = std::fs::symlink_metadata(f).ok()?;
-    if m.len() > 16 << 20 {
-        return None;
+    // Git reads a ref file's first line, whatever follows it (atk22j F10:
+    // an id padded with 17 MB of blanks was skipped as too large); a
+    // reflog is read whole, and one too large to read is unsafe.
+    if reflog && m.len() > MAX_REFLOG {
+        return Some(format!("is a reflog larger than {} MiB", MAX_REFLOG >> 20));
     }
-    let text = String::from_utf8_lossy(&std::fs::read(f).ok()?).into_owned();
+    let cap = if reflog { MAX_REFLOG } else { 1 << 20 };
+    let mut bytes = Vec::new();
+    std::fs::File::open(f)
+        .ok()?
+        .take(cap)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     // (A reflog repeats the same commits in many files: each judged once.)
     oids(&text).into_iter().find_map(|o| {
         seen.entry(o)
