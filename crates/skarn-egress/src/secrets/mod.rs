@@ -19,6 +19,7 @@ mod matcher;
 pub mod placeholder;
 mod places;
 mod shell_word;
+pub mod source_view;
 
 pub use matcher::{Bindings, Found, PathGlob};
 pub use places::CommandDepends;

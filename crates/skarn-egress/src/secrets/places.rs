@@ -364,9 +364,14 @@ mod tests {
         let vp = cfg.value_places(Some(Path::new("/home/u")));
         assert!(vp.contains(&d.join("bin/tok.sh")), "{vp:?}");
         assert!(vp.contains(&d.join("missing/tok")), "{vp:?}");
-        let e = super::super::config::resolve("c", &cfg.secrets["c"], None)
-            .unwrap_err()
-            .to_string();
+        let e = super::super::config::resolve(
+            "c",
+            &cfg.secrets["c"],
+            None,
+            &super::super::source_view::SourceView::direct(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("absolute path"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
