@@ -112,7 +112,7 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
         .map_err(|_| "reading its output failed".to_string())?
         .map_err(|e| e.to_string())?;
     if !status.success() {
-        return Err(format!("{prog} exited with {status}"));
+        return Err(format!("{prog} exited with {status}{}", hidden_hint(view)));
     }
     if buf.len() > MAX_VALUE {
         return Err("its output is larger than 64 KiB".into());
@@ -148,6 +148,23 @@ fn neutral_dir() -> std::path::PathBuf {
         return std::path::PathBuf::from(r);
     }
     std::path::PathBuf::from("/")
+}
+
+/// Why a source that ran with places hidden may have failed.
+fn hidden_hint(view: &SourceView) -> String {
+    match view.helper.is_some() && !view.hide.is_empty() {
+        true => format!(
+            " (it ran with every place a sandboxed run may write hidden, ADR 0283: {}; a \
+             program, script or module it needs there was not found)",
+            view.hide
+                .iter()
+                .take(4)
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        false => String::new(),
+    }
 }
 
 /// What the helper said before it started the source.
