@@ -357,3 +357,84 @@ fn a_gateway_servers_command_source_does_not_run_planted_code() {
         "the honest server did not run:\n{said}\n{log}"
     );
 }
+
+/// F6b: `["git", "mytoken"]`: git looks `git-mytoken` up on the whole
+/// `PATH`, where an earlier run planted one in a project's `bin` listed
+/// before the real one.
+#[test]
+fn a_launchers_sub_command_on_path_is_not_a_planted_program() {
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let s = setup("h27n_f6b");
+    let tools = s.root.join("tools");
+    std::fs::create_dir_all(tools.join("bin")).unwrap();
+    script(
+        &s.safe.join("bin/git-mytoken"),
+        &format!("#!/bin/sh\ncat {}\n", s.safe.join("val").display()),
+    );
+    config(&s.home, "gt", &["git", "mytoken"]);
+    plant(
+        &s,
+        &tools,
+        &format!(
+            "printf '#!/bin/sh\\n{}\\ncat {}\\n' > bin/git-mytoken; chmod 755 bin/git-mytoken",
+            mark(&s),
+            s.safe.join("val").display()
+        ),
+        PATH,
+    );
+    assert!(tools.join("bin/git-mytoken").exists());
+    let path = format!(
+        "{PATH}:{}:{}",
+        tools.join("bin").display(),
+        s.safe.join("bin").display()
+    );
+    let o = granted(&s, "gt", &path);
+    check(&s, &o, &path);
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+}
+
+/// F3: the caller's `PYTHONPATH` names a project where an earlier run
+/// planted `json.py`: the source (`python3 <safe>/tok.py`) imports
+/// Python's own `json`, and the value works.
+#[test]
+fn a_search_path_variable_of_the_caller_does_not_load_a_planted_module() {
+    if !host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 is not installed");
+    }
+    let s = setup("h27n_f3");
+    let ws = s.root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let tok = s.safe.join("tok.py");
+    std::fs::write(
+        &tok,
+        format!(
+            "import json\nprint(json.dumps(open({:?}).read().strip()).strip('\"'))\n",
+            s.safe.join("val").display().to_string()
+        ),
+    )
+    .unwrap();
+    config(&s.home, "pp", &["python3", &tok.display().to_string()]);
+    plant(
+        &s,
+        &ws,
+        &format!(
+            "printf 'import os\\nos.system(\"{}\")\\n' > json.py",
+            mark(&s)
+        ),
+        PATH,
+    );
+    let o = run_command(
+        &s.ws2,
+        &s.home,
+        &["--secret", "pp"],
+        &["sh", "-c", "echo PP=$PP"],
+    )
+    .env("PATH", PATH)
+    .env("PYTHONPATH", &ws)
+    .output()
+    .unwrap();
+    check(&s, &o, PATH);
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+}
