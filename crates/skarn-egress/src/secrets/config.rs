@@ -436,7 +436,9 @@ hosts = ["api.test"]
                 hosts: vec!["api.test".into()],
                 ..Default::default()
             };
-            let e = resolve("x", &c, None).unwrap_err().to_string();
+            let e = resolve("x", &c, None, &SourceView::direct())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(why), "{e}");
             assert!(!e.contains("SECRETVALUE"));
         }
