@@ -150,16 +150,18 @@ fn a_cd_then_relative_helper_in_a_project_is_not_run() {
         &proj.join("bin/get-token"),
         &format!("#!/bin/sh\ncat {}\n", s.safe.join("val").display()),
     );
-    config(
-        &s.home,
-        "cdtok",
-        &["sh", "-c", "cd ~/code && ./proj/bin/get-token"],
-    );
+    // Planted before the secret is configured (once configured, the
+    // text's reading keeps the helper read-only: ADR 0211).
     plant(
         &s,
         &proj,
         &format!("echo '{}' >> bin/get-token", mark(&s)),
         PATH,
+    );
+    config(
+        &s.home,
+        "cdtok",
+        &["sh", "-c", "cd ~/code && ./proj/bin/get-token"],
     );
     assert!(
         std::fs::read_to_string(proj.join("bin/get-token"))
@@ -178,13 +180,15 @@ fn a_quoted_path_with_a_space_in_a_project_is_not_run() {
     let tok = proj.join("tools/tok.sh");
     script(&tok, &format!("cat {}\n", s.safe.join("val").display()));
     let line = format!("sh '{}'", tok.display());
-    config(&s.home, "sptok", &["sh", "-c", &line]);
+    // Planted before the secret is configured (once configured, the
+    // text's reading keeps the helper read-only: ADR 0211).
     plant(
         &s,
         &proj,
         &format!("echo '{}' >> tools/tok.sh", mark(&s)),
         PATH,
     );
+    config(&s.home, "sptok", &["sh", "-c", &line]);
     let o = granted(&s, "sptok", PATH);
     check(&s, &o, PATH);
 }
@@ -312,16 +316,18 @@ fn a_gateway_servers_command_source_does_not_run_planted_code() {
         &proj.join("bin/get-token"),
         &format!("#!/bin/sh\ncat {}\n", s.safe.join("val").display()),
     );
-    config(
-        &s.home,
-        "cdtok",
-        &["sh", "-c", "cd ~/code && ./proj/bin/get-token"],
-    );
+    // Planted before the secret is configured (once configured, the
+    // text's reading keeps the helper read-only: ADR 0211).
     plant(
         &s,
         &proj,
         &format!("echo '{}' >> bin/get-token", mark(&s)),
         PATH,
+    );
+    config(
+        &s.home,
+        "cdtok",
+        &["sh", "-c", "cd ~/code && ./proj/bin/get-token"],
     );
     let cfg = s.root.join("skarn.toml");
     let server = sibling("skarn-hostile-server").display().to_string();
@@ -437,4 +443,98 @@ fn a_search_path_variable_of_the_caller_does_not_load_a_planted_module() {
     .unwrap();
     check(&s, &o, PATH);
     assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+}
+
+/// F4b: the file a source reads after a `cd` (`cd <sec> && cat tok`) is
+/// hidden from a run whose read grant covers it, like a file named
+/// absolutely.
+#[test]
+fn a_value_file_read_after_a_cd_is_hidden_from_runs() {
+    let s = setup("h27n_f4b");
+    let sec = s.root.join("sec");
+    std::fs::create_dir_all(&sec).unwrap();
+    std::fs::write(sec.join("tok"), format!("{VALUE}\n")).unwrap();
+    let line = format!("cd {} && cat tok", sec.display());
+    config(&s.home, "cdval", &["sh", "-c", &line]);
+    let o = run_command(
+        &s.ws2,
+        &s.home,
+        &["--read", &sec.display().to_string()],
+        &["sh", "-c", &format!("cat {}/tok; echo done", sec.display())],
+    )
+    .env("PATH", PATH)
+    .output()
+    .unwrap();
+    assert!(
+        !out(&o).contains(VALUE),
+        "a run read the value file: {}",
+        out(&o)
+    );
+    assert!(out(&o).contains("done"), "{}{}", out(&o), err(&o));
+}
+
+/// The agent's Write tool through the hook: `Some(reason)` when refused.
+fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<String> {
+    use std::io::Write;
+    let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
+                   "permission_mode": "default", "hook_event_name": "PreToolUse",
+                   "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
+    let mut c = std::process::Command::new(crate::common::exe())
+        .args(["hook", "claude-code"])
+        .current_dir(ws)
+        .env("HOME", home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{path:?}: {o:?}");
+    if o.stdout.is_empty() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
+}
+
+/// F4c (and F5's spelling): the agent's Write tool may not rewrite a
+/// helper a source reaches after a `cd`, or through a quoted path with a
+/// space.
+#[test]
+fn the_agents_write_tool_cannot_rewrite_a_helper_reached_after_a_cd_or_quoted() {
+    let s = setup("h27n_f4c");
+    let proj = s.home.join("code/proj");
+    let helper = proj.join("bin/get-token");
+    script(&helper, "#!/bin/sh\necho x\n");
+    let spaced = s.home.join("my ws/tools/tok.sh");
+    script(&spaced, "echo x\n");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&proj)
+        .status();
+    if !ok.is_ok_and(|s| s.success()) {
+        skarn_test_support::skip!("git init failed");
+    }
+    std::fs::create_dir_all(s.home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        s.home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.cdtok]\ncommand = [\"sh\", \"-c\", \"cd ~/code && ./proj/bin/get-token\"]\n\
+             hosts = [\"example.test\"]\n\
+             [secrets.sptok]\ncommand = [\"sh\", \"-c\", \"sh '{}'\"]\nhosts = [\"example.test\"]\n",
+            spaced.display()
+        ),
+    )
+    .unwrap();
+    for f in [&helper, &spaced] {
+        assert!(
+            claude_write(f, &proj, &s.home, "#!/bin/sh\necho pwned\n").is_some(),
+            "the hook let the agent rewrite {}",
+            f.display()
+        );
+    }
 }
