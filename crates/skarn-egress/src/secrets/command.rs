@@ -180,7 +180,7 @@ enum HelperStatus {
 /// A pipe whose writing end becomes the helper's standard input (it
 /// writes why it could not start the source there; the end closes when
 /// the source starts): the reading end.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn status_pipe(cmd: &mut std::process::Command) -> Result<std::fs::File, String> {
     let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| format!("a pipe for the source helper: {e}"))?;
@@ -188,7 +188,7 @@ fn status_pipe(cmd: &mut std::process::Command) -> Result<std::fs::File, String>
     Ok(std::fs::File::from(r))
 }
 
-#[cfg(not(unix))]
+#[cfg(not(target_os = "linux"))]
 fn status_pipe(_cmd: &mut std::process::Command) -> Result<std::fs::File, String> {
     Err("no source helper on this system".into())
 }
