@@ -72,10 +72,17 @@ pub(crate) fn resolve(
         // restart): refused when what it runs lies where a sandboxed run
         // or server may write (atk27j F10, F11).
         skarn_sandbox::secrets::command_places::check(name, c, writable, Some(home))?;
+        // ... and run with every place a sandboxed run or server may
+        // write hidden (ADR 0283).
+        let view = match c.command.is_some() || c.keyring.is_some() {
+            true => skarn_sandbox::secrets::source_places::view(writable, Some(home))
+                .map_err(|e| format!("secret {name}: {e}"))?,
+            false => skarn_egress::secrets::source_view::SourceView::direct(),
+        };
         if let Some(n) = skarn_egress::secrets::derived::derived_credential_note(name, c) {
             tracing::warn!("{n}");
         }
-        let mut s = skarn_egress::secrets::config::resolve(name, c, Some(home))
+        let mut s = skarn_egress::secrets::config::resolve(name, c, Some(home), &view)
             .map_err(|e| err(e.to_string()))?;
         s.env = var.clone();
         specs.push(s);

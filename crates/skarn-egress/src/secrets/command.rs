@@ -15,23 +15,65 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
+use super::source_view::SourceView;
+
 /// Largest value a source may yield.
 pub const MAX_VALUE: usize = 64 * 1024;
 /// Time a `command` source has.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> {
+pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizing<String>, String> {
     let Some((prog, args)) = argv.split_first() else {
         return Err("command is empty".into());
     };
-    let mut child = std::process::Command::new(prog)
-        .args(args)
-        .current_dir(neutral_dir())
-        .stdin(std::process::Stdio::null())
+    let mut cmd = match &view.helper {
+        Some(h) => {
+            let mut c = std::process::Command::new(h);
+            c.arg(super::source_view::HELPER_ENTRY)
+                .arg(view.hide.len().to_string())
+                .args(&view.hide)
+                .arg(prog)
+                .args(args);
+            c
+        }
+        None => {
+            let mut c = std::process::Command::new(prog);
+            c.args(args);
+            c
+        }
+    };
+    for (k, _) in std::env::vars_os() {
+        if super::source_view::stripped(&k) {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.current_dir(neutral_dir())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{prog}: {e}"))?;
+        .stderr(std::process::Stdio::piped());
+    let status = match view.helper.is_some() {
+        true => Some(status_pipe(&mut cmd)?),
+        false => {
+            cmd.stdin(std::process::Stdio::null());
+            None
+        }
+    };
+    let mut child = cmd.spawn().map_err(|e| format!("{prog}: {e}"))?;
+    // The parent's copy of the status pipe's writing end goes with `cmd`.
+    drop(cmd);
+    if let Some(st) = status {
+        match helper_status(st) {
+            HelperStatus::Started => {}
+            HelperStatus::NoNamespace(why) => {
+                let _ = child.wait();
+                return without_view(argv, &why);
+            }
+            HelperStatus::Failed(why) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(why);
+            }
+        }
+    }
     let mut out = child.stdout.take().ok_or("no standard output")?;
     let mut err = child.stderr.take().ok_or("no standard error")?;
     let err_reader = std::thread::spawn(move || {
@@ -70,7 +112,7 @@ pub(super) fn run_command(argv: &[String]) -> Result<Zeroizing<String>, String> 
         .map_err(|_| "reading its output failed".to_string())?
         .map_err(|e| e.to_string())?;
     if !status.success() {
-        return Err(format!("{prog} exited with {status}"));
+        return Err(format!("{prog} exited with {status}{}", hidden_hint(view)));
     }
     if buf.len() > MAX_VALUE {
         return Err("its output is larger than 64 KiB".into());
@@ -106,4 +148,87 @@ fn neutral_dir() -> std::path::PathBuf {
         return std::path::PathBuf::from(r);
     }
     std::path::PathBuf::from("/")
+}
+
+/// Why a source that ran with places hidden may have failed.
+fn hidden_hint(view: &SourceView) -> String {
+    match view.helper.is_some() && !view.hide.is_empty() {
+        true => format!(
+            " (it ran with every place a sandboxed run may write hidden, ADR 0283: {}; a \
+             program, script or module it needs there was not found)",
+            view.hide
+                .iter()
+                .take(4)
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        false => String::new(),
+    }
+}
+
+/// What the helper said before it started the source.
+enum HelperStatus {
+    /// Nothing: the source was started (the pipe closed at `execve`).
+    Started,
+    /// No private mount namespace can be made on this system.
+    NoNamespace(String),
+    /// Setting up the view or starting the source failed.
+    Failed(String),
+}
+
+/// A pipe whose writing end becomes the helper's standard input (it
+/// writes why it could not start the source there; the end closes when
+/// the source starts): the reading end.
+#[cfg(target_os = "linux")]
+fn status_pipe(cmd: &mut std::process::Command) -> Result<std::fs::File, String> {
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| format!("a pipe for the source helper: {e}"))?;
+    cmd.stdin(std::process::Stdio::from(w));
+    Ok(std::fs::File::from(r))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn status_pipe(_cmd: &mut std::process::Command) -> Result<std::fs::File, String> {
+    Err("no source helper on this system".into())
+}
+
+/// Read the helper's status (at most 4 KiB; ends when the source starts
+/// or the helper exits).
+fn helper_status(st: std::fs::File) -> HelperStatus {
+    let mut buf = Vec::new();
+    if let Err(e) = st.take(4096).read_to_end(&mut buf) {
+        return HelperStatus::Failed(format!("reading the source helper's status: {e}"));
+    }
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    match text.split_at_checked(1) {
+        None => HelperStatus::Started,
+        Some(("N", why)) => HelperStatus::NoNamespace(why.to_string()),
+        Some((_, why)) => HelperStatus::Failed(why.to_string()),
+    }
+}
+
+/// Whether the note on sources run without a view was shown.
+static SAID_NO_VIEW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// No private mount namespace here (user namespaces off, a container's
+/// seccomp profile): the source runs in the caller's view, judged by its
+/// text only (ADR 0250), said once; refused when `REQUIRE_VAR` is
+/// `required`.
+fn without_view(argv: &[String], why: &str) -> Result<Zeroizing<String>, String> {
+    let var = super::source_view::REQUIRE_VAR;
+    if std::env::var(var).is_ok_and(|v| v == "required") {
+        return Err(format!(
+            "it cannot run where no place a sandboxed run may write is visible ({why}), and \
+             {var}=required"
+        ));
+    }
+    if !SAID_NO_VIEW.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "skarn: warning: a secret's command source runs without hiding the places sandboxed \
+             runs may write ({why}): only its text was checked (ADR 0250); set {var}=required \
+             to refuse such sources"
+        );
+    }
+    run_command(argv, &SourceView::direct())
 }

@@ -29,6 +29,7 @@ use super::SecretSpec;
 
 use super::command::run_command;
 pub use super::command::{COMMAND_TIMEOUT, MAX_VALUE};
+use super::source_view::SourceView;
 
 /// A secret that cannot be configured or read. Never carries the value.
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +159,7 @@ impl SecretsConfig {
         &self,
         extra: &[String],
         home: Option<&Path>,
+        view: &SourceView,
     ) -> Result<Vec<SecretSpec>, SecretError> {
         let mut names: Vec<&String> = Vec::new();
         for n in self.run_secrets.iter().chain(extra) {
@@ -171,7 +173,7 @@ impl SecretsConfig {
                 .secrets
                 .get(n)
                 .ok_or_else(|| SecretError::Unknown(n.clone()))?;
-            let s = resolve(n, c, home)?;
+            let s = resolve(n, c, home, view)?;
             if out.iter().any(|o| o.env == s.env) {
                 return Err(SecretError::Invalid {
                     name: n.clone(),
@@ -197,10 +199,12 @@ pub fn default_env(name: &str) -> String {
 }
 
 /// Check the settings, read the value, make the placeholder.
+/// A `command` or `keyring` source is started as `view` says (ADR 0283).
 pub fn resolve(
     name: &str,
     c: &SecretConfig,
     home: Option<&Path>,
+    view: &SourceView,
 ) -> Result<SecretSpec, SecretError> {
     let invalid = |msg: &str| SecretError::Invalid {
         name: name.to_string(),
@@ -233,7 +237,7 @@ pub fn resolve(
     if !valid_env_name(&env) {
         return Err(invalid(&format!("{env:?} is not a variable name")));
     }
-    let value = read_value(name, c, home)?;
+    let value = read_value(name, c, home, view)?;
     if value.bytes().any(|b| b < 0x20 || b == 0x7f) {
         return Err(invalid(
             "the value holds control characters (a line break would split a request)",
@@ -261,6 +265,7 @@ fn read_value(
     name: &str,
     c: &SecretConfig,
     home: Option<&Path>,
+    view: &SourceView,
 ) -> Result<Zeroizing<String>, SecretError> {
     let fail = |msg: String| SecretError::Source {
         name: name.to_string(),
@@ -304,9 +309,9 @@ fn read_value(
                 false => w.clone(),
             })
             .collect();
-        run_command(&argv).map_err(fail)?
+        run_command(&argv, view).map_err(fail)?
     } else if let Some(k) = &c.keyring {
-        super::keyring::read(&k.service, &k.user).map_err(fail)?
+        super::keyring::read(&k.service, &k.user, view).map_err(fail)?
     } else {
         return Err(fail("no source".into()));
     };
@@ -401,16 +406,20 @@ hosts = ["api.test"]
         let c = SecretsConfig::parse(text, "cfg").unwrap();
         assert_eq!(c.run_secrets, vec!["f".to_string()]);
         let got = c
-            .resolve_granted(&["c".into(), "f".into()], Some(&d))
+            .resolve_granted(&["c".into(), "f".into()], Some(&d), &SourceView::direct())
             .unwrap();
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].env, "F");
         assert_eq!(&got[0].value[..], "file-token-123456");
         assert_eq!(&got[1].value[..], "cmd-token-123456");
         assert_eq!(got[1].env, "C_TOK");
-        let e = c.resolve_granted(&["bad".into()], Some(&d)).unwrap_err();
+        let e = c
+            .resolve_granted(&["bad".into()], Some(&d), &SourceView::direct())
+            .unwrap_err();
         assert!(e.to_string().contains("exactly one source"), "{e}");
-        let e = c.resolve_granted(&["nope".into()], Some(&d)).unwrap_err();
+        let e = c
+            .resolve_granted(&["nope".into()], Some(&d), &SourceView::direct())
+            .unwrap_err();
         assert!(matches!(e, SecretError::Unknown(_)));
         std::fs::remove_dir_all(&d).unwrap();
     }
@@ -427,7 +436,9 @@ hosts = ["api.test"]
                 hosts: vec!["api.test".into()],
                 ..Default::default()
             };
-            let e = resolve("x", &c, None).unwrap_err().to_string();
+            let e = resolve("x", &c, None, &SourceView::direct())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(why), "{e}");
             assert!(!e.contains("SECRETVALUE"));
         }

@@ -60,12 +60,16 @@ fn lookup_argv(service: &str, user: &str) -> Option<Vec<String>> {
 }
 
 /// Read the entry `service`/`user`.
-pub(super) fn read(service: &str, user: &str) -> Result<Zeroizing<String>, String> {
+pub(super) fn read(
+    service: &str,
+    user: &str,
+    view: &super::source_view::SourceView,
+) -> Result<Zeroizing<String>, String> {
     let mut argv = lookup_argv(service, user).ok_or_else(|| {
         "the keyring source is not available on this system: use command = [...]".to_string()
     })?;
     argv[0] = system_tool(&argv[0])?;
-    super::command::run_command(&argv).map_err(|e| {
+    super::command::run_command(&argv, view).map_err(|e| {
         format!(
             "keyring entry service={service:?} user={user:?} through `{}`: {e} (the Secret \
              Service needs a D-Bus session; without one use file or command)",

@@ -18,7 +18,9 @@ pub mod known;
 mod matcher;
 pub mod placeholder;
 mod places;
+mod shell_paths;
 mod shell_word;
+pub mod source_view;
 
 pub use matcher::{Bindings, Found, PathGlob};
 pub use places::CommandDepends;

@@ -93,6 +93,13 @@ impl SecretConfig {
                 }
             }
         }
+        // As the shell reads them: quoted, after a `cd` (atk27l F4b).
+        let args = self.command.as_deref().unwrap_or_default();
+        for p in super::shell_paths::reached(args.get(1..).unwrap_or_default(), home) {
+            if p.is_file() {
+                out.push(p);
+            }
+        }
         out
     }
 
@@ -171,6 +178,12 @@ impl SecretConfig {
                 if p.is_absolute() || (part.contains('/') || p.is_file()) && p.exists() {
                     out.extend(absolute(&p, cwd.as_deref()));
                 }
+            }
+        }
+        // As the shell reads them: quoted, after a `cd` (atk27l F4c, F5).
+        for p in super::shell_paths::reached(args, home) {
+            if p.is_file() {
+                out.push(p);
             }
         }
         out.sort();
@@ -267,6 +280,9 @@ impl SecretConfig {
                 }
             }
         }
+        // As the shell reads them: quoted, after a `cd` (atk27l F4, F5),
+        // judged whether or not they exist.
+        d.paths.extend(super::shell_paths::reached(args, home));
         d.paths.sort();
         d.paths.dedup();
         d
@@ -364,9 +380,14 @@ mod tests {
         let vp = cfg.value_places(Some(Path::new("/home/u")));
         assert!(vp.contains(&d.join("bin/tok.sh")), "{vp:?}");
         assert!(vp.contains(&d.join("missing/tok")), "{vp:?}");
-        let e = super::super::config::resolve("c", &cfg.secrets["c"], None)
-            .unwrap_err()
-            .to_string();
+        let e = super::super::config::resolve(
+            "c",
+            &cfg.secrets["c"],
+            None,
+            &super::super::source_view::SourceView::direct(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("absolute path"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -32,6 +32,10 @@ pub mod no_core;
 #[cfg(target_os = "linux")]
 pub mod root_files;
 #[cfg(target_os = "linux")]
+pub mod source_helper;
+#[cfg(target_os = "linux")]
+pub mod source_places;
+#[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]
 pub mod stored_values;

@@ -110,6 +110,12 @@ impl Places {
         Places { dirs, ids }
     }
 
+    /// Every place by name (each grant, its resolved name, every other
+    /// name of it through another mount), with why it is one.
+    pub fn names(&self) -> impl Iterator<Item = (&Path, &str)> {
+        self.dirs.iter().map(|(d, w)| (d.as_path(), w.as_str()))
+    }
+
     /// Why `p` (a path without links) lies in a place a run may write.
     pub fn inside(&self, p: &Path) -> Option<String> {
         if let Some((d, why)) = self.dirs.iter().find(|(d, _)| p.starts_with(d)) {

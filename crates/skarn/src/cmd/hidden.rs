@@ -3,6 +3,8 @@
 //! - `__sandbox-helper`: the single-threaded helper that builds the
 //!   confinement and execs the target (see `sandbox_helper`);
 //! - `__codemode-worker`: the self-confining Code Mode worker (see `worker`);
+//! - `__source-helper`: a secret's `command` source run with every place a
+//!   sandboxed run may write hidden (ADR 0283, see `source_helper`);
 //! - `__hook-confined`: an agent's own hook run inside `skarn run` (see
 //!   `hook_confined`, ADR 0255).
 
@@ -16,7 +18,21 @@ pub fn dispatch() -> Option<ExitCode> {
     match first.to_str()? {
         "__sandbox-helper" => Some(sandbox_helper::main()),
         "__codemode-worker" => Some(worker::main()),
+        "__source-helper" => Some(source_helper()),
         super::hook::confine_hooks::ENTRY => Some(super::hook_confined::main()),
         _ => None,
     }
+}
+
+/// `__source-helper`: entered before any thread exists.
+#[cfg(target_os = "linux")]
+fn source_helper() -> ExitCode {
+    let code = skarn_sandbox::secrets::source_helper::helper_main();
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// No source helper off Linux (sources are started directly there).
+#[cfg(not(target_os = "linux"))]
+fn source_helper() -> ExitCode {
+    ExitCode::from(crate::cli::EXIT_USAGE)
 }

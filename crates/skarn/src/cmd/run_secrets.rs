@@ -44,16 +44,26 @@ pub fn resolve(
     }
     #[cfg(not(target_os = "linux"))]
     let _ = writable;
+    #[cfg(not(target_os = "linux"))]
+    let view = skarn_egress::secrets::source_view::SourceView::direct();
     // A `command` source runs on the host: refused before it runs when
-    // what it runs lies where a sandboxed run may write (atk27j F10, F11).
+    // what its text names lies where a sandboxed run may write (atk27j
+    // F10, F11: the early, clear error), and run with every such place
+    // hidden (ADR 0283: what the text does not show, atk27l F1-F6).
+    #[cfg(target_os = "linux")]
+    let mut view = skarn_egress::secrets::source_view::SourceView::direct();
     #[cfg(target_os = "linux")]
     for n in cfg.run_secrets.iter().chain(flags) {
         if let Some(c) = cfg.secrets.get(n) {
             skarn_sandbox::secrets::command_places::check(n, c, writable, home)
                 .map_err(|e| anyhow::anyhow!(e))?;
+            if (c.command.is_some() || c.keyring.is_some()) && view.hidden().is_empty() {
+                view = skarn_sandbox::secrets::source_places::view(writable, home)
+                    .map_err(|e| anyhow::anyhow!("secret {n}: {e}"))?;
+            }
         }
     }
-    let specs = cfg.resolve_granted(flags, home)?;
+    let specs = cfg.resolve_granted(flags, home, &view)?;
     for s in &specs {
         if let Some(n) = cfg
             .secrets

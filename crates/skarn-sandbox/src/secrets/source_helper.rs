@@ -1,0 +1,155 @@
+//! The hidden entry `__source-helper N PLACE... PROGRAM ARG...` (ADR
+//! 0283): a fresh single-threaded process that makes a private mount
+//! namespace, covers each PLACE with an empty read-only tmpfs (a file
+//! with `/dev/null`), and executes the source there, as the user, with
+//! no privilege it did not have.
+//!
+//! As root only the mount namespace is new. Otherwise a user namespace
+//! maps the user (and group) to itself: the capabilities it gives are used
+//! for the mounts and lost at `execve` (the source's user id is not 0
+//! there), and whoever the source talks to (a D-Bus keyring, an agent's
+//! socket) still sees the real user. Mounts are made private first, so
+//! nothing reaches the host's namespace.
+//!
+//! Standard input is the writing end of the caller's status pipe: why the
+//! source could not be started is written there (`N...`: no namespace can
+//! be made here; `E...`: anything else); it closes unwritten when the
+//! source starts. The source's standard input is `/dev/null`.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use rustix::mount::{MountFlags, MountPropagationFlags};
+use rustix::thread::UnshareFlags;
+
+/// Run the helper (argv[2..] as above); returns the exit code when the
+/// source was not started.
+pub fn helper_main() -> i32 {
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return 125;
+    };
+    let mut status = std::fs::File::from(fd);
+    let args: Vec<OsString> = std::env::args_os().skip(2).collect();
+    let (hide, argv) = match parse(&args) {
+        Some(x) => x,
+        None => {
+            let _ = status.write_all(b"Esource helper: malformed arguments");
+            return 125;
+        }
+    };
+    if let Err(e) = enter_namespace() {
+        let _ = status.write_all(format!("N{e}").as_bytes());
+        return 0;
+    }
+    for p in &hide {
+        if let Err(e) = cover(p) {
+            let _ = status.write_all(
+                format!("Ehiding {} from the source failed: {e}", p.display()).as_bytes(),
+            );
+            return 125;
+        }
+    }
+    let Some((prog, rest)) = argv.split_first() else {
+        let _ = status.write_all(b"Ecommand is empty");
+        return 125;
+    };
+    let e = std::process::Command::new(prog)
+        .args(rest)
+        .stdin(std::process::Stdio::null())
+        .exec();
+    let _ = status.write_all(format!("E{}: {e}", prog.to_string_lossy()).as_bytes());
+    127
+}
+
+/// `N PLACE... PROGRAM ARG...` into the places and the source's argv.
+fn parse(args: &[OsString]) -> Option<(Vec<PathBuf>, Vec<OsString>)> {
+    let n: usize = args.first()?.to_str()?.parse().ok()?;
+    let hide = args.get(1..=n)?.iter().map(PathBuf::from).collect();
+    Some((hide, args.get(n + 1..)?.to_vec()))
+}
+
+/// A private mount namespace (and, when not root or when root may not
+/// make one, a user namespace mapping the user to itself).
+fn enter_namespace() -> Result<(), String> {
+    let uid = rustix::process::getuid();
+    let gid = rustix::process::getgid();
+    // SAFETY: this process is single-threaded (the hidden entry runs
+    // before `main` starts any thread or runtime) and the flags hold no
+    // CLONE_FILES, so no thread can observe a descriptor table change.
+    let plain =
+        uid.is_root() && unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNS) }.is_ok();
+    if !plain {
+        // SAFETY: as above (single-threaded, no CLONE_FILES).
+        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
+            .map_err(|e| format!("no user namespace can be made: {e}"))?;
+        let map = |f: &str, text: String| {
+            std::fs::write(format!("/proc/self/{f}"), text)
+                .map_err(|e| format!("writing /proc/self/{f}: {e}"))
+        };
+        map("setgroups", "deny".into())?;
+        map("uid_map", format!("{0} {0} 1\n", uid.as_raw()))?;
+        map("gid_map", format!("{0} {0} 1\n", gid.as_raw()))?;
+    }
+    rustix::mount::mount_change(
+        "/",
+        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+    )
+    .map_err(|e| format!("making mounts private: {e}"))
+}
+
+/// Cover `p` with nothing: an empty read-only tmpfs over a directory,
+/// `/dev/null` over anything else. A path that is gone (or already under
+/// a covered place) needs nothing.
+fn cover(p: &Path) -> Result<(), String> {
+    let Ok(md) = std::fs::metadata(p) else {
+        return Ok(());
+    };
+    let r = if md.is_dir() {
+        rustix::mount::mount(
+            "skarn-hidden",
+            p,
+            "tmpfs",
+            MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            c"size=4k,mode=0555",
+        )
+    } else {
+        rustix::mount::mount_bind("/dev/null", p)
+    };
+    match r {
+        Ok(()) => Ok(()),
+        // What the user cannot enter or read (another user's run
+        // directory) the source, running as the user, cannot load either.
+        Err(_) if rustix::fs::access(p, reach(md.is_dir())).is_err() => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// What the source needs to reach something inside a directory, or to
+/// read a file.
+fn reach(dir: bool) -> rustix::fs::Access {
+    match dir {
+        true => rustix::fs::Access::EXEC_OK,
+        false => rustix::fs::Access::READ_OK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_split_into_places_and_the_source() {
+        let a: Vec<OsString> = ["2", "/a", "/b", "sh", "-c", "x"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let (h, argv) = parse(&a).unwrap();
+        assert_eq!(h, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(argv, vec!["sh", "-c", "x"]);
+        assert!(parse(&a[..2]).is_none());
+        assert!(parse(&[OsString::from("x")]).is_none());
+    }
+}
