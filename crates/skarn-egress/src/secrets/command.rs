@@ -26,6 +26,15 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
     let Some((prog, args)) = argv.split_first() else {
         return Err("command is empty".into());
     };
+    // A set-user-ID or set-group-ID program of root's (1Password's `op`
+    // with its desktop app is set-group-ID) loses those bits inside the
+    // user namespace an unprivileged helper makes, and fails there. It
+    // runs in the caller's view: its text was judged (ADR 0250), no run
+    // can make a file of root's, and the loader ignores search-path
+    // variables for it (secure execution).
+    if view.helper.is_some() && root_set_id(prog) {
+        return run_command(argv, &SourceView::direct());
+    }
     let mut cmd = match &view.helper {
         Some(h) => {
             let mut c = std::process::Command::new(h);
@@ -231,4 +240,37 @@ fn without_view(argv: &[String], why: &str) -> Result<Zeroizing<String>, String>
         );
     }
     run_command(argv, &SourceView::direct())
+}
+
+/// Whether `prog` (looked up on `PATH` as `execvp` does when it has no
+/// `/`) is a set-user-ID or set-group-ID regular file of root's, and the
+/// caller is not root (root's helper keeps such bits: it makes no user
+/// namespace).
+#[cfg(unix)]
+fn root_set_id(prog: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        return false;
+    }
+    let set_id = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .is_ok_and(|m| m.is_file() && m.uid() == 0 && m.mode() & 0o6000 != 0)
+    };
+    if prog.contains('/') {
+        return set_id(std::path::Path::new(prog));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
+        let p = dir.join(prog);
+        if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+            return set_id(&p);
+        }
+    }
+    false
+}
+
+#[cfg(not(unix))]
+fn root_set_id(_prog: &str) -> bool {
+    false
 }
