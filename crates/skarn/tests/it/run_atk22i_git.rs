@@ -23,7 +23,7 @@ const HOOK: &str =
 
 /// Host git in `dir` with the user's (empty) configuration of `home`,
 /// never prompting.
-fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .current_dir(dir)
         .args(["-c", "user.name=t", "-c", "user.email=t@t"])
@@ -38,19 +38,19 @@ fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// A repository on branch `master` with one commit of `file` at `dir`.
-fn repo(dir: &Path, file: &str, text: &str) {
+pub(crate) fn repo(dir: &Path, file: &str, text: &str) {
     git(dir, &["init", "-q", "-b", "master"]);
     std::fs::write(dir.join(file), text).unwrap();
     git(dir, &["add", file]);
     git(dir, &["commit", "-qm", "init"]);
 }
 
-fn skip_without_git() -> bool {
+pub(crate) fn skip_without_git() -> bool {
     !host_has("git", "--version")
 }
 
 /// A loopback listener counting connections (each closed at once).
-fn listener() -> (u16, Arc<AtomicUsize>) {
+pub(crate) fn listener() -> (u16, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let n = Arc::new(AtomicUsize::new(0));
@@ -67,7 +67,7 @@ fn listener() -> (u16, Arc<AtomicUsize>) {
 }
 
 /// Run `script` with `sh -c` in `ws`; it must print PLANTED.
-fn attack(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
+pub(crate) fn attack(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
     let o = run_in(
         ws,
         home,

@@ -1,0 +1,116 @@
+//! `skarn run`, issue 22 (helper h22l): the open findings of attack
+//! atk22i and what the fixes of atk22h left. Judged from outside: the
+//! host program started after the run did not run what the run planted,
+//! did not send its traffic where the run chose, and what the user does
+//! with git still works.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::Ordering;
+
+use crate::common::*;
+use crate::run_atk22i_git::listener;
+use skarn_test_support::TempDir;
+
+const LAYERS: &[&str] = &["direct", "cow"];
+
+/// What pyenv and rbenv do on every shim call (`pyenv exec`, `rbenv
+/// exec`): source each `exec/*.bash` of each directory of
+/// `$PYENV_HOOK_PATH` / `$RBENV_HOOK_PATH`.
+const VERSION_MANAGER_HOOKS: &str = r#"
+for v in "$PYENV_HOOK_PATH" "$RBENV_HOOK_PATH"; do
+  IFS=:; for d in $v; do for s in "$d"/exec/*.bash; do [ -f "$s" ] && . "$s"; done; done; unset IFS
+done
+true"#;
+
+/// A host program started with the environment files of `dir` loaded
+/// the way their loaders do, running `then` in bash: a shell sourcing
+/// each with `set -a` (direnv's `dotenv`, docker compose and Bun read the
+/// same `NAME=value` lines), and Node's own loader (`node --env-file`)
+/// when the host has node.
+fn host_loads(dir: &Path, files: &[&str], then: &str) {
+    let mut load = String::from("set -a; ");
+    for f in files {
+        load.push_str(&format!("[ -f ./{f} ] && . ./{f}; "));
+    }
+    load.push_str("set +a; ");
+    let _ = Command::new("bash")
+        .args(["-c", &format!("{load}{then}")])
+        .current_dir(dir)
+        .output();
+    if host_has("node", "--version") {
+        for f in files.iter().filter(|f| dir.join(f).is_file()) {
+            let js = format!(
+                "require('child_process').spawnSync('bash', ['-c', {then:?}], {{stdio: 'ignore'}})"
+            );
+            let _ = Command::new("node")
+                .arg(format!("--env-file={f}"))
+                .args(["-e", &js])
+                .current_dir(dir)
+                .output();
+        }
+    }
+}
+
+#[test]
+fn an_env_file_that_is_not_plainly_data_does_not_reach_the_host() {
+    // atk22i F2: variables no list named — pyenv's and rbenv's hook
+    // paths (sourced by every shim), a proxy for the caller's traffic.
+    for layer in LAYERS {
+        let t = TempDir::new("h22l-f2");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        t.dir("ws/sub");
+        let marker = t.join("PLANTED-RAN");
+        let (port, hits) = listener();
+        let script = format!(
+            "mkdir -p scripts/h/exec && printf 'touch {m}\\n' > scripts/h/exec/x.bash; \
+             printf 'DEBUG=1\\nPYENV_HOOK_PATH={ws}/scripts/h\\n' > .env; \
+             printf 'RBENV_HOOK_PATH=scripts/h\\n' > .env.local; \
+             printf 'export PYENV_HOOK_PATH={ws}/scripts/h\\n' > .envrc; \
+             printf 'HTTPS_PROXY=http://127.0.0.1:{port}\\nhttps_proxy=http://127.0.0.1:{port}\\n' \
+               > .env.production; \
+             printf 'PORT=3000\\nDATABASE_URL=postgres://localhost/app\\n' > sub/.env; echo RAN",
+            m = marker.display(),
+            ws = ws.display()
+        );
+        let o = run_in(
+            &ws,
+            &home,
+            &["--report", "--workspace-layer", layer],
+            &["sh", "-c", &script],
+        );
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        host_loads(
+            &ws,
+            &[".envrc", ".env", ".env.local"],
+            VERSION_MANAGER_HOOKS,
+        );
+        assert!(
+            !marker.exists(),
+            "{layer}: a version manager's hook the run's environment file named ran: {said}"
+        );
+        host_loads(
+            &ws,
+            &[".env.production"],
+            "python3 -c \"import urllib.request as u; u.urlopen('https://example.invalid/', \
+             timeout=3)\" 2>/dev/null; true",
+        );
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "{layer}: the host's traffic went through the proxy the run chose: {said}"
+        );
+        // The application's own settings reach the host.
+        assert_eq!(
+            std::fs::read_to_string(ws.join("sub/.env")).unwrap_or_default(),
+            "PORT=3000\nDATABASE_URL=postgres://localhost/app\n",
+            "{layer}: an application's .env was not kept: {said}"
+        );
+        assert!(
+            said.contains("PYENV_HOOK_PATH"),
+            "{layer}: the refusal does not name the variable: {said}"
+        );
+    }
+}
