@@ -114,3 +114,38 @@ fn an_env_file_that_is_not_plainly_data_does_not_reach_the_host() {
         );
     }
 }
+
+#[test]
+fn a_link_by_a_directory_name_tools_search_upward_is_refused() {
+    // atk22i F8: bazelisk runs `<bazel workspace>/tools/bazel` of a nested
+    // workspace; `tools` is a name protected only as a directory, and a
+    // link by that name (to a sibling holding `bazel`) passed.
+    for layer in LAYERS {
+        let t = TempDir::new("h22l-f8");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        let marker = t.join("PLANTED-RAN");
+        let script = format!(
+            "mkdir -p sub/t2 && printf '#!/bin/sh\\ntouch {m}\\n' > sub/t2/bazel && \
+             chmod +x sub/t2/bazel && ln -s t2 sub/tools && touch sub/MODULE.bazel; echo RAN",
+            m = marker.display()
+        );
+        let o = run_in(
+            &ws,
+            &home,
+            &["--report", "--workspace-layer", layer],
+            &["sh", "-c", &script],
+        );
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        // What bazelisk does for `bazel build` in `sub`.
+        let wrapper = ws.join("sub/tools/bazel");
+        if wrapper.is_file() {
+            let _ = Command::new(&wrapper).current_dir(ws.join("sub")).status();
+        }
+        assert!(
+            !marker.exists(),
+            "{layer}: the nested workspace's tools/bazel the run planted through a link ran: {said}"
+        );
+    }
+}
