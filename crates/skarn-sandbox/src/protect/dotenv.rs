@@ -291,7 +291,11 @@ fn steering_assignment(text: &str) -> Option<(usize, String)> {
         }
         // An inline comment (a `#` after a blank) ends the value.
         let line = match line.char_indices().find(|&(i, c)| {
-            c == '#' && line[..i].chars().next_back().is_some_and(char::is_whitespace)
+            c == '#'
+                && line[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_whitespace)
         }) {
             Some((i, _)) => &line[..i],
             None => line,
@@ -309,7 +313,8 @@ fn steering_assignment(text: &str) -> Option<(usize, String)> {
             .find(|c: char| blank(c) || matches!(c, '=' | ':' | '#' | '"' | '\'' | '`'))
             .unwrap_or(head.len());
         let name = &head[..name_end];
-        let after = head[name_end..].trim_start_matches(|c: char| matches!(c, ' ' | '\t' | '"' | '\'' | '`'));
+        let after = head[name_end..]
+            .trim_start_matches(|c: char| matches!(c, ' ' | '\t' | '"' | '\'' | '`'));
         let (name, value) = match after.strip_prefix(['=', ':']) {
             Some(v) if !name.is_empty() => (Some(name), v),
             _ => (None, line),

@@ -224,8 +224,7 @@ fn loopback(host: &str) -> bool {
 /// digits.
 fn token(w: &str) -> bool {
     w.len() >= 32
-        && w
-            .chars()
+        && w.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-'))
         && w.chars().any(|c| c.is_ascii_uppercase())
         && w.chars().any(|c| c.is_ascii_lowercase())

@@ -118,9 +118,9 @@ mod run_atk22i_git;
 #[cfg(target_os = "linux")]
 mod run_atk22i_paths;
 #[cfg(target_os = "linux")]
-mod run_h22l;
-#[cfg(target_os = "linux")]
 mod run_config_trust;
+#[cfg(target_os = "linux")]
+mod run_h22l;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -81,7 +81,10 @@ fn an_env_file_that_is_not_plainly_data_does_not_reach_the_host() {
             &["sh", "-c", &script],
         );
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         host_loads(
             &ws,
             &[".envrc", ".env", ".env.local"],
@@ -137,7 +140,10 @@ fn a_link_by_a_directory_name_tools_search_upward_is_refused() {
             &["sh", "-c", &script],
         );
         let said = format!("{}{}", out(&o), err(&o));
-        assert!(said.contains("RAN"), "{layer}: the command did not run: {said}");
+        assert!(
+            said.contains("RAN"),
+            "{layer}: the command did not run: {said}"
+        );
         // What bazelisk does for `bazel build` in `sub`.
         let wrapper = ws.join("sub/tools/bazel");
         if wrapper.is_file() {
@@ -147,5 +153,89 @@ fn a_link_by_a_directory_name_tools_search_upward_is_refused() {
             !marker.exists(),
             "{layer}: the nested workspace's tools/bazel the run planted through a link ran: {said}"
         );
+    }
+}
+
+/// The run's script in repository `dir`: a commit adding `.envrc` (which
+/// touches `marker`) on branch `feat`, then `git gc` (the commit is
+/// packed, no loose object of it left).
+fn packed_plant(dir: &str, marker: &Path) -> String {
+    format!(
+        "cd {dir} && printf 'touch {m}\\n' > /tmp/e && E=$(git hash-object -w /tmp/e) && \
+         T=$( (git ls-tree HEAD; printf '100644 blob %s\\t.envrc\\n' $E) | git mktree) && \
+         C=$(git -c user.name=a -c user.email=a@a commit-tree $T -p HEAD -m x) && \
+         git update-ref refs/heads/feat $C && git gc -q && echo RAN",
+        m = marker.display()
+    )
+}
+
+/// Host git checks the branch `feat` out in `dir`; whatever direnv would
+/// load there is then run.
+fn host_checks_out_feat(dir: &Path, home: &Path) {
+    let _ = crate::run_atk22i_git::host_git(dir, home, &["checkout", "-q", "feat"]);
+    if dir.join(".envrc").is_file() {
+        let _ = Command::new("sh").arg(dir.join(".envrc")).status();
+    }
+}
+
+#[test]
+fn packs_of_submodules_and_nested_repositories_are_vetted() {
+    // ADR 0257 read only the workspace's own `.git/objects/pack`: a
+    // commit packed by `git gc` in a submodule's git directory
+    // (`.git/modules/sub`) or in a nested repository kept its planted
+    // `.envrc`, which host `git checkout` wrote.
+    if crate::run_atk22i_git::skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    for layer in LAYERS {
+        let t = TempDir::new("h22l-packs");
+        let home = t.dir("home");
+        let lib = t.dir("lib");
+        crate::run_atk22i_git::repo(&lib, "l", "l\n");
+        let ws = t.dir("ws");
+        crate::run_atk22i_git::repo(&ws, "a", "a\n");
+        let lib_s = lib.display().to_string();
+        crate::run_atk22i_git::host_git(&ws, &home, &["submodule", "-q", "add", &lib_s, "sub"]);
+        crate::run_atk22i_git::host_git(&ws, &home, &["commit", "-qm", "sub"]);
+        let nested = ws.join("inner");
+        std::fs::create_dir(&nested).unwrap();
+        crate::run_atk22i_git::repo(&nested, "n", "n\n");
+        assert!(
+            ws.join(".git/modules/sub/objects").is_dir(),
+            "no submodule set up"
+        );
+        let mut cases = vec![("sub", ws.join("sub"))];
+        if *layer == "cow" {
+            // (In the direct mode a nested repository is written in place:
+            // not covered, see SECURITY.md.)
+            cases.push(("inner", nested.clone()));
+        }
+        for (dir, host_dir) in cases {
+            let marker = t.join(format!("PLANTED-RAN-{dir}"));
+            let o = run_in(
+                &ws,
+                &home,
+                &["--report", "--workspace-layer", layer],
+                &["sh", "-c", &packed_plant(dir, &marker)],
+            );
+            let said = format!("{}{}", out(&o), err(&o));
+            assert!(
+                said.contains("RAN"),
+                "{layer} {dir}: the command did not run: {said}"
+            );
+            host_checks_out_feat(&host_dir, &home);
+            assert!(
+                !marker.exists(),
+                "{layer} {dir}: host git checked out the .envrc of a commit the run packed: {said}"
+            );
+            // The repository still works for the user.
+            let log =
+                crate::run_atk22i_git::host_git(&host_dir, &home, &["log", "--oneline", "-1"]);
+            assert!(
+                log.status.success(),
+                "{layer} {dir}: host git log failed: {}",
+                err(&log)
+            );
+        }
     }
 }

@@ -69,6 +69,8 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
         for m in modules {
             let work = WorkTree { root: &m, since };
             vet_repo(&m, &work, &mut out);
+            // Their refs too: a branch left on a commit (or pack) set aside.
+            out.lines.extend(super::ref_repair::repair(&m, since));
         }
         // Refs the run moved to a commit set aside (or above it) are put
         // back (attack atk22h F38).
@@ -79,7 +81,7 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
 
 /// The git directories under `dir` (`.git/modules/<name>`, nested as
 /// `modules/<name>/modules/<sub>` and by names with slashes).
-fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+pub(crate) fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     if depth > 16 || out.len() >= 10_000 {
         return;
     }
