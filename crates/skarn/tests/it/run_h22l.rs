@@ -239,3 +239,43 @@ fn packs_of_submodules_and_nested_repositories_are_vetted() {
         }
     }
 }
+
+#[test]
+fn git_commit_works_with_a_write_grant_of_the_workspaces_git_directory() {
+    // Usability (SECURITY.md, what the fixes left): with `--write
+    // <ws>/.git` under the copy-on-write layer, the file HEAD names
+    // (`refs/heads/main`) was kept read-only as a "file named by
+    // protected configuration", so `git commit` could not move its
+    // branch.
+    if crate::run_atk22i_git::skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    for layer in LAYERS {
+        let t = TempDir::new("h22l-commit");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        crate::run_atk22i_git::repo(&ws, "a", "a\n");
+        let git_dir = ws.join(".git").display().to_string();
+        let o = run_in(
+            &ws,
+            &home,
+            &["--workspace-layer", layer, "--write", &git_dir],
+            &[
+                "sh",
+                "-c",
+                "echo b >> a && git -c user.name=a -c user.email=a@a commit -qam two && echo COMMITTED",
+            ],
+        );
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(
+            said.contains("COMMITTED"),
+            "{layer}: git commit failed in the run: {said}"
+        );
+        let log = crate::run_atk22i_git::host_git(&ws, &home, &["log", "--format=%s", "-1"]);
+        assert_eq!(
+            out(&log).trim(),
+            "two",
+            "{layer}: the commit did not reach the host: {said}"
+        );
+    }
+}
