@@ -279,3 +279,45 @@ fn git_commit_works_with_a_write_grant_of_the_workspaces_git_directory() {
         );
     }
 }
+
+#[test]
+fn a_nested_repositorys_link_to_a_sibling_in_the_workspace_is_kept() {
+    // False positive of atk22h F21's fix: a link committed in a nested
+    // repository to a sibling directory of the workspace (outside that
+    // repository's top, inside the workspace) was judged "out" and the
+    // commit set aside.
+    if crate::run_atk22i_git::skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    for layer in LAYERS {
+        let t = TempDir::new("h22l-f21");
+        let home = t.dir("home");
+        let ws = t.dir("ws");
+        t.file("ws/shared/lib.txt", "shared\n");
+        let inner = ws.join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        crate::run_atk22i_git::repo(&inner, "n", "n\n");
+        let o = run_in(
+            &ws,
+            &home,
+            &["--report", "--workspace-layer", layer],
+            &[
+                "sh",
+                "-c",
+                "cd inner && ln -s ../shared shared && git add shared && \
+                 git -c user.name=a -c user.email=a@a commit -qm linked && echo COMMITTED",
+            ],
+        );
+        let said = format!("{}{}", out(&o), err(&o));
+        assert!(
+            said.contains("COMMITTED"),
+            "{layer}: the command did not run: {said}"
+        );
+        let log = crate::run_atk22i_git::host_git(&inner, &home, &["log", "--format=%s", "-1"]);
+        assert_eq!(
+            out(&log).trim(),
+            "linked",
+            "{layer}: the nested repository's commit did not reach the host: {said}"
+        );
+    }
+}

@@ -37,6 +37,7 @@ pub(super) fn vet(
             &upper,
             &rules.ws.join(&rel_git),
             top,
+            &rules.ws,
             &rel_git,
             since,
             out,
@@ -52,18 +53,21 @@ pub(super) fn vet(
             };
             let rel_m = rel_git.join(inner);
             let host = rules.ws.join(&rel_m);
-            vet_one(&m, &host, &host, &rel_m, since, out, &mut keep);
+            vet_one(&m, &host, &host, &rules.ws, &rel_m, since, out, &mut keep);
         }
     }
     keep
 }
 
 /// One git directory: `upper` the layer's copy, `host` the host's (may
-/// be missing), `work` its work tree, `rel` its path in the workspace.
+/// be missing), `work` its work tree (inside the workspace `bound`), `rel`
+/// its path in the workspace.
+#[allow(clippy::too_many_arguments)]
 fn vet_one(
     upper: &Path,
     host: &Path,
     work: &Path,
+    bound: &Path,
     rel: &Path,
     since: std::time::SystemTime,
     out: &mut Outcome,
@@ -75,7 +79,7 @@ fn vet_one(
     if std::fs::symlink_metadata(host).is_ok_and(|m| !m.is_dir()) {
         return;
     }
-    let v = crate::protect::git::new_packs::vet_layer(upper, host, work, since);
+    let v = crate::protect::git::new_packs::vet_layer(upper, host, work, bound, since);
     for l in v.lines {
         out.refused
             .push((rel.join("objects/pack").display().to_string(), l));

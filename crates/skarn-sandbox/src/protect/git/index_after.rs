@@ -16,7 +16,7 @@ const MAX_INDEX: u64 = 256 << 20;
 
 /// Vet the index of the repository whose work tree is `top`; one line
 /// when it was set aside.
-pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
+pub(crate) fn vet(top: &Path, bound: &Path, since: SystemTime) -> Option<String> {
     let git = top.join(".git");
     let index = git.join("index");
     let m = std::fs::symlink_metadata(&index).ok()?;
@@ -30,7 +30,7 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
         let hash_len = crate::protect::git::object_format::oid_len(&git);
         match crate::protect::git::index_vet::staged_entries(&b, hash_len) {
             None => Some("it does not parse as git's index".to_string()),
-            Some(entries) => planted(top, &git, &entries, since),
+            Some(entries) => planted(top, bound, &git, &entries, since),
         }
     };
     let why = why?;
@@ -46,6 +46,7 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
 /// Why the entries stage planted content at a protected path.
 fn planted(
     top: &Path,
+    bound: &Path,
     git: &Path,
     entries: &[(Vec<u8>, u32, String)],
     since: SystemTime,
@@ -57,7 +58,8 @@ fn planted(
         // has it there.
         if *mode & 0o170000 == 0o120000
             && let Some((_, text)) = read(git, oid)
-            && let Err(why) = crate::protect::git::commit_walk::link_out(top, &p, &text)
+            && let Err(why) =
+                crate::protect::git::commit_walk::link_out_within(bound, top, &p, &text)
         {
             let at_head = head
                 .get_or_insert_with(|| head_tree(git))
