@@ -313,8 +313,7 @@ fn steering_assignment(text: &str) -> Option<(usize, String)> {
             .find(|c: char| blank(c) || matches!(c, '=' | ':' | '#' | '"' | '\'' | '`'))
             .unwrap_or(head.len());
         let name = &head[..name_end];
-        let after = head[name_end..]
-            .trim_start_matches(|c: char| matches!(c, ' ' | '\t' | '"' | '\'' | '`'));
+        let after = head[name_end..].trim_start_matches([' ', '\t', '"', '\'', '`']);
         let (name, value) = match after.strip_prefix(['=', ':']) {
             Some(v) if !name.is_empty() => (Some(name), v),
             _ => (None, line),
