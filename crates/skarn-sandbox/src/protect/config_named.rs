@@ -35,6 +35,10 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
         .chain(ENTRIES)
         .map(|e| e.path)
         .chain(EXTRA.iter().copied())
+        // `HEAD` names a ref (`ref: refs/heads/main`), never a program:
+        // keeping the ref read-only made every `git commit` in a run with
+        // `--write <ws>/.git` fail (h22l).
+        .filter(|rel| *rel != "HEAD")
     {
         for cfg in config_files(&base.join(rel), &mut budget) {
             if seen.contains(&cfg) {

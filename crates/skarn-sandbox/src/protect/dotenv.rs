@@ -13,7 +13,10 @@
 //! its code writes (`cp .env.example .env`, a framework's key
 //! generator). So the file stays writable; what is judged is what it sets
 //! ([`code_variable`]): a variable a host program runs or loads code by
-//! ([`runs_code`]). One such file that exists before a run is kept
+//! ([`runs_code`]), and, deny by default, every assignment that is not
+//! plainly data ([`crate::protect::dotenv_value`], ADR 0285: a name that
+//! says a place, a program or a channel, a value that is a path, a
+//! command, an option or an address). One such file that exists before a run is kept
 //! read-only for it (the run must not change what the host already runs);
 //! one made or changed during the run that sets such a variable is set
 //! aside after it (refused in the copy-on-write layer), with the variable
@@ -212,6 +215,12 @@ pub fn runs_code(name: &str) -> bool {
 /// spacing trick hides an assignment from this reading.
 pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
     let text = String::from_utf8_lossy(text);
+    listed_variable(&text).or_else(|| steering_assignment(&text))
+}
+
+/// The first word of `text` followed by `=` or `:` that [`runs_code`]
+/// names (see [`code_variable`]).
+fn listed_variable(text: &str) -> Option<(usize, String)> {
     let ends = |c: char| {
         c.is_whitespace()
             || c.is_control()
@@ -245,6 +254,83 @@ pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
     None
 }
 
+/// Characters any loader (or a shell sourcing the file) may take as the
+/// end of a line: more line starts are judged than any one loader sees.
+fn line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{b}' | '\u{c}' | '\u{1c}'..='\u{1e}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// The first assignment of `text` that is not plainly data (ADR 0285,
+/// [`crate::protect::dotenv_value`]): each line (split at every
+/// character any loader ends a line at) that is not a comment is read
+/// as `[export] NAME=VALUE` (or `NAME: VALUE`), the name judged by its
+/// shape and the value word by word; a line with no such head (the
+/// continuation of a quoted value) has its words judged as a value.
+/// (1-based line, what is set and why).
+fn steering_assignment(text: &str) -> Option<(usize, String)> {
+    use crate::protect::dotenv_value::{name_steers, value_steers};
+    let blank = |c: char| {
+        c.is_whitespace()
+            || c.is_control()
+            || matches!(c, '\u{feff}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
+    };
+    let mut line_no = 1usize;
+    for seg in text.split(line_break) {
+        let this_line = line_no;
+        // `split` drops the break: count the `\n` that ends this segment.
+        let end = seg.as_ptr() as usize - text.as_ptr() as usize + seg.len();
+        if text[end..].starts_with('\n') {
+            line_no += 1;
+        }
+        let line = seg.trim_start_matches(blank);
+        if line.starts_with('#') {
+            continue;
+        }
+        // An inline comment (a `#` after a blank) ends the value.
+        let line = match line.char_indices().find(|&(i, c)| {
+            c == '#'
+                && line[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_whitespace)
+        }) {
+            Some((i, _)) => &line[..i],
+            None => line,
+        };
+        let line = ["export", "set", "setenv"]
+            .iter()
+            .find_map(|k| {
+                line.strip_prefix(k)
+                    .filter(|r| r.starts_with(blank))
+                    .map(|r| r.trim_start_matches(blank))
+            })
+            .unwrap_or(line);
+        let head = line.trim_start_matches(['"', '\'', '`']);
+        let name_end = head
+            .find(|c: char| blank(c) || matches!(c, '=' | ':' | '#' | '"' | '\'' | '`'))
+            .unwrap_or(head.len());
+        let name = &head[..name_end];
+        let after = head[name_end..].trim_start_matches([' ', '\t', '"', '\'', '`']);
+        let (name, value) = match after.strip_prefix(['=', ':']) {
+            Some(v) if !name.is_empty() => (Some(name), v),
+            _ => (None, line),
+        };
+        let has_value = value.chars().any(|c| !blank(c) && c != '"' && c != '\'');
+        let why = name
+            .filter(|_| has_value)
+            .and_then(name_steers)
+            .or_else(|| value_steers(value));
+        if let Some(why) = why {
+            let what = name.unwrap_or("a value");
+            return Some((this_line, format!("{what} ({why})")));
+        }
+    }
+    None
+}
+
 /// Why the environment file at `p` must not reach the host as it is:
 /// `Some` when it sets a variable [`runs_code`] names, or cannot be read
 /// as a small file (a loader may still read it); `None` when it sets none
@@ -259,7 +345,8 @@ pub fn judge(p: &Path) -> Option<String> {
     match crate::protect::small_file::read_bytes(p) {
         Ok(Some(b)) => code_variable(&b).map(|(line, name)| {
             format!(
-                "line {line} sets {name}, by which host programs run or load code (the agents \
+                "line {line} sets {name}: not plainly data, by which host programs may run \
+                 code or send the caller's traffic elsewhere (the agents \
                  that load this file at start pass it to every command they run)"
             )
         }),

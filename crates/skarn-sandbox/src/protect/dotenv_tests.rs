@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn an_applications_own_settings_run_nothing() {
     let text = b"# app\nDATABASE_URL=postgres://localhost/db\nexport SECRET_KEY='x'\n\
-                 NODE_ENV=development\nPORT=3000\nUPLOAD_PATH=/tmp/u\nPYTHONUNBUFFERED=1\n\
+                 NODE_ENV=development\nPORT=3000\nPYTHONUNBUFFERED=1\n\
                  APP_KEY=base64:abc\n\nMULTI=\"a\nb\"\n";
     assert_eq!(code_variable(text), None);
 }

@@ -14,6 +14,7 @@ pub mod config_named;
 pub mod configured_programs;
 #[cfg(unix)]
 pub mod dotenv;
+pub(crate) mod dotenv_value;
 #[cfg(target_os = "linux")]
 pub mod edit_lease;
 #[cfg(unix)]

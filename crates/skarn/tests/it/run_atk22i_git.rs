@@ -50,7 +50,7 @@ pub(crate) fn skip_without_git() -> bool {
 }
 
 /// A loopback listener counting connections (each closed at once).
-fn listener() -> (u16, Arc<AtomicUsize>) {
+pub(crate) fn listener() -> (u16, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let n = Arc::new(AtomicUsize::new(0));

@@ -46,7 +46,7 @@ pub(super) struct Apply<'a> {
     pub(super) same_fs: bool,
     /// The run's removals under `.git/objects` are not applied (a pack
     /// of the run was set aside, ADR 0257).
-    pub(super) keep_objects: bool,
+    pub(super) keep_objects: Vec<std::path::PathBuf>,
     pub(super) out: &'a mut Outcome,
 }
 
@@ -276,8 +276,8 @@ impl Apply<'_> {
         let Some(there) = lstat_at(host, n) else {
             return;
         };
-        if self.keep_objects && r.starts_with(".git/objects") {
-            const KEPT: &str = "the objects the run removed from .git/objects were kept";
+        if self.keep_objects.iter().any(|k| r.starts_with(k)) {
+            const KEPT: &str = "the objects the run removed from a git objects directory were kept";
             if !self.out.notes.iter().any(|n| n.starts_with(KEPT)) {
                 self.out.notes.push(format!(
                     "{KEPT}: a pack the run made was set aside, and the old packs hold the \

@@ -11,6 +11,7 @@ mod apply;
 mod effect;
 mod git_refs;
 mod index;
+mod packs;
 mod place;
 pub mod probe;
 pub mod vet;
@@ -38,12 +39,16 @@ pub struct Outcome {
 /// is gone), so nothing can change the layer meanwhile.
 pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     let mut out = Outcome::default();
+    // The workspace's repository and those nested in it that the run
+    // wrote: their packs are vetted before the layer is applied, their
+    // loose commits after.
+    let tops = repo_tops(&layer, rules, &mut out);
     let r = (|| -> std::io::Result<()> {
         let flags = rustix::fs::OFlags::RDONLY
             | rustix::fs::OFlags::DIRECTORY
             | rustix::fs::OFlags::NOFOLLOW
             | rustix::fs::OFlags::CLOEXEC;
-        let keep_objects = vet_packs(&layer, rules, &mut out);
+        let keep_objects = packs::vet(&layer, rules, &tops, &mut out);
         let upper = rustix::fs::open(&layer.upper, flags, rustix::fs::Mode::empty())?;
         let host = rustix::fs::open(&rules.ws, flags, rustix::fs::Mode::empty())?;
         let mut a = apply::Apply {
@@ -68,7 +73,7 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     // Commits the run made, now in the workspace's object store (applied
     // objects are new by their change time), vetted as after a direct run.
     let since = since_time(layer.since);
-    let commits = crate::protect::git::new_commits::vet(&repo_tops(&layer, rules, &mut out), since);
+    let commits = crate::protect::git::new_commits::vet(&tops, since);
     for l in commits.lines {
         out.refused.push((".git/objects".into(), l));
     }
@@ -83,29 +88,6 @@ fn since_time(since: (i64, i64)) -> std::time::SystemTime {
             u64::try_from(since.0).unwrap_or(0),
             u32::try_from(since.1).unwrap_or(0),
         )
-}
-
-/// Vet the packs the run made in the workspace's `.git` before the layer
-/// is applied (ADR 0257): unsafe ones are set aside in the layer, and
-/// then the run's removals of objects are not applied (the result).
-fn vet_packs(layer: &Layer, rules: &Rules, out: &mut Outcome) -> bool {
-    let upper = git_upper(layer);
-    let host = rules.ws.join(".git");
-    if !std::fs::symlink_metadata(&upper).is_ok_and(|m| m.is_dir())
-        || !std::fs::symlink_metadata(&host).is_ok_and(|m| m.is_dir())
-    {
-        return false;
-    }
-    let v = crate::protect::git::new_packs::vet_layer(
-        &upper,
-        &host,
-        &rules.ws,
-        since_time(layer.since),
-    );
-    for l in v.lines {
-        out.refused.push((".git/objects/pack".into(), l));
-    }
-    v.keep_objects
 }
 
 /// Directories of the layer looked at for nested repositories, at most.
@@ -172,7 +154,8 @@ pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
             | rustix::fs::OFlags::DIRECTORY
             | rustix::fs::OFlags::NOFOLLOW
             | rustix::fs::OFlags::CLOEXEC;
-        let keep_objects = vet_packs(&layer, rules, &mut out);
+        let tops = [rules.ws.clone()];
+        let keep_objects = packs::vet(&layer, rules, &tops, &mut out);
         let upper = rustix::fs::open(git_upper(&layer), flags, rustix::fs::Mode::empty())?;
         let host = rustix::fs::open(rules.ws.join(".git"), flags, rustix::fs::Mode::empty())?;
         let mut a = apply::Apply {

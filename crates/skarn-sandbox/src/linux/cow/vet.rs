@@ -369,9 +369,12 @@ pub fn check(
             let leaf = k + 1 == n.len();
             let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
             // (A file named `mise` or `.config` is no configuration: mise
-            // reads only the directories.)
+            // reads only the directories. A link by that name is one:
+            // the tools follow it to a directory whose files carry no
+            // protected name, atk22i F8.)
             let dir_only = crate::protect::grant_walk::upward_dir_only(u);
-            if inner.is_empty() || inside || (leaf && what != Change::Dir && !dir_only) {
+            let as_dir = !dir_only || what == Change::Special;
+            if inner.is_empty() || inside || (leaf && what != Change::Dir && as_dir) {
                 return Err((*why).to_string());
             }
         }

@@ -37,6 +37,10 @@ pub(crate) trait Source {
 pub(crate) struct WorkTree<'a> {
     pub(crate) root: &'a Path,
     pub(crate) since: SystemTime,
+    /// The writable place the work tree lies in (the workspace, a grant's
+    /// top; `root` itself for the outermost): a link to a sibling of a
+    /// nested repository inside it does not lead out.
+    pub(crate) bound: &'a Path,
 }
 
 /// Why the commit (or tag) `body` of type `kind` is unsafe, if it is.
@@ -219,7 +223,7 @@ fn tree_unsafe(
         // in the layer itself; attack atk22h F21).
         if mode == b"120000"
             && let Some((_, text)) = src.read(&oid)
-            && let Err(why) = link_out(work.root, &path, &text)
+            && let Err(why) = link_out_within(work.bound, work.root, &path, &text)
         {
             return Some(format!("holds {path}, {why}"));
         }
@@ -286,9 +290,22 @@ fn users_own(
 /// leads out of it to a place the user can write
 /// ([`crate::protect::links_out::check_link_text`]).
 pub(crate) fn link_out(root: &Path, path: &str, text: &[u8]) -> Result<(), String> {
+    link_out_within(root, root, path, text)
+}
+
+/// [`link_out`] for a work tree `root` inside the writable place `bound`
+/// (a nested repository's link to a sibling directory of the workspace
+/// stays inside: SECURITY.md's false positive of atk22h F21's fix).
+pub(crate) fn link_out_within(
+    bound: &Path,
+    root: &Path,
+    path: &str,
+    text: &[u8],
+) -> Result<(), String> {
     use std::os::unix::ffi::OsStrExt;
     let t = Path::new(std::ffi::OsStr::from_bytes(text));
-    crate::protect::links_out::check_link_text(root, &root.join(path), t)
+    let bound = if root.starts_with(bound) { bound } else { root };
+    crate::protect::links_out::check_link_text(bound, &root.join(path), t)
 }
 
 /// The object id on the first line of a commit or tag, after `key`.

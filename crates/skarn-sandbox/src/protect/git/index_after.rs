@@ -16,7 +16,7 @@ const MAX_INDEX: u64 = 256 << 20;
 
 /// Vet the index of the repository whose work tree is `top`; one line
 /// when it was set aside.
-pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
+pub(crate) fn vet(top: &Path, bound: &Path, since: SystemTime) -> Option<String> {
     let git = top.join(".git");
     let index = git.join("index");
     let m = std::fs::symlink_metadata(&index).ok()?;
@@ -38,7 +38,7 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
             Some((_, true)) => {
                 Some("is a split index whose entries in its shared file are not vetted".to_string())
             }
-            Some((entries, false)) => planted(top, &git, &entries, since),
+            Some((entries, false)) => planted(top, bound, &git, &entries, since),
         }
     };
     let why = why?;
@@ -54,6 +54,7 @@ pub(crate) fn vet(top: &Path, since: SystemTime) -> Option<String> {
 /// Why the entries stage planted content at a protected path.
 fn planted(
     top: &Path,
+    bound: &Path,
     git: &Path,
     entries: &[(Vec<u8>, u32, String)],
     since: SystemTime,
@@ -65,7 +66,8 @@ fn planted(
         // has it there.
         if *mode & 0o170000 == 0o120000
             && let Some((_, text)) = read(git, oid)
-            && let Err(why) = crate::protect::git::commit_walk::link_out(top, &p, &text)
+            && let Err(why) =
+                crate::protect::git::commit_walk::link_out_within(bound, top, &p, &text)
         {
             let at_head = head
                 .get_or_insert_with(|| head_tree(git))

@@ -412,10 +412,9 @@ fn vet_new_within(
         let commits = super::new_commits::vet(&tops, since);
         // Their indexes (the workspace's own is vetted in its layer;
         // attack atk22h F12).
-        out.extend(
-            tops.iter()
-                .filter_map(|t| super::index_after::vet(t, since)),
-        );
+        out.extend(tops.iter().filter_map(|t| {
+            super::index_after::vet(t, super::new_commits::outermost(&tops, t), since)
+        }));
         if commits.incomplete {
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }

@@ -58,7 +58,12 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
         if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
             continue;
         }
-        let work = WorkTree { root: r, since };
+        let bound = outermost(roots, r);
+        let work = WorkTree {
+            root: r,
+            since,
+            bound,
+        };
         vet_repo(&git, &work, &mut out);
         // The submodules' git directories: host `git submodule update`
         // checks their commits out below the superproject (atk22i F12,
@@ -67,8 +72,14 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
         let mut modules = Vec::new();
         module_dirs(&git.join("modules"), 0, &mut modules);
         for m in modules {
-            let work = WorkTree { root: &m, since };
+            let work = WorkTree {
+                root: &m,
+                since,
+                bound,
+            };
             vet_repo(&m, &work, &mut out);
+            // Their refs too: a branch left on a commit (or pack) set aside.
+            out.lines.extend(super::ref_repair::repair(&m, since));
         }
         // Refs the run moved to a commit set aside (or above it) are put
         // back (attack atk22h F38).
@@ -77,9 +88,18 @@ pub fn vet(roots: &[PathBuf], since: SystemTime) -> Vetted {
     out
 }
 
+/// The outermost of `roots` that `r` lies in (`r` itself when none).
+pub(crate) fn outermost<'a>(roots: &'a [PathBuf], r: &'a Path) -> &'a Path {
+    roots
+        .iter()
+        .filter(|x| r.starts_with(x))
+        .min_by_key(|x| x.components().count())
+        .map_or(r, PathBuf::as_path)
+}
+
 /// The git directories under `dir` (`.git/modules/<name>`, nested as
 /// `modules/<name>/modules/<sub>` and by names with slashes).
-fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+pub(crate) fn module_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     if depth > 16 || out.len() >= 10_000 {
         return;
     }

@@ -46,13 +46,19 @@ pub struct PackVet {
 /// Vet the layer over a git directory: `upper` is the layer's copy of
 /// it (what the run wrote), `host` the repository as it was before the
 /// run, `work` its work tree.
-pub fn vet_layer(upper: &Path, host: &Path, work: &Path, since: SystemTime) -> PackVet {
+pub fn vet_layer(
+    upper: &Path,
+    host: &Path,
+    work: &Path,
+    bound: &Path,
+    since: SystemTime,
+) -> PackVet {
     let mut out = PackVet::default();
     let packs = new_packs(&upper.join("objects/pack"));
     if packs.is_empty() {
         return out;
     }
-    let why = match vet_packs(upper, host, work, since, &packs, &mut out) {
+    let why = match vet_packs(upper, host, work, bound, since, &packs, &mut out) {
         Ok(None) => return out,
         Ok(Some(why)) => why,
         Err(e) => {
@@ -113,6 +119,7 @@ fn vet_packs(
     upper: &Path,
     host: &Path,
     work: &Path,
+    bound: &Path,
     since: SystemTime,
     packs: &[String],
     out: &mut PackVet,
@@ -172,7 +179,11 @@ fn vet_packs(
             found.push((id, k));
         }
     }
-    let wt = WorkTree { root: work, since };
+    let wt = WorkTree {
+        root: work,
+        since,
+        bound,
+    };
     let mut in_pack = None;
     for (id, kind) in &found {
         let Some((k, body)) = store.read(id) else {
