@@ -56,6 +56,8 @@ pub mod owner_only;
 #[cfg(unix)]
 pub mod package_json;
 #[cfg(unix)]
+pub mod path_forms;
+#[cfg(unix)]
 pub mod path_shadow;
 #[cfg(unix)]
 pub mod path_shadow_walk;

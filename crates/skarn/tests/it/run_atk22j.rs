@@ -3,7 +3,10 @@
 //! over the remote's path to another host (ADR 0291). Each test makes the
 //! attack for real in both workspace layers and judges from outside,
 //! after the run: host git did not connect to the loopback listener the
-//! run named.
+//! run named. F4: a missing `PATH` directory inside the workspace that
+//! the caller's `PATH` names through a link of the host's, or with a `..`
+//! after a missing name: the host shell's next `ls` did not run the
+//! program the run put there.
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -110,5 +113,51 @@ fn a_relative_submodule_url_climbing_to_another_host_is_not_kept() {
     assert!(
         failed.is_empty(),
         "host git contacted the host the run's relative submodule URL climbed to: {failed:#?}"
+    );
+}
+
+#[test]
+fn a_missing_path_directory_named_through_a_link_or_dotdot_is_protected() {
+    // F4: `PATH` holds `<link>/bin` (`<link> -> ws`), `<link>/node_modules/
+    // .bin` or `ws/x/../bin`; none exists before the run. The run makes
+    // them with an `ls` inside; the host's next `ls` ran it.
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        for entry in ["wslink/bin", "wslink/node_modules/.bin", "ws/x/../bin"] {
+            let t = TempDir::new("atk22j-f4");
+            let (home, ws) = (t.dir("home"), t.dir("ws"));
+            std::os::unix::fs::symlink("ws", t.join("wslink")).unwrap();
+            let marker = t.join("PLANTED-RAN");
+            let path = format!("{}:/usr/local/bin:/usr/bin:/bin", t.join(entry).display());
+            let script = format!(
+                "mkdir -p x bin node_modules/.bin && \
+                 printf '#!/bin/sh\\ntouch {m}\\n' > bin/ls && cp bin/ls node_modules/.bin/ls && \
+                 chmod +x bin/ls node_modules/.bin/ls; echo RAN",
+                m = marker.display()
+            );
+            let o = run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+            let said = format!("{}{}", out(&o), err(&o));
+            assert!(said.contains("RAN"), "{layer} {entry}: {said}");
+            let _ = Command::new("sh")
+                .args(["-c", "ls >/dev/null 2>&1"])
+                .current_dir(&ws)
+                .env("PATH", &path)
+                .status();
+            if marker.exists() {
+                failed.push(format!("{layer} {entry}: {said}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "the host's ls ran the program the run put in a missing PATH directory: {failed:#?}"
     );
 }
