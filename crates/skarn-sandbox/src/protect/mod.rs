@@ -74,6 +74,8 @@ pub mod py_startup;
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;
+#[cfg(unix)]
+pub mod repo_top;
 #[cfg(target_os = "linux")]
 pub mod run_record;
 #[cfg(target_os = "linux")]

@@ -6,7 +6,9 @@
 //! run named. F4: a missing `PATH` directory inside the workspace that
 //! the caller's `PATH` names through a link of the host's, or with a `..`
 //! after a missing name: the host shell's next `ls` did not run the
-//! program the run put there.
+//! program the run put there. F8, F9: the files git and its hook
+//! managers read at the top of a nested repository (`.gitmodules`,
+//! `.husky/`, `lefthook.yml`; ADR 0292).
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -159,5 +161,130 @@ fn a_missing_path_directory_named_through_a_link_or_dotdot_is_protected() {
     assert!(
         failed.is_empty(),
         "the host's ls ran the program the run put in a missing PATH directory: {failed:#?}"
+    );
+}
+
+/// A repository at `dir` with one commit, on branch `master`.
+fn repo(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "master"]);
+    std::fs::write(dir.join("README"), "SECRETDATA\n").unwrap();
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "-qm", "init"]);
+}
+
+#[test]
+fn a_nested_repositorys_gitmodules_names_no_address_the_run_chose() {
+    // F8: `vendor/foo/.gitmodules` (a nested repository of the workspace)
+    // with a network URL, or a relative one climbing over its remote's
+    // host, and the gitlink staged: host `git submodule update --init`
+    // run there connected to the run's address.
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        for url in ["http://127.0.0.1:PORT/x-$D", "../../../127.0.0.1:PORT/x-$D"] {
+            let t = TempDir::new("atk22j-f8");
+            let (home, ws) = (t.dir("home"), t.dir("ws"));
+            repo(&ws);
+            let foo = t.dir("ws/vendor/foo");
+            repo(&foo);
+            git(
+                &foo,
+                &["remote", "add", "origin", "http://git.invalid/someuser/p"],
+            );
+            let (port, seen) = listener();
+            let url = url.replace("PORT", &port.to_string());
+            let script = format!(
+                "set -e; cd vendor/foo; D=$(head -c 8 README | od -An -tx1 | tr -d ' \\n'); \
+                 git config -f .gitmodules submodule.y.path lib/y; \
+                 git config -f .gitmodules submodule.y.url {url}; \
+                 git update-index --add --cacheinfo \
+                   160000,1111111111111111111111111111111111111111,lib/y; echo PLANTED"
+            );
+            let o = run_in(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            );
+            let e = err(&o);
+            assert!(out(&o).contains("PLANTED"), "{layer}: {}{e}", out(&o));
+            let _ = host_git(&foo, &home, &["submodule", "update", "--init"]);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if seen.load(Ordering::SeqCst) != 0 {
+                failed.push(format!("{layer} {url}: {e}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "host git in the nested repository contacted the run's address: {failed:#?}"
+    );
+}
+
+#[test]
+fn a_nested_repositorys_hook_manager_files_are_not_the_runs() {
+    // F9: a project of the workspace (`projA`, its own repository) uses
+    // husky (`core.hooksPath = .husky/_`, stubs running `.husky/<hook>`);
+    // the run wrote `projA/.husky/pre-commit`, and the host's next `git
+    // commit` there ran it. `lefthook.yml` made there is not kept either.
+    if !host_has("git", "--version") {
+        skarn_test_support::skip!("git is not installed");
+    }
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        for existing in [true, false] {
+            let t = TempDir::new("atk22j-f9");
+            let (home, ws) = (t.dir("home"), t.dir("ws"));
+            let p = t.dir("ws/projA");
+            git(&p, &["init", "-q", "-b", "master"]);
+            t.file(
+                "ws/projA/.husky/_/h",
+                "#!/bin/sh\nn=$(basename \"$0\"); s=$(dirname \"$(dirname \"$0\")\")/$n\n\
+                 [ -f \"$s\" ] || exit 0\nexec sh -e \"$s\" \"$@\"\n",
+            );
+            t.file(
+                "ws/projA/.husky/_/pre-commit",
+                "#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n",
+            );
+            if existing {
+                t.file("ws/projA/.husky/pre-commit", "true\n");
+            }
+            for f in ["h", "pre-commit"] {
+                let f = p.join(".husky/_").join(f);
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+            git(&p, &["config", "core.hooksPath", ".husky/_"]);
+            std::fs::write(p.join("a"), "hi\n").unwrap();
+            git(&p, &["add", "-A"]);
+            git(&p, &["commit", "-qm", "one"]);
+            let marker = t.join("PLANTED-RAN");
+            let script = format!(
+                "printf 'touch {m}\\n' > projA/.husky/pre-commit; \
+                 printf 'pre-commit:\\n  commands:\\n    x:\\n      run: touch {m}\\n' \
+                   > projA/lefthook.yml; echo RAN",
+                m = marker.display()
+            );
+            let o = run_in(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            );
+            let said = format!("{}{}", out(&o), err(&o));
+            assert!(said.contains("RAN"), "{layer}: {said}");
+            std::fs::write(p.join("a"), "two\n").unwrap();
+            let _ = host_git(&p, &home, &["commit", "-qam", "two"]);
+            let lefthook = std::fs::read_to_string(p.join("lefthook.yml")).unwrap_or_default();
+            if marker.exists() || lefthook.contains("touch") {
+                failed.push(format!("{layer} existing={existing}: {said}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "the run's hook-manager files at a nested repository's top were kept: {failed:#?}"
     );
 }

@@ -187,6 +187,30 @@ impl Rules {
     }
 }
 
+/// The top (relative to the workspace, below it) of the repository whose
+/// top-level git or hook-manager file `rel` is or lies in
+/// ([`crate::protect::repo_top`]), with the entry; a repository of the
+/// host's or one the run made (its `.git` in the layer above `upper`).
+fn nested_top_entry(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+) -> Option<(PathBuf, &'static crate::protect::persistence::Entry)> {
+    let n = names(rel);
+    let root = upper.ancestors().nth(rel.components().count());
+    for k in 1..n.len() {
+        let Some(en) = crate::protect::repo_top::entry_of(&n[k..]) else {
+            continue;
+        };
+        let top: PathBuf = n[..k].iter().collect();
+        let is_repo = |base: &Path| std::fs::symlink_metadata(base.join(&top).join(".git")).is_ok();
+        if is_repo(&rules.ws) || root.is_some_and(is_repo) {
+            return Some((top, en));
+        }
+    }
+    None
+}
+
 /// Whether `p` is a repository's `.git/config`: writable in the layer
 /// (`git remote add`, `git config user.email` work) and vetted key by key
 /// when applied (see [`config`]), instead of kept read-only.
@@ -258,6 +282,26 @@ pub fn check(
             Change::Delete => Ok(()),
             _ => Err("a .gitmodules that is not a regular file".into()),
         };
+    }
+    // The files git and its hook managers read at the top of a nested
+    // repository, as at the workspace's (atk22j F8, F9; ADR 0292).
+    if let Some((top, en)) = nested_top_entry(rules, rel, upper) {
+        let root = upper.ancestors().nth(rel.components().count());
+        if en.path == ".gitmodules" && rel == top.join(".gitmodules") {
+            return match what {
+                Change::File => gitmodules(rules, upper, &abs, root),
+                Change::Delete => Ok(()),
+                _ => Err("a .gitmodules that is not a regular file".into()),
+            };
+        }
+        if matches!(what, Change::File | Change::Special) {
+            return Err(format!(
+                "{} at the top of the repository {}: {}",
+                en.path,
+                rules.ws.join(&top).display(),
+                en.reason
+            ));
+        }
     }
     for (p, reserve) in &rules.protected {
         if abs == *p || abs.starts_with(p) {
