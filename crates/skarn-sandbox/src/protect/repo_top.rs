@@ -81,7 +81,9 @@ mod tests {
 
     #[test]
     fn hook_manager_files_are_found_below_a_repository_top() {
-        let n = |s: &str| -> Vec<&OsStr> { s.split('/').map(OsStr::new).collect() };
+        fn n(s: &str) -> Vec<&OsStr> {
+            s.split('/').map(OsStr::new).collect()
+        }
         for p in [
             ".husky/pre-commit",
             ".pre-commit-config.yaml",
