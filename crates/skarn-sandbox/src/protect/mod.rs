@@ -57,6 +57,8 @@ pub mod owner_only;
 #[cfg(unix)]
 pub mod package_json;
 #[cfg(unix)]
+pub mod path_forms;
+#[cfg(unix)]
 pub mod path_shadow;
 #[cfg(unix)]
 pub mod path_shadow_walk;
@@ -73,6 +75,8 @@ pub mod py_startup;
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;
+#[cfg(unix)]
+pub mod repo_top;
 #[cfg(target_os = "linux")]
 pub mod run_record;
 #[cfg(target_os = "linux")]

@@ -176,7 +176,8 @@ fn staged_gitmodules(
     std::fs::write(&tmp, &blob)
         .map_err(|e| format!("the staged .gitmodules could not be vetted ({e})"))?;
     let host_file = rules.ws.join(top).join(".gitmodules");
-    let r = super::vet::check_gitmodules(&tmp, &host_file);
+    let root = upper.ancestors().nth(rel.components().count());
+    let r = super::vet::check_gitmodules(rules, &tmp, &host_file, root);
     let _ = std::fs::remove_file(&tmp);
     r.map_err(|why| {
         format!("the run staged a .gitmodules through the index: {why}; the host's index is kept")

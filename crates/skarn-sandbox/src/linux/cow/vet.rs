@@ -15,6 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::linux::plan::{FsOp, Plan};
 use crate::protect::git::remote_redirect::{Reach, redirects_host_remote};
+use crate::protect::git::submodule_url::Bases;
 
 /// What the run did to one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,6 +187,30 @@ impl Rules {
     }
 }
 
+/// The top (relative to the workspace, below it) of the repository whose
+/// top-level git or hook-manager file `rel` is or lies in
+/// ([`crate::protect::repo_top`]), with the entry; a repository of the
+/// host's or one the run made (its `.git` in the layer above `upper`).
+fn nested_top_entry(
+    rules: &Rules,
+    rel: &Path,
+    upper: &Path,
+) -> Option<(PathBuf, &'static crate::protect::persistence::Entry)> {
+    let n = names(rel);
+    let root = upper.ancestors().nth(rel.components().count());
+    for k in 1..n.len() {
+        let Some(en) = crate::protect::repo_top::entry_of(&n[k..]) else {
+            continue;
+        };
+        let top: PathBuf = n[..k].iter().collect();
+        let is_repo = |base: &Path| std::fs::symlink_metadata(base.join(&top).join(".git")).is_ok();
+        if is_repo(&rules.ws) || root.is_some_and(is_repo) {
+            return Some((top, en));
+        }
+    }
+    None
+}
+
 /// Whether `p` is a repository's `.git/config`: writable in the layer
 /// (`git remote add`, `git config user.email` work) and vetted key by key
 /// when applied (see [`config`]), instead of kept read-only.
@@ -250,10 +275,33 @@ pub fn check(
     // item by item as the direct mode's git layer does, not refused whole.
     if rules.gitmodules.contains(&abs) && what != Change::Special {
         return match what {
-            Change::File => gitmodules(upper, &abs),
+            Change::File => {
+                let root = upper.ancestors().nth(rel.components().count());
+                gitmodules(rules, upper, &abs, root)
+            }
             Change::Delete => Ok(()),
             _ => Err("a .gitmodules that is not a regular file".into()),
         };
+    }
+    // The files git and its hook managers read at the top of a nested
+    // repository, as at the workspace's (atk22j F8, F9; ADR 0292).
+    if let Some((top, en)) = nested_top_entry(rules, rel, upper) {
+        let root = upper.ancestors().nth(rel.components().count());
+        if en.path == ".gitmodules" && rel == top.join(".gitmodules") {
+            return match what {
+                Change::File => gitmodules(rules, upper, &abs, root),
+                Change::Delete => Ok(()),
+                _ => Err("a .gitmodules that is not a regular file".into()),
+            };
+        }
+        if matches!(what, Change::File | Change::Special) {
+            return Err(format!(
+                "{} at the top of the repository {}: {}",
+                en.path,
+                rules.ws.join(&top).display(),
+                en.reason
+            ));
+        }
     }
     for (p, reserve) in &rules.protected {
         if abs == *p || abs.starts_with(p) {
@@ -636,10 +684,35 @@ fn adds_exclude_lines(upper: &Path, host_path: &Path) -> bool {
     exclude_lines(upper).iter().any(|l| !host.contains(l))
 }
 
+/// Where the submodule URLs of the `.gitmodules` at `host_path` lead: the
+/// remotes of its repository's configuration, the host's and the one the
+/// run wrote in the layer (whose root is `layer_root`), and what the run
+/// could reach from the work tree's top.
+fn gitmodules_bases(rules: &Rules, host_path: &Path, layer_root: Option<&Path>) -> Bases {
+    let top = host_path.parent().unwrap_or(&rules.ws).to_path_buf();
+    let mut reach = rules.reach_for(host_path);
+    reach.top = top.clone();
+    let mut configs = Vec::new();
+    if let Some(cfg) = crate::protect::git::submodule_url::config_of(&top) {
+        if let (Some(root), Ok(rel)) = (layer_root, cfg.strip_prefix(&rules.ws)) {
+            configs.push(root.join(rel));
+            reach.layer = Some((rules.ws.clone(), root.to_path_buf()));
+        }
+        configs.push(cfg);
+    }
+    Bases::of(reach, &configs)
+}
+
 /// A `.gitmodules` the run wrote (`upper`) may change only in the keys
 /// [`crate::protect::git::submodules::allowed`] lets a run write; every
 /// other item must be in the host's file (`host_path`) already.
-fn gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
+fn gitmodules(
+    rules: &Rules,
+    upper: &Path,
+    host_path: &Path,
+    layer_root: Option<&Path>,
+) -> Result<(), String> {
+    let bases = gitmodules_bases(rules, host_path, layer_root);
     let new = crate::protect::git::gitconfig::read_file(upper)
         .map_err(|w| format!("a .gitmodules that is {w}"))?
         .unwrap_or_default();
@@ -657,7 +730,9 @@ fn gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
     let bad: Vec<String> = new
         .items
         .iter()
-        .filter(|it| !crate::protect::git::submodules::allowed(it) && !old.items.contains(it))
+        .filter(|it| {
+            !crate::protect::git::submodules::allowed(it, &bases) && !old.items.contains(it)
+        })
         .map(|it| format!("{} = {:?}", it.key(), it.value.as_deref().unwrap_or("true")))
         .collect();
     if bad.is_empty() {
@@ -670,9 +745,15 @@ fn gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
     }
 }
 
-/// [`gitmodules`], for a `.gitmodules` staged through the index.
-pub(super) fn check_gitmodules(upper: &Path, host_path: &Path) -> Result<(), String> {
-    gitmodules(upper, host_path)
+/// [`gitmodules`], for a `.gitmodules` staged through the index (its
+/// content copied to `upper`; `layer_root` the layer's root).
+pub(super) fn check_gitmodules(
+    rules: &Rules,
+    upper: &Path,
+    host_path: &Path,
+    layer_root: Option<&Path>,
+) -> Result<(), String> {
+    gitmodules(rules, upper, host_path, layer_root)
 }
 
 /// The replace-ref lines of a `packed-refs` file.

@@ -168,9 +168,17 @@ fn tell(out: &cow::Outcome, report: &mut RestrictionReport) {
 pub(super) fn finish(g: GitLayer, report: &mut RestrictionReport) {
     let out = cow::finish_git(g.layer, &g.rules);
     tell(&out, report);
+    // After the layer is applied: the repository's remotes as host git
+    // will read them.
+    let config = g.rules.ws.join(".git/config");
+    let bases = crate::protect::git::submodule_url::Bases::of(
+        g.rules.reach_for(&config),
+        std::slice::from_ref(&config),
+    );
     for line in crate::protect::git::submodules::after(
         &g.rules.ws.join(".gitmodules"),
         g.gitmodules.as_deref(),
+        &bases,
     ) {
         super::layer::warn(&line);
         report.notes.push(line);

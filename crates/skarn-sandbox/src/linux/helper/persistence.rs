@@ -351,6 +351,15 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
             &a.other_tops,
             saved.start,
         ));
+        // The hook managers' files and `.gitmodules` at the top of each
+        // nested repository (atk22j F8, F9).
+        let tops: Vec<PathBuf> = same
+            .iter()
+            .filter(|g| g.file_name() == Some(std::ffi::OsStr::new(".git")))
+            .filter_map(|g| g.parent().map(std::path::Path::to_path_buf))
+            .filter(|t| !a.other_tops.contains(t) && !a.vet_roots.contains(t))
+            .collect();
+        found.extend(crate::protect::repo_top::set_aside_new(&tops, saved.start));
         found.extend(crate::protect::home_links::restore_links(&a.link_guards));
         // Links the run made to writable directories outside the grants.
         found.extend(crate::protect::links_out::set_aside(

@@ -617,6 +617,18 @@ fn nested_repos(
         // directory, fsmonitor, filters, includes): read-only, reserved
         // when missing (attack atk22g F19).
         super::nested_named::add(g, r, ops, notes);
+        // The files host git and its hook managers read at its top
+        // (`.husky`, `lefthook.yml`, `.gitmodules`): read-only; new ones
+        // are set aside after the run (atk22j F8, F9).
+        if g.file_name() == Some(std::ffi::OsStr::new(".git"))
+            && let Some(top) = g.parent()
+        {
+            for p in crate::protect::repo_top::existing(top) {
+                if !ops.iter().any(|(q, _, _)| *q == p) {
+                    ops.push((p, false, false));
+                }
+            }
+        }
         if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir()) {
             // Its config may turn on per-worktree config: then a new
             // `config.worktree` would be read by host git, so a missing

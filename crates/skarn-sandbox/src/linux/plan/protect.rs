@@ -415,11 +415,17 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
     }
     let cwd = policy.cwd.as_ref().unwrap_or(&policy.workspace);
     let dirs = crate::protect::host_programs::path_dirs(cwd, host.home.as_deref());
+    // Each where the kernel will find it (through the host's links, a
+    // dangling link, a `..` after a missing name: atk22j F4).
     let mut missing_path_dirs: Vec<(PathBuf, Vec<PathBuf>)> = dirs
         .iter()
         .enumerate()
-        .filter(|(_, d)| missing_in_grant(d, g))
-        .map(|(i, d)| (d.clone(), dirs[i + 1..].to_vec()))
+        .flat_map(|(i, d)| {
+            let later = &dirs[i + 1..];
+            missing_places(d, g)
+                .into_iter()
+                .map(move |p| (p, later.to_vec()))
+        })
         .take(64)
         .collect();
     // The `PATH` directories the workspace's `.envrc` adds in front of
@@ -427,7 +433,7 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
     if policy.protect_persistence {
         for d in crate::protect::envrc::path_dirs(&policy.workspace.join(".envrc"))
             .into_iter()
-            .filter(|d| missing_in_grant(d, g))
+            .flat_map(|d| missing_places(&d, g))
             .take(64)
         {
             missing_path_dirs.push((d, dirs.clone()));
@@ -436,7 +442,7 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
         for d in crate::protect::mise_env::named(&policy.workspace, host.home.as_deref())
             .path_dirs
             .into_iter()
-            .filter(|d| missing_in_grant(d, g))
+            .flat_map(|d| missing_places(&d, g))
             .take(64)
         {
             missing_path_dirs.push((d, dirs.clone()));
@@ -450,8 +456,9 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
     for rel in &host.home_mentions.relative_path {
         for w in roots.iter().take(16) {
             let d = crate::policy::config::normalize(&w.join(rel));
-            if missing_in_grant(&d, g) {
-                missing_path_dirs.push((d, dirs.clone()));
+            let places = missing_places(&w.join(rel), g);
+            if !places.is_empty() {
+                missing_path_dirs.extend(places.into_iter().map(|p| (p, dirs.clone())));
             } else if g.writable(&d).is_some() && d.is_dir() {
                 changed_path_dirs.push((d, dirs.clone()));
             }
@@ -524,7 +531,17 @@ pub(super) fn after_run(policy: &Policy, host: &HostFacts, g: &Granted) -> After
 
 /// A `PATH` directory missing before the run, inside a writable grant.
 pub(super) fn missing_in_grant(d: &std::path::Path, g: &Granted) -> bool {
-    std::fs::symlink_metadata(d).is_err() && g.writable(d).is_some()
+    !missing_places(d, g).is_empty()
+}
+
+/// Where the kernel will find the missing `PATH` directory `d`, the
+/// places inside a writable grant
+/// ([`crate::protect::path_forms::missing_forms`]).
+fn missing_places(d: &std::path::Path, g: &Granted) -> Vec<PathBuf> {
+    crate::protect::path_forms::missing_forms(d)
+        .into_iter()
+        .filter(|p| g.writable(p).is_some())
+        .collect()
 }
 
 fn writable_roots(g: &Granted) -> Vec<PathBuf> {

@@ -48,6 +48,8 @@ pub mod repo_vet;
 #[cfg(target_os = "linux")]
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
+pub(crate) mod submodule_url;
+#[cfg(target_os = "linux")]
 pub mod submodules;
 #[cfg(target_os = "linux")]
 pub(crate) mod tree_refs;

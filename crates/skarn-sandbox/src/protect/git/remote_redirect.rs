@@ -104,8 +104,6 @@ fn resolve(p: &Path) -> Option<PathBuf> {
 }
 
 impl Reach {
-    /// Whether the local `url` names a place the run could read; with
-    /// `unwritten`, one it could not write either.
     /// Whether the lexical path `p` passes, inside the workspace, an
     /// entry the layer makes other than a directory.
     fn through_layer_link(&self, p: &Path) -> bool {
@@ -128,7 +126,9 @@ impl Reach {
         false
     }
 
-    fn local_ok(&self, url: &str, unwritten: bool) -> bool {
+    /// Whether the local `url` names a place the run could read; with
+    /// `unwritten`, one it could not write either.
+    pub(crate) fn local_ok(&self, url: &str, unwritten: bool) -> bool {
         let Url::Local(p) = url_kind(url) else {
             return false;
         };

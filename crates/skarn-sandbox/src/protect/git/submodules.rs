@@ -3,16 +3,20 @@
 //! the run: only the keys a submodule needs to be cloned and checked out
 //! may change (`path`, `url` without the `ext::`/`fd::` transports or an
 //! option, `branch`, `shallow`, `ignore`, `fetchRecurseSubmodules`,
-//! `update` by a named strategy). Git ignores `update = !command` from
+//! `update` by a named strategy); a URL only where it leads host git to a
+//! place the run could read, a relative one resolved as git resolves it
+//! against the remotes ([`super::submodule_url`]). Git ignores `update = !command` from
 //! this file; it is refused all the same. A file with anything else is
 //! put back as it was (or removed when there was none), one line each.
 
 use std::path::Path;
 
 use crate::protect::git::gitconfig::{self, Item};
+use crate::protect::git::submodule_url::Bases;
 
-/// Whether one `.gitmodules` item is allowed.
-pub fn allowed(it: &Item) -> bool {
+/// Whether one `.gitmodules` item is allowed; `bases` says where its
+/// repository's submodule URLs lead.
+pub(crate) fn allowed(it: &Item, bases: &Bases) -> bool {
     if it.section != "submodule" || it.sub.is_none() {
         return false;
     }
@@ -31,9 +35,10 @@ pub fn allowed(it: &Item) -> bool {
         }
         // Host `git submodule update --init` connects to it: a network
         // address the run chose carries what the run put in it past the
-        // network policy (atk22i F9, ADR 0278). Relative and local URLs
-        // are judged where git reads them (`.git/config`).
-        "url" => super::safe_keys::allowed_key(it) && !super::remote_redirect::names_elsewhere(v),
+        // network policy (atk22i F9, ADR 0278), also when it is relative
+        // and climbs over the remote's host (atk22j F3, ADR 0291); a local
+        // one brings a repository into the workspace.
+        "url" => super::safe_keys::allowed_key(it) && bases.url_ok(v),
         "branch" | "shallow" | "ignore" | "fetchrecursesubmodules" | "update" => {
             super::safe_keys::allowed_key(it)
         }
@@ -43,7 +48,7 @@ pub fn allowed(it: &Item) -> bool {
 
 /// After the run: vet `file` against what it held before (`before`);
 /// one line per refused item, the file restored when one is.
-pub fn after(file: &Path, before: Option<&[u8]>) -> Vec<String> {
+pub(crate) fn after(file: &Path, before: Option<&[u8]>, bases: &Bases) -> Vec<String> {
     let now = std::fs::symlink_metadata(file).ok();
     let now_bytes = now
         .as_ref()
@@ -67,7 +72,7 @@ pub fn after(file: &Path, before: Option<&[u8]>) -> Vec<String> {
     let mut bad: Vec<String> = p
         .items
         .iter()
-        .filter(|it| !allowed(it) && !old.contains(it))
+        .filter(|it| !allowed(it, bases) && !old.contains(it))
         .map(|it| format!("{} = {:?}", it.key(), it.value.as_deref().unwrap_or("true")))
         .collect();
     if !p.bad_lines.is_empty() {
@@ -109,8 +114,18 @@ mod tests {
     #[test]
     fn submodule_settings_are_kept_and_others_put_back() {
         let t = skarn_test_support::TempDir::new("gitmodules");
-        let f = t.path().join(".gitmodules");
-        let ok = "[submodule \"sm\"]\n\tpath = sm\n\turl = ../sm\n";
+        let top = std::fs::canonicalize(t.path()).unwrap();
+        let bases = Bases {
+            remotes: vec![top.to_string_lossy().into_owned()],
+            reach: crate::protect::git::remote_redirect::Reach {
+                top: top.clone(),
+                paths: vec![(top.clone(), true)],
+                ..Default::default()
+            },
+        };
+        let after = |f: &Path, b: Option<&[u8]>| after(f, b, &bases);
+        let f = top.join(".gitmodules");
+        let ok = "[submodule \"sm\"]\n\tpath = sm\n\turl = ./sm\n";
         std::fs::write(&f, ok).unwrap();
         assert!(after(&f, None).is_empty());
         let bad = format!("{ok}\tupdate = !touch /tmp/x\n[core]\n\tfsmonitor = x\n");
@@ -122,6 +137,9 @@ mod tests {
         assert_eq!(after(&f, None).len(), 1);
         assert!(!f.exists());
         std::fs::write(&f, "[submodule \"x\"]\n\turl = ext::sh -c id\n").unwrap();
+        assert_eq!(after(&f, None).len(), 1);
+        // Relative, climbing out of what the run could read.
+        std::fs::write(&f, "[submodule \"x\"]\n\turl = ../../../h:1/x\n").unwrap();
         assert_eq!(after(&f, None).len(), 1);
     }
 }
