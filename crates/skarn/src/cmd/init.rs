@@ -468,16 +468,19 @@ fn wrap_hooks(
             });
         }
     }
-    let dir = if user {
+    // The project's skills, subagents and commands, the nested
+    // directories' too (atk24m F7; ADR 0288).
+    let files = if user {
         super::hook::confine_hooks::claude_dir(Some(home))
+            .map(|d| super::hook::frontmatter_hooks::files(&d))
+            .unwrap_or_default()
     } else {
-        Some(cwd.join(".claude"))
+        super::hook::claude_dirs::project_files(cwd)
+            .into_iter()
+            .filter(|f| !f.is_dir())
+            .collect()
     };
-    for (f, new, said) in dir
-        .map(|d| super::init_hooks::wrap_frontmatter(&d, &exe, &trusted))
-        .transpose()?
-        .unwrap_or_default()
-    {
+    for (f, new, said) in super::init_hooks::wrap_frontmatter(files, &exe, &trusted)? {
         let target = init_files::resolve(&f, base)?;
         let old = init_files::read(&target)?;
         super::init_hooks::say(&f, &said);
