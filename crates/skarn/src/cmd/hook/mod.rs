@@ -27,6 +27,7 @@ mod file_runs;
 mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
+mod frontmatter_yaml;
 mod plugin_dirs;
 mod settings;
 mod shell;
