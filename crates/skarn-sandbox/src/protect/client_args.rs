@@ -148,8 +148,7 @@ impl ClientArgs {
             ));
         }
         for name in RELATIVE_DIRS {
-            let Some(v) = var(name).filter(|v| !v.is_empty() && !Path::new(v).is_absolute())
-            else {
+            let Some(v) = var(name).filter(|v| !v.is_empty() && !Path::new(v).is_absolute()) else {
                 continue;
             };
             for c in &self.cwds {

@@ -113,7 +113,11 @@ mod tests {
     fn nested_dirs_are_found_and_git_is_skipped() {
         let d = std::env::temp_dir().join(format!("skarn-claude-dirs-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
-        for p in [".claude/skills", "packages/a/.claude/skills/x", ".git/x/.claude"] {
+        for p in [
+            ".claude/skills",
+            "packages/a/.claude/skills/x",
+            ".git/x/.claude",
+        ] {
             std::fs::create_dir_all(d.join(p)).unwrap();
         }
         assert_eq!(nested(&d), Ok(vec![d.join("packages/a/.claude")]));
