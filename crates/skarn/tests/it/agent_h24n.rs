@@ -339,3 +339,45 @@ fn nested_and_added_directories_skills_are_judged() {
     assert_eq!(d, "deny", "--add-dir skill: {why}");
     assert!(!s.victim.join("nested").exists() && !s.victim.join("libskill").exists());
 }
+
+/// atk24m F17: `skarn init --client codex` writes skarn's own MCP entry
+/// (`serve --config <project>/skarn.toml`) into `~/.codex/config.toml`;
+/// that mention of skarn's own (protected) configuration must not make
+/// every confined command of the project read-only.
+#[test]
+fn codex_init_leaves_the_project_writable() {
+    let s = setup("h24n_codex_init");
+    let o = Command::new(exe())
+        .args(["init", "--client", "codex"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let cfg = std::fs::read_to_string(s.home.join(".codex/config.toml")).unwrap();
+    assert!(cfg.contains("skarn.toml"), "{cfg}");
+    let o = Command::new(exe())
+        .args(["run", "--workspace"])
+        .arg(&s.ws)
+        .args(["--", "sh", "-c", "echo x > after.txt; echo y > skarn.toml"])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("after.txt")).unwrap_or_default(),
+        "x\n",
+        "the project stayed read-only after init --client codex: {}",
+        err(&o)
+    );
+    assert!(
+        !std::fs::read_to_string(s.ws.join("skarn.toml"))
+            .unwrap_or_default()
+            .starts_with('y'),
+        "skarn.toml was writable"
+    );
+}

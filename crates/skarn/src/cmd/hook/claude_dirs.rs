@@ -8,9 +8,12 @@
 //!
 //! The nested ones are found by a bounded walk of the project (no `.git`,
 //! no symbolic link followed below the top; a link to a directory is
-//! looked into one level, as Claude Code reaches it by its name). Past the
-//! bounds the project directory itself is named: it cannot be read as a
-//! hook file, so it counts as holding unconfined hooks (fail closed).
+//! looked into one level, as Claude Code reaches it by its name), not for
+//! a project that is `/` or holds the home (`skarn run` refuses such a
+//! workspace anyway). Claude Code finds a nested directory from the paths
+//! its tools touch, so past the walk's bounds each tool call's path is
+//! checked instead ([`on_the_way`]): a call touching a directory whose
+//! `.claude` holds unconfined hooks is refused.
 
 use std::path::{Path, PathBuf};
 
@@ -21,8 +24,13 @@ const MAX_ENTRIES: usize = 200_000;
 const MAX_DEPTH: usize = 24;
 
 /// The nested `.claude` directories below `ws` (not `ws/.claude` itself);
-/// `Err(ws)` past the bounds.
+/// `Err(ws)` past the bounds or for a project that is `/` or holds the
+/// home.
 pub fn nested(ws: &Path) -> Result<Vec<PathBuf>, PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if ws.parent().is_none() || home.is_some_and(|h| h.starts_with(ws)) {
+        return Err(ws.to_path_buf());
+    }
     let mut out = Vec::new();
     let mut seen = 0usize;
     let mut dirs = vec![(ws.to_path_buf(), 0usize)];
@@ -91,16 +99,32 @@ pub fn session_settings() -> Vec<PathBuf> {
 }
 
 /// The skill, subagent and command files of the project `ws`: its own
-/// `.claude`'s and the nested ones' (past the bounds, `ws` itself).
+/// `.claude`'s and the nested ones' (past the walk's bounds, only those
+/// [`on_the_way`] finds per call).
 pub fn project_files(ws: &Path) -> Vec<PathBuf> {
     let mut out = super::frontmatter_hooks::files(&ws.join(".claude"));
-    match nested(ws) {
-        Ok(ds) => {
-            for d in ds {
-                out.extend(super::frontmatter_hooks::files(&d));
-            }
+    for d in nested(ws).unwrap_or_default() {
+        out.extend(super::frontmatter_hooks::files(&d));
+    }
+    out
+}
+
+/// The skill, subagent and command files of the `.claude` directories on
+/// the way from `path` (a tool call's file or directory) up to the
+/// project `ws`, below its top: where Claude Code looks when a tool
+/// touches `path`.
+pub fn on_the_way(ws: &Path, path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut d = Some(path);
+    while let Some(x) = d {
+        if !x.starts_with(ws) || x == ws {
+            break;
         }
-        Err(d) => out.push(d),
+        let c = x.join(".claude");
+        if c.is_dir() {
+            out.extend(super::frontmatter_hooks::files(&c));
+        }
+        d = x.parent();
     }
     out
 }

@@ -240,8 +240,13 @@ pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 /// The hook commands in the files Claude Code reads for `ws` that run
 /// unconfined, one line each (`file: command`).
 pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String]) -> Vec<String> {
+    unconfined_in(files(ws, home), exe, trusted)
+}
+
+/// [`unconfined`] for the hook files `files`.
+pub fn unconfined_in(files: Vec<PathBuf>, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    for f in files(ws, home) {
+    for f in files {
         let text = match skarn_sandbox::policy::config::read_text(&f) {
             Ok(Some(t)) => t,
             Ok(None) => continue,
