@@ -381,3 +381,60 @@ fn codex_init_leaves_the_project_writable() {
         "skarn.toml was writable"
     );
 }
+
+/// ADR 0273 for every client: `init --client cursor` and `--client
+/// gemini-cli` wrap the other local MCP servers of the file they merge
+/// into; started as the client starts them (command and args, in the
+/// project) after the agent planted the code they load, they write
+/// nothing outside; skarn's own entry still serves.
+#[test]
+fn cursor_and_gemini_mcp_servers_run_confined_after_init() {
+    for (client, file) in [
+        ("cursor", ".cursor/mcp.json"),
+        ("gemini-cli", ".gemini/settings.json"),
+    ] {
+        let s = setup(&format!("h24n_mcp_{}", client.replace('-', "_")));
+        let marker = s.victim.join("server-ran");
+        std::fs::create_dir_all(s.ws.join(file).parent().unwrap()).unwrap();
+        std::fs::write(
+            s.ws.join(file),
+            json!({"mcpServers": {"docs": {"command": "sh", "args": ["-c", "[ -f .srvrc ] && . ./.srvrc; exit 0"]}}})
+                .to_string(),
+        )
+        .unwrap();
+        let o = Command::new(exe())
+            .args(["init", "--client", client, "--accept-project-settings"])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{client}: {}", err(&o));
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(s.ws.join(file)).unwrap()).unwrap();
+        let docs = &v["mcpServers"]["docs"];
+        assert!(v["mcpServers"]["skarn"].is_object(), "{client}: {v}");
+        // The agent plants the configuration the server loads.
+        std::fs::write(s.ws.join(".srvrc"), format!("touch {}\n", marker.display())).unwrap();
+        let args: Vec<String> = docs["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let o = Command::new(docs["command"].as_str().unwrap())
+            .args(&args)
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            !marker.exists(),
+            "{client}: the server ran the planted code on the host ({docs}): {}",
+            err(&o)
+        );
+    }
+}
