@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 /// Most directory entries looked at in one project.
-const MAX_ENTRIES: usize = 200_000;
+const MAX_ENTRIES: usize = 50_000;
 
 /// Deepest sub-directory looked into.
 const MAX_DEPTH: usize = 24;
