@@ -68,6 +68,19 @@ pub fn collect(
             found.push(Trusted::new(&p, target, via, secret));
         }
     }
+    // What the agent's client was told on its command line to load
+    // (`--plugin-dir`, `--settings`, `--mcp-config`, `--add-dir`), and a
+    // relative `$CLAUDE_CONFIG_DIR` / `$CODEX_HOME` (ADR 0287).
+    let var = |k: &str| std::env::var(k).ok();
+    for (p, tree, via) in crate::protect::client_args::from_parents().places(&var) {
+        if let Some(target) = cache.resolve(&p) {
+            found.push(if tree {
+                Trusted::tree(&p, target, via, crate::protect::trusted::Tree::Dir)
+            } else {
+                Trusted::new(&p, target, via, false)
+            });
+        }
+    }
     // What the user's configuration makes skarn run or read on the host
     // (a secret's command and script, a missing file source).
     for (p, via, secret) in host_places {

@@ -9,6 +9,8 @@
 
 #[cfg(unix)]
 pub mod ancestor_config;
+#[cfg(unix)]
+pub mod client_args;
 pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;

@@ -139,6 +139,18 @@ fn agent_settings() -> Vec<String> {
             )),
         }
     }
+    // What the client loads from its command line is found in the
+    // ancestors' `/proc` entries (ADR 0287); where they cannot be read,
+    // skarn does not know those places.
+    let parent = std::os::unix::process::parent_id();
+    if std::fs::read(format!("/proc/{parent}/cmdline")).is_err() {
+        out.push(
+            "the agent client's command line cannot be read here (/proc): places it loads from \
+             --plugin-dir, --settings, --mcp-config or --add-dir, and a relative \
+             $CLAUDE_CONFIG_DIR, are not kept from the agent: keep them outside the project"
+                .into(),
+        );
+    }
     out
 }
 

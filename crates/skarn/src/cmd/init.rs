@@ -303,21 +303,28 @@ fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     // The other MCP servers of the files merged into run inside `skarn
     // run` (ADR 0273).
-    if matches!(client, Client::ClaudeCode | Client::Codex) {
+    {
         let exe = exe();
         let trusted = super::hook::trusted_hooks();
         for c in changes.iter_mut() {
             let name = c.target.path.file_name().and_then(|n| n.to_str());
+            // Each client's JSON file of MCP servers (Cursor's, Gemini
+            // CLI's, Windsurf's and VS Code's too: ADR 0273).
+            let json_servers = match client {
+                Client::ClaudeCode => matches!(name, Some(".mcp.json" | ".claude.json")),
+                Client::Cursor | Client::Vscode => name == Some("mcp.json"),
+                Client::Windsurf => name == Some("mcp_config.json"),
+                Client::GeminiCli => name == Some("settings.json"),
+                Client::Codex => false,
+            };
             let said = match name {
-                Some(".mcp.json" | ".claude.json") => {
-                    match super::mcp_wrap::wrap_json(&c.new, &exe, &trusted) {
-                        Some((new, said)) => {
-                            c.new = new;
-                            said
-                        }
-                        None => Vec::new(),
+                _ if json_servers => match super::mcp_wrap::wrap_json(&c.new, &exe, &trusted) {
+                    Some((new, said)) => {
+                        c.new = new;
+                        said
                     }
-                }
+                    None => Vec::new(),
+                },
                 Some("config.toml") if client == Client::Codex => {
                     let (new, said) = super::mcp_wrap::wrap_toml(&c.new, &exe, &trusted)?;
                     c.new = new;
@@ -468,16 +475,19 @@ fn wrap_hooks(
             });
         }
     }
-    let dir = if user {
+    // The project's skills, subagents and commands, the nested
+    // directories' too (atk24m F7; ADR 0288).
+    let files = if user {
         super::hook::confine_hooks::claude_dir(Some(home))
+            .map(|d| super::hook::frontmatter_hooks::files(&d))
+            .unwrap_or_default()
     } else {
-        Some(cwd.join(".claude"))
+        super::hook::claude_dirs::project_files(cwd)
+            .into_iter()
+            .filter(|f| !f.is_dir())
+            .collect()
     };
-    for (f, new, said) in dir
-        .map(|d| super::init_hooks::wrap_frontmatter(&d, &exe, &trusted))
-        .transpose()?
-        .unwrap_or_default()
-    {
+    for (f, new, said) in super::init_hooks::wrap_frontmatter(files, &exe, &trusted)? {
         let target = init_files::resolve(&f, base)?;
         let old = init_files::read(&target)?;
         super::init_hooks::say(&f, &said);

@@ -33,16 +33,16 @@ fn wrap_json_as(
     Ok(said)
 }
 
-/// The skill and subagent files under the Claude Code directory `dir` whose
-/// hooks must be wrapped: (file, new text, what changed). A hook command in
+/// The skill, subagent and command files among `files` whose hooks must
+/// be wrapped: (file, new text, what changed). A hook command in
 /// a form skarn cannot rewrite stops `init`, naming it.
 pub fn wrap_frontmatter(
-    dir: &Path,
+    files: Vec<PathBuf>,
     exe: &str,
     trusted: &[String],
 ) -> anyhow::Result<Vec<(PathBuf, String, Vec<String>)>> {
     let mut out = Vec::new();
-    for f in frontmatter_hooks::files(dir) {
+    for f in files {
         let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
             continue;
         };

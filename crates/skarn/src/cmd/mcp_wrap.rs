@@ -67,7 +67,8 @@ fn server_maps(v: &mut Value) -> Vec<&mut Map<String, Value>> {
     };
     for (k, x) in root.iter_mut() {
         match (k.as_str(), x) {
-            ("mcpServers", Value::Object(m)) => out.push(m),
+            // VS Code's `mcp.json` names them `servers`.
+            ("mcpServers" | "servers", Value::Object(m)) => out.push(m),
             ("projects", Value::Object(ps)) => {
                 for p in ps.values_mut() {
                     if let Some(Value::Object(m)) = p.get_mut("mcpServers") {
@@ -200,11 +201,21 @@ pub fn say(path: &Path, said: &[String]) {
 }
 
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-/// The MCP files of Claude Code and Codex for the project `cwd` (see
-/// `doctor`): the project's `.mcp.json`, `~/.claude.json`, Codex's user
-/// and project `config.toml`.
+/// The MCP files of the clients for the project `cwd` (see `doctor`):
+/// Claude Code's `.mcp.json` and `~/.claude.json`, Cursor's and Gemini
+/// CLI's project and user files, Windsurf's, VS Code's project
+/// `mcp.json`, Codex's user and project `config.toml`.
 pub fn files(cwd: &Path, home: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = vec![cwd.join(".mcp.json"), home.join(".claude.json")];
+    let mut out = vec![
+        cwd.join(".mcp.json"),
+        home.join(".claude.json"),
+        cwd.join(".cursor/mcp.json"),
+        home.join(".cursor/mcp.json"),
+        cwd.join(".gemini/settings.json"),
+        home.join(".gemini/settings.json"),
+        home.join(".codeium/windsurf/mcp_config.json"),
+        cwd.join(".vscode/mcp.json"),
+    ];
     if let Some(c) = crate::cmd::hook::client_hooks::codex_home(Some(home)) {
         out.push(c.join("config.toml"));
     }

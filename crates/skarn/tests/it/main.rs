@@ -62,6 +62,9 @@ mod agent_h24i;
 // Issue 24, what the attack passes of 6 December left open (h24k).
 #[cfg(target_os = "linux")]
 mod agent_h24k;
+// Issue 24, what attack atk24m left open: client command lines, YAML (h24n).
+#[cfg(target_os = "linux")]
+mod agent_h24n;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

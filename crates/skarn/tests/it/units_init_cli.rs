@@ -159,7 +159,11 @@ fn init_client_merges_keeps_and_backs_up() {
     let o = skarn(&["init", "--client", "cursor", "--print"], &proj, &home);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["mcpServers"]["mine"]["command"], "m");
+    // The project's other server is kept, wrapped in `skarn run` (ADR 0273).
+    assert_eq!(
+        v["mcpServers"]["mine"]["args"],
+        serde_json::json!(["run", "--timeout", "0", "--", "m"])
+    );
     assert_eq!(v["mcpServers"]["skarn"]["args"][0], "serve");
     assert!(!proj.join("skarn.toml").exists());
     assert!(
@@ -193,7 +197,7 @@ fn init_client_merges_keeps_and_backs_up() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     assert_eq!(
-        (v["z"].as_i64(), v["mcpServers"]["mine"]["command"].as_str()),
+        (v["z"].as_i64(), v["mcpServers"]["mine"]["args"][4].as_str()),
         (Some(1), Some("m"))
     );
     let args = &v["mcpServers"]["skarn"]["args"];
@@ -268,7 +272,7 @@ fn init_client_merges_keeps_and_backs_up() {
         v["mcpServers"]["skarn"]["headers"]["Authorization"],
         "Bearer ${env:T}"
     );
-    assert_eq!(v["mcpServers"]["mine"]["command"], "m");
+    assert_eq!(v["mcpServers"]["mine"]["args"][4], "m");
     let o = skarn(
         &["init", "--client", "cursor", "--http", "nope"],
         &proj,

@@ -292,6 +292,20 @@ impl Scanner {
     }
 
     fn found(&mut self, t: usize, file: &Path, line: usize, named: String) {
+        // skarn's own configuration (`serve --config <ws>/skarn.toml`, the
+        // entry `skarn init` writes into a client's settings, e.g.
+        // `~/.codex/config.toml`): a persistence entry kept read-only in
+        // every run at any depth, so naming it reaches nothing a command
+        // can change (attack atk24m F17). Other words of the line are
+        // still read.
+        let bare = named.trim_end_matches([']', ',', ')', '}', ';', '"', '\'']);
+        if !named.contains(ANY)
+            && Path::new(bare)
+                .file_name()
+                .is_some_and(|n| n == "skarn.toml")
+        {
+            return;
+        }
         let grant = self.targets[t].grant.clone();
         if !self.out.found.iter().any(|m| m.grant == grant) {
             self.out.found.push(Mention {

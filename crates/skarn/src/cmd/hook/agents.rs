@@ -259,6 +259,15 @@ fn claude(input: &Value, ctx: &Ctx, shell_tool: &str, dir_vars: &[&str]) -> anyh
                 "permissionDecisionReason": why,
             }})));
         }
+        // A path the call touches makes Claude Code load the `.claude`
+        // directories on its way up (atk24m F7): theirs are judged too.
+        if let Some(why) = nested_refusal(input, Path::new(&ws), ctx) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
     }
     if super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
@@ -538,6 +547,27 @@ fn codex_command(input: &Value) -> anyhow::Result<String> {
         Some(_) => bail!("tool_input.command is not a string"),
         None => bail!("tool_input has no \"command\""),
     }
+}
+
+/// Why a Claude Code call whose path (`file_path`, `path`,
+/// `notebook_path`) lies below a nested `.claude` with unconfined hooks
+/// may not run.
+fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
+    let ti = input.get("tool_input")?;
+    let mut files = Vec::new();
+    for k in ["file_path", "path", "notebook_path"] {
+        if let Some(p) = ti.get(k).and_then(Value::as_str) {
+            let p = match input.get("cwd").and_then(Value::as_str) {
+                Some(c) if !p.starts_with('/') => Path::new(c).join(p),
+                _ => PathBuf::from(p),
+            };
+            let p = std::fs::canonicalize(&p).unwrap_or(p);
+            let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+            files.extend(super::claude_dirs::on_the_way(&ws, &p));
+        }
+    }
+    let found = super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);
+    super::confine_hooks::refusal(&found)
 }
 
 /// Why no call may run while the client's configuration directory

@@ -77,6 +77,8 @@ fn files(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     // Plugins loaded for this session with `--plugin-dir` (the client's
     // command line, read from the hook's ancestors).
     let session = super::plugin_dirs::from_parents();
+    // The session's `--settings` files (ADR 0287).
+    out.extend(super::claude_dirs::session_settings());
     if let Some(c) = &config {
         out.push(c.join("settings.json"));
     }

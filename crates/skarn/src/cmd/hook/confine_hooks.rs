@@ -211,7 +211,9 @@ pub fn claude_dir(home: Option<&Path>) -> Option<PathBuf> {
 
 /// The files whose hooks Claude Code runs in the project `ws` that the user
 /// (or `skarn init`) can change: the project's shared and local settings,
-/// the user's, and the skills' and subagents' frontmatter of both.
+/// the user's, the session's `--settings`, and the skills', subagents' and
+/// commands' frontmatter of the project (nested directories too), of the
+/// `--add-dir` directories and of the user's.
 pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let mut out = vec![
         ws.join(".claude/settings.json"),
@@ -221,7 +223,14 @@ pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     if let Some(u) = &user {
         out.push(u.join("settings.json"));
     }
-    out.extend(super::frontmatter_hooks::files(&ws.join(".claude")));
+    // The session's `--settings` files (its command line; ADR 0287).
+    out.extend(super::claude_dirs::session_settings());
+    // The project's skills, subagents and commands, the nested
+    // directories' (atk24m F7) and the `--add-dir` ones' (F15).
+    out.extend(super::claude_dirs::project_files(ws));
+    for d in super::claude_dirs::added() {
+        out.extend(super::frontmatter_hooks::files(&d));
+    }
     if let Some(u) = &user {
         out.extend(super::frontmatter_hooks::files(u));
     }
@@ -231,13 +240,26 @@ pub fn files(ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 /// The hook commands in the files Claude Code reads for `ws` that run
 /// unconfined, one line each (`file: command`).
 pub fn unconfined(ws: &Path, home: Option<&Path>, exe: &str, trusted: &[String]) -> Vec<String> {
+    unconfined_in(files(ws, home), exe, trusted)
+}
+
+/// [`unconfined`] for the hook files `files`.
+pub fn unconfined_in(files: Vec<PathBuf>, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    for f in files(ws, home) {
+    for f in files {
         let text = match skarn_sandbox::policy::config::read_text(&f) {
             Ok(Some(t)) => t,
             Ok(None) => continue,
             // The client may read what skarn cannot (one non-UTF-8 byte, a
             // large file): its hooks are unknown, so unconfined (atk24m F13).
+            Err(_) if f.is_dir() => {
+                out.push(skarn_sandbox::protect::terminal_filter::one_line(&format!(
+                    "{}: (more skill, subagent or command files, or deeper ones, than skarn \
+                     looks at: their hooks count as unconfined)",
+                    f.display()
+                )));
+                continue;
+            }
             Err(e) => {
                 out.push(unreadable(&f, &e.to_string()));
                 continue;

@@ -1,18 +1,20 @@
-//! Hooks Claude Code skills and subagents declare in their YAML
-//! frontmatter (`.claude/skills/NAME/SKILL.md`, `.claude/agents/*.md`, in
-//! the project and the user's directory): a top-level `hooks:` mapping of
-//! events to matcher groups whose `hooks` hold `type: command` entries
-//! with a `command:`. They run while the skill or subagent is active, on
-//! the host like the settings' hooks, so they are judged and wrapped alike
-//! (ADR 0255). No YAML parser is trusted to read them as the client does:
-//! the `command:` lines of the block under `hooks:` are read (plain,
-//! single- or double-quoted one-line values) and anything else there that
-//! may hold a command (a block or flow value, a `command` key read no other
-//! way) counts as one that runs unconfined and cannot be rewritten.
+//! Hooks Claude Code skills, subagents and slash commands declare in
+//! their YAML frontmatter (`.claude/skills/NAME/SKILL.md`,
+//! `.claude/agents/**/*.md`, `.claude/commands/**/*.md`, in the project,
+//! its nested directories, `--add-dir` ones and the user's directory): a
+//! top-level `hooks:` mapping of events to matcher groups whose `hooks`
+//! hold `type: command` entries with a `command:`. They run while the
+//! skill or subagent is active, on the host like the settings' hooks, so
+//! they are judged and wrapped alike (ADR 0255). The frontmatter is read
+//! as YAML, as the client reads it ([`super::frontmatter_yaml`], ADR
+//! 0288); a value that cannot be rewritten in place (reached through an
+//! alias or a merge, a block scalar, exec-form `args`) stops `init`, and
+//! what skarn cannot read while it may name hooks counts as unconfined.
 
 use std::path::{Path, PathBuf};
 
 use super::confine_hooks::{Kind, judge, wrapped};
+use super::frontmatter_yaml::Read;
 
 /// Most files looked at under one directory.
 const MAX_FILES: usize = 512;
@@ -63,120 +65,33 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
 /// counts as unconfined (see [`files`]).
 const MAX_DEPTH: usize = 16;
 
-/// One `command:` found: its line, the byte offset of its value, and the
-/// value (`None`: a form not read here).
-struct Found {
-    line: usize,
-    at: usize,
-    value: Option<String>,
-}
-
-/// The frontmatter's lines (after the opening `---`, before the closing).
-fn frontmatter(text: &str) -> Option<(usize, Vec<&str>)> {
-    let mut lines = text.split('\n');
-    if lines.next()?.trim_end() != "---" {
-        return None;
-    }
-    let body: Vec<&str> = lines.take_while(|l| l.trim_end() != "---").collect();
-    Some((1, body))
-}
-
-/// A one-line YAML scalar: plain, `'...'` (`''` is a quote) or `"..."`
-/// (only `\"` and `\\` escapes). `None`: another form.
-fn scalar(v: &str) -> Option<String> {
-    let v = v.trim_end_matches('\r').trim();
-    if let Some(r) = v.strip_prefix('\'') {
-        let inner = r.strip_suffix('\'')?;
-        if inner.replace("''", "").contains('\'') {
-            return None;
-        }
-        return Some(inner.replace("''", "'"));
-    }
-    if let Some(r) = v.strip_prefix('"') {
-        let inner = r.strip_suffix('"')?;
-        let mut out = String::new();
-        let mut it = inner.chars();
-        while let Some(c) = it.next() {
-            match c {
-                '\\' => match it.next()? {
-                    c @ ('"' | '\\') => out.push(c),
-                    _ => return None,
-                },
-                '"' => return None,
-                c => out.push(c),
-            }
-        }
-        return Some(out);
-    }
-    // Plain: no comment, block or flow indicator, anchor or tag.
-    if v.is_empty()
-        || v.contains(" #")
-        || v.starts_with(['|', '>', '[', '{', '&', '*', '!', '%', '@', '`'])
-    {
-        return None;
-    }
-    Some(v.to_string())
-}
-
-/// The `command:` entries of the top-level `hooks:` block; `None` when the
-/// file has no frontmatter hooks.
-fn found(text: &str) -> Option<(usize, Vec<Found>)> {
-    let (first, body) = frontmatter(text)?;
-    let start = body.iter().position(|l| {
-        l.strip_prefix("hooks")
-            .is_some_and(|r| r.trim_start().starts_with(':'))
-    })?;
-    let mut out = Vec::new();
-    let head = body[start].split_once(':').map_or("", |(_, r)| r).trim();
-    if !head.is_empty() && !head.starts_with('#') {
-        // `hooks: {...}` or an alias: not read here.
-        out.push(Found {
-            line: start,
-            at: 0,
-            value: None,
-        });
-    }
-    for (i, l) in body.iter().enumerate().skip(start + 1) {
-        if !l.is_empty() && !l.starts_with([' ', '\t', '#']) {
-            break;
-        }
-        let t = l.trim_start().trim_start_matches("- ").trim_start();
-        if let Some(r) = t.strip_prefix("command") {
-            let Some(v) = r.trim_start().strip_prefix(':') else {
-                continue;
-            };
-            out.push(Found {
-                line: i,
-                at: l.len() - v.len(),
-                value: scalar(v),
-            });
-        } else if t
-            .split_once(':')
-            .is_some_and(|(k, _)| k.contains("command"))
-            || t.starts_with(['{', '[', '"', '\'', '?'])
-        {
-            // A quoted or flow-style key: not read here.
-            out.push(Found {
-                line: i,
-                at: 0,
-                value: None,
-            });
-        }
-    }
-    Some((first, out))
-}
-
 /// The unconfined hook commands of a skill's or subagent's text.
 pub fn unconfined(text: &str, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
-    let Some((_, f)) = found(text) else {
-        return Vec::new();
-    };
-    f.into_iter()
-        .filter_map(|x| match x.value {
-            Some(v) => (judge(&v, agent, exe, trusted) == Kind::Unconfined).then_some(v),
-            None => Some("(a hook command in a form skarn does not read)".into()),
-        })
-        .collect()
+    match super::frontmatter_yaml::read(text) {
+        Read::None => Vec::new(),
+        Read::Unreadable(why) => vec![format!(
+            "(frontmatter skarn cannot read as YAML within its bounds ({why}) while it may \
+             name hooks: they count as unconfined)"
+        )],
+        Read::Commands(cs) => cs
+            .into_iter()
+            .filter_map(|c| match c.value {
+                Some(v) => (judge(&v, agent, exe, trusted) == Kind::Unconfined).then_some(v),
+                None => Some("(a hook command in a form skarn does not read)".into()),
+            })
+            .collect(),
+    }
+}
+
+/// `new` as a YAML scalar: single-quoted, or double-quoted (a JSON
+/// string is one) when it holds a character a single-quoted scalar would
+/// fold or that needs an escape.
+fn yaml_scalar(new: &str) -> String {
+    if new.chars().any(|c| c.is_control() || c == '\u{feff}') {
+        serde_json::Value::String(new.to_string()).to_string()
+    } else {
+        format!("'{}'", new.replace('\'', "''"))
+    }
 }
 
 /// `text` with every unconfined hook command wrapped, and what changed;
@@ -187,25 +102,45 @@ pub fn wrap_text(
     exe: &str,
     trusted: &[String],
 ) -> Result<(String, Vec<String>), String> {
-    let Some((first, f)) = found(text) else {
-        return Ok((text.to_string(), Vec::new()));
+    let one = skarn_sandbox::protect::terminal_filter::one_line;
+    let cs = match super::frontmatter_yaml::read(text) {
+        Read::None => return Ok((text.to_string(), Vec::new())),
+        Read::Unreadable(why) => return Err(one(&format!("frontmatter not read: {why}"))),
+        Read::Commands(cs) => cs,
     };
-    let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+    let mut edits = Vec::new();
     let mut said = Vec::new();
-    for x in f {
-        let Some(v) = x.value else {
-            return Err(skarn_sandbox::protect::terminal_filter::one_line(
-                lines[first + x.line].trim(),
-            ));
+    for c in &cs {
+        let Some(v) = &c.value else {
+            return Err("a hook command in a form skarn does not read".into());
         };
-        if let Some(new) = wrapped(&v, agent, exe, trusted) {
-            let l = &mut lines[first + x.line];
-            let cr = if l.ends_with('\r') { "\r" } else { "" };
-            *l = format!("{} '{}'{cr}", &l[..x.at], new.replace('\'', "''"));
-            said.push(skarn_sandbox::protect::terminal_filter::one_line(&v));
+        if let Some(new) = wrapped(v, agent, exe, trusted) {
+            // Reached through an alias or a merge, with `args`, tagged or
+            // a block scalar: not rewritten in place.
+            let Some(span) = c.span else {
+                return Err(one(v));
+            };
+            edits.push((span, yaml_scalar(&new)));
+            said.push(one(v));
         }
     }
-    Ok((lines.join("\n"), said))
+    edits.sort_by_key(|(s, _)| std::cmp::Reverse(s.0));
+    let mut out = text.to_string();
+    for ((s, e), new) in edits {
+        if s > e || e > out.len() || !out.is_char_boundary(s) || !out.is_char_boundary(e) {
+            return Err("a hook command skarn could not place".into());
+        }
+        out.replace_range(s..e, &new);
+    }
+    // What was written must read back as wrapped, and nothing else moved.
+    let back = match super::frontmatter_yaml::read(&out) {
+        Read::Commands(b) => b,
+        _ => Vec::new(),
+    };
+    if back.len() != cs.len() || !unconfined(&out, agent, exe, trusted).is_empty() {
+        return Err("the rewritten frontmatter does not read back as wrapped".into());
+    }
+    Ok((out, said))
 }
 
 #[cfg(test)]

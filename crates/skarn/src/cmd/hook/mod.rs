@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+pub mod claude_dirs;
 mod claude_peers;
 pub mod client_hooks;
 pub mod confine_hooks;
@@ -26,6 +27,7 @@ mod file_runs;
 mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
+mod frontmatter_yaml;
 mod plugin_dirs;
 mod settings;
 mod shell;

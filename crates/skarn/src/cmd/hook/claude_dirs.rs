@@ -1,0 +1,150 @@
+//! The `.claude` directories whose skills, subagents and slash commands
+//! Claude Code loads for a session in the project `ws` (ADR 0288): the
+//! project's own, the nested ones of its sub-directories (a monorepo's
+//! `packages/a/.claude/skills`, loaded once the session touches files
+//! there: attack atk24m F7), and those of the directories the client was
+//! started with `--add-dir` (F15, read from its command line). Their
+//! frontmatter hooks are judged and wrapped like the project's.
+//!
+//! The nested ones are found by a bounded walk of the project (no `.git`,
+//! no symbolic link followed below the top; a link to a directory is
+//! looked into one level, as Claude Code reaches it by its name), not for
+//! a project that is `/` or holds the home (`skarn run` refuses such a
+//! workspace anyway). Claude Code finds a nested directory from the paths
+//! its tools touch, so past the walk's bounds each tool call's path is
+//! checked instead ([`on_the_way`]): a call touching a directory whose
+//! `.claude` holds unconfined hooks is refused.
+
+use std::path::{Path, PathBuf};
+
+/// Most directory entries looked at in one project.
+const MAX_ENTRIES: usize = 50_000;
+
+/// Deepest sub-directory looked into.
+const MAX_DEPTH: usize = 24;
+
+/// The nested `.claude` directories below `ws` (not `ws/.claude` itself);
+/// `Err(ws)` past the bounds or for a project that is `/` or holds the
+/// home.
+pub fn nested(ws: &Path) -> Result<Vec<PathBuf>, PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if ws.parent().is_none() || home.is_some_and(|h| h.starts_with(ws)) {
+        return Err(ws.to_path_buf());
+    }
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    let mut dirs = vec![(ws.to_path_buf(), 0usize)];
+    while let Some((d, depth)) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return Err(ws.to_path_buf());
+            }
+            let name = e.file_name();
+            let p = e.path();
+            let Ok(t) = e.file_type() else { continue };
+            if name == ".git" {
+                continue;
+            }
+            if name == ".claude" {
+                if depth > 0 && p.is_dir() {
+                    out.push(p);
+                }
+                continue;
+            }
+            if t.is_dir() {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(ws.to_path_buf());
+                }
+                dirs.push((p, depth + 1));
+            } else if t.is_symlink() && p.join(".claude").is_dir() {
+                out.push(p.join(".claude"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The `.claude` directories of the `--add-dir` directories of the
+/// client's command line (Linux; elsewhere none are known).
+#[cfg(unix)]
+pub fn added() -> Vec<PathBuf> {
+    skarn_sandbox::protect::client_args::from_parents()
+        .add_dirs
+        .into_iter()
+        .map(|d| d.join(".claude"))
+        .collect()
+}
+
+/// Elsewhere none are known (docs/hook.md says so).
+#[cfg(not(unix))]
+pub fn added() -> Vec<PathBuf> {
+    Vec::new()
+}
+
+/// The `--settings` files of the client's command line.
+#[cfg(unix)]
+pub fn session_settings() -> Vec<PathBuf> {
+    skarn_sandbox::protect::client_args::from_parents().settings
+}
+
+/// Elsewhere none are known (docs/hook.md says so).
+#[cfg(not(unix))]
+pub fn session_settings() -> Vec<PathBuf> {
+    Vec::new()
+}
+
+/// The skill, subagent and command files of the project `ws`: its own
+/// `.claude`'s and the nested ones' (past the walk's bounds, only those
+/// [`on_the_way`] finds per call).
+pub fn project_files(ws: &Path) -> Vec<PathBuf> {
+    let mut out = super::frontmatter_hooks::files(&ws.join(".claude"));
+    for d in nested(ws).unwrap_or_default() {
+        out.extend(super::frontmatter_hooks::files(&d));
+    }
+    out
+}
+
+/// The skill, subagent and command files of the `.claude` directories on
+/// the way from `path` (a tool call's file or directory) up to the
+/// project `ws`, below its top: where Claude Code looks when a tool
+/// touches `path`.
+pub fn on_the_way(ws: &Path, path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut d = Some(path);
+    while let Some(x) = d {
+        if !x.starts_with(ws) || x == ws {
+            break;
+        }
+        let c = x.join(".claude");
+        if c.is_dir() {
+            out.extend(super::frontmatter_hooks::files(&c));
+        }
+        d = x.parent();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_dirs_are_found_and_git_is_skipped() {
+        let d = std::env::temp_dir().join(format!("skarn-claude-dirs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for p in [
+            ".claude/skills",
+            "packages/a/.claude/skills/x",
+            ".git/x/.claude",
+        ] {
+            std::fs::create_dir_all(d.join(p)).unwrap();
+        }
+        assert_eq!(nested(&d), Ok(vec![d.join("packages/a/.claude")]));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
