@@ -164,6 +164,10 @@ impl Policy {
                 p.sources.insert("workspace_layer".into(), w.source.clone());
                 prov.set("workspace_layer", &w.source);
             }
+            if let Some(k) = &l.state_keep {
+                p.state_keep = Some(k.value);
+                prov.set("state_keep", &k.source);
+            }
             if let Some(w) = &l.walk_max_dirs {
                 p.walk_max_dirs = Some(w.value);
                 prov.set("walk_max_dirs", &w.source);

@@ -61,6 +61,12 @@ impl Layer {
                 file.display()
             ));
         }
+        if layer.state_keep.take().is_some() {
+            notes.push(format!(
+                "warning: {}: state_keep is ignored: only ~/.config/skarn/config.toml may set it",
+                file.display()
+            ));
+        }
         if trust.trusts(&file, c.text.as_bytes()) {
             out.push(layer);
             return Ok((out, notes));

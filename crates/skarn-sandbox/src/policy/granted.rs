@@ -204,20 +204,30 @@ impl GrantLog {
         let mut f = open_append(file)?;
         f.write_all(&text)?;
         if f.metadata()?.len() > MAX_BYTES {
-            for (k, p) in new {
+            for (k, p) in &new {
                 log.add(*k, p.clone());
             }
-            log.compact(file)?;
+            log.compact(file, &new)?;
         }
         Ok(())
     }
 
     /// Rewrite the file with the newest entries that fit in half of
-    /// [`MAX_BYTES`].
-    fn compact(&self, file: &Path) -> std::io::Result<()> {
+    /// [`MAX_BYTES`], leaving out first the directories that no longer
+    /// exist (what a run wrote inside one went with it; a directory made
+    /// there later is no run's: issue 30, test runs' temporary
+    /// directories filled the log and pushed out live ones).
+    /// (The entries `now` being recorded stay either way: this run may
+    /// make its grant.)
+    fn compact(&self, file: &Path, now: &[&(Kind, PathBuf)]) -> std::io::Result<()> {
         let mut kept: Vec<Vec<u8>> = Vec::new();
         let mut size = 0;
-        for (k, p) in self.roots.iter().rev() {
+        for (k, p) in self
+            .roots
+            .iter()
+            .rev()
+            .filter(|e| now.contains(e) || std::fs::symlink_metadata(&e.1).is_ok())
+        {
             let l = line(*k, p);
             size += l.len() as u64;
             if size > MAX_BYTES / 2 {
@@ -309,16 +319,34 @@ mod tests {
         GrantLog::record(&f, &[(Kind::Write, odd.clone())]).unwrap();
         let log = GrantLog::load(&f);
         assert_eq!(log.roots, vec![(Kind::Write, odd)]);
+        let w = t.path().join("w");
         let many: Vec<(Kind, PathBuf)> = (0..4000)
-            .map(|i| (Kind::Workspace, PathBuf::from(format!("/w/{i:080}"))))
+            .map(|i| (Kind::Workspace, w.join(format!("{i:080}"))))
             .collect();
+        for (_, d) in &many {
+            std::fs::create_dir_all(d).unwrap();
+        }
         GrantLog::record(&f, &many).unwrap();
         assert!(std::fs::metadata(&f).unwrap().len() <= MAX_BYTES + 200);
         let log = GrantLog::load(&f);
         // The newest is kept.
-        assert_eq!(
-            log.roots.last().unwrap().1,
-            PathBuf::from(format!("/w/{:080}", 3999))
+        assert_eq!(log.roots.last().unwrap().1, w.join(format!("{:080}", 3999)));
+        // A compaction leaves out the directories gone first: an old one
+        // that still exists stays, newer gone ones go.
+        let f = t.path().join("granted-dirs-2");
+        let old = t.dir("old-ws");
+        GrantLog::record(&f, &[(Kind::Write, old.clone())]).unwrap();
+        let gone: Vec<(Kind, PathBuf)> = (0..4000)
+            .map(|i| (Kind::Workspace, PathBuf::from(format!("/gone/{i:080}"))))
+            .collect();
+        for batch in gone.chunks(100) {
+            GrantLog::record(&f, batch).unwrap();
+        }
+        let log = GrantLog::load(&f);
+        assert!(
+            log.roots.contains(&(Kind::Write, old)),
+            "{}",
+            log.roots.len()
         );
     }
 }

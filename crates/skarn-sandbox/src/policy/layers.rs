@@ -133,6 +133,8 @@ pub struct Layer {
     /// Directories the walk of the writable grants before a run reads at
     /// most (ADR 0204).
     pub walk_max_dirs: Option<Sourced<u64>>,
+    /// `state_keep` (ADR 0289; the user's own file only).
+    pub state_keep: Option<Sourced<std::time::Duration>>,
 }
 
 /// Directories the walk before a run reads at most by default (ADR 0204).
@@ -253,6 +255,13 @@ impl Layer {
         if let Some(w) = &r.walk_max_dirs {
             check_walk_max_dirs(*w.get_ref()).map_err(|m| c.error(w.span(), m))?;
             l.walk_max_dirs = Some(Sourced::new(*w.get_ref(), c.at(w.span())));
+        }
+        if let Some(k) = &r.state_keep {
+            let d = k
+                .get_ref()
+                .duration(skarn_units::DurationUnit::Secs)
+                .map_err(|e| c.error(k.span(), format!("state_keep: {e}")))?;
+            l.state_keep = Some(Sourced::new(d, c.at(k.span())));
         }
         if let Some(p) = &r.preset {
             let at = c.at(p.span());

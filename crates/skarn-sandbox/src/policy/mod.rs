@@ -257,6 +257,11 @@ pub struct Policy {
     /// makes no unix socket (ADR 0204).
     #[serde(default)]
     pub walk_max_dirs: Option<u64>,
+    /// How long records of killed runs over other workspaces stay in
+    /// skarn's state before any run checks them (`[run] state_keep` in
+    /// the user's file; None: a day. ADR 0289).
+    #[serde(default)]
+    pub state_keep: Option<std::time::Duration>,
     /// Provenance of scalar settings (`net`, `timeout`, `memory`,
     /// `max_procs`, `max_file_size`) for the report; missing = `default`.
     pub sources: std::collections::BTreeMap<String, String>,
@@ -323,6 +328,7 @@ impl Policy {
             host_places: Vec::new(),
             workspace_layer: WorkspaceLayerMode::default(),
             walk_max_dirs: None,
+            state_keep: None,
             sources: Default::default(),
         }
     }

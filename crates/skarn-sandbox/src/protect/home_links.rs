@@ -74,6 +74,10 @@ const SHALLOW: &[&str] = &[
     ".local/state/skarn-servers",
 ];
 
+/// skarn's own state directories (members of [`SHALLOW`]): not listed
+/// when they are real directories under the home ([`Scan::root`]).
+const SKARN_STATE: &[&str] = &[".local/state/skarn", ".local/state/skarn-servers"];
+
 /// Trees a link's target is not walked in ([`Scan::first_walk`]).
 const SYSTEM_TREES: &[&str] = &[
     "/usr",
@@ -322,6 +326,16 @@ impl Scan {
             if self.first_walk(&real) {
                 self.walk(&real, depth, secret);
             }
+            return;
+        }
+        // skarn's own state, where it is: every entry of its first level
+        // is made by skarn itself (records, layers, stores, one directory
+        // per gateway server; no run is granted these directories, a
+        // server only its own directory's inside), so no link the user
+        // or a run made is there to find. Listing it cost every run one
+        // entry of the walk's budget per server directory or record left
+        // by earlier runs (issue 30: 2,000 in a tested home).
+        if SKARN_STATE.contains(&rel) {
             return;
         }
         let depth = if SHALLOW.contains(&rel) { 1 } else { MAX_DEPTH };

@@ -53,13 +53,15 @@ pub fn kernel_path(p: &Path) -> Option<PathBuf> {
         }
         let next = out.join(&c);
         if !missing {
-            match std::fs::symlink_metadata(&next) {
-                Ok(m) if m.file_type().is_symlink() => {
+            // Through the preparation's memo (ADR 0247): the workspace's
+            // components were asked once per protected name (issue 30).
+            match crate::policy::link_facts::kind(&next) {
+                Ok(crate::policy::link_facts::Kind::Link) => {
                     hops += 1;
                     if hops > MAX_HOPS {
                         return None;
                     }
-                    let t = std::fs::read_link(&next).ok()?;
+                    let t = crate::policy::link_facts::read_link(&next).ok()?;
                     if t.is_absolute() {
                         out = PathBuf::from("/");
                     }
@@ -97,7 +99,7 @@ fn real(p: &Path) -> Option<PathBuf> {
 /// `base` nor one of its ancestors (a link to the project's top is not
 /// followed: that would make the whole project read-only).
 pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let Ok(top) = std::fs::canonicalize(base) else {
+    let Ok(top) = crate::policy::link_facts::canonicalize(base) else {
         return Vec::new();
     };
     let mut names: Vec<PathBuf> = GIT_DIR_ENTRIES
@@ -113,7 +115,8 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
         .iter()
         .filter(|n| {
             let d = top.join(n);
-            d.is_dir() && std::fs::canonicalize(&d).is_ok_and(|r| !top.starts_with(r))
+            d.is_dir()
+                && crate::policy::link_facts::canonicalize(&d).is_ok_and(|r| !top.starts_with(r))
         })
         .cloned()
         .collect();

@@ -31,8 +31,36 @@ pub const DIR: &str = ".local/state/skarn/runs";
 
 /// Records looked at, at most, per scan.
 pub(crate) const MAX_RECORDS: usize = 65_536;
-/// A dead run's record this old is caught up by any caller.
-pub(crate) const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// A dead run's record this old is caught up by any caller (the default
+/// of [`Retention::age`]).
+pub const STALE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// Dead runs' records over other workspaces left in place, at most (the
+/// default of [`Retention::count`]).
+pub const KEEP_DEAD: usize = 64;
+
+/// How long, and how many, records of dead runs over other workspaces
+/// are left for their own workspace's next run (issue 30: every run
+/// looked at each of them; a home had 1,400 from killed gateway servers).
+/// Past either bound any run runs the record's pending check itself and
+/// removes it: the check is the same wherever it runs; only its findings
+/// wait in a `.found` file for that workspace's next run, as a reaper's
+/// do, and go after the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Older than this: caught up by any run (`[run] state_keep`).
+    pub age: std::time::Duration,
+    /// More than this: the oldest caught up by any run.
+    pub count: usize,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            age: STALE,
+            count: KEEP_DEAD,
+        }
+    }
+}
 /// Largest `.run` read.
 pub(crate) const MAX_INFO: u64 = 1 << 20;
 /// Largest `.vet` read (its file snapshots are at most 1 MiB each).

@@ -293,6 +293,8 @@ mod run_layer_flat;
 #[cfg(target_os = "linux")]
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
+mod run_state_flat;
+#[cfg(target_os = "linux")]
 mod run_workspace_kind_22g;
 #[cfg(target_os = "linux")]
 mod run_workspace_layer;

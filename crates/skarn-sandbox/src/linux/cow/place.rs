@@ -71,6 +71,33 @@ fn random_name(prefix: &str) -> String {
     format!("{prefix}{hex}")
 }
 
+/// The name prefix of `ws`'s layers in the state directory:
+/// `layer-<hash of its path>-` (issue 30, ADR 0289), so that a run finds
+/// its workspace's pending layers by name without opening every other
+/// workspace's. A shared hash only means reading the other's `workspace`
+/// file, which decides, as before.
+fn state_prefix(ws: &Path) -> String {
+    // FNV-1a: stable across builds (a name written by one version is
+    // found by the next).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in ws.as_os_str().as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{STATE_PREFIX}{h:016x}-")
+}
+
+/// A state-directory layer named before [`state_prefix`] existed
+/// (`layer-` and 16 hex digits): whose it is, only its file says.
+fn untagged(name: &str) -> bool {
+    name.strip_prefix(STATE_PREFIX)
+        .is_some_and(|r| r.len() == 16 && r.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Other workspaces' layers in the state directory a run looks at, at
+/// most, to remove those whose workspace is gone.
+const SWEEP: usize = 4;
+
 /// Make a layer for `ws` (see the module documentation).
 pub fn make(ws: &Path, state: Option<&Path>) -> io::Result<Layer> {
     let dev = std::fs::metadata(ws)?.dev();
@@ -123,8 +150,13 @@ fn make_in(dir: &Path, prefix: &str, ws: &Path, same_fs: bool) -> io::Result<Lay
     // every run failed to start (atk27m F4).
     let dir = &std::fs::canonicalize(dir)?;
     let mut err = io::Error::other("no free name");
+    let prefix = if prefix == STATE_PREFIX {
+        state_prefix(ws)
+    } else {
+        prefix.to_string()
+    };
     for _ in 0..8 {
-        let base = dir.join(random_name(prefix));
+        let base = dir.join(random_name(&prefix));
         match std::fs::DirBuilder::new().mode(0o700).create(&base) {
             Ok(()) => return fill(base, ws, same_fs),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => err = e,
@@ -169,19 +201,31 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let own = state_prefix(ws);
     for (dir, prefix) in candidates(ws, state) {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
+        let mut others = Vec::new();
         for e in rd.flatten().take(10_000) {
             let name = e.file_name();
-            if !name.to_string_lossy().starts_with(prefix) {
+            let name = name.to_string_lossy();
+            if !name.starts_with(prefix) {
+                continue;
+            }
+            if prefix == STATE_PREFIX && !name.starts_with(&own) && !untagged(&name) {
+                // Another workspace's (issue 30): not opened here, but a
+                // few, at random, are checked for a workspace gone.
+                others.push(e.path());
                 continue;
             }
             let base = e.path();
             let owner = std::fs::read(base.join(WS_FILE)).ok();
             if owner.as_deref() != Some(ws.as_os_str().as_bytes()) {
                 discard_orphan(&base, owner.as_deref());
+                if prefix == STATE_PREFIX && untagged(&name) && base.exists() {
+                    retag(&base, owner.as_deref());
+                }
                 continue;
             }
             let Ok(lock) = rustix::fs::open(
@@ -210,8 +254,59 @@ pub fn pending(ws: &Path, state: Option<&Path>) -> Vec<Layer> {
                 lock,
             });
         }
+        sweep(others);
     }
     out
+}
+
+/// Give an untagged layer of another workspace (`owner`) its
+/// workspace's name (under its lock, so never one in use), so that runs
+/// elsewhere stop opening it.
+fn retag(base: &Path, owner: Option<&[u8]>) {
+    let (Some(owner), Some(dir)) = (owner, base.parent()) else {
+        return;
+    };
+    let Ok(lock) = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return;
+    };
+    if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+        let to = dir.join(random_name(&state_prefix(Path::new(
+            std::ffi::OsStr::from_bytes(owner),
+        ))));
+        let _ = rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            base,
+            rustix::fs::CWD,
+            &to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        );
+    }
+}
+
+/// Remove the layers among `others` (other workspaces' layers in the
+/// state directory) whose workspace is gone: [`SWEEP`] of them, from a
+/// random place on, so that every one is reached over runs while no run
+/// reads them all.
+fn sweep(others: Vec<PathBuf>) {
+    if others.is_empty() {
+        return;
+    }
+    let mut b = [0u8; 8];
+    let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
+    let start = usize::try_from(u64::from_le_bytes(b) % others.len() as u64).unwrap_or(0);
+    for base in others
+        .iter()
+        .cycle()
+        .skip(start)
+        .take(SWEEP.min(others.len()))
+    {
+        let owner = std::fs::read(base.join(WS_FILE)).ok();
+        discard_orphan(base, owner.as_deref());
+    }
 }
 
 /// A layer whose workspace no longer exists (removed with its directory)

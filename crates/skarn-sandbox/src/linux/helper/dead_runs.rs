@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use super::dead_index;
 
 use crate::protect::run_record::{
-    Info, MAX_INFO, MAX_RECORDS, MAX_VET, STALE, lock, open, read_bounded, records, write_locked,
+    Info, MAX_INFO, MAX_RECORDS, MAX_VET, Retention, lock, open, read_bounded, records,
+    write_locked,
 };
 
 /// Run the pending check of every dead run of `dir` whose record `want`
@@ -19,7 +20,7 @@ use crate::protect::run_record::{
 /// the run. `check` runs a pending check's record (the helper's checks
 /// after the run).
 pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
-    catch_up_noting_dead(dir, want).0
+    catch_up_noting_dead(dir, want, Retention::default()).0
 }
 
 /// [`catch_up`], also returning the records it found dead and left in
@@ -28,6 +29,7 @@ pub fn catch_up(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
 pub(crate) fn catch_up_noting_dead(
     dir: &Path,
     want: &dyn Fn(&Info) -> bool,
+    keep: Retention,
 ) -> (Vec<String>, std::collections::HashSet<PathBuf>) {
     let mut out = Vec::new();
     let mut dead = std::collections::HashSet::new();
@@ -39,14 +41,14 @@ pub(crate) fn catch_up_noting_dead(
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
         if let Some((name, e)) = name.and_then(|n| known.runs.get(&n).map(|e| (n, e)))
             && !want(&e.info)
-            && !e.older_than(STALE)
+            && !e.older_than(keep.age)
             && std::fs::symlink_metadata(&e.info.workspace).is_ok()
         {
             index.runs.insert(name, e.clone());
             dead.insert(p);
             continue;
         }
-        let (found, left) = check(&p, want, false);
+        let (found, left) = check(&p, want, false, keep.age);
         out.extend(found);
         if let Some(e) = left {
             if let Some(n) = p.file_name() {
@@ -55,17 +57,35 @@ pub(crate) fn catch_up_noting_dead(
             dead.insert(p);
         }
     }
+    // Past the bound, the oldest left in place are checked here (their
+    // findings kept for their own workspace): what later runs look at
+    // does not grow with the runs killed before them.
+    if index.runs.len() > keep.count {
+        let mut by_age: Vec<(u64, String)> = index
+            .runs
+            .iter()
+            .map(|(n, e)| (e.modified, n.clone()))
+            .collect();
+        by_age.sort();
+        let excess = by_age.len() - keep.count;
+        for (_, name) in by_age.into_iter().take(excess) {
+            index.runs.remove(&name);
+            let p = dir.join(&name);
+            dead.remove(&p);
+            let _ = check(&p, &|_| true, true, keep.age);
+        }
+    }
     if index != known {
         dead_index::write(dir, &index);
     }
-    out.extend(found_files(dir, want));
+    out.extend(found_files(dir, want, keep));
     (out, dead)
 }
 
 /// Run one record's pending check if its run is dead and `want` accepts
 /// it; with `keep`, the findings are also written for later display.
 fn check_one(run: &Path, want: &dyn Fn(&Info) -> bool, keep: bool) -> Vec<String> {
-    check(run, want, keep).0
+    check(run, want, keep, Retention::default().age).0
 }
 
 /// [`check_one`], and what the record said when it was found dead and
@@ -74,6 +94,7 @@ fn check(
     run: &Path,
     want: &dyn Fn(&Info) -> bool,
     keep: bool,
+    stale_after: std::time::Duration,
 ) -> (Vec<String>, Option<dead_index::Entry>) {
     let Some(mut f) = open(run) else {
         return (Vec::new(), None);
@@ -97,7 +118,7 @@ fn check(
     let modified = f.metadata().and_then(|m| m.modified()).ok();
     let stale = modified
         .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > STALE);
+        .is_some_and(|age| age > stale_after);
     if let Some(i) = &info
         && !want(i)
         && !stale
@@ -168,18 +189,33 @@ pub(crate) fn catch_up_to_file(run: &Path) {
 }
 
 /// Findings of checks caught up by a reaper (`<id>.found`) of the runs
-/// `want` accepts, removed once read.
-fn found_files(dir: &Path, want: &dyn Fn(&Info) -> bool) -> Vec<String> {
+/// `want` accepts, removed once read; those older than `keep.age` are
+/// removed unread, and past `keep.count` the oldest (their checks were
+/// done; only the lines saying so go).
+fn found_files(dir: &Path, want: &dyn Fn(&Info) -> bool, keep: Retention) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for p in rd
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = rd
         .flatten()
         .take(MAX_RECORDS)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "found"))
-    {
+        .filter_map(|p| {
+            let t = std::fs::symlink_metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()?;
+            Some((t, p))
+        })
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(keep.count);
+    for (i, (t, p)) in files.into_iter().enumerate() {
+        if i < excess || t.elapsed().is_ok_and(|age| age > keep.age) {
+            let _ = std::fs::remove_file(&p);
+            continue;
+        }
         let found = open(&p)
             .and_then(|mut f| read_bounded(&mut f, MAX_VET))
             .and_then(|b| serde_json::from_slice::<Found>(&b).ok());
@@ -242,11 +278,11 @@ mod tests {
         };
         let (run, vet) = new_paths(&d);
         drop(Held::start(&run, &vet, &other).unwrap());
-        let (_, dead) = catch_up_noting_dead(&d, &|_| false);
+        let (_, dead) = catch_up_noting_dead(&d, &|_| false, Retention::default());
         assert!(dead.contains(&run), "not noted dead");
         assert!(d.join(dead_index::NAME).exists(), "no index written");
         std::fs::write(&run, "not json").unwrap();
-        let (_, dead) = catch_up_noting_dead(&d, &|_| false);
+        let (_, dead) = catch_up_noting_dead(&d, &|_| false, Retention::default());
         assert!(run.exists(), "the index was not used");
         assert!(dead.contains(&run));
         // ...but a run over its places still checks it in full.
@@ -265,5 +301,37 @@ mod tests {
         let (run, vet) = new_paths(&d);
         Held::start(&run, &vet, &info).unwrap().finish();
         assert!(records(&d).is_empty());
+    }
+
+    #[test]
+    fn dead_records_over_other_workspaces_are_bounded_by_the_retention() {
+        let t = skarn_test_support::TempDir::new("run_record_keep");
+        let d = dir(t.path());
+        std::fs::create_dir_all(t.path().join("ws")).unwrap();
+        let info = Info {
+            workspace: t.path().join("ws"),
+            roots: vec![t.path().join("ws")],
+            pid: 1,
+        };
+        for _ in 0..7 {
+            let (run, vet) = new_paths(&d);
+            drop(Held::start(&run, &vet, &info).unwrap());
+        }
+        // Another workspace's run keeps at most `count` of them...
+        let keep = Retention {
+            age: std::time::Duration::from_secs(3600),
+            count: 3,
+        };
+        let (_, dead) = catch_up_noting_dead(&d, &|_| false, keep);
+        assert_eq!(records(&d).len(), 3, "the oldest past the bound stayed");
+        assert_eq!(dead.len(), 3);
+        // ...and none older than `age`.
+        let keep = Retention {
+            age: std::time::Duration::ZERO,
+            count: 3,
+        };
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let _ = catch_up_noting_dead(&d, &|_| false, keep);
+        assert!(records(&d).is_empty(), "records past the age stayed");
     }
 }

@@ -38,7 +38,11 @@ impl Runs {
             return (runs, None);
         };
         let roots = &runs.roots;
-        let (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(roots));
+        let mut keep = crate::protect::run_record::Retention::default();
+        if let Some(age) = plan.state_keep {
+            keep.age = age;
+        }
+        let (found, dead) = dead_runs::catch_up_noting_dead(dir, &|i| i.overlaps(roots), keep);
         for w in found {
             persistence::tell(&w, report);
         }

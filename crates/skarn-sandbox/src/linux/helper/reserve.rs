@@ -784,6 +784,10 @@ fn resolve(op: Op, empty_kind: &[PathBuf], done: &mut Resolved, notes: &mut Rese
 /// F35). One that leads out of every writable grant is not writable:
 /// dropped.
 fn through_links(ops: &mut Vec<Op>, roots: &[PathBuf]) {
+    // Nothing is written on the host in this loop: each name's answer is
+    // asked once (ADR 0247; the workspace's ancestors were asked once per
+    // protected name: about 550 `statx` a run, issue 30).
+    let _facts = crate::policy::link_facts::Scope::enter();
     let mut seen: std::collections::HashSet<PathBuf> = ops.iter().map(|o| o.0.clone()).collect();
     let mut out = Vec::with_capacity(ops.len());
     for (p, reserve, mask) in ops.drain(..) {

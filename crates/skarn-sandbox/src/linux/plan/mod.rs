@@ -171,6 +171,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         argv: argv.to_vec(),
         cwd: policy.cwd.clone().unwrap_or_else(|| ws.clone()),
         runs_dir: host.home.as_deref().map(crate::protect::run_record::dir),
+        state_keep: policy.state_keep,
         uid: host.uid,
         gid: host.gid,
         ns,

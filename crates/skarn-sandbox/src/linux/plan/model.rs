@@ -207,6 +207,10 @@ pub struct Plan {
     /// the run ([`crate::protect::run_record`]; `~/.local/state/skarn/runs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs_dir: Option<PathBuf>,
+    /// How long records of killed runs over other workspaces stay there
+    /// (`[run] state_keep`; None: [`crate::protect::run_record::STALE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_keep: Option<std::time::Duration>,
     /// Caller uid/gid (for the user namespace maps).
     pub uid: u32,
     /// Caller gid.

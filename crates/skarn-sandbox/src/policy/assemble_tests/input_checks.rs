@@ -167,3 +167,21 @@ fn a_config_grant_of_a_missing_path_is_an_error_like_the_flag() {
     assert_eq!(l.read.len(), 1);
     assert_eq!(l.deny_read.len(), 1);
 }
+
+#[test]
+fn state_keep_takes_one_duration_syntax() {
+    let t = Tmp::new();
+    let l = layer(&t.0, "keep.toml", "[run]\nstate_keep = \"2h\"\n");
+    assert_eq!(
+        l.state_keep.map(|k| k.value),
+        Some(std::time::Duration::from_secs(7200))
+    );
+    let l = layer(&t.0, "keep2.toml", "[run]\nstate_keep = 90\n");
+    assert_eq!(
+        l.state_keep.map(|k| k.value),
+        Some(std::time::Duration::from_secs(90)),
+        "a bare number is seconds"
+    );
+    let e = config_error(&t.0, "[run]\nstate_keep = \"soon\"\n");
+    assert!(e.contains("state_keep"), "{e}");
+}

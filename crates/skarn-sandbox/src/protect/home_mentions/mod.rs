@@ -119,7 +119,8 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
 /// [`scan`], and the scripts of the `PATH` directories `path` (the
 /// caller's, wherever they lie; atk22g F7).
 pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Mentions {
-    let home_real = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+    let home_real =
+        crate::policy::link_facts::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     let targets: Vec<Target> = grants
         .iter()
         // A grant that holds the home is mentioned by every home path:
@@ -186,7 +187,7 @@ pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Ment
 }
 
 fn target(g: &Path, home: &Path, home_real: &Path) -> Target {
-    let canon = std::fs::canonicalize(g).unwrap_or_else(|_| g.to_path_buf());
+    let canon = crate::policy::link_facts::canonicalize(g).unwrap_or_else(|_| g.to_path_buf());
     let mut canons = vec![canon.clone()];
     // The grant under the home's own name when it is reached through a
     // second name of the home (attack atk22c F5).

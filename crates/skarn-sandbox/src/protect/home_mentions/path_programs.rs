@@ -42,7 +42,7 @@ impl Scanner {
             if !d.is_absolute() {
                 continue;
             }
-            let Ok(real) = std::fs::canonicalize(d) else {
+            let Ok(real) = crate::policy::link_facts::canonicalize(d) else {
                 continue;
             };
             if !seen_dirs.insert(real.clone()) || self.inside_grant(&real) {
@@ -61,7 +61,9 @@ impl Scanner {
                 let p = e.path();
                 // (The directory is a real path: only a link needs resolving.)
                 let target = if e.file_type().is_ok_and(|t| t.is_symlink()) {
-                    let Ok(t) = std::fs::canonicalize(&p) else {
+                    // Through the preparation's memo (ADR 0247): `/usr`
+                    // and `/usr/bin` were read once per link (issue 30).
+                    let Ok(t) = crate::policy::link_facts::canonicalize(&p) else {
                         continue;
                     };
                     t

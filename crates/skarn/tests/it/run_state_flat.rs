@@ -1,0 +1,124 @@
+//! What `skarn run` reads of skarn's own state does not grow with the
+//! history earlier runs left (issue 30, ADR 0289): records of killed runs
+//! over other workspaces, their pending layers and gateway servers'
+//! directories. Counted from outside: the `statx`/`readlink` family of
+//! system calls of a whole run under `strace -f -c` in a home holding a
+//! small history and in one holding three times as much. Not timed.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::common::*;
+use skarn_test_support::TempDir;
+
+/// Leave in `home` what `n` killed runs over other workspaces and `n`
+/// gateway servers leave: dead run records (lock free), pending layers in
+/// the state directory (named as before ADR 0289), server directories.
+fn history(t: &TempDir, home: &Path, n: usize) {
+    let state = home.join(".local/state/skarn");
+    let runs = state.join("runs");
+    let layers = state.join("layers");
+    let servers = home.join(".local/state/skarn-servers");
+    for d in [&runs, &layers, &servers] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for i in 0..n {
+        let other = t.dir(format!("others-{n}/o{i}"));
+        let info = format!(
+            "{{\"workspace\":{o:?},\"roots\":[{o:?}],\"pid\":{i}}}",
+            o = other.display().to_string()
+        );
+        std::fs::write(runs.join(format!("{i:032x}.run")), info).unwrap();
+        let l = layers.join(format!("layer-{i:016x}"));
+        std::fs::create_dir_all(l.join("u")).unwrap();
+        std::fs::create_dir_all(l.join("w")).unwrap();
+        std::fs::write(l.join("workspace"), other.as_os_str().as_encoded_bytes()).unwrap();
+        std::fs::create_dir_all(servers.join(format!("example-{i:016x}/w"))).unwrap();
+    }
+}
+
+/// The `statx`/`readlink` family calls of one `skarn run -- /bin/true`
+/// in `ws` with `home`, or why they cannot be counted.
+fn path_calls(t: &TempDir, ws: &Path, home: &Path, tag: &str) -> Result<u64, String> {
+    let out = t.path().join(format!("strace-{tag}.txt"));
+    let o = Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(&out)
+        .arg(exe())
+        .args(["run", "--no-config", "--workspace"])
+        .arg(ws)
+        .args(["--", "/bin/true"])
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("CLAUDECODE")
+        .env_remove("GEMINI_CLI")
+        .env_remove("SKARN_CALLER")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("strace cannot be started: {e}"))?;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    if !o.status.success() || text.is_empty() {
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        if e.contains("ptrace") || text.is_empty() {
+            return Err(format!("strace cannot trace here: {e}"));
+        }
+        panic!("the run failed under strace: {e}");
+    }
+    const FAMILY: &[&str] = &[
+        "statx",
+        "newfstatat",
+        "fstatat64",
+        "lstat",
+        "stat",
+        "readlink",
+        "readlinkat",
+    ];
+    // `% time seconds usecs/call calls [errors] syscall`
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let name = *w.last()?;
+            FAMILY
+                .contains(&name)
+                .then(|| w.get(3)?.parse::<u64>().ok())
+                .flatten()
+        })
+        .sum())
+}
+
+#[test]
+fn what_a_run_asks_of_skarns_state_does_not_grow_with_earlier_runs() {
+    if Command::new("strace")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
+        skarn_test_support::skip!("strace is not installed: the system calls cannot be counted");
+    }
+    let t = TempDir::new("state-flat");
+    let ws = t.dir("ws");
+    assert!(git(&ws, &["init", "-q"]).status.success());
+    let mut counts = Vec::new();
+    for n in [200, 600] {
+        let home = t.dir(format!("home-{n}"));
+        history(&t, &home, n);
+        // The first run may tidy what it finds (bounded from then on);
+        // the second is the one every later run is like.
+        let o = run_in(&ws, &home, &[], &["/bin/true"]);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        match path_calls(&t, &ws, &home, &n.to_string()) {
+            Ok(c) => counts.push((n, c)),
+            Err(why) => skarn_test_support::skip!("{why}"),
+        }
+    }
+    eprintln!("statx/readlink family per run (history size, calls): {counts:?}");
+    let (small, large) = (counts[0].1, counts[1].1);
+    assert!(
+        large <= small + 60,
+        "statx/readlink calls per run grew with the history left by earlier runs: {counts:?} \
+         (records, layers and server directories left)"
+    );
+}
