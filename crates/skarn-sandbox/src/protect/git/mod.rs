@@ -46,6 +46,8 @@ pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
 #[cfg(target_os = "linux")]
+pub mod rerere;
+#[cfg(target_os = "linux")]
 pub mod safe_keys;
 #[cfg(target_os = "linux")]
 pub mod submodules;
