@@ -305,3 +305,38 @@ fn a_remote_the_run_adds_cannot_write_another_remotes_tracking_branches() {
         );
     }
 }
+
+#[test]
+fn a_parent_header_git_does_not_read_does_not_vouch_for_a_tree() {
+    // H1 (b): a commit the run writes with `parent <HEAD>` in its place
+    // and a second `parent <pr>` after `committer` (an extra header to
+    // git) took `.envrc` from the never-merged `pr` as "there before";
+    // host `git reset --hard` wrote it.
+    if skip_without_git() {
+        skarn_test_support::skip!("git is not installed");
+    }
+    for layer in LAYERS {
+        let t = TempDir::new("atk22j-h1");
+        let (home, ws) = (t.dir("home"), t.dir("ws"));
+        repo(&ws, "a", "hi\n");
+        git(&ws, &["checkout", "-q", "-b", "pr"]);
+        std::fs::write(ws.join(".envrc"), "touch PWNED\n").unwrap();
+        git(&ws, &["add", ".envrc"]);
+        git(&ws, &["commit", "-qm", "pr"]);
+        git(&ws, &["checkout", "-q", "master"]);
+        let script = "set -e; X=$(git rev-parse pr); H=$(git rev-parse HEAD); \
+             b=$(git rev-parse pr:.envrc); GIT_INDEX_FILE=.git/t git read-tree HEAD; \
+             GIT_INDEX_FILE=.git/t git update-index --add --cacheinfo 100644,$b,.envrc; \
+             T=$(GIT_INDEX_FILE=.git/t git write-tree); rm .git/t; \
+             C=$(printf 'tree %s\\nparent %s\\nauthor a <a@b> 1 +0000\\ncommitter a <a@b> 1 +0000\\nparent %s\\n\\ntidy\\n' \
+                 $T $H $X | git hash-object -t commit -w --stdin); \
+             git update-ref refs/heads/master $C; echo PLANTED";
+        let e = attack(&ws, &home, layer, script);
+        let _ = host_git(&ws, &home, &["reset", "-q", "--hard"]);
+        assert!(
+            !ws.join(".envrc").exists(),
+            "{layer}: host `git reset --hard` wrote the tree of a commit judged against a \
+             parent header git does not read: {e}"
+        );
+    }
+}

@@ -5,6 +5,8 @@
 //! in git's places ([`git_sweep`]).
 
 #[cfg(target_os = "linux")]
+pub(crate) mod commit_parents;
+#[cfg(target_os = "linux")]
 pub(crate) mod commit_walk;
 #[cfg(unix)]
 pub mod config_names;
