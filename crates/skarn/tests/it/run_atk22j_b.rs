@@ -54,7 +54,7 @@ fn rerere_state_a_run_plants_does_not_make_host_git_copy_a_secret() {
     for layer in LAYERS {
         let t = TempDir::new("atk22j-f14");
         let (home, ws) = (t.dir("home"), t.dir("ws"));
-        let key = t.file("home/.ssh/id_ed25519", &format!("{SECRET}\n"));
+        let key = t.file("home/.ssh/id_ed25519", format!("{SECRET}\n"));
         repo(&ws, "a", "hi\n");
         let script = format!(
             "ID=0123456789abcdef0123456789abcdef01234567; mkdir -p .git/rr-cache/$ID && \
