@@ -560,6 +560,16 @@ fn git_inner(
             "rebase or cherry-pick state (`--continue` on the host runs what it names)".into(),
         );
     }
+    // Rerere state: an `rr-cache` turns rerere on, and `MERGE_RR` names
+    // files (anywhere) host git's next commit or merge copies in or
+    // overwrites (attack atk22j F14).
+    if crate::protect::git::rerere::is_state(inner) {
+        return Err(
+            "rerere state (host git's next commit or merge would read or write the files it \
+             names, outside the work tree too)"
+                .into(),
+        );
+    }
     let hooks = inner
         .iter()
         .position(|c| *c == "hooks")

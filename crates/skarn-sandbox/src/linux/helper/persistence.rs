@@ -25,6 +25,10 @@ pub(crate) struct Before {
     /// (attack atk22h F15).
     #[serde(default)]
     history: Option<crate::protect::git::history_refs::Before>,
+    /// Which git directories written directly had an `rr-cache` (rerere
+    /// state the run makes is set aside: attack atk22j F14).
+    #[serde(default)]
+    rerere: Option<crate::protect::git::rerere::Before>,
     /// When the checks started (files changed since are the run's: set
     /// aside; a margin covers the file system's coarse clock).
     start: std::time::SystemTime,
@@ -112,6 +116,7 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
         history: git_dirs
             .as_deref()
             .map(crate::protect::git::history_refs::before),
+        rerere: git_dirs.as_deref().map(crate::protect::git::rerere::before),
         snapshots: crate::linux::lapse::snapshot(&protected),
         head: plan
             .after_run
@@ -233,6 +238,7 @@ pub(super) fn before_layered(
         head: None,
         todos: Some(crate::protect::rebase_todo::before(&git_dirs)),
         history: Some(crate::protect::git::history_refs::before(&git_dirs)),
+        rerere: Some(crate::protect::git::rerere::before(&git_dirs)),
         git_odd: Some(crate::protect::git::git_sweep::before(git_dirs)),
         start: file_system_now(),
         nested_inodes: inodes(nested),
@@ -395,6 +401,9 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
     }
     if let Some(h) = &saved.history {
         found.extend(crate::protect::git::history_refs::after(h));
+    }
+    if let Some(r) = &saved.rerere {
+        found.extend(crate::protect::git::rerere::after(r, saved.start));
     }
     found.extend(crate::linux::lapse::check(&saved.snapshots));
     found.extend(crate::protect::package_json::after(&saved.package_json));

@@ -10,20 +10,29 @@
 //! branch. A run may only add the mappings `git clone` and `git remote
 //! add` write: a branch of the remote to the same name under
 //! `refs/remotes/<x>/`, or a tag to the same tag; a branch may only track
-//! a branch.
+//! a branch. The tracking namespace must be the remote's own: a remote
+//! named `origin/feature` writes into `origin`'s (`refs/remotes/origin/
+//! feature/*`: host `git fetch --all` then `git merge @{u}` took the
+//! run's commit, attack atk22j F12b), so a remote whose name holds `/`,
+//! or whose namespace holds another remote's, gets none. A tag mapping
+//! may not be forced (`+refs/tags/*:refs/tags/*` over a repository the
+//! run filled moved the user's own release tag on `git fetch --all`,
+//! F12); unforced, git never moves an existing tag.
 
 use super::gitconfig::Item;
 
 /// Whether the item `it` (not on the host as it is) makes host git fetch
 /// or merge refs other than the remote's branches, or store them
-/// elsewhere than under that remote's own tracking refs.
-pub(crate) fn maps_refs_elsewhere(it: &Item) -> bool {
+/// elsewhere than under that remote's own tracking refs (`remotes`: the
+/// names of every remote of the configuration, the host's and the
+/// run's).
+pub(crate) fn maps_refs_elsewhere(it: &Item, remotes: &[&str]) -> bool {
     let Some(sub) = it.sub.as_deref() else {
         return false;
     };
     let v = it.value.as_deref().unwrap_or("").trim();
     match (it.section.as_str(), it.name.as_str()) {
-        ("remote", "fetch") => !tracking_refspec(sub, v),
+        ("remote", "fetch") => !tracking_refspec(sub, v, remotes),
         ("branch", "merge") => !is_branch(v),
         _ => false,
     }
@@ -54,22 +63,37 @@ fn plain_name(rest: &str, glob: bool) -> bool {
 }
 
 /// Whether `spec` (a fetch refspec of remote `remote`) maps a branch of
-/// the remote to the same name under `refs/remotes/<remote>/`, or a tag
-/// to the same tag, as `git clone` and `git remote add` write.
-fn tracking_refspec(remote: &str, spec: &str) -> bool {
-    let spec = spec.strip_prefix('+').unwrap_or(spec);
+/// the remote to the same name under `refs/remotes/<remote>/`, a
+/// namespace no other of `remotes` shares, or (unforced) a tag to the
+/// same tag, as `git clone` and `git remote add` write.
+fn tracking_refspec(remote: &str, spec: &str, remotes: &[&str]) -> bool {
+    let (forced, spec) = match spec.strip_prefix('+') {
+        Some(s) => (true, s),
+        None => (false, spec),
+    };
     let Some((src, dst)) = spec.split_once(':') else {
         return false;
     };
     if let Some(name) = src.strip_prefix("refs/heads/") {
         return plain_name(name, true)
-            && plain_name(remote, false)
+            && own_namespace(remote, remotes)
             && dst == format!("refs/remotes/{remote}/{name}");
     }
     if let Some(name) = src.strip_prefix("refs/tags/") {
-        return plain_name(name, true) && dst == src;
+        return !forced && plain_name(name, true) && dst == src;
     }
     false
+}
+
+/// Whether `refs/remotes/<remote>/` is `remote`'s alone: a plain name
+/// without `/` (git allows one, and `a/b`'s refs then lie in `a`'s
+/// namespace) that no other remote's name extends (`remote/x`).
+fn own_namespace(remote: &str, remotes: &[&str]) -> bool {
+    plain_name(remote, false)
+        && !remote.contains('/')
+        && !remotes
+            .iter()
+            .any(|r| r.strip_prefix(remote).is_some_and(|t| t.starts_with('/')))
 }
 
 #[cfg(test)]
@@ -87,12 +111,13 @@ mod tests {
 
     #[test]
     fn only_clone_style_refspecs_and_branch_upstreams_are_kept() {
-        let f = |v: &str| maps_refs_elsewhere(&it("remote", "origin", "fetch", v));
+        let names = ["origin", "upstream"];
+        let f = |v: &str| maps_refs_elsewhere(&it("remote", "origin", "fetch", v), &names);
         for ok in [
             "+refs/heads/*:refs/remotes/origin/*",
             "+refs/heads/main:refs/remotes/origin/main",
             "refs/heads/dev/x:refs/remotes/origin/dev/x",
-            "+refs/tags/*:refs/tags/*",
+            "refs/tags/*:refs/tags/*",
         ] {
             assert!(!f(ok), "{ok}");
         }
@@ -108,15 +133,45 @@ mod tests {
             "+refs/heads/*:refs/notes/*",
             "+refs/tags/*:refs/heads/*",
             "+refs/heads/../x:refs/remotes/origin/../x",
+            // Forced tags move the user's own (atk22j F12).
+            "+refs/tags/*:refs/tags/*",
+            "+refs/tags/v1:refs/tags/v1",
         ] {
             assert!(f(bad), "{bad}");
         }
-        let m = |v: &str| maps_refs_elsewhere(&it("branch", "main", "merge", v));
+        // A namespace inside another remote's, or holding one (F12b).
+        let spec = "+refs/heads/*:refs/remotes/origin/feature/*";
+        assert!(maps_refs_elsewhere(
+            &it("remote", "origin/feature", "fetch", spec),
+            &["origin", "origin/feature"]
+        ));
+        assert!(maps_refs_elsewhere(
+            &it(
+                "remote",
+                "origin",
+                "fetch",
+                "+refs/heads/*:refs/remotes/origin/*"
+            ),
+            &["origin", "origin/feature"]
+        ));
+        assert!(!maps_refs_elsewhere(
+            &it(
+                "remote",
+                "origin",
+                "fetch",
+                "+refs/heads/*:refs/remotes/origin/*"
+            ),
+            &["origin", "origins", "origin-x"]
+        ));
+        let m = |v: &str| maps_refs_elsewhere(&it("branch", "main", "merge", v), &names);
         assert!(!m("refs/heads/main"));
         assert!(!m("refs/heads/feature/x"));
         for bad in ["refs/pull/1/head", "refs/tags/v1", "main", "refs/heads/"] {
             assert!(m(bad), "{bad}");
         }
-        assert!(!maps_refs_elsewhere(&it("remote", "origin", "url", "x")));
+        assert!(!maps_refs_elsewhere(
+            &it("remote", "origin", "url", "x"),
+            &names
+        ));
     }
 }

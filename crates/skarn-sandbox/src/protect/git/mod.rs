@@ -5,6 +5,8 @@
 //! in git's places ([`git_sweep`]).
 
 #[cfg(target_os = "linux")]
+pub(crate) mod commit_parents;
+#[cfg(target_os = "linux")]
 pub(crate) mod commit_walk;
 #[cfg(unix)]
 pub mod config_names;
@@ -45,6 +47,8 @@ pub(crate) mod reftable_read;
 pub(crate) mod remote_redirect;
 #[cfg(target_os = "linux")]
 pub mod repo_vet;
+#[cfg(target_os = "linux")]
+pub mod rerere;
 #[cfg(target_os = "linux")]
 pub mod safe_keys;
 #[cfg(target_os = "linux")]

@@ -21,7 +21,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::commit_walk::{Source, WorkTree, object_unsafe};
+use super::commit_parents::judge as object_unsafe;
+use super::commit_walk::{Source, WorkTree};
 use crate::protect::grant_walk::changed_since;
 
 /// New loose objects looked at per repository, at most.

@@ -28,7 +28,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::commit_walk::{Source, WorkTree, object_unsafe};
+use super::commit_parents::judge as object_unsafe;
+use super::commit_walk::{Source, WorkTree};
 use super::pack_read::{Pack, hash_ok, hex, read_loose, type_name, unhex};
 
 /// Objects of the new packs looked at, at most.

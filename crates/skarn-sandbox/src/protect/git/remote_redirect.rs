@@ -199,7 +199,13 @@ pub(crate) fn redirects_host_remote(it: &Item, host: &[Item], new: &[Item], reac
     }
     // Refs host git fetches or merges: the remote's branches only (atk22i
     // F11, ADR 0279).
-    if super::fetch_maps::maps_refs_elsewhere(it) {
+    let remotes: Vec<&str> = host
+        .iter()
+        .chain(new)
+        .filter(|i| i.section == "remote")
+        .filter_map(|i| i.sub.as_deref())
+        .collect();
+    if super::fetch_maps::maps_refs_elsewhere(it, &remotes) {
         return true;
     }
     let v = it.value.as_deref().unwrap_or("");

@@ -187,6 +187,14 @@ fn unsafe_inner(git: &Path) -> Option<String> {
         if std::fs::symlink_metadata(&hooks).is_ok() {
             return Some(format!("worktree {} has hooks", p.display()));
         }
+        // Its own operation in progress and MERGE_RR (atk22j F17, F14).
+        if let Some(s) = crate::protect::rebase_todo::STATE_DIRS
+            .iter()
+            .chain(&[super::rerere::MERGE_RR])
+            .find(|s| std::fs::symlink_metadata(p.join(s)).is_ok())
+        {
+            return Some(format!("worktree {} has {s}", p.display()));
+        }
     }
     None
 }
@@ -229,6 +237,9 @@ pub(crate) fn unsafe_repo_at(git: &Path, depth: Option<usize>) -> Option<String>
         Ok(_) => return Some("hooks that is not a directory".into()),
         Err(_) => return Some("an unreadable hooks entry".into()),
     }
+    if let Some(why) = state_left(git) {
+        return Some(why);
+    }
     // A link, FIFO or device node: host git writes through links (reflogs,
     // COMMIT_EDITMSG) and hangs on a FIFO; git makes none of them.
     if let Some(o) = crate::protect::git::git_sweep::scan(git, false).first() {
@@ -249,6 +260,66 @@ pub(crate) fn unsafe_repo_at(git: &Path, depth: Option<usize>) -> Option<String>
         .iter()
         .find(|i| !allowed_key_at(i, depth))
         .map(|i| format!("config {}", i.key()))
+}
+
+/// State a repository the run created may not hold, none of which
+/// `git init`, `git clone` or ordinary work leaves behind, and all of
+/// which makes host git act on what the run chose (attack atk22j F16,
+/// F17): an operation in progress (`git rebase --continue` runs the
+/// `exec` lines of its to-do list), rerere state (reads and writes the
+/// paths `MERGE_RR` names), legacy remote files (`remotes/`,
+/// `branches/`: `git push origin` sends the project to the URL one
+/// names, and `git remote -v` shows none), grafts and replace refs (host
+/// git shows and checks out other objects than the refs name). The
+/// repositories there before the run are checked against their state
+/// then ([`crate::protect::rebase_todo`], [`super::rerere`],
+/// [`super::history_refs`]); a new one has no state before.
+fn state_left(git: &Path) -> Option<String> {
+    let exists = |n: &str| std::fs::symlink_metadata(git.join(n)).is_ok();
+    if let Some(s) = crate::protect::rebase_todo::STATE_DIRS
+        .iter()
+        .find(|s| exists(s))
+    {
+        return Some(format!(
+            "an operation in progress ({s}: `--continue` on the host runs what it names)"
+        ));
+    }
+    if let Some(n) = super::rerere::present(git) {
+        return Some(format!("rerere state ({n})"));
+    }
+    for d in ["remotes", "branches"] {
+        match std::fs::read_dir(git.join(d)).map(|mut rd| rd.next().is_some()) {
+            Ok(true) => {
+                return Some(format!("a legacy remote file in {d}/"));
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Some(format!("an unreadable {d} entry"));
+            }
+            _ => {}
+        }
+    }
+    if exists("info/grafts") {
+        return Some("grafts (info/grafts)".into());
+    }
+    match std::fs::read_dir(git.join("refs/replace")).map(|mut rd| rd.next().is_some()) {
+        Ok(true) => return Some("a replace ref".into()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Some("an unreadable refs/replace".into());
+        }
+        _ => {}
+    }
+    let packed = std::fs::read(git.join("packed-refs")).unwrap_or_default();
+    if packed.windows(13).any(|w| w == b"refs/replace/") {
+        return Some("a packed replace ref".into());
+    }
+    if exists("reftable") {
+        match super::reftable_read::dir_refs(&git.join("reftable")) {
+            Some(refs) if super::reftable_read::replace_refs(&refs).is_empty() => {}
+            Some(_) => return Some("a replace ref (reftable)".into()),
+            None => return Some("reftable refs that do not read whole".into()),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -288,6 +359,49 @@ mod tests {
         std::fs::write(d.join("elsewhere"), "[user]\n\tname = x\n").unwrap();
         std::os::unix::fs::symlink("../../elsewhere", g.join("config")).unwrap();
         assert!(unsafe_repo(&g).is_some_and(|w| w.contains("config")));
+    }
+
+    #[test]
+    fn a_new_repository_may_not_hold_state_git_acts_on_later() {
+        let tmp = skarn_test_support::TempDir::new("repovet-state");
+        let d = tmp.path().to_path_buf();
+        let mk = |name: &str, rel: &str| {
+            let g = d.join(name).join(".git");
+            std::fs::create_dir_all(g.join("branches")).unwrap();
+            std::fs::create_dir_all(g.join("refs/heads")).unwrap();
+            std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            if !rel.is_empty() {
+                let p = g.join(rel);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "x").unwrap();
+            }
+            g
+        };
+        // What `git init` makes (an empty branches/) is kept.
+        assert_eq!(unsafe_repo(&mk("plain", "")), None);
+        for rel in [
+            "rebase-merge/git-rebase-todo",
+            "sequencer/todo",
+            "rebase-apply/next",
+            "MERGE_RR",
+            "rr-cache/0123/preimage",
+            "remotes/origin",
+            "branches/origin",
+            "info/grafts",
+            "refs/replace/0123456789012345678901234567890123456789",
+            "worktrees/wt/rebase-merge/done",
+            "worktrees/wt/MERGE_RR",
+        ] {
+            let name = rel.replace('/', "_");
+            assert!(unsafe_repo(&mk(&name, rel)).is_some(), "{rel}");
+        }
+        let g = mk("packed", "");
+        std::fs::write(
+            g.join("packed-refs"),
+            "0123456789012345678901234567890123456789 refs/replace/0123456789012345678901234567890123456789\n",
+        )
+        .unwrap();
+        assert!(unsafe_repo(&g).is_some());
     }
 
     #[test]
