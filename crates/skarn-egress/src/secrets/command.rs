@@ -254,8 +254,7 @@ fn root_set_id(prog: &str) -> bool {
         return false;
     }
     let set_id = |p: &std::path::Path| {
-        std::fs::metadata(p)
-            .is_ok_and(|m| m.is_file() && m.uid() == 0 && m.mode() & 0o6000 != 0)
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.uid() == 0 && m.mode() & 0o6000 != 0)
     };
     if prog.contains('/') {
         return set_id(std::path::Path::new(prog));

@@ -129,9 +129,9 @@ mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
-mod run_linked_home;
-#[cfg(target_os = "linux")]
 mod run_h22l;
+#[cfg(target_os = "linux")]
+mod run_linked_home;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -56,8 +56,11 @@ pub(crate) fn object_unsafe(
             // The parents' trees: what they hold at a path was there
             // before (each commit the run made is vetted itself).
             let mut parents = Vec::new();
-            for l in body.split(|b| *b == b'\n') {
-                if l.is_empty() {
+            // Git reads parents only from the lines right after `tree`: a
+            // `parent` line further down is not one (atk22j H1), and its
+            // tree must not count as what was there before.
+            for l in body.split(|b| *b == b'\n').skip(1) {
+                if !l.starts_with(b"parent ") {
                     break;
                 }
                 if let Some(p) = first_line_oid(l, b"parent ") {
