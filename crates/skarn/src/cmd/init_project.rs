@@ -68,8 +68,8 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
         commands(h, &mut cmds);
         for c in cmds.iter().filter(|c| {
             // VS Code also runs Claude Code's project hooks.
-            !crate::cmd::hook::is_installed_hook(c, agent)
-                && !crate::cmd::hook::is_installed_hook(c, "claude-code")
+            !crate::cmd::hook::is_own_hook(c, agent)
+                && !crate::cmd::hook::is_own_hook(c, "claude-code")
         }) {
             // Wrapped by `init` (ADR 0255): the command it runs, and how.
             let line = match crate::cmd::hook::confine_hooks::unwrap(c) {

@@ -29,11 +29,39 @@ pub fn line(command: &str, args: &[String]) -> String {
 }
 
 /// Whether `command args` is run by this skarn (`skarn serve`, `skarn
-/// run`), or trusted.
-pub fn confined(command: &str, args: &[String], exe: &str, trusted: &[String]) -> bool {
-    let ours = confine_hooks::same_file(command, exe)
-        && matches!(args.first().map(String::as_str), Some("run" | "serve"));
+/// run`) exactly as `init` writes it, or trusted. `env` is the names the
+/// entry sets. Only the two shapes `init` writes count (atk24n F3):
+/// `serve --config FILE`, and [`wrapped_args`] passing no name the entry
+/// does not set; `run --no-sandbox`, `--write /`, `--net all`, `serve
+/// --http ...` are any other server.
+pub fn confined(
+    command: &str,
+    args: &[String],
+    env: &[String],
+    exe: &str,
+    trusted: &[String],
+) -> bool {
+    let ours = confine_hooks::is_this_skarn(command, exe) && init_shape(args, env);
     ours || trusted.iter().any(|t| *t == line(command, args))
+}
+
+/// Whether `args` is one of the argument lists `init` writes for skarn.
+fn init_shape(args: &[String], env: &[String]) -> bool {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    match a.as_slice() {
+        ["serve", "--config", _] => true,
+        ["run", "--timeout", "0", rest @ ..] => {
+            let mut rest = rest;
+            while let ["--allow-env", name, tail @ ..] = rest {
+                if !env.iter().any(|e| e == name) {
+                    return false;
+                }
+                rest = tail;
+            }
+            matches!(rest, ["--", cmd, ..] if !cmd.is_empty())
+        }
+        _ => false,
+    }
 }
 
 /// The arguments of `command args` wrapped in `skarn run`, passing the
@@ -101,14 +129,14 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
             let Some(args) = strings(obj.get("args")) else {
                 continue;
             };
-            if confined(&cmd, &args, exe, trusted) {
-                continue;
-            }
             let env: Vec<String> = obj
                 .get("env")
                 .and_then(Value::as_object)
                 .map(|e| e.keys().cloned().collect())
                 .unwrap_or_default();
+            if confined(&cmd, &args, &env, exe, trusted) {
+                continue;
+            }
             said.push(format!("{name} ({})", line(&cmd, &args)));
             obj.insert("command".into(), exe.into());
             obj.insert("args".into(), wrapped_args(&cmd, &args, &env).into());
@@ -147,14 +175,14 @@ pub fn wrap_toml(
                     .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_owned)).collect()),
             };
             let Some(args) = args else { continue };
-            if confined(&cmd, &args, exe, trusted) {
-                continue;
-            }
             let env: Vec<String> = t
                 .get("env")
                 .and_then(|e| e.as_table_like())
                 .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
                 .unwrap_or_default();
+            if confined(&cmd, &args, &env, exe, trusted) {
+                continue;
+            }
             said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
             t.insert("command", toml_edit::value(exe));
             let mut a = toml_edit::Array::new();

@@ -157,7 +157,7 @@ fn init(proj: &Path, home: &Path) -> Output {
 
 /// Runs the settings entry `e` as Claude Code does: the shell form with
 /// `/bin/sh -c`, the exec form (`args`) spawned directly.
-fn run_entry(e: &Value, proj: &Path, home: &Path, input: &Value) -> Output {
+pub(crate) fn run_entry(e: &Value, proj: &Path, home: &Path, input: &Value) -> Output {
     let cmd = e["command"].as_str().unwrap();
     let mut c = match e.get("args").and_then(Value::as_array) {
         Some(a) => {

@@ -26,15 +26,15 @@ const FORMATTER: &str = "#!/bin/sh\n\
     [ -f .fmtrc ] && . ./.fmtrc\n\
     tr a-z A-Z < \"$f\" > \"$f.fmt\" && cat \"$f.fmt\" > \"$f\" && rm -f \"$f.fmt\"\n";
 
-struct Setup {
+pub(crate) struct Setup {
     _t: TempDir,
-    home: std::path::PathBuf,
-    ws: std::path::PathBuf,
+    pub(crate) home: std::path::PathBuf,
+    pub(crate) ws: std::path::PathBuf,
     fmt: std::path::PathBuf,
-    victim: std::path::PathBuf,
+    pub(crate) victim: std::path::PathBuf,
 }
 
-fn setup(tag: &str) -> Setup {
+pub(crate) fn setup(tag: &str) -> Setup {
     let t = TempDir::new(tag);
     let (home, ws, tools, victim) = (
         t.dir("home"),
@@ -70,7 +70,7 @@ fn setup(tag: &str) -> Setup {
     }
 }
 
-fn init(s: &Setup, extra: &[&str]) -> Output {
+pub(crate) fn init(s: &Setup, extra: &[&str]) -> Output {
     Command::new(exe())
         .args([
             "init",
@@ -89,7 +89,7 @@ fn init(s: &Setup, extra: &[&str]) -> Output {
 
 /// Run `cmd` as Claude Code runs a hook: through a shell, in the project,
 /// `$CLAUDE_PROJECT_DIR` set, the input on stdin.
-fn client_runs_hook(s: &Setup, cmd: &str, input: &Value) -> Output {
+pub(crate) fn client_runs_hook(s: &Setup, cmd: &str, input: &Value) -> Output {
     let mut c = Command::new("/bin/sh")
         .args(["-c", cmd])
         .current_dir(&s.ws)
@@ -136,7 +136,7 @@ fn post_write(s: &Setup) -> Value {
 }
 
 /// The hook's answer to a Bash call (`deny` or `allow`, or "" for none).
-fn bash_decision(s: &Setup) -> (String, String) {
+pub(crate) fn bash_decision(s: &Setup) -> (String, String) {
     let mut c = Command::new(exe())
         .args(["hook", "claude-code"])
         .current_dir(&s.ws)

@@ -109,6 +109,16 @@ pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
     cmd == bare || cmd == legacy_command(&exe, agent)
 }
 
+/// Whether `cmd` is skarn's own hook for `agent` run by this very skarn
+/// (the installed form naming another binary, `'sh' hook claude-code`,
+/// runs the workspace's `hook`: atk24m F1, atk24n F2).
+pub fn is_own_hook(cmd: &str, agent: &str) -> bool {
+    let exe = std::env::current_exe()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    installed_exe(cmd, agent).is_some_and(|b| confine_hooks::is_this_skarn(&b, &exe))
+}
+
 /// The binary a command `skarn init` installs for `agent` runs (`None`:
 /// not such a command).
 pub fn installed_exe(cmd: &str, agent: &str) -> Option<String> {
