@@ -82,6 +82,8 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
             };
             f.push(line);
         }
+        // `http`, `mcp_tool` and unknown handler types (atk24n F7, F8).
+        f.extend(crate::cmd::hook::other_handlers::in_settings(&v));
     }
     if let Some(Value::Array(a)) = v.pointer("/permissions/allow") {
         for r in a {
@@ -149,6 +151,24 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
                     .or_else(|| x.get("url").map(|u| format!("connects to {}", short(u))))
                     .unwrap_or_else(|| "is configured".into());
                 f.push(format!("MCP server {} {what}", one_line(name)));
+                // What the client runs or sets beside it (atk24n F6, F9).
+                if let Some(h) = x.get("headersHelper") {
+                    f.push(format!(
+                        "MCP server {} runs headersHelper {}",
+                        one_line(name),
+                        short(h)
+                    ));
+                }
+                if let Some(Value::Object(env)) = x.get("env") {
+                    for (k, val) in env {
+                        f.push(format!(
+                            "MCP server {} sets env {}={}",
+                            one_line(name),
+                            one_line(k),
+                            short(val)
+                        ));
+                    }
+                }
             }
         }
     }

@@ -41,7 +41,10 @@ pub fn confined(
     exe: &str,
     trusted: &[String],
 ) -> bool {
-    let ours = confine_hooks::is_this_skarn(command, exe) && init_shape(args, env);
+    // A loader or skarn variable on the entry applies to skarn itself (F6).
+    let ours = confine_hooks::is_this_skarn(command, exe)
+        && init_shape(args, env)
+        && !env.iter().any(|n| crate::cmd::mcp_env::host_relevant(n));
     ours || trusted.iter().any(|t| *t == line(command, args))
 }
 
@@ -76,6 +79,47 @@ pub fn wrapped_args(command: &str, args: &[String], env: &[String]) -> Vec<Strin
     out.push(command.into());
     out.extend(args.iter().cloned());
     out
+}
+
+/// A remote server's `headersHelper` (a shell command line) run inside
+/// `skarn run` by this skarn: its stdout (the headers) passes through.
+fn wrap_helper(helper: &str, exe: &str) -> String {
+    let words = [exe, "run", "--timeout", "0", "--", "/bin/sh", "-c", helper];
+    words
+        .iter()
+        .map(|w| crate::cmd::hook::quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `helper` is [`wrap_helper`]'s form by this skarn, or trusted.
+fn helper_confined(helper: &str, exe: &str, trusted: &[String]) -> bool {
+    if trusted.iter().any(|t| t == helper) {
+        return true;
+    }
+    let Some(w) = crate::cmd::hook::unquote_words(helper) else {
+        return false;
+    };
+    w.len() == 8
+        && confine_hooks::is_this_skarn(&w[0], exe)
+        && w[1..7] == ["run", "--timeout", "0", "--", "/bin/sh", "-c"]
+}
+
+/// `command args` run through `env NAME=VALUE...` when `moved` is not
+/// empty.
+fn with_env(
+    command: String,
+    args: Vec<String>,
+    moved: &[(String, String)],
+) -> (String, Vec<String>) {
+    let mut p = crate::cmd::mcp_env::prefix(moved);
+    if p.is_empty() {
+        return (command, args);
+    }
+    let first = p.remove(0);
+    p.push(command);
+    p.extend(args);
+    (first, p)
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -124,7 +168,16 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
                 .and_then(Value::as_str)
                 .map(str::to_owned)
             else {
-                continue; // remote (url)
+                // Remote (url): its `headersHelper` is a shell command the
+                // client runs on the host before connecting (atk24n F9).
+                if let Some(h) = obj.get("headersHelper").and_then(Value::as_str)
+                    && !helper_confined(h, exe, trusted)
+                {
+                    said.push(format!("{name} headersHelper ({h})"));
+                    let new = wrap_helper(h, exe);
+                    obj.insert("headersHelper".into(), new.into());
+                }
+                continue;
             };
             let Some(args) = strings(obj.get("args")) else {
                 continue;
@@ -138,8 +191,23 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
                 continue;
             }
             said.push(format!("{name} ({})", line(&cmd, &args)));
+            // Host-relevant names move inside the sandbox (atk24n F6).
+            let mut moved = Vec::new();
+            if let Some(Value::Object(e)) = obj.get_mut("env") {
+                for k in env.iter().filter(|k| crate::cmd::mcp_env::host_relevant(k)) {
+                    if let Some(v) = e.remove(k) {
+                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        moved.push((k.clone(), v));
+                    }
+                }
+            }
+            let kept: Vec<String> = env
+                .into_iter()
+                .filter(|k| !crate::cmd::mcp_env::host_relevant(k))
+                .collect();
+            let (cmd, args) = with_env(cmd, args, &moved);
             obj.insert("command".into(), exe.into());
-            obj.insert("args".into(), wrapped_args(&cmd, &args, &env).into());
+            obj.insert("args".into(), wrapped_args(&cmd, &args, &kept).into());
         }
     }
     if said.is_empty() {
@@ -184,9 +252,26 @@ pub fn wrap_toml(
                 continue;
             }
             said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
+            // Host-relevant names move inside the sandbox (atk24n F6).
+            let mut moved = Vec::new();
+            if let Some(e) = t.get_mut("env").and_then(|e| e.as_table_like_mut()) {
+                for k in env.iter().filter(|k| crate::cmd::mcp_env::host_relevant(k)) {
+                    if let Some(v) = e.remove(k) {
+                        let v = v
+                            .as_str()
+                            .map_or_else(|| v.to_string().trim().to_string(), str::to_owned);
+                        moved.push((k.clone(), v));
+                    }
+                }
+            }
+            let kept: Vec<String> = env
+                .into_iter()
+                .filter(|k| !crate::cmd::mcp_env::host_relevant(k))
+                .collect();
+            let (cmd, args) = with_env(cmd, args, &moved);
             t.insert("command", toml_edit::value(exe));
             let mut a = toml_edit::Array::new();
-            for x in wrapped_args(&cmd, &args, &env) {
+            for x in wrapped_args(&cmd, &args, &kept) {
                 a.push(x);
             }
             t.insert("args", toml_edit::value(a));

@@ -200,10 +200,13 @@ pub fn unconfined_in_settings(
     let Ok(mut v) = serde_json::from_str::<Value>(text) else {
         return vec!["(not plain JSON: its hooks cannot be read)".into()];
     };
+    // Handlers that run or send what skarn cannot wrap (atk24n F7, F8).
+    let others = super::other_handlers::untrusted(&v, trusted);
     commands_mut(&mut v)
         .into_iter()
         .filter_map(|m| full_command(m))
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
+        .chain(others)
         .collect()
 }
 

@@ -26,6 +26,7 @@ mod file_runs;
 mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
+pub mod other_handlers;
 mod plugin_dirs;
 mod settings;
 mod shell;
@@ -40,7 +41,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use settings::{Decision, Settings};
-pub use shell::quote;
+pub use shell::{quote, unquote_words};
 
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
