@@ -20,6 +20,9 @@ const COMMAND_KEYS: &[&str] = &[
     "awsAuthRefresh",
     "awsCredentialExport",
     "otelHeadersHelper",
+    // Proxy authentication, Vertex credentials refresh (atk24n F10).
+    "proxyAuthHelper",
+    "gcpAuthRefresh",
 ];
 
 fn short(v: &Value) -> String {

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::agent_atk24m::run_entry;
+use crate::agent_atk24m::{answer, confined_hook, printing, run_entry};
 use crate::agent_h24i::{Setup, bash_decision, client_runs_hook, init, setup};
 use crate::common::*;
 
@@ -336,4 +336,23 @@ fn a_remote_mcp_servers_headers_helper_is_listed_and_confined() {
     let o = client_runs_hook(&s, h, &Value::Null);
     assert!(!marker.exists(), "the helper `{h}` ran on the host");
     assert!(out(&o).contains("\"X-A\""), "{}{}", out(&o), err(&o));
+}
+
+/// F5: a wrapped PreToolUse hook answering `ask` beside skarn's `allow`
+/// and `updatedInput`: Claude Code drops the rewrite and, once the user
+/// approves, runs the agent's original command unconfined. What skarn
+/// passes on for it is a refusal, never `ask`.
+#[test]
+fn a_confined_hooks_ask_on_a_bash_call_is_passed_on_as_deny() {
+    let s = setup("atk24n_f5");
+    let ask = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "ask",
+        "permissionDecisionReason": "skarn: runs confined by skarn run"}});
+    let cmd = printing(&s.ws, &ask);
+    let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
+        "tool_use_id": "t1", "tool_input": {"command": "id > /tmp/x"}});
+    let o = confined_hook(&cmd, &input, &s.home, &s.ws);
+    let a = answer(&o);
+    assert_eq!(code(&o), 0, "{o:?}");
+    assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
 }
