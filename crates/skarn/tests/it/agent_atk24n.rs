@@ -148,9 +148,9 @@ fn an_mcp_server_counts_as_skarns_own_only_in_the_shape_init_writes() {
     }
 }
 
-/// The hook's decision and reason for a Bash call running `cmd`, as
-/// Claude Code reads them.
-fn decision(s: &Setup, cmd: &str) -> (String, String) {
+/// The hook's `hookSpecificOutput` for a Bash call running `cmd`, as
+/// Claude Code reads it.
+fn hook_output(s: &Setup, cmd: &str) -> Value {
     use std::io::Write;
     use std::process::Stdio;
     let mut c = Command::new(exe())
@@ -170,7 +170,12 @@ fn decision(s: &Setup, cmd: &str) -> (String, String) {
     let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
     let o = c.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-    let h = &v["hookSpecificOutput"];
+    v["hookSpecificOutput"].clone()
+}
+
+/// The hook's decision and reason for a Bash call running `cmd`.
+fn decision(s: &Setup, cmd: &str) -> (String, String) {
+    let h = hook_output(s, cmd);
     (
         h["permissionDecision"].as_str().unwrap_or("").to_string(),
         h["permissionDecisionReason"]
@@ -355,4 +360,42 @@ fn a_confined_hooks_ask_on_a_bash_call_is_passed_on_as_deny() {
     let a = answer(&o);
     assert_eq!(code(&o), 0, "{o:?}");
     assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
+}
+
+/// F4: under `[hook] unsandboxed = ["git*"]`, git forms that write a file
+/// anywhere, read any file or start a browser were asked unconfined
+/// (`git config -f ~/.bashrc`, `git log --output=~/.bashrc`, `git clone .
+/// ~/.local/x`, `git checkout-index --prefix=/x/`, `git diff --no-index
+/// ~/.ssh/id_rsa x`, ...). They now run confined (rewritten) like
+/// `git config --global` and `git archive -o`.
+#[test]
+fn a_star_pattern_does_not_stretch_over_git_forms_that_write_anywhere() {
+    let s = setup("atk24n_f4");
+    let cfg = s.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("[hook]\nunsandboxed = [\"git*\"]\n");
+    std::fs::write(&cfg, text).unwrap();
+    let h = hook_output(&s, "git status");
+    assert_eq!(h["permissionDecision"], "ask", "control: {h}");
+    for cmd in [
+        "git config -f /root/.bashrc a.b c",
+        "git log --output=/root/.bashrc",
+        "git diff --output=/root/.bashrc",
+        "git clone . /root/.local/x",
+        "git bundle create /root/x.bundle HEAD",
+        "git web--browse http://127.0.0.1:9/x",
+        "git help -w log",
+        "git lfs install",
+        "git checkout-index -a --prefix=/root/",
+        "git read-tree --prefix=../x HEAD",
+        "git diff --no-index /root/.ssh/id_rsa x",
+        "git hash-object -w --path=x /root/.bashrc",
+        "git apply --directory=../.. x.patch",
+    ] {
+        let h = hook_output(&s, cmd);
+        assert!(
+            h.get("updatedInput").is_some() || h["permissionDecision"] == "deny",
+            "`{cmd}` was let through unconfined: {h}"
+        );
+    }
 }
