@@ -93,6 +93,15 @@ fn specific(h: Map<String, Value>, dropped: &mut Vec<String>) -> Map<String, Val
             _ if SPECIFIC.contains(&k.as_str()) => {
                 kept.insert(k, v);
             }
+            // `ask` beside skarn's own `allow` + `updatedInput` makes
+            // Claude Code drop the rewrite and, once the user approves,
+            // run the original command unconfined (attack atk24n F5): a
+            // confined hook's `ask` is passed on as `deny`.
+            "permissionDecision" if v.as_str() == Some("ask") => {
+                dropped
+                    .push("hookSpecificOutput.permissionDecision ask (passed on as deny)".into());
+                kept.insert(k, Value::from("deny"));
+            }
             "permissionDecision" if narrows(&v) => {
                 kept.insert(k, v);
             }

@@ -29,11 +29,42 @@ pub fn line(command: &str, args: &[String]) -> String {
 }
 
 /// Whether `command args` is run by this skarn (`skarn serve`, `skarn
-/// run`), or trusted.
-pub fn confined(command: &str, args: &[String], exe: &str, trusted: &[String]) -> bool {
-    let ours = confine_hooks::same_file(command, exe)
-        && matches!(args.first().map(String::as_str), Some("run" | "serve"));
+/// run`) exactly as `init` writes it, or trusted. `env` is the names the
+/// entry sets. Only the two shapes `init` writes count (atk24n F3):
+/// `serve --config FILE`, and [`wrapped_args`] passing no name the entry
+/// does not set; `run --no-sandbox`, `--write /`, `--net all`, `serve
+/// --http ...` are any other server.
+pub fn confined(
+    command: &str,
+    args: &[String],
+    env: &[String],
+    exe: &str,
+    trusted: &[String],
+) -> bool {
+    // A loader or skarn variable on the entry applies to skarn itself (F6).
+    let ours = confine_hooks::is_this_skarn(command, exe)
+        && init_shape(args, env)
+        && !env.iter().any(|n| crate::cmd::mcp_env::host_relevant(n));
     ours || trusted.iter().any(|t| *t == line(command, args))
+}
+
+/// Whether `args` is one of the argument lists `init` writes for skarn.
+fn init_shape(args: &[String], env: &[String]) -> bool {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    match a.as_slice() {
+        ["serve", "--config", _] => true,
+        ["run", "--timeout", "0", rest @ ..] => {
+            let mut rest = rest;
+            while let ["--allow-env", name, tail @ ..] = rest {
+                if !env.iter().any(|e| e == name) {
+                    return false;
+                }
+                rest = tail;
+            }
+            matches!(rest, ["--", cmd, ..] if !cmd.is_empty())
+        }
+        _ => false,
+    }
 }
 
 /// The arguments of `command args` wrapped in `skarn run`, passing the
@@ -48,6 +79,47 @@ pub fn wrapped_args(command: &str, args: &[String], env: &[String]) -> Vec<Strin
     out.push(command.into());
     out.extend(args.iter().cloned());
     out
+}
+
+/// A remote server's `headersHelper` (a shell command line) run inside
+/// `skarn run` by this skarn: its stdout (the headers) passes through.
+fn wrap_helper(helper: &str, exe: &str) -> String {
+    let words = [exe, "run", "--timeout", "0", "--", "/bin/sh", "-c", helper];
+    words
+        .iter()
+        .map(|w| crate::cmd::hook::quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether `helper` is [`wrap_helper`]'s form by this skarn, or trusted.
+fn helper_confined(helper: &str, exe: &str, trusted: &[String]) -> bool {
+    if trusted.iter().any(|t| t == helper) {
+        return true;
+    }
+    let Some(w) = crate::cmd::hook::unquote_words(helper) else {
+        return false;
+    };
+    w.len() == 8
+        && confine_hooks::is_this_skarn(&w[0], exe)
+        && w[1..7] == ["run", "--timeout", "0", "--", "/bin/sh", "-c"]
+}
+
+/// `command args` run through `env NAME=VALUE...` when `moved` is not
+/// empty.
+fn with_env(
+    command: String,
+    args: Vec<String>,
+    moved: &[(String, String)],
+) -> (String, Vec<String>) {
+    let mut p = crate::cmd::mcp_env::prefix(moved);
+    if p.is_empty() {
+        return (command, args);
+    }
+    let first = p.remove(0);
+    p.push(command);
+    p.extend(args);
+    (first, p)
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -97,22 +169,46 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
                 .and_then(Value::as_str)
                 .map(str::to_owned)
             else {
-                continue; // remote (url)
+                // Remote (url): its `headersHelper` is a shell command the
+                // client runs on the host before connecting (atk24n F9).
+                if let Some(h) = obj.get("headersHelper").and_then(Value::as_str)
+                    && !helper_confined(h, exe, trusted)
+                {
+                    said.push(format!("{name} headersHelper ({h})"));
+                    let new = wrap_helper(h, exe);
+                    obj.insert("headersHelper".into(), new.into());
+                }
+                continue;
             };
             let Some(args) = strings(obj.get("args")) else {
                 continue;
             };
-            if confined(&cmd, &args, exe, trusted) {
-                continue;
-            }
             let env: Vec<String> = obj
                 .get("env")
                 .and_then(Value::as_object)
                 .map(|e| e.keys().cloned().collect())
                 .unwrap_or_default();
+            if confined(&cmd, &args, &env, exe, trusted) {
+                continue;
+            }
             said.push(format!("{name} ({})", line(&cmd, &args)));
+            // Host-relevant names move inside the sandbox (atk24n F6).
+            let mut moved = Vec::new();
+            if let Some(Value::Object(e)) = obj.get_mut("env") {
+                for k in env.iter().filter(|k| crate::cmd::mcp_env::host_relevant(k)) {
+                    if let Some(v) = e.remove(k) {
+                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        moved.push((k.clone(), v));
+                    }
+                }
+            }
+            let kept: Vec<String> = env
+                .into_iter()
+                .filter(|k| !crate::cmd::mcp_env::host_relevant(k))
+                .collect();
+            let (cmd, args) = with_env(cmd, args, &moved);
             obj.insert("command".into(), exe.into());
-            obj.insert("args".into(), wrapped_args(&cmd, &args, &env).into());
+            obj.insert("args".into(), wrapped_args(&cmd, &args, &kept).into());
         }
     }
     if said.is_empty() {
@@ -148,18 +244,35 @@ pub fn wrap_toml(
                     .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_owned)).collect()),
             };
             let Some(args) = args else { continue };
-            if confined(&cmd, &args, exe, trusted) {
-                continue;
-            }
             let env: Vec<String> = t
                 .get("env")
                 .and_then(|e| e.as_table_like())
                 .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
                 .unwrap_or_default();
+            if confined(&cmd, &args, &env, exe, trusted) {
+                continue;
+            }
             said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
+            // Host-relevant names move inside the sandbox (atk24n F6).
+            let mut moved = Vec::new();
+            if let Some(e) = t.get_mut("env").and_then(|e| e.as_table_like_mut()) {
+                for k in env.iter().filter(|k| crate::cmd::mcp_env::host_relevant(k)) {
+                    if let Some(v) = e.remove(k) {
+                        let v = v
+                            .as_str()
+                            .map_or_else(|| v.to_string().trim().to_string(), str::to_owned);
+                        moved.push((k.clone(), v));
+                    }
+                }
+            }
+            let kept: Vec<String> = env
+                .into_iter()
+                .filter(|k| !crate::cmd::mcp_env::host_relevant(k))
+                .collect();
+            let (cmd, args) = with_env(cmd, args, &moved);
             t.insert("command", toml_edit::value(exe));
             let mut a = toml_edit::Array::new();
-            for x in wrapped_args(&cmd, &args, &env) {
+            for x in wrapped_args(&cmd, &args, &kept) {
                 a.push(x);
             }
             t.insert("args", toml_edit::value(a));

@@ -13,7 +13,7 @@ use skarn_test_support::TempDir;
 
 /// `skarn __hook-confined CMD` as Claude Code starts a wrapped hook: in
 /// the project, `$CLAUDE_PROJECT_DIR` set, the hook input on stdin.
-fn confined_hook(cmd: &str, input: &Value, home: &Path, ws: &Path) -> Output {
+pub(crate) fn confined_hook(cmd: &str, input: &Value, home: &Path, ws: &Path) -> Output {
     let mut c = Command::new(exe())
         .args(["__hook-confined", cmd])
         .current_dir(ws)
@@ -36,7 +36,7 @@ fn confined_hook(cmd: &str, input: &Value, home: &Path, ws: &Path) -> Output {
 }
 
 /// The answer Claude Code reads from a hook's stdout (exit 0 only).
-fn answer(o: &Output) -> Value {
+pub(crate) fn answer(o: &Output) -> Value {
     if code(o) != 0 || out(o).trim().is_empty() {
         return Value::Null;
     }
@@ -45,7 +45,7 @@ fn answer(o: &Output) -> Value {
 
 /// A hook command that prints `v` (kept in a workspace file the agent
 /// could have written, as `make -s pretool` printing `payload.json`).
-fn printing(ws: &Path, v: &Value) -> String {
+pub(crate) fn printing(ws: &Path, v: &Value) -> String {
     std::fs::write(ws.join("payload.json"), v.to_string()).unwrap();
     "cat payload.json".to_string()
 }
@@ -157,7 +157,7 @@ fn init(proj: &Path, home: &Path) -> Output {
 
 /// Runs the settings entry `e` as Claude Code does: the shell form with
 /// `/bin/sh -c`, the exec form (`args`) spawned directly.
-fn run_entry(e: &Value, proj: &Path, home: &Path, input: &Value) -> Output {
+pub(crate) fn run_entry(e: &Value, proj: &Path, home: &Path, input: &Value) -> Output {
     let cmd = e["command"].as_str().unwrap();
     let mut c = match e.get("args").and_then(Value::as_array) {
         Some(a) => {

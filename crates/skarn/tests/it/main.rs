@@ -59,6 +59,9 @@ mod agent_atk24m;
 mod agent_boundary;
 #[cfg(target_os = "linux")]
 mod agent_h24i;
+// Issue 24, attack pass atk24n: what counts as this skarn, hook types (h24o).
+#[cfg(target_os = "linux")]
+mod agent_atk24n;
 // Issue 24, what the attack passes of 6 December left open (h24k).
 #[cfg(target_os = "linux")]
 mod agent_h24k;

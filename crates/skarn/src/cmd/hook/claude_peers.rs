@@ -48,7 +48,7 @@ fn others(v: &Value) -> Vec<String> {
             .flatten()
         {
             let cmd = h.get("command").and_then(Value::as_str).unwrap_or("");
-            if !crate::cmd::hook::is_installed_hook(cmd, "claude-code") {
+            if !crate::cmd::hook::is_own_hook(cmd, "claude-code") {
                 out.push(
                     h.get("command")
                         .or(h.get("url"))

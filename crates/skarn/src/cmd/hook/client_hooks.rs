@@ -205,7 +205,7 @@ pub fn codex_peers(ws: &Path, home: Option<&Path>) -> usize {
         };
         n += pre
             .iter()
-            .filter(|c| !super::is_installed_hook(c, "codex"))
+            .filter(|c| !super::is_own_hook(c, "codex"))
             .count();
     }
     n

@@ -54,15 +54,22 @@ pub enum Kind {
     Unconfined,
 }
 
-/// Whether two paths name the same binary (resolving links).
-pub fn same_file(a: &str, b: &str) -> bool {
-    if a == b {
+/// Whether the program path `named` (as a hook or an MCP entry names it)
+/// runs this skarn, the binary the kernel says runs now (`exe`): exactly
+/// that path (what `init` writes), or its canonical form. `named` itself
+/// is never resolved in skarn's process (atk24n F1, F3): a relative path
+/// (resolved against another directory by the client), `/proc/self/exe`,
+/// `/dev/fd/N` or a link the repository ships mean another program in
+/// the client's shell, and a link the agent may rewrite can change what
+/// it means after the judgement.
+pub fn is_this_skarn(named: &str, exe: &str) -> bool {
+    if exe.is_empty() || !Path::new(named).is_absolute() {
+        return false;
+    }
+    if named == exe {
         return true;
     }
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
+    std::fs::canonicalize(exe).is_ok_and(|c| c.as_os_str() == std::ffi::OsStr::new(named))
 }
 
 /// What `cmd` (a hook for `agent`) is. A wrapped command names the binary
@@ -72,11 +79,11 @@ pub fn judge(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Kind {
     // skarn's own only when it runs this skarn: the installed form with
     // another binary (`'sh' hook claude-code` runs the workspace's `hook`)
     // is any other command (atk24m F1).
-    if super::installed_exe(cmd, agent).is_some_and(|b| same_file(&b, exe)) {
+    if super::installed_exe(cmd, agent).is_some_and(|b| is_this_skarn(&b, exe)) {
         return Kind::Skarn;
     }
     if let Some((bin, _)) = unwrap(cmd)
-        && same_file(&bin, exe)
+        && is_this_skarn(&bin, exe)
     {
         return Kind::Confined;
     }
@@ -193,10 +200,13 @@ pub fn unconfined_in_settings(
     let Ok(mut v) = serde_json::from_str::<Value>(text) else {
         return vec!["(not plain JSON: its hooks cannot be read)".into()];
     };
+    // Handlers that run or send what skarn cannot wrap (atk24n F7, F8).
+    let others = super::other_handlers::untrusted(&v, trusted);
     commands_mut(&mut v)
         .into_iter()
         .filter_map(|m| full_command(m))
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
+        .chain(others)
         .collect()
 }
 

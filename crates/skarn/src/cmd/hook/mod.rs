@@ -28,6 +28,7 @@ mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
 mod frontmatter_yaml;
+pub mod other_handlers;
 mod plugin_dirs;
 mod settings;
 mod shell;
@@ -42,7 +43,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use settings::{Decision, Settings};
-pub use shell::quote;
+pub use shell::{quote, unquote_words};
 
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
@@ -109,6 +110,16 @@ pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
     };
     let bare = format!("{} hook {agent}", quote(&exe));
     cmd == bare || cmd == legacy_command(&exe, agent)
+}
+
+/// Whether `cmd` is skarn's own hook for `agent` run by this very skarn
+/// (the installed form naming another binary, `'sh' hook claude-code`,
+/// runs the workspace's `hook`: atk24m F1, atk24n F2).
+pub fn is_own_hook(cmd: &str, agent: &str) -> bool {
+    let exe = std::env::current_exe()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    installed_exe(cmd, agent).is_some_and(|b| confine_hooks::is_this_skarn(&b, &exe))
 }
 
 /// The binary a command `skarn init` installs for `agent` runs (`None`:

@@ -384,6 +384,17 @@ fn runs_a_program(w: &str) -> bool {
         "--tag-name-filter",
         "--remote",
         "--tool",
+        // Write a file anywhere or read any file (atk24n F4): the diff
+        // family's and log's output, config's file, checkout-index's and
+        // read-tree's prefix, apply's directory, diff outside a repository,
+        // help's browser.
+        "--output",
+        "--file",
+        "--blob",
+        "--prefix",
+        "--directory",
+        "--no-index",
+        "--web",
     ];
     /// Words (not options) that make the program run another program or
     /// write outside the repository (`git bisect run X`, `git submodule
@@ -402,6 +413,18 @@ fn runs_a_program(w: &str) -> bool {
         "mergetool",
         "daemon",
         "exec",
+        // Sub-commands that write configuration (which names programs),
+        // write to a directory they are given, read any file, or start a
+        // browser (atk24n F4).
+        "config",
+        "clone",
+        "bundle",
+        "checkout-index",
+        "read-tree",
+        "hash-object",
+        "web--browse",
+        "help",
+        "lfs",
     ];
     const FIND: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
     /// Short options that take a program, a configuration or a directory.
