@@ -241,6 +241,8 @@ mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_h27l;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27m;
+#[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_named;
