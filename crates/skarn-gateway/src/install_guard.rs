@@ -52,10 +52,14 @@ impl InstallGuard {
         // SAFETY: getuid has no preconditions.
         let uid = unsafe { libc::getuid() };
         let passwd = skarn_sandbox::linux::host_probe::passwd_home(uid);
-        let mut homes: Vec<PathBuf> = [user_home.clone(), passwd, server_home.map(Path::to_path_buf)]
-            .into_iter()
-            .flatten()
-            .collect();
+        let mut homes: Vec<PathBuf> = [
+            user_home.clone(),
+            passwd,
+            server_home.map(Path::to_path_buf),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         homes.sort();
         homes.dedup();
         let mut places: Vec<PathBuf> = Vec::new();
@@ -99,7 +103,9 @@ impl InstallGuard {
         if prefix {
             let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
             if self.homes.iter().any(|h| real.starts_with(h)) && !looks_installed(&real) {
-                return Some("it lies in a home and is no installation (no lib or share beside bin)");
+                return Some(
+                    "it lies in a home and is no installation (no lib or share beside bin)",
+                );
             }
         }
         None
@@ -109,9 +115,7 @@ impl InstallGuard {
 /// `bin` beside the usual directories of an installation, and no
 /// repository of the user's own files.
 fn looks_installed(prefix: &Path) -> bool {
-    let dir = |n: &str| {
-        std::fs::symlink_metadata(prefix.join(n)).is_ok_and(|m| m.is_dir())
-    };
+    let dir = |n: &str| std::fs::symlink_metadata(prefix.join(n)).is_ok_and(|m| m.is_dir());
     ["lib", "lib64", "libexec", "share", "include"]
         .iter()
         .any(|n| dir(n))

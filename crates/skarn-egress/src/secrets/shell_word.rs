@@ -118,7 +118,10 @@ mod tests {
             home_word("~//opt/t", Path::new("/home/u")).unwrap(),
             Path::new("/home/u//opt/t")
         );
-        assert_eq!(home_word("~", Path::new("/home/u")).unwrap(), Path::new("/home/u"));
+        assert_eq!(
+            home_word("~", Path::new("/home/u")).unwrap(),
+            Path::new("/home/u")
+        );
         assert_eq!(home_word("~x/t", Path::new("/home/u")), None);
     }
 }

@@ -38,11 +38,15 @@ fn within_toolchain(p: &Path, home: Option<&Path>) -> bool {
     // whatever toolchain lies below them (atk27m F3b: a server's
     // "installation" that was the whole home was looked at shallowly).
     let real = canon(p);
-    let user = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let user = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
     for h in home.map(Path::to_path_buf).into_iter().chain(user) {
         let h = canon(&h);
         if h.starts_with(&real)
-            || [".local", ".config", ".local/share"].iter().any(|d| real == h.join(d))
+            || [".local", ".config", ".local/share"]
+                .iter()
+                .any(|d| real == h.join(d))
         {
             return false;
         }

@@ -235,13 +235,13 @@ mod run_secret_atk27k_h;
 #[cfg(target_os = "linux")]
 mod run_secret_atk27l;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27m;
+#[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;
 #[cfg(target_os = "linux")]
 mod run_secret_h27l;
-#[cfg(target_os = "linux")]
-mod run_secret_atk27m;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]

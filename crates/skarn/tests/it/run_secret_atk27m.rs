@@ -49,7 +49,11 @@ fn a_tilde_slash_absolute_word_runs_what_the_checks_judged() {
         std::fs::write(vals.join("val"), "tildeSlashValue0123456789abcdefXY\n").unwrap();
         std::fs::create_dir_all(ws.join("bin")).unwrap();
         let tok = ws.join("bin/tok");
-        std::fs::write(&tok, format!("#!/bin/sh\ncat {}\n", vals.join("val").display())).unwrap();
+        std::fs::write(
+            &tok,
+            format!("#!/bin/sh\ncat {}\n", vals.join("val").display()),
+        )
+        .unwrap();
         std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o755)).unwrap();
         let cmd = cmd.replace("{tok}", &tok.display().to_string());
         config(
@@ -250,8 +254,14 @@ fn a_server_in_the_homes_bin_does_not_get_the_home() {
             &table,
             &format!("cat {} 2>&1; echo done", notes.display()),
         );
-        assert!(!out.contains(NOTES), "{form}: the server read the home:\n{out}\n{log}");
-        assert!(out.contains("done"), "{form}: the server did not run:\n{out}\n{log}");
+        assert!(
+            !out.contains(NOTES),
+            "{form}: the server read the home:\n{out}\n{log}"
+        );
+        assert!(
+            out.contains("done"),
+            "{form}: the server did not run:\n{out}\n{log}"
+        );
     }
 }
 
@@ -290,7 +300,10 @@ fn a_server_granted_a_secret_does_not_read_it_from_the_home() {
     );
     assert!(!out.contains(REAL), "the server read the value:\n{out}");
     assert!(!log.contains(REAL), "the value is in the log");
-    assert!(out.contains("done"), "the server did not run:\n{out}\n{log}");
+    assert!(
+        out.contains("done"),
+        "the server did not run:\n{out}\n{log}"
+    );
 }
 
 /// F3c: `~/bin -> ~/dotfiles/bin` (no linked home) and a server at
@@ -317,6 +330,12 @@ fn a_server_through_a_dotfiles_link_does_not_get_the_repository() {
         "",
         &format!("cat {} 2>&1; echo done", secrets.display()),
     );
-    assert!(!out.contains(TOKEN), "the server read the dotfiles:\n{out}\n{log}");
-    assert!(out.contains("done"), "the server did not run:\n{out}\n{log}");
+    assert!(
+        !out.contains(TOKEN),
+        "the server read the dotfiles:\n{out}\n{log}"
+    );
+    assert!(
+        out.contains("done"),
+        "the server did not run:\n{out}\n{log}"
+    );
 }
