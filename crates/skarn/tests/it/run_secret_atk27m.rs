@@ -163,9 +163,11 @@ fn skarn_exec_with_secrets_configured_leaves_no_core() {
         let mut seen = None;
         for _ in 0..50 {
             std::thread::sleep(Duration::from_millis(200));
-            // Past the shell's exec: the process is skarn.
-            let is_skarn = std::fs::read_link(format!("/proc/{pid}/exe"))
-                .is_ok_and(|p| p.file_name() == exe().file_name());
+            // Past the shell's exec: the process is skarn (its command
+            // line: `/proc/PID/exe` of an undumpable process is closed to
+            // a caller without privileges).
+            let is_skarn = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(b"exec".as_slice()));
             if is_skarn {
                 std::thread::sleep(Duration::from_millis(1500));
                 seen = core_limit_of(pid);
