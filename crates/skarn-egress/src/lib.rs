@@ -50,7 +50,7 @@ pub mod stats;
 pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
-pub use intercept::{Interceptor, ValueFinder};
+pub use intercept::{FINDER_SOURCES, Interceptor, ValueFinder};
 pub use pattern::{HostMatch, Pattern, Ports};
 pub use proxy::{DenialLog, Limits, Listeners, Proxy};
 #[doc(hidden)]

@@ -50,6 +50,8 @@ mod http_target;
 mod http_token;
 pub mod init;
 mod input_rounds;
+#[cfg(target_os = "linux")]
+mod install_guard;
 mod json_budget;
 mod limits;
 mod listen;

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::install_guard::InstallGuard;
+
 /// `cmd` on `path` (or at `cwd/cmd` when it holds a slash).
 pub(crate) fn find_on_path(cmd: &str, path: Option<&PathBuf>, cwd: &Path) -> Option<PathBuf> {
     if cmd.contains('/') {
@@ -46,21 +48,20 @@ pub(crate) fn interpreter(file: &Path, path: Option<&PathBuf>, cwd: &Path) -> Op
 /// Installation directories above `p`: a `node_modules` directory it lies
 /// in or next to, a venv (a directory holding `pyvenv.cfg`) and the Python
 /// installation it was made from, the prefix of a `PREFIX/bin/NAME`
-/// program (a pyenv or nvm version) unless that prefix is `/`, the home
-/// directory or `~/.local`.
-pub(crate) fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf>) {
-    let broad =
-        |d: &Path| d == Path::new("/") || home.is_some_and(|h| d == h || d == h.join(".local"));
+/// program (a pyenv or nvm version). Never what `guard` refuses (a home,
+/// what holds one or a secret place, `~/.local`, a home's directory that
+/// is no installation: atk27m F3); the walk up stops at such a directory.
+pub(crate) fn install_roots(p: &Path, guard: &InstallGuard, out: &mut Vec<PathBuf>) {
     if let Some(bin) = p.parent()
         && bin.file_name().is_some_and(|n| n == "bin")
         && let Some(prefix) = bin.parent()
-        && !broad(prefix)
+        && guard.refuses(prefix, true).is_none()
         && !bin.join("activate").is_file()
     {
         out.push(prefix.to_path_buf());
     }
     for a in p.ancestors().skip(1) {
-        if a == Path::new("/") || home == Some(a) {
+        if a == Path::new("/") || guard.refuses(a, false).is_some() {
             break;
         }
         if a.file_name().is_some_and(|n| n == "node_modules") {
@@ -75,7 +76,7 @@ pub(crate) fn install_roots(p: &Path, home: Option<&Path>, out: &mut Vec<PathBuf
                 (k.trim() == "home").then(|| PathBuf::from(v.trim()))
             });
             if let Some(b) = base.filter(|b| b.is_absolute())
-                && let Some(prefix) = b.parent().filter(|p| !broad(p))
+                && let Some(prefix) = b.parent().filter(|p| guard.refuses(p, true).is_none())
             {
                 out.push(std::fs::canonicalize(prefix).unwrap_or(prefix.to_path_buf()));
             }
@@ -154,7 +155,7 @@ mod tests {
         let s = v.join("bin/srv");
         std::fs::write(&s, "#!/usr/bin/env sh\n").unwrap();
         let mut out = Vec::new();
-        install_roots(&s, None, &mut out);
+        install_roots(&s, &InstallGuard::default(), &mut out);
         out.sort();
         out.dedup();
         assert_eq!(out, [v.clone(), PathBuf::from("/usr")]);

@@ -258,6 +258,7 @@ pub fn prepare(
                 }
             }
         }
+        let guard = crate::install_guard::InstallGuard::new(home.as_deref());
         let mut roots = Vec::new();
         for p in facts
             .command
@@ -265,8 +266,20 @@ pub fn prepare(
             .chain(&facts.interpreter)
             .chain(&facts.arg_files)
         {
-            install_roots(p, home.as_deref(), &mut roots);
+            install_roots(p, &guard, &mut roots);
         }
+        // Whatever found them, never a home, what holds one or a secret
+        // place (atk27m F3).
+        roots.retain(|r| match guard.refuses(r, false) {
+            Some(why) => {
+                tracing::warn!(
+                    "server {alias}: {} is not granted as its installation: {why}",
+                    r.display()
+                );
+                false
+            }
+            None => true,
+        });
         if let Some(d) = &cfg.project_only {
             // A project's own files (a pyvenv.cfg, a node_modules link)
             // grant nothing outside it but a real interpreter installation

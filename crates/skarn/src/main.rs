@@ -17,5 +17,12 @@ fn main() -> ExitCode {
     // (through /proc/self/exe: the very image that is running, even if the
     // file on disk was replaced since).
     skarn_gateway::sandbox_spawn::set_helper("/proc/self/exe".into());
+    // Any subcommand may hold a configured secret's value (`exec
+    // --config` starts a gateway's servers): no core dump (atk27m F2).
+    #[cfg(target_os = "linux")]
+    if let Err(e) = cmd::no_core_start::forbid_when_secrets() {
+        eprintln!("skarn: error: {e}");
+        return ExitCode::from(2);
+    }
     cli::main()
 }

@@ -163,6 +163,18 @@ impl Interceptor {
 /// caller's variables and dotfile lines (atk27 F6).
 pub struct ValueFinder(scrub::Windows);
 
+/// The text of everything that decides what [`ValueFinder`] finds (the
+/// forms, the unescaping, the windows searched): a record of earlier
+/// verdicts keyed by it starts afresh whenever any of it changes, with no
+/// number to remember to bump (atk27m H4).
+pub const FINDER_SOURCES: &[&str] = &[
+    include_str!("forms.rs"),
+    include_str!("unescape.rs"),
+    include_str!("scrub.rs"),
+    include_str!("decode.rs"),
+    include_str!("mod.rs"),
+];
+
 impl ValueFinder {
     /// For the values of `specs`.
     pub fn new(specs: &[SecretSpec]) -> ValueFinder {

@@ -330,9 +330,13 @@ impl SecretConfig {
     }
 }
 
+/// `~/` opening `f` expanded by `home_word`, the one expansion the run
+/// and every check share (text joined: `~//x` is `<home>//x`, atk27m F1).
 pub(super) fn expand(f: &str, home: Option<&Path>) -> PathBuf {
-    match (f.strip_prefix("~/"), home) {
-        (Some(rest), Some(h)) => h.join(rest),
+    match home {
+        Some(h) if f.starts_with("~/") => {
+            super::shell_word::home_word(f, h).unwrap_or_else(|| PathBuf::from(f))
+        }
         _ => PathBuf::from(f),
     }
 }

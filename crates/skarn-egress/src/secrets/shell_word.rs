@@ -6,7 +6,23 @@
 //! `~user/`) is reported as unknown: the check that a source runs nothing
 //! a sandboxed run could change refuses it rather than guess.
 
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A word opening with `~/` (or `~` alone) with the home put in front of
+/// the rest, as the shell does it: text joined, never a path join, so
+/// `~//opt/t` is `<home>//opt/t` and not `/opt/t` (atk27m F1). The one
+/// expansion both running a source and every check of it use; `None`
+/// when the word does not open with the home.
+pub(super) fn home_word(w: &str, home: &Path) -> Option<PathBuf> {
+    let rest = w.strip_prefix('~')?;
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let mut out = OsString::from(home.as_os_str());
+    out.push(rest);
+    Some(PathBuf::from(out))
+}
 
 /// `w` expanded; `None` when it uses a form not followed here.
 pub(super) fn expand_word(w: &str, home: Option<&Path>) -> Option<String> {
@@ -21,7 +37,9 @@ pub(super) fn expand_word(w: &str, home: Option<&Path>) -> Option<String> {
     let mut out = String::new();
     let rest = match w.strip_prefix('~') {
         Some(r) if r.is_empty() || r.starts_with('/') => {
-            out.push_str(&var("HOME"));
+            // The home's text; the rest is read below like any other
+            // text, so the whole is `home_word(w)`.
+            out.push_str(&home_word("~", Path::new(&var("HOME")))?.to_string_lossy());
             r
         }
         Some(_) => return None,
@@ -94,5 +112,16 @@ mod tests {
         assert_eq!(expand_word("${HOME:-/x}/t.sh", h), None);
         assert_eq!(expand_word("~root/t.sh", h), None);
         assert_eq!(expand_word("$(", h), None);
+        // Text joined as the shell joins it (atk27m F1).
+        assert_eq!(expand_word("~//opt/t", h).unwrap(), "/home/u//opt/t");
+        assert_eq!(
+            home_word("~//opt/t", Path::new("/home/u")).unwrap(),
+            Path::new("/home/u//opt/t")
+        );
+        assert_eq!(
+            home_word("~", Path::new("/home/u")).unwrap(),
+            Path::new("/home/u")
+        );
+        assert_eq!(home_word("~x/t", Path::new("/home/u")), None);
     }
 }

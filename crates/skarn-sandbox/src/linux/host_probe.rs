@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::linux::host::{HostFacts, SIMULATE_MISSING_ENV};
 
 /// The home directory the password database gives `uid`.
-fn passwd_home(uid: u32) -> Option<PathBuf> {
+pub fn passwd_home(uid: u32) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let mut buf = vec![0 as libc::c_char; 4096];
     // SAFETY: zeroed passwd is a valid out-parameter.

@@ -574,6 +574,13 @@ const HOME_PATHS_BASE: &[&str] = &[
     "R",
 ];
 
+/// The deny list's places for `home` (and the system's): what no grant a
+/// caller makes for its own reasons may hold (a server's installation,
+/// atk27m F3).
+pub fn secret_paths_of(home: &Path) -> Vec<PathBuf> {
+    default_secret_paths(Some(home))
+}
+
 /// All default secret paths for a home directory.
 pub(crate) fn default_secret_paths(home: Option<&Path>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = SYSTEM_SECRET_PATHS.iter().map(PathBuf::from).collect();

@@ -187,13 +187,18 @@ impl RunSecrets {
         // A line keeps the user's key or URL around the placeholder: one
         // holding any configured secret's real value (a token in a
         // registry path next to another's `_authToken`) is not copied
-        // (atk27k F7).
-        if let Some(known) = SecretsConfig::load(&home.join(".config/skarn/config.toml"))
-            .ok()
-            .map(|c| c.known_values(Some(home)))
-        {
-            lines.retain(|(_, l)| known.holding(l.as_bytes()).is_none());
-            vars.retain(|(_, v)| known.holding(v.as_bytes()).is_none());
+        // (atk27k F7). A configuration that cannot be read now names
+        // values unknown here: nothing is copied (atk27m H3).
+        match SecretsConfig::load(&home.join(".config/skarn/config.toml")) {
+            Ok(c) => {
+                let known = c.known_values(Some(home));
+                lines.retain(|(_, l)| known.holding(l.as_bytes()).is_none());
+                vars.retain(|(_, v)| known.holding(v.as_bytes()).is_none());
+            }
+            Err(_) => {
+                lines.clear();
+                vars.clear();
+            }
         }
         (lines, vars)
     }

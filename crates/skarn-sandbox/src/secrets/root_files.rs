@@ -91,10 +91,11 @@ impl Places {
                 .find(|(d, _)| *d == of)
                 .map(|(_, w)| w.clone())
                 .unwrap_or_default();
+            let what = kind(&name);
             dirs.push((
                 name,
                 format!(
-                    "another name (the same directory through another mount) of {}, which is {why}",
+                    "another name (the same {what} through another mount) of {}, which is {why}",
                     of.display()
                 ),
             ));
@@ -134,9 +135,10 @@ impl Places {
                         .map(|(_, w)| w.as_str())
                         .unwrap_or("a place a run may write");
                     return Some(format!(
-                        "{} is another name (the same directory through another mount) of {}, \
+                        "{} is another name (the same {} through another mount) of {}, \
                          which is {why}",
                         a.display(),
+                        kind(a),
                         d.display()
                     ));
                 }
@@ -168,6 +170,15 @@ impl Places {
             }
         }
         None
+    }
+}
+
+/// What `p` is, for a message: a bind mount may name a single file
+/// (atk27m H2).
+fn kind(p: &Path) -> &'static str {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if !m.is_dir() => "file",
+        _ => "directory",
     }
 }
 

@@ -74,3 +74,14 @@ fn a_directory_of_links_outside_writable_places_is_read() {
     let places = Places::new(std::slice::from_ref(&share), None);
     assert_eq!(read_dir(&certs, &places).unwrap(), "");
 }
+
+/// atk27m H2: a single file bound elsewhere is called a file in the
+/// refusal, not a directory.
+#[test]
+fn a_bound_file_is_called_a_file() {
+    let d = skarn_test_support::TempDir::new("root_files_kind");
+    let f = d.path().join("tok");
+    std::fs::write(&f, "x").unwrap();
+    assert_eq!(super::kind(&f), "file");
+    assert_eq!(super::kind(d.path()), "directory");
+}

@@ -43,9 +43,32 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// Most verdicts kept per set of values (48 bytes each).
 pub const MAX_KEPT: usize = 400_000;
 
-/// Changes whenever what counts as holding a value changes (the forms
-/// the scrubber knows, the size bounds): old verdicts are then ignored.
+/// The record's layout; what counts as holding a value is in
+/// [`format_digest`], derived from the finder's and the walk's sources.
 const FORMAT: &[u8] = b"skarn value-checks 1";
+
+/// A digest of the record's layout and of the text of everything that
+/// decides what a check finds (the forms the scrubber knows, the
+/// unescaping, the walk's size bounds): verdicts made by any other
+/// version of them are ignored, whatever the version number says
+/// (atk27m H4: new forms had kept old "clean" verdicts).
+fn format_digest(sources: &[&str]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(FORMAT);
+    for s in sources {
+        h.update((s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    }
+    h.finalize().into()
+}
+
+/// What this build's checks are made by.
+fn this_format() -> [u8; 32] {
+    let mut sources: Vec<&str> = skarn_egress::FINDER_SOURCES.to_vec();
+    sources.push(include_str!("value_scan.rs"));
+    sources.push(include_str!("value_file.rs"));
+    format_digest(&sources)
+}
 
 const RECORD: usize = 48;
 
@@ -112,7 +135,7 @@ impl Cache {
         }
         let key = key(&dir)?;
         let mut h = Sha256::new();
-        h.update(FORMAT);
+        h.update(this_format());
         h.update(env!("CARGO_PKG_VERSION").as_bytes());
         h.update(key);
         let mut values: Vec<&[u8]> = secrets.values().collect();

@@ -33,13 +33,30 @@ pub(crate) fn is_toolchain(g: &Grant) -> bool {
 /// `/opt/x`), or in or around a toolchain directory of a preset under
 /// `home` (`~/.cargo` for `~/.cargo/bin/NAME`, a version under `~/.nvm`).
 fn within_toolchain(p: &Path, home: Option<&Path>) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // A home, what holds it and its shared trees are no toolchain's,
+    // whatever toolchain lies below them (atk27m F3b: a server's
+    // "installation" that was the whole home was looked at shallowly).
+    let real = canon(p);
+    let user = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    for h in home.map(Path::to_path_buf).into_iter().chain(user) {
+        let h = canon(&h);
+        if h.starts_with(&real)
+            || [".local", ".config", ".local/share"]
+                .iter()
+                .any(|d| real == h.join(d))
+        {
+            return false;
+        }
+    }
     if SYSTEM_EXEC_DIRS.iter().any(|d| p.starts_with(d)) {
         return true;
     }
     let Some(home) = home else {
         return false;
     };
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     crate::policy::presets::PRESETS.iter().any(|name| {
         crate::policy::presets::preset_paths(name, home).is_some_and(|[exec, private, _]| {
             exec.iter().chain(&private).any(|t| {

@@ -40,6 +40,8 @@ mod init_hooks;
 pub mod init_project;
 pub mod mcp_env;
 pub mod mcp_wrap;
+#[cfg(target_os = "linux")]
+pub mod no_core_start;
 pub mod recall;
 pub mod run;
 pub mod run_args;

@@ -247,6 +247,8 @@ mod run_secret_atk27k_h;
 #[cfg(target_os = "linux")]
 mod run_secret_atk27l;
 #[cfg(target_os = "linux")]
+mod run_secret_atk27m;
+#[cfg(target_os = "linux")]
 mod run_secret_encoded;
 #[cfg(target_os = "linux")]
 mod run_secret_forms;

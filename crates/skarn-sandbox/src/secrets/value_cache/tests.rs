@@ -88,3 +88,23 @@ fn a_place_the_run_can_reach_is_not_used() {
     assert!(Cache::open(&missing, &s, &[]).is_none());
     assert!(!missing.exists());
 }
+
+/// atk27m H4: the name verdicts are kept under is derived from the text
+/// of what decides a verdict (the forms, the unescaping, the walk), so a
+/// change to any of them starts afresh with no number to bump.
+#[test]
+fn verdicts_of_other_forms_are_not_reused() {
+    let base: Vec<&str> = skarn_egress::FINDER_SOURCES.to_vec();
+    assert!(
+        base.iter().any(|s| s.contains("fn pairs(")),
+        "the forms are not among the sources"
+    );
+    let a = format_digest(&base);
+    for i in 0..base.len() {
+        let mut changed: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        changed[i].push('\n');
+        let refs: Vec<&str> = changed.iter().map(String::as_str).collect();
+        assert_ne!(format_digest(&refs), a, "source {i} does not count");
+    }
+    assert_ne!(this_format(), a, "the walk's own sources do not count");
+}
