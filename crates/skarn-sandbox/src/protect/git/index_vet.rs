@@ -459,10 +459,13 @@ pub fn staged_entries(b: &[u8], hash_len: usize) -> Option<Vec<(Vec<u8>, u32, St
     )
 }
 
+/// One entry as read: path, mode, object id (hex).
+pub type IndexEntry = (Vec<u8>, u32, String);
+
 /// Every entry of the index `b`, whatever its stage (git checks
 /// unmerged ones out too: `git checkout --theirs`), and whether it is a
 /// split index (entries in a shared file not read here).
-pub fn all_entries(b: &[u8], hash_len: usize) -> Option<(Vec<(Vec<u8>, u32, String)>, bool)> {
+pub fn all_entries(b: &[u8], hash_len: usize) -> Option<(Vec<IndexEntry>, bool)> {
     let ix = parse(b, hash_len)?;
     let split = ix.extensions.iter().any(|(s, _, _)| s == b"link");
     let entries = ix
