@@ -10,9 +10,11 @@
 
 /// Git's mode types.
 const TYPE_MASK: u32 = 0o170000;
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const REGULAR: u32 = 0o100000;
 const LINK: u32 = 0o120000;
 const DIR: u32 = 0o040000;
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 const GITLINK: u32 = 0o160000;
 
 /// A tree entry's mode text read as git's tree reader reads it (octal
@@ -21,6 +23,7 @@ const GITLINK: u32 = 0o160000;
 /// owner's execute bit, a link `120000`, a directory `40000`, and any
 /// other type a submodule (`160000`). `None`: git refuses the tree
 /// ("malformed mode in tree entry").
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn tree_mode(text: &[u8]) -> Option<u32> {
     if text.is_empty() {
         return None;
@@ -42,6 +45,7 @@ pub(crate) fn tree_mode(text: &[u8]) -> Option<u32> {
 }
 
 /// The canonical text of a mode [`tree_mode`] returned, as git writes it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn mode_text(mode: u32) -> &'static [u8] {
     match mode {
         0o100755 => b"100755",
