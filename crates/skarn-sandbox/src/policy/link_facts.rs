@@ -149,7 +149,7 @@ pub fn canonicalize(p: &Path) -> io::Result<PathBuf> {
             Kind::Link => {
                 links += 1;
                 if links > MAX_LINKS {
-                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                    return Err(too_many_links());
                 }
                 let t = read_link(&next)?;
                 if t.is_absolute() {
@@ -160,7 +160,7 @@ pub fn canonicalize(p: &Path) -> io::Result<PathBuf> {
             Kind::Dir => done = next,
             Kind::Other if rest.is_empty() => done = next,
             // `file/more`: the kernel's answer (`ENOTDIR`).
-            Kind::Other => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+            Kind::Other => return Err(not_a_directory()),
         }
     }
     Ok(done)
@@ -177,6 +177,22 @@ fn push_front(rest: &mut Vec<std::ffi::OsString>, p: &Path) {
         })
         .collect();
     rest.extend(parts.into_iter().rev());
+}
+
+/// The error the kernel gives for too many levels of links.
+fn too_many_links() -> io::Error {
+    #[cfg(unix)]
+    return io::Error::from_raw_os_error(libc::ELOOP);
+    #[cfg(not(unix))]
+    return io::Error::other("too many levels of symbolic links");
+}
+
+/// The error the kernel gives for a file where a directory is needed.
+fn not_a_directory() -> io::Error {
+    #[cfg(unix)]
+    return io::Error::from_raw_os_error(libc::ENOTDIR);
+    #[cfg(not(unix))]
+    return io::Error::other("not a directory");
 }
 
 #[cfg(test)]

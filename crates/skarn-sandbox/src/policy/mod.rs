@@ -15,7 +15,6 @@ pub mod granted;
 pub mod grants;
 pub mod layer_flags;
 pub mod layers;
-#[cfg(unix)]
 pub mod link_facts;
 pub mod offline_env;
 pub mod policy_error;

@@ -16,6 +16,7 @@ pub mod config_named;
 pub mod configured_programs;
 #[cfg(unix)]
 pub mod dotenv;
+#[cfg(unix)]
 pub(crate) mod dotenv_value;
 #[cfg(target_os = "linux")]
 pub mod edit_lease;
