@@ -5,21 +5,26 @@
 //! inside, so neither their files nor their unix sockets can be reached.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 mod beneath;
 mod grant;
+mod pinned_socket;
+mod primitives;
 mod special;
 mod store;
 
 use crate::linux::plan::{Access, FsOp};
-use crate::linux::sys::{
-    self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
-};
+use crate::linux::sys::{self, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY};
 pub use grant::OVERLAY_OPTION_TAILS;
 pub(crate) use grant::ovl_escape;
 use grant::{LAYERS, bind_excluding, bind_grant};
+pub(crate) use pinned_socket::socket_moved;
+use pinned_socket::{id_in, mask_pinned_socket};
+use primitives::{
+    bind, bind_existing, bind_idmapped, bind_with, mkdir_p, mountpoint_like, tmpfs, touch, under,
+};
 use special::{mount_dev, mount_home, mount_proc};
 
 const OLD: &str = "/oldroot";
@@ -51,185 +56,6 @@ fn ctx<T>(r: io::Result<T>, what: &'static str, path: &Path) -> Result<T, MountE
         path: path.display().to_string(),
         err,
     })
-}
-
-fn under(base: &str, p: &Path) -> PathBuf {
-    let rel = p.strip_prefix("/").unwrap_or(p);
-    Path::new(base).join(rel)
-}
-
-fn mkdir_p(p: &Path) -> io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o755)
-        .create(p)
-}
-
-fn touch(p: &Path) -> io::Result<()> {
-    if let Some(parent) = p.parent() {
-        mkdir_p(parent)?;
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(p)
-    {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Create the mountpoint `dst` matching the kind of `src` (dir or file).
-pub(super) fn mountpoint_like(src: &Path, dst: &Path) -> io::Result<()> {
-    if std::fs::metadata(src)?.is_dir() {
-        mkdir_p(dst)
-    } else {
-        touch(dst)
-    }
-}
-
-/// Mount a fresh tmpfs at `dst` (which must exist) with `flags` and `opts`.
-fn tmpfs(dst: &Path, flags: libc::c_ulong, opts: &str) -> Result<(), MountError> {
-    ctx(
-        sys::mount(
-            Some(Path::new("tmpfs")),
-            dst,
-            Some("tmpfs"),
-            flags,
-            Some(opts),
-        ),
-        "mount tmpfs",
-        dst,
-    )
-}
-
-/// Set when a host server's socket the walk found was not where it was by
-/// the time init hid it ([`mask_pinned_socket`]): the target then makes no
-/// unix socket (read by [`socket_moved`] after the mounts, in the target
-/// forked from init).
-static SOCKET_MOVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether a pinned socket had moved (see [`SOCKET_MOVED`]).
-pub(crate) fn socket_moved() -> bool {
-    SOCKET_MOVED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The identities a pinned socket found with (device, inode) `id` may
-/// have once mounted: itself, or, below a copy-on-write layer of device
-/// `layer`, that device with its inode (overlayfs without `xino`).
-fn id_in(id: (u64, u64), layer: Option<u64>) -> [(u64, u64); 2] {
-    [id, layer.map_or(id, |d| (d, id.1))]
-}
-
-/// Hide the host server's socket found at `path` with (device, inode)
-/// `id`: its name is opened (no symlink followed) and checked to be that
-/// inode, and the placeholder is mounted through that descriptor, so a
-/// rename between the check and the mount cannot move the socket out from
-/// under it (attack atk24e F1). Anything else there: the socket moved
-/// (a concurrent run renamed a directory) and the run makes no unix
-/// socket.
-fn mask_pinned_socket(
-    path: &Path,
-    id: [(u64, u64); 2],
-    notes: &mut Vec<String>,
-) -> Result<(), MountError> {
-    use std::os::unix::fs::MetadataExt;
-    let dst = under(NEW, path);
-    let opened = crate::linux::fdmount::open_nofollow(&dst)
-        .ok()
-        .and_then(|fd| {
-            let md = std::fs::File::from(fd.try_clone().ok()?).metadata().ok()?;
-            (id.contains(&(md.dev(), md.ino())) && md.file_type().is_socket()).then_some(fd)
-        });
-    let Some(fd) = opened else {
-        SOCKET_MOVED.store(true, std::sync::atomic::Ordering::Relaxed);
-        notes.push(format!(
-            "the host server's unix socket {} was moved while the run was set up (another run \
-             renamed a directory?): this run makes no unix socket",
-            path.display()
-        ));
-        return Ok(());
-    };
-    let tree = crate::linux::fdmount::clone_tree(
-        Path::new("/empty.s"),
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-        None,
-    );
-    match tree.and_then(|t| crate::linux::fdmount::attach_to(&t, &fd)) {
-        Ok(()) => Ok(()),
-        // Kernels without the new mount API: by path, checked once more.
-        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-            bind(Path::new("/empty.s"), &dst, false)
-        }
-        Err(e) => Err(MountError {
-            what: "bind onto a pinned socket",
-            path: dst.display().to_string(),
-            err: e,
-        }),
-    }
-}
-
-fn bind(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
-    bind_with(src, dst, writable, false)
-}
-
-/// Bind the host's `path` (at `src` in the set-up root) read-only at
-/// `dst` through the id mapping of [`crate::linux::idmap`]; `noexec` when asked.
-fn bind_idmapped(path: &Path, src: &Path, dst: &Path, noexec: bool) -> Result<(), MountError> {
-    ctx(mountpoint_like(src, dst), "mkdir", dst)?;
-    let mut set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    if noexec {
-        set |= MOUNT_ATTR_NOEXEC;
-    }
-    ctx(
-        crate::linux::idmap::bind(path, src, dst, set),
-        "idmapped bind",
-        dst,
-    )
-}
-
-/// Bind `src` at `dst`; read-only unless `writable`, `noexec` when asked
-/// (mount flags enforce read-only/no-exec even where a broader Landlock
-/// rule, such as the one on /tmp, covers the path).
-fn bind_with(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
-    ctx(mountpoint_like(src, dst), "mkdir", dst)?;
-    bind_onto(src, dst, writable, noexec)
-}
-
-/// [`bind`] onto a `dst` that exists (just examined by the caller): no
-/// mount point to make.
-fn bind_existing(src: &Path, dst: &Path, writable: bool) -> Result<(), MountError> {
-    bind_onto(src, dst, writable, false)
-}
-
-fn bind_onto(src: &Path, dst: &Path, writable: bool, noexec: bool) -> Result<(), MountError> {
-    let mut set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-    if !writable {
-        set |= MOUNT_ATTR_RDONLY;
-    }
-    if noexec {
-        set |= MOUNT_ATTR_NOEXEC;
-    }
-    // Mount exactly what is opened, through no symlink (see fdmount).
-    match crate::linux::fdmount::bind(src, dst, set) {
-        Ok(()) => return Ok(()),
-        // Kernels without openat2 / the new mount API: bind by path.
-        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {}
-        Err(e) => {
-            return Err(MountError {
-                what: "bind (no symlinks)",
-                path: dst.display().to_string(),
-                err: e,
-            });
-        }
-    }
-    ctx(
-        sys::mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None),
-        "bind",
-        dst,
-    )?;
-    ctx(sys::mount_setattr(dst, set, true), "mount_setattr", dst)
 }
 
 /// Notes produced while building (non-fatal gaps).

@@ -27,6 +27,7 @@ mod mentions;
 mod model;
 mod network;
 mod protect;
+mod protect_checks;
 mod seccomp;
 mod trusted;
 
