@@ -67,6 +67,35 @@ pub(crate) fn go_dirs(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> GoDi
     }
 }
 
+impl GoDirs {
+    /// These directories with each that the caller's variables or the
+    /// settings file moved away from go's defaults under `home` kept only
+    /// when it is what it claims ([`super::toolchain_env`]); else the
+    /// default.
+    pub(crate) fn vetted(self, home: &Path) -> GoDirs {
+        use super::toolchain_env::{Shape, vetted};
+        let def = GoDirs {
+            bin: home.join("go/bin"),
+            mod_cache: home.join("go/pkg/mod"),
+            build_cache: home.join(".cache/go-build"),
+            root: None,
+        };
+        let pick = |v: PathBuf, d: PathBuf, s: Shape| {
+            if v == d {
+                v
+            } else {
+                vetted(&v, s, home).unwrap_or(d)
+            }
+        };
+        GoDirs {
+            bin: pick(self.bin, def.bin, Shape::Bin),
+            mod_cache: pick(self.mod_cache, def.mod_cache, Shape::GoModCache),
+            build_cache: pick(self.build_cache, def.build_cache, Shape::GoBuildCache),
+            root: self.root.and_then(|r| vetted(&r, Shape::GoRoot, home)),
+        }
+    }
+}
+
 /// The settings file go reads, or `None` when `GOENV=off`.
 pub(crate) fn settings_file(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     match var("GOENV") {

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::toolchain_env::Shape;
 use crate::policy::{Grant, Policy};
 
 /// Names, in the private lists, of files (never kept in a store).
@@ -120,10 +121,11 @@ pub(crate) fn from_command(command: &[String]) -> Vec<&'static str> {
     out
 }
 
-fn env_dir(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
+/// The caller's `var` when it names a directory of `shape`
+/// ([`super::toolchain_env`]: a variable must not widen a grant).
+fn env_dir(var: &str, shape: Shape, home: &Path) -> Option<PathBuf> {
+    let v = std::env::var_os(var).map(PathBuf::from)?;
+    super::toolchain_env::vetted(&v, shape, home)
 }
 
 /// (read+exec, private layer, read-only) path lists of a preset, before
@@ -132,8 +134,10 @@ pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]>
     let h = |p: &str| home.join(p);
     Some(match name {
         "rust" => {
-            let cargo = env_dir("CARGO_HOME").unwrap_or_else(|| h(".cargo"));
-            let rustup = env_dir("RUSTUP_HOME").unwrap_or_else(|| h(".rustup"));
+            let cargo =
+                env_dir("CARGO_HOME", Shape::CargoHome, home).unwrap_or_else(|| h(".cargo"));
+            let rustup =
+                env_dir("RUSTUP_HOME", Shape::Rustup, home).unwrap_or_else(|| h(".rustup"));
             [
                 vec![rustup, cargo.join("bin")],
                 vec![
@@ -148,7 +152,7 @@ pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]>
             ]
         }
         "node" => {
-            let nvm = env_dir("NVM_DIR").unwrap_or_else(|| h(".nvm"));
+            let nvm = env_dir("NVM_DIR", Shape::Nvm, home).unwrap_or_else(|| h(".nvm"));
             [
                 vec![
                     nvm,
@@ -173,7 +177,7 @@ pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]>
             ]
         }
         "python" => {
-            let pyenv = env_dir("PYENV_ROOT").unwrap_or_else(|| h(".pyenv"));
+            let pyenv = env_dir("PYENV_ROOT", Shape::Pyenv, home).unwrap_or_else(|| h(".pyenv"));
             // pyenv's shims are rewritten after every `pip install`
             // (`pyenv rehash`, whose failure fails the install): a private
             // layer the command may rewrite, never the host's.
@@ -190,7 +194,7 @@ pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]>
                 h("anaconda3"),
                 h(".conda"),
             ];
-            if let Some(v) = env_dir("VIRTUAL_ENV") {
+            if let Some(v) = env_dir("VIRTUAL_ENV", Shape::Venv, home) {
                 exec.push(v);
             }
             [
@@ -213,7 +217,7 @@ pub(crate) fn preset_paths(name: &str, home: &Path) -> Option<[Vec<PathBuf>; 3]>
             // downloaded (checksums are checked only when fetching), and
             // its build cache by action id: both are private layers.
             let var = |k: &str| std::env::var(k).ok();
-            let d = super::go_env::go_dirs(home, &var);
+            let d = super::go_env::go_dirs(home, &var).vetted(home);
             let mut exec = vec![d.bin, h("sdk")];
             exec.extend(d.root);
             [exec, vec![d.mod_cache, d.build_cache], vec![]]
@@ -250,7 +254,7 @@ pub fn apply(policy: &mut Policy, name: &str, home: &Path, source: &str) -> bool
         .exec
         .extend(exec.into_iter().filter(keep).map(|p| Grant::new(p, &src)));
     if name == "rust"
-        && let Some(t) = env_dir("CARGO_TARGET_DIR").filter(|p| p.is_dir())
+        && let Some(t) = env_dir("CARGO_TARGET_DIR", Shape::CargoTarget, home)
         && !t.starts_with(&policy.workspace)
     {
         // A shared build directory outside the workspace: builds work in a
