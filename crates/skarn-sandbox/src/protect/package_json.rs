@@ -9,26 +9,31 @@
 
 use std::path::{Path, PathBuf};
 
-/// Bytes of one `package.json` read at most (past it: judged by whether
-/// it names the key at all).
+/// Bytes of one `package.json` read at most (past it: judged unsafe).
 const MAX_BYTES: u64 = 4 << 20;
 
 /// The `"lint-staged"` value of the `package.json` text `bytes`: `Ok(None)`
-/// without one; `Err` when the text cannot be read as JSON but names the
-/// key (judged unsafe).
+/// without one; `Err` when the text cannot be read as JSON at all, or is
+/// longer than [`MAX_BYTES`] (judged unsafe: lint-staged's reader, V8's
+/// `JSON.parse`, has no depth limit and decodes escapes such as
+/// `"lint\u002dstaged"`, so a text serde_json refuses may still hold the
+/// key; atk22k F11).
 fn key(bytes: &[u8]) -> Result<Option<serde_json::Value>, ()> {
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(v) => Ok(v.get("lint-staged").cloned()),
-        Err(_) if memchr::memmem::find(bytes, b"lint-staged").is_some() => Err(()),
-        Err(_) => Ok(None),
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(());
     }
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .map(|v| v.get("lint-staged").cloned())
+        .map_err(|_| ())
 }
 
+/// The text of `p`, one byte past [`MAX_BYTES`] at most (so an over-long
+/// file is told apart).
 fn read(p: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let f = std::fs::File::open(p).ok()?;
     let mut b = Vec::new();
-    f.take(MAX_BYTES).read_to_end(&mut b).ok()?;
+    f.take(MAX_BYTES + 1).read_to_end(&mut b).ok()?;
     Some(b)
 }
 
@@ -37,6 +42,9 @@ fn read(p: &Path) -> Option<Vec<u8>> {
 pub fn changes_lint_staged(new: &Path, old: &Path) -> bool {
     let Some(n) = read(new) else { return false };
     let o = read(old).unwrap_or_default();
+    if n == o && (n.len() as u64) <= MAX_BYTES {
+        return false;
+    }
     match (key(&n), key(&o)) {
         (Err(()), _) => true,
         (Ok(a), Ok(b)) => a != b,
@@ -75,20 +83,32 @@ pub fn before(roots: &[PathBuf]) -> Saved {
 pub fn after(saved: &Saved) -> Vec<String> {
     let mut out = Vec::new();
     for (p, old) in &saved.files {
-        if !std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) {
+        let Ok(md) = std::fs::symlink_metadata(p) else {
             continue;
-        }
-        let Some(new) = read(p) else { continue };
-        let changed = match (key(&new), old.as_deref().map(key)) {
-            (Err(()), _) => true,
-            (Ok(a), Some(Ok(b))) => a != b,
-            (Ok(a), Some(Err(()))) | (Ok(a), None) => a.is_some(),
         };
-        if !changed || old.as_deref() == Some(new.as_slice()) {
+        // Anything but a file in its place (a link lint-staged follows and
+        // reads whole as its configuration, atk22k F12) is a change.
+        let changed = if md.is_file() {
+            let Some(new) = read(p) else { continue };
+            if old.as_deref() == Some(new.as_slice()) && new.len() as u64 <= MAX_BYTES {
+                continue;
+            }
+            match (key(&new), old.as_deref().map(key)) {
+                (Err(()), _) => true,
+                (Ok(a), Some(Ok(b))) => a != b,
+                (Ok(a), Some(Err(()))) | (Ok(a), None) => a.is_some(),
+            }
+        } else {
+            true
+        };
+        if !changed {
             continue;
         }
         let aside = crate::protect::set_aside::set_aside(p, "skarn-set-aside");
         let back = match old {
+            Some(text) if text.len() as u64 > MAX_BYTES => {
+                "; the host's file, longer than skarn reads, could not be put back".to_string()
+            }
             Some(text) => match put_back(p, text) {
                 Ok(()) => "; the host's file was put back".to_string(),
                 Err(e) => format!("; the host's file could not be put back ({e})"),
@@ -138,6 +158,17 @@ mod tests {
             "{\"name\":\"p\",\"lint-staged\":{\"*\":\"touch x\"}}",
         );
         let broken = t.file("broken.json", "{\"lint-staged\": {\"*\": \"x\"");
+        // Past serde_json's depth, with the key spelled through an escape
+        // (atk22k F11): still a change.
+        let deep = format!(
+            "{{\"name\":\"p\",\"x\":{}{},\"lint\\u002dstaged\":{{\"*.js\":\"touch x\"}}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let deep = t.file("deep.json", &deep);
+        assert!(changes_lint_staged(&deep, &old));
+        assert!(changes_lint_staged(&deep, &t.join("missing.json")));
+        assert!(!changes_lint_staged(&old, &old));
         assert!(!changes_lint_staged(&same, &old));
         assert!(changes_lint_staged(&other, &old));
         assert!(changes_lint_staged(&broken, &old));

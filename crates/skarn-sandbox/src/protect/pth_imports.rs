@@ -41,13 +41,40 @@ impl Imported {
     }
 }
 
+/// The characters `str.splitlines()` breaks lines at (Python 3.13's
+/// `site` splits `.pth` text with it; older ones at `\r` and `\n` only:
+/// splitting at all of them finds every line either runs; atk22k F7).
+const LINE_BREAKS: [char; 10] = [
+    '\n', '\r', '\u{0b}', '\u{0c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
+];
+
+/// The lines of `.pth` text as any Python splits them, a byte-order mark
+/// at the start dropped.
+pub(crate) fn python_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.trim_start_matches('\u{feff}').split(LINE_BREAKS)
+}
+
+/// The texts `.pth` bytes may be read as: UTF-8 (what is not UTF-8
+/// replaced), and, when the bytes are not UTF-8, Latin-1 (Python 3.13
+/// falls back to the locale's encoding; every byte is a character there,
+/// `\x85` a line break).
+pub(crate) fn decodings(b: &[u8]) -> Vec<String> {
+    match std::str::from_utf8(b) {
+        Ok(s) => vec![s.to_string()],
+        Err(_) => vec![
+            String::from_utf8_lossy(b).into_owned(),
+            b.iter().map(|&c| char::from(c)).collect(),
+        ],
+    }
+}
+
 /// The top-level module names `.pth` text imports: each line Python
 /// executes (it starts with `import` followed by a space or tab), split
 /// into its statements, and in each `import a.b as c, d`, `from a.b
 /// import c`, `__import__('a')`, `importlib.import_module('a')`.
 pub fn of_text(text: &str) -> HashSet<Vec<u8>> {
     let mut out = HashSet::new();
-    for line in text.trim_start_matches('\u{feff}').split(['\r', '\n']) {
+    for line in python_lines(text) {
         if !(line.starts_with("import ") || line.starts_with("import\t")) {
             continue;
         }
@@ -134,7 +161,11 @@ fn read_dir(dir: &Path) -> Imported {
             return out;
         }
         match crate::protect::small_file::read_bytes(&e.path()) {
-            Ok(Some(b)) => out.names.extend(of_text(&String::from_utf8_lossy(&b))),
+            Ok(Some(b)) => {
+                for text in decodings(&b) {
+                    out.names.extend(of_text(&text));
+                }
+            }
             // Too large to read, or unreadable: may import anything.
             Ok(None) | Err(_) => {
                 if e.path().is_file() {

@@ -179,11 +179,11 @@ pub fn protected(env: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether `.pth` text has a line Python executes (`import ...`), with
-/// lines split as Python's text reader splits them (`\r`, `\n` or
-/// `\r\n`; a byte-order mark at the start dropped; atk24e F2).
+/// lines split as any Python splits them (`\r`, `\n`, and
+/// `str.splitlines()`'s other breaks; a byte-order mark at the start
+/// dropped; atk24e F2, atk22k F7).
 pub fn runs_code(text: &str) -> bool {
-    text.trim_start_matches('\u{feff}')
-        .split(['\r', '\n'])
+    crate::protect::pth_imports::python_lines(text)
         .any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
@@ -195,11 +195,12 @@ pub fn start_up_runs_code(name: &OsStr, p: &Path) -> bool {
     if !name.as_encoded_bytes().ends_with(b".pth") {
         return true;
     }
-    let text = crate::protect::small_file::read_bytes(p)
-        .ok()
-        .flatten()
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
-    text.as_deref().is_none_or(runs_code)
+    let bytes = crate::protect::small_file::read_bytes(p).ok().flatten();
+    bytes.is_none_or(|b| {
+        crate::protect::pth_imports::decodings(&b)
+            .iter()
+            .any(|t| runs_code(t))
+    })
 }
 
 /// What the check after a run did to virtual environments.

@@ -120,6 +120,19 @@ fn start_up_forms_python_loads_are_recognised() {
     // atk24e F2: a line Python's reader splits at a lone CR or after a BOM.
     assert!(runs_code("# x\rimport os"));
     assert!(runs_code("\u{feff}import os"));
+    // Python 3.13 splits with str.splitlines() (atk22k F7).
+    for br in [
+        "\u{0c}", "\u{0b}", "\u{1d}", "\u{85}", "\u{2028}", "\u{2029}",
+    ] {
+        assert!(runs_code(&format!("zz{br}import os")), "{br:?}");
+    }
+    // Not UTF-8: read as Latin-1 too, where 0x85 breaks the line.
+    let b = b"zz\x85import os\xff\n";
+    assert!(
+        crate::protect::pth_imports::decodings(b)
+            .iter()
+            .any(|t| runs_code(t))
+    );
     assert!(!runs_code("/some/path\n"));
     // atk24e F3, F4: compiled, extension and package forms, and the
     // module every pip-made environment's .pth imports.
