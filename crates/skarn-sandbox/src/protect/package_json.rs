@@ -1,9 +1,11 @@
-//! lint-staged's configuration kept in `package.json` (its
-//! `"lint-staged"` key): host git's pre-commit hook (husky, lefthook,
-//! simple-git-hooks running `npx lint-staged`) runs the commands it names
-//! on the user's next commit. The file itself cannot be read-only (npm
-//! writes it), so a run may change it but not that key: the layer refuses
-//! such a `package.json` (copy-on-write), and the direct mode puts the
+//! Git-hook managers' configuration kept in `package.json` (or lint-staged's
+//! `package.yaml` / `package.yml`): the keys `"lint-staged"`, `"husky"`
+//! (husky 4 reads its hooks there at every hook), yorkie's `"gitHooks"`,
+//! `"nano-staged"`, `"simple-git-hooks"`, `"pre-commit"`, `ghooks`, ...
+//! Host git's hooks run the commands they name on the user's next commit
+//! (atk22h, atk22k F8, F9). The file itself cannot be read-only (npm
+//! writes it), so a run may change it but not those keys: the layer
+//! refuses such a file (copy-on-write), and the direct mode puts the
 //! host's file back after the run and sets the run's aside. The
 //! configuration files of their own names are persistence entries.
 
@@ -18,13 +20,61 @@ const MAX_BYTES: u64 = 4 << 20;
 /// `JSON.parse`, has no depth limit and decodes escapes such as
 /// `"lint\u002dstaged"`, so a text serde_json refuses may still hold the
 /// key; atk22k F11).
-fn key(bytes: &[u8]) -> Result<Option<serde_json::Value>, ()> {
+fn key(bytes: &[u8], yaml: bool) -> Result<Option<serde_json::Value>, ()> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(());
     }
-    serde_json::from_slice::<serde_json::Value>(bytes)
-        .map(|v| v.get("lint-staged").cloned())
-        .map_err(|_| ())
+    if yaml {
+        // A YAML key is spelled in the text, or made through an escape of
+        // a double-quoted scalar: without both, none of the keys is there
+        // (no second YAML reader to differ from lint-staged's).
+        let named = HOOK_KEYS
+            .iter()
+            .chain(["ghooks"].iter())
+            .any(|k| memchr::memmem::find(bytes, k.as_bytes()).is_some());
+        return if named || bytes.contains(&b'\\') {
+            Err(())
+        } else {
+            Ok(None)
+        };
+    }
+    let v = serde_json::from_slice::<serde_json::Value>(bytes).map_err(|_| ())?;
+    let mut m = serde_json::Map::new();
+    for k in HOOK_KEYS {
+        if let Some(x) = v.get(*k) {
+            m.insert((*k).to_string(), x.clone());
+        }
+    }
+    if let Some(x) = v.get("config").and_then(|c| c.get("ghooks")) {
+        m.insert("config.ghooks".into(), x.clone());
+    }
+    Ok((!m.is_empty()).then_some(serde_json::Value::Object(m)))
+}
+
+/// The `package.json` keys git-hook managers read their commands from.
+pub const HOOK_KEYS: &[&str] = &[
+    "lint-staged",
+    "husky",
+    "gitHooks",
+    "nano-staged",
+    "simple-git-hooks",
+    "pre-commit",
+    "precommit",
+    "pre-push",
+    "prepush",
+    "git-hooks",
+    "commitlint",
+];
+
+/// The file names whose keys are judged: lint-staged reads
+/// `package.yaml` / `package.yml` in every directory as it reads
+/// `package.json`.
+pub fn is_config_name(name: &str) -> bool {
+    matches!(name, "package.json" | "package.yaml" | "package.yml")
+}
+
+fn is_yaml(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "yaml" || e == "yml")
 }
 
 /// The text of `p`, one byte past [`MAX_BYTES`] at most (so an over-long
@@ -37,36 +87,39 @@ fn read(p: &Path) -> Option<Vec<u8>> {
     Some(b)
 }
 
-/// Whether `new` (a `package.json` a run wrote) sets lint-staged's
-/// configuration otherwise than `old` (the host's; missing: none).
-pub fn changes_lint_staged(new: &Path, old: &Path) -> bool {
+/// Whether `new` (a `package.json`, `package.yaml` or `package.yml` a run
+/// wrote) sets a git-hook manager's configuration otherwise than `old`
+/// (the host's; missing: none).
+pub fn changes_hook_config(new: &Path, old: &Path) -> bool {
     let Some(n) = read(new) else { return false };
     let o = read(old).unwrap_or_default();
     if n == o && (n.len() as u64) <= MAX_BYTES {
         return false;
     }
-    match (key(&n), key(&o)) {
+    let yaml = is_yaml(new);
+    match (key(&n, yaml), key(&o, yaml)) {
         (Err(()), _) => true,
         (Ok(a), Ok(b)) => a != b,
         (Ok(a), Err(())) => a.is_some(),
     }
 }
 
-/// What the direct mode saves before a run: each `package.json` at the
-/// top of `roots` with its text.
+/// What the direct mode saves before a run: each `package.json` (and
+/// `package.yaml`, `package.yml`) at the top of `roots` with its text.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     files: Vec<(PathBuf, Option<Vec<u8>>)>,
 }
 
-/// Save the `package.json` at the top of each of `roots`.
+/// Save the `package.json`, `package.yaml`, `package.yml` at the top of
+/// each of `roots`.
 pub fn before(roots: &[PathBuf]) -> Saved {
     Saved {
         files: roots
             .iter()
             .take(64)
-            .map(|r| {
-                let p = r.join("package.json");
+            .flat_map(|r| ["package.json", "package.yaml", "package.yml"].map(|n| r.join(n)))
+            .map(|p| {
                 let text = std::fs::symlink_metadata(&p)
                     .is_ok_and(|m| m.is_file())
                     .then(|| read(&p))
@@ -93,7 +146,8 @@ pub fn after(saved: &Saved) -> Vec<String> {
             if old.as_deref() == Some(new.as_slice()) && new.len() as u64 <= MAX_BYTES {
                 continue;
             }
-            match (key(&new), old.as_deref().map(key)) {
+            let yaml = is_yaml(p);
+            match (key(&new, yaml), old.as_deref().map(|o| key(o, yaml))) {
                 (Err(()), _) => true,
                 (Ok(a), Some(Ok(b))) => a != b,
                 (Ok(a), Some(Err(()))) | (Ok(a), None) => a.is_some(),
@@ -116,8 +170,8 @@ pub fn after(saved: &Saved) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "{} was written during the run with another lint-staged configuration (host git \
-             hooks run the commands it names on the next commit): {}{back}",
+            "{} was written during the run with another git-hook configuration (lint-staged, \
+             husky, ...: host git hooks run the commands it names on the next commit): {}{back}",
             p.display(),
             aside.describe("the run's other changes to it are there")
         ));
@@ -166,12 +220,30 @@ mod tests {
             "]".repeat(200)
         );
         let deep = t.file("deep.json", &deep);
-        assert!(changes_lint_staged(&deep, &old));
-        assert!(changes_lint_staged(&deep, &t.join("missing.json")));
-        assert!(!changes_lint_staged(&old, &old));
-        assert!(!changes_lint_staged(&same, &old));
-        assert!(changes_lint_staged(&other, &old));
-        assert!(changes_lint_staged(&broken, &old));
-        assert!(changes_lint_staged(&other, &t.join("missing.json")));
+        assert!(changes_hook_config(&deep, &old));
+        assert!(changes_hook_config(&deep, &t.join("missing.json")));
+        assert!(!changes_hook_config(&old, &old));
+        // Every hook manager's key, and lint-staged's YAML file (atk22k F8, F9).
+        let husky = t.file(
+            "husky.json",
+            "{\"name\":\"p\",\"lint-staged\":{\"*.js\":\"eslint\"},\"husky\":{\"hooks\":{\"pre-commit\":\"x\"}}}",
+        );
+        assert!(changes_hook_config(&husky, &old));
+        let ghooks = t.file(
+            "ghooks.json",
+            "{\"name\":\"p\",\"lint-staged\":{\"*.js\":\"eslint\"},\"config\":{\"ghooks\":{\"pre-commit\":\"x\"}}}",
+        );
+        assert!(changes_hook_config(&ghooks, &old));
+        let y_old = t.file("a/package.yaml", "name: p\nversion: 1.0\n");
+        let y_same = t.file("b/package.yaml", "name: p\nversion: 2.0\n");
+        let y_key = t.file("c/package.yaml", "lint-staged:\n  \"*.js\": x\n");
+        let y_esc = t.file("d/package.yaml", "\"lint\\x2dstaged\":\n  \"*.js\": x\n");
+        assert!(!changes_hook_config(&y_same, &y_old));
+        assert!(changes_hook_config(&y_key, &y_old));
+        assert!(changes_hook_config(&y_esc, &y_old));
+        assert!(!changes_hook_config(&same, &old));
+        assert!(changes_hook_config(&other, &old));
+        assert!(changes_hook_config(&broken, &old));
+        assert!(changes_hook_config(&other, &t.join("missing.json")));
     }
 }

@@ -118,3 +118,49 @@ fn a_package_json_replaced_by_a_link_is_not_left_for_host_git() {
         );
     }
 }
+
+/// F8, F9: lint-staged's `package.yaml` / `package.yml`, husky 4's key of
+/// `package.json`: host git hooks run what they name; the run's version is
+/// not left there.
+#[test]
+fn hook_manager_configuration_in_package_files_is_not_left_for_host_git() {
+    for layer in LAYERS {
+        let t = TempDir::new("atk22k-f8");
+        let (ws, home) = (t.dir("ws"), t.dir("home"));
+        git(&ws, &["init", "-q"]);
+        let host = "{\"name\":\"p\",\"husky\":{\"hooks\":{\"pre-commit\":\"echo user-hook\"}}}\n";
+        std::fs::write(ws.join("package.json"), host).unwrap();
+        std::fs::create_dir_all(ws.join("packages/a")).unwrap();
+        let plant = "sed -i 's/echo user-hook/touch \\/tmp\\/never/' package.json; \
+                     printf 'lint-staged:\\n  \"*.js\": \"touch /tmp/never\"\\n' > package.yaml; \
+                     printf 'lint-staged:\\n  \"*.js\": \"touch /tmp/never\"\\n' > packages/a/package.yml; \
+                     echo ran";
+        let o = run_in(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", plant],
+        );
+        assert!(out(&o).contains("ran"), "{layer}: {}", err(&o));
+        assert_eq!(
+            std::fs::read_to_string(ws.join("package.json")).unwrap_or_default(),
+            host,
+            "{layer}: husky's key was changed for host git: {}",
+            err(&o)
+        );
+        assert!(
+            !std::fs::read_to_string(ws.join("package.yaml"))
+                .unwrap_or_default()
+                .contains("never"),
+            "{layer}: package.yaml was left for host lint-staged: {}",
+            err(&o)
+        );
+        if layer == "cow" {
+            assert!(
+                !ws.join("packages/a/package.yml").exists(),
+                "{layer}: a nested package.yml was left for host lint-staged: {}",
+                err(&o)
+            );
+        }
+    }
+}

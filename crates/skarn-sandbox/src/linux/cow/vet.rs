@@ -435,15 +435,17 @@ pub fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
-    // lint-staged's configuration in any `package.json` (host git hooks
-    // run what it names): the rest of the file may change, that key not.
+    // Git-hook managers' configuration in any `package.json` (or
+    // lint-staged's `package.yaml`): host git hooks run what it names; the
+    // rest of the file may change, those keys not.
     if what == Change::File
-        && n.last().is_some_and(|l| *l == "package.json")
-        && crate::protect::package_json::changes_lint_staged(upper, &abs)
+        && n.last()
+            .is_some_and(|l| crate::protect::package_json::is_config_name(&l.to_string_lossy()))
+        && crate::protect::package_json::changes_hook_config(upper, &abs)
     {
         return Err(
-            "package.json with another lint-staged configuration (host git hooks run the \
-             commands it names on the next commit)"
+            "a package.json or package.yaml with another git-hook configuration (lint-staged, \
+             husky, ...: host git hooks run the commands it names on the next commit)"
                 .into(),
         );
     }
