@@ -1,0 +1,180 @@
+//! The changes outside git directories: the workspace's tree (Python's
+//! start-up files, names tools read at any depth, upward configuration,
+//! editor and environment files, `PATH` directories).
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use super::{Change, Rules};
+
+/// The rest of [`super::check`] for a change at `rel` (names `n`, `abs` in
+/// the workspace) that lies in no git directory.
+pub(super) fn check(
+    rules: &Rules,
+    rel: &Path,
+    n: &[&OsStr],
+    what: Change,
+    upper: &Path,
+    host: bool,
+    abs: &Path,
+) -> Result<(), String> {
+    // (The dependency and build trees, `target/`, `.venv/`,
+    // `node_modules/`, are vetted like any other directory, as the direct
+    // mode's check after the run does: attack atk24d F9.)
+    if what != Change::Dir {
+        // By the whole path: a workspace that is itself a site-packages
+        // directory, or lies in one, is judged by where it is (atk22g F2).
+        let whole = super::names(abs);
+        crate::protect::venv_guard::check_layer_change(
+            &whole,
+            what == Change::File,
+            upper,
+            host,
+            abs,
+        )?;
+        crate::protect::venv_programs::check_layer_change(&rules.ws, n, what == Change::Delete)?;
+        if what != Change::Delete {
+            crate::protect::pyc_guard::check_layer_change(rel)?;
+        }
+    }
+    if let Some(c) = n
+        .iter()
+        .find(|c| crate::protect::py_startup::customize_module(c))
+    {
+        return Err(format!(
+            "{}: python imports it at start from any directory on its path (a plain .pth \
+             line names the directory, PYTHONPATH)",
+            c.to_string_lossy()
+        ));
+    }
+    if let Some(c) = n
+        .iter()
+        .find(|c| crate::protect::persistence::any_depth_name(c))
+    {
+        return Err(format!(
+            "{}: agents, editors and shells read it in any directory",
+            c.to_string_lossy()
+        ));
+    }
+    for (k, c) in n.iter().enumerate() {
+        if let Some((u, inner, why)) = crate::protect::grant_walk::upward_entry(c) {
+            let leaf = k + 1 == n.len();
+            let inside = n.get(k + 1).is_some_and(|x| inner.iter().any(|f| x == f));
+            // (A file named `mise` or `.config` is no configuration: mise
+            // reads only the directories. A link by that name is one:
+            // the tools follow it to a directory whose files carry no
+            // protected name, atk22i F8.)
+            let dir_only = crate::protect::grant_walk::upward_dir_only(u);
+            let as_dir = !dir_only || what == Change::Special;
+            if inner.is_empty() || inside || (leaf && what != Change::Dir && as_dir) {
+                return Err((*why).to_string());
+            }
+        }
+    }
+    if n.len() == 1
+        && n[0]
+            .to_string_lossy()
+            .to_lowercase()
+            .ends_with(crate::protect::persistence::WORKSPACE_FILE_SUFFIX)
+    {
+        return Err("an editor workspace file (tasks and settings applied on open)".into());
+    }
+    // Git-hook managers' configuration in any `package.json` (or
+    // lint-staged's `package.yaml`): host git hooks run what it names; the
+    // rest of the file may change, those keys not.
+    if what == Change::File
+        && n.last()
+            .is_some_and(|l| crate::protect::package_json::is_config_name(&l.to_string_lossy()))
+        && crate::protect::package_json::changes_hook_config(upper, abs)
+    {
+        return Err(
+            "a package.json or package.yaml with another git-hook configuration (lint-staged, \
+             husky, ...: host git hooks run the commands it names on the next commit)"
+                .into(),
+        );
+    }
+    // Environment files agents load at start (ADR 0246): judged by what
+    // they set.
+    if let Some(last) = n.last()
+        && crate::protect::dotenv::is_env_file(last)
+    {
+        match what {
+            Change::File => {
+                if let Some(why) = crate::protect::dotenv::judge(upper) {
+                    return Err(format!(
+                        "an environment file agents and runtimes load at their start on the \
+                         host: {why}"
+                    ));
+                }
+            }
+            Change::Special => {
+                return Err(
+                    "a link or special file in place of an environment file agents load at \
+                     their start"
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+    }
+    if crate::protect::persistence::AFTER_RUN_TOP
+        .iter()
+        .any(|p| rel.starts_with(p))
+    {
+        return Err(
+            "a file a tool started here reads and runs what it names (interpreters' start-up \
+             files, yarn, mise, Copilot's hooks)"
+                .into(),
+        );
+    }
+    if let (Some(ex), Some(first)) = (&rules.home_dots, n.first()) {
+        let f = first.to_string_lossy();
+        if f.starts_with('.') && !ex.iter().any(|e| *e == f) {
+            return Err("a new dot entry of the home (host programs read them by name)".into());
+        }
+    }
+    // A link made at a PATH directory the host lacks, or above one, makes
+    // the host's shell run what it leads to (attack atk22i F7).
+    if what == Change::Special {
+        if let Some((dir, _)) = rules.path_dirs.iter().find(|(d, _)| d.starts_with(abs)) {
+            return Err(format!(
+                "{} is on PATH: a link there or above it would make the host's shell run the \
+                 programs it leads to",
+                dir.display()
+            ));
+        }
+        if crate::protect::path_shadow_walk::link_on_the_way(abs, &rules.relative_path.0) {
+            return Err(
+                "a relative entry of your PATH names this place or one below it: a link here \
+                 would make the host's shell run the programs it leads to"
+                    .into(),
+            );
+        }
+    }
+    if what != Change::Dir
+        && let Some(name) = abs.file_name()
+    {
+        for (dir, later) in &rules.path_dirs {
+            if abs.parent() == Some(dir.as_path())
+                && crate::protect::path_shadow::shadows(name, later, &rules.configured)
+            {
+                return Err(format!(
+                    "{} is on PATH: this program would shadow the later one",
+                    dir.display()
+                ));
+            }
+        }
+        let (rels, later) = &rules.relative_path;
+        if let Some(dir) = abs.parent()
+            && crate::protect::path_shadow_walk::named_by(dir, rels)
+            && crate::protect::path_shadow::shadows(name, later, &rules.configured)
+        {
+            return Err(format!(
+                "{} is on PATH in a shell there (a relative entry of your PATH): this \
+                 program would shadow the later one",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
