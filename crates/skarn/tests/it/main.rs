@@ -17,6 +17,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+// Set-up shared by the agent tests of issue 24.
+#[cfg(target_os = "linux")]
+mod support_agent;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
