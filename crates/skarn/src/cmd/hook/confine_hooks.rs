@@ -25,13 +25,53 @@ pub const ENTRY: &str = "__hook-confined";
 /// Most findings named in a refusal.
 const MAX_SHOWN: usize = 3;
 
-/// `cmd` as a wrapped hook run by `exe`.
+/// `cmd` as a wrapped hook run by `exe`. It fails closed like skarn's own
+/// hook (atk24n F12): once `exe` cannot run (moved or removed by an
+/// upgrade: the shell's 127, a crash, an empty file) the line exits 2,
+/// which every client reads as "block", with a repair message, instead of
+/// the 127 the clients take for a non-blocking error, which turned a
+/// user's blocking guard off. The command's own status passes through
+/// once skarn has run it ([`GUARD_SCRIPT`]'s acknowledgement). Like
+/// skarn's own hook it is one `/bin/sh -c` call with a constant script
+/// (read alike by POSIX shells and fish), the binary, the command and the
+/// message its arguments.
 pub fn wrap(exe: &str, cmd: &str) -> String {
-    format!("{} {} {}", quote(exe), quote(ENTRY), quote(cmd))
+    format!(
+        "/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} {} {} {}",
+        quote(exe),
+        quote(cmd),
+        quote(&guard_message(exe))
+    )
 }
 
-/// The binary and the original command of a wrapped hook.
+/// `$0` of [`wrap`]'s script.
+const GUARD_NAME: &str = "skarn-hook-confined";
+
+/// The script of [`wrap`]: `$1 __hook-confined $2 [$4...]`; its status
+/// when skarn acknowledged on descriptor 3 that it ran the command, else
+/// `$3` on stderr and exit 2. No `'` and no `\\` in it.
+const GUARD_SCRIPT: &str = "exec 4>&1; e=$1; c=$2; g=$3; shift 3; m=$( { SKARN_HOOK_ACK=3 \"$e\" \
+     __hook-confined \"$c\" \"$@\" 3>&1 1>&4 4>&-; echo \" $?\"; } ); s=${m##* }; \
+     [ \"${m%% *}\" = skarn-hook-ok ] && exit \"$s\"; printf \"%s (exit %s)\\n\" \"$g\" \"$s\" >&2; exit 2";
+
+fn guard_message(exe: &str) -> String {
+    format!(
+        "skarn: cannot run {exe} (moved or removed, e.g. by an upgrade?), which runs this hook \
+         confined, so the hook blocks. Repair: run `skarn init --client <agent>` again with the \
+         skarn you now have (it wraps the hook anew), or remove the hook from the agent's settings."
+    )
+}
+
+/// The binary and the original command of a wrapped hook: [`wrap`]'s
+/// form exactly, or the bare `'SKARN' __hook-confined 'COMMAND'` of
+/// earlier versions (still Codex's `notify` argv, which is spawned
+/// without a shell and cannot block anything).
 pub fn unwrap(cmd: &str) -> Option<(String, String)> {
+    if let Some(rest) = cmd.strip_prefix(&format!("/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} ")) {
+        let w = unquote_words(rest)?;
+        let [exe, orig, _] = <[String; 3]>::try_from(w).ok()?;
+        return (wrap(&exe, &orig) == cmd).then_some((exe, orig));
+    }
     let mut w = unquote_words(cmd)?;
     if w.len() != 3 || w[1] != ENTRY {
         return None;
@@ -39,6 +79,11 @@ pub fn unwrap(cmd: &str) -> Option<(String, String)> {
     let orig = w.pop()?;
     let _ = w.pop();
     Some((w.pop()?, orig))
+}
+
+/// Whether `cmd` is [`wrap`]'s fail-closed form (not the bare one).
+pub fn is_guarded(cmd: &str) -> bool {
+    cmd.starts_with(&format!("/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} ")) && unwrap(cmd).is_some()
 }
 
 /// What a hook command is, for the skarn binary `exe`.
@@ -180,7 +225,10 @@ pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) 
 /// The wrapped form of `cmd`, when it must change.
 pub fn wrapped(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Option<String> {
     match judge(cmd, agent, exe, trusted) {
-        Kind::Skarn | Kind::Confined | Kind::Trusted => None,
+        Kind::Skarn | Kind::Trusted => None,
+        // This skarn's bare form of earlier versions: made fail-closed.
+        Kind::Confined if !is_guarded(cmd) => unwrap(cmd).map(|(_, orig)| wrap(exe, &orig)),
+        Kind::Confined => None,
         Kind::Unconfined => Some(match unwrap(cmd) {
             // Wrapped by a skarn since moved: the original, wrapped again.
             Some((_, orig)) => wrap(exe, &orig),

@@ -1,0 +1,187 @@
+//! Issue 24, what attacks atk24m and atk24n left open (helper h24p). Each
+//! test makes the real attempt and judges from outside: the exit status of
+//! a hook as the client reads it, the file outside the workspace, the
+//! hook's answer.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use crate::support_agent::{Setup, client_starts, init_by, json_commands, setup_git};
+
+/// A skarn of the user's own, installed outside the project (a hard link
+/// to the tested binary, or a copy), that an upgrade may move or remove.
+fn installed_skarn(s: &Setup) -> PathBuf {
+    let dir = s.t.dir("opt/bin");
+    let bin = dir.join("skarn");
+    if std::fs::hard_link(exe(), &bin).is_err() {
+        std::fs::copy(exe(), &bin).unwrap();
+    }
+    bin
+}
+
+/// The user's blocking guard, a program of their own outside the project:
+/// refuses (exit 2) every call it is shown.
+fn guard(s: &Setup) -> String {
+    let g = s.t.dir("opt/guard").join("no-fetch");
+    std::fs::write(
+        &g,
+        "#!/bin/sh\ncat >/dev/null\necho 'blocked by the user guard' >&2\nexit 2\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&g, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Confined commands may run it (as the user's configuration allows the
+    // formatter).
+    std::fs::write(
+        s.home.join(".config/skarn/config.toml"),
+        format!(
+            "[run]\nexec = [{:?}, {:?}]\n",
+            s.fmt.parent().unwrap().display().to_string(),
+            g.parent().unwrap().display().to_string()
+        ),
+    )
+    .unwrap();
+    g.display().to_string()
+}
+
+/// Every hook command of the client's file `f` (JSON, or Codex's TOML).
+fn commands_of(f: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(f).unwrap();
+    let v: Value = if f.extension().is_some_and(|e| e == "toml") {
+        serde_json::to_value(text.parse::<toml::Table>().unwrap()).unwrap()
+    } else {
+        serde_json::from_str(&text).unwrap()
+    };
+    let mut cmds = Vec::new();
+    json_commands(&v, &mut cmds);
+    cmds
+}
+
+/// The status the client reads when it runs the wrapped guard `cmd`
+/// through its shell with `input`, and the stderr it shows.
+fn run_hook(s: &Setup, cmd: &str, input: &Value) -> (i32, String) {
+    let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmd.to_string()];
+    let o = client_starts(s, &argv, Some(&input.to_string()));
+    (code(&o), err(&o))
+}
+
+/// A client, the file holding the user's guard, that file's content for
+/// the guard's command, a call the guard is shown.
+type Case = (&'static str, &'static str, fn(&str) -> String, Value);
+
+/// atk24n F12: once the skarn binary moves (an upgrade) or is removed,
+/// every hook `init` wrapped exited 127, which the clients read as a
+/// non-blocking error: a user's blocking guard stopped guarding. Now the
+/// wrapped hook blocks (exit 2, saying how to repair it) whenever skarn
+/// cannot run, for each client `init` wraps hooks for; while skarn runs,
+/// the guard's own status passes through.
+#[test]
+fn a_wrapped_hook_blocks_when_skarn_moved_or_is_gone() {
+    let cases: [Case; 3] = [
+        (
+            "claude-code",
+            ".claude/settings.json",
+            |g| {
+                json!({"hooks": {"PreToolUse": [{"matcher": "WebFetch",
+                    "hooks": [{"type": "command", "command": g}]}]}})
+                .to_string()
+            },
+            json!({"hook_event_name": "PreToolUse", "tool_name": "WebFetch",
+                   "tool_input": {"url": "http://127.0.0.1:9/x", "prompt": "x"}}),
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            |g| {
+                json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+                    "hooks": [{"type": "command", "command": g}]}]}})
+                .to_string()
+            },
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "curl x"}}),
+        ),
+        (
+            "windsurf",
+            ".windsurf/hooks.json",
+            |g| json!({"hooks": {"pre_run_command": [{"command": g}]}}).to_string(),
+            json!({"agent_action_name": "pre_run_command",
+                   "tool_info": {"command_line": "curl x"}}),
+        ),
+    ];
+    for (client, file, content, call) in cases {
+        let s = setup_git(&format!("h24p-f12-{client}"));
+        let g = guard(&s);
+        let f = s.ws.join(file);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, content(&g)).unwrap();
+        let bin = installed_skarn(&s);
+        let mut args = vec!["--client", client, "--accept-project-settings"];
+        if client != "claude-code" {
+            args.push("--hook-only");
+        }
+        let o = init_by(&s, &bin, &args);
+        assert_eq!(code(&o), 0, "{client}: {}", err(&o));
+        let wrapped: Vec<String> = commands_of(&f)
+            .into_iter()
+            .filter(|c| c.contains("__hook-confined"))
+            .collect();
+        assert_eq!(wrapped.len(), 1, "{client}: {:?}", commands_of(&f));
+        let cmd = &wrapped[0];
+        let mut call = call.clone();
+        call["cwd"] = json!(s.ws);
+        // skarn there: the guard runs (confined) and its refusal counts.
+        let (st, e) = run_hook(&s, cmd, &call);
+        assert_eq!(st, 2, "{client}: the guard must block: {e}");
+        assert!(e.contains("blocked by the user guard"), "{client}: {e}");
+        // Moved (an upgrade), removed, or left empty by an interrupted
+        // install: still blocks, and says how to repair.
+        let moved = bin.with_file_name("skarn.moved");
+        std::fs::rename(&bin, &moved).unwrap();
+        let (st, e) = run_hook(&s, cmd, &call);
+        assert_eq!(
+            st, 2,
+            "{client}, moved: the hook must block, not fail open: {e}"
+        );
+        assert!(e.contains("skarn init --client"), "{client}: {e}");
+        std::fs::write(&bin, "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (st, e) = run_hook(&s, cmd, &call);
+        assert_eq!(st, 2, "{client}, empty file: {e}");
+        std::fs::remove_file(&bin).unwrap();
+        std::fs::remove_file(&moved).unwrap();
+        let (st, e) = run_hook(&s, cmd, &call);
+        assert_eq!(st, 2, "{client}, removed: {e}");
+    }
+}
+
+/// The wrapped form passes a hook's own status on while skarn runs: a
+/// hook that lets the call go (0) or fails without blocking (1) is read
+/// as before (only skarn's absence turns into a block).
+#[test]
+fn a_wrapped_hooks_own_status_passes_through() {
+    let s = setup_git("h24p-f12-status");
+    let bin = installed_skarn(&s);
+    std::fs::create_dir_all(s.ws.join(".claude")).unwrap();
+    let hooks = json!({"hooks": {"PreToolUse": [
+        {"matcher": "WebFetch", "hooks": [{"type": "command", "command": "exit 0"}]},
+        {"matcher": "Read", "hooks": [{"type": "command", "command": "exit 1"}]}]}});
+    std::fs::write(s.ws.join(".claude/settings.json"), hooks.to_string()).unwrap();
+    let o = init_by(
+        &s,
+        &bin,
+        &["--client", "claude-code", "--accept-project-settings"],
+    );
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let cmds: Vec<String> = commands_of(&s.ws.join(".claude/settings.json"))
+        .into_iter()
+        .filter(|c| c.contains("__hook-confined"))
+        .collect();
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+    let call = json!({"hook_event_name": "PreToolUse", "tool_name": "WebFetch", "cwd": s.ws,
+                      "tool_input": {}});
+    let got: Vec<i32> = cmds.iter().map(|c| run_hook(&s, c, &call).0).collect();
+    assert_eq!(got, [0, 1], "{cmds:?}");
+}
