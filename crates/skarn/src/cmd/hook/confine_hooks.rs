@@ -164,44 +164,63 @@ pub fn full_command(m: &Map<String, Value>) -> Option<String> {
 /// outside `env` counts too (a key a later release adds).
 const COMMAND_OBJECTS: &[&str] = &["statusLine", "subagentStatusLine", "fileSuggestion"];
 
-/// Every entry that runs a command in a Claude Code settings value,
-/// mutable: each object with a string `command` under `hooks` (any event,
-/// any nesting), the [`COMMAND_OBJECTS`], and any other object typed
-/// `command`.
-fn commands_mut(v: &mut Value) -> Vec<&mut Map<String, Value>> {
-    fn walk<'a>(v: &'a mut Value, any: bool, out: &mut Vec<&'a mut Map<String, Value>>) {
+/// Where in a Claude Code settings value an entry runs a command (JSON
+/// pointers): each object with a string `command` under `hooks` (any
+/// event, any nesting), the [`COMMAND_OBJECTS`], and any other object
+/// typed `command`. An entry's other values are looked through too: the
+/// client ignores keys it does not know, so a matcher group carrying a
+/// decoy `command` of its own still runs the handlers in its `hooks`
+/// (attack atk24o F1).
+fn command_sites(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, any: bool, at: &str, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
                 let site = matches!(m.get("command"), Some(Value::String(_)))
                     && (any || m.get("type").and_then(Value::as_str) == Some("command"));
                 if site {
-                    out.push(m);
-                } else {
-                    m.values_mut().for_each(|x| walk(x, any, out));
+                    out.push(at.to_string());
+                }
+                for (k, x) in m {
+                    if !(site && (k == "command" || k == "args")) {
+                        walk(x, any, &format!("{at}/{}", pointer_key(k)), out);
+                    }
                 }
             }
-            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, any, out)),
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, any, &format!("{at}/{i}"), out);
+                }
+            }
             _ => {}
         }
     }
     let mut out = Vec::new();
     if let Value::Object(m) = v {
-        for (k, x) in m.iter_mut() {
+        for (k, x) in m {
+            let at = format!("/{}", pointer_key(k));
             match k.as_str() {
                 "env" => {}
-                "hooks" => walk(x, true, &mut out),
+                "hooks" => walk(x, true, &at, &mut out),
                 _ if COMMAND_OBJECTS.contains(&k.as_str()) => {
                     if let Value::Object(o) = x
                         && matches!(o.get("command"), Some(Value::String(_)))
                     {
-                        out.push(o);
+                        out.push(at.clone());
                     }
+                    walk(x, false, &at, &mut out);
                 }
-                _ => walk(x, false, &mut out),
+                _ => walk(x, false, &at, &mut out),
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
+}
+
+/// `k` as one step of a JSON pointer.
+fn pointer_key(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
 }
 
 /// Wrap every unconfined command of the settings value `v`, re-wrap those
@@ -209,7 +228,10 @@ fn commands_mut(v: &mut Value) -> Vec<&mut Map<String, Value>> {
 /// entry becomes the shell form of its whole command line.
 pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut said = Vec::new();
-    for m in commands_mut(v) {
+    for at in command_sites(v) {
+        let Some(Value::Object(m)) = v.pointer_mut(&at) else {
+            continue;
+        };
         let Some(full) = full_command(m) else {
             continue;
         };
@@ -245,14 +267,18 @@ pub fn unconfined_in_settings(
     exe: &str,
     trusted: &[String],
 ) -> Vec<String> {
-    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
         return vec!["(not plain JSON: its hooks cannot be read)".into()];
     };
     // Handlers that run or send what skarn cannot wrap (atk24n F7, F8).
     let others = super::other_handlers::untrusted(&v, trusted);
-    commands_mut(&mut v)
+    command_sites(&v)
         .into_iter()
-        .filter_map(|m| full_command(m))
+        .filter_map(|at| {
+            v.pointer(&at)
+                .and_then(Value::as_object)
+                .and_then(full_command)
+        })
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
         .chain(others)
         .collect()
