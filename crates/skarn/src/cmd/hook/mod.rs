@@ -53,8 +53,11 @@ pub use shell::{quote, unquote_words};
 pub const EXIT_BLOCK: u8 = 2;
 
 /// Claude Code tools the hook is installed for: the shells (`PowerShell`
-/// on Windows, refused) and the file writing tools (see `files`).
-pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit";
+/// on Windows, refused), the file writing tools (see `files`), and the
+/// tools that read by path, from whose paths Claude Code finds nested
+/// `.claude` directories (judged per call: attack atk24o F3).
+pub const CLAUDE_MATCHER: &str =
+    "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep|LS";
 
 /// Claude Code tools whose PostToolUse runs the hook: the file writing
 /// tools, whose leases it drops (ADR 0244).

@@ -275,17 +275,37 @@ pub(super) fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
 /// may not run.
 fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
     let ti = input.get("tool_input")?;
+    let mut named: Vec<String> = ["file_path", "path", "notebook_path"]
+        .iter()
+        .filter_map(|k| ti.get(*k).and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    // Glob's pattern: the directories it names before its first wildcard,
+    // below its `path` (atk24o F3: Glob and Grep lead Claude Code to
+    // nested directories too).
+    if input.get("tool_name").and_then(Value::as_str) == Some("Glob")
+        && let Some(pat) = ti.get("pattern").and_then(Value::as_str)
+    {
+        let lit: Vec<&str> = pat
+            .split('/')
+            .take_while(|c| !c.contains(['*', '?', '[', '{']))
+            .collect();
+        let lit = lit.join("/");
+        let base = ti.get("path").and_then(Value::as_str).unwrap_or(".");
+        named.push(if lit.starts_with('/') {
+            lit
+        } else {
+            format!("{base}/{lit}")
+        });
+    }
     let mut files = Vec::new();
-    for k in ["file_path", "path", "notebook_path"] {
-        if let Some(p) = ti.get(k).and_then(Value::as_str) {
-            let p = match input.get("cwd").and_then(Value::as_str) {
-                Some(c) if !p.starts_with('/') => Path::new(c).join(p),
-                _ => PathBuf::from(p),
-            };
-            let p = std::fs::canonicalize(&p).unwrap_or(p);
-            let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
-            files.extend(super::super::claude_dirs::on_the_way(&ws, &p));
-        }
+    for p in named {
+        let p = match input.get("cwd").and_then(Value::as_str) {
+            Some(c) if !p.starts_with('/') => Path::new(c).join(p),
+            _ => PathBuf::from(p),
+        };
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+        files.extend(super::super::claude_dirs::on_the_way(&ws, &p));
     }
     let found =
         super::super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);
