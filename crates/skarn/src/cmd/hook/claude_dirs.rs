@@ -154,7 +154,7 @@ mod tests {
         }
         assert_eq!(nested(&d), (vec![d.join("packages/a/.claude")], true));
         // Past the depth bound: what was found is kept.
-        std::fs::create_dir_all(d.join("x".repeat(1) + &"/d".repeat(MAX_DEPTH + 1))).unwrap();
+        std::fs::create_dir_all(d.join(format!("x{}", "/d".repeat(MAX_DEPTH + 1)))).unwrap();
         assert_eq!(nested(&d), (vec![d.join("packages/a/.claude")], false));
         std::fs::remove_dir_all(&d).unwrap();
     }
