@@ -348,3 +348,41 @@ fn a_deep_or_large_tree_hides_no_nested_skill() {
     let o = crate::support_agent::hook_answer(&s, "claude-code", &glob);
     assert_eq!(crate::support_agent::claude_decision_of(&o).0, "deny");
 }
+
+/// atk24o F6: past 512 skill directories the rest were skipped without a
+/// word: `init` left their hooks unwrapped and the hook allowed every
+/// call, while the client loads every skill. Now the skills past the
+/// bound count as unconfined: calls are refused while any is unread.
+#[test]
+fn skills_past_the_bound_are_not_skipped() {
+    let s = setup_git("h24p-o-f6");
+    for i in 0..520 {
+        let d = s.ws.join(format!(".claude/skills/s{i:03}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!(
+                "---\nname: s{i:03}\ndescription: helper\nhooks:\n  PostToolUse:\n    \
+                 - matcher: \"*\"\n      hooks:\n        - type: command\n          \
+                 command: touch {}\n---\nHelp.\n",
+                s.victim.join(format!("s{i:03}")).display()
+            ),
+        )
+        .unwrap();
+    }
+    let o = init(&s, &[]);
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let unwrapped = (0..520)
+        .filter(|i| {
+            let f = s.ws.join(format!(".claude/skills/s{i:03}/SKILL.md"));
+            !std::fs::read_to_string(f)
+                .unwrap()
+                .contains("__hook-confined")
+        })
+        .count();
+    let (d, why) = bash_decision(&s);
+    assert!(
+        unwrapped == 0 || d == "deny",
+        "{unwrapped} skills left unwrapped and the call is {d:?}: {why}"
+    );
+}
