@@ -12,7 +12,11 @@
 //! [`crate::cmd::hook_answer::narrow`]: a confined hook may refuse or ask,
 //! never allow or rewrite the agent's call (ADR 0282). When skarn itself
 //! refuses (the workspace is the home directory, ...), the status is 1,
-//! a non-blocking error, not skarn's usual 2 (attack atk24m F10).
+//! a non-blocking error, not skarn's usual 2 (attack atk24m F10). Once
+//! the command has run, it acknowledges on the descriptor
+//! `$SKARN_HOOK_ACK` names, as skarn's own hook does: the wrapped form's
+//! script blocks (exit 2) without it, so a hook whose skarn moved or is
+//! gone blocks instead of failing open (atk24n F12).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -84,6 +88,7 @@ pub fn main() -> ExitCode {
         .arg(cmd)
         .arg("sh")
         .args(extra)
+        .env_remove("SKARN_HOOK_ACK")
         .stdin(if extra.is_empty() {
             Stdio::piped()
         } else {
@@ -136,11 +141,19 @@ pub fn main() -> ExitCode {
     let _ = std::io::stdout().write_all(&answer);
     let _ = std::io::stdout().flush();
     match status {
-        Ok(s) => ExitCode::from(
-            s.code()
-                .and_then(|c| u8::try_from(c).ok())
-                .unwrap_or(EXIT_FAILED),
-        ),
+        Ok(s) => {
+            // The wrapped form's script passes the status on only with
+            // this acknowledgement: without it skarn did not run (atk24n
+            // F12), and the line blocks.
+            if !crate::cmd::hook::acknowledge() {
+                return ExitCode::from(crate::cmd::hook::EXIT_BLOCK);
+            }
+            ExitCode::from(
+                s.code()
+                    .and_then(|c| u8::try_from(c).ok())
+                    .unwrap_or(EXIT_FAILED),
+            )
+        }
         Err(e) => {
             eprintln!("skarn: {e}");
             ExitCode::from(EXIT_FAILED)

@@ -38,14 +38,16 @@ fn short(v: &Value) -> String {
 /// exec-form entry's with its `args` (attack atk24m F14).
 fn commands(v: &Value, out: &mut Vec<String>) {
     match v {
-        Value::Object(m) if m.contains_key("args") => {
-            if let Some(c) = crate::cmd::hook::confine_hooks::full_command(m) {
+        Value::Object(m) => {
+            // The entry's other values are looked through too (a group
+            // with a decoy `command` still holds its handlers: atk24o F1).
+            let exec_form = m.contains_key("args");
+            if exec_form && let Some(c) = crate::cmd::hook::confine_hooks::full_command(m) {
                 out.push(c);
             }
-        }
-        Value::Object(m) => {
             for (k, x) in m {
                 match x {
+                    _ if exec_form && (k == "command" || k == "args") => {}
                     Value::String(s) if k == "command" || k == "bash" || k == "powershell" => {
                         out.push(s.clone())
                     }

@@ -12,8 +12,10 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::agent_atk24m::{answer, confined_hook, printing, run_entry};
-use crate::agent_h24i::{Setup, bash_decision, client_runs_hook, init, setup};
 use crate::common::*;
+use crate::support_agent::{
+    Setup, bash_decision, claude_bash_hook, claude_decision_of, client_runs_hook, init, setup,
+};
 
 /// A file the agent (or the cloned repository) puts in the project under
 /// `name`, writing `marker` when a shell runs it.
@@ -151,38 +153,14 @@ fn an_mcp_server_counts_as_skarns_own_only_in_the_shape_init_writes() {
 /// The hook's `hookSpecificOutput` for a Bash call running `cmd`, as
 /// Claude Code reads it.
 fn hook_output(s: &Setup, cmd: &str) -> Value {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(&s.ws)
-        .env("HOME", &s.home)
-        .env("CLAUDE_PROJECT_DIR", &s.ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
-                   "tool_use_id": "t1", "session_id": "s", "tool_input": {"command": cmd}});
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_bash_hook(s, cmd, &[]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
     v["hookSpecificOutput"].clone()
 }
 
 /// The hook's decision and reason for a Bash call running `cmd`.
 fn decision(s: &Setup, cmd: &str) -> (String, String) {
-    let h = hook_output(s, cmd);
-    (
-        h["permissionDecision"].as_str().unwrap_or("").to_string(),
-        h["permissionDecisionReason"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-    )
+    claude_decision_of(&claude_bash_hook(s, cmd, &[]))
 }
 
 /// F7, F8: an `http` hook sends every tool call and its output (what a

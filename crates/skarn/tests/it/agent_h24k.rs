@@ -7,6 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
+use crate::support_agent::{
+    Setup, agent_plants_config, claude_bash_hook, claude_decision_of, client_starts, hook_answer,
+    init_client, json_commands, setup_git,
+};
 use skarn_test_support::TempDir;
 
 /// The two ways a run writes the workspace.
@@ -129,136 +133,6 @@ fn f7_a_workspace_whose_git_is_a_link_runs_with_its_git_directory_protected() {
     }
 }
 
-/// A formatter installed outside every workspace that, like prettier,
-/// loads the project's configuration (`.fmtrc`, code) from where it runs.
-const FORMATTER: &str = "#!/bin/sh\n[ -f .fmtrc ] && . ./.fmtrc\nexit 0\n";
-
-struct Clients {
-    t: TempDir,
-    home: std::path::PathBuf,
-    ws: std::path::PathBuf,
-    fmt: String,
-    victim: std::path::PathBuf,
-}
-
-fn clients(tag: &str) -> Clients {
-    use std::os::unix::fs::PermissionsExt;
-    let t = TempDir::new(tag);
-    let (home, ws, tools, victim) = (
-        t.dir("home"),
-        t.dir("home/p"),
-        t.dir("tools"),
-        t.dir("victim"),
-    );
-    for d in [t.path(), &home, &ws, &tools, &victim] {
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
-    }
-    git(&ws, &["init", "-q"]);
-    let fmt = tools.join("fmt");
-    std::fs::write(&fmt, FORMATTER).unwrap();
-    std::fs::set_permissions(&fmt, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(
-        home.join(".config/skarn/config.toml"),
-        format!("[run]\nexec = [{:?}]\n", tools.display().to_string()),
-    )
-    .unwrap();
-    Clients {
-        fmt: fmt.display().to_string(),
-        t,
-        home,
-        ws,
-        victim,
-    }
-}
-
-/// A program the client starts on the host in the project (a hook, with
-/// `input` on stdin, or Codex's `notify` argv).
-fn client_starts(c: &Clients, argv: &[String], input: Option<&str>) -> std::process::Output {
-    use std::io::Write;
-    let mut p = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&c.ws)
-        .env("HOME", &c.home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CODEX_HOME")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = p.stdin.take().unwrap();
-    let _ = stdin.write_all(input.unwrap_or("").as_bytes());
-    drop(stdin);
-    p.wait_with_output().unwrap()
-}
-
-/// `skarn hook AGENT` with `input`, as the client starts it.
-fn hook_answer(c: &Clients, agent: &str, input: &serde_json::Value) -> std::process::Output {
-    let argv = vec![
-        exe().display().to_string(),
-        "hook".to_string(),
-        agent.to_string(),
-    ];
-    client_starts(c, &argv, Some(&input.to_string()))
-}
-
-fn init_client(c: &Clients, agent: &str) -> std::process::Output {
-    Command::new(exe())
-        .args([
-            "init",
-            "--client",
-            agent,
-            "--hook-only",
-            "--accept-project-settings",
-        ])
-        .current_dir(&c.ws)
-        .env("HOME", &c.home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CODEX_HOME")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-/// The agent's confined command plants the formatter's configuration.
-fn agent_plants(c: &Clients) {
-    let marker = c.victim.join("by-fmtrc");
-    let o = Command::new(exe())
-        .args(["run", "--workspace"])
-        .arg(&c.ws)
-        .args(["--", "sh", "-c"])
-        .arg(format!("echo 'touch {}' > .fmtrc", marker.display()))
-        .env("HOME", &c.home)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{}", err(&o));
-    assert!(c.ws.join(".fmtrc").is_file(), "the plant landed");
-}
-
-fn victim_empty(c: &Clients) -> Vec<String> {
-    std::fs::read_dir(&c.victim)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-/// Every `command` string under `v`.
-fn json_commands(v: &serde_json::Value, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(m) => m.iter().for_each(|(k, x)| match x {
-            serde_json::Value::String(s) if k == "command" => out.push(s.clone()),
-            _ => json_commands(x, out),
-        }),
-        serde_json::Value::Array(a) => a.iter().for_each(|x| json_commands(x, out)),
-        _ => {}
-    }
-}
-
 /// Codex's own hooks (`config.toml` `[hooks]`, a project's
 /// `.codex/hooks.json`) and `notify` ran on the host in the project, and
 /// neither `init --client codex` nor the hook looked at them: a formatter
@@ -267,20 +141,20 @@ fn json_commands(v: &serde_json::Value, out: &mut Vec<String>) {
 /// `init` wraps them, and the wrapped ones run the planted code confined.
 #[test]
 fn codexs_own_hooks_and_notify_run_confined_after_init() {
-    let c = clients("k-codex-hooks");
+    let c = setup_git("k-codex-hooks");
     std::fs::create_dir_all(c.home.join(".codex")).unwrap();
     std::fs::write(
         c.home.join(".codex/config.toml"),
         format!(
             "# the user's\nnotify = [{f:?}]\n\n[[hooks.PostToolUse]]\nmatcher = \"apply_patch\"\n\
              [[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = {f:?}\n",
-            f = c.fmt
+            f = c.fmt_cmd()
         ),
     )
     .unwrap();
     std::fs::create_dir_all(c.ws.join(".codex")).unwrap();
     let project = serde_json::json!({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": c.fmt}]}]}});
+        {"type": "command", "command": c.fmt_cmd()}]}]}});
     std::fs::write(c.ws.join(".codex/hooks.json"), project.to_string()).unwrap();
     let patch = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
         "cwd": c.ws, "tool_use_id": "c1",
@@ -312,7 +186,7 @@ fn codexs_own_hooks_and_notify_run_confined_after_init() {
         .iter()
         .map(|x| x.as_str().unwrap().to_string())
         .collect();
-    agent_plants(&c);
+    agent_plants_config(&c);
     let post = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "apply_patch",
         "cwd": c.ws, "tool_use_id": "c1", "tool_input": {"command": "x"}});
     for cmd in &cmds {
@@ -324,9 +198,9 @@ fn codexs_own_hooks_and_notify_run_confined_after_init() {
     let o = client_starts(&c, &argv, None);
     assert_eq!(code(&o), 0, "notify: {o:?}");
     assert!(
-        victim_empty(&c).is_empty(),
+        c.victim_files().is_empty(),
         "a Codex hook or notify ran the planted code on the host: {:?} (notify {notify:?})",
-        victim_empty(&c)
+        c.victim_files()
     );
     // The hooks wrapped, calls go through again.
     let o = hook_answer(&c, "codex", &patch);
@@ -348,10 +222,10 @@ fn codexs_own_hooks_and_notify_run_confined_after_init() {
 /// nor looked at by the hook.
 #[test]
 fn windsurfs_own_hooks_run_confined_after_init() {
-    let c = clients("k-windsurf-hooks");
+    let c = setup_git("k-windsurf-hooks");
     std::fs::create_dir_all(c.ws.join(".windsurf")).unwrap();
     let project = serde_json::json!({"hooks": {"post_write_code": [
-        {"command": c.fmt, "show_output": true}]}});
+        {"command": c.fmt_cmd(), "show_output": true}]}});
     std::fs::write(c.ws.join(".windsurf/hooks.json"), project.to_string()).unwrap();
     let write = serde_json::json!({"agent_action_name": "pre_write_code",
         "tool_info": {"file_path": c.ws.join("notes.md"), "edits": []}});
@@ -366,22 +240,22 @@ fn windsurfs_own_hooks_run_confined_after_init() {
     let mut cmds = Vec::new();
     json_commands(&v, &mut cmds);
     assert_eq!(cmds.len(), 1, "{v}");
-    agent_plants(&c);
+    agent_plants_config(&c);
     let post = serde_json::json!({"agent_action_name": "post_write_code",
         "tool_info": {"file_path": c.ws.join("notes.md")}});
     let argv = vec!["/bin/sh".to_string(), "-c".to_string(), cmds[0].clone()];
     client_starts(&c, &argv, Some(&post.to_string()));
     assert!(
-        victim_empty(&c).is_empty(),
+        c.victim_files().is_empty(),
         "a Windsurf hook ran the planted code on the host: {:?}",
-        victim_empty(&c)
+        c.victim_files()
     );
     let o = hook_answer(&c, "windsurf", &write);
     assert_eq!(code(&o), 0, "{o:?}");
 }
 
 /// `doctor`'s lines about MCP servers outside skarn.
-fn doctor_servers(c: &Clients) -> String {
+fn doctor_servers(c: &Setup) -> String {
     let o = Command::new(exe())
         .arg("doctor")
         .current_dir(&c.ws)
@@ -406,14 +280,17 @@ fn doctor_servers(c: &Clients) -> String {
 /// server in `skarn run` and `doctor` names the ones left (ADR 0273).
 #[test]
 fn mcp_servers_the_clients_list_run_confined_after_init() {
-    let c = clients("k-mcp-wrap");
-    let mcp = serde_json::json!({"mcpServers": {"docs": {"command": c.fmt, "args": [],
+    let c = setup_git("k-mcp-wrap");
+    let mcp = serde_json::json!({"mcpServers": {"docs": {"command": c.fmt_cmd(), "args": [],
         "env": {"DOCS_TOKEN": "t"}}}});
     std::fs::write(c.ws.join(".mcp.json"), mcp.to_string()).unwrap();
     std::fs::create_dir_all(c.home.join(".codex")).unwrap();
     std::fs::write(
         c.home.join(".codex/config.toml"),
-        format!("[mcp_servers.lint]\ncommand = {:?}\nargs = []\n", c.fmt),
+        format!(
+            "[mcp_servers.lint]\ncommand = {:?}\nargs = []\n",
+            c.fmt_cmd()
+        ),
     )
     .unwrap();
     let before = doctor_servers(&c);
@@ -445,7 +322,7 @@ fn mcp_servers_the_clients_list_run_confined_after_init() {
         .parse()
         .unwrap();
     let lint = serde_json::to_value(&cfg["mcp_servers"]["lint"]).unwrap();
-    agent_plants(&c);
+    agent_plants_config(&c);
     // The client starts each server as configured, in the project.
     for s in [docs, &lint] {
         let mut argv = vec![s["command"].as_str().unwrap().to_string()];
@@ -460,9 +337,9 @@ fn mcp_servers_the_clients_list_run_confined_after_init() {
         assert_eq!(code(&o), 0, "{argv:?}: {o:?}");
     }
     assert!(
-        victim_empty(&c).is_empty(),
+        c.victim_files().is_empty(),
         "an MCP server ran the planted code on the host: {:?} ({docs}, {lint})",
-        victim_empty(&c)
+        c.victim_files()
     );
     let after = doctor_servers(&c);
     assert!(after.is_empty(), "{after}");
@@ -476,7 +353,7 @@ fn mcp_servers_the_clients_list_run_confined_after_init() {
 /// PreToolUse hook beside skarn's, or by default, it refuses as before.
 #[test]
 fn codex_gets_the_confined_command_as_a_rewrite_when_the_user_says_so() {
-    let c = clients("k-codex-rewrite");
+    let c = setup_git("k-codex-rewrite");
     let cfg = c.home.join(".config/skarn/config.toml");
     let mut text = std::fs::read_to_string(&cfg).unwrap();
     text.push_str("[hook]\ncodex_rewrite = true\n");
@@ -517,38 +394,8 @@ fn codex_gets_the_confined_command_as_a_rewrite_when_the_user_says_so() {
 
 /// `skarn hook claude-code` for a Bash call in `c.ws` with `env` set: the
 /// decision as Claude Code reads it ("" for no answer) and the reason.
-fn claude_decision(c: &Clients, env: &[(&str, &str)]) -> (String, String) {
-    use std::io::Write;
-    let mut cmd = Command::new(exe());
-    cmd.args(["hook", "claude-code"])
-        .current_dir(&c.ws)
-        .env("HOME", &c.home)
-        .env("CLAUDE_PROJECT_DIR", &c.ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut p = cmd.spawn().unwrap();
-    let i = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
-        "cwd": c.ws, "tool_use_id": "t1", "tool_input": {"command": "true"}});
-    let _ = p.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = p.wait_with_output().unwrap();
-    if o.stdout.is_empty() {
-        return (String::new(), err(&o));
-    }
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let h = &v["hookSpecificOutput"];
-    (
-        h["permissionDecision"].as_str().unwrap_or("").to_string(),
-        h["permissionDecisionReason"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-    )
+fn claude_decision(c: &Setup, env: &[(&str, &str)]) -> (String, String) {
+    claude_decision_of(&claude_bash_hook(c, "true", env))
 }
 
 /// atk24m F1: the form `init` installs counted as skarn's own hook for any
@@ -557,7 +404,7 @@ fn claude_decision(c: &Clients, env: &[(&str, &str)]) -> (String, String) {
 /// wrapped by `init`. Now only the form naming this skarn is skarn's own.
 #[test]
 fn m_f1_the_installed_hook_form_naming_another_binary_is_not_skarns() {
-    let c = clients("k-m-f1");
+    let c = setup_git("k-m-f1");
     std::fs::create_dir_all(c.ws.join(".claude")).unwrap();
     let settings = serde_json::json!({"hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": "'sh' hook claude-code"}]}]}});
@@ -633,7 +480,7 @@ fn m_f1_the_installed_hook_form_naming_another_binary_is_not_skarns() {
 /// every call is refused until it is absolute.
 #[test]
 fn m_f13_f9_unreadable_settings_and_relative_config_dirs_are_refused() {
-    let c = clients("k-m-f13");
+    let c = setup_git("k-m-f13");
     std::fs::create_dir_all(c.ws.join(".claude")).unwrap();
     assert_eq!(claude_decision(&c, &[]).0, "allow");
     std::fs::write(
@@ -683,7 +530,7 @@ fn m_f13_f9_unreadable_settings_and_relative_config_dirs_are_refused() {
 fn m_f11_f12_commands_and_deep_agents_frontmatter_hooks_are_judged() {
     let md = "---\nname: x\ndescription: x\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: id\n---\nbody\n";
     for rel in [".claude/commands/x.md", ".claude/agents/a/b/c/d/deep.md"] {
-        let c = clients("k-m-f11");
+        let c = setup_git("k-m-f11");
         let f = c.ws.join(rel);
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         assert_eq!(claude_decision(&c, &[]).0, "allow", "{rel}");

@@ -14,8 +14,10 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::agent_h24i::{Setup, bash_decision, client_runs_hook, init, setup};
 use crate::common::*;
+use crate::support_agent::{
+    Setup, bash_decision, claude_decision_of, client_runs_hook, init, setup,
+};
 
 /// Run `argv` as a child of a process standing in for the client started
 /// with `client_args` (a shell whose command line holds them, in the
@@ -64,19 +66,7 @@ fn decision(s: &Setup, client_args: &[&str], input: &Value) -> (String, String) 
         "hook".into(),
         "claude-code".into(),
     ];
-    let o = under_client(s, client_args, &argv, Some(input), &[]);
-    if o.stdout.is_empty() {
-        return (String::new(), err(&o));
-    }
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
-    let h = &v["hookSpecificOutput"];
-    (
-        h["permissionDecision"].as_str().unwrap_or("").to_string(),
-        h["permissionDecisionReason"]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
-    )
+    claude_decision_of(&under_client(s, client_args, &argv, Some(input), &[]))
 }
 
 fn write_call(s: &Setup, path: &Path) -> Value {

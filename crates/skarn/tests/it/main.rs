@@ -17,6 +17,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+// Set-up shared by the agent tests of issue 24.
+#[cfg(target_os = "linux")]
+mod support_agent;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
@@ -68,6 +71,10 @@ mod agent_h24k;
 // Issue 24, what attack atk24m left open: client command lines, YAML (h24n).
 #[cfg(target_os = "linux")]
 mod agent_h24n;
+// Issue 24, what attacks atk24m and atk24n left open: wrapped hooks fail
+// closed, worktrees, Codex's other hook sources (h24p).
+#[cfg(target_os = "linux")]
+mod agent_h24p;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

@@ -11,9 +11,10 @@
 //! looked into one level, as Claude Code reaches it by its name), not for
 //! a project that is `/` or holds the home (`skarn run` refuses such a
 //! workspace anyway). Claude Code finds a nested directory from the paths
-//! its tools touch, so past the walk's bounds each tool call's path is
-//! checked instead ([`on_the_way`]): a call touching a directory whose
-//! `.claude` holds unconfined hooks is refused.
+//! its tools touch (Read, Glob, Grep as well as the writing ones), so
+//! every tool call's path is checked too ([`on_the_way`]; `init` installs
+//! the hook on those tools): a call touching a directory whose `.claude`
+//! holds unconfined hooks is refused, whatever the walk's bounds missed.
 
 use std::path::{Path, PathBuf};
 
@@ -23,25 +24,31 @@ const MAX_ENTRIES: usize = 50_000;
 /// Deepest sub-directory looked into.
 const MAX_DEPTH: usize = 24;
 
-/// The nested `.claude` directories below `ws` (not `ws/.claude` itself);
-/// `Err(ws)` past the bounds or for a project that is `/` or holds the
-/// home.
-pub fn nested(ws: &Path) -> Result<Vec<PathBuf>, PathBuf> {
+/// The nested `.claude` directories below `ws` (not `ws/.claude` itself)
+/// the walk found within its bounds: every one when `complete`. Past the
+/// bounds (too many entries, or deeper than the walk goes), or for a
+/// project that is `/` or holds the home, those found so far; the rest
+/// are judged per call ([`on_the_way`], for every tool naming a path:
+/// attack atk24o F3 made the walk stop early, with one deep directory or
+/// a large tree, and nothing nested was judged at all).
+pub fn nested(ws: &Path) -> (Vec<PathBuf>, bool) {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     if ws.parent().is_none() || home.is_some_and(|h| h.starts_with(ws)) {
-        return Err(ws.to_path_buf());
+        return (Vec::new(), false);
     }
     let mut out = Vec::new();
+    let mut complete = true;
     let mut seen = 0usize;
     let mut dirs = vec![(ws.to_path_buf(), 0usize)];
-    while let Some((d, depth)) = dirs.pop() {
+    'walk: while let Some((d, depth)) = dirs.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
         for e in rd.flatten() {
             seen += 1;
             if seen > MAX_ENTRIES {
-                return Err(ws.to_path_buf());
+                complete = false;
+                break 'walk;
             }
             let name = e.file_name();
             let p = e.path();
@@ -57,7 +64,8 @@ pub fn nested(ws: &Path) -> Result<Vec<PathBuf>, PathBuf> {
             }
             if t.is_dir() {
                 if depth + 1 > MAX_DEPTH {
-                    return Err(ws.to_path_buf());
+                    complete = false;
+                    continue;
                 }
                 dirs.push((p, depth + 1));
             } else if t.is_symlink() && p.join(".claude").is_dir() {
@@ -66,7 +74,7 @@ pub fn nested(ws: &Path) -> Result<Vec<PathBuf>, PathBuf> {
         }
     }
     out.sort();
-    Ok(out)
+    (out, complete)
 }
 
 /// The `.claude` directories of the `--add-dir` directories of the
@@ -103,7 +111,7 @@ pub fn session_settings() -> Vec<PathBuf> {
 /// [`on_the_way`] finds per call).
 pub fn project_files(ws: &Path) -> Vec<PathBuf> {
     let mut out = super::frontmatter_hooks::files(&ws.join(".claude"));
-    for d in nested(ws).unwrap_or_default() {
+    for d in nested(ws).0 {
         out.extend(super::frontmatter_hooks::files(&d));
     }
     out
@@ -144,7 +152,10 @@ mod tests {
         ] {
             std::fs::create_dir_all(d.join(p)).unwrap();
         }
-        assert_eq!(nested(&d), Ok(vec![d.join("packages/a/.claude")]));
+        assert_eq!(nested(&d), (vec![d.join("packages/a/.claude")], true));
+        // Past the depth bound: what was found is kept.
+        std::fs::create_dir_all(d.join(format!("x{}", "/d".repeat(MAX_DEPTH + 1)))).unwrap();
+        assert_eq!(nested(&d), (vec![d.join("packages/a/.claude")], false));
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

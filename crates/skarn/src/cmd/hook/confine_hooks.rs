@@ -25,13 +25,53 @@ pub const ENTRY: &str = "__hook-confined";
 /// Most findings named in a refusal.
 const MAX_SHOWN: usize = 3;
 
-/// `cmd` as a wrapped hook run by `exe`.
+/// `cmd` as a wrapped hook run by `exe`. It fails closed like skarn's own
+/// hook (atk24n F12): once `exe` cannot run (moved or removed by an
+/// upgrade: the shell's 127, a crash, an empty file) the line exits 2,
+/// which every client reads as "block", with a repair message, instead of
+/// the 127 the clients take for a non-blocking error, which turned a
+/// user's blocking guard off. The command's own status passes through
+/// once skarn has run it ([`GUARD_SCRIPT`]'s acknowledgement). Like
+/// skarn's own hook it is one `/bin/sh -c` call with a constant script
+/// (read alike by POSIX shells and fish), the binary, the command and the
+/// message its arguments.
 pub fn wrap(exe: &str, cmd: &str) -> String {
-    format!("{} {} {}", quote(exe), quote(ENTRY), quote(cmd))
+    format!(
+        "/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} {} {} {}",
+        quote(exe),
+        quote(cmd),
+        quote(&guard_message(exe))
+    )
 }
 
-/// The binary and the original command of a wrapped hook.
+/// `$0` of [`wrap`]'s script.
+const GUARD_NAME: &str = "skarn-hook-confined";
+
+/// The script of [`wrap`]: `$1 __hook-confined $2 [$4...]`; its status
+/// when skarn acknowledged on descriptor 3 that it ran the command, else
+/// `$3` on stderr and exit 2. No `'` and no `\\` in it.
+const GUARD_SCRIPT: &str = "exec 4>&1; e=$1; c=$2; g=$3; shift 3; m=$( { SKARN_HOOK_ACK=3 \"$e\" \
+     __hook-confined \"$c\" \"$@\" 3>&1 1>&4 4>&-; echo \" $?\"; } ); s=${m##* }; \
+     [ \"${m%% *}\" = skarn-hook-ok ] && exit \"$s\"; printf \"%s (exit %s)\\n\" \"$g\" \"$s\" >&2; exit 2";
+
+fn guard_message(exe: &str) -> String {
+    format!(
+        "skarn: cannot run {exe} (moved or removed, e.g. by an upgrade?), which runs this hook \
+         confined, so the hook blocks. Repair: run `skarn init --client <agent>` again with the \
+         skarn you now have (it wraps the hook anew), or remove the hook from the agent's settings."
+    )
+}
+
+/// The binary and the original command of a wrapped hook: [`wrap`]'s
+/// form exactly, or the bare `'SKARN' __hook-confined 'COMMAND'` of
+/// earlier versions (still Codex's `notify` argv, which is spawned
+/// without a shell and cannot block anything).
 pub fn unwrap(cmd: &str) -> Option<(String, String)> {
+    if let Some(rest) = cmd.strip_prefix(&format!("/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} ")) {
+        let w = unquote_words(rest)?;
+        let [exe, orig, _] = <[String; 3]>::try_from(w).ok()?;
+        return (wrap(&exe, &orig) == cmd).then_some((exe, orig));
+    }
     let mut w = unquote_words(cmd)?;
     if w.len() != 3 || w[1] != ENTRY {
         return None;
@@ -39,6 +79,11 @@ pub fn unwrap(cmd: &str) -> Option<(String, String)> {
     let orig = w.pop()?;
     let _ = w.pop();
     Some((w.pop()?, orig))
+}
+
+/// Whether `cmd` is [`wrap`]'s fail-closed form (not the bare one).
+pub fn is_guarded(cmd: &str) -> bool {
+    cmd.starts_with(&format!("/bin/sh -c '{GUARD_SCRIPT}' {GUARD_NAME} ")) && unwrap(cmd).is_some()
 }
 
 /// What a hook command is, for the skarn binary `exe`.
@@ -119,44 +164,63 @@ pub fn full_command(m: &Map<String, Value>) -> Option<String> {
 /// outside `env` counts too (a key a later release adds).
 const COMMAND_OBJECTS: &[&str] = &["statusLine", "subagentStatusLine", "fileSuggestion"];
 
-/// Every entry that runs a command in a Claude Code settings value,
-/// mutable: each object with a string `command` under `hooks` (any event,
-/// any nesting), the [`COMMAND_OBJECTS`], and any other object typed
-/// `command`.
-fn commands_mut(v: &mut Value) -> Vec<&mut Map<String, Value>> {
-    fn walk<'a>(v: &'a mut Value, any: bool, out: &mut Vec<&'a mut Map<String, Value>>) {
+/// Where in a Claude Code settings value an entry runs a command (JSON
+/// pointers): each object with a string `command` under `hooks` (any
+/// event, any nesting), the [`COMMAND_OBJECTS`], and any other object
+/// typed `command`. An entry's other values are looked through too: the
+/// client ignores keys it does not know, so a matcher group carrying a
+/// decoy `command` of its own still runs the handlers in its `hooks`
+/// (attack atk24o F1).
+fn command_sites(v: &Value) -> Vec<String> {
+    fn walk(v: &Value, any: bool, at: &str, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
                 let site = matches!(m.get("command"), Some(Value::String(_)))
                     && (any || m.get("type").and_then(Value::as_str) == Some("command"));
                 if site {
-                    out.push(m);
-                } else {
-                    m.values_mut().for_each(|x| walk(x, any, out));
+                    out.push(at.to_string());
+                }
+                for (k, x) in m {
+                    if !(site && (k == "command" || k == "args")) {
+                        walk(x, any, &format!("{at}/{}", pointer_key(k)), out);
+                    }
                 }
             }
-            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, any, out)),
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, any, &format!("{at}/{i}"), out);
+                }
+            }
             _ => {}
         }
     }
     let mut out = Vec::new();
     if let Value::Object(m) = v {
-        for (k, x) in m.iter_mut() {
+        for (k, x) in m {
+            let at = format!("/{}", pointer_key(k));
             match k.as_str() {
                 "env" => {}
-                "hooks" => walk(x, true, &mut out),
+                "hooks" => walk(x, true, &at, &mut out),
                 _ if COMMAND_OBJECTS.contains(&k.as_str()) => {
                     if let Value::Object(o) = x
                         && matches!(o.get("command"), Some(Value::String(_)))
                     {
-                        out.push(o);
+                        out.push(at.clone());
                     }
+                    walk(x, false, &at, &mut out);
                 }
-                _ => walk(x, false, &mut out),
+                _ => walk(x, false, &at, &mut out),
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
+}
+
+/// `k` as one step of a JSON pointer.
+fn pointer_key(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
 }
 
 /// Wrap every unconfined command of the settings value `v`, re-wrap those
@@ -164,7 +228,10 @@ fn commands_mut(v: &mut Value) -> Vec<&mut Map<String, Value>> {
 /// entry becomes the shell form of its whole command line.
 pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
     let mut said = Vec::new();
-    for m in commands_mut(v) {
+    for at in command_sites(v) {
+        let Some(Value::Object(m)) = v.pointer_mut(&at) else {
+            continue;
+        };
         let Some(full) = full_command(m) else {
             continue;
         };
@@ -180,7 +247,10 @@ pub fn wrap_settings(v: &mut Value, agent: &str, exe: &str, trusted: &[String]) 
 /// The wrapped form of `cmd`, when it must change.
 pub fn wrapped(cmd: &str, agent: &str, exe: &str, trusted: &[String]) -> Option<String> {
     match judge(cmd, agent, exe, trusted) {
-        Kind::Skarn | Kind::Confined | Kind::Trusted => None,
+        Kind::Skarn | Kind::Trusted => None,
+        // This skarn's bare form of earlier versions: made fail-closed.
+        Kind::Confined if !is_guarded(cmd) => unwrap(cmd).map(|(_, orig)| wrap(exe, &orig)),
+        Kind::Confined => None,
         Kind::Unconfined => Some(match unwrap(cmd) {
             // Wrapped by a skarn since moved: the original, wrapped again.
             Some((_, orig)) => wrap(exe, &orig),
@@ -197,14 +267,18 @@ pub fn unconfined_in_settings(
     exe: &str,
     trusted: &[String],
 ) -> Vec<String> {
-    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
         return vec!["(not plain JSON: its hooks cannot be read)".into()];
     };
     // Handlers that run or send what skarn cannot wrap (atk24n F7, F8).
     let others = super::other_handlers::untrusted(&v, trusted);
-    commands_mut(&mut v)
+    command_sites(&v)
         .into_iter()
-        .filter_map(|m| full_command(m))
+        .filter_map(|at| {
+            v.pointer(&at)
+                .and_then(Value::as_object)
+                .and_then(full_command)
+        })
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
         .chain(others)
         .collect()

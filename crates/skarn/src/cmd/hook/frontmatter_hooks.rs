@@ -23,7 +23,14 @@ const MAX_FILES: usize = 512;
 pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir(dir.join("skills")) {
-        for e in rd.flatten().take(MAX_FILES) {
+        for (n, e) in rd.flatten().enumerate() {
+            // Past the bound the directory itself is listed, as below:
+            // the skills not read count as holding unconfined hooks (the
+            // client loads them all: attack atk24o F6).
+            if n >= MAX_FILES {
+                out.push(dir.join("skills"));
+                break;
+            }
             let f = e.path().join("SKILL.md");
             if f.is_file() {
                 out.push(f);

@@ -150,10 +150,7 @@ fn claude_hook_merges_once() {
     let list = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(list.len(), 2);
     assert_eq!(list[0]["matcher"], "Edit");
-    assert_eq!(
-        list[1]["matcher"],
-        "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit"
-    );
+    assert_eq!(list[1]["matcher"], crate::cmd::hook::CLAUDE_MATCHER);
     assert_eq!(
         list[1]["hooks"][0]["command"],
         crate::cmd::hook::installed_command("/bin/skarn", "claude-code")

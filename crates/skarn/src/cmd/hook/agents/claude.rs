@@ -1,0 +1,313 @@
+//! Claude Code's hook contract, also VS Code's agent hooks (same output).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use serde_json::{Map, Value, json};
+
+use super::super::Answer;
+use super::super::settings::{Decision, Settings};
+use super::super::unknown_tools::{CLAUDE_HARMLESS, unknown_tool};
+use super::super::withheld::allow_withheld;
+use super::file_call::file_refusal;
+use super::{
+    CONFINED, Ctx, POWERSHELL_REFUSED, Plan, object, plan, relative_dir, str_field,
+    unsandboxed_reason, workspace,
+};
+
+/// Claude Code's contract, also VS Code's agent hooks (same output, the
+/// terminal tool is `run_in_terminal` there and matchers are ignored).
+pub(super) fn claude(
+    input: &Value,
+    ctx: &Ctx,
+    shell_tool: &str,
+    dir_vars: &[&str],
+) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if matches!(event, Some("PostToolUse" | "PostToolUseFailure"))
+        && input
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .is_some_and(|t| super::super::file_targets::FILE_TOOLS.contains(&t))
+    {
+        // A file tool has written (what `init` installs PostToolUse for):
+        // its leases are dropped (ADR 0244). Nothing is answered; any other
+        // PostToolUse is refused below, like every other event.
+        #[cfg(target_os = "linux")]
+        if let Some(h) = std::env::var_os("HOME").map(PathBuf::from)
+            && h.is_absolute()
+        {
+            let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+            let cwd = input
+                .get("cwd")
+                .and_then(Value::as_str)
+                .filter(|c| c.starts_with('/'))
+                .unwrap_or(&ws);
+            let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+            super::super::file_lease::release(
+                tool_input,
+                Path::new(cwd),
+                &h,
+                input.get("tool_use_id"),
+            );
+        }
+        return Ok(Answer::Nothing);
+    }
+    if let Some(e) = event
+        && e != "PreToolUse"
+    {
+        bail!("skarn hook handles PreToolUse (and a file tool's PostToolUse), not {e}");
+    }
+    let tool = str_field(input, "tool_name", "the input")?;
+    if shell_tool == "Bash"
+        && let Some(why) = relative_dir("CLAUDE_CONFIG_DIR")
+    {
+        return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": why,
+        }})));
+    }
+    if shell_tool == "Bash" {
+        // Claude Code's other hooks and status line run on the host in the
+        // project: while one is neither wrapped in `skarn run` nor trusted
+        // by the user, nothing is allowed (ADR 0255, atk24k F1).
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let found = super::super::confine_hooks::unconfined(
+            Path::new(&ws),
+            home.as_deref(),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        );
+        if let Some(why) = super::super::confine_hooks::refusal(&found) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+        // A path the call touches makes Claude Code load the `.claude`
+        // directories on its way up (atk24m F7): theirs are judged too.
+        if let Some(why) = nested_refusal(input, Path::new(&ws), ctx) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
+    if super::super::file_targets::FILE_TOOLS.contains(&tool) {
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+        // Claude Code drops the lease when the tool has run (PostToolUse,
+        // PostToolUseFailure: what `init` installs); it must not end by
+        // time while the user may still be approving the edit (atk24l
+        // F2): the day-long bound is only the backstop.
+        let claude_ctx;
+        let ctx = if shell_tool == "Bash" {
+            claude_ctx = Ctx {
+                settings: Settings {
+                    edit_lease: super::super::settings::MAX_EDIT_LEASE,
+                    ..ctx.settings.clone()
+                },
+                exe: ctx.exe.clone(),
+                workspace: ctx.workspace.clone(),
+            };
+            &claude_ctx
+        } else {
+            ctx
+        };
+        return Ok(
+            match file_refusal(
+                tool_input,
+                tool,
+                input.get("cwd"),
+                &ws,
+                ctx,
+                input.get("tool_use_id"),
+            )? {
+                Some(why) => Answer::Json(json!({ "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": why,
+                }})),
+                None => Answer::Nothing,
+            },
+        );
+    }
+    if shell_tool == "Bash" && tool == "PowerShell" {
+        // Claude Code's PowerShell tool (Windows) runs its command in
+        // PowerShell, which `skarn run`'s wrapping does not speak: refused,
+        // so the model uses the Bash tool, which is confined (atk24g F4).
+        return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": POWERSHELL_REFUSED,
+        }})));
+    }
+    if tool != shell_tool {
+        // What `init`'s matcher sends beyond the tools handled above
+        // (Claude Code's matcher may match inside a name: TodoWrite,
+        // BashOutput) is known harmless; any other tool is refused, not
+        // let through (issue 24: unknown tools fail closed).
+        if shell_tool == "Bash"
+            && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, &ctx.settings)
+        {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+        return Ok(Answer::Nothing);
+    }
+    let tool_input = object(input, "tool_input")?;
+    let cmd = str_field(&input["tool_input"], "command", "tool_input")?;
+    let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+    let out = |decision: Option<&str>, reason: String, updated: Option<Value>| {
+        let mut o = Map::new();
+        o.insert("hookEventName".into(), "PreToolUse".into());
+        if let Some(d) = decision {
+            o.insert("permissionDecision".into(), d.into());
+            o.insert("permissionDecisionReason".into(), reason.into());
+        }
+        if let Some(u) = updated {
+            o.insert("updatedInput".into(), u);
+        }
+        Answer::Json(json!({ "hookSpecificOutput": o }))
+    };
+    Ok(match plan(cmd, &ws, ctx) {
+        Plan::Wrapped => Answer::Nothing,
+        Plan::Unsandboxed(p) => out(Some("ask"), unsandboxed_reason(&p), None),
+        Plan::Confine(new)
+            if shell_tool == "Bash"
+                && ctx.settings.decision != Decision::None
+                && !peers(&ws).is_empty() =>
+        {
+            // Another hook on Bash: Claude Code may keep an `allow` and drop
+            // the rewrite (atk24j F10), so the model is told what to run.
+            let n = peers(&ws).len();
+            out(
+                Some("deny"),
+                format!(
+                    "skarn: shell commands here must run confined, and {n} other hook(s) run \
+                     on Bash beside skarn's, with which the agent may drop skarn's rewrite. \
+                     Run exactly this instead: {new}"
+                ),
+                None,
+            )
+        }
+        Plan::Confine(new) => {
+            // updatedInput replaces the whole input: keep every other field.
+            let mut updated = tool_input.clone();
+            updated.insert("command".into(), new.into());
+            let (decision, reason) = match ctx.settings.decision {
+                // `allow` promises confinement: not if the policy may run
+                // the command unconfined on a host that cannot confine it.
+                Decision::Allow => match allow_withheld(&ws) {
+                    Some(why) => (Some("ask"), why),
+                    None => (Some("allow"), CONFINED.to_string()),
+                },
+                Decision::Ask => (Some("ask"), CONFINED.to_string()),
+                Decision::None => (None, String::new()),
+            };
+            out(decision, reason, Some(Value::Object(updated)))
+        }
+    })
+}
+
+/// Other hooks Claude Code runs on Bash for the project `ws`.
+fn peers(ws: &str) -> Vec<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    super::super::claude_peers::other_bash_hooks(Path::new(ws), home.as_deref())
+}
+
+/// VS Code's agent hooks: Claude Code's contract, and a refusal for its
+/// tools that run code other than through `run_in_terminal`.
+pub(super) fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
+    let event = input
+        .get("hook_event_name")
+        .or_else(|| input.get("hookEventName"))
+        .and_then(Value::as_str);
+    if event.is_none_or(|e| e == "PreToolUse")
+        && let Some(tool) = input.get("tool_name").and_then(Value::as_str)
+    {
+        let ws = workspace(ctx, &[], input.get("cwd")).ok();
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if let Some(why) = super::super::vscode_tools::refusal(
+            tool,
+            input,
+            ws.as_deref(),
+            ctx.settings.guard_files,
+            home.as_deref(),
+        ) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+        // Every tool reaches the hook (VS Code ignores matchers): one it
+        // does not know is refused, not let through (issue 24).
+        if let Some(why) = super::super::vscode_tools::unknown(tool, &ctx.settings) {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
+    claude(input, ctx, "run_in_terminal", &[])
+}
+
+/// Why a Claude Code call whose path (`file_path`, `path`,
+/// `notebook_path`) lies below a nested `.claude` with unconfined hooks
+/// may not run.
+fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
+    let ti = input.get("tool_input")?;
+    let mut named: Vec<String> = ["file_path", "path", "notebook_path"]
+        .iter()
+        .filter_map(|k| ti.get(*k).and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    // Glob's pattern: the directories it names before its first wildcard,
+    // below its `path` (atk24o F3: Glob and Grep lead Claude Code to
+    // nested directories too).
+    if input.get("tool_name").and_then(Value::as_str) == Some("Glob")
+        && let Some(pat) = ti.get("pattern").and_then(Value::as_str)
+    {
+        let lit: Vec<&str> = pat
+            .split('/')
+            .take_while(|c| !c.contains(['*', '?', '[', '{']))
+            .collect();
+        let lit = lit.join("/");
+        let base = ti.get("path").and_then(Value::as_str).unwrap_or(".");
+        named.push(if lit.starts_with('/') {
+            lit
+        } else {
+            format!("{base}/{lit}")
+        });
+    }
+    let mut files = Vec::new();
+    for p in named {
+        let p = match input.get("cwd").and_then(Value::as_str) {
+            Some(c) if !p.starts_with('/') => Path::new(c).join(p),
+            _ => PathBuf::from(p),
+        };
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+        files.extend(super::super::claude_dirs::on_the_way(&ws, &p));
+    }
+    let found =
+        super::super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);
+    super::super::confine_hooks::refusal(&found)
+}
