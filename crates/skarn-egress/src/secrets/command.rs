@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
 
-use super::set_id::root_set_id;
 use super::source_view::SourceView;
 
 /// Largest value a source may yield.
@@ -30,15 +29,12 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
     // A set-user-ID or set-group-ID program of root's (1Password's `op`
     // with its desktop app is set-group-ID) loses those bits inside the
     // user namespace an unprivileged helper makes, and fails there. It
-    // runs in the caller's view, named directly or as the one plain
-    // command of a shell string (ADR 0283, ADR 0302).
-    if view.helper.is_some() {
-        if root_set_id(prog) {
-            return run_command(argv, &SourceView::direct());
-        }
-        if let Some(words) = super::set_id::direct_form(argv) {
-            return run_command(&words, &SourceView::direct());
-        }
+    // runs in the caller's view when it runs nothing else, named directly
+    // or as the one plain command of a shell string (ADR 0302).
+    if view.helper.is_some()
+        && let Some(words) = super::set_id::direct_form(argv)
+    {
+        return run_command(&words, &SourceView::direct());
     }
     let mut cmd = match &view.helper {
         Some(h) => {

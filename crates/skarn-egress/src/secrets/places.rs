@@ -283,6 +283,8 @@ impl SecretConfig {
         // As the shell reads them: quoted, after a `cd` (atk27l F4, F5),
         // judged whether or not they exist.
         d.paths.extend(super::shell_paths::reached(args, home));
+        // A glob naming a path: what it matches is decided when it runs.
+        d.unknown.extend(super::shell_paths::globs(args));
         d.paths.sort();
         d.paths.dedup();
         d

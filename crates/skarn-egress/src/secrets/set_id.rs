@@ -4,30 +4,108 @@
 //! mapping only the user (ADR 0283): there the kernel ignores a program's
 //! set-ID bits when its owner or group is not mapped, so 1Password's `op`
 //! (set-group-ID, for the desktop app's integration), `sudo`, or any
-//! program that reads a group-only file fails. Such a program of root's,
-//! named as the source's program, runs in the caller's view: its text was
-//! judged (ADR 0250), no run can make a file of root's, and the loader
-//! ignores search-path variables for it.
+//! program that reads a group-only file fails. No confinement an
+//! unprivileged process can set up keeps those bits (Landlock and seccomp
+//! need `no_new_privs`, which drops them too), so such a program can only
+//! run in the caller's view, and then nothing it runs may be a program a
+//! run could have planted.
 //!
-//! Users write the same program inside a shell string too (`sh -c "op read
-//! op://v/i/f"`). A shell string that is one simple command of plain words
-//! (no expansion, glob, redirection, pipe, list or substitution; an
-//! optional leading `exec`) runs exactly those words: it is started as
-//! that argument list, without the shell, and so gets the same rule. Any
-//! other shell string runs in the view; when it fails there and names such
-//! a program, the error says why and what to write instead.
+//! A source runs in the caller's view only when it is a set-ID program of
+//! root's (no run can make one) whose arguments are plain words (nothing
+//! a shell expands or interprets: no `$`, glob, `;`, `|`, `&`, `<`, `>`,
+//! `` ` ``, parentheses, braces, `~`, `#`, newline) of which none names
+//! another program (a path to an executable file, or a name found on
+//! `PATH`), except the plain readers `cat`, `head` and `tail` found in a
+//! directory of root's: `op read op://v/i/f`, `sudo -n cat /root/tok`,
+//! `sg grp -c "cat /f"`. A launcher running anything else (`ssh-agent
+//! /bin/sh -c ...`, `sudo -n sh -c ...`, `sg grp -c "... ./tok"`) runs in
+//! the view, where it has no privilege (atk27n F1). The same holds for a
+//! shell string that is one plain command (`sh -c "op read op://v/i/f"`,
+//! optionally after `exec`): it is started as those words, without the
+//! shell. When a source fails in the view and reaches a set-ID program of
+//! root's, the error says why and what to write instead.
 
 use std::path::{Path, PathBuf};
 
 /// Shells whose `-c STRING` is read here.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
-/// The argument list `argv` (a source) runs as, when it is a shell
-/// running one simple command of plain words whose program is a
-/// set-ID program of root's; `None` otherwise.
+/// Programs a set-ID launcher may run in the caller's view: they read
+/// files and print them, and load nothing a run could plant.
+const READERS: &[&str] = &["cat", "head", "tail"];
+
+/// The argument list `argv` (a source) runs as in the caller's view: a
+/// set-ID program of root's running nothing else, named directly or as
+/// the one plain command of a shell string; `None` otherwise.
 pub(super) fn direct_form(argv: &[String]) -> Option<Vec<String>> {
-    let words = plain_command(argv)?;
-    root_set_id(words.first()?).then_some(words)
+    let words = match root_set_id(argv.first()?) {
+        true => argv.to_vec(),
+        false => plain_command(argv)?,
+    };
+    let (prog, args) = words.split_first()?;
+    (root_set_id(prog) && args.iter().all(|a| runs_nothing(a))).then_some(words)
+}
+
+/// Whether argument `a` is plain words none of which names a program
+/// (but a reader of root's).
+fn runs_nothing(a: &str) -> bool {
+    // One URL word (`op://v/i/f?attribute=otp`): `?` and brackets are
+    // literal for the program, and a shell could match no file with it.
+    if a.contains("://")
+        && !a.contains(|c: char| c.is_whitespace() || "$`;|&<>(){}'\"\\".contains(c))
+    {
+        return true;
+    }
+    let Some(words) = plain_words(a) else {
+        return false;
+    };
+    words.iter().all(|w| {
+        let value = w.split_once('=').map_or(w.as_str(), |(_, v)| v);
+        [w.as_str(), value].iter().all(|x| match program(x) {
+            None => true,
+            Some(p) => is_reader(&p),
+        })
+    })
+}
+
+/// The executable file word `w` names (a path, or a name on `PATH`).
+#[cfg(unix)]
+fn program(w: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if w.is_empty() {
+        return None;
+    }
+    lookup(w).filter(|p| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
+#[cfg(not(unix))]
+fn program(_w: &str) -> Option<PathBuf> {
+    None
+}
+
+/// Whether `p` is one of [`READERS`], a file of root's in a directory of
+/// root's that only root may change.
+#[cfg(unix)]
+fn is_reader(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(real) = std::fs::canonicalize(p) else {
+        return false;
+    };
+    let named = |q: &Path| {
+        q.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| READERS.contains(&n))
+    };
+    let roots =
+        |q: &Path| std::fs::metadata(q).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0);
+    named(p) && roots(&real) && real.parent().is_some_and(roots)
+}
+
+#[cfg(not(unix))]
+fn is_reader(_p: &Path) -> bool {
+    false
 }
 
 /// The words of `sh -c STRING` when STRING is one simple command of plain
@@ -110,9 +188,19 @@ fn plain_words(text: &str) -> Option<Vec<String>> {
 }
 
 /// The hint added to the error of a source that failed in the view while
-/// it names a set-ID program of root's the view deprived of its
-/// privilege (a word of a shell string, an argument); empty otherwise.
+/// it reaches a set-ID program of root's the view deprived of its
+/// privilege (the program itself, a word of a shell string, an
+/// argument); empty otherwise.
 pub(super) fn view_hint(argv: &[String]) -> String {
+    if let Some(p) = argv.first().filter(|p| root_set_id(p)) {
+        return format!(
+            "; {p} is a set-user-ID or set-group-ID program of root's, but it runs another \
+             program or its arguments are not plain words, so it ran in the private view \
+             (ADR 0283), where it has no privilege: outside it, what it runs could be code a \
+             sandboxed run planted. Only plain arguments, naming no program but cat, head or \
+             tail, let it run with its privilege (ADR 0302); or use a file or from_env source"
+        );
+    }
     let found = argv
         .iter()
         .skip(1)
@@ -122,10 +210,10 @@ pub(super) fn view_hint(argv: &[String]) -> String {
         Some(p) => format!(
             "; it reaches {p}, a set-user-ID or set-group-ID program of root's, through a shell \
              or another program: in the private view (ADR 0283) such a program runs without \
-             its privilege. Name it as the command's program (command = [\"{p}\", ...]), or \
-             write the shell string as one plain command (no $, quotes inside double quotes \
-             aside, no pipes, lists, redirections or globs: ADR 0302), or use a file or \
-             from_env source"
+             its privilege. Name it as the command's program (command = [\"{p}\", ...]) or \
+             write the shell string as one plain command (no expansion, pipe, list, \
+             redirection or glob), with plain arguments naming no other program (ADR 0302); \
+             or use a file or from_env source"
         ),
         None => String::new(),
     }
@@ -203,6 +291,13 @@ mod tests {
             assert_eq!(plain(t), None, "{t:?}");
         }
         assert_eq!(plain_command(&s(&["python3", "-c", "op"])), None);
+        assert!(runs_nothing("op://v/i/f?attribute=otp"));
+        assert!(runs_nothing("--fields=label=password"));
+        assert!(!runs_nothing("/bin/sh"));
+        assert!(!runs_nothing("--shell=/bin/sh"));
+        assert!(!runs_nothing("cat /x; ./tok"));
+        assert!(!runs_nothing("/x/w?/tok"));
+        assert!(runs_nothing("cat /x/val"));
         assert_eq!(plain_command(&s(&["sh", "-x", "op"])), None);
     }
 }

@@ -166,3 +166,148 @@ fn a_set_group_id_program_in_a_plain_shell_string_keeps_its_privilege() {
         "{e}"
     );
 }
+
+/// Whether an unprivileged user namespace can be made as the user
+/// `as_user` runs as (else sources run in the caller's view).
+fn user_namespaces(dir: &std::path::Path) -> bool {
+    let mut c = Command::new("unshare");
+    c.args(["--user", "--map-current-user", "true"]);
+    matches!(as_user(c, dir).status(), Ok(s) if s.success())
+}
+
+/// atk27n F1: a set-ID launcher of root's as the source's program
+/// (`ssh-agent CMD...`, set-group-ID on Debian; `sg GROUP -c STRING`,
+/// set-user-ID) ran the whole command it launches in the caller's view,
+/// judged by its text only. Here the shell string reaches the workspace
+/// through variables assigned inside it (`a=w; b=s; cd ~/$a$b && ./tok`),
+/// which no text reading follows: the script a sandboxed run planted in
+/// the workspace ran on the host. Now a launcher that runs another
+/// program runs in the private view: the planted script is not there.
+#[test]
+fn a_set_id_launcher_does_not_run_a_planted_script_on_the_host() {
+    let launchers: Vec<(&str, Vec<&str>)> = vec![
+        ("/usr/bin/ssh-agent", vec!["ssh-agent", "/bin/sh", "-c"]),
+        ("/usr/bin/sg", vec!["sg", "nogroup", "-c"]),
+    ];
+    let mut tried = 0;
+    for (prog, words) in launchers {
+        let t = TempDir::new("h27p_f1");
+        if !std::path::Path::new(prog).exists() {
+            continue;
+        }
+        if !user_namespaces(t.path()) {
+            skarn_test_support::skip!(
+                "no unprivileged user namespace: sources run in the caller's view"
+            );
+        }
+        let home = t.dir("home");
+        let ws = home.join("ws");
+        let other = t.dir("other");
+        let vals = t.dir("vals");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(vals.join("val"), "launchValue0123456789abcdefXY\n").unwrap();
+        let marker = t.path().join("PLANTED");
+        let line = format!(
+            "cat {}; a=w; b=s; cd ~/$a$b && ./tok; true",
+            vals.join("val").display()
+        );
+        let mut cmd: Vec<String> = words.iter().map(|w| format!("{w:?}")).collect();
+        cmd.push(format!("{line:?}"));
+        write_config(
+            &home,
+            &format!(
+                "[secrets.tok]\ncommand = [{}]\nhosts = [\"example.test\"]\n",
+                cmd.join(", ")
+            ),
+        );
+        let plant = as_user(
+            run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", "direct"],
+                &[
+                    "sh",
+                    "-c",
+                    &format!(
+                        "printf '#!/bin/sh\\nid -u > {}\\n' > tok && chmod +x tok",
+                        marker.display()
+                    ),
+                ],
+            ),
+            t.path(),
+        )
+        .output()
+        .unwrap();
+        assert_eq!(code(&plant), 0, "{}{}", out(&plant), err(&plant));
+        assert!(ws.join("tok").exists());
+        // The source must work for the launcher to be used: skip a
+        // launcher this user may not use (`sg` needs the group).
+        let mut probe = Command::new(words[0]);
+        probe.args(&words[1..]).arg("true").current_dir("/");
+        if !as_user(probe, t.path()).status().is_ok_and(|s| s.success()) {
+            continue;
+        }
+        tried += 1;
+        let o = as_user(
+            run_command(
+                &other,
+                &home,
+                &["--secret", "tok"],
+                &["sh", "-c", "echo \"TOK=$TOK\""],
+            ),
+            t.path(),
+        )
+        .output()
+        .unwrap();
+        assert!(
+            !marker.exists(),
+            "{prog}: the host ran the planted script (as uid {}): {}{}",
+            std::fs::read_to_string(&marker).unwrap_or_default().trim(),
+            out(&o),
+            err(&o)
+        );
+        assert!(!out(&o).contains("launchValue"), "{}", out(&o));
+    }
+    if tried == 0 {
+        skarn_test_support::skip!("no set-ID launcher of root's (ssh-agent, sg) usable here");
+    }
+}
+
+/// atk27n F2: a source that reads its value file after a bare `cd` (the
+/// home): `cd && cat ws/.tok-value`. The text reading dropped a `cd`
+/// without a directory, so the file was not hidden from runs: a run in
+/// `~/ws` not granted the secret printed the real value. Now a bare `cd`
+/// is the home, `..` is undone, and a relative `cd` starts from `/`.
+#[test]
+fn a_value_file_read_after_a_bare_cd_is_hidden_from_runs() {
+    const REAL: &str = "bareCdValue0123456789abcdefXY";
+    for line in [
+        "cd && cat ws/.tok-value",
+        "cd; cd ws && cat .tok-value",
+        "cd ~/ws/../ws && cat ./.tok-value",
+    ] {
+        let t = TempDir::new("h27p_f2");
+        let home = t.dir("home");
+        let ws = home.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join(".tok-value"), format!("{REAL}\n")).unwrap();
+        write_config(
+            &home,
+            &format!(
+                "[secrets.tok]\ncommand = [\"/bin/sh\", \"-c\", {line:?}]\nhosts = [\"example.test\"]\n"
+            ),
+        );
+        let o = as_user(
+            run_command(&ws, &home, &[], &["sh", "-c", "cat .tok-value 2>&1; true"]),
+            t.path(),
+        )
+        .output()
+        .unwrap();
+        assert!(
+            !out(&o).contains(REAL) && !err(&o).contains(REAL),
+            "{line}: a run read the value file: {}{}",
+            out(&o),
+            err(&o)
+        );
+    }
+}
