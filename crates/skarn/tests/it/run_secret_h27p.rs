@@ -9,7 +9,7 @@ use std::process::Command;
 use skarn_test_support::TempDir;
 
 use crate::common::{code, err, out, run_command};
-use crate::support_secret_sources::{as_user, is_root, write_config};
+use crate::support_secret_sources::{as_user, claude_write, is_root, write_config};
 
 /// The user `as_user` runs as, by name.
 fn user_name(dir: &std::path::Path) -> Option<String> {
@@ -308,6 +308,72 @@ fn a_value_file_read_after_a_bare_cd_is_hidden_from_runs() {
             "{line}: a run read the value file: {}{}",
             out(&o),
             err(&o)
+        );
+    }
+}
+
+/// atk27n F3: a source naming a system program as an argument (`env
+/// /bin/sh -c ...`, `ssh-agent /bin/sh -c ...`) made `/bin/sh` (and what
+/// lies beside it) a place the value is kept: every run granted the
+/// secret had no `/bin/sh`. Now the system's programs and libraries a
+/// source names are no value places.
+#[test]
+fn a_system_program_named_by_a_source_stays_usable_in_runs() {
+    let t = TempDir::new("h27p_f3");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("val"), "sysProgValue0123456789abcdefXY\n").unwrap();
+    write_config(
+        &home,
+        &format!(
+            "[secrets.tok]\ncommand = [\"/usr/bin/env\", \"/bin/sh\", \"-c\", \"cat {}\"]\n\
+             hosts = [\"example.test\"]\n",
+            vals.join("val").display()
+        ),
+    );
+    let o = as_user(
+        run_command(
+            &ws,
+            &home,
+            &["--secret", "tok"],
+            &["/bin/sh", "-c", "echo shworks"],
+        ),
+        t.path(),
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+    assert!(out(&o).contains("shworks"), "{}{}", out(&o), err(&o));
+}
+
+/// atk27n F4: the agent's Write tool may not rewrite a source's script
+/// named after a bare `cd` (`cd && ./proj/tools/get-token`): the hook's
+/// file guard reads the source's text as the shell does, and a bare `cd`
+/// is the home.
+#[test]
+fn the_agents_write_tool_cannot_rewrite_a_script_reached_after_a_bare_cd() {
+    let t = TempDir::new("h27p_f4");
+    let home = t.dir("home");
+    let proj = home.join("proj");
+    let tok = proj.join("tools/get-token");
+    std::fs::create_dir_all(tok.parent().unwrap()).unwrap();
+    std::fs::write(&tok, "#!/bin/sh\necho bareCdHookValue0123456789abc\n").unwrap();
+    for line in [
+        "cd && ./proj/tools/get-token",
+        "cd; cd proj/tools; ./get-token",
+    ] {
+        write_config(
+            &home,
+            &format!(
+                "[secrets.tok]\ncommand = [\"/bin/sh\", \"-c\", {line:?}]\nhosts = [\"example.test\"]\n"
+            ),
+        );
+        let r = claude_write(&tok, &proj, &home, "#!/bin/sh\nid > /tmp/x\n");
+        assert!(
+            r.is_some(),
+            "{line}: the hook let the agent rewrite {}",
+            tok.display()
         );
     }
 }
