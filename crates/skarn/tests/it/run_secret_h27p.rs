@@ -377,3 +377,59 @@ fn the_agents_write_tool_cannot_rewrite_a_script_reached_after_a_bare_cd() {
         );
     }
 }
+
+/// atk27n F4b: the agent's Write tool rewrote a module beside a source's
+/// script (`python3 ~/tools/tok.py` imports `helper.py` from its own
+/// directory) in a project no `skarn run` had recorded yet: the next
+/// resolution of the secret, from another project, ran it on the host.
+/// Now the places the agent's file tools may write are recorded like a
+/// run's writable grants: the source is refused (or runs with them
+/// hidden), and the planted module never runs.
+#[test]
+fn a_module_the_agents_write_tool_planted_beside_a_source_does_not_run() {
+    if !crate::common::host_has("python3", "--version") {
+        skarn_test_support::skip!("python3 missing");
+    }
+    let t = TempDir::new("h27p_f4b");
+    let home = t.dir("home");
+    let tools = home.join("tools");
+    let other = home.join("other");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(tools.join("tok.py"), "import helper\nprint(helper.V)\n").unwrap();
+    std::fs::write(
+        tools.join("helper.py"),
+        "V = \"agentWriteValue0123456789abcdef\"\n",
+    )
+    .unwrap();
+    write_config(
+        &home,
+        "[secrets.tok]\ncommand = [\"python3\", \"~/tools/tok.py\"]\nhosts = [\"example.test\"]\n",
+    );
+    let marker = t.path().join("PLANTED");
+    let body = format!(
+        "import os\nos.system(\"id -u > {}\")\nV = \"agentWriteValue0123456789abcdef\"\n",
+        marker.display()
+    );
+    // The hook has no objection (a module in the agent's own project) ...
+    let _ = claude_write(&tools.join("helper.py"), &tools, &home, &body);
+    // ... and the agent's tool writes it on the host, unconfined.
+    std::fs::write(tools.join("helper.py"), &body).unwrap();
+    let o = as_user(
+        run_command(
+            &other,
+            &home,
+            &["--secret", "tok"],
+            &["sh", "-c", "echo \"TOK=$TOK\""],
+        ),
+        t.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "the host ran the module the agent's Write tool planted: {}{}",
+        out(&o),
+        err(&o)
+    );
+}
