@@ -29,11 +29,12 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
     // A set-user-ID or set-group-ID program of root's (1Password's `op`
     // with its desktop app is set-group-ID) loses those bits inside the
     // user namespace an unprivileged helper makes, and fails there. It
-    // runs in the caller's view: its text was judged (ADR 0250), no run
-    // can make a file of root's, and the loader ignores search-path
-    // variables for it (secure execution).
-    if view.helper.is_some() && root_set_id(prog) {
-        return run_command(argv, &SourceView::direct());
+    // runs in the caller's view when it runs nothing else, named directly
+    // or as the one plain command of a shell string (ADR 0302).
+    if view.helper.is_some()
+        && let Some(words) = super::set_id::direct_form(argv)
+    {
+        return run_command(&words, &SourceView::direct());
     }
     let mut cmd = match &view.helper {
         Some(h) => {
@@ -121,7 +122,22 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
         .map_err(|_| "reading its output failed".to_string())?
         .map_err(|e| e.to_string())?;
     if !status.success() {
-        return Err(format!("{prog} exited with {status}{}", hidden_hint(view)));
+        return Err(format!(
+            "{prog} exited with {status}{}{}",
+            hidden_hint(view),
+            match view.helper.is_some() {
+                true => super::set_id::view_hint(argv),
+                false => String::new(),
+            }
+        ));
+    }
+    // A pipe's last program may succeed with nothing after the set-ID
+    // program before it failed in the view: say why.
+    if view.helper.is_some() && buf.iter().all(u8::is_ascii_whitespace) {
+        let hint = super::set_id::view_hint(argv);
+        if !hint.is_empty() {
+            return Err(format!("{prog} printed no value{hint}"));
+        }
     }
     if buf.len() > MAX_VALUE {
         return Err("its output is larger than 64 KiB".into());
@@ -240,36 +256,4 @@ fn without_view(argv: &[String], why: &str) -> Result<Zeroizing<String>, String>
         );
     }
     run_command(argv, &SourceView::direct())
-}
-
-/// Whether `prog` (looked up on `PATH` as `execvp` does when it has no
-/// `/`) is a set-user-ID or set-group-ID regular file of root's, and the
-/// caller is not root (root's helper keeps such bits: it makes no user
-/// namespace).
-#[cfg(unix)]
-fn root_set_id(prog: &str) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        return false;
-    }
-    let set_id = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.uid() == 0 && m.mode() & 0o6000 != 0)
-    };
-    if prog.contains('/') {
-        return set_id(std::path::Path::new(prog));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path).filter(|d| d.is_absolute()) {
-        let p = dir.join(prog);
-        if std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-            return set_id(&p);
-        }
-    }
-    false
-}
-
-#[cfg(not(unix))]
-fn root_set_id(_prog: &str) -> bool {
-    false
 }

@@ -18,6 +18,7 @@ pub mod known;
 mod matcher;
 pub mod placeholder;
 mod places;
+mod set_id;
 mod shell_paths;
 mod shell_word;
 pub mod source_view;

@@ -63,7 +63,16 @@ impl SecretsConfig {
         let mut out = Vec::new();
         for s in self.secrets.values() {
             out.extend(s.source_file(home));
-            out.extend(s.command_named_files(home));
+            // Not the system's programs and libraries a source names
+            // (`env /bin/sh -c ...`): hiding those, or what lies beside
+            // them, would break every run, and they hold no value
+            // (atk27n F3). A file under `/etc` still counts.
+            out.extend(s.command_named_files(home).into_iter().filter(|p| {
+                let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                [&real, p]
+                    .iter()
+                    .all(|q| !is_system_place(q) || q.starts_with("/etc"))
+            }));
         }
         out.sort();
         out.dedup();
@@ -283,6 +292,8 @@ impl SecretConfig {
         // As the shell reads them: quoted, after a `cd` (atk27l F4, F5),
         // judged whether or not they exist.
         d.paths.extend(super::shell_paths::reached(args, home));
+        // A glob naming a path: what it matches is decided when it runs.
+        d.unknown.extend(super::shell_paths::globs(args));
         d.paths.sort();
         d.paths.dedup();
         d

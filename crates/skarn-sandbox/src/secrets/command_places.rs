@@ -44,8 +44,9 @@ pub fn check(
     if let Some(w) = d.unknown.first() {
         return Err(format!(
             "secret {name}: its command runs on the host and names {w:?}, a shell form skarn \
-             does not follow, so it cannot tell whether a sandboxed run may change what that \
-             names: write the path out (`~/`, `$HOME` and `${{NAME}}` are followed)"
+             does not follow (a glob, `$(...)`, `${{NAME:-...}}`, `~user`), so it cannot tell \
+             whether a sandboxed run may change what that names: write the path out (`~/`, \
+             `$HOME` and `${{NAME}}` are followed)"
         ));
     }
     for p in &d.paths {

@@ -20,6 +20,8 @@ mod common;
 // Set-up shared by the agent tests of issue 24.
 #[cfg(target_os = "linux")]
 mod support_agent;
+#[cfg(target_os = "linux")]
+mod support_secret_sources;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
@@ -267,6 +269,8 @@ mod run_secret_forms;
 mod run_secret_h27l;
 #[cfg(target_os = "linux")]
 mod run_secret_h27n;
+#[cfg(target_os = "linux")]
+mod run_secret_h27p;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]

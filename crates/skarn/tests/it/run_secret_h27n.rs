@@ -8,137 +8,14 @@
 //! server) granted the secret must not make it, and an honest source in
 //! `~/bin` still gives its value.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
 use serde_json::json;
-use skarn_test_support::TempDir;
 
 use crate::common::{code, err, host_has, out, run_command, sibling};
 use crate::serve_sandbox::Session;
 
-const VALUE: &str = "tokREALh27nValue0123456789abcdef";
-
-/// One attack's directories.
-struct Setup {
-    _t: TempDir,
-    home: PathBuf,
-    /// Outside every grant: the honest helpers and the value.
-    safe: PathBuf,
-    /// Where the planted code writes (outside every grant).
-    marker: PathBuf,
-    /// The workspace of the runs granted the secret.
-    ws2: PathBuf,
-    root: PathBuf,
-}
-
-fn setup(name: &str) -> Setup {
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
-    let safe = t.dir("safe");
-    let ws2 = t.dir("ws2");
-    std::fs::create_dir_all(home.join("bin")).unwrap();
-    std::fs::write(safe.join("val"), format!("{VALUE}\n")).unwrap();
-    // The honest source: a helper in `~/bin` reading a file outside.
-    script(
-        &home.join("bin/tok"),
-        &format!("#!/bin/sh\ncat {}\n", safe.join("val").display()),
-    );
-    let marker = t.dir("out").join("planted-ran");
-    Setup {
-        _t: t,
-        home,
-        safe,
-        marker,
-        ws2,
-        root,
-    }
-}
-
-fn script(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-fn config(home: &Path, name: &str, command: &[&str]) {
-    let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(
-        home.join(".config/skarn/config.toml"),
-        format!(
-            "[secrets.{name}]\ncommand = [{}]\nhosts = [\"example.test\"]\n\n\
-             [secrets.ok]\ncommand = [{:?}]\nhosts = [\"example.test\"]\n",
-            words.join(", "),
-            home.join("bin/tok").display().to_string()
-        ),
-    )
-    .unwrap();
-}
-
-/// `skarn run` in `ws` (writable, recorded in `granted-dirs`) running
-/// `sh -c plant`, with `PATH` = `path`.
-fn plant(s: &Setup, ws: &Path, plant: &str, path: &str) {
-    let o = run_command(
-        ws,
-        &s.home,
-        &["--workspace-layer", "direct"],
-        &["sh", "-c", plant],
-    )
-    .env("PATH", path)
-    .output()
-    .unwrap();
-    assert_eq!(
-        code(&o),
-        0,
-        "the planting run failed: {}{}",
-        out(&o),
-        err(&o)
-    );
-}
-
-/// `skarn run --secret NAME` in the second workspace, printing the
-/// variable; its output.
-fn granted(s: &Setup, name: &str, path: &str) -> std::process::Output {
-    let var = name.to_ascii_uppercase();
-    run_command(
-        &s.ws2,
-        &s.home,
-        &["--secret", name],
-        &["sh", "-c", &format!("echo \"{var}=${var}\"")],
-    )
-    .env("PATH", path)
-    .output()
-    .unwrap()
-}
-
-/// The planted code did not run on the host, and the honest source in
-/// `~/bin` still gives a placeholder (no error, no mount left behind).
-fn check(s: &Setup, o: &std::process::Output, path: &str) {
-    assert!(
-        !s.marker.exists(),
-        "the host ran the planted code ({}): {}{}",
-        std::fs::read_to_string(&s.marker).unwrap_or_default(),
-        out(o),
-        err(o)
-    );
-    assert!(!out(o).contains(VALUE) && !err(o).contains(VALUE));
-    let ok = granted(s, "ok", path);
-    assert_eq!(code(&ok), 0, "{}{}", out(&ok), err(&ok));
-    let line = out(&ok);
-    assert!(line.starts_with("OK=") && line.trim().len() > 10, "{line}");
-    assert!(!line.contains(VALUE), "{line}");
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    assert!(!mounts.contains("skarn-hidden"), "a hiding mount leaked");
-}
-
-const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-/// The line the planted code runs: makes the marker.
-fn mark(s: &Setup) -> String {
-    format!("echo ran-as-$(id -u) > {}", s.marker.display())
-}
+use crate::support_secret_sources::{
+    PATH, VALUE, check, claude_write, config, granted, mark, plant, script, setup,
+};
 
 /// F4: `sh -c "cd ~/code && ./proj/bin/get-token"`: the helper lies in a
 /// project an earlier run rewrote.
@@ -471,34 +348,6 @@ fn a_value_file_read_after_a_cd_is_hidden_from_runs() {
         out(&o)
     );
     assert!(out(&o).contains("done"), "{}{}", out(&o), err(&o));
-}
-
-/// The agent's Write tool through the hook: `Some(reason)` when refused.
-fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<String> {
-    use std::io::Write;
-    let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
-                   "permission_mode": "default", "hook_event_name": "PreToolUse",
-                   "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
-    let mut c = std::process::Command::new(crate::common::exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
-    assert_eq!(code(&o), 0, "{path:?}: {o:?}");
-    if o.stdout.is_empty() {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
 }
 
 /// F4c (and F5's spelling): the agent's Write tool may not rewrite a

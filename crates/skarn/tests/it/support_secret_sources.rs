@@ -1,0 +1,199 @@
+//! Set-up shared by the tests of `command` sources (ADR 0283, 0302):
+//! a home with an honest helper in `~/bin` reading a value kept outside
+//! every grant, planting through a real `skarn run` in a project, a run
+//! granted the secret, and the checks from outside.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use skarn_test_support::TempDir;
+
+use crate::common::{code, err, out, run_command};
+
+pub const VALUE: &str = "tokREALh27nValue0123456789abcdef";
+
+/// One attack's directories.
+pub struct Setup {
+    pub _t: TempDir,
+    pub home: PathBuf,
+    /// Outside every grant: the honest helpers and the value.
+    pub safe: PathBuf,
+    /// Where the planted code writes (outside every grant).
+    pub marker: PathBuf,
+    /// The workspace of the runs granted the secret.
+    pub ws2: PathBuf,
+    pub root: PathBuf,
+}
+
+pub fn setup(name: &str) -> Setup {
+    let t = TempDir::new(name);
+    let root = t.path().to_path_buf();
+    let home = t.dir("home");
+    let safe = t.dir("safe");
+    let ws2 = t.dir("ws2");
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    std::fs::write(safe.join("val"), format!("{VALUE}\n")).unwrap();
+    // The honest source: a helper in `~/bin` reading a file outside.
+    script(
+        &home.join("bin/tok"),
+        &format!("#!/bin/sh\ncat {}\n", safe.join("val").display()),
+    );
+    let marker = t.dir("out").join("planted-ran");
+    Setup {
+        _t: t,
+        home,
+        safe,
+        marker,
+        ws2,
+        root,
+    }
+}
+
+pub fn script(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+pub fn config(home: &Path, name: &str, command: &[&str]) {
+    let words: Vec<String> = command.iter().map(|w| format!("{w:?}")).collect();
+    write_config(
+        home,
+        &format!(
+            "[secrets.{name}]\ncommand = [{}]\nhosts = [\"example.test\"]\n\n\
+             [secrets.ok]\ncommand = [{:?}]\nhosts = [\"example.test\"]\n",
+            words.join(", "),
+            home.join("bin/tok").display().to_string()
+        ),
+    );
+}
+
+/// Write the user's skarn configuration of `home`.
+pub fn write_config(home: &Path, text: &str) {
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
+}
+
+/// `skarn run` in `ws` (writable, recorded in `granted-dirs`) running
+/// `sh -c plant`, with `PATH` = `path`.
+pub fn plant(s: &Setup, ws: &Path, plant: &str, path: &str) {
+    let o = run_command(
+        ws,
+        &s.home,
+        &["--workspace-layer", "direct"],
+        &["sh", "-c", plant],
+    )
+    .env("PATH", path)
+    .output()
+    .unwrap();
+    assert_eq!(
+        code(&o),
+        0,
+        "the planting run failed: {}{}",
+        out(&o),
+        err(&o)
+    );
+}
+
+/// `skarn run --secret NAME` in the second workspace, printing the
+/// variable; its output.
+pub fn granted(s: &Setup, name: &str, path: &str) -> std::process::Output {
+    let var = name.to_ascii_uppercase();
+    run_command(
+        &s.ws2,
+        &s.home,
+        &["--secret", name],
+        &["sh", "-c", &format!("echo \"{var}=${var}\"")],
+    )
+    .env("PATH", path)
+    .output()
+    .unwrap()
+}
+
+/// The planted code did not run on the host, and the honest source in
+/// `~/bin` still gives a placeholder (no error, no mount left behind).
+pub fn check(s: &Setup, o: &std::process::Output, path: &str) {
+    assert!(
+        !s.marker.exists(),
+        "the host ran the planted code ({}): {}{}",
+        std::fs::read_to_string(&s.marker).unwrap_or_default(),
+        out(o),
+        err(o)
+    );
+    assert!(!out(o).contains(VALUE) && !err(o).contains(VALUE));
+    let ok = granted(s, "ok", path);
+    assert_eq!(code(&ok), 0, "{}{}", out(&ok), err(&ok));
+    let line = out(&ok);
+    assert!(line.starts_with("OK=") && line.trim().len() > 10, "{line}");
+    assert!(!line.contains(VALUE), "{line}");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains("skarn-hidden"), "a hiding mount leaked");
+}
+
+pub const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The line the planted code runs: makes the marker.
+pub fn mark(s: &Setup) -> String {
+    format!("echo ran-as-$(id -u) > {}", s.marker.display())
+}
+
+/// Whether this test runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cmd` run as an unprivileged user: as root through `setpriv` as uid
+/// and gid 65534 (what `dir` holds is given to that user first), else as
+/// it is. Its environment changes are kept.
+pub fn as_user(cmd: std::process::Command, dir: &Path) -> std::process::Command {
+    if !is_root() {
+        return cmd;
+    }
+    let st = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "chown -R 65534 {}", dir.display());
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(std::process::Stdio::null());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c
+}
+
+/// The agent's Write tool through the hook: `Some(reason)` when refused.
+pub fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<String> {
+    use std::io::Write;
+    let i = serde_json::json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
+                   "permission_mode": "default", "hook_event_name": "PreToolUse",
+                   "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
+    let mut c = std::process::Command::new(crate::common::exe())
+        .args(["hook", "claude-code"])
+        .current_dir(ws)
+        .env("HOME", home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{path:?}: {o:?}");
+    if o.stdout.is_empty() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
+}
