@@ -27,7 +27,7 @@ mod classify;
 mod envs;
 mod names;
 
-pub use below::{Inodes, MAX_BELOW_ENTRIES, add_files_below};
+pub use below::{Below, Inodes, MAX_BELOW_ENTRIES, add_files_below, add_files_below_with};
 use classify::{Sub, classify};
 pub use envs::{
     CONDA_ACTIVATION, changed_since, enclosing_env, is_compiled, is_conda_env, is_python_env,

@@ -2,7 +2,7 @@
 //! that have other names (hard links).
 
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Inodes of protected places, looked for under other names.
@@ -25,6 +25,11 @@ impl Inodes {
         {
             self.by_ino.entry(m.ino()).or_default().push((m.dev(), idx));
         }
+    }
+
+    /// Record the place number `idx` by its known device and inode.
+    pub fn add_id(&mut self, (dev, ino): (u64, u64), idx: usize) {
+        self.by_ino.entry(ino).or_default().push((dev, idx));
     }
 
     /// Nothing recorded.
@@ -71,24 +76,58 @@ fn skarn_state(dir: &Path) -> bool {
 /// each. Returns false when the bound of the secret directories stopped
 /// it (the caller says so).
 pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) -> bool {
-    use std::os::unix::fs::MetadataExt;
+    add_files_below_with(places, from, &mut Below::default())
+}
+
+/// How [`add_files_below_with`] looks (issue 30: the statx per entry of
+/// the protected directories was about 2,000 calls a run).
+#[derive(Debug, Default)]
+pub struct Below {
+    /// Only the secret places are looked below (the caller walks no
+    /// directory for the other places' names: only the secret ones'
+    /// link counts are asked).
+    pub secret_only: bool,
+    /// Record the entries below the other (protected, not secret) places
+    /// by their device and directory-entry inode, every non-directory,
+    /// without a `stat` each: the number in `places` with its (device,
+    /// inode), for [`Inodes::add_id`]. (What the walk compares is the
+    /// same pair, so a file with one link simply never matches; one
+    /// another mount shows matches too.) Only on file systems whose
+    /// directory entries carry the inode `stat` gives ([`d_ino_is_st_ino`]);
+    /// elsewhere, and for links, as before.
+    pub by_entry: Option<HashMap<usize, (u64, u64)>>,
+}
+
+/// [`add_files_below`], looking as `how` says.
+pub fn add_files_below_with(
+    places: &mut Vec<(PathBuf, bool)>,
+    from: usize,
+    how: &mut Below,
+) -> bool {
     let mut seen = 0usize;
     let mut complete = true;
-    let dirs: Vec<(PathBuf, bool)> = places[from..]
+    let dirs: Vec<(PathBuf, bool, u64)> = places[from..]
         .iter()
-        .filter(|(p, _)| p.is_dir())
-        .cloned()
+        .filter(|(_, secret)| *secret || !how.secret_only)
+        .filter_map(|(p, secret)| {
+            let m = std::fs::metadata(p).ok().filter(|m| m.is_dir())?;
+            Some((p.clone(), *secret, m.dev()))
+        })
         .collect();
-    for (dir, secret) in dirs {
+    for (dir, secret, dev) in dirs {
         let deep = secret && !skarn_state(&dir);
         let (levels, each_max) = if deep {
             (BELOW_LEVELS, usize::MAX)
         } else {
             SHALLOW
         };
+        // (Each directory goes with its device and whether its entries'
+        // inode numbers are `stat`'s.)
+        let by_entry = !secret && how.by_entry.is_some();
+        let trusted = by_entry && d_ino_is_st_ino(&dir);
         let mut each = 0usize;
-        let mut stack = vec![(dir, 0usize)];
-        'dir: while let Some((d, level)) = stack.pop() {
+        let mut stack = vec![(dir, 0usize, dev, trusted)];
+        'dir: while let Some((d, level, dev, trusted)) = stack.pop() {
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
             };
@@ -105,13 +144,32 @@ pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) -> bool {
                     seen += 1;
                 }
                 let p = e.path();
-                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                let kind = e.file_type().ok();
+                let link = kind.is_some_and(|t| t.is_symlink());
+                if trusted && let Some(kind) = kind.filter(|_| !link) {
+                    if kind.is_dir() {
+                        if level + 1 < levels {
+                            // (A mount point below: its own device and
+                            // file system.)
+                            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                                continue;
+                            };
+                            let t = m.dev() == dev || d_ino_is_st_ino(&p);
+                            stack.push((p, level + 1, m.dev(), t));
+                        }
+                    } else if let Some(ids) = how.by_entry.as_mut() {
+                        ids.insert(places.len(), (dev, e.ino()));
+                        places.push((p, secret));
+                    }
+                    continue;
+                }
                 let Ok(m) = std::fs::metadata(&p) else {
                     continue;
                 };
                 if m.is_dir() {
                     if level + 1 < levels && !link {
-                        stack.push((p, level + 1));
+                        let t = by_entry && (m.dev() == dev && trusted || d_ino_is_st_ino(&p));
+                        stack.push((p, level + 1, m.dev(), t));
                     }
                 } else if m.nlink() > 1 {
                     places.push((p, secret));
@@ -120,4 +178,32 @@ pub fn add_files_below(places: &mut Vec<(PathBuf, bool)>, from: usize) -> bool {
         }
     }
     complete
+}
+
+/// Whether the directory entries of the file system `dir` is on carry the
+/// inode number `stat` reports (ext4, xfs, btrfs, tmpfs); not overlayfs
+/// (a lower layer's entries may not), network or FUSE file systems.
+#[cfg(target_os = "linux")]
+fn d_ino_is_st_ino(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: an all-zero statfs is a valid value to be filled.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a NUL-terminated path, st a valid out pointer.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return false;
+    }
+    const EXT: u32 = 0xEF53;
+    const XFS: u32 = 0x5846_5342;
+    const BTRFS: u32 = 0x9123_683E;
+    const TMPFS: u32 = 0x0102_1994;
+    // (The magic numbers are 32 bits; the field is wider on 64-bit.)
+    matches!(st.f_type as u32, EXT | XFS | BTRFS | TMPFS)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn d_ino_is_st_ino(_dir: &Path) -> bool {
+    false
 }

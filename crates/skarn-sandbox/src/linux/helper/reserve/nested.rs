@@ -14,12 +14,15 @@ fn linked_secrets(places: &[(PathBuf, bool)], named: usize) -> crate::protect::g
     let mut inodes = crate::protect::grant_walk::Inodes::default();
     for (i, (p, secret)) in places.iter().enumerate() {
         let follow = i >= named;
+        if !*secret {
+            continue;
+        }
         let m = if follow {
             std::fs::metadata(p)
         } else {
             std::fs::symlink_metadata(p)
         };
-        if *secret && m.is_ok_and(|m| !m.is_dir() && m.nlink() > 1) {
+        if m.is_ok_and(|m| !m.is_dir() && m.nlink() > 1) {
             inodes.add(p, i, follow);
         }
     }
@@ -44,18 +47,6 @@ pub(super) fn nested_repos(
     let mut places: Vec<(PathBuf, bool)> = ops.iter().map(|(p, _, m)| (p.clone(), *m)).collect();
     let named = places.len();
     places.extend(r.aliases.iter().cloned());
-    if !crate::protect::grant_walk::add_files_below(&mut places, named) {
-        notes.degraded.push(format!(
-            "the secret and protected directories hold more than {} entries: files past them \
-             were not looked at for other names (hard links) inside the writable grants",
-            crate::protect::grant_walk::MAX_BELOW_ENTRIES
-        ));
-    }
-    let mut inodes = crate::protect::grant_walk::Inodes::default();
-    for (i, (p, _)) in places.iter().enumerate() {
-        // The home's names are followed to the file host programs open.
-        inodes.add(p, i, i >= named);
-    }
     let bounds = crate::protect::git::nested_git::before_bounds(r.walk_max_dirs);
     let defer_ws = defer_ws && r.nested_roots.contains(&r.workspace);
     let roots: Vec<PathBuf> = r
@@ -64,9 +55,33 @@ pub(super) fn nested_repos(
         .filter(|p| !defer_ws || **p != r.workspace)
         .cloned()
         .collect();
+    // With no directory to walk for them, the protected (not secret)
+    // places' other names are not asked for at all; below them, entries
+    // are recorded by their directory entries' inodes (issue 30: a `stat`
+    // per entry was about 2,000 calls a run).
+    let mut how = crate::protect::grant_walk::Below {
+        secret_only: roots.is_empty(),
+        by_entry: Some(Default::default()),
+    };
+    if !crate::protect::grant_walk::add_files_below_with(&mut places, named, &mut how) {
+        notes.degraded.push(format!(
+            "the secret and protected directories hold more than {} entries: files past them \
+             were not looked at for other names (hard links) inside the writable grants",
+            crate::protect::grant_walk::MAX_BELOW_ENTRIES
+        ));
+    }
+    let by_entry = how.by_entry.unwrap_or_default();
     let mut w = if roots.is_empty() {
         crate::protect::grant_walk::Walk::default()
     } else {
+        let mut inodes = crate::protect::grant_walk::Inodes::default();
+        for (i, (p, _)) in places.iter().enumerate() {
+            match by_entry.get(&i) {
+                Some(id) => inodes.add_id(*id, i),
+                // The home's names are followed to the file host programs open.
+                None => inodes.add(p, i, i >= named),
+            }
+        }
         crate::protect::grant_walk::walk(&roots, bounds, true, &inodes)
     };
     if let Some(line) = super::super::walk_cut::line(&w, bounds) {
