@@ -28,6 +28,7 @@
 //! grant counts as mentioned, and the report says so.
 
 mod formats;
+mod head_cache;
 mod path_programs;
 mod pattern;
 mod read;
@@ -119,6 +120,17 @@ pub fn scan(home: &Path, grants: &[PathBuf]) -> Mentions {
 /// [`scan`], and the scripts of the `PATH` directories `path` (the
 /// caller's, wherever they lie; atk22g F7).
 pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Mentions {
+    scan_settled(home, grants, path, head_cache::SETTLE).0
+}
+
+/// [`scan_with_path`], keeping verdicts of files unchanged for `settle`;
+/// and how many PATH program heads the record of earlier scans answered.
+fn scan_settled(
+    home: &Path,
+    grants: &[PathBuf],
+    path: &[PathBuf],
+    settle: std::time::Duration,
+) -> (Mentions, usize) {
     let home_real =
         crate::policy::link_facts::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
     let targets: Vec<Target> = grants
@@ -143,9 +155,10 @@ pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Ment
         entries: 0,
         resolved: 0,
         todo: Vec::new(),
+        heads: None,
     };
     if s.targets.is_empty() || !home.is_absolute() {
-        return s.out;
+        return (s.out, 0);
     }
     // The system's start-up files and kernel specs too (absolute: the
     // join keeps them as they are).
@@ -180,10 +193,16 @@ pub fn scan_with_path(home: &Path, grants: &[PathBuf], path: &[PathBuf]) -> Ment
         }
         s.file(&f, depth);
     }
+    let mut hits = 0;
     if s.out.over_budget.is_none() && !s.all_found() {
+        s.heads = head_cache::HeadCache::open(home, grants, settle);
         s.path_programs(path);
+        if let Some(c) = s.heads.take() {
+            hits = c.hits;
+            c.save();
+        }
     }
-    s.out
+    (s.out, hits)
 }
 
 fn target(g: &Path, home: &Path, home_real: &Path) -> Target {
@@ -279,6 +298,8 @@ struct Scanner {
     entries: usize,
     resolved: usize,
     todo: Vec<(PathBuf, usize)>,
+    /// The record of earlier scans' PATH program heads (ADR 0290).
+    heads: Option<head_cache::HeadCache>,
 }
 
 impl Scanner {

@@ -73,7 +73,7 @@ impl Scanner {
                 if self.inside_grant(&target) || !self.seen.insert(target.clone()) {
                     continue;
                 }
-                let Some(text) = script(&target, &mut bytes) else {
+                let Some(text) = self.script_cached(&target, &mut bytes) else {
                     continue;
                 };
                 if bytes > MAX_SCRIPT_BYTES {
@@ -94,6 +94,30 @@ impl Scanner {
                     return;
                 }
             }
+        }
+    }
+
+    /// [`script`], through the record of earlier scans (ADR 0290): a
+    /// file they found no script, unchanged since, is not opened (its
+    /// bytes counted as then).
+    fn script_cached(&mut self, p: &Path, total: &mut u64) -> Option<Vec<u8>> {
+        let m = std::fs::metadata(p).ok()?;
+        if let Some(c) = self.heads.as_mut()
+            && let Some(b) = c.not_script(&m)
+        {
+            *total += b;
+            return None;
+        }
+        let before = *total;
+        match script(p, &m, total) {
+            Head::Script(text) => Some(text),
+            Head::Not => {
+                if let Some(c) = self.heads.as_mut() {
+                    c.note_not_script(&m, *total - before);
+                }
+                None
+            }
+            Head::Unreadable => None,
         }
     }
 
@@ -317,31 +341,45 @@ fn lexical(w: &str) -> PathBuf {
     p
 }
 
-/// The text of `p` when it is a script, its bytes added to `total`;
-/// `None` for anything else. A script is a regular file starting `#!`,
+/// What [`script`] found.
+enum Head {
+    Script(Vec<u8>),
+    /// No script, by its metadata or content.
+    Not,
+    /// It could not be read (asked again next time).
+    Unreadable,
+}
+
+/// The text of `p` (metadata `m`) when it is a script, its bytes added to
+/// `total`. A script is a regular file starting `#!`,
 /// or an executable one with no NUL in its first bytes: `execve` refuses
 /// a text file without `#!` and every POSIX shell then runs it as a shell
 /// script itself (attack atk22h F14). A program costs one read of its
 /// first bytes (ELF at two).
-fn script(p: &Path, total: &mut u64) -> Option<Vec<u8>> {
+fn script(p: &Path, m: &std::fs::Metadata, total: &mut u64) -> Head {
     use std::os::unix::fs::PermissionsExt;
-    let m = std::fs::metadata(p).ok()?;
     if !m.is_file() || m.len() < 2 {
-        return None;
+        return Head::Not;
     }
-    let f = std::fs::File::open(p).ok()?;
+    let Ok(f) = std::fs::File::open(p) else {
+        return Head::Unreadable;
+    };
     let mut head = [0u8; 2];
     let mut f = f.take(MAX_ONE_SCRIPT);
-    f.read_exact(&mut head).ok()?;
+    if f.read_exact(&mut head).is_err() {
+        return Head::Unreadable;
+    }
     let mut text = head.to_vec();
     if head != *b"#!" {
         if m.permissions().mode() & 0o111 == 0 || head == [0x7f, b'E'] {
-            return None;
+            return Head::Not;
         }
         // (A binary format other than ELF: a NUL in its first bytes.)
-        (&mut f).take(510).read_to_end(&mut text).ok()?;
+        if (&mut f).take(510).read_to_end(&mut text).is_err() {
+            return Head::Unreadable;
+        }
         if text.contains(&0) {
-            return None;
+            return Head::Not;
         }
     }
     // Sized from the file's length: a growing buffer would read a script
@@ -349,11 +387,13 @@ fn script(p: &Path, total: &mut u64) -> Option<Vec<u8>> {
     // the ~370 scripts of a PATH here).
     let len = usize::try_from(m.len().min(MAX_ONE_SCRIPT)).unwrap_or(0);
     text.reserve(len.saturating_add(1).saturating_sub(text.len()));
-    f.read_to_end(&mut text).ok()?;
+    if f.read_to_end(&mut text).is_err() {
+        return Head::Unreadable;
+    }
     *total += text.len() as u64;
     // A payload past a script's head is no text to read.
     if text.iter().take(8192).any(|b| *b == 0) {
-        return None;
+        return Head::Not;
     }
-    Some(text)
+    Head::Script(text)
 }
