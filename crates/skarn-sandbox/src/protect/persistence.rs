@@ -13,8 +13,46 @@
 //! `.git/info/attributes` (they only select filter and diff drivers, whose
 //! commands must be configured in a git config file, which is protected).
 
-pub use crate::protect::persistence_entries::{ENTRIES, Entry, GIT_DIR_ENTRIES, Reserve};
-use crate::protect::persistence_entries::{LINT_STAGED, MISE};
+pub use crate::protect::persistence_entries::{Entry, GIT_DIR_ENTRIES, Reserve};
+use crate::protect::persistence_entries::{LINT_STAGED, MISE, e};
+
+/// The parts of [`ENTRIES`], in order, each kept with the tools it is about.
+const PARTS: &[&[Entry]] = &[
+    crate::protect::persistence_editors::PART,
+    crate::protect::persistence_tools::PART,
+    crate::protect::persistence_hooks::PART,
+];
+
+const fn total(parts: &[&[Entry]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The parts joined at compile time (one table for every reader).
+const fn joined<const N: usize>(parts: &[&[Entry]]) -> [Entry; N] {
+    let mut out = [e("", Reserve::Never, ""); N];
+    let (mut i, mut k) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const ALL: [Entry; total(PARTS)] = joined(PARTS);
+
+/// Every workspace persistence path, with its rule and reason.
+pub const ENTRIES: &[Entry] = &ALL;
 
 /// Entries read only at the top of a repository or build (git, hook
 /// managers' configuration, the VCS directories themselves), as opposed to
