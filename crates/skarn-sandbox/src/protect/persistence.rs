@@ -21,6 +21,7 @@ const PARTS: &[&[Entry]] = &[
     crate::protect::persistence_editors::PART,
     crate::protect::persistence_tools::PART,
     crate::protect::persistence_hooks::PART,
+    crate::protect::persistence_js::PART,
 ];
 
 const fn total(parts: &[&[Entry]]) -> usize {
@@ -135,11 +136,10 @@ pub(crate) fn any_depth_name(name: &std::ffi::OsStr) -> bool {
     ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
 }
 
-/// Top-level names (or paths) not reserved but set aside when a run
-/// creates or changes them (interactive interpreters' start-up files,
-/// atk22d F4; tools' files read whether or not the project set the tool
-/// up, atk22g F4, F5).
-pub const AFTER_RUN_TOP: &[&str] = &[
+/// The [`AFTER_RUN_TOP`] names of interactive interpreters' start-up
+/// files (atk22d F4) and of tools' files read whether or not the project
+/// set the tool up (atk22g F4, F5).
+const AFTER_RUN_BASE: &[&str] = &[
     ".Rprofile",
     ".Renviron",
     ".irbrc",
@@ -178,6 +178,31 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     "lint-staged.config.cjs",
     "lint-staged.config.mjs",
 ];
+
+const fn after_run_len() -> usize {
+    AFTER_RUN_BASE.len() + crate::protect::persistence_js::NAMES.len()
+}
+
+const fn after_run() -> [&'static str; after_run_len()] {
+    let mut out = [""; after_run_len()];
+    let mut k = 0;
+    while k < out.len() {
+        out[k] = if k < AFTER_RUN_BASE.len() {
+            AFTER_RUN_BASE[k]
+        } else {
+            crate::protect::persistence_js::NAMES[k - AFTER_RUN_BASE.len()]
+        };
+        k += 1;
+    }
+    out
+}
+
+const AFTER_RUN_ARR: [&str; after_run_len()] = after_run();
+
+/// Top-level names (or paths) not reserved but set aside when a run
+/// creates or changes them: [`AFTER_RUN_BASE`] and the editor-run
+/// JavaScript configuration of [`crate::protect::persistence_js`].
+pub const AFTER_RUN_TOP: &[&str] = &AFTER_RUN_ARR;
 
 /// Files found by this suffix at the workspace's top level are kept
 /// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,

@@ -87,6 +87,9 @@ mod agent_round3;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;
+// Used by the h22p modules only.
+#[cfg(target_os = "linux")]
+mod support_h22p;
 
 // `skarn compress` / `skarn recall` (file modes and sh-driven commands).
 #[cfg(unix)]
@@ -133,6 +136,8 @@ mod run_config_trust;
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
 mod run_h22l;
+#[cfg(target_os = "linux")]
+mod run_h22p;
 #[cfg(target_os = "linux")]
 mod run_linked_home;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
