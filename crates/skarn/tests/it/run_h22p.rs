@@ -5,7 +5,9 @@
 //! may neither change one the project has nor leave a new one at the
 //! workspace's top, in both workspace layers. Judged from outside, after
 //! the run: the host's file is the user's, no planted one is where the
-//! editor looks.
+//! editor looks. atk22k F1, F1b, F2: an environment file whose quoted
+//! value hides shell syntax or a path behind a `#`, or names a file the
+//! run made by a bare word, is not left where host loaders read it.
 
 use crate::common::*;
 use crate::support_h22p::{LAYERS, failures};
@@ -50,6 +52,60 @@ fn editor_run_javascript_configuration_stays_the_users() {
         ] {
             if std::fs::read_to_string(ws.join(f)).is_ok_and(|s| s.contains("execSync")) {
                 failed.push(format!("{ctx}: a planted {f} is at the workspace's top"));
+            }
+        }
+    }
+    failures(failed);
+}
+
+/// `.env` bodies a run writes (atk22k F1, F1b, F2), with the files they
+/// need beside them; `{m}` is replaced by the marker the host shell must
+/// not create.
+const ENV_PLANTS: &[(&str, &str)] = &[
+    ("APP_NAME=\"demo #$(touch {m})\"\n", ""),
+    ("APP_TITLE=\"x\n#$(touch {m})\"\n", ""),
+    ("SSL_CERT_FILE=\" #/ca.pem\"\n", ""),
+    (
+        "GOOGLE_APPLICATION_CREDENTIALS=gcloud-creds\nGOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1\n",
+        "gcloud-creds",
+    ),
+    ("SETTINGS=gcloud-creds\n", "gcloud-creds"),
+];
+
+#[test]
+fn an_env_file_hides_no_code_behind_a_hash_or_a_bare_word() {
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        for (k, (body, beside)) in ENV_PLANTS.iter().enumerate() {
+            let t = TempDir::new("h22p-env");
+            let (home, ws) = (t.dir("home"), t.dir("ws"));
+            let marker = t.path().join("ran");
+            let body = body.replace("{m}", marker.to_str().unwrap());
+            let mut script = String::from("printf %s \"$B\" > .env");
+            if !beside.is_empty() {
+                script += &format!("; echo '{{\"type\":\"x\"}}' > {beside}");
+            }
+            let o = run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .env("B", &body)
+            .output()
+            .unwrap();
+            let ctx = format!("[{layer} #{k}] {}", err(&o));
+            let kept = std::fs::read_to_string(ws.join(".env")).unwrap_or_default();
+            // What a Makefile or an entrypoint does with it on the host.
+            let _ = std::process::Command::new("sh")
+                .current_dir(&ws)
+                .args(["-c", "set -a; . ./.env; set +a"])
+                .output();
+            if marker.exists() {
+                failed.push(format!("{ctx}: the host shell ran the planted command"));
+            }
+            if kept == body {
+                failed.push(format!("{ctx}: the run's .env is where loaders read it"));
             }
         }
     }
