@@ -71,7 +71,7 @@ pub(crate) mod persistence_editors;
 pub(crate) mod persistence_entries;
 pub(crate) mod persistence_families;
 pub(crate) mod persistence_hooks;
-pub(crate) mod persistence_js;
+pub(crate) mod persistence_lint;
 pub(crate) mod persistence_tools;
 #[cfg(target_os = "linux")]
 pub mod placeholder;

@@ -21,7 +21,7 @@ const PARTS: &[&[Entry]] = &[
     crate::protect::persistence_editors::PART,
     crate::protect::persistence_tools::PART,
     crate::protect::persistence_hooks::PART,
-    crate::protect::persistence_js::PART,
+    crate::protect::persistence_lint::PART,
 ];
 
 const fn total(parts: &[&[Entry]]) -> usize {
@@ -180,7 +180,7 @@ const AFTER_RUN_BASE: &[&str] = &[
 ];
 
 const fn after_run_len() -> usize {
-    AFTER_RUN_BASE.len() + crate::protect::persistence_js::NAMES.len()
+    AFTER_RUN_BASE.len() + crate::protect::persistence_lint::NAMES.len()
 }
 
 const fn after_run() -> [&'static str; after_run_len()] {
@@ -190,7 +190,7 @@ const fn after_run() -> [&'static str; after_run_len()] {
         out[k] = if k < AFTER_RUN_BASE.len() {
             AFTER_RUN_BASE[k]
         } else {
-            crate::protect::persistence_js::NAMES[k - AFTER_RUN_BASE.len()]
+            crate::protect::persistence_lint::NAMES[k - AFTER_RUN_BASE.len()]
         };
         k += 1;
     }
@@ -201,7 +201,8 @@ const AFTER_RUN_ARR: [&str; after_run_len()] = after_run();
 
 /// Top-level names (or paths) not reserved but set aside when a run
 /// creates or changes them: [`AFTER_RUN_BASE`] and the editor-run
-/// JavaScript configuration of [`crate::protect::persistence_js`].
+/// linter, formatter and commit checker configuration of
+/// [`crate::protect::persistence_lint`].
 pub const AFTER_RUN_TOP: &[&str] = &AFTER_RUN_ARR;
 
 /// Files found by this suffix at the workspace's top level are kept

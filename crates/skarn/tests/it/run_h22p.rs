@@ -5,7 +5,9 @@
 //! may neither change one the project has nor leave a new one at the
 //! workspace's top, in both workspace layers. Judged from outside, after
 //! the run: the host's file is the user's, no planted one is where the
-//! editor looks. atk22k F1, F1b, F2: an environment file whose quoted
+//! editor looks. atk22k F6, F10: pylint's and commitlint's
+//! configuration (and their kin), which an editor or the usual commit
+//! hook loads as code, the same way. atk22k F1, F1b, F2: an environment file whose quoted
 //! value hides shell syntax or a path behind a `#`, or names a file the
 //! run made by a bare word, is not left where host loaders read it.
 
@@ -14,7 +16,7 @@ use crate::support_h22p::{LAYERS, failures};
 use skarn_test_support::TempDir;
 
 #[test]
-fn editor_run_javascript_configuration_stays_the_users() {
+fn configuration_editors_and_commit_hooks_load_stays_the_users() {
     let planted = "module.exports = require('child_process').execSync('id > /tmp/x');\n";
     let mut failed = Vec::new();
     for layer in LAYERS {
@@ -24,7 +26,8 @@ fn editor_run_javascript_configuration_stays_the_users() {
         let user = "module.exports = { content: ['./src/**/*.js'] };\n";
         std::fs::write(ws.join("tailwind.config.js"), user).unwrap();
         let script = format!(
-            "for f in eslint.config.mjs .prettierrc svelte.config.js babel.config.js; do \
+            "for f in eslint.config.mjs .prettierrc svelte.config.js babel.config.js \
+             .pylintrc commitlint.config.js .czrc .secrets.baseline; do \
              printf %s \"$P\" > $f; done; printf %s \"$P\" >> tailwind.config.js; \
              echo ok > index.js; true"
         );
@@ -49,6 +52,10 @@ fn editor_run_javascript_configuration_stays_the_users() {
             ".prettierrc",
             "svelte.config.js",
             "babel.config.js",
+            ".pylintrc",
+            "commitlint.config.js",
+            ".czrc",
+            ".secrets.baseline",
         ] {
             if std::fs::read_to_string(ws.join(f)).is_ok_and(|s| s.contains("execSync")) {
                 failed.push(format!("{ctx}: a planted {f} is at the workspace's top"));

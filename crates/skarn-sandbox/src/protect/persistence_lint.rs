@@ -1,7 +1,9 @@
-//! JavaScript and CSS tool configuration that editor extensions load as
-//! code on their own, with no command of the user's: when the folder is
-//! opened, a file of the language is opened, or a file is saved (atk22j
-//! H3). Part of [`crate::protect::persistence::ENTRIES`] (read-only when
+//! Configuration of linters, formatters and commit checkers that host
+//! programs load as code with no command of the user's: editor
+//! extensions when the folder is opened, a file of the language is
+//! opened, or a file is saved (JavaScript, CSS and Python tools: atk22j
+//! H3, atk22k F6), and the checkers the usual commit hooks run at every
+//! commit (commitlint, commitizen, detect-secrets: atk22k F10). Part of [`crate::protect::persistence::ENTRIES`] (read-only when
 //! present at a writable grant's top, never reserved) and of
 //! [`crate::protect::persistence::AFTER_RUN_TOP`] (a new or changed one is
 //! refused by the copy-on-write layer, set aside after a direct run).
@@ -86,6 +88,28 @@ const UNOCSS: &[&str] = &[
     "unocss.config.mts",
 ];
 const SVELTE: &[&str] = &["svelte.config.js", "svelte.config.mjs", "svelte.config.cjs"];
+/// pylint's `init-hook` is Python it runs, `load-plugins` modules it
+/// imports; mypy imports its `plugins`.
+const PYTHON_LINT: &[&str] = &["pylintrc", ".pylintrc", "mypy.ini", ".mypy.ini"];
+const COMMITLINT: &[&str] = &[
+    "commitlint.config.js",
+    "commitlint.config.mjs",
+    "commitlint.config.cjs",
+    "commitlint.config.ts",
+    "commitlint.config.mts",
+    "commitlint.config.cts",
+    ".commitlintrc",
+    ".commitlintrc.json",
+    ".commitlintrc.yaml",
+    ".commitlintrc.yml",
+    ".commitlintrc.js",
+    ".commitlintrc.mjs",
+    ".commitlintrc.cjs",
+    ".commitlintrc.ts",
+    ".commitlintrc.mts",
+    ".commitlintrc.cts",
+];
+const COMMITIZEN: &[&str] = &[".czrc", ".cz-config.js", ".cz-config.cjs"];
 const BABEL: &[&str] = &[
     "babel.config.js",
     "babel.config.mjs",
@@ -127,6 +151,30 @@ const GROUPS: &[(&[&str], &str)] = &[
     (
         SVELTE,
         "the Svelte language server runs it (preprocessors) when a .svelte file is opened",
+    ),
+    (
+        PYTHON_LINT,
+        "the Pylint and Mypy extensions run pylint or mypy on every opened Python file: \
+         pylint runs its init-hook and imports its load-plugins, mypy imports its plugins",
+    ),
+    (
+        COMMITLINT,
+        "commitlint (the usual commit-msg hook) loads it, and the modules its extends, \
+         plugins and parserPreset name, at every commit",
+    ),
+    (
+        COMMITIZEN,
+        "commitizen (git cz, a prepare-commit-msg hook) loads the adapter or questions it \
+         names as code",
+    ),
+    (
+        &[".secrets.baseline"],
+        "detect-secrets' commit hook imports the plugin files its plugins_used name",
+    ),
+    (
+        &[".bazelrc"],
+        "bazel runs the programs its startup and run options name (--server_javabase, \
+         --run_under) for every command here",
     ),
     (
         BABEL,
