@@ -214,8 +214,14 @@ pub fn runs_code(name: &str) -> bool {
 /// quoted value, a comment or a value's tail is judged too: no quoting or
 /// spacing trick hides an assignment from this reading.
 pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
+    code_variable_in(text, None)
+}
+
+/// [`code_variable`] of a file in the directory `dir` (when known): a
+/// value's word naming an entry there counts as a path too.
+pub fn code_variable_in(text: &[u8], dir: Option<&Path>) -> Option<(usize, String)> {
     let text = String::from_utf8_lossy(text);
-    listed_variable(&text).or_else(|| steering_assignment(&text))
+    listed_variable(&text).or_else(|| steering_assignment(&text, dir))
 }
 
 /// The first word of `text` followed by `=` or `:` that [`runs_code`]
@@ -263,21 +269,49 @@ fn line_break(c: char) -> bool {
     )
 }
 
+/// Where a quote a loader may read is open after `s`, read from the state
+/// `open`: with backslash escapes (a shell, python-dotenv) or without.
+fn quote_after(s: &str, mut open: Option<char>, escapes: bool) -> Option<char> {
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        match (open, c) {
+            (Some('\''), '\'') => open = None,
+            (Some('\''), _) => {}
+            (_, '\\') if escapes => {
+                it.next();
+            }
+            (Some('"'), '"') => open = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => open = Some(c),
+            (None, _) => {}
+        }
+    }
+    open
+}
+
 /// The first assignment of `text` that is not plainly data (ADR 0285,
 /// [`crate::protect::dotenv_value`]): each line (split at every
 /// character any loader ends a line at) that is not a comment is read
 /// as `[export] NAME=VALUE` (or `NAME: VALUE`), the name judged by its
 /// shape and the value word by word; a line with no such head (the
-/// continuation of a quoted value) has its words judged as a value.
-/// (1-based line, what is set and why).
-fn steering_assignment(text: &str) -> Option<(usize, String)> {
-    use crate::protect::dotenv_value::{name_steers, value_steers};
+/// continuation of a quoted value) has its words judged as a value. A
+/// `#` is taken to start a comment only where no reading of the quotes
+/// (with backslash escapes or without) has one open: a quoted value
+/// keeps its `#` for the loaders, and a line of a multi-line quoted value
+/// that starts with `#` is judged too (attack atk22k F1, F1b). With
+/// `dir` (the file's directory), a word of a value that names an entry
+/// there is a relative path to whoever reads it (atk22k F2). (1-based
+/// line, what is set and why).
+fn steering_assignment(text: &str, dir: Option<&Path>) -> Option<(usize, String)> {
+    use crate::protect::dotenv_value::{name_steers, names_an_entry, value_steers};
     let blank = |c: char| {
         c.is_whitespace()
             || c.is_control()
             || matches!(c, '\u{feff}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
     };
     let mut line_no = 1usize;
+    // A quote open at the segment's start, by each reading.
+    let mut open: [Option<char>; 2] = [None, None];
     for seg in text.split(line_break) {
         let this_line = line_no;
         // `split` drops the break: count the `\n` that ends this segment.
@@ -285,20 +319,34 @@ fn steering_assignment(text: &str) -> Option<(usize, String)> {
         if text[end..].starts_with('\n') {
             line_no += 1;
         }
+        let inside = open.iter().any(Option::is_some);
         let line = seg.trim_start_matches(blank);
-        if line.starts_with('#') {
+        if line.starts_with('#') && !inside {
             continue;
         }
-        // An inline comment (a `#` after a blank) ends the value.
-        let line = match line.char_indices().find(|&(i, c)| {
+        // An inline comment (a `#` after a blank, outside quotes by every
+        // reading) ends the value.
+        let cut = line.char_indices().find(|&(i, c)| {
             c == '#'
                 && line[..i]
                     .chars()
                     .next_back()
                     .is_some_and(char::is_whitespace)
-        }) {
-            Some((i, _)) => &line[..i],
-            None => line,
+                && quote_after(&line[..i], open[0], true).is_none()
+                && quote_after(&line[..i], open[1], false).is_none()
+        });
+        let line = match cut {
+            Some((i, _)) => {
+                open = [None, None];
+                &line[..i]
+            }
+            None => {
+                open = [
+                    quote_after(line, open[0], true),
+                    quote_after(line, open[1], false),
+                ];
+                line
+            }
         };
         let line = ["export", "set", "setenv"]
             .iter()
@@ -315,14 +363,15 @@ fn steering_assignment(text: &str) -> Option<(usize, String)> {
         let name = &head[..name_end];
         let after = head[name_end..].trim_start_matches([' ', '\t', '"', '\'', '`']);
         let (name, value) = match after.strip_prefix(['=', ':']) {
-            Some(v) if !name.is_empty() => (Some(name), v),
+            Some(v) if !name.is_empty() && !inside => (Some(name), v),
             _ => (None, line),
         };
         let has_value = value.chars().any(|c| !blank(c) && c != '"' && c != '\'');
         let why = name
             .filter(|_| has_value)
             .and_then(name_steers)
-            .or_else(|| value_steers(value));
+            .or_else(|| value_steers(value))
+            .or_else(|| dir.and_then(|d| names_an_entry(value, d)));
         if let Some(why) = why {
             let what = name.unwrap_or("a value");
             return Some((this_line, format!("{what} ({why})")));
@@ -343,7 +392,7 @@ pub fn judge(p: &Path) -> Option<String> {
         Ok(_) => {}
     }
     match crate::protect::small_file::read_bytes(p) {
-        Ok(Some(b)) => code_variable(&b).map(|(line, name)| {
+        Ok(Some(b)) => code_variable_in(&b, p.parent()).map(|(line, name)| {
             format!(
                 "line {line} sets {name}: not plainly data, by which host programs may run \
                  code or send the caller's traffic elsewhere (the agents \

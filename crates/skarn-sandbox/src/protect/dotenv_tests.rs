@@ -91,3 +91,50 @@ fn build_tools_variables_are_found() {
         );
     }
 }
+
+#[test]
+fn a_hash_inside_quotes_hides_nothing() {
+    // atk22k F1, F1b: a `#` inside a quoted value, or at the start of a
+    // line of a multi-line quoted value, is the value's to every loader.
+    for text in [
+        "APP_NAME=\"demo #$(touch /tmp/p1)\"\n",
+        "APP_TITLE=\"x\n#$(touch /tmp/p2)\"\n",
+        "APP_TITLE='x\n#`id`'\n",
+        "A=\"x\\\" #$(id)\"\n",
+        "SSL_CERT_FILE=\" #/ca.pem\"\n",
+        "NODE_EXTRA_CA_CERTS=' #/ca.pem'\n",
+    ] {
+        assert!(code_variable(text.as_bytes()).is_some(), "{text:?}");
+    }
+    // A comment after a closed quote, and comment lines, stay comments.
+    for text in [
+        "APP_NAME=\"demo\" # see https://docs.example/x\n",
+        "# $(not run)\nPORT=3000 # the port\n",
+        "MULTI=\"a\nb\"\n# https://x.example\n",
+    ] {
+        assert_eq!(code_variable(text.as_bytes()), None, "{text:?}");
+    }
+}
+
+#[test]
+fn a_bare_word_naming_a_file_beside_it_is_a_path() {
+    // atk22k F2: `GOOGLE_APPLICATION_CREDENTIALS=gcloud-creds` is a path
+    // relative to the loader's directory.
+    let d = std::env::temp_dir().join(format!("skarn-dotenv-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("gcloud-creds"), "{}").unwrap();
+    let judged = |t: &str| code_variable_in(t.as_bytes(), Some(&d)).map(|(_, n)| n);
+    assert!(judged("SETTINGS=gcloud-creds\n").is_some());
+    assert!(judged("A=1 B=gcloud-creds\n").is_some());
+    assert_eq!(judged("MODE=production\nPORT=3000\n"), None);
+    for t in [
+        "GOOGLE_APPLICATION_CREDENTIALS=creds\n",
+        "VIRTUAL_ENV=evil\n",
+        "HGEDITOR=vi\n",
+        "FCEDIT=vi\n",
+        "JVM_ARGS=x\n",
+    ] {
+        assert!(code_variable(t.as_bytes()).is_some(), "{t:?}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -60,6 +60,19 @@ const PLACE_SUFFIXES: &[&str] = &[
     "LOCATION",
     "SOCKET",
     "SOCK",
+    // Files a library reads and may run a program from (google-auth's
+    // external account `executable`: atk22k F2), interpreters, editors
+    // and a program's arguments.
+    "CREDENTIALS",
+    "CREDENTIAL",
+    "CREDS",
+    "KEYFILE",
+    "PYTHON",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "FCEDIT",
+    "ARGS",
 ];
 
 /// Parts of names that name a channel for the caller's traffic (proxies,
@@ -81,7 +94,14 @@ const STEERING_PARTS: &[&str] = &[
 
 /// The same, as whole `_`-separated words of the name (`DATABASE_URL` is
 /// not `BASE_URL`).
-const STEERING_WORDS: &[&str] = &["BASE_URL", "API_BASE", "API_HOST", "CA"];
+const STEERING_WORDS: &[&str] = &[
+    "BASE_URL",
+    "API_BASE",
+    "API_HOST",
+    "CA",
+    // uv, poetry and pipenv run its `bin/python`.
+    "VIRTUAL_ENV",
+];
 
 /// URL schemes of an application's own connections: databases, caches
 /// and queues. No agent or host tool sends the caller's traffic or
@@ -149,6 +169,18 @@ pub(crate) fn value_steers(value: &str) -> Option<&'static str> {
     v.split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|w| !w.is_empty())
         .find_map(word_steers)
+}
+
+/// Why `value` names an entry of `dir` (the environment file's
+/// directory) by a bare word: a relative path to every loader started
+/// there, which a variable naming a file reads (atk22k F2:
+/// `GOOGLE_APPLICATION_CREDENTIALS=gcloud-creds`), whatever the name.
+pub(crate) fn names_an_entry(value: &str, dir: &std::path::Path) -> Option<&'static str> {
+    value
+        .split(|c: char| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '='))
+        .filter(|w| !w.is_empty() && !w.contains(['/', '\0']))
+        .any(|w| std::fs::symlink_metadata(dir.join(w)).is_ok())
+        .then_some("its value names a file or directory beside the environment file")
 }
 
 /// Why one word of a value is not plainly data.

@@ -67,7 +67,12 @@ pub mod path_shadow;
 pub mod path_shadow_walk;
 pub mod path_words;
 pub mod persistence;
+pub(crate) mod persistence_editors;
 pub(crate) mod persistence_entries;
+pub(crate) mod persistence_families;
+pub(crate) mod persistence_hooks;
+pub(crate) mod persistence_lint;
+pub(crate) mod persistence_tools;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
 #[cfg(unix)]

@@ -13,8 +13,47 @@
 //! `.git/info/attributes` (they only select filter and diff drivers, whose
 //! commands must be configured in a git config file, which is protected).
 
-pub use crate::protect::persistence_entries::{ENTRIES, Entry, GIT_DIR_ENTRIES, Reserve};
-use crate::protect::persistence_entries::{LINT_STAGED, MISE};
+pub use crate::protect::persistence_entries::{Entry, GIT_DIR_ENTRIES, Reserve};
+use crate::protect::persistence_entries::{LINT_STAGED, MISE, e};
+
+/// The parts of [`ENTRIES`], in order, each kept with the tools it is about.
+const PARTS: &[&[Entry]] = &[
+    crate::protect::persistence_editors::PART,
+    crate::protect::persistence_tools::PART,
+    crate::protect::persistence_hooks::PART,
+    crate::protect::persistence_lint::PART,
+];
+
+const fn total(parts: &[&[Entry]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        n += parts[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The parts joined at compile time (one table for every reader).
+const fn joined<const N: usize>(parts: &[&[Entry]]) -> [Entry; N] {
+    let mut out = [e("", Reserve::Never, ""); N];
+    let (mut i, mut k) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const ALL: [Entry; total(PARTS)] = joined(PARTS);
+
+/// Every workspace persistence path, with its rule and reason.
+pub const ENTRIES: &[Entry] = &ALL;
 
 /// Entries read only at the top of a repository or build (git, hook
 /// managers' configuration, the VCS directories themselves), as opposed to
@@ -97,11 +136,10 @@ pub(crate) fn any_depth_name(name: &std::ffi::OsStr) -> bool {
     ENTRIES.iter().any(|en| any_depth(en) && name == en.path)
 }
 
-/// Top-level names (or paths) not reserved but set aside when a run
-/// creates or changes them (interactive interpreters' start-up files,
-/// atk22d F4; tools' files read whether or not the project set the tool
-/// up, atk22g F4, F5).
-pub const AFTER_RUN_TOP: &[&str] = &[
+/// The [`AFTER_RUN_TOP`] names of interactive interpreters' start-up
+/// files (atk22d F4) and of tools' files read whether or not the project
+/// set the tool up (atk22g F4, F5).
+const AFTER_RUN_BASE: &[&str] = &[
     ".Rprofile",
     ".Renviron",
     ".irbrc",
@@ -140,6 +178,32 @@ pub const AFTER_RUN_TOP: &[&str] = &[
     "lint-staged.config.cjs",
     "lint-staged.config.mjs",
 ];
+
+const fn after_run_len() -> usize {
+    AFTER_RUN_BASE.len() + crate::protect::persistence_lint::NAMES.len()
+}
+
+const fn after_run() -> [&'static str; after_run_len()] {
+    let mut out = [""; after_run_len()];
+    let mut k = 0;
+    while k < out.len() {
+        out[k] = if k < AFTER_RUN_BASE.len() {
+            AFTER_RUN_BASE[k]
+        } else {
+            crate::protect::persistence_lint::NAMES[k - AFTER_RUN_BASE.len()]
+        };
+        k += 1;
+    }
+    out
+}
+
+const AFTER_RUN_ARR: [&str; after_run_len()] = after_run();
+
+/// Top-level names (or paths) not reserved but set aside when a run
+/// creates or changes them: [`AFTER_RUN_BASE`] and the editor-run
+/// linter, formatter and commit checker configuration of
+/// [`crate::protect::persistence_lint`].
+pub const AFTER_RUN_TOP: &[&str] = &AFTER_RUN_ARR;
 
 /// Files found by this suffix at the workspace's top level are kept
 /// read-only like [`ENTRIES`] (VS Code's `*.code-workspace`: tasks,

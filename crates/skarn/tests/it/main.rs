@@ -96,6 +96,9 @@ mod agent_round3;
 // Used by the Linux egress modules only.
 #[cfg(target_os = "linux")]
 mod static_http;
+// Used by the h22p modules only.
+#[cfg(target_os = "linux")]
+mod support_h22p;
 
 // `skarn compress` / `skarn recall` (file modes and sh-driven commands).
 #[cfg(unix)]
@@ -144,6 +147,8 @@ mod run_config_trust;
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
 mod run_h22l;
+#[cfg(target_os = "linux")]
+mod run_h22p;
 #[cfg(target_os = "linux")]
 mod run_linked_home;
 #[cfg(target_os = "linux")]
