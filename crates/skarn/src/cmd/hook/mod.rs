@@ -12,6 +12,7 @@
 mod agents;
 pub mod claude_dirs;
 mod claude_peers;
+mod claude_worktree;
 pub mod client_hooks;
 pub mod confine_hooks;
 mod file_boundary;
