@@ -503,17 +503,15 @@ fn codex_patch(s: &Setup, cwd: &Path) -> (i32, String) {
     let patch = json!({"hook_event_name": "PreToolUse", "tool_name": "apply_patch",
         "cwd": cwd, "tool_use_id": "c1",
         "tool_input": {"command": "*** Begin Patch\n*** Add File: notes.md\n+hi\n*** End Patch\n"}});
-    let argv = vec![
-        exe().display().to_string(),
-        "hook".to_string(),
-        "codex".to_string(),
+    let argv_in = vec![
+        "/bin/sh".to_string(),
+        "-c".to_string(),
+        format!(
+            "cd '{}' && exec '{}' hook codex",
+            cwd.display(),
+            exe().display()
+        ),
     ];
-    let mut argv_in = vec!["/bin/sh".to_string(), "-c".to_string()];
-    argv_in.push(format!(
-        "cd '{}' && exec '{}' hook codex",
-        cwd.display(),
-        argv[0]
-    ));
     let o = client_starts(s, &argv_in, Some(&patch.to_string()));
     (code(&o), err(&o))
 }
