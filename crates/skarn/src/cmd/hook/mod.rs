@@ -31,6 +31,7 @@ pub mod frontmatter_hooks;
 mod frontmatter_yaml;
 mod installed;
 pub mod other_handlers;
+mod pattern_options;
 mod plugin_dirs;
 mod settings;
 mod shell;
