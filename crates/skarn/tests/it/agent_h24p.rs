@@ -592,3 +592,49 @@ fn codex_worktree_and_toml_handlers_and_skill_http_hooks_are_judged() {
     assert!(user.contains("must be removed"), "{v}");
     assert!(!user.contains("confines them"), "{v}");
 }
+
+/// atk24o F5: with `[hook] unsandboxed = ["git*"]` the `*` stretched over
+/// git forms that read any file or write outside the project (a longer
+/// option than a listed one, `-F FILE`, `init DIR`, `am`/`apply FILE`,
+/// `blame --contents`, fast-import's marks, a path outside): each was
+/// answered `ask` to run WITHOUT the sandbox. Now each runs confined (the
+/// rewrite), while plain git forms still match the pattern.
+#[test]
+fn a_star_pattern_does_not_stretch_over_git_forms_that_read_or_write_outside() {
+    let s = setup_git("h24p-o-f5");
+    let cfg = s.home.join(".config/skarn/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("\n[hook]\nunsandboxed = [\"git*\"]\n");
+    std::fs::write(&cfg, text).unwrap();
+    let answer = |cmd: &str| {
+        let o = crate::support_agent::claude_bash_hook(&s, cmd, &[]);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+        let h = v["hookSpecificOutput"].clone();
+        (
+            h["permissionDecision"].as_str().unwrap_or("").to_string(),
+            h["updatedInput"]["command"].as_str().map(str::to_owned),
+        )
+    };
+    for cmd in [
+        "git diff /dev/null /etc/hostname",
+        "git format-patch --output-directory /tmp/x HEAD",
+        "git init /tmp/x",
+        "git commit -F /etc/hostname",
+        "git tag -a v1 -F /etc/hostname",
+        "git blame --contents=/etc/hostname README",
+        "git fast-import --export-marks=/tmp/x",
+        "git am /tmp/x.patch",
+        "git apply ../x.patch",
+        "git remote add up /tmp/x",
+    ] {
+        let (d, new) = answer(cmd);
+        assert!(
+            new.as_deref().is_some_and(|n| n.contains(" run ")),
+            "{cmd}: must run confined, got {d:?} {new:?}"
+        );
+    }
+    for cmd in ["git status", "git log --oneline -3"] {
+        let (d, new) = answer(cmd);
+        assert_eq!((d.as_str(), new), ("ask", None), "{cmd}");
+    }
+}

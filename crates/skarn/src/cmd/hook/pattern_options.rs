@@ -54,6 +54,12 @@ pub(super) fn runs_a_program(w: &str) -> bool {
         "--directory",
         "--no-index",
         "--web",
+        // Read any file into the repository, or write anywhere (atk24o
+        // F5): blame's contents, fast-import's marks.
+        "--contents",
+        "--import-marks",
+        "--import-marks-if-exists",
+        "--export-marks",
     ];
     /// Words (not options) that make the program run another program or
     /// write outside the repository (`git bisect run X`, `git submodule
@@ -84,13 +90,37 @@ pub(super) fn runs_a_program(w: &str) -> bool {
         "web--browse",
         "help",
         "lfs",
+        // Make a repository anywhere, import or apply any file, add a
+        // remote anywhere (atk24o F5).
+        "init",
+        "fast-import",
+        "am",
+        "apply",
+        "remote",
     ];
     const FIND: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
     /// Short options that take a program, a configuration or a directory.
-    const SHORT: &str = "ecoSxuOC";
+    /// (`-F FILE`: a message read from any file; `-t`: a template.)
+    const SHORT: &str = "ecoSxuOCFt";
     let name = w.split_once('=').map_or(w, |(n, _)| n);
     if let Some(long) = name.strip_prefix("--") {
-        return !long.is_empty() && LONG.iter().any(|o| o[2..].starts_with(long));
+        // Any prefix git accepts (`--rece=`), and a longer option that
+        // starts with a listed one (`--output-directory`: atk24o F5).
+        return !long.is_empty()
+            && LONG
+                .iter()
+                .any(|o| o[2..].starts_with(long) || long.starts_with(&o[2..]));
+    }
+    // A path outside the project (`git diff /dev/null ~/.ssh/id_ed25519`
+    // reads any file: atk24o F5): the command runs confined.
+    if !w.starts_with('-')
+        && (w.starts_with('/')
+            || w.starts_with('~')
+            || w == ".."
+            || w.starts_with("../")
+            || w.contains("/../"))
+    {
+        return true;
     }
     if FIND.contains(&name) || RUNNERS.contains(&w) {
         return true;
