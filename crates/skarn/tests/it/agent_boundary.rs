@@ -269,7 +269,13 @@ fn init_replaces_an_old_unguarded_hook() {
     assert_eq!(list.len(), 2, "{v}");
     // The project's own hook now runs inside skarn run (ADR 0255).
     let fmt = list[0]["hooks"][0]["command"].as_str().unwrap();
-    assert!(fmt.ends_with(" '__hook-confined' 'fmt'"), "{fmt}");
+    // (through the fail-closed guard: atk24n F12)
+    assert!(
+        fmt.starts_with("/bin/sh -c ")
+            && fmt.contains(" __hook-confined ")
+            && fmt.contains(" 'fmt' "),
+        "{fmt}"
+    );
     let cmd = list[1]["hooks"][0]["command"].as_str().unwrap();
     assert!(!cmd.contains("/old/") && cmd.contains("exit 2"), "{cmd}");
 }

@@ -77,6 +77,8 @@ mod agent_h24n;
 // closed, worktrees, Codex's other hook sources (h24p).
 #[cfg(target_os = "linux")]
 mod agent_h24p;
+#[cfg(target_os = "linux")]
+mod agent_h24p_b;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

@@ -53,9 +53,21 @@ fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
     Plan::Confine(shell::confined(&ctx.exe, ws, cmd))
 }
 
-/// The workspace: `--workspace`, else the first set variable of `vars`,
-/// else `fallback` (the input's cwd); it must be an absolute path.
+/// The workspace: [`project`], narrowed to the Claude Code worktree of it
+/// the call's directory (`fallback`) lies in.
 fn workspace(ctx: &Ctx, vars: &[&str], fallback: Option<&Value>) -> anyhow::Result<String> {
+    let ws = project(ctx, vars, fallback)?;
+    // A call in one of Claude Code's worktrees of the project works there
+    // (atk24o F7): narrower than the project, with its own protections.
+    Ok(super::claude_worktree::workspace(
+        &ws,
+        fallback.and_then(Value::as_str),
+    ))
+}
+
+/// The project: `--workspace`, else the first set variable of `vars`,
+/// else `fallback` (the input's cwd); it must be an absolute path.
+fn project(ctx: &Ctx, vars: &[&str], fallback: Option<&Value>) -> anyhow::Result<String> {
     let ws = ctx
         .workspace
         .as_ref()

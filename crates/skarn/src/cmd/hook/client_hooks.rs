@@ -60,9 +60,22 @@ pub fn files(agent: &str, ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
                 out.push(c.join("config.toml"));
                 out.push(c.join("hooks.json"));
             }
-            for d in codex_project_dirs(ws) {
+            let dirs = codex_project_dirs(ws);
+            for d in &dirs {
                 out.push(d.join(".codex/config.toml"));
                 out.push(d.join(".codex/hooks.json"));
+            }
+            // In a linked git worktree Codex may read the project hooks
+            // from the same directories of the main checkout (atk24n
+            // F11): judged and wrapped too.
+            if let Some(root) = dirs.first()
+                && let Some(main) = main_checkout(root)
+            {
+                for d in &dirs {
+                    if let Ok(rel) = d.strip_prefix(root) {
+                        out.push(main.join(rel).join(".codex/hooks.json"));
+                    }
+                }
             }
         }
         "windsurf" => {
@@ -74,6 +87,27 @@ pub fn files(agent: &str, ws: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         _ => {}
     }
     out
+}
+
+/// The main checkout of the linked git worktree `root` (its `.git` a
+/// file naming `<main>/.git/worktrees/NAME`); `None` for any other.
+fn main_checkout(root: &Path) -> Option<PathBuf> {
+    let git = root.join(".git");
+    if !std::fs::symlink_metadata(&git).ok()?.file_type().is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&git).ok()?;
+    let gitdir = root.join(text.strip_prefix("gitdir: ")?.trim_end());
+    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) => gitdir.join(c.trim_end()),
+        Err(_) => gitdir.parent()?.parent()?.to_path_buf(),
+    };
+    let common = std::fs::canonicalize(common).ok()?;
+    if common.file_name()? != ".git" {
+        return None;
+    }
+    let main = common.parent()?.to_path_buf();
+    (main != root).then_some(main)
 }
 
 fn is_toml(p: &Path) -> bool {
@@ -134,6 +168,15 @@ pub fn unconfined_in(path: &Path, text: &str, agent: &str, exe: &str, t: &[Strin
         Some(c) => c
             .into_iter()
             .filter(|c| confine_hooks::judge(c, agent, exe, t) == Kind::Unconfined)
+            // Handlers skarn cannot wrap (`mcp_tool`, `http`, a later
+            // type), read as Claude Code's are (atk24n F11).
+            .chain(
+                text.parse::<toml::Table>()
+                    .ok()
+                    .and_then(|d| serde_json::to_value(d).ok())
+                    .map(|v| super::other_handlers::untrusted(&v, t))
+                    .unwrap_or_default(),
+            )
             .collect(),
         None => vec!["(not plain TOML: its hooks cannot be read)".into()],
     }

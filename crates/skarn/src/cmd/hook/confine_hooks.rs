@@ -58,7 +58,7 @@ fn guard_message(exe: &str) -> String {
     format!(
         "skarn: cannot run {exe} (moved or removed, e.g. by an upgrade?), which runs this hook \
          confined, so the hook blocks. Repair: run `skarn init --client <agent>` again with the \
-         skarn you now have (it wraps the hook anew), or remove the hook from the agent's settings."
+         skarn you now have (it wraps the hook anew), or remove the hook from the agent settings."
     )
 }
 
@@ -386,10 +386,25 @@ pub fn refusal_for(found: &[String], agent: &str) -> Option<String> {
     }
     let shown: Vec<&str> = found.iter().take(MAX_SHOWN).map(String::as_str).collect();
     let more = found.len().saturating_sub(MAX_SHOWN);
+    // `init` wraps commands; a handler of another type (`http`,
+    // `mcp_tool`) it cannot confine, and the text says so (atk24n F11).
+    let handlers = found
+        .iter()
+        .filter(|f| super::other_handlers::is_line(f))
+        .count();
+    let confines = if handlers == 0 {
+        "confines them".to_string()
+    } else {
+        format!(
+            "confines the command hooks, but not the {handlers} that are not commands (http, \
+             mcp_tool, ...: they send the calls where no sandbox applies), which must be \
+             removed from the agent's settings"
+        )
+    };
     Some(format!(
         "skarn: {} hook command(s) of this agent run outside skarn's sandbox, in the project, \
          where the code they load may be the agent's ({}{}); every tool call is refused until \
-         they run inside skarn run{}: `skarn init --client {agent}`{} confines them, or list \
+         they run inside skarn run{}: `skarn init --client {agent}`{} {confines}, or list \
          each exact command in [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it \
          unconfined.",
         found.len(),

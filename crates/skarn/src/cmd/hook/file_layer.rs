@@ -47,7 +47,10 @@ pub fn refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<Strin
 #[cfg(target_os = "linux")]
 fn layer_refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<String> {
     use skarn_sandbox::linux::cow::vet::{Change, Rules, check};
-    let root = PathBuf::from("/");
+    // The names judged in any directory: below the top, or below the
+    // Claude Code worktree `c` lies in (atk24o F7: judged as a project of
+    // its own, not as part of the `.claude` it lies in).
+    let root = super::claude_worktree::root(c).unwrap_or_else(|| PathBuf::from("/"));
     let host = std::fs::symlink_metadata(c).is_ok();
     for base in bases.iter().chain(std::iter::once(&root)) {
         for (cc, bb) in [(c.to_path_buf(), base.clone()), (fold(c), fold(base))] {

@@ -130,6 +130,17 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
     let host = super::file_host::HostPlaces::new(ws, cwd, home);
     let named = super::file_named::Named::new(&bases);
     for c in &candidates {
+        // In one of Claude Code's worktrees (atk24o F7): judged as a
+        // project of its own, below the `.claude` it lies in.
+        let wt = super::claude_worktree::root(c);
+        let bases: Vec<PathBuf> = match &wt {
+            Some(a) => both_names([a.clone()]),
+            None => bases.clone(),
+        };
+        let inner = wt
+            .as_deref()
+            .and_then(|a| c.strip_prefix(a).ok())
+            .unwrap_or(c);
         // A version-control directory's files anywhere (a nested
         // repository's `.git/config` or hooks, a `.git` file naming a git
         // directory): host git, hg and jj run what they name.
@@ -219,7 +230,7 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         // started in `packages/api` reads its `.claude/settings.json`).
         if let Some(e) = ENTRIES
             .iter()
-            .find(|e| any_depth(e) && has_subpath(c, e.path))
+            .find(|e| any_depth(e) && has_subpath(inner, e.path))
         {
             return Some(format!(
                 "{} is protected wherever it lies ({}: {}); sandboxed commands cannot write \

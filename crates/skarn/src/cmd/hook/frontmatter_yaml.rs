@@ -266,10 +266,33 @@ impl Walk<'_> {
             Node::Map(_) => {
                 let entries = self.entries(r, via, 0)?;
                 let mut args = None;
+                let (mut ty, mut to) = (None, Vec::new());
                 for (k, v, _) in &entries {
-                    if self.key(*k)?.as_deref() == Some("args") {
-                        args = Some(*v);
+                    match self.key(*k)?.as_deref() {
+                        Some("args") => args = Some(*v),
+                        Some("type") => ty = Some(self.key(*v)?.unwrap_or_default()),
+                        Some("url" | "server" | "tool") => {
+                            to.push(self.key(*v)?.unwrap_or_default())
+                        }
+                        _ => {}
                     }
+                }
+                // A handler that is not a command (`http`, `mcp_tool`, a
+                // later type): skarn can neither wrap nor judge it, so it
+                // counts as an unconfined command that cannot be rewritten
+                // (atk24n F11), named as the settings' are.
+                if let Some(t) =
+                    ty.filter(|t| !["command", "prompt", "agent"].contains(&t.as_str()))
+                {
+                    let what = if to.is_empty() {
+                        format!("{t} hook {{}}")
+                    } else {
+                        format!("{t} hook to {}", to.join("/"))
+                    };
+                    out.push(Command {
+                        value: Some(what),
+                        span: None,
+                    });
                 }
                 for (k, v, evia) in entries {
                     if self.key(k)?.as_deref() == Some("command") {

@@ -12,6 +12,7 @@
 mod agents;
 pub mod claude_dirs;
 mod claude_peers;
+mod claude_worktree;
 pub mod client_hooks;
 pub mod confine_hooks;
 mod file_boundary;
@@ -30,6 +31,7 @@ pub mod frontmatter_hooks;
 mod frontmatter_yaml;
 mod installed;
 pub mod other_handlers;
+mod pattern_options;
 mod plugin_dirs;
 mod settings;
 mod shell;

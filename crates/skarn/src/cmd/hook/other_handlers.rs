@@ -56,6 +56,12 @@ fn walk(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Whether `found` (a line of [`line`], perhaps after `FILE: `) names a
+/// handler of this kind rather than a command.
+pub fn is_line(found: &str) -> bool {
+    found.contains(" hook to ") || found.contains(" hook calling ") || found.contains(" hook {")
+}
+
 /// What a handler does, in one line: its type and where it sends the
 /// call (`http http://host/path`, `mcp_tool server/tool`), else its JSON.
 pub fn line(m: &Map<String, Value>) -> String {

@@ -11,7 +11,7 @@ use super::super::unknown_tools::{CLAUDE_HARMLESS, unknown_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
-    CONFINED, Ctx, POWERSHELL_REFUSED, Plan, object, plan, relative_dir, str_field,
+    CONFINED, Ctx, POWERSHELL_REFUSED, Plan, object, plan, project, relative_dir, str_field,
     unsandboxed_reason, workspace,
 };
 
@@ -79,12 +79,22 @@ pub(super) fn claude(
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute());
-        let found = super::super::confine_hooks::unconfined(
-            Path::new(&ws),
-            home.as_deref(),
-            &ctx.exe,
-            &ctx.settings.trusted_hooks,
-        );
+        // In one of Claude Code's worktrees: the worktree's files and the
+        // project's both (atk24o F7).
+        let project = project(ctx, dir_vars, input.get("cwd"))?;
+        let mut found = Vec::new();
+        for dir in [&ws, &project] {
+            for f in super::super::confine_hooks::unconfined(
+                Path::new(dir),
+                home.as_deref(),
+                &ctx.exe,
+                &ctx.settings.trusted_hooks,
+            ) {
+                if !found.contains(&f) {
+                    found.push(f);
+                }
+            }
+        }
         if let Some(why) = super::super::confine_hooks::refusal(&found) {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
