@@ -9,7 +9,10 @@
 //! command run unconfined, so the hook never exits otherwise: a panic is
 //! caught and becomes exit 2 too. See docs/hook.md.
 
+mod agent_file_tool;
+mod agent_input;
 mod agents;
+mod agents_other;
 pub mod claude_dirs;
 mod claude_peers;
 pub mod client_hooks;
