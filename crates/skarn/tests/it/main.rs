@@ -17,6 +17,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[cfg(target_os = "linux")]
+mod support_hook;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]
@@ -260,6 +262,8 @@ mod run_secret_forms;
 mod run_secret_h27l;
 #[cfg(target_os = "linux")]
 mod run_secret_h27n;
+#[cfg(target_os = "linux")]
+mod run_secret_h27q;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]

@@ -16,6 +16,7 @@ use skarn_test_support::TempDir;
 
 use crate::common::{code, err, host_has, out, run_command, sibling};
 use crate::serve_sandbox::Session;
+use crate::support_hook::claude_write;
 
 const VALUE: &str = "tokREALh27nValue0123456789abcdef";
 
@@ -471,34 +472,6 @@ fn a_value_file_read_after_a_cd_is_hidden_from_runs() {
         out(&o)
     );
     assert!(out(&o).contains("done"), "{}{}", out(&o), err(&o));
-}
-
-/// The agent's Write tool through the hook: `Some(reason)` when refused.
-fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<String> {
-    use std::io::Write;
-    let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
-                   "permission_mode": "default", "hook_event_name": "PreToolUse",
-                   "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
-    let mut c = std::process::Command::new(crate::common::exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
-    assert_eq!(code(&o), 0, "{path:?}: {o:?}");
-    if o.stdout.is_empty() {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
 }
 
 /// F4c (and F5's spelling): the agent's Write tool may not rewrite a
