@@ -45,7 +45,11 @@ pub(super) fn plan(cmd: &str, ws: &str, ctx: &Ctx) -> Plan {
 
 /// The workspace: `--workspace`, else the first set variable of `vars`,
 /// else `fallback` (the input's cwd); it must be an absolute path.
-pub(super) fn workspace(ctx: &Ctx, vars: &[&str], fallback: Option<&Value>) -> anyhow::Result<String> {
+pub(super) fn workspace(
+    ctx: &Ctx,
+    vars: &[&str],
+    fallback: Option<&Value>,
+) -> anyhow::Result<String> {
     let ws = ctx
         .workspace
         .as_ref()
@@ -79,7 +83,8 @@ pub(super) fn object<'a>(v: &'a Value, key: &str) -> anyhow::Result<&'a Map<Stri
         .with_context(|| format!("{key} is not an object"))
 }
 
-pub(super) const CONFINED: &str = "skarn: runs confined by skarn run (the [run] policy of the workspace)";
+pub(super) const CONFINED: &str =
+    "skarn: runs confined by skarn run (the [run] policy of the workspace)";
 
 pub(super) fn unsandboxed_reason(p: &str) -> String {
     format!("skarn: matches the unsandboxed pattern {p:?}: runs WITHOUT the sandbox")

@@ -296,4 +296,3 @@ fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
     let found = super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);
     super::confine_hooks::refusal(&found)
 }
-
