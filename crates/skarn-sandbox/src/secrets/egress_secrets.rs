@@ -69,7 +69,12 @@ pub fn tidy_ca_dir(home: &Path) {
 /// A variable: (name, value).
 pub(crate) type EnvVar = (String, String);
 
-/// Variables pointing tools at a CA bundle (system roots and the run CA).
+/// Variables pointing tools at a CA bundle (system roots and the run CA),
+/// set in every run granted a secret: a tool that reads one uses that
+/// file instead of its own roots, so a caller's value (a bundle without
+/// the run CA) would fail every bound host (atk27n F5), and a tool with
+/// roots of its own (gcloud's, httplib2's, gRPC's) needs the variable to
+/// trust the run CA at all.
 const BUNDLE_VARS: &[&str] = &[
     "SSL_CERT_FILE",
     "CURL_CA_BUNDLE",
@@ -78,9 +83,39 @@ const BUNDLE_VARS: &[&str] = &[
     "CARGO_HTTP_CAINFO",
     "PIP_CERT",
     "npm_config_cafile",
+    "NPM_CONFIG_CAFILE",
+    "YARN_HTTPS_CA_FILE_PATH",
     "AWS_CA_BUNDLE",
     "DENO_CERT",
+    // gcloud, httplib2 (older Google clients), gRPC core (every language
+    // but Go and Java), nix.
+    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+    "HTTPLIB2_CA_CERTS",
+    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+    "NIX_SSL_CERT_FILE",
+    // Bundler, Composer, Hex (mix), websocket-client, HashiCorp Vault.
+    "BUNDLE_SSL_CA_CERT",
+    "COMPOSER_CAFILE",
+    "HEX_CACERTS_PATH",
+    "WEBSOCKET_CLIENT_CA_BUNDLE",
+    "VAULT_CACERT",
 ];
+
+/// The caller's variables of Poetry's per-source setting
+/// `certificates.<source>.cert` (`POETRY_CERTIFICATES_<SOURCE>_CERT`)
+/// naming a file (not `true`/`false`): each, like [`BUNDLE_VARS`].
+fn poetry_cert_vars() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            let named = k.len() > "POETRY_CERTIFICATES__CERT".len()
+                && k.starts_with("POETRY_CERTIFICATES_")
+                && k.ends_with("_CERT");
+            let file = !matches!(v.to_str(), Some("true" | "false" | ""));
+            (named && file).then_some(k)
+        })
+        .collect()
+}
 
 /// Variables naming extra CAs only (added to the tool's own roots).
 const EXTRA_VARS: &[&str] = &["NODE_EXTRA_CA_CERTS"];
@@ -407,6 +442,7 @@ impl RunSecrets {
             env.push((s.env.clone(), s.placeholder.clone()));
         }
         env.extend(BUNDLE_VARS.iter().map(|v| (v.to_string(), bundle.clone())));
+        env.extend(poetry_cert_vars().into_iter().map(|v| (v, bundle.clone())));
         env.extend(EXTRA_VARS.iter().map(|v| (v.to_string(), ca.clone())));
         plan.report.notes.push(format!(
             "secrets: {} hold placeholders; the proxy terminates TLS for {} with this run's CA \

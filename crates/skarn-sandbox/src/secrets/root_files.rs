@@ -75,7 +75,11 @@ impl Places {
             if let Some(f) = crate::policy::granted::log_path(Some(h)) {
                 let log = crate::policy::granted::GrantLog::load(&f);
                 for (_, root) in log.roots {
-                    dirs.push((root, "writable by an earlier run (granted-dirs)".into()));
+                    dirs.push((
+                        root,
+                        "writable by an earlier run or the agent's file tools (granted-dirs)"
+                            .into(),
+                    ));
                 }
             }
         }

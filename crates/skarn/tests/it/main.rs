@@ -21,6 +21,8 @@ mod common;
 #[cfg(target_os = "linux")]
 mod support_agent;
 #[cfg(target_os = "linux")]
+mod support_hook;
+#[cfg(target_os = "linux")]
 mod support_secret_sources;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
@@ -278,6 +280,7 @@ mod run_secret_h27l;
 mod run_secret_h27n;
 #[cfg(target_os = "linux")]
 mod run_secret_h27p;
+mod run_secret_h27q;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
 #[cfg(target_os = "linux")]

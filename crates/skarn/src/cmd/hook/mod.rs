@@ -23,6 +23,7 @@ mod file_layer;
 mod file_lease;
 mod file_named;
 mod file_paths;
+mod file_record;
 pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;

@@ -54,11 +54,13 @@ pub(super) fn file_refusal(
         return Ok(Some(super::super::files::reason(tool, &why)));
     }
     // Inside what the agent's commands could write (issue 24 item 6).
+    let mut boundary: Vec<PathBuf> = Vec::new();
     if ctx.settings.file_boundary {
         let roots = match super::super::file_boundary::roots(Path::new(ws), home.as_deref()) {
             Ok(r) => r,
             Err(why) => return Ok(Some(super::super::files::reason(tool, &why))),
         };
+        boundary.clone_from(&roots);
         for path in &paths {
             let c =
                 match super::super::file_paths::candidates(path, Path::new(cwd), home.as_deref()) {
@@ -68,6 +70,20 @@ pub(super) fn file_refusal(
             if let Some(why) = super::super::file_boundary::outside(&c, &roots, Path::new(ws)) {
                 return Ok(Some(super::super::files::reason(tool, &why)));
             }
+        }
+    }
+    // What the tool may write counts as a place a run may write (ADR
+    // 0307): recorded before the write, for the secrets' command sources.
+    if let Some(h) = home.as_deref() {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for path in &paths {
+            match super::super::file_paths::candidates(path, Path::new(cwd), Some(h)) {
+                Ok(c) => files.extend(c),
+                Err(why) => return Ok(Some(super::super::files::reason(tool, &why))),
+            }
+        }
+        if let Err(why) = super::super::file_record::record(&files, Path::new(ws), &boundary, h) {
+            return Ok(Some(super::super::files::reason(tool, &why)));
         }
     }
     // No sandboxed command may be alive where the write goes (attack 24

@@ -1,0 +1,39 @@
+//! The agent's file tools through `skarn hook claude-code`, for the tests
+//! of the file guard (what the hook answers; the tool's write itself is
+//! the test's to make).
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::common::{code, exe};
+
+/// Claude Code's `Write` of `body` to `path` from the project `ws`, with
+/// HOME = `home`: `Some(reason)` when the hook refuses it, `None` when it
+/// has no objection (the agent's own rules apply).
+pub fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<String> {
+    let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
+                   "permission_mode": "default", "hook_event_name": "PreToolUse",
+                   "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
+    let mut c = std::process::Command::new(exe())
+        .args(["hook", "claude-code"])
+        .current_dir(ws)
+        .env("HOME", home)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{path:?}: {o:?}");
+    if o.stdout.is_empty() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
+}
