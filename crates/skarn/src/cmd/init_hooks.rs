@@ -46,6 +46,18 @@ pub fn wrap_frontmatter(
         let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
             continue;
         };
+        // A subagent's inline MCP server is not rewritten (atk24o F11).
+        let servers = crate::cmd::hook::frontmatter_mcp::unconfined(&text, exe, trusted);
+        if let Some(s) = servers.first() {
+            anyhow::bail!(
+                "{}: {s} would run outside skarn's sandbox when the subagent runs (Claude Code \
+                 starts it on the host): move it to the project's .mcp.json and name it in \
+                 `mcpServers:` (`skarn init` wraps it there), or list its command line word \
+                 for word in [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it \
+                 unconfined",
+                f.display()
+            );
+        }
         match frontmatter_hooks::wrap_text(&text, "claude-code", exe, trusted) {
             Ok((new, said)) if !said.is_empty() => out.push((f, new, said)),
             Ok(_) => {}

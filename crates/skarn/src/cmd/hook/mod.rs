@@ -27,6 +27,7 @@ mod file_runs;
 mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
+pub mod frontmatter_mcp;
 mod frontmatter_yaml;
 pub mod other_handlers;
 mod plugin_dirs;
