@@ -58,6 +58,16 @@ pub fn wrap_frontmatter(
                 f.display()
             );
         }
+        // Nor are its shell lines (atk24o F10).
+        if let Some(s) = crate::cmd::hook::skill_shell::unconfined(&text, trusted).first() {
+            anyhow::bail!(
+                "{}: {s}: set \"{}\": true in ~/.claude/settings.json (and let no project \
+                 settings file set it false), or list the line's command word for word in \
+                 [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it unconfined",
+                f.display(),
+                crate::cmd::hook::skill_shell::KEY
+            );
+        }
         match frontmatter_hooks::wrap_text(&text, "claude-code", exe, trusted) {
             Ok((new, said)) if !said.is_empty() => out.push((f, new, said)),
             Ok(_) => {}

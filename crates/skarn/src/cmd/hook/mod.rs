@@ -35,6 +35,7 @@ mod settings;
 mod shell;
 #[cfg(test)]
 mod shell_vs_bash;
+pub mod skill_shell;
 mod unknown_tools;
 mod vscode_tools;
 mod withheld;
