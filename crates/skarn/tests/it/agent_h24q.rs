@@ -218,3 +218,75 @@ fn a_skills_shell_lines_are_refused_while_claude_runs_them() {
     assert_eq!(bash_decision(&s).0, "deny");
     assert!(!marker.exists());
 }
+
+/// F8: a trusted unconfined server whose `env` puts a project directory on
+/// `PATH` (for the programs it runs: `git`), or names a program there in
+/// a variable of any name, runs confined: the program the agent planted
+/// there does not run on the host.
+#[test]
+fn a_trusted_servers_env_naming_the_agents_program_runs_confined() {
+    use crate::agent_gateway::Gw;
+    let t = TempDir::new("h24q_env_prog");
+    let (repo, home, outside) = (t.dir("repo"), t.dir("home"), t.dir("outside"));
+    let bin = t.dir("repo/bin");
+    for d in [t.path(), &repo, &outside, &bin] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let cases = [
+        (
+            "PATH",
+            format!("{}:/usr/bin:/bin", bin.display()),
+            "git --version >/dev/null 2>&1",
+        ),
+        (
+            "DOCS_TOOL",
+            format!("{}/git --quiet", bin.display()),
+            "$DOCS_TOOL >/dev/null 2>&1",
+        ),
+    ];
+    for (i, (name, value, runs)) in cases.iter().enumerate() {
+        let marker = outside.join(format!("pwn{i}"));
+        let cfg = repo.join("skarn.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[servers.gitdocs]\ncommand = \"/bin/sh\"\nargs = [\"-c\", {:?}]\ncwd = \"/\"\n\
+                 start_timeout = 10\nenv = {{ {name} = {value:?} }}\n\
+                 [servers.gitdocs.sandbox]\nenabled = false\n",
+                format!("{runs}; exec cat")
+            ),
+        )
+        .unwrap();
+        let o = Command::new(exe())
+            .arg("trust")
+            .arg(&cfg)
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{o:?}");
+        assert!(err(&o).contains("will run CONFINED"), "{name}: {}", err(&o));
+        // The agent's confined command plants bin/git.
+        let o = run_in(
+            &repo,
+            &home,
+            &[],
+            &[
+                "sh",
+                "-c",
+                &format!(
+                    "printf '#!/bin/sh\\nid > {}\\n' > bin/git && chmod +x bin/git",
+                    marker.display()
+                ),
+            ],
+        );
+        assert_eq!(code(&o), 0, "{o:?}");
+        let mut g = Gw::start(&cfg, &home);
+        g.call(2, "search", json!({"query": "docs"}));
+        let stderr = g.stop();
+        assert!(
+            !marker.exists(),
+            "{name}: the planted program ran unconfined: {stderr}"
+        );
+        assert!(stderr.contains("runs confined"), "{name}: {stderr}");
+    }
+}
