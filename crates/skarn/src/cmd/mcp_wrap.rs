@@ -122,6 +122,16 @@ fn with_env(
     (first, p)
 }
 
+/// Why an entry's `cwd` may not pick its workspace: outside the project
+/// (the directory `init` or `doctor` runs in; ADR 0306).
+fn far_cwd(cwd: &str) -> Option<String> {
+    let Ok(project) = std::env::current_dir() else {
+        return Some("the project's directory is unknown".into());
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    crate::cmd::mcp_cwd::outside(cwd, &project, home.as_deref())
+}
+
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
     match v {
         None => Some(Vec::new()),
@@ -188,10 +198,21 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
                 .and_then(Value::as_object)
                 .map(|e| e.keys().cloned().collect())
                 .unwrap_or_default();
+            // A `cwd` outside the project is not the server's workspace
+            // (atk24o F12): dropped, the client starts it in the project.
+            let cwd = obj.get("cwd").map(|c| c.as_str().unwrap_or("?").to_owned());
+            let far = cwd.as_deref().and_then(far_cwd);
+            if let Some(why) = &far {
+                obj.remove("cwd");
+                said.push(format!("{name} cwd dropped ({why})"));
+            }
             if confined(&cmd, &args, &env, exe, trusted) {
                 continue;
             }
-            said.push(format!("{name} ({})", line(&cmd, &args)));
+            said.push(match cwd.filter(|_| far.is_none()) {
+                Some(c) => format!("{name} ({}) in cwd {c}", line(&cmd, &args)),
+                None => format!("{name} ({})", line(&cmd, &args)),
+            });
             // Host-relevant names move inside the sandbox (atk24n F6).
             let mut moved = Vec::new();
             if let Some(Value::Object(e)) = obj.get_mut("env") {
@@ -249,10 +270,19 @@ pub fn wrap_toml(
                 .and_then(|e| e.as_table_like())
                 .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
                 .unwrap_or_default();
+            let cwd = t.get("cwd").map(|c| c.as_str().unwrap_or("?").to_owned());
+            let far = cwd.as_deref().and_then(far_cwd);
+            if let Some(why) = &far {
+                t.remove("cwd");
+                said.push(format!("{} cwd dropped ({why})", name.get()));
+            }
             if confined(&cmd, &args, &env, exe, trusted) {
                 continue;
             }
-            said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
+            said.push(match cwd.filter(|_| far.is_none()) {
+                Some(c) => format!("{} ({}) in cwd {c}", name.get(), line(&cmd, &args)),
+                None => format!("{} ({})", name.get(), line(&cmd, &args)),
+            });
             // Host-relevant names move inside the sandbox (atk24n F6).
             let mut moved = Vec::new();
             if let Some(e) = t.get_mut("env").and_then(|e| e.as_table_like_mut()) {
