@@ -85,12 +85,12 @@ fn judge(name: &str, d: &Value, exe: &str, trusted: &[String]) -> Option<String>
             )));
         }
     };
-    if crate::cmd::mcp_wrap::confined(cmd, &args, &env, exe, trusted) {
+    if super::mcp_shape::confined(cmd, &args, &env, exe, trusted) {
         return None;
     }
     Some(one(&format!(
         "MCP server {name}: {}",
-        crate::cmd::mcp_wrap::line(cmd, &args)
+        super::mcp_shape::line(cmd, &args)
     )))
 }
 

@@ -29,6 +29,7 @@ mod files;
 pub mod frontmatter_hooks;
 pub mod frontmatter_mcp;
 mod frontmatter_yaml;
+pub mod mcp_shape;
 pub mod other_handlers;
 mod plugin_dirs;
 mod settings;
