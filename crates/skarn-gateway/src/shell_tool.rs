@@ -261,7 +261,11 @@ pub async fn call(
             &String::from_utf8_lossy(&err),
         ));
     }
-    text_result(text, Some(json!({"exit_code": code})), code != 0)
+    // The output in the structured content too: Claude Code gives the
+    // model a successful result's structured content instead of its text
+    // (atk24o F9).
+    let structured = json!({"exit_code": code, "output": text});
+    text_result(text, Some(structured), code != 0)
 }
 
 /// Sends SIGTERM to a `skarn run` not yet reaped when dropped.

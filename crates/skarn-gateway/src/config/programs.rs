@@ -126,6 +126,17 @@ impl Config {
                         let val = value(v)?;
                         w.variable(v, &val.to_string_lossy(), &bases)
                     })
+                })
+                // Every variable the entry sets, whatever its name: a
+                // search path (`PATH`, for the programs the server runs
+                // too), a program (`GIT_SSH_COMMAND`, `PAGER`), a
+                // configuration that names one (`GIT_CONFIG_GLOBAL`,
+                // `JAVA_TOOL_OPTIONS`) (atk24o F8).
+                .or_else(|| {
+                    env.keys().find_map(|k| {
+                        let val = value(k)?;
+                        w.variable(k, &val.to_string_lossy(), &bases)
+                    })
                 });
             if let Some(why) = why {
                 out.push((s.alias.clone(), why));
@@ -283,17 +294,33 @@ impl Writable<'_> {
         })
     }
 
+    /// A path `value` names (any part of it split at `:`, `;`, `=`,
+    /// `,`, quotes and spaces that holds a `/` or starts with `~`; for a
+    /// search path, whose name holds `PATH`, each `:` entry, an empty one
+    /// meaning the start directory) in a place a sandboxed command may
+    /// write.
     fn variable(&self, name: &str, value: &str, bases: &[&Path]) -> Option<String> {
-        value
-            .split([':', ' ', '='])
-            .filter(|part| {
-                part.starts_with('/') || part.starts_with("./") || part.starts_with("../")
-            })
-            .find_map(|part| {
-                bases
-                    .iter()
-                    .find_map(|b| self.named(&format!("{name} names"), &b.join(part)))
-            })
+        let search = name.to_ascii_uppercase().contains("PATH");
+        let entries: Vec<&str> = if search {
+            value
+                .split(':')
+                .map(|e| if e.is_empty() { "." } else { e })
+                .collect()
+        } else {
+            value
+                .split([':', ';', ' ', '=', ',', '"', '\'', '\t', '\n'])
+                .filter(|p| p.contains('/') || p.starts_with('~'))
+                .collect()
+        };
+        entries.into_iter().find_map(|part| {
+            let part = match (part.strip_prefix("~/"), self.home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ => PathBuf::from(part),
+            };
+            bases
+                .iter()
+                .find_map(|b| self.named(&format!("{name} names"), &b.join(&part)))
+        })
     }
 }
 
@@ -335,5 +362,22 @@ mod tests {
         let found = cfg(&npx, &proj).unconfined_from_writable();
         let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
         assert_eq!(aliases, ["n", "p"], "{found:?}");
+        // Any variable naming a program or a search path there (F8).
+        let p = proj.display().to_string();
+        let vars = format!(
+            "[servers.a]\ncommand = \"/bin/sh\"\nenv = {{ PATH = \"/usr/bin:{p}/bin\" }}\n\
+             [servers.a.sandbox]\nenabled = false\n\
+             [servers.b]\ncommand = \"/bin/sh\"\nenv = {{ GIT_SSH_COMMAND = \"{p}/x -v\" }}\n\
+             [servers.b.sandbox]\nenabled = false\n\
+             [servers.c]\ncommand = \"/bin/sh\"\nenv = {{ JAVA_TOOL_OPTIONS = \"-javaagent:{p}/a.jar\" }}\n\
+             [servers.c.sandbox]\nenabled = false\n\
+             [servers.d]\ncommand = \"/bin/sh\"\ncwd = \"{p}\"\nenv = {{ PAGER = \"bin/pager\" }}\n\
+             [servers.d.sandbox]\nenabled = false\n\
+             [servers.e]\ncommand = \"/bin/sh\"\nenv = {{ TOKEN = \"abc\", PATH = \"/usr/bin:/bin\" }}\n\
+             [servers.e.sandbox]\nenabled = false\n"
+        );
+        let found = cfg(&vars, &proj).unconfined_from_writable();
+        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(aliases, ["a", "b", "c", "d"], "{found:?}");
     }
 }

@@ -46,6 +46,28 @@ pub fn wrap_frontmatter(
         let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f) else {
             continue;
         };
+        // A subagent's inline MCP server is not rewritten (atk24o F11).
+        let servers = crate::cmd::hook::frontmatter_mcp::unconfined(&text, exe, trusted);
+        if let Some(s) = servers.first() {
+            anyhow::bail!(
+                "{}: {s} would run outside skarn's sandbox when the subagent runs (Claude Code \
+                 starts it on the host): move it to the project's .mcp.json and name it in \
+                 `mcpServers:` (`skarn init` wraps it there), or list its command line word \
+                 for word in [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it \
+                 unconfined",
+                f.display()
+            );
+        }
+        // Nor are its shell lines (atk24o F10).
+        if let Some(s) = crate::cmd::hook::skill_shell::unconfined(&text, trusted).first() {
+            anyhow::bail!(
+                "{}: {s}: set \"{}\": true in ~/.claude/settings.json (and let no project \
+                 settings file set it false), or list the line's command word for word in \
+                 [hook] trusted_hooks of ~/.config/skarn/config.toml to keep it unconfined",
+                f.display(),
+                crate::cmd::hook::skill_shell::KEY
+            );
+        }
         match frontmatter_hooks::wrap_text(&text, "claude-code", exe, trusted) {
             Ok((new, said)) if !said.is_empty() => out.push((f, new, said)),
             Ok(_) => {}

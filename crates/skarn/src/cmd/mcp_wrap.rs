@@ -19,53 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::cmd::hook::confine_hooks;
 
-/// The argv as one shell line (what `trusted_hooks` lists).
-pub fn line(command: &str, args: &[String]) -> String {
-    std::iter::once(command)
-        .chain(args.iter().map(String::as_str))
-        .map(crate::cmd::hook::quote)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Whether `command args` is run by this skarn (`skarn serve`, `skarn
-/// run`) exactly as `init` writes it, or trusted. `env` is the names the
-/// entry sets. Only the two shapes `init` writes count (atk24n F3):
-/// `serve --config FILE`, and [`wrapped_args`] passing no name the entry
-/// does not set; `run --no-sandbox`, `--write /`, `--net all`, `serve
-/// --http ...` are any other server.
-pub fn confined(
-    command: &str,
-    args: &[String],
-    env: &[String],
-    exe: &str,
-    trusted: &[String],
-) -> bool {
-    // A loader or skarn variable on the entry applies to skarn itself (F6).
-    let ours = confine_hooks::is_this_skarn(command, exe)
-        && init_shape(args, env)
-        && !env.iter().any(|n| crate::cmd::mcp_env::host_relevant(n));
-    ours || trusted.iter().any(|t| *t == line(command, args))
-}
-
-/// Whether `args` is one of the argument lists `init` writes for skarn.
-fn init_shape(args: &[String], env: &[String]) -> bool {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    match a.as_slice() {
-        ["serve", "--config", _] => true,
-        ["run", "--timeout", "0", rest @ ..] => {
-            let mut rest = rest;
-            while let ["--allow-env", name, tail @ ..] = rest {
-                if !env.iter().any(|e| e == name) {
-                    return false;
-                }
-                rest = tail;
-            }
-            matches!(rest, ["--", cmd, ..] if !cmd.is_empty())
-        }
-        _ => false,
-    }
-}
+pub use crate::cmd::hook::mcp_shape::{confined, line};
 
 /// The arguments of `command args` wrapped in `skarn run`, passing the
 /// environment names the client sets for it.
@@ -120,6 +74,16 @@ fn with_env(
     p.push(command);
     p.extend(args);
     (first, p)
+}
+
+/// Why an entry's `cwd` may not pick its workspace: outside the project
+/// (the directory `init` or `doctor` runs in; ADR 0306).
+fn far_cwd(cwd: &str) -> Option<String> {
+    let Ok(project) = std::env::current_dir() else {
+        return Some("the project's directory is unknown".into());
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    crate::cmd::mcp_cwd::outside(cwd, &project, home.as_deref())
 }
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
@@ -188,10 +152,21 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
                 .and_then(Value::as_object)
                 .map(|e| e.keys().cloned().collect())
                 .unwrap_or_default();
+            // A `cwd` outside the project is not the server's workspace
+            // (atk24o F12): dropped, the client starts it in the project.
+            let cwd = obj.get("cwd").map(|c| c.as_str().unwrap_or("?").to_owned());
+            let far = cwd.as_deref().and_then(far_cwd);
+            if let Some(why) = &far {
+                obj.remove("cwd");
+                said.push(format!("{name} cwd dropped ({why})"));
+            }
             if confined(&cmd, &args, &env, exe, trusted) {
                 continue;
             }
-            said.push(format!("{name} ({})", line(&cmd, &args)));
+            said.push(match cwd.filter(|_| far.is_none()) {
+                Some(c) => format!("{name} ({}) in cwd {c}", line(&cmd, &args)),
+                None => format!("{name} ({})", line(&cmd, &args)),
+            });
             // Host-relevant names move inside the sandbox (atk24n F6).
             let mut moved = Vec::new();
             if let Some(Value::Object(e)) = obj.get_mut("env") {
@@ -249,10 +224,19 @@ pub fn wrap_toml(
                 .and_then(|e| e.as_table_like())
                 .map(|e| e.iter().map(|(k, _)| k.to_string()).collect())
                 .unwrap_or_default();
+            let cwd = t.get("cwd").map(|c| c.as_str().unwrap_or("?").to_owned());
+            let far = cwd.as_deref().and_then(far_cwd);
+            if let Some(why) = &far {
+                t.remove("cwd");
+                said.push(format!("{} cwd dropped ({why})", name.get()));
+            }
             if confined(&cmd, &args, &env, exe, trusted) {
                 continue;
             }
-            said.push(format!("{} ({})", name.get(), line(&cmd, &args)));
+            said.push(match cwd.filter(|_| far.is_none()) {
+                Some(c) => format!("{} ({}) in cwd {c}", name.get(), line(&cmd, &args)),
+                None => format!("{} ({})", name.get(), line(&cmd, &args)),
+            });
             // Host-relevant names move inside the sandbox (atk24n F6).
             let mut moved = Vec::new();
             if let Some(e) = t.get_mut("env").and_then(|e| e.as_table_like_mut()) {

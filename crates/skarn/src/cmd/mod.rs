@@ -38,6 +38,7 @@ pub mod init_files;
 mod init_gemini_trust;
 mod init_hooks;
 pub mod init_project;
+pub mod mcp_cwd;
 pub mod mcp_env;
 pub mod mcp_wrap;
 #[cfg(target_os = "linux")]

@@ -72,6 +72,9 @@ mod agent_atk24n;
 // Issue 24, what the attack passes of 6 December left open (h24k).
 #[cfg(target_os = "linux")]
 mod agent_h24k;
+// Issue 24, attack atk24o F8-F12: subagent MCP servers, skill shell lines (h24q).
+#[cfg(target_os = "linux")]
+mod agent_h24q;
 // Issue 24, what attack atk24m left open: client command lines, YAML (h24n).
 #[cfg(target_os = "linux")]
 mod agent_h24n;

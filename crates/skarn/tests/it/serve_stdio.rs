@@ -576,6 +576,11 @@ fn the_shell_tool_runs_commands_confined_and_compressed() {
         .to_string();
     assert!(text.starts_with("exit "), "{r}");
     assert!(text.contains("inside"), "{text}");
+    // What Claude Code shows the model of a successful call (atk24o F9).
+    let shown = r["result"]["structuredContent"]["output"]
+        .as_str()
+        .unwrap_or("");
+    assert!(shown.contains("inside"), "{r}");
     assert_eq!(
         std::fs::read_to_string(ws.join("made.txt")).unwrap(),
         "inside\n"

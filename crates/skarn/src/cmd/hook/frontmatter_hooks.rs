@@ -74,6 +74,14 @@ const MAX_DEPTH: usize = 16;
 
 /// The unconfined hook commands of a skill's or subagent's text.
 pub fn unconfined(text: &str, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
+    // Its inline MCP servers and shell lines too (atk24o F11, F10).
+    let mut out = super::frontmatter_mcp::unconfined(text, exe, trusted);
+    out.extend(super::skill_shell::unconfined(text, trusted));
+    out.extend(hook_commands(text, agent, exe, trusted));
+    out
+}
+
+fn hook_commands(text: &str, agent: &str, exe: &str, trusted: &[String]) -> Vec<String> {
     match super::frontmatter_yaml::read(text) {
         Read::None => Vec::new(),
         Read::Unreadable(why) => vec![format!(

@@ -29,8 +29,10 @@ mod file_runs;
 mod file_targets;
 mod files;
 pub mod frontmatter_hooks;
+pub mod frontmatter_mcp;
 mod frontmatter_yaml;
 mod installed;
+pub mod mcp_shape;
 pub mod other_handlers;
 mod pattern_options;
 mod plugin_dirs;
@@ -38,6 +40,7 @@ mod settings;
 mod shell;
 #[cfg(test)]
 mod shell_vs_bash;
+pub mod skill_shell;
 mod unknown_tools;
 mod vscode_tools;
 mod withheld;
