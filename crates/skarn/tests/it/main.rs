@@ -134,7 +134,11 @@ mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
 mod run_h22l;
 #[cfg(target_os = "linux")]
+mod run_h22o;
+#[cfg(target_os = "linux")]
 mod run_linked_home;
+#[cfg(target_os = "linux")]
+mod support_git;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;
