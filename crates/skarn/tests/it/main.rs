@@ -160,6 +160,11 @@ mod run_h22p;
 mod run_linked_home;
 #[cfg(target_os = "linux")]
 mod run_toolchain_env;
+mod run_h22o;
+#[cfg(target_os = "linux")]
+mod run_linked_home;
+#[cfg(target_os = "linux")]
+mod support_git;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
 #[cfg(target_os = "linux")]
 mod run_degradation;

@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use super::run_atk22h::{host_git, repo, run_script};
-use super::run_git_packs_22g::{planted_commit, settle};
 use crate::common::*;
+use crate::support_git::{planted_commit, settle};
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["direct", "cow"];

@@ -37,13 +37,7 @@ pub(crate) fn host_git(dir: &Path, home: &Path, args: &[&str]) -> std::process::
         .unwrap()
 }
 
-/// A repository on branch `master` with one commit of `file` at `dir`.
-pub(crate) fn repo(dir: &Path, file: &str, text: &str) {
-    git(dir, &["init", "-q", "-b", "master"]);
-    std::fs::write(dir.join(file), text).unwrap();
-    git(dir, &["add", file]);
-    git(dir, &["commit", "-qm", "init"]);
-}
+use crate::support_git::repo;
 
 pub(crate) fn skip_without_git() -> bool {
     !host_has("git", "--version")

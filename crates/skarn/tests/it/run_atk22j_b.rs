@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::*;
-use crate::run_atk22i_git::{LAYERS, attack, host_git, repo, skip_without_git};
+use crate::run_atk22i_git::{LAYERS, attack, host_git, skip_without_git};
+use crate::support_git::repo;
 use skarn_test_support::TempDir;
 
 const SECRET: &str = "SECRET-KEY-MATERIAL-atk22j";

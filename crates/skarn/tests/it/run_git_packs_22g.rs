@@ -10,14 +10,10 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
+use crate::support_git::{planted_commit, settle};
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["direct", "cow"];
-
-/// Past the after-run check's clock margin (what is here is the user's).
-pub(super) fn settle() {
-    std::thread::sleep(std::time::Duration::from_millis(200));
-}
 
 /// A repository with one commit; its hash.
 fn repo(t: &TempDir, ws: &Path) -> String {
@@ -27,21 +23,6 @@ fn repo(t: &TempDir, ws: &Path) -> String {
     git(ws, &["commit", "-qm", "one"]);
     let o = git(ws, &["rev-parse", "HEAD"]);
     String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-/// Shell lines (in the workspace, inside the run) making a commit whose
-/// tree holds `.envrc` (running `touch marker`) on branch `agent`.
-pub(super) fn planted_commit(marker: &Path) -> String {
-    format!(
-        "G='git -c user.name=a -c user.email=a@a'; \
-         b=$(printf 'touch {m}\\n' | git hash-object -w --stdin); \
-         GIT_INDEX_FILE=.git/agent-index git read-tree HEAD; \
-         GIT_INDEX_FILE=.git/agent-index git update-index --add --cacheinfo 100644,$b,.envrc; \
-         tr=$(GIT_INDEX_FILE=.git/agent-index git write-tree); \
-         c=$($G commit-tree $tr -p HEAD -m planted); git update-ref refs/heads/agent $c; \
-         rm -f .git/agent-index; ",
-        m = marker.display()
-    )
 }
 
 /// On the host: check out `agent`, enter the directory (direnv sources

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use crate::common::*;
-use crate::run_atk22i_git::{LAYERS, attack, host_git, repo, skip_without_git};
+use crate::run_atk22i_git::{LAYERS, attack, host_git, skip_without_git};
+use crate::support_git::repo;
 use skarn_test_support::TempDir;
 
 /// Python that adds an entry with any path (argv 1) for the blob argv 2
@@ -240,7 +241,7 @@ fn refs_to_planted_trees_in_reftable_and_in_padded_ref_files_are_judged() {
     // MB of blanks (git reads the id). Host `git checkout v1 -- .` wrote
     // the planted `.envrc`.
     use crate::run_atk22h_git::{places_with, planted_tree, run_in as run_at};
-    use crate::run_git_packs_22g::settle;
+    use crate::support_git::settle;
     let forms: [(&str, &[&str], &str); 2] = [
         ("reftable", &["--ref-format=reftable"], "git tag v1 $T"),
         (

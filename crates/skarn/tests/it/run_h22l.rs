@@ -191,15 +191,15 @@ fn packs_of_submodules_and_nested_repositories_are_vetted() {
         let t = TempDir::new("h22l-packs");
         let home = t.dir("home");
         let lib = t.dir("lib");
-        crate::run_atk22i_git::repo(&lib, "l", "l\n");
+        crate::support_git::repo(&lib, "l", "l\n");
         let ws = t.dir("ws");
-        crate::run_atk22i_git::repo(&ws, "a", "a\n");
+        crate::support_git::repo(&ws, "a", "a\n");
         let lib_s = lib.display().to_string();
         crate::run_atk22i_git::host_git(&ws, &home, &["submodule", "-q", "add", &lib_s, "sub"]);
         crate::run_atk22i_git::host_git(&ws, &home, &["commit", "-qm", "sub"]);
         let nested = ws.join("inner");
         std::fs::create_dir(&nested).unwrap();
-        crate::run_atk22i_git::repo(&nested, "n", "n\n");
+        crate::support_git::repo(&nested, "n", "n\n");
         assert!(
             ws.join(".git/modules/sub/objects").is_dir(),
             "no submodule set up"
@@ -254,7 +254,7 @@ fn git_commit_works_with_a_write_grant_of_the_workspaces_git_directory() {
         let t = TempDir::new("h22l-commit");
         let home = t.dir("home");
         let ws = t.dir("ws");
-        crate::run_atk22i_git::repo(&ws, "a", "a\n");
+        crate::support_git::repo(&ws, "a", "a\n");
         let git_dir = ws.join(".git").display().to_string();
         let o = run_in(
             &ws,
@@ -296,7 +296,7 @@ fn a_nested_repositorys_link_to_a_sibling_in_the_workspace_is_kept() {
         t.file("ws/shared/lib.txt", "shared\n");
         let inner = ws.join("inner");
         std::fs::create_dir(&inner).unwrap();
-        crate::run_atk22i_git::repo(&inner, "n", "n\n");
+        crate::support_git::repo(&inner, "n", "n\n");
         let o = run_in(
             &ws,
             &home,

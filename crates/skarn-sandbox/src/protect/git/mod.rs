@@ -27,6 +27,8 @@ pub(crate) mod index_after;
 #[cfg(unix)]
 pub mod index_vet;
 #[cfg(target_os = "linux")]
+mod loose_write;
+#[cfg(target_os = "linux")]
 pub mod nested_git;
 #[cfg(target_os = "linux")]
 pub mod new_commits;
@@ -35,7 +37,11 @@ pub mod new_packs;
 #[cfg(unix)]
 pub mod object_format;
 #[cfg(target_os = "linux")]
+mod object_store;
+#[cfg(target_os = "linux")]
 pub(crate) mod pack_read;
+#[cfg(target_os = "linux")]
+pub mod packs_in_place;
 #[cfg(unix)]
 pub(crate) mod path_check;
 pub mod program_keys;

@@ -410,6 +410,8 @@ fn vet_new_within(
             }
         }
         let commits = super::new_commits::vet(&tops, since);
+        // And those it packed there (ADR 0296).
+        let packed = super::packs_in_place::vet_tops(&tops, since);
         // Their indexes (the workspace's own is vetted in its layer;
         // attack atk22h F12).
         out.extend(tops.iter().filter_map(|t| {
@@ -419,6 +421,7 @@ fn vet_new_within(
             INCOMPLETE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         out.extend(commits.lines);
+        out.extend(packed);
         // Environment files agents load at start (ADR 0246).
         out.extend(set_aside_env_files(&w.env_files, since));
         // Compiled Python files (attacks atk24e F9, atk24h F11).

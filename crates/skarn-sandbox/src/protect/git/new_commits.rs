@@ -193,7 +193,7 @@ fn vet_repo(git: &Path, work: &WorkTree<'_>, out: &mut Vetted) {
 }
 
 /// The objects a commit (its parents) or a tag (its target) stands on.
-fn linked(kind: &str, body: &[u8]) -> Vec<String> {
+pub(super) fn linked(kind: &str, body: &[u8]) -> Vec<String> {
     let key: &[u8] = match kind {
         "commit" => b"parent ",
         "tag" => b"object ",

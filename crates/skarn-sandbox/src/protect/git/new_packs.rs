@@ -25,12 +25,13 @@
 //! aside alone.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use super::commit_parents::judge as object_unsafe;
 use super::commit_walk::{Source, WorkTree};
-use super::pack_read::{Pack, hash_ok, hex, read_loose, type_name, unhex};
+use super::object_store::Store;
+use super::pack_read::{Pack, hash_ok, read_loose, type_name, unhex};
 
 /// Objects of the new packs looked at, at most.
 const MAX_OBJECTS: usize = 2_000_000;
@@ -42,6 +43,8 @@ pub struct PackVet {
     pub lines: Vec<String>,
     /// The run's removals under `objects` must not be applied.
     pub keep_objects: bool,
+    /// The packed commits and tags found unsafe, with those above them.
+    pub unsafe_packed: HashSet<String>,
 }
 
 /// Vet the layer over a git directory: `upper` is the layer's copy of
@@ -68,10 +71,24 @@ pub fn vet_layer(
         }
     };
     out.keep_objects = true;
-    for stem in &packs {
+    for (stem, files) in set_aside(&upper.join("objects/pack"), &packs) {
+        out.lines.push(format!(
+            "the pack {stem} the run made in {}/objects/pack: {why}; its files: {files}; the \
+             objects the run removed were kept",
+            host.display(),
+        ));
+    }
+    out
+}
+
+/// Set aside every file of the packs `stems` in `dir` (renamed so git does
+/// not read them); returns each stem with what became of its files.
+pub(super) fn set_aside(dir: &Path, stems: &[String]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for stem in stems {
         let mut moved = Vec::new();
         for ext in ["pack", "idx", "rev", "bitmap", "mtimes", "keep", "promisor"] {
-            let p = upper.join("objects/pack").join(format!("{stem}.{ext}"));
+            let p = dir.join(format!("{stem}.{ext}"));
             if std::fs::symlink_metadata(&p).is_ok() {
                 let a = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
                 if !matches!(a, crate::protect::set_aside::Aside::Moved(_)) {
@@ -80,18 +97,13 @@ pub fn vet_layer(
                 moved.push(a.describe("git does not read it"));
             }
         }
-        out.lines.push(format!(
-            "the pack {stem} the run made in {}/objects/pack: {why}; its files: {}; the objects \
-             the run removed were kept",
-            host.display(),
-            moved.join("; ")
-        ));
+        out.push((stem.clone(), moved.join("; ")));
     }
     out
 }
 
 /// The stems (`pack-<hex>`) of the packs the upper directory holds.
-fn new_packs(dir: &Path) -> Vec<String> {
+pub(super) fn new_packs(dir: &Path) -> Vec<String> {
     let mut stems = HashSet::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         // A pack the run removed is a whiteout here, not a new pack (a
@@ -127,10 +139,36 @@ fn vet_packs(
 ) -> std::io::Result<Option<String>> {
     let oid_len = oid_len(host);
     let mut store = Store::open(upper, host, oid_len)?;
+    judge_packs(
+        &mut store,
+        &upper.join("objects/pack"),
+        work,
+        bound,
+        since,
+        packs,
+        out,
+    )
+}
+
+/// The entries of the packs `packs` of `dir`, each checked against its id,
+/// and the commits (and tags of trees) among them and among the loose
+/// objects that `store` says the host lacks, judged; unsafe loose ones
+/// are set aside. `Ok(Some(why))`: the packs must be set aside (the unsafe
+/// packed objects, and those above them, in [`PackVet::unsafe_packed`]).
+pub(super) fn judge_packs(
+    store: &mut Store,
+    dir: &Path,
+    work: &Path,
+    bound: &Path,
+    since: SystemTime,
+    packs: &[String],
+    out: &mut PackVet,
+) -> std::io::Result<Option<String>> {
+    let oid_len = store.oid_len();
     let mut opened = Vec::new();
     for stem in packs {
-        let pack = upper.join("objects/pack").join(format!("{stem}.pack"));
-        let idx = upper.join("objects/pack").join(format!("{stem}.idx"));
+        let pack = dir.join(format!("{stem}.pack"));
+        let idx = dir.join(format!("{stem}.idx"));
         if !std::fs::symlink_metadata(&pack).is_ok_and(|m| m.is_file())
             || !std::fs::symlink_metadata(&idx).is_ok_and(|m| m.is_file())
         {
@@ -186,13 +224,17 @@ fn vet_packs(
         bound,
     };
     let mut in_pack = None;
+    let mut bad: HashSet<String> = HashSet::new();
+    let mut above: Vec<(String, Vec<String>)> = Vec::new();
     for (id, kind) in &found {
         let Some((k, body)) = store.read(id) else {
             return Err(std::io::Error::other(format!("{id} could not be read")));
         };
-        let Some(why) = object_unsafe(&mut store, &wt, &k, &body) else {
+        let Some(why) = object_unsafe(store, &wt, &k, &body) else {
+            above.push((id.clone(), super::new_commits::linked(&k, &body)));
             continue;
         };
+        bad.insert(id.clone());
         let loose = store.upper.join(&id[..2]).join(&id[2..]);
         if std::fs::symlink_metadata(&loose).is_ok() {
             let a = crate::protect::set_aside::set_aside(&loose, "skarn-set-aside");
@@ -208,138 +250,31 @@ fn vet_packs(
             ));
         }
     }
-    Ok(in_pack)
-}
-
-/// The layer's objects over the host's, as host git will read them once
-/// the layer is applied.
-struct Store {
-    /// The layer's objects directory.
-    upper: PathBuf,
-    /// The host's objects directories (its own and its alternates).
-    host_dirs: Vec<PathBuf>,
-    host_packs: Vec<Pack>,
-    /// The new packs (once checked).
-    packs: Vec<Pack>,
-    oid_len: usize,
-}
-
-impl Store {
-    fn open(upper: &Path, host: &Path, oid_len: usize) -> std::io::Result<Store> {
-        let objects = host.join("objects");
-        let mut host_dirs = vec![objects.clone()];
-        if let Ok(t) = std::fs::read_to_string(objects.join("info/alternates")) {
-            for l in t
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            {
-                host_dirs.push(objects.join(l));
+    // A commit (or tag) above an unsafe one is unsafe too: judged against
+    // it, its tree looks unchanged (attack atk22i F4).
+    loop {
+        let before = bad.len();
+        for (id, below) in &above {
+            if !bad.contains(id) && below.iter().any(|b| bad.contains(b)) {
+                bad.insert(id.clone());
             }
         }
-        let mut host_packs = Vec::new();
-        for d in &host_dirs {
-            for e in std::fs::read_dir(d.join("pack"))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "idx") {
-                    host_packs.push(Pack::open(&p, oid_len)?);
-                }
-            }
+        if bad.len() == before {
+            break;
         }
-        Ok(Store {
-            upper: upper.join("objects"),
-            host_dirs,
-            host_packs,
-            packs: Vec::new(),
-            oid_len,
+    }
+    if in_pack.is_none()
+        && let Some((id, _)) = above.iter().find(|(id, _)| {
+            bad.contains(id)
+                && std::fs::symlink_metadata(store.upper.join(&id[..2]).join(&id[2..])).is_err()
         })
+    {
+        in_pack = Some(format!(
+            "it holds {id}, which lies above an object the run made unsafe"
+        ));
     }
-
-    /// Whether the host's repository holds the object `raw`.
-    fn on_host(&self, raw: &[u8]) -> bool {
-        let h = hex(raw);
-        self.host_packs.iter().any(|p| p.find(raw).is_some())
-            || self
-                .host_dirs
-                .iter()
-                .any(|d| std::fs::symlink_metadata(d.join(&h[..2]).join(&h[2..])).is_ok())
-    }
-
-    /// The loose objects of the layer (hex).
-    fn upper_loose(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        for e in std::fs::read_dir(&self.upper)
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let d = e.file_name().to_string_lossy().into_owned();
-            if d.len() != 2 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
-                continue;
-            }
-            for f in std::fs::read_dir(e.path()).into_iter().flatten().flatten() {
-                let n = f.file_name().to_string_lossy().into_owned();
-                if n.len() == self.oid_len * 2 - 2 && n.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    v.push(format!("{d}{n}"));
-                }
-            }
-        }
-        v
-    }
-
-    /// An object (raw id) from any store, for a delta base.
-    fn read_raw(&mut self, raw: &[u8]) -> Option<(u8, Vec<u8>)> {
-        let (k, b) = self.read(&hex(raw))?;
-        let t = match k.as_str() {
-            "commit" => 1,
-            "tree" => 2,
-            "blob" => 3,
-            "tag" => 4,
-            _ => return None,
-        };
-        Some((t, b))
-    }
-}
-
-/// The object at `j` of `p` (bases it names by id that `p` lacks are not
-/// looked for elsewhere: packs on disk are whole).
-fn from_pack(p: &mut Pack, j: usize) -> Option<(String, Vec<u8>)> {
-    let mut none = |_: &[u8]| None;
-    let (t, b) = p.read(j, &mut none).ok()?;
-    Some((type_name(t).to_string(), b.to_vec()))
-}
-
-impl Source for Store {
-    fn read(&mut self, h: &str) -> Option<(String, Vec<u8>)> {
-        let raw = unhex(h)?;
-        for p in &mut self.packs {
-            if let Some(j) = p.find(&raw) {
-                return from_pack(p, j);
-            }
-        }
-        if let Some(o) = read_loose(&self.upper, h) {
-            return Some(o);
-        }
-        for d in &self.host_dirs {
-            if let Some(o) = read_loose(d, h) {
-                return Some(o);
-            }
-        }
-        for p in &mut self.host_packs {
-            if let Some(j) = p.find(&raw) {
-                return from_pack(p, j);
-            }
-        }
-        None
-    }
-
-    fn oid_len(&self) -> usize {
-        self.oid_len
-    }
+    out.unsafe_packed = bad;
+    Ok(in_pack)
 }
 
 /// The object `hex` as host git will read it once the layer over the git

@@ -1,0 +1,35 @@
+//! Set-up shared by the tests of what a run leaves in git repositories
+//! (`run_git_*`, `run_atk22*`, `run_h22o`): repositories, commits planted
+//! by the run, the after-run check's clock margin.
+
+use std::path::Path;
+
+use crate::common::git;
+
+/// Past the after-run check's clock margin (what is here is the user's).
+pub(crate) fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(200));
+}
+
+/// Shell lines (in the workspace, inside the run) making a commit whose
+/// tree holds `.envrc` (running `touch marker`) on branch `agent`.
+pub(crate) fn planted_commit(marker: &Path) -> String {
+    format!(
+        "G='git -c user.name=a -c user.email=a@a'; \
+         b=$(printf 'touch {m}\\n' | git hash-object -w --stdin); \
+         GIT_INDEX_FILE=.git/agent-index git read-tree HEAD; \
+         GIT_INDEX_FILE=.git/agent-index git update-index --add --cacheinfo 100644,$b,.envrc; \
+         tr=$(GIT_INDEX_FILE=.git/agent-index git write-tree); \
+         c=$($G commit-tree $tr -p HEAD -m planted); git update-ref refs/heads/agent $c; \
+         rm -f .git/agent-index; ",
+        m = marker.display()
+    )
+}
+
+/// A repository on branch `master` with one commit of `file` at `dir`.
+pub(crate) fn repo(dir: &Path, file: &str, text: &str) {
+    git(dir, &["init", "-q", "-b", "master"]);
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", file]);
+    git(dir, &["commit", "-qm", "init"]);
+}
