@@ -25,17 +25,15 @@ fn configuration_editors_and_commit_hooks_load_stays_the_users() {
         std::fs::write(ws.join("package.json"), "{\"name\":\"p\"}\n").unwrap();
         let user = "module.exports = { content: ['./src/**/*.js'] };\n";
         std::fs::write(ws.join("tailwind.config.js"), user).unwrap();
-        let script = format!(
-            "for f in eslint.config.mjs .prettierrc svelte.config.js babel.config.js \
+        let script = "for f in eslint.config.mjs .prettierrc svelte.config.js babel.config.js \
              .pylintrc commitlint.config.js .czrc .secrets.baseline; do \
              printf %s \"$P\" > $f; done; printf %s \"$P\" >> tailwind.config.js; \
-             echo ok > index.js; true"
-        );
+             echo ok > index.js; true";
         let o = run_command(
             &ws,
             &home,
             &["--workspace-layer", layer],
-            &["sh", "-c", &script],
+            &["sh", "-c", script],
         )
         .env("P", planted)
         .output()
@@ -113,6 +111,65 @@ fn an_env_file_hides_no_code_behind_a_hash_or_a_bare_word() {
             }
             if kept == body {
                 failed.push(format!("{ctx}: the run's .env is where loaders read it"));
+            }
+        }
+    }
+    failures(failed);
+}
+
+/// A file of a nested Mercurial or Jujutsu repository as it is on the
+/// host, and what the run writes there.
+const VCS_FILES: &[(&str, &str)] = &[
+    ("sub/.hg/hgrc", "[paths]\ndefault = ../up\n"),
+    ("sub/.hg/hgrc-not-shared", "[ui]\nverbose = false\n"),
+    ("jjrepo/.jj/repo/config.toml", "[user]\nname = \"u\"\n"),
+];
+
+#[test]
+fn a_nested_mercurial_or_jujutsu_repositorys_settings_stay_the_users() {
+    // h22m's limit: `.hg/hgrc`, `.jj/repo/config.toml` of repositories
+    // below the top; host hg runs `[hooks]`, `!` aliases and `[ui] merge`
+    // tools from them, jj its `fsmonitor` and diff programs. A run may
+    // neither change the existing ones nor make a new repository's. (Held
+    // on main already: a guard. Not held: a file a nested hgrc
+    // `%include`s, see the h22p report.)
+    let plant = "\n[hooks]\npre-status = touch /tmp/pwn\n[alias]\nst = !touch /tmp/pwn\n";
+    let made = ["new/.hg/hgrc", "newjj/.jj/repo/config.toml"];
+    let mut failed = Vec::new();
+    for layer in LAYERS {
+        let t = TempDir::new("h22p-vcs");
+        let (home, ws) = (t.dir("home"), t.dir("ws"));
+        for (rel, body) in VCS_FILES {
+            let p = ws.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, body).unwrap();
+        }
+        std::fs::write(ws.join("sub/.hg/requires"), "store\n").unwrap();
+        let mut script = String::new();
+        for rel in VCS_FILES.iter().map(|(r, _)| *r).chain(made) {
+            script += &format!("mkdir -p $(dirname {rel}); printf %s \"$P\" >> {rel}; ");
+        }
+        script += "true";
+        let o = run_command(
+            &ws,
+            &home,
+            &["--workspace-layer", layer],
+            &["sh", "-c", &script],
+        )
+        .env("P", plant)
+        .output()
+        .unwrap();
+        let ctx = format!("[{layer}] {}", err(&o));
+        for (rel, body) in VCS_FILES {
+            if std::fs::read_to_string(ws.join(rel)).unwrap_or_default() != *body {
+                failed.push(format!("{ctx}: {rel} was changed"));
+            }
+        }
+        for rel in made {
+            if std::fs::read_to_string(ws.join(rel)).is_ok_and(|s| s.contains("[hooks]")) {
+                failed.push(format!(
+                    "{ctx}: the run's {rel} is where host tools read it"
+                ));
             }
         }
     }
