@@ -80,6 +80,17 @@ const BUNDLE_VARS: &[&str] = &[
     "npm_config_cafile",
     "AWS_CA_BUNDLE",
     "DENO_CERT",
+    // Tools that read only their own variable (atk27n F5): gcloud,
+    // httplib2, gRPC, nix, Bundler, Composer, Hex, Yarn.
+    "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+    "HTTPLIB2_CA_CERTS",
+    "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+    "NIX_SSL_CERT_FILE",
+    "BUNDLE_SSL_CA_CERT",
+    "COMPOSER_CAFILE",
+    "HEX_CACERTS_PATH",
+    "YARN_CA_FILE_PATH",
+    "YARN_HTTPS_CA_FILE_PATH",
 ];
 
 /// Variables naming extra CAs only (added to the tool's own roots).
