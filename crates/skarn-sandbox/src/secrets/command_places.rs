@@ -9,7 +9,11 @@
 //! whose program, any file or directory its arguments name (or a link on
 //! the way to one), or a `PATH` directory looked in before its program is
 //! found, lies in a place some run may write ([`Places`]) is refused
-//! before it runs, saying which and why.
+//! before it runs, saying which and why. So is one whose program or a
+//! file its arguments name has other names (hard links) and may be
+//! written by the user: another name may lie in such a place, unseen,
+//! and a run writing through it changes this file (ADR 0283's view hides
+//! the place, not the other name).
 
 use std::path::{Path, PathBuf};
 
@@ -50,6 +54,15 @@ pub fn check(
         ));
     }
     for p in &d.paths {
+        if let Some(n) = linked_elsewhere(p) {
+            return Err(format!(
+                "secret {name}: its command runs on the host and depends on {}, a file you may \
+                 write that has {n} names (hard links): another name may lie where a sandboxed \
+                 run may write, and changing the file there changes this one; keep a single \
+                 copy of it (cp, not ln) outside every workspace",
+                p.display()
+            ));
+        }
         if let Some(why) = writable_place(p, &places) {
             return Err(format!(
                 "secret {name}: its command runs on the host and depends on {}, which a \
@@ -60,6 +73,26 @@ pub fn check(
         }
     }
     Ok(())
+}
+
+/// How many names `p` has when it is a regular file with more than one
+/// that the caller may write, outside the system's program directories.
+fn linked_elsewhere(p: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    const SYSTEM: &[&str] = &[
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib64",
+        "/nix/store",
+        "/etc",
+    ];
+    let real = std::fs::canonicalize(p).ok()?;
+    let md = std::fs::metadata(&real).ok()?;
+    let writable = rustix::fs::access(&real, rustix::fs::Access::WRITE_OK).is_ok();
+    let system = SYSTEM.iter().any(|d| real.starts_with(d));
+    (md.is_file() && md.nlink() > 1 && writable && !system).then_some(md.nlink())
 }
 
 /// Why `p` (or a link on the way to it) lies in `places`; `None` when it
@@ -99,6 +132,10 @@ mod tests {
         assert!(check("b", &cfg.secrets["b"], &w, None).is_err());
         assert!(check("c", &cfg.secrets["c"], &w, None).is_ok());
         assert!(check("a", &cfg.secrets["a"], &[], None).is_ok());
+        // A hard link of the script elsewhere: refused, naming it.
+        std::fs::hard_link(ws.join("tools/get.py"), d.join("get-link.py")).unwrap();
+        let e = check("a", &cfg.secrets["a"], &[], None).unwrap_err();
+        assert!(e.contains("hard links"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -93,10 +93,11 @@ const BUNDLE_VARS: &[&str] = &[
     "HTTPLIB2_CA_CERTS",
     "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
     "NIX_SSL_CERT_FILE",
-    // Bundler, Composer, Hex (mix), websocket-client, HashiCorp Vault.
+    // Bundler, Composer, Hex (mix), Yarn 1, websocket-client, HashiCorp Vault.
     "BUNDLE_SSL_CA_CERT",
     "COMPOSER_CAFILE",
     "HEX_CACERTS_PATH",
+    "YARN_CA_FILE_PATH",
     "WEBSOCKET_CLIENT_CA_BUNDLE",
     "VAULT_CACERT",
 ];

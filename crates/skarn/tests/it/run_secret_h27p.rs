@@ -433,3 +433,241 @@ fn a_module_the_agents_write_tool_planted_beside_a_source_does_not_run() {
         err(&o)
     );
 }
+
+/// atk27n F5: CA variables of tools that read only their own (gcloud,
+/// httplib2, gRPC, nix, Bundler, Composer, Hex, Yarn) kept the caller's
+/// bundle, without the run's CA, inside a run granted a secret: those
+/// tools could not reach a bound host. Each now names the run's bundle,
+/// the one `SSL_CERT_FILE` names, whatever the caller set.
+#[test]
+fn every_known_ca_variable_names_the_runs_bundle() {
+    const VARS: &[&str] = &[
+        "CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE",
+        "HTTPLIB2_CA_CERTS",
+        "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+        "NIX_SSL_CERT_FILE",
+        "BUNDLE_SSL_CA_CERT",
+        "COMPOSER_CAFILE",
+        "HEX_CACERTS_PATH",
+        "YARN_CA_FILE_PATH",
+        "YARN_HTTPS_CA_FILE_PATH",
+    ];
+    let t = TempDir::new("h27p_f5");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    write_config(
+        &home,
+        "[secrets.tok]\nfrom_env = \"H27P_TOK\"\nhosts = [\"example.test\"]\n",
+    );
+    let script: String = std::iter::once("SSL_CERT_FILE")
+        .chain(VARS.iter().copied())
+        .map(|v| format!("echo \"{v}=${v}\"; "))
+        .collect();
+    let mut c = run_command(&ws, &home, &["--secret", "tok"], &["sh", "-c", &script]);
+    c.env("H27P_TOK", "caVarsValue0123456789abcdefXYZ");
+    for v in VARS {
+        c.env(v, "/etc/ssl/certs/ca-certificates.crt");
+    }
+    let o = c.output().unwrap();
+    assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
+    let text = out(&o);
+    let bundle = text
+        .lines()
+        .find_map(|l| l.strip_prefix("SSL_CERT_FILE="))
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| panic!("no SSL_CERT_FILE: {text}"));
+    for v in VARS {
+        assert!(
+            text.lines().any(|l| l == format!("{v}={bundle}")),
+            "{v} does not name the run's bundle {bundle}: {text}"
+        );
+    }
+}
+
+/// Item 3 (atk27l H2, the hard-link half): the user's helper `~/bin/tok`
+/// is also `<ws>/tools/tok` (a hard link). A sandboxed run in the
+/// workspace appends to its name there, which changes `~/bin/tok` itself:
+/// the view of ADR 0283 hides the workspace, not the other name, so the
+/// host would run the appended line at the next resolution (the
+/// read-only protection of the source's files may refuse the write
+/// already). Now a source whose file has other names the user may write
+/// is refused before it runs, saying why.
+#[test]
+fn a_helper_hard_linked_into_a_workspace_is_refused() {
+    let t = TempDir::new("h27p_hardlink");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let other = t.dir("other");
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("val"), "hardLinkValue0123456789abcdefXY\n").unwrap();
+    let tok = home.join("bin/tok");
+    std::fs::create_dir_all(tok.parent().unwrap()).unwrap();
+    std::fs::write(
+        &tok,
+        format!("#!/bin/sh\ncat {}\n", vals.join("val").display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tok, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::create_dir_all(ws.join("tools")).unwrap();
+    std::fs::hard_link(&tok, ws.join("tools/tok")).unwrap();
+    write_config(
+        &home,
+        &format!(
+            "[secrets.tok]\ncommand = [{:?}]\nhosts = [\"example.test\"]\n",
+            tok.display().to_string()
+        ),
+    );
+    let marker = t.path().join("PLANTED");
+    let plant = as_user(
+        run_command(
+            &ws,
+            &home,
+            &["--workspace-layer", "direct"],
+            &[
+                "sh",
+                "-c",
+                &format!("echo 'id -u > {}' >> tools/tok", marker.display()),
+            ],
+        ),
+        t.path(),
+    )
+    .output()
+    .unwrap();
+    // The read-only protection of what a source runs (ADR 0211) may
+    // already refuse the write through the other name; either way:
+    let _ = plant;
+    let o = as_user(
+        run_command(&other, &home, &["--secret", "tok"], &["true"]),
+        t.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        !marker.exists(),
+        "the host ran what a run appended through the hard link: {}{}",
+        out(&o),
+        err(&o)
+    );
+    assert!(err(&o).contains("hard links"), "{}", err(&o));
+}
+
+/// `skarn run --secret tok` in `ws` with no namespace allowed (a seccomp
+/// filter refusing `unshare`, `mount`, ... with `no_new_privs`, as a
+/// container runtime's profile would; the way `run_hardening` simulates
+/// a host without user namespaces), `extra` set in its environment.
+fn run_without_namespaces(
+    ws: &std::path::Path,
+    home: &std::path::Path,
+    extra: &[(&str, &str)],
+) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let progs = skarn_sandbox::linux::seccomp::deny_programs(&[]).unwrap();
+    let mut c = run_command(ws, home, &["--secret", "tok"], &["true"]);
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    // SAFETY: between fork and exec only prctl and seccomp(2) run; the
+    // programs were compiled before the fork.
+    unsafe {
+        c.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            skarn_sandbox::linux::seccomp::install(&progs).map_err(std::io::Error::other)
+        });
+    }
+    c.output().unwrap()
+}
+
+/// Item 4: where no private mount namespace can be made, a `command`
+/// source runs in the caller's view with a warning (ADR 0283's documented
+/// fallback), and `SKARN_SECRET_SOURCE_VIEW=required` refuses it: the
+/// source never runs.
+#[test]
+fn without_user_namespaces_a_source_falls_back_or_is_refused_when_required() {
+    let t = TempDir::new("h27p_nons");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let ran = t.path().join("SOURCE_RAN");
+    write_config(
+        &home,
+        &format!(
+            "[secrets.tok]\ncommand = [\"/bin/sh\", \"-c\", \"echo x > {}; echo noNsValue0123456789abcdefXYZ\"]\n\
+             hosts = [\"example.test\"]\n",
+            ran.display()
+        ),
+    );
+    let o = run_without_namespaces(&ws, &home, &[("SKARN_SECRET_SOURCE_VIEW", "required")]);
+    assert_ne!(code(&o), 0, "{}{}", out(&o), err(&o));
+    assert!(
+        !ran.exists(),
+        "the source ran although the view was required: {}",
+        err(&o)
+    );
+    assert!(
+        err(&o).contains("SKARN_SECRET_SOURCE_VIEW=required"),
+        "{}",
+        err(&o)
+    );
+    let o = run_without_namespaces(&ws, &home, &[]);
+    assert!(
+        ran.exists(),
+        "the fallback did not run the source: {}{}",
+        out(&o),
+        err(&o)
+    );
+    assert!(
+        err(&o).contains("runs without hiding the places sandboxed runs may write"),
+        "{}",
+        err(&o)
+    );
+    assert!(!out(&o).contains("noNsValue") && !err(&o).contains("noNsValue"));
+}
+
+/// Item 4 (h27o's H3): a secrets configuration that breaks while a run
+/// starts (here the source itself rewrites it after printing its value)
+/// never fails open: no copy of the user's dotfile line with the real
+/// token reaches the run — the run stops at the next read of the file.
+#[test]
+fn a_secrets_config_that_breaks_during_start_fails_closed() {
+    const REAL: &str = "npmBrokenCfgValue0123456789abcdef";
+    let t = TempDir::new("h27p_h3");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    std::fs::write(
+        home.join(".npmrc"),
+        format!("//registry.example.test/:_authToken={REAL}\n"),
+    )
+    .unwrap();
+    let cfg = home.join(".config/skarn/config.toml");
+    write_config(
+        &home,
+        &format!(
+            "[secrets.npm]\ncommand = [\"/bin/sh\", \"-c\", \"echo {REAL}; echo '[[[broken' >> {}\"]\n\
+             hosts = [\"registry.example.test\"]\n",
+            cfg.display()
+        ),
+    );
+    let o = run_command(
+        &ws,
+        &home,
+        &["--secret", "npm"],
+        &["sh", "-c", "cat ~/.npmrc 2>&1; echo \"NPM=$NPM\""],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        std::fs::read_to_string(&cfg).unwrap().contains("[[[broken"),
+        "the source did not run: {}",
+        err(&o)
+    );
+    assert!(
+        !out(&o).contains(REAL) && !err(&o).contains(REAL),
+        "the real token reached the run: {}{}",
+        out(&o),
+        err(&o)
+    );
+}
