@@ -221,6 +221,31 @@ pub struct Found {
 /// target, as a tree. Each place is looked at within [`PER_PLACE`]
 /// entries and all within [`MAX_ENTRIES`]; where a walk stops is said.
 pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
+    scan_listed(places, cache, &mut None)
+}
+
+/// [`scan`], the directories listed through the record of earlier scans
+/// kept below `home` ([`crate::protect::dir_listings`], ADR 0290).
+pub fn scan_cached(home: &Path, places: &[Place], cache: &mut CanonicalCache) -> Found {
+    let mut l = crate::protect::dir_listings::Listings::open(
+        home,
+        "toolchains",
+        include_str!("toolchain_links.rs"),
+        crate::protect::dir_listings::SETTLE,
+    );
+    let f = scan_listed(places, cache, &mut l);
+    if let Some(l) = l {
+        l.save();
+    }
+    f
+}
+
+fn scan_listed(
+    places: &[Place],
+    cache: &mut CanonicalCache,
+    listings: &mut Option<crate::protect::dir_listings::Listings>,
+) -> Found {
+    use crate::protect::dir_listings::Kind;
     let mut f = Found::default();
     let mut budget = MAX_ENTRIES;
     let mut seen = std::collections::HashSet::new();
@@ -261,10 +286,27 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
         let mut left = PER_PLACE.min(budget);
         let mut queue = std::collections::VecDeque::from([(real, 0usize)]);
         'walk: while let Some((d, level)) = queue.pop_front() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
+            let entries = match listings.as_mut() {
+                Some(l) => l.list(&d),
+                None => std::fs::read_dir(&d).ok().map(|rd| {
+                    rd.flatten()
+                        .take(PER_PLACE + 1)
+                        .map(|e| {
+                            let kind = match e.file_type() {
+                                Ok(k) if k.is_symlink() => Kind::Link,
+                                Ok(k) if k.is_dir() => Kind::Dir,
+                                Ok(_) => Kind::Other,
+                                Err(_) => Kind::Unknown,
+                            };
+                            (e.path(), kind)
+                        })
+                        .collect()
+                }),
+            };
+            let Some(entries) = entries else {
                 continue;
             };
-            for e in rd.flatten() {
+            for (p, kind) in entries {
                 if left == 0 {
                     if f.unfinished.len() < 8 {
                         f.unfinished.push(d.clone());
@@ -273,9 +315,7 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
                 }
                 left -= 1;
                 budget -= 1;
-                let Ok(ft) = e.file_type() else { continue };
-                let p = e.path();
-                if ft.is_symlink() {
+                if kind == Kind::Link {
                     if let Some(t) = cache.resolve(&p) {
                         f.trusted.push(Trusted::tree(
                             &p,
@@ -284,7 +324,7 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
                             Tree::Dir,
                         ));
                     }
-                } else if ft.is_dir() && level + 1 < DEPTH {
+                } else if kind == Kind::Dir && level + 1 < DEPTH {
                     queue.push_back((p, level + 1));
                 }
             }
