@@ -55,11 +55,14 @@ pub enum Kind {
 
 type Times = ((i64, i64), (i64, i64));
 
+/// Directories by (device, inode): their times and entries.
+type Record = HashMap<(u64, u64), (Times, Vec<(OsString, Kind)>)>;
+
 /// The record of earlier listings, and this scan's.
 pub struct Listings {
     file: PathBuf,
-    old: HashMap<(u64, u64), (Times, Vec<(OsString, Kind)>)>,
-    new: HashMap<(u64, u64), (Times, Vec<(OsString, Kind)>)>,
+    old: Record,
+    new: Record,
     settled_before: (i64, i64),
     dirty: bool,
     /// Listings taken from the record.
@@ -197,8 +200,6 @@ impl Listings {
         }
     }
 }
-
-type Record = HashMap<(u64, u64), (Times, Vec<(OsString, Kind)>)>;
 
 fn read(file: &Path) -> Record {
     let Ok(f) = std::fs::File::open(file) else {

@@ -359,4 +359,43 @@ mod tests {
         assert!(targets.contains(&ws.join("sp").as_path()), "{targets:?}");
         assert!(f.trusted.iter().all(|t| t.tree == Some(Tree::Dir)));
     }
+
+    /// The same links found through the record of earlier listings as
+    /// without it, and a link made since in a listed directory found too
+    /// (its directory's times moved; ADR 0290).
+    #[test]
+    fn listings_kept_across_runs_change_no_answer() {
+        let tmp = skarn_test_support::TempDir::new("toolchain-listings");
+        let d = std::fs::canonicalize(tmp.path()).unwrap();
+        let (home, ws) = (d.join("home"), d.join("ws"));
+        let lib = home.join(".pyenv/versions/3.12.1/lib/python3.12");
+        for p in [
+            ws.join("sp"),
+            ws.join("later"),
+            lib.join("site-packages/pkg"),
+        ] {
+            std::fs::create_dir_all(p).unwrap();
+        }
+        std::os::unix::fs::symlink(ws.join("sp"), lib.join("site-packages/linked")).unwrap();
+        // (Listings are kept once their directories are 2 s old.)
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let none = |_: &str| None;
+        let places = places(&home, &none);
+        let targets = |f: Found| {
+            let mut t: Vec<PathBuf> = f.trusted.into_iter().map(|t| t.target).collect();
+            t.sort();
+            t
+        };
+        let fresh = || CanonicalCache::following_dangling_links();
+        let plain = targets(scan(&places, &mut fresh()));
+        assert!(plain.contains(&ws.join("sp")), "{plain:?}");
+        assert_eq!(targets(scan_cached(&home, &places, &mut fresh())), plain);
+        let rec = home.join(crate::protect::home_mentions::SCAN_CACHE);
+        assert!(std::fs::read_dir(&rec).unwrap().count() > 0);
+        assert_eq!(targets(scan_cached(&home, &places, &mut fresh())), plain);
+        std::os::unix::fs::symlink(ws.join("later"), lib.join("site-packages/l")).unwrap();
+        let now = targets(scan_cached(&home, &places, &mut fresh()));
+        assert!(now.contains(&ws.join("later")), "{now:?}");
+        assert_eq!(now, targets(scan(&places, &mut fresh())));
+    }
 }
