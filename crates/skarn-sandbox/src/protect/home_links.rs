@@ -179,7 +179,7 @@ fn scan_now(home: &Path) -> Found {
     // links inside them (issue 22, items A and B).
     let var = |k: &str| std::env::var(k).ok();
     let places = crate::protect::toolchain_links::places(home, &var);
-    let tl = crate::protect::toolchain_links::scan(&places, &mut s.cache);
+    let tl = crate::protect::toolchain_links::scan_cached(home, &places, &mut s.cache);
     for t in tl.trusted {
         s.keep(t);
     }

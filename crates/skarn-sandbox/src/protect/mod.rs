@@ -15,6 +15,8 @@ pub mod config_named;
 #[cfg(unix)]
 pub mod configured_programs;
 #[cfg(unix)]
+pub mod dir_listings;
+#[cfg(unix)]
 pub mod dotenv;
 #[cfg(unix)]
 pub(crate) mod dotenv_value;

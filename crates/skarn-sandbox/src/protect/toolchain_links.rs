@@ -221,6 +221,31 @@ pub struct Found {
 /// target, as a tree. Each place is looked at within [`PER_PLACE`]
 /// entries and all within [`MAX_ENTRIES`]; where a walk stops is said.
 pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
+    scan_listed(places, cache, &mut None)
+}
+
+/// [`scan`], the directories listed through the record of earlier scans
+/// kept below `home` ([`crate::protect::dir_listings`], ADR 0290).
+pub fn scan_cached(home: &Path, places: &[Place], cache: &mut CanonicalCache) -> Found {
+    let mut l = crate::protect::dir_listings::Listings::open(
+        home,
+        "toolchains",
+        include_str!("toolchain_links.rs"),
+        crate::protect::dir_listings::SETTLE,
+    );
+    let f = scan_listed(places, cache, &mut l);
+    if let Some(l) = l {
+        l.save();
+    }
+    f
+}
+
+fn scan_listed(
+    places: &[Place],
+    cache: &mut CanonicalCache,
+    listings: &mut Option<crate::protect::dir_listings::Listings>,
+) -> Found {
+    use crate::protect::dir_listings::Kind;
     let mut f = Found::default();
     let mut budget = MAX_ENTRIES;
     let mut seen = std::collections::HashSet::new();
@@ -261,10 +286,27 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
         let mut left = PER_PLACE.min(budget);
         let mut queue = std::collections::VecDeque::from([(real, 0usize)]);
         'walk: while let Some((d, level)) = queue.pop_front() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
+            let entries = match listings.as_mut() {
+                Some(l) => l.list(&d),
+                None => std::fs::read_dir(&d).ok().map(|rd| {
+                    rd.flatten()
+                        .take(PER_PLACE + 1)
+                        .map(|e| {
+                            let kind = match e.file_type() {
+                                Ok(k) if k.is_symlink() => Kind::Link,
+                                Ok(k) if k.is_dir() => Kind::Dir,
+                                Ok(_) => Kind::Other,
+                                Err(_) => Kind::Unknown,
+                            };
+                            (e.path(), kind)
+                        })
+                        .collect()
+                }),
+            };
+            let Some(entries) = entries else {
                 continue;
             };
-            for e in rd.flatten() {
+            for (p, kind) in entries {
                 if left == 0 {
                     if f.unfinished.len() < 8 {
                         f.unfinished.push(d.clone());
@@ -273,9 +315,7 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
                 }
                 left -= 1;
                 budget -= 1;
-                let Ok(ft) = e.file_type() else { continue };
-                let p = e.path();
-                if ft.is_symlink() {
+                if kind == Kind::Link {
                     if let Some(t) = cache.resolve(&p) {
                         f.trusted.push(Trusted::tree(
                             &p,
@@ -284,7 +324,7 @@ pub fn scan(places: &[Place], cache: &mut CanonicalCache) -> Found {
                             Tree::Dir,
                         ));
                     }
-                } else if ft.is_dir() && level + 1 < DEPTH {
+                } else if kind == Kind::Dir && level + 1 < DEPTH {
                     queue.push_back((p, level + 1));
                 }
             }
@@ -318,5 +358,44 @@ mod tests {
         assert!(targets.contains(&ws.join("tc").as_path()), "{targets:?}");
         assert!(targets.contains(&ws.join("sp").as_path()), "{targets:?}");
         assert!(f.trusted.iter().all(|t| t.tree == Some(Tree::Dir)));
+    }
+
+    /// The same links found through the record of earlier listings as
+    /// without it, and a link made since in a listed directory found too
+    /// (its directory's times moved; ADR 0290).
+    #[test]
+    fn listings_kept_across_runs_change_no_answer() {
+        let tmp = skarn_test_support::TempDir::new("toolchain-listings");
+        let d = std::fs::canonicalize(tmp.path()).unwrap();
+        let (home, ws) = (d.join("home"), d.join("ws"));
+        let lib = home.join(".pyenv/versions/3.12.1/lib/python3.12");
+        for p in [
+            ws.join("sp"),
+            ws.join("later"),
+            lib.join("site-packages/pkg"),
+        ] {
+            std::fs::create_dir_all(p).unwrap();
+        }
+        std::os::unix::fs::symlink(ws.join("sp"), lib.join("site-packages/linked")).unwrap();
+        // (Listings are kept once their directories are 2 s old.)
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let none = |_: &str| None;
+        let places = places(&home, &none);
+        let targets = |f: Found| {
+            let mut t: Vec<PathBuf> = f.trusted.into_iter().map(|t| t.target).collect();
+            t.sort();
+            t
+        };
+        let fresh = || CanonicalCache::following_dangling_links();
+        let plain = targets(scan(&places, &mut fresh()));
+        assert!(plain.contains(&ws.join("sp")), "{plain:?}");
+        assert_eq!(targets(scan_cached(&home, &places, &mut fresh())), plain);
+        let rec = home.join(crate::protect::home_mentions::SCAN_CACHE);
+        assert!(std::fs::read_dir(&rec).unwrap().count() > 0);
+        assert_eq!(targets(scan_cached(&home, &places, &mut fresh())), plain);
+        std::os::unix::fs::symlink(ws.join("later"), lib.join("site-packages/l")).unwrap();
+        let now = targets(scan_cached(&home, &places, &mut fresh()));
+        assert!(now.contains(&ws.join("later")), "{now:?}");
+        assert_eq!(now, targets(scan(&places, &mut fresh())));
     }
 }

@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 /// Where the verdicts are kept, below the user's home.
-pub const DIR: &str = ".local/state/skarn/scan-cache";
+pub const DIR: &str = super::SCAN_CACHE;
 
 /// How long a file must have been unchanged before its verdict is kept.
 pub const SETTLE: Duration = Duration::from_secs(2);

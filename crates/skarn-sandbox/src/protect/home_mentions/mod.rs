@@ -49,6 +49,9 @@ use crate::protect::home_mention_places::{
 use pattern::{ANY, Comp};
 pub use words::normalise;
 
+/// Where the records of earlier scans are kept, below the home (ADR 0290).
+pub const SCAN_CACHE: &str = ".local/state/skarn/scan-cache";
+
 /// Files read at most.
 pub(crate) const MAX_FILES: usize = 3000;
 /// Bytes read at most, all files together.
