@@ -154,15 +154,13 @@ mod run_config_trust;
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
 mod run_h22l;
+mod run_h22o;
 #[cfg(target_os = "linux")]
 mod run_h22p;
 #[cfg(target_os = "linux")]
 mod run_linked_home;
 #[cfg(target_os = "linux")]
 mod run_toolchain_env;
-mod run_h22o;
-#[cfg(target_os = "linux")]
-mod run_linked_home;
 #[cfg(target_os = "linux")]
 mod support_git;
 // Issue 24, atk24d F3/F4: what an `.envrc` exports and names statically.
