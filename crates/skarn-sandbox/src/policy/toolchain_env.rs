@@ -140,5 +140,5 @@ fn executable(_: &std::fs::Metadata) -> bool {
     true
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests;

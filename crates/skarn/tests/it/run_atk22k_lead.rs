@@ -46,11 +46,10 @@ fn a_pth_import_after_any_python_line_break_is_set_aside() {
             &["sh", "-c", &plant],
         );
         assert!(out(&o).contains("ran"), "{layer}: {}", err(&o));
-        for i in 0..breaks.len() {
+        for (i, b) in breaks.iter().enumerate() {
             assert!(
                 !lib.join(format!("p{i}.pth")).exists(),
-                "{layer}: p{i}.pth ({}) was left for host python: {}",
-                breaks[i],
+                "{layer}: p{i}.pth ({b}) was left for host python: {}",
                 err(&o)
             );
         }
@@ -94,7 +93,8 @@ fn a_lint_staged_key_serde_json_cannot_read_is_not_left_for_host_git() {
 /// The direct mode's share of F12 (the layer's is h22o's).
 #[test]
 fn a_package_json_replaced_by_a_link_is_not_left_for_host_git() {
-    for layer in ["direct"] {
+    {
+        let layer = "direct";
         let t = TempDir::new("atk22k-f12");
         let (ws, home) = (t.dir("ws"), t.dir("home"));
         git(&ws, &["init", "-q"]);
