@@ -359,4 +359,6 @@ impl Scrubber {
 }
 
 #[cfg(test)]
+mod escaped_tests;
+#[cfg(test)]
 mod tests;
