@@ -1,7 +1,7 @@
 //! Scrubbing of escaped echoes, end to end through the engine.
 
 use super::{Engine, Scrubber, Windows};
-use crate::intercept::unescape::{Shadow, rewrite};
+use crate::intercept::unescape::{Shadow, decoded, rewrite};
 #[test]
 fn padded_braced_and_eight_digit_escapes_decode() {
     let raw = br"\u{00000074}\u{0000000000000074}\U00000074\u{7_4}\x{74}\u{00000000000000074}";
