@@ -82,7 +82,7 @@ impl Listings {
         let dir = home.join(crate::protect::home_mentions::SCAN_CACHE);
         std::fs::create_dir_all(&dir).ok()?;
         let md = std::fs::symlink_metadata(&dir).ok()?;
-        if !md.is_dir() || md.uid() != rustix::process::geteuid().as_raw() || md.mode() & 0o022 != 0
+        if !md.is_dir() || md.uid() != crate::protect::own_uid() || md.mode() & 0o022 != 0
         {
             return None;
         }

@@ -88,7 +88,7 @@ impl HeadCache {
             dir.starts_with(g) || std::fs::canonicalize(g).is_ok_and(|g| dir.starts_with(g))
         };
         if grants.iter().any(inside)
-            || md.uid() != rustix::process::geteuid().as_raw()
+            || md.uid() != crate::protect::own_uid()
             || md.mode() & 0o022 != 0
         {
             return None;
