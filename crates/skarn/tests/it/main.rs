@@ -154,6 +154,7 @@ mod run_config_trust;
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
 mod run_h22l;
+#[cfg(target_os = "linux")]
 mod run_h22o;
 #[cfg(target_os = "linux")]
 mod run_h22p;
@@ -286,6 +287,7 @@ mod run_secret_h27l;
 mod run_secret_h27n;
 #[cfg(target_os = "linux")]
 mod run_secret_h27p;
+#[cfg(target_os = "linux")]
 mod run_secret_h27q;
 #[cfg(target_os = "linux")]
 mod run_secret_js_forms;
