@@ -32,6 +32,7 @@ const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
 /// Programs a set-ID launcher may run in the caller's view: they read
 /// files and print them, and load nothing a run could plant.
+#[cfg(unix)]
 const READERS: &[&str] = &["cat", "head", "tail"];
 
 /// The argument list `argv` (a source) runs as in the caller's view: a
