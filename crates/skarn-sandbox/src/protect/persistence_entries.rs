@@ -40,7 +40,7 @@ pub(crate) const fn e(path: &'static str, reserve: Reserve, reason: &'static str
 
 use Reserve::{Always, Never};
 
-pub(crate) use crate::protect::persistence_families::{LEFTHOOK, LINT_STAGED, MISE};
+pub(crate) use crate::protect::persistence_families::{LINT_STAGED, MISE};
 
 /// Paths inside the workspace's `.git` directory planned statically (when
 /// `.git` is a directory at the workspace root). The helper adds what the

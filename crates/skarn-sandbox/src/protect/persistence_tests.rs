@@ -1,5 +1,5 @@
 use super::*;
-use crate::protect::persistence_entries::LEFTHOOK;
+use crate::protect::persistence_families::LEFTHOOK;
 
 #[test]
 fn entries_are_unique_relative_and_explained() {

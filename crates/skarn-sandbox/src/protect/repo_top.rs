@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::protect::persistence::{ENTRIES, Entry, Reserve};
-use crate::protect::persistence_entries::LEFTHOOK;
+use crate::protect::persistence_families::LEFTHOOK;
 
 /// The [`ENTRIES`] read at every repository's top (besides the family of
 /// lefthook's files).
