@@ -325,6 +325,8 @@ mod run_venv_guard;
 mod run_walk_bound;
 #[cfg(target_os = "linux")]
 mod run_workspace_kind;
+#[cfg(target_os = "linux")]
+mod support_strace;
 // ADR 0130: the workspace as a copy-on-write layer.
 #[cfg(target_os = "linux")]
 mod run_default_layer;
@@ -332,6 +334,8 @@ mod run_default_layer;
 mod run_layer_flat;
 #[cfg(target_os = "linux")]
 mod run_layer_overlap;
+#[cfg(target_os = "linux")]
+mod run_scan_cache;
 #[cfg(target_os = "linux")]
 mod run_state_flat;
 #[cfg(target_os = "linux")]

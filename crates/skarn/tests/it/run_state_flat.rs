@@ -6,7 +6,6 @@
 //! small history and in one holding three times as much. Not timed.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use crate::common::*;
 use skarn_test_support::TempDir;
@@ -40,30 +39,6 @@ fn history(t: &TempDir, home: &Path, n: usize) {
 /// The `statx`/`readlink` family calls of one `skarn run -- /bin/true`
 /// in `ws` with `home`, or why they cannot be counted.
 fn path_calls(t: &TempDir, ws: &Path, home: &Path, tag: &str) -> Result<u64, String> {
-    let out = t.path().join(format!("strace-{tag}.txt"));
-    let o = Command::new("strace")
-        .args(["-f", "-c", "-o"])
-        .arg(&out)
-        .arg(exe())
-        .args(["run", "--no-config", "--workspace"])
-        .arg(ws)
-        .args(["--", "/bin/true"])
-        .env("HOME", home)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .env_remove("GEMINI_CLI")
-        .env_remove("SKARN_CALLER")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("strace cannot be started: {e}"))?;
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    if !o.status.success() || text.is_empty() {
-        let e = String::from_utf8_lossy(&o.stderr).into_owned();
-        if e.contains("ptrace") || text.is_empty() {
-            return Err(format!("strace cannot trace here: {e}"));
-        }
-        panic!("the run failed under strace: {e}");
-    }
     const FAMILY: &[&str] = &[
         "statx",
         "newfstatat",
@@ -73,29 +48,13 @@ fn path_calls(t: &TempDir, ws: &Path, home: &Path, tag: &str) -> Result<u64, Str
         "readlink",
         "readlinkat",
     ];
-    // `% time seconds usecs/call calls [errors] syscall`
-    Ok(text
-        .lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            let name = *w.last()?;
-            FAMILY
-                .contains(&name)
-                .then(|| w.get(3)?.parse::<u64>().ok())
-                .flatten()
-        })
-        .sum())
+    let calls = crate::support_strace::run_calls(t, ws, home, &[], tag)?;
+    Ok(FAMILY.iter().filter_map(|f| calls.get(*f)).sum())
 }
 
 #[test]
 fn what_a_run_asks_of_skarns_state_does_not_grow_with_earlier_runs() {
-    if Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_err()
-    {
+    if !crate::support_strace::strace_installed() {
         skarn_test_support::skip!("strace is not installed: the system calls cannot be counted");
     }
     let t = TempDir::new("state-flat");
