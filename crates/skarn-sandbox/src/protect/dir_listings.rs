@@ -82,8 +82,7 @@ impl Listings {
         let dir = home.join(crate::protect::home_mentions::SCAN_CACHE);
         std::fs::create_dir_all(&dir).ok()?;
         let md = std::fs::symlink_metadata(&dir).ok()?;
-        if !md.is_dir() || md.uid() != crate::protect::own_uid() || md.mode() & 0o022 != 0
-        {
+        if !md.is_dir() || md.uid() != crate::protect::own_uid() || md.mode() & 0o022 != 0 {
             return None;
         }
         let mut h = Sha256::new();

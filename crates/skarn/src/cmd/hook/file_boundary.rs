@@ -7,15 +7,12 @@
 //! `/etc/profile.d/x.sh` or any user's of a file beside the project met no
 //! objection from the hook while the same write from a command failed.
 //!
-//! The roots are recorded in `granted-dirs` like a run's writable grants:
-//! the agent's file tools may write them, so a secret's `command` source
-//! must not load code from them, and later runs must not trust
-//! configuration there (atk27n F4b: the agent's Write of a module beside a
-//! source's script in a project no `skarn run` had recorded yet).
+//! What the tools may write is recorded as run-writable by
+//! [`super::file_record`] (ADR 0307, atk27n F4b).
 
 use std::path::{Path, PathBuf};
 
-use skarn_sandbox::policy::granted::{GrantLog, Kind, log_path};
+use skarn_sandbox::policy::granted::{GrantLog, log_path};
 use skarn_sandbox::policy::layers::Layer;
 use skarn_sandbox::policy::trust::TrustStore;
 
@@ -59,33 +56,7 @@ pub fn roots(ws: &Path, home: Option<&Path>) -> Result<Vec<PathBuf>, String> {
         .collect();
     out.extend(canon);
     out.retain(|p| p.is_absolute());
-    remember(&out, &real, home);
     Ok(out)
-}
-
-/// Record `roots` (the workspace `ws`, canonical, and write grants) in
-/// the `granted-dirs` of `home`, each by its canonical name, as a run
-/// records its own; a failure to record is not the file tool's concern.
-fn remember(roots: &[PathBuf], ws: &Path, home: Option<&Path>) {
-    let Some(file) = log_path(home.filter(|h| h.is_dir())) else {
-        return;
-    };
-    let mut dirs: Vec<(Kind, PathBuf)> = Vec::new();
-    for r in roots {
-        let Ok(c) = std::fs::canonicalize(r) else {
-            continue;
-        };
-        let kind = match c == ws {
-            true => Kind::Workspace,
-            false => Kind::Write,
-        };
-        if c.is_dir() && !dirs.contains(&(kind, c.clone())) {
-            dirs.push((kind, c));
-        }
-    }
-    if !dirs.is_empty() {
-        let _ = GrantLog::record(&file, &dirs);
-    }
 }
 
 /// The write grants as `skarn run` binds them
