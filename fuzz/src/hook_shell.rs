@@ -7,6 +7,10 @@
 #[allow(dead_code)]
 pub mod shell;
 
+#[path = "../../crates/skarn/src/cmd/hook/pattern_options.rs"]
+#[allow(dead_code)]
+pub mod pattern_options;
+
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
