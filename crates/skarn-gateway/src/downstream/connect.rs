@@ -61,7 +61,12 @@ impl Downstream {
                     state: self.sandbox.clone(),
                     max_items: self.cfg.list_caps.items,
                 };
-                let (transport, mut child) = crate::stdio_child::spawn(&spec, tail.clone())?;
+                // Preparing the sandbox scans the host (hundreds of milliseconds,
+                // seconds under load): off the runtime's workers, or a client's
+                // `server/discover` waits behind it and times out (the Python
+                // SDK then falls back to 2025-11-25 after 10 s).
+                let (transport, mut child) =
+                    off_the_workers(|| crate::stdio_child::spawn(&spec, tail.clone()))?;
                 let pgid = child.pid;
                 if let Some(g) = pgid {
                     self.registry.add(g);
@@ -180,5 +185,15 @@ impl Downstream {
                 None => e.to_string(),
             })?;
         Ok((conn, listing))
+    }
+}
+
+/// Run `f`, which blocks, without holding up the runtime's other tasks: on a
+/// multi-threaded runtime its worker is handed over first
+/// (`block_in_place`); a current-thread runtime (unit tests) runs it as is.
+fn off_the_workers<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }
