@@ -24,6 +24,7 @@
 //! between fork and exec is safe.
 
 mod absorb;
+mod after_run;
 mod cgroup;
 mod dead_index;
 pub mod dead_runs;
@@ -494,69 +495,20 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
     let out = supervision::supervise(child, rd, plan.timeout_ms, plan.ns.pid, &cg.cgroup);
     // The terminal first: anything written to it before (a note on
     // stderr) would block for good if the command stopped its output.
-    let restored = tty.any().then(|| tty.restore());
-    // Without a PID namespace, what the command left running (a daemon in
-    // its own session) is still in the run's cgroup: killed before the
-    // check, so that nothing sandboxed outlives the run.
-    if let Some(c) = &cg.cgroup {
-        c.kill_all();
+    after_run::Ending {
+        tty,
+        cgroup: cg,
+        git_layer: gitl,
+        saved,
+        cow,
+        others,
+        reserved,
+        record,
+        proxy,
+        host_tmp,
+        degraded: rnotes.degraded,
     }
-    // The git layer first: the checks after the run see what it applied.
-    if let Some(g) = gitl.take() {
-        git_layer::finish(g, &mut report);
-    }
-    match (saved, cow) {
-        (Some(saved), Some(c)) => {
-            layer::finish(c, &mut report);
-            if let Some(o) = &others {
-                persistence::after_layered(o, saved, &reserved.nested, &mut report);
-            }
-        }
-        (Some(saved), None) => persistence::after(&plan, saved, &reserved.nested, &mut report),
-        (None, Some(c)) => layer::finish(c, &mut report),
-        (None, None) => {}
-    }
-    if let Some(h) = record.take() {
-        h.finish();
-    }
-    if let Some(n) = restored {
-        report.notes.push(if n > 0 {
-            format!(
-                "host terminal settings changed by the command were restored on {n} descriptor(s)"
-            )
-        } else {
-            "host terminal inherited: its settings are restored after the run; TIOCSWINSZ refused"
-                .into()
-        });
-    }
-    if let Some(c) = &cg.cgroup {
-        c.remove_once(); // the reaper removes what is still busy
-    }
-    drop(cg);
-    egress::finish(proxy, &mut report);
-    release::release(reserved);
-    if let Some(t) = &host_tmp {
-        host_tmp::remove(t);
-    }
-    let code = supervision::finish(&plan, report, out, rnotes.degraded);
-    let left = crate::protect::set_aside::left_in_place();
-    if left > 0 {
-        // Never a plant kept with only a warning (attack 24 F14).
-        err_line(&format!(
-            "{left} entries the command made could be neither set aside nor removed after the \
-             run (named in the warnings above): review them before using that directory"
-        ));
-        return if code == 0 { EXIT_SETUP } else { code };
-    }
-    if crate::protect::git::nested_git::check_incomplete() {
-        // Never a plant kept with only a warning (attack atk24c F2).
-        err_line(
-            "the check after the run could not finish (named in the warnings above): the run \
-             counts as failed; review the workspace before running git or other tools there",
-        );
-        return if code == 0 { EXIT_SETUP } else { code };
-    }
-    code
+    .end(&plan, report, out)
 }
 
 /// Creating the namespaces failed at run time: run the plan's fallback
