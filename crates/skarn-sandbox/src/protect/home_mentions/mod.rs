@@ -344,4 +344,6 @@ impl Scanner {
 }
 
 #[cfg(test)]
+mod program_tests;
+#[cfg(test)]
 mod tests;
