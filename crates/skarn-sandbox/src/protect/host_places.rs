@@ -36,12 +36,12 @@ pub fn collect(
                 found.push(Trusted::new(&p, target, via, secret));
             }
         }
-        for (p, via, secret) in crate::protect::host_programs::cloud_config_places(h) {
+        for (p, via, secret) in crate::protect::host_cloud_configs::cloud_config_places(h) {
             if let Some(target) = cache.resolve(&p) {
                 found.push(Trusted::new(&p, target, via, secret));
             }
         }
-        for (p, via) in crate::protect::host_programs::ssh_includes(h) {
+        for (p, via) in crate::protect::host_ssh_config::ssh_includes(h) {
             if let Some(target) = cache.resolve(&p) {
                 found.push(Trusted::new(&p, target, via, true));
             }

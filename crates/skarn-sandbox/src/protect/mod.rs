@@ -45,7 +45,9 @@ pub mod home_mentions;
 #[cfg(unix)]
 pub mod host_places;
 #[cfg(unix)]
+pub mod host_cloud_configs;
 pub mod host_programs;
+pub mod host_ssh_config;
 pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;

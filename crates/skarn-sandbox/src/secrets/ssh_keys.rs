@@ -101,7 +101,7 @@ pub fn named_deep(cmd: &str, home: &Path, cwd: &Path) -> Vec<PathBuf> {
     for (p, how) in named(cmd, home, cwd) {
         if how == "ssh -F" {
             out.extend(
-                crate::protect::host_programs::ssh_config_places(home, p.clone())
+                crate::protect::host_ssh_config::ssh_config_places(home, p.clone())
                     .into_iter()
                     .map(|(q, _)| q),
             );
