@@ -43,9 +43,9 @@ pub mod home_mention_places;
 #[cfg(unix)]
 pub mod home_mentions;
 #[cfg(unix)]
-pub mod host_places;
-#[cfg(unix)]
 pub mod host_cloud_configs;
+#[cfg(unix)]
+pub mod host_places;
 pub mod host_programs;
 pub mod host_ssh_config;
 pub mod linked_targets;
