@@ -50,6 +50,7 @@ mod store;
 mod supervision;
 mod target;
 mod walk_cut;
+mod workspace_setup;
 mod ws_entries;
 
 use std::os::fd::AsFd;
@@ -57,7 +58,6 @@ use std::path::Path;
 
 use crate::linux::plan::{FsOp, NsFallback, Plan};
 use crate::{linux::ns, linux::privs, linux::sys, linux::terminal};
-use release::Reserved;
 
 pub(crate) use plan_transfer::{
     MAX_PLAN_BYTES, PLAN_ENV, PLAN_FD_ENV, plan_piece_var, read_plan_fd,
@@ -235,68 +235,15 @@ pub(crate) fn run(mut plan: Plan) -> i32 {
         );
         return EXIT_SETUP;
     }
-    let mut rnotes = reserve::ReserveNotes::default();
-    // The workspace as a copy-on-write layer (ADR 0130): nothing to
-    // reserve on the host; the changes are vetted after the run.
-    let mut cow = layer::start(&plan, &mut report);
-    // Else the workspace's `.git` alone may be one (ADR 0181).
-    let mut gitl = if cow.is_none() && plan.reservation.is_some() {
-        git_layer::start(&plan, &mut report)
-    } else {
-        None
+    let Ok(workspace_setup::Workspace {
+        cow,
+        gitl,
+        mut reserved,
+        rnotes,
+    }) = workspace_setup::set_up(&plan, &runs, &mut report)
+    else {
+        return EXIT_SETUP;
     };
-    let mut reserved = match &plan.reservation {
-        Some(r) => reserve::reserve(
-            &plan,
-            r,
-            &mut rnotes,
-            cow.is_some(),
-            &gitl.as_ref().map(|g| g.left_to_layer()).unwrap_or_default(),
-        ),
-        None => Reserved::nothing(plan.fs.clone(), plan.workspace.clone()),
-    };
-    if let Some(c) = cow.as_mut() {
-        reserved.fs = c.take_steps(std::mem::take(&mut reserved.fs));
-        c.protect_missing(&reserved.sweep);
-        if rnotes.ws_walk_deferred {
-            c.deferred = plan.reservation.clone();
-        }
-    }
-    if let Some(g) = gitl.as_mut() {
-        reserved.fs = g.take_steps(std::mem::take(&mut reserved.fs));
-    }
-    report.notes.append(&mut rnotes.info);
-    // A run that began in an overlapping workspace while this one looked
-    // for unix sockets to hide (attack atk24e F1; one already under way
-    // was caught before the walk).
-    if rnotes.walk_cut.is_none() && runs.another_is_live() {
-        rnotes.walk_cut = Some(format!(
-            "another skarn run in {} began while this run looked for unix sockets to hide, \
-             and its command could have moved a host server's socket out of the way: unix \
-             sockets are unavailable in this run (run the two one after the other to keep \
-             them)",
-            plan.workspace.display()
-        ));
-    }
-    if let Some(line) = &rnotes.walk_cut {
-        if plan.seccomp.is_none() && plan.fail_closed {
-            // Nothing to refuse unix sockets with: a host server's socket
-            // past the bound would be reachable.
-            err_line(&crate::report::advice::for_caller(
-                &format!(
-                    "{line}; but seccomp is unavailable here, so unix sockets cannot be \
-                     refused: the run is refused (--fail-open runs it with the socket reachable)"
-                ),
-                plan.caller,
-            ));
-            release::release(reserved);
-            return EXIT_SETUP;
-        }
-        // Said whatever the report format: the user must know why unix
-        // sockets fail and how to get them back.
-        sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
-        rnotes.degraded.push(line.clone());
-    }
     if let Some(why) = stdio_files::refusal(&reserved.fs) {
         err_line(&why);
         release::release(reserved);
