@@ -20,6 +20,8 @@ pub(crate) const SECRET_NAME_PARTS: &[&str] = &[
     "SESSION_KEY",
     "CLIENT_KEY",
     "WEBHOOK",
+    // A session cookie is a bearer credential (atk22l F6).
+    "COOKIE",
 ];
 
 /// Name suffixes (upper-cased) that mark a variable as secret
@@ -192,6 +194,12 @@ fn aws_key_id(w: &str) -> bool {
 pub(crate) fn value_looks_secret(value: &OsStr) -> bool {
     let v = value.to_string_lossy();
     if url_with_password(&v) || connection_string_password(&v) {
+        return true;
+    }
+    // A credential in a URL's query (`?password=`, `&api_key=`; atk22l F6).
+    if v.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ','))
+        .any(crate::policy::query_credentials::query_names_credential)
+    {
         return true;
     }
     v.split(|c: char| c.is_whitespace() || matches!(c, '=' | ',' | ';' | '"' | '\'' | ':' | '@'))

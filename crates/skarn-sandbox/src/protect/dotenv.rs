@@ -72,6 +72,14 @@ pub fn is_env_file(name: &OsStr) -> bool {
 /// configuration files that name commands (cloud and cluster credential
 /// programs, OpenSSL engines).
 const EXACT: &[&str] = &[
+    // Gemini CLI reads the project's `.env`: these turn its own sandbox
+    // off or swap its profile or system prompt (atk22l F7); its API key
+    // stays an ordinary value.
+    "GEMINI_SANDBOX",
+    "GEMINI_SANDBOX_IMAGE",
+    "SANDBOX_FLAGS",
+    "SEATBELT_PROFILE",
+    "GEMINI_SYSTEM_MD",
     "PATH",
     "HOME",
     "ENV",

@@ -7,34 +7,6 @@
 //! The dotfiles sanitiser ([`crate::secrets::dotfiles`]) drops every value this
 //! says yes to, wherever it sits (an alias, an index URL, a proxy).
 
-/// Query parameters that carry a credential.
-const SECRET_PARAMS: &[&str] = &[
-    "token",
-    "access_token",
-    "auth",
-    "auth_token",
-    "api_key",
-    "apikey",
-    "key",
-    "secret",
-    "password",
-    "passwd",
-    "pwd",
-    "sig",
-    "signature",
-    "x-amz-signature",
-    "x-amz-credential",
-    "private_token",
-    "client_secret",
-    "job_token",
-    "private-token",
-    "x-goog-signature",
-    "x-goog-credential",
-    "code",
-    "sas",
-    "sv",
-];
-
 /// Prefixes of well-known token formats.
 const TOKEN_PREFIXES: &[&str] = &[
     "ghp_",
@@ -120,13 +92,8 @@ pub(crate) fn carries_credential(value: &str) -> bool {
         if raw.contains('@') && (url_has_credentials(raw) || inner_url_has_credentials(raw)) {
             return true;
         }
-        if let Some((_, query)) = raw.split_once('?') {
-            for pair in query.split(['&', '#']) {
-                let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
-                if SECRET_PARAMS.contains(&name.as_str()) {
-                    return true;
-                }
-            }
+        if crate::policy::query_credentials::query_names_credential(raw) {
+            return true;
         }
         if raw
             .split(['/', '?', '&', '=', ':', '#', '@'])

@@ -1,0 +1,70 @@
+//! A credential in a URL's query (`?token=`, `&password=`, `?api_key=`,
+//! signed-URL signatures): one list, read by the environment scrub
+//! ([`crate::policy::env`]) and the dotfiles sanitiser
+//! ([`crate::secrets::credential_text`]). A leaf: it uses nothing else of
+//! the crate.
+
+/// Query parameters that carry a credential.
+const SECRET_PARAMS: &[&str] = &[
+    "token",
+    "access_token",
+    "auth",
+    "auth_token",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "sig",
+    "signature",
+    "x-amz-signature",
+    "x-amz-credential",
+    "private_token",
+    "client_secret",
+    "job_token",
+    "private-token",
+    "x-goog-signature",
+    "x-goog-credential",
+    "code",
+    "sas",
+    "sv",
+];
+
+/// Whether `word` has a query (after its first `?`) with a parameter named
+/// like a credential ([`SECRET_PARAMS`], any case).
+pub(crate) fn query_names_credential(word: &str) -> bool {
+    let Some((_, query)) = word.split_once('?') else {
+        return false;
+    };
+    query.split(['&', '#', ';']).any(|pair| {
+        let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+        SECRET_PARAMS.contains(&name.as_str())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_parameters_are_found_in_any_case() {
+        for w in [
+            "jdbc:postgresql://h/db?user=u&password=jdbcpw",
+            "https://a.example/v1?api_key=abc",
+            "https://a.example/v1?x=1&Token=abc",
+            "https://b.example/o?X-Amz-Signature=ff",
+        ] {
+            assert!(query_names_credential(w), "{w}");
+        }
+        for w in [
+            "https://a.example/v1?page=2",
+            "https://a.example/v1",
+            "no query at all",
+            "https://a.example/?tokens=1",
+        ] {
+            assert!(!query_names_credential(w), "{w}");
+        }
+    }
+}
