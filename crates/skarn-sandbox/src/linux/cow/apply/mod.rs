@@ -7,6 +7,7 @@
 
 mod at;
 mod copy;
+mod modes;
 
 use std::ffi::OsStr;
 use std::io;
@@ -151,9 +152,9 @@ impl Apply<'_> {
             let done = if there
                 .is_some_and(|t| FileType::from_raw_mode(t.st_mode) == FileType::Directory)
             {
-                remove_tree(host, n, 0).and_then(|()| self.put(upper, host, n, &st))
+                remove_tree(host, n, 0).and_then(|()| self.put(upper, host, n, &st, there.as_ref()))
             } else {
-                self.put(upper, host, n, &st)
+                self.put(upper, host, n, &st, there.as_ref())
             };
             match done {
                 Ok(()) => self.out.applied.push(format!("+ {}", r.display())),
@@ -236,7 +237,7 @@ impl Apply<'_> {
         {
             // A repository made in the run: vetted and moved in as a
             // staged one is (ADR 0044).
-            return self.adopt(host, n, there.is_some() && !host_dir);
+            return self.adopt(upper, host, n, st, there.is_some() && !host_dir);
         }
         if depth >= MAX_DEPTH {
             self.refuse(r, "too deep".into());
@@ -297,7 +298,10 @@ impl Apply<'_> {
             }
             remove_tree(host, n, 0)?;
         }
-        let mode = Mode::from_raw_mode(st.st_mode & 0o7777);
+        // (Group and other write and set-ID bits only where the host's
+        // directory had them: see [`modes`].)
+        let m = modes::allowed(st.st_mode, there.filter(|_| host_dir).map(|t| t.st_mode));
+        let mode = Mode::from_raw_mode(m);
         let hsub = match hsub_there {
             Some(h) => h,
             None => {
@@ -308,13 +312,20 @@ impl Apply<'_> {
                 h
             }
         };
-        if !host_dir || there.is_some_and(|t| t.st_mode & 0o7777 != st.st_mode & 0o7777) {
+        if !host_dir || there.is_some_and(|t| t.st_mode & 0o7777 != m) {
             let _ = rustix::fs::fchmod(&hsub, mode);
         }
         self.dir(usub.as_fd(), hsub.as_fd(), r, opaque, depth + 1, git)
     }
 
-    fn adopt(&mut self, host: BorrowedFd<'_>, n: &OsStr, replace: bool) -> io::Result<()> {
+    fn adopt(
+        &mut self,
+        upper: BorrowedFd<'_>,
+        host: BorrowedFd<'_>,
+        n: &OsStr,
+        st: &rustix::fs::Stat,
+        replace: bool,
+    ) -> io::Result<()> {
         let ws = &self.rules.ws;
         if replace {
             self.refuse(
@@ -323,6 +334,9 @@ impl Apply<'_> {
             );
             return Ok(());
         }
+        // Every entry of the new repository is a new entry (see [`modes`]).
+        modes::narrow_in_layer(upper, n, st, None)?;
+        modes::narrow_new_tree(open_dir(upper, n)?.as_fd(), 0)?;
         match rustix::fs::mkdirat(host, n, Mode::from_raw_mode(0o755)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(e.into()),
@@ -342,7 +356,11 @@ impl Apply<'_> {
         host: BorrowedFd<'_>,
         n: &OsStr,
         st: &rustix::fs::Stat,
+        there: Option<&rustix::fs::Stat>,
     ) -> io::Result<()> {
+        // (Group and other write and set-ID bits only where the host's
+        // entry had them: see [`modes`].)
+        let st = &modes::narrow_in_layer(upper, n, st, there)?;
         if self.same_fs {
             match rustix::fs::renameat(upper, n, host, n) {
                 Ok(()) => {
