@@ -90,3 +90,64 @@ fn dependency_and_build_trees_are_vetted_too() {
     assert!(ok(sp, Change::Dir, false));
     assert!(ok(&format!("{sp}/pkg"), Change::Dir, false));
 }
+
+/// Attack atk22k F12 in the layer: anything but a regular file in the
+/// place of a file whose content is judged.
+#[test]
+fn a_link_in_place_of_a_package_json_is_refused() {
+    for p in [
+        "package.json",
+        "packages/a/package.json",
+        "package.yaml",
+        "a/package.yml",
+    ] {
+        assert!(!ok(p, Change::Special, true), "{p}");
+        assert!(!ok(p, Change::Special, false), "{p}");
+        assert!(!ok(p, Change::Dir, false), "{p}");
+    }
+    assert!(ok("node_modules/x/package.json", Change::Dir, true));
+    assert!(ok("package.json", Change::Delete, true));
+}
+
+/// Attack atk22k F15, F15b: a Git LFS object whose content is not the
+/// object it names, and git-crypt's keys, in any repository.
+#[test]
+fn lfs_objects_are_their_content_and_git_crypt_keys_are_refused() {
+    let t = skarn_test_support::TempDir::new("cow-git-stores");
+    let good = t.file("good", "GOODGOOD");
+    let evil = t.file("evil", "EVILEVIL");
+    let oid = "f51a35353b43c7c5073ff195fe06373a7e960d53e1d3429ad7b2d326a372b536";
+    let at = |rel: &str, up: &Path| {
+        check(&rules(), Path::new(rel), Change::File, up, true, None).is_ok()
+    };
+    for repo in [
+        ".git",
+        "vendor/x/.git",
+        ".git/modules/m",
+        ".git/modules/a/b/modules/c",
+    ] {
+        let p = format!("{repo}/lfs/objects/f5/1a/{oid}");
+        assert!(at(&p, &good), "{p}");
+        assert!(!at(&p, &evil), "{p}");
+        assert!(
+            !at(&format!("{repo}/lfs/objects/f5/1b/{oid}"), &good),
+            "{repo}"
+        );
+        assert!(!at(&format!("{repo}/lfs/objects/x"), &good), "{repo}");
+        assert!(at(&format!("{repo}/lfs/tmp/part"), &evil), "{repo}");
+        assert!(
+            !at(&format!("{repo}/git-crypt/keys/default"), &good),
+            "{repo}"
+        );
+    }
+    // git-annex's objects, which the work tree's links lead to.
+    let key = format!("SHA256E-s8--{oid}.bin");
+    let annex = format!("vendor/x/.git/annex/objects/Xq/9z/{key}/{key}");
+    assert!(at(&annex, &good));
+    assert!(!at(&annex, &evil));
+    let worm = "WORM-s8-m1--a.bin";
+    assert!(!at(&format!(".git/annex/objects/a/b/{worm}/{worm}"), &good));
+    assert!(at(&format!("src/lfs/objects/f5/1a/{oid}"), &evil));
+    assert!(ok(".git/git-crypt/keys/default", Change::Delete, true));
+    assert!(ok(".git/lfs/objects/f5", Change::Dir, false));
+}

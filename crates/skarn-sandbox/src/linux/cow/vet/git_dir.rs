@@ -60,6 +60,9 @@ pub(super) fn git_inner(
     if what == Change::Dir {
         return Ok(());
     }
+    if let Some(why) = super::git_stores::refused(inner, first == "modules", upper) {
+        return Err(why);
+    }
     if first == "reftable" {
         return super::super::git_refs::check_table(inner, upper, host_path, host);
     }

@@ -12,6 +12,7 @@
 
 mod git_config;
 mod git_dir;
+mod git_stores;
 mod gitmodules;
 mod packed_refs;
 mod rules;

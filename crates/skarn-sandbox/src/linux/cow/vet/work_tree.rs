@@ -79,6 +79,21 @@ pub(super) fn check(
     {
         return Err("an editor workspace file (tasks and settings applied on open)".into());
     }
+    // Anything but a regular file in a judged file's place: a link the
+    // hook managers follow and read whole (to a workspace file whose name
+    // nobody judges), a FIFO, a new directory (atk22k F12, as the direct
+    // mode sets it aside).
+    if n.last()
+        .is_some_and(|l| crate::protect::package_json::is_config_name(&l.to_string_lossy()))
+        && (what == Change::Special || (what == Change::Dir && !host))
+    {
+        return Err(
+            "a link or special file in place of a package.json or package.yaml (git-hook \
+             managers such as lint-staged and husky follow it and run the commands of what \
+             it leads to on the next commit)"
+                .into(),
+        );
+    }
     // Git-hook managers' configuration in any `package.json` (or
     // lint-staged's `package.yaml`): host git hooks run what it names; the
     // rest of the file may change, those keys not.

@@ -5,13 +5,20 @@
 //! file system). Nothing is ever written through a link: a link in the
 //! layer is moved as a link, a workspace entry in the way is removed.
 
-use std::ffi::{CStr, OsStr};
-use std::io;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+mod at;
+mod copy;
+mod modes;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use rustix::fs::{FileType, Mode};
+
+pub(super) use at::{changed_since, is_opaque, is_whiteout, list, lstat_at, open_dir};
+use at::{is_git_dir, is_git_dir_merged, remove_tree};
+use copy::{copy, own_like, strip_xattrs};
 
 use super::Outcome;
 use super::vet::{self, Change, Rules};
@@ -21,21 +28,6 @@ const HOST_CHANGED: &str = "changed on the host during the run: the host's versi
 
 /// Deepest directory applied (a deeper one is refused whole).
 const MAX_DEPTH: usize = 512;
-
-const DIR_FLAGS: OFlags = OFlags::RDONLY
-    .union(OFlags::DIRECTORY)
-    .union(OFlags::NOFOLLOW)
-    .union(OFlags::CLOEXEC);
-
-/// Overlayfs's own attributes, never carried into the workspace.
-const OVL_XATTRS: &[&str] = &[
-    "user.overlay.origin",
-    "user.overlay.impure",
-    "user.overlay.opaque",
-    "trusted.overlay.origin",
-    "trusted.overlay.impure",
-    "trusted.overlay.opaque",
-];
 
 pub(super) struct Apply<'a> {
     pub(super) rules: &'a Rules,
@@ -48,105 +40,6 @@ pub(super) struct Apply<'a> {
     /// of the run was set aside, ADR 0257).
     pub(super) keep_objects: Vec<std::path::PathBuf>,
     pub(super) out: &'a mut Outcome,
-}
-
-/// Open the directory `name` of `at`: never through a link, never onto
-/// another mount (a host mount inside the workspace is not the
-/// workspace's).
-pub(super) fn open_dir(at: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
-    let how = ResolveFlags::NO_XDEV | ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
-    match rustix::fs::openat2(at, name, DIR_FLAGS, Mode::empty(), how) {
-        Err(rustix::io::Errno::NOSYS) => {
-            let fd = rustix::fs::openat(at, name, DIR_FLAGS, Mode::empty())?;
-            let (a, b) = (rustix::fs::fstat(at)?, rustix::fs::fstat(&fd)?);
-            if a.st_dev != b.st_dev {
-                return Err(io::Error::from_raw_os_error(libc::EXDEV));
-            }
-            Ok(fd)
-        }
-        r => Ok(r?),
-    }
-}
-
-/// Whether the directory `d` is a git directory (a `.git`, a bare
-/// repository, a submodule's or worktree's git directory).
-fn is_git_dir(d: BorrowedFd<'_>) -> bool {
-    let has = |n: &str| lstat_at(d, OsStr::new(n)).is_some();
-    has("HEAD") && (has("objects") || has("commondir"))
-}
-
-/// Whether the merged view of `upper` over `host` (what host git sees
-/// once the layer is applied) is a git directory: an entry counts if the
-/// layer has it (not a whiteout), or the host has it and the layer
-/// neither whites it out nor hides the host's directory (opaque). Asked
-/// of each side alone, a repository put together over two runs (`objects`
-/// in the first, `HEAD` in the second) was neither (attack atk22h F7).
-fn is_git_dir_merged(upper: BorrowedFd<'_>, host: Option<BorrowedFd<'_>>) -> bool {
-    let opaque = is_opaque(upper);
-    let has = |n: &str| match lstat_at(upper, OsStr::new(n)) {
-        Some(st) => !is_whiteout(&st),
-        None => !opaque && host.is_some_and(|h| lstat_at(h, OsStr::new(n)).is_some()),
-    };
-    has("HEAD") && (has("objects") || has("commondir"))
-}
-
-/// Whether `st` was changed at or after `since` (seconds, nanoseconds).
-pub(super) fn changed_since(st: &rustix::fs::Stat, since: (i64, i64)) -> bool {
-    // (`st_ctime` is an i64 on every 64-bit Linux target.)
-    #[allow(clippy::useless_conversion)]
-    let sec = i64::try_from(st.st_ctime).unwrap_or(i64::MAX);
-    let nsec = i64::try_from(st.st_ctime_nsec).unwrap_or(0);
-    (sec, nsec) >= since
-}
-
-pub(super) fn lstat_at(at: BorrowedFd<'_>, name: &OsStr) -> Option<rustix::fs::Stat> {
-    rustix::fs::statat(at, name, AtFlags::SYMLINK_NOFOLLOW).ok()
-}
-
-pub(super) fn is_whiteout(st: &rustix::fs::Stat) -> bool {
-    FileType::from_raw_mode(st.st_mode) == FileType::CharacterDevice && st.st_rdev == 0
-}
-
-pub(super) fn is_opaque(dir: BorrowedFd<'_>) -> bool {
-    let mut b = [0u8; 4];
-    ["user.overlay.opaque", "trusted.overlay.opaque"]
-        .iter()
-        .any(|n| matches!(rustix::fs::fgetxattr(dir, *n, &mut b), Ok(1) if b[0] == b'y'))
-}
-
-/// The names in a directory (without `.` and `..`).
-pub(super) fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<std::ffi::OsString>> {
-    let fd = rustix::fs::openat(dir, c".", DIR_FLAGS, Mode::empty())?;
-    let mut d = rustix::fs::Dir::new(fd)?;
-    let mut out = Vec::new();
-    while let Some(e) = d.read() {
-        let e = e?;
-        let n: &CStr = e.file_name();
-        if n != c"." && n != c".." {
-            out.push(OsStr::from_bytes(n.to_bytes()).to_owned());
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-/// Remove the entry `name` of `dir` and, for a directory, all it holds,
-/// without following links.
-pub(super) fn remove_tree(dir: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<()> {
-    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
-        Ok(()) => return Ok(()),
-        Err(rustix::io::Errno::NOENT) => return Ok(()),
-        Err(rustix::io::Errno::ISDIR | rustix::io::Errno::PERM) => {}
-        Err(e) => return Err(e.into()),
-    }
-    if depth > MAX_DEPTH {
-        return Err(io::Error::other("too deep"));
-    }
-    let sub = open_dir(dir, name)?;
-    for n in list(sub.as_fd())? {
-        remove_tree(sub.as_fd(), &n, depth + 1)?;
-    }
-    Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
 }
 
 impl Apply<'_> {
@@ -259,9 +152,9 @@ impl Apply<'_> {
             let done = if there
                 .is_some_and(|t| FileType::from_raw_mode(t.st_mode) == FileType::Directory)
             {
-                remove_tree(host, n, 0).and_then(|()| self.put(upper, host, n, &st))
+                remove_tree(host, n, 0).and_then(|()| self.put(upper, host, n, &st, there.as_ref()))
             } else {
-                self.put(upper, host, n, &st)
+                self.put(upper, host, n, &st, there.as_ref())
             };
             match done {
                 Ok(()) => self.out.applied.push(format!("+ {}", r.display())),
@@ -344,7 +237,7 @@ impl Apply<'_> {
         {
             // A repository made in the run: vetted and moved in as a
             // staged one is (ADR 0044).
-            return self.adopt(host, n, there.is_some() && !host_dir);
+            return self.adopt(upper, host, n, st, there.is_some() && !host_dir);
         }
         if depth >= MAX_DEPTH {
             self.refuse(r, "too deep".into());
@@ -405,7 +298,10 @@ impl Apply<'_> {
             }
             remove_tree(host, n, 0)?;
         }
-        let mode = Mode::from_raw_mode(st.st_mode & 0o7777);
+        // (Group and other write and set-ID bits only where the host's
+        // directory had them: see [`modes`].)
+        let m = modes::allowed(st.st_mode, there.filter(|_| host_dir).map(|t| t.st_mode));
+        let mode = Mode::from_raw_mode(m);
         let hsub = match hsub_there {
             Some(h) => h,
             None => {
@@ -416,13 +312,20 @@ impl Apply<'_> {
                 h
             }
         };
-        if !host_dir || there.is_some_and(|t| t.st_mode & 0o7777 != st.st_mode & 0o7777) {
+        if !host_dir || there.is_some_and(|t| t.st_mode & 0o7777 != m) {
             let _ = rustix::fs::fchmod(&hsub, mode);
         }
         self.dir(usub.as_fd(), hsub.as_fd(), r, opaque, depth + 1, git)
     }
 
-    fn adopt(&mut self, host: BorrowedFd<'_>, n: &OsStr, replace: bool) -> io::Result<()> {
+    fn adopt(
+        &mut self,
+        upper: BorrowedFd<'_>,
+        host: BorrowedFd<'_>,
+        n: &OsStr,
+        st: &rustix::fs::Stat,
+        replace: bool,
+    ) -> io::Result<()> {
         let ws = &self.rules.ws;
         if replace {
             self.refuse(
@@ -431,6 +334,9 @@ impl Apply<'_> {
             );
             return Ok(());
         }
+        // Every entry of the new repository is a new entry (see [`modes`]).
+        modes::narrow_in_layer(upper, n, st, None)?;
+        modes::narrow_new_tree(open_dir(upper, n)?.as_fd(), 0)?;
         match rustix::fs::mkdirat(host, n, Mode::from_raw_mode(0o755)) {
             Ok(()) | Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(e.into()),
@@ -450,7 +356,11 @@ impl Apply<'_> {
         host: BorrowedFd<'_>,
         n: &OsStr,
         st: &rustix::fs::Stat,
+        there: Option<&rustix::fs::Stat>,
     ) -> io::Result<()> {
+        // (Group and other write and set-ID bits only where the host's
+        // entry had them: see [`modes`].)
+        let st = &modes::narrow_in_layer(upper, n, st, there)?;
         if self.same_fs {
             match rustix::fs::renameat(upper, n, host, n) {
                 Ok(()) => {
@@ -463,102 +373,4 @@ impl Apply<'_> {
         }
         copy(upper, host, n, st)
     }
-}
-
-fn strip_xattrs(host: BorrowedFd<'_>, n: &OsStr, st: &rustix::fs::Stat) {
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-        return;
-    }
-    if let Ok(fd) = rustix::fs::openat(
-        host,
-        n,
-        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    ) {
-        // (By /proc: an O_PATH descriptor takes no xattr calls.)
-        let p = PathBuf::from(format!(
-            "/proc/self/fd/{}",
-            std::os::fd::AsRawFd::as_raw_fd(&fd)
-        ));
-        for x in OVL_XATTRS {
-            let _ = rustix::fs::removexattr(&p, *x);
-        }
-    }
-}
-
-/// Give the workspace entry `fd` the owner and group of the layer's entry
-/// `st`, as a rename does (a copy or a directory made by the helper would
-/// be the helper's): root writing a workspace of another owner through the
-/// mapped layer makes the owner's files (ADR 0226). An unprivileged helper
-/// cannot and need not (the layer's entries are its own).
-fn own_like(fd: BorrowedFd<'_>, st: &rustix::fs::Stat) {
-    let _ = rustix::fs::fchown(
-        fd,
-        Some(rustix::fs::Uid::from_raw(st.st_uid)),
-        Some(rustix::fs::Gid::from_raw(st.st_gid)),
-    );
-}
-
-/// [`own_like`] for the entry `n` of `dir`, never through a link.
-fn own_at(dir: BorrowedFd<'_>, n: &OsStr, st: &rustix::fs::Stat) {
-    let _ = rustix::fs::chownat(
-        dir,
-        n,
-        Some(rustix::fs::Uid::from_raw(st.st_uid)),
-        Some(rustix::fs::Gid::from_raw(st.st_gid)),
-        AtFlags::SYMLINK_NOFOLLOW,
-    );
-}
-
-/// Copy `n` from `upper` into `host` under a temporary name, then rename it
-/// over the workspace's entry.
-fn copy(
-    upper: BorrowedFd<'_>,
-    host: BorrowedFd<'_>,
-    n: &OsStr,
-    st: &rustix::fs::Stat,
-) -> io::Result<()> {
-    let mut tmp = OsStr::new(".skarn-apply-").to_owned();
-    let mut b = [0u8; 6];
-    let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
-    tmp.push(b.iter().map(|x| format!("{x:02x}")).collect::<String>());
-    let mode = Mode::from_raw_mode(st.st_mode & 0o7777);
-    match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => {
-            let src = rustix::fs::openat(
-                upper,
-                n,
-                OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )?;
-            let dst = rustix::fs::openat(
-                host,
-                &tmp,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                mode,
-            )?;
-            own_like(dst.as_fd(), st);
-            let (mut s, mut d) = (std::fs::File::from(src), std::fs::File::from(dst));
-            if let Err(e) = io::copy(&mut s, &mut d).and_then(|_| {
-                d.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode.bits()))
-            }) {
-                let _ = rustix::fs::unlinkat(host, &tmp, AtFlags::empty());
-                return Err(e);
-            }
-        }
-        FileType::Symlink => {
-            let t = rustix::fs::readlinkat(upper, n, Vec::new())?;
-            rustix::fs::symlinkat(t.as_c_str(), host, &tmp)?;
-            own_at(host, &tmp, st);
-        }
-        FileType::Fifo => {
-            rustix::fs::mknodat(host, &tmp, FileType::Fifo, mode, 0)?;
-            own_at(host, &tmp, st);
-        }
-        _ => return Ok(()), // sockets and devices: not carried over
-    }
-    rustix::fs::renameat_with(host, &tmp, host, n, RenameFlags::empty()).inspect_err(|_| {
-        let _ = rustix::fs::unlinkat(host, &tmp, AtFlags::empty());
-    })?;
-    Ok(())
 }
