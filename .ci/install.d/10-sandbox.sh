@@ -14,6 +14,8 @@ command -v bwrap >/dev/null || need+=(bubblewrap)   # benchmark peer (bench/run)
 command -v go >/dev/null || need+=(golang-go)          # the go preset (run_go_preset)
 command -v zsh >/dev/null || need+=(zsh)               # the installed hook line under each
 command -v fish >/dev/null || need+=(fish)             # user shell (agent_boundary)
+command -v git-lfs >/dev/null || need+=(git-lfs)       # LFS objects put back (run_b22a)
+command -v git-crypt >/dev/null || need+=(git-crypt)   # git-crypt keys refused (run_b22a)
 if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
