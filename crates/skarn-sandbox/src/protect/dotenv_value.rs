@@ -178,13 +178,14 @@ const MODULE_PREFIXES: &[&str] = &["_PYTHON_"];
 const MODULE_SUFFIXES: &[&str] = &["_APP", "_APPLICATION", "_SETTINGS"];
 /// `PYTHON*` names whose value is data (an encoding, an allocator's
 /// name); every other `PYTHON*` name with a value that is not a number
-/// names a file, a module or a place to Python.
+/// or a switch (`true`, `off`, `random`) names a file, a module or a
+/// place to Python.
 const PYTHON_DATA: &[&str] = &["PYTHONIOENCODING", "PYTHONMALLOC", "PYTHONCOERCECLOCALE"];
 
 /// Why the name `name` with the value `value` steers an interpreter to a
 /// module (atk22k F2b): one of [`MODULE_NAMES`] (and its prefixes and
 /// suffixes) with a value, or a `PYTHON*` name with a value that is not a
-/// number.
+/// number or a switch.
 pub(crate) fn module_name_steers(name: &str, value: &str) -> Option<&'static str> {
     let up = name.to_ascii_uppercase();
     let up = up.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_');
@@ -198,9 +199,12 @@ pub(crate) fn module_name_steers(name: &str, value: &str) -> Option<&'static str
         || MODULE_SUFFIXES
             .iter()
             .any(|s| up.ends_with(s) && up.len() > s.len());
-    let python = up.starts_with("PYTHON")
-        && !PYTHON_DATA.contains(&up)
-        && !v.chars().all(|c| c.is_ascii_digit());
+    // A switch's value: a number or a word of yes and no.
+    let switch = v.chars().all(|c| c.is_ascii_digit())
+        || ["true", "false", "yes", "no", "on", "off", "random"]
+            .iter()
+            .any(|w| v.eq_ignore_ascii_case(w));
+    let python = up.starts_with("PYTHON") && !PYTHON_DATA.contains(&up) && !switch;
     (listed || python).then_some("its name says its value is a module an interpreter imports")
 }
 

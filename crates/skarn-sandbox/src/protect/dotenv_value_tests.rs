@@ -95,6 +95,8 @@ fn names_of_imported_modules_steer_with_any_value() {
     }
     for (n, v) in [
         ("PYTHONUNBUFFERED", "1"),
+        ("PYTHONDONTWRITEBYTECODE", "true"),
+        ("PYTHONHASHSEED", "random"),
         ("PYTHONIOENCODING", "utf-8"),
         ("FLASK_APP", ""),
         ("APP_NAME", "demo"),
