@@ -100,6 +100,15 @@ fn named_by(a: &Path, grant: &Path, home: Option<&Path>) -> Vec<(PathBuf, String
             format!("the yarn program {}/.yarnrc* names", a.display()),
         ));
     }
+    for p in crate::protect::pnpm_file::named(a) {
+        out.push((
+            p,
+            format!(
+                "the pnpmfile {}/pnpm-workspace.yaml or .npmrc names",
+                a.display()
+            ),
+        ));
+    }
     // Every path-like word of the upward-searched files: relative ones as
     // the programs resolve them (against `a`, the parent of `.cargo`),
     // and against the file's own directory.

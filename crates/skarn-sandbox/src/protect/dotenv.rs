@@ -229,7 +229,10 @@ pub fn code_variable(text: &[u8]) -> Option<(usize, String)> {
 /// value's word naming an entry there counts as a path too.
 pub fn code_variable_in(text: &[u8], dir: Option<&Path>) -> Option<(usize, String)> {
     let text = String::from_utf8_lossy(text);
-    listed_variable(&text).or_else(|| steering_assignment(&text, dir))
+    listed_variable(&text)
+        .or_else(|| steering_assignment(&text, dir))
+        .or_else(|| crate::protect::dotenv_lines::shell_command(&text))
+        .or_else(|| crate::protect::dotenv_lines::make_line(&text))
 }
 
 /// The first word of `text` followed by `=` or `:` that [`runs_code`]
@@ -311,7 +314,9 @@ fn quote_after(s: &str, mut open: Option<char>, escapes: bool) -> Option<char> {
 /// there is a relative path to whoever reads it (atk22k F2). (1-based
 /// line, what is set and why).
 fn steering_assignment(text: &str, dir: Option<&Path>) -> Option<(usize, String)> {
-    use crate::protect::dotenv_value::{name_steers, names_an_entry, value_steers};
+    use crate::protect::dotenv_value::{
+        module_name_steers, name_steers, names_an_entry, value_steers,
+    };
     let blank = |c: char| {
         c.is_whitespace()
             || c.is_control()
@@ -378,6 +383,7 @@ fn steering_assignment(text: &str, dir: Option<&Path>) -> Option<(usize, String)
         let why = name
             .filter(|_| has_value)
             .and_then(name_steers)
+            .or_else(|| name.and_then(|n| module_name_steers(n, value)))
             .or_else(|| value_steers(value))
             .or_else(|| dir.and_then(|d| names_an_entry(value, d)));
         if let Some(why) = why {

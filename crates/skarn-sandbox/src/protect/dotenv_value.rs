@@ -154,6 +154,60 @@ pub(crate) fn name_steers(name: &str) -> Option<&'static str> {
     None
 }
 
+/// Names whose value is the name of a module an interpreter imports, or
+/// of an application object it loads (atk22k F2b): a bare word is a module
+/// name to them (`FLASK_APP=app`, `_PYTHON_SYSCONFIGDATA_NAME=x`: `x.py`
+/// beside the script is imported by every `sysconfig` use, pip's
+/// included). `*_MODULE(S)`, `*STARTUP`, `*_OPTIONS` and `PYTHONBREAKPOINT`
+/// are judged by the other lists.
+const MODULE_NAMES: &[&str] = &[
+    "FLASK_APP",
+    "QUART_APP",
+    "UVICORN_APP",
+    "CELERY_LOADER",
+    "DJANGO_CONFIGURATION",
+    "SCRAPY_PROJECT",
+    "PYTEST_ADDOPTS",
+    "COVERAGE_PROCESS_START",
+];
+/// Prefixes of the same: CPython's build variables (the sysconfig data
+/// module, its path, the project base).
+const MODULE_PREFIXES: &[&str] = &["_PYTHON_"];
+/// Suffixes of the same: an application (`WSGI_APPLICATION`, `*_APP`),
+/// a settings file Flask's `from_envvar` runs as Python (`*_SETTINGS`).
+const MODULE_SUFFIXES: &[&str] = &["_APP", "_APPLICATION", "_SETTINGS"];
+/// `PYTHON*` names whose value is data (an encoding, an allocator's
+/// name); every other `PYTHON*` name with a value that is not a number
+/// or a switch (`true`, `off`, `random`) names a file, a module or a
+/// place to Python.
+const PYTHON_DATA: &[&str] = &["PYTHONIOENCODING", "PYTHONMALLOC", "PYTHONCOERCECLOCALE"];
+
+/// Why the name `name` with the value `value` steers an interpreter to a
+/// module (atk22k F2b): one of [`MODULE_NAMES`] (and its prefixes and
+/// suffixes) with a value, or a `PYTHON*` name with a value that is not a
+/// number or a switch.
+pub(crate) fn module_name_steers(name: &str, value: &str) -> Option<&'static str> {
+    let up = name.to_ascii_uppercase();
+    let up = up.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '_');
+    let v = value
+        .trim_matches(|c: char| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\''));
+    if v.is_empty() {
+        return None;
+    }
+    let listed = MODULE_NAMES.contains(&up)
+        || MODULE_PREFIXES.iter().any(|p| up.starts_with(p))
+        || MODULE_SUFFIXES
+            .iter()
+            .any(|s| up.ends_with(s) && up.len() > s.len());
+    // A switch's value: a number or a word of yes and no.
+    let switch = v.chars().all(|c| c.is_ascii_digit())
+        || ["true", "false", "yes", "no", "on", "off", "random"]
+            .iter()
+            .any(|w| v.eq_ignore_ascii_case(w));
+    let python = up.starts_with("PYTHON") && !PYTHON_DATA.contains(&up) && !switch;
+    (listed || python).then_some("its name says its value is a module an interpreter imports")
+}
+
 /// Why the value `value` (the rest of an assignment's line, quotes
 /// included) is not plainly data, whatever the name.
 pub(crate) fn value_steers(value: &str) -> Option<&'static str> {
@@ -176,11 +230,59 @@ pub(crate) fn value_steers(value: &str) -> Option<&'static str> {
 /// there, which a variable naming a file reads (atk22k F2:
 /// `GOOGLE_APPLICATION_CREDENTIALS=gcloud-creds`), whatever the name.
 pub(crate) fn names_an_entry(value: &str, dir: &std::path::Path) -> Option<&'static str> {
-    value
+    let words: Vec<&str> = value
         .split(|c: char| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '='))
         .filter(|w| !w.is_empty() && !w.contains(['/', '\0']))
+        .collect();
+    if words
+        .iter()
         .any(|w| std::fs::symlink_metadata(dir.join(w)).is_ok())
-        .then_some("its value names a file or directory beside the environment file")
+    {
+        return Some("its value names a file or directory beside the environment file");
+    }
+    words.iter().any(|w| names_a_module(w, dir)).then_some(
+        "its value names a module beside the environment file (an interpreter imports it)",
+    )
+}
+
+/// Suffixes of the files Python imports a module `NAME` from by its bare
+/// name (the script's directory and the current one are on its path;
+/// Node, Ruby and Perl look bare names up in their package directories,
+/// and take a relative file only by a path or an option, judged apart);
+/// the compiled ones (`NAME.cpython-312-x86_64-linux-gnu.so`) are found
+/// by their ends.
+const MODULE_FILES: &[&str] = &[".py", ".pyc", ".pyw", ".so", ".pyd"];
+
+/// Whether the word `w` names, as a module (`app`, `app:create_app`,
+/// `pkg.mod`), a module file or package beside the environment file in
+/// `dir` (atk22k F2b: a bare word naming a module in the workspace steers
+/// the interpreter that imports it).
+fn names_a_module(w: &str, dir: &std::path::Path) -> bool {
+    let head = w.split([':', '.']).next().unwrap_or("");
+    if head.is_empty()
+        || !head
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+    {
+        return false;
+    }
+    if std::fs::symlink_metadata(dir.join(head)).is_ok()
+        || MODULE_FILES
+            .iter()
+            .any(|x| std::fs::symlink_metadata(dir.join(format!("{head}{x}"))).is_ok())
+    {
+        return true;
+    }
+    // Extension modules with a platform tag: `NAME.<tag>.so` / `.pyd`.
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.flatten().take(10_000).any(|e| {
+        let n = e.file_name();
+        let n = n.to_string_lossy();
+        n.strip_prefix(head)
+            .is_some_and(|r| r.starts_with('.') && (r.ends_with(".so") || r.ends_with(".pyd")))
+    })
 }
 
 /// Why one word of a value is not plainly data.

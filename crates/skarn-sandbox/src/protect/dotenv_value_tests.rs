@@ -79,3 +79,44 @@ fn names_are_judged_by_their_shape() {
     assert!(name_steers("DATABASE_URL").is_none());
     assert!(name_steers("OPENAI_API_KEY").is_none());
 }
+
+#[test]
+fn names_of_imported_modules_steer_with_any_value() {
+    // atk22k F2b.
+    for (n, v) in [
+        ("_PYTHON_SYSCONFIGDATA_NAME", "evil"),
+        ("FLASK_APP", "app:create_app"),
+        ("WSGI_APPLICATION", "site"),
+        ("MYAPP_SETTINGS", "conf"),
+        ("PYTHONUSERBASE", "venv"),
+        ("PYTHON_HISTORY", "h"),
+    ] {
+        assert!(module_name_steers(n, v).is_some(), "{n}={v}");
+    }
+    for (n, v) in [
+        ("PYTHONUNBUFFERED", "1"),
+        ("PYTHONDONTWRITEBYTECODE", "true"),
+        ("PYTHONHASHSEED", "random"),
+        ("PYTHONIOENCODING", "utf-8"),
+        ("FLASK_APP", ""),
+        ("APP_NAME", "demo"),
+        ("NODE_ENV", "production"),
+    ] {
+        assert_eq!(module_name_steers(n, v), None, "{n}={v}");
+    }
+}
+
+#[test]
+fn a_bare_word_naming_a_module_beside_the_file_steers() {
+    let t = skarn_test_support::TempDir::new("dotenv-module");
+    t.file("evil.py", "");
+    t.file("native.cpython-312-x86_64-linux-gnu.so", "");
+    t.file("debug.log", "");
+    let d = t.path();
+    for v in ["evil", "evil:main", "evil.sub", "native"] {
+        assert!(names_an_entry(v, d).is_some(), "{v}");
+    }
+    for v in ["debug", "production", "1"] {
+        assert_eq!(names_an_entry(v, d), None, "{v}");
+    }
+}

@@ -139,6 +139,15 @@ pub fn collect(
             found.push(Trusted::new(&p, target, via.into(), false));
         }
     }
+    // The pnpmfile a workspace `pnpm-workspace.yaml` or `.npmrc` names
+    // (`pnpmfile`): pnpm loads it as code at every install (atk22k F18).
+    for p in crate::protect::pnpm_file::named(workspace) {
+        if let Some(target) = cache.resolve(&p) {
+            let via = "the pnpmfile the workspace's pnpm-workspace.yaml or .npmrc names \
+                       (pnpm loads it as code at every install)";
+            found.push(Trusted::new(&p, target, via.into(), false));
+        }
+    }
     // Each place's other names through other mounts of its filesystem
     // (a `PATH` entry that is a bind-mount alias of the workspace's `bin`:
     // a run writes it under the workspace's name; atk27k F18b).

@@ -19,6 +19,8 @@ pub mod dir_listings;
 #[cfg(unix)]
 pub mod dotenv;
 #[cfg(unix)]
+pub(crate) mod dotenv_lines;
+#[cfg(unix)]
 pub(crate) mod dotenv_value;
 #[cfg(target_os = "linux")]
 pub mod edit_lease;
@@ -74,11 +76,14 @@ pub mod persistence;
 pub(crate) mod persistence_editors;
 pub(crate) mod persistence_entries;
 pub(crate) mod persistence_families;
+pub(crate) mod persistence_hook_rcs;
 pub(crate) mod persistence_hooks;
 pub(crate) mod persistence_lint;
 pub(crate) mod persistence_tools;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
+#[cfg(unix)]
+pub mod pnpm_file;
 #[cfg(unix)]
 pub mod pth_imports;
 #[cfg(unix)]

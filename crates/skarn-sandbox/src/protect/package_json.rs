@@ -8,6 +8,9 @@
 //! refuses such a file (copy-on-write), and the direct mode puts the
 //! host's file back after the run and sets the run's aside. The
 //! configuration files of their own names are persistence entries.
+//! `pnpm-workspace.yaml` is judged the same way by its settings that make
+//! pnpm run or load code ([`crate::protect::pnpm_file::code_settings`],
+//! atk22k F18).
 
 use std::path::{Path, PathBuf};
 
@@ -20,11 +23,14 @@ const MAX_BYTES: u64 = 4 << 20;
 /// `JSON.parse`, has no depth limit and decodes escapes such as
 /// `"lint\u002dstaged"`, so a text serde_json refuses may still hold the
 /// key; atk22k F11).
-fn key(bytes: &[u8], yaml: bool) -> Result<Option<serde_json::Value>, ()> {
+fn key(bytes: &[u8], kind: Kind) -> Result<Option<serde_json::Value>, ()> {
     if bytes.len() as u64 > MAX_BYTES {
         return Err(());
     }
-    if yaml {
+    if kind == Kind::PnpmWorkspace {
+        return crate::protect::pnpm_file::code_settings(bytes).map(|v| v.map(Into::into));
+    }
+    if kind == Kind::Yaml {
         // A YAML key is spelled in the text, or made through an escape of
         // a double-quoted scalar: without both, none of the keys is there
         // (no second YAML reader to differ from lint-staged's).
@@ -68,13 +74,34 @@ pub const HOOK_KEYS: &[&str] = &[
 
 /// The file names whose keys are judged: lint-staged reads
 /// `package.yaml` / `package.yml` in every directory as it reads
-/// `package.json`.
+/// `package.json`; pnpm reads `pnpm-workspace.yaml`.
 pub fn is_config_name(name: &str) -> bool {
-    matches!(name, "package.json" | "package.yaml" | "package.yml")
+    NAMES.contains(&name)
 }
 
-fn is_yaml(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "yaml" || e == "yml")
+const NAMES: [&str; 4] = [
+    "package.json",
+    "package.yaml",
+    "package.yml",
+    "pnpm-workspace.yaml",
+];
+
+/// How a judged file is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Json,
+    Yaml,
+    PnpmWorkspace,
+}
+
+fn kind(p: &Path) -> Kind {
+    if p.file_name().is_some_and(|n| n == "pnpm-workspace.yaml") {
+        Kind::PnpmWorkspace
+    } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+        Kind::Yaml
+    } else {
+        Kind::Json
+    }
 }
 
 /// The text of `p`, one byte past [`MAX_BYTES`] at most (so an over-long
@@ -96,8 +123,8 @@ pub fn changes_hook_config(new: &Path, old: &Path) -> bool {
     if n == o && (n.len() as u64) <= MAX_BYTES {
         return false;
     }
-    let yaml = is_yaml(new);
-    match (key(&n, yaml), key(&o, yaml)) {
+    let k = kind(new);
+    match (key(&n, k), key(&o, k)) {
         (Err(()), _) => true,
         (Ok(a), Ok(b)) => a != b,
         (Ok(a), Err(())) => a.is_some(),
@@ -105,20 +132,22 @@ pub fn changes_hook_config(new: &Path, old: &Path) -> bool {
 }
 
 /// What the direct mode saves before a run: each `package.json` (and
-/// `package.yaml`, `package.yml`) at the top of `roots` with its text.
+/// `package.yaml`, `package.yml`, `pnpm-workspace.yaml`) at the top of
+/// `roots` with its text.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     files: Vec<(PathBuf, Option<Vec<u8>>)>,
 }
 
-/// Save the `package.json`, `package.yaml`, `package.yml` at the top of
+/// Save the `package.json`, `package.yaml`, `package.yml`,
+/// `pnpm-workspace.yaml` at the top of
 /// each of `roots`.
 pub fn before(roots: &[PathBuf]) -> Saved {
     Saved {
         files: roots
             .iter()
             .take(64)
-            .flat_map(|r| ["package.json", "package.yaml", "package.yml"].map(|n| r.join(n)))
+            .flat_map(|r| NAMES.map(|n| r.join(n)))
             .map(|p| {
                 let text = std::fs::symlink_metadata(&p)
                     .is_ok_and(|m| m.is_file())
@@ -146,8 +175,8 @@ pub fn after(saved: &Saved) -> Vec<String> {
             if old.as_deref() == Some(new.as_slice()) && new.len() as u64 <= MAX_BYTES {
                 continue;
             }
-            let yaml = is_yaml(p);
-            match (key(&new, yaml), old.as_deref().map(|o| key(o, yaml))) {
+            let k = kind(p);
+            match (key(&new, k), old.as_deref().map(|o| key(o, k))) {
                 (Err(()), _) => true,
                 (Ok(a), Some(Ok(b))) => a != b,
                 (Ok(a), Some(Err(()))) | (Ok(a), None) => a.is_some(),
@@ -170,8 +199,9 @@ pub fn after(saved: &Saved) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "{} was written during the run with another git-hook configuration (lint-staged, \
-             husky, ...: host git hooks run the commands it names on the next commit): {}{back}",
+            "{} was written during the run with another git-hook or pnpm hook configuration \
+             (lint-staged, husky, a pnpmfile, ...: host git hooks run the commands it names on \
+             the next commit, pnpm the code at the next install): {}{back}",
             p.display(),
             aside.describe("the run's other changes to it are there")
         ));
@@ -245,5 +275,25 @@ mod tests {
         assert!(changes_hook_config(&other, &old));
         assert!(changes_hook_config(&broken, &old));
         assert!(changes_hook_config(&other, &t.join("missing.json")));
+        // pnpm's settings of pnpm-workspace.yaml (atk22k F18).
+        let p_old = t.file("p1/pnpm-workspace.yaml", "packages:\n  - a\n");
+        let p_cat = t.file(
+            "p2/pnpm-workspace.yaml",
+            "packages:\n  - a\ncatalog:\n  x: 1\n",
+        );
+        let p_file = t.file(
+            "p3/pnpm-workspace.yaml",
+            "packages:\n  - a\npnpmfile: p.cjs\n",
+        );
+        assert!(!changes_hook_config(&p_cat, &p_old));
+        assert!(changes_hook_config(&p_file, &p_old));
+        assert!(changes_hook_config(
+            &p_file,
+            &t.join("p4/pnpm-workspace.yaml")
+        ));
+        assert!(!changes_hook_config(
+            &p_cat,
+            &t.join("p4/pnpm-workspace.yaml")
+        ));
     }
 }

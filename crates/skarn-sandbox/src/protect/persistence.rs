@@ -22,6 +22,7 @@ const PARTS: &[&[Entry]] = &[
     crate::protect::persistence_tools::PART,
     crate::protect::persistence_hooks::PART,
     crate::protect::persistence_lint::PART,
+    crate::protect::persistence_hook_rcs::PART,
 ];
 
 const fn total(parts: &[&[Entry]]) -> usize {
@@ -50,7 +51,8 @@ const fn joined<const N: usize>(parts: &[&[Entry]]) -> [Entry; N] {
     out
 }
 
-const ALL: [Entry; total(PARTS)] = joined(PARTS);
+// A static: the table is past the size a `const` is copied at.
+static ALL: [Entry; total(PARTS)] = joined(PARTS);
 
 /// Every workspace persistence path, with its rule and reason.
 pub const ENTRIES: &[Entry] = &ALL;
@@ -97,6 +99,7 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
     // there up (atk24k F2).
     ".npmrc",
     ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
     ".yarnrc",
     ".yarnrc.yml",
     ".yarn/releases",
@@ -108,10 +111,14 @@ const ANY_DEPTH_PRESENT: &[&str] = &[
 /// [`Reserve::IfAny`] entries read below the top too: mise's files (a
 /// shell entering the directory), lint-staged's (the closest configuration
 /// to each staged file, run by the top's hook at the next host commit),
+/// husky 4's, nano-staged's and simple-git-hooks' (atk22k F9),
 /// nix-direnv's caches beside a nested `.envrc`, bazel's wrapper of a
 /// nested bazel workspace (atk24k F2).
 fn any_depth_if_any(en: &Entry, fam: &[&str]) -> bool {
-    fam == MISE || fam == LINT_STAGED || matches!(en.path, ".direnv" | "tools/bazel")
+    fam == MISE
+        || fam == LINT_STAGED
+        || crate::protect::persistence_hook_rcs::is_family(fam)
+        || matches!(en.path, ".direnv" | "tools/bazel")
 }
 
 /// Whether `en` is read in any directory, not only at the workspace's top:
@@ -165,6 +172,7 @@ const AFTER_RUN_BASE: &[&str] = &[
     ".github/hooks",
     ".npmrc",
     ".pnpmfile.cjs",
+    ".pnpmfile.mjs",
     // lint-staged reads these whether or not one was there: its setup may
     // be a `package.json` key, and a new file wins over it (atk24k F2).
     ".lintstagedrc",
@@ -179,20 +187,33 @@ const AFTER_RUN_BASE: &[&str] = &[
     "lint-staged.config.mjs",
 ];
 
+/// The lists [`AFTER_RUN_TOP`] joins.
+const AFTER_RUN_PARTS: &[&[&str]] = &[
+    AFTER_RUN_BASE,
+    crate::protect::persistence_lint::NAMES,
+    crate::protect::persistence_hook_rcs::NAMES,
+];
+
 const fn after_run_len() -> usize {
-    AFTER_RUN_BASE.len() + crate::protect::persistence_lint::NAMES.len()
+    let (mut n, mut i) = (0, 0);
+    while i < AFTER_RUN_PARTS.len() {
+        n += AFTER_RUN_PARTS[i].len();
+        i += 1;
+    }
+    n
 }
 
 const fn after_run() -> [&'static str; after_run_len()] {
     let mut out = [""; after_run_len()];
-    let mut k = 0;
-    while k < out.len() {
-        out[k] = if k < AFTER_RUN_BASE.len() {
-            AFTER_RUN_BASE[k]
-        } else {
-            crate::protect::persistence_lint::NAMES[k - AFTER_RUN_BASE.len()]
-        };
-        k += 1;
+    let (mut i, mut k) = (0, 0);
+    while i < AFTER_RUN_PARTS.len() {
+        let mut j = 0;
+        while j < AFTER_RUN_PARTS[i].len() {
+            out[k] = AFTER_RUN_PARTS[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
     }
     out
 }
@@ -200,9 +221,10 @@ const fn after_run() -> [&'static str; after_run_len()] {
 const AFTER_RUN_ARR: [&str; after_run_len()] = after_run();
 
 /// Top-level names (or paths) not reserved but set aside when a run
-/// creates or changes them: [`AFTER_RUN_BASE`] and the editor-run
+/// creates or changes them: [`AFTER_RUN_BASE`], the editor-run
 /// linter, formatter and commit checker configuration of
-/// [`crate::protect::persistence_lint`].
+/// [`crate::protect::persistence_lint`] and the hook managers' files of
+/// [`crate::protect::persistence_hook_rcs`].
 pub const AFTER_RUN_TOP: &[&str] = &AFTER_RUN_ARR;
 
 /// Files found by this suffix at the workspace's top level are kept

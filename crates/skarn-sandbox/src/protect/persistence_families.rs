@@ -57,6 +57,49 @@ pub(crate) const LINT_STAGED: &[&str] = &[
     "lint-staged.config.mts",
     "lint-staged.config.cts",
 ];
+/// husky 4's configuration files: cosmiconfig 7's places for the name
+/// `husky` (as husky 4.3's `getConf` asks for them), read by the hook
+/// scripts husky 4 installs at every hook (atk22k F9).
+pub(crate) const HUSKY4: &[&str] = &[
+    ".huskyrc",
+    ".huskyrc.json",
+    ".huskyrc.yaml",
+    ".huskyrc.yml",
+    ".huskyrc.js",
+    ".huskyrc.cjs",
+    ".config/huskyrc",
+    ".config/huskyrc.json",
+    ".config/huskyrc.yaml",
+    ".config/huskyrc.yml",
+    ".config/huskyrc.js",
+    ".config/huskyrc.cjs",
+    "husky.config.js",
+    "husky.config.cjs",
+];
+/// nano-staged's configuration files (its `config.js` list of places).
+pub(crate) const NANO_STAGED: &[&str] = &[
+    ".nano-staged.js",
+    "nano-staged.js",
+    ".nano-staged.cjs",
+    "nano-staged.cjs",
+    ".nano-staged.mjs",
+    "nano-staged.mjs",
+    ".nano-staged.json",
+    "nano-staged.json",
+    ".nanostagedrc",
+];
+/// simple-git-hooks' configuration files (the places its installer
+/// reads, in its order); the hooks it writes run their commands.
+pub(crate) const SIMPLE_GIT_HOOKS: &[&str] = &[
+    ".simple-git-hooks.cjs",
+    ".simple-git-hooks.js",
+    ".simple-git-hooks.mjs",
+    "simple-git-hooks.cjs",
+    "simple-git-hooks.js",
+    "simple-git-hooks.mjs",
+    ".simple-git-hooks.json",
+    "simple-git-hooks.json",
+];
 /// sbt is set up in the folder (its launcher then reads `.sbtopts` and
 /// `.jvmopts` there).
 pub(crate) const SBT: &[&str] = &["build.sbt", "project/build.properties"];

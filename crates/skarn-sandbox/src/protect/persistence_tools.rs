@@ -65,6 +65,12 @@ pub(crate) const PART: &[Entry] = &[
         "pnpm loads it as code on every install, --ignore-scripts or not",
     ),
     e(
+        ".pnpmfile.mjs",
+        Never,
+        "pnpm loads it as code on every install (its ES module default, beside \
+         .pnpmfile.cjs), --ignore-scripts or not",
+    ),
+    e(
         ".github/hooks",
         Never,
         "GitHub Copilot CLI runs the commands of .github/hooks/*.json when started here",

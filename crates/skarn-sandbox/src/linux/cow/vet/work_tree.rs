@@ -103,8 +103,9 @@ pub(super) fn check(
         && crate::protect::package_json::changes_hook_config(upper, abs)
     {
         return Err(
-            "a package.json or package.yaml with another git-hook configuration (lint-staged, \
-             husky, ...: host git hooks run the commands it names on the next commit)"
+            "a package.json, package.yaml or pnpm-workspace.yaml with another git-hook or \
+             pnpm hook configuration (lint-staged, husky, a pnpmfile, ...: host git hooks run \
+             the commands it names on the next commit, pnpm the code at the next install)"
                 .into(),
         );
     }

@@ -185,6 +185,20 @@ pub(super) fn nested_repos(
                 }
             }
         }
+        // The pnpmfile a nested package's `.npmrc` (or the
+        // `pnpm-workspace.yaml` beside it) names: pnpm started there loads
+        // it (atk22k F18).
+        if s.file_name().is_some_and(|n| n == ".npmrc")
+            && let Some(dir) = s.parent()
+        {
+            for p in crate::protect::pnpm_file::named(dir) {
+                if r.nested_roots.iter().any(|root| p.starts_with(root))
+                    && !ops.iter().any(|(q, _, _)| *q == p)
+                {
+                    ops.push((p, true, false));
+                }
+            }
+        }
     }
     if w.truncated_late {
         notes.degraded.push(format!(
