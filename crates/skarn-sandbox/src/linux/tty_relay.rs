@@ -20,6 +20,52 @@ pub fn output_is_terminal() -> bool {
     is_tty(1) || is_tty(2)
 }
 
+/// When standard input is a terminal, reopen it read-only in this
+/// process, before the sandbox helper starts: the command still reads its
+/// input there, but what it writes to fd 0 would reach the terminal
+/// unfiltered, whatever its stdout and stderr are (with both redirected
+/// to files the relay does not run at all; attack atk22k F4). The
+/// command has no controlling terminal (`/dev/tty` fails: the helper
+/// starts it in a session of its own) and Landlock refuses a reopen of
+/// the terminal for writing. Returns a message when the terminal could
+/// not be reopened and fd 0 became `/dev/null` instead.
+pub fn input_read_only() -> Option<String> {
+    if !is_tty(0) {
+        return None;
+    }
+    // SAFETY: a NUL-terminated literal path; flags only otherwise.
+    let mut fd = unsafe {
+        libc::open(
+            c"/proc/self/fd/0".as_ptr(),
+            libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC,
+        )
+    };
+    let mut said = None;
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        said = Some(format!(
+            "the terminal on standard input could not be reopened read-only ({e}): the command \
+             reads /dev/null instead"
+        ));
+        // SAFETY: as above.
+        fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            // Nothing to put there: the command must not write the
+            // terminal, so it gets no standard input at all.
+            // SAFETY: closing our own fd 0.
+            unsafe { libc::close(0) };
+            return said;
+        }
+    }
+    // SAFETY: fd is ours; dup2 replaces fd 0 (without close-on-exec) and
+    // the original descriptor is closed after.
+    unsafe {
+        libc::dup2(fd, 0);
+        libc::close(fd);
+    }
+    said
+}
+
 /// A new pseudo-terminal: (master, slave).
 fn open_pty() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let err = std::io::Error::last_os_error;

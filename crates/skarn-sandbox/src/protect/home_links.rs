@@ -391,6 +391,9 @@ impl Scan {
                 let Ok(ft) = e.file_type() else { continue };
                 let path = e.path();
                 if ft.is_symlink() {
+                    if other::pnpm_store_project(&path) {
+                        continue;
+                    }
                     if let Some(real) = self.cache.resolve(&path) {
                         self.push(
                             &path,

@@ -1,7 +1,7 @@
 //! The home's other places whose links [`super::scan`] follows (attack
 //! atk22g F10, F11, F13), apart from the listed roots.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{MAX_DEPTH, SHALLOW, Scan};
 use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS};
@@ -115,4 +115,38 @@ impl Scan {
             self.budget = before - (cap - self.budget);
         }
     }
+}
+
+/// Whether the link `p` is a pnpm store's record of a project using it
+/// (`<store>/v10/projects/<hash> -> /the/project`, made by every
+/// `pnpm install` of pnpm 10): `pnpm store prune` reads the project's
+/// `node_modules` state through it to learn which packages are still in
+/// use, and nothing is run or loaded from there. Followed as a home link,
+/// it made every project installed with pnpm a "directory the home links
+/// into", refused as a workspace (atk22k F20). Recognised by the store's
+/// shape: a `projects` directory beside `files` and `index` in a `v<N>`
+/// directory, the link's name a hexadecimal digest.
+pub(super) fn pnpm_store_project(p: &Path) -> bool {
+    let hex = p.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.len() >= 16 && n.bytes().all(|b| b.is_ascii_hexdigit())
+    });
+    let Some(projects) = p
+        .parent()
+        .filter(|d| d.file_name() == Some("projects".as_ref()))
+    else {
+        return false;
+    };
+    let Some(version) = projects.parent() else {
+        return false;
+    };
+    let versioned = version.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.strip_prefix('v')
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let store = ["files", "index"]
+        .iter()
+        .all(|d| std::fs::symlink_metadata(version.join(d)).is_ok_and(|m| m.file_type().is_dir()));
+    hex && versioned && store
 }

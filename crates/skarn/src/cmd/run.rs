@@ -333,6 +333,11 @@ fn run_confined(
     } else {
         ReportFormat::None
     };
+    if !args.no_terminal_filter
+        && let Some(w) = skarn_sandbox::linux::tty_relay::input_read_only()
+    {
+        eprintln!("skarn: warning: {w}");
+    }
     let filter_tty = !args.compress.compress
         && !args.no_terminal_filter
         && skarn_sandbox::linux::tty_relay::output_is_terminal();

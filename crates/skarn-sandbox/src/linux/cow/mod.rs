@@ -14,6 +14,7 @@ mod index;
 mod packs;
 mod place;
 pub mod probe;
+mod repo_move;
 pub mod vet;
 
 use std::os::fd::AsFd;
@@ -58,11 +59,14 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             same_fs: layer.same_fs,
             keep_objects,
             out: &mut out,
+            moves: Default::default(),
         };
         let git = None;
         crate::protect::venv_guard::vetting_layer(|| {
             a.dir(upper.as_fd(), host.as_fd(), Path::new(""), false, 0, git)
-        })
+        })?;
+        a.finish_moves();
+        Ok(())
     })();
     if let Err(e) = r {
         out.notes.push(format!(
@@ -165,6 +169,7 @@ pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
             same_fs: layer.same_fs,
             keep_objects,
             out: &mut out,
+            moves: Default::default(),
         };
         a.dir(
             upper.as_fd(),
@@ -173,7 +178,9 @@ pub(crate) fn finish_git(layer: Layer, rules: &Rules) -> Outcome {
             false,
             1,
             Some(0),
-        )
+        )?;
+        a.finish_moves();
+        Ok(())
     })();
     if let Err(e) = r {
         out.notes.push(format!(

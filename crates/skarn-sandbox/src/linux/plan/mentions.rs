@@ -8,8 +8,9 @@
 
 use std::path::PathBuf;
 
-use super::Access;
+use super::grants::Granted;
 use super::trusted::DEMOTED;
+use super::{Access, FsOp};
 use crate::linux::host::HostFacts;
 use crate::report::RestrictionReport;
 
@@ -67,4 +68,31 @@ pub(super) fn demote(
         *a = Access::ReadExec;
         src.push_str(DEMOTED);
     }
+}
+
+/// The places inside writable grants that `PATH` scripts name
+/// ([`crate::protect::home_mentions::Place`]): each kept read-only,
+/// reserved when missing, said.
+pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionReport) -> Vec<FsOp> {
+    let mut out = Vec::new();
+    for p in &host.home_mentions.places {
+        let Some(w) = g.writable(&p.path) else {
+            continue;
+        };
+        report.notes.push(format!(
+            "{} lies inside the writable {} and the PATH script {}:{} names it ({}): kept \
+             read-only (reserved if missing), the rest of the grant stays writable",
+            p.path.display(),
+            w.display(),
+            p.file.display(),
+            p.line,
+            p.named
+        ));
+        out.push(FsOp::Protect {
+            path: p.path.clone(),
+            reserve: true,
+            reserve_if: Vec::new(),
+        });
+    }
+    out
 }

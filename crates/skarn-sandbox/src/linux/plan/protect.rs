@@ -293,7 +293,10 @@ fn persistence(
     for rel in &host.workspace_dot_entries {
         protect_in_home(ws.join(rel), false);
     }
-    for op in super::trusted::protects(host, g, report) {
+    for op in super::trusted::protects(host, g, report)
+        .into_iter()
+        .chain(super::mentions::protects(host, g, report))
+    {
         if let FsOp::Protect { path, .. } = &op
             && listed.insert(path.clone())
         {

@@ -29,6 +29,7 @@
 
 mod formats;
 mod head_cache;
+mod path_places;
 mod path_programs;
 mod pattern;
 mod read;
@@ -46,6 +47,7 @@ use crate::policy::dir_identity::{id_of, through_home_alias};
 use crate::protect::home_mention_places::{
     LINKS_ONLY_PLACES, PLACES, SOURCED_WHOLE, SYSTEM_PLACES,
 };
+pub use path_places::Place;
 use pattern::{ANY, Comp};
 pub use words::normalise;
 
@@ -94,12 +96,19 @@ pub struct Mentions {
     /// `./node_modules/.bin`), as written ([`relative_path`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub relative_path: Vec<String>,
+    /// Places inside writable grants that `PATH` scripts name, kept
+    /// read-only instead of their grants ([`path_places`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<Place>,
 }
 
 impl Mentions {
     /// Nothing found, no bound hit, no relative `PATH` entry.
     pub fn is_empty(&self) -> bool {
-        self.found.is_empty() && self.over_budget.is_none() && self.relative_path.is_empty()
+        self.found.is_empty()
+            && self.over_budget.is_none()
+            && self.relative_path.is_empty()
+            && self.places.is_empty()
     }
 }
 

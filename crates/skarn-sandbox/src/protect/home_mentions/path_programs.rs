@@ -83,9 +83,10 @@ impl Scanner {
                     ));
                 }
                 let literal = self.may_name_a_grant(&text);
+                resolved.narrow = !super::path_places::climbs(&text);
                 let text = String::from_utf8_lossy(&text).into_owned();
                 if literal {
-                    self.script_lines(&p, &text);
+                    self.script_lines(&p, &text, resolved.narrow);
                 }
                 if !self.all_found() {
                     self.resolved_words(&p, &text, &mut resolved);
@@ -145,7 +146,7 @@ impl Scanner {
     }
 
     /// Each line of the script `f` naming a grant is a mention.
-    fn script_lines(&mut self, f: &Path, text: &str) {
+    fn script_lines(&mut self, f: &Path, text: &str, narrow: bool) {
         let home = self.home_text.clone();
         for (i, line) in text.split(['\r', '\n']).enumerate() {
             let trimmed = line.trim_start();
@@ -159,7 +160,7 @@ impl Scanner {
                     .iter()
                     .find_map(|form| find_path(&norm, form))
                 {
-                    self.found(t, f, i + 1, named);
+                    self.found_in_script(t, f, i + 1, named, narrow);
                 }
             }
         }
@@ -172,6 +173,9 @@ impl Scanner {
 struct Resolved {
     dirs: HashMap<PathBuf, Option<PathBuf>>,
     words: HashSet<String>,
+    /// The script read cannot climb from a path it names
+    /// ([`super::path_places::climbs`]).
+    narrow: bool,
 }
 
 /// Directories of script words resolved at most (past it, words are
@@ -251,7 +255,9 @@ impl Scanner {
         text: &str,
         r: &mut Resolved,
     ) -> bool {
-        if w.len() < 2 || !r.words.insert(w.to_string()) {
+        // (By the script's kind too: a word judged narrowly in one script
+        // is judged again in one that can climb from it.)
+        if w.len() < 2 || !r.words.insert(format!("{}{w}", u8::from(r.narrow))) {
             return false;
         }
         if r.words.len() > MAX_WORDS {
@@ -296,7 +302,7 @@ impl Scanner {
             .position(|t| t.canons.iter().any(|c| full.starts_with(c)));
         if let Some(t) = hit {
             let n = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..line]).count();
-            self.found(t, f, n, w.to_string());
+            self.found_in_script(t, f, n, w.to_string(), r.narrow);
         }
         false
     }
@@ -333,7 +339,7 @@ fn commented(text: &str, start: usize) -> bool {
 
 /// `w` with empty and `.` components dropped (`..` is the kernel's, left
 /// to the resolution).
-fn lexical(w: &str) -> PathBuf {
+pub(super) fn lexical(w: &str) -> PathBuf {
     let mut p = PathBuf::from("/");
     for c in w.split('/').filter(|c| !c.is_empty() && *c != ".") {
         p.push(c);

@@ -40,6 +40,8 @@ pub(super) struct Apply<'a> {
     /// of the run was set aside, ADR 0257).
     pub(super) keep_objects: Vec<std::path::PathBuf>,
     pub(super) out: &'a mut Outcome,
+    /// Renamed nested repositories ([`super::repo_move`]).
+    pub(super) moves: super::repo_move::Moves,
 }
 
 impl Apply<'_> {
@@ -192,6 +194,9 @@ impl Apply<'_> {
             None,
         ) {
             Err(why) => self.refuse(&r, why),
+            // A nested repository's git directory: held back until the
+            // run's new repositories are known (a rename, atk22k F17).
+            Ok(()) if self.moves.defer(&self.rules.ws, &r) => {}
             Ok(()) => match remove_tree(host, n, 0) {
                 Ok(()) => self.out.applied.push(format!("- {}", r.display())),
                 Err(e) => self.refuse(&r, format!("could not be removed: {e}")),
@@ -278,6 +283,7 @@ impl Apply<'_> {
             if let Some(why) =
                 crate::protect::git::repo_vet::unsafe_repo_at(&upath, Some(r.components().count()))
             {
+                self.moves.refused_repo(r, &upath);
                 self.refuse(
                     r,
                     format!("a repository that could run programs on the host ({why})"),
