@@ -26,3 +26,7 @@ if ! command -v pytest >/dev/null 2>&1; then
     python3 -m pip install --quiet pytest 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages pytest
 fi
+# pnpm 10 (run_b22d: a project pnpm 10 installed is still a workspace).
+if ! command -v pnpm >/dev/null 2>&1 || ! pnpm --version 2>/dev/null | grep -q '^10\.'; then
+    npm install --global --no-audit --no-fund --loglevel=error pnpm@10
+fi
