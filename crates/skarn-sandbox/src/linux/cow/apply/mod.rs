@@ -16,8 +16,8 @@ use std::path::Path;
 
 use rustix::fs::{FileType, Mode};
 
-pub(super) use at::{changed_since, is_opaque, is_whiteout, list, lstat_at, open_dir};
-use at::{is_git_dir, is_git_dir_merged, remove_tree};
+pub(super) use at::{changed_since, is_opaque, is_whiteout, list, lstat_at, open_dir, remove_tree};
+use at::{is_git_dir, is_git_dir_merged};
 use copy::{copy, own_like, strip_xattrs};
 
 use super::Outcome;
