@@ -47,7 +47,7 @@ fn hook(s: &Setup, tool: &str, tool_input: Value, nobody: bool) -> Output {
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_STATE_HOME")
         .env_remove("CLAUDE_CONFIG_DIR");
-    let mut c = if nobody { as_user(c, s.t.path()) } else { c };
+    let mut c = if nobody { nobody_cmd(&c) } else { c };
     let mut p = c
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -56,6 +56,31 @@ fn hook(s: &Setup, tool: &str, tool_input: Value, nobody: bool) -> Output {
         .unwrap();
     let _ = p.stdin.take().unwrap().write_all(i.to_string().as_bytes());
     p.wait_with_output().unwrap()
+}
+
+/// `c` run as uid 65534 (the test directory must be theirs already:
+/// [`as_user`] makes it so, which moves every change time).
+fn nobody_cmd(c: &Command) -> Command {
+    let mut n = Command::new("setpriv");
+    n.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(c.get_program())
+        .args(c.get_args());
+    if let Some(d) = c.get_current_dir() {
+        n.current_dir(d);
+    }
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => n.env(k, v),
+            None => n.env_remove(k),
+        };
+    }
+    n
+}
+
+/// Give the whole test directory to uid 65534.
+fn give_to_nobody(s: &Setup) {
+    let st = as_user(Command::new("true"), s.t.path()).status().unwrap();
+    assert!(st.success());
 }
 
 /// The decision Claude Code reads ("" when the hook has no objection).
@@ -80,6 +105,9 @@ fn a_search_from_above_a_deep_nested_skill_is_refused() {
         std::fs::write(s.ws.join("src/main.rs"), "// TODO\nfn main() {}\n").unwrap();
         let o = init(&s, &[]);
         assert_eq!(code(&o), 0, "{}", err(&o));
+        if nobody {
+            give_to_nobody(&s);
+        }
         // Usability first: searches of an ordinary project pass.
         let grep_ws = json!({"pattern": "TODO", "path": s.ws, "output_mode": "files_with_matches"});
         assert_eq!(
@@ -98,9 +126,6 @@ fn a_search_from_above_a_deep_nested_skill_is_refused() {
         let pkg: PathBuf = (6..26).fold(mid.clone(), |p, i| p.join(format!("d{i}")));
         let pkg = pkg.join("b");
         nested_skill(&pkg, &marker);
-        if nobody {
-            let _ = as_user(Command::new("true"), s.t.path()).status();
-        }
         for (tool, input) in [
             ("Grep", grep_ws.clone()),
             ("Grep", json!({"pattern": "TODO"})),
@@ -128,5 +153,54 @@ fn a_search_from_above_a_deep_nested_skill_is_refused() {
             ""
         );
         assert!(s.victim_files().is_empty(), "{:?}", s.victim_files());
+    }
+}
+
+/// The reading tools' latency: the nested walk is kept between hook calls
+/// (`~/.local/state/skarn/hook-walks`) while every directory it read is
+/// unchanged. A nested skill planted after a walk was kept is still
+/// found by the next call, even with its parent's modification time put
+/// back (the change time, which no process sets, moved).
+#[test]
+fn a_kept_walk_still_sees_a_new_nested_skill() {
+    let users: &[bool] = if is_root() { &[false, true] } else { &[false] };
+    for &nobody in users {
+        let s = setup_git(if nobody { "b24s-f3-nobody" } else { "b24s-f3" });
+        let pkgs = s.ws.join("packages");
+        std::fs::create_dir_all(pkgs.join("a/src")).unwrap();
+        std::fs::write(pkgs.join("a/src/lib.rs"), "// TODO\n").unwrap();
+        let o = init(&s, &[]);
+        assert_eq!(code(&o), 0, "{}", err(&o));
+        if nobody {
+            give_to_nobody(&s);
+        }
+        // Settled directories: the walk is kept.
+        std::thread::sleep(std::time::Duration::from_millis(2600));
+        let read = |f: &Path| json!({"file_path": f});
+        let (d, why) = decision(&s, "Read", read(&pkgs.join("a/src/lib.rs")), nobody);
+        assert_eq!(d, "", "{why}");
+        let kept = s.home.join(".local/state/skarn/hook-walks");
+        let n = std::fs::read_dir(&kept).map(|r| r.count()).unwrap_or(0);
+        assert!(n > 0, "no walk kept in {}", kept.display());
+        // The plant, its parent's times put back.
+        let stamp = s.t.path().join("stamp");
+        std::fs::write(&stamp, "").unwrap();
+        let touch = |from: &Path, to: &Path| {
+            let st = Command::new("touch").arg("-r").arg(from).arg(to).status();
+            assert!(st.unwrap().success());
+        };
+        touch(&pkgs, &stamp);
+        nested_skill(&pkgs.join("b"), &s.victim.join("by-new-skill"));
+        touch(&stamp, &pkgs);
+        // A Read elsewhere: the project's nested skills stop every call.
+        let (d, why) = decision(&s, "Read", read(&s.ws.join("README.md")), nobody);
+        assert_eq!(d, "deny", "the new nested skill was not seen: {why}");
+        let (d, _) = decision(
+            &s,
+            "Grep",
+            json!({"pattern": "TODO", "path": "packages"}),
+            nobody,
+        );
+        assert_eq!(d, "deny");
     }
 }
