@@ -204,3 +204,90 @@ fn a_kept_walk_still_sees_a_new_nested_skill() {
         assert_eq!(d, "deny");
     }
 }
+
+/// atk24o, left open after F7 (usability): `skarn run --workspace
+/// <project>` kept Claude Code's own worktrees
+/// (`<project>/.claude/worktrees/NAME`, linked git worktrees) read-only,
+/// so the agent's commands could not build or commit there. Now their
+/// files are written (in the default copy-on-write layer) and a commit
+/// there lands, while the rest of `.claude` (settings, skills, a new
+/// worktree) and the worktree's own persistence paths (`.claude`, `.git`,
+/// `.husky`) stay as they were.
+#[test]
+fn claude_code_worktrees_are_writable_in_the_project() {
+    let users: &[bool] = if is_root() { &[false, true] } else { &[false] };
+    for &nobody in users {
+        let s = setup_git(if nobody { "b24s-f2-nobody" } else { "b24s-f2" });
+        let o = git(&s.ws, &["commit", "-q", "--allow-empty", "-m", "init"]);
+        assert!(o.status.success(), "{}", err(&o));
+        let o = git(
+            &s.ws,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                ".claude/worktrees/feat",
+                "-b",
+                "feat",
+            ],
+        );
+        assert!(o.status.success(), "{}", err(&o));
+        let wt = s.ws.join(".claude/worktrees/feat");
+        std::fs::write(s.ws.join(".claude/settings.json"), "{}\n").unwrap();
+        let dotgit = std::fs::read(wt.join(".git")).unwrap();
+        if nobody {
+            give_to_nobody(&s);
+        }
+        let script = "cd .claude/worktrees/feat && echo hi > new.txt && git add new.txt && \
+                      git -c user.name=t -c user.email=t@t commit -qm wt && cd ../../.. && \
+                      echo pwn > .claude/settings.json; \
+                      mkdir -p .claude/skills/x && echo s > .claude/skills/x/SKILL.md; \
+                      mkdir -p .claude/worktrees/feat/.claude && \
+                      echo '{}' > .claude/worktrees/feat/.claude/settings.json; \
+                      echo 'gitdir: /tmp' > .claude/worktrees/feat/.git; \
+                      mkdir -p .claude/worktrees/feat/.husky && \
+                      echo x > .claude/worktrees/feat/.husky/pre-commit; \
+                      mkdir -p .claude/worktrees/evil && echo x > .claude/worktrees/evil/a; true";
+        let mut c = Command::new(exe());
+        c.args(["run", "--workspace"])
+            .arg(&s.ws)
+            .args(["--", "sh", "-c", script])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_STATE_HOME");
+        let mut c = if nobody { nobody_cmd(&c) } else { c };
+        let o = c.output().unwrap();
+        // Usability: the worktree's file and commit.
+        assert_eq!(
+            std::fs::read_to_string(wt.join("new.txt")).ok().as_deref(),
+            Some("hi\n"),
+            "nobody {nobody}: {}",
+            err(&o)
+        );
+        let log = Command::new("git")
+            .args(["-c", "safe.directory=*", "-C"])
+            .arg(&wt)
+            .args(["log", "-1", "--format=%s"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&log.stdout).trim(), "wt", "{log:?}");
+        // The rest of `.claude` and the worktree's own protected paths.
+        assert_eq!(
+            std::fs::read_to_string(s.ws.join(".claude/settings.json")).unwrap(),
+            "{}\n"
+        );
+        for p in [
+            ".claude/skills",
+            ".claude/worktrees/evil",
+            ".claude/worktrees/feat/.claude",
+            ".claude/worktrees/feat/.husky",
+        ] {
+            assert!(
+                std::fs::symlink_metadata(s.ws.join(p)).is_err(),
+                "{p} was written (nobody {nobody})"
+            );
+        }
+        assert_eq!(std::fs::read(wt.join(".git")).unwrap(), dotgit);
+    }
+}
