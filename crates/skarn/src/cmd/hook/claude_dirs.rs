@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 /// Most directory entries looked at in one project.
 const MAX_ENTRIES: usize = 50_000;
 
+/// Most directory entries looked at below a search's directory (a `Grep`
+/// from the top of a project with a build tree: the walk is kept between
+/// calls, so only the first one pays for it).
+const MAX_SEARCH_ENTRIES: usize = 250_000;
+
 /// Deepest sub-directory looked into.
 const MAX_DEPTH: usize = 24;
 
@@ -36,25 +41,25 @@ pub fn nested(ws: &Path) -> (Vec<PathBuf>, bool) {
     if ws.parent().is_none() || home.is_some_and(|h| h.starts_with(ws)) {
         return (Vec::new(), false);
     }
-    below(ws)
+    below(ws, MAX_ENTRIES)
 }
 
 /// The `.claude` directories below `top` (not `top/.claude` itself) and
-/// whether the walk saw every one (within [`MAX_ENTRIES`] and
+/// whether the walk saw every one (within `max` entries and
 /// [`MAX_DEPTH`] of `top`): the walk kept from an earlier call while
 /// every directory it read is unchanged ([`super::walk_cache`]).
-fn below(top: &Path) -> (Vec<PathBuf>, bool) {
+fn below(top: &Path, max: usize) -> (Vec<PathBuf>, bool) {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    let bounds = format!("{MAX_ENTRIES} {MAX_DEPTH}");
+    let bounds = format!("{max} {MAX_DEPTH}");
     if let Some(h) = &home
         && let Some(w) = super::walk_cache::load(h, top, &bounds)
     {
         return (w.found(), w.complete);
     }
     let started = std::time::SystemTime::now();
-    let w = walk(top);
+    let w = walk(top, max);
     if let Some(h) = &home {
         super::walk_cache::save(h, top, &bounds, &w, started);
     }
@@ -64,7 +69,7 @@ fn below(top: &Path) -> (Vec<PathBuf>, bool) {
 /// The walk below `top` (no `.git`, no link followed below the top; a
 /// link to a directory is looked into one level, as Claude Code reaches
 /// it by its name).
-fn walk(top: &Path) -> super::walk_cache::Walk {
+fn walk(top: &Path, max: usize) -> super::walk_cache::Walk {
     let mut w = super::walk_cache::Walk {
         complete: true,
         ..Default::default()
@@ -79,7 +84,7 @@ fn walk(top: &Path) -> super::walk_cache::Walk {
         };
         for e in rd.flatten() {
             seen += 1;
-            if seen > MAX_ENTRIES {
+            if seen > max {
                 w.complete = false;
                 break 'walk;
             }
@@ -134,12 +139,12 @@ pub fn searched(ws: &Path, root: &Path) -> Result<Vec<PathBuf>, String> {
     let (found, complete) = if top.parent().is_none() || home.is_some_and(|h| h.starts_with(top)) {
         (Vec::new(), false)
     } else {
-        below(top)
+        below(top, MAX_SEARCH_ENTRIES)
     };
     if !complete {
         return Err(format!(
             "skarn: this search covers {}, a tree larger or deeper than skarn looks through for \
-             nested .claude directories (more than {MAX_ENTRIES} entries, or deeper than \
+             nested .claude directories (more than {MAX_SEARCH_ENTRIES} entries, or deeper than \
              {MAX_DEPTH} levels), and a file it lists there could make Claude Code load a \
              nested skill whose hooks run unconfined. Search a narrower directory (its path \
              below {}).",

@@ -95,10 +95,10 @@ fn header(bounds: &str) -> String {
     format!("skarn hook-walk 1 {} {bounds}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The record file for `top`, its directory made (the user's own, closed
+/// The record file for `top` walked within `bounds`, its directory made (the user's own, closed
 /// to others); `None` when it cannot be.
 #[cfg(unix)]
-fn file(home: &Path, top: &Path) -> Option<PathBuf> {
+fn file(home: &Path, top: &Path, bounds: &str) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     if !home.is_dir() {
         return None;
@@ -114,18 +114,19 @@ fn file(home: &Path, top: &Path) -> Option<PathBuf> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     top.hash(&mut h);
+    bounds.hash(&mut h);
     Some(dir.join(format!("{:016x}", h.finish())))
 }
 
 /// Elsewhere nothing is kept.
 #[cfg(not(unix))]
-fn file(_: &Path, _: &Path) -> Option<PathBuf> {
+fn file(_: &Path, _: &Path, _: &str) -> Option<PathBuf> {
     None
 }
 
 /// The kept walk below `top` when every directory it read is unchanged.
 pub fn load(home: &Path, top: &Path, bounds: &str) -> Option<Walk> {
-    let text = std::fs::read_to_string(file(home, top)?).ok()?;
+    let text = std::fs::read_to_string(file(home, top, bounds)?).ok()?;
     let mut lines = text.lines();
     if lines.next()? != header(bounds) || lines.next()? != format!("top {}", top.to_str()?) {
         return None;
@@ -200,7 +201,9 @@ pub fn save(home: &Path, top: &Path, bounds: &str, w: &Walk, started: SystemTime
             out.push_str(&format!("{k} {p}\n"));
         }
     }
-    let Some(f) = file(home, top) else { return };
+    let Some(f) = file(home, top, bounds) else {
+        return;
+    };
     let tmp = f.with_extension(format!("tmp{}", std::process::id()));
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create_new(true);
