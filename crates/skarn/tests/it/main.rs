@@ -84,6 +84,10 @@ mod agent_h24n;
 mod agent_h24p;
 #[cfg(target_os = "linux")]
 mod agent_h24p_b;
+// Issue 24, what attack atk24o left open: searches from above a deep
+// nested skill, Claude Code's worktrees, the reading tools' latency (b24s).
+#[cfg(target_os = "linux")]
+mod run_b24s;
 // Attack atk24j F7: a run started after the guard allowed a write (h24g).
 #[cfg(target_os = "linux")]
 mod agent_edit_lease;

@@ -154,7 +154,12 @@ impl Cow {
         // another writable grant (the user's other project, an enclosing
         // monorepo) is written on the host directly and nothing vets it
         // key by key, so its read-only step stays (attack atk24l F8).
-        let in_layer = |p: &std::path::Path| p.starts_with(&ws) && cow::vet::vetted_in_layer(p);
+        // (So is a `.claude` holding Claude Code's worktrees: their files
+        // are the agent's work, the rest of it is refused when applied.)
+        let in_layer = |p: &std::path::Path| {
+            p.starts_with(&ws)
+                && (cow::vet::vetted_in_layer(p) || cow::vet::claude_worktrees_opened(&ws, p))
+        };
         for op in &fs {
             if let FsOp::Protect { path, .. } = op
                 && path.starts_with(&ws)

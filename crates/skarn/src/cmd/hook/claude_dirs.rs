@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 /// Most directory entries looked at in one project.
 const MAX_ENTRIES: usize = 50_000;
 
+/// Most directory entries looked at below a search's directory (a `Grep`
+/// from the top of a project with a build tree: the walk is kept between
+/// calls, so only the first one pays for it).
+const MAX_SEARCH_ENTRIES: usize = 250_000;
+
 /// Deepest sub-directory looked into.
 const MAX_DEPTH: usize = 24;
 
@@ -36,18 +41,51 @@ pub fn nested(ws: &Path) -> (Vec<PathBuf>, bool) {
     if ws.parent().is_none() || home.is_some_and(|h| h.starts_with(ws)) {
         return (Vec::new(), false);
     }
-    let mut out = Vec::new();
-    let mut complete = true;
+    below(ws, MAX_ENTRIES)
+}
+
+/// The `.claude` directories below `top` (not `top/.claude` itself) and
+/// whether the walk saw every one (within `max` entries and
+/// [`MAX_DEPTH`] of `top`): the walk kept from an earlier call while
+/// every directory it read is unchanged ([`super::walk_cache`]).
+fn below(top: &Path, max: usize) -> (Vec<PathBuf>, bool) {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let bounds = format!("{max} {MAX_DEPTH}");
+    if let Some(h) = &home
+        && let Some(w) = super::walk_cache::load(h, top, &bounds)
+    {
+        return (w.found(), w.complete);
+    }
+    let started = std::time::SystemTime::now();
+    let w = walk(top, max);
+    if let Some(h) = &home {
+        super::walk_cache::save(h, top, &bounds, &w, started);
+    }
+    (w.found(), w.complete)
+}
+
+/// The walk below `top` (no `.git`, no link followed below the top; a
+/// link to a directory is looked into one level, as Claude Code reaches
+/// it by its name).
+fn walk(top: &Path, max: usize) -> super::walk_cache::Walk {
+    let mut w = super::walk_cache::Walk {
+        complete: true,
+        ..Default::default()
+    };
     let mut seen = 0usize;
-    let mut dirs = vec![(ws.to_path_buf(), 0usize)];
+    let mut dirs = vec![(top.to_path_buf(), 0usize)];
     'walk: while let Some((d, depth)) = dirs.pop() {
+        // The stamp before the read: a change after it moves it.
+        w.dirs.push((d.clone(), super::walk_cache::stamp(&d)));
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
         for e in rd.flatten() {
             seen += 1;
-            if seen > MAX_ENTRIES {
-                complete = false;
+            if seen > max {
+                w.complete = false;
                 break 'walk;
             }
             let name = e.file_name();
@@ -57,24 +95,67 @@ pub fn nested(ws: &Path) -> (Vec<PathBuf>, bool) {
                 continue;
             }
             if name == ".claude" {
-                if depth > 0 && p.is_dir() {
-                    out.push(p);
+                if depth > 0 {
+                    w.claudes.push(p);
                 }
                 continue;
             }
             if t.is_dir() {
                 if depth + 1 > MAX_DEPTH {
-                    complete = false;
+                    w.complete = false;
                     continue;
                 }
                 dirs.push((p, depth + 1));
-            } else if t.is_symlink() && p.join(".claude").is_dir() {
-                out.push(p.join(".claude"));
+            } else if t.is_symlink() {
+                w.links.push(p);
             }
         }
     }
-    out.sort();
-    (out, complete)
+    w
+}
+
+/// The skill, subagent and command files of the nested `.claude`
+/// directories a search from `root` (a Glob's or Grep's directory,
+/// resolved) may reach in the project `ws` (resolved): every file it
+/// lists or matches below `root` makes Claude Code load the `.claude`
+/// directories on that file's way up (atk24o, open after F3: only the
+/// search's own path was judged, so a Grep from the top reached a skill
+/// past the nested walk's bounds). The part of the project below `root`
+/// (the whole project when `root` holds it) is walked with the walk's
+/// bounds; `Err` when the walk cannot see all of it, as nothing there
+/// can then be ruled out (fail closed).
+pub fn searched(ws: &Path, root: &Path) -> Result<Vec<PathBuf>, String> {
+    let top = if root.starts_with(ws) {
+        root
+    } else if ws.starts_with(root) {
+        ws
+    } else {
+        return Ok(Vec::new());
+    };
+    if !top.is_dir() {
+        return Ok(Vec::new());
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let (found, complete) = if top.parent().is_none() || home.is_some_and(|h| h.starts_with(top)) {
+        (Vec::new(), false)
+    } else {
+        below(top, MAX_SEARCH_ENTRIES)
+    };
+    if !complete {
+        return Err(format!(
+            "skarn: this search covers {}, a tree larger or deeper than skarn looks through for \
+             nested .claude directories (more than {MAX_SEARCH_ENTRIES} entries, or deeper than \
+             {MAX_DEPTH} levels), and a file it lists there could make Claude Code load a \
+             nested skill whose hooks run unconfined. Search a narrower directory (its path \
+             below {}).",
+            top.display(),
+            top.display()
+        ));
+    }
+    Ok(found
+        .iter()
+        .flat_map(|d| super::frontmatter_hooks::files(d))
+        .collect())
 }
 
 /// The `.claude` directories of the `--add-dir` directories of the

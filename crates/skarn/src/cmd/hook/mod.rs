@@ -43,6 +43,7 @@ mod shell_vs_bash;
 pub mod skill_shell;
 mod unknown_tools;
 mod vscode_tools;
+mod walk_cache;
 mod withheld;
 
 use std::io::{Read, Write};

@@ -10,6 +10,7 @@
 //! direct mode would have refused or set aside is refused here, before
 //! any host program can see it.
 
+mod claude_worktrees;
 mod git_config;
 mod git_dir;
 mod git_stores;
@@ -21,6 +22,7 @@ mod work_tree;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
+pub(crate) use claude_worktrees::opened as claude_worktrees_opened;
 pub(crate) use git_config::sanitize_config;
 pub(crate) use git_dir::{git_config_file, git_rebuilt_index};
 pub(super) use gitmodules::check_gitmodules;
@@ -95,6 +97,13 @@ pub fn check(
     git: Option<usize>,
 ) -> Result<(), String> {
     let abs = rules.ws.join(rel);
+    // Claude Code's worktrees in the workspace's `.claude`.
+    let n0 = names(rel);
+    if n0.first().is_some_and(|c| *c == ".claude")
+        && let Some(d) = claude_worktrees::check(rules, &n0, what, upper, host, git)
+    {
+        return d;
+    }
     // A repository's `.gitmodules` (`git submodule add` writes it): vetted
     // item by item as the direct mode's git layer does, not refused whole.
     if rules.gitmodules.contains(&abs) && what != Change::Special {

@@ -72,7 +72,9 @@ impl Rules {
                     if is_gitmodules(path) {
                         gitmodules.push(path.clone());
                     }
-                    if vetted_in_layer(path) {
+                    if vetted_in_layer(path)
+                        || super::claude_worktrees::opened(&plan.workspace, path)
+                    {
                         continue;
                     }
                     let r = *reserve

@@ -83,7 +83,14 @@ pub(super) fn claude(
         // project's both (atk24o F7).
         let project = project(ctx, dir_vars, input.get("cwd"))?;
         let mut found = Vec::new();
-        for dir in [&ws, &project] {
+        // Once when the call is in the project itself (every Read, Glob,
+        // Grep and LS reaches here: each walk counts).
+        let dirs: &[&String] = if ws == project {
+            &[&ws]
+        } else {
+            &[&ws, &project]
+        };
+        for dir in dirs {
             for f in super::super::confine_hooks::unconfined(
                 Path::new(dir),
                 home.as_deref(),
@@ -307,15 +314,38 @@ fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
             format!("{base}/{lit}")
         });
     }
-    let mut files = Vec::new();
-    for p in named {
-        let p = match input.get("cwd").and_then(Value::as_str) {
+    // Grep searches its `path` (the working directory without one), Glob
+    // below its pattern's directory: what either lists may lie anywhere
+    // below, so the whole tree it searches is judged (fail closed).
+    let tool = input.get("tool_name").and_then(Value::as_str);
+    let search = match tool {
+        Some("Grep") => Some(
+            ti.get("path")
+                .and_then(Value::as_str)
+                .unwrap_or(".")
+                .to_string(),
+        ),
+        Some("Glob") => named.last().cloned(),
+        _ => None,
+    };
+    let cwd = input.get("cwd").and_then(Value::as_str);
+    let resolve = |p: &str| {
+        let p = match cwd {
             Some(c) if !p.starts_with('/') => Path::new(c).join(p),
             _ => PathBuf::from(p),
         };
-        let p = std::fs::canonicalize(&p).unwrap_or(p);
-        let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
-        files.extend(super::super::claude_dirs::on_the_way(&ws, &p));
+        std::fs::canonicalize(&p).unwrap_or(p)
+    };
+    let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+    let mut files = Vec::new();
+    for p in named {
+        files.extend(super::super::claude_dirs::on_the_way(&ws, &resolve(&p)));
+    }
+    if let Some(root) = search {
+        match super::super::claude_dirs::searched(&ws, &resolve(&root)) {
+            Ok(f) => files.extend(f),
+            Err(why) => return Some(why),
+        }
     }
     let found =
         super::super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);

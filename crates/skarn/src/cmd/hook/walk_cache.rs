@@ -1,0 +1,216 @@
+//! The nested walk of [`super::claude_dirs`] remembered between hook
+//! calls (the hook runs on every Read, Glob, Grep and LS too: walking a
+//! large project each time cost tens of milliseconds per call).
+//!
+//! What the walk found depends only on the directories it read: a name
+//! cannot be added to, removed from or renamed in a directory without its
+//! change time (`ctime`) moving, and no process can set `ctime`. So the
+//! walk is kept with the device, inode, modification and change times of
+//! every directory it read, and reused while each is the same. What lies
+//! outside those directories (where a link leads, whether a `.claude`
+//! entry is a directory) is looked at again on every use.
+//!
+//! - A walk that read a directory changed within [`SETTLE`] before it is
+//!   not kept: a change right after the read could land within the same
+//!   clock tick and leave `ctime` equal.
+//! - The place is `~/.local/state/skarn/hook-walks`, under skarn's own
+//!   state, which no run is granted and the file tools may not write; it
+//!   must belong to the home's owner and be closed to others, else nothing is
+//!   kept or read.
+//! - A record that cannot be read or parsed, of another version or other
+//!   bounds, is no record: the walk is made again.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where the walks are kept, below the user's home.
+pub const DIR: &str = ".local/state/skarn/hook-walks";
+
+/// How long a directory must have been unchanged before a walk that read
+/// it is kept.
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// A directory's identity and times (`None`: it could not be looked at).
+pub type Stamp = Option<[i64; 6]>;
+
+/// One walk below `top`, as [`super::claude_dirs`] makes it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Walk {
+    /// Every directory read, with its stamp taken before the read.
+    pub dirs: Vec<(PathBuf, Stamp)>,
+    /// Every `.claude` entry met below the top (found when a directory).
+    pub claudes: Vec<PathBuf>,
+    /// Every link met below the top (found when it leads to a directory
+    /// holding `.claude`).
+    pub links: Vec<PathBuf>,
+    /// Whether the walk stayed within its bounds.
+    pub complete: bool,
+}
+
+impl Walk {
+    /// The nested `.claude` directories, looked at now.
+    pub fn found(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .claudes
+            .iter()
+            .filter(|p| p.is_dir())
+            .cloned()
+            .chain(
+                self.links
+                    .iter()
+                    .map(|l| l.join(".claude"))
+                    .filter(|c| c.is_dir()),
+            )
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// The stamp of the directory `d` (links followed).
+#[cfg(unix)]
+pub fn stamp(d: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(d).ok()?;
+    Some([
+        m.dev() as i64,
+        m.ino() as i64,
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ])
+}
+
+/// Elsewhere no stamp is taken, so no walk is kept.
+#[cfg(not(unix))]
+pub fn stamp(_: &Path) -> Stamp {
+    None
+}
+
+/// The first line of a record: this layout, skarn's version and the
+/// walk's bounds.
+fn header(bounds: &str) -> String {
+    format!("skarn hook-walk 1 {} {bounds}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The record file for `top` walked within `bounds`, its directory made (the user's own, closed
+/// to others); `None` when it cannot be.
+#[cfg(unix)]
+fn file(home: &Path, top: &Path, bounds: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    if !home.is_dir() {
+        return None;
+    }
+    let dir = home.join(DIR);
+    std::fs::create_dir_all(&dir).ok()?;
+    let md = std::fs::symlink_metadata(&dir).ok()?;
+    let owner = std::fs::metadata(home).ok()?.uid();
+    if !md.is_dir() || md.uid() != owner || md.mode() & 0o022 != 0 {
+        return None;
+    }
+    // The name only spreads the records; each names its top inside.
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    top.hash(&mut h);
+    bounds.hash(&mut h);
+    Some(dir.join(format!("{:016x}", h.finish())))
+}
+
+/// Elsewhere nothing is kept.
+#[cfg(not(unix))]
+fn file(_: &Path, _: &Path, _: &str) -> Option<PathBuf> {
+    None
+}
+
+/// The kept walk below `top` when every directory it read is unchanged.
+pub fn load(home: &Path, top: &Path, bounds: &str) -> Option<Walk> {
+    let text = std::fs::read_to_string(file(home, top, bounds)?).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != header(bounds) || lines.next()? != format!("top {}", top.to_str()?) {
+        return None;
+    }
+    let mut w = Walk {
+        complete: lines.next()? == "complete 1",
+        ..Walk::default()
+    };
+    for l in lines {
+        let (kind, rest) = l.split_once(' ')?;
+        match kind {
+            "c" => w.claudes.push(PathBuf::from(rest)),
+            "l" => w.links.push(PathBuf::from(rest)),
+            "d" => {
+                let (s, p) = rest.split_once(' ')?;
+                let s: Stamp = if s == "-" {
+                    None
+                } else {
+                    let v: Vec<i64> = s
+                        .split(',')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .ok()?;
+                    Some(v.try_into().ok()?)
+                };
+                let p = PathBuf::from(p);
+                if stamp(&p) != s {
+                    return None;
+                }
+                w.dirs.push((p, s));
+            }
+            _ => return None,
+        }
+    }
+    Some(w)
+}
+
+/// Keep `w` (made below `top`, started at `started`) when every directory
+/// it read had settled.
+pub fn save(home: &Path, top: &Path, bounds: &str, w: &Walk, started: SystemTime) {
+    let Some(before) = started
+        .checked_sub(SETTLE)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+    else {
+        return;
+    };
+    let before = (before.as_secs() as i64, i64::from(before.subsec_nanos()));
+    let settled = w
+        .dirs
+        .iter()
+        .all(|(_, s)| s.is_some_and(|s| (s[2], s[3]) < before && (s[4], s[5]) < before));
+    if !settled {
+        return;
+    }
+    let Some(top_s) = top.to_str() else { return };
+    let mut out = format!(
+        "{}\ntop {top_s}\ncomplete {}\n",
+        header(bounds),
+        u8::from(w.complete)
+    );
+    let line = |p: &Path| p.to_str().filter(|s| !s.contains('\n')).map(str::to_owned);
+    for (p, s) in &w.dirs {
+        let Some(p) = line(p) else { return };
+        let s = s.map_or("-".to_string(), |s| {
+            s.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        });
+        out.push_str(&format!("d {s} {p}\n"));
+    }
+    for (k, ps) in [("c", &w.claudes), ("l", &w.links)] {
+        for p in ps {
+            let Some(p) = line(p) else { return };
+            out.push_str(&format!("{k} {p}\n"));
+        }
+    }
+    let Some(f) = file(home, top, bounds) else {
+        return;
+    };
+    let tmp = f.with_extension(format!("tmp{}", std::process::id()));
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let written = o.open(&tmp).and_then(|mut o| o.write_all(out.as_bytes()));
+    if written.is_err() || std::fs::rename(&tmp, &f).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
