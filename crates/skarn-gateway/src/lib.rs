@@ -75,6 +75,7 @@ mod sandbox_state;
 pub mod search;
 pub mod secret_vars;
 mod server;
+mod server_execute;
 mod server_relay;
 mod shell_tool;
 pub mod state_dirs;
