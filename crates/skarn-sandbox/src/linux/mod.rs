@@ -31,6 +31,7 @@ pub mod seccomp;
 pub mod simulate;
 pub mod staging;
 pub mod store;
+pub mod store_vet;
 pub mod sys;
 pub mod terminal;
 pub mod tty_relay;

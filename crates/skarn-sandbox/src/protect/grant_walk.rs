@@ -67,8 +67,10 @@ pub struct Walk {
     pub venvs: Vec<PathBuf>,
     /// `__pycache__` directories (vetted after a run by the pyc guard).
     pub pycache: Vec<PathBuf>,
-    /// `*.pyc` files outside `__pycache__` (sourceless modules: set aside
-    /// after a run by the pyc guard when the run made or changed them).
+    /// `*.pyc` files outside `__pycache__` (sourceless modules) and
+    /// modules named like the standard library's in any form
+    /// ([`crate::protect::stdlib_shadow::loose_candidate`]): set aside after a
+    /// run by the pyc guard when the run made or changed them.
     pub pyc_files: Vec<PathBuf>,
     /// Directories below the roots the walk could not list (search-only:
     /// a socket or anything else inside is unknown): hidden by the caller.

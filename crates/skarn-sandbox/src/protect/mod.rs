@@ -107,6 +107,10 @@ pub mod shell_sources;
 pub mod shell_words;
 #[cfg(unix)]
 pub mod small_file;
+#[cfg(unix)]
+pub(crate) mod stdlib_names;
+#[cfg(unix)]
+pub mod stdlib_shadow;
 pub mod terminal_filter;
 #[cfg(unix)]
 pub mod tool_homes;

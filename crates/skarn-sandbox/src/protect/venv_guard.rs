@@ -304,7 +304,8 @@ type PthCache = std::collections::HashMap<
 /// from the layer to the host, so what was read covers both afterwards.
 pub fn vetting_layer<T>(f: impl FnOnce() -> T) -> T {
     PTH_CACHE.with(|c| *c.borrow_mut() = Some(PthCache::new()));
-    let out = f();
+    // (And the packages the layer's modules lie in, as they were before.)
+    let out = crate::protect::stdlib_shadow::scoped(f);
     PTH_CACHE.with(|c| *c.borrow_mut() = None);
     out
 }

@@ -176,7 +176,16 @@ fn a_search_path_on_the_hashbang_line_does_not_load_a_planted_module() {
         ),
         PATH,
     );
-    assert!(ws.join("lib/json.py").exists());
+    // The run's module named like the standard library's is set aside
+    // since atk22k F14: put back from outside, so that the source's own
+    // protection is what is tried.
+    if !ws.join("lib/json.py").exists() {
+        std::fs::write(
+            ws.join("lib/json.py"),
+            format!("import os\nos.system(\"{}\")\n", mark(&s)),
+        )
+        .unwrap();
+    }
     let o = granted(&s, "pytok", PATH);
     check(&s, &o, PATH);
     assert_eq!(code(&o), 0, "{}{}", out(&o), err(&o));
@@ -308,6 +317,14 @@ fn a_search_path_variable_of_the_caller_does_not_load_a_planted_module() {
         ),
         PATH,
     );
+    // Set aside since atk22k F14: put back from outside (see above).
+    if !ws.join("json.py").exists() {
+        std::fs::write(
+            ws.join("json.py"),
+            format!("import os\nos.system(\"{}\")\n", mark(&s)),
+        )
+        .unwrap();
+    }
     let o = run_command(
         &s.ws2,
         &s.home,

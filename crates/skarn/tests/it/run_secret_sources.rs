@@ -159,7 +159,13 @@ fn a_secrets_command_does_not_load_modules_planted_in_the_workspace() {
     let o = run_command(&ws, &home, &[], &["sh", "-c", &plant])
         .output()
         .unwrap();
-    assert!(ws.join("json.py").exists(), "{}", err(&o));
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    // The run's module named like the standard library's is refused since
+    // atk22k F14: put in place from outside, so that the source's own
+    // protection is what is tried.
+    if !ws.join("json.py").exists() {
+        std::fs::write(ws.join("json.py"), &module).unwrap();
+    }
     // Run 2, started in the workspace as usual, resolves the secret: the
     // planted module must not run.
     let o = run_command(

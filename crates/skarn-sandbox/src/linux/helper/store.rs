@@ -5,8 +5,43 @@
 use std::path::PathBuf;
 
 use crate::linux::plan::{Access, FsOp, Plan};
-use crate::linux::{store, sys};
+use crate::linux::{store, store_vet, sys};
 use crate::report::RestrictionReport;
+
+/// Vet the held store's layers before the run ([`crate::linux::store_vet`]):
+/// what was removed is said; `Err` when something could not be.
+fn vet(held: &store::Held, fs: &[FsOp], report: &mut RestrictionReport) -> Result<(), String> {
+    let layers: Vec<store_vet::Layer> = fs
+        .iter()
+        .filter_map(|o| match o {
+            FsOp::Store { path, upper, .. } => Some(store_vet::Layer {
+                path: path.clone(),
+                upper: upper.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    match store_vet::vet(&layers) {
+        Ok(removed) if removed.is_empty() => Ok(()),
+        Ok(removed) => {
+            let msg = format!(
+                "the workspace's store held what Python runs at every start, left by an \
+                 earlier run; removed before this run: {}",
+                removed.join(", ")
+            );
+            let line = crate::protect::terminal_filter::printable(&msg);
+            sys::write_fd(2, format!("skarn: warning: {line}\n").as_bytes());
+            report.notes.push(msg);
+            Ok(())
+        }
+        Err(why) => Err(format!(
+            "the workspace's store {} holds what Python runs at every start, left by an \
+             earlier run, and it could not be removed ({why}): the store is not used \
+             (`skarn cache clear` empties it)",
+            held.dir.display()
+        )),
+    }
+}
 
 /// Lock the plan's store and make its caches' directories; or, when that
 /// fails, turn its [`FsOp::Store`] steps into discarded layers (a host
@@ -28,8 +63,11 @@ pub(super) fn hold(
         return None;
     }
     let e = match store::open(dir, &plan.workspace, &caches) {
-        Ok(h) => return Some(h),
-        Err(e) => e,
+        Ok(h) => match vet(&h, fs, report) {
+            Ok(()) => return Some(h),
+            Err(why) => why,
+        },
+        Err(e) => e.to_string(),
     };
     fs.retain_mut(|o| {
         let FsOp::Store { path, .. } = o else {

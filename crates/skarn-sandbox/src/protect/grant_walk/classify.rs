@@ -70,7 +70,7 @@ pub(super) fn classify(
                 subdirs.push((path, Sub::Git));
             }
         } else if !ft.is_dir()
-            && is_compiled(&name)
+            && crate::protect::stdlib_shadow::loose_candidate(dir, &name, ft.is_symlink())
             && dir.file_name().is_none_or(|d| d != "__pycache__")
         {
             w.pyc_files.push(path.clone());

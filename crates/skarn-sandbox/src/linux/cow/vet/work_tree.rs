@@ -34,7 +34,7 @@ pub(super) fn check(
         )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, n, what == Change::Delete)?;
         if what != Change::Delete {
-            crate::protect::pyc_guard::check_layer_change(rel)?;
+            crate::protect::pyc_guard::check_layer_change(&rules.ws, rel, what == Change::Special)?;
         }
     }
     if let Some(c) = n
