@@ -154,9 +154,9 @@ mod run_atk22j_b;
 mod run_atk22k_lead;
 // Issue 22, fourth attack pass (b22b): .env lines, hook managers' files, pnpmfiles.
 #[cfg(target_os = "linux")]
-mod run_b22b;
-#[cfg(target_os = "linux")]
 mod run_b22a;
+#[cfg(target_os = "linux")]
+mod run_b22b;
 #[cfg(target_os = "linux")]
 mod run_b22d;
 #[cfg(target_os = "linux")]
@@ -345,6 +345,8 @@ mod run_default_layer;
 mod run_layer_flat;
 #[cfg(target_os = "linux")]
 mod run_layer_overlap;
+#[cfg(target_os = "linux")]
+mod run_r1;
 #[cfg(target_os = "linux")]
 mod run_scan_cache;
 #[cfg(target_os = "linux")]
