@@ -60,6 +60,8 @@ pub mod prepare;
 pub mod protect;
 pub mod report;
 pub mod secrets;
+#[cfg(unix)]
+pub mod state_file;
 pub mod windows;
 
 #[cfg(target_os = "linux")]

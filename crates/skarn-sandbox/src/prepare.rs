@@ -115,6 +115,11 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
         host,
         path_var,
     } = req;
+    crate::protect::home_mentions::set_scan_cache_max(
+        policy
+            .scan_cache_max
+            .unwrap_or(crate::protect::home_mentions::DEFAULT_SCAN_CACHE_MAX),
+    );
     let settled = settle_grants(&mut policy, home)?;
     // From here to the plan nothing is written on the host: each name's
     // answer is asked once (ADR 0247).

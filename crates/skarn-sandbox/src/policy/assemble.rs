@@ -168,6 +168,10 @@ impl Policy {
                 p.state_keep = Some(k.value);
                 prov.set("state_keep", &k.source);
             }
+            if let Some(k) = &l.scan_cache_max {
+                p.scan_cache_max = Some(k.value);
+                prov.set("scan_cache_max", &k.source);
+            }
             if let Some(w) = &l.walk_max_dirs {
                 p.walk_max_dirs = Some(w.value);
                 prov.set("walk_max_dirs", &w.source);

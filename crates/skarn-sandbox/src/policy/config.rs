@@ -22,6 +22,7 @@
 //! workspace_layer = "cow"         # the default, or "direct" (ADRs 0130, 0226)
 //! walk_max_dirs = 200000         # walk of the writable grants before a run (ADR 0204)
 //! state_keep = "1d"              # user file only: how long skarn's state keeps what killed runs left (ADR 0289)
+//! scan_cache_max = "4MiB"        # user file only: one record of earlier scans at most; 0 = keep none (ADR 0317)
 //! allow_home_workspace = false   # accept a workspace that holds $HOME
 //! trust_home_config_workspace = false  # keep a workspace the home's configuration names writable
 //! secrets = ["github"]           # user file only: see skarn_egress::secrets::config
@@ -111,6 +112,9 @@ pub struct RunSection {
     /// How long records of killed runs over other workspaces stay in
     /// skarn's state (a duration; user file only, ADR 0289).
     pub state_keep: Option<Spanned<skarn_units::Value>>,
+    /// Bytes of one record of earlier scans in skarn's state at most (a
+    /// size, bare number = bytes; user file only, ADR 0317).
+    pub scan_cache_max: Option<Spanned<skarn_units::Value>>,
     /// Secrets granted to every run (`[secrets.NAME]`, issue 27): read
     /// from the user's file only; a workspace file's list is ignored.
     #[serde(default)]

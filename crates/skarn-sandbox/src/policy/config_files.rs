@@ -67,6 +67,12 @@ impl Layer {
                 file.display()
             ));
         }
+        if layer.scan_cache_max.take().is_some() {
+            notes.push(format!(
+                "warning: {}: scan_cache_max is ignored: only ~/.config/skarn/config.toml may set it",
+                file.display()
+            ));
+        }
         if trust.trusts(&file, c.text.as_bytes()) {
             out.push(layer);
             return Ok((out, notes));

@@ -135,6 +135,8 @@ pub struct Layer {
     pub walk_max_dirs: Option<Sourced<u64>>,
     /// `state_keep` (ADR 0289; the user's own file only).
     pub state_keep: Option<Sourced<std::time::Duration>>,
+    /// `scan_cache_max` in bytes (ADR 0317; the user's own file only).
+    pub scan_cache_max: Option<Sourced<u64>>,
 }
 
 /// Directories the walk before a run reads at most by default (ADR 0204).
@@ -262,6 +264,13 @@ impl Layer {
                 .duration(skarn_units::DurationUnit::Secs)
                 .map_err(|e| c.error(k.span(), format!("state_keep: {e}")))?;
             l.state_keep = Some(Sourced::new(d, c.at(k.span())));
+        }
+        if let Some(k) = &r.scan_cache_max {
+            let n = k
+                .get_ref()
+                .size(skarn_units::SizeUnit::Bytes)
+                .map_err(|e| c.error(k.span(), format!("scan_cache_max: {e}")))?;
+            l.scan_cache_max = Some(Sourced::new(n, c.at(k.span())));
         }
         if let Some(p) = &r.preset {
             let at = c.at(p.span());

@@ -264,6 +264,11 @@ pub struct Policy {
     /// the user's file; None: a day. ADR 0289).
     #[serde(default)]
     pub state_keep: Option<std::time::Duration>,
+    /// Bytes of one record of earlier scans in skarn's state at most
+    /// (`[run] scan_cache_max` in the user's file; None:
+    /// [`crate::protect::home_mentions::DEFAULT_SCAN_CACHE_MAX`], ADR 0317).
+    #[serde(default)]
+    pub scan_cache_max: Option<u64>,
     /// Provenance of scalar settings (`net`, `timeout`, `memory`,
     /// `max_procs`, `max_file_size`) for the report; missing = `default`.
     pub sources: std::collections::BTreeMap<String, String>,
@@ -331,6 +336,7 @@ impl Policy {
             workspace_layer: WorkspaceLayerMode::default(),
             walk_max_dirs: None,
             state_keep: None,
+            scan_cache_max: None,
             sources: Default::default(),
         }
     }

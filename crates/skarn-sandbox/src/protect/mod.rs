@@ -124,10 +124,3 @@ pub mod venv_guard;
 pub mod venv_programs;
 #[cfg(unix)]
 pub mod yarn_path;
-
-/// This process's effective user id (owner checks of skarn's own caches).
-#[cfg(unix)]
-pub(crate) fn own_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}

@@ -20,19 +20,19 @@
 //!   changed value or another version of skarn's forms starts afresh.
 //! - The place is `~/.local/state/skarn/value-checks`, under skarn's own
 //!   state, which no run is granted (it is hidden even when the workspace
-//!   is the home), so a run can neither read nor plant verdicts.
+//!   is the home), so a run can neither read nor plant verdicts; it is
+//!   found, checked, read and written by [`crate::state_file`] (ADR 0317).
 //! - At most [`MAX_KEPT`] verdicts; a file that cannot be read or parsed
 //!   is an empty cache, never an error.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
 use super::egress_secrets::RunSecrets;
+use crate::state_file::{Fields, Stamp, StateDir, Time};
 
 /// Where the verdicts are kept, below the user's home.
 pub const DIR: &str = ".local/state/skarn/value-checks";
@@ -45,7 +45,7 @@ pub const MAX_KEPT: usize = 400_000;
 
 /// The record's layout; what counts as holding a value is in
 /// [`format_digest`], derived from the finder's and the walk's sources.
-const FORMAT: &[u8] = b"skarn value-checks 1";
+const FORMAT: &[u8] = b"skarn value-checks 2";
 
 /// A digest of the record's layout and of the text of everything that
 /// decides what a check finds (the forms the scrubber knows, the
@@ -70,36 +70,18 @@ fn this_format() -> [u8; 32] {
     format_digest(&sources)
 }
 
-const RECORD: usize = 48;
-
-/// A file's identity and the stamps that move when its content changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
+const RECORD: usize = Stamp::LEN;
 
 type Id = (u64, u64);
 
-fn stamp(md: &std::fs::Metadata) -> (Id, Stamp) {
-    (
-        (md.dev(), md.ino()),
-        Stamp {
-            size: md.len(),
-            mtime: (md.mtime(), md.mtime_nsec()),
-            ctime: (md.ctime(), md.ctime_nsec()),
-        },
-    )
-}
-
 /// The verdicts of earlier checks for one set of values, and this check's.
 pub struct Cache {
-    file: PathBuf,
+    dir: StateDir,
+    name: String,
     old: HashMap<Id, Stamp>,
     new: HashMap<Id, Stamp>,
     /// Files changed at or after this (seconds, nanoseconds) are not kept.
-    settled_before: (i64, i64),
+    settled_before: Time,
     /// Whether anything differs from what was read.
     dirty: bool,
 }
@@ -119,55 +101,42 @@ impl Cache {
         visible: &[PathBuf],
         settle: Duration,
     ) -> Option<Cache> {
-        // A missing home is never created (atk22f).
-        if !home.is_dir() {
-            return None;
-        }
-        let dir = home.join(DIR);
-        std::fs::create_dir_all(&dir).ok()?;
-        let dir = std::fs::canonicalize(&dir).ok()?;
-        let md = std::fs::metadata(&dir).ok()?;
-        if visible.iter().any(|v| dir.starts_with(v))
-            || md.uid() != rustix::process::geteuid().as_raw()
-            || md.mode() & 0o022 != 0
-        {
-            return None;
-        }
-        let key = key(&dir)?;
-        let mut h = Sha256::new();
-        h.update(this_format());
-        h.update(env!("CARGO_PKG_VERSION").as_bytes());
-        h.update(key);
+        let dir = StateDir::open(home, DIR, visible)?;
+        let mut key = [0u8; 32];
+        rustix::rand::getrandom(&mut key, rustix::rand::GetRandomFlags::empty()).ok()?;
+        let key = dir.read_or_create("key", &key)?;
         let mut values: Vec<&[u8]> = secrets.values().collect();
         values.sort();
-        for v in values {
-            h.update((v.len() as u64).to_le_bytes());
-            h.update(v);
-        }
-        let name: String = h.finalize()[..16]
+        let lens: Vec<[u8; 8]> = values
             .iter()
-            .map(|b| format!("{b:02x}"))
+            .map(|v| (v.len() as u64).to_le_bytes())
             .collect();
-        let file = dir.join(name);
-        let old = read(&file);
-        let now = SystemTime::now()
-            .checked_sub(settle)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        let format = this_format();
+        let mut parts: Vec<&[u8]> = vec![&format, env!("CARGO_PKG_VERSION").as_bytes(), &key];
+        for (v, n) in values.iter().zip(&lens) {
+            parts.push(n);
+            parts.push(v);
+        }
+        let name = crate::state_file::digest_name(&parts, 16);
+        let old = dir
+            .read(&name, MAX_KEPT * RECORD)
+            .map(|b| parse(&b))
             .unwrap_or_default();
         Some(Cache {
-            file,
+            dir,
+            name,
             old,
             new: HashMap::new(),
-            settled_before: (now.as_secs() as i64, i64::from(now.subsec_nanos())),
+            settled_before: crate::state_file::settled_before(settle),
             dirty: false,
         })
     }
 
     /// Whether an earlier check found `md`'s file clean, unchanged since.
     pub fn is_clean(&mut self, md: &std::fs::Metadata) -> bool {
-        let (id, s) = stamp(md);
-        if self.old.get(&id) == Some(&s) {
-            self.new.insert(id, s);
+        let s = Stamp::of(md);
+        if self.old.get(&s.id()) == Some(&s) {
+            self.new.insert(s.id(), s);
             return true;
         }
         false
@@ -176,9 +145,9 @@ impl Cache {
     /// `md`'s file was just read and holds no value: kept if it has
     /// settled.
     pub fn note_clean(&mut self, md: &std::fs::Metadata) {
-        let (id, s) = stamp(md);
-        if s.ctime < self.settled_before && s.mtime < self.settled_before {
-            self.new.insert(id, s);
+        let s = Stamp::of(md);
+        if s.settled(self.settled_before) {
+            self.new.insert(s.id(), s);
             self.dirty = true;
         }
     }
@@ -197,84 +166,22 @@ impl Cache {
             return;
         }
         let mut bytes = Vec::with_capacity(self.new.len() * RECORD);
-        for ((dev, ino), s) in self.new.iter().take(MAX_KEPT) {
-            for n in [*dev, *ino, s.size] {
-                bytes.extend_from_slice(&n.to_le_bytes());
-            }
-            for (sec, nsec) in [s.mtime, s.ctime] {
-                bytes.extend_from_slice(&sec.to_le_bytes());
-                bytes.extend_from_slice(&(nsec as u32).to_le_bytes());
-            }
+        for s in self.new.values().take(MAX_KEPT) {
+            s.put(&mut bytes);
         }
-        let tmp = self
-            .file
-            .with_extension(format!("tmp{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes));
-        if written.is_err() || std::fs::rename(&tmp, &self.file).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        self.dir.write(&self.name, &bytes, MAX_KEPT * RECORD);
     }
 }
 
-/// The random key of `dir`, made once (0600).
-fn key(dir: &Path) -> Option<[u8; 32]> {
-    let path = dir.join("key");
-    let mut key = [0u8; 32];
-    if let Ok(mut f) = std::fs::File::open(&path)
-        && f.read_exact(&mut key).is_ok()
-    {
-        return Some(key);
-    }
-    rustix::rand::getrandom(&mut key, rustix::rand::GetRandomFlags::empty()).ok()?;
-    let tmp = dir.join(format!("key.tmp{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .ok()?;
-    f.write_all(&key).ok()?;
-    // Another run may have made one meanwhile: theirs is kept, ours read
-    // back from it.
-    if std::fs::hard_link(&tmp, &path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::File::open(&path).ok()?;
-        f.read_exact(&mut key).ok()?;
-        return Some(key);
-    }
-    let _ = std::fs::remove_file(&tmp);
-    Some(key)
-}
-
-fn read(file: &Path) -> HashMap<Id, Stamp> {
+/// The record's verdicts; none when it is cut.
+fn parse(b: &[u8]) -> HashMap<Id, Stamp> {
+    let mut r = Fields(b);
     let mut out = HashMap::new();
-    let Ok(f) = std::fs::File::open(file) else {
-        return out;
-    };
-    let mut bytes = Vec::new();
-    if f.take((MAX_KEPT * RECORD) as u64)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return out;
-    }
-    let u = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
-    let i = |b: &[u8]| i64::from_le_bytes(b.try_into().unwrap_or_default());
-    let n = |b: &[u8]| i64::from(u32::from_le_bytes(b.try_into().unwrap_or_default()));
-    for r in bytes.chunks_exact(RECORD) {
-        out.insert(
-            (u(&r[0..8]), u(&r[8..16])),
-            Stamp {
-                size: u(&r[16..24]),
-                mtime: (i(&r[24..32]), n(&r[32..36])),
-                ctime: (i(&r[36..44]), n(&r[44..48])),
-            },
-        );
+    while !r.is_empty() {
+        let Some(s) = Stamp::take(&mut r) else {
+            return HashMap::new();
+        };
+        out.insert(s.id(), s);
     }
     out
 }

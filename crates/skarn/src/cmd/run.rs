@@ -69,6 +69,11 @@ pub fn build_policy(args: &Args) -> anyhow::Result<(Policy, Provenance)> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let (policy, provenance) = Policy::from_layers(&ws, &layers, &layer_host)?;
+    // Before the first scan that keeps a record (the workspace's kind).
+    #[cfg(unix)]
+    if let Some(n) = policy.scan_cache_max {
+        skarn_sandbox::protect::home_mentions::set_scan_cache_max(n);
+    }
     // Whoever started this command chose its directory (an agent, a
     // gateway's `run` tool): the workspace must be a project directory
     // unless the user said otherwise.

@@ -185,3 +185,18 @@ fn state_keep_takes_one_duration_syntax() {
     let e = config_error(&t.0, "[run]\nstate_keep = \"soon\"\n");
     assert!(e.contains("state_keep"), "{e}");
 }
+
+#[test]
+fn scan_cache_max_takes_one_size_syntax() {
+    let t = Tmp::new();
+    let l = layer(&t.0, "scan.toml", "[run]\nscan_cache_max = \"2MiB\"\n");
+    assert_eq!(l.scan_cache_max.map(|k| k.value), Some(2 << 20));
+    let l = layer(&t.0, "scan2.toml", "[run]\nscan_cache_max = 4096\n");
+    assert_eq!(
+        l.scan_cache_max.map(|k| k.value),
+        Some(4096),
+        "a bare number is bytes"
+    );
+    let e = config_error(&t.0, "[run]\nscan_cache_max = \"big\"\n");
+    assert!(e.contains("scan_cache_max"), "{e}");
+}

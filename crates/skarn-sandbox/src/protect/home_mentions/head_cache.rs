@@ -22,18 +22,18 @@
 //!   `~/.local/state/skarn/scan-cache`, under skarn's state, hidden in
 //!   every run (a default secret path, also when the workspace is the
 //!   home), and not used when it lies (links resolved) in a writable
-//!   grant, is not the caller's, or is writable by others.
+//!   grant: found, checked, read and written by [`crate::state_file`]
+//!   (ADR 0317).
 //! - The record is versioned by a digest of the scan's source: another
-//!   build's verdicts are not read. At most [`MAX_KEPT`] records; a file
-//!   that cannot be read is an empty cache, never an error.
+//!   build's verdicts are not read. At most [`MAX_KEPT`] records and the
+//!   scan cache's bound in bytes (`[run] scan_cache_max`); a file that
+//!   cannot be read is an empty cache, never an error.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use sha2::{Digest, Sha256};
+use crate::state_file::{Fields, Stamp, StateDir, Time};
 
 /// Where the verdicts are kept, below the user's home.
 pub const DIR: &str = super::SCAN_CACHE;
@@ -44,30 +44,19 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// Most records kept (56 bytes each): the PATH scan's own entry bound.
 pub const MAX_KEPT: usize = super::path_programs::MAX_PATH_ENTRIES;
 
-const RECORD: usize = 56;
+/// A stamp and the bytes the look counted.
+const RECORD: usize = Stamp::LEN + 8;
 
 type Id = (u64, u64);
 
-/// Size, modification and change times.
-type Stamp = (u64, (i64, i64), (i64, i64));
-
-fn stamp(md: &std::fs::Metadata) -> (Id, Stamp) {
-    (
-        (md.dev(), md.ino()),
-        (
-            md.len(),
-            (md.mtime(), md.mtime_nsec()),
-            (md.ctime(), md.ctime_nsec()),
-        ),
-    )
-}
-
 /// The earlier verdicts, and this scan's.
 pub(super) struct HeadCache {
-    file: PathBuf,
+    dir: StateDir,
+    name: String,
+    max: usize,
     old: HashMap<Id, (Stamp, u64)>,
     new: HashMap<Id, (Stamp, u64)>,
-    settled_before: (i64, i64),
+    settled_before: Time,
     dirty: bool,
     /// Verdicts taken from the record (for tests and figures).
     pub(super) hits: usize,
@@ -77,43 +66,25 @@ impl HeadCache {
     /// The record below `home`; `None` when it cannot be made or lies in
     /// one of the writable `grants` (see the module's text).
     pub(super) fn open(home: &Path, grants: &[PathBuf], settle: Duration) -> Option<HeadCache> {
-        if !home.is_dir() {
-            return None; // a missing home is never created (atk22f)
-        }
-        let dir = home.join(DIR);
-        std::fs::create_dir_all(&dir).ok()?;
-        let dir = std::fs::canonicalize(&dir).ok()?;
-        let md = std::fs::metadata(&dir).ok()?;
-        let inside = |g: &PathBuf| {
-            dir.starts_with(g) || std::fs::canonicalize(g).is_ok_and(|g| dir.starts_with(g))
-        };
-        if grants.iter().any(inside)
-            || md.uid() != crate::protect::own_uid()
-            || md.mode() & 0o022 != 0
-        {
-            return None;
-        }
-        let mut h = Sha256::new();
-        h.update(b"skarn path-heads 1");
-        h.update(env!("CARGO_PKG_VERSION").as_bytes());
-        h.update(include_str!("path_programs.rs").as_bytes());
-        let name: String = h.finalize()[..12]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let file = dir.join(format!("path-heads-{name}"));
-        let now = SystemTime::now()
-            .checked_sub(settle)
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .unwrap_or_default();
+        let dir = StateDir::open(home, DIR, grants)?;
+        let digest = crate::state_file::digest_name(
+            &[
+                b"skarn path-heads 2",
+                env!("CARGO_PKG_VERSION").as_bytes(),
+                include_str!("path_programs.rs").as_bytes(),
+            ],
+            12,
+        );
+        let name = format!("path-heads-{digest}");
+        let max = super::scan_cache_max().min(MAX_KEPT * RECORD);
+        let old = dir.read(&name, max).map(|b| parse(&b)).unwrap_or_default();
         Some(HeadCache {
-            old: read(&file),
-            file,
+            dir,
+            name,
+            max,
+            old,
             new: HashMap::new(),
-            settled_before: (
-                i64::try_from(now.as_secs()).unwrap_or(0),
-                i64::from(now.subsec_nanos()),
-            ),
+            settled_before: crate::state_file::settled_before(settle),
             dirty: false,
             hits: 0,
         })
@@ -122,7 +93,8 @@ impl HeadCache {
     /// The bytes an earlier look counted, when it found `md`'s file no
     /// script and the file is unchanged since.
     pub(super) fn not_script(&mut self, md: &std::fs::Metadata) -> Option<u64> {
-        let (id, s) = stamp(md);
+        let s = Stamp::of(md);
+        let id = s.id();
         let (old, bytes) = *self.old.get(&id)?;
         if old != s {
             return None;
@@ -135,9 +107,9 @@ impl HeadCache {
     /// `md`'s file was just found no script (`bytes` counted): kept if
     /// it has settled.
     pub(super) fn note_not_script(&mut self, md: &std::fs::Metadata, bytes: u64) {
-        let (id, s) = stamp(md);
-        if s.1 < self.settled_before && s.2 < self.settled_before {
-            self.new.insert(id, (s, bytes));
+        let s = Stamp::of(md);
+        if s.settled(self.settled_before) {
+            self.new.insert(s.id(), (s, bytes));
             self.dirty = true;
         }
     }
@@ -149,57 +121,23 @@ impl HeadCache {
             return;
         }
         let mut bytes = Vec::with_capacity(self.new.len() * RECORD);
-        for ((dev, ino), ((size, m, c), n)) in self.new.iter().take(MAX_KEPT) {
-            for v in [*dev, *ino, *size, *n] {
-                bytes.extend_from_slice(&v.to_le_bytes());
-            }
-            for (sec, nsec) in [m, c] {
-                bytes.extend_from_slice(&sec.to_le_bytes());
-                bytes.extend_from_slice(&u32::try_from(*nsec).unwrap_or(0).to_le_bytes());
-            }
+        for (s, n) in self.new.values().take(self.max / RECORD) {
+            s.put(&mut bytes);
+            bytes.extend_from_slice(&n.to_le_bytes());
         }
-        let tmp = self
-            .file
-            .with_extension(format!("tmp{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes));
-        if written.is_err() || std::fs::rename(&tmp, &self.file).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        self.dir.write(&self.name, &bytes, self.max);
     }
 }
 
-fn read(file: &Path) -> HashMap<Id, (Stamp, u64)> {
+/// The record's verdicts; none when it is cut.
+fn parse(b: &[u8]) -> HashMap<Id, (Stamp, u64)> {
+    let mut r = Fields(b);
     let mut out = HashMap::new();
-    let Ok(f) = std::fs::File::open(file) else {
-        return out;
-    };
-    let mut bytes = Vec::new();
-    if f.take((MAX_KEPT * RECORD) as u64)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return out;
-    }
-    let u = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or_default());
-    let i = |b: &[u8]| i64::from_le_bytes(b.try_into().unwrap_or_default());
-    let n = |b: &[u8]| i64::from(u32::from_le_bytes(b.try_into().unwrap_or_default()));
-    for r in bytes.chunks_exact(RECORD) {
-        out.insert(
-            (u(&r[0..8]), u(&r[8..16])),
-            (
-                (
-                    u(&r[16..24]),
-                    (i(&r[32..40]), n(&r[40..44])),
-                    (i(&r[44..52]), n(&r[52..56])),
-                ),
-                u(&r[24..32]),
-            ),
-        );
+    while !r.is_empty() {
+        let (Some(s), Some(n)) = (Stamp::take(&mut r), r.u64()) else {
+            return HashMap::new();
+        };
+        out.insert(s.id(), (s, n));
     }
     out
 }

@@ -54,6 +54,25 @@ pub use words::normalise;
 /// Where the records of earlier scans are kept, below the home (ADR 0290).
 pub const SCAN_CACHE: &str = ".local/state/skarn/scan-cache";
 
+/// Bytes of one record of earlier scans at most, by default (`[run]
+/// scan_cache_max`).
+pub const DEFAULT_SCAN_CACHE_MAX: u64 = 4 << 20;
+
+static SCAN_CACHE_MAX: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_SCAN_CACHE_MAX);
+
+/// Bound every record of earlier scans to `bytes` (0: keep none), for
+/// the rest of the process (`[run] scan_cache_max`).
+pub fn set_scan_cache_max(bytes: u64) {
+    SCAN_CACHE_MAX.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Bytes of one record of earlier scans at most.
+pub fn scan_cache_max() -> usize {
+    let n = SCAN_CACHE_MAX.load(std::sync::atomic::Ordering::Relaxed);
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// Files read at most.
 pub(crate) const MAX_FILES: usize = 3000;
 /// Bytes read at most, all files together.

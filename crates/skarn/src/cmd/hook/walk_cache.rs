@@ -15,17 +15,22 @@
 //!   clock tick and leave `ctime` equal.
 //! - The place is `~/.local/state/skarn/hook-walks`, under skarn's own
 //!   state, which no run is granted and the file tools may not write; it
-//!   must belong to the home's owner and be closed to others, else nothing is
-//!   kept or read.
+//!   is found, checked, read and written by `skarn_sandbox::state_file`
+//!   (ADR 0317: the user's own, private, no link), else nothing is kept
+//!   or read.
 //! - A record that cannot be read or parsed, of another version or other
-//!   bounds, is no record: the walk is made again.
+//!   bounds, or longer than [`MAX_BYTES`], is no record: the walk is made
+//!   again.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Where the walks are kept, below the user's home.
 pub const DIR: &str = ".local/state/skarn/hook-walks";
+
+/// Bytes of one kept walk at most (read and written).
+#[cfg(unix)]
+pub const MAX_BYTES: usize = 16 << 20;
 
 /// How long a directory must have been unchanged before a walk that read
 /// it is kept.
@@ -95,38 +100,50 @@ fn header(bounds: &str) -> String {
     format!("skarn hook-walk 1 {} {bounds}", env!("CARGO_PKG_VERSION"))
 }
 
-/// The record file for `top` walked within `bounds`, its directory made (the user's own, closed
-/// to others); `None` when it cannot be.
+/// The place of the records and the name of the one for `top` walked
+/// within `bounds`; `None` when it cannot be used.
 #[cfg(unix)]
-fn file(home: &Path, top: &Path, bounds: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    if !home.is_dir() {
-        return None;
-    }
-    let dir = home.join(DIR);
-    std::fs::create_dir_all(&dir).ok()?;
-    let md = std::fs::symlink_metadata(&dir).ok()?;
-    let owner = std::fs::metadata(home).ok()?.uid();
-    if !md.is_dir() || md.uid() != owner || md.mode() & 0o022 != 0 {
-        return None;
-    }
+fn file(
+    home: &Path,
+    top: &Path,
+    bounds: &str,
+) -> Option<(skarn_sandbox::state_file::StateDir, String)> {
+    let dir = skarn_sandbox::state_file::StateDir::open(home, DIR, &[])?;
     // The name only spreads the records; each names its top inside.
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     top.hash(&mut h);
     bounds.hash(&mut h);
-    Some(dir.join(format!("{:016x}", h.finish())))
+    Some((dir, format!("{:016x}", h.finish())))
 }
 
-/// Elsewhere nothing is kept.
-#[cfg(not(unix))]
-fn file(_: &Path, _: &Path, _: &str) -> Option<PathBuf> {
-    None
+/// The kept walk's text (none elsewhere).
+fn read(home: &Path, top: &Path, bounds: &str) -> Option<String> {
+    #[cfg(unix)]
+    {
+        let (dir, name) = file(home, top, bounds)?;
+        String::from_utf8(dir.read(&name, MAX_BYTES)?).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (home, top, bounds);
+        None
+    }
+}
+
+/// Keep the walk's text (nothing elsewhere).
+fn write(home: &Path, top: &Path, bounds: &str, text: &str) {
+    #[cfg(unix)]
+    if let Some((dir, name)) = file(home, top, bounds) {
+        dir.write(&name, text.as_bytes(), MAX_BYTES);
+    }
+    #[cfg(not(unix))]
+    let _ = (home, top, bounds, text);
 }
 
 /// The kept walk below `top` when every directory it read is unchanged.
 pub fn load(home: &Path, top: &Path, bounds: &str) -> Option<Walk> {
-    let text = std::fs::read_to_string(file(home, top, bounds)?).ok()?;
+    let text = read(home, top, bounds)?;
     let mut lines = text.lines();
     if lines.next()? != header(bounds) || lines.next()? != format!("top {}", top.to_str()?) {
         return None;
@@ -201,16 +218,5 @@ pub fn save(home: &Path, top: &Path, bounds: &str, w: &Walk, started: SystemTime
             out.push_str(&format!("{k} {p}\n"));
         }
     }
-    let Some(f) = file(home, top, bounds) else {
-        return;
-    };
-    let tmp = f.with_extension(format!("tmp{}", std::process::id()));
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let written = o.open(&tmp).and_then(|mut o| o.write_all(out.as_bytes()));
-    if written.is_err() || std::fs::rename(&tmp, &f).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    write(home, top, bounds, &out);
 }
