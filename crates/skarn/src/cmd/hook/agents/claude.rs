@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Answer;
 use super::super::settings::{Decision, Settings};
-use super::super::unknown_tools::{CLAUDE_HARMLESS, unknown_tool};
+use super::super::unknown_tools::{CLAUDE_HARMLESS, CLAUDE_LOADERS, unknown_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
@@ -166,7 +166,11 @@ pub(super) fn claude(
         // (Claude Code's matcher may match inside a name: TodoWrite,
         // BashOutput) is known harmless; any other tool is refused, not
         // let through (issue 24: unknown tools fail closed).
+        // A skill, command or subagent loader: the refusal above judged
+        // every one the client may load (links followed) and found none
+        // unconfined.
         if shell_tool == "Bash"
+            && !CLAUDE_LOADERS.contains(&tool)
             && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, &ctx.settings)
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
