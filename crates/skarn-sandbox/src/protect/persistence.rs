@@ -163,6 +163,7 @@ const AFTER_RUN_BASE: &[&str] = &[
     ".mise.local.toml",
     ".tool-versions",
     ".github/hooks",
+    ".github/agents",
     ".npmrc",
     ".pnpmfile.cjs",
     // lint-staged reads these whether or not one was there: its setup may

@@ -43,6 +43,7 @@ mod shell;
 mod shell_vs_bash;
 pub mod skill_shell;
 mod unknown_tools;
+mod vscode_agents;
 mod vscode_tools;
 mod withheld;
 

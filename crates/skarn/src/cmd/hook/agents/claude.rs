@@ -112,6 +112,22 @@ pub(super) fn claude(
             }})));
         }
     }
+    if shell_tool != "Bash" {
+        // VS Code: its custom agents' hooks (atk24r F8).
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let found = super::super::confine_hooks::unconfined_in(
+            super::super::vscode_agents::files(Path::new(&ws)),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        );
+        if let Some(why) = super::super::confine_hooks::refusal_for(&found, "vscode") {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
     if super::super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
