@@ -77,6 +77,7 @@ const AGENT_CONFIG: &[&str] = &[
     ".codex",
     ".cursor",
     ".github/hooks",
+    ".github/agents",
     ".mcp.json",
     ".vscode/mcp.json",
     ".windsurf",
@@ -188,6 +189,7 @@ const EXTRA: &[&str] = &[
     ".cursor/hooks.json",
     ".cursor/mcp.json",
     ".github/hooks",
+    ".github/agents",
     "mise.toml",
     ".mise.toml",
 ];

@@ -128,6 +128,9 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
             names.push(d.join(e.file_name()));
         }
     }
+    // What Claude Code loads through links below its `.claude`
+    // directories, nested ones included (atk24r F1, F3).
+    names.extend(crate::protect::claude_links::links(&top));
     // A `.git` that is itself a link (atk24l F7): the reservation step
     // protects its git directory's entries where they are, each reserved
     // or not as git needs (a reserved `commondir` would stop git).

@@ -9,6 +9,7 @@
 
 #[cfg(unix)]
 pub mod ancestor_config;
+pub mod claude_links;
 #[cfg(unix)]
 pub mod client_args;
 pub mod config_named;

@@ -170,6 +170,7 @@ const AFTER_RUN_BASE: &[&str] = &[
     ".mise.local.toml",
     ".tool-versions",
     ".github/hooks",
+    ".github/agents",
     ".npmrc",
     ".pnpmfile.cjs",
     ".pnpmfile.mjs",

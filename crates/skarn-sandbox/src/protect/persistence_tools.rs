@@ -76,6 +76,11 @@ pub(crate) const PART: &[Entry] = &[
         "GitHub Copilot CLI runs the commands of .github/hooks/*.json when started here",
     ),
     e(
+        ".github/agents",
+        Never,
+        "VS Code runs the hooks of the custom agents of .github/agents/*.agent.md",
+    ),
+    e(
         ".lfsconfig",
         Always,
         "git-lfs custom transfer agents (programs) and endpoints",

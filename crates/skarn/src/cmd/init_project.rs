@@ -102,6 +102,9 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
         "enableAllProjectMcpServers",
         "enabledMcpjsonServers",
         "disableAllHooks",
+        // The main thread runs as this subagent: its MCP servers and
+        // hooks start with the session (atk24r F4).
+        "agent",
     ] {
         if let Some(x) = v.get(k) {
             f.push(format!("{k} is {}", short(x)));

@@ -128,6 +128,9 @@ pub fn wrap_json(text: &str, exe: &str, trusted: &[String]) -> Option<(String, V
             let Some(obj) = s.as_object_mut() else {
                 continue;
             };
+            // Keys the client applies to the host process (`envFile`):
+            // dropped, wrapped or not (atk24r F2).
+            said.extend(crate::cmd::mcp_keys::drop_unknown(name, obj));
             let Some(cmd) = obj
                 .get("command")
                 .and_then(Value::as_str)

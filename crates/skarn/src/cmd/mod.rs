@@ -40,6 +40,7 @@ mod init_hooks;
 pub mod init_project;
 pub mod mcp_cwd;
 pub mod mcp_env;
+pub mod mcp_keys;
 pub mod mcp_wrap;
 #[cfg(target_os = "linux")]
 pub mod no_core_start;

@@ -160,6 +160,8 @@ mod run_b22b;
 #[cfg(target_os = "linux")]
 mod run_b22d;
 #[cfg(target_os = "linux")]
+mod run_b24u;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;

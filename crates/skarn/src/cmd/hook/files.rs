@@ -33,7 +33,7 @@ use super::file_paths::{candidates, fold};
 
 /// Agent settings and hooks, relative to the workspace, besides the
 /// agents' entries of `skarn_sandbox::protect::persistence`.
-const PROJECT_AGENT: &[&str] = &[".github/hooks"];
+const PROJECT_AGENT: &[&str] = &[".github/hooks", ".github/agents"];
 
 /// Agent settings and hooks in the home (named as such when refused; the
 /// whole home rule is [`home_place`]).

@@ -42,9 +42,21 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
     // Claude Code loads (atk24m F11, F12). Past the bounds the directory
     // itself is listed: it cannot be read as a file, so it counts as
     // holding unconfined hooks (fail closed).
+    //
+    // A sub-directory that is a symbolic link is walked through the link,
+    // as the client walks it (`agents/team -> ../../ai/agents`, shared
+    // definitions: attack atk24r F1); a directory reached twice (a loop, or
+    // two links to one place) is read once.
+    let mut seen: Vec<PathBuf> = Vec::new();
     for top in ["agents", "commands"] {
         let mut dirs = vec![(dir.join(top), 0)];
         while let Some((d, depth)) = dirs.pop() {
+            if let Ok(real) = std::fs::canonicalize(&d) {
+                if seen.contains(&real) {
+                    continue;
+                }
+                seen.push(real);
+            }
             let Ok(rd) = std::fs::read_dir(&d) else {
                 continue;
             };
@@ -52,15 +64,22 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
             for e in rd.flatten() {
                 n += 1;
                 let p = e.path();
-                if n > MAX_FILES || out.len() >= MAX_FILES {
+                if n > MAX_FILES || out.len() >= MAX_FILES || seen.len() > MAX_FILES {
                     out.push(d.clone());
                     return out;
                 }
-                match e.file_type() {
-                    Ok(t) if t.is_dir() && depth < MAX_DEPTH => dirs.push((p, depth + 1)),
-                    Ok(t) if t.is_dir() => out.push(p),
-                    _ if p.extension().is_some_and(|x| x == "md") => out.push(p),
-                    _ => {}
+                // Followed: what the link leads to (a dangling one is
+                // nothing the client loads).
+                let is_dir = match e.file_type() {
+                    Ok(t) if t.is_symlink() => p.is_dir(),
+                    Ok(t) => t.is_dir(),
+                    Err(_) => false,
+                };
+                match is_dir {
+                    true if depth < MAX_DEPTH => dirs.push((p, depth + 1)),
+                    true => out.push(p),
+                    false if p.extension().is_some_and(|x| x == "md") => out.push(p),
+                    false => {}
                 }
             }
         }

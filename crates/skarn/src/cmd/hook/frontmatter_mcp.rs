@@ -67,8 +67,28 @@ fn judge(name: &str, d: &Value, exe: &str, trusted: &[String]) -> Option<String>
             "MCP server {name}: (a definition skarn does not read)"
         )));
     };
+    // Every key that is not known inert counts (atk24r F4): a remote
+    // definition's `headersHelper` is a shell command the client runs on
+    // the host to make the headers; it passes only when trusted word for
+    // word. Another key skarn does not know may start something too.
+    for (k, v) in m {
+        if INERT.contains(&k.as_str()) {
+            continue;
+        }
+        if k == "headersHelper"
+            && let Value::String(h) = v
+        {
+            if trusted.iter().any(|t| t == h) {
+                continue;
+            }
+            return Some(one(&format!("MCP server {name}: headersHelper {h}")));
+        }
+        return Some(one(&format!(
+            "MCP server {name}: (key {k} skarn does not judge)"
+        )));
+    }
     let Some(cmd) = m.get("command") else {
-        // Remote (`url`): nothing runs locally.
+        // Remote (`url`) with inert keys only: nothing runs locally.
         return None;
     };
     let (Value::String(cmd), Some(args)) = (cmd, strings(m.get("args"))) else {
@@ -93,6 +113,20 @@ fn judge(name: &str, d: &Value, exe: &str, trusted: &[String]) -> Option<String>
         super::mcp_shape::line(cmd, &args)
     )))
 }
+
+/// Keys of a definition that start nothing on the host (`command`,
+/// `args` and `env` are judged below).
+const INERT: &[&str] = &[
+    "type",
+    "url",
+    "headers",
+    "timeout",
+    "command",
+    "args",
+    "env",
+    "description",
+    "oauth",
+];
 
 fn strings(v: Option<&Value>) -> Option<Vec<String>> {
     match v {
@@ -131,5 +165,14 @@ mod tests {
             .is_empty()
         );
         assert!(unconfined("---\nmcpServers: [\"a\n---\n", "/sk", &[]).len() == 1);
+        // A remote definition's headersHelper runs on the host (atk24r F4).
+        let helper = "---\nmcpServers:\n  - docs:\n      type: http\n      url: http://127.0.0.1:9/mcp\n      headersHelper: \"id; echo {}\"\n---\n";
+        assert_eq!(
+            unconfined(helper, "/sk", &[]),
+            vec!["MCP server docs: headersHelper id; echo {}".to_string()]
+        );
+        assert!(unconfined(helper, "/sk", &["id; echo {}".into()]).is_empty());
+        let other = "---\nmcpServers: {r: {url: 'http://x', envFile: .env}}\n---\n";
+        assert_eq!(unconfined(other, "/sk", &[]).len(), 1);
     }
 }

@@ -31,6 +31,7 @@ mod files;
 pub mod frontmatter_hooks;
 pub mod frontmatter_mcp;
 mod frontmatter_yaml;
+mod gemini_dotenv;
 mod installed;
 pub mod mcp_shape;
 pub mod other_handlers;
@@ -42,6 +43,7 @@ mod shell;
 mod shell_vs_bash;
 pub mod skill_shell;
 mod unknown_tools;
+mod vscode_agents;
 mod vscode_tools;
 mod walk_cache;
 mod withheld;
@@ -62,9 +64,12 @@ pub const EXIT_BLOCK: u8 = 2;
 /// Claude Code tools the hook is installed for: the shells (`PowerShell`
 /// on Windows, refused), the file writing tools (see `files`), and the
 /// tools that read by path, from whose paths Claude Code finds nested
-/// `.claude` directories (judged per call: attack atk24o F3).
-pub const CLAUDE_MATCHER: &str =
-    "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep|LS";
+/// `.claude` directories (judged per call: attack atk24o F3), and the
+/// tools that load a skill, command or subagent (`Skill`, `SlashCommand`,
+/// `Agent`, `Task`): its `!` lines, hooks and MCP servers run on the host
+/// as it loads, so the refusal while one is unconfined must come before
+/// that call, not at the next one (attack atk24r F10).
+pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep|LS|Skill|SlashCommand|Agent|Task";
 
 /// Claude Code tools whose PostToolUse runs the hook: the file writing
 /// tools, whose leases it drops (ADR 0244).

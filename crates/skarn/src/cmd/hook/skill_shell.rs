@@ -22,34 +22,68 @@ pub const KEY: &str = "disableSkillShellExecution";
 const MAX_NAMED: usize = 8;
 
 /// The commands of `text`'s shell lines (inline and fenced), in order.
-pub fn lines(text: &str) -> Vec<String> {
+#[cfg(test)]
+fn lines(text: &str) -> Vec<String> {
+    directives(text).into_iter().map(|(c, _)| c).collect()
+}
+
+/// The commands of `text`'s shell lines, each with whether it is closed.
+/// An inline directive runs, as the client delimits it, from `` !` `` to
+/// the next backtick, newlines included (attack atk24r F9: judged by its
+/// first line, `A⏎B` passed as the trusted `A`); one never closed is kept
+/// as unclosed (never trusted).
+fn directives(text: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut fence: Option<String> = None;
+    let mut open: Option<String> = None;
     for l in text.lines() {
-        if let Some(body) = &mut fence {
+        let mut rest = l;
+        if let Some(mut acc) = open.take() {
+            acc.push('\n');
+            match rest.find('`') {
+                Some(e) => {
+                    acc.push_str(&rest[..e]);
+                    out.push((acc.trim().to_string(), true));
+                    rest = &rest[e + 1..];
+                }
+                None => {
+                    acc.push_str(rest);
+                    open = Some(acc);
+                    continue;
+                }
+            }
+        } else if let Some(body) = &mut fence {
             if l.trim_start().starts_with("```") {
-                out.push(std::mem::take(body).trim().to_string());
+                out.push((std::mem::take(body).trim().to_string(), true));
                 fence = None;
             } else {
                 body.push_str(l);
                 body.push('\n');
             }
             continue;
-        }
-        if l.trim_start().starts_with("```!") {
+        } else if l.trim_start().starts_with("```!") {
             fence = Some(String::new());
             continue;
         }
-        let mut rest = l;
         while let Some(i) = rest.find("!`") {
             let after = &rest[i + 2..];
-            let end = after.find('`').unwrap_or(after.len());
-            out.push(after[..end].trim().to_string());
-            rest = after.get(end + 1..).unwrap_or("");
+            match after.find('`') {
+                Some(end) => {
+                    out.push((after[..end].trim().to_string(), true));
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    open = Some(after.to_string());
+                    break;
+                }
+            }
         }
     }
+    if let Some(acc) = open {
+        out.push((acc.trim().to_string(), false));
+    }
     if let Some(body) = fence {
-        out.push(body.trim().to_string());
+        out.push((body.trim().to_string(), true));
     }
     out
 }
@@ -59,13 +93,16 @@ pub fn unconfined(text: &str, trusted: &[String]) -> Vec<String> {
     if !text.contains("!`") && !text.contains("```!") || disabled() {
         return Vec::new();
     }
-    let mut out: Vec<String> = lines(text)
+    let mut out: Vec<String> = directives(text)
         .into_iter()
-        .filter(|c| !trusted.iter().any(|t| t == c))
-        .map(|c| {
+        .filter(|(c, closed)| !closed || !trusted.iter().any(|t| t == c))
+        .map(|(c, closed)| {
+            // Newlines shown escaped: the whole directive is what runs.
+            let c = c.replace('\n', "\\n");
+            let unclosed = if closed { "" } else { " (no closing backtick)" };
             skarn_sandbox::protect::terminal_filter::one_line(&format!(
                 "a shell line Claude Code runs on the host when the skill or command is \
-                 invoked ({KEY} is not true): {c}"
+                 invoked ({KEY} is not true){unclosed}: {c}"
             ))
         })
         .collect();
@@ -131,6 +168,16 @@ mod tests {
             vec!["id > /tmp/a; echo ok", "git status", "make\nls"]
         );
         assert!(lines("no shell `here`! really").is_empty());
+        // Spanning lines: the whole directive, judged and trusted whole.
+        let multi = "Branch: !`git branch --show-current\nid > /tmp/p` and !`ls`\n";
+        assert_eq!(
+            lines(multi),
+            vec!["git branch --show-current\nid > /tmp/p", "ls"]
+        );
+        let trusted = vec!["git branch --show-current".to_string(), "ls".to_string()];
+        assert_eq!(unconfined(multi, &trusted).len(), 1, "{multi}");
+        let open = "x !`git status\nmore\n";
+        assert_eq!(unconfined(open, &["git status\nmore".to_string()]).len(), 1);
     }
 
     #[test]

@@ -29,6 +29,11 @@ pub(super) const CLAUDE_HARMLESS: &[&str] = &[
     "ExitPlanMode",
 ];
 
+/// Claude Code tools that load a skill, slash command or subagent: they
+/// pass only once the refusal for unconfined skills, commands and
+/// subagents (checked on every call first) found nothing (atk24r F10).
+pub(super) const CLAUDE_LOADERS: &[&str] = &["Skill", "SlashCommand", "Agent", "Task"];
+
 /// Gemini CLI tools that neither write files nor run code.
 pub(super) const GEMINI_HARMLESS: &[&str] = &[
     "read_file",

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Answer;
 use super::super::settings::{Decision, Settings};
-use super::super::unknown_tools::{CLAUDE_HARMLESS, unknown_tool};
+use super::super::unknown_tools::{CLAUDE_HARMLESS, CLAUDE_LOADERS, unknown_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
@@ -119,6 +119,22 @@ pub(super) fn claude(
             }})));
         }
     }
+    if shell_tool != "Bash" {
+        // VS Code: its custom agents' hooks (atk24r F8).
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let found = super::super::confine_hooks::unconfined_in(
+            super::super::vscode_agents::files(Path::new(&ws)),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        );
+        if let Some(why) = super::super::confine_hooks::refusal_for(&found, "vscode") {
+            return Ok(Answer::Json(json!({ "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }})));
+        }
+    }
     if super::super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
@@ -173,7 +189,11 @@ pub(super) fn claude(
         // (Claude Code's matcher may match inside a name: TodoWrite,
         // BashOutput) is known harmless; any other tool is refused, not
         // let through (issue 24: unknown tools fail closed).
+        // A skill, command or subagent loader: the refusal above judged
+        // every one the client may load (links followed) and found none
+        // unconfined.
         if shell_tool == "Bash"
+            && !CLAUDE_LOADERS.contains(&tool)
             && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, &ctx.settings)
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {

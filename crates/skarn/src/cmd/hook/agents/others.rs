@@ -22,6 +22,19 @@ pub(super) fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         bail!("skarn hook gemini-cli handles BeforeTool, not {e}");
     }
     let tool = str_field(input, "tool_name", "the input")?;
+    // The project's `.env` Gemini CLI loaded into this hook and the host
+    // shell (atk24r F6): every call refused while it steers host code.
+    {
+        let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
+        let cwd = input
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|c| c.starts_with('/'))
+            .unwrap_or(&ws);
+        if let Some(why) = super::super::gemini_dotenv::refusal(Path::new(cwd)) {
+            return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
+        }
+    }
     if super::super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
