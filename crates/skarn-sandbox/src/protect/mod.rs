@@ -51,6 +51,8 @@ pub mod host_cloud_configs;
 pub mod host_places;
 pub mod host_programs;
 pub mod host_ssh_config;
+#[cfg(unix)]
+pub(crate) mod ignore_match;
 pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;
@@ -102,6 +104,8 @@ pub mod secret_names;
 #[cfg(unix)]
 pub mod secret_shape;
 pub mod set_aside;
+#[cfg(unix)]
+pub(crate) mod shadow_visible;
 mod shell_ansi;
 #[cfg(unix)]
 pub mod shell_sources;

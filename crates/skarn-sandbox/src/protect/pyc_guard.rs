@@ -63,7 +63,11 @@ fn loose_reason(p: &Path, since: std::time::SystemTime) -> Option<String> {
     }
     let s = shadow?;
     let dir: PathBuf = n[..s.dir].iter().collect();
-    if s.form == Form::Source && package_since(&dir, since) {
+    let changed = |q: &Path| crate::protect::grant_walk::changed_since(q, since);
+    if s.form == Form::Source
+        && !link
+        && (package_since(&dir, since) || crate::protect::shadow_visible::shown_by_git(p, &changed))
+    {
         return None;
     }
     Some(format!(
@@ -135,9 +139,16 @@ pub fn vet(dirs: &[PathBuf], loose: &[PathBuf], since: std::time::SystemTime) ->
 /// deletion; `link`: the entry is a link), in a `__pycache__` or not:
 /// Python would load it instead of the source or as a module of its own,
 /// and git shows nothing; and a module named like the standard library's
-/// ([`stdlib_shadow`]), judged on disk whatever git shows, a source one
-/// kept inside a directory that was a regular package before the layer.
-pub fn check_layer_change(ws: &Path, rel: &Path, link: bool) -> Result<(), String> {
+/// ([`stdlib_shadow`]), judged on disk, a source one (no link) kept inside
+/// a directory that was a regular package before the layer or when
+/// `git status` shows it by the ignore rules of before the run
+/// ([`crate::protect::shadow_visible`]; `upper_root`: the layer's top).
+pub fn check_layer_change(
+    ws: &Path,
+    rel: &Path,
+    link: bool,
+    upper_root: Option<&Path>,
+) -> Result<(), String> {
     compiled_layer_change(rel)?;
     let n: Vec<&OsStr> = rel.iter().collect();
     let Some((last, parent)) = n.split_last() else {
@@ -152,7 +163,19 @@ pub fn check_layer_change(ws: &Path, rel: &Path, link: bool) -> Result<(), Strin
     let Some(s) = stdlib_shadow::of_path(&n, link) else {
         return Ok(());
     };
-    if s.form == Form::Source && stdlib_shadow::package_before(&at(s.dir)) {
+    if s.form != Form::Source || link {
+        return Err(stdlib_shadow::describe(&s));
+    }
+    // Made or changed by the run: in the layer (a removal included).
+    let changed = |q: &Path| {
+        q.strip_prefix(ws).ok().is_some_and(|r| {
+            !r.as_os_str().is_empty()
+                && upper_root.is_none_or(|u| std::fs::symlink_metadata(u.join(r)).is_ok())
+        })
+    };
+    if stdlib_shadow::package_before(&at(s.dir))
+        || crate::protect::shadow_visible::shown_by_git(&ws.join(rel), &changed)
+    {
         return Ok(());
     }
     Err(stdlib_shadow::describe(&s))
@@ -184,7 +207,7 @@ mod tests {
     #[test]
     fn every_compiled_file_of_the_layer_is_refused() {
         let ws = Path::new("/nonexistent-ws");
-        let check = |p: &str| check_layer_change(ws, Path::new(p), false);
+        let check = |p: &str| check_layer_change(ws, Path::new(p), false, None);
         assert!(check("a/__pycache__/app.cpython-312.pyc").is_err());
         assert!(check("json.pyc").is_err());
         assert!(check("pkg/Mod.PYC").is_err());
@@ -193,7 +216,7 @@ mod tests {
         assert!(check("tools/json.abi3.so").is_err());
         assert!(check("json/__init__.py").is_err());
         assert!(check("app/_core.cpython-311-x86_64-linux-gnu.so").is_ok());
-        assert!(check_layer_change(ws, Path::new("bin/json"), true).is_err());
+        assert!(check_layer_change(ws, Path::new("bin/json"), true, None).is_err());
         assert!(compiled_path(Path::new(
             "/w/json.cpython-311-x86_64-linux-gnu.so"
         )));
@@ -206,7 +229,7 @@ mod tests {
         let ws = t.path();
         std::fs::create_dir_all(ws.join("app")).unwrap();
         std::fs::write(ws.join("app/__init__.py"), "").unwrap();
-        let check = |p: &str| check_layer_change(ws, Path::new(p), false);
+        let check = |p: &str| check_layer_change(ws, Path::new(p), false, None);
         assert!(check("app/types.py").is_ok());
         assert!(check("app/http/__init__.py").is_ok());
         assert!(check("app/types.abi3.so").is_err());

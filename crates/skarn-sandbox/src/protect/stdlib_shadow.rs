@@ -203,7 +203,8 @@ pub fn describe(s: &Shadow) -> String {
     };
     format!(
         "{what} named like the standard library's `{}` (host python imports it instead of the \
-         standard library's when it runs a script there, whether git shows it or not)",
+         standard library's when it runs a script there; a source one is kept when `git status` \
+         lists it by the ignore rules of before the run, or inside an earlier package)",
         s.module
     )
 }

@@ -271,6 +271,8 @@ mod run_venv_22;
 #[cfg(target_os = "linux")]
 mod run_b22c;
 #[cfg(target_os = "linux")]
+mod run_b22g;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;

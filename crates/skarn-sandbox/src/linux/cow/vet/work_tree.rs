@@ -34,7 +34,12 @@ pub(super) fn check(
         )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, n, what == Change::Delete)?;
         if what != Change::Delete {
-            crate::protect::pyc_guard::check_layer_change(&rules.ws, rel, what == Change::Special)?;
+            crate::protect::pyc_guard::check_layer_change(
+                &rules.ws,
+                rel,
+                what == Change::Special,
+                upper.ancestors().nth(rel.components().count()),
+            )?;
         }
     }
     if let Some(c) = n
