@@ -154,11 +154,14 @@ mod run_atk22j_b;
 mod run_atk22k_lead;
 // Issue 22, fourth attack pass (b22b): .env lines, hook managers' files, pnpmfiles.
 #[cfg(target_os = "linux")]
-mod run_b22b;
-#[cfg(target_os = "linux")]
 mod run_b22a;
 #[cfg(target_os = "linux")]
+mod run_b22b;
+#[cfg(target_os = "linux")]
 mod run_b22d;
+// Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
+#[cfg(target_os = "linux")]
+mod run_b27q;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
