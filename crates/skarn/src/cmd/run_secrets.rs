@@ -46,14 +46,14 @@ pub fn resolve(
     let _ = writable;
     #[cfg(not(target_os = "linux"))]
     let view = skarn_egress::secrets::source_view::SourceView::direct();
-    // A `command` source runs on the host: refused before it runs when
-    // what its text names lies where a sandboxed run may write (atk27j
-    // F10, F11: the early, clear error), and run with every such place
-    // hidden (ADR 0283: what the text does not show, atk27l F1-F6).
     // Whether the run can carry secrets at all, before any source runs
     // (atk27o F4: a source ran on the host, then the run was refused).
     #[cfg(target_os = "linux")]
     skarn_sandbox::secrets::run_needs::check().map_err(|e| anyhow::anyhow!(e))?;
+    // A `command` source runs on the host: refused before it runs when
+    // what its text names lies where a sandboxed run may write (atk27j
+    // F10, F11: the early, clear error), and run with every such place
+    // hidden (ADR 0283: what the text does not show, atk27l F1-F6).
     #[cfg(target_os = "linux")]
     let mut view = skarn_egress::secrets::source_view::SourceView::direct();
     #[cfg(target_os = "linux")]
