@@ -63,6 +63,9 @@ pub(crate) fn resolve(
     let home =
         home.ok_or_else(|| err("no HOME: the secrets' definitions cannot be read".into()))?;
     let cfg = load(home)?;
+    // A sandboxed server carries secrets through its egress proxy: none
+    // without a network namespace, so no source runs (atk27o F4).
+    skarn_sandbox::secrets::run_needs::check()?;
     let mut specs = Vec::new();
     for (var, name) in pairs {
         let c = cfg.secrets.get(name).ok_or_else(|| {

@@ -19,7 +19,9 @@ mod matcher;
 pub mod placeholder;
 mod places;
 mod set_id;
+mod shell_assign;
 mod shell_paths;
+mod shell_tok;
 mod shell_word;
 pub mod source_view;
 

@@ -294,6 +294,8 @@ impl SecretConfig {
         d.paths.extend(super::shell_paths::reached(args, home));
         // A glob naming a path: what it matches is decided when it runs.
         d.unknown.extend(super::shell_paths::globs(args));
+        // A variable the text sets in a form not followed (atk27o F3).
+        d.unknown.extend(super::shell_paths::unfollowed(args));
         d.paths.sort();
         d.paths.dedup();
         d

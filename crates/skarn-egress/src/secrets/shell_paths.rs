@@ -13,24 +13,13 @@
 //! for these spellings too. (What the source runs is also hidden from it
 //! when it runs, whatever its spelling: ADR 0283.) A word with an unquoted
 //! glob naming a path ([`globs`]) is not followed: which file it names is
-//! decided when the source runs, so the checks refuse it, saying so.
+//! decided when the source runs, so the checks refuse it, saying so. A
+//! variable the text assigns itself is followed ([`super::shell_assign`]).
 
 use std::path::{Component, Path, PathBuf};
 
+use super::shell_tok::{Tok, tokens};
 use super::shell_word::expand_word;
-
-/// A shell token: a word (quotes removed) or an operator.
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Word {
-        text: String,
-        /// An unquoted `*`, `?` or `[` (a pattern the shell matches).
-        glob: bool,
-        /// An unquoted `$` (the shell splits what it expands to).
-        split: bool,
-    },
-    Op,
-}
 
 /// The absolute paths `args` (a source's arguments) reach: each
 /// argument's shell words, and words after a change of directory joined
@@ -48,7 +37,9 @@ pub(super) fn reached(args: &[String], home: Option<&Path>) -> Vec<PathBuf> {
         .collect();
     walk(&plain, home, &mut out);
     for a in args {
-        walk(&split_expansions(tokens(a), home), home, &mut out);
+        // The variables the text assigns itself put in (atk27o F3).
+        let (toks, _) = super::shell_assign::inline(a, tokens(a), home);
+        walk(&split_expansions(toks, home), home, &mut out);
     }
     let mut out: Vec<PathBuf> = out.iter().map(|p| clean(p)).collect();
     out.sort();
@@ -72,6 +63,14 @@ pub(super) fn globs(args: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The words of `args` (shell strings) using a variable the text sets in
+/// a form not followed ([`super::shell_assign`]): not followed either.
+pub(super) fn unfollowed(args: &[String]) -> Vec<String> {
+    args.iter()
+        .flat_map(|a| super::shell_assign::inline(a, tokens(a), None).1)
+        .collect()
 }
 
 /// An unquoted expansion whose value holds blanks or operators
@@ -181,75 +180,6 @@ pub(super) fn words(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// `s` as a shell's tokens.
-fn tokens(s: &str) -> Vec<Tok> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut glob = false;
-    let mut split = false;
-    let mut chars = s.chars();
-    let end = |out: &mut Vec<Tok>, cur: &mut String, glob: &mut bool, split: &mut bool| {
-        out.push(Tok::Word {
-            text: std::mem::take(cur),
-            glob: std::mem::take(glob),
-            split: std::mem::take(split),
-        });
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for q in chars.by_ref() {
-                    if q == '\'' {
-                        break;
-                    }
-                    cur.push(q);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(q) = chars.next() {
-                    match q {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                cur.push(n);
-                            }
-                        }
-                        _ => cur.push(q),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            c if c.is_whitespace() || ";|&<>()`".contains(c) => {
-                if in_word {
-                    end(&mut out, &mut cur, &mut glob, &mut split);
-                    in_word = false;
-                }
-                if c == '\n' || !c.is_whitespace() {
-                    out.push(Tok::Op);
-                }
-            }
-            c => {
-                in_word = true;
-                glob |= "*?[".contains(c);
-                split |= c == '$';
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        end(&mut out, &mut cur, &mut glob, &mut split);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +232,59 @@ mod tests {
         assert!(r.is_empty() || !r.iter().any(|p| p.to_string_lossy().contains(' ')));
         let t = split_expansions(tokens("x"), None);
         assert_eq!(t.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod assign_tests {
+    //! [`super::super::shell_assign`] as the checks see it (atk27o F3).
+    use std::path::PathBuf;
+
+    fn reached(s: &str) -> Vec<PathBuf> {
+        super::reached(&["-c".to_string(), s.to_string()], None)
+    }
+
+    fn refused(s: &str) -> Vec<String> {
+        super::unfollowed(&["-c".to_string(), s.to_string()])
+    }
+
+    #[test]
+    fn plain_assignments_are_followed() {
+        for t in [
+            "d=/opt/app; cat \"$d/tok\"",
+            "d=/opt; e=$d/app; cat ${e}/tok",
+            "export d=/opt/app && \"$d\"/tok",
+            "d=/opt/app\ncat $d/tok",
+        ] {
+            let r = reached(t);
+            assert!(r.contains(&PathBuf::from("/opt/app/tok")), "{t}: {r:?}");
+            assert!(refused(t).is_empty(), "{t}");
+        }
+    }
+
+    #[test]
+    fn other_forms_are_refused() {
+        for t in [
+            "d=$(dirname /opt/app/x); cat \"$d/tok\"",
+            "d=`echo /opt/app`; cat $d/tok",
+            "read d; cat $d/tok",
+            "for d in /opt/app; do cat $d/tok; done",
+            "d=/opt; d+=/app; cat $d/tok",
+            "d=${X:-/opt/app}; cat $d/tok",
+        ] {
+            assert!(!refused(t).is_empty(), "{t}");
+        }
+        for t in [
+            "d=$(dirname /opt/app/x); \"$d\"",
+            "d=$(dirname /opt/app/x); cd $d && ./tok",
+            "f=$(echo /opt/app/tok); sh \"$f\"",
+        ] {
+            assert!(!refused(t).is_empty(), "{t}");
+        }
+        // A variable used without being set by the text is the caller's;
+        // a value passed on is not a place.
+        assert!(refused("cat $HOME/tok").is_empty());
+        assert!(refused("RT=$(cat /x/r); echo \"$RT\" | sha256sum").is_empty());
+        assert!(refused("v=$(cat /x/r); printf %s \"$v\"").is_empty());
     }
 }

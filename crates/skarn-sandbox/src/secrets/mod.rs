@@ -32,6 +32,8 @@ pub mod no_core;
 #[cfg(target_os = "linux")]
 pub mod root_files;
 #[cfg(target_os = "linux")]
+pub mod run_needs;
+#[cfg(target_os = "linux")]
 pub mod source_helper;
 #[cfg(target_os = "linux")]
 pub mod source_places;
@@ -42,6 +44,8 @@ pub mod stored_values;
 pub mod tool_configs;
 #[cfg(target_os = "linux")]
 pub mod tool_credentials;
+#[cfg(target_os = "linux")]
+pub mod toolchain_files;
 #[cfg(target_os = "linux")]
 pub mod upstream_roots;
 #[cfg(target_os = "linux")]

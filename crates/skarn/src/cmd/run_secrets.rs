@@ -46,6 +46,10 @@ pub fn resolve(
     let _ = writable;
     #[cfg(not(target_os = "linux"))]
     let view = skarn_egress::secrets::source_view::SourceView::direct();
+    // Whether the run can carry secrets at all, before any source runs
+    // (atk27o F4: a source ran on the host, then the run was refused).
+    #[cfg(target_os = "linux")]
+    skarn_sandbox::secrets::run_needs::check().map_err(|e| anyhow::anyhow!(e))?;
     // A `command` source runs on the host: refused before it runs when
     // what its text names lies where a sandboxed run may write (atk27j
     // F10, F11: the early, clear error), and run with every such place

@@ -159,6 +159,9 @@ mod run_b22a;
 mod run_b22b;
 #[cfg(target_os = "linux")]
 mod run_b22d;
+// Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
+#[cfg(target_os = "linux")]
+mod run_b27q;
 #[cfg(target_os = "linux")]
 mod run_b24u;
 #[cfg(target_os = "linux")]
