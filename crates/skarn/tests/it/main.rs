@@ -149,6 +149,8 @@ mod run_atk22j_b;
 #[cfg(target_os = "linux")]
 mod run_atk22k_lead;
 #[cfg(target_os = "linux")]
+mod run_b22e;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
