@@ -23,6 +23,13 @@ pub fn trusted_interpreter(p: &Path, writable: &[PathBuf]) -> bool {
     outside && std::fs::metadata(&real).is_ok_and(|m| m.is_file())
 }
 
+/// An interpreter or activation script's name (as
+/// `venv_programs::entry_point`, which uses this module).
+fn entry_point(name: &OsStr) -> bool {
+    let n = name.as_encoded_bytes();
+    n.starts_with(b"python") || n.starts_with(b"activate") || n.starts_with(b"Activate")
+}
+
 /// The `home` value of the `pyvenv.cfg` text `cfg`.
 fn home_of(cfg: &str) -> Option<&str> {
     cfg.lines().find_map(|l| {
@@ -69,7 +76,7 @@ pub fn check_interpreter(
     let [.., bin, last] = names else {
         return Ok(());
     };
-    if *bin != "bin" || !crate::protect::venv_programs::entry_point(last) {
+    if *bin != "bin" || !entry_point(last) {
         return Ok(());
     }
     let env = upper.parent().and_then(Path::parent);
