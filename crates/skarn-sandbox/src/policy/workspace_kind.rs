@@ -324,6 +324,13 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
         })
     };
     if let Some(g) = git_dir_holding(ws) {
+        if g == ws {
+            return other(format!(
+                "{} is a git directory, not a project's work tree (its hooks and \
+                 configuration run on the host); give the repository's top directory",
+                ws.display()
+            ));
+        }
         return other(format!(
             "{} lies in the git directory {} (its hooks and configuration run on the host)",
             ws.display(),
@@ -436,17 +443,20 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
     None
 }
 
-/// The git directory `ws` is (strictly) inside: a `.git` component, or an
-/// ancestor git takes for a bare repository (HEAD, objects, refs).
+/// The git directory `ws` is or is inside: a `.git` component (the last
+/// one too: a workspace that is a `.git` directory has its `config` and
+/// hooks at its top, where no rule of a work tree looks, attack atk22l
+/// F2), or `ws` or an ancestor git takes for a bare repository (HEAD,
+/// objects, refs).
 fn git_dir_holding(ws: &Path) -> Option<PathBuf> {
     let mut acc = PathBuf::new();
     for c in ws.components() {
         acc.push(c);
-        if c.as_os_str() == ".git" && acc != ws {
+        if c.as_os_str() == ".git" {
             return Some(acc);
         }
     }
-    ws.ancestors().skip(1).find_map(|a| {
+    ws.ancestors().find_map(|a| {
         let bare = ["HEAD", "objects", "refs"]
             .iter()
             .all(|n| std::fs::symlink_metadata(a.join(n)).is_ok());
@@ -465,6 +475,16 @@ pub fn refuse_non_project_workspace(
     allow_home: bool,
     allow_other: bool,
 ) -> Result<(), PolicyError> {
+    // A git directory is never a workspace, whatever the flags (attack
+    // atk22l F2): its `config` and hooks would be the work tree's files.
+    if git_dir_holding(ws).is_some_and(|g| g == ws) {
+        return Err(PolicyError::Workspace(format!(
+            "workspace refused: {} is a git directory, not a project's work tree (host git \
+             runs what its configuration and hooks name; no flag accepts it); run in the \
+             repository's top directory",
+            ws.display()
+        )));
+    }
     let refused: Vec<NonProject> = reasons(ws, home)
         .into_iter()
         .filter(|n| match n.flag {

@@ -59,7 +59,17 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
     // hooks, Claude Code's user agents' and skills' hooks. Absolute words
     // only (these files name every project ever opened, in prose too).
     for cfg in home_configs() {
-        for f in named_in(&cfg, base, true, true) {
+        let mut found = named_in(&cfg, base, true, true);
+        // `claude mcp add`'s local-scope servers: relative words from
+        // their project's directory (atk22l F5).
+        if cfg.file_name().is_some_and(|n| n == ".claude.json") {
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&cfg).unwrap_or_default()).into_owned();
+            for (p, servers) in crate::protect::config_words::claude_projects(&text, base) {
+                found.extend(words_in(&servers, &p, base, true, false));
+            }
+        }
+        for f in found {
             if files.len() < MAX_NAMED && !files.iter().any(|(g, _)| *g == f) {
                 files.push((f, cfg.clone()));
             }
@@ -279,7 +289,15 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
         text
     };
     let dir = cfg.parent().unwrap_or(base);
+    words_in(&text, dir, base, dirs, absolute)
+}
+
+/// [`named_in`] for the text of a configuration file in `dir`.
+fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
+    // The directory a DIR word set (the workspace itself too: `uv
+    // --directory <ws> run srv.py`, atk22l F5).
+    let mut cur: Option<PathBuf> = None;
     let seps = |c: char| {
         c.is_whitespace()
             || matches!(
@@ -313,16 +331,21 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
                 };
                 for p in places {
                     let p = crate::policy::config::normalize(&p);
-                    if p.starts_with(base) && p != base && p.is_dir() && !out.contains(&p) {
-                        out.push(p);
+                    if p.starts_with(base) && p.is_dir() {
+                        cur.get_or_insert_with(|| p.clone());
+                        if p != base && !out.contains(&p) {
+                            out.push(p);
+                        }
                     }
                 }
             }
         }
         let Some(word) = path_word(w) else { continue };
-        // Only words with a slash name a file of the workspace: a bare
-        // `lint.sh` runs from PATH.
-        if !word.contains('/') {
+        // A word without a slash names a file of the workspace when it
+        // is an interpreter's script argument (`node server.js`, `python3
+        // check.py`: run from the client's directory, atk22l F5); other
+        // bare words run from PATH.
+        if !word.contains('/') && (absolute || !crate::protect::config_words::script_word(&word)) {
             continue;
         }
         let mut places: Vec<PathBuf> = match word.strip_prefix('/') {
@@ -342,6 +365,12 @@ fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf>
             None if absolute => Vec::new(),
             None => vec![base.join(&word), dir.join(&word)],
         };
+        if !absolute
+            && !word.starts_with('/')
+            && let Some(c) = &cur
+        {
+            places.push(c.join(&word));
+        }
         // A path climbing up from a place a shell computes (a git hook's
         // `$(dirname "$0")/../../tools/common.sh`, `${GIT_DIR:-.git}/../x`):
         // its tail is taken from the workspace's top, failing closed

@@ -11,12 +11,17 @@
 pub mod ancestor_config;
 pub mod claude_links;
 #[cfg(unix)]
+pub mod cargo_target;
+#[cfg(unix)]
 pub mod client_args;
 pub mod config_named;
+pub mod config_words;
 #[cfg(unix)]
 pub mod configured_programs;
 #[cfg(unix)]
 pub mod dir_listings;
+#[cfg(unix)]
+pub mod dist_metadata;
 #[cfg(unix)]
 pub mod dotenv;
 #[cfg(unix)]
@@ -125,6 +130,8 @@ pub mod toolchain_links;
 pub mod trusted;
 #[cfg(unix)]
 pub mod venv_guard;
+#[cfg(unix)]
+pub mod venv_new;
 #[cfg(unix)]
 pub mod venv_programs;
 #[cfg(unix)]

@@ -163,11 +163,35 @@ fn changed(env: &Path, p: &Path, since: std::time::SystemTime) -> bool {
 }
 
 /// After a run: set aside each entry point of `env` made or changed at or
-/// after `since`; one line each.
-pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
+/// after `since`; one line each. An interpreter that is a link to one the
+/// host has outside the `writable` grants, with a `pyvenv.cfg` whose
+/// `home` is such a one's directory, is what `venv` makes: kept (attack
+/// atk22l F10); a `pyvenv.cfg` whose `home` is not is set aside.
+pub fn set_aside(env: &Path, since: std::time::SystemTime, writable: &[PathBuf]) -> Vec<String> {
+    use crate::protect::venv_new::{judge_cfg, trusted_interpreter};
     let mut out = Vec::new();
+    let cfg = env.join("pyvenv.cfg");
+    let cfg_text = std::fs::read(&cfg).unwrap_or_default();
+    let cfg_bad = judge_cfg(&String::from_utf8_lossy(&cfg_text), writable);
+    if let Some(why) = &cfg_bad
+        && crate::protect::grant_walk::changed_since(&cfg, since)
+    {
+        let aside = crate::protect::set_aside::set_aside(&cfg, "skarn-set-aside");
+        out.push(format!(
+            "{}: {why}; {}",
+            cfg.display(),
+            aside.describe("review it before renaming it back or using that environment")
+        ));
+    }
     for p in entries(env) {
-        if !changed(env, &p, since) {
+        if !changed(env, &p, since) || already_aside(&p) {
+            continue;
+        }
+        let interpreter = p
+            .file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"python"));
+        let link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if interpreter && link && cfg_bad.is_none() && trusted_interpreter(&p, writable) {
             continue;
         }
         let aside = crate::protect::set_aside::set_aside(&p, "skarn-set-aside");
@@ -180,6 +204,12 @@ pub fn set_aside(env: &Path, since: std::time::SystemTime) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Whether `p` is an entry already set aside (by an earlier check).
+fn already_aside(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().contains(".skarn-set-aside"))
 }
 
 /// The rule of [`set_aside`] for one change in a copy-on-write layer
@@ -281,7 +311,7 @@ mod tests {
         std::fs::remove_file(env.join("bin/python")).unwrap();
         std::fs::write(env.join("bin/python"), "#!/bin/sh\n").unwrap();
         std::fs::write(env.join("bin/tool"), "#!/bin/sh\n").unwrap();
-        let lines = set_aside(&env, since);
+        let lines = set_aside(&env, since, &[tmp.path().to_path_buf()]);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(!env.join("bin/python").exists());
         assert!(env.join("bin/tool").exists() && env.join("bin/activate").exists());

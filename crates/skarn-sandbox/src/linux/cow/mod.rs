@@ -44,6 +44,9 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     // wrote: their packs are vetted before the layer is applied, their
     // loose commits after.
     let tops = repo_tops(&layer, rules, &mut out);
+    // Cargo's profile directories the run wrote in (atk22l F8), found
+    // before the layer is applied, invalidated after.
+    let cargo = crate::protect::cargo_target::in_layer(&layer.upper, &rules.ws);
     let r = (|| -> std::io::Result<()> {
         let flags = rustix::fs::OFlags::RDONLY
             | rustix::fs::OFlags::DIRECTORY
@@ -81,6 +84,11 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     for l in commits.lines {
         out.refused.push((".git/objects".into(), l));
     }
+    out.notes.extend(
+        cargo
+            .iter()
+            .filter_map(|p| crate::protect::cargo_target::invalidate(p)),
+    );
     remove(layer);
     out
 }

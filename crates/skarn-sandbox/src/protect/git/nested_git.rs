@@ -397,7 +397,7 @@ fn vet_new_within(
             .iter()
             .filter(|v| roots.iter().any(|r| v.starts_with(r)))
         {
-            out.extend(crate::protect::venv_programs::set_aside(v, since));
+            out.extend(crate::protect::venv_programs::set_aside(v, since, roots));
         }
         // Commits the run made with content at protected paths.
         // (Also those of the repositories nested in the grants, attack
@@ -432,6 +432,10 @@ fn vet_new_within(
             &w.pyc_files,
             since,
         ));
+        // Cargo's build directories and distribution metadata the run
+        // wrote (attack atk22l F8, F17).
+        out.extend(crate::protect::cargo_target::after_run(roots, since));
+        out.extend(crate::protect::dist_metadata::after_run(roots, since));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name; and the
         // interpreters' start-up files, which are not reserved.

@@ -40,7 +40,20 @@ pub(super) fn check(
                 what == Change::Special,
                 upper.ancestors().nth(rel.components().count()),
             )?;
+            // A new environment's interpreter, activation and standard
+            // library place; distribution metadata outside packages
+            // (atk22l F10, F17).
+            crate::protect::venv_new::check_interpreter(
+                &rules.ws,
+                n,
+                upper,
+                what == Change::Special,
+            )?;
+            if what == Change::File {
+                crate::protect::venv_new::check_cfg(&rules.ws, n, upper)?;
+            }
         }
+        crate::protect::dist_metadata::check_layer_change(n, what == Change::Delete)?;
     }
     if let Some(c) = n
         .iter()

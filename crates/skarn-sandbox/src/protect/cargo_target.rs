@@ -1,0 +1,205 @@
+//! Cargo's build directories (attack atk22l F8). Host cargo (and
+//! rust-analyzer's `cargo check` at folder open) trusts what a profile
+//! directory of a target directory holds (`target/debug`,
+//! `target/<triple>/release`, wherever `CARGO_TARGET_DIR` or
+//! `build.target-dir` put it) by its fingerprints, not by its content: a
+//! compiled build script, a test or binary in `deps/`, a proc-macro
+//! library, an rlib linked into the next binary, rustc's incremental
+//! objects. A run that wrote there (or removed a fingerprint so that cargo
+//! runs a planted build script again without compiling it) would have the
+//! host run its code, and git shows nothing.
+//!
+//! A profile directory is known by what it is, not by where the
+//! configuration says it is: a directory holding `.fingerprint`. When the
+//! run made, changed or removed anything in one, its `.fingerprint` and
+//! `incremental` directories are removed after the run (both modes): cargo
+//! then compiles every unit of that profile again from the sources, and
+//! runs each build script again from what it compiled, before it runs or
+//! links anything there.
+
+use std::path::{Path, PathBuf};
+
+/// What marks a profile directory.
+const FINGERPRINT: &str = ".fingerprint";
+
+/// What [`invalidate`] removes from a profile directory.
+const UNTRUSTED: &[&str] = &[FINGERPRINT, "incremental"];
+
+/// Directories walked at most (before a run's check gives up and says so).
+const MAX_DIRS: usize = 200_000;
+
+/// Trees never holding a profile directory cargo uses.
+fn skipped(name: &std::ffi::OsStr) -> bool {
+    name == ".git" || name == "node_modules"
+}
+
+/// Whether `dir` (host side) is a profile directory.
+pub fn is_profile(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(FINGERPRINT)).is_ok_and(|m| m.is_dir())
+}
+
+/// Remove what cargo trusts in the profile directory `dir`; one line for
+/// the user (`None` when there was nothing to remove).
+pub fn invalidate(dir: &Path) -> Option<String> {
+    let mut gone = Vec::new();
+    let mut failed = Vec::new();
+    for n in UNTRUSTED {
+        let p = dir.join(n);
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        let r = if m.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        match r {
+            Ok(()) => gone.push(*n),
+            Err(e) => failed.push(format!("{}: {e}", p.display())),
+        }
+    }
+    if gone.is_empty() && failed.is_empty() {
+        return None;
+    }
+    let mut line = format!(
+        "the run wrote in cargo's build directory {}: its {} removed, so host cargo \
+         compiles and runs nothing from there it did not build again from the sources",
+        dir.display(),
+        gone.join(" and ")
+    );
+    if !failed.is_empty() {
+        line.push_str(&format!(
+            "; could not remove {} (remove them before running cargo there)",
+            failed.join(", ")
+        ));
+    }
+    Some(line)
+}
+
+/// The profile directories (host paths below `ws`) in which the layer at
+/// `upper` changes anything: a directory of the layer whose host
+/// counterpart, or itself, holds `.fingerprint` (a whiteout there counts).
+/// Taken before the layer is applied; [`invalidate`] each after.
+pub fn in_layer(upper: &Path, ws: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = todo.pop() {
+        seen += 1;
+        if seen > MAX_DIRS {
+            // Past the bound: every profile directory of the workspace is
+            // invalidated (never a silent cap).
+            out.extend(in_tree(ws));
+            break;
+        }
+        let up = upper.join(&rel);
+        let host = ws.join(&rel);
+        if !rel.as_os_str().is_empty()
+            && (is_profile(&host) || std::fs::symlink_metadata(up.join(FINGERPRINT)).is_ok())
+        {
+            out.push(host);
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&up) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) && !skipped(&e.file_name()) {
+                todo.push(rel.join(e.file_name()));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every profile directory below `root` (bounded).
+fn in_tree(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = todo.pop() {
+        seen += 1;
+        if seen > MAX_DIRS {
+            break;
+        }
+        if is_profile(&d) {
+            out.push(d);
+            continue;
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) && !skipped(&e.file_name()) {
+                todo.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Whether anything in `dir` (itself included) was made, changed or
+/// removed at or after `since` (past [`MAX_DIRS`] directories, yes).
+fn changed_within(dir: &Path, since: std::time::SystemTime) -> bool {
+    use crate::protect::grant_walk::changed_since;
+    let mut todo = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = todo.pop() {
+        seen += 1;
+        if seen > MAX_DIRS || changed_since(&d, since) {
+            return true;
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                todo.push(e.path());
+            } else if changed_since(&e.path(), since) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// After a run in place: invalidate every profile directory below `roots`
+/// the run wrote in at or after `since`; one line each.
+pub fn after_run(roots: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
+    roots
+        .iter()
+        .flat_map(|r| in_tree(r))
+        .filter(|p| changed_within(p, since))
+        .filter_map(|p| invalidate(&p))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_the_layer_touched_loses_its_fingerprints() {
+        let tmp = skarn_test_support::TempDir::new("cargo-target");
+        let ws = tmp.path().join("ws");
+        let upper = tmp.path().join("upper");
+        std::fs::create_dir_all(ws.join("target/debug/.fingerprint/p-1")).unwrap();
+        std::fs::create_dir_all(ws.join("target/debug/incremental")).unwrap();
+        std::fs::create_dir_all(ws.join("other/debug")).unwrap();
+        std::fs::create_dir_all(upper.join("target/debug/build/p-2")).unwrap();
+        std::fs::create_dir_all(upper.join("other/debug")).unwrap();
+        std::fs::create_dir_all(upper.join("new/t/release/.fingerprint")).unwrap();
+        let found = in_layer(&upper, &ws);
+        assert_eq!(
+            found,
+            vec![ws.join("new/t/release"), ws.join("target/debug")]
+        );
+        assert!(invalidate(&ws.join("target/debug")).is_some());
+        assert!(!ws.join("target/debug/.fingerprint").exists());
+        assert!(!ws.join("target/debug/incremental").exists());
+        assert!(invalidate(&ws.join("target/debug")).is_none());
+    }
+}
