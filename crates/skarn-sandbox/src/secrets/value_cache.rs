@@ -222,7 +222,7 @@ impl Cache {
 }
 
 /// The random key of `dir`, made once (0600).
-fn key(dir: &Path) -> Option<[u8; 32]> {
+pub(crate) fn key(dir: &Path) -> Option<[u8; 32]> {
     let path = dir.join("key");
     let mut key = [0u8; 32];
     if let Ok(mut f) = std::fs::File::open(&path)

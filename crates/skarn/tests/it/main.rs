@@ -256,6 +256,8 @@ mod run_toolchains_22;
 mod run_venv_22;
 // Attack atk24d F5: doctor, serve and init while a run lives.
 #[cfg(target_os = "linux")]
+mod run_b27p;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
