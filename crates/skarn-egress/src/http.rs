@@ -246,6 +246,25 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     out.push_str("Connection: close\r\n\r\n");
     let mut first = out.into_bytes();
     first.extend_from_slice(&rest);
+    // A piece of a real value in what the sandbox sends: a probe
+    // (atk27o F8); nothing is sent.
+    if let Some(ic) = sh.secrets.as_deref()
+        && let Some(f) = ic.probed(&first)
+    {
+        let name = ic.bindings.name(f);
+        let shown = crate::proxy::printable(&host);
+        ic.switch_off(f, &format!("a plain HTTP request to {shown}:{port}"));
+        let why = "a piece of its real value was in the request: switched off for this run";
+        sh.secret_event(name, &format!("{shown}:{port}"), method, "-", Some(why));
+        let _ = up.shutdown().await;
+        reply(
+            &mut s,
+            "403 Forbidden",
+            &crate::intercept::probe_refusal(name),
+        )
+        .await;
+        return;
+    }
     if !forward(&mut up, &first, &key, sh, true).await {
         let _ = up.shutdown().await;
         if let Some(max) = sh.limits.max_total_bytes

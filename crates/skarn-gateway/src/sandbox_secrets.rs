@@ -118,22 +118,16 @@ pub(crate) fn refuse_stored_values(
         }
     }
     let scope = value_scope::scope(policy, refuse_under, &places, home);
-    let v = stored_values::check(s, &scope, Budget::default()).map_err(|e| e.to_string())?;
-    for f in v.hide {
+    let mut v = stored_values::check(s, &scope, Budget::default()).map_err(|e| e.to_string())?;
+    for f in std::mem::take(&mut v.hide) {
         policy.deny_read.push(skarn_sandbox::policy::Grant::new(
             f,
             "default (holds a granted secret's value)",
         ));
     }
-    if v.refuse.is_empty() {
-        return Ok(());
+    // Names no file: the server reads this (atk27o F9, ADR 0314).
+    match stored_values::refusal(s, &v, home) {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
-    let names: Vec<String> = v.refuse.iter().map(|p| p.display().to_string()).collect();
-    Err(format!(
-        "a granted secret's real value is stored in {} (or the file is over 1 MiB and \
-         named like a credential file, and cannot be checked), which the server could \
-         read: remove it from there (a credential helper or the secret's placeholder \
-         takes its place)",
-        names.join(", ")
-    ))
 }

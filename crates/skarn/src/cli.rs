@@ -43,6 +43,9 @@ pub enum Command {
     /// Inspect and clear the workspaces' stores of fetched packages.
     #[cfg(target_os = "linux")]
     Cache(cmd::cache::Args),
+    /// Clear a secret recorded as exposed (a sandboxed command probed for its value).
+    #[cfg(target_os = "linux")]
+    Secrets(cmd::secrets::Args),
     /// Print a shell completion script.
     Completions(cmd::completions::Args),
 }
@@ -67,6 +70,8 @@ pub fn main() -> ExitCode {
         Command::Recall(a) => cmd::recall::run(a),
         #[cfg(target_os = "linux")]
         Command::Cache(a) => cmd::cache::run(a),
+        #[cfg(target_os = "linux")]
+        Command::Secrets(a) => cmd::secrets::run(a),
         Command::Completions(a) => cmd::completions::run(a),
     };
     match result {

@@ -9,6 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::context::{Ctx, put};
 use super::decode::{DecodeError, Decoder};
 use super::io::{Reader, chunk_size};
+use super::probe::{BodyProbe, Probes};
 use super::request::Framing;
 use super::scrub::Scrubber;
 
@@ -17,6 +18,8 @@ pub(super) enum Filter<'a> {
     None,
     Scrub(&'a mut Scrubber),
     Decode(&'a mut Decoder, &'a mut Scrubber),
+    /// What the sandbox sends: stopped at a piece of a value (atk27o F8).
+    Probe(&'a Probes, &'a mut BodyProbe),
 }
 
 /// Where filtered bytes go: raw, or each piece as one chunk (one write,
@@ -59,6 +62,12 @@ impl Filter<'_> {
     ) -> io::Result<()> {
         match self {
             Filter::None => emit(w, d, chunked, frame, cx, out).await,
+            Filter::Probe(probes, p) => {
+                if !p.pass(probes, d) {
+                    return Err(io::Error::other("a piece of a secret's value"));
+                }
+                emit(w, d, chunked, frame, cx, out).await
+            }
             Filter::Scrub(s) => emit(w, s.push(d), chunked, frame, cx, out).await,
             Filter::Decode(dec, s) => {
                 let mut rest = d;
@@ -87,7 +96,7 @@ impl Filter<'_> {
         out: bool,
     ) -> io::Result<()> {
         match self {
-            Filter::None => Ok(()),
+            Filter::None | Filter::Probe(..) => Ok(()),
             Filter::Scrub(s) => emit(w, s.finish(), chunked, frame, cx, out).await,
             Filter::Decode(dec, s) => {
                 let o = dec.finish().map_err(undecodable)?;

@@ -11,6 +11,7 @@ use super::body::{Filter, body};
 pub(crate) use super::context::{Ctx, put};
 use super::decode::{Decoder, coding_of};
 use super::io::Reader;
+use super::probe::BodyProbe;
 use super::request::{Framing, Refusal, prepare};
 use super::scrub::Scrubber;
 
@@ -51,6 +52,11 @@ where
                 break;
             }
         };
+        // A piece of a real value in what the sandbox sends: a probe.
+        if let Some(f) = ic.probed(&head) {
+            refuse_probe(&mut cw, ic, f, cx, "a request head").await;
+            break;
+        }
         let req = match prepare(&head, cx.t, cx.port, &ic.bindings) {
             Ok(r) => r,
             Err(Refusal::Bad(why)) => {
@@ -82,6 +88,14 @@ where
                 break;
             }
         };
+        if let Some(f) = req.used.iter().find(|f| ic.is_off(**f)) {
+            let name = ic.bindings.name(*f);
+            let why = "switched off for this run after a probe";
+            cx.sh
+                .secret_event(name, cx.key, &req.method, &req.path, Some(why));
+            answer(&mut cw, "403 Forbidden", &super::probe_refusal(name)).await;
+            break;
+        }
         for f in &req.used {
             cx.sh
                 .secret_event(ic.bindings.name(*f), cx.key, &req.method, &req.path, None);
@@ -99,18 +113,29 @@ where
         {
             break;
         }
-        if body(
+        let mut probe = BodyProbe::default();
+        let sent = body(
             &mut cr,
             &mut uw,
             req.framing,
             req.framing,
-            Filter::None,
+            Filter::Probe(ic.probes(), &mut probe),
             cx,
             true,
         )
-        .await
-        .is_err()
-        {
+        .await;
+        if let Some(f) = probe.hit {
+            refuse_probe(
+                &mut cw,
+                ic,
+                f,
+                cx,
+                &format!("the body of {} {}", req.method, req.path),
+            )
+            .await;
+            break;
+        }
+        if sent.is_err() {
             break;
         }
         let asked = Asked {
@@ -128,6 +153,27 @@ where
     }
     let _ = cw.shutdown().await;
     let _ = uw.shutdown().await;
+}
+
+/// A request carrying a piece of secret `f`'s value (`what`): refused,
+/// the secret switched off, the event recorded.
+async fn refuse_probe<W: AsyncWrite + Unpin>(
+    cw: &mut W,
+    ic: &super::Interceptor,
+    f: crate::secrets::Found,
+    cx: &Ctx<'_>,
+    what: &str,
+) {
+    let name = ic.bindings.name(f);
+    ic.switch_off(f, &format!("{what} to {}", cx.key));
+    cx.sh.secret_event(
+        name,
+        cx.key,
+        "-",
+        "-",
+        Some("a piece of its real value was in the request: switched off for this run"),
+    );
+    answer(cw, "403 Forbidden", &super::probe_refusal(name)).await;
 }
 
 /// What of the request the response's framing depends on.
@@ -318,9 +364,32 @@ pub(crate) async fn plain(client: TcpStream, upstream: TcpStream, cx: &Ctx<'_>, 
     let mut ur = Reader::new(ur, idle);
     let mut scrub = ic.scrubber();
     let until = Framing::UntilClose;
+    let mut probe = BodyProbe::default();
     let up = async {
-        let _ = body(&mut cr, &mut uw, until, until, Filter::None, cx, true).await;
+        let _ = body(
+            &mut cr,
+            &mut uw,
+            until,
+            until,
+            Filter::Probe(ic.probes(), &mut probe),
+            cx,
+            true,
+        )
+        .await;
+        if let Some(f) = probe.hit {
+            ic.switch_off(f, &format!("a plain HTTP body to {}", cx.key));
+            cx.sh.secret_event(
+                ic.bindings.name(f),
+                cx.key,
+                "-",
+                "-",
+                Some("a piece of its real value was in the request: switched off for this run"),
+            );
+            // Nothing of the answer reaches the sandbox.
+            return true;
+        }
         let _ = uw.shutdown().await;
+        false
     };
     let down = async {
         if let Ok(Next::Upgrade) = response(&mut ur, &mut cw, &asked, &mut scrub, cx).await {
@@ -334,7 +403,11 @@ pub(crate) async fn plain(client: TcpStream, upstream: TcpStream, cx: &Ctx<'_>, 
     tokio::pin!(down);
     tokio::select! {
         _ = &mut down => {}
-        _ = &mut up => (&mut down).await,
+        probed = &mut up => {
+            if !probed {
+                (&mut down).await
+            }
+        }
     }
 }
 

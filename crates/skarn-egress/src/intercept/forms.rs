@@ -70,6 +70,82 @@ fn base64_middle(v: &[u8], align: usize, url: bool) -> Vec<u8> {
     enc.as_bytes()[first..end.max(first)].to_vec()
 }
 
+/// The part of `value` (byte range) its windows are cut from: the whole
+/// value, less the structure a well-known format makes public or
+/// guessable (atk27o F8, F9). Windows over public bytes would let 9 known
+/// bytes plus guesses reach a window (the finder as a substring oracle),
+/// and would mistake another token of the same format for this one.
+///
+/// - a JSON Web Token (`eyJ….….…`): the signature only (the header is
+///   one of a handful of fixed texts, the claims are readable by anyone
+///   holding a token of the same issuer);
+/// - a PEM block: the base64 body, less its first 64 characters (the
+///   ASN.1 preamble every key of a type shares), without the armour
+///   lines;
+/// - a Slack token (`xox?-team-bot-secret`): the part after the last `-`;
+/// - a URL with userinfo (`scheme://user:password@host/…`): the password
+///   (with the user name when the password alone is shorter than a
+///   window).
+pub(crate) fn unpredictable(value: &[u8]) -> (usize, usize) {
+    let all = (0, value.len());
+    let parts: Vec<&[u8]> = value.split(|&b| b == b'.').collect();
+    let b64url = |s: &[u8]| {
+        !s.is_empty()
+            && s.iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'=')
+    };
+    if value.starts_with(b"eyJ") && parts.len() == 3 && parts.iter().all(|p| b64url(p)) {
+        let sig = parts[2].len();
+        if sig >= WINDOW {
+            return (value.len() - sig, value.len());
+        }
+        return all;
+    }
+    if let Some(begin) = find(value, b"-----BEGIN ") {
+        let body = value[begin..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(value.len(), |i| begin + i + 1);
+        let end = find(&value[body..], b"-----END").map_or(value.len(), |i| body + i);
+        let from = (body + 64).min(end);
+        if end - from >= WINDOW {
+            return (from, end);
+        }
+        return all;
+    }
+    if value.len() > 5
+        && value.starts_with(b"xox")
+        && value[4] == b'-'
+        && let Some(i) = value.iter().rposition(|&b| b == b'-')
+        && value.len() - i > WINDOW
+    {
+        return (i + 1, value.len());
+    }
+    if let Some(s) = find(value, b"://") {
+        let auth_end = value[s + 3..]
+            .iter()
+            .position(|&b| b == b'/' || b == b'?' || b == b'#')
+            .map_or(value.len(), |i| s + 3 + i);
+        let auth = &value[s + 3..auth_end];
+        if let Some(at) = auth.iter().rposition(|&b| b == b'@')
+            && let Some(colon) = auth[..at].iter().position(|&b| b == b':')
+        {
+            // A short password: with its user name, still not the host.
+            if at - colon > WINDOW {
+                return (s + 3 + colon + 1, s + 3 + at);
+            }
+            if at >= WINDOW {
+                return (s + 3, s + 3 + at);
+            }
+        }
+    }
+    all
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 /// The (pattern, replacement) pairs for one value and its placeholder.
 pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
     if value.len() != placeholder.len() || value.is_empty() {
@@ -81,7 +157,12 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
         .zip(placeholder)
         .take_while(|(a, b)| a == b)
         .count();
-    let (v, p) = (&value[shared..], &placeholder[shared..]);
+    let (from, to) = unpredictable(value);
+    let from = from.max(shared);
+    if from >= to {
+        return Vec::new();
+    }
+    let (v, p) = (&value[from..to], &placeholder[from..to]);
     if v.is_empty() {
         return Vec::new();
     }
@@ -147,6 +228,22 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// atk27o F8/F9: no window is cut from a format's public structure.
+    #[test]
+    fn windows_skip_public_structure() {
+        let jwt = b"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoiYSJ9.Qk3xZ9pL0vT7mWq2Rb8N";
+        let (a, b) = unpredictable(jwt);
+        assert_eq!(&jwt[a..b], b"Qk3xZ9pL0vT7mWq2Rb8N");
+        let url = b"postgres://admin:S3cretPassw0rdXYZ@db.example.test:5432/app";
+        let (a, b) = unpredictable(url);
+        assert_eq!(&url[a..b], b"S3cretPassw0rdXYZ");
+        let slack = b"xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrSt";
+        let (a, b) = unpredictable(slack);
+        assert_eq!(&slack[a..b], b"AbCdEfGhIjKlMnOpQrSt");
+        let plain = b"just-a-random-secret-value";
+        assert_eq!(unpredictable(plain), (0, plain.len()));
+    }
 
     #[test]
     fn windows_cover_each_form_and_keep_lengths() {

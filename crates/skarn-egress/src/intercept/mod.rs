@@ -12,6 +12,7 @@ mod decode;
 pub(crate) mod exchange;
 mod forms;
 mod io;
+mod probe;
 pub(crate) mod request;
 mod scrub;
 mod unescape;
@@ -20,6 +21,8 @@ mod websocket;
 use std::sync::Arc;
 
 use rustls::ClientConfig;
+
+pub use probe::ProbeHook;
 
 use crate::ca::{CaError, CaMaterial, LeafMaker};
 use crate::secrets::{Bindings, SecretSpec};
@@ -44,6 +47,10 @@ pub struct Interceptor {
     engine: std::sync::Mutex<(usize, Option<Arc<scrub::Engine>>)>,
     leaves: LeafMaker,
     upstream: Arc<ClientConfig>,
+    /// Each secret's windows, searched in what the sandbox sends, and
+    /// which secrets a probe switched off (atk27o F8).
+    probes: std::sync::OnceLock<probe::Probes>,
+    on_probe: Option<ProbeHook>,
 }
 
 impl Interceptor {
@@ -99,8 +106,54 @@ impl Interceptor {
             bindings,
             leaves: LeafMaker::new(ca)?,
             upstream: Arc::new(cfg),
+            probes: std::sync::OnceLock::new(),
+            on_probe: None,
         })
     }
+}
+
+impl Interceptor {
+    /// Call `hook` when a request from the sandbox carried a piece of a
+    /// secret's real value (the secret is then switched off for the run).
+    pub fn with_probe_hook(mut self, hook: ProbeHook) -> Interceptor {
+        self.on_probe = Some(hook);
+        self
+    }
+
+    pub(crate) fn probes(&self) -> &probe::Probes {
+        self.probes
+            .get_or_init(|| probe::Probes::new(&self.bindings.echo_pairs()))
+    }
+
+    /// The secret a piece of which `text` (what the sandbox sends) holds.
+    pub(crate) fn probed(&self, text: &[u8]) -> Option<crate::secrets::Found> {
+        self.probes().found(text)
+    }
+
+    /// Switch `f` off for the rest of the run and tell the hook (once);
+    /// `dest` says where the piece was sent.
+    pub(crate) fn switch_off(&self, f: crate::secrets::Found, dest: &str) {
+        if self.probes().switch_off(f)
+            && let Some(h) = &self.on_probe
+        {
+            h(self.bindings.name(f), dest);
+        }
+    }
+
+    /// Whether a probe switched `f` off.
+    pub(crate) fn is_off(&self, f: crate::secrets::Found) -> bool {
+        self.probes.get().is_some_and(|p| p.is_off(f))
+    }
+}
+
+/// The refusal the sandboxed side sees for a request carrying a piece of
+/// `name`'s value: where it went is not repeated (the user's log has it).
+pub(crate) fn probe_refusal(name: &str) -> String {
+    format!(
+        "skarn: secret {name}: a request carried a piece of its real value, which no command \
+         of the sandbox has; the request was not sent and the secret is switched off (and \
+         recorded as exposed for the user to review)\n"
+    )
 }
 
 /// Produced header values remembered for exact put-back: each at most

@@ -129,6 +129,9 @@ pub struct RunSecrets {
     pub ca: CaMaterial,
     /// The values in every form the proxy's scrubber knows.
     finder: skarn_egress::ValueFinder,
+    /// Each secret's exposure record ([`super::exposed`]), set by the
+    /// start-up check, handed to the proxy.
+    pub(crate) marks: std::sync::OnceLock<Vec<Option<PathBuf>>>,
 }
 
 impl RunSecrets {
@@ -140,7 +143,12 @@ impl RunSecrets {
         let hosts: Vec<String> = specs.iter().flat_map(|s| s.hosts.clone()).collect();
         let ca = make_run_ca(&hosts).map_err(|e| e.to_string())?;
         let finder = skarn_egress::ValueFinder::new(&specs);
-        Ok(Some(RunSecrets { specs, ca, finder }))
+        Ok(Some(RunSecrets {
+            specs,
+            ca,
+            finder,
+            marks: std::sync::OnceLock::new(),
+        }))
     }
 
     /// Where the user's dotfiles held a granted value, the same setting
@@ -458,6 +466,7 @@ impl RunSecrets {
         let mut warnings = Vec::new();
         e.upstream_roots = Some(super::upstream_roots::from_caller(writable, &mut warnings));
         plan.report.notes.extend(warnings.iter().cloned());
+        e.exposure_marks = self.marks.get().cloned().unwrap_or_default();
         e.secrets = self.specs;
         e.ca = Some(self.ca);
         Ok(warnings)

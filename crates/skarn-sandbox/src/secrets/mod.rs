@@ -22,6 +22,8 @@ pub mod encoded_copies;
 #[cfg(target_os = "linux")]
 pub mod env_files;
 #[cfg(target_os = "linux")]
+pub mod exposed;
+#[cfg(target_os = "linux")]
 pub mod git_files;
 #[cfg(target_os = "linux")]
 pub mod home_copies;

@@ -99,6 +99,102 @@ pub fn check(secrets: &RunSecrets, scope: &Scope, budget: Budget) -> Result<Verd
     Ok(v)
 }
 
+/// Why a run granted `secrets` may not start (`None`: it may), after
+/// [`check`] gave `v` (ADR 0314): a granted secret recorded as exposed,
+/// or a file of the run's writable side holding a piece of a value,
+/// which records the secrets it holds as exposed. The message names no
+/// file (the sandboxed side reads it and would learn which of its
+/// candidates held a piece, atk27o F9); the files are in the record and
+/// in `~/.local/state/skarn/exposed/last-refusal`, which no run can read.
+pub fn refusal(secrets: &RunSecrets, v: &Verdict, home: Option<&Path>) -> Option<String> {
+    use super::exposed;
+    let marks: Vec<Option<PathBuf>> = secrets
+        .specs
+        .iter()
+        .map(|s| home.and_then(|h| exposed::mark(h, &s.name, s.value.as_bytes())))
+        .collect();
+    let _ = secrets.marks.set(marks.clone());
+    let marked = |pick: &dyn Fn(usize) -> bool| {
+        let mut names = Vec::new();
+        let mut files = Vec::new();
+        for (i, s) in secrets.specs.iter().enumerate() {
+            if let Some(m) = &marks[i]
+                && pick(i)
+            {
+                names.push(s.name.clone());
+                files.push(m.clone());
+            }
+        }
+        (names, files)
+    };
+    let (names, files) = marked(&|i| marks[i].as_deref().is_some_and(exposed::is_marked));
+    if !names.is_empty() {
+        return Some(exposed::refusal(&names, &files));
+    }
+    if v.refuse.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = v.refuse.iter().map(|p| p.display().to_string()).collect();
+    let log = home.map(|h| h.join(exposed::DIR).join("last-refusal"));
+    if let Some(l) = &log {
+        let _ = std::fs::remove_file(l);
+        let _ = exposed::record(
+            l,
+            &format!(
+                "a granted secret's value is in (or these files cannot be checked): {}",
+                listed.join(", ")
+            ),
+        );
+    }
+    let held: Vec<bool> = secrets
+        .specs
+        .iter()
+        .map(|s| v.refuse.iter().any(|f| file_holds(f, s.value.as_bytes())))
+        .collect();
+    for (i, s) in secrets.specs.iter().enumerate() {
+        if let (true, Some(m)) = (held[i], &marks[i]) {
+            let _ = exposed::record(
+                m,
+                &format!(
+                    "the start-up check found a piece of {}'s value in {}",
+                    s.name,
+                    listed.join(", ")
+                ),
+            );
+        }
+    }
+    let (names, files) = marked(&|i| held[i]);
+    if !names.is_empty() {
+        return Some(exposed::refusal(&names, &files));
+    }
+    let shown = log.map_or_else(
+        || "the workspace's files".to_string(),
+        |l| l.display().to_string(),
+    );
+    Some(format!(
+        "a granted secret's real value may be stored in a file the command can write, over \
+         1 MiB and named like a credential file (it cannot be checked): the files are listed \
+         in {shown}; remove it from there and run again"
+    ))
+}
+
+/// Whether `f` (at most 1 MiB, read whole) holds a piece of `value`.
+fn file_holds(f: &Path, value: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(file) = open_nonblocking(f) else {
+        return false;
+    };
+    let mut text = Vec::new();
+    if file.take(1 << 20).read_to_end(&mut text).is_err() {
+        return false;
+    }
+    let Ok(v) = std::str::from_utf8(value) else {
+        return false;
+    };
+    memchr::memmem::find(&text, value).is_some()
+        || skarn_egress::ValueFinder::for_values([v]).found_in(&text)
+}
+
 fn walk_scope(w: &mut Walk<'_>, scope: &Scope) -> Result<(), Exhausted> {
     for root in &scope.walked {
         // The repository's configuration may lie outside the root (a

@@ -102,9 +102,7 @@ impl Cache {
         settle: Duration,
     ) -> Option<Cache> {
         let dir = StateDir::open(home, DIR, visible)?;
-        let mut key = [0u8; 32];
-        rustix::rand::getrandom(&mut key, rustix::rand::GetRandomFlags::empty()).ok()?;
-        let key = dir.read_or_create("key", &key)?;
+        let key = dir_key(&dir)?;
         let mut values: Vec<&[u8]> = secrets.values().collect();
         values.sort();
         let lens: Vec<[u8; 8]> = values
@@ -188,3 +186,16 @@ fn parse(b: &[u8]) -> HashMap<Id, Stamp> {
 
 #[cfg(test)]
 mod tests;
+
+/// The random key of the checks' directory, made once (private).
+fn dir_key(dir: &StateDir) -> Option<[u8; 32]> {
+    let mut key = [0u8; 32];
+    rustix::rand::getrandom(&mut key, rustix::rand::GetRandomFlags::empty()).ok()?;
+    dir.read_or_create("key", &key)?.try_into().ok()
+}
+
+/// The value checks' key below `home`, for records keyed like theirs (the
+/// exposure records, [`crate::secrets::exposed`]).
+pub(crate) fn key(home: &Path) -> Option<[u8; 32]> {
+    dir_key(&StateDir::open(home, DIR, &[])?)
+}

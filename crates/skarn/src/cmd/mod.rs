@@ -53,6 +53,8 @@ pub mod run_flags;
 pub mod run_secrets;
 pub mod sandbox_helper;
 pub mod say;
+#[cfg(target_os = "linux")]
+pub mod secrets;
 pub mod serve;
 pub mod trust;
 pub mod worker;

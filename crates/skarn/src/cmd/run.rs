@@ -400,23 +400,17 @@ fn refuse_stored_values(
         &places,
         home.as_deref(),
     );
-    let v = stored_values::check(secrets, &scope, Budget::default())?;
-    for f in v.hide {
+    let mut v = stored_values::check(secrets, &scope, Budget::default())?;
+    for f in std::mem::take(&mut v.hide) {
         tracing::info!("{}: holds a granted secret's value; hidden", f.display());
         policy.deny_read.push(skarn_sandbox::policy::Grant::new(
             f,
             "default (holds a granted secret's value)",
         ));
     }
-    if v.refuse.is_empty() {
-        return Ok(());
+    // Names no file: the command reads this (atk27o F9, ADR 0314).
+    match stored_values::refusal(secrets, &v, home.as_deref()) {
+        Some(why) => anyhow::bail!(why),
+        None => Ok(()),
     }
-    let names: Vec<String> = v.refuse.iter().map(|p| p.display().to_string()).collect();
-    anyhow::bail!(
-        "a granted secret's real value is stored in {} (or the file is over 1 MiB and named \
-         like a credential file, and cannot be checked), which the command could read: \
-         remove it from there (a credential helper or the secret's placeholder takes its \
-         place) and run again",
-        names.join(", ")
-    )
 }

@@ -93,14 +93,41 @@ pub(crate) fn proxy_main(plan: &EgressPlan, fd: RawFd, parent: libc::pid_t) -> !
             sys::exit_now(2)
         }
     };
+    // A request carrying a piece of a value is recorded in the secret's
+    // exposure record (ADR 0314): the proxy may write that directory only.
+    let marks: Vec<(String, std::path::PathBuf)> = (plan.secrets.iter())
+        .zip(&plan.exposure_marks)
+        .filter_map(|(s, m)| Some((s.name.clone(), m.clone()?)))
+        .collect();
+    let mut fs_rules: Vec<LandlockRule> = resolver_files()
+        .into_iter()
+        .map(|path| LandlockRule {
+            path,
+            access: LandlockAccess::Read,
+        })
+        .collect();
+    for dir in marks.iter().filter_map(|(_, m)| m.parent()) {
+        if !fs_rules.iter().any(|r| r.path == dir) {
+            fs_rules.push(LandlockRule {
+                path: dir.to_path_buf(),
+                access: LandlockAccess::ReadWrite,
+            });
+        }
+    }
+    let interceptor = interceptor.map(|ic| {
+        ic.with_probe_hook(Box::new(move |name: &str, dest: &str| {
+            for (n, m) in &marks {
+                if n == name {
+                    let _ = crate::secrets::exposed::record(
+                        m,
+                        &format!("the proxy refused {dest}: it carried a piece of {name}'s value"),
+                    );
+                }
+            }
+        }))
+    });
     let ll = LandlockPlan {
-        rules: resolver_files()
-            .into_iter()
-            .map(|path| LandlockRule {
-                path,
-                access: LandlockAccess::Read,
-            })
-            .collect(),
+        rules: fs_rules,
         secrets: Vec::new(),
         deny_tcp_bind: true,
         deny_tcp_connect: false,

@@ -51,6 +51,11 @@ pub struct EgressPlan {
     /// once the proxy has it: init and the command never hold it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit_fd: Option<i32>,
+    /// Each secret's exposure record (same order as `secrets`): where the
+    /// proxy records a request that carried a piece of its value (ADR
+    /// 0314, [`crate::secrets::exposed`]).
+    #[serde(default)]
+    pub exposure_marks: Vec<Option<std::path::PathBuf>>,
 }
 
 impl EgressPlan {
@@ -94,6 +99,7 @@ pub fn plan_egress(
         ca: None,
         upstream_roots: None,
         audit_fd: None,
+        exposure_marks: Vec::new(),
     })
 }
 
