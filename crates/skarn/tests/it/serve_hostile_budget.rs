@@ -109,7 +109,11 @@ fn schema_bombs_past_the_work_budget_do_not_freeze_the_gateway() {
     eprintln!(
         "gateway peak RSS: {before} KiB with the catalogue, {peak} KiB after the schema bombs"
     );
-    assert!(peak < 250 * 1024, "gateway peak RSS {peak} KiB");
+    // The peak depends on how the three searches interleave with the
+    // catalogue's own build (190 to 263 MiB measured on one 2-core machine,
+    // idle and under a full test run); a blow-up (the 898 MiB of the parse
+    // this bounds) is far above either.
+    assert!(peak < 320 * 1024, "gateway peak RSS {peak} KiB");
     // Another round of bombs in flight: SIGTERM still ends the gateway.
     send_calls(
         &mut gw,
