@@ -76,6 +76,8 @@ pub(crate) mod persistence_entries;
 pub(crate) mod persistence_families;
 pub(crate) mod persistence_hooks;
 pub(crate) mod persistence_lint;
+pub(crate) mod persistence_lint_more;
+pub(crate) mod persistence_loaded;
 pub(crate) mod persistence_tools;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
@@ -105,6 +107,10 @@ pub mod small_file;
 pub mod terminal_filter;
 #[cfg(unix)]
 pub mod tool_homes;
+#[cfg(unix)]
+pub mod tool_keys;
+#[cfg(unix)]
+pub mod tool_keys_direct;
 #[cfg(unix)]
 pub mod toolchain_links;
 #[cfg(unix)]

@@ -151,6 +151,8 @@ mod run_atk22k_lead;
 #[cfg(target_os = "linux")]
 mod run_b22a;
 #[cfg(target_os = "linux")]
+mod run_b22f;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
