@@ -58,6 +58,8 @@ pub mod mount_aliases;
 #[cfg(target_os = "linux")]
 pub mod mountinfo;
 #[cfg(unix)]
+pub mod node_tools;
+#[cfg(unix)]
 pub mod own_files;
 #[cfg(unix)]
 pub mod owner_only;

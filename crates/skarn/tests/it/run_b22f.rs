@@ -305,3 +305,80 @@ fn the_agent_file_tools_are_denied_the_same_files() {
     }
     assert!(claude_write(&ws.join("packages/web/a.js"), &ws, &home, "1").is_none());
 }
+
+/// A project with an installed `prettier` (version 3.0.0) and its `.bin`
+/// link, as npm leaves them.
+fn with_prettier(ws: &Path) {
+    let pkg = ws.join("node_modules/prettier");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::create_dir_all(ws.join("node_modules/.bin")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        "{\"name\":\"prettier\",\"version\":\"3.0.0\",\"main\":\"index.cjs\"}\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("index.cjs"), "module.exports = {};\n").unwrap();
+    std::fs::write(pkg.join("bin.cjs"), "#!/usr/bin/env node\n").unwrap();
+    std::os::unix::fs::symlink("../prettier/bin.cjs", ws.join("node_modules/.bin/prettier"))
+        .unwrap();
+}
+
+#[test]
+fn the_tools_editors_load_from_node_modules_are_not_changed_in_place() {
+    let mut failed = Vec::new();
+    for other in users() {
+        let t = TempDir::new("b22f-node");
+        let (home, ws) = (t.dir("home"), t.dir("ws"));
+        with_prettier(&ws);
+        let e = run(
+            &t,
+            &ws,
+            &home,
+            "cow",
+            other,
+            "cd node_modules; { echo '// PLANTED'; cat prettier/index.cjs; } > x && \
+             mv x prettier/index.cjs; echo '// PLANTED' > prettier/extra.cjs; \
+             rm .bin/prettier; printf '#!/bin/sh\\n# PLANTED\\n' > .bin/prettier; \
+             chmod +x .bin/prettier; printf '#!/bin/sh\\n# PLANTED\\n' > .bin/eslint",
+        );
+        for p in [
+            "prettier/index.cjs",
+            "prettier/extra.cjs",
+            ".bin/prettier",
+            ".bin/eslint",
+        ] {
+            if planted(&ws.join("node_modules").join(p)) {
+                failed.push(format!("[65534={other}] node_modules/{p} applied: {e}"));
+            }
+        }
+        let link = std::fs::read_link(ws.join("node_modules/.bin/prettier"));
+        if link.as_deref().ok() != Some(Path::new("../prettier/bin.cjs")) {
+            failed.push(format!("[65534={other}] .bin/prettier is {link:?}: {e}"));
+        }
+    }
+    failures(failed);
+}
+
+#[test]
+fn an_update_of_node_modules_tools_is_applied() {
+    let t = TempDir::new("b22f-node-update");
+    let (home, ws) = (t.dir("home"), t.dir("ws"));
+    with_prettier(&ws);
+    let e = run(
+        &t,
+        &ws,
+        &home,
+        "cow",
+        false,
+        "cd node_modules; sed -i 's/3.0.0/3.1.0/' prettier/package.json; \
+         echo 'module.exports = 2; // UPDATED' > prettier/index.cjs; \
+         mkdir -p dep && echo 'module.exports = 1' > dep/index.js && \
+         ln -s ../dep/index.js .bin/dep",
+    );
+    let idx = std::fs::read_to_string(ws.join("node_modules/prettier/index.cjs")).unwrap();
+    assert!(idx.contains("UPDATED"), "{idx:?}: {e}");
+    assert!(
+        std::fs::read_link(ws.join("node_modules/.bin/dep")).is_ok(),
+        "{e}"
+    );
+}

@@ -33,6 +33,8 @@ pub(super) fn check(
             abs,
         )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, n, what == Change::Delete)?;
+        // The tools editors load from the project's node_modules (atk22l F11).
+        crate::protect::node_tools::check_layer_change(n, upper, abs, what == Change::Delete)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(rel)?;
         }
