@@ -50,7 +50,8 @@ const fn joined<const N: usize>(parts: &[&[Entry]]) -> [Entry; N] {
     out
 }
 
-const ALL: [Entry; total(PARTS)] = joined(PARTS);
+// A static: the table is past the size a `const` is copied at.
+static ALL: [Entry; total(PARTS)] = joined(PARTS);
 
 /// Every workspace persistence path, with its rule and reason.
 pub const ENTRIES: &[Entry] = &ALL;

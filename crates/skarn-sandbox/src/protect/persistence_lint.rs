@@ -21,7 +21,7 @@
 //! files too, which no file name protects (SECURITY.md).
 
 use crate::protect::persistence_entries::Reserve::Never;
-use crate::protect::persistence_entries::{Entry, e};
+use crate::protect::persistence_entries::{Entry, Groups, e};
 
 const ESLINT: &[&str] = &[
     "eslint.config.js",
@@ -194,9 +194,6 @@ const LINT_GROUPS: Groups = &[
          on open",
     ),
 ];
-
-/// Families of file names, each with why a host program loads them.
-pub(crate) type Groups = &'static [(&'static [&'static str], &'static str)];
 
 /// The tables joined into [`PART`]: these linters, the other languages'
 /// (`persistence_lint_more`) and the project files that choose what a

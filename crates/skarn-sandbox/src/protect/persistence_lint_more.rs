@@ -3,7 +3,7 @@
 //! [`crate::protect::persistence_lint`]'s table (same rules: any depth,
 //! new or changed ones refused). Data only.
 
-use crate::protect::persistence_lint::Groups;
+use crate::protect::persistence_entries::Groups;
 
 const RUBY: &[&str] = &[
     ".rubocop.yml",

@@ -5,7 +5,7 @@
 //! index and preload are the `.npmrc` class, an interpreter path the
 //! `.python-version` class). Data only.
 
-use crate::protect::persistence_lint::Groups;
+use crate::protect::persistence_entries::Groups;
 
 /// Each family with what the host tool does with it.
 pub(crate) const GROUPS: Groups = &[
