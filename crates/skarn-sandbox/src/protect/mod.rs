@@ -68,6 +68,8 @@ pub mod mount_aliases;
 #[cfg(target_os = "linux")]
 pub mod mountinfo;
 #[cfg(unix)]
+pub mod node_tools;
+#[cfg(unix)]
 pub mod own_files;
 #[cfg(unix)]
 pub mod owner_only;
@@ -87,6 +89,8 @@ pub(crate) mod persistence_families;
 pub(crate) mod persistence_hook_rcs;
 pub(crate) mod persistence_hooks;
 pub(crate) mod persistence_lint;
+pub(crate) mod persistence_lint_more;
+pub(crate) mod persistence_loaded;
 pub(crate) mod persistence_tools;
 #[cfg(target_os = "linux")]
 pub mod placeholder;
@@ -124,6 +128,10 @@ pub mod stdlib_shadow;
 pub mod terminal_filter;
 #[cfg(unix)]
 pub mod tool_homes;
+#[cfg(unix)]
+pub mod tool_keys;
+#[cfg(unix)]
+pub mod tool_keys_direct;
 #[cfg(unix)]
 pub mod toolchain_links;
 #[cfg(unix)]

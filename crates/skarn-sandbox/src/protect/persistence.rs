@@ -132,7 +132,12 @@ pub fn any_depth(en: &Entry) -> bool {
     match en.reserve {
         Reserve::Always => !TOP_ONLY.contains(&en.path),
         Reserve::IfAny(fam) => any_depth_if_any(en, fam),
-        Reserve::Never => ANY_DEPTH_PRESENT.contains(&en.path),
+        // The linters' and tools' configuration: read from the file's
+        // directory up, or in a package the tool starts in (atk22l F1).
+        Reserve::Never => {
+            ANY_DEPTH_PRESENT.contains(&en.path)
+                || crate::protect::persistence_lint::NAMES.contains(&en.path)
+        }
         Reserve::IfHome => false,
     }
 }

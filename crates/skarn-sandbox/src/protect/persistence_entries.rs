@@ -30,6 +30,10 @@ pub struct Entry {
     pub reason: &'static str,
 }
 
+/// Families of file names, each with why a host program loads them (the
+/// shape of `persistence_lint`'s tables).
+pub(crate) type Groups = &'static [(&'static [&'static str], &'static str)];
+
 pub(crate) const fn e(path: &'static str, reserve: Reserve, reason: &'static str) -> Entry {
     Entry {
         path,

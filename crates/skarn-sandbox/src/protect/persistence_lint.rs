@@ -3,10 +3,14 @@
 //! extensions when the folder is opened, a file of the language is
 //! opened, or a file is saved (JavaScript, CSS and Python tools: atk22j
 //! H3, atk22k F6), and the checkers the usual commit hooks run at every
-//! commit (commitlint, commitizen, detect-secrets: atk22k F10). Part of [`crate::protect::persistence::ENTRIES`] (read-only when
-//! present at a writable grant's top, never reserved) and of
-//! [`crate::protect::persistence::AFTER_RUN_TOP`] (a new or changed one is
-//! refused by the copy-on-write layer, set aside after a direct run).
+//! commit (commitlint, commitizen, detect-secrets: atk22k F10). Part of
+//! [`crate::protect::persistence::ENTRIES`] (never reserved) and of
+//! [`crate::protect::persistence::AFTER_RUN_TOP`]. The tools look for them
+//! from the linted file's directory upward, or in the directory they are
+//! started in (a package of a mono-repository), so they are protected at
+//! any depth (atk22l F1): an existing one read-only, a new or changed one
+//! refused by the copy-on-write layer, set aside after a direct run;
+//! except inside installed packages ([`exempt_below`]).
 //!
 //! Left out on purpose, as the project's code the user runs: the
 //! configuration of builds and test runners (`vite.config.*`,
@@ -17,7 +21,7 @@
 //! files too, which no file name protects (SECURITY.md).
 
 use crate::protect::persistence_entries::Reserve::Never;
-use crate::protect::persistence_entries::{Entry, e};
+use crate::protect::persistence_entries::{Entry, Groups, e};
 
 const ESLINT: &[&str] = &[
     "eslint.config.js",
@@ -90,7 +94,15 @@ const UNOCSS: &[&str] = &[
 const SVELTE: &[&str] = &["svelte.config.js", "svelte.config.mjs", "svelte.config.cjs"];
 /// pylint's `init-hook` is Python it runs, `load-plugins` modules it
 /// imports; mypy imports its `plugins`.
-const PYTHON_LINT: &[&str] = &["pylintrc", ".pylintrc", "mypy.ini", ".mypy.ini"];
+/// (pylint 2.17+ reads the TOML forms too: atk22l F4.)
+const PYTHON_LINT: &[&str] = &[
+    "pylintrc",
+    ".pylintrc",
+    "pylintrc.toml",
+    ".pylintrc.toml",
+    "mypy.ini",
+    ".mypy.ini",
+];
 const COMMITLINT: &[&str] = &[
     "commitlint.config.js",
     "commitlint.config.mjs",
@@ -125,7 +137,7 @@ const BABEL: &[&str] = &[
 ];
 
 /// Each family with why an editor runs it.
-const GROUPS: &[(&[&str], &str)] = &[
+const LINT_GROUPS: Groups = &[
     (
         ESLINT,
         "the ESLint extension loads it (and the parser and plugins it names) to lint a \
@@ -183,11 +195,25 @@ const GROUPS: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// The tables joined into [`PART`]: these linters, the other languages'
+/// (`persistence_lint_more`) and the project files that choose what a
+/// host tool installs, runs or sends the user's key to
+/// (`persistence_loaded`).
+const SOURCES: &[Groups] = &[
+    LINT_GROUPS,
+    crate::protect::persistence_lint_more::GROUPS,
+    crate::protect::persistence_loaded::GROUPS,
+];
+
 const fn count() -> usize {
-    let (mut n, mut i) = (0, 0);
-    while i < GROUPS.len() {
-        n += GROUPS[i].0.len();
-        i += 1;
+    let (mut n, mut s) = (0, 0);
+    while s < SOURCES.len() {
+        let mut i = 0;
+        while i < SOURCES[s].len() {
+            n += SOURCES[s][i].0.len();
+            i += 1;
+        }
+        s += 1;
     }
     n
 }
@@ -196,30 +222,30 @@ const N: usize = count();
 
 const fn entries() -> [Entry; N] {
     let mut out = [e("", Never, ""); N];
-    let (mut i, mut k) = (0, 0);
-    while i < GROUPS.len() {
-        let mut j = 0;
-        while j < GROUPS[i].0.len() {
-            out[k] = e(GROUPS[i].0[j], Never, GROUPS[i].1);
-            k += 1;
-            j += 1;
+    let (mut s, mut k) = (0, 0);
+    while s < SOURCES.len() {
+        let groups = SOURCES[s];
+        let mut i = 0;
+        while i < groups.len() {
+            let mut j = 0;
+            while j < groups[i].0.len() {
+                out[k] = e(groups[i].0[j], Never, groups[i].1);
+                k += 1;
+                j += 1;
+            }
+            i += 1;
         }
-        i += 1;
+        s += 1;
     }
     out
 }
 
 const fn names() -> [&'static str; N] {
     let mut out = [""; N];
-    let (mut i, mut k) = (0, 0);
-    while i < GROUPS.len() {
-        let mut j = 0;
-        while j < GROUPS[i].0.len() {
-            out[k] = GROUPS[i].0[j];
-            k += 1;
-            j += 1;
-        }
-        i += 1;
+    let mut k = 0;
+    while k < N {
+        out[k] = ENTRIES_ARR[k].path;
+        k += 1;
     }
     out
 }
@@ -227,7 +253,24 @@ const fn names() -> [&'static str; N] {
 const ENTRIES_ARR: [Entry; N] = entries();
 const NAMES_ARR: [&str; N] = names();
 
-/// The entries of [`crate::protect::persistence::ENTRIES`] for these files.
+/// The entries of [`crate::protect::persistence::ENTRIES`] for these files
+/// (read in any directory: [`crate::protect::persistence::any_depth`]).
 pub(crate) const PART: &[Entry] = &ENTRIES_ARR;
 /// Their names, for [`crate::protect::persistence::AFTER_RUN_TOP`].
 pub(crate) const NAMES: &[&str] = &NAMES_ARR;
+
+/// Directories of installed packages: the tools do not look for their
+/// configuration there (ESLint, Prettier and Stylelint skip
+/// `node_modules`; the Python tools are not run on an environment's
+/// packages), and packages ship these files by the thousand, so
+/// [`NAMES`] below one are not protected.
+const DEPENDENCY_TREES: &[&str] = &["node_modules", "site-packages", "dist-packages"];
+
+/// Whether `name` is one of [`NAMES`] and `dirs` (the names of the
+/// directories it lies in) pass through a [`DEPENDENCY_TREES`] directory.
+pub(crate) fn exempt_below<'a>(
+    name: &std::ffi::OsStr,
+    mut dirs: impl Iterator<Item = &'a std::ffi::OsStr>,
+) -> bool {
+    NAMES.iter().any(|n| name == *n) && dirs.any(|d| DEPENDENCY_TREES.iter().any(|t| d == *t))
+}

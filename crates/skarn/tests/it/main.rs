@@ -167,6 +167,8 @@ mod run_b24u;
 #[cfg(target_os = "linux")]
 mod run_b22e;
 #[cfg(target_os = "linux")]
+mod run_b22f;
+#[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;

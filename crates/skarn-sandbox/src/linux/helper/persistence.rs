@@ -57,6 +57,10 @@ pub(crate) struct Before {
     /// directly, for its lint-staged key.
     #[serde(default)]
     package_json: crate::protect::package_json::Saved,
+    /// The files at the top of each writable grant whose linters' and
+    /// package tools' keys are judged (atk22l F3, F4, F9).
+    #[serde(default)]
+    tool_keys: crate::protect::tool_keys_direct::Saved,
 }
 
 /// The `.git` entries at the tops of `roots` other than `ws`, each with
@@ -133,6 +137,11 @@ pub(super) fn before(plan: &Plan, fs: &[FsOp], nested: &[PathBuf], walk_cut: boo
             .after_run
             .as_ref()
             .map(|a| crate::protect::package_json::before(&a.vet_roots))
+            .unwrap_or_default(),
+        tool_keys: plan
+            .after_run
+            .as_ref()
+            .map(|a| crate::protect::tool_keys_direct::before(&a.vet_roots))
             .unwrap_or_default(),
     }
 }
@@ -245,6 +254,7 @@ pub(super) fn before_layered(
         walk_cut,
         layered: true,
         package_json: crate::protect::package_json::before(&others.vet_roots),
+        tool_keys: crate::protect::tool_keys_direct::before(&others.vet_roots),
     }
 }
 
@@ -407,5 +417,6 @@ fn checks(after_run: Option<&AfterRun>, saved: &Before, nested: &[PathBuf]) -> V
     }
     found.extend(crate::linux::lapse::check(&saved.snapshots));
     found.extend(crate::protect::package_json::after(&saved.package_json));
+    found.extend(crate::protect::tool_keys_direct::after(&saved.tool_keys));
     found
 }

@@ -58,7 +58,10 @@ pub(super) fn classify(
         if customize || !is_root || upward_at_root(&name) {
             if upward_entry(&name).is_some() {
                 w.upward.push(path.clone());
-            } else if customize || crate::protect::persistence::any_depth_name(&name) {
+            } else if customize
+                || (crate::protect::persistence::any_depth_name(&name)
+                    && !crate::protect::persistence_lint::exempt_below(&name, dir.iter()))
+            {
                 w.settings.push(path.clone());
             }
         }

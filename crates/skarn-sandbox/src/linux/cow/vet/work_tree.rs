@@ -33,6 +33,8 @@ pub(super) fn check(
             abs,
         )?;
         crate::protect::venv_programs::check_layer_change(&rules.ws, n, what == Change::Delete)?;
+        // The tools editors load from the project's node_modules (atk22l F11).
+        crate::protect::node_tools::check_layer_change(n, upper, abs, what == Change::Delete)?;
         if what != Change::Delete {
             crate::protect::pyc_guard::check_layer_change(
                 &rules.ws,
@@ -65,10 +67,11 @@ pub(super) fn check(
             c.to_string_lossy()
         ));
     }
-    if let Some(c) = n
-        .iter()
-        .find(|c| crate::protect::persistence::any_depth_name(c))
-    {
+    // (Not the linters' configuration inside installed packages.)
+    if let Some((_, c)) = n.iter().enumerate().find(|(k, c)| {
+        crate::protect::persistence::any_depth_name(c)
+            && !crate::protect::persistence_lint::exempt_below(c, n[..*k].iter().copied())
+    }) {
         return Err(format!(
             "{}: agents, editors and shells read it in any directory",
             c.to_string_lossy()
@@ -126,6 +129,23 @@ pub(super) fn check(
              the commands it names on the next commit, pnpm the code at the next install)"
                 .into(),
         );
+    }
+    // Linters' and package tools' settings kept as keys of ordinary
+    // project files (package.json, pyproject.toml, setup.cfg, tox.ini):
+    // judged by those keys (atk22l F3, F4, F9); a link in their place is
+    // followed by the tools.
+    if let Some(name) = crate::protect::tool_keys::judged_at(n) {
+        if what == Change::Special {
+            return Err(format!(
+                "a link or special file in place of {name} (host tools follow it and load \
+                 the code its settings name)"
+            ));
+        }
+        if what == Change::File
+            && let Some(why) = crate::protect::tool_keys::layer_change(n, upper, abs)
+        {
+            return Err(why);
+        }
     }
     // Environment files agents load at start (ADR 0246): judged by what
     // they set.

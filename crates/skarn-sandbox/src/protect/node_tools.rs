@@ -1,0 +1,166 @@
+//! The project's own copies of the tools editors load from `node_modules`
+//! (atk22l F11): the Prettier, ESLint, Stylelint, Tailwind and TypeScript
+//! extensions load the project's package when a file is opened or saved,
+//! and `npx <tool>` runs the project's `node_modules/.bin/<tool>` first.
+//! `node_modules` is ignored by git, so a change there shows nowhere. The
+//! copy-on-write layer refuses, for these packages, a file the run changed
+//! or added while the package's version stayed the host's (an install
+//! changes the version, a reinstall writes the same bytes), and a
+//! `node_modules/.bin` entry that differs from the host's or, new, does not
+//! lead into that `node_modules` directory. (The direct mode does not
+//! compare them: SECURITY.md.)
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// The packages editors load from the project, by directory below
+/// `node_modules` (a scope and its package: two names).
+const TOOLS: &[&str] = &[
+    "prettier",
+    "eslint",
+    "stylelint",
+    "typescript",
+    "tailwindcss",
+    "@biomejs/biome",
+];
+
+/// Where `n` (workspace names) lies relative to its innermost
+/// `node_modules`: the index of that directory.
+fn node_modules_at(n: &[&OsStr]) -> Option<usize> {
+    n.iter().rposition(|c| *c == "node_modules")
+}
+
+/// The number of names of the tool package `n[k + 1..]` starts with.
+fn tool_len(rest: &[&OsStr]) -> Option<usize> {
+    TOOLS.iter().find_map(|t| {
+        let parts: Vec<&str> = t.split('/').collect();
+        (rest.len() > parts.len() && parts.iter().zip(rest).all(|(p, r)| *r == *p))
+            .then_some(parts.len())
+    })
+}
+
+fn version(p: &Path) -> Result<Option<String>, ()> {
+    match crate::protect::small_file::read_bytes(p) {
+        Ok(None) => Ok(None),
+        Ok(Some(b)) => Ok(serde_json::from_slice::<serde_json::Value>(&b)
+            .ok()
+            .and_then(|v| v.get("version").and_then(|x| x.as_str()).map(String::from))),
+        Err(_) => Err(()),
+    }
+}
+
+/// Why the change at workspace names `n` (`upper`: the layer's entry,
+/// `abs`: the host's path; `delete`: a removal) is refused.
+pub fn check_layer_change(
+    n: &[&OsStr],
+    upper: &Path,
+    abs: &Path,
+    delete: bool,
+) -> Result<(), String> {
+    let Some(k) = node_modules_at(n) else {
+        return Ok(());
+    };
+    let rest = &n[k + 1..];
+    if rest.len() == 2 && rest[0] == ".bin" {
+        return bin_entry(upper, abs, delete);
+    }
+    if rest.len() == 1 || (rest.len() == 2 && rest[0].to_string_lossy().starts_with('@')) {
+        return package_dir(rest, upper, abs, delete);
+    }
+    let Some(len) = tool_len(rest) else {
+        return Ok(());
+    };
+    // The package directory, in the layer and on the host.
+    let below = rest.len() - len;
+    let (Some(up), Some(host)) = (upper.ancestors().nth(below), abs.ancestors().nth(below)) else {
+        return Ok(());
+    };
+    let Ok(Some(host_version)) = version(&host.join("package.json")) else {
+        // Not on the host: an install.
+        return Ok(());
+    };
+    let replaced = match version(&up.join("package.json")) {
+        Ok(None) => false,
+        Ok(Some(v)) => v != host_version,
+        // A whiteout: the package removed whole.
+        Err(()) => true,
+    };
+    if replaced || (!delete && same_bytes(upper, abs)) {
+        return Ok(());
+    }
+    Err(format!(
+        "a file of the project's {} package changed in place (its version is the host's): \
+         editors load it when a file is opened or saved",
+        rest[..len]
+            .iter()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    ))
+}
+
+/// A tool package's directory itself made a link (pnpm's layout): only
+/// to where the host's led.
+fn package_dir(rest: &[&OsStr], upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
+    let name = rest
+        .iter()
+        .map(|c| c.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let Ok(new) = std::fs::read_link(upper) else {
+        return Ok(());
+    };
+    if delete || !TOOLS.contains(&name.as_str()) || std::fs::symlink_metadata(abs).is_err() {
+        return Ok(());
+    }
+    if std::fs::read_link(abs).is_ok_and(|old| old == new) {
+        return Ok(());
+    }
+    Err(format!(
+        "the project's {name} package made a link elsewhere: editors load it when a file is \
+         opened or saved"
+    ))
+}
+
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    use crate::protect::small_file::read_bytes;
+    matches!((read_bytes(a), read_bytes(b)), (Ok(Some(x)), Ok(Some(y))) if x == y)
+}
+
+/// A `node_modules/.bin` entry: the host's may change only to what it
+/// was; a new one must be a link into the same `node_modules` directory
+/// (what npm, yarn and bun make).
+fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
+    let host = std::fs::symlink_metadata(abs).is_ok();
+    if delete {
+        return Ok(());
+    }
+    let new_link = std::fs::read_link(upper).ok();
+    let ok = if host {
+        match (&new_link, std::fs::read_link(abs).ok()) {
+            (Some(a), Some(b)) => *a == b,
+            (None, None) => same_bytes(upper, abs),
+            _ => false,
+        }
+    } else {
+        new_link.is_some_and(|t| into_node_modules(&t))
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(
+        "a node_modules/.bin program other than the host's, or a new one that is not a link \
+         to an installed package (npx and the package scripts run it first)"
+            .into(),
+    )
+}
+
+/// Whether the relative link target `t` (from `node_modules/.bin`) stays
+/// inside `node_modules`, outside `.bin`.
+fn into_node_modules(t: &Path) -> bool {
+    use std::path::Component;
+    let mut c = t.components();
+    c.next() == Some(Component::ParentDir)
+        && c.clone().next().is_some_and(|x| x.as_os_str() != ".bin")
+        && c.all(|x| matches!(x, Component::Normal(_)))
+}
