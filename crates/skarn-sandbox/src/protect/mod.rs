@@ -9,9 +9,9 @@
 
 #[cfg(unix)]
 pub mod ancestor_config;
-pub mod claude_links;
 #[cfg(unix)]
 pub mod cargo_target;
+pub mod claude_links;
 #[cfg(unix)]
 pub mod client_args;
 pub mod config_named;

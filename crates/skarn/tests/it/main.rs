@@ -159,15 +159,15 @@ mod run_b22a;
 mod run_b22b;
 #[cfg(target_os = "linux")]
 mod run_b22d;
-// Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
-#[cfg(target_os = "linux")]
-mod run_b27q;
-#[cfg(target_os = "linux")]
-mod run_b24u;
 #[cfg(target_os = "linux")]
 mod run_b22e;
 #[cfg(target_os = "linux")]
 mod run_b22f;
+#[cfg(target_os = "linux")]
+mod run_b24u;
+// Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
+#[cfg(target_os = "linux")]
+mod run_b27q;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
