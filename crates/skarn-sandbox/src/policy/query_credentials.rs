@@ -40,9 +40,31 @@ pub(crate) fn query_names_credential(word: &str) -> bool {
     };
     query.split(['&', '#', ';']).any(|pair| {
         let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
-        SECRET_PARAMS.contains(&name.as_str())
+        if SECRET_PARAMS.contains(&name.as_str()) {
+            return true;
+        }
+        // Any spelling of a credential's name (`accessToken`, `authToken`,
+        // `sslpassword`, `X-Amz-Security-Token`; atk27p F5).
+        let plain: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
+        SECRET_NAME_PARTS.iter().any(|p| plain.contains(p))
     })
 }
+
+/// Parts of a parameter's name (lower case, letters and digits only) that
+/// make it a credential whatever surrounds them.
+const SECRET_NAME_PARTS: &[&str] = &[
+    "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "apikey",
+    "signature",
+    "credential",
+    "accesskey",
+    "privatekey",
+    "sessionkey",
+];
 
 #[cfg(test)]
 mod tests {
@@ -55,6 +77,10 @@ mod tests {
             "https://a.example/v1?api_key=abc",
             "https://a.example/v1?x=1&Token=abc",
             "https://b.example/o?X-Amz-Signature=ff",
+            "https://b.example/o?accessToken=ff",
+            "https://b.example/o?authToken=ff",
+            "postgres://h/db?sslpassword=ff",
+            "https://b.example/o?X-Amz-Security-Token=ff",
         ] {
             assert!(query_names_credential(w), "{w}");
         }
@@ -62,7 +88,7 @@ mod tests {
             "https://a.example/v1?page=2",
             "https://a.example/v1",
             "no query at all",
-            "https://a.example/?tokens=1",
+            "https://a.example/?sort=name&dir=up",
         ] {
             assert!(!query_names_credential(w), "{w}");
         }
