@@ -85,6 +85,32 @@ fn directives(text: &str) -> Vec<(String, bool)> {
     if let Some(body) = fence {
         out.push((body.trim().to_string(), true));
     }
+    out.extend(mid_line_fences(text));
+    out
+}
+
+/// Fences opened with ```` ```! ```` after other text on their line
+/// (`State: ```!git status``` `): the client runs them too (attack atk24s
+/// F2). Each runs to the next ```` ``` ````, newlines included; one never
+/// closed is kept as unclosed.
+fn mid_line_fences(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("```!").map(|i| i + from) {
+        let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+        let body_start = i + 4;
+        let end = text[body_start..].find("```").map(|e| e + body_start);
+        if !text[line_start..i].trim().is_empty() {
+            match end {
+                Some(e) => out.push((text[body_start..e].trim().to_string(), true)),
+                None => out.push((text[body_start..].trim().to_string(), false)),
+            }
+        }
+        from = match end {
+            Some(e) => e + 3,
+            None => break,
+        };
+    }
     out
 }
 
@@ -178,6 +204,19 @@ mod tests {
         assert_eq!(unconfined(multi, &trusted).len(), 1, "{multi}");
         let open = "x !`git status\nmore\n";
         assert_eq!(unconfined(open, &["git status\nmore".to_string()]).len(), 1);
+    }
+
+    /// atk24s F2: a fence opened after other text on its line runs too.
+    #[test]
+    fn a_fence_in_the_middle_of_a_line_is_found() {
+        let t = "Current state: ```!touch /tmp/x``` and more\n";
+        assert_eq!(lines(t), vec!["touch /tmp/x"]);
+        let open = "State: ```!id\nls\n";
+        assert_eq!(unconfined(open, &["id\nls".to_string()]).len(), 1);
+        // A fence at a line's start is found once, not twice.
+        assert_eq!(lines("```!\nmake\n```\n"), vec!["make"]);
+        // Plain code fences run nothing.
+        assert!(lines("see ```bash\necho hi\n``` here\n").is_empty());
     }
 
     #[test]
