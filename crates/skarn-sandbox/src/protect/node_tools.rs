@@ -6,8 +6,9 @@
 //! copy-on-write layer refuses, for these packages, a file the run changed
 //! or added while the package's version stayed the host's (an install
 //! changes the version, a reinstall writes the same bytes), and a
-//! `node_modules/.bin` entry that differs from the host's or, new, does not
-//! lead into that `node_modules` directory. (The direct mode does not
+//! `node_modules/.bin` entry that differs from the host's or, new and
+//! named like one of these tools, does not lead into that `node_modules`
+//! directory. (The direct mode does not
 //! compare them: SECURITY.md.)
 
 use std::ffi::OsStr;
@@ -22,6 +23,19 @@ const TOOLS: &[&str] = &[
     "typescript",
     "tailwindcss",
     "@biomejs/biome",
+];
+
+/// The programs those packages put in `node_modules/.bin`, which editors,
+/// `npx` and commit hooks run by name.
+const TOOL_BINS: &[&str] = &[
+    "prettier",
+    "eslint",
+    "stylelint",
+    "tsc",
+    "tsserver",
+    "tailwindcss",
+    "tailwind",
+    "biome",
 ];
 
 /// Where `n` (workspace names) lies relative to its innermost
@@ -128,8 +142,8 @@ fn same_bytes(a: &Path, b: &Path) -> bool {
 }
 
 /// A `node_modules/.bin` entry: the host's may change only to what it
-/// was; a new one must be a link into the same `node_modules` directory
-/// (what npm, yarn and bun make).
+/// was; a new one named like a tool ([`TOOL_BINS`]) must be a link into
+/// the same `node_modules` directory (what npm, yarn and bun make).
 fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
     let host = std::fs::symlink_metadata(abs).is_ok();
     if delete {
@@ -143,7 +157,13 @@ fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
             _ => false,
         }
     } else {
-        new_link.is_some_and(|t| into_node_modules(&t))
+        // A new program of its own name (a script the project's tooling
+        // made) is the project's; one named like the tools editors and
+        // hooks run must lead into an installed package.
+        let tool_name = abs
+            .file_name()
+            .is_some_and(|n| TOOL_BINS.iter().any(|b| n == *b));
+        !tool_name || new_link.is_some_and(|t| into_node_modules(&t))
     };
     if ok {
         return Ok(());
