@@ -44,10 +44,17 @@ fn is_link(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
 }
 
-/// `top/.claude` and the nested `.claude` entries below `top` (a bounded
-/// walk: no `.git`, no link followed but one named `.claude`).
+/// `top/.claude` and, when it exists, the nested `.claude` entries below
+/// `top` (a bounded walk: no `.git`, no link followed but one named
+/// `.claude`).
 fn claude_dirs(top: &Path) -> Vec<PathBuf> {
     let mut out = vec![top.join(".claude")];
+    // A project without its own `.claude` is not walked: a run's start-up
+    // stays independent of the tree (issue 30, ADR 0259). Nested ones of
+    // such a project are judged by the hook per call (SECURITY.md).
+    if std::fs::symlink_metadata(&out[0]).is_err() {
+        return out;
+    }
     let mut seen = 0usize;
     let mut dirs = vec![(top.to_path_buf(), 0usize)];
     while let Some((d, depth)) = dirs.pop() {
