@@ -44,7 +44,7 @@ fn run_marking(ws: &Path, home: &Path) -> std::process::Output {
 }
 
 #[test]
-fn a_granted_value_stored_in_the_workspace_refuses_the_run_and_names_the_files() {
+fn a_granted_value_stored_in_the_workspace_refuses_the_run_and_names_the_files_to_the_user() {
     let t = TempDir::new("sec-stored");
     let home = home(&t);
     let ws = t.dir("ws");
@@ -69,15 +69,43 @@ fn a_granted_value_stored_in_the_workspace_refuses_the_run_and_names_the_files()
         std::fs::write(ws.join(file), format!("{before}{text}")).unwrap();
         let o = run_marking(&ws, &home);
         assert_eq!(code(&o), 2, "{file}: {}", err(&o));
+        // The file is named in the exposure record, not to the command's
+        // side (ADR 0314: a refusal naming it answers a guess).
+        let record = take_exposed(&home, "tok");
         assert!(
-            err(&o).contains(&ws.join(file).display().to_string()),
-            "{file}: {}",
+            record.contains(&ws.join(file).display().to_string()) && !record.contains(REAL),
+            "{file}: {record}"
+        );
+        assert!(
+            !err(&o).contains(&ws.join(file).display().to_string()),
+            "{}",
             err(&o)
         );
         assert!(!ws.join("ran").exists(), "{file}: the command ran");
         assert!(!out(&o).contains(REAL) && !err(&o).contains(REAL));
         std::fs::write(ws.join(file), before).unwrap();
     }
+}
+
+/// The exposure records below `home` (ADR 0314), read, then cleared with
+/// `skarn secrets clear-exposed NAME` as the user does.
+pub(crate) fn take_exposed(home: &Path, name: &str) -> String {
+    let dir = home.join(".local/state/skarn/exposed");
+    let text: String = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default();
+    let o = std::process::Command::new(exe())
+        .args(["secrets", "clear-exposed", name])
+        .env("HOME", home)
+        .env_remove("XDG_STATE_HOME")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "clear-exposed: {}", err(&o));
+    text
 }
 
 fn git_init(ws: &Path) {

@@ -114,11 +114,8 @@ fn the_value_in_any_workspace_file_refuses_the_run() {
         write(&f, &text);
         let o = cat(&ws, &home, &[], &[], std::slice::from_ref(&f));
         assert_eq!(code(&o), 2, "{rel}: {}", err(&o));
-        assert!(
-            err(&o).contains(&f.display().to_string()),
-            "{rel}: {}",
-            err(&o)
-        );
+        let record = crate::run_secret_stored::take_exposed(&home, "tok");
+        assert!(record.contains(&f.display().to_string()), "{rel}: {record}");
         assert!(!ws.join("ran").exists(), "{rel}: the command ran");
         no_value(&o, rel);
         std::fs::remove_file(&f).unwrap();
@@ -281,7 +278,8 @@ fn a_kept_clean_verdict_never_hides_a_change() {
     std::fs::remove_file(ws.join("ran")).unwrap();
     let o = cat(&ws, &home, &[], &[], std::slice::from_ref(&f));
     assert_eq!(code(&o), 2, "{}", err(&o));
-    assert!(err(&o).contains("notes.txt"), "{}", err(&o));
+    let record = crate::run_secret_stored::take_exposed(&home, "tok");
+    assert!(record.contains("notes.txt"), "{record}");
     no_value(&o, "a changed file behind a kept verdict");
     assert!(!ws.join("ran").exists());
 }
