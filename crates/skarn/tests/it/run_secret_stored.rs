@@ -89,6 +89,7 @@ fn a_granted_value_stored_in_the_workspace_refuses_the_run_and_names_the_files_t
 
 /// The exposure records below `home` (ADR 0314), read, then cleared with
 /// `skarn secrets clear-exposed NAME` as the user does.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn take_exposed(home: &Path, name: &str) -> String {
     let dir = home.join(".local/state/skarn/exposed");
     let text: String = std::fs::read_dir(&dir)
