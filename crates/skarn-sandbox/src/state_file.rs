@@ -33,7 +33,8 @@ pub struct StateDir {
 }
 
 fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
 }
 
 impl StateDir {

@@ -30,6 +30,7 @@ pub mod index_vet;
 mod loose_write;
 #[cfg(target_os = "linux")]
 pub mod nested_git;
+#[cfg(target_os = "linux")]
 mod nested_set_aside;
 #[cfg(target_os = "linux")]
 pub mod new_commits;
