@@ -210,7 +210,7 @@ pub fn after(saved: &Saved) -> Vec<String> {
 }
 
 /// Write `text` at `p` (made anew: never through a link).
-fn put_back(p: &Path, text: &[u8]) -> std::io::Result<()> {
+pub(crate) fn put_back(p: &Path, text: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()

@@ -48,7 +48,7 @@ pub fn after(saved: &Saved) -> Vec<String> {
         }
         let aside = crate::protect::set_aside::set_aside(p, "skarn-set-aside");
         let back = match old {
-            Some(text) => match put_back(p, text) {
+            Some(text) => match crate::protect::package_json::put_back(p, text) {
                 Ok(()) => "; the host's file was put back".to_string(),
                 Err(e) => format!("; the host's file could not be put back ({e})"),
             },
@@ -62,17 +62,4 @@ pub fn after(saved: &Saved) -> Vec<String> {
         ));
     }
     out
-}
-
-/// Write `text` at `p`, made anew (never through a link).
-fn put_back(p: &Path, text: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)?;
-    f.write_all(text)
 }
