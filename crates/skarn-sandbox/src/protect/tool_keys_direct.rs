@@ -3,7 +3,7 @@
 //! it, one whose judged settings changed is set aside and the host's text
 //! put back (one made during the run with such settings: set aside).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The judged files at the top of the writable grants, with their text
 /// before the run (`None`: missing; unreadable ones are not kept).
