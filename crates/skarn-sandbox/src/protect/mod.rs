@@ -54,7 +54,9 @@ pub mod home_mentions;
 pub mod host_cloud_configs;
 #[cfg(unix)]
 pub mod host_places;
+#[cfg(unix)]
 pub mod host_programs;
+#[cfg(unix)]
 pub mod host_ssh_config;
 #[cfg(unix)]
 pub(crate) mod ignore_match;
