@@ -264,10 +264,12 @@ pub(crate) const NAMES: &[&str] = &NAMES_ARR;
 /// `node_modules`; the Python tools are not run on an environment's
 /// packages), and packages ship these files by the thousand, so
 /// [`NAMES`] below one are not protected.
+#[cfg(unix)]
 const DEPENDENCY_TREES: &[&str] = &["node_modules", "site-packages", "dist-packages"];
 
 /// Whether `name` is one of [`NAMES`] and `dirs` (the names of the
 /// directories it lies in) pass through a [`DEPENDENCY_TREES`] directory.
+#[cfg(unix)]
 pub(crate) fn exempt_below<'a>(
     name: &std::ffi::OsStr,
     mut dirs: impl Iterator<Item = &'a std::ffi::OsStr>,

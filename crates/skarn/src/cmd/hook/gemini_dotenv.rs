@@ -10,9 +10,12 @@
 //! closed): the user removes those lines and restarts Gemini CLI. The
 //! user's own files (the home and above) are not looked at.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 
 /// The file Gemini CLI loads from `cwd`, below the home, if any.
+#[cfg(unix)]
 fn loaded(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let mut d = Some(cwd);
     while let Some(x) = d {

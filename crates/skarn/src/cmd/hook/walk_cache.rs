@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Where the walks are kept, below the user's home.
+#[cfg(unix)]
 pub const DIR: &str = ".local/state/skarn/hook-walks";
 
 /// Bytes of one kept walk at most (read and written).
