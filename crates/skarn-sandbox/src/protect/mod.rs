@@ -44,6 +44,8 @@ pub mod grant_links;
 pub mod grant_tops;
 #[cfg(unix)]
 pub mod grant_walk;
+#[cfg(target_os = "linux")]
+pub(crate) mod home_dot_quarantine;
 #[cfg(unix)]
 pub mod home_links;
 #[cfg(unix)]
