@@ -258,12 +258,15 @@ pub(crate) fn command_variables(text: &str) -> Vec<String> {
 }
 
 /// The first assignment in `text` (an environment or included file, read
-/// as make reads it) to a variable the makefiles of `dir` run as a
-/// command: (1-based line, name).
+/// as make reads it) to a variable the makefiles of `dir` and of the
+/// directories above it (up to [`UP`] levels: the one that includes
+/// `config/local.mk`) run as a command: (1-based line, name).
 pub fn assigns_command(text: &str, dir: &Path) -> Option<(usize, String)> {
-    let vars: Vec<String> = makefiles(dir)
-        .iter()
-        .flat_map(|t| command_variables(t))
+    let vars: Vec<String> = dir
+        .ancestors()
+        .take(UP + 1)
+        .flat_map(makefiles)
+        .flat_map(|t| command_variables(&t))
         .collect();
     if vars.is_empty() {
         return None;

@@ -74,6 +74,10 @@ fn included_files_and_assignments_are_found() {
         Some((1, "GO".into()))
     );
     assert_eq!(assigns_command("GOPATH=x\nA=1\n", &d), None);
+    assert_eq!(
+        assigns_command("GO=sh\n", &d.join("mk")),
+        Some((1, "GO".into()))
+    );
     let why = crate::protect::dotenv::judge(&d.join(".env")).unwrap_or_default();
     assert!(why.contains("GO"), "{why}");
 }

@@ -50,7 +50,7 @@ const MAX_ENTRIES: usize = 5_000;
 
 /// Whether Python imports the module `module` (a top-level name) by that
 /// name from its path's first directory, besides
-/// [`crate::protect::stdlib_names::NAMES`].
+/// the built-in list of `sys.stdlib_module_names`.
 pub(crate) fn imported(module: &[u8]) -> bool {
     PREFIXES.iter().any(|p| module.starts_with(p))
         || HOOKS.contains(&module)
@@ -85,14 +85,28 @@ fn add_modules(dir: &Path, out: &mut HashSet<Vec<u8>>) {
         if NOT_MODULES.iter().any(|n| name == *n) {
             continue;
         }
-        if let Some((m, _)) = crate::protect::stdlib_shadow::module_file(&name) {
+        let n = name.as_encoded_bytes();
+        if let Some(m) = module_of(n) {
             out.insert(m.to_vec());
         } else if e.file_type().is_ok_and(|t| t.is_dir())
-            && crate::protect::stdlib_shadow::is_package(&e.path())
+            && entries(&e.path())
+                .iter()
+                .any(|i| module_of(i.file_name().as_encoded_bytes()) == Some(b"__init__"))
         {
-            out.insert(name.as_encoded_bytes().to_vec());
+            out.insert(n.to_vec());
         }
     }
+}
+
+/// The module a library file name loads as (`json.py`, `_ssl.cpython-311-x86_64-linux-gnu.so`):
+/// the name to its first dot, for a source, bytecode or extension suffix.
+fn module_of(n: &[u8]) -> Option<&[u8]> {
+    let dot = n.iter().position(|b| *b == b'.').filter(|d| *d > 0)?;
+    let suffix = n[dot..].to_ascii_lowercase();
+    let known = matches!(suffix.as_slice(), b".py" | b".pyc" | b".pyw")
+        || suffix.ends_with(b".so")
+        || suffix.ends_with(b".pyd");
+    known.then(|| &n[..dot])
 }
 
 /// The standard-library directories of the Pythons on the caller's
@@ -160,7 +174,6 @@ mod tests {
             "_distutils_system_mod",
         ] {
             assert!(imported(n.as_bytes()), "{n}");
-            assert!(crate::protect::stdlib_names::is_stdlib(n.as_bytes()), "{n}");
         }
         for n in ["app", "main", "test", "tests", "mypkg"] {
             assert!(!imported(n.as_bytes()), "{n}");

@@ -56,7 +56,7 @@ fn project(t: &TempDir, files: &[(&str, &str)]) -> (PathBuf, PathBuf) {
     (ws, home)
 }
 
-const MAKEFILE: &str = "-include .env\n-include local.mk\nLINTER ?= true\nexport\n\
+const MAKEFILE: &str = "-include .env\n-include mk/local.mk\nLINTER ?= true\nexport\n\
                         app: main.c\n\tcc -o app main.c\nclean:\n\t$(RM) *.o app\n\
                         lint:\n\t$(LINTER) main.o\n";
 
@@ -65,14 +65,14 @@ fn make_project(t: &TempDir) -> (PathBuf, PathBuf) {
         t,
         &[
             ("Makefile", MAKEFILE),
-            (".gitignore", "*.o\napp\n.env\nlocal.mk\n"),
+            (".gitignore", "*.o\napp\n.env\nmk/\n"),
             ("main.c", "int main(void) { return 0; }\n"),
         ],
     )
 }
 
 /// F10: `RM=sh` in the `.env` a Makefile includes, `LINTER=sh` (a
-/// variable a recipe starts a command with) in an included `local.mk`,
+/// variable a recipe starts a command with) in an included `mk/local.mk`,
 /// and an ignored `main.o` holding commands: the host's `make clean` and
 /// `make lint` do not run it.
 #[test]
@@ -86,7 +86,7 @@ fn make_program_variables_in_included_files_do_not_reach_host_make() {
             let (ws, home) = make_project(&t);
             let mark = t.path().join("PLANTED_RAN");
             let plant = format!(
-                "echo RM=sh > .env; echo LINTER=sh > local.mk; printf 'touch {}\\n' > main.o",
+                "echo RM=sh > .env; mkdir -p mk; echo LINTER=sh > mk/local.mk; printf 'touch {}\\n' > main.o",
                 mark.display()
             );
             let o = run(t.path(), &ws, &home, nobody, layer, &["sh", "-c", &plant]);
@@ -97,7 +97,7 @@ fn make_program_variables_in_included_files_do_not_reach_host_make() {
                 "{nobody} {layer:?}: host make ran the planted file: {}",
                 err(&o)
             );
-            for f in [".env", "local.mk"] {
+            for f in [".env", "mk/local.mk"] {
                 let kept = std::fs::read_to_string(ws.join(f)).unwrap_or_default();
                 assert!(!kept.contains("=sh"), "{nobody} {layer:?}: {f}: {kept}");
             }
@@ -117,7 +117,7 @@ fn make_and_plain_data_in_included_files_still_work() {
             let t = TempDir::new("b22h-make-ok");
             let (ws, home) = make_project(&t);
             let work = "printf 'int main(void) { return 3; }\\n' > main.c && make app && \
-                        echo APP_ENV=production > .env && echo VERSION=2 > local.mk && \
+                        echo APP_ENV=production > .env && mkdir -p mk && echo VERSION=2 > mk/local.mk && \
                         make lint && echo built";
             let o = run(t.path(), &ws, &home, nobody, layer, &["sh", "-c", work]);
             assert_eq!(code(&o), 0, "{nobody} {layer:?}: {}{}", out(&o), err(&o));
@@ -126,7 +126,7 @@ fn make_and_plain_data_in_included_files_still_work() {
             assert!(src.contains("return 3"), "{nobody} {layer:?}: {src}");
             let env = std::fs::read_to_string(ws.join(".env")).unwrap_or_default();
             assert!(env.contains("APP_ENV=production"), "{nobody} {layer:?}");
-            let mk = std::fs::read_to_string(ws.join("local.mk")).unwrap_or_default();
+            let mk = std::fs::read_to_string(ws.join("mk/local.mk")).unwrap_or_default();
             assert!(mk.contains("VERSION=2"), "{nobody} {layer:?}: {}", err(&o));
             let m = host(t.path(), &ws, nobody, "make", &["clean", "app"]);
             assert!(m.status.success(), "{}", err(&m));
