@@ -80,11 +80,8 @@ pub(crate) fn js(text: &str) -> Refs {
             continue;
         };
         match literal(after) {
-            Some(Ok(s)) => {
-                if relative(&s) && !r.js.contains(&s) {
-                    r.js.push(s);
-                }
-            }
+            Some(Ok(s)) if relative(&s) && !r.js.contains(&s) => r.js.push(s),
+            Some(Ok(_)) => {}
             Some(Err(())) => r.dynamic = true,
             None if call => r.dynamic = true,
             None => {}
