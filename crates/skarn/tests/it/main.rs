@@ -283,6 +283,8 @@ mod run_b22c;
 #[cfg(target_os = "linux")]
 mod run_b22g;
 #[cfg(target_os = "linux")]
+mod run_b22h;
+#[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
