@@ -168,6 +168,9 @@ mod run_b24u;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;
+// Issue 27, b27r: what a command source really reads (traced), no source where namespaces are refused.
+#[cfg(target_os = "linux")]
+mod run_b27r;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
