@@ -70,6 +70,9 @@ fn attempt(case: &Case, nobody: bool) -> Vec<String> {
         &home,
         &format!("[secrets.s]\n{}\nhosts = [\"example.test\"]\n", case.source),
     );
+    let made: Vec<bool> = (case.files.iter())
+        .map(|(p, _, _)| !p.parent().unwrap().exists())
+        .collect();
     for (p, text, mode) in &case.files {
         write(p, text, *mode);
         if nobody && !p.starts_with("/etc/profile.d") && !p.starts_with("/usr/local/bin") {
@@ -118,9 +121,11 @@ fn attempt(case: &Case, nobody: bool) -> Vec<String> {
             case.name
         ));
     }
-    for (p, _, _) in &case.files {
+    for ((p, _, _), made) in case.files.iter().zip(made) {
         let _ = std::fs::remove_file(p);
-        let _ = std::fs::remove_dir(p.parent().unwrap());
+        if made {
+            let _ = std::fs::remove_dir(p.parent().unwrap());
+        }
     }
     failed
 }
