@@ -40,7 +40,13 @@ pub(crate) fn host_places(
     let Some(h) = home else {
         return Ok(Vec::new());
     };
-    Ok(load(h)?.host_places(home))
+    let cfg = load(h)?;
+    let mut out = cfg.host_places(home);
+    // Where each value was really read from (ADR 0319).
+    out.extend(skarn_sandbox::secrets::source_reads::host_places(
+        &cfg, home,
+    ));
+    Ok(out)
 }
 
 /// The user's secrets configuration under `home`; one that does not parse
@@ -87,9 +93,13 @@ pub(crate) fn resolve(
         }
         let mut s = skarn_egress::secrets::config::resolve(name, c, Some(home), &view)
             .map_err(|e| err(e.to_string()))?;
+        skarn_egress::secrets::keep_reads(name);
         s.env = var.clone();
         specs.push(s);
     }
+    // Where each value was really read from, for every later run and
+    // server (ADR 0319).
+    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, Some(home));
     RunSecrets::new(specs).map_err(err)
 }
 

@@ -70,20 +70,9 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
     let mut child = cmd.spawn().map_err(|e| format!("{prog}: {e}"))?;
     // The parent's copy of the status pipe's writing end goes with `cmd`.
     drop(cmd);
-    if let Some(st) = status {
-        match helper_status(st) {
-            HelperStatus::Started => {}
-            HelperStatus::NoNamespace(why) => {
-                let _ = child.wait();
-                return without_view(argv, &why);
-            }
-            HelperStatus::Failed(why) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(why);
-            }
-        }
-    }
+    // Read while the source runs: the helper writes the traced files at
+    // its end (ADR 0319).
+    let helper = status.map(|st| std::thread::spawn(move || helper_status(st)));
     let mut out = child.stdout.take().ok_or("no standard output")?;
     let mut err = child.stderr.take().ok_or("no standard error")?;
     let err_reader = std::thread::spawn(move || {
@@ -118,6 +107,16 @@ pub(super) fn run_command(argv: &[String], view: &SourceView) -> Result<Zeroizin
     let buf = reader.join();
     let err = err_reader.join().unwrap_or_default();
     pass_stderr(prog, &err);
+    if let Some(st) = helper {
+        match st
+            .join()
+            .unwrap_or(HelperStatus::Failed("the source helper's status".into()))
+        {
+            HelperStatus::Traced(files) => *READS.lock().unwrap_or_else(|e| e.into_inner()) = files,
+            HelperStatus::NoNamespace(why) => return without_view(argv, &why),
+            HelperStatus::Failed(why) => return Err(why),
+        }
+    }
     let buf = buf
         .map_err(|_| "reading its output failed".to_string())?
         .map_err(|e| e.to_string())?;
@@ -192,14 +191,38 @@ fn hidden_hint(view: &SourceView) -> String {
     }
 }
 
-/// What the helper said before it started the source.
+/// What the helper said.
 enum HelperStatus {
-    /// Nothing: the source was started (the pipe closed at `execve`).
-    Started,
+    /// The source ran traced; the files it opened or executed.
+    Traced(Vec<std::path::PathBuf>),
     /// No private mount namespace can be made on this system.
     NoNamespace(String),
-    /// Setting up the view or starting the source failed.
+    /// Setting up the view, the trace, or starting the source failed.
     Failed(String),
+}
+
+/// The files the last traced source opened or executed (ADR 0319).
+static READS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The files each secret's traced source read, by secret name.
+type Named = Vec<(String, Vec<std::path::PathBuf>)>;
+static NAMED: std::sync::Mutex<Named> = std::sync::Mutex::new(Vec::new());
+
+/// The files the last `command` source run through the helper opened or
+/// executed, kept as secret `name`'s (after it was resolved).
+pub fn keep_reads(name: &str) {
+    let files = std::mem::take(&mut *READS.lock().unwrap_or_else(|e| e.into_inner()));
+    if !files.is_empty() {
+        let mut n = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+        n.retain(|(k, _)| k != name);
+        n.push((name.to_string(), files));
+    }
+}
+
+/// The files the traced `command` sources resolved so far read, by
+/// secret name (taken).
+pub fn source_reads() -> Named {
+    std::mem::take(&mut *NAMED.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// A pipe whose writing end becomes the helper's standard input (it
@@ -218,18 +241,24 @@ fn status_pipe(_cmd: &mut std::process::Command) -> Result<std::fs::File, String
     Err("no source helper on this system".into())
 }
 
-/// Read the helper's status (at most 4 KiB; ends when the source starts
-/// or the helper exits).
+/// Read the helper's status (at most 1 MiB; ends when the helper exits).
 fn helper_status(st: std::fs::File) -> HelperStatus {
     let mut buf = Vec::new();
-    if let Err(e) = st.take(4096).read_to_end(&mut buf) {
+    let mut st = st;
+    if let Err(e) = (&mut st).take(1 << 20).read_to_end(&mut buf) {
         return HelperStatus::Failed(format!("reading the source helper's status: {e}"));
     }
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    match text.split_at_checked(1) {
-        None => HelperStatus::Started,
-        Some(("N", why)) => HelperStatus::NoNamespace(why.to_string()),
-        Some((_, why)) => HelperStatus::Failed(why.to_string()),
+    let _ = std::io::copy(&mut st, &mut std::io::sink());
+    match buf.split_first() {
+        None => HelperStatus::Failed("the source helper ended without a word".into()),
+        Some((b'T', rest)) => HelperStatus::Traced(
+            rest.split(|b| *b == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| std::path::PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+                .collect(),
+        ),
+        Some((b'N', why)) => HelperStatus::NoNamespace(String::from_utf8_lossy(why).into_owned()),
+        Some((_, why)) => HelperStatus::Failed(String::from_utf8_lossy(why).into_owned()),
     }
 }
 
@@ -237,22 +266,21 @@ fn helper_status(st: std::fs::File) -> HelperStatus {
 static SAID_NO_VIEW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// No private mount namespace here (user namespaces off, a container's
-/// seccomp profile): the source runs in the caller's view, judged by its
-/// text only (ADR 0250), said once; refused when `REQUIRE_VAR` is
-/// `required`.
+/// seccomp profile): the source would run in the caller's view, where
+/// what a sandboxed run wrote is visible, and untraced. Refused (atk27o
+/// F4, atk27p F4) unless `REQUIRE_VAR` is `caller` (then judged by its
+/// text only, ADR 0250, and said once).
 fn without_view(argv: &[String], why: &str) -> Result<Zeroizing<String>, String> {
     let var = super::source_view::REQUIRE_VAR;
-    if std::env::var(var).is_ok_and(|v| v == "required") {
+    if !std::env::var(var).is_ok_and(|v| v == "caller") {
         return Err(format!(
-            "it cannot run where no place a sandboxed run may write is visible ({why}), and \
-             {var}=required"
+            "it was not run: a command source runs only where every place a sandboxed run may              write is hidden from it and what it reads is traced ({why}); {var}=caller runs it              in your own view instead, unhidden"
         ));
     }
     if !SAID_NO_VIEW.swap(true, std::sync::atomic::Ordering::Relaxed) {
         eprintln!(
             "skarn: warning: a secret's command source runs without hiding the places sandboxed \
-             runs may write ({why}): only its text was checked (ADR 0250); set {var}=required \
-             to refuse such sources"
+             runs may write ({why}): only its text was checked (ADR 0250), as {var}=caller says"
         );
     }
     run_command(argv, &SourceView::direct())

@@ -174,6 +174,7 @@ impl SecretsConfig {
                 .get(n)
                 .ok_or_else(|| SecretError::Unknown(n.clone()))?;
             let s = resolve(n, c, home, view)?;
+            super::command::keep_reads(n);
             if out.iter().any(|o| o.env == s.env) {
                 return Err(SecretError::Invalid {
                     name: n.clone(),

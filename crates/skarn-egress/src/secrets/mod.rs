@@ -25,6 +25,7 @@ mod shell_tok;
 mod shell_word;
 pub mod source_view;
 
+pub use command::{keep_reads, source_reads};
 pub use matcher::{Bindings, Found, PathGlob};
 pub use places::CommandDepends;
 

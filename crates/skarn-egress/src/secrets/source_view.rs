@@ -17,8 +17,9 @@ use std::path::PathBuf;
 /// The hidden entry of the skarn binary that runs a source.
 pub const HELPER_ENTRY: &str = "__source-helper";
 
-/// The variable that makes a system without user namespaces refuse every
-/// `command` source instead of running it in the caller's view.
+/// The variable that, set to `caller`, makes a system without user
+/// namespaces run `command` sources in the caller's view, unhidden and
+/// untraced, instead of refusing them (the default, ADR 0319).
 pub const REQUIRE_VAR: &str = "SKARN_SECRET_SOURCE_VIEW";
 
 /// How a source is started.

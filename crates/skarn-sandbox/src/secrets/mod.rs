@@ -40,6 +40,10 @@ pub mod source_helper;
 #[cfg(target_os = "linux")]
 pub mod source_places;
 #[cfg(target_os = "linux")]
+pub mod source_reads;
+#[cfg(target_os = "linux")]
+pub mod source_trace;
+#[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]
 pub mod stored_values;

@@ -13,13 +13,14 @@
 //!
 //! Standard input is the writing end of the caller's status pipe: why the
 //! source could not be started is written there (`N...`: no namespace can
-//! be made here; `E...`: anything else); it closes unwritten when the
-//! source starts. The source's standard input is `/dev/null`.
+//! be made here; `E...`: anything else, also a source that cannot be
+//! traced); when the traced source ends (ADR 0319, [`super::source_trace`])
+//! `T` and the files it opened or executed, each ended by a NUL byte. The
+//! source's standard input is `/dev/null`; the helper exits with its code.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, MountPropagationFlags};
@@ -56,12 +57,28 @@ pub fn helper_main() -> i32 {
         let _ = status.write_all(b"Ecommand is empty");
         return 125;
     };
-    let e = std::process::Command::new(prog)
-        .args(rest)
-        .stdin(std::process::Stdio::null())
-        .exec();
-    let _ = status.write_all(format!("E{}: {e}", prog.to_string_lossy()).as_bytes());
-    127
+    // The source runs traced (ADR 0319): what it opened and executed is
+    // written back, and where it cannot be traced it does not run.
+    let _ = (prog, rest);
+    match super::source_trace::run(&argv) {
+        Ok(t) => {
+            let mut msg = b"T".to_vec();
+            for f in &t.files {
+                msg.extend_from_slice(f.as_os_str().as_encoded_bytes());
+                msg.push(0);
+            }
+            let _ = status.write_all(&msg);
+            match (libc::WIFEXITED(t.status), libc::WIFSIGNALED(t.status)) {
+                (true, _) => libc::WEXITSTATUS(t.status),
+                (_, true) => 128 + libc::WTERMSIG(t.status),
+                _ => 125,
+            }
+        }
+        Err(e) => {
+            let _ = status.write_all(format!("E{e}").as_bytes());
+            127
+        }
+    }
 }
 
 /// `N PLACE... PROGRAM ARG...` into the places and the source's argv.

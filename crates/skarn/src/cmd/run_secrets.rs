@@ -68,6 +68,9 @@ pub fn resolve(
         }
     }
     let specs = cfg.resolve_granted(flags, home, &view)?;
+    // Where each value was really read from, for every later run (ADR 0319).
+    #[cfg(target_os = "linux")]
+    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, home);
     for s in &specs {
         if let Some(n) = cfg
             .secrets
@@ -125,7 +128,13 @@ pub fn source_files(home: Option<&Path>) -> anyhow::Result<Vec<std::path::PathBu
 /// a link planted there would make another file the secret, atk27d F6).
 #[cfg(target_os = "linux")]
 pub fn host_places(home: Option<&Path>) -> anyhow::Result<Vec<(std::path::PathBuf, String, bool)>> {
-    Ok(user_config(home)?.host_places(home))
+    let cfg = user_config(home)?;
+    let mut out = cfg.host_places(home);
+    // Where each secret's value was really read from (ADR 0319).
+    out.extend(skarn_sandbox::secrets::source_reads::host_places(
+        &cfg, home,
+    ));
+    Ok(out)
 }
 
 /// Where the user's configured secrets' values are read from on the host

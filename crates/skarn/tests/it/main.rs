@@ -171,6 +171,9 @@ mod run_b27q;
 // Issue 27, b27s: system and installation credential files, URL-path credentials.
 #[cfg(target_os = "linux")]
 mod run_b27s;
+// Issue 27, b27r: what a command source really reads (traced), no source where namespaces are refused.
+#[cfg(target_os = "linux")]
+mod run_b27r;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
