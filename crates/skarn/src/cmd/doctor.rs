@@ -140,11 +140,7 @@ fn agent_settings() -> Vec<String> {
         }
     }
     // A narrow matcher, worktrees without the hook (atk24s F3, H1).
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute());
-    let user = super::hook::confine_hooks::claude_dir(home.as_deref());
-    out.extend(super::doctor_claude::lines(&cwd, user.as_deref()));
+    out.extend(super::doctor_claude::here(&cwd));
     // What the client loads from its command line is found in the
     // ancestors' `/proc` entries (ADR 0287); where they cannot be read,
     // skarn does not know those places.

@@ -90,6 +90,15 @@ pub fn lines(cwd: &Path, user: Option<&Path>) -> Vec<String> {
     out
 }
 
+/// [`lines`] for the project `cwd` and the user's Claude Code directory.
+pub fn here(cwd: &Path) -> Vec<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let user = crate::cmd::hook::confine_hooks::claude_dir(home.as_deref());
+    lines(cwd, user.as_deref())
+}
+
 /// `init`'s note after a project-level install in a git repository:
 /// `claude --worktree` sessions read the committed settings.
 pub fn worktree_note(cwd: &Path) -> Option<String> {

@@ -3,7 +3,8 @@
 //! project's own, the nested ones of its sub-directories (a monorepo's
 //! `packages/a/.claude/skills`, loaded once the session touches files
 //! there: attack atk24m F7), and those of the directories the client was
-//! started with `--add-dir` (F15, read from its command line). Their
+//! started with `--add-dir` (F15, read from its command line), and those
+//! above the project up to the repository's top ([`parents`], atk24s F4). Their
 //! frontmatter hooks are judged and wrapped like the project's.
 //!
 //! The nested ones are found by a bounded walk of the project (no `.git`,

@@ -209,10 +209,12 @@ pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     // A `claude --worktree` session reads the committed settings (attack
     // atk24s H1).
-    if client == Client::ClaudeCode && !args.user && edits.iter().any(|(_, e)| e.is_hook()) {
-        if let Some(n) = super::super::doctor_claude::worktree_note(&cwd) {
-            eprintln!("{n}");
-        }
+    if client == Client::ClaudeCode
+        && !args.user
+        && edits.iter().any(|(_, e)| e.is_hook())
+        && let Some(n) = super::super::doctor_claude::worktree_note(&cwd)
+    {
+        eprintln!("{n}");
     }
     if let Some(url) = &args.http {
         eprintln!(
