@@ -20,24 +20,42 @@ const MAX_ENTRIES: usize = 50_000;
 /// within `agents/` and `commands/`.
 const MAX_DEPTH: usize = 24;
 
-/// Links kept at most.
-const MAX_LINKS: usize = 256;
+/// Links listed at most, and directories of `skills/`, `agents/` and
+/// `commands/` read at most. Past either bound (or past [`MAX_ENTRIES`]
+/// entries in those trees, or a link deeper than [`MAX_DEPTH`]) the list
+/// is incomplete and [`links`] says so: nothing is cut silently (attack
+/// atk24s F6: the first 256 were kept and the linked skills past them
+/// were writable to runs and the file tools).
+pub const MAX_LINKS: usize = 4096;
+
+/// Why the list of links below `top` is incomplete (the caller fails
+/// closed: `skarn run` refuses to start, the file guard refuses writes).
+fn too_many(top: &Path, what: &str) -> String {
+    format!(
+        "the .claude directories of {} hold {what}, more than skarn follows (at most \
+         {MAX_LINKS} links, {MAX_ENTRIES} entries, {MAX_DEPTH} levels): Claude Code loads \
+         what every link leads to, and skarn cannot keep all of it read-only. Remove links \
+         from .claude/skills, .claude/agents and .claude/commands (or merge them) and try again",
+        top.display()
+    )
+}
 
 /// The links below `top` through which Claude Code loads configuration:
-/// each link's own path (the caller resolves it).
-pub fn links(top: &Path) -> Vec<PathBuf> {
+/// each link's own path (the caller resolves it). `Err`: past the bounds
+/// (why, for the user), never a silently shortened list.
+pub fn links(top: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
+    let mut entries = 0usize;
     for c in claude_dirs(top) {
         if is_link(&c) {
             out.push(c.clone());
         }
-        loaded_links(&c, &mut out);
-        if out.len() >= MAX_LINKS {
-            out.truncate(MAX_LINKS);
-            break;
-        }
+        loaded_links(&c, &mut out, &mut entries).map_err(|what| too_many(top, what))?;
     }
-    out
+    if out.len() > MAX_LINKS {
+        return Err(too_many(top, "too many links"));
+    }
+    Ok(out)
 }
 
 fn is_link(p: &Path) -> bool {
@@ -86,39 +104,56 @@ fn claude_dirs(top: &Path) -> Vec<PathBuf> {
 }
 
 /// The links in `c`'s `skills/`, `agents/` and `commands/`, walked through
-/// links as the client walks them (each directory read once).
-fn loaded_links(c: &Path, out: &mut Vec<PathBuf>) {
+/// links as the client walks them (each directory read once); `entries`
+/// counts what was read. `Err`: which bound was passed.
+fn loaded_links(c: &Path, out: &mut Vec<PathBuf>, entries: &mut usize) -> Result<(), &'static str> {
     let mut seen: Vec<PathBuf> = Vec::new();
-    let mut dirs: Vec<(PathBuf, usize)> = ["skills", "agents", "commands"]
-        .iter()
-        .map(|t| (c.join(t), 0))
-        .collect();
-    while let Some((d, depth)) = dirs.pop() {
+    // The client reads `skills/<name>/SKILL.md`, one level; subagents and
+    // commands at any depth.
+    let mut dirs: Vec<(PathBuf, usize, usize)> = [
+        ("skills", 1),
+        ("agents", MAX_DEPTH),
+        ("commands", MAX_DEPTH),
+    ]
+    .iter()
+    .map(|(t, most)| (c.join(t), 0, *most))
+    .collect();
+    while let Some((d, depth, most)) = dirs.pop() {
         if is_link(&d) {
             out.push(d.clone());
         }
         let Ok(real) = std::fs::canonicalize(&d) else {
             continue;
         };
-        if seen.contains(&real) || seen.len() >= MAX_LINKS {
+        if seen.contains(&real) {
             continue;
+        }
+        if seen.len() >= MAX_LINKS {
+            return Err("too many directories");
         }
         seen.push(real);
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
-        for e in rd.flatten().take(MAX_LINKS) {
-            let p = e.path();
-            if out.len() >= MAX_LINKS {
-                return;
+        for e in rd.flatten() {
+            *entries += 1;
+            if *entries > MAX_ENTRIES {
+                return Err("too many entries");
             }
-            if p.is_dir() && depth < MAX_DEPTH {
-                dirs.push((p, depth + 1));
+            if out.len() > MAX_LINKS {
+                return Err("too many links");
+            }
+            let p = e.path();
+            if p.is_dir() && depth < most {
+                dirs.push((p, depth + 1, most));
+            } else if p.is_dir() && most == MAX_DEPTH {
+                return Err("too deep a tree");
             } else if is_link(&p) {
                 out.push(p);
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(all(test, unix))]
@@ -142,7 +177,7 @@ mod tests {
         ln("../../../ai/agents", ".claude/agents/real/team");
         ln("../../docs/deploy.md", ".claude/commands/deploy.md");
         ln("../shared-claude", "sub/.claude");
-        let got = links(&p);
+        let got = links(&p).unwrap();
         for want in [
             ".claude/skills/team",
             ".claude/agents/real/team",
@@ -152,5 +187,19 @@ mod tests {
             assert!(got.contains(&p.join(want)), "{want} missing: {got:?}");
         }
         assert_eq!(got.len(), 4, "{got:?}");
+    }
+
+    #[test]
+    fn past_the_bound_the_list_is_refused_not_cut() {
+        let t = skarn_test_support::TempDir::new("claude-links-many");
+        let p = t.dir("p");
+        t.dir("p/.claude/skills");
+        t.dir("p/shared");
+        for i in 0..=MAX_LINKS {
+            std::os::unix::fs::symlink("../../shared", p.join(format!(".claude/skills/s{i}")))
+                .unwrap();
+        }
+        let e = links(&p).unwrap_err();
+        assert!(e.contains("more than skarn follows"), "{e}");
     }
 }

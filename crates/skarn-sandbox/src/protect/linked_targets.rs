@@ -13,8 +13,11 @@ use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// Entries of one protected directory looked at for links.
 const MAX_CHILDREN: usize = 256;
-/// Targets kept per base (past it the rest are not followed).
-const MAX_TARGETS: usize = 512;
+/// Targets kept per base: past it [`of`] fails (attack atk24s F6: the
+/// rest were silently not followed). Above the links Claude Code's
+/// directories may hold ([`crate::protect::claude_links::MAX_LINKS`])
+/// with every protected name besides.
+const MAX_TARGETS: usize = 8192;
 
 /// Links followed per path at most (the kernel's own limit).
 const MAX_HOPS: usize = 40;
@@ -97,10 +100,11 @@ fn real(p: &Path) -> Option<PathBuf> {
 /// its protected directories) that lead elsewhere through a link: each
 /// as (where it leads, the protected name), where-it-leads being neither
 /// `base` nor one of its ancestors (a link to the project's top is not
-/// followed: that would make the whole project read-only).
-pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
+/// followed: that would make the whole project read-only). `Err`: more
+/// links than are followed (why, for the user): the caller fails closed.
+pub fn of(base: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let Ok(top) = crate::policy::link_facts::canonicalize(base) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let mut names: Vec<PathBuf> = GIT_DIR_ENTRIES
         .iter()
@@ -130,7 +134,7 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
     }
     // What Claude Code loads through links below its `.claude`
     // directories, nested ones included (atk24r F1, F3).
-    names.extend(crate::protect::claude_links::links(&top));
+    names.extend(crate::protect::claude_links::links(&top)?);
     // A `.git` that is itself a link (atk24l F7): the reservation step
     // protects its git directory's entries where they are, each reserved
     // or not as git needs (a reserved `commondir` would stop git).
@@ -141,7 +145,12 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
             continue;
         }
         if out.len() >= MAX_TARGETS {
-            break;
+            return Err(format!(
+                "{} has more than {MAX_TARGETS} protected names that lead elsewhere through \
+                 symbolic links, more than skarn follows: it cannot keep all they lead to \
+                 read-only",
+                top.display()
+            ));
         }
         let named = top.join(&n);
         // Only a name with a link on the way leads elsewhere.
@@ -151,7 +160,7 @@ pub fn of(base: &Path) -> Vec<(PathBuf, PathBuf)> {
         }
         out.push((r, named));
     }
-    out
+    Ok(out)
 }
 
 #[cfg(all(test, unix))]
@@ -178,7 +187,7 @@ mod tests {
         std::os::unix::fs::symlink(".", p.join(".vscode")).unwrap();
         t.file("p/notes.md", "x\n");
         let top = std::fs::canonicalize(&p).unwrap();
-        let got: Vec<PathBuf> = of(&p).into_iter().map(|(t, _)| t).collect();
+        let got: Vec<PathBuf> = of(&p).unwrap().into_iter().map(|(t, _)| t).collect();
         for want in [
             "scripts/pre-commit",
             "scripts/post-checkout",
@@ -199,7 +208,7 @@ mod tests {
         std::os::unix::fs::symlink("tools/cargo", p.join(".cargo")).unwrap();
         std::os::unix::fs::symlink("scripts/envrc", p.join(".envrc")).unwrap();
         let top = std::fs::canonicalize(&p).unwrap();
-        let got: Vec<PathBuf> = of(&p).into_iter().map(|(t, _)| t).collect();
+        let got: Vec<PathBuf> = of(&p).unwrap().into_iter().map(|(t, _)| t).collect();
         for want in [
             "tools/cargo/config.toml",
             "tools/cargo/config",

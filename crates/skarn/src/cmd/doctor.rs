@@ -139,6 +139,8 @@ fn agent_settings() -> Vec<String> {
             )),
         }
     }
+    // A narrow matcher, worktrees without the hook (atk24s F3, H1).
+    out.extend(super::doctor_claude::here(&cwd));
     // What the client loads from its command line is found in the
     // ancestors' `/proc` entries (ADR 0287); where they cannot be read,
     // skarn does not know those places.

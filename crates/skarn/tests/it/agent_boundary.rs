@@ -44,7 +44,7 @@ fn installed(client: &str, proj: &Path, home: &Path) -> (String, String) {
             let v = json_file(&proj.join(".claude/settings.json"));
             let m = s(&v["hooks"]["PreToolUse"][0]["matcher"]);
             assert!(
-                m.contains("Bash") && m.contains("Write") && m.contains("Edit"),
+                m == "*" || m.contains("Bash") && m.contains("Write") && m.contains("Edit"),
                 "{m}"
             );
             (

@@ -119,8 +119,9 @@ fn vscode_refuses_every_tool_it_does_not_know() {
 #[test]
 fn other_clients_refuse_an_unknown_tool_that_reaches_the_hook() {
     let (_t, ws, home) = project();
-    // Claude Code: a tool the matcher matched that skarn does not handle.
-    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "mcp__fs__Write_file",
+    // Claude Code: a tool the matcher (`*`) sent that skarn does not
+    // handle (MCP tools pass: their servers are wrapped; b24v).
+    let i = json!({"hook_event_name": "PreToolUse", "tool_name": "FsWriteFile",
                    "cwd": ws, "tool_input": {"path": "/x"}});
     let o = hook("claude-code", &i, &home, &ws);
     assert_eq!(decision(&o).as_deref(), Some("deny"), "{o:?}");

@@ -165,6 +165,9 @@ mod run_b22e;
 mod run_b22f;
 #[cfg(target_os = "linux")]
 mod run_b24u;
+// Attack atk24s F4, F6, F1, F3, H1: Claude Code's parent .claude, link bound, path forms, matcher (b24v).
+#[cfg(target_os = "linux")]
+mod run_b24v;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;

@@ -59,7 +59,7 @@ ln -s ../../ai/skills/team .claude/skills/team; ln -s ../shared-claude sub/.clau
 ln -s ../../docs/deploy.md .claude/commands/deploy.md
 git add -A && git commit -qm init
 "$SK" init --client claude-code >/dev/null 2>&1; echo "init rc=$?"
-grep -q 'LS|Skill|SlashCommand|Agent|Task' .claude/settings.json && echo "matcher has loaders"
+grep -q '"matcher": "\*"' .claude/settings.json && echo "matcher has loaders"
 echo "clean: $(hook Skill '{{"skill":"team"}}') $(hook Agent '{{"prompt":"x","subagent_type":"a"}}')"
 # The agent's confined command plants through every link (F1, F3 b, c).
 "$SK" run --caller hook --workspace "$B/p" -- sh -c '

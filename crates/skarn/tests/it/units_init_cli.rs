@@ -222,7 +222,9 @@ fn init_client_merges_keeps_and_backs_up() {
     );
     let hook = std::fs::read_to_string(proj.join(".claude/settings.json")).unwrap();
     assert!(
-        hook.contains("skarn-hook") && hook.contains("'claude-code'") && hook.contains("\"Bash|"),
+        hook.contains("skarn-hook")
+            && hook.contains("'claude-code'")
+            && hook.contains("\"matcher\": \"*\""),
         "{hook}"
     );
     assert!(proj.join(".mcp.json").exists() && proj.join(".vscode/mcp.json").exists());

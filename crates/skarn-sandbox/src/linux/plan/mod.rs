@@ -138,7 +138,7 @@ fn plan_for(policy: &Policy, host: &HostFacts, argv: &[OsString]) -> Result<Plan
         fs = filesystem::root_steps(policy, host, &g, home.as_ref());
     }
     let store = filesystem::store_steps(policy, host, home.as_ref(), &mut fs, &mut report);
-    fs.extend(protect::steps(policy, host, &g, ns, &mut report));
+    fs.extend(protect::steps(policy, host, &g, ns, &mut report)?);
     let landlock = landlock::plan(policy, abi, &g, ns, home.as_ref(), &mut report);
     let seccomp = seccomp::plan(policy, host, ns, &mut report);
     network::notes(policy, ns, abi, seccomp.is_some(), &mut report);

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::grants::Granted;
 pub(super) use super::protect_checks::{after_run, missing_in_grant, reservation};
-use super::{Access, FsOp, Namespaces};
+use super::{Access, FsOp, Namespaces, PlanError};
 use crate::linux::host::HostFacts;
 use crate::policy::{HOME_PERSISTENCE_PATHS, Policy};
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES, Reserve};
@@ -23,7 +23,7 @@ pub(super) fn steps(
     g: &Granted,
     ns: Namespaces,
     report: &mut RestrictionReport,
-) -> Vec<FsOp> {
+) -> Result<Vec<FsOp>, PlanError> {
     // Secrets under a grant are hidden; under a writable grant, reserved too.
     let masked: Vec<(PathBuf, bool)> = g
         .secrets
@@ -37,7 +37,7 @@ pub(super) fn steps(
     if ns.mount {
         guarded.extend(masked.iter().filter(|(_, r)| *r).map(|(s, _)| s.clone()));
     }
-    let mut protects = persistence(policy, host, g, ns, report);
+    let mut protects = persistence(policy, host, g, ns, report)?;
     // The agent's pending edits (ADR 0244): held for every run.
     super::held::hold(&super::held::paths(host, g), ns, &mut protects, report);
     for op in &protects {
@@ -59,7 +59,7 @@ pub(super) fn steps(
         }));
     }
     fs.extend(protects);
-    fs
+    Ok(fs)
 }
 
 /// Ancestors of guarded paths inside their writable grant, shallow first:
@@ -91,7 +91,7 @@ fn persistence(
     g: &Granted,
     ns: Namespaces,
     report: &mut RestrictionReport,
-) -> Vec<FsOp> {
+) -> Result<Vec<FsOp>, PlanError> {
     let ws = &policy.workspace;
     let mut protects: Vec<FsOp> = Vec::new();
     if !policy.protect_persistence {
@@ -101,14 +101,14 @@ fn persistence(
              code-running configuration stay protected"
                 .into(),
         );
-        return protects;
+        return Ok(protects);
     }
     if !ns.mount {
         report.degrade(
             "persistence paths (.git/hooks, .envrc, ...) are not write-protected: \
              this needs a mount namespace",
         );
-        return protects;
+        return Ok(protects);
     }
     let ws_is_home = g.homes.contains(ws) || host.home_like_workspace.is_some();
     // A workspace made read-only (plan/trusted.rs `demote`) needs no
@@ -311,7 +311,10 @@ fn persistence(
         if *a != Access::ReadWrite {
             continue;
         }
-        for (t, _) in crate::protect::linked_targets::of(w) {
+        // More links than are followed: the run is refused, not given a
+        // list cut short (attack atk24s F6).
+        let targets = crate::protect::linked_targets::of(w).map_err(PlanError::CannotEnforce)?;
+        for (t, _) in targets {
             if g.writable(&t).is_some() && listed.insert(t.clone()) {
                 let missing = std::fs::symlink_metadata(&t).is_err();
                 protects.push(FsOp::Protect {
@@ -332,5 +335,5 @@ fn persistence(
         access: "read-only (persistence)".into(),
         source: "default (protect_persistence)".into(),
     });
-    protects
+    Ok(protects)
 }

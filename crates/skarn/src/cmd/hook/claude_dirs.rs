@@ -3,7 +3,8 @@
 //! project's own, the nested ones of its sub-directories (a monorepo's
 //! `packages/a/.claude/skills`, loaded once the session touches files
 //! there: attack atk24m F7), and those of the directories the client was
-//! started with `--add-dir` (F15, read from its command line). Their
+//! started with `--add-dir` (F15, read from its command line), and those
+//! above the project up to the repository's top ([`parents`], atk24s F4). Their
 //! frontmatter hooks are judged and wrapped like the project's.
 //!
 //! The nested ones are found by a bounded walk of the project (no `.git`,
@@ -187,11 +188,42 @@ pub fn session_settings() -> Vec<PathBuf> {
     Vec::new()
 }
 
+/// The `.claude` directories above the project `ws` whose skills,
+/// subagents and commands Claude Code started in `ws` loads (attack
+/// atk24s F4: a monorepo's package as the project, the repository's top
+/// `.claude/skills` loaded unjudged): those of every directory from `ws`'s
+/// parent up to the git work tree's top (the nearest one holding `.git`),
+/// outside a repository up to `/`. The home's `.claude` is the user's,
+/// judged apart.
+pub fn parents(ws: &Path) -> Vec<PathBuf> {
+    let has_git = |d: &Path| std::fs::symlink_metadata(d.join(".git")).is_ok();
+    if has_git(ws) {
+        return Vec::new();
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut out = Vec::new();
+    let mut d = ws.parent();
+    while let Some(x) = d {
+        if home.as_deref() != Some(x) {
+            out.push(x.join(".claude"));
+        }
+        if has_git(x) {
+            break;
+        }
+        d = x.parent();
+    }
+    out
+}
+
 /// The skill, subagent and command files of the project `ws`: its own
-/// `.claude`'s and the nested ones' (past the walk's bounds, only those
-/// [`on_the_way`] finds per call).
+/// `.claude`'s, the nested ones' (past the walk's bounds, only those
+/// [`on_the_way`] finds per call) and those of the directories above it
+/// up to the repository's top ([`parents`]).
 pub fn project_files(ws: &Path) -> Vec<PathBuf> {
     let mut out = super::frontmatter_hooks::files(&ws.join(".claude"));
+    for d in parents(ws) {
+        out.extend(super::frontmatter_hooks::files(&d));
+    }
     for d in nested(ws).0 {
         out.extend(super::frontmatter_hooks::files(&d));
     }
@@ -237,6 +269,20 @@ mod tests {
         // Past the depth bound: what was found is kept.
         std::fs::create_dir_all(d.join(format!("x{}", "/d".repeat(MAX_DEPTH + 1)))).unwrap();
         assert_eq!(nested(&d), (vec![d.join("packages/a/.claude")], false));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn parents_stop_at_the_repository_top() {
+        let d = std::env::temp_dir().join(format!("skarn-claude-parents-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(d.join("repo/packages/a")).unwrap();
+        assert_eq!(
+            parents(&d.join("repo/packages/a")),
+            vec![d.join("repo/packages/.claude"), d.join("repo/.claude")]
+        );
+        assert!(parents(&d.join("repo")).is_empty());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

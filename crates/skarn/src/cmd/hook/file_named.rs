@@ -13,6 +13,9 @@ pub struct Named {
     /// (folded, where a protected name leads through a link, that name):
     /// [`skarn_sandbox::protect::linked_targets`] (attack atk24l F5).
     linked: Vec<(PathBuf, PathBuf, PathBuf)>,
+    /// Why the links could not all be followed (every write refused:
+    /// attack atk24s F6).
+    incomplete: Option<String>,
 }
 
 impl Named {
@@ -20,19 +23,30 @@ impl Named {
     pub fn new(bases: &[PathBuf]) -> Named {
         let mut files = Vec::new();
         let mut linked = Vec::new();
+        let mut incomplete = None;
         for base in bases {
             for (f, cfg) in skarn_sandbox::protect::config_named::named(base) {
                 files.push((fold(&f), f, cfg));
             }
-            for (t, name) in skarn_sandbox::protect::linked_targets::of(base) {
-                linked.push((fold(&t), t, name));
+            match skarn_sandbox::protect::linked_targets::of(base) {
+                Ok(l) => linked.extend(l.into_iter().map(|(t, name)| (fold(&t), t, name))),
+                Err(why) => incomplete = Some(why),
             }
         }
-        Named { files, linked }
+        Named {
+            files,
+            linked,
+            incomplete,
+        }
     }
 
     /// Why `c` may not be written, if the configuration names it.
     pub fn refusal(&self, c: &Path) -> Option<String> {
+        if let Some(why) = &self.incomplete {
+            return Some(format!(
+                "{why}; so no file is written by the file tools here (fail closed)"
+            ));
+        }
         let fc = fold(c);
         if let Some((_, t, name)) = self.linked.iter().find(|(f, _, _)| fc.starts_with(f)) {
             return Some(format!(

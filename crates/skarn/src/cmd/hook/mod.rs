@@ -11,6 +11,7 @@
 
 mod agents;
 pub mod claude_dirs;
+mod claude_nested;
 mod claude_peers;
 mod claude_worktree;
 pub mod client_hooks;
@@ -61,15 +62,17 @@ pub use shell::{quote, unquote_words};
 /// Exit code that blocks the tool call in every supported agent.
 pub const EXIT_BLOCK: u8 = 2;
 
-/// Claude Code tools the hook is installed for: the shells (`PowerShell`
-/// on Windows, refused), the file writing tools (see `files`), and the
-/// tools that read by path, from whose paths Claude Code finds nested
-/// `.claude` directories (judged per call: attack atk24o F3), and the
-/// tools that load a skill, command or subagent (`Skill`, `SlashCommand`,
-/// `Agent`, `Task`): its `!` lines, hooks and MCP servers run on the host
-/// as it loads, so the refusal while one is unconfined must come before
-/// that call, not at the next one (attack atk24r F10).
-pub const CLAUDE_MATCHER: &str = "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit|Read|Glob|Grep|LS|Skill|SlashCommand|Agent|Task";
+/// Claude Code tools the hook is installed for: every one (attack
+/// atk24s F3: an allow-list of names missed `Monitor`, `REPL`, `Workflow`
+/// and `EnterWorktree`, which run code on the host, and would miss any
+/// tool a later release adds). The hook decides per tool: the shells
+/// (`PowerShell` refused), the file writing tools (see `files`), the tools
+/// that read by path (whose paths lead Claude Code to nested `.claude`
+/// directories: atk24o F3), the loaders of skills, commands and subagents
+/// (atk24r F10), the known harmless ones and MCP tools pass, the others
+/// are refused (`unknown_tools`). Running `skarn init` again replaces an
+/// older install's narrow matcher; `skarn doctor` names one.
+pub const CLAUDE_MATCHER: &str = "*";
 
 /// Claude Code tools whose PostToolUse runs the hook: the file writing
 /// tools, whose leases it drops (ADR 0244).

@@ -10,9 +10,15 @@ use super::settings::Settings;
 /// something ([`super::model_facing`]).
 pub(super) const ALLOW_ADVICE: &str = skarn_sandbox::report::advice::USER_MAY_ALLOW;
 
-/// Claude Code tools that neither write files nor run code (a matcher
-/// may match inside a name: `Write` in `TodoWrite`, `Bash` in
-/// `BashOutput`; a user's wider matcher sends the readers).
+/// Claude Code tools that neither write files nor run code on the host:
+/// answered nothing. `init` installs the hook with the matcher `*`
+/// (attack atk24s F3), so every tool Claude Code has reaches the hook;
+/// the names are those of Claude Code 2.1.197's tool list (its
+/// `sdk-tools.d.ts`) and older releases'. The task-list tools keep the
+/// session's to-do list, `CronCreate` and `ScheduleWakeup` queue a prompt
+/// (which the model answers through the hooked tools), the MCP resource
+/// tools read from servers the client already runs, `ExitWorktree` leaves
+/// a worktree the session entered.
 pub(super) const CLAUDE_HARMLESS: &[&str] = &[
     "TodoWrite",
     "TodoRead",
@@ -27,7 +33,69 @@ pub(super) const CLAUDE_HARMLESS: &[&str] = &[
     "WebFetch",
     "WebSearch",
     "ExitPlanMode",
+    "EnterPlanMode",
+    "AskUserQuestion",
+    "TaskOutput",
+    "TaskStop",
+    "TaskCreate",
+    "TaskGet",
+    "TaskUpdate",
+    "TaskList",
+    "ToolSearch",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "ReadMcpResourceDirTool",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "ScheduleWakeup",
+    "PushNotification",
+    "ReportFindings",
+    "ExitWorktree",
 ];
+
+/// Claude Code tools that run code on the host outside the Bash tool, so
+/// outside `skarn run` (attack atk24s F3), and why each is refused. Any
+/// other tool not named in [`CLAUDE_HARMLESS`] is refused too (fail
+/// closed, `[hook] allow_tools` lets one through); MCP tools (`mcp__*`)
+/// pass, as they did when the matcher did not send them: they run in
+/// their servers, which `init` wraps in `skarn run`.
+pub(super) const CLAUDE_REFUSED: &[(&str, &str)] = &[
+    (
+        "Monitor",
+        "it runs its command in bash on the host, unconfined (run the command with the Bash \
+         tool, which skarn confines, in the background if it is a watch)",
+    ),
+    (
+        "REPL",
+        "it runs JavaScript in Claude Code's own process on the host, unconfined (run a script \
+         with the Bash tool, which skarn confines)",
+    ),
+    (
+        "Workflow",
+        "it runs a workflow script (or one of .claude/workflows/) in Claude Code's own process \
+         on the host, unconfined",
+    ),
+    (
+        "EnterWorktree",
+        "it makes or enters a git worktree by host git and the project's worktree hooks, \
+         unconfined, and the session then reads the worktree's committed settings, where the \
+         skarn hook may be missing (use `claude --worktree` with skarn's hook committed or \
+         installed with --user, or git worktree through the Bash tool)",
+    ),
+];
+
+/// Why Claude Code's `tool` (not a shell, file or loader tool) must not
+/// run: one of [`CLAUDE_REFUSED`], or not known harmless (`None`: it may).
+pub(super) fn claude_tool(tool: &str, settings: &Settings) -> Option<String> {
+    if let Some((_, why)) = CLAUDE_REFUSED.iter().find(|(t, _)| *t == tool) {
+        return Some(format!("skarn: {tool} refused: {why}."));
+    }
+    if tool.starts_with("mcp__") {
+        return None;
+    }
+    unknown_tool(tool, CLAUDE_HARMLESS, settings)
+}
 
 /// Claude Code tools that load a skill, slash command or subagent: they
 /// pass only once the refusal for unconfined skills, commands and
@@ -84,6 +152,22 @@ pub(super) fn unknown_tool(tool: &str, harmless: &[&str], settings: &Settings) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claude_tools_that_run_code_are_refused_and_readers_pass() {
+        let s = Settings::load(None, None, &[]).unwrap();
+        for t in ["Monitor", "REPL", "Workflow", "EnterWorktree", "NewTool"] {
+            assert!(claude_tool(t, &s).is_some(), "{t}");
+        }
+        for t in [
+            "TaskCreate",
+            "AskUserQuestion",
+            "mcp__github__search",
+            "Read",
+        ] {
+            assert!(claude_tool(t, &s).is_none(), "{t}");
+        }
+    }
 
     #[test]
     fn only_the_gateways_own_tools_pass_by_name() {

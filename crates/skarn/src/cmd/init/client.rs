@@ -109,6 +109,9 @@ pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
                 ));
             }
         }
+        if client == Client::ClaudeCode {
+            found.extend(super::wrap::parent_servers(&cwd));
+        }
         super::super::init_project::confirm(&found, args.print, args.accept_project_settings)?;
     }
     if client == Client::ClaudeCode {
@@ -203,6 +206,15 @@ pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     // folder it does not trust (issue 24 item 3).
     if client == Client::GeminiCli && !args.user && edits.iter().any(|(_, e)| e.is_hook()) {
         eprintln!("{}", super::super::init_gemini_trust::note(&cwd, &home));
+    }
+    // A `claude --worktree` session reads the committed settings (attack
+    // atk24s H1).
+    if client == Client::ClaudeCode
+        && !args.user
+        && edits.iter().any(|(_, e)| e.is_hook())
+        && let Some(n) = super::super::doctor_claude::worktree_note(&cwd)
+    {
+        eprintln!("{n}");
     }
     if let Some(url) = &args.http {
         eprintln!(

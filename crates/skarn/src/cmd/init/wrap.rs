@@ -52,7 +52,8 @@ pub(super) fn wrap_hooks(
         }
     }
     // The project's skills, subagents and commands, the nested
-    // directories' too (atk24m F7; ADR 0288).
+    // directories' and those above the project up to the repository's
+    // top (atk24m F7, atk24s F4; ADR 0288).
     let files = if user {
         super::super::hook::confine_hooks::claude_dir(Some(home))
             .map(|d| super::super::hook::frontmatter_hooks::files(&d))
@@ -70,6 +71,35 @@ pub(super) fn wrap_hooks(
         changes.push(Change { target, old, new });
     }
     Ok(())
+}
+
+/// Claude Code started in `cwd` merges the `.mcp.json` of every
+/// directory above it, up to `/` (attack atk24s F4: a monorepo's top
+/// `.mcp.json` when `init` ran in a package): each server there that
+/// skarn does not run, one line for `init`'s list of what runs beside
+/// skarn (it stops without `--accept-project-settings`); `init` run in
+/// that directory wraps it.
+pub(super) fn parent_servers(cwd: &Path) -> Vec<String> {
+    let (exe, trusted) = (exe(), super::super::hook::trusted_hooks());
+    let mut out = Vec::new();
+    let mut d = cwd.parent();
+    while let Some(x) = d {
+        let f = x.join(".mcp.json");
+        if let Ok(Some(text)) = skarn_sandbox::policy::config::read_text(&f)
+            && let Some((_, said)) = super::super::mcp_wrap::wrap_json(&text, &exe, &trusted)
+        {
+            for s in said {
+                out.push(skarn_sandbox::protect::terminal_filter::one_line(&format!(
+                    "{}: MCP server {s}, which Claude Code started here also starts, outside \
+                     skarn's sandbox (run `skarn init --client claude-code` in {} to wrap it)",
+                    f.display(),
+                    x.display()
+                )));
+            }
+        }
+        d = x.parent();
+    }
+    out
 }
 
 /// Codex's and Windsurf's own hooks (and Codex's `notify`), in the user's

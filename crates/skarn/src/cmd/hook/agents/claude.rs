@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Answer;
 use super::super::settings::{Decision, Settings};
-use super::super::unknown_tools::{CLAUDE_HARMLESS, CLAUDE_LOADERS, unknown_tool};
+use super::super::unknown_tools::{CLAUDE_LOADERS, claude_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
@@ -111,7 +111,14 @@ pub(super) fn claude(
         }
         // A path the call touches makes Claude Code load the `.claude`
         // directories on its way up (atk24m F7): theirs are judged too.
-        if let Some(why) = nested_refusal(input, Path::new(&ws), ctx) {
+        // As Claude Code forms the path, and resolved (atk24s F1).
+        if let Some(why) = super::super::claude_nested::refusal(
+            input,
+            Path::new(&ws),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+            home.as_deref(),
+        ) {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
@@ -185,16 +192,15 @@ pub(super) fn claude(
         }})));
     }
     if tool != shell_tool {
-        // What `init`'s matcher sends beyond the tools handled above
-        // (Claude Code's matcher may match inside a name: TodoWrite,
-        // BashOutput) is known harmless; any other tool is refused, not
-        // let through (issue 24: unknown tools fail closed).
-        // A skill, command or subagent loader: the refusal above judged
-        // every one the client may load (links followed) and found none
-        // unconfined.
+        // `init`'s matcher `*` sends every tool (atk24s F3): the known
+        // harmless ones and MCP tools pass, the ones that run code on the
+        // host are refused, any other is refused, not let through (issue
+        // 24: unknown tools fail closed). A skill, command or subagent
+        // loader: the refusal above judged every one the client may load
+        // (links followed) and found none unconfined.
         if shell_tool == "Bash"
             && !CLAUDE_LOADERS.contains(&tool)
-            && let Some(why) = unknown_tool(tool, CLAUDE_HARMLESS, &ctx.settings)
+            && let Some(why) = claude_tool(tool, &ctx.settings)
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -305,69 +311,4 @@ pub(super) fn vscode(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         }
     }
     claude(input, ctx, "run_in_terminal", &[])
-}
-
-/// Why a Claude Code call whose path (`file_path`, `path`,
-/// `notebook_path`) lies below a nested `.claude` with unconfined hooks
-/// may not run.
-fn nested_refusal(input: &Value, ws: &Path, ctx: &Ctx) -> Option<String> {
-    let ti = input.get("tool_input")?;
-    let mut named: Vec<String> = ["file_path", "path", "notebook_path"]
-        .iter()
-        .filter_map(|k| ti.get(*k).and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    // Glob's pattern: the directories it names before its first wildcard,
-    // below its `path` (atk24o F3: Glob and Grep lead Claude Code to
-    // nested directories too).
-    if input.get("tool_name").and_then(Value::as_str) == Some("Glob")
-        && let Some(pat) = ti.get("pattern").and_then(Value::as_str)
-    {
-        let lit: Vec<&str> = pat
-            .split('/')
-            .take_while(|c| !c.contains(['*', '?', '[', '{']))
-            .collect();
-        let lit = lit.join("/");
-        let base = ti.get("path").and_then(Value::as_str).unwrap_or(".");
-        named.push(if lit.starts_with('/') {
-            lit
-        } else {
-            format!("{base}/{lit}")
-        });
-    }
-    // Grep searches its `path` (the working directory without one), Glob
-    // below its pattern's directory: what either lists may lie anywhere
-    // below, so the whole tree it searches is judged (fail closed).
-    let tool = input.get("tool_name").and_then(Value::as_str);
-    let search = match tool {
-        Some("Grep") => Some(
-            ti.get("path")
-                .and_then(Value::as_str)
-                .unwrap_or(".")
-                .to_string(),
-        ),
-        Some("Glob") => named.last().cloned(),
-        _ => None,
-    };
-    let cwd = input.get("cwd").and_then(Value::as_str);
-    let resolve = |p: &str| {
-        let p = match cwd {
-            Some(c) if !p.starts_with('/') => Path::new(c).join(p),
-            _ => PathBuf::from(p),
-        };
-        std::fs::canonicalize(&p).unwrap_or(p)
-    };
-    let ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
-    let mut files = Vec::new();
-    for p in named {
-        files.extend(super::super::claude_dirs::on_the_way(&ws, &resolve(&p)));
-    }
-    if let Some(root) = search {
-        match super::super::claude_dirs::searched(&ws, &resolve(&root)) {
-            Ok(f) => files.extend(f),
-            Err(why) => return Some(why),
-        }
-    }
-    let found =
-        super::super::confine_hooks::unconfined_in(files, &ctx.exe, &ctx.settings.trusted_hooks);
-    super::super::confine_hooks::refusal(&found)
 }
