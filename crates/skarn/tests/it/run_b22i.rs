@@ -38,6 +38,7 @@ fn attempt(t: &TempDir, run: Run<'_>, nobody: bool, script: &str) -> Output {
         .current_dir(run.cwd)
         .env("HOME", &home)
         .env("PATH", run.path)
+        .envs(run.goroot.map(|g| ("GOROOT", g)))
         .env_remove("XDG_STATE_HOME")
         .env_remove("CLAUDECODE")
         .stdin(std::process::Stdio::null());
@@ -55,6 +56,8 @@ struct Run<'a> {
     cwd: &'a Path,
     extra: &'a [&'a str],
     path: &'a str,
+    /// `$GOROOT` for skarn and the run.
+    goroot: Option<&'a Path>,
 }
 
 const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -102,6 +105,7 @@ fn no_version_control_metadata_directory_is_a_workspace() {
                 cwd: &meta,
                 extra: &[],
                 path: SYS_PATH,
+                goroot: None,
             };
             let o = attempt(&t, named, nobody, &s);
             refused(&o, dir, "version-control metadata");
@@ -151,6 +155,7 @@ fn no_cargo_build_directory_is_a_workspace() {
                 cwd: &ws,
                 extra: &[],
                 path: SYS_PATH,
+                goroot: None,
             };
             let o = attempt(&t, run, nobody, &s);
             refused(&o, rel, "--allow-non-project-workspace");
@@ -199,6 +204,7 @@ fn a_profile_directory_allowed_as_a_workspace_loses_its_fingerprints() {
         cwd: &debug,
         extra: &["--allow-non-project-workspace"],
         path: SYS_PATH,
+        goroot: None,
     };
     let o = attempt(&t, run, false, &s);
     assert!(o.status.success(), "{}", err(&o));
@@ -247,6 +253,7 @@ fn no_tree_host_programs_run_from_is_a_workspace() {
             "exec sh \"$(dirname \"$0\")/../share/nv.sh\"",
         );
         t.file("home/apps/nv/share/nv.sh", "echo nv\n");
+        let root = t.dir("home/toolroot");
         t.dir("home/toolroot/lib");
         let path = format!(
             "{}:{}:{}:{}:{SYS_PATH}",
@@ -271,8 +278,9 @@ fn no_tree_host_programs_run_from_is_a_workspace() {
                 cwd: &ws,
                 extra: &[],
                 path: &path,
+                goroot: Some(&root),
             };
-            let o = attempt_goroot(&t, run, nobody, &s, &h.join("toolroot"));
+            let o = attempt(&t, run, nobody, &s);
             refused(&o, rel, "--allow-non-project-workspace");
         }
         let host = Command::new("sh")
@@ -282,27 +290,6 @@ fn no_tree_host_programs_run_from_is_a_workspace() {
             .unwrap();
         assert_eq!(out(&host), "real\ndart\ngo\nnv\n", "{}", err(&host));
     }
-}
-
-/// [`attempt`] with `$GOROOT` set to `goroot` (for skarn and the run).
-fn attempt_goroot(t: &TempDir, run: Run<'_>, nobody: bool, script: &str, goroot: &Path) -> Output {
-    let home = t.path().join("home");
-    let mut c = Command::new(exe());
-    c.args(["run", "--no-config", "--workspace"])
-        .arg(run.ws.unwrap_or(run.cwd))
-        .args(["--", "sh", "-c", script])
-        .current_dir(run.cwd)
-        .env("HOME", &home)
-        .env("PATH", run.path)
-        .env("GOROOT", goroot)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .stdin(std::process::Stdio::null());
-    if nobody {
-        c = as_user(c, t.path());
-        c.current_dir(run.cwd);
-    }
-    c.output().expect("spawn skarn")
 }
 
 /// The usability side: a project with its own environment and
@@ -333,6 +320,7 @@ fn a_project_with_its_own_environment_on_path_is_a_workspace() {
         cwd: &ws,
         extra: &[],
         path: &path,
+        goroot: None,
     };
     let o = attempt(
         &t,
@@ -387,6 +375,7 @@ fn a_host_listener_under_a_read_grant_gets_nothing() {
                 cwd: &ws,
                 extra: &extra,
                 path: SYS_PATH,
+                goroot: None,
             };
             let o = attempt(&t, run, nobody, &py);
             let what = format!("under /opt: {under_opt}, uid 65534: {nobody}");
