@@ -292,7 +292,7 @@ fn no_tree_host_programs_run_from_is_a_workspace() {
     }
 }
 
-/// The usability side: a project with its own environment and
+/// The usability side: a project with its own `bin`, environment and
 /// `node_modules/.bin` on `PATH` is a workspace, and git works in it.
 #[test]
 fn a_project_with_its_own_environment_on_path_is_a_workspace() {
@@ -302,6 +302,7 @@ fn a_project_with_its_own_environment_on_path_is_a_workspace() {
     t.file("proj/.venv/pyvenv.cfg", "home = /usr/bin\n");
     t.dir("proj/.venv/bin");
     t.dir("proj/node_modules/.bin");
+    t.dir("proj/bin"); // direnv's `PATH_add bin`
     assert!(
         Command::new("git")
             .args(["init", "-q"])
@@ -311,7 +312,8 @@ fn a_project_with_its_own_environment_on_path_is_a_workspace() {
             .success()
     );
     let path = format!(
-        "{}:{}:{SYS_PATH}",
+        "{}:{}:{}:{SYS_PATH}",
+        ws.join("bin").display(),
         ws.join(".venv/bin").display(),
         ws.join("node_modules/.bin").display()
     );

@@ -144,7 +144,8 @@ pub(super) fn reason(ws: &Path, homes: &[PathBuf]) -> Option<String> {
 /// Why `ws` is, lies in or holds the installation prefix of the `PATH`
 /// directory `real` (canonical; named `bin`), shown as `shown`.
 fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Option<String> {
-    if real.file_name().is_none_or(|n| n != "bin") {
+    // (A missing `bin` makes no installation: the planner reserves it.)
+    if real.file_name().is_none_or(|n| n != "bin") || !real.is_dir() {
         return None;
     }
     let prefix = real.parent()?;
@@ -160,6 +161,12 @@ fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Opti
             ws.display(),
             lib.display()
         ));
+    }
+    // A repository's own `bin` on `PATH` (direnv's `PATH_add bin`): the
+    // planner keeps that `bin` read-only, and the rest is the project's
+    // code, which git shows.
+    if super::vcs::is_repository_top(prefix) {
+        return None;
     }
     let env = is_python_env(prefix);
     if ws.starts_with(prefix) {
@@ -197,6 +204,7 @@ fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Opti
 fn linked_prefix(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> Option<String> {
     for a in ws.ancestors() {
         if !is_prefix(a, homes)
+            || super::vcs::is_repository_top(a)
             || crate::policy::SYSTEM_EXEC_DIRS
                 .iter()
                 .any(|s| a.starts_with(s))
