@@ -79,7 +79,7 @@ impl Workspace {
 }
 
 /// The top of the git work tree holding `cwd` (the nearest directory with
-/// a `.git` entry), if it lies strictly below the home directory (a
+/// a `.git` entry, or a `.hg`, `.jj` or `.sl` directory), if it lies strictly below the home directory (a
 /// dotfiles repository in the home is not a project) and is not `/`.
 pub(crate) fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let mut d = Some(cwd);
@@ -90,7 +90,10 @@ pub(crate) fn enclosing_work_tree(cwd: &Path, home: Option<&Path>) -> Option<Pat
             return None;
         }
         dir.parent()?;
-        if std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+        // (Mercurial's, Jujutsu's and Sapling's tops too: a directory
+        // inside `.hg` resolves to the repository's top, whose protected
+        // entries then apply; atk22m F5.)
+        if crate::policy::workspace_kind::vcs::is_repository_top(dir) {
             return Some(dir.to_path_buf());
         }
         d = dir.parent();

@@ -82,6 +82,14 @@ pub fn invalidate(dir: &Path) -> Option<String> {
 /// Taken before the layer is applied; [`invalidate`] each after.
 pub fn in_layer(upper: &Path, ws: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    // The workspace itself, or a directory it lies in, a profile
+    // directory (atk22m F7: the workspace `target/debug` or
+    // `target/debug/build`): any change of the layer counts.
+    if let Some(p) = enclosing(ws)
+        && std::fs::read_dir(upper).is_ok_and(|mut rd| rd.next().is_some())
+    {
+        out.push(p);
+    }
     let mut todo = vec![PathBuf::new()];
     let mut seen = 0usize;
     while let Some(rel) = todo.pop() {
@@ -112,6 +120,14 @@ pub fn in_layer(upper: &Path, ws: &Path) -> Vec<PathBuf> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The profile directory `dir` is or lies in (the nearest).
+pub fn enclosing(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .take_while(|a| a.parent().is_some())
+        .find(|a| is_profile(a))
+        .map(Path::to_path_buf)
 }
 
 /// Every profile directory below `root` (bounded).
@@ -169,12 +185,22 @@ fn changed_within(dir: &Path, since: std::time::SystemTime) -> bool {
 /// After a run in place: invalidate every profile directory below `roots`
 /// the run wrote in at or after `since`; one line each.
 pub fn after_run(roots: &[PathBuf], since: std::time::SystemTime) -> Vec<String> {
-    roots
+    // A root inside a profile directory (atk22m F7): that directory.
+    let mut dirs: Vec<PathBuf> = roots
         .iter()
-        .flat_map(|r| in_tree(r))
-        .filter(|p| changed_within(p, since))
-        .filter_map(|p| invalidate(&p))
-        .collect()
+        .filter_map(|r| enclosing(r).filter(|p| p != r).map(|p| (p, r)))
+        .filter(|(_, r)| changed_within(r, since))
+        .map(|(p, _)| p)
+        .collect();
+    dirs.extend(
+        roots
+            .iter()
+            .flat_map(|r| in_tree(r))
+            .filter(|p| changed_within(p, since)),
+    );
+    dirs.sort();
+    dirs.dedup();
+    dirs.iter().filter_map(|p| invalidate(p)).collect()
 }
 
 #[cfg(test)]
@@ -201,5 +227,23 @@ mod tests {
         assert!(!ws.join("target/debug/.fingerprint").exists());
         assert!(!ws.join("target/debug/incremental").exists());
         assert!(invalidate(&ws.join("target/debug")).is_none());
+    }
+
+    #[test]
+    fn a_workspace_in_a_profile_directory_invalidates_it() {
+        let tmp = skarn_test_support::TempDir::new("cargo-target-top");
+        let profile = tmp.path().join("target/debug");
+        let ws = profile.join("build");
+        let upper = tmp.path().join("upper");
+        std::fs::create_dir_all(profile.join(".fingerprint/p-1")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&upper).unwrap();
+        assert!(
+            in_layer(&upper, &ws).is_empty(),
+            "an empty layer changes nothing"
+        );
+        std::fs::write(upper.join("x"), "x").unwrap();
+        assert_eq!(in_layer(&upper, &ws), vec![profile.clone()]);
+        assert_eq!(in_layer(&upper, &profile), vec![profile.clone()]);
     }
 }

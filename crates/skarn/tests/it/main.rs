@@ -288,6 +288,9 @@ mod run_venv_22;
 mod run_b22c;
 #[cfg(target_os = "linux")]
 mod run_b22g;
+// Issue 22, b22i: workspaces that are not projects (VCS metadata, cargo build directories, PATH trees), sockets in read grants.
+#[cfg(target_os = "linux")]
+mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b22h;
 #[cfg(target_os = "linux")]

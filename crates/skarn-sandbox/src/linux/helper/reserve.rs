@@ -13,6 +13,7 @@ use super::release::{Reserved, open_dir};
 use super::ws_entries::WsEntries;
 use crate::linux::plan::{FsOp, Plan, Reservation};
 
+mod host_sockets;
 mod nested;
 mod planned;
 mod resolve;
@@ -122,6 +123,9 @@ pub(super) fn reserve(
         layered && layer_covers(&plan.fs, &ws) && r.nested_roots.iter().all(|p| *p == r.workspace);
     let mut pins = Vec::new();
     let nested = nested_repos(r, &mut ops, &mut empty_kind, notes, defer, &mut pins);
+    // Host servers' sockets in every grant, read ones included, from the
+    // kernel's list (no walk).
+    host_sockets::hide(&plan.fs, &mut ops, notes);
     // Linked worktrees' own git directories (`.git/worktrees/<name>/`):
     // their `config.worktree` (read with extensions.worktreeConfig; an
     // empty one is harmless) and `commondir`, `gitdir` (where host git in

@@ -132,10 +132,14 @@ pub(crate) fn build_root(
             _ => None,
         })
         .collect();
+    // (A host server's socket is hidden by inode where it is, not left
+    // out of a rebuilt grant: [`mask_pinned_socket`] checks it is there.)
     let secrets: Vec<&Path> = ops
         .iter()
         .filter_map(|o| match o {
-            FsOp::Mask { path, .. } => Some(path.as_path()),
+            FsOp::Mask {
+                path, pin: None, ..
+            } => Some(path.as_path()),
             _ => None,
         })
         .collect();

@@ -303,8 +303,10 @@ fn notes(policy: &Policy, host: &HostFacts, g: &Granted, report: &mut Restrictio
         .any(|(p, a, _)| *a != Access::ReadWrite && !Granted::is_system(p))
     {
         report.notes.push(
-            "unix sockets that already exist inside read-only grants stay connectable \
-             (Landlock ABI <= 7 cannot restrict connect(2) on pathname sockets)"
+            "unix sockets a host server binds inside read-only grants after the run starts, or \
+             binds from another network namespace, stay connectable (Landlock ABI <= 7 cannot \
+             restrict connect(2) on pathname sockets; those /proc/net/unix lists at the start \
+             are hidden)"
                 .into(),
         );
     }

@@ -66,3 +66,45 @@ fn shared_system_home_and_path_directories_are_not_projects() {
     assert!(e.contains(ALLOW_NON_PROJECT_FLAG), "{e}");
     assert!(refuse_non_project_workspace(Path::new("/tmp"), Some(home), false, true).is_ok());
 }
+
+#[test]
+fn every_version_control_metadata_directory_is_refused() {
+    let tmp = skarn_test_support::TempDir::new("ws-vcs");
+    let home = Path::new("/nonexistent-home-for-test");
+    for d in [
+        ".hg",
+        ".hg/store",
+        ".jj/repo",
+        ".sl",
+        "_darcs/prefs",
+        ".git/hooks",
+    ] {
+        let ws = tmp.path().join("p").join(d);
+        std::fs::create_dir_all(&ws).unwrap();
+        let n = non_project(&ws, Some(home)).unwrap();
+        assert_eq!(n.flag, ALLOW_NON_PROJECT_FLAG, "{d}");
+    }
+    // The metadata directory itself: no flag accepts it.
+    let hg = tmp.path().join("p/.hg");
+    let e = refuse_non_project_workspace(&hg, Some(home), true, true).unwrap_err();
+    assert!(e.to_string().contains("Mercurial"), "{e}");
+    assert_eq!(non_project(&tmp.path().join("p"), Some(home)), None);
+}
+
+#[test]
+fn cargo_build_directories_are_refused() {
+    let tmp = skarn_test_support::TempDir::new("ws-cargo");
+    let home = Path::new("/nonexistent-home-for-test");
+    let t = tmp.path().join("c/target");
+    std::fs::create_dir_all(t.join("debug/.fingerprint")).unwrap();
+    std::fs::create_dir_all(t.join("debug/build/x-1")).unwrap();
+    std::fs::write(
+        t.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n# created by cargo.\n",
+    )
+    .unwrap();
+    for ws in [t.clone(), t.join("debug"), t.join("debug/build/x-1")] {
+        assert!(non_project(&ws, Some(home)).is_some(), "{}", ws.display());
+    }
+    assert_eq!(non_project(&tmp.path().join("c"), Some(home)), None);
+}
