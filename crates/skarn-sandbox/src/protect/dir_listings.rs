@@ -174,10 +174,12 @@ fn read_names(dir: &Path, max: usize) -> Option<Vec<(OsString, Kind)>> {
 /// unchanged, listed now when it has more entries than a record keeps
 /// (a walk that takes them all, `home_links`, ADR 0325).
 pub fn list_whole(l: Option<&mut Listings>, dir: &Path) -> Option<Vec<(PathBuf, Kind)>> {
-    if let Some(v) = l.and_then(|l| l.list(dir))
-        && v.len() <= MAX_ONE
-    {
-        return Some(v);
+    if let Some(l) = l {
+        // (`None`: it cannot be listed; asked once, not twice.)
+        let v = l.list(dir)?;
+        if v.len() <= MAX_ONE {
+            return Some(v);
+        }
     }
     let names = read_names(dir, usize::MAX)?;
     Some(names.into_iter().map(|(n, k)| (dir.join(n), k)).collect())
