@@ -150,7 +150,7 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     }
     // The credential files inside the toolchain trees every run reads
     // (atk22l F14): hidden in every run.
-    let toolchain_note = crate::secrets::toolchain_files::hide(&mut policy, home);
+    let toolchain = crate::secrets::toolchain_files::hide(&mut policy, home);
     // Other names (hard links, bind mounts) of hidden files inside the
     // grants are hidden too, for every run (atk27i F2, atk22g F6).
     let other = crate::protect::secret_names::find(&policy, &host);
@@ -171,7 +171,8 @@ pub fn prepare(req: Request<'_>) -> Result<Prepared, PrepareError> {
     if let Some(cut) = other.cut {
         plan.report.degrade(cut);
     }
-    plan.report.notes.extend(toolchain_note);
+    plan.report.notes.extend(toolchain.notes);
+    plan.set_env.extend(toolchain.env);
     if purpose == Purpose::Run {
         plan.not_found_hint = crate::linux::plan::not_found_hint(&policy, &host, &plan, path_var);
         plan.read_hint = crate::linux::plan::read_hint(&policy, &host, &plan);

@@ -196,9 +196,10 @@ pub(crate) fn value_looks_secret(value: &OsStr) -> bool {
     if url_with_password(&v) || connection_string_password(&v) {
         return true;
     }
-    // A credential in a URL's query (`?password=`, `&api_key=`; atk22l F6).
+    // A credential in a URL's query (`?password=`, `&api_key=`; atk22l F6)
+    // or its path (webhook, bot, channel tokens; atk27p F5).
     if v.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ','))
-        .any(crate::policy::query_credentials::query_names_credential)
+        .any(crate::policy::query_credentials::url_names_credential)
     {
         return true;
     }

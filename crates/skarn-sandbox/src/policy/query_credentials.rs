@@ -1,8 +1,18 @@
 //! A credential in a URL's query (`?token=`, `&password=`, `?api_key=`,
-//! signed-URL signatures): one list, read by the environment scrub
+//! signed-URL signatures) or its path (webhook, bot and channel tokens,
+//! [`path`]): one list, read by the environment scrub
 //! ([`crate::policy::env`]) and the dotfiles sanitiser
 //! ([`crate::secrets::credential_text`]). A leaf: it uses nothing else of
 //! the crate.
+
+#[path = "path_credentials.rs"]
+mod path;
+
+/// Whether URL `word` carries a credential in its query
+/// ([`query_names_credential`]) or its path (atk27p F5, atk22m F6).
+pub(crate) fn url_names_credential(word: &str) -> bool {
+    query_names_credential(word) || path::path_names_credential(word)
+}
 
 /// Query parameters that carry a credential.
 const SECRET_PARAMS: &[&str] = &[
@@ -65,6 +75,10 @@ const SECRET_NAME_PARTS: &[&str] = &[
     "privatekey",
     "sessionkey",
 ];
+
+#[cfg(test)]
+#[path = "path_credentials_tests.rs"]
+mod path_tests;
 
 #[cfg(test)]
 mod tests {

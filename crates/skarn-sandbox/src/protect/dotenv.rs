@@ -206,6 +206,7 @@ pub fn runs_code(name: &str) -> bool {
     let listed = false;
     listed
         || EXACT.contains(&up.as_str())
+        || crate::protect::make_include::make_program(&up)
         || PREFIXES.iter().any(|p| up.starts_with(p))
         || SUFFIXES
             .iter()
@@ -400,19 +401,33 @@ fn steering_assignment(text: &str, dir: Option<&Path>) -> Option<(usize, String)
 /// (or is gone, or is a directory, which no loader reads).
 #[cfg(unix)]
 pub fn judge(p: &Path) -> Option<String> {
+    judge_in(p, p.parent())
+}
+
+/// [`judge`], with the directory whose makefiles may read the file
+/// (`makefiles`: where it lies on the host, when the file judged is a
+/// copy): an assignment to a variable their recipes run as a command is
+/// code too (attack atk22m F10).
+#[cfg(unix)]
+pub fn judge_in(p: &Path, makefiles: Option<&Path>) -> Option<String> {
     match std::fs::metadata(p) {
         Err(_) => return None,
         Ok(m) if m.is_dir() => return None,
         Ok(_) => {}
     }
     match crate::protect::small_file::read_bytes(p) {
-        Ok(Some(b)) => code_variable_in(&b, p.parent()).map(|(line, name)| {
-            format!(
-                "line {line} sets {name}: not plainly data, by which host programs may run \
+        Ok(Some(b)) => code_variable_in(&b, p.parent())
+            .or_else(|| {
+                let text = String::from_utf8_lossy(&b);
+                makefiles.and_then(|d| crate::protect::make_include::assigns_command(&text, d))
+            })
+            .map(|(line, name)| {
+                format!(
+                    "line {line} sets {name}: not plainly data, by which host programs may run \
                  code or send the caller's traffic elsewhere (the agents \
                  that load this file at start pass it to every command they run)"
-            )
-        }),
+                )
+            }),
         _ => Some("it cannot be read as a small text file".into()),
     }
 }

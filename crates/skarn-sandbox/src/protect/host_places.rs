@@ -148,6 +148,17 @@ pub fn collect(
             found.push(Trusted::new(&p, target, via.into(), false));
         }
     }
+    // The local modules and files those and the workspace's other
+    // code-running configurations load (atk22m F9).
+    for f in crate::protect::config_refs::loaded(workspace).files {
+        if let Some(target) = cache.resolve(&f.path) {
+            let via = format!(
+                "a file {} loads (the host tool that runs it loads this too)",
+                f.via.display()
+            );
+            found.push(Trusted::new(&f.path, target, via, false));
+        }
+    }
     // Each place's other names through other mounts of its filesystem
     // (a `PATH` entry that is a bind-mount alias of the workspace's `bin`:
     // a run writes it under the workspace's name; atk27k F18b).

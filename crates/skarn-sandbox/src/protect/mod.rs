@@ -15,6 +15,10 @@ pub mod claude_links;
 #[cfg(unix)]
 pub mod client_args;
 pub mod config_named;
+#[cfg(unix)]
+pub mod config_refs;
+#[cfg(unix)]
+pub(crate) mod config_refs_read;
 pub mod config_words;
 #[cfg(unix)]
 pub mod configured_programs;
@@ -44,6 +48,8 @@ pub mod grant_links;
 pub mod grant_tops;
 #[cfg(unix)]
 pub mod grant_walk;
+#[cfg(target_os = "linux")]
+pub(crate) mod home_dot_quarantine;
 #[cfg(unix)]
 pub mod home_links;
 #[cfg(unix)]
@@ -63,6 +69,8 @@ pub(crate) mod ignore_match;
 pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;
+#[cfg(unix)]
+pub mod make_include;
 #[cfg(unix)]
 pub mod mise_env;
 #[cfg(target_os = "linux")]
@@ -123,6 +131,8 @@ pub mod shell_sources;
 pub mod shell_words;
 #[cfg(unix)]
 pub mod small_file;
+#[cfg(unix)]
+pub(crate) mod stdlib_host;
 #[cfg(unix)]
 pub(crate) mod stdlib_names;
 #[cfg(unix)]

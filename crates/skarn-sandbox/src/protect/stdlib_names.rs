@@ -340,6 +340,10 @@ pub(crate) const NAMES: &[&str] = &[
 ];
 
 /// Whether `module` (a top-level module name) is one of [`NAMES`].
+/// Or one the host's Pythons import by name besides those
+/// ([`crate::protect::stdlib_host`]: `_sysconfigdata_*`, `sitecustomize`,
+/// what their library directories hold).
 pub(crate) fn is_stdlib(module: &[u8]) -> bool {
     NAMES.binary_search_by(|n| n.as_bytes().cmp(module)).is_ok()
+        || crate::protect::stdlib_host::imported(module)
 }

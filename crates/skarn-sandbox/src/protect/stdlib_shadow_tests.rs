@@ -117,3 +117,25 @@ fn a_package_before_the_layer_is_kept_as_it_was() {
     });
     assert!(package_before(&plain));
 }
+
+#[test]
+fn modules_python_imports_by_hook_names_are_judged() {
+    for (p, m) in [
+        (
+            "_sysconfigdata__linux_x86_64-linux-gnu.so",
+            "_sysconfigdata__linux_x86_64-linux-gnu",
+        ),
+        (
+            "_sysconfigdata__x86_64-linux-gnu.py",
+            "_sysconfigdata__x86_64-linux-gnu",
+        ),
+        (
+            "_distutils_system_mod.cpython-311-x86_64-linux-gnu.so",
+            "_distutils_system_mod",
+        ),
+        ("sitecustomize.py", "sitecustomize"),
+    ] {
+        assert_eq!(judged(p).map(|j| j.0), Some(m.to_string()), "{p}");
+    }
+    assert_eq!(judged("test/__init__.py"), None);
+}

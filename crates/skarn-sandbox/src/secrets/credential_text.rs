@@ -92,7 +92,7 @@ pub(crate) fn carries_credential(value: &str) -> bool {
         if raw.contains('@') && (url_has_credentials(raw) || inner_url_has_credentials(raw)) {
             return true;
         }
-        if crate::policy::query_credentials::query_names_credential(raw) {
+        if crate::policy::query_credentials::url_names_credential(raw) {
             return true;
         }
         if raw

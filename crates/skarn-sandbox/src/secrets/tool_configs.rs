@@ -18,9 +18,14 @@
 //!   `$XDG_CONFIG_DIRS` (default `/etc/xdg`), `/etc/pip.conf`,
 //!   `<sys.prefix>/pip.conf` (each prefix, `$VIRTUAL_ENV`), the user's
 //!   `$XDG_CONFIG_HOME/pip/pip.conf` and `~/.pip/pip.conf`;
-//! - conda: `$CONDARC`, `/etc/conda/{.condarc,condarc}`,
-//!   `/var/lib/conda/{.condarc,condarc}`, `<prefix>/{.condarc,condarc}`
-//!   (also `$CONDA_ROOT`, `$CONDA_PREFIX`), the user's;
+//! - conda: `$CONDARC`, `/etc/conda/{.condarc,condarc,condarc.d}`,
+//!   `/var/lib/conda/{.condarc,condarc,condarc.d}`,
+//!   `<prefix>/{.condarc,condarc,condarc.d,.mambarc}` (also `$CONDA_ROOT`,
+//!   `$CONDA_PREFIX`), the user's;
+//! - apt: `/etc/apt/auth.conf`, `/etc/apt/auth.conf.d`; Maven:
+//!   `/etc/maven/settings.xml`, `<prefix>/conf/settings.xml`; Gradle:
+//!   `<prefix>/gradle.properties`; uv: `/etc/uv/uv.toml`, `<dir>/uv/uv.toml`
+//!   of `$XDG_CONFIG_DIRS`;
 //! - cargo: `$CARGO_HOME/{config.toml,config,credentials.toml,credentials}`
 //!   and `.cargo/config.toml` in every ancestor of the workspace;
 //! - others by their variables: `DOCKER_CONFIG`, `KUBECONFIG`,
@@ -94,7 +99,10 @@ const UNDER_PREFIX: &[&str] = &[
     "etc/pip.conf",
     ".condarc",
     "condarc",
+    "condarc.d",
+    ".mambarc",
     "conf/settings.xml",
+    "gradle.properties",
 ];
 
 /// Files under `$XDG_CONFIG_HOME` (or `~/.config`) holding credentials.
@@ -117,10 +125,17 @@ const SYSTEM: &[&str] = &[
     "/etc/conda/condarc",
     "/var/lib/conda/.condarc",
     "/var/lib/conda/condarc",
+    "/var/lib/conda/condarc.d",
+    "/etc/conda/condarc.d",
+    "/etc/conda/.mambarc",
     "/etc/containers/auth.json",
+    "/etc/apt/auth.conf",
+    "/etc/apt/auth.conf.d",
+    "/etc/maven/settings.xml",
+    "/etc/uv/uv.toml",
 ];
 
-/// The configuration files (existing or not) the tools of a run would
+/// The configuration files and `.d` directories (existing or not) the tools of a run would
 /// read credentials from: `env` is the caller's environment, `home` the
 /// caller's home, `workspace` the run's.
 pub fn config_files(
@@ -172,6 +187,7 @@ pub fn config_files(
         if d.is_absolute() {
             out.push(d.join("pip/pip.conf"));
             out.push(d.join("git/config"));
+            out.push(d.join("uv/uv.toml"));
         }
     }
     // Tool prefixes: from PATH, npm's own prefix variables, the system's.
@@ -236,7 +252,9 @@ fn prefixes(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
                 bins.push(real);
             }
             // The programs a version manager's links point at.
-            for prog in ["git", "node", "npm", "python3", "python", "pip", "conda"] {
+            for prog in [
+                "git", "node", "npm", "python3", "python", "pip", "conda", "mvn", "gradle",
+            ] {
                 if let Ok(t) = std::fs::canonicalize(d.join(prog))
                     && let Some(dir) = t.parent()
                 {

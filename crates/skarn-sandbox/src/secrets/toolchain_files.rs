@@ -15,6 +15,17 @@
 //!   `credentials(.toml)` (in a cargo home granted as a toolchain or
 //!   lying in one), `.netrc`, `.git-credentials`.
 //!
+//! The trees are those a run reads outside the places it writes
+//! ([`roots`]): the toolchain grants, each installation under `/opt` and
+//! `/usr/local`, the prefixes the caller's environment names (atk27p F1,
+//! atk22m F1). Each tree is walked with its own budget, content stores
+//! skipped; past the budget the rest is looked at only at the tools'
+//! fixed places (atk22m F4). The system's own configuration places of
+//! each tool's search order (`/etc/pip.conf`, `/etc/xdg/pip/pip.conf`,
+//! `<prefix>/etc/gitconfig`, `<prefix>/pip.conf`, `/etc/conda/.condarc`
+//! and `condarc.d`, apt's `auth.conf(.d)`, Maven's and Gradle's settings;
+//! atk27p F3, atk22m F2) are looked up by name.
+//!
 //! Each such file is hidden in every run when it holds a credential (a
 //! URL with user info, a token-shaped word, a key named like one, npm's
 //! `//host/:` settings) or cannot be judged (unreadable, too big); one
@@ -23,23 +34,37 @@
 //! whatever they hold. npm and pip read a hidden (unreadable) file as no
 //! settings.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::credential_text::carries_credential;
 use crate::policy::Policy;
+use judge::{hidden, kind};
+use places::{LAYOUTS, PLACES, fixed_places, layout_dirs};
+use roots::{in_writable, roots, writable};
+
+#[path = "toolchain_judge.rs"]
+mod judge;
+#[path = "toolchain_places.rs"]
+mod places;
+#[path = "toolchain_roots.rs"]
+mod roots;
 
 /// Deepest directory looked into below a root (`tools/image/node/X/etc`
 /// of volta's tree is at depth 5).
 const MAX_DEPTH: usize = 5;
 
-/// Most directory entries looked at over all roots.
-const MAX_ENTRIES: usize = 40_000;
+/// Most directory entries looked at in one root (atk22m F4: one budget
+/// over all roots let a big tree leave the others unwalked).
+const PER_ROOT: usize = 20_000;
 
-/// Largest file judged by its text; a bigger one is hidden.
-const MAX_FILE: u64 = 1 << 20;
+/// Most directory entries looked at over all roots; past it each
+/// remaining root is looked at only at the tools' fixed places.
+const MAX_ENTRIES: usize = 200_000;
 
-/// Directories holding installed code, never a tool's configuration:
-/// not descended into.
+/// Directories holding installed code or content-addressed stores, never
+/// a tool's configuration: not descended into (a directory named by two
+/// hexadecimal digits, a store's bucket, neither).
 const SKIP_DIRS: &[&str] = &[
     "lib",
     "lib64",
@@ -61,36 +86,23 @@ const SKIP_DIRS: &[&str] = &[
     ".git",
     "cache",
     ".cache",
+    "caches",
     "test",
     "tests",
     "doc",
     "docs",
+    "store",
+    ".pnpm-store",
+    ".pnpm",
+    "_cacache",
+    "_npx",
+    "repository",
+    "objects",
 ];
 
-/// Files that hold credentials only: hidden whatever they hold.
-const CREDENTIAL_ONLY: &[&str] = &[
-    ".pypirc",
-    "credentials",
-    "credentials.toml",
-    ".netrc",
-    "_netrc",
-    ".git-credentials",
-];
-
-/// Configuration files tools may keep credentials in: hidden when they do.
-const CONFIGS: &[&str] = &[
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    "pip.conf",
-    "pip.ini",
-    ".condarc",
-    "condarc",
-];
-
-/// Fixed node prefixes' global npm configuration in the system's
-/// directories (every run reads `/usr`).
-const SYSTEM_FILES: &[&str] = &["/usr/local/etc/npmrc", "/usr/etc/npmrc"];
+fn skipped(name: &str) -> bool {
+    SKIP_DIRS.contains(&name) || (name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit()))
+}
 
 /// What [`find`] found.
 #[derive(Debug, Default)]
@@ -98,85 +110,15 @@ pub struct Found {
     /// The files to hide (each under the name found and, for a link, its
     /// target's).
     pub files: Vec<PathBuf>,
-    /// The walk stopped at [`MAX_ENTRIES`]: a note for the report.
+    /// A walk stopped at its budget (the rest was looked at only at the
+    /// tools' fixed places): a note for the report.
     pub truncated: bool,
-}
-
-/// Whether `p` (a file of a toolchain tree) is one a tool reads
-/// credentials from: `Some(true)` credential-only, `Some(false)` a
-/// configuration file.
-fn kind(p: &Path) -> Option<bool> {
-    let name = p.file_name()?.to_str()?;
-    let parent = p
-        .parent()
-        .and_then(Path::file_name)
-        .and_then(|n| n.to_str());
-    if CREDENTIAL_ONLY.contains(&name) {
-        return Some(true);
-    }
-    if CONFIGS.contains(&name) || (name == "npmrc" && parent == Some("etc")) {
-        return Some(false);
-    }
-    (parent == Some("condarc.d") && (name.ends_with(".yml") || name.ends_with(".yaml")))
-        .then_some(false)
-}
-
-/// Key names that make a setting a credential.
-const SECRET_WORDS: &[&str] = &[
-    "token",
-    "password",
-    "passwd",
-    "_auth",
-    "auth",
-    "secret",
-    "apikey",
-    "api_key",
-    "api-key",
-    "credential",
-    "keyfile",
-];
-
-/// Whether configuration `text` (npm's ini, pip's ini, conda's or yarn's
-/// YAML) holds a credential.
-fn holds_credential(text: &str) -> bool {
-    text.lines().any(|line| {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with(['#', ';']) {
-            return false;
-        }
-        // npm's per-registry settings (`//host/path/:_authToken=...`).
-        if t.starts_with("//") || t.trim_start_matches(['"', '\'']).starts_with("//") {
-            return true;
-        }
-        let key = t
-            .split(['=', ':'])
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches(['"', '\'', '-', ' '])
-            .to_ascii_lowercase();
-        SECRET_WORDS.iter().any(|w| key.contains(w)) || carries_credential(t)
-    })
-}
-
-/// Whether file `p` is hidden: credential-only, or a configuration file
-/// holding a credential or not judged.
-fn hidden(p: &Path, credential_only: bool) -> bool {
-    if credential_only {
-        return true;
-    }
-    match std::fs::metadata(p) {
-        Ok(md) if md.is_file() && md.len() <= MAX_FILE => std::fs::read(p)
-            .map(|b| holds_credential(&String::from_utf8_lossy(&b)))
-            .unwrap_or(true),
-        Ok(md) => md.is_file(),
-        Err(_) => false,
-    }
 }
 
 /// The walk of the roots.
 struct Walk {
     entries: usize,
+    writable: Vec<PathBuf>,
     found: Found,
 }
 
@@ -195,6 +137,7 @@ impl Walk {
         }
     }
 
+    /// A file met by a walk: judged when named like a credential place.
     fn file(&mut self, p: &Path) {
         if let Some(only) = kind(p)
             && hidden(p, only)
@@ -203,25 +146,86 @@ impl Walk {
         }
     }
 
+    /// A fixed place of a tool (`p` may not exist): judged whatever its
+    /// name, by what it holds unless it is credential-only.
+    fn place(&mut self, p: &Path) {
+        if std::fs::symlink_metadata(p).is_err() || in_writable(p, &self.writable) {
+            return;
+        }
+        if hidden(p, kind(p).unwrap_or(false)) {
+            self.push(p);
+        }
+        // A `.d` directory of such files (conda's `condarc.d`, apt's
+        // `auth.conf.d`).
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .take(256);
+            for e in rd {
+                self.file(&e.path());
+            }
+        }
+    }
+
+    /// The fixed places below directory `dir`, without listing it.
+    fn places(&mut self, dir: &Path) {
+        for rel in PLACES.iter().chain(["condarc.d"].iter()) {
+            let p = dir.join(rel);
+            if std::fs::symlink_metadata(&p).is_ok() {
+                if p.is_dir() {
+                    self.place(&p);
+                } else {
+                    self.file(&p);
+                }
+            }
+        }
+    }
+
+    /// Fail closed for a walk of `root` cut short in `dir` with `queue`
+    /// unlisted: the fixed places of each, and of each installation of
+    /// the version managers' layouts below the root.
+    fn cut_short(&mut self, root: &Path, dir: &Path, queue: VecDeque<(PathBuf, usize)>) {
+        self.places(dir);
+        for (d, _) in queue {
+            self.places(&d);
+        }
+        for pattern in LAYOUTS {
+            for d in layout_dirs(root, pattern) {
+                if !in_writable(&d, &self.writable) {
+                    self.places(&d);
+                }
+            }
+        }
+    }
+
     fn root(&mut self, root: &Path) {
-        let mut stack = vec![(root.to_path_buf(), 0usize)];
-        while let Some((dir, depth)) = stack.pop() {
+        let budget = PER_ROOT.min(MAX_ENTRIES.saturating_sub(self.entries));
+        let mut used = 0usize;
+        let mut queue = VecDeque::from([(root.to_path_buf(), 0usize)]);
+        while let Some((dir, depth)) = queue.pop_front() {
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };
             for e in rd.flatten() {
-                self.entries += 1;
-                if self.entries > MAX_ENTRIES {
+                if used >= budget {
+                    // Fail closed: the fixed places of what was not listed.
                     self.found.truncated = true;
+                    self.cut_short(root, &dir, std::mem::take(&mut queue));
                     return;
                 }
+                used += 1;
+                self.entries += 1;
                 let Ok(ft) = e.file_type() else { continue };
                 let path = e.path();
-                let name = e.file_name();
                 if ft.is_dir() {
-                    let skip = name.to_str().is_none_or(|n| SKIP_DIRS.contains(&n));
-                    if depth < MAX_DEPTH && (!skip || name == "etc") {
-                        stack.push((path, depth + 1));
+                    let skip = e.file_name().to_str().is_none_or(skipped);
+                    if depth < MAX_DEPTH
+                        && (!skip || e.file_name() == "etc")
+                        && !in_writable(&path, &self.writable)
+                    {
+                        queue.push_back((path, depth + 1));
                     }
                 } else if ft.is_file() || ft.is_symlink() {
                     self.file(&path);
@@ -231,74 +235,75 @@ impl Walk {
     }
 }
 
-/// The roots walked for `policy`: its read+exec grants outside the
-/// workspace other than the system's whole directories, each installation
-/// directly under `/opt`, and the caller's cargo home.
-fn roots(policy: &Policy, home: Option<&Path>) -> Vec<PathBuf> {
-    let system = crate::policy::SYSTEM_EXEC_DIRS;
-    let mut out: Vec<PathBuf> = Vec::new();
-    for g in &policy.exec {
-        let p = &g.path;
-        if p.starts_with(&policy.workspace) || system.iter().any(|s| p == Path::new(s)) {
-            if p == Path::new("/opt")
-                && let Ok(rd) = std::fs::read_dir(p)
-            {
-                out.extend(rd.flatten().map(|e| e.path()));
-            }
-            continue;
-        }
-        out.push(p.clone());
-    }
-    if let Some(h) = home {
-        out.push(super::cargo_config::cargo_home(h));
-    }
-    out.sort();
-    out.dedup();
-    // A root the walk of another reaches is walked with it.
-    let all = out.clone();
-    out.retain(|r| !all.iter().any(|o| o != r && reaches(o, r)));
-    out
-}
-
 /// Whether the walk of `root` goes into directory `dir`.
-fn reaches(root: &Path, dir: &Path) -> bool {
+pub(super) fn reaches(root: &Path, dir: &Path) -> bool {
     let Ok(rel) = dir.strip_prefix(root) else {
         return false;
     };
     let parts: Vec<_> = rel.components().collect();
     parts.len() <= MAX_DEPTH
-        && parts.iter().all(|c| {
-            c.as_os_str()
-                .to_str()
-                .is_some_and(|n| !SKIP_DIRS.contains(&n))
-        })
+        && parts
+            .iter()
+            .all(|c| c.as_os_str().to_str().is_some_and(|n| !skipped(n)))
 }
 
-/// The credential files of `policy`'s toolchain trees (see the module
-/// text), for the caller's home `home`.
+/// The credential files of `policy`'s toolchain trees and of the system's
+/// configuration (see the module text), for the caller's home `home`.
 pub fn find(policy: &Policy, home: Option<&Path>) -> Found {
+    find_with(policy, home, &|k| std::env::var_os(k))
+}
+
+/// [`find`] with the caller's environment `env`.
+pub(crate) fn find_with(
+    policy: &Policy,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Found {
     let mut w = Walk {
         entries: 0,
+        writable: writable(policy),
         found: Found::default(),
     };
-    for r in roots(policy, home) {
+    for r in roots(policy, home, env) {
+        if w.entries >= MAX_ENTRIES {
+            w.found.truncated = true;
+            w.cut_short(&r, &r, VecDeque::new());
+            continue;
+        }
         w.root(&r);
     }
-    for f in SYSTEM_FILES {
-        let p = Path::new(f);
-        if std::fs::symlink_metadata(p).is_ok() {
-            w.file(p);
-        }
+    for p in fixed_places(policy, home, env) {
+        w.place(&p);
     }
     w.found
 }
 
+/// What [`hide`] leaves for the plan.
+#[derive(Debug, Default)]
+pub struct Hidden {
+    /// Notes for the report (a walk cut short, git's system file hidden).
+    pub notes: Vec<String>,
+    /// Variables for the command: `GIT_CONFIG_NOSYSTEM` when a git system
+    /// configuration is hidden (git stops at a system file it cannot
+    /// read; without the variable every git command would fail).
+    pub env: Vec<(String, String)>,
+}
+
 /// Hide what [`find`] finds in every run of `policy`: added to its
-/// `deny_read` (said in `--report` with this source). Returns the note
-/// for a walk cut short.
-pub fn hide(policy: &mut Policy, home: Option<&Path>) -> Option<String> {
+/// `deny_read` (said in `--report` with this source).
+pub fn hide(policy: &mut Policy, home: Option<&Path>) -> Hidden {
     let found = find(policy, home);
+    let mut out = Hidden::default();
     for p in found.files {
+        if p.file_name().is_some_and(|n| n == "gitconfig") && out.env.is_empty() {
+            out.env
+                .push(("GIT_CONFIG_NOSYSTEM".to_string(), "1".to_string()));
+            out.notes.push(format!(
+                "git's system configuration {} holds a credential: hidden, and git runs \
+                 without its system configuration (GIT_CONFIG_NOSYSTEM=1)",
+                p.display()
+            ));
+        }
         if !policy.deny_read.iter().any(|g| g.path == p) {
             policy.deny_read.push(crate::policy::Grant::new(
                 p,
@@ -306,12 +311,13 @@ pub fn hide(policy: &mut Policy, home: Option<&Path>) -> Option<String> {
             ));
         }
     }
-    found.truncated.then(|| {
-        format!(
-            "more than {MAX_ENTRIES} entries in the toolchain directories: the credential \
-             files of the rest are not looked for"
-        )
-    })
+    if found.truncated {
+        out.notes.push(format!(
+            "more than {PER_ROOT} entries in a toolchain directory: the rest of it was looked \
+             at only at the tools' fixed credential places"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

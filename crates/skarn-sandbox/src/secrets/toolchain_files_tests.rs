@@ -1,5 +1,6 @@
 #![cfg(unix)]
 
+use super::judge::holds_credential;
 use super::*;
 
 fn write(p: &Path, text: &str) {
@@ -77,4 +78,66 @@ fn the_tools_places_in_each_tree_are_found_and_clean_files_kept() {
     assert!(!f.files.contains(&clean_env), "{:?}", f.files);
     assert!(!f.files.contains(&deep), "{:?}", f.files);
     assert!(!f.truncated);
+}
+
+#[test]
+fn system_formats_are_judged_by_what_tools_read() {
+    use super::judge::holds_credential as holds;
+    // Maven's shipped settings hold commented examples only.
+    assert!(!holds(
+        "<settings>\n<!--\n<server><password>repopwd</password></server>\n-->\n</settings>\n"
+    ));
+    assert!(holds(
+        "<settings><servers><server><password>S3CRET</password></server></servers></settings>\n"
+    ));
+    // git: a section header alone is no credential; a header setting is.
+    assert!(!holds(
+        "[credential]\n\thelper = cache\n[safe]\n\tdirectory = *\n"
+    ));
+    assert!(holds("[http]\n\textraHeader = Authorization: Bearer abc\n"));
+    assert!(holds(
+        "[url \"https://u:pw@git.example/\"]\n\tinsteadOf = x\n"
+    ));
+    assert!(holds("machine a.example login u password p\n"));
+    assert!(holds(
+        "channels:\n  - https://conda.example/t/ab-12345678-1234-1234-1234-123456789abc/acme\n"
+    ));
+}
+
+#[test]
+fn a_big_tree_neither_starves_the_others_nor_leaves_its_places_unlooked() {
+    let t = skarn_test_support::TempDir::new("toolchain_files_budget");
+    let h = t.path().to_path_buf();
+    // A content store (skipped) and a tree past its budget.
+    let store = h.join("pnpm/store/v3/files/0a");
+    std::fs::create_dir_all(&store).unwrap();
+    for i in 0..300 {
+        std::fs::write(store.join(format!("f{i}")), "").unwrap();
+    }
+    let nvm = h.join("nvm");
+    let junk = nvm.join("alias-junk");
+    std::fs::create_dir_all(&junk).unwrap();
+    for i in 0..(PER_ROOT + 10) {
+        std::fs::write(junk.join(format!("j{i}")), "").unwrap();
+    }
+    let npmrc = nvm.join("versions/node/v20.0.0/etc/npmrc");
+    write(&npmrc, "//r.example/:_authToken=SECRETTOKEN\n");
+    let pyenv = h.join("pyenv");
+    let pipconf = pyenv.join("versions/3.12.0/pip.conf");
+    write(
+        &pipconf,
+        "[global]\nindex-url = https://u:PW@idx.example/simple\n",
+    );
+    let ws = h.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let mut p = Policy::new(ws);
+    for r in [h.join("pnpm"), nvm, pyenv] {
+        p.exec
+            .push(crate::policy::Grant::new(r, "default (toolchains)"));
+    }
+    let f = find_with(&p, Some(&h), &|_| None);
+    assert!(f.truncated);
+    for want in [&npmrc, &pipconf] {
+        assert!(f.files.contains(want), "{want:?} not in {:?}", f.files);
+    }
 }

@@ -168,6 +168,9 @@ mod run_b24u;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;
+// Issue 27, b27s: system and installation credential files, URL-path credentials.
+#[cfg(target_os = "linux")]
+mod run_b27s;
 #[cfg(target_os = "linux")]
 mod run_config_trust;
 #[cfg(target_os = "linux")]
@@ -279,6 +282,8 @@ mod run_venv_22;
 mod run_b22c;
 #[cfg(target_os = "linux")]
 mod run_b22g;
+#[cfg(target_os = "linux")]
+mod run_b22h;
 #[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]

@@ -15,18 +15,9 @@ use std::process::Command;
 
 use crate::common::*;
 use crate::support_h22p::{LAYERS, failures};
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::as_user;
+use crate::support_secret_sources::users;
 use skarn_test_support::TempDir;
-
-/// The users each attack is made as: the caller, and uid 65534 when the
-/// caller is root.
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
 
 /// `skarn run` in `ws` of `sh -c script` with `P` set to `planted`, as
 /// the caller or (with `other`) as uid 65534; the stderr.

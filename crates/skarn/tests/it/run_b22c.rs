@@ -14,27 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root, setup, write_config};
+use crate::support_secret_sources::{LAYER_FLAGS, run_as, users};
+use crate::support_secret_sources::{setup, write_config};
 use skarn_test_support::TempDir;
-
-/// The workspace modes: the default (copy-on-write layer) and the direct.
-const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
-
-/// Whether each attempt runs as uid 65534 too (as root only).
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-/// A `skarn run` as root or as uid 65534 (`nobody`: `root` is chowned).
-fn run(root: &Path, ws: &Path, home: &Path, nobody: bool, flags: &[&str], cmd: &[&str]) -> Output {
-    let c = run_command(ws, home, flags, cmd);
-    let mut c = if nobody { as_user(c, root) } else { c };
-    c.stdin(std::process::Stdio::null()).output().unwrap()
-}
 
 /// Host python runs `script` in `ws` (bytecode on, no search path from
 /// the environment).
@@ -111,7 +93,7 @@ fn f3_extension_modules_named_like_the_standard_library_are_not_kept() {
         skarn_test_support::skip!("python3 is not installed");
     }
     for nobody in users() {
-        for layer in LAYERS {
+        for layer in LAYER_FLAGS {
             f3_attempt(nobody, layer);
         }
     }
@@ -154,7 +136,7 @@ fn f3_attempt(nobody: bool, layer: &[&str]) {
     let mut flags = layer.to_vec();
     let e = ext.display().to_string();
     flags.extend(["--read", &e]);
-    let o = run(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
+    let o = run_as(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
     assert_eq!(code(&o), 0, "{nobody} {layer:?}: {}{}", out(&o), err(&o));
     assert_eq!(out(&o).trim(), "planted", "{}", err(&o));
     for d in &dirs {
@@ -182,7 +164,7 @@ fn f14_a_package_hidden_from_git_is_judged_on_disk() {
         skarn_test_support::skip!("python3 is not installed");
     }
     for nobody in users() {
-        for layer in LAYERS {
+        for layer in LAYER_FLAGS {
             f14_attempt(nobody, layer);
         }
     }
@@ -215,7 +197,7 @@ fn f14_attempt(nobody: bool, layer: &[&str]) {
     let b = t.path().display().to_string();
     let mut flags = layer.to_vec();
     flags.extend(["--read", &b]);
-    let o = run(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
+    let o = run_as(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
     assert_eq!(code(&o), 0, "{nobody} {layer:?}: {}{}", out(&o), err(&o));
     // Hidden from git inside the run: the attack's premise.
     assert_eq!(out(&o).trim(), "", "{}", err(&o));
@@ -302,7 +284,7 @@ fn f19_attempt(nobody: bool) {
         sc = format!("{}\n", leak("site")),
         src = ws.join("srcdir").display().to_string(),
     );
-    let o = run(&root, &ws, &home, nobody, &[], &["python3", "-c", &plant]);
+    let o = run_as(&root, &ws, &home, nobody, &[], &["python3", "-c", &plant]);
     assert_eq!(code(&o), 0, "{nobody}: {}{}", out(&o), err(&o));
     assert_eq!(out(&o).trim(), "planted", "{}", err(&o));
     // The store kept the plant for the next run (the attack's premise).
@@ -310,7 +292,7 @@ fn f19_attempt(nobody: bool) {
         stored_site(&home).is_some(),
         "{nobody}: no plant in the store"
     );
-    let o = run(
+    let o = run_as(
         &root,
         &ws,
         &home,

@@ -13,18 +13,10 @@ use std::process::{Command, Output};
 
 use crate::common::*;
 use crate::support_secret_sources::as_user;
+use crate::support_secret_sources::users;
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["cow", "direct"];
-
-/// The users a run is made as: root (as it is) and uid 65534 (when root).
-fn users() -> Vec<bool> {
-    if skarn_test_support::is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
 
 /// `sh -c script` in `ws` in a run on `layer`, as uid 65534 when
 /// `nobody` (the tree of `t` is given to it first).

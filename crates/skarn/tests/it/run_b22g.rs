@@ -11,25 +11,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::{LAYER_FLAGS, run_as, users};
+
 use skarn_test_support::TempDir;
-
-/// The workspace modes: the default (copy-on-write layer) and the direct.
-const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
-
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-fn run(root: &Path, ws: &Path, home: &Path, nobody: bool, flags: &[&str], cmd: &[&str]) -> Output {
-    let c = run_command(ws, home, flags, cmd);
-    let mut c = if nobody { as_user(c, root) } else { c };
-    c.stdin(std::process::Stdio::null()).output().unwrap()
-}
 
 /// What the host's `git status` lists in `ws` (any owner).
 fn host_status(ws: &Path) -> String {
@@ -75,14 +59,14 @@ fn visible_standard_library_named_sources_are_kept() {
         skarn_test_support::skip!("python3 or git is not installed");
     }
     for nobody in users() {
-        for layer in LAYERS {
+        for layer in LAYER_FLAGS {
             let t = TempDir::new("b22g-keep");
             let (ws, home) = project(&t);
             std::thread::sleep(std::time::Duration::from_millis(200));
             let write = "printf 'X = 1\\n' > token.py && mkdir -p email scripts && \
                          printf 'Y = 2\\n' > email/__init__.py && \
                          printf 'Z = 3\\n' > scripts/queue.py && echo done";
-            let o = run(t.path(), &ws, &home, nobody, layer, &["sh", "-c", write]);
+            let o = run_as(t.path(), &ws, &home, nobody, layer, &["sh", "-c", write]);
             assert_eq!(code(&o), 0, "{nobody} {layer:?}: {}{}", out(&o), err(&o));
             for f in ["token.py", "email/__init__.py", "scripts/queue.py"] {
                 let kept = std::fs::read_to_string(ws.join(f)).unwrap_or_default();
@@ -114,7 +98,7 @@ fn hidden_or_linked_standard_library_named_modules_are_not_kept() {
         skarn_test_support::skip!("python3 or git is not installed");
     }
     for nobody in users() {
-        for layer in LAYERS {
+        for layer in LAYER_FLAGS {
             let t = TempDir::new("b22g-hide");
             let (ws, home) = project(&t);
             let marker = t.path().join("ran");
@@ -133,7 +117,7 @@ fn hidden_or_linked_standard_library_named_modules_are_not_kept() {
             let b = t.path().display().to_string();
             let mut flags = layer.to_vec();
             flags.extend(["--read", &b]);
-            let o = run(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
+            let o = run_as(t.path(), &ws, &home, nobody, &flags, &["sh", "-c", &plant]);
             assert_eq!(code(&o), 0, "{nobody} {layer:?}: {}{}", out(&o), err(&o));
             for dir in [".", "build", "app"] {
                 let h = host_python(&ws.join(dir), "main.py");

@@ -143,6 +143,34 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The users each attack is made as: `false` for the caller, and `true`
+/// (uid 65534, through [`as_user`]) too when the caller is root.
+pub fn users() -> Vec<bool> {
+    if is_root() {
+        vec![false, true]
+    } else {
+        vec![false]
+    }
+}
+
+/// The workspace modes: the default (copy-on-write layer) and the direct.
+pub const LAYER_FLAGS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
+
+/// A `skarn run` of `cmd` in `ws` as the caller or, with `nobody`, as uid
+/// 65534 (`root`, the test's directory, is given to that user first).
+pub fn run_as(
+    root: &Path,
+    ws: &Path,
+    home: &Path,
+    nobody: bool,
+    flags: &[&str],
+    cmd: &[&str],
+) -> std::process::Output {
+    let c = crate::common::run_command(ws, home, flags, cmd);
+    let mut c = if nobody { as_user(c, root) } else { c };
+    c.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
 /// `cmd` run as an unprivileged user: as root through `setpriv` as uid
 /// and gid 65534 (what `dir` holds is given to that user first), else as
 /// it is. Its environment changes are kept.

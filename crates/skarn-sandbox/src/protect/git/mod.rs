@@ -21,6 +21,8 @@ pub mod git_sweep;
 pub mod git_vet;
 pub mod gitconfig;
 #[cfg(target_os = "linux")]
+pub(crate) mod head_guard;
+#[cfg(target_os = "linux")]
 pub mod history_refs;
 #[cfg(target_os = "linux")]
 pub(crate) mod index_after;

@@ -43,6 +43,15 @@ pub(super) fn classify(
             return None;
         }
     }
+    // The files its makefiles include: read by host make as makefile text,
+    // judged like environment files (atk22m F10).
+    if crate::protect::make_include::MAKEFILES
+        .iter()
+        .any(|m| has(m))
+    {
+        w.env_files
+            .extend(crate::protect::make_include::included_files(dir));
+    }
     let mut subdirs = Vec::new();
     for e in entries {
         let name = e.file_name();
@@ -51,7 +60,7 @@ pub(super) fn classify(
         if note(w, &e, &ft, &path, inodes) {
             continue;
         }
-        if crate::protect::dotenv::is_env_file(&name) {
+        if crate::protect::dotenv::is_env_file(&name) && !w.env_files.contains(&path) {
             w.env_files.push(path.clone());
         }
         let customize = crate::protect::py_startup::customize_module(&name);

@@ -149,15 +149,20 @@ pub(super) fn check(
     }
     // Environment files agents load at start (ADR 0246): judged by what
     // they set.
+    // A file a makefile includes is read as makefile text by host make
+    // (atk22m F10): judged the same way.
+    let upper_top = upper.ancestors().nth(rel.components().count());
     if let Some(last) = n.last()
-        && crate::protect::dotenv::is_env_file(last)
+        && (crate::protect::dotenv::is_env_file(last)
+            || crate::protect::make_include::included(abs, Some(&rules.ws))
+            || crate::protect::make_include::included(upper, upper_top))
     {
         match what {
             Change::File => {
-                if let Some(why) = crate::protect::dotenv::judge(upper) {
+                if let Some(why) = crate::protect::dotenv::judge_in(upper, abs.parent()) {
                     return Err(format!(
                         "an environment file agents and runtimes load at their start on the \
-                         host: {why}"
+                         host, or a file a makefile includes: {why}"
                     ));
                 }
             }
