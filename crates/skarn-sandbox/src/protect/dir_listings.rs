@@ -109,19 +109,7 @@ impl Listings {
             self.hits += 1;
             return Some(out);
         }
-        let mut names = Vec::new();
-        for e in std::fs::read_dir(dir).ok()?.flatten() {
-            let kind = match e.file_type() {
-                Ok(k) if k.is_symlink() => Kind::Link,
-                Ok(k) if k.is_dir() => Kind::Dir,
-                Ok(_) => Kind::Other,
-                Err(_) => Kind::Unknown,
-            };
-            names.push((e.file_name(), kind));
-            if names.len() > MAX_ONE {
-                break;
-            }
-        }
+        let names = read_names(dir, MAX_ONE + 1)?;
         let out = names.iter().map(|(n, k)| (dir.join(n), *k)).collect();
         if names.len() <= MAX_ONE
             && !names.iter().any(|(_, k)| *k == Kind::Unknown)
@@ -165,6 +153,36 @@ impl Listings {
         }
         self.dir.write(&self.name, &bytes, self.max);
     }
+}
+
+/// The names and kinds of `dir`'s entries, at most `max`.
+fn read_names(dir: &Path, max: usize) -> Option<Vec<(OsString, Kind)>> {
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).ok()?.flatten().take(max) {
+        let kind = match e.file_type() {
+            Ok(k) if k.is_symlink() => Kind::Link,
+            Ok(k) if k.is_dir() => Kind::Dir,
+            Ok(_) => Kind::Other,
+            Err(_) => Kind::Unknown,
+        };
+        names.push((e.file_name(), kind));
+    }
+    Some(names)
+}
+
+/// Every entry of `dir` with its kind: through `l` while `dir` is
+/// unchanged, listed now when it has more entries than a record keeps
+/// (a walk that takes them all, `home_links`, ADR 0325).
+pub fn list_whole(l: Option<&mut Listings>, dir: &Path) -> Option<Vec<(PathBuf, Kind)>> {
+    if let Some(l) = l {
+        // (`None`: it cannot be listed; asked once, not twice.)
+        let v = l.list(dir)?;
+        if v.len() <= MAX_ONE {
+            return Some(v);
+        }
+    }
+    let names = read_names(dir, usize::MAX)?;
+    Some(names.into_iter().map(|(n, k)| (dir.join(n), k)).collect())
 }
 
 /// The record's directories; `None` when it is cut or malformed.

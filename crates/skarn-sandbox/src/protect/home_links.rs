@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::grants::CanonicalCache;
 use crate::policy::{HOME_PERSISTENCE_PATHS, HOME_SECRET_PATHS};
+use crate::protect::dir_listings::{self, Kind};
 use crate::protect::persistence::{ENTRIES, Reserve};
 
 pub use crate::protect::trusted::{Tree, Trusted, link_hops};
@@ -130,6 +131,13 @@ fn scan_now(home: &Path) -> Found {
         budget: MAX_ENTRIES,
         home: home.to_path_buf(),
         walked: Vec::new(),
+        // The walk's listings from the record of earlier runs (ADR 0325).
+        listings: dir_listings::Listings::open(
+            home,
+            "home-links",
+            include_str!("home_links.rs"),
+            dir_listings::SETTLE,
+        ),
     };
     let shell_rc = ENTRIES
         .iter()
@@ -192,6 +200,9 @@ fn scan_now(home: &Path) -> Found {
     s.found.trusted.dedup_by(|a, b| {
         a.target == b.target && a.secret == b.secret && a.tree == b.tree && a.via == b.via
     });
+    if let Some(l) = s.listings.take() {
+        l.save();
+    }
     s.found
 }
 
@@ -206,6 +217,7 @@ pub fn secret_links<'a>(places: impl IntoIterator<Item = &'a Path>) -> Found {
         budget: MAX_ENTRIES,
         home: PathBuf::new(),
         walked: Vec::new(),
+        listings: None,
     };
     for p in places {
         if let Some(real) = s.cache.resolve(p) {
@@ -223,6 +235,8 @@ struct Scan {
     /// Real directories a secret walk went into through a link (each once:
     /// links may loop).
     walked: Vec<PathBuf>,
+    /// Listings of unchanged directories kept by earlier scans.
+    listings: Option<dir_listings::Listings>,
 }
 
 /// Home places whose links lead to programs, caches or data rather than
@@ -377,10 +391,10 @@ impl Scan {
         // (directory, its level, the depth its walk stops at)
         let mut stack = vec![(dir.to_path_buf(), 0usize, depth)];
         while let Some((d, level, depth)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
+            let Some(entries) = dir_listings::list_whole(self.listings.as_mut(), &d) else {
                 continue;
             };
-            for e in rd.flatten() {
+            for (path, kind) in entries {
                 if self.budget == 0 {
                     if self.found.unfinished.len() < 8 {
                         self.found.unfinished.push(d.clone());
@@ -388,9 +402,7 @@ impl Scan {
                     return;
                 }
                 self.budget -= 1;
-                let Ok(ft) = e.file_type() else { continue };
-                let path = e.path();
-                if ft.is_symlink() {
+                if kind == Kind::Link {
                     if other::pnpm_store_project(&path) {
                         continue;
                     }
@@ -409,7 +421,7 @@ impl Scan {
                             stack.push((real, level + 1, depth));
                         }
                     }
-                } else if ft.is_dir() {
+                } else if kind == Kind::Dir {
                     if level + 1 < depth {
                         // A cache or data root reached from a broader one
                         // (`.local/state/skarn` from `.local`) is walked
