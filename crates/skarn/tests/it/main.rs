@@ -165,6 +165,8 @@ mod run_b22e;
 mod run_b22f;
 #[cfg(target_os = "linux")]
 mod run_b24u;
+#[cfg(target_os = "linux")]
+mod run_b24w;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;
