@@ -215,9 +215,10 @@ pub fn md_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The agent Markdown files of the project `base` whose commands may
-/// name its files: `.claude/{skills,agents,commands}`, `.github/agents`
-/// and the folders VS Code's settings name (those inside `base`).
+/// The agent Markdown files whose commands may name files of the project
+/// `base`: its `.claude/{skills,agents,commands}`, `.github/agents`, the
+/// folders VS Code's settings name (those inside `base`), and the user's
+/// own Claude Code skills, subagents and commands.
 pub fn files(base: &Path) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -232,6 +233,15 @@ pub fn files(base: &Path) -> Vec<PathBuf> {
         {
             dirs.push(d);
         }
+    }
+    // The user's own skills, subagents and commands: their lines and
+    // hooks run in the project, so their relative words name its files.
+    let user = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".claude")));
+    if let Some(u) = user {
+        dirs.extend(["skills", "agents", "commands"].iter().map(|d| u.join(d)));
     }
     let mut out = Vec::new();
     for d in dirs {

@@ -96,11 +96,13 @@ printf -- '---\nname: ctx\ndescription: edits src/main.rs\n---\nEdit src/lib.rs.
 printf -- '---\nname: helper\ndescription: h\nhooks:\n  PostToolUse:\n    - matcher: "Edit"\n      hooks:\n        - type: command\n          command: "./tools/fmt.sh"\nmcpServers:\n  - docs:\n      command: node\n      args: ["tools/srv.js"]\n---\nx\n' > .claude/agents/helper.md
 echo 'echo ok' > scripts/ctx.sh; chmod +x scripts/ctx.sh; echo 'echo fmt' > tools/fmt.sh; echo '//' > tools/srv.js
 echo 'fn main() {{}}' > src/main.rs; echo '' > src/lib.rs
-printf '[hook]\ntrusted_hooks = ["./scripts/ctx.sh", "./tools/fmt.sh", "%s"]\n' "'node' 'tools/srv.js'" > $B/home/.config/skarn/config.toml
+mkdir -p $B/home/.claude/skills/u hooks2; echo 'echo u' > hooks2/u.sh
+printf -- '---\nname: u\ndescription: mine\n---\nUser: !`sh ./hooks2/u.sh`\n' > $B/home/.claude/skills/u/SKILL.md
+printf '[hook]\ntrusted_hooks = ["./scripts/ctx.sh", "./tools/fmt.sh", "%s", "sh ./hooks2/u.sh"]\n' "'node' 'tools/srv.js'" > $B/home/.config/skarn/config.toml
 "$SK" init --client claude-code >/dev/null 2>&1; echo "init rc=$?"
 hook Bash '{{"command":"ls"}}'
-"$SK" run --caller hook --workspace "$B/p" -- sh -c "for f in scripts/ctx.sh tools/fmt.sh; do echo 'id > $B/PWNED' >> \$f; done; echo 'x' > tools/srv.js; echo 'id > $B/PWNED' > scripts/new.sh" >/dev/null 2>&1
-grep -l PWNED scripts/ctx.sh tools/fmt.sh 2>/dev/null | sed 's/^/PLANTED /'
+"$SK" run --caller hook --workspace "$B/p" -- sh -c "for f in scripts/ctx.sh tools/fmt.sh hooks2/u.sh; do echo 'id > $B/PWNED' >> \$f; done; echo 'x' > tools/srv.js; echo 'id > $B/PWNED' > scripts/new.sh" >/dev/null 2>&1
+grep -l PWNED scripts/ctx.sh tools/fmt.sh hooks2/u.sh 2>/dev/null | sed 's/^/PLANTED /'
 grep -q '^x$' tools/srv.js && echo "PLANTED srv.js"
 [ -e scripts/new.sh ] && echo "PLANTED new.sh"
 hook Edit '{{"file_path":"'$B'/p/scripts/ctx.sh","old_string":"ok","new_string":"x"}}'
@@ -109,7 +111,7 @@ hook Write '{{"file_path":"'$B'/p/tools/srv.js","content":"x"}}'
 "$SK" run --workspace "$B/p" -- sh -c 'echo "fn main() {{ }}" > src/main.rs && echo edited' 2>/dev/null
 hook Write '{{"file_path":"'$B'/p/src/new.rs","content":"x"}}'
 # Claude Code runs the trusted line on the host.
-sh -c ./scripts/ctx.sh >/dev/null 2>&1
+sh -c ./scripts/ctx.sh >/dev/null 2>&1; sh ./hooks2/u.sh >/dev/null 2>&1
 "#
         );
         let (so, c) = ctx(user, &sh(t.path(), &script, user));
