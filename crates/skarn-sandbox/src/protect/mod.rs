@@ -8,6 +8,7 @@
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
 #[cfg(unix)]
+pub mod agent_md;
 pub mod ancestor_config;
 #[cfg(unix)]
 pub mod cargo_target;

@@ -168,6 +168,9 @@ mod run_b24u;
 // Attack atk24s F4, F6, F1, F3, H1: Claude Code's parent .claude, link bound, path forms, matcher (b24v).
 #[cfg(target_os = "linux")]
 mod run_b24v;
+// Attack atk24r F5, F7, F8, F6 and atk24s F5: worktree peer hooks, named scripts, VS Code agents, Gemini .env (b24w).
+#[cfg(target_os = "linux")]
+mod run_b24w;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;
@@ -290,9 +293,9 @@ mod run_b22c;
 mod run_b22g;
 // Issue 22, b22i: workspaces that are not projects (VCS metadata, cargo build directories, PATH trees), sockets in read grants.
 #[cfg(target_os = "linux")]
-mod run_b22i;
-#[cfg(target_os = "linux")]
 mod run_b22h;
+#[cfg(target_os = "linux")]
+mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]

@@ -383,6 +383,14 @@ pub(crate) fn json_lines(text: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// A JSON document with comments and trailing commas (VS Code's
+/// settings), parsed.
+pub(crate) fn jsonc_value(text: &str) -> Option<serde_json::Value> {
+    serde_json::from_str(text)
+        .or_else(|_| serde_json::from_str(&jsonc(&jsonc(text, false), true)))
+        .ok()
+}
+
 /// JSON with comments and trailing commas (VS Code's settings) as JSON:
 /// `//` and `/* */` comments outside strings dropped (`commas`: a comma
 /// before `}` or `]` dropped instead).

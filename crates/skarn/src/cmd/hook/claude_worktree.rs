@@ -46,6 +46,55 @@ pub fn workspace(ws: &str, cwd: Option<&str>) -> String {
     }
 }
 
+/// The directories whose `.claude/settings*.json` Claude Code applies to a
+/// call in the workspace `ws` of the project `project` (attack atk24r
+/// F5): the worktree's own (its committed files), the project's when the
+/// call is in one of its `.claude/worktrees`, and, for any linked git
+/// worktree, the main checkout's (its untracked `settings.local.json`
+/// is in no worktree's checkout). One set for the unconfined-hook refusal
+/// and the peer-hook rule alike; more directories only mean more hooks
+/// judged (fail closed).
+pub fn settings_dirs(ws: &str, project: &str) -> Vec<String> {
+    let mut out = vec![ws.to_string()];
+    for d in [Some(project.to_string()), main_checkout(Path::new(ws))]
+        .into_iter()
+        .flatten()
+    {
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The main checkout of the linked git worktree `dir` (its `.git` file
+/// names `<common>/worktrees/NAME`; the main checkout is the parent of a
+/// common directory named `.git`).
+fn main_checkout(dir: &Path) -> Option<String> {
+    let git = dir.join(".git");
+    if !std::fs::symlink_metadata(&git).ok()?.file_type().is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&git).ok()?;
+    let gitdir = Path::new(text.strip_prefix("gitdir: ")?.trim_end());
+    let gitdir = if gitdir.is_absolute() {
+        gitdir.to_path_buf()
+    } else {
+        dir.join(gitdir)
+    };
+    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) if Path::new(c.trim_end()).is_absolute() => PathBuf::from(c.trim_end()),
+        Ok(c) => gitdir.join(c.trim_end()),
+        Err(_) => return None,
+    };
+    let common = std::fs::canonicalize(common).ok()?;
+    if common.file_name()? != ".git" {
+        return None;
+    }
+    let main = common.parent()?;
+    (main != dir).then(|| main.to_string_lossy().into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

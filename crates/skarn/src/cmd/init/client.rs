@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use super::checks::{adopt, also_read, refuse_disabled_hooks};
 use super::init_clients::{self, Client, Edit, Transport};
 use super::init_files;
-use super::wrap::{wrap_client_hooks, wrap_hooks, wrap_servers};
+use super::wrap::{wrap_client_hooks, wrap_hooks, wrap_servers, wrap_vscode_agents};
 use super::{Args, Change, absolute, config_target, cwd, exe, refuse_exe_in_project, utc_stamp};
 
 pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
@@ -116,6 +116,20 @@ pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
     }
     if client == Client::ClaudeCode {
         wrap_hooks(&mut changes, args.user, &cwd, &home, base)?;
+    }
+    if client == Client::Vscode && edits.iter().any(|(_, e)| e.is_hook()) {
+        wrap_vscode_agents(&mut changes, args.user, &cwd, &home)?;
+    }
+    if client == Client::GeminiCli && !args.user && edits.iter().any(|(_, e)| e.is_hook()) {
+        // A project `.env` Gemini CLI loads into every process it starts,
+        // this hook's included (atk24r F6).
+        if let Some(why) = super::super::hook::gemini_dotenv::refusal(&cwd) {
+            bail!(
+                "{why}. `skarn init` does not install the hook while it is there: Gemini CLI \
+                 would load those variables into the hook process itself, whose dynamic loader \
+                 runs a preloaded library before skarn can refuse anything"
+            );
+        }
     }
     if matches!(client, Client::Codex | Client::Windsurf) {
         wrap_client_hooks(&mut changes, client, &cwd, &home, args)?;

@@ -102,6 +102,46 @@ pub(super) fn parent_servers(cwd: &Path) -> Vec<String> {
     out
 }
 
+/// VS Code's custom agents' frontmatter hooks (`.github/agents`, the
+/// folders `chat.agentFilesLocations` names, the user profile's agents:
+/// atk24r F8, atk24s F5) are listed and wrapped to run inside `skarn run`,
+/// as Claude Code's subagents' are; with `--user` only the profile's. A
+/// folder skarn cannot read whole (a location setting it cannot read,
+/// more files than it looks at) stops `init`, naming it.
+pub(super) fn wrap_vscode_agents(
+    changes: &mut Vec<Change>,
+    user: bool,
+    cwd: &Path,
+    home: &Path,
+) -> anyhow::Result<()> {
+    let exe = exe();
+    let trusted = super::super::hook::trusted_hooks();
+    let mut files = Vec::new();
+    for f in super::super::hook::vscode_agents::files(cwd, Some(home)) {
+        let mine = f.starts_with(home) && !f.starts_with(cwd);
+        if user != mine {
+            continue;
+        }
+        if f.is_dir() {
+            anyhow::bail!(
+                "{}: VS Code loads custom agents from here, but skarn cannot read them all (a location setting it cannot read, or more files than it looks at): their hooks would run unconfined; fix the setting or split the folder",
+                f.display()
+            );
+        }
+        files.push(f);
+    }
+    for (f, new, said) in super::super::init_hooks::wrap_frontmatter(files, &exe, &trusted)? {
+        let base = f
+            .parent()
+            .map_or_else(|| cwd.to_path_buf(), Path::to_path_buf);
+        let target = init_files::resolve(&f, &base)?;
+        let old = init_files::read(&target)?;
+        super::super::init_hooks::say(&f, &said);
+        changes.push(Change { target, old, new });
+    }
+    Ok(())
+}
+
 /// Codex's and Windsurf's own hooks (and Codex's `notify`), in the user's
 /// files and the project's in `cwd`, are wrapped to run inside `skarn
 /// run` (ADR 0272); what a project's `.codex/config.toml` or

@@ -85,12 +85,8 @@ pub(super) fn claude(
         let mut found = Vec::new();
         // Once when the call is in the project itself (every Read, Glob,
         // Grep and LS reaches here: each walk counts).
-        let dirs: &[&String] = if ws == project {
-            &[&ws]
-        } else {
-            &[&ws, &project]
-        };
-        for dir in dirs {
+        // (And a linked worktree's main checkout: atk24r F5.)
+        for dir in &super::super::claude_worktree::settings_dirs(&ws, &project) {
             for f in super::super::confine_hooks::unconfined(
                 Path::new(dir),
                 home.as_deref(),
@@ -129,8 +125,11 @@ pub(super) fn claude(
     if shell_tool != "Bash" {
         // VS Code: its custom agents' hooks (atk24r F8).
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
         let found = super::super::confine_hooks::unconfined_in(
-            super::super::vscode_agents::files(Path::new(&ws)),
+            super::super::vscode_agents::files(Path::new(&ws), home.as_deref()),
             &ctx.exe,
             &ctx.settings.trusted_hooks,
         );
@@ -231,11 +230,11 @@ pub(super) fn claude(
         Plan::Confine(new)
             if shell_tool == "Bash"
                 && ctx.settings.decision != Decision::None
-                && !peers(&ws).is_empty() =>
+                && !peers(&ws, ctx, dir_vars, input.get("cwd")).is_empty() =>
         {
             // Another hook on Bash: Claude Code may keep an `allow` and drop
             // the rewrite (atk24j F10), so the model is told what to run.
-            let n = peers(&ws).len();
+            let n = peers(&ws, ctx, dir_vars, input.get("cwd")).len();
             out(
                 Some("deny"),
                 format!(
@@ -265,12 +264,23 @@ pub(super) fn claude(
     })
 }
 
-/// Other hooks Claude Code runs on Bash for the project `ws`.
-fn peers(ws: &str) -> Vec<String> {
+/// Other hooks Claude Code runs on Bash for a call in the workspace `ws`:
+/// those of every settings directory that applies to it (the worktree's,
+/// the project's, the main checkout's: atk24r F5).
+fn peers(ws: &str, ctx: &Ctx, dir_vars: &[&str], cwd: Option<&Value>) -> Vec<String> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    super::super::claude_peers::other_bash_hooks(Path::new(ws), home.as_deref())
+    let project = project(ctx, dir_vars, cwd).unwrap_or_else(|_| ws.to_string());
+    let mut out = Vec::new();
+    for d in super::super::claude_worktree::settings_dirs(ws, &project) {
+        for h in super::super::claude_peers::other_bash_hooks(Path::new(&d), home.as_deref()) {
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+    }
+    out
 }
 
 /// VS Code's agent hooks: Claude Code's contract, and a refusal for its
