@@ -274,7 +274,7 @@ fn without_view(argv: &[String], why: &str) -> Result<Zeroizing<String>, String>
     let var = super::source_view::REQUIRE_VAR;
     if !std::env::var(var).is_ok_and(|v| v == "caller") {
         return Err(format!(
-            "it was not run: a command source runs only where every place a sandboxed run may              write is hidden from it and what it reads is traced ({why}); {var}=caller runs it              in your own view instead, unhidden"
+            "it was not run: a command source runs only where every place a sandboxed run may write is hidden from it and what it reads is traced ({why}); {var}=caller runs it in your own view instead, unhidden"
         ));
     }
     if !SAID_NO_VIEW.swap(true, std::sync::atomic::Ordering::Relaxed) {

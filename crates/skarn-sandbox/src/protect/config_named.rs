@@ -55,18 +55,21 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
     }
     // The commands of skills, subagents, commands and VS Code agents
     // (atk24r F7); the folders VS Code's settings load agents from (atk24s F5).
-    let mut extra = crate::protect::agent_md::location_dirs(base);
-    for (md, text) in crate::protect::agent_md::commands(base) {
-        let dir = md.parent().unwrap_or(base).to_path_buf();
-        extra.extend(
-            words_in(&text, &dir, base, true, false)
-                .into_iter()
-                .map(|f| (f, md.clone())),
-        );
-    }
-    for (f, cfg) in extra {
-        if files.len() < MAX_NAMED && !files.iter().any(|(g, _)| *g == f) {
-            files.push((f, cfg));
+    #[cfg(unix)]
+    {
+        let mut extra = crate::protect::agent_md::location_dirs(base);
+        for (md, text) in crate::protect::agent_md::commands(base) {
+            let dir = md.parent().unwrap_or(base).to_path_buf();
+            extra.extend(
+                words_in(&text, &dir, base, true, false)
+                    .into_iter()
+                    .map(|f| (f, md.clone())),
+            );
+        }
+        for (f, cfg) in extra {
+            if files.len() < MAX_NAMED && !files.iter().any(|(g, _)| *g == f) {
+                files.push((f, cfg));
+            }
         }
     }
     // The user's own agent configuration naming this workspace's files

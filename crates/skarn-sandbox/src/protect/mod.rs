@@ -9,6 +9,7 @@
 
 #[cfg(unix)]
 pub mod agent_md;
+#[cfg(unix)]
 pub mod ancestor_config;
 #[cfg(unix)]
 pub mod cargo_target;

@@ -228,7 +228,7 @@ pub fn check_layer_change(ws: &Path, names: &[&OsStr], delete: bool) -> Result<(
             .collect();
         if crate::protect::grant_walk::is_conda_env(&env) {
             return Err(
-                "a conda environment's conda-meta (without it the environment's activation                  and interpreter would not be protected in the next run)"
+                "a conda environment's conda-meta (without it the environment's activation and interpreter would not be protected in the next run)"
                     .into(),
             );
         }

@@ -44,7 +44,7 @@ pub fn from_caller(writable: &[PathBuf], warnings: &mut Vec<String>) -> Upstream
     let mut pem = String::new();
     let mut refuse = |name: &str, p: &Path, why: String| {
         warnings.push(format!(
-            "secrets: {name}={} is not used: {why}; a sandboxed run could have planted a              certificate authority there (only the user's own files outside every place a              run may write are taken); the proxy verifies bound hosts against the system's              store instead",
+            "secrets: {name}={} is not used: {why}; a sandboxed run could have planted a certificate authority there (only the user's own files outside every place a run may write are taken); the proxy verifies bound hosts against the system's store instead",
             p.display()
         ))
     };

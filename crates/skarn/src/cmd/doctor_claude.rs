@@ -8,11 +8,14 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(target_os = "linux")]
 use serde_json::Value;
+#[cfg(target_os = "linux")]
 use skarn_sandbox::protect::terminal_filter::one_line;
 
 /// skarn's own PreToolUse entries of a Claude Code settings text: the
 /// matcher of each (`None`: not JSON or none installed).
+#[cfg(target_os = "linux")]
 fn matchers(text: &str) -> Option<Vec<String>> {
     let v: Value = serde_json::from_str(text).ok()?;
     let groups = v.pointer("/hooks/PreToolUse")?.as_array()?;
@@ -37,6 +40,7 @@ fn matchers(text: &str) -> Option<Vec<String>> {
 }
 
 /// Whether the settings file `f` holds skarn's PreToolUse hook.
+#[cfg(target_os = "linux")]
 fn has_hook(f: &Path) -> bool {
     skarn_sandbox::policy::config::read_text(f)
         .ok()
@@ -47,6 +51,7 @@ fn has_hook(f: &Path) -> bool {
 
 /// The warnings for the project `cwd` and the user's settings (`user`:
 /// Claude Code's configuration directory).
+#[cfg(target_os = "linux")]
 pub fn lines(cwd: &Path, user: Option<&Path>) -> Vec<String> {
     let mut out = Vec::new();
     let project = cwd.join(".claude/settings.json");
@@ -91,6 +96,7 @@ pub fn lines(cwd: &Path, user: Option<&Path>) -> Vec<String> {
 }
 
 /// [`lines`] for the project `cwd` and the user's Claude Code directory.
+#[cfg(target_os = "linux")]
 pub fn here(cwd: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -120,7 +126,7 @@ pub fn worktree_note(cwd: &Path) -> Option<String> {
     None
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -17,7 +17,6 @@ pub mod doctor;
 #[cfg(not(any(target_os = "linux", windows)))]
 #[path = "doctor_other.rs"]
 pub mod doctor;
-#[cfg(target_os = "linux")]
 pub mod doctor_claude;
 #[cfg(target_os = "linux")]
 mod doctor_probe;

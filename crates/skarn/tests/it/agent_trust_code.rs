@@ -61,13 +61,24 @@ fn a_trusted_servers_script_rewritten_by_the_agent_runs_confined() {
         "the review says it will run confined: {review}"
     );
     let marker = outside.join("pwn");
-    agent(
+    // The run keeps the script a trusted entry names read-only (b24w);
+    // were it rewritten, the server would still run confined (below).
+    let o = run_in(
         &repo,
         &home,
-        &format!(
-            "printf '#!/bin/sh\\necho PWN > {}\\nexec cat\\n' > srv.sh",
-            marker.display()
-        ),
+        &[],
+        &[
+            "sh",
+            "-c",
+            &format!(
+                "printf '#!/bin/sh\\necho PWN > {}\\nexec cat\\n' > srv.sh",
+                marker.display()
+            ),
+        ],
+    );
+    assert!(
+        code(&o) == 0 || err(&o).contains("Read-only file system"),
+        "{o:?}"
     );
     let mut g = Gw::start(&cfg, &home);
     g.call(2, "search", json!({"query": "docs"}));

@@ -136,6 +136,9 @@ fn programs_on_a_path_entry_in_the_workspace_never_run() {
     for name in ["python3", "python", "npm", "node"] {
         plant(&ws.join(".venv/bin"), name, &marker);
     }
+    // An activated environment (a prefix on PATH inside the workspace
+    // that is not one is no workspace at all: run_b22i).
+    std::fs::write(ws.join(".venv/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
     let mut path = ws.join(".venv/bin").into_os_string();
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());

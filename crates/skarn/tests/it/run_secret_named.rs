@@ -56,7 +56,8 @@ fn secret_files_the_callers_environment_names_are_hidden() {
     let dock = t.file("ws/docker/config.json", "{\"auths\":\"SECRET-I-DOCK\"}\n");
     let netrc = t.file("ws/netrc", "machine h password SECRET-I-NETRC\n");
     let key = t.file("ws/deploy key", "SECRET-I-SSHKEY\n");
-    let cargo = t.file("ws/cargo/credentials.toml", "token = \"SECRET-I-CARGO\"\n");
+    // A CARGO_HOME in the workspace makes no workspace (run_b22i): a read grant.
+    let cargo = t.file("rd/cargo/credentials.toml", "token = \"SECRET-I-CARGO\"\n");
     // A key named by the ssh configuration file `-F` names.
     let cfg_key = t.file("ws/cfg_key", "SECRET-I-SSHCFG\n");
     let ssh_cfg = t.file(
@@ -95,7 +96,7 @@ fn secret_files_the_callers_environment_names_are_hidden() {
         "GIT_SSH_COMMAND",
         format!("ssh -o BatchMode=yes -i '{}' -F {}", p(&key), p(&ssh_cfg)),
     )
-    .env("CARGO_HOME", p(&ws.join("cargo")))
+    .env("CARGO_HOME", p(&rd.join("cargo")))
     .output()
     .unwrap();
     assert_hidden(

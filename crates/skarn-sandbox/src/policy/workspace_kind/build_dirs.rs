@@ -48,7 +48,7 @@ pub(crate) fn holding(ws: &Path) -> Option<BuildDir> {
                 dir: a.to_path_buf(),
                 what: "cargo's target directory",
             });
-        } else if crate::protect::cargo_target::is_profile(a) {
+        } else if is_profile(a) {
             found = Some(BuildDir {
                 dir: a.to_path_buf(),
                 what: "a cargo profile directory",
@@ -56,4 +56,10 @@ pub(crate) fn holding(ws: &Path) -> Option<BuildDir> {
         }
     }
     found
+}
+
+/// Whether `dir` is a cargo profile directory (it holds `.fingerprint`;
+/// as `protect::cargo_target::is_profile`, which is built on unix only).
+fn is_profile(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(".fingerprint")).is_ok_and(|m| m.is_dir())
 }

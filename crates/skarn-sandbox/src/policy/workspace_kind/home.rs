@@ -99,7 +99,7 @@ pub(super) fn home_reason(ws: &Path, home: Option<&Path>) -> Option<NonProject> 
             crate::policy::dir_identity::in_home_place_by_identity(ws, h, HOME_PROGRAM_DIRS)
     {
         return home_flag(format!(
-            "{} lies in {}, a directory of the home that host programs read, load or run on              their own (the same directory under another name)",
+            "{} lies in {}, a directory of the home that host programs read, load or run on their own (the same directory under another name)",
             ws.display(),
             place.display()
         ));

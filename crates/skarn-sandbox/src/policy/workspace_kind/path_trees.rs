@@ -157,7 +157,7 @@ fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Opti
             .map(|n| prefix.join(n))
             .find(|l| prefix.parent().is_some() && ws.starts_with(l))?;
         return Some(format!(
-            "{} lies in {}, the installation tree of the programs your PATH runs from {shown}:              code the command put there would run in the host's next call",
+            "{} lies in {}, the installation tree of the programs your PATH runs from {shown}: code the command put there would run in the host's next call",
             ws.display(),
             lib.display()
         ));

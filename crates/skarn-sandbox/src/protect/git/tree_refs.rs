@@ -128,7 +128,7 @@ fn reftable(
     let head = git.join("HEAD");
     let a = crate::protect::set_aside::set_aside(&head, "skarn-quarantine");
     Some(format!(
-        "the reftable refs the run wrote in {}: {why} (host git would write it into the work          tree on `git checkout <ref> -- .`); its HEAD was {}",
+        "the reftable refs the run wrote in {}: {why} (host git would write it into the work tree on `git checkout <ref> -- .`); its HEAD was {}",
         git.display(),
         a.describe("delete that ref with `git update-ref -d` before renaming it back")
     ))

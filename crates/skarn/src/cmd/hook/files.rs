@@ -249,7 +249,7 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
                 .ends_with(skarn_sandbox::protect::persistence::WORKSPACE_FILE_SUFFIX)
         }) {
             return Some(format!(
-                "{} is an editor workspace file (tasks, settings and extension recommendations                  applied when it is opened); sandboxed commands cannot write it either",
+                "{} is an editor workspace file (tasks, settings and extension recommendations applied when it is opened); sandboxed commands cannot write it either",
                 c.display()
             ));
         }

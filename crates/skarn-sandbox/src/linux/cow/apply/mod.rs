@@ -265,7 +265,7 @@ impl Apply<'_> {
             // config, hooks, objects) without ever being vetted as such.
             self.refuse(
                 r,
-                "would turn an existing directory into a git repository (host git would read                  its configuration and hooks)"
+                "would turn an existing directory into a git repository (host git would read its configuration and hooks)"
                     .into(),
             );
             return Ok(());
