@@ -38,6 +38,8 @@ pub mod run_needs;
 #[cfg(target_os = "linux")]
 pub mod source_helper;
 #[cfg(target_os = "linux")]
+pub mod source_kind;
+#[cfg(target_os = "linux")]
 pub mod source_places;
 #[cfg(target_os = "linux")]
 pub mod source_reads;

@@ -67,6 +67,21 @@ pub fn helper_main() -> i32 {
                 msg.extend_from_slice(f.as_os_str().as_encoded_bytes());
                 msg.push(0);
             }
+            // A list that is not whole refuses the source (atk27q F8): a
+            // file past it could not be hidden from runs.
+            if t.cut || msg.len() >= MAX_STATUS {
+                let _ = status.write_all(
+                    format!(
+                        "Ethe source opened more than {} files outside the system's trees \
+                         (or their list is over {} KiB): where its value lies cannot all be \
+                         recorded, so it is refused (ADR 0319)",
+                        super::source_trace::MAX_FILES,
+                        MAX_STATUS >> 10
+                    )
+                    .as_bytes(),
+                );
+                return 125;
+            }
             let _ = status.write_all(&msg);
             match (libc::WIFEXITED(t.status), libc::WIFSIGNALED(t.status)) {
                 (true, _) => libc::WEXITSTATUS(t.status),
@@ -80,6 +95,9 @@ pub fn helper_main() -> i32 {
         }
     }
 }
+
+/// Most bytes of the files' list (the reader keeps 1 MiB).
+const MAX_STATUS: usize = (1 << 20) - 64;
 
 /// `N PLACE... PROGRAM ARG...` into the places and the source's argv.
 fn parse(args: &[OsString]) -> Option<(Vec<PathBuf>, Vec<OsString>)> {

@@ -21,11 +21,17 @@ use skarn_egress::secrets::config::SecretsConfig;
 /// The record, below the home (never under `$XDG_STATE_HOME`, which a
 /// run may be able to name).
 pub const RECORD: &str = ".local/state/skarn/source-reads";
-/// Most bytes read from one file; a longer one is not looked at (a
-/// program or library).
+/// Most bytes read from one file; a longer one is not searched: it
+/// counts as holding the value unless it is a system file or a program
+/// (atk27q F2, fail closed).
 const MAX_FILE: u64 = 4 << 20;
-/// Most bytes read for one secret.
+/// Most bytes read for one secret (past it, as a file too long).
 const MAX_TOTAL: u64 = 256 << 20;
+/// Most files recorded for one secret (the union of its resolutions).
+const MAX_RECORDED: usize = 16384;
+/// Most start-up files followed through `.`/`source` lines, and how deep.
+const MAX_SOURCED: usize = 256;
+const SOURCED_DEPTH: usize = 4;
 /// Most entries of a directory looked at beside a file holding a value;
 /// past it, the usual names of copies only.
 const BESIDE_MAX: usize = 256;
@@ -63,6 +69,50 @@ pub fn startup_files() -> Vec<PathBuf> {
             out.extend(rd.flatten().take(BESIDE_MAX).map(|e| e.path()));
         }
     }
+    follow_sourced(out)
+}
+
+/// `files` and the files their `.`/`source` lines name (absolute paths,
+/// followed `SOURCED_DEPTH` deep, at most `MAX_SOURCED` more; atk27q F5:
+/// `/etc/profile.d/app.sh` doing `. /opt/app/env.sh`).
+pub fn follow_sourced(mut files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut from = 0;
+    for _ in 0..SOURCED_DEPTH {
+        let end = files.len();
+        for i in from..end {
+            let Ok(text) = std::fs::read(&files[i]) else {
+                continue;
+            };
+            for p in sourced(&String::from_utf8_lossy(
+                &text[..text.len().min(MAX_FILE as usize)],
+            )) {
+                if files.len() < end + MAX_SOURCED && !files.contains(&p) {
+                    files.push(p);
+                }
+            }
+        }
+        from = end;
+    }
+    files
+}
+
+/// The absolute paths a shell text's `.`/`source` commands name.
+fn sourced(text: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || ";&|()".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for w in words.windows(2) {
+            if w[0] == "." || w[0] == "source" {
+                let p = w[1].trim_matches(|c| c == '"' || c == '\'');
+                if p.starts_with('/') && !p.contains(['$', '*', '?', '`']) {
+                    out.push(PathBuf::from(p));
+                }
+            }
+        }
+    }
     out
 }
 
@@ -75,13 +125,16 @@ fn holds(finder: &ValueFinder, value: &[u8], f: &Path, budget: &mut u64) -> bool
     let Ok(md) = file.metadata() else {
         return false;
     };
-    if !md.is_file() || md.len() > MAX_FILE || md.len() > *budget {
+    if !md.is_file() {
         return false;
+    }
+    if md.len() > MAX_FILE || md.len() > *budget {
+        return super::source_kind::unchecked_holds(f);
     }
     *budget -= md.len();
     let mut text = Vec::new();
     if file.take(MAX_FILE).read_to_end(&mut text).is_err() {
-        return false;
+        return super::source_kind::unchecked_holds(f);
     }
     // A program or library (ELF) counts when it holds the whole value
     // (compiled in): a window of it may be any table of letters there.
@@ -136,26 +189,41 @@ fn beside(f: &Path) -> Vec<PathBuf> {
 
 /// Record, for every later run, the files each of `specs` (resolved from
 /// `cfg`) was really read from: what its traced `command` source opened or
-/// executed, the system's start-up files for a `from_env` source.
+/// executed (each file holding the value, and each data file whatever it
+/// holds: `source_kind::data`), the system's start-up files for a
+/// `from_env` source (those holding the value).
 pub fn settle(cfg: &SecretsConfig, specs: &[SecretSpec], home: Option<&Path>) {
-    let mut reads = skarn_egress::secrets::source_reads();
+    let traced = skarn_egress::secrets::source_reads();
+    let mut reads = Vec::new();
+    for (name, files) in traced {
+        let data: Vec<PathBuf> = (files.iter())
+            .filter(|f| super::source_kind::data(f))
+            .cloned()
+            .collect();
+        reads.push((name, files, data));
+    }
     for s in specs {
         if cfg
             .secrets
             .get(&s.name)
             .is_some_and(|c| c.from_env.is_some())
         {
-            reads.push((s.name.clone(), startup_files()));
+            reads.push((s.name.clone(), startup_files(), Vec::new()));
         }
     }
     let Some(home) = home else {
         return;
     };
-    for (name, files) in reads {
+    for (name, files, mut data) in reads {
         let Some(spec) = specs.iter().find(|s| s.name == name) else {
             continue;
         };
-        if let Err(e) = record(home, &name, &holding(spec, &files)) {
+        for f in holding(spec, &files) {
+            if !data.contains(&f) {
+                data.push(f);
+            }
+        }
+        if let Err(e) = record(home, &name, &data) {
             eprintln!("skarn: warning: recording where secret {name}'s value lies: {e}");
         }
     }
@@ -174,13 +242,30 @@ pub fn host_places(cfg: &SecretsConfig, home: Option<&Path>) -> Vec<(PathBuf, St
         .collect()
 }
 
-/// Record `files` as the places secret `name`'s value was read from
-/// (replacing what was recorded for it).
+/// Add `files` to the places secret `name`'s value was read from: the
+/// record is the union of every resolution (atk27q F1: a caching source
+/// reads its master file only the first time), pruned only of files
+/// that no longer exist; past `MAX_RECORDED` for one secret, its oldest
+/// entries go (with a warning).
 pub fn record(home: &Path, name: &str, files: &[PathBuf]) -> std::io::Result<()> {
     let p = home.join(RECORD);
-    let mut kept: Vec<(String, PathBuf)> =
-        read(&p).into_iter().filter(|(n, _)| n != name).collect();
+    let mut kept: Vec<(String, PathBuf)> = (read(&p).into_iter())
+        .filter(|(n, f)| n != name || (!files.contains(f) && f.symlink_metadata().is_ok()))
+        .collect();
     kept.extend(files.iter().map(|f| (name.to_string(), f.clone())));
+    let mine = kept.iter().filter(|(n, _)| n == name).count();
+    if mine > MAX_RECORDED {
+        eprintln!(
+            "skarn: warning: more than {MAX_RECORDED} files recorded for secret {name}: the \
+             oldest are no longer hidden"
+        );
+        let mut over = mine - MAX_RECORDED;
+        kept.retain(|(n, _)| {
+            let drop = over > 0 && n == name;
+            over -= usize::from(drop);
+            !drop
+        });
+    }
     let mut text = Vec::new();
     for (n, f) in &kept {
         text.extend_from_slice(hex(n.as_bytes()).as_bytes());
@@ -233,21 +318,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn records_are_kept_per_secret_and_replaced() {
+    fn records_are_kept_per_secret_as_a_union_of_resolutions() {
         let d = std::env::temp_dir().join(format!("skarn-srcreads-{}", std::process::id()));
-        let a = [PathBuf::from("/opt/x/tok"), PathBuf::from("/opt/x/tok.bak")];
+        std::fs::create_dir_all(&d).unwrap();
+        let a = [d.join("tok"), d.join("tok.bak")];
+        for f in &a {
+            std::fs::write(f, "x").unwrap();
+        }
         record(&d, "a", &a).unwrap();
         record(&d, "b\tc", &[PathBuf::from("/etc/y")]).unwrap();
-        record(&d, "a", &a[..1]).unwrap();
+        // A second resolution reading only its cache keeps the first's
+        // files (atk27q F1); a file gone is pruned.
+        std::fs::remove_file(&a[1]).unwrap();
+        record(&d, "a", &[d.join("cache")]).unwrap();
         let all = recorded(&d, &["a", "b\tc"]);
         assert_eq!(
             all,
             vec![
+                ("a".to_string(), a[0].clone()),
                 ("b\tc".to_string(), PathBuf::from("/etc/y")),
-                ("a".to_string(), a[0].clone())
+                ("a".to_string(), d.join("cache")),
             ]
         );
         assert_eq!(recorded(&d, &["b\tc"]).len(), 1);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn sourced_files_of_startup_files_are_followed() {
+        let d = std::env::temp_dir().join(format!("skarn-srcfollow-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let (start, env, deeper) = (d.join("app.sh"), d.join("env.sh"), d.join("deep.env"));
+        std::fs::write(
+            &start,
+            format!(
+                "[ -r {0} ] && . {0}\nset -a; source \"{1}\"\n. $HOME/x\n",
+                env.display(),
+                deeper.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(&env, format!("if true; then . {}; fi\n", start.display())).unwrap();
+        let all = follow_sourced(vec![start.clone()]);
+        assert_eq!(all, vec![start, env, deeper]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -18,8 +18,13 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// Most distinct files noted for one source.
+/// Most distinct files outside the system's trees noted for one source;
+/// a source opening more is refused (atk27q F8: a file past the list
+/// could not be hidden).
 pub const MAX_FILES: usize = 4096;
+/// Most distinct files of the system's trees noted (past it they are
+/// not: they are the system's packages, `source_kind::system`).
+const MAX_SYSTEM: usize = 8192;
 
 /// What the kernel returns for `PTRACE_GET_SYSCALL_INFO` (its ABI: a
 /// 24-byte head, then the entry, exit or seccomp part).
@@ -59,6 +64,9 @@ pub struct Traced {
     pub status: libc::c_int,
     /// The regular files its processes opened or executed.
     pub files: Vec<PathBuf>,
+    /// Whether it opened more than `MAX_FILES` files outside the system's
+    /// trees (the list is then incomplete).
+    pub cut: bool,
 }
 
 /// Start `argv` as a traced child (standard input `/dev/null`) and follow
@@ -125,8 +133,12 @@ pub fn run(argv: &[std::ffi::OsString]) -> Result<Traced, String> {
     }
     // SAFETY: our descriptor (the child's end closed at `execve`).
     unsafe { libc::close(fds[0]) };
-    let files = follow(pid, &mut st);
-    Ok(Traced { status: st, files })
+    let (files, cut) = follow(pid, &mut st);
+    Ok(Traced {
+        status: st,
+        files,
+        cut,
+    })
 }
 
 /// The child: traced, stopped until the tracer is ready, then the source.
@@ -160,18 +172,35 @@ unsafe fn child(report: i32, prog: *const libc::c_char, argv: *const *const libc
 }
 
 /// Follow `main` and its descendants until `main` ends (`st` gets its
-/// status); the files they opened or executed.
-fn follow(main: libc::pid_t, st: &mut libc::c_int) -> Vec<PathBuf> {
+/// status); the files they opened or executed, and whether more were
+/// opened than noted.
+fn follow(main: libc::pid_t, st: &mut libc::c_int) -> (Vec<PathBuf>, bool) {
     let mut seen: HashSet<libc::pid_t> = HashSet::from([main]);
     let mut files: Vec<PathBuf> = Vec::new();
     let mut noted: HashSet<PathBuf> = HashSet::new();
+    let (mut other, mut system, mut cut) = (0usize, 0usize, false);
+    // Processes announced by a fork event whose first stop is to come.
+    let mut born: HashSet<libc::pid_t> = HashSet::new();
     let mut note = |p: PathBuf| {
-        if noted.len() < MAX_FILES && std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
-            let real = std::fs::canonicalize(&p).unwrap_or(p);
-            if noted.insert(real.clone()) {
-                files.push(real);
-            }
+        if !std::fs::metadata(&p).is_ok_and(|m| m.is_file()) {
+            return;
         }
+        let real = std::fs::canonicalize(&p).unwrap_or(p);
+        if noted.contains(&real) {
+            return;
+        }
+        let is_system = super::source_kind::system(&real);
+        let (count, max) = match is_system {
+            true => (&mut system, MAX_SYSTEM),
+            false => (&mut other, MAX_FILES),
+        };
+        if *count >= max {
+            cut |= !is_system;
+            return;
+        }
+        *count += 1;
+        noted.insert(real.clone());
+        files.push(real);
     };
     let resume = |pid: libc::pid_t, sig: libc::c_int| {
         // SAFETY: `pid` is a stopped tracee of ours.
@@ -207,6 +236,21 @@ fn follow(main: libc::pid_t, st: &mut libc::c_int) -> Vec<PathBuf> {
             }
             resume(pid, 0);
         } else if sig == libc::SIGTRAP && event != 0 {
+            if matches!(
+                event,
+                libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE
+            ) {
+                let mut child: libc::c_ulong = 0;
+                // SAFETY: `pid` is stopped at a fork event; the kernel
+                // writes one `unsigned long` into `child`.
+                let got =
+                    unsafe { libc::ptrace(libc::PTRACE_GETEVENTMSG, pid, 0, &mut child as *mut _) }
+                        == 0;
+                let child = child as libc::pid_t;
+                if got && !seen.contains(&child) {
+                    born.insert(child);
+                }
+            }
             if event == libc::PTRACE_EVENT_EXEC
                 && let Ok(p) = std::fs::read_link(format!("/proc/{pid}/exe"))
             {
@@ -215,6 +259,7 @@ fn follow(main: libc::pid_t, st: &mut libc::c_int) -> Vec<PathBuf> {
             resume(pid, 0);
         } else if seen.insert(pid) && sig == libc::SIGSTOP {
             // A new process's first stop.
+            born.remove(&pid);
             resume(pid, 0);
         } else {
             let mut si: libc::siginfo_t = unsafe_zeroed();
@@ -224,7 +269,20 @@ fn follow(main: libc::pid_t, st: &mut libc::c_int) -> Vec<PathBuf> {
             resume(pid, if delivery { sig } else { 0 });
         }
     }
-    files
+    // A process born just before the first one ended still has its
+    // first stop (a SIGSTOP) to come: once the helper exits it would
+    // stay stopped, holding the source's output open. Wait for that stop
+    // and let it go.
+    for pid in born {
+        let mut s: libc::c_int = 0;
+        // SAFETY: waiting for a tracee of ours, then detaching it.
+        unsafe {
+            if libc::waitpid(pid, &mut s, libc::__WALL) == pid && libc::WIFSTOPPED(s) {
+                libc::ptrace(libc::PTRACE_DETACH, pid, 0, 0);
+            }
+        }
+    }
+    (files, cut)
 }
 
 /// A zeroed `siginfo_t`.

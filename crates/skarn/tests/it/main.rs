@@ -180,8 +180,11 @@ mod run_b27s;
 // Issue 27, b27r: what a command source really reads (traced), no source where namespaces are refused.
 #[cfg(target_os = "linux")]
 mod run_b27r;
+// Issue 27, fx27a: b27r's record of a traced source's reads fails closed (atk27q F1-F3, F5, F8).
 #[cfg(target_os = "linux")]
 mod run_config_trust;
+#[cfg(target_os = "linux")]
+mod run_fx27a;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
