@@ -262,3 +262,71 @@ fn f7_chunks_as_an_unprivileged_user() {
     }
     split_probe(true, "chunked");
 }
+
+/// atk27q F4: a webhook URL wrapped or followed by punctuation, written
+/// without its scheme, or an OAuth redirect with the token in its
+/// fragment, is dropped from the command's environment like the bare
+/// URL; ordinary URLs and paths beside them are kept.
+fn wrapped_urls(user: bool) {
+    let t = TempDir::new(if user { "fx27b-f4-u" } else { "fx27b-f4" });
+    let root = t.path().to_path_buf();
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let token = "Zq8Lm3Xp0Tv5Wn9Rc4Yb7Hs2";
+    let u = format!("https://hooks.example.test/services/T0AB12CD3/B0EF45GH6/{token}");
+    let bare = u.trim_start_matches("https://").to_string();
+    let dropped = [
+        format!("<{u}>"),
+        format!("({u})"),
+        format!("{u};v=1"),
+        format!("{u}|https://x.example.test"),
+        format!("{u}.json"),
+        format!("{{url:{u}}}"),
+        bare,
+        format!("https://app.example.test/callback#access_token={token}&token_type=bearer"),
+    ];
+    let kept = [
+        "<https://docs.example.test/guide/install.html>",
+        "https://docs.example.test/guide#installing-the-tool",
+        "dist/index.html",
+    ];
+    let mut c = run_command(
+        &ws,
+        &home,
+        &[],
+        &["sh", "-c", "env | grep '^FX27B_'; echo done"],
+    );
+    for (i, v) in dropped.iter().enumerate() {
+        c.env(format!("FX27B_D{i}"), v);
+    }
+    for (i, v) in kept.iter().enumerate() {
+        c.env(format!("FX27B_K{i}"), v);
+    }
+    let mut c = if user { as_user(c, &root) } else { c };
+    let o = c.output().unwrap();
+    let text = out(&o);
+    assert!(text.contains("done"), "{text}{}", err(&o));
+    assert!(
+        !text.contains(token),
+        "a wrapped credential URL reached the command: {text}"
+    );
+    for k in kept {
+        assert!(
+            text.contains(k),
+            "an ordinary value was dropped: {k}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn f4_wrapped_credential_urls_do_not_reach_the_command() {
+    wrapped_urls(false);
+}
+
+#[test]
+fn f4_as_an_unprivileged_user() {
+    if !is_root() {
+        skarn_test_support::skip!("needs root to become uid 65534");
+    }
+    wrapped_urls(true);
+}
