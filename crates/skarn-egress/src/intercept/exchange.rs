@@ -348,6 +348,18 @@ fn rewrite_head(res: &httparse::Response<'_, '_>, chunked: bool) -> Vec<u8> {
     h
 }
 
+/// A piece of `f`'s value went toward `cx.key` in `what`: switched off.
+fn probe_found(ic: &super::Interceptor, f: crate::secrets::Found, cx: &Ctx<'_>, what: &str) {
+    ic.switch_off(f, &format!("{what} to {}", cx.key));
+    cx.sh.secret_event(
+        ic.bindings.name(f),
+        cx.key,
+        "-",
+        "-",
+        Some("a piece of its real value was in the request: switched off for this run"),
+    );
+}
+
 /// Plain HTTP while secrets are bound (one request per connection, its
 /// head already sent): the client's bytes go up as they are; the
 /// response comes back as on the terminating path, its body de-chunked,
@@ -377,6 +389,7 @@ pub(crate) async fn plain(
     let until = Framing::UntilClose;
     let mut probe = sent.probe;
     let framing = sent.framing;
+    let upgrade = sent.upgrade;
     let up = async {
         let first = body(
             &mut cr,
@@ -388,7 +401,11 @@ pub(crate) async fn plain(
             true,
         )
         .await;
-        if first.is_ok() {
+        if first.is_ok() && upgrade {
+            // What follows an upgrade request is WebSocket frames (or
+            // nothing goes up any more).
+            let _ = super::websocket::upstream(&mut cr, &mut uw, ic.probes(), &mut probe, cx).await;
+        } else if first.is_ok() {
             let _ = body(
                 &mut cr,
                 &mut uw,
@@ -401,14 +418,7 @@ pub(crate) async fn plain(
             .await;
         }
         if let Some(f) = probe.hit {
-            ic.switch_off(f, &format!("a plain HTTP body to {}", cx.key));
-            cx.sh.secret_event(
-                ic.bindings.name(f),
-                cx.key,
-                "-",
-                "-",
-                Some("a piece of its real value was in the request: switched off for this run"),
-            );
+            probe_found(ic, f, cx, "a plain HTTP body");
             // Nothing of the answer reaches the sandbox.
             return true;
         }
@@ -452,9 +462,17 @@ pub(crate) async fn upgraded<CR, CW, UR, UW>(
     UR: AsyncRead + Unpin,
     UW: AsyncWrite + Unpin,
 {
-    let until = Framing::UntilClose;
     let up = async {
-        let _ = body(&mut cr, &mut uw, until, until, Filter::None, cx, true).await;
+        if let Some(ic) = cx.sh.secrets.as_deref() {
+            let mut probe = BodyProbe::default();
+            let probes = ic.probes();
+            if let Ok(true) =
+                super::websocket::upstream(&mut cr, &mut uw, probes, &mut probe, cx).await
+                && let Some(f) = probe.hit
+            {
+                probe_found(ic, f, cx, "a WebSocket message");
+            }
+        }
         let _ = uw.shutdown().await;
     };
     let down = async {

@@ -14,6 +14,9 @@ pub(crate) struct PlainBody {
     pub(crate) rest: Vec<u8>,
     pub(crate) framing: Framing,
     pub(crate) probe: BodyProbe,
+    /// An upgrade was asked for: what follows the body is searched as
+    /// WebSocket frames.
+    pub(crate) upgrade: bool,
 }
 
 /// Why the request goes no further.
@@ -67,10 +70,14 @@ impl PlainBody {
         if !probe.pass(probes, head) {
             return Err(Stop::Probe(probe.hit.unwrap_or(Found(0))));
         }
+        let upgrade = fields
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("upgrade"));
         Ok(PlainBody {
             rest,
             framing,
             probe,
+            upgrade,
         })
     }
 }

@@ -75,6 +75,10 @@ fn serve(mut c: TcpStream, seen: Seen) {
             s.extend_from_slice(&buf[at..]);
         }
         let head = String::from_utf8_lossy(&buf[..at]).to_ascii_lowercase();
+        if head.contains("upgrade: websocket") {
+            let rest = buf[at..].to_vec();
+            return websocket(c, rest, seen);
+        }
         let body = if head.contains("transfer-encoding: chunked") {
             dechunk(&buf[at..])
         } else {
@@ -96,6 +100,47 @@ fn serve(mut c: TcpStream, seen: Seen) {
             );
             let _ = c.write_all(&b);
             return;
+        }
+    }
+}
+
+/// The echo over WebSocket: the client's frames unmasked and kept, the
+/// first whole message sent back.
+fn websocket(mut c: TcpStream, mut buf: Vec<u8>, seen: Seen) {
+    let _ = c.write_all(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+          Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+    );
+    seen.lock().unwrap().clear();
+    let mut message = Vec::new();
+    let mut tmp = [0u8; 4096];
+    loop {
+        // A whole frame (short payloads only: the client's are).
+        if buf.len() >= 6 {
+            let len = usize::from(buf[1] & 0x7f);
+            if buf.len() >= 6 + len {
+                let m = [buf[2], buf[3], buf[4], buf[5]];
+                let p: Vec<u8> = buf[6..6 + len]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| b ^ m[i % 4])
+                    .collect();
+                seen.lock().unwrap().extend_from_slice(&p);
+                message.extend_from_slice(&p);
+                let fin = buf[0] & 0x80 != 0;
+                buf.drain(..6 + len);
+                if fin {
+                    let mut f = vec![0x81, message.len() as u8];
+                    f.extend_from_slice(&message);
+                    let _ = c.write_all(&f);
+                    return;
+                }
+                continue;
+            }
+        }
+        match c.read(&mut tmp) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&tmp[..n]),
         }
     }
 }
@@ -130,13 +175,38 @@ impl Echo {
 
 /// The sandboxed client: speaks to the run's proxy in absolute form;
 /// `split` sends the head with the first part of the body, waits, then
-/// sends the rest; `chunked` sends the body in two chunks.
+/// sends the rest; `chunked` sends the body in two chunks; `ws` upgrades
+/// to WebSocket and sends a message in two masked frames.
 const CLIENT: &str = r#"
 import os, socket, sys, time, urllib.parse
 p = urllib.parse.urlparse(os.environ.get('http_proxy') or os.environ['HTTP_PROXY'])
 port, mode, a, b = sys.argv[1], sys.argv[2], sys.argv[3].encode(), sys.argv[4].encode()
 s = socket.create_connection((p.hostname, p.port))
 head = f'POST http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n'
+def frame(fin, op, p):
+    m = os.urandom(4)
+    return bytes([(0x80 if fin else 0) | op, 0x80 | len(p)]) + m + bytes(c ^ m[i % 4] for i, c in enumerate(p))
+if mode == 'ws':
+    s.sendall((head + 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n').encode().replace(b'POST', b'GET', 1))
+    r = b''
+    while b'\r\n\r\n' not in r and (d := s.recv(65536)):
+        r += d
+    s.sendall(frame(False, 1, a))
+    time.sleep(1)
+    s.sendall(frame(True, 0, b))
+    r = b''
+    try:
+        while (d := s.recv(65536)):
+            r += d
+    except OSError:
+        pass
+    text = b''
+    while len(r) >= 2:
+        n = r[1] & 0x7f
+        text += r[2:2 + n]
+        r = r[2 + n:]
+    print('answer:', text.decode(errors='replace'))
+    sys.exit(0)
 if mode == 'split':
     s.sendall((head + f'Content-Length: {len(a) + len(b)}\r\n\r\n').encode() + a)
     time.sleep(1)
@@ -248,6 +318,19 @@ fn f7_split_as_an_unprivileged_user() {
         skarn_test_support::skip!("needs root to become uid 65534");
     }
     split_probe(true, "split");
+}
+
+#[test]
+fn f7_a_probe_split_across_websocket_frames_is_refused() {
+    split_probe(false, "ws");
+}
+
+#[test]
+fn f7_websocket_as_an_unprivileged_user() {
+    if !is_root() {
+        skarn_test_support::skip!("needs root to become uid 65534");
+    }
+    split_probe(true, "ws");
 }
 
 #[test]
