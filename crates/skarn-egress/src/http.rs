@@ -244,26 +244,40 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
     // One request per connection: the next request on this client
     // connection would otherwise skip the Host check.
     out.push_str("Connection: close\r\n\r\n");
-    let mut first = out.into_bytes();
-    first.extend_from_slice(&rest);
-    // A piece of a real value in what the sandbox sends: a probe
-    // (atk27o F8); nothing is sent.
-    if let Some(ic) = sh.secrets.as_deref()
-        && let Some(f) = ic.probed(&first)
-    {
-        let name = ic.bindings.name(f);
-        let shown = crate::proxy::printable(&host);
-        ic.switch_off(f, &format!("a plain HTTP request to {shown}:{port}"));
-        let why = "a piece of its real value was in the request: switched off for this run";
-        sh.secret_event(name, &format!("{shown}:{port}"), method, "-", Some(why));
-        let _ = up.shutdown().await;
-        reply(
-            &mut s,
-            "403 Forbidden",
-            &crate::intercept::probe_refusal(name),
-        )
-        .await;
-        return;
+    let head_out = out.into_bytes();
+    // While secrets are bound, the body goes up read with its framing and
+    // searched as one stream with the head (atk27q F7): only the head is
+    // sent here. Otherwise the bytes read with the head go up as they are.
+    let mut sent = None;
+    let mut first = head_out.clone();
+    if let Some(ic) = sh.secrets.as_deref() {
+        use crate::intercept::plain_body::{PlainBody, Stop};
+        match PlainBody::start(ic.probes(), req.headers, &head_out, rest) {
+            Ok(b) => sent = Some(b),
+            Err(Stop::Bad(why)) => {
+                let _ = up.shutdown().await;
+                sh.deny(&host, port, &Denial::Unsupported(why.into()));
+                reply(&mut s, "400 Bad Request", &format!("skarn: net: {why}\n")).await;
+                return;
+            }
+            Err(Stop::Probe(f)) => {
+                let name = ic.bindings.name(f);
+                let shown = crate::proxy::printable(&host);
+                ic.switch_off(f, &format!("a plain HTTP request to {shown}:{port}"));
+                let why = "a piece of its real value was in the request: switched off for this run";
+                sh.secret_event(name, &format!("{shown}:{port}"), method, "-", Some(why));
+                let _ = up.shutdown().await;
+                reply(
+                    &mut s,
+                    "403 Forbidden",
+                    &crate::intercept::probe_refusal(name),
+                )
+                .await;
+                return;
+            }
+        }
+    } else {
+        first.extend_from_slice(&rest);
     }
     if !forward(&mut up, &first, &key, sh, true).await {
         let _ = up.shutdown().await;
@@ -280,8 +294,8 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         }
         return;
     }
-    match Target::parse(&host) {
-        Some(t) if scrubbed => {
+    match (Target::parse(&host), sent) {
+        (Some(t), Some(sent)) => {
             let cx = crate::intercept::exchange::Ctx {
                 sh,
                 t: &t,
@@ -292,7 +306,11 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
                 is_head: method.eq_ignore_ascii_case("HEAD"),
                 http10: req.version == Some(0),
             };
-            crate::intercept::exchange::plain(s, up, &cx, asked).await
+            crate::intercept::exchange::plain(s, up, &cx, asked, sent).await
+        }
+        // Bound secrets and a host that is no target: nothing more goes up.
+        (None, Some(_)) => {
+            let _ = up.shutdown().await;
         }
         _ => crate::relay::relay(s, up, &key, sh).await,
     }

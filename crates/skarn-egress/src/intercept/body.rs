@@ -15,7 +15,6 @@ use super::scrub::Scrubber;
 
 /// What a body passes through on its way.
 pub(super) enum Filter<'a> {
-    None,
     Scrub(&'a mut Scrubber),
     Decode(&'a mut Decoder, &'a mut Scrubber),
     /// What the sandbox sends: stopped at a piece of a value (atk27o F8).
@@ -61,7 +60,6 @@ impl Filter<'_> {
         out: bool,
     ) -> io::Result<()> {
         match self {
-            Filter::None => emit(w, d, chunked, frame, cx, out).await,
             Filter::Probe(probes, p) => {
                 if !p.pass(probes, d) {
                     return Err(io::Error::other("a piece of a secret's value"));
@@ -96,7 +94,7 @@ impl Filter<'_> {
         out: bool,
     ) -> io::Result<()> {
         match self {
-            Filter::None | Filter::Probe(..) => Ok(()),
+            Filter::Probe(..) => Ok(()),
             Filter::Scrub(s) => emit(w, s.finish(), chunked, frame, cx, out).await,
             Filter::Decode(dec, s) => {
                 let o = dec.finish().map_err(undecodable)?;

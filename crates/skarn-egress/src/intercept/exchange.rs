@@ -113,7 +113,8 @@ where
         {
             break;
         }
-        let mut probe = BodyProbe::default();
+        // One stream with the head (atk27q F7).
+        let mut probe = BodyProbe::after(&head);
         let sent = body(
             &mut cr,
             &mut uw,
@@ -347,44 +348,77 @@ fn rewrite_head(res: &httparse::Response<'_, '_>, chunked: bool) -> Vec<u8> {
     h
 }
 
+/// A piece of `f`'s value went toward `cx.key` in `what`: switched off.
+fn probe_found(ic: &super::Interceptor, f: crate::secrets::Found, cx: &Ctx<'_>, what: &str) {
+    ic.switch_off(f, &format!("{what} to {}", cx.key));
+    cx.sh.secret_event(
+        ic.bindings.name(f),
+        cx.key,
+        "-",
+        "-",
+        Some("a piece of its real value was in the request: switched off for this run"),
+    );
+}
+
 /// Plain HTTP while secrets are bound (one request per connection, its
 /// head already sent): the client's bytes go up as they are; the
 /// response comes back as on the terminating path, its body de-chunked,
 /// decoded and scrubbed, then framed anew, and a WebSocket after an
 /// upgrade parsed (atk27 F2: the raw bytes were scrubbed, so chunk
 /// boundaries or gzip carried the value through).
-pub(crate) async fn plain(client: TcpStream, upstream: TcpStream, cx: &Ctx<'_>, asked: Asked) {
+///
+/// The body is read with its framing (de-chunked, then chunked anew) and
+/// searched for probes as one stream with the head (atk27q F7), then
+/// whatever follows it until the client closes, the search going on.
+pub(crate) async fn plain(
+    client: TcpStream,
+    upstream: TcpStream,
+    cx: &Ctx<'_>,
+    asked: Asked,
+    sent: super::plain_body::PlainBody,
+) {
     let Some(ic) = cx.sh.secrets.as_deref() else {
         return;
     };
     let idle = cx.sh.limits.idle_timeout;
     let (cr, mut cw) = client.into_split();
     let (ur, mut uw) = upstream.into_split();
-    let mut cr = Reader::new(cr, idle);
+    let mut cr = Reader::with_pending(cr, idle, sent.rest);
     let mut ur = Reader::new(ur, idle);
     let mut scrub = ic.scrubber();
     let until = Framing::UntilClose;
-    let mut probe = BodyProbe::default();
+    let mut probe = sent.probe;
+    let framing = sent.framing;
+    let upgrade = sent.upgrade;
     let up = async {
-        let _ = body(
+        let first = body(
             &mut cr,
             &mut uw,
-            until,
-            until,
+            framing,
+            framing,
             Filter::Probe(ic.probes(), &mut probe),
             cx,
             true,
         )
         .await;
+        if first.is_ok() && upgrade {
+            // What follows an upgrade request is WebSocket frames (or
+            // nothing goes up any more).
+            let _ = super::websocket::upstream(&mut cr, &mut uw, ic.probes(), &mut probe, cx).await;
+        } else if first.is_ok() {
+            let _ = body(
+                &mut cr,
+                &mut uw,
+                until,
+                until,
+                Filter::Probe(ic.probes(), &mut probe),
+                cx,
+                true,
+            )
+            .await;
+        }
         if let Some(f) = probe.hit {
-            ic.switch_off(f, &format!("a plain HTTP body to {}", cx.key));
-            cx.sh.secret_event(
-                ic.bindings.name(f),
-                cx.key,
-                "-",
-                "-",
-                Some("a piece of its real value was in the request: switched off for this run"),
-            );
+            probe_found(ic, f, cx, "a plain HTTP body");
             // Nothing of the answer reaches the sandbox.
             return true;
         }
@@ -428,9 +462,17 @@ pub(crate) async fn upgraded<CR, CW, UR, UW>(
     UR: AsyncRead + Unpin,
     UW: AsyncWrite + Unpin,
 {
-    let until = Framing::UntilClose;
     let up = async {
-        let _ = body(&mut cr, &mut uw, until, until, Filter::None, cx, true).await;
+        if let Some(ic) = cx.sh.secrets.as_deref() {
+            let mut probe = BodyProbe::default();
+            let probes = ic.probes();
+            if let Ok(true) =
+                super::websocket::upstream(&mut cr, &mut uw, probes, &mut probe, cx).await
+                && let Some(f) = probe.hit
+            {
+                probe_found(ic, f, cx, "a WebSocket message");
+            }
+        }
         let _ = uw.shutdown().await;
     };
     let down = async {

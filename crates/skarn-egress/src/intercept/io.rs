@@ -33,6 +33,13 @@ impl<R: AsyncRead + Unpin> Reader<R> {
         }
     }
 
+    /// A reader whose first bytes are `pending` (read before it existed).
+    pub(crate) fn with_pending(inner: R, idle: Duration, pending: Vec<u8>) -> Reader<R> {
+        let mut r = Reader::new(inner, idle);
+        r.buf = pending;
+        r
+    }
+
     fn pending(&self) -> &[u8] {
         &self.buf[self.pos..]
     }

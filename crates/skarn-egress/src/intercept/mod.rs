@@ -12,6 +12,7 @@ mod decode;
 pub(crate) mod exchange;
 mod forms;
 mod io;
+pub(crate) mod plain_body;
 mod probe;
 pub(crate) mod request;
 mod scrub;

@@ -77,6 +77,17 @@ pub(crate) struct BodyProbe {
 }
 
 impl BodyProbe {
+    /// A probe whose stream began with `before` (already searched): its
+    /// tail is the carry, so a window split between `before` and the
+    /// next read is still found (atk27q F7: one stream per request).
+    pub(crate) fn after(before: &[u8]) -> BodyProbe {
+        let from = before.len().saturating_sub(CARRY);
+        BodyProbe {
+            carry: before[from..].to_vec(),
+            hit: None,
+        }
+    }
+
     /// Whether `d` may go on: no piece of a value in it (nor across the
     /// end of the bytes before it).
     pub(crate) fn pass(&mut self, probes: &Probes, d: &[u8]) -> bool {

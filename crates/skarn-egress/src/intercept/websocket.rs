@@ -22,6 +22,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::context::{Ctx, put};
 use super::io::Reader;
+use super::probe::{BodyProbe, Probes};
 use super::scrub::Scrubber;
 
 /// Payload bytes read (and passed on) per step.
@@ -171,6 +172,53 @@ where
             message = None;
         } else {
             message = Some((op, started));
+        }
+    }
+}
+
+/// Pass the client's frames up as they are, each payload unmasked and
+/// searched for pieces of a value as one stream with the frames before
+/// it (atk27q F7: the mask and the frame heads split any window the raw
+/// bytes were searched for), control frames too (a ping's payload comes
+/// back in the pong). `Ok(true)` when a piece was found: nothing of its
+/// frame went up.
+pub(crate) async fn upstream<R, W>(
+    cr: &mut Reader<R>,
+    uw: &mut W,
+    probes: &Probes,
+    probe: &mut BodyProbe,
+    cx: &Ctx<'_>,
+) -> io::Result<bool>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    loop {
+        let Some(b) = cr.exact(2).await? else {
+            return Ok(false);
+        };
+        let rest = cr
+            .exact(rest_len(b[1]))
+            .await?
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let h = parse([b[0], b[1]], &rest)?;
+        let mut head = b;
+        head.extend_from_slice(&rest);
+        put(uw, &head, cx, true).await?;
+        let mut done = 0u64;
+        while done < h.len {
+            let want = (h.len - done).min(STEP as u64) as usize;
+            let raw = cr.some_ref(want).await?.to_vec();
+            if raw.is_empty() {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            let mut d = raw.clone();
+            unmask(&mut d, h.mask, done);
+            if !probe.pass(probes, &d) {
+                return Ok(true);
+            }
+            done += raw.len() as u64;
+            put(uw, &raw, cx, true).await?;
         }
     }
 }

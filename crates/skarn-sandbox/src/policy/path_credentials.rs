@@ -105,21 +105,15 @@ fn routed(seg: &str) -> bool {
         && seg.chars().filter(char::is_ascii_digit).count() >= 4
 }
 
-/// Whether the URL `word` (with a `scheme://`) carries a credential in its
-/// path (see the module text).
-pub(crate) fn path_names_credential(word: &str) -> bool {
-    let Some((_, rest)) = word.split_once("://") else {
-        return false;
-    };
-    let Some(start) = rest.find('/') else {
-        return false;
-    };
-    let path = rest[start..].split(['?', '#']).next().unwrap_or("");
+/// Whether a URL's `path` (from its first `/`, without query or
+/// fragment) carries a credential (see the module text). Each segment is
+/// judged by its runs of token characters, so punctuation around or after
+/// a token (`;v=1`, `.json`, `bot<id>:<token>`) hides nothing (atk27q F4).
+pub(crate) fn path_names_credential(path: &str) -> bool {
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     segs.iter().enumerate().any(|(i, seg)| {
         let after_route = i > 0 && ROUTES.contains(&segs[i - 1].to_ascii_lowercase().as_str());
-        // `bot<id>:<token>` and other `a:b` segments: each part judged.
-        seg.split(':')
+        seg.split(|c: char| !token_char(c))
             .any(|p| prefixed(p) || random_looking(p) || (after_route && routed(p)))
     })
 }

@@ -31,3 +31,40 @@ fn credentials_in_a_urls_path_are_found_by_their_shape() {
     assert!(!random_looking("SomeVeryLongClassName"));
     assert!(!random_looking("my-awesome-project-2024"));
 }
+
+/// atk27q F4: the same credential URL wrapped or followed by punctuation,
+/// without its scheme, or with the token in its fragment.
+#[test]
+fn credential_urls_inside_text_are_found() {
+    let u = "https://hooks.example.test/services/T0AB12CD3/B0EF45GH6/Zq8Lm3Xp0Tv5Wn9Rc4Yb7Hs2";
+    let bare = u.trim_start_matches("https://");
+    for w in [
+        format!("<{u}>"),
+        format!("({u})"),
+        format!("{u};v=1"),
+        format!("{u}|https://x"),
+        format!("{u}.json"),
+        format!("{{url:{u}}}"),
+        bare.to_string(),
+        format!("url:{bare}"),
+        format!("hook={bare}"),
+        format!("[link]({u})"),
+        "https://app.example.test/callback#access_token=Zq8Lm3Xp0Tv5&token_type=bearer".into(),
+        "https://app.example.test/cb?state=1#id_token=abc".into(),
+    ] {
+        assert!(url_names_credential(&w), "{w}");
+    }
+    for w in [
+        "see <https://docs.example.test/guide/install.html> (section 2)",
+        "https://docs.example.test/guide#installing-the-tool",
+        "dist/index.html",
+        "./build/out.js",
+        "../x/y",
+        "node_modules/.bin/tsc",
+        "v1.2.3/notes",
+        "https://dl.example.test/releases/download/v1.2.3/tool_1.2.3_linux_amd64.tar.gz",
+        "https://static.example.test/dist/app.min.js?v=3",
+    ] {
+        assert!(!url_names_credential(w), "{w}");
+    }
+}

@@ -8,10 +8,66 @@
 #[path = "path_credentials.rs"]
 mod path;
 
-/// Whether URL `word` carries a credential in its query
-/// ([`query_names_credential`]) or its path (atk27p F5, atk22m F6).
-pub(crate) fn url_names_credential(word: &str) -> bool {
-    query_names_credential(word) || path::path_names_credential(word)
+/// Whether `text` holds a URL carrying a credential in its query or
+/// fragment ([`query_names_credential`]) or its path (atk27p F5, atk22m
+/// F6). URLs are found inside any text, as the scrub is applied: wrapped
+/// in `<>`, `()`, `{}`, followed by `|`, or written without a scheme
+/// (`host.tld/path`; atk27q F4).
+pub(crate) fn url_names_credential(text: &str) -> bool {
+    query_names_credential(text)
+        || text.split(url_end).any(|piece| {
+            urls(piece).any(|rest| {
+                let cut = rest.find(['?', '#']).unwrap_or(rest.len());
+                path::path_names_credential(&rest[..cut])
+                    || params_name_credential(rest.get(cut + 1..).unwrap_or(""))
+            })
+        })
+}
+
+/// Characters no URL holds unescaped: where a URL inside text ends.
+fn url_end(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '<' | '>' | '(' | ')' | '{' | '}' | '|' | '\\' | '"' | '\'' | '`' | '^'
+        )
+}
+
+/// The URLs in `piece` (one run without [`url_end`] characters), each
+/// from the end of its authority (its path, query and fragment): one per
+/// `://`, and a scheme-less `host.tld[:port]/path` at its start.
+fn urls(piece: &str) -> impl Iterator<Item = &str> {
+    let with_scheme = piece.match_indices("://").filter_map(|(i, _)| {
+        let rest = &piece[i + 3..];
+        rest.find(['/', '?', '#']).map(|j| &rest[j..])
+    });
+    let bare = (!piece.contains("://"))
+        .then(|| {
+            let j = piece.find('/')?;
+            host_like(&piece[..j]).then(|| &piece[j..])
+        })
+        .flatten();
+    with_scheme.chain(bare)
+}
+
+/// Whether `auth` (what precedes a scheme-less URL's first `/`, perhaps
+/// after `name=` or `name:`) names a host: labels of letters, digits and
+/// `-`, two or more, the last with a letter; a port allowed.
+fn host_like(auth: &str) -> bool {
+    let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let auth = match auth.rsplit_once(':') {
+        Some((h, p)) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => auth,
+    };
+    let host = auth.rsplit([':', '=']).next().unwrap_or("");
+    let labels: Vec<&str> = host.split('.').collect();
+    labels.len() >= 2
+        && labels
+            .iter()
+            .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        && labels
+            .last()
+            .is_some_and(|l| l.chars().any(|c| c.is_ascii_alphabetic()))
 }
 
 /// Query parameters that carry a credential.
@@ -48,7 +104,14 @@ pub(crate) fn query_names_credential(word: &str) -> bool {
     let Some((_, query)) = word.split_once('?') else {
         return false;
     };
-    query.split(['&', '#', ';']).any(|pair| {
+    params_name_credential(query)
+}
+
+/// Whether a query or fragment (`a=1&access_token=...`) has a parameter
+/// named like a credential: an OAuth redirect's `#access_token=` is one
+/// (atk27q F4).
+fn params_name_credential(query: &str) -> bool {
+    query.split(['&', '#', ';', '?']).any(|pair| {
         let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
         if SECRET_PARAMS.contains(&name.as_str()) {
             return true;

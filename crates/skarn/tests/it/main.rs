@@ -302,6 +302,8 @@ mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]
+mod run_fx27b;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
