@@ -180,8 +180,11 @@ mod run_b27s;
 // Issue 27, b27r: what a command source really reads (traced), no source where namespaces are refused.
 #[cfg(target_os = "linux")]
 mod run_b27r;
+// Issue 27, fx27c: Bundler/RubyGems files, /usr/src projects, store-named dirs, a granted value around a workspace under /opt.
 #[cfg(target_os = "linux")]
 mod run_config_trust;
+#[cfg(target_os = "linux")]
+mod run_fx27c;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
