@@ -28,6 +28,14 @@
 //!   of `$XDG_CONFIG_DIRS`;
 //! - cargo: `$CARGO_HOME/{config.toml,config,credentials.toml,credentials}`
 //!   and `.cargo/config.toml` in every ancestor of the workspace;
+//! - RubyGems: `$GEMRC` (a `:`-separated list), `<sysconfdir>/gemrc`
+//!   (`/etc/gemrc`, `<prefix>/etc/gemrc`), `~/.gemrc`, the push
+//!   credentials `$GEM_HOME/credentials`, `~/.gem/credentials`; Bundler:
+//!   `$BUNDLE_APP_CONFIG/config` (the ruby images set it to
+//!   `/usr/local/bundle`, looked at whatever the caller's environment
+//!   says), else `.bundle/config` of the application's root (an ancestor
+//!   of the workspace), `$BUNDLE_USER_CONFIG`, `~/.bundle/config`
+//!   (atk27q F6);
 //! - others by their variables: `DOCKER_CONFIG`, `KUBECONFIG`,
 //!   `AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`, `NETRC`,
 //!   `PGPASSFILE`, `GH_CONFIG_DIR`, `REGISTRY_AUTH_FILE`, `COMPOSER_HOME`,
@@ -71,6 +79,8 @@ const VARS: &[(&str, Names)] = &[
     ("REGISTRY_AUTH_FILE", Names::File),
     ("TF_CLI_CONFIG_FILE", Names::File),
     ("BUNDLE_USER_CONFIG", Names::File),
+    ("BUNDLE_APP_CONFIG", Names::Dir(&["config"])),
+    ("GEMRC", Names::Files),
     ("KUBECONFIG", Names::Files),
     (
         "CARGO_HOME",
@@ -103,6 +113,7 @@ const UNDER_PREFIX: &[&str] = &[
     ".mambarc",
     "conf/settings.xml",
     "gradle.properties",
+    "etc/gemrc",
 ];
 
 /// Files under `$XDG_CONFIG_HOME` (or `~/.config`) holding credentials.
@@ -133,6 +144,8 @@ const SYSTEM: &[&str] = &[
     "/etc/apt/auth.conf.d",
     "/etc/maven/settings.xml",
     "/etc/uv/uv.toml",
+    "/etc/gemrc",
+    "/usr/local/bundle/config",
 ];
 
 /// The configuration files and `.d` directories (existing or not) the tools of a run would
@@ -215,6 +228,9 @@ pub fn config_files(
             ".pgpass",
             ".m2/settings.xml",
             ".gradle/gradle.properties",
+            ".gemrc",
+            ".gem/credentials",
+            ".bundle/config",
         ] {
             out.push(h.join(f));
         }
@@ -225,6 +241,7 @@ pub fn config_files(
         out.push(a.join(".cargo/config"));
         out.push(a.join(".yarnrc.yml"));
         out.push(a.join(".npmrc"));
+        out.push(a.join(".bundle/config"));
     }
     out.sort();
     out.dedup();
@@ -299,6 +316,8 @@ mod tests {
             ("XDG_CONFIG_HOME", "/srv/xdg"),
             ("KUBECONFIG", "/opt/k1:/opt/k2"),
             ("XDG_CONFIG_DIRS", "/opt/xdg"),
+            ("BUNDLE_APP_CONFIG", "/opt/bundle-cfg"),
+            ("GEMRC", "/opt/g1:/opt/g2"),
         ]);
         let got = config_files(&env, Some(Path::new("/home/u")), Path::new("/w/p"));
         for want in [
@@ -317,6 +336,12 @@ mod tests {
             "/opt/k1",
             "/opt/k2",
             "/w/.cargo/config.toml",
+            "/opt/bundle-cfg/config",
+            "/opt/g2",
+            "/etc/gemrc",
+            "/usr/local/bundle/config",
+            "/usr/local/etc/gemrc",
+            "/w/.bundle/config",
         ] {
             assert!(got.contains(&PathBuf::from(want)), "{want}: {got:?}");
         }

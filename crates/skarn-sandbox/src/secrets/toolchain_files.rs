@@ -62,46 +62,100 @@ const PER_ROOT: usize = 20_000;
 /// remaining root is looked at only at the tools' fixed places.
 const MAX_ENTRIES: usize = 200_000;
 
-/// Directories holding installed code or content-addressed stores, never
-/// a tool's configuration: not descended into (a directory named by two
-/// hexadecimal digits, a store's bucket, neither).
-const SKIP_DIRS: &[&str] = &[
-    "lib",
-    "lib64",
-    "Lib",
-    "include",
-    "share",
-    "man",
+/// Directories named by the tool that made them, holding its installed
+/// code or its content store wherever they lie: not descended into.
+const STORE_NAMES: &[&str] = &[
     "node_modules",
     "site-packages",
-    "pkgs",
+    "dist-packages",
     "conda-meta",
-    "bin",
-    "Scripts",
-    "sbin",
-    "libexec",
-    "src",
-    "registry",
-    "git",
     ".git",
-    "cache",
-    ".cache",
-    "caches",
-    "test",
-    "tests",
-    "doc",
-    "docs",
-    "store",
     ".pnpm-store",
     ".pnpm",
     "_cacache",
     "_npx",
-    "repository",
-    "objects",
+    "cache",
+    ".cache",
+    "caches",
 ];
 
-fn skipped(name: &str) -> bool {
-    SKIP_DIRS.contains(&name) || (name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit()))
+/// A prefix's installed code and data (`lib`, `share`, ...): skipped only
+/// in a directory laid out as a prefix ([`is_prefix`]); elsewhere (an
+/// application's `share` or `lib` under `/opt`) walked (atk27q F9).
+const PREFIX_CODE: &[&str] = &[
+    "lib", "lib64", "Lib", "include", "share", "man", "bin", "Scripts", "sbin", "libexec", "src",
+];
+
+fn is_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+fn holds_dir(d: &Path, names: &[&str]) -> bool {
+    names.iter().any(|n| is_dir(&d.join(n)))
+}
+
+/// Whether `d` is laid out as an install prefix (a `bin` or `lib` beside
+/// its other directories), or Go's tree (`src` beside `pkg`).
+fn is_prefix(d: &Path) -> bool {
+    holds_dir(d, &["bin", "sbin", "Scripts", "lib", "pkg"])
+}
+
+/// Whether `name` is a store's bucket (two hexadecimal digits).
+fn is_hex2(name: &str) -> bool {
+    name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Fewest bucket directories beside one for a directory to be a store's
+/// buckets (npm's, git's, pnpm's stores fill them by the hundred).
+const MIN_BUCKETS: usize = 16;
+
+/// Whether directory `dir` is skipped as installed code or a content
+/// store: by what it is — its tool's own name, or a store's layout
+/// (cargo's `registry`/`git`, git's `objects`, conda's `pkgs`, Maven's
+/// repository, pnpm's store, a bucket among buckets) — never by a bare
+/// name at any depth (atk27q F9). `buckets` is how many two-hex-digit
+/// directories lie beside it.
+fn skipped(dir: &Path, buckets: usize) -> bool {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return true;
+    };
+    let parent = dir.parent().unwrap_or(Path::new("/"));
+    if STORE_NAMES.contains(&name) {
+        return true;
+    }
+    if PREFIX_CODE.contains(&name) {
+        return name.starts_with("bin") || name == "sbin" || name == "Scripts" || is_prefix(parent);
+    }
+    if is_hex2(name) {
+        let store_parent = parent
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| ["objects", "index-v5", "files"].contains(&n) || n.starts_with("sha"));
+        return buckets >= MIN_BUCKETS || store_parent;
+    }
+    match name {
+        // cargo's stores; a bare repository.
+        "git" => holds_dir(dir, &["db", "checkouts", "objects"]),
+        "registry" => holds_dir(dir, &["index", "cache", "src"]),
+        "objects" => holds_dir(dir, &["pack", "info"]),
+        // conda's package cache.
+        "pkgs" => dir.join("urls.txt").exists() || is_dir(&parent.join("conda-meta")),
+        "store" => holds_dir(dir, &["v3", "v10"]),
+        "repository" => {
+            parent.file_name().is_some_and(|n| n == ".m2") || holds_dir(dir, &["org", "com"])
+        }
+        _ => false,
+    }
+}
+
+/// How many of `entries` are two-hex-digit directories.
+fn buckets(entries: &[std::fs::DirEntry]) -> usize {
+    entries
+        .iter()
+        .filter(|e| {
+            e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name().to_str().is_some_and(is_hex2)
+        })
+        .count()
 }
 
 /// What [`find`] found.
@@ -208,7 +262,9 @@ impl Walk {
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            for e in rd.flatten() {
+            let listed: Vec<std::fs::DirEntry> = rd.flatten().take(budget + 1).collect();
+            let hex = buckets(&listed);
+            for e in listed {
                 if used >= budget {
                     // Fail closed: the fixed places of what was not listed.
                     self.found.truncated = true;
@@ -220,9 +276,8 @@ impl Walk {
                 let Ok(ft) = e.file_type() else { continue };
                 let path = e.path();
                 if ft.is_dir() {
-                    let skip = e.file_name().to_str().is_none_or(skipped);
                     if depth < MAX_DEPTH
-                        && (!skip || e.file_name() == "etc")
+                        && !skipped(&path, hex)
                         && !in_writable(&path, &self.writable)
                     {
                         queue.push_back((path, depth + 1));
@@ -241,10 +296,22 @@ pub(super) fn reaches(root: &Path, dir: &Path) -> bool {
         return false;
     };
     let parts: Vec<_> = rel.components().collect();
-    parts.len() <= MAX_DEPTH
-        && parts
-            .iter()
-            .all(|c| c.as_os_str().to_str().is_some_and(|n| !skipped(n)))
+    if parts.len() > MAX_DEPTH {
+        return false;
+    }
+    let mut at = root.to_path_buf();
+    for c in parts {
+        at.push(c);
+        let beside = at
+            .parent()
+            .and_then(|p| std::fs::read_dir(p).ok())
+            .map(|rd| rd.flatten().take(4096).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if skipped(&at, buckets(&beside)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The credential files of `policy`'s toolchain trees and of the system's

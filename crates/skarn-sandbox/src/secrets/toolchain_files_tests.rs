@@ -141,3 +141,52 @@ fn a_big_tree_neither_starves_the_others_nor_leaves_its_places_unlooked() {
         assert!(f.files.contains(want), "{want:?} not in {:?}", f.files);
     }
 }
+
+#[test]
+fn stores_are_skipped_by_their_layout_not_their_name() {
+    let t = skarn_test_support::TempDir::new("toolchain_files_skip");
+    let h = t.path().to_path_buf();
+    // Named like a store, but none: walked (atk27q F9).
+    for d in [
+        "app/git",
+        "app/share",
+        "app/src",
+        "app/test",
+        "conda/envs/db",
+    ] {
+        std::fs::create_dir_all(h.join(d)).unwrap();
+        assert!(!skipped(&h.join(d), 1), "{d}");
+    }
+    // Stores by their layout: cargo's, git's, a prefix's code, buckets.
+    for d in [
+        "cargo/git/db",
+        "cargo/registry/index",
+        "repo/objects/pack",
+        "pfx/bin",
+        "pfx/share",
+    ] {
+        std::fs::create_dir_all(h.join(d)).unwrap();
+    }
+    for d in [
+        "cargo/git",
+        "cargo/registry",
+        "repo/objects",
+        "pfx/share",
+        "app/node_modules",
+    ] {
+        assert!(skipped(&h.join(d), 0), "{d}");
+    }
+    assert!(skipped(&h.join("store/ab"), MIN_BUCKETS));
+    // A Bundler file and RubyGems' are judged (atk27q F6).
+    assert_eq!(kind(&h.join("bundle/config")), Some(false));
+    assert_eq!(kind(&h.join("app/.bundle/config")), Some(false));
+    assert_eq!(kind(&h.join("etc/gemrc")), Some(false));
+    assert_eq!(kind(&h.join("app/config")), None);
+    assert!(holds_credential(
+        "---\nBUNDLE_GEMS__EXAMPLE__COM: \"u:p\"\n"
+    ));
+    assert!(holds_credential("BUNDLE_PKGS__EXAMPLE__COM: tok\n"));
+    assert!(!holds_credential(
+        "---\nBUNDLE_PATH: \"vendor/bundle\"\nBUNDLE_BUILD__NOKOGIRI: \"--use-system-libraries\"\n"
+    ));
+}

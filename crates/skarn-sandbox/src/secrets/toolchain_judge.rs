@@ -39,7 +39,13 @@ const CONFIGS: &[&str] = &[
     "gitconfig",
     "settings.xml",
     "gradle.properties",
+    "gemrc",
+    ".gemrc",
 ];
+
+/// Directories whose `config` file is Bundler's (an application's
+/// `.bundle`, the ruby images' `BUNDLE_APP_CONFIG`, `/usr/local/bundle`).
+const BUNDLER_DIRS: &[&str] = &[".bundle", "bundle"];
 
 /// Whether `p` is a file a tool reads credentials from: `Some(true)`
 /// credential-only, `Some(false)` a configuration file.
@@ -52,7 +58,10 @@ pub(in crate::secrets) fn kind(p: &Path) -> Option<bool> {
     if CREDENTIAL_ONLY.contains(&name) || parent == Some("auth.conf.d") {
         return Some(true);
     }
-    if CONFIGS.contains(&name) || (name == "npmrc" && parent == Some("etc")) {
+    if CONFIGS.contains(&name)
+        || (name == "npmrc" && parent == Some("etc"))
+        || (name == "config" && parent.is_some_and(|d| BUNDLER_DIRS.contains(&d)))
+    {
         return Some(false);
     }
     (parent == Some("condarc.d") && (name.ends_with(".yml") || name.ends_with(".yaml")))
@@ -75,6 +84,19 @@ const SECRET_WORDS: &[&str] = &[
     "keyfile",
     "privatekey",
 ];
+
+/// Bundler's settings whose names hold `__` but no host: every other
+/// `BUNDLE_<HOST>` key (`BUNDLE_GEMS__EXAMPLE__COM`) holds a gem
+/// server's credential, whatever its value looks like (a bare token).
+const BUNDLER_NOT_HOSTS: &[&str] = &["bundle_build__", "bundle_mirror__", "bundle_local__"];
+
+/// Whether settings key `key` (lower case) is one of Bundler's per-host
+/// credentials.
+fn bundler_host_key(key: &str) -> bool {
+    key.starts_with("bundle_")
+        && key.contains("__")
+        && !BUNDLER_NOT_HOSTS.iter().any(|k| key.starts_with(k))
+}
 
 /// Words of an HTTP header that carries a credential.
 const HEADER_WORDS: &[&str] = &["authorization", "bearer ", "private-token", "x-api-key"];
@@ -127,7 +149,9 @@ pub(in crate::secrets) fn holds_credential(text: &str) -> bool {
             .trim()
             .trim_matches(['"', '\'', '-', ' '])
             .to_ascii_lowercase();
-        SECRET_WORDS.iter().any(|w| key.contains(w)) || carries_credential(t)
+        SECRET_WORDS.iter().any(|w| key.contains(w))
+            || bundler_host_key(&key)
+            || carries_credential(t)
     })
 }
 

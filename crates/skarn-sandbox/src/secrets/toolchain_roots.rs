@@ -151,6 +151,18 @@ pub(super) fn roots(
             out.push(e);
         }
     }
+    // Project trees copied into an image (`/usr/src/app`, the Node
+    // images' working directory, with the `.npmrc` its `npm ci` used):
+    // they hold projects, not the system's code (atk27q F9). A kernel's
+    // source or headers tree (`Kconfig` or `Module.symvers` at its top)
+    // is code only.
+    for src in [Path::new("/usr/src"), Path::new("/usr/local/src")] {
+        out.extend(
+            entries(src)
+                .into_iter()
+                .filter(|e| !e.join("Kconfig").exists() && !e.join("Module.symvers").exists()),
+        );
+    }
     for p in env_prefixes(env) {
         // A prefix the run reads, other than a system directory whole
         // (`/usr`, `/`, `/usr/local`: their fixed places are looked up).

@@ -118,12 +118,95 @@ pub fn scope(
     }
     let env = |k: &str| std::env::var_os(k);
     s.files = super::tool_configs::config_files(&env, home, &policy.workspace);
+    let (trees, files) = around_workspace(&policy.workspace, home);
+    s.walked.extend(trees);
+    s.files.extend(files);
+    s.toolchains.extend(installations());
+    for list in [&mut s.walked, &mut s.toolchains] {
+        list.sort();
+        list.dedup();
+    }
     for f in value_places {
         s.files.extend(beside(f));
     }
     s.hidden = policy.deny_read.iter().map(|g| g.path.clone()).collect();
     s.hidden.extend(default_secret_paths(home));
     s
+}
+
+/// Whether `p` is or holds the home (the run sees a private home there).
+fn about_home(p: &Path, home: Option<&Path>) -> bool {
+    home.is_some_and(|h| h.starts_with(p) || p.starts_with(h))
+}
+
+/// What a run reads around its workspace (atk27q F10: a workspace under
+/// `/opt`, the repository's `.env` above it): the trees to walk whole —
+/// the workspace's ancestors in the system's readable directories, up
+/// to the repository's top (the nearest one holding `.git`) or, without
+/// a repository, the highest of them — and the files directly in each
+/// ancestor above (`/opt/.env`). The walk's budget bounds them; past it
+/// the run is refused (ADR 0217), never let through.
+fn around_workspace(workspace: &Path, home: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let readable = |a: &Path| {
+        a != Path::new("/")
+            && SYSTEM_EXEC_DIRS.iter().any(|d| a.starts_with(d))
+            && !about_home(a, home)
+    };
+    let top = ws.ancestors().find(|a| a.join(".git").exists());
+    let mut trees = Vec::new();
+    let mut files = Vec::new();
+    let mut whole: Option<&Path> = None;
+    for a in ws.ancestors().skip(1) {
+        if !readable(a) {
+            continue;
+        }
+        let below_top = top.is_none_or(|t| a.starts_with(t));
+        if !is_system(a) && below_top {
+            whole = Some(a);
+        } else if let Ok(rd) = std::fs::read_dir(a) {
+            files.extend(
+                rd.flatten()
+                    .take(BESIDE_MAX)
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    trees.extend(whole.map(Path::to_path_buf));
+    (trees, files)
+}
+
+/// Entries of `/usr/local` holding the system's installed code, not an
+/// installation of its own.
+const USR_LOCAL_CODE: &[&str] = &[
+    "bin", "sbin", "lib", "lib64", "include", "man", "libexec", "games", "share", "src",
+];
+
+/// The installations every run reads (atk27q F10): each directory under
+/// `/opt`, `/usr/local` (other than its code), `/usr/src` and
+/// `/usr/local/src`, looked at like a toolchain (its top, `bin`, `etc`,
+/// `conf`, files named like credential files).
+fn installations() -> Vec<PathBuf> {
+    let list = |d: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .take(4096)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect()
+    };
+    let mut out = list("/opt");
+    out.extend(list("/usr/local").into_iter().filter(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| !USR_LOCAL_CODE.contains(&n))
+    }));
+    out.extend(list("/usr/src"));
+    out.extend(list("/usr/local/src"));
+    out
 }
 
 /// Most entries of a directory looked at beside a secret's source; a
