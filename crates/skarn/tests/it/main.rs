@@ -187,8 +187,6 @@ mod run_config_trust;
 mod run_fx27a;
 // Issue 27, fx27c: Bundler/RubyGems files, /usr/src projects, store-named dirs, a granted value around a workspace under /opt.
 #[cfg(target_os = "linux")]
-mod run_config_trust;
-#[cfg(target_os = "linux")]
 mod run_fx27c;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
