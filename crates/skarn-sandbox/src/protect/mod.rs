@@ -11,6 +11,8 @@
 pub mod agent_md;
 pub mod ancestor_config;
 #[cfg(unix)]
+pub mod cargo_libs;
+#[cfg(unix)]
 pub mod cargo_target;
 pub mod claude_links;
 #[cfg(unix)]
@@ -78,6 +80,8 @@ pub mod mise_env;
 pub mod mount_aliases;
 #[cfg(target_os = "linux")]
 pub mod mountinfo;
+#[cfg(unix)]
+pub mod node_bin_names;
 #[cfg(unix)]
 pub mod node_tools;
 #[cfg(unix)]

@@ -299,6 +299,8 @@ mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]
+mod run_fx22a;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
