@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use crate::policy::policy_error::PolicyError;
 
 mod build_dirs;
+#[cfg(unix)]
+mod env_dirs;
 mod home;
+mod opt_links;
 mod path_trees;
 pub(crate) mod vcs;
 
@@ -58,6 +61,15 @@ const SHARED_EXACT: &[&str] = &[
     "/Users",
     "/Volumes",
 ];
+
+/// Whether `prefix` may stand for an installation: not `/`, not a shared
+/// directory every project lies in (`/opt`, `/tmp`), not a home or a
+/// directory holding one (`~/bin` on `PATH` makes no prefix of the home).
+pub(super) fn is_prefix(prefix: &Path, homes: &[PathBuf]) -> bool {
+    prefix.parent().is_some()
+        && !SHARED_EXACT.iter().any(|d| prefix == Path::new(d))
+        && !homes.iter().any(|h| h.starts_with(prefix))
+}
 
 /// These directories and everything below them belong to the system.
 const SYSTEM_TREES: &[&str] = &[
@@ -241,6 +253,10 @@ fn other_reason(ws: &Path) -> Option<NonProject> {
     let mut homes: Vec<PathBuf> = home::account_homes().into_iter().map(|(_, h)| h).collect();
     homes.extend(env_dir("HOME"));
     if let Some(why) = path_trees::reason(ws, &homes) {
+        return other(why);
+    }
+    #[cfg(unix)]
+    if let Some(why) = env_dirs::reason(ws, &homes) {
         return other(why);
     }
     None

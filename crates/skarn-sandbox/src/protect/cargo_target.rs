@@ -15,7 +15,9 @@
 //! `incremental` directories are removed after the run (both modes): cargo
 //! then compiles every unit of that profile again from the sources, and
 //! runs each build script again from what it compiled, before it runs or
-//! links anything there.
+//! links anything there. The shared objects the run left in one are
+//! removed too ([`crate::protect::cargo_libs`]): cargo puts the directory
+//! on the library path of what it runs.
 
 use std::path::{Path, PathBuf};
 
@@ -108,6 +110,16 @@ pub fn in_layer(upper: &Path, ws: &Path) -> Vec<PathBuf> {
             out.push(host);
             continue;
         }
+        // A profile directory of a project never built (no `.fingerprint`
+        // yet: atk22n F5), or a `target/<triple>`: counted, and walked on.
+        let manifest = |m: &Path| {
+            [ws.join(m), upper.join(m)]
+                .iter()
+                .any(|d| std::fs::symlink_metadata(d.join("Cargo.toml")).is_ok())
+        };
+        if crate::protect::cargo_libs::shaped_like_profile(&rel, &manifest) {
+            out.push(host);
+        }
         let Ok(rd) = std::fs::read_dir(&up) else {
             continue;
         };
@@ -144,6 +156,9 @@ fn in_tree(root: &Path) -> Vec<PathBuf> {
             out.push(d);
             continue;
         }
+        if shaped(&d) {
+            out.push(d.clone());
+        }
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
@@ -154,6 +169,17 @@ fn in_tree(root: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Whether the host directory `d` lies directly in a `target` (or a
+/// `target/<triple>`) beside a `Cargo.toml`: a profile directory before
+/// cargo made its `.fingerprint`.
+fn shaped(d: &Path) -> bool {
+    d.ancestors().skip(1).take(2).any(|t| {
+        t.file_name().is_some_and(|n| n == "target")
+            && t.parent()
+                .is_some_and(|p| std::fs::symlink_metadata(p.join("Cargo.toml")).is_ok())
+    })
 }
 
 /// Whether anything in `dir` (itself included) was made, changed or
@@ -200,7 +226,16 @@ pub fn after_run(roots: &[PathBuf], since: std::time::SystemTime) -> Vec<String>
     );
     dirs.sort();
     dirs.dedup();
-    dirs.iter().filter_map(|p| invalidate(p)).collect()
+    // Shared objects the run left there (atk22n F5), then what cargo
+    // trusts.
+    let libs: Vec<_> = dirs
+        .iter()
+        .flat_map(|p| crate::protect::cargo_libs::changed(p, since))
+        .collect();
+    dirs.iter()
+        .filter_map(|p| invalidate(p))
+        .chain(crate::protect::cargo_libs::remove(&libs))
+        .collect()
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ pub mod agent_md;
 #[cfg(unix)]
 pub mod ancestor_config;
 #[cfg(unix)]
+pub mod cargo_libs;
+#[cfg(unix)]
 pub mod cargo_target;
 pub mod claude_links;
 #[cfg(unix)]
@@ -79,6 +81,8 @@ pub mod mise_env;
 pub mod mount_aliases;
 #[cfg(target_os = "linux")]
 pub mod mountinfo;
+#[cfg(unix)]
+pub mod node_bin_names;
 #[cfg(unix)]
 pub mod node_tools;
 #[cfg(unix)]

@@ -160,10 +160,28 @@ fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
         // A new program of its own name (a script the project's tooling
         // made) is the project's; one named like the tools editors and
         // hooks run must lead into an installed package.
-        let tool_name = abs
-            .file_name()
-            .is_some_and(|n| TOOL_BINS.iter().any(|b| n == *b));
-        !tool_name || new_link.is_some_and(|t| into_node_modules(&t))
+        let name = abs.file_name().unwrap_or_default();
+        let tool_name = TOOL_BINS.iter().any(|b| name == *b);
+        if crate::protect::node_bin_names::host_program(name) {
+            // Named like a host program (`node`, `git`, `sh`): the package
+            // managers put `.bin` first on PATH for every script, so only
+            // a link into the package that declares that program (atk22n
+            // F6).
+            if new_link.is_some_and(|t| {
+                crate::protect::node_bin_names::declared_by_package(upper, abs, &t, name)
+            }) {
+                return Ok(());
+            }
+            return Err(format!(
+                "a new node_modules/.bin program named like the host program {:?} that is not \
+                 a link to an installed package declaring it (npm, pnpm, yarn and npx put \
+                 node_modules/.bin first on PATH for every package script)",
+                name.to_string_lossy()
+            ));
+        } else {
+            !tool_name
+                || new_link.is_some_and(|t| crate::protect::node_bin_names::into_node_modules(&t))
+        }
     };
     if ok {
         return Ok(());
@@ -173,14 +191,4 @@ fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
          to an installed package (npx and the package scripts run it first)"
             .into(),
     )
-}
-
-/// Whether the relative link target `t` (from `node_modules/.bin`) stays
-/// inside `node_modules`, outside `.bin`.
-fn into_node_modules(t: &Path) -> bool {
-    use std::path::Component;
-    let mut c = t.components();
-    c.next() == Some(Component::ParentDir)
-        && c.clone().next().is_some_and(|x| x.as_os_str() != ".bin")
-        && c.all(|x| matches!(x, Component::Normal(_)))
 }

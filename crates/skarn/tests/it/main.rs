@@ -306,6 +306,7 @@ mod run_b22i;
 mod run_b27p;
 #[cfg(target_os = "linux")]
 mod run_fx27b;
+mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]

@@ -47,6 +47,7 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
     // Cargo's profile directories the run wrote in (atk22l F8), found
     // before the layer is applied, invalidated after.
     let cargo = crate::protect::cargo_target::in_layer(&layer.upper, &rules.ws);
+    let cargo_libs = crate::protect::cargo_libs::in_layer(&layer.upper, &rules.ws, &cargo);
     let r = (|| -> std::io::Result<()> {
         let flags = rustix::fs::OFlags::RDONLY
             | rustix::fs::OFlags::DIRECTORY
@@ -89,6 +90,8 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             .iter()
             .filter_map(|p| crate::protect::cargo_target::invalidate(p)),
     );
+    out.notes
+        .extend(crate::protect::cargo_libs::remove(&cargo_libs));
     remove(layer);
     out
 }

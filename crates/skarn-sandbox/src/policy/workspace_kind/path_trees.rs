@@ -54,15 +54,6 @@ fn is_python_env(dir: &Path) -> bool {
         .any(|m| std::fs::symlink_metadata(dir.join(m)).is_ok())
 }
 
-/// Whether `prefix` may stand for an installation: not `/`, not a shared
-/// directory every project lies in (`/opt`, `/tmp`), not a home or a
-/// directory holding one (`~/bin` on `PATH` makes no prefix of the home).
-fn is_prefix(prefix: &Path, homes: &[PathBuf]) -> bool {
-    prefix.parent().is_some()
-        && !super::SHARED_EXACT.iter().any(|d| prefix == Path::new(d))
-        && !homes.iter().any(|h| h.starts_with(prefix))
-}
-
 /// The `PATH` entries, a leading `~` taken as the home (bash expands it
 /// when it searches: atk22g F14).
 fn path_entries() -> Vec<PathBuf> {
@@ -117,11 +108,14 @@ pub(super) fn reason(ws: &Path, homes: &[PathBuf]) -> Option<String> {
     if let Some(r) = linked_prefix(ws, &reals, homes) {
         return Some(r);
     }
+    if let Some(r) = super::opt_links::reason(ws, &reals, homes) {
+        return Some(r);
+    }
     for var in ROOT_VARS {
         let Some(root) = super::env_dir(var) else {
             continue;
         };
-        if !is_prefix(&root, homes) {
+        if !super::is_prefix(&root, homes) {
             continue;
         }
         if ws.starts_with(&root) || (root.starts_with(ws) && !is_python_env(&root)) {
@@ -149,7 +143,7 @@ fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Opti
         return None;
     }
     let prefix = real.parent()?;
-    if !is_prefix(prefix, homes) {
+    if !super::is_prefix(prefix, homes) {
         // `~/bin` on `PATH`: the home is no prefix, but the trees its
         // programs take their code from are (atk22g F23).
         let lib = ["lib", "libexec"]
@@ -203,7 +197,7 @@ fn prefix_reason(ws: &Path, real: &Path, shown: &str, homes: &[PathBuf]) -> Opti
 /// `PATH` directories' size.
 fn linked_prefix(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> Option<String> {
     for a in ws.ancestors() {
-        if !is_prefix(a, homes)
+        if !super::is_prefix(a, homes)
             || super::vcs::is_repository_top(a)
             || crate::policy::SYSTEM_EXEC_DIRS
                 .iter()

@@ -1,0 +1,193 @@
+//! Shared objects in cargo's build directories (attack atk22n F5). Cargo
+//! runs every build script, `cargo run` binary and test with the profile
+//! directory and its `deps` (and the `build/*/out` directories build
+//! scripts name) on `LD_LIBRARY_PATH`: a `libgcc_s.so.1` the run left in
+//! `target/debug` is loaded by the host's next `cargo build`, whatever
+//! cargo compiles again from the sources, since it is no output of cargo's.
+//! So every `*.so` / `*.so.*` file the run made or changed anywhere in a
+//! profile directory is removed after the run (they are a cache: cargo
+//! makes its own again). A profile directory is one holding
+//! `.fingerprint`, or (a project never built) a directory directly in a
+//! `target` (or in a `target/<triple>`) beside a `Cargo.toml`.
+
+use std::path::{Path, PathBuf};
+
+/// Directories walked at most below one profile directory; past it the
+/// whole profile directory is removed (never a silent cap).
+const MAX_DIRS: usize = 100_000;
+
+/// Whether `name` is a shared object's (`libx.so`, `libx.so.1.2`).
+fn shared_object(name: &std::ffi::OsStr) -> bool {
+    let n = name.to_string_lossy();
+    n.ends_with(".so") || n.contains(".so.")
+}
+
+/// Whether `rel` (workspace names; `has_manifest` tells whether a
+/// directory relative to the workspace holds `Cargo.toml`) is shaped like
+/// a profile directory: `.../target/<p>` or `.../target/<triple>/<p>`
+/// beside a manifest.
+pub fn shaped_like_profile(rel: &Path, has_manifest: &dyn Fn(&Path) -> bool) -> bool {
+    let names: Vec<_> = rel.components().map(|c| c.as_os_str()).collect();
+    let Some(i) = names.iter().rposition(|n| *n == "target") else {
+        return false;
+    };
+    let depth = names.len() - i - 1;
+    (1..=2).contains(&depth) && has_manifest(&names[..i].iter().collect::<PathBuf>())
+}
+
+/// The shared objects the layer at `upper` makes or changes in the
+/// profile directories `profiles` (host paths below `ws`), as host
+/// paths; taken before the layer is applied. `Err`: a profile directory
+/// whose walk was cut short.
+pub fn in_layer(upper: &Path, ws: &Path, profiles: &[PathBuf]) -> Vec<Result<PathBuf, PathBuf>> {
+    let mut out = Vec::new();
+    for p in profiles {
+        let Ok(rel) = p.strip_prefix(ws) else {
+            continue;
+        };
+        let root = upper.join(rel);
+        let mut todo = vec![root.clone()];
+        let mut seen = 0usize;
+        while let Some(d) = todo.pop() {
+            seen += 1;
+            if seen > MAX_DIRS {
+                out.push(Err(p.clone()));
+                break;
+            }
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(t) = e.file_type() else { continue };
+                if t.is_dir() {
+                    todo.push(e.path());
+                } else if (t.is_file() || t.is_symlink())
+                    && shared_object(&e.file_name())
+                    && let Ok(r) = e.path().strip_prefix(&root)
+                {
+                    out.push(Ok(p.join(r)));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// After a run in place: the shared objects in `profile` changed at or
+/// after `since` (`Err`: the walk was cut short).
+pub fn changed(profile: &Path, since: std::time::SystemTime) -> Vec<Result<PathBuf, PathBuf>> {
+    use crate::protect::grant_walk::changed_since;
+    let mut out = Vec::new();
+    let mut todo = vec![profile.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = todo.pop() {
+        seen += 1;
+        if seen > MAX_DIRS {
+            out.push(Err(profile.to_path_buf()));
+            break;
+        }
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if shared_object(&e.file_name()) && changed_since(&e.path(), since) {
+                out.push(Ok(e.path()));
+            }
+        }
+    }
+    out
+}
+
+/// Remove `found` (`Err`: a whole profile directory); one line for the
+/// user (`None` when nothing was there).
+pub fn remove(found: &[Result<PathBuf, PathBuf>]) -> Option<String> {
+    let mut gone = 0usize;
+    let mut failed = Vec::new();
+    for f in found {
+        let r = match f {
+            Ok(p) => match std::fs::symlink_metadata(p) {
+                Ok(m) if !m.is_dir() => std::fs::remove_file(p),
+                _ => continue,
+            },
+            Err(d) => std::fs::remove_dir_all(d),
+        };
+        match r {
+            Ok(()) => gone += 1,
+            Err(e) => failed.push(format!(
+                "{}: {e}",
+                f.as_ref().unwrap_or_else(|d| d).display()
+            )),
+        }
+    }
+    if gone == 0 && failed.is_empty() {
+        return None;
+    }
+    let dirs: Vec<String> = found
+        .iter()
+        .map(|f| match f {
+            Ok(p) => p.parent().unwrap_or(p).display().to_string(),
+            Err(d) => format!("{} (whole)", d.display()),
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut line = format!(
+        "the run left {gone} shared object(s) in cargo's build directory ({}): removed, since \
+         cargo puts that directory on the library path of the build scripts, tests and \
+         programs it runs",
+        dirs.join(", ")
+    );
+    if !failed.is_empty() {
+        line.push_str(&format!(
+            "; could not remove {} (remove them before running cargo there)",
+            failed.join(", ")
+        ));
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_and_names() {
+        let m = |p: &Path| p == Path::new("") || p == Path::new("sub");
+        assert!(shaped_like_profile(Path::new("target/debug"), &m));
+        assert!(shaped_like_profile(
+            Path::new("sub/target/x86_64-unknown-linux-gnu"),
+            &m
+        ));
+        assert!(!shaped_like_profile(Path::new("target/debug/deps/x"), &m));
+        assert!(!shaped_like_profile(Path::new("other/target/debug"), &m));
+        assert!(shared_object("libgcc_s.so.1".as_ref()));
+        assert!(shared_object("libx.so".as_ref()));
+        assert!(!shared_object("libx.rlib".as_ref()));
+    }
+
+    #[test]
+    fn the_layers_shared_objects_are_found_and_removed() {
+        let tmp = skarn_test_support::TempDir::new("cargo-libs");
+        let ws = tmp.path().join("ws");
+        let upper = tmp.path().join("upper");
+        std::fs::create_dir_all(upper.join("target/debug/deps")).unwrap();
+        std::fs::create_dir_all(ws.join("target/debug/deps")).unwrap();
+        std::fs::write(upper.join("target/debug/libgcc_s.so.1"), "x").unwrap();
+        std::fs::write(upper.join("target/debug/deps/libz.so"), "x").unwrap();
+        std::fs::write(upper.join("target/debug/deps/a.rlib"), "x").unwrap();
+        let found = in_layer(&upper, &ws, &[ws.join("target/debug")]);
+        assert_eq!(found.len(), 2);
+        for f in &found {
+            let p = f.as_ref().unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        assert!(remove(&found).is_some());
+        assert!(!ws.join("target/debug/libgcc_s.so.1").exists());
+        assert!(remove(&found).is_none());
+    }
+}
