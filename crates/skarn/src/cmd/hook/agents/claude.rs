@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Answer;
 use super::super::settings::{Decision, Settings};
-use super::super::unknown_tools::{CLAUDE_LOADERS, claude_tool};
+use super::super::unknown_tools::{CLAUDE_LOADERS, claude_input, claude_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
@@ -197,9 +197,13 @@ pub(super) fn claude(
         // 24: unknown tools fail closed). A skill, command or subagent
         // loader: the refusal above judged every one the client may load
         // (links followed) and found none unconfined.
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         if shell_tool == "Bash"
-            && !CLAUDE_LOADERS.contains(&tool)
-            && let Some(why) = claude_tool(tool, &ctx.settings)
+            && let Some(why) = claude_input(tool, tool_input).or_else(|| {
+                (!CLAUDE_LOADERS.contains(&tool))
+                    .then(|| claude_tool(tool, &ctx.settings))
+                    .flatten()
+            })
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

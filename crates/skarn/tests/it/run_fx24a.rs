@@ -1,0 +1,114 @@
+//! Attack atk24t F1, F8, F5, F2, F6: Claude Code tools the `*` matcher
+//! sends that run code on the host through the IDE, ask for a worktree or
+//! persist a prompt in `.claude`, the harmless tools of the client's full
+//! tool list, and VS Code's own hook files. Each attempt is real (the
+//! client's step done by a script from its documented behaviour when the
+//! hook lets the call through) and checked from outside, as root and as
+//! uid 65534.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use skarn_test_support::TempDir;
+
+use crate::common::exe;
+use crate::support_secret_sources::{as_user, is_root};
+
+/// Run `script` with `sh` in `dir` (`$SK` the skarn under test, `$B` the
+/// directory, `HOME=$B/home`), as uid 65534 when `user`.
+fn sh(dir: &Path, script: &str, user: bool) -> Output {
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let f = dir.join("t.sh");
+    std::fs::write(&f, script).unwrap();
+    let mut c = Command::new("sh");
+    c.arg(&f)
+        .current_dir(dir)
+        .env("SK", exe())
+        .env("B", dir)
+        .env("HOME", dir.join("home"))
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR");
+    let mut c = if user { as_user(c, dir) } else { c };
+    c.current_dir(dir).output().unwrap()
+}
+
+fn users() -> Vec<bool> {
+    if is_root() {
+        vec![false, true]
+    } else {
+        vec![false]
+    }
+}
+
+/// `hook TOOL TOOL_INPUT_JSON` asks the hook as Claude Code does (the
+/// command `init` wrote) for the project `$B/p` and prints
+/// `TOOL: <decision or none>`.
+const HOOK: &str = r#"
+hook() { P=$B/p; cmd=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["hooks"]["PreToolUse"][0]["hooks"][0]["command"])' "$P/.claude/settings.json")
+  d=$(printf '{"hook_event_name":"PreToolUse","tool_name":"%s","tool_input":%s,"cwd":"%s"}' "$1" "$2" "$P" |
+  (cd "$P" && CLAUDE_PROJECT_DIR=$P sh -c "$cmd" 3>/dev/null) | grep -o '"permissionDecision":"[a-z]*"' | cut -d'"' -f4)
+  echo "$1: ${d:-none}"; }
+"#;
+
+fn run(tag: &str, script: &str, user: bool) -> (String, String) {
+    let t = TempDir::new(tag);
+    let o = sh(t.path(), script, user);
+    let so = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ctx = format!(
+        "user={user}\n{so}\nstderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!t.path().join("PWNED").exists(), "host code ran: {ctx}");
+    (so, ctx)
+}
+
+#[test]
+fn ide_code_worktree_agents_and_durable_crons_are_refused_and_harmless_tools_pass() {
+    let script = format!(
+        r#"
+{HOOK}
+mkdir -p p && cd p && git init -q .
+"$SK" init --client claude-code >/dev/null 2>"$B/init.err"; echo "init rc=$?"
+# The IDE's executeCode runs the code in the notebook's Jupyter kernel,
+# a host process: what the client does when the hook lets it through.
+a=$(hook mcp__ide__executeCode '{{"code":"open(\"'$B'/PWNED\",\"w\")"}}'); echo "$a"
+[ "$a" = "mcp__ide__executeCode: none" ] && python3 -c "open('$B/PWNED','w')"
+echo "$(hook mcp__ide__getDiagnostics '{{}}')"
+# A worktree agent: host git makes the worktree (and runs its hooks).
+for t in Agent Task; do
+  a=$(hook $t '{{"description":"d","prompt":"p","isolation":"worktree"}}'); echo "iso $a"
+  [ "$a" = "$t: none" ] && touch "$B/PWNED"
+done
+echo "plain $(hook Agent '{{"description":"d","prompt":"p"}}')"
+# A durable cron: the client writes .claude/scheduled_tasks.json.
+a=$(hook CronCreate '{{"cron":"*/5 * * * *","prompt":"/ctx","recurring":true,"durable":true}}'); echo "durable $a"
+[ "$a" = "CronCreate: none" ] && echo '[]' > .claude/scheduled_tasks.json
+[ -e .claude/scheduled_tasks.json ] && touch "$B/PWNED"
+echo "session $(hook CronCreate '{{"cron":"*/5 * * * *","prompt":"/ctx","recurring":true}}')"
+for t in StructuredOutput SendMessage TeamCreate TeamDelete SendUserMessage ListAgents; do
+  echo "harmless $(hook $t '{{}}')"
+done
+"#
+    );
+    for user in users() {
+        let (so, ctx) = run("fx24a_tools", &script, user);
+        assert!(so.contains("init rc=0"), "{ctx}");
+        assert!(so.contains("mcp__ide__executeCode: deny"), "{ctx}");
+        assert!(so.contains("mcp__ide__getDiagnostics: none"), "{ctx}");
+        assert!(so.contains("iso Agent: deny"), "{ctx}");
+        assert!(so.contains("iso Task: deny"), "{ctx}");
+        assert!(so.contains("plain Agent: none"), "{ctx}");
+        assert!(so.contains("durable CronCreate: deny"), "{ctx}");
+        assert!(so.contains("session CronCreate: none"), "{ctx}");
+        for t in [
+            "StructuredOutput",
+            "SendMessage",
+            "TeamCreate",
+            "TeamDelete",
+            "SendUserMessage",
+            "ListAgents",
+        ] {
+            assert!(so.contains(&format!("harmless {t}: none")), "{t}: {ctx}");
+        }
+    }
+}
