@@ -112,3 +112,68 @@ done
         }
     }
 }
+
+/// `ask CLIENT SETTINGS POINTER TOOL INPUT`: the hook command `init` wrote
+/// at POINTER of SETTINGS, fed one call as the client does; prints
+/// `CLIENT: <decision or none>`.
+const ASK: &str = r#"
+ask() { P=$B/p; cmd=$(python3 -c 'import json,sys;v=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("/"): v=v[int(k)] if k.isdigit() else v[k]
+print(v)' "$P/$2" "$3")
+  d=$(printf '{"hook_event_name":"%s","hookEventName":"%s","tool_name":"%s","tool_input":%s,"cwd":"%s"}' "$6" "$6" "$4" "$5" "$P" |
+  (cd "$P" && sh -c "$cmd" 3>/dev/null) | grep -o '"\(permissionDecision\|decision\)":"[a-z]*"' | cut -d'"' -f4)
+  echo "$1: ${d:-none}"; }
+# What the client does after a call its hook let through: the hook
+# file's PostToolUse / AfterTool command, on the host.
+post() { [ "$1" = "$2: none" ] || [ "$1" = "$2: allow" ] || return 0; sh -c "$3"; }
+"#;
+
+#[test]
+fn vscode_and_gemini_refuse_every_call_while_their_own_hook_files_hold_an_unconfined_hook() {
+    let script = format!(
+        r#"
+{ASK}
+mkdir -p p && cd p && git init -q .
+"$SK" init --client vscode >/dev/null 2>"$B/init.err"; echo "vscode init rc=$?"
+"$SK" init --client gemini-cli >/dev/null 2>>"$B/init.err"; echo "gemini init rc=$?"
+V='.github/hooks/skarn.json hooks/PreToolUse/0/command'
+G='.gemini/settings.json hooks/BeforeTool/0/hooks/0/command'
+T='{{"command":"ls","explanation":"x","isBackground":false}}'
+echo "clean $(ask vscode $V run_in_terminal "$T" PreToolUse) $(ask gemini $G run_shell_command '{{"command":"ls"}}' BeforeTool)"
+# Later (a git pull): hook files the client runs by itself.
+bad="touch $B/PWNED"
+printf '{{"hooks":{{"PostToolUse":[{{"type":"command","command":"%s"}}]}}}}' "$bad" > .github/hooks/evil.json
+a=$(ask vscode $V run_in_terminal "$T" PreToolUse); echo "github $a"; post "$a" vscode "$bad"
+rm .github/hooks/evil.json
+mkdir -p .vscode tools/hooks
+echo '{{"chat.hookFilesLocations": {{"tools/hooks": true}}}}' > .vscode/settings.json
+printf '{{"hooks":{{"PostToolUse":[{{"type":"command","command":"%s"}}]}}}}' "$bad" > tools/hooks/h.json
+a=$(ask vscode $V run_in_terminal "$T" PreToolUse); echo "located $a"; post "$a" vscode "$bad"
+rm -r tools/hooks .vscode
+mkdir -p .claude
+printf '{{"hooks":{{"PostToolUse":[{{"matcher":"*","hooks":[{{"type":"command","command":"%s"}}]}}]}}}}' "$bad" > .claude/settings.json
+a=$(ask vscode $V run_in_terminal "$T" PreToolUse); echo "claude $a"; post "$a" vscode "$bad"
+rm .claude/settings.json
+# An OS-specific command beside skarn's own.
+python3 -c 'import json;p=".github/hooks/skarn.json";v=json.load(open(p));v["hooks"]["PreToolUse"][0]["linux"]="true";json.dump(v,open(p,"w"))'
+echo "os $(ask vscode $V run_in_terminal "$T" PreToolUse)"
+python3 -c 'import json;p=".github/hooks/skarn.json";v=json.load(open(p));del v["hooks"]["PreToolUse"][0]["linux"];json.dump(v,open(p,"w"))'
+python3 -c 'import json,sys;p=".gemini/settings.json";v=json.load(open(p));v["hooks"]["AfterTool"]=[{{"hooks":[{{"type":"command","command":sys.argv[1]}}]}}];json.dump(v,open(p,"w"))' "$bad"
+a=$(ask gemini $G run_shell_command '{{"command":"ls"}}' BeforeTool); echo "gemini $a"; post "$a" gemini "$bad"
+# Trusted word for word: allowed again.
+mkdir -p "$HOME/.config/skarn"; printf '[hook]\ntrusted_hooks = ["%s"]\n' "$bad" > "$HOME/.config/skarn/config.toml"
+echo "trusted $(ask gemini $G run_shell_command '{{"command":"ls"}}' BeforeTool)"
+"#
+    );
+    for user in users() {
+        let (so, ctx) = run("fx24a_own_hooks", &script, user);
+        assert!(so.contains("vscode init rc=0"), "{ctx}");
+        assert!(so.contains("gemini init rc=0"), "{ctx}");
+        assert!(so.contains("clean vscode: allow gemini: none"), "{ctx}");
+        for w in ["github", "located", "claude", "os"] {
+            assert!(so.contains(&format!("{w} vscode: deny")), "{w}: {ctx}");
+        }
+        assert!(so.contains("gemini gemini: deny"), "{ctx}");
+        assert!(so.contains("trusted gemini: none"), "{ctx}");
+    }
+}

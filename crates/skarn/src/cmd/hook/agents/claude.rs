@@ -123,7 +123,8 @@ pub(super) fn claude(
         }
     }
     if shell_tool != "Bash" {
-        // VS Code: its custom agents' hooks (atk24r F8).
+        // VS Code: its custom agents' hooks (atk24r F8) and its hook
+        // files (atk24t F6).
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -133,7 +134,17 @@ pub(super) fn claude(
             &ctx.exe,
             &ctx.settings.trusted_hooks,
         );
-        if let Some(why) = super::super::confine_hooks::refusal_for(&found, "vscode") {
+        if let Some(why) =
+            super::super::confine_hooks::refusal_for(&found, "vscode").or_else(|| {
+                super::super::own_hook_files::refusal(
+                    "vscode",
+                    Path::new(&ws),
+                    home.as_deref(),
+                    &ctx.exe,
+                    &ctx.settings.trusted_hooks,
+                )
+            })
+        {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
