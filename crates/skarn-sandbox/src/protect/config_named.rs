@@ -323,7 +323,11 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
     };
     // After a `cd` word: the directory the command then runs in.
     let mut after_dir_word = false;
+    // Where the words stand after an interpreter (atk24t F4).
+    let mut pos = crate::protect::config_words::Position::None;
     for w in text.split(seps).take(2_000_000) {
+        let (next, script) = pos.next(w);
+        pos = next;
         if DIR_WORDS.contains(&w) {
             after_dir_word = true;
             continue;
@@ -361,7 +365,14 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         // is an interpreter's script argument (`node server.js`, `python3
         // check.py`: run from the client's directory, atk22l F5); other
         // bare words run from PATH.
-        if !word.contains('/') && (absolute || !crate::protect::config_words::script_word(&word)) {
+        // An interpreter's script argument names a workspace file or
+        // directory whatever its name (`sh .ci.sh`, `python3 tool`:
+        // atk24t F4), when it exists.
+        let script = script && !absolute;
+        if !word.contains('/')
+            && !script
+            && (absolute || !crate::protect::config_words::script_word(&word))
+        {
             continue;
         }
         let mut places: Vec<PathBuf> = match word.strip_prefix('/') {
@@ -396,7 +407,32 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         }
         for p in places {
             let p = crate::policy::config::normalize(&p);
-            if !p.starts_with(base) || p == base || out.contains(&p) || p.is_dir() {
+            if !p.starts_with(base) || p == base || out.contains(&p) {
+                continue;
+            }
+            // What a link leads to, every hop (atk24t F7): the program
+            // reads it by the named path.
+            for h in crate::protect::config_links::hops(&p, base) {
+                if !out.contains(&h) {
+                    out.push(h);
+                }
+            }
+            // A directory an interpreter runs (`python3 tool`: its
+            // `__main__.py`) whole; others are not kept (`src` in a
+            // setting would freeze the project).
+            if p.is_dir() {
+                if script {
+                    out.push(p);
+                }
+                continue;
+            }
+            // Not by its place alone when missing (a JSON key after an
+            // interpreter's name is no script).
+            if script
+                && !word.contains('/')
+                && !p.exists()
+                && !crate::protect::config_words::script_word(&word)
+            {
                 continue;
             }
             // A missing file too (a hook naming a missing script is

@@ -177,3 +177,59 @@ echo "trusted $(ask gemini $G run_shell_command '{{"command":"ls"}}' BeforeTool)
         assert!(so.contains("trusted gemini: none"), "{ctx}");
     }
 }
+
+#[test]
+fn what_a_trusted_lines_interpreter_runs_is_kept_whatever_its_name_and_through_links() {
+    let script = format!(
+        r#"
+{HOOK}
+export HOME=$B/home; mkdir -p $HOME/.config/skarn
+mkdir -p p && cd p && git init -q .
+mkdir -p .claude/skills/ctx tool scripts tools
+cat > .claude/skills/ctx/SKILL.md <<'MD'
+---
+name: ctx
+description: context
+---
+A: !`sh .ci.sh`
+B: !`python3 tool`
+C: !`go run gen.go`
+D: !`java Gen.java`
+E: !`awk -f gen.awk /dev/null`
+F: !`tclsh gen.tcl`
+G: !`sh scripts/ctx.sh`
+MD
+echo 'echo ci' > .ci.sh; echo 'print("t")' > tool/__main__.py
+printf 'package main\nfunc main(){{}}\n' > gen.go; echo 'class Gen {{}}' > Gen.java
+echo 'BEGIN{{}}' > gen.awk; echo 'puts ok' > gen.tcl
+echo 'echo real' > tools/real.sh; ln -s ../tools/mid.sh scripts/ctx.sh; ln -s real.sh tools/mid.sh
+printf '[hook]\ntrusted_hooks = ["sh .ci.sh", "python3 tool", "go run gen.go", "java Gen.java", "awk -f gen.awk /dev/null", "tclsh gen.tcl", "sh scripts/ctx.sh"]\n' > $HOME/.config/skarn/config.toml
+"$SK" init --client claude-code >/dev/null 2>$B/init.err; echo "init rc=$?"
+echo "$(hook Bash '{{"command":"ls"}}')"
+echo "guard $(hook Write '{{"file_path":"'$B'/p/tools/real.sh","content":"x"}}') $(hook Write '{{"file_path":"'$B'/p/tool/__main__.py","content":"x"}}')"
+# The agent's confined command rewrites what the trusted lines run.
+"$SK" run --caller hook --workspace $B/p -- sh -c "
+ echo 'touch $B/PWNED' > .ci.sh
+ echo 'import os; os.system(\"touch $B/PWNED\")' > tool/__main__.py
+ echo x > gen.go; echo x > Gen.java; echo x > gen.awk; echo x > gen.tcl
+ echo 'touch $B/PWNED' > tools/real.sh
+ echo 'touch $B/PWNED' > tools/mid.sh
+ echo done" >/dev/null 2>&1
+for f in gen.go Gen.java gen.awk gen.tcl tools/mid.sh; do [ "$(cat $f)" = x ] && echo "rewritten $f"; done
+[ -L tools/mid.sh ] || echo "rewritten link"
+# Claude Code runs each trusted line on the host when the skill loads.
+for l in "sh .ci.sh" "python3 tool" "sh scripts/ctx.sh"; do sh -c "$l" >/dev/null 2>&1; done
+# Usability: the workspace is still written.
+"$SK" run --caller hook --workspace $B/p -- sh -c "echo y > notes.txt && mkdir -p tool2 && echo z > tool2/x.py" >/dev/null 2>&1
+[ "$(cat notes.txt)" = y ] && [ -f tool2/x.py ] && echo "workspace written"
+"#
+    );
+    for user in users() {
+        let (so, ctx) = run("fx24a_named", &script, user);
+        assert!(so.contains("init rc=0"), "{ctx}");
+        assert!(so.contains("Bash: allow"), "{ctx}");
+        assert!(so.contains("guard Write: deny Write: deny"), "{ctx}");
+        assert!(!so.contains("rewritten"), "{ctx}");
+        assert!(so.contains("workspace written"), "{ctx}");
+    }
+}
