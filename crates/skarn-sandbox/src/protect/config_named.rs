@@ -22,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protect::config_words::{climbing_tail, path_word};
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// The files the configuration of `base` names, each with the file naming
@@ -451,59 +452,4 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         }
     }
     out
-}
-
-/// The rest of `word` after a leading climb (`/../../tools/x`,
-/// `./../tools/x` -> `tools/x`), when it climbs and the rest climbs no
-/// more.
-fn climbing_tail(word: &str) -> Option<&str> {
-    let mut t = word.trim_start_matches('/');
-    let mut climbed = false;
-    loop {
-        if let Some(r) = t.strip_prefix("../") {
-            (t, climbed) = (r, true);
-        } else if let Some(r) = t.strip_prefix("./") {
-            t = r;
-        } else {
-            break;
-        }
-    }
-    let t = t.trim_start_matches('/');
-    (climbed && !t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
-}
-
-/// `w` as a path relative to (or absolute inside) the workspace, if it
-/// reads as one: a leading `$VAR`, `${VAR}` or `!` dropped (the rest keeps
-/// its slash); no glob,
-/// pattern or URL characters.
-fn path_word(w: &str) -> Option<String> {
-    let w = w.trim_start_matches('!').trim_end_matches([':', '\\']);
-    // After a variable, the rest is kept with its slash (taken from the
-    // workspace's top, like a word after a quoted variable).
-    let w = if let Some(rest) = w.strip_prefix("${") {
-        &rest[rest.find("}/")? + 1..]
-    } else if let Some(rest) = w.strip_prefix('$') {
-        let (v, _) = rest.split_once('/')?;
-        if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return None;
-        }
-        &rest[v.len()..]
-    } else {
-        w
-    };
-    if w.is_empty()
-        || w.len() > 4096
-        || w.contains("://")
-        || w.chars().any(|c| {
-            matches!(
-                c,
-                '*' | '?' | '^' | '$' | '|' | '{' | '}' | '<' | '>' | '\\' | '#'
-            ) || c.is_control()
-        })
-        || w.starts_with('-')
-        || w.starts_with('~')
-    {
-        return None;
-    }
-    Some(w.to_string())
 }
