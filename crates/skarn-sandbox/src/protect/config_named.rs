@@ -22,6 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protect::config_words::{climbing_tail, path_word};
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// The files the configuration of `base` names, each with the file naming
@@ -326,7 +327,11 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
     };
     // After a `cd` word: the directory the command then runs in.
     let mut after_dir_word = false;
+    // Where the words stand after an interpreter (atk24t F4).
+    let mut pos = crate::protect::config_words::Position::None;
     for w in text.split(seps).take(2_000_000) {
+        let (next, script) = pos.next(w);
+        pos = next;
         if DIR_WORDS.contains(&w) {
             after_dir_word = true;
             continue;
@@ -364,7 +369,14 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         // is an interpreter's script argument (`node server.js`, `python3
         // check.py`: run from the client's directory, atk22l F5); other
         // bare words run from PATH.
-        if !word.contains('/') && (absolute || !crate::protect::config_words::script_word(&word)) {
+        // An interpreter's script argument names a workspace file or
+        // directory whatever its name (`sh .ci.sh`, `python3 tool`:
+        // atk24t F4), when it exists.
+        let script = script && !absolute;
+        if !word.contains('/')
+            && !script
+            && (absolute || !crate::protect::config_words::script_word(&word))
+        {
             continue;
         }
         let mut places: Vec<PathBuf> = match word.strip_prefix('/') {
@@ -399,7 +411,32 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         }
         for p in places {
             let p = crate::policy::config::normalize(&p);
-            if !p.starts_with(base) || p == base || out.contains(&p) || p.is_dir() {
+            if !p.starts_with(base) || p == base || out.contains(&p) {
+                continue;
+            }
+            // What a link leads to, every hop (atk24t F7): the program
+            // reads it by the named path.
+            for h in crate::protect::config_links::hops(&p, base) {
+                if !out.contains(&h) {
+                    out.push(h);
+                }
+            }
+            // A directory an interpreter runs (`python3 tool`: its
+            // `__main__.py`) whole; others are not kept (`src` in a
+            // setting would freeze the project).
+            if p.is_dir() {
+                if script {
+                    out.push(p);
+                }
+                continue;
+            }
+            // Not by its place alone when missing (a JSON key after an
+            // interpreter's name is no script).
+            if script
+                && !word.contains('/')
+                && !p.exists()
+                && !crate::protect::config_words::script_word(&word)
+            {
                 continue;
             }
             // A missing file too (a hook naming a missing script is
@@ -418,59 +455,4 @@ fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> 
         }
     }
     out
-}
-
-/// The rest of `word` after a leading climb (`/../../tools/x`,
-/// `./../tools/x` -> `tools/x`), when it climbs and the rest climbs no
-/// more.
-fn climbing_tail(word: &str) -> Option<&str> {
-    let mut t = word.trim_start_matches('/');
-    let mut climbed = false;
-    loop {
-        if let Some(r) = t.strip_prefix("../") {
-            (t, climbed) = (r, true);
-        } else if let Some(r) = t.strip_prefix("./") {
-            t = r;
-        } else {
-            break;
-        }
-    }
-    let t = t.trim_start_matches('/');
-    (climbed && !t.is_empty() && !t.split('/').any(|c| c == "..")).then_some(t)
-}
-
-/// `w` as a path relative to (or absolute inside) the workspace, if it
-/// reads as one: a leading `$VAR`, `${VAR}` or `!` dropped (the rest keeps
-/// its slash); no glob,
-/// pattern or URL characters.
-fn path_word(w: &str) -> Option<String> {
-    let w = w.trim_start_matches('!').trim_end_matches([':', '\\']);
-    // After a variable, the rest is kept with its slash (taken from the
-    // workspace's top, like a word after a quoted variable).
-    let w = if let Some(rest) = w.strip_prefix("${") {
-        &rest[rest.find("}/")? + 1..]
-    } else if let Some(rest) = w.strip_prefix('$') {
-        let (v, _) = rest.split_once('/')?;
-        if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return None;
-        }
-        &rest[v.len()..]
-    } else {
-        w
-    };
-    if w.is_empty()
-        || w.len() > 4096
-        || w.contains("://")
-        || w.chars().any(|c| {
-            matches!(
-                c,
-                '*' | '?' | '^' | '$' | '|' | '{' | '}' | '<' | '>' | '\\' | '#'
-            ) || c.is_control()
-        })
-        || w.starts_with('-')
-        || w.starts_with('~')
-    {
-        return None;
-    }
-    Some(w.to_string())
 }

@@ -18,6 +18,7 @@ pub mod cargo_target;
 pub mod claude_links;
 #[cfg(unix)]
 pub mod client_args;
+pub mod config_links;
 pub mod config_named;
 #[cfg(unix)]
 pub mod config_refs;

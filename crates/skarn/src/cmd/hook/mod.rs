@@ -36,6 +36,7 @@ pub mod gemini_dotenv;
 mod installed;
 pub mod mcp_shape;
 pub mod other_handlers;
+mod own_hook_files;
 mod pattern_options;
 mod plugin_dirs;
 mod settings;

@@ -52,6 +52,21 @@ pub(super) const CLAUDE_HARMLESS: &[&str] = &[
     "PushNotification",
     "ReportFindings",
     "ExitWorktree",
+    // Claude Code 2.1.197's tool registry beyond `sdk-tools.d.ts` (the
+    // names its `bin/claude.exe` defines as tools; atk24t F8): the
+    // structured answer of `--json-schema`, agent-team messages and
+    // teams, the brief-mode message to the user (and its old name), the
+    // peer list, waiting for MCP servers, a file shown to the user.
+    "StructuredOutput",
+    "SendMessage",
+    "TeamCreate",
+    "TeamDelete",
+    "SendUserMessage",
+    "Brief",
+    "ListAgents",
+    "WaitForMcpServers",
+    "SendUserFile",
+    "mcp__ide__getDiagnostics",
 ];
 
 /// Claude Code tools that run code on the host outside the Bash tool, so
@@ -85,16 +100,73 @@ pub(super) const CLAUDE_REFUSED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Claude Code's built-in IDE server (the VS Code or JetBrains extension
+/// it connects to, not a server `init` can wrap): its tools run in the
+/// IDE. `executeCode` runs Python in the open notebook's Jupyter kernel,
+/// a host process (atk24t F1); only `getDiagnostics` (in
+/// [`CLAUDE_HARMLESS`]) reads.
+const IDE_SERVER: &str = "mcp__ide__";
+
+/// Why the IDE server's tools other than its reader are refused.
+const IDE_REFUSED: &str = "it is a tool of the IDE's own MCP server, which runs it in the IDE on \
+     the host, unconfined (`executeCode` runs the code in the notebook's Jupyter kernel, a host \
+     process); run code with the Bash tool, which skarn confines";
+
 /// Why Claude Code's `tool` (not a shell, file or loader tool) must not
 /// run: one of [`CLAUDE_REFUSED`], or not known harmless (`None`: it may).
 pub(super) fn claude_tool(tool: &str, settings: &Settings) -> Option<String> {
     if let Some((_, why)) = CLAUDE_REFUSED.iter().find(|(t, _)| *t == tool) {
         return Some(format!("skarn: {tool} refused: {why}."));
     }
+    if tool.starts_with(IDE_SERVER)
+        && !CLAUDE_HARMLESS.contains(&tool)
+        && !settings.allows_tool(tool)
+    {
+        return Some(format!("skarn: {tool} refused: {IDE_REFUSED}."));
+    }
     if tool.starts_with("mcp__") {
         return None;
     }
     unknown_tool(tool, CLAUDE_HARMLESS, settings)
+}
+
+/// Why a Claude Code call must not run for what its input asks, though
+/// the tool itself passes: a loader (`Agent`, `Task`) asked for a
+/// worktree (what `EnterWorktree` is refused for, atk24t F2) or a remote
+/// run, `CronCreate` asked to persist its task in
+/// `.claude/scheduled_tasks.json` (the agent's own persistence in
+/// `.claude`, refused to `Write`: atk24t F5).
+pub(super) fn claude_input(tool: &str, input: &serde_json::Value) -> Option<String> {
+    let field = |k: &str| input.get(k);
+    match tool {
+        "Agent" | "Task" => {
+            let iso = field("isolation")?;
+            if iso.is_null() || iso.as_str() == Some("none") {
+                return None;
+            }
+            let worktree = CLAUDE_REFUSED
+                .iter()
+                .find(|(t, _)| *t == "EnterWorktree")
+                .map_or("", |(_, w)| w);
+            Some(format!(
+                "skarn: {tool} with isolation {iso} refused: {worktree}; run the agent \
+                 without isolation."
+            ))
+        }
+        "CronCreate" => {
+            let durable = field("durable")?;
+            if durable.is_null() || durable.as_bool() == Some(false) {
+                return None;
+            }
+            Some(format!(
+                "skarn: {tool} with durable {durable} refused: it writes the task to \
+                 .claude/scheduled_tasks.json, which fires it in every later session, and the \
+                 agent may not write Claude Code's configuration; create it without durable \
+                 (it lasts this session)."
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// Claude Code tools that load a skill, slash command or subagent: they
@@ -164,8 +236,42 @@ mod tests {
             "AskUserQuestion",
             "mcp__github__search",
             "Read",
+            "StructuredOutput",
+            "SendMessage",
+            "TeamCreate",
+            "TeamDelete",
+            "mcp__ide__getDiagnostics",
         ] {
             assert!(claude_tool(t, &s).is_none(), "{t}");
+        }
+        for t in ["mcp__ide__executeCode", "mcp__ide__runCode"] {
+            assert!(claude_tool(t, &s).is_some(), "{t}");
+        }
+    }
+
+    #[test]
+    fn worktree_agents_and_durable_crons_are_refused() {
+        use serde_json::json;
+        for (t, i) in [
+            ("Agent", json!({"prompt": "p", "isolation": "worktree"})),
+            ("Task", json!({"prompt": "p", "isolation": "remote"})),
+            ("Agent", json!({"prompt": "p", "isolation": 1})),
+            ("CronCreate", json!({"cron": "* * * * *", "durable": true})),
+            (
+                "CronCreate",
+                json!({"cron": "* * * * *", "durable": "true"}),
+            ),
+        ] {
+            assert!(claude_input(t, &i).is_some(), "{t} {i}");
+        }
+        for (t, i) in [
+            ("Agent", json!({"prompt": "p"})),
+            ("Agent", json!({"prompt": "p", "isolation": null})),
+            ("CronCreate", json!({"cron": "* * * * *", "durable": false})),
+            ("CronCreate", json!({"cron": "* * * * *"})),
+            ("Read", json!({"isolation": "worktree"})),
+        ] {
+            assert!(claude_input(t, &i).is_none(), "{t} {i}");
         }
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Answer;
 use super::super::settings::{Decision, Settings};
-use super::super::unknown_tools::{CLAUDE_LOADERS, claude_tool};
+use super::super::unknown_tools::{CLAUDE_LOADERS, claude_input, claude_tool};
 use super::super::withheld::allow_withheld;
 use super::file_call::file_refusal;
 use super::{
@@ -123,7 +123,8 @@ pub(super) fn claude(
         }
     }
     if shell_tool != "Bash" {
-        // VS Code: its custom agents' hooks (atk24r F8).
+        // VS Code: its custom agents' hooks (atk24r F8) and its hook
+        // files (atk24t F6).
         let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -133,7 +134,17 @@ pub(super) fn claude(
             &ctx.exe,
             &ctx.settings.trusted_hooks,
         );
-        if let Some(why) = super::super::confine_hooks::refusal_for(&found, "vscode") {
+        if let Some(why) =
+            super::super::confine_hooks::refusal_for(&found, "vscode").or_else(|| {
+                super::super::own_hook_files::refusal(
+                    "vscode",
+                    Path::new(&ws),
+                    home.as_deref(),
+                    &ctx.exe,
+                    &ctx.settings.trusted_hooks,
+                )
+            })
+        {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
@@ -197,9 +208,13 @@ pub(super) fn claude(
         // 24: unknown tools fail closed). A skill, command or subagent
         // loader: the refusal above judged every one the client may load
         // (links followed) and found none unconfined.
+        let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         if shell_tool == "Bash"
-            && !CLAUDE_LOADERS.contains(&tool)
-            && let Some(why) = claude_tool(tool, &ctx.settings)
+            && let Some(why) = claude_input(tool, tool_input).or_else(|| {
+                (!CLAUDE_LOADERS.contains(&tool))
+                    .then(|| claude_tool(tool, &ctx.settings))
+                    .flatten()
+            })
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

@@ -34,6 +34,20 @@ pub(super) fn gemini(input: &Value, ctx: &Ctx) -> anyhow::Result<Answer> {
         if let Some(why) = super::super::gemini_dotenv::refusal(Path::new(cwd)) {
             return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
         }
+        // Gemini CLI's own hooks run on the host (atk24t F6): while one
+        // is neither wrapped nor trusted, nothing is allowed.
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        if let Some(why) = super::super::own_hook_files::refusal(
+            "gemini-cli",
+            Path::new(&ws),
+            home.as_deref(),
+            &ctx.exe,
+            &ctx.settings.trusted_hooks,
+        ) {
+            return Ok(Answer::Json(json!({ "decision": "deny", "reason": why })));
+        }
     }
     if super::super::file_targets::FILE_TOOLS.contains(&tool) {
         let ws = workspace(ctx, &["GEMINI_PROJECT_DIR"], input.get("cwd"))?;
