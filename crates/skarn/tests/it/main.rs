@@ -307,9 +307,9 @@ mod run_b22h;
 mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b27p;
+mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_fx27b;
-mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
