@@ -111,7 +111,7 @@ pub fn vscode_locations(ws: &Path, home: Option<&Path>) -> Vec<Location> {
         if !VSCODE_LOCATION_KEYS.iter().any(|k| text.contains(k)) {
             continue;
         }
-        let Some(v) = crate::protect::home_mentions::jsonc_value(&text) else {
+        let Some(v) = crate::protect::jsonc::jsonc_value(&text) else {
             out.push(Location::Unreadable(s, "not JSON with comments".into()));
             continue;
         };

@@ -7,7 +7,6 @@
 //! ([`set_aside`], [`run_record`]), the terminal output filter
 //! ([`terminal_filter`]), and git's files ([`git`]).
 
-#[cfg(unix)]
 pub mod agent_md;
 #[cfg(unix)]
 pub mod ancestor_config;
@@ -71,6 +70,7 @@ pub mod host_programs;
 pub mod host_ssh_config;
 #[cfg(unix)]
 pub(crate) mod ignore_match;
+pub(crate) mod jsonc;
 pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;

@@ -5,7 +5,7 @@
 //! SDK's standard library, a flutter `bin/cache`), the prefix of a
 //! program a `PATH` entry links to, and the toolchain roots the
 //! environment names (`$GOROOT`, `$RUSTUP_HOME`, `$CARGO_HOME`,
-//! `$NVM_DIR`, ...). A workspace that is, lies in or holds one of them
+//! `$NVM_DIR`, ...). A workspace that is or lies in one of them
 //! would let a run change what the host runs next, where git shows
 //! nothing.
 
@@ -118,12 +118,11 @@ pub(super) fn reason(ws: &Path, homes: &[PathBuf]) -> Option<String> {
         if !super::is_prefix(&root, homes) {
             continue;
         }
-        if ws.starts_with(&root) || (root.starts_with(ws) && !is_python_env(&root)) {
-            let how = if ws.starts_with(&root) {
-                "lies in"
-            } else {
-                "holds"
-            };
+        // A toolchain home inside the workspace (a project-local
+        // `CARGO_HOME`, `RBENV_ROOT`) is the planner's: what the host runs
+        // from it is kept read-only there (`run_tool_homes_22`).
+        if ws.starts_with(&root) {
+            let how = if ws == root { "is" } else { "lies in" };
             return Some(format!(
                 "{} {how} ${var} ({}), a toolchain's installation the host runs programs and \
                  loads code from",

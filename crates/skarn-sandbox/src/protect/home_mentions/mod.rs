@@ -28,7 +28,6 @@
 //! grant counts as mentioned, and the report says so.
 
 mod formats;
-pub(crate) use formats::jsonc_value;
 mod head_cache;
 mod path_places;
 mod path_programs;
