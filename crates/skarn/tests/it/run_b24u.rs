@@ -7,32 +7,9 @@
 //! real (a planting run, the client's step done by a script) and checked
 //! from outside, as root and as uid 65534.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
+use crate::support_hook::sh_as as sh;
 use crate::support_secret_sources::users;
 use skarn_test_support::TempDir;
-
-use crate::common::exe;
-use crate::support_secret_sources::as_user;
-
-/// Run `script` with `sh` in `dir` (`$SK` the skarn under test, `$B` the
-/// directory, `HOME=$B/home`), as uid 65534 when `user`.
-fn sh(dir: &Path, script: &str, user: bool) -> Output {
-    std::fs::create_dir_all(dir.join("home")).unwrap();
-    let f = dir.join("t.sh");
-    std::fs::write(&f, script).unwrap();
-    let mut c = Command::new("sh");
-    c.arg(&f)
-        .current_dir(dir)
-        .env("SK", exe())
-        .env("B", dir)
-        .env("HOME", dir.join("home"))
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("CLAUDE_CONFIG_DIR");
-    let mut c = if user { as_user(c, dir) } else { c };
-    c.current_dir(dir).output().unwrap()
-}
 
 /// The shell function asking the hook as Claude Code does:
 /// `hook TOOL TOOL_INPUT_JSON` prints `TOOL: <decision or none>`.

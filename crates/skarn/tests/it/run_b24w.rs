@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 use skarn_test_support::TempDir;
 
 use crate::common::exe;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::as_user;
+use crate::support_secret_sources::users;
 
 /// Run `script` with `sh` in `dir` (`$SK` the skarn under test, `$B` the
 /// directory, `HOME=$B/home`), as uid 65534 when `user`.
@@ -31,14 +32,6 @@ fn sh(dir: &Path, script: &str, user: bool) -> Output {
         .env_remove("CLAUDE_CONFIG_DIR");
     let mut c = if user { as_user(c, dir) } else { c };
     c.current_dir(dir).output().unwrap()
-}
-
-fn users() -> Vec<bool> {
-    if is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
 }
 
 fn ctx(user: bool, o: &Output) -> (String, String) {

@@ -37,3 +37,25 @@ pub fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<S
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     (v["hookSpecificOutput"]["permissionDecision"] == "deny").then(|| v.to_string())
 }
+
+/// Run `script` with `sh` in `dir` (`$SK` the skarn under test, `$B` the
+/// directory, `HOME=$B/home`), as uid 65534 when `user`.
+pub fn sh_as(dir: &std::path::Path, script: &str, user: bool) -> std::process::Output {
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let f = dir.join("t.sh");
+    std::fs::write(&f, script).unwrap();
+    let mut c = std::process::Command::new("sh");
+    c.arg(&f)
+        .current_dir(dir)
+        .env("SK", crate::common::exe())
+        .env("B", dir)
+        .env("HOME", dir.join("home"))
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR");
+    let mut c = if user {
+        crate::support_secret_sources::as_user(c, dir)
+    } else {
+        c
+    };
+    c.current_dir(dir).output().unwrap()
+}
