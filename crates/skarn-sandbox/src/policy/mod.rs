@@ -21,7 +21,7 @@ pub mod offline_env;
 pub mod policy_error;
 pub mod presets;
 pub mod provenance;
-pub(crate) mod query_credentials;
+pub mod query_credentials;
 mod toolchain_env;
 pub mod trust;
 pub mod untrusted;

@@ -13,7 +13,7 @@ mod path;
 /// F6). URLs are found inside any text, as the scrub is applied: wrapped
 /// in `<>`, `()`, `{}`, followed by `|`, or written without a scheme
 /// (`host.tld/path`; atk27q F4).
-pub(crate) fn url_names_credential(text: &str) -> bool {
+pub fn url_names_credential(text: &str) -> bool {
     query_names_credential(text)
         || text.split(url_end).any(|piece| {
             urls(piece).any(|rest| {

@@ -112,7 +112,7 @@ fn logical_lines(text: &str) -> Vec<(bool, String)> {
 /// The words `include`, `-include` and `sinclude` lines of makefile
 /// `text` name (a `$(wildcard PATTERN)` gives its pattern; other computed
 /// names are not followed).
-pub(crate) fn include_words(text: &str) -> Vec<String> {
+pub fn include_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (recipe, l) in logical_lines(text) {
         if recipe {
@@ -229,7 +229,7 @@ pub fn included_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The variables the recipes of makefile `text` start a command with
 /// (`$(GO) build`, `@$(Q)$(NODE) x.js`, `cd d && $(PY) -m x`).
-pub(crate) fn command_variables(text: &str) -> Vec<String> {
+pub fn command_variables(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (recipe, l) in logical_lines(text) {
         if !recipe {
@@ -243,7 +243,7 @@ pub(crate) fn command_variables(text: &str) -> Vec<String> {
             while let Some(r) = c.strip_prefix("$(").or_else(|| c.strip_prefix("${")) {
                 let end = r.find([')', '}']).unwrap_or(r.len());
                 let name = &r[..end];
-                if !name.is_empty() && !name.contains([' ', '$', ',', ':']) {
+                if !name.is_empty() && !name.contains([' ', '\t', '\n', '$', ',', ':']) {
                     if !out.iter().any(|n| n == name) {
                         out.push(name.to_string());
                     }
