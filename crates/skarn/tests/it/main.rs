@@ -23,6 +23,8 @@ mod support_agent;
 #[cfg(target_os = "linux")]
 mod support_hook;
 #[cfg(target_os = "linux")]
+mod support_planted;
+#[cfg(target_os = "linux")]
 mod support_secret_sources;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.

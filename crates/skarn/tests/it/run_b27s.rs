@@ -10,6 +10,7 @@ use std::process::Output;
 use skarn_test_support::TempDir;
 
 use crate::common::*;
+use crate::support_planted::Planted;
 use crate::support_secret_sources::{as_user, is_root};
 
 const VALUE: &str = "b27sCredValue0123456789abcdefXYZ";
@@ -17,38 +18,6 @@ const VALUE: &str = "b27sCredValue0123456789abcdefXYZ";
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
-}
-
-/// Files and directories a test put in the system's directories: removed
-/// when dropped, also when the test fails.
-struct Planted(Vec<PathBuf>);
-
-impl Planted {
-    /// Writes `text` at `p` when nothing is there (a host's own file is
-    /// never replaced); whether it was written.
-    fn file(&mut self, p: &Path, text: &str) -> bool {
-        if std::fs::symlink_metadata(p).is_ok() {
-            return false;
-        }
-        let mut top = p.to_path_buf();
-        while let Some(parent) = top.parent() {
-            if parent.exists() {
-                break;
-            }
-            top = parent.to_path_buf();
-        }
-        write(p, text);
-        self.0.push(top);
-        true
-    }
-}
-
-impl Drop for Planted {
-    fn drop(&mut self) {
-        for p in self.0.iter().rev() {
-            let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
-        }
-    }
 }
 
 /// `skarn run -- sh -c script` in `ws` with home `home` and `PATH` `path`,
