@@ -46,28 +46,15 @@ pub fn in_layer(upper: &Path, ws: &Path, profiles: &[PathBuf]) -> Vec<Result<Pat
             continue;
         };
         let root = upper.join(rel);
-        let mut todo = vec![root.clone()];
-        let mut seen = 0usize;
-        while let Some(d) = todo.pop() {
-            seen += 1;
-            if seen > MAX_DIRS {
-                out.push(Err(p.clone()));
-                break;
-            }
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let Ok(t) = e.file_type() else { continue };
-                if t.is_dir() {
-                    todo.push(e.path());
-                } else if (t.is_file() || t.is_symlink())
-                    && shared_object(&e.file_name())
-                    && let Ok(r) = e.path().strip_prefix(&root)
-                {
-                    out.push(Ok(p.join(r)));
-                }
-            }
+        let keep = |_: &std::fs::DirEntry, t: std::fs::FileType| t.is_file() || t.is_symlink();
+        match walk(&root, keep) {
+            Ok(found) => out.extend(
+                found
+                    .iter()
+                    .filter_map(|f| f.strip_prefix(&root).ok())
+                    .map(|r| Ok(p.join(r))),
+            ),
+            Err(()) => out.push(Err(p.clone())),
         }
     }
     out.sort();
@@ -79,14 +66,26 @@ pub fn in_layer(upper: &Path, ws: &Path, profiles: &[PathBuf]) -> Vec<Result<Pat
 /// after `since` (`Err`: the walk was cut short).
 pub fn changed(profile: &Path, since: std::time::SystemTime) -> Vec<Result<PathBuf, PathBuf>> {
     use crate::protect::grant_walk::changed_since;
+    let keep = |e: &std::fs::DirEntry, _: std::fs::FileType| changed_since(&e.path(), since);
+    match walk(profile, keep) {
+        Ok(found) => found.into_iter().map(Ok).collect(),
+        Err(()) => vec![Err(profile.to_path_buf())],
+    }
+}
+
+/// The shared objects below `root` that `keep` accepts, walking at most
+/// [`MAX_DIRS`] directories (`Err`: the walk was cut short).
+fn walk(
+    root: &Path,
+    keep: impl Fn(&std::fs::DirEntry, std::fs::FileType) -> bool,
+) -> Result<Vec<PathBuf>, ()> {
     let mut out = Vec::new();
-    let mut todo = vec![profile.to_path_buf()];
+    let mut todo = vec![root.to_path_buf()];
     let mut seen = 0usize;
     while let Some(d) = todo.pop() {
         seen += 1;
         if seen > MAX_DIRS {
-            out.push(Err(profile.to_path_buf()));
-            break;
+            return Err(());
         }
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
@@ -95,12 +94,12 @@ pub fn changed(profile: &Path, since: std::time::SystemTime) -> Vec<Result<PathB
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
                 todo.push(e.path());
-            } else if shared_object(&e.file_name()) && changed_since(&e.path(), since) {
-                out.push(Ok(e.path()));
+            } else if shared_object(&e.file_name()) && keep(&e, t) {
+                out.push(e.path());
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Remove `found` (`Err`: a whole profile directory); one line for the
