@@ -78,6 +78,10 @@ pub fn finish(layer: Layer, rules: &Rules) -> Outcome {
             rules.ws.display()
         ));
     }
+    // Untracked outputs dated 1970: host time-stamp builds redo them
+    // (atk22n F7).
+    out.notes
+        .extend(vet::date_build_outputs(&rules.ws, &out.applied));
     // Commits the run made, now in the workspace's object store (applied
     // objects are new by their change time), vetted as after a direct run.
     let since = since_time(layer.since);

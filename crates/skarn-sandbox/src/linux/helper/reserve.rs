@@ -17,6 +17,7 @@ mod host_sockets;
 mod nested;
 mod planned;
 mod resolve;
+mod socket_places;
 
 use nested::nested_repos;
 pub(super) use planned::layer_covers;

@@ -10,6 +10,7 @@
 //! direct mode would have refused or set aside is refused here, before
 //! any host program can see it.
 
+mod build_outputs;
 mod claude_worktrees;
 mod git_config;
 mod git_dir;
@@ -22,6 +23,7 @@ mod work_tree;
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
+pub(crate) use build_outputs::stamp as date_build_outputs;
 pub(crate) use claude_worktrees::opened as claude_worktrees_opened;
 pub(crate) use git_config::sanitize_config;
 pub(crate) use git_dir::{git_config_file, git_rebuilt_index};

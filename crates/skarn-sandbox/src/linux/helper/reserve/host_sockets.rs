@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::socket_places as places;
 use super::{Op, ReserveNotes};
 use crate::linux::plan::FsOp;
 
@@ -31,32 +32,50 @@ const MAX_BYTES: u64 = 32 << 20;
 /// Distinct socket names looked at, at most.
 const MAX_NAMES: usize = 65_536;
 
-/// The absolute names of the sockets `text` (the list's format) lists,
-/// each once. The name is the eighth column, to the end of the line
-/// (names may hold spaces); abstract (`@`) and relative names are left
-/// out.
-pub(super) fn bound_names(text: &str) -> Vec<PathBuf> {
+/// One bound socket of the list: its name as bound (absolute or
+/// relative), its sockfs inode, whether it listens.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Bound {
+    pub(super) name: PathBuf,
+    pub(super) ino: u64,
+    pub(super) listening: bool,
+}
+
+/// The named sockets `text` (the list's format) lists, each absolute name
+/// once. The name is the eighth column, to the end of the line (names may
+/// hold spaces); abstract (`@`) names are left out.
+pub(super) fn bound_names(text: &str) -> Vec<Bound> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for line in text.lines().skip(1) {
         let mut rest = line;
-        let mut ok = true;
+        let mut cols = Vec::with_capacity(7);
         for _ in 0..7 {
             rest = rest.trim_start_matches(' ');
             match rest.find(' ') {
-                Some(i) => rest = &rest[i..],
-                None => {
-                    ok = false;
-                    break;
+                Some(i) => {
+                    cols.push(&rest[..i]);
+                    rest = &rest[i..];
                 }
+                None => break,
             }
         }
         let name = rest.strip_prefix(' ').unwrap_or(rest);
-        if ok && name.starts_with('/') && seen.insert(name) {
-            out.push(PathBuf::from(name));
-            if out.len() >= MAX_NAMES {
-                break;
-            }
+        if cols.len() < 7 || name.is_empty() || name.starts_with('@') {
+            continue;
+        }
+        let listening = u32::from_str_radix(cols[3], 16).is_ok_and(|f| f & 0x10000 != 0);
+        let ino = cols[6].parse().unwrap_or(0);
+        if name.starts_with('/') && !seen.insert(name) {
+            continue;
+        }
+        out.push(Bound {
+            name: PathBuf::from(name),
+            ino,
+            listening,
+        });
+        if out.len() >= MAX_NAMES {
+            break;
         }
     }
     out
@@ -82,10 +101,14 @@ fn grant_roots(fs: &[FsOp]) -> Vec<PathBuf> {
 }
 
 /// Hide every host socket `/proc/net/unix` names inside a grant of
-/// `fs`: each becomes a pinned mask in `ops` (unless already there).
+/// `fs`: each becomes a pinned mask in `ops` (unless already there). A
+/// relative name is found through its owner's working directory, a
+/// renamed socket in the directory it was bound in, and every other name
+/// of the file through bind mounts is hidden too (atk22n F1). A listening
+/// socket that cannot be found is said, and the run is not fully
+/// enforced.
 pub(super) fn hide(fs: &[FsOp], ops: &mut Vec<Op>, notes: &mut ReserveNotes) {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let roots = grant_roots(fs);
     if roots.is_empty() {
         return;
@@ -100,34 +123,145 @@ pub(super) fn hide(fs: &[FsOp], ops: &mut Vec<Op>, notes: &mut ReserveNotes) {
         ));
         return;
     }
-    // Parents resolved once each (sockets gather in a few directories).
-    let mut parents: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
-    for name in bound_names(&text) {
-        let (Some(parent), Some(file)) = (name.parent(), name.file_name()) else {
-            continue;
+    let list = bound_names(&text);
+    let relative: Vec<u64> = list
+        .iter()
+        .filter(|b| b.name.is_relative())
+        .map(|b| b.ino)
+        .take(MAX_RELATIVE)
+        .collect();
+    let owners = places::owner_dirs(&relative);
+    let mut mi = String::new();
+    let _ = std::fs::File::open("/proc/self/mountinfo")
+        .and_then(|f| f.take(MAX_BYTES).read_to_string(&mut mi));
+    let ms = places::mounts(&mi);
+    let mut h = Hider {
+        roots: &roots,
+        ms: &ms,
+        parents: HashMap::new(),
+        scanned: Vec::new(),
+        lost: 0,
+        ops,
+        notes,
+    };
+    for b in &list {
+        let name = if b.name.is_relative() {
+            match owners.get(&b.ino) {
+                Some(cwd) => cwd.join(&b.name),
+                None => {
+                    if b.listening {
+                        h.lost += 1;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            b.name.clone()
         };
-        let real_parent = parents
+        h.one(&name, b.listening);
+    }
+    if h.lost > 0 {
+        // (Fails closed: the run makes no unix socket, as when the walk is
+        // cut, ADR 0204.)
+        let lost = h.lost;
+        h.notes.walk_cut.get_or_insert_with(|| {
+            format!(
+                "{lost} listening host unix socket(s) bound by a relative name (or renamed) \
+                 could not be located (their owner's working directory or directory is not \
+                 readable by this user): one inside a read grant would take the run's \
+                 connections, so unix sockets are unavailable in this run"
+            )
+        });
+    }
+}
+
+/// Relative names whose owners are looked for, at most.
+const MAX_RELATIVE: usize = 4096;
+
+struct Hider<'a> {
+    roots: &'a [PathBuf],
+    ms: &'a [places::Mount],
+    /// Parents resolved once each (sockets gather in a few directories).
+    parents: HashMap<PathBuf, Option<PathBuf>>,
+    /// Directories looked in for renamed sockets.
+    scanned: Vec<PathBuf>,
+    /// Listening sockets not found.
+    lost: usize,
+    ops: &'a mut Vec<Op>,
+    notes: &'a mut ReserveNotes,
+}
+
+impl Hider<'_> {
+    fn in_grant(&self, p: &Path) -> bool {
+        self.roots.iter().any(|r| p.starts_with(r))
+    }
+
+    /// `p` or another name of it through a mount lies in a grant.
+    fn reachable(&self, p: &Path) -> bool {
+        self.in_grant(p)
+            || places::other_names(p, self.ms)
+                .iter()
+                .any(|q| self.in_grant(q))
+    }
+
+    /// The socket bound as the absolute `name`.
+    fn one(&mut self, name: &Path, listening: bool) {
+        use std::os::unix::fs::FileTypeExt;
+        let (Some(parent), Some(file)) = (name.parent(), name.file_name()) else {
+            return;
+        };
+        let real_parent = self
+            .parents
             .entry(parent.to_path_buf())
             .or_insert_with(|| std::fs::canonicalize(parent).ok())
             .clone();
-        let Some(real) = real_parent.map(|p| p.join(file)) else {
-            continue;
+        let Some(dir) = real_parent else {
+            // (Its directory is gone: a socket whose name nobody reaches.)
+            return;
         };
-        if !roots.iter().any(|r| real.starts_with(r)) {
-            continue;
+        let real = dir.join(file);
+        if std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_socket()) {
+            self.file(&real);
+            return;
         }
-        let Ok(m) = std::fs::symlink_metadata(&real) else {
-            continue;
+        // Renamed (or removed) since it was bound: every socket of its
+        // directory, when that is reachable from a grant.
+        if !self.reachable(&dir) || self.scanned.contains(&dir) {
+            return;
+        }
+        self.scanned.push(dir.clone());
+        match places::sockets_in(&dir) {
+            Some(all) => all.iter().for_each(|s| self.file(s)),
+            None if listening => self.lost += 1,
+            None => {}
+        }
+    }
+
+    /// Hide the socket file `real` and its other names inside a grant.
+    fn file(&mut self, real: &Path) {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let Ok(m) = std::fs::symlink_metadata(real) else {
+            return;
         };
-        if !m.file_type().is_socket() || ops.iter().any(|(p, _, _)| *p == real) {
-            continue;
+        let id = (m.dev(), m.ino());
+        let mut names = vec![real.to_path_buf()];
+        names.extend(places::other_names(real, self.ms));
+        for p in names {
+            if !self.in_grant(&p) || self.ops.iter().any(|(q, _, _)| *q == p) {
+                continue;
+            }
+            let same = std::fs::symlink_metadata(&p)
+                .is_ok_and(|n| n.file_type().is_socket() && (n.dev(), n.ino()) == id);
+            if !same {
+                continue;
+            }
+            self.notes.socket_pins.push((p.clone(), id));
+            self.notes.info.push(format!(
+                "unix socket {} inside a grant: hidden (a host server listens there)",
+                p.display()
+            ));
+            self.ops.push((p, false, true));
         }
-        notes.socket_pins.push((real.clone(), (m.dev(), m.ino())));
-        notes.info.push(format!(
-            "unix socket {} inside a grant: hidden (a host server listens there)",
-            real.display()
-        ));
-        ops.push((real, false, true));
     }
 }
 
@@ -136,7 +270,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_the_eighth_column_to_the_end_of_the_line() {
+    fn names_are_the_eighth_column_to_the_end_of_the_line_relative_ones_kept() {
         let text = "Num       RefCount Protocol Flags    Type St Inode Path\n\
             0000000000000000: 00000002 00000000 00010000 0001 01 20000 /run/a.sock\n\
             0000000000000000: 00000003 00000000 00000000 0001 03 20001 /run/a.sock\n\
@@ -144,11 +278,16 @@ mod tests {
             0000000000000000: 00000002 00000000 00000000 0002 01 20003\n\
             0000000000000000: 00000002 00000000 00010000 0001 01 20004 /opt/x/with space.sock\n\
             0000000000000000: 00000002 00000000 00010000 0001 01 20005 rel.sock\n";
+        let got: Vec<(String, u64, bool)> = bound_names(text)
+            .into_iter()
+            .map(|b| (b.name.display().to_string(), b.ino, b.listening))
+            .collect();
         assert_eq!(
-            bound_names(text),
+            got,
             vec![
-                PathBuf::from("/run/a.sock"),
-                PathBuf::from("/opt/x/with space.sock")
+                ("/run/a.sock".into(), 20000, true),
+                ("/opt/x/with space.sock".into(), 20004, true),
+                ("rel.sock".into(), 20005, true),
             ]
         );
     }
