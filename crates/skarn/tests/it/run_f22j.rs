@@ -94,7 +94,32 @@ fn host_sockets_under_a_read_grant_by_any_name_get_nothing() {
                     (src.clone(), vec!["b.sock"], dst.join("b.sock"))
                 }
             };
-            let mut srv = Command::new("python3")
+            // As uid 65534 the server is that user's own: a root server's
+            // relative name cannot be located by an unprivileged helper,
+            // which then makes every concurrent uid 65534 run of the suite
+            // go without unix sockets (the fail-closed path, unit-tested).
+            if nobody {
+                assert!(sh(&format!(
+                    "chown -R 65534:65534 {} {}",
+                    opt.display(),
+                    src.display()
+                )));
+            }
+            let mut srv = if nobody {
+                let mut c = Command::new("setpriv");
+                c.args([
+                    "--reuid",
+                    "65534",
+                    "--regid",
+                    "65534",
+                    "--clear-groups",
+                    "/usr/bin/python3",
+                ]);
+                c
+            } else {
+                Command::new("python3")
+            };
+            let mut srv = srv
                 .arg("-c")
                 .arg(SERVER)
                 .arg(&dir)
