@@ -173,6 +173,9 @@ mod run_b24v;
 // Attack atk24t F1, F8, F5, F2, F6: IDE code, client tools, durable crons, worktree agents, VS Code hook files (fx24a).
 #[cfg(target_os = "linux")]
 mod run_fx24a;
+// Attack atk24t F3: implicit inputs of trusted lines (make, npm, pytest) (f24x).
+#[cfg(target_os = "linux")]
+mod run_f24x;
 // Attack atk24r F5, F7, F8, F6 and atk24s F5: worktree peer hooks, named scripts, VS Code agents, Gemini .env (b24w).
 #[cfg(target_os = "linux")]
 mod run_b24w;
