@@ -20,10 +20,14 @@
 //! from `PATH`), nor configuration the user runs by hand
 //! (`.vscode/launch.json`) or prose.
 
+mod home;
+mod words;
+
 use std::path::{Path, PathBuf};
 
-use crate::protect::config_words::{climbing_tail, path_word};
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
+use home::home_configs;
+use words::{named_in, words_in};
 
 /// The files the configuration of `base` names, each with the file naming
 /// it (bounded: [`MAX_FILES`] files read, [`MAX_NAMED`] names kept).
@@ -73,6 +77,23 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
             }
         }
     }
+    // What the user's trusted lines run besides the files they name: a
+    // makefile, `package.json`, the scripts their text names (atk24t F3,
+    // ADR 0328).
+    let (inputs, texts) = crate::protect::trusted_lines::inputs(base);
+    let via = PathBuf::from("~/.config/skarn/config.toml [hook] trusted_hooks");
+    let from_texts = texts
+        .iter()
+        .flat_map(|(t, d)| words_in(t, d, base, false, false));
+    for f in inputs.into_iter().chain(from_texts) {
+        if f.starts_with(base)
+            && f != base
+            && files.len() < MAX_NAMED
+            && !files.iter().any(|(g, _)| *g == f)
+        {
+            files.push((f, via.clone()));
+        }
+    }
     // The user's own agent configuration naming this workspace's files
     // (atk24k F3): `claude mcp add`'s servers in `~/.claude.json`, VS
     // Code's and Windsurf's user MCP files, Cursor's and Windsurf's user
@@ -112,90 +133,6 @@ const AGENT_CONFIG: &[&str] = &[
     ".vscode/mcp.json",
     ".windsurf",
 ];
-
-/// Words that set the directory the rest of a command runs in (`cd
-/// scripts && ./lint.sh`, `npm --prefix frontend run lint`, `make -C
-/// sub`): that directory is kept whole (atk24k F7).
-const DIR_WORDS: &[&str] = &[
-    "cd",
-    "pushd",
-    "--prefix",
-    "-C",
-    "--cwd",
-    "--dir",
-    "--directory",
-    "--manifest-path",
-];
-
-/// The user's agent configuration files that may name workspace files.
-fn home_configs() -> Vec<PathBuf> {
-    let Some(home) = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-    else {
-        return Vec::new();
-    };
-    let claude = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute());
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".config"));
-    let claude_dir = claude.clone().unwrap_or_else(|| home.join(".claude"));
-    let mut out = vec![
-        claude.map_or_else(|| home.join(".claude.json"), |c| c.join(".claude.json")),
-        xdg.join("Code/User/mcp.json"),
-        xdg.join("Code - Insiders/User/mcp.json"),
-        home.join(".codeium/windsurf/mcp_config.json"),
-        home.join(".codeium/windsurf/hooks.json"),
-        home.join(".cursor/hooks.json"),
-    ];
-    let mut budget = 128usize;
-    for d in [claude_dir.join("agents"), claude_dir.join("skills")] {
-        let mut stack = vec![(d, 0usize)];
-        while let Some((d, depth)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd.flatten().take(256) {
-                let p = e.path();
-                if e.file_type().is_ok_and(|t| t.is_dir()) && depth < 2 {
-                    stack.push((p, depth + 1));
-                } else if budget > 0 && p.extension().is_some_and(|x| x == "md") {
-                    budget -= 1;
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() <= MAX_HOME_BYTES));
-    out
-}
-
-/// The `mcpServers` tables of `~/.claude.json` as text (all of it when
-/// it is not JSON: unknown is read whole).
-fn claude_servers(text: &str) -> String {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
-        return text.to_string();
-    };
-    let mut out = v
-        .get("mcpServers")
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    if let Some(projects) = v.get("projects").and_then(|p| p.as_object()) {
-        for p in projects.values() {
-            if let Some(s) = p.get("mcpServers") {
-                out.push(' ');
-                out.push_str(&s.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// Bytes read per home file, at most (`~/.claude.json` keeps history).
-const MAX_HOME_BYTES: u64 = 16 << 20;
 
 /// Configuration read besides the persistence entries (some of them are
 /// entries already; each is read once).
@@ -291,168 +228,4 @@ fn read_as_configuration(p: &Path) -> bool {
                 | "lua"
         ),
     }
-}
-
-/// The files of `base` that the words of `cfg` name; with `dirs`, the
-/// directory of each too (not `base` itself); with `absolute`, absolute
-/// words only.
-fn named_in(cfg: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf> {
-    let Ok(bytes) = std::fs::read(cfg) else {
-        return Vec::new();
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    // `~/.claude.json` is mostly state (projects, prompts): its server
-    // tables only, the user's and every project's.
-    let text = if cfg.file_name().is_some_and(|n| n == ".claude.json") {
-        std::borrow::Cow::Owned(claude_servers(&text))
-    } else {
-        text
-    };
-    let dir = cfg.parent().unwrap_or(base);
-    words_in(&text, dir, base, dirs, absolute)
-}
-
-/// [`named_in`] for the text of a configuration file in `dir`.
-fn words_in(text: &str, dir: &Path, base: &Path, dirs: bool, absolute: bool) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    // The directory a DIR word set (the workspace itself too: `uv
-    // --directory <ws> run srv.py`, atk22l F5).
-    let mut cur: Option<PathBuf> = None;
-    let seps = |c: char| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '"' | '\'' | '`' | '=' | ',' | ';' | '(' | ')' | '[' | ']' | '\\'
-            )
-    };
-    // After a `cd` word: the directory the command then runs in.
-    let mut after_dir_word = false;
-    // Where the words stand after an interpreter (atk24t F4).
-    let mut pos = crate::protect::config_words::Position::None;
-    for w in text.split(seps).take(2_000_000) {
-        let (next, script) = pos.next(w);
-        pos = next;
-        if DIR_WORDS.contains(&w) {
-            after_dir_word = true;
-            continue;
-        }
-        if after_dir_word {
-            // (Quotes and a leading `$VAR` split the word: `cd
-            // "$CLAUDE_PROJECT_DIR"/scripts`.)
-            let var_only = w.strip_prefix('$').is_some_and(|v| {
-                let v = v.trim_start_matches('{').trim_end_matches('}');
-                !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-            if w.is_empty() || var_only {
-                continue;
-            }
-            after_dir_word = false;
-            if let Some(word) = path_word(w) {
-                let places = match word.strip_prefix('/') {
-                    Some(rest) => vec![PathBuf::from(&word), base.join(rest)],
-                    None if absolute => Vec::new(),
-                    None => vec![base.join(&word)],
-                };
-                for p in places {
-                    let p = crate::policy::config::normalize(&p);
-                    if p.starts_with(base) && p.is_dir() {
-                        cur.get_or_insert_with(|| p.clone());
-                        if p != base && !out.contains(&p) {
-                            out.push(p);
-                        }
-                    }
-                }
-            }
-        }
-        let Some(word) = path_word(w) else { continue };
-        // A word without a slash names a file of the workspace when it
-        // is an interpreter's script argument (`node server.js`, `python3
-        // check.py`: run from the client's directory, atk22l F5); other
-        // bare words run from PATH.
-        // An interpreter's script argument names a workspace file or
-        // directory whatever its name (`sh .ci.sh`, `python3 tool`:
-        // atk24t F4), when it exists.
-        let script = script && !absolute;
-        if !word.contains('/')
-            && !script
-            && (absolute || !crate::protect::config_words::script_word(&word))
-        {
-            continue;
-        }
-        let mut places: Vec<PathBuf> = match word.strip_prefix('/') {
-            // An absolute path, or the rest after a quoted variable
-            // (`"$CLAUDE_PROJECT_DIR"/scripts/lint.sh`).
-            Some(_) if absolute => vec![PathBuf::from(&word)],
-            // Or after a command or variable naming the file's own
-            // directory or the git directory (`"$(dirname "$0")"/../../
-            // tools/common.sh` in a hook, `${GIT_DIR:-.git}/../tools/x`;
-            // attack atk24l F6): resolved against the file's directory,
-            // and a path climbing out of it by its tail from the top.
-            Some(rest) => {
-                let mut v = vec![PathBuf::from(&word), base.join(rest), dir.join(rest)];
-                v.extend(climbing_tail(rest).map(|t| base.join(t)));
-                v
-            }
-            None if absolute => Vec::new(),
-            None => vec![base.join(&word), dir.join(&word)],
-        };
-        if !absolute
-            && !word.starts_with('/')
-            && let Some(c) = &cur
-        {
-            places.push(c.join(&word));
-        }
-        // A path climbing up from a place a shell computes (a git hook's
-        // `$(dirname "$0")/../../tools/common.sh`, `${GIT_DIR:-.git}/../x`):
-        // its tail is taken from the workspace's top, failing closed
-        // (atk24l F6).
-        if !absolute && let Some(t) = climbing_tail(&word) {
-            places.push(base.join(t));
-        }
-        for p in places {
-            let p = crate::policy::config::normalize(&p);
-            if !p.starts_with(base) || p == base || out.contains(&p) {
-                continue;
-            }
-            // What a link leads to, every hop (atk24t F7): the program
-            // reads it by the named path.
-            for h in crate::protect::config_links::hops(&p, base) {
-                if !out.contains(&h) {
-                    out.push(h);
-                }
-            }
-            // A directory an interpreter runs (`python3 tool`: its
-            // `__main__.py`) whole; others are not kept (`src` in a
-            // setting would freeze the project).
-            if p.is_dir() {
-                if script {
-                    out.push(p);
-                }
-                continue;
-            }
-            // Not by its place alone when missing (a JSON key after an
-            // interpreter's name is no script).
-            if script
-                && !word.contains('/')
-                && !p.exists()
-                && !crate::protect::config_words::script_word(&word)
-            {
-                continue;
-            }
-            // A missing file too (a hook naming a missing script is
-            // planted by making it), when its directory exists.
-            if p.is_file() || p.parent().is_some_and(Path::is_dir) {
-                if dirs
-                    && let Some(d) = p.parent()
-                    && d != base
-                    && d.starts_with(base)
-                    && !out.iter().any(|o| o == d)
-                {
-                    out.push(d.to_path_buf());
-                }
-                out.push(p);
-            }
-        }
-    }
-    out
 }

@@ -91,7 +91,7 @@ fn makefiles(dir: &Path) -> Vec<String> {
 
 /// The logical lines of makefile text: continuations joined, with
 /// whether each is a recipe line (it starts with a tab).
-fn logical_lines(text: &str) -> Vec<(bool, String)> {
+pub(crate) fn logical_lines(text: &str) -> Vec<(bool, String)> {
     let mut out = Vec::new();
     let mut joined = String::new();
     for raw in text.split('\n') {

@@ -155,6 +155,8 @@ pub mod tool_keys_direct;
 pub mod toolchain_links;
 #[cfg(unix)]
 pub mod trusted;
+pub mod trusted_inputs;
+pub mod trusted_lines;
 #[cfg(unix)]
 pub mod venv_guard;
 #[cfg(unix)]

@@ -113,7 +113,36 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.client {
         None => starter(&args),
-        Some(c) => client::client(&args, c),
+        Some(c) => {
+            judge_trusted();
+            client::client(&args, c)
+        }
+    }
+}
+
+/// Say which of the user's trusted lines are not trusted (they run the
+/// project's own code) and which run a program whose inputs skarn does
+/// not know (atk24t F3, ADR 0328).
+fn judge_trusted() {
+    use skarn_sandbox::protect::trusted_lines;
+    let Ok(here) = std::env::current_dir() else {
+        return;
+    };
+    for l in trusted_lines::user_lines() {
+        let j = trusted_lines::judge(&l, &here);
+        if let Some(why) = j.refused {
+            eprintln!(
+                "skarn: [hook] trusted_hooks {l:?} is NOT trusted: {why}; the entry running it \
+                 is wrapped in `skarn run` or refused like any unconfined one"
+            );
+        } else if !j.unknown.is_empty() {
+            eprintln!(
+                "skarn: warning: [hook] trusted_hooks {l:?} runs {} unconfined, and skarn does \
+                 not know which project files it reads: a confined command may change what it \
+                 runs",
+                j.unknown.join(", ")
+            );
+        }
     }
 }
 

@@ -176,6 +176,9 @@ mod run_fx24a;
 // Attack atk22n F1, F7: host sockets under read grants by any name, planted build outputs (f22j).
 #[cfg(target_os = "linux")]
 mod run_f22j;
+// Attack atk24t F3: implicit inputs of trusted lines (make, npm, pytest) (f24x).
+#[cfg(target_os = "linux")]
+mod run_f24x;
 // Attack atk24r F5, F7, F8, F6 and atk24s F5: worktree peer hooks, named scripts, VS Code agents, Gemini .env (b24w).
 #[cfg(target_os = "linux")]
 mod run_b24w;

@@ -163,7 +163,16 @@ impl Settings {
                         }
                         s.unsandboxed = h.unsandboxed;
                         s.allow_tools = h.allow_tools;
-                        s.trusted_hooks = h.trusted_hooks;
+                        // A line running the project's own code is not
+                        // trusted (atk24t F3, ADR 0328): `skarn init` says so.
+                        let here = std::env::current_dir().unwrap_or_default();
+                        s.trusted_hooks = h
+                            .trusted_hooks
+                            .into_iter()
+                            .filter(|l| {
+                                skarn_sandbox::protect::trusted_lines::refusal(l, &here).is_none()
+                            })
+                            .collect();
                         s.codex_rewrite = h.codex_rewrite.unwrap_or(false);
                         if let Some(g) = h.guard_files {
                             s.guard_files = g;
