@@ -97,6 +97,10 @@ pub struct HostFacts {
     /// (`file: line`; said in the report, see [`crate::protect::shell_sources`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trusted_unresolved: Vec<String>,
+    /// What protected configurations load that skarn did not follow file
+    /// by file (said; see [`crate::protect::config_refs::Loaded::notes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_notes: Vec<String>,
     /// Relative names the home's start-up files source (see
     /// [`crate::protect::home_links::Found::relative`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -126,6 +126,7 @@ impl HostFacts {
             trusted_unfinished: Vec::new(),
             empty_when_missing: Vec::new(),
             trusted_unresolved: Vec::new(),
+            config_notes: Vec::new(),
             home_like_workspace: None,
             home_mentions: Default::default(),
             configured_programs: Vec::new(),
@@ -206,6 +207,7 @@ impl HostFacts {
         let mut found = f.trusted;
         self.trusted_unfinished = f.unfinished;
         self.trusted_unresolved = f.unresolved;
+        self.config_notes = f.config_notes;
         self.startup_relative = f.relative;
         self.empty_when_missing = f.empty_when_missing;
         // The same upward-searched configuration for the other writable

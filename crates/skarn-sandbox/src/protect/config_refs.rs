@@ -9,23 +9,30 @@
 //! resolve them (node's relative specifiers with its extension and
 //! directory-index search, a configuration's directory for the others,
 //! Python's package-before-module order), transitively through the
-//! JavaScript modules found, within [`MAX_DEPTH`] and [`MAX_FILES`]. The
-//! names a loader would try first and that do not exist (`./x` before
-//! `./x.js`, a package `x/` before `x.py`) are reserved too. A reference
-//! that is not a literal (`require(name)`) cannot be followed: the
-//! configuration itself stays protected, as before, and the report says
-//! so. Configurations at the workspace's top (and the pnpmfile its
-//! settings name) are read; nested ones are not (a start-up walk of the
-//! tree is not made, issue 30).
+//! JavaScript modules found. Package names and `#` imports (`import x
+//! from '@acme/eslint-config'`, `'#rules'`, `"prettier":
+//! "@acme/prettier-config"`, ESLint's `extends`; atk22n F2) are resolved
+//! as node resolves them ([`crate::protect::config_refs_node`]) and
+//! followed where they lead to a workspace package. The names a loader
+//! would try first and that do not exist (`./x` before `./x.js`, a
+//! package `x/` before `x.py`) are reserved too. Past [`MAX_FILES`] or
+//! [`MAX_DEPTH`], the directory of each module not followed is kept
+//! read-only whole, and the report says so naming the configuration; a
+//! reference that is not a literal (`require(name)`) or a `#` import
+//! without a mapping cannot be followed: the configuration itself stays
+//! protected, as before, and the report says so. Configurations at the
+//! workspace's top (and the pnpmfile its settings name) are read; nested
+//! ones are not (a start-up walk of the tree is not made, issue 30).
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::protect::config_refs_node as node;
 use crate::protect::config_refs_read::{self as read, JS_EXTS, Refs};
 
 /// JavaScript modules followed from one configuration, in depth.
-const MAX_DEPTH: usize = 4;
+pub const MAX_DEPTH: usize = 16;
 /// Files found from the workspace's configurations in all.
-const MAX_FILES: usize = 128;
+pub const MAX_FILES: usize = 1024;
 /// Bytes read of one file.
 const MAX_BYTES: u64 = 512 << 10;
 
@@ -74,10 +81,45 @@ pub struct Found {
 
 /// What the workspace's configurations load, and the configurations with
 /// a reference that cannot be followed.
+/// A module past a bound, and a package whose entry cannot be found
+/// statically, are protected whole as directories (`trees`); those and
+/// what cannot be followed are said (`notes`, each naming the
+/// configuration).
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub files: Vec<Found>,
     pub dynamic: Vec<PathBuf>,
+    pub trees: Vec<Found>,
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    fn tree(&mut self, dir: PathBuf, via: &Path) {
+        if !self.trees.iter().any(|t| t.path == dir) {
+            self.trees.push(Found {
+                path: dir,
+                via: via.to_path_buf(),
+            });
+        }
+    }
+
+    /// A bound reached: `dir` (holding a file not followed) protected
+    /// whole, and said.
+    fn bound(&mut self, dir: &Path, via: &Path) {
+        self.tree(dir.to_path_buf(), via);
+        self.note(format!(
+            "{} loads more local modules than skarn follows ({MAX_FILES} files, {MAX_DEPTH} \
+             levels): the directories of those not followed are kept read-only whole; what \
+             they load outside those directories is not protected",
+            via.display()
+        ));
+    }
+
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) && self.notes.len() < 16 {
+            self.notes.push(n);
+        }
+    }
 }
 
 fn read_text(p: &Path) -> Option<String> {
@@ -228,15 +270,33 @@ fn roots(ws: &Path) -> Vec<PathBuf> {
 /// `ws` (see the module's text).
 pub fn loaded(ws: &Path) -> Loaded {
     let ws = lexical(ws);
+    let real = std::fs::canonicalize(&ws).unwrap_or_else(|_| ws.clone());
+    let node = node::Ws {
+        path: &ws,
+        real: &real,
+        resolve_js,
+    };
     let mut out = Loaded::default();
-    let mut queue: Vec<(PathBuf, PathBuf, usize)> =
+    // Breadth first: a bound ends the walk at its deepest modules.
+    let mut queue: std::collections::VecDeque<(PathBuf, PathBuf, usize)> =
         roots(&ws).into_iter().map(|r| (r.clone(), r, 0)).collect();
     let mut seen: Vec<PathBuf> = queue.iter().map(|(p, _, _)| p.clone()).collect();
-    while let Some((p, via, depth)) = queue.pop() {
+    while let Some((p, via, depth)) = queue.pop_front() {
         let Some(dir) = p.parent() else { continue };
+        if out.files.len() >= MAX_FILES || depth > MAX_DEPTH {
+            // A bound: the module's directory is protected whole, and said.
+            out.bound(dir, &via);
+            continue;
+        }
         let r = refs_of(&p);
         if r.dynamic && !out.dynamic.contains(&p) {
             out.dynamic.push(p.clone());
+            out.note(format!(
+                "{} (loaded by {}) loads a module named by a value skarn cannot read \
+                 statically: that module is not protected",
+                p.display(),
+                via.display()
+            ));
         }
         let mut found: Vec<(Option<PathBuf>, Vec<PathBuf>)> = Vec::new();
         found.extend(r.js.iter().map(|s| resolve_js(dir, s)));
@@ -245,23 +305,47 @@ pub fn loaded(ws: &Path) -> Loaded {
             let f = lexical(&dir.join(s));
             (is_file(&f).then_some(f), Vec::new())
         }));
+        for s in &r.bare {
+            let hit = node::resolve(&node, dir, s);
+            if hit.unresolved {
+                out.note(format!(
+                    "{} (loaded by {}) imports `{s}`, which skarn cannot resolve statically: \
+                     what it leads to is not protected",
+                    p.display(),
+                    via.display()
+                ));
+            }
+            hit.trees.into_iter().for_each(|t| out.tree(t, &via));
+            found.extend(hit.found);
+        }
+        for w in &r.names {
+            for n in node::names(w) {
+                let hit = node::resolve(&node, dir, &n);
+                hit.trees.into_iter().for_each(|t| out.tree(t, &via));
+                found.extend(hit.found);
+            }
+        }
         for (file, before) in found {
             for f in before.into_iter().chain(file.clone()) {
-                if out.files.len() >= MAX_FILES {
-                    return out;
-                }
                 if !f.starts_with(&ws) || seen.contains(&f) {
                     continue;
                 }
                 seen.push(f.clone());
+                let js = JS_EXTS.contains(&ext(&f));
+                if js && Some(&f) == file.as_ref() {
+                    // Read (or, past a bound, protected whole) in turn.
+                    queue.push_back((f.clone(), via.clone(), depth + 1));
+                }
+                if out.files.len() >= MAX_FILES {
+                    if let Some(d) = f.parent() {
+                        out.bound(d, &via);
+                    }
+                    continue;
+                }
                 out.files.push(Found {
-                    path: f.clone(),
+                    path: f,
                     via: via.clone(),
                 });
-                let js = JS_EXTS.contains(&ext(&f));
-                if js && depth < MAX_DEPTH && Some(&f) == file.as_ref() {
-                    queue.push((f, via.clone(), depth + 1));
-                }
             }
         }
     }

@@ -8,9 +8,18 @@
 
 /// What one configuration file names.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Refs {
+pub struct Refs {
     /// Relative paths resolved as node resolves a relative specifier.
     pub js: Vec<String>,
+    /// Package names and subpath imports (`@acme/x`, `x/y`, `#rules`),
+    /// resolved as node resolves them
+    /// ([`crate::protect::config_refs_node`]).
+    pub bare: Vec<String>,
+    /// Words of a data configuration that may name a package (ESLint's
+    /// `extends` / `plugins`, Babel's presets, Prettier's shared
+    /// configuration): followed only where they lead to a workspace
+    /// package, silently otherwise.
+    pub names: Vec<String>,
     /// Paths relative to the file's directory, as written (`.rb` added
     /// by the reader when missing).
     pub paths: Vec<String>,
@@ -21,11 +30,27 @@ pub(crate) struct Refs {
 }
 
 /// File name extensions of JavaScript and TypeScript modules.
-pub(crate) const JS_EXTS: &[&str] = &["js", "cjs", "mjs", "ts", "mts", "cts", "jsx", "tsx"];
+pub const JS_EXTS: &[&str] = &["js", "cjs", "mjs", "ts", "mts", "cts", "jsx", "tsx"];
 
 /// Whether `s` is a relative specifier (`./x`, `../x`).
 fn relative(s: &str) -> bool {
     s.starts_with("./") || s.starts_with("../") || s == "." || s == ".."
+}
+
+/// Whether `s` is a specifier node resolves through `node_modules` or a
+/// `package.json` `imports` map: a package name (`x`, `@s/x`, with a
+/// subpath) or `#x`; not a built-in (`node:`), a URL or an absolute path.
+pub fn bare(s: &str) -> bool {
+    let first = s.split('/').next().unwrap_or("");
+    !s.is_empty()
+        && !relative(s)
+        && !s.starts_with('/')
+        && !s.contains(':')
+        && !s.contains(char::is_whitespace)
+        && !s.contains('\\')
+        && s.len() <= 214
+        && (s.starts_with('#') || !first.is_empty())
+        && !first.starts_with('.')
 }
 
 /// The string literal at the start of `s` (after blanks): `Some(Ok)` a
@@ -43,11 +68,11 @@ fn literal(s: &str) -> Option<Result<String, ()>> {
     Some(Ok(v.to_string()))
 }
 
-/// The static relative specifiers of JavaScript text (`require('./x')`,
+/// The static relative and bare specifiers of JavaScript text (`require('./x')`,
 /// `require.resolve`, `import ... from './x'`, `import './x'`,
 /// `import('./x')`, `export ... from './x'`); `dynamic` when a
 /// `require` / `import()` takes anything but a literal.
-pub(crate) fn js(text: &str) -> Refs {
+pub fn js(text: &str) -> Refs {
     let mut r = Refs::default();
     let b = text.as_bytes();
     let word_at = |i: usize, w: &str| {
@@ -81,6 +106,7 @@ pub(crate) fn js(text: &str) -> Refs {
         };
         match literal(after) {
             Some(Ok(s)) if relative(&s) && !r.js.contains(&s) => r.js.push(s),
+            Some(Ok(s)) if bare(&s) && !r.bare.contains(&s) => r.bare.push(s),
             Some(Ok(_)) => {}
             Some(Err(())) => r.dynamic = true,
             None if call => r.dynamic = true,
@@ -102,16 +128,25 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
 /// The relative paths of a data configuration (ESLint's, Prettier's,
 /// Babel's, commitlint's ...): every word that starts with `./` or `../`
 /// (a YAML key's `:` taken off).
-pub(crate) fn data(text: &str) -> Refs {
+pub fn data(text: &str) -> Refs {
     let mut r = Refs::default();
     for w in words(text) {
         let w = w.trim_end_matches(':');
         if relative(w) && !r.js.iter().any(|x| x == w) {
             r.js.push(w.to_string());
+        } else if r.names.len() < MAX_NAMES
+            && !w.starts_with('#')
+            && bare(w.strip_prefix("plugin:").unwrap_or(w))
+            && !r.names.iter().any(|x| x == w)
+        {
+            r.names.push(w.to_string());
         }
     }
     r
 }
+
+/// Words of one data configuration tried as package names.
+const MAX_NAMES: usize = 512;
 
 /// RuboCop's (and standard's, erb_lint's, Solargraph's) configuration:
 /// `inherit_from` files (`.rubocop_todo.yml`, written without `./`) and
@@ -239,7 +274,13 @@ pub(crate) fn package_json(text: &str, keys: &[&str]) -> Refs {
     if let Some(x) = v.pointer("/config/commitizen") {
         strings(x, &mut found);
     }
-    r.js = found.into_iter().filter(|s| relative(s)).collect();
+    for s in found {
+        if relative(&s) {
+            r.js.push(s);
+        } else if bare(&s) && !r.bare.contains(&s) {
+            r.bare.push(s);
+        }
+    }
     r
 }
 

@@ -61,3 +61,25 @@ fn data_ruby_python_deno_and_package_json_are_read() {
     );
     assert_eq!(pj.js, vec!["./fmt.cjs"]);
 }
+
+#[test]
+fn package_names_and_subpath_imports_are_read() {
+    let r = js(
+        "import a from '@acme/eslint-config';\nimport r from '#rules';\n\
+                const l = require('lodash/fp');\nimport fs from 'node:fs';\n\
+                import u from 'https://x/y.js';\nconst p = require('/abs/p.js');\n",
+    );
+    assert_eq!(r.bare, vec!["@acme/eslint-config", "#rules", "lodash/fp"]);
+    assert!(r.js.is_empty());
+    assert!(!bare("") && !bare("./x") && !bare("a b") && !bare(".hidden"));
+    let d = data(
+        "{\"extends\": [\"@acme\", \"plugin:local/recommended\"], \"rules\": {\"x\": \"off\"}}",
+    );
+    assert!(d.names.contains(&"@acme".to_string()), "{d:?}");
+    assert!(
+        d.names.contains(&"plugin:local/recommended".to_string()),
+        "{d:?}"
+    );
+    let p = package_json("{\"prettier\": \"@acme/prettier-config\"}", &["prettier"]);
+    assert_eq!(p.bare, vec!["@acme/prettier-config"]);
+}

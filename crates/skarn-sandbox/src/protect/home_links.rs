@@ -45,6 +45,10 @@ pub struct Found {
     /// [`crate::protect::host_places::collect`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub empty_when_missing: Vec<PathBuf>,
+    /// What protected configurations load that was not followed exactly
+    /// ([`crate::protect::config_refs::Loaded::notes`]; said).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_notes: Vec<String>,
 }
 
 /// Entries examined by one scan (all roots together).

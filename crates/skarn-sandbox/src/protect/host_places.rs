@@ -150,7 +150,8 @@ pub fn collect(
     }
     // The local modules and files those and the workspace's other
     // code-running configurations load (atk22m F9).
-    for f in crate::protect::config_refs::loaded(workspace).files {
+    let loaded = crate::protect::config_refs::loaded(workspace);
+    for f in loaded.files {
         if let Some(target) = cache.resolve(&f.path) {
             let via = format!(
                 "a file {} loads (the host tool that runs it loads this too)",
@@ -159,6 +160,23 @@ pub fn collect(
             found.push(Trusted::new(&f.path, target, via, false));
         }
     }
+    // A package or module directory those load that is not followed file
+    // by file (a bound, an entry not found statically): whole.
+    for f in loaded.trees {
+        if let Some(target) = cache.resolve(&f.path) {
+            let via = format!(
+                "a directory {} loads modules from (not followed file by file)",
+                f.via.display()
+            );
+            found.push(Trusted::tree(
+                &f.path,
+                target,
+                via,
+                crate::protect::trusted::Tree::Dir,
+            ));
+        }
+    }
+    out.config_notes = loaded.notes;
     // Each place's other names through other mounts of its filesystem
     // (a `PATH` entry that is a bind-mount alias of the workspace's `bin`:
     // a run writes it under the workspace's name; atk27k F18b).

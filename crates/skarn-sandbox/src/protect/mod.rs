@@ -22,7 +22,9 @@ pub mod config_named;
 #[cfg(unix)]
 pub mod config_refs;
 #[cfg(unix)]
-pub(crate) mod config_refs_read;
+pub(crate) mod config_refs_node;
+#[doc(hidden)]
+pub mod config_refs_read;
 pub mod config_words;
 #[cfg(unix)]
 pub mod configured_programs;

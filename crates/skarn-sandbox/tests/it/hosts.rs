@@ -29,6 +29,7 @@ pub fn nonroot() -> HostFacts {
         trusted_unfinished: vec![],
         empty_when_missing: vec![],
         trusted_unresolved: vec![],
+        config_notes: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),
         configured_programs: Vec::new(),

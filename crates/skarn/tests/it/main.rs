@@ -316,6 +316,8 @@ mod run_b22i;
 #[cfg(target_os = "linux")]
 mod run_b27p;
 #[cfg(target_os = "linux")]
+mod run_f22k;
+#[cfg(target_os = "linux")]
 mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_fx27b;

@@ -27,6 +27,7 @@ fn host(uid: u32, namespaces: bool, abi: u32, seccomp: bool, cgroups: bool) -> H
         trusted_unfinished: vec![],
         empty_when_missing: vec![],
         trusted_unresolved: vec![],
+        config_notes: vec![],
         home_like_workspace: None,
         home_mentions: Default::default(),
         configured_programs: Vec::new(),

@@ -210,6 +210,9 @@ pub(super) fn protects(host: &HostFacts, g: &Granted, report: &mut RestrictionRe
             host.trusted_unresolved.join("; ")
         ));
     }
+    for n in &host.config_notes {
+        report.degrade(n.clone());
+    }
     if !host.trusted_unfinished.is_empty() {
         let dirs: Vec<String> = host
             .trusted_unfinished
