@@ -34,7 +34,7 @@ fn pids_with(marker: &str) -> Vec<u32> {
         let is_server = argv
             .first()
             .is_some_and(|a| a.ends_with(b"skarn-hostile-server"));
-        if live && is_server && argv.iter().any(|a| *a == marker.as_bytes()) {
+        if live && is_server && argv.contains(&marker.as_bytes()) {
             out.push(pid);
         }
     }
