@@ -78,6 +78,7 @@ mod server;
 mod server_execute;
 mod server_relay;
 mod shell_tool;
+mod spawner;
 pub mod state_dirs;
 #[cfg(target_os = "linux")]
 mod state_guard;

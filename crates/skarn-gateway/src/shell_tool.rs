@@ -212,7 +212,9 @@ pub async fn call(
         });
     }
     c.current_dir(&cwd);
-    let mut child = match c.spawn() {
+    // Forked from the gateway's lasting spawner thread: the death signal
+    // above follows the forking thread, which tokio may retire.
+    let mut child = match crate::spawner::on_spawner(move || c.spawn()) {
         Ok(ch) => ch,
         Err(e) => return text_result(format!("cannot start skarn run: {e}"), None, true),
     };

@@ -143,8 +143,9 @@ pub fn spawn(
     #[cfg(windows)]
     wrap.wrap(process_wrap::tokio::JobObject)
         .wrap(process_wrap::tokio::KillOnDrop);
-    let mut child = wrap
-        .spawn()
+    // Forked from a thread that lasts as long as the gateway: the child's
+    // death signal follows the thread that forked it (crate::spawner).
+    let mut child = crate::spawner::on_spawner(move || wrap.spawn())
         .map_err(|e| format!("cannot run {:?}: {e}", spec.command))?;
     let pid = child.id().map(|p| p as i32);
     let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {

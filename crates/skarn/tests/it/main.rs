@@ -421,6 +421,9 @@ mod serve_execute;
 mod serve_hostile_budget;
 #[cfg(target_os = "linux")]
 mod serve_hostile_down;
+// invtmp: stdio servers outlive the thread that forked them.
+#[cfg(target_os = "linux")]
+mod run_invtmp;
 #[cfg(target_os = "linux")]
 mod serve_hostile_http;
 #[cfg(target_os = "linux")]
