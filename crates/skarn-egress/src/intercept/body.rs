@@ -170,15 +170,16 @@ where
         };
         let mut this = want;
         while this > 0 {
-            let cap = this.min(STEP as u64) as usize;
-            let d = r.some_ref(cap).await?;
-            if d.is_empty() {
-                if inf == Framing::UntilClose {
+            let d = if inf == Framing::UntilClose {
+                let d = r.some_ref(STEP).await?;
+                if d.is_empty() {
                     left = 0;
                     break;
                 }
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+                d
+            } else {
+                r.counted(this, STEP).await?
+            };
             this -= d.len() as u64;
             if inf != Framing::Chunked {
                 left -= d.len() as u64;

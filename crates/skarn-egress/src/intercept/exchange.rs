@@ -11,18 +11,10 @@ use super::io::Reader;
 pub(crate) use super::plain::plain;
 use super::plain::{probe_found, upgraded};
 use super::probe::BodyProbe;
+use super::reply::{answer, refuse_coded};
 use super::request::{Refusal, prepare};
 pub(crate) use super::response::Asked;
 use super::response::{Next, response};
-
-pub(super) async fn answer<W: AsyncWrite + Unpin>(w: &mut W, status: &str, body: &str) {
-    let msg = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = w.write_all(msg.as_bytes()).await;
-    let _ = w.shutdown().await;
-}
 
 /// Serve requests until either side closes.
 pub(crate) async fn serve<C, U>(client: C, upstream: U, cx: &Ctx<'_>)
@@ -169,16 +161,4 @@ async fn refuse_probe<W: AsyncWrite + Unpin>(
     probe_found(ic, f, cx, what);
     let name = ic.bindings.name(f);
     answer(cw, "403 Forbidden", &super::probe_refusal(name)).await;
-}
-
-/// A coded request body the proxy could not search (a coding it cannot
-/// undo, a bomb, a broken stream): refused, said to the client and
-/// recorded for the report (f27t).
-pub(super) async fn refuse_coded<W: AsyncWrite + Unpin>(cw: &mut W, why: &str, cx: &Ctx<'_>) {
-    cx.sh.deny(
-        &cx.t.to_string(),
-        cx.port,
-        &crate::Denial::Unsupported(why.to_string()),
-    );
-    answer(cw, "413 Content Too Large", &format!("skarn: net: {why}\n")).await;
 }

@@ -16,6 +16,7 @@ mod io;
 pub(crate) mod plain;
 pub(crate) mod plain_body;
 mod probe;
+mod reply;
 pub(crate) mod request;
 mod response;
 mod scrub;

@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use super::body::{Filter, body};
 use super::context::{Ctx, put};
 use super::decode::{Decoder, coding_of};
-use super::exchange::answer;
 use super::io::Reader;
+use super::reply::answer;
 use super::request::Framing;
 use super::scrub::Scrubber;
 

@@ -335,3 +335,44 @@ fn a_deflate_coded_probe_over_plain_http_as_an_unprivileged_user() {
     }
     deflate_probe_over_plain_http(true);
 }
+
+/// The record of the files a secret's value was read from (ADR 0319):
+/// past 16,384 files for one secret the oldest were dropped, so no longer
+/// hidden; now the record is kept whole and the secret refused, the
+/// message naming it and the way out.
+#[test]
+fn a_secret_past_the_record_bound_is_refused_and_nothing_is_dropped() {
+    let t = TempDir::new("f27t-record");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let many = t.dir("many");
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        "[secrets.tok]\nfrom_env = \"F27T_TOK\"\nhosts = [\"example.test\"]\n",
+    )
+    .unwrap();
+    let hex: String = "tok".bytes().map(|b| format!("{b:02x}")).collect();
+    let mut record = Vec::new();
+    for i in 0..16_385 {
+        let f = many.join(format!("f{i}"));
+        std::fs::write(&f, "").unwrap();
+        record.extend_from_slice(format!("{hex}\t{}\0", f.display()).as_bytes());
+    }
+    let rec = home.join(".local/state/skarn/source-reads");
+    std::fs::create_dir_all(rec.parent().unwrap()).unwrap();
+    std::fs::write(&rec, &record).unwrap();
+    let mut c = run_command(&ws, &home, &["--secret", "tok"], &["echo", "ran"]);
+    c.env("F27T_TOK", VALUE);
+    let o = c.output().unwrap();
+    let all = format!("{}{}", out(&o), err(&o));
+    assert!(!out(&o).contains("ran"), "the secret was used: {all}");
+    assert!(all.contains("secret tok"), "{all}");
+    assert!(all.contains("is refused"), "{all}");
+    let kept = std::fs::read(&rec).unwrap();
+    let first = format!("{}\0", many.join("f0").display());
+    assert!(
+        kept.windows(first.len()).any(|w| w == first.as_bytes()),
+        "the oldest recorded file was dropped"
+    );
+}
