@@ -99,7 +99,7 @@ pub(crate) fn resolve(
     }
     // Where each value was really read from, for every later run and
     // server (ADR 0319).
-    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, Some(home));
+    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, Some(home))?;
     RunSecrets::new(specs).map_err(err)
 }
 

@@ -6,6 +6,7 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::coded::{Coded, Stopped};
 use super::context::{Ctx, put};
 use super::decode::{DecodeError, Decoder};
 use super::io::{Reader, chunk_size};
@@ -19,6 +20,9 @@ pub(super) enum Filter<'a> {
     Decode(&'a mut Decoder, &'a mut Scrubber),
     /// What the sandbox sends: stopped at a piece of a value (atk27o F8).
     Probe(&'a Probes, &'a mut BodyProbe),
+    /// The same for a body in a content coding: the raw bytes searched
+    /// and sent on, the decoded stream searched too ([`super::coded`]).
+    ProbeCoded(&'a Probes, &'a mut BodyProbe, &'a mut Coded),
 }
 
 /// Where filtered bytes go: raw, or each piece as one chunk (one write,
@@ -44,6 +48,17 @@ async fn emit<W: AsyncWrite + Unpin>(
     put(w, frame, cx, out).await
 }
 
+/// A coded body stopped: a probe found in it is the body's hit.
+fn stopped(p: &mut BodyProbe, s: Stopped) -> io::Error {
+    match s {
+        Stopped::Probe(f) => {
+            p.hit = Some(f);
+            io::Error::other("a piece of a secret's value")
+        }
+        Stopped::Refused(why) => io::Error::other(why),
+    }
+}
+
 fn undecodable(e: DecodeError) -> io::Error {
     io::Error::other(e.0)
 }
@@ -65,6 +80,13 @@ impl Filter<'_> {
                     return Err(io::Error::other("a piece of a secret's value"));
                 }
                 emit(w, d, chunked, frame, cx, out).await
+            }
+            Filter::ProbeCoded(probes, p, c) => {
+                if !p.pass(probes, d) {
+                    return Err(io::Error::other("a piece of a secret's value"));
+                }
+                let go = c.pass(probes, d).map_err(|s| stopped(p, s))?;
+                emit(w, &go, chunked, frame, cx, out).await
             }
             Filter::Scrub(s) => emit(w, s.push(d), chunked, frame, cx, out).await,
             Filter::Decode(dec, s) => {
@@ -95,6 +117,10 @@ impl Filter<'_> {
     ) -> io::Result<()> {
         match self {
             Filter::Probe(..) => Ok(()),
+            Filter::ProbeCoded(probes, p, c) => {
+                let go = c.finish(probes).map_err(|s| stopped(p, s))?;
+                emit(w, &go, chunked, frame, cx, out).await
+            }
             Filter::Scrub(s) => emit(w, s.finish(), chunked, frame, cx, out).await,
             Filter::Decode(dec, s) => {
                 let o = dec.finish().map_err(undecodable)?;
@@ -144,15 +170,16 @@ where
         };
         let mut this = want;
         while this > 0 {
-            let cap = this.min(STEP as u64) as usize;
-            let d = r.some_ref(cap).await?;
-            if d.is_empty() {
-                if inf == Framing::UntilClose {
+            let d = if inf == Framing::UntilClose {
+                let d = r.some_ref(STEP).await?;
+                if d.is_empty() {
                     left = 0;
                     break;
                 }
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+                d
+            } else {
+                r.counted(this, STEP).await?
+            };
             this -= d.len() as u64;
             if inf != Framing::Chunked {
                 left -= d.len() as u64;

@@ -131,6 +131,20 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     }
 }
 
+impl<R: AsyncRead + Unpin> Reader<R> {
+    /// The next piece, at most `step` bytes, of a counted payload (a
+    /// body, a chunk, a WebSocket frame) with `left` bytes still to come;
+    /// an error at end of stream: the one reading step the body and
+    /// WebSocket paths share.
+    pub(crate) async fn counted(&mut self, left: u64, step: usize) -> io::Result<&[u8]> {
+        let d = self.some_ref(left.min(step as u64) as usize).await?;
+        if d.is_empty() {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(d)
+    }
+}
+
 pub(crate) fn find(h: &[u8], n: &[u8]) -> Option<usize> {
     h.windows(n.len()).position(|w| w == n)
 }

@@ -6,15 +6,19 @@
 //! through the echo scrubber.
 
 mod body;
+mod coded;
 mod connect;
 mod context;
 mod decode;
 pub(crate) mod exchange;
 mod forms;
 mod io;
+pub(crate) mod plain;
 pub(crate) mod plain_body;
 mod probe;
+mod reply;
 pub(crate) mod request;
+mod response;
 mod scrub;
 mod unescape;
 mod websocket;

@@ -13,6 +13,8 @@ use crate::secrets::Found;
 pub(crate) struct PlainBody {
     pub(crate) rest: Vec<u8>,
     pub(crate) framing: Framing,
+    /// The body's content coding, decoded to be searched (f27t).
+    pub(crate) coding: Option<super::decode::Coding>,
     pub(crate) probe: BodyProbe,
     /// An upgrade was asked for: what follows the body is searched as
     /// WebSocket frames.
@@ -56,6 +58,19 @@ fn framing(fields: &[httparse::Header<'_>]) -> Result<Framing, &'static str> {
     }
 }
 
+/// The content coding of a request body from its fields; a coding the
+/// proxy cannot undo is refused (fail closed).
+fn coding(fields: &[httparse::Header<'_>]) -> Result<Option<super::decode::Coding>, &'static str> {
+    let mut ce = Vec::new();
+    for h in fields {
+        if h.name.eq_ignore_ascii_case("content-encoding") {
+            let v = strict_value(h.value).ok_or(super::coded::UNKNOWN_CODING)?;
+            ce.push(v.to_ascii_lowercase());
+        }
+    }
+    super::coded::request_coding(&ce)
+}
+
 impl PlainBody {
     /// Search `head` (what goes up); the search goes on from its tail
     /// through `rest` and the rest of the body as they are read.
@@ -66,6 +81,7 @@ impl PlainBody {
         rest: Vec<u8>,
     ) -> Result<PlainBody, Stop> {
         let framing = framing(fields).map_err(Stop::Bad)?;
+        let coding = coding(fields).map_err(Stop::Bad)?;
         let mut probe = BodyProbe::default();
         if !probe.pass(probes, head) {
             return Err(Stop::Probe(probe.hit.unwrap_or(Found(0))));
@@ -76,6 +92,7 @@ impl PlainBody {
         Ok(PlainBody {
             rest,
             framing,
+            coding,
             probe,
             upgrade,
         })

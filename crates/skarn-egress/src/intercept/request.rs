@@ -29,6 +29,8 @@ pub(crate) enum Framing {
 pub(crate) struct Outgoing {
     pub(crate) head: Zeroizing<Vec<u8>>,
     pub(crate) framing: Framing,
+    /// The body's content coding, decoded to be searched.
+    pub(crate) coding: Option<super::decode::Coding>,
     pub(crate) expect_continue: bool,
     pub(crate) close: bool,
     pub(crate) is_head: bool,
@@ -152,13 +154,14 @@ pub(crate) fn prepare(
     };
     let mut te = Vec::new();
     let mut cl = Vec::new();
+    let mut ce = Vec::new();
     let mut close = version == 0;
     let mut expect_continue = false;
     for h in req.headers.iter() {
         let name = h.name.to_ascii_lowercase();
         if !matches!(
             name.as_str(),
-            "transfer-encoding" | "content-length" | "connection" | "expect"
+            "transfer-encoding" | "content-length" | "connection" | "expect" | "content-encoding"
         ) {
             continue;
         }
@@ -174,6 +177,7 @@ pub(crate) fn prepare(
         match name.as_str() {
             "transfer-encoding" => te.push(v),
             "content-length" => cl.push(v),
+            "content-encoding" => ce.push(v),
             "connection" => close |= v.split(',').any(|x| x.trim_matches([' ', '\t']) == "close"),
             _ => expect_continue = v == "100-continue",
         }
@@ -191,6 +195,8 @@ pub(crate) fn prepare(
             ));
         }
     };
+    // A coded body is decoded to be searched (f27t).
+    let coding = super::coded::request_coding(&ce).map_err(bad)?;
     let mut out = Zeroizing::new(Vec::with_capacity(head.len() + 64));
     out.extend_from_slice(format!("{method} {path} HTTP/1.{version}\r\n").as_bytes());
     let mut used: Vec<Found> = Vec::new();
@@ -238,6 +244,7 @@ pub(crate) fn prepare(
     Ok(Outgoing {
         head: out,
         framing,
+        coding,
         expect_continue,
         close,
         is_head: method == "HEAD",

@@ -81,6 +81,21 @@ pub(crate) fn parse(b: [u8; 2], rest: &[u8]) -> io::Result<Head> {
     }
 }
 
+/// The next frame's head, as read and parsed; `None` at a clean end of
+/// stream before it (shared by both directions).
+async fn next_head<R: AsyncRead + Unpin>(r: &mut Reader<R>) -> io::Result<Option<(Vec<u8>, Head)>> {
+    let Some(mut raw) = r.exact(2).await? else {
+        return Ok(None);
+    };
+    let rest = r
+        .exact(rest_len(raw[1]))
+        .await?
+        .ok_or(io::ErrorKind::UnexpectedEof)?;
+    let h = parse([raw[0], raw[1]], &rest)?;
+    raw.extend_from_slice(&rest);
+    Ok(Some((raw, h)))
+}
+
 /// An unmasked frame carrying `payload`.
 pub(crate) fn frame(fin: bool, opcode: u8, payload: &[u8]) -> Vec<u8> {
     let mut f = Vec::with_capacity(payload.len() + 10);
@@ -125,15 +140,9 @@ where
     // it went to the client yet.
     let mut message: Option<(u8, bool)> = None;
     loop {
-        let Some(b) = ur.exact(2).await? else {
+        let Some((_, h)) = next_head(ur).await? else {
             return Ok(());
         };
-        let b = [b[0], b[1]];
-        let rest = ur
-            .exact(rest_len(b[1]))
-            .await?
-            .ok_or(io::ErrorKind::UnexpectedEof)?;
-        let h = parse(b, &rest)?;
         if h.opcode >= 8 {
             let mut p = ur
                 .exact(h.len as usize)
@@ -151,11 +160,7 @@ where
         };
         let mut done = 0u64;
         while done < h.len {
-            let want = (h.len - done).min(STEP as u64) as usize;
-            let mut d = ur.some_ref(want).await?.to_vec();
-            if d.is_empty() {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+            let mut d = ur.counted(h.len - done, STEP).await?.to_vec();
             unmask(&mut d, h.mask, done);
             done += d.len() as u64;
             let out = data.push(&d);
@@ -194,24 +199,13 @@ where
     W: AsyncWrite + Unpin,
 {
     loop {
-        let Some(b) = cr.exact(2).await? else {
+        let Some((head, h)) = next_head(cr).await? else {
             return Ok(false);
         };
-        let rest = cr
-            .exact(rest_len(b[1]))
-            .await?
-            .ok_or(io::ErrorKind::UnexpectedEof)?;
-        let h = parse([b[0], b[1]], &rest)?;
-        let mut head = b;
-        head.extend_from_slice(&rest);
         put(uw, &head, cx, true).await?;
         let mut done = 0u64;
         while done < h.len {
-            let want = (h.len - done).min(STEP as u64) as usize;
-            let raw = cr.some_ref(want).await?.to_vec();
-            if raw.is_empty() {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+            let raw = cr.counted(h.len - done, STEP).await?.to_vec();
             let mut d = raw.clone();
             unmask(&mut d, h.mask, done);
             if !probe.pass(probes, &d) {

@@ -192,7 +192,11 @@ fn beside(f: &Path) -> Vec<PathBuf> {
 /// executed (each file holding the value, and each data file whatever it
 /// holds: `source_kind::data`), the system's start-up files for a
 /// `from_env` source (those holding the value).
-pub fn settle(cfg: &SecretsConfig, specs: &[SecretSpec], home: Option<&Path>) {
+pub fn settle(
+    cfg: &SecretsConfig,
+    specs: &[SecretSpec],
+    home: Option<&Path>,
+) -> Result<(), String> {
     let traced = skarn_egress::secrets::source_reads();
     let mut reads = Vec::new();
     for (name, files) in traced {
@@ -212,7 +216,7 @@ pub fn settle(cfg: &SecretsConfig, specs: &[SecretSpec], home: Option<&Path>) {
         }
     }
     let Some(home) = home else {
-        return;
+        return Ok(());
     };
     for (name, files, mut data) in reads {
         let Some(spec) = specs.iter().find(|s| s.name == name) else {
@@ -227,6 +231,29 @@ pub fn settle(cfg: &SecretsConfig, specs: &[SecretSpec], home: Option<&Path>) {
             eprintln!("skarn: warning: recording where secret {name}'s value lies: {e}");
         }
     }
+    // Past the bound the record is not cut (a dropped file would no
+    // longer be hidden): the secret is refused (f27t, fail closed).
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let all = recorded(home, &names);
+    for n in names {
+        let count = all.iter().filter(|(m, _)| m == n).count();
+        if count > MAX_RECORDED {
+            return Err(over_bound(n, count));
+        }
+    }
+    Ok(())
+}
+
+/// Why secret `name` is refused: its record holds more files than every
+/// run can be trusted to hide.
+fn over_bound(name: &str, count: usize) -> String {
+    format!(
+        "secret {name}: its value was read from {count} recorded files (more than \
+         {MAX_RECORDED}), all hidden from every run, and skarn keeps no more: the secret is \
+         refused rather than some of them shown. Move or delete the files that hold the value \
+         (listed in ~/{RECORD}; a file that no longer exists leaves the record), or use a \
+         source that reads fewer files"
+    )
 }
 
 /// The recorded files of the secrets `cfg` configures, as `host_places`
@@ -245,27 +272,14 @@ pub fn host_places(cfg: &SecretsConfig, home: Option<&Path>) -> Vec<(PathBuf, St
 /// Add `files` to the places secret `name`'s value was read from: the
 /// record is the union of every resolution (atk27q F1: a caching source
 /// reads its master file only the first time), pruned only of files
-/// that no longer exist; past `MAX_RECORDED` for one secret, its oldest
-/// entries go (with a warning).
+/// that no longer exist; never cut (past `MAX_RECORDED` for one secret,
+/// `settle` refuses the secret instead: a dropped file would be shown).
 pub fn record(home: &Path, name: &str, files: &[PathBuf]) -> std::io::Result<()> {
     let p = home.join(RECORD);
     let mut kept: Vec<(String, PathBuf)> = (read(&p).into_iter())
         .filter(|(n, f)| n != name || (!files.contains(f) && f.symlink_metadata().is_ok()))
         .collect();
     kept.extend(files.iter().map(|f| (name.to_string(), f.clone())));
-    let mine = kept.iter().filter(|(n, _)| n == name).count();
-    if mine > MAX_RECORDED {
-        eprintln!(
-            "skarn: warning: more than {MAX_RECORDED} files recorded for secret {name}: the \
-             oldest are no longer hidden"
-        );
-        let mut over = mine - MAX_RECORDED;
-        kept.retain(|(n, _)| {
-            let drop = over > 0 && n == name;
-            over -= usize::from(drop);
-            !drop
-        });
-    }
     let mut text = Vec::new();
     for (n, f) in &kept {
         text.extend_from_slice(hex(n.as_bytes()).as_bytes());

@@ -70,7 +70,8 @@ pub fn resolve(
     let specs = cfg.resolve_granted(flags, home, &view)?;
     // Where each value was really read from, for every later run (ADR 0319).
     #[cfg(target_os = "linux")]
-    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, home);
+    skarn_sandbox::secrets::source_reads::settle(&cfg, &specs, home)
+        .map_err(|e| anyhow::anyhow!(e))?;
     for s in &specs {
         if let Some(n) = cfg
             .secrets

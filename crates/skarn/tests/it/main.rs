@@ -321,6 +321,9 @@ mod run_f22k;
 mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_fx27b;
+// Issue 27, f27t: coded request bodies decoded for the probe lock-out.
+#[cfg(target_os = "linux")]
+mod run_f27t;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
