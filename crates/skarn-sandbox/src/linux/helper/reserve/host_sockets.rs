@@ -47,8 +47,24 @@ pub(super) struct Bound {
 pub(super) fn bound_names(text: &str) -> Vec<Bound> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
+    // A name may hold a newline (the kernel prints it raw): a line that
+    // does not open with the entry's `address:` column continues the
+    // name above it (atk22o F11).
+    let mut lines: Vec<String> = Vec::new();
     for line in text.lines().skip(1) {
-        let mut rest = line;
+        let entry = line
+            .split_once(": ")
+            .is_some_and(|(a, _)| !a.is_empty() && a.bytes().all(|b| b.is_ascii_hexdigit()));
+        match lines.last_mut() {
+            Some(last) if !entry => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => lines.push(line.to_string()),
+        }
+    }
+    for line in &lines {
+        let mut rest = line.as_str();
         let mut cols = Vec::with_capacity(7);
         for _ in 0..7 {
             rest = rest.trim_start_matches(' ');
@@ -290,6 +306,37 @@ mod tests {
                 ("rel.sock".into(), 20005, true),
             ]
         );
+    }
+
+    #[test]
+    fn a_name_holding_a_newline_is_read_whole() {
+        let text = "Num       RefCount Protocol Flags    Type St Inode Path\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 20000 /opt/a\n\
+            b.sock\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 20001 /run/c.sock\n";
+        let got: Vec<String> = bound_names(text)
+            .into_iter()
+            .map(|b| b.name.display().to_string())
+            .collect();
+        assert_eq!(
+            got,
+            vec!["/opt/a\nb.sock".to_string(), "/run/c.sock".into()]
+        );
+    }
+
+    #[test]
+    fn a_listener_named_with_a_newline_is_hidden() {
+        let tmp = skarn_test_support::TempDir::new("host-sockets-nl");
+        let dir = std::fs::canonicalize(tmp.path()).unwrap();
+        let s = dir.join("a\nb.sock");
+        let _l = std::os::unix::net::UnixListener::bind(&s).unwrap();
+        let fs = vec![FsOp::Bind {
+            path: dir.clone(),
+            access: crate::linux::plan::Access::Read,
+        }];
+        let (mut ops, mut notes) = (Vec::new(), ReserveNotes::default());
+        hide(&fs, &mut ops, &mut notes);
+        assert!(ops.iter().any(|o| o.0 == s), "{ops:?}");
     }
 
     #[test]
