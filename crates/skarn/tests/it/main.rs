@@ -312,6 +312,8 @@ mod run_b27p;
 #[cfg(target_os = "linux")]
 mod run_fx22a;
 #[cfg(target_os = "linux")]
+mod run_fy22a;
+#[cfg(target_os = "linux")]
 mod run_fx27b;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
