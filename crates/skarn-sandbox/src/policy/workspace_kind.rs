@@ -16,6 +16,7 @@ use crate::policy::policy_error::PolicyError;
 mod build_dirs;
 #[cfg(unix)]
 mod env_dirs;
+mod env_relative;
 mod home;
 mod opt_links;
 mod path_trees;
@@ -173,10 +174,18 @@ pub fn non_project(ws: &Path, home: Option<&Path>) -> Option<NonProject> {
 }
 
 /// Every reason, at most one per flag.
+/// (`skarn run` also refuses any workspace when the caller's search-path
+/// variables name the current directory: [`env_relative`].)
 fn reasons(ws: &Path, home: Option<&Path>) -> Vec<NonProject> {
+    let env = || {
+        env_relative::reason().map(|why| NonProject {
+            why,
+            flag: ALLOW_NON_PROJECT_FLAG,
+        })
+    };
     home::home_reason(ws, home)
         .into_iter()
-        .chain(other_reason(ws))
+        .chain(other_reason(ws).or_else(env))
         .collect()
 }
 

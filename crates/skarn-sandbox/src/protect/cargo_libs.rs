@@ -35,19 +35,51 @@ pub fn shaped_like_profile(rel: &Path, has_manifest: &dyn Fn(&Path) -> bool) -> 
     (1..=2).contains(&depth) && has_manifest(&names[..i].iter().collect::<PathBuf>())
 }
 
+/// The directories cargo searches by name for `profile` (itself, `deps`,
+/// `examples`, each `build/*/out`) that the host reaches through a link,
+/// as the directories they resolve to (atk22o F1: the sweep judges what
+/// the loader reads, not the path written at).
+pub fn resolved_searched(profile: &Path) -> Vec<PathBuf> {
+    let mut cands = vec![
+        profile.to_path_buf(),
+        profile.join("deps"),
+        profile.join("examples"),
+    ];
+    if let Ok(rd) = std::fs::read_dir(profile.join("build")) {
+        cands.extend(rd.flatten().take(MAX_DIRS).map(|e| e.path().join("out")));
+    }
+    cands
+        .iter()
+        .filter_map(|c| {
+            let real = std::fs::canonicalize(c).ok()?;
+            (real != *c && real.is_dir()).then_some(real)
+        })
+        .collect()
+}
+
 /// The shared objects the layer at `upper` makes or changes in the
-/// profile directories `profiles` (host paths below `ws`), as host
-/// paths; taken before the layer is applied. `Err`: a profile directory
-/// whose walk was cut short.
+/// profile directories `profiles` (host paths below `ws`) and the
+/// directories of them the host reaches through links
+/// ([`resolved_searched`]), as host paths; taken before the layer is
+/// applied. `Err`: a profile directory whose walk was cut short.
 pub fn in_layer(upper: &Path, ws: &Path, profiles: &[PathBuf]) -> Vec<Result<PathBuf, PathBuf>> {
     let mut out = Vec::new();
+    let real_ws = std::fs::canonicalize(ws).unwrap_or_else(|_| ws.to_path_buf());
+    let mut roots: Vec<(PathBuf, PathBuf)> = Vec::new();
     for p in profiles {
-        let Ok(rel) = p.strip_prefix(ws) else {
-            continue;
-        };
+        if let Ok(rel) = p.strip_prefix(ws) {
+            roots.push((p.clone(), rel.to_path_buf()));
+        }
+        for r in resolved_searched(p) {
+            if let Ok(rel) = r.strip_prefix(&real_ws) {
+                roots.push((ws.join(rel), rel.to_path_buf()));
+            }
+        }
+    }
+    for (p, rel) in &roots {
         let root = upper.join(rel);
         let keep = |_: &std::fs::DirEntry, t: std::fs::FileType| t.is_file() || t.is_symlink();
-        match walk(&root, keep) {
+        match walk(&root, keep, false) {
             Ok(found) => out.extend(
                 found
                     .iter()
@@ -62,22 +94,42 @@ pub fn in_layer(upper: &Path, ws: &Path, profiles: &[PathBuf]) -> Vec<Result<Pat
     out
 }
 
-/// After a run in place: the shared objects in `profile` changed at or
-/// after `since` (`Err`: the walk was cut short).
+/// After a run in place: the shared objects, and the links a build
+/// script's `out` does not keep to itself (cargo makes none:
+/// [`crate::protect::searched_dirs`]), in `profile` and the directories
+/// of it the host reaches through links, changed at or after `since`
+/// (`Err`: the walk was cut short).
 pub fn changed(profile: &Path, since: std::time::SystemTime) -> Vec<Result<PathBuf, PathBuf>> {
     use crate::protect::grant_walk::changed_since;
     let keep = |e: &std::fs::DirEntry, _: std::fs::FileType| changed_since(&e.path(), since);
-    match walk(profile, keep) {
-        Ok(found) => found.into_iter().map(Ok).collect(),
-        Err(()) => vec![Err(profile.to_path_buf())],
+    let mut out = Vec::new();
+    match walk(profile, keep, true) {
+        Ok(found) => out.extend(found.into_iter().map(Ok)),
+        Err(()) => out.push(Err(profile.to_path_buf())),
     }
+    for r in resolved_searched(profile) {
+        if let Ok(found) = walk(&r, keep, false) {
+            out.extend(found.into_iter().map(Ok));
+        }
+    }
+    out
 }
 
-/// The shared objects below `root` that `keep` accepts, walking at most
+/// Whether the link `p` (below a profile directory) stays inside the
+/// `build/<unit>/out` it lies in.
+fn link_kept(p: &Path) -> bool {
+    let n: Vec<&std::ffi::OsStr> = p.iter().collect();
+    let t = std::fs::read_link(p).unwrap_or_default();
+    crate::protect::searched_dirs::within_build_out(&n, &t)
+}
+
+/// The shared objects below `root` that `keep` accepts (with `links`, the
+/// links too that [`link_kept`] does not keep), walking at most
 /// [`MAX_DIRS`] directories (`Err`: the walk was cut short).
 fn walk(
     root: &Path,
     keep: impl Fn(&std::fs::DirEntry, std::fs::FileType) -> bool,
+    links: bool,
 ) -> Result<Vec<PathBuf>, ()> {
     let mut out = Vec::new();
     let mut todo = vec![root.to_path_buf()];
@@ -94,7 +146,10 @@ fn walk(
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
                 todo.push(e.path());
-            } else if shared_object(&e.file_name()) && keep(&e, t) {
+            } else if (shared_object(&e.file_name())
+                || (links && t.is_symlink() && !link_kept(&e.path())))
+                && keep(&e, t)
+            {
                 out.push(e.path());
             }
         }
@@ -136,8 +191,8 @@ pub fn remove(found: &[Result<PathBuf, PathBuf>]) -> Option<String> {
         .into_iter()
         .collect();
     let mut line = format!(
-        "the run left {gone} shared object(s) in cargo's build directory ({}): removed, since \
-         cargo puts that directory on the library path of the build scripts, tests and \
+        "the run left {gone} shared object(s) or link(s) in cargo's build directory ({}): \
+         removed, since cargo puts that directory on the library path of the build scripts, tests and \
          programs it runs",
         dirs.join(", ")
     );

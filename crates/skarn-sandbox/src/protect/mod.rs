@@ -120,6 +120,8 @@ pub mod pth_imports;
 #[cfg(unix)]
 pub mod py_startup;
 #[cfg(unix)]
+pub mod py_ext_twin;
+#[cfg(unix)]
 pub mod pyc_guard;
 #[cfg(unix)]
 pub mod rebase_todo;
@@ -127,6 +129,8 @@ pub mod rebase_todo;
 pub mod repo_top;
 #[cfg(target_os = "linux")]
 pub mod run_record;
+#[cfg(unix)]
+pub mod searched_dirs;
 #[cfg(target_os = "linux")]
 pub mod secret_names;
 #[cfg(unix)]

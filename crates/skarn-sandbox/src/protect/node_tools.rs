@@ -71,13 +71,17 @@ pub fn check_layer_change(
     abs: &Path,
     delete: bool,
 ) -> Result<(), String> {
+    // A `.bin` entry wherever it was written: a `node_modules` reached
+    // through the host's link to a directory of another name has its
+    // `.bin` there (atk22o F5; the run's own links there are refused,
+    // [`crate::protect::searched_dirs`]).
+    if n.len() >= 2 && n[n.len() - 2] == ".bin" {
+        return bin_entry(upper, abs, delete);
+    }
     let Some(k) = node_modules_at(n) else {
         return Ok(());
     };
     let rest = &n[k + 1..];
-    if rest.len() == 2 && rest[0] == ".bin" {
-        return bin_entry(upper, abs, delete);
-    }
     if rest.len() == 1 || (rest.len() == 2 && rest[0].to_string_lossy().starts_with('@')) {
         return package_dir(rest, upper, abs, delete);
     }

@@ -61,6 +61,11 @@ fn loose_reason(p: &Path, since: std::time::SystemTime) -> Option<String> {
             p.display()
         ));
     }
+    if let (Some(d), Some(name)) = (p.parent(), p.file_name())
+        && let Some(why) = crate::protect::py_ext_twin::shadows(&[d], name)
+    {
+        return Some(format!("{} was written during the run: {why}", p.display()));
+    }
     let s = shadow?;
     let dir: PathBuf = n[..s.dir].iter().collect();
     let changed = |q: &Path| crate::protect::grant_walk::changed_since(q, since);

@@ -153,6 +153,10 @@ pub fn loose_candidate(dir: &Path, name: &OsStr, link: bool) -> bool {
     if b.len() >= 4 && b[b.len() - 4..].eq_ignore_ascii_case(b".pyc") {
         return true;
     }
+    // A compiled twin of a project's source module (atk22o F9).
+    if crate::protect::py_ext_twin::shadows(&[dir], name).is_some() {
+        return true;
+    }
     // (By the name first: the walk asks for every file of the grants.)
     let by_name = match module_file(name) {
         Some((m, _)) => m == b"__init__" || is_stdlib(m),

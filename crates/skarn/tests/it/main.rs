@@ -320,6 +320,8 @@ mod run_f22k;
 #[cfg(target_os = "linux")]
 mod run_fx22a;
 #[cfg(target_os = "linux")]
+mod run_fy22a;
+#[cfg(target_os = "linux")]
 mod run_fx27b;
 // Issue 27, f27t: coded request bodies decoded for the probe lock-out.
 #[cfg(target_os = "linux")]

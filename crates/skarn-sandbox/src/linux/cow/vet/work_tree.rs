@@ -21,6 +21,11 @@ pub(super) fn check(
     // (The dependency and build trees, `target/`, `.venv/`,
     // `node_modules/`, are vetted like any other directory, as the direct
     // mode's check after the run does: attack atk24d F9.)
+    // A link where host tools search a directory by name (atk22o F1, F5).
+    if what == Change::Special {
+        let top = upper.ancestors().nth(rel.components().count());
+        crate::protect::searched_dirs::check_layer_link(&rules.ws, n, upper, top)?;
+    }
     if what != Change::Dir {
         // By the whole path: a workspace that is itself a site-packages
         // directory, or lies in one, is judged by where it is (atk22g F2).
@@ -40,6 +45,12 @@ pub(super) fn check(
                 &rules.ws,
                 rel,
                 what == Change::Special,
+                upper.ancestors().nth(rel.components().count()),
+            )?;
+            // A compiled twin of a source module (atk22o F9).
+            crate::protect::py_ext_twin::check_layer_change(
+                &rules.ws,
+                rel,
                 upper.ancestors().nth(rel.components().count()),
             )?;
             // A new environment's interpreter, activation and standard
