@@ -121,6 +121,7 @@ impl Config {
                 .command(command, &bases, value("PATH").as_deref())
                 .or_else(|| start.and_then(|d| w.start_dir(command, args, d)))
                 .or_else(|| args.iter().find_map(|a| w.argument(a, &bases)))
+                .or_else(|| w.script(command, args, &bases))
                 .or_else(|| {
                     CODE_VARS.iter().filter(|v| **v != "PATH").find_map(|v| {
                         let val = value(v)?;
@@ -165,6 +166,50 @@ impl Config {
         }
         notes
     }
+}
+
+/// Options of the interpreters that take the next word as their value.
+const VALUE_OPTS: &[&str] = &[
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "-C",
+    "--conditions",
+    "--env-file",
+    "--input-type",
+    "--title",
+    "-W",
+    "-X",
+    "-Q",
+    "-I",
+    "-o",
+    "-O",
+];
+
+/// Options whose value is the code itself, or a module found from the
+/// start directory (judged by [`Writable::start_dir`]): no script word.
+const INLINE_OPTS: &[&str] = &["-c", "-e", "-E", "-p", "-m", "--eval", "--print"];
+
+/// The interpreter `command` (or `env`'s program) and its arguments,
+/// when it is one that runs a script named by a word.
+fn interpreter_of<'a>(command: &'a str, args: &'a [String]) -> Option<(&'a str, &'a [String])> {
+    let mut name = Path::new(command).file_name()?.to_str()?;
+    let mut rest = args;
+    if name == "env" {
+        let i = args
+            .iter()
+            .position(|a| !a.starts_with('-') && !a.contains('='))?;
+        name = Path::new(&args[i]).file_name()?.to_str()?;
+        rest = &args[i + 1..];
+    }
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let known = [
+        "node", "nodejs", "python", "pypy", "ruby", "perl", "php", "lua", "luajit", "sh", "bash",
+        "dash", "zsh", "ksh", "Rscript", "tclsh", "wish",
+    ];
+    known.contains(&base).then_some((name, rest))
 }
 
 struct Writable<'a> {
@@ -269,6 +314,34 @@ impl Writable<'_> {
         ))
     }
 
+    /// The script an interpreter runs (atk24u F6), judged as a path even
+    /// when the word names nothing there: Node resolves `srv` to `srv.js`,
+    /// `srv/index.js` or `srv/package.json`'s `main`, Python runs a
+    /// directory's or zip's `__main__.py`, and a missing file in a place
+    /// a sandboxed command may write can be created there.
+    fn script(&self, command: &str, args: &[String], bases: &[&Path]) -> Option<String> {
+        let (name, rest) = interpreter_of(command, args)?;
+        let mut words = rest.iter();
+        while let Some(a) = words.next() {
+            if a == "--" {
+                continue;
+            }
+            if a.starts_with('-') {
+                if INLINE_OPTS.contains(&a.as_str()) {
+                    return None;
+                }
+                if VALUE_OPTS.contains(&a.as_str()) {
+                    words.next();
+                }
+                continue;
+            }
+            return bases
+                .iter()
+                .find_map(|b| self.named(&format!("the script {name} runs,"), &b.join(a)));
+        }
+        None
+    }
+
     fn argument(&self, arg: &str, bases: &[&Path]) -> Option<String> {
         let v = match arg.split_once('=') {
             Some((k, v)) if k.starts_with('-') => v,
@@ -325,59 +398,5 @@ impl Writable<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cfg(text: &str, dir: &Path) -> Config {
-        let mut c = Config::parse(text, "t.toml").unwrap();
-        c.path = Some(dir.join("skarn.toml"));
-        c
-    }
-
-    #[test]
-    fn a_program_in_a_project_is_writable_code() {
-        let t = skarn_test_support::TempDir::new("programs");
-        let proj = t.dir("proj");
-        std::fs::write(proj.join("srv.py"), "").unwrap();
-        let c = cfg(
-            "[servers.a]\ncommand = \"/usr/bin/env\"\nargs = [\"python3\", \"srv.py\"]\n\
-             [servers.a.sandbox]\nenabled = false\n\
-             [servers.b]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"cat\"]\n\
-             [servers.b.sandbox]\nenabled = false\n\
-             [servers.c]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"cat\"]\n\
-             env = { PYTHONPATH = \"./lib\" }\n[servers.c.sandbox]\nenabled = false\n",
-            &proj,
-        );
-        let found = c.unconfined_from_writable();
-        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
-        assert_eq!(aliases, ["a", "c"], "{found:?}");
-        let npx = format!(
-            "[servers.n]\ncommand = \"npx\"\nargs = [\"-y\", \"@scope/pkg\"]\ncwd = {:?}\n\
-             [servers.n.sandbox]\nenabled = false\n\
-             [servers.p]\ncommand = \"python3\"\nargs = [\"-m\", \"srv\"]\ncwd = {:?}\n\
-             [servers.p.sandbox]\nenabled = false\n",
-            proj.display().to_string(),
-            proj.display().to_string()
-        );
-        let found = cfg(&npx, &proj).unconfined_from_writable();
-        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
-        assert_eq!(aliases, ["n", "p"], "{found:?}");
-        // Any variable naming a program or a search path there (F8).
-        let p = proj.display().to_string();
-        let vars = format!(
-            "[servers.a]\ncommand = \"/bin/sh\"\nenv = {{ PATH = \"/usr/bin:{p}/bin\" }}\n\
-             [servers.a.sandbox]\nenabled = false\n\
-             [servers.b]\ncommand = \"/bin/sh\"\nenv = {{ GIT_SSH_COMMAND = \"{p}/x -v\" }}\n\
-             [servers.b.sandbox]\nenabled = false\n\
-             [servers.c]\ncommand = \"/bin/sh\"\nenv = {{ JAVA_TOOL_OPTIONS = \"-javaagent:{p}/a.jar\" }}\n\
-             [servers.c.sandbox]\nenabled = false\n\
-             [servers.d]\ncommand = \"/bin/sh\"\ncwd = \"{p}\"\nenv = {{ PAGER = \"bin/pager\" }}\n\
-             [servers.d.sandbox]\nenabled = false\n\
-             [servers.e]\ncommand = \"/bin/sh\"\nenv = {{ TOKEN = \"abc\", PATH = \"/usr/bin:/bin\" }}\n\
-             [servers.e.sandbox]\nenabled = false\n"
-        );
-        let found = cfg(&vars, &proj).unconfined_from_writable();
-        let aliases: Vec<&str> = found.iter().map(|(a, _)| a.as_str()).collect();
-        assert_eq!(aliases, ["a", "b", "c", "d"], "{found:?}");
-    }
-}
+#[path = "programs_tests.rs"]
+mod tests;

@@ -139,8 +139,10 @@ fn agent_settings() -> Vec<String> {
             )),
         }
     }
-    // A narrow matcher, worktrees without the hook (atk24s F3, H1).
+    // A narrow matcher, worktrees without the hook (atk24s F3, H1);
+    // skarn's own entry in another shape, env on a wrapped one (atk24u F5).
     out.extend(super::doctor_claude::here(&cwd));
+    out.extend(super::hook::entry_shape::doctor(&cwd));
     // What the client loads from its command line is found in the
     // ancestors' `/proc` entries (ADR 0287); where they cannot be read,
     // skarn does not know those places.

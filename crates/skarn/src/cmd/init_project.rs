@@ -60,6 +60,28 @@ fn commands(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Each hook entry's `env`, `cwd`, `shell`, `async`, `if` and OS
+/// commands (`linux`, `osx`, `windows`): what it runs, and how, besides
+/// its `command`.
+fn entry_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("command") || m.contains_key("type") {
+                for k in [
+                    "env", "cwd", "shell", "async", "if", "linux", "osx", "windows",
+                ] {
+                    if let Some(x) = m.get(k) {
+                        out.push(format!("a hook entry sets {k} = {}", short(x)));
+                    }
+                }
+            }
+            m.values().for_each(|x| entry_keys(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| entry_keys(x, out)),
+        _ => {}
+    }
+}
+
 /// What `text` (the project file `path`) sets besides skarn, one line
 /// each; skarn's own hook command for `agent` (exactly as `init` writes
 /// it) is not one.
@@ -89,6 +111,8 @@ pub fn findings(path: &Path, text: &str, agent: &str) -> Vec<String> {
         }
         // `http`, `mcp_tool` and unknown handler types (atk24n F7, F8).
         f.extend(crate::cmd::hook::other_handlers::in_settings(&v));
+        // What changes how an entry runs beside its command (atk24u F3).
+        entry_keys(h, &mut f);
     }
     if let Some(Value::Array(a)) = v.pointer("/permissions/allow") {
         for r in a {

@@ -182,6 +182,9 @@ mod run_f24x;
 // Attack atk24r F5, F7, F8, F6 and atk24s F5: worktree peer hooks, named scripts, VS Code agents, Gemini .env (b24w).
 #[cfg(target_os = "linux")]
 mod run_b24w;
+// Attack atk24u F7, F3, F5, F4, F6: hook entries judged whole, HOME into the workspace, host MCP servers, node srv (fy24a).
+#[cfg(target_os = "linux")]
+mod run_fy24a;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;

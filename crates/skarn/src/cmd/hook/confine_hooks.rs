@@ -171,7 +171,7 @@ const COMMAND_OBJECTS: &[&str] = &["statusLine", "subagentStatusLine", "fileSugg
 /// client ignores keys it does not know, so a matcher group carrying a
 /// decoy `command` of its own still runs the handlers in its `hooks`
 /// (attack atk24o F1).
-fn command_sites(v: &Value) -> Vec<String> {
+pub(super) fn command_sites(v: &Value) -> Vec<String> {
     fn walk(v: &Value, any: bool, at: &str, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
@@ -272,7 +272,10 @@ pub fn unconfined_in_settings(
     };
     // Handlers that run or send what skarn cannot wrap (atk24n F7, F8).
     let others = super::other_handlers::untrusted(&v, trusted);
-    command_sites(&v)
+    let sites = command_sites(&v);
+    // The entries' other fields (atk24u F3, F5).
+    let shapes = super::entry_shape::faults(&v, &sites, agent, exe, trusted);
+    sites
         .into_iter()
         .filter_map(|at| {
             v.pointer(&at)
@@ -281,6 +284,7 @@ pub fn unconfined_in_settings(
         })
         .filter(|c| judge(c, agent, exe, trusted) == Kind::Unconfined)
         .chain(others)
+        .chain(shapes)
         .collect()
 }
 

@@ -110,7 +110,12 @@ fn hook_commands(text: &str, agent: &str, exe: &str, trusted: &[String]) -> Vec<
         Read::Commands(cs) => cs
             .into_iter()
             .filter_map(|c| match c.value {
-                Some(v) => (judge(&v, agent, exe, trusted) == Kind::Unconfined).then_some(v),
+                Some(v) => {
+                    (judge(&v, agent, exe, trusted) == Kind::Unconfined).then(|| match c.os {
+                        Some(os) => format!("{os}: {v}"),
+                        None => v,
+                    })
+                }
                 None => Some("(a hook command in a form skarn does not read)".into()),
             })
             .collect(),

@@ -33,6 +33,9 @@ pub struct Command {
     /// rewritten in place (written there, not reached through an alias or
     /// a merge, no `args` beside it, no tag, not a block scalar).
     pub span: Option<(usize, usize)>,
+    /// The key of an OS command (`linux`, `osx`, `windows`) VS Code runs
+    /// in place of `command`.
+    pub os: Option<&'static str>,
 }
 
 /// What a file's frontmatter says about hooks.
@@ -281,8 +284,9 @@ impl Walk<'_> {
                 // later type): skarn can neither wrap nor judge it, so it
                 // counts as an unconfined command that cannot be rewritten
                 // (atk24n F11), named as the settings' are.
-                if let Some(t) =
-                    ty.filter(|t| !["command", "prompt", "agent"].contains(&t.as_str()))
+                if let Some(t) = ty
+                    .clone()
+                    .filter(|t| !["command", "prompt", "agent"].contains(&t.as_str()))
                 {
                     let what = if to.is_empty() {
                         format!("{t} hook {{}}")
@@ -292,19 +296,53 @@ impl Walk<'_> {
                     out.push(Command {
                         value: Some(what),
                         span: None,
+                        os: None,
                     });
                 }
+                // A hook entry's other commands and the values that change
+                // how it runs (atk24u F7, F3): VS Code runs `linux`/`osx`/
+                // `windows` in place of `command` (judged and wrapped
+                // alike); `env`, `cwd` or another `shell` cannot be kept
+                // beside a wrapped command (not rewritable: init stops).
+                let entry = ty.is_some() || self.has_key(&entries, "command")?;
                 for (k, v, evia) in entries {
-                    if self.key(k)?.as_deref() == Some("command") {
-                        out.push(self.command(v, evia, args)?);
-                    } else {
-                        self.commands(v, evia, depth + 1, out)?;
+                    match self.key(k)?.as_deref() {
+                        Some("command") => out.push(self.command(v, evia, args)?),
+                        Some(os @ ("linux" | "osx" | "windows")) if entry => {
+                            let mut c = self.command(v, evia, None)?;
+                            c.os = ["linux", "osx", "windows"].into_iter().find(|o| *o == os);
+                            out.push(c);
+                        }
+                        Some(how @ ("env" | "cwd" | "shell")) if entry => {
+                            let x = self.json(v, 0)?;
+                            if !(how == "shell" && x.as_str() == Some("bash")) {
+                                out.push(Command {
+                                    value: Some(format!(
+                                        "{how}: {x} (a hook entry's {how} changes how its command \
+                                         runs, on the host: skarn cannot confine it; remove it)"
+                                    )),
+                                    span: None,
+                                    os: None,
+                                });
+                            }
+                        }
+                        _ => self.commands(v, evia, depth + 1, out)?,
                     }
                 }
             }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Whether one of `entries` has the key `name`.
+    fn has_key(&mut self, entries: &[(usize, usize, bool)], name: &str) -> Result<bool, String> {
+        for (k, _, _) in entries {
+            if self.key(*k)?.as_deref() == Some(name) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The command of a `command` value `v` (with `args` beside it).
@@ -320,6 +358,7 @@ impl Walk<'_> {
             return Ok(Command {
                 value: None,
                 span: None,
+                os: None,
             });
         };
         let (value, style, tagged, span) = (value.clone(), *style, *tagged, *span);
@@ -332,6 +371,7 @@ impl Walk<'_> {
                     return Ok(Command {
                         value: None,
                         span: None,
+                        os: None,
                     });
                 }
             };
@@ -344,6 +384,7 @@ impl Walk<'_> {
                         return Ok(Command {
                             value: None,
                             span: None,
+                            os: None,
                         });
                     }
                 }
@@ -361,6 +402,7 @@ impl Walk<'_> {
         Ok(Command {
             value: Some(line),
             span: in_place.then_some(span),
+            os: None,
         })
     }
 }
@@ -414,62 +456,8 @@ pub fn read(text: &str) -> Read {
     }
 }
 
-/// The value of the top-level key `key` of `text`'s frontmatter as JSON
-/// (aliases followed, merges taken in, scalars as strings), for the
-/// other keys the client acts on (a subagent's `mcpServers`, atk24o
-/// F11). `Ok(None)`: no frontmatter or no such key; `Err`: not read
-/// within the parser's bounds.
-pub fn top_value(text: &str, key: &str) -> Result<Option<serde_json::Value>, String> {
-    let Some((base, fm)) = frontmatter(text) else {
-        return Ok(None);
-    };
-    let doc = parse(fm, base)?;
-    let mut w = Walk {
-        doc: &doc,
-        visits: 0,
-    };
-    for root in doc.roots.clone() {
-        let (r, via) = w.resolve(root)?;
-        for (k, v, _) in w.entries(r, via, 0)? {
-            if w.key(k)?.as_deref() == Some(key) {
-                return w.json(v, 0).map(Some);
-            }
-        }
-    }
-    Ok(None)
-}
-
-impl Walk<'_> {
-    /// The node `idx` as JSON.
-    fn json(&mut self, idx: usize, depth: usize) -> Result<serde_json::Value, String> {
-        use serde_json::Value;
-        if depth > MAX_NESTING {
-            return Err("nested too deep".into());
-        }
-        let (r, _) = self.resolve(idx)?;
-        Ok(match &self.doc.nodes[r] {
-            Node::Scalar { value, .. } => Value::String(value.clone()),
-            Node::Seq(items) => Value::Array(
-                items
-                    .clone()
-                    .into_iter()
-                    .map(|i| self.json(i, depth + 1))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Node::Map(_) => {
-                let mut m = serde_json::Map::new();
-                for (k, v, _) in self.entries(r, false, 0)? {
-                    let Some(name) = self.key(k)? else {
-                        return Err("a key that is not a scalar".into());
-                    };
-                    m.insert(name, self.json(v, depth + 1)?);
-                }
-                Value::Object(m)
-            }
-            Node::Alias(_) => return Err("a bad alias".into()),
-        })
-    }
-}
+mod value;
+pub use value::top_value;
 
 #[cfg(test)]
 #[path = "frontmatter_yaml_tests.rs"]

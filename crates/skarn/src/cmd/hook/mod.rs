@@ -16,6 +16,7 @@ mod claude_peers;
 mod claude_worktree;
 pub mod client_hooks;
 pub mod confine_hooks;
+pub mod entry_shape;
 mod file_boundary;
 mod file_git;
 mod file_host;
@@ -33,6 +34,7 @@ pub mod frontmatter_hooks;
 pub mod frontmatter_mcp;
 mod frontmatter_yaml;
 pub mod gemini_dotenv;
+mod home_place;
 mod installed;
 pub mod mcp_shape;
 pub mod other_handlers;
@@ -368,6 +370,20 @@ fn answer(args: &Args) -> anyhow::Result<Answer> {
         .map_err(|e| anyhow::anyhow!("the hook input is not JSON: {e}"))?;
     if !input.is_object() {
         anyhow::bail!("the hook input is not a JSON object");
+    }
+    // A HOME that resolves into the workspace (atk24u F3).
+    if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
+        let spaces: Vec<PathBuf> = [
+            args.workspace.clone(),
+            input.get("cwd").and_then(|c| c.as_str()).map(PathBuf::from),
+            std::env::current_dir().ok(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if let Some(why) = home_place::refusal(&h, &spaces) {
+            return Ok(Answer::Block(why));
+        }
     }
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot find the skarn binary: {e}"))?;

@@ -112,6 +112,25 @@ const IDE_REFUSED: &str = "it is a tool of the IDE's own MCP server, which runs 
      the host, unconfined (`executeCode` runs the code in the notebook's Jupyter kernel, a host \
      process); run code with the Bash tool, which skarn confines";
 
+/// Claude Code's other built-in servers that act on the host outside any
+/// sandbox (atk24u F4): `computer-use` types and clicks on the user's
+/// desktop (into a host terminal), `claude-in-chrome` drives the user's
+/// own browser (its sessions, any host, `file://`). With why.
+const HOST_SERVERS: &[(&str, &str)] = &[
+    (
+        "mcp__computer-use__",
+        "it is a tool of Claude Code's built-in computer-use server, which types and clicks on \
+         the user's desktop, on the host, outside any sandbox (typing into a terminal runs any \
+         command unconfined); run commands with the Bash tool, which skarn confines",
+    ),
+    (
+        "mcp__claude-in-chrome__",
+        "it is a tool of Claude Code's built-in Chrome server, which drives the user's own \
+         browser on the host, with the user's sessions, to any site and to local files, outside \
+         skarn's network and file rules",
+    ),
+];
+
 /// Why Claude Code's `tool` (not a shell, file or loader tool) must not
 /// run: one of [`CLAUDE_REFUSED`], or not known harmless (`None`: it may).
 pub(super) fn claude_tool(tool: &str, settings: &Settings) -> Option<String> {
@@ -123,6 +142,11 @@ pub(super) fn claude_tool(tool: &str, settings: &Settings) -> Option<String> {
         && !settings.allows_tool(tool)
     {
         return Some(format!("skarn: {tool} refused: {IDE_REFUSED}."));
+    }
+    if let Some((_, why)) = HOST_SERVERS.iter().find(|(p, _)| tool.starts_with(p))
+        && !settings.allows_tool(tool)
+    {
+        return Some(format!("skarn: {tool} refused: {why}."));
     }
     if tool.starts_with("mcp__") {
         return None;
