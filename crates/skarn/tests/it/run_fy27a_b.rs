@@ -175,3 +175,56 @@ fn escaped_and_nested_credential_urls_leave_the_environment() {
         );
     }
 }
+
+#[test]
+fn a_gateway_server_whose_args_hold_a_secret_value_does_not_start() {
+    // atk27r F6: a server's `args` holding a configured secret's value
+    // (a `file` source) would hand it the real value; the control server
+    // beside it, with plain args, starts.
+    let t = TempDir::new("fy27a_gw_args");
+    let (home, out, vals) = (t.dir("home"), t.dir("out"), t.dir("vals"));
+    std::fs::write(vals.join("v"), format!("{VALUE}\n")).unwrap();
+    crate::support_secret_sources::write_config(
+        &home,
+        &format!(
+            "[secrets.s]\nfile = {:?}\nhosts = [\"localhost:1\"]\n",
+            vals.join("v").display().to_string()
+        ),
+    );
+    let dump = |n: &str| out.join(format!("{n}.env"));
+    let server = |alias: &str, extra: &str| {
+        format!(
+            "[servers.{alias}]\ncommand = {h:?}\nargs = [\"--name\", \"{alias}\", \"--env-dump\", \
+             {f:?}{extra}]\n[servers.{alias}.sandbox]\nwrite = [{o:?}]\n\n",
+            h = sibling("skarn-hostile-server").display().to_string(),
+            f = dump(alias).display().to_string(),
+            o = out.display().to_string(),
+        )
+    };
+    let cfg = t.path().join("skarn.toml");
+    let text = format!(
+        "[gateway]\npassthrough = true\n\n{}{}",
+        server("leak", &format!(", \"--arg-file\", \"{VALUE}\"")),
+        server("control", "")
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let log = t.path().join("serve.log");
+    let mut s = crate::serve_sandbox::Session::start_logging(&cfg, &home, &log, &[], "warn");
+    s.settle();
+    let answer = s.call(2, "search", serde_json::json!({"query": "x"}));
+    s.finish();
+    assert!(
+        dump("control").exists(),
+        "the control did not start: {answer}"
+    );
+    assert!(!dump("leak").exists(), "the server with the value started");
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !answer.contains(VALUE) && !log.contains(VALUE),
+        "{answer}\n{log}"
+    );
+    assert!(
+        answer.contains("holds the real value of secret s"),
+        "{answer}"
+    );
+}
