@@ -57,6 +57,13 @@ pub fn spawn(
     let known = crate::secret_vars::known()?;
     if let Some(k) = &known {
         crate::secret_vars::refuse_sources(k, spec.env)?;
+        // A configured secret's value among its `args` (atk27r F6).
+        let argv: Vec<&str> = std::iter::once(spec.command)
+            .chain(spec.args.iter().map(String::as_str))
+            .collect();
+        if let Some(why) = skarn_sandbox::secrets::argv_values::refusal(&argv, Some(k), &[]) {
+            return Err(format!("server {}: {why}", spec.alias));
+        }
     }
     let name = crate::state_dirs::dir_name(spec.config_file, spec.alias, spec.command);
     let state = crate::sandbox_spawn::ensure_state_dir(&name, &parent)

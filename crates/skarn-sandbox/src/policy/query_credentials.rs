@@ -5,6 +5,8 @@
 //! ([`crate::secrets::credential_text`]). A leaf: it uses nothing else of
 //! the crate.
 
+#[path = "url_decoded.rs"]
+mod decoded;
 #[path = "path_credentials.rs"]
 mod path;
 
@@ -12,8 +14,26 @@ mod path;
 /// fragment ([`query_names_credential`]) or its path (atk27p F5, atk22m
 /// F6). URLs are found inside any text, as the scrub is applied: wrapped
 /// in `<>`, `()`, `{}`, followed by `|`, or written without a scheme
-/// (`host.tld/path`; atk27q F4).
+/// (`host.tld/path`; atk27q F4). The text is judged as written and in its
+/// decoded forms (atk27r F5: a JSON string's `https:\/\/...`, a URL
+/// percent-encoded inside another, one escaped character in a token):
+/// one JSON-unescape pass, one percent-decode pass, and both (bounded:
+/// one pass each, linear in the text).
 pub fn url_names_credential(text: &str) -> bool {
+    if names_credential(text) {
+        return true;
+    }
+    let json = decoded::json_unescaped(text);
+    let forms = [
+        json.clone(),
+        json.as_deref().and_then(decoded::percent_decoded),
+        decoded::percent_decoded(text),
+    ];
+    forms.into_iter().flatten().any(|t| names_credential(&t))
+}
+
+/// [`url_names_credential`] of `text` as written.
+fn names_credential(text: &str) -> bool {
     query_names_credential(text)
         || text.split(url_end).any(|piece| {
             urls(piece).any(|rest| {
@@ -168,6 +188,31 @@ mod tests {
             "https://a.example/?sort=name&dir=up",
         ] {
             assert!(!query_names_credential(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn escaped_and_nested_credential_urls_are_found() {
+        let t = "Zq8Lm3Xp0Tv5Wn9Rc4Yb7Hs2";
+        let u = format!("https://hooks.example.test/services/T0AB12CD3/B0EF45GH6/{t}");
+        assert!(url_names_credential(&u));
+        let json = format!("{{\"webhook\":\"{}\"}}", u.replace('/', "\\/"));
+        assert!(url_names_credential(&json), "{json}");
+        let enc = u.replace(':', "%3A").replace('/', "%2F");
+        let nested = format!("https://relay.example.test/forward?to={enc}");
+        assert!(url_names_credential(&nested), "{nested}");
+        let one = format!(
+            "https://hooks.example.test/services/T0AB12CD3/B0EF45GH6/{}%2D{}",
+            &t[..12],
+            &t[12..]
+        );
+        assert!(url_names_credential(&one), "{one}");
+        for plain in [
+            "https://relay.example.test/forward?to=https%3A%2F%2Fexample.test%2Fdocs",
+            "{\"home\":\"https:\\/\\/example.test\\/docs\\/intro\"}",
+            "100%25 done",
+        ] {
+            assert!(!url_names_credential(plain), "{plain}");
         }
     }
 }

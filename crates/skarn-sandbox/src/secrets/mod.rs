@@ -10,6 +10,7 @@
 //! environment ([`env_files`]), by git's configuration ([`git_files`]),
 //! by an ssh command line ([`ssh_keys`]).
 
+pub mod argv_values;
 pub mod cargo_config;
 #[cfg(target_os = "linux")]
 pub mod command_places;

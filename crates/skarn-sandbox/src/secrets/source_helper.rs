@@ -72,9 +72,9 @@ pub fn helper_main() -> i32 {
             if t.cut || msg.len() >= MAX_STATUS {
                 let _ = status.write_all(
                     format!(
-                        "Ethe source opened more than {} files outside the system's trees \
-                         (or their list is over {} KiB): where its value lies cannot all be \
-                         recorded, so it is refused (ADR 0319)",
+                        "Ethe source opened more than {} files (system files counted, or their \
+                         list is over {} KiB): where its value lies cannot all be recorded, so \
+                         it is refused (fail closed: ADR 0319, 0334)",
                         super::source_trace::MAX_FILES,
                         MAX_STATUS >> 10
                     )

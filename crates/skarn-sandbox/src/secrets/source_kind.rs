@@ -1,43 +1,57 @@
 //! Which files a traced source read are hidden from every run whatever
-//! they hold (atk27q F2, F3, F8): a value the source derives (decrypts,
-//! decodes) from files it read lies in none of them, and a file too big
-//! to be searched cannot be said not to hold it. The rule is by where a
-//! file comes from, not by what it holds: every regular file the source
-//! opened is recorded unless it is
-//! - a file of the system's trees (`/usr` but `/usr/local`, `/lib*`,
-//!   `/bin`, `/sbin`, `/etc/ld.so*`, `/proc`, `/sys`, `/dev`), or a
-//!   world-readable file under `/etc` (the system's settings);
-//! - a program or library: an execute bit, an ELF head, a code or package
-//!   file by name (`.py`, `.pyc`, `.js`, `.jar`, `package.json`, ...), or
-//!   any file inside an installation tree (`site-packages`,
-//!   `node_modules`, `lib/pythonX.Y`, `*.dist-info`, ...);
+//! they hold (atk27q F2, F3, F8; atk27r F3): a value the source derives
+//! (decrypts, decodes) from files it read lies in none of them, and a
+//! file too big to be searched cannot be said not to hold it. The rule is
+//! by what a file is, never by its name or an execute bit alone: every
+//! regular file the source opened is recorded unless it is
+//! - a package file of the system: in the distribution's package trees
+//!   (`/usr/{bin,sbin,lib*,libexec,share,include}`, `/bin`, `/sbin`,
+//!   `/lib*`; not `/usr/src` or `/usr/local`), owned by root, readable by
+//!   all and writable by root only; or a kernel file (`/proc`, `/sys`,
+//!   `/dev`), or a world-readable file under `/etc`;
+//! - a program or library by its content: an ELF, an archive, a class,
+//!   a WebAssembly or a compiled Python module (their magic numbers); or,
+//!   readable by all (a key or store is private), a `#!` script with an
+//!   execute bit, a file with a module's extension or a package's
+//!   metadata name, or a file inside an installation tree;
 //! - a shell's or git's own settings in the home (`.gitconfig`,
 //!   `.bashrc`, ...), which runs need.
 //!
 //! Those are still searched for the value (`source_reads::holding`).
 
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 
-/// Whether `p` is a file of the system's package trees.
+/// The distribution's package trees under `/usr` (not `src`, `local`).
+const USR_TREES: &[&str] = &[
+    "bin", "sbin", "lib", "lib32", "lib64", "libx32", "libexec", "share", "include", "games",
+];
+
+/// Whether `p` is a file of the system's package trees: by place (a
+/// package tree, not `/usr/src` or `/usr/local`) and by what it is
+/// (owned by root, readable by all, writable by root only), or a kernel
+/// file.
 pub fn system(p: &Path) -> bool {
     let s = p.to_string_lossy();
-    if s.starts_with("/usr/local/") {
-        return false;
+    let mut parts = s.split('/').skip(1);
+    let top = parts.next().unwrap_or("");
+    if ["proc", "sys", "dev"].contains(&top) {
+        return true;
     }
-    let top = s.split('/').nth(1).unwrap_or("");
-    [
-        "usr", "bin", "sbin", "proc", "sys", "dev", "lib", "lib32", "lib64", "libx32",
-    ]
-    .contains(&top)
-        || s.starts_with("/etc/ld.so")
+    let packaged = match top {
+        "usr" => parts.next().is_some_and(|d| USR_TREES.contains(&d)),
+        "bin" | "sbin" | "lib" | "lib32" | "lib64" | "libx32" => true,
+        _ => s.starts_with("/etc/ld.so"),
+    };
+    packaged
+        && std::fs::metadata(p)
+            .is_ok_and(|m| m.uid() == 0 && m.mode() & 0o004 != 0 && m.mode() & 0o022 == 0)
 }
 
 /// Extensions of programs, modules and libraries.
 const CODE_EXT: &[&str] = &[
-    "py", "pyc", "pyo", "pyi", "pth", "so", "js", "mjs", "cjs", "ts", "node", "jar", "class", "rb",
-    "pm", "pl", "lua", "wasm", "dll", "dylib", "a",
+    "py", "pyi", "pth", "js", "mjs", "cjs", "ts", "jar", "rb", "pm", "pl", "lua", "dll", "dylib",
 ];
 /// Names of package metadata files.
 const CODE_NAMES: &[&str] = &[
@@ -51,7 +65,6 @@ const CODE_NAMES: &[&str] = &[
     "top_level.txt",
     "direct_url.json",
     "pyvenv.cfg",
-    "LICENSE",
 ];
 /// Directory names of installation trees (a file anywhere below is code).
 const TREES: &[&str] = &[
@@ -77,19 +90,45 @@ const SETTINGS: &[&str] = &[
     ".selected_editor",
 ];
 
-/// Whether `p` is a program, library or module (or inside their trees).
+/// Magic numbers of programs and compiled modules: ELF, `ar` archives,
+/// Java classes, WebAssembly.
+const MAGIC: &[&[u8]] = &[b"\x7fELF", b"!<arch>\n", b"\xca\xfe\xba\xbe", b"\0asm"];
+
+/// Whether `p` is a program, library or module: by its content (a magic
+/// number), or, when readable by all, a `#!` script with an execute bit,
+/// a module's extension or package metadata name, or a place inside an
+/// installation tree. A private file (not readable by all) is never code
+/// by name or mode: a key or store is private (atk27r F3).
 pub fn code(p: &Path) -> bool {
+    let Ok(mut f) = std::fs::File::open(p) else {
+        return false;
+    };
+    let Ok(md) = f.metadata() else {
+        return false;
+    };
+    let mut head = [0u8; 8];
+    let n = f.read(&mut head).unwrap_or(0);
+    let head = &head[..n];
+    let ext = p.extension().map(|e| e.to_string_lossy().into_owned());
+    if MAGIC.iter().any(|m| head.starts_with(m))
+        || (matches!(ext.as_deref(), Some("pyc" | "pyo")) && head.get(2..4) == Some(b"\r\n"))
+    {
+        return true;
+    }
+    if md.permissions().mode() & 0o004 == 0 {
+        return false;
+    }
+    if md.permissions().mode() & 0o111 != 0 && head.starts_with(b"#!") {
+        return true;
+    }
     let name = p
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    if CODE_NAMES.contains(&name.as_ref())
-        || p.extension()
-            .is_some_and(|e| CODE_EXT.contains(&e.to_string_lossy().as_ref()))
-    {
+    if CODE_NAMES.contains(&name.as_ref()) || ext.is_some_and(|e| CODE_EXT.contains(&e.as_str())) {
         return true;
     }
-    let in_tree = p.components().any(|c| match c {
+    p.components().any(|c| match c {
         Component::Normal(d) => {
             let d = d.to_string_lossy();
             TREES.contains(&d.as_ref())
@@ -99,20 +138,7 @@ pub fn code(p: &Path) -> bool {
                     && p.to_string_lossy().contains(&format!("/lib/{d}/"))
         }
         _ => false,
-    });
-    if in_tree {
-        return true;
-    }
-    let Ok(mut f) = std::fs::File::open(p) else {
-        return false;
-    };
-    if f.metadata()
-        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-    {
-        return true;
-    }
-    let mut head = [0u8; 4];
-    f.read_exact(&mut head).is_ok() && &head == b"\x7fELF"
+    })
 }
 
 /// Whether `p` is one of the home's shell or git settings.

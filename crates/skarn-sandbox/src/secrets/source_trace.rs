@@ -18,13 +18,10 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// Most distinct files outside the system's trees noted for one source;
-/// a source opening more is refused (atk27q F8: a file past the list
-/// could not be hidden).
-pub const MAX_FILES: usize = 4096;
-/// Most distinct files of the system's trees noted (past it they are
-/// not: they are the system's packages, `source_kind::system`).
-const MAX_SYSTEM: usize = 8192;
+/// Most distinct files noted for one source, system files included (one
+/// cap: atk27r F7, a file past a list dropped silently could not be
+/// hidden); a source opening more is refused (atk27q F8).
+pub const MAX_FILES: usize = 12288;
 
 /// What the kernel returns for `PTRACE_GET_SYSCALL_INFO` (its ABI: a
 /// 24-byte head, then the entry, exit or seccomp part).
@@ -64,8 +61,8 @@ pub struct Traced {
     pub status: libc::c_int,
     /// The regular files its processes opened or executed.
     pub files: Vec<PathBuf>,
-    /// Whether it opened more than `MAX_FILES` files outside the system's
-    /// trees (the list is then incomplete).
+    /// Whether it opened more than `MAX_FILES` files (the list is then
+    /// incomplete).
     pub cut: bool,
 }
 
@@ -178,7 +175,7 @@ fn follow(main: libc::pid_t, st: &mut libc::c_int) -> (Vec<PathBuf>, bool) {
     let mut seen: HashSet<libc::pid_t> = HashSet::from([main]);
     let mut files: Vec<PathBuf> = Vec::new();
     let mut noted: HashSet<PathBuf> = HashSet::new();
-    let (mut other, mut system, mut cut) = (0usize, 0usize, false);
+    let mut cut = false;
     // Processes announced by a fork event whose first stop is to come.
     let mut born: HashSet<libc::pid_t> = HashSet::new();
     let mut note = |p: PathBuf| {
@@ -189,16 +186,10 @@ fn follow(main: libc::pid_t, st: &mut libc::c_int) -> (Vec<PathBuf>, bool) {
         if noted.contains(&real) {
             return;
         }
-        let is_system = super::source_kind::system(&real);
-        let (count, max) = match is_system {
-            true => (&mut system, MAX_SYSTEM),
-            false => (&mut other, MAX_FILES),
-        };
-        if *count >= max {
-            cut |= !is_system;
+        if noted.len() >= MAX_FILES {
+            cut = true;
             return;
         }
-        *count += 1;
         noted.insert(real.clone());
         files.push(real);
     };

@@ -41,7 +41,11 @@ use std::path::{Path, PathBuf};
 use crate::policy::Policy;
 use judge::{hidden, kind};
 use places::{LAYOUTS, PLACES, fixed_places, layout_dirs};
-use roots::{in_writable, roots, writable};
+use roots::{in_writable, readable, roots, writable};
+#[cfg(test)]
+use skip::MIN_BUCKETS;
+use skip::{buckets, skipped};
+use stores::{masks, passwd_stores, stores};
 
 #[path = "toolchain_judge.rs"]
 mod judge;
@@ -49,10 +53,14 @@ mod judge;
 mod places;
 #[path = "toolchain_roots.rs"]
 mod roots;
+#[path = "toolchain_skip.rs"]
+mod skip;
+#[path = "toolchain_stores.rs"]
+mod stores;
 
-/// Deepest directory looked into below a root (`tools/image/node/X/etc`
-/// of volta's tree is at depth 5).
-const MAX_DEPTH: usize = 5;
+/// Deepest directory looked into below a root; a deeper one is hidden
+/// whole (atk27r F9: the budget, not the depth, bounds a walk).
+const MAX_DEPTH: usize = 24;
 
 /// Most directory entries looked at in one root (atk22m F4: one budget
 /// over all roots let a big tree leave the others unwalked).
@@ -62,111 +70,18 @@ const PER_ROOT: usize = 20_000;
 /// remaining root is looked at only at the tools' fixed places.
 const MAX_ENTRIES: usize = 200_000;
 
-/// Directories named by the tool that made them, holding its installed
-/// code or its content store wherever they lie: not descended into.
-const STORE_NAMES: &[&str] = &[
-    "node_modules",
-    "site-packages",
-    "dist-packages",
-    "conda-meta",
-    ".git",
-    ".pnpm-store",
-    ".pnpm",
-    "_cacache",
-    "_npx",
-    "cache",
-    ".cache",
-    "caches",
-];
-
-/// A prefix's installed code and data (`lib`, `share`, ...): skipped only
-/// in a directory laid out as a prefix ([`is_prefix`]); elsewhere (an
-/// application's `share` or `lib` under `/opt`) walked (atk27q F9).
-const PREFIX_CODE: &[&str] = &[
-    "lib", "lib64", "Lib", "include", "share", "man", "bin", "Scripts", "sbin", "libexec", "src",
-];
-
-fn is_dir(p: &Path) -> bool {
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
-}
-
-fn holds_dir(d: &Path, names: &[&str]) -> bool {
-    names.iter().any(|n| is_dir(&d.join(n)))
-}
-
-/// Whether `d` is laid out as an install prefix (a `bin` or `lib` beside
-/// its other directories), or Go's tree (`src` beside `pkg`).
-fn is_prefix(d: &Path) -> bool {
-    holds_dir(d, &["bin", "sbin", "Scripts", "lib", "pkg"])
-}
-
-/// Whether `name` is a store's bucket (two hexadecimal digits).
-fn is_hex2(name: &str) -> bool {
-    name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Fewest bucket directories beside one for a directory to be a store's
-/// buckets (npm's, git's, pnpm's stores fill them by the hundred).
-const MIN_BUCKETS: usize = 16;
-
-/// Whether directory `dir` is skipped as installed code or a content
-/// store: by what it is — its tool's own name, or a store's layout
-/// (cargo's `registry`/`git`, git's `objects`, conda's `pkgs`, Maven's
-/// repository, pnpm's store, a bucket among buckets) — never by a bare
-/// name at any depth (atk27q F9). `buckets` is how many two-hex-digit
-/// directories lie beside it.
-fn skipped(dir: &Path, buckets: usize) -> bool {
-    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
-        return true;
-    };
-    let parent = dir.parent().unwrap_or(Path::new("/"));
-    if STORE_NAMES.contains(&name) {
-        return true;
-    }
-    if PREFIX_CODE.contains(&name) {
-        return name.starts_with("bin") || name == "sbin" || name == "Scripts" || is_prefix(parent);
-    }
-    if is_hex2(name) {
-        let store_parent = parent
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| ["objects", "index-v5", "files"].contains(&n) || n.starts_with("sha"));
-        return buckets >= MIN_BUCKETS || store_parent;
-    }
-    match name {
-        // cargo's stores; a bare repository.
-        "git" => holds_dir(dir, &["db", "checkouts", "objects"]),
-        "registry" => holds_dir(dir, &["index", "cache", "src"]),
-        "objects" => holds_dir(dir, &["pack", "info"]),
-        // conda's package cache.
-        "pkgs" => dir.join("urls.txt").exists() || is_dir(&parent.join("conda-meta")),
-        "store" => holds_dir(dir, &["v3", "v10"]),
-        "repository" => {
-            parent.file_name().is_some_and(|n| n == ".m2") || holds_dir(dir, &["org", "com"])
-        }
-        _ => false,
-    }
-}
-
-/// How many of `entries` are two-hex-digit directories.
-fn buckets(entries: &[std::fs::DirEntry]) -> usize {
-    entries
-        .iter()
-        .filter(|e| {
-            e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name().to_str().is_some_and(is_hex2)
-        })
-        .count()
-}
-
 /// What [`find`] found.
 #[derive(Debug, Default)]
 pub struct Found {
     /// The files to hide (each under the name found and, for a link, its
     /// target's).
     pub files: Vec<PathBuf>,
-    /// A walk stopped at its budget (the rest was looked at only at the
-    /// tools' fixed places): a note for the report.
+    /// A walk stopped at its budget or depth: a note for the report.
     pub truncated: bool,
+    /// The directories a walk cut short did not list: hidden whole
+    /// (atk27r F9), or looked at only at the tools' fixed places when
+    /// they hold a writable place.
+    pub masked: Vec<PathBuf>,
 }
 
 /// The walk of the roots.
@@ -197,6 +112,15 @@ impl Walk {
             && hidden(p, only)
         {
             self.push(p);
+        }
+    }
+
+    /// A home-style store (atk27r F4): a tool's configuration is judged
+    /// by its text, any other store hidden whole.
+    fn store(&mut self, p: &Path) {
+        match kind(p) {
+            Some(_) => self.file(p),
+            None => self.push(p),
         }
     }
 
@@ -237,13 +161,15 @@ impl Walk {
         }
     }
 
-    /// Fail closed for a walk of `root` cut short in `dir` with `queue`
-    /// unlisted: the fixed places of each, and of each installation of
-    /// the version managers' layouts below the root.
-    fn cut_short(&mut self, root: &Path, dir: &Path, queue: VecDeque<(PathBuf, usize)>) {
-        self.places(dir);
-        for (d, _) in queue {
-            self.places(&d);
+    /// Fail closed for a walk of `root` cut short with `unlisted`
+    /// directories (the one being listed first): each is hidden whole
+    /// ([`masks`]); one that cannot be (it holds a writable place) is
+    /// looked at at its fixed places, as is each installation of the
+    /// version managers' layouts below the root.
+    fn cut_short(&mut self, root: &Path, unlisted: Vec<PathBuf>) {
+        self.found.truncated = true;
+        for d in &unlisted {
+            self.places(d);
         }
         for pattern in LAYOUTS {
             for d in layout_dirs(root, pattern) {
@@ -252,12 +178,20 @@ impl Walk {
                 }
             }
         }
+        let (hide, _open) = masks(root, unlisted, &self.writable);
+        for d in hide {
+            if !self.found.masked.contains(&d) {
+                self.found.masked.push(d);
+            }
+        }
     }
 
     fn root(&mut self, root: &Path) {
         let budget = PER_ROOT.min(MAX_ENTRIES.saturating_sub(self.entries));
         let mut used = 0usize;
         let mut queue = VecDeque::from([(root.to_path_buf(), 0usize)]);
+        // Directories below the deepest level: not listed.
+        let mut deep: Vec<PathBuf> = Vec::new();
         while let Some((dir, depth)) = queue.pop_front() {
             let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
@@ -266,26 +200,36 @@ impl Walk {
             let hex = buckets(&listed);
             for e in listed {
                 if used >= budget {
-                    // Fail closed: the fixed places of what was not listed.
-                    self.found.truncated = true;
-                    self.cut_short(root, &dir, std::mem::take(&mut queue));
+                    // Fail closed: what was not listed is hidden.
+                    let rest = std::iter::once(dir.clone())
+                        .chain(queue.drain(..).map(|(d, _)| d))
+                        .chain(deep)
+                        .collect();
+                    self.cut_short(root, rest);
                     return;
                 }
                 used += 1;
                 self.entries += 1;
+                let name = e.file_name();
+                for p in stores(&dir, &name.to_string_lossy()) {
+                    self.store(&p);
+                }
                 let Ok(ft) = e.file_type() else { continue };
                 let path = e.path();
                 if ft.is_dir() {
-                    if depth < MAX_DEPTH
-                        && !skipped(&path, hex)
-                        && !in_writable(&path, &self.writable)
-                    {
-                        queue.push_back((path, depth + 1));
+                    if !skipped(&path, hex) && !in_writable(&path, &self.writable) {
+                        match depth < MAX_DEPTH {
+                            true => queue.push_back((path, depth + 1)),
+                            false => deep.push(path),
+                        }
                     }
                 } else if ft.is_file() || ft.is_symlink() {
                     self.file(&path);
                 }
             }
+        }
+        if !deep.is_empty() {
+            self.cut_short(root, deep);
         }
     }
 }
@@ -332,15 +276,23 @@ pub(crate) fn find_with(
         found: Found::default(),
     };
     for r in roots(policy, home, env) {
+        // A root that is itself a store (`/opt/.ssh`).
+        if let (Some(up), Some(n)) = (r.parent(), r.file_name()) {
+            for s in stores(up, &n.to_string_lossy()) {
+                w.store(&s);
+            }
+        }
         if w.entries >= MAX_ENTRIES {
-            w.found.truncated = true;
-            w.cut_short(&r, &r, VecDeque::new());
+            w.cut_short(&r, vec![r.clone()]);
             continue;
         }
         w.root(&r);
     }
     for p in fixed_places(policy, home, env) {
         w.place(&p);
+    }
+    for p in passwd_stores(&readable(policy), &w.writable, home) {
+        w.store(&p);
     }
     w.found
 }
@@ -378,10 +330,24 @@ pub fn hide(policy: &mut Policy, home: Option<&Path>) -> Hidden {
             ));
         }
     }
+    for d in &found.masked {
+        if !policy.deny_read.iter().any(|g| g.path == *d) {
+            policy.deny_read.push(crate::policy::Grant::new(
+                d.clone(),
+                "default (not listed by the toolchain credential walk)",
+            ));
+        }
+    }
     if found.truncated {
         out.notes.push(format!(
-            "more than {PER_ROOT} entries in a toolchain directory: the rest of it was looked \
-             at only at the tools' fixed credential places"
+            "a toolchain directory holds more than {PER_ROOT} entries or is deeper than \
+             {MAX_DEPTH} levels: the {} directories its walk did not list are hidden from \
+             the run (fail closed: ADR 0334): {}",
+            found.masked.len(),
+            (found.masked.iter().take(4))
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     out

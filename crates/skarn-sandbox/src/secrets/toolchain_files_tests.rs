@@ -190,3 +190,46 @@ fn stores_are_skipped_by_their_layout_not_their_name() {
         "---\nBUNDLE_PATH: \"vendor/bundle\"\nBUNDLE_BUILD__NOKOGIRI: \"--use-system-libraries\"\n"
     ));
 }
+
+#[test]
+fn a_walk_cut_short_hides_its_unlisted_directories_gathered() {
+    // atk27r F9: past the budget or the depth, what was not listed is
+    // hidden whole; past MAX_MASKS directories they are gathered into
+    // their parents, never into one holding a writable place.
+    let root = Path::new("/r");
+    let many: Vec<PathBuf> = (0..100).map(|i| root.join(format!("a/b{i}"))).collect();
+    let (hide, open) = masks(root, many.clone(), &[]);
+    assert_eq!(hide, vec![root.join("a")]);
+    assert!(open.is_empty());
+    // Beside a writable place: each stays hidden itself; one holding it
+    // is not hidden.
+    let (hide, open) = masks(root, many.clone(), &[root.join("a/ws")]);
+    assert_eq!(hide.len(), many.len(), "{hide:?}");
+    assert!(!hide.iter().any(|h| root.join("a/ws").starts_with(h)));
+    assert!(open.is_empty());
+    let (hide, open) = masks(root, vec![root.join("a")], &[root.join("a/ws")]);
+    assert!(hide.is_empty() && open == vec![root.join("a")]);
+    let (hide, _) = masks(root, vec![root.join("x"), root.join("x/y")], &[]);
+    assert_eq!(hide, vec![root.join("x")]);
+}
+
+#[test]
+fn home_stores_are_found_by_the_entries_a_walk_meets() {
+    // atk27r F4: a runner's directory holds the home's stores.
+    let t = skarn_test_support::TempDir::new("toolchain_stores");
+    let d = t.path().join("runner");
+    for f in [
+        ".ssh/id_ed25519",
+        ".docker/config.json",
+        ".credentials_rsaparams",
+    ] {
+        write(&d.join(f), "x");
+    }
+    assert_eq!(stores(&d, ".ssh"), vec![d.join(".ssh")]);
+    assert_eq!(stores(&d, ".docker"), vec![d.join(".docker")]);
+    assert_eq!(
+        stores(&d, ".credentials_rsaparams"),
+        vec![d.join(".credentials_rsaparams")]
+    );
+    assert!(stores(&d, "bin").is_empty() && stores(&d, ".kube").is_empty());
+}

@@ -180,6 +180,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &writable,
         home().as_deref(),
     )?;
+    // A configured or granted secret's real value in the command's own
+    // arguments is refused (atk27r F6).
+    if let Some(why) =
+        skarn_sandbox::secrets::argv_values::refusal(&args.command, Some(&known), &secrets)
+    {
+        anyhow::bail!("{why}");
+    }
     #[cfg(target_os = "linux")]
     return run_confined(policy, &provenance, env, removed, &args, secrets);
     #[cfg(not(target_os = "linux"))]

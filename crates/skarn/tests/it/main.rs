@@ -202,6 +202,11 @@ mod run_fx27a;
 // Issue 27, fx27c: Bundler/RubyGems files, /usr/src projects, store-named dirs, a granted value around a workspace under /opt.
 #[cfg(target_os = "linux")]
 mod run_fx27c;
+// Issue 27, fy27a: a traced source's files by what they are, one trace cap, argv values, home stores under /opt, walks cut short, escaped URLs (atk27r F3-F7, F9).
+#[cfg(target_os = "linux")]
+mod run_fy27a;
+#[cfg(target_os = "linux")]
+mod run_fy27a_b;
 #[cfg(target_os = "linux")]
 mod run_git_paths_atk22j;
 #[cfg(target_os = "linux")]
