@@ -17,8 +17,12 @@ mod build_dirs;
 #[cfg(unix)]
 mod env_dirs;
 mod home;
+mod launcher_files;
+pub mod launchers;
 mod opt_links;
 mod path_trees;
+#[cfg(unix)]
+mod startup_dirs;
 pub(crate) mod vcs;
 
 /// The flag accepting a workspace in or at the home's own directories.

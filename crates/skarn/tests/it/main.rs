@@ -317,6 +317,8 @@ mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_fx27b;
 #[cfg(target_os = "linux")]
+mod run_fy22b;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;
