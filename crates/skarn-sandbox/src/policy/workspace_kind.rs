@@ -18,8 +18,12 @@ mod build_dirs;
 mod env_dirs;
 mod env_relative;
 mod home;
+mod launcher_files;
+pub mod launchers;
 mod opt_links;
 mod path_trees;
+#[cfg(unix)]
+mod startup_dirs;
 pub(crate) mod vcs;
 
 /// The flag accepting a workspace in or at the home's own directories.

@@ -177,6 +177,24 @@ pub fn collect(
         }
     }
     out.config_notes = loaded.notes;
+    // The start-up files the caller's variables name, read like the
+    // home's: what they source, and their directory trees (atk22o F6).
+    let (startup, unresolved, stopped) = crate::protect::env_named_startup::places(home);
+    out.trusted.extend(startup);
+    out.unresolved.extend(unresolved);
+    out.unfinished.extend(stopped);
+    // The installations the host's launchers start programs from (PATH
+    // links, desktop entries, units, D-Bus services, cron): whole
+    // (atk22o F3, F12).
+    for i in crate::policy::workspace_kind::launchers::installations() {
+        let via = format!("the installation of {}", i.via);
+        out.trusted.push(Trusted::tree(
+            &i.dir,
+            i.dir.clone(),
+            via,
+            crate::protect::trusted::Tree::Dir,
+        ));
+    }
     // Each place's other names through other mounts of its filesystem
     // (a `PATH` entry that is a bind-mount alias of the workspace's `bin`:
     // a run writes it under the workspace's name; atk27k F18b).

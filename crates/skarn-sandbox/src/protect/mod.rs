@@ -42,6 +42,8 @@ pub(crate) mod dotenv_value;
 pub mod edit_lease;
 #[cfg(unix)]
 pub mod env_named;
+pub mod env_named_files;
+pub mod env_named_startup;
 #[cfg(unix)]
 pub mod env_places;
 pub mod envrc;

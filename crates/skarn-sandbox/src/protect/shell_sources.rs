@@ -80,11 +80,22 @@ pub fn sourced(home: &Path) -> Scanned {
         .iter()
         .filter(|e| e.reserve == crate::protect::persistence::Reserve::IfHome)
         .map(|e| e.path);
-    let mut todo: Vec<(PathBuf, usize)> = rc
+    let todo: Vec<(PathBuf, usize)> = rc
         .chain(MORE.iter().copied())
         .rev()
         .map(|r| (home.join(r), 0))
         .collect();
+    scan_from(home, todo)
+}
+
+/// Read the start-up files `files` (named elsewhere than by the home's
+/// fixed names: `$BASH_ENV`, `$ENV`, `$INPUTRC`, ...) and what they
+/// source, as [`sourced`] reads the home's (attack atk22o F6).
+pub fn sourced_from(home: &Path, files: &[PathBuf]) -> Scanned {
+    scan_from(home, files.iter().rev().map(|f| (f.clone(), 0)).collect())
+}
+
+fn scan_from(home: &Path, mut todo: Vec<(PathBuf, usize)>) -> Scanned {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut s = Scanned::default();
     let mut vars = Vars::default();

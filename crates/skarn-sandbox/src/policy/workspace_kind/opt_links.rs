@@ -1,18 +1,12 @@
-//! Installations under `/opt` that a `PATH` entry links to, as workspaces
-//! (attack atk22n F3): `/usr/local/bin/go -> /opt/go/bin/go`,
-//! `/usr/bin/google-chrome -> /etc/alternatives/... -> /opt/google/chrome/
-//! google-chrome`, an AppImage's directory. The planner takes a link chain
-//! that stays in the system directories as unchangeable and carries none
-//! of them, but `/opt/<dir>` may be a workspace: a run there would rewrite
-//! what the host runs next by that name. Decided from the links (resolved
-//! fully), not from a `bin` layout: the installation prefix is the
-//! target's directory, or the directory above it when that is named
-//! `bin`; a workspace that is, lies in or holds it is refused.
+//! The links of the `PATH` directories, as entries of the host's
+//! launcher list ([`super::launchers`]; attacks atk22n F3, atk22o F3):
+//! `/usr/local/bin/go -> /opt/go/bin/go`, `/usr/bin/google-chrome ->
+//! /etc/alternatives/... -> /opt/google/chrome/google-chrome`,
+//! `/usr/local/bin/tool -> /srv/apps/tool/tool`. Each link is resolved
+//! fully; where its target lies does not matter here (the launcher list
+//! decides the installation it belongs to).
 
-use std::path::{Path, PathBuf};
-
-/// The system directory a workspace may lie in that links reach.
-const OPT: &str = "/opt";
+use std::path::PathBuf;
 
 /// `PATH` directories the host's next call also searches.
 const SYSTEM_BIN: &[&str] = &[
@@ -25,16 +19,14 @@ const SYSTEM_BIN: &[&str] = &[
 ];
 
 /// Directory entries looked at, at most, over every `PATH` directory;
-/// past it a workspace under `/opt` is refused (never a silent cap).
-const MAX_NAMES: usize = 50_000;
+/// past it the list is incomplete and a workspace is refused (never a
+/// silent cap).
+pub(super) const MAX_NAMES: usize = 50_000;
 
-/// Why `ws` (canonical) is, lies in or holds an installation under
-/// `/opt` that a link in a `PATH` directory (`reals`: canonical, shown)
-/// leads to; `homes`: no prefix may be or hold one.
-pub(super) fn reason(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> Option<String> {
-    if !ws.starts_with(OPT) {
-        return None;
-    }
+/// The targets (canonical) of the links in the `PATH` directories
+/// (`reals`: canonical, shown) and the system ones, with how each is
+/// named; and whether [`MAX_NAMES`] was reached.
+pub(super) fn links(reals: &[(PathBuf, PathBuf)]) -> (Vec<(PathBuf, String)>, bool) {
     let mut dirs: Vec<(PathBuf, PathBuf)> = reals.to_vec();
     for s in SYSTEM_BIN {
         let real = std::fs::canonicalize(s).unwrap_or_else(|_| PathBuf::from(s));
@@ -42,6 +34,7 @@ pub(super) fn reason(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf])
             dirs.push((real, PathBuf::from(s)));
         }
     }
+    let mut out = Vec::new();
     let mut seen = 0usize;
     for (real, shown) in &dirs {
         let Ok(rd) = std::fs::read_dir(real) else {
@@ -50,76 +43,29 @@ pub(super) fn reason(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf])
         for e in rd.flatten() {
             seen += 1;
             if seen > MAX_NAMES {
-                return Some(format!(
-                    "{} lies in {OPT}, and the PATH directories hold more than {MAX_NAMES} \
-                     names: whether a program there links into it was not finished",
-                    ws.display()
-                ));
+                return (out, true);
             }
             if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            // A link to a name of the same directory (`python3 ->
+            // python3.12`) leads where that entry leads: looked at there.
+            if std::fs::read_link(e.path())
+                .is_ok_and(|t| t.components().count() == 1 && !t.has_root())
+            {
                 continue;
             }
             let Ok(target) = std::fs::canonicalize(e.path()) else {
                 continue;
             };
-            let Some(prefix) = prefix_of(&target, homes) else {
-                continue;
-            };
-            if !(ws.starts_with(&prefix) || prefix.starts_with(ws)) {
-                continue;
-            }
-            let how = if ws == prefix {
-                "is"
-            } else if ws.starts_with(&prefix) {
-                "lies in"
-            } else {
-                "holds"
-            };
-            return Some(format!(
-                "{} {how} {}, the installation of {} (a link in the PATH directory {} leads to \
-                 {}): code the command put there would run in the host's next call",
-                ws.display(),
-                prefix.display(),
-                e.file_name().to_string_lossy(),
+            let how = format!(
+                "a link in the PATH directory {} ({}) leads to {}",
                 shown.display(),
+                e.file_name().to_string_lossy(),
                 target.display()
-            ));
+            );
+            out.push((target, how));
         }
     }
-    None
-}
-
-/// The installation prefix of the program `target` (canonical) under
-/// `/opt`: its directory, or the one above when that is a `bin`.
-fn prefix_of(target: &Path, homes: &[PathBuf]) -> Option<PathBuf> {
-    if !target.starts_with(OPT) {
-        return None;
-    }
-    let dir = target.parent()?;
-    let prefix = if dir.file_name().is_some_and(|n| n == "bin") {
-        dir.parent()?
-    } else {
-        dir
-    };
-    super::is_prefix(prefix, homes).then(|| prefix.to_path_buf())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes_under_opt() {
-        let h: Vec<PathBuf> = Vec::new();
-        assert_eq!(
-            prefix_of(Path::new("/opt/go/bin/go"), &h),
-            Some(PathBuf::from("/opt/go"))
-        );
-        assert_eq!(
-            prefix_of(Path::new("/opt/app/app"), &h),
-            Some(PathBuf::from("/opt/app"))
-        );
-        assert_eq!(prefix_of(Path::new("/opt/app"), &h), None);
-        assert_eq!(prefix_of(Path::new("/usr/lib/x/bin/x"), &h), None);
-    }
+    (out, false)
 }

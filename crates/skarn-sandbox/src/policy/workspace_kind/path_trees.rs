@@ -108,7 +108,11 @@ pub(super) fn reason(ws: &Path, homes: &[PathBuf]) -> Option<String> {
     if let Some(r) = linked_prefix(ws, &reals, homes) {
         return Some(r);
     }
-    if let Some(r) = super::opt_links::reason(ws, &reals, homes) {
+    if let Some(r) = super::launchers::reason(ws, &reals, homes) {
+        return Some(r);
+    }
+    #[cfg(unix)]
+    if let Some(r) = super::startup_dirs::reason(ws, homes) {
         return Some(r);
     }
     for var in ROOT_VARS {
