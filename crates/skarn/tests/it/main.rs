@@ -322,6 +322,8 @@ mod run_fx22a;
 #[cfg(target_os = "linux")]
 mod run_fx27b;
 #[cfg(target_os = "linux")]
+mod run_fy22c;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;

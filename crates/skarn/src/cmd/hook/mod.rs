@@ -17,6 +17,8 @@ mod claude_worktree;
 pub mod client_hooks;
 pub mod confine_hooks;
 mod file_boundary;
+mod file_built;
+mod file_content;
 mod file_git;
 mod file_host;
 mod file_layer;
@@ -28,6 +30,8 @@ mod file_record;
 pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
+#[cfg(target_os = "linux")]
+mod file_upper;
 mod files;
 pub mod frontmatter_hooks;
 pub mod frontmatter_mcp;
