@@ -4,10 +4,11 @@
 //! version in `node_modules`, environment files), so the file guard judges
 //! the file as the tool will leave it, not as it is. Write-like tools give
 //! the content; Edit-like tools are applied to the host file as the
-//! client applies them, and an edit that does not apply is refused (the
-//! client would fail it too). Tools whose result is not computed here
-//! (notebook cells, patches, insertions) are judged by probes: the file
-//! emptied and the file with the call's text added, the stricter answer.
+//! client applies them. Tools whose result is not computed here (notebook
+//! cells, patches, insertions), and an edit that does not apply exactly
+//! (the client fails it, or matches more loosely: quotes, line ends), are
+//! judged by probes: the file emptied, the file with the call's text
+//! added, the call's text alone; any refusal refuses.
 
 use std::path::Path;
 
@@ -160,7 +161,7 @@ pub fn proposed(tool: &str, input: &Value, path: &str, host: &Path) -> Option<Pr
         let same = |p: &str| p == path;
         let list = edits(tool, input, &same);
         if list.is_empty() {
-            return Some(Proposed::Fails("the call gives no edit".into()));
+            return Some(unknown(input));
         }
         let mut text = match std::fs::read(host) {
             Ok(b) if b.len() <= MAX_CONTENT => match String::from_utf8(b) {
@@ -183,15 +184,23 @@ pub fn proposed(tool: &str, input: &Value, path: &str, host: &Path) -> Option<Pr
                         "the result is larger than the guard reads".into(),
                     ));
                 }
-                Err(why) => return Some(Proposed::Fails(why)),
+                // The client fails such an edit (nothing written), or
+                // matches more loosely than this (quotes, line ends): the
+                // probes judge it.
+                Err(_) => return Some(unknown(input)),
             }
         }
         return Some(Proposed::Bytes(text.into_bytes()));
     }
+    Some(unknown(input))
+}
+
+/// The probes of a call whose result is not computed here.
+fn unknown(input: &Value) -> Proposed {
     let mut text = String::new();
     all_text(input, &mut text);
     text.truncate(MAX_CONTENT);
-    Some(Proposed::Unknown(text.into_bytes()))
+    Proposed::Unknown(text.into_bytes())
 }
 
 #[cfg(test)]
