@@ -224,7 +224,7 @@ mod tests {
         let miss = json!({"file_path": p, "old_string": "nope", "new_string": "x"});
         assert!(matches!(
             proposed("Edit", &miss, p, &f),
-            Some(Proposed::Fails(_))
+            Some(Proposed::Unknown(_))
         ));
         let multi = json!({"file_path": p, "edits": [
             {"old_string": "1.0.0", "new_string": "2.0.0"},
