@@ -1,9 +1,10 @@
 //! The project's own copies of the tools editors load from `node_modules`
-//! (atk22l F11): the Prettier, ESLint, Stylelint, Tailwind and TypeScript
+//! (atk22l F11), and every package beside them (atk22o F2: ESLint loads
+//! its parser and config loader from sibling packages): the Prettier, ESLint, Stylelint, Tailwind and TypeScript
 //! extensions load the project's package when a file is opened or saved,
 //! and `npx <tool>` runs the project's `node_modules/.bin/<tool>` first.
 //! `node_modules` is ignored by git, so a change there shows nowhere. The
-//! copy-on-write layer refuses, for these packages, a file the run changed
+//! copy-on-write layer refuses, for every package, a file the run changed
 //! or added while the package's version stayed the host's (an install
 //! changes the version, a reinstall writes the same bytes), and a
 //! `node_modules/.bin` entry that differs from the host's or, new and
@@ -44,13 +45,20 @@ fn node_modules_at(n: &[&OsStr]) -> Option<usize> {
     n.iter().rposition(|c| *c == "node_modules")
 }
 
-/// The number of names of the tool package `n[k + 1..]` starts with.
-fn tool_len(rest: &[&OsStr]) -> Option<usize> {
-    TOOLS.iter().find_map(|t| {
-        let parts: Vec<&str> = t.split('/').collect();
-        (rest.len() > parts.len() && parts.iter().zip(rest).all(|(p, r)| *r == *p))
-            .then_some(parts.len())
-    })
+/// The number of names of the package `n[k + 1..]` starts with (a scope
+/// and its package: two), for a path below the package's directory; not
+/// for the package manager's own entries (`.bin`, `.pnpm`, `.cache`,
+/// `.package-lock.json`: a leading dot). Every package, not only the
+/// tools: a tool loads its dependencies from the same `node_modules`
+/// (ESLint's parser `espree`, its scope analyser, its config loader:
+/// atk22o F2), so what the editor loads is every package there.
+fn package_len(rest: &[&OsStr]) -> Option<usize> {
+    let first = rest.first()?.to_string_lossy();
+    if first.starts_with('.') {
+        return None;
+    }
+    let len = if first.starts_with('@') { 2 } else { 1 };
+    (rest.len() > len).then_some(len)
 }
 
 fn version(p: &Path) -> Result<Option<String>, ()> {
@@ -85,7 +93,7 @@ pub fn check_layer_change(
     if rest.len() == 1 || (rest.len() == 2 && rest[0].to_string_lossy().starts_with('@')) {
         return package_dir(rest, upper, abs, delete);
     }
-    let Some(len) = tool_len(rest) else {
+    let Some(len) = package_len(rest) else {
         return Ok(());
     };
     // The package directory, in the layer and on the host.
@@ -108,7 +116,9 @@ pub fn check_layer_change(
     }
     Err(format!(
         "a file of the project's {} package changed in place (its version is the host's): \
-         editors load it when a file is opened or saved",
+         editors load the tools of node_modules when a file is opened or saved, and the \
+         tools load the packages beside them (an install changes the version, a reinstall \
+         writes the same bytes)",
         rest[..len]
             .iter()
             .map(|c| c.to_string_lossy())

@@ -18,9 +18,9 @@ use skarn_test_support::TempDir;
 fn decision(agent: &str, ws: &Path, home: &Path, file: &Path) -> String {
     let input = match agent {
         "gemini-cli" => json!({"hook_event_name": "BeforeTool", "tool_name": "write_file",
-                               "cwd": ws, "tool_input": {"file_path": file, "content": "x"}}),
+                               "cwd": ws, "tool_input": {"file_path": file, "content": "X=1\n"}}),
         _ => json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": ws,
-                    "tool_input": {"file_path": file, "content": "x"}}),
+                    "tool_input": {"file_path": file, "content": "X=1\n"}}),
     };
     let mut c = Command::new(exe())
         .args(["hook", agent])

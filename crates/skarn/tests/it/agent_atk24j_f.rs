@@ -71,7 +71,7 @@ fn clients_writing(ws: &Path, home: &Path, path: &Path) -> Vec<String> {
         (
             "claude-code",
             "Write",
-            claude("Write", json!({"file_path": p, "content": "x"})),
+            claude("Write", json!({"file_path": p, "content": "X=1\n"})),
         ),
         (
             "claude-code",
@@ -99,7 +99,7 @@ fn clients_writing(ws: &Path, home: &Path, path: &Path) -> Vec<String> {
             "gemini-cli",
             "write_file",
             json!({"hook_event_name": "BeforeTool", "tool_name": "write_file", "cwd": ws,
-                   "tool_input": {"file_path": p, "content": "x"}}),
+                   "tool_input": {"file_path": p, "content": "X=1\n"}}),
         ),
         (
             "gemini-cli",
@@ -117,7 +117,7 @@ fn clients_writing(ws: &Path, home: &Path, path: &Path) -> Vec<String> {
             "vscode",
             "create_file",
             json!({"hookEventName": "PreToolUse", "tool_name": "create_file", "cwd": ws,
-                   "tool_input": {"filePath": p, "content": "x"}}),
+                   "tool_input": {"filePath": p, "content": "X=1\n"}}),
         ),
     ];
     calls
@@ -350,8 +350,12 @@ fn geminis_own_environment_file_is_refused() {
         let o = hook("gemini-cli", &w(&p), &home, &ws);
         assert!(!goes_on("gemini-cli", &o), "{}: {o:?}", p.display());
     }
-    // Another client in a project without Gemini CLI: an ordinary file.
-    assert_eq!(clients_writing(&ws, &home, &ws.join(".env")).len(), 6);
+    // Another client in a project without Gemini CLI: judged by the
+    // content the call leaves (atk22o F10): the writes of plain
+    // assignments go on; the calls whose result the guard does not compute
+    // (a patch, an edit that does not apply here) are judged by probes,
+    // which an environment file's content rule refuses.
+    assert_eq!(clients_writing(&ws, &home, &ws.join(".env")).len(), 2);
     // Gemini set up for the project: refused to every client; the host
     // shell with the file's variables did not run the agent's script.
     std::fs::create_dir_all(ws.join(".gemini")).unwrap();

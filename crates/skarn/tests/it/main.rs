@@ -337,6 +337,8 @@ mod run_f27t;
 #[cfg(target_os = "linux")]
 mod run_fy22b;
 #[cfg(target_os = "linux")]
+mod run_fy22c;
+#[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
 mod run_protections;

@@ -23,13 +23,25 @@
 
 use std::path::{Path, PathBuf};
 
+use super::file_content::Proposed;
 use super::file_paths::fold;
 
 /// Why `c` may not be written as `skarn run` judges a change, with `bases`
 /// the directories it is judged in (the workspace, the repository the file
 /// is in), `home` for the mise configuration's own files. `None`: nothing
 /// against it here.
-pub fn refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<String> {
+pub fn refusal(
+    c: &Path,
+    bases: &[PathBuf],
+    home: Option<&Path>,
+    content: Option<&Proposed>,
+) -> Option<String> {
+    if let Some(Proposed::Fails(why)) = content {
+        return Some(format!("{}: {why}", c.display()));
+    }
+    if let Some(why) = super::file_built::refusal(c) {
+        return Some(why);
+    }
     if let Some(why) = git_dir_shape(c) {
         return Some(why);
     }
@@ -39,13 +51,20 @@ pub fn refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<Strin
     if let Some(why) = gemini_env(c, home) {
         return Some(why);
     }
-    layer_refusal(c, bases, home)
+    layer_refusal(c, bases, home, content)
 }
 
 /// The layer's judgement of `c` relative to each base holding it (and to
-/// `/`, for the names judged in any directory), as written and folded.
+/// `/`, for the names judged in any directory), as written and folded;
+/// with the content the tool will leave (`content`) in a private upper,
+/// as a run's layer holds it (atk22o F10), else the host's file.
 #[cfg(target_os = "linux")]
-fn layer_refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<String> {
+fn layer_refusal(
+    c: &Path,
+    bases: &[PathBuf],
+    home: Option<&Path>,
+    content: Option<&Proposed>,
+) -> Option<String> {
     use skarn_sandbox::linux::cow::vet::{Change, Rules, check};
     // The names judged in any directory: below the top, or below the
     // Claude Code worktree `c` lies in (atk24o F7: judged as a project of
@@ -71,7 +90,15 @@ fn layer_refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<Str
                     .collect(),
                 ..Rules::default()
             };
-            if let Err(why) = check(&rules, rel, Change::File, c, host, None) {
+            let verdict = match content {
+                None => check(&rules, rel, Change::File, c, host, None),
+                Some(p) => p.probes(c).into_iter().try_for_each(|bytes| {
+                    super::file_upper::with_upper(rel, &bytes, |upper| {
+                        check(&rules, rel, Change::File, upper, host, None)
+                    })
+                }),
+            };
+            if let Err(why) = verdict {
                 return Some(format!(
                     "{} is what `skarn run` keeps read-only or sets aside ({why}); sandboxed \
                      commands cannot write it either",
@@ -86,7 +113,12 @@ fn layer_refusal(c: &Path, bases: &[PathBuf], home: Option<&Path>) -> Option<Str
 /// The layer's judgement exists on Linux only (the other systems' runs
 /// protect the lists the rest of the guard reads).
 #[cfg(not(target_os = "linux"))]
-fn layer_refusal(_c: &Path, _bases: &[PathBuf], _home: Option<&Path>) -> Option<String> {
+fn layer_refusal(
+    _c: &Path,
+    _bases: &[PathBuf],
+    _home: Option<&Path>,
+    _content: Option<&Proposed>,
+) -> Option<String> {
     None
 }
 

@@ -81,6 +81,18 @@ fn both_names(dirs: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
 /// Why the agent may not write `path`, or `None` when the hook has
 /// nothing against it (the agent's own permissions still apply).
 pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option<String> {
+    refusal_of(path, cwd, ws, home, None)
+}
+
+/// [`refusal`] for the call `tool` with `input` (`call`): the file is
+/// judged as the call will leave it ([`super::file_content`]).
+pub fn refusal_of(
+    path: &str,
+    cwd: &Path,
+    ws: &Path,
+    home: Option<&Path>,
+    call: Option<(&str, &serde_json::Value)>,
+) -> Option<String> {
     // A client may trim or clean the path before it writes (Claude Code
     // trims blanks): a path that is not exactly what would be written is
     // refused rather than judged as another file (atk24h F8).
@@ -260,7 +272,8 @@ pub fn refusal(path: &str, cwd: &Path, ws: &Path, home: Option<&Path>) -> Option
         }
         // What `skarn run` refuses or sets aside, asked of its own
         // judgement; a git directory's shape; a file's other names.
-        if let Some(why) = super::file_layer::refusal(c, &bases, home) {
+        let content = call.and_then(|(t, i)| super::file_content::proposed(t, i, path, c));
+        if let Some(why) = super::file_layer::refusal(c, &bases, home, content.as_ref()) {
             return Some(why);
         }
     }

@@ -18,6 +18,8 @@ pub mod client_hooks;
 pub mod confine_hooks;
 pub mod entry_shape;
 mod file_boundary;
+mod file_built;
+mod file_content;
 mod file_git;
 mod file_host;
 mod file_layer;
@@ -29,6 +31,8 @@ mod file_record;
 pub(crate) mod file_run_sets;
 mod file_runs;
 mod file_targets;
+#[cfg(target_os = "linux")]
+mod file_upper;
 mod files;
 pub mod frontmatter_hooks;
 pub mod frontmatter_mcp;

@@ -49,7 +49,13 @@ pub(super) fn file_refusal(
         )));
     }
     if let Some(why) = paths.iter().find_map(|path| {
-        super::super::files::refusal(path, Path::new(cwd), Path::new(ws), home.as_deref())
+        super::super::files::refusal_of(
+            path,
+            Path::new(cwd),
+            Path::new(ws),
+            home.as_deref(),
+            Some((tool, tool_input)),
+        )
     }) {
         return Ok(Some(super::super::files::reason(tool, &why)));
     }
