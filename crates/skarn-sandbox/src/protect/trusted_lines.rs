@@ -248,17 +248,17 @@ fn judge_in(line: &str, dir: &Path, depth: usize, j: &mut Judged) {
         for stage in pipeline {
             let words = &stage.words;
             // Assignments and wrappers before the program.
-            let mut i = 0;
-            while i < words.len()
-                && (words[i].contains('=') && !words[i].starts_with('-')
-                    || matches!(
-                        words[i].as_str(),
-                        "exec" | "command" | "time" | "nice" | "nohup" | "env" | "@" | "-" | "+"
-                    ))
-            {
-                i += 1;
-            }
-            let rest: Vec<&str> = words[i..].iter().map(String::as_str).collect();
+            let i = match crate::protect::trusted_shell::program_start(words) {
+                Ok(i) => i,
+                Err(why) => {
+                    j.refused = Some(why);
+                    return;
+                }
+            };
+            let rest: Vec<&str> = words[i.min(words.len())..]
+                .iter()
+                .map(String::as_str)
+                .collect();
             let stdin = if stage.stdin.is_empty() {
                 std::mem::take(&mut before)
             } else {

@@ -73,6 +73,8 @@ fn an_interpreters_script_is_kept_as_it_loads_it() {
         ("node .", "index.js"),
         ("node -r ./pre.js x.js", "pre.js"),
         ("env A=1 sh .c9.sh", ".c9.sh"),
+        ("env -i -u X sh .c11.sh", ".c11.sh"),
+        ("nice -n 5 bash -e .c12.sh", ".c12.sh"),
     ] {
         assert!(kept(l).contains(&p.join(f)), "{l}: {:?}", kept(l));
     }
@@ -87,7 +89,10 @@ fn the_clients_project_variable_leads_to_the_project() {
     let t = skarn_test_support::TempDir::new("trusted-vars");
     let p = t.dir("p");
     let j = judge(r#"sh "$CLAUDE_PROJECT_DIR"/tools/check.sh"#, &p);
-    assert!(j.refused.is_none() && j.inputs.contains(&p.join("tools/check.sh")), "{j:?}");
+    assert!(
+        j.refused.is_none() && j.inputs.contains(&p.join("tools/check.sh")),
+        "{j:?}"
+    );
     let j = judge(r#"cd "${CLAUDE_PROJECT_DIR}"/scripts && sh ./lint.sh"#, &p);
     assert!(j.inputs.contains(&p.join("scripts/lint.sh")), "{j:?}");
 }

@@ -183,6 +183,41 @@ pub fn project_vars(line: &str, dir: &std::path::Path) -> String {
     out
 }
 
+/// Where the program of `words` starts, after assignments and wrappers
+/// (`exec`, `env -i`, `nice -n 5`, `time -p`, make's `@`/`-`/`+`); an
+/// error when a wrapper's option hides it (`env -S`, `env -C`).
+pub fn program_start(words: &[String]) -> Result<usize, String> {
+    let mut i = 0;
+    while i < words.len()
+        && (words[i].contains('=') && !words[i].starts_with('-')
+            || matches!(
+                words[i].as_str(),
+                "exec" | "command" | "time" | "nice" | "nohup" | "env" | "@" | "-" | "+"
+            ))
+    {
+        i += 1;
+        let wrapper = matches!(words[i - 1].as_str(), "env" | "nice" | "time" | "exec");
+        while wrapper && i < words.len() && words[i].starts_with('-') {
+            let value = matches!(words[i].as_str(), "-u" | "-n" | "-a");
+            if matches!(
+                words[i].as_str(),
+                "-C" | "-S" | "--chdir" | "--split-string"
+            ) || words[i].starts_with("--chdir=")
+                || words[i].starts_with("--split-string=")
+            {
+                return Err(format!(
+                    "skarn cannot tell which file `{}` runs (`{} {}`)",
+                    words.join(" "),
+                    words[i - 1],
+                    words[i]
+                ));
+            }
+            i += 1 + usize::from(value);
+        }
+    }
+    Ok(i.min(words.len()))
+}
+
 #[derive(Default)]
 struct Parser {
     word: String,
