@@ -75,6 +75,7 @@ fn an_interpreters_script_is_kept_as_it_loads_it() {
         ("env A=1 sh .c9.sh", ".c9.sh"),
         ("env -i -u X sh .c11.sh", ".c11.sh"),
         ("nice -n 5 bash -e .c12.sh", ".c12.sh"),
+        ("timeout -k 2 10 sh .c13.sh", ".c13.sh"),
     ] {
         assert!(kept(l).contains(&p.join(f)), "{l}: {:?}", kept(l));
     }

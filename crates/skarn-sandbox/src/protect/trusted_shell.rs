@@ -192,13 +192,28 @@ pub fn program_start(words: &[String]) -> Result<usize, String> {
         && (words[i].contains('=') && !words[i].starts_with('-')
             || matches!(
                 words[i].as_str(),
-                "exec" | "command" | "time" | "nice" | "nohup" | "env" | "@" | "-" | "+"
+                "exec"
+                    | "command"
+                    | "time"
+                    | "nice"
+                    | "nohup"
+                    | "env"
+                    | "timeout"
+                    | "stdbuf"
+                    | "setsid"
+                    | "@"
+                    | "-"
+                    | "+"
             ))
     {
         i += 1;
-        let wrapper = matches!(words[i - 1].as_str(), "env" | "nice" | "time" | "exec");
+        let w = words[i - 1].as_str();
+        let wrapper = matches!(
+            w,
+            "env" | "nice" | "time" | "exec" | "timeout" | "stdbuf" | "setsid"
+        );
         while wrapper && i < words.len() && words[i].starts_with('-') {
-            let value = matches!(words[i].as_str(), "-u" | "-n" | "-a");
+            let value = matches!(words[i].as_str(), "-u" | "-n" | "-a" | "-s" | "-k");
             if matches!(
                 words[i].as_str(),
                 "-C" | "-S" | "--chdir" | "--split-string"
@@ -213,6 +228,10 @@ pub fn program_start(words: &[String]) -> Result<usize, String> {
                 ));
             }
             i += 1 + usize::from(value);
+        }
+        // `timeout`'s duration.
+        if w == "timeout" && i < words.len() {
+            i += 1;
         }
     }
     Ok(i.min(words.len()))
