@@ -86,12 +86,17 @@ pub fn named(base: &Path) -> Vec<(PathBuf, PathBuf)> {
         .iter()
         .flat_map(|(t, d)| words_in(t, d, base, false, false));
     for f in inputs.into_iter().chain(from_texts) {
-        if f.starts_with(base)
-            && f != base
-            && files.len() < MAX_NAMED
-            && !files.iter().any(|(g, _)| *g == f)
-        {
-            files.push((f, via.clone()));
+        // What a link leads to too (the program reads it by the path).
+        let mut all = crate::protect::config_links::hops(&f, base);
+        all.push(f);
+        for f in all {
+            if f.starts_with(base)
+                && f != base
+                && files.len() < MAX_NAMED
+                && !files.iter().any(|(g, _)| *g == f)
+            {
+                files.push((f, via.clone()));
+            }
         }
     }
     // The user's own agent configuration naming this workspace's files

@@ -163,8 +163,11 @@ pub mod tool_keys_direct;
 pub mod toolchain_links;
 #[cfg(unix)]
 pub mod trusted;
+pub mod trusted_args;
 pub mod trusted_inputs;
 pub mod trusted_lines;
+pub mod trusted_scripts;
+pub mod trusted_shell;
 #[cfg(unix)]
 pub mod venv_guard;
 #[cfg(unix)]

@@ -114,13 +114,6 @@ const DEFINED: &[&str] = &[
     "make", "gmake", "npm", "pnpm", "yarn", "bun", "just", "task",
 ];
 
-/// Interpreters whose file argument is read as a named file (kept by the
-/// configuration's word reading).
-const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "ruby", "perl", "php",
-    "lua", "tclsh", "awk", "gawk", "java", "source", ".",
-];
-
 /// Programs that read nothing of the project that runs code.
 const HARMLESS: &[&str] = &[
     "echo",
@@ -184,7 +177,12 @@ const MAX_DEPTH: usize = 4;
 /// Judge the trusted `line` run in `dir` (the project's top).
 pub fn judge(line: &str, dir: &Path) -> Judged {
     let mut j = Judged::default();
-    judge_in(line, dir, 0, &mut j);
+    judge_in(
+        &crate::protect::trusted_shell::project_vars(line, dir),
+        dir,
+        0,
+        &mut j,
+    );
     j
 }
 
@@ -243,46 +241,62 @@ fn judge_in(line: &str, dir: &Path, depth: usize, j: &mut Judged) {
         return;
     }
     let mut cwd = dir.to_path_buf();
-    for cmd in line.split(['\n', ';', '|', '&']) {
-        let words: Vec<String> = cmd
-            .split_whitespace()
-            .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
-            .filter(|w| !w.is_empty())
-            .collect();
-        // Assignments and wrappers before the program.
-        let mut i = 0;
-        while i < words.len()
-            && (words[i].contains('=') && !words[i].starts_with('-')
-                || matches!(
-                    words[i].as_str(),
-                    "exec" | "command" | "time" | "nice" | "@" | "-" | "+"
-                ))
-        {
-            i += 1;
-        }
-        let rest: Vec<&str> = words[i..].iter().map(String::as_str).collect();
-        let Some(first) = rest.first() else { continue };
-        // (Subshells and groups: `(cd x && pytest)`, `{ make; }`.)
-        let first = first.trim_start_matches(['@', '-', '+', '(', '{']);
-        let first = if first.starts_with('$') {
-            first
-        } else {
-            first.trim_end_matches(')')
-        };
-        if first == "cd" || first == "pushd" {
-            if let Some(d) = rest.get(1) {
-                cwd = crate::policy::config::normalize(&cwd.join(d));
+    // Read as the shell reads it (atk24u F1): a stage's standard input
+    // comes from its redirections, else from the stage before it.
+    for pipeline in crate::protect::trusted_shell::pipelines(line) {
+        let mut before: Vec<String> = Vec::new();
+        for stage in pipeline {
+            let words = &stage.words;
+            // Assignments and wrappers before the program.
+            let i = match crate::protect::trusted_shell::program_start(words) {
+                Ok(i) => i,
+                Err(why) => {
+                    j.refused = Some(why);
+                    return;
+                }
+            };
+            let rest: Vec<&str> = words[i.min(words.len())..]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            let stdin = if stage.stdin.is_empty() {
+                std::mem::take(&mut before)
+            } else {
+                stage.stdin.clone()
+            };
+            // What this stage may feed the next one: its file operands.
+            before = rest
+                .iter()
+                .skip(1)
+                .filter(|w| !w.starts_with('-'))
+                .map(|w| w.to_string())
+                .chain(stage.stdin.iter().cloned())
+                .collect();
+            let Some(first) = rest.first() else { continue };
+            // (Make's recipe prefixes.)
+            let first = first.trim_start_matches(['@', '-', '+']);
+            if first == "cd" || first == "pushd" {
+                if let Some(d) = rest.get(1) {
+                    cwd = crate::policy::config::normalize(&cwd.join(d));
+                }
+                continue;
             }
-            continue;
-        }
-        judge_command(first, &rest[1..], &cwd, depth, j);
-        if j.refused.is_some() {
-            return;
+            judge_command(first, &rest[1..], &cwd, &stdin, depth, j);
+            if j.refused.is_some() {
+                return;
+            }
         }
     }
 }
 
-fn judge_command(first: &str, args: &[&str], cwd: &Path, depth: usize, j: &mut Judged) {
+fn judge_command(
+    first: &str,
+    args: &[&str],
+    cwd: &Path,
+    stdin: &[String],
+    depth: usize,
+    j: &mut Judged,
+) {
     let name = first.rsplit('/').next().unwrap_or(first);
     // A make variable naming the program (`$(MAKE)` is make).
     let name = match name {
@@ -306,21 +320,22 @@ fn judge_command(first: &str, args: &[&str], cwd: &Path, depth: usize, j: &mut J
         ));
         return;
     }
-    if name.starts_with("python") {
-        if let Some(m) = args
-            .iter()
-            .position(|a| *a == "-m")
-            .and_then(|p| args.get(p + 1))
-        {
-            let m = m.split('.').next().unwrap_or(m);
-            if PY_RUNNERS.contains(&m) {
-                j.refused = Some(format!(
-                    "`{name} -m {m}` runs the project's own code (tests, conftest.py, plugins), \
-                     which a confined command may rewrite"
-                ));
-            }
+    if crate::protect::trusted_args::kind(name) == Some(crate::protect::trusted_args::Kind::Python)
+        && let Some(m) = crate::protect::trusted_args::read(
+            crate::protect::trusted_args::Kind::Python,
+            name,
+            args,
+        )
+        .module
+    {
+        let m = m.split('.').next().unwrap_or(&m).to_string();
+        if PY_RUNNERS.contains(&m.as_str()) {
+            j.refused = Some(format!(
+                "`{name} -m {m}` runs the project's own code (tests, conftest.py, plugins), \
+                 which a confined command may rewrite"
+            ));
+            return;
         }
-        return;
     }
     // A local package's program (npm scripts put `node_modules/.bin`
     // first on PATH): the project's own code.
@@ -337,7 +352,22 @@ fn judge_command(first: &str, args: &[&str], cwd: &Path, depth: usize, j: &mut J
         j.refused = Some(format!("a variable or command names the program ({first})"));
         return;
     }
-    if first.contains('/') || INTERPRETERS.contains(&name) || HARMLESS.contains(&name) {
+    // An interpreter: what it loads, as it reads its options and
+    // resolves its script (atk24u F1, F2).
+    if let Some(k) = crate::protect::trusted_args::kind(name) {
+        crate::protect::trusted_scripts::interpreter(
+            k,
+            name,
+            args,
+            cwd,
+            stdin,
+            depth,
+            j,
+            &judge_text,
+        );
+        return;
+    }
+    if first.contains('/') || HARMLESS.contains(&name) {
         return;
     }
     if DEFINED.contains(&name) {

@@ -179,6 +179,9 @@ mod run_f22j;
 // Attack atk24t F3: implicit inputs of trusted lines (make, npm, pytest) (f24x).
 #[cfg(target_os = "linux")]
 mod run_f24x;
+// Attack atk24u F1, F2: trusted lines read as the shell and interpreter read them (fy24b).
+#[cfg(target_os = "linux")]
+mod run_fy24b;
 // Attack atk24r F5, F7, F8, F6 and atk24s F5: worktree peer hooks, named scripts, VS Code agents, Gemini .env (b24w).
 #[cfg(target_os = "linux")]
 mod run_b24w;
