@@ -120,9 +120,9 @@ pub mod pnpm_file;
 #[cfg(unix)]
 pub mod pth_imports;
 #[cfg(unix)]
-pub mod py_startup;
-#[cfg(unix)]
 pub mod py_ext_twin;
+#[cfg(unix)]
+pub mod py_startup;
 #[cfg(unix)]
 pub mod pyc_guard;
 #[cfg(unix)]

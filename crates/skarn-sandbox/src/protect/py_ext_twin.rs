@@ -37,7 +37,10 @@ fn module_of(name: &OsStr) -> Option<&str> {
 /// lies beside it.
 pub fn shadows(dirs: &[&Path], name: &OsStr) -> Option<String> {
     let m = module_of(name)?;
-    let there = |f: &str| dirs.iter().any(|d| std::fs::symlink_metadata(d.join(f)).is_ok());
+    let there = |f: &str| {
+        dirs.iter()
+            .any(|d| std::fs::symlink_metadata(d.join(f)).is_ok())
+    };
     let source = there(&format!("{m}.py")) || there(&format!("{m}/__init__.py"));
     if !source || BUILD_SOURCES.iter().any(|x| there(&format!("{m}.{x}"))) {
         return None;
@@ -94,7 +97,11 @@ mod tests {
             let expect = p != "pkg/UTIL.PYD";
             assert_eq!(check(p).is_err(), expect, "{p}");
         }
-        for p in ["pkg/fast.cpython-311-x86_64-linux-gnu.so", "pkg/_speedups.so", "pkg/libz.so.1"] {
+        for p in [
+            "pkg/fast.cpython-311-x86_64-linux-gnu.so",
+            "pkg/_speedups.so",
+            "pkg/libz.so.1",
+        ] {
             assert!(check(p).is_ok(), "{p}");
         }
     }

@@ -331,9 +331,9 @@ mod run_f22k;
 #[cfg(target_os = "linux")]
 mod run_fx22a;
 #[cfg(target_os = "linux")]
-mod run_fy22a;
-#[cfg(target_os = "linux")]
 mod run_fx27b;
+#[cfg(target_os = "linux")]
+mod run_fy22a;
 // Issue 27, f27t: coded request bodies decoded for the probe lock-out.
 #[cfg(target_os = "linux")]
 mod run_f27t;

@@ -200,8 +200,14 @@ fn file_probe(user: bool) {
     let o = run(&s, user, 9, "echo first-run-ran");
     let e = err(&o);
     assert!(!out(&o).contains("first-run-ran"), "{e}");
+    // By name as a word or a path's last part (the record's hashed name
+    // may hold the letters by chance).
+    let names = |n: &str| {
+        e.split(|c: char| c.is_whitespace() || "()',:;\"`".contains(c))
+            .any(|w| w == n || w.ends_with(&format!("/{n}")))
+    };
     assert!(
-        !e.contains("c41") && !e.contains("c42"),
+        !names("c41") && !names("c42"),
         "the refusal names the file holding the piece: {e}"
     );
     // The piece removed: still refused (one answer ever).

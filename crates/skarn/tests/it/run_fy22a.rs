@@ -40,8 +40,7 @@ fn attempt(
     if stage.is_dir() {
         c.arg("--read").arg(&stage);
     }
-    c
-        .args(["--", "sh", "-c", script])
+    c.args(["--", "sh", "-c", script])
         .current_dir(cwd)
         .env("HOME", t.path().join("home"))
         .env("PATH", SYS_PATH)
@@ -72,7 +71,15 @@ fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
     git(&ws, &["add", "-A"]);
     git(
         &ws,
-        &["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "i"],
+        &[
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-qm",
+            "i",
+        ],
     );
     ws
 }
@@ -104,12 +111,7 @@ fn plant(t: &TempDir, mark: &Path) -> Option<(PathBuf, PathBuf)> {
     );
     let lib = stage.join("libfy22a.so");
     let prog = stage.join("prog");
-    let (s, l, m, p) = (
-        src.to_str()?,
-        lib.to_str()?,
-        main.to_str()?,
-        prog.to_str()?,
-    );
+    let (s, l, m, p) = (src.to_str()?, lib.to_str()?, main.to_str()?, prog.to_str()?);
     let d = format!("-L{}", stage.display());
     if !cc(&["-shared", "-fPIC", "-o", l, s])
         || !cc(&["-o", p, m, &d, "-lfy22a", "-Wl,--allow-shlib-undefined"])
@@ -307,7 +309,11 @@ fn a_compiled_twin_of_a_source_module_is_not_applied() {
                     out(&r),
                     err(&o)
                 );
-                assert!(err(&o).contains("util") || err(&o).contains("__init__"), "{}", err(&o));
+                assert!(
+                    err(&o).contains("util") || err(&o).contains("__init__"),
+                    "{}",
+                    err(&o)
+                );
                 // Built beside its own C source (`build_ext --inplace`): kept.
                 assert!(
                     ws.join("pkg/fast.cpython-311-x86_64-linux-gnu.so").exists(),
@@ -356,7 +362,10 @@ fn search_paths_naming_the_current_directory_refuse_the_run() {
                 "{var}: no clear refusal: {}",
                 err(&o)
             );
-            assert!(!ws.join("libfy22a.so").exists(), "{var}: the library landed");
+            assert!(
+                !ws.join("libfy22a.so").exists(),
+                "{var}: the library landed"
+            );
             host_prog(&prog, &ws, ":/usr/local/lib");
             if Path::new("/usr/bin/node").exists() {
                 let _ = Command::new("/usr/bin/node")
