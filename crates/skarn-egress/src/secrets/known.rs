@@ -13,7 +13,7 @@ use super::config::{SecretConfig, SecretsConfig};
 
 /// The readable values of the configured secrets, with their names.
 pub struct KnownValues {
-    each: Vec<(String, crate::ValueFinder)>,
+    each: Vec<(String, crate::ValueFinder, Zeroizing<String>)>,
     sources: Vec<(String, String)>,
 }
 
@@ -31,6 +31,7 @@ impl SecretsConfig {
                 each.push((
                     name.clone(),
                     crate::ValueFinder::for_values([value.as_str()]),
+                    value,
                 ));
             }
         }
@@ -44,8 +45,21 @@ impl KnownValues {
     pub fn holding(&self, text: &[u8]) -> Option<&str> {
         self.each
             .iter()
-            .find(|(_, f)| f.found_in(text))
-            .map(|(n, _)| n.as_str())
+            .find(|(_, f, _)| f.found_in(text))
+            .map(|(n, _, _)| n.as_str())
+    }
+
+    /// The secret whose whole value `text` holds (verbatim, hex or
+    /// base64: [`whole_found`]), if any. For
+    /// text the sandboxed side chooses (a command's arguments): an answer
+    /// about a whole value tells nothing of it to someone who does not
+    /// hold it already, where one about a piece (in [`Self::holding`]'s
+    /// windows) would be an oracle, guess by guess (ADR 0314).
+    pub fn holding_whole(&self, text: &[u8]) -> Option<&str> {
+        self.each
+            .iter()
+            .find(|(_, _, v)| whole_found(v.as_bytes(), text))
+            .map(|(n, _, _)| n.as_str())
     }
 
     /// The secret whose `from_env` source is the variable `var`, if any.
@@ -155,6 +169,28 @@ fn cheap_value(c: &SecretConfig, home: Option<&Path>) -> Option<Zeroizing<String
     (!t.is_empty()).then(|| Zeroizing::new(t.to_string()))
 }
 
+/// Whether `text` holds the whole of `value`, verbatim, in hex (either
+/// case) or in base64 (standard or URL-safe, padded or not). Whole values
+/// only: see [`KnownValues::holding_whole`].
+pub fn whole_found(value: &[u8], text: &[u8]) -> bool {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    if value.is_empty() {
+        return false;
+    }
+    let hex: Zeroizing<String> = Zeroizing::new(value.iter().map(|b| format!("{b:02x}")).collect());
+    let forms: [Zeroizing<Vec<u8>>; 5] = [
+        Zeroizing::new(value.to_vec()),
+        Zeroizing::new(hex.as_bytes().to_vec()),
+        Zeroizing::new(hex.to_ascii_uppercase().into_bytes()),
+        Zeroizing::new(STANDARD_NO_PAD.encode(value).into_bytes()),
+        Zeroizing::new(URL_SAFE_NO_PAD.encode(value).into_bytes()),
+    ];
+    forms
+        .iter()
+        .any(|f| memchr::memmem::find(text, f).is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +211,28 @@ mod tests {
         assert_eq!(k.holding(b"a25vd25SRUFMdmFsdWU3SHMzSmQ4S3Ex"), Some("a"));
         assert_eq!(k.holding(b"something else entirely"), None);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod whole_tests {
+    use super::whole_found;
+
+    #[test]
+    fn whole_values_are_found_in_their_forms_pieces_are_not() {
+        let v = b"Wq7Zk2Xp9Lm4Tv8Rc3Yb6Hs1Nd5Jf0Ga";
+        assert!(whole_found(v, b"echo Wq7Zk2Xp9Lm4Tv8Rc3Yb6Hs1Nd5Jf0Ga;"));
+        let hex: String = v.iter().map(|b| format!("{b:02x}")).collect();
+        assert!(whole_found(v, hex.as_bytes()));
+        assert!(whole_found(v, hex.to_uppercase().as_bytes()));
+        assert!(whole_found(
+            v,
+            b"V3E3WmsyWHA5TG00VHY4UmMzWWI2SHMxTmQ1SmYwR2E="
+        ));
+        // A piece is the probe lock-out's: answering it here would be an
+        // oracle (a guess confirmed piece by piece).
+        assert!(!whole_found(v, b"echo Wq7Zk2Xp9Lm4Tv8Rc3Yb6"));
+        assert!(!whole_found(v, &hex.as_bytes()[..20]));
+        assert!(!whole_found(b"", b"anything"));
     }
 }

@@ -2,15 +2,18 @@
 //! (atk27r F6): the caller's shell expanded `$NPM_TOKEN` inside double
 //! quotes, so the value would reach the sandboxed process in its `argv`
 //! (readable in `/proc/self/cmdline`, by every child, sendable anywhere
-//! the run may reach). Every argument is searched, in every form the
-//! proxy's scrubber knows, for the values that can be read without
-//! running anything (`file`, `from_env`: granted or not) and for the
-//! values resolved for the run; a hit refuses the run naming the
-//! argument's position, never the value.
+//! the run may reach). Every argument is searched for the whole values
+//! that can be read without running anything (`file`, `from_env`:
+//! granted or not) and for the values resolved for the run; a hit
+//! refuses the run naming the argument's position, never the value.
+//! Only whole values (verbatim, hex, base64): the arguments are the sandboxed side's
+//! own text (the hook passes the agent's command), and a refusal for a
+//! piece of a value would answer its guesses one by one; pieces are the
+//! probe lock-out's (ADR 0314), which records the first and answers no
+//! more.
 
 use std::ffi::OsStr;
 
-use skarn_egress::ValueFinder;
 use skarn_egress::secrets::SecretSpec;
 use skarn_egress::secrets::known::KnownValues;
 
@@ -22,19 +25,16 @@ pub fn refusal<S: AsRef<OsStr>>(
     known: Option<&KnownValues>,
     resolved: &[SecretSpec],
 ) -> Option<String> {
-    let finder = (!resolved.is_empty()).then(|| ValueFinder::new(resolved));
     for (i, a) in argv.iter().enumerate() {
         let text = a.as_ref().as_encoded_bytes();
         let name = known
-            .and_then(|k| k.holding(text))
+            .and_then(|k| k.holding_whole(text))
             .map(str::to_string)
             .or_else(|| {
-                let f = finder.as_ref()?;
-                f.found_in(text).then(|| {
-                    (resolved.iter())
-                        .find(|s| ValueFinder::new(std::slice::from_ref(*s)).found_in(text))
-                        .map_or_else(|| "a granted secret".to_string(), |s| s.name.clone())
-                })
+                resolved
+                    .iter()
+                    .find(|s| skarn_egress::secrets::known::whole_found(s.value.as_bytes(), text))
+                    .map(|s| s.name.clone())
             });
         if let Some(name) = name {
             return Some(format!(

@@ -19,14 +19,17 @@ fn start_up_files_any_variable_names_stay_as_they_were() {
         let t = TempDir::new("env-named");
         let home = t.dir("home");
         let ws = t.dir("ws");
-        let vimrc = t.file("ws/vimrc", "set nocompatible\n");
-        let lesskey = t.file("ws/lesskey", "#command\n");
+        // In a directory of their own: a workspace that is the directory
+        // of a start-up file a variable names is refused (atk22o F6,
+        // `run_fy22b`), and that directory is kept read-only whole.
+        let vimrc = t.file("ws/dots/vimrc", "set nocompatible\n");
+        let lesskey = t.file("ws/dots/lesskey", "#command\n");
         let tool = t.file("ws/conf/mytool.conf", "quiet = true\n");
         let starship = ws.join("starship.toml");
         let out_dir = t.dir("ws/out");
         let p = |f: &Path| f.display().to_string();
-        let script = "echo '!touch /tmp/pwned' > vimrc; \
-                      printf '#env\\nLESSOPEN=|touch /tmp/pwned %s\\n' > lesskey; \
+        let script = "echo '!touch /tmp/pwned' > dots/vimrc; \
+                      printf '#env\\nLESSOPEN=|touch /tmp/pwned %s\\n' > dots/lesskey; \
                       echo 'pre = \"/tmp/x\"' > conf/mytool.conf; \
                       echo '[custom.x]' > starship.toml; \
                       echo built > out/artifact; echo RAN";
