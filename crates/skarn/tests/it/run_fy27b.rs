@@ -134,7 +134,7 @@ if mode in ('esc', 'plain'):
     body = b''.join(parts)
     s.sendall((head('POST') + f'Content-Length: {len(body)}\r\n\r\n').encode() + parts[0])
     for x in parts[1:]:
-        time.sleep(1.0)
+        time.sleep(2.0)
         s.sendall(x)
     r = answer()
     print('status:', r.split(b'\r\n')[0].decode(errors='replace'))
@@ -148,7 +148,7 @@ print('status:', r.split(b'\r\n')[0].decode(errors='replace'))
 if mode == 'ping':
     for f in [frame(False, 1, b'x ' + g[:6].encode()), frame(True, 9, b'p' * 100), frame(True, 0, g[6:].encode() + b' ' + end)]:
         s.sendall(f)
-        time.sleep(0.5)
+        time.sleep(1.0)
 else:
     s.sendall(frame(True, 1, b'hello over ' + end))
 r = answer()
