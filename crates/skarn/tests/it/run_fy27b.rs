@@ -376,13 +376,24 @@ fn f8_an_absolute_form_websocket_handshake_reaches_a_compliant_server() {
     if !host_has("python3", "--version") || !host_has("node", "--version") {
         skarn_test_support::skip!("python3 or node is not installed");
     }
-    let mut node = Command::new("node")
-        .args(["-e", NODE_WS])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    /// The server, ended however the test ends.
+    struct Node(std::process::Child);
+    impl Drop for Node {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut node = Node(
+        Command::new("node")
+            .args(["-e", NODE_WS])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    BufReader::new(node.stdout.take().unwrap())
+    BufReader::new(node.0.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let port: u16 = line.trim().parse().unwrap();
@@ -403,6 +414,5 @@ fn f8_an_absolute_form_websocket_handshake_reaches_a_compliant_server() {
             "{secret}: {text}"
         );
     }
-    let _ = node.kill();
-    let _ = node.wait();
+    drop(node);
 }
