@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 27 figures (not a timed test): the TLS-terminating path vs a plain
-# CONNECT tunnel vs direct (100 MiB, 1,000 small requests, first byte; one
+# CONNECT tunnel vs direct (100 MiB down and up, in one repeated byte, JSON
+# text and random bytes; 1,000 small requests; first byte; one
 # interleaved run, `cargo bench -p skarn-egress --bench secrets`), then the
 # start-up of `skarn run -- /bin/true` with one secret vs none.
 # Usage: bench/egress/secrets.sh        (SKARN=path/to/skarn, default target/release/skarn)

@@ -1,9 +1,13 @@
 //! Figures for the TLS-terminating path (issue 27), not a timed test: a
 //! local HTTPS server with its own CA, reached by curl directly, through the
 //! proxy as a plain CONNECT tunnel, and through the proxy's TLS-terminating
-//! path with a placeholder substituted; 100 MiB and 1,000 small requests on
-//! one connection, and time to first byte, the three interleaved round by
-//! round. Run: `cargo bench -p skarn-egress --bench secrets` (or
+//! path with a placeholder substituted; 100 MiB down and up, 1,000 small
+//! requests on one connection, and time to first byte, the three
+//! interleaved round by round. The 100 MiB bodies are one repeated byte
+//! (the scrubber's best case), JSON-like text full of `\`, `%` and `&`
+//! escapes, and random bytes, so the figures measure the decoded search
+//! of what comes down (the scrub) and of what goes up (the probe search,
+//! ADR 0314: atk27r's critique). Run: `cargo bench -p skarn-egress --bench secrets` (or
 //! bench/egress/secrets.sh). Everything stays on loopback.
 
 #![allow(clippy::unwrap_used)]
@@ -74,7 +78,7 @@ fn curl(m: &Mode, extra: &[String]) -> Vec<f64> {
         .args([
             "-sS",
             "-w",
-            "%{time_starttransfer} %{time_total} %{speed_download}\\n",
+            "%{time_starttransfer} %{time_total} %{speed_download} %{speed_upload}\\n",
         ])
         .args(&m.args)
         .args(extra)
@@ -92,20 +96,73 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Newline-separated JSON records, none the same, with the escapes real
+/// text carries (`\/`, `\u00e9`, `%20`, `&amp;`).
+fn json_text(n: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n + 256);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut i = 0u64;
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(
+            format!(
+                "{{\"id\":{i},\"name\":\"pkg-{x:016x}\",\"url\":\"https:\\/\\/files.example.test\\/{}\\/a%20b?v={}&amp;q=\\u00e9\",\"size\":{}}}\n",
+                x % 9973,
+                x >> 40,
+                x % 1_000_003
+            )
+            .as_bytes(),
+        );
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+/// `n` pseudo-random bytes (xorshift: no two reads alike).
+fn random_bytes(n: usize) -> Vec<u8> {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
 fn main() {
     if Command::new("curl").arg("--version").output().is_err() {
         eprintln!("SKIPPED: curl is not installed");
         return;
     }
-    let big = Arc::new(vec![b'x'; BIG]);
-    let b2 = big.clone();
+    let bodies: Arc<[(&str, Vec<u8>); 3]> = Arc::new([
+        ("x", vec![b'x'; BIG]),
+        ("json", json_text(BIG)),
+        ("random", random_bytes(BIG)),
+    ]);
+    let b2 = bodies.clone();
     let ca = TestCa::new();
-    let srv = TlsServer::start(&ca, &["api.test"], move |r| match r.path.as_str() {
-        "/big" => Response::ok(b2.as_slice()),
-        _ => Response::ok("ok"),
+    let srv = TlsServer::start(&ca, &["api.test"], move |r| {
+        match b2.iter().find(|(n, _)| r.path == format!("/big/{n}")) {
+            Some((_, b)) => Response::ok(b.as_slice()),
+            None => Response::ok("ok"),
+        }
     });
     let port = srv.port;
     let dir = TempDir::new("bench-secrets");
+    let uploads: Vec<(&str, String)> = bodies[1..]
+        .iter()
+        .map(|(n, b)| {
+            let f = dir.path().join(format!("up-{n}"));
+            std::fs::write(&f, b).unwrap();
+            (*n, f.display().to_string())
+        })
+        .collect();
     let test_ca = dir.path().join("test-ca.pem");
     std::fs::write(&test_ca, &ca.cert_pem).unwrap();
     // Plain CONNECT: the secret is bound to another host.
@@ -157,13 +214,41 @@ fn main() {
     }
     std::fs::write(&small_cfg, cfg).unwrap();
     let rounds = 3;
-    let mut big_mibs = vec![Vec::new(); 3];
+    let mib = |b: f64| b / f64::from(1u32 << 20);
+    // Per mode: MiB/s down for each body, up for each upload.
+    let mut down = vec![vec![Vec::new(); bodies.len()]; 3];
+    let mut up = vec![vec![Vec::new(); uploads.len()]; 3];
     let mut small_ms = vec![Vec::new(); 3];
     let mut ttfb_ms = vec![Vec::new(); 3];
+    let mut subst = 0;
+    let substituted = |srv: &TlsServer| {
+        srv.seen()
+            .iter()
+            .filter(|r| r.header("authorization") == Some(&*format!("Bearer {VALUE}")))
+            .count()
+    };
     for _ in 0..rounds {
         for (i, m) in modes.iter().enumerate() {
-            let r = curl(m, &[s("-o"), s("/dev/null"), url("/big")]);
-            big_mibs[i].push(r[2] / f64::from(1u32 << 20));
+            for (k, (n, _)) in bodies.iter().enumerate() {
+                let r = curl(m, &[s("-o"), s("/dev/null"), url(&format!("/big/{n}"))]);
+                down[i][k].push(mib(r[2]));
+            }
+            for (k, (_, f)) in uploads.iter().enumerate() {
+                let r = curl(
+                    m,
+                    &[
+                        s("-o"),
+                        s("/dev/null"),
+                        s("--data-binary"),
+                        format!("@{f}"),
+                        url("/up"),
+                    ],
+                );
+                up[i][k].push(mib(r[3]));
+                // The server keeps what it received: not 100 MiB a time.
+                subst += substituted(&srv);
+                srv.clear();
+            }
             let t0 = std::time::Instant::now();
             let _ = curl(m, &[s("-K"), small_cfg.display().to_string()]);
             small_ms[i].push(t0.elapsed().as_secs_f64() * 1000.0);
@@ -175,18 +260,19 @@ fn main() {
     }
     println!("loopback, {rounds} interleaved rounds, medians (curl, one connection per run):");
     for (i, m) in modes.iter().enumerate() {
+        let mut line = format!("{:16}", m.name);
+        for (k, (n, _)) in bodies.iter().enumerate() {
+            line.push_str(&format!(" down {n} {:5.0}", median(down[i][k].clone())));
+        }
+        for (k, (n, _)) in uploads.iter().enumerate() {
+            line.push_str(&format!(" up {n} {:5.0}", median(up[i][k].clone())));
+        }
         println!(
-            "{:16} 100 MiB {:7.0} MiB/s   1000 small requests {:7.1} ms   first byte {:6.2} ms",
-            m.name,
-            median(big_mibs[i].clone()),
+            "{line} MiB/s   1000 small requests {:7.1} ms   first byte {:6.2} ms",
             median(small_ms[i].clone()),
             median(ttfb_ms[i].clone()),
         );
     }
-    let seen = srv.seen();
-    let subst = seen
-        .iter()
-        .filter(|r| r.header("authorization") == Some(&*format!("Bearer {VALUE}")))
-        .count();
+    let subst = subst + substituted(&srv);
     println!("(requests that reached the server with the value substituted: {subst})");
 }

@@ -242,8 +242,14 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         out.push_str("Accept-Encoding: identity\r\n");
     }
     // One request per connection: the next request on this client
-    // connection would otherwise skip the Host check.
-    out.push_str("Connection: close\r\n\r\n");
+    // connection would otherwise skip the Host check. An upgrade keeps
+    // its `upgrade` token, which RFC 6455 servers require (atk27r F8);
+    // `close` still ends the connection if the host does not switch.
+    out.push_str(if asks_upgrade(req.headers) {
+        "Connection: upgrade, close\r\n\r\n"
+    } else {
+        "Connection: close\r\n\r\n"
+    });
     let head_out = out.into_bytes();
     // While secrets are bound, the body goes up read with its framing and
     // searched as one stream with the head (atk27q F7): only the head is
@@ -314,4 +320,16 @@ pub(crate) async fn handle(mut s: TcpStream, sh: &Shared) {
         }
         _ => crate::relay::relay(s, up, &key, sh).await,
     }
+}
+
+/// Whether a request asks to switch protocols: an `Upgrade` header and
+/// `upgrade` among its `Connection` tokens.
+fn asks_upgrade(headers: &[httparse::Header<'_>]) -> bool {
+    let has = |n: &str| headers.iter().any(|h| h.name.eq_ignore_ascii_case(n));
+    has("upgrade")
+        && headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case("connection"))
+            .flat_map(|h| h.value.split(|c| *c == b','))
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
 }

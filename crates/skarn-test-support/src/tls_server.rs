@@ -202,6 +202,11 @@ impl TlsServer {
         self.seen.lock().expect("test TLS server").clone()
     }
 
+    /// Forget the requests received so far (a benchmark's large bodies).
+    pub fn clear(&self) {
+        self.seen.lock().expect("test TLS server").clear();
+    }
+
     /// Everything received so far as one text (heads and bodies).
     pub fn seen_text(&self) -> String {
         self.seen()

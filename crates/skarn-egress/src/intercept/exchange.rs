@@ -107,7 +107,7 @@ where
         }
         // One stream with the head (atk27q F7); a coded body decoded and
         // searched too (f27t).
-        let mut probe = BodyProbe::after(&head);
+        let mut probe = BodyProbe::after(ic.probes(), &head);
         let mut coded = req.coding.map(Coded::new);
         let filter = match coded.as_mut() {
             Some(c) => Filter::ProbeCoded(ic.probes(), &mut probe, c),

@@ -13,6 +13,7 @@ mod decode;
 pub(crate) mod exchange;
 mod forms;
 mod io;
+mod overrides;
 pub(crate) mod plain;
 pub(crate) mod plain_body;
 mod probe;

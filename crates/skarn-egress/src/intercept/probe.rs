@@ -21,15 +21,14 @@ use crate::secrets::Found;
 /// sent (for the user's log, never for the sandboxed side).
 pub type ProbeHook = Box<dyn Fn(&str, &str) + Send + Sync>;
 
-/// Bytes kept from one read to the next so a window split across two is
-/// still found (the longest window, 26 bytes, each byte escaped in at
-/// most 6).
-const CARRY: usize = 256;
-
 /// The run's per-secret windows and which secrets are switched off.
 pub(crate) struct Probes {
     windows: Vec<Windows>,
     off: Mutex<Vec<bool>>,
+    /// Bytes kept from one read to the next so a window split across two
+    /// is still found: the scrubber's reach ([`Windows::reach`]), so the
+    /// search and the echo's scrub cannot drift apart (atk27r F1).
+    carry: usize,
 }
 
 impl Probes {
@@ -39,7 +38,12 @@ impl Probes {
             .map(|(v, p)| Windows::for_search(&super::forms::pairs(v, p)))
             .collect();
         let off = Mutex::new(vec![false; windows.len()]);
-        Probes { windows, off }
+        let carry = windows.iter().map(Windows::reach).max().unwrap_or(0);
+        Probes {
+            windows,
+            off,
+            carry,
+        }
     }
 
     /// The first secret a piece of which `text` holds.
@@ -80,8 +84,8 @@ impl BodyProbe {
     /// A probe whose stream began with `before` (already searched): its
     /// tail is the carry, so a window split between `before` and the
     /// next read is still found (atk27q F7: one stream per request).
-    pub(crate) fn after(before: &[u8]) -> BodyProbe {
-        let from = before.len().saturating_sub(CARRY);
+    pub(crate) fn after(probes: &Probes, before: &[u8]) -> BodyProbe {
+        let from = before.len().saturating_sub(probes.carry);
         BodyProbe {
             carry: before[from..].to_vec(),
             hit: None,
@@ -99,8 +103,11 @@ impl BodyProbe {
             self.hit = Some(f);
             return false;
         }
-        let drop = self.carry.len().saturating_sub(CARRY);
+        let drop = self.carry.len().saturating_sub(probes.carry);
         self.carry.drain(..drop);
         true
     }
 }
+
+#[cfg(test)]
+mod tests;

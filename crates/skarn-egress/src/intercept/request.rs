@@ -9,6 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use zeroize::Zeroizing;
 
+use super::overrides::{host_override, route_override};
 use crate::authority::split_authority;
 use crate::fields::{name_in, name_is, strict_value};
 use crate::rules::Target;
@@ -285,93 +286,6 @@ const JUDGED: &[&str] = &[
     "te",
     "trailer",
 ];
-
-/// Request headers through which common frameworks and gateways let a
-/// request name another method or path than its request line's.
-const OVERRIDE_HEADERS: &[&str] = &[
-    "x-http-method-override",
-    "x-http-method",
-    "x-method-override",
-    "x-original-method",
-    "x-original-url",
-    "x-rewrite-url",
-    "x-original-uri",
-    "x-forwarded-path",
-    "x-forwarded-prefix",
-    "x-forwarded-uri",
-    "x-envoy-original-path",
-];
-
-/// Request headers through which front ends and frameworks behind them
-/// take another host (or a whole URL) than the request's own: a request
-/// carrying a secret may not name one (atk27 L5, atk27d L2), since the
-/// credential would then be used for, or links built towards, another
-/// virtual host.
-const HOST_OVERRIDE_HEADERS: &[&str] = &[
-    "x-forwarded-host",
-    "x-forwarded-server",
-    "x-host",
-    "x-original-host",
-    "x-original-url",
-    "x-rewrite-url",
-];
-
-/// Why a request carrying a secret is refused for naming another host.
-fn host_override(headers: &[httparse::Header<'_>]) -> Option<String> {
-    headers.iter().find_map(|h| {
-        let named = name_in(h.name, HOST_OVERRIDE_HEADERS)
-            || name_is(h.name, "forwarded")
-                && String::from_utf8_lossy(h.value)
-                    .to_ascii_lowercase()
-                    .split([';', ','])
-                    .any(|p| p.trim_start().starts_with("host"));
-        named.then(|| format!("header {} could name another host", h.name))
-    })
-}
-
-/// Why a request that carries a method- or path-bound secret is refused
-/// for naming another method or path (finding F4): an override header,
-/// or a `_method` query parameter (Rails, Laravel, Express), under any
-/// percent-encoding of its name.
-fn route_override(headers: &[httparse::Header<'_>], path: &str) -> Option<String> {
-    if let Some(h) = headers.iter().find(|h| name_in(h.name, OVERRIDE_HEADERS)) {
-        return Some(format!(
-            "header {} could override the bound method or path",
-            h.name
-        ));
-    }
-    let query = path.split_once('?').map_or("", |(_, q)| q);
-    let named_method = query.split(['&', ';']).any(|kv| {
-        let name = kv.split('=').next().unwrap_or("");
-        let decoded = percent_decoded(name).to_ascii_lowercase();
-        decoded.trim_matches(|c: char| c.is_ascii_whitespace()) == "_method"
-    });
-    named_method.then(|| "query parameter _method could override the bound method".into())
-}
-
-/// `s` with `%XX` escapes (and `+`) decoded, bytes shown lossily.
-fn percent_decoded(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match b[i] {
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// A header value with the placeholders it may carry replaced (also
 /// inside `Basic` credentials); the first placeholder that may not go

@@ -95,6 +95,16 @@ impl Windows {
         }
     }
 
+    /// The most bytes of raw text one match can span: the longest window
+    /// with each of its bytes written in the longest escape the
+    /// unescaper reads. The scrubber holds back one less; the probe
+    /// search carries this many from one read to the next, so whatever
+    /// the scrubber finds in an echo the probe found in the request
+    /// (atk27r F1: the probe's own constant fell behind the escapes).
+    pub(crate) fn reach(&self) -> usize {
+        self.longest * ESCAPE_MAX
+    }
+
     /// Whether `text`, as it is or unescaped, holds a window.
     pub(crate) fn found_in(&self, text: &[u8]) -> bool {
         let Some(ac) = &self.ac else {
@@ -155,7 +165,7 @@ impl Engine {
         let keep = whole
             .iter()
             .map(|(r, _)| r.len())
-            .chain([windows.longest * ESCAPE_MAX, 1])
+            .chain([windows.reach(), 1])
             .max()
             .unwrap_or(1)
             - 1;
@@ -176,6 +186,12 @@ impl Engine {
             keep,
             bytes,
         }
+    }
+
+    /// The longest match less one: the most a scrubber holds back.
+    #[cfg(test)]
+    pub(crate) fn keep(&self) -> usize {
+        self.keep
     }
 
     /// How many bytes at the end of `raw` to hold back: the run of bytes

@@ -182,10 +182,13 @@ where
 }
 
 /// Pass the client's frames up as they are, each payload unmasked and
-/// searched for pieces of a value as one stream with the frames before
-/// it (atk27q F7: the mask and the frame heads split any window the raw
-/// bytes were searched for), control frames too (a ping's payload comes
-/// back in the pong). `Ok(true)` when a piece was found: nothing of its
+/// searched for pieces of a value (atk27q F7: the mask and the frame
+/// heads split any window the raw bytes were searched for) in the very
+/// streams [`downstream`] scrubs the echo in (atk27r F2: a ping between
+/// two fragments split the search, not the scrub): the data payloads of
+/// all messages as one stream (`probe`, going on from the request), the
+/// control payloads as another (a ping's payload comes back in the
+/// pong). `Ok(true)` when a piece was found (`probe.hit`): nothing of its
 /// frame went up.
 pub(crate) async fn upstream<R, W>(
     cr: &mut Reader<R>,
@@ -198,17 +201,24 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let mut control = BodyProbe::default();
     loop {
         let Some((head, h)) = next_head(cr).await? else {
             return Ok(false);
         };
         put(uw, &head, cx, true).await?;
+        let stream = if h.opcode >= 8 {
+            &mut control
+        } else {
+            &mut *probe
+        };
         let mut done = 0u64;
         while done < h.len {
             let raw = cr.counted(h.len - done, STEP).await?.to_vec();
             let mut d = raw.clone();
             unmask(&mut d, h.mask, done);
-            if !probe.pass(probes, &d) {
+            if !stream.pass(probes, &d) {
+                probe.hit = probe.hit.or(control.hit);
                 return Ok(true);
             }
             done += raw.len() as u64;

@@ -337,6 +337,10 @@ mod run_fy22a;
 // Issue 27, f27t: coded request bodies decoded for the probe lock-out.
 #[cfg(target_os = "linux")]
 mod run_f27t;
+// Issue 27, fy27b: the probe search as wide as the echo scrub; PHP
+// spellings of `_method`; WebSocket handshakes in absolute form.
+#[cfg(target_os = "linux")]
+mod run_fy27b;
 #[cfg(target_os = "linux")]
 mod run_fy22b;
 #[cfg(target_os = "linux")]
