@@ -340,11 +340,11 @@ mod run_f27t;
 // Issue 27, fy27b: the probe search as wide as the echo scrub; PHP
 // spellings of `_method`; WebSocket handshakes in absolute form.
 #[cfg(target_os = "linux")]
-mod run_fy27b;
-#[cfg(target_os = "linux")]
 mod run_fy22b;
 #[cfg(target_os = "linux")]
 mod run_fy22c;
+#[cfg(target_os = "linux")]
+mod run_fy27b;
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]

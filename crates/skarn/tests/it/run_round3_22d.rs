@@ -300,7 +300,14 @@ fn scripts_system_schedulers_name_stay_unchanged() {
                 ],
             );
             drop(made);
-            assert_eq!(code(&o), 0, "{flags:?} {name}: {}", err(&o));
+            // A workspace that is the directory of a script a system
+            // launcher names is refused since atk22o F12 (`run_fy22b`);
+            // either way the script is the host's.
+            assert!(
+                code(&o) == 0 || err(&o).contains("the installation of"),
+                "{flags:?} {name}: {}",
+                err(&o)
+            );
             assert_eq!(
                 std::fs::read_to_string(ws.join(name)).unwrap(),
                 "true\n",

@@ -5,10 +5,11 @@
 //! D-Bus services, cron tables). The installation each named program
 //! belongs to (the directory above a `bin`, else the program's own
 //! directory; a named directory itself) is host code: a workspace that
-//! is, lies in or holds one is refused (naming the flag), and the planner
-//! keeps it read-only, whole, where it lies inside a writable grant
-//! anyway ([`installations`]). Past a bound the list is incomplete: every
-//! workspace outside the home is refused then (fail closed).
+//! is or lies in one is refused (naming the flag), and the planner keeps
+//! it read-only, whole, where it lies inside a writable grant anyway
+//! ([`installations`]: one a workspace holds, or any with the flag).
+//! Past a bound the list is incomplete: every workspace outside the home
+//! is refused then (fail closed).
 
 use std::path::{Path, PathBuf};
 
@@ -69,7 +70,7 @@ pub(super) fn list(reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> (Vec<Inst
     (out, over_links || over_files)
 }
 
-/// Why `ws` (canonical) is, lies in or holds an installation the host's
+/// Why `ws` (canonical) is or lies in an installation the host's
 /// launchers start a program from.
 pub(super) fn reason(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> Option<String> {
     let (list, over) = list(reals, homes);
@@ -78,9 +79,11 @@ pub(super) fn reason(ws: &Path, reals: &[(PathBuf, PathBuf)], homes: &[PathBuf])
             "is"
         } else if ws.starts_with(&i.dir) {
             "lies in"
-        } else if i.dir.starts_with(ws) {
-            "holds"
         } else {
+            // One the workspace holds is not refused: the planner keeps it
+            // read-only, whole ([`installations`]), as a toolchain home
+            // inside a workspace (a project whose `scripts/` a `PATH`
+            // link names stays a workspace).
             continue;
         };
         return Some(format!(
