@@ -42,7 +42,9 @@ pub(crate) mod dotenv_value;
 pub mod edit_lease;
 #[cfg(unix)]
 pub mod env_named;
+#[cfg(unix)]
 pub mod env_named_files;
+#[cfg(unix)]
 pub mod env_named_startup;
 #[cfg(unix)]
 pub mod env_places;
@@ -78,7 +80,6 @@ pub(crate) mod jsonc;
 pub mod linked_targets;
 #[cfg(unix)]
 pub mod links_out;
-#[cfg(unix)]
 pub mod make_include;
 #[cfg(unix)]
 pub mod mise_env;

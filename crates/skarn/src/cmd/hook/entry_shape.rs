@@ -165,6 +165,7 @@ pub fn faults(
 /// `skarn doctor`'s lines for the project `cwd`: the faults of the
 /// entries in Claude Code's project and user settings and in VS Code's
 /// project hook files.
+#[cfg(target_os = "linux")]
 pub fn doctor(cwd: &std::path::Path) -> Vec<String> {
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)

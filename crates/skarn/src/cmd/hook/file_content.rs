@@ -27,6 +27,7 @@ pub enum Proposed {
 
 impl Proposed {
     /// The contents to judge (the host's file `host`, for the probes).
+    #[cfg(target_os = "linux")]
     pub fn probes(&self, host: &Path) -> Vec<Vec<u8>> {
         match self {
             Proposed::Bytes(b) => vec![b.clone()],
