@@ -23,6 +23,7 @@ pub mod config_named;
 pub mod config_refs;
 #[cfg(unix)]
 pub(crate) mod config_refs_node;
+#[cfg(unix)]
 #[doc(hidden)]
 pub mod config_refs_read;
 pub mod config_words;

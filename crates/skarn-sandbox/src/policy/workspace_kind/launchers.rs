@@ -140,6 +140,7 @@ pub fn installations() -> Vec<Installation> {
 
 /// Whether `dir` (canonical) may stand for a tree of host code: not `/`,
 /// not a shared directory, not a home or a directory holding one.
+#[cfg(unix)]
 pub(crate) fn is_code_tree(dir: &Path) -> bool {
     let mut homes: Vec<PathBuf> = super::home::account_homes()
         .into_iter()

@@ -34,7 +34,7 @@ pub fn refusal(c: &Path) -> Option<String> {
         .ancestors()
         .skip(1)
         .take_while(|a| a.parent().is_some())
-        .find(|a| skarn_sandbox::protect::cargo_target::is_profile(a) || shaped(a))?;
+        .find(|a| is_profile(a) || shaped(a))?;
     Some(format!(
         "{} lies in the cargo profile directory {}: host cargo reuses what it holds (a build \
          script's recorded output, compiled units) without building it again; only cargo \
@@ -42,4 +42,16 @@ pub fn refusal(c: &Path) -> Option<String> {
         c.display(),
         dir.display()
     ))
+}
+
+/// cargo's own test of a profile directory (its bookkeeping; Unix builds
+/// of the sandbox have it, elsewhere the shape alone decides).
+#[cfg(unix)]
+fn is_profile(a: &Path) -> bool {
+    skarn_sandbox::protect::cargo_target::is_profile(a)
+}
+
+#[cfg(not(unix))]
+fn is_profile(_: &Path) -> bool {
+    false
 }
