@@ -40,17 +40,7 @@ fn setup(name: &str, host: &str, ca: &TestCa) -> Setup {
     let t = TempDir::new(name);
     let root = t.path().to_path_buf();
     let home = t.dir("home");
-    let vals = t.dir("vals");
-    std::fs::write(vals.join("tok"), format!("{VALUE}\n")).unwrap();
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(
-        home.join(".config/skarn/config.toml"),
-        format!(
-            "[secrets.tok]\nfile = \"{}\"\nhosts = [\"{host}\"]\nenv = \"TOKEN\"\n",
-            vals.join("tok").display()
-        ),
-    )
-    .unwrap();
+    crate::support_secret_sources::file_secret(&t, &home, "tok", VALUE, host, "TOKEN", "");
     let ws = t.dir("ws");
     let ca_file = t.dir("ca").join("ca.pem");
     std::fs::write(&ca_file, &ca.cert_pem).unwrap();

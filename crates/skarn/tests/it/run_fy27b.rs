@@ -173,17 +173,7 @@ fn setup(name: &str, host: &str, extra: &str) -> Setup {
     let t = TempDir::new(name);
     let root = t.path().to_path_buf();
     let home = t.dir("home");
-    let vals = t.dir("vals");
-    std::fs::write(vals.join("tok"), format!("{VALUE}\n")).unwrap();
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(
-        home.join(".config/skarn/config.toml"),
-        format!(
-            "[secrets.s]\nfile = \"{}\"\nhosts = [\"{host}\"]\nenv = \"TOK\"\n{extra}",
-            vals.join("tok").display()
-        ),
-    )
-    .unwrap();
+    crate::support_secret_sources::file_secret(&t, &home, "s", VALUE, host, "TOK", extra);
     let ws = t.dir("ws");
     std::fs::write(ws.join("client.py"), CLIENT).unwrap();
     let ca = t.dir("ca").join("ca.pem");

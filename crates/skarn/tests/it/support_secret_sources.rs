@@ -199,3 +199,28 @@ pub fn as_user(cmd: std::process::Command, dir: &Path) -> std::process::Command 
 }
 
 pub use crate::support_hook::claude_write;
+
+/// A secret `name` read from a file outside every grant (`<t>/vals/tok`,
+/// holding `value`), bound to `host` and given to runs as `env`, with
+/// `extra` configuration lines after it, in `home`'s skarn configuration.
+pub fn file_secret(
+    t: &TempDir,
+    home: &Path,
+    name: &str,
+    value: &str,
+    host: &str,
+    env: &str,
+    extra: &str,
+) {
+    let vals = t.dir("vals");
+    std::fs::write(vals.join("tok"), format!("{value}\n")).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    std::fs::write(
+        home.join(".config/skarn/config.toml"),
+        format!(
+            "[secrets.{name}]\nfile = \"{}\"\nhosts = [\"{host}\"]\nenv = \"{env}\"\n{extra}",
+            vals.join("tok").display()
+        ),
+    )
+    .unwrap();
+}
