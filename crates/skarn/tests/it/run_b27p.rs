@@ -7,11 +7,10 @@
 //! Checked from outside (what the bound host received, whether the next
 //! run ran), as root and as uid 65534.
 
-use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::{as_user, exposed, is_root};
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
@@ -98,16 +97,6 @@ fn received(srv: &TlsServer) -> String {
         .collect()
 }
 
-fn exposed_records(home: &Path) -> usize {
-    std::fs::read_dir(home.join(".local/state/skarn/exposed"))
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("jwt."))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 fn curl_ok() -> bool {
     host_has("curl", "--version")
 }
@@ -148,7 +137,7 @@ fn echo_probe(user: bool) {
         bearers, 1,
         "the secret was still substituted after the probe: {got}"
     );
-    assert_eq!(exposed_records(&s.home), 1, "{stdout}{stderr}");
+    assert_eq!(exposed(&s.home, "jwt"), 1, "{stdout}{stderr}");
     // The next run granted the secret does not start.
     let o = run(&s, user, srv.port, "echo second-run-ran");
     assert!(

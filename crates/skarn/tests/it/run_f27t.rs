@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::{as_user, exposed, is_root};
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
@@ -83,16 +83,6 @@ fn run(s: &Setup, user: bool, port: u16, script: &str) -> Output {
     c.output().unwrap()
 }
 
-fn exposed(home: &Path) -> usize {
-    std::fs::read_dir(home.join(".local/state/skarn/exposed"))
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("tok."))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 fn echo(r: &Request) -> Response {
     Response::ok(r.body.clone())
 }
@@ -130,7 +120,11 @@ fn gzip_probe_to_the_bound_host(user: bool) {
     );
     assert!(text.contains("code=403"), "{text}");
     assert!(text.contains("switched off"), "{text}");
-    assert_eq!(exposed(&s.home), 1, "the probe was not recorded: {text}");
+    assert_eq!(
+        exposed(&s.home, "tok"),
+        1,
+        "the probe was not recorded: {text}"
+    );
 }
 
 #[test]
@@ -178,7 +172,7 @@ fn an_ordinary_gzip_upload_to_the_bound_host_still_works() {
         seen[0].header("authorization"),
         Some(&*format!("Bearer {VALUE}"))
     );
-    assert_eq!(exposed(&s.home), 0);
+    assert_eq!(exposed(&s.home, "tok"), 0);
 }
 
 /// A compression bomb ends the request with a clear refusal; a coding
@@ -310,7 +304,11 @@ fn deflate_probe_over_plain_http(user: bool) {
         "the deflated probe reached the plain host: {text}"
     );
     assert!(!text.contains("status 200"), "{text}");
-    assert_eq!(exposed(&s.home), 1, "the probe was not recorded: {text}");
+    assert_eq!(
+        exposed(&s.home, "tok"),
+        1,
+        "the probe was not recorded: {text}"
+    );
 }
 
 #[test]

@@ -10,12 +10,12 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::{as_user, exposed, find, is_root};
 use skarn_test_support::TempDir;
 
 /// The secret's value: random-looking throughout.
@@ -30,10 +30,6 @@ type Seen = Arc<Mutex<Vec<u8>>>;
 struct Echo {
     port: u16,
     conns: Arc<Mutex<Vec<Seen>>>,
-}
-
-fn find(h: &[u8], n: &[u8]) -> Option<usize> {
-    h.windows(n.len()).position(|w| w == n)
 }
 
 /// The de-chunked body if `b` holds a whole chunked body.
@@ -271,16 +267,6 @@ fn send(s: &Setup, user: bool, port: u16, mode: &str, a: &str, b: &str) -> Strin
     format!("{}{}", out(&o), err(&o))
 }
 
-fn exposed(home: &Path) -> usize {
-    std::fs::read_dir(home.join(".local/state/skarn/exposed"))
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("s."))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 fn split_probe(user: bool, mode: &str) {
     if !host_has("python3", "--version") {
         skarn_test_support::skip!("python3 is not installed");
@@ -304,7 +290,7 @@ fn split_probe(user: bool, mode: &str) {
         !seen.contains(&PIECE[6..]) && !o.contains(PIECE),
         "the split probe reached the echo host: {seen}\n{o}"
     );
-    assert_eq!(exposed(&s.home), 1, "the probe was not recorded: {o}");
+    assert_eq!(exposed(&s.home, "s"), 1, "the probe was not recorded: {o}");
 }
 
 #[test]

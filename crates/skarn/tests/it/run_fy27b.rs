@@ -12,13 +12,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::{as_user, exposed, find, is_root};
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
@@ -34,10 +34,6 @@ const END: &str = "END-OF-FY27B-PROBE";
 struct Host {
     port: u16,
     seen: Arc<Mutex<Vec<u8>>>,
-}
-
-fn find(h: &[u8], n: &[u8]) -> Option<usize> {
-    h.windows(n.len()).position(|w| w == n)
 }
 
 fn serve(mut c: TcpStream, seen: Arc<Mutex<Vec<u8>>>) {
@@ -213,16 +209,6 @@ fn client(s: &Setup, user: bool, port: u16, mode: &str, guess: &str) -> String {
     format!("{}{}", out(&o), err(&o))
 }
 
-fn exposed(home: &Path) -> usize {
-    std::fs::read_dir(home.join(".local/state/skarn/exposed"))
-        .map(|rd| {
-            rd.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("s."))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// F1 (`esc`) and F2 (`ping`): the guess split so the old search missed
 /// it never reaches the host whole; the secret is recorded as exposed.
 /// Usability first: an ordinary split body still goes up and comes back.
@@ -250,7 +236,7 @@ fn split_guess(user: bool, mode: &str) {
         seen.matches(END).count() == 1,
         "the split guess reached the host whole: {seen}\n{o}"
     );
-    assert_eq!(exposed(&s.home), 1, "the guess was not recorded: {o}");
+    assert_eq!(exposed(&s.home, "s"), 1, "the guess was not recorded: {o}");
 }
 
 #[test]

@@ -224,3 +224,21 @@ pub fn file_secret(
     )
     .unwrap();
 }
+
+/// How many secrets named `<name>.*` the run recorded as exposed (the
+/// probe lock-out's records in the caller's state).
+pub fn exposed(home: &Path, name: &str) -> usize {
+    let prefix = format!("{name}.");
+    std::fs::read_dir(home.join(".local/state/skarn/exposed"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The position of `needle` in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
