@@ -490,3 +490,7 @@ mod worker_userns;
 // outputs outside git and in the direct mode, node_modules links).
 #[cfg(target_os = "linux")]
 mod run_g22;
+#[cfg(target_os = "linux")]
+mod run_g22_node;
+#[cfg(target_os = "linux")]
+mod run_g22_sockets;

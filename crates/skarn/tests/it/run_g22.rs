@@ -1,9 +1,9 @@
 //! `skarn run`, issue 22's eighth-round open gaps on the default
 //! settings: a relative `LD_PRELOAD` entry of the caller, a workspace a
 //! udev rule runs a program of, a planted compiled object outside git and
-//! in the direct mode (and a new source that must keep its time), and
-//! `node_modules` links made in the direct mode or replacing any package
-//! under the layer. Each attempt is made for real and judged from
+//! in the direct mode (and a new source that must keep its time);
+//! `node_modules` links in [`super::run_g22_node`], host sockets in
+//! [`super::run_g22_sockets`]. Each attempt is made for real and judged from
 //! outside (the host's loader, make, shell and node), as root and as uid
 //! 65534.
 
@@ -14,7 +14,7 @@ use crate::common::*;
 use crate::support_secret_sources::as_user;
 use skarn_test_support::TempDir;
 
-fn users() -> Vec<bool> {
+pub(super) fn users() -> Vec<bool> {
     if skarn_test_support::is_root() {
         vec![false, true]
     } else {
@@ -22,12 +22,12 @@ fn users() -> Vec<bool> {
     }
 }
 
-const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
+pub(super) const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+pub(super) const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
 
 /// `sh -c script` in a run started in `cwd`, with `flags`, `envs` set;
 /// `chown` is handed to uid 65534 too.
-fn attempt(
+pub(super) fn attempt(
     t: &TempDir,
     cwd: &Path,
     flags: &[&str],
@@ -69,14 +69,14 @@ fn attempt(
     c.output().expect("spawn skarn")
 }
 
-fn git_in(ws: &Path, args: &[&str]) {
+pub(super) fn git_in(ws: &Path, args: &[&str]) {
     git(
         ws,
         &[&["-c", "user.email=a@b", "-c", "user.name=a"][..], args].concat(),
     );
 }
 
-fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
+pub(super) fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
     let ws = plain(t, rel, files);
     git_in(&ws, &["init", "-q", "."]);
     git_in(&ws, &["add", "-A"]);
@@ -339,96 +339,4 @@ fn a_new_source_the_run_made_is_built_again_by_host_make() {
     assert!(made.success());
     let code = Command::new(ws.join("app")).status().unwrap().code();
     assert_eq!(code, Some(0), "host make kept the stale b.o: {}", err(&r));
-}
-
-// ---- node_modules links ----
-
-#[test]
-fn node_modules_links_of_a_direct_run_are_judged() {
-    for nobody in users() {
-        for (dir, target) in [
-            ("node_modules/.bin", ".cache/t"),
-            ("node_modules/.bin/git", ""),
-        ] {
-            let t = TempDir::new("g22-nbin");
-            let mark = t.path().join("PWNED");
-            let ws = repo(
-                &t,
-                "nj",
-                &[
-                    ("package.json", r#"{"name":"nj","version":"1.0.0"}"#),
-                    (".gitignore", "node_modules\n.cache\n"),
-                ],
-            );
-            t.dir("nj/node_modules/.bin");
-            let s = if target.is_empty() {
-                format!(
-                    "mkdir -p .cache && printf '#!/bin/sh\\ntouch {m}\\n' > .cache/git && \
-                     chmod +x .cache/git && ln -s ../../.cache/git {dir} && echo PLANTED",
-                    m = mark.display()
-                )
-            } else {
-                format!(
-                    "rm -rf {dir} && mkdir -p {target} && printf '#!/bin/sh\\ntouch {m}\\n' > \
-                     {target}/git && chmod +x {target}/git && ln -s ../{target} {dir} && echo \
-                     PLANTED",
-                    m = mark.display()
-                )
-            };
-            let who = nobody.then(|| t.path());
-            let o = attempt(&t, &ws, LAYERS[1], &[], who, &s);
-            assert!(out(&o).contains("PLANTED"), "{}{}", out(&o), err(&o));
-            let path = format!("{}:{SYS_PATH}", ws.join("node_modules/.bin").display());
-            let _ = Command::new("sh")
-                .args(["-c", "git --version"])
-                .env("PATH", &path)
-                .current_dir(&ws)
-                .output();
-            assert!(
-                !mark.exists(),
-                "{dir}, uid 65534: {nobody}: the host ran a planted program: {}",
-                err(&o)
-            );
-        }
-    }
-}
-
-#[test]
-fn a_package_replaced_by_a_link_is_judged_for_every_package() {
-    if !Path::new("/usr/bin/node").exists() {
-        skarn_test_support::skip!("no node");
-    }
-    for nobody in users() {
-        let t = TempDir::new("g22-pkglink");
-        let mark = t.path().join("PWNED");
-        let ws = repo(
-            &t,
-            "nj",
-            &[
-                ("package.json", r#"{"name":"nj","version":"1.0.0"}"#),
-                (".gitignore", "node_modules\n.x\n"),
-            ],
-        );
-        t.file(
-            "nj/node_modules/espree/package.json",
-            r#"{"name":"espree","version":"9.6.1","main":"index.js"}"#,
-        );
-        t.file("nj/node_modules/espree/index.js", "module.exports = 1;\n");
-        let s = format!(
-            "mkdir -p .x && cp -r node_modules/espree .x/ && echo 'require(\"fs\").writeFileSync(\"{}\",\"x\")' >> .x/espree/index.js && rm -rf node_modules/espree && ln -s ../.x/espree node_modules/espree && echo PLANTED",
-            mark.display()
-        );
-        let who = nobody.then(|| t.path());
-        let o = attempt(&t, &ws, &[], &[], who, &s);
-        assert!(out(&o).contains("PLANTED"), "{}{}", out(&o), err(&o));
-        let _ = Command::new("/usr/bin/node")
-            .args(["-e", "require('espree')"])
-            .current_dir(&ws)
-            .output();
-        assert!(
-            !mark.exists(),
-            "uid 65534: {nobody}: host node loaded the planted package: {}",
-            err(&o)
-        );
-    }
 }
