@@ -67,7 +67,7 @@ pub(super) fn relative_entry(v: &str) -> Option<String> {
 /// program's own directory (`$LIB`/`$PLATFORM` expand to relative names); empty entries are skipped by it.
 pub(super) fn relative_object(v: &str) -> Option<String> {
     let entries: Vec<&str> = v
-        .split(|c: char| c == ':' || c == ' ' || c == '\t' || c == '\n')
+        .split([':', ' ', '\t', '\n'])
         .filter(|e| !e.is_empty())
         .collect();
     if entries.len() > MAX_ENTRIES {

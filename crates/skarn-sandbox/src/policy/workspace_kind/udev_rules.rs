@@ -56,7 +56,7 @@ pub(super) fn named_in(dirs: &[&str]) -> (Vec<(PathBuf, String)>, bool) {
         };
         for e in rd.flatten() {
             let p = e.path();
-            if !p.extension().is_some_and(|x| x == "rules") {
+            if p.extension().is_none_or(|x| x != "rules") {
                 continue;
             }
             if files.len() >= MAX_FILES {
