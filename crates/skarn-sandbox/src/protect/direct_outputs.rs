@@ -33,8 +33,9 @@ const SEARCHED: &[&str] = &[
     "dist-packages",
 ];
 
-/// The after-run lines for the grants `roots` of a run started at `since`.
-pub fn after_run(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
+/// The after-run lines for the grants `roots` of a run started at `since`
+/// (`cut` is called when the walk stops at its bound: the run fails).
+pub fn after_run(roots: &[PathBuf], since: SystemTime, cut: fn()) -> Vec<String> {
     let changed = |p: &Path| crate::protect::grant_walk::changed_since(p, since);
     let mut out = Vec::new();
     let (mut dated, mut undated) = (0usize, 0usize);
@@ -47,7 +48,7 @@ pub fn after_run(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
         for e in rd.flatten() {
             seen += 1;
             if seen > MAX_ENTRIES {
-                crate::protect::git::nested_git::count_incomplete();
+                cut();
                 out.push(format!(
                     "more than {MAX_ENTRIES} entries in the writable grants: build outputs and \
                      node_modules/.bin entries past them were not vetted, so the run fails"
