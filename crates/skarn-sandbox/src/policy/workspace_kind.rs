@@ -24,6 +24,7 @@ mod opt_links;
 mod path_trees;
 #[cfg(unix)]
 mod startup_dirs;
+mod udev_rules;
 pub(crate) mod vcs;
 
 /// The flag accepting a workspace in or at the home's own directories.

@@ -11,6 +11,8 @@ pub mod agent_md;
 #[cfg(unix)]
 pub mod ancestor_config;
 #[cfg(unix)]
+pub mod build_output_kind;
+#[cfg(unix)]
 pub mod cargo_libs;
 #[cfg(unix)]
 pub mod cargo_target;
@@ -31,6 +33,8 @@ pub mod config_words;
 pub mod configured_programs;
 #[cfg(unix)]
 pub mod dir_listings;
+#[cfg(target_os = "linux")]
+pub mod direct_outputs;
 #[cfg(unix)]
 pub mod dist_metadata;
 #[cfg(unix)]

@@ -127,8 +127,9 @@ pub fn check_layer_change(
     ))
 }
 
-/// A tool package's directory itself made a link (pnpm's layout): only
-/// to where the host's led.
+/// A package's directory itself made a link (pnpm's layout): a tool's
+/// only to where the host's led, another's to there or to another
+/// version.
 fn package_dir(rest: &[&OsStr], upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
     let name = rest
         .iter()
@@ -138,10 +139,22 @@ fn package_dir(rest: &[&OsStr], upper: &Path, abs: &Path, delete: bool) -> Resul
     let Ok(new) = std::fs::read_link(upper) else {
         return Ok(());
     };
-    if delete || !TOOLS.contains(&name.as_str()) || std::fs::symlink_metadata(abs).is_err() {
+    if delete || std::fs::symlink_metadata(abs).is_err() {
         return Ok(());
     }
     if std::fs::read_link(abs).is_ok_and(|old| old == new) {
+        return Ok(());
+    }
+    // Any other package (issue 22, eighth round: a tool loads the
+    // packages beside it): an install links another version.
+    let linked = [upper, abs]
+        .iter()
+        .filter_map(|b| Some(b.parent()?.join(&new).join("package.json")))
+        .find_map(|p| version(&p).ok().flatten());
+    if !TOOLS.contains(&name.as_str())
+        && let (Ok(Some(was)), Some(now)) = (version(&abs.join("package.json")), linked)
+        && was != now
+    {
         return Ok(());
     }
     Err(format!(
@@ -163,14 +176,36 @@ fn bin_entry(upper: &Path, abs: &Path, delete: bool) -> Result<(), String> {
     if delete {
         return Ok(());
     }
-    let new_link = std::fs::read_link(upper).ok();
     let ok = if host {
+        let new_link = std::fs::read_link(upper).ok();
         match (&new_link, std::fs::read_link(abs).ok()) {
             (Some(a), Some(b)) => *a == b,
             (None, None) => same_bytes(upper, abs),
             _ => false,
         }
     } else {
+        return new_bin(upper, abs);
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(
+        "a node_modules/.bin program other than the host's, or a new one that is not a link \
+         to an installed package (npx and the package scripts run it first)"
+            .into(),
+    )
+}
+
+/// The direct mode's check of the `node_modules/.bin` entry `p` the run
+/// made or changed: judged as a new one (the host's is gone).
+pub fn check_direct_bin(p: &Path) -> Result<(), String> {
+    new_bin(p, p)
+}
+
+/// A new `.bin` entry (`upper`: as the run left it, `abs`: its place).
+fn new_bin(upper: &Path, abs: &Path) -> Result<(), String> {
+    let new_link = std::fs::read_link(upper).ok();
+    let ok = {
         // A new program of its own name (a script the project's tooling
         // made) is the project's; one named like the tools editors and
         // hooks run must lead into an installed package.

@@ -486,3 +486,11 @@ mod worker_parent_death;
 mod worker_parity;
 #[cfg(target_os = "linux")]
 mod worker_userns;
+// Issue 22, g22: eighth-round open gaps (LD_PRELOAD, udev rules, build
+// outputs outside git and in the direct mode, node_modules links).
+#[cfg(target_os = "linux")]
+mod run_g22;
+#[cfg(target_os = "linux")]
+mod run_g22_node;
+#[cfg(target_os = "linux")]
+mod run_g22_sockets;

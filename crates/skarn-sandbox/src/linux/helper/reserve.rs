@@ -17,6 +17,7 @@ mod host_sockets;
 mod nested;
 mod planned;
 mod resolve;
+mod socket_identity;
 mod socket_places;
 
 use nested::nested_repos;

@@ -25,6 +25,13 @@ const SEARCH_PATHS: &[&str] = &[
     "GEM_HOME",
 ];
 
+/// Variables whose entries the dynamic loader opens as shared objects
+/// in every program it starts (`:`- or blank-separated): a name with a
+/// `/` that is not absolute is opened from the current directory (a bare
+/// name is searched like a needed library: the search paths judged
+/// above).
+const LOADER_LISTS: &[&str] = &["LD_PRELOAD", "LD_AUDIT"];
+
 /// Options of `NODE_OPTIONS` naming a module node loads at start.
 const NODE_PRELOADS: &[&str] = &[
     "--require",
@@ -51,6 +58,29 @@ pub(super) fn relative_entry(v: &str) -> Option<String> {
     entries
         .into_iter()
         .find(|e| !e.starts_with('/'))
+        .map(String::from)
+}
+
+/// The first entry of the loader list `v` (`LD_PRELOAD`, `LD_AUDIT`)
+/// the loader opens relative to the current directory: one holding a `/`
+/// that is not absolute (`./x.so`, `lib/x.so`). `$ORIGIN` entries are the
+/// program's own directory (`$LIB`/`$PLATFORM` expand to relative names); empty entries are skipped by it.
+pub(super) fn relative_object(v: &str) -> Option<String> {
+    let entries: Vec<&str> = v
+        .split([':', ' ', '\t', '\n'])
+        .filter(|e| !e.is_empty())
+        .collect();
+    if entries.len() > MAX_ENTRIES {
+        return Some(format!("(more than {MAX_ENTRIES} entries)"));
+    }
+    entries
+        .into_iter()
+        .find(|e| {
+            e.contains('/')
+                && !e.starts_with('/')
+                && !e.starts_with("$ORIGIN")
+                && !e.starts_with("${ORIGIN}")
+        })
         .map(String::from)
 }
 
@@ -122,6 +152,19 @@ pub(super) fn reason() -> Option<String> {
             ));
         }
     }
+    for var in LOADER_LISTS {
+        let Some(v) = std::env::var_os(var) else {
+            continue;
+        };
+        if let Some(e) = relative_object(&v.to_string_lossy()) {
+            return Some(format!(
+                "your ${var} names the shared object {e:?} by a relative path: the loader \
+                 opens it from the directory a program is started in, so every host program \
+                 started in the workspace would load what the command left there; make the \
+                 entry absolute or remove it"
+            ));
+        }
+    }
     let v = std::env::var_os("NODE_OPTIONS")?;
     let m = relative_preload(&v.to_string_lossy())?;
     Some(format!(
@@ -145,6 +188,16 @@ mod tests {
         assert_eq!(relative_entry("~/lib").as_deref(), Some("~/lib"));
         assert_eq!(relative_entry("/usr/local/lib:/opt/x"), None);
         assert_eq!(relative_entry(""), None);
+        assert_eq!(relative_object("./x.so").as_deref(), Some("./x.so"));
+        assert_eq!(
+            relative_object("/a.so lib/x.so").as_deref(),
+            Some("lib/x.so")
+        );
+        assert_eq!(relative_object("/a.so:../b.so").as_deref(), Some("../b.so"));
+        assert_eq!(relative_object("libjemalloc.so.2:/usr/lib/x.so"), None);
+        assert_eq!(relative_object("$ORIGIN/x.so"), None);
+        assert!(relative_object("$LIB/x.so").is_some());
+        assert_eq!(relative_object(""), None);
         for v in [
             "--require ./x.js",
             "-r x",

@@ -54,7 +54,7 @@ pub(super) fn installation_of(p: &Path, homes: &[PathBuf]) -> Option<PathBuf> {
 /// reached.
 pub(super) fn list(reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> (Vec<Installation>, bool) {
     let (mut named, over_links) = super::opt_links::links(reals);
-    let (files, over_files) = super::launcher_files::named();
+    let (files, over_files) = super::udev_rules::with(super::launcher_files::named());
     named.extend(files);
     let mut out: Vec<Installation> = Vec::new();
     for (p, how) in named {

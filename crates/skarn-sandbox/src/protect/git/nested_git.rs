@@ -324,6 +324,11 @@ fn vet_new_within(
         // wrote (attack atk22l F8, F17).
         out.extend(crate::protect::cargo_target::after_run(roots, since));
         out.extend(crate::protect::dist_metadata::after_run(roots, since));
+        out.extend(crate::protect::direct_outputs::after_run(
+            roots,
+            since,
+            count_incomplete,
+        ));
         // Editor workspace files at the top (`*.code-workspace`; existing
         // ones were read-only): found by pattern, not by name; and the
         // interpreters' start-up files, which are not reserved.

@@ -1,19 +1,25 @@
-//! Files the run made or changed that git does not track (ignored build
-//! outputs: `main.o`, `*.class`, a `build/` tree), given the oldest time
-//! when the layer applies them (atk22n F7). Time-stamp build tools (make,
-//! ninja, scons, javac's incremental build, cargo's dep-info) take an
-//! output newer than its sources as up to date: a planted object would be
-//! linked and run by the host's next `make`, and `git status` shows
-//! nothing. An output dated 1970 is older than every source, so each of
-//! them builds it again. Only the layer's application does it: a run that
-//! builds twice sees its own fresh outputs; tracked files keep their time
-//! (a source the run changed still makes the host rebuild).
+//! Files the run made or changed that are build outputs, given the
+//! oldest time when the layer applies them (atk22n F7; issue 22, eighth
+//! round). Time-stamp build tools (make, ninja, scons, javac's
+//! incremental build, cargo's dep-info) take an output newer than its
+//! sources as up to date: a planted object would be linked and run by the
+//! host's next `make`, and `git status` shows nothing. An output dated
+//! 1970 is older than every source, so each of them builds it again. Only
+//! the layer's application does it: a run that builds twice sees its own
+//! fresh outputs; tracked files keep their time (a source the run changed
+//! still makes the host rebuild).
 //!
-//! A file is judged by the index of the repository it lies in (the
-//! nearest directory with a `.git`, read after the layer is applied); a
-//! file in no repository is left as it is (git shows nothing of any of
-//! them there). An index that cannot be read counts as tracking nothing:
-//! its files are dated too (fails closed: one more rebuild).
+//! What a file is decides: a compiled object by its first bytes
+//! ([`crate::protect::build_output_kind`]) is dated wherever it lies, in
+//! a repository or not. Another file is judged by the repository it lies
+//! in (the nearest directory with a `.git`, read after the layer is
+//! applied): one git tracks keeps its time, and so does one git shows as
+//! untracked (`??`, not ignored: a new source the user sees, which must
+//! stay newer than the outputs the host has); one an ignore pattern
+//! might cover (read the cautious way) is dated. A text file in no
+//! repository keeps its time (nothing tells an output from a source
+//! there). An index that cannot be read counts as tracking nothing (fails
+//! closed: one more rebuild).
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt;
@@ -102,23 +108,32 @@ pub(crate) fn stamp(ws: &Path, applied: &[String]) -> Option<String> {
                 break;
             }
         }
-        let Some(top) = found else {
-            continue;
-        };
-        let entry = &repos[&top];
-        let Ok(in_repo) = abs.strip_prefix(&top) else {
-            continue;
-        };
-        match &entry.1 {
-            Some(set) if set.contains(in_repo.as_os_str().as_bytes()) => continue,
-            Some(_) => {}
-            None => unread += 1,
+        let object = crate::protect::build_output_kind::is_object(&abs);
+        match found {
+            None if !object => continue,
+            None => {}
+            Some(top) => {
+                let entry = &repos[&top];
+                let Ok(in_repo) = abs.strip_prefix(&top) else {
+                    continue;
+                };
+                match &entry.1 {
+                    Some(set) if set.contains(in_repo.as_os_str().as_bytes()) => continue,
+                    Some(_) => {
+                        let git = entry.0.as_deref().unwrap_or(&top);
+                        if !object && !super::build_ignored::might_be_ignored(&top, git, in_repo) {
+                            continue;
+                        }
+                    }
+                    None => unread += 1,
+                }
+            }
         }
         if done >= MAX_FILES {
             failed += 1;
             continue;
         }
-        if date_old(&abs) {
+        if crate::protect::build_output_kind::date_old(&abs) {
             done += 1;
         } else {
             failed += 1;
@@ -128,8 +143,8 @@ pub(crate) fn stamp(ws: &Path, applied: &[String]) -> Option<String> {
         return None;
     }
     let mut s = format!(
-        "{done} file(s) the run made or changed that git does not track (build outputs) were \
-         dated 1970-01-01: time-stamp build tools (make, ninja, scons, javac) build them again \
+        "{done} file(s) the run made or changed that are build outputs (compiled objects, or \
+         files git ignores) were dated 1970-01-01: time-stamp build tools (make, ninja, scons, javac) build them again \
          instead of trusting them"
     );
     if unread > 0 {
@@ -143,25 +158,6 @@ pub(crate) fn stamp(ws: &Path, applied: &[String]) -> Option<String> {
         ));
     }
     Some(s)
-}
-
-/// Set the modification time of the regular file `p` (never through a
-/// link) to the epoch; `true` when done.
-fn date_old(p: &Path) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(p)
-    else {
-        return false;
-    };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
-    let t = std::time::UNIX_EPOCH;
-    f.set_times(std::fs::FileTimes::new().set_modified(t).set_accessed(t))
-        .is_ok()
 }
 
 #[cfg(test)]

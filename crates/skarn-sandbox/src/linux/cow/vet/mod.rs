@@ -10,6 +10,7 @@
 //! direct mode would have refused or set aside is refused here, before
 //! any host program can see it.
 
+mod build_ignored;
 mod build_outputs;
 mod claude_worktrees;
 mod git_config;

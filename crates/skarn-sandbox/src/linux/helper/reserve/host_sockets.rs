@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::socket_identity as identity;
 use super::socket_places as places;
 use super::{Op, ReserveNotes};
 use crate::linux::plan::FsOp;
@@ -120,9 +121,11 @@ fn grant_roots(fs: &[FsOp]) -> Vec<PathBuf> {
 /// `fs`: each becomes a pinned mask in `ops` (unless already there). A
 /// relative name is found through its owner's working directory, a
 /// renamed socket in the directory it was bound in, and every other name
-/// of the file through bind mounts is hidden too (atk22n F1). A listening
-/// socket that cannot be found is said, and the run is not fully
-/// enforced.
+/// of the file through bind mounts is hidden too (atk22n F1); a listening
+/// one whose file is not at that name (renamed into another directory,
+/// its relative owner moved away) is looked for by the file's identity
+/// in the grants ([`identity`]). A listening socket that cannot be found
+/// makes the run go without unix sockets, and says so.
 pub(super) fn hide(fs: &[FsOp], ops: &mut Vec<Op>, notes: &mut ReserveNotes) {
     use std::io::Read;
     let roots = grant_roots(fs);
@@ -160,21 +163,33 @@ pub(super) fn hide(fs: &[FsOp], ops: &mut Vec<Op>, notes: &mut ReserveNotes) {
         ops,
         notes,
     };
+    // Each listening socket's file by identity (issue 22, eighth round):
+    // one not at its listed name is looked for by it below.
+    let ids = identity::listening();
+    let mut unplaced = std::collections::HashSet::new();
     for b in &list {
+        let id = ids.as_ref().and_then(|m| m.get(&b.ino)).copied();
         let name = if b.name.is_relative() {
-            match owners.get(&b.ino) {
-                Some(cwd) => cwd.join(&b.name),
-                None => {
-                    if b.listening {
-                        h.lost += 1;
-                    }
-                    continue;
-                }
-            }
+            owners.get(&b.ino).map(|cwd| cwd.join(&b.name))
         } else {
-            b.name.clone()
+            Some(b.name.clone())
         };
-        h.one(&name, b.listening);
+        if let Some(id) = id
+            && !name.as_deref().is_some_and(|n| identity::at_name(n, id))
+        {
+            unplaced.insert(id);
+        }
+        match name {
+            Some(name) => h.one(&name, b.listening && id.is_none()),
+            None if b.listening && id.is_none() => h.lost += 1,
+            None => {}
+        }
+    }
+    if !unplaced.is_empty() {
+        match identity::find(&roots, &unplaced) {
+            Some(found) => found.iter().for_each(|p| h.file(p)),
+            None => h.lost += unplaced.len(),
+        }
     }
     if h.lost > 0 {
         // (Fails closed: the run makes no unix socket, as when the walk is
@@ -184,7 +199,8 @@ pub(super) fn hide(fs: &[FsOp], ops: &mut Vec<Op>, notes: &mut ReserveNotes) {
             format!(
                 "{lost} listening host unix socket(s) bound by a relative name (or renamed) \
                  could not be located (their owner's working directory or directory is not \
-                 readable by this user): one inside a read grant would take the run's \
+                 readable by this user, or the search for their file by identity reached its \
+                 bound): one inside a read grant would take the run's \
                  connections, so unix sockets are unavailable in this run"
             )
         });
