@@ -9,11 +9,11 @@ use super::coded::{Coded, Stopped};
 pub(crate) use super::context::{Ctx, put};
 use super::io::Reader;
 pub(crate) use super::plain::plain;
-use super::plain::{probe_found, upgraded};
+use super::plain::upgraded;
 use super::probe::BodyProbe;
 use super::reply::{answer, refuse_coded};
 use super::request::{Refusal, prepare};
-use super::request_held::hold;
+use super::request_held::{hold, refuse_probe};
 pub(crate) use super::response::Asked;
 use super::response::{Next, response};
 
@@ -173,18 +173,4 @@ where
         return false;
     }
     sent.is_ok()
-}
-
-/// A request carrying a piece of secret `f`'s value (`what`): refused,
-/// the secret switched off, the event recorded.
-pub(super) async fn refuse_probe<W: AsyncWrite + Unpin>(
-    cw: &mut W,
-    ic: &super::Interceptor,
-    f: crate::secrets::Found,
-    cx: &Ctx<'_>,
-    what: &str,
-) {
-    probe_found(ic, f, cx, what);
-    let name = ic.bindings.name(f);
-    answer(cw, "403 Forbidden", &super::probe_refusal(name)).await;
 }

@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use super::body::{Filter, body};
 use super::coded::{Coded, Stopped};
 use super::context::Ctx;
-use super::exchange::refuse_probe;
 use super::io::Reader;
+use super::plain::probe_found;
 use super::probe::BodyProbe;
 use super::reply::{answer, refuse_coded};
 use super::request::{Framing, Outgoing};
@@ -114,4 +114,18 @@ where
         }
         _ => raw,
     })
+}
+
+/// A request carrying a piece of secret `f`'s value (`what`): refused,
+/// the secret switched off, the event recorded.
+pub(super) async fn refuse_probe<W: AsyncWrite + Unpin>(
+    cw: &mut W,
+    ic: &super::Interceptor,
+    f: crate::secrets::Found,
+    cx: &Ctx<'_>,
+    what: &str,
+) {
+    probe_found(ic, f, cx, what);
+    let name = ic.bindings.name(f);
+    answer(cw, "403 Forbidden", &super::probe_refusal(name)).await;
 }
