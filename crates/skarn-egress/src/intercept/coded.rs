@@ -5,26 +5,32 @@
 //! steps), the decoded stream searched like an ordinary body, and the
 //! raw bytes sent on unchanged, the last [`HOLD`] of them held back until
 //! the decoder has seen what follows (a window's last bits may come out
-//! only with the next bytes). A body that decodes to more than
-//! [`MAX_DECODED`] bytes, does not decode, or comes in a coding the proxy
-//! cannot undo (`zstd`, `compress`, two codings stacked) is refused:
+//! only with the next bytes). The body is searched as a stream, so its
+//! size has no bound of its own (s27b); the work per coded byte has: a
+//! body that decodes to more than [`MAX_DECODED`] bytes plus [`RATIO`]
+//! times its coded size (a bomb), does not decode, or comes in a coding
+//! the proxy cannot undo (`compress`, two codings stacked) is refused:
 //! fail closed, the reason in the refusal and the run's report.
 
 use super::decode::{Coding, Decoder, coding_of};
 use super::probe::{BodyProbe, Probes};
 use crate::secrets::Found;
 
-/// The most a request body may decode to (a compression bomb stops here).
+/// What a request body may decode to beyond [`RATIO`] times its coded
+/// size (a compression bomb stops here).
 pub(crate) const MAX_DECODED: u64 = 64 << 20;
+/// Decoded bytes allowed per coded byte past [`MAX_DECODED`]: ordinary
+/// uploads compress far less; a bomb far more.
+pub(crate) const RATIO: u64 = 128;
 /// Raw bytes held back until the decoder has read past them.
 const HOLD: usize = 256;
 
 /// Why a request with a coded body is refused (said to the client, kept
 /// for the report).
 pub(crate) const UNKNOWN_CODING: &str = "a request body in a content coding other than gzip, \
-     deflate or br (or in several stacked) is refused while secrets are bound: the proxy \
-     decodes the body to search it for pieces of a secret's value (zstd has no decoder in \
-     skarn); send it uncompressed";
+     deflate, br or zstd (or in several stacked) is refused while secrets are bound: the \
+     proxy decodes the body to search it for pieces of a secret's value; send it \
+     uncompressed";
 
 /// The coding of a request body from its `Content-Encoding` values
 /// (lower-case); `Err` when the proxy cannot undo it.
@@ -46,15 +52,17 @@ pub(crate) struct Coded {
     dec: Decoder,
     search: BodyProbe,
     total: u64,
+    /// Coded bytes read.
+    coded: u64,
     held: Vec<u8>,
     pub(crate) stopped: Option<Stopped>,
 }
 
 fn bomb() -> String {
     format!(
-        "the request body decodes to more than {} MiB: refused while secrets are bound \
-         (the proxy searches the decoded body for pieces of a secret's value); send it \
-         uncompressed",
+        "the request body decodes to more than {} MiB plus {RATIO} times its coded size: \
+         refused while secrets are bound (the proxy searches every decoded byte for pieces \
+         of a secret's value, and a compression bomb stops here); send it uncompressed",
         MAX_DECODED >> 20
     )
 }
@@ -65,6 +73,7 @@ impl Coded {
             dec: Decoder::new(c),
             search: BodyProbe::default(),
             total: 0,
+            coded: 0,
             held: Vec::new(),
             stopped: None,
         }
@@ -78,7 +87,7 @@ impl Coded {
     /// Search what `out` adds to the decoded stream.
     fn searched(&mut self, probes: &Probes, out: &[u8]) -> Option<Stopped> {
         self.total += out.len() as u64;
-        if self.total > MAX_DECODED {
+        if self.total > MAX_DECODED.saturating_add(self.coded.saturating_mul(RATIO)) {
             return self.stop(Stopped::Refused(bomb()));
         }
         if !self.search.pass(probes, out) {
@@ -101,6 +110,7 @@ impl Coded {
                 Err(e) => return Err(self.undecodable(&e.0)),
             };
             rest = &rest[n..];
+            self.coded += n as u64;
             if let Some(s) = self.searched(probes, &o) {
                 return Err(s);
             }

@@ -4,8 +4,10 @@
 //! compresses anyway gets its body decoded here, in bounded steps: at most
 //! [`IN_STEP`] compressed bytes (gzip/deflate: at most about 1 MiB out, the
 //! format's ratio bound) or [`OUT_STEP`] decoded bytes (brotli) per step,
-//! each passed on before the next. Codings the proxy cannot decode
-//! (`zstd`, `compress`, two codings stacked) are refused by the caller.
+//! each passed on before the next; zstd (s27b) like brotli, its window
+//! at most [`ZSTD_WINDOW_LOG`] (a frame asking for more does not decode).
+//! Codings the proxy cannot decode (`compress`, two codings stacked) are
+//! refused by the caller.
 
 use std::io::Write;
 
@@ -14,8 +16,11 @@ use flate2::write::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 
 /// Compressed bytes fed to a gzip/deflate decoder per step.
 const IN_STEP: usize = 1024;
-/// Decoded bytes a brotli step yields at most.
+/// Decoded bytes a brotli or zstd step yields at most.
 const OUT_STEP: usize = 256 * 1024;
+/// The largest zstd window accepted (8 MiB: what the format's own
+/// decoders take by default for a frame of unknown size).
+const ZSTD_WINDOW_LOG: u32 = 23;
 
 /// A coding the proxy can decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +28,7 @@ pub(crate) enum Coding {
     Gzip,
     Deflate,
     Br,
+    Zstd,
 }
 
 /// The one coding to undo for a response with these `Transfer-Encoding`
@@ -49,6 +55,7 @@ pub(crate) fn coding_of(te: &[String], ce: &[String]) -> Result<Option<Coding>, 
         ["gzip" | "x-gzip"] => Ok(Some(Coding::Gzip)),
         ["deflate"] => Ok(Some(Coding::Deflate)),
         ["br"] => Ok(Some(Coding::Br)),
+        ["zstd"] => Ok(Some(Coding::Zstd)),
         _ => Err(UnknownCoding),
     }
 }
@@ -71,6 +78,8 @@ enum Inner {
         Box<BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>>,
         bool,
     ),
+    /// The decoder and whether its last frame is complete.
+    Zstd(Option<Box<zstd::stream::raw::Decoder<'static>>>, bool),
 }
 
 /// A streaming decoder for one response body.
@@ -96,6 +105,7 @@ impl Decoder {
                 )),
                 false,
             ),
+            Coding::Zstd => Inner::Zstd(zstd_decoder().map(Box::new), true),
         };
         Decoder {
             inner,
@@ -125,6 +135,9 @@ impl Decoder {
         }
         if let Inner::Br(..) = self.inner {
             return self.brotli(input);
+        }
+        if let Inner::Zstd(..) = self.inner {
+            return self.zstd(input);
         }
         let n = input.len().min(IN_STEP);
         let out = self.flate(&input[..n])?;
@@ -183,6 +196,24 @@ impl Decoder {
         }
     }
 
+    fn zstd(&mut self, input: &[u8]) -> Result<(usize, Vec<u8>), DecodeError> {
+        use zstd::stream::raw::Operation;
+        let Inner::Zstd(d, complete) = &mut self.inner else {
+            return Ok((0, Vec::new()));
+        };
+        let d = d
+            .as_mut()
+            .ok_or_else(|| bad("the zstd decoder did not start"))?;
+        self.buf.resize(OUT_STEP, 0);
+        let s = d.run_on_buffers(input, &mut self.buf).map_err(bad)?;
+        if s.bytes_read > 0 || s.bytes_written > 0 {
+            // `remaining` 0: a frame just ended and is flushed (more
+            // frames may follow).
+            *complete = s.remaining == 0;
+        }
+        Ok((s.bytes_read, self.buf[..s.bytes_written].to_vec()))
+    }
+
     /// The end of the body: the rest of the output; an error when the
     /// compressed stream was cut short.
     pub(crate) fn finish(&mut self) -> Result<Vec<u8>, DecodeError> {
@@ -203,9 +234,20 @@ impl Decoder {
             Inner::Sniff(_) => return Err(bad("deflate stream cut short")),
             Inner::Br(_, true) => Vec::new(),
             Inner::Br(_, false) => return Err(bad("brotli stream cut short")),
+            Inner::Zstd(_, true) => Vec::new(),
+            Inner::Zstd(_, false) => return Err(bad("zstd stream cut short")),
         };
         Ok(out)
     }
+}
+
+/// A zstd decoder whose window is bounded.
+fn zstd_decoder() -> Option<zstd::stream::raw::Decoder<'static>> {
+    use zstd::stream::raw::{DParameter, Decoder};
+    let mut d = Decoder::new().ok()?;
+    d.set_parameter(DParameter::WindowLogMax(ZSTD_WINDOW_LOG))
+        .ok()?;
+    Some(d)
 }
 
 #[cfg(test)]
@@ -272,6 +314,44 @@ mod tests {
         assert!(d.finish().is_err());
     }
 
+    /// s27b: zstd decodes in pieces, in bounded steps; a cut stream and a
+    /// frame asking for a window past the bound fail.
+    #[test]
+    fn zstd_decodes_in_pieces_and_bounds_its_window() {
+        let text = b"the value is real-secret-value, twice: real-secret-value".repeat(50);
+        let z = zstd::encode_all(&text[..], 3).unwrap();
+        assert_eq!(decode_all(Coding::Zstd, &z), text);
+        let mut two = z.clone();
+        two.extend_from_slice(&z);
+        assert_eq!(decode_all(Coding::Zstd, &two), text.repeat(2));
+        let mut d = Decoder::new(Coding::Zstd);
+        let _ = d.step(&z[..z.len() / 2]).unwrap();
+        assert!(d.finish().is_err());
+        // A frame written with a 128 MiB window (streamed: its size is
+        // not in the header, so the window is what it declares).
+        let mut e = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+        e.set_parameter(zstd::stream::raw::CParameter::WindowLog(27))
+            .unwrap();
+        e.write_all(&text).unwrap();
+        let big = e.finish().unwrap();
+        let mut d = Decoder::new(Coding::Zstd);
+        let mut rest = &big[..];
+        let mut failed = false;
+        while !rest.is_empty() {
+            match d.step(rest) {
+                Ok((n, o)) => {
+                    assert!(o.len() <= OUT_STEP);
+                    rest = &rest[n..];
+                }
+                Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        assert!(failed, "a 128 MiB window was accepted");
+    }
+
     #[test]
     fn codings() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -283,7 +363,8 @@ mod tests {
             Ok(Some(Coding::Gzip))
         );
         assert_eq!(coding_of(&[], &s(&["br"])), Ok(Some(Coding::Br)));
-        assert!(coding_of(&[], &s(&["zstd"])).is_err());
+        assert_eq!(coding_of(&[], &s(&["zstd"])), Ok(Some(Coding::Zstd)));
+        assert!(coding_of(&[], &s(&["compress"])).is_err());
         assert!(coding_of(&s(&["gzip, chunked"]), &s(&["gzip"])).is_err());
         assert!(coding_of(&[], &s(&["gzip, deflate"])).is_err());
     }

@@ -9,10 +9,11 @@ use super::coded::{Coded, Stopped};
 pub(crate) use super::context::{Ctx, put};
 use super::io::Reader;
 pub(crate) use super::plain::plain;
-use super::plain::{probe_found, upgraded};
+use super::plain::upgraded;
 use super::probe::BodyProbe;
 use super::reply::{answer, refuse_coded};
 use super::request::{Refusal, prepare};
+use super::request_held::{hold, refuse_probe};
 pub(crate) use super::response::Asked;
 use super::response::{Next, response};
 
@@ -88,6 +89,15 @@ where
             answer(&mut cw, "403 Forbidden", &super::probe_refusal(name)).await;
             break;
         }
+        // A body that could name `_method` is judged before the head goes
+        // (s27b).
+        let held = match req.body_check {
+            Some(f) => match hold(&mut cr, &mut cw, &req, &head, f, ic, cx).await {
+                Some(b) => Some(b),
+                None => break,
+            },
+            None => None,
+        };
         for f in &req.used {
             cx.sh
                 .secret_event(ic.bindings.name(*f), cx.key, &req.method, &req.path, None);
@@ -97,39 +107,11 @@ where
         if put(&mut uw, &req.head, cx, true).await.is_err() {
             break;
         }
-        if req.expect_continue
-            && cw
-                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-                .await
-                .is_err()
-        {
-            break;
-        }
-        // One stream with the head (atk27q F7); a coded body decoded and
-        // searched too (f27t).
-        let mut probe = BodyProbe::after(ic.probes(), &head);
-        let mut coded = req.coding.map(Coded::new);
-        let filter = match coded.as_mut() {
-            Some(c) => Filter::ProbeCoded(ic.probes(), &mut probe, c),
-            None => Filter::Probe(ic.probes(), &mut probe),
-        };
-        let sent = body(&mut cr, &mut uw, req.framing, req.framing, filter, cx, true).await;
-        if let Some(f) = probe.hit {
-            refuse_probe(
-                &mut cw,
-                ic,
-                f,
-                cx,
-                &format!("the body of {} {}", req.method, req.path),
-            )
-            .await;
-            break;
-        }
-        if let Some(Stopped::Refused(why)) = coded.and_then(|c| c.stopped) {
-            refuse_coded(&mut cw, &why, cx).await;
-            break;
-        }
-        if sent.is_err() {
+        if let Some(b) = held {
+            if put(&mut uw, &b, cx, true).await.is_err() {
+                break;
+            }
+        } else if !sent_body(&mut cr, &mut cw, &mut uw, &req, &head, ic, cx).await {
             break;
         }
         let asked = Asked {
@@ -149,16 +131,46 @@ where
     let _ = uw.shutdown().await;
 }
 
-/// A request carrying a piece of secret `f`'s value (`what`): refused,
-/// the secret switched off, the event recorded.
-async fn refuse_probe<W: AsyncWrite + Unpin>(
-    cw: &mut W,
+/// Pass a request's body on (after its head): searched as one stream
+/// with the head (atk27q F7), a coded body decoded and searched too
+/// (f27t); `false` when the exchange ends.
+async fn sent_body<R, C, U>(
+    cr: &mut Reader<R>,
+    cw: &mut C,
+    uw: &mut U,
+    req: &super::request::Outgoing,
+    head: &[u8],
     ic: &super::Interceptor,
-    f: crate::secrets::Found,
     cx: &Ctx<'_>,
-    what: &str,
-) {
-    probe_found(ic, f, cx, what);
-    let name = ic.bindings.name(f);
-    answer(cw, "403 Forbidden", &super::probe_refusal(name)).await;
+) -> bool
+where
+    R: AsyncRead + Unpin,
+    C: AsyncWrite + Unpin,
+    U: AsyncWrite + Unpin,
+{
+    if req.expect_continue
+        && cw
+            .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .await
+            .is_err()
+    {
+        return false;
+    }
+    let mut probe = BodyProbe::after(ic.probes(), head);
+    let mut coded = req.coding.map(Coded::new);
+    let filter = match coded.as_mut() {
+        Some(c) => Filter::ProbeCoded(ic.probes(), &mut probe, c),
+        None => Filter::Probe(ic.probes(), &mut probe),
+    };
+    let sent = body(cr, uw, req.framing, req.framing, filter, cx, true).await;
+    if let Some(f) = probe.hit {
+        let what = format!("the body of {} {}", req.method, req.path);
+        refuse_probe(cw, ic, f, cx, &what).await;
+        return false;
+    }
+    if let Some(Stopped::Refused(why)) = coded.and_then(|c| c.stopped) {
+        refuse_coded(cw, &why, cx).await;
+        return false;
+    }
+    sent.is_ok()
 }

@@ -19,6 +19,8 @@ pub(crate) mod plain_body;
 mod probe;
 mod reply;
 pub(crate) mod request;
+mod request_body;
+mod request_held;
 mod response;
 mod scrub;
 mod unescape;

@@ -41,6 +41,10 @@ pub(crate) struct Outgoing {
     pub(crate) path: String,
     /// Secrets substituted.
     pub(crate) used: Vec<Found>,
+    /// A method- or path-bound secret whose request has a body a
+    /// framework may read `_method` from: the body is read and judged
+    /// before the head goes ([`super::request_body`]).
+    pub(crate) body_check: Option<Found>,
     /// (header value sent, header value received): mapped back in responses.
     pub(crate) pairs: Vec<(Zeroizing<Vec<u8>>, Vec<u8>)>,
 }
@@ -240,6 +244,12 @@ pub(crate) fn prepare(
     {
         return Err(secret_refusal(*f, why));
     }
+    let body_check = used
+        .iter()
+        .copied()
+        .find(|f| b.binds_route(*f))
+        .filter(|_| framing != Framing::Length(0))
+        .filter(|_| super::request_body::may_name_method(req.headers));
     // Identity bodies, so an echoed value is found in the response.
     out.extend_from_slice(b"Accept-Encoding: identity\r\n\r\n");
     Ok(Outgoing {
@@ -253,6 +263,7 @@ pub(crate) fn prepare(
         method: method.to_string(),
         path: shown_path,
         used,
+        body_check,
         pairs,
     })
 }

@@ -173,6 +173,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let writable: Vec<std::path::PathBuf> = std::iter::once(policy.workspace.clone())
         .chain(policy.write.iter().map(|g| g.path.clone()))
         .collect();
+    // The values readable without running anything (`file`, `from_env`)
+    // are looked for first, so no `command` source runs for a run that
+    // is refused anyway (s27b); a source's own value is known only after.
+    if let Some(why) =
+        skarn_sandbox::secrets::argv_values::refusal(&args.command, Some(&known), &[])
+    {
+        anyhow::bail!("{why}");
+    }
     let secrets = crate::cmd::run_secrets::resolve(
         &args.secret,
         args.no_config,

@@ -345,6 +345,7 @@ mod run_fy22b;
 mod run_fy22c;
 #[cfg(target_os = "linux")]
 mod run_fy27b;
+// Issue 27, s27b: `_method` in request bodies; zstd request bodies.
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
@@ -355,6 +356,8 @@ mod run_pyc_guard;
 mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+#[cfg(target_os = "linux")]
+mod run_s27b;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,266 @@
+//! A method override in a request body (s27b): Rails (`Rack::MethodOverride`),
+//! Laravel and Symfony read `_method` from a form body (urlencoded or
+//! multipart; Laravel also from a JSON body, Express from whatever body its
+//! getter reads), so a secret bound to GET could be used for DELETE by a
+//! POST whose body names it. For a request that carries a method- or
+//! path-bound secret and a body such a framework parses, the body is read
+//! whole before the head goes up ([`MAX_HELD`] at most: past it the request
+//! is refused), decoded when it is in a content coding, and searched for a
+//! `_method` name in the three formats, each spelling PHP reads as that
+//! name ([`super::overrides::parsed_name`]).
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::AsyncWrite;
+
+use super::decode::{Coding, Decoder};
+use super::overrides::parsed_name;
+use crate::fields::name_is;
+
+/// The most of such a body held (raw, and decoded) before it goes up.
+pub(crate) const MAX_HELD: usize = 8 << 20;
+
+/// Whether a framework may read `_method` from this request's body: a
+/// body with no `Content-Type` (Rack parses it as a form), or one whose
+/// type names a form, multipart or JSON (anywhere in the value, so
+/// parameters and lists do not hide it).
+pub(crate) fn may_name_method(headers: &[httparse::Header<'_>]) -> bool {
+    let types: Vec<String> = headers
+        .iter()
+        .filter(|h| name_is(h.name, "content-type"))
+        .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase())
+        .collect();
+    types.is_empty()
+        || types.iter().any(|t| {
+            t.trim().is_empty() || ["form", "multipart", "json"].iter().any(|k| t.contains(k))
+        })
+}
+
+/// Why the (decoded) body is refused: it names `_method` as a form field,
+/// a multipart part or a JSON key.
+pub(crate) fn names_method(body: &[u8]) -> Option<&'static str> {
+    if form_names(body) {
+        return Some(
+            "the request body (form) names _method, which could override the bound method",
+        );
+    }
+    if part_names(body) {
+        return Some(
+            "the request body (multipart) names _method, which could override the bound method",
+        );
+    }
+    if json_names(body) {
+        return Some(
+            "the request body (JSON) names _method, which could override the bound method",
+        );
+    }
+    None
+}
+
+fn is_method(name: &[u8]) -> bool {
+    parsed_name(name) == b"_method"
+}
+
+/// `a=1&_method=DELETE` (also `;`-separated, as some parsers split).
+fn form_names(body: &[u8]) -> bool {
+    body.split(|c| *c == b'&' || *c == b';')
+        .any(|kv| is_method(kv.split(|c| *c == b'=').next().unwrap_or(b"")))
+}
+
+/// `name="_method"`, `name=_method`, `name*=utf-8''%5Fmethod` anywhere
+/// (the parts' headers; a part's content naming it is refused too).
+fn part_names(body: &[u8]) -> bool {
+    let low = body.to_ascii_lowercase();
+    let mut at = 0;
+    while let Some(i) = find(&low[at..], b"name") {
+        let mut j = at + i + 4;
+        at = j;
+        let skip = |j: &mut usize| {
+            while *j < low.len() && matches!(low[*j], b' ' | b'\t' | b'*') {
+                *j += 1;
+            }
+        };
+        skip(&mut j);
+        if low.get(j) != Some(&b'=') {
+            continue;
+        }
+        j += 1;
+        skip(&mut j);
+        let value: &[u8] = if low.get(j) == Some(&b'"') {
+            let rest = &body[j + 1..];
+            let end = rest.iter().position(|c| *c == b'"').unwrap_or(rest.len());
+            &rest[..end]
+        } else {
+            let rest = &body[j..];
+            let end = rest
+                .iter()
+                .position(|c| matches!(c, b';' | b'\r' | b'\n' | b' ' | b'\t'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        };
+        // RFC 2231: `charset'lang'percent-encoded`.
+        let value = match value.iter().rposition(|c| *c == b'\'') {
+            Some(q) => &value[q + 1..],
+            None => value,
+        };
+        if is_method(value) {
+            return true;
+        }
+    }
+    false
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A JSON key (a string followed by `:`), unescaped, at any depth.
+fn json_names(body: &[u8]) -> bool {
+    let mut i = 0;
+    while i < body.len() {
+        if body[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let (s, end) = json_string(body, i + 1);
+        i = end;
+        let mut k = end;
+        while k < body.len() && body[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if body.get(k) == Some(&b':') && is_method(&s) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The unescaped string starting after its opening quote at `i`, and the
+/// index past its closing quote.
+fn json_string(b: &[u8], mut i: usize) -> (Vec<u8>, usize) {
+    let mut out = Vec::new();
+    while i < b.len() {
+        match b[i] {
+            b'"' => return (out, i + 1),
+            b'\\' if i + 1 < b.len() => {
+                let e = b[i + 1];
+                i += 2;
+                match e {
+                    b'u' => {
+                        let hex = b.get(i..i + 4).and_then(|h| std::str::from_utf8(h).ok());
+                        match hex.and_then(|h| u32::from_str_radix(h, 16).ok()) {
+                            Some(c) => {
+                                let ch = char::from_u32(c).unwrap_or('\u{fffd}');
+                                let mut buf = [0u8; 4];
+                                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                                i += 4;
+                            }
+                            None => out.push(b'u'),
+                        }
+                    }
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'b' => out.push(8),
+                    b'f' => out.push(12),
+                    c => out.push(c),
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    (out, i)
+}
+
+/// The held body decoded from its coding, at most [`MAX_HELD`] bytes.
+pub(crate) fn decoded(c: Coding, raw: &[u8]) -> Result<Vec<u8>, String> {
+    let mut d = Decoder::new(c);
+    let mut out = Vec::new();
+    let mut rest = raw;
+    loop {
+        let (n, o) = d.step(rest).map_err(|e| e.0)?;
+        rest = &rest[n..];
+        out.extend_from_slice(&o);
+        if out.len() > MAX_HELD {
+            return Err(too_big());
+        }
+        if n == 0 && o.is_empty() {
+            break;
+        }
+    }
+    if !rest.is_empty() {
+        return Err("the decoder made no progress".into());
+    }
+    out.extend_from_slice(&d.finish().map_err(|e| e.0)?);
+    if out.len() > MAX_HELD {
+        return Err(too_big());
+    }
+    Ok(out)
+}
+
+/// The refusal past the bound (fail closed).
+pub(crate) fn too_big() -> String {
+    format!(
+        "the request body is read before a method- or path-bound secret goes (a form, \
+         multipart or JSON body can name _method) and is larger than {} MiB: refused",
+        MAX_HELD >> 20
+    )
+}
+
+/// A body held in memory, refused past [`MAX_HELD`].
+#[derive(Default)]
+pub(crate) struct Held {
+    pub(crate) data: Vec<u8>,
+    pub(crate) over: bool,
+}
+
+impl AsyncWrite for Held {
+    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        let me = self.get_mut();
+        if me.data.len() + b.len() > MAX_HELD {
+            me.over = true;
+            return Poll::Ready(Err(io::Error::other(too_big())));
+        }
+        me.data.extend_from_slice(b);
+        Poll::Ready(Ok(b.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_method;
+
+    #[test]
+    fn method_names_in_the_three_formats_are_found() {
+        for b in [
+            &b"a=1&_method=DELETE"[..],
+            b"a=1&%5Fmethod=DELETE",
+            b"x=1;.method=PUT",
+            b"--b\r\nContent-Disposition: form-data; name=\"_method\"\r\n\r\nDELETE\r\n--b--",
+            b"--b\r\nContent-Disposition: form-data; NAME = _method\r\n\r\nDELETE",
+            b"--b\r\nContent-Disposition: form-data; name*=utf-8''%5Fmethod\r\n\r\nX",
+            b"{\"a\":1,\"_method\":\"DELETE\"}",
+            b"{\"a\": {\"\\u005fmethod\" : \"DELETE\"}}",
+        ] {
+            assert!(names_method(b).is_some(), "{}", String::from_utf8_lossy(b));
+        }
+        for b in [
+            &b"a=1&payment_method=card"[..],
+            b"{\"payment_method\":\"_method\"}",
+            b"--b\r\nContent-Disposition: form-data; name=\"method_x\"\r\n\r\n_method\r\n",
+        ] {
+            assert!(names_method(b).is_none(), "{}", String::from_utf8_lossy(b));
+        }
+    }
+}
