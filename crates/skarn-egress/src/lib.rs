@@ -51,6 +51,9 @@ pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
 pub use intercept::{FINDER_SOURCES, Interceptor, ValueFinder};
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use intercept::scrub_differential;
 pub use pattern::{HostMatch, Pattern, Ports};
 pub use proxy::{DenialLog, Limits, Listeners, Proxy};
 #[doc(hidden)]

@@ -29,6 +29,9 @@ use std::sync::Arc;
 use rustls::ClientConfig;
 
 pub use probe::ProbeHook;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use scrub::differential::check_seeded as scrub_differential;
 
 use crate::ca::{CaError, CaMaterial, LeafMaker};
 use crate::secrets::{Bindings, SecretSpec};
