@@ -131,7 +131,6 @@ impl Windows {
 
     /// The automaton over every byte, as it is and unescaped: what the
     /// sieve must answer the same as (the differential test's reference).
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn found_in_reference(&self, text: &[u8]) -> bool {
         let Some(ac) = &self.ac else {
             return false;
@@ -353,8 +352,8 @@ pub(crate) struct Scrubber {
     sent: usize,
     /// Whole values put back in `buf` (windows leave them alone).
     whole: Vec<(usize, usize)>,
-    /// The differential test's reference: the full search on every push.
-    #[cfg(any(test, feature = "fuzzing"))]
+    /// The differential test's and the bench's reference: the full
+    /// search on every push (never set on the proxy's path).
     full: bool,
 }
 
@@ -366,13 +365,11 @@ impl Scrubber {
             buf: Zeroizing::new(Vec::new()),
             sent: 0,
             whole: Vec::new(),
-            #[cfg(any(test, feature = "fuzzing"))]
             full: false,
         }
     }
 
     /// A scrubber that runs the full search on every push (no sieve).
-    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn reference(engine: Arc<Engine>) -> Scrubber {
         Scrubber {
             full: true,
@@ -400,7 +397,6 @@ impl Scrubber {
         }
         self.raw.extend_from_slice(data);
         self.buf.extend_from_slice(data);
-        #[cfg(any(test, feature = "fuzzing"))]
         if self.full {
             self.engine
                 .apply_full(&self.raw, &mut self.buf, &mut self.whole);
@@ -408,9 +404,6 @@ impl Scrubber {
             self.engine
                 .apply_to(&self.raw, &mut self.buf, &mut self.whole);
         }
-        #[cfg(not(any(test, feature = "fuzzing")))]
-        self.engine
-            .apply_to(&self.raw, &mut self.buf, &mut self.whole);
         let start = self.sent;
         let hold = self.engine.hold(&self.raw);
         self.sent = self.buf.len().saturating_sub(hold).max(start);
@@ -434,6 +427,7 @@ impl Scrubber {
     }
 }
 
+pub mod bench;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod differential;
 #[cfg(test)]

@@ -94,7 +94,10 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
     pre.extend_from_slice(piece);
     let mut form = match rng.below(7) {
         0 => piece.iter().rev().copied().collect(),
-        1 => piece.iter().flat_map(|c| format!("{c:02x}").into_bytes()).collect(),
+        1 => piece
+            .iter()
+            .flat_map(|c| format!("{c:02x}").into_bytes())
+            .collect(),
         2 => STANDARD_NO_PAD.encode(&pre).into_bytes(),
         3 => URL_SAFE_NO_PAD.encode(&pre).into_bytes(),
         4 => piece.iter().flat_map(|&c| [c, 0]).collect(),
@@ -126,12 +129,9 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
 /// Compare the fast path and the reference on a text made from `data`
 /// (what the fuzz target calls): `Err` says how they differ.
 pub fn check_seeded(data: &[u8]) -> Result<(), String> {
-    let seed = data
-        .iter()
-        .fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-        })
-        | 1;
+    let seed = data.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    }) | 1;
     let mut rng = Rng(seed);
     let cases = cases();
     let case = &cases[rng.below(cases.len())];
