@@ -30,6 +30,7 @@ use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
 use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
+use may_match::MayMatch;
 use sieve::Sieve;
 
 /// The windows of every form of every value: built once per run.
@@ -41,34 +42,6 @@ pub(crate) struct Windows {
     bytes: MayMatch,
     /// Where the automaton needs to run ([`sieve`]).
     sieve: Option<Sieve>,
-}
-
-/// The bytes that can be part of a match: those of the patterns, in
-/// either ASCII case, and those escapes are written with (`\`, `%`, `&`,
-/// `#`, `;`, `"`, `/`, `{`, `}`, `_` and ASCII letters and digits:
-/// [`super::unescape`]).
-#[derive(Clone)]
-pub(crate) struct MayMatch([bool; 256]);
-
-impl MayMatch {
-    fn escapes() -> MayMatch {
-        let mut t = [false; 256];
-        for b in 0..=255u8 {
-            t[usize::from(b)] = b.is_ascii_alphanumeric() || br#"\%&#;"/{}_"#.contains(&b);
-        }
-        MayMatch(t)
-    }
-
-    fn add(&mut self, pattern: &[u8]) {
-        for b in pattern {
-            self.0[usize::from(b.to_ascii_lowercase())] = true;
-            self.0[usize::from(b.to_ascii_uppercase())] = true;
-        }
-    }
-
-    fn has(&self, b: u8) -> bool {
-        self.0[usize::from(b)]
-    }
 }
 
 impl Windows {
@@ -432,6 +405,7 @@ pub mod bench;
 pub mod differential;
 #[cfg(test)]
 mod escaped_tests;
+mod may_match;
 mod sieve;
 #[cfg(test)]
 mod tests;

@@ -72,67 +72,7 @@ fn html_ref(b: &[u8]) -> Option<(u32, usize)> {
     Some((v, skip + n + semi))
 }
 
-/// The HTML named character references of ASCII characters (and the
-/// no-break space), as HTML5 defines them, those of at most 10 bytes
-/// with the `&` (the three longer spellings, of `` ` ``, `~` and `|`,
-/// are left out: see SECURITY.md).
-const HTML_NAMED: &[(&str, char)] = &[
-    ("quot;", '"'),
-    ("QUOT;", '"'),
-    ("amp;", '&'),
-    ("AMP;", '&'),
-    ("lt;", '<'),
-    ("LT;", '<'),
-    ("gt;", '>'),
-    ("GT;", '>'),
-    ("apos;", '\''),
-    ("nbsp;", '\u{a0}'),
-    ("Tab;", '\t'),
-    ("NewLine;", '\n'),
-    ("excl;", '!'),
-    ("num;", '#'),
-    ("dollar;", '$'),
-    ("percnt;", '%'),
-    ("lpar;", '('),
-    ("rpar;", ')'),
-    ("ast;", '*'),
-    ("midast;", '*'),
-    ("plus;", '+'),
-    ("comma;", ','),
-    ("period;", '.'),
-    ("sol;", '/'),
-    ("colon;", ':'),
-    ("semi;", ';'),
-    ("equals;", '='),
-    ("quest;", '?'),
-    ("commat;", '@'),
-    ("lsqb;", '['),
-    ("lbrack;", '['),
-    ("bsol;", '\\'),
-    ("rsqb;", ']'),
-    ("rbrack;", ']'),
-    ("Hat;", '^'),
-    ("lowbar;", '_'),
-    ("UnderBar;", '_'),
-    ("grave;", '`'),
-    ("lcub;", '{'),
-    ("lbrace;", '{'),
-    ("verbar;", '|'),
-    ("vert;", '|'),
-    ("rcub;", '}'),
-    ("rbrace;", '}'),
-    ("tilde;", '~'),
-    // Legacy forms browsers decode without the semicolon.
-    ("quot", '"'),
-    ("QUOT", '"'),
-    ("amp", '&'),
-    ("AMP", '&'),
-    ("lt", '<'),
-    ("LT", '<'),
-    ("gt", '>'),
-    ("GT", '>'),
-    ("nbsp", '\u{a0}'),
-];
+use html_named::HTML_NAMED;
 
 /// An HTML named reference at the start of `b` (`&quot;`): (character,
 /// length); the longest name that matches.
@@ -401,5 +341,6 @@ pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
     }
 }
 
+mod html_named;
 #[cfg(test)]
 mod tests;
