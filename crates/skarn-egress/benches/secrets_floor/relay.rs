@@ -19,6 +19,10 @@ pub fn start(upstream: u16, upstream_ca: &str) -> (u16, String) {
     let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     p.key_usages = vec![KeyUsagePurpose::KeyCertSign];
+    // Not rcgen's default name, which the leaf has (a leaf named as its
+    // issuer reads as self-signed).
+    p.distinguished_name
+        .push(rcgen::DnType::CommonName, "bench floor CA");
     let ca_pem = p.self_signed(&ca_key).unwrap().pem();
     let issuer = Issuer::new(p, ca_key);
     let leaf_key = KeyPair::generate().unwrap();
