@@ -7,10 +7,17 @@
 //! (the scrubber's best case), JSON-like text full of `\`, `%` and `&`
 //! escapes, and random bytes, so the figures measure the decoded search
 //! of what comes down (the scrub) and of what goes up (the probe search,
-//! ADR 0314: atk27r's critique). Run: `cargo bench -p skarn-egress --bench secrets` (or
+//! ADR 0314: atk27r's critique). Two rows set a floor (issue 27, ADR
+//! 0337): a bare TLS-terminating relay (decrypt and re-encrypt only, no
+//! HTTP, no search), and the search alone (the echo scrubber and the
+//! probe search in-process over the same bodies in 16 KiB reads, with the
+//! sieve and with the full search the path had before it). Run: `cargo bench -p skarn-egress --bench secrets` (or
 //! bench/egress/secrets.sh). Everything stays on loopback.
 
 #![allow(clippy::unwrap_used)]
+
+#[path = "secrets_floor/relay.rs"]
+mod relay;
 
 use std::process::Command;
 use std::sync::Arc;
@@ -170,6 +177,9 @@ fn main() {
     let (term, run_ca, ph) = proxy(port, &format!("api.test:{port}"), &ca.cert_pem);
     let bundle = dir.path().join("bundle.pem");
     std::fs::write(&bundle, format!("{run_ca}{}", ca.cert_pem)).unwrap();
+    let (bare, bare_ca) = relay::start(port, &ca.cert_pem);
+    let bare_bundle = dir.path().join("bare.pem");
+    std::fs::write(&bare_bundle, bare_ca).unwrap();
     let s = |x: &str| x.to_string();
     let auth = format!("Authorization: Bearer {ph}");
     let modes = [
@@ -189,6 +199,15 @@ fn main() {
                 test_ca.display().to_string(),
                 s("-x"),
                 format!("http://127.0.0.1:{plain}"),
+            ],
+        },
+        Mode {
+            name: "bare TLS relay",
+            args: vec![
+                s("--cacert"),
+                bare_bundle.display().to_string(),
+                s("-x"),
+                format!("http://127.0.0.1:{bare}"),
             ],
         },
         Mode {
@@ -216,10 +235,11 @@ fn main() {
     let rounds = 3;
     let mib = |b: f64| b / f64::from(1u32 << 20);
     // Per mode: MiB/s down for each body, up for each upload.
-    let mut down = vec![vec![Vec::new(); bodies.len()]; 3];
-    let mut up = vec![vec![Vec::new(); uploads.len()]; 3];
-    let mut small_ms = vec![Vec::new(); 3];
-    let mut ttfb_ms = vec![Vec::new(); 3];
+    let n = modes.len();
+    let mut down = vec![vec![Vec::new(); bodies.len()]; n];
+    let mut up = vec![vec![Vec::new(); uploads.len()]; n];
+    let mut small_ms = vec![Vec::new(); n];
+    let mut ttfb_ms = vec![Vec::new(); n];
     let mut subst = 0;
     let substituted = |srv: &TlsServer| {
         srv.seen()
@@ -275,4 +295,21 @@ fn main() {
     }
     let subst = subst + substituted(&srv);
     println!("(requests that reached the server with the value substituted: {subst})");
+    // The search alone, one core, the first 32 MiB of each body.
+    for full in [false, true] {
+        let mut line = format!(
+            "search alone, {:14}",
+            if full { "full (before)" } else { "sieve" }
+        );
+        for (n, b) in bodies.iter() {
+            let b = &b[..32 << 20];
+            let (sc, pr) = skarn_egress::bench_search_seconds(VALUE, b, 16 << 10, full).unwrap();
+            line.push_str(&format!(
+                " {n}: scrub {:5.0} probe {:5.0}",
+                mib(b.len() as f64) / sc,
+                mib(b.len() as f64) / pr
+            ));
+        }
+        println!("{line} MiB/s");
+    }
 }

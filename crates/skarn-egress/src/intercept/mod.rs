@@ -31,6 +31,11 @@ use std::sync::Arc;
 use rustls::ClientConfig;
 
 pub use probe::ProbeHook;
+#[doc(hidden)]
+pub use scrub::bench::search_seconds as bench_search_seconds;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use scrub::differential::check_seeded as scrub_differential;
 
 use crate::ca::{CaError, CaMaterial, LeafMaker};
 use crate::secrets::{Bindings, SecretSpec};

@@ -48,9 +48,11 @@ impl Probes {
 
     /// The first secret a piece of which `text` holds.
     pub(crate) fn found(&self, text: &[u8]) -> Option<Found> {
+        // Decoded once for all the run's secrets (issue 27).
+        let decoded = super::unescape::decoded(text);
         self.windows
             .iter()
-            .position(|w| w.found_in(text))
+            .position(|w| w.found_in_either(text, decoded.as_deref()))
             .map(Found)
     }
 

@@ -30,6 +30,8 @@ use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
 use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
+use may_match::MayMatch;
+use sieve::Sieve;
 
 /// The windows of every form of every value: built once per run.
 pub(crate) struct Windows {
@@ -38,34 +40,8 @@ pub(crate) struct Windows {
     longest: usize,
     /// The bytes a match can be made of (see [`MayMatch`]).
     bytes: MayMatch,
-}
-
-/// The bytes that can be part of a match: those of the patterns, in
-/// either ASCII case, and those escapes are written with (`\`, `%`, `&`,
-/// `#`, `;`, `"`, `/`, `{`, `}`, `_` and ASCII letters and digits:
-/// [`super::unescape`]).
-#[derive(Clone)]
-pub(crate) struct MayMatch([bool; 256]);
-
-impl MayMatch {
-    fn escapes() -> MayMatch {
-        let mut t = [false; 256];
-        for b in 0..=255u8 {
-            t[usize::from(b)] = b.is_ascii_alphanumeric() || br#"\%&#;"/{}_"#.contains(&b);
-        }
-        MayMatch(t)
-    }
-
-    fn add(&mut self, pattern: &[u8]) {
-        for b in pattern {
-            self.0[usize::from(b.to_ascii_lowercase())] = true;
-            self.0[usize::from(b.to_ascii_uppercase())] = true;
-        }
-    }
-
-    fn has(&self, b: u8) -> bool {
-        self.0[usize::from(b)]
-    }
+    /// Where the automaton needs to run ([`sieve`]).
+    sieve: Option<Sieve>,
 }
 
 impl Windows {
@@ -88,6 +64,7 @@ impl Windows {
             bytes.add(a);
         }
         Windows {
+            sieve: Sieve::new(p.iter().map(|(a, _)| &a[..])),
             ac: automaton(&p, MatchKind::Standard, Some(kind)),
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
@@ -105,12 +82,33 @@ impl Windows {
         self.longest * ESCAPE_MAX
     }
 
-    /// Whether `text`, as it is or unescaped, holds a window.
+    /// Whether `text`, as it is or unescaped, holds a window: the
+    /// sieve's answer, which is the automaton's over every byte.
     pub(crate) fn found_in(&self, text: &[u8]) -> bool {
+        self.found_in_either(text, super::unescape::decoded(text).as_deref())
+    }
+
+    /// [`Windows::found_in`] with `text`'s decoded copy made already (one
+    /// decoding for all of a run's secrets).
+    pub(crate) fn found_in_either(&self, text: &[u8], decoded: Option<&[u8]>) -> bool {
+        self.any(text) || decoded.is_some_and(|s| self.any(s))
+    }
+
+    fn any(&self, text: &[u8]) -> bool {
+        match (&self.ac, &self.sieve) {
+            (None, _) => false,
+            (Some(ac), Some(sieve)) => sieve.is_match(ac, text),
+            (Some(ac), None) => ac.is_match(text),
+        }
+    }
+
+    /// The automaton over every byte, as it is and unescaped: what the
+    /// sieve must answer the same as (the differential test's reference).
+    pub(crate) fn found_in_reference(&self, text: &[u8]) -> bool {
         let Some(ac) = &self.ac else {
             return false;
         };
-        ac.is_match(text) || super::unescape::decoded(text).is_some_and(|s| ac.is_match(&s))
+        ac.is_match(text) || Shadow::of(text).is_some_and(|s| ac.is_match(&s.bytes))
     }
 }
 
@@ -210,6 +208,17 @@ impl Engine {
         self.apply_to(&raw, buf, &mut Vec::new());
     }
 
+    /// [`Engine::apply_full`] where it can change anything: it changes
+    /// nothing unless a window matches `raw` or its decoded copy, and
+    /// whether one does is the sieve's question (ADR 0337), asked of the
+    /// raw bytes and of the decoded copy (made without source positions,
+    /// in runs). Nearly every buffer stops here.
+    fn apply_to(&self, raw: &[u8], out: &mut [u8], done: &mut Vec<(usize, usize)>) {
+        if self.windows.found_in(raw) {
+            self.apply_full(raw, out, done);
+        }
+    }
+
     /// Find the patterns in `raw`, write their replacements into `out`
     /// (as long, otherwise equal): whole values first, put back exactly;
     /// then every window (overlapping ones too, found in the unreplaced
@@ -220,7 +229,7 @@ impl Engine {
     /// Every whole value and produced header holds a window of its value
     /// in some form, so when no window matches (nearly always) one pass
     /// over the bytes is all it costs.
-    fn apply_to(&self, raw: &[u8], out: &mut [u8], done: &mut Vec<(usize, usize)>) {
+    fn apply_full(&self, raw: &[u8], out: &mut [u8], done: &mut Vec<(usize, usize)>) {
         let Some(win) = &self.windows.ac else {
             return;
         };
@@ -316,6 +325,9 @@ pub(crate) struct Scrubber {
     sent: usize,
     /// Whole values put back in `buf` (windows leave them alone).
     whole: Vec<(usize, usize)>,
+    /// The differential test's and the bench's reference: the full
+    /// search on every push (never set on the proxy's path).
+    full: bool,
 }
 
 impl Scrubber {
@@ -326,6 +338,15 @@ impl Scrubber {
             buf: Zeroizing::new(Vec::new()),
             sent: 0,
             whole: Vec::new(),
+            full: false,
+        }
+    }
+
+    /// A scrubber that runs the full search on every push (no sieve).
+    pub(crate) fn reference(engine: Arc<Engine>) -> Scrubber {
+        Scrubber {
+            full: true,
+            ..Scrubber::new(engine)
         }
     }
 
@@ -349,8 +370,13 @@ impl Scrubber {
         }
         self.raw.extend_from_slice(data);
         self.buf.extend_from_slice(data);
-        self.engine
-            .apply_to(&self.raw, &mut self.buf, &mut self.whole);
+        if self.full {
+            self.engine
+                .apply_full(&self.raw, &mut self.buf, &mut self.whole);
+        } else {
+            self.engine
+                .apply_to(&self.raw, &mut self.buf, &mut self.whole);
+        }
         let start = self.sent;
         let hold = self.engine.hold(&self.raw);
         self.sent = self.buf.len().saturating_sub(hold).max(start);
@@ -374,7 +400,12 @@ impl Scrubber {
     }
 }
 
+pub mod bench;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod differential;
 #[cfg(test)]
 mod escaped_tests;
+mod may_match;
+mod sieve;
 #[cfg(test)]
 mod tests;

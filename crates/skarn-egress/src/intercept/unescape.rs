@@ -72,67 +72,7 @@ fn html_ref(b: &[u8]) -> Option<(u32, usize)> {
     Some((v, skip + n + semi))
 }
 
-/// The HTML named character references of ASCII characters (and the
-/// no-break space), as HTML5 defines them, those of at most 10 bytes
-/// with the `&` (the three longer spellings, of `` ` ``, `~` and `|`,
-/// are left out: see SECURITY.md).
-const HTML_NAMED: &[(&str, char)] = &[
-    ("quot;", '"'),
-    ("QUOT;", '"'),
-    ("amp;", '&'),
-    ("AMP;", '&'),
-    ("lt;", '<'),
-    ("LT;", '<'),
-    ("gt;", '>'),
-    ("GT;", '>'),
-    ("apos;", '\''),
-    ("nbsp;", '\u{a0}'),
-    ("Tab;", '\t'),
-    ("NewLine;", '\n'),
-    ("excl;", '!'),
-    ("num;", '#'),
-    ("dollar;", '$'),
-    ("percnt;", '%'),
-    ("lpar;", '('),
-    ("rpar;", ')'),
-    ("ast;", '*'),
-    ("midast;", '*'),
-    ("plus;", '+'),
-    ("comma;", ','),
-    ("period;", '.'),
-    ("sol;", '/'),
-    ("colon;", ':'),
-    ("semi;", ';'),
-    ("equals;", '='),
-    ("quest;", '?'),
-    ("commat;", '@'),
-    ("lsqb;", '['),
-    ("lbrack;", '['),
-    ("bsol;", '\\'),
-    ("rsqb;", ']'),
-    ("rbrack;", ']'),
-    ("Hat;", '^'),
-    ("lowbar;", '_'),
-    ("UnderBar;", '_'),
-    ("grave;", '`'),
-    ("lcub;", '{'),
-    ("lbrace;", '{'),
-    ("verbar;", '|'),
-    ("vert;", '|'),
-    ("rcub;", '}'),
-    ("rbrace;", '}'),
-    ("tilde;", '~'),
-    // Legacy forms browsers decode without the semicolon.
-    ("quot", '"'),
-    ("QUOT", '"'),
-    ("amp", '&'),
-    ("AMP", '&'),
-    ("lt", '<'),
-    ("LT", '<'),
-    ("gt", '>'),
-    ("GT", '>'),
-    ("nbsp", '\u{a0}'),
-];
+use html_named::HTML_NAMED;
 
 /// An HTML named reference at the start of `b` (`&quot;`): (character,
 /// length); the longest name that matches.
@@ -166,21 +106,44 @@ fn braced(b: &[u8]) -> Option<(u32, usize)> {
     Some((v, n))
 }
 
-fn utf8(ch: u32) -> Option<Vec<u8>> {
+/// One decoded character's bytes (UTF-8, or one byte), kept inline: an
+/// escape decodes without an allocation (issue 27: the decoded copy is
+/// made of every response).
+struct Dec {
+    b: [u8; 4],
+    n: usize,
+}
+
+impl std::ops::Deref for Dec {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.b[..self.n]
+    }
+}
+
+fn byte(x: u8) -> Dec {
+    Dec {
+        b: [x, 0, 0, 0],
+        n: 1,
+    }
+}
+
+fn utf8(ch: u32) -> Option<Dec> {
     let ch = char::from_u32(ch)?;
-    let mut buf = [0u8; 4];
-    Some(ch.encode_utf8(&mut buf).as_bytes().to_vec())
+    let mut b = [0u8; 4];
+    let n = ch.encode_utf8(&mut b).len();
+    Some(Dec { b, n })
 }
 
 /// One escape at the start of `b`: (decoded character's bytes, length).
-fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
+fn escape(b: &[u8]) -> Option<(Dec, usize)> {
     match b {
         // JavaScript's `escape()`: `%uXXXX` (atk27k F5).
         [b'%', b'u' | b'U', rest @ ..] => {
             let u = hex4(rest)?;
             Some((utf8(u)?, 6))
         }
-        [b'%', h, l, ..] => Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 3)),
+        [b'%', h, l, ..] => Some((byte((hex_val(*h)? * 16 + hex_val(*l)?) as u8), 3)),
         [b'&', b'#', ..] => {
             let (ch, len) = html_ref(b)?;
             Some((utf8(ch)?, len))
@@ -190,7 +153,7 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
             Some((utf8(u32::from(ch))?, len))
         }
         [b'\\', b'x' | b'X', h, l, ..] if *h != b'{' => {
-            Some((vec![(hex_val(*h)? * 16 + hex_val(*l)?) as u8], 4))
+            Some((byte((hex_val(*h)? * 16 + hex_val(*l)?) as u8), 4))
         }
         [
             b'\\',
@@ -199,11 +162,11 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
             o2 @ b'0'..=b'7',
             ..,
         ] => Some((
-            vec![((a - b'0') << 6) | ((o1 - b'0') << 3) | (o2 - b'0')],
+            byte(((a - b'0') << 6) | ((o1 - b'0') << 3) | (o2 - b'0')),
             4,
         )),
         [b'\\', c, rest @ ..] => {
-            let one = |x: u8| Some((vec![x], 2));
+            let one = |x: u8| Some((byte(x), 2));
             match c {
                 b'"' | b'\\' | b'/' => one(*c),
                 b'b' => one(8),
@@ -240,9 +203,7 @@ fn escape(b: &[u8]) -> Option<(Vec<u8>, usize)> {
                     } else {
                         (u, 6)
                     };
-                    let ch = char::from_u32(ch)?;
-                    let mut buf = [0u8; 4];
-                    Some((ch.encode_utf8(&mut buf).as_bytes().to_vec(), len))
+                    Some((utf8(ch)?, len))
                 }
                 _ => None,
             }
@@ -380,5 +341,6 @@ pub(crate) fn rewrite(slot: &mut [u8], r: u8) {
     }
 }
 
+mod html_named;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,51 @@
+//! The search's own cost, for `benches/secrets.rs` (issue 27): the echo
+//! scrubber and the probe search over a body in reads of one size, one
+//! value bound, with the sieve (ADR 0337) or with the full automaton
+//! over every byte and the whole decoded copy (the path before it).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use zeroize::Zeroizing;
+
+use super::{Engine, Scrubber, Windows};
+use crate::intercept::forms;
+
+/// Seconds the scrubber and the probe search take over `body` in
+/// `chunk`-byte reads (`full`: without the sieve); `None` when `value`
+/// has no placeholder.
+pub fn search_seconds(value: &str, body: &[u8], chunk: usize, full: bool) -> Option<(f64, f64)> {
+    let ph = crate::secrets::placeholder::make(value)?;
+    let pairs = forms::pairs(value.as_bytes(), ph.as_bytes());
+    let whole = vec![(Zeroizing::new(value.as_bytes().to_vec()), ph.into_bytes())];
+    let engine = Arc::new(Engine::new(&whole, Arc::new(Windows::new(&pairs))));
+    let mut s = if full {
+        Scrubber::reference(engine)
+    } else {
+        Scrubber::new(engine)
+    };
+    let t = Instant::now();
+    let mut n = 0;
+    for c in body.chunks(chunk.max(1)) {
+        n += s.push(c).len();
+    }
+    n += s.finish().len();
+    let scrub = t.elapsed().as_secs_f64();
+    assert_eq!(n, body.len());
+    let search = Windows::for_search(&pairs);
+    let reach = search.reach();
+    let t = Instant::now();
+    let mut carry = Vec::new();
+    for c in body.chunks(chunk.max(1)) {
+        carry.extend_from_slice(c);
+        let hit = if full {
+            search.found_in_reference(&carry)
+        } else {
+            search.found_in(&carry)
+        };
+        std::hint::black_box(hit);
+        let drop = carry.len().saturating_sub(reach);
+        carry.drain(..drop);
+    }
+    Some((scrub, t.elapsed().as_secs_f64()))
+}
