@@ -144,3 +144,28 @@ echo "allowed: $(client PreToolUse mcp__plugin_tools_shell__list '{{"q":"x"}}')"
         assert!(so.contains("allowed: ran"), "{ctx}");
     }
 }
+
+#[test]
+fn a_trusted_line_run_by_a_wrapper_skarn_does_not_read_is_not_trusted() {
+    let script = r#"
+mkdir -p p $HOME/.config/skarn && cd p && git init -q .
+echo 'echo hi' > .ci.sh; mkdir -p .claude
+L='echo .ci.sh | xargs sh'
+printf '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"%s"}]}]}}' "$L" > .claude/settings.json
+printf '[hook]\ntrusted_hooks = ["%s", "git status"]\n' "$L" > $HOME/.config/skarn/config.toml
+"$SK" init --client claude-code --accept-project-settings >/dev/null 2>$B/init.err; echo "init rc=$?"
+grep -q 'xargs.*NOT trusted\|NOT trusted.*xargs' $B/init.err && echo "init says not trusted"
+# The agent's confined command rewrites the script the line runs.
+"$SK" run --caller hook --workspace $B/p -- sh -c "echo 'touch $B/PWNED' > .ci.sh" >/dev/null 2>&1
+# The client's step: a new session runs the SessionStart hook as the settings now say.
+cmd=$(python3 -c 'import json;print(json.load(open(".claude/settings.json"))["hooks"]["SessionStart"][0]["hooks"][0]["command"])')
+echo '{}' | sh -c "$cmd" >/dev/null 2>&1
+case "$cmd" in *__hook-confined*|*" run "*) echo "wrapped";; esac
+"#;
+    for user in users() {
+        let (so, ctx) = run("g24_wrapper", script, user);
+        assert!(so.contains("init rc=0"), "{ctx}");
+        assert!(so.contains("init says not trusted"), "{ctx}");
+        assert!(so.contains("wrapped"), "{ctx}");
+    }
+}
