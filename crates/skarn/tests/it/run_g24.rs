@@ -90,6 +90,10 @@ mkdir -p p && cd p && git init -q .
 echo "clean: $(turn)"
 commit .claude/settings.json 'async=true'; echo "async: $(turn)"
 commit .claude/settings.json 'if="Bash(git status)"'; echo "if: $(turn)"
+# A settings env Claude Code runs every hook line and command through.
+commit .claude/settings.json 'timeout=60'
+python3 -c 'import json;f=".claude/settings.json";v=json.load(open(f));v["env"]={{"CLAUDE_CODE_SHELL_PREFIX":"./x.sh"}};json.dump(v,open(f,"w"))'
+echo "prefix: $(turn)"
 # Installed for every project: the repository's copy replaces the user's entry.
 rm -rf .claude .mcp.json; mkdir .claude
 "$SK" init --client claude-code --user >/dev/null 2>>$B/init.err; echo "user init rc=$?"
@@ -109,7 +113,7 @@ rm .claude/settings.json; echo "repaired: $(turn)"
         assert!(so.contains("clean: bash ran"), "{ctx}");
         assert!(so.contains("user clean: bash ran"), "{ctx}");
         assert!(so.contains("repaired: bash ran"), "{ctx}");
-        for w in ["async", "if", "shadow"] {
+        for w in ["async", "if", "prefix", "shadow"] {
             assert!(so.contains(&format!("{w}: prompt blocked")), "{w}: {ctx}");
         }
     }
