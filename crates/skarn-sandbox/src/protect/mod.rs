@@ -174,6 +174,7 @@ pub mod trusted_inputs;
 pub mod trusted_lines;
 pub mod trusted_scripts;
 pub mod trusted_shell;
+pub mod trusted_wrappers;
 #[cfg(unix)]
 pub mod venv_guard;
 #[cfg(unix)]

@@ -313,6 +313,11 @@ fn judge_command(
     {
         return;
     }
+    // A program skarn does not read that runs another (`xargs`, `sudo`).
+    if let Some(why) = crate::protect::trusted_wrappers::refusal(name, args) {
+        j.refused = Some(why);
+        return;
+    }
     if RUNNERS.contains(&name) {
         j.refused = Some(format!(
             "`{name}` runs the project's own code (tests, build scripts, plugins), which a \

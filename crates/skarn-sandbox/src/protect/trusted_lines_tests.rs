@@ -14,6 +14,11 @@ fn programs_running_the_projects_code_are_refused_and_definition_files_kept() {
         "go test ./...",
         "npm install",
         "$(TOOL) x",
+        "xargs sh .ci.sh",
+        "sudo sh .ci.sh",
+        "nice -n 5 sudo bash build",
+        "find . -name x -exec sh {} ;",
+        "echo .ci.sh | xargs sh",
     ] {
         assert!(refusal(l, &p).is_some(), "{l}");
     }

@@ -12,6 +12,7 @@
 
 mod checks;
 mod client;
+mod guard;
 mod wrap;
 
 use std::io::Write;

@@ -301,7 +301,7 @@ pub fn client_dir(var: &str) -> Option<PathBuf> {
 /// The agent's own time limit for the hook that `init` writes where the
 /// agent's settings have one (Claude Code, Gemini CLI): three times the
 /// hook's own default limit (`[hook] timeout`, 20 s), which blocks.
-const AGENT_TIMEOUT_SECS: u64 = 60;
+pub(crate) const AGENT_TIMEOUT_SECS: u64 = 60;
 
 /// The id of VS Code's password prompt for the bearer token.
 const VSCODE_INPUT: &str = "skarn-http-token";

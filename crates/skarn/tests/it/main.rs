@@ -188,6 +188,9 @@ mod run_b24w;
 // Attack atk24u F7, F3, F5, F4, F6: hook entries judged whole, HOME into the workspace, host MCP servers, node srv (fy24a).
 #[cfg(target_os = "linux")]
 mod run_fy24a;
+// Issue 24 open gaps: skarn's entry altered by project settings (prompt guard), plugin and SDK MCP servers (g24).
+#[cfg(target_os = "linux")]
+mod run_g24;
 // Issue 27, b27q: toolchain credential files, sources without user namespaces, in-text variables.
 #[cfg(target_os = "linux")]
 mod run_b27q;

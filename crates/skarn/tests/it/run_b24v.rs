@@ -166,6 +166,8 @@ fn every_tool_reaches_the_hook_and_worktree_sessions_are_warned_of() {
         r#"
 {HOOK}
 mkdir -p p && cd p && git init -q .
+# An MCP server of the project's .mcp.json (its tools pass; g24).
+printf '{{"mcpServers":{{"github":{{"type":"http","url":"http://127.0.0.1:9/mcp"}}}}}}' > .mcp.json
 "$SK" init --client claude-code --accept-project-settings >/dev/null 2>"$B/init.err"; echo "init rc=$?"
 grep -q 'claude --worktree' "$B/init.err" && echo "worktree note"
 # Claude Code's matcher: `*` or empty sends every tool; a list of names

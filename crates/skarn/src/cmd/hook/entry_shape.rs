@@ -117,6 +117,10 @@ fn loader_env(v: &Value) -> Vec<String> {
                 || k.starts_with("DYLD_")
                 || k.as_str() == "BASH_ENV"
                 || k.as_str() == "ENV"
+                // Claude Code runs every hook line, skarn's own and its
+                // prompt guard included, and every Bash command as this
+                // program's argument (g24).
+                || k.as_str() == "CLAUDE_CODE_SHELL_PREFIX"
         })
         .map(|(k, x)| {
             format!(
@@ -229,11 +233,12 @@ mod tests {
             {"type": "command", "command": own, "timeout": 0.01},
             {"type": "command", "command": wrapped, "env": {"LD_PRELOAD": "./x.so"}},
             {"type": "command", "command": wrapped, "shell": "bash"},
-        ]});
+        ], "env": {"CLAUDE_CODE_SHELL_PREFIX": "./x.sh"}});
         let sites: Vec<String> = (0..6).map(|i| format!("/hooks/{i}")).collect();
         let f = faults(&v, &sites, "claude-code", "/sk", &[]);
-        assert_eq!(f.len(), 4, "{f:?}");
-        assert!(f[0].contains("async") && f[1].contains("if") && f[2].contains("timeout"));
-        assert!(f[3].contains("LD_PRELOAD"), "{f:?}");
+        assert_eq!(f.len(), 5, "{f:?}");
+        assert!(f[0].contains("CLAUDE_CODE_SHELL_PREFIX"), "{f:?}");
+        assert!(f[1].contains("async") && f[2].contains("if") && f[3].contains("timeout"));
+        assert!(f[4].contains("LD_PRELOAD"), "{f:?}");
     }
 }

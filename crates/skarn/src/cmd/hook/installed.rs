@@ -40,8 +40,12 @@ pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
         let prefix = format!("/bin/sh -c '{script}' skarn-hook ");
         if let Some(rest) = cmd.strip_prefix(&prefix) {
             return super::shell::unquote_words(rest).is_some_and(|w| {
-                w.len() == 3
-                    && installed_command(&w[0], agent).replacen(INSTALLED_SCRIPT, script, 1) == cmd
+                (w.len() == 3
+                    && installed_command(&w[0], agent).replacen(INSTALLED_SCRIPT, script, 1) == cmd)
+                    || (w.len() == 4
+                        && script == INSTALLED_SCRIPT
+                        && guard_token(&w[3])
+                        && guard_command(&w[0], agent, &w[3][GUARD.len()..]) == cmd)
             });
         }
     }
@@ -57,6 +61,47 @@ pub fn is_installed_hook(cmd: &str, agent: &str) -> bool {
     };
     let bare = format!("{} hook {agent}", quote(&exe));
     cmd == bare || cmd == legacy_command(&exe, agent)
+}
+
+/// The first word of a guard's token (ADR 0342).
+const GUARD: &str = "guard-";
+
+/// Whether `w` is a guard's token: [`GUARD`] and 32 lowercase hex digits.
+fn guard_token(w: &str) -> bool {
+    w.strip_prefix(GUARD).is_some_and(|t| {
+        t.len() == 32
+            && t.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    })
+}
+
+/// [`installed_command`] with the per-user token `token` (32 hex digits)
+/// as a last argument the script does not read (ADR 0342): Claude Code
+/// runs one entry per shell, command, `args` and `if` and keeps the last
+/// one's `async` and `timeout`, so a project copy of a command it can
+/// guess replaces the user's entry; one naming a token the repository
+/// cannot know is never replaced.
+pub fn guard_command(exe: &str, agent: &str, token: &str) -> String {
+    format!(
+        "{} {}",
+        installed_command(exe, agent),
+        quote(&format!("{GUARD}{token}"))
+    )
+}
+
+/// A new guard token: 16 bytes of the kernel's random source, in hex.
+pub fn new_guard_token() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// The token of the guard command `cmd` (`None`: not one).
+pub fn guard_of(cmd: &str, agent: &str) -> Option<String> {
+    let rest = cmd.strip_prefix(&format!("/bin/sh -c '{INSTALLED_SCRIPT}' skarn-hook "))?;
+    let w = super::shell::unquote_words(rest)?;
+    (w.len() == 4 && is_installed_hook(cmd, agent)).then(|| w[3][GUARD.len()..].to_string())
 }
 
 /// Whether `cmd` is skarn's own hook for `agent` run by this very skarn

@@ -10,6 +10,7 @@
 //! caught and becomes exit 2 too. See docs/hook.md.
 
 mod agents;
+pub mod chain_guard;
 pub mod claude_dirs;
 mod claude_nested;
 mod claude_peers;
@@ -40,6 +41,7 @@ mod frontmatter_yaml;
 pub mod gemini_dotenv;
 mod home_place;
 mod installed;
+pub mod mcp_servers;
 pub mod mcp_shape;
 pub mod other_handlers;
 mod own_hook_files;
@@ -61,7 +63,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use installed::{
-    acknowledge, installed_command, installed_exe, is_installed_hook, is_own_hook,
+    acknowledge, guard_command, guard_of, installed_command, installed_exe, is_installed_hook,
+    is_own_hook, new_guard_token,
 };
 use settings::{Decision, Settings};
 pub use shell::{quote, unquote_words};

@@ -73,8 +73,8 @@ pub(super) const CLAUDE_HARMLESS: &[&str] = &[
 /// outside `skarn run` (attack atk24s F3), and why each is refused. Any
 /// other tool not named in [`CLAUDE_HARMLESS`] is refused too (fail
 /// closed, `[hook] allow_tools` lets one through); MCP tools (`mcp__*`)
-/// pass, as they did when the matcher did not send them: they run in
-/// their servers, which `init` wraps in `skarn run`.
+/// are judged by their server (`mcp_servers`: a server of the files
+/// `init` wraps passes, a plugin's, SDK or unknown one is refused).
 pub(super) const CLAUDE_REFUSED: &[(&str, &str)] = &[
     (
         "Monitor",

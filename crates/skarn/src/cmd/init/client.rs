@@ -135,6 +135,10 @@ pub(super) fn client(args: &Args, client: Client) -> anyhow::Result<ExitCode> {
         wrap_client_hooks(&mut changes, client, &cwd, &home, args)?;
     }
     wrap_servers(&mut changes, client)?;
+    if client == Client::ClaudeCode && edits.iter().any(|(_, e)| e.is_hook()) {
+        // The prompt guard in the user's own settings (ADR 0342).
+        super::guard::add_guard(&mut changes, &home)?;
+    }
     if client == Client::GeminiCli && edits.iter().any(|(_, e)| e.is_hook()) {
         let written: Vec<(PathBuf, String)> = changes
             .iter()

@@ -56,6 +56,27 @@ pub(super) fn claude(
         }
         return Ok(Answer::Nothing);
     }
+    if shell_tool == "Bash" && event == Some("UserPromptSubmit") {
+        // The user-level prompt guard (ADR 0342): no prompt while the
+        // settings alter skarn's hook chain.
+        let ws = workspace(ctx, dir_vars, input.get("cwd"))?;
+        let project = project(ctx, dir_vars, input.get("cwd"))?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let dirs = super::super::claude_worktree::settings_dirs(&ws, &project);
+        return Ok(
+            match super::super::chain_guard::refusal(
+                &dirs,
+                home.as_deref(),
+                &ctx.exe,
+                &ctx.settings.trusted_hooks,
+            ) {
+                Some(why) => Answer::Block(why),
+                None => Answer::Nothing,
+            },
+        );
+    }
     if let Some(e) = event
         && e != "PreToolUse"
     {
@@ -210,11 +231,13 @@ pub(super) fn claude(
         // (links followed) and found none unconfined.
         let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
         if shell_tool == "Bash"
-            && let Some(why) = claude_input(tool, tool_input).or_else(|| {
-                (!CLAUDE_LOADERS.contains(&tool))
-                    .then(|| claude_tool(tool, &ctx.settings))
-                    .flatten()
-            })
+            && let Some(why) = claude_input(tool, tool_input)
+                .or_else(|| {
+                    (!CLAUDE_LOADERS.contains(&tool))
+                        .then(|| claude_tool(tool, &ctx.settings))
+                        .flatten()
+                })
+                .or_else(|| mcp_refusal(tool, ctx, dir_vars, input.get("cwd")))
         {
             return Ok(Answer::Json(json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -277,6 +300,26 @@ pub(super) fn claude(
             out(decision, reason, Some(Value::Object(updated)))
         }
     })
+}
+
+/// Why Claude Code's MCP tool `tool` must not run: its server is a
+/// plugin's, or defined in no file the hook reads (`mcp_servers`).
+fn mcp_refusal(tool: &str, ctx: &Ctx, dir_vars: &[&str], cwd: Option<&Value>) -> Option<String> {
+    if !tool.starts_with("mcp__") {
+        return None;
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    // No project known: only the user's and managed files (fail closed).
+    let dirs: Vec<PathBuf> = match (workspace(ctx, dir_vars, cwd), project(ctx, dir_vars, cwd)) {
+        (Ok(ws), Ok(project)) => super::super::claude_worktree::settings_dirs(&ws, &project)
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
+        _ => Vec::new(),
+    };
+    super::super::mcp_servers::refusal(tool, &dirs, home.as_deref(), &ctx.settings)
 }
 
 /// Other hooks Claude Code runs on Bash for a call in the workspace `ws`:
