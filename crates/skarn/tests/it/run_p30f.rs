@@ -23,7 +23,9 @@ fn layer_mounts(mountinfo: &str, ws: &Path) -> Vec<(String, bool)> {
             let point = l.split(' ').nth(4)?;
             (point == ws || point.starts_with(&format!("{ws}/"))).then(|| {
                 let opts = l.rsplit(' ').next().unwrap_or("");
-                let vol = opts.split(',').any(|o| o == "volatile" || o == "fsync=volatile");
+                let vol = opts
+                    .split(',')
+                    .any(|o| o == "volatile" || o == "fsync=volatile");
                 (point.to_string(), vol)
             })
         })
