@@ -11,10 +11,13 @@
 #                              home files naming the workspace, links)
 #   PATH=<empty directory>     the scan of the PATH directories' scripts
 #   --max-procs 0              the process limit (a pids cgroup as root)
+#   all but the layer          the same with the copy-on-write layer kept
 #   all of these               what is left: namespaces, mounts, Landlock,
 #                              seccomp, the binary's start-up, the report
 #   skarn --version            the binary's own start-up and exit
 #   bench/run/ablate.sh [RUNS]   (SKARN=/path/to/skarn, default target/release/skarn)
+# SKARN_BASELINE=/path/to/older/skarn adds that binary's default and
+# all-left-out rows to the same loop (before/after).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS="${1:-100}"
@@ -23,9 +26,9 @@ WS="$(mktemp -d /tmp/skarn-ablate-XXXXXX)"
 EMPTY="$(mktemp -d /tmp/skarn-ablate-home-XXXXXX)"
 trap 'rm -rf "$WS" "$EMPTY"' EXIT
 git -C "$WS" init -q
-python3 - "$RUNS" "$SKARN" "$WS" "$EMPTY" <<'PY'
+python3 - "$RUNS" "$SKARN" "$WS" "$EMPTY" "${SKARN_BASELINE:-}" <<'PY'
 import os, shutil, statistics, sys, time
-runs, skarn, ws, empty = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+runs, skarn, ws, empty, baseline = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 run = [skarn, "run", "--no-config", "--workspace", ws]
 env = dict(os.environ)
 rows = {
@@ -41,7 +44,19 @@ rows = {
     "  all of the above left out": (run + ["--workspace-layer", "direct", "--no-protect-persistence",
                                            "--no-private-home", "--max-procs", "0", "--", "/bin/true"],
                                     dict(env, HOME=empty, PATH=empty)),
+    "  all but the layer left out": (run + ["--no-protect-persistence", "--no-private-home",
+                                            "--max-procs", "0", "--", "/bin/true"],
+                                     dict(env, HOME=empty, PATH=empty)),
 }
+if baseline:
+    brun = [baseline, "run", "--no-config", "--workspace", ws]
+    rows["baseline: skarn run (default)"] = (brun + ["--", "/bin/true"], env)
+    rows["baseline: all left out"] = (brun + ["--workspace-layer", "direct", "--no-protect-persistence",
+                                              "--no-private-home", "--max-procs", "0", "--", "/bin/true"],
+                                      dict(env, HOME=empty, PATH=empty))
+    rows["baseline: all but the layer left out"] = (brun + ["--no-protect-persistence", "--no-private-home",
+                                                            "--max-procs", "0", "--", "/bin/true"],
+                                                    dict(env, HOME=empty, PATH=empty))
 bwrap = shutil.which("bwrap")
 if bwrap:
     rows["bwrap --unshare-all ..."] = ([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",

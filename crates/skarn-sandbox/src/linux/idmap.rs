@@ -155,6 +155,7 @@ pub fn prepare() -> io::Result<()> {
 pub fn release() {
     let mut guard = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
     *guard = None;
+    reap_killed();
 }
 
 /// The caller's gid and supplementary groups.
@@ -203,21 +204,41 @@ fn new_userns() -> io::Result<OwnedFd> {
 /// A new user namespace with the given uid and gid maps (lines of
 /// `inside outside count`). Made by a child sharing this process's memory
 /// (no page tables copied), which only waits until the maps are written
-/// and the namespace opened.
+/// and the namespace opened; then it is killed and, when the kernel gave
+/// a pidfd for it, reaped later (issue 30, ADR 0340: waiting here for the
+/// killed child to be scheduled and exit took up to 190 ms of wall time
+/// on a loaded host, for nothing the run needs).
 pub(crate) fn userns_with(uid_map: &str, gid_map: &str) -> io::Result<OwnedFd> {
-    let mut stack = vec![0u8; CHILD_STACK];
+    reap_killed();
+    let mut stack = vec![0u8; CHILD_STACK].into_boxed_slice();
+    let mut pidfd: libc::c_int = -1;
     // SAFETY: the stack pointer is the (16-byte aligned) top of a buffer
-    // that outlives the child (it is reaped below before `stack` drops);
-    // the child runs `hold`, which only calls pause(2).
-    let pid = unsafe {
+    // that outlives the child (kept until it is reaped, below or in
+    // `reap_killed`); the child runs `hold`, which only calls prctl(2) and
+    // pause(2). `pidfd` is a valid int the kernel fills (CLONE_PIDFD).
+    let mut pid = unsafe {
         let top = stack.as_mut_ptr().add(CHILD_STACK) as usize & !15;
         libc::clone(
             hold,
             top as *mut libc::c_void,
-            libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
+            libc::CLONE_NEWUSER | libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD,
             std::ptr::null_mut(),
+            &mut pidfd as *mut libc::c_int,
         )
     };
+    if pid < 0 {
+        pidfd = -1;
+        // SAFETY: as above, without a pidfd (kernels before 5.2).
+        pid = unsafe {
+            let top = stack.as_mut_ptr().add(CHILD_STACK) as usize & !15;
+            libc::clone(
+                hold,
+                top as *mut libc::c_void,
+                libc::CLONE_NEWUSER | libc::CLONE_VM | libc::SIGCHLD,
+                std::ptr::null_mut(),
+            )
+        };
+    }
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -233,6 +254,15 @@ pub(crate) fn userns_with(uid_map: &str, gid_map: &str) -> io::Result<OwnedFd> {
     })
     .and_then(|_| open_ns(pid));
     crate::linux::sys::kill(pid, libc::SIGKILL);
+    if pidfd >= 0 {
+        // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        KILLED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((fd, stack));
+        return r;
+    }
     let mut status = 0;
     // SAFETY: reaping our own child; status is a valid int.
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
@@ -240,6 +270,37 @@ pub(crate) fn userns_with(uid_map: &str, gid_map: &str) -> io::Result<OwnedFd> {
     {}
     drop(stack);
     r
+}
+
+/// Killed namespace children not reaped yet: each one's pidfd (no pid
+/// reuse can make the wait take another child) and its stack.
+type Killed = Vec<(OwnedFd, Box<[u8]>)>;
+static KILLED: Mutex<Killed> = Mutex::new(Vec::new());
+
+/// `waitid`'s id type for a pidfd (Linux 5.4).
+const P_PIDFD: libc::idtype_t = 3;
+
+/// Reap the killed children that have exited (never blocks); a zombie
+/// left is reaped at the next call or with this process.
+pub(crate) fn reap_killed() {
+    let mut killed = KILLED.lock().unwrap_or_else(|e| e.into_inner());
+    killed.retain(|(fd, _)| {
+        use std::os::fd::AsRawFd;
+        // SAFETY: an all-zero siginfo_t is a valid value to be filled.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: fd is a live pidfd of our child; info is valid.
+        let r = unsafe {
+            libc::waitid(
+                P_PIDFD,
+                fd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG,
+            )
+        };
+        // SAFETY: waitid filled info (or left it zeroed: pid 0).
+        let done = r < 0 || unsafe { info.si_pid() } != 0;
+        !done
+    });
 }
 
 fn open_ns(pid: libc::pid_t) -> io::Result<OwnedFd> {

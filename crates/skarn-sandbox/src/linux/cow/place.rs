@@ -340,11 +340,22 @@ fn discard_orphan(base: &Path, owner: Option<&[u8]>) {
 
 /// Remove a layer once applied (or discarded).
 pub fn remove(layer: Layer) {
-    // Overlayfs leaves `w/work` with mode 0: opened up first so that an
-    // unprivileged caller can empty it.
-    use std::os::unix::fs::PermissionsExt;
-    let inner = layer.work.join("work");
-    let _ = std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o700));
+    open_work(&layer.work);
     let _ = std::fs::remove_dir_all(&layer.base);
     drop(layer.lock);
+}
+
+/// Overlayfs leaves `work/work` (and, for a `volatile` mount, its
+/// `incompat/volatile`) with mode 0: opened up so that an unprivileged
+/// caller can empty the work directory.
+pub(super) fn open_work(work: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let inner = work.join("work");
+    for d in [
+        inner.clone(),
+        inner.join("incompat"),
+        inner.join("incompat/volatile"),
+    ] {
+        let _ = std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700));
+    }
 }

@@ -19,6 +19,21 @@ fn c(p: &Path) -> Option<CString> {
 /// mounts; `userns`: in a new user namespace mapping the caller to itself
 /// (as the run's own namespaces do for an unprivileged user).
 pub fn overlay_mounts(ws: &Path, upper: &Path, work: &Path, userns: bool) -> bool {
+    // A scratch work directory beside the layer's own (same file system):
+    // a `volatile` mount marks its work directory, which overlayfs then
+    // refuses to mount again (ADR 0340), so the probe never uses the one
+    // init mounts.
+    let scratch = work.with_file_name("probe-w");
+    if std::fs::create_dir(&scratch).is_err() {
+        return false;
+    }
+    let ok = try_mount(ws, upper, &scratch, userns);
+    super::place::open_work(&scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    ok
+}
+
+fn try_mount(ws: &Path, upper: &Path, work: &Path, userns: bool) -> bool {
     let (Some(target), Some(_), Some(_)) = (c(ws), c(upper), c(work)) else {
         return false;
     };
