@@ -427,6 +427,8 @@ mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_p30;
 #[cfg(target_os = "linux")]
+mod run_p30e;
+#[cfg(target_os = "linux")]
 mod run_r1;
 #[cfg(target_os = "linux")]
 mod run_scan_cache;
