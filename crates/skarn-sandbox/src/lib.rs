@@ -52,6 +52,7 @@
 //! read unix file metadata need unix). The [`windows`] plan compiles and
 //! is tested everywhere, its launcher on Windows only.
 
+pub mod fact_deps;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod macos;

@@ -19,6 +19,8 @@ mod env_dirs;
 mod env_relative;
 mod home;
 mod launcher_files;
+#[cfg(unix)]
+mod launcher_record;
 pub mod launchers;
 mod opt_links;
 mod path_trees;

@@ -432,6 +432,7 @@ mod run_layer_flat;
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_p30;
+mod run_p30e;
 #[cfg(target_os = "linux")]
 mod run_p30f;
 #[cfg(target_os = "linux")]

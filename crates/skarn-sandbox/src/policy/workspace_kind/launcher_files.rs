@@ -9,6 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fact_deps::{Deps, Node};
+
 /// Files read at most, over every directory.
 pub(super) const MAX_FILES: usize = 20_000;
 /// Bytes read per file.
@@ -53,7 +55,7 @@ enum Kind {
 
 /// What the launcher files name: (path as named, how), and whether the
 /// file bound was reached (then the list is incomplete).
-pub(super) fn named() -> (Vec<(PathBuf, String)>, bool) {
+pub(super) fn named(deps: &mut Deps) -> (Vec<(PathBuf, String)>, bool) {
     let list = |var: &str, default: &str| -> Vec<PathBuf> {
         let v = std::env::var(var)
             .ok()
@@ -92,16 +94,18 @@ pub(super) fn named() -> (Vec<(PathBuf, String)>, bool) {
     let mut seen_dirs: Vec<PathBuf> = Vec::new();
     let mut over = false;
     for (d, kind) in dirs {
-        let real = std::fs::canonicalize(&d).unwrap_or(d.clone());
+        let Some((real, Node::Dir)) = deps.resolve(&d) else {
+            continue;
+        };
         if seen_dirs.contains(&real) {
             continue;
         }
-        seen_dirs.push(real);
-        list_dir(&d, kind, 1, &mut files, &mut over);
+        seen_dirs.push(real.clone());
+        list_dir(deps, &real, &d, kind, 1, &mut files, &mut over);
     }
     let mut out = Vec::new();
     for (f, kind) in files.iter().take(MAX_FILES) {
-        let Some(text) = read(f) else { continue };
+        let Some(text) = read(deps, f) else { continue };
         for p in programs_of(&text, *kind) {
             out.push((p, format!("named by {}", f.display())));
         }
@@ -110,26 +114,39 @@ pub(super) fn named() -> (Vec<(PathBuf, String)>, bool) {
 }
 
 /// The regular files of `d` (and, `depth` levels down, of its
-/// subdirectories: a unit's `.d` drop-ins, `applications/<vendor>/`).
-fn list_dir(d: &Path, kind: Kind, depth: u32, files: &mut Vec<(PathBuf, Kind)>, over: &mut bool) {
+/// subdirectories: a unit's `.d` drop-ins, `applications/<vendor>/`),
+/// as named below `shown` (`d` is its resolved directory, stamped).
+fn list_dir(
+    deps: &mut Deps,
+    d: &Path,
+    shown: &Path,
+    kind: Kind,
+    depth: u32,
+    files: &mut Vec<(PathBuf, Kind)>,
+    over: &mut bool,
+) {
     let Ok(rd) = std::fs::read_dir(d) else { return };
     for e in rd.flatten() {
         if files.len() > MAX_FILES {
             *over = true;
             return;
         }
-        let p = e.path();
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_file() => files.push((p, kind)),
-            Ok(m) if m.is_dir() && depth > 0 => list_dir(&p, kind, depth - 1, files, over),
+        let shown = shown.join(e.file_name());
+        match deps.resolve(&d.join(e.file_name())) {
+            Some((_, Node::File)) => files.push((shown, kind)),
+            Some((real, Node::Dir)) if depth > 0 => {
+                list_dir(deps, &real, &shown, kind, depth - 1, files, over);
+            }
             _ => {}
         }
     }
 }
 
-fn read(f: &Path) -> Option<String> {
+/// What `f` holds (links followed), the file stamped first.
+fn read(deps: &mut Deps, f: &Path) -> Option<String> {
     use std::io::Read;
-    let file = std::fs::File::open(f).ok()?;
+    let (real, _) = deps.resolve(f)?;
+    let file = deps.open_file(&real)?;
     let mut buf = Vec::new();
     file.take(MAX_BYTES).read_to_end(&mut buf).ok()?;
     Some(String::from_utf8_lossy(&buf).into_owned())

@@ -25,15 +25,29 @@ pub struct Installation {
 /// The installation of `p` (a program or directory a launcher names):
 /// its canonical place's directory, or the one above a `bin`; `None` for
 /// system trees (never workspaces), shared directories and homes.
+#[cfg(test)]
 pub(super) fn installation_of(p: &Path, homes: &[PathBuf]) -> Option<PathBuf> {
-    let real = std::fs::canonicalize(p)
-        .ok()
+    installation_in(p, homes, &mut crate::fact_deps::Deps::new())
+}
+
+/// [`installation_of`], what it reads recorded in `deps`.
+fn installation_in(
+    p: &Path,
+    homes: &[PathBuf],
+    deps: &mut crate::fact_deps::Deps,
+) -> Option<PathBuf> {
+    use crate::fact_deps::Node;
+    // (`realpath` of the program, else of its directory with its name:
+    // a directory only when the program itself resolved to one.)
+    let (real, is_dir) = deps
+        .resolve(p)
+        .map(|(r, n)| (r, n == Node::Dir))
         .or_else(|| {
-            let parent = std::fs::canonicalize(p.parent()?).ok()?;
-            Some(parent.join(p.file_name()?))
+            let (parent, _) = deps.resolve(p.parent()?)?;
+            Some((parent.join(p.file_name()?), false))
         })
-        .unwrap_or_else(|| p.to_path_buf());
-    let dir = if real.is_dir() {
+        .unwrap_or_else(|| (p.to_path_buf(), false));
+    let dir = if is_dir {
         real.as_path()
     } else {
         real.parent()?
@@ -53,12 +67,24 @@ pub(super) fn installation_of(p: &Path, homes: &[PathBuf]) -> Option<PathBuf> {
 /// `PATH` directories, canonical and shown), and whether a bound was
 /// reached.
 pub(super) fn list(reals: &[(PathBuf, PathBuf)], homes: &[PathBuf]) -> (Vec<Installation>, bool) {
-    let (mut named, over_links) = super::opt_links::links(reals);
-    let (files, over_files) = super::udev_rules::with(super::launcher_files::named());
+    #[cfg(unix)]
+    return super::launcher_record::cached(reals, homes, |deps| list_in(reals, homes, deps));
+    #[cfg(not(unix))]
+    list_in(reals, homes, &mut crate::fact_deps::Deps::new())
+}
+
+/// [`list`] worked out, what it reads recorded in `deps`.
+fn list_in(
+    reals: &[(PathBuf, PathBuf)],
+    homes: &[PathBuf],
+    deps: &mut crate::fact_deps::Deps,
+) -> (Vec<Installation>, bool) {
+    let (mut named, over_links) = super::opt_links::links(reals, deps);
+    let (files, over_files) = super::udev_rules::with(super::launcher_files::named(deps), deps);
     named.extend(files);
     let mut out: Vec<Installation> = Vec::new();
     for (p, how) in named {
-        if let Some(dir) = installation_of(&p, homes)
+        if let Some(dir) = installation_in(&p, homes, deps)
             && !out.iter().any(|i| i.dir == dir)
         {
             out.push(Installation {

@@ -6,7 +6,9 @@
 //! fully; where its target lies does not matter here (the launcher list
 //! decides the installation it belongs to).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::fact_deps::{Deps, Node};
 
 /// `PATH` directories the host's next call also searches.
 const SYSTEM_BIN: &[&str] = &[
@@ -26,10 +28,15 @@ pub(super) const MAX_NAMES: usize = 50_000;
 /// The targets (canonical) of the links in the `PATH` directories
 /// (`reals`: canonical, shown) and the system ones, with how each is
 /// named; and whether [`MAX_NAMES`] was reached.
-pub(super) fn links(reals: &[(PathBuf, PathBuf)]) -> (Vec<(PathBuf, String)>, bool) {
+pub(super) fn links(
+    reals: &[(PathBuf, PathBuf)],
+    deps: &mut Deps,
+) -> (Vec<(PathBuf, String)>, bool) {
     let mut dirs: Vec<(PathBuf, PathBuf)> = reals.to_vec();
     for s in SYSTEM_BIN {
-        let real = std::fs::canonicalize(s).unwrap_or_else(|_| PathBuf::from(s));
+        let real = deps
+            .resolve(Path::new(s))
+            .map_or_else(|| PathBuf::from(s), |(r, _)| r);
         if !dirs.iter().any(|(r, _)| *r == real) {
             dirs.push((real, PathBuf::from(s)));
         }
@@ -37,7 +44,11 @@ pub(super) fn links(reals: &[(PathBuf, PathBuf)]) -> (Vec<(PathBuf, String)>, bo
     let mut out = Vec::new();
     let mut seen = 0usize;
     for (real, shown) in &dirs {
-        let Ok(rd) = std::fs::read_dir(real) else {
+        // (Resolved again: the listing's directory is stamped.)
+        let Some((real, Node::Dir)) = deps.resolve(real) else {
+            continue;
+        };
+        let Ok(rd) = std::fs::read_dir(&real) else {
             continue;
         };
         for e in rd.flatten() {
@@ -50,12 +61,14 @@ pub(super) fn links(reals: &[(PathBuf, PathBuf)]) -> (Vec<(PathBuf, String)>, bo
             }
             // A link to a name of the same directory (`python3 ->
             // python3.12`) leads where that entry leads: looked at there.
-            if std::fs::read_link(e.path())
-                .is_ok_and(|t| t.components().count() == 1 && !t.has_root())
+            let p = e.path();
+            if let Node::Link(t) = deps.node(&p)
+                && t.components().count() == 1
+                && !t.has_root()
             {
                 continue;
             }
-            let Ok(target) = std::fs::canonicalize(e.path()) else {
+            let Some((target, _)) = deps.resolve(&p) else {
                 continue;
             };
             let how = format!(

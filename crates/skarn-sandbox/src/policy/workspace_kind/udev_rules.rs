@@ -14,6 +14,7 @@
 //! [`MAX_BYTES`]; past either the list is incomplete (fail closed: the
 //! launcher list refuses every workspace outside the home).
 
+use crate::fact_deps::{Deps, Node};
 use std::path::{Path, PathBuf};
 
 /// udev's rule directories, in the order it reads them.
@@ -32,26 +33,35 @@ const MAX_BYTES: u64 = 1024 * 1024;
 
 /// `launcher` (the other launcher files' names and bound) with what
 /// udev's rules name added.
-pub(super) fn with(launcher: (Vec<(PathBuf, String)>, bool)) -> (Vec<(PathBuf, String)>, bool) {
+/// What it reads (directories and files) is stamped in `deps`, so the
+/// launcher record (ADR 0339) is redone when a rule changes.
+pub(super) fn with(
+    launcher: (Vec<(PathBuf, String)>, bool),
+    deps: &mut Deps,
+) -> (Vec<(PathBuf, String)>, bool) {
     let (mut named, over) = launcher;
-    let (udev, over_udev) = named_in(RULE_DIRS);
+    let (udev, over_udev) = named_in(RULE_DIRS, deps);
     named.extend(udev);
     (named, over || over_udev)
 }
 
 /// What the rule files of `dirs` name: (path, how), and whether a bound
 /// was reached.
-pub(super) fn named_in(dirs: &[&str]) -> (Vec<(PathBuf, String)>, bool) {
+pub(super) fn named_in(dirs: &[&str], deps: &mut Deps) -> (Vec<(PathBuf, String)>, bool) {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut over = false;
     for d in dirs {
-        let real = std::fs::canonicalize(d).unwrap_or_else(|_| PathBuf::from(d));
+        // Resolved through `deps`: the directory (and every link on the
+        // way) is stamped, so a rule added or removed redoes the record.
+        let Some((real, Node::Dir)) = deps.resolve(Path::new(d)) else {
+            continue;
+        };
         if seen.contains(&real) {
             continue;
         }
-        seen.push(real);
-        let Ok(rd) = std::fs::read_dir(d) else {
+        seen.push(real.clone());
+        let Ok(rd) = std::fs::read_dir(&real) else {
             continue;
         };
         for e in rd.flatten() {
@@ -68,7 +78,7 @@ pub(super) fn named_in(dirs: &[&str]) -> (Vec<(PathBuf, String)>, bool) {
     }
     let mut out = Vec::new();
     for f in &files {
-        match read(f) {
+        match read(f, deps) {
             Read::Text(t) => {
                 for p in programs_of(&t) {
                     out.push((p, format!("run by the udev rule {}", f.display())));
@@ -87,15 +97,13 @@ enum Read {
     Unreadable,
 }
 
-fn read(f: &Path) -> Read {
+fn read(f: &Path, deps: &mut Deps) -> Read {
     use std::io::Read as _;
-    let Ok(m) = std::fs::metadata(f) else {
+    // Links followed and the file stamped first (ADR 0339).
+    let Some((real, Node::File)) = deps.resolve(f) else {
         return Read::Unreadable;
     };
-    if !m.is_file() {
-        return Read::Unreadable;
-    }
-    let Ok(file) = std::fs::File::open(f) else {
+    let Some(file) = deps.open_file(&real) else {
         return Read::Unreadable;
     };
     let mut buf = Vec::new();

@@ -1,0 +1,248 @@
+//! A host fact with everything it was read from (ADR 0339): paths
+//! resolved as `realpath` resolves them, directories listed and files
+//! read, each recorded with its stamp, so a record of the fact can be
+//! checked again with one `lstat` per directory and file instead of
+//! being worked out again.
+//!
+//! Why a check of the stamps is enough: a directory's entries (and so
+//! whether a name is missing, a link and where it leads, a directory or
+//! a file) cannot change without the directory's modification and change
+//! times moving; a link's target cannot change at all (it is replaced, a
+//! change of its directory); a file's content cannot change without its
+//! change time moving; no process can set a change time; and a mount
+//! over a directory changes its device and inode. Every directory a
+//! resolution walks through (each prefix, `/` first) and each directory
+//! listed is stamped; each file read is stamped when opened (before it is
+//! read, so a change during the read moves its times past the stamp).
+//! A stamp taken within [`crate::protect::dir_listings::SETTLE`] of a
+//! change is not trusted (the fact is not kept); anything that could not
+//! be stamped (a relative path, a link that vanished between `lstat` and
+//! `readlink`) marks the fact unsure: not kept either.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+#[cfg(unix)]
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
+
+#[cfg(unix)]
+use crate::state_file::{Fields, Stamp, Time};
+// (Elsewhere nothing is stamped: every fact is unsure, never kept.)
+#[cfg(not(unix))]
+type Stamp = ();
+#[cfg(not(unix))]
+type Time = ();
+
+/// Links followed at most in one resolution (as the kernel's limit).
+const MAX_HOPS: usize = 40;
+
+/// What a name is, by `lstat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    Dir,
+    File,
+    /// A device, FIFO or socket.
+    Other,
+    Link(PathBuf),
+    Missing,
+}
+
+/// What a recorded path was.
+const DIR: u8 = 1;
+const FILE: u8 = 2;
+
+/// The paths a fact depends on, with their stamps.
+pub struct Deps {
+    seen: HashMap<PathBuf, Node>,
+    stamps: BTreeMap<PathBuf, (u8, Stamp)>,
+    settled_before: Time,
+    /// Something was changed too recently or could not be stamped.
+    pub unsure: bool,
+}
+
+impl Default for Deps {
+    fn default() -> Self {
+        Deps::new()
+    }
+}
+
+impl Deps {
+    pub fn new() -> Deps {
+        Deps {
+            seen: HashMap::new(),
+            stamps: BTreeMap::new(),
+            #[cfg(unix)]
+            settled_before: crate::state_file::settled_before(crate::protect::dir_listings::SETTLE),
+            #[cfg(not(unix))]
+            settled_before: (),
+            unsure: false,
+        }
+    }
+
+    #[cfg(unix)]
+    fn stamp(&mut self, p: &Path, kind: u8, md: &std::fs::Metadata) {
+        let s = Stamp::of(md);
+        if !s.settled(self.settled_before) {
+            self.unsure = true;
+        }
+        self.stamps.insert(p.to_path_buf(), (kind, s));
+    }
+
+    #[cfg(not(unix))]
+    fn stamp(&mut self, _: &Path, _: u8, _: &std::fs::Metadata) {
+        let _ = (&self.stamps, self.settled_before);
+        self.unsure = true;
+    }
+
+    /// What `p` (absolute, its parent resolved) is; a directory is stamped.
+    pub fn node(&mut self, p: &Path) -> Node {
+        if let Some(n) = self.seen.get(p) {
+            return n.clone();
+        }
+        let n = match std::fs::symlink_metadata(p) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(p) {
+                Ok(t) => Node::Link(t),
+                Err(_) => {
+                    self.unsure = true;
+                    Node::Missing
+                }
+            },
+            Ok(m) if m.is_dir() => {
+                self.stamp(p, DIR, &m);
+                Node::Dir
+            }
+            Ok(m) if m.is_file() => Node::File,
+            Ok(_) => Node::Other,
+            Err(_) => Node::Missing,
+        };
+        self.seen.insert(p.to_path_buf(), n.clone());
+        n
+    }
+
+    /// `p` resolved as `realpath` does (every link, `..` after it), with
+    /// what it is (never a link or missing); `None` where `realpath` fails.
+    pub fn resolve(&mut self, p: &Path) -> Option<(PathBuf, Node)> {
+        if !p.is_absolute() {
+            self.unsure = true;
+            let r = std::fs::canonicalize(p).ok()?;
+            let n = if r.is_dir() { Node::Dir } else { Node::File };
+            return Some((r, n));
+        }
+        let mut todo: Vec<OsString> = Vec::new();
+        push_parts(&mut todo, p);
+        let mut cur = PathBuf::from("/");
+        if self.node(&cur) != Node::Dir {
+            return None;
+        }
+        let mut hops = 0;
+        while let Some(c) = todo.pop() {
+            if c == ".." {
+                cur.pop();
+                continue;
+            }
+            let next = cur.join(&c);
+            match self.node(&next) {
+                Node::Dir => cur = next,
+                Node::Link(t) => {
+                    hops += 1;
+                    if hops > MAX_HOPS {
+                        return None;
+                    }
+                    if t.has_root() {
+                        cur = PathBuf::from("/");
+                    }
+                    push_parts(&mut todo, &t);
+                }
+                Node::Missing => return None,
+                n @ (Node::File | Node::Other) => return todo.is_empty().then_some((next, n)),
+            }
+        }
+        Some((cur, Node::Dir))
+    }
+
+    /// Opens `p` (canonical, a regular file) for reading, stamped first.
+    pub fn open_file(&mut self, p: &Path) -> Option<std::fs::File> {
+        let f = std::fs::File::open(p).ok()?;
+        let md = f.metadata().ok()?;
+        if !md.is_file() {
+            return None;
+        }
+        self.stamp(p, FILE, &md);
+        Some(f)
+    }
+
+    #[cfg(unix)]
+    /// The stamps' bytes (kept with the fact).
+    pub fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        out.extend_from_slice(&u32::try_from(self.stamps.len()).ok()?.to_le_bytes());
+        for (p, (k, s)) in &self.stamps {
+            out.push(*k);
+            s.put(out);
+            put_bytes(out, p.as_os_str().as_bytes())?;
+        }
+        Some(())
+    }
+}
+
+/// The components of `p` on the stack `todo`, the first on top (`.`,
+/// the root and empty names left out).
+fn push_parts(todo: &mut Vec<OsString>, p: &Path) {
+    let parts: Vec<OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect();
+    todo.extend(parts.into_iter().rev());
+}
+
+#[cfg(unix)]
+/// Appends a length (u32) and `b`.
+pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) -> Option<()> {
+    out.extend_from_slice(&u32::try_from(b.len()).ok()?.to_le_bytes());
+    out.extend_from_slice(b);
+    Some(())
+}
+
+#[cfg(unix)]
+/// Bytes of [`put_bytes`] taken from `r`.
+pub fn take_bytes<'a>(r: &mut Fields<'a>) -> Option<&'a [u8]> {
+    let n = r.u32()? as usize;
+    r.bytes(n)
+}
+
+#[cfg(unix)]
+/// A path of [`put_bytes`] taken from `r`.
+pub fn take_path(r: &mut Fields<'_>) -> Option<PathBuf> {
+    Some(PathBuf::from(OsString::from_vec(take_bytes(r)?.to_vec())))
+}
+
+#[cfg(unix)]
+/// Whether every stamp kept in `r` (by [`Deps::put`]) is still the
+/// path's: `None` when the record is cut, `Some(false)` on any change.
+pub fn still(r: &mut Fields<'_>) -> Option<bool> {
+    let n = r.u32()? as usize;
+    let mut kept = Vec::with_capacity(n.min(1 << 16));
+    for _ in 0..n {
+        let k = r.bytes(1)?[0];
+        let s = Stamp::take(r)?;
+        let p = take_path(r)?;
+        kept.push((k, s, p));
+    }
+    Some(kept.iter().all(|(k, s, p)| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| {
+            let kind_ok = match *k {
+                DIR => m.is_dir(),
+                FILE => m.is_file(),
+                _ => false,
+            };
+            kind_ok && Stamp::of(&m) == *s
+        })
+    }))
+}
+
+#[cfg(test)]
+#[path = "fact_deps_tests.rs"]
+mod tests;

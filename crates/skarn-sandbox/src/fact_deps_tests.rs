@@ -1,0 +1,87 @@
+#![cfg(unix)]
+
+use super::*;
+use std::os::unix::fs::symlink;
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("skarn-fact-deps-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::canonicalize(&d).unwrap()
+}
+
+#[test]
+fn resolves_as_realpath_does() {
+    let d = tmp("resolve");
+    std::fs::create_dir_all(d.join("a/b/bin")).unwrap();
+    std::fs::write(d.join("a/b/bin/prog"), "x").unwrap();
+    symlink("../b/bin/prog", d.join("a/b/rel")).unwrap();
+    symlink(d.join("a/b"), d.join("abs")).unwrap();
+    symlink("abs/bin", d.join("chain")).unwrap();
+    symlink("loop2", d.join("loop1")).unwrap();
+    symlink("loop1", d.join("loop2")).unwrap();
+    symlink("missing", d.join("dangling")).unwrap();
+    let cases = [
+        "a/b/rel",
+        "abs/bin/prog",
+        "chain/prog",
+        "chain/../bin/prog",
+        "abs/../a/./b",
+        "a/b/bin/prog/x",
+        "a/b/bin/prog/..",
+        "loop1",
+        "dangling",
+        "missing/x",
+        "a/b/rel/..",
+    ];
+    let mut deps = Deps::new();
+    for c in cases {
+        let p = d.join(c);
+        let want = std::fs::canonicalize(&p).ok();
+        let got = deps.resolve(&p).map(|(r, _)| r);
+        assert_eq!(got, want, "{c}");
+    }
+    assert_eq!(
+        deps.resolve(&d.join("chain/prog")).map(|(_, n)| n),
+        Some(Node::File)
+    );
+    assert_eq!(
+        deps.resolve(&d.join("abs")).map(|(_, n)| n),
+        Some(Node::Dir)
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_change_of_anything_read_is_seen() {
+    let d = tmp("still");
+    std::fs::create_dir_all(d.join("dir")).unwrap();
+    std::fs::write(d.join("dir/f"), "one").unwrap();
+    symlink(d.join("dir/f"), d.join("link")).unwrap();
+    let check = |deps: &Deps| {
+        let mut b = Vec::new();
+        deps.put(&mut b).unwrap();
+        still(&mut Fields(&b)).unwrap()
+    };
+    let record = || {
+        let mut deps = Deps::new();
+        let (real, _) = deps.resolve(&d.join("link")).unwrap();
+        deps.open_file(&real).unwrap();
+        deps
+    };
+    let deps = record();
+    assert!(check(&deps), "nothing changed");
+    // The file's content (same size).
+    std::fs::write(d.join("dir/f"), "two").unwrap();
+    assert!(!check(&deps), "a file's content changed");
+    let deps = record();
+    // A new entry in a directory walked through.
+    std::fs::write(d.join("dir/g"), "").unwrap();
+    assert!(!check(&deps), "a directory's entries changed");
+    let deps = record();
+    // The link replaced (its directory changes).
+    std::fs::remove_file(d.join("link")).unwrap();
+    symlink(d.join("dir/g"), d.join("link")).unwrap();
+    assert!(!check(&deps), "a link was replaced");
+    std::fs::remove_dir_all(&d).unwrap();
+}
