@@ -185,6 +185,12 @@ fn a_workspace_a_udev_rule_runs_is_refused() {
         let rules = Path::new("/usr/lib/udev/rules.d");
         let made_dir = !rules.exists();
         std::fs::create_dir_all(rules).unwrap();
+        let who = nobody.then_some(opt.as_path());
+        // A first run keeps the launcher list (ADR 0339) before the rule
+        // exists: the rule written after it must still be seen (what
+        // changed within 2 s of a scan is not kept, so wait that long).
+        std::thread::sleep(std::time::Duration::from_millis(2200));
+        let _ = attempt(&t, &hook, &[], &[], who, "true");
         let rule = rules.join(format!(
             "99-{}.rules",
             opt.file_name().unwrap().to_string_lossy()
@@ -198,7 +204,6 @@ fn a_workspace_a_udev_rule_runs_is_refused() {
             ),
         )
         .unwrap();
-        let who = nobody.then_some(opt.as_path());
         let s = "echo 'touch /tmp/g22-udev-pwn' >> hook.sh; echo TRIED";
         let r = attempt(&t, &hook, &[], &[], who, s);
         let r2 = attempt(&t, &hook, &["--allow-non-project-workspace"], &[], who, s);
