@@ -65,15 +65,22 @@ impl Sieve {
     /// the sampled q-grams a pattern holds.
     pub(crate) fn is_match(&self, ac: &AhoCorasick, text: &[u8]) -> bool {
         let mut p = 0;
+        // The automaton found nothing in `text[..done]` searched already:
+        // an occurrence it could find again ends after `done` (issue 27:
+        // hits a step apart searched their shared bytes twice).
+        let mut done: usize = 0;
         while p + Q <= text.len() {
             let s = slot(gram(&text[p..p + Q]));
             if (self.set[s >> 6] >> (s & 63)) & 1 == 1 {
                 // An occurrence through `p..p + Q` lies inside these bytes.
                 let lo = (p + Q).saturating_sub(self.longest);
                 let hi = (p + self.longest).min(text.len());
-                if ac.is_match(&text[lo..hi]) {
+                // One ending after `done` starts after `done - longest`.
+                let lo = lo.max((done + 1).saturating_sub(self.longest));
+                if hi > done && ac.is_match(&text[lo..hi]) {
                     return true;
                 }
+                done = done.max(hi);
             }
             p += self.step;
         }
