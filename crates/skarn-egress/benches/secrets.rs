@@ -307,7 +307,12 @@ fn main() {
 fn search_alone(bodies: &[(&str, Vec<u8>); 3]) {
     let mib = |b: f64| b / f64::from(1u32 << 20);
     // The search alone, one core, the first 32 MiB of each body.
+    // `SKARN_BENCH_SEARCH_ONLY=sieve`: without the full search's row.
+    let only_sieve = std::env::var_os("SKARN_BENCH_SEARCH_ONLY").is_some_and(|v| v == "sieve");
     for full in [false, true] {
+        if full && only_sieve {
+            break;
+        }
         let mut line = format!(
             "search alone, {:14}",
             if full { "full (before)" } else { "sieve" }

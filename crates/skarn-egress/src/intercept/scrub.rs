@@ -93,9 +93,7 @@ impl Windows {
     /// decoded ([`around`]).
     pub(crate) fn found_in_either(&self, text: &[u8], escs: &[Esc]) -> bool {
         self.any(text)
-            || around::any_around(text, escs, self.longest, &mut Vec::new(), |s| {
-                self.any(s)
-            })
+            || around::any_around(text, escs, self.longest, &mut Vec::new(), |s| self.any(s))
     }
 
     fn any(&self, text: &[u8]) -> bool {

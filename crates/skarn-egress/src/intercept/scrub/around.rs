@@ -23,6 +23,9 @@ pub(super) fn any_around(
         return false;
     }
     let mut i = 0;
+    if !escs.is_empty() {
+        scratch.reserve(raw.len());
+    }
     while i < escs.len() {
         let first = i;
         let mut end = escs[i].at + escs[i].len;
