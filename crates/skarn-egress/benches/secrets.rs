@@ -152,6 +152,12 @@ fn main() {
         ("json", json_text(BIG)),
         ("random", random_bytes(BIG)),
     ]);
+    // `SKARN_BENCH_SEARCH_ONLY=1`: the search-alone rows only (seconds,
+    // not minutes: for profiling the search).
+    if std::env::var_os("SKARN_BENCH_SEARCH_ONLY").is_some() {
+        search_alone(&bodies);
+        return;
+    }
     let b2 = bodies.clone();
     let ca = TestCa::new();
     let srv = TlsServer::start(&ca, &["api.test"], move |r| {
@@ -295,8 +301,18 @@ fn main() {
     }
     let subst = subst + substituted(&srv);
     println!("(requests that reached the server with the value substituted: {subst})");
+    search_alone(&bodies);
+}
+
+fn search_alone(bodies: &[(&str, Vec<u8>); 3]) {
+    let mib = |b: f64| b / f64::from(1u32 << 20);
     // The search alone, one core, the first 32 MiB of each body.
+    // `SKARN_BENCH_SEARCH_ONLY=sieve`: without the full search's row.
+    let only_sieve = std::env::var_os("SKARN_BENCH_SEARCH_ONLY").is_some_and(|v| v == "sieve");
     for full in [false, true] {
+        if full && only_sieve {
+            break;
+        }
         let mut line = format!(
             "search alone, {:14}",
             if full { "full (before)" } else { "sieve" }

@@ -48,11 +48,11 @@ impl Probes {
 
     /// The first secret a piece of which `text` holds.
     pub(crate) fn found(&self, text: &[u8]) -> Option<Found> {
-        // Decoded once for all the run's secrets (issue 27).
-        let decoded = super::unescape::decoded(text);
+        // Escapes found once for all the run's secrets (issue 27).
+        let escs = super::unescape::escapes(text);
         self.windows
             .iter()
-            .position(|w| w.found_in_either(text, decoded.as_deref()))
+            .position(|w| w.found_in_either(text, &escs))
             .map(Found)
     }
 

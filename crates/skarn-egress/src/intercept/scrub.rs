@@ -29,7 +29,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
-use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
+use super::unescape::{ESCAPE_MAX, Esc, Shadow, rewrite};
 use may_match::MayMatch;
 use sieve::Sieve;
 
@@ -85,13 +85,15 @@ impl Windows {
     /// Whether `text`, as it is or unescaped, holds a window: the
     /// sieve's answer, which is the automaton's over every byte.
     pub(crate) fn found_in(&self, text: &[u8]) -> bool {
-        self.found_in_either(text, super::unescape::decoded(text).as_deref())
+        self.found_in_either(text, &super::unescape::escapes(text))
     }
 
-    /// [`Windows::found_in`] with `text`'s decoded copy made already (one
-    /// decoding for all of a run's secrets).
-    pub(crate) fn found_in_either(&self, text: &[u8], decoded: Option<&[u8]>) -> bool {
-        self.any(text) || decoded.is_some_and(|s| self.any(s))
+    /// [`Windows::found_in`] with `text`'s escapes found already (one
+    /// pass for all of a run's secrets); only the text around them is
+    /// decoded ([`around`]).
+    pub(crate) fn found_in_either(&self, text: &[u8], escs: &[Esc]) -> bool {
+        self.any(text)
+            || around::any_around(text, escs, self.longest, &mut Vec::new(), |s| self.any(s))
     }
 
     fn any(&self, text: &[u8]) -> bool {
@@ -400,6 +402,7 @@ impl Scrubber {
     }
 }
 
+mod around;
 pub mod bench;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod differential;

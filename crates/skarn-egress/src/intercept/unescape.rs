@@ -212,9 +212,41 @@ fn escape(b: &[u8]) -> Option<(Dec, usize)> {
     }
 }
 
+/// One escape of `raw` as [`Shadow::of`] reads it: where it starts, how
+/// long it is, what it decodes to.
+pub(crate) struct Esc {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    dec: Dec,
+}
+
+impl Esc {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.dec
+    }
+}
+
+/// The escapes of `raw`, left to right as [`Shadow::of`] decodes them
+/// (issue 27: a yes/no search decodes only the text around them).
+pub(crate) fn escapes(raw: &[u8]) -> Vec<Esc> {
+    let mut out = Vec::new();
+    let mut next = 0;
+    for i in memchr::memchr3_iter(b'\\', b'%', b'&', raw) {
+        if i < next {
+            continue;
+        }
+        if let Some((dec, len)) = escape(&raw[i..]) {
+            out.push(Esc { at: i, len, dec });
+            next = i + len;
+        }
+    }
+    out
+}
+
 /// The bytes of [`Shadow::of`] alone (no source positions), copied
 /// between escapes in whole runs: what a yes/no search needs, at a
 /// fraction of the cost (the check of a run's files reads megabytes).
+#[cfg(test)]
 pub(crate) fn decoded(raw: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let mut copied = 0;

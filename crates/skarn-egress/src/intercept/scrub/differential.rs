@@ -122,6 +122,26 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
             }
         }
         form = out;
+    } else if rng.below(2) == 0 && form.len() > 1 {
+        // Only the two ends escaped (or one byte): escapes as far apart
+        // as a window is long, the edges of the clusters the fast path
+        // decodes alone (issue 27).
+        let last = form.len() - 1;
+        let one = rng.below(form.len());
+        let ends: Vec<usize> = if rng.below(2) == 0 {
+            vec![0, last]
+        } else {
+            vec![one]
+        };
+        let mut out = Vec::new();
+        for (i, c) in form.into_iter().enumerate() {
+            if ends.contains(&i) {
+                out.extend_from_slice(&escaped(c, rng));
+            } else {
+                out.push(c);
+            }
+        }
+        form = out;
     }
     form
 }

@@ -23,13 +23,16 @@ pub(crate) struct Sieve {
     longest: usize,
 }
 
+/// The q-gram at the start of `b`, each byte ASCII lowercased at once
+/// (`A`..=`Z` gain 0x20, every other byte stays).
 fn gram(b: &[u8]) -> u32 {
-    u32::from_le_bytes([
-        b[0].to_ascii_lowercase(),
-        b[1].to_ascii_lowercase(),
-        b[2].to_ascii_lowercase(),
-        b[3].to_ascii_lowercase(),
-    ])
+    let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let low7 = w & 0x7f7f_7f7f;
+    // Bit 7 of each byte: set from `A` (0x41) up, and from `[` (0x5b) up.
+    let ge_a = low7.wrapping_add(0x3f3f_3f3f);
+    let gt_z = low7.wrapping_add(0x2525_2525);
+    let upper = (ge_a & !gt_z) & !w & 0x8080_8080;
+    w | (upper >> 2)
 }
 
 fn slot(g: u32) -> usize {
@@ -65,18 +68,37 @@ impl Sieve {
     /// the sampled q-grams a pattern holds.
     pub(crate) fn is_match(&self, ac: &AhoCorasick, text: &[u8]) -> bool {
         let mut p = 0;
+        // The automaton found nothing in `text[..done]` searched already:
+        // an occurrence it could find again ends after `done` (issue 27:
+        // hits a step apart searched their shared bytes twice).
+        let mut done: usize = 0;
         while p + Q <= text.len() {
             let s = slot(gram(&text[p..p + Q]));
             if (self.set[s >> 6] >> (s & 63)) & 1 == 1 {
                 // An occurrence through `p..p + Q` lies inside these bytes.
                 let lo = (p + Q).saturating_sub(self.longest);
                 let hi = (p + self.longest).min(text.len());
-                if ac.is_match(&text[lo..hi]) {
+                // One ending after `done` starts after `done - longest`.
+                let lo = lo.max((done + 1).saturating_sub(self.longest));
+                if hi > done && ac.is_match(&text[lo..hi]) {
                     return true;
                 }
+                done = done.max(hi);
             }
             p += self.step;
         }
         false
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn gram_lowercases_every_byte() {
+    for a in 0..=255u8 {
+        for b in [0u8, b'A', b'Z', b'[', b'@', b'a', 0xc1, 0xda, 0xff] {
+            let g = gram(&[a, b, b, a]);
+            let want = u32::from_le_bytes([a, b, b, a].map(|c| c.to_ascii_lowercase()));
+            assert_eq!(g, want, "{a} {b}");
+        }
     }
 }

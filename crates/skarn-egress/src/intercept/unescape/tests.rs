@@ -9,6 +9,25 @@ proptest::proptest! {
     ) {
         proptest::prop_assert_eq!(decoded(&raw), Shadow::of(&raw).map(|s| s.bytes));
     }
+
+    /// The escape list, its gaps copied literally, is the shadow's bytes.
+    #[test]
+    fn escapes_rebuild_the_shadow(
+        raw in proptest::collection::vec(proptest::sample::select(
+            b"\\%&#;xuUd0123456789abcdefABCDEF\"nqzpt;&amp;lt;".to_vec()), 0..80)
+    ) {
+        let escs = escapes(&raw);
+        let mut out = Vec::new();
+        let mut at = 0;
+        for e in &escs {
+            out.extend_from_slice(&raw[at..e.at]);
+            out.extend_from_slice(e.bytes());
+            at = e.at + e.len;
+        }
+        out.extend_from_slice(&raw[at..]);
+        let want = Shadow::of(&raw).map_or(raw.clone(), |s| s.bytes);
+        proptest::prop_assert_eq!(out, want);
+    }
 }
 
 #[test]
