@@ -348,7 +348,6 @@ mod run_fy22b;
 mod run_fy22c;
 #[cfg(target_os = "linux")]
 mod run_fy27b;
-// Issue 27, s27b: `_method` in request bodies; zstd request bodies.
 #[cfg(target_os = "linux")]
 mod run_overlap_readers;
 #[cfg(target_os = "linux")]
@@ -359,6 +358,7 @@ mod run_pyc_guard;
 mod run_registries_detect;
 #[cfg(target_os = "linux")] // the Linux backend's report
 mod run_report;
+// Issue 27, s27b: `_method` in request bodies; zstd request bodies.
 #[cfg(target_os = "linux")]
 mod run_s27b;
 #[cfg(target_os = "linux")]
@@ -432,6 +432,7 @@ mod run_layer_flat;
 mod run_layer_overlap;
 #[cfg(target_os = "linux")]
 mod run_p30;
+#[cfg(target_os = "linux")]
 mod run_p30e;
 #[cfg(target_os = "linux")]
 mod run_p30f;
