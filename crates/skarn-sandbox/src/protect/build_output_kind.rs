@@ -31,20 +31,11 @@ const MAGICS: &[&[u8]] = &[
 /// compiled object.
 pub fn is_object(p: &Path) -> bool {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(p)
-    else {
+    let Some(mut f) = open_regular(p) else {
         return false;
     };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
     let mut head = [0u8; 8];
     let mut n = 0;
-    let mut f = f;
     while n < head.len() {
         match f.read(&mut head[n..]) {
             Ok(0) | Err(_) => break,
@@ -62,20 +53,24 @@ pub fn starts_like_object(head: &[u8]) -> bool {
 /// Set the modification time of the regular file `p` (never through a
 /// link) to the epoch; `true` when done.
 pub fn date_old(p: &Path) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(p)
-    else {
+    let Some(f) = open_regular(p) else {
         return false;
     };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return false;
-    }
     let t = std::time::UNIX_EPOCH;
     f.set_times(std::fs::FileTimes::new().set_modified(t).set_accessed(t))
         .is_ok()
+}
+
+/// `p` opened for reading if it is a regular file, never through a link
+/// (and without blocking on a FIFO).
+fn open_regular(p: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(p)
+        .ok()?;
+    f.metadata().is_ok_and(|m| m.is_file()).then_some(f)
 }
 
 #[cfg(test)]

@@ -68,10 +68,19 @@ fn what_a_run_asks_of_skarns_state_does_not_grow_with_earlier_runs() {
         // the second is the one every later run is like.
         let o = run_in(&ws, &home, &[], &["/bin/true"]);
         assert_eq!(code(&o), 0, "{}", err(&o));
-        match path_calls(&t, &ws, &home, &n.to_string()) {
-            Ok(c) => counts.push((n, c)),
-            Err(why) => skarn_test_support::skip!("{why}"),
+        // Other tests running beside this one change the host (a host
+        // socket renamed away makes every run search for it, launchers
+        // planted in system directories redo the kept launcher list):
+        // that only adds calls, so the least of three runs is this
+        // history's own figure.
+        let mut least = u64::MAX;
+        for round in 0..3 {
+            match path_calls(&t, &ws, &home, &format!("{n}-{round}")) {
+                Ok(c) => least = least.min(c),
+                Err(why) => skarn_test_support::skip!("{why}"),
+            }
         }
+        counts.push((n, least));
     }
     eprintln!("statx/readlink family per run (history size, calls): {counts:?}");
     let (small, large) = (counts[0].1, counts[1].1);

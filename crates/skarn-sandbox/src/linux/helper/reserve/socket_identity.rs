@@ -162,7 +162,7 @@ pub(super) fn at_name(name: &Path, id: Id) -> bool {
 /// walk reached its bound or met a directory it may not list (not every
 /// place was looked at).
 pub(super) fn find(roots: &[PathBuf], want: &HashSet<Id>) -> Option<Vec<PathBuf>> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    use std::os::unix::fs::{DirEntryExt, FileTypeExt, MetadataExt};
     let devs: HashSet<u64> = want.iter().map(|w| w.0).collect();
     let mut out = Vec::new();
     let mut seen = 0usize;
@@ -190,11 +190,22 @@ pub(super) fn find(roots: &[PathBuf], want: &HashSet<Id>) -> Option<Vec<PathBuf>
             if seen > MAX_WALK {
                 return None;
             }
-            let Ok(m) = e.metadata() else { continue };
-            if m.file_type().is_socket() && want.contains(&(m.dev(), m.ino())) {
-                out.push(e.path());
-            } else if m.is_dir() && devs.contains(&m.dev()) {
-                todo.push(e.path());
+            // The entry's type and inode come with the listing: only a
+            // socket whose inode is wanted, and a directory (for its
+            // device), cost a `statx` (most entries are regular files).
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_socket() {
+                if want.iter().any(|w| w.1 == e.ino())
+                    && let Ok(m) = e.metadata()
+                    && want.contains(&(m.dev(), m.ino()))
+                {
+                    out.push(e.path());
+                }
+            } else if ft.is_dir() {
+                let Ok(m) = e.metadata() else { continue };
+                if devs.contains(&m.dev()) {
+                    todo.push(e.path());
+                }
             }
         }
     }
