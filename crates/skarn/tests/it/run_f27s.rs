@@ -227,3 +227,75 @@ fn held_bodies_share_one_budget() {
     assert!(err(&o).contains("MiB of request bodies"), "{text}");
     assert!(s.srv.seen().len() < 9, "{text}");
 }
+
+/// A long value of letters (no structure), `n` bytes, from a seed.
+fn long_value(n: usize, seed: u64) -> String {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect()
+}
+
+/// F5: a configuration holding 4 KiB and 16 KiB values (not granted)
+/// starts a run promptly (the old set-up was quadratic per value: many
+/// minutes), and a long value given as an argument is still refused.
+#[test]
+fn long_configured_values_start_promptly_and_are_still_refused() {
+    let t = TempDir::new("f27s-long");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    let vals = t.dir("vals");
+    let four = long_value(4096, 0x9e37_79b9_7f4a_7c15);
+    let sixteen = long_value(16384, 0x2545_f491_4f6c_dd1d);
+    std::fs::write(vals.join("a"), format!("{VALUE}\n")).unwrap();
+    std::fs::write(vals.join("b"), format!("{four}\n")).unwrap();
+    std::fs::write(vals.join("c"), format!("{sixteen}\n")).unwrap();
+    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
+    let mut cfg = String::new();
+    for n in ["a", "b", "c"] {
+        cfg.push_str(&format!(
+            "[secrets.{n}]\nfile = \"{}\"\nhosts = [\"example.test\"]\nenv = \"{}\"\n\n",
+            vals.join(n).display(),
+            n.to_uppercase()
+        ));
+    }
+    std::fs::write(home.join(".config/skarn/config.toml"), cfg).unwrap();
+    let within = |mut c: std::process::Command| -> Output {
+        let mut child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        for _ in 0..1800 {
+            if child.try_wait().unwrap().is_some() {
+                return child.wait_with_output().unwrap();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        let o = child.wait_with_output().unwrap();
+        panic!("the run did not finish in 180 s: {}{}", out(&o), err(&o));
+    };
+    let o = within(run_command(
+        &ws,
+        &home,
+        &["--secret", "a"],
+        &["sh", "-c", "echo ran"],
+    ));
+    assert!(o.status.success(), "{}{}", out(&o), err(&o));
+    assert!(out(&o).contains("ran"), "{}{}", out(&o), err(&o));
+    let o = within(run_command(
+        &ws,
+        &home,
+        &["--secret", "a"],
+        &["echo", &sixteen],
+    ));
+    assert!(!o.status.success(), "{}", err(&o));
+    assert!(err(&o).contains("argument 1"), "{}", err(&o));
+    assert!(!out(&o).contains(&sixteen[..64]));
+}
