@@ -209,13 +209,20 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
         }
     }
     let mut out: Pairs = Vec::new();
+    // Windows already cut, by a case-folded hash (f27s F5: a linear search
+    // of every earlier window made a 4 KiB value's set-up quadratic, about
+    // 10^10 comparisons: minutes before a run started).
+    let mut seen: std::collections::HashMap<u64, Vec<usize>> = Default::default();
     for f in forms {
         let w = f.window.min(f.value.len());
         for i in 0..=f.value.len() - w {
             let pat = &f.value[i..i + w];
-            if out.iter().any(|(x, _)| x[..].eq_ignore_ascii_case(pat)) {
+            let h = folded_hash(pat);
+            let same = seen.entry(h).or_default();
+            if same.iter().any(|&k| out[k].0[..].eq_ignore_ascii_case(pat)) {
                 continue;
             }
+            same.push(out.len());
             out.push((
                 Zeroizing::new(pat.to_vec()),
                 f.placeholder[i..i + w].to_vec(),
@@ -223,6 +230,16 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
         }
     }
     out
+}
+
+/// A hash of `b` in ASCII lower case (no folded copy of the bytes kept).
+fn folded_hash(b: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for c in b {
+        h.write_u8(c.to_ascii_lowercase());
+    }
+    h.finish()
 }
 
 #[cfg(test)]

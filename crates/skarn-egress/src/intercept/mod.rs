@@ -241,6 +241,9 @@ pub const FINDER_SOURCES: &[&str] = &[
     include_str!("mod.rs"),
 ];
 
+/// The most windows of one value the start-up searches keep.
+const SAMPLED: usize = 4096;
+
 impl ValueFinder {
     /// For the values of `specs`.
     pub fn new(specs: &[SecretSpec]) -> ValueFinder {
@@ -252,13 +255,20 @@ impl ValueFinder {
     }
 
     /// For bare values (each paired with a placeholder made for it; a
-    /// value too short for one is left out).
+    /// value too short for one is left out). The start-up searches (files
+    /// and variables, for every configured secret) keep at most
+    /// [`SAMPLED`] windows of a value, evenly spaced (f27s F5): a whole
+    /// copy in any form still holds them all, and a piece is still found
+    /// from a run of `WINDOW + stride - 1` bytes; the proxy's scrubber
+    /// keeps every window.
     pub fn for_values<'a>(values: impl IntoIterator<Item = &'a str>) -> ValueFinder {
         let pairs: scrub::Pairs = values
             .into_iter()
             .filter_map(|v| {
                 let p = crate::secrets::placeholder::make(v)?;
-                Some(forms::pairs(v.as_bytes(), p.as_bytes()))
+                let all = forms::pairs(v.as_bytes(), p.as_bytes());
+                let stride = all.len().div_ceil(SAMPLED).max(1);
+                Some(all.into_iter().step_by(stride))
             })
             .flatten()
             .collect();

@@ -15,6 +15,13 @@ use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
 
+mod budget;
+mod parts;
+mod wide;
+
+pub(crate) use budget::{Lease, busy};
+pub(crate) use wide::charset_refusal;
+
 use super::decode::{Coding, Decoder};
 use super::overrides::parsed_name;
 use crate::fields::name_is;
@@ -39,8 +46,17 @@ pub(crate) fn may_name_method(headers: &[httparse::Header<'_>]) -> bool {
 }
 
 /// Why the (decoded) body is refused: it names `_method` as a form field,
-/// a multipart part or a JSON key.
+/// a multipart part or a JSON key, read as bytes and, when it may be
+/// UTF-16/32, as those ([`wide`]).
 pub(crate) fn names_method(body: &[u8]) -> Option<&'static str> {
+    names_method_in(body).or_else(|| {
+        wide::transcodings(body)
+            .iter()
+            .find_map(|t| names_method_in(t))
+    })
+}
+
+fn names_method_in(body: &[u8]) -> Option<&'static str> {
     if form_names(body) {
         return Some(
             "the request body (form) names _method, which could override the bound method",
@@ -50,6 +66,9 @@ pub(crate) fn names_method(body: &[u8]) -> Option<&'static str> {
         return Some(
             "the request body (multipart) names _method, which could override the bound method",
         );
+    }
+    if let Some(why) = parts::disposition_refusal(body) {
+        return Some(why);
     }
     if json_names(body) {
         return Some(
@@ -72,9 +91,9 @@ fn form_names(body: &[u8]) -> bool {
 /// `name="_method"`, `name=_method`, `name*=utf-8''%5Fmethod` anywhere
 /// (the parts' headers; a part's content naming it is refused too).
 fn part_names(body: &[u8]) -> bool {
-    let low = body.to_ascii_lowercase();
+    let low = body;
     let mut at = 0;
-    while let Some(i) = find(&low[at..], b"name") {
+    while let Some(i) = parts::find_ci(&low[at..], b"name") {
         let mut j = at + i + 4;
         at = j;
         let skip = |j: &mut usize| {
@@ -110,10 +129,6 @@ fn part_names(body: &[u8]) -> bool {
         }
     }
     false
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// A JSON key (a string followed by `:`), unescaped, at any depth.
@@ -177,29 +192,37 @@ fn json_string(b: &[u8], mut i: usize) -> (Vec<u8>, usize) {
     (out, i)
 }
 
-/// The held body decoded from its coding, at most [`MAX_HELD`] bytes.
-pub(crate) fn decoded(c: Coding, raw: &[u8]) -> Result<Vec<u8>, String> {
+/// The held body decoded from its coding, at most [`MAX_HELD`] bytes,
+/// taken from the proxy's budget (`Err((true, _))` past it).
+pub(crate) fn decoded(c: Coding, raw: &[u8], lease: &mut Lease) -> Result<Vec<u8>, (bool, String)> {
     let mut d = Decoder::new(c);
     let mut out = Vec::new();
     let mut rest = raw;
     loop {
-        let (n, o) = d.step(rest).map_err(|e| e.0)?;
+        let (n, o) = d.step(rest).map_err(|e| (false, e.0))?;
         rest = &rest[n..];
-        out.extend_from_slice(&o);
-        if out.len() > MAX_HELD {
-            return Err(too_big());
+        if out.len() + o.len() > MAX_HELD {
+            return Err((false, too_big()));
         }
+        if !lease.cover(raw.len() + out.len() + o.len()) {
+            return Err((true, busy()));
+        }
+        out.extend_from_slice(&o);
         if n == 0 && o.is_empty() {
             break;
         }
     }
     if !rest.is_empty() {
-        return Err("the decoder made no progress".into());
+        return Err((false, "the decoder made no progress".into()));
     }
-    out.extend_from_slice(&d.finish().map_err(|e| e.0)?);
-    if out.len() > MAX_HELD {
-        return Err(too_big());
+    let o = d.finish().map_err(|e| (false, e.0))?;
+    if out.len() + o.len() > MAX_HELD {
+        return Err((false, too_big()));
     }
+    if !lease.cover(raw.len() + out.len() + o.len()) {
+        return Err((true, busy()));
+    }
+    out.extend_from_slice(&o);
     Ok(out)
 }
 
@@ -212,11 +235,14 @@ pub(crate) fn too_big() -> String {
     )
 }
 
-/// A body held in memory, refused past [`MAX_HELD`].
+/// A body held in memory, refused past [`MAX_HELD`] or past the proxy's
+/// budget of held bytes (`busy`).
 #[derive(Default)]
 pub(crate) struct Held {
     pub(crate) data: Vec<u8>,
     pub(crate) over: bool,
+    pub(crate) busy: bool,
+    pub(crate) lease: Lease,
 }
 
 impl AsyncWrite for Held {
@@ -225,6 +251,10 @@ impl AsyncWrite for Held {
         if me.data.len() + b.len() > MAX_HELD {
             me.over = true;
             return Poll::Ready(Err(io::Error::other(too_big())));
+        }
+        if !me.lease.cover(me.data.len() + b.len()) {
+            me.busy = true;
+            return Poll::Ready(Err(io::Error::other(busy())));
         }
         me.data.extend_from_slice(b);
         Poll::Ready(Ok(b.len()))
@@ -264,3 +294,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tests_f27s;

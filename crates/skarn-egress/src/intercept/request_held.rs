@@ -14,7 +14,7 @@ use super::plain::probe_found;
 use super::probe::BodyProbe;
 use super::reply::{answer, refuse_coded};
 use super::request::{Framing, Outgoing};
-use super::request_body::{Held, MAX_HELD, decoded, names_method, too_big};
+use super::request_body::{Held, MAX_HELD, busy, charset_refusal, decoded, names_method, too_big};
 use crate::secrets::Found;
 
 /// The body framed as the head announces it, or `None` when the request
@@ -54,7 +54,20 @@ where
     {
         return None;
     }
+    if let Some(why) = charset_refusal(&req.head) {
+        refuse(cw, "415 Unsupported Media Type", &why).await;
+        return None;
+    }
     let mut held = Held::default();
+    if let Framing::Length(n) = req.framing {
+        // The announced size, taken at once: no doubling growth.
+        let n = n as usize;
+        if !held.lease.cover(n) {
+            refuse(cw, "503 Service Unavailable", &busy()).await;
+            return None;
+        }
+        held.data.reserve_exact(n);
+    }
     let mut probe = BodyProbe::after(ic.probes(), head);
     let mut coded = req.coding.map(Coded::new);
     let filter = match coded.as_mut() {
@@ -80,16 +93,25 @@ where
         refuse_coded(cw, &why, cx).await;
         return None;
     }
+    if held.busy {
+        refuse(cw, "503 Service Unavailable", &busy()).await;
+        return None;
+    }
     if held.over {
         refuse(cw, "413 Content Too Large", &too_big()).await;
         return None;
     }
     got.ok()?;
     let plain = match req.coding {
-        Some(c) => match decoded(c, &held.data) {
+        Some(c) => match decoded(c, &held.data, &mut held.lease) {
             Ok(p) => p,
-            Err(why) => {
-                refuse(cw, "413 Content Too Large", &why).await;
+            Err((over_budget, why)) => {
+                let status = if over_budget {
+                    "503 Service Unavailable"
+                } else {
+                    "413 Content Too Large"
+                };
+                refuse(cw, status, &why).await;
                 return None;
             }
         },
@@ -107,8 +129,10 @@ where
     Some(match req.framing {
         Framing::Chunked if raw.is_empty() => b"0\r\n\r\n".to_vec(),
         Framing::Chunked => {
-            let mut c = format!("{:x}\r\n", raw.len()).into_bytes();
-            c.extend_from_slice(&raw);
+            // Framed in place (no second copy of the body).
+            let mut c = raw;
+            let size = format!("{:x}\r\n", c.len()).into_bytes();
+            c.splice(0..0, size);
             c.extend_from_slice(b"\r\n0\r\n\r\n");
             c
         }
