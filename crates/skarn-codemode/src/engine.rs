@@ -15,7 +15,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -34,21 +34,10 @@ use crate::errtext::ErrorReader;
 use crate::host::{Host, HostCall, Request, bridge_error_on};
 use crate::outcome::{ErrorKind, ExecError};
 use crate::position::{SCRIPT_NAME, SourceMap};
+use crate::prelude_bc::prelude_bytecode;
 use crate::prepare::Prepared;
-use crate::report::{
-    classify, exception_text, failure, internal, js_error, memory_error, returned_value,
-};
+use crate::report::{classify, failure, internal, js_error, memory_error, returned_value};
 use crate::shared::Shared;
-
-const PRELUDE_NAME: &str = "skarn:prelude";
-
-/// The prelude module: the array and native-loop guards, then the
-/// definition of `skarn`.
-const PRELUDE_SRC: &str = concat!(
-    include_str!("array_guard.js"),
-    include_str!("native_guard.js"),
-    include_str!("prelude.js")
-);
 
 /// Intrinsics of the execution context: everything a data-wrangling script
 /// needs, minus `Eval` (string-to-code) and `Performance` (a timer).
@@ -101,13 +90,7 @@ pub(crate) fn run(
     let out = ctx.with(|ctx| {
         let host = Host::new(shared.clone());
         let res = drive(
-            &ctx,
-            &host,
-            &prelude_bc,
-            &script_bc,
-            bridge,
-            shared,
-            &prep.map,
+            &ctx, &host, prelude_bc, &script_bc, bridge, shared, &prep.map,
         );
         host.clear();
         res
@@ -120,30 +103,20 @@ pub(crate) fn run(
     out
 }
 
-/// Compile the prelude (cached per process) and the script to bytecode in a
+/// Take the prelude's bytecode (embedded at build time, else compiled once
+/// per process: prelude_bc.rs) and compile the script to bytecode in a
 /// throwaway context that has the eval intrinsic.
 fn compile(
     rt: &Runtime,
     prep: &Prepared,
     limits: &crate::limits::Limits,
-) -> Result<(Arc<Vec<u8>>, Vec<u8>), ExecError> {
-    static PRELUDE_BC: OnceLock<Arc<Vec<u8>>> = OnceLock::new();
+) -> Result<(&'static [u8], Vec<u8>), ExecError> {
     // The wrapper keeps the user's code on lines 2.. of the module.
     let source = format!("export default async function () {{\n{}\n}}\n", prep.js);
     let cctx = Context::custom::<(intrinsic::Eval, intrinsic::RegExpCompiler)>(rt)
         .map_err(|e| internal("cannot create the compile context", e))?;
     cctx.with(|ctx| {
-        let prelude = match PRELUDE_BC.get() {
-            Some(bc) => bc.clone(),
-            None => {
-                let m = Module::declare(ctx.clone(), PRELUDE_NAME, PRELUDE_SRC)
-                    .map_err(|e| internal("prelude does not compile", exception_text(&ctx, e)))?;
-                let bc = m
-                    .write(WriteOptions::default())
-                    .map_err(|e| internal("prelude bytecode", e))?;
-                PRELUDE_BC.get_or_init(|| Arc::new(bc)).clone()
-            }
-        };
+        let prelude = prelude_bytecode(&ctx)?;
         let m = Module::declare(ctx.clone(), SCRIPT_NAME, source).map_err(|e| {
             let exc = ctx.catch();
             // No script code ran in this context: its functions are the engine's.
@@ -213,8 +186,10 @@ fn drive<'js>(
     }
 
     // The prelude: defines the frozen global `skarn`.
-    // SAFETY: the bytes were produced by `Module::write` of this same engine
-    // build in this process (see `compile`).
+    // SAFETY: the bytes were produced by `Module::write` of this same engine:
+    // in this process, or by build.rs with the same engine version, target,
+    // source and options, embedded in this binary and checked to load in the
+    // compile context (see prelude_bc.rs).
     let prelude = unsafe { Module::load(ctx.clone(), prelude_bc) }.map_err(|e| fail(ctx, e))?;
     let (prelude, p) = prelude.eval().map_err(|e| fail(ctx, e))?;
     run_jobs(ctx, shared).map_err(|e| fail(ctx, e))?;

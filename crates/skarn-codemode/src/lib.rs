@@ -35,6 +35,7 @@ pub mod limits;
 mod logs;
 pub mod outcome;
 mod position;
+mod prelude_bc;
 mod prepare;
 mod report;
 mod shared;
