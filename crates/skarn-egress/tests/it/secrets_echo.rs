@@ -53,7 +53,9 @@ fn encoded(path: &str, auth: &str) -> Response {
                 .push(("Transfer-Encoding".into(), "chunked".into()));
             ("br", brotli_stored(text.as_bytes()))
         }
-        _ => ("zstd", text.into_bytes()),
+        "/zstd" => ("zstd", zstd::stream::encode_all(text.as_bytes(), 3).unwrap()),
+        // `compress` (LZW): a coding the proxy does not decode.
+        _ => ("compress", text.into_bytes()),
     };
     r.headers.push(("Content-Encoding".into(), coding.into()));
     r.body = body;
@@ -109,7 +111,7 @@ fn handler(store: Arc<Mutex<String>>) -> impl Fn(&Request) -> Response {
                 r.headers.push(("Content-Encoding".into(), auth));
                 return r;
             }
-            "/gz" | "/deflate" | "/br" | "/br-chunked" | "/zstd" => {
+            "/gz" | "/deflate" | "/br" | "/br-chunked" | "/zstd" | "/compress" => {
                 return encoded(&r.path, &auth);
             }
             _ => "ok".into(),
@@ -288,6 +290,7 @@ fn partial_transformed_and_compressed_echoes_are_scrubbed() {
         "/deflate",
         "/br",
         "/br-chunked",
+        "/zstd",
     ] {
         let out = s.get(path);
         assert!(!out.is_empty(), "{path}");
@@ -300,8 +303,10 @@ fn partial_transformed_and_compressed_echoes_are_scrubbed() {
     // The decoded bodies are what the host sent, with the placeholder.
     let out = String::from_utf8_lossy(&s.get("/gz")).to_string();
     assert_eq!(out, format!("X-A: Bearer {}\r\n", s.ph).repeat(3));
-    // A coding the proxy cannot decode is refused, not passed on.
     let out = String::from_utf8_lossy(&s.get("/zstd")).to_string();
+    assert_eq!(out, format!("X-A: Bearer {}\r\n", s.ph).repeat(3));
+    // A coding the proxy cannot decode is refused, not passed on.
+    let out = String::from_utf8_lossy(&s.get("/compress")).to_string();
     assert!(out.contains("cannot scrub"), "{out}");
     assert!(!shows_value(out.as_bytes()));
     // Every request reached the host with the value.
