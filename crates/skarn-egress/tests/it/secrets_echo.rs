@@ -53,7 +53,10 @@ fn encoded(path: &str, auth: &str) -> Response {
                 .push(("Transfer-Encoding".into(), "chunked".into()));
             ("br", brotli_stored(text.as_bytes()))
         }
-        "/zstd" => ("zstd", zstd::stream::encode_all(text.as_bytes(), 3).unwrap()),
+        "/zstd" => (
+            "zstd",
+            zstd::stream::encode_all(text.as_bytes(), 3).unwrap(),
+        ),
         // `compress` (LZW): a coding the proxy does not decode.
         _ => ("compress", text.into_bytes()),
     };
