@@ -8,9 +8,6 @@
 //! documented behaviour) and checked from outside, as root and as uid
 //! 65534.
 
-use skarn_test_support::TempDir;
-
-use crate::support_hook::sh_as as sh;
 use crate::support_secret_sources::users;
 
 /// `hook TOOL TOOL_INPUT_JSON` asks the hook as Claude Code does for the
@@ -22,14 +19,7 @@ hook() { P=${P:-$B/p}; d=$(printf '{"hook_event_name":"PreToolUse","tool_name":"
 "#;
 
 fn run(tag: &str, script: &str, user: bool) -> (String, String) {
-    let t = TempDir::new(tag);
-    let o = sh(t.path(), script, user);
-    let so = String::from_utf8_lossy(&o.stdout).into_owned();
-    let ctx = format!(
-        "user={user}\n{so}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(!t.path().join("PWNED").exists(), "host code ran: {ctx}");
+    let (_t, so, ctx) = crate::support_hook::run_attempt(tag, script, user);
     (so, ctx)
 }
 

@@ -8,9 +8,6 @@
 //! for, a blocked prompt ending the turn), with the hook input Claude
 //! Code sends; checked from outside (`$B/PWNED`), as root and uid 65534.
 
-use skarn_test_support::TempDir;
-
-use crate::support_hook::sh_as as sh;
 use crate::support_secret_sources::users;
 
 /// `client EVENT TOOL INPUT`: the hooks Claude Code runs for one event,
@@ -66,17 +63,7 @@ PY
 "#;
 
 fn run(tag: &str, script: &str, user: bool) -> (String, String) {
-    let t = TempDir::new(tag);
-    let o = sh(t.path(), script, user);
-    let so = String::from_utf8_lossy(&o.stdout).into_owned();
-    let ctx = format!(
-        "user={user}\n{so}\nstderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        !t.path().join("PWNED").exists(),
-        "the model's command ran unconfined: {ctx}"
-    );
+    let (_t, so, ctx) = crate::support_hook::run_attempt(tag, script, user);
     (so, ctx)
 }
 

@@ -59,3 +59,24 @@ pub fn sh_as(dir: &std::path::Path, script: &str, user: bool) -> std::process::O
     };
     c.current_dir(dir).output().unwrap()
 }
+
+/// `script` run by [`sh_as`] in a new temporary directory named after
+/// `tag`, as uid 65534 when `user`: the directory (removed when the
+/// caller drops it), the script's standard output, and a context for
+/// assertion messages. The attempt's marker `$B/PWNED` must not exist:
+/// host code did not run.
+pub fn run_attempt(
+    tag: &str,
+    script: &str,
+    user: bool,
+) -> (skarn_test_support::TempDir, String, String) {
+    let t = skarn_test_support::TempDir::new(tag);
+    let o = sh_as(t.path(), script, user);
+    let so = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ctx = format!(
+        "user={user}\n{so}\nstderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!t.path().join("PWNED").exists(), "host code ran: {ctx}");
+    (t, so, ctx)
+}
