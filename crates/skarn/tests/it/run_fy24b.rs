@@ -7,9 +7,6 @@
 //! run on the host (the client's step, by a script) and must not run the
 //! planted code. Root and uid 65534.
 
-use skarn_test_support::TempDir;
-
-use crate::support_hook::sh_as as sh;
 use crate::support_secret_sources::users;
 
 /// The trusted lines (also the skill's `!` lines).
@@ -29,22 +26,7 @@ const LINES: &[&str] = &[
 ];
 
 fn run(tag: &str, script: &str, user: bool) -> (String, String) {
-    let t = TempDir::new(tag);
-    let o = sh(t.path(), script, user);
-    let so = String::from_utf8_lossy(&o.stdout).into_owned();
-    let ctx = format!(
-        "user={user}\n{so}\nstderr: {}\ninit: {}",
-        String::from_utf8_lossy(&o.stderr),
-        std::fs::read_to_string(t.path().join("init.err")).unwrap_or_default()
-    );
-    let pwned: Vec<String> = std::fs::read_dir(t.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("PWNED"))
-        .collect();
-    assert!(pwned.is_empty(), "host code ran: {pwned:?} {ctx}");
-    (so, ctx)
+    crate::support_hook::run_attempt_markers(tag, script, user)
 }
 
 fn setup(lines: &[&str]) -> String {

@@ -80,3 +80,25 @@ pub fn run_attempt(
     assert!(!t.path().join("PWNED").exists(), "host code ran: {ctx}");
     (t, so, ctx)
 }
+
+/// [`run_attempt`] for scripts that plant several markers (`$B/PWNED*`,
+/// none may exist) and run `init` with its errors in `$B/init.err` (shown
+/// in the context).
+pub fn run_attempt_markers(tag: &str, script: &str, user: bool) -> (String, String) {
+    let t = skarn_test_support::TempDir::new(tag);
+    let o = sh_as(t.path(), script, user);
+    let so = String::from_utf8_lossy(&o.stdout).into_owned();
+    let ctx = format!(
+        "user={user}\n{so}\nstderr: {}\ninit: {}",
+        String::from_utf8_lossy(&o.stderr),
+        std::fs::read_to_string(t.path().join("init.err")).unwrap_or_default()
+    );
+    let pwned: Vec<String> = std::fs::read_dir(t.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("PWNED"))
+        .collect();
+    assert!(pwned.is_empty(), "host code ran: {pwned:?} {ctx}");
+    (so, ctx)
+}
