@@ -55,6 +55,7 @@ pub use intercept::bench_search_seconds;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use intercept::scrub_differential;
+pub use intercept::stream_scrub::StreamScrub;
 pub use intercept::{FINDER_SOURCES, Interceptor, ValueFinder};
 pub use pattern::{HostMatch, Pattern, Ports};
 pub use proxy::{DenialLog, Limits, Listeners, Proxy};

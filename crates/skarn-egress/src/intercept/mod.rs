@@ -23,6 +23,7 @@ mod request_body;
 mod request_held;
 mod response;
 mod scrub;
+pub(crate) mod stream_scrub;
 mod unescape;
 mod websocket;
 

@@ -49,6 +49,8 @@ pub mod source_trace;
 #[cfg(target_os = "linux")]
 pub mod ssh_keys;
 #[cfg(target_os = "linux")]
+pub mod stdin_relay;
+#[cfg(target_os = "linux")]
 pub mod stored_values;
 pub mod tool_configs;
 #[cfg(target_os = "linux")]

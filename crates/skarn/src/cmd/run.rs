@@ -333,6 +333,10 @@ fn run_confined(
             .chain(policy.write.iter().map(|g| g.path.clone()))
             .chain(policy.cache_dirs.iter().cloned())
             .collect();
+        // A value piped in reaches the command as its placeholder
+        // (atk27t F4); this process is still single-threaded here.
+        skarn_sandbox::secrets::stdin_relay::interpose(&s.specs)
+            .map_err(|e| anyhow::anyhow!("standard input: {e}"))?;
         for w in s
             .attach(&mut plan, &dir, &writable)
             .map_err(|e| anyhow::anyhow!(e))?

@@ -364,6 +364,7 @@ mod run_s27b;
 // Issue 27, f27s: RFC 2231 part names, wide bodies, the held-body budget.
 #[cfg(target_os = "linux")]
 mod run_f27s;
+// Issue 27, atk27t F4: a value piped on standard input.
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]
@@ -413,6 +414,8 @@ mod run_secret_stream;
 mod run_secret_tools;
 #[cfg(target_os = "linux")]
 mod run_socket_race;
+#[cfg(target_os = "linux")]
+mod run_stdin_secret;
 #[cfg(target_os = "linux")]
 mod run_store;
 #[cfg(target_os = "linux")]
