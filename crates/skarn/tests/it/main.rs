@@ -21,6 +21,8 @@ mod common;
 #[cfg(target_os = "linux")]
 mod support_agent;
 #[cfg(target_os = "linux")]
+mod support_attempt;
+#[cfg(target_os = "linux")]
 mod support_hook;
 #[cfg(target_os = "linux")]
 mod support_planted;
