@@ -8,7 +8,6 @@
 //! `node_modules` does not refuse every granted run (F15). The planted
 //! code must never run on the host, the value never reach the run.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -16,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::{FILE_GUARD, claude_hook};
 use skarn_test_support::{TempDir, is_root};
 
 fn config(home: &Path, text: &str) {
@@ -49,20 +49,7 @@ fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<Strin
     let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
                    "permission_mode": "default", "hook_event_name": "PreToolUse",
                    "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(ws, home, None, FILE_GUARD, &i);
     assert_eq!(code(&o), 0, "{path:?}: {o:?}");
     if o.stdout.is_empty() {
         std::fs::write(path, body).unwrap();
