@@ -8,7 +8,6 @@
 //! `node_modules` does not refuse every granted run (F15). The planted
 //! code must never run on the host, the value never reach the run.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -16,23 +15,8 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 use crate::support_hook::{FILE_GUARD, claude_hook};
+use crate::support_secret_sources::{script, seen, write_config as config};
 use skarn_test_support::{TempDir, is_root};
-
-fn config(home: &Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
-
-fn seen(o: &Output) -> String {
-    format!("{}{}", out(o), err(o))
-}
-
-/// An executable script at `p`.
-fn script(p: &Path, body: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 fn git_init(d: &Path) {
     std::fs::create_dir_all(d).unwrap();
