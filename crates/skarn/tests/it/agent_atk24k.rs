@@ -4,7 +4,6 @@
 //! from outside: the host program run afterwards must not run what the
 //! agent planted, and the hook's answer is read as the client reads it.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -15,24 +14,13 @@ use skarn_test_support::TempDir;
 
 /// `skarn hook claude-code` with `input`, for the project `ws`.
 fn claude_hook(input: &Value, home: &Path, ws: &Path) -> Output {
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env("CLAUDE_PROJECT_DIR", ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes());
-    c.wait_with_output().unwrap()
+    crate::support_hook::claude_hook(
+        ws,
+        home,
+        Some(ws),
+        &["XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"],
+        input,
+    )
 }
 
 /// Whether Claude Code goes on with a Write of `path` (exit 2 or a deny

@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::claude_hook;
 use skarn_test_support::TempDir;
 
 /// `skarn __hook-confined CMD` as Claude Code starts a wrapped hook: in
@@ -313,26 +314,15 @@ fn the_unconfined_hook_refusal_tells_the_user_not_the_model_how_to_trust() {
             .to_string(),
     )
     .unwrap();
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(&proj)
-        .env("HOME", &home)
-        .env("CLAUDE_PROJECT_DIR", &proj)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": proj,
         "tool_use_id": "t", "tool_input": {"command": "true"}});
-    let _ = c
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(
+        &proj,
+        &home,
+        Some(proj.as_path()),
+        &["XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"],
+        &input,
+    );
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
     let why = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()

@@ -12,28 +12,12 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::{FILE_GUARD, claude_hook};
 use skarn_test_support::TempDir;
 
 /// Run `skarn hook claude-code` on `input` with HOME=home.
 fn hook(ws: &Path, home: &Path, input: &Value) -> Output {
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes());
-    c.wait_with_output().unwrap()
+    claude_hook(ws, home, None, FILE_GUARD, input)
 }
 
 /// The hook lets Claude Code's Write of `file` (call `id`) go ahead.

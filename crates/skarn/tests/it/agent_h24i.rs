@@ -19,6 +19,7 @@ use crate::common::*;
 use crate::support_agent::{
     Setup, agent_plants_config, bash_decision, client_runs_hook, init, setup,
 };
+use crate::support_hook::claude_hook;
 
 fn post_write(s: &Setup) -> Value {
     json!({"hook_event_name": "PostToolUse", "tool_name": "Write", "cwd": s.ws,
@@ -249,22 +250,15 @@ fn unsandboxed_patterns_cover_no_abbreviated_or_quoted_program_options() {
     .iter()
     .enumerate()
     {
-        let mut c = Command::new(exe())
-            .args(["hook", "claude-code"])
-            .current_dir(&s.ws)
-            .env("HOME", &s.home)
-            .env("CLAUDE_PROJECT_DIR", &s.ws)
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         let i_ = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
                         "tool_input": {"command": cmd}});
-        let _ = c.stdin.take().unwrap().write_all(i_.to_string().as_bytes());
-        let o = c.wait_with_output().unwrap();
+        let o = claude_hook(
+            &s.ws,
+            &s.home,
+            Some(s.ws.as_path()),
+            &["XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"],
+            &i_,
+        );
         let a: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
         let h = &a["hookSpecificOutput"];
         if h["permissionDecision"] == "deny" {
@@ -305,24 +299,16 @@ fn a_claude_edit_lease_outlives_a_slow_approval() {
     std::fs::write(&outside, "echo user\n").unwrap();
     let notes = s.ws.join("notes.md");
     std::fs::write(&notes, "notes\n").unwrap();
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(&s.ws)
-        .env("HOME", &s.home)
-        .env("CLAUDE_PROJECT_DIR", &s.ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Edit", "cwd": s.ws,
                    "tool_use_id": "toolu_slow",
                    "tool_input": {"file_path": notes, "old_string": "echo user", "new_string": "x"}});
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(
+        &s.ws,
+        &s.home,
+        Some(s.ws.as_path()),
+        &["XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR"],
+        &i,
+    );
     assert_eq!(code(&o), 0, "{o:?}");
     assert!(!out(&o).contains("deny"), "{}", out(&o));
     // The user takes longer than edit_lease to approve; meanwhile the

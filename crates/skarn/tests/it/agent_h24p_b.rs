@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 use crate::support_agent::{Setup, bash_decision, client_starts, init, setup_git};
+use crate::support_hook::claude_hook;
 
 /// atk24o F6: past 512 skill directories the rest were skipped without a
 /// word: `init` left their hooks unwrapped and the hook allowed every
@@ -52,27 +53,13 @@ fn skills_past_the_bound_are_not_skipped() {
 /// `skarn hook claude-code` as Claude Code starts it for a session in
 /// `cwd` of the project `s.ws`, `input` on stdin.
 fn claude_hook_in(s: &Setup, cwd: &Path, input: &Value) -> std::process::Output {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(cwd)
-        .env("HOME", &s.home)
-        .env("CLAUDE_PROJECT_DIR", &s.ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes());
-    c.wait_with_output().unwrap()
+    claude_hook(
+        cwd,
+        &s.home,
+        Some(s.ws.as_path()),
+        &["XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR"],
+        input,
+    )
 }
 
 /// atk24o F7 (h24p item 2): Claude Code's own worktrees lie at

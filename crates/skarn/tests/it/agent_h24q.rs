@@ -5,7 +5,6 @@
 //! (F8). Judged from outside: the hook's answer as Claude Code reads it,
 //! `init`'s exit status, the marker the planted program would write.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -13,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::claude_hook;
 use skarn_test_support::TempDir;
 
 /// A home and a project (a git work tree) in it.
@@ -85,23 +85,16 @@ fn trust_hooks(s: &Setup, lines: &[&str]) {
 /// The hook's answer to a Bash call (`deny`, `allow`, or "" for none) and
 /// its reason.
 fn bash_decision(s: &Setup) -> (String, String) {
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(&s.ws)
-        .env("HOME", &s.home)
-        .env("CLAUDE_PROJECT_DIR", &s.ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let i = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": s.ws,
                    "session_id": "s", "tool_use_id": "t1",
                    "tool_input": {"command": "ls"}});
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(
+        &s.ws,
+        &s.home,
+        Some(s.ws.as_path()),
+        &["XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR"],
+        &i,
+    );
     if o.stdout.is_empty() {
         return (String::new(), err(&o));
     }

@@ -21,9 +21,13 @@ mod common;
 #[cfg(target_os = "linux")]
 mod support_agent;
 #[cfg(target_os = "linux")]
+mod support_attempt;
+#[cfg(target_os = "linux")]
 mod support_hook;
 #[cfg(target_os = "linux")]
 mod support_planted;
+#[cfg(target_os = "linux")]
+mod support_secret_server;
 #[cfg(target_os = "linux")]
 mod support_secret_sources;
 // Issue 24: hooks, init, serve and run against the agent widening its own

@@ -90,12 +90,7 @@ fn rev(dir: &Path, home: &Path, what: &str) -> Option<String> {
 fn host_resets(dir: &Path, home: &Path) {
     let _ = host_git(dir, home, &["reset", "-q", "--hard"]);
     let _ = host_git(dir, home, &["checkout", "--", "."]);
-    if dir.join(".envrc").exists() {
-        let _ = std::process::Command::new("sh")
-            .arg(dir.join(".envrc"))
-            .current_dir(dir)
-            .output();
-    }
+    crate::support_git::enter(dir);
 }
 
 #[test]

@@ -6,11 +6,11 @@
 //! from outside: the host program run afterwards (git, npm) runs nothing
 //! planted.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
+use crate::support_hook::claude_hook;
 use skarn_test_support::TempDir;
 
 /// The two ways a run writes the workspace.
@@ -255,25 +255,13 @@ fn f11_scripts_a_granted_projects_configuration_names_stay_read_only() {
 pub(crate) fn write_goes_on(ws: &Path, home: &Path, path: &Path) -> bool {
     let input = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
         "tool_use_id": "t1", "cwd": ws, "tool_input": {"file_path": path, "content": "x"}});
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env("CLAUDE_PROJECT_DIR", ws)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(
+        ws,
+        home,
+        Some(ws),
+        &["XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR"],
+        &input,
+    );
     if code(&o) == 2 {
         return false;
     }

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::common::*;
+use crate::support_git::ran;
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["direct", "cow"];
@@ -33,27 +34,23 @@ fn start_up_files_any_variable_names_stay_as_they_were() {
                       echo 'pre = \"/tmp/x\"' > conf/mytool.conf; \
                       echo '[custom.x]' > starship.toml; \
                       echo built > out/artifact; echo RAN";
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", script],
-        )
-        .current_dir(&ws)
-        .env("VIMINIT", format!("source {}", p(&vimrc)))
-        .env("LESSKEYIN", p(&lesskey))
-        // Not on any list: the shape rule.
-        .env("MYTOOL_SETTINGS", p(&tool))
-        // Listed, and missing: the name is reserved.
-        .env("STARSHIP_CONFIG", p(&starship))
-        // A directory a variable names stays writable.
-        .env("MYTOOL_OUT", p(&out_dir))
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
+        let said = ran(
+            layer,
+            run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", script],
+            )
+            .current_dir(&ws)
+            .env("VIMINIT", format!("source {}", p(&vimrc)))
+            .env("LESSKEYIN", p(&lesskey))
+            // Not on any list: the shape rule.
+            .env("MYTOOL_SETTINGS", p(&tool))
+            // Listed, and missing: the name is reserved.
+            .env("STARSHIP_CONFIG", p(&starship))
+            // A directory a variable names stays writable.
+            .env("MYTOOL_OUT", p(&out_dir)),
         );
         let read = |f: &Path| std::fs::read_to_string(f).unwrap_or_default();
         assert_eq!(read(&vimrc), "set nocompatible\n", "{layer}: {said}");

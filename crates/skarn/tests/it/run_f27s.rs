@@ -5,11 +5,11 @@
 //! holds at most one budget of such bodies at once (503 past it). Checked
 //! on a loopback host that records what reached it; as root and uid 65534.
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_server as server;
+use crate::support_secret_sources::is_root;
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
@@ -17,11 +17,7 @@ use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 const VALUE: &str = "Fq27Zs4Lm9Vt2Wn7Rc5Yb8Hs3Kd6JxPe";
 
 struct Setup {
-    _t: TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-    ca: PathBuf,
+    base: server::Setup,
     srv: TlsServer,
 }
 
@@ -30,39 +26,14 @@ fn setup(name: &str) -> Setup {
     let srv = TlsServer::start(&ca, &["localhost"], |r: &Request| {
         Response::ok(format!("{} bytes\n", r.body.len()).into_bytes())
     });
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
     let host = format!("localhost:{}", srv.port);
-    crate::support_secret_sources::file_secret(
-        &t,
-        &home,
-        "s",
-        VALUE,
-        &host,
-        "TOK",
-        "methods = [\"POST\"]\n",
-    );
-    let ws = t.dir("ws");
-    let ca_path = t.dir("ca").join("ca.pem");
-    std::fs::write(&ca_path, &ca.cert_pem).unwrap();
-    Setup {
-        _t: t,
-        root,
-        home,
-        ws,
-        ca: ca_path,
-        srv,
-    }
+    let base = server::setup(name, "s", VALUE, &host, "TOK", "methods = [\"POST\"]\n");
+    base.trust(&ca);
+    Setup { base, srv }
 }
 
 fn run(s: &Setup, user: bool, script: &str) -> Output {
-    let net = format!("allow:127.0.0.1:{}", s.srv.port);
-    let cmd = ["sh", "-c", script];
-    let mut c = run_command(&s.ws, &s.home, &["--secret", "s", "--net", &net], &cmd);
-    c.env("SSL_CERT_FILE", &s.ca);
-    let mut c = if user { as_user(c, &s.root) } else { c };
-    c.output().unwrap()
+    server::run(&s.base, user, s.srv.port, true, &["sh", "-c", script])
 }
 
 /// One curl line: label, then the status.
@@ -119,7 +90,7 @@ fn overrides(user: bool) {
         ("ok-mp", mp("name*0=\"fi\"; name*1=\"le\"").into_bytes()),
     ];
     for (f, b) in &files {
-        std::fs::write(s.ws.join(f), b).unwrap();
+        std::fs::write(s.base.ws.join(f), b).unwrap();
     }
     let p = s.srv.port;
     let multipart = "-H 'Content-Type: multipart/form-data; boundary=XX'";
@@ -211,7 +182,7 @@ fn held_bodies_share_one_budget() {
         skarn_test_support::skip!("curl is not installed");
     }
     let s = setup("f27s-budget");
-    std::fs::write(s.ws.join("big.txt"), vec![b'a'; 8_000_000]).unwrap();
+    std::fs::write(s.base.ws.join("big.txt"), vec![b'a'; 8_000_000]).unwrap();
     let p = s.srv.port;
     let script = format!(
         "export NO_PROXY= no_proxy=; \

@@ -12,13 +12,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, exposed, is_root};
+use crate::support_secret_server::{self as server, Setup};
+use crate::support_secret_sources::{exposed, is_root};
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
@@ -27,30 +28,11 @@ const VALUE: &str = "Qx7Lm2Zp9Tv4Wn8Rc3Yb6Hs1Kd5Jf0Ga";
 /// A 12-byte piece of it: what an oracle sends.
 const PIECE: &str = "Lm2Zp9Tv4Wn8";
 
-struct Setup {
-    _t: TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-    ca: PathBuf,
-}
-
 /// A home whose secret `tok` is bound to `host`; the test CA's file.
 fn setup(name: &str, host: &str, ca: &TestCa) -> Setup {
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
-    crate::support_secret_sources::file_secret(&t, &home, "tok", VALUE, host, "TOKEN", "");
-    let ws = t.dir("ws");
-    let ca_file = t.dir("ca").join("ca.pem");
-    std::fs::write(&ca_file, &ca.cert_pem).unwrap();
-    Setup {
-        _t: t,
-        root,
-        home,
-        ws,
-        ca: ca_file,
-    }
+    let s = server::setup(name, "tok", VALUE, host, "TOKEN", "");
+    s.trust(ca);
+    s
 }
 
 /// `data` compressed by the host's `gzip` (a real tool), into `ws/name`.
@@ -71,16 +53,7 @@ fn gzip_file(ws: &Path, name: &str, data: &[u8]) -> Vec<u8> {
 }
 
 fn run(s: &Setup, user: bool, port: u16, script: &str) -> Output {
-    let net = format!("allow:127.0.0.1:{port}");
-    let mut c = run_command(
-        &s.ws,
-        &s.home,
-        &["--secret", "tok", "--net", &net],
-        &["sh", "-c", script],
-    );
-    c.env("SSL_CERT_FILE", &s.ca);
-    let mut c = if user { as_user(c, &s.root) } else { c };
-    c.output().unwrap()
+    server::run(s, user, port, true, &["sh", "-c", script])
 }
 
 fn echo(r: &Request) -> Response {

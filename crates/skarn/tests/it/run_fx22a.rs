@@ -9,63 +9,14 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::as_user;
+use crate::support_attempt::{self, SYS_PATH, repo, users};
 use skarn_test_support::TempDir;
-
-/// The users a run is made as: root (as it is) and uid 65534 (when root).
-fn users() -> Vec<bool> {
-    if skarn_test_support::is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// `sh -c script` in a run started in `cwd` (its workspace), with `envs`
 /// set, as uid 65534 when `nobody`.
 fn attempt(t: &TempDir, cwd: &Path, envs: &[(&str, &Path)], nobody: bool, script: &str) -> Output {
-    let mut c = Command::new(exe());
-    c.args(["run", "--no-config", "--", "sh", "-c", script])
-        .current_dir(cwd)
-        .env("HOME", t.path().join("home"))
-        .env("PATH", SYS_PATH)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .env_remove("ZDOTDIR")
-        .env_remove("PYTHONPATH")
-        .env_remove("LD_LIBRARY_PATH")
-        .envs(envs.iter().map(|(k, v)| (*k, *v)))
-        .stdin(std::process::Stdio::null());
-    if nobody {
-        c = as_user(c, t.path());
-        c.current_dir(cwd);
-    }
-    c.output().expect("spawn skarn")
-}
-
-fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
-    t.dir("home");
-    let ws = t.dir(rel);
-    for (f, body) in files {
-        t.file(format!("{rel}/{f}"), body);
-    }
-    git(&ws, &["init", "-q", "."]);
-    git(&ws, &["add", "-A"]);
-    git(
-        &ws,
-        &[
-            "-c",
-            "user.email=a@b",
-            "-c",
-            "user.name=a",
-            "commit",
-            "-qm",
-            "i",
-        ],
-    );
-    ws
+    let unset = ["ZDOTDIR", "PYTHONPATH", "LD_LIBRARY_PATH"];
+    support_attempt::attempt(t, cwd, &[], &unset, envs, nobody, script)
 }
 
 // ---- F6: node_modules/.bin programs named like host programs ----

@@ -10,11 +10,11 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
+use crate::support_secret_server::{self as server, Setup};
 use crate::support_secret_sources::{as_user, exposed, find, is_root};
 use skarn_test_support::TempDir;
 
@@ -221,49 +221,21 @@ except OSError:
 print('answer:', r.split(b'\r\n\r\n', 1)[-1].decode(errors='replace'))
 "#;
 
-struct Setup {
-    _t: TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-}
-
 fn setup(name: &str) -> Setup {
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
-    let vals = t.dir("vals");
-    std::fs::write(vals.join("tok"), format!("{VALUE}\n")).unwrap();
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(
-        home.join(".config/skarn/config.toml"),
-        format!(
-            "[secrets.s]\nfile = \"{}\"\nhosts = [\"example.test\"]\nenv = \"TOK\"\n",
-            vals.join("tok").display()
-        ),
-    )
-    .unwrap();
-    let ws = t.dir("ws");
-    std::fs::write(ws.join("client.py"), CLIENT).unwrap();
-    Setup {
-        _t: t,
-        root,
-        home,
-        ws,
-    }
+    let s = server::setup(name, "s", VALUE, "example.test", "TOK", "");
+    std::fs::write(s.ws.join("client.py"), CLIENT).unwrap();
+    s
 }
 
 fn send(s: &Setup, user: bool, port: u16, mode: &str, a: &str, b: &str) -> String {
-    let net = format!("allow:127.0.0.1:{port}");
     let p = port.to_string();
-    let c = run_command(
-        &s.ws,
-        &s.home,
-        &["--secret", "s", "--net", &net],
+    let o = server::run(
+        s,
+        user,
+        port,
+        true,
         &["python3", "client.py", &p, mode, a, b],
     );
-    let mut c = if user { as_user(c, &s.root) } else { c };
-    let o = c.output().unwrap();
     format!("{}{}", out(&o), err(&o))
 }
 

@@ -10,19 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::as_user;
+use crate::support_attempt::{self, LAYERS, SYS_PATH, repo, users};
 use skarn_test_support::TempDir;
-
-fn users() -> Vec<bool> {
-    if skarn_test_support::is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
 
 /// `sh -c script` in a run started in `cwd`, with `flags`, `envs` set.
 fn attempt(
@@ -33,55 +22,15 @@ fn attempt(
     nobody: bool,
     script: &str,
 ) -> Output {
-    let mut c = Command::new(exe());
-    c.arg("run").arg("--no-config").args(flags);
-    // The planted files' source, readable inside.
-    let stage = t.path().join("stage");
-    if stage.is_dir() {
-        c.arg("--read").arg(&stage);
-    }
-    c.args(["--", "sh", "-c", script])
-        .current_dir(cwd)
-        .env("HOME", t.path().join("home"))
-        .env("PATH", SYS_PATH)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .env_remove("ZDOTDIR")
-        .env_remove("NODE_OPTIONS")
-        .env_remove("NODE_PATH")
-        .env_remove("CLASSPATH")
-        .env_remove("PYTHONPATH")
-        .env_remove("LD_LIBRARY_PATH")
-        .envs(envs.iter().copied())
-        .stdin(std::process::Stdio::null());
-    if nobody {
-        c = as_user(c, t.path());
-        c.current_dir(cwd);
-    }
-    c.output().expect("spawn skarn")
-}
-
-fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
-    t.dir("home");
-    let ws = t.dir(rel);
-    for (f, body) in files {
-        t.file(format!("{rel}/{f}"), body);
-    }
-    git(&ws, &["init", "-q", "."]);
-    git(&ws, &["add", "-A"]);
-    git(
-        &ws,
-        &[
-            "-c",
-            "user.email=a@b",
-            "-c",
-            "user.name=a",
-            "commit",
-            "-qm",
-            "i",
-        ],
-    );
-    ws
+    let unset = [
+        "ZDOTDIR",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "CLASSPATH",
+        "PYTHONPATH",
+        "LD_LIBRARY_PATH",
+    ];
+    support_attempt::attempt(t, cwd, flags, &unset, envs, nobody, script)
 }
 
 fn cc(args: &[&str]) -> bool {

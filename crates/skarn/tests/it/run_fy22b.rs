@@ -9,20 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::*;
+use crate::support_attempt::{self, SYS_PATH, git_in, users};
 use crate::support_planted::Planted;
-use crate::support_secret_sources::as_user;
 use skarn_test_support::TempDir;
 
-/// The users a run is made as: root (as it is) and uid 65534 (when root).
-fn users() -> Vec<bool> {
-    if skarn_test_support::is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const FLAG: &str = "--allow-non-project-workspace";
 
 /// `sh -c script` in a run started in `cwd`, with `flags` and `envs`, as
@@ -35,27 +25,8 @@ fn attempt(
     nobody: bool,
     script: &str,
 ) -> Output {
-    let mut c = Command::new(exe());
-    c.arg("run")
-        .arg("--no-config")
-        .args(flags)
-        .args(["--", "sh", "-c", script])
-        .current_dir(cwd)
-        .env("HOME", t.path().join("home"))
-        .env("PATH", SYS_PATH)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_DATA_DIRS")
-        .env_remove("XDG_CONFIG_DIRS")
-        .env_remove("CLAUDECODE")
-        .env_remove("BASH_ENV")
-        .env_remove("ENV")
-        .envs(envs.iter().map(|(k, v)| (*k, *v)))
-        .stdin(std::process::Stdio::null());
-    if nobody {
-        c = as_user(c, t.path());
-        c.current_dir(cwd);
-    }
-    c.output().expect("spawn skarn")
+    let unset = ["XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "BASH_ENV", "ENV"];
+    support_attempt::attempt(t, cwd, flags, &unset, envs, nobody, script)
 }
 
 fn repo(ws: &Path, files: &[(&str, &str)]) {
@@ -64,20 +35,9 @@ fn repo(ws: &Path, files: &[(&str, &str)]) {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, body).unwrap();
     }
-    git(ws, &["init", "-q", "."]);
-    git(ws, &["add", "-A"]);
-    git(
-        ws,
-        &[
-            "-c",
-            "user.email=a@b",
-            "-c",
-            "user.name=a",
-            "commit",
-            "-qm",
-            "i",
-        ],
-    );
+    git_in(ws, &["init", "-q", "."]);
+    git_in(ws, &["add", "-A"]);
+    git_in(ws, &["commit", "-qm", "i"]);
 }
 
 fn executable(p: &Path) {

@@ -7,13 +7,13 @@
 //! client makes it, then the host program is run and must not have run
 //! the planted code.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::{FILE_GUARD, claude_hook};
 use crate::support_secret_sources::{as_user, users};
 use skarn_test_support::TempDir;
 
@@ -23,20 +23,7 @@ fn allowed(ws: &Path, home: &Path, tool: &str, input: Value) -> bool {
     let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
                    "permission_mode": "default", "hook_event_name": "PreToolUse",
                    "tool_name": tool, "tool_input": input});
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(ws, home, None, FILE_GUARD, &i);
     assert_eq!(code(&o), 0, "{o:?}");
     o.stdout.is_empty()
         || serde_json::from_slice::<Value>(&o.stdout).unwrap()["hookSpecificOutput"]["permissionDecision"]

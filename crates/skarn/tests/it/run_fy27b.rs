@@ -12,14 +12,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, exposed, find, is_root};
-use skarn_test_support::TempDir;
+use crate::support_secret_server::{self as server, Setup};
+use crate::support_secret_sources::{exposed, find, is_root};
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
 /// The secret's value: random-looking throughout.
@@ -156,45 +155,15 @@ while len(r) >= 2:
 print('frames:', text.decode(errors='replace'))
 "#;
 
-struct Setup {
-    _t: TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-    ca: PathBuf,
-}
-
 /// A home whose secret `s` is bound to `host` (with `extra` lines).
 fn setup(name: &str, host: &str, extra: &str) -> Setup {
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
-    crate::support_secret_sources::file_secret(&t, &home, "s", VALUE, host, "TOK", extra);
-    let ws = t.dir("ws");
-    std::fs::write(ws.join("client.py"), CLIENT).unwrap();
-    let ca = t.dir("ca").join("ca.pem");
-    Setup {
-        _t: t,
-        root,
-        home,
-        ws,
-        ca,
-    }
+    let s = server::setup(name, "s", VALUE, host, "TOK", extra);
+    std::fs::write(s.ws.join("client.py"), CLIENT).unwrap();
+    s
 }
 
 fn run(s: &Setup, user: bool, port: u16, secret: bool, cmd: &[&str]) -> Output {
-    let net = format!("allow:127.0.0.1:{port}");
-    let flags: &[&str] = if secret {
-        &["--secret", "s", "--net", &net]
-    } else {
-        &["--net", &net]
-    };
-    let mut c = run_command(&s.ws, &s.home, flags, cmd);
-    if s.ca.exists() {
-        c.env("SSL_CERT_FILE", &s.ca);
-    }
-    let mut c = if user { as_user(c, &s.root) } else { c };
-    c.output().unwrap()
+    server::run(s, user, port, secret, cmd)
 }
 
 fn client(s: &Setup, user: bool, port: u16, mode: &str, guess: &str) -> String {
@@ -280,7 +249,7 @@ fn method_spellings(user: bool) {
         &format!("localhost:{}", srv.port),
         "methods = [\"POST\"]\n",
     );
-    std::fs::write(&s.ca, &ca.cert_pem).unwrap();
+    s.trust(&ca);
     let mut script = String::from("export NO_PROXY= no_proxy=; ");
     for q in [
         "",

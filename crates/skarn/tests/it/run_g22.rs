@@ -11,19 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::as_user;
+use crate::support_attempt::{self, git_in, plain};
 use skarn_test_support::TempDir;
 
-pub(super) fn users() -> Vec<bool> {
-    if skarn_test_support::is_root() {
-        vec![false, true]
-    } else {
-        vec![false]
-    }
-}
-
-pub(super) const SYS_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-pub(super) const LAYERS: [&[&str]; 2] = [&[], &["--workspace-layer", "direct"]];
+pub(super) use crate::support_attempt::{LAYERS, SYS_PATH, repo, users};
 
 /// `sh -c script` in a run started in `cwd`, with `flags`, `envs` set;
 /// `chown` is handed to uid 65534 too.
@@ -35,62 +26,20 @@ pub(super) fn attempt(
     nobody: Option<&Path>,
     script: &str,
 ) -> Output {
-    let mut c = Command::new(exe());
-    c.arg("run").arg("--no-config").args(flags);
-    let stage = t.path().join("stage");
-    if stage.is_dir() {
-        c.arg("--read").arg(&stage);
+    if let Some(extra) = nobody
+        && extra != t.path()
+    {
+        assert!(
+            Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(extra)
+                .status()
+                .unwrap()
+                .success()
+        );
     }
-    c.args(["--", "sh", "-c", script])
-        .current_dir(cwd)
-        .env("HOME", t.path().join("home"))
-        .env("PATH", SYS_PATH)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .env_remove("NODE_OPTIONS")
-        .env_remove("LD_PRELOAD")
-        .env_remove("LD_LIBRARY_PATH")
-        .envs(envs.iter().copied())
-        .stdin(std::process::Stdio::null());
-    if let Some(extra) = nobody {
-        if extra != t.path() {
-            assert!(
-                Command::new("chown")
-                    .args(["-R", "65534:65534"])
-                    .arg(extra)
-                    .status()
-                    .unwrap()
-                    .success()
-            );
-        }
-        c = as_user(c, t.path());
-        c.current_dir(cwd);
-    }
-    c.output().expect("spawn skarn")
-}
-
-pub(super) fn git_in(ws: &Path, args: &[&str]) {
-    git(
-        ws,
-        &[&["-c", "user.email=a@b", "-c", "user.name=a"][..], args].concat(),
-    );
-}
-
-pub(super) fn repo(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
-    let ws = plain(t, rel, files);
-    git_in(&ws, &["init", "-q", "."]);
-    git_in(&ws, &["add", "-A"]);
-    git_in(&ws, &["commit", "-qm", "i"]);
-    ws
-}
-
-fn plain(t: &TempDir, rel: &str, files: &[(&str, &str)]) -> PathBuf {
-    t.dir("home");
-    let ws = t.dir(rel);
-    for (f, body) in files {
-        t.file(format!("{rel}/{f}"), body);
-    }
-    ws
+    let unset = ["NODE_OPTIONS", "LD_PRELOAD", "LD_LIBRARY_PATH"];
+    support_attempt::attempt(t, cwd, flags, &unset, envs, nobody.is_some(), script)
 }
 
 fn gcc(args: &[&str]) -> bool {

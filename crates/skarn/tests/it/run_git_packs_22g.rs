@@ -7,10 +7,9 @@
 //! does not make that commit set aside.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common::*;
-use crate::support_git::{planted_commit, settle};
+use crate::support_git::{enter, planted_commit, ran, report_ran, report_script, settle};
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["direct", "cow"];
@@ -29,12 +28,7 @@ fn repo(t: &TempDir, ws: &Path) -> String {
 /// `.envrc`).
 fn host_checks_out_agent(ws: &Path) {
     let _ = git(ws, &["checkout", "-q", "agent"]);
-    if ws.join(".envrc").exists() {
-        let _ = Command::new("sh")
-            .arg(ws.join(".envrc"))
-            .current_dir(ws)
-            .output();
-    }
+    enter(ws);
 }
 
 #[test]
@@ -147,20 +141,6 @@ fn the_users_own_untracked_envrc_committed_unchanged_keeps_its_commit() {
     }
 }
 
-/// Run `script` in `ws` through skarn (report on); its output.
-fn run_script(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
-    let o = run_command(
-        ws,
-        home,
-        &["--report", "--workspace-layer", layer],
-        &["sh", "-c", script],
-    )
-    .current_dir(ws)
-    .output()
-    .unwrap();
-    format!("{}{}", out(&o), err(&o))
-}
-
 #[test]
 fn a_commit_of_a_tree_an_earlier_run_stored_is_vetted() {
     // Attack atk22h F1: run 1 stores the tree (no commit), run 2 commits it.
@@ -178,7 +158,7 @@ fn a_commit_of_a_tree_an_earlier_run_stored_is_vetted() {
              echo $tr > .git/agent-tree; echo RAN1",
             m = marker.display()
         );
-        let said1 = run_script(&ws, &home, layer, &one);
+        let said1 = report_script(&ws, &home, layer, &one);
         assert!(
             said1.contains("RAN1"),
             "{layer}: run 1 did not run: {said1}"
@@ -186,7 +166,7 @@ fn a_commit_of_a_tree_an_earlier_run_stored_is_vetted() {
         settle();
         let two = "c=$(git -c user.name=a -c user.email=a@a commit-tree $(cat .git/agent-tree) \
                    -p HEAD -m agent) && git update-ref refs/heads/agent $c && echo RAN2";
-        let said2 = run_script(&ws, &home, layer, two);
+        let said2 = report_script(&ws, &home, layer, two);
         assert!(
             said2.contains("RAN2"),
             "{layer}: run 2 did not run: {said2}"
@@ -216,11 +196,7 @@ fn a_commit_in_a_nested_repository_is_vetted() {
         settle();
         let marker = t.join("PLANTED-RAN");
         let script = format!("cd libs/core && {}echo RAN", planted_commit(&marker));
-        let said = run_script(&ws, &home, layer, &script);
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, &script);
         host_checks_out_agent(&core);
         assert!(
             !marker.exists(),
@@ -241,11 +217,7 @@ fn a_gitmodules_staged_through_the_index_only_is_vetted() {
         let script = "b=$(printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = ./x\\n\\tupdate = !touch /tmp/pwn\\n' \
                       | git hash-object -w --stdin) && \
                       git update-index --add --cacheinfo 100644,$b,.gitmodules && echo RAN";
-        let said = run_script(&ws, &home, layer, script);
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, script);
         // From outside: what host git would commit or check out.
         let staged = git(&ws, &["show", ":.gitmodules"]);
         assert!(
@@ -275,34 +247,25 @@ fn the_index_of_a_write_grants_repository_cannot_stage_a_protected_file() {
             lib = lib.display(),
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &[
-                "--report",
-                "--workspace-layer",
-                layer,
-                "--write",
-                lib.to_str().unwrap(),
-            ],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
+        let said = ran(
+            layer,
+            run_command(
+                &ws,
+                &home,
+                &[
+                    "--report",
+                    "--workspace-layer",
+                    layer,
+                    "--write",
+                    lib.to_str().unwrap(),
+                ],
+                &["sh", "-c", &script],
+            )
+            .current_dir(&ws),
         );
         // On the host: the user restores the files `git status` shows.
         let _ = git(&lib, &["checkout", "--", "."]);
-        if lib.join(".envrc").exists() {
-            let _ = Command::new("sh")
-                .arg(lib.join(".envrc"))
-                .current_dir(&lib)
-                .output();
-        }
+        enter(&lib);
         assert!(
             !marker.exists(),
             "{layer}: the write grant's index brought the planted .envrc to the host: {said}"

@@ -4,23 +4,17 @@
 //! sources `.envrc`), and the planted code did not run.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common::*;
 use crate::run_atk22i_git::{host_git, skip_without_git};
-use crate::support_git::{planted_commit, repo, settle};
+use crate::support_git::{enter, planted_commit, repo, settle};
 use skarn_test_support::TempDir;
 
 /// On the host, in `dir`: check out `branch` and source `.envrc` as
 /// direnv does on entering the directory.
 fn host_enters(dir: &Path, home: &Path, branch: &str) {
     let _ = host_git(dir, home, &["checkout", "-q", "-f", branch]);
-    if dir.join(".envrc").exists() {
-        let _ = Command::new("sh")
-            .arg(dir.join(".envrc"))
-            .current_dir(dir)
-            .output();
-    }
+    enter(dir);
 }
 
 /// Run `script` (it ends with `echo RAN`) in the workspace `ws` with

@@ -11,6 +11,7 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use crate::common::*;
+use crate::support_git::ran;
 use skarn_test_support::{TempDir, is_root};
 
 const LAYERS: &[&str] = &["direct", "cow"];
@@ -52,22 +53,18 @@ fn start_up_files_linked_from_unlisted_home_places_stay_as_they_were() {
             script.push_str(&format!("echo PLANTED > '{}' 2>/dev/null; ", tg.display()));
         }
         script.push_str("echo RAN");
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .env("XDG_CONFIG_HOME", &cfg)
-        .env("ZDOTDIR", &zdot)
-        .env_remove("XDG_DATA_HOME")
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
+        let said = ran(
+            layer,
+            run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .current_dir(&ws)
+            .env("XDG_CONFIG_HOME", &cfg)
+            .env("ZDOTDIR", &zdot)
+            .env_remove("XDG_DATA_HOME"),
         );
         for tg in &targets {
             assert_eq!(

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::common::*;
+use crate::support_git::{enter, ran, report_ran, settle};
 use skarn_test_support::TempDir;
 
 const LAYERS: &[&str] = &["direct", "cow"];
@@ -33,11 +34,6 @@ fn agent_starts_with(env_file: &Path, dir: &Path) -> std::process::Output {
         }
     }
     c.output().unwrap()
-}
-
-/// Past the after-run check's clock margin (what is here is the user's).
-fn settle() {
-    std::thread::sleep(std::time::Duration::from_millis(200));
 }
 
 #[test]
@@ -66,20 +62,7 @@ fn an_agents_env_file_cannot_make_its_next_commands_run_planted_code() {
             m = marker.display(),
             ws = ws.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--report", "--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, &script);
         for (f, dir) in [
             (ws.join(".env"), ws.clone()),
             (own.clone(), ws.join("tools")),
@@ -150,19 +133,15 @@ fn a_conda_environments_activation_scripts_cannot_be_planted() {
              echo 'x = 1' > envs/dev/lib/python3.12/site-packages/mine.py; echo RAN",
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
+        let said = ran(
+            layer,
+            run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .current_dir(&ws),
         );
         activate(&ws.join(".pixi/envs/default"));
         activate(&ws.join("envs/dev"));
@@ -206,20 +185,16 @@ fn a_program_on_path_outside_the_home_keeps_the_workspace_file_it_runs() {
             std::env::var("PATH").unwrap_or_default()
         );
         let script = format!("echo 'touch {}' > tool/main.sh; echo RAN", marker.display());
-        let o = run_command(
-            &ws,
-            &home,
-            &["--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .env("PATH", &path)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
+        let said = ran(
+            layer,
+            run_command(
+                &ws,
+                &home,
+                &["--workspace-layer", layer],
+                &["sh", "-c", &script],
+            )
+            .current_dir(&ws)
+            .env("PATH", &path),
         );
         // The user types the program's name on the host.
         let _ = Command::new("mytool").env("PATH", &path).output();
@@ -257,20 +232,7 @@ fn a_linked_worktrees_index_cannot_stage_a_protected_file() {
              echo staged=$?; echo RAN",
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--report", "--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, &script);
         // On the host, in the linked worktree: `git checkout -- .`, then a
         // shell enters it (direnv sources `.envrc`).
         let _ = Command::new("git")
@@ -279,12 +241,7 @@ fn a_linked_worktrees_index_cannot_stage_a_protected_file() {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("HOME", &home)
             .output();
-        if feat.join(".envrc").exists() {
-            let _ = Command::new("sh")
-                .arg(feat.join(".envrc"))
-                .current_dir(&feat)
-                .output();
-        }
+        enter(&feat);
         assert!(
             !marker.exists(),
             "{layer}: the linked worktree's index brought the planted .envrc to the host: {said}"
@@ -317,29 +274,11 @@ fn a_commit_the_run_made_cannot_bring_a_protected_file_to_the_host() {
              echo more > NOTES; git add NOTES; $G commit -qm notes; echo RAN",
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--report", "--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, &script);
         // On the host: the agent's branch is checked out, a shell enters
         // the directory (direnv sources `.envrc`).
         let _ = git(&ws, &["checkout", "-q", "agent"]);
-        if ws.join(".envrc").exists() {
-            let _ = Command::new("sh")
-                .arg(ws.join(".envrc"))
-                .current_dir(&ws)
-                .output();
-        }
+        enter(&ws);
         assert!(
             !marker.exists(),
             "{layer}: the run's commit brought the planted .envrc to the host: {said}"

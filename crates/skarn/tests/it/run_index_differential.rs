@@ -5,9 +5,8 @@
 //! outside: the host restores `.envrc` from the index and sources it
 //! (direnv); the planted command did not run.
 
-use std::process::Command;
-
 use crate::common::*;
+use crate::support_git::{enter, report_ran};
 use skarn_test_support::TempDir;
 
 /// Python (run inside the sandbox) writing `.git/index`: entries `!`
@@ -44,20 +43,7 @@ fn an_index_git_reads_otherwise_cannot_stage_a_protected_file() {
              git ls-files -s; echo RAN",
             m = marker.display()
         );
-        let o = run_command(
-            &ws,
-            &home,
-            &["--report", "--workspace-layer", layer],
-            &["sh", "-c", &script],
-        )
-        .current_dir(&ws)
-        .output()
-        .unwrap();
-        let said = format!("{}{}", out(&o), err(&o));
-        assert!(
-            said.contains("RAN"),
-            "{layer}: the command did not run: {said}"
-        );
+        let said = report_ran(&ws, &home, layer, &script);
         assert!(
             said.contains("\t.envrc"),
             "{layer}: git inside did not read the crafted index as staging .envrc: {said}"
@@ -65,12 +51,7 @@ fn an_index_git_reads_otherwise_cannot_stage_a_protected_file() {
         // From outside: host git restores what the index stages, and the
         // user's direnv sources `.envrc`.
         let _ = git(&ws, &["checkout", "--", ".envrc"]);
-        if ws.join(".envrc").exists() {
-            let _ = Command::new("sh")
-                .arg(ws.join(".envrc"))
-                .current_dir(&ws)
-                .output();
-        }
+        enter(&ws);
         assert!(
             !marker.exists(),
             "{layer}: an index git reads otherwise than skarn staged .envrc for the host: {said}"

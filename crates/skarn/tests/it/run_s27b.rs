@@ -4,47 +4,23 @@
 //! goes; ordinary bodies still go with the value. Checked on a loopback
 //! host that records what reached it; as root and as uid 65534.
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_server::{self as server, Setup};
+use crate::support_secret_sources::is_root;
 use skarn_test_support::TempDir;
 use skarn_test_support::tls_server::{Request, Response, TestCa, TlsServer};
 
 /// The secret's real value: never readable inside the run.
 const VALUE: &str = "Sb27Xq4Lm9Vt2Wn7Rc5Yb8Hs3Kd6Jf1G";
 
-struct Setup {
-    _t: TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    ws: PathBuf,
-    ca: PathBuf,
-}
-
 fn setup(name: &str, host: &str, extra: &str) -> Setup {
-    let t = TempDir::new(name);
-    let root = t.path().to_path_buf();
-    let home = t.dir("home");
-    crate::support_secret_sources::file_secret(&t, &home, "s", VALUE, host, "TOK", extra);
-    let ws = t.dir("ws");
-    let ca = t.dir("ca").join("ca.pem");
-    Setup {
-        _t: t,
-        root,
-        home,
-        ws,
-        ca,
-    }
+    server::setup(name, "s", VALUE, host, "TOK", extra)
 }
 
 fn run(s: &Setup, user: bool, port: u16, cmd: &[&str]) -> Output {
-    let net = format!("allow:127.0.0.1:{port}");
-    let mut c = run_command(&s.ws, &s.home, &["--secret", "s", "--net", &net], cmd);
-    c.env("SSL_CERT_FILE", &s.ca);
-    let mut c = if user { as_user(c, &s.root) } else { c };
-    c.output().unwrap()
+    server::run(s, user, port, true, cmd)
 }
 
 /// curl lines: (label, curl arguments after `-sS`), each printing its
@@ -81,7 +57,7 @@ fn method_in_body(user: bool) {
         &format!("localhost:{}", srv.port),
         "methods = [\"POST\"]\n",
     );
-    std::fs::write(&s.ca, &ca.cert_pem).unwrap();
+    s.trust(&ca);
     let refused = [
         ("form", "-d 'a=1&_method=DELETE'"),
         ("form-php", "-d 'a=1&%5Fmethod=DELETE'"),
@@ -197,7 +173,7 @@ fn coded_uploads(user: bool) {
         &format!("localhost:{}", srv.port),
         "",
     );
-    std::fs::write(&s.ca, &ca.cert_pem).unwrap();
+    s.trust(&ca);
     let piece = &VALUE[4..16];
     let script = format!(
         "export NO_PROXY= no_proxy=; \

@@ -9,16 +9,8 @@
 //! it runs on the host (F10).
 
 use crate::common::*;
+use crate::support_secret_sources::{seen, write_config as config};
 use skarn_test_support::TempDir;
-
-fn config(home: &std::path::Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
-
-fn seen(o: &std::process::Output) -> String {
-    format!("{}{}", out(o), err(o))
-}
 
 /// F5: `current -> gl-2025` in the workspace, `current` the file source.
 #[test]

@@ -7,16 +7,8 @@
 //! its name, so a concurrent run cannot create it in between (F1b).
 
 use crate::common::*;
+use crate::support_secret_sources::{seen, write_config as config};
 use skarn_test_support::TempDir;
-
-fn config(home: &std::path::Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
-
-fn seen(o: &std::process::Output) -> String {
-    format!("{}{}", out(o), err(o))
-}
 
 /// F1: `sh -c "$HOME/proj/tools/get-token.sh"` (and `${HOME}`).
 #[test]

@@ -8,31 +8,15 @@
 //! `node_modules` does not refuse every granted run (F15). The planted
 //! code must never run on the host, the value never reach the run.
 
-use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
 use crate::common::*;
+use crate::support_hook::{FILE_GUARD, claude_hook};
+use crate::support_secret_sources::{script, seen, write_config as config};
 use skarn_test_support::{TempDir, is_root};
-
-fn config(home: &Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
-
-fn seen(o: &Output) -> String {
-    format!("{}{}", out(o), err(o))
-}
-
-/// An executable script at `p`.
-fn script(p: &Path, body: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
 
 fn git_init(d: &Path) {
     std::fs::create_dir_all(d).unwrap();
@@ -49,20 +33,7 @@ fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<Strin
     let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
                    "permission_mode": "default", "hook_event_name": "PreToolUse",
                    "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
-    let mut c = Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(ws, home, None, FILE_GUARD, &i);
     assert_eq!(code(&o), 0, "{path:?}: {o:?}");
     if o.stdout.is_empty() {
         std::fs::write(path, body).unwrap();

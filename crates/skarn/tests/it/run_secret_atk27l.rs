@@ -10,19 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use crate::support_secret_sources::{seen, write_config as config};
 use skarn_test_support::TempDir;
 
 const FILE_VALUE: &str = "fileREALvalue-0123456789abcdef";
 const ENV_VALUE: &str = "envREALvalue-9876543210fedcba";
-
-fn config(home: &Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
-
-fn seen(o: &std::process::Output) -> String {
-    format!("{}{}", out(o), err(o))
-}
 
 /// A `from_env` and a `file` source, and one typo (`headers`).
 fn broken_config(home: &Path, sec: &Path) {

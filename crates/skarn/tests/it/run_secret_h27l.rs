@@ -14,11 +14,7 @@ use skarn_test_support::TempDir;
 
 use crate::common::{code, err, exe, out, sibling};
 use crate::serve_sandbox::Session;
-
-fn config(home: &Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
+use crate::support_secret_sources::write_config as config;
 
 /// A copy of the test server installed as `prefix/bin/name`.
 fn install_server(prefix: &Path, name: &str) -> std::path::PathBuf {

@@ -6,12 +6,8 @@
 //! source is refused. Each check is made outside the sandbox.
 
 use crate::common::*;
+use crate::support_secret_sources::write_config as config;
 use skarn_test_support::TempDir;
-
-fn config(home: &std::path::Path, text: &str) {
-    std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
-    std::fs::write(home.join(".config/skarn/config.toml"), text).unwrap();
-}
 
 #[test]
 fn a_secrets_command_and_script_in_the_workspace_cannot_be_rewritten() {

@@ -1,10 +1,11 @@
 //! Set-up shared by the tests of what a run leaves in git repositories
 //! (`run_git_*`, `run_atk22*`, `run_h22o`): repositories, commits planted
-//! by the run, the after-run check's clock margin.
+//! by the run, the after-run check's clock margin, the run that must
+//! reach its `RAN`, the host entering a directory (direnv).
 
 use std::path::Path;
 
-use crate::common::git;
+use crate::common::{err, git, out, run_command};
 
 /// Past the after-run check's clock margin (what is here is the user's).
 pub(crate) fn settle() {
@@ -32,4 +33,52 @@ pub(crate) fn repo(dir: &Path, file: &str, text: &str) {
     std::fs::write(dir.join(file), text).unwrap();
     git(dir, &["add", file]);
     git(dir, &["commit", "-qm", "init"]);
+}
+
+/// What a `skarn run` (`c`) said, out and err; the command must have run
+/// to its `RAN`.
+pub(crate) fn ran(layer: &str, c: &mut std::process::Command) -> String {
+    let o = c.output().unwrap();
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(
+        said.contains("RAN"),
+        "{layer}: the command did not run: {said}"
+    );
+    said
+}
+
+/// `sh -c script` in `skarn run --report --workspace-layer LAYER`
+/// started in `ws`, with HOME = `home`: what it said, out and err.
+pub(crate) fn report_script(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
+    let o = run_command(
+        ws,
+        home,
+        &["--report", "--workspace-layer", layer],
+        &["sh", "-c", script],
+    )
+    .current_dir(ws)
+    .output()
+    .unwrap();
+    format!("{}{}", out(&o), err(&o))
+}
+
+/// [`report_script`]; the command must have run to its `RAN`.
+pub(crate) fn report_ran(ws: &Path, home: &Path, layer: &str, script: &str) -> String {
+    let said = report_script(ws, home, layer, script);
+    assert!(
+        said.contains("RAN"),
+        "{layer}: the command did not run: {said}"
+    );
+    said
+}
+
+/// On the host, a shell enters `dir`: direnv sources its `.envrc`, when
+/// there is one.
+pub(crate) fn enter(dir: &Path) {
+    if dir.join(".envrc").exists() {
+        let _ = std::process::Command::new("sh")
+            .arg(dir.join(".envrc"))
+            .current_dir(dir)
+            .output();
+    }
 }

@@ -9,6 +9,44 @@ use serde_json::json;
 
 use crate::common::{code, exe};
 
+/// What the file-guard tests remove from the hook's environment.
+pub const FILE_GUARD: &[&str] = &["XDG_CONFIG_HOME", "XDG_STATE_HOME"];
+
+/// `skarn hook claude-code` given `input`, started in `cwd` with HOME =
+/// `home`, `CLAUDE_PROJECT_DIR` = `project` (removed when `None`) and the
+/// variables `unset` removed; its output.
+pub fn claude_hook(
+    cwd: &Path,
+    home: &Path,
+    project: Option<&Path>,
+    unset: &[&str],
+    input: &serde_json::Value,
+) -> std::process::Output {
+    let mut c = std::process::Command::new(exe());
+    c.args(["hook", "claude-code"])
+        .current_dir(cwd)
+        .env("HOME", home);
+    match project {
+        Some(p) => c.env("CLAUDE_PROJECT_DIR", p),
+        None => c.env_remove("CLAUDE_PROJECT_DIR"),
+    };
+    for k in unset {
+        c.env_remove(k);
+    }
+    let mut c = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = c
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes());
+    c.wait_with_output().unwrap()
+}
+
 /// Claude Code's `Write` of `body` to `path` from the project `ws`, with
 /// HOME = `home`: `Some(reason)` when the hook refuses it, `None` when it
 /// has no objection (the agent's own rules apply).
@@ -16,20 +54,7 @@ pub fn claude_write(path: &Path, ws: &Path, home: &Path, body: &str) -> Option<S
     let i = json!({"session_id": "s", "transcript_path": home.join("t.jsonl"), "cwd": ws,
                    "permission_mode": "default", "hook_event_name": "PreToolUse",
                    "tool_name": "Write", "tool_input": {"file_path": path, "content": body}});
-    let mut c = std::process::Command::new(exe())
-        .args(["hook", "claude-code"])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("XDG_STATE_HOME")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = c.stdin.take().unwrap().write_all(i.to_string().as_bytes());
-    let o = c.wait_with_output().unwrap();
+    let o = claude_hook(ws, home, None, FILE_GUARD, &i);
     assert_eq!(code(&o), 0, "{path:?}: {o:?}");
     if o.stdout.is_empty() {
         return None;

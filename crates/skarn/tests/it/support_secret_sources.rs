@@ -68,6 +68,11 @@ pub fn config(home: &Path, name: &str, command: &[&str]) {
     );
 }
 
+/// What a run said: its output, then its errors.
+pub fn seen(o: &std::process::Output) -> String {
+    format!("{}{}", out(o), err(o))
+}
+
 /// Write the user's skarn configuration of `home`.
 pub fn write_config(home: &Path, text: &str) {
     std::fs::create_dir_all(home.join(".config/skarn")).unwrap();
