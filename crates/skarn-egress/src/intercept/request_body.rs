@@ -236,7 +236,7 @@ fn grow(out: &mut Vec<u8>, o: &[u8], lease: &mut Lease, base: usize) -> Result<(
         return Err((false, too_big()));
     }
     if need > out.capacity() {
-        let cap = need.max(out.capacity() * 2).max(64 << 10).min(MAX_HELD);
+        let cap = need.max(out.capacity() * 2).clamp(64 << 10, MAX_HELD);
         if !lease.cover(base + cap) {
             return Err((true, busy()));
         }
@@ -275,7 +275,7 @@ impl AsyncWrite for Held {
         }
         // Taken as bytes arrive (atk27t F5), the whole allocation counted.
         if need > me.data.capacity() {
-            let cap = need.max(me.data.capacity() * 2).max(64 << 10).min(MAX_HELD);
+            let cap = need.max(me.data.capacity() * 2).clamp(64 << 10, MAX_HELD);
             if !me.lease.cover(cap) {
                 me.busy = true;
                 return Poll::Ready(Err(io::Error::other(busy())));

@@ -28,10 +28,14 @@ struct Setup {
 }
 
 fn setup(name: &str) -> Setup {
-    let ca = TestCa::new();
-    let srv = TlsServer::start(&ca, &["localhost"], |r: &Request| {
+    setup_with(name, |r: &Request| {
         Response::ok(format!("{} bytes\n", r.body.len()).into_bytes())
-    });
+    })
+}
+
+fn setup_with(name: &str, answer: fn(&Request) -> Response) -> Setup {
+    let ca = TestCa::new();
+    let srv = TlsServer::start(&ca, &["localhost"], answer);
     let t = TempDir::new(name);
     let root = t.path().to_path_buf();
     let home = t.dir("home");
@@ -307,4 +311,61 @@ fn large_bodies_being_judged_do_not_stall_others() {
     let smalls: Vec<&str> = stdout.lines().filter(|l| l.starts_with("small")).collect();
     assert!(!smalls.is_empty(), "{text}");
     assert!(smalls.iter().all(|l| *l == "small 200"), "{text}");
+}
+
+fn utf32(s: &str, le: bool) -> Vec<u8> {
+    s.chars()
+        .flat_map(|c| {
+            let u = u32::from(c);
+            if le { u.to_le_bytes() } else { u.to_be_bytes() }
+        })
+        .collect()
+}
+
+/// atk27t F7: the value in UTF-32 is a form like UTF-16: a bound host's
+/// echo of it is scrubbed before the command reads it, and a workspace
+/// file holding it stops the run (recorded as exposed).
+#[test]
+fn utf32_forms_of_the_value_are_scrubbed_and_found() {
+    if !host_has("curl", "--version") {
+        skarn_test_support::skip!("curl is not installed");
+    }
+    let s = setup_with("f27u-utf32", |r: &Request| {
+        Response::ok(utf32(VALUE, r.path.ends_with("le")))
+    });
+    let p = s.srv.port;
+    let mut script = String::from("export NO_PROXY= no_proxy=; ");
+    for end in ["le", "be"] {
+        script.push_str(&format!(
+            "curl -sS -o echo.{end} -H \"Authorization: Bearer $TOK\" -d a=1 \
+             'https://localhost:{p}/echo/{end}'; "
+        ));
+    }
+    let o = run(&s, false, &script);
+    let text = format!("{}{}", out(&o), err(&o));
+    for (end, le) in [("le", true), ("be", false)] {
+        let got = std::fs::read(s.ws.join(format!("echo.{end}"))).unwrap_or_default();
+        assert!(!got.is_empty(), "{end}: {text}");
+        let real = utf32(VALUE, le);
+        assert!(
+            !got.windows(real.len()).any(|w| w == &real[..])
+                && !got.windows(40).any(|w| real.windows(40).any(|r| r == w)),
+            "the UTF-32 {end} echo reached the command: {text}"
+        );
+    }
+    // A workspace file holding the value in UTF-32 stops the run.
+    let ws2 = s.root.join("ws2");
+    std::fs::create_dir_all(&ws2).unwrap();
+    std::fs::write(ws2.join("planted.bin"), utf32(VALUE, false)).unwrap();
+    let net = format!("allow:127.0.0.1:{p}");
+    let o = run_command(
+        &ws2,
+        &s.home,
+        &["--secret", "s", "--net", &net],
+        &["sh", "-c", "echo RAN-f27u"],
+    )
+    .output()
+    .unwrap();
+    assert!(!out(&o).contains("RAN-f27u"), "{}{}", out(&o), err(&o));
+    assert!(err(&o).contains("exposed"), "{}{}", out(&o), err(&o));
 }
