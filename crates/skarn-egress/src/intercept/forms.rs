@@ -15,7 +15,8 @@
 //!   `Basic` header, or the value inside a base64 JSON field, is found);
 //! - as UTF-16, little- and big-endian (what Windows tools and some
 //!   JSON encoders write), and UTF-16LE in base64 (PowerShell's encoded
-//!   commands) (atk27g F6).
+//!   commands) (atk27g F6), and as UTF-32, little- and big-endian
+//!   (atk27t F7).
 //!
 //! Overlapping windows are all replaced, so a longer run disappears whole.
 //! What is not covered: runs shorter than [`WINDOW`], other encodings
@@ -52,6 +53,14 @@ fn hex(b: &[u8]) -> Vec<u8> {
 fn utf16(b: &[u8], little: bool) -> Vec<u8> {
     b.iter()
         .flat_map(|&c| if little { [c, 0] } else { [0, c] })
+        .collect()
+}
+
+/// `b` as UTF-32 code units (ASCII and Latin-1 bytes map one to one),
+/// little- or big-endian (atk27t F7).
+fn utf32(b: &[u8], little: bool) -> Vec<u8> {
+    b.iter()
+        .flat_map(|&c| if little { [c, 0, 0, 0] } else { [0, 0, 0, c] })
         .collect()
 }
 
@@ -190,6 +199,11 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
             placeholder: utf16(p, little),
             window: 2 * n,
         });
+        forms.push(Form {
+            value: Zeroizing::new(utf32(v, little)),
+            placeholder: utf32(p, little),
+            window: 4 * n,
+        });
     }
     let wide_v = Zeroizing::new(utf16(v, true));
     let wide_p = utf16(p, true);
@@ -276,6 +290,8 @@ mod tests {
         assert!(has(&hex(b"REALvalue0")));
         assert!(has(&utf16(b"REALvalue0", true)));
         assert!(has(&utf16(b"REALvalue0", false)));
+        assert!(has(&utf32(b"REALvalue0", true)));
+        assert!(has(&utf32(b"REALvalue0", false)));
         let wide = STANDARD_NO_PAD.encode(utf16(b"x ghp_REALvalue0123456789", true));
         assert!(
             ps.iter()

@@ -63,13 +63,33 @@ pub(super) fn route_override(headers: &[httparse::Header<'_>], path: &str) -> Op
     let query = path.split_once('?').map_or("", |(_, q)| q);
     let named_method = query.split(['&', ';']).any(|kv| {
         let name = kv.split('=').next().unwrap_or("");
-        parsed_name(name.as_bytes()) == b"_method"
+        names_method(name.as_bytes())
     });
     named_method.then(|| {
         "query parameter _method (in some spelling: PHP reads `.`, ` ` and `[` in a name as \
-         `_`) could override the bound method"
+         `_`, Rack and qs drop brackets around it) could override the bound method"
             .into()
     })
+}
+
+/// Whether a parameter name is `_method` as any common framework reads
+/// it (f27u, atk27t F2): PHP ([`parsed_name`]) or Rack and qs
+/// ([`bracket_key`]).
+pub(super) fn names_method(raw: &[u8]) -> bool {
+    parsed_name(raw) == b"_method" || bracket_key(raw) == b"_method"
+}
+
+/// A parameter's key as Rack (`normalize_params`: leading `[`/`]` dropped,
+/// the first run of bytes that are neither) and qs (`[_method]` is
+/// `_method`) read it, lower-cased, percent-decoded, spaces trimmed.
+pub(super) fn bracket_key(raw: &[u8]) -> Vec<u8> {
+    let d = percent_decoded(raw).to_ascii_lowercase();
+    let d = d.split(|c| *c == 0).next().unwrap_or(b"");
+    let key = d
+        .split(|c| matches!(c, b'[' | b']'))
+        .find(|k| !k.is_empty())
+        .unwrap_or(b"");
+    key.trim_ascii().to_vec()
 }
 
 /// A query parameter's name as PHP (and so Laravel and Symfony) builds
@@ -163,6 +183,27 @@ mod tests {
             "%A0method",
         ] {
             assert_ne!(parsed_name(n.as_bytes()), b"_method", "{n}");
+        }
+    }
+
+    /// atk27t F2: the bracket spellings Rack and qs read as `_method`.
+    #[test]
+    fn names_are_compared_as_rack_and_qs_read_them() {
+        for n in [
+            "[_method",
+            "_method]",
+            "]_method",
+            "_method%5D",
+            "[[_method]]",
+            "[_method]",
+            "%5B_method%5D",
+            "_method",
+            ".method",
+        ] {
+            assert!(super::names_method(n.as_bytes()), "{n}");
+        }
+        for n in ["payment_method", "[method]", "x[_method]", "_methods]"] {
+            assert!(!super::names_method(n.as_bytes()), "{n}");
         }
     }
 }

@@ -7,7 +7,9 @@
 //! whole before the head goes up ([`MAX_HELD`] at most: past it the request
 //! is refused), decoded when it is in a content coding, and searched for a
 //! `_method` name in the three formats, each spelling PHP reads as that
-//! name ([`super::overrides::parsed_name`]).
+//! name ([`super::overrides::parsed_name`]) or Rack and qs read as it
+//! ([`super::overrides::bracket_key`]); a coded body is judged raw too
+//! (frameworks read the raw bytes), off the proxy's async threads.
 
 use std::io;
 use std::pin::Pin;
@@ -16,14 +18,16 @@ use std::task::{Context, Poll};
 use tokio::io::AsyncWrite;
 
 mod budget;
+mod heads;
+mod judge;
 mod parts;
 mod wide;
 
 pub(crate) use budget::{Lease, busy};
+pub(crate) use judge::judged;
 pub(crate) use wide::charset_refusal;
 
 use super::decode::{Coding, Decoder};
-use super::overrides::parsed_name;
 use crate::fields::name_is;
 
 /// The most of such a body held (raw, and decoded) before it goes up.
@@ -48,12 +52,9 @@ pub(crate) fn may_name_method(headers: &[httparse::Header<'_>]) -> bool {
 /// Why the (decoded) body is refused: it names `_method` as a form field,
 /// a multipart part or a JSON key, read as bytes and, when it may be
 /// UTF-16/32, as those ([`wide`]).
+#[cfg(test)]
 pub(crate) fn names_method(body: &[u8]) -> Option<&'static str> {
-    names_method_in(body).or_else(|| {
-        wide::transcodings(body)
-            .iter()
-            .find_map(|t| names_method_in(t))
-    })
+    judge::leased(body, &mut Lease::default(), body.len()).unwrap_or(Some("busy"))
 }
 
 fn names_method_in(body: &[u8]) -> Option<&'static str> {
@@ -62,7 +63,7 @@ fn names_method_in(body: &[u8]) -> Option<&'static str> {
             "the request body (form) names _method, which could override the bound method",
         );
     }
-    if part_names(body) {
+    if part_names(body) || heads::content_id_names(body) {
         return Some(
             "the request body (multipart) names _method, which could override the bound method",
         );
@@ -79,8 +80,17 @@ fn names_method_in(body: &[u8]) -> Option<&'static str> {
 }
 
 fn is_method(name: &[u8]) -> bool {
-    parsed_name(name) == b"_method"
+    let un;
+    let mut all = heads::readings(name);
+    if name.contains(&b'\\') {
+        // Rack dequotes `\x` as `x`.
+        un = heads::unescaped(name);
+        all.extend(heads::readings(&un));
+    }
+    all.iter().any(|n| names(n))
 }
+
+use super::overrides::names_method as names;
 
 /// `a=1&_method=DELETE` (also `;`-separated, as some parsers split).
 fn form_names(body: &[u8]) -> bool {
@@ -119,12 +129,15 @@ fn part_names(body: &[u8]) -> bool {
                 .unwrap_or(rest.len());
             &rest[..end]
         };
-        // RFC 2231: `charset'lang'percent-encoded`.
-        let value = match value.iter().rposition(|c| *c == b'\'') {
+        // Rack's token (atk27t F1): it ends at any of its separators.
+        let token = heads::rack_token(&body[j..]);
+        // RFC 2231: `charset'lang'percent-encoded`; judged before and
+        // after the cut (PHP quotes with `'`: atk27t F6).
+        let cut = match value.iter().rposition(|c| *c == b'\'') {
             Some(q) => &value[q + 1..],
             None => value,
         };
-        if is_method(value) {
+        if [value, cut, token].iter().any(|v| is_method(v)) {
             return true;
         }
     }
@@ -195,19 +208,14 @@ fn json_string(b: &[u8], mut i: usize) -> (Vec<u8>, usize) {
 /// The held body decoded from its coding, at most [`MAX_HELD`] bytes,
 /// taken from the proxy's budget (`Err((true, _))` past it).
 pub(crate) fn decoded(c: Coding, raw: &[u8], lease: &mut Lease) -> Result<Vec<u8>, (bool, String)> {
+    let base = lease.taken().max(raw.len());
     let mut d = Decoder::new(c);
     let mut out = Vec::new();
     let mut rest = raw;
     loop {
         let (n, o) = d.step(rest).map_err(|e| (false, e.0))?;
         rest = &rest[n..];
-        if out.len() + o.len() > MAX_HELD {
-            return Err((false, too_big()));
-        }
-        if !lease.cover(raw.len() + out.len() + o.len()) {
-            return Err((true, busy()));
-        }
-        out.extend_from_slice(&o);
+        grow(&mut out, &o, lease, base)?;
         if n == 0 && o.is_empty() {
             break;
         }
@@ -216,14 +224,26 @@ pub(crate) fn decoded(c: Coding, raw: &[u8], lease: &mut Lease) -> Result<Vec<u8
         return Err((false, "the decoder made no progress".into()));
     }
     let o = d.finish().map_err(|e| (false, e.0))?;
-    if out.len() + o.len() > MAX_HELD {
+    grow(&mut out, &o, lease, base)?;
+    Ok(out)
+}
+
+/// `out` extended by `o`, its whole allocation taken from `lease` (on top
+/// of `base`) before it grows.
+fn grow(out: &mut Vec<u8>, o: &[u8], lease: &mut Lease, base: usize) -> Result<(), (bool, String)> {
+    let need = out.len() + o.len();
+    if need > MAX_HELD {
         return Err((false, too_big()));
     }
-    if !lease.cover(raw.len() + out.len() + o.len()) {
-        return Err((true, busy()));
+    if need > out.capacity() {
+        let cap = need.max(out.capacity() * 2).clamp(64 << 10, MAX_HELD);
+        if !lease.cover(base + cap) {
+            return Err((true, busy()));
+        }
+        out.reserve_exact(cap - out.len());
     }
-    out.extend_from_slice(&o);
-    Ok(out)
+    out.extend_from_slice(o);
+    Ok(())
 }
 
 /// The refusal past the bound (fail closed).
@@ -248,13 +268,19 @@ pub(crate) struct Held {
 impl AsyncWrite for Held {
     fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
         let me = self.get_mut();
-        if me.data.len() + b.len() > MAX_HELD {
+        let need = me.data.len() + b.len();
+        if need > MAX_HELD {
             me.over = true;
             return Poll::Ready(Err(io::Error::other(too_big())));
         }
-        if !me.lease.cover(me.data.len() + b.len()) {
-            me.busy = true;
-            return Poll::Ready(Err(io::Error::other(busy())));
+        // Taken as bytes arrive (atk27t F5), the whole allocation counted.
+        if need > me.data.capacity() {
+            let cap = need.max(me.data.capacity() * 2).clamp(64 << 10, MAX_HELD);
+            if !me.lease.cover(cap) {
+                me.busy = true;
+                return Poll::Ready(Err(io::Error::other(busy())));
+            }
+            me.data.reserve_exact(cap - me.data.len());
         }
         me.data.extend_from_slice(b);
         Poll::Ready(Ok(b.len()))

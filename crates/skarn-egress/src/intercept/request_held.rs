@@ -14,8 +14,12 @@ use super::plain::probe_found;
 use super::probe::BodyProbe;
 use super::reply::{answer, refuse_coded};
 use super::request::{Framing, Outgoing};
-use super::request_body::{Held, MAX_HELD, busy, charset_refusal, decoded, names_method, too_big};
+use super::request_body::{Held, MAX_HELD, busy, charset_refusal, judged, too_big};
 use crate::secrets::Found;
+
+/// The longest a held body may take to arrive in all (atk27t F5: a
+/// trickling request holds its share of the budget no longer than this).
+const HOLD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// The body framed as the head announces it, or `None` when the request
 /// was refused (the client answered).
@@ -58,32 +62,37 @@ where
         refuse(cw, "415 Unsupported Media Type", &why).await;
         return None;
     }
+    // The budget is taken as bytes arrive, not when a length is announced
+    // (atk27t F5): an idle request holds none of it.
     let mut held = Held::default();
-    if let Framing::Length(n) = req.framing {
-        // The announced size, taken at once: no doubling growth.
-        let n = n as usize;
-        if !held.lease.cover(n) {
-            refuse(cw, "503 Service Unavailable", &busy()).await;
-            return None;
-        }
-        held.data.reserve_exact(n);
-    }
     let mut probe = BodyProbe::after(ic.probes(), head);
     let mut coded = req.coding.map(Coded::new);
     let filter = match coded.as_mut() {
         Some(c) => Filter::ProbeCoded(ic.probes(), &mut probe, c),
         None => Filter::Probe(ic.probes(), &mut probe),
     };
-    let got = body(
-        cr,
-        &mut held,
-        req.framing,
-        Framing::UntilClose,
-        filter,
-        cx,
-        true,
+    let got = tokio::time::timeout(
+        HOLD_DEADLINE,
+        body(
+            cr,
+            &mut held,
+            req.framing,
+            Framing::UntilClose,
+            filter,
+            cx,
+            true,
+        ),
     )
     .await;
+    let Ok(got) = got else {
+        let why = format!(
+            "the request body did not arrive within {} s (it is held before a method- or \
+             path-bound secret goes): refused",
+            HOLD_DEADLINE.as_secs()
+        );
+        refuse(cw, "408 Request Timeout", &why).await;
+        return None;
+    };
     if let Some(p) = probe.hit {
         let what = format!("the body of {} {}", req.method, req.path);
         refuse_probe(cw, ic, p, cx, &what).await;
@@ -102,30 +111,13 @@ where
         return None;
     }
     got.ok()?;
-    let plain = match req.coding {
-        Some(c) => match decoded(c, &held.data, &mut held.lease) {
-            Ok(p) => p,
-            Err((over_budget, why)) => {
-                let status = if over_budget {
-                    "503 Service Unavailable"
-                } else {
-                    "413 Content Too Large"
-                };
-                refuse(cw, status, &why).await;
-                return None;
-            }
-        },
-        None => std::mem::take(&mut held.data),
-    };
-    if let Some(why) = names_method(&plain) {
-        refuse(cw, "403 Forbidden", why).await;
+    // Judged raw and decoded (atk27t F3), off the async threads (F8).
+    let (raw, lease, verdict) = judged(req.coding, held.data, held.lease).await;
+    if let Err((status, why)) = verdict {
+        refuse(cw, status, &why).await;
         return None;
     }
-    let raw = if req.coding.is_some() {
-        held.data
-    } else {
-        plain
-    };
+    drop(lease);
     Some(match req.framing {
         Framing::Chunked if raw.is_empty() => b"0\r\n\r\n".to_vec(),
         Framing::Chunked => {

@@ -368,7 +368,9 @@ mod run_s27b;
 // Issue 27, f27s: RFC 2231 part names, wide bodies, the held-body budget.
 #[cfg(target_os = "linux")]
 mod run_f27s;
-// Issue 27, atk27t F4: a value piped on standard input.
+// Issue 27, f27u: Rack/qs/PHP spellings of `_method`, raw coded bodies, idle leases.
+#[cfg(target_os = "linux")]
+mod run_f27u;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]

@@ -25,6 +25,11 @@ pub(crate) fn busy() -> String {
 pub(crate) struct Lease(usize);
 
 impl Lease {
+    /// The bytes this lease holds.
+    pub(crate) fn taken(&self) -> usize {
+        self.0
+    }
+
     /// Take enough for `total` bytes in all; `false` past the budget.
     pub(crate) fn cover(&mut self, total: usize) -> bool {
         if total <= self.0 {

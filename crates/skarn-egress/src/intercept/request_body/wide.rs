@@ -6,15 +6,17 @@
 //! orders; a declared charset that is neither ASCII-compatible nor one of
 //! those is refused (fail closed).
 
-/// The body read as UTF-16 and UTF-32 (little and big endian) when it may
-/// be one of them, each lossily as UTF-8.
-pub(super) fn transcodings(body: &[u8]) -> Vec<Vec<u8>> {
-    let bom = body.starts_with(&[0xfe, 0xff]) || body.starts_with(&[0xff, 0xfe]);
-    if !bom && !body.contains(&0) {
-        return Vec::new();
-    }
-    let mut all = Vec::new();
-    for le in [true, false] {
+/// Whether the body may be UTF-16 or UTF-32: a byte-order mark or a NUL.
+pub(super) fn may_be_wide(body: &[u8]) -> bool {
+    body.starts_with(&[0xfe, 0xff]) || body.starts_with(&[0xff, 0xfe]) || body.contains(&0)
+}
+
+/// The body read as UTF-16 (`unit` 2) or UTF-32 (`unit` 4), little or big
+/// endian, lossily as UTF-8, into one buffer of `cap` bytes (at most 3
+/// bytes per 2 read: the caller takes that from the budget first).
+pub(super) fn transcoding(body: &[u8], le: bool, unit: usize, cap: usize) -> Vec<u8> {
+    let mut s = String::with_capacity(cap);
+    if unit == 2 {
         let units = body.chunks_exact(2).map(|c| {
             let c = [c[0], c[1]];
             if le {
@@ -23,25 +25,21 @@ pub(super) fn transcodings(body: &[u8]) -> Vec<Vec<u8>> {
                 u16::from_be_bytes(c)
             }
         });
-        let s: String = char::decode_utf16(units)
-            .map(|c| c.unwrap_or('\u{fffd}'))
-            .collect();
-        all.push(s.into_bytes());
-        let s: String = body
-            .chunks_exact(4)
-            .map(|c| {
-                let c = [c[0], c[1], c[2], c[3]];
-                let u = if le {
-                    u32::from_le_bytes(c)
-                } else {
-                    u32::from_be_bytes(c)
-                };
-                char::from_u32(u).unwrap_or('\u{fffd}')
-            })
-            .collect();
-        all.push(s.into_bytes());
+        for c in char::decode_utf16(units) {
+            s.push(c.unwrap_or('\u{fffd}'));
+        }
+    } else {
+        for c in body.chunks_exact(4) {
+            let c = [c[0], c[1], c[2], c[3]];
+            let u = if le {
+                u32::from_le_bytes(c)
+            } else {
+                u32::from_be_bytes(c)
+            };
+            s.push(char::from_u32(u).unwrap_or('\u{fffd}'));
+        }
     }
-    all
+    s.into_bytes()
 }
 
 /// The refusal of a request whose head declares a charset the judge does

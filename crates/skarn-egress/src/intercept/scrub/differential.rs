@@ -1,6 +1,6 @@
 //! The sieve's differential check (ADR 0337): on a text made from any
 //! bytes, with forms of a value planted in it (pieces verbatim, reversed,
-//! hex, base64, UTF-16, whole), bytes escaped in every way the unescaper
+//! hex, base64, UTF-16, UTF-32, whole), bytes escaped in every way the unescaper
 //! reads and ASCII case changed, fed to a scrubber in random reads, the
 //! fast path gives byte for byte what the full search of every byte and
 //! of the decoded copy gives, and the probe search finds the same. Run by
@@ -92,7 +92,7 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
     };
     let mut pre = vec![b'x'; rng.below(3)];
     pre.extend_from_slice(piece);
-    let mut form = match rng.below(7) {
+    let mut form = match rng.below(9) {
         0 => piece.iter().rev().copied().collect(),
         1 => piece
             .iter()
@@ -102,6 +102,8 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
         3 => URL_SAFE_NO_PAD.encode(&pre).into_bytes(),
         4 => piece.iter().flat_map(|&c| [c, 0]).collect(),
         5 => piece.iter().flat_map(|&c| [0, c]).collect(),
+        6 => piece.iter().flat_map(|&c| [c, 0, 0, 0]).collect(),
+        7 => piece.iter().flat_map(|&c| [0, 0, 0, c]).collect(),
         _ => piece.to_vec(),
     };
     if rng.below(3) == 0 {
