@@ -81,6 +81,64 @@ fn escaped(b: u8, rng: &mut Rng) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// An escape that decodes to none of most values' bytes (a quote, a
+/// newline, a space, an accent, an ampersand): what the fast path skips
+/// when it groups escapes (issue 27).
+fn noise(rng: &mut Rng) -> &'static [u8] {
+    const N: &[&[u8]] = &[
+        b"\\\"",
+        b"\\n",
+        b"\\\\",
+        b"%0A",
+        b"%20",
+        b"\\u00e9",
+        b"\\u00E9\\u00e8",
+        b"&amp;",
+        b"&quot;",
+        b"&#10;",
+        b"\\t",
+        b"\\uD83D\\uDE00",
+    ];
+    N[rng.below(N.len())]
+}
+
+/// `form` with irrelevant escapes ([`noise`]) planted around it, some
+/// `0..=80` bytes of `value` away (so at, inside and past the edges of
+/// the regions the fast path decodes), and sometimes inside it.
+fn with_noise(value: &[u8], form: Vec<u8>, rng: &mut Rng) -> Vec<u8> {
+    let filler = |rng: &mut Rng| -> Vec<u8> {
+        let n = rng.below(81);
+        value
+            .iter()
+            .cycle()
+            .skip(rng.below(value.len()))
+            .take(n)
+            .copied()
+            .collect()
+    };
+    let mut out = Vec::new();
+    if rng.below(2) == 0 {
+        out.extend_from_slice(noise(rng));
+        out.extend_from_slice(&filler(rng));
+    }
+    let inside = if rng.below(3) == 0 {
+        rng.below(form.len() + 1)
+    } else {
+        usize::MAX
+    };
+    for (i, c) in form.iter().enumerate() {
+        if i == inside {
+            out.extend_from_slice(noise(rng));
+        }
+        out.push(*c);
+    }
+    if rng.below(2) == 0 {
+        out.extend_from_slice(&filler(rng));
+        out.extend_from_slice(noise(rng));
+    }
+    out
+}
+
 /// A form of a piece of `value` (or of all of it).
 fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
     let a = rng.below(value.len());
@@ -142,6 +200,9 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
             }
         }
         form = out;
+    }
+    if rng.below(2) == 0 {
+        form = with_noise(value, form, rng);
     }
     form
 }
