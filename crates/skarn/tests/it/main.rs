@@ -361,8 +361,6 @@ mod run_report;
 // Issue 27, s27b: `_method` in request bodies; zstd request bodies.
 #[cfg(target_os = "linux")]
 mod run_s27b;
-#[cfg(target_os = "linux")]
-mod run_s27d;
 // Issue 27, f27s: RFC 2231 part names, wide bodies, the held-body budget.
 #[cfg(target_os = "linux")]
 mod run_f27s;

@@ -20,6 +20,7 @@ const VALUES: &[&str] = &[
     "ghp_REALvalue0123456789abcdefABCDEF",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.Qk3xZ9pL0vT7mWq2Rb8N4s",
     "p@ss w0rd%&\\\"<>x",
+    "Qz7Xw2\u{e9}9Lm4Kp8Vn3Rb6",
 ];
 
 struct Rng(u64);
@@ -289,5 +290,20 @@ mod tests {
         // The planted forms are found (most of them: short pieces, and
         // ones cut from a format's public part, are not windows).
         assert!(found > 500, "{found}");
+    }
+
+    /// An escape only one of whose decoded bytes is a pattern byte is
+    /// relevant: `\u0129` (C4 A9) gives the A9 a window after the value's
+    /// `é` (C3 A9) starts with.
+    #[test]
+    fn an_escape_sharing_one_decoded_byte_with_a_window_counts() {
+        let case = cases()
+            .iter()
+            .find(|c| c.value.starts_with(b"Qz7Xw2"))
+            .unwrap();
+        let text = b"{\"a\":\"\\u01299Lm4Kp8Vn\"}".to_vec();
+        assert!(case.search.found_in_reference(&text));
+        check(case, &text, &[0, text.len()]).unwrap();
+        assert!(case.search.found_in(&text));
     }
 }
