@@ -14,17 +14,49 @@ use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
 use skarn_egress::secrets::SecretSpec;
-use skarn_egress::{Interceptor, Limits, Resolver, make_run_ca};
+use skarn_egress::{Interceptor, Limits, Listeners, Proxy, Resolver, Rules, make_run_ca};
 use skarn_test_support::tls_server::{Response, TestCa, TlsServer};
 use zeroize::Zeroizing;
 
-use super::common::start_proxy_with;
-
 const REAL: &str = "flush-REAL-value-4Vq8Nz2Lm7Xw";
-/// Twice the most a loopback socket buffers for the proxy (4 MiB here),
-/// the client's own buffer kept small: the proxy's last writes find the
-/// socket full.
-const SIZE: usize = 8 << 20;
+/// Many times what the small socket buffers on both sides hold: the
+/// proxy's last writes find the socket full.
+const SIZE: usize = 2 << 20;
+
+/// The proxy on a listener whose accepted sockets keep a small send
+/// buffer (inherited from the listener: no autotuning), so the socket is
+/// full whenever the slow client lags and the TLS stream keeps the rest.
+fn small_buffer_proxy(allow: &[&str], resolver: Resolver, ic: Interceptor) -> u16 {
+    use rustix::net::{AddressFamily, SocketType, sockopt};
+    let fd = rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    sockopt::set_socket_send_buffer_size(&fd, 4096).unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    rustix::net::bind(&fd, &addr).unwrap();
+    rustix::net::listen(&fd, 16).unwrap();
+    let l = std::net::TcpListener::from(fd);
+    let port = l.local_addr().unwrap().port();
+    let rules = Rules::parse(allow, &[]).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let px = Arc::new(
+            Proxy::new(rules, resolver, Limits::default())
+                .with_log(None)
+                .with_secrets(ic),
+        );
+        let _ = rt.block_on(px.serve(
+            Listeners {
+                http: Some(l),
+                socks: None,
+            },
+            std::future::pending(),
+        ));
+    });
+    port
+}
 
 /// A TCP connection to `port` whose receive buffer stays small (set
 /// before connecting: no autotuning).
@@ -63,9 +95,9 @@ fn a_slow_keep_alive_client_gets_the_whole_body() {
     let resolver = Resolver::system().with_override("api.test", vec!["127.0.0.1".parse().unwrap()]);
     let allow = [format!("api.test:{}", a.port), "127.0.0.1:*".to_string()];
     let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
-    let proxy = start_proxy_with(&allow, resolver, Limits::default(), 2, Some(ic));
+    let proxy = small_buffer_proxy(&allow, resolver, ic);
 
-    let mut tcp = small_buffer_connect(proxy.http);
+    let mut tcp = small_buffer_connect(proxy);
     tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     write!(
         tcp,
@@ -138,6 +170,4 @@ fn a_slow_keep_alive_client_gets_the_whole_body() {
         Some(&*format!("Bearer {REAL}"))
     );
     assert_eq!(all.len(), want, "the body's tail never came");
-    drop(tls);
-    let _ = proxy.report();
 }
