@@ -48,11 +48,9 @@ impl Probes {
 
     /// The first secret a piece of which `text` holds.
     pub(crate) fn found(&self, text: &[u8]) -> Option<Found> {
-        // Escapes found once for all the run's secrets (issue 27).
-        let escs = super::unescape::escapes(text);
         self.windows
             .iter()
-            .position(|w| w.found_in_either(text, &escs))
+            .position(|w| w.found_in(text))
             .map(Found)
     }
 

@@ -29,9 +29,10 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
-use super::unescape::{ESCAPE_MAX, Esc, Shadow, rewrite};
+use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
 use may_match::MayMatch;
 use sieve::Sieve;
+pub(crate) use stream::Scrubber;
 
 /// The windows of every form of every value: built once per run.
 pub(crate) struct Windows {
@@ -40,6 +41,12 @@ pub(crate) struct Windows {
     longest: usize,
     /// The bytes a match can be made of (see [`MayMatch`]).
     bytes: MayMatch,
+    /// The patterns' bytes alone (either ASCII case): an escape that
+    /// decodes to none of them is never inside a match ([`around`]).
+    pat: MayMatch,
+    /// The bytes of raw text a match can span ([`stretch`]).
+    class: MayMatch,
+    shortest: usize,
     /// Where the automaton needs to run ([`sieve`]).
     sieve: Option<Sieve>,
 }
@@ -59,9 +66,12 @@ impl Windows {
 
     fn of_kind(pairs: &Pairs, kind: AhoCorasickKind) -> Windows {
         let p = usable(pairs);
-        let mut bytes = MayMatch::escapes();
+        let (mut bytes, mut pat) = (MayMatch::escapes(), MayMatch::none());
+        let mut class = MayMatch::syntax();
         for (a, _) in &p {
             bytes.add(a);
+            pat.add(a);
+            class.add(a);
         }
         Windows {
             sieve: Sieve::new(p.iter().map(|(a, _)| &a[..])),
@@ -69,6 +79,9 @@ impl Windows {
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
             bytes,
+            pat,
+            class,
+            shortest: p.iter().map(|(a, _)| a.len()).min().unwrap_or(0),
         }
     }
 
@@ -83,17 +96,27 @@ impl Windows {
     }
 
     /// Whether `text`, as it is or unescaped, holds a window: the
-    /// sieve's answer, which is the automaton's over every byte.
+    /// automaton's answer over every byte and over the decoded copy.
+    /// Only the stretches a match can lie in are searched ([`stretch`]),
+    /// raw with the sieve and unescaped around their relevant escapes
+    /// ([`around`]).
     pub(crate) fn found_in(&self, text: &[u8]) -> bool {
-        self.found_in_either(text, &super::unescape::escapes(text))
-    }
-
-    /// [`Windows::found_in`] with `text`'s escapes found already (one
-    /// pass for all of a run's secrets); only the text around them is
-    /// decoded ([`around`]).
-    pub(crate) fn found_in_either(&self, text: &[u8], escs: &[Esc]) -> bool {
-        self.any(text)
-            || around::any_around(text, escs, self.longest, &mut Vec::new(), |s| self.any(s))
+        if self.ac.is_none() {
+            return false;
+        }
+        let (mut escs, mut scratch) = (Vec::new(), Vec::new());
+        stretch::any_stretch(text, &self.class, self.shortest, |s, e| {
+            self.any(&text[s..e])
+                || around::any_around(
+                    text,
+                    (s, e),
+                    self.longest,
+                    &self.pat,
+                    &mut escs,
+                    &mut scratch,
+                    |d| self.any(d),
+                )
+        })
     }
 
     fn any(&self, text: &[u8]) -> bool {
@@ -315,93 +338,6 @@ impl Engine {
     }
 }
 
-pub(crate) struct Scrubber {
-    engine: Arc<Engine>,
-    /// The bytes kept, as received (matched against)...
-    raw: Zeroizing<Vec<u8>>,
-    /// ...and with the replacements made so far.
-    buf: Zeroizing<Vec<u8>>,
-    /// `buf[..sent]` was handed out already: kept (up to the hold-back
-    /// length) as context, so an occurrence split across two bodies or
-    /// messages of one stream is found too; its rest is replaced.
-    sent: usize,
-    /// Whole values put back in `buf` (windows leave them alone).
-    whole: Vec<(usize, usize)>,
-    /// The differential test's and the bench's reference: the full
-    /// search on every push (never set on the proxy's path).
-    full: bool,
-}
-
-impl Scrubber {
-    pub(crate) fn new(engine: Arc<Engine>) -> Scrubber {
-        Scrubber {
-            engine,
-            raw: Zeroizing::new(Vec::new()),
-            buf: Zeroizing::new(Vec::new()),
-            sent: 0,
-            whole: Vec::new(),
-            full: false,
-        }
-    }
-
-    /// A scrubber that runs the full search on every push (no sieve).
-    pub(crate) fn reference(engine: Arc<Engine>) -> Scrubber {
-        Scrubber {
-            full: true,
-            ..Scrubber::new(engine)
-        }
-    }
-
-    /// Scrub a whole buffer in place (a response head).
-    pub(crate) fn all(&self, buf: &mut [u8]) {
-        self.engine.apply(buf);
-    }
-
-    /// Feed `data`; returns what may be passed on now.
-    pub(crate) fn push(&mut self, data: &[u8]) -> &[u8] {
-        let drop = self.sent.saturating_sub(self.engine.keep);
-        if drop > 0 {
-            self.raw.drain(..drop);
-            self.buf.drain(..drop);
-            self.sent -= drop;
-            self.whole.retain_mut(|(s, e)| {
-                *s = s.saturating_sub(drop);
-                *e = e.saturating_sub(drop);
-                *e > 0
-            });
-        }
-        self.raw.extend_from_slice(data);
-        self.buf.extend_from_slice(data);
-        if self.full {
-            self.engine
-                .apply_full(&self.raw, &mut self.buf, &mut self.whole);
-        } else {
-            self.engine
-                .apply_to(&self.raw, &mut self.buf, &mut self.whole);
-        }
-        let start = self.sent;
-        let hold = self.engine.hold(&self.raw);
-        self.sent = self.buf.len().saturating_sub(hold).max(start);
-        &self.buf[start..self.sent]
-    }
-
-    /// The held-back rest, at the end of a body or message (the stream
-    /// goes on: what was sent stays as context for the next).
-    pub(crate) fn finish(&mut self) -> &[u8] {
-        let start = self.sent;
-        self.sent = self.buf.len();
-        &self.buf[start..]
-    }
-
-    /// Scrub one whole piece (a WebSocket control frame's payload) in
-    /// place, with what this scrubber saw before as context.
-    pub(crate) fn piece(&mut self, data: &mut [u8]) {
-        let mut out = self.push(data).to_vec();
-        out.extend_from_slice(self.finish());
-        data.copy_from_slice(&out);
-    }
-}
-
 mod around;
 pub mod bench;
 #[cfg(any(test, feature = "fuzzing"))]
@@ -410,5 +346,7 @@ pub mod differential;
 mod escaped_tests;
 mod may_match;
 mod sieve;
+mod stream;
+mod stretch;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,8 @@
 // Tests may unwrap: a panic is how a test fails.
 #![allow(clippy::unwrap_used)]
 
+#[cfg(target_os = "linux")]
+mod body_flush;
 mod common;
 mod limits;
 mod proxy;

@@ -20,6 +20,7 @@ const VALUES: &[&str] = &[
     "ghp_REALvalue0123456789abcdefABCDEF",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.Qk3xZ9pL0vT7mWq2Rb8N4s",
     "p@ss w0rd%&\\\"<>x",
+    "Qz7Xw2\u{e9}9Lm4Kp8Vn3Rb6",
 ];
 
 struct Rng(u64);
@@ -79,6 +80,64 @@ fn escaped(b: u8, rng: &mut Rng) -> Vec<u8> {
         _ => return vec![b'\\', b],
     };
     s.into_bytes()
+}
+
+/// An escape that decodes to none of most values' bytes (a quote, a
+/// newline, a space, an accent, an ampersand): what the fast path skips
+/// when it groups escapes (issue 27).
+fn noise(rng: &mut Rng) -> &'static [u8] {
+    const N: &[&[u8]] = &[
+        b"\\\"",
+        b"\\n",
+        b"\\\\",
+        b"%0A",
+        b"%20",
+        b"\\u00e9",
+        b"\\u00E9\\u00e8",
+        b"&amp;",
+        b"&quot;",
+        b"&#10;",
+        b"\\t",
+        b"\\uD83D\\uDE00",
+    ];
+    N[rng.below(N.len())]
+}
+
+/// `form` with irrelevant escapes ([`noise`]) planted around it, some
+/// `0..=80` bytes of `value` away (so at, inside and past the edges of
+/// the regions the fast path decodes), and sometimes inside it.
+fn with_noise(value: &[u8], form: Vec<u8>, rng: &mut Rng) -> Vec<u8> {
+    let filler = |rng: &mut Rng| -> Vec<u8> {
+        let n = rng.below(81);
+        value
+            .iter()
+            .cycle()
+            .skip(rng.below(value.len()))
+            .take(n)
+            .copied()
+            .collect()
+    };
+    let mut out = Vec::new();
+    if rng.below(2) == 0 {
+        out.extend_from_slice(noise(rng));
+        out.extend_from_slice(&filler(rng));
+    }
+    let inside = if rng.below(3) == 0 {
+        rng.below(form.len() + 1)
+    } else {
+        usize::MAX
+    };
+    for (i, c) in form.iter().enumerate() {
+        if i == inside {
+            out.extend_from_slice(noise(rng));
+        }
+        out.push(*c);
+    }
+    if rng.below(2) == 0 {
+        out.extend_from_slice(&filler(rng));
+        out.extend_from_slice(noise(rng));
+    }
+    out
 }
 
 /// A form of a piece of `value` (or of all of it).
@@ -144,6 +203,9 @@ fn planted(value: &[u8], rng: &mut Rng) -> Vec<u8> {
             }
         }
         form = out;
+    }
+    if rng.below(2) == 0 {
+        form = with_noise(value, form, rng);
     }
     form
 }
@@ -230,5 +292,20 @@ mod tests {
         // The planted forms are found (most of them: short pieces, and
         // ones cut from a format's public part, are not windows).
         assert!(found > 500, "{found}");
+    }
+
+    /// An escape only one of whose decoded bytes is a pattern byte is
+    /// relevant: `\u0129` (C4 A9) gives the A9 a window after the value's
+    /// `é` (C3 A9) starts with.
+    #[test]
+    fn an_escape_sharing_one_decoded_byte_with_a_window_counts() {
+        let case = cases()
+            .iter()
+            .find(|c| c.value.starts_with(b"Qz7Xw2"))
+            .unwrap();
+        let text = b"{\"a\":\"\\u01299Lm4Kp8Vn\"}".to_vec();
+        assert!(case.search.found_in_reference(&text));
+        check(case, &text, &[0, text.len()]).unwrap();
+        assert!(case.search.found_in(&text));
     }
 }

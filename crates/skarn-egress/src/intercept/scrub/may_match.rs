@@ -17,6 +17,25 @@ impl MayMatch {
         MayMatch(t)
     }
 
+    /// No byte (the patterns' own bytes are added: [`MayMatch::add`]).
+    pub(super) fn none() -> MayMatch {
+        MayMatch([false; 256])
+    }
+
+    /// The bytes every escape is written with but for the `"` and `/` of
+    /// `\"` and `\/` (ASCII letters and digits, `\`, `%`, `&`, `#`, `;`,
+    /// `{`, `}`, `_`): with the patterns' bytes added, the bytes of the raw
+    /// text a match (raw or decoded) can span. A `\"` or `\/` inside one
+    /// decodes to a pattern byte, so its `"` or `/` is one; one that does
+    /// not is never inside a match, and this byte is its last
+    /// ([`super::stretch`]).
+    pub(super) fn syntax() -> MayMatch {
+        let mut t = MayMatch::escapes();
+        t.0[usize::from(b'"')] = false;
+        t.0[usize::from(b'/')] = false;
+        t
+    }
+
     pub(super) fn add(&mut self, pattern: &[u8]) {
         for b in pattern {
             self.0[usize::from(b.to_ascii_lowercase())] = true;

@@ -17,8 +17,12 @@ const Q: usize = 4;
 /// log2 of the bitset's size in bits (32 KiB: stays in the L1 cache).
 const BITS: u32 = 18;
 
+/// The bitset's 64-bit words (a fixed size: its lookups need no bounds
+/// check).
+const WORDS: usize = 1 << (BITS - 6);
+
 pub(crate) struct Sieve {
-    set: Box<[u64]>,
+    set: Box<[u64; WORDS]>,
     step: usize,
     longest: usize,
 }
@@ -43,7 +47,7 @@ impl Sieve {
     /// The sieve of `patterns`; `None` when one is shorter than a q-gram
     /// (the automaton then runs over every byte).
     pub(crate) fn new<'a>(patterns: impl Iterator<Item = &'a [u8]>) -> Option<Sieve> {
-        let mut set = vec![0u64; 1 << (BITS - 6)].into_boxed_slice();
+        let mut set = Box::new([0u64; WORDS]);
         let (mut shortest, mut longest) = (usize::MAX, 0);
         for p in patterns {
             if p.len() < Q {
@@ -67,26 +71,52 @@ impl Sieve {
     /// from) matches in `text`: `ac.is_match(text)`, searched only around
     /// the sampled q-grams a pattern holds.
     pub(crate) fn is_match(&self, ac: &AhoCorasick, text: &[u8]) -> bool {
-        let mut p = 0;
+        let set: &[u64; WORDS] = &self.set;
+        let bit = |p: usize| {
+            let s = slot(gram(&text[p..p + Q]));
+            (set[s >> 6] >> (s & 63)) & 1
+        };
+        let step = self.step;
         // The automaton found nothing in `text[..done]` searched already:
         // an occurrence it could find again ends after `done` (issue 27:
         // hits a step apart searched their shared bytes twice).
         let mut done: usize = 0;
-        while p + Q <= text.len() {
-            let s = slot(gram(&text[p..p + Q]));
-            if (self.set[s >> 6] >> (s & 63)) & 1 == 1 {
-                // An occurrence through `p..p + Q` lies inside these bytes.
-                let lo = (p + Q).saturating_sub(self.longest);
-                let hi = (p + self.longest).min(text.len());
-                // One ending after `done` starts after `done - longest`.
-                let lo = lo.max((done + 1).saturating_sub(self.longest));
-                if hi > done && ac.is_match(&text[lo..hi]) {
-                    return true;
+        let mut p = 0;
+        // Four sampled q-grams at a time, looked up independently (issue
+        // 27: one lookup waited for the previous one's branch); any bit
+        // set sends the four through the one-at-a-time check.
+        while p + 3 * step + Q <= text.len() {
+            if bit(p) | bit(p + step) | bit(p + 2 * step) | bit(p + 3 * step) != 0 {
+                for k in 0..4 {
+                    if bit(p + k * step) != 0 && self.around(ac, text, p + k * step, &mut done) {
+                        return true;
+                    }
                 }
-                done = done.max(hi);
             }
-            p += self.step;
+            p += 4 * step;
         }
+        while p + Q <= text.len() {
+            if bit(p) != 0 && self.around(ac, text, p, &mut done) {
+                return true;
+            }
+            p += step;
+        }
+        false
+    }
+
+    /// Whether `ac` matches an occurrence through the q-gram at `p`
+    /// (bytes before `done` searched already; `done` moves on).
+    #[cold]
+    fn around(&self, ac: &AhoCorasick, text: &[u8], p: usize, done: &mut usize) -> bool {
+        // An occurrence through `p..p + Q` lies inside these bytes.
+        let lo = (p + Q).saturating_sub(self.longest);
+        let hi = (p + self.longest).min(text.len());
+        // One ending after `done` starts after `done - longest`.
+        let lo = lo.max((*done + 1).saturating_sub(self.longest));
+        if hi > *done && ac.is_match(&text[lo..hi]) {
+            return true;
+        }
+        *done = (*done).max(hi);
         false
     }
 }
