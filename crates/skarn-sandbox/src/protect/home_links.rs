@@ -111,15 +111,6 @@ pub fn remember_scans() {
     r.get_or_insert_with(Vec::new);
 }
 
-/// Whether [`remember_scans`] was called in this process (other one-run
-/// facts, the host's launcher list, are kept for the process alike).
-pub(crate) fn remembering() -> bool {
-    REMEMBERED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .is_some()
-}
-
 /// Scan the home `home` (as `$HOME` names it).
 pub fn scan(home: &Path) -> Found {
     let mut r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());

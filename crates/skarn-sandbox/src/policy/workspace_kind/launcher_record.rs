@@ -86,14 +86,26 @@ pub(super) fn cached(
 
 /// Lists worked out or checked in this process, by their inputs' digest:
 /// `skarn run` asks for the list twice before one run starts (the
-/// workspace check, the planner's host places); only kept when the
-/// process remembers its scans ([`crate::protect::home_links::remember_scans`]:
-/// a short-lived process, never a gateway, whose host may change).
+/// workspace check, the planner's host places); only kept after
+/// [`remember_lists`].
 type Kept = Vec<(Vec<u8>, (Vec<Installation>, bool))>;
 static REMEMBERED: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
+static REMEMBERING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on a list worked out or checked in this process is reused by
+/// later asks with the same inputs: for a short-lived process that starts
+/// one run (`skarn run`), never a long-lived one (a gateway), whose host
+/// may change.
+pub fn remember_lists() {
+    REMEMBERING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn remembering() -> bool {
+    REMEMBERING.load(std::sync::atomic::Ordering::SeqCst)
+}
 
 fn remembered(key: &[u8]) -> Option<(Vec<Installation>, bool)> {
-    if !crate::protect::home_links::remembering() {
+    if !remembering() {
         return None;
     }
     let r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
@@ -101,7 +113,7 @@ fn remembered(key: &[u8]) -> Option<(Vec<Installation>, bool)> {
 }
 
 fn remember(key: &[u8], list: &(Vec<Installation>, bool)) {
-    if crate::protect::home_links::remembering() {
+    if remembering() {
         let mut r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
         r.retain(|(k, _)| k != key);
         r.push((key.to_vec(), list.clone()));
