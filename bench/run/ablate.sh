@@ -16,14 +16,18 @@
 #                              seccomp, the binary's start-up, the report
 #   skarn --version            the binary's own start-up and exit
 #   bench/run/ablate.sh [RUNS]   (SKARN=/path/to/skarn, default target/release/skarn)
+# The workspace and the empty directory are made under $TMPDIR (/tmp by
+# default): a busy /tmp changes under a run's feet, and the launcher list
+# is worked out again whenever a directory its PATH resolves through
+# changed (ADR 0339), so TMPDIR=<a quiet directory> measures a kept list.
 # SKARN_BASELINE=/path/to/older/skarn adds that binary's default and
 # all-left-out rows to the same loop (before/after).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS="${1:-100}"
 SKARN="${SKARN:-$PWD/target/release/skarn}"
-WS="$(mktemp -d /tmp/skarn-ablate-XXXXXX)"
-EMPTY="$(mktemp -d /tmp/skarn-ablate-home-XXXXXX)"
+WS="$(mktemp -d "${TMPDIR:-/tmp}/skarn-ablate-XXXXXX")"
+EMPTY="$(mktemp -d "${TMPDIR:-/tmp}/skarn-ablate-home-XXXXXX")"
 trap 'rm -rf "$WS" "$EMPTY"' EXIT
 git -C "$WS" init -q
 python3 - "$RUNS" "$SKARN" "$WS" "$EMPTY" "${SKARN_BASELINE:-}" <<'PY'

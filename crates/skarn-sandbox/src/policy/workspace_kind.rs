@@ -21,6 +21,8 @@ mod home;
 mod launcher_files;
 #[cfg(unix)]
 mod launcher_record;
+#[cfg(unix)]
+pub use launcher_record::remember_lists;
 pub mod launchers;
 mod opt_links;
 mod path_trees;

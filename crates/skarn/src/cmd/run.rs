@@ -108,6 +108,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // workspace checks and the planner alike).
     #[cfg(unix)]
     skarn_sandbox::protect::home_links::remember_scans();
+    // (And the host's launcher list: checked once, ADR 0339.)
+    #[cfg(unix)]
+    skarn_sandbox::policy::workspace_kind::remember_lists();
     // The user's secrets configuration must parse before anything else:
     // every source's hiding depends on it (atk27l F13c).
     let user_secrets = crate::cmd::run_secrets::user_config(home().as_deref())?;

@@ -10,7 +10,8 @@
 //! read. A later run uses it only when its inputs are the same (the
 //! caller's `PATH` directories, the homes, the XDG variables, the user
 //! and groups: a digest kept with it) and every stamp is unchanged (one
-//! `lstat` each); anything else is a miss and the full work, whose
+//! `lstat` each; up to 16 input sets kept side by side, and a list
+//! checked once per `skarn run` process); anything else is a miss and the full work, whose
 //! result replaces the record (not when a stamp was too recent or
 //! anything could not be stamped: see [`crate::fact_deps`]).
 
@@ -53,10 +54,23 @@ pub(super) fn cached(
         env!("CARGO_PKG_VERSION").as_bytes(),
     ];
     parts.extend(SOURCES.iter().map(|s| s.as_bytes()));
-    let name = format!("launchers-{}", crate::state_file::digest_name(&parts, 12));
     let key = key(reals, homes);
+    // One of 16 records per build, chosen by the first hex digit of the
+    // inputs' digest (`key` is hex):
+    // callers with different `PATH`s (an agent's and a user's shell) keep
+    // one each instead of replacing each other's on every run; a slot's
+    // kept key is still compared in full.
+    let slot = key.first().map_or('0', |b| char::from(*b));
+    let name = format!(
+        "launchers-{}-{slot}",
+        crate::state_file::digest_name(&parts, 12)
+    );
+    if let Some(hit) = remembered(&key) {
+        return hit;
+    }
     let max = crate::protect::home_mentions::scan_cache_max();
     if let Some(hit) = dir.read(&name, max).and_then(|b| parse(&b, &key)) {
+        remember(&key, &hit);
         return hit;
     }
     let mut deps = Deps::new();
@@ -66,7 +80,44 @@ pub(super) fn cached(
     {
         dir.write(&name, &bytes, max);
     }
+    remember(&key, &found);
     found
+}
+
+/// Lists worked out or checked in this process, by their inputs' digest:
+/// `skarn run` asks for the list twice before one run starts (the
+/// workspace check, the planner's host places); only kept after
+/// [`remember_lists`].
+type Kept = Vec<(Vec<u8>, (Vec<Installation>, bool))>;
+static REMEMBERED: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
+static REMEMBERING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on a list worked out or checked in this process is reused by
+/// later asks with the same inputs: for a short-lived process that starts
+/// one run (`skarn run`), never a long-lived one (a gateway), whose host
+/// may change.
+pub fn remember_lists() {
+    REMEMBERING.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn remembering() -> bool {
+    REMEMBERING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+fn remembered(key: &[u8]) -> Option<(Vec<Installation>, bool)> {
+    if !remembering() {
+        return None;
+    }
+    let r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    r.iter().find(|(k, _)| k == key).map(|(_, l)| l.clone())
+}
+
+fn remember(key: &[u8], list: &(Vec<Installation>, bool)) {
+    if remembering() {
+        let mut r = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+        r.retain(|(k, _)| k != key);
+        r.push((key.to_vec(), list.clone()));
+    }
 }
 
 /// A digest of everything besides the stamped paths the list depends on.
