@@ -46,7 +46,7 @@ pub(super) struct ScriptRecord {
     table: Vec<(PathBuf, u8, Stamp, Option<bool>)>,
     old: HashMap<Id, Kept>,
     /// This run's: (stamp, facts, directories' stamps).
-    new: Vec<(Stamp, ScriptFacts, Vec<(PathBuf, u8, Stamp)>)>,
+    new: Vec<New>,
     settled_before: Time,
     dirty: bool,
     /// Scripts whose facts came from the record (for tests and figures).
