@@ -140,7 +140,9 @@ impl ScriptRecord {
 
     /// Keep this run's facts (the scripts it saw) when they changed.
     pub(super) fn save(self) {
-        if !self.dirty && self.new.len() == self.old.len() {
+        // (A script under two names, hard links, is one record.)
+        let seen: std::collections::HashSet<Id> = self.new.iter().map(|n| n.0.id()).collect();
+        if !self.dirty && seen.len() == self.old.len() {
             return;
         }
         if let Some(b) = encode(&self.key, &self.new)
