@@ -14,7 +14,7 @@
 //! resolution walks through (each prefix, `/` first) and each directory
 //! listed is stamped; each file read is stamped when opened (before it is
 //! read, so a change during the read moves its times past the stamp).
-//! A stamp taken within [`crate::protect::dir_listings::SETTLE`] of a
+//! A stamp taken within [`SETTLE`] of a
 //! change is not trusted (the fact is not kept); anything that could not
 //! be stamped (a relative path, a link that vanished between `lstat` and
 //! `readlink`) marks the fact unsure: not kept either.
@@ -33,6 +33,10 @@ type Stamp = ();
 #[cfg(not(unix))]
 type Time = ();
 
+/// How long a path must have been unchanged before its stamp is trusted
+/// (as the directory listings' records, `protect::dir_listings`).
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Links followed at most in one resolution (as the kernel's limit).
 const MAX_HOPS: usize = 40;
 
@@ -48,12 +52,14 @@ pub enum Node {
 }
 
 /// What a recorded path was.
-const DIR: u8 = 1;
-const FILE: u8 = 2;
+pub const DIR: u8 = 1;
+pub const FILE: u8 = 2;
 
 /// The paths a fact depends on, with their stamps.
 pub struct Deps {
-    seen: HashMap<PathBuf, Node>,
+    /// Each name's answer, with its stamp (a directory) and whether it
+    /// made the fact unsure: kept across [`Deps::take`].
+    seen: HashMap<PathBuf, (Node, Option<Stamp>, bool)>,
     stamps: BTreeMap<PathBuf, (u8, Stamp)>,
     settled_before: Time,
     /// Something was changed too recently or could not be stamped.
@@ -72,7 +78,7 @@ impl Deps {
             seen: HashMap::new(),
             stamps: BTreeMap::new(),
             #[cfg(unix)]
-            settled_before: crate::state_file::settled_before(crate::protect::dir_listings::SETTLE),
+            settled_before: crate::state_file::settled_before(SETTLE),
             #[cfg(not(unix))]
             settled_before: (),
             unsure: false,
@@ -80,8 +86,14 @@ impl Deps {
     }
 
     #[cfg(unix)]
-    fn stamp(&mut self, p: &Path, kind: u8, md: &std::fs::Metadata) {
+    fn stamp(&mut self, p: &Path, kind: u8, md: &std::fs::Metadata) -> Option<Stamp> {
         let s = Stamp::of(md);
+        self.keep(p, kind, s);
+        Some(s)
+    }
+
+    #[cfg(unix)]
+    fn keep(&mut self, p: &Path, kind: u8, s: Stamp) {
         if !s.settled(self.settled_before) {
             self.unsure = true;
         }
@@ -89,16 +101,28 @@ impl Deps {
     }
 
     #[cfg(not(unix))]
-    fn stamp(&mut self, _: &Path, _: u8, _: &std::fs::Metadata) {
+    fn stamp(&mut self, _: &Path, _: u8, _: &std::fs::Metadata) -> Option<Stamp> {
         let _ = (&self.stamps, self.settled_before);
+        self.unsure = true;
+        None
+    }
+
+    #[cfg(not(unix))]
+    fn keep(&mut self, _: &Path, _: u8, _: Stamp) {
         self.unsure = true;
     }
 
     /// What `p` (absolute, its parent resolved) is; a directory is stamped.
     pub fn node(&mut self, p: &Path) -> Node {
-        if let Some(n) = self.seen.get(p) {
-            return n.clone();
+        if let Some((n, s, unsure)) = self.seen.get(p).cloned() {
+            self.unsure |= unsure;
+            if let Some(s) = s {
+                self.keep(p, DIR, s);
+            }
+            return n;
         }
+        let was = std::mem::replace(&mut self.unsure, false);
+        let mut stamp = None;
         let n = match std::fs::symlink_metadata(p) {
             Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(p) {
                 Ok(t) => Node::Link(t),
@@ -108,15 +132,72 @@ impl Deps {
                 }
             },
             Ok(m) if m.is_dir() => {
-                self.stamp(p, DIR, &m);
+                stamp = self.stamp(p, DIR, &m);
                 Node::Dir
             }
             Ok(m) if m.is_file() => Node::File,
             Ok(_) => Node::Other,
             Err(_) => Node::Missing,
         };
-        self.seen.insert(p.to_path_buf(), n.clone());
+        self.seen
+            .insert(p.to_path_buf(), (n.clone(), stamp, self.unsure));
+        self.unsure |= was;
         n
+    }
+
+    /// Where `p` leads as the kernel resolves it when a program opens or
+    /// creates it ([`crate::protect::linked_targets::kernel_path`]: links
+    /// followed, the first missing component ends the lookup and the rest
+    /// is kept as written), every directory walked stamped. `None`: a
+    /// loop, more than [`MAX_HOPS`] links, or a relative `p`.
+    pub fn kernel_path(&mut self, p: &Path) -> Option<PathBuf> {
+        if !p.is_absolute() {
+            self.unsure = true;
+            return None;
+        }
+        let mut todo: Vec<OsString> = Vec::new();
+        push_parts(&mut todo, p);
+        let mut out = PathBuf::from("/");
+        self.node(&out);
+        let (mut hops, mut missing) = (0usize, false);
+        while let Some(c) = todo.pop() {
+            if c == ".." {
+                out.pop();
+                continue;
+            }
+            let next = out.join(&c);
+            if !missing {
+                match self.node(&next) {
+                    Node::Link(t) => {
+                        hops += 1;
+                        if hops > MAX_HOPS {
+                            return None;
+                        }
+                        if t.has_root() {
+                            out = PathBuf::from("/");
+                        }
+                        push_parts(&mut todo, &t);
+                        continue;
+                    }
+                    Node::Missing => missing = true,
+                    _ => {}
+                }
+            }
+            out = next;
+        }
+        Some(out)
+    }
+
+    /// The stamps taken since the last call (or since [`Deps::new`]) and
+    /// whether that fact is unsure; the answers stay known (one working
+    /// out can then keep several facts, each with its own stamps).
+    #[cfg(unix)]
+    pub fn take(&mut self) -> (Vec<(PathBuf, u8, Stamp)>, bool) {
+        let stamps = std::mem::take(&mut self.stamps)
+            .into_iter()
+            .map(|(p, (k, s))| (p, k, s))
+            .collect();
+        (stamps, std::mem::replace(&mut self.unsure, false))
     }
 
     /// `p` resolved as `realpath` does (every link, `..` after it), with

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protect::name_listing::Look;
 use crate::protect::persistence::{ENTRIES, GIT_DIR_ENTRIES};
 
 /// Entries of one protected directory looked at for links.
@@ -115,12 +116,23 @@ pub fn of(base: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     // `.claude/settings.json` as one).
     // (Not one that leads to the top or above: its entries are the
     // project's own.)
+    // (Most names are missing: the listings of their directories say so
+    // without asking each; issue 30.)
+    let mut listed = crate::protect::name_listing::Names::new(&top);
     let dirs: Vec<PathBuf> = names
         .iter()
         .filter(|n| {
             let d = top.join(n);
-            d.is_dir()
-                && crate::policy::link_facts::canonicalize(&d).is_ok_and(|r| !top.starts_with(r))
+            match listed.look(n) {
+                Look::Missing | Look::Other => false,
+                // (A real directory below the top is its own canonical path.)
+                Look::Dir => true,
+                Look::Ask => {
+                    d.is_dir()
+                        && crate::policy::link_facts::canonicalize(&d)
+                            .is_ok_and(|r| !top.starts_with(r))
+                }
+            }
         })
         .cloned()
         .collect();
@@ -152,8 +164,12 @@ pub fn of(base: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
                 top.display()
             ));
         }
+        // Only a name with a link on the way leads elsewhere (the
+        // listings tell a missing or plain name without resolving it).
+        if listed.look(&n) != Look::Ask {
+            continue;
+        }
         let named = top.join(&n);
-        // Only a name with a link on the way leads elsewhere.
         let Some(r) = real(&named) else { continue };
         if r == named || top.starts_with(&r) || out.iter().any(|(t, _)| *t == r) {
             continue;

@@ -92,6 +92,7 @@ pub mod mise_env;
 pub mod mount_aliases;
 #[cfg(target_os = "linux")]
 pub mod mountinfo;
+pub mod name_listing;
 #[cfg(unix)]
 pub mod node_bin_names;
 #[cfg(unix)]

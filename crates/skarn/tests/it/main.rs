@@ -449,6 +449,8 @@ mod run_p30e;
 #[cfg(target_os = "linux")]
 mod run_p30f;
 #[cfg(target_os = "linux")]
+mod run_p30h;
+#[cfg(target_os = "linux")]
 mod run_p30i;
 #[cfg(target_os = "linux")]
 mod run_r1;

@@ -34,6 +34,9 @@ mod path_programs;
 mod pattern;
 mod read;
 pub mod relative_path;
+mod script_facts;
+mod script_judge;
+mod script_record;
 mod walk;
 pub mod words;
 
@@ -187,6 +190,7 @@ fn scan_settled(
         resolved: 0,
         todo: Vec::new(),
         heads: None,
+        script_hits: 0,
     };
     if s.targets.is_empty() || !home.is_absolute() {
         return (s.out, 0);
@@ -331,6 +335,8 @@ struct Scanner {
     todo: Vec<(PathBuf, usize)>,
     /// The record of earlier scans' PATH program heads (ADR 0290).
     heads: Option<head_cache::HeadCache>,
+    /// PATH scripts whose words the record of earlier scans answered.
+    script_hits: usize,
 }
 
 impl Scanner {

@@ -64,7 +64,7 @@ impl Scanner {
     /// what the script reaches there.
     fn narrow_place(&self, t: usize, named: &str) -> Option<PathBuf> {
         let bare = named.trim_end_matches([']', ',', ')', '}', ';', '"', '\'', '/']);
-        let lex = super::path_programs::lexical(bare);
+        let lex = super::script_facts::lexical(bare);
         if lex.components().any(|c| c == Component::ParentDir) {
             return None;
         }

@@ -16,12 +16,14 @@
 //! protects them), and an entry that links into a grant is the PATH
 //! guard's too (`path_shadow`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Scanner;
-use super::words::{SEPARATORS, find_path, normalise};
+use super::script_facts::{self, ScriptFacts};
+use super::script_judge::{Kept, Resolved};
+use super::words::{find_path, normalise};
 
 /// Entries of the `PATH` directories looked at, in all.
 pub(crate) const MAX_PATH_ENTRIES: usize = 65_536;
@@ -34,10 +36,19 @@ const MAX_ONE_SCRIPT: u64 = 1 << 20;
 impl Scanner {
     /// Read the scripts of the `PATH` directories `dirs`.
     pub(super) fn path_programs(&mut self, dirs: &[PathBuf]) {
+        let mut resolved = Resolved::default();
+        let mut kept = Kept::new(self);
+        self.scan_dirs(dirs, &mut kept, &mut resolved);
+        if let Some(r) = kept.record {
+            self.script_hits = r.hits;
+            r.save();
+        }
+    }
+
+    fn scan_dirs(&mut self, dirs: &[PathBuf], kept: &mut Kept, resolved: &mut Resolved) {
         let mut seen_dirs = HashSet::new();
         let mut entries = 0usize;
         let mut bytes = 0u64;
-        let mut resolved = Resolved::default();
         for d in dirs {
             if !d.is_absolute() {
                 continue;
@@ -73,7 +84,7 @@ impl Scanner {
                 if self.inside_grant(&target) || !self.seen.insert(target.clone()) {
                     continue;
                 }
-                let Some(text) = self.script_cached(&target, &mut bytes) else {
+                let Some((facts, text)) = self.script_cached(&target, &mut bytes, kept) else {
                     continue;
                 };
                 if bytes > MAX_SCRIPT_BYTES {
@@ -82,14 +93,19 @@ impl Scanner {
                         MAX_SCRIPT_BYTES >> 20
                     ));
                 }
-                let literal = self.may_name_a_grant(&text);
-                resolved.narrow = !super::path_places::climbs(&text);
-                let text = String::from_utf8_lossy(&text).into_owned();
-                if literal {
-                    self.script_lines(&p, &text, resolved.narrow);
+                resolved.narrow = facts.narrow;
+                match text {
+                    // (Grants' names a path word cannot hold: read as text.)
+                    Some(text) if !kept.tokens_ok => {
+                        if self.may_name_a_grant(&text) {
+                            let text = String::from_utf8_lossy(&text).into_owned();
+                            self.script_lines(&p, &text, resolved.narrow);
+                        }
+                    }
+                    _ => self.token_lines(&p, &facts),
                 }
-                if !self.all_found() {
-                    self.resolved_words(&p, &text, &mut resolved);
+                if !self.all_found() && self.judge_words(&p, &facts, resolved) {
+                    return;
                 }
                 if self.all_found() {
                     return;
@@ -98,10 +114,18 @@ impl Scanner {
         }
     }
 
-    /// [`script`], through the record of earlier scans (ADR 0290): a
-    /// file they found no script, unchanged since, is not opened (its
-    /// bytes counted as then).
-    fn script_cached(&mut self, p: &Path, total: &mut u64) -> Option<Vec<u8>> {
+    /// What the script `p` names ([`script`] read, then
+    /// [`script_facts::of_text`]), through the records of earlier scans:
+    /// a file they found no script (ADR 0290) is not opened, and a script
+    /// unchanged with every directory its words resolved through is not
+    /// read either ([`ScriptRecord`]); its bytes counted as then. The text
+    /// too when the script was read.
+    fn script_cached(
+        &mut self,
+        p: &Path,
+        total: &mut u64,
+        kept: &mut Kept,
+    ) -> Option<(ScriptFacts, Option<Vec<u8>>)> {
         let m = std::fs::metadata(p).ok()?;
         if let Some(c) = self.heads.as_mut()
             && let Some(b) = c.not_script(&m)
@@ -109,9 +133,24 @@ impl Scanner {
             *total += b;
             return None;
         }
+        if let Some(r) = kept.record.as_mut()
+            && let Some(f) = r.get(&m)
+        {
+            *total += f.bytes;
+            return Some((f, None));
+        }
         let before = *total;
         match script(p, &m, total) {
-            Head::Script(text) => Some(text),
+            Head::Script(text) => {
+                let _ = kept.deps.take();
+                let mut facts = script_facts::of_text(&text, &self.home_text, &mut kept.deps);
+                facts.bytes = *total - before;
+                let (dirs, unsure) = kept.deps.take();
+                if let Some(r) = kept.record.as_mut() {
+                    r.note(&m, &facts, dirs, unsure);
+                }
+                Some((facts, Some(text)))
+            }
             Head::Not => {
                 if let Some(c) = self.heads.as_mut() {
                     c.note_not_script(&m, *total - before);
@@ -165,186 +204,6 @@ impl Scanner {
             }
         }
     }
-}
-
-/// Directories of absolute words already resolved, and the words
-/// already looked at (scripts repeat the same few paths).
-#[derive(Default)]
-struct Resolved {
-    dirs: HashMap<PathBuf, Option<PathBuf>>,
-    words: HashSet<String>,
-    /// The script read cannot climb from a path it names
-    /// ([`super::path_places::climbs`]).
-    narrow: bool,
-}
-
-/// Directories of script words resolved at most (past it, words are
-/// matched as written only, and the reading says it stopped).
-const MAX_RESOLVED_DIRS: usize = 20_000;
-/// Distinct absolute words of scripts looked at, at most.
-const MAX_WORDS: usize = 200_000;
-
-impl Scanner {
-    /// Each absolute word of the script `f` resolved as the kernel
-    /// resolves it (a doubled slash, `.`, `..` after a link, a link on
-    /// the way such as `~/src -> /data`): a mention when it lands in a
-    /// grant, whatever name the script used (attack atk22h F9). Read by
-    /// bytes (every script of `PATH` is read at every run): a word starts
-    /// with `/` after a separator; the lines spelling the home (`~/`,
-    /// `$HOME`) are expanded first.
-    fn resolved_words(&mut self, f: &Path, text: &str, r: &mut Resolved) {
-        let bytes = text.as_bytes();
-        for pos in memchr::memchr_iter(b'/', bytes) {
-            if pos > 0 && !is_separator(bytes[pos - 1]) {
-                continue;
-            }
-            let end = bytes[pos..]
-                .iter()
-                .position(|b| is_separator(*b) || matches!(b, b'$' | b'*' | b'?'))
-                .map_or(bytes.len(), |n| pos + n);
-            // (Separators are ASCII: `pos` and `end` are char boundaries.)
-            let (Some(w), Some(line)) = (text.get(pos..end), line_at(text, pos)) else {
-                continue;
-            };
-            if commented(text, line) {
-                continue;
-            }
-            if self.resolved_word(f, w, line, text, r) {
-                return;
-            }
-        }
-        let home = self.home_text.clone();
-        for needle in [
-            &b"~/"[..],
-            b"$HOME",
-            b"${HOME",
-            b"$XDG_",
-            b"${XDG_",
-            b"$CARGO_HOME",
-        ] {
-            for pos in memchr::memmem::find_iter(bytes, needle) {
-                let Some(start) = line_at(text, pos) else {
-                    continue;
-                };
-                let end =
-                    memchr::memchr2(b'\n', b'\r', &bytes[pos..]).map_or(bytes.len(), |n| pos + n);
-                if commented(text, start) {
-                    continue;
-                }
-                let Some(line) = text.get(start..end) else {
-                    continue;
-                };
-                let norm = normalise(line.trim_start_matches("#!"), &home);
-                for w in norm.split(|c: char| c.is_ascii() && is_separator(c as u8)) {
-                    let w = w.split(['$', '*', '?']).next().unwrap_or("");
-                    if w.starts_with('/') && self.resolved_word(f, w, start, text, r) {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /// One absolute word `w` of the script `f` (its line starting at byte
-    /// `line` of `text`); true when the reading must stop (a bound).
-    fn resolved_word(
-        &mut self,
-        f: &Path,
-        w: &str,
-        line: usize,
-        text: &str,
-        r: &mut Resolved,
-    ) -> bool {
-        // (By the script's kind too: a word judged narrowly in one script
-        // is judged again in one that can climb from it.)
-        if w.len() < 2 || !r.words.insert(format!("{}{w}", u8::from(r.narrow))) {
-            return false;
-        }
-        if r.words.len() > MAX_WORDS {
-            self.over(format!(
-                "the scripts of the PATH directories name more than {MAX_WORDS} paths"
-            ));
-            return true;
-        }
-        let clean = lexical(w);
-        // `/dev/stdin`, `/proc/self/fd/N`: the running script's own
-        // descriptors and state, resolved here they would name skarn's
-        // (a workspace file given as skarn's standard input).
-        if clean.starts_with("/dev") || clean.starts_with("/proc") {
-            return false;
-        }
-        let (Some(dir), Some(name)) = (clean.parent(), clean.file_name()) else {
-            return false;
-        };
-        if !r.dirs.contains_key(dir) {
-            if r.dirs.len() >= MAX_RESOLVED_DIRS {
-                self.over(format!(
-                    "the scripts of the PATH directories name more than {MAX_RESOLVED_DIRS} \
-                     directories"
-                ));
-                return true;
-            }
-            let real = crate::protect::linked_targets::kernel_path(dir);
-            r.dirs.insert(dir.to_path_buf(), real);
-        }
-        let Some(Some(real)) = r.dirs.get(dir) else {
-            return false;
-        };
-        let mut full = real.join(name);
-        if std::fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
-            && let Some(t) = crate::protect::linked_targets::kernel_path(&full)
-        {
-            full = t;
-        }
-        let hit = self
-            .targets
-            .iter()
-            .position(|t| t.canons.iter().any(|c| full.starts_with(c)));
-        if let Some(t) = hit {
-            let n = 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..line]).count();
-            self.found_in_script(t, f, n, w.to_string(), r.narrow);
-        }
-        false
-    }
-}
-
-/// Whether the byte `b` ends a path word (blank or one of [`SEPARATORS`]).
-fn is_separator(b: u8) -> bool {
-    SEPARATOR_BYTES[usize::from(b)]
-}
-
-/// [`is_separator`] as a table (every byte of every script is looked at).
-static SEPARATOR_BYTES: std::sync::LazyLock<[bool; 256]> = std::sync::LazyLock::new(|| {
-    let mut t = [false; 256];
-    for (i, e) in t.iter_mut().enumerate() {
-        let b = i as u8;
-        *e = b.is_ascii_whitespace() || SEPARATORS.iter().any(|c| *c as u32 == u32::from(b));
-    }
-    t
-});
-
-/// The start of the line holding byte `pos` of `text`.
-fn line_at(text: &str, pos: usize) -> Option<usize> {
-    let b = text.as_bytes().get(..pos)?;
-    Some(memchr::memrchr2(b'\n', b'\r', b).map_or(0, |n| n + 1))
-}
-
-/// Whether the line starting at `start` is a comment (not the `#!` line).
-fn commented(text: &str, start: usize) -> bool {
-    start > 0
-        && text
-            .get(start..)
-            .is_some_and(|l| l.trim_start_matches([' ', '\t']).starts_with('#'))
-}
-
-/// `w` with empty and `.` components dropped (`..` is the kernel's, left
-/// to the resolution).
-pub(super) fn lexical(w: &str) -> PathBuf {
-    let mut p = PathBuf::from("/");
-    for c in w.split('/').filter(|c| !c.is_empty() && *c != ".") {
-        p.push(c);
-    }
-    p
 }
 
 /// What [`script`] found.
