@@ -30,13 +30,14 @@ use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
 use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
+use matcher::{Matcher, WindowSet};
 use may_match::MayMatch;
 use sieve::Sieve;
 pub(crate) use stream::Scrubber;
 
 /// The windows of every form of every value: built once per run.
 pub(crate) struct Windows {
-    ac: Option<AhoCorasick>,
+    ac: Option<Matcher>,
     with: Vec<Vec<u8>>,
     longest: usize,
     /// The bytes a match can be made of (see [`MayMatch`]).
@@ -75,7 +76,11 @@ impl Windows {
         }
         Windows {
             sieve: Sieve::new(p.iter().map(|(a, _)| &a[..])),
-            ac: automaton(&p, MatchKind::Standard, Some(kind)),
+            ac: if p.len() >= matcher::SET_FROM {
+                Some(Matcher::Set(WindowSet::new(p.iter().map(|(a, _)| &a[..]))))
+            } else {
+                automaton(&p, MatchKind::Standard, Some(kind)).map(Matcher::Ac)
+            },
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
             bytes,
@@ -266,7 +271,7 @@ impl Engine {
         // search (no prefilter, the profile's top entry when it ran on
         // every chunk) only once there is something to replace.
         if win.is_match(raw) {
-            let hits: Vec<_> = win.find_overlapping_iter(raw).collect();
+            let hits = win.overlapping(raw);
             if let Some(ac) = &self.whole {
                 for m in ac.find_iter(raw) {
                     out[m.start()..m.end()]
@@ -276,11 +281,11 @@ impl Engine {
                     }
                 }
             }
-            for m in hits {
-                if overlaps(done, m.start(), m.end()) {
+            for (s, e, p) in hits {
+                if overlaps(done, s, e) {
                     continue;
                 }
-                out[m.start()..m.end()].copy_from_slice(&with[m.pattern().as_usize()]);
+                out[s..e].copy_from_slice(&with[p]);
             }
         }
         let Some(sh) = Shadow::of(raw) else {
@@ -292,10 +297,10 @@ impl Engine {
         // What each matched decoded byte becomes (overlapping windows of
         // one value agree: the same offset of its placeholder).
         let mut rep_at: Vec<Option<u8>> = vec![None; sh.bytes.len()];
-        for m in win.find_overlapping_iter(&sh.bytes) {
-            let rep = &with[m.pattern().as_usize()];
-            for j in m.start()..m.end() {
-                rep_at[j] = Some(rep[j - m.start()]);
+        for (s, e, p) in win.overlapping(&sh.bytes) {
+            let rep = &with[p];
+            for j in s..e {
+                rep_at[j] = Some(rep[j - s]);
             }
         }
         // Each run of matched bytes is rewritten as one region of the
@@ -344,6 +349,7 @@ pub mod bench;
 pub mod differential;
 #[cfg(test)]
 mod escaped_tests;
+mod matcher;
 mod may_match;
 mod sieve;
 mod stream;

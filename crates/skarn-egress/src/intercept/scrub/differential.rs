@@ -49,18 +49,38 @@ fn cases() -> &'static [Case] {
     CASES.get_or_init(|| {
         VALUES
             .iter()
-            .filter_map(|v| {
-                let ph = crate::secrets::placeholder::make(v)?;
-                let pairs = forms::pairs(v.as_bytes(), ph.as_bytes());
-                let whole = vec![(Zeroizing::new(v.as_bytes().to_vec()), ph.into_bytes())];
-                Some(Case {
-                    value: v.as_bytes().to_vec(),
-                    engine: Arc::new(Engine::new(&whole, Arc::new(Windows::new(&pairs)))),
-                    search: Windows::for_search(&pairs),
-                })
-            })
+            .map(|v| v.to_string())
+            .filter_map(case_of)
             .collect()
     })
+}
+
+/// The case of [`long_value`] (its windows in the hash table).
+fn long_case() -> &'static Case {
+    static CASE: OnceLock<Option<Case>> = OnceLock::new();
+    CASE.get_or_init(|| case_of(long_value()))
+        .as_ref()
+        .expect("a placeholder for the long value")
+}
+
+fn case_of(v: String) -> Option<Case> {
+    let ph = crate::secrets::placeholder::make(&v)?;
+    let pairs = forms::pairs(v.as_bytes(), ph.as_bytes());
+    let whole = vec![(Zeroizing::new(v.as_bytes().to_vec()), ph.into_bytes())];
+    Some(Case {
+        value: v.as_bytes().to_vec(),
+        engine: Arc::new(Engine::new(&whole, Arc::new(Windows::new(&pairs)))),
+        search: Windows::for_search(&pairs),
+    })
+}
+
+/// A value long enough that its windows go into the hash table
+/// ([`super::matcher::SET_FROM`]), not the automaton: 1,400 characters
+/// as a long key or certificate body has.
+fn long_value() -> String {
+    let mut rng = Rng(0x51_7cc1_b727_220a);
+    let abc = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    (0..1400).map(|_| char::from(abc[rng.below(64)])).collect()
 }
 
 /// One byte escaped in one of the ways [`super::super::unescape`] reads.
@@ -218,7 +238,16 @@ pub fn check_seeded(data: &[u8]) -> Result<(), String> {
     }) | 1;
     let mut rng = Rng(seed);
     let cases = cases();
-    let case = &cases[rng.below(cases.len())];
+    // One input in eight searches the long value's hash table.
+    let case = match rng.below(8 * cases.len()) {
+        i if i < cases.len() => long_case(),
+        i => &cases[i % cases.len()],
+    };
+    seeded_in(case, data, rng)
+}
+
+/// [`check_seeded`] for one case: the seeded plants and reads.
+fn seeded_in(case: &Case, data: &[u8], mut rng: Rng) -> Result<(), String> {
     let mut text = data.to_vec();
     for _ in 0..rng.below(5) {
         let at = rng.below(text.len() + 1);
@@ -269,6 +298,39 @@ mod tests {
 
     /// Random bytes and text-like bytes with planted forms, escapes and
     /// case changes, in random reads: the sieve changes nothing.
+    /// The fuzz target's entry, on a few inputs.
+    #[test]
+    fn the_fuzz_entry_checks_its_inputs() {
+        for n in 0..24u8 {
+            let data: Vec<u8> = (0..u32::from(n) * 7)
+                .map(|i| (i * 31 + u32::from(n)) as u8)
+                .collect();
+            check_seeded(&data).unwrap();
+        }
+    }
+
+    /// The long value's windows are in the hash table, and its fast
+    /// path equals its full search too.
+    #[test]
+    fn the_long_value_is_searched_by_the_hash_table() {
+        let v = long_value();
+        let ph = crate::secrets::placeholder::make(&v).unwrap();
+        let n = forms::pairs(v.as_bytes(), ph.as_bytes()).len();
+        assert!(n >= super::super::matcher::SET_FROM, "{n}");
+        let case = long_case();
+        let mut rng = Rng(0x7a3c_1d2e_9f80_4b65);
+        let mut found = 0;
+        for i in 0..24u64 {
+            let data: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+            seeded_in(case, &data, Rng(i * 2 + 1)).unwrap();
+            let mut t = data.clone();
+            t.extend_from_slice(&planted(&case.value, &mut rng));
+            found += usize::from(case.search.found_in_reference(&t));
+            check(case, &t, &[0, t.len() / 2, t.len()]).unwrap();
+        }
+        assert!(found > 8, "{found}");
+    }
+
     #[test]
     fn the_fast_path_equals_the_full_search() {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
@@ -282,8 +344,8 @@ mod tests {
                     _ => b" eyJQk3xZ9pL0vTREALvalue"[rng.below(24)],
                 })
                 .collect();
-            check_seeded(&data).unwrap();
             let case = &cases()[i % cases().len()];
+            seeded_in(case, &data, Rng(i as u64 * 2 + 1)).unwrap();
             let mut t = data.clone();
             t.extend_from_slice(&planted(&case.value, &mut rng));
             found += usize::from(case.search.found_in_reference(&t));

@@ -10,7 +10,7 @@
 //! chance (a hash collision, or text sharing a q-gram with a pattern)
 //! costs one short automaton run; a missed occurrence is impossible.
 
-use aho_corasick::AhoCorasick;
+use super::matcher::Matcher;
 
 /// Bytes per q-gram.
 const Q: usize = 4;
@@ -70,7 +70,7 @@ impl Sieve {
     /// Whether `ac` (the automaton of the patterns the sieve was built
     /// from) matches in `text`: `ac.is_match(text)`, searched only around
     /// the sampled q-grams a pattern holds.
-    pub(crate) fn is_match(&self, ac: &AhoCorasick, text: &[u8]) -> bool {
+    pub(crate) fn is_match(&self, ac: &Matcher, text: &[u8]) -> bool {
         let set: &[u64; WORDS] = &self.set;
         let bit = |p: usize| {
             let s = slot(gram(&text[p..p + Q]));
@@ -107,7 +107,7 @@ impl Sieve {
     /// Whether `ac` matches an occurrence through the q-gram at `p`
     /// (bytes before `done` searched already; `done` moves on).
     #[cold]
-    fn around(&self, ac: &AhoCorasick, text: &[u8], p: usize, done: &mut usize) -> bool {
+    fn around(&self, ac: &Matcher, text: &[u8], p: usize, done: &mut usize) -> bool {
         // An occurrence through `p..p + Q` lies inside these bytes.
         let lo = (p + Q).saturating_sub(self.longest);
         let hi = (p + self.longest).min(text.len());
