@@ -30,6 +30,8 @@ mod support_planted;
 mod support_secret_server;
 #[cfg(target_os = "linux")]
 mod support_secret_sources;
+#[cfg(target_os = "linux")]
+mod support_traced;
 // Issue 24: hooks, init, serve and run against the agent widening its own
 // sandbox.
 #[cfg(target_os = "linux")]

@@ -9,11 +9,13 @@
 //! refuses the installation it names as a workspace, its program left
 //! the host's. As root and as uid 65534. Not timed.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::common::*;
 use crate::support_secret_sources::{as_user, is_root};
+use crate::support_traced::{self, opened, settle, traced_run};
 use skarn_test_support::TempDir;
 
 const FLAG: &str = "--allow-non-project-workspace";
@@ -29,66 +31,13 @@ fn run(
     script: &str,
     log: Option<&Path>,
 ) -> Output {
-    let mut c = match log {
-        Some(log) => {
-            let mut c = Command::new("strace");
-            c.args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
-                .arg(log);
-            c
-        }
-        None => Command::new("env"),
-    };
-    if nobody {
-        c.args([
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-        ]);
-    }
-    c.arg(exe())
-        .args(["run", "--no-config", "--", "sh", "-c", script])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("XDG_DATA_DIRS", xdg)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_DIRS")
-        .env_remove("CLAUDECODE")
-        .env_remove("GEMINI_CLI")
-        .env_remove("SKARN_CALLER")
-        .stdin(Stdio::null());
-    c.output().expect("spawn skarn")
+    let path = OsStr::new("/usr/local/bin:/usr/bin:/bin");
+    let set = [("PATH", path), ("XDG_DATA_DIRS", xdg.as_os_str())];
+    traced_run(nobody, ws, home, &set, &["XDG_CONFIG_DIRS"], script, log)
 }
 
 fn refused(o: &Output, what: &str) {
-    assert!(
-        !o.status.success() && !out(o).contains("PLANTED"),
-        "{what}: the workspace was accepted: {}{}",
-        out(o),
-        err(o)
-    );
-    assert!(
-        err(o).contains(FLAG),
-        "{what}: no clear refusal: {}",
-        err(o)
-    );
-}
-
-/// How often `file` was opened in the run `log` holds.
-fn opened(log: &Path, file: &Path) -> usize {
-    let needle = format!("\"{}\"", file.display());
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(&needle))
-        .count()
-}
-
-fn settle() {
-    // (What changed within 2 s of a scan is not kept.)
-    std::thread::sleep(std::time::Duration::from_millis(2200));
+    support_traced::refused(o, FLAG, what);
 }
 
 #[test]

@@ -8,11 +8,13 @@
 //! run leaves that file unchanged on the host. As root and as uid 65534.
 //! Not timed.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::common::*;
 use crate::support_secret_sources::{as_user, is_root};
+use crate::support_traced::{opened, settle, traced_run};
 use skarn_test_support::TempDir;
 
 /// A run of `script` in `ws` with `PATH` = `bin` and the system's (as
@@ -25,50 +27,9 @@ fn run(
     script: &str,
     log: Option<&Path>,
 ) -> Output {
-    let mut c = match log {
-        Some(log) => {
-            let mut c = Command::new("strace");
-            c.args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
-                .arg(log);
-            c
-        }
-        None => Command::new("env"),
-    };
-    if nobody {
-        c.args([
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-        ]);
-    }
-    c.arg(exe())
-        .args(["run", "--no-config", "--", "sh", "-c", script])
-        .current_dir(ws)
-        .env("HOME", home)
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("CLAUDECODE")
-        .env_remove("GEMINI_CLI")
-        .env_remove("SKARN_CALLER")
-        .stdin(Stdio::null());
-    c.output().expect("spawn skarn")
-}
-
-/// How often `file` was opened in the run `log` holds.
-fn opened(log: &Path, file: &Path) -> usize {
-    let needle = format!("\"{}\"", file.display());
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(&needle))
-        .count()
-}
-
-fn settle() {
-    // (What changed within 2 s of a scan is not kept.)
-    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let set = [("PATH", OsStr::new(&path))];
+    traced_run(nobody, ws, home, &set, &[], script, log)
 }
 
 fn script(p: &Path, text: &str) {

@@ -10,11 +10,13 @@
 //! for both callers, its program left the host's. As root and as uid
 //! 65534. Not timed.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use crate::common::*;
 use crate::support_secret_sources::{as_user, is_root};
+use crate::support_traced::{self, opened, opened_matching, settle, traced_run};
 use skarn_test_support::TempDir;
 
 const FLAG: &str = "--allow-non-project-workspace";
@@ -43,60 +45,23 @@ struct Setup<'a> {
 /// A run of `script` (uid 65534 through `setpriv` when `nobody`), with
 /// `path` as `PATH`, under `strace -f` into `log` when given.
 fn run(s: &Setup, path: &str, script: &str, log: Option<&Path>) -> Output {
-    let mut c = match log {
-        Some(log) => {
-            let mut c = Command::new("strace");
-            c.args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
-                .arg(log);
-            c
-        }
-        None => Command::new("env"),
-    };
-    if s.nobody {
-        c.args([
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-        ]);
-    }
-    c.arg(exe())
-        .args(["run", "--no-config", "--", "sh", "-c", script])
-        .current_dir(s.ws)
-        .env("HOME", s.home)
-        .env("PATH", path)
-        .env("XDG_DATA_DIRS", s.xdg)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_DIRS")
-        .env_remove("CLAUDECODE")
-        .env_remove("GEMINI_CLI")
-        .env_remove("SKARN_CALLER")
-        .stdin(Stdio::null());
-    c.output().expect("spawn skarn")
+    let set = [
+        ("PATH", OsStr::new(path)),
+        ("XDG_DATA_DIRS", s.xdg.as_os_str()),
+    ];
+    traced_run(
+        s.nobody,
+        s.ws,
+        s.home,
+        &set,
+        &["XDG_CONFIG_DIRS"],
+        script,
+        log,
+    )
 }
 
 fn refused(o: &Output, what: &str) {
-    assert!(
-        !o.status.success() && !out(o).contains("PLANTED"),
-        "{what}: the workspace was accepted: {}{}",
-        out(o),
-        err(o)
-    );
-    assert!(
-        err(o).contains(FLAG),
-        "{what}: no clear refusal: {}",
-        err(o)
-    );
-}
-
-/// How often a file whose name contains `needle` was opened in `log`.
-fn opened(log: &Path, needle: &str) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(needle))
-        .count()
+    support_traced::refused(o, FLAG, what);
 }
 
 /// The launcher records kept in `home`'s state.
@@ -108,11 +73,6 @@ fn records(home: &Path) -> usize {
                 .count()
         })
         .unwrap_or(0)
-}
-
-fn settle() {
-    // (What changed within 2 s of a scan is not kept.)
-    std::thread::sleep(std::time::Duration::from_millis(2200));
 }
 
 fn mode(p: &Path, m: u32) {
@@ -201,8 +161,8 @@ fn launcher_lists_of_two_paths_are_kept_side_by_side_and_still_see_a_change() {
             let log = t.path().join(format!("strace-{round}.txt"));
             let o = run(&s, FIRST, "echo ok", Some(&log));
             assert!(out(&o).contains("ok"), "the run failed: {}", err(&o));
-            let entry_reads = opened(&log, &format!("\"{}\"", a.display()));
-            let record_reads = opened(&log, "/scan-cache/launchers-");
+            let entry_reads = opened(&log, &a);
+            let record_reads = opened_matching(&log, "/scan-cache/launchers-");
             counts.push((entry_reads, record_reads));
             if counts.last() == Some(&(0, 1)) {
                 break;
