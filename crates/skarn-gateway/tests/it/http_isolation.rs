@@ -199,6 +199,7 @@ fn two_http_clients_never_see_each_others_subscriptions_progress_or_logs() {
     for _ in 0..600 {
         if !a.notes("notifications/resources/updated").is_empty()
             && a.notes("notifications/message").len() >= 3
+            && !a.notes("notifications/progress").is_empty()
         {
             break;
         }
