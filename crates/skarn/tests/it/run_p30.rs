@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::as_user;
 use skarn_test_support::TempDir;
 
 /// The directories below `tree` one whole run opened (`strace -f`), the
@@ -53,11 +53,10 @@ fn dirs_opened(nobody: bool, t: &TempDir, ws: &Path, home: &Path, tree: &Path, t
 
 #[test]
 fn a_second_run_does_not_list_the_homes_unchanged_directories_again() {
-    if Command::new("strace").arg("-V").output().is_err() {
+    if !crate::support_strace::strace_installed() {
         skarn_test_support::skip!("strace is not installed: the listings cannot be counted");
     }
-    let owners: &[bool] = if is_root() { &[false, true] } else { &[false] };
-    for &nobody in owners {
+    for nobody in crate::support_secret_sources::users() {
         let t = TempDir::new("p30-home-listings");
         let ws = t.dir("ws");
         assert!(git(&ws, &["init", "-q"]).status.success());

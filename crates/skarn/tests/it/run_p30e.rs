@@ -42,11 +42,10 @@ fn refused(o: &Output, what: &str) {
 
 #[test]
 fn the_launcher_list_is_kept_and_a_changed_launcher_is_seen() {
-    if Command::new("strace").arg("-V").output().is_err() {
+    if !crate::support_strace::strace_installed() {
         skarn_test_support::skip!("strace is not installed: the opened files cannot be counted");
     }
-    let owners: &[bool] = if is_root() { &[false, true] } else { &[false] };
-    for &nobody in owners {
+    for nobody in crate::support_secret_sources::users() {
         let t = TempDir::new("p30e-launchers");
         let home = t.dir("home");
         if nobody {

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::*;
-use crate::support_secret_sources::{as_user, is_root};
+use crate::support_secret_sources::as_user;
 use crate::support_traced::{opened, settle, traced_run};
 use skarn_test_support::TempDir;
 
@@ -52,11 +52,10 @@ fn kept(o: &Output, file: &Path, what: &str) {
 
 #[test]
 fn path_scripts_are_not_read_again_and_a_changed_or_new_one_is_seen() {
-    if Command::new("strace").arg("-V").output().is_err() {
+    if !crate::support_strace::strace_installed() {
         skarn_test_support::skip!("strace is not installed: the opened files cannot be counted");
     }
-    let owners: &[bool] = if is_root() { &[false, true] } else { &[false] };
-    for &nobody in owners {
+    for nobody in crate::support_secret_sources::users() {
         let t = TempDir::new("p30h-scripts");
         let home = t.dir("home");
         let bin = t.dir("bin");
@@ -149,8 +148,7 @@ fn path_scripts_are_not_read_again_and_a_changed_or_new_one_is_seen() {
 /// what the link leads to read-only, checked on the host.
 #[test]
 fn a_persistence_name_made_a_link_between_runs_is_followed() {
-    let owners: &[bool] = if is_root() { &[false, true] } else { &[false] };
-    for &nobody in owners {
+    for nobody in crate::support_secret_sources::users() {
         let t = TempDir::new("p30h-names");
         let home = t.dir("home");
         let bin = t.dir("bin");

@@ -88,11 +88,10 @@ fn entry(p: &Path) -> String {
 
 #[test]
 fn launcher_lists_of_two_paths_are_kept_side_by_side_and_still_see_a_change() {
-    if Command::new("strace").arg("-V").output().is_err() {
+    if !crate::support_strace::strace_installed() {
         skarn_test_support::skip!("strace is not installed: the opened files cannot be counted");
     }
-    let owners: &[bool] = if is_root() { &[false, true] } else { &[false] };
-    for &nobody in owners {
+    for nobody in crate::support_secret_sources::users() {
         let t = TempDir::new("p30i-launchers");
         let home = t.dir("home");
         if nobody {
