@@ -29,7 +29,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
-use super::unescape::{ESCAPE_MAX, Shadow, rewrite};
+use super::unescape::{ESCAPE_MAX, Shadow, named_decode_to, rewrite};
+use byte_class::ByteClass;
 use matcher::{Matcher, WindowSet};
 use may_match::MayMatch;
 use sieve::Sieve;
@@ -45,8 +46,12 @@ pub(crate) struct Windows {
     /// The patterns' bytes alone (either ASCII case): an escape that
     /// decodes to none of them is never inside a match ([`around`]).
     pat: MayMatch,
+    /// The same, tested 64 bytes at a time ([`stretch`]).
+    pat_class: ByteClass,
+    /// Whether a named HTML reference decodes to one of them.
+    named: bool,
     /// The bytes of raw text a match can span ([`stretch`]).
-    class: MayMatch,
+    class: ByteClass,
     shortest: usize,
     /// Where the automaton needs to run ([`sieve`]).
     sieve: Option<Sieve>,
@@ -84,8 +89,10 @@ impl Windows {
             with: p.iter().map(|(_, b)| b.clone()).collect(),
             longest: p.iter().map(|(a, _)| a.len()).max().unwrap_or(0),
             bytes,
+            pat_class: ByteClass::new(&pat),
+            named: named_decode_to(|b| pat.has(b)),
             pat,
-            class,
+            class: ByteClass::new(&class),
             shortest: p.iter().map(|(a, _)| a.len()).min().unwrap_or(0),
         }
     }
@@ -102,25 +109,30 @@ impl Windows {
 
     /// Whether `text`, as it is or unescaped, holds a window: the
     /// automaton's answer over every byte and over the decoded copy.
-    /// Only the stretches a match can lie in are searched ([`stretch`]),
-    /// raw with the sieve and unescaped around their relevant escapes
-    /// ([`around`]).
+    /// Only where a match can lie is searched ([`stretch`]): raw, the runs
+    /// of the patterns' own bytes, with the sieve (a raw match is made of
+    /// them alone: s27e); unescaped, the stretches of the wider class
+    /// around their relevant escapes ([`around`]).
     pub(crate) fn found_in(&self, text: &[u8]) -> bool {
         if self.ac.is_none() {
             return false;
         }
+        if stretch::any_stretch(text, &self.pat_class, self.shortest, |s, e| {
+            self.any(&text[s..e])
+        }) {
+            return true;
+        }
         let (mut escs, mut scratch) = (Vec::new(), Vec::new());
         stretch::any_stretch(text, &self.class, self.shortest, |s, e| {
-            self.any(&text[s..e])
-                || around::any_around(
-                    text,
-                    (s, e),
-                    self.longest,
-                    &self.pat,
-                    &mut escs,
-                    &mut scratch,
-                    |d| self.any(d),
-                )
+            around::any_around(
+                text,
+                (s, e),
+                self.longest,
+                (&self.pat, self.named),
+                &mut escs,
+                &mut scratch,
+                |d| self.any(d),
+            )
         })
     }
 
@@ -345,6 +357,7 @@ impl Engine {
 
 mod around;
 pub mod bench;
+mod byte_class;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod differential;
 #[cfg(test)]

@@ -19,23 +19,26 @@
 //! nothing.
 
 use super::may_match::MayMatch;
-use crate::intercept::unescape::{Esc, escapes_in};
+use crate::intercept::unescape::{Esc, any_may_decode, escapes_in};
 
 /// Whether `search` finds a window (of at most `longest` bytes, made of
 /// bytes `pat` has) holding a decoded escape in `raw[s..e]` unescaped: a
 /// stretch that starts where no escape is cut and holds every match it
-/// could be part of ([`super::stretch`]). `escs` and `scratch`: buffers.
+/// could be part of ([`super::stretch`]). `named`: whether a named HTML
+/// reference decodes to a byte of `pat`. `escs` and `scratch`: buffers.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn any_around(
     raw: &[u8],
     (s, e): (usize, usize),
     longest: usize,
-    pat: &MayMatch,
+    (pat, named): (&MayMatch, bool),
     escs: &mut Vec<Esc>,
     scratch: &mut Vec<u8>,
     mut search: impl FnMut(&[u8]) -> bool,
 ) -> bool {
-    if longest == 0 {
+    // Nearly every stretch has no escape that decodes to a pattern byte
+    // (s27e): told without listing the escapes.
+    if longest == 0 || !any_may_decode(raw, (s, e), named, |b| pat.has(b)) {
         return false;
     }
     escapes_in(raw, s, e, escs);

@@ -1,6 +1,7 @@
 //! The escapes of a text, listed once (issue 27): what the yes/no
 //! search of the decoded text groups and decodes ([`super::super::scrub`]).
 
+use super::html_named::HTML_NAMED;
 use super::{Dec, escape};
 
 /// For each byte, which escapes it may follow (bit 0: `%`, 1: `&`,
@@ -79,4 +80,45 @@ pub(crate) fn escapes_in(raw: &[u8], from: usize, to: usize, out: &mut Vec<Esc>)
             next = i + len;
         }
     }
+}
+
+/// Whether an escape starting in `raw[from..to]` may decode to a byte
+/// `pat` holds, each possible start read alone (s27e): the escapes
+/// [`escapes_in`] lists there are read in sequence, each at one of these
+/// starts, so when this is false none of them decodes to such a byte.
+/// `named`: whether a named HTML reference does ([`named_decode_to`]);
+/// when none does, `&name;` is not parsed (a lookup in the names at
+/// every `&amp;` was the top of the search of JSON-like text).
+pub(crate) fn any_may_decode(
+    raw: &[u8],
+    (from, to): (usize, usize),
+    named: bool,
+    pat: impl Fn(u8) -> bool,
+) -> bool {
+    let at = |i: usize| {
+        let i = from + i;
+        if !may_start(raw, i) {
+            return false;
+        }
+        if !named && raw[i] == b'&' && raw[i + 1].is_ascii_alphabetic() {
+            return false;
+        }
+        escape(&raw[i..]).is_some_and(|(dec, _)| dec.iter().any(|b| pat(*b)))
+    };
+    let text = &raw[from..to];
+    // A short stretch (most are) byte by byte: the vector search's set-up
+    // cost more than the search (s27e).
+    if text.len() < 64 {
+        return (0..text.len()).any(|i| matches!(text[i], b'\\' | b'%' | b'&') && at(i));
+    }
+    memchr::memchr3_iter(b'\\', b'%', b'&', text).any(at)
+}
+
+/// Whether any named HTML reference the unescaper reads decodes to a
+/// byte `pat` holds.
+pub(crate) fn named_decode_to(pat: impl Fn(u8) -> bool) -> bool {
+    HTML_NAMED.iter().any(|(_, c)| {
+        let mut b = [0u8; 4];
+        c.encode_utf8(&mut b).bytes().any(&pat)
+    })
 }
