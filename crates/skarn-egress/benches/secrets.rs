@@ -156,6 +156,7 @@ fn main() {
     // not minutes: for profiling the search).
     if std::env::var_os("SKARN_BENCH_SEARCH_ONLY").is_some() {
         search_alone(&bodies);
+        startup();
         return;
     }
     let b2 = bodies.clone();
@@ -302,6 +303,25 @@ fn main() {
     let subst = subst + substituted(&srv);
     println!("(requests that reached the server with the value substituted: {subst})");
     search_alone(&bodies);
+    startup();
+}
+
+/// A run's start-up with one long value (s27e): its windows cut, the
+/// scrubber's and the probe search's matchers built.
+fn startup() {
+    for n in [40, 4096, 16384] {
+        let value: String = random_bytes(n)
+            .iter()
+            .map(|b| char::from(b'a' + b % 26))
+            .collect();
+        let (cut, scrub, probe) = skarn_egress::bench_startup_seconds(&value).unwrap();
+        println!(
+            "start-up, a {n}-byte value: windows {:6.1} ms, scrubber {:6.1} ms, probe search {:6.1} ms",
+            cut * 1e3,
+            scrub * 1e3,
+            probe * 1e3
+        );
+    }
 }
 
 fn search_alone(bodies: &[(&str, Vec<u8>); 3]) {

@@ -50,13 +50,13 @@ pub mod stats;
 pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
-#[doc(hidden)]
-pub use intercept::bench_search_seconds;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use intercept::scrub_differential;
 pub use intercept::stream_scrub::StreamScrub;
 pub use intercept::{FINDER_SOURCES, Interceptor, ValueFinder};
+#[doc(hidden)]
+pub use intercept::{bench_search_seconds, bench_startup_seconds};
 pub use pattern::{HostMatch, Pattern, Ports};
 pub use proxy::{DenialLog, Limits, Listeners, Proxy};
 #[doc(hidden)]

@@ -25,6 +25,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use zeroize::Zeroizing;
 
 /// The shortest run of the value's secret bytes that is replaced.
@@ -225,18 +228,30 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
     let mut out: Pairs = Vec::new();
     // Windows already cut, by a case-folded hash (f27s F5: a linear search
     // of every earlier window made a 4 KiB value's set-up quadratic, about
-    // 10^10 comparisons: minutes before a run started).
-    let mut seen: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+    // 10^10 comparisons: minutes before a run started): the last window
+    // cut with each hash, the earlier ones with it through `prev` (s27e:
+    // no allocation per window, and a multiply per byte, not SipHash; the
+    // windows are the user's value, not a response's bytes).
+    let mut seen: HashMap<u64, usize, BuildHasherDefault<Mixed>> = HashMap::default();
+    let mut prev: Vec<Option<usize>> = Vec::new();
     for f in forms {
         let w = f.window.min(f.value.len());
         for i in 0..=f.value.len() - w {
             let pat = &f.value[i..i + w];
             let h = folded_hash(pat);
-            let same = seen.entry(h).or_default();
-            if same.iter().any(|&k| out[k].0[..].eq_ignore_ascii_case(pat)) {
+            let last = seen.get(&h).copied();
+            let mut k = last;
+            while let Some(j) = k {
+                if out[j].0[..].eq_ignore_ascii_case(pat) {
+                    break;
+                }
+                k = prev[j];
+            }
+            if k.is_some() {
                 continue;
             }
-            same.push(out.len());
+            seen.insert(h, out.len());
+            prev.push(last);
             out.push((
                 Zeroizing::new(pat.to_vec()),
                 f.placeholder[i..i + w].to_vec(),
@@ -248,12 +263,27 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
 
 /// A hash of `b` in ASCII lower case (no folded copy of the bytes kept).
 fn folded_hash(b: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for c in b {
-        h.write_u8(c.to_ascii_lowercase());
+    b.iter().fold(0x243f_6a88_85a3_08d3, |h: u64, c| {
+        (h.rotate_left(23) ^ u64::from(c.to_ascii_lowercase())).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    })
+}
+
+/// The dedup table's hasher: its keys are [`folded_hash`]es already.
+#[derive(Default)]
+struct Mixed(u64);
+
+impl Hasher for Mixed {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    h.finish()
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v ^ (v >> 32);
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ use rustls::ClientConfig;
 pub use probe::ProbeHook;
 #[doc(hidden)]
 pub use scrub::bench::search_seconds as bench_search_seconds;
+pub use scrub::bench::startup_seconds as bench_startup_seconds;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use scrub::differential::check_seeded as scrub_differential;

@@ -49,3 +49,18 @@ pub fn search_seconds(value: &str, body: &[u8], chunk: usize, full: bool) -> Opt
     }
     Some((scrub, t.elapsed().as_secs_f64()))
 }
+
+/// Seconds a run's start-up spends on a value's windows (s27e): cutting
+/// the forms into windows, the scrubber's matcher, the probe search's.
+pub fn startup_seconds(value: &str) -> Option<(f64, f64, f64)> {
+    let ph = crate::secrets::placeholder::make(value)?;
+    let t = Instant::now();
+    let pairs = forms::pairs(value.as_bytes(), ph.as_bytes());
+    let cut = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    std::hint::black_box(Windows::new(&pairs));
+    let scrub = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    std::hint::black_box(Windows::for_search(&pairs));
+    Some((cut, scrub, t.elapsed().as_secs_f64()))
+}

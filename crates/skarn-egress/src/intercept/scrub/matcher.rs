@@ -78,7 +78,13 @@ impl Hasher for Spread {
     }
 }
 
-type Table = HashMap<u64, Vec<u32>, BuildHasherDefault<Spread>>;
+/// Rolling hash to the last window added with it; earlier ones with the
+/// same hash follow through [`WindowSet::next`] (one allocation for all
+/// the windows, not one per window: s27e, a long value's start-up).
+type Table = HashMap<u64, u32, BuildHasherDefault<Spread>>;
+
+/// No further window with the same hash.
+const END: u32 = u32::MAX;
 
 /// Windows of one length.
 struct OfLength {
@@ -90,8 +96,12 @@ struct OfLength {
 
 /// Windows in hash tables, one per window length.
 pub(crate) struct WindowSet {
-    /// The windows, ASCII lowercased.
-    pats: Vec<Zeroizing<Vec<u8>>>,
+    /// The windows, ASCII lowercased, one after the other...
+    bytes: Zeroizing<Vec<u8>>,
+    /// ...each from its start to the next one's.
+    starts: Vec<usize>,
+    /// Per window, the previous one added with the same hash ([`END`]).
+    next: Vec<u32>,
     lengths: Vec<OfLength>,
 }
 
@@ -104,10 +114,14 @@ fn hash(b: &[u8]) -> u64 {
 
 impl WindowSet {
     pub(crate) fn new<'a>(patterns: impl Iterator<Item = &'a [u8]>) -> WindowSet {
-        let mut pats = Vec::new();
+        let patterns: Vec<&[u8]> = patterns.collect();
+        // Sized once: a grown buffer would leave a copy behind unwiped.
+        let total = patterns.iter().map(|p| p.len()).sum();
+        let mut bytes = Zeroizing::new(Vec::with_capacity(total));
+        let (mut starts, mut next) = (vec![0], Vec::with_capacity(patterns.len()));
+        starts.reserve(patterns.len());
         let mut lengths: Vec<OfLength> = Vec::new();
-        for (i, p) in patterns.enumerate() {
-            let folded = Zeroizing::new(p.to_ascii_lowercase());
+        for (i, p) in patterns.into_iter().enumerate() {
             let at = match lengths.iter().position(|l| l.len == p.len()) {
                 Some(at) => at,
                 None => {
@@ -120,16 +134,25 @@ impl WindowSet {
                     lengths.len() - 1
                 }
             };
-            let id = u32::try_from(i).unwrap_or(u32::MAX);
-            lengths[at]
-                .by_hash
-                .entry(hash(&folded))
-                .or_default()
-                .push(id);
-            pats.push(folded);
+            let id = u32::try_from(i).unwrap_or(END - 1);
+            let before = lengths[at].by_hash.insert(hash(p), id);
+            next.push(before.unwrap_or(END));
+            bytes.extend(p.iter().map(u8::to_ascii_lowercase));
+            starts.push(bytes.len());
         }
         lengths.retain(|l| l.len > 0);
-        WindowSet { pats, lengths }
+        WindowSet {
+            bytes,
+            starts,
+            next,
+            lengths,
+        }
+    }
+
+    /// Window `id`, lowercased.
+    fn pat(&self, id: u32) -> &[u8] {
+        let id = id as usize;
+        &self.bytes[self.starts[id]..self.starts[id + 1]]
     }
 
     /// Call `hit` for each match until it returns `true`; whether it did.
@@ -141,15 +164,17 @@ impl WindowSet {
             let mut h = hash(&text[..l.len]);
             let mut s = 0;
             loop {
-                if let Some(ids) = l.by_hash.get(&h) {
+                if let Some(&last) = l.by_hash.get(&h) {
                     let w = &text[s..s + l.len];
-                    for &id in ids {
-                        let p = &self.pats[id as usize];
+                    let mut id = last;
+                    while id != END {
+                        let p = self.pat(id);
                         if p.iter().zip(w).all(|(a, b)| *a == b.to_ascii_lowercase())
                             && hit((s, s + l.len, id as usize))
                         {
                             return true;
                         }
+                        id = self.next[id as usize];
                     }
                 }
                 if s + l.len >= text.len() {
