@@ -10,7 +10,8 @@
 //! ADR 0314: atk27r's critique). Two rows set a floor (issue 27, ADR
 //! 0337): a bare TLS-terminating relay (decrypt and re-encrypt only, no
 //! HTTP, no search), and the search alone (the echo scrubber and the
-//! probe search in-process over the same bodies in 16 KiB reads, with the
+//! probe search in-process over the same bodies in 16 KiB reads, CPU time of
+//! one thread, best of 5 (`SKARN_BENCH_BEST`), with the
 //! sieve and with the full search the path had before it). Run: `cargo bench -p skarn-egress --bench secrets` (or
 //! bench/egress/secrets.sh). Everything stays on loopback.
 
@@ -326,7 +327,8 @@ fn startup() {
 
 fn search_alone(bodies: &[(&str, Vec<u8>); 3]) {
     let mib = |b: f64| b / f64::from(1u32 << 20);
-    // The search alone, one core, the first 32 MiB of each body.
+    // The search alone, one core (the thread's CPU time, s27e), the first
+    // 32 MiB of each body.
     // `SKARN_BENCH_SEARCH_ONLY=sieve`: without the full search's row.
     let only_sieve = std::env::var_os("SKARN_BENCH_SEARCH_ONLY").is_some_and(|v| v == "sieve");
     // `SKARN_BENCH_BODY=json` (or `x`, `random`): that body alone, for a

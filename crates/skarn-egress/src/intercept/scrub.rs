@@ -29,7 +29,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
-use super::unescape::{ESCAPE_MAX, Shadow, named_decode_to, rewrite};
+use super::unescape::{ESCAPE_MAX, Shadow, any_may_decode, named_decode_to, rewrite};
 use byte_class::ByteClass;
 use matcher::{Matcher, WindowSet};
 use may_match::MayMatch;
@@ -121,6 +121,12 @@ impl Windows {
             self.any(&text[s..e])
         }) {
             return true;
+        }
+        // Most texts hold no escape that may decode to a pattern byte (s27e:
+        // JSON's `\/`, `\u00e9`, `%20`, `&amp;`): told in one pass over the
+        // escapes, before the stretches.
+        if !any_may_decode(text, (0, text.len()), self.named, |b| self.pat.has(b)) {
+            return false;
         }
         let (mut escs, mut scratch) = (Vec::new(), Vec::new());
         stretch::any_stretch(text, &self.class, self.shortest, |s, e| {
