@@ -29,7 +29,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use zeroize::Zeroizing;
 
 pub(crate) use super::forms::Pairs;
-use super::unescape::{ESCAPE_MAX, Shadow, any_may_decode, named_decode_to, rewrite};
+use super::unescape::{ESCAPE_MAX, Shadow, may_decode_at, named_decode_to, rewrite};
 use byte_class::ByteClass;
 use matcher::{Matcher, WindowSet};
 use may_match::MayMatch;
@@ -50,6 +50,8 @@ pub(crate) struct Windows {
     pat_class: ByteClass,
     /// Whether a named HTML reference decodes to one of them.
     named: bool,
+    /// `\\`, `%` and `&`: where an escape may start.
+    escape_starts: ByteClass,
     /// The bytes of raw text a match can span ([`stretch`]).
     class: ByteClass,
     shortest: usize,
@@ -91,6 +93,7 @@ impl Windows {
             bytes,
             pat_class: ByteClass::new(&pat),
             named: named_decode_to(|b| pat.has(b)),
+            escape_starts: ByteClass::new(&MayMatch::escape_starts()),
             pat,
             class: ByteClass::new(&class),
             shortest: p.iter().map(|(a, _)| a.len()).min().unwrap_or(0),
@@ -125,7 +128,11 @@ impl Windows {
         // Most texts hold no escape that may decode to a pattern byte (s27e:
         // JSON's `\/`, `\u00e9`, `%20`, `&amp;`): told in one pass over the
         // escapes, before the stretches.
-        if !any_may_decode(text, (0, text.len()), self.named, |b| self.pat.has(b)) {
+        let pat = |b| self.pat.has(b);
+        if !self
+            .escape_starts
+            .any_at(text, |i| may_decode_at(text, i, self.named, pat))
+        {
             return false;
         }
         let (mut escs, mut scratch) = (Vec::new(), Vec::new());

@@ -355,6 +355,6 @@ mod html_named;
 mod list;
 #[cfg(test)]
 pub(crate) use list::escapes;
-pub(crate) use list::{Esc, any_may_decode, escapes_in, named_decode_to};
+pub(crate) use list::{Esc, any_may_decode, escapes_in, may_decode_at, named_decode_to};
 #[cfg(test)]
 mod tests;

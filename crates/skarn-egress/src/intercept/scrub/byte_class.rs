@@ -77,6 +77,26 @@ impl ByteClass {
         }
     }
 
+    /// Whether `f(i)` holds for some `i` with `text[i]` in the class,
+    /// asked left to right (s27e: the escapes of random text, a few per
+    /// KiB, found without a search restarted at each).
+    pub(crate) fn any_at(&self, text: &[u8], mut f: impl FnMut(usize) -> bool) -> bool {
+        let mut masks = [0u64; BATCH];
+        for (g, group) in text.chunks(64 * BATCH).enumerate() {
+            self.masks(group, &mut masks);
+            for (b, &m) in masks[..group.len().div_ceil(64)].iter().enumerate() {
+                let mut m = m;
+                while m != 0 {
+                    if f(64 * (BATCH * g + b) + m.trailing_zeros() as usize) {
+                        return true;
+                    }
+                    m &= m - 1;
+                }
+            }
+        }
+        false
+    }
+
     fn mask_scalar(&self, chunk: &[u8]) -> u64 {
         debug_assert!(chunk.len() <= 64);
         chunk
@@ -196,6 +216,13 @@ mod tests {
                 slow.masks(&text, &mut b);
                 assert_eq!(a, want, "{n}");
                 assert_eq!(b, want, "{n}");
+                let mut seen = Vec::new();
+                assert!(!fast.any_at(&text, |i| {
+                    seen.push(i);
+                    false
+                }));
+                let all: Vec<usize> = (0..n).filter(|&i| table.has(text[i])).collect();
+                assert_eq!(seen, all);
             }
         }
     }

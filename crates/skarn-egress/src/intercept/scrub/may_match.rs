@@ -36,6 +36,13 @@ impl MayMatch {
         t
     }
 
+    /// The bytes an escape starts with: `\\`, `%`, `&`.
+    pub(super) fn escape_starts() -> MayMatch {
+        let mut t = MayMatch::none();
+        t.add(br"\%&");
+        t
+    }
+
     pub(super) fn add(&mut self, pattern: &[u8]) {
         for b in pattern {
             self.0[usize::from(b.to_ascii_lowercase())] = true;

@@ -95,16 +95,7 @@ pub(crate) fn any_may_decode(
     named: bool,
     pat: impl Fn(u8) -> bool,
 ) -> bool {
-    let at = |i: usize| {
-        let i = from + i;
-        if !may_start(raw, i) {
-            return false;
-        }
-        if !named && raw[i] == b'&' && raw[i + 1].is_ascii_alphabetic() {
-            return false;
-        }
-        escape(&raw[i..]).is_some_and(|(dec, _)| dec.iter().any(|b| pat(*b)))
-    };
+    let at = |i: usize| may_decode_at(raw, from + i, named, &pat);
     let text = &raw[from..to];
     // A short stretch (most are) byte by byte: the vector search's set-up
     // cost more than the search (s27e).
@@ -112,6 +103,18 @@ pub(crate) fn any_may_decode(
         return (0..text.len()).any(|i| matches!(text[i], b'\\' | b'%' | b'&') && at(i));
     }
     memchr::memchr3_iter(b'\\', b'%', b'&', text).any(at)
+}
+
+/// Whether an escape read alone at `raw[i]` (one of `\\`, `%`, `&`)
+/// decodes to a byte `pat` holds ([`any_may_decode`]).
+pub(crate) fn may_decode_at(raw: &[u8], i: usize, named: bool, pat: impl Fn(u8) -> bool) -> bool {
+    if !may_start(raw, i) {
+        return false;
+    }
+    if !named && raw[i] == b'&' && raw[i + 1].is_ascii_alphabetic() {
+        return false;
+    }
+    escape(&raw[i..]).is_some_and(|(dec, _)| dec.iter().any(|b| pat(*b)))
 }
 
 /// Whether any named HTML reference the unescaper reads decodes to a
