@@ -109,6 +109,10 @@ impl Listings {
             self.hits += 1;
             return Some(out);
         }
+        if self.old.remove(&id).is_some() {
+            // (Stale: dropped from the record.)
+            self.dirty = true;
+        }
         let names = read_names(dir, MAX_ONE + 1)?;
         let out = names.iter().map(|(n, k)| (dir.join(n), *k)).collect();
         if names.len() <= MAX_ONE
@@ -121,14 +125,17 @@ impl Listings {
         Some(out)
     }
 
-    /// Keep this scan's listings (only directories it listed), up to
-    /// the scan cache's bound, when they differ from the record's.
+    /// Keep this scan's listings, and the record's of directories this
+    /// scan did not list (another home's or workspace's: callers
+    /// alternating keep theirs, issue 30), this scan's first, up to the
+    /// scan cache's bound; when they changed.
     pub fn save(self) {
-        if !self.dirty && self.new.len() == self.old.len() {
+        if !self.dirty {
             return;
         }
         let mut bytes = Vec::new();
-        for (t, names) in self.new.values() {
+        let old = self.old.iter().filter(|(id, _)| !self.new.contains_key(id));
+        for (t, names) in self.new.values().chain(old.map(|(_, v)| v)) {
             let mut rec = Vec::new();
             t.put(&mut rec);
             rec.extend_from_slice(&u32::try_from(names.len()).unwrap_or(0).to_le_bytes());
