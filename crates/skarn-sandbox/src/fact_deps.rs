@@ -371,8 +371,14 @@ pub fn take_path(r: &mut Fields<'_>) -> Option<PathBuf> {
 #[cfg(unix)]
 /// Whether every stamp kept in `r` (by [`Deps::put`]) is still the
 /// path's: `None` when the record is cut, `Some(false)` on any change.
+/// A record that kept no stamp at all never holds: every working-out
+/// depends on some path, and 41 bytes of "no stamps, nothing found" would
+/// otherwise hold forever wherever someone could write them (atk30a F2).
 pub fn still(r: &mut Fields<'_>) -> Option<bool> {
     let n = r.u32()? as usize;
+    if n == 0 {
+        return Some(false);
+    }
     let mut kept = Vec::with_capacity(n.min(1 << 16));
     for _ in 0..n {
         let k = r.bytes(1)?[0];

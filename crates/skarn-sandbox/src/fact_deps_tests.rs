@@ -139,3 +139,14 @@ fn a_directory_walked_through_is_kept_by_its_identity() {
     assert!(!check(&deps), "a missing name appeared");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A record with no stamps is never taken as holding (atk30a F2: a
+/// planted 41-byte launcher record of "no stamps, nothing found" held
+/// forever and dropped the installation protection).
+#[test]
+fn a_record_of_no_stamps_never_holds() {
+    let mut b = Vec::new();
+    Deps::new().put(&mut b).unwrap();
+    assert_eq!(still(&mut Fields(&b)), Some(false));
+    assert_eq!(still(&mut Fields(&[0, 0, 0, 0])), Some(false));
+}
