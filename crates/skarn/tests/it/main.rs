@@ -455,6 +455,8 @@ mod run_p30h;
 #[cfg(target_os = "linux")]
 mod run_p30i;
 #[cfg(target_os = "linux")]
+mod run_p30k;
+#[cfg(target_os = "linux")]
 mod run_r1;
 #[cfg(target_os = "linux")]
 mod run_scan_cache;
