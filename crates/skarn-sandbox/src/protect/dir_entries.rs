@@ -19,7 +19,15 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
-use super::dir_listings::Kind;
+/// What an entry is, as its directory entry says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Link,
+    Dir,
+    Other,
+    /// Its type could not be read.
+    Unknown,
+}
 
 /// Entries of one directory: `count` entries in `buf[start..end]`.
 #[derive(Debug, Clone)]

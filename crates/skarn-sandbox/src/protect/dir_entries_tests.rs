@@ -3,8 +3,7 @@
 use std::ffi::OsStr;
 use std::sync::Arc;
 
-use super::Entries;
-use crate::protect::dir_listings::Kind;
+use super::{Entries, Kind};
 
 fn sample() -> Vec<(&'static OsStr, Kind)> {
     vec![

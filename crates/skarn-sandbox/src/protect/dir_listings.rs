@@ -41,15 +41,8 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// Entries of one directory kept at most (a walk takes no more from one).
 const MAX_ONE: usize = 4096;
 
-/// What an entry is, as its directory entry says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Link,
-    Dir,
-    Other,
-    /// Its type could not be read.
-    Unknown,
-}
+/// What an entry is, as its directory entry says (kept with the entries).
+pub use super::dir_entries::Kind;
 
 /// Directories by (device, inode): their stamps and entries (slices of
 /// the record read, or encoded once when listed now: `dir_entries`).

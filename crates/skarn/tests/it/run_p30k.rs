@@ -70,6 +70,8 @@ fn peak_kib(nobody: bool, root: &Path, ws: &Path, home: &Path) -> i64 {
         c.env_remove(k);
     }
     let log = root.join("stderr.log");
+    // (Reaped by `wait4` below, which also gives its resource usage.)
+    #[allow(clippy::zombie_processes)]
     let child = c
         .stdin(Stdio::null())
         .stdout(Stdio::null())
