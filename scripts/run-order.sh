@@ -9,6 +9,10 @@
 # waits for an RCU grace period each (over 30 minutes here). A stale list
 # costs memory, never correctness: a name the binary no longer has is
 # skipped by the linker.
+# Then (by hand, 7 Dec 2026): build with `cargo rustc --release -p skarn
+# --bin skarn -- -C save-temps --print link-args`, relink with the list,
+# trace `perf record -e page-faults -d` of a run and add the function that
+# first faulted in each 64 KiB window outside the block; repeat until none.
 #   scripts/run-order.sh [RELEASE_BINARY]   (default target/release/skarn)
 set -euo pipefail
 cd "$(dirname "$0")/.."
