@@ -27,9 +27,11 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::dir_entries::Entries;
 
 use crate::state_file::{Fields, Stamp, StateDir, Time};
 
@@ -39,18 +41,12 @@ pub const SETTLE: Duration = Duration::from_secs(2);
 /// Entries of one directory kept at most (a walk takes no more from one).
 const MAX_ONE: usize = 4096;
 
-/// What an entry is, as its directory entry says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Link,
-    Dir,
-    Other,
-    /// Its type could not be read.
-    Unknown,
-}
+/// What an entry is, as its directory entry says (kept with the entries).
+pub use super::dir_entries::Kind;
 
-/// Directories by (device, inode): their stamps and entries.
-type Record = HashMap<(u64, u64), (Stamp, Vec<(OsString, Kind)>)>;
+/// Directories by (device, inode): their stamps and entries (slices of
+/// the record read, or encoded once when listed now: `dir_entries`).
+type Record = HashMap<(u64, u64), (Stamp, Entries)>;
 
 /// The record of earlier listings, and this scan's.
 pub struct Listings {
@@ -79,10 +75,7 @@ impl Listings {
         );
         let name = format!("{tag}-{digest}");
         let max = crate::protect::home_mentions::scan_cache_max();
-        let old = dir
-            .read(&name, max)
-            .and_then(|b| parse(&b))
-            .unwrap_or_default();
+        let old = dir.read(&name, max).and_then(parse).unwrap_or_default();
         Some(Listings {
             dir,
             name,
@@ -104,16 +97,22 @@ impl Listings {
         if let Some((old, names)) = self.old.get(&id)
             && *old == t
         {
-            let out = names.iter().map(|(n, k)| (dir.join(n), *k)).collect();
+            let out = names.iter().map(|(n, k)| (dir.join(n), k)).collect();
+            // (A reference to the record read, not a copy.)
             self.new.insert(id, (t, names.clone()));
             self.hits += 1;
             return Some(out);
+        }
+        if self.old.remove(&id).is_some() {
+            // (Stale: dropped from the record.)
+            self.dirty = true;
         }
         let names = read_names(dir, MAX_ONE + 1)?;
         let out = names.iter().map(|(n, k)| (dir.join(n), *k)).collect();
         if names.len() <= MAX_ONE
             && !names.iter().any(|(_, k)| *k == Kind::Unknown)
             && t.settled(self.settled_before)
+            && let Some(names) = Entries::build(names.iter().map(|(n, k)| (n.as_os_str(), *k)))
         {
             self.new.insert(id, (t, names));
             self.dirty = true;
@@ -121,32 +120,26 @@ impl Listings {
         Some(out)
     }
 
-    /// Keep this scan's listings (only directories it listed), up to
-    /// the scan cache's bound, when they differ from the record's.
+    /// Keep this scan's listings, and the record's of directories this
+    /// scan did not list (another home's or workspace's: callers
+    /// alternating keep theirs, issue 30), this scan's first, up to the
+    /// scan cache's bound; when they changed.
     pub fn save(self) {
-        if !self.dirty && self.new.len() == self.old.len() {
+        if !self.dirty {
             return;
         }
         let mut bytes = Vec::new();
-        for (t, names) in self.new.values() {
+        let old = self.old.iter().filter(|(id, _)| !self.new.contains_key(id));
+        for (t, names) in self.new.values().chain(old.map(|(_, v)| v)) {
             let mut rec = Vec::new();
             t.put(&mut rec);
-            rec.extend_from_slice(&u32::try_from(names.len()).unwrap_or(0).to_le_bytes());
-            for (n, k) in names {
-                let b = n.as_bytes();
-                let Ok(len) = u16::try_from(b.len()) else {
-                    rec.clear();
-                    break;
-                };
-                rec.push(match k {
-                    Kind::Link => 1,
-                    Kind::Dir => 2,
-                    Kind::Other | Kind::Unknown => 3,
-                });
-                rec.extend_from_slice(&len.to_le_bytes());
-                rec.extend_from_slice(b);
-            }
-            if rec.is_empty() || bytes.len() + rec.len() > self.max {
+            let Ok(n) = u32::try_from(names.len()) else {
+                continue;
+            };
+            rec.extend_from_slice(&n.to_le_bytes());
+            // (Already in the record's encoding: `dir_entries`.)
+            rec.extend_from_slice(names.bytes());
+            if bytes.len() + rec.len() > self.max {
                 continue;
             }
             bytes.extend_from_slice(&rec);
@@ -185,28 +178,21 @@ pub fn list_whole(l: Option<&mut Listings>, dir: &Path) -> Option<Vec<(PathBuf, 
     Some(names.into_iter().map(|(n, k)| (dir.join(n), k)).collect())
 }
 
-/// The record's directories; `None` when it is cut or malformed.
-fn parse(b: &[u8]) -> Option<Record> {
-    let mut r = Fields(b);
+/// The record's directories; `None` when it is cut or malformed. The
+/// bytes are kept once: every directory's entries are a slice of them.
+fn parse(b: Vec<u8>) -> Option<Record> {
+    let buf = Arc::new(b);
+    let mut at = 0;
     let mut out = HashMap::new();
-    while !r.is_empty() {
+    while at < buf.len() {
+        let mut r = Fields(buf.get(at..)?);
         let t = Stamp::take(&mut r)?;
         let n = r.u32()? as usize;
         if n > MAX_ONE {
             return None;
         }
-        let mut names = Vec::with_capacity(n);
-        for _ in 0..n {
-            let k = match r.bytes(1)?[0] {
-                1 => Kind::Link,
-                2 => Kind::Dir,
-                3 => Kind::Other,
-                _ => return None,
-            };
-            let len = r.u16()?;
-            let name = OsString::from_vec(r.bytes(usize::from(len))?.to_vec());
-            names.push((name, k));
-        }
+        let (names, next) = Entries::take(&buf, buf.len() - r.0.len(), n)?;
+        at = next;
         out.insert(t.id(), (t, names));
     }
     Some(out)

@@ -32,6 +32,8 @@ pub mod config_words;
 #[cfg(unix)]
 pub mod configured_programs;
 #[cfg(unix)]
+pub mod dir_entries;
+#[cfg(unix)]
 pub mod dir_listings;
 #[cfg(target_os = "linux")]
 pub mod direct_outputs;

@@ -455,6 +455,10 @@ mod run_p30h;
 #[cfg(target_os = "linux")]
 mod run_p30i;
 #[cfg(target_os = "linux")]
+mod run_p30j;
+#[cfg(target_os = "linux")]
+mod run_p30k;
+#[cfg(target_os = "linux")]
 mod run_r1;
 #[cfg(target_os = "linux")]
 mod run_scan_cache;

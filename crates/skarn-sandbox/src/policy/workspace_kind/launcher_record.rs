@@ -75,7 +75,7 @@ pub(super) fn cached(
     }
     let mut deps = Deps::new();
     let found = work(&mut deps);
-    if !deps.unsure
+    if !deps.unsure()
         && let Some(bytes) = encode(&key, &deps, &found)
     {
         dir.write(&name, &bytes, max);

@@ -97,6 +97,9 @@ impl HeadCache {
         let id = s.id();
         let (old, bytes) = *self.old.get(&id)?;
         if old != s {
+            // (Stale: dropped from the record.)
+            self.old.remove(&id);
+            self.dirty = true;
             return None;
         }
         self.new.insert(id, (s, bytes));
@@ -114,14 +117,21 @@ impl HeadCache {
         }
     }
 
-    /// Keep this scan's verdicts (only files it saw: the record follows
-    /// the `PATH`), when they differ from the record's.
+    /// Keep this scan's verdicts, and the record's of files this scan did
+    /// not see (another `PATH`'s: callers alternating `PATH`s keep theirs,
+    /// issue 30), this scan's first, to the bound; when they changed.
     pub(super) fn save(self) {
-        if !self.dirty && self.new.len() == self.old.len() {
+        if !self.dirty {
             return;
         }
         let mut bytes = Vec::with_capacity(self.new.len() * RECORD);
-        for (s, n) in self.new.values().take(self.max / RECORD) {
+        let old = self.old.iter().filter(|(id, _)| !self.new.contains_key(id));
+        for (s, n) in self
+            .new
+            .values()
+            .chain(old.map(|(_, v)| v))
+            .take(self.max / RECORD)
+        {
             s.put(&mut bytes);
             bytes.extend_from_slice(&n.to_le_bytes());
         }

@@ -99,21 +99,23 @@ impl ScriptRecord {
     pub(super) fn get(&mut self, md: &std::fs::Metadata) -> Option<ScriptFacts> {
         let s = Stamp::of(md);
         let kept = self.old.get(&s.id())?;
-        if kept.stamp != s {
-            return None;
-        }
         let dirs = kept.dirs.clone();
-        for i in dirs {
-            let e = self.table.get_mut(i as usize)?;
-            let ok = *e.3.get_or_insert_with(|| {
-                std::fs::symlink_metadata(&e.0).is_ok_and(|m| {
-                    (e.1 == fact_deps::DIR && m.is_dir() || e.1 == fact_deps::FILE && m.is_file())
-                        && Stamp::of(&m) == e.2
-                })
-            });
+        let mut ok = kept.stamp == s;
+        for i in &dirs {
             if !ok {
-                return None;
+                break;
             }
+            let Some(e) = self.table.get_mut(*i as usize) else {
+                ok = false;
+                break;
+            };
+            ok = *e.3.get_or_insert_with(|| fact_deps::holds(&e.0, e.1, &e.2));
+        }
+        if !ok {
+            // (Stale: dropped from the record.)
+            self.old.remove(&s.id());
+            self.dirty = true;
+            return None;
         }
         let kept = self.old.get(&s.id())?;
         let stamps = dirs_of(&self.table, &kept.dirs);
@@ -138,17 +140,37 @@ impl ScriptRecord {
         }
     }
 
-    /// Keep this run's facts (the scripts it saw) when they changed.
-    pub(super) fn save(self) {
-        // (A script under two names, hard links, is one record.)
-        let seen: std::collections::HashSet<Id> = self.new.iter().map(|n| n.0.id()).collect();
-        if !self.dirty && seen.len() == self.old.len() {
+    /// Keep this run's facts, and the record's of scripts this run did
+    /// not see (another `PATH`'s: callers alternating `PATH`s keep
+    /// theirs, issue 30), this run's first, to the bound; when they
+    /// changed.
+    pub(super) fn save(mut self) {
+        if !self.dirty {
             return;
         }
-        if let Some(b) = encode(&self.key, &self.new)
-            && b.len() <= self.max
-        {
-            self.dir.write(&self.name, &b, self.max);
+        // (A script under two names, hard links, is one record.)
+        let seen: std::collections::HashSet<Id> = self.new.iter().map(|n| n.0.id()).collect();
+        let mut old: Vec<New> = self
+            .old
+            .values()
+            .filter(|k| !seen.contains(&k.stamp.id()))
+            .map(|k| (k.stamp, k.facts.clone(), dirs_of(&self.table, &k.dirs)))
+            .collect();
+        let ours = self.new.len();
+        loop {
+            self.new.truncate(ours);
+            self.new.extend(old.iter().cloned());
+            if let Some(b) = encode(&self.key, &self.new)
+                && b.len() <= self.max
+            {
+                self.dir.write(&self.name, &b, self.max);
+                return;
+            }
+            if old.is_empty() {
+                return;
+            }
+            // (Past the bound: fewer of the other runs' scripts.)
+            old.truncate(old.len() / 2);
         }
     }
 
