@@ -51,6 +51,8 @@ pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
 #[doc(hidden)]
+pub use intercept::bench_kind_seconds;
+#[doc(hidden)]
 pub use intercept::bench_search_seconds;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

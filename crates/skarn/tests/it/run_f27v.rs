@@ -265,3 +265,89 @@ fn a_form_encoded_value_on_stdin_or_in_the_workspace_is_caught() {
         assert!(err(&o).contains("exposed"), "user={user}: {text}");
     }
 }
+
+/// `cmd` run to its end with `stdin`; its peak resident size (KiB, the
+/// largest of it and the descendants it waited for) and its output.
+fn peak_kib(mut cmd: std::process::Command, stdin: Stdio) -> (i64, Output) {
+    let child = cmd
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let (mut so, mut se) = (child.stdout.unwrap(), child.stderr.unwrap());
+    let t = std::thread::spawn(move || {
+        let mut e = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut e).unwrap();
+        e
+    });
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(&mut so, &mut stdout).unwrap();
+    let stderr = t.join().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value to be filled in.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child spawned above (not waited elsewhere).
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(got, pid);
+    let status = std::os::unix::process::ExitStatusExt::from_raw(status);
+    (
+        ru.ru_maxrss,
+        Output {
+            status,
+            stdout,
+            stderr,
+        },
+    )
+}
+
+/// atk27u F2: a piped standard input does not make `skarn run` build the
+/// value's automaton before the command starts: the run's peak memory
+/// with `echo |` is that of `</dev/null` (before: a 600-byte value's DFA,
+/// ~150 MiB more, and seconds before the command ran). The relay builds
+/// its own windows after the fork; the piped value still reaches the
+/// command as its placeholder.
+#[test]
+fn piped_input_costs_no_automaton_before_the_command() {
+    let t = TempDir::new("f27v-pipe-rss");
+    let home = t.dir("home");
+    let ws = t.dir("ws");
+    // Random letters and digits (a repeating value makes few windows).
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let value: String = (0..600)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b"AbCdEfGhJkMnPqRsTuVwXyZ23456789"[(x % 31) as usize])
+        })
+        .collect();
+    file_secret(&t, &home, "s", &value, "localhost:9", "TOK", "");
+    let cmd = |script: &str| run_command(&ws, &home, &["--secret", "s"], &["sh", "-c", script]);
+    // The start-up's own records are made by a first run.
+    let _ = peak_kib(cmd("true"), Stdio::null());
+    let (null, o) = peak_kib(cmd("true"), Stdio::null());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut feeder = std::process::Command::new("printf")
+        .arg(format!("x{value}\\n"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = Stdio::from(feeder.stdout.take().unwrap());
+    let (pipe, o) = peak_kib(cmd("cat > got"), input);
+    let _ = feeder.wait();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    let got = std::fs::read(ws.join("got")).unwrap();
+    assert_eq!(got.len(), value.len() + 2, "{e}");
+    assert!(
+        !got.windows(20)
+            .any(|w| value.as_bytes().windows(20).any(|v| v == w)),
+        "the piped value went in: {e}"
+    );
+    assert!(
+        pipe <= null + 16 * 1024,
+        "piped input: peak {pipe} KiB, with /dev/null {null} KiB: {e}"
+    );
+}
