@@ -268,6 +268,10 @@ fn a_form_encoded_value_on_stdin_or_in_the_workspace_is_caught() {
 
 /// `cmd` run to its end with `stdin`; its peak resident size (KiB, the
 /// largest of it and the descendants it waited for) and its output.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, for its resource usage"
+)]
 fn peak_kib(mut cmd: std::process::Command, stdin: Stdio) -> (i64, Output) {
     let child = cmd
         .stdin(stdin)
