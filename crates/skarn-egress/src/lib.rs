@@ -50,6 +50,8 @@ pub mod stats;
 pub use audit::{AuditRecord, AuditSink};
 pub use ca::{CaMaterial, make_run_ca};
 pub use error::PatternError;
+#[doc(hidden)]
+pub use intercept::bench_kind_seconds;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub use intercept::scrub_differential;

@@ -4,7 +4,8 @@
 //! [`WINDOW`] bytes of the value's secret part (after the public format
 //! prefix it shares with the placeholder) that appears
 //!
-//! - verbatim, in any ASCII case;
+//! - verbatim, in any ASCII case, and with each space written `+` (a
+//!   form-encoded echo);
 //! - reversed;
 //! - as hexadecimal (either case);
 //! - escaped in any way JSON strings or URLs allow (`\"`, `\uXXXX`,
@@ -208,6 +209,22 @@ pub(crate) fn pairs(value: &[u8], placeholder: &[u8]) -> Pairs {
             window: 4 * n,
         });
     }
+    // A form-encoded echo writes a space as `+` (f27v, atk27u F3: a
+    // passphrase of short words left no verbatim window whole). As a form
+    // of its own, not an escape the decoder reads: a value holding `+`
+    // and an escaped byte still decodes to itself.
+    if v.contains(&b' ') {
+        let plus = |b: &[u8]| -> Vec<u8> {
+            b.iter()
+                .map(|c| if *c == b' ' { b'+' } else { *c })
+                .collect()
+        };
+        forms.push(Form {
+            value: Zeroizing::new(plus(v)),
+            placeholder: plus(p),
+            window: n,
+        });
+    }
     let wide_v = Zeroizing::new(utf16(v, true));
     let wide_p = utf16(p, true);
     for (bytes, ph, per) in [(v, p, 1), (&wide_v[..], &wide_p[..], 2)] {
@@ -332,5 +349,17 @@ mod tests {
             ps.iter()
                 .any(|(a, _)| b64.as_bytes().windows(a.len()).any(|w| w == &a[..]))
         );
+    }
+
+    /// atk27u F3: a value with spaces, form-encoded (`+` for a space).
+    #[test]
+    fn spaces_written_plus_are_a_form() {
+        let v = b"correct horse battery staple mule ink 42";
+        let p = b"ktNdTjROheJmFfO4XGBCORatto0BOtYIEt0QC6fS";
+        let ps = pairs(v, p);
+        assert!(ps.iter().all(|(a, b)| a.len() == b.len()));
+        let has = |s: &[u8]| ps.iter().any(|(a, _)| a[..].eq_ignore_ascii_case(s));
+        assert!(has(b"horse+batt"));
+        assert!(has(b"correct+ho"));
     }
 }

@@ -99,10 +99,17 @@ fn form_names(body: &[u8]) -> bool {
 }
 
 /// `name="_method"`, `name=_method`, `name*=utf-8''%5Fmethod` anywhere
-/// (the parts' headers; a part's content naming it is refused too).
+/// (the parts' headers; a part's content naming it is refused too). Linear
+/// in the body (atk27u F5: every `name=` of `name=name=...` scanned to the
+/// end of one long run): an unquoted value's end and last `'` are found
+/// once per run, and a value is judged whole only when it may start
+/// `_method` ([`heads::may_start_method`]); such a value longer than
+/// [`heads::LONG_NAME`] is refused (fail closed).
 fn part_names(body: &[u8]) -> bool {
     let low = body;
     let mut at = 0;
+    // The unquoted run last scanned: (start, end, last `'` in it).
+    let mut run: (usize, usize, Option<usize>) = (0, 0, None);
     while let Some(i) = parts::find_ci(&low[at..], b"name") {
         let mut j = at + i + 4;
         at = j;
@@ -117,28 +124,39 @@ fn part_names(body: &[u8]) -> bool {
         }
         j += 1;
         skip(&mut j);
-        let value: &[u8] = if low.get(j) == Some(&b'"') {
+        let (value, quote): (&[u8], Option<usize>) = if low.get(j) == Some(&b'"') {
             let rest = &body[j + 1..];
             let end = rest.iter().position(|c| *c == b'"').unwrap_or(rest.len());
-            &rest[..end]
+            let v = &rest[..end];
+            (v, v.iter().rposition(|c| *c == b'\''))
         } else {
-            let rest = &body[j..];
-            let end = rest
-                .iter()
-                .position(|c| matches!(c, b';' | b'\r' | b'\n' | b' ' | b'\t'))
-                .unwrap_or(rest.len());
-            &rest[..end]
+            if !(run.0 <= j && j < run.1) {
+                let rest = &body[j..];
+                let end = rest
+                    .iter()
+                    .position(|c| matches!(c, b';' | b'\r' | b'\n' | b' ' | b'\t'))
+                    .unwrap_or(rest.len());
+                let q = rest[..end].iter().rposition(|c| *c == b'\'').map(|q| j + q);
+                run = (j, j + end, q);
+            }
+            let q = run.2.filter(|q| *q >= j).map(|q| q - j);
+            (&body[j..run.1], q)
         };
         // Rack's token (atk27t F1): it ends at any of its separators.
         let token = heads::rack_token(&body[j..]);
         // RFC 2231: `charset'lang'percent-encoded`; judged before and
         // after the cut (PHP quotes with `'`: atk27t F6).
-        let cut = match value.iter().rposition(|c| *c == b'\'') {
+        let cut = match quote {
             Some(q) => &value[q + 1..],
             None => value,
         };
-        if [value, cut, token].iter().any(|v| is_method(v)) {
-            return true;
+        for v in [value, cut, token] {
+            if !heads::may_start_method(v) {
+                continue;
+            }
+            if v.len() > heads::LONG_NAME || is_method(v) {
+                return true;
+            }
         }
     }
     false

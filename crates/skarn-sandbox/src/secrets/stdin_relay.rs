@@ -44,9 +44,12 @@ pub fn interpose(specs: &[SecretSpec]) -> std::io::Result<bool> {
     if !needs_relay() {
         return Ok(false);
     }
-    let Some(scrub) = StreamScrub::new(specs) else {
+    // The windows are built in the relay, after the fork (atk27u F2: built
+    // here, a 900-byte value's automaton held the command back seconds
+    // even when nothing came on standard input).
+    if !StreamScrub::wanted(specs) {
         return Ok(false);
-    };
+    }
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 into a local array of two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -68,13 +71,12 @@ pub fn interpose(specs: &[SecretSpec]) -> std::io::Result<bool> {
         // the relay and never returns, the child exits at once.
         let gpid = unsafe { libc::fork() };
         if gpid == 0 {
-            relay(r, w, scrub);
+            relay(r, w, specs);
         }
         // SAFETY: ends the intermediate child without running destructors
         // (they belong to the parent).
         unsafe { libc::_exit(if gpid < 0 { 1 } else { 0 }) };
     }
-    drop(scrub);
     let mut status = 0;
     // SAFETY: waits for the child forked above (it exits at once), then
     // makes the pipe's read end standard input and closes both ends.
@@ -93,9 +95,10 @@ pub fn interpose(specs: &[SecretSpec]) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// The relay: standard input to the pipe's write end `w`, scrubbed;
+/// The relay: standard input to the pipe's write end `w`, scrubbed of
+/// `specs`' values (their windows built here, while the command starts);
 /// never returns.
-fn relay(r: i32, w: i32, mut scrub: StreamScrub) -> ! {
+fn relay(r: i32, w: i32, specs: &[SecretSpec]) -> ! {
     let _ = super::no_core::forbid_core_dumps();
     // SAFETY: this process's own descriptors and signal disposition: a
     // closed pipe is seen as EPIPE from write; only standard input, the
@@ -108,7 +111,11 @@ fn relay(r: i32, w: i32, mut scrub: StreamScrub) -> ! {
         libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
         ok
     };
-    let code = if ok && pump(&mut scrub).is_ok() { 0 } else { 1 };
+    let mut scrub = StreamScrub::new(specs).filter(|_| ok);
+    let code = match scrub.as_mut().map(pump) {
+        Some(Ok(())) => 0,
+        _ => 1,
+    };
     // SAFETY: ends the relay without running the parent's destructors.
     unsafe { libc::_exit(code) }
 }

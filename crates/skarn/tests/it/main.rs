@@ -373,6 +373,9 @@ mod run_f27s;
 // Issue 27, f27u: Rack/qs/PHP spellings of `_method`, raw coded bodies, idle leases.
 #[cfg(target_os = "linux")]
 mod run_f27u;
+// Issue 27, f27v: wide-charset forms under a method bound; `+` for a space.
+#[cfg(target_os = "linux")]
+mod run_f27v;
 #[cfg(target_os = "linux")]
 mod run_secret_aliases;
 #[cfg(target_os = "linux")]

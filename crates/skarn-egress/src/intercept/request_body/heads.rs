@@ -78,7 +78,10 @@ pub(super) fn rack_token(b: &[u8]) -> &[u8] {
 
 /// A `Content-ID` header (Rack names a part by it when its disposition
 /// gives no name) whose value, read any of the ways above (also with
-/// `\x` undone and `<>` stripped), is `_method`.
+/// `\x` undone and `<>` stripped), is `_method`. Each line is judged once,
+/// at its first `content-id:` (what Rack's search of the head finds
+/// first): the search goes on from the line's end, so a line of
+/// repetitions costs its length, not its square (atk27u F5).
 pub(super) fn content_id_names(body: &[u8]) -> bool {
     const KEY: &[u8] = b"content-id";
     let mut at = 0;
@@ -96,6 +99,7 @@ pub(super) fn content_id_names(body: &[u8]) -> bool {
             .iter()
             .position(|c| matches!(c, b'\r' | b'\n'))
             .unwrap_or(rest.len());
+        at += s + 1 + end;
         let v = rest[..end].trim_ascii();
         let u = unescaped(v);
         if [v, &u[..]]
@@ -103,6 +107,54 @@ pub(super) fn content_id_names(body: &[u8]) -> bool {
             .flat_map(|v| readings(v))
             .any(|n| super::is_method(n) || super::is_method(rack_token(n)))
         {
+            return true;
+        }
+    }
+    false
+}
+
+/// A name longer than this that may start `_method` is refused without
+/// being read every way (atk27u F5: no real form names a field so).
+pub(super) const LONG_NAME: usize = 256;
+
+/// Whether a raw name may read as `_method` any way the judge reads it:
+/// once the bytes a reading may drop or turn into `_` at its start
+/// (spaces, brackets, quotes, `<>`, `\`, `+`, `_`, `.`, 0x80-0x9f, also as
+/// `%XX`) are passed, the next six (`\` dropped, `%XX` decoded) are
+/// `method` in any case. Reads only that start: a cheap test before the
+/// whole reading, which costs the name's length.
+pub(super) fn may_start_method(raw: &[u8]) -> bool {
+    let mut i = 0;
+    let mut got = 0;
+    while i < raw.len() {
+        let (c, len) = match raw[i] {
+            b'%' => match (
+                raw.get(i + 1).and_then(|h| (*h as char).to_digit(16)),
+                raw.get(i + 2).and_then(|l| (*l as char).to_digit(16)),
+            ) {
+                (Some(h), Some(l)) => ((h * 16 + l) as u8, 3),
+                _ => (b'%', 1),
+            },
+            c => (c, 1),
+        };
+        i += len;
+        if c == b'\\' {
+            continue;
+        }
+        let pad = c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'[' | b']' | b'\'' | b'"' | b'<' | b'>' | b'+' | b'_' | b'.'
+            )
+            || (0x80..=0x9f).contains(&c);
+        if got == 0 && pad {
+            continue;
+        }
+        if !c.eq_ignore_ascii_case(&b"method"[got]) {
+            return false;
+        }
+        got += 1;
+        if got == 6 {
             return true;
         }
     }

@@ -16,16 +16,31 @@ const AMBIGUOUS: &str = "the request body (multipart) has a part whose name para
      ambiguous or unparseable (RFC 2231 pieces), which could name _method: refused";
 
 /// Why a multipart body is refused for the names its parts' headers give.
+/// Each header line is read once, from its first `content-disposition:`;
+/// a second one in the same (unfolded) line is refused as ambiguous, and
+/// the search goes on from the line's end (atk27u F5: every occurrence
+/// re-read its line to the end, so one long line cost its square).
 pub(super) fn disposition_refusal(body: &[u8]) -> Option<&'static str> {
     const KEY: &[u8] = b"content-disposition";
     let mut at = 0;
     while let Some(i) = find_ci(&body[at..], KEY) {
         at += i + KEY.len();
-        let line = unfolded(&body[at..]);
+        // Only a `:` (after blanks and folds) makes it a header.
+        let colon = body[at..]
+            .iter()
+            .position(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'));
+        if colon.is_none_or(|k| body[at + k] != b':') {
+            continue;
+        }
+        let (line, used) = unfolded(&body[at..]);
+        at += used;
         let line = trim_start(&line);
         let Some(rest) = line.strip_prefix(b":") else {
             continue;
         };
+        if find_ci(rest, KEY).is_some() {
+            return Some(AMBIGUOUS);
+        }
         match name_of(rest) {
             Ok(Some(n)) if is_method(&n) => return Some(NAMED),
             Ok(_) => {}
@@ -42,8 +57,9 @@ pub(super) fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The header line starting at `b`, its folds (a line break followed by
-/// a space or tab) joined, up to its end.
-fn unfolded(b: &[u8]) -> Vec<u8> {
+/// a space or tab) joined, up to its end; and how many bytes of `b` it
+/// took.
+fn unfolded(b: &[u8]) -> (Vec<u8>, usize) {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -65,7 +81,7 @@ fn unfolded(b: &[u8]) -> Vec<u8> {
             }
         }
     }
-    out
+    (out, i)
 }
 
 fn trim_start(b: &[u8]) -> &[u8] {

@@ -43,13 +43,24 @@ pub(super) fn transcoding(body: &[u8], le: bool, unit: usize, cap: usize) -> Vec
 }
 
 /// The refusal of a request whose head declares a charset the judge does
-/// not read (neither ASCII-compatible nor UTF-16/32).
+/// not read (neither ASCII-compatible nor UTF-16/32), or a UTF-16/32
+/// charset on a body that is not JSON (f27v, atk27u F1): Tomcat (and so
+/// Spring's `HiddenHttpMethodFilter`) splits a form on the raw bytes `&`
+/// and `=` and decodes each name alone in the declared charset, which no
+/// reading of the whole body as wide text matches. No browser sends such a
+/// form; it is refused (fail closed).
 pub(crate) fn charset_refusal(head: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(head).to_ascii_lowercase();
-    for line in text.split('\n').skip(1) {
-        let Some(v) = line.strip_prefix("content-type:") else {
-            continue;
-        };
+    let types: Vec<&str> = text
+        .split('\n')
+        .skip(1)
+        .filter_map(|l| l.strip_prefix("content-type:"))
+        .collect();
+    let all_json = types.iter().all(|t| {
+        let media = t.split(';').next().unwrap_or("").trim();
+        media == "application/json" || media.ends_with("+json")
+    });
+    for v in &types {
         for p in v.split(';').skip(1) {
             let Some((k, cs)) = p.split_once('=') else {
                 continue;
@@ -70,6 +81,13 @@ pub(crate) fn charset_refusal(head: &[u8]) -> Option<String> {
                 "cp1252",
             ];
             let wide = cs.starts_with("utf-16") || cs.starts_with("utf-32") || cs == "ucs-2";
+            if wide && !all_json {
+                return Some(format!(
+                    "the request body is declared in charset {cs} and is not JSON: a framework \
+                     (Tomcat, so Spring's _method filter) splits such a form on raw bytes and \
+                     decodes each name alone, which the _method check does not read: refused"
+                ));
+            }
             if !judged.contains(&cs) && !wide {
                 return Some(format!(
                     "the request body is declared in charset {cs}, which the _method check \

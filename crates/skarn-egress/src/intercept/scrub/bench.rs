@@ -4,6 +4,7 @@
 //! over every byte and the whole decoded copy (the path before it).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use zeroize::Zeroizing;
 
@@ -96,4 +97,52 @@ pub fn startup_seconds(value: &str) -> Option<(f64, f64, f64)> {
     let t = Clock::start();
     std::hint::black_box(Windows::for_search(&pairs));
     Some((cut, scrub, t.seconds()))
+}
+
+/// For each way the windows can be kept (f27v, atk27u F2, F4): the DFA,
+/// the contiguous NFA, the hash tables ([`super::matcher::WindowSet`]):
+/// (name, seconds to build, seconds to search `body` in 64 KiB reads
+/// with the yes/no search), for one `value`.
+pub fn kind_seconds(value: &str, body: &[u8]) -> Vec<(&'static str, f64, f64)> {
+    use super::matcher::{Matcher, WindowSet};
+    use aho_corasick::AhoCorasickKind;
+    let Some(ph) = crate::secrets::placeholder::make(value) else {
+        return Vec::new();
+    };
+    let pairs = forms::pairs(value.as_bytes(), ph.as_bytes());
+    let mut out = Vec::new();
+    for name in ["dfa", "nfa", "set"] {
+        let t = Instant::now();
+        let w = match name {
+            "dfa" => Windows::of_kind(&pairs, AhoCorasickKind::DFA),
+            "nfa" => Windows::of_kind(&pairs, AhoCorasickKind::ContiguousNFA),
+            _ => {
+                let t = Instant::now();
+                let set = WindowSet::new(pairs.iter().map(|(a, _)| &a[..]));
+                let built = t.elapsed().as_secs_f64();
+                let w = Windows {
+                    ac: Some(Matcher::Set(set)),
+                    ..Windows::of_kind(&pairs, AhoCorasickKind::ContiguousNFA)
+                };
+                out.push((name, built, search(&w, body)));
+                continue;
+            }
+        };
+        let built = t.elapsed().as_secs_f64();
+        out.push((name, built, search(&w, body)));
+    }
+    out
+}
+
+fn search(w: &Windows, body: &[u8]) -> f64 {
+    let reach = w.reach();
+    let t = Instant::now();
+    let mut carry = Vec::new();
+    for c in body.chunks(64 * 1024) {
+        carry.extend_from_slice(c);
+        std::hint::black_box(w.found_in(&carry));
+        let drop = carry.len().saturating_sub(reach);
+        carry.drain(..drop);
+    }
+    t.elapsed().as_secs_f64()
 }
