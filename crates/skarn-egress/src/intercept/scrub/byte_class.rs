@@ -19,11 +19,14 @@ pub(crate) struct ByteClass {
     table: MayMatch,
     /// `lo[k][l]`: bit `h - 8k` set when `h·16 + l` is in the class,
     /// for `h` in `8k..8k + 8`.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (AVX2 only)
     lo: [[u8; 16]; 2],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (AVX2 only)
     avx2: bool,
 }
 
 /// `hi[k][h]`: the bit of `h` in `lo[k]` (none for the other half).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (AVX2 only)
 const HI: [[u8; 16]; 2] = {
     let mut t = [[0u8; 16]; 2];
     let mut h = 0;
