@@ -75,10 +75,14 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let mut found = Vec::new();
     let start = Instant::now();
+    // To the nanosecond: both times come from the file system's clock
+    // (`since` is a fresh file's change time), so a link made before the
+    // run, even in the same second, is older; only one of the same clock
+    // tick counts as the run's (the run may have made it).
     let since_s = since
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())))
+        .unwrap_or((0, 0));
     let mut todo: Vec<PathBuf> = roots.to_vec();
     let mut dirs = 0usize;
     while let Some(d) = todo.pop() {
@@ -113,7 +117,7 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
             let Ok(m) = std::fs::symlink_metadata(&p) else {
                 continue;
             };
-            if m.ctime() < since_s {
+            if (m.ctime(), m.ctime_nsec()) < since_s {
                 continue;
             }
             let Some(target) = leads_out(&p, roots) else {
@@ -137,10 +141,10 @@ pub fn set_aside(roots: &[PathBuf], since: SystemTime) -> Vec<String> {
 /// `npm install` reading a lockfile) would hang. The copy-on-write layer
 /// refuses them (attack atk22h F37); this is the direct mode's and the
 /// other grants' check.
-fn fifo_made(p: &Path, since_s: i64) -> Option<String> {
+fn fifo_made(p: &Path, since_s: (i64, i64)) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(p).ok()?;
-    if m.ctime() < since_s {
+    if (m.ctime(), m.ctime_nsec()) < since_s {
         return None;
     }
     let aside = crate::protect::set_aside::set_aside(p, "skarn-fifo");
@@ -219,5 +223,26 @@ mod tests {
         assert!(!climbs_after_a_name(Path::new("../../lib/x")));
         assert!(!climbs_after_a_name(Path::new("./a/b")));
         assert!(!climbs_after_a_name(Path::new("/usr/bin/python3")));
+    }
+
+    /// A link made before the run started, in the same second, is the
+    /// user's (the check compared whole seconds and set aside a
+    /// workspace's own `.git` link made just before a fast run); one made
+    /// after is the run's.
+    #[test]
+    fn a_link_older_than_the_run_in_the_same_second_is_left() {
+        let t = skarn_test_support::TempDir::new("links_out_same_second");
+        let ws = t.dir("ws");
+        let out = t.dir("out");
+        std::os::unix::fs::symlink(&out, ws.join("old")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let since = SystemTime::now();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::os::unix::fs::symlink(&out, ws.join("new")).unwrap();
+        let found = set_aside(std::slice::from_ref(&ws), since);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("/new is a link"), "{found:?}");
+        assert!(ws.join("old").is_symlink());
+        assert!(!ws.join("new").is_symlink());
     }
 }
