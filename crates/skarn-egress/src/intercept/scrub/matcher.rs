@@ -201,15 +201,41 @@ impl WindowSet {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_set_finds_what_the_automaton_finds() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
+    /// A xorshift generator from `x` (the tests' inputs, reproducible).
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// The window set finds in `text` what the automaton finds (sorted;
+    /// `dedup`: each match once); how many matches.
+    fn same_matches(pats: &[Vec<u8>], text: &[u8], dedup: bool, what: &str) -> usize {
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(pats)
+            .unwrap();
+        let set = WindowSet::new(pats.iter().map(|p| &p[..]));
+        let (a, b) = (Matcher::Ac(ac), Matcher::Set(set));
+        let mut want = a.overlapping(text);
+        let mut got = b.overlapping(text);
+        want.sort();
+        got.sort();
+        if dedup {
+            want.dedup();
+            got.dedup();
+        }
+        assert_eq!(got, want, "{what}");
+        assert_eq!(a.is_match(text), b.is_match(text), "{what}");
+        want.len()
+    }
+
+    #[test]
+    fn the_set_finds_what_the_automaton_finds() {
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
         let alphabet = b"aAbBcC01_-%\\";
         for round in 0..300 {
             let pats: Vec<Vec<u8>> = (0..1 + rnd() % 12)
@@ -221,18 +247,12 @@ mod tests {
             let text: Vec<u8> = (0..(rnd() % 200) as usize)
                 .map(|_| alphabet[(rnd() % 12) as usize])
                 .collect();
-            let ac = AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&pats)
-                .unwrap();
-            let set = WindowSet::new(pats.iter().map(|p| &p[..]));
-            let (a, b) = (Matcher::Ac(ac), Matcher::Set(set));
-            let mut want = a.overlapping(&text);
-            let mut got = b.overlapping(&text);
-            want.sort();
-            got.sort();
-            assert_eq!(got, want, "round {round}: {pats:?} in {text:?}");
-            assert_eq!(a.is_match(&text), b.is_match(&text), "round {round}");
+            same_matches(
+                &pats,
+                &text,
+                false,
+                &format!("round {round}: {pats:?} in {text:?}"),
+            );
         }
     }
 
@@ -242,13 +262,7 @@ mod tests {
     /// bitmap well filled), in text made of their pieces.
     #[test]
     fn one_prefix_table_finds_every_length() {
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rnd = xorshift(0x1234_5678_9abc_def1);
         let alphabet = b"aAbB01\0%";
         let mut found = 0;
         for round in 0..40 {
@@ -272,21 +286,7 @@ mod tests {
                 text.extend_from_slice(&base[at..(at + n).min(base.len())]);
                 text.push(alphabet[(rnd() % alphabet.len() as u64) as usize].to_ascii_uppercase());
             }
-            let ac = AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&pats)
-                .unwrap();
-            let set = WindowSet::new(pats.iter().map(|p| &p[..]));
-            let (a, b) = (Matcher::Ac(ac), Matcher::Set(set));
-            let mut want = a.overlapping(&text);
-            let mut got = b.overlapping(&text);
-            want.sort();
-            want.dedup();
-            got.sort();
-            got.dedup();
-            assert_eq!(got, want, "round {round}");
-            assert_eq!(a.is_match(&text), b.is_match(&text), "round {round}");
-            found += want.len();
+            found += same_matches(&pats, &text, true, &format!("round {round}"));
         }
         assert!(found > 100, "{found}");
     }
